@@ -1,0 +1,335 @@
+"""``grad``, ``value_and_grad``, ``vjp`` and ``jit``: the decorator front end.
+
+A transformed function specializes on the shapes of its traced arguments and
+the values of its static ones: the first call with a new signature traces the
+function, builds the adjoint, optimizes, generates and compiles the kernel;
+later calls go straight to the kernel.
+
+Arguments: numpy arrays, numpy scalars and Python numbers are traced (as
+float64; differentiated lists are converted too); anything else, and the
+positions in ``static_argnums``, are static: part of the signature, passed to
+the function as they are, so they must be hashable.
+"""
+
+from __future__ import annotations
+
+import functools
+import weakref
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from . import compile as kernels
+from .adjoint import adjoint
+from .codegen import KernelSource, generate
+from .ir import BOOL, FLOAT, Aval, Graph, interpret
+from .passes import optimize
+from .trace import Tracer, arg_names, trace
+
+BACKENDS = ("numba", "numpy")
+SCALAR_OUTPUT_ERROR = "grad can be implicitly created only for scalar outputs"
+
+
+@dataclass(frozen=True)
+class Specialization:
+    """What one signature of a transformed function compiled to."""
+
+    graph: Graph                  # the optimized graph the backend runs
+    run: Callable[..., tuple]     # kernel (or interpreter) taking the traced inputs
+    source: KernelSource          # the generated kernel module
+    is_tuple: bool                # the function returned a tuple
+    n_primal: int                 # how many of the outputs are the function's own
+
+
+class Transformed:
+    """A function transformed by :func:`grad`, :func:`value_and_grad` or :func:`jit`."""
+
+    def __init__(self, fun: Callable, mode: str, argnums: int | Sequence[int] = 0,
+                 static_argnums: Sequence[int] = (), backend: str = "numba"):
+        if not callable(fun):
+            raise TypeError(f"{mode} needs a function, got {type(fun).__name__}")
+        if backend not in BACKENDS:
+            raise ValueError(f"backend must be one of {BACKENDS}, not {backend!r}")
+        self.fun = fun
+        self.mode = mode
+        self.single = isinstance(argnums, int)
+        self.argnums = (argnums,) if self.single else tuple(argnums)
+        if mode == "jit":
+            self.argnums = ()
+        if any(not isinstance(a, int) for a in self.argnums) or len(set(self.argnums)) != len(self.argnums):
+            raise TypeError(f"argnums must be an int or a tuple of distinct ints, not {argnums!r}")
+        self.static_argnums = frozenset(static_argnums)
+        if self.static_argnums & set(self.argnums):
+            raise ValueError("an argument cannot be both differentiated and static")
+        self.backend = backend
+        self._cache: dict[tuple, Specialization] = {}
+        self._names = functools.cache(functools.partial(arg_names, fun))
+        functools.update_wrapper(self, fun)
+
+    # -- calling -----------------------------------------------------------------
+    def __call__(self, *args: Any, gradient: Any = None) -> Any:
+        spec, inputs = self._prepare(args, gradient)
+        outs = spec.run(*inputs)
+        primal = [_scalar(o) for o in outs[:spec.n_primal]]
+        grads = [_scalar(o) for o in outs[spec.n_primal:]]
+        if self.mode == "jit":
+            return tuple(primal) if spec.is_tuple else primal[0]
+        g = grads[0] if self.single else tuple(grads)
+        return (primal[0], g) if self.mode == "value_and_grad" else g
+
+    def graph(self, *args: Any, gradient: Any = None) -> Graph:
+        """The optimized IR this call runs: forward, then adjoint (``print`` it)."""
+        return self._prepare(args, gradient)[0].graph
+
+    def source(self, *args: Any, gradient: Any = None) -> str:
+        """The generated Numba source for this call."""
+        return self._prepare(args, gradient)[0].source.text
+
+    def _prepare(self, args: Sequence[Any], gradient: Any) -> tuple[Specialization, list]:
+        if self.mode == "jit" and gradient is not None:
+            raise TypeError("jit functions take no gradient=; use grad or vjp")
+        for i in self.argnums:
+            if not -len(args) <= i < len(args):
+                raise ValueError(f"argnums {i} is out of range for {len(args)} arguments")
+        diff = {i % len(args) for i in self.argnums}
+        key, avals, inputs = [], [], []
+        for i, x in enumerate(args):
+            if i in diff or (i not in self.static_argnums and _is_array_like(x)):
+                value, aval = _traced_input(x, i, self._names, len(args), promote=i in diff)
+                key.append(aval)
+                avals.append(aval)
+                inputs.append(value)
+            else:
+                _require_hashable(x, self._names(len(args))[i])
+                key.append(("static", type(x), x))
+                avals.append(None)
+        key.append(gradient is not None)
+        spec = self._cache.get(tuple(key))
+        if spec is None:
+            spec = self._cache[tuple(key)] = self._specialize(args, avals, diff, gradient is not None)
+        if gradient is not None:
+            inputs += _cotangents(gradient, spec, self.__name__)
+        return spec, inputs
+
+    # -- building ------------------------------------------------------------------
+    def _specialize(self, args: Sequence[Any], avals: list[Aval | None], diff: set[int],
+                    seeded: bool) -> Specialization:
+        names = self._names(len(args))
+        graph, is_tuple = trace(self.fun, avals, args, names)
+        n_primal = len(graph.outputs)
+        if self.mode == "jit":
+            final = optimize(graph)
+            title, out_names = f"jit of {graph.name}", {}
+        else:
+            _check_differentiable(graph, is_tuple, seeded, self.mode)
+            position = {i: k for k, i in enumerate(i for i, a in enumerate(avals) if a is not None)}
+            wrt = [position[i] for i in sorted(diff)]
+            order = [sorted(diff).index(i % len(args)) for i in self.argnums]
+            final = optimize(adjoint(graph, wrt, seed_inputs=seeded))
+            final = _reorder_grads(final, n_primal, order)
+            wrt_names = [names[i % len(args)] for i in self.argnums]
+            title = f"{self.mode} of {graph.name} with respect to {', '.join(wrt_names)}"
+            out_names = {n_primal + k: f"grad_{name}" for k, name in enumerate(wrt_names)}
+        source = generate(final, graph.name, title, out_names)
+        if self.backend == "numpy":
+            run = functools.partial(_interpret, final)
+        else:
+            kernel = kernels.load(source)
+            consts = [c for _, c in final.consts]
+            run = (lambda *a: kernel(*a, *consts)) if consts else kernel
+        return Specialization(final, run, source, is_tuple, n_primal)
+
+
+def _interpret(graph: Graph, *args: Any) -> tuple:
+    return tuple(interpret(graph, *args))
+
+
+def _reorder_grads(graph: Graph, n_primal: int, order: list[int]) -> Graph:
+    """Gradients in ``argnums`` order (the adjoint produces them in input order)."""
+    grads = graph.outputs[n_primal:]
+    outputs = graph.outputs[:n_primal] + tuple(grads[k] for k in order)
+    return Graph(graph.inputs, graph.eqns, outputs, graph.consts, graph.name)
+
+
+def _check_differentiable(graph: Graph, is_tuple: bool, seeded: bool, mode: str) -> None:
+    name = graph.name
+    if is_tuple and mode != "vjp":
+        raise TypeError(f"{mode} needs {name} to return one array, but it returns a tuple of "
+                        f"{len(graph.outputs)}; use symgrad.vjp for several outputs")
+    for out in graph.outputs:
+        if out.dtype != FLOAT:
+            raise TypeError(f"{name} returns a {out.aval} value, which has no gradient; "
+                            "return a float array")
+    if not seeded and graph.outputs[0].shape != ():
+        raise ValueError(
+            f"{SCALAR_OUTPUT_ERROR}: {name} returns {graph.outputs[0].aval}. Pass gradient= "
+            "(an array of the output's shape) to get the gradient of sum(output * gradient), "
+            "or reduce the output to a scalar (np.sum, np.mean) in the function.")
+
+
+# ---------------------------------------------------------------------------
+# argument handling
+
+
+def _is_array_like(x: Any) -> bool:
+    return isinstance(x, (np.ndarray, np.generic, float, int)) and not isinstance(x, (bool, np.bool_))
+
+
+def _traced_input(x: Any, i: int, names: Callable[[int], list[str]], n: int,
+                  promote: bool) -> tuple[Any, Aval]:
+    """Argument ``i`` of ``n`` as a kernel argument and its aval (0-d: Python floats)."""
+    try:
+        return _as_input(x, promote)
+    except TypeError as e:
+        raise TypeError(f"argument {names(n)[i]} {e}") from None
+
+
+def _as_input(x: Any, promote: bool) -> tuple[Any, Aval]:
+    if isinstance(x, Tracer):
+        raise TypeError("is a traced value: calling a symgrad-transformed function inside "
+                        "another traced function is not supported yet")
+    try:
+        array = np.asarray(x)
+    except Exception as e:
+        raise TypeError(f"is not array-like: {e}") from None
+    kind = array.dtype.kind
+    if kind == "c":
+        raise TypeError(f"is complex ({array.dtype}): symgrad differentiates real float64 "
+                        "functions; pass the real and imaginary parts separately")
+    if kind == "b" and not promote:
+        dtype = BOOL
+    elif kind in "biuf":
+        dtype = FLOAT  # integers (and, when differentiated, bools) are promoted to float64
+    else:
+        raise TypeError(f"has dtype {array.dtype}, which symgrad cannot trace; pass a float "
+                        "(or integer) array")
+    if array.ndim == 0:
+        return (bool(array) if dtype == BOOL else float(array)), Aval((), dtype)
+    array = np.ascontiguousarray(array, dtype=dtype)
+    if not array.flags.writeable:  # Numba compiles read-only arrays separately
+        array = array.copy()
+    return array, Aval(array.shape, dtype)
+
+
+def _require_hashable(x: Any, name: str) -> None:
+    try:
+        hash(x)
+    except TypeError:
+        raise TypeError(f"argument {name} ({type(x).__name__}) is static (not an array or "
+                        "number), so it must be hashable; pass a numpy array or a tuple") from None
+
+
+def _cotangents(gradient: Any, spec: Specialization, name: str) -> list[Any]:
+    """``gradient=`` as kernel arguments, one per output, checked against the outputs."""
+    outs = spec.graph.outputs[:spec.n_primal]
+    given = list(gradient) if spec.is_tuple else [gradient]
+    if len(given) != len(outs):
+        raise ValueError(f"gradient must have one array per output of {name} ({len(outs)}), "
+                         f"got {len(given)}")
+    result = []
+    for g, out in zip(given, outs):
+        try:
+            value, aval = _as_input(g, promote=True)
+        except TypeError as e:
+            raise TypeError(f"gradient {e}") from None
+        if aval.shape != out.shape:
+            if out.shape == () and aval.size == 1:  # torch.Tensor([1.0]) for a scalar output
+                value, aval = float(np.asarray(value).reshape(())), out.aval
+            else:
+                raise ValueError(
+                    f"gradient has shape {aval.shape} but {name} returns shape {out.shape}: "
+                    "pass a gradient of the output's shape (the result is the gradient of "
+                    "sum(output * gradient))")
+        result.append(value)
+    return result
+
+
+def _scalar(x: Any) -> Any:
+    """Kernel scalars (Python floats/bools) as numpy scalars, like numpy's reductions."""
+    if isinstance(x, bool):
+        return np.bool_(x)
+    if isinstance(x, float):
+        return np.float64(x)
+    return x
+
+
+# ---------------------------------------------------------------------------
+# public transformations
+
+
+def _transformation(mode: str, doc: str) -> Callable:
+    def transform(fun: Callable | None = None, *, argnums: int | Sequence[int] = 0,
+                  static_argnums: Sequence[int] = (), backend: str = "numba") -> Any:
+        if fun is None:  # used as @grad(argnums=...)
+            return lambda f: Transformed(f, mode, argnums, static_argnums, backend)
+        return Transformed(fun, mode, argnums, static_argnums, backend)
+    transform.__name__ = transform.__qualname__ = mode
+    transform.__doc__ = doc
+    return transform
+
+
+grad = _transformation("grad", """The gradient of a scalar-valued numpy function.
+
+    ``grad(f)`` (or ``@grad``, or ``@grad(argnums=(0, 1))``) returns a function
+    with ``f``'s arguments that returns the gradient with respect to argument
+    ``argnums`` (a tuple of gradients for a tuple of argnums). For an ``f``
+    with a non-scalar output pass ``gradient=`` (an array of the output's
+    shape): the result is then the gradient of ``sum(f(...) * gradient)``.
+    ``backend="numpy"`` runs the numpy interpreter instead of a Numba kernel.
+
+        >>> import numpy as np, symgrad as sg
+        >>> g = sg.grad(lambda x: np.mean(3 * (x + 2) ** 2))
+        >>> g(np.ones((2, 2)))
+        array([[4.5, 4.5],
+               [4.5, 4.5]])
+        >>> sg.grad(lambda x: x * x)(np.array([1.0, 2.0, 3.0]), gradient=np.full(3, 5.0))
+        array([10., 20., 30.])
+    """)
+
+value_and_grad = _transformation("value_and_grad", """Like :func:`grad`, returning ``(value, gradient)``.
+
+        >>> import numpy as np, symgrad as sg
+        >>> sg.value_and_grad(lambda x: np.sum(x ** 2))(np.array([1.0, 2.0]))
+        (np.float64(5.0), array([2., 4.]))
+    """)
+
+jit = _transformation("jit", """Compile a numpy function with Numba through symgrad's IR.
+
+        >>> import numpy as np, symgrad as sg
+        >>> sg.jit(lambda x: np.sin(x) ** 2 + np.cos(x) ** 2)(np.array([0.3, 1.2]))
+        array([1., 1.])
+    """)
+
+
+#: the transformed functions behind vjp, kept while ``fun`` lives
+_VJP_CACHE: "weakref.WeakKeyDictionary[Callable, dict]" = weakref.WeakKeyDictionary()
+
+
+def vjp(fun: Callable, *args: Any, backend: str = "numba") -> tuple[Any, Callable]:
+    """The output of ``fun(*args)`` and its pullback.
+
+    ``pullback(ct)`` returns one cotangent per argument of ``fun`` (``None`` for
+    static arguments): the gradient of ``sum(fun(*args) * ct)``; for a function
+    returning a tuple, ``ct`` is a tuple with one array per output.
+
+        >>> import numpy as np, symgrad as sg
+        >>> y, pullback = sg.vjp(lambda x, y: x * y, np.array([1.0, 2.0]), 3.0)
+        >>> y
+        array([3., 6.])
+        >>> pullback(np.ones(2))
+        (array([3., 3.]), np.float64(3.0))
+    """
+    traced = tuple(i for i, x in enumerate(args) if _is_array_like(x))
+    per_fun = _VJP_CACHE.setdefault(fun, {})
+    if (traced, backend) not in per_fun:
+        per_fun[traced, backend] = (Transformed(fun, "jit", backend=backend),
+                                    Transformed(fun, "vjp", argnums=traced, backend=backend))
+    forward, back = per_fun[traced, backend]
+    out = forward(*args)
+
+    def pullback(ct: Any) -> tuple:
+        grads = iter(back(*args, gradient=ct))
+        return tuple(next(grads) if i in traced else None for i in range(len(args)))
+
+    return out, pullback

@@ -1,0 +1,44 @@
+"""Exceptions symgrad raises for problems in user code or user input.
+
+Each message says what happened, where (the user's source line), and what to
+do instead. Internal inconsistencies raise :class:`symgrad.ir.IRError`.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+_NUMPY_DIR = os.path.dirname(os.path.abspath(__import__("numpy").__file__))
+
+
+class TracerBoolConversionError(TypeError):
+    """Python control flow (``if``, ``while``, ``and``, ``bool()``) on a traced value."""
+
+
+class TracerConversionError(TypeError):
+    """A traced value was turned into a concrete Python or numpy object."""
+
+
+class UnsupportedFunctionError(NotImplementedError):
+    """A numpy function or method symgrad cannot trace (yet)."""
+
+
+class ShapeError(ValueError):
+    """Operands whose shapes do not fit the operation."""
+
+
+class EscapedTracerError(RuntimeError):
+    """A traced value was used after the trace that made it had finished."""
+
+
+def user_location() -> str:
+    """``file:line (function)`` of the innermost frame outside symgrad and numpy."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        path = os.path.abspath(frame.f_code.co_filename)
+        if not (path.startswith(_PACKAGE_DIR) or path.startswith(_NUMPY_DIR)):
+            return f"{frame.f_code.co_filename}:{frame.f_lineno} (in {frame.f_code.co_name})"
+        frame = frame.f_back
+    return "<unknown location>"

@@ -1,0 +1,313 @@
+"""numpy's API on traced values: argument normalization in front of the primitives.
+
+Every function here takes tracers, numpy arrays and Python scalars alike. When
+no argument is traced it simply computes with numpy, so ``symgrad.where`` also
+works on plain arrays. ``HANDLED_FUNCTIONS`` maps public numpy functions to
+these implementations for ``__array_function__``; ufuncs map to primitives by
+their ``numpy`` facet.
+
+    >>> import numpy as np, symgrad as sg
+    >>> sg.where(np.array([1.0, -1.0]) > 0, 1.0, 0.0)
+    array([1., 0.])
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from . import primitives as P
+from .errors import ShapeError, UnsupportedFunctionError, user_location
+from .ir import BOOL, Primitive
+from .trace import Tracer, as_constant_array, find_trace
+
+HANDLED_FUNCTIONS: dict[Callable, Callable] = {}
+
+#: ufuncs that trace to an elementwise primitive
+UFUNCS: dict[np.ufunc, Primitive] = {
+    p.numpy: p for p in P.REGISTRY.values() if isinstance(p.numpy, np.ufunc)}
+
+
+def implements(*numpy_functions: Callable) -> Callable:
+    """Register the decorated function as the traced version of ``numpy_functions``."""
+    def decorate(fn: Callable) -> Callable:
+        for f in numpy_functions:
+            HANDLED_FUNCTIONS[f] = fn
+        return fn
+    return decorate
+
+
+def supported_functions() -> list[str]:
+    """Names of the numpy functions and ufuncs symgrad can trace."""
+    names = {f"np.{f.__name__}" for f in HANDLED_FUNCTIONS}
+    names |= {f"np.{u.__name__}" for u in UFUNCS}
+    return sorted(names)
+
+
+def apply(prim: Primitive, *args: Any, **params: Any) -> Any:
+    """``prim(*args, **params)``: recorded while tracing, computed with numpy otherwise."""
+    trace = find_trace(args)
+    if trace is None:
+        with np.errstate(all="ignore"):
+            return prim.impl(*(as_constant_array(a) for a in args), **params)
+    return Tracer(trace.bind(prim, [trace.atom(a) for a in args], params), trace)
+
+
+def _dtype(x: Any) -> np.dtype:
+    return x.dtype if isinstance(x, Tracer) else as_constant_array(x).dtype
+
+
+def as_float(x: Any) -> Any:
+    """Booleans enter arithmetic as 0.0/1.0, as numpy promotes them."""
+    if _dtype(x) != np.bool_:
+        return x
+    if isinstance(x, Tracer):
+        return apply(P.where_p, x, 1.0, 0.0)
+    return as_constant_array(x).astype(np.float64)
+
+
+def as_bool(x: Any) -> Any:
+    """A condition: booleans as they are, numbers compared with 0 (numpy's truth)."""
+    return x if _dtype(x) == np.bool_ else apply(P.ne_p, as_float(x), 0.0)
+
+
+def _elementwise(prim: Primitive) -> Callable:
+    def fn(*args: Any) -> Any:
+        return apply(prim, *map(as_float, args))
+    fn.__name__ = prim.name
+    fn.__doc__ = f"Elementwise ``{prim.name}`` with numpy broadcasting (traces to one equation)."
+    return fn
+
+
+add = _elementwise(P.add_p)
+subtract = _elementwise(P.sub_p)
+multiply = _elementwise(P.mul_p)
+divide = _elementwise(P.div_p)
+power = _elementwise(P.pow_p)
+negative = _elementwise(P.neg_p)
+absolute = _elementwise(P.abs_p)
+greater = _elementwise(P.gt_p)
+greater_equal = _elementwise(P.ge_p)
+less = _elementwise(P.lt_p)
+less_equal = _elementwise(P.le_p)
+equal = _elementwise(P.eq_p)
+not_equal = _elementwise(P.ne_p)
+
+#: ``x ** c`` for these Python-scalar exponents is what numpy's ``**`` computes
+#: (``fast_scalar_power``): bit-identical to square, sqrt and reciprocal
+_POWER_FAST_PATHS = {2.0: P.square_p, 0.5: P.sqrt_p, -1.0: P.reciprocal_p}
+
+
+def power_operator(x: Any, y: Any) -> Any:
+    """``x ** y`` with numpy's fast paths for the exponents 2, 0.5 and -1."""
+    if isinstance(y, (int, float, np.integer, np.floating)) and not isinstance(y, bool):
+        prim = _POWER_FAST_PATHS.get(float(y))
+        if prim is not None:
+            return apply(prim, as_float(x))
+    return power(x, y)
+
+
+def apply_ufunc(ufunc: np.ufunc, method: str, inputs: Sequence[Any], kwargs: dict) -> Any:
+    """``__array_ufunc__``: a ufunc call on traced operands."""
+    name = f"np.{ufunc.__name__}"
+    if method != "__call__":
+        raise UnsupportedFunctionError(
+            f"{name}.{method} on a traced value (at {user_location()}) is not supported; "
+            "use the numpy function instead (np.sum for np.add.reduce, ...)")
+    _refuse_kwargs(name, kwargs, allowed={"dtype": _float_dtype})
+    if ufunc is np.positive:
+        return inputs[0]
+    prim = UFUNCS.get(ufunc)
+    if prim is None:
+        raise UnsupportedFunctionError(
+            f"{name} is not supported on traced values (at {user_location()}); "
+            "symgrad.ops.supported_functions() lists what is")
+    return _elementwise(prim)(*inputs)
+
+
+def _float_dtype(dtype: Any) -> bool:
+    return dtype is None or np.dtype(dtype) == np.float64
+
+
+def _refuse_kwargs(name: str, kwargs: dict, allowed: dict[str, Callable[[Any], bool]]) -> None:
+    for key, value in kwargs.items():
+        if key == "out" and value in (None, (None,)):
+            continue
+        check = allowed.get(key)
+        if check is not None and check(value):
+            continue
+        hint = {"out": "symgrad functions are pure: return the result instead of writing to out=",
+                "where": "mask explicitly with np.where(cond, x, fill) before reducing",
+                "dtype": "symgrad computes in float64",
+                }.get(key, "this argument is not supported")
+        raise UnsupportedFunctionError(
+            f"{name}(..., {key}={value!r}) on a traced value (at {user_location()}): {hint}")
+
+
+# ---------------------------------------------------------------------------
+# selection
+
+
+@implements(np.where)
+def where(condition: Any, x: Any = None, y: Any = None) -> Any:
+    """Elementwise ``x if condition else y`` with broadcasting, differentiable in x and y.
+
+    The operand that is not selected gets an exact zero cotangent.
+
+        >>> import numpy as np, symgrad as sg
+        >>> sg.grad(lambda x: np.sum(sg.where(x > 0, x * x, 0.0)))(np.array([-1.0, 3.0]))
+        array([0., 6.])
+    """
+    if x is None or y is None:
+        raise UnsupportedFunctionError(
+            "np.where(condition) with one argument returns indices, which symgrad cannot "
+            "trace; pass np.where(condition, x, y)")
+    return apply(P.where_p, as_bool(condition), as_float(x), as_float(y))
+
+
+# ---------------------------------------------------------------------------
+# reductions
+
+
+def normalize_axes(axis: Any, ndim: int) -> tuple[int, ...]:
+    """numpy's ``axis=`` (None, int or tuple, negatives allowed) as sorted axes."""
+    if axis is None:
+        return tuple(range(ndim))
+    axes = axis if isinstance(axis, (tuple, list)) else (axis,)
+    out = []
+    for a in axes:
+        if isinstance(a, (bool, np.bool_)):
+            raise TypeError(f"axis must be an integer, not {a!r}")
+        a = operator.index(a)
+        if not -ndim <= a < ndim:
+            raise np.exceptions.AxisError(a, ndim)
+        out.append(a % ndim if ndim else a)
+    if len(set(out)) != len(out):
+        raise ValueError(f"duplicate value in 'axis': {axis!r}")
+    return tuple(sorted(out))
+
+
+def _reduction(prim: Primitive, numpy_name: str) -> Callable:
+    def fn(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
+           keepdims: bool = False, **kwargs: Any) -> Any:
+        _refuse_kwargs(numpy_name, {"dtype": dtype, "out": out, **kwargs},
+                       allowed={"dtype": _float_dtype})
+        a = as_float(a)
+        shape = _shape_of(a)
+        axes = normalize_axes(axis, len(shape))
+        result = apply(prim, a, axes=axes)
+        if keepdims:
+            result = reshape(result, tuple(1 if i in axes else d for i, d in enumerate(shape)))
+        return result
+    fn.__name__ = numpy_name.removeprefix("np.")
+    return fn
+
+
+sum = implements(np.sum)(_reduction(P.sum_p, "np.sum"))
+mean = implements(np.mean)(_reduction(P.mean_p, "np.mean"))
+prod = implements(np.prod)(_reduction(P.prod_p, "np.prod"))
+_max = _reduction(P.max_p, "np.max")
+_min = _reduction(P.min_p, "np.min")
+
+
+@implements(np.max, np.amax)
+def max(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False, **kwargs: Any) -> Any:
+    return _max(a, axis, None, out, keepdims, **kwargs)
+
+
+@implements(np.min, np.amin)
+def min(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False, **kwargs: Any) -> Any:
+    return _min(a, axis, None, out, keepdims, **kwargs)
+
+
+# ---------------------------------------------------------------------------
+# shapes
+
+
+def _shape_of(x: Any) -> tuple[int, ...]:
+    return x.shape if isinstance(x, Tracer) else np.shape(x)
+
+
+def _shape_arg(shape: Any) -> tuple[int, ...]:
+    shape = shape if isinstance(shape, (tuple, list)) else (shape,)
+    return tuple(operator.index(d) for d in shape)
+
+
+@implements(np.reshape)
+def reshape(a: Any, shape: Any = None, order: str = "C", **kwargs: Any) -> Any:
+    """``np.reshape`` in C order, with one ``-1`` inferred."""
+    if shape is None:
+        shape = kwargs.pop("newshape", None)
+    _refuse_kwargs("np.reshape", kwargs, allowed={})
+    if order != "C":
+        raise UnsupportedFunctionError(f"np.reshape(..., order={order!r}): only order='C' is "
+                                       "supported; transpose explicitly first")
+    old = _shape_of(a)
+    new = list(_shape_arg(shape))
+    if new.count(-1) > 1:
+        raise ShapeError(f"reshape: can only infer one dimension of {tuple(new)}")
+    if -1 in new:
+        known = math.prod(d for d in new if d != -1)
+        if known == 0 or math.prod(old) % known:
+            raise ShapeError(f"reshape: cannot reshape {old} into {tuple(new)}")
+        new[new.index(-1)] = math.prod(old) // known
+    new_shape = tuple(new)
+    if new_shape == tuple(old):
+        return a
+    return apply(P.reshape_p, a, shape=new_shape)
+
+
+@implements(np.ravel)
+def ravel(a: Any, order: str = "C") -> Any:
+    return reshape(a, (-1,), order=order)
+
+
+@implements(np.transpose)
+def transpose(a: Any, axes: Any = None) -> Any:
+    """``np.transpose``: reverse the axes, or permute them as ``axes`` says."""
+    ndim = len(_shape_of(a))
+    if axes is None:
+        perm = tuple(reversed(range(ndim)))
+    else:
+        perm = tuple(operator.index(p) % ndim if ndim else operator.index(p) for p in axes)
+    if perm == tuple(range(ndim)):
+        return a
+    return apply(P.transpose_p, a, perm=perm)
+
+
+@implements(np.broadcast_to)
+def broadcast_to(array: Any, shape: Any, subok: bool = False) -> Any:
+    shape = _shape_arg(shape)
+    if _shape_of(array) == shape:
+        return array
+    return apply(P.broadcast_to_p, array, shape=shape)
+
+
+def astype(x: Any, dtype: Any) -> Any:
+    """Only float64 is supported: bools become 0.0/1.0, floats stay as they are."""
+    if np.dtype(dtype) != np.float64:
+        raise UnsupportedFunctionError(
+            f".astype({np.dtype(dtype).name}) on a traced value (at {user_location()}): "
+            "symgrad computes in float64")
+    return as_float(x)
+
+
+def unbroadcast(g: Any, shape: tuple[int, ...]) -> Any:
+    """Sum ``g`` over the axes numpy broadcasting added to reach ``shape``.
+
+    The adjoint of broadcasting: a value used at shape ``g.shape`` receives the
+    sum of the cotangents of all the places it was copied to.
+    """
+    gshape = _shape_of(g)
+    shape = tuple(shape)
+    if gshape == shape:
+        return g
+    lead = len(gshape) - len(shape)
+    if lead < 0 or any(d != 1 and d != gd for d, gd in zip(shape, gshape[lead:])):
+        return broadcast_to(g, shape)  # a scalar cotangent of a value that was not broadcast
+    axes = tuple(range(lead)) + tuple(
+        lead + i for i, d in enumerate(shape) if d == 1 and gshape[lead + i] != 1)
+    return reshape(sum(g, axis=axes), shape)

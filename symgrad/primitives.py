@@ -1,0 +1,439 @@
+"""The primitive registry: every operation of the IR, each declared once.
+
+A declaration holds all facets of one primitive (see :class:`symgrad.ir.Primitive`):
+shape/dtype rule, numpy implementation, VJP rule, Numba emit and SymPy
+counterpart. VJP rules take the cotangent ``g`` first, then ``ans`` (the primal
+output), then the primal inputs, and return one cotangent per input (``None``
+for "no gradient"). They run on tracers, so they are written in plain numpy and
+the adjoint they build is IR like any other: printable, optimizable,
+compilable and differentiable again. Literal inputs arrive as Python scalars.
+
+Conventions at kinks and singular points follow DESIGN.md and are versioned by
+:data:`CONVENTIONS_VERSION`, which is part of every kernel's cache key.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable
+
+import numpy as np
+
+from .errors import ShapeError
+from .ir import BOOL, FLOAT, Aval, Primitive
+
+#: bump when a derivative convention (kinks, ties, singular points) changes
+CONVENTIONS_VERSION = 1
+
+REGISTRY: dict[str, Primitive] = {}
+FACETS = ("shape_rule", "impl", "vjp", "emit", "sympy")
+
+
+def register(**facets: Any) -> Primitive:
+    """Add a primitive to the registry; fail at import if a facet is missing."""
+    prim = Primitive(**facets)
+    missing = [f for f in FACETS if not callable(getattr(prim, f))]
+    if missing:
+        raise TypeError(f"primitive {prim.name} lacks facets {missing}")
+    if prim.name in REGISTRY:
+        raise ValueError(f"primitive {prim.name} is declared twice")
+    REGISTRY[prim.name] = prim
+    return prim
+
+
+# ---------------------------------------------------------------------------
+# shared rules
+
+
+def _require(prim: str, avals: tuple[Aval, ...], dtype: str) -> None:
+    for a in avals:
+        if a.dtype != dtype:
+            raise TypeError(f"{prim} takes {dtype} operands, got {a}")
+
+
+def broadcast_shapes(prim: str, *avals: Aval) -> tuple[int, ...]:
+    try:
+        return tuple(np.broadcast_shapes(*(a.shape for a in avals)))
+    except ValueError:
+        shapes = " and ".join(str(a) for a in avals)
+        raise ShapeError(f"{prim}: operands of shapes {shapes} cannot be broadcast together "
+                         "(numpy broadcasting rules)") from None
+
+
+def _elementwise_rule(name: str, in_dtype: str = FLOAT, out_dtype: str = FLOAT) -> Callable:
+    def rule(*avals: Aval) -> Aval:
+        _require(name, avals, in_dtype)
+        return Aval(broadcast_shapes(name, *avals), out_dtype)
+    return rule
+
+
+def expression(template: str) -> Callable[..., list[str]]:
+    """Numba emit for ``out = <template filled with the operands>``."""
+    def emit(out: str, args: list[str], avals: Any, out_aval: Aval, **params: Any) -> list[str]:
+        return [f"{out} = {template.format(*args)}"]
+    return emit
+
+
+def unary(name: str, ufunc: np.ufunc, vjp: Callable, sympy: Callable) -> Primitive:
+    """An elementwise float64 function that numba and numpy both spell np.<ufunc>."""
+    return register(name=name, kind="elementwise", shape_rule=_elementwise_rule(name),
+                    impl=ufunc, vjp=vjp, emit=expression(f"np.{ufunc.__name__}({{0}})"),
+                    sympy=sympy, numpy=ufunc)
+
+
+def binary(name: str, ufunc: np.ufunc, vjp: Callable, sympy: Callable, emit: str,
+           out_dtype: str = FLOAT) -> Primitive:
+    """An elementwise float64 operation of two broadcasting operands."""
+    return register(name=name, kind="elementwise",
+                    shape_rule=_elementwise_rule(name, FLOAT, out_dtype),
+                    impl=ufunc, vjp=vjp, emit=expression(emit), sympy=sympy, numpy=ufunc)
+
+
+# ---------------------------------------------------------------------------
+# arithmetic
+
+add_p = binary("add", np.add, emit="{0} + {1}",
+             vjp=lambda g, ans, x, y: (g, g),
+             sympy=lambda sp, x, y: x + y)
+
+sub_p = binary("sub", np.subtract, emit="{0} - {1}",
+             vjp=lambda g, ans, x, y: (g, -g),
+             sympy=lambda sp, x, y: x - y)
+
+mul_p = binary("mul", np.multiply, emit="{0} * {1}",
+             vjp=lambda g, ans, x, y: (g * y, g * x),
+             sympy=lambda sp, x, y: x * y)
+
+# d(x/y)/dy = -x/y**2 = -(x/y)/y: dividing twice never overflows where y*y would
+div_p = binary("div", np.divide, emit="{0} / {1}",
+             vjp=lambda g, ans, x, y: (g / y, -(g * ans) / y),
+             sympy=lambda sp, x, y: x / y)
+
+
+def _pow_vjp(g, ans, x, y):
+    # d/dx x**y = y*x**(y-1), and exactly 0 where y == 0 (x**0 is constant)
+    dx = np.where(y == 0.0, 0.0, y * x ** (y - 1.0))
+    # d/dy x**y = x**y*log(x), and 0 where x == 0 and y >= 0 (PyTorch, JAX)
+    dy_log = ans * np.log(x)
+    dy = np.where(x == 0.0, np.where(y >= 0.0, 0.0, dy_log), dy_log)
+    return g * dx, g * dy
+
+
+pow_p = binary("pow", np.power, emit="{0} ** {1}", vjp=_pow_vjp,
+             sympy=lambda sp, x, y: x ** y)
+
+
+def _maximum_vjp(g, ans, x, y):
+    # a tie splits the cotangent evenly: Heaviside(0) = 1/2, as PyTorch and JAX
+    half = 0.5 * g
+    return (np.where(x > y, g, np.where(x == y, half, 0.0)),
+            np.where(y > x, g, np.where(x == y, half, 0.0)))
+
+
+maximum_p = binary("maximum", np.maximum, emit="np.maximum({0}, {1})", vjp=_maximum_vjp,
+                 sympy=lambda sp, x, y: sp.Max(x, y))
+
+
+def _minimum_vjp(g, ans, x, y):
+    # a tie splits the cotangent evenly, as for maximum
+    half = 0.5 * g
+    return (np.where(x < y, g, np.where(x == y, half, 0.0)),
+            np.where(y < x, g, np.where(x == y, half, 0.0)))
+
+
+minimum_p = binary("minimum", np.minimum, emit="np.minimum({0}, {1})", vjp=_minimum_vjp,
+                 sympy=lambda sp, x, y: sp.Min(x, y))
+
+# ---------------------------------------------------------------------------
+# elementwise functions
+
+neg_p = unary("neg", np.negative,
+            vjp=lambda g, ans, x: (-g,),
+            sympy=lambda sp, x: -x)
+
+exp_p = unary("exp", np.exp,
+            vjp=lambda g, ans, x: (g * ans,),
+            sympy=lambda sp, x: sp.exp(x))
+
+log_p = unary("log", np.log,
+            vjp=lambda g, ans, x: (g / x,),
+            sympy=lambda sp, x: sp.log(x))
+
+log1p_p = unary("log1p", np.log1p,
+              vjp=lambda g, ans, x: (g / (1.0 + x),),
+              sympy=lambda sp, x: sp.log(1 + x))
+
+# exp(x) = expm1(x) + 1 reuses the forward result
+expm1_p = unary("expm1", np.expm1,
+              vjp=lambda g, ans, x: (g * (ans + 1.0),),
+              sympy=lambda sp, x: sp.exp(x) - 1)
+
+# sqrt'(0) = +inf, as numpy arithmetic gives
+sqrt_p = unary("sqrt", np.sqrt,
+             vjp=lambda g, ans, x: (g / (2.0 * ans),),
+             sympy=lambda sp, x: sp.sqrt(x))
+
+sin_p = unary("sin", np.sin,
+            vjp=lambda g, ans, x: (g * np.cos(x),),
+            sympy=lambda sp, x: sp.sin(x))
+
+cos_p = unary("cos", np.cos,
+            vjp=lambda g, ans, x: (-g * np.sin(x),),
+            sympy=lambda sp, x: sp.cos(x))
+
+tan_p = unary("tan", np.tan,
+            vjp=lambda g, ans, x: (g * (1.0 + np.square(ans)),),
+            sympy=lambda sp, x: sp.tan(x))
+
+tanh_p = unary("tanh", np.tanh,
+             vjp=lambda g, ans, x: (g * (1.0 - np.square(ans)),),
+             sympy=lambda sp, x: sp.tanh(x))
+
+sinh_p = unary("sinh", np.sinh,
+             vjp=lambda g, ans, x: (g * np.cosh(x),),
+             sympy=lambda sp, x: sp.sinh(x))
+
+cosh_p = unary("cosh", np.cosh,
+             vjp=lambda g, ans, x: (g * np.sinh(x),),
+             sympy=lambda sp, x: sp.cosh(x))
+
+# 1 - x**2 written (1 - x)(1 + x): no cancellation near |x| = 1
+arcsin_p = unary("arcsin", np.arcsin,
+               vjp=lambda g, ans, x: (g / np.sqrt((1.0 - x) * (1.0 + x)),),
+               sympy=lambda sp, x: sp.asin(x))
+
+arccos_p = unary("arccos", np.arccos,
+               vjp=lambda g, ans, x: (-g / np.sqrt((1.0 - x) * (1.0 + x)),),
+               sympy=lambda sp, x: sp.acos(x))
+
+arctan_p = unary("arctan", np.arctan,
+               vjp=lambda g, ans, x: (g / (1.0 + np.square(x)),),
+               sympy=lambda sp, x: sp.atan(x))
+
+# abs'(0) = sign(0) = 0, as PyTorch and SymPy
+abs_p = unary("abs", np.absolute,
+            vjp=lambda g, ans, x: (g * np.sign(x),),
+            sympy=lambda sp, x: sp.Abs(x))
+
+# piecewise constant: zero gradient everywhere, as JAX and PyTorch
+sign_p = unary("sign", np.sign,
+             vjp=lambda g, ans, x: (None,),
+             sympy=lambda sp, x: sp.sign(x))
+
+square_p = unary("square", np.square,
+               vjp=lambda g, ans, x: (g * (2.0 * x),),
+               sympy=lambda sp, x: x ** 2)
+
+reciprocal_p = unary("reciprocal", np.reciprocal,
+                   vjp=lambda g, ans, x: (-g * np.square(ans),),
+                   sympy=lambda sp, x: 1 / x)
+
+# ---------------------------------------------------------------------------
+# comparisons and selection: booleans carry no gradient
+
+
+def _comparison(name: str, ufunc: np.ufunc, op: str, sympy: Callable) -> Primitive:
+    return binary(name, ufunc, emit=f"{{0}} {op} {{1}}", out_dtype=BOOL,
+                  vjp=lambda g, ans, x, y: (None, None), sympy=sympy)
+
+
+gt_p = _comparison("gt", np.greater, ">", lambda sp, x, y: sp.StrictGreaterThan(x, y))
+ge_p = _comparison("ge", np.greater_equal, ">=", lambda sp, x, y: sp.GreaterThan(x, y))
+lt_p = _comparison("lt", np.less, "<", lambda sp, x, y: sp.StrictLessThan(x, y))
+le_p = _comparison("le", np.less_equal, "<=", lambda sp, x, y: sp.LessThan(x, y))
+eq_p = _comparison("eq", np.equal, "==", lambda sp, x, y: sp.Eq(x, y))
+ne_p = _comparison("ne", np.not_equal, "!=", lambda sp, x, y: sp.Ne(x, y))
+
+
+def _where_rule(c: Aval, x: Aval, y: Aval) -> Aval:
+    _require("where", (c,), BOOL)
+    _require("where", (x, y), FLOAT)
+    return Aval(broadcast_shapes("where", c, x, y))
+
+
+def _where_emit(out: str, args: list[str], avals: list[Aval], out_aval: Aval) -> list[str]:
+    c, x, y = args
+    if not out_aval.shape:
+        return [f"{out} = {x} if {c} else {y}"]
+    return [f"{out} = np.where({c}, {x}, {y})"]
+
+
+# the unselected operand gets an exact 0: the cotangent itself never mixes branches
+where_p = register(
+    name="where", kind="elementwise", shape_rule=_where_rule, impl=np.where, emit=_where_emit,
+    vjp=lambda g, ans, c, x, y: (None, np.where(c, g, 0.0), np.where(c, 0.0, g)),
+    sympy=lambda sp, c, x, y: sp.Piecewise((x, c), (y, True)), numpy=np.where)
+
+# ---------------------------------------------------------------------------
+# reductions over ``axes`` (sorted, non-negative, unique; keepdims is a reshape)
+
+
+def _reduction_rule(name: str, identity: bool) -> Callable:
+    def rule(x: Aval, *, axes: tuple[int, ...]) -> Aval:
+        _require(name, (x,), FLOAT)
+        if tuple(sorted(set(axes))) != tuple(axes) or any(not 0 <= a < x.ndim for a in axes):
+            raise ShapeError(f"{name}: axes {axes} are not sorted, unique axes of {x}")
+        if not identity and any(x.shape[a] == 0 for a in axes):
+            raise ShapeError(f"{name} of an empty axis of {x} is undefined (it has no identity); "
+                             "reduce over non-empty axes")
+        return Aval(tuple(d for i, d in enumerate(x.shape) if i not in axes))
+    return rule
+
+
+def _reduction_emit(whole: str, init: str, update: list[str], finish: bool = False) -> Callable:
+    """Numba emit: ``whole`` for a reduction to a scalar, loops otherwise.
+
+    ``update`` lines use ``{acc}`` (the output element) and ``{x}`` (the input
+    element); ``finish`` divides by the count (mean).
+    """
+    def emit(out: str, args: list[str], avals: list[Aval], out_aval: Aval, *, axes) -> list[str]:
+        (x,), (aval,) = args, avals
+        if not axes:
+            return [f"{out} = {x}"]
+        if not out_aval.shape:
+            return [f"{out} = {whole.format(x)}"]
+        kept = [k for k in range(aval.ndim) if k not in axes]
+        shape = "".join(f"{x}.shape[{k}], " for k in kept)
+        lines = [f"{out} = np.full(({shape}), {init})"]
+        for depth in range(aval.ndim):
+            lines.append("    " * depth + f"for i{depth} in range({x}.shape[{depth}]):")
+        pad = "    " * aval.ndim
+        acc = f"{out}[{', '.join(f'i{k}' for k in kept)}]"
+        elem = f"{x}[{', '.join(f'i{k}' for k in range(aval.ndim))}]"
+        lines += [pad + u.format(acc=acc, x=elem) for u in update]
+        if finish:
+            count = " * ".join(f"{x}.shape[{k}]" for k in axes)
+            lines.append(f"{out} /= {count}")
+        return lines
+    return emit
+
+
+def _expand(g, shape: tuple[int, ...], axes: tuple[int, ...]):
+    """A reduction's cotangent broadcast back over the reduced ``axes``."""
+    kept = tuple(1 if i in axes else d for i, d in enumerate(shape))
+    return ops.broadcast_to(ops.reshape(g, kept), shape)
+
+
+sum_p = register(
+    name="sum", kind="reduction", shape_rule=_reduction_rule("sum", True),
+    impl=lambda x, axes: np.sum(x, axis=axes),
+    emit=_reduction_emit("np.sum({})", "0.0", ["{acc} += {x}"]),
+    vjp=lambda g, ans, x, axes: (_expand(g, x.shape, axes),),
+    sympy=lambda sp, xs: sp.Add(*xs), numpy=np.sum)
+
+mean_p = register(
+    name="mean", kind="reduction", shape_rule=_reduction_rule("mean", True),
+    impl=lambda x, axes: np.mean(x, axis=axes),
+    emit=_reduction_emit("np.mean({})", "0.0", ["{acc} += {x}"], finish=True),
+    vjp=lambda g, ans, x, axes: (
+        _expand(g / float(math.prod(x.shape[a] for a in axes)), x.shape, axes),),
+    sympy=lambda sp, xs: sp.Add(*xs) / len(xs), numpy=np.mean)
+
+
+def _prod_vjp(g, ans, x, axes):
+    # d prod / d x_i = product of the other elements: with one zero in the
+    # group only that element gets it; with two or more every element gets 0.
+    zero = x == 0.0
+    nonzero_prod = np.prod(np.where(zero, 1.0, x), axis=axes)
+    zeros = np.sum(np.where(zero, 1.0, 0.0), axis=axes)
+    at_zero = _expand(np.where(zeros == 1.0, nonzero_prod, 0.0), x.shape, axes)
+    elsewhere = _expand(np.where(zeros == 0.0, nonzero_prod, 0.0), x.shape, axes) / x
+    return (_expand(g, x.shape, axes) * np.where(zero, at_zero, elsewhere),)
+
+
+prod_p = register(
+    name="prod", kind="reduction", shape_rule=_reduction_rule("prod", True),
+    impl=lambda x, axes: np.prod(x, axis=axes),
+    emit=_reduction_emit("np.prod({})", "1.0", ["{acc} *= {x}"]),
+    vjp=_prod_vjp, sympy=lambda sp, xs: sp.Mul(*xs), numpy=np.prod)
+
+
+def _extremum_vjp(g, ans, x, axes):
+    # k tied extrema share the cotangent: 1/k each (DESIGN.md conventions)
+    hit = np.where(x == _expand(ans, x.shape, axes), 1.0, 0.0)
+    return (_expand(g / np.sum(hit, axis=axes), x.shape, axes) * hit,)
+
+
+# ``v != v`` keeps a NaN once it is in the accumulator, as numpy's max does
+max_p = register(
+    name="max", kind="reduction", shape_rule=_reduction_rule("max", False),
+    impl=lambda x, axes: np.max(x, axis=axes),
+    emit=_reduction_emit("np.max({})", "-np.inf",
+                         ["acc = {x}", "if acc > {acc} or acc != acc:", "    {acc} = acc"]),
+    vjp=_extremum_vjp, sympy=lambda sp, xs: sp.Max(*xs), numpy=np.max)
+
+min_p = register(
+    name="min", kind="reduction", shape_rule=_reduction_rule("min", False),
+    impl=lambda x, axes: np.min(x, axis=axes),
+    emit=_reduction_emit("np.min({})", "np.inf",
+                         ["acc = {x}", "if acc < {acc} or acc != acc:", "    {acc} = acc"]),
+    vjp=_extremum_vjp, sympy=lambda sp, xs: sp.Min(*xs), numpy=np.min)
+
+# ---------------------------------------------------------------------------
+# structural: these move elements and compute nothing, so their numpy
+# implementation also works on arrays of SymPy expressions
+
+
+def _broadcast_to_rule(x: Aval, *, shape: tuple[int, ...]) -> Aval:
+    if broadcast_shapes("broadcast_to", x, Aval(shape)) != tuple(shape):
+        raise ShapeError(f"broadcast_to: {x} cannot be broadcast to shape {shape}")
+    return Aval(tuple(shape), x.dtype)
+
+
+def _broadcast_to_emit(out, args, avals, out_aval, *, shape) -> list[str]:
+    (x,), (aval,) = args, avals
+    if not aval.shape:
+        return [f"{out} = np.full({shape!r}, {x})"]
+    return [f"{out} = np.broadcast_to({x}, {shape!r})"]
+
+
+broadcast_to_p = register(
+    name="broadcast_to", kind="structural", shape_rule=_broadcast_to_rule,
+    impl=lambda x, shape: np.broadcast_to(x, shape),
+    emit=_broadcast_to_emit,
+    vjp=lambda g, ans, x, shape: (ops.unbroadcast(g, x.shape),),
+    sympy=lambda sp, x, shape: np.broadcast_to(x, shape), numpy=np.broadcast_to)
+
+
+def _reshape_rule(x: Aval, *, shape: tuple[int, ...]) -> Aval:
+    if any(d < 0 for d in shape) or math.prod(shape) != x.size:
+        raise ShapeError(f"reshape: cannot reshape {x} ({x.size} elements) into shape {shape}")
+    return Aval(tuple(shape), x.dtype)
+
+
+def _reshape_emit(out, args, avals, out_aval, *, shape) -> list[str]:
+    (x,), (aval,) = args, avals
+    if not aval.shape:
+        return [f"{out} = np.full({shape!r}, {x})"]
+    if not shape:
+        return [f"{out} = {x}.ravel()[0]"]
+    return [f"{out} = np.ascontiguousarray({x}).reshape({shape!r})"]
+
+
+reshape_p = register(
+    name="reshape", kind="structural", shape_rule=_reshape_rule,
+    impl=lambda x, shape: np.reshape(x, shape), emit=_reshape_emit,
+    vjp=lambda g, ans, x, shape: (ops.reshape(g, x.shape),),
+    sympy=lambda sp, x, shape: np.reshape(x, shape), numpy=np.reshape)
+
+
+def _transpose_rule(x: Aval, *, perm: tuple[int, ...]) -> Aval:
+    if sorted(perm) != list(range(x.ndim)):
+        raise ShapeError(f"transpose: axes {perm} are not a permutation of the axes of {x}")
+    return Aval(tuple(x.shape[p] for p in perm), x.dtype)
+
+
+transpose_p = register(
+    name="transpose", kind="structural", shape_rule=_transpose_rule,
+    impl=lambda x, perm: np.transpose(x, perm),
+    emit=lambda out, args, avals, out_aval, *, perm: [f"{out} = np.transpose({args[0]}, {perm!r})"],
+    vjp=lambda g, ans, x, perm: (ops.transpose(g, tuple(int(i) for i in np.argsort(perm))),),
+    sympy=lambda sp, x, perm: np.transpose(x, perm), numpy=np.transpose)
+
+#: primitives whose output may be a view of their input (codegen copies such outputs)
+VIEWS = frozenset({broadcast_to_p, reshape_p, transpose_p})
+
+# VJP rules that build arrays from constants (the seed 1.0 of a scalar output)
+# use ops.* rather than np.*: numpy would compute those eagerly, while ops records
+# them in the trace. ops imports this module, so it comes last.
+from . import ops  # noqa: E402

@@ -1,0 +1,359 @@
+"""Tracing: run plain numpy code on tracers and record the IR it performs.
+
+A :class:`Tracer` stands for an array whose value is not known yet. Python
+operators, ``np.<ufunc>(tracer)`` (via ``__array_ufunc__``), public numpy
+functions (via ``__array_function__``) and array methods all end in
+:func:`symgrad.ops.apply`, which appends one equation to the current
+:class:`Trace`. Python control flow runs at trace time, once; ``bool()`` of a
+traced value therefore raises :class:`TracerBoolConversionError`, which points
+to ``symgrad.where``.
+"""
+
+from __future__ import annotations
+
+import inspect
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator, Sequence
+
+import numpy as np
+
+from .errors import (EscapedTracerError, TracerBoolConversionError, TracerConversionError,
+                     UnsupportedFunctionError, user_location)
+from .ir import BOOL, FLOAT, Atom, Aval, Eqn, Graph, Literal, Primitive, Var, freeze_params
+
+
+class Trace:
+    """The equations recorded so far while tracing one function."""
+
+    def __init__(self, eqns: Sequence[Eqn] = (), consts: Sequence[tuple[Var, np.ndarray]] = ()):
+        self.eqns: list[Eqn] = list(eqns)
+        self._consts: dict[int, tuple[Var, np.ndarray]] = {id(a): (v, a) for v, a in consts}
+        self._sources: list[Any] = []  # user arrays behind consts: their ids stay unique
+        self.active = True
+        #: set by the adjoint transform to the primal equation whose VJP runs now
+        self.origin: Eqn | None = None
+
+    @property
+    def consts(self) -> tuple[tuple[Var, np.ndarray], ...]:
+        return tuple(self._consts.values())
+
+    def bind(self, prim: Primitive, inputs: Sequence[Atom], params: dict[str, Any]) -> Var:
+        """Append ``prim(*inputs, **params)`` and return its fresh output."""
+        if not self.active:
+            raise EscapedTracerError(
+                f"a traced value was used after its function returned (at {user_location()}); "
+                "do not keep traced values in globals or closures between calls")
+        out = Var(prim.shape_rule(*(a.aval for a in inputs), **params))
+        self.eqns.append(Eqn(prim, tuple(inputs), out, freeze_params(params), self.origin))
+        return out
+
+    def atom(self, x: Any) -> Atom:
+        """The IR atom for an operand: a tracer's var, a literal, or a constant."""
+        if isinstance(x, (Var, Literal)):
+            return x
+        if isinstance(x, Tracer):
+            if x._trace is not self:
+                raise EscapedTracerError(
+                    f"a traced value from another trace was used at {user_location()}; "
+                    "do not keep traced values in globals or closures between calls")
+            return x._var
+        return self.constant(x)
+
+    def constant(self, x: Any) -> Atom:
+        """A Python/numpy scalar becomes a literal, an array a (deduplicated) const."""
+        array = as_constant_array(x)
+        if array.ndim == 0:
+            value = array[()]
+            return Literal(bool(value) if array.dtype == np.bool_ else float(value))
+        key = id(x)  # ``x`` is kept alive in ``_sources``, so its id stays its own
+        if key not in self._consts:
+            frozen = np.array(array, copy=True)
+            frozen.flags.writeable = False
+            self._consts[key] = (Var(Aval(frozen.shape, frozen.dtype.name)), frozen)
+            self._sources.append(x)
+        return self._consts[key][0]
+
+    def to_graph(self, inputs: Sequence[Var], outputs: Sequence[Any], name: str) -> Graph:
+        return Graph(tuple(inputs), tuple(self.eqns), tuple(self.atom(o) for o in outputs),
+                     self.consts, name)
+
+
+def as_constant_array(x: Any) -> np.ndarray:
+    """``x`` as a float64 (or bool) array, or a TypeError naming what it is."""
+    if isinstance(x, (bool, np.bool_)):
+        return np.asarray(x, dtype=np.bool_)
+    try:
+        array = np.asarray(x)
+    except Exception as e:  # ragged lists and the like
+        raise TypeError(f"cannot use {type(x).__name__} {x!r:.60} as an array: {e}") from None
+    kind = array.dtype.kind
+    if kind == "b":
+        return array
+    if kind in "iuf":
+        return array.astype(np.float64, copy=False)
+    if kind == "c":
+        raise TypeError(f"complex value {x!r:.60} in a traced computation: symgrad "
+                        "differentiates real float64 functions; pass the real and imaginary "
+                        "parts as separate arrays")
+    raise TypeError(f"cannot use {type(x).__name__} {x!r:.60} in a traced computation: "
+                    "only numbers, bools and numeric arrays can be mixed with traced values")
+
+
+#: traces being recorded, innermost last: operations on constants inside a
+#: traced function (or a VJP rule) are recorded too, not computed eagerly
+_ACTIVE: list[Trace] = []
+
+
+@contextmanager
+def recording(trace: Trace) -> Iterator[Trace]:
+    """Make ``trace`` the one that operations on constants are recorded in."""
+    _ACTIVE.append(trace)
+    try:
+        yield trace
+    finally:
+        _ACTIVE.pop()
+
+
+def find_trace(args: Sequence[Any]) -> Trace | None:
+    """The trace of the first traced argument, else the innermost recording one."""
+    for a in args:
+        if isinstance(a, Tracer):
+            return a._trace
+    return _ACTIVE[-1] if _ACTIVE else None
+
+
+class Tracer:
+    """An array value inside a function being traced; records what is done to it."""
+
+    __slots__ = ("_var", "_trace")
+    __array_priority__ = 1000
+
+    def __init__(self, var: Var, trace: Trace):
+        self._var = var
+        self._trace = trace
+
+    # -- what is known before the value exists -------------------------------
+    @property
+    def aval(self) -> Aval:
+        return self._var.aval
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self._var.shape
+
+    @property
+    def ndim(self) -> int:
+        return len(self._var.shape)
+
+    @property
+    def size(self) -> int:
+        return self._var.aval.size
+
+    @property
+    def dtype(self) -> np.dtype:
+        return np.dtype(self._var.dtype)
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of a traced scalar")
+        return self.shape[0]
+
+    def __repr__(self) -> str:
+        return f"Traced<{self.aval}>"
+
+    # -- numpy protocols ----------------------------------------------------------
+    def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        from . import ops
+
+        return ops.apply_ufunc(ufunc, method, inputs, kwargs)
+
+    def __array_function__(self, func: Callable, types: Any, args: Any, kwargs: Any) -> Any:
+        from . import ops
+
+        impl = ops.HANDLED_FUNCTIONS.get(func)
+        if impl is None:
+            raise UnsupportedFunctionError(
+                f"np.{_qualname(func)} is not supported on traced values (at {user_location()}); "
+                "symgrad.ops.supported_functions() lists what is")
+        return impl(*args, **kwargs)
+
+    # -- conversions that would need the value --------------------------------
+    def __bool__(self) -> bool:
+        raise TracerBoolConversionError(
+            f"Python control flow on a traced value at {user_location()}: `if`, `while`, "
+            f"`and`, `or`, `not` and bool() need a concrete truth value, but this {self.aval} "
+            "value is only known when the compiled function runs. symgrad traces your "
+            "function once for all inputs; select values elementwise with "
+            "symgrad.where(condition, a, b) (or np.where) instead.")
+
+    def _concrete(self, what: str) -> Any:
+        raise TracerConversionError(
+            f"{what} of a traced value at {user_location()}: the value of this {self.aval} "
+            "array is not known while symgrad traces your function. Use numpy functions "
+            "(np.exp, not math.exp) and keep the value an array.")
+
+    def __float__(self) -> float:
+        return self._concrete("float()")
+
+    def __int__(self) -> int:
+        return self._concrete("int()")
+
+    def __index__(self) -> int:
+        return self._concrete("using as an index or int")
+
+    def __complex__(self) -> complex:
+        return self._concrete("complex()")
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        return self._concrete("converting to a numpy array (np.asarray)")
+
+    def tolist(self) -> list:
+        return self._concrete("tolist()")
+
+    def item(self) -> float:
+        return self._concrete("item()")
+
+    def __iter__(self) -> Any:
+        raise UnsupportedFunctionError(
+            f"iterating over a traced array at {user_location()} is not supported yet; "
+            "use vectorized numpy operations")
+
+    def __getitem__(self, index: Any) -> Any:
+        raise UnsupportedFunctionError(
+            f"indexing a traced array (x[{index!r}]) at {user_location()} is not supported yet")
+
+    # -- operators -----------------------------------------------------------------
+    def __add__(self, o): return _ops().add(self, o)
+    def __radd__(self, o): return _ops().add(o, self)
+    def __sub__(self, o): return _ops().subtract(self, o)
+    def __rsub__(self, o): return _ops().subtract(o, self)
+    def __mul__(self, o): return _ops().multiply(self, o)
+    def __rmul__(self, o): return _ops().multiply(o, self)
+    def __truediv__(self, o): return _ops().divide(self, o)
+    def __rtruediv__(self, o): return _ops().divide(o, self)
+    def __pow__(self, o): return _ops().power_operator(self, o)
+    def __rpow__(self, o): return _ops().power(o, self)
+    def __neg__(self): return _ops().negative(self)
+    def __pos__(self): return self
+    def __abs__(self): return _ops().absolute(self)
+    def __lt__(self, o): return _ops().less(self, o)
+    def __le__(self, o): return _ops().less_equal(self, o)
+    def __gt__(self, o): return _ops().greater(self, o)
+    def __ge__(self, o): return _ops().greater_equal(self, o)
+    def __eq__(self, o): return _ops().equal(self, o)  # type: ignore[override]
+    def __ne__(self, o): return _ops().not_equal(self, o)  # type: ignore[override]
+    __hash__ = None  # type: ignore[assignment]  # elementwise ==, as numpy arrays
+
+    def __matmul__(self, o: Any) -> Any:
+        raise UnsupportedFunctionError(f"matrix product (@) at {user_location()} is not supported yet")
+
+    __rmatmul__ = __matmul__
+
+    def __floordiv__(self, o: Any) -> Any:
+        raise UnsupportedFunctionError(f"floor division (//) at {user_location()} is not supported")
+
+    __rfloordiv__ = __mod__ = __rmod__ = __floordiv__
+
+    # -- methods -------------------------------------------------------------------
+    def sum(self, axis=None, dtype=None, out=None, keepdims=False, **kw):
+        return _ops().sum(self, axis, dtype, out, keepdims, **kw)
+
+    def mean(self, axis=None, dtype=None, out=None, keepdims=False, **kw):
+        return _ops().mean(self, axis, dtype, out, keepdims, **kw)
+
+    def prod(self, axis=None, dtype=None, out=None, keepdims=False, **kw):
+        return _ops().prod(self, axis, dtype, out, keepdims, **kw)
+
+    def max(self, axis=None, out=None, keepdims=False, **kw):
+        return _ops().max(self, axis, out, keepdims, **kw)
+
+    def min(self, axis=None, out=None, keepdims=False, **kw):
+        return _ops().min(self, axis, out, keepdims, **kw)
+
+    @property
+    def T(self) -> Any:
+        return _ops().transpose(self)
+
+    def transpose(self, *axes: Any) -> Any:
+        if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
+            axes = axes[0]
+        return _ops().transpose(self, axes or None)
+
+    def reshape(self, *shape: Any, order: str = "C") -> Any:
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = tuple(shape[0])
+        return _ops().reshape(self, shape, order=order)
+
+    def ravel(self, order: str = "C") -> Any:
+        return _ops().reshape(self, (-1,), order=order)
+
+    flatten = ravel
+
+    def copy(self) -> "Tracer":
+        return self  # traced values are immutable, so a copy is the value itself
+
+    def astype(self, dtype: Any, copy: bool = True) -> Any:
+        return _ops().astype(self, dtype)
+
+
+def _ops():  # ops imports this module; resolve it when an operator first runs
+    from . import ops
+
+    return ops
+
+
+def _qualname(func: Callable) -> str:
+    """``sum`` for ``np.sum``, ``linalg.svd`` for ``np.linalg.svd``."""
+    module = (getattr(func, "__module__", None) or "").removeprefix("numpy").lstrip(".")
+    name = getattr(func, "__name__", repr(func))
+    return f"{module}.{name}" if module else name
+
+
+def trace(fun: Callable, avals: Sequence[Aval | None], args: Sequence[Any],
+          names: Sequence[str]) -> tuple[Graph, bool]:
+    """Trace ``fun`` with tracers where ``avals`` has an aval, ``args`` elsewhere.
+
+    Returns the graph and whether ``fun`` returned a tuple (``False``: a single
+    value, the graph's only output).
+    """
+    t = Trace()
+    inputs: list[Var] = []
+    call_args = []
+    for aval, arg, name in zip(avals, args, names):
+        if aval is None:
+            call_args.append(arg)
+        else:
+            v = Var(aval, name)
+            inputs.append(v)
+            call_args.append(Tracer(v, t))
+    try:
+        with recording(t):
+            result = fun(*call_args)
+    finally:
+        t.active = False
+    is_tuple = isinstance(result, (tuple, list))
+    outputs = list(result) if is_tuple else [result]
+    for o in outputs:
+        if o is None:
+            raise TypeError(f"{_fun_name(fun)} returned None; return the value to differentiate")
+    return t.to_graph(inputs, outputs, _fun_name(fun)), is_tuple
+
+
+def _fun_name(fun: Callable) -> str:
+    name = getattr(fun, "__name__", "f")
+    return name if name.isidentifier() else "f"
+
+
+def arg_names(fun: Callable, count: int) -> list[str]:
+    """Names of the first ``count`` positional parameters (``arg3`` where unknown)."""
+    try:
+        params = [p for p in inspect.signature(fun).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        params = []
+    names = [p.name for p in params[:count]]
+    return names + [f"arg{i}" for i in range(len(names), count)]
+
+
+__all__ = ["Trace", "Tracer", "trace", "find_trace", "arg_names", "as_constant_array",
+           "FLOAT", "BOOL"]
