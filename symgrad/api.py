@@ -14,6 +14,7 @@ the function as they are, so they must be hashable.
 from __future__ import annotations
 
 import functools
+import os
 import weakref
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
@@ -23,7 +24,7 @@ import numpy as np
 from . import compile as kernels
 from .adjoint import adjoint
 from .codegen import KernelSource, generate
-from .ir import BOOL, FLOAT, Aval, Graph, interpret
+from .ir import BOOL, FLOAT, Aval, Graph, check, interpret
 from .passes import optimize
 from .trace import Tracer, arg_names, trace
 
@@ -117,16 +118,20 @@ class Transformed:
                     seeded: bool) -> Specialization:
         names = self._names(len(args))
         graph, is_tuple = trace(self.fun, avals, args, names)
+        checked = os.environ.get("SYMGRAD_CHECK_IR") == "1"  # the test suite sets it
+        if checked:
+            check(graph)
         n_primal = len(graph.outputs)
         if self.mode == "jit":
-            final = optimize(graph)
+            final = optimize(graph, checked=checked)
             title, out_names = f"jit of {graph.name}", {}
         else:
             _check_differentiable(graph, is_tuple, seeded, self.mode)
             position = {i: k for k, i in enumerate(i for i, a in enumerate(avals) if a is not None)}
             wrt = [position[i] for i in sorted(diff)]
             order = [sorted(diff).index(i % len(args)) for i in self.argnums]
-            final = optimize(adjoint(graph, wrt, seed_inputs=seeded))
+            final = adjoint(graph, wrt, seed_inputs=seeded)
+            final = optimize(check(final) if checked else final, checked=checked)
             final = _reorder_grads(final, n_primal, order)
             wrt_names = [names[i % len(args)] for i in self.argnums]
             title = f"{self.mode} of {graph.name} with respect to {', '.join(wrt_names)}"

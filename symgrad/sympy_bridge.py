@@ -113,6 +113,8 @@ def gradient_expressions(graph: Graph, cotangent: Any = None,
     symbols = input_symbols(graph)
     y = np.asarray(to_sympy(graph, symbols)[0], dtype=object)
     ct = np.broadcast_to(np.asarray(1 if cotangent is None else cotangent, dtype=object), y.shape)
+    ct = np.asarray(np.frompyfunc(lambda c: c if isinstance(c, sp.Basic) else exact(c), 1, 1)(ct),
+                    dtype=object)
     total = sp.Add(*(yi * ci for yi, ci in zip(y.ravel(), ct.ravel())))
     result = []
     for k in (range(len(graph.inputs)) if wrt is None else wrt):
@@ -125,15 +127,18 @@ def gradient_expressions(graph: Graph, cotangent: Any = None,
 
 
 def evaluate(expressions: Any, graph: Graph, values: Sequence[Any], digits: int = 50) -> Any:
-    """Evaluate expressions over ``graph``'s input symbols at exact float ``values``.
+    """Evaluate expressions over ``graph``'s input symbols at float ``values``.
 
-    Inputs are substituted as exact rationals, then evaluated to ``digits``
-    significant digits and returned as float64 (an array for arrays).
+    Each input is substituted by a SymPy Float of ``digits + 10`` digits, which
+    holds the float64 value exactly (53 bits need 16 digits), and the result is
+    evaluated to ``digits`` significant digits, then rounded to float64 (an
+    array for arrays). Floats rather than exact rationals: SymPy would search
+    for exact roots of rational powers, which takes forever for 2**-52 steps.
     """
     subs: dict[Any, Any] = {}
     for s, v in zip(input_symbols(graph), values):
         for sym, val in zip(np.ravel(np.asarray(s, dtype=object)), np.ravel(np.asarray(v))):
-            subs[sym] = exact(val.item() if hasattr(val, "item") else val)
+            subs[sym] = sp.Float(float(val), digits + 10)
 
     def one(e: Any) -> float:
         if not isinstance(e, sp.Basic):  # a Python number, e.g. the 0 of a constant

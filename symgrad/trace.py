@@ -40,9 +40,7 @@ class Trace:
     def bind(self, prim: Primitive, inputs: Sequence[Atom], params: dict[str, Any]) -> Var:
         """Append ``prim(*inputs, **params)`` and return its fresh output."""
         if not self.active:
-            raise EscapedTracerError(
-                f"a traced value was used after its function returned (at {user_location()}); "
-                "do not keep traced values in globals or closures between calls")
+            raise _escaped()
         out = Var(prim.shape_rule(*(a.aval for a in inputs), **params))
         self.eqns.append(Eqn(prim, tuple(inputs), out, freeze_params(params), self.origin))
         return out
@@ -53,9 +51,11 @@ class Trace:
             return x
         if isinstance(x, Tracer):
             if x._trace is not self:
+                if not x._trace.active:
+                    raise _escaped()
                 raise EscapedTracerError(
-                    f"a traced value from another trace was used at {user_location()}; "
-                    "do not keep traced values in globals or closures between calls")
+                    f"a traced value of another function being traced was used at "
+                    f"{user_location()}; nesting symgrad transformations is not supported yet")
             return x._var
         return self.constant(x)
 
@@ -76,6 +76,12 @@ class Trace:
     def to_graph(self, inputs: Sequence[Var], outputs: Sequence[Any], name: str) -> Graph:
         return Graph(tuple(inputs), tuple(self.eqns), tuple(self.atom(o) for o in outputs),
                      self.consts, name)
+
+
+def _escaped() -> EscapedTracerError:
+    return EscapedTracerError(
+        f"a traced value was used after its function returned (at {user_location()}); "
+        "do not keep traced values in globals or closures between calls")
 
 
 def as_constant_array(x: Any) -> np.ndarray:

@@ -1,0 +1,140 @@
+"""The per-primitive test table: every registry primitive, its domain and shapes.
+
+Each :class:`Case` is a small numpy function exercising one primitive (and
+the few it needs, such as a comparison for ``where``), the shapes of its
+arguments and where to sample them. ``test_primitives.py`` checks every case
+against SymPy and plain numpy on both backends; ``test_registry.py`` fails if
+a registry primitive has no case here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from oracle import rng_for
+
+Shape = tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    prims: tuple[str, ...]          # the registry primitives this case exercises
+    fn: Callable
+    shapes: tuple[Shape, ...]
+    domains: tuple[tuple[float, float], ...]
+    discrete: bool = False          # sample small integers (ties for ==, !=, max)
+    fixed: tuple[Any, ...] | None = field(default=None, compare=False)
+
+    def args(self) -> list[Any]:
+        if self.fixed is not None:
+            return [np.array(a, dtype=float) for a in self.fixed]
+        rng = rng_for(self.name)
+        if self.discrete:
+            return [rng.integers(-1, 3, s).astype(float) if s else float(rng.integers(-1, 3))
+                    for s in self.shapes]
+        return [rng.uniform(lo, hi, s) for s, (lo, hi) in zip(self.shapes, self.domains)]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+def _shape_id(*shapes: Shape) -> str:
+    return "_".join("x".join(map(str, s)) or "scalar" for s in shapes)
+
+
+CASES: list[Case] = []
+
+UNARY = [
+    ("neg", np.negative, (-2, 2)), ("exp", np.exp, (-2, 2)), ("log", np.log, (0.1, 3)),
+    ("log1p", np.log1p, (-0.9, 2)), ("expm1", np.expm1, (-2, 2)), ("sqrt", np.sqrt, (0.1, 3)),
+    ("sin", np.sin, (-3, 3)), ("cos", np.cos, (-3, 3)), ("tan", np.tan, (-1.2, 1.2)),
+    ("tanh", np.tanh, (-2, 2)), ("sinh", np.sinh, (-2, 2)), ("cosh", np.cosh, (-2, 2)),
+    ("arcsin", np.arcsin, (-0.95, 0.95)), ("arccos", np.arccos, (-0.95, 0.95)),
+    ("arctan", np.arctan, (-3, 3)), ("abs", np.absolute, (-2, 2)), ("sign", np.sign, (-2, 2)),
+    ("square", np.square, (-2, 2)), ("reciprocal", np.reciprocal, (0.2, 2)),
+]
+for prim, ufunc, domain in UNARY:
+    for shape in [(), (3,), (2, 3)]:
+        CASES.append(Case(f"{prim}-{_shape_id(shape)}", (prim,),
+                          lambda x, u=ufunc: u(x), (shape,), (domain,)))
+
+BINARY = [
+    ("add", np.add, (-2, 2), (-2, 2)), ("sub", np.subtract, (-2, 2), (-2, 2)),
+    ("mul", np.multiply, (-2, 2), (-2, 2)), ("div", np.divide, (-2, 2), (0.5, 2)),
+    ("pow", np.power, (0.5, 2), (-2, 2)), ("maximum", np.maximum, (-2, 2), (-2, 2)),
+    ("minimum", np.minimum, (-2, 2), (-2, 2)),
+]
+BINARY_SHAPES = [((), ()), ((3,), (3,)), ((2, 3), (2, 3)), ((2, 3), (3,)), ((2, 1), (1, 3)),
+                 ((), (2, 3)), ((3,), ())]
+for prim, ufunc, dx, dy in BINARY:
+    for sx, sy in BINARY_SHAPES:
+        CASES.append(Case(f"{prim}-{_shape_id(sx, sy)}", (prim,),
+                          lambda x, y, u=ufunc: u(x, y), (sx, sy), (dx, dy)))
+
+CASES += [
+    # a literal exponent of a negative base; a literal base
+    Case("pow-literal-exponent", ("pow",), lambda x: np.power(x, 3.0), ((2, 3),), ((-2, 2),)),
+    Case("pow-literal-base", ("pow",), lambda x: np.power(2.5, x), ((3,),), ((-2, 2),)),
+    # ties of maximum/minimum: 1/2 to each side, as SymPy's Heaviside(0)
+    Case("maximum-ties", ("maximum",), lambda x, y: np.maximum(x, y), ((2, 3), (3,)), (),
+         discrete=True),
+    Case("minimum-ties", ("minimum",), lambda x, y: np.minimum(x, y), ((2, 3), (3,)), (),
+         discrete=True),
+]
+
+COMPARISONS = [("gt", np.greater), ("ge", np.greater_equal), ("lt", np.less),
+               ("le", np.less_equal), ("eq", np.equal), ("ne", np.not_equal)]
+for prim, ufunc in COMPARISONS:
+    for sx, sy in [((), ()), ((2, 3), (3,))]:
+        CASES.append(Case(f"{prim}-{_shape_id(sx, sy)}", (prim, "where"),
+                          lambda x, y, u=ufunc: np.where(u(x, y), x * y, x - y),
+                          (sx, sy), (), discrete=True))
+
+for shapes in [((), (), ()), ((2, 3), (3,), (2, 1)), ((3,), (2, 3), ())]:
+    CASES.append(Case(f"where-{_shape_id(*shapes)}", ("where", "gt"),
+                      lambda c, x, y: np.where(c > 0, np.sin(x), y * y), shapes,
+                      ((-1, 1), (-2, 2), (-2, 2))))
+
+REDUCTIONS = [("sum", np.sum, (-2, 2)), ("mean", np.mean, (-2, 2)), ("prod", np.prod, (0.3, 2)),
+              ("max", np.max, (-2, 2)), ("min", np.min, (-2, 2))]
+REDUCTION_AXES = [((4,), None, False), ((2, 3), None, False), ((2, 3), 0, False),
+                  ((2, 3), 1, True), ((2, 3), -1, False), ((2, 3, 2), (0, 2), False),
+                  ((2, 3, 2), 1, True), ((2, 3), None, True)]
+for prim, fn, domain in REDUCTIONS:
+    for shape, axis, keepdims in REDUCTION_AXES:
+        CASES.append(Case(f"{prim}-{_shape_id(shape)}-axis{axis}-keepdims{keepdims}", (prim,),
+                          lambda x, f=fn, a=axis, k=keepdims: f(x, axis=a, keepdims=k),
+                          (shape,), (domain,)))
+
+CASES += [
+    # the product of the others where the group has one zero, 0 where it has two
+    Case("prod-zeros", ("prod",), lambda x: np.prod(x, axis=1), ((2, 3),), (),
+         fixed=([[0.0, 2.0, 3.0], [0.0, 0.0, 1.5]],)),
+    # two tied maxima share the cotangent (SymPy: Heaviside(0) = 1/2 each)
+    Case("max-tie", ("max",), lambda x: np.max(x, axis=1), ((2, 3),), (),
+         fixed=([[1.0, 3.0, 3.0], [2.0, 5.0, 1.0]],)),
+    Case("min-tie", ("min",), lambda x: np.min(x, axis=0), ((2, 3),), (),
+         fixed=([[1.0, 3.0, -1.0], [1.0, 5.0, 2.0]],)),
+]
+
+for source, target in [((3,), (2, 3)), ((1, 3), (2, 3)), ((2, 1), (2, 3)), ((), (2, 3))]:
+    CASES.append(Case(f"broadcast_to-{_shape_id(source, target)}", ("broadcast_to",),
+                      lambda x, t=target: np.broadcast_to(x, t), (source,), ((-2, 2),)))
+
+for source, target in [((2, 3), (3, 2)), ((6,), (2, 3)), ((1,), ()), ((), (1, 1))]:
+    CASES.append(Case(f"reshape-{_shape_id(source, target)}", ("reshape",),
+                      lambda x, t=target: np.reshape(x, t), (source,), ((-2, 2),)))
+
+CASES += [
+    Case("transpose-T", ("transpose",), lambda x: x.T, ((2, 3),), ((-2, 2),)),
+    Case("transpose-axes", ("transpose",), lambda x: np.transpose(x, (1, 0, 2)),
+         ((2, 3, 2),), ((-2, 2),)),
+    Case("transpose-method", ("transpose",), lambda x: x.transpose(2, 0, 1),
+         ((2, 3, 2),), ((-2, 2),)),
+]
+
+assert len({c.name for c in CASES}) == len(CASES), "case names must be unique"

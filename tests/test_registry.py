@@ -1,0 +1,61 @@
+"""The registry is complete: every primitive has every facet and a test-table entry."""
+
+import numpy as np
+import pytest
+
+from cases import CASES
+from symgrad import primitives as P
+from symgrad.ir import Aval
+
+ROUND_ONE = {
+    "add", "sub", "mul", "div", "pow", "neg", "exp", "log", "log1p", "expm1", "sqrt", "sin",
+    "cos", "tan", "tanh", "sinh", "cosh", "arcsin", "arccos", "arctan", "abs", "sign",
+    "square", "reciprocal", "maximum", "minimum", "sum", "mean", "prod", "max", "min",
+}
+
+
+@pytest.mark.parametrize("name", sorted(P.REGISTRY))
+def test_every_facet_is_present(name):
+    prim = P.REGISTRY[name]
+    assert prim.name == name
+    assert prim.kind in ("elementwise", "reduction", "structural")
+    for facet in P.FACETS:
+        assert callable(getattr(prim, facet)), f"{name} lacks {facet}"
+
+
+@pytest.mark.parametrize("name", sorted(P.REGISTRY))
+def test_every_primitive_has_a_test_case(name):
+    covered = {p for case in CASES for p in case.prims}
+    assert name in covered, f"tests/cases.py has no case for primitive {name}"
+
+
+def test_round_one_coverage():
+    assert ROUND_ONE <= set(P.REGISTRY), ROUND_ONE - set(P.REGISTRY)
+
+
+def test_a_primitive_missing_a_facet_fails_at_declaration():
+    with pytest.raises(TypeError, match="lacks facets.*vjp"):
+        P.register(name="broken", kind="elementwise", shape_rule=lambda x: x, impl=np.sin,
+                   vjp=None, emit=lambda *a, **k: [], sympy=lambda sp, x: x)
+    assert "broken" not in P.REGISTRY
+
+
+def test_a_primitive_cannot_be_declared_twice():
+    exp = P.REGISTRY["exp"]
+    with pytest.raises(ValueError, match="declared twice"):
+        P.register(name="exp", kind=exp.kind, shape_rule=exp.shape_rule, impl=exp.impl,
+                   vjp=exp.vjp, emit=exp.emit, sympy=exp.sympy)
+
+
+@pytest.mark.parametrize("name", sorted(n for n, p in P.REGISTRY.items() if p.kind == "elementwise"))
+def test_elementwise_shape_rules_broadcast(name):
+    prim = P.REGISTRY[name]
+    n = prim.impl.nin if isinstance(prim.impl, np.ufunc) else 3
+    dtypes = ["bool", "float64", "float64"] if name == "where" else ["float64"] * n
+    shapes = [(2, 1), (3,), ()][:n] if n > 1 else [(2, 1)]
+    avals = [Aval(s, d) for s, d in zip(shapes, dtypes)]
+    assert prim.shape_rule(*avals).shape == np.broadcast_shapes(*shapes)
+
+
+def test_conventions_version_is_an_integer():
+    assert isinstance(P.CONVENTIONS_VERSION, int) and P.CONVENTIONS_VERSION >= 1

@@ -1,0 +1,161 @@
+"""Tracing plain numpy code: operators, ufuncs, array functions, methods, errors."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import symgrad as sg
+from oracle import assert_close, forward_graph
+
+
+def prims(fn, *args) -> list[str]:
+    return [e.prim.name for e in forward_graph(fn, *args).eqns]
+
+
+X = np.array([[0.5, 1.0, 1.5], [2.0, 2.5, 3.0]])
+
+
+def test_python_operators():
+    assert prims(lambda x: x + 1, X) == ["add"]
+    assert prims(lambda x: 1 - x, X) == ["sub"]
+    assert prims(lambda x: 2 * x / 3, X) == ["mul", "div"]
+    assert prims(lambda x: -x, X) == ["neg"]
+    assert prims(lambda x: +x, X) == []
+    assert prims(lambda x: abs(x), X) == ["abs"]
+    assert prims(lambda x: x ** 3, X) == ["pow"]
+    assert prims(lambda x: 2 ** x, X) == ["pow"]
+    assert prims(lambda x: x > 1, X) == ["gt"]
+
+
+def test_power_operator_follows_numpy_fast_paths():
+    # numpy computes x ** 2, x ** 0.5 and x ** -1 as square, sqrt and reciprocal
+    assert prims(lambda x: x ** 2, X) == ["square"]
+    assert prims(lambda x: x ** 0.5, X) == ["sqrt"]
+    assert prims(lambda x: x ** -1, X) == ["reciprocal"]
+    assert prims(lambda x: np.power(x, 2), X) == ["pow"]
+    x = np.random.default_rng(1).uniform(0.1, 10, 1000)
+    for e in (2, 0.5, -1):
+        assert np.array_equal(sg.jit(lambda x: x ** e, backend="numpy")(x), x ** e)
+
+
+def test_ufuncs_and_numpy_constants():
+    c = np.array([1.0, 2.0, 3.0])
+    f = lambda x: np.exp(x) * c + np.pi
+    assert prims(f, X) == ["exp", "mul", "add"]
+    graph = forward_graph(f, X)
+    assert len(graph.consts) == 1 and np.array_equal(graph.consts[0][1], c)
+    assert not graph.consts[0][1].flags.writeable, "constants are frozen copies"
+    assert_close(sg.jit(f)(X), f(X))
+
+
+def test_numpy_scalars_and_arrays_on_the_left():
+    f = lambda x: np.float64(2.0) * x + np.array([1.0, 2.0, 3.0]) - np.int64(1)
+    assert_close(sg.jit(f)(X), f(X))
+
+
+def test_array_functions_and_methods():
+    f = lambda x: np.sum(x) + x.sum(axis=0).mean() + np.mean(x, axis=1).max() + x.T.min()
+    assert prims(f, X)[:1] == ["sum"]
+    assert_close(sg.jit(f)(X), f(X))
+    g = lambda x: x.reshape(3, 2).T.ravel().prod() + np.max(x, axis=-1, keepdims=True).sum()
+    assert_close(sg.jit(g)(X), g(X))
+
+
+def test_keepdims_is_a_reshape():
+    assert prims(lambda x: np.sum(x, axis=1, keepdims=True), X) == ["sum", "reshape"]
+
+
+def test_python_control_flow_on_static_values_runs_at_trace_time():
+    def f(x, n):
+        y = x
+        for _ in range(n):
+            y = np.sin(y)
+        return np.sum(y) if n > 1 else np.mean(y)
+    g = sg.grad(f, static_argnums=(1,))
+    assert_close(g(X, 3), sg.grad(lambda x: np.sum(np.sin(np.sin(np.sin(x)))))(X))
+    assert_close(g(X, 1), sg.grad(lambda x: np.mean(np.sin(x)))(X))
+
+
+def test_bool_of_a_traced_value_points_to_where():
+    def f(x):
+        if x > 0:
+            return x
+        return -x
+    with pytest.raises(sg.TracerBoolConversionError, match=r"symgrad\.where") as e:
+        sg.grad(f)(1.0)
+    assert "test_trace.py" in str(e.value), "the message names the user's line"
+    with pytest.raises(sg.TracerBoolConversionError):
+        sg.jit(lambda x: x if np.all(x > 0) else -x)  # constructing is fine
+        sg.jit(lambda x: (x > 0) and x)(X)
+
+
+def test_where_replaces_if():
+    f = sg.grad(lambda x: np.sum(sg.where(x > 1.5, x ** 3, -x)))
+    assert_close(f(X), np.where(X > 1.5, 3 * X ** 2, -1.0))
+
+
+@pytest.mark.parametrize("call, name", [
+    (lambda x: np.linalg.svd(x), "linalg.svd"),
+    (lambda x: np.cumprod(x), "cumprod"),
+    (lambda x: np.floor(x), "np.floor"),
+    (lambda x: np.add.reduce(x), "np.add.reduce"),
+])
+def test_unsupported_numpy_functions_are_named(call, name):
+    with pytest.raises(sg.UnsupportedFunctionError, match=name.replace(".", r"\.")):
+        sg.jit(call)(X)
+
+
+@pytest.mark.parametrize("call, what", [
+    (lambda x: math.exp(x), "float()"),
+    (lambda x: float(x), "float()"),
+    (lambda x: np.asarray(x), "np.asarray"),
+    (lambda x: x.item(), "item()"),
+])
+def test_concrete_conversions_are_refused(call, what):
+    with pytest.raises(sg.TracerConversionError, match=r"traced value"):
+        sg.jit(call)(2.0)
+
+
+def test_unsupported_keyword_arguments_are_named():
+    with pytest.raises(sg.UnsupportedFunctionError, match="out="):
+        sg.jit(lambda x: np.sum(x, out=np.empty(())))(X)
+    with pytest.raises(sg.UnsupportedFunctionError, match="where="):
+        sg.jit(lambda x: np.sum(x, where=x > 1))(X)
+    with pytest.raises(sg.UnsupportedFunctionError, match="float64"):
+        sg.jit(lambda x: np.exp(x, dtype=np.float32))(X)
+
+
+def test_shape_errors_name_the_operation_and_shapes():
+    with pytest.raises(sg.ShapeError, match=r"add: operands of shapes f64\[2,3\] and f64\[2\]"):
+        sg.jit(lambda x, y: x + y)(X, np.ones(2))
+    with pytest.raises(sg.ShapeError, match="reshape"):
+        sg.jit(lambda x: x.reshape(4, 2))(X)
+    with pytest.raises(np.exceptions.AxisError):
+        sg.jit(lambda x: np.sum(x, axis=2))(X)
+    with pytest.raises(sg.ShapeError, match="empty axis"):
+        sg.jit(lambda x: np.max(x, axis=0))(np.ones((0, 3)))
+
+
+def test_escaped_tracer_is_reported():
+    leaked = []
+    sg.jit(lambda x: leaked.append(x) or x * 2)(X)
+    with pytest.raises(sg.EscapedTracerError, match="after its function returned"):
+        sg.jit(lambda y: y + leaked[0])(X)
+
+
+def test_complex_and_object_values_are_refused():
+    with pytest.raises(TypeError, match="complex"):
+        sg.jit(lambda x: x * (1 + 2j))(X)
+    with pytest.raises(TypeError, match="complex"):
+        sg.grad(lambda x: np.sum(x))(np.ones(3, dtype=complex))
+    with pytest.raises(TypeError, match="dtype <U1"):
+        sg.grad(lambda x: np.sum(x))(np.array(["a"]))
+
+
+def test_booleans_promote_in_arithmetic():
+    f = lambda x: np.sum((x > 1.0) * x + (x < 2.0))
+    assert_close(sg.jit(f)(X), f(X))
+    assert_close(sg.grad(f)(X), (X > 1.0).astype(float))
