@@ -124,11 +124,13 @@ def publish(source: KernelSource, directory: Path) -> Path:
 
 
 def _import(path: Path, source: KernelSource) -> Callable:
-    name = f"symgrad_kernel_{source.key}_{uuid.uuid4().hex[:6]}"
+    # The name is the key: machine code that Numba loads from its disk cache
+    # imports its module by name, so a fresh process must use the same one.
+    name = f"symgrad_kernel_{source.key}"
     spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # Numba's cache locates functions through their module
+    sys.modules[name] = module
     spec.loader.exec_module(module)
     return getattr(module, source.function)
 

@@ -2,10 +2,13 @@
 
 Every pass returns its input graph itself when it changes nothing, which is
 how :func:`optimize` detects the fixed point. Rewrites are exact: a pass never
-changes a result by even one bit (so ``x + 0.0 -> x`` is absent: it is wrong
-for ``x = -0.0``; ``x * 0.0 -> 0.0`` is absent: it is wrong for inf and nan).
-The one deliberate exception is ``x ** 2.0 -> square(x)``, which makes
-``np.power(x, 2.0)`` exactly what numpy's ``x ** 2`` computes.
+changes a result's value, signed zeros included, and a NaN stays a NaN (IEEE
+leaves the sign of a NaN result unspecified, so no rule relies on it). Hence
+``x + 0.0 -> x`` is absent (wrong for ``x = -0.0``), ``x * 0.0 -> 0.0`` is absent
+(wrong for inf and nan) and ``x * -1.0 -> -x`` is absent (it flips a NaN's sign
+bit where multiplication keeps it). ``x ** 2.0 -> square(x)`` and
+``x ** -1.0 -> 1/x`` make ``np.power`` compute what numpy's ``**`` computes:
+the correctly rounded result, where ``pow`` may be off in the last bit.
 """
 
 from __future__ import annotations
@@ -160,17 +163,11 @@ def _rules(defs: dict[int, Eqn]) -> tuple[dict[Primitive, Callable[[Eqn], Rewrit
         for a, b in ((x, y), (y, x)):
             if _lit(b, 1.0) and a.aval == e.out.aval:
                 return a  # x * 1.0 -> x
-            if _lit(b, -1.0) and a.aval == e.out.aval:
-                return _as(e, P.neg_p, a)  # x * -1.0 -> -x
         return None
 
     def div(e: Eqn) -> Rewrite:
         x, y = e.inputs
-        if _lit(y, 1.0):
-            return _same_aval(e, x)  # x / 1.0 -> x
-        if _lit(y, -1.0) and x.aval == e.out.aval:
-            return _as(e, P.neg_p, x)  # x / -1.0 -> -x
-        return None
+        return _same_aval(e, x) if _lit(y, 1.0) else None  # x / 1.0 -> x
 
     def pow(e: Eqn) -> Rewrite:
         x, y = e.inputs
