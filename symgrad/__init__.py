@@ -15,8 +15,13 @@ compiled and SymPy only by :mod:`symgrad.sympy_bridge`.
 __version__ = "0.1.0"
 
 from .api import grad, jit, value_and_grad, vjp  # noqa: E402
-from .errors import (EscapedTracerError, ShapeError, TracerBoolConversionError,  # noqa: E402
-                     TracerConversionError, UnsupportedFunctionError)
+from .errors import (  # noqa: E402
+                     EscapedTracerError,
+                     ShapeError,
+                     TracerBoolConversionError,
+                     TracerConversionError,
+                     UnsupportedFunctionError,
+)
 from .ir import Graph  # noqa: E402
 from .ops import where  # noqa: E402
 

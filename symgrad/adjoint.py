@@ -13,7 +13,8 @@ exactly PyTorch's ``y.backward(gradient)`` and SymPy's gradient of that sum.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from . import ops
 from . import primitives as P

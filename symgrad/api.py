@@ -16,8 +16,9 @@ from __future__ import annotations
 import functools
 import os
 import weakref
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -55,15 +56,16 @@ class Transformed:
         self.fun = fun
         self.mode = mode
         self.single = isinstance(argnums, int)
-        self.argnums = (argnums,) if self.single else tuple(argnums)
-        if mode == "jit":
-            self.argnums = ()
-        if any(not isinstance(a, int) for a in self.argnums) or len(set(self.argnums)) != len(self.argnums):
+        self.argnums: tuple[int, ...] = (
+            () if mode == "jit" else (argnums,) if isinstance(argnums, int) else tuple(argnums))
+        distinct = len(set(self.argnums)) == len(self.argnums)
+        if not distinct or any(not isinstance(a, int) for a in self.argnums):
             raise TypeError(f"argnums must be an int or a tuple of distinct ints, not {argnums!r}")
         self.static_argnums = frozenset(static_argnums)
         if self.static_argnums & set(self.argnums):
             raise ValueError("an argument cannot be both differentiated and static")
         self.backend = backend
+        self._title = getattr(fun, "__name__", "the function")  # for messages: "<lambda>"
         self._cache: dict[tuple, Specialization] = {}
         self._names = functools.cache(functools.partial(arg_names, fun))
         functools.update_wrapper(self, fun)
@@ -94,7 +96,9 @@ class Transformed:
             if not -len(args) <= i < len(args):
                 raise ValueError(f"argnums {i} is out of range for {len(args)} arguments")
         diff = {i % len(args) for i in self.argnums}
-        key, avals, inputs = [], [], []
+        key: list[Any] = []
+        avals: list[Aval | None] = []
+        inputs: list[Any] = []
         for i, x in enumerate(args):
             if i in diff or (i not in self.static_argnums and _is_array_like(x)):
                 value, aval = _traced_input(x, i, self._names, len(args), promote=i in diff)
@@ -108,9 +112,10 @@ class Transformed:
         key.append(gradient is not None)
         spec = self._cache.get(tuple(key))
         if spec is None:
-            spec = self._cache[tuple(key)] = self._specialize(args, avals, diff, gradient is not None)
+            spec = self._specialize(args, avals, diff, gradient is not None)
+            self._cache[tuple(key)] = spec
         if gradient is not None:
-            inputs += _cotangents(gradient, spec, self.__name__)
+            inputs += _cotangents(gradient, spec, self._title)
         return spec, inputs
 
     # -- building ------------------------------------------------------------------
@@ -126,7 +131,7 @@ class Transformed:
             final = optimize(graph, checked=checked)
             title, out_names = f"jit of {graph.name}", {}
         else:
-            _check_differentiable(graph, is_tuple, seeded, self.mode)
+            _check_differentiable(graph, is_tuple, seeded, self.mode, self._title)
             position = {i: k for k, i in enumerate(i for i, a in enumerate(avals) if a is not None)}
             wrt = [position[i] for i in sorted(diff)]
             order = [sorted(diff).index(i % len(args)) for i in self.argnums]
@@ -137,6 +142,7 @@ class Transformed:
             title = f"{self.mode} of {graph.name} with respect to {', '.join(wrt_names)}"
             out_names = {n_primal + k: f"grad_{name}" for k, name in enumerate(wrt_names)}
         source = generate(final, graph.name, title, out_names)
+        run: Callable[..., tuple]
         if self.backend == "numpy":
             run = functools.partial(_interpret, final)
         else:
@@ -157,8 +163,8 @@ def _reorder_grads(graph: Graph, n_primal: int, order: list[int]) -> Graph:
     return Graph(graph.inputs, graph.eqns, outputs, graph.consts, graph.name)
 
 
-def _check_differentiable(graph: Graph, is_tuple: bool, seeded: bool, mode: str) -> None:
-    name = graph.name
+def _check_differentiable(graph: Graph, is_tuple: bool, seeded: bool, mode: str,
+                          name: str) -> None:
     if is_tuple and mode != "vjp":
         raise TypeError(f"{mode} needs {name} to return one array, but it returns a tuple of "
                         f"{len(graph.outputs)}; use symgrad.vjp for several outputs")
@@ -178,7 +184,8 @@ def _check_differentiable(graph: Graph, is_tuple: bool, seeded: bool, mode: str)
 
 
 def _is_array_like(x: Any) -> bool:
-    return isinstance(x, (np.ndarray, np.generic, float, int)) and not isinstance(x, (bool, np.bool_))
+    numeric = isinstance(x, (np.ndarray, np.generic, float, int))
+    return numeric and not isinstance(x, (bool, np.bool_))
 
 
 def _traced_input(x: Any, i: int, names: Callable[[int], list[str]], n: int,
@@ -292,7 +299,7 @@ grad = _transformation("grad", """The gradient of a scalar-valued numpy function
         array([10., 20., 30.])
     """)
 
-value_and_grad = _transformation("value_and_grad", """Like :func:`grad`, returning ``(value, gradient)``.
+value_and_grad = _transformation("value_and_grad", """Like :func:`grad`, returning the value too.
 
         >>> import numpy as np, symgrad as sg
         >>> sg.value_and_grad(lambda x: np.sum(x ** 2))(np.array([1.0, 2.0]))
@@ -308,7 +315,7 @@ jit = _transformation("jit", """Compile a numpy function with Numba through symg
 
 
 #: the transformed functions behind vjp, kept while ``fun`` lives
-_VJP_CACHE: "weakref.WeakKeyDictionary[Callable, dict]" = weakref.WeakKeyDictionary()
+_VJP_CACHE: weakref.WeakKeyDictionary[Callable, dict] = weakref.WeakKeyDictionary()
 
 
 def vjp(fun: Callable, *args: Any, backend: str = "numba") -> tuple[Any, Callable]:

@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import hashlib
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 from . import __version__
 from .ir import Atom, Graph, Literal, Var
@@ -92,7 +92,8 @@ def generate(graph: Graph, function: str, description: str,
         *(INDENT + line for line in body),
         "",
     ])
-    versions = f"symgrad {__version__}, codegen {CODEGEN_VERSION}, conventions {CONVENTIONS_VERSION}"
+    versions = (f"symgrad {__version__}, codegen {CODEGEN_VERSION}, "
+                f"conventions {CONVENTIONS_VERSION}")
     key = hashlib.sha256(f"{versions}\n{code}".encode()).hexdigest()[:32]
     header = f"# symgrad kernel k_{key} ({versions}); generated, do not edit\n"
     return KernelSource(key, function, header + code)

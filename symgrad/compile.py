@@ -22,11 +22,11 @@ import threading
 import time
 import uuid
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from .codegen import KernelSource
 
-_LOADED: dict[str, "Kernel"] = {}
+_LOADED: dict[str, Kernel] = {}
 _LOCK = threading.Lock()
 
 
@@ -51,7 +51,7 @@ class Kernel:
     corrupt cache entry fails, the entry is quarantined and the call retried.
     """
 
-    def __init__(self, source: KernelSource, path: Path, function: Callable):
+    def __init__(self, source: KernelSource, path: Path, function: Any):
         self.source = source
         self.path = path
         self.function = function
@@ -123,7 +123,8 @@ def publish(source: KernelSource, directory: Path) -> Path:
     return path
 
 
-def _import(path: Path, source: KernelSource) -> Callable:
+def _import(path: Path, source: KernelSource) -> Any:
+    """The kernel's Numba dispatcher, from its module imported under its key's name."""
     # The name is the key: machine code that Numba loads from its disk cache
     # imports its module by name, so a fresh process must use the same one.
     name = f"symgrad_kernel_{source.key}"

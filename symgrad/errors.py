@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import os
 import sys
+from types import FrameType
+
+import numpy as np
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
-_NUMPY_DIR = os.path.dirname(os.path.abspath(__import__("numpy").__file__))
+_NUMPY_DIR = os.path.dirname(os.path.abspath(np.__file__ or ""))
 
 
 class TracerBoolConversionError(TypeError):
@@ -35,10 +38,10 @@ class EscapedTracerError(RuntimeError):
 
 def user_location() -> str:
     """``file:line (function)`` of the innermost frame outside symgrad and numpy."""
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     while frame is not None:
         path = os.path.abspath(frame.f_code.co_filename)
-        if not (path.startswith(_PACKAGE_DIR) or path.startswith(_NUMPY_DIR)):
+        if not path.startswith((_PACKAGE_DIR, _NUMPY_DIR)):
             return f"{frame.f_code.co_filename}:{frame.f_lineno} (in {frame.f_code.co_name})"
         frame = frame.f_back
     return "<unknown location>"

@@ -21,9 +21,10 @@ interpreter (:func:`interpret`), which every backend is compared against.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Callable, Mapping, Sequence, Union
+from typing import Any, Union
 
 import numpy as np
 
@@ -122,7 +123,7 @@ class Literal:
         return f"Literal({self.value!r})"
 
 
-Atom = Union[Var, Literal]
+Atom = Union[Var, Literal]  # noqa: UP007 (a runtime alias: X | Y needs 3.10 types)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -174,7 +175,7 @@ class Eqn:
     inputs: tuple[Atom, ...]
     out: Var
     params: Mapping[str, Any] = field(default_factory=lambda: freeze_params({}))
-    origin: "Eqn | None" = None
+    origin: Eqn | None = None
 
 
 @dataclass(frozen=True, slots=True, eq=False)

@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import math
 import operator
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 import numpy as np
 
 from . import primitives as P
 from .errors import ShapeError, UnsupportedFunctionError, user_location
-from .ir import BOOL, Primitive
+from .ir import Primitive
 from .trace import Tracer, as_constant_array, find_trace
 
 HANDLED_FUNCTIONS: dict[Callable, Callable] = {}
@@ -31,9 +32,12 @@ UFUNCS: dict[np.ufunc, Primitive] = {
     p.numpy: p for p in P.REGISTRY.values() if isinstance(p.numpy, np.ufunc)}
 
 
-def implements(*numpy_functions: Callable) -> Callable:
+F = TypeVar("F", bound=Callable)
+
+
+def implements(*numpy_functions: Callable) -> Callable[[F], F]:
     """Register the decorated function as the traced version of ``numpy_functions``."""
-    def decorate(fn: Callable) -> Callable:
+    def decorate(fn: F) -> F:
         for f in numpy_functions:
             HANDLED_FUNCTIONS[f] = fn
         return fn

@@ -13,15 +13,16 @@ the correctly rounded result, where ``pow`` may be off in the last bit.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import replace
-from typing import Any, Callable, Iterable, Union
+from typing import Any, Union
 
 import numpy as np
 
 from . import primitives as P
 from .ir import Atom, Aval, Eqn, Graph, Literal, Primitive, Var, check, freeze_params
 
-Rewrite = Union[Eqn, list[Eqn], Atom, None]
+Rewrite = Union[Eqn, list[Eqn], Atom, None]  # noqa: UP007 (a runtime alias)
 
 
 def _rewrite(graph: Graph, rule: Callable[[Eqn], Rewrite]) -> Graph:
@@ -108,8 +109,9 @@ def fold_constants(graph: Graph) -> Graph:
     def rule(eqn: Eqn) -> Rewrite:
         if eqn.out.shape or not all(isinstance(a, Literal) for a in eqn.inputs):
             return None
+        operands = [a.value for a in eqn.inputs if isinstance(a, Literal)]
         with np.errstate(all="ignore"):
-            value = np.asarray(eqn.prim.impl(*(a.value for a in eqn.inputs), **eqn.params))
+            value = np.asarray(eqn.prim.impl(*operands, **eqn.params))
         return Literal(bool(value) if value.dtype == np.bool_ else float(value))
 
     return _rewrite(graph, rule)
@@ -218,7 +220,8 @@ def _rules(defs: dict[int, Eqn]) -> tuple[dict[Primitive, Callable[[Eqn], Rewrit
             return x  # reshape(x, x.shape) -> x
         inner = _producer(defs, x)
         if inner is not None and inner.prim is P.reshape_p:
-            return _as(e, P.reshape_p, inner.inputs[0], **e.params)  # reshape(reshape(x)) -> reshape(x)
+            # reshape(reshape(x)) -> reshape(x)
+            return _as(e, P.reshape_p, inner.inputs[0], **e.params)
         return None
 
     def broadcast_to(e: Eqn) -> Rewrite:
@@ -239,9 +242,10 @@ def _rules(defs: dict[int, Eqn]) -> tuple[dict[Primitive, Callable[[Eqn], Rewrit
             return inner.inputs[0]  # transpose(transpose(x, p), inverse(p)) -> x
         return _as(e, P.transpose_p, inner.inputs[0], perm=perm)  # two transposes -> one
 
-    rules = {P.add_p: add, P.sub_p: sub, P.mul_p: mul, P.div_p: div, P.pow_p: pow,
-             P.neg_p: neg, P.where_p: where, P.reshape_p: reshape,
-             P.broadcast_to_p: broadcast_to, P.transpose_p: transpose}
+    rules: dict[Primitive, Callable[[Eqn], Rewrite]] = {
+        P.add_p: add, P.sub_p: sub, P.mul_p: mul, P.div_p: div, P.pow_p: pow, P.neg_p: neg,
+        P.where_p: where, P.reshape_p: reshape, P.broadcast_to_p: broadcast_to,
+        P.transpose_p: transpose}
     rules.update({p: reduction for p in (P.sum_p, P.mean_p, P.prod_p, P.max_p, P.min_p)})
     return rules, elementwise
 

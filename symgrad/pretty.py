@@ -21,16 +21,16 @@ Format (one line per equation, Python-like)::
 
 Names are deterministic and never collide: inputs keep their argument names
 (suffixed ``_1``, ``_2``... if needed), the remaining values get ``a``, ``b``,
-..., ``z``, ``ba``, ``bb``... in definition order, skipping any name already
-taken, Python keywords and the names generated code reserves.
+..., ``z``, ``aa``, ``ab``... in definition order, skipping any name already
+taken, Python keywords, ``l`` and the names generated code reserves.
 """
 
 from __future__ import annotations
 
 import keyword
 import re
+from collections.abc import Iterator, Mapping
 from itertools import count
-from typing import Iterator, Mapping
 
 import numpy as np
 
@@ -38,7 +38,8 @@ from .ir import Atom, Eqn, Graph, Literal, Var, eqn_vars
 
 #: names that generated kernels use for themselves
 RESERVED = frozenset({"np", "njit", "math", "inf", "nan", "True", "False", "None",
-                      "acc", "value", "kernel"})
+                      "acc", "value", "kernel",
+                      "l", "O", "I"})  # and names that read like 1 and 0
 _INDEX_NAME = re.compile(r"i\d+$")   # loop indices of generated reductions
 
 

@@ -15,12 +15,16 @@ Conventions at kinks and singular points follow DESIGN.md and are versioned by
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .errors import ShapeError
 from .ir import BOOL, FLOAT, Aval, Primitive
+
+if TYPE_CHECKING:  # imported at the end at run time: ops imports this module
+    from . import ops  # (mypy cannot type some of its functions in the cycle: has-type)
 
 #: bump when a derivative convention (kinks, ties, singular points) changes
 CONVENTIONS_VERSION = 1
@@ -413,7 +417,7 @@ def _reshape_emit(out, args, avals, out_aval, *, shape) -> list[str]:
 reshape_p = register(
     name="reshape", kind="structural", shape_rule=_reshape_rule,
     impl=lambda x, shape: np.reshape(x, shape), emit=_reshape_emit,
-    vjp=lambda g, ans, x, shape: (ops.reshape(g, x.shape),),
+    vjp=lambda g, ans, x, shape: (ops.reshape(g, x.shape),),  # type: ignore[has-type]
     sympy=lambda sp, x, shape: np.reshape(x, shape), numpy=np.reshape)
 
 
@@ -427,7 +431,8 @@ transpose_p = register(
     name="transpose", kind="structural", shape_rule=_transpose_rule,
     impl=lambda x, perm: np.transpose(x, perm),
     emit=lambda out, args, avals, out_aval, *, perm: [f"{out} = np.transpose({args[0]}, {perm!r})"],
-    vjp=lambda g, ans, x, perm: (ops.transpose(g, tuple(int(i) for i in np.argsort(perm))),),
+    vjp=lambda g, ans, x, perm: (
+        ops.transpose(g, tuple(int(i) for i in np.argsort(perm))),),  # type: ignore[has-type]
     sympy=lambda sp, x, perm: np.transpose(x, perm), numpy=np.transpose)
 
 #: primitives whose output may be a view of their input (codegen copies such outputs)

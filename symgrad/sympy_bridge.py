@@ -21,12 +21,13 @@ derivative formulas. Importing it imports SymPy; nothing else in the core does.
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import sympy as sp
 
-from .ir import BOOL, Atom, Graph, Literal, Primitive, Var
+from .ir import BOOL, Atom, Graph, Literal, Primitive
 from .pretty import Printer
 
 
@@ -76,7 +77,7 @@ def to_sympy(graph: Graph, inputs: Sequence[Any] | None = None) -> list[Any]:
 def _exact_array(value: np.ndarray) -> np.ndarray:
     out = np.empty(value.shape, dtype=object)
     for idx in np.ndindex(*value.shape):
-        out[idx] = exact(value[idx])
+        out[idx] = exact(value[idx].item())
     return out
 
 

@@ -12,13 +12,19 @@ to ``symgrad.where``.
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
-from .errors import (EscapedTracerError, TracerBoolConversionError, TracerConversionError,
-                     UnsupportedFunctionError, user_location)
+from .errors import (
+    EscapedTracerError,
+    TracerBoolConversionError,
+    TracerConversionError,
+    UnsupportedFunctionError,
+    user_location,
+)
 from .ir import BOOL, FLOAT, Atom, Aval, Eqn, Graph, Literal, Primitive, Var, freeze_params
 
 
@@ -251,7 +257,8 @@ class Tracer:
     __hash__ = None  # type: ignore[assignment]  # elementwise ==, as numpy arrays
 
     def __matmul__(self, o: Any) -> Any:
-        raise UnsupportedFunctionError(f"matrix product (@) at {user_location()} is not supported yet")
+        raise UnsupportedFunctionError(
+            f"matrix product (@) at {user_location()} is not supported yet")
 
     __rmatmul__ = __matmul__
 
@@ -282,7 +289,7 @@ class Tracer:
 
     def transpose(self, *axes: Any) -> Any:
         if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
-            axes = axes[0]
+            return _ops().transpose(self, axes[0])
         return _ops().transpose(self, axes or None)
 
     def reshape(self, *shape: Any, order: str = "C") -> Any:
@@ -295,7 +302,7 @@ class Tracer:
 
     flatten = ravel
 
-    def copy(self) -> "Tracer":
+    def copy(self) -> Tracer:
         return self  # traced values are immutable, so a copy is the value itself
 
     def astype(self, dtype: Any, copy: bool = True) -> Any:

@@ -7,7 +7,8 @@ VJP rules, adjoint transform and passes play no part in what it returns.
 from __future__ import annotations
 
 import zlib
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 

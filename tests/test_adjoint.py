@@ -8,10 +8,11 @@ import numpy as np
 import pytest
 
 import symgrad as sg
-from oracle import assert_close, finite_differences, forward_graph, rng_for, sympy_gradient
 from symgrad.adjoint import adjoint
 from symgrad.ir import check, interpret
 from symgrad.passes import optimize
+
+from oracle import assert_close, finite_differences, forward_graph, rng_for, sympy_gradient
 
 
 def grads(fn, *args, gradient=None, backend="numba"):

@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 
 import symgrad as sg
-from oracle import assert_close
 from symgrad.ir import Graph
+
+from oracle import assert_close
 
 X = np.array([[1.0, 2.0], [3.0, 4.0]])
 
@@ -81,7 +82,8 @@ def test_missing_gradient_for_vector_output():
 
 
 def test_gradient_of_wrong_shape():
-    with pytest.raises(ValueError, match=r"gradient has shape \(3,\) but <lambda> returns shape \(2, 2\)"):
+    wrong = r"gradient has shape \(3,\) but <lambda> returns shape \(2, 2\)"
+    with pytest.raises(ValueError, match=wrong):
         sg.grad(lambda x: x * x)(X, gradient=np.ones(3))
     with pytest.raises(TypeError, match="gradient is complex"):
         sg.grad(lambda x: x * x)(X, gradient=np.ones((2, 2), complex))

@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 from symgrad.codegen import KernelSource
 from symgrad.compile import publish

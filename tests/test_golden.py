@@ -37,7 +37,7 @@ def ratio(x, y):
     return np.sum(x / y + np.maximum(x, y))
 
 
-# (golden file stem, transformed function, arguments, gradient, kernel inputs, expected kernel outputs)
+# golden file stem: (transformed function, arguments, gradient)
 W = np.array([0.5, -1.0, 2.0])
 XS = np.array([[1.0, 2.0, 3.0], [0.5, -0.5, 0.25]])
 GOLDENS = {

@@ -8,18 +8,19 @@ import numpy as np
 import pytest
 
 import symgrad as sg
-from oracle import forward_graph
 from symgrad import primitives as P
 from symgrad.ir import Aval, Eqn, Graph, IRError, Literal, Var, check, freeze_params, interpret
 from symgrad.pretty import assign_names, pformat
+
+from oracle import forward_graph
 
 
 def small_graph() -> Graph:
     x = Var(Aval((2,)), "x")
     a = Var(Aval((2,)))
     b = Var(Aval(()))
-    return Graph((x,), (Eqn(P.exp_p, (x,), a), Eqn(P.sum_p, (a,), b, freeze_params({"axes": (0,)}))),
-                 (b,))
+    eqns = (Eqn(P.exp_p, (x,), a), Eqn(P.sum_p, (a,), b, freeze_params({"axes": (0,)})))
+    return Graph((x,), eqns, (b,))
 
 
 def test_a_well_formed_graph_passes_the_checker():

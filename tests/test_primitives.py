@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import symgrad as sg
+
 from cases import CASES, Case
 from oracle import assert_close, rng_for, sympy_gradient, sympy_value
 

@@ -31,7 +31,8 @@ def test_command_reports_its_version():
 
 
 def test_importing_symgrad_loads_neither_numba_nor_sympy():
-    done = run("-c", "import sys, symgrad; print(sorted(m for m in ('numba', 'sympy') if m in sys.modules))")
+    code = "import sys, symgrad; print(sorted(m for m in ('numba', 'sympy') if m in sys.modules))"
+    done = run("-c", code)
     assert done.stdout.strip() == "[]", done.stdout + done.stderr
 
 

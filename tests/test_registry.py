@@ -3,9 +3,10 @@
 import numpy as np
 import pytest
 
-from cases import CASES
 from symgrad import primitives as P
 from symgrad.ir import Aval
+
+from cases import CASES
 
 ROUND_ONE = {
     "add", "sub", "mul", "div", "pow", "neg", "exp", "log", "log1p", "expm1", "sqrt", "sin",
@@ -47,7 +48,10 @@ def test_a_primitive_cannot_be_declared_twice():
                    vjp=exp.vjp, emit=exp.emit, sympy=exp.sympy)
 
 
-@pytest.mark.parametrize("name", sorted(n for n, p in P.REGISTRY.items() if p.kind == "elementwise"))
+ELEMENTWISE = sorted(n for n, p in P.REGISTRY.items() if p.kind == "elementwise")
+
+
+@pytest.mark.parametrize("name", ELEMENTWISE)
 def test_elementwise_shape_rules_broadcast(name):
     prim = P.REGISTRY[name]
     n = prim.impl.nin if isinstance(prim.impl, np.ufunc) else 3

@@ -1,4 +1,4 @@
-# symgrad kernel k_dad8c29551189ec15289184fddba37c4 (symgrad 0.1.0, codegen 1, conventions 1); generated, do not edit
+# symgrad kernel k_a4c887e938d9c82b0d8c1fefe0f36baa (symgrad 0.1.0, codegen 1, conventions 1); generated, do not edit
 # value_and_grad of ratio with respect to x, y
 # ratio(x: f64[2,1], y: f64[2])
 import numpy as np
@@ -22,25 +22,25 @@ def ratio(x, y):
     for i0 in range(h.shape[0]):
         for i1 in range(h.shape[1]):
             k[i0] += h[i0, i1]
-    l = np.ascontiguousarray(k).reshape((2, 1))
-    m = np.full((j.shape[1], ), 0.0)
+    m = np.ascontiguousarray(k).reshape((2, 1))
+    n = np.full((j.shape[1], ), 0.0)
     for i0 in range(j.shape[0]):
         for i1 in range(j.shape[1]):
-            m[i1] += j[i0, i1]
+            n[i1] += j[i0, i1]
     # grad of: a: f64[2,2] = div(x, y)
-    n = 1.0 / y
-    o = np.broadcast_to(n, (2, 2))
-    p = np.negative(a)
-    q = p / y
-    r = np.full((o.shape[0], ), 0.0)
-    for i0 in range(o.shape[0]):
-        for i1 in range(o.shape[1]):
-            r[i0] += o[i0, i1]
-    s = np.ascontiguousarray(r).reshape((2, 1))
-    grad_x = l + s
-    t = np.full((q.shape[1], ), 0.0)
-    for i0 in range(q.shape[0]):
-        for i1 in range(q.shape[1]):
-            t[i1] += q[i0, i1]
-    grad_y = m + t
+    o = 1.0 / y
+    p = np.broadcast_to(o, (2, 2))
+    q = np.negative(a)
+    r = q / y
+    s = np.full((p.shape[0], ), 0.0)
+    for i0 in range(p.shape[0]):
+        for i1 in range(p.shape[1]):
+            s[i0] += p[i0, i1]
+    t = np.ascontiguousarray(s).reshape((2, 1))
+    grad_x = m + t
+    u = np.full((r.shape[1], ), 0.0)
+    for i0 in range(r.shape[0]):
+        for i1 in range(r.shape[1]):
+            u[i1] += r[i0, i1]
+    grad_y = n + u
     return (d, grad_x, grad_y)

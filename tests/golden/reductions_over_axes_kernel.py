@@ -1,4 +1,4 @@
-# symgrad kernel k_090c83e0a9e66718d8b7950070adb793 (symgrad 0.1.0, codegen 1, conventions 1); generated, do not edit
+# symgrad kernel k_f39c95b76773afe846a32e6d06fae12e (symgrad 0.1.0, codegen 1, conventions 1); generated, do not edit
 # grad of loss with respect to w, x
 # loss(w: f64[3], x: f64[2,3])
 import numpy as np
@@ -30,26 +30,26 @@ def loss(w, x):
     # grad of: d: f64[2] = square(c)
     k = 2.0 * c
     # grad of: c: f64[2] = max(b, axes=(1,))
-    l = np.ascontiguousarray(c).reshape((2, 1))
-    m = b == l
-    n = np.where(m, 1.0, 0.0)
-    o = np.full((n.shape[0], ), 0.0)
-    for i0 in range(n.shape[0]):
-        for i1 in range(n.shape[1]):
-            o[i0] += n[i0, i1]
-    p = k / o
-    q = np.ascontiguousarray(p).reshape((2, 1))
-    r = q * n
-    s = j + r
+    m = np.ascontiguousarray(c).reshape((2, 1))
+    n = b == m
+    o = np.where(n, 1.0, 0.0)
+    p = np.full((o.shape[0], ), 0.0)
+    for i0 in range(o.shape[0]):
+        for i1 in range(o.shape[1]):
+            p[i0] += o[i0, i1]
+    q = k / p
+    r = np.ascontiguousarray(q).reshape((2, 1))
+    s = r * o
+    t = j + s
     # grad of: b: f64[2,3] = tanh(a)
-    t = np.square(b)
-    u = 1.0 - t
-    v = s * u
+    u = np.square(b)
+    v = 1.0 - u
+    y = t * v
     # grad of: a: f64[2,3] = mul(x, w)
-    grad_x = v * w
-    y = v * x
-    grad_w = np.full((y.shape[1], ), 0.0)
-    for i0 in range(y.shape[0]):
-        for i1 in range(y.shape[1]):
-            grad_w[i1] += y[i0, i1]
+    grad_x = y * w
+    z = y * x
+    grad_w = np.full((z.shape[1], ), 0.0)
+    for i0 in range(z.shape[0]):
+        for i1 in range(z.shape[1]):
+            grad_w[i1] += z[i0, i1]
     return (h, grad_w, grad_x)
