@@ -112,14 +112,14 @@ class Transformed:
         key.append(gradient is not None)
         spec = self._cache.get(tuple(key))
         if spec is None:
-            spec = self._specialize(args, avals, diff, gradient is not None)
+            spec = self._specialize(args, avals, gradient is not None)
             self._cache[tuple(key)] = spec
         if gradient is not None:
             inputs += _cotangents(gradient, spec, self._title)
         return spec, inputs
 
     # -- building ------------------------------------------------------------------
-    def _specialize(self, args: Sequence[Any], avals: list[Aval | None], diff: set[int],
+    def _specialize(self, args: Sequence[Any], avals: list[Aval | None],
                     seeded: bool) -> Specialization:
         names = self._names(len(args))
         graph, is_tuple = trace(self.fun, avals, args, names)
@@ -132,12 +132,11 @@ class Transformed:
             title, out_names = f"jit of {graph.name}", {}
         else:
             _check_differentiable(graph, is_tuple, seeded, self.mode, self._title)
+            # gradients come out in argnums order: wrt is the graph inputs in that order
             position = {i: k for k, i in enumerate(i for i, a in enumerate(avals) if a is not None)}
-            wrt = [position[i] for i in sorted(diff)]
-            order = [sorted(diff).index(i % len(args)) for i in self.argnums]
+            wrt = [position[i % len(args)] for i in self.argnums]
             final = adjoint(graph, wrt, seed_inputs=seeded)
             final = optimize(check(final) if checked else final, checked=checked)
-            final = _reorder_grads(final, n_primal, order)
             wrt_names = [names[i % len(args)] for i in self.argnums]
             title = f"{self.mode} of {graph.name} with respect to {', '.join(wrt_names)}"
             out_names = {n_primal + k: f"grad_{name}" for k, name in enumerate(wrt_names)}
@@ -154,13 +153,6 @@ class Transformed:
 
 def _interpret(graph: Graph, *args: Any) -> tuple:
     return tuple(interpret(graph, *args))
-
-
-def _reorder_grads(graph: Graph, n_primal: int, order: list[int]) -> Graph:
-    """Gradients in ``argnums`` order (the adjoint produces them in input order)."""
-    grads = graph.outputs[n_primal:]
-    outputs = graph.outputs[:n_primal] + tuple(grads[k] for k in order)
-    return Graph(graph.inputs, graph.eqns, outputs, graph.consts, graph.name)
 
 
 def _check_differentiable(graph: Graph, is_tuple: bool, seeded: bool, mode: str,
