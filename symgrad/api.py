@@ -27,7 +27,7 @@ from .adjoint import adjoint
 from .codegen import KernelSource, generate
 from .ir import BOOL, FLOAT, Aval, Graph, check, interpret
 from .passes import optimize
-from .trace import Tracer, arg_names, trace
+from .trace import arg_names, as_constant_array, trace
 
 BACKENDS = ("numba", "numpy")
 SCALAR_OUTPUT_ERROR = "grad can be implicitly created only for scalar outputs"
@@ -101,7 +101,8 @@ class Transformed:
         inputs: list[Any] = []
         for i, x in enumerate(args):
             if i in diff or (i not in self.static_argnums and _is_array_like(x)):
-                value, aval = _traced_input(x, i, self._names, len(args), promote=i in diff)
+                what = f"argument {self._names(len(args))[i]}"
+                value, aval = _traced_input(x, what, promote=i in diff)
                 key.append(aval)
                 avals.append(aval)
                 inputs.append(value)
@@ -180,34 +181,11 @@ def _is_array_like(x: Any) -> bool:
     return numeric and not isinstance(x, (bool, np.bool_))
 
 
-def _traced_input(x: Any, i: int, names: Callable[[int], list[str]], n: int,
-                  promote: bool) -> tuple[Any, Aval]:
-    """Argument ``i`` of ``n`` as a kernel argument and its aval (0-d: Python floats)."""
-    try:
-        return _as_input(x, promote)
-    except TypeError as e:
-        raise TypeError(f"argument {names(n)[i]} {e}") from None
-
-
-def _as_input(x: Any, promote: bool) -> tuple[Any, Aval]:
-    if isinstance(x, Tracer):
-        raise TypeError("is a traced value: calling a symgrad-transformed function inside "
-                        "another traced function is not supported yet")
-    try:
-        array = np.asarray(x)
-    except Exception as e:
-        raise TypeError(f"is not array-like: {e}") from None
-    kind = array.dtype.kind
-    if kind == "c":
-        raise TypeError(f"is complex ({array.dtype}): symgrad differentiates real float64 "
-                        "functions; pass the real and imaginary parts separately")
-    if kind == "b" and not promote:
-        dtype = BOOL
-    elif kind in "biuf":
-        dtype = FLOAT  # integers (and, when differentiated, bools) are promoted to float64
-    else:
-        raise TypeError(f"has dtype {array.dtype}, which symgrad cannot trace; pass a float "
-                        "(or integer) array")
+def _traced_input(x: Any, what: str, promote: bool) -> tuple[Any, Aval]:
+    """A traced argument as the kernel takes it, and its aval: float64 (or bool) arrays,
+    C-contiguous and writable, 0-d values as Python scalars. ``promote`` makes bools float."""
+    array = as_constant_array(x, what)
+    dtype = BOOL if array.dtype == np.bool_ and not promote else FLOAT
     if array.ndim == 0:
         return (bool(array) if dtype == BOOL else float(array)), Aval((), dtype)
     array = np.ascontiguousarray(array, dtype=dtype)
@@ -233,10 +211,7 @@ def _cotangents(gradient: Any, spec: Specialization, name: str) -> list[Any]:
                          f"got {len(given)}")
     result = []
     for g, out in zip(given, outs):
-        try:
-            value, aval = _as_input(g, promote=True)
-        except TypeError as e:
-            raise TypeError(f"gradient {e}") from None
+        value, aval = _traced_input(g, "gradient", promote=True)
         if aval.shape != out.shape:
             if out.shape == () and aval.size == 1:  # torch.Tensor([1.0]) for a scalar output
                 value, aval = float(np.asarray(value).reshape(())), out.aval

@@ -90,25 +90,27 @@ def _escaped() -> EscapedTracerError:
         "do not keep traced values in globals or closures between calls")
 
 
-def as_constant_array(x: Any) -> np.ndarray:
-    """``x`` as a float64 (or bool) array, or a TypeError naming what it is."""
-    if isinstance(x, (bool, np.bool_)):
-        return np.asarray(x, dtype=np.bool_)
+def as_constant_array(x: Any, what: str = "") -> np.ndarray:
+    """``x`` as a float64 (or bool) array: the one place that decides which dtypes
+    symgrad accepts. Anything else is a TypeError about ``what`` (default: ``x``)."""
+    what = what or f"{type(x).__name__} {x!r:.60}"
+    if isinstance(x, Tracer):
+        raise TypeError(f"{what} is a traced value: calling a symgrad-transformed function "
+                        "inside another traced function is not supported yet")
     try:
         array = np.asarray(x)
     except Exception as e:  # ragged lists and the like
-        raise TypeError(f"cannot use {type(x).__name__} {x!r:.60} as an array: {e}") from None
+        raise TypeError(f"{what} is not array-like: {e}") from None
     kind = array.dtype.kind
     if kind == "b":
         return array
     if kind in "iuf":
-        return array.astype(np.float64, copy=False)
+        return array.astype(np.float64, copy=False)  # integers are promoted
     if kind == "c":
-        raise TypeError(f"complex value {x!r:.60} in a traced computation: symgrad "
-                        "differentiates real float64 functions; pass the real and imaginary "
-                        "parts as separate arrays")
-    raise TypeError(f"cannot use {type(x).__name__} {x!r:.60} in a traced computation: "
-                    "only numbers, bools and numeric arrays can be mixed with traced values")
+        raise TypeError(f"{what} is complex ({array.dtype}): symgrad differentiates real "
+                        "float64 functions; pass the real and imaginary parts separately")
+    raise TypeError(f"{what} has dtype {array.dtype}, which symgrad cannot trace: only "
+                    "numbers, bools and numeric arrays can be mixed with traced values")
 
 
 #: traces being recorded, innermost last: operations on constants inside a
