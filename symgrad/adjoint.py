@@ -16,6 +16,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from . import ops
 from . import primitives as P
 from .ir import FLOAT, Graph, Literal, Var
@@ -46,7 +48,7 @@ def adjoint(graph: Graph, wrt: Sequence[int], seed_inputs: bool) -> Graph:
         ct_vars = [Var(o.aval, "ct") for o in graph.outputs]
         seeds = [Tracer(v, trace) for v in ct_vars]
     else:
-        ct_vars, seeds = [], [1.0]
+        ct_vars, seeds = [], [np.float64(1.0)]
 
     active = active_vars(graph, wrt)
     cts: dict[int, Any] = {}
@@ -56,9 +58,11 @@ def adjoint(graph: Graph, wrt: Sequence[int], seed_inputs: bool) -> Graph:
         cts[id(v)] = ct if id(v) not in cts else ops.add(cts[id(v)], ct)
 
     def primal(a: Any) -> Any:
-        return Tracer(a, trace) if isinstance(a, Var) else a.value
+        # literals as numpy scalars: VJP rules computing on them (1/0 where the seed
+        # meets a literal) follow IEEE arithmetic as the kernels do, never raise
+        return Tracer(a, trace) if isinstance(a, Var) else np.asarray(a.value)[()]
 
-    with recording(trace):
+    with recording(trace), np.errstate(all="ignore"):
         for out, seed in zip(graph.outputs, seeds):
             if isinstance(out, Var) and id(out) in active:
                 accumulate(out, seed)

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import functools
 import os
-import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -61,9 +60,7 @@ class Transformed:
         distinct = len(set(self.argnums)) == len(self.argnums)
         if not distinct or any(not isinstance(a, int) for a in self.argnums):
             raise TypeError(f"argnums must be an int or a tuple of distinct ints, not {argnums!r}")
-        self.static_argnums = frozenset(static_argnums)
-        if self.static_argnums & set(self.argnums):
-            raise ValueError("an argument cannot be both differentiated and static")
+        self.static_argnums = tuple(static_argnums)
         self.backend = backend
         self._title = getattr(fun, "__name__", "the function")  # for messages: "<lambda>"
         self._cache: dict[tuple, Specialization] = {}
@@ -96,11 +93,14 @@ class Transformed:
             if not -len(args) <= i < len(args):
                 raise ValueError(f"argnums {i} is out of range for {len(args)} arguments")
         diff = {i % len(args) for i in self.argnums}
+        static = {i % len(args) for i in self.static_argnums if -len(args) <= i < len(args)}
+        if diff & static:
+            raise ValueError("an argument cannot be both differentiated and static")
         key: list[Any] = []
         avals: list[Aval | None] = []
         inputs: list[Any] = []
         for i, x in enumerate(args):
-            if i in diff or (i not in self.static_argnums and _is_array_like(x)):
+            if i in diff or (i not in static and _is_array_like(x)):
                 what = f"argument {self._names(len(args))[i]}"
                 value, aval = _traced_input(x, what, promote=i in diff)
                 key.append(aval)
@@ -108,7 +108,7 @@ class Transformed:
                 inputs.append(value)
             else:
                 _require_hashable(x, self._names(len(args))[i])
-                key.append(("static", type(x), x))
+                key.append(("static", _static_key(x)))
                 avals.append(None)
         key.append(gradient is not None)
         spec = self._cache.get(tuple(key))
@@ -192,6 +192,15 @@ def _traced_input(x: Any, what: str, promote: bool) -> tuple[Any, Aval]:
     if not array.flags.writeable:  # Numba compiles read-only arrays separately
         array = array.copy()
     return array, Aval(array.shape, dtype)
+
+
+def _static_key(x: Any) -> Any:
+    """A static value as a cache key that tells 0.0 from -0.0 and finds nan again."""
+    if isinstance(x, float):
+        return (type(x), x.hex())
+    if isinstance(x, tuple):
+        return (tuple, tuple(map(_static_key, x)))
+    return (type(x), x)
 
 
 def _require_hashable(x: Any, name: str) -> None:
@@ -281,10 +290,6 @@ jit = _transformation("jit", """Compile a numpy function with Numba through symg
     """)
 
 
-#: the transformed functions behind vjp, kept while ``fun`` lives
-_VJP_CACHE: weakref.WeakKeyDictionary[Callable, dict] = weakref.WeakKeyDictionary()
-
-
 def vjp(fun: Callable, *args: Any, backend: str = "numba") -> tuple[Any, Callable]:
     """The output of ``fun(*args)`` and its pullback.
 
@@ -300,11 +305,9 @@ def vjp(fun: Callable, *args: Any, backend: str = "numba") -> tuple[Any, Callabl
         (array([3., 3.]), np.float64(3.0))
     """
     traced = tuple(i for i, x in enumerate(args) if _is_array_like(x))
-    per_fun = _VJP_CACHE.setdefault(fun, {})
-    if (traced, backend) not in per_fun:
-        per_fun[traced, backend] = (Transformed(fun, "jit", backend=backend),
-                                    Transformed(fun, "vjp", argnums=traced, backend=backend))
-    forward, back = per_fun[traced, backend]
+    # traced afresh on every call (kernels themselves are cached by content)
+    forward = Transformed(fun, "jit", backend=backend)
+    back = Transformed(fun, "vjp", argnums=traced, backend=backend)
     out = forward(*args)
 
     def pullback(ct: Any) -> tuple:

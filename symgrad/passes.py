@@ -6,9 +6,10 @@ changes a result's value, signed zeros included, and a NaN stays a NaN (IEEE
 leaves the sign of a NaN result unspecified, so no rule relies on it). Hence
 ``x + 0.0 -> x`` is absent (wrong for ``x = -0.0``), ``x * 0.0 -> 0.0`` is absent
 (wrong for inf and nan) and ``x * -1.0 -> -x`` is absent (it flips a NaN's sign
-bit where multiplication keeps it). ``x ** 2.0 -> square(x)`` and
-``x ** -1.0 -> 1/x`` make ``np.power`` compute what numpy's ``**`` computes:
-the correctly rounded result, where ``pow`` may be off in the last bit.
+bit where multiplication keeps it). The reference is numpy on arrays: its
+``np.power`` computes the exponents 2, 0.5 and -1 as square, sqrt and
+reciprocal, and so do the rules below (``sqrt(-inf)`` is nan where C's
+``pow(-inf, 0.5)`` is inf).
 """
 
 from __future__ import annotations
@@ -177,10 +178,13 @@ def _rules(defs: dict[int, Eqn]) -> tuple[dict[Primitive, Callable[[Eqn], Rewrit
             return None
         if _lit(y, 1.0):
             return x  # x ** 1.0 -> x
+        # numpy's power itself takes these three fast paths for a scalar exponent
         if _lit(y, 2.0):
-            return _as(e, P.square_p, x)  # x ** 2.0 -> square(x), what numpy's x ** 2 does
+            return _as(e, P.square_p, x)  # x ** 2.0 -> square(x)
+        if _lit(y, 0.5):
+            return _as(e, P.sqrt_p, x)  # x ** 0.5 -> sqrt(x)
         if _lit(y, -1.0):
-            return _as(e, P.reciprocal_p, x)  # x ** -1.0 -> 1 / x, what numpy's x ** -1 does
+            return _as(e, P.reciprocal_p, x)  # x ** -1.0 -> reciprocal(x)
         return None
 
     def neg(e: Eqn) -> Rewrite:

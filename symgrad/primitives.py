@@ -78,10 +78,12 @@ def expression(template: str) -> Callable[..., list[str]]:
     return emit
 
 
-def unary(name: str, ufunc: np.ufunc, vjp: Callable, sympy: Callable) -> Primitive:
-    """An elementwise float64 function that numba and numpy both spell np.<ufunc>."""
+def unary(name: str, ufunc: np.ufunc, vjp: Callable, sympy: Callable,
+          emit: str = "") -> Primitive:
+    """An elementwise float64 function, by default spelled np.<ufunc> in Numba too."""
     return register(name=name, kind="elementwise", shape_rule=_elementwise_rule(name),
-                    impl=ufunc, vjp=vjp, emit=expression(f"np.{ufunc.__name__}({{0}})"),
+                    impl=ufunc, vjp=vjp,
+                    emit=expression(emit or f"np.{ufunc.__name__}({{0}})"),
                     sympy=sympy, numpy=ufunc)
 
 
@@ -219,10 +221,11 @@ abs_p = unary("abs", np.absolute,
             vjp=lambda g, ans, x: (g * np.sign(x),),
             sympy=lambda sp, x: sp.Abs(x))
 
-# piecewise constant: zero gradient everywhere, as JAX and PyTorch
-sign_p = unary("sign", np.sign,
-             vjp=lambda g, ans, x: (None,),
-             sympy=lambda sp, x: sp.sign(x))
+# piecewise constant: zero gradient everywhere, as JAX and PyTorch.
+# "+ 0.0": numpy's sign(-0.0) is 0.0, Numba's is -0.0
+sign_p = unary("sign", np.sign, emit="np.sign({0}) + 0.0",
+               vjp=lambda g, ans, x: (None,),
+               sympy=lambda sp, x: sp.sign(x))
 
 square_p = unary("square", np.square,
                vjp=lambda g, ans, x: (g * (2.0 * x),),

@@ -160,3 +160,35 @@ def test_booleans_promote_in_arithmetic():
     f = lambda x: np.sum((x > 1.0) * x + (x < 2.0))
     assert_close(sg.jit(f)(X), f(X))
     assert_close(sg.grad(f)(X), (X > 1.0).astype(float))
+
+
+@pytest.mark.parametrize("base", [-2.0, -np.inf, -0.0])
+def test_negative_literal_base(base):
+    # generated code must not read (-2.0) ** y as -(2.0 ** y)
+    y = np.array([2.0, 3.0, 0.5])
+    with np.errstate(all="ignore"):
+        want = base ** y
+    for backend in ("numba", "numpy"):
+        got = sg.jit(lambda y: base ** y, backend=backend)(y)
+        np.testing.assert_array_equal(got, want)
+
+
+def test_power_follows_numpy_on_arrays_at_special_values():
+    # numpy's power computes exponent 0.5 as sqrt: sqrt(-inf) is nan, sqrt(-0.0) is -0.0
+    x = np.array([-np.inf, -0.0, 0.0, 4.0, np.inf])
+    with np.errstate(all="ignore"):
+        for e in (0.5, 2.0, -1.0):
+            want = np.power(x, e)
+            for backend in ("numba", "numpy"):
+                got = sg.jit(lambda x, e=e: np.power(x, e), backend=backend)(x)
+                assert np.array_equal(np.signbit(got), np.signbit(want)), (e, backend)
+                np.testing.assert_array_equal(got, want)
+
+
+def test_sign_of_negative_zero_matches_numpy_on_both_backends():
+    x = np.array([-0.0, 0.0, -2.0])
+    for backend in ("numba", "numpy"):
+        s = sg.jit(np.sign, backend=backend)(x)
+        assert not np.signbit(s[:2]).any(), backend
+        g = sg.grad(lambda x: np.sum(np.abs(x)), backend=backend)(x)
+        assert np.array_equal(g, [0.0, 0.0, -1.0]) and not np.signbit(g[:2]).any()

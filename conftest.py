@@ -1,4 +1,5 @@
-"""Test configuration: a private kernel cache and the IR checker after every pass."""
+"""Test configuration (tests/ and the doctests in symgrad/): a private kernel cache,
+and the IR checker after every pass."""
 
 import os
 import sys
@@ -9,4 +10,4 @@ from pathlib import Path
 # that every run really compiles), and check the IR after every pass.
 os.environ.setdefault("SYMGRAD_CACHE_DIR", tempfile.mkdtemp(prefix="symgrad-test-cache-"))
 os.environ["SYMGRAD_CHECK_IR"] = "1"
-sys.path.insert(0, str(Path(__file__).parent))  # the shared helpers: oracle.py, cases.py
+sys.path.insert(0, str(Path(__file__).parent / "tests"))  # helpers: oracle.py, cases.py
