@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from . import __version__
 from .ir import Atom, Graph, Literal, Var
-from .pretty import Printer
+from .pretty import Printer, origin_changes
 from .primitives import CONVENTIONS_VERSION, VIEWS
 
 #: bump when the generated code for the same IR changes
@@ -69,12 +69,9 @@ def generate(graph: Graph, function: str, description: str,
     ir_text = Printer(graph, out_names)  # comments show the IR as ``print(graph)`` does
     args = [p.name(v) for v in (*graph.inputs, *graph.const_vars)]
     body: list[str] = []
-    origin = None
-    for eqn in graph.eqns:
-        if eqn.origin is not origin:
-            origin = eqn.origin
-            if origin is not None:
-                body.append(f"# grad of: {ir_text.eqn(origin)}")
+    for cite, eqn in origin_changes(graph.eqns):
+        if cite is not None:
+            body.append(f"# grad of: {ir_text.eqn(cite)}")
         body += eqn.prim.emit(p.name(eqn.out), [p.atom(a) for a in eqn.inputs],
                               [a.aval for a in eqn.inputs], eqn.out.aval, **eqn.params)
     body.append(f"return ({_returns(graph, p)})")

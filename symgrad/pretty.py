@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import keyword
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from itertools import count
 
 import numpy as np
@@ -113,6 +113,16 @@ def format_param(value: object) -> str:
     return repr(value)
 
 
+def origin_changes(eqns: Iterable[Eqn]) -> Iterator[tuple[Eqn | None, Eqn]]:
+    """Each equation with the primal equation to cite before it: its origin where
+    that changes from the previous equation's, else None (one comment per group)."""
+    current = None
+    for e in eqns:
+        cite = e.origin if e.origin is not current and e.origin is not None else None
+        current = e.origin
+        yield cite, e
+
+
 class Printer:
     """Formats atoms and equations of one graph with one naming."""
 
@@ -146,12 +156,9 @@ class Printer:
         g = self.graph
         head = f"{g.name}({', '.join(self.typed(v) for v in g.inputs)}) {{"
         body = [self.const(v, value) for v, value in g.consts]
-        origin = None
-        for e in g.eqns:
-            if e.origin is not origin:
-                origin = e.origin
-                if origin is not None:
-                    body.append(f"# grad of: {self.eqn(origin)}")
+        for cite, e in origin_changes(g.eqns):
+            if cite is not None:
+                body.append(f"# grad of: {self.eqn(cite)}")
             body.append(self.eqn(e))
         outs = ", ".join(self.atom(a) for a in g.outputs)
         body.append(f"return ({outs}{',' if len(g.outputs) == 1 else ''})")
