@@ -100,20 +100,6 @@ less_equal = _elementwise(P.le_p)
 equal = _elementwise(P.eq_p)
 not_equal = _elementwise(P.ne_p)
 
-#: ``x ** c`` for these Python-scalar exponents is what numpy's ``**`` computes
-#: (``fast_scalar_power``): bit-identical to square, sqrt and reciprocal
-_POWER_FAST_PATHS = {2.0: P.square_p, 0.5: P.sqrt_p, -1.0: P.reciprocal_p}
-
-
-def power_operator(x: Any, y: Any) -> Any:
-    """``x ** y`` with numpy's fast paths for the exponents 2, 0.5 and -1."""
-    if isinstance(y, (int, float, np.integer, np.floating)) and not isinstance(y, bool):
-        prim = _POWER_FAST_PATHS.get(float(y))
-        if prim is not None:
-            return apply(prim, as_float(x))
-    return power(x, y)
-
-
 def apply_ufunc(ufunc: np.ufunc, method: str, inputs: Sequence[Any], kwargs: dict) -> Any:
     """``__array_ufunc__``: a ufunc call on traced operands."""
     name = f"np.{ufunc.__name__}"

@@ -31,29 +31,37 @@ def _rewrite(graph: Graph, rule: Callable[[Eqn], Rewrite]) -> Graph:
 
     ``rule`` returns ``None`` to keep the equation, an :class:`Eqn` (or a list of
     them, the last binding the same output) to replace it, or an atom that
-    replaces its output everywhere.
+    replaces its output everywhere. Adjoint equations that cite a replaced
+    equation as their origin cite its replacement (or, for an equation merged
+    into another, the survivor), so that comments match the code.
     """
     subst: dict[int, Atom] = {}
+    defs: dict[int, Eqn] = {}      # id(var) -> the new equation defining it
+    moved: dict[int, Eqn] = {}     # id(old equation) -> the equation now standing for it
     eqns: list[Eqn] = []
-    changed = False
 
     def sub(a: Atom) -> Atom:
         return subst.get(id(a), a) if isinstance(a, Var) else a
 
-    for eqn in graph.eqns:
+    for original in graph.eqns:
+        eqn = original
         inputs = tuple(map(sub, eqn.inputs))
         if inputs != eqn.inputs:
-            eqn, changed = replace(eqn, inputs=inputs), True
+            eqn = replace(eqn, inputs=inputs)
+        if eqn.origin is not None and id(eqn.origin) in moved:
+            eqn = replace(eqn, origin=moved[id(eqn.origin)])
         new = rule(eqn)
-        if new is None:
-            eqns.append(eqn)
-        elif isinstance(new, (Eqn, list)):
-            eqns.extend([new] if isinstance(new, Eqn) else new)
-            changed = True
+        if new is None or isinstance(new, (Eqn, list)):
+            added = [eqn] if new is None else [new] if isinstance(new, Eqn) else new
+            eqns.extend(added)
+            defs.update((id(e.out), e) for e in added)
+            stand_in = added[-1]
         else:
             subst[id(eqn.out)] = new
-            changed = True
-    if not changed:
+            stand_in = defs.get(id(new), original)
+        if stand_in is not original:
+            moved[id(original)] = stand_in
+    if not moved and not subst:
         return graph
     return replace(graph, eqns=tuple(eqns), outputs=tuple(map(sub, graph.outputs)))
 

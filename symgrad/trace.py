@@ -245,7 +245,7 @@ class Tracer:
     def __rmul__(self, o): return _ops().multiply(o, self)
     def __truediv__(self, o): return _ops().divide(self, o)
     def __rtruediv__(self, o): return _ops().divide(o, self)
-    def __pow__(self, o): return _ops().power_operator(self, o)
+    def __pow__(self, o): return _ops().power(self, o)  # numpy's fast paths: passes.simplify
     def __rpow__(self, o): return _ops().power(o, self)
     def __neg__(self): return _ops().negative(self)
     def __pos__(self): return self

@@ -145,3 +145,14 @@ def test_passes_do_not_mutate_their_input():
     text = str(graph)
     optimize(graph)
     assert str(graph) == text
+
+
+@pytest.mark.parametrize("k", range(len(CORPUS)))
+def test_adjoint_comments_cite_equations_of_the_optimized_graph(k):
+    graph = forward_graph(lambda x: np.sum(CORPUS[k](x) ** 2) * np.sum(np.sin(x)), SPECIAL)
+    full = optimize(adjoint(graph, [0], seed_inputs=False))
+    present = {id(e) for e in full.eqns}
+    defined = {id(e.out) for e in full.eqns}
+    for e in full.eqns:
+        if e.origin is not None and id(e.origin.out) in defined:
+            assert id(e.origin) in present, f"cites a replaced equation: {e.origin.prim.name}"
