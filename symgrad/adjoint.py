@@ -19,8 +19,7 @@ from typing import Any
 import numpy as np
 
 from . import ops
-from . import primitives as P
-from .ir import FLOAT, Graph, Literal, Var
+from .ir import FLOAT, Graph, Var
 from .trace import Trace, Tracer, recording
 
 
@@ -77,13 +76,8 @@ def adjoint(graph: Graph, wrt: Sequence[int], seed_inputs: bool) -> Graph:
                 if ct is not None and isinstance(a, Var) and id(a) in active:
                     accumulate(a, ct)
             trace.origin = None
+        # an input the outputs do not depend on gets zeros
         grads = [cts.get(id(graph.inputs[i])) for i in wrt]
-        grads = [_zeros(trace, graph.inputs[i]) if g is None else g for g, i in zip(grads, wrt)]
+        grads = [ops.broadcast_to(0.0, graph.inputs[i].shape) if g is None else g
+                 for g, i in zip(grads, wrt)]
         return trace.to_graph([*graph.inputs, *ct_vars], [*graph.outputs, *grads], graph.name)
-
-
-def _zeros(trace: Trace, like: Var) -> Any:
-    """The cotangent of an input the outputs do not depend on."""
-    if not like.shape:
-        return 0.0
-    return Tracer(trace.bind(P.broadcast_to_p, [Literal(0.0)], {"shape": like.shape}), trace)

@@ -6,7 +6,8 @@ counterpart. VJP rules take the cotangent ``g`` first, then ``ans`` (the primal
 output), then the primal inputs, and return one cotangent per input (``None``
 for "no gradient"). They run on tracers, so they are written in plain numpy and
 the adjoint they build is IR like any other: printable, optimizable,
-compilable and differentiable again. Literal inputs arrive as Python scalars.
+compilable and differentiable again. Literal inputs (and the seed 1.0 of a
+scalar output) arrive as numpy scalars, so arithmetic on them is IEEE's.
 
 Conventions at kinks and singular points follow DESIGN.md and are versioned by
 :data:`CONVENTIONS_VERSION`, which is part of every kernel's cache key.
