@@ -339,14 +339,26 @@ mean_p = register(
 
 
 def _prod_vjp(g, ans, x, axes):
-    # d prod / d x_i = product of the other elements: with one zero in the
-    # group only that element gets it; with two or more every element gets 0.
-    zero = x == 0.0
-    nonzero_prod = np.prod(np.where(zero, 1.0, x), axis=axes)
-    zeros = np.sum(np.where(zero, 1.0, 0.0), axis=axes)
-    at_zero = _expand(np.where(zeros == 1.0, nonzero_prod, 0.0), x.shape, axes)
-    elsewhere = _expand(np.where(zeros == 0.0, nonzero_prod, 0.0), x.shape, axes) / x
-    return (_expand(g, x.shape, axes) * np.where(zero, at_zero, elsewhere),)
+    # d prod / d x_i is the product of the other elements. For a regular x_i
+    # (finite, nonzero) that is prod / x_i. For a special one (0 or +-inf),
+    # dividing would give 0/0 or inf/inf, so it is the product of the regular
+    # elements times that of the other special ones: 1 if there are none,
+    # else 0 (zeros), +-inf (infinities, with their signs) or nan (both).
+    def expand(v):
+        return _expand(v, x.shape, axes)
+
+    zero = np.where(x == 0.0, 1.0, 0.0)
+    inf = np.where(np.abs(x) == np.inf, 1.0, 0.0)
+    special = zero + inf > 0.0
+    inf_sign = np.where(inf > 0.0, np.sign(x), 1.0)
+    other_zeros = expand(np.sum(zero, axis=axes)) - zero
+    other_infs = expand(np.sum(inf, axis=axes)) - inf
+    other_signs = expand(np.prod(inf_sign, axis=axes)) * inf_sign
+    factor = np.where(other_zeros > 0.0, np.where(other_infs > 0.0, np.nan, 0.0),
+                      np.where(other_infs > 0.0, other_signs * np.inf, 1.0))
+    regular = expand(np.prod(np.where(special, 1.0, x), axis=axes))
+    others = np.where(special, regular * factor, expand(ans) / x)
+    return (expand(g) * others,)
 
 
 prod_p = register(

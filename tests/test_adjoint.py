@@ -104,3 +104,15 @@ def test_second_derivative_by_differentiating_the_adjoint():
     x = 0.7
     want = -np.sin(x) * x ** 3 + 6 * x ** 2 * np.cos(x) + 6 * x * np.sin(x)
     assert_close(interpret(second, x)[1], want, rtol=1e-14)
+
+
+@pytest.mark.parametrize("x", [
+    [np.inf, 2.0], [np.inf, 0.0, 3.0], [-np.inf, np.inf, 2.0], [0.0, 0.0, 5.0], [0.0, 2.0, 3.0],
+    [-np.inf, -np.inf, 0.5], [0.0, -np.inf], [1.5, 2.0, -4.0], [0.0, 0.0, np.inf, -1.0]])
+@pytest.mark.parametrize("backend", ["numba", "numpy"])
+def test_prod_gradient_is_the_product_of_the_others(x, backend):
+    # exact also where elements are 0 or +-inf (no 0/0 or inf/inf)
+    x = np.array(x)
+    with np.errstate(all="ignore"):
+        want = [np.prod(np.delete(x, i)) for i in range(len(x))]
+    np.testing.assert_array_equal(sg.grad(np.prod, backend=backend)(x), want)
