@@ -57,9 +57,6 @@ class Aval:
         return f"{_SHORT[self.dtype]}[{','.join(map(str, self.shape))}]"
 
 
-SCALAR = Aval(())
-
-
 @dataclass(frozen=True, slots=True, eq=False)
 class Var:
     """A value defined once: a graph input, a constant, or an equation's output.

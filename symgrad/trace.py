@@ -25,7 +25,7 @@ from .errors import (
     UnsupportedFunctionError,
     user_location,
 )
-from .ir import BOOL, FLOAT, Atom, Aval, Eqn, Graph, Literal, Primitive, Var, freeze_params
+from .ir import Atom, Aval, Eqn, Graph, Literal, Primitive, Var, freeze_params
 
 
 class Trace:
@@ -370,5 +370,5 @@ def arg_names(fun: Callable, count: int) -> list[str]:
     return names + [f"arg{i}" for i in range(len(names), count)]
 
 
-__all__ = ["Trace", "Tracer", "trace", "find_trace", "arg_names", "as_constant_array",
-           "FLOAT", "BOOL"]
+__all__ = ["Trace", "Tracer", "arg_names", "as_constant_array", "find_trace", "recording",
+           "trace"]
