@@ -101,8 +101,11 @@ class Transformed:
         inputs: list[Any] = []
         for i, x in enumerate(args):
             if i in diff or (i not in static and _is_array_like(x)):
-                what = f"argument {self._names(len(args))[i]}"
-                value, aval = _traced_input(x, what, promote=i in diff)
+                try:
+                    value, aval = _traced_input(x, "", promote=i in diff)
+                except TypeError:  # again, to say which argument (not named on the hot path)
+                    _traced_input(x, f"argument {self._names(len(args))[i]}", i in diff)
+                    raise
                 key.append(aval)
                 avals.append(aval)
                 inputs.append(value)

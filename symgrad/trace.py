@@ -92,25 +92,33 @@ def _escaped() -> EscapedTracerError:
 
 def as_constant_array(x: Any, what: str = "") -> np.ndarray:
     """``x`` as a float64 (or bool) array: the one place that decides which dtypes
-    symgrad accepts. Anything else is a TypeError about ``what`` (default: ``x``)."""
-    what = what or f"{type(x).__name__} {x!r:.60}"
+    symgrad accepts. Anything else is a TypeError about ``what`` (default: ``x``
+    itself, formatted only then)."""
     if isinstance(x, Tracer):
-        raise TypeError(f"{what} is a traced value: calling a symgrad-transformed function "
-                        "inside another traced function is not supported yet")
+        raise TypeError(f"{_subject(x, what)} is a traced value: calling a symgrad-"
+                        "transformed function inside another traced function is not "
+                        "supported yet")
     try:
         array = np.asarray(x)
     except Exception as e:  # ragged lists and the like
-        raise TypeError(f"{what} is not array-like: {e}") from None
+        raise TypeError(f"{_subject(x, what)} is not array-like: {e}") from None
     kind = array.dtype.kind
     if kind == "b":
         return array
     if kind in "iuf":
         return array.astype(np.float64, copy=False)  # integers are promoted
     if kind == "c":
-        raise TypeError(f"{what} is complex ({array.dtype}): symgrad differentiates real "
-                        "float64 functions; pass the real and imaginary parts separately")
-    raise TypeError(f"{what} has dtype {array.dtype}, which symgrad cannot trace: only "
-                    "numbers, bools and numeric arrays can be mixed with traced values")
+        raise TypeError(f"{_subject(x, what)} is complex ({array.dtype}): symgrad "
+                        "differentiates real float64 functions; pass the real and imaginary "
+                        "parts separately")
+    raise TypeError(f"{_subject(x, what)} has dtype {array.dtype}, which symgrad cannot "
+                    "trace: only numbers, bools and numeric arrays can be mixed with traced "
+                    "values")
+
+
+def _subject(x: Any, what: str) -> str:
+    """How error messages name ``x``: its repr is formatted only when one is raised."""
+    return what or f"{type(x).__name__} {x!r:.60}"
 
 
 #: traces being recorded, innermost last: operations on constants inside a
