@@ -138,4 +138,11 @@ CASES += [
          ((2, 3, 2),), ((-2, 2),)),
 ]
 
+# the array (indexing, shape ops) and linear-algebra families keep their cases
+# beside this table, one module each; they import Case from here
+from cases_array import CASES as ARRAY_CASES  # noqa: E402
+from cases_linalg import CASES as LINALG_CASES  # noqa: E402
+
+CASES += ARRAY_CASES + LINALG_CASES
+
 assert len({c.name for c in CASES}) == len(CASES), "case names must be unique"
