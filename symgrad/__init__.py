@@ -15,6 +15,7 @@ compiled and SymPy only by :mod:`symgrad.sympy_bridge`.
 __version__ = "0.1.0"
 
 from .api import grad, jit, value_and_grad, vjp  # noqa: E402
+from .array import at  # noqa: E402
 from .errors import (  # noqa: E402
                      EscapedTracerError,
                      ShapeError,
@@ -25,6 +26,6 @@ from .errors import (  # noqa: E402
 from .ir import Graph  # noqa: E402
 from .ops import where  # noqa: E402
 
-__all__ = ["grad", "value_and_grad", "vjp", "jit", "where", "Graph", "ShapeError",
+__all__ = ["grad", "value_and_grad", "vjp", "jit", "where", "at", "Graph", "ShapeError",
            "TracerBoolConversionError", "TracerConversionError", "UnsupportedFunctionError",
            "EscapedTracerError", "__version__"]

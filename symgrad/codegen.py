@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from . import __version__
 from .ir import Atom, Graph, Literal, Var
 from .pretty import Printer, origin_changes
-from .primitives import CONVENTIONS_VERSION, VIEWS
+from .primitives import CONVENTIONS_VERSION
 
 #: bump when the generated code for the same IR changes
 CODEGEN_VERSION = 1
@@ -103,8 +103,9 @@ def _returns(graph: Graph, p: _KernelPrinter) -> str:
     parts = []
     for a in graph.outputs:
         text = p.atom(a)
+        prim = produced_by.get(id(a))
         if isinstance(a, Var) and a.shape and (
-                id(a) in borrowed or produced_by.get(id(a)) in VIEWS or id(a) in seen):
+                id(a) in borrowed or (prim is not None and prim.view) or id(a) in seen):
             text = f"{text}.copy()"
         if isinstance(a, Var):
             seen.add(id(a))

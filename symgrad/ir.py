@@ -139,7 +139,8 @@ class Primitive:
       :mod:`symgrad.sympy_bridge` for how each ``kind`` applies it);
     - ``kind``: ``"elementwise"`` (numpy broadcasting), ``"reduction"`` (over
       ``axes``) or ``"structural"`` (moves elements, computes nothing);
-    - ``numpy``: the numpy function that traces to this primitive, if any.
+    - ``numpy``: the numpy function that traces to this primitive, if any;
+    - ``view``: its output may be a view of an input (codegen copies such outputs).
     """
 
     name: str
@@ -150,6 +151,7 @@ class Primitive:
     emit: Callable[..., list[str]]
     sympy: Callable[..., Any]
     numpy: Any = None
+    view: bool = False
 
     def __repr__(self) -> str:
         return self.name

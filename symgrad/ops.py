@@ -305,3 +305,8 @@ def unbroadcast(g: Any, shape: tuple[int, ...]) -> Any:
     axes = tuple(range(lead)) + tuple(
         lead + i for i, d in enumerate(shape) if d == 1 and gshape[lead + i] != 1)
     return reshape(sum(g, axis=axes), shape)
+
+
+# the array family (indexing, functional updates, shape ops) registers its
+# primitives and numpy functions on import; it needs the functions above
+from . import array as _array_family  # noqa: E402,F401

@@ -412,7 +412,7 @@ broadcast_to_p = register(
     impl=lambda x, shape: np.broadcast_to(x, shape),
     emit=_broadcast_to_emit,
     vjp=lambda g, ans, x, shape: (ops.unbroadcast(g, x.shape),),
-    sympy=lambda sp, x, shape: np.broadcast_to(x, shape), numpy=np.broadcast_to)
+    sympy=lambda sp, x, shape: np.broadcast_to(x, shape), numpy=np.broadcast_to, view=True)
 
 
 def _reshape_rule(x: Aval, *, shape: tuple[int, ...]) -> Aval:
@@ -434,7 +434,7 @@ reshape_p = register(
     name="reshape", kind="structural", shape_rule=_reshape_rule,
     impl=lambda x, shape: np.reshape(x, shape), emit=_reshape_emit,
     vjp=lambda g, ans, x, shape: (ops.reshape(g, x.shape),),  # type: ignore[has-type]
-    sympy=lambda sp, x, shape: np.reshape(x, shape), numpy=np.reshape)
+    sympy=lambda sp, x, shape: np.reshape(x, shape), numpy=np.reshape, view=True)
 
 
 def _transpose_rule(x: Aval, *, perm: tuple[int, ...]) -> Aval:
@@ -449,10 +449,7 @@ transpose_p = register(
     emit=lambda out, args, avals, out_aval, *, perm: [f"{out} = np.transpose({args[0]}, {perm!r})"],
     vjp=lambda g, ans, x, perm: (
         ops.transpose(g, tuple(int(i) for i in np.argsort(perm))),),  # type: ignore[has-type]
-    sympy=lambda sp, x, perm: np.transpose(x, perm), numpy=np.transpose)
-
-#: primitives whose output may be a view of their input (codegen copies such outputs)
-VIEWS = frozenset({broadcast_to_p, reshape_p, transpose_p})
+    sympy=lambda sp, x, perm: np.transpose(x, perm), numpy=np.transpose, view=True)
 
 # VJP rules that build arrays from constants (the seed 1.0 of a scalar output)
 # use ops.* rather than np.*: numpy would compute those eagerly, while ops records

@@ -236,13 +236,27 @@ class Tracer:
         return self._concrete("item()")
 
     def __iter__(self) -> Any:
-        raise UnsupportedFunctionError(
-            f"iterating over a traced array at {user_location()} is not supported yet; "
-            "use vectorized numpy operations")
+        if not self.shape:
+            raise TypeError("iteration over a traced scalar")
+        return (self[i] for i in range(self.shape[0]))
 
     def __getitem__(self, index: Any) -> Any:
-        raise UnsupportedFunctionError(
-            f"indexing a traced array (x[{index!r}]) at {user_location()} is not supported yet")
+        from . import array
+
+        return array.getitem(self, index)
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        raise TypeError(
+            f"assignment into a traced array (x[...] = v) at {user_location()}: traced arrays "
+            "are immutable, because the gradient needs every intermediate value. Write "
+            "x = sg.at(x)[index].set(v) (or .add(v)) instead; it returns the updated array.")
+
+    @property
+    def at(self) -> Any:
+        """``x.at[index].set(v)``, as ``symgrad.at(x)[index].set(v)``."""
+        from . import array
+
+        return array.at(self)
 
     # -- operators -----------------------------------------------------------------
     def __add__(self, o): return _ops().add(self, o)
@@ -312,6 +326,21 @@ class Tracer:
 
     flatten = ravel
 
+    def squeeze(self, axis: Any = None) -> Any:
+        return _array().squeeze(self, axis)
+
+    def repeat(self, repeats: Any, axis: Any = None) -> Any:
+        return _array().repeat(self, repeats, axis)
+
+    def cumsum(self, axis: Any = None, dtype: Any = None, out: Any = None) -> Any:
+        return _array().cumsum(self, axis, dtype, out)
+
+    def swapaxes(self, axis1: int, axis2: int) -> Any:
+        return _array().swapaxes(self, axis1, axis2)
+
+    def take(self, indices: Any, axis: Any = None, out: Any = None, mode: str = "raise") -> Any:
+        return _array().take(self, indices, axis, out, mode)
+
     def copy(self) -> Tracer:
         return self  # traced values are immutable, so a copy is the value itself
 
@@ -323,6 +352,12 @@ def _ops():  # ops imports this module; resolve it when an operator first runs
     from . import ops
 
     return ops
+
+
+def _array():  # the array family imports ops, which imports this module
+    from . import array
+
+    return array
 
 
 def _qualname(func: Callable) -> str:
