@@ -37,7 +37,7 @@ from . import primitives as P
 from .errors import ShapeError, UnsupportedFunctionError, user_location
 from .ir import FLOAT, Aval
 from .ops import apply, as_float, implements, normalize_axes, reshape
-from .trace import Tracer
+from .trace import Tracer, as_constant_array
 
 Triple = tuple[int, int, int]
 
@@ -154,8 +154,8 @@ def _gather_emit(out, args, avals, out_aval, *, indices, axis) -> list[str]:
     lines = [f"{out} = np.empty({_shape_text(x, aval.shape, axis, len(indices))})"]
     if indices:
         at = ":, " * axis
-        lines += [f"for k, j in enumerate({tuple(indices)!r}):",
-                  f"    {out}[{at}k] = {x}[{at}j]"]
+        lines += [f"for i0, i1 in enumerate({tuple(indices)!r}):",
+                  f"    {out}[{at}i0] = {x}[{at}i1]"]
     return lines
 
 
@@ -193,8 +193,8 @@ def _scatter_add_emit(out, args, avals, out_aval, *, indices, axis, size) -> lis
     lines = [f"{out} = np.zeros({_shape_text(x, aval.shape, axis, size)})"]
     if indices:
         at = ":, " * axis
-        lines += [f"for k, j in enumerate({tuple(indices)!r}):",
-                  f"    {out}[{at}j] += {x}[{at}k]"]
+        lines += [f"for i0, i1 in enumerate({tuple(indices)!r}):",
+                  f"    {out}[{at}i1] += {x}[{at}i0]"]
     return lines
 
 
@@ -257,8 +257,8 @@ def _cumsum_emit(out, args, avals, out_aval, *, axis) -> list[str]:
         return [f"{out} = np.cumsum({x})"]
     at = ":, " * axis
     return [f"{out} = {x}.copy()",
-            f"for i in range({out}.shape[{axis}] - 1):",
-            f"    {out}[{at}i + 1] += {out}[{at}i]"]
+            f"for i0 in range({out}.shape[{axis}] - 1):",
+            f"    {out}[{at}i0 + 1] += {out}[{at}i0]"]
 
 
 def _reverse_cumsum(g, axis: int):
@@ -614,3 +614,26 @@ def moveaxis(a: Any, source: Any, destination: Any) -> Any:
     for d, s in sorted(zip(dst, src)):
         order.insert(d, s)
     return ops.transpose(a, tuple(order))
+
+
+@implements(np.pad)
+def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> Any:
+    """``np.pad`` in ``mode="constant"``: ``array`` placed in zeros (``unslice``), plus
+    the constant border."""
+    if mode != "constant":
+        raise UnsupportedFunctionError(
+            f"np.pad(..., mode={mode!r}) on a traced value (at {user_location()}): only "
+            "mode='constant' is supported; build other borders with np.concatenate and slices")
+    values = kwargs.pop("constant_values", 0.0)
+    ops._refuse_kwargs("np.pad", kwargs, allowed={})
+    array = as_float(array)
+    shape = ops._shape_of(array)
+    widths = np.broadcast_to(_int_sequence(pad_width, "np.pad's pad_width"), (len(shape), 2))
+    if np.any(widths < 0):
+        raise ValueError(f"np.pad: pad_width {pad_width!r} has negative widths")
+    padded = tuple(int(n + lo + hi) for n, (lo, hi) in zip(shape, widths))
+    index = tuple(_normalize(slice(int(lo), int(lo) + n), m)
+                  for n, (lo, _), m in zip(shape, widths, padded))
+    placed = unslice(array, padded, index) if padded != shape else array
+    border = np.pad(np.zeros(shape), widths, constant_values=as_constant_array(values))
+    return placed + border if np.any(border) else placed
