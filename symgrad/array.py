@@ -71,6 +71,8 @@ def _slice_text(index: tuple[Triple, ...], shape: tuple[int, ...]) -> str:
         first = "" if start == (0 if step > 0 else n - 1) else str(start)
         last = "" if stop == (n if step > 0 else -1) else str(stop)
         parts.append(f"{first}:{last}" + ("" if step == 1 else f":{step}"))
+    while len(parts) > 1 and parts[-1] == ":":  # x[::-1, :] is x[::-1]
+        parts.pop()
     return ", ".join(parts)
 
 
@@ -146,7 +148,7 @@ def _gather_rule(x: Aval, *, indices: tuple[int, ...], axis: int) -> Aval:
 
 def _shape_text(x: str, shape: tuple[int, ...], axis: int, n: int) -> str:
     dims = [f"{x}.shape[{k}]" if k != axis else str(n) for k in range(len(shape))]
-    return f"({', '.join(dims)},)"
+    return f"({dims[0]},)" if len(dims) == 1 else f"({', '.join(dims)})"
 
 
 def _gather_emit(out, args, avals, out_aval, *, indices, axis) -> list[str]:
@@ -326,8 +328,21 @@ def getitem(x: Any, index: Any) -> Any:
     parts = _check_index(index)
     shape = ops._shape_of(x)
     if not _is_basic(parts):
-        pos = _positions(shape, index)
-        return reshape(gather(reshape(x, (-1,)), pos, 0), pos.shape)
+        pos = _positions(shape, index)  # numpy's checks, and the general case
+        arrays = [k for k, p in enumerate(parts) if not _is_basic((p,))]
+        (k,) = arrays if len(arrays) == 1 else (None,)
+        array = None if k is None else np.asarray(parts[k])
+        if array is None or array.dtype.kind == "b" or any(
+                np.ndim(p) == 0 and np.asarray(p).dtype.kind in "iu" for p in parts):
+            return reshape(gather(reshape(x, (-1,)), pos, 0), pos.shape)
+        # one integer array among slices: slice, then gather along its axis (the
+        # common x[:, [0, 2]]; the kernel stays generic over the other axes)
+        basic = getitem(x, (*parts[:k], slice(None), *parts[k + 1:]))
+        spanned = len(shape) - sum(p is not None and p is not Ellipsis for p in parts)
+        axis = sum(spanned if p is Ellipsis else 1 for p in parts[:k])
+        bshape = ops._shape_of(basic)
+        taken = gather(basic, array % bshape[axis], axis)
+        return reshape(taken, (*bshape[:axis], *array.shape, *bshape[axis + 1:]))
     try:
         result_shape = np.broadcast_to(0.0, shape)[index].shape  # numpy's checks, no data
     except IndexError as e:

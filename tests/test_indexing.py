@@ -1,0 +1,248 @@
+"""Indexing, functional updates (sg.at) and shape ops beyond the table: semantics of
+repeated indices, the gradient of indexed assignment, errors, both backends."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import symgrad as sg
+
+from oracle import assert_close, finite_differences, rng_for, sympy_gradient
+
+BACKENDS = ["numba", "numpy"]
+
+
+def _grads(fn, args, ct, backend):
+    return sg.grad(fn, argnums=tuple(range(len(args))), backend=backend)(*args, gradient=ct)
+
+
+# ---------------------------------------------------------------------------
+# HIPS autograd #58: the gradient of a value written into an array
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_gradient_of_indexed_assignment_autograd_58(backend):
+    # y = x with y[1] = x[0]**2: dy/dx0 = [1, 2*x0, 0], dy/dx1 = [0, 0, 0], dy/dx2 = e2
+    def f(x):
+        return sg.at(x)[1].set(x[0] ** 2)
+
+    x = np.array([3.0, -1.5, 0.25])
+    w = np.array([0.5, -2.0, 4.0])
+    (got,) = _grads(f, [x], w, backend)
+    assert_close(got, [0.5 + 2 * 3.0 * -2.0, 0.0, 4.0], what="exact")
+    (want,) = sympy_gradient(f, [x], w)
+    assert_close(got, want, what="SymPy")
+    assert_close(got, finite_differences(f, [x], 0, w), rtol=1e-7, atol=1e-8, what="FD")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_update_in_a_chain_of_assignments(backend):
+    # a running update: each entry from the one before, as a loop over x[i] = ... would
+    def f(x):
+        y = x
+        for i in range(1, 4):
+            y = sg.at(y)[i].set(np.sin(y[i - 1]) * y[i])
+        return np.sum(y * y)
+
+    x = rng_for("chain").uniform(-2, 2, 4)
+    (got,) = sg.grad(f, argnums=(0,), backend=backend)(x)
+    assert_close(got, sympy_gradient(f, [x])[0], what="SymPy")
+    assert_close(got, finite_differences(f, [x], 0), rtol=1e-7, atol=1e-8, what="FD")
+
+
+# ---------------------------------------------------------------------------
+# repeated indices: set keeps the last write, add accumulates
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_set_with_repeated_indices_last_write_wins(backend):
+    idx = [0, 2, 0]
+
+    def f(x, v):
+        return sg.at(x)[idx].set(v)
+
+    x, v = np.array([1.0, 2.0, 3.0, 4.0]), np.array([10.0, 20.0, 30.0])
+    expected = x.copy()
+    expected[idx] = v                         # numpy: the last of the repeated writes
+    assert_close(sg.jit(f, backend=backend)(x, v), expected, what="value")
+    assert_close(sg.at(x)[idx].set(v), expected, what="plain arrays")
+
+    w = np.array([1.0, 2.0, 3.0, 4.0])
+    gx, gv = _grads(f, [x, v], w, backend)
+    assert_close(gx, [0.0, 2.0, 0.0, 4.0], what="x: zero where overwritten")
+    assert_close(gv, [0.0, 3.0, 1.0], what="v: only the winning write")
+    for k, want in enumerate(sympy_gradient(f, [x, v], w)):
+        assert_close((gx, gv)[k], want, what=f"SymPy {k}")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_add_with_repeated_indices_accumulates(backend):
+    idx = (np.array([1, 1, 0, 1]), slice(None))
+
+    def f(x, v):
+        return np.sin(sg.at(x)[idx].add(v * v))
+
+    rng = rng_for("add-repeated")
+    x, v = rng.uniform(-1, 1, (2, 3)), rng.uniform(-1, 1, (4, 3))
+    expected = x.copy()
+    np.add.at(expected, idx, v * v)
+    assert_close(sg.jit(f, backend=backend)(x, v), np.sin(expected), what="value")
+    w = rng.uniform(-1, 1, (2, 3))
+    got = _grads(f, [x, v], w, backend)
+    for k in range(2):
+        assert_close(got[k], sympy_gradient(f, [x, v], w)[k], what=f"SymPy {k}")
+        assert_close(got[k], finite_differences(f, [x, v], k, w), rtol=1e-7, atol=1e-8,
+                     what=f"FD {k}")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_repeated_fancy_read_scatters_back(backend):
+    f = lambda x: x[[2, 2, 0, 2]]  # noqa: E731
+    x = np.array([1.0, 2.0, 3.0])
+    (got,) = _grads(f, [x], np.array([1.0, 10.0, 100.0, 1000.0]), backend)
+    assert_close(got, [100.0, 0.0, 1011.0], what="scatter-add")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_at_property_and_all_index_forms(backend):
+    mask = np.array([[True, False, True], [False, True, False]])
+    indices = [1, -1, (slice(None), 0), (Ellipsis, slice(None, None, -2)), mask,
+               ([1, 0], [2, 2]), (None, 0)]
+    x = rng_for("forms").uniform(-1, 1, (2, 3))
+    for index in indices:
+        def f(x, v, index=index):
+            return x.at[index].set(v) + sg.at(x)[index].add(2.0 * v)
+
+        v = np.float64(0.75)
+        want = x.copy()
+        want[index] = v
+        added = x.copy()
+        np.add.at(added, index, 1.5)
+        assert_close(sg.jit(f, backend=backend)(x, v), want + added, what=f"value {index}")
+        w = rng_for(f"forms{index}").uniform(-1, 1, (2, 3))
+        got = _grads(f, [x, v], w, backend)
+        for k, want_grad in enumerate(sympy_gradient(f, [x, v], w)):
+            assert_close(got[k], want_grad, what=f"{index} gradient {k}")
+
+
+def test_at_on_plain_arrays_leaves_them_unchanged():
+    x = np.arange(4.0)
+    y = sg.at(x)[[1, 1]].add(1.0)
+    assert_close(y, [0.0, 3.0, 2.0, 3.0])
+    assert_close(x, np.arange(4.0), what="x untouched")
+
+
+# ---------------------------------------------------------------------------
+# generated code and backends
+
+
+def test_kernel_copies_a_sliced_output_instead_of_returning_a_view():
+    x = np.arange(5.0)
+    y = sg.jit(lambda x: x[1:])(x)
+    y[0] = 100.0
+    assert_close(x, np.arange(5.0), what="input untouched")
+
+
+def test_generated_source_is_readable():
+    f = sg.grad(lambda x: np.sum(x[::-1, [0, 2, 2]] * np.cumsum(x, axis=0)[:, :3]))
+    source = f.source(np.ones((4, 3)))
+    assert "x[::-1]" in source
+    assert "for i0, i1 in enumerate((0, 2, 2)):" in source
+    assert "# grad of:" in source
+
+
+@pytest.mark.parametrize("shape", [(5,), (3, 4)])
+def test_backends_agree_on_a_composite(shape):
+    def f(x):
+        y = np.concatenate([np.flip(x, axis=0), np.diff(x, axis=0, prepend=0.0)], axis=0)
+        z = np.stack([np.cumsum(y, axis=0), np.tile(y, 1)], axis=-1)
+        z = sg.at(z)[1:3].set(np.exp(z[0]))
+        return np.sum(np.repeat(z, 2, axis=0)[..., 0] ** 2) + np.sum(z[z.shape[0] - 1])
+
+    x = rng_for(f"composite{shape}").uniform(-1, 1, shape)
+    value_nb, (grad_nb,) = sg.value_and_grad(f, argnums=(0,))(x)
+    value_np, (grad_np,) = sg.value_and_grad(f, argnums=(0,), backend="numpy")(x)
+    assert_close(value_nb, value_np, rtol=1e-14, atol=1e-15)
+    assert_close(grad_nb, grad_np, rtol=1e-14, atol=1e-15)
+    assert_close(value_nb, f(x), what="numpy")
+    assert_close(grad_nb, finite_differences(f, [x], 0), rtol=1e-6, atol=1e-7, what="FD")
+
+
+# ---------------------------------------------------------------------------
+# errors name the problem and the fix
+
+
+def _trace(fn, *args):
+    return sg.jit(fn, backend="numpy")(*args)
+
+
+def test_assignment_into_a_traced_array_points_to_at():
+    def f(x):
+        x[0] = 1.0
+        return x
+
+    with pytest.raises(TypeError, match=r"immutable.*sg\.at\(x\)\[index\]\.set\(v\)"):
+        _trace(f, np.ones(3))
+
+
+def test_traced_index_is_refused():
+    with pytest.raises(IndexError, match="traced value.*constant integers"):
+        _trace(lambda x: x[x > 0], np.ones(3))
+    with pytest.raises(IndexError, match="traced value"):
+        _trace(lambda x: x[1:][: x[0]], np.ones(3))
+    with pytest.raises(IndexError, match="traced value"):
+        _trace(lambda x: sg.at(x)[x > 0].set(0.0), np.ones(3))
+
+
+@pytest.mark.parametrize("index", [3, -4, (0, 0), [0, 3], np.array([True, False])])
+def test_out_of_bounds_index_is_refused(index):
+    with pytest.raises(IndexError, match=r"shape \(3,\).*within the array's shape"):
+        _trace(lambda x: x[index], np.ones(3))
+    with pytest.raises(IndexError, match="within the array's shape"):
+        _trace(lambda x: sg.at(x)[index].add(1.0), np.ones(3))
+
+
+@pytest.mark.parametrize("index", [1.0, [0.5], "a"])
+def test_non_integer_index_is_refused(index):
+    with pytest.raises(IndexError, match="not an integer.*index with integers"):
+        _trace(lambda x: x[index], np.ones(3))
+
+
+def test_shape_op_errors():
+    x = np.ones((2, 3))
+    with pytest.raises(sg.UnsupportedFunctionError, match="order='C'"):
+        _trace(lambda x: np.reshape(x, -1, order="F"), x)
+    with pytest.raises(sg.UnsupportedFunctionError, match="order='C'"):
+        _trace(lambda x: x.ravel(order="F"), x)
+    with pytest.raises(sg.ShapeError, match="concatenate.*only the concatenation axis"):
+        _trace(lambda x: np.concatenate([x, x.T]), x)
+    with pytest.raises(sg.ShapeError, match="length 1"):
+        _trace(lambda x: np.squeeze(x, axis=0), x)
+    with pytest.raises(sg.ShapeError, match="same shape"):
+        _trace(lambda x: np.stack([x, x[0]]), x)
+    with pytest.raises(IndexError, match="out of bounds"):
+        _trace(lambda x: np.take(x, [3], axis=1), x)
+    with pytest.raises(sg.UnsupportedFunctionError, match="mode='constant'"):
+        _trace(lambda x: np.pad(x, 1, mode="edge"), x)
+    with pytest.raises(sg.UnsupportedFunctionError, match="repeats is a traced value"):
+        _trace(lambda x: np.repeat(x, x), x)
+
+
+def test_shape_ops_match_numpy_on_all_forms():
+    x = rng_for("forms-numpy").uniform(-1, 1, (2, 3, 1))
+    checks = [
+        lambda x: np.reshape(x, (3, -1)), lambda x: x.reshape(-1), lambda x: x.reshape(6, 1),
+        lambda x: np.ravel(x), lambda x: x.flatten(), lambda x: x.T, lambda x: x.transpose(),
+        lambda x: np.transpose(x, (2, 0, 1)), lambda x: np.expand_dims(x, -1),
+        lambda x: np.expand_dims(x, (0, 4)), lambda x: x.squeeze(), lambda x: x.squeeze(-1),
+        lambda x: np.broadcast_to(x, (4, 2, 3, 5)), lambda x: np.tile(x, 2),
+        lambda x: np.repeat(x, [2, 1], axis=0), lambda x: x.repeat(2), lambda x: np.flip(x),
+        lambda x: np.flip(x, (0, 1)), lambda x: x.cumsum(), lambda x: np.cumsum(x, axis=-2),
+        lambda x: np.diff(x, axis=1), lambda x: np.diff(x, n=0), lambda x: np.diff(x, n=3),
+        lambda x: np.concatenate([x, x], axis=-1), lambda x: np.stack([x, x], -1),
+        lambda x: x.swapaxes(0, 1), lambda x: x.take([0, -1], axis=1),
+        lambda x: np.pad(x, [(1, 0), (0, 2), (1, 1)]),
+    ]
+    for fn in checks:
+        assert_close(_trace(fn, x), fn(x), what=str(fn))
