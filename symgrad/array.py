@@ -330,9 +330,9 @@ def getitem(x: Any, index: Any) -> Any:
     if not _is_basic(parts):
         pos = _positions(shape, index)  # numpy's checks, and the general case
         arrays = [k for k, p in enumerate(parts) if not _is_basic((p,))]
-        (k,) = arrays if len(arrays) == 1 else (None,)
-        array = None if k is None else np.asarray(parts[k])
-        if array is None or array.dtype.kind == "b" or any(
+        k = arrays[0]
+        array = np.asarray(parts[k])
+        if len(arrays) > 1 or array.dtype.kind == "b" or any(
                 np.ndim(p) == 0 and np.asarray(p).dtype.kind in "iu" for p in parts):
             return reshape(gather(reshape(x, (-1,)), pos, 0), pos.shape)
         # one integer array among slices: slice, then gather along its axis (the
