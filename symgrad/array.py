@@ -151,12 +151,29 @@ def _shape_text(x: str, shape: tuple[int, ...], axis: int, n: int) -> str:
     return f"({dims[0]},)" if len(dims) == 1 else f"({', '.join(dims)})"
 
 
+#: index sets up to this long are written out as tuples in kernels
+SHORT_INDICES = 16
+
+
+def _index_source(indices: tuple[int, ...]) -> str:
+    """The constant ``indices`` as kernel source: a tuple when short, a ``range``
+    when evenly spaced, else int32 bytes (Numba takes seconds to type a tuple
+    of a thousand literals, and no time to read a buffer)."""
+    if len(indices) <= SHORT_INDICES:
+        return repr(tuple(indices))
+    step = indices[1] - indices[0]
+    if step and all(b - a == step for a, b in zip(indices, indices[1:])):
+        return f"range({indices[0]}, {indices[-1] + step}, {step})"
+    data = np.asarray(indices, dtype=np.int32).tobytes()  # native order, as the kernel reads it
+    return f"np.frombuffer({data!r}, dtype=np.int32)"
+
+
 def _gather_emit(out, args, avals, out_aval, *, indices, axis) -> list[str]:
     (x,), (aval,) = args, avals
     lines = [f"{out} = np.empty({_shape_text(x, aval.shape, axis, len(indices))})"]
     if indices:
         at = ":, " * axis
-        lines += [f"for i0, i1 in enumerate({tuple(indices)!r}):",
+        lines += [f"for i0, i1 in enumerate({_index_source(indices)}):",
                   f"    {out}[{at}i0] = {x}[{at}i1]"]
     return lines
 
@@ -195,7 +212,7 @@ def _scatter_add_emit(out, args, avals, out_aval, *, indices, axis, size) -> lis
     lines = [f"{out} = np.zeros({_shape_text(x, aval.shape, axis, size)})"]
     if indices:
         at = ":, " * axis
-        lines += [f"for i0, i1 in enumerate({tuple(indices)!r}):",
+        lines += [f"for i0, i1 in enumerate({_index_source(indices)}):",
                   f"    {out}[{at}i1] += {x}[{at}i0]"]
     return lines
 

@@ -246,3 +246,27 @@ def test_shape_ops_match_numpy_on_all_forms():
     ]
     for fn in checks:
         assert_close(_trace(fn, x), fn(x), what=str(fn))
+
+
+@pytest.mark.parametrize("kind", ["tuple", "range", "bytes", "repeated"])
+def test_index_sets_of_every_size_compile_and_scatter(kind):
+    n = 60
+    index = {"tuple": [5, 1, 1, 7],
+             "range": list(range(2, n, 3)),
+             "bytes": list(np.flatnonzero(rng_for("bytes").uniform(size=n) > 0.5)),
+             "repeated": [4] * 20 + [0] * 17}[kind]
+    x = rng_for(kind).uniform(-1, 1, (2, n))
+    w = rng_for(kind + "/w").uniform(-1, 1, (2, len(index)))
+
+    def f(x):
+        return np.sin(x[:, index])
+
+    g = sg.grad(f)
+    source = g.source(x, gradient=w)
+    assert {"tuple": "enumerate((5, 1, 1, 7))", "range": "enumerate(range(2, 62, 3))",
+            "bytes": "np.frombuffer(", "repeated": "np.frombuffer("}[kind] in source
+    expected = np.zeros_like(x)
+    np.add.at(expected, (slice(None), index), np.cos(x[:, index]) * w)
+    assert_close(g(x, gradient=w), expected, what="numba")
+    assert_close(sg.grad(f, backend="numpy")(x, gradient=w), expected, what="numpy")
+    assert_close(sg.jit(f)(x), f(x), what="value")
