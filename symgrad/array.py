@@ -318,8 +318,10 @@ def _check_index(index: Any) -> tuple[Any, ...]:
                 "computed from traced values selects with sg.where(mask, x, 0.0) instead)")
         if p is None or p is Ellipsis or isinstance(p, slice):
             continue
+        if isinstance(p, list) and not p:
+            continue  # x[[]]: no elements, as numpy
         kind = np.asarray(p).dtype.kind
-        if kind not in "biu" or (kind == "b" and isinstance(p, list) and not p):
+        if kind not in "biu":
             raise _index_error(index, f"{p!r:.40} is not an integer, slice, integer array "
                                "or boolean mask", "index with integers (int(i), "
                                "np.asarray(i, dtype=int))")
@@ -348,7 +350,8 @@ def getitem(x: Any, index: Any) -> Any:
         pos = _positions(shape, index)  # numpy's checks, and the general case
         arrays = [k for k, p in enumerate(parts) if not _is_basic((p,))]
         k = arrays[0]
-        array = np.asarray(parts[k])
+        array = np.asarray(parts[k], dtype=int) if isinstance(parts[k], list) and not parts[k] \
+            else np.asarray(parts[k])
         if len(arrays) > 1 or array.dtype.kind == "b" or any(
                 np.ndim(p) == 0 and np.asarray(p).dtype.kind in "iu" for p in parts):
             return reshape(gather(reshape(x, (-1,)), pos, 0), pos.shape)
@@ -669,3 +672,60 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> An
     placed = unslice(array, padded, index) if padded != shape else array
     border = np.pad(np.zeros(shape), widths, constant_values=as_constant_array(values))
     return placed + border if np.any(border) else placed
+
+
+@implements(np.hstack)
+def hstack(tup: Any, **kwargs: Any) -> Any:
+    arrays = [atleast_1d(a) for a in tup]
+    return concatenate(arrays, axis=0 if arrays and _ndim(arrays[0]) == 1 else 1, **kwargs)
+
+
+@implements(np.vstack)
+def vstack(tup: Any, **kwargs: Any) -> Any:
+    return concatenate([atleast_2d(a) for a in tup], axis=0, **kwargs)
+
+
+@implements(np.append)
+def append(arr: Any, values: Any, axis: Any = None) -> Any:
+    if axis is None:
+        return concatenate([arr, values], axis=None)
+    return concatenate([arr, values], axis=axis)
+
+
+def _atleast(a: Any, ndim: int) -> Any:
+    shape = ops._shape_of(a)
+    if len(shape) >= ndim:
+        return a
+    # numpy's rules: a scalar becomes (1, 1), a vector (1, n); 3-d adds a trailing 1
+    new = {0: (1,) * ndim, 1: (1, *shape) if ndim == 2 else (1, *shape, 1),
+           2: (*shape, 1)}[len(shape)]
+    return reshape(as_float(a), new)
+
+
+@implements(np.atleast_1d)
+def atleast_1d(*arys: Any) -> Any:
+    out = [_atleast(a, 1) for a in arys]
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+@implements(np.atleast_2d)
+def atleast_2d(*arys: Any) -> Any:
+    out = [_atleast(a, 2) for a in arys]
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+@implements(np.roll)
+def roll(a: Any, shift: Any, axis: Any = None) -> Any:
+    """``np.roll``: a gather along each rolled axis."""
+    a = as_float(a)
+    if axis is None:
+        return reshape(roll(reshape(a, (-1,)), shift, 0), ops._shape_of(a))
+    shifts = np.atleast_1d(_int_sequence(shift, "np.roll's shift"))
+    axes = np.atleast_1d(axis)
+    shifts, axes = np.broadcast_arrays(shifts, axes)
+    for s, ax in zip(shifts.tolist(), axes.tolist()):
+        (ax,) = normalize_axes(ax, _ndim(a))
+        n = ops._shape_of(a)[ax]
+        if n and s % n:
+            a = gather(a, (np.arange(n) - s) % n, ax)
+    return a

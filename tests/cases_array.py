@@ -92,3 +92,14 @@ CASES += [
     Case("pad-widths-values", ("unslice",),
          lambda x: np.pad(x, ((0, 2), (1, 0)), constant_values=1.5) * x[0, 0], ((2, 1),), (D,)),
 ]
+
+CASES += [
+    Case("hstack-vstack", ("concatenate",),
+         lambda x, y: np.vstack([np.hstack([x, y]), np.hstack((y, x))]) ** 2, ((2,), (3,)),
+         (D, D)),
+    Case("append-atleast", ("concatenate", "reshape"),
+         lambda x, y: np.append(x, y) * np.append(np.atleast_2d(x), np.atleast_2d(x), axis=0)
+         [:, :1].sum(), ((2,), ()), (D, D)),
+    Case("roll", ("gather",), lambda x: np.roll(x, 1) + np.roll(x, (-1, 2), axis=(0, 1)),
+         ((2, 3),), (D,)),
+]

@@ -270,3 +270,19 @@ def test_index_sets_of_every_size_compile_and_scatter(kind):
     assert_close(g(x, gradient=w), expected, what="numba")
     assert_close(sg.grad(f, backend="numpy")(x, gradient=w), expected, what="numpy")
     assert_close(sg.jit(f)(x), f(x), what="value")
+
+
+def test_stacking_helpers_match_numpy():
+    x = rng_for("stacking").uniform(-1, 1, (2, 3))
+    y = rng_for("stacking/y").uniform(-1, 1, 3)
+    checks = [
+        lambda x, y: np.hstack([x, x]), lambda x, y: np.hstack([y, y, x[0]]),
+        lambda x, y: np.vstack([x, y]), lambda x, y: np.vstack([y, y]),
+        lambda x, y: np.append(x, y), lambda x, y: np.append(x, y[None], axis=0),
+        lambda x, y: np.atleast_1d(y[0]), lambda x, y: np.atleast_2d(y),
+        lambda x, y: np.roll(x, 4), lambda x, y: np.roll(x, -1, axis=1),
+        lambda x, y: np.roll(x, (1, 1), axis=(1, 1)), lambda x, y: x[[]],
+        lambda x, y: x[:, []],
+    ]
+    for fn in checks:
+        assert_close(_trace(fn, x, y), fn(x, y), what=str(fn))
