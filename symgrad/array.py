@@ -582,6 +582,8 @@ def diff(a: Any, n: int = 1, axis: int = -1, prepend: Any = np._NoValue,
     n = operator.index(n)
     if n < 0:
         raise ValueError(f"order must be non-negative but got {n}")
+    if n == 0:
+        return a  # numpy neither prepends nor appends then
     ends = []
     for value, where in ((prepend, 0), (append, 1)):
         if value is not np._NoValue:

@@ -240,6 +240,7 @@ def test_shape_ops_match_numpy_on_all_forms():
         lambda x: np.repeat(x, [2, 1], axis=0), lambda x: x.repeat(2), lambda x: np.flip(x),
         lambda x: np.flip(x, (0, 1)), lambda x: x.cumsum(), lambda x: np.cumsum(x, axis=-2),
         lambda x: np.diff(x, axis=1), lambda x: np.diff(x, n=0), lambda x: np.diff(x, n=3),
+        lambda x: np.diff(x, n=0, append=1.0), lambda x: np.diff(x, prepend=x[:, :1]),
         lambda x: np.concatenate([x, x], axis=-1), lambda x: np.stack([x, x], -1),
         lambda x: x.swapaxes(0, 1), lambda x: x.take([0, -1], axis=1),
         lambda x: np.pad(x, [(1, 0), (0, 2), (1, 1)]),
@@ -286,3 +287,64 @@ def test_stacking_helpers_match_numpy():
     ]
     for fn in checks:
         assert_close(_trace(fn, x, y), fn(x, y), what=str(fn))
+
+
+# ---------------------------------------------------------------------------
+# generated indices against numpy (the interpreter backend: no compile per example)
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+from hypothesis.extra import numpy as hnp  # noqa: E402
+
+SHAPES = hnp.array_shapes(min_dims=1, max_dims=3, min_side=1, max_side=4)
+
+
+@st.composite
+def _indexed(draw):
+    shape = draw(SHAPES)
+    index = draw(st.one_of(
+        hnp.basic_indices(shape, allow_newaxis=True, allow_ellipsis=True),
+        hnp.integer_array_indices(shape, result_shape=hnp.array_shapes(max_dims=2, max_side=3)),
+        hnp.arrays(bool, shape).map(lambda m: (m,)),
+    ))
+    return shape, index
+
+
+@settings(max_examples=80, deadline=None)
+@given(_indexed())
+def test_generated_indices_match_numpy_and_scatter_back(problem):
+    shape, index = problem
+    x = rng_for(f"{shape}{index}").uniform(-1, 1, shape)
+    want = x[index]
+    # a scalar output is seeded with 1 (grad takes no gradient= for it)
+    w = np.asarray(rng_for("w").uniform(-1, 1, np.shape(want))) if np.ndim(want) else 1.0
+    got = sg.jit(lambda x: x[index], backend="numpy")(x)
+    assert_close(got, want, what="value")
+    grad = sg.grad(lambda x: x[index], backend="numpy")(x, gradient=w if np.ndim(w) else None)
+    expected = np.zeros(shape)
+    np.add.at(expected, index, w)             # numpy's own scatter-add, an independent oracle
+    assert_close(grad, expected, what="gradient")
+
+
+@settings(max_examples=60, deadline=None)
+@given(_indexed())
+def test_generated_updates_match_numpy(problem):
+    shape, index = problem
+    x = rng_for(f"u{shape}{index}").uniform(-1, 1, shape)
+    v = rng_for("v").uniform(-1, 1, np.shape(x[index]))
+    set_want = x.copy()
+    set_want[index] = v
+    add_want = x.copy()
+    np.add.at(add_want, index, v)
+    f = sg.jit(lambda x, v: (sg.at(x)[index].set(v), x.at[index].add(v)), backend="numpy")
+    got_set, got_add = f(x, v)
+    assert_close(got_set, set_want, what="set")
+    assert_close(got_add, add_want, what="add")
+    # set: d/dv of sum(y * w) is w at each written place that is not written again later
+    w = rng_for("w2").uniform(-1, 1, shape)
+    gx, gv = sg.grad(lambda x, v: sg.at(x)[index].set(v), argnums=(0, 1),
+                     backend="numpy")(x, v, gradient=w)
+    written = np.zeros(shape, dtype=bool)
+    written[index] = True
+    assert_close(gx, np.where(written, 0.0, w), what="x gradient")
+    assert_close(np.sum(gv), np.sum(w[written]), what="v gradient: each place once")
