@@ -240,7 +240,7 @@ def test_shape_ops_match_numpy_on_all_forms():
         lambda x: np.repeat(x, [2, 1], axis=0), lambda x: x.repeat(2), lambda x: np.flip(x),
         lambda x: np.flip(x, (0, 1)), lambda x: x.cumsum(), lambda x: np.cumsum(x, axis=-2),
         lambda x: np.diff(x, axis=1), lambda x: np.diff(x, n=0), lambda x: np.diff(x, n=3),
-        lambda x: np.diff(x, n=0, append=1.0), lambda x: np.diff(x, prepend=x[:, :1]),
+        lambda x: np.diff(x, n=0, append=1.0), lambda x: np.diff(x, prepend=x[..., :1]),
         lambda x: np.concatenate([x, x], axis=-1), lambda x: np.stack([x, x], -1),
         lambda x: x.swapaxes(0, 1), lambda x: x.take([0, -1], axis=1),
         lambda x: np.pad(x, [(1, 0), (0, 2), (1, 1)]),
