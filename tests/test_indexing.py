@@ -3,12 +3,20 @@ repeated indices, the gradient of indexed assignment, errors, both backends."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
 import symgrad as sg
+from symgrad.adjoint import adjoint
+from symgrad.ir import check, interpret
+from symgrad.passes import optimize
 
-from oracle import assert_close, finite_differences, rng_for, sympy_gradient
+from oracle import assert_close, finite_differences, forward_graph, rng_for, sympy_gradient
 
 BACKENDS = ["numba", "numpy"]
 
@@ -292,10 +300,6 @@ def test_stacking_helpers_match_numpy():
 # ---------------------------------------------------------------------------
 # generated indices against numpy (the interpreter backend: no compile per example)
 
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
-from hypothesis.extra import numpy as hnp  # noqa: E402
-
 SHAPES = hnp.array_shapes(min_dims=1, max_dims=3, min_side=1, max_side=4)
 
 
@@ -348,3 +352,22 @@ def test_generated_updates_match_numpy(problem):
     written[index] = True
     assert_close(gx, np.where(written, 0.0, w), what="x gradient")
     assert_close(np.sum(gv), np.sum(w[written]), what="v gradient: each place once")
+
+
+def test_second_derivative_through_every_array_primitive():
+    # the adjoint of the adjoint: H @ u, against finite differences of the gradient
+    def f(x):
+        y = np.cumsum(x[::-1] ** 2)[[0, 2, 2]]                    # slice, cumsum, gather
+        z = np.pad(x[1:], 1) ** 3                                  # unslice
+        c = np.concatenate([x, sg.at(x)[[1, 1]].set(x[0] * x[3])])  # concatenate, scatter_add
+        return np.sum(y * y) + np.sum(z) + np.sum(np.sin(c))
+
+    x = rng_for("second").uniform(-1, 1, 4)
+    u = rng_for("second/u").uniform(-1, 1, 4)
+    first = optimize(adjoint(forward_graph(f, x), [0], seed_inputs=False))
+    gradient_only = replace(first, outputs=first.outputs[1:])
+    second = check(optimize(adjoint(gradient_only, [0], seed_inputs=True)))
+    hvp = interpret(second, x, u)[1]
+    grad = sg.grad(f, backend="numpy")
+    assert_close(grad(x), interpret(first, x)[1], what="first derivative")
+    assert_close(hvp, finite_differences(grad, [x], 0, u), rtol=1e-6, atol=1e-7, what="H u")
