@@ -13,11 +13,15 @@ operation here; the rest are exact compositions of them (as in JAX):
 
 Indices are data of the program, never traced: they are parameters of the
 equations (tuples of Python ints, so that equations hash and compare for CSE
-and cache keys) and literal tuples in the generated source. Basic indexing
+and cache keys) and constants of the generated source (a tuple, a ``range``, or
+int32 bytes for long irregular sets, which Numba compiles fastest). Basic indexing
 (integers, slices, ``...``, ``None``) is a ``slice`` and a ``reshape``; integer
 arrays and boolean masks are a ``gather`` of the flattened array at the flat
 positions numpy itself computes for the index, so every numpy indexing rule
-(mixed basic and advanced indices included) holds by construction.
+(mixed basic and advanced indices included) holds by construction; a single
+integer array among slices gathers along its own axis instead, which keeps the
+kernel generic over the other axes. ``sg.at`` updates scatter into the
+flattened array in the same way.
 
     >>> import numpy as np, symgrad as sg
     >>> sg.grad(lambda x: np.sum(x[::-1][[0, 0, 2]] ** 2))(np.array([1.0, 2.0, 3.0]))
