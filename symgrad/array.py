@@ -708,6 +708,53 @@ def _atleast(a: Any, ndim: int) -> Any:
     return reshape(as_float(a), new)
 
 
+@implements(np.column_stack)
+def column_stack(tup: Any) -> Any:
+    arrays = [a if _ndim(a) >= 2 else reshape(as_float(a), (-1, 1)) for a in tup]
+    return concatenate(arrays, axis=1)
+
+
+@implements(np.array_split)
+def array_split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[Any]:
+    """``np.array_split``: one slice per piece (a list, as numpy returns)."""
+    (axis,) = normalize_axes(axis, _ndim(ary))
+    n = ops._shape_of(ary)[axis]
+    if isinstance(indices_or_sections, Tracer):
+        raise UnsupportedFunctionError(
+            f"split points are a traced value (at {user_location()}); they must be constant")
+    if np.ndim(indices_or_sections) == 0:
+        sections = operator.index(indices_or_sections)
+        if sections <= 0:
+            raise ValueError("number sections must be larger than 0.")
+        each, extra = divmod(n, sections)
+        sizes = [each + 1] * extra + [each] * (sections - extra)
+        bounds = np.concatenate([[0], np.cumsum(sizes)]).tolist()
+    else:
+        cuts = [min(max(c + n if c < 0 else c, 0), n)
+                for c in map(operator.index, indices_or_sections)]
+        bounds = [0, *cuts, n]
+    return [_along(ary, axis, lo, max(lo, hi)) for lo, hi in zip(bounds, bounds[1:])]
+
+
+@implements(np.split)
+def split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[Any]:
+    if np.ndim(indices_or_sections) == 0 and not isinstance(indices_or_sections, Tracer):
+        n = ops._shape_of(ary)[normalize_axes(axis, _ndim(ary))[0]]
+        if n % operator.index(indices_or_sections):
+            raise ValueError("array split does not result in an equal division")
+    return array_split(ary, indices_or_sections, axis)
+
+
+@implements(np.fliplr)
+def fliplr(m: Any) -> Any:
+    return flip(m, 1)
+
+
+@implements(np.flipud)
+def flipud(m: Any) -> Any:
+    return flip(m, 0)
+
+
 @implements(np.atleast_1d)
 def atleast_1d(*arys: Any) -> Any:
     out = [_atleast(a, 1) for a in arys]

@@ -103,3 +103,11 @@ CASES += [
     Case("roll", ("gather",), lambda x: np.roll(x, 1) + np.roll(x, (-1, 2), axis=(0, 1)),
          ((2, 3),), (D,)),
 ]
+
+CASES += [
+    Case("split", ("slice",),
+         lambda x: np.split(x, 2, axis=1)[1] * np.array_split(x, [1, -1], axis=1)[2],
+         ((1, 4),), (D,)),
+    Case("column_stack-flipud", ("concatenate", "slice"),
+         lambda x, y: np.flipud(np.column_stack([x, np.fliplr(y)])), ((3,), (3, 2)), (D, D)),
+]

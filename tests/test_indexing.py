@@ -292,9 +292,21 @@ def test_stacking_helpers_match_numpy():
         lambda x, y: np.roll(x, 4), lambda x, y: np.roll(x, -1, axis=1),
         lambda x, y: np.roll(x, (1, 1), axis=(1, 1)), lambda x, y: x[[]],
         lambda x, y: x[:, []],
+        lambda x, y: np.column_stack([y, y]), lambda x, y: np.column_stack([x.T, y]),
+        lambda x, y: np.fliplr(x), lambda x, y: np.flipud(y),
     ]
     for fn in checks:
         assert_close(_trace(fn, x, y), fn(x, y), what=str(fn))
+    splits = [lambda x: np.split(x, 3, axis=1), lambda x: np.split(x, [1, 5], axis=-1),
+              lambda x: np.array_split(x, 2, axis=1), lambda x: np.array_split(x, 4),
+              lambda x: np.array_split(x, [-1, 1, 2], axis=1)]
+    for fn in splits:
+        got = sg.jit(lambda x, fn=fn: tuple(fn(x)), backend="numpy")(x)
+        assert len(got) == len(fn(x)), str(fn)
+        for a, b in zip(got, fn(x)):
+            assert_close(a, b, what=str(fn))
+    with pytest.raises(ValueError, match="equal division"):
+        _trace(lambda x: np.split(x, 2, axis=1)[0], x)
 
 
 # ---------------------------------------------------------------------------
