@@ -23,7 +23,7 @@ import numpy as np
 from . import primitives as P
 from .errors import ShapeError, UnsupportedFunctionError, user_location
 from .ir import Primitive
-from .trace import Tracer, as_constant_array, find_trace
+from .trace import Tracer, _qualname, as_constant_array, find_trace
 
 HANDLED_FUNCTIONS: dict[Callable, Callable] = {}
 
@@ -46,7 +46,7 @@ def implements(*numpy_functions: Callable) -> Callable[[F], F]:
 
 def supported_functions() -> list[str]:
     """Names of the numpy functions and ufuncs symgrad can trace."""
-    names = {f"np.{f.__name__}" for f in HANDLED_FUNCTIONS}
+    names = {f"np.{_qualname(f)}" for f in HANDLED_FUNCTIONS}
     names |= {f"np.{u.__name__}" for u in UFUNCS}
     return sorted(names)
 
@@ -110,6 +110,8 @@ def apply_ufunc(ufunc: np.ufunc, method: str, inputs: Sequence[Any], kwargs: dic
     _refuse_kwargs(name, kwargs, allowed={"dtype": _float_dtype})
     if ufunc is np.positive:
         return inputs[0]
+    if ufunc in HANDLED_FUNCTIONS:  # ufuncs that are not elementwise, such as np.matmul
+        return HANDLED_FUNCTIONS[ufunc](*inputs, **kwargs)
     prim = UFUNCS.get(ufunc)
     if prim is None:
         raise UnsupportedFunctionError(
@@ -305,3 +307,7 @@ def unbroadcast(g: Any, shape: tuple[int, ...]) -> Any:
     axes = tuple(range(lead)) + tuple(
         lead + i for i, d in enumerate(shape) if d == 1 and gshape[lead + i] != 1)
     return reshape(sum(g, axis=axes), shape)
+
+
+# numpy function families in modules of their own register themselves here
+from . import linalg  # noqa: E402, F401
