@@ -389,7 +389,7 @@ def einsum(subscripts: Any, *operands: Any, out: Any = None, optimize: Any = Fal
         summed = tuple(k for k, c in enumerate(term) if c not in elsewhere)
         if summed:
             x = sum(x, axis=summed)
-            term = "".join(c for c in term if c not in elsewhere)
+            term = "".join(c for c in term if c in elsewhere)
         pairs.append((term, x))
     if len(pairs) == 1:
         (term, x), = pairs

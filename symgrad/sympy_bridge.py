@@ -91,8 +91,9 @@ def _apply(prim: Primitive, args: list[Any], params: dict[str, Any]) -> Any:
         result = prim.sympy(sp, np.asarray(args[0], dtype=object), **params)
         return result[()] if np.ndim(result) == 0 else np.array(result)
     if prim.kind == "linalg":  # facets of whole object arrays (np.matmul, sympy.Matrix)
-        result = prim.sympy(sp, *(np.asarray(a, dtype=object) for a in args), **params)
-        return result[()] if np.ndim(result) == 0 else np.asarray(result, dtype=object)
+        result = np.asarray(prim.sympy(sp, *(np.asarray(a, dtype=object) for a in args),
+                                       **params), dtype=object)
+        return result[()] if result.ndim == 0 else result
     raise NotImplementedError(f"no SymPy translation for {prim.kind} primitive {prim.name}")
 
 
