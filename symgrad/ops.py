@@ -126,7 +126,8 @@ def _float_dtype(dtype: Any) -> bool:
 
 def _refuse_kwargs(name: str, kwargs: dict, allowed: dict[str, Callable[[Any], bool]]) -> None:
     for key, value in kwargs.items():
-        if key == "out" and value in (None, (None,)):
+        if key == "out" and (value is None or (isinstance(value, tuple)  # ufuncs: a tuple
+                                               and all(v is None for v in value))):
             continue
         check = allowed.get(key)
         if check is not None and check(value):
