@@ -6,7 +6,8 @@ Five primitives, each declared once below with all its facets:
   is BLAS in Numba), or of stacks of matrices with equal batch dims (a loop of
   ``np.dot`` over the batch);
 - ``inv``, ``det``, ``slogdet`` (``part="sign"`` or ``"logabsdet"``) of a
-  square matrix and ``solve(a, b)`` for a vector or matrix ``b``.
+  square matrix and ``solve(a, b)`` for a vector or matrix ``b``; of stacks of
+  matrices too, as a loop over the batch axes in the kernel.
 
 Everything else is numpy's API on top of them, written with exact rewrites:
 batch broadcasting is ``broadcast_to``, ``outer`` a broadcasting ``*``,
@@ -29,6 +30,7 @@ from __future__ import annotations
 import math
 import operator
 import string
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -118,20 +120,67 @@ matmul_p = register(
 
 
 # ---------------------------------------------------------------------------
-# inv, det, slogdet, solve of square matrices
+# inv, det, slogdet, solve of square matrices and stacks of them. Numba's
+# np.linalg takes one matrix, so a stack is a loop over its batch axes.
 
 
 def _square_rule(name: str, x: Aval) -> int:
     _require(name, (x,), FLOAT)
-    if x.ndim != 2 or x.shape[0] != x.shape[1]:
-        stack = (" (stacks of matrices are not supported yet: loop over the stack in "
-                 "Python)" if x.ndim > 2 and x.shape[-1] == x.shape[-2] else "")
-        raise ShapeError(f"{name}: needs a square matrix, got {x}{stack}")
-    return x.shape[0]
+    if x.ndim < 2 or x.shape[-1] != x.shape[-2]:
+        raise ShapeError(f"{name}: needs a square matrix or a stack of them (last two axes of "
+                         f"equal length), got {x}")
+    return x.shape[-1]
+
+
+def _stack_emit(call: str, batch: int, out: str, args: list[str], shape: str) -> list[str]:
+    """``out = call`` for one matrix, else a loop that fills ``out[i0, ...]`` per matrix.
+
+    ``call`` is a template over the operands, indexed by the batch index in the loop.
+    """
+    if not batch:
+        return [f"{out} = {call.format(*args)}"]
+    index = ", ".join(f"i{k}" for k in range(batch))
+    lines = [f"{out} = np.empty({shape})"]
+    for k in range(batch):
+        lines.append("    " * k + f"for i{k} in range({args[0]}.shape[{k}]):")
+    lines.append("    " * batch + f"{out}[{index}] = "
+                 + call.format(*(f"{a}[{index}]" for a in args)))
+    return lines
+
+
+def _stack_shape(x: str, ndim: int) -> str:
+    return "(" + "".join(f"{x}.shape[{k}], " for k in range(ndim)) + ")"
+
+
+def _linalg_emit(call: str) -> Callable:
+    """Numba emit of a square-matrix function, looping over a stack's batch axes.
+
+    The output's shape is a prefix of the last operand's (x for inv, det; b for solve).
+    """
+    def emit(out: str, args: list[str], avals: list[Aval], out_aval: Aval) -> list[str]:
+        return _stack_emit(call, avals[0].ndim - 2, out, args,
+                           _stack_shape(args[-1], out_aval.ndim))
+    return emit
+
+
+def _stacked(fn: Callable, batch: int, *arrays: np.ndarray) -> Any:
+    """``fn`` applied to each matrix of a stack of SymPy object arrays."""
+    if not batch:
+        return fn(*arrays)
+    first = fn(*(a[(0,) * batch] for a in arrays))
+    out = np.empty(arrays[0].shape[:batch] + np.shape(first), dtype=object)
+    for idx in np.ndindex(*arrays[0].shape[:batch]):
+        out[idx] = fn(*(a[idx] for a in arrays))
+    return out
 
 
 def _sympy_matrix(sp, x: np.ndarray):
     return sp.Matrix(np.asarray(x, dtype=object).tolist())
+
+
+def _batch_scalar(v: Any, x: Any) -> Any:
+    """A scalar per matrix (det, log|det|) as a (..., 1, 1) stack beside ``x``."""
+    return v if len(_shape_of(x)) == 2 else reshape(v, _shape_of(v) + (1, 1))
 
 
 def _inv_rule(x: Aval) -> Aval:
@@ -141,26 +190,26 @@ def _inv_rule(x: Aval) -> Aval:
 
 def _det_rule(x: Aval) -> Aval:
     _square_rule("det", x)
-    return Aval(())
+    return Aval(x.shape[:-2])
 
 
 inv_p = register(
     name="inv", kind="linalg", shape_rule=_inv_rule,
-    impl=np.linalg.inv,
-    emit=lambda out, args, avals, out_aval: [f"{out} = np.linalg.inv({args[0]})"],
+    impl=np.linalg.inv, emit=_linalg_emit("np.linalg.inv({})"),
     # d(A^-1) = -A^-1 dA A^-1, so the cotangent of A is -A^-T g A^-T
     vjp=lambda g, ans, x: (
         -matmul(matmul(_swap(ans), g), _swap(ans)),),  # type: ignore[has-type]
-    sympy=lambda sp, x: np.array(_sympy_matrix(sp, x).inv().tolist(), dtype=object),
+    sympy=lambda sp, x: _stacked(
+        lambda m: np.array(_sympy_matrix(sp, m).inv().tolist(), dtype=object), x.ndim - 2, x),
     numpy=np.linalg.inv)
 
 # d det(A) / dA = det(A) A^-T (the Matrix Cookbook, eq. 49); A must be invertible
 det_p = register(
     name="det", kind="linalg", shape_rule=_det_rule,
-    impl=np.linalg.det,
-    emit=lambda out, args, avals, out_aval: [f"{out} = np.linalg.det({args[0]})"],
-    vjp=lambda g, ans, x: ((g * ans) * _swap(inv(x)),),  # type: ignore[has-type]
-    sympy=lambda sp, x: _sympy_matrix(sp, x).det(),
+    impl=np.linalg.det, emit=_linalg_emit("np.linalg.det({})"),
+    vjp=lambda g, ans, x: (
+        _batch_scalar(g * ans, x) * _swap(inv(x)),),  # type: ignore[has-type]
+    sympy=lambda sp, x: _stacked(lambda m: _sympy_matrix(sp, m).det(), x.ndim - 2, x),
     numpy=np.linalg.det)
 
 _SLOGDET_PARTS = ("sign", "logabsdet")
@@ -170,31 +219,40 @@ def _slogdet_rule(x: Aval, *, part: str) -> Aval:
     if part not in _SLOGDET_PARTS:
         raise ValueError(f"slogdet: part must be one of {_SLOGDET_PARTS}, not {part!r}")
     _square_rule("slogdet", x)
-    return Aval(())
+    return Aval(x.shape[:-2])
 
 
 def _slogdet_sympy(sp, x, *, part):
-    det = _sympy_matrix(sp, x).det()
-    return sp.sign(det) if part == "sign" else sp.log(sp.Abs(det))
+    def one(m):
+        det = _sympy_matrix(sp, m).det()
+        return sp.sign(det) if part == "sign" else sp.log(sp.Abs(det))
+    return _stacked(one, x.ndim - 2, x)
+
+
+def _slogdet_emit(out, args, avals, out_aval, *, part) -> list[str]:
+    call = f"np.linalg.slogdet({{}})[{_SLOGDET_PARTS.index(part)}]"
+    return _linalg_emit(call)(out, args, avals, out_aval)
 
 
 # the sign is piecewise constant (zero gradient); d log|det A| / dA = A^-T
 slogdet_p = register(
     name="slogdet", kind="linalg", shape_rule=_slogdet_rule,
     impl=lambda x, part: np.linalg.slogdet(x)[_SLOGDET_PARTS.index(part)],
-    emit=lambda out, args, avals, out_aval, *, part: [
-        f"{out} = np.linalg.slogdet({args[0]})[{_SLOGDET_PARTS.index(part)}]"],
+    emit=_slogdet_emit,
     vjp=lambda g, ans, x, part: (
-        None if part == "sign" else g * _swap(inv(x)),),  # type: ignore[has-type]
+        None if part == "sign" else _batch_scalar(g, x) * _swap(inv(x)),),  # type: ignore[has-type]
     sympy=_slogdet_sympy, numpy=np.linalg.slogdet)
 
 
 def _solve_rule(a: Aval, b: Aval) -> Aval:
     n = _square_rule("solve", a)
     _require("solve", (b,), FLOAT)
-    if b.ndim not in (1, 2) or b.shape[0] != n:
-        raise ShapeError(f"solve: the right-hand side {b} must have shape ({n},) or ({n}, k) "
-                         f"for the matrix {a}")
+    if b.ndim == 1 and a.ndim == 2 and b.shape[0] == n:
+        return Aval(b.shape)
+    if b.ndim != a.ndim or b.shape[:-2] != a.shape[:-2] or b.shape[-2] != n:
+        raise ShapeError(f"solve: the right-hand side {b} must have shape ({n},) or "
+                         f"{a.shape[:-2] + (n, 'k')} for the matrix {a} (np.linalg.solve "
+                         "broadcasts batch axes first)")
     return Aval(b.shape)
 
 
@@ -206,13 +264,15 @@ def _solve_vjp(g, ans, a, b):
 
 
 def _solve_sympy(sp, a, b):
-    x = _sympy_matrix(sp, a).LUsolve(_sympy_matrix(sp, b.reshape(b.shape[0], -1)))
-    return np.array(x.tolist(), dtype=object).reshape(b.shape)
+    def one(m, rhs):
+        x = _sympy_matrix(sp, m).LUsolve(_sympy_matrix(sp, rhs.reshape(rhs.shape[0], -1)))
+        return np.array(x.tolist(), dtype=object).reshape(rhs.shape)
+    return _stacked(one, a.ndim - 2, a, b)
 
 
 solve_p = register(
     name="solve", kind="linalg", shape_rule=_solve_rule, impl=np.linalg.solve,
-    emit=lambda out, args, avals, out_aval: [f"{out} = np.linalg.solve({args[0]}, {args[1]})"],
+    emit=_linalg_emit("np.linalg.solve({}, {})"),
     vjp=_solve_vjp, sympy=_solve_sympy, numpy=np.linalg.solve)
 
 
@@ -515,5 +575,24 @@ def slogdet(a: Any) -> tuple[Any, Any]:
 
 @implements(np.linalg.solve)
 def solve(a: Any, b: Any) -> Any:
-    """``np.linalg.solve(a, b)``: ``x`` with ``a @ x == b``, for ``b`` of shape (n,) or (n, k)."""
-    return apply(solve_p, as_float(a), as_float(b))
+    """``np.linalg.solve(a, b)``: ``x`` with ``a @ x == b``.
+
+    As numpy 2: ``b`` of shape (n,) is one vector (for every matrix of a stack
+    ``a``), otherwise a stack of (n, k) matrices whose batch axes broadcast
+    against those of ``a``.
+    """
+    a, b, sa, sb = _operands(a, b)
+    rows = sb[0] if len(sb) == 1 else sb[-2] if sb else None
+    if len(sa) < 2 or sa[-1] != sa[-2] or rows != sa[-1]:
+        return apply(solve_p, a, b)  # the shape rule explains what is wrong
+    if len(sb) == 1 and len(sa) > 2:  # one vector for each matrix: solve for columns
+        column = broadcast_to(reshape(b, sb + (1,)), sa[:-1] + (1,))
+        return reshape(apply(solve_p, a, column), sa[:-1])
+    if len(sb) > 1 and (len(sa) > 2 or len(sb) > 2):
+        try:
+            batch = tuple(np.broadcast_shapes(sa[:-2], sb[:-2]))
+        except ValueError:
+            raise ShapeError(f"solve: the batch axes of shapes {sa} and {sb} cannot be "
+                             f"broadcast together (at {user_location()})") from None
+        a, b = broadcast_to(a, batch + sa[-2:]), broadcast_to(b, batch + sb[-2:])
+    return apply(solve_p, a, b)

@@ -110,3 +110,19 @@ CASES += [
     Case("solve-constant-matrix", ("solve",),
          lambda b: np.linalg.solve(np.array([[2.0, 1.0], [0.5, 3.0]]), b), ((2,),), (U,)),
 ]
+
+# -- stacks of matrices: a loop over the batch axes in the kernel -------------------
+EYE_STACK = 3.0 * np.eye(2)  # broadcasts over the batch axes
+CASES += [
+    Case("inv-stack", ("inv",), lambda a: np.linalg.inv(a + EYE_STACK), ((3, 2, 2),), (U,)),
+    Case("det-stack", ("det",), lambda a: np.linalg.det(a), ((2, 2, 2),), (U,)),
+    Case("slogdet-stack", ("slogdet",), lambda a: np.linalg.slogdet(a + EYE_STACK)[1],
+         ((2, 1, 2, 2),), (U,)),
+    Case("solve-stack", ("solve",), lambda a, b: np.linalg.solve(a + EYE_STACK, b),
+         ((2, 2, 2), (2, 2, 3)), (U, U)),
+    # numpy 2: a 1-D b is one vector for every matrix; (n, k) broadcasts as a stack
+    Case("solve-stack-vector", ("solve",), lambda a, b: np.linalg.solve(a + EYE_STACK, b),
+         ((3, 2, 2), (2,)), (U, U)),
+    Case("solve-stack-broadcast", ("solve",), lambda a, b: np.linalg.solve(a + EYE_STACK, b),
+         ((2, 2, 2), (2, 1)), (U, U)),
+]

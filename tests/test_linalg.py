@@ -129,9 +129,9 @@ def test_matmul_out_argument_is_refused():
 
 
 @pytest.mark.parametrize("fn,shape,message", [
-    (np.linalg.det, (2, 3), r"det: needs a square matrix, got f64\[2,3\]"),
+    (np.linalg.det, (2, 3), r"det: needs a square matrix.*got f64\[2,3\]"),
     (np.linalg.inv, (3,), r"inv: needs a square matrix"),
-    (lambda a: np.linalg.slogdet(a)[1], (2, 2, 2), r"stacks of matrices are not supported yet"),
+    (lambda a: np.linalg.slogdet(a)[1], (2, 2, 3), r"slogdet: needs a square matrix or a stack"),
 ])
 def test_non_square_matrices_are_refused(fn, shape, message):
     with pytest.raises(ShapeError, match=message):
@@ -141,6 +141,8 @@ def test_non_square_matrices_are_refused(fn, shape, message):
 def test_solve_right_hand_side_shape_is_checked():
     with pytest.raises(ShapeError, match=r"right-hand side f64\[3\] must have shape \(2,\)"):
         _grad(lambda a, b: np.sum(np.linalg.solve(a, b)), np.eye(2), np.ones(3))
+    with pytest.raises(ShapeError, match=r"batch axes of shapes \(2, 2, 2\) and \(3, 2, 1\)"):
+        _grad(lambda a, b: np.sum(np.linalg.solve(a, b)), np.ones((2, 2, 2)), np.ones((3, 2, 1)))
 
 
 @pytest.mark.parametrize("spec,nargs,message", [
