@@ -149,7 +149,8 @@ def _stack_emit(call: str, batch: int, out: str, args: list[str], shape: str) ->
 
 
 def _stack_shape(x: str, ndim: int) -> str:
-    return "(" + "".join(f"{x}.shape[{k}], " for k in range(ndim)) + ")"
+    dims = [f"{x}.shape[{k}]" for k in range(ndim)]
+    return f"({', '.join(dims)}{',' if ndim == 1 else ''})"
 
 
 def _linalg_emit(call: str) -> Callable:
