@@ -138,7 +138,8 @@ class Primitive:
     - ``sympy(sp, *args, **params)``: the SymPy counterpart (see
       :mod:`symgrad.sympy_bridge` for how each ``kind`` applies it);
     - ``kind``: ``"elementwise"`` (numpy broadcasting), ``"reduction"`` (over
-      ``axes``) or ``"structural"`` (moves elements, computes nothing);
+      ``axes``), ``"structural"`` (moves elements, computes nothing) or
+      ``"linalg"`` (whole arrays in, a new array out: matmul, inv, ...);
     - ``numpy``: the numpy function that traces to this primitive, if any;
     - ``view``: its output may be a view of an input (codegen copies such outputs).
     """

@@ -23,7 +23,7 @@ import numpy as np
 from . import primitives as P
 from .errors import ShapeError, UnsupportedFunctionError, user_location
 from .ir import Primitive
-from .trace import Tracer, as_constant_array, find_trace
+from .trace import Tracer, _qualname, as_constant_array, find_trace
 
 HANDLED_FUNCTIONS: dict[Callable, Callable] = {}
 
@@ -46,7 +46,7 @@ def implements(*numpy_functions: Callable) -> Callable[[F], F]:
 
 def supported_functions() -> list[str]:
     """Names of the numpy functions and ufuncs symgrad can trace."""
-    names = {f"np.{f.__name__}" for f in HANDLED_FUNCTIONS}
+    names = {f"np.{_qualname(f)}" for f in HANDLED_FUNCTIONS}
     names |= {f"np.{u.__name__}" for u in UFUNCS}
     return sorted(names)
 
@@ -110,6 +110,8 @@ def apply_ufunc(ufunc: np.ufunc, method: str, inputs: Sequence[Any], kwargs: dic
     _refuse_kwargs(name, kwargs, allowed={"dtype": _float_dtype})
     if ufunc is np.positive:
         return inputs[0]
+    if ufunc in HANDLED_FUNCTIONS:  # ufuncs that are not elementwise, such as np.matmul
+        return HANDLED_FUNCTIONS[ufunc](*inputs, **kwargs)
     prim = UFUNCS.get(ufunc)
     if prim is None:
         raise UnsupportedFunctionError(
@@ -124,7 +126,8 @@ def _float_dtype(dtype: Any) -> bool:
 
 def _refuse_kwargs(name: str, kwargs: dict, allowed: dict[str, Callable[[Any], bool]]) -> None:
     for key, value in kwargs.items():
-        if key == "out" and value in (None, (None,)):
+        if key == "out" and (value is None or (isinstance(value, tuple)  # ufuncs: a tuple
+                                               and all(v is None for v in value))):
             continue
         check = allowed.get(key)
         if check is not None and check(value):
@@ -307,6 +310,7 @@ def unbroadcast(g: Any, shape: tuple[int, ...]) -> Any:
     return reshape(sum(g, axis=axes), shape)
 
 
-# the array family (indexing, functional updates, shape ops) registers its
-# primitives and numpy functions on import; it needs the functions above
+# numpy function families in modules of their own register their primitives
+# and numpy functions on import; they need the functions above
 from . import array as _array_family  # noqa: E402,F401
+from . import linalg  # noqa: E402, F401

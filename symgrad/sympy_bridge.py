@@ -4,8 +4,9 @@ The bridge interprets a graph on numpy object arrays whose elements are SymPy
 expressions. Each primitive's ``sympy`` facet is applied according to its
 kind: elementwise facets elementwise (with numpy broadcasting), reduction
 facets to the list of elements reduced, structural facets (numpy functions)
-to the object arrays themselves. Literals and constants become exact rationals, so
-expressions mean exactly what the float64 program means.
+to the object array itself, linalg facets to the object arrays of all
+operands. Literals and constants become exact rationals, so expressions mean
+exactly what the float64 program means.
 
 It is the independent oracle of the test suite (SymPy differentiates the
 *forward* graph; symgrad's VJP rules play no part) and the printer of
@@ -89,6 +90,10 @@ def _apply(prim: Primitive, args: list[Any], params: dict[str, Any]) -> Any:
     if prim.kind == "structural":
         result = prim.sympy(sp, *(np.asarray(a, dtype=object) for a in args), **params)
         return result[()] if np.ndim(result) == 0 else np.array(result)
+    if prim.kind == "linalg":  # facets of whole object arrays (np.matmul, sympy.Matrix)
+        result = np.asarray(prim.sympy(sp, *(np.asarray(a, dtype=object) for a in args),
+                                       **params), dtype=object)
+        return result[()] if result.ndim == 0 else result
     raise NotImplementedError(f"no SymPy translation for {prim.kind} primitive {prim.name}")
 
 

@@ -280,11 +280,8 @@ class Tracer:
     def __ne__(self, o): return _ops().not_equal(self, o)  # type: ignore[override]
     __hash__ = None  # type: ignore[assignment]  # elementwise ==, as numpy arrays
 
-    def __matmul__(self, o: Any) -> Any:
-        raise UnsupportedFunctionError(
-            f"matrix product (@) at {user_location()} is not supported yet")
-
-    __rmatmul__ = __matmul__
+    def __matmul__(self, o): return _ops().linalg.matmul(self, o)
+    def __rmatmul__(self, o): return _ops().linalg.matmul(o, self)
 
     def __floordiv__(self, o: Any) -> Any:
         raise UnsupportedFunctionError(f"floor division (//) at {user_location()} is not supported")
@@ -340,6 +337,9 @@ class Tracer:
 
     def take(self, indices: Any, axis: Any = None, out: Any = None, mode: str = "raise") -> Any:
         return _array().take(self, indices, axis, out, mode)
+
+    def dot(self, b: Any, out: Any = None) -> Any:
+        return _ops().linalg.dot(self, b, out)
 
     def copy(self) -> Tracer:
         return self  # traced values are immutable, so a copy is the value itself

@@ -1,0 +1,599 @@
+"""Linear algebra: matrix products, contractions, norms, solve, inv, det.
+
+Five primitives, each declared once below with all its facets:
+
+- ``matmul``: ``x @ y`` of 1-D/2-D operands (``np.dot`` in the kernel, which
+  is BLAS in Numba), or of stacks of matrices with equal batch dims (a loop of
+  ``np.dot`` over the batch);
+- ``inv``, ``det``, ``slogdet`` (``part="sign"`` or ``"logabsdet"``) of a
+  square matrix and ``solve(a, b)`` for a vector or matrix ``b``; of stacks of
+  matrices too, as a loop over the batch axes in the kernel.
+
+Everything else is numpy's API on top of them, written with exact rewrites:
+batch broadcasting is ``broadcast_to``, ``outer`` a broadcasting ``*``,
+``inner``/``dot``/``einsum`` reshapes and transposes around one ``matmul``,
+``trace`` a masked sum, ``linalg.norm`` a sum of squares whose gradient at 0 is
+0 rather than NaN (pytorch issue #2421).
+
+    >>> import numpy as np, symgrad as sg
+    >>> sg.grad(lambda a, x: x @ a @ x, argnums=1)(np.eye(2), np.array([1.0, 2.0]))
+    array([2., 4.])
+    >>> sg.grad(lambda x: np.linalg.norm(x))(np.zeros(3))
+    array([0., 0., 0.])
+
+Numba runs ``np.dot`` and ``np.linalg`` through SciPy's BLAS and LAPACK, so
+kernels using these need SciPy at run time.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+import string
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .errors import ShapeError, UnsupportedFunctionError, user_location
+from .ir import FLOAT, Aval
+from .ops import (
+    _float_dtype,
+    _refuse_kwargs,
+    _shape_of,
+    apply,
+    as_float,
+    broadcast_to,
+    implements,
+    multiply,
+    normalize_axes,
+    reshape,
+    sum,
+    transpose,
+    where,
+)
+from .primitives import _require, register
+
+
+def _swap(x: Any) -> Any:
+    """The last two axes swapped: a stack of transposed matrices."""
+    n = len(_shape_of(x))
+    return transpose(x, (*range(n - 2), n - 1, n - 2))
+
+
+def _contiguous(x: str) -> str:
+    # Numba's np.dot warns and runs slower on non-contiguous (e.g. transposed)
+    # operands; ascontiguousarray returns a contiguous array as it is
+    return f"np.ascontiguousarray({x})"
+
+
+# ---------------------------------------------------------------------------
+# matmul
+
+
+def _matmul_rule(x: Aval, y: Aval) -> Aval:
+    _require("matmul", (x, y), FLOAT)
+    if not x.ndim or not y.ndim:
+        raise ShapeError(f"matmul: operands {x} and {y} must have at least one axis")
+    k_x, k_y = x.shape[-1], y.shape[0 if y.ndim == 1 else -2]
+    if k_x != k_y:
+        raise ShapeError(f"matmul: {x} and {y} are not aligned ({k_x} != {k_y})")
+    if x.ndim <= 2 and y.ndim <= 2:
+        return Aval(x.shape[:-1] + y.shape[1:])
+    if x.ndim != y.ndim or x.shape[:-2] != y.shape[:-2]:
+        raise ShapeError(f"matmul: stacks {x} and {y} must have equal batch axes "
+                         "(np.matmul broadcasts them first)")
+    return Aval(x.shape[:-1] + y.shape[-1:])
+
+
+def _matmul_emit(out: str, args: list[str], avals: list[Aval], out_aval: Aval) -> list[str]:
+    (x, y), (xa, _) = args, avals
+    if xa.ndim <= 2:
+        return [f"{out} = np.dot({_contiguous(x)}, {_contiguous(y)})"]
+    # a stack of matrices: one BLAS product per batch index
+    batch = range(xa.ndim - 2)
+    dims = [f"{x}.shape[{k}]" for k in batch] + [f"{x}.shape[{xa.ndim - 2}]",
+                                                 f"{y}.shape[{xa.ndim - 1}]"]
+    lines = [f"{out} = np.empty(({', '.join(dims)}))"]
+    for k in batch:
+        lines.append("    " * k + f"for i{k} in range({x}.shape[{k}]):")
+    index = ", ".join(f"i{k}" for k in batch)
+    lines.append("    " * len(batch) + f"{out}[{index}] = np.dot("
+                 f"{_contiguous(f'{x}[{index}]')}, {_contiguous(f'{y}[{index}]')})")
+    return lines
+
+
+def _matmul_vjp(g, ans, x, y):
+    if x.ndim == 1 and y.ndim == 1:        # (k,) @ (k,) -> ()
+        return g * y, g * x
+    if x.ndim == 1:                        # (k,) @ (k, n) -> (n,)
+        return matmul(y, g), outer(x, g)
+    if y.ndim == 1:                        # (m, k) @ (k,) -> (m,)
+        return outer(g, y), matmul(_swap(x), g)
+    return matmul(g, _swap(y)), matmul(_swap(x), g)
+
+
+matmul_p = register(
+    name="matmul", kind="linalg", shape_rule=_matmul_rule, impl=np.matmul,
+    emit=_matmul_emit, vjp=_matmul_vjp,
+    sympy=lambda sp, x, y: np.matmul(x, y))
+
+
+# ---------------------------------------------------------------------------
+# inv, det, slogdet, solve of square matrices and stacks of them. Numba's
+# np.linalg takes one matrix, so a stack is a loop over its batch axes.
+
+
+def _square_rule(name: str, x: Aval) -> int:
+    _require(name, (x,), FLOAT)
+    if x.ndim < 2 or x.shape[-1] != x.shape[-2]:
+        raise ShapeError(f"{name}: needs a square matrix or a stack of them (last two axes of "
+                         f"equal length), got {x}")
+    return x.shape[-1]
+
+
+def _stack_emit(call: str, batch: int, out: str, args: list[str], shape: str) -> list[str]:
+    """``out = call`` for one matrix, else a loop that fills ``out[i0, ...]`` per matrix.
+
+    ``call`` is a template over the operands, indexed by the batch index in the loop.
+    """
+    if not batch:
+        return [f"{out} = {call.format(*args)}"]
+    index = ", ".join(f"i{k}" for k in range(batch))
+    lines = [f"{out} = np.empty({shape})"]
+    for k in range(batch):
+        lines.append("    " * k + f"for i{k} in range({args[0]}.shape[{k}]):")
+    lines.append("    " * batch + f"{out}[{index}] = "
+                 + call.format(*(f"{a}[{index}]" for a in args)))
+    return lines
+
+
+def _stack_shape(x: str, ndim: int) -> str:
+    dims = [f"{x}.shape[{k}]" for k in range(ndim)]
+    return f"({', '.join(dims)}{',' if ndim == 1 else ''})"
+
+
+def _linalg_emit(call: str) -> Callable:
+    """Numba emit of a square-matrix function, looping over a stack's batch axes.
+
+    The output's shape is a prefix of the last operand's (x for inv, det; b for solve).
+    """
+    def emit(out: str, args: list[str], avals: list[Aval], out_aval: Aval) -> list[str]:
+        return _stack_emit(call, avals[0].ndim - 2, out, args,
+                           _stack_shape(args[-1], out_aval.ndim))
+    return emit
+
+
+def _stacked(fn: Callable, batch: int, *arrays: np.ndarray) -> Any:
+    """``fn`` applied to each matrix of a stack of SymPy object arrays."""
+    if not batch:
+        return fn(*arrays)
+    first = fn(*(a[(0,) * batch] for a in arrays))
+    out = np.empty(arrays[0].shape[:batch] + np.shape(first), dtype=object)
+    for idx in np.ndindex(*arrays[0].shape[:batch]):
+        out[idx] = fn(*(a[idx] for a in arrays))
+    return out
+
+
+def _sympy_matrix(sp, x: np.ndarray):
+    return sp.Matrix(np.asarray(x, dtype=object).tolist())
+
+
+def _batch_scalar(v: Any, x: Any) -> Any:
+    """A scalar per matrix (det, log|det|) as a (..., 1, 1) stack beside ``x``."""
+    return v if len(_shape_of(x)) == 2 else reshape(v, _shape_of(v) + (1, 1))
+
+
+def _inv_rule(x: Aval) -> Aval:
+    _square_rule("inv", x)
+    return Aval(x.shape)
+
+
+def _det_rule(x: Aval) -> Aval:
+    _square_rule("det", x)
+    return Aval(x.shape[:-2])
+
+
+inv_p = register(
+    name="inv", kind="linalg", shape_rule=_inv_rule,
+    impl=np.linalg.inv, emit=_linalg_emit("np.linalg.inv({})"),
+    # d(A^-1) = -A^-1 dA A^-1, so the cotangent of A is -A^-T g A^-T
+    vjp=lambda g, ans, x: (
+        -matmul(matmul(_swap(ans), g), _swap(ans)),),  # type: ignore[has-type]
+    sympy=lambda sp, x: _stacked(
+        lambda m: np.array(_sympy_matrix(sp, m).inv().tolist(), dtype=object), x.ndim - 2, x),
+    numpy=np.linalg.inv)
+
+# d det(A) / dA = det(A) A^-T (the Matrix Cookbook, eq. 49); A must be invertible
+det_p = register(
+    name="det", kind="linalg", shape_rule=_det_rule,
+    impl=np.linalg.det, emit=_linalg_emit("np.linalg.det({})"),
+    vjp=lambda g, ans, x: (
+        _batch_scalar(g * ans, x) * _swap(inv(x)),),  # type: ignore[has-type]
+    sympy=lambda sp, x: _stacked(lambda m: _sympy_matrix(sp, m).det(), x.ndim - 2, x),
+    numpy=np.linalg.det)
+
+_SLOGDET_PARTS = ("sign", "logabsdet")
+
+
+def _slogdet_rule(x: Aval, *, part: str) -> Aval:
+    if part not in _SLOGDET_PARTS:
+        raise ValueError(f"slogdet: part must be one of {_SLOGDET_PARTS}, not {part!r}")
+    _square_rule("slogdet", x)
+    return Aval(x.shape[:-2])
+
+
+def _slogdet_sympy(sp, x, *, part):
+    def one(m):
+        det = _sympy_matrix(sp, m).det()
+        return sp.sign(det) if part == "sign" else sp.log(sp.Abs(det))
+    return _stacked(one, x.ndim - 2, x)
+
+
+def _slogdet_emit(out, args, avals, out_aval, *, part) -> list[str]:
+    call = f"np.linalg.slogdet({{}})[{_SLOGDET_PARTS.index(part)}]"
+    return _linalg_emit(call)(out, args, avals, out_aval)
+
+
+# the sign is piecewise constant (zero gradient); d log|det A| / dA = A^-T
+slogdet_p = register(
+    name="slogdet", kind="linalg", shape_rule=_slogdet_rule,
+    impl=lambda x, part: np.linalg.slogdet(x)[_SLOGDET_PARTS.index(part)],
+    emit=_slogdet_emit,
+    vjp=lambda g, ans, x, part: (
+        None if part == "sign" else _batch_scalar(g, x) * _swap(inv(x)),),  # type: ignore[has-type]
+    sympy=_slogdet_sympy, numpy=np.linalg.slogdet)
+
+
+def _solve_rule(a: Aval, b: Aval) -> Aval:
+    n = _square_rule("solve", a)
+    _require("solve", (b,), FLOAT)
+    if b.ndim == 1 and a.ndim == 2 and b.shape[0] == n:
+        return Aval(b.shape)
+    if b.ndim != a.ndim or b.shape[:-2] != a.shape[:-2] or b.shape[-2] != n:
+        raise ShapeError(f"solve: the right-hand side {b} must have shape ({n},) or "
+                         f"{a.shape[:-2] + (n, 'k')} for the matrix {a} (np.linalg.solve "
+                         "broadcasts batch axes first)")
+    return Aval(b.shape)
+
+
+def _solve_vjp(g, ans, a, b):
+    # x = A^-1 b: the cotangent of b solves A^T gb = g, that of A is -gb x^T
+    gb = solve(_swap(a), g)
+    ga = -outer(gb, ans) if b.ndim == 1 else -matmul(gb, _swap(ans))
+    return ga, gb
+
+
+def _solve_sympy(sp, a, b):
+    def one(m, rhs):
+        x = _sympy_matrix(sp, m).LUsolve(_sympy_matrix(sp, rhs.reshape(rhs.shape[0], -1)))
+        return np.array(x.tolist(), dtype=object).reshape(rhs.shape)
+    return _stacked(one, a.ndim - 2, a, b)
+
+
+solve_p = register(
+    name="solve", kind="linalg", shape_rule=_solve_rule, impl=np.linalg.solve,
+    emit=_linalg_emit("np.linalg.solve({}, {})"),
+    vjp=_solve_vjp, sympy=_solve_sympy, numpy=np.linalg.solve)
+
+
+# ---------------------------------------------------------------------------
+# numpy's API
+
+
+def _operands(a: Any, b: Any) -> tuple[Any, Any, tuple[int, ...], tuple[int, ...]]:
+    a, b = as_float(a), as_float(b)
+    return a, b, tuple(_shape_of(a)), tuple(_shape_of(b))
+
+
+def _not_aligned(name: str, sa: tuple, sb: tuple, ka: int, kb: int, which: str) -> ShapeError:
+    return ShapeError(
+        f"{name}: shapes {sa} and {sb} are not aligned: the last axis of the first operand "
+        f"({ka}) must equal the {which} axis of the second ({kb}) (at {user_location()})")
+
+
+@implements(np.matmul)
+def matmul(x1: Any, x2: Any, /, out: Any = None, **kwargs: Any) -> Any:
+    """``x1 @ x2`` with numpy's rules: 1-D operands promoted, batch axes broadcast."""
+    _refuse_kwargs("np.matmul", {"out": out, **kwargs}, allowed={"dtype": _float_dtype})
+    x, y, sx, sy = _operands(x1, x2)
+    if not sx or not sy:
+        raise ShapeError(f"matmul: operands of shapes {sx} and {sy} must have at least one "
+                         f"axis (at {user_location()}); multiply by a scalar with *")
+    k_y = sy[0] if len(sy) == 1 else sy[-2]
+    if sx[-1] != k_y:
+        raise _not_aligned("matmul", sx, sy, sx[-1], k_y,
+                           "only" if len(sy) == 1 else "second-to-last")
+    if len(sx) <= 2 and len(sy) <= 2:
+        return apply(matmul_p, x, y)
+    if len(sy) <= 2:
+        # (..., m, k) @ (k, n): one matrix product of all the rows at once
+        rows = apply(matmul_p, reshape(x, (-1, sx[-1])), y)
+        return reshape(rows, sx[:-1] + sy[1:])
+    # stacks: promote a vector to a row, broadcast the batch axes, multiply, drop the row
+    xs = sx if len(sx) > 1 else (1,) + sx
+    try:
+        batch = tuple(np.broadcast_shapes(xs[:-2], sy[:-2]))
+    except ValueError:
+        raise ShapeError(f"matmul: the batch axes of shapes {sx} and {sy} cannot be broadcast "
+                         f"together (at {user_location()})") from None
+    x = broadcast_to(reshape(x, xs), batch + xs[-2:])
+    y = broadcast_to(y, batch + sy[-2:])
+    result = apply(matmul_p, x, y)
+    return result if len(sx) > 1 else reshape(result, batch + sy[-1:])
+
+
+@implements(np.dot)
+def dot(a: Any, b: Any, out: Any = None) -> Any:
+    """``np.dot``: a product with scalars, ``matmul`` up to 2-D, else a sum over the
+    last axis of ``a`` and the second-to-last of ``b``."""
+    _refuse_kwargs("np.dot", {"out": out}, allowed={})
+    a, b, sa, sb = _operands(a, b)
+    if not sa or not sb:
+        return multiply(a, b)
+    if len(sb) == 1 or (len(sa) <= 2 and len(sb) <= 2):
+        return matmul(a, b)
+    k = sb[-2]
+    if sa[-1] != k:
+        raise _not_aligned("dot", sa, sb, sa[-1], k, "second-to-last")
+    # b's contracted axis to the front: the rest of b, flattened, are the columns
+    columns = reshape(transpose(b, (len(sb) - 2, *range(len(sb) - 2), len(sb) - 1)), (k, -1))
+    product = apply(matmul_p, reshape(a, (-1, k)), columns)
+    return reshape(product, sa[:-1] + sb[:-2] + sb[-1:])
+
+
+@implements(np.inner)
+def inner(a: Any, b: Any) -> Any:
+    """``np.inner``: the sum over the last axes of ``a`` and ``b``."""
+    a, b, sa, sb = _operands(a, b)
+    if not sa or not sb:
+        return multiply(a, b)
+    if sa[-1] != sb[-1]:
+        raise _not_aligned("inner", sa, sb, sa[-1], sb[-1], "last")
+    if len(sa) == 1 and len(sb) == 1:
+        return apply(matmul_p, a, b)
+    k = sa[-1]
+    product = apply(matmul_p, reshape(a, (-1, k)), transpose(reshape(b, (-1, k))))
+    return reshape(product, sa[:-1] + sb[:-1])
+
+
+@implements(np.outer)
+def outer(a: Any, b: Any, out: Any = None) -> Any:
+    """``np.outer``: every element of ``a`` (flattened) times every one of ``b``."""
+    _refuse_kwargs("np.outer", {"out": out}, allowed={})
+    a, b, _, _ = _operands(a, b)
+    return multiply(reshape(a, (-1, 1)), reshape(b, (1, -1)))
+
+
+@implements(np.trace)
+def trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None,
+          out: Any = None) -> Any:
+    """``np.trace``: the sum of a diagonal, over ``axis1`` and ``axis2``."""
+    _refuse_kwargs("np.trace", {"dtype": dtype, "out": out}, allowed={"dtype": _float_dtype})
+    a = as_float(a)
+    ndim = len(_shape_of(a))
+    if ndim < 2:
+        raise ShapeError(f"trace: needs at least two axes, got shape {_shape_of(a)}")
+    (p, q) = (normalize_axes(axis1, ndim)[0], normalize_axes(axis2, ndim)[0])
+    if p == q:
+        raise ValueError(f"trace: axis1 and axis2 must differ, got {axis1} and {axis2}")
+    return sum(_diagonal_masked(a, p, q, operator.index(offset)), axis=(-2, -1))
+
+
+def _diagonal_masked(a: Any, p: int, q: int, offset: int = 0) -> Any:
+    """``a`` with axes ``p``, ``q`` moved last and everything off their diagonal set to 0.
+
+    Selecting (rather than multiplying by an identity matrix) keeps the sum
+    exact when other elements are inf or nan, and their cotangent exactly 0.
+    """
+    ndim = len(_shape_of(a))
+    rest = [i for i in range(ndim) if i not in (p, q)]
+    a = transpose(a, (*rest, p, q))
+    n, m = _shape_of(a)[-2:]
+    return where(np.eye(n, m, k=offset, dtype=bool), a, 0.0)
+
+
+# ---------------------------------------------------------------------------
+# einsum
+
+
+def _einsum_error(spec: str, problem: str) -> UnsupportedFunctionError:
+    return UnsupportedFunctionError(
+        f"np.einsum({spec!r}, ...) at {user_location()}: {problem}. symgrad supports "
+        "explicit letters for one or two operands ('ij,jk->ik', 'bij,bjk->bik', 'ii->', "
+        "'ij->ji'); write longer products as nested two-operand einsum calls")
+
+
+@implements(np.einsum)
+def einsum(subscripts: Any, *operands: Any, out: Any = None, optimize: Any = False,
+           **kwargs: Any) -> Any:
+    """``np.einsum`` for one or two operands, as transposes, sums and one ``matmul``."""
+    _refuse_kwargs("np.einsum", {"out": out, **kwargs}, allowed={"dtype": _float_dtype})
+    if not isinstance(subscripts, str):
+        raise _einsum_error(repr(subscripts), "the (operand, sublist) form is not supported; "
+                            "pass a subscripts string")
+    spec = subscripts.replace(" ", "")
+    inputs, arrow, output = spec.partition("->")
+    terms = inputs.split(",")
+    if "." in spec:
+        raise _einsum_error(spec, "ellipsis ('...') is not supported")
+    if not all(c in string.ascii_letters for c in "".join(terms) + output):
+        raise _einsum_error(spec, "subscripts must be letters")
+    if len(terms) != len(operands):
+        raise ValueError(f"np.einsum({spec!r}, ...): {len(terms)} subscript terms for "
+                         f"{len(operands)} operands")
+    if len(operands) > 2:
+        raise _einsum_error(spec, f"{len(operands)} operands")
+    if not arrow:  # implicit output: the letters used once, in alphabetical order
+        joined = "".join(terms)
+        output = "".join(sorted(c for c in set(joined) if joined.count(c) == 1))
+    if len(set(output)) != len(output) or not set(output) <= set("".join(terms)):
+        raise ValueError(f"np.einsum({spec!r}, ...): output letters must be distinct and "
+                         "appear in an input")
+    arrays = [as_float(x) for x in operands]
+    sizes: dict[str, int] = {}
+    for term, x in zip(terms, arrays):
+        shape = _shape_of(x)
+        if len(shape) != len(term):
+            raise ShapeError(f"np.einsum({spec!r}, ...): term {term!r} has {len(term)} letters "
+                             f"but its operand has shape {shape}")
+        for c, d in zip(term, shape):
+            if sizes.setdefault(c, d) != d:
+                raise ShapeError(f"np.einsum({spec!r}, ...): letter {c!r} stands for axes of "
+                                 f"sizes {sizes[c]} and {d} (operand shapes "
+                                 f"{[_shape_of(a) for a in arrays]})")
+    # take diagonals of repeated letters, then sum letters used nowhere else
+    pairs = []
+    for i, (term, x) in enumerate(zip(terms, arrays)):
+        term, x = _einsum_diagonals(term, x)
+        elsewhere = output + "".join(t for j, t in enumerate(terms) if j != i)
+        summed = tuple(k for k, c in enumerate(term) if c not in elsewhere)
+        if summed:
+            x = sum(x, axis=summed)
+            term = "".join(c for c in term if c in elsewhere)
+        pairs.append((term, x))
+    if len(pairs) == 1:
+        (term, x), = pairs
+        return transpose(x, tuple(term.index(c) for c in output))
+    (ta, a), (tb, b) = pairs
+    contracted = [c for c in ta if c in tb and c not in output]
+    if not contracted:  # a broadcasting product: outer, elementwise, scaled
+        return multiply(_einsum_align(a, ta, output), _einsum_align(b, tb, output))
+    return _einsum_matmul(a, ta, b, tb, contracted, output, sizes)
+
+
+def _einsum_diagonals(term: str, x: Any) -> tuple[str, Any]:
+    """Replace each repeated letter of ``term`` by the diagonal of its two axes."""
+    while len(set(term)) < len(term):
+        c = next(c for c in term if term.count(c) > 1)
+        p = term.index(c)
+        q = term.index(c, p + 1)
+        x = sum(_diagonal_masked(x, p, q), axis=-1)  # one nonzero per row: its diagonal
+        term = "".join(t for k, t in enumerate(term) if k not in (p, q)) + c
+    return term, x
+
+
+def _einsum_align(x: Any, term: str, output: str) -> Any:
+    """``x`` transposed to ``output``'s letter order, with length-1 axes for the others."""
+    present = [c for c in output if c in term]
+    x = transpose(x, tuple(term.index(c) for c in present))
+    shape = _shape_of(x)
+    return reshape(x, tuple(shape[present.index(c)] if c in term else 1 for c in output))
+
+
+def _einsum_matmul(a: Any, ta: str, b: Any, tb: str, contracted: list[str], output: str,
+                   sizes: dict[str, int]) -> Any:
+    """Two operands with a contraction: batch letters, free letters and one matmul."""
+    batch = [c for c in output if c in ta and c in tb]
+    free_a = [c for c in output if c in ta and c not in tb]
+    free_b = [c for c in output if c in tb and c not in ta]
+
+    def size(letters: list[str]) -> int:
+        return math.prod(sizes[c] for c in letters)
+
+    bshape = tuple(sizes[c] for c in batch)
+    k = size(contracted)
+    a = transpose(a, tuple(ta.index(c) for c in batch + free_a + contracted))
+    b = transpose(b, tuple(tb.index(c) for c in batch + contracted + free_b))
+    if batch:
+        a = reshape(a, bshape + (size(free_a), k))
+        b = reshape(b, bshape + (k, size(free_b)))
+    else:  # vectors where a side has no free letters: BLAS dot/gemv rather than gemm
+        a = reshape(a, (size(free_a), k) if free_a else (k,))
+        b = reshape(b, (k, size(free_b)) if free_b else (k,))
+    product = apply(matmul_p, a, b)
+    order = batch + free_a + free_b
+    product = reshape(product, tuple(sizes[c] for c in order))
+    return transpose(product, tuple(order.index(c) for c in output))
+
+
+# ---------------------------------------------------------------------------
+# np.linalg
+
+
+def _two_norm(x: Any, axis: Any, keepdims: bool) -> Any:
+    # sqrt'(0) = inf meets d(sum x^2)/dx = 0 at x = 0: 0 * inf would be NaN
+    # (pytorch issue #2421). Where the sum is 0 the norm is the constant 0,
+    # so its gradient there is exactly 0, the minimum-norm subgradient.
+    squares = sum(np.square(x), axis=axis, keepdims=keepdims)
+    zero = squares == 0.0
+    return where(zero, 0.0, np.sqrt(where(zero, 1.0, squares)))
+
+
+_VECTOR_ORDS = (1, np.inf, -np.inf)  # sum, max and min of |x|
+
+
+@implements(np.linalg.norm)
+def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Any:
+    """``np.linalg.norm``: vector norms (2, 1, inf, -inf) and the Frobenius norm.
+
+    The 2-norm and the Frobenius norm have gradient ``x / norm(x)``, and exactly
+    0 where ``x`` is 0.
+    """
+    x = as_float(x)
+    ndim = len(_shape_of(x))
+    if axis is None:
+        matrix = ndim == 2 and ord is not None
+        axes = tuple(range(ndim))
+    else:
+        axes = normalize_axes(axis, ndim)
+        matrix = len(axes) == 2
+        if len(axes) > 2:
+            raise ValueError(f"np.linalg.norm: axis {axis!r} names more than two axes")
+    if ord is None or (ord == "fro" and matrix) or (ord == 2 and not matrix):
+        return _two_norm(x, axes, keepdims)
+    if not matrix and not isinstance(ord, str) and ord in _VECTOR_ORDS:
+        magnitude = np.absolute(x)
+        if ord == 1:
+            return np.sum(magnitude, axis=axes, keepdims=keepdims)
+        extremum = np.max if ord > 0 else np.min
+        return extremum(magnitude, axis=axes, keepdims=keepdims)
+    kind = "matrix" if matrix else "vector"
+    raise UnsupportedFunctionError(
+        f"np.linalg.norm(..., ord={ord!r}) of a {kind} at {user_location()} is not supported; "
+        "symgrad has the vector norms ord=None/2/1/inf/-inf and the Frobenius norm "
+        "(ord=None/'fro' over two axes)")
+
+
+@implements(np.linalg.inv)
+def inv(a: Any) -> Any:
+    """``np.linalg.inv`` of a square matrix."""
+    return apply(inv_p, as_float(a))
+
+
+@implements(np.linalg.det)
+def det(a: Any) -> Any:
+    """``np.linalg.det`` of a square matrix; its gradient needs ``a`` invertible."""
+    return apply(det_p, as_float(a))
+
+
+@implements(np.linalg.slogdet)
+def slogdet(a: Any) -> tuple[Any, Any]:
+    """``np.linalg.slogdet``: (sign, log|det|) of a square matrix, as a tuple."""
+    a = as_float(a)
+    return apply(slogdet_p, a, part="sign"), apply(slogdet_p, a, part="logabsdet")
+
+
+@implements(np.linalg.solve)
+def solve(a: Any, b: Any) -> Any:
+    """``np.linalg.solve(a, b)``: ``x`` with ``a @ x == b``.
+
+    As numpy 2: ``b`` of shape (n,) is one vector (for every matrix of a stack
+    ``a``), otherwise a stack of (n, k) matrices whose batch axes broadcast
+    against those of ``a``.
+    """
+    a, b, sa, sb = _operands(a, b)
+    rows = sb[0] if len(sb) == 1 else sb[-2] if sb else None
+    if len(sa) < 2 or sa[-1] != sa[-2] or rows != sa[-1]:
+        return apply(solve_p, a, b)  # the shape rule explains what is wrong
+    if len(sb) == 1 and len(sa) > 2:  # one vector for each matrix: solve for columns
+        column = broadcast_to(reshape(b, sb + (1,)), sa[:-1] + (1,))
+        return reshape(apply(solve_p, a, column), sa[:-1])
+    if len(sb) > 1 and (len(sa) > 2 or len(sb) > 2):
+        try:
+            batch = tuple(np.broadcast_shapes(sa[:-2], sb[:-2]))
+        except ValueError:
+            raise ShapeError(f"solve: the batch axes of shapes {sa} and {sb} cannot be "
+                             f"broadcast together (at {user_location()})") from None
+        a, b = broadcast_to(a, batch + sa[-2:]), broadcast_to(b, batch + sb[-2:])
+    return apply(solve_p, a, b)
