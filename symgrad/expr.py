@@ -254,15 +254,15 @@ class _Parser:
                 self.check_exponent(right, node.right)
             return self.fold(Op(symbol, fn, (left, right)), node)
         if isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY:
-            symbol, fn = _UNARY[type(node.op)]
-            return self.fold(Op(symbol, fn, (self.node(node.operand),)), node)
+            symbol, unary = _UNARY[type(node.op)]
+            return self.fold(Op(symbol, unary, (self.node(node.operand),)), node)
         if isinstance(node, ast.Compare):
             if len(node.ops) != 1:
                 raise self.refuse("a chained comparison", node)
             if type(node.ops[0]) not in _COMPARE:
                 raise self.refuse("this comparison", node)
-            symbol, fn = _COMPARE[type(node.ops[0])]
-            return Op(symbol, fn, (self.node(node.left), self.node(node.comparators[0])))
+            symbol, compare = _COMPARE[type(node.ops[0])]
+            return Op(symbol, compare, (self.node(node.left), self.node(node.comparators[0])))
         if isinstance(node, ast.Call):
             return self.call(node)
         if isinstance(node, (ast.BinOp, ast.UnaryOp)):
