@@ -585,7 +585,7 @@ class Report:
 
 def _suffixed(block: str, lhs: str, suffix: str) -> str:
     """``suffix`` after the baseline (the line with ``lhs =``) of a printed equation."""
-    lines = block.split("\n")
+    lines = [line.rstrip() for line in block.split("\n")]
     k = next((i for i, line in enumerate(lines) if lhs in line), len(lines) - 1)
     lines[k] = lines[k].rstrip() + suffix if k == len(lines) - 1 else \
         lines[k].ljust(max(map(len, lines))) + suffix
