@@ -91,8 +91,9 @@ class Transformed:
 
         symgrad's own adjoint of this call, as SymPy over element symbols
         (``x[0, 1]``, or ``x`` for a scalar), simplified within ``seconds`` in
-        all; a given ``gradient=`` enters as exact numbers. Needs SymPy and
-        compiles nothing.
+        all; a given ``gradient=`` enters as numbers. Numbers are exact, except
+        that the float64 rounding of a small fraction reads as the fraction
+        (``1/3``; see ``sympy_bridge.nice_numbers``). Needs SymPy; compiles nothing.
 
             >>> import numpy as np, symgrad as sg
             >>> sg.grad(lambda x: np.mean(3 * (x + 2) ** 2)).expressions(np.ones(2))

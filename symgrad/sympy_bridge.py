@@ -165,8 +165,30 @@ class _OutOfTime(Exception):
     pass
 
 
+def nice_numbers(expr: Any, max_denominator: int = 10**6) -> Any:
+    """``expr`` with each number that is the float64 rounding of a small fraction
+    written as that fraction: the ``0.1`` of a program reads ``1/10``, not
+    ``3602879701896397/36028797018963968``. Other numbers stay exact.
+
+        >>> import sympy as sp
+        >>> nice_numbers(exact(0.1) * sp.Symbol("x") + exact(1 / 3))
+        x/10 + 1/3
+    """
+    if not isinstance(expr, sp.Basic):
+        return expr
+    replace = {}
+    for r in expr.atoms(sp.Rational):
+        if r.q > max_denominator:
+            fraction = r.limit_denominator(max_denominator)
+            if float(fraction) == float(r):
+                replace[r] = fraction
+    return expr.xreplace(replace) if replace else expr
+
+
 def simplify(expr: Any, seconds: float = SIMPLIFY_SECONDS) -> Any:
     """``expr`` in its shortest simplified form, if SymPy finds it within ``seconds``.
+
+    Numbers go through :func:`nice_numbers` first.
 
     Tries ``sp.factor`` and ``sp.simplify`` and keeps the one with the fewest
     operations (the factored one on a tie: ``3*(x + 2)/2`` over ``3*x/2 + 3``).
@@ -179,6 +201,7 @@ def simplify(expr: Any, seconds: float = SIMPLIFY_SECONDS) -> Any:
         >>> simplify(sp.Rational(3, 2) * x + 3)
         3*(x + 2)/2
     """
+    expr = nice_numbers(expr)
     if not isinstance(expr, sp.Basic) or expr.is_Atom or seconds <= 0:
         return expr
     import signal
@@ -297,4 +320,4 @@ def element_pattern(exprs: Any, symbols: dict[str, Any]) -> Any:
 
 __all__ = ["to_sympy", "gradient_expressions", "evaluate", "element_symbols", "input_symbols",
            "exact", "simplify", "simplify_all", "adjoint_expressions", "element_pattern",
-           "index_symbols"]
+           "index_symbols", "nice_numbers"]
