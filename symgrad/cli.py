@@ -336,7 +336,7 @@ def run_grad(args: argparse.Namespace) -> int:
                        "sum(output * gradient)", 1)
     g = value_and_grad(p.fun, argnums=p.argnums, backend="numba" if args.jit else "numpy")
     report = Report(p, args.format, cotangent)
-    report.formulas(_formulas(p, g, sample, cotangent))
+    report.formulas(_formulas(p, g, graph, sample, cotangent))
     if at is not None:
         value, grads = _call(g, at, cotangent)
         report.values(at, value, grads)
@@ -357,7 +357,8 @@ def _call(g: Any, at: list[Any], cotangent: Any) -> tuple[Any, tuple]:
         raise CLIError(f"{type(e).__name__}: {e}", 1) from None
 
 
-def _formulas(p: Problem, g: Any, sample: list[Any], cotangent: Any) -> dict[str, Any]:
+def _formulas(p: Problem, g: Any, graph: Any, sample: list[Any],
+              cotangent: Any) -> dict[str, Any]:
     """Per wrt variable: ("pattern", expr) or ("elements", array) or ("omitted", reason)."""
     import numpy as np
 
@@ -366,10 +367,13 @@ def _formulas(p: Problem, g: Any, sample: list[Any], cotangent: Any) -> dict[str
         reason = (f"{big[0]} has {int(np.prod(p.shapes[big[0]]))} elements; formulas are "
                   f"derived for at most {SYMBOLIC_LIMIT}")
         return {n: ("omitted", reason) for n in p.wrt}
-    from .sympy_bridge import element_pattern, element_symbols, simplify, simplify_all
+    from .pretty import Printer
+    from .sympy_bridge import element_pattern, input_symbols, simplify, simplify_all
 
     exprs = g.expressions(*sample, gradient=cotangent, seconds=0)  # simplified below
-    symbols = {n: element_symbols(n, p.shapes[n]) for n in p.names}
+    # named as the IR names them (a variable called np or l is printed np_1, l_1)
+    printer = Printer(graph)
+    symbols = {printer.name(v): s for v, s in zip(graph.inputs, input_symbols(graph))}
     result: dict[str, Any] = {}
     for name, e in zip(p.wrt, exprs):
         pattern = element_pattern(e, symbols) if np.ndim(e) else None
@@ -448,11 +452,10 @@ def _shown(what: str, p: Problem, g: Any, graph: Any, sample: list[Any], cotange
 
     if any(int(np.prod(p.shapes[n])) > SYMBOLIC_LIMIT for n in p.names):
         return f"omitted: formulas are derived for at most {SYMBOLIC_LIMIT} elements per input"
-    from .sympy_bridge import element_symbols, gradient_expressions, simplify_all, to_sympy
+    from .sympy_bridge import gradient_expressions, simplify_all, to_sympy
 
-    symbols = {n: element_symbols(n, p.shapes[n]) for n in p.names}
     exprs = gradient_expressions(graph, cotangent, p.argnums)
-    return {"function": to_sympy(graph, [symbols[n] for n in p.names])[0],
+    return {"function": to_sympy(graph)[0],
             "gradient": {n: simplify_all(e) for n, e in zip(p.wrt, exprs)}}
 
 
