@@ -86,6 +86,35 @@ class Transformed:
         """The generated Numba source for this call."""
         return self._prepare(args, gradient)[0].source.text
 
+    def expressions(self, *args: Any, gradient: Any = None, seconds: float = 2.0) -> Any:
+        """The derived gradient as SymPy expressions, shaped like the gradient itself.
+
+        symgrad's own adjoint of this call, as SymPy over element symbols
+        (``x[0, 1]``, or ``x`` for a scalar), simplified within ``seconds`` in
+        all; a given ``gradient=`` enters as numbers. Numbers are exact, except
+        that the float64 rounding of a small fraction reads as the fraction
+        (``1/3``; see ``sympy_bridge.nice_numbers``). Needs SymPy; compiles nothing.
+
+            >>> import numpy as np, symgrad as sg
+            >>> sg.grad(lambda x: np.mean(3 * (x + 2) ** 2)).expressions(np.ones(2))
+            array([3*(x[0] + 2), 3*(x[1] + 2)], dtype=object)
+        """
+        from .sympy_bridge import adjoint_expressions, simplify_all
+
+        if self.mode == "jit":
+            raise TypeError("expressions() is for grad and value_and_grad; jit has no gradient")
+        twin = self.__dict__.get("_numpy_twin")
+        if twin is None:  # the same transformation on the interpreter: no Numba compile
+            argnums = self.argnums[0] if self.single else self.argnums
+            twin = Transformed(self.fun, self.mode, argnums, self.static_argnums, "numpy")
+            self.__dict__["_numpy_twin"] = twin
+        spec, inputs = twin._prepare(args, gradient)
+        n_ct = 0 if gradient is None else spec.n_primal
+        grads = adjoint_expressions(spec.graph, spec.n_primal, len(inputs) - n_ct,
+                                    inputs[len(inputs) - n_ct:])
+        grads = [simplify_all(g, seconds / len(grads)) for g in grads]
+        return grads[0] if self.single else tuple(grads)
+
     def _prepare(self, args: Sequence[Any], gradient: Any) -> tuple[Specialization, list]:
         if self.mode == "jit" and gradient is not None:
             raise TypeError("jit functions take no gradient=; use grad or vjp")

@@ -1,28 +1,502 @@
-"""The ``symgrad`` command.
+"""The ``symgrad`` command: derived gradients, generated code and graph pictures.
 
-This first version only reports the version and what the package provides;
-the ``grad`` and ``graph`` subcommands are the next milestone.
+    symgrad grad "mean(3*(x+2)**2)" --wrt x --shape x=2,2 --at x=1
+    symgrad grad "x*x" --wrt x --shape x=5 --at x=1,2,3,4,5 --gradient 5
+    symgrad grad path/to/file.py:func --shape x=10 --show code
+    symgrad graph "mean(3*(x+2)**2)" --shape x=2,2 --adjoint -o graph.svg
+
+Expressions are parsed by :mod:`symgrad.expr` (an allowlist over ``ast``,
+never ``eval``). Exit codes: 0 success; 2 a refused command line or
+expression (one ``symgrad: error:`` line, nothing else done); 1 the function
+cannot be differentiated as asked, or ``--check`` found a mismatch.
+
+Startup stays light: this module imports only ``argparse`` until a command
+runs; one-shot values use symgrad's numpy interpreter (``--jit`` compiles
+with Numba), and SymPy is imported only to print formulas or to check.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import dataclass
+from typing import Any, NoReturn
+
+#: inputs with more elements than this get values but no symbolic formulas
+SYMBOLIC_LIMIT = 400
+#: formulas listed one per element when there is no common pattern
+LISTED_ELEMENTS = 24
+#: --check tolerances on |a - b| / max(|b|, floor)
+SYMPY_RTOL, SYMPY_FLOOR = 1e-9, 1e-8
+FD_RTOL, FD_FLOOR = 1e-5, 1e-6
+#: finite differences evaluate the function twice per element: at most this many
+FD_LIMIT = 2000
+MAX_ELEMENTS = 10**7
+
+EPILOG_GRAD = """\
+TARGET is either a math expression in Python syntax over named variables,
+e.g. "mean(3*(x+2)**2)", or FILE.py:FUNC. An expression is parsed with an
+allowlist (numbers, variables, + - * / **, comparisons, and the functions
+abs absolute arccos arcsin arctan cos cosh exp expm1 log log1p max maximum mean
+min minimum prod reciprocal sign sin sinh sqrt square sum tan tanh where, with
+axis= and keepdims= for reductions; constants pi and e); it is never passed to
+eval. FILE.py:FUNC IMPORTS AND RUNS FILE.py as Python code: use it only on
+your own code.
+
+examples:
+  symgrad grad "mean(3*(x+2)**2)" --wrt x --shape x=2,2 --at x=1
+  symgrad grad "x*x" --wrt x --shape x=5 --at x=1,2,3,4,5 --gradient 5
+  symgrad grad "sum(sin(x)*y)" --shape x=3 --at x=0.1,0.2,0.3 --at y=2 --check
+
+--check compares symgrad's gradient at the --at point with SymPy's derivative
+of the traced function (50 digits) and with central finite differences, and
+prints the worst relative error |a - b| / max(|b|, floor) of each comparison.
+exit codes: 0 ok; 1 cannot differentiate as asked, or --check mismatch;
+2 refused command line or expression."""
+
+
+class CLIError(Exception):
+    """A one-line error for the user; ``code`` is the exit status."""
+
+    def __init__(self, message: str, code: int = 2):
+        super().__init__(message)
+        self.code = code
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:  # one line, not usage + message
+        self.exit(2, f"symgrad: error: {message} (see {self.prog} --help)\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="symgrad",
+        description="symgrad: gradients of numpy functions, derived symbolically and "
+                    "compiled with Numba. Run 'symgrad grad --help' for the main command.")
+    parser.add_argument("--version", action="store_true", help="print the version and exit")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    def common(p: argparse.ArgumentParser) -> None:
+        p.add_argument("target", metavar="TARGET",
+                       help='a math expression such as "mean(3*(x+2)**2)", or FILE.py:FUNC '
+                            "(imports and runs FILE.py)")
+        p.add_argument("--wrt", metavar="X[,Y]",
+                       help="variables to differentiate with respect to (default: all)")
+        p.add_argument("--shape", action="append", default=[], metavar="NAME=D1,D2",
+                       help="a variable's shape (repeat per variable; default: scalar)")
+
+    grad = commands.add_parser(
+        "grad", help="print the derived gradient of an expression or FILE.py:FUNC",
+        description="Print the gradient formula symgrad derives (one per element "
+                    "pattern for arrays) and, with --at, the value and gradient there.",
+        epilog=EPILOG_GRAD, formatter_class=argparse.RawDescriptionHelpFormatter)
+    common(grad)
+    grad.add_argument("--at", action="append", default=[], metavar="NAME=V1,V2,...",
+                      help="evaluate at these values (C order, or one value broadcast to "
+                           "the shape); repeat per variable")
+    grad.add_argument("--gradient", metavar="V1,...",
+                      help="cotangent for a non-scalar output: differentiate "
+                           "sum(output * gradient) (one value is broadcast)")
+    grad.add_argument("--format", choices=("pretty", "text", "latex", "json"), default="pretty",
+                      help="how to print formulas and values (default: pretty)")
+    grad.add_argument("--show", action="append", default=[], choices=("ir", "code", "sympy"),
+                      help="also print the IR (forward, and optimized forward + adjoint), the "
+                           "generated Numba source, or SymPy's own derivative; repeatable")
+    grad.add_argument("--check", action="store_true",
+                      help="compare with SymPy and finite differences at the --at point")
+    grad.add_argument("--jit", action="store_true",
+                      help="compute values with the compiled Numba kernel (default: the "
+                           "numpy interpreter, which starts faster)")
+
+    graph = commands.add_parser(
+        "graph", help="draw the computational graph (svg, png, pdf or dot)",
+        description="Draw the traced graph as the seed tutorials draw it: leaves "
+                    "(variables you create) as boxes, results as ellipses, requires_grad "
+                    "marked; --adjoint draws symgrad's forward + adjoint graph beside it. "
+                    ".dot output needs nothing; .svg/.png/.pdf need the graphviz package "
+                    "(pip install 'symgrad[graph]') and Graphviz's dot program. "
+                    "FILE.py:FUNC imports and runs FILE.py.")
+    common(graph)
+    graph.add_argument("-o", "--output", required=True, metavar="OUT.svg|png|pdf|dot")
+    graph.add_argument("--adjoint", action="store_true", help="draw the adjoint graph too")
+    return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="symgrad",
-        description="symgrad: gradients of numpy functions, derived symbolically and "
-                    "compiled with Numba. Use it from Python: import symgrad as sg; sg.grad(f).")
-    parser.add_argument("--version", action="store_true", help="print the version and exit")
+    parser = build_parser()
     args = parser.parse_args(argv)
-    from . import __version__
-
     if args.version:
+        from . import __version__
+
         print(f"symgrad {__version__}")
         return 0
-    parser.print_help()
+    if args.command is None:
+        parser.print_help()
+        return 0
+    try:
+        return run_grad(args) if args.command == "grad" else run_graph(args)
+    except CLIError as e:
+        message = " ".join(str(e).split())
+        print(f"symgrad: error: {message}", file=sys.stderr)
+        return e.code
+
+
+# ---------------------------------------------------------------------------
+# the problem: a function, its variables, shapes and values
+
+
+@dataclass
+class Problem:
+    fun: Any
+    names: tuple[str, ...]
+    title: str                    # "f(x) = mean(3*(x+2)**2)"
+    shapes: dict[str, tuple[int, ...]]
+    wrt: tuple[str, ...]
+
+    @property
+    def argnums(self) -> tuple[int, ...]:
+        return tuple(self.names.index(n) for n in self.wrt)
+
+    def zeros(self) -> list[Any]:
+        import numpy as np
+
+        return [np.zeros(self.shapes[n]) for n in self.names]
+
+
+def load(target: str) -> tuple[Any, tuple[str, ...], str]:
+    """The function named by TARGET, its parameter names, and how to print it."""
+    import re
+
+    match = re.fullmatch(r"(.+\.py):([A-Za-z_][A-Za-z0-9_]*)", target)
+    if match is None:
+        from .expr import ExpressionError, parse
+
+        try:
+            expression = parse(target)
+        except ExpressionError as e:
+            raise CLIError(str(e)) from None
+        if not expression.variables:
+            raise CLIError(f"the expression {expression.text} has no variable to differentiate")
+        names = expression.variables
+        return expression.function(), names, f"f({', '.join(names)}) = {expression.text}"
+    return _load_file(match.group(1), match.group(2))
+
+
+def _load_file(path: str, name: str) -> tuple[Any, tuple[str, ...], str]:
+    import importlib.util
+    import inspect
+    from pathlib import Path
+
+    file = Path(path)
+    if not file.is_file():
+        raise CLIError(f"no such file: {path}")
+    spec = importlib.util.spec_from_file_location(f"symgrad_user_{file.stem}", file)
+    if spec is None or spec.loader is None:
+        raise CLIError(f"cannot import {path}")
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)  # the user's own code, as --help says
+    except Exception as e:  # noqa: BLE001
+        raise CLIError(f"importing {path} failed: {type(e).__name__}: {e}", 1) from None
+    fun = getattr(module, name, None)
+    if not callable(fun):
+        raise CLIError(f"{path} defines no function {name}")
+    params = [p for p in inspect.signature(fun).parameters.values()
+              if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+              and p.default is inspect.Parameter.empty]
+    names = tuple(p.name for p in params)
+    if not names:
+        raise CLIError(f"{name} in {path} takes no positional argument to differentiate")
+    return fun, names, f"{name}({', '.join(names)}) from {path}"
+
+
+def _pairs(options: list[str], flag: str, names: tuple[str, ...]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for option in options:
+        name, sep, value = option.partition("=")
+        name = name.strip()
+        if not sep:
+            raise CLIError(f"{flag} {option}: expected NAME=VALUES")
+        if name not in names:
+            raise CLIError(f"{flag} {option}: {name} is not a variable "
+                           f"(variables: {', '.join(names)})")
+        if name in out:
+            raise CLIError(f"{flag} gives {name} twice")
+        out[name] = value
+    return out
+
+
+def _numbers(text: str, what: str) -> list[float]:
+    import math
+
+    values = []
+    for item in text.split(","):
+        try:
+            value = float(item.strip())
+        except ValueError:
+            raise CLIError(f"{what}: {item.strip()!r} is not a number") from None
+        if math.isinf(value) and "inf" not in item.lower():
+            raise CLIError(f"{what}: {item.strip()} is too large for float64")
+        values.append(value)
+    return values
+
+
+def problem(args: argparse.Namespace) -> Problem:
+    fun, names, title = load(args.target)
+    shapes: dict[str, tuple[int, ...]] = {n: () for n in names}
+    for name, dims in _pairs(args.shape, "--shape", names).items():
+        try:
+            shape = tuple(int(d) for d in dims.split(",")) if dims.strip() not in ("", "()") \
+                else ()
+        except ValueError:
+            raise CLIError(f"--shape {name}={dims}: dimensions are integers, e.g. 2,3") from None
+        size = 1
+        for d in shape:
+            size *= d
+        if any(d < 1 for d in shape) or len(shape) > 8 or size > MAX_ELEMENTS:
+            raise CLIError(f"--shape {name}={dims}: need 1 to 8 positive dimensions and at "
+                           f"most {MAX_ELEMENTS} elements")
+        shapes[name] = shape
+    wrt = names
+    if args.wrt:
+        wrt = tuple(dict.fromkeys(w.strip() for w in args.wrt.split(",")))
+        for w in wrt:
+            if w not in names:
+                raise CLIError(f"--wrt {w}: not a variable (variables: {', '.join(names)})")
+    return Problem(fun, names, title, shapes, wrt)
+
+
+def values_at(p: Problem, options: list[str]) -> list[Any] | None:
+    import numpy as np
+
+    given = _pairs(options, "--at", p.names)
+    if not given:
+        return None
+    missing = [n for n in p.names if n not in given]
+    if missing:
+        raise CLIError(f"--at gives no value for {', '.join(missing)}; give every variable")
+    out = []
+    for n in p.names:
+        out.append(_shaped(_numbers(given[n], f"--at {n}"), p.shapes[n], f"--at {n}"))
+    return [np.asarray(v) for v in out]
+
+
+def _shaped(values: list[float], shape: tuple[int, ...], what: str) -> Any:
+    import numpy as np
+
+    size = int(np.prod(shape))
+    if len(values) == 1:
+        return np.full(shape, values[0])
+    if len(values) != size:
+        raise CLIError(f"{what}: {len(values)} values for shape {shape} ({size} elements); "
+                       "give one value or all of them in C order")
+    return np.array(values).reshape(shape)
+
+
+# ---------------------------------------------------------------------------
+# symgrad grad
+
+
+def _forward(p: Problem, args: list[Any]) -> Any:
+    """The traced forward graph, with symgrad's errors as one-line CLI errors."""
+    from .ir import Aval
+    from .trace import trace
+
+    try:
+        graph, is_tuple = trace(p.fun, [Aval(p.shapes[n]) for n in p.names], args,
+                                list(p.names))
+    except CLIError:
+        raise
+    except Exception as e:  # noqa: BLE001  symgrad's messages say what is wrong
+        raise CLIError(f"{type(e).__name__}: {e}", 1) from None
+    if is_tuple:
+        raise CLIError("the function returns a tuple; return one array to differentiate", 1)
+    return graph
+
+
+def run_grad(args: argparse.Namespace) -> int:
+
+    from .api import SCALAR_OUTPUT_ERROR, value_and_grad
+
+    p = problem(args)
+    at = values_at(p, args.at)
+    if args.check and at is None:
+        raise CLIError("--check needs a point: give --at for every variable")
+    sample = at if at is not None else p.zeros()
+    graph = _forward(p, sample)
+    out = graph.outputs[0]
+    if out.dtype != "float64":
+        raise CLIError(f"the function returns {out.aval} values, which have no gradient", 1)
+    cotangent = None
+    if args.gradient is not None:
+        cotangent = _shaped(_numbers(args.gradient, "--gradient"), out.shape, "--gradient")
+    elif out.shape != ():
+        raise CLIError(f"{SCALAR_OUTPUT_ERROR}: the function returns {out.aval}; pass "
+                       "--gradient V1,... (the output's shape, or one value) to differentiate "
+                       "sum(output * gradient)", 1)
+    g = value_and_grad(p.fun, argnums=p.argnums, backend="numba" if args.jit else "numpy")
+    from .cli_report import Report
+
+    report = Report(p, args.format, cotangent)
+    report.formulas(_formulas(p, g, graph, sample, cotangent))
+    if at is not None:
+        value, grads = _call(g, at, cotangent)
+        report.values(at, value, grads)
+    failed = False
+    if args.check:
+        assert at is not None
+        failed = report.check(_check(p, graph, at, grads, cotangent))
+    for what in args.show:
+        report.show(what, _shown(what, p, g, graph, sample, cotangent))
+    report.emit()
+    return 1 if failed else 0
+
+
+def _call(g: Any, at: list[Any], cotangent: Any) -> tuple[Any, tuple]:
+    try:
+        return g(*at, gradient=cotangent)
+    except Exception as e:  # noqa: BLE001
+        raise CLIError(f"{type(e).__name__}: {e}", 1) from None
+
+
+def _formulas(p: Problem, g: Any, graph: Any, sample: list[Any],
+              cotangent: Any) -> dict[str, Any]:
+    """Per wrt variable: ("pattern", expr) or ("elements", array) or ("omitted", reason)."""
+    import numpy as np
+
+    big = [n for n in p.names if int(np.prod(p.shapes[n])) > SYMBOLIC_LIMIT]
+    if big:
+        reason = (f"{big[0]} has {int(np.prod(p.shapes[big[0]]))} elements; formulas are "
+                  f"derived for at most {SYMBOLIC_LIMIT}")
+        return {n: ("omitted", reason) for n in p.wrt}
+    from .pretty import Printer
+    from .sympy_bridge import element_pattern, input_symbols, simplify, simplify_all
+
+    exprs = g.expressions(*sample, gradient=cotangent, seconds=0)  # simplified below
+    # named as the IR names them (a variable called np or l is printed np_1, l_1)
+    printer = Printer(graph)
+    symbols = {printer.name(v): s for v, s in zip(graph.inputs, input_symbols(graph))}
+    result: dict[str, Any] = {}
+    for name, e in zip(p.wrt, exprs):
+        pattern = element_pattern(e, symbols) if np.ndim(e) else None
+        if np.ndim(e) == 0:
+            result[name] = ("pattern", simplify(e))
+        elif pattern is not None:
+            result[name] = ("pattern", simplify(pattern))
+        else:
+            result[name] = ("elements", simplify_all(e))
+    return result
+
+
+def _check(p: Problem, graph: Any, at: list[Any], grads: tuple, cotangent: Any) -> list:
+    """(name, worst error vs SymPy or None, worst error vs finite differences) per wrt."""
+    import numpy as np
+
+    big = any(int(np.prod(p.shapes[n])) > SYMBOLIC_LIMIT for n in p.names)
+    oracle: list[Any] = [None] * len(p.wrt)
+    if not big:
+        from .sympy_bridge import evaluate, gradient_expressions
+
+        exprs = gradient_expressions(graph, cotangent, p.argnums)
+        oracle = [evaluate(e, graph, at) for e in exprs]
+    rows = []
+    for k, name in enumerate(p.wrt):
+        fd_err = None
+        if int(np.prod(p.shapes[name])) <= FD_LIMIT:
+            fd = _finite_differences(p, at, p.argnums[k], cotangent)
+            fd_err = _relative(grads[k], fd, FD_FLOOR)
+        sympy_err = None if oracle[k] is None else _relative(grads[k], oracle[k], SYMPY_FLOOR)
+        rows.append((name, sympy_err, fd_err))
+    return rows
+
+
+def _relative(a: Any, b: Any, floor: float) -> float:
+    import numpy as np
+
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    both_nan = np.isnan(a) & np.isnan(b)
+    same = (a == b) | both_nan
+    with np.errstate(all="ignore"):
+        err = np.where(same, 0.0, np.abs(a - b) / np.maximum(np.abs(b), floor))
+    err = np.where(np.isnan(err), np.inf, err)
+    return float(np.max(err)) if err.size else 0.0
+
+
+def _finite_differences(p: Problem, at: list[Any], k: int, cotangent: Any) -> Any:
+    import numpy as np
+
+    args = [np.array(a, dtype=float) for a in at]
+    ct = 1.0 if cotangent is None else cotangent
+
+    def loss(x: Any) -> float:
+        a = list(args)
+        a[k] = x
+        with np.errstate(all="ignore"):
+            return float(np.sum(np.asarray(p.fun(*a)) * ct))
+
+    x = args[k]
+    grad = np.zeros_like(x)
+    for idx in np.ndindex(*x.shape):
+        step = 1e-6 * max(1.0, abs(float(x[idx])))
+        up, down = x.copy(), x.copy()
+        up[idx] += step
+        down[idx] -= step
+        grad[idx] = (loss(up) - loss(down)) / (2 * step)
+    return grad
+
+
+def _shown(what: str, p: Problem, g: Any, graph: Any, sample: list[Any], cotangent: Any) -> Any:
+    if what == "ir":
+        return f"{graph}\n{g.graph(*sample, gradient=cotangent)}"
+    if what == "code":
+        return g.source(*sample, gradient=cotangent)
+    import numpy as np
+
+    if any(int(np.prod(p.shapes[n])) > SYMBOLIC_LIMIT for n in p.names):
+        return f"omitted: formulas are derived for at most {SYMBOLIC_LIMIT} elements per input"
+    from .sympy_bridge import gradient_expressions, simplify_all, to_sympy
+
+    exprs = gradient_expressions(graph, cotangent, p.argnums)
+    return {"function": to_sympy(graph)[0],
+            "gradient": {n: simplify_all(e) for n, e in zip(p.wrt, exprs)}}
+
+
+# ---------------------------------------------------------------------------
+# symgrad graph
+
+
+def run_graph(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    import numpy as np
+
+    from .drawing import FORMATS, RenderError, render, to_dot
+
+    out = Path(args.output)
+    if out.suffix.lstrip(".").lower() not in FORMATS:
+        raise CLIError(f"-o {args.output}: the output must end in "
+                       f"{', '.join('.' + f for f in FORMATS)}")
+    p = problem(args)
+    sample = p.zeros()
+    graph = _forward(p, sample)
+    adjoint, n_primal = None, len(graph.outputs)
+    if args.adjoint:
+        from .api import grad
+
+        ct = None if graph.outputs[0].shape == () else np.ones(graph.outputs[0].shape)
+        try:
+            adjoint = grad(p.fun, argnums=p.argnums, backend="numpy").graph(*sample,
+                                                                           gradient=ct)
+        except Exception as e:  # noqa: BLE001
+            raise CLIError(f"{type(e).__name__}: {e}", 1) from None
+    dot = to_dot(graph, set(p.argnums), adjoint, n_primal, p.wrt)
+    try:
+        render(dot, out)
+    except RenderError as e:
+        raise CLIError(str(e), 1) from None
+    except OSError as e:
+        raise CLIError(f"cannot write {out}: {e.strerror}", 1) from None
+    print(f"wrote {out}")
     return 0
 
 

@@ -157,5 +157,172 @@ def evaluate(expressions: Any, graph: Graph, values: Sequence[Any], digits: int 
     return np.frompyfunc(one, 1, 1)(np.asarray(expressions, dtype=object)).astype(np.float64)
 
 
+
+
+# ---------------------------------------------------------------------------
+# derived formulas: symgrad's adjoint graph as SymPy, simplified, per element pattern
+
+#: seconds SymPy may spend simplifying the gradient expressions of one call
+SIMPLIFY_SECONDS = 2.0
+
+
+class _OutOfTime(Exception):
+    pass
+
+
+def nice_numbers(expr: Any, max_denominator: int = 10**6) -> Any:
+    """``expr`` with each number that is the float64 rounding of a small fraction
+    written as that fraction: the ``0.1`` of a program reads ``1/10``, not
+    ``3602879701896397/36028797018963968``. Other numbers stay exact.
+
+        >>> import sympy as sp
+        >>> nice_numbers(exact(0.1) * sp.Symbol("x") + exact(1 / 3))
+        x/10 + 1/3
+    """
+    if not isinstance(expr, sp.Basic):
+        return expr
+    replace = {}
+    for r in expr.atoms(sp.Rational):
+        if r.q > max_denominator:
+            fraction = r.limit_denominator(max_denominator)
+            if float(fraction) == float(r):
+                replace[r] = fraction
+    return expr.xreplace(replace) if replace else expr
+
+
+def simplify(expr: Any, seconds: float = SIMPLIFY_SECONDS) -> Any:
+    """``expr`` in its shortest simplified form, if SymPy finds it within ``seconds``.
+
+    Numbers go through :func:`nice_numbers` first.
+
+    Tries ``sp.factor`` and ``sp.simplify`` and keeps the one with the fewest
+    operations (the factored one on a tie: ``3*(x + 2)/2`` over ``3*x/2 + 3``).
+    The budget is enforced with ``SIGALRM`` in the main thread of a Unix
+    process; elsewhere only the cheap ``factor`` is tried. Out of time, ``expr``
+    comes back as it is, which is correct, only longer.
+
+        >>> import sympy as sp
+        >>> x = sp.Symbol("x")
+        >>> simplify(sp.Rational(3, 2) * x + 3)
+        3*(x + 2)/2
+    """
+    expr = nice_numbers(expr)
+    if not isinstance(expr, sp.Basic) or expr.is_Atom or seconds <= 0:
+        return expr
+    import signal
+    import threading
+
+    timed = hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+    candidates = [expr]
+
+    def out_of_time(signum: int, frame: Any) -> None:
+        raise _OutOfTime
+
+    previous = signal.signal(signal.SIGALRM, out_of_time) if timed else None
+    try:
+        if timed:
+            signal.setitimer(signal.ITIMER_REAL, seconds)
+        candidates.append(sp.factor(expr))
+        if timed:
+            candidates.append(sp.simplify(expr))
+    except _OutOfTime:
+        pass
+    except Exception:  # noqa: BLE001  (SymPy cannot factor some Piecewise/Max forms)
+        pass
+    finally:
+        if timed:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+    # fewest operations; on a tie the first of factor, simplify, expr
+    return min([*candidates[1:], expr], key=sp.count_ops)
+
+
+def simplify_all(exprs: Any, seconds: float = SIMPLIFY_SECONDS) -> Any:
+    """Each expression (of a scalar or an object array) simplified, ``seconds`` in all."""
+    import time
+
+    deadline = time.monotonic() + seconds
+    cache: dict[Any, Any] = {}  # arrays often repeat one expression
+
+    def one(e: Any) -> Any:
+        if e not in cache:
+            cache[e] = simplify(e, deadline - time.monotonic())
+        return cache[e]
+
+    if np.ndim(exprs) == 0:
+        return one(exprs)
+    return np.frompyfunc(one, 1, 1)(np.asarray(exprs, dtype=object))
+
+
+def adjoint_expressions(graph: Graph, n_primal: int, n_inputs: int,
+                        cotangents: Sequence[Any] = ()) -> list[Any]:
+    """The gradient outputs of an adjoint ``graph`` (forward + adjoint) as SymPy.
+
+    The first ``n_inputs`` inputs of ``graph`` become element symbols; the rest
+    are the cotangent inputs, given as numbers in ``cotangents`` (exact values).
+    This is symgrad's own derivation, printed; :func:`gradient_expressions` is
+    SymPy's, the independent check.
+    """
+    symbols = input_symbols(graph)[:n_inputs]
+    values = [_exact_array(np.asarray(c, dtype=float)) if np.ndim(c) else exact(float(c))
+              for c in cotangents]
+    outs = to_sympy(graph, [*symbols, *values])
+    return [o if np.ndim(o) == 0 else np.asarray(o, dtype=object) for o in outs[n_primal:]]
+
+
+INDEX_LETTERS = "ijkmnp"
+
+
+def index_symbols(ndim: int) -> tuple[Any, ...]:
+    """``i, j, k...``: the generic indices of element patterns."""
+    letters = INDEX_LETTERS if ndim <= len(INDEX_LETTERS) else [f"i{d}" for d in range(ndim)]
+    return tuple(sp.Symbol(c, integer=True) for c in letters[:ndim])
+
+
+def element_pattern(exprs: Any, symbols: dict[str, Any]) -> Any:
+    """One formula in ``x[i, j]`` for all elements of ``exprs``, or ``None``.
+
+    ``exprs`` is an object array (e.g. a gradient with respect to an input of
+    its shape); ``symbols`` maps each input's name to its element symbols.
+    Element ``x[0, 1]`` of every input aligned with ``exprs`` by numpy
+    broadcasting is replaced by the indexed ``x[i, j]`` (``x[0, j]`` along a
+    broadcast axis of length 1); if every element then reads the same, that
+    formula is returned.
+
+        >>> import numpy as np, sympy as sp
+        >>> x = element_symbols("x", (3,))
+        >>> element_pattern(np.array([2 * s for s in x]), {"x": x})
+        2*x[i]
+        >>> element_pattern(np.array([x[0], x[0], x[0]]), {"x": x}) is None
+        True
+    """
+    exprs = np.asarray(exprs, dtype=object)
+    shape = exprs.shape
+    index = index_symbols(len(shape))
+    pattern = None
+    for idx in np.ndindex(*shape):
+        replace = {}
+        for name, syms in symbols.items():
+            s = np.asarray(syms, dtype=object)
+            if s.ndim == 0 or s.ndim > len(shape):
+                continue
+            lead = len(shape) - s.ndim
+            if any(d not in (1, shape[lead + a]) for a, d in enumerate(s.shape)):
+                continue
+            element = tuple(0 if d == 1 and shape[lead + a] != 1 else idx[lead + a]
+                            for a, d in enumerate(s.shape))
+            generic = tuple(0 if d == 1 and shape[lead + a] != 1 else index[lead + a]
+                            for a, d in enumerate(s.shape))
+            replace[s[element]] = sp.IndexedBase(name, real=True)[generic]
+        e = exprs[idx]
+        candidate = (e if isinstance(e, sp.Basic) else exact(e)).xreplace(replace)
+        if pattern is None:
+            pattern = candidate
+        elif candidate != pattern:
+            return None
+    return pattern
+
+
 __all__ = ["to_sympy", "gradient_expressions", "evaluate", "element_symbols", "input_symbols",
-           "exact"]
+           "exact", "simplify", "simplify_all", "adjoint_expressions", "element_pattern",
+           "index_symbols", "nice_numbers"]

@@ -41,4 +41,5 @@ def test_ci_runs_the_readme_test_command():
     match = re.search(r"^# run the tests\n(.+)$", readme, re.M)
     assert match and "pytest" in match.group(1)
     assert "grep -A1 -x '# run the tests' README.md" in (ROOT / ".ci" / "run").read_text()
-    assert re.search(r"^# run the main job.*\n.*examples/seed_gradient\.py", readme, re.M)
+    assert re.search(r"^# run the main job.*\n.*symgrad grad \"mean\(3\*\(x\+2\)\*\*2\)\"",
+                     readme, re.M)

@@ -1,0 +1,191 @@
+"""What ``symgrad grad`` prints: formulas, values, checks and ``--show`` sections,
+collected by :class:`Report` and printed in one of the formats pretty, text,
+latex or json (see :mod:`symgrad.cli`)."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from .cli import FD_LIMIT, FD_RTOL, LISTED_ELEMENTS, SYMBOLIC_LIMIT, SYMPY_RTOL, Problem
+
+
+class Report:
+    """Collects what ``symgrad grad`` prints, then prints it in one format."""
+
+    def __init__(self, p: Problem, fmt: str, cotangent: Any):
+        self.p, self.fmt, self.cotangent = p, fmt, cotangent
+        self.lines: list[str] = []
+        self.data: dict[str, Any] = {
+            "function": p.title, "variables": {n: list(p.shapes[n]) for n in p.names},
+            "wrt": list(p.wrt),
+            "gradient": None if cotangent is None else cotangent.tolist()}
+        self.f = "f" if cotangent is None else "L"
+        unicode = (sys.stdout.encoding or "").lower().replace("-", "").startswith("utf")
+        self.unicode = unicode and fmt == "pretty"
+        shapes = ", ".join(f"{n}: {_shape_text(p.shapes[n])}" for n in p.names)
+        self.lines.append(f"{p.title}    ({shapes})")
+        if cotangent is not None:
+            self.lines.append(f"L = sum(f * gradient), gradient = {_array_text(cotangent)}")
+
+    def _d(self, name: str, index: str = "") -> str:
+        if self.fmt == "latex":
+            sub = f"_{{{index}}}" if index else ""
+            return rf"\frac{{\partial {self.f}}}{{\partial {name}{sub}}}"
+        d = "∂" if self.unicode else "d"
+        return f"{d}{self.f}/{d}{name}{f'[{index}]' if index else ''}"
+
+    def _equation(self, lhs: str, expr: Any) -> str:
+        import sympy as sp
+
+        if self.fmt == "latex":
+            return f"{lhs} = {sp.latex(expr)}"
+        if self.fmt == "pretty":
+            return sp.pretty(sp.Eq(sp.Symbol(lhs), expr, evaluate=False),
+                             use_unicode=self.unicode)
+        return f"{lhs} = {sp.sstr(expr)}"
+
+    def formulas(self, formulas: dict[str, Any]) -> None:
+        import numpy as np
+        import sympy as sp
+
+        from .sympy_bridge import index_symbols
+
+        out: dict[str, Any] = {}
+        self.lines.append("")
+        for name, (kind, value) in formulas.items():
+            shape = self.p.shapes[name]
+            if kind == "omitted":
+                self.lines.append(f"{self._d(name)}: {value}")
+                out[name] = {"omitted": value}
+                continue
+            letters = [str(s) for s in index_symbols(len(shape))]
+            entry: dict[str, Any] = {"pattern": None, "pattern_srepr": None,
+                                     "index": letters, "elements": []}
+            if kind == "pattern":
+                entry["pattern"], entry["pattern_srepr"] = sp.sstr(value), sp.srepr(value)
+                where = ", ".join(f"{c} < {d}" for c, d in zip(letters, shape))
+                lhs = self._d(name, ", ".join(letters) if self.fmt != "latex"
+                              else ",".join(letters))
+                self.lines.append(_suffixed(self._equation(lhs, value), lhs,
+                                            f"    for {where}" if shape else ""))
+            else:
+                for n, idx in enumerate(np.ndindex(*shape)):
+                    if n == LISTED_ELEMENTS:
+                        self.lines.append(f"... {value.size - n} more elements "
+                                          "(--format json lists all)")
+                    e = value[idx]
+                    entry["elements"].append({"index": list(idx), "expr": sp.sstr(e),
+                                              "srepr": sp.srepr(e)})
+                    if n < LISTED_ELEMENTS:
+                        sep = "," if self.fmt == "latex" else ", "
+                        self.lines.append(self._equation(
+                            self._d(name, sep.join(map(str, idx))), e))
+            out[name] = entry
+        self.data["formulas"] = out
+
+    def values(self, at: list[Any], value: Any, grads: tuple) -> None:
+        point = ", ".join(f"{n} = {_array_text(v)}" for n, v in zip(self.p.names, at))
+        self.lines += ["", f"at {point}:", _labelled("f", value)]
+        for name, g in zip(self.p.wrt, grads):
+            self.lines.append(_labelled(self._d(name) if self.fmt != "latex"
+                                        else f"d{self.f}/d{name}", g))
+        self.data["at"] = {n: v.tolist() for n, v in zip(self.p.names, at)}
+        self.data["value"] = _json_value(value)
+        self.data["grad"] = {n: _json_value(g) for n, g in zip(self.p.wrt, grads)}
+
+    def check(self, rows: list) -> bool:
+        failed = False
+        self.lines += ["", "check at the --at point (worst relative error):"]
+        out = {}
+        for name, sympy_err, fd_err in rows:
+            bad_sympy = sympy_err is not None and not sympy_err <= SYMPY_RTOL
+            bad_fd = fd_err is not None and not fd_err <= FD_RTOL
+            failed |= bad_sympy or bad_fd or (sympy_err is None and fd_err is None)
+            self.lines.append(f"  {name}: symgrad vs SymPy (50 digits) "
+                              f"{_verdict(sympy_err, bad_sympy, SYMBOLIC_LIMIT)}; "
+                              f"vs finite differences {_verdict(fd_err, bad_fd, FD_LIMIT)}")
+            out[name] = {"sympy": sympy_err, "finite_differences": fd_err,
+                         "ok": not (bad_sympy or bad_fd)}
+        self.data["check"] = out
+        return failed
+
+    def show(self, what: str, content: Any) -> None:
+        if what == "sympy":
+            text = [f"SymPy's derivative of the traced function (independent of symgrad's "
+                    f"adjoint): function = {_sympy_text(content['function'])}"]
+            for name, e in content["gradient"].items():
+                text.append(f"d{self.f}/d{name} = {_sympy_text(e)}")
+            self.data.setdefault("show", {})["sympy"] = {
+                "function": _sympy_text(content["function"]),
+                "gradient": {n: _sympy_text(e) for n, e in content["gradient"].items()}}
+            content = "\n".join(text)
+        else:
+            self.data.setdefault("show", {})[what] = content
+        self.lines += ["", f"--- {what} ---", content.rstrip("\n")]
+
+    def emit(self) -> None:
+        if self.fmt == "json":
+            import json
+
+            print(json.dumps(self.data, indent=2))
+        else:
+            print("\n".join(self.lines))
+
+
+def _verdict(err: float | None, bad: bool, limit: int) -> str:
+    if err is None:
+        return f"skipped (more than {limit} elements)"
+    return f"{err:.2e} {'MISMATCH' if bad else 'ok'}"
+
+
+def _suffixed(block: str, lhs: str, suffix: str) -> str:
+    """``suffix`` after the baseline (the line with ``lhs =``) of a printed equation."""
+    lines = [line.rstrip() for line in block.split("\n")]
+    k = next((i for i, line in enumerate(lines) if lhs in line), len(lines) - 1)
+    lines[k] = lines[k].rstrip() + suffix if k == len(lines) - 1 else \
+        lines[k].ljust(max(map(len, lines))) + suffix
+    return "\n".join(lines)
+
+
+def _shape_text(shape: tuple[int, ...]) -> str:
+    return "scalar" if not shape else "×".join(map(str, shape)) if _utf() else \
+        "x".join(map(str, shape))
+
+
+def _utf() -> bool:
+    return (sys.stdout.encoding or "").lower().replace("-", "").startswith("utf")
+
+
+def _array_text(a: Any) -> str:
+    import numpy as np
+
+    a = np.asarray(a)
+    if a.ndim and np.all(a == a.flat[0]):
+        return f"{a.flat[0]:g} everywhere"
+    return str(a) if a.ndim else f"{float(a):g}"
+
+
+def _labelled(label: str, value: Any) -> str:
+    import numpy as np
+
+    text = str(np.asarray(value)) if np.ndim(value) else str(float(value))
+    return f"{label} = {text}" if "\n" not in text else f"{label} =\n{text}"
+
+
+def _json_value(value: Any) -> Any:
+    import numpy as np
+
+    return np.asarray(value, dtype=float).tolist()
+
+
+def _sympy_text(e: Any) -> str:
+    import numpy as np
+    import sympy as sp
+
+    if np.ndim(e):
+        return str(np.asarray(e, dtype=object).tolist())
+    return sp.sstr(e)
+
+
+__all__ = ["Report"]

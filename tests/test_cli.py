@@ -1,0 +1,397 @@
+"""The ``symgrad`` command, run as a subprocess of the checkout under test.
+
+Every test runs ``python -m symgrad`` with this process's environment (so
+PYTHONPATH picks the same checkout). Printed gradient formulas are compared
+with ``sympy.diff`` of the same function built here with SymPy; the JSON
+output carries ``srepr`` strings, which the test (only the test) rebuilds
+with SymPy's parser: they are symgrad's own output, not user text.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import sympy as sp
+
+ROOT = Path(__file__).parent.parent
+
+
+def symgrad(*args: str, cwd: Path | None = None, env: dict | None = None,
+            python: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, *python, "-m", "symgrad", *args], cwd=cwd or ROOT,
+                          capture_output=True, text=True, timeout=120,
+                          env={**os.environ, **(env or {})})
+
+
+def ok(*args: str, **kw) -> str:
+    done = symgrad(*args, **kw)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def refused(done: subprocess.CompletedProcess, code: int = 2) -> str:
+    """The one ``symgrad: error:`` line of a refusal (nothing on stdout)."""
+    assert done.returncode == code, (done.returncode, done.stdout, done.stderr)
+    assert done.stdout == ""
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("symgrad: error: "), done.stderr
+    return lines[0]
+
+
+# ---------------------------------------------------------------------------
+# the seed examples
+
+
+def test_seed_mean_square_formula_and_values():
+    out = ok("grad", "mean(3*(x+2)**2)", "--wrt", "x", "--shape", "x=2,2", "--at", "x=1",
+             "--format", "text")
+    assert "df/dx[i, j] = 3*(x[i, j] + 2)/2    for i < 2, j < 2" in out.splitlines()
+    assert "f = 27.0" in out
+    assert "df/dx =\n[[4.5 4.5]\n [4.5 4.5]]" in out
+
+
+def test_seed_mean_square_pretty_by_default():
+    out = ok("grad", "mean(3*(x+2)**2)", "--wrt", "x", "--shape", "x=2,2", "--at", "x=1",
+             env={"PYTHONIOENCODING": "utf-8"})
+    assert "3⋅(x[i, j] + 2)" in out and "∂f/∂x[i, j] =" in out
+    assert "[[4.5 4.5]\n [4.5 4.5]]" in out
+
+
+def test_seed_vector_output_with_gradient():
+    out = ok("grad", "x*x", "--wrt", "x", "--shape", "x=5", "--at", "x=1,2,3,4,5",
+             "--gradient", "5", "--format", "text")
+    assert "dL/dx = [10. 20. 30. 40. 50.]" in out.splitlines()
+    assert "dL/dx[i] = 10*x[i]    for i < 5" in out.splitlines()
+
+
+def test_vector_output_without_gradient_is_the_scalar_output_error():
+    done = symgrad("grad", "x*x", "--shape", "x=5", "--at", "x=1,2,3,4,5")
+    line = refused(done, code=1)
+    assert "grad can be implicitly created only for scalar outputs" in line
+    assert "--gradient" in line
+
+
+# ---------------------------------------------------------------------------
+# printed formulas against sympy.diff of the same function built with SymPy
+
+def _x(n: int) -> list:
+    return [sp.Symbol(f"x[{i}]", real=True) for i in range(n)]
+
+
+Y = sp.Symbol("y", real=True)
+FORMULAS = [  # (expression, --shape options, SymPy function of the element symbols)
+    ("sum(sin(x)*y)", ["x=3"], lambda x, y: sum(sp.sin(xi) * y for xi in x)),
+    ("mean(exp(x)/(1+x**2)) + y", ["x=4"],
+     lambda x, y: sum(sp.exp(xi) / (1 + xi**2) for xi in x) / 4 + y),
+    ("x**3 - 2*x*y + log(y)", [], lambda x, y: x**3 - 2 * x * y + sp.log(y)),
+    ("sum(sqrt(x*x + y) * tanh(x))", ["x=2"],
+     lambda x, y: sum(sp.sqrt(xi * xi + y) * sp.tanh(xi) for xi in x)),
+    ("prod(x) * y", ["x=3"], lambda x, y: sp.Mul(*x) * y),  # no common pattern: per element
+]
+
+
+def _rebuild(entry: dict, name: str, shape: tuple[int, ...]) -> np.ndarray:
+    """Element expressions from the JSON ``srepr`` strings, over the symbols ``x[0]``..."""
+    from sympy.parsing.sympy_parser import parse_expr
+
+    out = np.empty(shape, dtype=object)
+    if entry["pattern_srepr"] is not None:
+        pattern = parse_expr(entry["pattern_srepr"])
+        index = [sp.Symbol(c, integer=True) for c in entry["index"]]
+        for idx in np.ndindex(*shape):
+            elements = {}
+            for e in pattern.atoms(sp.Indexed):
+                at = tuple(int(a.subs(dict(zip(index, idx)))) for a in e.indices)
+                elements[e] = sp.Symbol(f"{e.base}[{', '.join(map(str, at))}]", real=True)
+            out[idx] = pattern.xreplace(elements)
+    else:
+        for element in entry["elements"]:
+            out[tuple(element["index"])] = parse_expr(element["srepr"])
+    return out
+
+
+@pytest.mark.parametrize("text,shapes,build", FORMULAS, ids=[f[0] for f in FORMULAS])
+def test_printed_formula_matches_sympy_diff(text, shapes, build):
+    shape = tuple(int(d) for d in shapes[0].split("=")[1].split(",")) if shapes else ()
+    args = ["grad", text, "--format", "json"]
+    for s in shapes:
+        args += ["--shape", s]
+    data = json.loads(ok(*args))
+    x = np.array(_x(int(np.prod(shape)))).reshape(shape) if shape else sp.Symbol("x", real=True)
+    f = build(list(x.ravel()) if shape else x, Y)
+    rng = np.random.default_rng(len(text))
+    points = [{s: sp.Float(v, 30) for s, v in zip([*np.ravel(x), Y], rng.uniform(0.5, 2, 8))}
+              for _ in range(3)]
+    for name, symbols in (("x", x), ("y", Y)):
+        got = _rebuild(data["formulas"][name], name, shape if name == "x" else ())
+        for idx in np.ndindex(*np.shape(symbols)):
+            want = sp.diff(f, np.asarray(symbols, dtype=object)[idx])
+            for point in points:
+                a, b = got[idx].evalf(30, subs=point), want.evalf(30, subs=point)
+                assert abs(a - b) <= 1e-25 * max(1, abs(b)), (name, idx, got[idx], want)
+    if text.startswith("prod"):
+        assert data["formulas"]["x"]["pattern"] is None
+        assert len(data["formulas"]["x"]["elements"]) == 3
+    else:
+        assert data["formulas"]["x"]["pattern"] is not None
+
+
+# ---------------------------------------------------------------------------
+# each option
+
+
+def test_latex_format():
+    out = ok("grad", "mean(3*(x+2)**2)", "--shape", "x=2,2", "--format", "latex")
+    assert r"\frac{\partial f}{\partial x_{i,j}} = \frac{3 \left({x}_{i,j} + 2\right)}{2}" in out
+
+
+def test_json_format_values():
+    data = json.loads(ok("grad", "sum(x*y)", "--shape", "x=2", "--at", "x=1,2", "--at", "y=3",
+                         "--format", "json"))
+    assert data["wrt"] == ["x", "y"] and data["variables"] == {"x": [2], "y": []}
+    assert data["value"] == 9.0 and data["grad"] == {"x": [3.0, 3.0], "y": 3.0}
+    assert data["formulas"]["x"]["pattern"] == "y" and data["formulas"]["y"]["pattern"] == \
+        "x[0] + x[1]"
+
+
+def test_wrt_selects_variables_and_at_takes_c_order_values():
+    data = json.loads(ok("grad", "sum(x*x*y)", "--wrt", "y", "--shape", "x=2,2",
+                         "--at", "x=1,2,3,4", "--at", "y=2", "--format", "json"))
+    assert data["wrt"] == ["y"] and list(data["grad"]) == ["y"]
+    assert data["grad"]["y"] == 30.0 and data["at"]["x"] == [[1.0, 2.0], [3.0, 4.0]]
+
+
+def test_gradient_with_all_values():
+    data = json.loads(ok("grad", "x*y", "--shape", "x=3", "--at", "x=1,2,3", "--at", "y=2",
+                         "--gradient", "1,0,-1", "--format", "json"))
+    assert data["grad"] == {"x": [2.0, 0.0, -2.0], "y": -2.0}
+    assert data["formulas"]["x"]["pattern"] is None  # the cotangent differs per element
+
+
+def test_show_ir_code_sympy():
+    out = ok("grad", "sum(sin(x))", "--shape", "x=3", "--show", "ir", "--show", "code",
+             "--show", "sympy", "--format", "text")
+    ir = out.split("--- ir ---")[1]
+    assert ir.count("f(x: f64[3]) {") == 2 and "a: f64[3] = sin(x)" in ir
+    assert "# grad of: a: f64[3] = sin(x)" in ir
+    assert "@njit(cache=True" in out and "grad_x = np.cos(x)" in out
+    assert "df/dx = [cos(x[0]), cos(x[1]), cos(x[2])]" in out.split("--- sympy ---")[1]
+
+
+def test_check_reports_worst_errors():
+    out = ok("grad", "sum(sin(x)*y)", "--shape", "x=3", "--at", "x=0.1,0.2,0.3", "--at", "y=2",
+             "--check", "--format", "text")
+    rows = [line for line in out.splitlines() if "symgrad vs SymPy" in line]
+    assert len(rows) == 2
+    for row in rows:
+        errors = [float(e) for e in re.findall(r"(\d\.\d\de[-+]\d+) ok", row)]
+        assert len(errors) == 2 and errors[0] < 1e-14 and errors[1] < 1e-8, row
+
+
+def test_check_fails_where_finite_differences_cannot_follow():
+    # at the jump of where(x > 1, 2*x, 0), symgrad and SymPy say 0, a central difference 1e6
+    done = symgrad("grad", "where(x > 1, 2*x, 0)", "--at", "x=1", "--check", "--format", "text")
+    assert done.returncode == 1
+    assert "SymPy (50 digits) 0.00e+00 ok" in done.stdout and "MISMATCH" in done.stdout
+
+
+def test_jit_computes_with_the_compiled_kernel():
+    data = json.loads(ok("grad", "x*x", "--shape", "x=2", "--at", "x=1,2", "--gradient", "5",
+                         "--jit", "--format", "json"))
+    assert data["grad"] == {"x": [10.0, 20.0]}
+
+
+def test_file_func(tmp_path):
+    source = tmp_path / "model.py"
+    source.write_text("import numpy as np\n\n"
+                      "def loss(w, b):\n    return np.sum((w * 2.0 + b) ** 2)\n")
+    data = json.loads(ok("grad", f"{source}:loss", "--shape", "w=2", "--at", "w=1,2",
+                         "--at", "b=0.5", "--show", "code", "--format", "json"))
+    assert data["grad"] == {"w": [10.0, 18.0], "b": 14.0}
+    assert data["formulas"]["w"]["pattern"] == "4*(b + 2*w[i])"
+    assert "def loss(w, b):" in data["show"]["code"]
+    line = refused(symgrad("grad", f"{source}:nothing"))
+    assert "defines no function nothing" in line
+
+
+def test_help_says_the_file_is_imported():
+    out = ok("grad", "--help")
+    assert "IMPORTS AND RUNS FILE.py" in out and "--check" in out
+
+
+@pytest.mark.parametrize("args", [["--help"], ["grad", "--help"], ["graph", "--help"]])
+def test_help_imports_neither_numba_nor_sympy(args):
+    done = symgrad(*args, python=("-X", "importtime"))
+    assert done.returncode == 0
+    imported = {line.split("|")[-1].strip() for line in done.stderr.splitlines()}
+    assert not {m for m in imported if m.split(".")[0] in ("numba", "sympy")}
+
+
+def test_one_shot_values_do_not_import_numba():
+    code = ("import sys; from symgrad.cli import main; "
+            "main(['grad', 'x*x', '--shape', 'x=2', '--at', 'x=1', '--gradient', '1']); "
+            "print('numba' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=ROOT, timeout=120, env={**os.environ})
+    assert done.stdout.splitlines()[-1] == "False", done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--shape", "y=2"], "y is not a variable"),
+    (["--shape", "x=0"], "positive dimensions"),
+    (["--shape", "x=2", "--at", "x=1,2,3"], "3 values for shape (2,)"),
+    (["--at", "x=one"], "'one' is not a number"),
+    (["--wrt", "z"], "--wrt z: not a variable"),
+    (["--format", "html"], "invalid choice: 'html'"),
+    (["--check"], "--check needs a point"),
+])
+def test_bad_options_are_one_line_refusals(args, message):
+    assert message in refused(symgrad("grad", "sum(x)", *args))
+
+
+# ---------------------------------------------------------------------------
+# hostile expressions: refused with exit code 2, one line, and nothing done
+
+HOSTILE = {  # run as subprocesses
+    "attribute": "x.__class__",
+    "dunder name": "__builtins__",
+    "import": "__import__('os').system('touch CANARY')",
+    "lambda": "(lambda: __import__('os').system('touch CANARY'))()",
+    "comprehension": "[__import__('os').system('touch CANARY') for a in x]",
+    "huge exponent": "2**10**10",
+    "deep calls": "exp(" * 60 + "x" + ")" * 60,
+    "deep parens": "(" * 300 + "x" + ")" * 300,
+    "cyrillic e": "\u0435xp(x)",
+    "string": "'touch CANARY'",
+    "subscript": "x[0]",
+    "starred": "sum(*x)",
+    "walrus": "(y := x)",
+}
+MORE_HOSTILE = {  # the same refusals, run in this process to keep the file fast
+    "open": "open('CANARY', 'w')",
+    "eval": "eval('1')",
+    "subclasses": "x.__class__.__base__.__subclasses__()",
+    "generator": "sum(open('CANARY', 'w') for a in x)",
+    "tower": "9**9**9**9",
+    "huge constant": "x*1e400",
+    "deep unary": "x*" + "-" * 500 + "x",
+    "long": "+".join(["x"] * 600),
+    "fullwidth": "\uff58 * 2",
+    "double star": "sum(**x)",
+    "if-else": "x if x > 0 else 0",
+    "and": "x > 0 and x",
+    "keyword": "sum(x, out=x)",
+    "statement": "x; import os",
+    "f-string": "f'{x}'",
+    "bytes": "b'x' * 2",
+}
+
+
+@pytest.mark.parametrize("text", HOSTILE.values(), ids=HOSTILE.keys())
+def test_hostile_expression_is_refused(text, tmp_path):
+    done = symgrad("grad", text, "--at", "x=1", "--check", "--show", "code", cwd=tmp_path,
+                   env={"PYTHONPATH": os.environ.get("PYTHONPATH", "") or str(ROOT)})
+    line = refused(done)
+    assert len(line) < 400
+    assert list(tmp_path.iterdir()) == []  # no CANARY, nothing else
+
+
+@pytest.mark.parametrize("text", MORE_HOSTILE.values(), ids=MORE_HOSTILE.keys())
+def test_more_hostile_expressions_are_refused(text, tmp_path, monkeypatch, capsys):
+    from symgrad.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    assert main(["grad", text, "--at", "x=1", "--check", "--show", "code"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and len(err.splitlines()) == 1 and err.startswith("symgrad: error: ")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_refusal_names_the_offending_part():
+    assert refused(symgrad("grad", "x + y.real")).endswith(
+        "attribute access is not allowed: y.real")
+    assert "U+0435 CYRILLIC SMALL LETTER IE" in refused(symgrad("grad", "\u0435xp(x)"))
+    assert "exponent 10**10" in refused(symgrad("grad", "2**10**10"))
+
+
+# ---------------------------------------------------------------------------
+# symgrad graph
+
+SEED = "docs/seed_graph.py:seed"
+
+
+def _dot(text: str, cluster: str) -> tuple[dict[str, str], list[tuple[str, str]]]:
+    """Labels by node id and edges of one cluster of the DOT text."""
+    nodes = dict(re.findall(rf'^\s+({cluster}\w+) \[.*label="(.*)"\];$', text, re.M))
+    edges = re.findall(rf"^\s+({cluster}\w+) -> ({cluster}\w+);$", text, re.M)
+    return nodes, edges
+
+
+def test_seed_graph_dot_has_the_seed_nodes_and_edges(tmp_path):
+    out = tmp_path / "seed.dot"
+    assert ok("graph", SEED, "--shape", "x=2,2", "-o", str(out)).strip() == f"wrote {out}"
+    nodes, edges = _dot(out.read_text(), "f")
+    labels = {k: v.split("\\n")[0] for k, v in nodes.items()}
+    by_label = {v: k for k, v in labels.items()}
+    assert sorted(labels.values()) == sorted([
+        "x", "2.0", "a = add(x, 2.0)", "b = mul(a, a)", "3.0", "c = mul(b, 3.0)",
+        "output: d = mean(c, axes=(0, 1))"])
+    x, a, b, c, d = (by_label[n] for n in ("x", "a = add(x, 2.0)", "b = mul(a, a)",
+                                           "c = mul(b, 3.0)", "output: d = mean(c, axes=(0, 1))"))
+    assert sorted(edges) == sorted([(x, a), (by_label["2.0"], a), (a, b), (a, b), (b, c),
+                                    (by_label["3.0"], c), (c, d)])
+    assert "leaf, requires_grad=True" in nodes[x]
+    assert "grad_fn=<AddBackward>, requires_grad=True" in nodes[a]
+    assert "a0" not in out.read_text()  # no adjoint without --adjoint
+
+
+def test_adjoint_graph_beside_the_forward_one(tmp_path):
+    out = tmp_path / "seed.dot"
+    ok("graph", SEED, "--shape", "x=2,2", "--adjoint", "-o", str(out))
+    nodes, edges = _dot(out.read_text(), "a")
+    grads = [v for v in nodes.values() if v.startswith("output: grad_x = ")]
+    assert len(grads) == 1 and "grad of b = mul(...)" in grads[0]
+    assert _dot(out.read_text(), "f")[0]  # the forward cluster is there too
+
+
+def test_graph_of_an_expression_with_a_constant_input_not_requiring_grad(tmp_path):
+    out = tmp_path / "g.dot"
+    ok("graph", "sum(x*y)", "--wrt", "x", "--shape", "x=3", "-o", str(out))
+    nodes, _ = _dot(out.read_text(), "f")
+    assert any(v.startswith("y\\n") and "requires_grad=False" in v for v in nodes.values())
+
+
+@pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz's dot is not installed")
+def test_graph_renders_svg(tmp_path):
+    pytest.importorskip("graphviz")
+    out = tmp_path / "seed.svg"
+    ok("graph", SEED, "--shape", "x=2,2", "-o", str(out))
+    svg = out.read_text()
+    assert svg.startswith("<?xml") and "a = add(x, 2.0)" in svg
+
+
+def test_graph_without_dot_says_so(tmp_path):
+    out = tmp_path / "seed.svg"
+    done = symgrad("graph", SEED, "--shape", "x=2,2", "-o", str(out), env={"PATH": str(tmp_path)})
+    line = refused(done, code=1)
+    assert "dot" in line and ".dot file" in line
+    assert not out.exists()
+
+
+def test_graph_refuses_unknown_formats(tmp_path):
+    line = refused(symgrad("graph", "x*2", "-o", str(tmp_path / "g.jpg")))
+    assert "must end in .svg" in line
+
+
+def test_committed_seed_svg_is_the_current_drawing():
+    svg = (ROOT / "docs" / "seed_graph.svg").read_text()
+    assert "<svg" in svg and "grad_fn=&lt;MeanBackward&gt;" in svg
+    assert "docs/seed_graph.svg" in (ROOT / "README.md").read_text()
