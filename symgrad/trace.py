@@ -51,6 +51,14 @@ class Trace:
         self.eqns.append(Eqn(prim, tuple(inputs), out, freeze_params(params), self.origin))
         return out
 
+    def apply(self, prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
+        """``prim(*args, **params)`` on operands: record it and return a tracer of the result.
+
+        The one hook for other kinds of trace: :class:`symgrad.autograd.EagerTrace`
+        computes the value at once and returns a ``Tensor``.
+        """
+        return Tracer(self.bind(prim, [self.atom(a) for a in args], params), self)
+
     def atom(self, x: Any) -> Atom:
         """The IR atom for an operand: a tracer's var, a literal, or a constant."""
         if isinstance(x, (Var, Literal)):
