@@ -235,6 +235,20 @@ class Tensor(Tracer):
         self._value[...] = _unwrap(value)
         return self
 
+    def _augmented(self, other: Any, op: Any) -> Tensor:
+        """``x -= g`` and friends: in place when no graph is recorded for ``x``
+        (``with no_grad()`` or a tensor that needs no grad), else a new result."""
+        if self._requires_grad and _ag.is_grad_enabled():
+            if self._node is None:
+                return self._inplace(None)  # raises PyTorch's error for leaves
+            return op(self, other)  # recorded; the name is rebound to the result
+        return self._inplace(op(self._value, _unwrap(other)))
+
+    def __iadd__(self, o): return self._augmented(o, operator.add)
+    def __isub__(self, o): return self._augmented(o, operator.sub)
+    def __imul__(self, o): return self._augmented(o, operator.mul)
+    def __itruediv__(self, o): return self._augmented(o, operator.truediv)
+
     def zero_(self) -> Tensor:
         return self._inplace(0.0)
 
@@ -266,17 +280,17 @@ class Tensor(Tracer):
     def prod(self, dim=None, keepdim=False, **kw):  # type: ignore[override]
         return ops.prod(self, kw.pop("axis", dim), keepdims=kw.pop("keepdims", keepdim), **kw)
 
-    def max(self, *args, **kw):  # type: ignore[override]
-        if args or kw:
-            raise NotImplementedError("max(dim) returns indices, which symgrad does not have; "
-                                      "use amax(dim)")
-        return ops.max(self)
+    def max(self, dim=None, keepdim=False, **kw):  # type: ignore[override]
+        if dim is not None:
+            raise NotImplementedError("max(dim) returns values and indices, and symgrad has no "
+                                      "indices; use amax(dim) for the values")
+        return ops.max(self, kw.pop("axis", None), keepdims=kw.pop("keepdims", False), **kw)
 
-    def min(self, *args, **kw):  # type: ignore[override]
-        if args or kw:
-            raise NotImplementedError("min(dim) returns indices, which symgrad does not have; "
-                                      "use amin(dim)")
-        return ops.min(self)
+    def min(self, dim=None, keepdim=False, **kw):  # type: ignore[override]
+        if dim is not None:
+            raise NotImplementedError("min(dim) returns values and indices, and symgrad has no "
+                                      "indices; use amin(dim) for the values")
+        return ops.min(self, kw.pop("axis", None), keepdims=kw.pop("keepdims", False), **kw)
 
     def amax(self, dim=None, keepdim=False):
         return ops.max(self, dim, keepdims=keepdim)
@@ -330,10 +344,14 @@ class Tensor(Tracer):
                                f"{self.ndim}D")
         return ops.transpose(self)
 
-    def transpose(self, dim0: int, dim1: int) -> Any:  # type: ignore[override]
-        perm = list(range(self.ndim))
-        perm[dim0], perm[dim1] = perm[dim1], perm[dim0]
-        return ops.transpose(self, perm)
+    def transpose(self, *dims: Any) -> Any:
+        """``x.transpose(0, 1)`` swaps two dimensions, as in PyTorch; ``x.transpose()``
+        and ``x.transpose((1, 0))`` permute them as numpy does."""
+        if len(dims) == 2 and all(isinstance(d, (int, np.integer)) for d in dims):
+            perm = list(range(self.ndim))
+            perm[dims[0]], perm[dims[1]] = perm[dims[1]], perm[dims[0]]
+            return ops.transpose(self, perm)
+        return super().transpose(*dims)
 
     def permute(self, *dims: Any) -> Any:
         return ops.transpose(self, _size_arg(dims))
