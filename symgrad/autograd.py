@@ -313,18 +313,12 @@ def _seed(out: Any, gradient: Any) -> np.ndarray | None:
     g = gradient._value if isinstance(gradient, _tensor.Tensor) else as_constant_array(gradient)
     g = np.asarray(g, dtype=np.float64)
     if g.shape != out.shape:
-        try:  # PyTorch accepts a gradient the output broadcasts to, e.g. Tensor([1.0])
-            fits = np.broadcast_shapes(out.shape, g.shape) == g.shape
-        except ValueError:
-            fits = False
-        if not fits:
-            raise RuntimeError(
-                f"Mismatch in shape: gradient has shape {tuple(g.shape)} but the output has "
-                f"shape {tuple(out.shape)}; pass a gradient of the output's shape")
-        lead = g.ndim - out.ndim
-        axes = tuple(range(lead)) + tuple(lead + i for i, d in enumerate(out.shape)
-                                          if d == 1 and g.shape[lead + i] != 1)
-        g = g.sum(axis=axes).reshape(out.shape)
+        if out._value.size == 1 and g.size == 1:  # the seed's torch.Tensor([1.0]) for a scalar
+            return g.reshape(out.shape)
+        raise RuntimeError(
+            f"Mismatch in shape: gradient has shape {tuple(g.shape)} but the output has shape "
+            f"{tuple(out.shape)}; pass a gradient of the output's shape (backward(gradient) "
+            "computes the gradient of sum(output * gradient))")
     return g
 
 
