@@ -134,10 +134,14 @@ class Node:
     """A ``grad_fn``: one recorded equation, whose inputs are other nodes, leaves
     (tensors that require grad), data (arrays that do not) or literals."""
 
-    __slots__ = ("prim", "params", "inputs", "aval", "seq", "freed", "retained", "__weakref__")
+    __slots__ = ("prim", "params", "inputs", "aval", "seq", "freed", "retained", "sig",
+                 "__weakref__")
 
     def __init__(self, prim: Primitive, params: dict[str, Any], inputs: tuple, aval: Aval):
         self.prim, self.params, self.inputs, self.aval = prim, params, inputs, aval
+        #: what the structure key holds of this node (the rest is how inputs connect)
+        self.sig = (prim.name, tuple(sorted(params.items())),
+                    tuple(a.key for a in inputs if isinstance(a, Literal)))
         self.seq = next(_counter)  # creation order is a topological order
         self.freed = False
         self.retained: Any = None  # the tensor that called retain_grad()
@@ -186,10 +190,13 @@ class EagerTrace(Trace):
 
     def apply(self, prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
         Tensor = _tensor.Tensor
-        values = [a._value if isinstance(a, Tensor) else as_constant_array(a) for a in args]
-        aval = prim.shape_rule(*(Aval(v.shape, v.dtype.name) for v in values), **params)
-        with np.errstate(all="ignore"):
-            value = np.asarray(prim.impl(*values, **params), dtype=aval.dtype)
+        values = [a._value if isinstance(a, Tensor) else
+                  float(a) if type(a) in (float, int) else as_constant_array(a) for a in args]
+        aval = _shape_rule(prim, values, params)
+        with np.errstate(all="ignore"):  # IEEE results (inf, nan), as the kernels give
+            value = prim.impl(*values, **params)
+        if type(value) is not np.ndarray or value.dtype != _DTYPES[aval.dtype]:
+            value = np.asarray(value, dtype=aval.dtype)
         if not (_grad_enabled and aval.dtype == "float64"
                 and any(isinstance(a, Tensor) and a._requires_grad for a in args)):
             return Tensor._make(value)
@@ -198,11 +205,36 @@ class EagerTrace(Trace):
         return Tensor._make(value, node)
 
 
-def _operand(a: Any, value: np.ndarray) -> Any:
+_DTYPE_NAMES = {np.dtype(np.float64): "float64", np.dtype(np.bool_): "bool"}
+_DTYPES = {name: dtype for dtype, name in _DTYPE_NAMES.items()}
+_RULES: dict[tuple, Aval] = {}
+
+
+def _shape_rule(prim: Primitive, values: list[Any], params: dict[str, Any]) -> Aval:
+    """``prim.shape_rule`` on the values' avals (checks shapes, names the output dtype),
+    memoized: a training loop asks the same question every step."""
+    types = tuple(((), "float64") if type(v) is float else
+                  (v.shape, _DTYPE_NAMES.get(v.dtype) or v.dtype.name) for v in values)
+    try:
+        key: tuple | None = (prim.name, types, tuple(params.items()))
+        hash(key)
+    except TypeError:
+        key = None
+    aval = _RULES.get(key) if key is not None else None
+    if aval is None:
+        aval = prim.shape_rule(*(Aval(*t) for t in types), **params)
+        if key is not None and len(_RULES) < 100_000:
+            _RULES[key] = aval
+    return aval
+
+
+def _operand(a: Any, value: Any) -> Any:
     if isinstance(a, _tensor.Tensor) and a._requires_grad:
         return a._node if a._node is not None else a  # a result's node, or a leaf
+    if type(value) is float:
+        return Literal(value)  # a Python scalar: part of the structure
     if value.ndim == 0 and not isinstance(a, _tensor.Tensor):
-        return Literal(value.item())  # a Python scalar: part of the structure
+        return Literal(value.item())
     return value  # data: a kernel input, never a literal
 
 
@@ -270,13 +302,13 @@ def run_backward(out: Any, gradient: Any, retain_graph: bool | None) -> None:
             elif isinstance(a, Tensor):
                 refs.append(("leaf", leaves.setdefault(id(a), (len(leaves), a))[0]))
             elif isinstance(a, Literal):
-                refs.append(a)
+                refs.append(None)  # its value is in n.sig
             else:
                 if id(a) not in data:
                     data[id(a)] = len(data_values)
                     data_values.append(a)
-                refs.append(("data", data[id(a)], a.shape, a.dtype.name))
-        plan.append((n.prim.name, tuple(sorted(n.params.items())), tuple(refs)))
+                refs.append(("data", data[id(a)], a.shape, _DTYPE_NAMES.get(a.dtype)))
+        plan.append((n.sig, tuple(refs)))
     leaf_tensors = [t for _, t in sorted(leaves.values(), key=lambda p: p[0])]
     retained = [k for k, n in enumerate(nodes) if n.retained is not None]
     key = (tuple(plan), tuple(t.shape for t in leaf_tensors), tuple(retained),
@@ -339,7 +371,7 @@ def _lower(nodes: list[Node], plan: list, leaves: list, retained: list[int],
 
     inputs = [Var(Aval(t.shape), f"leaf{k}") for k, t in enumerate(leaves)]
     data_vars: dict[int, Var] = {}
-    for _, _, refs in plan:
+    for _, refs in plan:
         for r in refs:
             if isinstance(r, tuple) and r[0] == "data" and r[1] not in data_vars:
                 data_vars[r[1]] = Var(Aval(r[2], r[3]), f"data{r[1]}")
@@ -347,10 +379,11 @@ def _lower(nodes: list[Node], plan: list, leaves: list, retained: list[int],
     deltas = {k: Var(nodes[k].aval, f"retained{j}") for j, k in enumerate(retained)}
     outs: list[Var] = []
     eqns: list[Eqn] = []
-    for k, (n, (_, _, refs)) in enumerate(zip(nodes, plan)):
-        atoms = [r if isinstance(r, Literal) else
+    for k, (n, (_, refs)) in enumerate(zip(nodes, plan)):
+        atoms = [a if r is None else
                  outs[r[1]] if r[0] == "eqn" else
-                 inputs[r[1]] if r[0] == "leaf" else data_vars[r[1]] for r in refs]
+                 inputs[r[1]] if r[0] == "leaf" else data_vars[r[1]]
+                 for a, r in zip(n.inputs, refs)]
         v = Var(n.aval)
         eqns.append(Eqn(n.prim, tuple(atoms), v, freeze_params(n.params)))
         if k in deltas:  # v + 0: the cotangent of this input is the cotangent of v
