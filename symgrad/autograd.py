@@ -188,6 +188,10 @@ def _function_of(a: Any) -> Any:
 class EagerTrace(Trace):
     """The trace Tensors belong to: computes each operation now, records it if needed."""
 
+    def __init__(self) -> None:
+        super().__init__()
+        self.eager = True
+
     def apply(self, prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
         Tensor = _tensor.Tensor
         values = [a._value if isinstance(a, Tensor) else

@@ -227,3 +227,9 @@ def test_the_lowered_graph_keeps_data_out_of_the_kernel():
         ((x * torch.full((5,), scale * 2)).exp() * 0.015625).sum().backward()
         assert_close(x.grad.numpy(), np.full(5, 2 * scale * np.exp(2 * scale**2) * 0.015625))
     assert autograd.backward_stats()["structures"] - stats0 == 1
+
+
+def test_tensors_inside_a_traced_function_are_constants():
+    c = torch.Tensor([1.0, 2.0])
+    for fn in (lambda v: torch.sum(v * c), lambda v: torch.sum(c * v)):
+        assert_close(torch.grad(fn)(np.array([3.0, 4.0])), [1.0, 2.0])
