@@ -89,7 +89,8 @@ def main() -> None:
     print(f"symgrad : {rate:10.0f} steps/s over the loop (incl. first-step interpretation "
           f"and the compile), {steady:.0f} steps/s steady state")
     print(f"          step 1 (numpy interpreter): {firsts[0] * 1e3:.1f} ms, "
-          f"step 2 (Numba kernel compiled or loaded from disk): {firsts[1] * 1e3:.1f} ms, step 3: {firsts[2] * 1e3:.3f} ms")
+          f"step 2 (Numba kernel compiled or loaded from disk): {firsts[1] * 1e3:.1f} ms, "
+          f"step 3: {firsts[2] * 1e3:.3f} ms")
     print(f"          Numba compiles during the loop: {compiles['compiled']} "
           f"(kernels imported: {compiles['kernels']}, "
           f"loaded from disk: {compiles['loaded_from_disk']})")
