@@ -336,9 +336,10 @@ def run_backward(out: Any, gradient: Any, retain_graph: bool | None) -> None:
         t = nodes[k].retained()
         if t is not None:
             _accumulate(t, g)
-    if not retain_graph:
+    if not retain_graph:  # free the saved data; next_functions stay as they were
         for n in nodes:
             n.freed = True
+            n.inputs = tuple(None if isinstance(a, np.ndarray) else a for a in n.inputs)
 
 
 def _seed(out: Any, gradient: Any) -> np.ndarray | None:
