@@ -35,6 +35,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import itertools
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -262,7 +263,7 @@ class _Entry:
 
 
 _CACHE: dict[tuple, _Entry] = {}
-_STATS = {"interpreted": 0, "compiled_runs": 0, "structures": 0}
+_STATS = {"interpreted": 0, "compiled_runs": 0}
 
 
 def backward_stats() -> dict[str, int]:
@@ -408,17 +409,30 @@ def _lower(nodes: list[Node], plan: list, leaves: list, retained: list[int],
     return optimize(dataclasses.replace(full, outputs=full.outputs[1:]))
 
 
+class KernelFallbackWarning(RuntimeWarning):
+    """Compiling a backward kernel failed; the graph runs on the numpy interpreter."""
+
+
 def _run(entry: _Entry, args: list[Any]) -> list[np.ndarray]:
     """The first run of a structure interprets; the second compiles; the rest reuse."""
     graph = entry.graph
     consts = [c for _, c in graph.consts]
     entry.runs += 1
-    if entry.kernel is None and entry.runs >= 2:
+    if entry.kernel is None and entry.runs == 2:
         from . import compile as kernels
         from .codegen import generate
 
-        kernel = kernels.load(generate(graph, "backward", "backward of a recorded graph"))
-        entry.kernel = (lambda *a: kernel(*a, *consts)) if consts else kernel
+        try:
+            kernel = kernels.load(generate(graph, "backward", "backward of a recorded graph"))
+            results = list(kernel(*args, *consts))
+        except Exception as e:  # noqa: BLE001 -- a gradient is still owed; say why it is slow
+            warnings.warn(f"symgrad could not compile the backward kernel ({type(e).__name__}: "
+                          f"{e}); this graph structure keeps running on the numpy interpreter",
+                          KernelFallbackWarning, stacklevel=4)
+        else:
+            entry.kernel = (lambda *a: kernel(*a, *consts)) if consts else kernel
+            _STATS["compiled_runs"] += 1
+            return [np.asarray(r, dtype=np.float64) for r in results]
     if entry.kernel is None:
         _STATS["interpreted"] += 1
         results = interpret(graph, *args, *consts)
@@ -448,4 +462,5 @@ def Variable(data: Any, requires_grad: bool = False) -> Any:
 
 
 __all__ = ["Variable", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled",
-           "Node", "AccumulateGrad", "EagerTrace", "backward_stats", "SCALAR_OUTPUT_ERROR"]
+           "Node", "AccumulateGrad", "EagerTrace", "backward_stats", "KernelFallbackWarning",
+           "SCALAR_OUTPUT_ERROR"]

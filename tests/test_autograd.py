@@ -17,6 +17,8 @@ from symgrad.autograd import Variable
 
 from oracle import assert_close, finite_differences, sympy_gradient
 
+pytestmark = pytest.mark.filterwarnings("error::symgrad.autograd.KernelFallbackWarning")
+
 
 def seed_graph(x):
     y = x + 2

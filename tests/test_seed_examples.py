@@ -21,6 +21,8 @@ import pytest
 
 import symgrad
 
+pytestmark = pytest.mark.filterwarnings("error::symgrad.autograd.KernelFallbackWarning")
+
 EXAMPLES = Path(__file__).parent.parent / "examples"
 
 EXPECTED = {

@@ -21,6 +21,8 @@ from symgrad.errors import ShapeError
 from cases import CASES, Case
 from oracle import assert_close, finite_differences, rng_for, sympy_gradient
 
+pytestmark = pytest.mark.filterwarnings("error::symgrad.autograd.KernelFallbackWarning")
+
 
 @functools.cache
 def _problem(case: Case):
@@ -233,3 +235,17 @@ def test_tensors_inside_a_traced_function_are_constants():
     c = torch.Tensor([1.0, 2.0])
     for fn in (lambda v: torch.sum(v * c), lambda v: torch.sum(c * v)):
         assert_close(torch.grad(fn)(np.array([3.0, 4.0])), [1.0, 2.0])
+
+
+def test_a_kernel_that_fails_to_compile_falls_back_to_the_interpreter(monkeypatch):
+    def broken(source):
+        raise RuntimeError("no compiler today")
+    monkeypatch.setattr(kernels, "load", broken)
+    before = autograd.backward_stats()["interpreted"]
+    with pytest.warns(autograd.KernelFallbackWarning, match="no compiler today") as caught:
+        for _ in range(4):
+            x = Variable(torch.Tensor([0.5, 2.0]), requires_grad=True)
+            (torch.cosh(x) * 0.0078125).sum().backward()  # a structure no other test builds
+            assert_close(x.grad.numpy(), np.sinh([0.5, 2.0]) * 0.0078125)
+    assert len(caught) == 1  # said once, on the run that tried to compile
+    assert autograd.backward_stats()["interpreted"] - before == 4

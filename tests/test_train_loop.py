@@ -5,7 +5,11 @@ from __future__ import annotations
 import runpy
 from pathlib import Path
 
+import pytest
+
 import symgrad as torch
+
+pytestmark = pytest.mark.filterwarnings("error::symgrad.autograd.KernelFallbackWarning")
 
 EXAMPLE = Path(__file__).parent.parent / "examples" / "train_loop.py"
 
