@@ -341,3 +341,22 @@ def test_data_that_needs_no_grad_enters_as_input_not_constant():
         x.grad = None
         (x * c * x).sum().backward()
         assert x.grad.tolist() == [2 * scale] * 3
+
+
+def test_z_backward_gradient_is_backward_of_the_sum_of_z_times_gradient():
+    """Tutorial 1's update: z.backward(gradient) computes L = torch.sum(z * gradient)
+    and backpropagates L; on its graph x.grad = 6 (x + 2) * gradient."""
+    gradients = torch.Tensor([[1., 0.5, 2.], [0., 1., 3.]])
+    grads = []
+    for via_sum in (False, True):
+        x = Variable(torch.Tensor([[1., 2., 3.], [4., 5., 6.]]), requires_grad=True)
+        y = x + 2
+        z = y * y * 3
+        if via_sum:
+            torch.sum(z * Variable(gradients)).backward()
+        else:
+            z.backward(gradient=gradients)
+        grads.append(x.grad.numpy())
+    want = 6 * (np.array([[1., 2., 3.], [4., 5., 6.]]) + 2) * gradients.numpy()
+    assert_close(grads[0], want)
+    assert_close(grads[1], want)
