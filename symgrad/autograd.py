@@ -16,13 +16,13 @@ the graph's *structure* and shapes alone and is cached by them.
 Execution policy: the first backward of a structure runs the optimized adjoint
 on the numpy interpreter (:func:`symgrad.ir.interpret`); when the same structure
 recurs, it is compiled with Numba (:mod:`symgrad.compile`) and every later
-backward calls the kernel. Measured on the seed graph (n = 1000, 2 shared
-cores shared with other work, so the spread is wide): the first backward takes
+backward calls the kernel. Measured on the seed graph (n = 1000, on 2 cores
+shared with other work, so the spread is wide): the first backward takes
 0.7-5 ms on the interpreter (lowering, adjoint and passes included) against
 1.7-2.2 s when compiled at once (2.2 s with Numba's import; 1.2 s to load it from
 a warm disk cache); the cached kernel then takes 0.07-0.1 ms. So a one-off graph
-never waits for Numba, and a training loop
-compiles exactly once, on its second step (``benchmarks/train_loop.py``).
+never waits for Numba, and a training loop compiles exactly once, on its second
+step (``benchmarks/train_loop.py``).
 ``backward_stats()`` counts the interpreted and compiled runs;
 ``symgrad.compile.compile_stats()`` counts Numba compiles.
 
