@@ -5,6 +5,9 @@ Tutorial 2: y = x * x at x = [1, 2, 3, 4, 5] with gradient [5, 5, 5, 5, 5]: the
 gradient of sum(y * gradient) is 2 * x * 5 = [10, 20, 30, 40, 50].
 
 Run:  python examples/seed_gradient.py   (add --show to print the IR and the kernel)
+
+The tutorials' own PyTorch code, run on symgrad's Tensor/Variable, is in
+examples/seed0_*.py and examples/seed1_*.py.
 """
 
 import sys

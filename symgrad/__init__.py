@@ -8,14 +8,33 @@
     array([[4.5, 4.5],
            [4.5, 4.5]])
 
+The same gradients, the PyTorch way (:mod:`symgrad.autograd`, :mod:`symgrad.tensor`):
+
+    >>> import symgrad as torch
+    >>> from symgrad.autograd import Variable
+    >>> x = Variable(torch.ones(2, 2), requires_grad=True)
+    >>> out = ((x + 2) * (x + 2) * 3).mean()
+    >>> out.backward()
+    >>> x.grad
+    tensor([[4.5000, 4.5000],
+            [4.5000, 4.5000]])
+
 Importing symgrad loads numpy only; Numba is imported when a kernel is first
 compiled and SymPy only by :mod:`symgrad.sympy_bridge`.
 """
 
 __version__ = "0.1.0"
 
+from . import autograd  # noqa: E402
 from .api import grad, jit, value_and_grad, vjp  # noqa: E402
 from .array import at  # noqa: E402
+from .autograd import (  # noqa: E402
+                       Variable,
+                       enable_grad,
+                       is_grad_enabled,
+                       no_grad,
+                       set_grad_enabled,
+)
 from .errors import (  # noqa: E402
                      EscapedTracerError,
                      ShapeError,
@@ -25,7 +44,51 @@ from .errors import (  # noqa: E402
 )
 from .ir import Graph  # noqa: E402
 from .ops import where  # noqa: E402
+from .tensor import (  # noqa: E402
+                     Tensor,
+                     abs,
+                     acos,
+                     arange,
+                     asin,
+                     atan,
+                     cos,
+                     cosh,
+                     exp,
+                     expm1,
+                     from_numpy,
+                     full,
+                     log,
+                     log1p,
+                     manual_seed,
+                     matmul,
+                     maximum,
+                     mean,
+                     minimum,
+                     ones,
+                     ones_like,
+                     pow,
+                     rand,
+                     randn,
+                     sign,
+                     sin,
+                     sinh,
+                     sqrt,
+                     square,
+                     sum,
+                     t,
+                     tan,
+                     tanh,
+                     tensor,
+                     zeros,
+                     zeros_like,
+)
 
 __all__ = ["grad", "value_and_grad", "vjp", "jit", "where", "at", "Graph", "ShapeError",
            "TracerBoolConversionError", "TracerConversionError", "UnsupportedFunctionError",
-           "EscapedTracerError", "__version__"]
+           "EscapedTracerError", "__version__",
+           # PyTorch-style autograd
+           "Tensor", "Variable", "autograd", "tensor", "from_numpy", "zeros", "ones", "full",
+           "zeros_like", "ones_like", "randn", "rand", "arange", "manual_seed", "no_grad",
+           "enable_grad", "set_grad_enabled", "is_grad_enabled", "exp", "log", "log1p", "expm1",
+           "sqrt", "sin", "cos", "tan", "tanh", "sinh", "cosh", "asin", "acos", "atan", "abs",
+           "sign", "square", "pow", "matmul", "maximum", "minimum", "sum", "mean", "t"]

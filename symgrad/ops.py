@@ -57,7 +57,7 @@ def apply(prim: Primitive, *args: Any, **params: Any) -> Any:
     if trace is None:
         with np.errstate(all="ignore"):
             return prim.impl(*(as_constant_array(a) for a in args), **params)
-    return Tracer(trace.bind(prim, [trace.atom(a) for a in args], params), trace)
+    return trace.apply(prim, args, params)
 
 
 def _dtype(x: Any) -> np.dtype:

@@ -36,6 +36,8 @@ class Trace:
         self._consts: dict[int, tuple[Var, np.ndarray]] = {id(a): (v, a) for v, a in consts}
         self._sources: list[Any] = []  # user arrays behind consts: their ids stay unique
         self.active = True
+        #: values are computed as operations are recorded (symgrad.autograd's trace)
+        self.eager = False
         #: set by the adjoint transform to the primal equation whose VJP runs now
         self.origin: Eqn | None = None
 
@@ -51,11 +53,21 @@ class Trace:
         self.eqns.append(Eqn(prim, tuple(inputs), out, freeze_params(params), self.origin))
         return out
 
+    def apply(self, prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
+        """``prim(*args, **params)`` on operands: record it and return a tracer of the result.
+
+        The one hook for other kinds of trace: :class:`symgrad.autograd.EagerTrace`
+        computes the value at once and returns a ``Tensor``.
+        """
+        return Tracer(self.bind(prim, [self.atom(a) for a in args], params), self)
+
     def atom(self, x: Any) -> Atom:
         """The IR atom for an operand: a tracer's var, a literal, or a constant."""
         if isinstance(x, (Var, Literal)):
             return x
         if isinstance(x, Tracer):
+            if x._trace.eager and not self.eager:  # a symgrad.Tensor: its value is a constant
+                return self.constant(np.asarray(x))
             if x._trace is not self:
                 if not x._trace.active:
                     raise _escaped()
@@ -137,11 +149,17 @@ def recording(trace: Trace) -> Iterator[Trace]:
 
 
 def find_trace(args: Sequence[Any]) -> Trace | None:
-    """The trace of the first traced argument, else the innermost recording one."""
+    """The trace of the first traced argument, else the innermost recording one.
+
+    A function being traced wins over eager values (``symgrad.Tensor``), which it
+    takes as constants."""
+    eager = None
     for a in args:
         if isinstance(a, Tracer):
-            return a._trace
-    return _ACTIVE[-1] if _ACTIVE else None
+            if not a._trace.eager:
+                return a._trace
+            eager = eager or a._trace
+    return eager or (_ACTIVE[-1] if _ACTIVE else None)
 
 
 class Tracer:

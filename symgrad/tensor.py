@@ -1,0 +1,480 @@
+"""``symgrad.Tensor``: a float64 array with PyTorch's autograd state, and torch-style factories.
+
+A Tensor is a :class:`symgrad.trace.Tracer` of the eager trace
+(:mod:`symgrad.autograd`), so Python operators, ``np.exp(x)``, ``symgrad.exp(x)``
+and the methods below all run the same code as a function traced by
+:func:`symgrad.grad`; the methods with PyTorch's names (``dim=``, ``keepdim=``,
+``view``, ``t``) are thin wrappers over numpy's.
+
+    >>> import symgrad as torch
+    >>> x = torch.ones(2, 2, requires_grad=True)
+    >>> out = (3 * (x + 2) ** 2).mean()
+    >>> out
+    tensor(27., grad_fn=<MeanBackward0>)
+    >>> out.backward()
+    >>> x.grad
+    tensor([[4.5000, 4.5000],
+            [4.5000, 4.5000]])
+
+Data is float64 (integers are promoted; comparisons give bool tensors).
+"""
+
+from __future__ import annotations
+
+import operator
+import warnings
+import weakref
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from . import autograd as _ag
+from . import ops
+from .ir import Aval
+from .tensor_str import format_tensor
+from .trace import Tracer, as_constant_array
+
+_NON_LEAF_GRAD_WARNING = (
+    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
+    "attribute won't be populated during backward(). If you want the gradient of this "
+    "non-leaf Tensor, call .retain_grad() on it before backward(); if you meant the leaf, "
+    "access .grad of the leaf Tensor instead.")
+
+
+def _size_arg(size: Sequence[Any]) -> tuple[int, ...]:
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    return tuple(operator.index(d) for d in size)
+
+
+class Tensor(Tracer):
+    """An n-d float64 array with autograd state: ``data``, ``grad``, ``grad_fn``,
+    ``requires_grad``, ``is_leaf``. ``Tensor([[1., 2.]])`` copies data;
+    ``Tensor(2, 3)`` is a zero-filled tensor of that shape."""
+
+    __slots__ = ("_value", "_node", "_requires_grad", "_grad", "_accumulate", "__weakref__")
+    __hash__ = object.__hash__  # type: ignore[assignment]  # by identity, as in PyTorch
+
+    def __init__(self, *data: Any):
+        if len(data) == 1 and not isinstance(data[0], (int, np.integer)):
+            value = np.array(_unwrap(data[0]), dtype=np.float64)
+        else:
+            value = np.zeros(_size_arg(data))
+        self._init(value, None, False)
+
+    def _init(self, value: np.ndarray, node: Any, requires_grad: bool) -> None:
+        self._var = None  # type: ignore[assignment]  # eager: values, not IR variables
+        self._trace = _ag.EAGER
+        self._value = value
+        self._node = node
+        self._requires_grad = requires_grad or node is not None
+        self._grad: Tensor | None = None
+        self._accumulate: Any = None
+
+    @classmethod
+    def _make(cls, value: np.ndarray, node: Any = None) -> Tensor:
+        t = cls.__new__(cls)
+        t._init(value, node, False)
+        return t
+
+    @classmethod
+    def _leaf(cls, data: Any, requires_grad: bool = False) -> Tensor:
+        """A leaf sharing ``data``'s values when it is a float64 Tensor or array."""
+        value = data._value if isinstance(data, Tensor) else _as_float_array(data)
+        t = cls._make(value)
+        t.requires_grad = requires_grad
+        return t
+
+    # -- what numpy and the ops need ----------------------------------------------
+    @property
+    def aval(self) -> Aval:
+        return Aval(self._value.shape, self._value.dtype.name)
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self._value.shape
+
+    @property
+    def ndim(self) -> int:
+        return self._value.ndim
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self._value.dtype
+
+    def size(self, dim: int | None = None) -> Any:  # type: ignore[override]
+        return self.shape if dim is None else self.shape[dim]
+
+    def dim(self) -> int:
+        return self.ndim
+
+    def numel(self) -> int:
+        return self._value.size
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of a 0-d tensor")
+        return self.shape[0]
+
+    # -- autograd state -------------------------------------------------------------
+    @property
+    def data(self) -> Tensor:
+        """The values, as a tensor without history that shares them."""
+        return Tensor._make(self._value)
+
+    @data.setter
+    def data(self, other: Any) -> None:
+        self._value = other._value if isinstance(other, Tensor) else _as_float_array(other)
+
+    @property
+    def grad(self) -> Tensor | None:
+        if self._node is not None and self._node.retained is None:
+            warnings.warn(_NON_LEAF_GRAD_WARNING, UserWarning, stacklevel=2)
+        return self._grad
+
+    @grad.setter
+    def grad(self, value: Any) -> None:
+        self._grad = None if value is None else Tensor._leaf(value)
+
+    @property
+    def grad_fn(self) -> Any:
+        return self._node
+
+    @property
+    def is_leaf(self) -> bool:
+        return self._node is None
+
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, flag: bool) -> None:
+        if self._node is not None:
+            raise RuntimeError(
+                "you can only change requires_grad flags of leaf variables. If you want to use "
+                "a computed variable in a subgraph that doesn't require differentiation use "
+                "var_no_grad = var.detach().")
+        if flag and self._value.dtype != np.float64:
+            raise RuntimeError("only floating point tensors can require gradients")
+        self._requires_grad = bool(flag)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        self.requires_grad = requires_grad
+        return self
+
+    def retain_grad(self) -> None:
+        """Keep this non-leaf's gradient in ``.grad`` at the next backward."""
+        if not self._requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self._node is not None:
+            self._node.retained = weakref.ref(self)
+
+    @property
+    def retains_grad(self) -> bool:
+        return self._node is not None and self._node.retained is not None
+
+    def detach(self) -> Tensor:
+        return Tensor._make(self._value)
+
+    def backward(self, gradient: Any = None, retain_graph: bool | None = None) -> None:
+        """Add to each leaf's ``.grad`` the gradient of ``sum(self * gradient)``
+        (``gradient`` may be omitted for a one-element tensor)."""
+        _ag.run_backward(self, gradient, retain_graph)
+
+    # -- values ------------------------------------------------------------------------
+    def numpy(self) -> np.ndarray:
+        if self._requires_grad:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
+                               "Use tensor.detach().numpy() instead.")
+        return self._value
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        return self._value if dtype is None else self._value.astype(dtype)
+
+    def item(self) -> Any:
+        if self._value.size != 1:
+            raise RuntimeError(f"a Tensor with {self._value.size} elements cannot be "
+                               "converted to Scalar")
+        return self._value.reshape(()).item()
+
+    def tolist(self) -> Any:
+        return self._value.tolist()
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __bool__(self) -> bool:
+        return bool(self.item())
+
+    def __repr__(self) -> str:
+        suffixes = []
+        if self._node is not None:
+            suffixes.append(f"grad_fn=<{self._node.name()}>")
+        elif self._requires_grad:
+            suffixes.append("requires_grad=True")
+        return format_tensor(self._value, suffixes)
+
+    __str__ = __repr__
+
+    def __iter__(self) -> Any:
+        return (self[i] for i in range(len(self)))
+
+    def __getitem__(self, index: Any) -> Any:
+        return super().__getitem__(index)  # what the traced indexing supports
+
+    # -- in-place (on values, outside the graph) -------------------------------------------
+    def _inplace(self, value: Any) -> Tensor:
+        if self._requires_grad and self._node is None and _ag.is_grad_enabled():
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                               "operation; update its .data or use `with symgrad.no_grad():`")
+        self._value[...] = _unwrap(value)
+        return self
+
+    def _augmented(self, other: Any, op: Any) -> Tensor:
+        """``x -= g`` and friends: in place when no graph is recorded for ``x``
+        (``with no_grad()`` or a tensor that needs no grad), else a new result."""
+        if self._requires_grad and _ag.is_grad_enabled():
+            if self._node is None:
+                return self._inplace(None)  # raises PyTorch's error for leaves
+            return op(self, other)  # recorded; the name is rebound to the result
+        return self._inplace(op(self._value, _unwrap(other)))
+
+    def __iadd__(self, o): return self._augmented(o, operator.add)
+    def __isub__(self, o): return self._augmented(o, operator.sub)
+    def __imul__(self, o): return self._augmented(o, operator.mul)
+    def __itruediv__(self, o): return self._augmented(o, operator.truediv)
+
+    def zero_(self) -> Tensor:
+        return self._inplace(0.0)
+
+    def fill_(self, value: Any) -> Tensor:
+        return self._inplace(value)
+
+    def copy_(self, other: Any) -> Tensor:
+        return self._inplace(other)
+
+    def add_(self, other: Any, alpha: float = 1.0) -> Tensor:
+        return self._inplace(self._value + alpha * np.asarray(_unwrap(other)))
+
+    def sub_(self, other: Any, alpha: float = 1.0) -> Tensor:
+        return self._inplace(self._value - alpha * np.asarray(_unwrap(other)))
+
+    def mul_(self, other: Any) -> Tensor:
+        return self._inplace(self._value * np.asarray(_unwrap(other)))
+
+    def div_(self, other: Any) -> Tensor:
+        return self._inplace(self._value / np.asarray(_unwrap(other)))
+
+    # -- torch-style methods (thin wrappers over numpy's) --------------------------------
+    def sum(self, dim=None, keepdim=False, **kw):  # type: ignore[override]
+        return ops.sum(self, kw.pop("axis", dim), keepdims=kw.pop("keepdims", keepdim), **kw)
+
+    def mean(self, dim=None, keepdim=False, **kw):  # type: ignore[override]
+        return ops.mean(self, kw.pop("axis", dim), keepdims=kw.pop("keepdims", keepdim), **kw)
+
+    def prod(self, dim=None, keepdim=False, **kw):  # type: ignore[override]
+        return ops.prod(self, kw.pop("axis", dim), keepdims=kw.pop("keepdims", keepdim), **kw)
+
+    def max(self, dim=None, keepdim=False, **kw):  # type: ignore[override]
+        if dim is not None:
+            raise NotImplementedError("max(dim) returns values and indices, and symgrad has no "
+                                      "indices; use amax(dim) for the values")
+        return ops.max(self, kw.pop("axis", None), keepdims=kw.pop("keepdims", False), **kw)
+
+    def min(self, dim=None, keepdim=False, **kw):  # type: ignore[override]
+        if dim is not None:
+            raise NotImplementedError("min(dim) returns values and indices, and symgrad has no "
+                                      "indices; use amin(dim) for the values")
+        return ops.min(self, kw.pop("axis", None), keepdims=kw.pop("keepdims", False), **kw)
+
+    def amax(self, dim=None, keepdim=False):
+        return ops.max(self, dim, keepdims=keepdim)
+
+    def amin(self, dim=None, keepdim=False):
+        return ops.min(self, dim, keepdims=keepdim)
+
+    def pow(self, exponent): return self ** exponent
+    def exp(self): return np.exp(self)
+    def log(self): return np.log(self)
+    def log1p(self): return np.log1p(self)
+    def expm1(self): return np.expm1(self)
+    def sqrt(self): return np.sqrt(self)
+    def sin(self): return np.sin(self)
+    def cos(self): return np.cos(self)
+    def tan(self): return np.tan(self)
+    def tanh(self): return np.tanh(self)
+    def sinh(self): return np.sinh(self)
+    def cosh(self): return np.cosh(self)
+    def asin(self): return np.arcsin(self)
+    def acos(self): return np.arccos(self)
+    def atan(self): return np.arctan(self)
+    def abs(self): return np.abs(self)
+    def neg(self): return -self
+    def sign(self): return np.sign(self)
+    def square(self): return np.square(self)
+    def reciprocal(self): return np.reciprocal(self)
+    def add(self, other): return self + other
+    def sub(self, other): return self - other
+    def mul(self, other): return self * other
+    def div(self, other): return self / other
+    def matmul(self, other): return self @ other
+    def float(self): return self
+    def double(self): return self
+
+    def view(self, *shape: Any) -> Any:
+        return ops.reshape(self, _size_arg(shape))
+
+    def reshape(self, *shape: Any, order: str = "C") -> Any:  # type: ignore[override]
+        return ops.reshape(self, _size_arg(shape), order=order)
+
+    def view_as(self, other: Any) -> Any:
+        return self.view(other.shape)
+
+    def flatten(self) -> Any:  # type: ignore[override]
+        return ops.reshape(self, (-1,))
+
+    def t(self) -> Any:
+        if self.ndim > 2:
+            raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
+                               f"{self.ndim}D")
+        return ops.transpose(self)
+
+    def transpose(self, *dims: Any) -> Any:
+        """``x.transpose(0, 1)`` swaps two dimensions, as in PyTorch; ``x.transpose()``
+        and ``x.transpose((1, 0))`` permute them as numpy does."""
+        if len(dims) == 2 and all(isinstance(d, (int, np.integer)) for d in dims):
+            perm = list(range(self.ndim))
+            perm[dims[0]], perm[dims[1]] = perm[dims[1]], perm[dims[0]]
+            return ops.transpose(self, perm)
+        return super().transpose(*dims)
+
+    def permute(self, *dims: Any) -> Any:
+        return ops.transpose(self, _size_arg(dims))
+
+    def unsqueeze(self, dim: int) -> Any:
+        shape = list(self.shape)
+        shape.insert(dim % (self.ndim + 1), 1)
+        return ops.reshape(self, tuple(shape))
+
+    def squeeze(self, dim: int | None = None) -> Any:
+        if dim is None:
+            return ops.reshape(self, tuple(d for d in self.shape if d != 1))
+        if self.ndim == 0 or self.shape[dim] != 1:
+            return self
+        shape = list(self.shape)
+        del shape[dim]
+        return ops.reshape(self, tuple(shape))
+
+    def expand(self, *sizes: Any) -> Any:
+        shape = _size_arg(sizes)
+        lead = len(shape) - self.ndim
+        full = tuple(s if s != -1 else self.shape[i - lead] for i, s in enumerate(shape))
+        return ops.broadcast_to(self, full)
+
+    def clone(self) -> Any:
+        return self * 1.0 if self._requires_grad else Tensor._make(self._value.copy())
+
+
+def _unwrap(x: Any) -> Any:
+    if isinstance(x, Tensor):
+        return x._value
+    if isinstance(x, (list, tuple)):
+        return [_unwrap(v) for v in x]
+    return x
+
+
+def _as_float_array(x: Any) -> np.ndarray:
+    """Data as a float64 (or bool) array, sharing a float64 numpy array's memory."""
+    return as_constant_array(_unwrap(x))
+
+
+# ---------------------------------------------------------------------------
+# factories
+
+
+def _new(value: np.ndarray, requires_grad: bool) -> Tensor:
+    return Tensor._leaf(value, requires_grad)
+
+
+def tensor(data: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    """A new leaf tensor holding a float64 copy of ``data`` (bools stay bool)."""
+    return _new(np.array(_as_float_array(data), copy=True), requires_grad)
+
+
+def from_numpy(array: np.ndarray) -> Tensor:
+    """A tensor sharing ``array``'s memory (which must be float64; others are copied)."""
+    return Tensor._leaf(array)
+
+
+def zeros(*size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    return _new(np.zeros(_size_arg(size)), requires_grad)
+
+
+def ones(*size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    return _new(np.ones(_size_arg(size)), requires_grad)
+
+
+def full(size: Any, fill_value: float, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    return _new(np.full(_size_arg((size,)), float(fill_value)), requires_grad)
+
+
+def zeros_like(x: Any, requires_grad: bool = False) -> Tensor:
+    return _new(np.zeros(np.shape(_unwrap(x))), requires_grad)
+
+
+def ones_like(x: Any, requires_grad: bool = False) -> Tensor:
+    return _new(np.ones(np.shape(_unwrap(x))), requires_grad)
+
+
+_rng = np.random.default_rng()
+
+
+def manual_seed(seed: int) -> None:
+    """Seed the generator behind ``randn`` and ``rand``."""
+    global _rng
+    _rng = np.random.default_rng(seed)
+
+
+def randn(*size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    """Standard normal samples of shape ``size``."""
+    return _new(_rng.standard_normal(_size_arg(size)), requires_grad)
+
+
+def rand(*size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    """Uniform samples in [0, 1) of shape ``size``."""
+    return _new(_rng.random(_size_arg(size)), requires_grad)
+
+
+def arange(start: float, end: float | None = None, step: float = 1, dtype: Any = None,
+           requires_grad: bool = False) -> Tensor:
+    """``arange(5)`` is ``tensor([0., 1., 2., 3., 4.])`` (float64, unlike PyTorch's int64)."""
+    values = np.arange(start, end, step) if end is not None else np.arange(start)
+    return _new(values.astype(np.float64), requires_grad)
+
+
+# ---------------------------------------------------------------------------
+# torch-style functions: on Tensors, tracers and plain arrays alike
+
+exp, log, log1p, expm1, sqrt = np.exp, np.log, np.log1p, np.expm1, np.sqrt
+sin, cos, tan, tanh, sinh, cosh = np.sin, np.cos, np.tan, np.tanh, np.sinh, np.cosh
+asin, acos, atan, abs, sign, square = (np.arcsin, np.arccos, np.arctan, np.abs, np.sign,
+                                       np.square)
+pow, matmul, maximum, minimum = np.power, np.matmul, np.maximum, np.minimum
+
+
+def sum(input: Any, dim: Any = None, keepdim: bool = False) -> Any:
+    """``torch.sum``: over all elements, or over ``dim`` (keeping it with ``keepdim``)."""
+    return ops.sum(input, dim, keepdims=keepdim)
+
+
+def mean(input: Any, dim: Any = None, keepdim: bool = False) -> Any:
+    return ops.mean(input, dim, keepdims=keepdim)
+
+
+def t(input: Any) -> Any:
+    return ops.transpose(input)

@@ -1,0 +1,251 @@
+"""Tensor operations, torch-style methods, printing and the compiled backward.
+
+Every case of the primitive table (tests/cases.py) runs on Tensors and its gradient
+is checked against SymPy; the torch-named methods against numpy and finite
+differences; printing against PyTorch's rules (and PyTorch itself when installed).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pytest
+
+import symgrad as torch
+from symgrad import autograd
+from symgrad import compile as kernels
+from symgrad.autograd import Variable
+from symgrad.errors import ShapeError
+
+from cases import CASES, Case
+from oracle import assert_close, finite_differences, rng_for, sympy_gradient
+
+pytestmark = pytest.mark.filterwarnings("error::symgrad.autograd.KernelFallbackWarning")
+
+
+@functools.cache
+def _problem(case: Case):
+    args = case.args()
+    out = np.asarray(case.fn(*args))
+    ct = None if out.ndim == 0 else rng_for(case.name + "/ct").uniform(-1, 1, out.shape)
+    return args, out, ct
+
+
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_every_primitive_case_runs_on_tensors(case: Case):
+    """Value as numpy computes it; gradients of sum(out * ct) as SymPy derives them."""
+    args, want, ct = _problem(case)
+    xs = [Variable(torch.tensor(a), requires_grad=True) for a in args]
+    out = case.fn(*xs)
+    assert isinstance(out, torch.Tensor)
+    assert_close(out.detach().numpy(), want, what="value")
+    if out.dtype != np.float64:
+        assert not out.requires_grad and out.grad_fn is None
+        return
+    out.backward(None if ct is None else torch.tensor(ct))
+    grads = sympy_gradient(case.fn, args, ct)
+    for k, (x, g) in enumerate(zip(xs, grads)):
+        got = np.zeros(x.shape) if x.grad is None else x.grad.numpy()  # unused: no grad
+        assert_close(got, g, rtol=1e-10, atol=1e-10, what=f"gradient of argument {k}")
+
+
+R = np.random.default_rng(7)
+A = R.uniform(0.5, 1.5, (2, 3))
+
+METHODS = [  # (torch-style call on a Tensor, the same in numpy)
+    (lambda x: x.pow(3), lambda a: a ** 3),
+    (lambda x: torch.pow(x, 2), lambda a: a ** 2),
+    (lambda x: x.exp(), np.exp), (lambda x: torch.exp(x), np.exp),
+    (lambda x: x.log(), np.log), (lambda x: torch.log(x), np.log),
+    (lambda x: x.sqrt(), np.sqrt), (lambda x: x.sin() + x.cos(), lambda a: np.sin(a) + np.cos(a)),
+    (lambda x: torch.tanh(x), np.tanh), (lambda x: x.abs(), np.abs),
+    (lambda x: x.sum(dim=1), lambda a: a.sum(axis=1)),
+    (lambda x: x.sum(1, keepdim=True), lambda a: a.sum(axis=1, keepdims=True)),
+    (lambda x: torch.sum(x, dim=0), lambda a: a.sum(axis=0)),
+    (lambda x: x.mean(dim=(0, 1)), np.mean), (lambda x: torch.mean(x), np.mean),
+    (lambda x: x.mean(0, keepdim=True), lambda a: a.mean(axis=0, keepdims=True)),
+    (lambda x: x.prod(), np.prod), (lambda x: x.max(), np.max),
+    (lambda x: x.amin(1), lambda a: a.min(1)),
+    (lambda x: x.view(3, 2), lambda a: a.reshape(3, 2)),
+    (lambda x: x.view(-1), lambda a: a.reshape(-1)),
+    (lambda x: x.reshape((6, 1)), lambda a: a.reshape(6, 1)),
+    (lambda x: x.t(), lambda a: a.T), (lambda x: x.T, lambda a: a.T),
+    (lambda x: x.transpose(0, 1), lambda a: a.T), (lambda x: x.permute(1, 0), lambda a: a.T),
+    (lambda x: x.unsqueeze(0), lambda a: a[None]), (lambda x: x.flatten(), np.ravel),
+    (lambda x: x.view(1, 6).squeeze(), np.ravel),
+    (lambda x: x.sum(0).expand(4, 3), lambda a: np.broadcast_to(a.sum(0), (4, 3))),
+    (lambda x: x.add(1).mul(2).sub(x).div(3), lambda a: ((a + 1) * 2 - a) / 3),
+    (lambda x: 2 ** x - 1 / x, lambda a: 2 ** a - 1 / a),
+    (lambda x: torch.where(x > 1, x * x, -x), lambda a: np.where(a > 1, a * a, -a)),
+    (lambda x: x.clone() * x.neg(), lambda a: -a * a),
+    (lambda x: x * torch.ones(3), lambda a: a),
+]
+
+
+@pytest.mark.parametrize("k", range(len(METHODS)))
+def test_torch_style_methods_match_numpy_and_finite_differences(k):
+    method, numpy_fn = METHODS[k]
+    x = Variable(torch.tensor(A), requires_grad=True)
+    out = method(x)
+    want = numpy_fn(A)
+    assert_close(out.detach().numpy(), want, what="value")
+    ct = np.random.default_rng(k).uniform(-1, 1, np.shape(want))
+    out.backward(torch.tensor(ct))
+    assert_close(x.grad.numpy(), finite_differences(numpy_fn, [A], 0, ct), rtol=1e-6, atol=1e-8)
+
+
+def test_torch_functions_accept_arrays_and_traced_values_too():
+    a = np.array([0.0, 1.0])
+    assert np.array_equal(torch.exp(a), np.exp(a)) and torch.sum(a) == 1.0
+    g = torch.grad(lambda v: torch.sum(torch.exp(v), dim=0))(a)
+    assert_close(g, np.exp(a))
+
+
+def test_shape_errors_name_the_operation():
+    with pytest.raises(ShapeError):
+        torch.ones(2, 3, requires_grad=True) + torch.ones(4)
+    with pytest.raises(ShapeError):
+        torch.ones(6).view(4, 2)
+
+
+def test_scalar_conversions_and_iteration():
+    x = torch.Tensor([[1.0, 2.0]])
+    assert float(x.sum()) == 3.0 and x.sum().item() == 3.0 and int(x.sum() - 1) == 2
+    assert bool(torch.Tensor([1.0])) and x.size() == (1, 2) and x.size(1) == 2
+    assert x.dim() == 2 and x.numel() == 2 and len(x) == 1
+    with pytest.raises(RuntimeError, match="2 elements"):
+        x.item()
+
+
+# -- printing ----------------------------------------------------------------------------------
+
+PRINTED = [
+    (torch.ones(3, 3), "tensor([[1., 1., 1.],\n        [1., 1., 1.],\n        [1., 1., 1.]])"),
+    (torch.Tensor([10, 20, 30, 40, 50]), "tensor([10., 20., 30., 40., 50.])"),
+    (torch.Tensor([20, 40, 60, 80, 100]), "tensor([ 20.,  40.,  60.,  80., 100.])"),
+    (torch.full((2, 2), 4.5), "tensor([[4.5000, 4.5000],\n        [4.5000, 4.5000]])"),
+    (torch.tensor(99.5), "tensor(99.5000)"), (torch.tensor(9.0), "tensor(9.)"),
+    (torch.Tensor([-1.5, 2.25]), "tensor([-1.5000,  2.2500])"),
+    (torch.Tensor([1e-5, 1.0]), "tensor([1.0000e-05, 1.0000e+00])"),
+    (torch.Tensor([1e10, 1.0]), "tensor([1.0000e+10, 1.0000e+00])"),
+    (torch.Tensor([0.0, -0.0]), "tensor([0., -0.])"),
+    (torch.Tensor([1.5, float("nan"), float("inf")]), "tensor([1.5000,    nan,    inf])"),
+    (torch.Tensor([]), "tensor([])"),
+    (torch.zeros(0, 2), "tensor([], size=(0, 2))"),
+    (torch.arange(12).view(2, 2, 3),
+     "tensor([[[ 0.,  1.,  2.],\n         [ 3.,  4.,  5.]],\n\n"
+     "        [[ 6.,  7.,  8.],\n         [ 9., 10., 11.]]])"),
+    (torch.arange(2000) / 4, "tensor([0.0000e+00, 2.5000e-01, 5.0000e-01,  ..., "
+                             "4.9925e+02, 4.9950e+02,\n        4.9975e+02])"),
+    (torch.arange(30), "tensor([ 0.,  1.,  2.,  3.,  4.,  5.,  6.,  7.,  8.,  9., 10., 11., 12., "
+                       "13.,\n        14., 15., 16., 17., 18., 19., 20., 21., 22., 23., 24., "
+                       "25., 26., 27.,\n        28., 29.])"),
+]
+
+
+@pytest.mark.parametrize("k", range(len(PRINTED)))
+def test_printing_follows_pytorch(k):
+    t, text = PRINTED[k]
+    assert repr(t) == str(t) == text
+
+
+def test_printing_suffixes():
+    x = torch.ones(2, requires_grad=True)
+    assert repr(x) == "tensor([1., 1.], requires_grad=True)"
+    assert repr(x.sum()) == "tensor(2., grad_fn=<SumBackward0>)"
+    assert repr(x.detach()) == "tensor([1., 1.])"
+    wide = torch.ones(8, requires_grad=True) * 1.5  # a suffix that does not fit the line
+    assert repr(wide) == ("tensor([1.5000, 1.5000, 1.5000, 1.5000, 1.5000, 1.5000, 1.5000, "
+                          "1.5000],\n       grad_fn=<MulBackward0>)")
+    wider = torch.ones(12, requires_grad=True) * 1.5
+    assert repr(wider).endswith("\n        1.5000, 1.5000, 1.5000], grad_fn=<MulBackward0>)")
+
+
+def test_printing_matches_pytorch_itself():
+    real = pytest.importorskip("torch")
+    rng = np.random.default_rng(3)
+    arrays = [t.numpy() for t, _ in PRINTED] + [
+        rng.standard_normal((4, 5)), rng.uniform(0, 1e-3, 7), rng.standard_normal(1200),
+        rng.standard_normal((40, 40)), np.array([-3.0, 1e9]), np.array(-0.125),
+        rng.integers(-1000, 1000, 25).astype(float), rng.standard_normal((2, 3, 4)) * 100]
+    default = real.get_default_dtype()
+    real.set_default_dtype(real.float64)  # float64 then prints no dtype, as in symgrad
+    try:
+        for a in arrays:
+            assert repr(torch.tensor(a)) == repr(real.tensor(a))
+            if a.ndim:  # the suffixes, wrapped where they do not fit
+                tr = real.tensor(a, requires_grad=True)
+                assert repr(torch.tensor(a, requires_grad=True)) == repr(tr)
+                assert repr(torch.tensor(a, requires_grad=True) * 2) == repr(tr * 2)
+    finally:
+        real.set_default_dtype(default)
+
+
+# -- execution ---------------------------------------------------------------------------------
+
+def test_a_training_loop_of_one_structure_compiles_once(tmp_path, monkeypatch):
+    """First step: numpy interpreter; second: one Numba compile; then the cached kernel."""
+    monkeypatch.setenv("SYMGRAD_CACHE_DIR", str(tmp_path))  # no kernel from an earlier run
+    before, stats0 = kernels.compile_stats(), autograd.backward_stats()
+    x = Variable(torch.tensor(np.linspace(-1, 1, 7)), requires_grad=True)
+    w = torch.tensor(np.linspace(0.5, 2.0, 7))
+    for step in range(5):
+        # a structure no other test builds
+        loss = (torch.tanh(x * w + 0.25) * 3.125 - w).pow(2).mean()
+        loss.backward()
+        with torch.no_grad():
+            x -= 0.1 * x.grad
+        x.grad.data.zero_()
+        after = kernels.compile_stats()
+        assert after["compiled"] - before["compiled"] == (0 if step == 0 else 1)
+        assert after["kernels"] - before["kernels"] == (0 if step == 0 else 1)
+    stats = autograd.backward_stats()
+    assert stats["interpreted"] - stats0["interpreted"] == 1
+    assert stats["compiled_runs"] - stats0["compiled_runs"] == 4
+    assert stats["structures"] - stats0["structures"] == 1
+
+
+def test_interpreted_and_compiled_backward_agree():
+    rng = np.random.default_rng(11)
+    xv, cv = rng.uniform(-1, 1, (3, 4)), rng.uniform(-1, 1, 4)
+    grads = []
+    for _ in range(3):  # interpreted, compiled, cached
+        x = Variable(torch.tensor(xv), requires_grad=True)
+        out = (np.sin(x * torch.tensor(cv)) / (1.0 + x * x)).sum(dim=1).mean()
+        out.backward()
+        grads.append(x.grad.numpy())
+    want = sympy_gradient(lambda a, c: np.mean(np.sum(np.sin(a * c) / (1.0 + a * a), axis=1)),
+                          [xv, cv])[0]
+    for g in grads:
+        assert_close(g, want, rtol=1e-12, atol=1e-12)
+
+
+def test_the_lowered_graph_keeps_data_out_of_the_kernel():
+    """Two runs with different data reuse one structure; no array is baked in."""
+    stats0 = autograd.backward_stats()["structures"]
+    for scale in (1.0, 3.0):
+        x = Variable(torch.full((5,), scale), requires_grad=True)
+        ((x * torch.full((5,), scale * 2)).exp() * 0.015625).sum().backward()
+        assert_close(x.grad.numpy(), np.full(5, 2 * scale * np.exp(2 * scale**2) * 0.015625))
+    assert autograd.backward_stats()["structures"] - stats0 == 1
+
+
+def test_tensors_inside_a_traced_function_are_constants():
+    c = torch.Tensor([1.0, 2.0])
+    for fn in (lambda v: torch.sum(v * c), lambda v: torch.sum(c * v)):
+        assert_close(torch.grad(fn)(np.array([3.0, 4.0])), [1.0, 2.0])
+
+
+def test_a_kernel_that_fails_to_compile_falls_back_to_the_interpreter(monkeypatch):
+    def broken(source):
+        raise RuntimeError("no compiler today")
+    monkeypatch.setattr(kernels, "load", broken)
+    before = autograd.backward_stats()["interpreted"]
+    with pytest.warns(autograd.KernelFallbackWarning, match="no compiler today") as caught:
+        for _ in range(4):
+            x = Variable(torch.Tensor([0.5, 2.0]), requires_grad=True)
+            (torch.cosh(x) * 0.0078125).sum().backward()  # a structure no other test builds
+            assert_close(x.grad.numpy(), np.sinh([0.5, 2.0]) * 0.0078125)
+    assert len(caught) == 1  # said once, on the run that tried to compile
+    assert autograd.backward_stats()["interpreted"] - before == 4
