@@ -23,8 +23,18 @@ from .errors import (  # noqa: E402
                      UnsupportedFunctionError,
 )
 from .ir import Graph  # noqa: E402
-from .ops import where  # noqa: E402
+from .ops import (  # noqa: E402
+    log_softmax,
+    logsumexp,
+    relu,
+    sigmoid,
+    softmax,
+    softplus,
+    where,
+    xlogy,
+)
 
-__all__ = ["grad", "value_and_grad", "vjp", "jit", "where", "Graph", "ShapeError",
+__all__ = ["grad", "value_and_grad", "vjp", "jit", "where", "relu", "sigmoid", "softplus",
+           "logsumexp", "log_softmax", "softmax", "xlogy", "Graph", "ShapeError",
            "TracerBoolConversionError", "TracerConversionError", "UnsupportedFunctionError",
            "EscapedTracerError", "__version__"]
