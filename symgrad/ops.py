@@ -182,8 +182,8 @@ def sigmoid(x: Any) -> Any:
     """The logistic function ``1 / (1 + exp(-x))``, without overflow for any ``x``.
 
         >>> import numpy as np, symgrad as sg
-        >>> sg.value_and_grad(sg.sigmoid)(-800.0)
-        (0.0, 0.0)
+        >>> [float(v) for v in sg.value_and_grad(sg.sigmoid)(-800.0)]
+        [0.0, 0.0]
     """
     return apply(P.sigmoid_p, as_float(x))
 
@@ -192,8 +192,8 @@ def softplus(x: Any) -> Any:
     """``log(1 + exp(x))`` without overflow; its derivative is ``sigmoid(x)``.
 
         >>> import numpy as np, symgrad as sg
-        >>> sg.value_and_grad(sg.softplus)(800.0)
-        (800.0, 1.0)
+        >>> [float(v) for v in sg.value_and_grad(sg.softplus)(800.0)]
+        [800.0, 1.0]
     """
     return apply(P.softplus_p, as_float(x))
 
@@ -204,8 +204,8 @@ def xlogy(x: Any, y: Any) -> Any:
     Where ``x == 0`` both partial derivatives are 0 (PyTorch's convention).
 
         >>> import numpy as np, symgrad as sg
-        >>> sg.grad(sg.xlogy, argnums=(0, 1))(0.0, 0.0)
-        (0.0, 0.0)
+        >>> [float(v) for v in sg.grad(sg.xlogy, argnums=(0, 1))(0.0, 0.0)]
+        [0.0, 0.0]
     """
     return apply(P.xlogy_p, as_float(x), as_float(y))
 
@@ -219,8 +219,8 @@ def logsumexp(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
     1/k each, as a max does; a nan anywhere in a group makes it nan.
 
         >>> import numpy as np, symgrad as sg
-        >>> float(sg.logsumexp(np.array([1000.0, 1000.0])) - 1000.0) == float(np.log(2.0))
-        True
+        >>> float(sg.logsumexp(np.array([1000.0, 1000.0])))
+        1000.6931471805599
     """
     x = as_float(x)
     top = max(x, axis=axis, keepdims=True)

@@ -9,7 +9,8 @@ the adjoint they build is IR like any other: printable, optimizable,
 compilable and differentiable again. Literal inputs (and the seed 1.0 of a
 scalar output) arrive as numpy scalars, so arithmetic on them is IEEE's.
 
-Conventions at kinks and singular points follow DESIGN.md and are versioned by
+Conventions at kinks and singular points follow the table in
+:mod:`symgrad.conventions` (DESIGN.md's, as data) and are versioned by
 :data:`CONVENTIONS_VERSION`, which is part of every kernel's cache key.
 """
 
@@ -21,14 +22,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .conventions import CONVENTIONS_VERSION as CONVENTIONS_VERSION  # re-exported
 from .errors import ShapeError
 from .ir import BOOL, FLOAT, Aval, Primitive
 
 if TYPE_CHECKING:  # imported at the end at run time: ops imports this module
     from . import ops  # (mypy cannot type some of its functions in the cycle: has-type)
-
-#: bump when a derivative convention (kinks, ties, singular points) changes
-CONVENTIONS_VERSION = 1
 
 REGISTRY: dict[str, Primitive] = {}
 FACETS = ("shape_rule", "impl", "vjp", "emit", "sympy")
