@@ -147,15 +147,15 @@ def _refuse_kwargs(name: str, kwargs: dict, allowed: dict[str, Callable[[Any], b
 def where(condition: Any, x: Any = None, y: Any = None) -> Any:
     """Elementwise ``x if condition else y`` with broadcasting, differentiable in x and y.
 
-    The operand that is not selected gets a zero cotangent. That zero still
-    meets the derivative of the unselected branch, so a branch that is nan or
-    inf there (``where(x > 0, np.sqrt(x), 0.0)`` at ``x < 0``) still makes the
-    gradient nan: compute such a branch on safe inputs,
-    ``np.sqrt(where(x > 0, x, 1.0))``.
+    The operand that is not selected contributes exactly 0 to the gradient,
+    even where its own derivative is nan or inf (the adjoint masks it, see
+    :mod:`symgrad.adjoint`):
 
         >>> import numpy as np, symgrad as sg
         >>> sg.grad(lambda x: np.sum(sg.where(x > 1, x * x, 0.0)))(np.array([0.5, 3.0]))
         array([0., 6.])
+        >>> sg.grad(lambda x: np.sum(sg.where(x > 0, np.sqrt(x), 0.0)))(np.array([-1.0, 4.0]))
+        array([0.  , 0.25])
     """
     if x is None or y is None:
         raise UnsupportedFunctionError(
