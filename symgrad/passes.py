@@ -231,6 +231,17 @@ def _rules(defs: dict[int, Eqn]) -> tuple[dict[Primitive, Callable[[Eqn], Rewrit
             return _resized(e, x)  # where(c, x, x) -> x
         return None
 
+    def gt(e: Eqn) -> Rewrite:
+        # where(c, 1.0, 0.0) > 0.0 -> c   (the masks of symgrad.adjoint; any a > 0 will do)
+        x, y = e.inputs
+        inner = _producer(defs, x)
+        if _lit(y, 0.0) and inner is not None and inner.prim is P.where_p:
+            c, a, b = inner.inputs
+            if (isinstance(a, Literal) and isinstance(b, Literal) and a.value > 0.0
+                    and b.value == 0.0):
+                return _same_aval(e, c)
+        return None
+
     def reduction(e: Eqn) -> Rewrite:
         return e.inputs[0] if not e.params["axes"] else None  # sum(x, axes=()) -> x
 
@@ -264,7 +275,7 @@ def _rules(defs: dict[int, Eqn]) -> tuple[dict[Primitive, Callable[[Eqn], Rewrit
 
     rules: dict[Primitive, Callable[[Eqn], Rewrite]] = {
         P.add_p: add, P.sub_p: sub, P.mul_p: mul, P.div_p: div, P.pow_p: pow, P.neg_p: neg,
-        P.where_p: where, P.reshape_p: reshape, P.broadcast_to_p: broadcast_to,
+        P.where_p: where, P.gt_p: gt, P.reshape_p: reshape, P.broadcast_to_p: broadcast_to,
         P.transpose_p: transpose}
     rules.update({p: reduction for p in (P.sum_p, P.mean_p, P.prod_p, P.max_p, P.min_p)})
     return rules, elementwise

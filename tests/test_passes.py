@@ -48,6 +48,7 @@ CORPUS = [
     lambda x: np.broadcast_to(np.reshape(2.0, (1,)), (6,)) * x + np.exp(np.log(3.0)),
     lambda x: np.broadcast_to(x.reshape(6, 1), (6, 4)).sum(axis=1) * (1.0 + 2.0),
     lambda x: np.maximum(np.broadcast_to(0.5, (6,)), 1.0) + x,
+    lambda x: sg.where(sg.where(x > 1.0, 2.0, 0.0) > 0.0, x, -x),
 ]
 SPECIAL = np.array([0.0, -0.0, 1.5, -np.inf, np.nan, 3.0])
 
@@ -140,6 +141,8 @@ def test_constant_folding_folds_scalars_only():
     (lambda x: x.T.T, []),                          # transpose(transpose(x)) -> x
     (lambda x: x.reshape(3, 2).reshape(6), []),     # reshape(reshape(x)) -> x
     (lambda x: x * np.broadcast_to(2.0, (6,)), ["mul"]),  # elementwise ops broadcast by themselves
+    (lambda x: sg.where(sg.where(x > 1, 1.0, 0.0) > 0, x, 2.0), ["gt", "where"]),  # a mask > 0 -> c
+    (lambda x: sg.where(sg.where(x > 1, 0.0, 1.0) > 0, x, 2.0), ["gt", "where", "gt", "where"]),
 ])
 def test_simplification_rules(fn, expected):
     graph = forward_graph(fn, np.arange(6.0))
