@@ -43,7 +43,16 @@ from .errors import (  # noqa: E402
                      UnsupportedFunctionError,
 )
 from .ir import Graph  # noqa: E402
-from .ops import where  # noqa: E402
+from .ops import (  # noqa: E402
+    log_softmax,
+    logsumexp,
+    relu,
+    sigmoid,
+    softmax,
+    softplus,
+    where,
+    xlogy,
+)
 from .tensor import (  # noqa: E402
                      Tensor,
                      abs,
@@ -83,7 +92,8 @@ from .tensor import (  # noqa: E402
                      zeros_like,
 )
 
-__all__ = ["grad", "value_and_grad", "vjp", "jit", "where", "at", "Graph", "ShapeError",
+__all__ = ["grad", "value_and_grad", "vjp", "jit", "where", "at", "relu", "sigmoid", "softplus",
+           "logsumexp", "log_softmax", "softmax", "xlogy", "Graph", "ShapeError",
            "TracerBoolConversionError", "TracerConversionError", "UnsupportedFunctionError",
            "EscapedTracerError", "__version__",
            # PyTorch-style autograd

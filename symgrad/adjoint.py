@@ -6,6 +6,17 @@ cotangent of the output into cotangents of the inputs. Cotangents of a value
 used several times (fan-out) are summed; cotangents of broadcast operands are
 summed back to the operand's shape (:func:`symgrad.ops.unbroadcast`).
 
+``where`` never leaks NaN or inf from the branch it did not select. Its VJP
+gives that branch an exact 0 cotangent, but a VJP rule further up multiplies
+that 0 by its local derivative, and 0 * inf or 0 * nan is nan
+(``where(x > 0, sqrt(x), 0)`` at ``x = -1``: jax #347, pytorch #23395). So the
+sweep keeps, beside each cotangent that a ``where`` zeroed somewhere, a *mask*:
+a float array that is > 0 wherever the cotangent may be nonzero and exactly 0
+where it is a selected-away 0. Every VJP contribution computed from a masked
+cotangent by a nonlinear rule is replaced by ``where(mask > 0, contribution, 0)``,
+and the mask travels on to the inputs (see :class:`_Masks`). Cotangents no
+``where`` touched carry no mask and their code is unchanged.
+
 For outputs that are not scalars the graph gets a cotangent input ``ct`` of the
 output's shape, so that what it returns is the gradient of ``sum(y * ct)``:
 exactly PyTorch's ``y.backward(gradient)`` and SymPy's gradient of that sum.
@@ -18,9 +29,21 @@ from typing import Any
 
 import numpy as np
 
+from . import array as A
 from . import ops
-from .ir import FLOAT, Graph, Var
+from . import primitives as P
+from .ir import FLOAT, Aval, Eqn, Graph, Primitive, Var
 from .trace import Trace, Tracer, recording
+
+#: VJPs linear in the cotangent with nonnegative coefficients: a contribution is
+#: exactly 0 wherever the cotangent is, so it needs no mask, and applied to a mask
+#: such a VJP gives the input's mask. Primitives of other kinds (not
+#: elementwise, not reductions) that are not listed here end a mask's journey:
+#: their inputs' cotangents go on unmasked, as without a where.
+LINEAR = frozenset({P.add_p, P.sub_p, P.neg_p, P.where_p, P.sum_p, P.mean_p,
+                    P.broadcast_to_p, P.reshape_p, P.transpose_p,
+                    A.slice_p, A.unslice_p, A.gather_p, A.scatter_add_p, A.concatenate_p,
+                    A.cumsum_p})
 
 
 def active_vars(graph: Graph, wrt: Sequence[int]) -> set[int]:
@@ -51,10 +74,20 @@ def adjoint(graph: Graph, wrt: Sequence[int], seed_inputs: bool) -> Graph:
 
     active = active_vars(graph, wrt)
     cts: dict[int, Any] = {}
+    masks: dict[int, Any] = {}  # id(var) -> its cotangent's mask, None if it has none
 
-    def accumulate(v: Var, ct: Any) -> None:
+    def accumulate(v: Var, ct: Any, mask: Any = None) -> None:
         ct = ops.unbroadcast(ct, v.shape)
-        cts[id(v)] = ct if id(v) not in cts else ops.add(cts[id(v)], ct)
+        if mask is not None:
+            mask = _fit(mask, v.shape)
+        if id(v) not in cts:
+            cts[id(v)], masks[id(v)] = ct, mask
+            return
+        cts[id(v)] = ops.add(cts[id(v)], ct)
+        old = masks[id(v)]
+        # a sum is zero where both terms are; an unmasked term may be nonzero anywhere
+        masks[id(v)] = (None if old is None or mask is None else
+                        old if old is mask else ops.add(old, mask))
 
     def primal(a: Any) -> Any:
         # literals as numpy scalars: VJP rules computing on them (1/0 where the seed
@@ -69,15 +102,54 @@ def adjoint(graph: Graph, wrt: Sequence[int], seed_inputs: bool) -> Graph:
             g = cts.pop(id(eqn.out), None)
             if g is None:
                 continue
+            mask = masks.pop(id(eqn.out))
             trace.origin = eqn
-            in_cts = eqn.prim.vjp(g, Tracer(eqn.out, trace), *map(primal, eqn.inputs),
-                                  **eqn.params)
-            for a, ct in zip(eqn.inputs, in_cts, strict=True):
+            ans, primals = Tracer(eqn.out, trace), list(map(primal, eqn.inputs))
+            in_cts = eqn.prim.vjp(g, ans, *primals, **eqn.params)
+            in_masks = _input_masks(eqn, mask, ans, primals)
+            for a, ct, m in zip(eqn.inputs, in_cts, in_masks, strict=True):
                 if ct is not None and isinstance(a, Var) and id(a) in active:
-                    accumulate(a, ct)
+                    if m is not None and eqn.prim not in LINEAR:
+                        ct = ops.where(ops.greater(m, 0.0), ct, 0.0)
+                    accumulate(a, ct, m)
             trace.origin = None
         # an input the outputs do not depend on gets zeros
         grads = [cts.get(id(graph.inputs[i])) for i in wrt]
         grads = [ops.broadcast_to(0.0, graph.inputs[i].shape) if g is None else g
                  for g, i in zip(grads, wrt)]
         return trace.to_graph([*graph.inputs, *ct_vars], [*graph.outputs, *grads], graph.name)
+
+
+def _fit(mask: Any, shape: tuple[int, ...]) -> Any:
+    """``mask`` for a value of ``shape``: > 0 wherever any element summed into it is."""
+    mask_shape = tuple(np.shape(mask) if not isinstance(mask, Tracer) else mask.shape)
+    full = P.broadcast_shapes("where", Aval(mask_shape), Aval(shape))
+    if full == tuple(shape) or mask_shape == tuple(shape):
+        return mask  # broadcasts up to the value's shape by itself
+    return ops.unbroadcast(ops.broadcast_to(mask, full), shape)
+
+
+def _input_masks(eqn: Eqn, mask: Any, ans: Any, primals: list[Any]) -> list[Any]:
+    """The masks of the cotangents ``eqn``'s VJP gives its inputs (None: unmasked).
+
+    ``where(c, x, y)`` starts masks: ``x``'s cotangent is zero where ``c`` is false,
+    ``y``'s where it is true. An elementwise VJP computes the contribution at each
+    position from the cotangent at that position, a reduction's from its group's,
+    so their inputs inherit the mask (expanded over the reduced axes); a listed
+    linear primitive moves it as it moves cotangents.
+    """
+    prim: Primitive = eqn.prim
+    n = len(eqn.inputs)
+    if prim is P.where_p:
+        live = 1.0 if mask is None else mask
+        return [None, ops.where(primals[0], live, 0.0), ops.where(primals[0], 0.0, live)]
+    if mask is None:
+        return [None] * n
+    if prim.kind == "elementwise":
+        return [mask] * n
+    full = ops.broadcast_to(mask, eqn.out.shape)
+    if prim.kind == "reduction":
+        return [P._expand(full, eqn.inputs[0].shape, eqn.params["axes"])] + [None] * (n - 1)
+    if prim in LINEAR:
+        return list(prim.vjp(full, ans, *primals, **eqn.params))
+    return [None] * n

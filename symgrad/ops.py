@@ -99,6 +99,8 @@ less = _elementwise(P.lt_p)
 less_equal = _elementwise(P.le_p)
 equal = _elementwise(P.eq_p)
 not_equal = _elementwise(P.ne_p)
+exp = _elementwise(P.exp_p)
+log = _elementwise(P.log_p)
 
 def apply_ufunc(ufunc: np.ufunc, method: str, inputs: Sequence[Any], kwargs: dict) -> Any:
     """``__array_ufunc__``: a ufunc call on traced operands."""
@@ -148,21 +150,130 @@ def _refuse_kwargs(name: str, kwargs: dict, allowed: dict[str, Callable[[Any], b
 def where(condition: Any, x: Any = None, y: Any = None) -> Any:
     """Elementwise ``x if condition else y`` with broadcasting, differentiable in x and y.
 
-    The operand that is not selected gets a zero cotangent. That zero still
-    meets the derivative of the unselected branch, so a branch that is nan or
-    inf there (``where(x > 0, np.sqrt(x), 0.0)`` at ``x < 0``) still makes the
-    gradient nan: compute such a branch on safe inputs,
-    ``np.sqrt(where(x > 0, x, 1.0))``.
+    The operand that is not selected contributes exactly 0 to the gradient,
+    even where its own derivative is nan or inf (the adjoint masks it, see
+    :mod:`symgrad.adjoint`):
 
         >>> import numpy as np, symgrad as sg
         >>> sg.grad(lambda x: np.sum(sg.where(x > 1, x * x, 0.0)))(np.array([0.5, 3.0]))
         array([0., 6.])
+        >>> sg.grad(lambda x: np.sum(sg.where(x > 0, np.sqrt(x), 0.0)))(np.array([-1.0, 4.0]))
+        array([0.  , 0.25])
     """
     if x is None or y is None:
         raise UnsupportedFunctionError(
             "np.where(condition) with one argument returns indices, which symgrad cannot "
             "trace; pass np.where(condition, x, y)")
     return apply(P.where_p, as_bool(condition), as_float(x), as_float(y))
+
+
+# ---------------------------------------------------------------------------
+# numerically stable functions (top level: sg.sigmoid, ...)
+
+
+def relu(x: Any) -> Any:
+    """``max(x, 0)`` elementwise, with ``relu'(0) = 0`` (PyTorch's convention).
+
+        >>> import numpy as np, symgrad as sg
+        >>> sg.grad(lambda x: np.sum(sg.relu(x)))(np.array([-1.0, 0.0, 2.0]))
+        array([0., 0., 1.])
+    """
+    return apply(P.relu_p, as_float(x))
+
+
+def sigmoid(x: Any) -> Any:
+    """The logistic function ``1 / (1 + exp(-x))``, without overflow for any ``x``.
+
+        >>> import numpy as np, symgrad as sg
+        >>> [float(v) for v in sg.value_and_grad(sg.sigmoid)(-800.0)]
+        [0.0, 0.0]
+    """
+    return apply(P.sigmoid_p, as_float(x))
+
+
+def softplus(x: Any) -> Any:
+    """``log(1 + exp(x))`` without overflow; its derivative is ``sigmoid(x)``.
+
+        >>> import numpy as np, symgrad as sg
+        >>> [float(v) for v in sg.value_and_grad(sg.softplus)(800.0)]
+        [800.0, 1.0]
+    """
+    return apply(P.softplus_p, as_float(x))
+
+
+def xlogy(x: Any, y: Any) -> Any:
+    """``x * log(y)``, and 0 where ``x == 0`` (unless ``y`` is nan), as scipy.special.xlogy.
+
+    Where ``x == 0`` both partial derivatives are 0 (PyTorch's convention).
+
+        >>> import numpy as np, symgrad as sg
+        >>> [float(v) for v in sg.grad(sg.xlogy, argnums=(0, 1))(0.0, 0.0)]
+        [0.0, 0.0]
+    """
+    return apply(P.xlogy_p, as_float(x), as_float(y))
+
+
+def logsumexp(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    """``log(sum(exp(x), axis))`` computed after shifting by the maximum.
+
+    ``-inf`` entries contribute 0 to the value and get gradient 0. A group whose
+    maximum is infinite has that maximum as its value (all ``-inf``: ``-inf``;
+    any ``+inf``: ``+inf``) and its tied infinite maxima share the gradient,
+    1/k each, as a max does; a nan anywhere in a group makes it nan.
+
+        >>> import numpy as np, symgrad as sg
+        >>> float(sg.logsumexp(np.array([1000.0, 1000.0])))
+        1000.6931471805599
+    """
+    x = as_float(x)
+    top = max(x, axis=axis, keepdims=True)
+    finite = less(absolute(top), np.inf)
+    shift = where(finite, top, 0.0)
+    total = log(sum(exp(subtract(x, shift)), axis=axis, keepdims=True))
+    # the unselected branch never leaks: where's adjoint masks it (see symgrad.adjoint)
+    result = where(finite, add(total, shift), top)
+    if keepdims:
+        return result
+    return reshape(result, tuple(d for i, d in enumerate(_shape_of(x))
+                                 if i not in normalize_axes(axis, len(_shape_of(x)))))
+
+
+def log_softmax(x: Any, axis: Any = -1) -> Any:
+    """``x - logsumexp(x, axis, keepdims=True)``: log-probabilities that never overflow."""
+    x = as_float(x)
+    return subtract(x, logsumexp(x, axis=axis, keepdims=True))
+
+
+def softmax(x: Any, axis: Any = -1) -> Any:
+    """``exp(log_softmax(x, axis))``: probabilities along ``axis``, summing to 1.
+
+        >>> import numpy as np, symgrad as sg
+        >>> sg.softmax(np.array([0.0, np.log(3.0)]))
+        array([0.25, 0.75])
+    """
+    return exp(log_softmax(x, axis=axis))
+
+
+@implements(np.clip)
+def clip(a: Any, a_min: Any = None, a_max: Any = None, out: Any = None, **kwargs: Any) -> Any:
+    """``np.clip``: the gradient in ``a`` is 1 on the closed interval ``[a_min, a_max]``,
+    boundaries included (PyTorch's clamp), and 0 outside, where ``a_min`` (below) or
+    ``a_max`` (above) gets it instead. ``a_min > a_max`` gives ``a_max``, as numpy.
+
+        >>> import numpy as np, symgrad as sg
+        >>> sg.grad(lambda x: np.sum(np.clip(x, 0.0, 1.0)))(np.array([-1.0, 0.0, 0.5, 1.0, 2.0]))
+        array([0., 1., 1., 1., 0.])
+    """
+    kwargs = {k: v for k, v in kwargs.items() if not (k in ("min", "max") and v is None)}
+    a_min = kwargs.pop("min", a_min)
+    a_max = kwargs.pop("max", a_max)
+    _refuse_kwargs("np.clip", {"out": out, **kwargs}, allowed={})
+    result = as_float(a)
+    if a_min is not None:
+        result = where(less(result, a_min), a_min, result)
+    if a_max is not None:
+        result = where(greater(result, a_max), a_max, result)
+    return result
 
 
 # ---------------------------------------------------------------------------
@@ -210,14 +321,31 @@ _max = _reduction(P.max_p, "np.max")
 _min = _reduction(P.min_p, "np.min")
 
 
+def extremum_weights(x: Any, axes: tuple[int, ...], largest: bool) -> Any:
+    """The share of a max (``largest``) or min reduction's cotangent each element of
+    ``x`` gets: 1/k for each of k tied extrema, 0 for the others."""
+    return apply(P.extremum_weights_p, x, axes=axes, largest=largest)
+
+
+def _record_weights(a: Any, axis: Any, largest: bool) -> None:
+    # recorded in the forward pass for the VJP to reuse (see primitives._extremum_vjp);
+    # dead, and dropped by DCE, when nothing differentiates the result
+    if isinstance(a, Tracer):
+        extremum_weights(a, normalize_axes(axis, a.ndim), largest)
+
+
 @implements(np.max, np.amax)
 def max(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False, **kwargs: Any) -> Any:
-    return _max(a, axis, None, out, keepdims, **kwargs)
+    result = _max(a, axis, None, out, keepdims, **kwargs)
+    _record_weights(a, axis, largest=True)
+    return result
 
 
 @implements(np.min, np.amin)
 def min(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False, **kwargs: Any) -> Any:
-    return _min(a, axis, None, out, keepdims, **kwargs)
+    result = _min(a, axis, None, out, keepdims, **kwargs)
+    _record_weights(a, axis, largest=False)
+    return result
 
 
 # ---------------------------------------------------------------------------

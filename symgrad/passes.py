@@ -10,6 +10,14 @@ bit where multiplication keeps it). The reference is numpy on arrays: its
 ``np.power`` computes the exponents 2, 0.5 and -1 as square, sqrt and
 reciprocal, and so do the rules below (``sqrt(-inf)`` is nan where C's
 ``pow(-inf, 0.5)`` is inf).
+
+One pass is the exception, and is kept apart: :func:`improve_accuracy` replaces
+``log(1 + x)`` by ``log1p(x)`` and ``exp(x) - 1`` by ``expm1(x)``. These change
+rounding, on purpose: they compute what the program means rather than what
+float64 makes of it (``log(1 + 1e-17)`` is 0, ``log1p(1e-17)`` is 1e-17). They
+agree on infinities and nans; a ``-0.0`` input now gives ``-0.0`` (``log1p(-0.0)``)
+where the original gave ``0.0``. :data:`EXACT` is the pipeline without it,
+the one whose results are bit-identical to the unoptimized graph's.
 """
 
 from __future__ import annotations
@@ -223,6 +231,17 @@ def _rules(defs: dict[int, Eqn]) -> tuple[dict[Primitive, Callable[[Eqn], Rewrit
             return _resized(e, x)  # where(c, x, x) -> x
         return None
 
+    def gt(e: Eqn) -> Rewrite:
+        # where(c, 1.0, 0.0) > 0.0 -> c   (the masks of symgrad.adjoint; any a > 0 will do)
+        x, y = e.inputs
+        inner = _producer(defs, x)
+        if _lit(y, 0.0) and inner is not None and inner.prim is P.where_p:
+            c, a, b = inner.inputs
+            if (isinstance(a, Literal) and isinstance(b, Literal) and a.value > 0.0
+                    and b.value == 0.0):
+                return _same_aval(e, c)
+        return None
+
     def reduction(e: Eqn) -> Rewrite:
         return e.inputs[0] if not e.params["axes"] else None  # sum(x, axes=()) -> x
 
@@ -256,7 +275,7 @@ def _rules(defs: dict[int, Eqn]) -> tuple[dict[Primitive, Callable[[Eqn], Rewrit
 
     rules: dict[Primitive, Callable[[Eqn], Rewrite]] = {
         P.add_p: add, P.sub_p: sub, P.mul_p: mul, P.div_p: div, P.pow_p: pow, P.neg_p: neg,
-        P.where_p: where, P.reshape_p: reshape, P.broadcast_to_p: broadcast_to,
+        P.where_p: where, P.gt_p: gt, P.reshape_p: reshape, P.broadcast_to_p: broadcast_to,
         P.transpose_p: transpose}
     rules.update({p: reduction for p in (P.sum_p, P.mean_p, P.prod_p, P.max_p, P.min_p)})
     return rules, elementwise
@@ -280,7 +299,32 @@ def simplify(graph: Graph) -> Graph:
     return _rewrite(graph, rule)
 
 
-PIPELINE = (fold_constants, simplify, cse, dce)
+# ---------------------------------------------------------------------------
+# accuracy rewrites: not exact (see the module docstring), one comment each
+
+
+def improve_accuracy(graph: Graph) -> Graph:
+    """Rewrite cancelling forms into the functions that compute them accurately."""
+    defs = {id(e.out): e for e in graph.eqns}
+
+    def rule(e: Eqn) -> Rewrite:
+        inner = _producer(defs, e.inputs[0])
+        if e.prim is P.log_p and inner is not None and inner.prim is P.add_p:
+            for one, x in (inner.inputs, reversed(inner.inputs)):
+                if _lit(one, 1.0) and x.aval == e.out.aval:
+                    return _as(e, P.log1p_p, x)  # log(1 + x) -> log1p(x)
+        if (e.prim is P.sub_p and _lit(e.inputs[1], 1.0) and inner is not None
+                and inner.prim is P.exp_p and inner.inputs[0].aval == e.out.aval):
+            return _as(e, P.expm1_p, inner.inputs[0])  # exp(x) - 1 -> expm1(x)
+        return None
+
+    return _rewrite(graph, rule)
+
+
+#: the exact passes: results bit-identical to the unoptimized graph's
+EXACT = (fold_constants, simplify, cse, dce)
+#: what symgrad runs: the exact passes and the accuracy rewrites
+PIPELINE = (*EXACT, improve_accuracy)
 
 
 def optimize(graph: Graph, passes: Iterable[Callable[[Graph], Graph]] = PIPELINE,

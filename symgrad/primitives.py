@@ -9,7 +9,8 @@ the adjoint they build is IR like any other: printable, optimizable,
 compilable and differentiable again. Literal inputs (and the seed 1.0 of a
 scalar output) arrive as numpy scalars, so arithmetic on them is IEEE's.
 
-Conventions at kinks and singular points follow DESIGN.md and are versioned by
+Conventions at kinks and singular points follow the table in
+:mod:`symgrad.conventions` (DESIGN.md's, as data) and are versioned by
 :data:`CONVENTIONS_VERSION`, which is part of every kernel's cache key.
 """
 
@@ -21,14 +22,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .conventions import CONVENTIONS_VERSION as CONVENTIONS_VERSION  # re-exported
 from .errors import ShapeError
 from .ir import BOOL, FLOAT, Aval, Primitive
 
 if TYPE_CHECKING:  # imported at the end at run time: ops imports this module
     from . import ops  # (mypy cannot type some of its functions in the cycle: has-type)
-
-#: bump when a derivative convention (kinks, ties, singular points) changes
-CONVENTIONS_VERSION = 1
 
 REGISTRY: dict[str, Primitive] = {}
 FACETS = ("shape_rule", "impl", "vjp", "emit", "sympy")
@@ -237,6 +236,124 @@ reciprocal_p = unary("reciprocal", np.reciprocal,
                    sympy=lambda sp, x: 1 / x)
 
 # ---------------------------------------------------------------------------
+# selection and numerically stable functions: each computed the way that
+# neither overflows nor cancels, with its kink conventions (DESIGN.md table)
+
+
+def _selection_emit(cond: str, a: str, b: str) -> Callable[..., list[str]]:
+    """Numba emit of ``out = a if cond else b`` elementwise, from templates over the operands."""
+    def emit(out: str, args: list[str], avals: Any, out_aval: Aval, **params: Any) -> list[str]:
+        c, x, y = (t.format(*args, out=out) for t in (cond, a, b))
+        if not out_aval.shape:
+            return [f"{out} = {x} if {c} else {y}"]
+        return [f"{out} = np.where({c}, {x}, {y})"]
+    return emit
+
+
+def _relu(x):
+    return np.where(x > 0.0, x, 0.0)[()]
+
+
+# relu'(0) = 0, as PyTorch: the kink belongs to the flat side. Not maximum(x, 0),
+# whose tie rule would give 1/2 there
+relu_p = register(
+    name="relu", kind="elementwise", shape_rule=_elementwise_rule("relu"), impl=_relu,
+    emit=_selection_emit("{0} > 0.0", "{0}", "0.0"),
+    vjp=lambda g, ans, x: (np.where(x > 0.0, g, 0.0),),
+    sympy=lambda sp, x: sp.Piecewise((x, x > 0), (0, True)))
+
+
+def _sigmoid(x):
+    # exp(-|x|) never overflows: 1/(1+e) for x >= 0, e/(1+e) below, both exact-ish
+    e = np.exp(-np.abs(x))
+    return np.where(x >= 0.0, 1.0 / (1.0 + e), e / (1.0 + e))[()]
+
+
+def _sigmoid_emit(out: str, args: list[str], avals: Any, out_aval: Aval) -> list[str]:
+    (x,) = args
+    select = _selection_emit("{0} >= 0.0", "1.0 / (1.0 + {out})", "{out} / (1.0 + {out})")
+    return [f"{out} = np.exp(-np.abs({x}))", *select(out, args, avals, out_aval)]
+
+
+# sigmoid' = sigmoid(x) * sigmoid(-x): no 1 - sigmoid(x) cancelling to 0 for large x;
+# sigmoid(-800) = 0 with gradient 0, sigmoid(800) = 1 with gradient 0
+sigmoid_p = register(
+    name="sigmoid", kind="elementwise", shape_rule=_elementwise_rule("sigmoid"),
+    impl=_sigmoid, emit=_sigmoid_emit,
+    vjp=lambda g, ans, x: (g * (ans * ops.sigmoid(-x)),),
+    sympy=lambda sp, x: 1 / (1 + sp.exp(-x)))
+
+
+def _softplus(x):
+    return np.log1p(np.exp(-np.abs(x))) + np.maximum(x, 0.0)
+
+
+# log(1 + exp(x)) = log1p(exp(-|x|)) + max(x, 0): no overflow; softplus' = sigmoid,
+# so softplus'(800) is exactly 1 (not inf/inf = nan)
+softplus_p = register(
+    name="softplus", kind="elementwise", shape_rule=_elementwise_rule("softplus"),
+    impl=_softplus, emit=expression("np.log1p(np.exp(-np.abs({0}))) + np.maximum({0}, 0.0)"),
+    vjp=lambda g, ans, x: (g * ops.sigmoid(x),),
+    sympy=lambda sp, x: sp.log(1 + sp.exp(x)))
+
+
+def _xlogy(x, y):
+    with np.errstate(all="ignore"):
+        return np.where((x == 0.0) & (y == y), 0.0, x * np.log(y))[()]
+
+
+def _xlogy_vjp(g, ans, x, y):
+    # where x == 0 the function is the constant 0 in y, and we take its x-derivative
+    # to be 0 too (PyTorch; SymPy's Piecewise((0, Eq(x, 0)), ...) agrees), so that
+    # xlogy(0, 0) has gradient (0, 0) and sum(xlogy(p, q)) with p = 0 stays finite
+    zero = x == 0.0
+    return (np.where(zero, 0.0, g * np.log(y)), np.where(zero, 0.0, g * x / y))
+
+
+# x * log(y), and 0 where x == 0 unless y is nan (scipy.special.xlogy)
+xlogy_p = register(
+    name="xlogy", kind="elementwise", shape_rule=_elementwise_rule("xlogy"), impl=_xlogy,
+    emit=_selection_emit("({0} == 0.0) & ({1} == {1})", "0.0", "{0} * np.log({1})"),
+    vjp=_xlogy_vjp,
+    sympy=lambda sp, x, y: sp.Piecewise((0, sp.Eq(x, 0)), (x * sp.log(y), True)))
+
+
+def _hypot_vjp(g, ans, x, y):
+    # x/hypot and y/hypot are bounded by 1; at the origin they are 0/0, where we give
+    # 0, as for a norm at 0 (pytorch #2421)
+    origin = ans == 0.0
+    return (np.where(origin, 0.0, g * (x / ans)), np.where(origin, 0.0, g * (y / ans)))
+
+
+hypot_p = binary("hypot", np.hypot, emit="np.hypot({0}, {1})", vjp=_hypot_vjp,
+                 sympy=lambda sp, x, y: sp.sqrt(x ** 2 + y ** 2))
+
+
+def _arctan2_vjp(g, y, x):
+    # d/dy = x / (x**2 + y**2), divided by hypot twice: x*x + y*y would overflow.
+    # At the origin 0/0 is nan: a singular point, as numpy arithmetic gives
+    h = np.hypot(y, x)
+    return (g * (x / h) / h, -(g * (y / h)) / h)
+
+
+arctan2_p = binary("arctan2", np.arctan2, emit="np.arctan2({0}, {1})",
+                   vjp=lambda g, ans, y, x: _arctan2_vjp(g, y, x),
+                   sympy=lambda sp, y, x: sp.atan2(y, x))
+
+
+def _logaddexp_vjp(g, ans, x, y):
+    # exp(x - ans) is the softmax weight; equal operands share 1/2 (also at -inf or
+    # +inf, where x - ans is nan) and an operand equal to ans carries it all
+    def weight(a):
+        return np.where(x == y, 0.5, np.where(a == ans, 1.0, np.exp(a - ans)))
+    return g * weight(x), g * weight(y)
+
+
+logaddexp_p = binary("logaddexp", np.logaddexp, emit="np.logaddexp({0}, {1})",
+                     vjp=_logaddexp_vjp,
+                     sympy=lambda sp, x, y: sp.log(sp.exp(x) + sp.exp(y)))
+
+# ---------------------------------------------------------------------------
 # comparisons and selection: booleans carry no gradient
 
 
@@ -368,10 +485,18 @@ prod_p = register(
     vjp=_prod_vjp, sympy=lambda sp, xs: sp.Mul(*xs), numpy=np.prod)
 
 
-def _extremum_vjp(g, ans, x, axes):
-    # k tied extrema share the cotangent: 1/k each (DESIGN.md conventions)
-    hit = np.where(x == _expand(ans, x.shape, axes), 1.0, 0.0)
-    return (_expand(g / np.sum(hit, axis=axes), x.shape, axes) * hit,)
+def _extremum_vjp(largest: bool) -> Callable:
+    # k tied extrema share the cotangent: 1/k each (DESIGN.md conventions). The
+    # weights come from extremum_weights(x), which symgrad.ops.max records in the
+    # forward pass beside the value; the VJP asks for the same equation, which
+    # CSE merges into the forward one, so a gradient kernel selects the extrema
+    # once, in its forward section, and a jit kernel (no VJP) not at all. The
+    # old rule compared x with the broadcast output in the backward pass; that
+    # gave k = 0 (a cotangent divided by 0) whenever the output was not
+    # bit-identical to one of the inputs it came from.
+    def vjp(g, ans, x, axes):
+        return (_expand(g, x.shape, axes) * ops.extremum_weights(x, axes, largest),)
+    return vjp
 
 
 # ``v != v`` keeps a NaN once it is in the accumulator, as numpy's max does
@@ -380,14 +505,94 @@ max_p = register(
     impl=lambda x, axes: np.max(x, axis=axes),
     emit=_reduction_emit("np.max({})", "-np.inf",
                          ["acc = {x}", "if acc > {acc} or acc != acc:", "    {acc} = acc"]),
-    vjp=_extremum_vjp, sympy=lambda sp, xs: sp.Max(*xs), numpy=np.max)
+    vjp=_extremum_vjp(largest=True), sympy=lambda sp, xs: sp.Max(*xs), numpy=np.max)
 
 min_p = register(
     name="min", kind="reduction", shape_rule=_reduction_rule("min", False),
     impl=lambda x, axes: np.min(x, axis=axes),
     emit=_reduction_emit("np.min({})", "np.inf",
                          ["acc = {x}", "if acc < {acc} or acc != acc:", "    {acc} = acc"]),
-    vjp=_extremum_vjp, sympy=lambda sp, xs: sp.Min(*xs), numpy=np.min)
+    vjp=_extremum_vjp(largest=False), sympy=lambda sp, xs: sp.Min(*xs), numpy=np.min)
+
+def _extremum_weights_rule(x: Aval, *, axes: tuple[int, ...], largest: bool) -> Aval:
+    _reduction_rule("extremum_weights", False)(x, axes=axes)
+    return Aval(x.shape)
+
+
+def _extremum_weights_impl(x, axes, largest):
+    x = np.asarray(x, dtype=float)
+    best = (np.max if largest else np.min)(x, axis=axes, keepdims=True)
+    hit = x == best
+    w = np.where(hit, 1.0 / np.sum(hit, axis=axes, keepdims=True), 0.0)
+    return np.where(np.isnan(best), np.nan, w)[()]
+
+
+def _extremum_weights_emit(out, args, avals, out_aval, *, axes, largest) -> list[str]:
+    """One row per group of the reduced axes: find the extremum (nan sticks, as
+    in numpy's max), count its ties, give each 1/k."""
+    (x,), (aval,) = args, avals
+    if not axes:
+        return [f"{out} = np.ones_like({x})" if aval.shape else f"{out} = 1.0"]
+    kept = [k for k in range(aval.ndim) if k not in axes]
+    perm = (*kept, *axes)
+    identity = perm == tuple(range(aval.ndim))
+    rows = f"{x}" if identity else f"np.transpose({x}, {perm!r})"
+    m = " * ".join(f"{x}.shape[{k}]" for k in kept) or "1"
+    n = " * ".join(f"{x}.shape[{k}]" for k in axes)
+    better = ">" if largest else "<"
+    # temporaries carry the output's name: printer names are letters and digits
+    r, w, i, j, k, best = (f"{out}_{t}" for t in ("rows", "w", "i", "j", "k", "best"))
+    lines = [
+        f"{r} = np.ascontiguousarray({rows}).reshape(({m}, {n}))",
+        f"{w} = np.zeros_like({r})",
+        f"for {i} in range({r}.shape[0]):",
+        f"    {best} = {r}[{i}, 0]",
+        f"    for {j} in range(1, {r}.shape[1]):",
+        f"        if {r}[{i}, {j}] {better} {best} or {r}[{i}, {j}] != {r}[{i}, {j}]:",
+        f"            {best} = {r}[{i}, {j}]",
+        f"    {k} = 0",
+        f"    for {j} in range({r}.shape[1]):",
+        f"        if {r}[{i}, {j}] == {best}:",
+        f"            {k} += 1",
+        f"    for {j} in range({r}.shape[1]):",
+        f"        if {best} != {best}:",
+        f"            {w}[{i}, {j}] = np.nan",
+        f"        elif {r}[{i}, {j}] == {best}:",
+        f"            {w}[{i}, {j}] = 1.0 / {k}",
+    ]
+    shape = "".join(f"{x}.shape[{k}], " for k in perm)
+    grouped = f"{w}.reshape(({shape}))"
+    if identity:
+        lines.append(f"{out} = {grouped}")
+    else:
+        inverse = tuple(int(i) for i in np.argsort(perm))
+        lines.append(f"{out} = np.ascontiguousarray(np.transpose({grouped}, {inverse!r}))")
+    return lines
+
+
+def _extremum_weights_sympy(sp, x, axes, largest):
+    # w_i = [x_i is an extremum] / (number of extrema): Heaviside(0, 1) = 1 counts ties
+    x = np.asarray(x, dtype=object)
+    kept = [i for i in range(x.ndim) if i not in axes]
+    perm = (*kept, *axes)
+    rows = np.transpose(x, perm).reshape(-1, math.prod(x.shape[a] for a in axes))
+    sign = 1 if largest else -1
+    w = np.empty(rows.shape, dtype=object)
+    for r, row in enumerate(rows):
+        hits = [sp.Mul(*(sp.Heaviside(sign * (a - b), 1) for b in row)) for a in row]
+        for j, h in enumerate(hits):
+            w[r, j] = h / sp.Add(*hits)
+    grouped = w.reshape([x.shape[p] for p in perm])
+    return np.transpose(grouped, tuple(int(i) for i in np.argsort(perm)))
+
+
+# the share of a max/min reduction's cotangent each element gets: 1/k for each of
+# k tied extrema, 0 elsewhere (nan for a group holding a nan). Piecewise
+# constant, so it has no gradient of its own.
+extremum_weights_p = register(
+    name="extremum_weights", kind="structural", shape_rule=_extremum_weights_rule,
+    impl=_extremum_weights_impl, emit=_extremum_weights_emit,
+    vjp=lambda g, ans, x, axes, largest: (None,), sympy=_extremum_weights_sympy)
 
 # ---------------------------------------------------------------------------
 # structural: these move elements and compute nothing, so their numpy

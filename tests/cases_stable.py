@@ -2,6 +2,69 @@
 
 from __future__ import annotations
 
-from cases import Case
+import numpy as np
+
+import symgrad as sg
+
+from cases import BINARY_SHAPES, Case, _shape_id
 
 CASES: list[Case] = []
+
+UNARY = [("relu", sg.relu, (-2, 2)), ("sigmoid", sg.sigmoid, (-5, 5)),
+         ("softplus", sg.softplus, (-5, 5))]
+for prim, fn, domain in UNARY:
+    for shape in [(), (3,), (2, 3)]:
+        CASES.append(Case(f"{prim}-{_shape_id(shape)}", (prim,), lambda x, f=fn: f(x),
+                          (shape,), (domain,)))
+
+# far tails: no overflow, no nan; SymPy's 50 digits say what the float64 answer is
+EXTREMES = ([-800.0, -40.0, -1e-300, 0.0, 40.0, 800.0],)
+CASES += [
+    Case("relu-kink", ("relu",), sg.relu, ((3,),), (), fixed=([-1.0, 0.0, 2.0],)),
+    Case("sigmoid-tails", ("sigmoid",), sg.sigmoid, ((6,),), (), fixed=EXTREMES),
+    Case("softplus-tails", ("softplus",), sg.softplus, ((6,),), (), fixed=EXTREMES),
+]
+
+BINARY = [("xlogy", sg.xlogy, (-2, 2), (0.1, 3)), ("hypot", np.hypot, (-2, 2), (-2, 2)),
+          ("arctan2", np.arctan2, (-2, 2), (-2, 2)), ("logaddexp", np.logaddexp, (-3, 3), (-3, 3))]
+for prim, fn, dx, dy in BINARY:
+    for sx, sy in BINARY_SHAPES:
+        CASES.append(Case(f"{prim}-{_shape_id(sx, sy)}", (prim,),
+                          lambda x, y, f=fn: f(x, y), (sx, sy), (dx, dy)))
+
+CASES += [
+    # x == 0: the value is 0 (also at y == 0) and both partial derivatives are 0
+    Case("xlogy-zeros", ("xlogy",), sg.xlogy, ((4,), (4,)), (),
+         fixed=([0.0, 0.0, 0.0, 1.5], [0.0, 2.0, 0.5, 0.5])),
+    # equal operands share the gradient: 1/2 each
+    Case("logaddexp-ties", ("logaddexp",), np.logaddexp, ((3,), (3,)), (),
+         fixed=([1.0, -2.0, 700.0], [1.0, -2.0, 700.0])),
+    # the forward-recorded weights of max/min reductions, over axes that need a transpose
+    Case("extremum_weights-max", ("max", "extremum_weights"),
+         lambda x: np.max(x, axis=(0, 2)), ((2, 3, 2),), ((-2, 2),)),
+    Case("extremum_weights-min-ties", ("min", "extremum_weights"),
+         lambda x: np.min(x, axis=0), ((2, 3),), (),
+         fixed=([[1.0, 3.0, -1.0], [1.0, 5.0, -1.0]],)),
+]
+
+# composites: clip of where, logsumexp/softmax of max, exp, log, sum and where
+CASES += [
+    Case("clip-2x3_3_scalar", ("where", "lt", "gt"), lambda x, lo, hi: np.clip(x, lo, hi),
+         ((2, 3), (3,), ()), ((-2, 2), (-1, 0), (0, 1))),
+    Case("clip-literal-bounds", ("where",), lambda x: np.clip(x, -0.5, 0.5), ((2, 3),),
+         ((-1, 1),)),
+    # boundaries belong to the inside: gradient 1 in x at x == a_min and x == a_max
+    Case("clip-boundaries", ("where",), lambda x: np.clip(x, -0.5, 0.5), ((4,),), (),
+         fixed=([-0.5, 0.5, -1.0, 1.0],)),
+    Case("logsumexp-all", ("max", "exp", "log", "sum"), lambda x: sg.logsumexp(x),
+         ((2, 3),), ((-3, 3),)),
+    Case("logsumexp-axis1-keepdims", ("max", "exp", "log", "sum"),
+         lambda x: sg.logsumexp(x, axis=1, keepdims=True), ((2, 3),), ((-3, 3),)),
+    Case("logsumexp-axis02", ("max", "exp", "log", "sum"),
+         lambda x: sg.logsumexp(x, axis=(0, 2)), ((2, 3, 2),), ((-3, 3),)),
+    Case("logsumexp-large", ("max", "exp", "log", "sum"), lambda x: sg.logsumexp(x, axis=0),
+         ((3,),), (), fixed=([1000.0, 999.0, -1000.0],)),
+    Case("softmax-axis-1", ("exp",), lambda x: sg.softmax(x), ((2, 3),), ((-3, 3),)),
+    Case("softmax-axis0", ("exp",), lambda x: sg.softmax(x, axis=0), ((2, 3),), ((-3, 3),)),
+    Case("log_softmax-axis-1", ("sub",), lambda x: sg.log_softmax(x), ((2, 3),), ((-3, 3),)),
+]

@@ -1,4 +1,5 @@
-"""Passes: each small, pure, exact to the bit, checked by the IR checker."""
+"""Passes: each small and pure, checked by the IR checker; all but the accuracy rewrites
+exact to the bit (passes.EXACT), which the corpus tests check."""
 
 from __future__ import annotations
 
@@ -9,7 +10,16 @@ import symgrad as sg
 from symgrad import ops
 from symgrad.adjoint import adjoint
 from symgrad.ir import check, interpret
-from symgrad.passes import PIPELINE, cse, dce, fold_constants, optimize, simplify
+from symgrad.passes import (
+    EXACT,
+    PIPELINE,
+    cse,
+    dce,
+    fold_constants,
+    improve_accuracy,
+    optimize,
+    simplify,
+)
 
 from oracle import forward_graph
 
@@ -38,12 +48,17 @@ CORPUS = [
     lambda x: np.broadcast_to(np.reshape(2.0, (1,)), (6,)) * x + np.exp(np.log(3.0)),
     lambda x: np.broadcast_to(x.reshape(6, 1), (6, 4)).sum(axis=1) * (1.0 + 2.0),
     lambda x: np.maximum(np.broadcast_to(0.5, (6,)), 1.0) + x,
+    lambda x: sg.where(sg.where(x > 1.0, 2.0, 0.0) > 0.0, x, -x),
 ]
 SPECIAL = np.array([0.0, -0.0, 1.5, -np.inf, np.nan, 3.0])
 
 
+def optimize_exact(graph):
+    return optimize(graph, EXACT)
+
+
 @pytest.mark.parametrize("k", range(len(CORPUS)))
-@pytest.mark.parametrize("run_pass", [*PIPELINE, optimize], ids=lambda p: p.__name__)
+@pytest.mark.parametrize("run_pass", [*EXACT, optimize_exact], ids=lambda p: p.__name__)
 def test_passes_are_exact_and_keep_the_graph_well_formed(k, run_pass):
     fn = CORPUS[k]
     graph = forward_graph(fn, SPECIAL)
@@ -58,7 +73,7 @@ def test_passes_are_exact_on_adjoint_graphs(k):
     graph = forward_graph(lambda x: np.sum(CORPUS[k](x) ** 3), SPECIAL)
     full = check(adjoint(graph, [0], seed_inputs=False))
     x = np.array([0.5, -0.0, 1.5, -2.0, 0.25, 3.0])
-    before, after = interpret(full, x), interpret(check(optimize(full, checked=True)), x)
+    before, after = interpret(full, x), interpret(check(optimize(full, EXACT, checked=True)), x)
     for a, b in zip(before, after):
         assert np.array_equal(bits(a), bits(b))
 
@@ -126,6 +141,8 @@ def test_constant_folding_folds_scalars_only():
     (lambda x: x.T.T, []),                          # transpose(transpose(x)) -> x
     (lambda x: x.reshape(3, 2).reshape(6), []),     # reshape(reshape(x)) -> x
     (lambda x: x * np.broadcast_to(2.0, (6,)), ["mul"]),  # elementwise ops broadcast by themselves
+    (lambda x: sg.where(sg.where(x > 1, 1.0, 0.0) > 0, x, 2.0), ["gt", "where"]),  # a mask > 0 -> c
+    (lambda x: sg.where(sg.where(x > 1, 0.0, 1.0) > 0, x, 2.0), ["gt", "where", "gt", "where"]),
 ])
 def test_simplification_rules(fn, expected):
     graph = forward_graph(fn, np.arange(6.0))
@@ -156,3 +173,29 @@ def test_adjoint_comments_cite_equations_of_the_optimized_graph(k):
     for e in full.eqns:
         if e.origin is not None and id(e.origin.out) in defined:
             assert id(e.origin) in present, f"cites a replaced equation: {e.origin.prim.name}"
+
+
+@pytest.mark.parametrize("fn, expected", [
+    (lambda x: np.log(1.0 + x), ["log1p"]),         # log(1 + x) -> log1p(x)
+    (lambda x: np.log(x + 1.0), ["log1p"]),
+    (lambda x: np.exp(x) - 1.0, ["expm1"]),         # exp(x) - 1 -> expm1(x)
+    (lambda x: np.log(2.0 + x), ["add", "log"]),    # only 1
+    (lambda x: 1.0 - np.exp(x), ["exp", "sub"]),    # only exp(x) - 1
+    (lambda x: np.log(np.ones(3) + x), ["add", "log"]),  # a literal 1, not an array of ones
+])
+def test_accuracy_rewrites(fn, expected):
+    graph = forward_graph(fn, np.arange(3.0))
+    new = check(dce(optimize(graph, (improve_accuracy, dce))))
+    assert prims(new) == expected, str(new)
+
+
+def test_accuracy_rewrites_are_more_accurate_and_keep_special_values():
+    x = np.array([1e-17, -1e-17, 1e-10, 0.0, -1.0, np.inf, -np.inf, np.nan, 3.0])
+    fns = [(lambda x: np.log(1.0 + x), np.log1p), (lambda x: np.exp(x) - 1.0, np.expm1)]
+    for fn, accurate in fns:
+        with np.errstate(all="ignore"):
+            got = sg.jit(fn, backend="numpy")(x)
+            want = accurate(x)
+        assert np.array_equal(bits(got), bits(want))
+        assert got[0] == 1e-17 and fn(x[:1])[0] != 1e-17  # the unrewritten form cancels
+    assert improve_accuracy in PIPELINE and improve_accuracy not in EXACT

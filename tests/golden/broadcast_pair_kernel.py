@@ -1,4 +1,4 @@
-# symgrad kernel k_a4c887e938d9c82b0d8c1fefe0f36baa (symgrad 0.1.0, codegen 1, conventions 1); generated, do not edit
+# symgrad kernel k_1d06d9b3a8f524249cc70b83bcd33e34 (symgrad 0.1.0, codegen 1, conventions 2); generated, do not edit
 # value_and_grad of ratio with respect to x, y
 # ratio(x: f64[2,1], y: f64[2])
 import numpy as np

@@ -1,4 +1,4 @@
-# symgrad kernel k_f39c95b76773afe846a32e6d06fae12e (symgrad 0.1.0, codegen 1, conventions 1); generated, do not edit
+# symgrad kernel k_6c565f252714ae6a0e6cb2d13c10c679 (symgrad 0.1.0, codegen 1, conventions 2); generated, do not edit
 # grad of loss with respect to w, x
 # loss(w: f64[3], x: f64[2,3])
 import numpy as np
@@ -15,41 +15,50 @@ def loss(w, x):
             acc = b[i0, i1]
             if acc > c[i0] or acc != acc:
                 c[i0] = acc
-    d = np.square(c)
-    e = np.sum(d)
-    f = np.full((b.shape[1], ), 0.0)
+    d_rows = np.ascontiguousarray(b).reshape((b.shape[0], b.shape[1]))
+    d_w = np.zeros_like(d_rows)
+    for d_i in range(d_rows.shape[0]):
+        d_best = d_rows[d_i, 0]
+        for d_j in range(1, d_rows.shape[1]):
+            if d_rows[d_i, d_j] > d_best or d_rows[d_i, d_j] != d_rows[d_i, d_j]:
+                d_best = d_rows[d_i, d_j]
+        d_k = 0
+        for d_j in range(d_rows.shape[1]):
+            if d_rows[d_i, d_j] == d_best:
+                d_k += 1
+        for d_j in range(d_rows.shape[1]):
+            if d_best != d_best:
+                d_w[d_i, d_j] = np.nan
+            elif d_rows[d_i, d_j] == d_best:
+                d_w[d_i, d_j] = 1.0 / d_k
+    d = d_w.reshape((b.shape[0], b.shape[1], ))
+    e = np.square(c)
+    f = np.sum(e)
+    g = np.full((b.shape[1], ), 0.0)
     for i0 in range(b.shape[0]):
         for i1 in range(b.shape[1]):
-            f[i1] += b[i0, i1]
-    g = np.mean(f)
-    h = e + g
-    # grad of: g: f64[] = mean(f, axes=(0,))
-    i = np.full((3,), 0.3333333333333333)
-    # grad of: f: f64[3] = sum(b, axes=(0,))
-    j = np.ascontiguousarray(i).reshape((1, 3))
-    # grad of: d: f64[2] = square(c)
-    k = 2.0 * c
+            g[i1] += b[i0, i1]
+    h = np.mean(g)
+    i = f + h
+    # grad of: h: f64[] = mean(g, axes=(0,))
+    j = np.full((3,), 0.3333333333333333)
+    # grad of: g: f64[3] = sum(b, axes=(0,))
+    k = np.ascontiguousarray(j).reshape((1, 3))
+    # grad of: e: f64[2] = square(c)
+    m = 2.0 * c
     # grad of: c: f64[2] = max(b, axes=(1,))
-    m = np.ascontiguousarray(c).reshape((2, 1))
-    n = b == m
-    o = np.where(n, 1.0, 0.0)
-    p = np.full((o.shape[0], ), 0.0)
-    for i0 in range(o.shape[0]):
-        for i1 in range(o.shape[1]):
-            p[i0] += o[i0, i1]
-    q = k / p
-    r = np.ascontiguousarray(q).reshape((2, 1))
-    s = r * o
-    t = j + s
+    n = np.ascontiguousarray(m).reshape((2, 1))
+    o = n * d
+    p = k + o
     # grad of: b: f64[2,3] = tanh(a)
-    u = np.square(b)
-    v = 1.0 - u
-    y = t * v
+    q = np.square(b)
+    r = 1.0 - q
+    s = p * r
     # grad of: a: f64[2,3] = mul(x, w)
-    grad_x = y * w
-    z = y * x
-    grad_w = np.full((z.shape[1], ), 0.0)
-    for i0 in range(z.shape[0]):
-        for i1 in range(z.shape[1]):
-            grad_w[i1] += z[i0, i1]
-    return (h, grad_w, grad_x)
+    grad_x = s * w
+    t = s * x
+    grad_w = np.full((t.shape[1], ), 0.0)
+    for i0 in range(t.shape[0]):
+        for i1 in range(t.shape[1]):
+            grad_w[i1] += t[i0, i1]
+    return (i, grad_w, grad_x)

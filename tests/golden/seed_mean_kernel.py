@@ -1,4 +1,4 @@
-# symgrad kernel k_d8e88b14d780be5b3d19df50f69d13ab (symgrad 0.1.0, codegen 1, conventions 1); generated, do not edit
+# symgrad kernel k_1e0f4bc25aafc529f91f2d69495de1f7 (symgrad 0.1.0, codegen 1, conventions 2); generated, do not edit
 # grad of seed with respect to x
 # seed(x: f64[2,2])
 import numpy as np

@@ -1,4 +1,4 @@
-# symgrad kernel k_554e091b72c255d7ac06106aab27f77e (symgrad 0.1.0, codegen 1, conventions 1); generated, do not edit
+# symgrad kernel k_a32dd9f208244d8786805d898245d53b (symgrad 0.1.0, codegen 1, conventions 2); generated, do not edit
 # grad of square with respect to x
 # square(x: f64[5], ct: f64[5])
 import numpy as np

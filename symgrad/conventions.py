@@ -1,0 +1,65 @@
+"""The derivative conventions at kinks and singular points, as data.
+
+DESIGN.md's table, one :class:`Convention` per row: the case, the value symgrad
+gives and who agrees. The VJP rules in :mod:`symgrad.primitives` implement the
+rows (each rule's comment names its row), ``tests/test_conventions.py`` checks
+every row with exact values on both backends, and :data:`CONVENTIONS_VERSION`
+is part of every kernel's cache key (:mod:`symgrad.codegen`), so a changed
+convention never reuses a kernel compiled under the old one.
+
+    >>> from symgrad.conventions import CONVENTIONS
+    >>> CONVENTIONS["relu_kink"].value
+    "relu'(0) = 0"
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+#: bump when a convention changes (and with it the code a VJP rule generates)
+#: 1: abs, sign, maximum/minimum ties, max/min ties, sqrt, pow, where, comparisons
+#: 2: where masks the unselected branch's VJPs; relu, clip, xlogy, hypot,
+#:    logaddexp/logsumexp, sigmoid/softplus tails; max/min weights forward-recorded
+CONVENTIONS_VERSION = 2
+
+
+@dataclass(frozen=True)
+class Convention:
+    name: str
+    case: str
+    value: str
+    agrees_with: str
+
+
+CONVENTIONS: dict[str, Convention] = {c.name: c for c in [
+    Convention("abs_kink", "abs'(0)", "0", "PyTorch, SymPy sign(0) (jax #37820 differs)"),
+    Convention("sign", "sign'(x)", "0 everywhere", "JAX, PyTorch"),
+    Convention("maximum_tie", "maximum/minimum with x == y", "1/2 to each side",
+               "PyTorch, SymPy Heaviside(0) = 1/2 (jax #37821 differs)"),
+    Convention("extremum_ties", "max/min reduction with k tied extrema", "1/k to each",
+               "PyTorch, JAX"),
+    Convention("relu_kink", "relu'(0)", "relu'(0) = 0", "PyTorch"),
+    Convention("sqrt_zero", "sqrt'(0)", "+inf", "numpy arithmetic"),
+    Convention("pow_zero_base", "d(x**y)/dy at x == 0, y >= 0", "0", "PyTorch, JAX"),
+    Convention("pow_zero_exponent", "d(x**0)/dx", "0", "PyTorch, JAX"),
+    Convention("where_no_leak", "where(c, a, b): the unselected branch",
+               "contributes exactly 0, never nan or inf", "none by default (jax #347, "
+               "pytorch #23395)"),
+    Convention("comparisons", "comparisons, sign", "zero gradient", "JAX, PyTorch"),
+    Convention("outside_domain", "outside a function's domain (log(-1), sqrt(-1), ...)",
+               "nan, as numpy", "numpy"),
+    Convention("clip_bounds", "clip(x, lo, hi) at x == lo or x == hi",
+               "gradient 1 in x (closed interval); lo/hi get it outside", "PyTorch clamp"),
+    Convention("xlogy_zero", "xlogy(0, y)", "0 (nan if y is nan), gradient (0, 0)",
+               "scipy.special.xlogy (value), PyTorch (gradient)"),
+    Convention("hypot_origin", "hypot'(0, 0)", "(0, 0)", "norm at 0 (pytorch #2421)"),
+    Convention("arctan2_origin", "arctan2'(0, 0)", "nan (a singular point)",
+               "numpy arithmetic"),
+    Convention("logaddexp_tie", "logaddexp(x, y) with x == y (also both -inf)",
+               "1/2 to each side", "SymPy"),
+    Convention("logsumexp_infinite", "logsumexp of a group whose maximum is infinite",
+               "the maximum; 1/k to its k tied entries, 0 to -inf entries",
+               "scipy (value)"),
+    Convention("stable_tails", "sigmoid(-800), softplus'(800)",
+               "0 with gradient 0; exactly 1, not nan", "the limits"),
+]}
