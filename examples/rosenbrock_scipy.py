@@ -19,11 +19,7 @@ import symgrad as sg
 
 def rosenbrock(x):
     """sum(100 (x[i+1] - x[i]^2)^2 + (1 - x[i])^2) over i < n - 1."""
-    n = x.shape[0]
-    # x[:-1] and x[1:] as products with 0/1 selection matrices (exact).
-    # TODO(indexing, issue 3 item 1): write x[:-1] and x[1:] once slicing lands.
-    head = np.eye(n - 1, n) @ x
-    tail = np.eye(n - 1, n, k=1) @ x
+    head, tail = x[:-1], x[1:]
     return np.sum(100.0 * (tail - head**2) ** 2 + (1.0 - head) ** 2)
 
 
