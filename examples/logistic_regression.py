@@ -3,8 +3,8 @@
 Synthetic data: two Gaussian classes in ``dim`` dimensions, labels from a true
 linear boundary. The loss is the mean negative log-likelihood,
 ``mean(softplus(z) - y * z)`` with ``z = X @ w + b``; ``sg.softplus`` never
-overflows (its gradient at z = 800 is exactly 1). The script asserts that the loss goes down and that the
-trained model classifies the training data well.
+overflows (its gradient at z = 800 is exactly 1). The script asserts that the
+loss goes down and that the trained model classifies the training data well.
 
 Run:  python examples/logistic_regression.py [--steps 200] [--n 500]
 """
