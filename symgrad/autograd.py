@@ -121,6 +121,8 @@ TORCH_NAMES = {
     "maximum": "MaximumBackward0", "minimum": "MinimumBackward0",
     "arcsin": "AsinBackward0", "arccos": "AcosBackward0", "arctan": "AtanBackward0",
     "matmul": "MmBackward0", "dot": "DotBackward0",
+    "slice": "SliceBackward0", "gather": "IndexBackward0", "concatenate": "CatBackward0",
+    "inv": "LinalgInvExBackward0", "det": "LinalgDetBackward0",
 }
 _counter = itertools.count()
 
