@@ -188,3 +188,30 @@ def singular_nodes(expr: list, args: list[Any]) -> list[str]:
 
     walk(expr)
     return found
+
+
+def tied_nodes(expr: list, args: list[Any]) -> list[str]:
+    """The ``max``/``min`` reductions and ``maximum``/``minimum`` nodes of ``expr`` whose
+    extremum is attained more than once (a tie). symgrad gives ``k`` tied extrema
+    ``1/k`` each (DESIGN.md); SymPy differentiates ``Max(a, b, c)`` into Heaviside
+    terms with ``Heaviside(0) = 1/2`` each, so three or more ties disagree by
+    convention, not by a wrong rule."""
+    found: list[str] = []
+
+    def walk(e: list) -> None:
+        if e[0] == "reduce" and e[1] in ("max", "min"):
+            x = np.asarray(evaluate(e[4], args), dtype=float)
+            axis = e[2] if x.ndim else None
+            best = (np.max if e[1] == "max" else np.min)(x, axis=axis, keepdims=True)
+            if np.any(np.sum(x == best, axis=axis) > 1):
+                found.append(f"{e[1]} reduction")
+        if e[0] == "binary" and e[1] in ("maximum", "minimum"):
+            a, b = (np.asarray(evaluate(c, args), dtype=float) for c in e[2:4])
+            if np.any(a == b):
+                found.append(e[1])
+        for child in e[2:]:
+            if isinstance(child, list):
+                walk(child)
+
+    walk(expr)
+    return found
