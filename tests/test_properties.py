@@ -28,7 +28,7 @@ from symgrad.sympy_bridge import element_symbols, evaluate, exact, gradient_expr
 
 from cases import CASES, Case
 from expressions import load_corpus
-from oracle import assert_close, forward_graph, rng_for
+from oracle import assert_close, forward_graph, replaced_vjp, rng_for
 
 SMOOTH_VECTOR = [c for c in CASES if c.smooth and np.ndim(c.fn(*c.args())) > 0]
 SMOOTH = [c for c in CASES if c.smooth]
@@ -68,6 +68,24 @@ def test_compiled_vjp_is_linear_in_the_cotangent(a, b, c1, c2):
 @pytest.mark.parametrize("case", SMOOTH, ids=str)
 def test_dot_product_with_finite_differences(case: Case):
     """<J t, c> = <t, J^T c>: J t by central differences along t, J^T c by symgrad."""
+    jt_c, t_jtc, tol = _dot_products(case)
+    assert abs(jt_c - t_jtc) <= tol, (jt_c, t_jtc)
+
+
+def test_the_properties_fail_for_a_wrong_vjp():
+    (case,) = [c for c in CASES if c.name == "sin-2x3"]
+    with replaced_vjp("sin", lambda g, ans, x: (g * np.cos(x) + 0.01 * np.square(g),)):
+        jt_c, t_jtc, tol = _dot_products(case)
+        assert abs(jt_c - t_jtc) > 100 * tol, "the dot-product test sees a wrong VJP"
+        _, wrong = _pullback(case)  # and the VJP is no longer linear
+        c = np.ones((2, 3))
+        assert not np.allclose(wrong(2 * c)[0], 2 * wrong(c)[0])
+    jt_c, t_jtc, tol = _dot_products(case)
+    assert abs(jt_c - t_jtc) <= tol
+
+
+def _dot_products(case: Case) -> tuple[float, float, float]:
+    """<J t, c>, <t, J^T c> and the tolerance of their difference."""
     args = [np.asarray(a, dtype=float) for a in case.args()]
     rng = rng_for(case.name + "/dot")
     tangents = [rng.uniform(-1, 1, np.shape(a)) for a in args]
@@ -80,8 +98,10 @@ def test_dot_product_with_finite_differences(case: Case):
     down = np.asarray(case.fn(*(a - h * t for a, t in zip(args, tangents))))
     jt_c = np.sum((up - down) / (2 * h) * c)
     t_jtc = sum(np.sum(t * g) for t, g in zip(tangents, grads))
+    # central differences: O(h**2) truncation, O(eps * |f| / h) rounding
     size = sum(np.sum(np.abs(t * g)) for t, g in zip(tangents, grads))
-    assert abs(jt_c - t_jtc) <= 1e-6 * (1.0 + size), (jt_c, t_jtc)
+    size += float(np.sum(np.abs(out * c)))
+    return jt_c, t_jtc, 1e-6 * (1.0 + size)
 
 
 VECTOR_CASES = ["sin-2x3", "pow-2x3_3", "maximum-2x1_1x3", "sum-2x3-axis0-keepdimsFalse",
