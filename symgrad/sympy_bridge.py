@@ -164,8 +164,13 @@ def _numerically(d: Any, subs: dict[Any, Any], digits: int) -> Any:
     others = {s: v for s, v in subs.items() if s not in d.variables}
     if len(d.variables) != 1:
         return sp.nan
+    d = d.xreplace(others)
+    if not isinstance(d, sp.Derivative):  # evaluated once the others are numbers
+        return d
+    if not d.expr.has(d.variables[0]):  # sign(0.5**y) is 1: a derivative of a constant
+        return sp.Integer(0)
     with mpmath.workdps(digits + 10):
-        return d.xreplace(others).doit_numerically(subs[d.variables[0]])
+        return d.doit_numerically(subs[d.variables[0]])
 
 
 __all__ = ["to_sympy", "gradient_expressions", "evaluate", "element_symbols", "input_symbols",
