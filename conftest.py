@@ -1,13 +1,26 @@
 """Test configuration (tests/ and the doctests in symgrad/): a private kernel cache,
-and the IR checker after every pass."""
+the IR checker after every pass, and the hypothesis profiles.
+
+Profiles: ``ci`` (the default: few examples, derandomized so that every CI run
+checks the same ones) and ``long`` (thousands of examples, new ones every run)
+for a longer local run: ``HYPOTHESIS_PROFILE=long python -m pytest
+tests/test_random_expressions.py`` or ``--hypothesis-profile long``.
+"""
 
 import os
 import sys
 import tempfile
 from pathlib import Path
 
+from hypothesis import settings
+
 # Before symgrad is imported: compile into a cache of this test run only (so
 # that every run really compiles), and check the IR after every pass.
 os.environ.setdefault("SYMGRAD_CACHE_DIR", tempfile.mkdtemp(prefix="symgrad-test-cache-"))
 os.environ["SYMGRAD_CHECK_IR"] = "1"
 sys.path.insert(0, str(Path(__file__).parent / "tests"))  # helpers: oracle.py, cases.py
+
+settings.register_profile("ci", max_examples=30, deadline=None, derandomize=True,
+                          print_blob=True)
+settings.register_profile("long", max_examples=2000, deadline=None, print_blob=True)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))

@@ -149,6 +149,9 @@ def evaluate(expressions: Any, graph: Graph, values: Sequence[Any], digits: int 
     def one(e: Any) -> float:
         if not isinstance(e, sp.Basic):  # a Python number, e.g. the 0 of a constant
             return float(e)
+        derivatives = e.atoms(sp.Derivative)
+        if derivatives:  # xreplace cannot put a number where a derivative's variable is
+            e = e.xreplace({d: _numerically(d, subs, digits) for d in derivatives})
         value = sp.N(e.xreplace(subs), digits)
         return float(value) if value.is_extended_real else float("nan")  # nan, zoo, complex
 
@@ -157,6 +160,22 @@ def evaluate(expressions: Any, graph: Graph, values: Sequence[Any], digits: int 
     return np.frompyfunc(one, 1, 1)(np.asarray(expressions, dtype=object)).astype(np.float64)
 
 
+def _numerically(d: Any, subs: dict[Any, Any], digits: int) -> Any:
+    """A derivative SymPy left unevaluated, at the point ``subs``, by mpmath's numerical
+    differentiation at ``digits + 10`` digits. SymPy leaves ``sign(f(x))``
+    unevaluated where it cannot tell that ``f(x)`` is real (``sign(acos(x))``)."""
+    import mpmath
+
+    others = {s: v for s, v in subs.items() if s not in d.variables}
+    if len(d.variables) != 1:
+        return sp.nan
+    d = d.xreplace(others)
+    if not isinstance(d, sp.Derivative):  # evaluated once the others are numbers
+        return d
+    if not d.expr.has(d.variables[0]):  # sign(0.5**y) is 1: a derivative of a constant
+        return sp.Integer(0)
+    with mpmath.workdps(digits + 10):
+        return d.doit_numerically(subs[d.variables[0]])
 
 
 # ---------------------------------------------------------------------------

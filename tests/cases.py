@@ -2,9 +2,21 @@
 
 Each :class:`Case` is a small numpy function exercising one primitive (and
 the few it needs, such as a comparison for ``where``), the shapes of its
-arguments and where to sample them. ``test_primitives.py`` checks every case
-against SymPy and plain numpy on both backends; ``test_registry.py`` fails if
-a registry primitive has no case here.
+arguments, where to sample them (``domains``: a uniform sampler restricted to
+the primitive's domain, or small integers for ties), the tolerances of its
+comparison with SymPy, the memory layout of its arguments and the backends it
+runs on. ``test_primitives.py`` checks every case against SymPy and plain
+numpy; ``test_registry.py`` fails if a registry primitive has no case here.
+
+Shapes: every primitive has 0-d, 1-d and 2-d cases, broadcast pairs where it
+takes several operands, cases with size-1 and empty dimensions, and cases
+whose arguments are non-contiguous views (``layout``). Budget: a Numba kernel
+costs about a second to compile and the generated code depends only on the
+rank and the graph, not on the sizes, so size-1/empty variants run on the
+numpy backend only, except where they change the generated code (a broadcast
+pair's unbroadcasting sums, a reduction's loops, a structural op's shapes).
+Non-contiguous variants run on both backends: the kernel takes a contiguous
+copy, so they reuse the kernel of the contiguous case of the same shape.
 """
 
 from __future__ import annotations
@@ -15,9 +27,27 @@ from typing import Any
 
 import numpy as np
 
-from oracle import rng_for
+from oracle import ATOL, RTOL, rng_for
 
 Shape = tuple[int, ...]
+BACKENDS = ("numba", "numpy")
+LAYOUTS = ("C", "F", "strided")
+
+
+def with_layout(a: np.ndarray, layout: str) -> np.ndarray:
+    """``a``'s values in the given memory layout: C order, Fortran order (a transposed
+    view), or a strided view of every other element of a larger array."""
+    a = np.asarray(a, dtype=float)
+    if layout == "C" or a.ndim == 0:
+        return a
+    if layout == "F":
+        return np.asfortranarray(a)
+    if layout == "strided":
+        big = np.full(a.shape[:-1] + (2 * a.shape[-1],), np.nan)
+        view = big[..., ::2]
+        view[...] = a
+        return view
+    raise ValueError(f"unknown layout {layout!r}; one of {LAYOUTS}")
 
 
 @dataclass(frozen=True)
@@ -29,15 +59,26 @@ class Case:
     domains: tuple[tuple[float, float], ...]
     discrete: bool = False          # sample small integers (ties for ==, !=, max)
     fixed: tuple[Any, ...] | None = field(default=None, compare=False)
+    rtol: float = RTOL              # tolerances against SymPy's 50-digit answer
+    atol: float = ATOL
+    layout: str = "C"               # memory layout of array arguments: LAYOUTS
+    backends: tuple[str, ...] = BACKENDS
 
     def args(self) -> list[Any]:
         if self.fixed is not None:
-            return [np.array(a, dtype=float) for a in self.fixed]
+            return [with_layout(np.array(a, dtype=float), self.layout) for a in self.fixed]
         rng = rng_for(self.name)
         if self.discrete:
-            return [rng.integers(-1, 3, s).astype(float) if s else float(rng.integers(-1, 3))
-                    for s in self.shapes]
-        return [rng.uniform(lo, hi, s) for s, (lo, hi) in zip(self.shapes, self.domains)]
+            values = [rng.integers(-1, 3, s).astype(float) if s else float(rng.integers(-1, 3))
+                      for s in self.shapes]
+        else:
+            values = [rng.uniform(lo, hi, s) for s, (lo, hi) in zip(self.shapes, self.domains)]
+        return [with_layout(v, self.layout) if np.ndim(v) else v for v in values]
+
+    @property
+    def smooth(self) -> bool:
+        """No argument sits on a kink or tie on purpose (finite differences apply)."""
+        return not self.discrete and self.fixed is None
 
     def __str__(self) -> str:
         return self.name
@@ -58,10 +99,18 @@ UNARY = [
     ("arctan", np.arctan, (-3, 3)), ("abs", np.absolute, (-2, 2)), ("sign", np.sign, (-2, 2)),
     ("square", np.square, (-2, 2)), ("reciprocal", np.reciprocal, (0.2, 2)),
 ]
+NUMPY_ONLY = ("numpy",)
 for prim, ufunc, domain in UNARY:
     for shape in [(), (3,), (2, 3)]:
         CASES.append(Case(f"{prim}-{_shape_id(shape)}", (prim,),
                           lambda x, u=ufunc: u(x), (shape,), (domain,)))
+    # size-1 and empty dims: the same kernel text as (3,) and (2, 3) up to its header
+    for shape in [(1,), (0,), (1, 3), (2, 0)]:
+        CASES.append(Case(f"{prim}-{_shape_id(shape)}", (prim,), lambda x, u=ufunc: u(x),
+                          (shape,), (domain,), backends=NUMPY_ONLY))
+    for layout in ["F", "strided"]:
+        CASES.append(Case(f"{prim}-2x3-{layout}", (prim,), lambda x, u=ufunc: u(x),
+                          ((2, 3),), (domain,), layout=layout))
 
 BINARY = [
     ("add", np.add, (-2, 2), (-2, 2)), ("sub", np.subtract, (-2, 2), (-2, 2)),
@@ -71,10 +120,16 @@ BINARY = [
 ]
 BINARY_SHAPES = [((), ()), ((3,), (3,)), ((2, 3), (2, 3)), ((2, 3), (3,)), ((2, 1), (1, 3)),
                  ((), (2, 3)), ((3,), ())]
+# size-1 and empty dims: broadcasting a size-1 dim changes the adjoint (a sum)
+BINARY_EDGE_SHAPES = [((1,), (3,)), ((1, 1), (2, 3)), ((0,), (0,)), ((2, 0), (1,)),
+                      ((0, 3), (3,))]
 for prim, ufunc, dx, dy in BINARY:
-    for sx, sy in BINARY_SHAPES:
+    for sx, sy in BINARY_SHAPES + BINARY_EDGE_SHAPES:
         CASES.append(Case(f"{prim}-{_shape_id(sx, sy)}", (prim,),
                           lambda x, y, u=ufunc: u(x, y), (sx, sy), (dx, dy)))
+    for layout in ["F", "strided"]:
+        CASES.append(Case(f"{prim}-2x3_3-{layout}", (prim,), lambda x, y, u=ufunc: u(x, y),
+                          ((2, 3), (3,)), (dx, dy), layout=layout))
 
 CASES += [
     # a literal exponent of a negative base; a literal base
@@ -90,26 +145,42 @@ CASES += [
 COMPARISONS = [("gt", np.greater), ("ge", np.greater_equal), ("lt", np.less),
                ("le", np.less_equal), ("eq", np.equal), ("ne", np.not_equal)]
 for prim, ufunc in COMPARISONS:
-    for sx, sy in [((), ()), ((2, 3), (3,))]:
+    for sx, sy in [((), ()), ((2, 3), (3,)), ((1, 3), (2, 1)), ((0, 3), (1,))]:
         CASES.append(Case(f"{prim}-{_shape_id(sx, sy)}", (prim, "where"),
                           lambda x, y, u=ufunc: np.where(u(x, y), x * y, x - y),
                           (sx, sy), (), discrete=True))
+    CASES.append(Case(f"{prim}-2x3_3-F", (prim, "where"),
+                      lambda x, y, u=ufunc: np.where(u(x, y), x * y, x - y),
+                      ((2, 3), (3,)), (), discrete=True, layout="F"))
 
-for shapes in [((), (), ()), ((2, 3), (3,), (2, 1)), ((3,), (2, 3), ())]:
+for shapes in [((), (), ()), ((2, 3), (3,), (2, 1)), ((3,), (2, 3), ()),
+               ((1, 1), (1,), (2, 3)), ((2, 0), (0,), (1,))]:
     CASES.append(Case(f"where-{_shape_id(*shapes)}", ("where", "gt"),
                       lambda c, x, y: np.where(c > 0, np.sin(x), y * y), shapes,
                       ((-1, 1), (-2, 2), (-2, 2))))
+CASES.append(Case("where-2x3_3_2x1-strided", ("where", "gt"),
+                  lambda c, x, y: np.where(c > 0, np.sin(x), y * y), ((2, 3), (3,), (2, 1)),
+                  ((-1, 1), (-2, 2), (-2, 2)), layout="strided"))
 
 REDUCTIONS = [("sum", np.sum, (-2, 2)), ("mean", np.mean, (-2, 2)), ("prod", np.prod, (0.3, 2)),
               ("max", np.max, (-2, 2)), ("min", np.min, (-2, 2))]
 REDUCTION_AXES = [((4,), None, False), ((2, 3), None, False), ((2, 3), 0, False),
                   ((2, 3), 1, True), ((2, 3), -1, False), ((2, 3, 2), (0, 2), False),
                   ((2, 3, 2), 1, True), ((2, 3), None, True)]
+# size-1 and empty dims (an empty *reduced* axis only where the reduction has an identity)
+REDUCTION_EDGE_AXES = [((), None, False), ((1,), None, False), ((1, 3), 0, False),
+                       ((2, 1), 1, True), ((0, 3), 1, False), ((3, 0), 0, True)]
+EMPTY_REDUCED_AXES = [((0,), None, False), ((0, 3), 0, False), ((2, 0), 1, True)]
 for prim, fn, domain in REDUCTIONS:
-    for shape, axis, keepdims in REDUCTION_AXES:
+    edge = REDUCTION_EDGE_AXES + (EMPTY_REDUCED_AXES if prim in ("sum", "prod") else [])
+    for shape, axis, keepdims in REDUCTION_AXES + edge:
         CASES.append(Case(f"{prim}-{_shape_id(shape)}-axis{axis}-keepdims{keepdims}", (prim,),
                           lambda x, f=fn, a=axis, k=keepdims: f(x, axis=a, keepdims=k),
                           (shape,), (domain,)))
+    for layout, axis in [("F", 0), ("strided", 1)]:
+        CASES.append(Case(f"{prim}-2x3-axis{axis}-{layout}", (prim,),
+                          lambda x, f=fn, a=axis: f(x, axis=a), ((2, 3),), (domain,),
+                          layout=layout))
 
 CASES += [
     # the product of the others where the group has one zero, 0 where it has two
@@ -122,11 +193,13 @@ CASES += [
          fixed=([[1.0, 3.0, -1.0], [1.0, 5.0, 2.0]],)),
 ]
 
-for source, target in [((3,), (2, 3)), ((1, 3), (2, 3)), ((2, 1), (2, 3)), ((), (2, 3))]:
+for source, target in [((3,), (2, 3)), ((1, 3), (2, 3)), ((2, 1), (2, 3)), ((), (2, 3)),
+                       ((1,), (0,)), ((1, 1), (2, 3)), ((0,), (2, 0))]:
     CASES.append(Case(f"broadcast_to-{_shape_id(source, target)}", ("broadcast_to",),
                       lambda x, t=target: np.broadcast_to(x, t), (source,), ((-2, 2),)))
 
-for source, target in [((2, 3), (3, 2)), ((6,), (2, 3)), ((1,), ()), ((), (1, 1))]:
+for source, target in [((2, 3), (3, 2)), ((6,), (2, 3)), ((1,), ()), ((), (1, 1)),
+                       ((0, 3), (3, 0)), ((1, 3), (3,))]:
     CASES.append(Case(f"reshape-{_shape_id(source, target)}", ("reshape",),
                       lambda x, t=target: np.reshape(x, t), (source,), ((-2, 2),)))
 
@@ -136,6 +209,16 @@ CASES += [
          ((2, 3, 2),), ((-2, 2),)),
     Case("transpose-method", ("transpose",), lambda x: x.transpose(2, 0, 1),
          ((2, 3, 2),), ((-2, 2),)),
+    Case("transpose-scalar", ("transpose",), lambda x: np.transpose(x), ((),), ((-2, 2),)),
+    Case("transpose-3", ("transpose",), lambda x: x.T, ((3,),), ((-2, 2),)),
+    Case("transpose-T-0x3", ("transpose",), lambda x: x.T, ((0, 3),), ((-2, 2),)),
+    Case("transpose-T-1x3", ("transpose",), lambda x: x.T, ((1, 3),), ((-2, 2),)),
+    # non-contiguous inputs to the structural ops
+    Case("transpose-T-F", ("transpose",), lambda x: x.T, ((2, 3),), ((-2, 2),), layout="F"),
+    Case("reshape-2x3_3x2-strided", ("reshape",), lambda x: np.reshape(x, (3, 2)), ((2, 3),),
+         ((-2, 2),), layout="strided"),
+    Case("broadcast_to-1x3_2x3-strided", ("broadcast_to",),
+         lambda x: np.broadcast_to(x, (2, 3)), ((1, 3),), ((-2, 2),), layout="strided"),
 ]
 
 # the array (indexing, shape ops), linear-algebra and selection/stable-function

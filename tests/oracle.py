@@ -6,12 +6,14 @@ VJP rules, adjoint transform and passes play no part in what it returns.
 
 from __future__ import annotations
 
+import contextlib
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
+from symgrad import primitives as P
 from symgrad.ir import Aval
 from symgrad.sympy_bridge import evaluate, gradient_expressions, to_sympy
 from symgrad.trace import arg_names, trace
@@ -71,3 +73,16 @@ def assert_close(got: Any, want: Any, rtol: float = RTOL, atol: float = ATOL, wh
     got, want = np.asarray(got, dtype=float), np.asarray(want, dtype=float)
     assert got.shape == want.shape, f"{what}: shape {got.shape} != {want.shape}"
     np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, err_msg=what)
+
+
+@contextlib.contextmanager
+def replaced_vjp(name: str, vjp: Callable) -> Iterator[None]:
+    """Registry primitive ``name`` with a different (wrong) VJP rule, restored on exit:
+    to show that a test fails when a gradient is wrong."""
+    prim = P.REGISTRY[name]
+    old = prim.vjp
+    object.__setattr__(prim, "vjp", vjp)  # frozen: declarations never change otherwise
+    try:
+        yield
+    finally:
+        object.__setattr__(prim, "vjp", old)

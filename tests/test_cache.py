@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from symgrad.codegen import KernelSource
 from symgrad.compile import publish
@@ -23,8 +25,12 @@ print(json.dumps({"grad": out.tolist(), **compile.compile_stats()}))
 EXPECTED = (np.sin(np.arange(3.0)) + np.arange(3.0) * np.cos(np.arange(3.0))).tolist()
 
 
-def run_child(cache: Path) -> dict:
-    env = {**os.environ, "SYMGRAD_CACHE_DIR": str(cache)}
+def run_child(cache: Path | None, **extra_env: str) -> dict:
+    env = {**os.environ, **extra_env}
+    if cache is None:
+        env.pop("SYMGRAD_CACHE_DIR", None)
+    else:
+        env["SYMGRAD_CACHE_DIR"] = str(cache)
     env.pop("NUMBA_CACHE_DIR", None)
     done = subprocess.run([sys.executable, "-c", CHILD], env=env, capture_output=True,
                           text=True, timeout=300)
@@ -91,3 +97,76 @@ def test_cache_dir_is_configurable(tmp_path, monkeypatch):
 
     monkeypatch.setenv("SYMGRAD_CACHE_DIR", str(tmp_path / "elsewhere"))
     assert cache_dir() == tmp_path / "elsewhere" / "kernels" and cache_dir().is_dir()
+
+
+@pytest.fixture(scope="module")
+def warm_cache(tmp_path_factory) -> Path:
+    """A cache holding CHILD's kernel and Numba's index and data for it (copy it)."""
+    cache = tmp_path_factory.mktemp("warm")
+    assert run_child(cache)["compiled"] == 1
+    return cache
+
+
+def copy_of(warm: Path, tmp_path: Path) -> Path:
+    cache = tmp_path / "cache"
+    shutil.copytree(warm, cache)  # copy2: mtimes kept, as Numba's index expects
+    return cache
+
+
+def test_a_copied_cache_is_warm(warm_cache, tmp_path):
+    """(What the tests below damage is a working cache.)"""
+    assert run_child(copy_of(warm_cache, tmp_path))["compiled"] == 0
+
+
+def garble(path: Path, how: str) -> None:
+    data = path.read_bytes()
+    if how == "truncated":
+        path.write_bytes(data[:len(data) // 2])
+    elif how == "garbage":
+        path.write_bytes(bytes(range(256)) * 3)
+    elif how == "empty":
+        path.write_bytes(b"")
+    else:
+        raise ValueError(how)
+
+
+@pytest.mark.parametrize(("suffix", "how"), [("nbi", "truncated"), ("nbi", "empty"),
+                                              ("nbc", "garbage"), ("nbc", "truncated")])
+def test_a_damaged_numba_index_or_data_file_is_recompiled(warm_cache, tmp_path, suffix, how):
+    cache = copy_of(warm_cache, tmp_path)
+    files = list((cache / "kernels" / "__pycache__").glob(f"*.{suffix}"))
+    assert files, f"Numba wrote a .{suffix} file"
+    for f in files:
+        garble(f, how)
+    result = run_child(cache)
+    np.testing.assert_allclose(result["grad"], EXPECTED, rtol=1e-15)
+    assert result["compiled"] == 1, "recompiled, not crashed"
+    assert run_child(cache)["compiled"] == 0, "and the rebuilt cache is used again"
+
+
+@pytest.mark.parametrize("how", ["garbage", "empty", "edited"])
+def test_a_damaged_source_file_is_quarantined_and_rebuilt(warm_cache, tmp_path, how):
+    cache = copy_of(warm_cache, tmp_path)
+    (source,) = (cache / "kernels").glob("k_*.py")
+    if how == "edited":  # still valid Python, and still the same length: a wrong kernel
+        text = source.read_text()
+        assert "np.sin(" in text
+        source.write_text(text.replace("np.sin(", "np.cos("))
+    else:
+        garble(source, how)  # garbage is not UTF-8
+    result = run_child(cache)
+    np.testing.assert_allclose(result["grad"], EXPECTED, rtol=1e-15)
+    assert len(list((cache / "kernels").glob("k_*.py.*.quarantined"))) == 1
+    assert run_child(cache)["grad"] == result["grad"]
+
+
+def test_symgrad_cache_dir_is_honoured_by_a_fresh_process(tmp_path):
+    """Kernels go to $SYMGRAD_CACHE_DIR/kernels, else to the user cache dir (XDG here)."""
+    xdg = tmp_path / "xdg"
+    result = run_child(tmp_path / "chosen", XDG_CACHE_HOME=str(xdg))
+    np.testing.assert_allclose(result["grad"], EXPECTED, rtol=1e-15)
+    assert list((tmp_path / "chosen" / "kernels").glob("k_*.py"))
+    assert not xdg.exists(), "nothing is written to the default cache dir"
+    result = run_child(None, XDG_CACHE_HOME=str(xdg))
+    np.testing.assert_allclose(result["grad"], EXPECTED, rtol=1e-15)
+    assert list((xdg / "symgrad" / "kernels").glob("k_*.py"))

@@ -1,4 +1,8 @@
-"""Every primitive against SymPy at 50 digits, plain numpy, and the other backend."""
+"""Every primitive against SymPy at 50 digits, plain numpy, and the other backend.
+
+Generated from the table in ``cases.py``: one test per case and backend (each
+case names its backends; see the budget note there).
+"""
 
 from __future__ import annotations
 
@@ -12,7 +16,9 @@ import symgrad as sg
 from cases import CASES, Case
 from oracle import assert_close, rng_for, sympy_gradient, sympy_value
 
-BACKENDS = ["numba", "numpy"]
+CASE_BACKENDS = [pytest.param(case, backend, id=f"{case}-{backend}")
+                 for case in CASES for backend in case.backends]
+BOTH = [case for case in CASES if {"numba", "numpy"} <= set(case.backends)]
 
 
 @functools.cache
@@ -33,20 +39,43 @@ def _run(case: Case, backend: str):
     return f(*args, gradient=ct)
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("case", CASES, ids=str)
+@pytest.mark.parametrize(("case", "backend"), CASE_BACKENDS)
 def test_value_and_gradient_match_sympy(case: Case, backend: str):
     args, ct, numpy_out, want_value, want_grads = _problem(case)
     value, grads = _run(case, backend)
-    assert_close(value, want_value, what=f"{case} value vs SymPy")
-    assert_close(value, numpy_out, what=f"{case} value vs numpy")
+    tol = {"rtol": case.rtol, "atol": case.atol}
+    assert_close(value, want_value, **tol, what=f"{case} value vs SymPy")
+    assert_close(value, numpy_out, **tol, what=f"{case} value vs numpy")
     assert len(grads) == len(args)
     for k, (got, want) in enumerate(zip(grads, want_grads)):
         assert np.shape(got) == np.shape(args[k]), f"gradient {k} has the argument's shape"
-        assert_close(got, want, what=f"{case} gradient {k} vs SymPy")
+        assert_close(got, want, **tol, what=f"{case} gradient {k} vs SymPy")
 
 
-@pytest.mark.parametrize("case", CASES, ids=str)
+def test_the_table_has_every_kind_of_shape_for_every_primitive():
+    """0-d, 1-d, 2-d, size-1, empty and non-contiguous arguments, per primitive."""
+    kinds: dict[str, set[str]] = {}
+    for case in CASES:
+        if case.fixed is not None:
+            continue
+        found = kinds.setdefault(case.prims[0], set())
+        found |= {f"{len(s)}-d" for s in case.shapes if len(s) <= 2}
+        found |= {"size-1" for s in case.shapes if 1 in s}
+        found |= {"empty" for s in case.shapes if 0 in s}
+        found |= {"non-contiguous" for a in case.args() if np.ndim(a) and
+                  not a.flags.c_contiguous}
+        if "numba" in case.backends:
+            found.add("numba")
+    want = {"0-d", "1-d", "2-d", "size-1", "empty", "non-contiguous", "numba"}
+    # the families added in parallel (array, linalg, stable) bring their own shapes
+    from cases import ARRAY_CASES, LINALG_CASES, STABLE_CASES
+    later = {p for c in ARRAY_CASES + LINALG_CASES + STABLE_CASES for p in c.prims}
+    missing = {prim: sorted(want - found) for prim, found in kinds.items()
+               if want - found and prim not in later}
+    assert not missing, f"primitives lacking shape kinds in tests/cases.py: {missing}"
+
+
+@pytest.mark.parametrize("case", BOTH, ids=str)
 def test_backends_agree(case: Case):
     value_nb, grads_nb = _run(case, "numba")
     value_np, grads_np = _run(case, "numpy")

@@ -1,0 +1,70 @@
+"""``symgrad.testing.check_grad``: passes on right gradients, raises a table on wrong ones."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from symgrad.testing import SYMPY_MAX_ELEMENTS, GradReport, check_grad
+
+from oracle import replaced_vjp
+
+X = np.array([[0.3, -1.2, 0.8], [1.5, 0.1, -0.4]])
+
+
+def loss(x, w):
+    return np.mean(np.tanh(x * w) ** 2 + np.exp(-x))
+
+
+def test_a_right_gradient_passes_with_a_report_per_argument():
+    report = check_grad(loss, X, np.array([0.5, -2.0, 1.5]))
+    assert isinstance(report, GradReport) and report.ok
+    assert set(report.worst) == {"x", "w"}
+    assert report.worst["x"] < 1e-5 and report.worst["w"] < 1e-5
+    (x_sympy, x_fd), _ = (a.comparisons for a in report.arguments)
+    assert x_sympy.reference == "SymPy" and x_sympy.error < 1e-12 and not x_sympy.skipped
+    assert x_fd.reference == "finite differences" and 0 < x_fd.error < 1e-6
+    text = str(report)
+    assert text.splitlines()[0].startswith("check_grad of loss: ok")
+    assert "x         (2, 3)" in text and "w         (3,)" in text
+
+
+def test_argnums_gradient_and_static_arguments():
+    f = lambda x, power, y: x ** power * y
+    report = check_grad(f, X, 3, 2.0, gradient=np.ones((2, 3)) * 0.5, argnums=(0, -1),
+                        backend="numpy")
+    assert [a.name for a in report.arguments] == ["x", "y"]
+    np.testing.assert_allclose(report.arguments[0].gradient, 0.5 * 3 * X ** 2 * 2.0)
+    np.testing.assert_allclose(report.arguments[1].gradient, 0.5 * np.sum(X ** 3))
+
+
+def test_a_wrong_gradient_raises_with_a_readable_table():
+    # sin's VJP with the wrong sign: symgrad's gradient is wrong, SymPy's and the
+    # finite differences are not (they never use the VJP rules)
+    f = lambda x: np.sum(np.sin(x) * x)
+    with replaced_vjp("sin", lambda g, ans, x: (-g * np.cos(x),)):
+        with pytest.raises(AssertionError) as raised:
+            check_grad(f, X, backend="numpy")
+    lines = str(raised.value).strip().splitlines()
+    title = "check_grad of <lambda>: GRADIENT MISMATCH; worst relative error per argument"
+    assert lines[0] == title
+    assert lines[1].split() == ["argument", "shape", "vs", "SymPy", "(rtol", "1e-09)", "vs",
+                                "finite", "differences", "(rtol", "1e-05)"]
+    assert lines[2].startswith("x") and lines[2].count("FAIL at [") == 2
+    assert check_grad(f, X, backend="numpy").ok, "restored afterwards"
+
+
+def test_only_one_reference_wrong_is_still_a_failure():
+    """Finite differences straddling a kink disagree with the (right) gradient: a failure
+    (abs(x - 1e-7) at x = 0: the gradient is -1, the central difference -0.1)."""
+    with pytest.raises(AssertionError, match=r"n/a \(disabled\) +9.0e-01 FAIL at \[1\]"):
+        check_grad(lambda x: np.sum(np.abs(x - 1e-7)), np.array([1.0, 0.0]), sympy=False,
+                   backend="numpy")
+
+
+def test_sympy_is_skipped_for_large_inputs():
+    x = np.linspace(0.1, 1.0, SYMPY_MAX_ELEMENTS + 1)
+    report = check_grad(lambda x: np.sum(np.log(x)), x, backend="numpy")
+    (comparison, fd), = (a.comparisons for a in report.arguments)
+    assert comparison.skipped.startswith("over") and fd.error < 1e-6
+    assert "n/a (over" in str(report)
