@@ -19,6 +19,16 @@ import tempfile
 import time
 
 
+def seed_step(x) -> None:
+    """One step of the seeds' graph; the same code for symgrad and torch tensors."""
+    y = x + 2
+    z = y * y * 3
+    out = z.mean()
+    out.backward()
+    x.data -= 0.1 * x.grad.data
+    x.grad.data.zero_()
+
+
 def symgrad_loop(steps: int, n: int) -> tuple[float, list[float], dict, float]:
     import numpy as np
 
@@ -33,12 +43,7 @@ def symgrad_loop(steps: int, n: int) -> tuple[float, list[float], dict, float]:
     start = time.perf_counter()
     for step in range(steps):
         t0 = time.perf_counter()
-        y = x + 2
-        z = y * y * 3
-        out = z.mean()
-        out.backward()
-        x.data -= 0.1 * x.grad.data
-        x.grad.data.zero_()
+        seed_step(x)
         if step < 3:
             firsts.append(time.perf_counter() - t0)
     total = time.perf_counter() - start
@@ -47,12 +52,7 @@ def symgrad_loop(steps: int, n: int) -> tuple[float, list[float], dict, float]:
     # the steady state, without the first-step interpretation and the second-step compile
     t0 = time.perf_counter()
     for _ in range(steps):
-        y = x + 2
-        z = y * y * 3
-        out = z.mean()
-        out.backward()
-        x.data -= 0.1 * x.grad.data
-        x.grad.data.zero_()
+        seed_step(x)
     steady = steps / (time.perf_counter() - t0)
     return steps / total, firsts, compiles, steady
 
@@ -68,12 +68,7 @@ def torch_loop(steps: int, n: int) -> float | None:
     for phase in ("warm-up", "timed"):
         t0 = time.perf_counter()
         for _ in range(steps if phase == "timed" else 50):
-            y = x + 2
-            z = y * y * 3
-            out = z.mean()
-            out.backward()
-            x.data -= 0.1 * x.grad.data
-            x.grad.data.zero_()
+            seed_step(x)
     return steps / (time.perf_counter() - t0)
 
 
