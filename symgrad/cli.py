@@ -37,10 +37,11 @@ EPILOG_GRAD = """\
 TARGET is either a math expression in Python syntax over named variables,
 e.g. "mean(3*(x+2)**2)", or FILE.py:FUNC. An expression is parsed with an
 allowlist (numbers, variables, + - * / **, comparisons, and the functions
-abs absolute arccos arcsin arctan cos cosh exp expm1 log log1p max maximum mean
-min minimum prod reciprocal sign sin sinh sqrt square sum tan tanh where, with
-axis= and keepdims= for reductions; constants pi and e); it is never passed to
-eval. FILE.py:FUNC IMPORTS AND RUNS FILE.py as Python code: use it only on
+abs absolute arccos arcsin arctan arctan2 clip cos cosh exp expm1 hypot log
+log1p log_softmax logaddexp logsumexp max maximum mean min minimum prod
+reciprocal relu sigmoid sign sin sinh softmax softplus sqrt square sum tan tanh
+where xlogy, with axis= and keepdims= for reductions; constants pi and e); it
+is never passed to eval. FILE.py:FUNC IMPORTS AND RUNS FILE.py as Python code: use it only on
 your own code.
 
 examples:

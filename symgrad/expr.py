@@ -62,10 +62,13 @@ class Function:
     keywords: tuple[str, ...] = ()
 
 
-def _where(c: Any, a: Any, b: Any) -> Any:
-    from .ops import where
+def _ops(name: str) -> Callable[..., Any]:
+    """symgrad's own function ``name`` (where, sigmoid, ...), looked up when called."""
+    def call(*args: Any, **kwargs: Any) -> Any:
+        from . import ops
 
-    return where(c, a, b)
+        return getattr(ops, name)(*args, **kwargs)
+    return call
 
 
 _REDUCTION = ("axis", "keepdims")
@@ -78,7 +81,13 @@ FUNCTIONS: dict[str, Function] = {
     "abs": Function(np.absolute, 1, 1),
     "maximum": Function(np.maximum, 2, 2),
     "minimum": Function(np.minimum, 2, 2),
-    "where": Function(_where, 3, 3),
+    "where": Function(_ops("where"), 3, 3),
+    "clip": Function(np.clip, 3, 3),
+    **{name: Function(getattr(np, name), 2, 2) for name in ("hypot", "arctan2", "logaddexp")},
+    **{name: Function(_ops(name), 1, 1) for name in ("sigmoid", "softplus", "relu")},
+    "xlogy": Function(_ops("xlogy"), 2, 2),
+    "logsumexp": Function(_ops("logsumexp"), 1, 1, _REDUCTION),
+    **{name: Function(_ops(name), 1, 1, ("axis",)) for name in ("softmax", "log_softmax")},
     **{name: Function(getattr(np, name), 1, 1, _REDUCTION)
        for name in ("sum", "mean", "prod", "max", "min")},
 }

@@ -196,6 +196,18 @@ def test_check_reports_worst_errors():
         assert len(errors) == 2 and errors[0] < 1e-14 and errors[1] < 1e-8, row
 
 
+def test_stable_and_two_argument_functions_check_against_sympy():
+    text = ("sum(log_softmax(x)*y) + logsumexp(x, axis=0) + sum(clip(x, 0, 1)*softplus(y))"
+            " + sum(hypot(x, y) + xlogy(y, sigmoid(x)) + relu(x)*arctan2(y, 2))")
+    out = ok("grad", text, "--shape", "x=3", "--shape", "y=3", "--at", "x=0.5,2,-1",
+             "--at", "y=1,0.5,2", "--check", "--format", "text")
+    rows = [line for line in out.splitlines() if "symgrad vs SymPy" in line]
+    assert len(rows) == 2
+    for row in rows:
+        errors = [float(e) for e in re.findall(r"(\d\.\d\de[-+]\d+) ok", row)]
+        assert len(errors) == 2 and errors[0] < 1e-14 and errors[1] < 1e-7, row
+
+
 def test_check_fails_where_finite_differences_cannot_follow():
     # at the jump of where(x > 1, 2*x, 0), symgrad and SymPy say 0, a central difference 1e6
     done = symgrad("grad", "where(x > 1, 2*x, 0)", "--at", "x=1", "--check", "--format", "text")
@@ -395,3 +407,10 @@ def test_committed_seed_svg_is_the_current_drawing():
     svg = (ROOT / "docs" / "seed_graph.svg").read_text()
     assert "<svg" in svg and "grad_fn=&lt;MeanBackward&gt;" in svg
     assert "docs/seed_graph.svg" in (ROOT / "README.md").read_text()
+
+
+def test_help_lists_exactly_the_allowlisted_functions():
+    from symgrad import cli, expr
+
+    text = " ".join(cli.EPILOG_GRAD.split("the functions", 1)[1].split(", with")[0].split())
+    assert text.split() == sorted(expr.FUNCTIONS)
