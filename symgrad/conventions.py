@@ -45,7 +45,8 @@ CONVENTIONS: dict[str, Convention] = {c.name: c for c in [
     Convention("where_no_leak", "where(c, a, b): the unselected branch",
                "contributes exactly 0, never nan or inf", "none by default (jax #347, "
                "pytorch #23395)"),
-    Convention("comparisons", "comparisons, sign", "zero gradient", "JAX, PyTorch"),
+    Convention("comparisons", "comparisons, sign, floor, ceil, trunc, rint/round",
+               "zero gradient", "JAX, PyTorch"),
     Convention("outside_domain", "outside a function's domain (log(-1), sqrt(-1), ...)",
                "nan, as numpy", "numpy"),
     Convention("clip_bounds", "clip(x, lo, hi) at x == lo or x == hi",

@@ -348,6 +348,53 @@ def min(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False, **kwa
     return result
 
 
+def _variance(name: str, a: Any, axis: Any, dtype: Any, out: Any, ddof: Any,
+              keepdims: bool, kwargs: dict) -> Any:
+    # numpy's formula: sum((a - mean(a))**2) / (n - ddof), the mean kept for broadcasting
+    _refuse_kwargs(name, {"dtype": dtype, "out": out, **kwargs}, allowed={"dtype": _float_dtype})
+    a = as_float(a)
+    shape = _shape_of(a)
+    count = math.prod(shape[i] for i in normalize_axes(axis, len(shape)))
+    centered = subtract(a, mean(a, axis, keepdims=True))
+    return divide(sum(apply(P.square_p, centered), axis, keepdims=keepdims),
+                  float(count - ddof if count > ddof else 0))
+
+
+@implements(np.var)
+def var(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any = 0,
+        keepdims: bool = False, **kwargs: Any) -> Any:
+    """``np.var``: ``sum((a - mean(a))**2) / (n - ddof)`` over ``axis``."""
+    return _variance("np.var", a, axis, dtype, out, ddof, keepdims, kwargs)
+
+
+@implements(np.std)
+def std(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any = 0,
+        keepdims: bool = False, **kwargs: Any) -> Any:
+    """``np.std``: the square root of :func:`var`; its gradient is nan where all the
+    values are equal (``sqrt'(0) = inf`` times 0), as in PyTorch.
+
+        >>> import numpy as np, symgrad as sg
+        >>> sg.grad(lambda x: np.std(x))(np.array([1.0, 3.0]))
+        array([-0.5,  0.5])
+    """
+    return apply(P.sqrt_p, _variance("np.std", a, axis, dtype, out, ddof, keepdims, kwargs))
+
+
+@implements(np.round, np.around)
+def round(a: Any, decimals: int = 0, out: Any = None) -> Any:
+    """``np.round`` (half to even), computed as numpy does: ``rint(a * 10**decimals) /
+    10**decimals`` (for negative ``decimals``, divided first); the gradient is 0."""
+    _refuse_kwargs("np.round", {"out": out}, allowed={})
+    a, decimals = as_float(a), operator.index(decimals)
+    if decimals == 0:
+        return apply(P.rint_p, a)
+    if decimals > 0:
+        factor = 10.0 ** decimals
+        return divide(apply(P.rint_p, multiply(a, factor)), factor)
+    factor = 10.0 ** -decimals
+    return multiply(apply(P.rint_p, divide(a, factor)), factor)
+
+
 # ---------------------------------------------------------------------------
 # shapes
 

@@ -227,6 +227,27 @@ sign_p = unary("sign", np.sign, emit="np.sign({0}) + 0.0",
                vjp=lambda g, ans, x: (None,),
                sympy=lambda sp, x: sp.sign(x))
 
+# rounding is piecewise constant: zero gradient everywhere, as sign (and JAX,
+# PyTorch); SymPy's floor/ceiling give the values, and the derivative there is 0
+floor_p = unary("floor", np.floor, vjp=lambda g, ans, x: (None,),
+                sympy=lambda sp, x: sp.floor(x))
+
+ceil_p = unary("ceil", np.ceil, vjp=lambda g, ans, x: (None,),
+               sympy=lambda sp, x: sp.ceiling(x))
+
+trunc_p = unary("trunc", np.trunc, vjp=lambda g, ans, x: (None,),
+                sympy=lambda sp, x: sp.Piecewise((sp.floor(x), x >= 0), (sp.ceiling(x), True)))
+
+
+def _rint_sympy(sp, x):
+    # round half to even: floor(x + 1/2), one less where that is an odd tie
+    r = sp.floor(x + sp.Rational(1, 2))
+    return sp.Piecewise((r - 1, sp.And(sp.Eq(x + sp.Rational(1, 2), r), sp.Eq(sp.Mod(r, 2), 1))),
+                        (r, True))
+
+
+rint_p = unary("rint", np.rint, vjp=lambda g, ans, x: (None,), sympy=_rint_sympy)
+
 square_p = unary("square", np.square,
                vjp=lambda g, ans, x: (g * (2.0 * x),),
                sympy=lambda sp, x: x ** 2)

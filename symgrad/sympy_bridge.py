@@ -149,6 +149,9 @@ def evaluate(expressions: Any, graph: Graph, values: Sequence[Any], digits: int 
     def one(e: Any) -> float:
         if not isinstance(e, sp.Basic):  # a Python number, e.g. the 0 of a constant
             return float(e)
+        substitutions = e.atoms(sp.Subs)  # d floor(u)/du at u = 10*x: first the point
+        if substitutions:
+            e = e.xreplace({s: _at_point(s, subs, digits) for s in substitutions})
         derivatives = e.atoms(sp.Derivative)
         if derivatives:  # xreplace cannot put a number where a derivative's variable is
             e = e.xreplace({d: _numerically(d, subs, digits) for d in derivatives})
@@ -158,6 +161,16 @@ def evaluate(expressions: Any, graph: Graph, values: Sequence[Any], digits: int 
     if np.ndim(expressions) == 0:
         return np.float64(one(expressions))
     return np.frompyfunc(one, 1, 1)(np.asarray(expressions, dtype=object)).astype(np.float64)
+
+
+def _at_point(s: Any, subs: dict[Any, Any], digits: int) -> Any:
+    """``Subs(expr, u, point)`` (SymPy's chain rule through a function it cannot
+    differentiate, such as ``floor(10*x)``) evaluated with ``u`` at the numeric point."""
+    point = {u: sp.N(p.xreplace(subs), digits + 10) for u, p in zip(s.variables, s.point)}
+    inner = s.expr
+    inner = inner.xreplace({d: _numerically(d, point, digits)
+                            for d in inner.atoms(sp.Derivative)})
+    return inner.xreplace(point)
 
 
 def _numerically(d: Any, subs: dict[Any, Any], digits: int) -> Any:

@@ -68,3 +68,21 @@ CASES += [
     Case("softmax-axis0", ("exp",), lambda x: sg.softmax(x, axis=0), ((2, 3),), ((-3, 3),)),
     Case("log_softmax-axis-1", ("sub",), lambda x: sg.log_softmax(x), ((2, 3),), ((-3, 3),)),
 ]
+
+# rounding: piecewise constant, zero gradient; multiplied by x so the gradient is
+# the rounded value itself (SymPy: floor, ceiling, round half to even)
+ROUNDING = [("floor", np.floor), ("ceil", np.ceil), ("trunc", np.trunc), ("rint", np.rint)]
+for prim, fn in ROUNDING:
+    for shape in [(), (3,), (2, 3)]:
+        CASES.append(Case(f"{prim}-{_shape_id(shape)}", (prim, "mul"),
+                          lambda x, f=fn: f(x) * x, (shape,), ((-3, 3),)))
+CASES += [
+    Case("round-decimals", ("rint", "mul", "div"), lambda x: np.round(x, 1) * x
+         + np.around(x * 100.0, -1), ((2, 3),), ((-3, 3),)),
+    # var and std (ddof, axis, keepdims) are compositions of mean, sub, square, sum, div
+    Case("var-all", ("mean", "square", "sum"), lambda x: np.var(x), ((2, 3),), ((-2, 2),)),
+    Case("var-axis0-ddof1-keepdims", ("mean", "square", "sum"),
+         lambda x: np.var(x, axis=0, ddof=1, keepdims=True), ((3, 2),), ((-2, 2),)),
+    Case("std-axis1", ("sqrt", "mean", "square"), lambda x: np.std(x, axis=1), ((2, 3),),
+         ((-2, 2),)),
+]

@@ -62,7 +62,12 @@ EXAMPLES = {
         (_where_of_a_sum, (a(-1, -2),), 0, 0.0, a(0, 0))],
     "comparisons": [
         (lambda x, y: np.sum((x > y) * 1.0 + (x == y)), (a(1, 2), a(2, 2)), (0, 1), 1.0,
-         (a(0, 0), a(0, 0)))],
+         (a(0, 0), a(0, 0))),
+        (lambda x: np.sum(np.floor(x) + np.ceil(x) + np.trunc(x) + np.round(x)),
+         (a(-1.5, 0.5, 2.0),), 0, 3.0, a(0, 0, 0)),
+        # halves round to even (SymPy's numerical derivative at a jump is no oracle)
+        (lambda x: np.sum(np.rint(x) * np.arange(1.0, 7.0)), (a(-2.5, -1.5, -0.5, 0.5, 1.5, 2.5),),
+         0, 16.0, a(0, 0, 0, 0, 0, 0))],
     "outside_domain": [
         (lambda x: np.sum(np.sqrt(x)), (a(-1),), 0, nan, a(nan)),
         (lambda x: np.sum(np.arcsin(x)), (a(2),), 0, nan, a(nan))],

@@ -25,3 +25,11 @@ def test_an_unevaluated_derivative_of_what_becomes_a_constant_is_zero():
     f = lambda x, y: np.sign(x ** y) * y
     gx, gy = sympy_gradient(f, [0.5478467492858172, -0.9208531449445188])
     assert (gx, gy) == (0.0, 1.0)
+
+
+def test_a_derivative_at_a_substituted_point_is_evaluated_there():
+    # d/dx floor(10*x) comes back as Subs(Derivative(floor(u), u), u, 10*x): its
+    # dummy u is no input, so the point 10*x is evaluated first, then the derivative
+    x = np.array([0.31, -1.27])
+    (g,) = sympy_gradient(lambda x: np.round(x, 1) * x, [x], np.ones(2))
+    np.testing.assert_array_equal(g, np.round(x, 1))
