@@ -37,12 +37,13 @@ EPILOG_GRAD = """\
 TARGET is either a math expression in Python syntax over named variables,
 e.g. "mean(3*(x+2)**2)", or FILE.py:FUNC. An expression is parsed with an
 allowlist (numbers, variables, + - * / **, comparisons, and the functions
-abs absolute arccos arcsin arctan arctan2 clip cos cosh exp expm1 hypot log
-log1p log_softmax logaddexp logsumexp max maximum mean min minimum prod
-reciprocal relu sigmoid sign sin sinh softmax softplus sqrt square sum tan tanh
-where xlogy, with axis= and keepdims= for reductions; constants pi and e); it
-is never passed to eval. FILE.py:FUNC IMPORTS AND RUNS FILE.py as Python code: use it only on
-your own code.
+abs absolute arccos arcsin arctan arctan2 ceil clip cos cosh exp expm1 floor
+hypot log log1p log_softmax logaddexp logsumexp max maximum mean min minimum
+prod reciprocal relu rint sigmoid sign sin sinh softmax softplus sqrt square std
+sum tan tanh trunc var where xlogy, with axis= and keepdims= for reductions
+(and ddof= for var, std); constants pi and e); it is never passed to eval.
+FILE.py:FUNC IMPORTS AND RUNS FILE.py as Python code: use it only on your own
+code.
 
 examples:
   symgrad grad "mean(3*(x+2)**2)" --wrt x --shape x=2,2 --at x=1

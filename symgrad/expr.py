@@ -77,7 +77,8 @@ _REDUCTION = ("axis", "keepdims")
 FUNCTIONS: dict[str, Function] = {
     **{name: Function(getattr(np, name), 1, 1) for name in (
         "exp", "log", "log1p", "expm1", "sqrt", "sin", "cos", "tan", "tanh", "sinh", "cosh",
-        "arcsin", "arccos", "arctan", "sign", "square", "reciprocal", "absolute")},
+        "arcsin", "arccos", "arctan", "sign", "square", "reciprocal", "absolute",
+        "floor", "ceil", "trunc", "rint")},
     "abs": Function(np.absolute, 1, 1),
     "maximum": Function(np.maximum, 2, 2),
     "minimum": Function(np.minimum, 2, 2),
@@ -90,6 +91,7 @@ FUNCTIONS: dict[str, Function] = {
     **{name: Function(_ops(name), 1, 1, ("axis",)) for name in ("softmax", "log_softmax")},
     **{name: Function(getattr(np, name), 1, 1, _REDUCTION)
        for name in ("sum", "mean", "prod", "max", "min")},
+    **{name: Function(getattr(np, name), 1, 1, (*_REDUCTION, "ddof")) for name in ("var", "std")},
 }
 
 #: named constants
