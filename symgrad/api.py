@@ -65,6 +65,7 @@ class Transformed:
         self._title = getattr(fun, "__name__", "the function")  # for messages: "<lambda>"
         self._cache: dict[tuple, Specialization] = {}
         self._names = functools.cache(functools.partial(arg_names, fun))
+        self._numpy_twin: Transformed | None = None  # expressions() runs on the interpreter
         functools.update_wrapper(self, fun)
 
     # -- calling -----------------------------------------------------------------
@@ -103,11 +104,11 @@ class Transformed:
 
         if self.mode == "jit":
             raise TypeError("expressions() is for grad and value_and_grad; jit has no gradient")
-        twin = self.__dict__.get("_numpy_twin")
+        twin = self._numpy_twin
         if twin is None:  # the same transformation on the interpreter: no Numba compile
             argnums = self.argnums[0] if self.single else self.argnums
             twin = Transformed(self.fun, self.mode, argnums, self.static_argnums, "numpy")
-            self.__dict__["_numpy_twin"] = twin
+            self._numpy_twin = twin
         spec, inputs = twin._prepare(args, gradient)
         n_ct = 0 if gradient is None else spec.n_primal
         grads = adjoint_expressions(spec.graph, spec.n_primal, len(inputs) - n_ct,

@@ -259,9 +259,7 @@ class Tracer:
         return (self[i] for i in range(self.shape[0]))
 
     def __getitem__(self, index: Any) -> Any:
-        from . import array
-
-        return array.getitem(self, index)
+        return _array().getitem(self, index)
 
     def __setitem__(self, index: Any, value: Any) -> None:
         raise TypeError(
@@ -272,9 +270,7 @@ class Tracer:
     @property
     def at(self) -> Any:
         """``x.at[index].set(v)``, as ``symgrad.at(x)[index].set(v)``."""
-        from . import array
-
-        return array.at(self)
+        return _array().at(self)
 
     # -- operators -----------------------------------------------------------------
     def __add__(self, o): return _ops().add(self, o)
