@@ -39,7 +39,7 @@ import numpy as np
 from . import ops
 from . import primitives as P
 from .errors import ShapeError, UnsupportedFunctionError, user_location
-from .ir import FLOAT, Aval
+from .ir import BOOL, FLOAT, Aval
 from .ops import apply, as_float, implements, normalize_axes, reshape
 from .trace import Tracer, as_constant_array
 
@@ -104,8 +104,13 @@ def _unslice_rule(x: Aval, *, shape: tuple[int, ...], index: tuple[Triple, ...])
     return Aval(tuple(shape), x.dtype)
 
 
+def _dtype_text(aval: Aval) -> str:
+    """The dtype argument of a new array in the kernel: float64 is numpy's default."""
+    return ", dtype=np.bool_" if aval.dtype == BOOL else ""
+
+
 def _unslice_emit(out, args, avals, out_aval, *, shape, index) -> list[str]:
-    return [f"{out} = np.zeros({tuple(shape)!r})",
+    return [f"{out} = np.zeros({tuple(shape)!r}{_dtype_text(out_aval)})",
             f"{out}[{_slice_text(index, shape)}] = {args[0]}"]
 
 
@@ -174,7 +179,8 @@ def _index_source(indices: tuple[int, ...]) -> str:
 
 def _gather_emit(out, args, avals, out_aval, *, indices, axis) -> list[str]:
     (x,), (aval,) = args, avals
-    lines = [f"{out} = np.empty({_shape_text(x, aval.shape, axis, len(indices))})"]
+    lines = [f"{out} = np.empty({_shape_text(x, aval.shape, axis, len(indices))}"
+             f"{_dtype_text(out_aval)})"]
     if indices:
         at = ":, " * axis
         lines += [f"for i0, i1 in enumerate({_index_source(indices)}):",
@@ -213,7 +219,7 @@ def _scatter_add_impl(x: Any, indices: tuple[int, ...], axis: int, size: int) ->
 
 def _scatter_add_emit(out, args, avals, out_aval, *, indices, axis, size) -> list[str]:
     (x,), (aval,) = args, avals
-    lines = [f"{out} = np.zeros({_shape_text(x, aval.shape, axis, size)})"]
+    lines = [f"{out} = np.zeros({_shape_text(x, aval.shape, axis, size)}{_dtype_text(out_aval)})"]
     if indices:
         at = ":, " * axis
         lines += [f"for i0, i1 in enumerate({_index_source(indices)}):",

@@ -31,7 +31,7 @@ import math
 import operator
 import string
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -308,7 +308,7 @@ def matmul(x1: Any, x2: Any, /, out: Any = None, **kwargs: Any) -> Any:
         return apply(matmul_p, x, y)
     if len(sy) <= 2:
         # (..., m, k) @ (k, n): one matrix product of all the rows at once
-        rows = apply(matmul_p, reshape(x, (-1, sx[-1])), y)
+        rows = apply(matmul_p, reshape(x, (math.prod(sx[:-1]), sx[-1])), y)
         return reshape(rows, sx[:-1] + sy[1:])
     # stacks: promote a vector to a row, broadcast the batch axes, multiply, drop the row
     xs = sx if len(sx) > 1 else (1,) + sx
@@ -337,8 +337,10 @@ def dot(a: Any, b: Any, out: Any = None) -> Any:
     if sa[-1] != k:
         raise _not_aligned("dot", sa, sb, sa[-1], k, "second-to-last")
     # b's contracted axis to the front: the rest of b, flattened, are the columns
-    columns = reshape(transpose(b, (len(sb) - 2, *range(len(sb) - 2), len(sb) - 1)), (k, -1))
-    product = apply(matmul_p, reshape(a, (-1, k)), columns)
+    # (explicit sizes, not -1: k may be 0)
+    columns = reshape(transpose(b, (len(sb) - 2, *range(len(sb) - 2), len(sb) - 1)),
+                      (k, math.prod(sb) // k if k else math.prod(sb[:-2] + sb[-1:])))
+    product = apply(matmul_p, reshape(a, (math.prod(sa[:-1]), k)), columns)
     return reshape(product, sa[:-1] + sb[:-2] + sb[-1:])
 
 
@@ -353,7 +355,8 @@ def inner(a: Any, b: Any) -> Any:
     if len(sa) == 1 and len(sb) == 1:
         return apply(matmul_p, a, b)
     k = sa[-1]
-    product = apply(matmul_p, reshape(a, (-1, k)), transpose(reshape(b, (-1, k))))
+    product = apply(matmul_p, reshape(a, (math.prod(sa[:-1]), k)),
+                    transpose(reshape(b, (math.prod(sb[:-1]), k))))
     return reshape(product, sa[:-1] + sb[:-1])
 
 
@@ -533,6 +536,8 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> A
     x = as_float(x)
     ndim = len(_shape_of(x))
     if axis is None:
+        if ord is not None and ndim > 2:  # numpy's message
+            raise ValueError("Improper number of dimensions to norm.")
         matrix = ndim == 2 and ord is not None
         axes = tuple(range(ndim))
     else:
@@ -567,11 +572,18 @@ def det(a: Any) -> Any:
     return apply(det_p, as_float(a))
 
 
+class SlogdetResult(NamedTuple):
+    """numpy 2's result of ``slogdet``: unpacks as a tuple, or by name."""
+
+    sign: Any
+    logabsdet: Any
+
+
 @implements(np.linalg.slogdet)
-def slogdet(a: Any) -> tuple[Any, Any]:
-    """``np.linalg.slogdet``: (sign, log|det|) of a square matrix, as a tuple."""
+def slogdet(a: Any) -> SlogdetResult:
+    """``np.linalg.slogdet``: (sign, log|det|) of a square matrix, as numpy's named tuple."""
     a = as_float(a)
-    return apply(slogdet_p, a, part="sign"), apply(slogdet_p, a, part="logabsdet")
+    return SlogdetResult(apply(slogdet_p, a, part="sign"), apply(slogdet_p, a, part="logabsdet"))
 
 
 @implements(np.linalg.solve)

@@ -59,13 +59,18 @@ EINSUM = [
     ("ijk,ikl->jl", (2, 3, 4), (2, 4, 2)), ("ij,kj->ki", (3, 4), (2, 4)),
     ("ij,k->", (2, 3), (2,)), ("ii,ij->j", (3, 3), (3, 2)),
 ]
+# what each contraction becomes: a matrix product, or products and sums when no
+# index is shared (an outer product, a sum of each operand)
+ELEMENTWISE_EINSUM = {"i,j->ij": ("mul",), "ij,ij->ij": ("mul",), "ij,k->": ("mul", "sum")}
 for spec, sx, sy in EINSUM:
-    CASES.append(Case(f"einsum-{spec}", ("matmul",) if "->ij" not in spec else ("mul",),
+    CASES.append(Case(f"einsum-{spec}", ELEMENTWISE_EINSUM.get(spec, ("matmul",)),
                       lambda x, y, s=spec: np.einsum(s, x, y), (sx, sy), (U, U)))
-for spec, shape in [("ii->", (3, 3)), ("ij->ji", (2, 3)), ("ii->i", (3, 3)), ("ijk->k", (2, 3, 2)),
-                    ("ij", (2, 3)), ("ji", (2, 3))]:
-    CASES.append(Case(f"einsum-{spec}", ("transpose",) if "ji" in spec else ("sum",),
-                      lambda x, s=spec: np.einsum(s, x), (shape,), (U,)))
+# "ij" alone is the identity: no primitive at all
+for spec, shape, prims in [("ii->", (3, 3), ("sum",)), ("ij->ji", (2, 3), ("transpose",)),
+                           ("ii->i", (3, 3), ("sum",)), ("ijk->k", (2, 3, 2), ("sum",)),
+                           ("ij", (2, 3), ()), ("ji", (2, 3), ("transpose",))]:
+    CASES.append(Case(f"einsum-{spec}", prims, lambda x, s=spec: np.einsum(s, x), (shape,),
+                      (U,)))
 
 # -- norms ---------------------------------------------------------------------
 CASES += [
