@@ -383,3 +383,12 @@ def test_second_derivative_through_every_array_primitive():
     grad = sg.grad(f, backend="numpy")
     assert_close(grad(x), interpret(first, x)[1], what="first derivative")
     assert_close(hvp, finite_differences(grad, [x], 0, u), rtol=1e-6, atol=1e-7, what="H u")
+
+
+@pytest.mark.parametrize("backend", ["numba", "numpy"])
+def test_indexing_a_boolean_array_keeps_booleans(backend):
+    x = np.array([1.0, -2.0, 3.0])
+    f = sg.jit(lambda x: ((x > 0)[[0, 2, 2]], (x > 0)[::-1][1:]), backend=backend)
+    for got, want in zip(f(x), ((x > 0)[[0, 2, 2]], (x > 0)[::-1][1:])):
+        assert got.dtype == np.bool_
+        np.testing.assert_array_equal(got, want)

@@ -188,3 +188,29 @@ def test_gaussian_nll_gradient_on_both_backends_and_finite_differences():
         assert_close(nb[1][k], py[1][k], rtol=1e-13, atol=1e-14, what=f"gradient {k}")
         assert_close(nb[1][k], finite_differences(gaussian_nll, args, k), rtol=1e-7,
                      atol=1e-8, what=f"gradient {k} vs finite differences")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_products_over_an_empty_contracted_axis_are_zeros(backend):
+    # numpy sums nothing to 0; the gradients are empty like their arguments
+    cases = [(np.matmul, (2, 2, 0), (0, 3)), (np.dot, (2, 0), (4, 0, 3)),
+             (np.inner, (2, 0), (3, 0))]
+    for fn, sa, sb in cases:
+        a, b = np.ones(sa), np.ones(sb)
+        value, (ga, gb) = sg.value_and_grad(lambda a, b, f=fn: np.sum(f(a, b)), argnums=(0, 1),
+                                            backend=backend)(a, b)
+        assert value == 0.0 and ga.shape == sa and gb.shape == sb, fn.__name__
+        np.testing.assert_array_equal(sg.jit(fn, backend=backend)(a, b), fn(a, b))
+
+
+def test_slogdet_is_numpys_named_tuple():
+    a = np.array([[2.0, 1.0], [1.0, 3.0]])
+    g = sg.grad(lambda a: np.linalg.slogdet(a).logabsdet, backend="numpy")(a)
+    assert_close(g, np.linalg.inv(a).T, what="d log|det| / dA")
+    sign, logabsdet = sg.jit(np.linalg.slogdet, backend="numpy")(a)
+    assert (sign, logabsdet) == tuple(np.linalg.slogdet(a))
+
+
+def test_a_norm_order_of_more_than_two_axes_is_numpys_error():
+    with pytest.raises(ValueError, match="Improper number of dimensions"):
+        sg.jit(lambda x: np.linalg.norm(x, 2), backend="numpy")(np.ones((2, 2, 2)))
