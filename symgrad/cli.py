@@ -32,6 +32,9 @@ FD_RTOL, FD_FLOOR = 1e-5, 1e-6
 #: finite differences evaluate the function twice per element: at most this many
 FD_LIMIT = 2000
 MAX_ELEMENTS = 10**7
+#: seconds SymPy may spend building the formulas (or the --check oracle) of one call,
+#: before simplification, which has its own budget
+FORMULA_SECONDS = 10.0
 
 EPILOG_GRAD = """\
 TARGET is either a math expression in Python syntax over named variables,
@@ -313,10 +316,25 @@ def _forward(p: Problem, args: list[Any]) -> Any:
         raise CLIError(f"{type(e).__name__}: {e}", 1) from None
     if is_tuple:
         raise CLIError("the function returns a tuple; return one array to differentiate", 1)
+    largest = max(graph.eqns, key=lambda e: e.out.aval.size, default=None)
+    if largest is not None and largest.out.aval.size > MAX_ELEMENTS:
+        raise CLIError(f"the expression builds a value of {largest.out.aval.size} elements "
+                       f"({largest.out.aval}, by broadcasting?); at most {MAX_ELEMENTS}")
     return graph
 
 
+def _too_symbolic(p: Problem, graph: Any) -> str | None:
+    """Why formulas are left out (too many elements for SymPy), or None."""
+    sizes = [v.aval.size for v in graph.inputs] + [e.out.aval.size for e in graph.eqns]
+    if max(sizes, default=0) <= SYMBOLIC_LIMIT:
+        return None
+    return (f"a value of the function has {max(sizes)} elements; formulas are derived for "
+            f"at most {SYMBOLIC_LIMIT}")
+
+
 def run_grad(args: argparse.Namespace) -> int:
+
+    import numpy as np
 
     from .api import SCALAR_OUTPUT_ERROR, value_and_grad
 
@@ -332,6 +350,9 @@ def run_grad(args: argparse.Namespace) -> int:
     cotangent = None
     if args.gradient is not None:
         cotangent = _shaped(_numbers(args.gradient, "--gradient"), out.shape, "--gradient")
+        if not np.all(np.isfinite(cotangent)):
+            raise CLIError("--gradient takes finite numbers (it weights the output: "
+                           "sum(output * gradient))")
     elif out.shape != ():
         raise CLIError(f"{SCALAR_OUTPUT_ERROR}: the function returns {out.aval}; pass "
                        "--gradient V1,... (the output's shape, or one value) to differentiate "
@@ -366,21 +387,31 @@ def _formulas(p: Problem, g: Any, graph: Any, sample: list[Any],
     """Per wrt variable: ("pattern", expr) or ("elements", array) or ("omitted", reason)."""
     import numpy as np
 
-    big = [n for n in p.names if int(np.prod(p.shapes[n])) > SYMBOLIC_LIMIT]
-    if big:
-        reason = (f"{big[0]} has {int(np.prod(p.shapes[big[0]]))} elements; formulas are "
-                  f"derived for at most {SYMBOLIC_LIMIT}")
+    reason = _too_symbolic(p, graph)
+    if reason:
         return {n: ("omitted", reason) for n in p.wrt}
     from .pretty import Printer
-    from .sympy_bridge import element_pattern, input_symbols, simplify, simplify_all
+    from .sympy_bridge import (
+        OutOfTime,
+        element_pattern,
+        input_symbols,
+        simplify,
+        simplify_all,
+        time_limit,
+    )
 
-    exprs = g.expressions(*sample, gradient=cotangent, seconds=0)  # simplified below
     # named as the IR names them (a variable called np or l is printed np_1, l_1)
     printer = Printer(graph)
     symbols = {printer.name(v): s for v, s in zip(graph.inputs, input_symbols(graph))}
+    try:
+        with time_limit(FORMULA_SECONDS):
+            exprs = g.expressions(*sample, gradient=cotangent, seconds=0)  # simplified below
+            patterns = [element_pattern(e, symbols) if np.ndim(e) else None for e in exprs]
+    except OutOfTime:
+        reason = f"SymPy took longer than {FORMULA_SECONDS:g} s to build them"
+        return {n: ("omitted", reason) for n in p.wrt}
     result: dict[str, Any] = {}
-    for name, e in zip(p.wrt, exprs):
-        pattern = element_pattern(e, symbols) if np.ndim(e) else None
+    for name, e, pattern in zip(p.wrt, exprs, patterns):
         if np.ndim(e) == 0:
             result[name] = ("pattern", simplify(e))
         elif pattern is not None:
@@ -394,13 +425,16 @@ def _check(p: Problem, graph: Any, at: list[Any], grads: tuple, cotangent: Any) 
     """(name, worst error vs SymPy or None, worst error vs finite differences) per wrt."""
     import numpy as np
 
-    big = any(int(np.prod(p.shapes[n])) > SYMBOLIC_LIMIT for n in p.names)
     oracle: list[Any] = [None] * len(p.wrt)
-    if not big:
-        from .sympy_bridge import evaluate, gradient_expressions
+    if not _too_symbolic(p, graph):
+        from .sympy_bridge import OutOfTime, evaluate, gradient_expressions, time_limit
 
-        exprs = gradient_expressions(graph, cotangent, p.argnums)
-        oracle = [evaluate(e, graph, at) for e in exprs]
+        try:
+            with time_limit(FORMULA_SECONDS):
+                exprs = gradient_expressions(graph, cotangent, p.argnums)
+                oracle = [evaluate(e, graph, at) for e in exprs]
+        except OutOfTime:  # no SymPy comparison; finite differences still run
+            oracle = [None] * len(p.wrt)
     rows = []
     for k, name in enumerate(p.wrt):
         fd_err = None
@@ -452,14 +486,19 @@ def _shown(what: str, p: Problem, g: Any, graph: Any, sample: list[Any], cotange
         return f"{graph}\n{g.graph(*sample, gradient=cotangent)}"
     if what == "code":
         return g.source(*sample, gradient=cotangent)
-    import numpy as np
 
-    if any(int(np.prod(p.shapes[n])) > SYMBOLIC_LIMIT for n in p.names):
-        return f"omitted: formulas are derived for at most {SYMBOLIC_LIMIT} elements per input"
-    from .sympy_bridge import gradient_expressions, simplify_all, to_sympy
+    reason = _too_symbolic(p, graph)
+    if reason:
+        return f"omitted: {reason}"
+    from .sympy_bridge import OutOfTime, gradient_expressions, simplify_all, time_limit, to_sympy
 
-    exprs = gradient_expressions(graph, cotangent, p.argnums)
-    return {"function": to_sympy(graph)[0],
+    try:
+        with time_limit(FORMULA_SECONDS):
+            exprs = gradient_expressions(graph, cotangent, p.argnums)
+            function = to_sympy(graph)[0]
+    except OutOfTime:
+        return f"omitted: SymPy took longer than {FORMULA_SECONDS:g} s"
+    return {"function": function,
             "gradient": {n: simplify_all(e) for n, e in zip(p.wrt, exprs)}}
 
 

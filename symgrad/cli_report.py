@@ -128,7 +128,7 @@ class Report:
         if self.fmt == "json":
             import json
 
-            print(json.dumps(self.data, indent=2))
+            print(json.dumps(self.data, indent=2, allow_nan=False))
         else:
             print("\n".join(self.lines))
 
@@ -174,9 +174,16 @@ def _labelled(label: str, value: Any) -> str:
 
 
 def _json_value(value: Any) -> Any:
+    """Numbers as JSON numbers; inf, -inf and nan (which JSON lacks) as strings."""
     import numpy as np
 
-    return np.asarray(value, dtype=float).tolist()
+    def number(v: float) -> Any:
+        return v if np.isfinite(v) else str(v)
+
+    array = np.asarray(value, dtype=float)
+    if not array.ndim:
+        return number(float(array))
+    return np.frompyfunc(number, 1, 1)(array).tolist()
 
 
 def _sympy_text(e: Any) -> str:

@@ -336,6 +336,12 @@ class _Parser:
             if isinstance(value, ast.Constant) and isinstance(value.value, bool):
                 return value.value
             raise ExpressionError(f"keepdims= takes True or False, not {self.part(value)}")
+        if key == "ddof":
+            if (isinstance(value, ast.Constant) and isinstance(value.value, int)
+                    and not isinstance(value.value, bool) and 0 <= value.value < 32):
+                return value.value
+            raise ExpressionError(f"ddof= takes a small non-negative integer, not "
+                                  f"{self.part(value)}")
         items = value.elts if isinstance(value, ast.Tuple) else [value]
         axes = [self.axis(v) for v in items]
         return tuple(axes) if isinstance(value, ast.Tuple) else axes[0]

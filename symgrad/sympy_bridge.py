@@ -21,8 +21,9 @@ derivative formulas. Importing it imports SymPy; nothing else in the core does.
 
 from __future__ import annotations
 
+import contextlib
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -198,8 +199,37 @@ def _numerically(d: Any, subs: dict[Any, Any], digits: int) -> Any:
 SIMPLIFY_SECONDS = 2.0
 
 
-class _OutOfTime(Exception):
-    pass
+class OutOfTime(Exception):
+    """A :func:`time_limit` ran out."""
+
+
+def _can_time() -> bool:
+    import signal
+    import threading
+
+    return hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+
+
+@contextlib.contextmanager
+def time_limit(seconds: float) -> Iterator[None]:
+    """Raise :class:`OutOfTime` in the block after ``seconds``: SymPy has no timeouts
+    of its own. Uses ``SIGALRM``, so it limits only the main thread of a Unix
+    process; elsewhere the block runs unlimited. Not reentrant."""
+    if not _can_time():
+        yield
+        return
+    import signal
+
+    def out_of_time(signum: int, frame: Any) -> None:
+        raise OutOfTime
+
+    previous = signal.signal(signal.SIGALRM, out_of_time)
+    signal.setitimer(signal.ITIMER_REAL, max(seconds, 1e-3))
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def nice_numbers(expr: Any, max_denominator: int = 10**6) -> Any:
@@ -241,30 +271,17 @@ def simplify(expr: Any, seconds: float = SIMPLIFY_SECONDS) -> Any:
     expr = nice_numbers(expr)
     if not isinstance(expr, sp.Basic) or expr.is_Atom or seconds <= 0:
         return expr
-    import signal
-    import threading
-
-    timed = hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+    timed = _can_time()
     candidates = [expr]
-
-    def out_of_time(signum: int, frame: Any) -> None:
-        raise _OutOfTime
-
-    previous = signal.signal(signal.SIGALRM, out_of_time) if timed else None
     try:
-        if timed:
-            signal.setitimer(signal.ITIMER_REAL, seconds)
-        candidates.append(sp.factor(expr))
-        if timed:
-            candidates.append(sp.simplify(expr))
-    except _OutOfTime:
+        with time_limit(seconds):
+            candidates.append(sp.factor(expr))
+            if timed:
+                candidates.append(sp.simplify(expr))
+    except OutOfTime:
         pass
     except Exception:  # noqa: BLE001  (SymPy cannot factor some Piecewise/Max forms)
         pass
-    finally:
-        if timed:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, previous)
     # fewest operations; on a tie the first of factor, simplify, expr
     return min([*candidates[1:], expr], key=sp.count_ops)
 
@@ -357,4 +374,4 @@ def element_pattern(exprs: Any, symbols: dict[str, Any]) -> Any:
 
 __all__ = ["to_sympy", "gradient_expressions", "evaluate", "element_symbols", "input_symbols",
            "exact", "simplify", "simplify_all", "adjoint_expressions", "element_pattern",
-           "index_symbols", "nice_numbers"]
+           "index_symbols", "nice_numbers", "time_limit", "OutOfTime"]

@@ -269,6 +269,31 @@ def test_bad_options_are_one_line_refusals(args, message):
     assert message in refused(symgrad("grad", "sum(x)", *args))
 
 
+@pytest.mark.parametrize("text,args,message", [
+    # a broadcast that would allocate 10**10 elements is refused before anything runs
+    ("sum(x*y)", ["--shape", "x=100000,1", "--shape", "y=1,100000", "--at", "x=1", "--at",
+                  "y=1"], "builds a value of 10000000000 elements"),
+    ("x*x", ["--shape", "x=2", "--gradient", "nan", "--at", "x=1"],
+     "--gradient takes finite numbers"),
+    ("var(x, ddof=(1, 2))", ["--shape", "x=3"], "ddof= takes a small non-negative integer"),
+])
+def test_resource_and_value_refusals(text, args, message):
+    assert message in refused(symgrad("grad", text, *args))
+
+
+def test_json_writes_non_finite_numbers_as_strings():
+    data = json.loads(ok("grad", "sqrt(x)", "--at", "x=0", "--format", "json"))
+    assert data["value"] == 0.0 and data["grad"] == {"x": "inf"}
+
+
+def test_formulas_that_sympy_cannot_build_in_time_are_omitted(monkeypatch, capsys):
+    from symgrad import cli
+
+    monkeypatch.setattr(cli, "FORMULA_SECONDS", 0.2)
+    assert cli.main(["grad", "prod(x)", "--shape", "x=30", "--format", "text"]) == 0
+    assert "SymPy took longer than 0.2 s" in capsys.readouterr().out
+
+
 # ---------------------------------------------------------------------------
 # hostile expressions: refused with exit code 2, one line, and nothing done
 
