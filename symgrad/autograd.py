@@ -28,7 +28,11 @@ step (``benchmarks/train_loop.py``).
 
 Differences from PyTorch: a backward without ``retain_graph=True`` frees every
 node it passed through, so a second backward through any of them raises (PyTorch
-only raises for nodes that saved tensors); leaves are read at backward time.
+only raises for nodes that saved tensors). Leaves and data are read at backward
+time, so changing any of them in place between a node's creation and backward
+raises (PyTorch only raises for the tensors a node saved); ``.data`` writes are
+not counted, as in PyTorch. An in-place operation on a result is recorded: the
+tensor takes the new node (``y.mul_(3)`` is ``y = y * 3`` for the gradient).
 """
 
 from __future__ import annotations
@@ -37,8 +41,7 @@ import dataclasses
 import functools
 import itertools
 import warnings
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -63,19 +66,42 @@ def is_grad_enabled() -> bool:
     return _grad_enabled
 
 
-@contextmanager
-def set_grad_enabled(mode: bool) -> Iterator[None]:
-    """Within the block, operations record a graph only if ``mode`` is true."""
-    global _grad_enabled
-    previous, _grad_enabled = _grad_enabled, bool(mode)
-    try:
-        yield
-    finally:
-        _grad_enabled = previous
+class _GradMode:
+    """A context manager and decorator that sets the grad mode inside its block.
+    Each ``with`` pushes the mode it replaces, so one instance may be nested."""
+
+    _mode = False
+
+    def __new__(cls, *args: Any) -> Any:
+        if len(args) == 1 and callable(args[0]) and cls is not set_grad_enabled:
+            return cls()(args[0])  # a bare ``@no_grad`` decorator
+        return super().__new__(cls)
+
+    def __init__(self, *args: Any) -> None:
+        self._previous: list[bool] = []
+
+    def __enter__(self) -> None:
+        global _grad_enabled
+        self._previous.append(_grad_enabled)
+        _grad_enabled = self._mode
+
+    def __exit__(self, *exc: Any) -> None:
+        global _grad_enabled
+        _grad_enabled = self._previous.pop()
+
+    def __call__(self, fn: Callable) -> Callable:
+        mode = self._mode
+
+        @functools.wraps(fn)
+        def wrapped(*args: Any, **kwargs: Any) -> Any:
+            with _mode_class(mode)():
+                return fn(*args, **kwargs)
+        return wrapped
 
 
-class no_grad:
-    """``with symgrad.no_grad():`` (or ``@symgrad.no_grad()``): results record no graph.
+class no_grad(_GradMode):
+    """``with symgrad.no_grad():``, ``@symgrad.no_grad()`` or ``@symgrad.no_grad``:
+    results record no graph.
 
         >>> import symgrad as torch
         >>> x = torch.ones(2, requires_grad=True)
@@ -87,25 +113,42 @@ class no_grad:
 
     _mode = False
 
-    def __enter__(self) -> None:
-        self._context = set_grad_enabled(self._mode)
-        self._context.__enter__()
 
-    def __exit__(self, *exc: Any) -> None:
-        self._context.__exit__(*exc)
+class set_grad_enabled(_GradMode):
+    """``set_grad_enabled(False)`` disables grad at once, as a function; used as a
+    context manager (or decorator), it restores the previous mode when the block ends.
+
+        >>> import symgrad as torch
+        >>> with torch.set_grad_enabled(False):
+        ...     torch.is_grad_enabled()
+        False
+        >>> torch.is_grad_enabled()
+        True
+    """
+
+    def __init__(self, mode: bool) -> None:
+        global _grad_enabled
+        super().__init__()
+        self._mode = bool(mode)
+        self._previous.append(_grad_enabled)  # what the block's end restores
+        _grad_enabled = self._mode
+
+    def __enter__(self) -> None:
+        pass  # the mode was set when the object was made
 
     def __call__(self, fn: Callable) -> Callable:
-        @functools.wraps(fn)
-        def wrapped(*args: Any, **kwargs: Any) -> Any:
-            with set_grad_enabled(self._mode):
-                return fn(*args, **kwargs)
-        return wrapped
+        _GradMode.__exit__(self)  # as a decorator, it only applies inside ``fn``
+        return super().__call__(fn)
 
 
 class enable_grad(no_grad):
     """The opposite of :class:`no_grad`."""
 
     _mode = True
+
+
+def _mode_class(mode: bool) -> type[_GradMode]:
+    return enable_grad if mode else no_grad
 
 
 # ---------------------------------------------------------------------------
@@ -143,7 +186,7 @@ class Node:
     (tensors that require grad), data (arrays that do not) or literals."""
 
     __slots__ = ("prim", "params", "inputs", "aval", "seq", "freed", "retained", "sig",
-                 "__weakref__")
+                 "versions", "__weakref__")
 
     def __init__(self, prim: Primitive, params: dict[str, Any], inputs: tuple, aval: Aval):
         self.prim, self.params, self.inputs, self.aval = prim, params, inputs, aval
@@ -153,6 +196,9 @@ class Node:
         self.seq = next(_counter)  # creation order is a topological order
         self.freed = False
         self.retained: Any = None  # the tensor that called retain_grad()
+        #: (tensor, its _version) for each leaf or data tensor input: backward reads their
+        #: values then, so an in-place change in between must be caught
+        self.versions: tuple[tuple[Any, int], ...] = ()
 
     def name(self) -> str:
         return type(self).__name__
@@ -214,6 +260,8 @@ class EagerTrace(Trace):
             return Tensor._make(value)
         inputs = tuple(_operand(a, v) for a, v in zip(args, values))
         node = _node_class(torch_name(prim))(prim, params, inputs, aval)
+        node.versions = tuple((a, a._version) for a in args
+                              if isinstance(a, Tensor) and a._node is None)
         return Tensor._make(value, node)
 
 
@@ -301,6 +349,7 @@ def run_backward(out: Any, gradient: Any, retain_graph: bool | None) -> None:
     nodes = _collect(root)
     if any(n.freed for n in nodes):
         raise RuntimeError(FREED_ERROR)
+    _check_versions(nodes)
     index = {id(n): k for k, n in enumerate(nodes)}
     leaves: dict[int, Any] = {}    # id(tensor) -> (position, tensor)
     data: dict[int, int] = {}       # id(array) -> position
@@ -343,7 +392,22 @@ def run_backward(out: Any, gradient: Any, retain_graph: bool | None) -> None:
     if not retain_graph:  # free the saved data; next_functions stay as they were
         for n in nodes:
             n.freed = True
+            n.versions = ()
             n.inputs = tuple(None if isinstance(a, np.ndarray) else a for a in n.inputs)
+
+
+def _check_versions(nodes: list[Node]) -> None:
+    """Raise if a leaf or data tensor changed in place after a node used it."""
+    for n in nodes:
+        for t, version in n.versions:
+            if t._version != version:
+                kind = "a leaf that requires grad" if t._requires_grad else "a tensor"
+                raise RuntimeError(
+                    "one of the variables needed for gradient computation has been modified "
+                    f"by an inplace operation: {kind} of shape {list(t.shape)} is at version "
+                    f"{t._version}; expected version {version} instead (it is an input of "
+                    f"{n.name()}). Hint: change it after backward(), or compute with a copy "
+                    "(.clone()) instead of changing it in place.")
 
 
 def _seed(out: Any, gradient: Any) -> np.ndarray | None:
