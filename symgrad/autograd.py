@@ -167,6 +167,8 @@ TORCH_NAMES = {
     "slice": "SliceBackward0", "gather": "IndexBackward0", "concatenate": "CatBackward0",
     "inv": "LinalgInvExBackward0", "det": "LinalgDetBackward0",
 }
+#: nodes whose Python-scalar operand torch keeps out of ``next_functions``
+_SCALAR_OPERAND_HIDDEN = {"PowBackward0", "PowBackward2", "RsubBackward1", "CloneBackward0"}
 _counter = itertools.count()
 
 
@@ -207,7 +209,12 @@ class Node:
     def next_functions(self) -> tuple[tuple[Any, int], ...]:
         """The functions the cotangent flows to: nodes, ``AccumulateGrad`` for leaves
         that require grad, ``None`` for inputs that need no gradient."""
-        return tuple((_function_of(a), 0) for a in self.inputs)
+        inputs = self.inputs
+        if type(self).__name__ in _SCALAR_OPERAND_HIDDEN:  # x ** 2, 2 - x, x.clone()
+            inputs = tuple(a for a in inputs if not isinstance(a, Literal))
+        elif self.prim.name in ("add", "mul") and isinstance(inputs[0], Literal):
+            inputs = inputs[::-1]  # 2 + x is x.add(2) in torch
+        return tuple((_function_of(a), 0) for a in inputs)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} object at {id(self):#x}>"

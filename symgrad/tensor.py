@@ -233,7 +233,14 @@ class Tensor(Tracer):
         return (self[i] for i in range(len(self)))
 
     def __getitem__(self, index: Any) -> Any:
-        return super().__getitem__(index)  # what the traced indexing supports
+        result = super().__getitem__(index)  # what the traced indexing supports
+        return _named(result, self, "SelectBackward0") if _is_int(index) else result
+
+    def __rsub__(self, o: Any) -> Any:
+        return _named(super().__rsub__(o), self, "RsubBackward1" if _is_scalar(o) else None)
+
+    def __rpow__(self, o: Any) -> Any:
+        return _named(super().__rpow__(o), self, "PowBackward2" if _is_scalar(o) else None)
 
     # -- in-place ----------------------------------------------------------------------------
     def _inplace(self, fn: Any, other: Any = None) -> Tensor:
@@ -295,13 +302,20 @@ class Tensor(Tracer):
 
     # -- torch-style methods (thin wrappers over numpy's) --------------------------------
     def sum(self, dim=None, keepdim=False, **kw):  # type: ignore[override]
-        return ops.sum(self, kw.pop("axis", dim), keepdims=kw.pop("keepdims", keepdim), **kw)
+        return self._reduce(ops.sum, "Sum", dim, keepdim, kw)
 
     def mean(self, dim=None, keepdim=False, **kw):  # type: ignore[override]
-        return ops.mean(self, kw.pop("axis", dim), keepdims=kw.pop("keepdims", keepdim), **kw)
+        return self._reduce(ops.mean, "Mean", dim, keepdim, kw)
 
     def prod(self, dim=None, keepdim=False, **kw):  # type: ignore[override]
-        return ops.prod(self, kw.pop("axis", dim), keepdims=kw.pop("keepdims", keepdim), **kw)
+        return self._reduce(ops.prod, "Prod", dim, keepdim, kw)
+
+    def _reduce(self, op: Any, name: str, dim: Any, keepdim: bool, kw: dict) -> Any:
+        """``op`` over all elements (torch's ``<name>Backward0``) or over ``dim``
+        (``<name>Backward1``); numpy's ``axis=``/``keepdims=`` are accepted too."""
+        dim = kw.pop("axis", dim)
+        result = op(self, dim, keepdims=kw.pop("keepdims", keepdim), **kw)
+        return _named(result, self, None if dim is None else f"{name}Backward1")
 
     def max(self, dim=None, keepdim=False, **kw):  # type: ignore[override]
         if dim is not None:
@@ -316,10 +330,10 @@ class Tensor(Tracer):
         return ops.min(self, kw.pop("axis", None), keepdims=kw.pop("keepdims", False), **kw)
 
     def amax(self, dim=None, keepdim=False):
-        return ops.max(self, dim, keepdims=keepdim)
+        return _named(ops.max(self, dim, keepdims=keepdim), self, "AmaxBackward0")
 
     def amin(self, dim=None, keepdim=False):
-        return ops.min(self, dim, keepdims=keepdim)
+        return _named(ops.min(self, dim, keepdims=keepdim), self, "AminBackward0")
 
     def pow(self, exponent): return self ** exponent
     def exp(self): return np.exp(self)
@@ -365,7 +379,7 @@ class Tensor(Tracer):
         if self.ndim > 2:
             raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
                                f"{self.ndim}D")
-        return ops.transpose(self)
+        return _named(ops.transpose(self), self, "TBackward0")
 
     def transpose(self, *dims: Any) -> Any:
         """``x.transpose(0, 1)`` swaps two dimensions, as in PyTorch; ``x.transpose()``
@@ -373,7 +387,7 @@ class Tensor(Tracer):
         if len(dims) == 2 and all(isinstance(d, (int, np.integer)) for d in dims):
             perm = list(range(self.ndim))
             perm[dims[0]], perm[dims[1]] = perm[dims[1]], perm[dims[0]]
-            return ops.transpose(self, perm)
+            return _named(ops.transpose(self, perm), self, "TransposeBackward0")
         return super().transpose(*dims)
 
     def permute(self, *dims: Any) -> Any:
@@ -382,16 +396,17 @@ class Tensor(Tracer):
     def unsqueeze(self, dim: int) -> Any:
         shape = list(self.shape)
         shape.insert(dim % (self.ndim + 1), 1)
-        return ops.reshape(self, tuple(shape))
+        return _named(ops.reshape(self, tuple(shape)), self, "UnsqueezeBackward0")
 
     def squeeze(self, dim: int | None = None) -> Any:
         if dim is None:
-            return ops.reshape(self, tuple(d for d in self.shape if d != 1))
+            return _named(ops.reshape(self, tuple(d for d in self.shape if d != 1)), self,
+                          "SqueezeBackward0")
         if self.ndim == 0 or self.shape[dim] != 1:
             return self
         shape = list(self.shape)
         del shape[dim]
-        return ops.reshape(self, tuple(shape))
+        return _named(ops.reshape(self, tuple(shape)), self, "SqueezeBackward1")
 
     def expand(self, *sizes: Any) -> Any:
         shape = _size_arg(sizes)
@@ -400,7 +415,26 @@ class Tensor(Tracer):
         return ops.broadcast_to(self, full)
 
     def clone(self) -> Any:
-        return self * 1.0 if self._requires_grad else Tensor._make(self._value.copy())
+        if self._requires_grad:
+            return _named(self * 1.0, self, "CloneBackward0")
+        return Tensor._make(self._value.copy())
+
+
+def _named(result: Any, source: Tensor, name: str | None) -> Any:
+    """Give ``result``'s new node PyTorch's name for the method that made it
+    (``x.t()`` is ``TBackward0``, though its primitive is ``transpose``)."""
+    node = getattr(result, "_node", None)
+    if name is not None and node is not None and node is not source._node:
+        node.__class__ = _ag._node_class(name)
+    return result
+
+
+def _is_int(x: Any) -> bool:
+    return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
+
+
+def _is_scalar(x: Any) -> bool:
+    return isinstance(x, (int, float, np.number)) and not isinstance(x, bool)
 
 
 def _overwrite(a: Any, b: Any) -> Any:

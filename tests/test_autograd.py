@@ -117,7 +117,19 @@ def test_grad_data_zero_clears_the_gradient_in_place():
     (lambda x: x.exp(), "ExpBackward0"), (lambda x: torch.exp(x), "ExpBackward0"),
     (lambda x: np.log(x), "LogBackward0"), (lambda x: x.sin(), "SinBackward0"),
     (lambda x: x.tanh(), "TanhBackward0"), (lambda x: x.view(4), "ViewBackward0"),
-    (lambda x: x.t(), "PermuteBackward0"), (lambda x: x.abs(), "AbsBackward0"),
+    (lambda x: x.t(), "TBackward0"), (lambda x: x.abs(), "AbsBackward0"),
+    # names torch 2.13 gives the methods below
+    (lambda x: x.sum(0), "SumBackward1"), (lambda x: x.mean(1), "MeanBackward1"),
+    (lambda x: x.sum(1, keepdim=True), "SumBackward1"), (lambda x: x.prod(0), "ProdBackward1"),
+    (lambda x: x.transpose(0, 1), "TransposeBackward0"),
+    (lambda x: x.permute(1, 0), "PermuteBackward0"),
+    (lambda x: x.unsqueeze(0), "UnsqueezeBackward0"),
+    (lambda x: x.unsqueeze(0).squeeze(), "SqueezeBackward0"),
+    (lambda x: x.unsqueeze(0).squeeze(0), "SqueezeBackward1"),
+    (lambda x: x[0], "SelectBackward0"), (lambda x: x[0:1], "SliceBackward0"),
+    (lambda x: x.amax(1), "AmaxBackward0"), (lambda x: x.amin(), "AminBackward0"),
+    (lambda x: 2 - x, "RsubBackward1"), (lambda x: 2 ** x, "PowBackward2"),
+    (lambda x: x.clone(), "CloneBackward0"),
 ])
 def test_grad_fn_names_and_repr(fn, name):
     x = Variable(torch.ones(2, 2), requires_grad=True)
@@ -126,6 +138,20 @@ def test_grad_fn_names_and_repr(fn, name):
     assert re.fullmatch(rf"<{name} object at 0x[0-9a-f]+>", repr(y.grad_fn))
     assert re.search(rf"grad_fn=<{name}>\)$", repr(y))
     assert x.grad_fn is None
+
+
+# next_functions as torch 2.13 gives them: scalar operands of pow/rsub/clone hidden,
+# the tensor first in 2 + x and 2 * x, a None for the scalar in x - 2
+@pytest.mark.parametrize("fn, want", [
+    (lambda x: x ** 2, ["AccumulateGrad"]), (lambda x: 2 - x, ["AccumulateGrad"]),
+    (lambda x: 2 ** x, ["AccumulateGrad"]), (lambda x: x.clone(), ["AccumulateGrad"]),
+    (lambda x: 2 + x, ["AccumulateGrad", None]), (lambda x: 2 * x, ["AccumulateGrad", None]),
+    (lambda x: x - 2, ["AccumulateGrad", None]),
+])
+def test_next_functions_of_ops_with_a_python_scalar(fn, want):
+    x = Variable(torch.ones(2), requires_grad=True)
+    got = [None if f is None else f.name() for f, _ in fn(x).grad_fn.next_functions]
+    assert got == want
 
 
 def test_next_functions_lead_to_accumulate_grad_for_leaves():
