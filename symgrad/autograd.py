@@ -10,8 +10,11 @@ API supports works on Tensors, with no per-op code here.
 ``backward`` lowers the recorded graph to the IR (:class:`symgrad.ir.Graph`),
 builds its adjoint (:mod:`symgrad.adjoint`), optimizes it (:mod:`symgrad.passes`)
 and runs it. All tensor data (leaves, tensors that need no grad, numpy arrays)
-enter as inputs and only Python scalars as literals, so the kernel depends on
-the graph's *structure* and shapes alone and is cached by them.
+enter as inputs; Python scalars enter as literals. So the kernel depends on the
+graph's structure, its shapes and the values of its Python scalars, and is
+cached by them: a loop whose scalar changes every step (``x * (0.5 + k)``) makes
+a new structure per step, never reaches the compiled kernel and runs on the
+interpreter. The cache keeps the ``CACHE_LIMIT`` structures used last.
 
 Execution policy: the first backward of a structure runs the optimized adjoint
 on the numpy interpreter (:func:`symgrad.ir.interpret`); when the same structure
@@ -37,6 +40,7 @@ tensor takes the new node (``y.mul_(3)`` is ``y = y * 3`` for the gradient).
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import functools
 import itertools
@@ -320,13 +324,15 @@ class _Entry:
     kernel: Callable[..., tuple] | None = None
 
 
-_CACHE: dict[tuple, _Entry] = {}
+#: the graph structures kept, least recently used first
+_CACHE: collections.OrderedDict[tuple, _Entry] = collections.OrderedDict()
+CACHE_LIMIT = 256
 _STATS = {"interpreted": 0, "compiled_runs": 0}
 
 
 def backward_stats() -> dict[str, int]:
     """Backward calls run on the numpy interpreter, on a compiled kernel, and the
-    number of distinct graph structures seen."""
+    number of graph structures in the cache (at most ``CACHE_LIMIT``)."""
     return {**_STATS, "structures": len(_CACHE)}
 
 
@@ -384,6 +390,10 @@ def run_backward(out: Any, gradient: Any, retain_graph: bool | None) -> None:
     entry = _CACHE.get(key)
     if entry is None:
         entry = _CACHE[key] = _Entry(_lower(nodes, plan, leaf_tensors, retained, ct is not None))
+        while len(_CACHE) > CACHE_LIMIT:
+            _CACHE.popitem(last=False)
+    else:
+        _CACHE.move_to_end(key)
     args: list[Any] = [_kernel_arg(t._value) for t in leaf_tensors]
     args += [_kernel_arg(v) for v in data_values]
     args += [_kernel_arg(np.zeros(nodes[k].aval.shape)) for k in retained]

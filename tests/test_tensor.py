@@ -184,6 +184,27 @@ def test_printing_matches_pytorch_itself():
 
 # -- execution ---------------------------------------------------------------------------------
 
+@pytest.fixture(autouse=True)
+def fresh_structure_cache(monkeypatch):
+    """Each test starts with an empty structure cache and zero backward counts, so
+    what it counts does not depend on which tests ran before it."""
+    monkeypatch.setattr(autograd, "_CACHE", type(autograd._CACHE)())
+    monkeypatch.setattr(autograd, "_STATS", dict.fromkeys(autograd._STATS, 0))
+
+
+def test_the_structure_cache_is_bounded(monkeypatch):
+    """A Python scalar is part of the structure: a changing one makes a new entry per
+    step, and the cache keeps only the last CACHE_LIMIT of them."""
+    monkeypatch.setattr(autograd, "CACHE_LIMIT", 4)
+    x = Variable(torch.ones(3), requires_grad=True)
+    for k in range(10):
+        (x * (0.5 + k)).sum().backward()
+        assert autograd.backward_stats()["structures"] == min(k + 1, 4)
+    assert_close(x.grad.numpy(), np.full(3, sum(0.5 + k for k in range(10))))
+    (x * 9.5).sum().backward()  # the most recent structure is still cached
+    assert autograd.backward_stats()["structures"] == 4
+    assert autograd.backward_stats()["compiled_runs"] == 1
+
 def test_a_training_loop_of_one_structure_compiles_once(tmp_path, monkeypatch):
     """First step: numpy interpreter; second: one Numba compile; then the cached kernel."""
     monkeypatch.setenv("SYMGRAD_CACHE_DIR", str(tmp_path))  # no kernel from an earlier run
