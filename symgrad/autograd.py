@@ -172,7 +172,8 @@ TORCH_NAMES = {
     "inv": "LinalgInvExBackward0", "det": "LinalgDetBackward0",
 }
 #: nodes whose Python-scalar operand torch keeps out of ``next_functions``
-_SCALAR_OPERAND_HIDDEN = {"PowBackward0", "PowBackward2", "RsubBackward1", "CloneBackward0"}
+_SCALAR_OPERAND_HIDDEN = {"PowBackward0", "PowBackward2", "RsubBackward1", "CloneBackward0",
+                          "ZeroBackward0", "FillBackward2"}
 _counter = itertools.count()
 
 

@@ -243,7 +243,7 @@ class Tensor(Tracer):
         return _named(super().__rpow__(o), self, "PowBackward2" if _is_scalar(o) else None)
 
     # -- in-place ----------------------------------------------------------------------------
-    def _inplace(self, fn: Any, other: Any = None) -> Tensor:
+    def _inplace(self, fn: Any, other: Any = None, name: str | None = None) -> Tensor:
         """Replace the values by ``fn(self, other)``, in the same memory.
 
         When grad is enabled and ``self`` or ``other`` requires grad, the operation is
@@ -264,7 +264,7 @@ class Tensor(Tracer):
                 raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the "
                                    f"broadcast shape {list(result.shape)}")
             self._value[...] = result._value
-            self._node, self._requires_grad = result._node, True
+            self._node, self._requires_grad = _named(result, self, name)._node, True
         else:
             self._value[...] = fn(self._value, _unwrap(other))
         self._version += 1
@@ -280,13 +280,13 @@ class Tensor(Tracer):
     def __itruediv__(self, o): return self._augmented(o, operator.truediv)
 
     def zero_(self) -> Tensor:
-        return self.fill_(0.0)
+        return self._inplace(_overwrite, 0.0, "ZeroBackward0")
 
     def fill_(self, value: Any) -> Tensor:
-        return self._inplace(_overwrite, value)
+        return self._inplace(_overwrite, value, "FillBackward2")
 
     def copy_(self, other: Any) -> Tensor:
-        return self._inplace(_overwrite, other)
+        return self._inplace(_overwrite, other, "CopyBackwards")
 
     def add_(self, other: Any, alpha: float = 1.0) -> Tensor:
         return self._inplace(lambda a, b: a + alpha * b if alpha != 1.0 else a + b, other)

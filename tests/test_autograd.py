@@ -247,6 +247,16 @@ def test_in_place_operations_on_results_are_recorded(change, want):
     assert x.grad.tolist() == want
 
 
+@pytest.mark.parametrize("change, name", [  # the names torch 2.13 gives
+    (lambda y: y.zero_(), "ZeroBackward0"), (lambda y: y.fill_(7.0), "FillBackward2"),
+    (lambda y: y.copy_(y * 5), "CopyBackwards"), (lambda y: y.mul_(3), "MulBackward0"),
+    (lambda y: y.add_(1.0), "AddBackward0"), (lambda y: y.div_(4.0), "DivBackward0"),
+])
+def test_in_place_operations_name_the_new_node(change, name):
+    y = Variable(torch.ones(3), requires_grad=True) * 2
+    assert change(y).grad_fn.name() == name
+
+
 def test_in_place_copy_into_a_tensor_without_grad_makes_it_require_grad():
     x = Variable(torch.Tensor([1.0, 2.0]), requires_grad=True)
     c = torch.zeros(2)
