@@ -351,7 +351,6 @@ def _collect(root: Node) -> list[Node]:
 
 def run_backward(out: Any, gradient: Any, retain_graph: bool | None) -> None:
     """``out.backward(gradient, retain_graph)``: fill ``.grad`` of the leaves."""
-    Tensor = _tensor.Tensor
     if not out._requires_grad:
         raise RuntimeError("element 0 of tensors does not require grad and does not have a "
                            "grad_fn: set requires_grad=True on a leaf the output depends on")
@@ -364,6 +363,33 @@ def run_backward(out: Any, gradient: Any, retain_graph: bool | None) -> None:
     if any(n.freed for n in nodes):
         raise RuntimeError(FREED_ERROR)
     _check_versions(nodes)
+    plan, leaf_tensors, data_values = _plan(nodes)
+    retained = [k for k, n in enumerate(nodes) if n.retained is not None]
+    key = (tuple(plan), tuple(t.shape for t in leaf_tensors), tuple(retained),
+           None if ct is None else ct.shape)
+    entry = _cached_entry(key, lambda: _lower(nodes, plan, leaf_tensors, retained,
+                                              ct is not None))
+    args: list[Any] = [_kernel_arg(t._value) for t in leaf_tensors]
+    args += [_kernel_arg(v) for v in data_values]
+    args += [_kernel_arg(np.zeros(nodes[k].aval.shape)) for k in retained]
+    if ct is not None:
+        args.append(_kernel_arg(ct))
+    grads = _run(entry, args)
+    for t, g in zip(leaf_tensors, grads):
+        _accumulate(t, g)
+    for k, g in zip(retained, grads[len(leaf_tensors):]):
+        t = nodes[k].retained()
+        if t is not None:
+            _accumulate(t, g)
+    if not retain_graph:
+        _free(nodes)
+
+
+def _plan(nodes: list[Node]) -> tuple[list, list[Any], list[np.ndarray]]:
+    """What the structure key holds of each node (its signature and where each input
+    comes from: an earlier node, a leaf, data or a literal), the leaves and the data
+    arrays in the order the kernel takes them."""
+    Tensor = _tensor.Tensor
     index = {id(n): k for k, n in enumerate(nodes)}
     leaves: dict[int, Any] = {}    # id(tensor) -> (position, tensor)
     data: dict[int, int] = {}       # id(array) -> position
@@ -385,33 +411,29 @@ def run_backward(out: Any, gradient: Any, retain_graph: bool | None) -> None:
                 refs.append(("data", data[id(a)], a.shape, _DTYPE_NAMES.get(a.dtype)))
         plan.append((n.sig, tuple(refs)))
     leaf_tensors = [t for _, t in sorted(leaves.values(), key=lambda p: p[0])]
-    retained = [k for k, n in enumerate(nodes) if n.retained is not None]
-    key = (tuple(plan), tuple(t.shape for t in leaf_tensors), tuple(retained),
-           None if ct is None else ct.shape)
+    return plan, leaf_tensors, data_values
+
+
+def _cached_entry(key: tuple, lower: Callable[[], Graph]) -> _Entry:
+    """The cache entry of a structure, lowered on first sight; least recently used
+    entries beyond ``CACHE_LIMIT`` are dropped."""
     entry = _CACHE.get(key)
     if entry is None:
-        entry = _CACHE[key] = _Entry(_lower(nodes, plan, leaf_tensors, retained, ct is not None))
+        entry = _CACHE[key] = _Entry(lower())
         while len(_CACHE) > CACHE_LIMIT:
             _CACHE.popitem(last=False)
     else:
         _CACHE.move_to_end(key)
-    args: list[Any] = [_kernel_arg(t._value) for t in leaf_tensors]
-    args += [_kernel_arg(v) for v in data_values]
-    args += [_kernel_arg(np.zeros(nodes[k].aval.shape)) for k in retained]
-    if ct is not None:
-        args.append(_kernel_arg(ct))
-    grads = _run(entry, args)
-    for t, g in zip(leaf_tensors, grads):
-        _accumulate(t, g)
-    for k, g in zip(retained, grads[len(leaf_tensors):]):
-        t = nodes[k].retained()
-        if t is not None:
-            _accumulate(t, g)
-    if not retain_graph:  # free the saved data; next_functions stay as they were
-        for n in nodes:
-            n.freed = True
-            n.versions = ()
-            n.inputs = tuple(None if isinstance(a, np.ndarray) else a for a in n.inputs)
+    return entry
+
+
+def _free(nodes: list[Node]) -> None:
+    """Drop the saved data of a graph backward passed through; ``next_functions``
+    stay as they were, and a second backward raises ``FREED_ERROR``."""
+    for n in nodes:
+        n.freed = True
+        n.versions = ()
+        n.inputs = tuple(None if isinstance(a, np.ndarray) else a for a in n.inputs)
 
 
 def _check_versions(nodes: list[Node]) -> None:
