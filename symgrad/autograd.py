@@ -10,11 +10,11 @@ API supports works on Tensors, with no per-op code here.
 ``backward`` lowers the recorded graph to the IR (:class:`symgrad.ir.Graph`),
 builds its adjoint (:mod:`symgrad.adjoint`), optimizes it (:mod:`symgrad.passes`)
 and runs it. All tensor data (leaves, tensors that need no grad, numpy arrays)
-enter as inputs; Python scalars enter as literals. So the kernel depends on the
-graph's structure, its shapes and the values of its Python scalars, and is
-cached by them: a loop whose scalar changes every step (``x * (0.5 + k)``) makes
-a new structure per step, never reaches the compiled kernel and runs on the
-interpreter. The cache keeps the ``CACHE_LIMIT`` structures used last.
+enter as inputs, and so do Python scalars (``x * (0.5 + k)``), except exponents
+(``x ** 2``: the passes rewrite 2, 0.5 and -1 as numpy computes them), which are
+literals. So the kernel depends on the graph's structure, its shapes and its
+exponents, and is cached by them; the cache keeps the ``CACHE_LIMIT`` structures
+used last.
 
 Execution policy: the first backward of a structure runs the optimized adjoint
 on the numpy interpreter (:func:`symgrad.ir.interpret`); when the same structure
@@ -216,13 +216,18 @@ class Node:
         that require grad, ``None`` for inputs that need no gradient."""
         inputs = self.inputs
         if type(self).__name__ in _SCALAR_OPERAND_HIDDEN:  # x ** 2, 2 - x, x.clone()
-            inputs = tuple(a for a in inputs if not isinstance(a, Literal))
-        elif self.prim.name in ("add", "mul") and isinstance(inputs[0], Literal):
+            inputs = tuple(a for a in inputs if not _is_scalar(a))
+        elif self.prim.name in ("add", "mul") and _is_scalar(inputs[0]):
             inputs = inputs[::-1]  # 2 + x is x.add(2) in torch
         return tuple((_function_of(a), 0) for a in inputs)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} object at {id(self):#x}>"
+
+
+def _is_scalar(a: Any) -> bool:
+    """A scalar operand: a literal, or a Python scalar that enters the kernel as data."""
+    return isinstance(a, Literal) or (isinstance(a, np.ndarray) and a.ndim == 0)
 
 
 class AccumulateGrad:
@@ -270,7 +275,8 @@ class EagerTrace(Trace):
         if not (_grad_enabled and aval.dtype == "float64"
                 and any(isinstance(a, Tensor) and a._requires_grad for a in args)):
             return Tensor._make(value)
-        inputs = tuple(_operand(a, v) for a, v in zip(args, values))
+        literal_ok = prim.name in _LITERAL_PRIMS
+        inputs = tuple(_operand(a, v, literal_ok) for a, v in zip(args, values))
         node = _node_class(torch_name(prim))(prim, params, inputs, aval)
         node.versions = tuple((a, a._version) for a in args
                               if isinstance(a, Tensor) and a._node is None)
@@ -300,13 +306,19 @@ def _shape_rule(prim: Primitive, values: list[Any], params: dict[str, Any]) -> A
     return aval
 
 
-def _operand(a: Any, value: Any) -> Any:
+#: primitives whose scalar operands stay literals in the structure: the passes
+#: rewrite ``x ** 2``, ``x ** 0.5`` and ``x ** -1`` as numpy computes them
+_LITERAL_PRIMS = {"pow"}
+
+
+def _operand(a: Any, value: Any, literal_ok: bool) -> Any:
     if isinstance(a, _tensor.Tensor) and a._requires_grad:
         return a._node if a._node is not None else a  # a result's node, or a leaf
-    if type(value) is float:
-        return Literal(value)  # a Python scalar: part of the structure
-    if value.ndim == 0 and not isinstance(a, _tensor.Tensor):
-        return Literal(value.item())
+    scalar = type(value) is float or (value.ndim == 0 and not isinstance(a, _tensor.Tensor))
+    if scalar and (literal_ok or type(value) is not float and value.dtype != np.float64):
+        return Literal(float(value) if type(value) is float else value.item())
+    if scalar:  # x * (0.5 + k): a kernel input, so the structure does not change with k
+        return np.array(value, dtype=np.float64)
     return value  # data: a kernel input, never a literal
 
 
@@ -433,7 +445,8 @@ def _free(nodes: list[Node]) -> None:
     for n in nodes:
         n.freed = True
         n.versions = ()
-        n.inputs = tuple(None if isinstance(a, np.ndarray) else a for a in n.inputs)
+        n.inputs = tuple(None if isinstance(a, np.ndarray) and a.ndim else a
+                         for a in n.inputs)
 
 
 def _check_versions(nodes: list[Node]) -> None:
