@@ -10,8 +10,11 @@ API supports works on Tensors, with no per-op code here.
 ``backward`` lowers the recorded graph to the IR (:class:`symgrad.ir.Graph`),
 builds its adjoint (:mod:`symgrad.adjoint`), optimizes it (:mod:`symgrad.passes`)
 and runs it. All tensor data (leaves, tensors that need no grad, numpy arrays)
-enter as inputs and only Python scalars as literals, so the kernel depends on
-the graph's *structure* and shapes alone and is cached by them.
+enter as inputs, and so do Python scalars (``x * (0.5 + k)``), except exponents
+(``x ** 2``: the passes rewrite 2, 0.5 and -1 as numpy computes them), which are
+literals. So the kernel depends on the graph's structure, its shapes and its
+exponents, and is cached by them; the cache keeps the ``CACHE_LIMIT`` structures
+used last.
 
 Execution policy: the first backward of a structure runs the optimized adjoint
 on the numpy interpreter (:func:`symgrad.ir.interpret`); when the same structure
@@ -28,17 +31,21 @@ step (``benchmarks/train_loop.py``).
 
 Differences from PyTorch: a backward without ``retain_graph=True`` frees every
 node it passed through, so a second backward through any of them raises (PyTorch
-only raises for nodes that saved tensors); leaves are read at backward time.
+only raises for nodes that saved tensors). Leaves and data are read at backward
+time, so changing any of them in place between a node's creation and backward
+raises (PyTorch only raises for the tensors a node saved); ``.data`` writes are
+not counted, as in PyTorch. An in-place operation on a result is recorded: the
+tensor takes the new node (``y.mul_(3)`` is ``y = y * 3`` for the gradient).
 """
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import functools
 import itertools
 import warnings
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -63,19 +70,42 @@ def is_grad_enabled() -> bool:
     return _grad_enabled
 
 
-@contextmanager
-def set_grad_enabled(mode: bool) -> Iterator[None]:
-    """Within the block, operations record a graph only if ``mode`` is true."""
-    global _grad_enabled
-    previous, _grad_enabled = _grad_enabled, bool(mode)
-    try:
-        yield
-    finally:
-        _grad_enabled = previous
+class _GradMode:
+    """A context manager and decorator that sets the grad mode inside its block.
+    Each ``with`` pushes the mode it replaces, so one instance may be nested."""
+
+    _mode = False
+
+    def __new__(cls, *args: Any) -> Any:
+        if len(args) == 1 and callable(args[0]) and cls is not set_grad_enabled:
+            return cls()(args[0])  # a bare ``@no_grad`` decorator
+        return super().__new__(cls)
+
+    def __init__(self, *args: Any) -> None:
+        self._previous: list[bool] = []
+
+    def __enter__(self) -> None:
+        global _grad_enabled
+        self._previous.append(_grad_enabled)
+        _grad_enabled = self._mode
+
+    def __exit__(self, *exc: Any) -> None:
+        global _grad_enabled
+        _grad_enabled = self._previous.pop()
+
+    def __call__(self, fn: Callable) -> Callable:
+        mode = self._mode
+
+        @functools.wraps(fn)
+        def wrapped(*args: Any, **kwargs: Any) -> Any:
+            with _mode_class(mode)():
+                return fn(*args, **kwargs)
+        return wrapped
 
 
-class no_grad:
-    """``with symgrad.no_grad():`` (or ``@symgrad.no_grad()``): results record no graph.
+class no_grad(_GradMode):
+    """``with symgrad.no_grad():``, ``@symgrad.no_grad()`` or ``@symgrad.no_grad``:
+    results record no graph.
 
         >>> import symgrad as torch
         >>> x = torch.ones(2, requires_grad=True)
@@ -87,25 +117,42 @@ class no_grad:
 
     _mode = False
 
-    def __enter__(self) -> None:
-        self._context = set_grad_enabled(self._mode)
-        self._context.__enter__()
 
-    def __exit__(self, *exc: Any) -> None:
-        self._context.__exit__(*exc)
+class set_grad_enabled(_GradMode):
+    """``set_grad_enabled(False)`` disables grad at once, as a function; used as a
+    context manager (or decorator), it restores the previous mode when the block ends.
+
+        >>> import symgrad as torch
+        >>> with torch.set_grad_enabled(False):
+        ...     torch.is_grad_enabled()
+        False
+        >>> torch.is_grad_enabled()
+        True
+    """
+
+    def __init__(self, mode: bool) -> None:
+        global _grad_enabled
+        super().__init__()
+        self._mode = bool(mode)
+        self._previous.append(_grad_enabled)  # what the block's end restores
+        _grad_enabled = self._mode
+
+    def __enter__(self) -> None:
+        pass  # the mode was set when the object was made
 
     def __call__(self, fn: Callable) -> Callable:
-        @functools.wraps(fn)
-        def wrapped(*args: Any, **kwargs: Any) -> Any:
-            with set_grad_enabled(self._mode):
-                return fn(*args, **kwargs)
-        return wrapped
+        _GradMode.__exit__(self)  # as a decorator, it only applies inside ``fn``
+        return super().__call__(fn)
 
 
 class enable_grad(no_grad):
     """The opposite of :class:`no_grad`."""
 
     _mode = True
+
+
+def _mode_class(mode: bool) -> type[_GradMode]:
+    return enable_grad if mode else no_grad
 
 
 # ---------------------------------------------------------------------------
@@ -124,6 +171,9 @@ TORCH_NAMES = {
     "slice": "SliceBackward0", "gather": "IndexBackward0", "concatenate": "CatBackward0",
     "inv": "LinalgInvExBackward0", "det": "LinalgDetBackward0",
 }
+#: nodes whose Python-scalar operand torch keeps out of ``next_functions``
+_SCALAR_OPERAND_HIDDEN = {"PowBackward0", "PowBackward2", "RsubBackward1", "CloneBackward0",
+                          "ZeroBackward0", "FillBackward2"}
 _counter = itertools.count()
 
 
@@ -143,7 +193,7 @@ class Node:
     (tensors that require grad), data (arrays that do not) or literals."""
 
     __slots__ = ("prim", "params", "inputs", "aval", "seq", "freed", "retained", "sig",
-                 "__weakref__")
+                 "versions", "__weakref__")
 
     def __init__(self, prim: Primitive, params: dict[str, Any], inputs: tuple, aval: Aval):
         self.prim, self.params, self.inputs, self.aval = prim, params, inputs, aval
@@ -153,6 +203,9 @@ class Node:
         self.seq = next(_counter)  # creation order is a topological order
         self.freed = False
         self.retained: Any = None  # the tensor that called retain_grad()
+        #: (tensor, its _version) for each leaf or data tensor input: backward reads their
+        #: values then, so an in-place change in between must be caught
+        self.versions: tuple[tuple[Any, int], ...] = ()
 
     def name(self) -> str:
         return type(self).__name__
@@ -161,10 +214,20 @@ class Node:
     def next_functions(self) -> tuple[tuple[Any, int], ...]:
         """The functions the cotangent flows to: nodes, ``AccumulateGrad`` for leaves
         that require grad, ``None`` for inputs that need no gradient."""
-        return tuple((_function_of(a), 0) for a in self.inputs)
+        inputs = self.inputs
+        if type(self).__name__ in _SCALAR_OPERAND_HIDDEN:  # x ** 2, 2 - x, x.clone()
+            inputs = tuple(a for a in inputs if not _is_scalar(a))
+        elif self.prim.name in ("add", "mul") and _is_scalar(inputs[0]):
+            inputs = inputs[::-1]  # 2 + x is x.add(2) in torch
+        return tuple((_function_of(a), 0) for a in inputs)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} object at {id(self):#x}>"
+
+
+def _is_scalar(a: Any) -> bool:
+    """A scalar operand: a literal, or a Python scalar that enters the kernel as data."""
+    return isinstance(a, Literal) or (isinstance(a, np.ndarray) and a.ndim == 0)
 
 
 class AccumulateGrad:
@@ -212,8 +275,11 @@ class EagerTrace(Trace):
         if not (_grad_enabled and aval.dtype == "float64"
                 and any(isinstance(a, Tensor) and a._requires_grad for a in args)):
             return Tensor._make(value)
-        inputs = tuple(_operand(a, v) for a, v in zip(args, values))
+        literal_ok = prim.name in _LITERAL_PRIMS
+        inputs = tuple(_operand(a, v, literal_ok) for a, v in zip(args, values))
         node = _node_class(torch_name(prim))(prim, params, inputs, aval)
+        node.versions = tuple((a, a._version) for a in args
+                              if isinstance(a, Tensor) and a._node is None)
         return Tensor._make(value, node)
 
 
@@ -240,13 +306,19 @@ def _shape_rule(prim: Primitive, values: list[Any], params: dict[str, Any]) -> A
     return aval
 
 
-def _operand(a: Any, value: Any) -> Any:
+#: primitives whose scalar operands stay literals in the structure: the passes
+#: rewrite ``x ** 2``, ``x ** 0.5`` and ``x ** -1`` as numpy computes them
+_LITERAL_PRIMS = {"pow"}
+
+
+def _operand(a: Any, value: Any, literal_ok: bool) -> Any:
     if isinstance(a, _tensor.Tensor) and a._requires_grad:
         return a._node if a._node is not None else a  # a result's node, or a leaf
-    if type(value) is float:
-        return Literal(value)  # a Python scalar: part of the structure
-    if value.ndim == 0 and not isinstance(a, _tensor.Tensor):
-        return Literal(value.item())
+    scalar = type(value) is float or (value.ndim == 0 and not isinstance(a, _tensor.Tensor))
+    if scalar and (literal_ok or type(value) is not float and value.dtype != np.float64):
+        return Literal(float(value) if type(value) is float else value.item())
+    if scalar:  # x * (0.5 + k): a kernel input, so the structure does not change with k
+        return np.array(value, dtype=np.float64)
     return value  # data: a kernel input, never a literal
 
 
@@ -265,13 +337,15 @@ class _Entry:
     kernel: Callable[..., tuple] | None = None
 
 
-_CACHE: dict[tuple, _Entry] = {}
+#: the graph structures kept, least recently used first
+_CACHE: collections.OrderedDict[tuple, _Entry] = collections.OrderedDict()
+CACHE_LIMIT = 256
 _STATS = {"interpreted": 0, "compiled_runs": 0}
 
 
 def backward_stats() -> dict[str, int]:
     """Backward calls run on the numpy interpreter, on a compiled kernel, and the
-    number of distinct graph structures seen."""
+    number of graph structures in the cache (at most ``CACHE_LIMIT``)."""
     return {**_STATS, "structures": len(_CACHE)}
 
 
@@ -289,7 +363,6 @@ def _collect(root: Node) -> list[Node]:
 
 def run_backward(out: Any, gradient: Any, retain_graph: bool | None) -> None:
     """``out.backward(gradient, retain_graph)``: fill ``.grad`` of the leaves."""
-    Tensor = _tensor.Tensor
     if not out._requires_grad:
         raise RuntimeError("element 0 of tensors does not require grad and does not have a "
                            "grad_fn: set requires_grad=True on a leaf the output depends on")
@@ -301,6 +374,34 @@ def run_backward(out: Any, gradient: Any, retain_graph: bool | None) -> None:
     nodes = _collect(root)
     if any(n.freed for n in nodes):
         raise RuntimeError(FREED_ERROR)
+    _check_versions(nodes)
+    plan, leaf_tensors, data_values = _plan(nodes)
+    retained = [k for k, n in enumerate(nodes) if n.retained is not None]
+    key = (tuple(plan), tuple(t.shape for t in leaf_tensors), tuple(retained),
+           None if ct is None else ct.shape)
+    entry = _cached_entry(key, lambda: _lower(nodes, plan, leaf_tensors, retained,
+                                              ct is not None))
+    args: list[Any] = [_kernel_arg(t._value) for t in leaf_tensors]
+    args += [_kernel_arg(v) for v in data_values]
+    args += [_kernel_arg(np.zeros(nodes[k].aval.shape)) for k in retained]
+    if ct is not None:
+        args.append(_kernel_arg(ct))
+    grads = _run(entry, args)
+    for t, g in zip(leaf_tensors, grads):
+        _accumulate(t, g)
+    for k, g in zip(retained, grads[len(leaf_tensors):]):
+        t = nodes[k].retained()
+        if t is not None:
+            _accumulate(t, g)
+    if not retain_graph:
+        _free(nodes)
+
+
+def _plan(nodes: list[Node]) -> tuple[list, list[Any], list[np.ndarray]]:
+    """What the structure key holds of each node (its signature and where each input
+    comes from: an earlier node, a leaf, data or a literal), the leaves and the data
+    arrays in the order the kernel takes them."""
+    Tensor = _tensor.Tensor
     index = {id(n): k for k, n in enumerate(nodes)}
     leaves: dict[int, Any] = {}    # id(tensor) -> (position, tensor)
     data: dict[int, int] = {}       # id(array) -> position
@@ -322,28 +423,44 @@ def run_backward(out: Any, gradient: Any, retain_graph: bool | None) -> None:
                 refs.append(("data", data[id(a)], a.shape, _DTYPE_NAMES.get(a.dtype)))
         plan.append((n.sig, tuple(refs)))
     leaf_tensors = [t for _, t in sorted(leaves.values(), key=lambda p: p[0])]
-    retained = [k for k, n in enumerate(nodes) if n.retained is not None]
-    key = (tuple(plan), tuple(t.shape for t in leaf_tensors), tuple(retained),
-           None if ct is None else ct.shape)
+    return plan, leaf_tensors, data_values
+
+
+def _cached_entry(key: tuple, lower: Callable[[], Graph]) -> _Entry:
+    """The cache entry of a structure, lowered on first sight; least recently used
+    entries beyond ``CACHE_LIMIT`` are dropped."""
     entry = _CACHE.get(key)
     if entry is None:
-        entry = _CACHE[key] = _Entry(_lower(nodes, plan, leaf_tensors, retained, ct is not None))
-    args: list[Any] = [_kernel_arg(t._value) for t in leaf_tensors]
-    args += [_kernel_arg(v) for v in data_values]
-    args += [_kernel_arg(np.zeros(nodes[k].aval.shape)) for k in retained]
-    if ct is not None:
-        args.append(_kernel_arg(ct))
-    grads = _run(entry, args)
-    for t, g in zip(leaf_tensors, grads):
-        _accumulate(t, g)
-    for k, g in zip(retained, grads[len(leaf_tensors):]):
-        t = nodes[k].retained()
-        if t is not None:
-            _accumulate(t, g)
-    if not retain_graph:  # free the saved data; next_functions stay as they were
-        for n in nodes:
-            n.freed = True
-            n.inputs = tuple(None if isinstance(a, np.ndarray) else a for a in n.inputs)
+        entry = _CACHE[key] = _Entry(lower())
+        while len(_CACHE) > CACHE_LIMIT:
+            _CACHE.popitem(last=False)
+    else:
+        _CACHE.move_to_end(key)
+    return entry
+
+
+def _free(nodes: list[Node]) -> None:
+    """Drop the saved data of a graph backward passed through; ``next_functions``
+    stay as they were, and a second backward raises ``FREED_ERROR``."""
+    for n in nodes:
+        n.freed = True
+        n.versions = ()
+        n.inputs = tuple(None if isinstance(a, np.ndarray) and a.ndim else a
+                         for a in n.inputs)
+
+
+def _check_versions(nodes: list[Node]) -> None:
+    """Raise if a leaf or data tensor changed in place after a node used it."""
+    for n in nodes:
+        for t, version in n.versions:
+            if t._version != version:
+                kind = "a leaf that requires grad" if t._requires_grad else "a tensor"
+                raise RuntimeError(
+                    "one of the variables needed for gradient computation has been modified "
+                    f"by an inplace operation: {kind} of shape {list(t.shape)} is at version "
+                    f"{t._version}; expected version {version} instead (it is an input of "
+                    f"{n.name()}). Hint: change it after backward(), or compute with a copy "
+                    "(.clone()) instead of changing it in place.")
 
 
 def _seed(out: Any, gradient: Any) -> np.ndarray | None:

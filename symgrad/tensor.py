@@ -53,7 +53,8 @@ class Tensor(Tracer):
     ``requires_grad``, ``is_leaf``. ``Tensor([[1., 2.]])`` copies data;
     ``Tensor(2, 3)`` is a zero-filled tensor of that shape."""
 
-    __slots__ = ("_value", "_node", "_requires_grad", "_grad", "_accumulate", "__weakref__")
+    __slots__ = ("_value", "_node", "_requires_grad", "_grad", "_accumulate", "_version",
+                 "__weakref__")
     __hash__ = object.__hash__  # type: ignore[assignment]  # by identity, as in PyTorch
 
     def __init__(self, *data: Any):
@@ -71,6 +72,7 @@ class Tensor(Tracer):
         self._requires_grad = requires_grad or node is not None
         self._grad: Tensor | None = None
         self._accumulate: Any = None
+        self._version = 0  # bumped by in-place operations; checked by backward
 
     @classmethod
     def _make(cls, value: np.ndarray, node: Any = None) -> Tensor:
@@ -135,6 +137,10 @@ class Tensor(Tracer):
 
     @grad.setter
     def grad(self, value: Any) -> None:
+        if value is not None and np.shape(_unwrap(value)) != self.shape:
+            raise RuntimeError(
+                f"assigned grad has data of a different size: shape "
+                f"{list(np.shape(_unwrap(value)))} for a tensor of shape {list(self.shape)}")
         self._grad = None if value is None else Tensor._leaf(value)
 
     @property
@@ -152,6 +158,8 @@ class Tensor(Tracer):
     @requires_grad.setter
     def requires_grad(self, flag: bool) -> None:
         if self._node is not None:
+            if flag:
+                return  # a result that requires grad already; PyTorch allows it
             raise RuntimeError(
                 "you can only change requires_grad flags of leaf variables. If you want to use "
                 "a computed variable in a subgraph that doesn't require differentiation use "
@@ -225,24 +233,46 @@ class Tensor(Tracer):
         return (self[i] for i in range(len(self)))
 
     def __getitem__(self, index: Any) -> Any:
-        return super().__getitem__(index)  # what the traced indexing supports
+        result = super().__getitem__(index)  # what the traced indexing supports
+        return _named(result, self, "SelectBackward0") if _is_int(index) else result
 
-    # -- in-place (on values, outside the graph) -------------------------------------------
-    def _inplace(self, value: Any) -> Tensor:
-        if self._requires_grad and self._node is None and _ag.is_grad_enabled():
-            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
-                               "operation; update its .data or use `with symgrad.no_grad():`")
-        self._value[...] = _unwrap(value)
+    def __rsub__(self, o: Any) -> Any:
+        return _named(super().__rsub__(o), self, "RsubBackward1" if _is_scalar(o) else None)
+
+    def __rpow__(self, o: Any) -> Any:
+        return _named(super().__rpow__(o), self, "PowBackward2" if _is_scalar(o) else None)
+
+    # -- in-place ----------------------------------------------------------------------------
+    def _inplace(self, fn: Any, other: Any = None, name: str | None = None) -> Tensor:
+        """Replace the values by ``fn(self, other)``, in the same memory.
+
+        When grad is enabled and ``self`` or ``other`` requires grad, the operation is
+        recorded: ``self`` takes the result's node, as ``y.mul_(3)`` does in PyTorch
+        (backward recomputes from the leaves, so an unrecorded change would be lost).
+        Every in-place change bumps ``_version``, which backward checks against the
+        versions its nodes recorded; writes through ``.data`` are not counted, as in
+        PyTorch."""
+        records = _ag.is_grad_enabled() and (
+            self._requires_grad or (isinstance(other, Tensor) and other._requires_grad))
+        if records and self._requires_grad and self._node is None:
+            raise RuntimeError(
+                "a leaf Variable that requires grad is being used in an in-place operation. "
+                "Update it inside `with symgrad.no_grad():` or through its .data")
+        if records:
+            result = fn(self, other)
+            if result.shape != self.shape:
+                raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the "
+                                   f"broadcast shape {list(result.shape)}")
+            self._value[...] = result._value
+            self._node, self._requires_grad = _named(result, self, name)._node, True
+        else:
+            self._value[...] = fn(self._value, _unwrap(other))
+        self._version += 1
         return self
 
     def _augmented(self, other: Any, op: Any) -> Tensor:
-        """``x -= g`` and friends: in place when no graph is recorded for ``x``
-        (``with no_grad()`` or a tensor that needs no grad), else a new result."""
-        if self._requires_grad and _ag.is_grad_enabled():
-            if self._node is None:
-                return self._inplace(None)  # raises PyTorch's error for leaves
-            return op(self, other)  # recorded; the name is rebound to the result
-        return self._inplace(op(self._value, _unwrap(other)))
+        """``x -= g`` and friends: in place, recorded when a graph is (see ``_inplace``)."""
+        return self._inplace(op, other)
 
     def __iadd__(self, o): return self._augmented(o, operator.add)
     def __isub__(self, o): return self._augmented(o, operator.sub)
@@ -250,35 +280,42 @@ class Tensor(Tracer):
     def __itruediv__(self, o): return self._augmented(o, operator.truediv)
 
     def zero_(self) -> Tensor:
-        return self._inplace(0.0)
+        return self._inplace(_overwrite, 0.0, "ZeroBackward0")
 
     def fill_(self, value: Any) -> Tensor:
-        return self._inplace(value)
+        return self._inplace(_overwrite, value, "FillBackward2")
 
     def copy_(self, other: Any) -> Tensor:
-        return self._inplace(other)
+        return self._inplace(_overwrite, other, "CopyBackwards")
 
     def add_(self, other: Any, alpha: float = 1.0) -> Tensor:
-        return self._inplace(self._value + alpha * np.asarray(_unwrap(other)))
+        return self._inplace(lambda a, b: a + alpha * b if alpha != 1.0 else a + b, other)
 
     def sub_(self, other: Any, alpha: float = 1.0) -> Tensor:
-        return self._inplace(self._value - alpha * np.asarray(_unwrap(other)))
+        return self._inplace(lambda a, b: a - alpha * b if alpha != 1.0 else a - b, other)
 
     def mul_(self, other: Any) -> Tensor:
-        return self._inplace(self._value * np.asarray(_unwrap(other)))
+        return self._inplace(operator.mul, other)
 
     def div_(self, other: Any) -> Tensor:
-        return self._inplace(self._value / np.asarray(_unwrap(other)))
+        return self._inplace(operator.truediv, other)
 
     # -- torch-style methods (thin wrappers over numpy's) --------------------------------
     def sum(self, dim=None, keepdim=False, **kw):  # type: ignore[override]
-        return ops.sum(self, kw.pop("axis", dim), keepdims=kw.pop("keepdims", keepdim), **kw)
+        return self._reduce(ops.sum, "Sum", dim, keepdim, kw)
 
     def mean(self, dim=None, keepdim=False, **kw):  # type: ignore[override]
-        return ops.mean(self, kw.pop("axis", dim), keepdims=kw.pop("keepdims", keepdim), **kw)
+        return self._reduce(ops.mean, "Mean", dim, keepdim, kw)
 
     def prod(self, dim=None, keepdim=False, **kw):  # type: ignore[override]
-        return ops.prod(self, kw.pop("axis", dim), keepdims=kw.pop("keepdims", keepdim), **kw)
+        return self._reduce(ops.prod, "Prod", dim, keepdim, kw)
+
+    def _reduce(self, op: Any, name: str, dim: Any, keepdim: bool, kw: dict) -> Any:
+        """``op`` over all elements (torch's ``<name>Backward0``) or over ``dim``
+        (``<name>Backward1``); numpy's ``axis=``/``keepdims=`` are accepted too."""
+        dim = kw.pop("axis", dim)
+        result = op(self, dim, keepdims=kw.pop("keepdims", keepdim), **kw)
+        return _named(result, self, None if dim is None else f"{name}Backward1")
 
     def max(self, dim=None, keepdim=False, **kw):  # type: ignore[override]
         if dim is not None:
@@ -293,10 +330,10 @@ class Tensor(Tracer):
         return ops.min(self, kw.pop("axis", None), keepdims=kw.pop("keepdims", False), **kw)
 
     def amax(self, dim=None, keepdim=False):
-        return ops.max(self, dim, keepdims=keepdim)
+        return _named(ops.max(self, dim, keepdims=keepdim), self, "AmaxBackward0")
 
     def amin(self, dim=None, keepdim=False):
-        return ops.min(self, dim, keepdims=keepdim)
+        return _named(ops.min(self, dim, keepdims=keepdim), self, "AminBackward0")
 
     def pow(self, exponent): return self ** exponent
     def exp(self): return np.exp(self)
@@ -342,7 +379,7 @@ class Tensor(Tracer):
         if self.ndim > 2:
             raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
                                f"{self.ndim}D")
-        return ops.transpose(self)
+        return _named(ops.transpose(self), self, "TBackward0")
 
     def transpose(self, *dims: Any) -> Any:
         """``x.transpose(0, 1)`` swaps two dimensions, as in PyTorch; ``x.transpose()``
@@ -350,7 +387,7 @@ class Tensor(Tracer):
         if len(dims) == 2 and all(isinstance(d, (int, np.integer)) for d in dims):
             perm = list(range(self.ndim))
             perm[dims[0]], perm[dims[1]] = perm[dims[1]], perm[dims[0]]
-            return ops.transpose(self, perm)
+            return _named(ops.transpose(self, perm), self, "TransposeBackward0")
         return super().transpose(*dims)
 
     def permute(self, *dims: Any) -> Any:
@@ -359,16 +396,17 @@ class Tensor(Tracer):
     def unsqueeze(self, dim: int) -> Any:
         shape = list(self.shape)
         shape.insert(dim % (self.ndim + 1), 1)
-        return ops.reshape(self, tuple(shape))
+        return _named(ops.reshape(self, tuple(shape)), self, "UnsqueezeBackward0")
 
     def squeeze(self, dim: int | None = None) -> Any:
         if dim is None:
-            return ops.reshape(self, tuple(d for d in self.shape if d != 1))
+            return _named(ops.reshape(self, tuple(d for d in self.shape if d != 1)), self,
+                          "SqueezeBackward0")
         if self.ndim == 0 or self.shape[dim] != 1:
             return self
         shape = list(self.shape)
         del shape[dim]
-        return ops.reshape(self, tuple(shape))
+        return _named(ops.reshape(self, tuple(shape)), self, "SqueezeBackward1")
 
     def expand(self, *sizes: Any) -> Any:
         shape = _size_arg(sizes)
@@ -377,7 +415,33 @@ class Tensor(Tracer):
         return ops.broadcast_to(self, full)
 
     def clone(self) -> Any:
-        return self * 1.0 if self._requires_grad else Tensor._make(self._value.copy())
+        if self._requires_grad:
+            return _named(self * 1.0, self, "CloneBackward0")
+        return Tensor._make(self._value.copy())
+
+
+def _named(result: Any, source: Tensor, name: str | None) -> Any:
+    """Give ``result``'s new node PyTorch's name for the method that made it
+    (``x.t()`` is ``TBackward0``, though its primitive is ``transpose``)."""
+    node = getattr(result, "_node", None)
+    if name is not None and node is not None and node is not source._node:
+        node.__class__ = _ag._node_class(name)
+    return result
+
+
+def _is_int(x: Any) -> bool:
+    return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
+
+
+def _is_scalar(x: Any) -> bool:
+    return isinstance(x, (int, float, np.number)) and not isinstance(x, bool)
+
+
+def _overwrite(a: Any, b: Any) -> Any:
+    """``b`` in ``a``'s shape; on Tensors a recorded ``a * 0 + b`` (zero gradient to ``a``)."""
+    if isinstance(a, Tensor):
+        return a * 0.0 + b
+    return np.broadcast_to(np.asarray(b, dtype=a.dtype), a.shape)
 
 
 def _unwrap(x: Any) -> Any:

@@ -117,7 +117,19 @@ def test_grad_data_zero_clears_the_gradient_in_place():
     (lambda x: x.exp(), "ExpBackward0"), (lambda x: torch.exp(x), "ExpBackward0"),
     (lambda x: np.log(x), "LogBackward0"), (lambda x: x.sin(), "SinBackward0"),
     (lambda x: x.tanh(), "TanhBackward0"), (lambda x: x.view(4), "ViewBackward0"),
-    (lambda x: x.t(), "PermuteBackward0"), (lambda x: x.abs(), "AbsBackward0"),
+    (lambda x: x.t(), "TBackward0"), (lambda x: x.abs(), "AbsBackward0"),
+    # names torch 2.13 gives the methods below
+    (lambda x: x.sum(0), "SumBackward1"), (lambda x: x.mean(1), "MeanBackward1"),
+    (lambda x: x.sum(1, keepdim=True), "SumBackward1"), (lambda x: x.prod(0), "ProdBackward1"),
+    (lambda x: x.transpose(0, 1), "TransposeBackward0"),
+    (lambda x: x.permute(1, 0), "PermuteBackward0"),
+    (lambda x: x.unsqueeze(0), "UnsqueezeBackward0"),
+    (lambda x: x.unsqueeze(0).squeeze(), "SqueezeBackward0"),
+    (lambda x: x.unsqueeze(0).squeeze(0), "SqueezeBackward1"),
+    (lambda x: x[0], "SelectBackward0"), (lambda x: x[0:1], "SliceBackward0"),
+    (lambda x: x.amax(1), "AmaxBackward0"), (lambda x: x.amin(), "AminBackward0"),
+    (lambda x: 2 - x, "RsubBackward1"), (lambda x: 2 ** x, "PowBackward2"),
+    (lambda x: x.clone(), "CloneBackward0"),
 ])
 def test_grad_fn_names_and_repr(fn, name):
     x = Variable(torch.ones(2, 2), requires_grad=True)
@@ -126,6 +138,20 @@ def test_grad_fn_names_and_repr(fn, name):
     assert re.fullmatch(rf"<{name} object at 0x[0-9a-f]+>", repr(y.grad_fn))
     assert re.search(rf"grad_fn=<{name}>\)$", repr(y))
     assert x.grad_fn is None
+
+
+# next_functions as torch 2.13 gives them: scalar operands of pow/rsub/clone hidden,
+# the tensor first in 2 + x and 2 * x, a None for the scalar in x - 2
+@pytest.mark.parametrize("fn, want", [
+    (lambda x: x ** 2, ["AccumulateGrad"]), (lambda x: 2 - x, ["AccumulateGrad"]),
+    (lambda x: 2 ** x, ["AccumulateGrad"]), (lambda x: x.clone(), ["AccumulateGrad"]),
+    (lambda x: 2 + x, ["AccumulateGrad", None]), (lambda x: 2 * x, ["AccumulateGrad", None]),
+    (lambda x: x - 2, ["AccumulateGrad", None]),
+])
+def test_next_functions_of_ops_with_a_python_scalar(fn, want):
+    x = Variable(torch.ones(2), requires_grad=True)
+    got = [None if f is None else f.name() for f, _ in fn(x).grad_fn.next_functions]
+    assert got == want
 
 
 def test_next_functions_lead_to_accumulate_grad_for_leaves():
@@ -146,7 +172,7 @@ def test_next_functions_lead_to_accumulate_grad_for_leaves():
 @pytest.mark.parametrize("flags", [(False, False), (True, False), (False, True), (True, True)])
 def test_a_result_requires_grad_iff_an_input_does(flags):
     a, b = (Variable(torch.randn(3), requires_grad=f) for f in flags)
-    for r in (a + b, a * b, torch.exp(a) - b, (a @ b) if False else a / (b * b + 1)):
+    for r in (a + b, a * b, torch.exp(a) - b, a @ b, a / (b * b + 1)):
         assert r.requires_grad == any(flags)
         assert (r.grad_fn is not None) == any(flags) and r.is_leaf != any(flags)
 
@@ -158,7 +184,8 @@ def test_requires_grad_can_be_set_on_leaves_only():
     with pytest.raises(RuntimeError, match="only change requires_grad flags of leaf"):
         y.requires_grad = False
     with pytest.raises(RuntimeError, match="leaf"):
-        y.requires_grad_(True)
+        y.requires_grad_(False)
+    assert y.requires_grad_() is y and y.requires_grad  # True on a result: allowed, as torch
     assert x.requires_grad_(False) is x and not x.requires_grad
     assert (x + 1).grad_fn is None
 
@@ -199,6 +226,117 @@ def test_in_place_updates_of_leaves_need_no_grad():
     assert x.is_leaf and x.requires_grad and x.tolist() == [0.5, 0.5]
     x.data.sub_(torch.Tensor([0.5, 0.0]))
     assert x.tolist() == [0.0, 0.5]
+
+
+# expected gradients: torch 2.13, and d/dx of the written-out function
+@pytest.mark.parametrize("change, want", [
+    (lambda y, x: y.mul_(3), [6.0, 6.0, 6.0]),
+    (lambda y, x: y.zero_(), [0.0, 0.0, 0.0]),
+    (lambda y, x: y.fill_(7.0), [0.0, 0.0, 0.0]),
+    (lambda y, x: y.add_(x, alpha=4.0), [6.0, 6.0, 6.0]),
+    (lambda y, x: y.sub_(x * x), [0.0, 0.0, 0.0]),  # 2x - x^2 at x = 1
+    (lambda y, x: y.div_(4.0), [0.5, 0.5, 0.5]),
+    (lambda y, x: y.copy_(x * 5), [5.0, 5.0, 5.0]),
+    (lambda y, x: y.__imul__(x), [4.0, 4.0, 4.0]),  # y *= x: 2x^2
+])
+def test_in_place_operations_on_results_are_recorded(change, want):
+    x = Variable(torch.ones(3), requires_grad=True)
+    y = x * 2
+    assert change(y, x) is y
+    y.sum().backward()
+    assert x.grad.tolist() == want
+
+
+@pytest.mark.parametrize("change, name", [  # the names torch 2.13 gives
+    (lambda y: y.zero_(), "ZeroBackward0"), (lambda y: y.fill_(7.0), "FillBackward2"),
+    (lambda y: y.copy_(y * 5), "CopyBackwards"), (lambda y: y.mul_(3), "MulBackward0"),
+    (lambda y: y.add_(1.0), "AddBackward0"), (lambda y: y.div_(4.0), "DivBackward0"),
+])
+def test_in_place_operations_name_the_new_node(change, name):
+    y = Variable(torch.ones(3), requires_grad=True) * 2
+    assert change(y).grad_fn.name() == name
+
+
+def test_in_place_copy_into_a_tensor_without_grad_makes_it_require_grad():
+    x = Variable(torch.Tensor([1.0, 2.0]), requires_grad=True)
+    c = torch.zeros(2)
+    c.copy_(x * x)
+    assert c.requires_grad and not c.is_leaf and c.tolist() == [1.0, 4.0]
+    c.sum().backward()
+    assert x.grad.tolist() == [2.0, 4.0]
+
+
+def test_in_place_operations_on_leaves_that_require_grad_raise():
+    x = Variable(torch.ones(3), requires_grad=True)
+    for change in (lambda: x.mul_(2), lambda: x.zero_(), lambda: x.add_(1.0),
+                   lambda: x.copy_(torch.zeros(3))):
+        with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being "
+                                               "used in an in-place operation"):
+            change()
+    assert x.tolist() == [1.0, 1.0, 1.0]
+
+
+def test_data_changed_in_place_after_use_raises_at_backward():
+    x = Variable(torch.ones(3), requires_grad=True)
+    c = torch.tensor([1.0, 2.0, 3.0])
+    y = x * c
+    c.mul_(10)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation(.|\n)*Hint"):
+        y.sum().backward()
+
+
+def test_a_leaf_changed_under_no_grad_before_backward_raises():
+    x = Variable(torch.ones(3), requires_grad=True)
+    y = x * x
+    with torch.no_grad():
+        x -= 1
+    with pytest.raises(RuntimeError, match="is at version 1; expected version 0"):
+        y.sum().backward()
+
+
+def test_changes_through_data_are_not_counted_as_in_torch():
+    x = Variable(torch.ones(3), requires_grad=True)
+    y = (x * 3).sum()
+    x.data -= 1  # torch does not track .data writes; the gradient is still 3
+    y.backward()
+    assert x.grad.tolist() == [3.0, 3.0, 3.0]
+    with torch.no_grad():
+        x -= 0.1 * x.grad  # after backward: the usual step
+    (x * 3).sum().backward()
+
+
+def test_set_grad_enabled_works_as_a_function_and_as_a_context_manager():
+    try:
+        torch.set_grad_enabled(False)
+        assert not torch.is_grad_enabled()
+        assert not (Variable(torch.ones(1), requires_grad=True) * 2).requires_grad
+    finally:
+        torch.set_grad_enabled(True)
+    assert torch.is_grad_enabled()
+    with torch.set_grad_enabled(False):
+        assert not torch.is_grad_enabled()
+    assert torch.is_grad_enabled()
+
+
+def test_no_grad_as_a_bare_decorator_and_one_instance_nested():
+    @torch.no_grad
+    def f():
+        return torch.is_grad_enabled()
+    assert f() is False and torch.is_grad_enabled()
+    ctx = torch.no_grad()
+    with ctx:
+        with ctx:
+            pass
+        assert not torch.is_grad_enabled()
+    assert torch.is_grad_enabled()
+
+
+def test_assigning_a_grad_of_another_size_raises():
+    x = Variable(torch.ones(3), requires_grad=True)
+    with pytest.raises(RuntimeError, match="assigned grad has data of a different size"):
+        x.grad = torch.zeros(2)
+    x.grad = torch.ones(3)
+    assert x.grad.tolist() == [1.0, 1.0, 1.0]
 
 
 # -- backward ---------------------------------------------------------------------------------

@@ -184,26 +184,35 @@ def test_printing_matches_pytorch_itself():
 
 # -- execution ---------------------------------------------------------------------------------
 
-def test_a_training_loop_of_one_structure_compiles_once(tmp_path, monkeypatch):
-    """First step: numpy interpreter; second: one Numba compile; then the cached kernel."""
-    monkeypatch.setenv("SYMGRAD_CACHE_DIR", str(tmp_path))  # no kernel from an earlier run
-    before, stats0 = kernels.compile_stats(), autograd.backward_stats()
-    x = Variable(torch.tensor(np.linspace(-1, 1, 7)), requires_grad=True)
-    w = torch.tensor(np.linspace(0.5, 2.0, 7))
-    for step in range(5):
-        # a structure no other test builds
-        loss = (torch.tanh(x * w + 0.25) * 3.125 - w).pow(2).mean()
-        loss.backward()
-        with torch.no_grad():
-            x -= 0.1 * x.grad
-        x.grad.data.zero_()
-        after = kernels.compile_stats()
-        assert after["compiled"] - before["compiled"] == (0 if step == 0 else 1)
-        assert after["kernels"] - before["kernels"] == (0 if step == 0 else 1)
+@pytest.fixture(autouse=True)
+def fresh_structure_cache(monkeypatch):
+    """Each test starts with an empty structure cache and zero backward counts, so
+    what it counts does not depend on which tests ran before it."""
+    monkeypatch.setattr(autograd, "_CACHE", type(autograd._CACHE)())
+    monkeypatch.setattr(autograd, "_STATS", dict.fromkeys(autograd._STATS, 0))
+
+
+def test_a_changing_python_scalar_keeps_one_structure_that_compiles():
+    """x * (0.5 + k): the scalar enters the kernel as an input, like tensor data."""
+    x = Variable(torch.ones(3), requires_grad=True)
+    for k in range(4):
+        (x * (0.5 + k) - (1.25 + k)).sum().backward()
+    assert_close(x.grad.numpy(), np.full(3, 0.5 + 1.5 + 2.5 + 3.5))
     stats = autograd.backward_stats()
-    assert stats["interpreted"] - stats0["interpreted"] == 1
-    assert stats["compiled_runs"] - stats0["compiled_runs"] == 4
-    assert stats["structures"] - stats0["structures"] == 1
+    assert stats["structures"] == 1 and stats["interpreted"] == 1
+    assert stats["compiled_runs"] == 3
+
+
+def test_the_structure_cache_keeps_the_last_cache_limit_structures(monkeypatch):
+    monkeypatch.setattr(autograd, "CACHE_LIMIT", 4)
+    for n in range(1, 11):  # one structure per shape
+        x = Variable(torch.ones(n), requires_grad=True)
+        (x * 3.0).sum().backward()
+        assert autograd.backward_stats()["structures"] == min(n, 4)
+        assert x.grad.tolist() == [3.0] * n
+    (Variable(torch.ones(10), requires_grad=True) * 3.0).sum().backward()  # still cached
+    assert autograd.backward_stats()["structures"] == 4
+    assert autograd.backward_stats()["compiled_runs"] == 1
 
 
 def test_interpreted_and_compiled_backward_agree():
