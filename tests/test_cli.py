@@ -186,14 +186,19 @@ def test_show_ir_code_sympy():
     assert "df/dx = [cos(x[0]), cos(x[1]), cos(x[2])]" in out.split("--- sympy ---")[1]
 
 
+def assert_check_passes(out: str, variables: int, fd_error: float) -> None:
+    """Each variable's --check row: ok against SymPy (to 1e-14) and finite differences."""
+    rows = [line for line in out.splitlines() if "symgrad vs SymPy" in line]
+    assert len(rows) == variables
+    for row in rows:
+        errors = [float(e) for e in re.findall(r"(\d\.\d\de[-+]\d+) ok", row)]
+        assert len(errors) == 2 and errors[0] < 1e-14 and errors[1] < fd_error, row
+
+
 def test_check_reports_worst_errors():
     out = ok("grad", "sum(sin(x)*y)", "--shape", "x=3", "--at", "x=0.1,0.2,0.3", "--at", "y=2",
              "--check", "--format", "text")
-    rows = [line for line in out.splitlines() if "symgrad vs SymPy" in line]
-    assert len(rows) == 2
-    for row in rows:
-        errors = [float(e) for e in re.findall(r"(\d\.\d\de[-+]\d+) ok", row)]
-        assert len(errors) == 2 and errors[0] < 1e-14 and errors[1] < 1e-8, row
+    assert_check_passes(out, 2, 1e-8)
 
 
 def test_stable_and_two_argument_functions_check_against_sympy():
@@ -201,11 +206,7 @@ def test_stable_and_two_argument_functions_check_against_sympy():
             " + sum(hypot(x, y) + xlogy(y, sigmoid(x)) + relu(x)*arctan2(y, 2))")
     out = ok("grad", text, "--shape", "x=3", "--shape", "y=3", "--at", "x=0.5,2,-1",
              "--at", "y=1,0.5,2", "--check", "--format", "text")
-    rows = [line for line in out.splitlines() if "symgrad vs SymPy" in line]
-    assert len(rows) == 2
-    for row in rows:
-        errors = [float(e) for e in re.findall(r"(\d\.\d\de[-+]\d+) ok", row)]
-        assert len(errors) == 2 and errors[0] < 1e-14 and errors[1] < 1e-7, row
+    assert_check_passes(out, 2, 1e-7)
 
 
 def test_check_fails_where_finite_differences_cannot_follow():
