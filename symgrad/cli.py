@@ -408,7 +408,7 @@ def _formulas(p: Problem, g: Any, graph: Any, sample: list[Any],
             exprs = g.expressions(*sample, gradient=cotangent, seconds=0)  # simplified below
             patterns = [element_pattern(e, symbols) if np.ndim(e) else None for e in exprs]
     except OutOfTime:
-        reason = f"SymPy took longer than {FORMULA_SECONDS:g} s to build them"
+        reason = f"building them took longer than {FORMULA_SECONDS:g} s"
         return {n: ("omitted", reason) for n in p.wrt}
     result: dict[str, Any] = {}
     for name, e, pattern in zip(p.wrt, exprs, patterns):
@@ -497,7 +497,7 @@ def _shown(what: str, p: Problem, g: Any, graph: Any, sample: list[Any], cotange
             exprs = gradient_expressions(graph, cotangent, p.argnums)
             function = to_sympy(graph)[0]
     except OutOfTime:
-        return f"omitted: SymPy took longer than {FORMULA_SECONDS:g} s"
+        return f"omitted: building the formulas took longer than {FORMULA_SECONDS:g} s"
     return {"function": function,
             "gradient": {n: simplify_all(e) for n, e in zip(p.wrt, exprs)}}
 

@@ -199,8 +199,10 @@ def _numerically(d: Any, subs: dict[Any, Any], digits: int) -> Any:
 SIMPLIFY_SECONDS = 2.0
 
 
-class OutOfTime(Exception):
-    """A :func:`time_limit` ran out."""
+class OutOfTime(BaseException):
+    """A :func:`time_limit` ran out. A BaseException, as KeyboardInterrupt: the alarm
+    may fire anywhere in the block, and no ``except Exception`` on the way (the IR
+    checker's, SymPy's) may turn it into an error of its own."""
 
 
 def _can_time() -> bool:
