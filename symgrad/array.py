@@ -547,15 +547,21 @@ def _int_sequence(x: Any, what: str) -> np.ndarray:
     return array
 
 
-@implements(np.repeat)
-def repeat(a: Any, repeats: Any, axis: Any = None) -> Any:
-    """``np.repeat``: a gather along ``axis`` (each index repeated)."""
-    counts = _int_sequence(repeats, "np.repeat's repeats")
+def _one_axis(a: Any, axis: Any) -> tuple[Any, int, int]:
+    """``a`` as float, the axis numpy's ``axis=`` names (``None``: of ``a`` flattened),
+    and that axis's length."""
     a = as_float(a)
     if axis is None:
         a, axis = reshape(a, (-1,)), 0
     (axis,) = normalize_axes(axis, _ndim(a))
-    n = ops._shape_of(a)[axis]
+    return a, axis, ops._shape_of(a)[axis]
+
+
+@implements(np.repeat)
+def repeat(a: Any, repeats: Any, axis: Any = None) -> Any:
+    """``np.repeat``: a gather along ``axis`` (each index repeated)."""
+    counts = _int_sequence(repeats, "np.repeat's repeats")
+    a, axis, n = _one_axis(a, axis)
     try:
         indices = np.repeat(np.arange(n), counts)
     except ValueError as e:
@@ -627,11 +633,7 @@ def take(a: Any, indices: Any, axis: Any = None, out: Any = None, mode: str = "r
         raise UnsupportedFunctionError(f"np.take(..., mode={mode!r}): only mode='raise' is "
                                        "supported; clip or wrap the indices with numpy first")
     idx = _int_sequence(indices, "np.take's indices")
-    a = as_float(a)
-    if axis is None:
-        a, axis = reshape(a, (-1,)), 0
-    (axis,) = normalize_axes(axis, _ndim(a))
-    n = ops._shape_of(a)[axis]
+    a, axis, n = _one_axis(a, axis)
     if np.any((idx < -n) | (idx >= n)):
         raise IndexError(f"np.take at {user_location()}: indices {idx.tolist()} are out of "
                          f"bounds for an axis of length {n}; use indices in [{-n}, {n})")
@@ -699,8 +701,6 @@ def vstack(tup: Any, **kwargs: Any) -> Any:
 
 @implements(np.append)
 def append(arr: Any, values: Any, axis: Any = None) -> Any:
-    if axis is None:
-        return concatenate([arr, values], axis=None)
     return concatenate([arr, values], axis=axis)
 
 
