@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -41,6 +41,7 @@ class Specialization:
     source: KernelSource          # the generated kernel module
     is_tuple: bool                # the function returned a tuple
     n_primal: int                 # how many of the outputs are the function's own
+    primal: tuple[Aval, ...]      # what the function returns (a gradient= has these avals)
 
 
 class Transformed:
@@ -110,7 +111,7 @@ class Transformed:
             twin = Transformed(self.fun, self.mode, argnums, self.static_argnums, "numpy")
             self._numpy_twin = twin
         spec, inputs = twin._prepare(args, gradient)
-        n_ct = 0 if gradient is None else spec.n_primal
+        n_ct = 0 if gradient is None else len(spec.primal)
         grads = adjoint_expressions(spec.graph, spec.n_primal, len(inputs) - n_ct,
                                     inputs[len(inputs) - n_ct:])
         grads = [simplify_all(g, seconds / len(grads)) for g in grads]
@@ -170,6 +171,9 @@ class Transformed:
             position = {i: k for k, i in enumerate(i for i, a in enumerate(avals) if a is not None)}
             wrt = [position[i % len(args)] for i in self.argnums]
             final = adjoint(graph, wrt, seed_inputs=seeded)
+            if self.mode != "value_and_grad":  # the value is not returned: not computed either
+                final = replace(final, outputs=final.outputs[n_primal:])
+                n_primal = 0
             final = optimize(check(final) if checked else final, checked=checked)
             wrt_names = [names[i % len(args)] for i in self.argnums]
             title = f"{self.mode} of {graph.name} with respect to {', '.join(wrt_names)}"
@@ -182,7 +186,8 @@ class Transformed:
             kernel = kernels.load(source)
             consts = [c for _, c in final.consts]
             run = (lambda *a: kernel(*a, *consts)) if consts else kernel
-        return Specialization(final, run, source, is_tuple, n_primal)
+        primal = tuple(a.aval for a in graph.outputs)
+        return Specialization(final, run, source, is_tuple, n_primal, primal)
 
 
 def _interpret(graph: Graph, *args: Any) -> tuple:
@@ -246,7 +251,7 @@ def _require_hashable(x: Any, name: str) -> None:
 
 def _cotangents(gradient: Any, spec: Specialization, name: str) -> list[Any]:
     """``gradient=`` as kernel arguments, one per output, checked against the outputs."""
-    outs = spec.graph.outputs[:spec.n_primal]
+    outs = spec.primal
     given = list(gradient) if spec.is_tuple else [gradient]
     if len(given) != len(outs):
         raise ValueError(f"gradient must have one array per output of {name} ({len(outs)}), "
@@ -256,7 +261,7 @@ def _cotangents(gradient: Any, spec: Specialization, name: str) -> list[Any]:
         value, aval = _traced_input(g, "gradient", promote=True)
         if aval.shape != out.shape:
             if out.shape == () and aval.size == 1:  # torch.Tensor([1.0]) for a scalar output
-                value, aval = float(np.asarray(value).reshape(())), out.aval
+                value, aval = float(np.asarray(value).reshape(())), out
             else:
                 raise ValueError(
                     f"gradient has shape {aval.shape} but {name} returns shape {out.shape}: "

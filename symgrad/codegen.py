@@ -1,21 +1,35 @@
 """Graph -> readable Python source of one ``numba.njit`` function.
 
-One statement (or one loop nest, for reductions over some axes) per
-equation, named as in the printed IR, with the user's argument names; adjoint
-statements sit under a ``# grad of: <primal equation>`` comment. Scalars are
-Python floats inside the kernel and arrays are numpy arrays. The module is
-self-contained (imports numpy and numba only); array constants are extra
-arguments so that no data is baked into the source. The header carries the
-content key, which is the sha256 of everything below it plus the versions of
-codegen and of the derivative conventions.
+The plan of :mod:`symgrad.fusion` decides the body: elementwise chains and
+the sums that consume them become one loop nest, with scalars for
+intermediates and arrays only for what outlives the loop; every other
+equation is one statement (or one loop nest), named as in the printed IR, with
+the user's argument names. Adjoint statements sit under a ``# grad of:
+<primal equation>`` comment. Scalars are Python floats inside the kernel and
+arrays are numpy arrays.
+
+Kernels are generic over sizes: every size the graph mentions is written as a
+name bound from the inputs' shapes (``n0 = x.shape[0]``, ``n1 = n0 - 1``), so
+that graphs of the same structure and ranks at different sizes give the same
+source, hence the same cache key and the same compiled kernel. A size that no
+input determines stays a number (the kernel is then specific to it), and so
+do 0 and 1, which decide broadcasting.
+
+The module is self-contained (imports numpy and numba only); array constants
+are extra arguments so that no data is baked into the source. The header
+carries the content key, which is the sha256 of everything below it plus the
+versions of codegen and of the derivative conventions.
 
     >>> import numpy as np, symgrad as sg
     >>> source = sg.jit(lambda x: np.exp(x) * 2.0).source(np.ones(3))
     >>> print(source[source.index("@njit"):].strip())
     @njit(cache=True, error_model="numpy", fastmath=False)
     def f(x):
-        a = np.exp(x)
-        b = a * 2.0
+        n0 = x.shape[0]
+        b = np.empty((n0,))
+        for i0 in range(n0):
+            a = np.exp(x[i0])
+            b[i0] = a * 2.0
         return (b,)
 """
 
@@ -25,16 +39,22 @@ import hashlib
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
 
 from . import __version__
-from .ir import Atom, Graph, Literal, Var
-from .pretty import Printer, origin_changes
-from .primitives import CONVENTIONS_VERSION
+from .fusion import ACCUMULATED, Loop, plan
+from .ir import BOOL, Atom, Aval, Eqn, Graph, Literal, Var
+from .pretty import Printer, format_param, origin_changes
+from .primitives import CONVENTIONS_VERSION, broadcast_to_p, mean_p
 
 #: bump when the generated code for the same IR changes
-CODEGEN_VERSION = 1
+CODEGEN_VERSION = 2
 NJIT_FLAGS = 'cache=True, error_model="numpy", fastmath=False'
 INDENT = "    "
+#: parameters that hold sizes (``index`` holds (start, stop, step) triples)
+SIZE_PARAMS = ("shape", "size", "index")
 
 
 @dataclass(frozen=True)
@@ -57,35 +77,206 @@ def numba_literal(value: float | bool) -> str:
     return f"({text})" if text.startswith("-") else text
 
 
-class _KernelPrinter(Printer):
+class Dim(int):
+    """A size in kernel source: computes and compares as its value, prints as its name.
+
+    Shapes and size parameters reach the primitives' ``emit`` as Dims, so the
+    text they write says ``n0`` where the graph says 4; arithmetic on a Dim
+    gives a plain int (a number in the source, correct but size-specific).
+    """
+
+    text: str
+
+    def __new__(cls, value: int, text: str) -> Dim:
+        dim = super().__new__(cls, value)
+        dim.text = text
+        return dim
+
+    def __repr__(self) -> str:
+        return self.text
+
+    __str__ = __repr__
+
+    def __format__(self, spec: str) -> str:
+        return self.text if not spec else format(int(self), spec)
+
+
+class Sizes:
+    """The names of a graph's sizes, bound from the kernel's arguments on demand."""
+
+    def __init__(self, graph: Graph, names: Printer):
+        self.lines: list[str] = []
+        self._named: dict[int, Dim] = {}
+        self._given: list[Dim] = []  # sizes read from an argument's shape
+        for v in (*graph.inputs, *graph.const_vars):
+            for axis, d in enumerate(v.shape):
+                if d > 1 and d not in self._named:
+                    self._given.append(self._bind(d, f"{names.name(v)}.shape[{axis}]"))
+
+    def _bind(self, value: int, definition: str) -> Dim:
+        dim = self._named[value] = Dim(value, f"n{len(self.lines)}")
+        self.lines.append(f"{dim} = {definition}")
+        return dim
+
+    def dim(self, value: Any) -> Any:
+        """``value`` as a named size if it is one the arguments determine."""
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value <= 1:
+            return value
+        value = int(value)
+        if value in self._named:
+            return self._named[value]
+        for offset in (1, 2, -1, -2):  # x[1:], x[:-1], np.diff: one or two less or more
+            for d in self._given:
+                if d - offset == value:
+                    sign = "-" if offset > 0 else "+"
+                    return self._bind(value, f"{d} {sign} {abs(offset)}")
+        for i, d in enumerate(self._given):  # a reshape that merges two axes
+            for e in self._given[i:]:
+                if d * e == value:
+                    return self._bind(value, f"{d} * {e}")
+        return value
+
+    def aval(self, a: Aval) -> Aval:
+        return Aval(tuple(self.dim(d) for d in a.shape), a.dtype)
+
+    def params(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        out = dict(params)
+        for key in SIZE_PARAMS:
+            if key not in out:
+                continue
+            value = out[key]
+            if key == "index":
+                out[key] = tuple((self.dim(a), self.dim(b), c) for a, b, c in value)
+            elif isinstance(value, tuple):
+                out[key] = tuple(self.dim(d) for d in value)
+            else:
+                out[key] = self.dim(value)
+        return out
+
+
+class _Comments(Printer):
+    """The IR text of the comments, with sizes by name as in the code."""
+
+    def __init__(self, graph: Graph, out_names: Mapping[int, str] | None, sizes: Sizes):
+        super().__init__(graph, out_names)
+        self.sizes = sizes
+
+    def typed(self, v: Var) -> str:
+        return f"{self.name(v)}: {self.sizes.aval(v.aval)}"
+
+    def eqn(self, e: Eqn) -> str:
+        args = [self.atom(a) for a in e.inputs]
+        args += [f"{k}={format_param(v)}" for k, v in self.sizes.params(e.params).items()]
+        return f"{self.typed(e.out)} = {e.prim.name}({', '.join(args)})"
+
+
+class _Kernel:
+    """The body of one kernel: standalone statements and fused loops."""
+
+    def __init__(self, graph: Graph, out_names: Mapping[int, str] | None):
+        self.graph = graph
+        self.names = Printer(graph, out_names)
+        self.sizes = Sizes(graph, self.names)
+        self.comments = _Comments(graph, out_names, self.sizes)
+        self.plan = plan(graph)
+
+    def name(self, v: Var) -> str:
+        return self.names.name(v)
+
     def atom(self, a: Atom) -> str:
         return numba_literal(a.value) if isinstance(a, Literal) else self.name(a)
+
+    def body(self) -> list[str]:
+        lines: list[str] = []
+        for item in self.plan.items:
+            lines += self.loop(item) if isinstance(item, Loop) else self.statements([item])
+        return lines
+
+    def statements(self, eqns: list[Eqn]) -> list[str]:
+        lines: list[str] = []
+        for cite, e in origin_changes(eqns):
+            if cite is not None:
+                lines.append(f"# grad of: {self.comments.eqn(cite)}")
+            lines += e.prim.emit(self.name(e.out), [self.atom(a) for a in e.inputs],
+                                 [self.sizes.aval(a.aval) for a in e.inputs],
+                                 self.sizes.aval(e.out.aval), **self.sizes.params(e.params))
+        return lines
+
+    def loop(self, loop: Loop) -> list[str]:
+        arrays = self.plan.arrays
+        shape = self.sizes.aval(Aval(loop.shape)).shape
+        index = ", ".join(f"i{k}" for k in range(len(shape)))
+        # recomputing what is stored anyway would be wasted: read it instead
+        body = [e for e in loop.body if not (id(e) in loop.recomputed and id(e.out) in arrays)]
+        scalars = {id(e.out) for e in body if id(e.out) not in arrays}
+        lines = self.statements(loop.pre)
+        for e in body:
+            if e.prim in ACCUMULATED:
+                kept = self.sizes.aval(e.out.aval).shape
+                lines.append(f"{self.name(e.out)} = " + (f"np.zeros({_tuple(kept)})" if kept
+                                                         else "0.0"))
+            elif id(e.out) in arrays and id(e) not in loop.recomputed:
+                dtype = ", dtype=np.bool_" if e.out.dtype == BOOL else ""
+                lines.append(f"{self.name(e.out)} = np.empty({_tuple(shape)}{dtype})")
+        lines += [INDENT * k + f"for i{k} in range({d}):" for k, d in enumerate(shape)]
+
+        def read(a: Atom) -> str:
+            if isinstance(a, Literal) or not a.shape or id(a) in scalars:
+                return self.atom(a)
+            return f"{self.name(a)}[{_broadcast_index(a.shape, loop.shape)}]"
+
+        inner: list[str] = []
+        for cite, e in origin_changes(body):
+            if cite is not None:
+                inner.append(f"# grad of: {self.comments.eqn(cite)}")
+            out = self.name(e.out) if id(e.out) in scalars else f"{self.name(e.out)}[{index}]"
+            if e.prim in ACCUMULATED:
+                axes = e.params["axes"]
+                kept = ", ".join(f"i{k}" for k in range(len(shape)) if k not in axes)
+                acc = f"{self.name(e.out)}[{kept}]" if kept else self.name(e.out)
+                inner.append(f"{acc} += {read(e.inputs[0])}")
+            elif e.prim is broadcast_to_p:
+                inner.append(f"{out} = {read(e.inputs[0])}")
+            else:
+                inner += e.prim.emit(out, [read(a) for a in e.inputs],
+                                     [Aval((), a.dtype) for a in e.inputs],
+                                     Aval((), e.out.dtype), **e.params)
+        lines += [INDENT * len(shape) + line for line in inner]
+        for e in body:  # means: the sums divided by their counts
+            if e.prim is mean_p:
+                count = " * ".join(str(shape[k]) for k in e.params["axes"])
+                lines.append(f"{self.name(e.out)} /= {count}")
+        return lines + self.statements(loop.post)
+
+
+def _tuple(shape: tuple[Any, ...]) -> str:
+    return "(" + ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"
+
+
+def _broadcast_index(shape: tuple[int, ...], loop: tuple[int, ...]) -> str:
+    """The index of a value of ``shape`` at the loop's element (numpy broadcasting)."""
+    lead = len(loop) - len(shape)
+    return ", ".join("0" if d == 1 and loop[lead + k] != 1 else f"i{lead + k}"
+                     for k, d in enumerate(shape))
 
 
 def generate(graph: Graph, function: str, description: str,
              out_names: Mapping[int, str] | None = None) -> KernelSource:
     """The kernel module for ``graph``; ``function`` names the njit function."""
-    p = _KernelPrinter(graph, out_names)
-    ir_text = Printer(graph, out_names)  # comments show the IR as ``print(graph)`` does
-    args = [p.name(v) for v in (*graph.inputs, *graph.const_vars)]
-    body: list[str] = []
-    for cite, eqn in origin_changes(graph.eqns):
-        if cite is not None:
-            body.append(f"# grad of: {ir_text.eqn(cite)}")
-        body += eqn.prim.emit(p.name(eqn.out), [p.atom(a) for a in eqn.inputs],
-                              [a.aval for a in eqn.inputs], eqn.out.aval, **eqn.params)
-    body.append(f"return ({_returns(graph, p)})")
-
+    kernel = _Kernel(graph, out_names)
+    args = [kernel.name(v) for v in (*graph.inputs, *graph.const_vars)]
+    body = kernel.body()
+    body.append(f"return ({_returns(graph, kernel)})")
     code = "\n".join([
         f"# {description}",
-        f"# {graph.name}({', '.join(ir_text.typed(v) for v in graph.inputs)})",
+        f"# {graph.name}({', '.join(kernel.comments.typed(v) for v in graph.inputs)})",
         "import numpy as np",
         "from numba import njit",
         "",
         "",
         f"@njit({NJIT_FLAGS})",
         f"def {function}({', '.join(args)}):",
-        *(INDENT + line for line in body),
+        *(INDENT + line for line in (*kernel.sizes.lines, *body)),
         "",
     ])
     versions = (f"symgrad {__version__}, codegen {CODEGEN_VERSION}, "
@@ -95,7 +286,7 @@ def generate(graph: Graph, function: str, description: str,
     return KernelSource(key, function, header + code)
 
 
-def _returns(graph: Graph, p: _KernelPrinter) -> str:
+def _returns(graph: Graph, p: _Kernel) -> str:
     """The return tuple; outputs that could alias an input, a view or each other are copied."""
     produced_by = {id(e.out): e.prim for e in graph.eqns}
     borrowed = {id(v) for v in (*graph.inputs, *graph.const_vars)}

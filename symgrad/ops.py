@@ -353,11 +353,10 @@ def _variance(name: str, a: Any, axis: Any, dtype: Any, out: Any, ddof: Any,
     # numpy's formula: sum((a - mean(a))**2) / (n - ddof), the mean kept for broadcasting
     _refuse_kwargs(name, {"dtype": dtype, "out": out, **kwargs}, allowed={"dtype": _float_dtype})
     a = as_float(a)
-    shape = _shape_of(a)
-    count = math.prod(shape[i] for i in normalize_axes(axis, len(shape)))
+    axes = normalize_axes(axis, len(_shape_of(a)))
     centered = subtract(a, mean(a, axis, keepdims=True))
     return divide(sum(apply(P.square_p, centered), axis, keepdims=keepdims),
-                  float(count - ddof if count > ddof else 0))
+                  apply(P.maximum_p, subtract(count(a, axes), float(ddof)), 0.0))
 
 
 @implements(np.var)
@@ -465,6 +464,12 @@ def astype(x: Any, dtype: Any) -> Any:
             f".astype({np.dtype(dtype).name}) on a traced value (at {user_location()}): "
             "symgrad computes in float64")
     return as_float(x)
+
+
+def count(x: Any, axes: tuple[int, ...]) -> Any:
+    """How many elements of ``x`` a reduction over ``axes`` combines, as a float value
+    of the program (not a literal), so that kernels do not depend on the length."""
+    return apply(P.count_p, x, axes=tuple(axes))
 
 
 def unbroadcast(g: Any, shape: tuple[int, ...]) -> Any:

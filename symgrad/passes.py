@@ -273,10 +273,22 @@ def _rules(defs: dict[int, Eqn]) -> tuple[dict[Primitive, Callable[[Eqn], Rewrit
             return inner.inputs[0]  # transpose(transpose(x, p), inverse(p)) -> x
         return _as(e, P.transpose_p, inner.inputs[0], perm=perm)  # two transposes -> one
 
+    def count(e: Eqn) -> Rewrite:
+        # count(op(x, ...)) -> count(x) for elementwise op and x of the same shape: the
+        # count needs only a shape, and op may then be dead (a mean's gradient needs
+        # the mean's length, not its operand)
+        inner = _producer(defs, e.inputs[0])
+        if inner is None or inner.prim.kind != "elementwise":
+            return None
+        for a in inner.inputs:
+            if isinstance(a, Var) and a.shape == e.inputs[0].shape:
+                return _as(e, P.count_p, a, **e.params)
+        return None
+
     rules: dict[Primitive, Callable[[Eqn], Rewrite]] = {
         P.add_p: add, P.sub_p: sub, P.mul_p: mul, P.div_p: div, P.pow_p: pow, P.neg_p: neg,
         P.where_p: where, P.gt_p: gt, P.reshape_p: reshape, P.broadcast_to_p: broadcast_to,
-        P.transpose_p: transpose}
+        P.transpose_p: transpose, P.count_p: count}
     rules.update({p: reduction for p in (P.sum_p, P.mean_p, P.prod_p, P.max_p, P.min_p)})
     return rules, elementwise
 

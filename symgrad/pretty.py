@@ -129,10 +129,16 @@ class Printer:
     def __init__(self, graph: Graph, out_names: Mapping[int, str] | None = None):
         self.graph = graph
         self.names = assign_names(graph, out_names)
+        self._taken = set(self.names.values())
+        self._spare = _letters()
 
     def name(self, v: Var) -> str:
-        if id(v) not in self.names:  # e.g. the origin of an equation a pass removed
-            self.names[id(v)] = f"<{v.hint or 'removed'}>"
+        if id(v) not in self.names:  # e.g. in the origin of an equation a pass removed
+            name = next(self._spare)
+            while name in self._taken or not _usable(name):
+                name = next(self._spare)
+            self.names[id(v)] = name
+            self._taken.add(name)
         return self.names[id(v)]
 
     def atom(self, a: Atom) -> str:

@@ -471,9 +471,30 @@ mean_p = register(
     name="mean", kind="reduction", shape_rule=_reduction_rule("mean", True),
     impl=lambda x, axes: np.mean(x, axis=axes),
     emit=_reduction_emit("np.mean({})", "0.0", ["{acc} += {x}"], finish=True),
-    vjp=lambda g, ans, x, axes: (
-        _expand(g / float(math.prod(x.shape[a] for a in axes)), x.shape, axes),),
+    vjp=lambda g, ans, x, axes: (_expand(g / ops.count(x, axes), x.shape, axes),),
     sympy=lambda sp, xs: sp.Add(*xs) / len(xs), numpy=np.mean)
+
+
+def _count_rule(x: Aval, *, axes: tuple[int, ...]) -> Aval:
+    if tuple(sorted(set(axes))) != tuple(axes) or any(not 0 <= a < x.ndim for a in axes):
+        raise ShapeError(f"count: axes {axes} are not sorted, unique axes of {x}")
+    return Aval(())
+
+
+def _count_emit(out, args, avals, out_aval, *, axes) -> list[str]:
+    sizes = " * ".join(str(avals[0].shape[a]) for a in axes) or "1"  # named sizes in kernels
+    return [f"{out} = float({sizes})"]
+
+
+# How many elements a reduction over ``axes`` of x combines, as a float: the
+# ``n`` of a mean's gradient ``g / n``. A value computed in the kernel from x's
+# shape, never a literal, so that one kernel serves every length.
+count_p = register(
+    name="count", kind="structural", shape_rule=_count_rule,
+    impl=lambda x, axes: np.float64(math.prod(np.shape(x)[a] for a in axes)),
+    emit=_count_emit, vjp=lambda g, ans, x, axes: (None,),
+    sympy=lambda sp, x, axes: np.array(sp.Integer(math.prod(x.shape[a] for a in axes)),
+                                       dtype=object))
 
 
 def _prod_vjp(g, ans, x, axes):
