@@ -775,7 +775,7 @@ def atleast_2d(*arys: Any) -> Any:
 
 @implements(np.roll)
 def roll(a: Any, shift: Any, axis: Any = None) -> Any:
-    """``np.roll``: a gather along each rolled axis."""
+    """``np.roll``: the two parts of each rolled axis, swapped (slices: no size in the kernel)."""
     a = as_float(a)
     if axis is None:
         return reshape(roll(reshape(a, (-1,)), shift, 0), ops._shape_of(a))
@@ -786,5 +786,6 @@ def roll(a: Any, shift: Any, axis: Any = None) -> Any:
         (ax,) = normalize_axes(ax, _ndim(a))
         n = ops._shape_of(a)[ax]
         if n and s % n:
-            a = gather(a, (np.arange(n) - s) % n, ax)
+            k = n - s % n  # the element that comes first
+            a = apply(concatenate_p, _along(a, ax, k, n), _along(a, ax, 0, k), axis=ax)
     return a

@@ -522,12 +522,12 @@ def run_graph(args: argparse.Namespace) -> int:
     graph = _forward(p, sample)
     adjoint, n_primal = None, len(graph.outputs)
     if args.adjoint:
-        from .api import grad
+        from .api import value_and_grad
 
         ct = None if graph.outputs[0].shape == () else np.ones(graph.outputs[0].shape)
-        try:
-            adjoint = grad(p.fun, argnums=p.argnums, backend="numpy").graph(*sample,
-                                                                           gradient=ct)
+        try:  # value_and_grad: the adjoint beside the value it starts from
+            adjoint = value_and_grad(p.fun, argnums=p.argnums, backend="numpy").graph(
+                *sample, gradient=ct)
         except Exception as e:  # noqa: BLE001
             raise CLIError(f"{type(e).__name__}: {e}", 1) from None
     dot = to_dot(graph, set(p.argnums), adjoint, n_primal, p.wrt)

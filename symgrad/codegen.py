@@ -44,7 +44,8 @@ from typing import Any
 import numpy as np
 
 from . import __version__
-from .fusion import ACCUMULATED, Loop, plan
+from .array import slice_p, unslice_p
+from .fusion import ACCUMULATED, INLINE, MOVES, Loop, plan
 from .ir import BOOL, Atom, Aval, Eqn, Graph, Literal, Var
 from .pretty import Printer, format_param, origin_changes
 from .primitives import CONVENTIONS_VERSION, broadcast_to_p, mean_p
@@ -194,7 +195,9 @@ class _Kernel:
 
     def statements(self, eqns: list[Eqn]) -> list[str]:
         lines: list[str] = []
-        for cite, e in origin_changes(eqns):
+        # element movers that every reader reads through are not made at all
+        made = [e for e in eqns if e.prim not in MOVES or id(e.out) in self.plan.arrays]
+        for cite, e in origin_changes(made):
             if cite is not None:
                 lines.append(f"# grad of: {self.comments.eqn(cite)}")
             lines += e.prim.emit(self.name(e.out), [self.atom(a) for a in e.inputs],
@@ -205,48 +208,176 @@ class _Kernel:
     def loop(self, loop: Loop) -> list[str]:
         arrays = self.plan.arrays
         shape = self.sizes.aval(Aval(loop.shape)).shape
-        index = ", ".join(f"i{k}" for k in range(len(shape)))
-        # recomputing what is stored anyway would be wasted: read it instead
-        body = [e for e in loop.body if not (id(e) in loop.recomputed and id(e.out) in arrays)]
-        scalars = {id(e.out) for e in body if id(e.out) not in arrays}
+        live = _live(loop, arrays)
         lines = self.statements(loop.pre)
-        for e in body:
+        for e in live:
             if e.prim in ACCUMULATED:
                 kept = self.sizes.aval(e.out.aval).shape
-                lines.append(f"{self.name(e.out)} = " + (f"np.zeros({_tuple(kept)})" if kept
-                                                         else "0.0"))
-            elif id(e.out) in arrays and id(e) not in loop.recomputed:
+                lines.append(f"{self.name(e.out)} = "
+                             + (f"np.zeros({_tuple(kept)})" if kept else "0.0"))
+            elif id(e.out) in arrays:
                 dtype = ", dtype=np.bool_" if e.out.dtype == BOOL else ""
                 lines.append(f"{self.name(e.out)} = np.empty({_tuple(shape)}{dtype})")
-        lines += [INDENT * k + f"for i{k} in range({d}):" for k, d in enumerate(shape)]
-
-        def read(a: Atom) -> str:
-            if isinstance(a, Literal) or not a.shape or id(a) in scalars:
-                return self.atom(a)
-            return f"{self.name(a)}[{_broadcast_index(a.shape, loop.shape)}]"
-
-        inner: list[str] = []
-        for cite, e in origin_changes(body):
-            if cite is not None:
-                inner.append(f"# grad of: {self.comments.eqn(cite)}")
-            out = self.name(e.out) if id(e.out) in scalars else f"{self.name(e.out)}[{index}]"
-            if e.prim in ACCUMULATED:
-                axes = e.params["axes"]
-                kept = ", ".join(f"i{k}" for k in range(len(shape)) if k not in axes)
-                acc = f"{self.name(e.out)}[{kept}]" if kept else self.name(e.out)
-                inner.append(f"{acc} += {read(e.inputs[0])}")
-            elif e.prim is broadcast_to_p:
-                inner.append(f"{out} = {read(e.inputs[0])}")
-            else:
-                inner += e.prim.emit(out, [read(a) for a in e.inputs],
-                                     [Aval((), a.dtype) for a in e.inputs],
-                                     Aval((), e.out.dtype), **e.params)
-        lines += [INDENT * len(shape) + line for line in inner]
-        for e in body:  # means: the sums divided by their counts
+        if live:
+            lines += [INDENT * k + f"for i{k} in range({d}):" for k, d in enumerate(shape)]
+            lines += [INDENT * len(shape) + line for line in _Elements(self, loop).body(live)]
+        for e in live:  # means: the sums divided by their counts
             if e.prim is mean_p:
                 count = " * ".join(str(shape[k]) for k in e.params["axes"])
                 lines.append(f"{self.name(e.out)} /= {count}")
         return lines + self.statements(loop.post)
+
+
+def _live(loop: Loop, arrays: set[int]) -> list[Eqn]:
+    """The body equations whose results are used: stored, accumulated, or read by those."""
+    needed = set(arrays)
+    live: list[Eqn] = []
+    for e in reversed(loop.body):
+        if e.prim in ACCUMULATED or id(e.out) in needed:
+            live.append(e)
+            needed.update(id(a) for a in e.inputs if isinstance(a, Var))
+    return live[::-1]
+
+
+class _Elements:
+    """The statements of one loop body: each value as a scalar at an element.
+
+    Values the loop computes sit at the loop's element ``(i0, i1, ...)``;
+    values it reads through (cheap elementwise ones, slices, unslices and
+    broadcasts: :data:`symgrad.fusion.INLINE`) are computed where they are
+    read, at the element that read needs (``x[1:]`` at ``i0`` is ``x[i0 + 1]``),
+    once per element and name. Everything else is read from its array.
+    """
+
+    def __init__(self, kernel: _Kernel, loop: Loop):
+        self.kernel = kernel
+        self.loop = loop
+        self.index = tuple(f"i{k}" for k in range(len(loop.shape)))
+        self.lines: list[str] = []
+        self.depth = 0
+        self.scopes: list[dict[tuple[int, tuple[str, ...]], str]] = [{}]
+        self.names: dict[tuple[int, tuple[str, ...]], str] = {}
+        self.taken: set[str] = set()
+
+    def body(self, live: list[Eqn]) -> list[str]:
+        for cite, e in origin_changes(live):
+            if cite is not None:
+                self.emit(f"# grad of: {self.kernel.comments.eqn(cite)}")
+            if e.prim in ACCUMULATED:
+                axes = e.params["axes"]
+                kept = ", ".join(i for k, i in enumerate(self.index) if k not in axes)
+                acc = f"{self.kernel.name(e.out)}[{kept}]" if kept else self.kernel.name(e.out)
+                self.emit(f"{acc} += {self.read(e.inputs[0], self.index)}")
+            else:
+                self.compute(e, self.index)
+        return self.lines
+
+    def emit(self, line: str) -> None:
+        self.lines.append(INDENT * self.depth + line)
+
+    def known(self, key: tuple[int, tuple[str, ...]]) -> str | None:
+        for scope in reversed(self.scopes):
+            if key in scope:
+                return scope[key]
+        return None
+
+    def name_at(self, v: Var, index: tuple[str, ...]) -> str:
+        """The scalar holding ``v`` at ``index``; the loop's own element keeps v's name."""
+        key = (id(v), index)
+        if key not in self.names:
+            base = name = self.kernel.name(v)
+            k = 0
+            while name in self.taken:
+                k += 1
+                name = f"{base}_{k}"
+            self.names[key] = name
+            self.taken.add(name)
+        return self.names[key]
+
+    def read(self, a: Atom, index: tuple[str, ...]) -> str:
+        """``a`` at the element ``index`` (one index per axis of ``a``)."""
+        if isinstance(a, Literal) or not a.shape:
+            return self.kernel.atom(a)
+        hit = self.known((id(a), index))
+        if hit is not None:
+            return hit
+        e = self.kernel.plan.producer.get(id(a))
+        ours = id(a) in self.loop.scalars
+        if e is not None and (ours or (e.prim in INLINE and id(a) not in self.kernel.plan.arrays)):
+            return self.compute(e, index)
+        return f"{self.kernel.name(a)}[{', '.join(index)}]"
+
+    def compute(self, e: Eqn, index: tuple[str, ...]) -> str:
+        """Statements for ``e``'s output at ``index``; the text of its value."""
+        if e.prim is broadcast_to_p:
+            return self.read(e.inputs[0], _operand_index(e.inputs[0].shape, e.out.shape, index))
+        if e.prim is slice_p:
+            triples = self.kernel.sizes.params(e.params)["index"]
+            return self.read(e.inputs[0], tuple(_sliced(i, t) for i, t in zip(index, triples)))
+        stored = index == self.index and id(e.out) in self.kernel.plan.arrays
+        out = (f"{self.kernel.name(e.out)}[{', '.join(index)}]" if stored
+               else self.name_at(e.out, index))
+        if e.prim is unslice_p:
+            params = self.kernel.sizes.params(e.params)
+            conditions = [c for i, t, n in zip(index, params["index"], params["shape"])
+                          for c in _within(i, t, n)]
+            self.emit(f"{out} = {'False' if e.out.dtype == BOOL else '0.0'}")
+            self.emit(f"if {' and '.join(conditions)}:" if conditions else "if True:")
+            self.depth += 1
+            self.scopes.append({})
+            inner = tuple(_position(i, t) for i, t in zip(index, params["index"]))
+            self.emit(f"{out} = {self.read(e.inputs[0], inner)}")
+            self.scopes.pop()
+            self.depth -= 1
+        else:
+            args = [self.read(a, _operand_index(a.shape, e.out.shape, index)) for a in e.inputs]
+            for line in e.prim.emit(out, args, [Aval((), a.dtype) for a in e.inputs],
+                                    Aval((), e.out.dtype), **e.params):
+                self.emit(line)
+        self.scopes[-1][(id(e.out), index)] = out
+        return out
+
+
+def _operand_index(shape: tuple[int, ...], out: tuple[int, ...],
+                   index: tuple[str, ...]) -> tuple[str, ...]:
+    """Where an operand of ``shape`` is read for the element ``index`` of ``out``
+    (numpy broadcasting: leading axes dropped, axes of length 1 at 0)."""
+    lead = len(out) - len(shape)
+    return tuple("0" if d == 1 and out[lead + k] != 1 else index[lead + k]
+                 for k, d in enumerate(shape))
+
+
+def _sliced(i: str, triple: tuple[int, int, int]) -> str:
+    """The position in the sliced array of element ``i`` of the slice."""
+    start, _, step = triple
+    if step == 1:
+        return f"{i} + {start}" if start else i
+    if step == -1:
+        return f"{start} - {i}"
+    return f"{start} + {i} * {step}"
+
+
+def _position(i: str, triple: tuple[int, int, int]) -> str:
+    """Which element of the slice position ``i`` is (when it is one)."""
+    start, _, step = triple
+    if step == 1:
+        return f"{i} - {start}" if start else i
+    if step == -1:
+        return f"{start} - {i}"
+    return f"({i} - {start}) // {step}"
+
+
+def _within(i: str, triple: tuple[int, int, int], n: int) -> list[str]:
+    """Conditions for position ``i`` of an axis of length ``n`` to be in the slice."""
+    start, stop, step = triple
+    if step > 0:
+        lo, hi, default_hi = start, stop, n
+        tests = [f"{i} >= {lo}" if lo != 0 else "", f"{i} < {hi}" if hi != default_hi else ""]
+    else:
+        tests = [f"{i} <= {start}" if start != n - 1 else "", f"{i} > {stop}" if stop != -1 else ""]
+    if abs(step) != 1:
+        tests.append(f"({i} - {start}) % {abs(step)} == 0")
+    return [t for t in tests if t]
 
 
 def _tuple(shape: tuple[Any, ...]) -> str:

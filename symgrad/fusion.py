@@ -27,17 +27,22 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from . import primitives as P
+from .array import slice_p, unslice_p
 from .ir import Eqn, Graph, Var
 
-#: primitives cheap enough to compute twice rather than store and load
+#: elementwise primitives cheap enough to compute again rather than store and load
 CHEAP = frozenset({
     P.add_p, P.sub_p, P.mul_p, P.div_p, P.neg_p, P.square_p, P.abs_p, P.sign_p, P.relu_p,
-    P.maximum_p, P.minimum_p, P.where_p, P.reciprocal_p, P.broadcast_to_p,
+    P.maximum_p, P.minimum_p, P.where_p, P.reciprocal_p,
     P.floor_p, P.ceil_p, P.trunc_p, P.rint_p,
     *(P.REGISTRY[c] for c in ("gt", "ge", "lt", "le", "eq", "ne")),
 })
-#: at most this many equations are recomputed for one value
-RECOMPUTE_BUDGET = 8
+#: primitives that only move elements: read through, by index arithmetic, in a loop
+MOVES = frozenset({P.broadcast_to_p, slice_p, unslice_p})
+#: what a loop computes again where it reads it (never stored for that loop's sake)
+INLINE = CHEAP | MOVES
+#: at most this many equations are computed again for one operand
+RECOMPUTE_BUDGET = 12
 #: reductions a loop accumulates
 ACCUMULATED = frozenset({P.sum_p, P.mean_p})
 
@@ -50,9 +55,8 @@ class Loop:
     pre: list[Eqn] = field(default_factory=list)
     body: list[Eqn] = field(default_factory=list)  # in order; sums and means accumulate
     post: list[Eqn] = field(default_factory=list)
-    recomputed: set[int] = field(default_factory=set)  # ids of body eqns from earlier loops
-    scalars: set[int] = field(default_factory=set)     # ids of values the body computes
-    results: set[int] = field(default_factory=set)     # ids of values known after the loop
+    scalars: set[int] = field(default_factory=set)  # ids of values the body computes
+    results: set[int] = field(default_factory=set)  # ids of values known after the loop
 
 
 @dataclass
@@ -60,12 +64,8 @@ class Plan:
     """The kernel body in order: standalone equations and loops."""
 
     items: list[Eqn | Loop]
-    arrays: set[int]  # ids of body values that are stored as arrays
-
-
-def _reads(eqn: Eqn) -> list[Var]:
-    """The values ``eqn`` reads; ``count`` reads only a shape, which the kernel knows."""
-    return [] if eqn.prim is P.count_p else [a for a in eqn.inputs if isinstance(a, Var)]
+    arrays: set[int]  # ids of values that must exist as arrays (others are read through)
+    producer: dict[int, Eqn]
 
 
 def fusible(eqn: Eqn) -> bool:
@@ -73,63 +73,57 @@ def fusible(eqn: Eqn) -> bool:
     return eqn.prim.kind == "elementwise" and bool(eqn.out.shape)
 
 
+def _reads(eqn: Eqn) -> list[Var]:
+    """The values ``eqn`` reads; ``count`` reads only a shape, which the kernel knows."""
+    return [] if eqn.prim is P.count_p else [a for a in eqn.inputs if isinstance(a, Var)]
+
+
 def plan(graph: Graph) -> Plan:
     """The loops and standalone equations of ``graph``'s kernel."""
     producer = {id(e.out): e for e in graph.eqns}
-    home: dict[int, Loop] = {}   # body value -> the loop that first computes it
     arrays: set[int] = set()
     items: list[Eqn | Loop] = []
     loop: Loop | None = None
 
-    def need_arrays(eqn: Eqn) -> None:
-        """``eqn`` runs outside any loop body: the body values it reads must be arrays."""
-        arrays.update(id(a) for a in _reads(eqn) if id(a) in home)
-
-    def cone(v: Var, into: Loop) -> list[Eqn] | None:
-        """The equations that recompute ``v`` in ``into``, or None if that is not cheap."""
-        order: list[Eqn] = []
-        seen: set[int] = set()
-
-        def visit(u: Var) -> bool:
-            if id(u) in into.scalars or id(u) in seen or id(u) in arrays or id(u) not in home:
-                return True  # computed here already, or readable as it is
-            e = producer[id(u)]
-            if u.shape != into.shape or e.prim not in CHEAP or e.prim in ACCUMULATED:
-                return False
-            if not all(visit(a) for a in e.inputs if isinstance(a, Var)):
-                return False
-            seen.add(id(u))
-            order.append(e)
-            return len(order) <= RECOMPUTE_BUDGET
-
-        return order if visit(v) else None
+    def reach(v: Var, into: Loop, identity: bool, wanted: set[int], budget: list[int]) -> bool:
+        """Can ``into`` read ``v`` (at its own element if ``identity``)? Adds to
+        ``wanted`` what must be an array for that; computes cheap values again."""
+        if not v.shape:
+            return id(v) not in into.results
+        if id(v) in into.results:
+            return False
+        if identity and id(v) in into.scalars:
+            return True
+        e = producer.get(id(v))
+        if e is not None and e.prim in INLINE and id(v) not in arrays and budget[0] > 0:
+            budget[0] -= 1
+            return all(reach(a, into, identity and a.shape == v.shape and e.prim not in MOVES,
+                             wanted, budget) for a in _reads(e))
+        if id(v) in into.scalars:  # this loop's value at another element: not stored yet
+            return False
+        wanted.add(id(v))
+        return True
 
     def join(eqn: Eqn, into: Loop) -> bool:
-        """Add ``eqn`` to the body of ``into`` if it fits; recompute what it needs."""
+        """Add ``eqn`` to the body of ``into`` if it fits there."""
         if eqn.prim in ACCUMULATED:
             x = eqn.inputs[0]
             if not (isinstance(x, Var) and x.shape == into.shape and eqn.params["axes"]):
                 return False
-        elif not ((fusible(eqn) or eqn.prim is P.broadcast_to_p) and eqn.out.shape == into.shape):
+        elif not (fusible(eqn) and eqn.out.shape == into.shape):
             return False
-        operands = [a for a in eqn.inputs if isinstance(a, Var)]
-        if any(id(a) in into.results for a in operands):
-            return False
-        for a in operands:
-            if id(a) in home and id(a) not in into.scalars:  # a body value of an earlier loop
-                again = cone(a, into) if a.shape == into.shape else None
-                if again is None:
-                    arrays.add(id(a))
-                else:
-                    into.body += again
-                    into.recomputed.update(id(e) for e in again)
-                    into.scalars.update(id(e.out) for e in again)
+        wanted: set[int] = set()
+        for a in _reads(eqn):
+            mine: set[int] = set()
+            if reach(a, into, a.shape == into.shape, mine, [RECOMPUTE_BUDGET]):
+                wanted |= mine
+            elif id(a) in into.scalars or id(a) in into.results:
+                return False
+            else:
+                wanted.add(id(a))  # too much to compute again: read it
+        arrays.update(wanted)
         into.body.append(eqn)
-        if eqn.prim in ACCUMULATED:
-            into.results.add(id(eqn.out))
-        else:
-            into.scalars.add(id(eqn.out))
-            home.setdefault(id(eqn.out), into)
+        (into.results if eqn.prim in ACCUMULATED else into.scalars).add(id(eqn.out))
         return True
 
     def depends(eqn: Eqn, on: Loop) -> bool:
@@ -140,21 +134,23 @@ def plan(graph: Graph) -> Plan:
             continue
         if loop is not None and not depends(eqn, loop):
             loop.pre.append(eqn)
-            need_arrays(eqn)
-            continue
-        if fusible(eqn):
+        elif fusible(eqn):
             if loop is not None:
                 items.append(loop)
             loop = Loop(eqn.out.shape)
             join(eqn, loop)
             continue
-        if loop is not None:
+        elif loop is not None:
             loop.post.append(eqn)
             loop.results.add(id(eqn.out))
         else:
             items.append(eqn)
-        need_arrays(eqn)
+        if eqn.prim not in MOVES:  # element movers are read through, or made on demand below
+            arrays.update(id(a) for a in _reads(eqn))
+    arrays.update(id(a) for a in graph.outputs if isinstance(a, Var))
+    for eqn in reversed(graph.eqns):  # a mover made as an array needs its operand as one
+        if eqn.prim in MOVES and id(eqn.out) in arrays:
+            arrays.update(id(a) for a in _reads(eqn))
     if loop is not None:
         items.append(loop)
-    arrays.update(id(a) for a in graph.outputs if isinstance(a, Var) and id(a) in home)
-    return Plan(items, arrays)
+    return Plan(items, arrays, producer)

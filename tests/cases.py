@@ -191,6 +191,11 @@ CASES += [
          fixed=([[1.0, 3.0, 3.0], [2.0, 5.0, 1.0]],)),
     Case("min-tie", ("min",), lambda x: np.min(x, axis=0), ((2, 3),), (),
          fixed=([[1.0, 3.0, -1.0], [1.0, 5.0, 2.0]],)),
+    # the gradient of a mean divides by count(x): the length, read from the shape
+    Case("count-mean-of-product", ("mean", "count", "mul"),
+         lambda x: np.mean(x * x[::-1], axis=(0, 2)), ((2, 3, 4),), ((-2, 2),)),
+    Case("count-var-ddof", ("count", "sub", "maximum"),
+         lambda x: np.var(x, axis=1, ddof=1), ((3, 4),), ((-2, 2),)),
 ]
 
 for source, target in [((3,), (2, 3)), ((1, 3), (2, 3)), ((2, 1), (2, 3)), ((), (2, 3)),

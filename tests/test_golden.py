@@ -93,7 +93,9 @@ def test_golden_kernel_runs_and_agrees(name, tmp_path):
 
 def test_golden_seed_values():
     """The seed's numbers, from the golden kernels themselves."""
-    assert "grad_x = 0.75 * e" in (GOLDEN / "seed_mean_kernel.py").read_text()
+    kernel = (GOLDEN / "seed_mean_kernel.py").read_text()  # 3 * (1/n) * 2 * (x + 2), n = 4
+    assert "b = float(n0 * n0)" in kernel and "d = c * 3.0" in kernel
+    assert "grad_x[i0, i1] = d * e" in kernel
     f, args, _ = GOLDENS["seed_mean"]
     assert np.array_equal(f(*args), np.full((2, 2), 4.5))
     f, args, gradient = GOLDENS["square_vector"]

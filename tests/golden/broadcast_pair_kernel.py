@@ -1,46 +1,53 @@
-# symgrad kernel k_1d06d9b3a8f524249cc70b83bcd33e34 (symgrad 0.1.0, codegen 1, conventions 2); generated, do not edit
+# symgrad kernel k_6a7cb0ce2a26fb8667bb44174d110c75 (symgrad 0.1.0, codegen 2, conventions 2); generated, do not edit
 # value_and_grad of ratio with respect to x, y
-# ratio(x: f64[2,1], y: f64[2])
+# ratio(x: f64[n0,1], y: f64[n0])
 import numpy as np
 from numba import njit
 
 
 @njit(cache=True, error_model="numpy", fastmath=False)
 def ratio(x, y):
-    a = x / y
-    b = np.maximum(x, y)
-    c = a + b
-    d = np.sum(c)
-    # grad of: b: f64[2,2] = maximum(x, y)
-    e = x > y
-    f = x == y
-    g = np.where(f, 0.5, 0.0)
-    h = np.where(e, 1.0, g)
-    i = y > x
-    j = np.where(i, 1.0, g)
-    k = np.full((h.shape[0], ), 0.0)
-    for i0 in range(h.shape[0]):
-        for i1 in range(h.shape[1]):
-            k[i0] += h[i0, i1]
-    m = np.ascontiguousarray(k).reshape((2, 1))
-    n = np.full((j.shape[1], ), 0.0)
-    for i0 in range(j.shape[0]):
-        for i1 in range(j.shape[1]):
-            n[i1] += j[i0, i1]
-    # grad of: a: f64[2,2] = div(x, y)
+    n0 = x.shape[0]
+    # grad of: a: f64[n0,n0] = div(x, y)
     o = 1.0 / y
-    p = np.broadcast_to(o, (2, 2))
-    q = np.negative(a)
-    r = q / y
-    s = np.full((p.shape[0], ), 0.0)
-    for i0 in range(p.shape[0]):
-        for i1 in range(p.shape[1]):
-            s[i0] += p[i0, i1]
-    t = np.ascontiguousarray(s).reshape((2, 1))
-    grad_x = m + t
+    d = 0.0
+    k = np.zeros((n0,))
+    n = np.zeros((n0,))
+    r = np.empty((n0, n0))
+    s = np.zeros((n0,))
+    for i0 in range(n0):
+        for i1 in range(n0):
+            a = x[i0, 0] / y[i1]
+            b = np.maximum(x[i0, 0], y[i1])
+            c = a + b
+            d += c
+            # grad of: b: f64[n0,n0] = maximum(x, y)
+            e = x[i0, 0] > y[i1]
+            f = x[i0, 0] == y[i1]
+            g = 0.5 if f else 0.0
+            h = 1.0 if e else g
+            i = y[i1] > x[i0, 0]
+            j = 1.0 if i else g
+            k[i0] += h
+            n[i1] += j
+            # grad of: a: f64[n0,n0] = div(x, y)
+            q = np.negative(a)
+            r[i0, i1] = q / y[i1]
+            o = 1.0 / y[i1]
+            s[i0] += o
+    # grad of: b: f64[n0,n0] = maximum(x, y)
+    m = np.ascontiguousarray(k).reshape((n0, 1))
+    # grad of: a: f64[n0,n0] = div(x, y)
+    t = np.ascontiguousarray(s).reshape((n0, 1))
+    # grad of: a: f64[n0,n0] = div(x, y)
     u = np.full((r.shape[1], ), 0.0)
     for i0 in range(r.shape[0]):
         for i1 in range(r.shape[1]):
             u[i1] += r[i0, i1]
     grad_y = n + u
+    grad_x = np.empty((n0, 1))
+    for i0 in range(n0):
+        for i1 in range(1):
+            # grad of: a: f64[n0,n0] = div(x, y)
+            grad_x[i0, i1] = m[i0, i1] + t[i0, i1]
     return (d, grad_x, grad_y)

@@ -1,14 +1,27 @@
-# symgrad kernel k_6c565f252714ae6a0e6cb2d13c10c679 (symgrad 0.1.0, codegen 1, conventions 2); generated, do not edit
+# symgrad kernel k_93ea713d9a256bb929ff0cc6e6c7980f (symgrad 0.1.0, codegen 2, conventions 2); generated, do not edit
 # grad of loss with respect to w, x
-# loss(w: f64[3], x: f64[2,3])
+# loss(w: f64[n0], x: f64[n1,n0])
 import numpy as np
 from numba import njit
 
 
 @njit(cache=True, error_model="numpy", fastmath=False)
 def loss(w, x):
-    a = x * w
-    b = np.tanh(a)
+    n0 = w.shape[0]
+    n1 = x.shape[0]
+    # grad of: s: f64[] = mean(e, axes=(0,))
+    f = float(n0)
+    g = 1.0 / f
+    h = np.full((n0,), g)
+    # grad of: e: f64[n0] = sum(b, axes=(0,))
+    i = np.ascontiguousarray(h).reshape((1, n0))
+    b = np.empty((n1, n0))
+    e = np.zeros((n0,))
+    for i0 in range(n1):
+        for i1 in range(n0):
+            a = x[i0, i1] * w[i1]
+            b[i0, i1] = np.tanh(a)
+            e[i1] += b[i0, i1]
     c = np.full((b.shape[0], ), -np.inf)
     for i0 in range(b.shape[0]):
         for i1 in range(b.shape[1]):
@@ -32,33 +45,25 @@ def loss(w, x):
             elif d_rows[d_i, d_j] == d_best:
                 d_w[d_i, d_j] = 1.0 / d_k
     d = d_w.reshape((b.shape[0], b.shape[1], ))
-    e = np.square(c)
-    f = np.sum(e)
-    g = np.full((b.shape[1], ), 0.0)
-    for i0 in range(b.shape[0]):
-        for i1 in range(b.shape[1]):
-            g[i1] += b[i0, i1]
-    h = np.mean(g)
-    i = f + h
-    # grad of: h: f64[] = mean(g, axes=(0,))
-    j = np.full((3,), 0.3333333333333333)
-    # grad of: g: f64[3] = sum(b, axes=(0,))
-    k = np.ascontiguousarray(j).reshape((1, 3))
-    # grad of: e: f64[2] = square(c)
-    m = 2.0 * c
-    # grad of: c: f64[2] = max(b, axes=(1,))
-    n = np.ascontiguousarray(m).reshape((2, 1))
-    o = n * d
-    p = k + o
-    # grad of: b: f64[2,3] = tanh(a)
-    q = np.square(b)
-    r = 1.0 - q
-    s = p * r
-    # grad of: a: f64[2,3] = mul(x, w)
-    grad_x = s * w
-    t = s * x
-    grad_w = np.full((t.shape[1], ), 0.0)
-    for i0 in range(t.shape[0]):
-        for i1 in range(t.shape[1]):
-            grad_w[i1] += t[i0, i1]
-    return (i, grad_w, grad_x)
+    j = np.empty((n1,))
+    for i0 in range(n1):
+        # grad of: t: f64[n1] = square(c)
+        j[i0] = 2.0 * c[i0]
+    # grad of: c: f64[n1] = max(b, axes=(1,))
+    k = np.ascontiguousarray(j).reshape((n1, 1))
+    grad_x = np.empty((n1, n0))
+    grad_w = np.zeros((n0,))
+    for i0 in range(n1):
+        for i1 in range(n0):
+            # grad of: c: f64[n1] = max(b, axes=(1,))
+            m = k[i0, 0] * d[i0, i1]
+            n = i[0, i1] + m
+            # grad of: b: f64[n1,n0] = tanh(a)
+            o = np.square(b[i0, i1])
+            p = 1.0 - o
+            q = n * p
+            # grad of: a: f64[n1,n0] = mul(x, w)
+            grad_x[i0, i1] = q * w[i1]
+            r = q * x[i0, i1]
+            grad_w[i1] += r
+    return (grad_w, grad_x)

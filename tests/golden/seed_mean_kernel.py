@@ -1,17 +1,23 @@
-# symgrad kernel k_1e0f4bc25aafc529f91f2d69495de1f7 (symgrad 0.1.0, codegen 1, conventions 2); generated, do not edit
+# symgrad kernel k_9ea2555948f3c46e968e7e80e9c413c3 (symgrad 0.1.0, codegen 2, conventions 2); generated, do not edit
 # grad of seed with respect to x
-# seed(x: f64[2,2])
+# seed(x: f64[n0,n0])
 import numpy as np
 from numba import njit
 
 
 @njit(cache=True, error_model="numpy", fastmath=False)
 def seed(x):
-    a = x + 2.0
-    b = np.square(a)
-    c = 3.0 * b
-    d = np.mean(c)
-    # grad of: b: f64[2,2] = square(a)
-    e = 2.0 * a
-    grad_x = 0.75 * e
-    return (d, grad_x)
+    n0 = x.shape[0]
+    # grad of: g: f64[] = mean(f, axes=(0, 1))
+    b = float(n0 * n0)
+    c = 1.0 / b
+    # grad of: f: f64[n0,n0] = mul(3.0, h)
+    d = c * 3.0
+    grad_x = np.empty((n0, n0))
+    for i0 in range(n0):
+        for i1 in range(n0):
+            a = x[i0, i1] + 2.0
+            # grad of: h: f64[n0,n0] = square(a)
+            e = 2.0 * a
+            grad_x[i0, i1] = d * e
+    return (grad_x,)

@@ -1,14 +1,16 @@
-# symgrad kernel k_a32dd9f208244d8786805d898245d53b (symgrad 0.1.0, codegen 1, conventions 2); generated, do not edit
+# symgrad kernel k_c0f52734c9abe366f57d12b5215dadda (symgrad 0.1.0, codegen 2, conventions 2); generated, do not edit
 # grad of square with respect to x
-# square(x: f64[5], ct: f64[5])
+# square(x: f64[n0], ct: f64[n0])
 import numpy as np
 from numba import njit
 
 
 @njit(cache=True, error_model="numpy", fastmath=False)
 def square(x, ct):
-    a = x * x
-    # grad of: a: f64[5] = mul(x, x)
-    b = ct * x
-    grad_x = b + b
-    return (a, grad_x)
+    n0 = x.shape[0]
+    grad_x = np.empty((n0,))
+    for i0 in range(n0):
+        # grad of: b: f64[n0] = mul(x, x)
+        a = ct[i0] * x[i0]
+        grad_x[i0] = a + a
+    return (grad_x,)

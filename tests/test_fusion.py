@@ -1,0 +1,146 @@
+"""Fused loops and size-generic kernels (issue 7): what the kernel allocates, how many
+loops it runs, that a new length compiles nothing, and that every fused read-through
+(slices, unslices, broadcasts, recomputed values) gives the interpreter's result."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import symgrad as sg
+from symgrad import compile as kernels
+
+from oracle import assert_close, rng_for
+
+
+def seed(x):
+    return np.mean(3 * (x + 2) ** 2)
+
+
+def rosenbrock(x):
+    return np.sum(100 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2)
+
+
+def logistic(w, X, y):
+    return np.mean(np.logaddexp(0.0, -y * (X @ w)))
+
+
+def mlp(W1, b1, W2, b2, X, Y):
+    h = np.tanh(X @ W1 + b1)
+    return -np.mean(np.sum(Y * sg.log_softmax(h @ W2 + b2, axis=1), axis=1))
+
+
+def spread(x, y):
+    outer = np.tanh(x[:, None] * y[None, :]) ** 2
+    return np.sum(np.sum(outer, axis=0) * y) + np.mean(x.reshape(-1, 1) - y) + np.var(x, ddof=1)
+
+
+def shifts(x):
+    return (np.sum(x[::-1] * x) + np.sum(np.roll(x, 2) * x) + np.sum(np.diff(x) ** 2)
+            + np.sum(np.cumsum(x) * np.concatenate([x[1:], x[:1]])))
+
+
+def strided(x):
+    return np.sum(np.exp(x[::2, 1:]) * x[1::2, :-1]) + np.sum(x[::-1, ::3] ** 2)
+
+
+def _args(name, n):
+    rng = rng_for(f"fusion/{name}/{n}")
+    return {
+        "seed": lambda: (rng.uniform(-1, 1, n),),
+        "rosenbrock": lambda: (rng.uniform(-1, 1, n),),
+        "logistic": lambda: (rng.uniform(-1, 1, 5), rng.uniform(-1, 1, (n, 5)),
+                             np.sign(rng.uniform(-1, 1, n))),
+        "mlp": lambda: (rng.uniform(-1, 1, (4, 6)), rng.uniform(-1, 1, 6),
+                        rng.uniform(-1, 1, (6, 3)), rng.uniform(-1, 1, 3),
+                        rng.uniform(-1, 1, (n, 4)), np.eye(3)[rng.integers(0, 3, n)]),
+        "spread": lambda: (rng.uniform(-1, 1, n), rng.uniform(-1, 1, n + 3)),
+        "shifts": lambda: (rng.uniform(-1, 1, n),),
+        "strided": lambda: (rng.uniform(-1, 1, (2 * n, n + 2)),),
+    }[name]()
+
+
+PROBLEMS = {"seed": (seed, 0), "rosenbrock": (rosenbrock, 0), "logistic": (logistic, 0),
+            "mlp": (mlp, (0, 1, 2, 3)), "spread": (spread, (0, 1)), "shifts": (shifts, 0),
+            "strided": (strided, 0)}
+
+
+@pytest.mark.parametrize("name", sorted(set(PROBLEMS) - {"strided"}))
+def test_one_kernel_source_for_every_length(name):
+    fun, argnums = PROBLEMS[name]
+    g = sg.grad(fun, argnums=argnums)
+    keys = {g.source(*_args(name, n)).split()[3] for n in (7, 9, 13)}
+    assert len(keys) == 1, f"{name}: the kernel source depends on the length"
+
+
+@pytest.mark.parametrize("name", sorted(PROBLEMS))
+def test_fused_kernels_agree_with_the_interpreter(name):
+    fun, argnums = PROBLEMS[name]
+    compiled = sg.grad(fun, argnums=argnums)
+    interpreted = sg.grad(fun, argnums=argnums, backend="numpy")
+    for n in (5, 8):
+        args = _args(name, n)
+        got, want = compiled(*args), interpreted(*args)
+        for a, b in zip(*((g,) if isinstance(argnums, int) else g for g in (got, want))):
+            assert_close(a, b, rtol=1e-12, atol=1e-14)
+
+
+def test_strided_slices_are_specific_to_their_lengths():
+    # x[::2] has n // 2 elements, a size no input's shape names: the kernel says 7
+    g = sg.grad(strided)
+    assert g.source(*_args("strided", 7)) != g.source(*_args("strided", 9))
+
+
+def test_a_new_length_compiles_nothing():
+    g = sg.grad(rosenbrock)
+    g(np.linspace(-1, 1, 7))  # compiles (or loads) the kernel
+    before = kernels.compile_stats()["compiled"]
+    for n in (8, 20, 1001):
+        x = np.linspace(-1, 1, n)
+        assert_close(g(x), sg.grad(rosenbrock, backend="numpy")(x), rtol=1e-13)
+    assert kernels.compile_stats()["compiled"] == before
+
+
+def _allocations(source: str) -> int:
+    return sum(source.count(f) for f in ("np.empty(", "np.zeros(", "np.full(", ".copy()"))
+
+
+def test_the_seed_gradient_is_one_loop_that_allocates_only_its_result():
+    source = sg.grad(seed).source(np.ones(4))
+    assert source.count("for i0 in range(n0):") == 1
+    assert _allocations(source) == 1 and "grad_x = np.empty((n0,))" in source
+
+
+def test_rosenbrock_reads_its_slices_through_and_allocates_only_its_result():
+    source = sg.grad(rosenbrock).source(np.ones(6))
+    assert source.count("for i0 in range(") == 1
+    assert _allocations(source) == 1
+    assert "x[i0 + 1]" in source and "x[i0 - 1 + 1]" in source  # x[1:] read at i0 and i0-1
+
+
+def test_value_and_grad_accumulates_the_value_in_the_same_loop():
+    source = sg.value_and_grad(seed).source(np.ones(4))
+    assert source.count("for i0 in range(n0):") == 1
+    assert "+= " in source and "/= n0" in source
+
+
+def test_a_value_used_after_its_loop_is_stored_once():
+    # np.exp(x) is not cheap: the gradient reads it back rather than computing it again
+    g = sg.grad(lambda x: np.sum(np.exp(x)) * np.sum(np.exp(x) * x))
+    source = g.source(np.ones(3))
+    assert source.count("np.exp(") == 1
+    x = np.linspace(-1, 1, 9)
+    assert_close(g(x), sg.grad(g.fun, backend="numpy")(x), rtol=1e-13)
+
+
+def test_long_cheap_chains_stay_within_the_recompute_budget():
+    def chain(x):
+        y = x
+        for k in range(40):
+            y = y * 1.01 + 0.5 * k
+        return np.sum(y ** 2) + np.sum(y[1:] * y[:-1])
+
+    g = sg.grad(chain)
+    x = np.linspace(-1, 1, 12)
+    assert_close(g(x), sg.grad(chain, backend="numpy")(x), rtol=1e-12)
+    assert g.source(x).count("\n") < 600  # the chain is not copied once per reader
