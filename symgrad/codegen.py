@@ -45,7 +45,8 @@ import numpy as np
 
 from . import __version__
 from .array import slice_p, unslice_p
-from .fusion import ACCUMULATED, INLINE, MOVES, Loop, plan
+from .fusion import ACCUMULATED, INLINE, Loop, plan, transposed
+from .linalg import matmul_p
 from .ir import BOOL, Atom, Aval, Eqn, Graph, Literal, Var
 from .pretty import Printer, format_param, origin_changes
 from .primitives import CONVENTIONS_VERSION, broadcast_to_p, mean_p
@@ -180,12 +181,18 @@ class _Kernel:
         self.sizes = Sizes(graph, self.names)
         self.comments = _Comments(graph, out_names, self.sizes)
         self.plan = plan(graph)
+        self.all_names = set(self.names.names.values())
 
     def name(self, v: Var) -> str:
         return self.names.name(v)
 
     def atom(self, a: Atom) -> str:
         return numba_literal(a.value) if isinstance(a, Literal) else self.name(a)
+
+    def operand(self, e: Eqn, a: Atom) -> str:
+        """``a`` as an argument of ``e``; ``c.T`` for a transposed matrix in a product."""
+        c = transposed(a, self.plan.producer) if e.prim is matmul_p else None
+        return f"{self.name(c)}.T" if c is not None else self.atom(a)
 
     def body(self) -> list[str]:
         lines: list[str] = []
@@ -195,12 +202,12 @@ class _Kernel:
 
     def statements(self, eqns: list[Eqn]) -> list[str]:
         lines: list[str] = []
-        # element movers that every reader reads through are not made at all
-        made = [e for e in eqns if e.prim not in MOVES or id(e.out) in self.plan.arrays]
+        # arrays nobody reads as arrays (loops compute or read them through) are not made
+        made = [e for e in eqns if not e.out.shape or id(e.out) in self.plan.arrays]
         for cite, e in origin_changes(made):
             if cite is not None:
                 lines.append(f"# grad of: {self.comments.eqn(cite)}")
-            lines += e.prim.emit(self.name(e.out), [self.atom(a) for a in e.inputs],
+            lines += e.prim.emit(self.name(e.out), [self.operand(e, a) for a in e.inputs],
                                  [self.sizes.aval(a.aval) for a in e.inputs],
                                  self.sizes.aval(e.out.aval), **self.sizes.params(e.params))
         return lines
@@ -282,12 +289,14 @@ class _Elements:
         return None
 
     def name_at(self, v: Var, index: tuple[str, ...]) -> str:
-        """The scalar holding ``v`` at ``index``; the loop's own element keeps v's name."""
+        """The scalar holding ``v`` at ``index``: v's own name the first time, unless that
+        names v's array; then ``<name>_1``, ``<name>_2``... (never a name the kernel has)."""
         key = (id(v), index)
         if key not in self.names:
             base = name = self.kernel.name(v)
             k = 0
-            while name in self.taken:
+            while (name in self.taken or (name != base and name in self.kernel.all_names)
+                   or (name == base and id(v) in self.kernel.plan.arrays)):
                 k += 1
                 name = f"{base}_{k}"
             self.names[key] = name

@@ -28,7 +28,8 @@ from dataclasses import dataclass, field
 
 from . import primitives as P
 from .array import slice_p, unslice_p
-from .ir import Eqn, Graph, Var
+from .ir import Atom, Eqn, Graph, Var
+from .linalg import matmul_p
 
 #: elementwise primitives cheap enough to compute again rather than store and load
 CHEAP = frozenset({
@@ -73,9 +74,26 @@ def fusible(eqn: Eqn) -> bool:
     return eqn.prim.kind == "elementwise" and bool(eqn.out.shape)
 
 
-def _reads(eqn: Eqn) -> list[Var]:
-    """The values ``eqn`` reads; ``count`` reads only a shape, which the kernel knows."""
-    return [] if eqn.prim is P.count_p else [a for a in eqn.inputs if isinstance(a, Var)]
+def transposed(a: Atom, producer: dict[int, Eqn]) -> Var | None:
+    """``c`` if ``a`` is ``transpose(c)`` of a C-contiguous matrix ``c``: then ``c.T`` is
+    F-contiguous, which BLAS takes as it is (no copy). Kernel arguments are C-contiguous,
+    and so is every array a kernel makes that is not a view."""
+    e = producer.get(id(a)) if isinstance(a, Var) else None
+    if e is None or e.prim is not P.transpose_p or e.params["perm"] != (1, 0):
+        return None
+    c = e.inputs[0]
+    made = producer.get(id(c))
+    return c if isinstance(c, Var) and (made is None or not made.prim.view) else None
+
+
+def reads(eqn: Eqn, producer: dict[int, Eqn]) -> list[Var]:
+    """The arrays ``eqn`` reads. ``count`` reads only a shape, which the kernel knows; a
+    matrix product reads the matrix of a transposed operand (see :func:`transposed`)."""
+    if eqn.prim is P.count_p:
+        return []
+    if eqn.prim is matmul_p:
+        return [transposed(a, producer) or a for a in eqn.inputs if isinstance(a, Var)]
+    return [a for a in eqn.inputs if isinstance(a, Var)]
 
 
 def plan(graph: Graph) -> Plan:
@@ -98,7 +116,7 @@ def plan(graph: Graph) -> Plan:
         if e is not None and e.prim in INLINE and id(v) not in arrays and budget[0] > 0:
             budget[0] -= 1
             return all(reach(a, into, identity and a.shape == v.shape and e.prim not in MOVES,
-                             wanted, budget) for a in _reads(e))
+                             wanted, budget) for a in reads(e, producer))
         if id(v) in into.scalars:  # this loop's value at another element: not stored yet
             return False
         wanted.add(id(v))
@@ -113,7 +131,7 @@ def plan(graph: Graph) -> Plan:
         elif not (fusible(eqn) and eqn.out.shape == into.shape):
             return False
         wanted: set[int] = set()
-        for a in _reads(eqn):
+        for a in reads(eqn, producer):
             mine: set[int] = set()
             if reach(a, into, a.shape == into.shape, mine, [RECOMPUTE_BUDGET]):
                 wanted |= mine
@@ -127,7 +145,7 @@ def plan(graph: Graph) -> Plan:
         return True
 
     def depends(eqn: Eqn, on: Loop) -> bool:
-        return any(id(a) in on.scalars or id(a) in on.results for a in _reads(eqn))
+        return any(id(a) in on.scalars or id(a) in on.results for a in reads(eqn, producer))
 
     for eqn in graph.eqns:
         if loop is not None and join(eqn, loop):
@@ -146,11 +164,11 @@ def plan(graph: Graph) -> Plan:
         else:
             items.append(eqn)
         if eqn.prim not in MOVES:  # element movers are read through, or made on demand below
-            arrays.update(id(a) for a in _reads(eqn))
+            arrays.update(id(a) for a in reads(eqn, producer))
     arrays.update(id(a) for a in graph.outputs if isinstance(a, Var))
     for eqn in reversed(graph.eqns):  # a mover made as an array needs its operand as one
         if eqn.prim in MOVES and id(eqn.out) in arrays:
-            arrays.update(id(a) for a in _reads(eqn))
+            arrays.update(id(a) for a in reads(eqn, producer))
     if loop is not None:
         items.append(loop)
     return Plan(items, arrays, producer)

@@ -63,8 +63,9 @@ def _swap(x: Any) -> Any:
 
 def _contiguous(x: str) -> str:
     # Numba's np.dot warns and runs slower on non-contiguous (e.g. transposed)
-    # operands; ascontiguousarray returns a contiguous array as it is
-    return f"np.ascontiguousarray({x})"
+    # operands; ascontiguousarray returns a contiguous array as it is. Codegen
+    # writes ``c.T`` only for a C-contiguous c: F-contiguous, which BLAS reads as is
+    return x if x.endswith(".T") else f"np.ascontiguousarray({x})"
 
 
 # ---------------------------------------------------------------------------

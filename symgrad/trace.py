@@ -85,7 +85,7 @@ class Trace:
             return Literal(bool(value) if array.dtype == np.bool_ else float(value))
         key = id(x)  # ``x`` is kept alive in ``_sources``, so its id stays its own
         if key not in self._consts:
-            frozen = np.array(array, copy=True)
+            frozen = np.array(array, copy=True, order="C")  # kernels take C-contiguous arrays
             frozen.flags.writeable = False
             self._consts[key] = (Var(Aval(frozen.shape, frozen.dtype.name)), frozen)
             self._sources.append(x)
