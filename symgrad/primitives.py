@@ -363,11 +363,12 @@ arctan2_p = binary("arctan2", np.arctan2, emit="np.arctan2({0}, {1})",
 
 
 def _logaddexp_vjp(g, ans, x, y):
-    # exp(x - ans) is the softmax weight; equal operands share 1/2 (also at -inf or
-    # +inf, where x - ans is nan) and an operand equal to ans carries it all
-    def weight(a):
-        return np.where(x == y, 0.5, np.where(a == ans, 1.0, np.exp(a - ans)))
-    return g * weight(x), g * weight(y)
+    # the softmax weight e^x / (e^x + e^y) is sigmoid(x - y): one exp, no overflow,
+    # 1 and 0 when one operand is infinitely larger; equal operands share 1/2 (also
+    # at -inf or +inf, where x - y is nan). Needs neither ans nor the forward's log
+    tie = x == y
+    return (g * np.where(tie, 0.5, ops.sigmoid(x - y)),
+            g * np.where(tie, 0.5, ops.sigmoid(y - x)))
 
 
 logaddexp_p = binary("logaddexp", np.logaddexp, emit="np.logaddexp({0}, {1})",
