@@ -327,17 +327,18 @@ def autograd_impl(p: Problem, args: tuple) -> Callable:
     import autograd.numpy as anp
 
     f = p.autograd_f or functools.partial(p.f, xp=anp)
-    # autograd differentiates one argument: pass the differentiated ones as a tuple
-    def loss(params, *rest):
-        merged, params, rest = [], list(params), list(rest)
-        for i in range(len(args)):
-            merged.append(params.pop(0) if i in p.argnums else rest.pop(0))
-        return f(*merged)
+
+    def loss(params, *others):
+        # autograd differentiates one argument: the differentiated ones travel as a tuple
+        full = list(others)
+        for i, x in zip(p.argnums, params):  # argnums ascending
+            full.insert(i, x)
+        return f(*full)
 
     g = autograd.grad(loss)
     params = tuple(args[i] for i in p.argnums)
-    rest = [a for i, a in enumerate(args) if i not in p.argnums]
-    return lambda: g(params, *rest)
+    others = [a for i, a in enumerate(args) if i not in p.argnums]
+    return lambda: g(params, *others)
 
 
 def torch_impl(p: Problem, args: tuple) -> Callable:
