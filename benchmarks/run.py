@@ -749,7 +749,7 @@ def main() -> None:
     ]
     if memory is not None:
         sections += [
-            f"## Peak memory of the seed gradient, n = {MEMORY_N:.0e}",
+            f"## Peak memory of the seed gradient, n = {MEMORY_N:,}",
             "In a fresh process: each gradient called once at full size (compiling), "
             "then the peak resident set is reset (`/proc/self/clear_refs`) and the call "
             "repeated; peak minus resident set before the call, the returned gradient "
