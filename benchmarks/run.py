@@ -719,6 +719,8 @@ def main() -> None:
         f"Machine: {machine()}. Load average (1 min) {load_before:.1f} at the start, "
         f"{load():.1f} at the end (this run counts about 1; above that, other processes "
         "shared the cores and the times are noisy).",
+        "**A --quick smoke run: tiny sizes (the names give the full sizes), few repeats; "
+        "these numbers say nothing about speed.**" if options.quick else "",
         "Every implementation's gradient was checked against symgrad's "
         "(`np.allclose`, rtol 1e-6) before timing.",
         "## Time per gradient call",
