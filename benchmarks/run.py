@@ -12,8 +12,9 @@ Problems (each a scalar loss and its gradient):
                 gradient w.r.t. W1, b1, W2, b2 (BLAS-bound)
 
 Before anything is timed, every implementation's gradient is compared with
-symgrad's; a mismatch stops the run. Times are per-call medians over batches
-of calls (`time.perf_counter`, garbage collection off while timing). symgrad's
+symgrad's; a mismatch stops the run. Times per call are the best of five
+rounds, each a median over batches of calls (`time.perf_counter`, garbage
+collection off while timing; the implementations take turns). symgrad's
 first-call latency is measured in two fresh subprocesses sharing a new kernel
 cache directory (cold: empty; warm: filled by the cold one); the peak memory of
 the n = 10**7 seed gradient in a third.
@@ -399,32 +400,41 @@ def check_gradients(p: Problem, name: str, got: Any, want: Any) -> None:
 # timing
 
 
-def per_call(fn: Callable, budget: float, rounds: int = 5) -> float:
-    """Seconds per call of ``fn``: the best of ``rounds`` medians over batches of about 2 ms.
+def per_call(fns: dict[str, Callable], budget: float, rounds: int = 5) -> dict[str, float]:
+    """Seconds per call of each function: the best of ``rounds`` medians over batches of
+    about 2 ms.
 
-    As many batches as fit in ``budget`` seconds (at least 3 per round, at most
-    200 in all), garbage collection off while timing. The median ignores a
-    slow batch; the best round ignores a slow moment of a shared machine."""
+    Each function gets ``budget`` seconds (at least 3 batches per round, at most
+    200 in all), garbage collection off while timing. The rounds take turns
+    between the functions, so that a slow moment of a shared machine spoils one
+    round of each rather than all rounds of one; the median ignores a slow batch."""
+    plans = {name: _batches(fn, budget, rounds) for name, fn in fns.items()}
+    medians: dict[str, list[float]] = {name: [] for name in fns}
+    gc.disable()
+    try:
+        for _ in range(rounds):
+            for name, fn in fns.items():
+                inner, batches = plans[name]
+                times = []
+                for _ in range(batches):
+                    start = time.perf_counter()
+                    for _ in range(inner):
+                        fn()
+                    times.append((time.perf_counter() - start) / inner)
+                medians[name].append(statistics.median(times))
+    finally:
+        gc.enable()
+    return {name: min(m) for name, m in medians.items()}
+
+
+def _batches(fn: Callable, budget: float, rounds: int) -> tuple[int, int]:
+    """(calls per batch of about 2 ms, batches per round) for ``fn``, from one timed call."""
     fn()
     start = time.perf_counter()
     fn()
     once = max(time.perf_counter() - start, 1e-9)
     inner = max(1, int(2e-3 / once))
-    per_round = max(3, min(200, int(budget / (inner * once))) // rounds)
-    medians = []
-    gc.disable()
-    try:
-        for _ in range(rounds):
-            times = []
-            for _ in range(per_round):
-                start = time.perf_counter()
-                for _ in range(inner):
-                    fn()
-                times.append((time.perf_counter() - start) / inner)
-            medians.append(statistics.median(times))
-    finally:
-        gc.enable()
-    return min(medians)
+    return inner, max(3, min(200, int(budget / (inner * once))) // rounds)
 
 
 def compiles_during(fn: Callable) -> int:
@@ -440,11 +450,8 @@ def symgrad_details(p: Problem, args: tuple, n: int, budget: float) -> dict:
     forward = sg.jit(p.f)
     spec, inputs = g._prepare(args, None)
     kernel = spec.run
-    details = {
-        "grad": per_call(lambda: g(*args), budget),
-        "f": per_call(lambda: forward(*args), budget),
-        "kernel": per_call(lambda: kernel(*inputs), budget),
-    }
+    details = per_call({"grad": lambda: g(*args), "f": lambda: forward(*args),
+                        "kernel": lambda: kernel(*inputs)}, budget)
     if p.sized:
         longer = p.make_args(n + 1, np.random.default_rng(0))
         details["recompiles"] = compiles_during(lambda: g(*longer))
@@ -705,7 +712,7 @@ def main() -> None:
         want = impls["symgrad"]()
         for name, fn in impls.items():  # every baseline agrees with symgrad before timing
             check_gradients(p, name, fn(), want)
-        times[p.name] = {name: per_call(fn, budget) for name, fn in impls.items()}
+        times[p.name] = per_call(impls, budget)
         details[p.name] = symgrad_details(p, args, sizes[p.name], budget)
     elapsed = time.perf_counter() - started
 
@@ -724,8 +731,9 @@ def main() -> None:
         "Every implementation's gradient was checked against symgrad's "
         "(`np.allclose`, rtol 1e-6) before timing.",
         "## Time per gradient call",
-        "Median over batches of calls (`time.perf_counter`, each batch about 2 ms, "
-        f"{budget} s per cell). symgrad is `sg.grad(f)`; numpy and numba are handwritten "
+        "Best of 5 rounds, each the median over batches of calls (`time.perf_counter`, "
+        f"each batch about 2 ms, {budget} s per cell in all; the implementations take turns "
+        "round by round). symgrad is `sg.grad(f)`; numpy and numba are handwritten "
         "gradients (numba: `numba.njit`, explicit loops, one pass where possible); jax is "
         "`jax.jit(jax.grad(f))` in float64 with `block_until_ready`; torch is eager float64, "
         "graph built and `torch.autograd.grad` each call; autograd is HIPS `autograd.grad`.",
