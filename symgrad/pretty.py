@@ -40,7 +40,7 @@ from .ir import Atom, Eqn, Graph, Literal, Var, eqn_vars
 RESERVED = frozenset({"np", "njit", "math", "inf", "nan", "True", "False", "None",
                       "acc", "value", "kernel",
                       "l", "O", "I"})  # and names that read like 1 and 0
-_INDEX_NAME = re.compile(r"i\d+$")   # loop indices of generated reductions
+_INDEX_NAME = re.compile(r"[in]\d+$")  # loop indices and sizes (n0 = x.shape[0]) in kernels
 
 
 def _letters() -> Iterator[str]:
