@@ -454,7 +454,9 @@ def symgrad_details(p: Problem, args: tuple, n: int, budget: float) -> dict:
                         "kernel": lambda: kernel(*inputs)}, budget)
     if p.sized:
         longer = p.make_args(n + 1, np.random.default_rng(0))
+        start = time.perf_counter()  # a retrace (trace, adjoint, passes, codegen), no compile
         details["recompiles"] = compiles_during(lambda: g(*longer))
+        details["retrace"] = time.perf_counter() - start
     return details
 
 
@@ -579,10 +581,11 @@ def symgrad_table(details: dict, cold: dict | None, warm: dict | None) -> str:
              if warm else "skipped"),
             f"{d['grad'] / d['f']:.2f}",
             fmt_time(d["grad"] - d["kernel"]),
-            str(d["recompiles"]) if "recompiles" in d else "n/a",
+            (f"{d['recompiles']} compiled, first call {fmt_time(d['retrace'])}"
+             if "recompiles" in d else "n/a"),
         ])
     return table(["problem", "first call, cold cache", "first call, warm cache",
-                  "time(grad)/time(f)", "wrapper overhead", "compiles for n+1"], rows)
+                  "time(grad)/time(f)", "wrapper overhead", "length n+1"], rows)
 
 
 def memory_table(memory: dict, n: int) -> str:
@@ -751,8 +754,10 @@ def main() -> None:
         + " Numba was imported before (not counted)."
         + " time(grad)/time(f) divides by `sg.jit(f)`, symgrad's own compiled forward. "
         "Wrapper overhead is `g(*args)` minus the bare kernel `spec.run(*inputs)`. "
-        "Compiles for n+1: Numba compiles when the vector length (both sides of broadcast's "
-        "matrix, the batch rows of logreg and mlp) grows by one. The scalar problem runs "
+        "Length n+1: Numba compiles, and the time of the first call, when the vector length "
+        "(both sides of broadcast's matrix, the batch rows of logreg and mlp) grows by one; "
+        "that call retraces the function (trace, adjoint, passes, codegen) and finds the "
+        "kernel it already has. The scalar problem runs "
         "first in each process, so its first calls include the process's one-time set-up "
         "of Numba's compiler and cache loader.",
         symgrad_table(details, cold, warm),
