@@ -356,14 +356,19 @@ def _operand_index(shape: tuple[int, ...], out: tuple[int, ...],
                  for k, d in enumerate(shape))
 
 
+def _term(i: str) -> str:
+    """An index expression as an operand: parenthesized unless a name or a number."""
+    return i if i.isidentifier() or i.isdigit() else f"({i})"
+
+
 def _sliced(i: str, triple: tuple[int, int, int]) -> str:
     """The position in the sliced array of element ``i`` of the slice."""
     start, _, step = triple
     if step == 1:
         return f"{i} + {start}" if start else i
     if step == -1:
-        return f"{start} - {i}"
-    return f"{start} + {i} * {step}"
+        return f"{start} - {_term(i)}"
+    return f"{start} + {_term(i)} * {step}"
 
 
 def _position(i: str, triple: tuple[int, int, int]) -> str:
@@ -372,8 +377,13 @@ def _position(i: str, triple: tuple[int, int, int]) -> str:
     if step == 1:
         return f"{i} - {start}" if start else i
     if step == -1:
-        return f"{start} - {i}"
-    return f"({i} - {start}) // {step}"
+        return f"{start} - {_term(i)}"
+    return f"{_offset(i, start)} // {step}"
+
+
+def _offset(i: str, start: int) -> str:
+    """``i - start`` as an operand."""
+    return f"({i} - {start})" if start else _term(i)
 
 
 def _within(i: str, triple: tuple[int, int, int], n: int) -> list[str]:
@@ -385,7 +395,7 @@ def _within(i: str, triple: tuple[int, int, int], n: int) -> list[str]:
     else:
         tests = [f"{i} <= {start}" if start != n - 1 else "", f"{i} > {stop}" if stop != -1 else ""]
     if abs(step) != 1:
-        tests.append(f"({i} - {start}) % {abs(step)} == 0")
+        tests.append(f"{_offset(i, start)} % {abs(step)} == 0")
     return [t for t in tests if t]
 
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import symgrad as sg
 from symgrad import compile as kernels
@@ -85,12 +87,6 @@ def test_fused_kernels_agree_with_the_interpreter(name):
             assert_close(a, b, rtol=1e-12, atol=1e-14)
 
 
-def test_strided_slices_are_specific_to_their_lengths():
-    # x[::2] has n // 2 elements, a size no input's shape names: the kernel says 7
-    g = sg.grad(strided)
-    assert g.source(*_args("strided", 7)) != g.source(*_args("strided", 9))
-
-
 def test_a_new_length_compiles_nothing():
     g = sg.grad(rosenbrock)
     g(np.linspace(-1, 1, 7))  # compiles (or loads) the kernel
@@ -144,3 +140,30 @@ def test_long_cheap_chains_stay_within_the_recompute_budget():
     x = np.linspace(-1, 1, 12)
     assert_close(g(x), sg.grad(chain, backend="numpy")(x), rtol=1e-12)
     assert g.source(x).count("\n") < 600  # the chain is not copied once per reader
+
+
+# a chain of element moves, each read through by index arithmetic in the fused loop
+MOVES = {
+    "slice": lambda x, a, b, c: x[a:b:c] if len(x[a:b:c]) else x,
+    "flip": lambda x, a, b, c: x[::-1],
+    "diff": lambda x, a, b, c: np.diff(x, prepend=0.5),
+    "pad": lambda x, a, b, c: np.concatenate([x[:1], x, x[-1:]]),
+    "roll": lambda x, a, b, c: np.roll(x, a),
+    "square": lambda x, a, b, c: x * x + 0.25 * x,
+    "shift": lambda x, a, b, c: x[1:] - x[:-1] if len(x) > 1 else x,
+}
+
+
+@settings(max_examples=12, deadline=None, derandomize=True)
+@given(st.lists(st.tuples(st.sampled_from(sorted(MOVES)), st.integers(-4, 4),
+                          st.integers(-4, 4), st.sampled_from([1, 2, -1, -2, 3])),
+                min_size=1, max_size=5))
+def test_chains_of_element_moves_agree_with_the_interpreter(chain):
+    def f(x):
+        y = x
+        for name, a, b, c in chain:
+            y = MOVES[name](y, a, b, c)
+        return np.sum(y * np.arange(1.0, 1.0 + len(y)))
+
+    x = np.linspace(-1.0, 1.0, 9)
+    assert_close(sg.grad(f)(x), sg.grad(f, backend="numpy")(x), rtol=1e-13, atol=1e-14)

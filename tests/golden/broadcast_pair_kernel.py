@@ -1,4 +1,4 @@
-# symgrad kernel k_6a7cb0ce2a26fb8667bb44174d110c75 (symgrad 0.1.0, codegen 2, conventions 2); generated, do not edit
+# symgrad kernel k_6e13cc41a6acdc1ca82580b078b43b10 (symgrad 0.1.0, codegen 2, conventions 2); generated, do not edit
 # value_and_grad of ratio with respect to x, y
 # ratio(x: f64[n0,1], y: f64[n0])
 import numpy as np
@@ -8,8 +8,6 @@ from numba import njit
 @njit(cache=True, error_model="numpy", fastmath=False)
 def ratio(x, y):
     n0 = x.shape[0]
-    # grad of: a: f64[n0,n0] = div(x, y)
-    o = 1.0 / y
     d = 0.0
     k = np.zeros((n0,))
     n = np.zeros((n0,))
