@@ -25,8 +25,10 @@ middle of an unrolled loop) have the same source, hence one compiled kernel.
     ...         x = np.sin(x) * 0.5 + x
     ...     return np.sum(x)
     >>> graph = sg.grad(f, backend="numpy").graph(np.ones(3))
-    >>> [len(p.eqns) for p in split(graph, 40)]
-    [40, 40, 11]
+    >>> len(graph.eqns), [len(p.eqns) for p in split(graph, 40)]
+    (70, [38, 32])
+    >>> [len(p.outputs) for p in split(graph, 40)]  # the values the adjoint reads, the gradient
+    [9, 1]
 """
 
 from __future__ import annotations
@@ -41,8 +43,11 @@ import numpy as np
 from .codegen import KernelSource, generate
 from .ir import Graph, Literal, Var, interpret
 
-#: equations per kernel; larger graphs are split (see benchmarks/compile_time.py)
-MAX_EQNS = 300
+#: Equations per kernel; larger graphs are split. Measured with
+#: benchmarks/compile_time.py (CPU seconds per Numba compile, array code): about
+#: 35-40 ms per equation in kernels of 25-100 equations, 55 ms at 200, 62 ms for a
+#: whole graph of 224; smaller pieces cost a little more per call.
+MAX_EQNS = 100
 
 
 def split(graph: Graph, max_eqns: int) -> list[Graph]:
