@@ -16,8 +16,9 @@ of the same structure share one), and the time per call of each.
 Every measurement runs in a fresh process with a fresh temporary
 ``SYMGRAD_CACHE_DIR``, so compiles are real; Numba itself is imported and warmed
 up before the clock starts. Times are CPU seconds of that process (Numba
-compiles on one thread), so that other work on the machine counts less. The whole-graph compile is skipped above
-``--max-unsplit`` steps (it takes minutes there).
+compiles on one thread), so that other work on the machine counts less. The
+whole-graph compile is skipped above ``--max-unsplit`` steps (it takes minutes
+there: 243 s for 100 steps, 899 equations).
 
 Run:  python benchmarks/compile_time.py [--steps 25,50,100,200,400] [--markdown]
 """

@@ -135,6 +135,7 @@ class Chain:
 
     def __init__(self, graph: Graph, pieces: Sequence[Graph],
                  steps: Sequence[Callable[..., tuple]]):
+        self.pieces = tuple(pieces)
         slot: dict[int, int] = {id(v): k for k, v in enumerate(graph.inputs)}
         for piece in pieces:
             for v in piece.outputs:
