@@ -21,10 +21,10 @@ from typing import Any
 
 import numpy as np
 
-from . import compile as kernels
+from . import split
 from .adjoint import adjoint
-from .codegen import KernelSource, generate
-from .ir import BOOL, FLOAT, Aval, Graph, check, interpret
+from .codegen import KernelSource
+from .ir import BOOL, FLOAT, Aval, Graph, check
 from .passes import optimize
 from .trace import arg_names, as_constant_array, trace
 
@@ -37,11 +37,12 @@ class Specialization:
     """What one signature of a transformed function compiled to."""
 
     graph: Graph                  # the optimized graph the backend runs
-    run: Callable[..., tuple]     # kernel (or interpreter) taking the traced inputs
-    source: KernelSource          # the generated kernel module
+    run: Callable[..., tuple]     # kernel(s) (or interpreter) taking the traced inputs
+    source: KernelSource          # the generated kernel module(s)
     is_tuple: bool                # the function returned a tuple
     n_primal: int                 # how many of the outputs are the function's own
     primal: tuple[Aval, ...]      # what the function returns (a gradient= has these avals)
+    pieces: tuple[Graph, ...] = ()  # one kernel each: graph, or split.MAX_EQNS-sized parts
 
 
 class Transformed:
@@ -178,20 +179,10 @@ class Transformed:
             wrt_names = [names[i % len(args)] for i in self.argnums]
             title = f"{self.mode} of {graph.name} with respect to {', '.join(wrt_names)}"
             out_names = {n_primal + k: f"grad_{name}" for k, name in enumerate(wrt_names)}
-        source = generate(final, graph.name, title, out_names)
-        run: Callable[..., tuple]
-        if self.backend == "numpy":
-            run = functools.partial(_interpret, final)
-        else:
-            kernel = kernels.load(source)
-            consts = [c for _, c in final.consts]
-            run = (lambda *a: kernel(*a, *consts)) if consts else kernel
+        program = split.build(final, graph.name, title, out_names, self.backend)
         primal = tuple(a.aval for a in graph.outputs)
-        return Specialization(final, run, source, is_tuple, n_primal, primal)
-
-
-def _interpret(graph: Graph, *args: Any) -> tuple:
-    return tuple(interpret(graph, *args))
+        return Specialization(final, program.run, program.source, is_tuple, n_primal, primal,
+                              program.pieces)
 
 
 def _check_differentiable(graph: Graph, is_tuple: bool, seeded: bool, mode: str,

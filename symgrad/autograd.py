@@ -536,26 +536,24 @@ class KernelFallbackWarning(RuntimeWarning):
 def _run(entry: _Entry, args: list[Any]) -> list[np.ndarray]:
     """The first run of a structure interprets; the second compiles; the rest reuse."""
     graph = entry.graph
-    consts = [c for _, c in graph.consts]
     entry.runs += 1
     if entry.kernel is None and entry.runs == 2:
-        from . import compile as kernels
-        from .codegen import generate
+        from . import split
 
-        try:
-            kernel = kernels.load(generate(graph, "backward", "backward of a recorded graph"))
-            results = list(kernel(*args, *consts))
+        try:  # large graphs become several kernels of at most split.MAX_EQNS equations
+            kernel = split.build(graph, "backward", "backward of a recorded graph").run
+            results = list(kernel(*args))
         except Exception as e:  # noqa: BLE001 -- a gradient is still owed; say why it is slow
             warnings.warn(f"symgrad could not compile the backward kernel ({type(e).__name__}: "
                           f"{e}); this graph structure keeps running on the numpy interpreter",
                           KernelFallbackWarning, stacklevel=4)
         else:
-            entry.kernel = (lambda *a: kernel(*a, *consts)) if consts else kernel
+            entry.kernel = kernel
             _STATS["compiled_runs"] += 1
             return [np.asarray(r, dtype=np.float64) for r in results]
     if entry.kernel is None:
         _STATS["interpreted"] += 1
-        results = interpret(graph, *args, *consts)
+        results = interpret(graph, *args)
     else:
         _STATS["compiled_runs"] += 1
         results = list(entry.kernel(*args))

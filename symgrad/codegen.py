@@ -46,8 +46,8 @@ import numpy as np
 from . import __version__
 from .array import slice_p, unslice_p
 from .fusion import ACCUMULATED, INLINE, Loop, plan, transposed
-from .linalg import matmul_p
 from .ir import BOOL, Atom, Aval, Eqn, Graph, Literal, Var
+from .linalg import matmul_p
 from .pretty import Printer, format_param, origin_changes
 from .primitives import CONVENTIONS_VERSION, broadcast_to_p, mean_p
 

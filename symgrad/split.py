@@ -1,0 +1,228 @@
+"""Large graphs as a chain of bounded kernels: Numba's compile time is superlinear
+in a function's length, so a graph of thousands of equations compiles faster as
+pieces of a few hundred.
+
+:func:`split` is a pure pass: it cuts a graph's equations, in program order, into
+consecutive pieces of at most ``max_eqns`` equations. Each piece is a valid
+:class:`~symgrad.ir.Graph`: its inputs are the values it reads that were defined
+before it (the graph's inputs, earlier pieces' outputs), in definition order; the
+array constants it reads are its own ``consts``; its outputs are the values it
+defines that a later piece or the graph's outputs need, in definition order. A cut
+goes where the fewest values cross it, among the few equations before its nominal
+place. A graph at or under the limit is returned whole, unchanged.
+
+:func:`build` turns a graph into something callable: a single kernel (or the
+numpy interpreter) as before when it fits, else one kernel per piece and a
+:class:`Chain` that runs them in order, passing values along, and returns what
+the whole graph would. Kernel source names values canonically (inputs ``x``,
+``x_1``, ..., the rest ``a``, ``b``, ...), so pieces of the same structure (the
+middle of an unrolled loop) have the same source, hence one compiled kernel.
+
+    >>> import numpy as np, symgrad as sg
+    >>> from symgrad.split import split
+    >>> def f(x):
+    ...     for _ in range(10):
+    ...         x = np.sin(x) * 0.5 + x
+    ...     return np.sum(x)
+    >>> graph = sg.grad(f, backend="numpy").graph(np.ones(3))
+    >>> len(graph.eqns), [len(p.eqns) for p in split(graph, 40)]
+    (70, [38, 32])
+    >>> [len(p.outputs) for p in split(graph, 40)]  # the values the adjoint reads, the gradient
+    [9, 1]
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .codegen import KernelSource, generate
+from .ir import Graph, Literal, Var, interpret
+
+#: Equations per kernel; larger graphs are split. Measured with
+#: benchmarks/compile_time.py (CPU seconds per Numba compile, array code): about
+#: 35-40 ms per equation in kernels of 25-100 equations, 55 ms at 200, 62 ms for a
+#: whole graph of 224; smaller pieces cost a little more per call.
+MAX_EQNS = 100
+
+
+def split(graph: Graph, max_eqns: int) -> list[Graph]:
+    """``graph`` as consecutive pieces of at most ``max_eqns`` equations each."""
+    if max_eqns < 1:
+        raise ValueError(f"max_eqns must be at least 1, not {max_eqns}")
+    cuts = cut_points(graph, max_eqns)
+    if not cuts:
+        return [graph]
+    bounds = list(zip([0, *cuts], [*cuts, len(graph.eqns)]))
+    const_of = {id(v): (v, value) for v, value in graph.consts}
+    order = {id(v): k for k, v in enumerate(graph.inputs)}
+    order.update((id(e.out), len(order) + k) for k, e in enumerate(graph.eqns))
+    last_piece = {}  # id(var) -> the last piece that reads it (len(bounds) for outputs)
+    for p, (lo, hi) in enumerate(bounds):
+        for e in graph.eqns[lo:hi]:
+            for a in e.inputs:
+                if isinstance(a, Var):
+                    last_piece[id(a)] = p
+    for a in graph.outputs:
+        if isinstance(a, Var):
+            last_piece[id(a)] = len(bounds)
+
+    pieces = []
+    for p, (lo, hi) in enumerate(bounds):
+        eqns = graph.eqns[lo:hi]
+        own = {id(e.out) for e in eqns}
+        used: dict[int, Var] = {}
+        for e in eqns:
+            for a in e.inputs:
+                if isinstance(a, Var) and id(a) not in own:
+                    used[id(a)] = a
+        inputs = sorted((v for v in used.values() if id(v) not in const_of),
+                        key=lambda v: order[id(v)])
+        consts = tuple(c for c in graph.consts if id(c[0]) in used)
+        outputs = tuple(e.out for e in eqns if last_piece.get(id(e.out), -1) > p)
+        pieces.append(Graph(tuple(inputs), eqns, outputs, consts, graph.name))
+    return pieces
+
+
+def cut_points(graph: Graph, max_eqns: int, window: int | None = None) -> list[int]:
+    """Where :func:`split` cuts: equation indices that start a new piece.
+
+    Each cut lies within ``window`` equations (a tenth of ``max_eqns`` by default)
+    before the place that would fill the piece, at the fewest live values (values
+    defined before it and read after it); ties go to the later place."""
+    n = len(graph.eqns)
+    if n <= max_eqns:
+        return []
+    window = max(1, max_eqns // 10) if window is None else window
+    # live[c]: values crossing a cut before equation c (defined before c, read at or after c)
+    defined_at = {id(e.out): i for i, e in enumerate(graph.eqns)}
+    last_use: dict[int, int] = {}
+    for i, e in enumerate(graph.eqns):
+        for a in e.inputs:
+            if isinstance(a, Var) and id(a) in defined_at:
+                last_use[id(a)] = i
+    for a in graph.outputs:
+        if isinstance(a, Var) and id(a) in defined_at:
+            last_use[id(a)] = n
+    delta = [0] * (n + 2)
+    for key, use in last_use.items():
+        delta[defined_at[key] + 1] += 1
+        delta[use + 1] -= 1
+    live = list(np.cumsum(delta))
+    cuts: list[int] = []
+    start = 0
+    while n - start > max_eqns:
+        nominal = start + max_eqns
+        best = min(range(max(start + 1, nominal - window), nominal + 1),
+                   key=lambda c: (live[c], -c))
+        cuts.append(best)
+        start = best
+    return cuts
+
+
+# ---------------------------------------------------------------------------
+# running the pieces
+
+
+class Chain:
+    """Runs ``steps`` (one callable per piece, taking its inputs) in order and
+    returns the outputs of ``graph``, as one kernel of the whole graph would:
+    arrays the caller owns (copies of inputs, constants and repeated outputs)."""
+
+    def __init__(self, graph: Graph, pieces: Sequence[Graph],
+                 steps: Sequence[Callable[..., tuple]]):
+        self.pieces = tuple(pieces)
+        slot: dict[int, int] = {id(v): k for k, v in enumerate(graph.inputs)}
+        for piece in pieces:
+            for v in piece.outputs:
+                if isinstance(v, Var):
+                    slot.setdefault(id(v), len(slot))
+        scratch = len(slot)  # where literal outputs of a piece go (only a whole graph has them)
+        self._size = scratch + 1
+        self._steps = [(step, [slot[id(v)] for v in piece.inputs],
+                        [slot.get(id(v), scratch) for v in piece.outputs])
+                       for piece, step in zip(pieces, steps)]
+        consts = {id(v): value for v, value in graph.consts}
+        borrowed = {id(v) for v in graph.inputs} | set(consts)
+        seen: set[int] = set()
+        self._outputs: list[tuple[str, Any]] = []
+        for a in graph.outputs:
+            if isinstance(a, Literal):
+                self._outputs.append(("value", a.value))
+            elif id(a) in consts:
+                self._outputs.append(("copy", consts[id(a)]))
+            elif a.shape and (id(a) in borrowed or id(a) in seen):
+                self._outputs.append(("copy slot", slot[id(a)]))
+            else:
+                self._outputs.append(("slot", slot[id(a)]))
+            seen.add(id(a))
+
+    def __call__(self, *args: Any) -> tuple:
+        env: list[Any] = [*args, *[None] * (self._size - len(args))]
+        for step, ins, outs in self._steps:
+            for k, value in zip(outs, step(*[env[i] for i in ins])):
+                env[k] = value
+        return tuple(x if how == "value" else x.copy() if how == "copy"
+                     else env[x] if how == "slot" else env[x].copy()
+                     for how, x in self._outputs)
+
+
+@dataclass(frozen=True)
+class Program:
+    """What :func:`build` made of a graph: the pieces (one, the graph itself, when
+    it fits), their kernel sources, and ``run``, which takes the graph's inputs."""
+
+    pieces: tuple[Graph, ...]
+    sources: tuple[KernelSource, ...]
+    run: Callable[..., tuple]
+
+    @property
+    def source(self) -> KernelSource:
+        """The kernel source, or for several pieces all of them under one key."""
+        if len(self.sources) == 1:
+            return self.sources[0]
+        keys = "\n".join(s.key for s in self.sources)
+        key = hashlib.sha256(keys.encode()).hexdigest()[:32]
+        n = len(self.sources)
+        text = "\n".join(f"# ---- piece {k + 1} of {n}: k_{s.key} ----\n{s.text}"
+                         for k, s in enumerate(self.sources))
+        return KernelSource(key, self.sources[0].function, text)
+
+
+def build(graph: Graph, function: str, description: str,
+          out_names: Mapping[int, str] | None = None, backend: str = "numba",
+          max_eqns: int | None = None) -> Program:
+    """Generate (and for ``backend="numba"``, load) the kernels of ``graph``,
+    split into pieces of at most ``max_eqns`` equations (default :data:`MAX_EQNS`).
+
+    Kernels compile on their first call; ``run`` takes the graph's inputs
+    (constants are bound) and returns its outputs."""
+    pieces = split(graph, MAX_EQNS if max_eqns is None else max_eqns)
+    if len(pieces) == 1:
+        sources = (generate(graph, function, description, out_names),)
+    else:
+        # one description for all pieces, so that pieces of the same structure share a kernel
+        where = {id(a): i for i, a in enumerate(graph.outputs)}
+        sources = tuple(
+            generate(piece, function, f"{description} (one piece of a split graph)",
+                     {k: out_names[where[id(v)]] for k, v in enumerate(piece.outputs)
+                      if where.get(id(v)) in (out_names or {})})
+            for piece in pieces)
+    steps = [_step(piece, source, backend) for piece, source in zip(pieces, sources)]
+    run = steps[0] if len(pieces) == 1 else Chain(graph, pieces, steps)
+    return Program(tuple(pieces), sources, run)
+
+
+def _step(piece: Graph, source: KernelSource, backend: str) -> Callable[..., tuple]:
+    """A callable that takes the piece's inputs and returns its outputs as a tuple."""
+    if backend == "numpy":
+        return lambda *args: tuple(interpret(piece, *args))
+    from . import compile as kernels
+
+    kernel = kernels.load(source)
+    consts = [c for _, c in piece.consts]
+    return (lambda *args: kernel(*args, *consts)) if consts else kernel
