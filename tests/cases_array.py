@@ -100,7 +100,8 @@ CASES += [
     Case("append-atleast", ("concatenate", "reshape"),
          lambda x, y: np.append(x, y) * np.append(np.atleast_2d(x), np.atleast_2d(x), axis=0)
          [:, :1].sum(), ((2,), ()), (D, D)),
-    Case("roll", ("slice", "concatenate"), lambda x: np.roll(x, 1) + np.roll(x, (-1, 2), axis=(0, 1)),
+    Case("roll", ("slice", "concatenate"),
+         lambda x: np.roll(x, 1) + np.roll(x, (-1, 2), axis=(0, 1)),
          ((2, 3),), (D,)),
 ]
 
