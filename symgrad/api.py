@@ -104,9 +104,8 @@ class Transformed:
         if gradient is not None:
             args = (*args, gradient)
         kernel, consts, plan, picks, wraps, form = fast
-        if plan is not None:
-            args = _converted(plan, args)
-        outs = kernel(*args, *consts) if consts else kernel(*args)
+        inputs = args if plan is None else _converted(plan, args)
+        outs = kernel(*inputs, *consts) if consts else kernel(*inputs)
         if form == _ONE:
             out, wrap = outs[picks[0]], wraps[0]
             return out if wrap is None else wrap(out)
@@ -242,10 +241,10 @@ class Transformed:
         else:
             kernel = spec.kernel
         if self.mode == "jit":
-            picks = range(spec.n_primal)
+            picks = tuple(range(spec.n_primal))
             form = _TUPLE if spec.is_tuple else _ONE
         else:
-            picks = range(spec.n_primal, len(outs))
+            picks = tuple(range(spec.n_primal, len(outs)))
             form = _ONE if self.single else _TUPLE
             if self.mode == "value_and_grad":  # one primal output, then the gradients
                 picks = (0, *picks)
@@ -281,8 +280,9 @@ class Transformed:
             out_names = {n_primal + k: f"grad_{name}" for k, name in enumerate(wrt_names)}
         source = generate(final, graph.name, title, out_names)
         kernel: Callable[..., tuple]
-        if self.backend == "numpy":  # the interpreter reads the constants from the graph
-            kernel, consts = functools.partial(_interpret, final), ()
+        consts: tuple = ()  # the interpreter reads the constants from the graph
+        if self.backend == "numpy":
+            kernel = functools.partial(_interpret, final)
         else:
             kernel, consts = kernels.load(source), tuple(c for _, c in final.consts)
         return Specialization(final, kernel, consts, source, is_tuple, n_primal)
@@ -334,7 +334,7 @@ def _fast_key(args: tuple) -> tuple:
     """What the fast path is keyed on, per argument: an array's shape, dtype and readiness
     flags (the kernel takes it as it is when they are right); a float's type; else the
     argument's type and value (so an unhashable argument raises TypeError)."""
-    key = []
+    key: list[Any] = []
     for x in args:
         t = type(x)
         if t is np.ndarray:

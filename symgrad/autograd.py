@@ -550,7 +550,8 @@ def _run(entry: _Entry, args: list[Any]) -> list[np.ndarray]:
                           f"{e}); this graph structure keeps running on the numpy interpreter",
                           KernelFallbackWarning, stacklevel=4)
         else:
-            entry.kernel = (lambda *a: kernel(*a, *consts)) if consts else kernel
+            call = kernel.dispatcher()  # Numba's own, now that a call has succeeded
+            entry.kernel = (lambda *a: call(*a, *consts)) if consts else call
             _STATS["compiled_runs"] += 1
             return [np.asarray(r, dtype=np.float64) for r in results]
     if entry.kernel is None:
