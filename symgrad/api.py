@@ -62,7 +62,7 @@ class _Fast(NamedTuple):
     plan: tuple[int, ...] | None      # per argument _PASS, _FLOAT, _BOOL or _DROP; None: all pass
     picks: tuple[int, ...]            # the outputs returned, in order
     wraps: tuple[Any, ...]            # per pick: np.float64 or np.bool_ for a scalar, or None
-    form: int                         # _ONE, _TUPLE or _VALUE_AND_GRADS
+    form: int                         # _ONE, _TUPLE, _VALUE_AND_GRADS or _RUN
 
 
 class Transformed:
@@ -109,6 +109,8 @@ class Transformed:
         if form == _ONE:
             out, wrap = outs[picks[0]], wraps[0]
             return out if wrap is None else wrap(out)
+        if form == _RUN:
+            return outs[picks[0]:picks[-1] + 1]
         return _finish(outs, picks, wraps, form)
 
     def _call_checked(self, args: tuple, gradient: Any) -> Any:
@@ -250,6 +252,9 @@ class Transformed:
                 picks = (0, *picks)
                 form = _TUPLE if self.single else _VALUE_AND_GRADS
         wraps = tuple(_SCALAR_TYPES.get(type(outs[k])) for k in picks)
+        if form == _TUPLE and wraps == (None,) * len(picks) and picks == tuple(
+                range(picks[0], picks[-1] + 1)):
+            form = _RUN
         if len(self._fast) >= _FAST_LIMIT:
             self._fast.clear()  # e.g. a loop over static values: start again
         key = _fast_key(args) if gradient is None else (*_fast_key(args), _SEEDED)
@@ -314,8 +319,9 @@ def _check_differentiable(graph: Graph, is_tuple: bool, seeded: bool, mode: str,
 
 #: how ``_Fast.plan`` passes an argument: as it is, float(x), bool(x), or not (static)
 _PASS, _FLOAT, _BOOL, _DROP = range(4)
-#: how ``_Fast`` returns the picked outputs: one, a tuple, (value, (grads...))
-_ONE, _TUPLE, _VALUE_AND_GRADS = range(3)
+#: how ``_Fast`` returns the picked outputs: one, a tuple, (value, (grads...)), or a
+#: tuple of adjacent outputs none of which is wrapped (a slice of the kernel's tuple)
+_ONE, _TUPLE, _VALUE_AND_GRADS, _RUN = range(4)
 #: ends the fast key of a call with gradient= (no argument's fact is this object)
 _SEEDED = object()
 #: traced numbers whose value does not change the specialization: keyed by type alone

@@ -71,6 +71,9 @@ CASES = [
     ("jit scalar", sg.jit, {}, lambda x: x * 2.0, (1.5,), None),
     ("jit bool scalar", sg.jit, {}, lambda x: x > 1.0, (1.5,), None),
     ("jit tuple", sg.jit, {}, lambda x, y: (np.exp(x) * y, np.sum(x)), (X, 2.0), None),
+    ("jit tuple of arrays", sg.jit, {}, lambda x: (x * 2.0, x + 1.0), (X,), None),
+    ("argnums, arrays", sg.grad, {"argnums": (0, 2)}, lambda x, s, y: np.sum(x * s) + y @ y,
+     (X, 2.0, np.ones(2)), None),
 ]
 
 
