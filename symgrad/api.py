@@ -9,6 +9,12 @@ Arguments: numpy arrays, numpy scalars and Python numbers are traced (as
 float64; differentiated lists are converted too); anything else, and the
 positions in ``static_argnums``, are static: part of the signature, passed to
 the function as they are, so they must be hashable.
+
+Dispatch: a call whose arguments the kernel takes as they are (float64 or bool
+arrays, C-contiguous, aligned and writable; numbers) is looked up by cheap facts
+(:func:`_fast_key`) in a second cache of ready-made calls (:class:`_Fast`),
+and goes straight to the Numba dispatcher. Anything else, and the first call
+of each signature, takes the checked path (``_prepare``), which fills it.
 """
 
 from __future__ import annotations
@@ -17,10 +23,11 @@ import functools
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
+from . import compile as kernels
 from . import split
 from .adjoint import adjoint
 from .codegen import KernelSource
@@ -37,12 +44,28 @@ class Specialization:
     """What one signature of a transformed function compiled to."""
 
     graph: Graph                  # the optimized graph the backend runs
-    run: Callable[..., tuple]     # kernel(s) (or interpreter) taking the traced inputs
+    kernel: Callable[..., tuple]  # kernel (or interpreter, or chain): traced inputs, consts
+    consts: tuple                 # the graph's array constants: the Numba kernel's last args
     source: KernelSource          # the generated kernel module(s)
     is_tuple: bool                # the function returned a tuple
     n_primal: int                 # how many of the outputs are the function's own
     primal: tuple[Aval, ...]      # what the function returns (a gradient= has these avals)
     pieces: tuple[Graph, ...] = ()  # one kernel each: graph, or split.MAX_EQNS-sized parts
+
+    def run(self, *inputs: Any) -> tuple:
+        """The kernel's outputs for the traced inputs (and cotangents)."""
+        return self.kernel(*inputs, *self.consts)
+
+
+class _Fast(NamedTuple):
+    """A call signature seen before, ready to run: what ``__call__`` does on a hit."""
+
+    kernel: Callable[..., tuple]      # the warm Numba dispatcher (or the interpreter)
+    consts: tuple                     # its trailing arguments
+    plan: tuple[int, ...] | None      # per argument _PASS, _FLOAT, _BOOL or _DROP; None: all pass
+    picks: tuple[int, ...]            # the outputs returned, in order
+    wraps: tuple[Any, ...]            # per pick: np.float64 or np.bool_ for a scalar, or None
+    form: int                         # _ONE, _TUPLE, _VALUE_AND_GRADS or _RUN
 
 
 class Transformed:
@@ -66,14 +89,38 @@ class Transformed:
         self.backend = backend
         self._title = getattr(fun, "__name__", "the function")  # for messages: "<lambda>"
         self._cache: dict[tuple, Specialization] = {}
+        self._fast: dict[tuple, _Fast] = {}  # keyed by _fast_key; filled by _remember
+        self._positions_by_arity: dict[int, tuple[frozenset[int], frozenset[int]]] = {}
         self._names = functools.cache(functools.partial(arg_names, fun))
         self._numpy_twin: Transformed | None = None  # expressions() runs on the interpreter
         functools.update_wrapper(self, fun)
 
     # -- calling -----------------------------------------------------------------
     def __call__(self, *args: Any, gradient: Any = None) -> Any:
+        try:  # the fast path: a signature seen before, its arguments ready for the kernel
+            fast = self._fast.get(_fast_key(args) if gradient is None
+                                  else (*_fast_key((*args, gradient)), _SEEDED))
+        except Exception:  # noqa: BLE001 -- unhashable or odd: the checked path explains
+            fast = None
+        if fast is None:
+            return self._call_checked(args, gradient)
+        if gradient is not None:
+            args = (*args, gradient)
+        kernel, consts, plan, picks, wraps, form = fast
+        inputs = args if plan is None else _converted(plan, args)
+        outs = kernel(*inputs, *consts) if consts else kernel(*inputs)
+        if form == _ONE:
+            out, wrap = outs[picks[0]], wraps[0]
+            return out if wrap is None else wrap(out)
+        if form == _RUN:
+            return outs[picks[0]:picks[-1] + 1]
+        return _finish(outs, picks, wraps, form)
+
+    def _call_checked(self, args: tuple, gradient: Any) -> Any:
+        """A call through every check, which (for a plain call) fills the fast path."""
         spec, inputs = self._prepare(args, gradient)
         outs = spec.run(*inputs)
+        self._remember(args, gradient, spec, inputs, outs)
         primal = [_scalar(o) for o in outs[:spec.n_primal]]
         grads = [_scalar(o) for o in outs[spec.n_primal:]]
         if self.mode == "jit":
@@ -121,18 +168,12 @@ class Transformed:
     def _prepare(self, args: Sequence[Any], gradient: Any) -> tuple[Specialization, list]:
         if self.mode == "jit" and gradient is not None:
             raise TypeError("jit functions take no gradient=; use grad or vjp")
-        for i in self.argnums:
-            if not -len(args) <= i < len(args):
-                raise ValueError(f"argnums {i} is out of range for {len(args)} arguments")
-        diff = {i % len(args) for i in self.argnums}
-        static = {i % len(args) for i in self.static_argnums if -len(args) <= i < len(args)}
-        if diff & static:
-            raise ValueError("an argument cannot be both differentiated and static")
+        diff, static = self._positions(len(args))
         key: list[Any] = []
         avals: list[Aval | None] = []
         inputs: list[Any] = []
         for i, x in enumerate(args):
-            if i in diff or (i not in static and _is_array_like(x)):
+            if _is_traced(i, x, diff, static):
                 try:
                     value, aval = _traced_input(x, "", promote=i in diff)
                 except TypeError:  # again, to say which argument (not named on the hot path)
@@ -153,6 +194,75 @@ class Transformed:
         if gradient is not None:
             inputs += _cotangents(gradient, spec, self._title)
         return spec, inputs
+
+    def _positions(self, n: int) -> tuple[frozenset[int], frozenset[int]]:
+        """The differentiated and the static positions among ``n`` arguments."""
+        known = self._positions_by_arity.get(n)
+        if known is not None:
+            return known
+        for i in self.argnums:
+            if not -n <= i < n:
+                raise ValueError(f"argnums {i} is out of range for {n} arguments")
+        diff = frozenset(i % n for i in self.argnums)
+        static = frozenset(i % n for i in self.static_argnums if -n <= i < n)
+        if diff & static:
+            raise ValueError("an argument cannot be both differentiated and static")
+        self._positions_by_arity[n] = diff, static
+        return diff, static
+
+    def _remember(self, args: tuple, gradient: Any, spec: Specialization, inputs: list,
+                  outs: tuple) -> None:
+        """Put this call's signature on the fast path if ``_fast_key`` determines all that
+        ``_prepare`` did: the arguments need at most a ``float()`` and static ones are keyed
+        by value. (Arrays that needed a copy or a cast keep taking the checked path.)"""
+        n = len(args)
+        diff, static = self._positions(n)
+        if gradient is not None:
+            if spec.is_tuple:
+                return  # a tuple of cotangents: the fast key does not see inside it
+            args = (*args, gradient)
+        plan: list[int] = []
+        given = iter(inputs)
+        for i, x in enumerate(args):
+            t = type(x)
+            if i < n and not _is_traced(i, x, diff, static):
+                if t in _TYPE_KEYED or isinstance(x, (float, tuple)):
+                    return  # a static value the fast key holds only the type of (or -0.0)
+                plan.append(_DROP)
+                continue
+            if t is not np.ndarray and t not in _TYPE_KEYED and t not in _VALUE_KEYED:
+                return  # lists, array-likes: converted on every call
+            value = next(given)
+            if value is x or t is float:
+                plan.append(_PASS)
+            elif type(value) is float and not (t is np.ndarray and x.ndim):
+                plan.append(_FLOAT)
+            elif type(value) is bool:
+                plan.append(_BOOL)
+            else:
+                return
+        if isinstance(spec.kernel, kernels.Kernel):
+            kernel = spec.kernel.dispatcher()
+        else:
+            kernel = spec.kernel
+        if self.mode == "jit":
+            picks = tuple(range(spec.n_primal))
+            form = _TUPLE if spec.is_tuple else _ONE
+        else:
+            picks = tuple(range(spec.n_primal, len(outs)))
+            form = _ONE if self.single else _TUPLE
+            if self.mode == "value_and_grad":  # one primal output, then the gradients
+                picks = (0, *picks)
+                form = _TUPLE if self.single else _VALUE_AND_GRADS
+        wraps = tuple(_SCALAR_TYPES.get(type(outs[k])) for k in picks)
+        if form == _TUPLE and wraps == (None,) * len(picks) and picks == tuple(
+                range(picks[0], picks[-1] + 1)):
+            form = _RUN
+        if len(self._fast) >= _FAST_LIMIT:
+            self._fast.clear()  # e.g. a loop over static values: start again
+        key = _fast_key(args) if gradient is None else (*_fast_key(args), _SEEDED)
+        self._fast[key] = _Fast(kernel, spec.consts, None if all(
+            c == _PASS for c in plan) else tuple(plan), tuple(picks), wraps, form)
 
     # -- building ------------------------------------------------------------------
     def _specialize(self, args: Sequence[Any], avals: list[Aval | None],
@@ -180,9 +290,13 @@ class Transformed:
             title = f"{self.mode} of {graph.name} with respect to {', '.join(wrt_names)}"
             out_names = {n_primal + k: f"grad_{name}" for k, name in enumerate(wrt_names)}
         program = split.build(final, graph.name, title, out_names, self.backend)
+        kernel: Callable[..., tuple] = program.run  # a chain or the interpreter binds consts
+        consts: tuple = ()
+        if self.backend == "numba" and len(program.pieces) == 1:  # the bare kernel: fast calls
+            kernel, consts = kernels.load(program.source), tuple(c for _, c in final.consts)
         primal = tuple(a.aval for a in graph.outputs)
-        return Specialization(final, program.run, program.source, is_tuple, n_primal, primal,
-                              program.pieces)
+        return Specialization(final, kernel, consts, program.source, is_tuple, n_primal,
+                              primal, program.pieces)
 
 
 def _check_differentiable(graph: Graph, is_tuple: bool, seeded: bool, mode: str,
@@ -203,6 +317,69 @@ def _check_differentiable(graph: Graph, is_tuple: bool, seeded: bool, mode: str,
 
 # ---------------------------------------------------------------------------
 # argument handling
+
+
+#: how ``_Fast.plan`` passes an argument: as it is, float(x), bool(x), or not (static)
+_PASS, _FLOAT, _BOOL, _DROP = range(4)
+#: how ``_Fast`` returns the picked outputs: one, a tuple, (value, (grads...)), or a
+#: tuple of adjacent outputs none of which is wrapped (a slice of the kernel's tuple)
+_ONE, _TUPLE, _VALUE_AND_GRADS, _RUN = range(4)
+#: ends the fast key of a call with gradient= (no argument's fact is this object)
+_SEEDED = object()
+#: traced numbers whose value does not change the specialization: keyed by type alone
+_TYPE_KEYED = frozenset({float, *(t for t in np.sctypeDict.values()
+                                  if issubclass(t, (np.floating, np.integer)))})
+#: traced (or static) values that ``_remember`` accepts keyed by (type, value)
+_VALUE_KEYED = frozenset({int, bool, np.bool_})
+#: numpy's C_CONTIGUOUS | ALIGNED | WRITEABLE bits of ``ndarray.flags.num``
+_READY = 0x1 | 0x100 | 0x400
+#: kernel scalars as numpy scalars, like numpy's reductions
+_SCALAR_TYPES = {float: np.float64, bool: np.bool_}
+_FAST_LIMIT = 256
+
+
+def _fast_key(args: tuple) -> tuple:
+    """What the fast path is keyed on, per argument: an array's shape, dtype and readiness
+    flags (the kernel takes it as it is when they are right); a float's type; else the
+    argument's type and value (so an unhashable argument raises TypeError)."""
+    key: list[Any] = []
+    for x in args:
+        t = type(x)
+        if t is np.ndarray:
+            key.append((x.shape, x.dtype, x.flags.num & _READY))
+        elif t in _TYPE_KEYED:
+            key.append(t)
+        else:
+            key.append((t, x))
+    return tuple(key)
+
+
+def _converted(plan: tuple[int, ...], args: tuple) -> list:
+    """The kernel's inputs from the arguments, by a ``_Fast.plan``."""
+    inputs = []
+    for code, x in zip(plan, args):
+        if code == _PASS:
+            inputs.append(x)
+        elif code == _FLOAT:
+            inputs.append(float(x))
+        elif code == _BOOL:
+            inputs.append(bool(x))
+    return inputs
+
+
+def _finish(outs: tuple, picks: tuple[int, ...], wraps: tuple, form: int) -> tuple:
+    """The result of a fast call that returns several outputs."""
+    result = []
+    for k, wrap in zip(picks, wraps):
+        result.append(outs[k] if wrap is None else wrap(outs[k]))
+    if form == _VALUE_AND_GRADS:
+        return result[0], tuple(result[1:])
+    return tuple(result)
+
+
+def _is_traced(i: int, x: Any, diff: frozenset[int], static: frozenset[int]) -> bool:
+    """Whether argument ``i`` is a kernel input (else it is static)."""
+    return i in diff or (i not in static and _is_array_like(x))
 
 
 def _is_array_like(x: Any) -> bool:

@@ -70,6 +70,11 @@ class Kernel:
         self._warm = True
         return result
 
+    def dispatcher(self) -> Any:
+        """What to call from now on: the Numba dispatcher itself once a call has
+        succeeded (no check per call), else this kernel (which can still quarantine)."""
+        return self.function if self._warm else self
+
     @property
     def compile_stats(self) -> tuple[int, int]:
         """(signatures compiled in this process, signatures loaded from disk)."""

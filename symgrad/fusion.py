@@ -4,21 +4,24 @@ A pure planning pass over an optimized graph; :mod:`symgrad.codegen` prints
 the plan. Equations are visited in program order and one loop is open at a
 time:
 
-- an elementwise equation (or a ``broadcast_to``) whose output has the loop's
-  shape and whose operands can be read inside the loop joins its body: it
-  becomes one scalar statement per element;
+- an elementwise equation whose output has the loop's shape and whose operands
+  the loop can read joins its body: one scalar statement per element;
 - a ``sum`` or ``mean`` of such a value joins too, as an accumulator;
 - an equation that does not depend on the loop moves before it (``pre``);
-- one that depends on the loop's accumulated results either starts the next
-  loop (if it is elementwise) or runs after the loop (``post``).
+- one that depends on the loop's results either starts the next loop (if it is
+  elementwise) or runs after the loop (``post``).
 
-Inside a loop every value is a scalar. A body value becomes an array only if
-something outside the loop reads it: an output, a non-elementwise equation, or
-a later loop that would rather read it than recompute it. A later loop of the
-same shape recomputes a value when its cone of cheap equations (down to values
-that already exist) is small, so a forward intermediate such as ``x + 2`` that
-the gradient needs again is computed twice and never stored. No temporary
-array is made where a loop can carry a scalar; matmul and the other linalg
+Inside a loop every value is a scalar. Values the loop reads but does not
+compute are read through where that is cheap (:data:`INLINE`): element moves
+(``slice``, ``unslice``, ``broadcast_to``) become index arithmetic, and cheap
+elementwise values (of earlier loops, or moved out of them) are computed again
+at the element the reader needs, within :data:`RECOMPUTE_BUDGET` equations.
+So a forward intermediate such as ``x + 2`` that the gradient needs again is
+computed twice and never stored, and the adjoint of ``x[1:]`` is an ``if`` on
+the index rather than an array of zeros. Everything else is read from an
+array: :attr:`Plan.arrays` is every value something reads as an array (an
+output, a standalone equation, a loop over values it would rather not compute
+again), and only those arrays are made. Matrix products and the other linalg
 primitives stay whole-array calls (BLAS).
 """
 

@@ -202,6 +202,8 @@ def build(graph: Graph, function: str, description: str,
     Kernels compile on their first call; ``run`` takes the graph's inputs
     (constants are bound) and returns its outputs."""
     pieces = split(graph, MAX_EQNS if max_eqns is None else max_eqns)
+    names = out_names or {}
+    sources: tuple[KernelSource, ...]
     if len(pieces) == 1:
         sources = (generate(graph, function, description, out_names),)
     else:
@@ -209,8 +211,8 @@ def build(graph: Graph, function: str, description: str,
         where = {id(a): i for i, a in enumerate(graph.outputs)}
         sources = tuple(
             generate(piece, function, f"{description} (one piece of a split graph)",
-                     {k: out_names[where[id(v)]] for k, v in enumerate(piece.outputs)
-                      if where.get(id(v)) in (out_names or {})})
+                     {k: names[where[id(v)]] for k, v in enumerate(piece.outputs)
+                      if where.get(id(v)) in names})
             for piece in pieces)
     steps = [_step(piece, source, backend) for piece, source in zip(pieces, sources)]
     run = steps[0] if len(pieces) == 1 else Chain(graph, pieces, steps)

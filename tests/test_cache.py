@@ -20,31 +20,60 @@ import json, numpy as np, symgrad as sg
 from symgrad import compile
 g = sg.grad(lambda x: np.sum(np.sin(x) * x))
 out = g(np.arange(3.0))
-print(json.dumps({"grad": out.tolist(), **compile.compile_stats()}))
+print(json.dumps({"out": out.tolist(), **compile.compile_stats()}))
 """
 EXPECTED = (np.sin(np.arange(3.0)) + np.arange(3.0) * np.cos(np.arange(3.0))).tolist()
 
+JIT_CHILD = """
+import json, numpy as np, symgrad as sg
+from symgrad import compile
+f = sg.jit(lambda x, y: np.tanh(x @ y) * 2.0)
+out = f(np.arange(6.0).reshape(2, 3) / 6, np.ones(3))
+print(json.dumps({"out": out.tolist(), **compile.compile_stats()}))
+"""
 
-def run_child(cache: Path | None, **extra_env: str) -> dict:
+BACKWARD_CHILD = """
+import json, numpy as np, symgrad as torch
+from symgrad import compile
+from symgrad.autograd import Variable
+x = Variable(torch.from_numpy(np.arange(3.0)), requires_grad=True)
+for step in range(2):  # the first backward of a structure interprets, the second compiles
+    (torch.sin(x) * x).sum().backward()
+    if step == 0:
+        x.grad.data.zero_()
+print(json.dumps({"out": x.grad.numpy().tolist(), **compile.compile_stats()}))
+"""
+
+#: how each entry point is run in a fresh process, and what it returns
+CHILDREN = {
+    "grad": (CHILD, EXPECTED),
+    "jit": (JIT_CHILD, (np.tanh(np.arange(6.0).reshape(2, 3) / 6 @ np.ones(3)) * 2).tolist()),
+    "backward": (BACKWARD_CHILD, EXPECTED),
+}
+
+
+def run_child(cache: Path | None, code: str = CHILD, **extra_env: str) -> dict:
     env = {**os.environ, **extra_env}
     if cache is None:
         env.pop("SYMGRAD_CACHE_DIR", None)
     else:
         env["SYMGRAD_CACHE_DIR"] = str(cache)
     env.pop("NUMBA_CACHE_DIR", None)
-    done = subprocess.run([sys.executable, "-c", CHILD], env=env, capture_output=True,
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                           text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def test_a_fresh_process_loads_the_kernel_from_disk(tmp_path):
-    first = run_child(tmp_path)
+@pytest.mark.parametrize("entry", CHILDREN)
+def test_a_fresh_process_loads_the_kernel_from_disk(entry, tmp_path):
+    code, expected = CHILDREN[entry]
+    first = run_child(tmp_path, code)
     assert first["compiled"] == 1 and first["loaded_from_disk"] == 0
-    second = run_child(tmp_path)
+    second = run_child(tmp_path, code)
     assert second["compiled"] == 0 and second["loaded_from_disk"] == 1, "warm start: no compile"
-    assert first["grad"] == second["grad"]
-    np.testing.assert_allclose(second["grad"], EXPECTED, rtol=1e-15)
+    assert first["out"] == second["out"]
+    np.testing.assert_allclose(second["out"], expected, rtol=1e-15)
     assert len(list((tmp_path / "kernels").glob("k_*.py"))) == 1
 
 
@@ -53,7 +82,7 @@ def test_a_garbled_source_file_is_quarantined_and_rebuilt(tmp_path):
     (source,) = (tmp_path / "kernels").glob("k_*.py")
     source.write_text(source.read_text()[:80])  # truncated
     result = run_child(tmp_path)
-    np.testing.assert_allclose(result["grad"], EXPECTED, rtol=1e-15)
+    np.testing.assert_allclose(result["out"], EXPECTED, rtol=1e-15)
     assert list((tmp_path / "kernels").glob("k_*.py.*.quarantined"))
 
 
@@ -64,7 +93,7 @@ def test_a_garbled_numba_cache_is_quarantined_and_recompiled(tmp_path):
     for f in index:
         f.write_bytes(b"\x80\x04garbage" * 7)
     result = run_child(tmp_path)
-    np.testing.assert_allclose(result["grad"], EXPECTED, rtol=1e-15)
+    np.testing.assert_allclose(result["out"], EXPECTED, rtol=1e-15)
     assert result["compiled"] == 1
     assert list((tmp_path / "kernels" / "__pycache__").glob("*.quarantined"))
     assert run_child(tmp_path)["compiled"] == 0, "the rebuilt cache is used again"
@@ -77,7 +106,7 @@ def test_two_processes_compiling_the_same_kernel_both_succeed(tmp_path):
     for child in children:
         out, err = child.communicate(timeout=300)
         assert child.returncode == 0, err
-        np.testing.assert_allclose(json.loads(out.splitlines()[-1])["grad"], EXPECTED, rtol=1e-15)
+        np.testing.assert_allclose(json.loads(out.splitlines()[-1])["out"], EXPECTED, rtol=1e-15)
     assert run_child(tmp_path)["compiled"] == 0
 
 
@@ -139,7 +168,7 @@ def test_a_damaged_numba_index_or_data_file_is_recompiled(warm_cache, tmp_path, 
     for f in files:
         garble(f, how)
     result = run_child(cache)
-    np.testing.assert_allclose(result["grad"], EXPECTED, rtol=1e-15)
+    np.testing.assert_allclose(result["out"], EXPECTED, rtol=1e-15)
     assert result["compiled"] == 1, "recompiled, not crashed"
     assert run_child(cache)["compiled"] == 0, "and the rebuilt cache is used again"
 
@@ -155,18 +184,18 @@ def test_a_damaged_source_file_is_quarantined_and_rebuilt(warm_cache, tmp_path, 
     else:
         garble(source, how)  # garbage is not UTF-8
     result = run_child(cache)
-    np.testing.assert_allclose(result["grad"], EXPECTED, rtol=1e-15)
+    np.testing.assert_allclose(result["out"], EXPECTED, rtol=1e-15)
     assert len(list((cache / "kernels").glob("k_*.py.*.quarantined"))) == 1
-    assert run_child(cache)["grad"] == result["grad"]
+    assert run_child(cache)["out"] == result["out"]
 
 
 def test_symgrad_cache_dir_is_honoured_by_a_fresh_process(tmp_path):
     """Kernels go to $SYMGRAD_CACHE_DIR/kernels, else to the user cache dir (XDG here)."""
     xdg = tmp_path / "xdg"
     result = run_child(tmp_path / "chosen", XDG_CACHE_HOME=str(xdg))
-    np.testing.assert_allclose(result["grad"], EXPECTED, rtol=1e-15)
+    np.testing.assert_allclose(result["out"], EXPECTED, rtol=1e-15)
     assert list((tmp_path / "chosen" / "kernels").glob("k_*.py"))
     assert not xdg.exists(), "nothing is written to the default cache dir"
     result = run_child(None, XDG_CACHE_HOME=str(xdg))
-    np.testing.assert_allclose(result["grad"], EXPECTED, rtol=1e-15)
+    np.testing.assert_allclose(result["out"], EXPECTED, rtol=1e-15)
     assert list((xdg / "symgrad" / "kernels").glob("k_*.py"))
