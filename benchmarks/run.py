@@ -281,14 +281,17 @@ PROBLEMS = [
     Problem("broadcast-1000x1000", broadcast, broadcast_args, 1000, 20, broadcast_numpy,
             broadcast_numba, "large", argnums=(1, 2),
             note="numpy's tanh is SIMD-vectorized; without Intel SVML (not installed here) "
-                 "Numba's loop calls the scalar libm tanh, so handwritten numpy can beat it"),
+                 "Numba's loop calls the scalar libm tanh, so handwritten numpy can beat it; "
+                 "XLA's tanh is a vectorized rational approximation"),
     Problem("logreg-1e4x100", logreg, logreg_args, 10**4, 50, logreg_numpy, logreg_numba,
             "blas", torch_f=logreg_torch,
             note="handwritten Numba calls np.dot for X @ w and X.T @ c"),
     Problem("mlp-256x64x128x10", mlp, mlp_args, 256, 8, mlp_numpy, None, "blas",
             argnums=(0, 1, 2, 3), jax_f=mlp_jax, autograd_f=mlp_autograd,
             torch_f=mlp_torch,
-            note="no handwritten Numba: it would be the numpy version's four np.dot calls"),
+            note="no handwritten Numba: it would be the numpy version's four np.dot calls; "
+                 "tanh of the 256x128 hidden layer takes numpy (AVX-512 SIMD, up to 3 ulp "
+                 "from libm) about 56 us and a Numba loop (scalar libm) about 490 us"),
 ]
 
 # ---------------------------------------------------------------------------

@@ -43,10 +43,16 @@ import numpy as np
 from .codegen import KernelSource, generate
 from .ir import Graph, Literal, Var, interpret
 
-#: Equations per kernel; larger graphs are split. Measured with
-#: benchmarks/compile_time.py (CPU seconds per Numba compile, array code): about
-#: 35-40 ms per equation in kernels of 25-100 equations, 55 ms at 200, 62 ms for a
-#: whole graph of 224; smaller pieces cost a little more per call.
+#: Graphs of more equations than this are split. With fused loops, Numba
+#: compiles a whole graph fast and it runs much faster than a chain of pieces
+#: (benchmarks/compile_time.py, an unrolled recurrence: 894 equations compile in
+#: 2.1 s whole and run in 9.8 us, against 2.4 s and 79 us as pieces of 100; 3594
+#: equations take 10.6 s whole, and compile time keeps growing faster than the
+#: graph), so only graphs past a few seconds of compile are split.
+SPLIT_ABOVE = 2000
+#: Equations per piece of a split graph: pieces of 100 compile in about 0.5 s each,
+#: pieces of 500 in about 3 s (their inputs and outputs are arrays that fusion
+#: would not have made), and pieces of the same structure share one kernel.
 MAX_EQNS = 100
 
 
@@ -197,11 +203,15 @@ def build(graph: Graph, function: str, description: str,
           out_names: Mapping[int, str] | None = None, backend: str = "numba",
           max_eqns: int | None = None) -> Program:
     """Generate (and for ``backend="numba"``, load) the kernels of ``graph``,
-    split into pieces of at most ``max_eqns`` equations (default :data:`MAX_EQNS`).
+    split into pieces of at most ``max_eqns`` equations (by default, pieces of
+    :data:`MAX_EQNS` when it has more than :data:`SPLIT_ABOVE` equations).
 
     Kernels compile on their first call; ``run`` takes the graph's inputs
     (constants are bound) and returns its outputs."""
-    pieces = split(graph, MAX_EQNS if max_eqns is None else max_eqns)
+    if max_eqns is None:  # the defaults: split only graphs slow to compile whole
+        pieces = [graph] if len(graph.eqns) <= SPLIT_ABOVE else split(graph, MAX_EQNS)
+    else:
+        pieces = split(graph, max_eqns)
     names = out_names or {}
     sources: tuple[KernelSource, ...]
     if len(pieces) == 1:

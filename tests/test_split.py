@@ -118,6 +118,7 @@ def test_outputs_that_are_inputs_constants_literals_or_repeated_and_values_read_
 
 def test_an_unrolled_200_step_recurrence_runs_as_bounded_kernels(monkeypatch):
     monkeypatch.setattr(split, "MAX_EQNS", LIMIT)
+    monkeypatch.setattr(split, "SPLIT_ABOVE", LIMIT)
     f = recurrence(200)
     x, w = 0.7, -0.45  # |w cos x + 0.5| < 1: the recurrence contracts; scalars compile fast
     g = torch.grad(f)
@@ -137,6 +138,7 @@ def test_an_unrolled_200_step_recurrence_runs_as_bounded_kernels(monkeypatch):
 
 def test_tensor_backward_through_split_kernels(monkeypatch):
     monkeypatch.setattr(split, "MAX_EQNS", LIMIT)
+    monkeypatch.setattr(split, "SPLIT_ABOVE", LIMIT)
     monkeypatch.setattr(autograd, "_CACHE", type(autograd._CACHE)())
     w = torch.tensor(-0.45)
     want = Transformed(recurrence(30), "grad", backend="numpy")(0.7, -0.45)
