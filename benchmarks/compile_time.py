@@ -82,11 +82,39 @@ def measure(steps: int, limit: int) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+HEAD = ["steps", "equations", "build s", "compile s (whole)", "compile s (split)",
+        "kernels (split)", "call µs (whole)", "call µs (split)"]
+
+
+def rows(steps: list[int], limit: int, max_unsplit: int, progress: bool = False) -> list:
+    """One table row per number of steps: the graph whole (up to ``max_unsplit`` steps)
+    and split into pieces of ``limit`` equations, each in fresh processes."""
+    table = []
+    for n in steps:
+        whole = measure(n, 10**9) if n <= max_unsplit else None
+        parts = measure(n, limit)
+        if whole is not None and whole["grad"] != parts["grad"]:
+            raise SystemExit(f"{n} steps: the split kernels disagree with the whole kernel")
+        table.append([n, parts["eqns"], f"{parts['build']:.2f}",
+                      f"{whole['compile']:.1f}" if whole else "-", f"{parts['compile']:.1f}",
+                      f"{parts['kernels']} of {parts['pieces']}",
+                      f"{whole['call'] * 1e6:.1f}" if whole else "-",
+                      f"{parts['call'] * 1e6:.1f}"])
+        if progress:
+            print("  ".join(map(str, table[-1])), file=sys.stderr, flush=True)
+    return table
+
+
+def markdown(table: list) -> str:
+    return "\n".join(["| " + " | ".join(HEAD) + " |", "|" + "---|" * len(HEAD),
+                      *("| " + " | ".join(map(str, r)) + " |" for r in table)])
+
+
 def main() -> None:
     from symgrad import split
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--steps", default="25,50,100,200,400",
+    parser.add_argument("--steps", default="25,50,100,200,400,800",
                         help="comma-separated numbers of unrolled steps")
     parser.add_argument("--limit", type=int, default=split.MAX_EQNS,
                         help="equations per kernel when split (default: %(default)s)")
@@ -95,29 +123,13 @@ def main() -> None:
     parser.add_argument("--markdown", action="store_true", help="print a markdown table")
     args = parser.parse_args()
 
-    head = ["steps", "equations", "build s", "compile s (whole)", "compile s (split)",
-            "kernels (split)", "call µs (whole)", "call µs (split)"]
-    rows = []
-    for steps in map(int, args.steps.split(",")):
-        whole = measure(steps, 10**9) if steps <= args.max_unsplit else None
-        parts = measure(steps, args.limit)
-        if whole is not None and whole["grad"] != parts["grad"]:
-            raise SystemExit(f"{steps} steps: the split kernels disagree with the whole kernel")
-        rows.append([steps, parts["eqns"], f"{parts['build']:.2f}",
-                     f"{whole['compile']:.1f}" if whole else "-", f"{parts['compile']:.1f}",
-                     f"{parts['kernels']} of {parts['pieces']}",
-                     f"{whole['call'] * 1e6:.1f}" if whole else "-",
-                     f"{parts['call'] * 1e6:.1f}"])
-        if not args.markdown:
-            print("  ".join(map(str, rows[-1])), file=sys.stderr, flush=True)
+    table = rows([int(n) for n in args.steps.split(",")], args.limit, args.max_unsplit,
+                 progress=not args.markdown)
     if args.markdown:
-        print("| " + " | ".join(head) + " |")
-        print("|" + "---|" * len(head))
-        for r in rows:
-            print("| " + " | ".join(map(str, r)) + " |")
+        print(markdown(table))
     else:
-        widths = [max(len(str(x)) for x in col) for col in zip(head, *rows)]
-        for r in [head, *rows]:
+        widths = [max(len(str(x)) for x in col) for col in zip(HEAD, *table)]
+        for r in [HEAD, *table]:
             print("  ".join(str(x).rjust(w) for x, w in zip(r, widths)))
     print(f"(limit {args.limit} equations per kernel; times on this machine, one run each)")
 

@@ -467,6 +467,22 @@ def symgrad_details(p: Problem, args: tuple, n: int, budget: float) -> dict:
 # subprocesses: first-call latency and peak memory
 
 
+def compile_times() -> dict:
+    """benchmarks/compile_time.py's table: unrolled recurrences, whole and split."""
+    import importlib.util
+
+    from symgrad import split
+
+    spec = importlib.util.spec_from_file_location("compile_time", ROOT / "benchmarks" /
+                                                  "compile_time.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    table = module.rows([25, 100, 200, 400, 800], split.MAX_EQNS, max_unsplit=400)
+    return {"table": module.markdown(table), "limit": split.MAX_EQNS,
+            "above": split.SPLIT_ABOVE}
+
+
 def first_calls(sizes: dict[str, int]) -> dict:
     """(In a fresh process.) Seconds of each problem's first sg.grad call, and the compiles.
 
@@ -696,7 +712,7 @@ def main() -> None:
     # cold and warm first calls, each in a fresh process; this process then
     # loads the kernels they compiled (symgrad reads SYMGRAD_CACHE_DIR at each compile)
     cache = tempfile.mkdtemp(prefix="symgrad-bench-")
-    cold = warm = memory = None
+    cold = warm = memory = compiles = None
     if not options.quick:
         print("first calls, cold cache (fresh process) ...", file=sys.stderr)
         cold = run_child("first-call", cache, options.quick)
@@ -704,6 +720,8 @@ def main() -> None:
         warm = run_child("first-call", cache, options.quick)
         print("peak memory (fresh process) ...", file=sys.stderr)
         memory = run_child("memory", cache, options.quick)
+        print("compile time against graph size (fresh processes) ...", file=sys.stderr)
+        compiles = compile_times()
     os.environ["SYMGRAD_CACHE_DIR"] = cache
 
     names = [name for name in IMPLEMENTATIONS if available(name)]
@@ -774,6 +792,19 @@ def main() -> None:
             f"included, as a multiple of one array of n float64 ({8 * MEMORY_N / 1e6:.0f} MB). "
             "tracemalloc would not see Numba's allocations.",
             memory_table(memory, MEMORY_N),
+        ]
+    if compiles is not None:
+        sections += [
+            "## Compile time against graph size",
+            "`python benchmarks/compile_time.py` (included here): the gradient of an "
+            "unrolled recurrence `x = sin(x) * w + 0.5 * x` of k steps over 8 values, each "
+            "measurement in a fresh process with an empty kernel cache, CPU seconds. "
+            "'whole' is one kernel; 'split' is pieces of at most "
+            f"{compiles['limit']} equations (pieces of the same structure share a kernel). "
+            f"By default symgrad splits only graphs of more than {compiles['above']} "
+            "equations: below that one kernel compiles in seconds and runs several times "
+            "faster than the chain of pieces.",
+            compiles["table"],
         ]
     sections += ["## Targets (issue 7)",
                  table(["target", "measured", ""], targets(times, details, warm, memory))]
