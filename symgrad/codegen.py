@@ -330,14 +330,16 @@ class _Elements:
             params = self.kernel.sizes.params(e.params)
             conditions = [c for i, t, n in zip(index, params["index"], params["shape"])
                           for c in _within(i, t, n)]
-            self.emit(f"{out} = {'False' if e.out.dtype == BOOL else '0.0'}")
-            self.emit(f"if {' and '.join(conditions)}:" if conditions else "if True:")
-            self.depth += 1
-            self.scopes.append({})
             inner = tuple(_position(i, t) for i, t in zip(index, params["index"]))
+            if conditions:  # zero outside the slice
+                self.emit(f"{out} = {'False' if e.out.dtype == BOOL else '0.0'}")
+                self.emit(f"if {' and '.join(conditions)}:")
+                self.depth += 1
+                self.scopes.append({})
             self.emit(f"{out} = {self.read(e.inputs[0], inner)}")
-            self.scopes.pop()
-            self.depth -= 1
+            if conditions:
+                self.scopes.pop()
+                self.depth -= 1
         else:
             args = [self.read(a, _operand_index(a.shape, e.out.shape, index)) for a in e.inputs]
             for line in e.prim.emit(out, args, [Aval((), a.dtype) for a in e.inputs],
@@ -390,8 +392,7 @@ def _within(i: str, triple: tuple[int, int, int], n: int) -> list[str]:
     """Conditions for position ``i`` of an axis of length ``n`` to be in the slice."""
     start, stop, step = triple
     if step > 0:
-        lo, hi, default_hi = start, stop, n
-        tests = [f"{i} >= {lo}" if lo != 0 else "", f"{i} < {hi}" if hi != default_hi else ""]
+        tests = [f"{i} >= {start}" if start != 0 else "", f"{i} < {stop}" if stop != n else ""]
     else:
         tests = [f"{i} <= {start}" if start != n - 1 else "", f"{i} > {stop}" if stop != -1 else ""]
     if abs(step) != 1:
