@@ -45,12 +45,12 @@ from symgrad import api, compile as kernels
 
 marks = {}
 load = kernels.load
-def timed_load(source):
-    marks["build_end"] = time.perf_counter()
+def timed_load(source):  # the first load of the call (api asks again for the same kernel)
+    marks.setdefault("build_end", time.perf_counter())
     import numba  # noqa: F401 -- timed apart from the kernel module that imports it
-    marks["numba_end"] = time.perf_counter()
+    marks.setdefault("numba_end", time.perf_counter())
     kernel = load(source)
-    marks["load_end"] = time.perf_counter()
+    marks.setdefault("load_end", time.perf_counter())
     return kernel
 api.kernels.load = timed_load
 first_call = kernels.Kernel.__call__
