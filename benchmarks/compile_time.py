@@ -43,7 +43,8 @@ import symgrad as sg
 from symgrad import compile as kernels, split
 
 steps, limit = int(sys.argv[1]), int(sys.argv[2])
-split.MAX_EQNS = split.SPLIT_ABOVE = limit  # graphs above the limit split into pieces of it
+split.MAX_EQNS = split.SPLIT_ABOVE = limit  # graphs above the limit split into pieces of it,
+split.FEW_ARRAYS = -1                       # even when fused into one loop
 
 def f(x, w):
     for _ in range(steps):

@@ -44,7 +44,7 @@ from typing import Any
 import numpy as np
 
 from . import __version__
-from .array import slice_p, unslice_p
+from .array import concatenate_p, slice_p, unslice_p
 from .fusion import ACCUMULATED, INLINE, Loop, plan, transposed
 from .ir import BOOL, Atom, Aval, Eqn, Graph, Literal, Var
 from .linalg import matmul_p
@@ -195,10 +195,19 @@ class _Kernel:
         return f"{self.name(c)}.T" if c is not None else self.atom(a)
 
     def body(self) -> list[str]:
+        return self.items(self.plan.items)
+
+    def items(self, items: list[Eqn | Loop]) -> list[str]:
+        """Loops, and runs of standalone statements (one comment per origin in a run)."""
         lines: list[str] = []
-        for item in self.plan.items:
-            lines += self.loop(item) if isinstance(item, Loop) else self.statements([item])
-        return lines
+        run: list[Eqn] = []
+        for item in items:
+            if isinstance(item, Loop):
+                lines += self.statements(run) + self.loop(item)
+                run = []
+            else:
+                run.append(item)
+        return lines + self.statements(run)
 
     def statements(self, eqns: list[Eqn]) -> list[str]:
         lines: list[str] = []
@@ -216,7 +225,7 @@ class _Kernel:
         arrays = self.plan.arrays
         shape = self.sizes.aval(Aval(loop.shape)).shape
         live = _live(loop, arrays)
-        lines = self.statements(loop.pre)
+        lines = self.items(loop.pre)
         for e in live:
             if e.prim in ACCUMULATED:
                 kept = self.sizes.aval(e.out.aval).shape
@@ -323,6 +332,8 @@ class _Elements:
         if e.prim is slice_p:
             triples = self.kernel.sizes.params(e.params)["index"]
             return self.read(e.inputs[0], tuple(_sliced(i, t) for i, t in zip(index, triples)))
+        if e.prim is concatenate_p:
+            return self.concatenated(e, index)
         stored = index == self.index and id(e.out) in self.kernel.plan.arrays
         out = (f"{self.kernel.name(e.out)}[{', '.join(index)}]" if stored
                else self.name_at(e.out, index))
@@ -345,6 +356,30 @@ class _Elements:
             for line in e.prim.emit(out, args, [Aval((), a.dtype) for a in e.inputs],
                                     Aval((), e.out.dtype), **e.params):
                 self.emit(line)
+        self.scopes[-1][(id(e.out), index)] = out
+        return out
+
+
+    def concatenated(self, e: Eqn, index: tuple[str, ...]) -> str:
+        """A concatenation at ``index``: the operand whose stretch of the axis holds it."""
+        axis, i = e.params["axis"], index[e.params["axis"]]
+        out = self.name_at(e.out, index)
+        start = ""  # where the operand starts along the axis, as source
+        for k, a in enumerate(e.inputs):
+            n = self.kernel.sizes.aval(a.aval).shape[axis]
+            end = f"{start} + {n}" if start else str(n)
+            several = len(e.inputs) > 1
+            if several:
+                last = k == len(e.inputs) - 1
+                self.emit("else:" if last else f"{'elif' if k else 'if'} {i} < {end}:")
+                self.depth += 1
+                self.scopes.append({})
+            at = (*index[:axis], f"{i} - {_term(start)}" if start else i, *index[axis + 1:])
+            self.emit(f"{out} = {self.read(a, at)}")
+            if several:
+                self.scopes.pop()
+                self.depth -= 1
+            start = end
         self.scopes[-1][(id(e.out), index)] = out
         return out
 

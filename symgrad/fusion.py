@@ -8,12 +8,13 @@ time:
   the loop can read joins its body: one scalar statement per element;
 - a ``sum`` or ``mean`` of such a value joins too, as an accumulator;
 - an equation that does not depend on the loop moves before it (``pre``);
-- one that depends on the loop's results either starts the next loop (if it is
-  elementwise) or runs after the loop (``post``).
+  elementwise ones there are fused into loops of their own;
+- an elementwise equation that depends on the loop's results starts the next
+  loop; any other runs after the loop (``post``).
 
 Inside a loop every value is a scalar. Values the loop reads but does not
 compute are read through where that is cheap (:data:`INLINE`): element moves
-(``slice``, ``unslice``, ``broadcast_to``) become index arithmetic, and cheap
+(``slice``, ``unslice``, ``concatenate``, ``broadcast_to``) become index arithmetic, and cheap
 elementwise values (of earlier loops, or moved out of them) are computed again
 at the element the reader needs, within :data:`RECOMPUTE_BUDGET` equations.
 So a forward intermediate such as ``x + 2`` that the gradient needs again is
@@ -30,7 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from . import primitives as P
-from .array import slice_p, unslice_p
+from .array import concatenate_p, slice_p, unslice_p
 from .ir import Atom, Eqn, Graph, Var
 from .linalg import matmul_p
 
@@ -42,7 +43,7 @@ CHEAP = frozenset({
     *(P.REGISTRY[c] for c in ("gt", "ge", "lt", "le", "eq", "ne")),
 })
 #: primitives that only move elements: read through, by index arithmetic, in a loop
-MOVES = frozenset({P.broadcast_to_p, slice_p, unslice_p})
+MOVES = frozenset({P.broadcast_to_p, slice_p, unslice_p, concatenate_p})
 #: what a loop computes again where it reads it (never stored for that loop's sake)
 INLINE = CHEAP | MOVES
 #: at most this many equations are computed again for one operand
@@ -56,7 +57,7 @@ class Loop:
     """One loop nest over ``shape``: ``pre`` equations, then the loop, then ``post``."""
 
     shape: tuple[int, ...]
-    pre: list[Eqn] = field(default_factory=list)
+    pre: list[Eqn | Loop] = field(default_factory=list)  # loops: independent work
     body: list[Eqn] = field(default_factory=list)  # in order; sums and means accumulate
     post: list[Eqn] = field(default_factory=list)
     scalars: set[int] = field(default_factory=set)  # ids of values the body computes
@@ -153,14 +154,23 @@ def plan(graph: Graph) -> Plan:
     for eqn in graph.eqns:
         if loop is not None and join(eqn, loop):
             continue
-        if loop is not None and not depends(eqn, loop):
-            loop.pre.append(eqn)
-        elif fusible(eqn):
+        if fusible(eqn) and loop is not None and not depends(eqn, loop):
+            # elementwise work of another shape that does not need the loop: a loop of
+            # its own before it (the last thing before it, so that order is kept)
+            side = loop.pre[-1] if loop.pre else None
+            if not (isinstance(side, Loop) and join(eqn, side)):
+                side = Loop(eqn.out.shape)
+                join(eqn, side)
+                loop.pre.append(side)
+            continue
+        if fusible(eqn):  # elementwise work that needs the loop's results: the next loop
             if loop is not None:
                 items.append(loop)
             loop = Loop(eqn.out.shape)
             join(eqn, loop)
             continue
+        if loop is not None and not depends(eqn, loop):
+            loop.pre.append(eqn)
         elif loop is not None:
             loop.post.append(eqn)
             loop.results.add(id(eqn.out))

@@ -39,6 +39,9 @@ from .ir import Atom, Eqn, Graph, Literal, Var, eqn_vars
 #: names that generated kernels use for themselves
 RESERVED = frozenset({"np", "njit", "math", "inf", "nan", "True", "False", "None",
                       "acc", "value", "kernel",
+                      # builtins kernels call (a parameter named range would shadow it)
+                      "range", "float", "int", "bool", "enumerate", "len", "abs", "min",
+                      "max", "zip",
                       "l", "O", "I"})  # and names that read like 1 and 0
 _INDEX_NAME = re.compile(r"[in]\d+$")  # loop indices and sizes (n0 = x.shape[0]) in kernels
 
@@ -54,7 +57,7 @@ def _letters() -> Iterator[str]:
         yield s
 
 
-def _usable(name: str) -> bool:
+def usable(name: str) -> bool:
     return (name.isidentifier() and not keyword.iskeyword(name)
             and name not in RESERVED and not _INDEX_NAME.match(name))
 
@@ -71,9 +74,9 @@ def assign_names(graph: Graph, out_names: Mapping[int, str] | None = None) -> di
     def claim(v: Var, base: str) -> None:
         if id(v) in names:
             return
-        base = base if _usable(base) else (base + "_" if base.isidentifier() else "v")
+        base = base if usable(base) else (base + "_" if base.isidentifier() else "v")
         name, k = base, 0
-        while name in taken or not _usable(name):
+        while name in taken or not usable(name):
             k += 1
             name = f"{base}_{k}"
         names[id(v)] = name
@@ -94,7 +97,7 @@ def assign_names(graph: Graph, out_names: Mapping[int, str] | None = None) -> di
                 claim(v, v.hint)
                 continue
             name = next(letters)
-            while name in taken or not _usable(name):
+            while name in taken or not usable(name):
                 name = next(letters)
             claim(v, name)
     return names
@@ -135,7 +138,7 @@ class Printer:
     def name(self, v: Var) -> str:
         if id(v) not in self.names:  # e.g. in the origin of an equation a pass removed
             name = next(self._spare)
-            while name in self._taken or not _usable(name):
+            while name in self._taken or not usable(name):
                 name = next(self._spare)
             self.names[id(v)] = name
             self._taken.add(name)

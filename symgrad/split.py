@@ -40,20 +40,35 @@ from typing import Any
 
 import numpy as np
 
+from . import fusion
 from .codegen import KernelSource, generate
 from .ir import Graph, Literal, Var, interpret
 
-#: Graphs of more equations than this are split. With fused loops, Numba
-#: compiles a whole graph fast and it runs much faster than a chain of pieces
-#: (benchmarks/compile_time.py, an unrolled recurrence: 894 equations compile in
-#: 2.1 s whole and run in 9.8 us, against 2.4 s and 79 us as pieces of 100; 3594
-#: equations take 10.6 s whole, and compile time keeps growing faster than the
-#: graph), so only graphs past a few seconds of compile are split.
-SPLIT_ABOVE = 2000
+#: Graphs of more equations than this are split, unless their kernel is nearly
+#: all fused loops. What Numba's compile time grows with is the arrays a kernel
+#: makes (and the loops between them), more than its equations: measured with
+#: benchmarks/compile_time.py and a 1658-equation chain of slices, rolls and
+#: maxima (94 loops, 493 arrays): 247 s as one kernel, 15 s as pieces of 100.
+#: An unrolled recurrence fused into one loop compiles whole in 1.7 s at 894
+#: equations and 3.9 s at 1794, and runs 5-10 times faster than as pieces.
+SPLIT_ABOVE = 500
+#: ... so a graph whose kernel makes at most this many arrays stays whole up to
+#: :data:`ALWAYS_SPLIT_ABOVE` equations
+FEW_ARRAYS = 64
+ALWAYS_SPLIT_ABOVE = 4000
 #: Equations per piece of a split graph: pieces of 100 compile in about 0.5 s each,
 #: pieces of 500 in about 3 s (their inputs and outputs are arrays that fusion
 #: would not have made), and pieces of the same structure share one kernel.
 MAX_EQNS = 100
+
+
+def slow_to_compile(graph: Graph) -> bool:
+    """Whether ``graph`` as one kernel would take Numba long to compile (see
+    :data:`SPLIT_ABOVE`): many equations, and many arrays among them."""
+    n = len(graph.eqns)
+    if n <= SPLIT_ABOVE:
+        return False
+    return n > ALWAYS_SPLIT_ABOVE or len(fusion.plan(graph).arrays) > FEW_ARRAYS
 
 
 def split(graph: Graph, max_eqns: int) -> list[Graph]:
@@ -204,12 +219,12 @@ def build(graph: Graph, function: str, description: str,
           max_eqns: int | None = None) -> Program:
     """Generate (and for ``backend="numba"``, load) the kernels of ``graph``,
     split into pieces of at most ``max_eqns`` equations (by default, pieces of
-    :data:`MAX_EQNS` when it has more than :data:`SPLIT_ABOVE` equations).
+    :data:`MAX_EQNS` when :func:`slow_to_compile` says so).
 
     Kernels compile on their first call; ``run`` takes the graph's inputs
     (constants are bound) and returns its outputs."""
     if max_eqns is None:  # the defaults: split only graphs slow to compile whole
-        pieces = [graph] if len(graph.eqns) <= SPLIT_ABOVE else split(graph, MAX_EQNS)
+        pieces = split(graph, MAX_EQNS) if slow_to_compile(graph) else [graph]
     else:
         pieces = split(graph, max_eqns)
     names = out_names or {}

@@ -412,8 +412,12 @@ def trace(fun: Callable, avals: Sequence[Aval | None], args: Sequence[Any],
 
 
 def _fun_name(fun: Callable) -> str:
+    """The function's name, for the graph and its kernel; ``f`` where that name would
+    not work as a kernel's (a keyword, ``np``, ``range``, ...)."""
+    from .pretty import usable
+
     name = getattr(fun, "__name__", "f")
-    return name if name.isidentifier() else "f"
+    return name if isinstance(name, str) and usable(name) else "f"
 
 
 def arg_names(fun: Callable, count: int) -> list[str]:

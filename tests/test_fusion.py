@@ -167,3 +167,30 @@ def test_chains_of_element_moves_agree_with_the_interpreter(chain):
 
     x = np.linspace(-1.0, 1.0, 9)
     assert_close(sg.grad(f)(x), sg.grad(f, backend="numpy")(x), rtol=1e-13, atol=1e-14)
+
+
+def test_names_a_kernel_calls_cannot_be_taken_by_arguments_or_the_function():
+    # found by review: a parameter named range or float shadowed the kernel's loops and
+    # counts; a function named np shadowed numpy in its own module
+    def f(x, range, float):
+        return np.mean(x * range) + np.sum(x[1:] * float[:-1])
+
+    args = (np.linspace(-1, 1, 5), np.linspace(0, 1, 5), np.linspace(1, 2, 5))
+    assert_close(sg.grad(f, argnums=(0, 1, 2))(*args)[0],
+                 sg.grad(f, argnums=(0, 1, 2), backend="numpy")(*args)[0], rtol=1e-14)
+    namespace = {"numpy": np}
+    exec("def np(x):\n    return numpy.sum(numpy.exp(x) * x)", namespace)
+    x = np.arange(3.0)
+    assert_close(sg.grad(namespace["np"])(x), np.exp(x) * (1 + x), rtol=1e-14)
+
+
+def test_independent_work_of_another_shape_is_fused_in_a_loop_of_its_own():
+    def f(x, y):
+        return np.sum(np.exp(x) * x) + np.sum(np.tanh(y) * y * 3.0 + y)
+
+    source = sg.grad(f, argnums=(0, 1)).source(np.ones(5), np.ones(7))
+    assert source.count("for i0 in range(") == 2 and _allocations(source) == 2
+    x, y = np.linspace(-1, 1, 5), np.linspace(-2, 2, 7)
+    for a, b in zip(sg.grad(f, argnums=(0, 1))(x, y),
+                    sg.grad(f, argnums=(0, 1), backend="numpy")(x, y)):
+        assert_close(a, b, rtol=1e-14)

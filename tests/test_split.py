@@ -119,6 +119,7 @@ def test_outputs_that_are_inputs_constants_literals_or_repeated_and_values_read_
 def test_an_unrolled_200_step_recurrence_runs_as_bounded_kernels(monkeypatch):
     monkeypatch.setattr(split, "MAX_EQNS", LIMIT)
     monkeypatch.setattr(split, "SPLIT_ABOVE", LIMIT)
+    monkeypatch.setattr(split, "FEW_ARRAYS", -1)  # split even a graph fused into one loop
     f = recurrence(200)
     x, w = 0.7, -0.45  # |w cos x + 0.5| < 1: the recurrence contracts; scalars compile fast
     g = torch.grad(f)
@@ -139,6 +140,7 @@ def test_an_unrolled_200_step_recurrence_runs_as_bounded_kernels(monkeypatch):
 def test_tensor_backward_through_split_kernels(monkeypatch):
     monkeypatch.setattr(split, "MAX_EQNS", LIMIT)
     monkeypatch.setattr(split, "SPLIT_ABOVE", LIMIT)
+    monkeypatch.setattr(split, "FEW_ARRAYS", -1)  # split even a graph fused into one loop
     monkeypatch.setattr(autograd, "_CACHE", type(autograd._CACHE)())
     w = torch.tensor(-0.45)
     want = Transformed(recurrence(30), "grad", backend="numpy")(0.7, -0.45)

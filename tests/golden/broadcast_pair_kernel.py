@@ -1,4 +1,4 @@
-# symgrad kernel k_6e13cc41a6acdc1ca82580b078b43b10 (symgrad 0.1.0, codegen 2, conventions 2); generated, do not edit
+# symgrad kernel k_4d24b0ea15af238687de2eb049cbbbdd (symgrad 0.1.0, codegen 2, conventions 2); generated, do not edit
 # value_and_grad of ratio with respect to x, y
 # ratio(x: f64[n0,1], y: f64[n0])
 import numpy as np
@@ -42,7 +42,10 @@ def ratio(x, y):
     for i0 in range(r.shape[0]):
         for i1 in range(r.shape[1]):
             u[i1] += r[i0, i1]
-    grad_y = n + u
+    grad_y = np.empty((n0,))
+    for i0 in range(n0):
+        # grad of: a: f64[n0,n0] = div(x, y)
+        grad_y[i0] = n[i0] + u[i0]
     grad_x = np.empty((n0, 1))
     for i0 in range(n0):
         for i1 in range(1):
