@@ -26,9 +26,9 @@ middle of an unrolled loop) have the same source, hence one compiled kernel.
     ...     return np.sum(x)
     >>> graph = sg.grad(f, backend="numpy").graph(np.ones(3))
     >>> len(graph.eqns), [len(p.eqns) for p in split(graph, 40)]
-    (70, [38, 32])
+    (66, [38, 28])
     >>> [len(p.outputs) for p in split(graph, 40)]  # the values the adjoint reads, the gradient
-    [9, 1]
+    [7, 1]
 """
 
 from __future__ import annotations
