@@ -290,13 +290,9 @@ class Transformed:
             title = f"{self.mode} of {graph.name} with respect to {', '.join(wrt_names)}"
             out_names = {n_primal + k: f"grad_{name}" for k, name in enumerate(wrt_names)}
         program = split.build(final, graph.name, title, out_names, self.backend)
-        kernel: Callable[..., tuple] = program.run  # a chain or the interpreter binds consts
-        consts: tuple = ()
-        if self.backend == "numba" and len(program.pieces) == 1:  # the bare kernel: fast calls
-            kernel, consts = kernels.load(program.source), tuple(c for _, c in final.consts)
         primal = tuple(a.aval for a in graph.outputs)
-        return Specialization(final, kernel, consts, program.source, is_tuple, n_primal,
-                              primal, program.pieces)
+        return Specialization(final, program.kernel, program.consts, program.source, is_tuple,
+                              n_primal, primal, program.pieces)
 
 
 def _check_differentiable(graph: Graph, is_tuple: bool, seeded: bool, mode: str,

@@ -541,7 +541,8 @@ def _run(entry: _Entry, args: list[Any]) -> list[np.ndarray]:
         from . import split
 
         try:  # large graphs become several kernels of at most split.MAX_EQNS equations
-            kernel = split.build(graph, "backward", "backward of a recorded graph").run
+            # a backward graph has no constants (leaves and data are its inputs)
+            kernel = split.build(graph, "backward", "backward of a recorded graph").kernel
             results = list(kernel(*args))
         except Exception as e:  # noqa: BLE001 -- a gradient is still owed; say why it is slow
             warnings.warn(f"symgrad could not compile the backward kernel ({type(e).__name__}: "

@@ -199,7 +199,12 @@ class Program:
 
     pieces: tuple[Graph, ...]
     sources: tuple[KernelSource, ...]
-    run: Callable[..., tuple]
+    kernel: Callable[..., tuple]  # the Numba kernel, the interpreter, or a Chain of pieces
+    consts: tuple                 # the kernel's arguments after the graph's inputs
+
+    def run(self, *args: Any) -> tuple:
+        """The graph's outputs for its inputs."""
+        return self.kernel(*args, *self.consts)
 
     @property
     def source(self) -> KernelSource:
@@ -221,8 +226,8 @@ def build(graph: Graph, function: str, description: str,
     split into pieces of at most ``max_eqns`` equations (by default, pieces of
     :data:`MAX_EQNS` when :func:`slow_to_compile` says so).
 
-    Kernels compile on their first call; ``run`` takes the graph's inputs
-    (constants are bound) and returns its outputs."""
+    Kernels compile on their first call; ``run`` takes the graph's inputs and
+    returns its outputs."""
     if max_eqns is None:  # the defaults: split only graphs slow to compile whole
         pieces = split(graph, MAX_EQNS) if slow_to_compile(graph) else [graph]
     else:
@@ -239,17 +244,19 @@ def build(graph: Graph, function: str, description: str,
                      {k: names[where[id(v)]] for k, v in enumerate(piece.outputs)
                       if where.get(id(v)) in names})
             for piece in pieces)
-    steps = [_step(piece, source, backend) for piece, source in zip(pieces, sources)]
-    run = steps[0] if len(pieces) == 1 else Chain(graph, pieces, steps)
-    return Program(tuple(pieces), sources, run)
+    kernels = [_kernel(piece, source, backend) for piece, source in zip(pieces, sources)]
+    if len(pieces) == 1:
+        return Program(tuple(pieces), sources, *kernels[0])
+    steps = [(lambda *a, k=k, c=c: k(*a, *c)) if c else k for k, c in kernels]
+    return Program(tuple(pieces), sources, Chain(graph, pieces, steps), ())
 
 
-def _step(piece: Graph, source: KernelSource, backend: str) -> Callable[..., tuple]:
-    """A callable that takes the piece's inputs and returns its outputs as a tuple."""
+def _kernel(piece: Graph, source: KernelSource, backend: str) -> tuple[Callable[..., tuple],
+                                                                        tuple]:
+    """The piece's kernel (or interpreter, which reads the constants from the piece) and
+    the constants it takes after the piece's inputs; it returns the outputs as a tuple."""
     if backend == "numpy":
-        return lambda *args: tuple(interpret(piece, *args))
+        return (lambda *args: tuple(interpret(piece, *args))), ()
     from . import compile as kernels
 
-    kernel = kernels.load(source)
-    consts = [c for _, c in piece.consts]
-    return (lambda *args: kernel(*args, *consts)) if consts else kernel
+    return kernels.load(source), tuple(c for _, c in piece.consts)
