@@ -44,7 +44,7 @@ def bare_kernel(g, args: tuple) -> tuple[Callable, tuple]:
     """The Numba dispatcher behind ``g(*args)`` and the arguments it takes."""
     from symgrad import compile as kernels
 
-    spec, inputs = g._prepare(args, None)
+    spec, inputs = g._prepare(args, None, {})
     kernel = kernels.load(spec.source)
     return kernel.function, (*inputs, *(c for _, c in spec.graph.consts))
 

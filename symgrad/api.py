@@ -5,10 +5,22 @@ the values of its static ones: the first call with a new signature traces the
 function, builds the adjoint, optimizes, generates and compiles the kernel;
 later calls go straight to the kernel.
 
-Arguments: numpy arrays, numpy scalars and Python numbers are traced (as
-float64; differentiated lists are converted too); anything else, and the
-positions in ``static_argnums``, are static: part of the signature, passed to
-the function as they are, so they must be hashable.
+Arguments: numpy arrays, numpy scalars and Python numbers are traced
+(differentiated ones as float64, with lists converted too; bool arrays that are
+not differentiated stay bool); anything else, and the positions in
+``static_argnums``, are static: part of the signature, passed to the function
+as they are, so they must be hashable. Keyword arguments are passed through,
+never differentiated, traced or static by the same rule.
+
+What the function reads besides its arguments (globals, closure variables,
+attributes of a bound method's object, ...) is guarded (:mod:`symgrad.captured`):
+each call checks it still holds what the trace saw, and traces again if not.
+
+Inside a function being traced (``grad(grad(f))``, ``jit(grad(f))``, a
+gradient penalty calling ``grad(f)``), a transformed function does not run a
+kernel: it traces ``fun``, derives its graph as usual and records that graph
+in the enclosing trace (:func:`symgrad.trace.inline`), so the outer
+transformation sees, differentiates and compiles it like any other code.
 
 Dispatch: a call whose arguments the kernel takes as they are (float64 or bool
 arrays, C-contiguous, aligned and writable; numbers) is looked up by cheap facts
@@ -28,12 +40,13 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from . import compile as kernels
-from . import split
+from . import ops, split
 from .adjoint import adjoint
+from .captured import World, world
 from .codegen import KernelSource
 from .ir import BOOL, FLOAT, Aval, Graph, check
 from .passes import optimize
-from .trace import arg_names, as_constant_array, trace
+from .trace import Tracer, arg_names, as_constant_array, current_trace, inline, stage
 
 BACKENDS = ("numba", "numpy")
 SCALAR_OUTPUT_ERROR = "grad can be implicitly created only for scalar outputs"
@@ -51,6 +64,7 @@ class Specialization:
     n_primal: int                 # how many of the outputs are the function's own
     primal: tuple[Aval, ...]      # what the function returns (a gradient= has these avals)
     pieces: tuple[Graph, ...] = ()  # one kernel each: graph, or split.MAX_EQNS-sized parts
+    world: World | None = None    # what the function read from outside, checked per call
 
     def run(self, *inputs: Any) -> tuple:
         """The kernel's outputs for the traced inputs (and cotangents)."""
@@ -66,6 +80,7 @@ class _Fast(NamedTuple):
     picks: tuple[int, ...]            # the outputs returned, in order
     wraps: tuple[Any, ...]            # per pick: np.float64 or np.bool_ for a scalar, or None
     form: int                         # _ONE, _TUPLE, _VALUE_AND_GRADS or _RUN
+    holds: Callable[[tuple], bool] | None  # the specialization's guards (None: reads nothing)
 
 
 class Transformed:
@@ -93,20 +108,31 @@ class Transformed:
         self._positions_by_arity: dict[int, tuple[frozenset[int], frozenset[int]]] = {}
         self._names = functools.cache(functools.partial(arg_names, fun))
         self._numpy_twin: Transformed | None = None  # expressions() runs on the interpreter
-        functools.update_wrapper(self, fun)
+        # name and docstring only: the wrapped object (maybe another Transformed) keeps
+        # its state to itself
+        functools.update_wrapper(self, fun, updated=())
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        """As a method (``@sg.grad`` in a class body): bound to ``obj``, which is the
+        function's argument 0, as in JAX (count it in ``argnums``)."""
+        return self if obj is None else _Bound(self, obj)
 
     # -- calling -----------------------------------------------------------------
-    def __call__(self, *args: Any, gradient: Any = None) -> Any:
+    def __call__(self, *args: Any, gradient: Any = None, **kwargs: Any) -> Any:
+        if kwargs:
+            return self._call_checked(args, gradient, kwargs)
+        # (inside a trace, tracers are unhashable: such calls take the checked path,
+        # which inlines; a call with constants may run the kernel, and is constant)
         try:  # the fast path: a signature seen before, its arguments ready for the kernel
             fast = self._fast.get(_fast_key(args) if gradient is None
                                   else (*_fast_key((*args, gradient)), _SEEDED))
         except Exception:  # noqa: BLE001 -- unhashable or odd: the checked path explains
             fast = None
-        if fast is None:
-            return self._call_checked(args, gradient)
+        if fast is None or fast.holds is not None and not fast.holds(args):
+            return self._call_checked(args, gradient, kwargs)
         if gradient is not None:
             args = (*args, gradient)
-        kernel, consts, plan, picks, wraps, form = fast
+        kernel, consts, plan, picks, wraps, form, _ = fast
         inputs = args if plan is None else _converted(plan, args)
         outs = kernel(*inputs, *consts) if consts else kernel(*inputs)
         if form == _ONE:
@@ -116,25 +142,65 @@ class Transformed:
             return outs[picks[0]:picks[-1] + 1]
         return _finish(outs, picks, wraps, form)
 
-    def _call_checked(self, args: tuple, gradient: Any) -> Any:
+    def _call_checked(self, args: tuple, gradient: Any, kwargs: dict) -> Any:
         """A call through every check, which (for a plain call) fills the fast path."""
-        spec, inputs = self._prepare(args, gradient)
+        args, kwargs = _values(args), {k: _value(v) for k, v in kwargs.items()}
+        if gradient is not None:
+            gradient = (tuple(map(_value, gradient)) if isinstance(gradient, (tuple, list))
+                        else _value(gradient))
+        if current_trace() is not None:
+            return self._call_traced(args, gradient, kwargs)
+        spec, inputs = self._prepare(args, gradient, kwargs)
         outs = spec.run(*inputs)
-        self._remember(args, gradient, spec, inputs, outs)
-        primal = [_scalar(o) for o in outs[:spec.n_primal]]
-        grads = [_scalar(o) for o in outs[spec.n_primal:]]
+        if not kwargs:
+            self._remember(args, gradient, spec, inputs, outs)
+        return self._result([_scalar(o) for o in outs], spec.n_primal, spec.is_tuple)
+
+    def _result(self, outs: list, n_primal: int, is_tuple: bool) -> Any:
+        """What the call returns, from the outputs of the transformed graph."""
+        primal, grads = outs[:n_primal], outs[n_primal:]
         if self.mode == "jit":
-            return tuple(primal) if spec.is_tuple else primal[0]
+            return tuple(primal) if is_tuple else primal[0]
         g = grads[0] if self.single else tuple(grads)
         return (primal[0], g) if self.mode == "value_and_grad" else g
 
-    def graph(self, *args: Any, gradient: Any = None) -> Graph:
-        """The optimized IR this call runs: forward, then adjoint (``print`` it)."""
-        return self._prepare(args, gradient)[0].graph
+    def _call_traced(self, args: tuple, gradient: Any, kwargs: dict) -> Any:
+        """Called inside a function being traced: record the transformed graph there."""
+        into = current_trace()
+        assert into is not None
+        values = (*args, *kwargs.values())
+        names = [*self._names(len(args)), *kwargs]
+        diff, static = self._positions(len(args))
+        avals: list[Aval | None] = []
+        inputs: list[Any] = []
+        for i, x in enumerate(values):
+            if isinstance(x, Tracer):
+                if i in diff and x.dtype == np.bool_:
+                    x = ops.as_float(x)
+                avals.append(x.aval)
+                inputs.append(x)
+            elif (_is_traced(i, x, diff, static) if i < len(args) else _is_array_like(x)):
+                value, aval = _traced_input(x, f"argument {names[i]}", promote=i in diff)
+                avals.append(aval)
+                inputs.append(value)
+            else:
+                avals.append(None)
+        staged = stage(self.fun, avals, args, names[:len(args)], kwargs)
+        final, n_primal = self._derive(staged.graph, staged.is_tuple, avals, len(args),
+                                       gradient is not None, captured=len(staged.captured))
+        primal = tuple(a.aval for a in staged.graph.outputs)
+        cts = [] if gradient is None else _cotangents(gradient, primal, staged.is_tuple,
+                                                      self._title)
+        outs = inline(final, [*inputs, *staged.captured, *cts], into, staged.const_sources)
+        return self._result(outs, n_primal, staged.is_tuple)
 
-    def source(self, *args: Any, gradient: Any = None) -> str:
+    def graph(self, *args: Any, gradient: Any = None, **kwargs: Any) -> Graph:
+        """The optimized IR this call runs: forward, then adjoint (``print`` it)."""
+        return self._prepare(_values(args), gradient, kwargs)[0].graph
+
+    def source(self, *args: Any, gradient: Any = None, **kwargs: Any) -> str:
         """The generated Numba source for this call."""
-        return self._prepare(args, gradient)[0].source.text
+        return self._prepare(_values(args), gradient, kwargs)[0].source.text
 
     def expressions(self, *args: Any, gradient: Any = None, seconds: float = 2.0) -> Any:
         """The derived gradient as SymPy expressions, shaped like the gradient itself.
@@ -158,41 +224,44 @@ class Transformed:
             argnums = self.argnums[0] if self.single else self.argnums
             twin = Transformed(self.fun, self.mode, argnums, self.static_argnums, "numpy")
             self._numpy_twin = twin
-        spec, inputs = twin._prepare(args, gradient)
+        spec, inputs = twin._prepare(_values(args), gradient, {})
         n_ct = 0 if gradient is None else len(spec.primal)
         grads = adjoint_expressions(spec.graph, spec.n_primal, len(inputs) - n_ct,
                                     inputs[len(inputs) - n_ct:])
         grads = [simplify_all(g, seconds / len(grads)) for g in grads]
         return grads[0] if self.single else tuple(grads)
 
-    def _prepare(self, args: Sequence[Any], gradient: Any) -> tuple[Specialization, list]:
+    def _prepare(self, args: tuple, gradient: Any,
+                 kwargs: dict) -> tuple[Specialization, list]:
         if self.mode == "jit" and gradient is not None:
             raise TypeError("jit functions take no gradient=; use grad or vjp")
         diff, static = self._positions(len(args))
-        key: list[Any] = []
+        values = (*args, *kwargs.values())
+        key: list[Any] = [tuple(kwargs)]
         avals: list[Aval | None] = []
         inputs: list[Any] = []
-        for i, x in enumerate(args):
-            if _is_traced(i, x, diff, static):
+        for i, x in enumerate(values):
+            name = self._names(len(args))[i] if i < len(args) else list(kwargs)[i - len(args)]
+            if _is_traced(i, x, diff, static) if i < len(args) else _is_array_like(x):
                 try:
                     value, aval = _traced_input(x, "", promote=i in diff)
                 except TypeError:  # again, to say which argument (not named on the hot path)
-                    _traced_input(x, f"argument {self._names(len(args))[i]}", i in diff)
+                    _traced_input(x, f"argument {name}", i in diff)
                     raise
                 key.append(aval)
                 avals.append(aval)
                 inputs.append(value)
             else:
-                _require_hashable(x, self._names(len(args))[i])
+                _require_hashable(x, name)
                 key.append(("static", _static_key(x)))
                 avals.append(None)
         key.append(gradient is not None)
         spec = self._cache.get(tuple(key))
-        if spec is None:
-            spec = self._specialize(args, avals, gradient is not None)
+        if spec is None or spec.world is not None and not spec.world.holds(values):
+            spec = self._specialize(args, kwargs, avals, gradient is not None)
             self._cache[tuple(key)] = spec
         if gradient is not None:
-            inputs += _cotangents(gradient, spec, self._title)
+            inputs += _cotangents(gradient, spec.primal, spec.is_tuple, self._title)
         return spec, inputs
 
     def _positions(self, n: int) -> tuple[frozenset[int], frozenset[int]]:
@@ -262,29 +331,24 @@ class Transformed:
             self._fast.clear()  # e.g. a loop over static values: start again
         key = _fast_key(args) if gradient is None else (*_fast_key(args), _SEEDED)
         self._fast[key] = _Fast(kernel, spec.consts, None if all(
-            c == _PASS for c in plan) else tuple(plan), tuple(picks), wraps, form)
+            c == _PASS for c in plan) else tuple(plan), tuple(picks), wraps, form,
+            None if spec.world is None else spec.world.holds)
 
     # -- building ------------------------------------------------------------------
-    def _specialize(self, args: Sequence[Any], avals: list[Aval | None],
+    def _specialize(self, args: tuple, kwargs: dict, avals: list[Aval | None],
                     seeded: bool) -> Specialization:
         names = self._names(len(args))
-        graph, is_tuple = trace(self.fun, avals, args, names)
+        guards = world(self.fun, (*args, *kwargs.values()))  # before the trace reads it
+        staged = stage(self.fun, avals, args, names, kwargs)
+        graph, is_tuple = staged.graph, staged.is_tuple
         checked = os.environ.get("SYMGRAD_CHECK_IR") == "1"  # the test suite sets it
         if checked:
             check(graph)
-        n_primal = len(graph.outputs)
+        final, n_primal = self._derive(graph, is_tuple, avals, len(args), seeded)
         if self.mode == "jit":
-            final = optimize(graph, checked=checked)
+            final = optimize(final, checked=checked)
             title, out_names = f"jit of {graph.name}", {}
         else:
-            _check_differentiable(graph, is_tuple, seeded, self.mode, self._title)
-            # gradients come out in argnums order: wrt is the graph inputs in that order
-            position = {i: k for k, i in enumerate(i for i, a in enumerate(avals) if a is not None)}
-            wrt = [position[i % len(args)] for i in self.argnums]
-            final = adjoint(graph, wrt, seed_inputs=seeded)
-            if self.mode != "value_and_grad":  # the value is not returned: not computed either
-                final = replace(final, outputs=final.outputs[n_primal:])
-                n_primal = 0
             final = optimize(check(final) if checked else final, checked=checked)
             wrt_names = [names[i % len(args)] for i in self.argnums]
             title = f"{self.mode} of {graph.name} with respect to {', '.join(wrt_names)}"
@@ -292,7 +356,53 @@ class Transformed:
         program = split.build(final, graph.name, title, out_names, self.backend)
         primal = tuple(a.aval for a in graph.outputs)
         return Specialization(final, program.kernel, program.consts, program.source, is_tuple,
-                              n_primal, primal, program.pieces)
+                              n_primal, primal, program.pieces, guards)
+
+    def _derive(self, graph: Graph, is_tuple: bool, avals: list[Aval | None], n_args: int,
+                seeded: bool, captured: int = 0) -> tuple[Graph, int]:
+        """The graph this transformation computes from the traced ``graph`` (whose last
+        ``captured`` inputs stand for enclosing tracers), and how many of its outputs are
+        ``graph``'s own."""
+        n_primal = len(graph.outputs)
+        if self.mode == "jit":
+            return graph, n_primal
+        _check_differentiable(graph, is_tuple, seeded, self.mode, self._title)
+        # gradients come out in argnums order: wrt is the graph inputs in that order
+        position = {i: k for k, i in enumerate(i for i, a in enumerate(avals) if a is not None)}
+        wrt = [position[i % n_args] for i in self.argnums]
+        final = adjoint(graph, wrt, seed_inputs=seeded)
+        if self.mode != "value_and_grad":  # the value is not returned: not computed either
+            final = replace(final, outputs=final.outputs[n_primal:])
+            n_primal = 0
+        return final, n_primal
+
+
+class _Bound:
+    """A transformed function used as a method, bound to its object (argument 0)."""
+
+    def __init__(self, transformed: Transformed, obj: Any):
+        self.transformed, self.obj = transformed, obj
+        functools.update_wrapper(self, transformed.fun, updated=())
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        t = self.transformed
+        if t.mode != "jit" and 0 in t._positions(len(args) + 1)[0]:
+            name = t._names(len(args) + 1)[0]
+            raise TypeError(
+                f"{t.mode} of the method {t._title} differentiates argument 0, which is "
+                f"`{name}` (a {type(self.obj).__name__}): as in JAX, a method's self counts "
+                f"in argnums; write @functools.partial(sg.{t.mode}, argnums=1) to "
+                "differentiate the first argument after it")
+        return t(self.obj, *args, **kwargs)
+
+    def graph(self, *args: Any, **kwargs: Any) -> Graph:
+        return self.transformed.graph(self.obj, *args, **kwargs)
+
+    def source(self, *args: Any, **kwargs: Any) -> str:
+        return self.transformed.source(self.obj, *args, **kwargs)
+
+    def expressions(self, *args: Any, **kwargs: Any) -> Any:
+        return self.transformed.expressions(self.obj, *args, **kwargs)
 
 
 def _check_differentiable(graph: Graph, is_tuple: bool, seeded: bool, mode: str,
@@ -378,6 +488,17 @@ def _is_traced(i: int, x: Any, diff: frozenset[int], static: frozenset[int]) -> 
     return i in diff or (i not in static and _is_array_like(x))
 
 
+def _value(x: Any) -> Any:
+    """A ``symgrad.Tensor`` argument as its value (a numpy array); anything else as it is."""
+    if isinstance(x, Tracer) and x._trace.eager:
+        return np.asarray(x)
+    return x
+
+
+def _values(args: tuple) -> tuple:
+    return tuple(map(_value, args))
+
+
 def _is_array_like(x: Any) -> bool:
     numeric = isinstance(x, (np.ndarray, np.generic, float, int))
     return numeric and not isinstance(x, (bool, np.bool_))
@@ -413,19 +534,24 @@ def _require_hashable(x: Any, name: str) -> None:
                         "number), so it must be hashable; pass a numpy array or a tuple") from None
 
 
-def _cotangents(gradient: Any, spec: Specialization, name: str) -> list[Any]:
-    """``gradient=`` as kernel arguments, one per output, checked against the outputs."""
-    outs = spec.primal
-    given = list(gradient) if spec.is_tuple else [gradient]
+def _cotangents(gradient: Any, outs: tuple[Aval, ...], is_tuple: bool,
+                name: str) -> list[Any]:
+    """``gradient=`` as kernel arguments (or tracers, when traced), one per output,
+    checked against the outputs' avals ``outs``."""
+    given = list(gradient) if is_tuple else [gradient]
     if len(given) != len(outs):
         raise ValueError(f"gradient must have one array per output of {name} ({len(outs)}), "
                          f"got {len(given)}")
     result = []
     for g, out in zip(given, outs):
-        value, aval = _traced_input(g, "gradient", promote=True)
+        if isinstance(g, Tracer):
+            value, aval = (ops.as_float(g) if g.dtype == np.bool_ else g), g.aval
+        else:
+            value, aval = _traced_input(g, "gradient", promote=True)
         if aval.shape != out.shape:
             if out.shape == () and aval.size == 1:  # torch.Tensor([1.0]) for a scalar output
-                value, aval = float(np.asarray(value).reshape(())), out
+                value = (ops.reshape(value, ()) if isinstance(value, Tracer)
+                         else float(np.asarray(value).reshape(())))
             else:
                 raise ValueError(
                     f"gradient has shape {aval.shape} but {name} returns shape {out.shape}: "
@@ -506,13 +632,26 @@ def vjp(fun: Callable, *args: Any, backend: str = "numba") -> tuple[Any, Callabl
         >>> pullback(np.ones(2))
         (array([3., 3.]), np.float64(3.0))
     """
-    traced = tuple(i for i, x in enumerate(args) if _is_array_like(x))
+    args = _values(args)
+    traced = tuple(i for i, x in enumerate(args) if _is_array_like(x) or isinstance(x, Tracer))
     # traced afresh on every call (kernels themselves are cached by content)
     forward = Transformed(fun, "jit", backend=backend)
     back = Transformed(fun, "vjp", argnums=traced, backend=backend)
     out = forward(*args)
+    guards = None
+    if current_trace() is None:
+        # the pullback belongs to this point: the arguments as they are now (copies, so
+        # that a later in-place change cannot move it), and the world as it is now
+        args = tuple(np.array(x) if isinstance(x, np.ndarray) else x for x in args)
+        guards = world(fun, args)
 
     def pullback(ct: Any) -> tuple:
+        if guards is not None and not guards.holds(args):
+            raise RuntimeError(
+                f"a value that {getattr(fun, '__name__', 'the function')} reads from outside "
+                "its arguments (a global, a closure variable or an attribute) changed since "
+                "sg.vjp was called, so this pullback no longer belongs to the output it "
+                "came with; call sg.vjp again")
         grads = iter(back(*args, gradient=ct))
         return tuple(next(grads) if i in traced else None for i in range(len(args)))
 

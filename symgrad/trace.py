@@ -12,8 +12,10 @@ to ``symgrad.where``.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Iterator, Sequence
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -29,12 +31,24 @@ from .ir import Atom, Aval, Eqn, Graph, Literal, Primitive, Var, freeze_params
 
 
 class Trace:
-    """The equations recorded so far while tracing one function."""
+    """The equations recorded so far while tracing one function.
+
+    Traces nest (a transformed function called inside a function being traced):
+    ``level`` is the depth of this trace on its thread's stack of recording
+    traces. A tracer of an enclosing trace (a lower level) used here is *lifted*:
+    it becomes an extra input of this trace (``captured``), which the caller
+    feeds with the enclosing tracer when it inlines this trace's graph.
+    """
 
     def __init__(self, eqns: Sequence[Eqn] = (), consts: Sequence[tuple[Var, np.ndarray]] = ()):
         self.eqns: list[Eqn] = list(eqns)
         self._consts: dict[int, tuple[Var, np.ndarray]] = {id(a): (v, a) for v, a in consts}
         self._sources: list[Any] = []  # user arrays behind consts: their ids stay unique
+        #: id(const var) -> the user's object it was made from
+        self.const_sources: dict[int, Any] = {}
+        #: id(enclosing var) -> (enclosing tracer, the input var standing for it here)
+        self.captured: dict[int, tuple[Tracer, Var]] = {}
+        self.level = 0  # set by recording(); 0: not on a stack (eager, or not yet recording)
         self.active = True
         #: values are computed as operations are recorded (symgrad.autograd's trace)
         self.eager = False
@@ -66,16 +80,26 @@ class Trace:
         if isinstance(x, (Var, Literal)):
             return x
         if isinstance(x, Tracer):
-            if x._trace.eager and not self.eager:  # a symgrad.Tensor: its value is a constant
+            other = x._trace
+            if other is self:
+                return x._var
+            if other.eager and not self.eager:  # a symgrad.Tensor: its value is a constant
                 return self.constant(np.asarray(x))
-            if x._trace is not self:
-                if not x._trace.active:
-                    raise _escaped()
-                raise EscapedTracerError(
-                    f"a traced value of another function being traced was used at "
-                    f"{user_location()}; nesting symgrad transformations is not supported yet")
-            return x._var
+            if not other.active:
+                raise _escaped()
+            if 0 < other.level < self.level:
+                return self._lift(x)
+            raise EscapedTracerError(
+                f"a traced value of an inner transformed function was used outside of it at "
+                f"{user_location()}; return it from that function instead")
         return self.constant(x)
+
+    def _lift(self, x: Tracer) -> Var:
+        """The input of this trace that stands for ``x``, a tracer of an enclosing trace."""
+        entry = self.captured.get(id(x._var))
+        if entry is None:
+            entry = self.captured[id(x._var)] = (x, Var(x.aval, x._var.hint))
+        return entry[1]
 
     def constant(self, x: Any) -> Atom:
         """A Python/numpy scalar becomes a literal, an array a (deduplicated) const."""
@@ -87,8 +111,10 @@ class Trace:
         if key not in self._consts:
             frozen = np.array(array, copy=True, order="C")  # kernels take C-contiguous arrays
             frozen.flags.writeable = False
-            self._consts[key] = (Var(Aval(frozen.shape, frozen.dtype.name)), frozen)
+            var = Var(Aval(frozen.shape, frozen.dtype.name))
+            self._consts[key] = (var, frozen)
             self._sources.append(x)
+            self.const_sources[id(var)] = x
         return self._consts[key][0]
 
     def to_graph(self, inputs: Sequence[Var], outputs: Sequence[Any], name: str) -> Graph:
@@ -133,33 +159,52 @@ def _subject(x: Any, what: str) -> str:
     return what or f"{type(x).__name__} {x!r:.60}"
 
 
-#: traces being recorded, innermost last: operations on constants inside a
-#: traced function (or a VJP rule) are recorded too, not computed eagerly
-_ACTIVE: list[Trace] = []
+class _Stack(threading.local):
+    """The traces being recorded on this thread, innermost last: operations on
+    constants inside a traced function (or a VJP rule) are recorded too, not
+    computed eagerly. Per thread, so that threads trace independently."""
+
+    def __init__(self) -> None:
+        self.traces: list[Trace] = []
+
+
+_STACK = _Stack()
 
 
 @contextmanager
 def recording(trace: Trace) -> Iterator[Trace]:
     """Make ``trace`` the one that operations on constants are recorded in."""
-    _ACTIVE.append(trace)
+    stack = _STACK.traces
+    stack.append(trace)
+    trace.level = len(stack)
     try:
         yield trace
     finally:
-        _ACTIVE.pop()
+        stack.pop()
+
+
+def current_trace() -> Trace | None:
+    """The innermost trace being recorded on this thread, if any."""
+    stack = _STACK.traces
+    return stack[-1] if stack else None
 
 
 def find_trace(args: Sequence[Any]) -> Trace | None:
-    """The trace of the first traced argument, else the innermost recording one.
+    """The innermost trace among the traced arguments, else the innermost recording one.
 
     A function being traced wins over eager values (``symgrad.Tensor``), which it
     takes as constants."""
-    eager = None
+    best = eager = None
     for a in args:
         if isinstance(a, Tracer):
-            if not a._trace.eager:
-                return a._trace
-            eager = eager or a._trace
-    return eager or (_ACTIVE[-1] if _ACTIVE else None)
+            t = a._trace
+            if t.eager:
+                eager = eager or t
+            elif best is None or t.level > best.level:
+                best = t
+    if best is not None:
+        return best
+    return eager or current_trace()
 
 
 class Tracer:
@@ -381,26 +426,45 @@ def _qualname(func: Callable) -> str:
     return f"{module}.{name}" if module else name
 
 
-def trace(fun: Callable, avals: Sequence[Aval | None], args: Sequence[Any],
-          names: Sequence[str]) -> tuple[Graph, bool]:
+@dataclass(frozen=True)
+class Staged:
+    """A traced function: its graph and what the caller needs to run or inline it.
+
+    ``graph.inputs`` are the traced arguments in order, then one input per
+    enclosing tracer the function captured (``captured``, in the same order);
+    ``const_sources`` maps ``id`` of a const var to the user object it came from.
+    """
+
+    graph: Graph
+    is_tuple: bool
+    captured: tuple[Tracer, ...]
+    const_sources: Mapping[int, Any]
+
+
+def stage(fun: Callable, avals: Sequence[Aval | None], args: Sequence[Any],
+          names: Sequence[str], kwargs: Mapping[str, Any] | None = None) -> Staged:
     """Trace ``fun`` with tracers where ``avals`` has an aval, ``args`` elsewhere.
 
-    Returns the graph and whether ``fun`` returned a tuple (``False``: a single
-    value, the graph's only output).
+    ``kwargs`` are passed by name: those with an aval in ``avals`` (which then lists
+    the positional arguments, then the keyword ones in ``kwargs`` order) are traced.
+    Called while another function is traced, the new trace nests inside it.
     """
     t = Trace()
     inputs: list[Var] = []
     call_args = []
-    for aval, arg, name in zip(avals, args, names):
+    kwargs = kwargs or {}
+    values = [*args, *kwargs.values()]
+    for aval, arg, name in zip(avals, values, [*names, *kwargs]):
         if aval is None:
             call_args.append(arg)
         else:
             v = Var(aval, name)
             inputs.append(v)
             call_args.append(Tracer(v, t))
+    call_kwargs = dict(zip(kwargs, call_args[len(args):]))
     try:
         with recording(t):
-            result = fun(*call_args)
+            result = fun(*call_args[:len(args)], **call_kwargs)
     finally:
         t.active = False
     is_tuple = isinstance(result, (tuple, list))
@@ -408,7 +472,38 @@ def trace(fun: Callable, avals: Sequence[Aval | None], args: Sequence[Any],
     for o in outputs:
         if o is None:
             raise TypeError(f"{_fun_name(fun)} returned None; return the value to differentiate")
-    return t.to_graph(inputs, outputs, _fun_name(fun)), is_tuple
+    graph = t.to_graph(inputs, outputs, _fun_name(fun))  # before reading captured: atoms lift
+    lifted = tuple(t.captured.values())
+    graph = Graph((*graph.inputs, *(v for _, v in lifted)), graph.eqns, graph.outputs,
+                  graph.consts, graph.name)
+    return Staged(graph, is_tuple, tuple(x for x, _ in lifted), dict(t.const_sources))
+
+
+def inline(graph: Graph, inputs: Sequence[Any], into: Trace,
+           const_sources: Mapping[int, Any] = {}) -> list[Any]:  # noqa: B006 -- read only
+    """Record ``graph``'s equations in the trace ``into``, fed with ``inputs`` (tracers
+    or values, one per graph input); its outputs, as tracers (numbers for literals).
+
+    A const of ``graph`` made from a user's object (``const_sources``) becomes a
+    const of ``into`` made from the same object, so ``into`` sees where it came from.
+    """
+    env: dict[int, Atom] = {id(v): into.atom(x) for v, x in zip(graph.inputs, inputs,
+                                                                  strict=True)}
+    for var, frozen in graph.consts:
+        env[id(var)] = into.constant(const_sources.get(id(var), frozen))
+    for e in graph.eqns:
+        ins = [env[id(a)] if isinstance(a, Var) else a for a in e.inputs]
+        env[id(e.out)] = into.bind(e.prim, ins, dict(e.params))
+    return [Tracer(env[id(o)], into) if isinstance(o, Var) else np.asarray(o.value)[()]
+            for o in graph.outputs]
+
+
+def trace(fun: Callable, avals: Sequence[Aval | None], args: Sequence[Any],
+          names: Sequence[str]) -> tuple[Graph, bool]:
+    """Trace ``fun`` (see :func:`stage`); the graph and whether ``fun`` returned a
+    tuple (``False``: a single value, the graph's only output)."""
+    staged = stage(fun, avals, args, names)
+    return staged.graph, staged.is_tuple
 
 
 def _fun_name(fun: Callable) -> str:
@@ -431,5 +526,5 @@ def arg_names(fun: Callable, count: int) -> list[str]:
     return names + [f"arg{i}" for i in range(len(names), count)]
 
 
-__all__ = ["Trace", "Tracer", "arg_names", "as_constant_array", "find_trace", "recording",
-           "trace"]
+__all__ = ["Staged", "Trace", "Tracer", "arg_names", "as_constant_array", "current_trace",
+           "find_trace", "inline", "recording", "stage", "trace"]

@@ -103,9 +103,9 @@ def checked_calls(f, monkeypatch) -> list:
     calls = []
     prepare = f._prepare
 
-    def counting(args, gradient):
+    def counting(args, gradient, kwargs):
         calls.append(args)
-        return prepare(args, gradient)
+        return prepare(args, gradient, kwargs)
 
     monkeypatch.setattr(f, "_prepare", counting)
     return calls
