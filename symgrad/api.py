@@ -96,11 +96,8 @@ class Transformed:
         self.mode = mode
         self.single = isinstance(argnums, int)
         self.argnums: tuple[int, ...] = (
-            () if mode == "jit" else (argnums,) if isinstance(argnums, int) else tuple(argnums))
-        distinct = len(set(self.argnums)) == len(self.argnums)
-        if not distinct or any(not isinstance(a, int) for a in self.argnums):
-            raise TypeError(f"argnums must be an int or a tuple of distinct ints, not {argnums!r}")
-        self.static_argnums = tuple(static_argnums)
+            () if mode == "jit" else _positions("argnums", argnums, distinct=True))
+        self.static_argnums = _positions("static_argnums", static_argnums, distinct=False)
         self.backend = backend
         self._title = getattr(fun, "__name__", "the function")  # for messages: "<lambda>"
         self._cache: dict[tuple, Specialization] = {}
@@ -259,6 +256,8 @@ class Transformed:
         spec = self._cache.get(tuple(key))
         if spec is None or spec.world is not None and not spec.world.holds(values):
             spec = self._specialize(args, kwargs, avals, gradient is not None)
+            if len(self._cache) >= _CACHE_LIMIT:  # the oldest signature goes first
+                self._cache.pop(next(iter(self._cache)))
             self._cache[tuple(key)] = spec
         if gradient is not None:
             inputs += _cotangents(gradient, spec.primal, spec.is_tuple, self._title)
@@ -377,6 +376,22 @@ class Transformed:
         return final, n_primal
 
 
+def _positions(what: str, given: Any, distinct: bool) -> tuple[int, ...]:
+    """``argnums`` or ``static_argnums`` as a tuple of ints, or a TypeError that says
+    what was expected."""
+    items = (given,) if isinstance(given, int) else given
+    try:
+        items = tuple(items)
+    except TypeError:
+        items = None
+    if (items is None or any(not isinstance(a, int) or isinstance(a, bool) for a in items)
+            or distinct and len(set(items)) != len(items)):
+        kind = "distinct ints" if distinct else "ints"
+        raise TypeError(f"{what} must be an int or a tuple of {kind} (argument positions, "
+                        f"counted from 0), not {given!r}")
+    return items
+
+
 class _Bound:
     """A transformed function used as a method, bound to its object (argument 0)."""
 
@@ -442,6 +457,9 @@ _READY = 0x1 | 0x100 | 0x400
 #: kernel scalars as numpy scalars, like numpy's reductions
 _SCALAR_TYPES = {float: np.float64, bool: np.bool_}
 _FAST_LIMIT = 256
+#: signatures a transformed function keeps specialized (a loop over many shapes or
+#: static values would otherwise keep every graph and kernel it ever made)
+_CACHE_LIMIT = 64
 
 
 def _fast_key(args: tuple) -> tuple:
