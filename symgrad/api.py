@@ -32,6 +32,7 @@ of each signature, takes the checked path (``_prepare``), which fills it.
 from __future__ import annotations
 
 import functools
+import inspect
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -46,6 +47,7 @@ from .captured import World, world
 from .codegen import KernelSource
 from .ir import BOOL, FLOAT, Aval, Graph, check
 from .passes import optimize
+from .pytree import LEAF, Tree, flatten, paths, unflatten
 from .trace import Tracer, arg_names, as_constant_array, current_trace, inline, stage
 
 BACKENDS = ("numba", "numpy")
@@ -65,6 +67,7 @@ class Specialization:
     primal: tuple[Aval, ...]      # what the function returns (a gradient= has these avals)
     pieces: tuple[Graph, ...] = ()  # one kernel each: graph, or split.MAX_EQNS-sized parts
     world: World | None = None    # what the function read from outside, checked per call
+    out_tree: Tree = LEAF         # the structure of what the function returned
 
     def run(self, *inputs: Any) -> tuple:
         """The kernel's outputs for the traced inputs (and cotangents)."""
@@ -87,7 +90,8 @@ class Transformed:
     """A function transformed by :func:`grad`, :func:`value_and_grad` or :func:`jit`."""
 
     def __init__(self, fun: Callable, mode: str, argnums: int | Sequence[int] = 0,
-                 static_argnums: Sequence[int] = (), backend: str = "numba"):
+                 static_argnums: Sequence[int] = (), backend: str = "numba",
+                 has_aux: bool = False):
         if not callable(fun):
             raise TypeError(f"{mode} needs a function, got {type(fun).__name__}")
         if backend not in BACKENDS:
@@ -98,6 +102,11 @@ class Transformed:
         self.argnums: tuple[int, ...] = (
             () if mode == "jit" else _positions("argnums", argnums, distinct=True))
         self.static_argnums = _positions("static_argnums", static_argnums, distinct=False)
+        if has_aux and mode not in ("grad", "value_and_grad"):
+            raise TypeError(f"has_aux is for grad and value_and_grad, not {mode}")
+        self.has_aux = has_aux
+        #: per structure of pytree arguments: the same transformation of the flat function
+        self._trees: dict[tuple, tuple[Transformed, tuple]] = {}
         self.backend = backend
         self._title = getattr(fun, "__name__", "the function")  # for messages: "<lambda>"
         self._cache: dict[tuple, Specialization] = {}
@@ -145,21 +154,82 @@ class Transformed:
         if gradient is not None:
             gradient = (tuple(map(_value, gradient)) if isinstance(gradient, (tuple, list))
                         else _value(gradient))
+        flat = self._flat(args)
+        if flat is not None:  # pytree arguments: the flat function's transformation
+            inner, leaves, regroup = flat
+            return regroup(inner._call_checked(leaves, gradient, kwargs))
         if current_trace() is not None:
             return self._call_traced(args, gradient, kwargs)
         spec, inputs = self._prepare(args, gradient, kwargs)
         outs = spec.run(*inputs)
         if not kwargs:
             self._remember(args, gradient, spec, inputs, outs)
-        return self._result([_scalar(o) for o in outs], spec.n_primal, spec.is_tuple)
+        return self._result([_scalar(o) for o in outs], spec.n_primal, spec.out_tree)
 
-    def _result(self, outs: list, n_primal: int, is_tuple: bool) -> Any:
+    def _result(self, outs: list, n_primal: int, out_tree: Tree) -> Any:
         """What the call returns, from the outputs of the transformed graph."""
         primal, grads = outs[:n_primal], outs[n_primal:]
         if self.mode == "jit":
-            return tuple(primal) if is_tuple else primal[0]
+            return unflatten(out_tree, primal)
         g = grads[0] if self.single else tuple(grads)
+        if self.has_aux:  # primal: the value (value_and_grad only), then aux's leaves
+            aux = unflatten(out_tree.children[1], primal[len(primal) - _aux_leaves(out_tree):])
+            return ((primal[0], aux), g) if self.mode == "value_and_grad" else (g, aux)
         return (primal[0], g) if self.mode == "value_and_grad" else g
+
+    def _flat(self, args: tuple) -> tuple[Transformed, tuple, Callable] | None:
+        """For a call with pytree arguments (tuples, lists, dicts of arrays; any container
+        at a differentiated position): the transformation of the function of their
+        leaves, the leaves, and what turns its result back into trees. ``None`` for a
+        call without pytrees."""
+        n = len(args)
+        diff, static = self._positions(n)
+        if not any(i not in static and _is_tree(a) for i, a in enumerate(args)):
+            return None
+        names = self._names(n)
+        leaves: list[Any] = []
+        trees: list[Tree | None] = []  # None: a static argument or a plain leaf
+        groups: list[tuple[int, ...]] = []
+        for i, a in enumerate(args):
+            if i not in static and _is_tree(a):
+                ls, tree = flatten(a)
+            else:
+                ls, tree = [a], None
+            groups.append(tuple(range(len(leaves), len(leaves) + len(ls))))
+            leaves += ls
+            trees.append(tree)
+        key = (n, tuple(trees))
+        known = self._trees.get(key)
+        if known is None:
+            flat_names = [name for i, name in enumerate(names) for name in (
+                [name] if trees[i] is None else paths(trees[i], name))]
+            rebuild = _Rebuild(self.fun, tuple(trees), tuple(groups), flat_names)
+            argnums = tuple(k for i in self.argnums for k in groups[i % n])
+            static_leaves = tuple(groups[i % n][0] for i in static)
+            inner = Transformed(rebuild, self.mode, argnums, static_leaves, self.backend,
+                                self.has_aux)
+            known = self._trees[key] = (inner, tuple(groups))
+        inner, groups = known
+
+        def regroup(result: Any) -> Any:
+            if self.mode == "jit":
+                return result
+            if self.has_aux:
+                grads, aux = result if self.mode == "grad" else (result[1], result[0])
+            else:
+                grads = result if self.mode == "grad" else result[1]
+            it = iter(grads)
+            per_arg = []
+            for i in self.argnums:
+                part = [next(it) for _ in groups[i % n]]
+                tree = trees[i % n]
+                per_arg.append(part[0] if tree is None else unflatten(tree, part))
+            g = per_arg[0] if self.single else tuple(per_arg)
+            if self.mode == "grad":
+                return (g, aux) if self.has_aux else g
+            return (result[0], g)
+
+        return inner, tuple(leaves), regroup
 
     def _call_traced(self, args: tuple, gradient: Any, kwargs: dict) -> Any:
         """Called inside a function being traced: record the transformed graph there."""
@@ -183,20 +253,26 @@ class Transformed:
             else:
                 avals.append(None)
         staged = stage(self.fun, avals, args, names[:len(args)], kwargs)
-        final, n_primal = self._derive(staged.graph, staged.is_tuple, avals, len(args),
-                                       gradient is not None, captured=len(staged.captured))
+        final, n_primal = self._derive(staged.graph, staged.out_tree, avals, len(args),
+                                       gradient is not None)
         primal = tuple(a.aval for a in staged.graph.outputs)
-        cts = [] if gradient is None else _cotangents(gradient, primal, staged.is_tuple,
+        cts = [] if gradient is None else _cotangents(gradient, primal, staged.out_tree,
                                                       self._title)
         outs = inline(final, [*inputs, *staged.captured, *cts], into, staged.const_sources)
-        return self._result(outs, n_primal, staged.is_tuple)
+        return self._result(outs, n_primal, staged.out_tree)
 
     def graph(self, *args: Any, gradient: Any = None, **kwargs: Any) -> Graph:
         """The optimized IR this call runs: forward, then adjoint (``print`` it)."""
+        flat = self._flat(_values(args))
+        if flat is not None:
+            return flat[0].graph(*flat[1], gradient=gradient, **kwargs)
         return self._prepare(_values(args), gradient, kwargs)[0].graph
 
     def source(self, *args: Any, gradient: Any = None, **kwargs: Any) -> str:
         """The generated Numba source for this call."""
+        flat = self._flat(_values(args))
+        if flat is not None:
+            return flat[0].source(*flat[1], gradient=gradient, **kwargs)
         return self._prepare(_values(args), gradient, kwargs)[0].source.text
 
     def expressions(self, *args: Any, gradient: Any = None, seconds: float = 2.0) -> Any:
@@ -229,7 +305,8 @@ class Transformed:
         return grads[0] if self.single else tuple(grads)
 
     def _prepare(self, args: tuple, gradient: Any,
-                 kwargs: dict) -> tuple[Specialization, list]:
+                 kwargs: dict | None = None) -> tuple[Specialization, list]:
+        kwargs = kwargs or {}
         if self.mode == "jit" and gradient is not None:
             raise TypeError("jit functions take no gradient=; use grad or vjp")
         diff, static = self._positions(len(args))
@@ -260,7 +337,7 @@ class Transformed:
                 self._cache.pop(next(iter(self._cache)))
             self._cache[tuple(key)] = spec
         if gradient is not None:
-            inputs += _cotangents(gradient, spec.primal, spec.is_tuple, self._title)
+            inputs += _cotangents(gradient, spec.primal, spec.out_tree, self._title)
         return spec, inputs
 
     def _positions(self, n: int) -> tuple[frozenset[int], frozenset[int]]:
@@ -285,6 +362,9 @@ class Transformed:
         by value. (Arrays that needed a copy or a cast keep taking the checked path.)"""
         n = len(args)
         diff, static = self._positions(n)
+        if self.has_aux or spec.out_tree.kind not in ("leaf", "tuple") or any(
+                c.kind != "leaf" for c in spec.out_tree.children):
+            return  # nested results are built by _result
         if gradient is not None:
             if spec.is_tuple:
                 return  # a tuple of cotangents: the fast key does not see inside it
@@ -343,7 +423,7 @@ class Transformed:
         checked = os.environ.get("SYMGRAD_CHECK_IR") == "1"  # the test suite sets it
         if checked:
             check(graph)
-        final, n_primal = self._derive(graph, is_tuple, avals, len(args), seeded)
+        final, n_primal = self._derive(graph, staged.out_tree, avals, len(args), seeded)
         if self.mode == "jit":
             final = optimize(final, checked=checked)
             title, out_names = f"jit of {graph.name}", {}
@@ -355,25 +435,35 @@ class Transformed:
         program = split.build(final, graph.name, title, out_names, self.backend)
         primal = tuple(a.aval for a in graph.outputs)
         return Specialization(final, program.kernel, program.consts, program.source, is_tuple,
-                              n_primal, primal, program.pieces, guards)
+                              n_primal, primal, program.pieces, guards, staged.out_tree)
 
-    def _derive(self, graph: Graph, is_tuple: bool, avals: list[Aval | None], n_args: int,
-                seeded: bool, captured: int = 0) -> tuple[Graph, int]:
-        """The graph this transformation computes from the traced ``graph`` (whose last
-        ``captured`` inputs stand for enclosing tracers), and how many of its outputs are
-        ``graph``'s own."""
+    def _derive(self, graph: Graph, out_tree: Tree, avals: list[Aval | None], n_args: int,
+                seeded: bool) -> tuple[Graph, int]:
+        """The graph this transformation computes from the traced ``graph`` (whose inputs
+        after those of ``avals`` stand for enclosing tracers), and how many of its outputs
+        come before the gradients: the value (value_and_grad), then aux's leaves."""
         n_primal = len(graph.outputs)
         if self.mode == "jit":
             return graph, n_primal
-        _check_differentiable(graph, is_tuple, seeded, self.mode, self._title)
+        aux: tuple = ()
+        if self.has_aux:
+            if out_tree.kind not in ("tuple", "list") or len(out_tree.children) != 2 \
+                    or out_tree.children[0].kind != "leaf":
+                raise TypeError(f"with has_aux=True, {self._title} must return a pair "
+                                f"(value, aux), not the structure {out_tree}")
+            aux = graph.outputs[1:]
+            graph = replace(graph, outputs=graph.outputs[:1])
+            out_tree = LEAF
+        _check_differentiable(graph, out_tree.kind != "leaf", seeded, self.mode, self._title)
         # gradients come out in argnums order: wrt is the graph inputs in that order
         position = {i: k for k, i in enumerate(i for i, a in enumerate(avals) if a is not None)}
         wrt = [position[i % n_args] for i in self.argnums]
         final = adjoint(graph, wrt, seed_inputs=seeded)
+        primal, grads = final.outputs[:len(graph.outputs)], final.outputs[len(graph.outputs):]
         if self.mode != "value_and_grad":  # the value is not returned: not computed either
-            final = replace(final, outputs=final.outputs[n_primal:])
-            n_primal = 0
-        return final, n_primal
+            primal = ()
+        final = replace(final, outputs=(*primal, *aux, *grads))
+        return final, len(primal) + len(aux)
 
 
 def _positions(what: str, given: Any, distinct: bool) -> tuple[int, ...]:
@@ -390,6 +480,37 @@ def _positions(what: str, given: Any, distinct: bool) -> tuple[int, ...]:
         raise TypeError(f"{what} must be an int or a tuple of {kind} (argument positions, "
                         f"counted from 0), not {given!r}")
     return items
+
+
+def _aux_leaves(out_tree: Tree) -> int:
+    return out_tree.children[1].num_leaves
+
+
+def _is_tree(x: Any) -> bool:
+    """Whether an argument is a pytree, whose leaves are traced: a dict, or a tuple or list
+    that holds an array (or a traced value). A tuple or list of numbers alone is what it
+    was before pytrees: an array where it is differentiated, else a static value."""
+    if isinstance(x, dict):
+        return True
+    if not isinstance(x, (tuple, list)):
+        return False
+    leaves, _ = flatten(x)
+    return any(isinstance(leaf, (np.ndarray, Tracer)) for leaf in leaves)
+
+
+class _Rebuild:
+    """The function of the leaves of pytree arguments: rebuilds the trees, calls ``fun``."""
+
+    def __init__(self, fun: Callable, trees: tuple, groups: tuple, names: list[str]):
+        self.fun, self.trees, self.groups = fun, trees, groups
+        self.__name__ = getattr(fun, "__name__", "f")
+        self.__signature__ = inspect.Signature(
+            [inspect.Parameter(n, inspect.Parameter.POSITIONAL_ONLY) for n in names])
+
+    def __call__(self, *leaves: Any, **kwargs: Any) -> Any:
+        args = [leaves[g[0]] if tree is None else unflatten(tree, [leaves[k] for k in g])
+                for tree, g in zip(self.trees, self.groups)]
+        return self.fun(*args, **kwargs)
 
 
 class _Bound:
@@ -552,11 +673,19 @@ def _require_hashable(x: Any, name: str) -> None:
                         "number), so it must be hashable; pass a numpy array or a tuple") from None
 
 
-def _cotangents(gradient: Any, outs: tuple[Aval, ...], is_tuple: bool,
+def _cotangents(gradient: Any, outs: tuple[Aval, ...], out_tree: Tree,
                 name: str) -> list[Any]:
     """``gradient=`` as kernel arguments (or tracers, when traced), one per output,
-    checked against the outputs' avals ``outs``."""
-    given = list(gradient) if is_tuple else [gradient]
+    checked against the outputs' avals ``outs`` and their structure ``out_tree``."""
+    given = [gradient]
+    if out_tree.kind != "leaf":
+        given, tree = flatten(gradient)
+        if tree != out_tree and out_tree.kind in ("tuple", "list") and all(
+                c.kind == "leaf" for c in out_tree.children) and tree.kind in ("tuple", "list"):
+            tree = out_tree  # a list for a tuple of arrays, or the other way round
+        if tree != out_tree:
+            raise ValueError(f"gradient must have the structure of {name}'s output, "
+                             f"{out_tree}, not {tree}")
     if len(given) != len(outs):
         raise ValueError(f"gradient must have one array per output of {name} ({len(outs)}), "
                          f"got {len(given)}")
@@ -594,10 +723,11 @@ def _scalar(x: Any) -> Any:
 
 def _transformation(mode: str, doc: str) -> Callable:
     def transform(fun: Callable | None = None, *, argnums: int | Sequence[int] = 0,
-                  static_argnums: Sequence[int] = (), backend: str = "numba") -> Any:
+                  static_argnums: Sequence[int] = (), backend: str = "numba",
+                  **options: Any) -> Any:
         if fun is None:  # used as @grad(argnums=...)
-            return lambda f: Transformed(f, mode, argnums, static_argnums, backend)
-        return Transformed(fun, mode, argnums, static_argnums, backend)
+            return lambda f: Transformed(f, mode, argnums, static_argnums, backend, **options)
+        return Transformed(fun, mode, argnums, static_argnums, backend, **options)
     transform.__name__ = transform.__qualname__ = mode
     transform.__doc__ = doc
     return transform

@@ -28,6 +28,7 @@ from .errors import (
     user_location,
 )
 from .ir import Atom, Aval, Eqn, Graph, Literal, Primitive, Var, freeze_params
+from .pytree import LEAF, Tree, flatten
 
 
 class Trace:
@@ -436,9 +437,10 @@ class Staged:
     """
 
     graph: Graph
-    is_tuple: bool
+    is_tuple: bool                 # the function returned a container (out_tree not a leaf)
     captured: tuple[Tracer, ...]
     const_sources: Mapping[int, Any]
+    out_tree: Tree = LEAF          # the structure of what the function returned
 
 
 def stage(fun: Callable, avals: Sequence[Aval | None], args: Sequence[Any],
@@ -467,16 +469,16 @@ def stage(fun: Callable, avals: Sequence[Aval | None], args: Sequence[Any],
             result = fun(*call_args[:len(args)], **call_kwargs)
     finally:
         t.active = False
-    is_tuple = isinstance(result, (tuple, list))
-    outputs = list(result) if is_tuple else [result]
-    for o in outputs:
-        if o is None:
-            raise TypeError(f"{_fun_name(fun)} returned None; return the value to differentiate")
+    outputs, out_tree = flatten(result)  # a tuple, list or dict of arrays: several outputs
+    if not outputs:
+        raise TypeError(f"{_fun_name(fun)} returned {result!r}, which holds no value; return "
+                        "the value to differentiate")
     graph = t.to_graph(inputs, outputs, _fun_name(fun))  # before reading captured: atoms lift
     lifted = tuple(t.captured.values())
     graph = Graph((*graph.inputs, *(v for _, v in lifted)), graph.eqns, graph.outputs,
                   graph.consts, graph.name)
-    return Staged(graph, is_tuple, tuple(x for x, _ in lifted), dict(t.const_sources))
+    return Staged(graph, out_tree.kind != "leaf", tuple(x for x, _ in lifted),
+                  dict(t.const_sources), out_tree)
 
 
 def inline(graph: Graph, inputs: Sequence[Any], into: Trace,

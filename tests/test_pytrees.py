@@ -1,0 +1,128 @@
+"""Pytree arguments and results, and has_aux (issue 15), against flat functions and
+finite differences."""
+
+import collections
+
+import numpy as np
+import pytest
+
+import symgrad as sg
+from symgrad.pytree import flatten, paths, unflatten
+
+X = np.array([0.3, -1.0, 0.7])
+PARAMS = {"w": np.array([1.0, 2.0, -0.5]), "b": 0.5, "layers": [np.eye(3), np.ones(3)]}
+Pair = collections.namedtuple("Pair", "a b")
+
+
+def loss(p, x):
+    h = np.tanh(p["layers"][0] @ (p["w"] * x) + p["b"])
+    return np.sum(h * p["layers"][1]) ** 2
+
+
+def central_difference(f, tree, h=1e-6):
+    """The gradient of f at a pytree, leaf by leaf, by central differences."""
+    leaves, structure = flatten(tree)
+    grads = []
+    for k, leaf in enumerate(leaves):
+        leaf = np.asarray(leaf, dtype=float)
+        g = np.zeros_like(leaf)
+        for i in np.ndindex(leaf.shape):
+            up, down = leaf.copy(), leaf.copy()
+            up[i] += h
+            down[i] -= h
+            f_up = f(unflatten(structure, leaves[:k] + [up] + leaves[k + 1:]))
+            f_down = f(unflatten(structure, leaves[:k] + [down] + leaves[k + 1:]))
+            g[i] = (f_up - f_down) / (2 * h)
+        grads.append(g)
+    return unflatten(structure, grads)
+
+
+def assert_tree_close(got, expected, rtol):
+    got_leaves, got_tree = flatten(got)
+    want_leaves, want_tree = flatten(expected)
+    assert got_tree == want_tree
+    for a, b in zip(got_leaves, want_leaves):
+        np.testing.assert_allclose(a, b, rtol=rtol, atol=1e-9)
+
+
+def test_flatten_and_unflatten_round_trip():
+    tree = {"b": (1.0, None, [2.0, Pair(3.0, np.ones(2))]), "a": []}
+    leaves, structure = flatten(tree)
+    assert len(leaves) == structure.num_leaves == 4
+    assert unflatten(structure, leaves) == {"a": [], "b": (1.0, None, [2.0, Pair(3.0, leaves[3])])}
+    assert paths(structure, "p") == ["p_b_0", "p_b_2_0", "p_b_2_1_a", "p_b_2_1_b"]
+    with pytest.raises(ValueError):
+        unflatten(structure, leaves[:-1])
+
+
+@pytest.mark.parametrize("backend", ["numba", "numpy"])
+def test_gradients_of_a_dict_of_parameters(backend):
+    g = sg.grad(loss, backend=backend)(PARAMS, X)
+    assert_tree_close(g, central_difference(lambda p: loss(p, X), PARAMS), rtol=1e-6)
+    assert isinstance(g["layers"], list) and len(g["layers"]) == 2  # never stacked
+    value, g2 = sg.value_and_grad(loss, backend=backend)(PARAMS, X)
+    assert value == pytest.approx(loss(PARAMS, X), rel=1e-13)
+    assert_tree_close(g2, g, rtol=1e-13)
+
+
+def test_a_list_of_same_shape_arrays_is_a_pytree():
+    ws = [np.array([1.0, 2.0]), np.array([3.0, -1.0])]
+    g = sg.grad(lambda ws: np.sum(ws[0] * ws[1] ** 2))(ws)
+    assert isinstance(g, list) and len(g) == 2
+    np.testing.assert_allclose(g[0], ws[1] ** 2)
+    np.testing.assert_allclose(g[1], 2 * ws[0] * ws[1])
+
+
+def test_namedtuples_and_several_argnums():
+    f = lambda p, x: np.sum(p.a * np.sin(p.b * x))
+    p = Pair(np.array([1.0, 2.0, 3.0]), 0.7)
+    gp, gx = sg.grad(f, argnums=(0, 1))(p, X)
+    assert isinstance(gp, Pair)
+    assert_tree_close(gp, central_difference(lambda p: f(p, X), p), rtol=1e-6)
+    np.testing.assert_allclose(gx, p.a * p.b * np.cos(p.b * X), rtol=1e-12)
+
+
+def test_jit_and_vjp_return_the_structure_of_the_function():
+    f = lambda x: {"s": np.sin(x), "pair": (np.cos(x), 2.0 * x)}
+    out = sg.jit(f)(X)
+    assert_tree_close(out, f(X), rtol=1e-15)
+    y, pullback = sg.vjp(f, X)
+    assert_tree_close(y, f(X), rtol=1e-15)
+    ct = {"s": np.ones(3), "pair": (np.full(3, 2.0), np.full(3, -1.0))}
+    (gx,) = pullback(ct)
+    np.testing.assert_allclose(gx, np.cos(X) - 2 * np.sin(X) - 2.0, rtol=1e-12)
+    with pytest.raises(ValueError, match="structure"):
+        pullback({"s": np.ones(3)})
+
+
+def test_pytrees_inside_a_nested_transformation():
+    outer = sg.grad(lambda p: np.sum(sg.grad(loss)(p, X)["w"] ** 2))(PARAMS)
+    expected = central_difference(
+        lambda p: np.sum(sg.grad(loss, backend="numpy")(p, X)["w"] ** 2), PARAMS)
+    assert_tree_close(outer, expected, rtol=1e-5)
+
+
+@pytest.mark.parametrize("backend", ["numba", "numpy"])
+def test_has_aux_passes_the_auxiliary_value_through(backend):
+    def f(x):
+        return np.sum(x ** 3), {"mean": np.mean(x), "twice": 2 * x, "label": None}
+
+    g, aux = sg.grad(f, has_aux=True, backend=backend)(X)
+    np.testing.assert_allclose(g, 3 * X ** 2, rtol=1e-13)
+    assert aux["label"] is None
+    np.testing.assert_allclose(aux["mean"], np.mean(X))
+    np.testing.assert_allclose(aux["twice"], 2 * X)
+    (value, aux2), g2 = sg.value_and_grad(f, has_aux=True, backend=backend)(X)
+    assert value == pytest.approx(np.sum(X ** 3))
+    np.testing.assert_allclose(g2, g)
+    np.testing.assert_allclose(aux2["twice"], 2 * X)
+    inner = sg.grad(f, has_aux=True)
+    hvp = sg.grad(lambda x: np.sum(inner(x)[0] * inner(x)[1]["twice"]))(X)  # sum(6 x^3)
+    np.testing.assert_allclose(hvp, 18 * X ** 2, rtol=1e-12)
+
+
+def test_has_aux_needs_a_pair():
+    with pytest.raises(TypeError, match="must return a pair"):
+        sg.grad(lambda x: np.sum(x), has_aux=True)(X)
+    with pytest.raises(TypeError, match="has_aux is for grad and value_and_grad"):
+        sg.jit(lambda x: x, has_aux=True)
