@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -9,6 +13,7 @@ from symgrad.testing import SYMPY_MAX_ELEMENTS, GradReport, check_grad
 
 from oracle import replaced_vjp
 
+ROOT = Path(__file__).parent.parent
 X = np.array([[0.3, -1.2, 0.8], [1.5, 0.1, -0.4]])
 
 
@@ -68,3 +73,19 @@ def test_sympy_is_skipped_for_large_inputs():
     (comparison, fd), = (a.comparisons for a in report.arguments)
     assert comparison.skipped.startswith("over") and fd.error < 1e-6
     assert "n/a (over" in str(report)
+
+
+def test_sg_testing_is_reached_from_the_package_and_imported_on_first_use():
+    """``sg.testing.check_grad`` after ``import symgrad``, as ``np.testing``; until then
+    neither symgrad.testing nor SymPy is imported (a fresh process sees the imports)."""
+    code = ("import sys, numpy as np, symgrad as sg\n"
+            "loaded = lambda: [m for m in ('symgrad.testing', 'sympy') if m in sys.modules]\n"
+            "print(loaded())\n"
+            "report = sg.testing.check_grad(lambda x: np.sum(np.sin(x)), np.array([0.5, 1.0]),"
+            " backend='numpy')\n"
+            "print(loaded(), report.ok, sg.testing is sys.modules['symgrad.testing'])\n"
+            "print(hasattr(sg, 'no_such_module'))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["[]", "['symgrad.testing', 'sympy'] True True", "False"]
