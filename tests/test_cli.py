@@ -21,6 +21,8 @@ import numpy as np
 import pytest
 import sympy as sp
 
+from oracle import replaced_vjp
+
 ROOT = Path(__file__).parent.parent
 
 
@@ -214,6 +216,28 @@ def test_check_fails_where_finite_differences_cannot_follow():
     done = symgrad("grad", "where(x > 1, 2*x, 0)", "--at", "x=1", "--check", "--format", "text")
     assert done.returncode == 1
     assert "SymPy (50 digits) 0.00e+00 ok" in done.stdout and "MISMATCH" in done.stdout
+
+
+@pytest.mark.parametrize("args", [("sqrt(x)", "--at", "x=0"),
+                                  ("0 - sqrt(x)", "--at", "x=0"),     # SymPy's zoo: any sign
+                                  ("sum(sqrt(x))", "--shape", "x=2", "--at", "x=0,0.25")])
+def test_check_of_an_infinite_gradient_is_ok(args):
+    # sqrt'(0) is 1/0: SymPy's zoo (was nan, a MISMATCH), a central difference nan
+    out = ok("grad", *args, "--check", "--format", "text")
+    row, = (line for line in out.splitlines() if "symgrad vs SymPy" in line)
+    assert "SymPy (50 digits) 0.00e+00 ok; vs finite differences " in row, row
+    assert "MISMATCH" not in row and "f is nan at x - h or x + h" in row
+
+
+def test_check_of_a_wrong_gradient_beside_an_infinite_one_fails(capsys):
+    from symgrad import cli
+
+    wrong_sign = lambda g, ans, x: (-g / (2 * ans),)  # -inf at 0: zoo cannot tell
+    with replaced_vjp("sqrt", wrong_sign):
+        code = cli.main(["grad", "sum(sqrt(x))", "--shape", "x=2", "--at", "x=0,0.25",
+                         "--check", "--format", "text"])
+    row, = (line for line in capsys.readouterr().out.splitlines() if "vs SymPy" in line)
+    assert code == 1 and row.count("MISMATCH") == 2, row
 
 
 def test_jit_computes_with_the_compiled_kernel():
