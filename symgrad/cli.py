@@ -160,6 +160,7 @@ class Problem:
     title: str                    # "f(x) = mean(3*(x+2)**2)"
     shapes: dict[str, tuple[int, ...]]
     wrt: tuple[str, ...]
+    label: str = "f"              # the function in ∂f/∂x: f, or FUNC of FILE.py:FUNC
 
     @property
     def argnums(self) -> tuple[int, ...]:
@@ -171,8 +172,9 @@ class Problem:
         return [np.zeros(self.shapes[n]) for n in self.names]
 
 
-def load(target: str) -> tuple[Any, tuple[str, ...], str]:
-    """The function named by TARGET, its parameter names, and how to print it."""
+def load(target: str) -> tuple[Any, tuple[str, ...], str, str]:
+    """The function named by TARGET, its parameter names, how to print it, and its name
+    in derivatives (``f`` for an expression)."""
     import re
 
     match = re.fullmatch(r"(.+\.py):([A-Za-z_][A-Za-z0-9_]*)", target)
@@ -186,11 +188,11 @@ def load(target: str) -> tuple[Any, tuple[str, ...], str]:
         if not expression.variables:
             raise CLIError(f"the expression {expression.text} has no variable to differentiate")
         names = expression.variables
-        return expression.function(), names, f"f({', '.join(names)}) = {expression.text}"
+        return expression.function(), names, f"f({', '.join(names)}) = {expression.text}", "f"
     return _load_file(match.group(1), match.group(2))
 
 
-def _load_file(path: str, name: str) -> tuple[Any, tuple[str, ...], str]:
+def _load_file(path: str, name: str) -> tuple[Any, tuple[str, ...], str, str]:
     import importlib.util
     import inspect
     from pathlib import Path
@@ -215,7 +217,7 @@ def _load_file(path: str, name: str) -> tuple[Any, tuple[str, ...], str]:
     names = tuple(p.name for p in params)
     if not names:
         raise CLIError(f"{name} in {path} takes no positional argument to differentiate")
-    return fun, names, f"{name}({', '.join(names)}) from {path}"
+    return fun, names, f"{name}({', '.join(names)}) from {path}", name
 
 
 def _pairs(options: list[str], flag: str, names: tuple[str, ...]) -> dict[str, str]:
@@ -250,7 +252,7 @@ def _numbers(text: str, what: str) -> list[float]:
 
 
 def problem(args: argparse.Namespace) -> Problem:
-    fun, names, title = load(args.target)
+    fun, names, title, label = load(args.target)
     shapes: dict[str, tuple[int, ...]] = {n: () for n in names}
     for name, dims in _pairs(args.shape, "--shape", names).items():
         try:
@@ -271,7 +273,7 @@ def problem(args: argparse.Namespace) -> Problem:
         for w in wrt:
             if w not in names:
                 raise CLIError(f"--wrt {w}: not a variable (variables: {', '.join(names)})")
-    return Problem(fun, names, title, shapes, wrt)
+    return Problem(fun, names, title, shapes, wrt, label)
 
 
 def values_at(p: Problem, options: list[str]) -> list[Any] | None:

@@ -20,18 +20,20 @@ class Report:
             "function": p.title, "variables": {n: list(p.shapes[n]) for n in p.names},
             "wrt": list(p.wrt),
             "gradient": None if cotangent is None else cotangent.tolist()}
-        self.f = "f" if cotangent is None else "L"
+        self.f = p.label if cotangent is None else "L"  # ∂f/∂x, ∂loss/∂w, ∂L/∂x
         unicode = (sys.stdout.encoding or "").lower().replace("-", "").startswith("utf")
         self.unicode = unicode and fmt == "pretty"
         shapes = ", ".join(f"{n}: {_shape_text(p.shapes[n])}" for n in p.names)
         self.lines.append(f"{p.title}    ({shapes})")
         if cotangent is not None:
-            self.lines.append(f"L = sum(f * gradient), gradient = {_array_text(cotangent)}")
+            self.lines.append(f"L = sum({p.label} * gradient), gradient = "
+                              f"{_array_text(cotangent)}")
 
     def _d(self, name: str, index: str = "") -> str:
         if self.fmt == "latex":
             sub = f"_{{{index}}}" if index else ""
-            return rf"\frac{{\partial {self.f}}}{{\partial {name}{sub}}}"
+            f = self.f if len(self.f) == 1 else rf"\mathrm{{{self.f}}}".replace("_", r"\_")
+            return rf"\frac{{\partial {f}}}{{\partial {name}{sub}}}"
         d = "∂" if self.unicode else "d"
         return f"{d}{self.f}/{d}{name}{f'[{index}]' if index else ''}"
 
@@ -86,7 +88,7 @@ class Report:
 
     def values(self, at: list[Any], value: Any, grads: tuple) -> None:
         point = ", ".join(f"{n} = {_array_text(v)}" for n, v in zip(self.p.names, at))
-        self.lines += ["", f"at {point}:", _labelled("f", value)]
+        self.lines += ["", f"at {point}:", _labelled(self.p.label, value)]
         for name, g in zip(self.p.wrt, grads):
             self.lines.append(_labelled(self._d(name) if self.fmt != "latex"
                                         else f"d{self.f}/d{name}", g))

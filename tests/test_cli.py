@@ -259,6 +259,24 @@ def test_file_func(tmp_path):
     assert "defines no function nothing" in line
 
 
+def test_file_func_derivatives_are_named_after_the_function(tmp_path):
+    source = tmp_path / "model.py"
+    source.write_text("import numpy as np\n\n"
+                      "def loss(w, b):\n    return np.sum((w * 2.0 + b) ** 2)\n\n"
+                      "def scaled(w):\n    return w * 2.0\n")
+    lines = ok("grad", f"{source}:loss", "--shape", "w=2", "--at", "w=1,2", "--at", "b=0.5",
+               "--format", "text").splitlines()
+    assert "dloss/dw[i] = 4*(b + 2*w[i])    for i < 2" in lines
+    assert {"loss = 26.5", "dloss/dw = [10. 18.]", "dloss/db = 14.0"} <= set(lines)
+    assert not any(line.startswith(("df/", "f = ")) for line in lines)
+    latex = ok("grad", f"{source}:loss", "--shape", "w=2", "--format", "latex")
+    assert r"\frac{\partial \mathrm{loss}}{\partial b} = " in latex
+    lines = ok("grad", f"{source}:scaled", "--shape", "w=2", "--at", "w=1,2", "--gradient", "1",
+               "--format", "text").splitlines()
+    assert "L = sum(scaled * gradient), gradient = 1 everywhere" in lines
+    assert {"scaled = [2. 4.]", "dL/dw = [2. 2.]"} <= set(lines)
+
+
 def test_help_says_the_file_is_imported():
     out = ok("grad", "--help")
     assert "IMPORTS AND RUNS FILE.py" in out and "--check" in out
