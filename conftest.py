@@ -1,5 +1,6 @@
 """Test configuration (tests/ and the doctests in symgrad/): a private kernel cache,
-the IR checker after every pass, and the hypothesis profiles.
+the IR checker after every pass, the hypothesis profiles, and a summary section
+of the random expressions checked (``tests/test_random_expressions.py``).
 
 Profiles: ``ci`` (the default: few examples, derandomized so that every CI run
 checks the same ones) and ``long`` (thousands of examples, new ones every run)
@@ -24,3 +25,15 @@ settings.register_profile("ci", max_examples=30, deadline=None, derandomize=True
                           print_blob=True)
 settings.register_profile("long", max_examples=2000, deadline=None, print_blob=True)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    """How many random expressions were checked against SymPy, per backend: the tests
+    leave one line each in their reports' ``user_properties``."""
+    lines = [value for reports in terminalreporter.stats.values() for r in reports
+             if getattr(r, "when", None) == "call"
+             for name, value in getattr(r, "user_properties", ()) if name == "random expressions"]
+    if lines:
+        terminalreporter.section("random expressions")
+        for line in lines:
+            terminalreporter.write_line(line)

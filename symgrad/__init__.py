@@ -20,7 +20,8 @@ The same gradients, the PyTorch way (:mod:`symgrad.autograd`, :mod:`symgrad.tens
             [4.5000, 4.5000]])
 
 Importing symgrad loads numpy only; Numba is imported when a kernel is first
-compiled and SymPy only by :mod:`symgrad.sympy_bridge`.
+compiled and SymPy only by :mod:`symgrad.sympy_bridge`. ``symgrad.testing``
+(``check_grad``) is imported on first use of ``sg.testing``, as ``np.testing``.
 """
 
 __version__ = "0.1.0"
@@ -102,3 +103,13 @@ __all__ = ["grad", "value_and_grad", "vjp", "jit", "where", "at", "relu", "sigmo
            "enable_grad", "set_grad_enabled", "is_grad_enabled", "exp", "log", "log1p", "expm1",
            "sqrt", "sin", "cos", "tan", "tanh", "sinh", "cosh", "asin", "acos", "atan", "abs",
            "sign", "square", "pow", "matmul", "maximum", "minimum", "sum", "mean", "t"]
+
+
+def __getattr__(name: str):
+    """``sg.testing`` without ``import symgrad.testing`` (PEP 562): the module is
+    imported on first use, so ``import symgrad`` stays as light as it is."""
+    if name == "testing":
+        import importlib
+
+        return importlib.import_module(".testing", __name__)  # also sets symgrad.testing
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -26,7 +26,7 @@ from typing import Any, NoReturn
 SYMBOLIC_LIMIT = 400
 #: formulas listed one per element when there is no common pattern
 LISTED_ELEMENTS = 24
-#: --check tolerances on |a - b| / max(|b|, floor)
+#: --check tolerances on symgrad.testing.relative_error: max |a - b| / max(max |b|, floor)
 SYMPY_RTOL, SYMPY_FLOOR = 1e-9, 1e-8
 FD_RTOL, FD_FLOOR = 1e-5, 1e-6
 #: finite differences evaluate the function twice per element: at most this many
@@ -55,7 +55,10 @@ examples:
 
 --check compares symgrad's gradient at the --at point with SymPy's derivative
 of the traced function (50 digits) and with central finite differences, and
-prints the worst relative error |a - b| / max(|b|, floor) of each comparison.
+prints the relative error max |a - b| / max(max |b|, floor) of each comparison
+(symgrad.testing.relative_error: infinities match infinities of the same sign,
+SymPy's complex infinity zoo, as sqrt'(0) = 1/0, either sign; nan only nan).
+Finite differences leave out elements where the function is nan at x +- h.
 exit codes: 0 ok; 1 cannot differentiate as asked, or --check mismatch;
 2 refused command line or expression."""
 
@@ -157,6 +160,7 @@ class Problem:
     title: str                    # "f(x) = mean(3*(x+2)**2)"
     shapes: dict[str, tuple[int, ...]]
     wrt: tuple[str, ...]
+    label: str = "f"              # the function in ∂f/∂x: f, or FUNC of FILE.py:FUNC
 
     @property
     def argnums(self) -> tuple[int, ...]:
@@ -168,8 +172,9 @@ class Problem:
         return [np.zeros(self.shapes[n]) for n in self.names]
 
 
-def load(target: str) -> tuple[Any, tuple[str, ...], str]:
-    """The function named by TARGET, its parameter names, and how to print it."""
+def load(target: str) -> tuple[Any, tuple[str, ...], str, str]:
+    """The function named by TARGET, its parameter names, how to print it, and its name
+    in derivatives (``f`` for an expression)."""
     import re
 
     match = re.fullmatch(r"(.+\.py):([A-Za-z_][A-Za-z0-9_]*)", target)
@@ -183,11 +188,11 @@ def load(target: str) -> tuple[Any, tuple[str, ...], str]:
         if not expression.variables:
             raise CLIError(f"the expression {expression.text} has no variable to differentiate")
         names = expression.variables
-        return expression.function(), names, f"f({', '.join(names)}) = {expression.text}"
+        return expression.function(), names, f"f({', '.join(names)}) = {expression.text}", "f"
     return _load_file(match.group(1), match.group(2))
 
 
-def _load_file(path: str, name: str) -> tuple[Any, tuple[str, ...], str]:
+def _load_file(path: str, name: str) -> tuple[Any, tuple[str, ...], str, str]:
     import importlib.util
     import inspect
     from pathlib import Path
@@ -212,7 +217,7 @@ def _load_file(path: str, name: str) -> tuple[Any, tuple[str, ...], str]:
     names = tuple(p.name for p in params)
     if not names:
         raise CLIError(f"{name} in {path} takes no positional argument to differentiate")
-    return fun, names, f"{name}({', '.join(names)}) from {path}"
+    return fun, names, f"{name}({', '.join(names)}) from {path}", name
 
 
 def _pairs(options: list[str], flag: str, names: tuple[str, ...]) -> dict[str, str]:
@@ -247,7 +252,7 @@ def _numbers(text: str, what: str) -> list[float]:
 
 
 def problem(args: argparse.Namespace) -> Problem:
-    fun, names, title = load(args.target)
+    fun, names, title, label = load(args.target)
     shapes: dict[str, tuple[int, ...]] = {n: () for n in names}
     for name, dims in _pairs(args.shape, "--shape", names).items():
         try:
@@ -268,7 +273,7 @@ def problem(args: argparse.Namespace) -> Problem:
         for w in wrt:
             if w not in names:
                 raise CLIError(f"--wrt {w}: not a variable (variables: {', '.join(names)})")
-    return Problem(fun, names, title, shapes, wrt)
+    return Problem(fun, names, title, shapes, wrt, label)
 
 
 def values_at(p: Problem, options: list[str]) -> list[Any] | None:
@@ -422,63 +427,40 @@ def _formulas(p: Problem, g: Any, graph: Any, sample: list[Any],
 
 
 def _check(p: Problem, graph: Any, at: list[Any], grads: tuple, cotangent: Any) -> list:
-    """(name, worst error vs SymPy or None, worst error vs finite differences) per wrt."""
+    """Per wrt variable: (name, vs SymPy, vs finite differences), each comparison
+    (worst relative error, a note on elements left out) or (None, why it was skipped)."""
     import numpy as np
 
+    from .testing import NAN_AT_STEP, finite_differences, relative_error
+
     oracle: list[Any] = [None] * len(p.wrt)
+    no_sympy = f"more than {SYMBOLIC_LIMIT} elements"
     if not _too_symbolic(p, graph):
         from .sympy_bridge import OutOfTime, evaluate, gradient_expressions, time_limit
 
         try:
             with time_limit(FORMULA_SECONDS):
                 exprs = gradient_expressions(graph, cotangent, p.argnums)
-                oracle = [evaluate(e, graph, at) for e in exprs]
+                oracle = [evaluate(e, graph, at, with_zoo=True) for e in exprs]
         except OutOfTime:  # no SymPy comparison; finite differences still run
-            oracle = [None] * len(p.wrt)
+            no_sympy = f"SymPy took longer than {FORMULA_SECONDS:g} s"
     rows = []
     for k, name in enumerate(p.wrt):
-        fd_err = None
-        if int(np.prod(p.shapes[name])) <= FD_LIMIT:
-            fd = _finite_differences(p, at, p.argnums[k], cotangent)
-            fd_err = _relative(grads[k], fd, FD_FLOOR)
-        sympy_err = None if oracle[k] is None else _relative(grads[k], oracle[k], SYMPY_FLOOR)
-        rows.append((name, sympy_err, fd_err))
+        sympy: tuple[float | None, str] = (None, no_sympy)
+        if oracle[k] is not None:
+            want, zoo = oracle[k]
+            sympy = (relative_error(grads[k], want, SYMPY_FLOOR, either_sign=zoo), "")
+        fd: tuple[float | None, str] = (None, f"more than {FD_LIMIT} elements")
+        size = int(np.prod(p.shapes[name]))
+        if size <= FD_LIMIT:
+            estimate = finite_differences(p.fun, at, p.argnums[k], cotangent)
+            defined = ~np.isnan(estimate)
+            left_out = size - int(np.count_nonzero(defined))
+            fd = (None, NAN_AT_STEP) if left_out == size else (
+                relative_error(grads[k], estimate, FD_FLOOR, where=defined),
+                f"{left_out} of {size} elements left out: {NAN_AT_STEP}" if left_out else "")
+        rows.append((name, sympy, fd))
     return rows
-
-
-def _relative(a: Any, b: Any, floor: float) -> float:
-    import numpy as np
-
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    both_nan = np.isnan(a) & np.isnan(b)
-    same = (a == b) | both_nan
-    with np.errstate(all="ignore"):
-        err = np.where(same, 0.0, np.abs(a - b) / np.maximum(np.abs(b), floor))
-    err = np.where(np.isnan(err), np.inf, err)
-    return float(np.max(err)) if err.size else 0.0
-
-
-def _finite_differences(p: Problem, at: list[Any], k: int, cotangent: Any) -> Any:
-    import numpy as np
-
-    args = [np.array(a, dtype=float) for a in at]
-    ct = 1.0 if cotangent is None else cotangent
-
-    def loss(x: Any) -> float:
-        a = list(args)
-        a[k] = x
-        with np.errstate(all="ignore"):
-            return float(np.sum(np.asarray(p.fun(*a)) * ct))
-
-    x = args[k]
-    grad = np.zeros_like(x)
-    for idx in np.ndindex(*x.shape):
-        step = 1e-6 * max(1.0, abs(float(x[idx])))
-        up, down = x.copy(), x.copy()
-        up[idx] += step
-        down[idx] -= step
-        grad[idx] = (loss(up) - loss(down)) / (2 * step)
-    return grad
 
 
 def _shown(what: str, p: Problem, g: Any, graph: Any, sample: list[Any], cotangent: Any) -> Any:

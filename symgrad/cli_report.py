@@ -7,7 +7,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from .cli import FD_LIMIT, FD_RTOL, LISTED_ELEMENTS, SYMBOLIC_LIMIT, SYMPY_RTOL, Problem
+from .cli import FD_RTOL, LISTED_ELEMENTS, SYMPY_RTOL, Problem
 
 
 class Report:
@@ -20,18 +20,20 @@ class Report:
             "function": p.title, "variables": {n: list(p.shapes[n]) for n in p.names},
             "wrt": list(p.wrt),
             "gradient": None if cotangent is None else cotangent.tolist()}
-        self.f = "f" if cotangent is None else "L"
+        self.f = p.label if cotangent is None else "L"  # ∂f/∂x, ∂loss/∂w, ∂L/∂x
         unicode = (sys.stdout.encoding or "").lower().replace("-", "").startswith("utf")
         self.unicode = unicode and fmt == "pretty"
         shapes = ", ".join(f"{n}: {_shape_text(p.shapes[n])}" for n in p.names)
         self.lines.append(f"{p.title}    ({shapes})")
         if cotangent is not None:
-            self.lines.append(f"L = sum(f * gradient), gradient = {_array_text(cotangent)}")
+            self.lines.append(f"L = sum({p.label} * gradient), gradient = "
+                              f"{_array_text(cotangent)}")
 
     def _d(self, name: str, index: str = "") -> str:
         if self.fmt == "latex":
             sub = f"_{{{index}}}" if index else ""
-            return rf"\frac{{\partial {self.f}}}{{\partial {name}{sub}}}"
+            f = self.f if len(self.f) == 1 else rf"\mathrm{{{self.f}}}".replace("_", r"\_")
+            return rf"\frac{{\partial {f}}}{{\partial {name}{sub}}}"
         d = "∂" if self.unicode else "d"
         return f"{d}{self.f}/{d}{name}{f'[{index}]' if index else ''}"
 
@@ -86,7 +88,7 @@ class Report:
 
     def values(self, at: list[Any], value: Any, grads: tuple) -> None:
         point = ", ".join(f"{n} = {_array_text(v)}" for n, v in zip(self.p.names, at))
-        self.lines += ["", f"at {point}:", _labelled("f", value)]
+        self.lines += ["", f"at {point}:", _labelled(self.p.label, value)]
         for name, g in zip(self.p.wrt, grads):
             self.lines.append(_labelled(self._d(name) if self.fmt != "latex"
                                         else f"d{self.f}/d{name}", g))
@@ -95,18 +97,25 @@ class Report:
         self.data["grad"] = {n: _json_value(g) for n, g in zip(self.p.wrt, grads)}
 
     def check(self, rows: list) -> bool:
+        """Print the rows of ``cli._check``; whether a comparison failed, or none was made."""
         failed = False
         self.lines += ["", "check at the --at point (worst relative error):"]
         out = {}
-        for name, sympy_err, fd_err in rows:
+        for name, (sympy_err, sympy_note), (fd_err, fd_note) in rows:
             bad_sympy = sympy_err is not None and not sympy_err <= SYMPY_RTOL
             bad_fd = fd_err is not None and not fd_err <= FD_RTOL
-            failed |= bad_sympy or bad_fd or (sympy_err is None and fd_err is None)
+            unchecked = sympy_err is None and fd_err is None
+            failed |= bad_sympy or bad_fd or unchecked
             self.lines.append(f"  {name}: symgrad vs SymPy (50 digits) "
-                              f"{_verdict(sympy_err, bad_sympy, SYMBOLIC_LIMIT)}; "
-                              f"vs finite differences {_verdict(fd_err, bad_fd, FD_LIMIT)}")
+                              f"{_verdict(sympy_err, bad_sympy, sympy_note)}; "
+                              f"vs finite differences {_verdict(fd_err, bad_fd, fd_note)}"
+                              + ("; NOT CHECKED" if unchecked else ""))
             out[name] = {"sympy": sympy_err, "finite_differences": fd_err,
-                         "ok": not (bad_sympy or bad_fd)}
+                         "ok": not (bad_sympy or bad_fd or unchecked)}
+            notes = {k: v for k, v in (("sympy", sympy_note), ("finite_differences", fd_note))
+                     if v}
+            if notes:
+                out[name]["notes"] = notes
         self.data["check"] = out
         return failed
 
@@ -133,10 +142,12 @@ class Report:
             print("\n".join(self.lines))
 
 
-def _verdict(err: float | None, bad: bool, limit: int) -> str:
+def _verdict(err: float | None, bad: bool, note: str) -> str:
+    """``1.23e-11 ok``, with the note in parentheses; ``skipped (note)`` without an error."""
     if err is None:
-        return f"skipped (more than {limit} elements)"
-    return f"{err:.2e} {'MISMATCH' if bad else 'ok'}"
+        return f"skipped ({note})"
+    text = f"{err:.2e} {'MISMATCH' if bad else 'ok'}"
+    return f"{text} ({note})" if note else text
 
 
 def _suffixed(block: str, lhs: str, suffix: str) -> str:

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import os
 import sys
-from types import FrameType
+import traceback
+from types import FrameType, TracebackType
 
 import numpy as np
 
@@ -36,12 +37,19 @@ class EscapedTracerError(RuntimeError):
     """A traced value was used after the trace that made it had finished."""
 
 
-def user_location() -> str:
-    """``file:line (function)`` of the innermost frame outside symgrad and numpy."""
-    frame: FrameType | None = sys._getframe(1)
-    while frame is not None:
+def user_location(tb: TracebackType | None = None) -> str:
+    """``file:line (function)`` of the innermost frame outside symgrad and numpy: of the
+    code running now, or of the traceback ``tb`` of an exception caught."""
+    if tb is None:
+        frames: list[tuple[FrameType, int]] = []
+        frame: FrameType | None = sys._getframe(1)
+        while frame is not None:
+            frames.append((frame, frame.f_lineno))
+            frame = frame.f_back
+    else:
+        frames = list(traceback.walk_tb(tb))[::-1]  # innermost first
+    for frame, line in frames:
         path = os.path.abspath(frame.f_code.co_filename)
         if not path.startswith((_PACKAGE_DIR, _NUMPY_DIR)):
-            return f"{frame.f_code.co_filename}:{frame.f_lineno} (in {frame.f_code.co_name})"
-        frame = frame.f_back
+            return f"{frame.f_code.co_filename}:{line} (in {frame.f_code.co_name})"
     return "<unknown location>"

@@ -133,7 +133,8 @@ def gradient_expressions(graph: Graph, cotangent: Any = None,
     return result
 
 
-def evaluate(expressions: Any, graph: Graph, values: Sequence[Any], digits: int = 50) -> Any:
+def evaluate(expressions: Any, graph: Graph, values: Sequence[Any], digits: int = 50,
+             with_zoo: bool = False) -> Any:
     """Evaluate expressions over ``graph``'s input symbols at float ``values``.
 
     Each input is substituted by a SymPy Float of ``digits + 10`` digits, which
@@ -141,15 +142,32 @@ def evaluate(expressions: Any, graph: Graph, values: Sequence[Any], digits: int 
     evaluated to ``digits`` significant digits, then rounded to float64 (an
     array for arrays). Floats rather than exact rationals: SymPy would search
     for exact roots of rational powers, which takes forever for 2**-52 steps.
+
+    SymPy's ``oo`` and ``-oo`` become ``inf`` and ``-inf``; nan and complex
+    values become nan, and so does SymPy's complex infinity ``zoo`` (what
+    ``1/0`` is, an infinity without a sign: ``1/(2*sqrt(x))`` at 0), unless
+    ``with_zoo``: then it becomes ``inf`` and the result is a pair, the values
+    and a bool mask of the elements that are ``zoo``, whose sign is unknown
+    (:func:`symgrad.testing.relative_error` takes the mask as ``either_sign``).
+
+        >>> import numpy as np, symgrad as sg
+        >>> graph = sg.jit(lambda x: np.sqrt(x)).graph(0.0)
+        >>> (d,) = gradient_expressions(graph)
+        >>> d, float(evaluate(d, graph, [0.0]))
+        (1/(2*sqrt(x)), nan)
+        >>> value, zoo = evaluate(d, graph, [0.0], with_zoo=True)
+        >>> float(value), bool(zoo)
+        (inf, True)
     """
     subs: dict[Any, Any] = {}
     for s, v in zip(input_symbols(graph), values):
         for sym, val in zip(np.ravel(np.asarray(s, dtype=object)), np.ravel(np.asarray(v))):
             subs[sym] = sp.Float(float(val), digits + 10)
 
-    def one(e: Any) -> float:
+    def one(e: Any) -> tuple[float, bool]:
+        """The value of ``e``, and whether it is ``zoo``."""
         if not isinstance(e, sp.Basic):  # a Python number, e.g. the 0 of a constant
-            return float(e)
+            return float(e), False
         substitutions = e.atoms(sp.Subs)  # d floor(u)/du at u = 10*x: first the point
         if substitutions:
             e = e.xreplace({s: _at_point(s, subs, digits) for s in substitutions})
@@ -157,11 +175,17 @@ def evaluate(expressions: Any, graph: Graph, values: Sequence[Any], digits: int 
         if derivatives:  # xreplace cannot put a number where a derivative's variable is
             e = e.xreplace({d: _numerically(d, subs, digits) for d in derivatives})
         value = sp.N(e.xreplace(subs), digits)
-        return float(value) if value.is_extended_real else float("nan")  # nan, zoo, complex
+        if value is sp.zoo:
+            return (math.inf if with_zoo else math.nan), True
+        return (float(value) if value.is_extended_real else math.nan), False  # nan, complex
 
     if np.ndim(expressions) == 0:
-        return np.float64(one(expressions))
-    return np.frompyfunc(one, 1, 1)(np.asarray(expressions, dtype=object)).astype(np.float64)
+        number, zoo = one(expressions)
+        result, mask = np.float64(number), np.bool_(zoo)
+    else:
+        numbers, zoos = np.frompyfunc(one, 1, 2)(np.asarray(expressions, dtype=object))
+        result, mask = numbers.astype(np.float64), zoos.astype(bool)
+    return (result, mask) if with_zoo else result
 
 
 def _at_point(s: Any, subs: dict[Any, Any], digits: int) -> Any:

@@ -4,7 +4,8 @@ For users who want to know that the gradient of *their* function is right:
 symgrad's gradient is compared with SymPy's exact derivative of the traced
 function, evaluated at 50 digits (when the graph converts to SymPy and is
 small enough), and with central finite differences. The result is a report of
-the worst relative error per argument, printable as a table; over tolerance,
+the worst relative error per argument (:func:`relative_error`, which
+``symgrad grad --check`` uses too), printable as a table; over tolerance,
 ``check_grad`` raises AssertionError with that table.
 
 Importing this module loads neither SymPy nor Numba; SymPy is imported when a
@@ -25,6 +26,58 @@ from .trace import arg_names, trace
 
 #: SymPy differentiates element by element: beyond this many input elements it is skipped
 SYMPY_MAX_ELEMENTS = 400
+#: why finite differences are not compared at an element where they are nan
+NAN_AT_STEP = "f is nan at x - h or x + h"
+
+
+def relative_error(got: Any, want: Any, floor: float = 0.0, *, either_sign: Any = None,
+                   where: Any = None) -> float:
+    """How far ``got`` is from the reference ``want``: the largest absolute difference
+    over the elements, divided by the largest absolute finite value of ``want`` or by
+    ``floor``, whichever is larger. :func:`check_grad` and ``symgrad grad --check``
+    both measure with it.
+
+    Non-finite values compare as values: an infinity matches an infinity of the
+    same sign, nan matches only nan. Where ``either_sign`` (a bool mask like
+    ``want``) is True, ``want`` is an infinity whose sign is unknown, SymPy's
+    complex infinity ``zoo`` (the derivative ``1/(2*sqrt(x))`` of ``sqrt`` at 0 is
+    ``1/0``), and an infinity of either sign matches it. Any other difference that
+    involves a non-finite value, and a difference of shapes, is an infinite error.
+    ``where`` (a bool mask) leaves the other elements out.
+
+        >>> import numpy as np
+        >>> relative_error([2.0, 1e-9], [2.0, 0.0])            # 1e-9 / 2
+        5e-10
+        >>> relative_error(np.inf, np.inf), relative_error(-np.inf, np.inf)
+        (0.0, inf)
+        >>> relative_error(-np.inf, np.inf, either_sign=True)  # SymPy's zoo
+        0.0
+        >>> relative_error(np.nan, np.nan), relative_error(np.inf, np.nan)
+        (0.0, inf)
+    """
+    return _worst(got, want, floor, either_sign, where)[0]
+
+
+def _worst(got: Any, want: Any, floor: float, either_sign: Any = None,
+           where: Any = None) -> tuple[float, tuple[int, ...]]:
+    """:func:`relative_error` and the index of the element where it is worst."""
+    got, want = np.asarray(got, dtype=float), np.asarray(want, dtype=float)
+    if got.shape != want.shape:
+        return float("inf"), ()
+    where = np.ones(want.shape, bool) if where is None else np.asarray(where, bool)
+    same = (got == want) | (np.isnan(got) & np.isnan(want))
+    if either_sign is not None:
+        same |= np.asarray(either_sign, bool) & np.isinf(got)
+    with np.errstate(invalid="ignore"):  # inf - inf
+        diff = np.where(same | ~where, 0.0, np.abs(got - want))
+    diff = np.where(np.isnan(diff), np.inf, diff)  # nan against a number
+    if diff.size == 0:
+        return 0.0, ()
+    index = np.unravel_index(int(np.argmax(diff)), diff.shape)
+    worst = float(diff[index])
+    scale = max(float(np.abs(want[np.isfinite(want) & where]).max(initial=0.0)), floor)
+    error = 0.0 if worst == 0 else worst / scale if scale else float("inf")
+    return error, tuple(int(i) for i in index)
 
 
 @dataclass(frozen=True)
@@ -32,11 +85,12 @@ class Comparison:
     """symgrad's gradient of one argument against one reference."""
 
     reference: str            # "SymPy" or "finite differences"
-    error: float              # worst relative error (see check_grad), nan if not compared
+    error: float              # worst relative_error, nan if not compared
     index: tuple[int, ...]    # where it is worst
     rtol: float
     atol: float
     skipped: str = ""         # why there is no comparison
+    note: str = ""            # which elements were left out, and why
 
     @property
     def ok(self) -> bool:
@@ -46,7 +100,8 @@ class Comparison:
         if self.skipped:
             return f"n/a ({self.skipped})"
         text = f"{self.error:.1e}"
-        return text if self.ok else f"{text} FAIL at {list(self.index)}"
+        text = text if self.ok else f"{text} FAIL at {list(self.index)}"
+        return f"{text} ({self.note})" if self.note else text
 
 
 @dataclass(frozen=True)
@@ -57,8 +112,13 @@ class ArgumentReport:
     comparisons: tuple[Comparison, ...]
 
     @property
+    def checked(self) -> bool:
+        """Whether any reference was compared (else the gradient is not checked)."""
+        return any(not c.skipped for c in self.comparisons)
+
+    @property
     def ok(self) -> bool:
-        return all(c.ok for c in self.comparisons)
+        return self.checked and all(c.ok for c in self.comparisons)
 
     @property
     def worst(self) -> float:
@@ -83,6 +143,12 @@ class GradReport:
         """Worst relative error per argument name."""
         return {a.name: a.worst for a in self.arguments}
 
+    def _verdict(self) -> str:
+        if any(not c.ok for a in self.arguments for c in a.comparisons):
+            return "GRADIENT MISMATCH"
+        unchecked = [a.name for a in self.arguments if not a.checked]
+        return f"NOT CHECKED (no reference for {', '.join(unchecked)})" if unchecked else "ok"
+
     def __str__(self) -> str:
         refs = [(c.reference, c.rtol) for c in self.arguments[0].comparisons]
         header = ["argument", "shape"] + [f"vs {r} (rtol {t:.0e})" for r, t in refs]
@@ -91,8 +157,8 @@ class GradReport:
         widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
         lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip()
                  for r in [header, *rows]]
-        verdict = "ok" if self.ok else "GRADIENT MISMATCH"
-        title = f"check_grad of {self.function}: {verdict}; worst relative error per argument"
+        title = f"check_grad of {self.function}: {self._verdict()}; worst relative error " \
+                "per argument"
         return "\n".join([title, *lines])
 
 
@@ -104,18 +170,24 @@ def check_grad(f: Callable, *args: Any, gradient: Any = None,
 
     ``gradient`` is the cotangent of a non-scalar output (the gradient is then
     that of ``sum(f(*args) * gradient)``, as in :func:`symgrad.grad`);
-    ``argnums`` defaults to every array or number argument. The *relative
-    error* of a gradient is the largest absolute difference over its elements
+    ``argnums`` defaults to every array or number argument. The error of a
+    gradient is its :func:`relative_error` against the reference, with
+    ``floor=atol / rtol``: the largest absolute difference over its elements
     divided by the largest absolute value of the reference (or by
-    ``atol / rtol`` where that is larger). It must be at most ``rtol`` against
-    SymPy's derivative (evaluated at 50 digits; skipped where the graph does
-    not convert or has more than ``SYMPY_MAX_ELEMENTS`` input elements, or
-    with ``sympy=False``) and at most ``fd_rtol`` against central differences
-    with step ``eps * max(1, |x|)``. Finite differences are meaningless at a
+    ``atol / rtol`` where that is larger); infinities match infinities of the
+    same sign, and SymPy's complex infinity ``zoo`` (``sqrt'(0) = 1/0``) an
+    infinity of either sign; nan matches only nan. The error must be at most
+    ``rtol`` against SymPy's derivative (evaluated at 50 digits; skipped where
+    the graph does not convert or has more than ``SYMPY_MAX_ELEMENTS`` input
+    elements, or with ``sympy=False``) and at most ``fd_rtol`` against central
+    differences with step ``eps * max(1, |x|)``, which leave out (and the
+    report says so) the elements where they are nan: where the function is nan
+    at ``x ± h``, as ``sqrt`` at 0. Finite differences are meaningless at a
     kink (``abs`` at 0, ties of ``maximum``): check at smooth points.
 
     Returns a :class:`GradReport` (``print`` it: a table); raises
-    AssertionError with the same table when a gradient is over tolerance.
+    AssertionError with the same table when a gradient is over tolerance, or
+    when no reference could check an argument at all.
 
         >>> import numpy as np
         >>> from symgrad.testing import check_grad
@@ -148,11 +220,13 @@ def check_grad(f: Callable, *args: Any, gradient: Any = None,
         g = np.asarray(got[k], dtype=float)
         comparisons = []
         if exact is not None:
-            comparisons.append(_compare("SymPy", g, exact[k], rtol, atol))
+            want, zoo = exact[k]
+            comparisons.append(_compare("SymPy", g, want, rtol, atol, either_sign=zoo))
         else:
             comparisons.append(Comparison("SymPy", float("nan"), (), rtol, atol, reason))
-        fd = _finite_differences(f, values, i, gradient, eps)
-        comparisons.append(_compare("finite differences", g, fd, fd_rtol, fd_atol))
+        fd = finite_differences(f, values, i, gradient, eps)
+        comparisons.append(_compare("finite differences", g, fd, fd_rtol, fd_atol,
+                                    where=~np.isnan(fd)))
         rows.append(ArgumentReport(names[i], np.shape(values[i]), got[k], tuple(comparisons)))
     report = GradReport(getattr(f, "__name__", "the function"), tuple(rows))
     if not report.ok:
@@ -160,22 +234,17 @@ def check_grad(f: Callable, *args: Any, gradient: Any = None,
     return report
 
 
-def _compare(reference: str, got: np.ndarray, want: Any, rtol: float,
-             atol: float) -> Comparison:
-    want = np.asarray(want, dtype=float)
-    if got.shape != want.shape:
-        return Comparison(reference, float("inf"), (), rtol, atol)
-    # non-finite values must agree exactly (nan with nan, inf with inf of the same sign)
-    same = (got == want) | (np.isnan(got) & np.isnan(want))
-    diff = np.where(same, 0.0, np.abs(got - want))
-    diff = np.where(np.isnan(diff), np.inf, diff)
-    finite = np.abs(want[np.isfinite(want)])
-    scale = max(float(finite.max(initial=0.0)), atol / rtol)
-    if diff.size == 0:
-        return Comparison(reference, 0.0, (), rtol, atol)
-    index = np.unravel_index(int(np.argmax(diff)), diff.shape)
-    return Comparison(reference, float(diff[index]) / scale, tuple(int(i) for i in index),
-                      rtol, atol)
+def _compare(reference: str, got: np.ndarray, want: Any, rtol: float, atol: float,
+             either_sign: Any = None, where: Any = None) -> Comparison:
+    """A :class:`Comparison`; ``where`` is False where finite differences are nan."""
+    note = ""
+    if where is not None and not np.all(where):
+        left_out = int(np.size(where) - np.count_nonzero(where))
+        if left_out == np.size(where):
+            return Comparison(reference, float("nan"), (), rtol, atol, NAN_AT_STEP)
+        note = f"{left_out} of {np.size(where)} elements left out: {NAN_AT_STEP}"
+    error, index = _worst(got, want, atol / rtol, either_sign, where)
+    return Comparison(reference, error, index, rtol, atol, note=note)
 
 
 def _sympy_gradient(f: Callable, values: list[Any], names: list[str], wrt: tuple[int, ...],
@@ -192,14 +261,22 @@ def _sympy_gradient(f: Callable, values: list[Any], names: list[str], wrt: tuple
         position = {i: k for k, i in enumerate(i for i, a in enumerate(avals) if a is not None)}
         exprs = gradient_expressions(graph, gradient, [position[i] for i in wrt])
         inputs = [np.asarray(v, dtype=float) for v, a in zip(values, avals) if a is not None]
-        return [evaluate(e, graph, inputs) for e in exprs], ""
+        return [evaluate(e, graph, inputs, with_zoo=True) for e in exprs], ""
     except NotImplementedError as e:  # a primitive without a SymPy translation
         return None, f"no SymPy form: {e}"
 
 
-def _finite_differences(f: Callable, values: list[Any], i: int, gradient: Any,
-                        eps: float) -> np.ndarray:
-    """Central differences of ``sum(f(*values) * gradient)`` in argument ``i``."""
+def finite_differences(f: Callable, values: Sequence[Any], i: int, gradient: Any = None,
+                       eps: float = 1e-6) -> np.ndarray:
+    """Central differences of ``sum(f(*values) * gradient)`` in argument ``i``, with
+    step ``h = eps * max(1, |x|)`` per element ``x``; nan where ``f`` is nan at ``x ± h``.
+
+        >>> import numpy as np
+        >>> finite_differences(lambda x: np.sum(x ** 2), [np.array([1.0, 3.0])], 0).round(6)
+        array([2., 6.])
+        >>> finite_differences(np.sqrt, [0.0], 0)
+        array(nan)
+    """
     ct = 1.0 if gradient is None else np.asarray(gradient, dtype=float)
 
     def loss(x: np.ndarray) -> float:
@@ -219,4 +296,5 @@ def _finite_differences(f: Callable, values: list[Any], i: int, gradient: Any,
     return out
 
 
-__all__ = ["check_grad", "GradReport", "ArgumentReport", "Comparison"]
+__all__ = ["check_grad", "relative_error", "finite_differences", "GradReport",
+           "ArgumentReport", "Comparison"]

@@ -123,6 +123,27 @@ class Trace:
                      self.consts, name)
 
 
+_NUMPY_HOLDS = "a numpy array holds concrete numbers, but"
+_BUILD_INSTEAD = ("Build arrays of traced values with np.stack([a, b]) (or np.concatenate), "
+                  "and write into an array with y = sg.at(y)[i].set(x), which returns the "
+                  "updated array. Other libraries' functions (math, scipy) cannot take traced "
+                  "values either: use numpy's.")
+
+
+def _written_into_numpy(e: ValueError) -> TracerConversionError | None:
+    """The error symgrad means by numpy's ``y[i] = x`` for a traced ``x``, else None.
+
+    numpy asks ``x`` for ``float()`` and, as a Tracer has ``__getitem__`` (a sequence
+    to numpy), replaces the TracerConversionError with "setting an array element with
+    a sequence", which points the wrong way."""
+    if not (isinstance(e.__cause__, TracerConversionError) and "with a sequence" in str(e)):
+        return None
+    return TracerConversionError(
+        f"a traced value was written into a numpy array (y[i] = x) at "
+        f"{user_location(e.__traceback__)}: {_NUMPY_HOLDS} x is known only when the compiled "
+        f"function runs. {_BUILD_INSTEAD}")
+
+
 def _escaped() -> EscapedTracerError:
     return EscapedTracerError(
         f"a traced value was used after its function returned (at {user_location()}); "
@@ -133,10 +154,10 @@ def as_constant_array(x: Any, what: str = "") -> np.ndarray:
     """``x`` as a float64 (or bool) array: the one place that decides which dtypes
     symgrad accepts. Anything else is a TypeError about ``what`` (default: ``x``
     itself, formatted only then)."""
-    if isinstance(x, Tracer):
-        raise TypeError(f"{_subject(x, what)} is a traced value: calling a symgrad-"
-                        "transformed function inside another traced function is not "
-                        "supported yet")
+    if isinstance(x, Tracer) and not x._trace.eager:  # a Tensor (eager) has its value
+        raise TypeError(f"{_subject(x, what)} is a traced value of a function being traced: "
+                        "its value is known only when the compiled function runs, so it "
+                        "cannot be used where a concrete array is needed")
     try:
         array = np.asarray(x)
     except Exception as e:  # ragged lists and the like
@@ -291,7 +312,11 @@ class Tracer:
         return self._concrete("complex()")
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        return self._concrete("converting to a numpy array (np.asarray)")
+        # numpy asks for this in np.array([x, y]), np.asarray(x) and y[...] = x
+        raise TracerConversionError(
+            f"a traced value was converted to a numpy array (by np.array, np.asarray, or "
+            f"y[i] = x into a numpy array) at {user_location()}: {_NUMPY_HOLDS} this "
+            f"{self.aval} value is known only when the compiled function runs. {_BUILD_INSTEAD}")
 
     def tolist(self) -> list:
         return self._concrete("tolist()")
@@ -467,6 +492,11 @@ def stage(fun: Callable, avals: Sequence[Aval | None], args: Sequence[Any],
     try:
         with recording(t):
             result = fun(*call_args[:len(args)], **call_kwargs)
+    except ValueError as e:
+        written = _written_into_numpy(e)
+        if written is None:
+            raise
+        raise written.with_traceback(e.__traceback__) from None  # the traceback of y[i] = x
     finally:
         t.active = False
     outputs, out_tree = flatten(result)  # a tuple, list or dict of arrays: several outputs

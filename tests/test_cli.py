@@ -21,6 +21,8 @@ import numpy as np
 import pytest
 import sympy as sp
 
+from oracle import replaced_vjp
+
 ROOT = Path(__file__).parent.parent
 
 
@@ -216,6 +218,28 @@ def test_check_fails_where_finite_differences_cannot_follow():
     assert "SymPy (50 digits) 0.00e+00 ok" in done.stdout and "MISMATCH" in done.stdout
 
 
+@pytest.mark.parametrize("args", [("sqrt(x)", "--at", "x=0"),
+                                  ("0 - sqrt(x)", "--at", "x=0"),     # SymPy's zoo: any sign
+                                  ("sum(sqrt(x))", "--shape", "x=2", "--at", "x=0,0.25")])
+def test_check_of_an_infinite_gradient_is_ok(args):
+    # sqrt'(0) is 1/0: SymPy's zoo (was nan, a MISMATCH), a central difference nan
+    out = ok("grad", *args, "--check", "--format", "text")
+    row, = (line for line in out.splitlines() if "symgrad vs SymPy" in line)
+    assert "SymPy (50 digits) 0.00e+00 ok; vs finite differences " in row, row
+    assert "MISMATCH" not in row and "f is nan at x - h or x + h" in row
+
+
+def test_check_of_a_wrong_gradient_beside_an_infinite_one_fails(capsys):
+    from symgrad import cli
+
+    wrong_sign = lambda g, ans, x: (-g / (2 * ans),)  # -inf at 0: zoo cannot tell
+    with replaced_vjp("sqrt", wrong_sign):
+        code = cli.main(["grad", "sum(sqrt(x))", "--shape", "x=2", "--at", "x=0,0.25",
+                         "--check", "--format", "text"])
+    row, = (line for line in capsys.readouterr().out.splitlines() if "vs SymPy" in line)
+    assert code == 1 and row.count("MISMATCH") == 2, row
+
+
 def test_jit_computes_with_the_compiled_kernel():
     data = json.loads(ok("grad", "x*x", "--shape", "x=2", "--at", "x=1,2", "--gradient", "5",
                          "--jit", "--format", "json"))
@@ -233,6 +257,24 @@ def test_file_func(tmp_path):
     assert "def loss(w, b):" in data["show"]["code"]
     line = refused(symgrad("grad", f"{source}:nothing"))
     assert "defines no function nothing" in line
+
+
+def test_file_func_derivatives_are_named_after_the_function(tmp_path):
+    source = tmp_path / "model.py"
+    source.write_text("import numpy as np\n\n"
+                      "def loss(w, b):\n    return np.sum((w * 2.0 + b) ** 2)\n\n"
+                      "def scaled(w):\n    return w * 2.0\n")
+    lines = ok("grad", f"{source}:loss", "--shape", "w=2", "--at", "w=1,2", "--at", "b=0.5",
+               "--format", "text").splitlines()
+    assert "dloss/dw[i] = 4*(b + 2*w[i])    for i < 2" in lines
+    assert {"loss = 26.5", "dloss/dw = [10. 18.]", "dloss/db = 14.0"} <= set(lines)
+    assert not any(line.startswith(("df/", "f = ")) for line in lines)
+    latex = ok("grad", f"{source}:loss", "--shape", "w=2", "--format", "latex")
+    assert r"\frac{\partial \mathrm{loss}}{\partial b} = " in latex
+    lines = ok("grad", f"{source}:scaled", "--shape", "w=2", "--at", "w=1,2", "--gradient", "1",
+               "--format", "text").splitlines()
+    assert "L = sum(scaled * gradient), gradient = 1 everywhere" in lines
+    assert {"scaled = [2. 4.]", "dL/dw = [2. 2.]"} <= set(lines)
 
 
 def test_help_says_the_file_is_imported():

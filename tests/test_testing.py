@@ -2,13 +2,24 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
-from symgrad.testing import SYMPY_MAX_ELEMENTS, GradReport, check_grad
+from symgrad.testing import (
+    NAN_AT_STEP,
+    SYMPY_MAX_ELEMENTS,
+    GradReport,
+    check_grad,
+    relative_error,
+)
 
 from oracle import replaced_vjp
 
+ROOT = Path(__file__).parent.parent
 X = np.array([[0.3, -1.2, 0.8], [1.5, 0.1, -0.4]])
 
 
@@ -68,3 +79,79 @@ def test_sympy_is_skipped_for_large_inputs():
     (comparison, fd), = (a.comparisons for a in report.arguments)
     assert comparison.skipped.startswith("over") and fd.error < 1e-6
     assert "n/a (over" in str(report)
+
+
+def test_sg_testing_is_reached_from_the_package_and_imported_on_first_use():
+    """``sg.testing.check_grad`` after ``import symgrad``, as ``np.testing``; until then
+    neither symgrad.testing nor SymPy is imported (a fresh process sees the imports)."""
+    code = ("import sys, numpy as np, symgrad as sg\n"
+            "loaded = lambda: [m for m in ('symgrad.testing', 'sympy') if m in sys.modules]\n"
+            "print(loaded())\n"
+            "report = sg.testing.check_grad(lambda x: np.sum(np.sin(x)), np.array([0.5, 1.0]),"
+            " backend='numpy')\n"
+            "print(loaded(), report.ok, sg.testing is sys.modules['symgrad.testing'])\n"
+            "print(hasattr(sg, 'no_such_module'))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["[]", "['symgrad.testing', 'sympy'] True True", "False"]
+
+
+@pytest.mark.parametrize("got, want, either_sign, error", [
+    ([2.0, 1e-9], [2.0, 0.0], None, 5e-10),           # over the largest |want|
+    ([1e-12], [0.0], None, np.inf),                    # no scale and no floor
+    (np.inf, np.inf, None, 0.0),
+    (-np.inf, -np.inf, None, 0.0),
+    (-np.inf, np.inf, None, np.inf),                   # signed infinities keep their sign
+    (np.inf, 1e300, None, np.inf),
+    (np.nan, np.nan, None, 0.0),                       # nan matches only nan
+    (np.inf, np.nan, None, np.inf),
+    (1.0, np.nan, None, np.inf),
+    (np.nan, 1.0, None, np.inf),
+    ([np.inf, -np.inf], [np.inf, np.inf], [True, True], 0.0),   # SymPy's zoo: either sign
+    ([np.nan, 1.0], [np.inf, 1.0], [True, False], np.inf),      # but an infinity
+    ([5.0, 1.0], [np.inf, 1.0], [True, False], np.inf),
+    ([1.0, 2.0], [1.0], None, np.inf),                 # shapes differ
+])
+def test_relative_error_compares_infinities_as_infinities(got, want, either_sign, error):
+    assert relative_error(got, want, either_sign=either_sign) == pytest.approx(error)
+
+
+def test_relative_error_floor_and_where():
+    assert relative_error([1e-9], [0.0], floor=1e-3) == pytest.approx(1e-6)
+    assert relative_error([1.0, 7.0], [1.0, np.nan], where=[True, False]) == 0.0
+    assert relative_error([1.0, 7.0], [1.0, 5.0], where=[True, False]) == 0.0
+
+
+@pytest.mark.parametrize("f, x, gradient", [
+    (lambda x: np.sqrt(x), 0.0, np.inf),
+    (lambda x: -np.sqrt(x), 0.0, -np.inf),            # SymPy's zoo matches -inf too
+    (lambda x: np.arcsin(x), 1.0, np.inf),
+])
+def test_an_infinite_gradient_checks_ok_against_sympy(f, x, gradient):
+    report = check_grad(f, x, backend="numpy")
+    assert report.ok and report.arguments[0].gradient == gradient
+    sympy, fd = report.arguments[0].comparisons
+    assert sympy.error == 0.0 and not sympy.skipped
+    assert fd.skipped == NAN_AT_STEP, "a central difference straddles the domain's edge"
+
+
+def test_elements_where_finite_differences_are_nan_are_left_out_and_said_so():
+    f = lambda x: np.sum(np.sqrt(x) * np.array([1.0, 2.0]))
+    report = check_grad(f, np.array([0.0, 0.25]), backend="numpy")
+    sympy, fd = report.arguments[0].comparisons
+    assert sympy.error == 0.0 and fd.error < 1e-8
+    assert f"(1 of 2 elements left out: {NAN_AT_STEP})" in str(report)
+
+
+def test_a_wrong_gradient_next_to_an_infinite_one_still_fails():
+    wrong = lambda g, ans, x: (g / ans,)  # twice sqrt's derivative: inf at 0 all the same
+    with replaced_vjp("sqrt", wrong):
+        with pytest.raises(AssertionError) as raised:
+            check_grad(lambda x: np.sum(np.sqrt(x)), np.array([0.0, 0.25]), backend="numpy")
+    assert str(raised.value).count("FAIL at [1]") == 2
+
+
+def test_an_argument_no_reference_can_check_is_a_failure():
+    with pytest.raises(AssertionError, match=r"NOT CHECKED \(no reference for x\)"):
+        check_grad(lambda x: np.sqrt(x), 0.0, sympy=False, backend="numpy")

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import symgrad as sg
+from symgrad.trace import as_constant_array
 
 from oracle import assert_close, forward_graph
 
@@ -196,3 +197,62 @@ def test_sign_of_negative_zero_matches_numpy_on_both_backends():
         assert not np.signbit(s[:2]).any(), backend
         g = sg.grad(lambda x: np.sum(np.abs(x)), backend=backend)(x)
         assert np.array_equal(g, [0.0, 0.0, -1.0]) and not np.signbit(g[:2]).any()
+
+
+def _write_scalar(x):
+    y = np.zeros(3)
+    y[0] = x[0]  # numpy asks the traced x[0] for float() and says "with a sequence"
+    return np.sum(y * np.arange(1.0, 4.0))
+
+
+def _write_row(x):
+    y = np.zeros((2, 3))
+    y[1] = x  # numpy asks the traced x for __array__
+    return np.sum(y)
+
+
+def _write_fancy(x):
+    y = np.ones(4)
+    y[[0, 2]] = x[:2]
+    return np.sum(y)
+
+
+@pytest.mark.parametrize("f", [_write_scalar, _write_row, _write_fancy])
+def test_writing_a_traced_value_into_a_numpy_array_points_to_stack_and_at(f):
+    with pytest.raises(sg.TracerConversionError) as e:
+        sg.grad(f)(np.ones(3))
+    message = str(e.value)
+    assert "numpy array" in message and "np.stack" in message and "sg.at(y)" in message
+    assert "test_trace.py:" in message and f"(in {f.__name__})" in message, message
+    assert "with a sequence" not in message and e.value.__cause__ is None
+
+
+def test_the_fix_the_write_error_suggests_works():
+    def fixed(x):
+        y = sg.at(np.zeros(3))[0].set(x[0])
+        return np.sum(y * np.arange(1.0, 4.0))
+    assert_close(sg.grad(fixed)(np.ones(3)), [1.0, 0.0, 0.0])
+
+
+@pytest.mark.parametrize("f", [lambda x: np.sum(np.array([x[0], x[1]])),
+                               lambda x: np.sum(np.array([x, x])),
+                               lambda x: np.sum(np.asarray(x))])
+def test_a_numpy_array_of_traced_values_points_to_stack(f):
+    with pytest.raises(sg.TracerConversionError, match=r"traced value.*np\.stack"):
+        sg.grad(f)(np.ones(3))
+
+
+def test_a_tensor_is_a_constant_to_as_constant_array():
+    t = sg.tensor([1.0, 2.0, 3.0])
+    assert t._trace.eager
+    np.testing.assert_array_equal(as_constant_array(t), [1.0, 2.0, 3.0])
+    # as a constant inside a traced function: the gradient of sum(x * t) is t
+    assert_close(sg.grad(lambda x: np.sum(x * t))(np.ones(3)), [1.0, 2.0, 3.0])
+
+
+def test_a_traced_value_where_a_concrete_array_is_needed_is_named_as_such():
+    with pytest.raises(TypeError) as e:
+        sg.jit(lambda x: as_constant_array(x, "the value"))(X)
+    message = str(e.value)
+    assert message.startswith("the value is a traced value of a function being traced")
+    assert "nest" not in message and "transformed function" not in message
