@@ -54,7 +54,7 @@ import numpy as np
 from scipy.special import expit
 
 import symgrad as sg
-from symgrad.compile import compile_stats
+from symgrad.backend.compile import compile_stats
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "benchmarks.md"
@@ -471,7 +471,7 @@ def compile_times() -> dict:
     """benchmarks/compile_time.py's table: unrolled recurrences, whole and split."""
     import importlib.util
 
-    from symgrad import split
+    from symgrad.backend import split
 
     spec = importlib.util.spec_from_file_location("compile_time", ROOT / "benchmarks" /
                                                   "compile_time.py")

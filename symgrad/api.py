@@ -6,9 +6,10 @@ function, builds the adjoint, optimizes, generates and compiles the kernel;
 later calls go straight to the kernel.
 
 Arguments: numpy arrays, numpy scalars and Python numbers are traced (as
-float64; differentiated lists are converted too); anything else, and the
-positions in ``static_argnums``, are static: part of the signature, passed to
-the function as they are, so they must be hashable.
+float64, integers promoted; boolean arrays as bool unless differentiated;
+differentiated lists are converted too); anything else, and the positions in
+``static_argnums``, are static: part of the signature, passed to the function
+as they are, so they must be hashable.
 
 Dispatch: a call whose arguments the kernel takes as they are (float64 or bool
 arrays, C-contiguous, aligned and writable; numbers) is looked up by cheap facts
@@ -20,23 +21,22 @@ of each signature, takes the checked path (``_prepare``), which fills it.
 from __future__ import annotations
 
 import functools
-import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import numpy as np
 
-from . import compile as kernels
-from . import split
-from .adjoint import adjoint
-from .codegen import KernelSource
-from .ir import BOOL, FLOAT, Aval, Graph, check
-from .passes import optimize
-from .trace import arg_names, as_constant_array, trace
+from . import pipeline
+from .backend import compile as kernels
+from .backend.codegen import KernelSource
+from .core.errors import SCALAR_OUTPUT_ERROR
+from .core.ir import FLOAT, Aval, Graph
+from .core.tracing import arg_names
+from .numpy_api import trace
+from .pipeline import kernel_input as _traced_input
 
 BACKENDS = ("numba", "numpy")
-SCALAR_OUTPUT_ERROR = "grad can be implicitly created only for scalar outputs"
 
 
 @dataclass(frozen=True)
@@ -60,7 +60,7 @@ class Specialization:
 class _Fast(NamedTuple):
     """A call signature seen before, ready to run: what ``__call__`` does on a hit."""
 
-    kernel: Callable[..., tuple]      # the warm Numba dispatcher (or the interpreter)
+    kernel: Callable[..., tuple]      # the warm Numba dispatcher, or a Kernel, Chain, interpreter
     consts: tuple                     # its trailing arguments
     plan: tuple[int, ...] | None      # per argument _PASS, _FLOAT, _BOOL or _DROP; None: all pass
     picks: tuple[int, ...]            # the outputs returned, in order
@@ -269,27 +269,23 @@ class Transformed:
                     seeded: bool) -> Specialization:
         names = self._names(len(args))
         graph, is_tuple = trace(self.fun, avals, args, names)
-        checked = os.environ.get("SYMGRAD_CHECK_IR") == "1"  # the test suite sets it
-        if checked:
-            check(graph)
         n_primal = len(graph.outputs)
         if self.mode == "jit":
-            final = optimize(graph, checked=checked)
+            wrt = None
             title, out_names = f"jit of {graph.name}", {}
         else:
             _check_differentiable(graph, is_tuple, seeded, self.mode, self._title)
             # gradients come out in argnums order: wrt is the graph inputs in that order
             position = {i: k for k, i in enumerate(i for i, a in enumerate(avals) if a is not None)}
             wrt = [position[i % len(args)] for i in self.argnums]
-            final = adjoint(graph, wrt, seed_inputs=seeded)
             if self.mode != "value_and_grad":  # the value is not returned: not computed either
-                final = replace(final, outputs=final.outputs[n_primal:])
                 n_primal = 0
-            final = optimize(check(final) if checked else final, checked=checked)
             wrt_names = [names[i % len(args)] for i in self.argnums]
             title = f"{self.mode} of {graph.name} with respect to {', '.join(wrt_names)}"
             out_names = {n_primal + k: f"grad_{name}" for k, name in enumerate(wrt_names)}
-        program = split.build(final, graph.name, title, out_names, self.backend)
+        final, program = pipeline.build(
+            graph, wrt=wrt, seeded=seeded, keep_primal=n_primal > 0, function=graph.name,
+            description=title, out_names=out_names, backend=self.backend)
         primal = tuple(a.aval for a in graph.outputs)
         return Specialization(final, program.kernel, program.consts, program.source, is_tuple,
                               n_primal, primal, program.pieces)
@@ -383,19 +379,6 @@ def _is_array_like(x: Any) -> bool:
     return numeric and not isinstance(x, (bool, np.bool_))
 
 
-def _traced_input(x: Any, what: str, promote: bool) -> tuple[Any, Aval]:
-    """A traced argument as the kernel takes it, and its aval: float64 (or bool) arrays,
-    C-contiguous and writable, 0-d values as Python scalars. ``promote`` makes bools float."""
-    array = as_constant_array(x, what)
-    dtype = BOOL if array.dtype == np.bool_ and not promote else FLOAT
-    if array.ndim == 0:
-        return (bool(array) if dtype == BOOL else float(array)), Aval((), dtype)
-    array = np.ascontiguousarray(array, dtype=dtype)
-    if not array.flags.writeable:  # Numba compiles read-only arrays separately
-        array = array.copy()
-    return array, Aval(array.shape, dtype)
-
-
 def _static_key(x: Any) -> Any:
     """A static value as a cache key that tells 0.0 from -0.0 and finds nan again."""
     if isinstance(x, float):
@@ -420,19 +403,7 @@ def _cotangents(gradient: Any, spec: Specialization, name: str) -> list[Any]:
     if len(given) != len(outs):
         raise ValueError(f"gradient must have one array per output of {name} ({len(outs)}), "
                          f"got {len(given)}")
-    result = []
-    for g, out in zip(given, outs):
-        value, aval = _traced_input(g, "gradient", promote=True)
-        if aval.shape != out.shape:
-            if out.shape == () and aval.size == 1:  # torch.Tensor([1.0]) for a scalar output
-                value, aval = float(np.asarray(value).reshape(())), out
-            else:
-                raise ValueError(
-                    f"gradient has shape {aval.shape} but {name} returns shape {out.shape}: "
-                    "pass a gradient of the output's shape (the result is the gradient of "
-                    "sum(output * gradient))")
-        result.append(value)
-    return result
+    return [pipeline.cotangent(g, out, f"{name} returns") for g, out in zip(given, outs)]
 
 
 def _scalar(x: Any) -> Any:

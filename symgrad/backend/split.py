@@ -4,22 +4,20 @@ pieces of a few hundred.
 
 :func:`split` is a pure pass: it cuts a graph's equations, in program order, into
 consecutive pieces of at most ``max_eqns`` equations. Each piece is a valid
-:class:`~symgrad.ir.Graph`: its inputs are the values it reads that were defined
+:class:`~symgrad.core.ir.Graph`: its inputs are the values it reads that were defined
 before it (the graph's inputs, earlier pieces' outputs), in definition order; the
 array constants it reads are its own ``consts``; its outputs are the values it
 defines that a later piece or the graph's outputs need, in definition order. A cut
 goes where the fewest values cross it, among the few equations before its nominal
 place. A graph at or under the limit is returned whole, unchanged.
 
-:func:`build` turns a graph into something callable: a single kernel (or the
-numpy interpreter) as before when it fits, else one kernel per piece and a
-:class:`Chain` that runs them in order, passing values along, and returns what
-the whole graph would. Kernel source names values canonically (inputs ``x``,
-``x_1``, ..., the rest ``a``, ``b``, ...), so pieces of the same structure (the
-middle of an unrolled loop) have the same source, hence one compiled kernel.
+:func:`symgrad.backend.program.build` runs the pieces as a chain of kernels.
+Kernel source names values canonically (inputs ``x``, ``x_1``, ..., the rest
+``a``, ``b``, ...), so pieces of the same structure (the middle of an unrolled
+loop) have the same source, hence one compiled kernel.
 
     >>> import numpy as np, symgrad as sg
-    >>> from symgrad.split import split
+    >>> from symgrad.backend.split import split
     >>> def f(x):
     ...     for _ in range(10):
     ...         x = np.sin(x) * 0.5 + x
@@ -33,16 +31,10 @@ middle of an unrolled loop) have the same source, hence one compiled kernel.
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
-
 import numpy as np
 
-from . import fusion
-from .codegen import KernelSource, generate
-from .ir import Graph, Literal, Var, interpret
+from ..core.ir import Graph, Var
+from .fusion import Plan
 
 #: Graphs of more equations than this are split, unless their kernel is nearly
 #: all fused loops. What Numba's compile time grows with is the arrays a kernel
@@ -62,13 +54,14 @@ ALWAYS_SPLIT_ABOVE = 4000
 MAX_EQNS = 100
 
 
-def slow_to_compile(graph: Graph) -> bool:
+def slow_to_compile(graph: Graph, loops: Plan) -> bool:
     """Whether ``graph`` as one kernel would take Numba long to compile (see
-    :data:`SPLIT_ABOVE`): many equations, and many arrays among them."""
+    :data:`SPLIT_ABOVE`): many equations, and many arrays among them (``loops``
+    is its fusion plan)."""
     n = len(graph.eqns)
     if n <= SPLIT_ABOVE:
         return False
-    return n > ALWAYS_SPLIT_ABOVE or len(fusion.plan(graph).arrays) > FEW_ARRAYS
+    return n > ALWAYS_SPLIT_ABOVE or len(loops.arrays) > FEW_ARRAYS
 
 
 def split(graph: Graph, max_eqns: int) -> list[Graph]:
@@ -143,120 +136,3 @@ def cut_points(graph: Graph, max_eqns: int, window: int | None = None) -> list[i
         cuts.append(best)
         start = best
     return cuts
-
-
-# ---------------------------------------------------------------------------
-# running the pieces
-
-
-class Chain:
-    """Runs ``steps`` (one callable per piece, taking its inputs) in order and
-    returns the outputs of ``graph``, as one kernel of the whole graph would:
-    arrays the caller owns (copies of inputs, constants and repeated outputs)."""
-
-    def __init__(self, graph: Graph, pieces: Sequence[Graph],
-                 steps: Sequence[Callable[..., tuple]]):
-        self.pieces = tuple(pieces)
-        slot: dict[int, int] = {id(v): k for k, v in enumerate(graph.inputs)}
-        for piece in pieces:
-            for v in piece.outputs:
-                if isinstance(v, Var):
-                    slot.setdefault(id(v), len(slot))
-        scratch = len(slot)  # where literal outputs of a piece go (only a whole graph has them)
-        self._size = scratch + 1
-        self._steps = [(step, [slot[id(v)] for v in piece.inputs],
-                        [slot.get(id(v), scratch) for v in piece.outputs])
-                       for piece, step in zip(pieces, steps)]
-        consts = {id(v): value for v, value in graph.consts}
-        borrowed = {id(v) for v in graph.inputs} | set(consts)
-        seen: set[int] = set()
-        self._outputs: list[tuple[str, Any]] = []
-        for a in graph.outputs:
-            if isinstance(a, Literal):
-                self._outputs.append(("value", a.value))
-            elif id(a) in consts:
-                self._outputs.append(("copy", consts[id(a)]))
-            elif a.shape and (id(a) in borrowed or id(a) in seen):
-                self._outputs.append(("copy slot", slot[id(a)]))
-            else:
-                self._outputs.append(("slot", slot[id(a)]))
-            seen.add(id(a))
-
-    def __call__(self, *args: Any) -> tuple:
-        env: list[Any] = [*args, *[None] * (self._size - len(args))]
-        for step, ins, outs in self._steps:
-            for k, value in zip(outs, step(*[env[i] for i in ins])):
-                env[k] = value
-        return tuple(x if how == "value" else x.copy() if how == "copy"
-                     else env[x] if how == "slot" else env[x].copy()
-                     for how, x in self._outputs)
-
-
-@dataclass(frozen=True)
-class Program:
-    """What :func:`build` made of a graph: the pieces (one, the graph itself, when
-    it fits), their kernel sources, and ``run``, which takes the graph's inputs."""
-
-    pieces: tuple[Graph, ...]
-    sources: tuple[KernelSource, ...]
-    kernel: Callable[..., tuple]  # the Numba kernel, the interpreter, or a Chain of pieces
-    consts: tuple                 # the kernel's arguments after the graph's inputs
-
-    def run(self, *args: Any) -> tuple:
-        """The graph's outputs for its inputs."""
-        return self.kernel(*args, *self.consts)
-
-    @property
-    def source(self) -> KernelSource:
-        """The kernel source, or for several pieces all of them under one key."""
-        if len(self.sources) == 1:
-            return self.sources[0]
-        keys = "\n".join(s.key for s in self.sources)
-        key = hashlib.sha256(keys.encode()).hexdigest()[:32]
-        n = len(self.sources)
-        text = "\n".join(f"# ---- piece {k + 1} of {n}: k_{s.key} ----\n{s.text}"
-                         for k, s in enumerate(self.sources))
-        return KernelSource(key, self.sources[0].function, text)
-
-
-def build(graph: Graph, function: str, description: str,
-          out_names: Mapping[int, str] | None = None, backend: str = "numba",
-          max_eqns: int | None = None) -> Program:
-    """Generate (and for ``backend="numba"``, load) the kernels of ``graph``,
-    split into pieces of at most ``max_eqns`` equations (by default, pieces of
-    :data:`MAX_EQNS` when :func:`slow_to_compile` says so).
-
-    Kernels compile on their first call; ``run`` takes the graph's inputs and
-    returns its outputs."""
-    if max_eqns is None:  # the defaults: split only graphs slow to compile whole
-        pieces = split(graph, MAX_EQNS) if slow_to_compile(graph) else [graph]
-    else:
-        pieces = split(graph, max_eqns)
-    names = out_names or {}
-    sources: tuple[KernelSource, ...]
-    if len(pieces) == 1:
-        sources = (generate(graph, function, description, out_names),)
-    else:
-        # one description for all pieces, so that pieces of the same structure share a kernel
-        where = {id(a): i for i, a in enumerate(graph.outputs)}
-        sources = tuple(
-            generate(piece, function, f"{description} (one piece of a split graph)",
-                     {k: names[where[id(v)]] for k, v in enumerate(piece.outputs)
-                      if where.get(id(v)) in names})
-            for piece in pieces)
-    kernels = [_kernel(piece, source, backend) for piece, source in zip(pieces, sources)]
-    if len(pieces) == 1:
-        return Program(tuple(pieces), sources, *kernels[0])
-    steps = [(lambda *a, k=k, c=c: k(*a, *c)) if c else k for k, c in kernels]
-    return Program(tuple(pieces), sources, Chain(graph, pieces, steps), ())
-
-
-def _kernel(piece: Graph, source: KernelSource, backend: str) -> tuple[Callable[..., tuple],
-                                                                        tuple]:
-    """The piece's kernel (or interpreter, which reads the constants from the piece) and
-    the constants it takes after the piece's inputs; it returns the outputs as a tuple."""
-    if backend == "numpy":
-        return (lambda *args: tuple(interpret(piece, *args))), ()
-    from . import compile as kernels
-
-    return kernels.load(source), tuple(c for _, c in piece.consts)

@@ -1,6 +1,6 @@
-"""The IR: an immutable, typed SSA graph.
+"""The IR: an immutable, typed SSA graph, and its text form.
 
-Grammar (the text form is documented in :mod:`symgrad.pretty`)::
+Grammar::
 
     Graph    = inputs: Var*   consts: (Var, ndarray)*   eqns: Eqn*   outputs: Atom*
     Eqn      = out: Var  "="  prim  "(" Atom* ")"  params
@@ -14,15 +14,43 @@ build new graphs (``dataclasses.replace``). Array constants (numpy arrays the
 user's code mixes in) are ``consts``: variables bound to read-only arrays, passed
 to compiled kernels as arguments so that kernel source never embeds data.
 
-The module also holds the checker (:func:`check`) and the numpy reference
-interpreter (:func:`interpret`), which every backend is compared against.
+The text form is what ``print(graph)`` shows and golden tests compare; one line
+per equation, Python-like::
+
+    f(x: f64[2,2]) {
+      const k: f64[3] = [1.0, 2.0, 3.0]
+      a: f64[2,2] = add(x, 2.0)
+      b: f64[2,2] = square(a)
+      c: f64[] = mean(b, axes=(0, 1))
+      # grad of: c: f64[] = mean(b, axes=(0, 1))
+      d: f64[2,2] = broadcast_to(0.25, shape=(2, 2))
+      return (c, d)
+    }
+
+- A value is ``name: dtype[shape]`` where it is defined and ``name`` where it is
+  used; ``f64[]`` is a scalar.
+- Literals print as Python literals (``2.0``, ``-0.0``, ``inf``, ``True``).
+- Parameters follow the operands as ``key=value``, sorted by key.
+- Equations made by the adjoint transform are grouped under a
+  ``# grad of: <primal equation>`` comment.
+
+Names are deterministic and never collide: inputs keep their argument names
+(suffixed ``_1``, ``_2``... if needed), the remaining values get ``a``, ``b``,
+..., ``z``, ``aa``, ``ab``... in definition order, skipping any name already
+taken, Python keywords, ``l`` and the names generated code reserves.
+
+The checker is :mod:`symgrad.core.check`, the numpy reference interpreter
+:mod:`symgrad.core.interpreter`.
 """
 
 from __future__ import annotations
 
+import keyword
 import math
-from collections.abc import Callable, Mapping, Sequence
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import count
 from types import MappingProxyType
 from typing import Any, Union
 
@@ -125,23 +153,50 @@ Atom = Union[Var, Literal]  # noqa: UP007 (a runtime alias: X | Y needs 3.10 typ
 
 @dataclass(frozen=True, slots=True, eq=False)
 class Primitive:
-    """One operation of the IR, with every facet the pipeline needs.
+    """One operation of the IR, with every facet and every fact the pipeline needs.
 
-    Declared once, in :mod:`symgrad.primitives`:
+    Declared once, in a module of :mod:`symgrad.prims`. Facets (functions):
 
     - ``shape_rule(*avals, **params) -> Aval``: type checking and inference;
     - ``impl(*arrays, **params) -> ndarray``: the numpy reference implementation;
     - ``vjp(g, ans, *inputs, **params) -> tuple``: cotangent of each input (or
-      ``None`` for none), written with traced numpy operations so that the
-      adjoint is IR again;
+      ``None`` for none), written with the recording helpers of
+      :mod:`symgrad.prims` so that the adjoint is IR again;
     - ``emit(out, args, avals, out_aval, **params) -> list[str]``: Numba source;
     - ``sympy(sp, *args, **params)``: the SymPy counterpart (see
       :mod:`symgrad.sympy_bridge` for how each ``kind`` applies it);
+    - ``element(at, avals, out_aval, **params)``, for primitives that only move
+      elements: where a fused loop finds the output's element at the index ``at``
+      (a tuple of source expressions), as a list of ``(conditions, operand,
+      operand_index)`` in kernel source; the first piece whose conditions all hold
+      gives it, and if none does it is 0. Loops read through such primitives
+      instead of making their output an array;
+    - ``simplify(eqn, producer) -> Rewrite``: exact algebraic rewrites of an
+      equation of this primitive (``producer(atom)`` is the equation defining an
+      operand), one comment per rule; see :mod:`symgrad.transforms.passes`;
+    - ``accuracy(eqn, producer) -> Rewrite``: rewrites that change rounding on
+      purpose (``log(1 + x) -> log1p(x)``).
+
+    Facts (flags) that the adjoint, the passes, fusion and codegen read:
+
     - ``kind``: ``"elementwise"`` (numpy broadcasting), ``"reduction"`` (over
-      ``axes``), ``"structural"`` (moves elements, computes nothing) or
-      ``"linalg"`` (whole arrays in, a new array out: matmul, inv, ...);
+      ``axes``), ``"structural"`` (moves elements, computes nothing: its output
+      holds only its inputs' elements and zeros) or ``"array"`` (whole arrays in, a
+      new array out: matmul, inv, cumsum, ...);
     - ``numpy``: the numpy function that traces to this primitive, if any;
-    - ``view``: its output may be a view of an input (codegen copies such outputs).
+    - ``view``: its output may be a view of an input (codegen copies such outputs);
+    - ``linear``: the VJP is linear in the cotangent and reads no primal value
+      but shapes and booleans, so a zero cotangent gives exact zeros (the
+      adjoint's masks);
+    - ``cheap``: a fused loop computes it again where it is read, never stores it;
+    - ``commutative``: swapping the operands changes not a single bit (CSE);
+    - ``accumulate``: ``"sum"`` or ``"mean"`` for a reduction a fused loop
+      accumulates (a mean divides by the count after the loop);
+    - ``shape_only``: reads only its operands' shapes, which kernels know;
+    - ``transposes``: ``perm=(1, 0)`` makes its output the view ``c.T``;
+    - ``transposed_operands``: takes ``c.T`` of a C-contiguous ``c`` as it is
+      (BLAS reads F-contiguous matrices without a copy);
+    - ``torch_name``: PyTorch's name of its backward node, where it has one.
     """
 
     name: str
@@ -152,7 +207,23 @@ class Primitive:
     emit: Callable[..., list[str]]
     sympy: Callable[..., Any]
     numpy: Any = None
+    element: Callable[..., list] | None = None
+    simplify: Callable[..., Any] | None = None
+    accuracy: Callable[..., Any] | None = None
     view: bool = False
+    linear: bool = False
+    cheap: bool = False
+    commutative: bool = False
+    accumulate: str = ""
+    shape_only: bool = False
+    transposes: bool = False
+    transposed_operands: bool = False
+    torch_name: str = ""
+
+    @property
+    def moves_elements(self) -> bool:
+        """Fused loops read through it by index arithmetic (it has an ``element`` facet)."""
+        return self.element is not None
 
     def __repr__(self) -> str:
         return self.name
@@ -189,8 +260,6 @@ class Graph:
     name: str = "f"
 
     def __str__(self) -> str:
-        from .pretty import pformat
-
         return pformat(self)
 
     @property
@@ -198,109 +267,168 @@ class Graph:
         return tuple(v for v, _ in self.consts)
 
 
-# ---------------------------------------------------------------------------
-# checker
-
-
-def check(graph: Graph) -> Graph:
-    """Raise :class:`IRError` unless ``graph`` is well formed; return it.
-
-    Checks: every variable is defined once before use; literals and values have
-    the declared dtypes; each equation's output aval is what its primitive's
-    shape rule says; parameters are hashable; constants match their avals.
-    """
-    defined: set[int] = set()
-
-    def define(v: Var, where: str) -> None:
-        if not isinstance(v, Var):
-            _fail(graph, None, f"{where} is {v!r}, not a Var")
-        if id(v) in defined:
-            _fail(graph, None, f"{where} {v!r} is defined twice")
-        if v.dtype not in DTYPES:
-            _fail(graph, None, f"{where} {v!r} has unknown dtype {v.dtype}")
-        defined.add(id(v))
-
-    for v in graph.inputs:
-        define(v, "input")
-    for v, value in graph.consts:
-        define(v, "const")
-        if not isinstance(value, np.ndarray) or value.shape != v.shape:
-            _fail(graph, None, f"const {v!r} is bound to {type(value).__name__} "
-                  f"of shape {getattr(value, 'shape', None)}")
-        if value.dtype != np.dtype(v.dtype) or value.flags.writeable:
-            _fail(graph, None, f"const {v!r} must be a read-only {v.dtype} array")
-    for i, eqn in enumerate(graph.eqns):
-        for a in eqn.inputs:
-            if isinstance(a, Var) and id(a) not in defined:
-                _fail(graph, i, f"input {a!r} is used before it is defined")
-            if not isinstance(a, (Var, Literal)):
-                _fail(graph, i, f"operand {a!r} is not an atom")
-        try:
-            hash(tuple(eqn.params.items()))
-        except TypeError:
-            _fail(graph, i, f"params {dict(eqn.params)} are not hashable")
-        try:
-            expected = eqn.prim.shape_rule(*(a.aval for a in eqn.inputs), **eqn.params)
-        except Exception as e:  # the rule's own message says what is wrong
-            _fail(graph, i, f"shape rule of {eqn.prim.name} rejects its inputs: {e}")
-        if expected != eqn.out.aval:
-            _fail(graph, i, f"output is {eqn.out.aval} but {eqn.prim.name} gives {expected}")
-        define(eqn.out, "output of equation")
-    for a in graph.outputs:
-        if isinstance(a, Var) and id(a) not in defined:
-            _fail(graph, None, f"graph output {a!r} is not defined")
-    return graph
-
-
-def _fail(graph: Graph, index: int | None, message: str) -> None:
-    from .pretty import pformat_around
-
-    raise IRError(f"{message}\n{pformat_around(graph, index)}")
-
-
-# ---------------------------------------------------------------------------
-# reference interpreter
-
-
-def interpret(graph: Graph, *args: Any) -> list[Any]:
-    """Evaluate ``graph`` with each primitive's numpy implementation.
-
-    Floating-point errors follow numpy's arithmetic silently (``inf``/``nan``),
-    as the compiled kernels do with ``error_model="numpy"``.
-    """
-    if len(args) != len(graph.inputs):
-        raise TypeError(f"{graph.name} takes {len(graph.inputs)} inputs, got {len(args)}")
-    env: dict[int, Any] = {}
-    for v, x in zip(graph.inputs, args):
-        env[id(v)] = _as_value(x, v.aval)
-    for v, value in graph.consts:
-        env[id(v)] = value
-
-    def read(a: Atom) -> Any:
-        return a.value if isinstance(a, Literal) else env[id(a)]
-
-    with np.errstate(all="ignore"):
-        for eqn in graph.eqns:
-            out = eqn.prim.impl(*map(read, eqn.inputs), **eqn.params)
-            env[id(eqn.out)] = _as_value(out, eqn.out.aval)
-    return [_owned(read(a), a.aval) for a in graph.outputs]
-
-
-def _as_value(x: Any, aval: Aval) -> Any:
-    """0-d values are numpy scalars, the rest arrays of the declared dtype."""
-    x = np.asarray(x, dtype=aval.dtype)
-    if x.shape != aval.shape:
-        raise IRError(f"value of shape {x.shape} where {aval} was declared")
-    return x[()] if x.ndim == 0 else x
-
-
-def _owned(x: Any, aval: Aval) -> Any:
-    """A result the caller may keep and mutate: never a view of an input."""
-    if aval.ndim == 0:
-        return np.dtype(aval.dtype).type(x)
-    return np.array(x, dtype=aval.dtype, copy=True)
-
-
 def eqn_vars(graph: Graph) -> Sequence[Var]:
     """All variables of ``graph`` in definition order."""
     return [*graph.inputs, *graph.const_vars, *(e.out for e in graph.eqns)]
+
+
+# ---------------------------------------------------------------------------
+# the text form
+
+#: names that generated kernels use for themselves
+RESERVED = frozenset({"np", "njit", "math", "inf", "nan", "True", "False", "None",
+                      "acc", "value", "kernel",
+                      # builtins kernels call (a parameter named range would shadow it)
+                      "range", "float", "int", "bool", "enumerate", "len", "abs", "min",
+                      "max", "zip",
+                      "l", "O", "I"})  # and names that read like 1 and 0
+_INDEX_NAME = re.compile(r"[in]\d+$")  # loop indices and sizes (n0 = x.shape[0]) in kernels
+
+
+def _letters() -> Iterator[str]:
+    """a, b, ..., z, aa, ab, ...: bijective base 26."""
+    alphabet = "abcdefghijklmnopqrstuvwxyz"
+    for n in count(1):
+        s = ""
+        while n:
+            n, r = divmod(n - 1, 26)
+            s = alphabet[r] + s
+        yield s
+
+
+def usable(name: str) -> bool:
+    return (name.isidentifier() and not keyword.iskeyword(name)
+            and name not in RESERVED and not _INDEX_NAME.match(name))
+
+
+def assign_names(graph: Graph, out_names: Mapping[int, str] | None = None) -> dict[int, str]:
+    """Map ``id(var)`` to a unique, valid Python name for every var of ``graph``.
+
+    ``out_names`` optionally names outputs by position (e.g. ``{1: "ct_x"}``);
+    an output that is also an input keeps the input's name.
+    """
+    names: dict[int, str] = {}
+    taken: set[str] = set()
+
+    def claim(v: Var, base: str) -> None:
+        if id(v) in names:
+            return
+        base = base if usable(base) else (base + "_" if base.isidentifier() else "v")
+        name, k = base, 0
+        while name in taken or not usable(name):
+            k += 1
+            name = f"{base}_{k}"
+        names[id(v)] = name
+        taken.add(name)
+
+    for v in graph.inputs:
+        claim(v, v.hint or "x")
+    for i, name in (out_names or {}).items():
+        out = graph.outputs[i]
+        if isinstance(out, Var):
+            claim(out, name)
+    for v in graph.const_vars:
+        claim(v, v.hint or "k")
+    letters = _letters()
+    for v in eqn_vars(graph):
+        if id(v) not in names:
+            if v.hint:
+                claim(v, v.hint)
+                continue
+            name = next(letters)
+            while name in taken or not usable(name):
+                name = next(letters)
+            claim(v, name)
+    return names
+
+
+def format_literal(value: float | bool) -> str:
+    """A literal as Python source would spell it."""
+    if isinstance(value, (bool, np.bool_)):
+        return repr(bool(value))
+    return repr(float(value))
+
+
+def format_param(value: object) -> str:
+    if isinstance(value, tuple):
+        return "(" + ", ".join(map(format_param, value)) + ("," if len(value) == 1 else "") + ")"
+    return repr(value)
+
+
+def origin_changes(eqns: Iterable[Eqn]) -> Iterator[tuple[Eqn | None, Eqn]]:
+    """Each equation with the primal equation to cite before it: its origin where
+    that changes from the previous equation's, else None (one comment per group)."""
+    current = None
+    for e in eqns:
+        cite = e.origin if e.origin is not current and e.origin is not None else None
+        current = e.origin
+        yield cite, e
+
+
+class Printer:
+    """Formats atoms and equations of one graph with one naming."""
+
+    def __init__(self, graph: Graph, out_names: Mapping[int, str] | None = None):
+        self.graph = graph
+        self.names = assign_names(graph, out_names)
+        self._taken = set(self.names.values())
+        self._spare = _letters()
+
+    def name(self, v: Var) -> str:
+        if id(v) not in self.names:  # e.g. in the origin of an equation a pass removed
+            name = next(self._spare)
+            while name in self._taken or not usable(name):
+                name = next(self._spare)
+            self.names[id(v)] = name
+            self._taken.add(name)
+        return self.names[id(v)]
+
+    def atom(self, a: Atom) -> str:
+        return format_literal(a.value) if isinstance(a, Literal) else self.name(a)
+
+    def typed(self, v: Var) -> str:
+        return f"{self.name(v)}: {v.aval}"
+
+    def eqn(self, e: Eqn) -> str:
+        args = [self.atom(a) for a in e.inputs]
+        args += [f"{k}={format_param(v)}" for k, v in e.params.items()]
+        return f"{self.typed(e.out)} = {e.prim.name}({', '.join(args)})"
+
+    def const(self, v: Var, value: np.ndarray) -> str:
+        flat = value.ravel()
+        shown = ", ".join(format_literal(x) for x in flat[:6])
+        more = ", ..." if flat.size > 6 else ""
+        return f"const {self.typed(v)} = [{shown}{more}]"
+
+    def lines(self) -> list[str]:
+        g = self.graph
+        head = f"{g.name}({', '.join(self.typed(v) for v in g.inputs)}) {{"
+        body = [self.const(v, value) for v, value in g.consts]
+        for cite, e in origin_changes(g.eqns):
+            if cite is not None:
+                body.append(f"# grad of: {self.eqn(cite)}")
+            body.append(self.eqn(e))
+        outs = ", ".join(self.atom(a) for a in g.outputs)
+        body.append(f"return ({outs}{',' if len(g.outputs) == 1 else ''})")
+        return [head, *("  " + line for line in body), "}"]
+
+
+def pformat(graph: Graph, out_names: Mapping[int, str] | None = None) -> str:
+    """The documented text form of ``graph``."""
+    return "\n".join(Printer(graph, out_names).lines())
+
+
+def pformat_around(graph: Graph, index: int | None, context: int = 3) -> str:
+    """Equations near ``index`` (all of a short graph), the bad one marked ``>>``."""
+    p = Printer(graph)
+    if index is None:
+        return "\n".join(p.lines())
+    lo, hi = max(0, index - context), min(len(graph.eqns), index + context + 1)
+    rows = []
+    for i in range(lo, hi):
+        try:
+            text = p.eqn(graph.eqns[i])
+        except Exception as e:  # a malformed equation must not hide the report
+            text = f"<unprintable equation: {e}>"
+        rows.append(f"{'>>' if i == index else '  '} {i:4d}  {text}")
+    return "\n".join([f"in {graph.name}, equations {lo}..{hi - 1}:", *rows])

@@ -1,12 +1,18 @@
-"""Tracing: run plain numpy code on tracers and record the IR it performs.
+"""Tracing: run code on tracers and record the IR it performs.
 
-A :class:`Tracer` stands for an array whose value is not known yet. Python
-operators, ``np.<ufunc>(tracer)`` (via ``__array_ufunc__``), public numpy
-functions (via ``__array_function__``) and array methods all end in
-:func:`symgrad.ops.apply`, which appends one equation to the current
-:class:`Trace`. Python control flow runs at trace time, once; ``bool()`` of a
-traced value therefore raises :class:`TracerBoolConversionError`, which points
-to ``symgrad.where``.
+A :class:`Tracer` stands for an array whose value is not known yet. Every
+operation on one ends in :func:`apply`, which appends one equation to the
+tracer's :class:`Trace` (or, with no traced operand, computes it with numpy).
+The operators and numpy's API on tracers are added by the layers above:
+:class:`symgrad.prims.tracer.PrimTracer` (arithmetic, for VJP rules) and
+:class:`symgrad.numpy_api.Tracer` (all of numpy, for user code); a trace makes
+tracers of the class it was given. Python control flow runs at trace time,
+once; ``bool()`` of a traced value therefore raises
+:class:`TracerBoolConversionError`, which points to ``symgrad.where``.
+
+The trace interface is open: any :class:`Traced` value names the trace that
+records operations on it. The eager layer's ``Tensor`` is one, whose trace
+computes each operation as it records it.
 """
 
 from __future__ import annotations
@@ -22,22 +28,22 @@ from .errors import (
     EscapedTracerError,
     TracerBoolConversionError,
     TracerConversionError,
-    UnsupportedFunctionError,
     user_location,
 )
-from .ir import Atom, Aval, Eqn, Graph, Literal, Primitive, Var, freeze_params
+from .ir import Atom, Aval, Eqn, Graph, Literal, Primitive, Var, freeze_params, usable
 
 
 class Trace:
     """The equations recorded so far while tracing one function."""
 
-    def __init__(self, eqns: Sequence[Eqn] = (), consts: Sequence[tuple[Var, np.ndarray]] = ()):
+    def __init__(self, eqns: Sequence[Eqn] = (), consts: Sequence[tuple[Var, np.ndarray]] = (),
+                 tracer: type[Tracer] | None = None):
         self.eqns: list[Eqn] = list(eqns)
         self._consts: dict[int, tuple[Var, np.ndarray]] = {id(a): (v, a) for v, a in consts}
         self._sources: list[Any] = []  # user arrays behind consts: their ids stay unique
         self.active = True
-        #: values are computed as operations are recorded (symgrad.autograd's trace)
-        self.eager = False
+        #: the class of the tracers this trace makes
+        self.tracer: type[Tracer] = tracer or Tracer
         #: set by the adjoint transform to the primal equation whose VJP runs now
         self.origin: Eqn | None = None
 
@@ -56,18 +62,16 @@ class Trace:
     def apply(self, prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
         """``prim(*args, **params)`` on operands: record it and return a tracer of the result.
 
-        The one hook for other kinds of trace: :class:`symgrad.autograd.EagerTrace`
+        The one hook for other kinds of trace: :class:`symgrad.eager.tensor.EagerTrace`
         computes the value at once and returns a ``Tensor``.
         """
-        return Tracer(self.bind(prim, [self.atom(a) for a in args], params), self)
+        return self.tracer(self.bind(prim, [self.atom(a) for a in args], params), self)
 
     def atom(self, x: Any) -> Atom:
         """The IR atom for an operand: a tracer's var, a literal, or a constant."""
         if isinstance(x, (Var, Literal)):
             return x
         if isinstance(x, Tracer):
-            if x._trace.eager and not self.eager:  # a symgrad.Tensor: its value is a constant
-                return self.constant(np.asarray(x))
             if x._trace is not self:
                 if not x._trace.active:
                     raise _escaped()
@@ -149,24 +153,54 @@ def recording(trace: Trace) -> Iterator[Trace]:
 
 
 def find_trace(args: Sequence[Any]) -> Trace | None:
-    """The trace of the first traced argument, else the innermost recording one.
+    """The trace of the first Tracer among ``args``, else that of the first other
+    :class:`Traced` value, else the innermost recording one.
 
     A function being traced wins over eager values (``symgrad.Tensor``), which it
     takes as constants."""
-    eager = None
+    other = None
     for a in args:
         if isinstance(a, Tracer):
-            if not a._trace.eager:
-                return a._trace
-            eager = eager or a._trace
-    return eager or (_ACTIVE[-1] if _ACTIVE else None)
+            return a._trace
+        if other is None and isinstance(a, Traced):
+            other = a._trace
+    return other or (_ACTIVE[-1] if _ACTIVE else None)
 
 
-class Tracer:
-    """An array value inside a function being traced; records what is done to it."""
+def shape_of(x: Any) -> tuple[int, ...]:
+    """The shape of a traced or concrete value."""
+    return x.shape if isinstance(x, Traced) else np.shape(x)
+
+
+def apply(prim: Primitive, *args: Any, **params: Any) -> Any:
+    """``prim(*args, **params)``: recorded while tracing, computed with numpy otherwise."""
+    trace = find_trace(args)
+    if trace is None:
+        with np.errstate(all="ignore"):
+            return prim.impl(*(as_constant_array(a) for a in args), **params)
+    return trace.apply(prim, args, params)
+
+
+class Traced:
+    """A value whose operations a trace records: ``_trace`` is that trace.
+
+    A :class:`Tracer` is the symbolic kind, whose value is a ``Var``; the eager
+    layer's ``Tensor`` has its value, and a trace that computes each operation
+    as it records it. Both have ``shape``, ``ndim`` and ``dtype``.
+    """
+
+    __slots__ = ()
+    _trace: Trace
+
+
+class Tracer(Traced):
+    """An array value inside a function being traced; records what is done to it.
+
+    This class knows the value's type and refuses every conversion that would
+    need the value; subclasses add the operations (see the module docstring).
+    """
 
     __slots__ = ("_var", "_trace")
-    __array_priority__ = 1000
 
     def __init__(self, var: Var, trace: Trace):
         self._var = var
@@ -200,22 +234,6 @@ class Tracer:
 
     def __repr__(self) -> str:
         return f"Traced<{self.aval}>"
-
-    # -- numpy protocols ----------------------------------------------------------
-    def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
-        from . import ops
-
-        return ops.apply_ufunc(ufunc, method, inputs, kwargs)
-
-    def __array_function__(self, func: Callable, types: Any, args: Any, kwargs: Any) -> Any:
-        from . import ops
-
-        impl = ops.HANDLED_FUNCTIONS.get(func)
-        if impl is None:
-            raise UnsupportedFunctionError(
-                f"np.{_qualname(func)} is not supported on traced values (at {user_location()}); "
-                "symgrad.ops.supported_functions() lists what is")
-        return impl(*args, **kwargs)
 
     # -- conversions that would need the value --------------------------------
     def __bool__(self) -> bool:
@@ -253,142 +271,16 @@ class Tracer:
     def item(self) -> float:
         return self._concrete("item()")
 
-    def __iter__(self) -> Any:
-        if not self.shape:
-            raise TypeError("iteration over a traced scalar")
-        return (self[i] for i in range(self.shape[0]))
-
-    def __getitem__(self, index: Any) -> Any:
-        return _array().getitem(self, index)
-
-    def __setitem__(self, index: Any, value: Any) -> None:
-        raise TypeError(
-            f"assignment into a traced array (x[...] = v) at {user_location()}: traced arrays "
-            "are immutable, because the gradient needs every intermediate value. Write "
-            "x = sg.at(x)[index].set(v) (or .add(v)) instead; it returns the updated array.")
-
-    @property
-    def at(self) -> Any:
-        """``x.at[index].set(v)``, as ``symgrad.at(x)[index].set(v)``."""
-        return _array().at(self)
-
-    # -- operators -----------------------------------------------------------------
-    def __add__(self, o): return _ops().add(self, o)
-    def __radd__(self, o): return _ops().add(o, self)
-    def __sub__(self, o): return _ops().subtract(self, o)
-    def __rsub__(self, o): return _ops().subtract(o, self)
-    def __mul__(self, o): return _ops().multiply(self, o)
-    def __rmul__(self, o): return _ops().multiply(o, self)
-    def __truediv__(self, o): return _ops().divide(self, o)
-    def __rtruediv__(self, o): return _ops().divide(o, self)
-    def __pow__(self, o): return _ops().power(self, o)  # numpy's fast paths: passes.simplify
-    def __rpow__(self, o): return _ops().power(o, self)
-    def __neg__(self): return _ops().negative(self)
-    def __pos__(self): return self
-    def __abs__(self): return _ops().absolute(self)
-    def __lt__(self, o): return _ops().less(self, o)
-    def __le__(self, o): return _ops().less_equal(self, o)
-    def __gt__(self, o): return _ops().greater(self, o)
-    def __ge__(self, o): return _ops().greater_equal(self, o)
-    def __eq__(self, o): return _ops().equal(self, o)  # type: ignore[override]
-    def __ne__(self, o): return _ops().not_equal(self, o)  # type: ignore[override]
-    __hash__ = None  # type: ignore[assignment]  # elementwise ==, as numpy arrays
-
-    def __matmul__(self, o): return _ops().linalg.matmul(self, o)
-    def __rmatmul__(self, o): return _ops().linalg.matmul(o, self)
-
-    def __floordiv__(self, o: Any) -> Any:
-        raise UnsupportedFunctionError(f"floor division (//) at {user_location()} is not supported")
-
-    __rfloordiv__ = __mod__ = __rmod__ = __floordiv__
-
-    # -- methods -------------------------------------------------------------------
-    def sum(self, axis=None, dtype=None, out=None, keepdims=False, **kw):
-        return _ops().sum(self, axis, dtype, out, keepdims, **kw)
-
-    def mean(self, axis=None, dtype=None, out=None, keepdims=False, **kw):
-        return _ops().mean(self, axis, dtype, out, keepdims, **kw)
-
-    def prod(self, axis=None, dtype=None, out=None, keepdims=False, **kw):
-        return _ops().prod(self, axis, dtype, out, keepdims, **kw)
-
-    def max(self, axis=None, out=None, keepdims=False, **kw):
-        return _ops().max(self, axis, out, keepdims, **kw)
-
-    def min(self, axis=None, out=None, keepdims=False, **kw):
-        return _ops().min(self, axis, out, keepdims, **kw)
-
-    @property
-    def T(self) -> Any:
-        return _ops().transpose(self)
-
-    def transpose(self, *axes: Any) -> Any:
-        if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
-            return _ops().transpose(self, axes[0])
-        return _ops().transpose(self, axes or None)
-
-    def reshape(self, *shape: Any, order: str = "C") -> Any:
-        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-            shape = tuple(shape[0])
-        return _ops().reshape(self, shape, order=order)
-
-    def ravel(self, order: str = "C") -> Any:
-        return _ops().reshape(self, (-1,), order=order)
-
-    flatten = ravel
-
-    def squeeze(self, axis: Any = None) -> Any:
-        return _array().squeeze(self, axis)
-
-    def repeat(self, repeats: Any, axis: Any = None) -> Any:
-        return _array().repeat(self, repeats, axis)
-
-    def cumsum(self, axis: Any = None, dtype: Any = None, out: Any = None) -> Any:
-        return _array().cumsum(self, axis, dtype, out)
-
-    def swapaxes(self, axis1: int, axis2: int) -> Any:
-        return _array().swapaxes(self, axis1, axis2)
-
-    def take(self, indices: Any, axis: Any = None, out: Any = None, mode: str = "raise") -> Any:
-        return _array().take(self, indices, axis, out, mode)
-
-    def dot(self, b: Any, out: Any = None) -> Any:
-        return _ops().linalg.dot(self, b, out)
-
-    def copy(self) -> Tracer:
-        return self  # traced values are immutable, so a copy is the value itself
-
-    def astype(self, dtype: Any, copy: bool = True) -> Any:
-        return _ops().astype(self, dtype)
-
-
-def _ops():  # ops imports this module; resolve it when an operator first runs
-    from . import ops
-
-    return ops
-
-
-def _array():  # the array family imports ops, which imports this module
-    from . import array
-
-    return array
-
-
-def _qualname(func: Callable) -> str:
-    """``sum`` for ``np.sum``, ``linalg.svd`` for ``np.linalg.svd``."""
-    module = (getattr(func, "__module__", None) or "").removeprefix("numpy").lstrip(".")
-    name = getattr(func, "__name__", repr(func))
-    return f"{module}.{name}" if module else name
-
 
 def trace(fun: Callable, avals: Sequence[Aval | None], args: Sequence[Any],
-          names: Sequence[str]) -> tuple[Graph, bool]:
-    """Trace ``fun`` with tracers where ``avals`` has an aval, ``args`` elsewhere.
+          names: Sequence[str], tracer: type[Tracer] = Tracer) -> tuple[Graph, bool]:
+    """Trace ``fun`` with tracers (of class ``tracer``) where ``avals`` has an aval,
+    ``args`` elsewhere.
 
     Returns the graph and whether ``fun`` returned a tuple (``False``: a single
     value, the graph's only output).
     """
-    t = Trace()
+    t = Trace(tracer=tracer)
     inputs: list[Var] = []
     call_args = []
     for aval, arg, name in zip(avals, args, names):
@@ -397,7 +289,7 @@ def trace(fun: Callable, avals: Sequence[Aval | None], args: Sequence[Any],
         else:
             v = Var(aval, name)
             inputs.append(v)
-            call_args.append(Tracer(v, t))
+            call_args.append(tracer(v, t))
     try:
         with recording(t):
             result = fun(*call_args)
@@ -414,8 +306,6 @@ def trace(fun: Callable, avals: Sequence[Aval | None], args: Sequence[Any],
 def _fun_name(fun: Callable) -> str:
     """The function's name, for the graph and its kernel; ``f`` where that name would
     not work as a kernel's (a keyword, ``np``, ``range``, ...)."""
-    from .pretty import usable
-
     name = getattr(fun, "__name__", "f")
     return name if isinstance(name, str) and usable(name) else "f"
 
@@ -431,5 +321,5 @@ def arg_names(fun: Callable, count: int) -> list[str]:
     return names + [f"arg{i}" for i in range(len(names), count)]
 
 
-__all__ = ["Trace", "Tracer", "arg_names", "as_constant_array", "find_trace", "recording",
-           "trace"]
+__all__ = ["Trace", "Traced", "Tracer", "apply", "arg_names", "as_constant_array",
+           "find_trace", "recording", "shape_of", "trace"]
