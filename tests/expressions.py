@@ -193,9 +193,9 @@ def singular_nodes(expr: list, args: list[Any]) -> list[str]:
 def tied_nodes(expr: list, args: list[Any]) -> list[str]:
     """The ``max``/``min`` reductions and ``maximum``/``minimum`` nodes of ``expr`` whose
     extremum is attained more than once (a tie). symgrad gives ``k`` tied extrema
-    ``1/k`` each (DESIGN.md); SymPy differentiates ``Max(a, b, c)`` into Heaviside
-    terms with ``Heaviside(0) = 1/2`` each, so three or more ties disagree by
-    convention, not by a wrong rule."""
+    ``1/k`` each (symgrad.core.conventions); SymPy differentiates ``Max(a, b, c)``
+    into Heaviside terms with ``Heaviside(0) = 1/2`` each, so three or more ties
+    disagree by convention, not by a wrong rule."""
     found: list[str] = []
 
     def walk(e: list) -> None:

@@ -38,19 +38,18 @@ from .fusion import Plan
 
 #: Graphs of more equations than this are split, unless their kernel is nearly
 #: all fused loops. What Numba's compile time grows with is the arrays a kernel
-#: makes (and the loops between them), more than its equations: measured with
-#: benchmarks/compile_time.py and a 1658-equation chain of slices, rolls and
-#: maxima (94 loops, 493 arrays): 247 s as one kernel, 15 s as pieces of 100.
-#: An unrolled recurrence fused into one loop compiles whole in 1.7 s at 894
-#: equations and 3.9 s at 1794, and runs 5-10 times faster than as pieces.
+#: makes (and the loops between them), more than its equations; an unrolled
+#: recurrence fused into one loop compiles whole in seconds and runs several times
+#: faster than as pieces (docs/benchmarks.md, "Compile time against graph size",
+#: from benchmarks/compile_time.py).
 SPLIT_ABOVE = 500
 #: ... so a graph whose kernel makes at most this many arrays stays whole up to
 #: :data:`ALWAYS_SPLIT_ABOVE` equations
 FEW_ARRAYS = 64
 ALWAYS_SPLIT_ABOVE = 4000
-#: Equations per piece of a split graph: pieces of 100 compile in about 0.5 s each,
-#: pieces of 500 in about 3 s (their inputs and outputs are arrays that fusion
-#: would not have made), and pieces of the same structure share one kernel.
+#: Equations per piece of a split graph: small pieces compile fast (their inputs and
+#: outputs are arrays that fusion would not have made, so larger pieces cost more
+#: than their length says), and pieces of the same structure share one kernel.
 MAX_EQNS = 100
 
 

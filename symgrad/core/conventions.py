@@ -8,7 +8,7 @@ backends, and :data:`CONVENTIONS_VERSION` is part of every kernel's cache key
 (:mod:`symgrad.backend.codegen`), so a changed convention never reuses a kernel
 compiled under the old one.
 
-    >>> from symgrad.conventions import CONVENTIONS
+    >>> from symgrad.core.conventions import CONVENTIONS
     >>> CONVENTIONS["relu_kink"].value
     "relu'(0) = 0"
 """

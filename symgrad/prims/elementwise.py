@@ -16,7 +16,7 @@ Conventions at kinks and singular points follow the table in
 :data:`CONVENTIONS_VERSION`, which is part of every kernel's cache key.
 
     >>> import numpy as np
-    >>> float(sin(np.float64(0.5))) == np.sin(0.5)   # no trace: computed by numpy
+    >>> bool(sin(np.float64(0.5)) == np.sin(0.5))   # no trace: computed by numpy
     True
 """
 

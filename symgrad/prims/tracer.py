@@ -2,10 +2,11 @@
 
 :class:`Operators` is the arithmetic every traced value has (``+ - * / **``,
 unary minus, ``abs``, comparisons), with numpy's promotion of booleans.
-:class:`PrimTracer` is the tracer the adjoint gives VJP rules: operators and
-the recording helpers of :mod:`symgrad.prims`, nothing of numpy's API
-(``np.cos(x)`` on it is a TypeError), so that the rules stay written with
-primitives. :class:`symgrad.numpy_api.ArrayTracer` adds the rest of numpy.
+:class:`PrimTracer` is the tracer the adjoint gives VJP rules: operators, the
+ufuncs of elementwise primitives (``np.cos(x)`` is ``cos_p``), and the recording
+helpers of :mod:`symgrad.prims`; nothing else of numpy's API (``np.where`` on it
+is a TypeError: VJP rules use ``where`` from :mod:`symgrad.prims.elementwise`).
+:class:`symgrad.numpy_api.ArrayTracer` adds the rest of numpy.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 
 from ..core.tracing import Tracer
 from . import elementwise as E
+from .registry import of_numpy
 
 
 class Operators:
@@ -45,8 +47,13 @@ class Operators:
 
 
 class PrimTracer(Operators, Tracer):
-    """A traced value inside a VJP rule: operators, and no numpy functions."""
+    """A traced value inside a VJP rule: operators and elementwise ufuncs, no other
+    numpy functions."""
 
     __slots__ = ()
-    #: numpy scalars (the seed 1.0) then defer to the reflected operators above
-    __array_ufunc__: Any = None
+
+    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        prim = of_numpy(ufunc)
+        if method != "__call__" or kwargs or prim is None or prim.kind != "elementwise":
+            return NotImplemented  # numpy raises a TypeError
+        return E.call(prim, *inputs)
