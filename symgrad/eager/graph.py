@@ -70,7 +70,7 @@ class Node:
         inputs = self.inputs
         if type(self).__name__ in _SCALAR_OPERAND_HIDDEN:  # x ** 2, 2 - x, x.clone()
             inputs = tuple(a for a in inputs if not _is_scalar(a))
-        elif self.prim.name in ("add", "mul") and _is_scalar(inputs[0]):
+        elif self.prim.commutative and _is_scalar(inputs[0]):
             inputs = inputs[::-1]  # 2 + x is x.add(2) in torch
         return tuple((_function_of(a), 0) for a in inputs)
 
