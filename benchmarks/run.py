@@ -54,7 +54,7 @@ import numpy as np
 from scipy.special import expit
 
 import symgrad as sg
-from symgrad.compile import compile_stats
+from symgrad.backend.compile import compile_stats
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "benchmarks.md"
@@ -471,7 +471,7 @@ def compile_times() -> dict:
     """benchmarks/compile_time.py's table: unrolled recurrences, whole and split."""
     import importlib.util
 
-    from symgrad import split
+    from symgrad.backend import split
 
     spec = importlib.util.spec_from_file_location("compile_time", ROOT / "benchmarks" /
                                                   "compile_time.py")
@@ -482,6 +482,15 @@ def compile_times() -> dict:
     return {"table": module.markdown(table), "limit": split.MAX_EQNS,
             "above": split.SPLIT_ABOVE, "few": split.FEW_ARRAYS,
             "always": split.ALWAYS_SPLIT_ABOVE}
+
+
+def train_loop() -> str:
+    """benchmarks/train_loop.py's output, in a fresh process with an empty kernel cache:
+    Tensor.backward's first step interpreted, its second compiled, then the kernel."""
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "train_loop.py")],
+                          capture_output=True, text=True, check=True, timeout=600,
+                          env={k: v for k, v in os.environ.items() if k != "SYMGRAD_CACHE_DIR"})
+    return "```\n" + done.stdout.strip() + "\n```"
 
 
 def first_calls(sizes: dict[str, int]) -> dict:
@@ -713,7 +722,7 @@ def main() -> None:
     # cold and warm first calls, each in a fresh process; this process then
     # loads the kernels they compiled (symgrad reads SYMGRAD_CACHE_DIR at each compile)
     cache = tempfile.mkdtemp(prefix="symgrad-bench-")
-    cold = warm = memory = compiles = None
+    cold = warm = memory = compiles = loop = None
     if not options.quick:
         print("first calls, cold cache (fresh process) ...", file=sys.stderr)
         cold = run_child("first-call", cache, options.quick)
@@ -723,6 +732,8 @@ def main() -> None:
         memory = run_child("memory", cache, options.quick)
         print("compile time against graph size (fresh processes) ...", file=sys.stderr)
         compiles = compile_times()
+        print("a training loop of Tensor.backward (fresh process) ...", file=sys.stderr)
+        loop = train_loop()
     os.environ["SYMGRAD_CACHE_DIR"] = cache
 
     names = [name for name in IMPLEMENTATIONS if available(name)]
@@ -810,6 +821,16 @@ def main() -> None:
             "up to that size it compiles whole and runs several times faster than the chain "
             "of pieces.",
             compiles["table"],
+        ]
+    if loop is not None:
+        sections += [
+            "## Tensor.backward in a training loop",
+            "`python benchmarks/train_loop.py` (included here): the seeds' graph "
+            "`y = x + 2; z = y * y * 3; out = z.mean()` on n = 1000 values, rebuilt and "
+            "differentiated at every step, in a fresh process with an empty kernel cache. "
+            "The first backward of a structure runs on the numpy interpreter, the second "
+            "compiles it (so a one-off graph never waits for Numba), later ones call the kernel.",
+            loop,
         ]
     sections += ["## Targets (issue 7)",
                  table(["target", "measured", ""], targets(times, details, warm, memory))]

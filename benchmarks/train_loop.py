@@ -33,8 +33,8 @@ def symgrad_loop(steps: int, n: int) -> tuple[float, list[float], dict, float]:
     import numpy as np
 
     import symgrad as torch
-    from symgrad import compile as kernels
     from symgrad.autograd import Variable
+    from symgrad.backend import compile as kernels
 
     x = Variable(torch.from_numpy(np.random.default_rng(0).standard_normal(n)),
                  requires_grad=True)

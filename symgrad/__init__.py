@@ -8,7 +8,7 @@
     array([[4.5, 4.5],
            [4.5, 4.5]])
 
-The same gradients, the PyTorch way (:mod:`symgrad.autograd`, :mod:`symgrad.tensor`):
+The same gradients, the PyTorch way (:mod:`symgrad.autograd`, :mod:`symgrad.eager`):
 
     >>> import symgrad as torch
     >>> from symgrad.autograd import Variable
@@ -20,15 +20,32 @@ The same gradients, the PyTorch way (:mod:`symgrad.autograd`, :mod:`symgrad.tens
             [4.5000, 4.5000]])
 
 Importing symgrad loads numpy only; Numba is imported when a kernel is first
-compiled and SymPy only by :mod:`symgrad.sympy_bridge`. ``symgrad.testing``
-(``check_grad``) is imported on first use of ``sg.testing``, as ``np.testing``.
+compiled, SymPy only by :mod:`symgrad.sympy_bridge` and Graphviz only to draw.
+``symgrad.testing`` (``check_grad``) is imported on first use of ``sg.testing``, as
+``np.testing``.
+
+Layers. Each folder imports only from the layers below it (``tests/test_layers.py``
+checks it, with imports inside functions counted, and that there is no cycle):
+
+- ``core/``: the IR and its text form, the checker, the interpreter, tracing
+  machinery, conventions, errors. Imports nothing of symgrad.
+- ``prims/``: every primitive with all its facets and flags, and the recording
+  helpers VJP rules use. Imports ``core``.
+- ``numpy_api/``: numpy's API on traced values (ufunc and ``__array_function__``
+  dispatch, indexing, ``sg.at``, linalg). Imports ``core``, ``prims``.
+- ``transforms/``: the adjoint and the passes. Imports ``core``, ``prims``.
+- ``backend/``: fusion, split, codegen, the kernel cache, ``program.build``.
+  Imports ``core`` only: it reads what it needs from the primitives' flags.
+- ``pipeline.py``: the one build (adjoint, passes, backend) for every front end.
+  Imports ``core``, ``transforms``, ``backend``.
+- Front ends, on top: ``api.py`` (grad, jit, vjp), ``eager/`` (Tensor, backward)
+  with ``autograd.py``, ``cli/`` (the command), ``sympy_bridge.py``,
+  ``testing.py``, ``ops.py``. They may import any layer below, and ``cli``
+  and ``testing`` the other front ends; nothing below imports them.
 """
 
-__version__ = "0.1.0"
-
-from . import autograd  # noqa: E402
+from . import autograd, ops  # noqa: E402,F401 (symgrad.ops: numpy's API, by its old name)
 from .api import grad, jit, value_and_grad, vjp  # noqa: E402
-from .array import at  # noqa: E402
 from .autograd import (  # noqa: E402
                        Variable,
                        enable_grad,
@@ -36,15 +53,55 @@ from .autograd import (  # noqa: E402
                        no_grad,
                        set_grad_enabled,
 )
-from .errors import (  # noqa: E402
-                     EscapedTracerError,
-                     ShapeError,
-                     TracerBoolConversionError,
-                     TracerConversionError,
-                     UnsupportedFunctionError,
+from .core.errors import (  # noqa: E402
+                          EscapedTracerError,
+                          ShapeError,
+                          TracerBoolConversionError,
+                          TracerConversionError,
+                          UnsupportedFunctionError,
 )
-from .ir import Graph  # noqa: E402
-from .ops import (  # noqa: E402
+from .core.ir import Graph  # noqa: E402
+from .core.version import __version__  # noqa: E402
+from .eager.tensor import Tensor  # noqa: E402
+from .eager.tensor_ops import (  # noqa: E402
+                               abs,
+                               acos,
+                               arange,
+                               asin,
+                               atan,
+                               cos,
+                               cosh,
+                               exp,
+                               expm1,
+                               from_numpy,
+                               full,
+                               log,
+                               log1p,
+                               manual_seed,
+                               matmul,
+                               maximum,
+                               mean,
+                               minimum,
+                               ones,
+                               ones_like,
+                               pow,
+                               rand,
+                               randn,
+                               sign,
+                               sin,
+                               sinh,
+                               sqrt,
+                               square,
+                               sum,
+                               t,
+                               tan,
+                               tanh,
+                               tensor,
+                               zeros,
+                               zeros_like,
+)
+from .numpy_api import (  # noqa: E402
+    at,
     log_softmax,
     logsumexp,
     relu,
@@ -53,44 +110,6 @@ from .ops import (  # noqa: E402
     softplus,
     where,
     xlogy,
-)
-from .tensor import (  # noqa: E402
-                     Tensor,
-                     abs,
-                     acos,
-                     arange,
-                     asin,
-                     atan,
-                     cos,
-                     cosh,
-                     exp,
-                     expm1,
-                     from_numpy,
-                     full,
-                     log,
-                     log1p,
-                     manual_seed,
-                     matmul,
-                     maximum,
-                     mean,
-                     minimum,
-                     ones,
-                     ones_like,
-                     pow,
-                     rand,
-                     randn,
-                     sign,
-                     sin,
-                     sinh,
-                     sqrt,
-                     square,
-                     sum,
-                     t,
-                     tan,
-                     tanh,
-                     tensor,
-                     zeros,
-                     zeros_like,
 )
 
 __all__ = ["grad", "value_and_grad", "vjp", "jit", "where", "at", "relu", "sigmoid", "softplus",

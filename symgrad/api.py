@@ -19,7 +19,7 @@ each call checks it still holds what the trace saw, and traces again if not.
 Inside a function being traced (``grad(grad(f))``, ``jit(grad(f))``, a
 gradient penalty calling ``grad(f)``), a transformed function does not run a
 kernel: it traces ``fun``, derives its graph as usual and records that graph
-in the enclosing trace (:func:`symgrad.trace.inline`), so the outer
+in the enclosing trace (:func:`symgrad.core.tracing.inline`), so the outer
 transformation sees, differentiates and compiles it like any other code.
 
 Dispatch: a call whose arguments the kernel takes as they are (float64 or bool
@@ -33,25 +33,26 @@ from __future__ import annotations
 
 import functools
 import inspect
-import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
 import numpy as np
 
-from . import compile as kernels
-from . import ops, split
-from .adjoint import adjoint
+from . import pipeline
+from .backend import compile as kernels
+from .backend.codegen import KernelSource
 from .captured import World, world
-from .codegen import KernelSource
-from .ir import BOOL, FLOAT, Aval, Graph, check
-from .passes import optimize
-from .pytree import LEAF, Tree, flatten, paths, unflatten
-from .trace import Tracer, arg_names, as_constant_array, current_trace, inline, stage
+from .core.errors import SCALAR_OUTPUT_ERROR
+from .core.ir import FLOAT, Aval, Graph
+from .core.pytree import LEAF, Tree, flatten, paths, unflatten
+from .core.tracing import Traced, Tracer, arg_names, current_trace, inline
+from .numpy_api import stage
+from .pipeline import kernel_input as _traced_input
+from .prims.elementwise import as_float
+from .prims.reductions import reshape
 
 BACKENDS = ("numba", "numpy")
-SCALAR_OUTPUT_ERROR = "grad can be implicitly created only for scalar outputs"
 
 
 @dataclass(frozen=True)
@@ -77,7 +78,7 @@ class Specialization:
 class _Fast(NamedTuple):
     """A call signature seen before, ready to run: what ``__call__`` does on a hit."""
 
-    kernel: Callable[..., tuple]      # the warm Numba dispatcher (or the interpreter)
+    kernel: Callable[..., tuple]      # the warm Numba dispatcher, or a Kernel, Chain, interpreter
     consts: tuple                     # its trailing arguments
     plan: tuple[int, ...] | None      # per argument _PASS, _FLOAT, _BOOL or _DROP; None: all pass
     picks: tuple[int, ...]            # the outputs returned, in order
@@ -243,7 +244,7 @@ class Transformed:
         for i, x in enumerate(values):
             if isinstance(x, Tracer):
                 if i in diff and x.dtype == np.bool_:
-                    x = ops.as_float(x)
+                    x = as_float(x)
                 avals.append(x.aval)
                 inputs.append(x)
             elif (_is_traced(i, x, diff, static) if i < len(args) else _is_array_like(x)):
@@ -253,8 +254,11 @@ class Transformed:
             else:
                 avals.append(None)
         staged = stage(self.fun, avals, args, names[:len(args)], kwargs)
-        final, n_primal = self._derive(staged.graph, staged.out_tree, avals, len(args),
-                                       gradient is not None)
+        wrt, keep_primal, n_aux = self._plan(staged.graph, staged.out_tree, avals, len(args),
+                                             gradient is not None)
+        final = staged.graph if wrt is None else pipeline.differentiate(
+            staged.graph, wrt, gradient is not None, keep_primal, n_aux)
+        n_primal = len(final.outputs) if wrt is None else int(keep_primal) + n_aux
         primal = tuple(a.aval for a in staged.graph.outputs)
         cts = [] if gradient is None else _cotangents(gradient, primal, staged.out_tree,
                                                       self._title)
@@ -420,50 +424,41 @@ class Transformed:
         guards = world(self.fun, (*args, *kwargs.values()))  # before the trace reads it
         staged = stage(self.fun, avals, args, names, kwargs)
         graph, is_tuple = staged.graph, staged.is_tuple
-        checked = os.environ.get("SYMGRAD_CHECK_IR") == "1"  # the test suite sets it
-        if checked:
-            check(graph)
-        final, n_primal = self._derive(graph, staged.out_tree, avals, len(args), seeded)
+        wrt, keep_primal, n_aux = self._plan(graph, staged.out_tree, avals, len(args), seeded)
+        n_primal = len(graph.outputs) if wrt is None else int(keep_primal) + n_aux
         if self.mode == "jit":
-            final = optimize(final, checked=checked)
             title, out_names = f"jit of {graph.name}", {}
         else:
-            final = optimize(check(final) if checked else final, checked=checked)
             wrt_names = [names[i % len(args)] for i in self.argnums]
             title = f"{self.mode} of {graph.name} with respect to {', '.join(wrt_names)}"
             out_names = {n_primal + k: f"grad_{name}" for k, name in enumerate(wrt_names)}
-        program = split.build(final, graph.name, title, out_names, self.backend)
+        final, program = pipeline.build(
+            graph, wrt=wrt, seeded=seeded, keep_primal=keep_primal, n_aux=n_aux,
+            function=graph.name, description=title, out_names=out_names, backend=self.backend)
         primal = tuple(a.aval for a in graph.outputs)
         return Specialization(final, program.kernel, program.consts, program.source, is_tuple,
                               n_primal, primal, program.pieces, guards, staged.out_tree)
 
-    def _derive(self, graph: Graph, out_tree: Tree, avals: list[Aval | None], n_args: int,
-                seeded: bool) -> tuple[Graph, int]:
-        """The graph this transformation computes from the traced ``graph`` (whose inputs
-        after those of ``avals`` stand for enclosing tracers), and how many of its outputs
-        come before the gradients: the value (value_and_grad), then aux's leaves."""
-        n_primal = len(graph.outputs)
+    def _plan(self, graph: Graph, out_tree: Tree, avals: list[Aval | None], n_args: int,
+              seeded: bool) -> tuple[list[int] | None, bool, int]:
+        """What the pipeline derives from the traced ``graph`` for this transformation:
+        the inputs to differentiate (``None``: none, jit), whether the value is kept, and
+        how many outputs after it are aux's leaves (``has_aux``). Checks that the function
+        returns what the transformation needs."""
         if self.mode == "jit":
-            return graph, n_primal
-        aux: tuple = ()
+            return None, True, 0
+        n_aux = 0
         if self.has_aux:
             if out_tree.kind not in ("tuple", "list") or len(out_tree.children) != 2 \
                     or out_tree.children[0].kind != "leaf":
                 raise TypeError(f"with has_aux=True, {self._title} must return a pair "
                                 f"(value, aux), not the structure {out_tree}")
-            aux = graph.outputs[1:]
-            graph = replace(graph, outputs=graph.outputs[:1])
-            out_tree = LEAF
+            n_aux = len(graph.outputs) - 1
+            graph, out_tree = replace(graph, outputs=graph.outputs[:1]), LEAF
         _check_differentiable(graph, out_tree.kind != "leaf", seeded, self.mode, self._title)
         # gradients come out in argnums order: wrt is the graph inputs in that order
         position = {i: k for k, i in enumerate(i for i, a in enumerate(avals) if a is not None)}
-        wrt = [position[i % n_args] for i in self.argnums]
-        final = adjoint(graph, wrt, seed_inputs=seeded)
-        primal, grads = final.outputs[:len(graph.outputs)], final.outputs[len(graph.outputs):]
-        if self.mode != "value_and_grad":  # the value is not returned: not computed either
-            primal = ()
-        final = replace(final, outputs=(*primal, *aux, *grads))
-        return final, len(primal) + len(aux)
+        return [position[i % n_args] for i in self.argnums], self.mode == "value_and_grad", n_aux
 
 
 def _positions(what: str, given: Any, distinct: bool) -> tuple[int, ...]:
@@ -629,7 +624,7 @@ def _is_traced(i: int, x: Any, diff: frozenset[int], static: frozenset[int]) -> 
 
 def _value(x: Any) -> Any:
     """A ``symgrad.Tensor`` argument as its value (a numpy array); anything else as it is."""
-    if isinstance(x, Tracer) and x._trace.eager:
+    if isinstance(x, Traced) and not isinstance(x, Tracer):
         return np.asarray(x)
     return x
 
@@ -641,19 +636,6 @@ def _values(args: tuple) -> tuple:
 def _is_array_like(x: Any) -> bool:
     numeric = isinstance(x, (np.ndarray, np.generic, float, int))
     return numeric and not isinstance(x, (bool, np.bool_))
-
-
-def _traced_input(x: Any, what: str, promote: bool) -> tuple[Any, Aval]:
-    """A traced argument as the kernel takes it, and its aval: float64 (or bool) arrays,
-    C-contiguous and writable, 0-d values as Python scalars. ``promote`` makes bools float."""
-    array = as_constant_array(x, what)
-    dtype = BOOL if array.dtype == np.bool_ and not promote else FLOAT
-    if array.ndim == 0:
-        return (bool(array) if dtype == BOOL else float(array)), Aval((), dtype)
-    array = np.ascontiguousarray(array, dtype=dtype)
-    if not array.flags.writeable:  # Numba compiles read-only arrays separately
-        array = array.copy()
-    return array, Aval(array.shape, dtype)
 
 
 def _static_key(x: Any) -> Any:
@@ -689,23 +671,21 @@ def _cotangents(gradient: Any, outs: tuple[Aval, ...], out_tree: Tree,
     if len(given) != len(outs):
         raise ValueError(f"gradient must have one array per output of {name} ({len(outs)}), "
                          f"got {len(given)}")
-    result = []
-    for g, out in zip(given, outs):
-        if isinstance(g, Tracer):
-            value, aval = (ops.as_float(g) if g.dtype == np.bool_ else g), g.aval
-        else:
-            value, aval = _traced_input(g, "gradient", promote=True)
-        if aval.shape != out.shape:
-            if out.shape == () and aval.size == 1:  # torch.Tensor([1.0]) for a scalar output
-                value = (ops.reshape(value, ()) if isinstance(value, Tracer)
-                         else float(np.asarray(value).reshape(())))
-            else:
-                raise ValueError(
-                    f"gradient has shape {aval.shape} but {name} returns shape {out.shape}: "
-                    "pass a gradient of the output's shape (the result is the gradient of "
-                    "sum(output * gradient))")
-        result.append(value)
-    return result
+    return [_traced_cotangent(g, out, name) if isinstance(g, Tracer)
+            else pipeline.cotangent(g, out, f"{name} returns") for g, out in zip(given, outs)]
+
+
+def _traced_cotangent(g: Tracer, out: Aval, name: str) -> Any:
+    """A traced ``gradient=`` (a transformed function called inside a trace), checked
+    as :func:`symgrad.pipeline.cotangent` checks a concrete one."""
+    g = as_float(g) if g.dtype == np.bool_ else g
+    if g.shape == out.shape:
+        return g
+    if g.size == 1 and out.size == 1:
+        return reshape(g, out.shape)
+    raise ValueError(f"gradient has shape {g.shape} but {name} returns shape {out.shape}: pass "
+                     "a gradient of the output's shape (the result is the gradient of "
+                     "sum(output * gradient))")
 
 
 def _scalar(x: Any) -> Any:

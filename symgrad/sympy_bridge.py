@@ -4,9 +4,9 @@ The bridge interprets a graph on numpy object arrays whose elements are SymPy
 expressions. Each primitive's ``sympy`` facet is applied according to its
 kind: elementwise facets elementwise (with numpy broadcasting), reduction
 facets to the list of elements reduced, structural facets (numpy functions)
-to the object array itself, linalg facets to the object arrays of all
-operands. Literals and constants become exact rationals, so expressions mean
-exactly what the float64 program means.
+to the object array itself, array facets (matmul, inv, cumsum, ...) to the
+object arrays of all operands. Literals and constants become exact rationals,
+so expressions mean exactly what the float64 program means.
 
 It is the independent oracle of the test suite (SymPy differentiates the
 *forward* graph; symgrad's VJP rules play no part) and the printer of
@@ -29,8 +29,7 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
-from .ir import BOOL, Atom, Graph, Literal, Primitive
-from .pretty import Printer
+from .core.ir import BOOL, Atom, Graph, Literal, Primitive, Printer
 
 
 def exact(value: float | bool) -> Any:
@@ -91,7 +90,7 @@ def _apply(prim: Primitive, args: list[Any], params: dict[str, Any]) -> Any:
     if prim.kind == "structural":
         result = prim.sympy(sp, *(np.asarray(a, dtype=object) for a in args), **params)
         return result[()] if np.ndim(result) == 0 else np.array(result)
-    if prim.kind == "linalg":  # facets of whole object arrays (np.matmul, sympy.Matrix)
+    if prim.kind == "array":  # facets of whole object arrays (np.matmul, sympy.Matrix)
         result = np.asarray(prim.sympy(sp, *(np.asarray(a, dtype=object) for a in args),
                                        **params), dtype=object)
         return result[()] if result.ndim == 0 else result

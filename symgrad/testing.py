@@ -21,8 +21,9 @@ from typing import Any
 import numpy as np
 
 from .api import _is_array_like, grad
-from .ir import Aval
-from .trace import arg_names, trace
+from .core.ir import Aval
+from .core.tracing import arg_names
+from .numpy_api import trace
 
 #: SymPy differentiates element by element: beyond this many input elements it is skipped
 SYMPY_MAX_ELEMENTS = 400

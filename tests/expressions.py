@@ -27,15 +27,15 @@ from typing import Any
 
 import numpy as np
 
-from symgrad import primitives as P
-from symgrad.ir import BOOL, FLOAT, Aval
+from symgrad import prims as P
+from symgrad.core.ir import BOOL, FLOAT, Aval, Primitive
 
 CORPUS = Path(__file__).parent / "corpus" / "expressions.json"
 SHAPES: list[tuple[int, ...]] = [(), (3,), (2, 3), (2, 1), (1, 3)]  # any two broadcast
 RANGES: list[tuple[float, float]] = [(-2.0, 2.0), (0.1, 2.0), (-0.9, 0.9)]
 
 
-def _kind(prim: P.Primitive, nin: int, out_dtype: str) -> bool:
+def _kind(prim: Primitive, nin: int, out_dtype: str) -> bool:
     """An elementwise primitive that numpy spells as a ufunc of ``nin`` float operands."""
     ufunc = prim.numpy
     if prim.kind != "elementwise" or not isinstance(ufunc, np.ufunc) or ufunc.nin != nin:
@@ -193,9 +193,9 @@ def singular_nodes(expr: list, args: list[Any]) -> list[str]:
 def tied_nodes(expr: list, args: list[Any]) -> list[str]:
     """The ``max``/``min`` reductions and ``maximum``/``minimum`` nodes of ``expr`` whose
     extremum is attained more than once (a tie). symgrad gives ``k`` tied extrema
-    ``1/k`` each (DESIGN.md); SymPy differentiates ``Max(a, b, c)`` into Heaviside
-    terms with ``Heaviside(0) = 1/2`` each, so three or more ties disagree by
-    convention, not by a wrong rule."""
+    ``1/k`` each (symgrad.core.conventions); SymPy differentiates ``Max(a, b, c)``
+    into Heaviside terms with ``Heaviside(0) = 1/2`` each, so three or more ties
+    disagree by convention, not by a wrong rule."""
     found: list[str] = []
 
     def walk(e: list) -> None:

@@ -13,10 +13,11 @@ from typing import Any
 
 import numpy as np
 
-from symgrad import primitives as P
-from symgrad.ir import Aval
+from symgrad import prims as P
+from symgrad.core.ir import Aval
+from symgrad.core.tracing import arg_names
+from symgrad.numpy_api import trace
 from symgrad.sympy_bridge import evaluate, gradient_expressions, to_sympy
-from symgrad.trace import arg_names, trace
 
 RTOL = 1e-12
 ATOL = 1e-12

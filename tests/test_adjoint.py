@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 
 import symgrad as sg
-from symgrad.adjoint import adjoint
-from symgrad.ir import check, interpret
-from symgrad.passes import optimize
+from symgrad.core.check import check
+from symgrad.core.interpreter import interpret
+from symgrad.transforms.adjoint import adjoint
+from symgrad.transforms.passes import optimize
 
 from oracle import assert_close, finite_differences, forward_graph, rng_for, sympy_gradient
 

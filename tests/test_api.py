@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import symgrad as sg
-from symgrad.ir import Graph
+from symgrad.core.ir import Graph
 
 from oracle import assert_close
 

@@ -331,7 +331,7 @@ def test_json_writes_non_finite_numbers_as_strings():
 
 @pytest.mark.parametrize("seconds", [0.001, 0.2])  # the alarm in tracing, or in SymPy
 def test_formulas_that_sympy_cannot_build_in_time_are_omitted(seconds, monkeypatch, capsys):
-    from symgrad import cli
+    from symgrad.cli import command as cli
 
     monkeypatch.setattr(cli, "FORMULA_SECONDS", seconds)
     assert cli.main(["grad", "prod(x)", "--shape", "x=30", "--format", "text"]) == 0
@@ -479,7 +479,8 @@ def test_committed_seed_svg_is_the_current_drawing():
 
 
 def test_help_lists_exactly_the_allowlisted_functions():
-    from symgrad import cli, expr
+    from symgrad.cli import command as cli
+    from symgrad.cli import expr
 
     text = " ".join(cli.EPILOG_GRAD.split("the functions", 1)[1].split(", with")[0].split())
     assert text.split() == sorted(expr.FUNCTIONS)

@@ -15,10 +15,11 @@ import numpy as np
 import pytest
 
 import symgrad as sg
-from symgrad import codegen, ops
-from symgrad import primitives as P
-from symgrad.conventions import CONVENTIONS, CONVENTIONS_VERSION
-from symgrad.ir import FLOAT, Aval
+from symgrad import prims as P
+from symgrad.backend import codegen
+from symgrad.core.conventions import CONVENTIONS, CONVENTIONS_VERSION
+from symgrad.core.ir import FLOAT, Aval
+from symgrad.core.tracing import apply
 
 BACKENDS = ["numba", "numpy"]
 inf, nan = np.inf, np.nan
@@ -180,7 +181,7 @@ SPECIAL = a(-2, -1, -0.0, 0, 1, 2, 1e308, inf, -inf, nan)
 
 def _apply(name, x, y):
     prim = P.REGISTRY[name]
-    return ops.apply(prim, x) if _arity(prim) == 1 else ops.apply(prim, x, y)
+    return apply(prim, x) if _arity(prim) == 1 else apply(prim, x, y)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

@@ -8,9 +8,20 @@ import numpy as np
 import pytest
 
 import symgrad as sg
-from symgrad import primitives as P
-from symgrad.ir import Aval, Eqn, Graph, IRError, Literal, Var, check, freeze_params, interpret
-from symgrad.pretty import assign_names, pformat
+from symgrad import prims as P
+from symgrad.core.check import check
+from symgrad.core.interpreter import interpret
+from symgrad.core.ir import (
+    Aval,
+    Eqn,
+    Graph,
+    IRError,
+    Literal,
+    Var,
+    assign_names,
+    freeze_params,
+    pformat,
+)
 
 from oracle import forward_graph
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import symgrad as sg
-from symgrad.errors import ShapeError, UnsupportedFunctionError
+from symgrad.core.errors import ShapeError, UnsupportedFunctionError
 from symgrad.ops import supported_functions
 
 from oracle import assert_close, finite_differences, rng_for

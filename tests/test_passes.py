@@ -7,10 +7,11 @@ import numpy as np
 import pytest
 
 import symgrad as sg
-from symgrad import ops
-from symgrad.adjoint import adjoint
-from symgrad.ir import check, interpret
-from symgrad.passes import (
+from symgrad.core.check import check
+from symgrad.core.interpreter import interpret
+from symgrad.numpy_api import functions as ops
+from symgrad.transforms.adjoint import adjoint
+from symgrad.transforms.passes import (
     EXACT,
     PIPELINE,
     cse,

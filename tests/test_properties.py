@@ -131,7 +131,7 @@ CHILD = """
 import json, sys
 import numpy as np
 import symgrad as sg
-from symgrad import compile
+from symgrad.backend import compile
 from expressions import Problem
 
 out = []

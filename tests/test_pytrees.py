@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import symgrad as sg
-from symgrad.pytree import flatten, paths, unflatten
+from symgrad.core.pytree import flatten, paths, unflatten
 
 X = np.array([0.3, -1.0, 0.7])
 PARAMS = {"w": np.array([1.0, 2.0, -0.5]), "b": 0.5, "layers": [np.eye(3), np.ones(3)]}

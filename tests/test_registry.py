@@ -1,11 +1,19 @@
-"""The registry is complete: every primitive has every facet and a test-table entry."""
+"""The registry is complete and consistent: every primitive has every facet, every
+flag, a test-table entry, and flags that agree with what its facets do."""
+
+import functools
+import re
+from typing import Any
 
 import numpy as np
 import pytest
 
 import symgrad as sg
-from symgrad import primitives as P
-from symgrad.ir import Aval
+from symgrad import prims as P
+from symgrad.core.ir import Aval, Eqn, Graph, Literal, Var
+from symgrad.core.tracing import Trace, recording
+from symgrad.numpy_api import trace
+from symgrad.prims import PrimTracer
 
 from cases import CASES
 
@@ -20,9 +28,13 @@ ROUND_ONE = {
 def test_every_facet_is_present(name):
     prim = P.REGISTRY[name]
     assert prim.name == name
-    assert prim.kind in ("elementwise", "reduction", "structural", "linalg")
+    assert prim.kind in P.KINDS
     for facet in P.FACETS:
         assert callable(getattr(prim, facet)), f"{name} lacks {facet}"
+    for facet in P.OPTIONAL_FACETS:
+        assert getattr(prim, facet) is None or callable(getattr(prim, facet))
+    for flag, kind in P.FLAGS.items():
+        assert type(getattr(prim, flag)) is kind, f"{name}.{flag} is not a {kind.__name__}"
 
 
 @pytest.mark.parametrize("name", sorted(P.REGISTRY))
@@ -69,8 +81,6 @@ def test_conventions_version_is_an_integer():
 @pytest.mark.parametrize("case", CASES, ids=str)
 def test_a_case_exercises_the_primitives_it_claims(case):
     # the coverage above counts claims; the traced forward and adjoint must bear them out
-    from symgrad.trace import trace
-
     args = case.args()
     avals = [Aval(np.shape(a)) for a in args]
     graph, _ = trace(case.fn, avals, args, [f"a{k}" for k in range(len(args))])
@@ -81,3 +91,173 @@ def test_a_case_exercises_the_primitives_it_claims(case):
     g = sg.value_and_grad(case.fn, argnums=argnums, backend="numpy")
     used |= {e.prim.name for e in g.graph(*args, gradient=ct).eqns}
     assert set(case.prims) <= used, f"{case} claims {set(case.prims) - used} but does not use it"
+
+
+# ---------------------------------------------------------------------------
+# the flags agree with the facets: checked on an equation of each primitive,
+# taken from the traced forward and adjoint graphs of the test table
+
+
+@functools.cache
+def _examples() -> dict[str, Eqn]:
+    found: dict[str, Eqn] = {}
+    for case in CASES:
+        if case.layout != "C":
+            continue
+        args = case.args()
+        out = np.asarray(case.fn(*args))
+        ct = None if out.ndim == 0 else np.ones(out.shape)
+        g = sg.value_and_grad(case.fn, argnums=tuple(range(len(args))), backend="numpy")
+        for e in g.graph(*args, gradient=ct).eqns:
+            old = found.get(e.prim.name)
+            if old is None or _size(e) > _size(old):  # the largest example
+                found[e.prim.name] = e
+    return found
+
+
+def _size(eqn: Eqn) -> int:
+    return sum(a.aval.size for a in eqn.inputs)
+
+
+def _example(name: str) -> Eqn:
+    eqn = _examples().get(name)
+    if eqn is None:
+        pytest.skip(f"no optimized graph of tests/cases.py keeps a {name} equation")
+    return eqn
+
+
+def _distinct(aval: Aval, start: float = 1.0) -> Any:
+    """Values all different from each other and from 0 (booleans alternate)."""
+    if aval.dtype == "bool":
+        return np.arange(aval.size).reshape(aval.shape) % 2 == 0
+    return (start + np.arange(aval.size, dtype=float)).reshape(aval.shape)
+
+
+def _operands(eqn: Eqn) -> list[Any]:
+    start, values = 1.0, []
+    for a in eqn.inputs:
+        if isinstance(a, Literal):
+            values.append(a.value)
+        else:
+            values.append(_distinct(a.aval, start))
+            start += a.aval.size + 1
+    return values
+
+
+NAMES = sorted(P.REGISTRY)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_flags_agree_with_kinds(name):
+    prim = P.REGISTRY[name]
+    if prim.cheap:
+        assert prim.kind == "elementwise"
+    if prim.accumulate:
+        assert prim.kind == "reduction"
+    if prim.view or prim.transposes or prim.moves_elements:
+        assert prim.kind == "structural"
+    if prim.transposed_operands:
+        assert prim.kind == "array"
+    if prim.commutative:
+        assert prim.kind == "elementwise" and prim.impl.nin == 2
+    assert prim.torch_name == "" or re.fullmatch(r"[A-Z]\w*Backward\d", prim.torch_name)
+
+
+@pytest.mark.parametrize("name", sorted(n for n, p in P.REGISTRY.items() if p.kind == "structural"))
+def test_structural_primitives_compute_nothing(name):
+    """Their outputs hold only elements of their inputs, and zeros."""
+    eqn = _example(name)
+    values = _operands(eqn)
+    out = np.asarray(eqn.prim.impl(*values, **eqn.params))
+    allowed = {0.0} | {float(v) for x in values for v in np.ravel(x)}
+    assert {float(v) for v in out.ravel()} <= allowed
+
+
+@pytest.mark.parametrize("name", sorted(n for n, p in P.REGISTRY.items() if p.moves_elements))
+def test_element_facets_find_every_element(name):
+    """The index arithmetic fused loops read through agrees with the numpy implementation."""
+    eqn = _example(name)
+    values = _operands(eqn)
+    want = np.asarray(eqn.prim.impl(*values, **eqn.params))
+    at = tuple(f"i{k}" for k in range(want.ndim))
+    pieces = eqn.prim.element(at, [a.aval for a in eqn.inputs], eqn.out.aval, **eqn.params)
+    for index in np.ndindex(*want.shape):
+        names = dict(zip(at, index))
+        got = 0.0
+        for conditions, k, where in pieces:
+            if all(eval(c, {}, names) for c in conditions):  # noqa: S307 -- our own index text
+                got = np.asarray(values[k])[tuple(eval(i, {}, names) for i in where)]  # noqa: S307
+                break
+        assert got == want[index], f"{name} at {index}: {got} != {want[index]}"
+
+
+@pytest.mark.parametrize("name", sorted(n for n, p in P.REGISTRY.items() if p.commutative))
+def test_commutative_primitives_give_the_same_bits_either_way(name):
+    prim = P.REGISTRY[name]
+    special = np.array([0.0, -0.0, 1.0, -2.5, np.inf, -np.inf, np.nan])
+    x, y = np.meshgrid(special, special)
+    with np.errstate(all="ignore"):
+        a, b = prim.impl(x, y), prim.impl(y, x)
+    assert np.array_equal(a.view(np.uint8), b.view(np.uint8))
+
+
+def _vjp_graph(eqn: Eqn) -> tuple[Graph, list[Var]]:
+    """The VJP of ``eqn`` on fresh variables: its graph, and the primal variables."""
+    g, ans = Var(eqn.out.aval, "g"), Var(eqn.out.aval, "ans")
+    primals = [Var(a.aval, f"x{k}") for k, a in enumerate(eqn.inputs)]
+    trace = Trace(tracer=PrimTracer)
+    with recording(trace):
+        cts = eqn.prim.vjp(PrimTracer(g, trace), PrimTracer(ans, trace),
+                           *(PrimTracer(v, trace) for v in primals), **eqn.params)
+    outputs = [c for c in cts if c is not None]
+    return trace.to_graph([g, ans, *primals], outputs, eqn.prim.name), [ans, *primals]
+
+
+@pytest.mark.parametrize("name", sorted(n for n, p in P.REGISTRY.items() if p.linear))
+def test_linear_primitives_read_no_primal_value(name):
+    """A linear VJP reads the cotangent and, of ``ans`` and the inputs, at most shapes and
+    booleans (``where``'s condition): so a zero cotangent gives exact zeros."""
+    graph, primal = _vjp_graph(_example(name))
+    reads = {id(v) for e in graph.eqns if not e.prim.shape_only
+             for v in e.inputs if isinstance(v, Var)}
+    reads |= {id(a) for a in graph.outputs if isinstance(a, Var)}
+    floats = {id(v) for v in primal if v.dtype == "float64"}
+    assert not reads & floats, f"the VJP of {name} reads a primal value"
+
+
+@pytest.mark.parametrize("name", sorted(n for n, p in P.REGISTRY.items() if p.shape_only))
+def test_shape_only_primitives_have_no_gradient(name):
+    eqn = _example(name)
+    graph, _ = _vjp_graph(eqn)
+    assert not graph.outputs
+
+
+def test_transposes_means_the_transpose():
+    (prim,) = [p for p in P.REGISTRY.values() if p.transposes]
+    x = np.arange(6.0).reshape(2, 3)
+    assert np.array_equal(prim.impl(x, perm=(1, 0)), x.T)
+
+
+@pytest.mark.parametrize("name", sorted(n for n, p in P.REGISTRY.items()
+                                        if isinstance(p.numpy, np.ufunc)))
+def test_every_ufunc_primitive_traces_through_its_ufunc(name):
+    prim = P.REGISTRY[name]
+    avals = [Aval((2,), "bool" if name == "where" and k == 0 else "float64")
+             for k in range(prim.numpy.nin)]
+    graph, _ = trace(lambda *xs: prim.numpy(*xs), avals, [None] * len(avals),
+                     [f"x{k}" for k in range(len(avals))])
+    assert [e.prim for e in graph.eqns][-1] is prim
+
+
+def test_a_primitive_registered_late_traces_through_its_ufunc():
+    """The ufunc table is the registry itself: a primitive added after symgrad was
+    imported (a new family module, a plugin) traces at once."""
+    cbrt = P.register(name="test_cbrt", kind="elementwise",
+                      shape_rule=lambda x: Aval(x.shape), impl=np.cbrt,
+                      vjp=lambda g, ans, x: (g / (3.0 * ans * ans),), emit=lambda *a, **k: [],
+                      sympy=lambda sp, x: sp.cbrt(x), numpy=np.cbrt)
+    try:
+        graph, _ = trace(lambda x: np.cbrt(x), [Aval((3,))], [None], ["x"])
+        assert [e.prim for e in graph.eqns] == [cbrt]
+    finally:
+        del P.REGISTRY["test_cbrt"]

@@ -8,11 +8,14 @@ import numpy as np
 import pytest
 
 import symgrad as torch
-from symgrad import autograd, ir, split
-from symgrad import compile as kernels
 from symgrad.api import Transformed
-from symgrad.ir import Aval, Eqn, Graph, Literal, Var
-from symgrad.primitives import REGISTRY, add_p, mul_p, sin_p
+from symgrad.backend import compile as kernels
+from symgrad.backend import program, split
+from symgrad.core.check import check
+from symgrad.core.interpreter import interpret
+from symgrad.core.ir import Aval, Eqn, Graph, Literal, Var
+from symgrad.eager import backward as autograd
+from symgrad.prims import REGISTRY, add_p, mul_p, sin_p
 
 from cases import CASES
 from oracle import assert_close, finite_differences
@@ -32,11 +35,11 @@ def run_pieces(graph: Graph, max_eqns: int, *args) -> tuple:
     """The pieces of ``graph``, checked, run one after another on the interpreter."""
     pieces = split.split(graph, max_eqns)
     for p in pieces:
-        ir.check(p)
+        check(p)
         assert len(p.eqns) <= max_eqns
     assert [e for p in pieces for e in p.eqns] == list(graph.eqns), "program order, all kept"
-    steps = [lambda *a, p=p: tuple(ir.interpret(p, *a)) for p in pieces]
-    return split.Chain(graph, pieces, steps)(*args)
+    steps = [lambda *a, p=p: tuple(interpret(p, *a)) for p in pieces]
+    return program.Chain(graph, pieces, steps)(*args)
 
 
 def assert_bitwise(got, want) -> None:
@@ -59,7 +62,7 @@ def test_pieces_of_every_case_compute_the_whole_graph_bitwise(case):
     ct = np.ones(np.shape(forward(*args)))
     t = Transformed(case.fn, "vjp", argnums=tuple(range(n)), backend="numpy")
     spec, inputs = t._prepare(args, ct)
-    want = ir.interpret(spec.graph, *inputs)
+    want = interpret(spec.graph, *inputs)
     # A piece's outputs are contiguous copies (never views), and BLAS may round a
     # product of contiguous arrays differently from one of a transposed view.
     blas = any(REGISTRY[p].kind == "linalg" for p in case.prims)
@@ -82,9 +85,9 @@ def test_cuts_go_where_fewest_values_cross():
     """An unrolled recurrence: cut between steps (one value and its residual live), not
     inside one; the forward pieces of equal length then have the same structure."""
     graph = Transformed(recurrence(40), "grad", backend="numpy").graph(np.ones(3), np.ones(3))
-    program = split.build(graph, "f", "test", backend="numpy", max_eqns=LIMIT)
-    assert len(program.pieces) > 10
-    assert len({s.key for s in program.sources}) <= 6, "repeated pieces share one source"
+    built = program.build(graph, "f", "test", backend="numpy", max_eqns=LIMIT)
+    assert len(built.pieces) > 10
+    assert len({s.key for s in built.sources}) <= 6, "repeated pieces share one source"
 
 
 def test_outputs_that_are_inputs_constants_literals_or_repeated_and_values_read_later():
@@ -98,9 +101,9 @@ def test_outputs_that_are_inputs_constants_literals_or_repeated_and_values_read_
             Eqn(add_p, (b, a), c),
             Eqn(mul_p, (c, k), d),
             Eqn(add_p, (d, y), e))
-    graph = ir.check(Graph((x, y), eqns, (e, x, k, Literal(2.0), a, a, y, c), ((k, const),)))
+    graph = check(Graph((x, y), eqns, (e, x, k, Literal(2.0), a, a, y, c), ((k, const),)))
     args = (np.array([0.5, 1.0, 2.0]), 0.25)
-    want = ir.interpret(graph, *args)
+    want = interpret(graph, *args)
     for max_eqns in (1, 2, 3, 4):
         got = run_pieces(graph, max_eqns, *args)
         assert_bitwise(got, want)
@@ -133,7 +136,7 @@ def test_an_unrolled_200_step_recurrence_runs_as_bounded_kernels(monkeypatch):
 
     assert_bitwise([got], [torch.grad(f, backend="numpy")(x, w)])
     assert_close(got, finite_differences(f, [x, w], 0), rtol=1e-7, atol=1e-10)
-    whole = ir.interpret(spec.graph, x, w)
+    whole = interpret(spec.graph, x, w)
     assert_close(got, whole[-1], rtol=1e-13, atol=0)  # grad computes only the gradient
 
 
@@ -152,5 +155,5 @@ def test_tensor_backward_through_split_kernels(monkeypatch):
         y.sum().backward()
         assert_close(x.grad.numpy(), want, rtol=1e-13, atol=1e-15)
     (entry,) = autograd._CACHE.values()
-    assert isinstance(entry.kernel, split.Chain) and len(entry.kernel.pieces) > 1
+    assert isinstance(entry.kernel, program.Chain) and len(entry.kernel.pieces) > 1
     assert all(len(p.eqns) <= LIMIT for p in entry.kernel.pieces)

@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 
 import symgrad as torch
-from symgrad import autograd
-from symgrad import compile as kernels
 from symgrad.autograd import Variable
-from symgrad.errors import ShapeError
+from symgrad.backend import compile as kernels
+from symgrad.core.errors import ShapeError
+from symgrad.eager import backward as autograd
 
 from cases import CASES, Case
 from oracle import assert_close, finite_differences, rng_for, sympy_gradient

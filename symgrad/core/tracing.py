@@ -1,12 +1,18 @@
-"""Tracing: run plain numpy code on tracers and record the IR it performs.
+"""Tracing: run code on tracers and record the IR it performs.
 
-A :class:`Tracer` stands for an array whose value is not known yet. Python
-operators, ``np.<ufunc>(tracer)`` (via ``__array_ufunc__``), public numpy
-functions (via ``__array_function__``) and array methods all end in
-:func:`symgrad.ops.apply`, which appends one equation to the current
-:class:`Trace`. Python control flow runs at trace time, once; ``bool()`` of a
-traced value therefore raises :class:`TracerBoolConversionError`, which points
-to ``symgrad.where``.
+A :class:`Tracer` stands for an array whose value is not known yet. Every
+operation on one ends in :func:`apply`, which appends one equation to the
+tracer's :class:`Trace` (or, with no traced operand, computes it with numpy).
+The operators and numpy's API on tracers are added by the layers above:
+:class:`symgrad.prims.tracer.PrimTracer` (arithmetic, for VJP rules) and
+:class:`symgrad.numpy_api.Tracer` (all of numpy, for user code); a trace makes
+tracers of the class it was given. Python control flow runs at trace time,
+once; ``bool()`` of a traced value therefore raises
+:class:`TracerBoolConversionError`, which points to ``symgrad.where``.
+
+The trace interface is open: any :class:`Traced` value names the trace that
+records operations on it. The eager layer's ``Tensor`` is one, whose trace
+computes each operation as it records it.
 """
 
 from __future__ import annotations
@@ -24,10 +30,9 @@ from .errors import (
     EscapedTracerError,
     TracerBoolConversionError,
     TracerConversionError,
-    UnsupportedFunctionError,
     user_location,
 )
-from .ir import Atom, Aval, Eqn, Graph, Literal, Primitive, Var, freeze_params
+from .ir import Atom, Aval, Eqn, Graph, Literal, Primitive, Var, freeze_params, usable
 from .pytree import LEAF, Tree, flatten
 
 
@@ -41,7 +46,8 @@ class Trace:
     feeds with the enclosing tracer when it inlines this trace's graph.
     """
 
-    def __init__(self, eqns: Sequence[Eqn] = (), consts: Sequence[tuple[Var, np.ndarray]] = ()):
+    def __init__(self, eqns: Sequence[Eqn] = (), consts: Sequence[tuple[Var, np.ndarray]] = (),
+                 tracer: type[Tracer] | None = None):
         self.eqns: list[Eqn] = list(eqns)
         self._consts: dict[int, tuple[Var, np.ndarray]] = {id(a): (v, a) for v, a in consts}
         self._sources: list[Any] = []  # user arrays behind consts: their ids stay unique
@@ -51,8 +57,8 @@ class Trace:
         self.captured: dict[int, tuple[Tracer, Var]] = {}
         self.level = 0  # set by recording(); 0: not on a stack (eager, or not yet recording)
         self.active = True
-        #: values are computed as operations are recorded (symgrad.autograd's trace)
-        self.eager = False
+        #: the class of the tracers this trace makes
+        self.tracer: type[Tracer] = tracer or Tracer
         #: set by the adjoint transform to the primal equation whose VJP runs now
         self.origin: Eqn | None = None
 
@@ -71,10 +77,10 @@ class Trace:
     def apply(self, prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
         """``prim(*args, **params)`` on operands: record it and return a tracer of the result.
 
-        The one hook for other kinds of trace: :class:`symgrad.autograd.EagerTrace`
+        The one hook for other kinds of trace: :class:`symgrad.eager.tensor.EagerTrace`
         computes the value at once and returns a ``Tensor``.
         """
-        return Tracer(self.bind(prim, [self.atom(a) for a in args], params), self)
+        return self.tracer(self.bind(prim, [self.atom(a) for a in args], params), self)
 
     def atom(self, x: Any) -> Atom:
         """The IR atom for an operand: a tracer's var, a literal, or a constant."""
@@ -84,8 +90,6 @@ class Trace:
             other = x._trace
             if other is self:
                 return x._var
-            if other.eager and not self.eager:  # a symgrad.Tensor: its value is a constant
-                return self.constant(np.asarray(x))
             if not other.active:
                 raise _escaped()
             if 0 < other.level < self.level:
@@ -93,7 +97,7 @@ class Trace:
             raise EscapedTracerError(
                 f"a traced value of an inner transformed function was used outside of it at "
                 f"{user_location()}; return it from that function instead")
-        return self.constant(x)
+        return self.constant(x)  # numbers, arrays, and eager values (Tensors) as constants
 
     def _lift(self, x: Tracer) -> Var:
         """The input of this trace that stands for ``x``, a tracer of an enclosing trace."""
@@ -154,7 +158,7 @@ def as_constant_array(x: Any, what: str = "") -> np.ndarray:
     """``x`` as a float64 (or bool) array: the one place that decides which dtypes
     symgrad accepts. Anything else is a TypeError about ``what`` (default: ``x``
     itself, formatted only then)."""
-    if isinstance(x, Tracer) and not x._trace.eager:  # a Tensor (eager) has its value
+    if isinstance(x, Tracer):  # (a Tensor is no Tracer: np.asarray gives its value)
         raise TypeError(f"{_subject(x, what)} is a traced value of a function being traced: "
                         "its value is known only when the compiled function runs, so it "
                         "cannot be used where a concrete array is needed")
@@ -212,28 +216,56 @@ def current_trace() -> Trace | None:
 
 
 def find_trace(args: Sequence[Any]) -> Trace | None:
-    """The innermost trace among the traced arguments, else the innermost recording one.
+    """The innermost trace among the Tracers in ``args``, else that of the first other
+    :class:`Traced` value, else the innermost recording one.
 
     A function being traced wins over eager values (``symgrad.Tensor``), which it
     takes as constants."""
-    best = eager = None
+    best = other = None
     for a in args:
         if isinstance(a, Tracer):
             t = a._trace
-            if t.eager:
-                eager = eager or t
-            elif best is None or t.level > best.level:
+            if best is None or t.level > best.level:
                 best = t
-    if best is not None:
-        return best
-    return eager or current_trace()
+        elif other is None and isinstance(a, Traced):
+            other = a._trace
+    return best or other or current_trace()
 
 
-class Tracer:
-    """An array value inside a function being traced; records what is done to it."""
+def shape_of(x: Any) -> tuple[int, ...]:
+    """The shape of a traced or concrete value."""
+    return x.shape if isinstance(x, Traced) else np.shape(x)
+
+
+def apply(prim: Primitive, *args: Any, **params: Any) -> Any:
+    """``prim(*args, **params)``: recorded while tracing, computed with numpy otherwise."""
+    trace = find_trace(args)
+    if trace is None:
+        with np.errstate(all="ignore"):
+            return prim.impl(*(as_constant_array(a) for a in args), **params)
+    return trace.apply(prim, args, params)
+
+
+class Traced:
+    """A value whose operations a trace records: ``_trace`` is that trace.
+
+    A :class:`Tracer` is the symbolic kind, whose value is a ``Var``; the eager
+    layer's ``Tensor`` has its value, and a trace that computes each operation
+    as it records it. Both have ``shape``, ``ndim`` and ``dtype``.
+    """
+
+    __slots__ = ()
+    _trace: Trace
+
+
+class Tracer(Traced):
+    """An array value inside a function being traced; records what is done to it.
+
+    This class knows the value's type and refuses every conversion that would
+    need the value; subclasses add the operations (see the module docstring).
+    """
 
     __slots__ = ("_var", "_trace")
-    __array_priority__ = 1000
 
     def __init__(self, var: Var, trace: Trace):
         self._var = var
@@ -267,22 +299,6 @@ class Tracer:
 
     def __repr__(self) -> str:
         return f"Traced<{self.aval}>"
-
-    # -- numpy protocols ----------------------------------------------------------
-    def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
-        from . import ops
-
-        return ops.apply_ufunc(ufunc, method, inputs, kwargs)
-
-    def __array_function__(self, func: Callable, types: Any, args: Any, kwargs: Any) -> Any:
-        from . import ops
-
-        impl = ops.HANDLED_FUNCTIONS.get(func)
-        if impl is None:
-            raise UnsupportedFunctionError(
-                f"np.{_qualname(func)} is not supported on traced values (at {user_location()}); "
-                "symgrad.ops.supported_functions() lists what is")
-        return impl(*args, **kwargs)
 
     # -- conversions that would need the value --------------------------------
     def __bool__(self) -> bool:
@@ -318,138 +334,12 @@ class Tracer:
             f"y[i] = x into a numpy array) at {user_location()}: {_NUMPY_HOLDS} this "
             f"{self.aval} value is known only when the compiled function runs. {_BUILD_INSTEAD}")
 
+
     def tolist(self) -> list:
         return self._concrete("tolist()")
 
     def item(self) -> float:
         return self._concrete("item()")
-
-    def __iter__(self) -> Any:
-        if not self.shape:
-            raise TypeError("iteration over a traced scalar")
-        return (self[i] for i in range(self.shape[0]))
-
-    def __getitem__(self, index: Any) -> Any:
-        return _array().getitem(self, index)
-
-    def __setitem__(self, index: Any, value: Any) -> None:
-        raise TypeError(
-            f"assignment into a traced array (x[...] = v) at {user_location()}: traced arrays "
-            "are immutable, because the gradient needs every intermediate value. Write "
-            "x = sg.at(x)[index].set(v) (or .add(v)) instead; it returns the updated array.")
-
-    @property
-    def at(self) -> Any:
-        """``x.at[index].set(v)``, as ``symgrad.at(x)[index].set(v)``."""
-        return _array().at(self)
-
-    # -- operators -----------------------------------------------------------------
-    def __add__(self, o): return _ops().add(self, o)
-    def __radd__(self, o): return _ops().add(o, self)
-    def __sub__(self, o): return _ops().subtract(self, o)
-    def __rsub__(self, o): return _ops().subtract(o, self)
-    def __mul__(self, o): return _ops().multiply(self, o)
-    def __rmul__(self, o): return _ops().multiply(o, self)
-    def __truediv__(self, o): return _ops().divide(self, o)
-    def __rtruediv__(self, o): return _ops().divide(o, self)
-    def __pow__(self, o): return _ops().power(self, o)  # numpy's fast paths: passes.simplify
-    def __rpow__(self, o): return _ops().power(o, self)
-    def __neg__(self): return _ops().negative(self)
-    def __pos__(self): return self
-    def __abs__(self): return _ops().absolute(self)
-    def __lt__(self, o): return _ops().less(self, o)
-    def __le__(self, o): return _ops().less_equal(self, o)
-    def __gt__(self, o): return _ops().greater(self, o)
-    def __ge__(self, o): return _ops().greater_equal(self, o)
-    def __eq__(self, o): return _ops().equal(self, o)  # type: ignore[override]
-    def __ne__(self, o): return _ops().not_equal(self, o)  # type: ignore[override]
-    __hash__ = None  # type: ignore[assignment]  # elementwise ==, as numpy arrays
-
-    def __matmul__(self, o): return _ops().linalg.matmul(self, o)
-    def __rmatmul__(self, o): return _ops().linalg.matmul(o, self)
-
-    def __floordiv__(self, o: Any) -> Any:
-        raise UnsupportedFunctionError(f"floor division (//) at {user_location()} is not supported")
-
-    __rfloordiv__ = __mod__ = __rmod__ = __floordiv__
-
-    # -- methods -------------------------------------------------------------------
-    def sum(self, axis=None, dtype=None, out=None, keepdims=False, **kw):
-        return _ops().sum(self, axis, dtype, out, keepdims, **kw)
-
-    def mean(self, axis=None, dtype=None, out=None, keepdims=False, **kw):
-        return _ops().mean(self, axis, dtype, out, keepdims, **kw)
-
-    def prod(self, axis=None, dtype=None, out=None, keepdims=False, **kw):
-        return _ops().prod(self, axis, dtype, out, keepdims, **kw)
-
-    def max(self, axis=None, out=None, keepdims=False, **kw):
-        return _ops().max(self, axis, out, keepdims, **kw)
-
-    def min(self, axis=None, out=None, keepdims=False, **kw):
-        return _ops().min(self, axis, out, keepdims, **kw)
-
-    @property
-    def T(self) -> Any:
-        return _ops().transpose(self)
-
-    def transpose(self, *axes: Any) -> Any:
-        if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
-            return _ops().transpose(self, axes[0])
-        return _ops().transpose(self, axes or None)
-
-    def reshape(self, *shape: Any, order: str = "C") -> Any:
-        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-            shape = tuple(shape[0])
-        return _ops().reshape(self, shape, order=order)
-
-    def ravel(self, order: str = "C") -> Any:
-        return _ops().reshape(self, (-1,), order=order)
-
-    flatten = ravel
-
-    def squeeze(self, axis: Any = None) -> Any:
-        return _array().squeeze(self, axis)
-
-    def repeat(self, repeats: Any, axis: Any = None) -> Any:
-        return _array().repeat(self, repeats, axis)
-
-    def cumsum(self, axis: Any = None, dtype: Any = None, out: Any = None) -> Any:
-        return _array().cumsum(self, axis, dtype, out)
-
-    def swapaxes(self, axis1: int, axis2: int) -> Any:
-        return _array().swapaxes(self, axis1, axis2)
-
-    def take(self, indices: Any, axis: Any = None, out: Any = None, mode: str = "raise") -> Any:
-        return _array().take(self, indices, axis, out, mode)
-
-    def dot(self, b: Any, out: Any = None) -> Any:
-        return _ops().linalg.dot(self, b, out)
-
-    def copy(self) -> Tracer:
-        return self  # traced values are immutable, so a copy is the value itself
-
-    def astype(self, dtype: Any, copy: bool = True) -> Any:
-        return _ops().astype(self, dtype)
-
-
-def _ops():  # ops imports this module; resolve it when an operator first runs
-    from . import ops
-
-    return ops
-
-
-def _array():  # the array family imports ops, which imports this module
-    from . import array
-
-    return array
-
-
-def _qualname(func: Callable) -> str:
-    """``sum`` for ``np.sum``, ``linalg.svd`` for ``np.linalg.svd``."""
-    module = (getattr(func, "__module__", None) or "").removeprefix("numpy").lstrip(".")
-    name = getattr(func, "__name__", repr(func))
-    return f"{module}.{name}" if module else name
 
 
 @dataclass(frozen=True)
@@ -469,14 +359,16 @@ class Staged:
 
 
 def stage(fun: Callable, avals: Sequence[Aval | None], args: Sequence[Any],
-          names: Sequence[str], kwargs: Mapping[str, Any] | None = None) -> Staged:
-    """Trace ``fun`` with tracers where ``avals`` has an aval, ``args`` elsewhere.
+          names: Sequence[str], kwargs: Mapping[str, Any] | None = None,
+          tracer: type[Tracer] = Tracer) -> Staged:
+    """Trace ``fun`` with tracers (of class ``tracer``) where ``avals`` has an aval,
+    ``args`` elsewhere.
 
     ``kwargs`` are passed by name: those with an aval in ``avals`` (which then lists
     the positional arguments, then the keyword ones in ``kwargs`` order) are traced.
     Called while another function is traced, the new trace nests inside it.
     """
-    t = Trace()
+    t = Trace(tracer=tracer)
     inputs: list[Var] = []
     call_args = []
     kwargs = kwargs or {}
@@ -487,7 +379,7 @@ def stage(fun: Callable, avals: Sequence[Aval | None], args: Sequence[Any],
         else:
             v = Var(aval, name)
             inputs.append(v)
-            call_args.append(Tracer(v, t))
+            call_args.append(tracer(v, t))
     call_kwargs = dict(zip(kwargs, call_args[len(args):]))
     try:
         with recording(t):
@@ -526,23 +418,21 @@ def inline(graph: Graph, inputs: Sequence[Any], into: Trace,
     for e in graph.eqns:
         ins = [env[id(a)] if isinstance(a, Var) else a for a in e.inputs]
         env[id(e.out)] = into.bind(e.prim, ins, dict(e.params))
-    return [Tracer(env[id(o)], into) if isinstance(o, Var) else np.asarray(o.value)[()]
+    return [into.tracer(env[id(o)], into) if isinstance(o, Var) else np.asarray(o.value)[()]
             for o in graph.outputs]
 
 
 def trace(fun: Callable, avals: Sequence[Aval | None], args: Sequence[Any],
-          names: Sequence[str]) -> tuple[Graph, bool]:
+          names: Sequence[str], tracer: type[Tracer] = Tracer) -> tuple[Graph, bool]:
     """Trace ``fun`` (see :func:`stage`); the graph and whether ``fun`` returned a
     tuple (``False``: a single value, the graph's only output)."""
-    staged = stage(fun, avals, args, names)
+    staged = stage(fun, avals, args, names, tracer=tracer)
     return staged.graph, staged.is_tuple
 
 
 def _fun_name(fun: Callable) -> str:
     """The function's name, for the graph and its kernel; ``f`` where that name would
     not work as a kernel's (a keyword, ``np``, ``range``, ...)."""
-    from .pretty import usable
-
     name = getattr(fun, "__name__", "f")
     return name if isinstance(name, str) and usable(name) else "f"
 
@@ -558,5 +448,5 @@ def arg_names(fun: Callable, count: int) -> list[str]:
     return names + [f"arg{i}" for i in range(len(names), count)]
 
 
-__all__ = ["Staged", "Trace", "Tracer", "arg_names", "as_constant_array", "current_trace",
-           "find_trace", "inline", "recording", "stage", "trace"]
+__all__ = ["Staged", "Trace", "Traced", "Tracer", "apply", "arg_names", "as_constant_array",
+           "current_trace", "find_trace", "inline", "recording", "shape_of", "stage", "trace"]

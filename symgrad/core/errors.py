@@ -1,7 +1,7 @@
 """Exceptions symgrad raises for problems in user code or user input.
 
 Each message says what happened, where (the user's source line), and what to
-do instead. Internal inconsistencies raise :class:`symgrad.ir.IRError`.
+do instead. Internal inconsistencies raise :class:`symgrad.core.ir.IRError`.
 """
 
 from __future__ import annotations
@@ -15,6 +15,10 @@ import numpy as np
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 _NUMPY_DIR = os.path.dirname(os.path.abspath(np.__file__ or ""))
+
+
+#: PyTorch's words for a gradient asked of a non-scalar output without a cotangent
+SCALAR_OUTPUT_ERROR = "grad can be implicitly created only for scalar outputs"
 
 
 class TracerBoolConversionError(TypeError):

@@ -4,7 +4,9 @@
 for each equation, last to first, the primitive's VJP rule turns the
 cotangent of the output into cotangents of the inputs. Cotangents of a value
 used several times (fan-out) are summed; cotangents of broadcast operands are
-summed back to the operand's shape (:func:`symgrad.ops.unbroadcast`).
+summed back to the operand's shape (:func:`symgrad.prims.reductions.unbroadcast`).
+VJP rules run on :class:`~symgrad.prims.tracer.PrimTracer` values: they record
+primitives, so the sweep's result is a graph.
 
 ``where`` never leaks NaN or inf from the branch it did not select. Its VJP
 gives that branch an exact 0 cotangent, but a VJP rule further up multiplies
@@ -29,21 +31,13 @@ from typing import Any
 
 import numpy as np
 
-from . import array as A
-from . import ops
-from . import primitives as P
-from .ir import FLOAT, Aval, Eqn, Graph, Primitive, Var
-from .trace import Trace, Tracer, recording
-
-#: VJPs linear in the cotangent with nonnegative coefficients: a contribution is
-#: exactly 0 wherever the cotangent is, so it needs no mask, and applied to a mask
-#: such a VJP gives the input's mask. Primitives of other kinds (not
-#: elementwise, not reductions) that are not listed here end a mask's journey:
-#: their inputs' cotangents go on unmasked, as without a where.
-LINEAR = frozenset({P.add_p, P.sub_p, P.neg_p, P.where_p, P.sum_p, P.mean_p,
-                    P.broadcast_to_p, P.reshape_p, P.transpose_p,
-                    A.slice_p, A.unslice_p, A.gather_p, A.scatter_add_p, A.concatenate_p,
-                    A.cumsum_p})
+from ..core.errors import SCALAR_OUTPUT_ERROR
+from ..core.ir import FLOAT, Aval, Eqn, Graph, Primitive, Var
+from ..core.tracing import Trace, recording, shape_of
+from ..prims.elementwise import add, greater, where, where_p
+from ..prims.reductions import broadcast_to, expand, unbroadcast
+from ..prims.registry import broadcast_shapes
+from ..prims.tracer import PrimTracer
 
 
 def active_vars(graph: Graph, wrt: Sequence[int]) -> set[int]:
@@ -63,12 +57,12 @@ def adjoint(graph: Graph, wrt: Sequence[int], seed_inputs: bool) -> Graph:
     Without ``seed_inputs`` the graph must have one scalar output, seeded with 1.
     """
     if not seed_inputs and (len(graph.outputs) != 1 or graph.outputs[0].shape != ()):
-        raise ValueError("grad can be implicitly created only for scalar outputs")
-    trace = Trace(graph.eqns, graph.consts)
+        raise ValueError(SCALAR_OUTPUT_ERROR)
+    trace = Trace(graph.eqns, graph.consts, tracer=PrimTracer)
     seeds: list[Any]
     if seed_inputs:
         ct_vars = [Var(o.aval, "ct") for o in graph.outputs]
-        seeds = [Tracer(v, trace) for v in ct_vars]
+        seeds = [PrimTracer(v, trace) for v in ct_vars]
     else:
         ct_vars, seeds = [], [np.float64(1.0)]
 
@@ -77,22 +71,22 @@ def adjoint(graph: Graph, wrt: Sequence[int], seed_inputs: bool) -> Graph:
     masks: dict[int, Any] = {}  # id(var) -> its cotangent's mask, None if it has none
 
     def accumulate(v: Var, ct: Any, mask: Any = None) -> None:
-        ct = ops.unbroadcast(ct, v.shape)
+        ct = unbroadcast(ct, v.shape)
         if mask is not None:
             mask = _fit(mask, v.shape)
         if id(v) not in cts:
             cts[id(v)], masks[id(v)] = ct, mask
             return
-        cts[id(v)] = ops.add(cts[id(v)], ct)
+        cts[id(v)] = add(cts[id(v)], ct)
         old = masks[id(v)]
         # a sum is zero where both terms are; an unmasked term may be nonzero anywhere
         masks[id(v)] = (None if old is None or mask is None else
-                        old if old is mask else ops.add(old, mask))
+                        old if old is mask else add(old, mask))
 
     def primal(a: Any) -> Any:
         # literals as numpy scalars: VJP rules computing on them (1/0 where the seed
         # meets a literal) follow IEEE arithmetic as the kernels do, never raise
-        return Tracer(a, trace) if isinstance(a, Var) else np.asarray(a.value)[()]
+        return PrimTracer(a, trace) if isinstance(a, Var) else np.asarray(a.value)[()]
 
     with recording(trace), np.errstate(all="ignore"):
         for out, seed in zip(graph.outputs, seeds):
@@ -104,29 +98,29 @@ def adjoint(graph: Graph, wrt: Sequence[int], seed_inputs: bool) -> Graph:
                 continue
             mask = masks.pop(id(eqn.out))
             trace.origin = eqn
-            ans, primals = Tracer(eqn.out, trace), list(map(primal, eqn.inputs))
+            ans, primals = PrimTracer(eqn.out, trace), list(map(primal, eqn.inputs))
             in_cts = eqn.prim.vjp(g, ans, *primals, **eqn.params)
             in_masks = _input_masks(eqn, mask, ans, primals)
             for a, ct, m in zip(eqn.inputs, in_cts, in_masks, strict=True):
                 if ct is not None and isinstance(a, Var) and id(a) in active:
-                    if m is not None and eqn.prim not in LINEAR:
-                        ct = ops.where(ops.greater(m, 0.0), ct, 0.0)
+                    if m is not None and not eqn.prim.linear:
+                        ct = where(greater(m, 0.0), ct, 0.0)
                     accumulate(a, ct, m)
             trace.origin = None
         # an input the outputs do not depend on gets zeros
         grads = [cts.get(id(graph.inputs[i])) for i in wrt]
-        grads = [ops.broadcast_to(0.0, graph.inputs[i].shape) if g is None else g
+        grads = [broadcast_to(0.0, graph.inputs[i].shape) if g is None else g
                  for g, i in zip(grads, wrt)]
         return trace.to_graph([*graph.inputs, *ct_vars], [*graph.outputs, *grads], graph.name)
 
 
 def _fit(mask: Any, shape: tuple[int, ...]) -> Any:
     """``mask`` for a value of ``shape``: > 0 wherever any element summed into it is."""
-    mask_shape = tuple(np.shape(mask) if not isinstance(mask, Tracer) else mask.shape)
-    full = P.broadcast_shapes("where", Aval(mask_shape), Aval(shape))
+    mask_shape = tuple(shape_of(mask))
+    full = broadcast_shapes("where", Aval(mask_shape), Aval(shape))
     if full == tuple(shape) or mask_shape == tuple(shape):
         return mask  # broadcasts up to the value's shape by itself
-    return ops.unbroadcast(ops.broadcast_to(mask, full), shape)
+    return unbroadcast(broadcast_to(mask, full), shape)
 
 
 def _input_masks(eqn: Eqn, mask: Any, ans: Any, primals: list[Any]) -> list[Any]:
@@ -135,21 +129,23 @@ def _input_masks(eqn: Eqn, mask: Any, ans: Any, primals: list[Any]) -> list[Any]
     ``where(c, x, y)`` starts masks: ``x``'s cotangent is zero where ``c`` is false,
     ``y``'s where it is true. An elementwise VJP computes the contribution at each
     position from the cotangent at that position, a reduction's from its group's,
-    so their inputs inherit the mask (expanded over the reduced axes); a listed
-    linear primitive moves it as it moves cotangents.
+    so their inputs inherit the mask (expanded over the reduced axes); a linear
+    primitive of another kind moves it as it moves cotangents. Any other
+    primitive ends a mask's journey: its inputs' cotangents go on unmasked, as
+    without a where.
     """
     prim: Primitive = eqn.prim
     n = len(eqn.inputs)
-    if prim is P.where_p:
+    if prim is where_p:
         live = 1.0 if mask is None else mask
-        return [None, ops.where(primals[0], live, 0.0), ops.where(primals[0], 0.0, live)]
+        return [None, where(primals[0], live, 0.0), where(primals[0], 0.0, live)]
     if mask is None:
         return [None] * n
     if prim.kind == "elementwise":
         return [mask] * n
-    full = ops.broadcast_to(mask, eqn.out.shape)
+    full = broadcast_to(mask, eqn.out.shape)
     if prim.kind == "reduction":
-        return [P._expand(full, eqn.inputs[0].shape, eqn.params["axes"])] + [None] * (n - 1)
-    if prim in LINEAR:
+        return [expand(full, eqn.inputs[0].shape, eqn.params["axes"])] + [None] * (n - 1)
+    if prim.linear:
         return list(prim.vjp(full, ans, *primals, **eqn.params))
     return [None] * n

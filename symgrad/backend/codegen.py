@@ -1,6 +1,6 @@
 """Graph -> readable Python source of one ``numba.njit`` function.
 
-The plan of :mod:`symgrad.fusion` decides the body: elementwise chains and
+The plan of :mod:`symgrad.backend.fusion` decides the body: elementwise chains and
 the sums that consume them become one loop nest, with scalars for
 intermediates and arrays only for what outlives the loop; every other
 equation is one statement (or one loop nest), named as in the printed IR, with
@@ -43,13 +43,22 @@ from typing import Any
 
 import numpy as np
 
-from . import __version__
-from .array import concatenate_p, slice_p, unslice_p
-from .fusion import ACCUMULATED, INLINE, Loop, plan, transposed
-from .ir import BOOL, Atom, Aval, Eqn, Graph, Literal, Var
-from .linalg import matmul_p
-from .pretty import Printer, format_param, origin_changes
-from .primitives import CONVENTIONS_VERSION, broadcast_to_p, mean_p
+from ..core.conventions import CONVENTIONS_VERSION
+from ..core.index_text import broadcast_index
+from ..core.ir import (
+    BOOL,
+    Atom,
+    Aval,
+    Eqn,
+    Graph,
+    Literal,
+    Printer,
+    Var,
+    format_param,
+    origin_changes,
+)
+from ..core.version import __version__
+from .fusion import Loop, Plan, inline, plan, transposed
 
 #: bump when the generated code for the same IR changes
 CODEGEN_VERSION = 2
@@ -175,12 +184,12 @@ class _Comments(Printer):
 class _Kernel:
     """The body of one kernel: standalone statements and fused loops."""
 
-    def __init__(self, graph: Graph, out_names: Mapping[int, str] | None):
+    def __init__(self, graph: Graph, out_names: Mapping[int, str] | None, loops: Plan):
         self.graph = graph
         self.names = Printer(graph, out_names)
         self.sizes = Sizes(graph, self.names)
         self.comments = _Comments(graph, out_names, self.sizes)
-        self.plan = plan(graph)
+        self.plan = loops
         self.all_names = set(self.names.names.values())
 
     def name(self, v: Var) -> str:
@@ -191,7 +200,7 @@ class _Kernel:
 
     def operand(self, e: Eqn, a: Atom) -> str:
         """``a`` as an argument of ``e``; ``c.T`` for a transposed matrix in a product."""
-        c = transposed(a, self.plan.producer) if e.prim is matmul_p else None
+        c = transposed(a, self.plan.producer) if e.prim.transposed_operands else None
         return f"{self.name(c)}.T" if c is not None else self.atom(a)
 
     def body(self) -> list[str]:
@@ -227,7 +236,7 @@ class _Kernel:
         live = _live(loop, arrays)
         lines = self.items(loop.pre)
         for e in live:
-            if e.prim in ACCUMULATED:
+            if e.prim.accumulate:
                 kept = self.sizes.aval(e.out.aval).shape
                 lines.append(f"{self.name(e.out)} = "
                              + (f"np.zeros({_tuple(kept)})" if kept else "0.0"))
@@ -238,7 +247,7 @@ class _Kernel:
             lines += [INDENT * k + f"for i{k} in range({d}):" for k, d in enumerate(shape)]
             lines += [INDENT * len(shape) + line for line in _Elements(self, loop).body(live)]
         for e in live:  # means: the sums divided by their counts
-            if e.prim is mean_p:
+            if e.prim.accumulate == "mean":
                 count = " * ".join(str(shape[k]) for k in e.params["axes"])
                 lines.append(f"{self.name(e.out)} /= {count}")
         return lines + self.statements(loop.post)
@@ -249,7 +258,7 @@ def _live(loop: Loop, arrays: set[int]) -> list[Eqn]:
     needed = set(arrays)
     live: list[Eqn] = []
     for e in reversed(loop.body):
-        if e.prim in ACCUMULATED or id(e.out) in needed:
+        if e.prim.accumulate or id(e.out) in needed:
             live.append(e)
             needed.update(id(a) for a in e.inputs if isinstance(a, Var))
     return live[::-1]
@@ -259,10 +268,11 @@ class _Elements:
     """The statements of one loop body: each value as a scalar at an element.
 
     Values the loop computes sit at the loop's element ``(i0, i1, ...)``;
-    values it reads through (cheap elementwise ones, slices, unslices and
-    broadcasts: :data:`symgrad.fusion.INLINE`) are computed where they are
-    read, at the element that read needs (``x[1:]`` at ``i0`` is ``x[i0 + 1]``),
-    once per element and name. Everything else is read from its array.
+    values it reads through (cheap elementwise ones, and element moves by their
+    ``element`` facets: :func:`symgrad.backend.fusion.inline`) are computed where
+    they are read, at the element that read needs (``x[1:]`` at ``i0`` is
+    ``x[i0 + 1]``), once per element and name. Everything else is read from its
+    array.
     """
 
     def __init__(self, kernel: _Kernel, loop: Loop):
@@ -279,7 +289,7 @@ class _Elements:
         for cite, e in origin_changes(live):
             if cite is not None:
                 self.emit(f"# grad of: {self.kernel.comments.eqn(cite)}")
-            if e.prim in ACCUMULATED:
+            if e.prim.accumulate:
                 axes = e.params["axes"]
                 kept = ", ".join(i for k, i in enumerate(self.index) if k not in axes)
                 acc = f"{self.kernel.name(e.out)}[{kept}]" if kept else self.kernel.name(e.out)
@@ -321,135 +331,61 @@ class _Elements:
             return hit
         e = self.kernel.plan.producer.get(id(a))
         ours = id(a) in self.loop.scalars
-        if e is not None and (ours or (e.prim in INLINE and id(a) not in self.kernel.plan.arrays)):
+        if e is not None and (ours or (inline(e.prim) and id(a) not in self.kernel.plan.arrays)):
             return self.compute(e, index)
         return f"{self.kernel.name(a)}[{', '.join(index)}]"
 
     def compute(self, e: Eqn, index: tuple[str, ...]) -> str:
         """Statements for ``e``'s output at ``index``; the text of its value."""
-        if e.prim is broadcast_to_p:
-            return self.read(e.inputs[0], _operand_index(e.inputs[0].shape, e.out.shape, index))
-        if e.prim is slice_p:
-            triples = self.kernel.sizes.params(e.params)["index"]
-            return self.read(e.inputs[0], tuple(_sliced(i, t) for i, t in zip(index, triples)))
-        if e.prim is concatenate_p:
-            return self.concatenated(e, index)
+        if e.prim.moves_elements:
+            return self.moved(e, index)
         stored = index == self.index and id(e.out) in self.kernel.plan.arrays
         out = (f"{self.kernel.name(e.out)}[{', '.join(index)}]" if stored
                else self.name_at(e.out, index))
-        if e.prim is unslice_p:
-            params = self.kernel.sizes.params(e.params)
-            conditions = [c for i, t, n in zip(index, params["index"], params["shape"])
-                          for c in _within(i, t, n)]
-            inner = tuple(_position(i, t) for i, t in zip(index, params["index"]))
-            if conditions:  # zero outside the slice
-                self.emit(f"{out} = {'False' if e.out.dtype == BOOL else '0.0'}")
-                self.emit(f"if {' and '.join(conditions)}:")
-                self.depth += 1
-                self.scopes.append({})
-            self.emit(f"{out} = {self.read(e.inputs[0], inner)}")
-            if conditions:
-                self.scopes.pop()
-                self.depth -= 1
-        else:
-            args = [self.read(a, _operand_index(a.shape, e.out.shape, index)) for a in e.inputs]
-            for line in e.prim.emit(out, args, [Aval((), a.dtype) for a in e.inputs],
-                                    Aval((), e.out.dtype), **e.params):
-                self.emit(line)
+        args = [self.read(a, broadcast_index(a.shape, e.out.shape, index)) for a in e.inputs]
+        for line in e.prim.emit(out, args, [Aval((), a.dtype) for a in e.inputs],
+                                Aval((), e.out.dtype), **e.params):
+            self.emit(line)
         self.scopes[-1][(id(e.out), index)] = out
         return out
 
-
-    def concatenated(self, e: Eqn, index: tuple[str, ...]) -> str:
-        """A concatenation at ``index``: the operand whose stretch of the axis holds it."""
-        axis, i = e.params["axis"], index[e.params["axis"]]
+    def moved(self, e: Eqn, index: tuple[str, ...]) -> str:
+        """An element move at ``index``: the operand's element its ``element`` facet
+        names, or a choice among operands (0 where none holds it)."""
+        sizes = self.kernel.sizes
+        pieces = e.prim.element(index, [sizes.aval(a.aval) for a in e.inputs],
+                                sizes.aval(e.out.aval), **sizes.params(e.params))
+        if len(pieces) == 1 and not pieces[0][0]:  # one operand, everywhere: read through
+            _, k, at = pieces[0]
+            return self.read(e.inputs[k], at)
         out = self.name_at(e.out, index)
-        start = ""  # where the operand starts along the axis, as source
-        for k, a in enumerate(e.inputs):
-            n = self.kernel.sizes.aval(a.aval).shape[axis]
-            end = f"{start} + {n}" if start else str(n)
-            several = len(e.inputs) > 1
-            if several:
-                last = k == len(e.inputs) - 1
-                self.emit("else:" if last else f"{'elif' if k else 'if'} {i} < {end}:")
-                self.depth += 1
-                self.scopes.append({})
-            at = (*index[:axis], f"{i} - {_term(start)}" if start else i, *index[axis + 1:])
-            self.emit(f"{out} = {self.read(a, at)}")
-            if several:
-                self.scopes.pop()
-                self.depth -= 1
-            start = end
+        if pieces[-1][0]:  # the element is 0 where no piece holds it
+            self.emit(f"{out} = {'False' if e.out.dtype == BOOL else '0.0'}")
+        for n, (conditions, k, at) in enumerate(pieces):
+            if len(pieces) > 1 and n == len(pieces) - 1 and not conditions:
+                self.emit("else:")
+            else:
+                self.emit(f"{'elif' if n else 'if'} {' and '.join(conditions)}:")
+            self.depth += 1
+            self.scopes.append({})
+            self.emit(f"{out} = {self.read(e.inputs[k], at)}")
+            self.scopes.pop()
+            self.depth -= 1
         self.scopes[-1][(id(e.out), index)] = out
         return out
-
-
-def _operand_index(shape: tuple[int, ...], out: tuple[int, ...],
-                   index: tuple[str, ...]) -> tuple[str, ...]:
-    """Where an operand of ``shape`` is read for the element ``index`` of ``out``
-    (numpy broadcasting: leading axes dropped, axes of length 1 at 0)."""
-    lead = len(out) - len(shape)
-    return tuple("0" if d == 1 and out[lead + k] != 1 else index[lead + k]
-                 for k, d in enumerate(shape))
-
-
-def _term(i: str) -> str:
-    """An index expression as an operand: parenthesized unless a name or a number."""
-    return i if i.isidentifier() or i.isdigit() else f"({i})"
-
-
-def _sliced(i: str, triple: tuple[int, int, int]) -> str:
-    """The position in the sliced array of element ``i`` of the slice."""
-    start, _, step = triple
-    if step == 1:
-        return f"{i} + {start}" if start else i
-    if step == -1:
-        return f"{start} - {_term(i)}"
-    return f"{start} + {_term(i)} * {step}"
-
-
-def _position(i: str, triple: tuple[int, int, int]) -> str:
-    """Which element of the slice position ``i`` is (when it is one)."""
-    start, _, step = triple
-    if step == 1:
-        return f"{i} - {start}" if start else i
-    if step == -1:
-        return f"{start} - {_term(i)}"
-    return f"{_offset(i, start)} // {step}"
-
-
-def _offset(i: str, start: int) -> str:
-    """``i - start`` as an operand."""
-    return f"({i} - {start})" if start else _term(i)
-
-
-def _within(i: str, triple: tuple[int, int, int], n: int) -> list[str]:
-    """Conditions for position ``i`` of an axis of length ``n`` to be in the slice."""
-    start, stop, step = triple
-    if step > 0:
-        tests = [f"{i} >= {start}" if start != 0 else "", f"{i} < {stop}" if stop != n else ""]
-    else:
-        tests = [f"{i} <= {start}" if start != n - 1 else "", f"{i} > {stop}" if stop != -1 else ""]
-    if abs(step) != 1:
-        tests.append(f"{_offset(i, start)} % {abs(step)} == 0")
-    return [t for t in tests if t]
 
 
 def _tuple(shape: tuple[Any, ...]) -> str:
     return "(" + ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"
 
 
-def _broadcast_index(shape: tuple[int, ...], loop: tuple[int, ...]) -> str:
-    """The index of a value of ``shape`` at the loop's element (numpy broadcasting)."""
-    lead = len(loop) - len(shape)
-    return ", ".join("0" if d == 1 and loop[lead + k] != 1 else f"i{lead + k}"
-                     for k, d in enumerate(shape))
-
-
 def generate(graph: Graph, function: str, description: str,
-             out_names: Mapping[int, str] | None = None) -> KernelSource:
-    """The kernel module for ``graph``; ``function`` names the njit function."""
-    kernel = _Kernel(graph, out_names)
+             out_names: Mapping[int, str] | None = None,
+             loops: Plan | None = None) -> KernelSource:
+    """The kernel module for ``graph``; ``function`` names the njit function.
+
+    ``loops`` is the fusion plan of ``graph`` (made here if not given)."""
+    kernel = _Kernel(graph, out_names, plan(graph) if loops is None else loops)
     args = [kernel.name(v) for v in (*graph.inputs, *graph.const_vars)]
     body = kernel.body()
     body.append(f"return ({_returns(graph, kernel)})")

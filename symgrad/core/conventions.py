@@ -1,13 +1,14 @@
 """The derivative conventions at kinks and singular points, as data.
 
-DESIGN.md's table, one :class:`Convention` per row: the case, the value symgrad
-gives and who agrees. The VJP rules in :mod:`symgrad.primitives` implement the
-rows (each rule's comment names its row), ``tests/test_conventions.py`` checks
-every row with exact values on both backends, and :data:`CONVENTIONS_VERSION`
-is part of every kernel's cache key (:mod:`symgrad.codegen`), so a changed
-convention never reuses a kernel compiled under the old one.
+One :class:`Convention` per row of the table (README, "Conventions at kinks"):
+the case, the value symgrad gives and who agrees. The VJP rules in
+:mod:`symgrad.prims` implement the rows (each rule's comment names its row),
+``tests/test_conventions.py`` checks every row with exact values on both
+backends, and :data:`CONVENTIONS_VERSION` is part of every kernel's cache key
+(:mod:`symgrad.backend.codegen`), so a changed convention never reuses a kernel
+compiled under the old one.
 
-    >>> from symgrad.conventions import CONVENTIONS
+    >>> from symgrad.core.conventions import CONVENTIONS
     >>> CONVENTIONS["relu_kink"].value
     "relu'(0) = 0"
 """

@@ -1,10 +1,14 @@
-"""``symgrad.Tensor``: a float64 array with PyTorch's autograd state, and torch-style factories.
+"""``symgrad.Tensor``: a float64 array with PyTorch's autograd state.
 
-A Tensor is a :class:`symgrad.trace.Tracer` of the eager trace
-(:mod:`symgrad.autograd`), so Python operators, ``np.exp(x)``, ``symgrad.exp(x)``
-and the methods below all run the same code as a function traced by
-:func:`symgrad.grad`; the methods with PyTorch's names (``dim=``, ``keepdim=``,
-``view``, ``t``) are thin wrappers over numpy's.
+A Tensor has numpy's array API (:class:`symgrad.numpy_api.ArrayMethods`), so
+Python operators, ``np.exp(x)``, ``symgrad.exp(x)`` and the methods below run
+the same code as a function traced by :func:`symgrad.grad`. The difference is
+its trace, :data:`EAGER`: an :class:`EagerTrace` computes each operation at
+once with the primitive's numpy ``impl`` and, when an input requires grad,
+records a :class:`~symgrad.eager.graph.Node` (the equation and its inputs). So
+every primitive the ``grad`` API supports works on Tensors, with no per-op code
+here. The methods with PyTorch's names (``dim=``, ``keepdim=``, ``view``,
+``t``) are thin wrappers over numpy's.
 
     >>> import symgrad as torch
     >>> x = torch.ones(2, 2, requires_grad=True)
@@ -29,11 +33,15 @@ from typing import Any
 
 import numpy as np
 
-from . import autograd as _ag
-from . import ops
-from .ir import Aval
-from .tensor_str import format_tensor
-from .trace import Tracer, as_constant_array
+from ..core.ir import Aval, Literal, Primitive
+from ..core.tracing import Trace, Traced, as_constant_array
+from ..numpy_api import functions as ops
+from ..numpy_api.tracer import ArrayMethods
+from . import backward as engine
+from . import grad_mode
+from .backward import DTYPE_NAMES
+from .graph import node_class, torch_name
+from .printing import format_tensor
 
 _NON_LEAF_GRAD_WARNING = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
@@ -48,7 +56,71 @@ def _size_arg(size: Sequence[Any]) -> tuple[int, ...]:
     return tuple(operator.index(d) for d in size)
 
 
-class Tensor(Tracer):
+class EagerTrace(Trace):
+    """The trace Tensors belong to: computes each operation now, records it if needed."""
+
+    def apply(self, prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
+        values = [a._value if isinstance(a, Tensor) else
+                  float(a) if type(a) in (float, int) else as_constant_array(a) for a in args]
+        aval = _shape_rule(prim, values, params)
+        with np.errstate(all="ignore"):  # IEEE results (inf, nan), as the kernels give
+            value = prim.impl(*values, **params)
+        if type(value) is not np.ndarray or value.dtype != _DTYPES[aval.dtype]:
+            value = np.asarray(value, dtype=aval.dtype)
+        if not (grad_mode.is_grad_enabled() and aval.dtype == "float64"
+                and any(isinstance(a, Tensor) and a._requires_grad for a in args)):
+            return Tensor._make(value)
+        literal_ok = prim.name in _LITERAL_PRIMS
+        inputs = tuple(_operand(a, v, literal_ok) for a, v in zip(args, values))
+        node = node_class(torch_name(prim))(prim, params, inputs, aval)
+        node.versions = tuple((a, a._version) for a in args
+                              if isinstance(a, Tensor) and a._node is None)
+        return Tensor._make(value, node)
+
+
+_DTYPES = {name: dtype for dtype, name in DTYPE_NAMES.items()}
+_RULES: dict[tuple, Aval] = {}
+
+
+def _shape_rule(prim: Primitive, values: list[Any], params: dict[str, Any]) -> Aval:
+    """``prim.shape_rule`` on the values' avals (checks shapes, names the output dtype),
+    memoized: a training loop asks the same question every step."""
+    types = tuple(((), "float64") if type(v) is float else
+                  (v.shape, DTYPE_NAMES.get(v.dtype) or v.dtype.name) for v in values)
+    try:
+        key: tuple | None = (prim.name, types, tuple(params.items()))
+        hash(key)
+    except TypeError:
+        key = None
+    aval = _RULES.get(key) if key is not None else None
+    if aval is None:
+        aval = prim.shape_rule(*(Aval(*t) for t in types), **params)
+        if key is not None and len(_RULES) < 100_000:
+            _RULES[key] = aval
+    return aval
+
+
+#: primitives whose scalar operands stay literals in the structure: the passes
+#: rewrite ``x ** 2``, ``x ** 0.5`` and ``x ** -1`` as numpy computes them
+_LITERAL_PRIMS = {"pow"}
+
+
+def _operand(a: Any, value: Any, literal_ok: bool) -> Any:
+    if isinstance(a, Tensor) and a._requires_grad:
+        return a._node if a._node is not None else a  # a result's node, or a leaf
+    scalar = type(value) is float or (value.ndim == 0 and not isinstance(a, Tensor))
+    if scalar and (literal_ok or type(value) is not float and value.dtype != np.float64):
+        return Literal(float(value) if type(value) is float else value.item())
+    if scalar:  # x * (0.5 + k): a kernel input, so the structure does not change with k
+        return np.array(value, dtype=np.float64)
+    return value  # data: a kernel input, never a literal
+
+
+EAGER = EagerTrace()
+
+
+
+class Tensor(ArrayMethods, Traced):
     """An n-d float64 array with autograd state: ``data``, ``grad``, ``grad_fn``,
     ``requires_grad``, ``is_leaf``. ``Tensor([[1., 2.]])`` copies data;
     ``Tensor(2, 3)`` is a zero-filled tensor of that shape."""
@@ -56,6 +128,7 @@ class Tensor(Tracer):
     __slots__ = ("_value", "_node", "_requires_grad", "_grad", "_accumulate", "_version",
                  "__weakref__")
     __hash__ = object.__hash__  # type: ignore[assignment]  # by identity, as in PyTorch
+    _trace = EAGER  # every operation on a Tensor is computed and recorded by it
 
     def __init__(self, *data: Any):
         if len(data) == 1 and not isinstance(data[0], (int, np.integer)):
@@ -65,8 +138,6 @@ class Tensor(Tracer):
         self._init(value, None, False)
 
     def _init(self, value: np.ndarray, node: Any, requires_grad: bool) -> None:
-        self._var = None  # type: ignore[assignment]  # eager: values, not IR variables
-        self._trace = _ag.EAGER
         self._value = value
         self._node = node
         self._requires_grad = requires_grad or node is not None
@@ -189,7 +260,7 @@ class Tensor(Tracer):
     def backward(self, gradient: Any = None, retain_graph: bool | None = None) -> None:
         """Add to each leaf's ``.grad`` the gradient of ``sum(self * gradient)``
         (``gradient`` may be omitted for a one-element tensor)."""
-        _ag.run_backward(self, gradient, retain_graph)
+        engine.run_backward(self, gradient, retain_graph)
 
     # -- values ------------------------------------------------------------------------
     def numpy(self) -> np.ndarray:
@@ -252,7 +323,7 @@ class Tensor(Tracer):
         Every in-place change bumps ``_version``, which backward checks against the
         versions its nodes recorded; writes through ``.data`` are not counted, as in
         PyTorch."""
-        records = _ag.is_grad_enabled() and (
+        records = grad_mode.is_grad_enabled() and (
             self._requires_grad or (isinstance(other, Tensor) and other._requires_grad))
         if records and self._requires_grad and self._node is None:
             raise RuntimeError(
@@ -425,7 +496,7 @@ def _named(result: Any, source: Tensor, name: str | None) -> Any:
     (``x.t()`` is ``TBackward0``, though its primitive is ``transpose``)."""
     node = getattr(result, "_node", None)
     if name is not None and node is not None and node is not source._node:
-        node.__class__ = _ag._node_class(name)
+        node.rename(name)
     return result
 
 
@@ -455,90 +526,3 @@ def _unwrap(x: Any) -> Any:
 def _as_float_array(x: Any) -> np.ndarray:
     """Data as a float64 (or bool) array, sharing a float64 numpy array's memory."""
     return as_constant_array(_unwrap(x))
-
-
-# ---------------------------------------------------------------------------
-# factories
-
-
-def _new(value: np.ndarray, requires_grad: bool) -> Tensor:
-    return Tensor._leaf(value, requires_grad)
-
-
-def tensor(data: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
-    """A new leaf tensor holding a float64 copy of ``data`` (bools stay bool)."""
-    return _new(np.array(_as_float_array(data), copy=True), requires_grad)
-
-
-def from_numpy(array: np.ndarray) -> Tensor:
-    """A tensor sharing ``array``'s memory (which must be float64; others are copied)."""
-    return Tensor._leaf(array)
-
-
-def zeros(*size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
-    return _new(np.zeros(_size_arg(size)), requires_grad)
-
-
-def ones(*size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
-    return _new(np.ones(_size_arg(size)), requires_grad)
-
-
-def full(size: Any, fill_value: float, dtype: Any = None, requires_grad: bool = False) -> Tensor:
-    return _new(np.full(_size_arg((size,)), float(fill_value)), requires_grad)
-
-
-def zeros_like(x: Any, requires_grad: bool = False) -> Tensor:
-    return _new(np.zeros(np.shape(_unwrap(x))), requires_grad)
-
-
-def ones_like(x: Any, requires_grad: bool = False) -> Tensor:
-    return _new(np.ones(np.shape(_unwrap(x))), requires_grad)
-
-
-_rng = np.random.default_rng()
-
-
-def manual_seed(seed: int) -> None:
-    """Seed the generator behind ``randn`` and ``rand``."""
-    global _rng
-    _rng = np.random.default_rng(seed)
-
-
-def randn(*size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
-    """Standard normal samples of shape ``size``."""
-    return _new(_rng.standard_normal(_size_arg(size)), requires_grad)
-
-
-def rand(*size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
-    """Uniform samples in [0, 1) of shape ``size``."""
-    return _new(_rng.random(_size_arg(size)), requires_grad)
-
-
-def arange(start: float, end: float | None = None, step: float = 1, dtype: Any = None,
-           requires_grad: bool = False) -> Tensor:
-    """``arange(5)`` is ``tensor([0., 1., 2., 3., 4.])`` (float64, unlike PyTorch's int64)."""
-    values = np.arange(start, end, step) if end is not None else np.arange(start)
-    return _new(values.astype(np.float64), requires_grad)
-
-
-# ---------------------------------------------------------------------------
-# torch-style functions: on Tensors, tracers and plain arrays alike
-
-exp, log, log1p, expm1, sqrt = np.exp, np.log, np.log1p, np.expm1, np.sqrt
-sin, cos, tan, tanh, sinh, cosh = np.sin, np.cos, np.tan, np.tanh, np.sinh, np.cosh
-asin, acos, atan, abs, sign, square = (np.arcsin, np.arccos, np.arctan, np.abs, np.sign,
-                                       np.square)
-pow, matmul, maximum, minimum = np.power, np.matmul, np.maximum, np.minimum
-
-
-def sum(input: Any, dim: Any = None, keepdim: bool = False) -> Any:
-    """``torch.sum``: over all elements, or over ``dim`` (keeping it with ``keepdim``)."""
-    return ops.sum(input, dim, keepdims=keepdim)
-
-
-def mean(input: Any, dim: Any = None, keepdim: bool = False) -> Any:
-    return ops.mean(input, dim, keepdims=keepdim)
-
-
-def t(input: Any) -> Any:
-    return ops.transpose(input)

@@ -5,7 +5,7 @@
     symgrad grad path/to/file.py:func --shape x=10 --show code
     symgrad graph "mean(3*(x+2)**2)" --shape x=2,2 --adjoint -o graph.svg
 
-Expressions are parsed by :mod:`symgrad.expr` (an allowlist over ``ast``,
+Expressions are parsed by :mod:`symgrad.cli.expr` (an allowlist over ``ast``,
 never ``eval``). Exit codes: 0 success; 2 a refused command line or
 expression (one ``symgrad: error:`` line, nothing else done); 1 the function
 cannot be differentiated as asked, or ``--check`` found a mismatch.
@@ -22,16 +22,14 @@ import sys
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
-#: inputs with more elements than this get values but no symbolic formulas
-SYMBOLIC_LIMIT = 400
-#: formulas listed one per element when there is no common pattern
-LISTED_ELEMENTS = 24
-#: --check tolerances on symgrad.testing.relative_error: max |a - b| / max(max |b|, floor)
-SYMPY_RTOL, SYMPY_FLOOR = 1e-9, 1e-8
-FD_RTOL, FD_FLOOR = 1e-5, 1e-6
-#: finite differences evaluate the function twice per element: at most this many
-FD_LIMIT = 2000
-MAX_ELEMENTS = 10**7
+from .limits import (
+    FD_FLOOR,
+    FD_LIMIT,
+    MAX_ELEMENTS,
+    SYMBOLIC_LIMIT,
+    SYMPY_FLOOR,
+)
+
 #: seconds SymPy may spend building the formulas (or the --check oracle) of one call,
 #: before simplification, which has its own budget
 FORMULA_SECONDS = 10.0
@@ -134,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.version:
-        from . import __version__
+        from ..core.version import __version__
 
         print(f"symgrad {__version__}")
         return 0
@@ -309,8 +307,8 @@ def _shaped(values: list[float], shape: tuple[int, ...], what: str) -> Any:
 
 def _forward(p: Problem, args: list[Any]) -> Any:
     """The traced forward graph, with symgrad's errors as one-line CLI errors."""
-    from .ir import Aval
-    from .trace import trace
+    from ..core.ir import Aval
+    from ..numpy_api import trace
 
     try:
         graph, is_tuple = trace(p.fun, [Aval(p.shapes[n]) for n in p.names], args,
@@ -341,7 +339,8 @@ def run_grad(args: argparse.Namespace) -> int:
 
     import numpy as np
 
-    from .api import SCALAR_OUTPUT_ERROR, value_and_grad
+    from ..api import value_and_grad
+    from ..core.errors import SCALAR_OUTPUT_ERROR
 
     p = problem(args)
     at = values_at(p, args.at)
@@ -363,7 +362,7 @@ def run_grad(args: argparse.Namespace) -> int:
                        "--gradient V1,... (the output's shape, or one value) to differentiate "
                        "sum(output * gradient)", 1)
     g = value_and_grad(p.fun, argnums=p.argnums, backend="numba" if args.jit else "numpy")
-    from .cli_report import Report
+    from .report import Report
 
     report = Report(p, args.format, cotangent)
     report.formulas(_formulas(p, g, graph, sample, cotangent))
@@ -395,8 +394,8 @@ def _formulas(p: Problem, g: Any, graph: Any, sample: list[Any],
     reason = _too_symbolic(p, graph)
     if reason:
         return {n: ("omitted", reason) for n in p.wrt}
-    from .pretty import Printer
-    from .sympy_bridge import (
+    from ..core.ir import Printer
+    from ..sympy_bridge import (
         OutOfTime,
         element_pattern,
         input_symbols,
@@ -431,12 +430,12 @@ def _check(p: Problem, graph: Any, at: list[Any], grads: tuple, cotangent: Any) 
     (worst relative error, a note on elements left out) or (None, why it was skipped)."""
     import numpy as np
 
-    from .testing import NAN_AT_STEP, finite_differences, relative_error
+    from ..testing import NAN_AT_STEP, finite_differences, relative_error
 
     oracle: list[Any] = [None] * len(p.wrt)
     no_sympy = f"more than {SYMBOLIC_LIMIT} elements"
     if not _too_symbolic(p, graph):
-        from .sympy_bridge import OutOfTime, evaluate, gradient_expressions, time_limit
+        from ..sympy_bridge import OutOfTime, evaluate, gradient_expressions, time_limit
 
         try:
             with time_limit(FORMULA_SECONDS):
@@ -472,7 +471,7 @@ def _shown(what: str, p: Problem, g: Any, graph: Any, sample: list[Any], cotange
     reason = _too_symbolic(p, graph)
     if reason:
         return f"omitted: {reason}"
-    from .sympy_bridge import OutOfTime, gradient_expressions, simplify_all, time_limit, to_sympy
+    from ..sympy_bridge import OutOfTime, gradient_expressions, simplify_all, time_limit, to_sympy
 
     try:
         with time_limit(FORMULA_SECONDS):
@@ -504,7 +503,7 @@ def run_graph(args: argparse.Namespace) -> int:
     graph = _forward(p, sample)
     adjoint, n_primal = None, len(graph.outputs)
     if args.adjoint:
-        from .api import value_and_grad
+        from ..api import value_and_grad
 
         ct = None if graph.outputs[0].shape == () else np.ones(graph.outputs[0].shape)
         try:  # value_and_grad: the adjoint beside the value it starts from

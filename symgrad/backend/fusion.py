@@ -1,8 +1,9 @@
 """Loop fusion: which equations of a graph share one loop of the kernel.
 
-A pure planning pass over an optimized graph; :mod:`symgrad.codegen` prints
-the plan. Equations are visited in program order and one loop is open at a
-time:
+A pure planning pass over an optimized graph; :mod:`symgrad.backend.codegen`
+prints the plan. Equations are visited in program order; one loop is the
+current one, and independent elementwise work of another shape gets loops of
+its own before it:
 
 - an elementwise equation whose output has the loop's shape and whose operands
   the loop can read joins its body: one scalar statement per element;
@@ -13,43 +14,35 @@ time:
   loop; any other runs after the loop (``post``).
 
 Inside a loop every value is a scalar. Values the loop reads but does not
-compute are read through where that is cheap (:data:`INLINE`): element moves
-(``slice``, ``unslice``, ``concatenate``, ``broadcast_to``) become index arithmetic, and cheap
-elementwise values (of earlier loops, or moved out of them) are computed again
-at the element the reader needs, within :data:`RECOMPUTE_BUDGET` equations.
+compute are read through where that is cheap (:func:`inline`): element moves
+(primitives with an ``element`` facet: ``slice``, ``unslice``, ``concatenate``,
+``broadcast_to``) become index arithmetic, and ``cheap`` elementwise values (of
+earlier loops, or moved out of them) are computed again at the element the
+reader needs, within :data:`RECOMPUTE_BUDGET` equations.
 So a forward intermediate such as ``x + 2`` that the gradient needs again is
 computed twice and never stored, and the adjoint of ``x[1:]`` is an ``if`` on
 the index rather than an array of zeros. Everything else is read from an
 array: :attr:`Plan.arrays` is every value something reads as an array (an
 output, a standalone equation, a loop over values it would rather not compute
 again), and only those arrays are made. Matrix products and the other linalg
-primitives stay whole-array calls (BLAS).
+primitives stay whole-array calls (BLAS). Every decision reads the flags of
+the primitives (see :class:`symgrad.core.ir.Primitive`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from . import primitives as P
-from .array import concatenate_p, slice_p, unslice_p
-from .ir import Atom, Eqn, Graph, Var
-from .linalg import matmul_p
+from ..core.ir import Atom, Eqn, Graph, Primitive, Var
 
-#: elementwise primitives cheap enough to compute again rather than store and load
-CHEAP = frozenset({
-    P.add_p, P.sub_p, P.mul_p, P.div_p, P.neg_p, P.square_p, P.abs_p, P.sign_p, P.relu_p,
-    P.maximum_p, P.minimum_p, P.where_p, P.reciprocal_p,
-    P.floor_p, P.ceil_p, P.trunc_p, P.rint_p,
-    *(P.REGISTRY[c] for c in ("gt", "ge", "lt", "le", "eq", "ne")),
-})
-#: primitives that only move elements: read through, by index arithmetic, in a loop
-MOVES = frozenset({P.broadcast_to_p, slice_p, unslice_p, concatenate_p})
-#: what a loop computes again where it reads it (never stored for that loop's sake)
-INLINE = CHEAP | MOVES
 #: at most this many equations are computed again for one operand
 RECOMPUTE_BUDGET = 12
-#: reductions a loop accumulates
-ACCUMULATED = frozenset({P.sum_p, P.mean_p})
+
+
+def inline(prim: Primitive) -> bool:
+    """What a loop computes again where it reads it (never stored for that loop's sake):
+    cheap elementwise work, and element moves (read through by index arithmetic)."""
+    return prim.cheap or prim.moves_elements
 
 
 @dataclass(eq=False)
@@ -83,7 +76,7 @@ def transposed(a: Atom, producer: dict[int, Eqn]) -> Var | None:
     F-contiguous, which BLAS takes as it is (no copy). Kernel arguments are C-contiguous,
     and so is every array a kernel makes that is not a view."""
     e = producer.get(id(a)) if isinstance(a, Var) else None
-    if e is None or e.prim is not P.transpose_p or e.params["perm"] != (1, 0):
+    if e is None or not e.prim.transposes or e.params["perm"] != (1, 0):
         return None
     c = e.inputs[0]
     made = producer.get(id(c))
@@ -93,9 +86,9 @@ def transposed(a: Atom, producer: dict[int, Eqn]) -> Var | None:
 def reads(eqn: Eqn, producer: dict[int, Eqn]) -> list[Var]:
     """The arrays ``eqn`` reads. ``count`` reads only a shape, which the kernel knows; a
     matrix product reads the matrix of a transposed operand (see :func:`transposed`)."""
-    if eqn.prim is P.count_p:
+    if eqn.prim.shape_only:
         return []
-    if eqn.prim is matmul_p:
+    if eqn.prim.transposed_operands:
         return [transposed(a, producer) or a for a in eqn.inputs if isinstance(a, Var)]
     return [a for a in eqn.inputs if isinstance(a, Var)]
 
@@ -117,10 +110,11 @@ def plan(graph: Graph) -> Plan:
         if identity and id(v) in into.scalars:
             return True
         e = producer.get(id(v))
-        if e is not None and e.prim in INLINE and id(v) not in arrays and budget[0] > 0:
+        if e is not None and inline(e.prim) and id(v) not in arrays and budget[0] > 0:
             budget[0] -= 1
-            return all(reach(a, into, identity and a.shape == v.shape and e.prim not in MOVES,
-                             wanted, budget) for a in reads(e, producer))
+            return all(reach(a, into, identity and a.shape == v.shape
+                             and not e.prim.moves_elements, wanted, budget)
+                       for a in reads(e, producer))
         if id(v) in into.scalars:  # this loop's value at another element: not stored yet
             return False
         wanted.add(id(v))
@@ -128,7 +122,7 @@ def plan(graph: Graph) -> Plan:
 
     def join(eqn: Eqn, into: Loop) -> bool:
         """Add ``eqn`` to the body of ``into`` if it fits there."""
-        if eqn.prim in ACCUMULATED:
+        if eqn.prim.accumulate:
             x = eqn.inputs[0]
             if not (isinstance(x, Var) and x.shape == into.shape and eqn.params["axes"]):
                 return False
@@ -145,7 +139,7 @@ def plan(graph: Graph) -> Plan:
                 wanted.add(id(a))  # too much to compute again: read it
         arrays.update(wanted)
         into.body.append(eqn)
-        (into.results if eqn.prim in ACCUMULATED else into.scalars).add(id(eqn.out))
+        (into.results if eqn.prim.accumulate else into.scalars).add(id(eqn.out))
         return True
 
     def depends(eqn: Eqn, on: Loop) -> bool:
@@ -176,11 +170,11 @@ def plan(graph: Graph) -> Plan:
             loop.results.add(id(eqn.out))
         else:
             items.append(eqn)
-        if eqn.prim not in MOVES:  # element movers are read through, or made on demand below
+        if not eqn.prim.moves_elements:  # movers are read through, or made on demand below
             arrays.update(id(a) for a in reads(eqn, producer))
     arrays.update(id(a) for a in graph.outputs if isinstance(a, Var))
     for eqn in reversed(graph.eqns):  # a mover made as an array needs its operand as one
-        if eqn.prim in MOVES and id(eqn.out) in arrays:
+        if eqn.prim.moves_elements and id(eqn.out) in arrays:
             arrays.update(id(a) for a in reads(eqn, producer))
     if loop is not None:
         items.append(loop)

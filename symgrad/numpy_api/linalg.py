@@ -1,28 +1,16 @@
-"""Linear algebra: matrix products, contractions, norms, solve, inv, det.
+"""numpy's linear algebra on traced values: products, contractions, norms, solve, inv, det.
 
-Five primitives, each declared once below with all its facets:
-
-- ``matmul``: ``x @ y`` of 1-D/2-D operands (``np.dot`` in the kernel, which
-  is BLAS in Numba), or of stacks of matrices with equal batch dims (a loop of
-  ``np.dot`` over the batch);
-- ``inv``, ``det``, ``slogdet`` (``part="sign"`` or ``"logabsdet"``) of a
-  square matrix and ``solve(a, b)`` for a vector or matrix ``b``; of stacks of
-  matrices too, as a loop over the batch axes in the kernel.
-
-Everything else is numpy's API on top of them, written with exact rewrites:
-batch broadcasting is ``broadcast_to``, ``outer`` a broadcasting ``*``,
-``inner``/``dot``/``einsum`` reshapes and transposes around one ``matmul``,
-``trace`` a masked sum, ``linalg.norm`` a sum of squares whose gradient at 0 is
-0 rather than NaN (pytorch issue #2421).
+All of it is numpy's API on the five primitives of :mod:`symgrad.prims.linalg`,
+written with exact rewrites: batch broadcasting is ``broadcast_to``, ``outer`` a
+broadcasting ``*``, ``inner``/``dot``/``einsum`` reshapes and transposes around
+one ``matmul``, ``trace`` a masked sum, ``linalg.norm`` a sum of squares whose
+gradient at 0 is 0 rather than NaN (pytorch issue #2421).
 
     >>> import numpy as np, symgrad as sg
     >>> sg.grad(lambda a, x: x @ a @ x, argnums=1)(np.eye(2), np.array([1.0, 2.0]))
     array([2., 4.])
     >>> sg.grad(lambda x: np.linalg.norm(x))(np.zeros(3))
     array([0., 0., 0.])
-
-Numba runs ``np.dot`` and ``np.linalg`` through SciPy's BLAS and LAPACK, so
-kernels using these need SciPy at run time.
 """
 
 from __future__ import annotations
@@ -30,253 +18,16 @@ from __future__ import annotations
 import math
 import operator
 import string
-from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import numpy as np
 
-from .errors import ShapeError, UnsupportedFunctionError, user_location
-from .ir import FLOAT, Aval
-from .ops import (
-    _float_dtype,
-    _refuse_kwargs,
-    _shape_of,
-    apply,
-    as_float,
-    broadcast_to,
-    implements,
-    multiply,
-    normalize_axes,
-    reshape,
-    sum,
-    transpose,
-    where,
-)
-from .primitives import _require, register
-
-
-def _swap(x: Any) -> Any:
-    """The last two axes swapped: a stack of transposed matrices."""
-    n = len(_shape_of(x))
-    return transpose(x, (*range(n - 2), n - 1, n - 2))
-
-
-def _contiguous(x: str) -> str:
-    # Numba's np.dot warns and runs slower on non-contiguous (e.g. transposed)
-    # operands; ascontiguousarray returns a contiguous array as it is. Codegen
-    # writes ``c.T`` only for a C-contiguous c: F-contiguous, which BLAS reads as is
-    return x if x.endswith(".T") else f"np.ascontiguousarray({x})"
-
-
-# ---------------------------------------------------------------------------
-# matmul
-
-
-def _matmul_rule(x: Aval, y: Aval) -> Aval:
-    _require("matmul", (x, y), FLOAT)
-    if not x.ndim or not y.ndim:
-        raise ShapeError(f"matmul: operands {x} and {y} must have at least one axis")
-    k_x, k_y = x.shape[-1], y.shape[0 if y.ndim == 1 else -2]
-    if k_x != k_y:
-        raise ShapeError(f"matmul: {x} and {y} are not aligned ({k_x} != {k_y})")
-    if x.ndim <= 2 and y.ndim <= 2:
-        return Aval(x.shape[:-1] + y.shape[1:])
-    if x.ndim != y.ndim or x.shape[:-2] != y.shape[:-2]:
-        raise ShapeError(f"matmul: stacks {x} and {y} must have equal batch axes "
-                         "(np.matmul broadcasts them first)")
-    return Aval(x.shape[:-1] + y.shape[-1:])
-
-
-def _matmul_emit(out: str, args: list[str], avals: list[Aval], out_aval: Aval) -> list[str]:
-    (x, y), (xa, _) = args, avals
-    if xa.ndim <= 2:
-        return [f"{out} = np.dot({_contiguous(x)}, {_contiguous(y)})"]
-    # a stack of matrices: one BLAS product per batch index
-    batch = range(xa.ndim - 2)
-    dims = [f"{x}.shape[{k}]" for k in batch] + [f"{x}.shape[{xa.ndim - 2}]",
-                                                 f"{y}.shape[{xa.ndim - 1}]"]
-    lines = [f"{out} = np.empty(({', '.join(dims)}))"]
-    for k in batch:
-        lines.append("    " * k + f"for i{k} in range({x}.shape[{k}]):")
-    index = ", ".join(f"i{k}" for k in batch)
-    lines.append("    " * len(batch) + f"{out}[{index}] = np.dot("
-                 f"{_contiguous(f'{x}[{index}]')}, {_contiguous(f'{y}[{index}]')})")
-    return lines
-
-
-def _matmul_vjp(g, ans, x, y):
-    if x.ndim == 1 and y.ndim == 1:        # (k,) @ (k,) -> ()
-        return g * y, g * x
-    if x.ndim == 1:                        # (k,) @ (k, n) -> (n,)
-        return matmul(y, g), outer(x, g)
-    if y.ndim == 1:                        # (m, k) @ (k,) -> (m,)
-        return outer(g, y), matmul(_swap(x), g)
-    return matmul(g, _swap(y)), matmul(_swap(x), g)
-
-
-matmul_p = register(
-    name="matmul", kind="linalg", shape_rule=_matmul_rule, impl=np.matmul,
-    emit=_matmul_emit, vjp=_matmul_vjp,
-    sympy=lambda sp, x, y: np.matmul(x, y))
-
-
-# ---------------------------------------------------------------------------
-# inv, det, slogdet, solve of square matrices and stacks of them. Numba's
-# np.linalg takes one matrix, so a stack is a loop over its batch axes.
-
-
-def _square_rule(name: str, x: Aval) -> int:
-    _require(name, (x,), FLOAT)
-    if x.ndim < 2 or x.shape[-1] != x.shape[-2]:
-        raise ShapeError(f"{name}: needs a square matrix or a stack of them (last two axes of "
-                         f"equal length), got {x}")
-    return x.shape[-1]
-
-
-def _stack_emit(call: str, batch: int, out: str, args: list[str], shape: str) -> list[str]:
-    """``out = call`` for one matrix, else a loop that fills ``out[i0, ...]`` per matrix.
-
-    ``call`` is a template over the operands, indexed by the batch index in the loop.
-    """
-    if not batch:
-        return [f"{out} = {call.format(*args)}"]
-    index = ", ".join(f"i{k}" for k in range(batch))
-    lines = [f"{out} = np.empty({shape})"]
-    for k in range(batch):
-        lines.append("    " * k + f"for i{k} in range({args[0]}.shape[{k}]):")
-    lines.append("    " * batch + f"{out}[{index}] = "
-                 + call.format(*(f"{a}[{index}]" for a in args)))
-    return lines
-
-
-def _stack_shape(x: str, ndim: int) -> str:
-    dims = [f"{x}.shape[{k}]" for k in range(ndim)]
-    return f"({', '.join(dims)}{',' if ndim == 1 else ''})"
-
-
-def _linalg_emit(call: str) -> Callable:
-    """Numba emit of a square-matrix function, looping over a stack's batch axes.
-
-    The output's shape is a prefix of the last operand's (x for inv, det; b for solve).
-    """
-    def emit(out: str, args: list[str], avals: list[Aval], out_aval: Aval) -> list[str]:
-        return _stack_emit(call, avals[0].ndim - 2, out, args,
-                           _stack_shape(args[-1], out_aval.ndim))
-    return emit
-
-
-def _stacked(fn: Callable, batch: int, *arrays: np.ndarray) -> Any:
-    """``fn`` applied to each matrix of a stack of SymPy object arrays."""
-    if not batch:
-        return fn(*arrays)
-    first = fn(*(a[(0,) * batch] for a in arrays))
-    out = np.empty(arrays[0].shape[:batch] + np.shape(first), dtype=object)
-    for idx in np.ndindex(*arrays[0].shape[:batch]):
-        out[idx] = fn(*(a[idx] for a in arrays))
-    return out
-
-
-def _sympy_matrix(sp, x: np.ndarray):
-    return sp.Matrix(np.asarray(x, dtype=object).tolist())
-
-
-def _batch_scalar(v: Any, x: Any) -> Any:
-    """A scalar per matrix (det, log|det|) as a (..., 1, 1) stack beside ``x``."""
-    return v if len(_shape_of(x)) == 2 else reshape(v, _shape_of(v) + (1, 1))
-
-
-def _inv_rule(x: Aval) -> Aval:
-    _square_rule("inv", x)
-    return Aval(x.shape)
-
-
-def _det_rule(x: Aval) -> Aval:
-    _square_rule("det", x)
-    return Aval(x.shape[:-2])
-
-
-inv_p = register(
-    name="inv", kind="linalg", shape_rule=_inv_rule,
-    impl=np.linalg.inv, emit=_linalg_emit("np.linalg.inv({})"),
-    # d(A^-1) = -A^-1 dA A^-1, so the cotangent of A is -A^-T g A^-T
-    vjp=lambda g, ans, x: (
-        -matmul(matmul(_swap(ans), g), _swap(ans)),),  # type: ignore[has-type]
-    sympy=lambda sp, x: _stacked(
-        lambda m: np.array(_sympy_matrix(sp, m).inv().tolist(), dtype=object), x.ndim - 2, x),
-    numpy=np.linalg.inv)
-
-# d det(A) / dA = det(A) A^-T (the Matrix Cookbook, eq. 49); A must be invertible
-det_p = register(
-    name="det", kind="linalg", shape_rule=_det_rule,
-    impl=np.linalg.det, emit=_linalg_emit("np.linalg.det({})"),
-    vjp=lambda g, ans, x: (
-        _batch_scalar(g * ans, x) * _swap(inv(x)),),  # type: ignore[has-type]
-    sympy=lambda sp, x: _stacked(lambda m: _sympy_matrix(sp, m).det(), x.ndim - 2, x),
-    numpy=np.linalg.det)
-
-_SLOGDET_PARTS = ("sign", "logabsdet")
-
-
-def _slogdet_rule(x: Aval, *, part: str) -> Aval:
-    if part not in _SLOGDET_PARTS:
-        raise ValueError(f"slogdet: part must be one of {_SLOGDET_PARTS}, not {part!r}")
-    _square_rule("slogdet", x)
-    return Aval(x.shape[:-2])
-
-
-def _slogdet_sympy(sp, x, *, part):
-    def one(m):
-        det = _sympy_matrix(sp, m).det()
-        return sp.sign(det) if part == "sign" else sp.log(sp.Abs(det))
-    return _stacked(one, x.ndim - 2, x)
-
-
-def _slogdet_emit(out, args, avals, out_aval, *, part) -> list[str]:
-    call = f"np.linalg.slogdet({{}})[{_SLOGDET_PARTS.index(part)}]"
-    return _linalg_emit(call)(out, args, avals, out_aval)
-
-
-# the sign is piecewise constant (zero gradient); d log|det A| / dA = A^-T
-slogdet_p = register(
-    name="slogdet", kind="linalg", shape_rule=_slogdet_rule,
-    impl=lambda x, part: np.linalg.slogdet(x)[_SLOGDET_PARTS.index(part)],
-    emit=_slogdet_emit,
-    vjp=lambda g, ans, x, part: (
-        None if part == "sign" else _batch_scalar(g, x) * _swap(inv(x)),),  # type: ignore[has-type]
-    sympy=_slogdet_sympy, numpy=np.linalg.slogdet)
-
-
-def _solve_rule(a: Aval, b: Aval) -> Aval:
-    n = _square_rule("solve", a)
-    _require("solve", (b,), FLOAT)
-    if b.ndim == 1 and a.ndim == 2 and b.shape[0] == n:
-        return Aval(b.shape)
-    if b.ndim != a.ndim or b.shape[:-2] != a.shape[:-2] or b.shape[-2] != n:
-        raise ShapeError(f"solve: the right-hand side {b} must have shape ({n},) or "
-                         f"{a.shape[:-2] + (n, 'k')} for the matrix {a} (np.linalg.solve "
-                         "broadcasts batch axes first)")
-    return Aval(b.shape)
-
-
-def _solve_vjp(g, ans, a, b):
-    # x = A^-1 b: the cotangent of b solves A^T gb = g, that of A is -gb x^T
-    gb = solve(_swap(a), g)
-    ga = -outer(gb, ans) if b.ndim == 1 else -matmul(gb, _swap(ans))
-    return ga, gb
-
-
-def _solve_sympy(sp, a, b):
-    def one(m, rhs):
-        x = _sympy_matrix(sp, m).LUsolve(_sympy_matrix(sp, rhs.reshape(rhs.shape[0], -1)))
-        return np.array(x.tolist(), dtype=object).reshape(rhs.shape)
-    return _stacked(one, a.ndim - 2, a, b)
-
-
-solve_p = register(
-    name="solve", kind="linalg", shape_rule=_solve_rule, impl=np.linalg.solve,
-    emit=_linalg_emit("np.linalg.solve({}, {})"),
-    vjp=_solve_vjp, sympy=_solve_sympy, numpy=np.linalg.solve)
-
+from ..core.errors import ShapeError, UnsupportedFunctionError, user_location
+from ..core.tracing import apply, shape_of
+from ..prims.elementwise import as_float
+from ..prims.linalg import det_p, inv_p, matmul_p, slogdet_p, solve_p
+from .dispatch import float_dtype, implements, normalize_axes, refuse_kwargs
+from .functions import broadcast_to, multiply, reshape, sum, transpose, where
 
 # ---------------------------------------------------------------------------
 # numpy's API
@@ -284,7 +35,7 @@ solve_p = register(
 
 def _operands(a: Any, b: Any) -> tuple[Any, Any, tuple[int, ...], tuple[int, ...]]:
     a, b = as_float(a), as_float(b)
-    return a, b, tuple(_shape_of(a)), tuple(_shape_of(b))
+    return a, b, tuple(shape_of(a)), tuple(shape_of(b))
 
 
 def _not_aligned(name: str, sa: tuple, sb: tuple, ka: int, kb: int, which: str) -> ShapeError:
@@ -296,7 +47,7 @@ def _not_aligned(name: str, sa: tuple, sb: tuple, ka: int, kb: int, which: str) 
 @implements(np.matmul)
 def matmul(x1: Any, x2: Any, /, out: Any = None, **kwargs: Any) -> Any:
     """``x1 @ x2`` with numpy's rules: 1-D operands promoted, batch axes broadcast."""
-    _refuse_kwargs("np.matmul", {"out": out, **kwargs}, allowed={"dtype": _float_dtype})
+    refuse_kwargs("np.matmul", {"out": out, **kwargs}, allowed={"dtype": float_dtype})
     x, y, sx, sy = _operands(x1, x2)
     if not sx or not sy:
         raise ShapeError(f"matmul: operands of shapes {sx} and {sy} must have at least one "
@@ -328,7 +79,7 @@ def matmul(x1: Any, x2: Any, /, out: Any = None, **kwargs: Any) -> Any:
 def dot(a: Any, b: Any, out: Any = None) -> Any:
     """``np.dot``: a product with scalars, ``matmul`` up to 2-D, else a sum over the
     last axis of ``a`` and the second-to-last of ``b``."""
-    _refuse_kwargs("np.dot", {"out": out}, allowed={})
+    refuse_kwargs("np.dot", {"out": out}, allowed={})
     a, b, sa, sb = _operands(a, b)
     if not sa or not sb:
         return multiply(a, b)
@@ -364,7 +115,7 @@ def inner(a: Any, b: Any) -> Any:
 @implements(np.outer)
 def outer(a: Any, b: Any, out: Any = None) -> Any:
     """``np.outer``: every element of ``a`` (flattened) times every one of ``b``."""
-    _refuse_kwargs("np.outer", {"out": out}, allowed={})
+    refuse_kwargs("np.outer", {"out": out}, allowed={})
     a, b, _, _ = _operands(a, b)
     return multiply(reshape(a, (-1, 1)), reshape(b, (1, -1)))
 
@@ -373,11 +124,11 @@ def outer(a: Any, b: Any, out: Any = None) -> Any:
 def trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None,
           out: Any = None) -> Any:
     """``np.trace``: the sum of a diagonal, over ``axis1`` and ``axis2``."""
-    _refuse_kwargs("np.trace", {"dtype": dtype, "out": out}, allowed={"dtype": _float_dtype})
+    refuse_kwargs("np.trace", {"dtype": dtype, "out": out}, allowed={"dtype": float_dtype})
     a = as_float(a)
-    ndim = len(_shape_of(a))
+    ndim = len(shape_of(a))
     if ndim < 2:
-        raise ShapeError(f"trace: needs at least two axes, got shape {_shape_of(a)}")
+        raise ShapeError(f"trace: needs at least two axes, got shape {shape_of(a)}")
     (p, q) = (normalize_axes(axis1, ndim)[0], normalize_axes(axis2, ndim)[0])
     if p == q:
         raise ValueError(f"trace: axis1 and axis2 must differ, got {axis1} and {axis2}")
@@ -390,10 +141,10 @@ def _diagonal_masked(a: Any, p: int, q: int, offset: int = 0) -> Any:
     Selecting (rather than multiplying by an identity matrix) keeps the sum
     exact when other elements are inf or nan, and their cotangent exactly 0.
     """
-    ndim = len(_shape_of(a))
+    ndim = len(shape_of(a))
     rest = [i for i in range(ndim) if i not in (p, q)]
     a = transpose(a, (*rest, p, q))
-    n, m = _shape_of(a)[-2:]
+    n, m = shape_of(a)[-2:]
     return where(np.eye(n, m, k=offset, dtype=bool), a, 0.0)
 
 
@@ -412,7 +163,7 @@ def _einsum_error(spec: str, problem: str) -> UnsupportedFunctionError:
 def einsum(subscripts: Any, *operands: Any, out: Any = None, optimize: Any = False,
            **kwargs: Any) -> Any:
     """``np.einsum`` for one or two operands, as transposes, sums and one ``matmul``."""
-    _refuse_kwargs("np.einsum", {"out": out, **kwargs}, allowed={"dtype": _float_dtype})
+    refuse_kwargs("np.einsum", {"out": out, **kwargs}, allowed={"dtype": float_dtype})
     if not isinstance(subscripts, str):
         raise _einsum_error(repr(subscripts), "the (operand, sublist) form is not supported; "
                             "pass a subscripts string")
@@ -437,7 +188,7 @@ def einsum(subscripts: Any, *operands: Any, out: Any = None, optimize: Any = Fal
     arrays = [as_float(x) for x in operands]
     sizes: dict[str, int] = {}
     for term, x in zip(terms, arrays):
-        shape = _shape_of(x)
+        shape = shape_of(x)
         if len(shape) != len(term):
             raise ShapeError(f"np.einsum({spec!r}, ...): term {term!r} has {len(term)} letters "
                              f"but its operand has shape {shape}")
@@ -445,7 +196,7 @@ def einsum(subscripts: Any, *operands: Any, out: Any = None, optimize: Any = Fal
             if sizes.setdefault(c, d) != d:
                 raise ShapeError(f"np.einsum({spec!r}, ...): letter {c!r} stands for axes of "
                                  f"sizes {sizes[c]} and {d} (operand shapes "
-                                 f"{[_shape_of(a) for a in arrays]})")
+                                 f"{[shape_of(a) for a in arrays]})")
     # take diagonals of repeated letters, then sum letters used nowhere else
     pairs = []
     for i, (term, x) in enumerate(zip(terms, arrays)):
@@ -481,7 +232,7 @@ def _einsum_align(x: Any, term: str, output: str) -> Any:
     """``x`` transposed to ``output``'s letter order, with length-1 axes for the others."""
     present = [c for c in output if c in term]
     x = transpose(x, tuple(term.index(c) for c in present))
-    shape = _shape_of(x)
+    shape = shape_of(x)
     return reshape(x, tuple(shape[present.index(c)] if c in term else 1 for c in output))
 
 
@@ -535,7 +286,7 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> A
     0 where ``x`` is 0.
     """
     x = as_float(x)
-    ndim = len(_shape_of(x))
+    ndim = len(shape_of(x))
     if axis is None:
         if ord is not None and ndim > 2:  # numpy's message
             raise ValueError("Improper number of dimensions to norm.")

@@ -1,13 +1,16 @@
 """What ``symgrad grad`` prints: formulas, values, checks and ``--show`` sections,
 collected by :class:`Report` and printed in one of the formats pretty, text,
-latex or json (see :mod:`symgrad.cli`)."""
+latex or json (see :mod:`symgrad.cli.command`)."""
 
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .cli import FD_RTOL, LISTED_ELEMENTS, SYMPY_RTOL, Problem
+from .limits import FD_RTOL, LISTED_ELEMENTS, SYMPY_RTOL
+
+if TYPE_CHECKING:
+    from .command import Problem
 
 
 class Report:
@@ -51,7 +54,7 @@ class Report:
         import numpy as np
         import sympy as sp
 
-        from .sympy_bridge import index_symbols
+        from ..sympy_bridge import index_symbols
 
         out: dict[str, Any] = {}
         self.lines.append("")

@@ -23,8 +23,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from .ir import Graph, Literal, Var
-from .pretty import Printer
+from ..core.ir import Graph, Literal, Printer, Var
 
 FORMATS = ("svg", "png", "pdf", "dot")
 

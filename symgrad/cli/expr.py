@@ -25,7 +25,7 @@ constant exponents up to :data:`MAX_EXPONENT`. Anything else is an
     >>> parse("x.__class__")
     Traceback (most recent call last):
     ...
-    symgrad.expr.ExpressionError: attribute access is not allowed: x.__class__
+    symgrad.cli.expr.ExpressionError: attribute access is not allowed: x.__class__
 """
 
 from __future__ import annotations
@@ -40,6 +40,8 @@ from dataclasses import dataclass
 from typing import Any, Union
 
 import numpy as np
+
+from ..numpy_api import functions as F
 
 MAX_LENGTH = 1000
 MAX_NODES = 400
@@ -62,15 +64,6 @@ class Function:
     keywords: tuple[str, ...] = ()
 
 
-def _ops(name: str) -> Callable[..., Any]:
-    """symgrad's own function ``name`` (where, sigmoid, ...), looked up when called."""
-    def call(*args: Any, **kwargs: Any) -> Any:
-        from . import ops
-
-        return getattr(ops, name)(*args, **kwargs)
-    return call
-
-
 _REDUCTION = ("axis", "keepdims")
 
 #: the functions an expression may call, by name
@@ -82,13 +75,13 @@ FUNCTIONS: dict[str, Function] = {
     "abs": Function(np.absolute, 1, 1),
     "maximum": Function(np.maximum, 2, 2),
     "minimum": Function(np.minimum, 2, 2),
-    "where": Function(_ops("where"), 3, 3),
+    "where": Function(F.where, 3, 3),
     "clip": Function(np.clip, 3, 3),
     **{name: Function(getattr(np, name), 2, 2) for name in ("hypot", "arctan2", "logaddexp")},
-    **{name: Function(_ops(name), 1, 1) for name in ("sigmoid", "softplus", "relu")},
-    "xlogy": Function(_ops("xlogy"), 2, 2),
-    "logsumexp": Function(_ops("logsumexp"), 1, 1, _REDUCTION),
-    **{name: Function(_ops(name), 1, 1, ("axis",)) for name in ("softmax", "log_softmax")},
+    **{name: Function(getattr(F, name), 1, 1) for name in ("sigmoid", "softplus", "relu")},
+    "xlogy": Function(F.xlogy, 2, 2),
+    "logsumexp": Function(F.logsumexp, 1, 1, _REDUCTION),
+    **{name: Function(getattr(F, name), 1, 1, ("axis",)) for name in ("softmax", "log_softmax")},
     **{name: Function(getattr(np, name), 1, 1, _REDUCTION)
        for name in ("sum", "mean", "prod", "max", "min")},
     **{name: Function(getattr(np, name), 1, 1, (*_REDUCTION, "ddof")) for name in ("var", "std")},

@@ -1,0 +1,9 @@
+"""The backend: an optimized graph becomes Numba kernels (or runs on the interpreter).
+
+:mod:`.fusion` (which equations share a loop), :mod:`.split` (large graphs
+as bounded pieces), :mod:`.codegen` (kernel source from a graph and its plan),
+:mod:`.compile` (the kernel cache), and :mod:`.program`, whose ``build`` runs
+them in that order. The backend imports nothing of symgrad but the core: what
+it needs to know about a primitive it reads from the primitive's facets and
+flags.
+"""

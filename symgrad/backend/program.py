@@ -1,0 +1,141 @@
+"""The backend's one entry: a graph becomes a :class:`Program`, something to call.
+
+:func:`build` runs the backend's stages in order, each taking what the one
+before produced: the fusion plan of the graph (:mod:`.fusion`, made once),
+the split into pieces when the whole would be slow to compile (:mod:`.split`,
+each piece planned once), the kernel source of each piece from its plan
+(:mod:`.codegen`), and the loaded kernel of each source (:mod:`.compile`), or
+the numpy interpreter for ``backend="numpy"``. A split graph runs as a
+:class:`Chain` of its pieces' kernels, passing values along, and returns what
+the whole graph would.
+
+    >>> import numpy as np, symgrad as sg
+    >>> graph = sg.jit(lambda x: np.sin(x) * 2.0, backend="numpy").graph(np.ones(2))
+    >>> program = build(graph, "f", "doctest", backend="numpy")
+    >>> program.kernel(np.array([0.0, np.pi / 2]))[0]
+    array([0., 2.])
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..core.interpreter import interpret
+from ..core.ir import Graph, Literal, Var
+from . import compile as kernels
+from . import split as splitting
+from .codegen import KernelSource, generate
+from .fusion import plan
+
+
+class Chain:
+    """Runs ``steps`` (one callable per piece, taking its inputs) in order and
+    returns the outputs of ``graph``, as one kernel of the whole graph would:
+    arrays the caller owns (copies of inputs, constants and repeated outputs)."""
+
+    def __init__(self, graph: Graph, pieces: Sequence[Graph],
+                 steps: Sequence[Callable[..., tuple]]):
+        self.pieces = tuple(pieces)
+        slot: dict[int, int] = {id(v): k for k, v in enumerate(graph.inputs)}
+        for piece in pieces:
+            for v in piece.outputs:
+                if isinstance(v, Var):
+                    slot.setdefault(id(v), len(slot))
+        scratch = len(slot)  # where literal outputs of a piece go (only a whole graph has them)
+        self._size = scratch + 1
+        self._steps = [(step, [slot[id(v)] for v in piece.inputs],
+                        [slot.get(id(v), scratch) for v in piece.outputs])
+                       for piece, step in zip(pieces, steps)]
+        consts = {id(v): value for v, value in graph.consts}
+        borrowed = {id(v) for v in graph.inputs} | set(consts)
+        seen: set[int] = set()
+        self._outputs: list[tuple[str, Any]] = []
+        for a in graph.outputs:
+            if isinstance(a, Literal):
+                self._outputs.append(("value", a.value))
+            elif id(a) in consts:
+                self._outputs.append(("copy", consts[id(a)]))
+            elif a.shape and (id(a) in borrowed or id(a) in seen):
+                self._outputs.append(("copy slot", slot[id(a)]))
+            else:
+                self._outputs.append(("slot", slot[id(a)]))
+            seen.add(id(a))
+
+    def __call__(self, *args: Any) -> tuple:
+        env: list[Any] = [*args, *[None] * (self._size - len(args))]
+        for step, ins, outs in self._steps:
+            for k, value in zip(outs, step(*[env[i] for i in ins])):
+                env[k] = value
+        return tuple(x if how == "value" else x.copy() if how == "copy"
+                     else env[x] if how == "slot" else env[x].copy()
+                     for how, x in self._outputs)
+
+
+@dataclass(frozen=True)
+class Program:
+    """What :func:`build` made of a graph: the pieces (one, the graph itself, when
+    it fits), their kernel sources, and the kernel, which takes the graph's inputs
+    and then ``consts``."""
+
+    pieces: tuple[Graph, ...]
+    sources: tuple[KernelSource, ...]
+    kernel: Callable[..., tuple]  # the Numba kernel, the interpreter, or a Chain of pieces
+    consts: tuple                 # the kernel's arguments after the graph's inputs
+
+    @property
+    def source(self) -> KernelSource:
+        """The kernel source, or for several pieces all of them under one key."""
+        if len(self.sources) == 1:
+            return self.sources[0]
+        keys = "\n".join(s.key for s in self.sources)
+        key = hashlib.sha256(keys.encode()).hexdigest()[:32]
+        n = len(self.sources)
+        text = "\n".join(f"# ---- piece {k + 1} of {n}: k_{s.key} ----\n{s.text}"
+                         for k, s in enumerate(self.sources))
+        return KernelSource(key, self.sources[0].function, text)
+
+
+def build(graph: Graph, function: str, description: str,
+          out_names: Mapping[int, str] | None = None, backend: str = "numba",
+          max_eqns: int | None = None) -> Program:
+    """Generate (and for ``backend="numba"``, load) the kernels of ``graph``,
+    split into pieces of at most ``max_eqns`` equations (by default, pieces of
+    :data:`~symgrad.backend.split.MAX_EQNS` when
+    :func:`~symgrad.backend.split.slow_to_compile` says so).
+
+    Kernels compile on their first call."""
+    whole = plan(graph)
+    if max_eqns is None:  # the defaults: split only graphs slow to compile whole
+        slow = splitting.slow_to_compile(graph, whole)
+        pieces = splitting.split(graph, splitting.MAX_EQNS) if slow else [graph]
+    else:
+        pieces = splitting.split(graph, max_eqns)
+    names = out_names or {}
+    sources: tuple[KernelSource, ...]
+    if len(pieces) == 1:
+        sources = (generate(graph, function, description, out_names, whole),)
+    else:
+        # one description for all pieces, so that pieces of the same structure share a kernel
+        where = {id(a): i for i, a in enumerate(graph.outputs)}
+        sources = tuple(
+            generate(piece, function, f"{description} (one piece of a split graph)",
+                     {k: names[where[id(v)]] for k, v in enumerate(piece.outputs)
+                      if where.get(id(v)) in names}, plan(piece))
+            for piece in pieces)
+    loaded = [_kernel(piece, source, backend) for piece, source in zip(pieces, sources)]
+    if len(pieces) == 1:
+        return Program(tuple(pieces), sources, *loaded[0])
+    steps = [(lambda *a, k=k, c=c: k(*a, *c)) if c else k for k, c in loaded]
+    return Program(tuple(pieces), sources, Chain(graph, pieces, steps), ())
+
+
+def _kernel(piece: Graph, source: KernelSource, backend: str) -> tuple[Callable[..., tuple],
+                                                                        tuple]:
+    """The piece's kernel (or interpreter, which reads the constants from the piece) and
+    the constants it takes after the piece's inputs; it returns the outputs as a tuple."""
+    if backend == "numpy":
+        return (lambda *args: tuple(interpret(piece, *args))), ()
+    return kernels.load(source), tuple(c for _, c in piece.consts)

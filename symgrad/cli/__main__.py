@@ -1,0 +1,7 @@
+"""``python -m symgrad.cli``: the ``symgrad`` command."""
+
+import sys
+
+from .command import main
+
+sys.exit(main())

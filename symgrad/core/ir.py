@@ -1,0 +1,434 @@
+"""The IR: an immutable, typed SSA graph, and its text form.
+
+Grammar::
+
+    Graph    = inputs: Var*   consts: (Var, ndarray)*   eqns: Eqn*   outputs: Atom*
+    Eqn      = out: Var  "="  prim  "(" Atom* ")"  params
+    Atom     = Var | Literal
+    Var      = a fresh value with an abstract value (shape, dtype); identity, not name
+    Literal  = a Python scalar (float or bool) inlined into the equation
+
+Every equation binds exactly one fresh ``Var``; operands are atoms, so nested
+expressions never appear. Nothing here is mutated after construction: passes
+build new graphs (``dataclasses.replace``). Array constants (numpy arrays the
+user's code mixes in) are ``consts``: variables bound to read-only arrays, passed
+to compiled kernels as arguments so that kernel source never embeds data.
+
+The text form is what ``print(graph)`` shows and golden tests compare; one line
+per equation, Python-like::
+
+    f(x: f64[2,2]) {
+      const k: f64[3] = [1.0, 2.0, 3.0]
+      a: f64[2,2] = add(x, 2.0)
+      b: f64[2,2] = square(a)
+      c: f64[] = mean(b, axes=(0, 1))
+      # grad of: c: f64[] = mean(b, axes=(0, 1))
+      d: f64[2,2] = broadcast_to(0.25, shape=(2, 2))
+      return (c, d)
+    }
+
+- A value is ``name: dtype[shape]`` where it is defined and ``name`` where it is
+  used; ``f64[]`` is a scalar.
+- Literals print as Python literals (``2.0``, ``-0.0``, ``inf``, ``True``).
+- Parameters follow the operands as ``key=value``, sorted by key.
+- Equations made by the adjoint transform are grouped under a
+  ``# grad of: <primal equation>`` comment.
+
+Names are deterministic and never collide: inputs keep their argument names
+(suffixed ``_1``, ``_2``... if needed), the remaining values get ``a``, ``b``,
+..., ``z``, ``aa``, ``ab``... in definition order, skipping any name already
+taken, Python keywords, ``l`` and the names generated code reserves.
+
+The checker is :mod:`symgrad.core.check`, the numpy reference interpreter
+:mod:`symgrad.core.interpreter`.
+"""
+
+from __future__ import annotations
+
+import keyword
+import math
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from itertools import count
+from types import MappingProxyType
+from typing import Any, Union
+
+import numpy as np
+
+FLOAT = "float64"
+BOOL = "bool"
+DTYPES = (FLOAT, BOOL)
+_SHORT = {FLOAT: "f64", BOOL: "bool"}
+
+
+class IRError(AssertionError):
+    """The checker found a malformed graph (a bug in symgrad, not in user code)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Aval:
+    """Abstract value: what the IR knows about a value before it exists."""
+
+    shape: tuple[int, ...]
+    dtype: str = FLOAT
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+    def __str__(self) -> str:
+        return f"{_SHORT[self.dtype]}[{','.join(map(str, self.shape))}]"
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Var:
+    """A value defined once: a graph input, a constant, or an equation's output.
+
+    Identity is the object itself; ``hint`` only helps the printer choose a name.
+    """
+
+    aval: Aval
+    hint: str = ""
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.aval.shape
+
+    @property
+    def dtype(self) -> str:
+        return self.aval.dtype
+
+    def __repr__(self) -> str:
+        return f"Var({self.hint or hex(id(self))}: {self.aval})"
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Literal:
+    """A scalar constant written into the equation that uses it.
+
+    Two literals are equal when they have the same dtype and the same bits, so
+    ``0.0`` and ``-0.0`` stay distinct and ``nan`` equals ``nan`` (what CSE needs).
+    """
+
+    value: float | bool
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.value, (float, bool)):
+            raise TypeError(f"Literal takes a Python float or bool, not {self.value!r}")
+
+    @property
+    def aval(self) -> Aval:
+        return Aval((), BOOL if isinstance(self.value, bool) else FLOAT)
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return ()
+
+    @property
+    def dtype(self) -> str:
+        return self.aval.dtype
+
+    @property
+    def key(self) -> tuple[str, Any]:
+        v = self.value
+        return (BOOL, v) if isinstance(v, bool) else (FLOAT, v.hex())
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Literal) and self.key == other.key
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+    def __repr__(self) -> str:
+        return f"Literal({self.value!r})"
+
+
+Atom = Union[Var, Literal]  # noqa: UP007 (a runtime alias: X | Y needs 3.10 types)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Primitive:
+    """One operation of the IR, with every facet and every fact the pipeline needs.
+
+    Declared once, in a module of :mod:`symgrad.prims`. Facets (functions):
+
+    - ``shape_rule(*avals, **params) -> Aval``: type checking and inference;
+    - ``impl(*arrays, **params) -> ndarray``: the numpy reference implementation;
+    - ``vjp(g, ans, *inputs, **params) -> tuple``: cotangent of each input (or
+      ``None`` for none), written with the recording helpers of
+      :mod:`symgrad.prims` so that the adjoint is IR again;
+    - ``emit(out, args, avals, out_aval, **params) -> list[str]``: Numba source;
+    - ``sympy(sp, *args, **params)``: the SymPy counterpart (see
+      :mod:`symgrad.sympy_bridge` for how each ``kind`` applies it);
+    - ``element(at, avals, out_aval, **params)``, for primitives that only move
+      elements: where a fused loop finds the output's element at the index ``at``
+      (a tuple of source expressions), as a list of ``(conditions, operand,
+      operand_index)`` in kernel source; the first piece whose conditions all hold
+      gives it, and if none does it is 0. Loops read through such primitives
+      instead of making their output an array;
+    - ``simplify(eqn, producer) -> Rewrite``: exact algebraic rewrites of an
+      equation of this primitive (``producer(atom)`` is the equation defining an
+      operand), one comment per rule; see :mod:`symgrad.transforms.passes`;
+    - ``accuracy(eqn, producer) -> Rewrite``: rewrites that change rounding on
+      purpose (``log(1 + x) -> log1p(x)``).
+
+    Facts (flags) that the adjoint, the passes, fusion and codegen read:
+
+    - ``kind``: ``"elementwise"`` (numpy broadcasting), ``"reduction"`` (over
+      ``axes``), ``"structural"`` (moves elements, computes nothing: its output
+      holds only its inputs' elements and zeros) or ``"array"`` (whole arrays in, a
+      new array out: matmul, inv, cumsum, ...);
+    - ``numpy``: the numpy function that traces to this primitive, if any;
+    - ``view``: its output may be a view of an input (codegen copies such outputs);
+    - ``linear``: the VJP is linear in the cotangent and reads no primal value
+      but shapes and booleans, so a zero cotangent gives exact zeros (the
+      adjoint's masks);
+    - ``cheap``: a fused loop computes it again where it is read, never stores it;
+    - ``commutative``: swapping the operands changes not a single bit (CSE);
+    - ``accumulate``: ``"sum"`` or ``"mean"`` for a reduction a fused loop
+      accumulates (a mean divides by the count after the loop);
+    - ``shape_only``: reads only its operands' shapes, which kernels know;
+    - ``transposes``: ``perm=(1, 0)`` makes its output the view ``c.T``;
+    - ``transposed_operands``: takes ``c.T`` of a C-contiguous ``c`` as it is
+      (BLAS reads F-contiguous matrices without a copy);
+    - ``torch_name``: PyTorch's name of its backward node, where it has one.
+    """
+
+    name: str
+    kind: str
+    shape_rule: Callable[..., Aval]
+    impl: Callable[..., Any]
+    vjp: Callable[..., tuple]
+    emit: Callable[..., list[str]]
+    sympy: Callable[..., Any]
+    numpy: Any = None
+    element: Callable[..., list] | None = None
+    simplify: Callable[..., Any] | None = None
+    accuracy: Callable[..., Any] | None = None
+    view: bool = False
+    linear: bool = False
+    cheap: bool = False
+    commutative: bool = False
+    accumulate: str = ""
+    shape_only: bool = False
+    transposes: bool = False
+    transposed_operands: bool = False
+    torch_name: str = ""
+
+    @property
+    def moves_elements(self) -> bool:
+        """Fused loops read through it by index arithmetic (it has an ``element`` facet)."""
+        return self.element is not None
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+def freeze_params(params: Mapping[str, Any]) -> Mapping[str, Any]:
+    """An immutable, key-sorted view of an equation's parameters."""
+    return MappingProxyType(dict(sorted(params.items())))
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Eqn:
+    """``out = prim(*inputs, **params)``.
+
+    ``origin`` is, for equations made by the adjoint transform, the primal
+    equation whose VJP produced them; the printer and codegen cite it.
+    """
+
+    prim: Primitive
+    inputs: tuple[Atom, ...]
+    out: Var
+    params: Mapping[str, Any] = field(default_factory=lambda: freeze_params({}))
+    origin: Eqn | None = None
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Graph:
+    """A function in SSA form: ``outputs = f(*inputs)`` with ``consts`` bound."""
+
+    inputs: tuple[Var, ...]
+    eqns: tuple[Eqn, ...]
+    outputs: tuple[Atom, ...]
+    consts: tuple[tuple[Var, np.ndarray], ...] = ()
+    name: str = "f"
+
+    def __str__(self) -> str:
+        return pformat(self)
+
+    @property
+    def const_vars(self) -> tuple[Var, ...]:
+        return tuple(v for v, _ in self.consts)
+
+
+def eqn_vars(graph: Graph) -> Sequence[Var]:
+    """All variables of ``graph`` in definition order."""
+    return [*graph.inputs, *graph.const_vars, *(e.out for e in graph.eqns)]
+
+
+# ---------------------------------------------------------------------------
+# the text form
+
+#: names that generated kernels use for themselves
+RESERVED = frozenset({"np", "njit", "math", "inf", "nan", "True", "False", "None",
+                      "acc", "value", "kernel",
+                      # builtins kernels call (a parameter named range would shadow it)
+                      "range", "float", "int", "bool", "enumerate", "len", "abs", "min",
+                      "max", "zip",
+                      "l", "O", "I"})  # and names that read like 1 and 0
+_INDEX_NAME = re.compile(r"[in]\d+$")  # loop indices and sizes (n0 = x.shape[0]) in kernels
+
+
+def _letters() -> Iterator[str]:
+    """a, b, ..., z, aa, ab, ...: bijective base 26."""
+    alphabet = "abcdefghijklmnopqrstuvwxyz"
+    for n in count(1):
+        s = ""
+        while n:
+            n, r = divmod(n - 1, 26)
+            s = alphabet[r] + s
+        yield s
+
+
+def usable(name: str) -> bool:
+    return (name.isidentifier() and not keyword.iskeyword(name)
+            and name not in RESERVED and not _INDEX_NAME.match(name))
+
+
+def assign_names(graph: Graph, out_names: Mapping[int, str] | None = None) -> dict[int, str]:
+    """Map ``id(var)`` to a unique, valid Python name for every var of ``graph``.
+
+    ``out_names`` optionally names outputs by position (e.g. ``{1: "ct_x"}``);
+    an output that is also an input keeps the input's name.
+    """
+    names: dict[int, str] = {}
+    taken: set[str] = set()
+
+    def claim(v: Var, base: str) -> None:
+        if id(v) in names:
+            return
+        base = base if usable(base) else (base + "_" if base.isidentifier() else "v")
+        name, k = base, 0
+        while name in taken or not usable(name):
+            k += 1
+            name = f"{base}_{k}"
+        names[id(v)] = name
+        taken.add(name)
+
+    for v in graph.inputs:
+        claim(v, v.hint or "x")
+    for i, name in (out_names or {}).items():
+        out = graph.outputs[i]
+        if isinstance(out, Var):
+            claim(out, name)
+    for v in graph.const_vars:
+        claim(v, v.hint or "k")
+    letters = _letters()
+    for v in eqn_vars(graph):
+        if id(v) not in names:
+            if v.hint:
+                claim(v, v.hint)
+                continue
+            name = next(letters)
+            while name in taken or not usable(name):
+                name = next(letters)
+            claim(v, name)
+    return names
+
+
+def format_literal(value: float | bool) -> str:
+    """A literal as Python source would spell it."""
+    if isinstance(value, (bool, np.bool_)):
+        return repr(bool(value))
+    return repr(float(value))
+
+
+def format_param(value: object) -> str:
+    if isinstance(value, tuple):
+        return "(" + ", ".join(map(format_param, value)) + ("," if len(value) == 1 else "") + ")"
+    return repr(value)
+
+
+def origin_changes(eqns: Iterable[Eqn]) -> Iterator[tuple[Eqn | None, Eqn]]:
+    """Each equation with the primal equation to cite before it: its origin where
+    that changes from the previous equation's, else None (one comment per group)."""
+    current = None
+    for e in eqns:
+        cite = e.origin if e.origin is not current and e.origin is not None else None
+        current = e.origin
+        yield cite, e
+
+
+class Printer:
+    """Formats atoms and equations of one graph with one naming."""
+
+    def __init__(self, graph: Graph, out_names: Mapping[int, str] | None = None):
+        self.graph = graph
+        self.names = assign_names(graph, out_names)
+        self._taken = set(self.names.values())
+        self._spare = _letters()
+
+    def name(self, v: Var) -> str:
+        if id(v) not in self.names:  # e.g. in the origin of an equation a pass removed
+            name = next(self._spare)
+            while name in self._taken or not usable(name):
+                name = next(self._spare)
+            self.names[id(v)] = name
+            self._taken.add(name)
+        return self.names[id(v)]
+
+    def atom(self, a: Atom) -> str:
+        return format_literal(a.value) if isinstance(a, Literal) else self.name(a)
+
+    def typed(self, v: Var) -> str:
+        return f"{self.name(v)}: {v.aval}"
+
+    def eqn(self, e: Eqn) -> str:
+        args = [self.atom(a) for a in e.inputs]
+        args += [f"{k}={format_param(v)}" for k, v in e.params.items()]
+        return f"{self.typed(e.out)} = {e.prim.name}({', '.join(args)})"
+
+    def const(self, v: Var, value: np.ndarray) -> str:
+        flat = value.ravel()
+        shown = ", ".join(format_literal(x) for x in flat[:6])
+        more = ", ..." if flat.size > 6 else ""
+        return f"const {self.typed(v)} = [{shown}{more}]"
+
+    def lines(self) -> list[str]:
+        g = self.graph
+        head = f"{g.name}({', '.join(self.typed(v) for v in g.inputs)}) {{"
+        body = [self.const(v, value) for v, value in g.consts]
+        for cite, e in origin_changes(g.eqns):
+            if cite is not None:
+                body.append(f"# grad of: {self.eqn(cite)}")
+            body.append(self.eqn(e))
+        outs = ", ".join(self.atom(a) for a in g.outputs)
+        body.append(f"return ({outs}{',' if len(g.outputs) == 1 else ''})")
+        return [head, *("  " + line for line in body), "}"]
+
+
+def pformat(graph: Graph, out_names: Mapping[int, str] | None = None) -> str:
+    """The documented text form of ``graph``."""
+    return "\n".join(Printer(graph, out_names).lines())
+
+
+def pformat_around(graph: Graph, index: int | None, context: int = 3) -> str:
+    """Equations near ``index`` (all of a short graph), the bad one marked ``>>``."""
+    p = Printer(graph)
+    if index is None:
+        return "\n".join(p.lines())
+    lo, hi = max(0, index - context), min(len(graph.eqns), index + context + 1)
+    rows = []
+    for i in range(lo, hi):
+        try:
+            text = p.eqn(graph.eqns[i])
+        except Exception as e:  # a malformed equation must not hide the report
+            text = f"<unprintable equation: {e}>"
+        rows.append(f"{'>>' if i == index else '  '} {i:4d}  {text}")
+    return "\n".join([f"in {graph.name}, equations {lo}..{hi - 1}:", *rows])

@@ -1,0 +1,3 @@
+"""symgrad's version: part of every kernel's cache key (:mod:`symgrad.backend.codegen`)."""
+
+__version__ = "0.1.0"

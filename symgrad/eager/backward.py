@@ -1,0 +1,280 @@
+"""``Tensor.backward``: the recorded graph, lowered to the IR and run through the pipeline.
+
+``backward`` lowers the nodes a result depends on (:mod:`symgrad.eager.graph`)
+to a :class:`~symgrad.core.ir.Graph` and hands it to :func:`symgrad.pipeline.derive`
+(the adjoint and the passes, as for ``sg.grad``, IR-checked under
+``SYMGRAD_CHECK_IR=1``). All tensor data (leaves, tensors that need no grad,
+numpy arrays) enter as inputs, and so do Python scalars (``x * (0.5 + k)``),
+except exponents (``x ** 2``: the passes rewrite 2, 0.5 and -1 as numpy computes
+them), which are literals. So the kernel depends on the graph's structure, its
+shapes and its exponents, and is cached by them; the cache keeps the
+``CACHE_LIMIT`` structures used last.
+
+Execution policy: the first backward of a structure runs the optimized adjoint
+on the numpy interpreter (:func:`symgrad.core.interpreter.interpret`); when the
+same structure recurs, :func:`symgrad.pipeline.program` compiles it with Numba
+and every later backward calls the kernel. So a one-off graph never waits for
+Numba, and a training loop compiles exactly once, on its second step
+(``benchmarks/train_loop.py``; the times are in ``docs/benchmarks.md``).
+``backward_stats()`` counts the interpreted and compiled runs;
+``symgrad.backend.compile.compile_stats()`` counts Numba compiles.
+
+Differences from PyTorch: a backward without ``retain_graph=True`` frees every
+node it passed through, so a second backward through any of them raises (PyTorch
+only raises for nodes that saved tensors). Leaves and data are read at backward
+time, so changing any of them in place between a node's creation and backward
+raises (PyTorch only raises for the tensors a node saved); ``.data`` writes are
+not counted, as in PyTorch. An in-place operation on a result is recorded: the
+tensor takes the new node (``y.mul_(3)`` is ``y = y * 3`` for the gradient).
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .. import pipeline
+from ..core.errors import SCALAR_OUTPUT_ERROR
+from ..core.interpreter import interpret
+from ..core.ir import Aval, Eqn, Graph, Literal, Var, freeze_params
+from ..core.tracing import Traced
+from ..prims.elementwise import add_p
+from .graph import Node
+
+#: the IR's names of the dtypes Tensors hold
+DTYPE_NAMES = {np.dtype(np.float64): "float64", np.dtype(np.bool_): "bool"}
+FREED_ERROR = (
+    "Trying to backward through the graph a second time: its nodes were freed by the "
+    "previous backward(). Pass retain_graph=True to the first backward() to keep the graph "
+    "for another one (or rebuild the graph by running the forward computation again).")
+
+# ---------------------------------------------------------------------------
+# backward
+
+
+@dataclasses.dataclass
+class _Entry:
+    """What one graph structure lowers to: the optimized adjoint and how to run it."""
+
+    graph: Graph
+    runs: int = 0
+    kernel: Callable[..., tuple] | None = None  # the compiled program's, once there is one
+
+
+#: the graph structures kept, least recently used first
+_CACHE: collections.OrderedDict[tuple, _Entry] = collections.OrderedDict()
+CACHE_LIMIT = 256
+_STATS = {"interpreted": 0, "compiled_runs": 0}
+
+
+def backward_stats() -> dict[str, int]:
+    """Backward calls run on the numpy interpreter, on a compiled kernel, and the
+    number of graph structures in the cache (at most ``CACHE_LIMIT``)."""
+    return {**_STATS, "structures": len(_CACHE)}
+
+
+def _collect(root: Node) -> list[Node]:
+    """The nodes ``root`` depends on, in creation (topological) order."""
+    seen: dict[int, Node] = {}
+    stack = [root]
+    while stack:
+        n = stack.pop()
+        if id(n) not in seen:
+            seen[id(n)] = n
+            stack.extend(a for a in n.inputs if isinstance(a, Node))
+    return sorted(seen.values(), key=lambda n: n.seq)
+
+
+def run_backward(out: Any, gradient: Any, retain_graph: bool | None) -> None:
+    """``out.backward(gradient, retain_graph)``: fill ``.grad`` of the leaves."""
+    if not out._requires_grad:
+        raise RuntimeError("element 0 of tensors does not require grad and does not have a "
+                           "grad_fn: set requires_grad=True on a leaf the output depends on")
+    ct = _seed(out, gradient)
+    root = out._node
+    if root is None:  # backward on a leaf itself
+        _accumulate(out, np.broadcast_to(1.0 if ct is None else ct, out.shape))
+        return
+    nodes = _collect(root)
+    if any(n.freed for n in nodes):
+        raise RuntimeError(FREED_ERROR)
+    _check_versions(nodes)
+    plan, leaf_tensors, data_values = _plan(nodes)
+    retained = [k for k, n in enumerate(nodes) if n.retained is not None]
+    key = (tuple(plan), tuple(t.shape for t in leaf_tensors), tuple(retained),
+           None if ct is None else np.shape(ct))
+    entry = _cached_entry(key, lambda: _lower(nodes, plan, leaf_tensors, retained,
+                                              ct is not None))
+    args: list[Any] = [_kernel_arg(t._value) for t in leaf_tensors]
+    args += [_kernel_arg(v) for v in data_values]
+    args += [_kernel_arg(np.zeros(nodes[k].aval.shape)) for k in retained]
+    if ct is not None:
+        args.append(_kernel_arg(np.asarray(ct)))
+    grads = _run(entry, args)
+    for t, g in zip(leaf_tensors, grads):
+        _accumulate(t, g)
+    for k, g in zip(retained, grads[len(leaf_tensors):]):
+        t = nodes[k].retained()
+        if t is not None:
+            _accumulate(t, g)
+    if not retain_graph:
+        _free(nodes)
+
+
+def _plan(nodes: list[Node]) -> tuple[list, list[Any], list[np.ndarray]]:
+    """What the structure key holds of each node (its signature and where each input
+    comes from: an earlier node, a leaf, data or a literal), the leaves and the data
+    arrays in the order the kernel takes them."""
+    index = {id(n): k for k, n in enumerate(nodes)}
+    leaves: dict[int, Any] = {}    # id(tensor) -> (position, tensor)
+    data: dict[int, int] = {}       # id(array) -> position
+    data_values: list[np.ndarray] = []
+    plan = []
+    for n in nodes:
+        refs: list[Any] = []
+        for a in n.inputs:
+            if isinstance(a, Node):
+                refs.append(("eqn", index[id(a)]))
+            elif isinstance(a, Traced):  # a leaf tensor
+                refs.append(("leaf", leaves.setdefault(id(a), (len(leaves), a))[0]))
+            elif isinstance(a, Literal):
+                refs.append(None)  # its value is in n.sig
+            else:
+                if id(a) not in data:
+                    data[id(a)] = len(data_values)
+                    data_values.append(a)
+                refs.append(("data", data[id(a)], a.shape, DTYPE_NAMES.get(a.dtype)))
+        plan.append((n.sig, tuple(refs)))
+    leaf_tensors = [t for _, t in sorted(leaves.values(), key=lambda p: p[0])]
+    return plan, leaf_tensors, data_values
+
+
+def _cached_entry(key: tuple, lower: Callable[[], Graph]) -> _Entry:
+    """The cache entry of a structure, lowered on first sight; least recently used
+    entries beyond ``CACHE_LIMIT`` are dropped."""
+    entry = _CACHE.get(key)
+    if entry is None:
+        entry = _CACHE[key] = _Entry(lower())
+        while len(_CACHE) > CACHE_LIMIT:
+            _CACHE.popitem(last=False)
+    else:
+        _CACHE.move_to_end(key)
+    return entry
+
+
+def _free(nodes: list[Node]) -> None:
+    """Drop the saved data of a graph backward passed through; ``next_functions``
+    stay as they were, and a second backward raises ``FREED_ERROR``."""
+    for n in nodes:
+        n.freed = True
+        n.versions = ()
+        n.inputs = tuple(None if isinstance(a, np.ndarray) and a.ndim else a
+                         for a in n.inputs)
+
+
+def _check_versions(nodes: list[Node]) -> None:
+    """Raise if a leaf or data tensor changed in place after a node used it."""
+    for n in nodes:
+        for t, version in n.versions:
+            if t._version != version:
+                kind = "a leaf that requires grad" if t._requires_grad else "a tensor"
+                raise RuntimeError(
+                    "one of the variables needed for gradient computation has been modified "
+                    f"by an inplace operation: {kind} of shape {list(t.shape)} is at version "
+                    f"{t._version}; expected version {version} instead (it is an input of "
+                    f"{n.name()}). Hint: change it after backward(), or compute with a copy "
+                    "(.clone()) instead of changing it in place.")
+
+
+def _seed(out: Any, gradient: Any) -> Any:
+    """The cotangent of ``out`` as a kernel input, or None for an implicit 1 on a scalar."""
+    if gradient is None:
+        if out._value.size != 1:
+            raise RuntimeError(
+                f"{SCALAR_OUTPUT_ERROR}: this output has shape {tuple(out.shape)}. Pass "
+                "backward(gradient) with a tensor of that shape (the result is then the "
+                "gradient of sum(output * gradient)), or reduce it first (.sum(), .mean()).")
+        return None if out.ndim == 0 else np.ones(out.shape)
+    return pipeline.cotangent(gradient, Aval(out.shape), "the output has", RuntimeError)
+
+
+def _kernel_arg(v: np.ndarray) -> Any:
+    return pipeline.kernel_input(v, promote=False)[0]
+
+
+def _lower(nodes: list[Node], plan: list, leaves: list, retained: list[int],
+           seeded: bool) -> Graph:
+    """The optimized adjoint graph of a recorded structure. Inputs: leaves, data,
+    one zero per retained non-leaf (added to it, so its gradient is theirs), the
+    cotangent; outputs: the gradients of leaves and retained non-leaves."""
+    inputs = [Var(Aval(t.shape), f"leaf{k}") for k, t in enumerate(leaves)]
+    data_vars: dict[int, Var] = {}
+    for _, refs in plan:
+        for r in refs:
+            if isinstance(r, tuple) and r[0] == "data" and r[1] not in data_vars:
+                data_vars[r[1]] = Var(Aval(r[2], r[3]), f"data{r[1]}")
+    inputs += [data_vars[k] for k in sorted(data_vars)]
+    deltas = {k: Var(nodes[k].aval, f"retained{j}") for j, k in enumerate(retained)}
+    outs: list[Var] = []
+    eqns: list[Eqn] = []
+    for k, (n, (_, refs)) in enumerate(zip(nodes, plan)):
+        atoms = [a if r is None else
+                 outs[r[1]] if r[0] == "eqn" else
+                 inputs[r[1]] if r[0] == "leaf" else data_vars[r[1]]
+                 for a, r in zip(n.inputs, refs)]
+        v = Var(n.aval)
+        eqns.append(Eqn(n.prim, tuple(atoms), v, freeze_params(n.params)))
+        if k in deltas:  # v + 0: the cotangent of this input is the cotangent of v
+            v2 = Var(n.aval)
+            eqns.append(Eqn(add_p, (v, deltas[k]), v2))
+            v = v2
+        outs.append(v)
+    graph = Graph(tuple(inputs + list(deltas.values())), tuple(eqns), (outs[-1],), (),
+                  "backward")
+    wrt = [*range(len(leaves)), *range(len(inputs), len(inputs) + len(deltas))]
+    return pipeline.derive(graph, wrt, seeded, keep_primal=False)
+
+
+class KernelFallbackWarning(RuntimeWarning):
+    """Compiling a backward kernel failed; the graph runs on the numpy interpreter."""
+
+
+def _run(entry: _Entry, args: list[Any]) -> list[np.ndarray]:
+    """The first run of a structure interprets; the second compiles; the rest reuse."""
+    graph = entry.graph
+    entry.runs += 1
+    if entry.kernel is None and entry.runs == 2:
+        try:  # large graphs become several kernels of bounded size
+            program = pipeline.program(graph, "backward", "backward of a recorded graph")
+            kernel, consts = program.kernel, program.consts
+            if consts:  # array constants of the adjoint, after the inputs
+                kernel = (lambda *a: program.kernel(*a, *consts))
+            results = list(kernel(*args))
+        except Exception as e:  # noqa: BLE001 -- a gradient is still owed; say why it is slow
+            warnings.warn(f"symgrad could not compile the backward kernel ({type(e).__name__}: "
+                          f"{e}); this graph structure keeps running on the numpy interpreter",
+                          KernelFallbackWarning, stacklevel=4)
+        else:
+            entry.kernel = kernel
+            _STATS["compiled_runs"] += 1
+            return [np.asarray(r, dtype=np.float64) for r in results]
+    if entry.kernel is None:
+        _STATS["interpreted"] += 1
+        results = interpret(graph, *args)
+    else:
+        _STATS["compiled_runs"] += 1
+        results = list(entry.kernel(*args))
+    return [np.asarray(r, dtype=np.float64) for r in results]
+
+
+def _accumulate(t: Any, g: np.ndarray) -> None:
+    """``t.grad += g``, in place when ``t.grad`` exists (so ``.grad.data.zero_()`` holds)."""
+    if t._grad is None:
+        t._grad = type(t)._make(np.array(g, dtype=np.float64).reshape(t.shape))
+    else:
+        t._grad._value += g

@@ -1,0 +1,109 @@
+"""The recorded graph of Tensor operations: ``grad_fn`` nodes, as PyTorch shows them.
+
+A :class:`Node` is one recorded equation; its inputs are other nodes, leaves
+(tensors that require grad), data (arrays that do not) or literals. Its class
+is named as PyTorch names the backward function (``AddBackward0``): the
+primitive's ``torch_name``, or ``<Name>Backward0``.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+from typing import Any
+
+import numpy as np
+
+from ..core.ir import Aval, Literal, Primitive
+from ..core.tracing import Traced
+
+#: nodes whose Python-scalar operand torch keeps out of ``next_functions``
+_SCALAR_OPERAND_HIDDEN = {"PowBackward0", "PowBackward2", "RsubBackward1", "CloneBackward0",
+                          "ZeroBackward0", "FillBackward2"}
+_counter = itertools.count()
+
+
+@functools.cache
+def node_class(name: str) -> type[Node]:
+    """The node class PyTorch calls ``name`` (``AddBackward0``)."""
+    return type(name, (Node,), {"__slots__": ()})
+
+
+def torch_name(prim: Primitive) -> str:
+    """The primitive's ``torch_name`` (``AddBackward0`` for ``add``), else
+    ``<Name>Backward0``."""
+    return prim.torch_name or "".join(p.capitalize() for p in prim.name.split("_")) + "Backward0"
+
+
+class Node:
+    """A ``grad_fn``: one recorded equation, whose inputs are other nodes, leaves
+    (tensors that require grad), data (arrays that do not) or literals."""
+
+    __slots__ = ("prim", "params", "inputs", "aval", "seq", "freed", "retained", "sig",
+                 "versions", "__weakref__")
+
+    def __init__(self, prim: Primitive, params: dict[str, Any], inputs: tuple, aval: Aval):
+        self.prim, self.params, self.inputs, self.aval = prim, params, inputs, aval
+        #: what the structure key holds of this node (the rest is how inputs connect)
+        self.sig = (prim.name, tuple(sorted(params.items())),
+                    tuple(a.key for a in inputs if isinstance(a, Literal)))
+        self.seq = next(_counter)  # creation order is a topological order
+        self.freed = False
+        self.retained: Any = None  # the tensor that called retain_grad()
+        #: (tensor, its _version) for each leaf or data tensor input: backward reads their
+        #: values then, so an in-place change in between must be caught
+        self.versions: tuple[tuple[Any, int], ...] = ()
+
+    def name(self) -> str:
+        return type(self).__name__
+
+    def rename(self, name: str) -> None:
+        """Take PyTorch's name for the method that made the node (``x.t()`` is
+        ``TBackward0``, though its primitive is ``transpose``): node classes differ
+        only in their names, so the node changes class."""
+        self.__class__ = node_class(name)
+
+    @property
+    def next_functions(self) -> tuple[tuple[Any, int], ...]:
+        """The functions the cotangent flows to: nodes, ``AccumulateGrad`` for leaves
+        that require grad, ``None`` for inputs that need no gradient."""
+        inputs = self.inputs
+        if type(self).__name__ in _SCALAR_OPERAND_HIDDEN:  # x ** 2, 2 - x, x.clone()
+            inputs = tuple(a for a in inputs if not _is_scalar(a))
+        elif self.prim.commutative and _is_scalar(inputs[0]):
+            inputs = inputs[::-1]  # 2 + x is x.add(2) in torch
+        return tuple((_function_of(a), 0) for a in inputs)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} object at {id(self):#x}>"
+
+
+def _is_scalar(a: Any) -> bool:
+    """A scalar operand: a literal, or a Python scalar that enters the kernel as data."""
+    return isinstance(a, Literal) or (isinstance(a, np.ndarray) and a.ndim == 0)
+
+
+class AccumulateGrad:
+    """The ``grad_fn`` slot of a leaf in ``next_functions``: adds into ``variable.grad``."""
+
+    __slots__ = ("variable",)
+    next_functions: tuple = ()
+
+    def __init__(self, variable: Any):
+        self.variable = variable
+
+    def name(self) -> str:
+        return "AccumulateGrad"
+
+    def __repr__(self) -> str:
+        return f"<AccumulateGrad object at {id(self):#x}>"
+
+
+def _function_of(a: Any) -> Any:
+    if isinstance(a, Node):
+        return a
+    if isinstance(a, Traced):  # a leaf tensor
+        if a._accumulate is None:
+            a._accumulate = AccumulateGrad(a)
+        return a._accumulate
+    return None

@@ -1,0 +1,28 @@
+"""numpy's API on traced values: what user code calls.
+
+:mod:`.tracer` (the traced array and :func:`trace`), :mod:`.dispatch` (how
+``np.<ufunc>`` and ``np.<function>`` calls reach symgrad), :mod:`.functions`
+(selection, stable functions, reductions, reshapes), :mod:`.shapes` (numpy's
+shape functions), :mod:`.indexing` (``x[index]`` and ``sg.at``) and
+:mod:`.linalg`. Everything here is composed of the primitives of
+:mod:`symgrad.prims`; nothing here declares one.
+"""
+
+from .dispatch import HANDLED_FUNCTIONS, implements, supported_functions
+from .functions import (
+    clip,
+    log_softmax,
+    logsumexp,
+    relu,
+    sigmoid,
+    softmax,
+    softplus,
+    where,
+    xlogy,
+)
+from .indexing import at
+from .tracer import ArrayMethods, ArrayTracer, stage, trace
+
+__all__ = ["ArrayMethods", "ArrayTracer", "HANDLED_FUNCTIONS", "at", "clip", "implements",
+           "log_softmax", "logsumexp", "relu", "sigmoid", "softmax", "softplus",
+           "stage", "supported_functions", "trace", "where", "xlogy"]

@@ -1,0 +1,121 @@
+"""How numpy calls reach symgrad: the table of numpy functions and ufunc dispatch.
+
+``HANDLED_FUNCTIONS`` maps public numpy functions to their traced versions
+(filled by :func:`implements` in the modules of this package) for
+``__array_function__``; ufuncs map to primitives by their ``numpy`` facet,
+looked up in the registry when they are called.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+import numpy as np
+
+from ..core.errors import UnsupportedFunctionError, user_location
+from ..prims.elementwise import call
+from ..prims.registry import REGISTRY, of_numpy
+
+HANDLED_FUNCTIONS: dict[Callable, Callable] = {}
+
+F = TypeVar("F", bound=Callable)
+
+
+def implements(*numpy_functions: Callable) -> Callable[[F], F]:
+    """Register the decorated function as the traced version of ``numpy_functions``."""
+    def decorate(fn: F) -> F:
+        for f in numpy_functions:
+            HANDLED_FUNCTIONS[f] = fn
+        return fn
+    return decorate
+
+
+def supported_functions() -> list[str]:
+    """Names of the numpy functions and ufuncs symgrad can trace.
+
+        >>> import symgrad as sg
+        >>> {"np.exp", "np.sum", "np.linalg.inv"} <= set(sg.ops.supported_functions())
+        True
+    """
+    names = {f"np.{qualname(f)}" for f in HANDLED_FUNCTIONS}
+    names |= {f"np.{p.numpy.__name__}" for p in REGISTRY.values()
+              if isinstance(p.numpy, np.ufunc)}
+    return sorted(names)
+
+
+def qualname(func: Callable) -> str:
+    """``sum`` for ``np.sum``, ``linalg.svd`` for ``np.linalg.svd``."""
+    module = (getattr(func, "__module__", None) or "").removeprefix("numpy").lstrip(".")
+    name = getattr(func, "__name__", repr(func))
+    return f"{module}.{name}" if module else name
+
+
+def apply_ufunc(ufunc: np.ufunc, method: str, inputs: Sequence[Any], kwargs: dict) -> Any:
+    """``__array_ufunc__``: a ufunc call on traced operands."""
+    name = f"np.{ufunc.__name__}"
+    if method != "__call__":
+        raise UnsupportedFunctionError(
+            f"{name}.{method} on a traced value (at {user_location()}) is not supported; "
+            "use the numpy function instead (np.sum for np.add.reduce, ...)")
+    refuse_kwargs(name, kwargs, allowed={"dtype": float_dtype})
+    if ufunc is np.positive:
+        return inputs[0]
+    if ufunc in HANDLED_FUNCTIONS:  # ufuncs that are not elementwise, such as np.matmul
+        return HANDLED_FUNCTIONS[ufunc](*inputs, **kwargs)
+    prim = of_numpy(ufunc)
+    if prim is None or prim.kind != "elementwise":
+        raise UnsupportedFunctionError(
+            f"{name} is not supported on traced values (at {user_location()}); "
+            "symgrad.ops.supported_functions() lists what is")
+    return call(prim, *inputs)
+
+
+def array_function(func: Callable, args: Any, kwargs: Any) -> Any:
+    """``__array_function__``: a public numpy function on traced operands."""
+    impl = HANDLED_FUNCTIONS.get(func)
+    if impl is None:
+        raise UnsupportedFunctionError(
+            f"np.{qualname(func)} is not supported on traced values (at {user_location()}); "
+            "symgrad.ops.supported_functions() lists what is")
+    return impl(*args, **kwargs)
+
+
+def float_dtype(dtype: Any) -> bool:
+    return dtype is None or np.dtype(dtype) == np.float64
+
+
+def refuse_kwargs(name: str, kwargs: dict, allowed: dict[str, Callable[[Any], bool]]) -> None:
+    """Raise for keyword arguments symgrad does not implement, with what to do instead."""
+    for key, value in kwargs.items():
+        if key == "out" and (value is None or (isinstance(value, tuple)  # ufuncs: a tuple
+                                               and all(v is None for v in value))):
+            continue
+        check = allowed.get(key)
+        if check is not None and check(value):
+            continue
+        hint = {"out": "symgrad functions are pure: return the result instead of writing to out=",
+                "where": "mask explicitly with np.where(cond, x, fill) before reducing",
+                "dtype": "symgrad computes in float64",
+                }.get(key, "this argument is not supported")
+        raise UnsupportedFunctionError(
+            f"{name}(..., {key}={value!r}) on a traced value (at {user_location()}): {hint}")
+
+
+def normalize_axes(axis: Any, ndim: int) -> tuple[int, ...]:
+    """numpy's ``axis=`` (None, int or tuple, negatives allowed) as sorted axes."""
+    if axis is None:
+        return tuple(range(ndim))
+    axes = axis if isinstance(axis, (tuple, list)) else (axis,)
+    out = []
+    for a in axes:
+        if isinstance(a, (bool, np.bool_)):
+            raise TypeError(f"axis must be an integer, not {a!r}")
+        a = operator.index(a)
+        if not -ndim <= a < ndim:
+            raise np.exceptions.AxisError(a, ndim)
+        out.append(a % ndim if ndim else a)
+    if len(set(out)) != len(out):
+        raise ValueError(f"duplicate value in 'axis': {axis!r}")
+    return tuple(sorted(out))

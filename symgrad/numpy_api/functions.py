@@ -1,0 +1,328 @@
+"""numpy's functions on traced values: selection, stable functions, reductions, shapes.
+
+Argument normalization in front of the primitives. Every function here takes
+tracers, numpy arrays and Python scalars alike. When no argument is traced it
+simply computes with numpy, so ``symgrad.where`` also works on plain arrays.
+
+    >>> import numpy as np, symgrad as sg
+    >>> sg.where(np.array([1.0, -1.0]) > 0, 1.0, 0.0)
+    array([1., 0.])
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..core.errors import ShapeError, UnsupportedFunctionError, user_location
+from ..core.ir import Primitive
+from ..core.tracing import Traced, apply, shape_of
+from ..prims import elementwise as E
+from ..prims import reductions as R
+from ..prims.elementwise import as_float
+from .dispatch import float_dtype, implements, normalize_axes, refuse_kwargs
+
+add, subtract, multiply, divide, power = E.add, E.sub, E.mul, E.div, E.power
+negative, absolute, exp, log = E.neg, E.absolute, E.exp, E.log
+greater, greater_equal, less, less_equal = E.greater, E.greater_equal, E.less, E.less_equal
+equal, not_equal = E.equal, E.not_equal
+
+
+# ---------------------------------------------------------------------------
+# selection
+
+
+@implements(np.where)
+def where(condition: Any, x: Any = None, y: Any = None) -> Any:
+    """Elementwise ``x if condition else y`` with broadcasting, differentiable in x and y.
+
+    The operand that is not selected contributes exactly 0 to the gradient,
+    even where its own derivative is nan or inf (the adjoint masks it, see
+    :mod:`symgrad.transforms.adjoint`):
+
+        >>> import numpy as np, symgrad as sg
+        >>> sg.grad(lambda x: np.sum(sg.where(x > 1, x * x, 0.0)))(np.array([0.5, 3.0]))
+        array([0., 6.])
+        >>> sg.grad(lambda x: np.sum(sg.where(x > 0, np.sqrt(x), 0.0)))(np.array([-1.0, 4.0]))
+        array([0.  , 0.25])
+    """
+    if x is None or y is None:
+        raise UnsupportedFunctionError(
+            "np.where(condition) with one argument returns indices, which symgrad cannot "
+            "trace; pass np.where(condition, x, y)")
+    return E.where(condition, x, y)
+
+
+# ---------------------------------------------------------------------------
+# numerically stable functions (top level: sg.sigmoid, ...)
+
+
+def relu(x: Any) -> Any:
+    """``max(x, 0)`` elementwise, with ``relu'(0) = 0`` (PyTorch's convention).
+
+        >>> import numpy as np, symgrad as sg
+        >>> sg.grad(lambda x: np.sum(sg.relu(x)))(np.array([-1.0, 0.0, 2.0]))
+        array([0., 0., 1.])
+    """
+    return E.relu(x)
+
+
+def sigmoid(x: Any) -> Any:
+    """The logistic function ``1 / (1 + exp(-x))``, without overflow for any ``x``.
+
+        >>> import numpy as np, symgrad as sg
+        >>> [float(v) for v in sg.value_and_grad(sg.sigmoid)(-800.0)]
+        [0.0, 0.0]
+    """
+    return E.sigmoid(x)
+
+
+def softplus(x: Any) -> Any:
+    """``log(1 + exp(x))`` without overflow; its derivative is ``sigmoid(x)``.
+
+        >>> import numpy as np, symgrad as sg
+        >>> [float(v) for v in sg.value_and_grad(sg.softplus)(800.0)]
+        [800.0, 1.0]
+    """
+    return E.softplus(x)
+
+
+def xlogy(x: Any, y: Any) -> Any:
+    """``x * log(y)``, and 0 where ``x == 0`` (unless ``y`` is nan), as scipy.special.xlogy.
+
+    Where ``x == 0`` both partial derivatives are 0 (PyTorch's convention).
+
+        >>> import numpy as np, symgrad as sg
+        >>> [float(v) for v in sg.grad(sg.xlogy, argnums=(0, 1))(0.0, 0.0)]
+        [0.0, 0.0]
+    """
+    return E.xlogy(x, y)
+
+
+def logsumexp(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    """``log(sum(exp(x), axis))`` computed after shifting by the maximum.
+
+    ``-inf`` entries contribute 0 to the value and get gradient 0. A group whose
+    maximum is infinite has that maximum as its value (all ``-inf``: ``-inf``;
+    any ``+inf``: ``+inf``) and its tied infinite maxima share the gradient,
+    1/k each, as a max does; a nan anywhere in a group makes it nan.
+
+        >>> import numpy as np, symgrad as sg
+        >>> float(sg.logsumexp(np.array([1000.0, 1000.0])))
+        1000.6931471805599
+    """
+    x = as_float(x)
+    top = max(x, axis=axis, keepdims=True)
+    finite = less(absolute(top), np.inf)
+    shift = where(finite, top, 0.0)
+    total = log(sum(exp(subtract(x, shift)), axis=axis, keepdims=True))
+    # the unselected branch never leaks: where's adjoint masks it (symgrad.transforms.adjoint)
+    result = where(finite, add(total, shift), top)
+    if keepdims:
+        return result
+    return reshape(result, tuple(d for i, d in enumerate(shape_of(x))
+                                 if i not in normalize_axes(axis, len(shape_of(x)))))
+
+
+def log_softmax(x: Any, axis: Any = -1) -> Any:
+    """``x - logsumexp(x, axis, keepdims=True)``: log-probabilities that never overflow."""
+    x = as_float(x)
+    return subtract(x, logsumexp(x, axis=axis, keepdims=True))
+
+
+def softmax(x: Any, axis: Any = -1) -> Any:
+    """``exp(log_softmax(x, axis))``: probabilities along ``axis``, summing to 1.
+
+        >>> import numpy as np, symgrad as sg
+        >>> sg.softmax(np.array([0.0, np.log(3.0)]))
+        array([0.25, 0.75])
+    """
+    return exp(log_softmax(x, axis=axis))
+
+
+@implements(np.clip)
+def clip(a: Any, a_min: Any = None, a_max: Any = None, out: Any = None, **kwargs: Any) -> Any:
+    """``np.clip``: the gradient in ``a`` is 1 on the closed interval ``[a_min, a_max]``,
+    boundaries included (PyTorch's clamp), and 0 outside, where ``a_min`` (below) or
+    ``a_max`` (above) gets it instead. ``a_min > a_max`` gives ``a_max``, as numpy.
+
+        >>> import numpy as np, symgrad as sg
+        >>> sg.grad(lambda x: np.sum(np.clip(x, 0.0, 1.0)))(np.array([-1.0, 0.0, 0.5, 1.0, 2.0]))
+        array([0., 1., 1., 1., 0.])
+    """
+    kwargs = {k: v for k, v in kwargs.items() if not (k in ("min", "max") and v is None)}
+    a_min = kwargs.pop("min", a_min)
+    a_max = kwargs.pop("max", a_max)
+    refuse_kwargs("np.clip", {"out": out, **kwargs}, allowed={})
+    result = as_float(a)
+    if a_min is not None:
+        result = where(less(result, a_min), a_min, result)
+    if a_max is not None:
+        result = where(greater(result, a_max), a_max, result)
+    return result
+
+
+# ---------------------------------------------------------------------------
+# reductions
+
+
+def _reduction(prim: Primitive, numpy_name: str) -> Callable:
+    def fn(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
+           keepdims: bool = False, **kwargs: Any) -> Any:
+        refuse_kwargs(numpy_name, {"dtype": dtype, "out": out, **kwargs},
+                      allowed={"dtype": float_dtype})
+        a = as_float(a)
+        shape = shape_of(a)
+        axes = normalize_axes(axis, len(shape))
+        result = apply(prim, a, axes=axes)
+        if keepdims:
+            result = reshape(result, tuple(1 if i in axes else d for i, d in enumerate(shape)))
+        return result
+    fn.__name__ = numpy_name.removeprefix("np.")
+    return fn
+
+
+sum = implements(np.sum)(_reduction(R.sum_p, "np.sum"))
+mean = implements(np.mean)(_reduction(R.mean_p, "np.mean"))
+prod = implements(np.prod)(_reduction(R.prod_p, "np.prod"))
+_max = _reduction(R.max_p, "np.max")
+_min = _reduction(R.min_p, "np.min")
+
+
+def _record_weights(a: Any, axis: Any, largest: bool) -> None:
+    # recorded in the forward pass for the VJP to reuse (see prims.reductions._extremum_vjp);
+    # dead, and dropped by DCE, when nothing differentiates the result
+    if isinstance(a, Traced):
+        R.extremum_weights(a, normalize_axes(axis, a.ndim), largest)
+
+
+@implements(np.max, np.amax)
+def max(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False, **kwargs: Any) -> Any:
+    result = _max(a, axis, None, out, keepdims, **kwargs)
+    _record_weights(a, axis, largest=True)
+    return result
+
+
+@implements(np.min, np.amin)
+def min(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False, **kwargs: Any) -> Any:
+    result = _min(a, axis, None, out, keepdims, **kwargs)
+    _record_weights(a, axis, largest=False)
+    return result
+
+
+def _variance(name: str, a: Any, axis: Any, dtype: Any, out: Any, ddof: Any,
+              keepdims: bool, kwargs: dict) -> Any:
+    # numpy's formula: sum((a - mean(a))**2) / (n - ddof), the mean kept for broadcasting
+    refuse_kwargs(name, {"dtype": dtype, "out": out, **kwargs}, allowed={"dtype": float_dtype})
+    a = as_float(a)
+    axes = normalize_axes(axis, len(shape_of(a)))
+    centered = subtract(a, mean(a, axis, keepdims=True))
+    return divide(sum(E.square(centered), axis, keepdims=keepdims),
+                  E.maximum(subtract(R.count(a, axes), float(ddof)), 0.0))
+
+
+@implements(np.var)
+def var(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any = 0,
+        keepdims: bool = False, **kwargs: Any) -> Any:
+    """``np.var``: ``sum((a - mean(a))**2) / (n - ddof)`` over ``axis``."""
+    return _variance("np.var", a, axis, dtype, out, ddof, keepdims, kwargs)
+
+
+@implements(np.std)
+def std(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any = 0,
+        keepdims: bool = False, **kwargs: Any) -> Any:
+    """``np.std``: the square root of :func:`var`; its gradient is nan where all the
+    values are equal (``sqrt'(0) = inf`` times 0), as in PyTorch.
+
+        >>> import numpy as np, symgrad as sg
+        >>> sg.grad(lambda x: np.std(x))(np.array([1.0, 3.0]))
+        array([-0.5,  0.5])
+    """
+    return E.sqrt(_variance("np.std", a, axis, dtype, out, ddof, keepdims, kwargs))
+
+
+@implements(np.round, np.around)
+def round(a: Any, decimals: int = 0, out: Any = None) -> Any:
+    """``np.round`` (half to even), computed as numpy does: ``rint(a * 10**decimals) /
+    10**decimals`` (for negative ``decimals``, divided first); the gradient is 0."""
+    refuse_kwargs("np.round", {"out": out}, allowed={})
+    a, decimals = as_float(a), operator.index(decimals)
+    if decimals == 0:
+        return E.rint(a)
+    if decimals > 0:
+        factor = 10.0 ** decimals
+        return divide(E.rint(multiply(a, factor)), factor)
+    factor = 10.0 ** -decimals
+    return multiply(E.rint(divide(a, factor)), factor)
+
+
+# ---------------------------------------------------------------------------
+# shapes
+
+
+def _shape_arg(shape: Any) -> tuple[int, ...]:
+    shape = shape if isinstance(shape, (tuple, list)) else (shape,)
+    return tuple(operator.index(d) for d in shape)
+
+
+@implements(np.reshape)
+def reshape(a: Any, shape: Any = None, order: str = "C", **kwargs: Any) -> Any:
+    """``np.reshape`` in C order, with one ``-1`` inferred."""
+    if shape is None:
+        shape = kwargs.pop("newshape", None)
+    refuse_kwargs("np.reshape", kwargs, allowed={})
+    if order != "C":
+        raise UnsupportedFunctionError(f"np.reshape(..., order={order!r}): only order='C' is "
+                                       "supported; transpose explicitly first")
+    old = shape_of(a)
+    new = list(_shape_arg(shape))
+    if new.count(-1) > 1:
+        raise ShapeError(f"reshape: can only infer one dimension of {tuple(new)}")
+    if -1 in new:
+        known = math.prod(d for d in new if d != -1)
+        if known == 0 or math.prod(old) % known:
+            raise ShapeError(f"reshape: cannot reshape {old} into {tuple(new)}")
+        new[new.index(-1)] = math.prod(old) // known
+    new_shape = tuple(new)
+    if new_shape == tuple(old):
+        return a
+    return apply(R.reshape_p, a, shape=new_shape)
+
+
+@implements(np.ravel)
+def ravel(a: Any, order: str = "C") -> Any:
+    return reshape(a, (-1,), order=order)
+
+
+@implements(np.transpose)
+def transpose(a: Any, axes: Any = None) -> Any:
+    """``np.transpose``: reverse the axes, or permute them as ``axes`` says."""
+    ndim = len(shape_of(a))
+    if axes is None:
+        perm = tuple(reversed(range(ndim)))
+    else:
+        perm = tuple(operator.index(p) % ndim if ndim else operator.index(p) for p in axes)
+    if perm == tuple(range(ndim)):
+        return a
+    return apply(R.transpose_p, a, perm=perm)
+
+
+@implements(np.broadcast_to)
+def broadcast_to(array: Any, shape: Any, subok: bool = False) -> Any:
+    shape = _shape_arg(shape)
+    if shape_of(array) == shape:
+        return array
+    return apply(R.broadcast_to_p, array, shape=shape)
+
+
+def astype(x: Any, dtype: Any) -> Any:
+    """Only float64 is supported: bools become 0.0/1.0, floats stay as they are."""
+    if np.dtype(dtype) != np.float64:
+        raise UnsupportedFunctionError(
+            f".astype({np.dtype(dtype).name}) on a traced value (at {user_location()}): "
+            "symgrad computes in float64")
+    return as_float(x)

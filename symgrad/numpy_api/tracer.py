@@ -1,0 +1,150 @@
+"""The traced array of user code: all of numpy's API on a tracer.
+
+:class:`ArrayMethods` gives a traced value what a numpy array has: operators
+(``@`` too), ``np.<ufunc>(x)`` via ``__array_ufunc__``, public numpy
+functions via ``__array_function__``, indexing, ``x.at[...]`` and the array
+methods. :class:`ArrayTracer` is the tracer :func:`trace` gives the function
+it traces; the eager ``symgrad.Tensor`` has the same methods.
+
+    >>> import numpy as np
+    >>> graph, _ = trace(lambda x: np.sum(x.T @ x), [Aval((2, 3))], [None], ["x"])
+    >>> [e.prim.name for e in graph.eqns]
+    ['transpose', 'matmul', 'sum']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..core import tracing
+from ..core.errors import UnsupportedFunctionError, user_location
+from ..core.ir import Aval, Graph
+from ..core.tracing import Tracer
+from ..prims.tracer import Operators
+from . import functions as F
+from . import indexing, linalg, shapes
+from .dispatch import apply_ufunc, array_function
+
+
+class ArrayMethods(Operators):
+    """numpy's array API on a traced value (see the module docstring)."""
+
+    __slots__ = ()
+
+    # -- numpy protocols ----------------------------------------------------------
+    def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        return apply_ufunc(ufunc, method, inputs, kwargs)
+
+    def __array_function__(self, func: Callable, types: Any, args: Any, kwargs: Any) -> Any:
+        return array_function(func, args, kwargs)
+
+    # -- indexing ------------------------------------------------------------------
+    def __iter__(self) -> Any:
+        if not self.shape:
+            raise TypeError("iteration over a traced scalar")
+        return (self[i] for i in range(self.shape[0]))
+
+    def __getitem__(self, index: Any) -> Any:
+        return indexing.getitem(self, index)
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        raise TypeError(
+            f"assignment into a traced array (x[...] = v) at {user_location()}: traced arrays "
+            "are immutable, because the gradient needs every intermediate value. Write "
+            "x = sg.at(x)[index].set(v) (or .add(v)) instead; it returns the updated array.")
+
+    @property
+    def at(self) -> Any:
+        """``x.at[index].set(v)``, as ``symgrad.at(x)[index].set(v)``."""
+        return indexing.at(self)
+
+    # -- operators beyond arithmetic -----------------------------------------------
+    def __matmul__(self, o): return linalg.matmul(self, o)
+    def __rmatmul__(self, o): return linalg.matmul(o, self)
+
+    def __floordiv__(self, o: Any) -> Any:
+        raise UnsupportedFunctionError(f"floor division (//) at {user_location()} is not supported")
+
+    __rfloordiv__ = __mod__ = __rmod__ = __floordiv__
+
+    # -- methods -------------------------------------------------------------------
+    def sum(self, axis=None, dtype=None, out=None, keepdims=False, **kw):
+        return F.sum(self, axis, dtype, out, keepdims, **kw)
+
+    def mean(self, axis=None, dtype=None, out=None, keepdims=False, **kw):
+        return F.mean(self, axis, dtype, out, keepdims, **kw)
+
+    def prod(self, axis=None, dtype=None, out=None, keepdims=False, **kw):
+        return F.prod(self, axis, dtype, out, keepdims, **kw)
+
+    def max(self, axis=None, out=None, keepdims=False, **kw):
+        return F.max(self, axis, out, keepdims, **kw)
+
+    def min(self, axis=None, out=None, keepdims=False, **kw):
+        return F.min(self, axis, out, keepdims, **kw)
+
+    @property
+    def T(self) -> Any:
+        return F.transpose(self)
+
+    def transpose(self, *axes: Any) -> Any:
+        if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
+            return F.transpose(self, axes[0])
+        return F.transpose(self, axes or None)
+
+    def reshape(self, *shape: Any, order: str = "C") -> Any:
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = tuple(shape[0])
+        return F.reshape(self, shape, order=order)
+
+    def ravel(self, order: str = "C") -> Any:
+        return F.reshape(self, (-1,), order=order)
+
+    flatten = ravel
+
+    def squeeze(self, axis: Any = None) -> Any:
+        return shapes.squeeze(self, axis)
+
+    def repeat(self, repeats: Any, axis: Any = None) -> Any:
+        return shapes.repeat(self, repeats, axis)
+
+    def cumsum(self, axis: Any = None, dtype: Any = None, out: Any = None) -> Any:
+        return shapes.cumsum(self, axis, dtype, out)
+
+    def swapaxes(self, axis1: int, axis2: int) -> Any:
+        return shapes.swapaxes(self, axis1, axis2)
+
+    def take(self, indices: Any, axis: Any = None, out: Any = None, mode: str = "raise") -> Any:
+        return shapes.take(self, indices, axis, out, mode)
+
+    def dot(self, b: Any, out: Any = None) -> Any:
+        return linalg.dot(self, b, out)
+
+    def copy(self) -> Any:
+        return self  # traced values are immutable, so a copy is the value itself
+
+    def astype(self, dtype: Any, copy: bool = True) -> Any:
+        return F.astype(self, dtype)
+
+
+class ArrayTracer(ArrayMethods, Tracer):
+    """An array value inside a function being traced, with numpy's whole API."""
+
+    __slots__ = ()
+
+
+def stage(fun: Callable, avals: Sequence[Aval | None], args: Sequence[Any],
+          names: Sequence[str], kwargs: Mapping[str, Any] | None = None) -> tracing.Staged:
+    """Stage the numpy function ``fun``: :func:`symgrad.core.tracing.stage` with
+    :class:`ArrayTracer` inputs (its graph, output structure and captured tracers)."""
+    return tracing.stage(fun, avals, args, names, kwargs, tracer=ArrayTracer)
+
+
+def trace(fun: Callable, avals: Sequence[Aval | None], args: Sequence[Any],
+          names: Sequence[str]) -> tuple[Graph, bool]:
+    """Trace the numpy function ``fun``: :func:`symgrad.core.tracing.trace` with
+    :class:`ArrayTracer` inputs. Returns the graph and whether ``fun`` returned a tuple."""
+    return tracing.trace(fun, avals, args, names, tracer=ArrayTracer)

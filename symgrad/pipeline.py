@@ -1,0 +1,113 @@
+"""The one build: a traced graph, its adjoint, the passes, the backend.
+
+Every front end goes through here: ``grad``, ``value_and_grad``, ``vjp`` and
+``jit`` (:mod:`symgrad.api`) and ``Tensor.backward`` (:mod:`symgrad.eager`).
+So a check or a pass added here covers all of them: with ``SYMGRAD_CHECK_IR=1``
+(the test suite sets it) :func:`derive` runs the IR checker on the traced graph,
+on the adjoint and after every pass. The front ends also share how an argument
+becomes a kernel input (:func:`kernel_input`) and how a cotangent is checked
+against its output (:func:`cotangent`).
+
+    >>> import numpy as np, symgrad as sg
+    >>> graph, _ = sg.numpy_api.trace(lambda x: np.sum(x * x), [Aval((3,))], [None], ["x"])
+    >>> final, program = build(graph, wrt=[0], keep_primal=False, function="f",
+    ...                        description="doctest", backend="numpy")
+    >>> program.kernel(np.array([1.0, 2.0, 3.0]))[0]
+    array([2., 4., 6.])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from .backend.program import Program
+from .backend.program import build as build_program
+from .core import check as checker
+from .core.errors import SCALAR_OUTPUT_ERROR
+from .core.ir import BOOL, FLOAT, Aval, Graph
+from .core.tracing import as_constant_array
+from .transforms.adjoint import adjoint
+from .transforms.passes import optimize
+
+__all__ = ["SCALAR_OUTPUT_ERROR", "build", "cotangent", "derive", "differentiate", "kernel_input",
+           "program"]
+
+
+def differentiate(graph: Graph, wrt: Sequence[int], seeded: bool = False,
+                  keep_primal: bool = True, n_aux: int = 0) -> Graph:
+    """The forward and adjoint of ``graph`` with respect to ``graph.inputs[wrt]``, not yet
+    optimized. Outputs: the first output of ``graph`` if ``keep_primal``, then its other
+    outputs if ``n_aux`` (``has_aux``: passed through, not differentiated), then the
+    gradients. Inputs: ``graph``'s, then one cotangent per differentiated output if
+    ``seeded``. A transformed function called inside a trace inlines this graph."""
+    aux = graph.outputs[len(graph.outputs) - n_aux:] if n_aux else ()
+    if n_aux:
+        graph = replace(graph, outputs=graph.outputs[:len(graph.outputs) - n_aux])
+    full = adjoint(graph, wrt, seed_inputs=seeded)
+    primal, grads = full.outputs[:len(graph.outputs)], full.outputs[len(graph.outputs):]
+    if not keep_primal:  # the value is not returned: not computed either
+        primal = ()
+    return replace(full, outputs=(*primal, *aux, *grads))
+
+
+def derive(graph: Graph, wrt: Sequence[int] | None = None, seeded: bool = False,
+           keep_primal: bool = True, n_aux: int = 0) -> Graph:
+    """The optimized graph to run: ``graph`` itself (``wrt=None``), or
+    :func:`differentiate`'s forward and adjoint."""
+    checked = checker.enabled()
+    if checked:
+        checker.check(graph)
+    if wrt is not None:
+        full = differentiate(graph, wrt, seeded, keep_primal, n_aux)
+        graph = checker.check(full) if checked else full
+    return optimize(graph, checked=checked)
+
+
+def program(graph: Graph, function: str, description: str,
+            out_names: Mapping[int, str] | None = None, backend: str = "numba") -> Program:
+    """The backend's :class:`~symgrad.backend.program.Program` for an optimized graph."""
+    return build_program(graph, function, description, out_names, backend)
+
+
+def build(graph: Graph, *, wrt: Sequence[int] | None = None, seeded: bool = False,
+          keep_primal: bool = True, n_aux: int = 0, function: str, description: str,
+          out_names: Mapping[int, str] | None = None,
+          backend: str = "numba") -> tuple[Graph, Program]:
+    """:func:`derive`, then :func:`program`: the optimized graph and what runs it."""
+    final = derive(graph, wrt, seeded, keep_primal, n_aux)
+    return final, program(final, function, description, out_names, backend)
+
+
+def kernel_input(x: Any, what: str = "", promote: bool = True) -> tuple[Any, Aval]:
+    """An argument as a kernel takes it, and its aval: float64 (or bool) arrays,
+    C-contiguous and writable, 0-d values as Python scalars. ``promote`` makes bools
+    float; ``what`` names the argument in a TypeError about its type."""
+    array = as_constant_array(x, what)
+    dtype = BOOL if array.dtype == np.bool_ and not promote else FLOAT
+    if array.ndim == 0:
+        return (bool(array) if dtype == BOOL else float(array)), Aval((), dtype)
+    array = np.ascontiguousarray(array, dtype=dtype)
+    if not array.flags.writeable:  # Numba compiles read-only arrays separately
+        array = array.copy()
+    return array, Aval(array.shape, dtype)
+
+
+def cotangent(gradient: Any, out: Aval, subject: str,
+              error: type[Exception] = ValueError) -> Any:
+    """The cotangent ``gradient`` of an output ``out`` as a kernel input: it must have
+    the output's shape (one element for a one-element output will do, as the seeds'
+    ``torch.Tensor([1.0])`` for a scalar). ``subject`` says whose output it is in the
+    message (``"f returns"``, ``"the output has"``)."""
+    value, aval = kernel_input(gradient, "gradient")
+    if aval.shape == out.shape:
+        return value
+    if aval.size == 1 and out.size == 1:
+        value = np.reshape(value, out.shape)
+        return float(value) if not out.shape else np.ascontiguousarray(value)
+    raise error(f"gradient has shape {aval.shape} but {subject} shape {out.shape}: pass a "
+                "gradient of the output's shape (the result is the gradient of "
+                "sum(output * gradient))")

@@ -1,0 +1,96 @@
+"""Every primitive of the IR, each declared once with all its facets and facts.
+
+One module per family; importing this package registers them all (in
+:data:`REGISTRY`). A new primitive is added to the module of its family (or a
+new module imported here): its shape rule, numpy implementation, VJP rule,
+Numba emit, SymPy counterpart, rewrite rules and flags in one ``register``
+call, and a recording helper that VJP rules and :mod:`symgrad.numpy_api` use.
+Nothing else needs editing: the adjoint, the passes, fusion and codegen read
+the declaration.
+
+- :mod:`.registry`: ``register`` and the rules every family shares;
+- :mod:`.elementwise`: arithmetic, functions, comparisons, ``where``;
+- :mod:`.reductions`: ``sum``, ``mean``, ... and ``broadcast_to``, ``reshape``,
+  ``transpose`` (each other's adjoints);
+- :mod:`.indexing`: ``slice``, ``unslice``, ``gather``, ``scatter_add``,
+  ``concatenate``, ``cumsum``;
+- :mod:`.linalg`: ``matmul``, ``inv``, ``det``, ``slogdet``, ``solve``;
+- :mod:`.tracer`: the operators of traced values, and the tracer VJP rules see.
+"""
+
+from .elementwise import (
+    CONVENTIONS_VERSION,
+    abs_p,
+    add_p,
+    arccos_p,
+    arcsin_p,
+    arctan2_p,
+    arctan_p,
+    ceil_p,
+    cos_p,
+    cosh_p,
+    div_p,
+    eq_p,
+    exp_p,
+    expm1_p,
+    floor_p,
+    ge_p,
+    gt_p,
+    hypot_p,
+    le_p,
+    log1p_p,
+    log_p,
+    logaddexp_p,
+    lt_p,
+    maximum_p,
+    minimum_p,
+    mul_p,
+    ne_p,
+    neg_p,
+    pow_p,
+    reciprocal_p,
+    relu_p,
+    rint_p,
+    sigmoid_p,
+    sign_p,
+    sin_p,
+    sinh_p,
+    softplus_p,
+    sqrt_p,
+    square_p,
+    sub_p,
+    tan_p,
+    tanh_p,
+    trunc_p,
+    where_p,
+    xlogy_p,
+)
+from .indexing import concatenate_p, cumsum_p, gather_p, scatter_add_p, slice_p, unslice_p
+from .linalg import det_p, inv_p, matmul_p, slogdet_p, solve_p
+from .reductions import (
+    broadcast_to_p,
+    count_p,
+    extremum_weights_p,
+    max_p,
+    mean_p,
+    min_p,
+    prod_p,
+    reshape_p,
+    sum_p,
+    transpose_p,
+)
+from .registry import FACETS, FLAGS, KINDS, OPTIONAL_FACETS, REGISTRY, register
+from .tracer import PrimTracer
+
+__all__ = [
+    "abs_p", "add_p", "arccos_p", "arcsin_p", "arctan2_p", "arctan_p", "broadcast_to_p",
+    "ceil_p", "concatenate_p", "cos_p", "cosh_p", "count_p", "cumsum_p", "det_p", "div_p",
+    "eq_p", "exp_p", "expm1_p", "extremum_weights_p", "floor_p", "gather_p", "ge_p", "gt_p",
+    "hypot_p", "inv_p", "le_p", "log1p_p", "log_p", "logaddexp_p", "lt_p", "matmul_p", "max_p",
+    "maximum_p", "mean_p", "min_p", "minimum_p", "mul_p", "ne_p", "neg_p", "pow_p", "prod_p",
+    "reciprocal_p", "relu_p", "reshape_p", "rint_p", "scatter_add_p", "sigmoid_p", "sign_p",
+    "sin_p", "sinh_p", "slice_p", "slogdet_p", "softplus_p", "solve_p", "sqrt_p", "square_p",
+    "sub_p", "sum_p", "tan_p", "tanh_p", "transpose_p", "trunc_p", "unslice_p", "where_p",
+    "xlogy_p", "CONVENTIONS_VERSION", "FACETS", "FLAGS", "KINDS", "OPTIONAL_FACETS",
+    "REGISTRY", "PrimTracer", "register",
+]

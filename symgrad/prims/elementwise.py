@@ -1,0 +1,536 @@
+"""Elementwise primitives: arithmetic, functions, comparisons, selection.
+
+Each primitive is declared once, in one block, with all its facets and facts
+(see :class:`symgrad.core.ir.Primitive`): shape/dtype rule (numpy
+broadcasting), numpy implementation, VJP rule, Numba emit, SymPy counterpart,
+its rewrite rules and flags. VJP rules take the cotangent ``g`` first, then
+``ans`` (the primal output), then the primal inputs, and return one cotangent
+per input (``None`` for "no gradient"). They are written with the recording
+helpers at the end of this module (``cos(x)``, ``where(c, a, b)``) and Python
+operators, so the adjoint they build is IR like any other: printable,
+optimizable, compilable and differentiable again. Literal inputs (and the seed
+1.0 of a scalar output) arrive as numpy scalars, so arithmetic on them is IEEE's.
+
+Conventions at kinks and singular points follow the table in
+:mod:`symgrad.core.conventions` and are versioned by
+:data:`CONVENTIONS_VERSION`, which is part of every kernel's cache key.
+
+    >>> import numpy as np
+    >>> bool(sin(np.float64(0.5)) == np.sin(0.5))   # no trace: computed by numpy
+    True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..core.conventions import CONVENTIONS_VERSION as CONVENTIONS_VERSION  # re-exported
+from ..core.ir import BOOL, FLOAT, Aval, Eqn, Literal, Primitive
+from ..core.rewrite import Producer, Rewrite, as_prim, lit, made_by, same_aval
+from ..core.tracing import Traced, apply, as_constant_array
+from .registry import broadcast_shapes, expression, register, require
+
+
+def _elementwise_rule(name: str, in_dtype: str = FLOAT, out_dtype: str = FLOAT) -> Callable:
+    def rule(*avals: Aval) -> Aval:
+        require(name, avals, in_dtype)
+        return Aval(broadcast_shapes(name, *avals), out_dtype)
+    return rule
+
+
+def unary(name: str, ufunc: np.ufunc, vjp: Callable, sympy: Callable,
+          emit: str = "", **facts: Any) -> Primitive:
+    """An elementwise float64 function, by default spelled np.<ufunc> in Numba too."""
+    return register(name=name, kind="elementwise", shape_rule=_elementwise_rule(name),
+                    impl=ufunc, vjp=vjp,
+                    emit=expression(emit or f"np.{ufunc.__name__}({{0}})"),
+                    sympy=sympy, numpy=ufunc, **facts)
+
+
+def binary(name: str, ufunc: np.ufunc, vjp: Callable, sympy: Callable, emit: str,
+           out_dtype: str = FLOAT, **facts: Any) -> Primitive:
+    """An elementwise float64 operation of two broadcasting operands."""
+    return register(name=name, kind="elementwise",
+                    shape_rule=_elementwise_rule(name, FLOAT, out_dtype),
+                    impl=ufunc, vjp=vjp, emit=expression(emit), sympy=sympy, numpy=ufunc,
+                    **facts)
+
+
+# ---------------------------------------------------------------------------
+# arithmetic
+
+
+def _add_simplify(e: Eqn, producer: Producer) -> Rewrite:
+    x, y = e.inputs
+    if lit(y, -0.0):
+        return same_aval(e, x)  # x + -0.0 -> x   (exact, also for x = -0.0)
+    if lit(x, -0.0):
+        return same_aval(e, y)  # -0.0 + y -> y
+    return None
+
+
+add_p = binary("add", np.add, emit="{0} + {1}",
+               vjp=lambda g, ans, x, y: (g, g),
+               sympy=lambda sp, x, y: x + y,
+               simplify=_add_simplify, linear=True, cheap=True, commutative=True,
+               torch_name="AddBackward0")
+
+
+def _sub_simplify(e: Eqn, producer: Producer) -> Rewrite:
+    x, y = e.inputs
+    return same_aval(e, x) if lit(y, 0.0) else None  # x - 0.0 -> x
+
+
+def _sub_accuracy(e: Eqn, producer: Producer) -> Rewrite:
+    x, one = e.inputs
+    inner = made_by(producer, x, exp_p)
+    if lit(one, 1.0) and inner is not None and inner.inputs[0].aval == e.out.aval:
+        return as_prim(e, expm1_p, inner.inputs[0])  # exp(x) - 1 -> expm1(x)
+    return None
+
+
+sub_p = binary("sub", np.subtract, emit="{0} - {1}",
+               vjp=lambda g, ans, x, y: (g, -g),
+               sympy=lambda sp, x, y: x - y,
+               simplify=_sub_simplify, accuracy=_sub_accuracy, linear=True, cheap=True,
+               torch_name="SubBackward0")
+
+
+def _mul_simplify(e: Eqn, producer: Producer) -> Rewrite:
+    x, y = e.inputs
+    for a, b in ((x, y), (y, x)):
+        if lit(b, 1.0) and a.aval == e.out.aval:
+            return a  # x * 1.0 -> x
+    return None
+
+
+mul_p = binary("mul", np.multiply, emit="{0} * {1}",
+               vjp=lambda g, ans, x, y: (g * y, g * x),
+               sympy=lambda sp, x, y: x * y,
+               simplify=_mul_simplify, cheap=True, commutative=True,
+               torch_name="MulBackward0")
+
+
+def _div_simplify(e: Eqn, producer: Producer) -> Rewrite:
+    x, y = e.inputs
+    return same_aval(e, x) if lit(y, 1.0) else None  # x / 1.0 -> x
+
+
+# d(x/y)/dy = -x/y**2 = -(x/y)/y: dividing twice never overflows where y*y would
+div_p = binary("div", np.divide, emit="{0} / {1}",
+               vjp=lambda g, ans, x, y: (g / y, -(g * ans) / y),
+               sympy=lambda sp, x, y: x / y,
+               simplify=_div_simplify, cheap=True, torch_name="DivBackward0")
+
+
+def _pow_vjp(g, ans, x, y):
+    # d/dx x**y = y*x**(y-1), and exactly 0 where y == 0 (x**0 is constant)
+    dx = where(y == 0.0, 0.0, y * x ** (y - 1.0))
+    # d/dy x**y = x**y*log(x), and 0 where x == 0 and y >= 0 (PyTorch, JAX)
+    dy_log = ans * log(x)
+    dy = where(x == 0.0, where(y >= 0.0, 0.0, dy_log), dy_log)
+    return g * dx, g * dy
+
+
+def _pow_simplify(e: Eqn, producer: Producer) -> Rewrite:
+    x, y = e.inputs
+    if x.aval != e.out.aval:
+        return None
+    if lit(y, 1.0):
+        return x  # x ** 1.0 -> x
+    # numpy's power itself takes these three fast paths for a scalar exponent
+    if lit(y, 2.0):
+        return as_prim(e, square_p, x)  # x ** 2.0 -> square(x)
+    if lit(y, 0.5):
+        return as_prim(e, sqrt_p, x)  # x ** 0.5 -> sqrt(x)
+    if lit(y, -1.0):
+        return as_prim(e, reciprocal_p, x)  # x ** -1.0 -> reciprocal(x)
+    return None
+
+
+pow_p = binary("pow", np.power, emit="{0} ** {1}", vjp=_pow_vjp,
+               sympy=lambda sp, x, y: x ** y,
+               simplify=_pow_simplify, torch_name="PowBackward0")
+
+
+def _maximum_vjp(g, ans, x, y):
+    # a tie splits the cotangent evenly: Heaviside(0) = 1/2, as PyTorch and JAX
+    half = 0.5 * g
+    return (where(x > y, g, where(x == y, half, 0.0)),
+            where(y > x, g, where(x == y, half, 0.0)))
+
+
+maximum_p = binary("maximum", np.maximum, emit="np.maximum({0}, {1})", vjp=_maximum_vjp,
+                   sympy=lambda sp, x, y: sp.Max(x, y), cheap=True,
+                   torch_name="MaximumBackward0")
+
+
+def _minimum_vjp(g, ans, x, y):
+    # a tie splits the cotangent evenly, as for maximum
+    half = 0.5 * g
+    return (where(x < y, g, where(x == y, half, 0.0)),
+            where(y < x, g, where(x == y, half, 0.0)))
+
+
+minimum_p = binary("minimum", np.minimum, emit="np.minimum({0}, {1})", vjp=_minimum_vjp,
+                   sympy=lambda sp, x, y: sp.Min(x, y), cheap=True,
+                   torch_name="MinimumBackward0")
+
+# ---------------------------------------------------------------------------
+# elementwise functions
+
+def _neg_simplify(e: Eqn, producer: Producer) -> Rewrite:
+    inner = made_by(producer, e.inputs[0], neg_p)
+    return inner.inputs[0] if inner is not None else None  # -(-x) -> x
+
+
+neg_p = unary("neg", np.negative,
+              vjp=lambda g, ans, x: (-g,),
+              sympy=lambda sp, x: -x,
+              simplify=_neg_simplify, linear=True, cheap=True, torch_name="NegBackward0")
+
+exp_p = unary("exp", np.exp,
+              vjp=lambda g, ans, x: (g * ans,),
+              sympy=lambda sp, x: sp.exp(x))
+
+def _log_accuracy(e: Eqn, producer: Producer) -> Rewrite:
+    inner = made_by(producer, e.inputs[0], add_p)
+    if inner is not None:
+        for one, x in (inner.inputs, reversed(inner.inputs)):
+            if lit(one, 1.0) and x.aval == e.out.aval:
+                return as_prim(e, log1p_p, x)  # log(1 + x) -> log1p(x)
+    return None
+
+
+log_p = unary("log", np.log,
+              vjp=lambda g, ans, x: (g / x,),
+              sympy=lambda sp, x: sp.log(x),
+              accuracy=_log_accuracy)
+
+log1p_p = unary("log1p", np.log1p,
+                vjp=lambda g, ans, x: (g / (1.0 + x),),
+                sympy=lambda sp, x: sp.log(1 + x))
+
+# exp(x) = expm1(x) + 1 reuses the forward result
+expm1_p = unary("expm1", np.expm1,
+                vjp=lambda g, ans, x: (g * (ans + 1.0),),
+                sympy=lambda sp, x: sp.exp(x) - 1)
+
+# sqrt'(0) = +inf, as numpy arithmetic gives
+sqrt_p = unary("sqrt", np.sqrt,
+               vjp=lambda g, ans, x: (g / (2.0 * ans),),
+               sympy=lambda sp, x: sp.sqrt(x))
+
+sin_p = unary("sin", np.sin,
+              vjp=lambda g, ans, x: (g * cos(x),),
+              sympy=lambda sp, x: sp.sin(x))
+
+cos_p = unary("cos", np.cos,
+              vjp=lambda g, ans, x: (-g * sin(x),),
+              sympy=lambda sp, x: sp.cos(x))
+
+tan_p = unary("tan", np.tan,
+              vjp=lambda g, ans, x: (g * (1.0 + square(ans)),),
+              sympy=lambda sp, x: sp.tan(x))
+
+tanh_p = unary("tanh", np.tanh,
+               vjp=lambda g, ans, x: (g * (1.0 - square(ans)),),
+               sympy=lambda sp, x: sp.tanh(x))
+
+sinh_p = unary("sinh", np.sinh,
+               vjp=lambda g, ans, x: (g * cosh(x),),
+               sympy=lambda sp, x: sp.sinh(x))
+
+cosh_p = unary("cosh", np.cosh,
+               vjp=lambda g, ans, x: (g * sinh(x),),
+               sympy=lambda sp, x: sp.cosh(x))
+
+# 1 - x**2 written (1 - x)(1 + x): no cancellation near |x| = 1
+arcsin_p = unary("arcsin", np.arcsin,
+                 vjp=lambda g, ans, x: (g / sqrt((1.0 - x) * (1.0 + x)),),
+                 sympy=lambda sp, x: sp.asin(x), torch_name="AsinBackward0")
+
+arccos_p = unary("arccos", np.arccos,
+                 vjp=lambda g, ans, x: (-g / sqrt((1.0 - x) * (1.0 + x)),),
+                 sympy=lambda sp, x: sp.acos(x), torch_name="AcosBackward0")
+
+arctan_p = unary("arctan", np.arctan,
+                 vjp=lambda g, ans, x: (g / (1.0 + square(x)),),
+                 sympy=lambda sp, x: sp.atan(x), torch_name="AtanBackward0")
+
+# abs'(0) = sign(0) = 0, as PyTorch and SymPy
+abs_p = unary("abs", np.absolute,
+              vjp=lambda g, ans, x: (g * sign(x),),
+              sympy=lambda sp, x: sp.Abs(x), cheap=True)
+
+# piecewise constant: zero gradient everywhere, as JAX and PyTorch.
+# "+ 0.0": numpy's sign(-0.0) is 0.0, Numba's is -0.0
+sign_p = unary("sign", np.sign, emit="np.sign({0}) + 0.0",
+               vjp=lambda g, ans, x: (None,),
+               sympy=lambda sp, x: sp.sign(x), cheap=True)
+
+# rounding is piecewise constant: zero gradient everywhere, as sign (and JAX,
+# PyTorch); SymPy's floor/ceiling give the values, and the derivative there is 0
+floor_p = unary("floor", np.floor, vjp=lambda g, ans, x: (None,),
+                sympy=lambda sp, x: sp.floor(x), cheap=True)
+
+ceil_p = unary("ceil", np.ceil, vjp=lambda g, ans, x: (None,),
+               sympy=lambda sp, x: sp.ceiling(x), cheap=True)
+
+trunc_p = unary("trunc", np.trunc, vjp=lambda g, ans, x: (None,),
+                sympy=lambda sp, x: sp.Piecewise((sp.floor(x), x >= 0), (sp.ceiling(x), True)),
+                cheap=True)
+
+
+def _rint_sympy(sp, x):
+    # round half to even: floor(x + 1/2), one less where that is an odd tie
+    r = sp.floor(x + sp.Rational(1, 2))
+    return sp.Piecewise((r - 1, sp.And(sp.Eq(x + sp.Rational(1, 2), r), sp.Eq(sp.Mod(r, 2), 1))),
+                        (r, True))
+
+
+rint_p = unary("rint", np.rint, vjp=lambda g, ans, x: (None,), sympy=_rint_sympy, cheap=True)
+
+square_p = unary("square", np.square,
+                 vjp=lambda g, ans, x: (g * (2.0 * x),),
+                 sympy=lambda sp, x: x ** 2, cheap=True)
+
+reciprocal_p = unary("reciprocal", np.reciprocal,
+                     vjp=lambda g, ans, x: (-g * square(ans),),
+                     sympy=lambda sp, x: 1 / x, cheap=True)
+
+# ---------------------------------------------------------------------------
+# selection and numerically stable functions: each computed the way that
+# neither overflows nor cancels, with its kink conventions (symgrad.core.conventions)
+
+
+def _selection_emit(cond: str, a: str, b: str) -> Callable[..., list[str]]:
+    """Numba emit of ``out = a if cond else b`` elementwise, from templates over the operands."""
+    def emit(out: str, args: list[str], avals: Any, out_aval: Aval, **params: Any) -> list[str]:
+        c, x, y = (t.format(*args, out=out) for t in (cond, a, b))
+        if not out_aval.shape:
+            return [f"{out} = {x} if {c} else {y}"]
+        return [f"{out} = np.where({c}, {x}, {y})"]
+    return emit
+
+
+def _relu(x):
+    return np.where(x > 0.0, x, 0.0)[()]
+
+
+# relu'(0) = 0, as PyTorch: the kink belongs to the flat side. Not maximum(x, 0),
+# whose tie rule would give 1/2 there
+relu_p = register(
+    name="relu", kind="elementwise", shape_rule=_elementwise_rule("relu"), impl=_relu,
+    emit=_selection_emit("{0} > 0.0", "{0}", "0.0"),
+    vjp=lambda g, ans, x: (where(x > 0.0, g, 0.0),),
+    sympy=lambda sp, x: sp.Piecewise((x, x > 0), (0, True)), cheap=True)
+
+
+def _sigmoid(x):
+    # exp(-|x|) never overflows: 1/(1+e) for x >= 0, e/(1+e) below, both exact-ish
+    e = np.exp(-np.abs(x))
+    return np.where(x >= 0.0, 1.0 / (1.0 + e), e / (1.0 + e))[()]
+
+
+def _sigmoid_emit(out: str, args: list[str], avals: Any, out_aval: Aval) -> list[str]:
+    (x,) = args
+    select = _selection_emit("{0} >= 0.0", "1.0 / (1.0 + {out})", "{out} / (1.0 + {out})")
+    return [f"{out} = np.exp(-np.abs({x}))", *select(out, args, avals, out_aval)]
+
+
+# sigmoid' = sigmoid(x) * sigmoid(-x): no 1 - sigmoid(x) cancelling to 0 for large x;
+# sigmoid(-800) = 0 with gradient 0, sigmoid(800) = 1 with gradient 0
+sigmoid_p = register(
+    name="sigmoid", kind="elementwise", shape_rule=_elementwise_rule("sigmoid"),
+    impl=_sigmoid, emit=_sigmoid_emit,
+    vjp=lambda g, ans, x: (g * (ans * sigmoid(-x)),),
+    sympy=lambda sp, x: 1 / (1 + sp.exp(-x)))
+
+
+def _softplus(x):
+    return np.log1p(np.exp(-np.abs(x))) + np.maximum(x, 0.0)
+
+
+# log(1 + exp(x)) = log1p(exp(-|x|)) + max(x, 0): no overflow; softplus' = sigmoid,
+# so softplus'(800) is exactly 1 (not inf/inf = nan)
+softplus_p = register(
+    name="softplus", kind="elementwise", shape_rule=_elementwise_rule("softplus"),
+    impl=_softplus, emit=expression("np.log1p(np.exp(-np.abs({0}))) + np.maximum({0}, 0.0)"),
+    vjp=lambda g, ans, x: (g * sigmoid(x),),
+    sympy=lambda sp, x: sp.log(1 + sp.exp(x)))
+
+
+def _xlogy(x, y):
+    with np.errstate(all="ignore"):
+        return np.where((x == 0.0) & (y == y), 0.0, x * np.log(y))[()]
+
+
+def _xlogy_vjp(g, ans, x, y):
+    # where x == 0 the function is the constant 0 in y, and we take its x-derivative
+    # to be 0 too (PyTorch; SymPy's Piecewise((0, Eq(x, 0)), ...) agrees), so that
+    # xlogy(0, 0) has gradient (0, 0) and sum(xlogy(p, q)) with p = 0 stays finite
+    zero = x == 0.0
+    return (where(zero, 0.0, g * log(y)), where(zero, 0.0, g * x / y))
+
+
+# x * log(y), and 0 where x == 0 unless y is nan (scipy.special.xlogy)
+xlogy_p = register(
+    name="xlogy", kind="elementwise", shape_rule=_elementwise_rule("xlogy"), impl=_xlogy,
+    emit=_selection_emit("({0} == 0.0) & ({1} == {1})", "0.0", "{0} * np.log({1})"),
+    vjp=_xlogy_vjp,
+    sympy=lambda sp, x, y: sp.Piecewise((0, sp.Eq(x, 0)), (x * sp.log(y), True)))
+
+
+def _hypot_vjp(g, ans, x, y):
+    # x/hypot and y/hypot are bounded by 1; at the origin they are 0/0, where we give
+    # 0, as for a norm at 0 (pytorch #2421)
+    origin = ans == 0.0
+    return (where(origin, 0.0, g * (x / ans)), where(origin, 0.0, g * (y / ans)))
+
+
+hypot_p = binary("hypot", np.hypot, emit="np.hypot({0}, {1})", vjp=_hypot_vjp,
+                 sympy=lambda sp, x, y: sp.sqrt(x ** 2 + y ** 2))
+
+
+def _arctan2_vjp(g, y, x):
+    # d/dy = x / (x**2 + y**2), divided by hypot twice: x*x + y*y would overflow.
+    # At the origin 0/0 is nan: a singular point, as numpy arithmetic gives
+    h = hypot(y, x)
+    return (g * (x / h) / h, -(g * (y / h)) / h)
+
+
+arctan2_p = binary("arctan2", np.arctan2, emit="np.arctan2({0}, {1})",
+                   vjp=lambda g, ans, y, x: _arctan2_vjp(g, y, x),
+                   sympy=lambda sp, y, x: sp.atan2(y, x))
+
+
+def _logaddexp_vjp(g, ans, x, y):
+    # the softmax weight e^x / (e^x + e^y) is sigmoid(x - y): one exp, no overflow,
+    # 1 and 0 when one operand is infinitely larger; equal operands share 1/2 (also
+    # at -inf or +inf, where x - y is nan). Needs neither ans nor the forward's log
+    tie = x == y
+    return (g * where(tie, 0.5, sigmoid(x - y)),
+            g * where(tie, 0.5, sigmoid(y - x)))
+
+
+logaddexp_p = binary("logaddexp", np.logaddexp, emit="np.logaddexp({0}, {1})",
+                     vjp=_logaddexp_vjp,
+                     sympy=lambda sp, x, y: sp.log(sp.exp(x) + sp.exp(y)))
+
+# ---------------------------------------------------------------------------
+# comparisons and selection: booleans carry no gradient
+
+
+def _comparison(name: str, ufunc: np.ufunc, op: str, sympy: Callable, **facts: Any) -> Primitive:
+    return binary(name, ufunc, emit=f"{{0}} {op} {{1}}", out_dtype=BOOL,
+                  vjp=lambda g, ans, x, y: (None, None), sympy=sympy, cheap=True, **facts)
+
+
+def _gt_simplify(e: Eqn, producer: Producer) -> Rewrite:
+    # where(c, 1.0, 0.0) > 0.0 -> c   (the masks of symgrad.transforms.adjoint; any a > 0)
+    x, y = e.inputs
+    inner = made_by(producer, x, where_p)
+    if lit(y, 0.0) and inner is not None:
+        c, a, b = inner.inputs
+        if (isinstance(a, Literal) and isinstance(b, Literal) and a.value > 0.0
+                and b.value == 0.0):
+            return same_aval(e, c)
+    return None
+
+
+gt_p = _comparison("gt", np.greater, ">", lambda sp, x, y: sp.StrictGreaterThan(x, y),
+                   simplify=_gt_simplify)
+ge_p = _comparison("ge", np.greater_equal, ">=", lambda sp, x, y: sp.GreaterThan(x, y))
+lt_p = _comparison("lt", np.less, "<", lambda sp, x, y: sp.StrictLessThan(x, y))
+le_p = _comparison("le", np.less_equal, "<=", lambda sp, x, y: sp.LessThan(x, y))
+eq_p = _comparison("eq", np.equal, "==", lambda sp, x, y: sp.Eq(x, y), commutative=True)
+ne_p = _comparison("ne", np.not_equal, "!=", lambda sp, x, y: sp.Ne(x, y), commutative=True)
+
+
+def _where_rule(c: Aval, x: Aval, y: Aval) -> Aval:
+    require("where", (c,), BOOL)
+    require("where", (x, y), FLOAT)
+    return Aval(broadcast_shapes("where", c, x, y))
+
+
+def _where_emit(out: str, args: list[str], avals: list[Aval], out_aval: Aval) -> list[str]:
+    c, x, y = args
+    if not out_aval.shape:
+        return [f"{out} = {x} if {c} else {y}"]
+    return [f"{out} = np.where({c}, {x}, {y})"]
+
+
+def _where_simplify(e: Eqn, producer: Producer) -> Rewrite:
+    c, x, y = e.inputs
+    if isinstance(c, Literal):
+        return x if c.value else y  # where(True, x, y) -> x   (broadcast to the output)
+    if x == y:
+        return x  # where(c, x, x) -> x
+    return None
+
+
+# the unselected operand gets an exact 0: the cotangent itself never mixes branches
+where_p = register(
+    name="where", kind="elementwise", shape_rule=_where_rule, impl=np.where, emit=_where_emit,
+    vjp=lambda g, ans, c, x, y: (None, where(c, g, 0.0), where(c, 0.0, g)),
+    sympy=lambda sp, c, x, y: sp.Piecewise((x, c), (y, True)), numpy=np.where,
+    simplify=_where_simplify, linear=True, cheap=True)
+
+
+# ---------------------------------------------------------------------------
+# recording helpers: one per primitive, for VJP rules and the layers above.
+# Operands are promoted as numpy promotes them (booleans enter arithmetic as
+# 0.0/1.0); with no traced operand the result is computed by numpy.
+
+
+def _dtype(x: Any) -> np.dtype:
+    return x.dtype if isinstance(x, Traced) else as_constant_array(x).dtype
+
+
+def as_float(x: Any) -> Any:
+    """Booleans enter arithmetic as 0.0/1.0, as numpy promotes them."""
+    if _dtype(x) != np.bool_:
+        return x
+    if isinstance(x, Traced):
+        return apply(where_p, x, 1.0, 0.0)
+    return as_constant_array(x).astype(np.float64)
+
+
+def as_bool(x: Any) -> Any:
+    """A condition: booleans as they are, numbers compared with 0 (numpy's truth)."""
+    return x if _dtype(x) == np.bool_ else apply(ne_p, as_float(x), 0.0)
+
+
+def call(prim: Primitive, *args: Any) -> Any:
+    """``prim`` on ``args``, floats and booleans promoted as numpy does."""
+    if prim is where_p:
+        c, x, y = args
+        return apply(where_p, as_bool(c), as_float(x), as_float(y))
+    return apply(prim, *map(as_float, args))
+
+
+def _recorder(prim: Primitive) -> Callable[..., Any]:
+    def fn(*args: Any) -> Any:
+        return call(prim, *args)
+    fn.__name__ = fn.__qualname__ = prim.name
+    fn.__doc__ = f"Elementwise ``{prim.name}`` with numpy broadcasting (one equation)."
+    return fn
+
+
+add, sub, mul, div, power = map(_recorder, (add_p, sub_p, mul_p, div_p, pow_p))
+maximum, minimum, neg = map(_recorder, (maximum_p, minimum_p, neg_p))
+exp, log, log1p, expm1, sqrt = map(_recorder, (exp_p, log_p, log1p_p, expm1_p, sqrt_p))
+sin, cos, tan, tanh, sinh, cosh = map(_recorder, (sin_p, cos_p, tan_p, tanh_p, sinh_p, cosh_p))
+arcsin, arccos, arctan = map(_recorder, (arcsin_p, arccos_p, arctan_p))
+absolute, sign, floor, ceil, trunc, rint = map(
+    _recorder, (abs_p, sign_p, floor_p, ceil_p, trunc_p, rint_p))
+square, reciprocal, relu, sigmoid, softplus = map(
+    _recorder, (square_p, reciprocal_p, relu_p, sigmoid_p, softplus_p))
+xlogy, hypot, arctan2, logaddexp = map(_recorder, (xlogy_p, hypot_p, arctan2_p, logaddexp_p))
+greater, greater_equal, less, less_equal, equal, not_equal = map(
+    _recorder, (gt_p, ge_p, lt_p, le_p, eq_p, ne_p))
+where = _recorder(where_p)

@@ -1,0 +1,284 @@
+"""Linear algebra primitives: matrix products, inv, det, slogdet, solve.
+
+Five primitives, each declared once below with all its facets:
+
+- ``matmul``: ``x @ y`` of 1-D/2-D operands (``np.dot`` in the kernel, which
+  is BLAS in Numba), or of stacks of matrices with equal batch dims (a loop of
+  ``np.dot`` over the batch);
+- ``inv``, ``det``, ``slogdet`` (``part="sign"`` or ``"logabsdet"``) of a
+  square matrix and ``solve(a, b)`` for a vector or matrix ``b``; of stacks of
+  matrices too, as a loop over the batch axes in the kernel.
+
+Numba runs ``np.dot`` and ``np.linalg`` through SciPy's BLAS and LAPACK, so
+kernels using these need SciPy at run time. numpy's API on top of them
+(promotion, batch broadcasting, ``einsum``, norms) is :mod:`symgrad.numpy_api.linalg`.
+
+    >>> import numpy as np
+    >>> outer(np.array([1.0, 2.0]), np.array([3.0, 4.0]))
+    array([[3., 4.],
+           [6., 8.]])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..core.errors import ShapeError
+from ..core.ir import FLOAT, Aval
+from ..core.tracing import apply, shape_of
+from .elementwise import mul
+from .reductions import reshape, transpose
+from .registry import register, require
+
+
+def swap(x: Any) -> Any:
+    """The last two axes swapped: a stack of transposed matrices."""
+    n = len(shape_of(x))
+    return transpose(x, (*range(n - 2), n - 1, n - 2))
+
+
+def _contiguous(x: str) -> str:
+    # Numba's np.dot warns and runs slower on non-contiguous (e.g. transposed)
+    # operands; ascontiguousarray returns a contiguous array as it is. Codegen
+    # writes ``c.T`` only for a C-contiguous c: F-contiguous, which BLAS reads as is
+    return x if x.endswith(".T") else f"np.ascontiguousarray({x})"
+
+
+# ---------------------------------------------------------------------------
+# matmul
+
+
+def _matmul_rule(x: Aval, y: Aval) -> Aval:
+    require("matmul", (x, y), FLOAT)
+    if not x.ndim or not y.ndim:
+        raise ShapeError(f"matmul: operands {x} and {y} must have at least one axis")
+    k_x, k_y = x.shape[-1], y.shape[0 if y.ndim == 1 else -2]
+    if k_x != k_y:
+        raise ShapeError(f"matmul: {x} and {y} are not aligned ({k_x} != {k_y})")
+    if x.ndim <= 2 and y.ndim <= 2:
+        return Aval(x.shape[:-1] + y.shape[1:])
+    if x.ndim != y.ndim or x.shape[:-2] != y.shape[:-2]:
+        raise ShapeError(f"matmul: stacks {x} and {y} must have equal batch axes "
+                         "(np.matmul broadcasts them first)")
+    return Aval(x.shape[:-1] + y.shape[-1:])
+
+
+def _matmul_emit(out: str, args: list[str], avals: list[Aval], out_aval: Aval) -> list[str]:
+    (x, y), (xa, _) = args, avals
+    if xa.ndim <= 2:
+        return [f"{out} = np.dot({_contiguous(x)}, {_contiguous(y)})"]
+    # a stack of matrices: one BLAS product per batch index
+    batch = range(xa.ndim - 2)
+    dims = [f"{x}.shape[{k}]" for k in batch] + [f"{x}.shape[{xa.ndim - 2}]",
+                                                 f"{y}.shape[{xa.ndim - 1}]"]
+    lines = [f"{out} = np.empty(({', '.join(dims)}))"]
+    for k in batch:
+        lines.append("    " * k + f"for i{k} in range({x}.shape[{k}]):")
+    index = ", ".join(f"i{k}" for k in batch)
+    lines.append("    " * len(batch) + f"{out}[{index}] = np.dot("
+                 f"{_contiguous(f'{x}[{index}]')}, {_contiguous(f'{y}[{index}]')})")
+    return lines
+
+
+def _matmul_vjp(g, ans, x, y):
+    if x.ndim == 1 and y.ndim == 1:        # (k,) @ (k,) -> ()
+        return g * y, g * x
+    if x.ndim == 1:                        # (k,) @ (k, n) -> (n,)
+        return matmul(y, g), outer(x, g)
+    if y.ndim == 1:                        # (m, k) @ (k,) -> (m,)
+        return outer(g, y), matmul(swap(x), g)
+    return matmul(g, swap(y)), matmul(swap(x), g)
+
+
+matmul_p = register(
+    name="matmul", kind="array", shape_rule=_matmul_rule, impl=np.matmul,
+    emit=_matmul_emit, vjp=_matmul_vjp,
+    sympy=lambda sp, x, y: np.matmul(x, y),
+    transposed_operands=True, torch_name="MmBackward0")
+
+
+# ---------------------------------------------------------------------------
+# inv, det, slogdet, solve of square matrices and stacks of them. Numba's
+# np.linalg takes one matrix, so a stack is a loop over its batch axes.
+
+
+def _square_rule(name: str, x: Aval) -> int:
+    require(name, (x,), FLOAT)
+    if x.ndim < 2 or x.shape[-1] != x.shape[-2]:
+        raise ShapeError(f"{name}: needs a square matrix or a stack of them (last two axes of "
+                         f"equal length), got {x}")
+    return x.shape[-1]
+
+
+def _stack_emit(call: str, batch: int, out: str, args: list[str], shape: str) -> list[str]:
+    """``out = call`` for one matrix, else a loop that fills ``out[i0, ...]`` per matrix.
+
+    ``call`` is a template over the operands, indexed by the batch index in the loop.
+    """
+    if not batch:
+        return [f"{out} = {call.format(*args)}"]
+    index = ", ".join(f"i{k}" for k in range(batch))
+    lines = [f"{out} = np.empty({shape})"]
+    for k in range(batch):
+        lines.append("    " * k + f"for i{k} in range({args[0]}.shape[{k}]):")
+    lines.append("    " * batch + f"{out}[{index}] = "
+                 + call.format(*(f"{a}[{index}]" for a in args)))
+    return lines
+
+
+def _stack_shape(x: str, ndim: int) -> str:
+    dims = [f"{x}.shape[{k}]" for k in range(ndim)]
+    return f"({', '.join(dims)}{',' if ndim == 1 else ''})"
+
+
+def _linalg_emit(call: str) -> Callable:
+    """Numba emit of a square-matrix function, looping over a stack's batch axes.
+
+    The output's shape is a prefix of the last operand's (x for inv, det; b for solve).
+    """
+    def emit(out: str, args: list[str], avals: list[Aval], out_aval: Aval) -> list[str]:
+        return _stack_emit(call, avals[0].ndim - 2, out, args,
+                           _stack_shape(args[-1], out_aval.ndim))
+    return emit
+
+
+def _stacked(fn: Callable, batch: int, *arrays: np.ndarray) -> Any:
+    """``fn`` applied to each matrix of a stack of SymPy object arrays."""
+    if not batch:
+        return fn(*arrays)
+    first = fn(*(a[(0,) * batch] for a in arrays))
+    out = np.empty(arrays[0].shape[:batch] + np.shape(first), dtype=object)
+    for idx in np.ndindex(*arrays[0].shape[:batch]):
+        out[idx] = fn(*(a[idx] for a in arrays))
+    return out
+
+
+def _sympy_matrix(sp, x: np.ndarray):
+    return sp.Matrix(np.asarray(x, dtype=object).tolist())
+
+
+def _batch_scalar(v: Any, x: Any) -> Any:
+    """A scalar per matrix (det, log|det|) as a (..., 1, 1) stack beside ``x``."""
+    return v if len(shape_of(x)) == 2 else reshape(v, shape_of(v) + (1, 1))
+
+
+def _inv_rule(x: Aval) -> Aval:
+    _square_rule("inv", x)
+    return Aval(x.shape)
+
+
+def _det_rule(x: Aval) -> Aval:
+    _square_rule("det", x)
+    return Aval(x.shape[:-2])
+
+
+inv_p = register(
+    name="inv", kind="array", shape_rule=_inv_rule,
+    impl=np.linalg.inv, emit=_linalg_emit("np.linalg.inv({})"),
+    # d(A^-1) = -A^-1 dA A^-1, so the cotangent of A is -A^-T g A^-T
+    vjp=lambda g, ans, x: (
+        -matmul(matmul(swap(ans), g), swap(ans)),),
+    sympy=lambda sp, x: _stacked(
+        lambda m: np.array(_sympy_matrix(sp, m).inv().tolist(), dtype=object), x.ndim - 2, x),
+    numpy=np.linalg.inv, torch_name="LinalgInvExBackward0")
+
+# d det(A) / dA = det(A) A^-T (the Matrix Cookbook, eq. 49); A must be invertible
+det_p = register(
+    name="det", kind="array", shape_rule=_det_rule,
+    impl=np.linalg.det, emit=_linalg_emit("np.linalg.det({})"),
+    vjp=lambda g, ans, x: (
+        _batch_scalar(g * ans, x) * swap(inv(x)),),
+    sympy=lambda sp, x: _stacked(lambda m: _sympy_matrix(sp, m).det(), x.ndim - 2, x),
+    numpy=np.linalg.det, torch_name="LinalgDetBackward0")
+
+_SLOGDET_PARTS = ("sign", "logabsdet")
+
+
+def _slogdet_rule(x: Aval, *, part: str) -> Aval:
+    if part not in _SLOGDET_PARTS:
+        raise ValueError(f"slogdet: part must be one of {_SLOGDET_PARTS}, not {part!r}")
+    _square_rule("slogdet", x)
+    return Aval(x.shape[:-2])
+
+
+def _slogdet_sympy(sp, x, *, part):
+    def one(m):
+        det = _sympy_matrix(sp, m).det()
+        return sp.sign(det) if part == "sign" else sp.log(sp.Abs(det))
+    return _stacked(one, x.ndim - 2, x)
+
+
+def _slogdet_emit(out, args, avals, out_aval, *, part) -> list[str]:
+    call = f"np.linalg.slogdet({{}})[{_SLOGDET_PARTS.index(part)}]"
+    return _linalg_emit(call)(out, args, avals, out_aval)
+
+
+# the sign is piecewise constant (zero gradient); d log|det A| / dA = A^-T
+slogdet_p = register(
+    name="slogdet", kind="array", shape_rule=_slogdet_rule,
+    impl=lambda x, part: np.linalg.slogdet(x)[_SLOGDET_PARTS.index(part)],
+    emit=_slogdet_emit,
+    vjp=lambda g, ans, x, part: (
+        None if part == "sign" else _batch_scalar(g, x) * swap(inv(x)),),
+    sympy=_slogdet_sympy, numpy=np.linalg.slogdet)
+
+
+def _solve_rule(a: Aval, b: Aval) -> Aval:
+    n = _square_rule("solve", a)
+    require("solve", (b,), FLOAT)
+    if b.ndim == 1 and a.ndim == 2 and b.shape[0] == n:
+        return Aval(b.shape)
+    if b.ndim != a.ndim or b.shape[:-2] != a.shape[:-2] or b.shape[-2] != n:
+        raise ShapeError(f"solve: the right-hand side {b} must have shape ({n},) or "
+                         f"{a.shape[:-2] + (n, 'k')} for the matrix {a} (np.linalg.solve "
+                         "broadcasts batch axes first)")
+    return Aval(b.shape)
+
+
+def _solve_vjp(g, ans, a, b):
+    # x = A^-1 b: the cotangent of b solves A^T gb = g, that of A is -gb x^T
+    gb = solve(swap(a), g)
+    ga = -outer(gb, ans) if b.ndim == 1 else -matmul(gb, swap(ans))
+    return ga, gb
+
+
+def _solve_sympy(sp, a, b):
+    def one(m, rhs):
+        x = _sympy_matrix(sp, m).LUsolve(_sympy_matrix(sp, rhs.reshape(rhs.shape[0], -1)))
+        return np.array(x.tolist(), dtype=object).reshape(rhs.shape)
+    return _stacked(one, a.ndim - 2, a, b)
+
+
+solve_p = register(
+    name="solve", kind="array", shape_rule=_solve_rule, impl=np.linalg.solve,
+    emit=_linalg_emit("np.linalg.solve({}, {})"),
+    vjp=_solve_vjp, sympy=_solve_sympy, numpy=np.linalg.solve)
+
+
+# ---------------------------------------------------------------------------
+# recording helpers: the primitives as they are (numpy's promotions and batch
+# broadcasting are symgrad.numpy_api.linalg's)
+
+
+def matmul(x: Any, y: Any) -> Any:
+    """``x @ y`` for operands the ``matmul`` primitive takes as they are."""
+    return apply(matmul_p, x, y)
+
+
+def outer(a: Any, b: Any) -> Any:
+    """Every element of the vector ``a`` times every one of the vector ``b``."""
+    (m,), (n,) = shape_of(a), shape_of(b)
+    return mul(reshape(a, (m, 1)), reshape(b, (1, n)))
+
+
+def inv(x: Any) -> Any:
+    """The inverse of a square matrix (or of each of a stack)."""
+    return apply(inv_p, x)
+
+
+def solve(a: Any, b: Any) -> Any:
+    """``x`` with ``a @ x == b`` for operands the ``solve`` primitive takes as they are."""
+    return apply(solve_p, a, b)

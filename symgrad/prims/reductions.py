@@ -1,0 +1,436 @@
+"""Reductions over axes, and the shape primitives they are the adjoints of.
+
+Reductions (``sum``, ``mean``, ``prod``, ``max``, ``min``) take sorted, unique,
+non-negative ``axes`` (keepdims is a reshape); ``count`` and
+``extremum_weights`` are the two values their gradients need. ``broadcast_to``,
+``reshape`` and ``transpose`` move elements and compute nothing (their numpy
+implementation also works on arrays of SymPy expressions). The two groups live
+together because each is the other's adjoint: the VJP of a sum broadcasts, the
+VJP of a broadcast sums (:func:`unbroadcast`).
+
+    >>> import numpy as np
+    >>> unbroadcast(np.ones((2, 3)), (1, 3))
+    array([[2., 2., 2.]])
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..core.errors import ShapeError
+from ..core.index_text import broadcast_index
+from ..core.ir import FLOAT, Aval, Eqn, Var
+from ..core.rewrite import Producer, Rewrite, as_prim, made_by
+from ..core.tracing import apply, shape_of
+from .elementwise import absolute, sign, where
+from .registry import broadcast_shapes, register, require
+
+# ---------------------------------------------------------------------------
+# reductions over ``axes`` (sorted, non-negative, unique; keepdims is a reshape)
+
+
+def _reduction_rule(name: str, identity: bool) -> Callable:
+    def rule(x: Aval, *, axes: tuple[int, ...]) -> Aval:
+        require(name, (x,), FLOAT)
+        if tuple(sorted(set(axes))) != tuple(axes) or any(not 0 <= a < x.ndim for a in axes):
+            raise ShapeError(f"{name}: axes {axes} are not sorted, unique axes of {x}")
+        if not identity and any(x.shape[a] == 0 for a in axes):
+            raise ShapeError(f"{name} of an empty axis of {x} is undefined (it has no identity); "
+                             "reduce over non-empty axes")
+        return Aval(tuple(d for i, d in enumerate(x.shape) if i not in axes))
+    return rule
+
+
+def _reduction_emit(whole: str, init: str, update: list[str], finish: bool = False) -> Callable:
+    """Numba emit: ``whole`` for a reduction to a scalar, loops otherwise.
+
+    ``update`` lines use ``{acc}`` (the output element) and ``{x}`` (the input
+    element); ``finish`` divides by the count (mean).
+    """
+    def emit(out: str, args: list[str], avals: list[Aval], out_aval: Aval, *, axes) -> list[str]:
+        (x,), (aval,) = args, avals
+        if not axes:
+            return [f"{out} = {x}"]
+        if not out_aval.shape:
+            return [f"{out} = {whole.format(x)}"]
+        kept = [k for k in range(aval.ndim) if k not in axes]
+        shape = "".join(f"{x}.shape[{k}], " for k in kept)
+        lines = [f"{out} = np.full(({shape}), {init})"]
+        for depth in range(aval.ndim):
+            lines.append("    " * depth + f"for i{depth} in range({x}.shape[{depth}]):")
+        pad = "    " * aval.ndim
+        acc = f"{out}[{', '.join(f'i{k}' for k in kept)}]"
+        elem = f"{x}[{', '.join(f'i{k}' for k in range(aval.ndim))}]"
+        lines += [pad + u.format(acc=acc, x=elem) for u in update]
+        if finish:
+            count = " * ".join(f"{x}.shape[{k}]" for k in axes)
+            lines.append(f"{out} /= {count}")
+        return lines
+    return emit
+
+
+def _reduction_simplify(e: Eqn, producer: Producer) -> Rewrite:
+    return e.inputs[0] if not e.params["axes"] else None  # sum(x, axes=()) -> x
+
+
+sum_p = register(
+    name="sum", kind="reduction", shape_rule=_reduction_rule("sum", True),
+    impl=lambda x, axes: np.sum(x, axis=axes),
+    emit=_reduction_emit("np.sum({})", "0.0", ["{acc} += {x}"]),
+    vjp=lambda g, ans, x, axes: (expand(g, x.shape, axes),),
+    sympy=lambda sp, xs: sp.Add(*xs), numpy=np.sum,
+    simplify=_reduction_simplify, linear=True, accumulate="sum", torch_name="SumBackward0")
+
+mean_p = register(
+    name="mean", kind="reduction", shape_rule=_reduction_rule("mean", True),
+    impl=lambda x, axes: np.mean(x, axis=axes),
+    emit=_reduction_emit("np.mean({})", "0.0", ["{acc} += {x}"], finish=True),
+    vjp=lambda g, ans, x, axes: (expand(g / count(x, axes), x.shape, axes),),
+    sympy=lambda sp, xs: sp.Add(*xs) / len(xs), numpy=np.mean,
+    simplify=_reduction_simplify, linear=True, accumulate="mean", torch_name="MeanBackward0")
+
+
+def _count_rule(x: Aval, *, axes: tuple[int, ...]) -> Aval:
+    if tuple(sorted(set(axes))) != tuple(axes) or any(not 0 <= a < x.ndim for a in axes):
+        raise ShapeError(f"count: axes {axes} are not sorted, unique axes of {x}")
+    return Aval(())
+
+
+def _count_emit(out, args, avals, out_aval, *, axes) -> list[str]:
+    sizes = " * ".join(str(avals[0].shape[a]) for a in axes) or "1"  # named sizes in kernels
+    return [f"{out} = float({sizes})"]
+
+
+def _count_simplify(e: Eqn, producer: Producer) -> Rewrite:
+    # count(op(x, ...)) -> count(x) for elementwise op and x of the same shape: the
+    # count needs only a shape, and op may then be dead (a mean's gradient needs
+    # the mean's length, not its operand)
+    inner = producer(e.inputs[0])
+    if inner is None or inner.prim.kind != "elementwise":
+        return None
+    for a in inner.inputs:
+        if isinstance(a, Var) and a.shape == e.inputs[0].shape:
+            return as_prim(e, count_p, a, **e.params)
+    return None
+
+
+# How many elements a reduction over ``axes`` of x combines, as a float: the
+# ``n`` of a mean's gradient ``g / n``. A value computed in the kernel from x's
+# shape, never a literal, so that one kernel serves every length.
+count_p = register(
+    name="count", kind="array", shape_rule=_count_rule,
+    impl=lambda x, axes: np.float64(math.prod(np.shape(x)[a] for a in axes)),
+    emit=_count_emit, vjp=lambda g, ans, x, axes: (None,),
+    sympy=lambda sp, x, axes: np.array(sp.Integer(math.prod(x.shape[a] for a in axes)),
+                                       dtype=object),
+    simplify=_count_simplify, shape_only=True)
+
+
+def _prod_vjp(g, ans, x, axes):
+    # d prod / d x_i is the product of the other elements. For a regular x_i
+    # (finite, nonzero) that is prod / x_i. For a special one (0 or +-inf),
+    # dividing would give 0/0 or inf/inf, so it is the product of the regular
+    # elements times that of the other special ones: 1 if there are none,
+    # else 0 (zeros), +-inf (infinities, with their signs) or nan (both).
+    def back(v):
+        return expand(v, x.shape, axes)
+
+    zero = where(x == 0.0, 1.0, 0.0)
+    inf = where(absolute(x) == np.inf, 1.0, 0.0)
+    special = zero + inf > 0.0
+    inf_sign = where(inf > 0.0, sign(x), 1.0)
+    other_zeros = back(reduce(sum_p, zero, axes)) - zero
+    other_infs = back(reduce(sum_p, inf, axes)) - inf
+    other_signs = back(reduce(prod_p, inf_sign, axes)) * inf_sign
+    factor = where(other_zeros > 0.0, where(other_infs > 0.0, np.nan, 0.0),
+                   where(other_infs > 0.0, other_signs * np.inf, 1.0))
+    regular = back(reduce(prod_p, where(special, 1.0, x), axes))
+    others = where(special, regular * factor, back(ans) / x)
+    return (back(g) * others,)
+
+
+prod_p = register(
+    name="prod", kind="reduction", shape_rule=_reduction_rule("prod", True),
+    impl=lambda x, axes: np.prod(x, axis=axes),
+    emit=_reduction_emit("np.prod({})", "1.0", ["{acc} *= {x}"]),
+    vjp=_prod_vjp, sympy=lambda sp, xs: sp.Mul(*xs), numpy=np.prod,
+    simplify=_reduction_simplify, torch_name="ProdBackward0")
+
+
+def _extremum_vjp(largest: bool) -> Callable:
+    # k tied extrema share the cotangent: 1/k each (the extremum_ties convention).
+    # The weights come from extremum_weights(x), which symgrad.numpy_api's max records
+    # in the forward pass beside the value; the VJP asks for the same equation, which
+    # CSE merges into the forward one, so a gradient kernel selects the extrema
+    # once, in its forward section, and a jit kernel (no VJP) not at all. The
+    # old rule compared x with the broadcast output in the backward pass; that
+    # gave k = 0 (a cotangent divided by 0) whenever the output was not
+    # bit-identical to one of the inputs it came from.
+    def vjp(g, ans, x, axes):
+        return (expand(g, x.shape, axes) * extremum_weights(x, axes, largest),)
+    return vjp
+
+
+# ``v != v`` keeps a NaN once it is in the accumulator, as numpy's max does
+max_p = register(
+    name="max", kind="reduction", shape_rule=_reduction_rule("max", False),
+    impl=lambda x, axes: np.max(x, axis=axes),
+    emit=_reduction_emit("np.max({})", "-np.inf",
+                         ["acc = {x}", "if acc > {acc} or acc != acc:", "    {acc} = acc"]),
+    vjp=_extremum_vjp(largest=True), sympy=lambda sp, xs: sp.Max(*xs), numpy=np.max,
+    simplify=_reduction_simplify, torch_name="MaxBackward1")
+
+min_p = register(
+    name="min", kind="reduction", shape_rule=_reduction_rule("min", False),
+    impl=lambda x, axes: np.min(x, axis=axes),
+    emit=_reduction_emit("np.min({})", "np.inf",
+                         ["acc = {x}", "if acc < {acc} or acc != acc:", "    {acc} = acc"]),
+    vjp=_extremum_vjp(largest=False), sympy=lambda sp, xs: sp.Min(*xs), numpy=np.min,
+    simplify=_reduction_simplify, torch_name="MinBackward1")
+
+
+def _extremum_weights_rule(x: Aval, *, axes: tuple[int, ...], largest: bool) -> Aval:
+    _reduction_rule("extremum_weights", False)(x, axes=axes)
+    return Aval(x.shape)
+
+
+def _extremum_weights_impl(x, axes, largest):
+    x = np.asarray(x, dtype=float)
+    best = (np.max if largest else np.min)(x, axis=axes, keepdims=True)
+    hit = x == best
+    w = np.where(hit, 1.0 / np.sum(hit, axis=axes, keepdims=True), 0.0)
+    return np.where(np.isnan(best), np.nan, w)[()]
+
+
+def _extremum_weights_emit(out, args, avals, out_aval, *, axes, largest) -> list[str]:
+    """One row per group of the reduced axes: find the extremum (nan sticks, as
+    in numpy's max), count its ties, give each 1/k."""
+    (x,), (aval,) = args, avals
+    if not axes:
+        return [f"{out} = np.ones_like({x})" if aval.shape else f"{out} = 1.0"]
+    kept = [k for k in range(aval.ndim) if k not in axes]
+    perm = (*kept, *axes)
+    identity = perm == tuple(range(aval.ndim))
+    rows = f"{x}" if identity else f"np.transpose({x}, {perm!r})"
+    m = " * ".join(f"{x}.shape[{k}]" for k in kept) or "1"
+    n = " * ".join(f"{x}.shape[{k}]" for k in axes)
+    better = ">" if largest else "<"
+    # temporaries carry the output's name: printer names are letters and digits
+    r, w, i, j, k, best = (f"{out}_{t}" for t in ("rows", "w", "i", "j", "k", "best"))
+    lines = [
+        f"{r} = np.ascontiguousarray({rows}).reshape(({m}, {n}))",
+        f"{w} = np.zeros_like({r})",
+        f"for {i} in range({r}.shape[0]):",
+        f"    {best} = {r}[{i}, 0]",
+        f"    for {j} in range(1, {r}.shape[1]):",
+        f"        if {r}[{i}, {j}] {better} {best} or {r}[{i}, {j}] != {r}[{i}, {j}]:",
+        f"            {best} = {r}[{i}, {j}]",
+        f"    {k} = 0",
+        f"    for {j} in range({r}.shape[1]):",
+        f"        if {r}[{i}, {j}] == {best}:",
+        f"            {k} += 1",
+        f"    for {j} in range({r}.shape[1]):",
+        f"        if {best} != {best}:",
+        f"            {w}[{i}, {j}] = np.nan",
+        f"        elif {r}[{i}, {j}] == {best}:",
+        f"            {w}[{i}, {j}] = 1.0 / {k}",
+    ]
+    shape = "".join(f"{x}.shape[{k}], " for k in perm)
+    grouped = f"{w}.reshape(({shape}))"
+    if identity:
+        lines.append(f"{out} = {grouped}")
+    else:
+        inverse = tuple(int(i) for i in np.argsort(perm))
+        lines.append(f"{out} = np.ascontiguousarray(np.transpose({grouped}, {inverse!r}))")
+    return lines
+
+
+def _extremum_weights_sympy(sp, x, axes, largest):
+    # w_i = [x_i is an extremum] / (number of extrema): Heaviside(0, 1) = 1 counts ties
+    x = np.asarray(x, dtype=object)
+    kept = [i for i in range(x.ndim) if i not in axes]
+    perm = (*kept, *axes)
+    rows = np.transpose(x, perm).reshape(-1, math.prod(x.shape[a] for a in axes))
+    sign = 1 if largest else -1
+    w = np.empty(rows.shape, dtype=object)
+    for r, row in enumerate(rows):
+        hits = [sp.Mul(*(sp.Heaviside(sign * (a - b), 1) for b in row)) for a in row]
+        for j, h in enumerate(hits):
+            w[r, j] = h / sp.Add(*hits)
+    grouped = w.reshape([x.shape[p] for p in perm])
+    return np.transpose(grouped, tuple(int(i) for i in np.argsort(perm)))
+
+
+# the share of a max/min reduction's cotangent each element gets: 1/k for each of
+# k tied extrema, 0 elsewhere (nan for a group holding a nan). Piecewise
+# constant, so it has no gradient of its own.
+extremum_weights_p = register(
+    name="extremum_weights", kind="array", shape_rule=_extremum_weights_rule,
+    impl=_extremum_weights_impl, emit=_extremum_weights_emit,
+    vjp=lambda g, ans, x, axes, largest: (None,), sympy=_extremum_weights_sympy)
+
+# ---------------------------------------------------------------------------
+# structural: these move elements and compute nothing, so their numpy
+# implementation also works on arrays of SymPy expressions
+
+
+def _broadcast_to_rule(x: Aval, *, shape: tuple[int, ...]) -> Aval:
+    if broadcast_shapes("broadcast_to", x, Aval(shape)) != tuple(shape):
+        raise ShapeError(f"broadcast_to: {x} cannot be broadcast to shape {shape}")
+    return Aval(tuple(shape), x.dtype)
+
+
+def _broadcast_to_emit(out, args, avals, out_aval, *, shape) -> list[str]:
+    (x,), (aval,) = args, avals
+    if not aval.shape:
+        return [f"{out} = np.full({shape!r}, {x})"]
+    return [f"{out} = np.broadcast_to({x}, {shape!r})"]
+
+
+def _broadcast_to_simplify(e: Eqn, producer: Producer) -> Rewrite:
+    (x,) = e.inputs
+    if x.shape == e.out.shape:
+        return x  # broadcast_to(x, x.shape) -> x
+    inner = made_by(producer, x, reshape_p)
+    if inner is not None and not inner.inputs[0].shape:
+        return as_prim(e, broadcast_to_p, inner.inputs[0], **e.params)  # of a reshaped scalar
+    return None
+
+
+broadcast_to_p = register(
+    name="broadcast_to", kind="structural", shape_rule=_broadcast_to_rule,
+    impl=lambda x, shape: np.broadcast_to(x, shape),
+    emit=_broadcast_to_emit,
+    vjp=lambda g, ans, x, shape: (unbroadcast(g, x.shape),),
+    sympy=lambda sp, x, shape: np.broadcast_to(x, shape), numpy=np.broadcast_to,
+    # an element of the output is the operand's at the broadcast index
+    element=lambda index, avals, out, shape: [([], 0, broadcast_index(avals[0].shape, shape,
+                                                                       index))],
+    simplify=_broadcast_to_simplify, view=True, linear=True, torch_name="ExpandBackward0")
+
+
+def _reshape_rule(x: Aval, *, shape: tuple[int, ...]) -> Aval:
+    if any(d < 0 for d in shape) or math.prod(shape) != x.size:
+        raise ShapeError(f"reshape: cannot reshape {x} ({x.size} elements) into shape {shape}")
+    return Aval(tuple(shape), x.dtype)
+
+
+def _reshape_emit(out, args, avals, out_aval, *, shape) -> list[str]:
+    (x,), (aval,) = args, avals
+    if not aval.shape:
+        return [f"{out} = np.full({shape!r}, {x})"]
+    if not shape:
+        return [f"{out} = {x}.ravel()[0]"]
+    return [f"{out} = np.ascontiguousarray({x}).reshape({shape!r})"]
+
+
+def _reshape_simplify(e: Eqn, producer: Producer) -> Rewrite:
+    (x,) = e.inputs
+    if x.shape == e.out.shape:
+        return x  # reshape(x, x.shape) -> x
+    inner = made_by(producer, x, reshape_p)
+    if inner is not None:  # reshape(reshape(x)) -> reshape(x)
+        return as_prim(e, reshape_p, inner.inputs[0], **e.params)
+    return None
+
+
+reshape_p = register(
+    name="reshape", kind="structural", shape_rule=_reshape_rule,
+    impl=lambda x, shape: np.reshape(x, shape), emit=_reshape_emit,
+    vjp=lambda g, ans, x, shape: (reshape(g, x.shape),),
+    sympy=lambda sp, x, shape: np.reshape(x, shape), numpy=np.reshape,
+    simplify=_reshape_simplify, view=True, linear=True, torch_name="ViewBackward0")
+
+
+def _transpose_rule(x: Aval, *, perm: tuple[int, ...]) -> Aval:
+    if sorted(perm) != list(range(x.ndim)):
+        raise ShapeError(f"transpose: axes {perm} are not a permutation of the axes of {x}")
+    return Aval(tuple(x.shape[p] for p in perm), x.dtype)
+
+
+def _transpose_simplify(e: Eqn, producer: Producer) -> Rewrite:
+    inner = made_by(producer, e.inputs[0], transpose_p)
+    if inner is None:
+        return None
+    perm = tuple(inner.params["perm"][p] for p in e.params["perm"])
+    if perm == tuple(range(len(perm))):
+        return inner.inputs[0]  # transpose(transpose(x, p), inverse(p)) -> x
+    return as_prim(e, transpose_p, inner.inputs[0], perm=perm)  # two transposes -> one
+
+
+transpose_p = register(
+    name="transpose", kind="structural", shape_rule=_transpose_rule,
+    impl=lambda x, perm: np.transpose(x, perm),
+    emit=lambda out, args, avals, out_aval, *, perm: [f"{out} = np.transpose({args[0]}, {perm!r})"],
+    vjp=lambda g, ans, x, perm: (transpose(g, tuple(int(i) for i in np.argsort(perm))),),
+    sympy=lambda sp, x, perm: np.transpose(x, perm), numpy=np.transpose,
+    simplify=_transpose_simplify, view=True, linear=True, transposes=True,
+    torch_name="PermuteBackward0")
+
+# ---------------------------------------------------------------------------
+# recording helpers. They record even on constants while a trace is recording
+# (the seed 1.0 of a scalar output broadcast to a shape stays an equation, not
+# an array constant), and leave a value alone where nothing would change.
+
+
+def reshape(x: Any, shape: tuple[int, ...]) -> Any:
+    """``x`` with ``shape`` (the same number of elements, C order)."""
+    shape = tuple(shape)
+    return x if shape_of(x) == shape else apply(reshape_p, x, shape=shape)
+
+
+def broadcast_to(x: Any, shape: tuple[int, ...]) -> Any:
+    """``x`` broadcast to ``shape`` (numpy's rules)."""
+    shape = tuple(shape)
+    return x if shape_of(x) == shape else apply(broadcast_to_p, x, shape=shape)
+
+
+def transpose(x: Any, perm: tuple[int, ...]) -> Any:
+    """``x`` with its axes permuted by ``perm``."""
+    perm = tuple(perm)
+    return x if perm == tuple(range(len(perm))) else apply(transpose_p, x, perm=perm)
+
+
+def reduce(prim: Any, x: Any, axes: tuple[int, ...]) -> Any:
+    """The reduction ``prim`` (sum_p, prod_p, ...) of ``x`` over sorted ``axes``."""
+    return apply(prim, x, axes=tuple(axes))
+
+
+def count(x: Any, axes: tuple[int, ...]) -> Any:
+    """How many elements of ``x`` a reduction over ``axes`` combines, as a float value
+    of the program (not a literal), so that kernels do not depend on the length."""
+    return apply(count_p, x, axes=tuple(axes))
+
+
+def extremum_weights(x: Any, axes: tuple[int, ...], largest: bool) -> Any:
+    """The share of a max (``largest``) or min reduction's cotangent each element of
+    ``x`` gets: 1/k for each of k tied extrema, 0 for the others."""
+    return apply(extremum_weights_p, x, axes=tuple(axes), largest=largest)
+
+
+def expand(g: Any, shape: tuple[int, ...], axes: tuple[int, ...]) -> Any:
+    """A reduction's cotangent broadcast back over the reduced ``axes``."""
+    kept = tuple(1 if i in axes else d for i, d in enumerate(shape))
+    return broadcast_to(reshape(g, kept), shape)
+
+
+def unbroadcast(g: Any, shape: tuple[int, ...]) -> Any:
+    """Sum ``g`` over the axes numpy broadcasting added to reach ``shape``.
+
+    The adjoint of broadcasting: a value used at shape ``g.shape`` receives the
+    sum of the cotangents of all the places it was copied to.
+    """
+    gshape = shape_of(g)
+    shape = tuple(shape)
+    if gshape == shape:
+        return g
+    lead = len(gshape) - len(shape)
+    if lead < 0 or any(d != 1 and d != gd for d, gd in zip(shape, gshape[lead:])):
+        return broadcast_to(g, shape)  # a scalar cotangent of a value that was not broadcast
+    axes = tuple(range(lead)) + tuple(
+        lead + i for i, d in enumerate(shape) if d == 1 and gshape[lead + i] != 1)
+    return reshape(reduce(sum_p, g, axes), shape)

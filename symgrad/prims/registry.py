@@ -1,0 +1,90 @@
+"""The primitive registry, and the rules primitives of every family share.
+
+:func:`register` is the one way a primitive comes into being: it checks that
+every facet is there and every fact is of the right type, so that a
+primitive missing one fails at import, and it files the primitive under its
+name. ``tests/test_registry.py`` walks :data:`REGISTRY` and checks the facts
+against each other (a linear primitive's VJP reads no primal value, a
+structural one computes nothing, ...).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..core.errors import ShapeError
+from ..core.ir import Aval, Primitive
+
+REGISTRY: dict[str, Primitive] = {}
+#: what every primitive has
+FACETS = ("shape_rule", "impl", "vjp", "emit", "sympy")
+#: what some primitives have: functions, or None
+OPTIONAL_FACETS = ("element", "simplify", "accuracy")
+#: the facts, with their types
+FLAGS = {"view": bool, "linear": bool, "cheap": bool, "commutative": bool, "accumulate": str,
+         "shape_only": bool, "transposes": bool, "transposed_operands": bool,
+         "torch_name": str}
+KINDS = ("elementwise", "reduction", "structural", "array")
+ACCUMULATIONS = ("", "sum", "mean")
+
+
+def register(**declaration: Any) -> Primitive:
+    """Add a primitive to the registry; fail at import if a facet or fact is wrong."""
+    prim = Primitive(**declaration)
+    missing = [f for f in FACETS if not callable(getattr(prim, f))]
+    if missing:
+        raise TypeError(f"primitive {prim.name} lacks facets {missing}")
+    wrong = [f for f in OPTIONAL_FACETS if getattr(prim, f) is not None
+             and not callable(getattr(prim, f))]
+    wrong += [f for f, t in FLAGS.items() if type(getattr(prim, f)) is not t]
+    if prim.kind not in KINDS or prim.accumulate not in ACCUMULATIONS:
+        wrong.append("kind" if prim.kind not in KINDS else "accumulate")
+    if wrong:
+        raise TypeError(f"primitive {prim.name} declares {wrong} wrongly")
+    if prim.name in REGISTRY:
+        raise ValueError(f"primitive {prim.name} is declared twice")
+    REGISTRY[prim.name] = prim
+    return prim
+
+
+_BY_NUMPY: dict[Any, Primitive] = {}
+
+
+def of_numpy(fn: Any) -> Primitive | None:
+    """The primitive whose ``numpy`` facet is ``fn`` (a ufunc, np.linalg.inv, ...), if any.
+
+    Indexed again whenever the registry has grown, so a primitive registered
+    late is found too."""
+    if len(_BY_NUMPY) != sum(p.numpy is not None for p in REGISTRY.values()):
+        _BY_NUMPY.clear()
+        _BY_NUMPY.update((p.numpy, p) for p in REGISTRY.values() if p.numpy is not None)
+    return _BY_NUMPY.get(fn)
+
+
+# ---------------------------------------------------------------------------
+# shared rules
+
+
+def require(prim: str, avals: tuple[Aval, ...], dtype: str) -> None:
+    for a in avals:
+        if a.dtype != dtype:
+            raise TypeError(f"{prim} takes {dtype} operands, got {a}")
+
+
+def broadcast_shapes(prim: str, *avals: Aval) -> tuple[int, ...]:
+    try:
+        return tuple(np.broadcast_shapes(*(a.shape for a in avals)))
+    except ValueError:
+        shapes = " and ".join(str(a) for a in avals)
+        raise ShapeError(f"{prim}: operands of shapes {shapes} cannot be broadcast together "
+                         "(numpy broadcasting rules)") from None
+
+
+def expression(template: str) -> Callable[..., list[str]]:
+    """Numba emit for ``out = <template filled with the operands>``."""
+    def emit(out: str, args: list[str], avals: Any, out_aval: Aval, **params: Any) -> list[str]:
+        return [f"{out} = {template.format(*args)}"]
+    return emit

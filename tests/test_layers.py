@@ -1,0 +1,175 @@
+"""The package's import graph: no cycle, and every import points down a layer.
+
+The graph is built from the source (``ast`` over ``symgrad/**.py``), counting
+imports inside functions too; only imports under ``if TYPE_CHECKING:`` are
+exempt. A package's ``__init__`` importing its own modules counts as well:
+importing any module of a package runs its ``__init__`` first. The layers are
+those of the ``symgrad`` package docstring:
+
+    core  <-  prims  <-  numpy_api, transforms
+    core  <-  backend
+    transforms, backend  <-  pipeline  <-  api, eager, cli, ...
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parent.parent / "symgrad"
+
+#: what each layer may import (itself included)
+ALLOWED = {
+    "core": {"core"},
+    "prims": {"core", "prims"},
+    "numpy_api": {"core", "prims", "numpy_api"},
+    "transforms": {"core", "prims", "transforms"},
+    "backend": {"core", "backend"},
+    "pipeline": {"core", "transforms", "backend"},
+    "sympy_bridge": {"core"},
+    # front ends: any layer below the pipeline through it or its parts, not each other
+    "captured": set(),  # what a function reads from outside: plain Python and numpy
+    "api": {"core", "prims", "numpy_api", "backend", "pipeline", "sympy_bridge", "captured"},
+    "eager": {"core", "prims", "numpy_api", "pipeline", "eager"},
+    "ops": {"numpy_api"},
+    "autograd": {"core", "eager"},
+    # tools over the front ends
+    "testing": {"core", "numpy_api", "api", "sympy_bridge"},
+    "cli": {"core", "prims", "numpy_api", "api", "sympy_bridge", "testing", "cli"},
+}
+#: imported only inside functions, so that ``import symgrad`` and ``symgrad --help`` stay fast
+HEAVY = {"numba", "sympy", "graphviz", "platformdirs", "mpmath"}
+
+
+def _modules() -> dict[str, Path]:
+    mods = {}
+    for path in ROOT.rglob("*.py"):
+        parts = path.relative_to(ROOT.parent).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        mods[name] = path
+    return mods
+
+
+MODULES = _modules()
+
+
+def _type_checking(node: ast.AST) -> bool:
+    t = getattr(node, "test", None)
+    return isinstance(node, ast.If) and (
+        (isinstance(t, ast.Name) and t.id == "TYPE_CHECKING")
+        or (isinstance(t, ast.Attribute) and t.attr == "TYPE_CHECKING"))
+
+
+def _imports(name: str) -> list[tuple[str, bool]]:
+    """(imported module, at module level) for each import in ``name``'s source."""
+    path = MODULES[name]
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    tree = ast.parse(path.read_text())
+    skipped = {id(n) for node in ast.walk(tree) if _type_checking(node) for n in ast.walk(node)}
+    top = {id(n) for n in tree.body}
+    found = []
+    for node in ast.walk(tree):
+        if id(node) in skipped or not isinstance(node, (ast.Import, ast.ImportFrom)):
+            continue
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        else:
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                base = ".".join(parts + ([base] if base else []))
+            targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in MODULES else base
+                       for a in node.names]
+        found += [(t, id(node) in top) for t in targets]
+    return found
+
+
+def _resolve(target: str) -> str | None:
+    """The symgrad module an import names (a name inside a module: that module)."""
+    while target and target not in MODULES:
+        target = target.rpartition(".")[0]
+    return target or None
+
+
+def _graph() -> dict[str, set[str]]:
+    edges: dict[str, set[str]] = {m: set() for m in MODULES}
+    for m in MODULES:
+        for target, _ in _imports(m):
+            t = _resolve(target) if target.startswith("symgrad") else None
+            if t is not None and t != m:
+                edges[m].add(t)  # a package's __init__ importing its modules counts too
+    return edges
+
+
+GRAPH = _graph()
+
+
+def _layer(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "symgrad"
+
+
+def test_the_graph_is_built_from_every_module():
+    assert {"symgrad.core.ir", "symgrad.prims.elementwise", "symgrad.pipeline",
+            "symgrad.eager.tensor", "symgrad.cli.command"} <= set(GRAPH)
+    assert {_layer(m) for m in MODULES} - {"symgrad", "__main__"} <= set(ALLOWED)
+
+
+def test_there_is_no_import_cycle():
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    cycles: list[list[str]] = []
+
+    def visit(v: str) -> None:  # Tarjan's strongly connected components
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in sorted(GRAPH[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for v in sorted(GRAPH):
+        if v not in index:
+            visit(v)
+    assert not cycles, "import cycles: " + "; ".join(" <-> ".join(c) for c in cycles)
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if _layer(m) in ALLOWED))
+def test_imports_point_down_the_layers(module):
+    allowed = ALLOWED[_layer(module)] | {_layer(module)}
+    wrong = sorted(t for t in GRAPH[module] if _layer(t) not in allowed)
+    assert not wrong, f"{module} ({_layer(module)}) imports {wrong}; it may import {allowed}"
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_nothing_imports_the_package_it_belongs_to(module):
+    """Import the module that defines a name, not the package __init__ that re-exports
+    it: an __init__ imports its modules, so that import would be a hidden cycle."""
+    packages = [t for t in GRAPH[module]
+                if MODULES[t].name == "__init__.py" and module.startswith(t + ".")]
+    assert not packages, f"{module} imports its own package {packages}"
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_heavy_dependencies_are_imported_when_needed(module):
+    """numba, sympy and graphviz load inside the functions that need them; only the
+    SymPy bridge imports SymPy at its top, and nothing imports the bridge at its top."""
+    top = {t.partition(".")[0] for t, at_top in _imports(module) if at_top}
+    heavy = top & HEAVY - ({"sympy"} if module == "symgrad.sympy_bridge" else set())
+    assert not heavy, f"{module} imports {heavy} when it is imported"
+    eager = {_resolve(t) for t, at_top in _imports(module) if at_top and t.startswith("symgrad")}
+    assert "symgrad.sympy_bridge" not in eager or module == "symgrad.sympy_bridge"
