@@ -53,9 +53,12 @@ from typing import Any
 
 from .codegen import KernelSource
 
-#: Kernels kept loaded, least recently loaded dropped first. A loaded kernel
-#: (module, dispatcher, machine code) takes about 1 MB; one dropped and needed
-#: again is read from the disk cache (a new import, no compile).
+#: Kernels kept loaded (in ``_LOADED`` and ``sys.modules``), the least recently
+#: loaded dropped first; one dropped and needed again is imported again (from the
+#: disk cache: no compile). This bounds symgrad's references only: Numba keeps the
+#: machine code of every function it compiled or loaded until the process ends
+#: (numba/numba#5976; about 1.3 MB per kernel here), so dropping frees only
+#: kernels that never ran. Compiling fewer kernels is what saves memory.
 MAX_LOADED = 256
 
 _LOADED: OrderedDict[str, Kernel] = OrderedDict()
@@ -95,11 +98,11 @@ def cache_dir() -> Path:
     path = base / "kernels"
     made = _make_dirs(path / "__pycache__")
     for d in dict.fromkeys([*made, base, path, path / "__pycache__"]):
-        check_private(d, tighten=d in made or d != base)
+        _check_private(d, tighten=d in made or d != base)
     return path
 
 
-def check_private(path: Path, tighten: bool = False) -> None:
+def _check_private(path: Path, tighten: bool = False) -> None:
     """Raise :class:`NotPrivateError` unless ``path`` is a directory of this user's
     (or root's) that nobody else can write to; with ``tighten``, make it 0700."""
     st = os.stat(path)
@@ -131,7 +134,7 @@ def _make_dirs(path: Path) -> list[Path]:
         try:
             os.mkdir(d, 0o700)
         except FileExistsError:
-            continue  # someone else made it: check_private judges it
+            continue  # someone else made it: _check_private judges it
         os.chmod(d, 0o700)  # whatever the umask
         made.append(d)
     return made
@@ -207,7 +210,7 @@ def load(source: KernelSource) -> Kernel:
     """The kernel for ``source``, imported once per process (while it stays among
     the :data:`MAX_LOADED` most recently loaded).
 
-        >>> text = "from numba import njit\\n@njit(cache=True)\\ndef f(x):\\n    return (x + 1.0,)\\n"
+        >>> text = "from numba import njit\\n@njit(cache=True)\\ndef f(x):\\n    return (x + 1,)\\n"
         >>> load(KernelSource("doctest_load", "f", text))(1.0)
         (2.0,)
     """
@@ -236,11 +239,12 @@ def load(source: KernelSource) -> Kernel:
 def compile_stats() -> dict[str, int]:
     """Totals over this process: kernels imported, signatures compiled, loaded from disk."""
     totals = dict(_TOTALS)
-    for function in list(_DISPATCHERS):
+    alive = list(_DISPATCHERS)
+    for function in alive:
         stats = function.stats
         totals["compiled"] += sum(stats.cache_misses.values())
         totals["loaded_from_disk"] += sum(stats.cache_hits.values())
-    totals["kernels"] += len(_DISPATCHERS)
+    totals["kernels"] += len(alive)
     return totals
 
 
@@ -435,7 +439,7 @@ def _numba_cache() -> type:
             self._stamp = stamp
 
         def ensure_cache_path(self) -> None:  # before every save
-            check_private(self._directory)
+            _check_private(self._directory)
 
         def get_cache_path(self) -> str:
             return str(self._directory)
@@ -485,7 +489,7 @@ def _numba_cache() -> type:
             if not self._enabled:
                 return None
             try:
-                check_private(self._directory)  # still, at the first call
+                _check_private(self._directory)  # still, at the first call
             except OSError as e:
                 _refuse(e)
                 self.disable()

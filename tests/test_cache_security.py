@@ -449,8 +449,8 @@ def test_loaded_kernels_are_bounded(fresh, monkeypatch):
     kernels.load(c)
     assert list(kernels._LOADED) == [a.key, c.key]
     assert f"symgrad_kernel_{b.key}" not in sys.modules, "its module is dropped too"
-    gc.collect()
-    assert dispatcher_b() is None, "and its memory with them"
+    gc.collect()  # (b never ran: Numba keeps what it compiled, numba/numba#5976)
+    assert dispatcher_b() is None, "and nothing of symgrad's keeps it alive"
     assert kernels.load(b)(1.0) == (3.0,)  # b again: a new import; a is dropped
     assert list(kernels._LOADED) == [c.key, b.key]
     assert kernels.compile_stats()["kernels"] - before == 4, "every import is counted"
