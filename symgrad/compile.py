@@ -295,7 +295,7 @@ def _read_own(path: Path) -> bytes:
     with open(os.open(path, flags), "rb") as f:  # O_NONBLOCK: a FIFO does not hang us
         st = os.fstat(f.fileno())
         if not stat.S_ISREG(st.st_mode):
-            raise IsADirectoryError(f"{path} is not a regular file")
+            raise OSError(f"{path} is not a regular file")
         if os.name == "posix" and (st.st_uid not in (os.geteuid(), 0) or st.st_mode & 0o022):
             raise NotPrivateError(f"{path} could have been written by someone else")
         return f.read()
@@ -359,7 +359,7 @@ def _import(source: KernelSource, path: Path | None) -> Any:
         numba_dir = path.parent / "__pycache__"
         stamp = hashlib.sha256(source.text.encode("utf-8")).digest()
     # ``from numba import njit`` in the text gets an njit whose cache=True means
-    # symgrad's private cache (see _njit); no import machinery, so no .pyc.
+    # symgrad's private cache (see _Numba); no import machinery, so no .pyc.
     module.__dict__["__builtins__"] = {**builtins.__dict__,
                                        "__import__": _importer(numba_dir, stamp)}
     code = compile(source.text, filename, "exec", dont_inherit=True)
@@ -422,7 +422,7 @@ def _numba_cache() -> type:
     Numba would pick ``$NUMBA_CACHE_DIR``, the source's ``__pycache__``, or
     ``~/.cache/numba`` when that is not writable, and would read the source
     again for its stamp. This one is given the directory and the stamp (the
-    sha256 of the verified text, as Numba computes it from the file); checks
+    sha256 of the verified text, which changes exactly when the text does); checks
     that the directory is still private before each load and save; loads
     only files that nobody else could have written; writes each file whole,
     0600; sets aside an entry that fails to load and compiles instead; and on
