@@ -1,37 +1,93 @@
-"""Kernel cache: generated source on disk, imported as a module, compiled by Numba.
+"""Kernel cache: generated source on disk, compiled from the verified text, cached by Numba.
 
 Each kernel's source is written once to ``<cache>/k_<key>.py`` (published
-atomically with a hard link, so that a file, once there, never changes and
-Numba's on-disk cache for it stays valid), imported under a unique module
-name registered in ``sys.modules``, and compiled by ``numba.njit(cache=True)``
-on first call. A fresh process therefore loads machine code from disk instead
-of compiling. A source file whose text is not what its key says, or a Numba
-cache entry that fails to load, is moved aside (``*.quarantined``) and rebuilt
-once, never a crash.
+atomically with a hard link, so that a file, once there, never changes).
+Loading reads that file once, checks that its bytes are the text the key
+stands for, and compiles *that text* (``compile`` + ``exec`` into a fresh
+module registered in ``sys.modules`` under the key's name): what runs is what
+was checked, and no bytecode (``.pyc``) is written or read. The text's
+``@njit(cache=True)`` is served by a Numba cache of symgrad's own, kept in
+``<cache>/__pycache__`` and nowhere else (not ``~/.cache/numba``, not
+``$NUMBA_CACHE_DIR``), so a fresh process loads machine code from disk instead
+of compiling.
+
+Trust: Numba's cache files are pickles, and loading a pickle can run any code,
+so the cache directory is as trusted as symgrad's own code. It is private
+(directories 0700, files 0600, whatever the umask), and a cache directory
+owned by another user or writable by group or others is not used: symgrad
+warns once (:class:`KernelCacheWarning`) and compiles in memory. So it does
+when the cache cannot be written (read-only, a regular file in the way, a
+full disk); a failed write leaves no temporary file behind.
+
+Damage is repaired, never a crash: a source file whose bytes are not its
+key's text (or a symlink, a directory or someone else's file at its path),
+and a Numba cache entry that fails to load, are moved aside
+(``*.quarantined``) and rebuilt.
 
 The cache directory is ``$SYMGRAD_CACHE_DIR`` if set, else the user cache
 directory (``platformdirs.user_cache_dir("symgrad")``), plus ``kernels/``.
+At most :data:`MAX_LOADED` kernels stay loaded in a process.
 """
 
 from __future__ import annotations
 
-import importlib.util
+import builtins
+import contextlib
+import functools
+import glob
+import hashlib
+import io
 import os
+import stat
 import sys
 import threading
 import time
+import types
 import uuid
+import warnings
+import weakref
+from collections import OrderedDict
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from .codegen import KernelSource
 
-_LOADED: dict[str, Kernel] = {}
+#: Kernels kept loaded (in ``_LOADED`` and ``sys.modules``), the least recently
+#: loaded dropped first; one dropped and needed again is imported again (from the
+#: disk cache: no compile). This bounds symgrad's references only: Numba keeps the
+#: machine code of every function it compiled or loaded until the process ends
+#: (numba/numba#5976; about 1.3 MB per kernel here), so dropping frees only
+#: kernels that never ran. Compiling fewer kernels is what saves memory.
+MAX_LOADED = 256
+
+_LOADED: OrderedDict[str, Kernel] = OrderedDict()
 _LOCK = threading.Lock()
+_DISPATCHERS: weakref.WeakSet[Any] = weakref.WeakSet()  # every kernel still alive
+_TOTALS = {"kernels": 0, "compiled": 0, "loaded_from_disk": 0}  # of those collected
+_WARNED: set[tuple[str, str]] = set()
+_LOCK_WARN = threading.Lock()
+
+
+class KernelCacheWarning(UserWarning):
+    """The kernel cache is not used (not private, or not writable): kernels compile in memory."""
+
+
+class NotPrivateError(PermissionError):
+    """A cache directory that someone other than this user could have written to."""
 
 
 def cache_dir() -> Path:
-    """Where kernel sources (and Numba's cache of them) live; created on demand."""
+    """Where kernel sources (and Numba's cache of them) live; created private on demand.
+
+    Raises :class:`NotPrivateError` for a directory that is not private (owned
+    by another user, or writable by group or others) and ``OSError`` for one
+    that cannot be made.
+
+        >>> d = cache_dir()
+        >>> d.name, oct(d.stat().st_mode & 0o777)
+        ('kernels', '0o700')
+    """
     env = os.environ.get("SYMGRAD_CACHE_DIR")
     if env:
         base = Path(env)
@@ -40,40 +96,108 @@ def cache_dir() -> Path:
 
         base = Path(platformdirs.user_cache_dir("symgrad"))
     path = base / "kernels"
-    path.mkdir(parents=True, exist_ok=True)
+    made = _make_dirs(path / "__pycache__")
+    for d in dict.fromkeys([*made, base, path, path / "__pycache__"]):
+        _check_private(d, tighten=d in made or d != base)
     return path
+
+
+def _check_private(path: Path, tighten: bool = False) -> None:
+    """Raise :class:`NotPrivateError` unless ``path`` is a directory of this user's
+    (or root's) that nobody else can write to; with ``tighten``, make it 0700."""
+    st = os.stat(path)
+    if not stat.S_ISDIR(st.st_mode):
+        raise NotADirectoryError(f"{path} is not a directory")
+    if os.name != "posix":  # no uids or modes to go by
+        return
+    if st.st_uid not in (os.geteuid(), 0):
+        raise NotPrivateError(f"{path} is owned by uid {st.st_uid}, not by you "
+                              f"(uid {os.geteuid()})")
+    if st.st_mode & 0o022:
+        who = " and ".join(w for w, bit in (("group", 0o020), ("others", 0o002))
+                           if st.st_mode & bit)
+        raise NotPrivateError(f"{path} is writable by {who} "
+                              f"(mode {stat.S_IMODE(st.st_mode):o})")
+    if tighten and st.st_mode & 0o077 and st.st_uid == os.geteuid():
+        with contextlib.suppress(OSError):  # read by others is no danger; a read-only cache
+            os.chmod(path, 0o700)
+
+
+def _make_dirs(path: Path) -> list[Path]:
+    """Make ``path`` and its missing parents, each 0700; the ones this call made."""
+    missing = []
+    while not path.exists() and path.parent != path:
+        missing.append(path)
+        path = path.parent
+    made = []
+    for d in reversed(missing):
+        try:
+            os.mkdir(d, 0o700)
+        except FileExistsError:
+            continue  # someone else made it: _check_private judges it
+        os.chmod(d, 0o700)  # whatever the umask
+        made.append(d)
+    return made
+
+
+def _usable_cache_dir() -> Path | None:
+    """The cache directory, or None (after a warning, once) if it must not or cannot be used."""
+    try:
+        return cache_dir()
+    except OSError as e:
+        _refuse(e)
+    return None
+
+
+def _refuse(e: OSError) -> None:
+    """Warn, once per problem, that kernels are compiled in memory because of ``e``."""
+    if isinstance(e, NotPrivateError):
+        _warn_once(("not private", str(e)), (
+            f"symgrad is not using its kernel cache: {e}, so someone else could "
+            "have put code in it (Numba's cache files are pickles, which run code when "
+            "loaded). Kernels are compiled in memory. Fix: delete that directory "
+            "(symgrad makes it again, private), or set SYMGRAD_CACHE_DIR to a directory "
+            "only you can write to."))
+    else:
+        _warn_once(("cannot write", os.environ.get("SYMGRAD_CACHE_DIR", "")), (
+            f"symgrad cannot use its kernel cache ({e}); kernels are compiled in memory "
+            "and the next process compiles them again. Fix: make the cache directory "
+            "writable, free some space, or set SYMGRAD_CACHE_DIR to a writable directory."))
+
+
+def _warn_once(key: tuple[str, str], message: str) -> None:
+    with _LOCK_WARN:
+        if key in _WARNED:
+            return
+        _WARNED.add(key)
+    # point at the user's line: skip symgrad's frames (and Numba's, for a first call)
+    level, frame = 1, sys._getframe()
+    while frame.f_back is not None and frame.f_globals.get("__name__", "").startswith(
+            ("symgrad", "numba")):
+        level, frame = level + 1, frame.f_back
+    warnings.warn(message, KernelCacheWarning, stacklevel=level)
+
 
 
 class Kernel:
     """A compiled kernel: call it with the kernel's arguments, get its output tuple.
 
-    The first call compiles (or loads from Numba's disk cache); if loading a
-    corrupt cache entry fails, the entry is quarantined and the call retried.
+    The first call compiles, or loads from Numba's disk cache (a damaged entry
+    is set aside and compiled, see :func:`_numba_cache`). ``path`` is the
+    source file, None for a kernel compiled in memory.
     """
 
-    def __init__(self, source: KernelSource, path: Path, function: Any):
+    def __init__(self, source: KernelSource, path: Path | None, function: Any):
         self.source = source
         self.path = path
         self.function = function
-        self._warm = False
 
     def __call__(self, *args: Any) -> tuple:
-        if self._warm:
-            return self.function(*args)
-        try:
-            result = self.function(*args)
-        except Exception:
-            if not _quarantine_numba_cache(self.path):
-                raise
-            self.function = _import(self.path, self.source)  # a fresh dispatcher
-            result = self.function(*args)
-        self._warm = True
-        return result
+        return self.function(*args)
 
     def dispatcher(self) -> Any:
-        """What to call from now on: the Numba dispatcher itself once a call has
-        succeeded (no check per call), else this kernel (which can still quarantine)."""
-        return self.function if self._warm else self
+        """What to call from now on: the Numba dispatcher itself (no check per call)."""
+        return self.function
 
     @property
     def compile_stats(self) -> tuple[int, int]:
@@ -83,75 +207,322 @@ class Kernel:
 
 
 def load(source: KernelSource) -> Kernel:
-    """The kernel for ``source``, imported once per process."""
-    kernel = _LOADED.get(source.key)
-    if kernel is None:
-        with _LOCK:
-            kernel = _LOADED.get(source.key)
-            if kernel is None:
-                path = publish(source, cache_dir())
-                kernel = _LOADED[source.key] = Kernel(source, path, _import(path, source))
+    """The kernel for ``source``, imported once per process (while it stays among
+    the :data:`MAX_LOADED` most recently loaded).
+
+        >>> text = "from numba import njit\\n@njit(cache=True)\\ndef f(x):\\n    return (x + 1,)\\n"
+        >>> load(KernelSource("doctest_load", "f", text))(1.0)
+        (2.0,)
+    """
+    with _LOCK:
+        kernel = _LOADED.get(source.key)
+        if kernel is not None:
+            _LOADED.move_to_end(source.key)
+            return kernel
+        directory = _usable_cache_dir()
+        path = None
+        if directory is not None:
+            try:
+                path = publish(source, directory)
+            except OSError as e:
+                _refuse(e)
+        kernel = Kernel(source, path, _import(source, path))
+        _LOADED[source.key] = kernel
+        while len(_LOADED) > max(MAX_LOADED, 1):
+            _, old = _LOADED.popitem(last=False)
+            name = _module_name(old.source)
+            if getattr(sys.modules.get(name), old.source.function, None) is old.function:
+                del sys.modules[name]
     return kernel
 
 
 def compile_stats() -> dict[str, int]:
     """Totals over this process: kernels imported, signatures compiled, loaded from disk."""
-    compiled = loaded = 0
-    for k in list(_LOADED.values()):
-        c, h = k.compile_stats
-        compiled, loaded = compiled + c, loaded + h
-    return {"kernels": len(_LOADED), "compiled": compiled, "loaded_from_disk": loaded}
+    totals = dict(_TOTALS)
+    alive = list(_DISPATCHERS)
+    for function in alive:
+        stats = function.stats
+        totals["compiled"] += sum(stats.cache_misses.values())
+        totals["loaded_from_disk"] += sum(stats.cache_hits.values())
+    totals["kernels"] += len(alive)
+    return totals
+
+
+def _retire(stats: Any) -> None:
+    """Keep the counts of a kernel's dispatcher that was collected."""
+    _TOTALS["kernels"] += 1
+    _TOTALS["compiled"] += sum(stats.cache_misses.values())
+    _TOTALS["loaded_from_disk"] += sum(stats.cache_hits.values())
 
 
 def publish(source: KernelSource, directory: Path) -> Path:
-    """Write ``source`` to ``directory/k_<key>.py`` unless it is there intact."""
+    """Write ``source`` to ``directory/k_<key>.py`` unless it is there intact.
+
+    Reads the file at most once when it is intact, and not at all after
+    writing it; anything else at the path is set aside. Raises ``OSError``
+    when the file cannot be written.
+    """
     path = directory / f"k_{source.key}.py"
+    text = source.text.encode("utf-8")
     for _ in range(3):
         try:
-            if path.read_text(encoding="utf-8") == source.text:
+            if _read_own(path) == text:
                 return path
             _quarantine(path)  # truncated, garbled or edited: set it aside
         except FileNotFoundError:
             pass
-        except (UnicodeDecodeError, OSError):
+        except OSError:  # a symlink, a directory, someone else's file
             _quarantine(path)
         tmp = directory / f".k_{source.key}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp"
-        tmp.write_text(source.text, encoding="utf-8")
+        _write_new(tmp, text)
         try:
             os.link(tmp, path)  # atomic, and never replaces what another process published
+            return path
         except FileExistsError:
             pass  # someone else won the race; verify their copy on the next round
         except OSError:
             os.replace(tmp, path)  # a file system without hard links
+            return path
         finally:
             tmp.unlink(missing_ok=True)
-    return path
+    raise OSError(f"{path} changed under symgrad three times in a row")
 
 
-def _import(path: Path, source: KernelSource) -> Any:
-    """The kernel's Numba dispatcher, from its module imported under its key's name."""
-    # The name is the key: machine code that Numba loads from its disk cache
-    # imports its module by name, so a fresh process must use the same one.
-    name = f"symgrad_kernel_{source.key}"
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return getattr(module, source.function)
+def _read_own(path: Path) -> bytes:
+    """The bytes of the regular file at ``path`` (never through a symlink), if it is
+    this user's (or root's) and nobody else could have written it; else OSError."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    with open(os.open(path, flags), "rb") as f:  # O_NONBLOCK: a FIFO does not hang us
+        st = os.fstat(f.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(f"{path} is not a regular file")
+        if os.name == "posix" and (st.st_uid not in (os.geteuid(), 0) or st.st_mode & 0o022):
+            raise NotPrivateError(f"{path} could have been written by someone else")
+        return f.read()
+
+
+def _write_new(path: Path, data: bytes) -> None:
+    """Create ``path`` (0600, whatever the umask) holding ``data``; on failure, no file."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(path, flags, 0o600)
+    try:
+        if hasattr(os, "fchmod"):
+            os.fchmod(fd, 0o600)
+        _write_all(fd, data)
+    except BaseException:
+        os.close(fd)
+        path.unlink(missing_ok=True)
+        raise
+    os.close(fd)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _replace(path: Path, data: bytes) -> None:
+    """Put ``data`` at ``path`` atomically (a 0600 file), whatever was there."""
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
+    _write_new(tmp, data)
+    try:
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def _quarantine(path: Path) -> None:
+    """Move ``path`` aside, to a name of its own (so nothing there can be in the way)."""
+    aside = path.with_name(f"{path.name}.{int(time.time())}.{uuid.uuid4().hex[:8]}.quarantined")
     try:
-        os.replace(path, path.with_name(f"{path.name}.{int(time.time())}.quarantined"))
+        os.replace(path, aside)
     except FileNotFoundError:
         pass
 
 
-def _quarantine_numba_cache(path: Path) -> bool:
-    """Move Numba's cache files for the kernel at ``path`` aside; False if there were none."""
-    numba_dir = Path(os.environ.get("NUMBA_CACHE_DIR") or path.parent / "__pycache__")
-    files = list(numba_dir.rglob(f"{path.stem}.*.nb[ic]")) if numba_dir.exists() else []
-    for f in files:
-        _quarantine(f)
-    return bool(files)
+def _module_name(source: KernelSource) -> str:
+    # The name is the key: machine code that Numba loads from its disk cache
+    # imports its module by name, so a fresh process must use the same one.
+    return f"symgrad_kernel_{source.key}"
+
+
+def _import(source: KernelSource, path: Path | None) -> Any:
+    """The kernel's Numba dispatcher, from ``source.text`` (the verified bytes of
+    ``path``, or no file at all) run as a module named after its key."""
+    name = _module_name(source)
+    module = types.ModuleType(name)
+    filename = f"<symgrad kernel k_{source.key}>"
+    numba_dir = stamp = None
+    if path is not None:
+        module.__file__ = filename = str(path)  # Numba names its cache files after it
+        numba_dir = path.parent / "__pycache__"
+        stamp = hashlib.sha256(source.text.encode("utf-8")).digest()
+    # ``from numba import njit`` in the text gets an njit whose cache=True means
+    # symgrad's private cache (see _Numba); no import machinery, so no .pyc.
+    module.__dict__["__builtins__"] = {**builtins.__dict__,
+                                       "__import__": _importer(numba_dir, stamp)}
+    code = compile(source.text, filename, "exec", dont_inherit=True)
+    sys.modules[name] = module
+    exec(code, module.__dict__)
+    function = getattr(module, source.function)
+    _DISPATCHERS.add(function)
+    weakref.finalize(function, _retire, function.stats)
+    return function
+
+
+def _importer(numba_dir: Path | None, stamp: bytes | None) -> Any:
+    """``__import__`` for a kernel module: ``numba`` is :class:`_Numba`, the rest as usual."""
+    numba_view = _Numba(numba_dir, stamp)
+
+    def import_(name: str, globals: Any = None, locals: Any = None, fromlist: Any = (),
+                level: int = 0) -> Any:
+        if name == "numba" and level == 0:
+            return numba_view
+        return builtins.__import__(name, globals, locals, fromlist, level)
+
+    return import_
+
+
+class _Numba:
+    """``numba`` as a kernel module sees it: the same, but ``njit(cache=True)``
+    caches in ``numba_dir`` through :func:`_numba_cache`, or (None) not at all."""
+
+    def __init__(self, numba_dir: Path | None, stamp: bytes | None):
+        self._numba_dir = numba_dir
+        self._stamp = stamp
+
+    def __getattr__(self, name: str) -> Any:
+        import numba
+
+        return getattr(numba, name)
+
+    def njit(self, *args: Any, cache: bool = False, **flags: Any) -> Any:
+        import numba
+
+        def decorate(fn: Any) -> Any:
+            dispatcher = numba.njit(**flags)(fn)
+            if cache and self._numba_dir is not None:
+                try:
+                    dispatcher._cache = _numba_cache()(fn, self._numba_dir, self._stamp)
+                except Exception as e:  # noqa: BLE001 -- a Numba whose internals moved
+                    _warn_once(("numba", type(e).__name__), (
+                        f"symgrad cannot keep Numba's cache of its kernels ({type(e).__name__}: "
+                        f"{e}); kernels are compiled in every process. Fix: install a "
+                        "Numba version symgrad supports (see pyproject.toml)."))
+            return dispatcher
+
+        return decorate(args[0]) if args and callable(args[0]) else decorate
+
+
+@functools.cache
+def _numba_cache() -> type:
+    """Numba's ``FunctionCache`` for one kernel, kept in symgrad's directory only.
+
+    Numba would pick ``$NUMBA_CACHE_DIR``, the source's ``__pycache__``, or
+    ``~/.cache/numba`` when that is not writable, and would read the source
+    again for its stamp. This one is given the directory and the stamp (the
+    sha256 of the verified text, which changes exactly when the text does); checks
+    that the directory is still private before each load and save; loads
+    only files that nobody else could have written; writes each file whole,
+    0600; sets aside an entry that fails to load and compiles instead; and on
+    a failed write warns once and stops caching that kernel.
+    (Defined on first use: importing Numba takes half a second.)
+    """
+    from numba.core import caching
+
+    class Locator(caching._CacheLocator):
+        def __init__(self, py_func: Any, directory: Path, stamp: bytes):
+            self._py_file = py_func.__code__.co_filename  # for Numba's warnings
+            self._lineno = py_func.__code__.co_firstlineno
+            self._directory = directory
+            self._stamp = stamp
+
+        def ensure_cache_path(self) -> None:  # before every save
+            _check_private(self._directory)
+
+        def get_cache_path(self) -> str:
+            return str(self._directory)
+
+        def get_source_stamp(self) -> bytes:
+            return self._stamp
+
+        def get_disambiguator(self) -> str:
+            return str(self._lineno)
+
+    class Impl(caching.CompileResultCacheImpl):
+        def __init__(self, py_func: Any, locator: Locator):  # no search for a locator
+            self._lineno = locator._lineno
+            self._locator = locator
+            fullname = f"{Path(locator._py_file).stem}.{py_func.__qualname__}"
+            self._filename_base = self.get_filename_base(fullname, getattr(sys, "abiflags", ""))
+
+    class IndexFile(caching.IndexDataCacheFile):
+        def _load_index(self) -> Any:
+            _check_own(Path(self._index_path))
+            return super()._load_index()
+
+        def _load_data(self, name: str) -> Any:
+            _check_own(Path(self._data_path(name)))
+            return super()._load_data(name)
+
+        @contextlib.contextmanager
+        def _open_for_write(self, filepath: str) -> Iterator[io.BytesIO]:
+            buffer = io.BytesIO()
+            yield buffer
+            _replace(Path(filepath), buffer.getvalue())
+
+    class PrivateCache(caching.FunctionCache):
+        def __init__(self, py_func: Any, directory: Path, stamp: bytes):
+            # Cache.__init__, with the locator and the index file given
+            self._name = repr(py_func)
+            self._py_func = py_func
+            self._impl = Impl(py_func, Locator(py_func, directory, stamp))
+            self._cache_path = str(directory)
+            self._cache_file = IndexFile(cache_path=self._cache_path,
+                                         filename_base=self._impl.filename_base,
+                                         source_stamp=stamp)
+            self._directory = directory
+            self.enable()
+
+        def load_overload(self, sig: Any, target_context: Any) -> Any:
+            if not self._enabled:
+                return None
+            try:
+                _check_private(self._directory)  # still, at the first call
+            except OSError as e:
+                _refuse(e)
+                self.disable()
+                return None
+            try:
+                return super().load_overload(sig, target_context)
+            except Exception:  # noqa: BLE001 -- damaged or not ours: set aside, compile
+                self._set_aside()
+                return None
+
+        def save_overload(self, sig: Any, data: Any) -> None:
+            try:
+                super().save_overload(sig, data)
+            except OSError as e:
+                _refuse(e)
+                self.disable()
+
+        def _set_aside(self) -> None:
+            base = self._impl.filename_base
+            for f in [Path(self._cache_file._index_path),
+                      *self._directory.glob(f"{glob.escape(base)}.*.nbc")]:
+                _quarantine(f)
+
+    return PrivateCache
+
+
+def _check_own(path: Path) -> None:
+    """Raise ``NotPrivateError`` for a file at ``path`` that someone else could have
+    written (absent is fine: Numba treats it as no entry)."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if not stat.S_ISREG(st.st_mode) or (os.name == "posix" and (
+            st.st_uid not in (os.geteuid(), 0) or st.st_mode & 0o022)):
+        raise NotPrivateError(f"{path} could have been written by someone else")
