@@ -24,16 +24,16 @@ import numpy as np
 import pytest
 
 import symgrad as sg
-from symgrad import compile as kernels
-from symgrad.codegen import KernelSource
-from symgrad.compile import KernelCacheWarning, publish
+from symgrad.backend import compile as kernels
+from symgrad.backend.codegen import KernelSource
+from symgrad.backend.compile import KernelCacheWarning, publish
 
 ROOT = Path(sg.__file__).resolve().parents[1]
 
 #: two kernels (a gradient and a jit), so that "warns once" means something
 CHILD = """
 import json, numpy as np, symgrad as sg
-from symgrad import compile
+from symgrad.backend import compile
 g = sg.grad(lambda x: np.sum(np.sin(x) * x))
 out = g(np.arange(3.0))
 h = sg.jit(lambda x: np.cos(x) * 2.0)
