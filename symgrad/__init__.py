@@ -46,6 +46,8 @@ checks it, with imports inside functions counted, and that there is no cycle):
 
 from . import autograd, ops  # noqa: E402,F401 (symgrad.ops: numpy's API, by its old name)
 from .api import grad, jit, value_and_grad, vjp  # noqa: E402
+from .derivatives import hessian, hvp, jacfwd, jacobian, jacrev, jvp, linearize  # noqa: E402
+from .vectorize import vmap  # noqa: E402
 from .autograd import (  # noqa: E402
                        Variable,
                        enable_grad,
@@ -112,7 +114,8 @@ from .numpy_api import (  # noqa: E402
     xlogy,
 )
 
-__all__ = ["grad", "value_and_grad", "vjp", "jit", "where", "at", "relu", "sigmoid", "softplus",
+__all__ = ["grad", "value_and_grad", "vjp", "jit", "jvp", "linearize", "vmap", "jacfwd", "jacrev",
+           "jacobian", "hessian", "hvp", "where", "at", "relu", "sigmoid", "softplus",
            "logsumexp", "log_softmax", "softmax", "xlogy", "Graph", "ShapeError",
            "TracerBoolConversionError", "TracerConversionError", "UnsupportedFunctionError",
            "EscapedTracerError", "__version__",

@@ -67,6 +67,11 @@ def _library(obj: Any) -> bool:
     return isinstance(name, str) and name.partition(".")[0] in LIBRARIES
 
 
+def _symgrad(obj: Any) -> bool:
+    name = getattr(obj, "__module__", None)
+    return isinstance(name, str) and name.partition(".")[0] == "symgrad"
+
+
 def _code_objects(code: types.CodeType) -> Iterator[types.CodeType]:
     yield code
     for c in code.co_consts:
@@ -282,6 +287,16 @@ class _Finder:
         cannot be another object (a bound method's ``self``), so its identity needs
         no guard."""
         if isinstance(x, _OPAQUE) or isinstance(x, (types.ModuleType, type)) and _library(x):
+            return
+        if isinstance(x, types.FunctionType) and _symgrad(x):
+            # symgrad's own closures (a vmap, a jvp) hold the user's function in a cell
+            for cell in x.__closure__ or ():
+                try:
+                    self.value(cell.cell_contents, _cell(cell), depth + 1)
+                except ValueError:
+                    continue
+            if getattr(x, "fun", None) is not None:
+                self.value(x.fun, _attr(get, "fun"), depth + 1)
             return
         if isinstance(x, (types.FunctionType, types.MethodType)) and _library(x):
             return

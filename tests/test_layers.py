@@ -31,6 +31,8 @@ ALLOWED = {
     "sympy_bridge": {"core"},
     # front ends: any layer below the pipeline through it or its parts, not each other
     "captured": set(),  # what a function reads from outside: plain Python and numpy
+    "vectorize": {"core", "numpy_api", "transforms", "pipeline", "api"},
+    "derivatives": {"core", "api", "vectorize"},
     "api": {"core", "prims", "numpy_api", "backend", "pipeline", "sympy_bridge", "captured"},
     "eager": {"core", "prims", "numpy_api", "pipeline", "eager"},
     "ops": {"numpy_api"},

@@ -175,7 +175,13 @@ class Primitive:
       equation of this primitive (``producer(atom)`` is the equation defining an
       operand), one comment per rule; see :mod:`symgrad.transforms.passes`;
     - ``accuracy(eqn, producer) -> Rewrite``: rewrites that change rounding on
-      purpose (``log(1 + x) -> log1p(x)``).
+      purpose (``log(1 + x) -> log1p(x)``);
+    - ``batch(bind, args, batched, size, **params) -> (atom, batched)``: the
+      equation on operands of which those marked in ``batched`` carry a leading
+      batch axis of length ``size`` (``vmap``), recorded with ``bind(prim, atoms,
+      params)``; returns the result and whether it has the batch axis. Elementwise
+      primitives and reductions over ``axes`` need none: their kind's rule applies
+      (:mod:`symgrad.transforms.batching`).
 
     Facts (flags) that the adjoint, the passes, fusion and codegen read:
 
@@ -210,6 +216,7 @@ class Primitive:
     element: Callable[..., list] | None = None
     simplify: Callable[..., Any] | None = None
     accuracy: Callable[..., Any] | None = None
+    batch: Callable[..., Any] | None = None
     view: bool = False
     linear: bool = False
     cheap: bool = False

@@ -101,6 +101,8 @@ slice_p = register(
     element=lambda at, avals, out, *, index: [
         ([], 0, tuple(_sliced(i, t) for i, t in zip(at, index)))],
     view=True, linear=True,
+    batch=lambda b, args, flags, *, index: (
+        b.bind(slice_p, args, index=((0, b.size, 1), *index)), True),
     torch_name="SliceBackward0")
 
 
@@ -158,7 +160,9 @@ unslice_p = register(
     emit=_unslice_emit,
     vjp=lambda g, ans, x, shape, index: (apply(slice_p, g, index=index),),
     sympy=lambda sp, x, shape, index: _unslice_impl(x, shape, index),
-    element=_unslice_element, linear=True)
+    element=_unslice_element, linear=True,
+    batch=lambda b, args, flags, *, shape, index: (b.bind(
+        unslice_p, args, shape=(b.size, *shape), index=((0, b.size, 1), *index)), True))
 
 
 def unslice(x: Any, shape: tuple[int, ...], index: tuple[Triple, ...]) -> Any:
@@ -238,7 +242,9 @@ gather_p = register(
     vjp=lambda g, ans, x, indices, axis: (
         apply(scatter_add_p, g, indices=indices, axis=axis, size=x.shape[axis]),),
     sympy=lambda sp, x, indices, axis: _take(x, indices, axis),
-    linear=True, torch_name="IndexBackward0")
+    linear=True, torch_name="IndexBackward0",
+    batch=lambda b, args, flags, *, indices, axis: (
+        b.bind(gather_p, args, indices=indices, axis=axis + 1), True))
 
 
 def _scatter_add_rule(x: Aval, *, indices: tuple[int, ...], axis: int, size: int) -> Aval:
@@ -274,7 +280,9 @@ scatter_add_p = register(
     vjp=lambda g, ans, x, indices, axis, size: (
         apply(gather_p, g, indices=indices, axis=axis),),
     sympy=lambda sp, x, indices, axis, size: _scatter_add_impl(x, indices, axis, size),
-    linear=True)
+    linear=True,
+    batch=lambda b, args, flags, *, indices, axis, size: (
+        b.bind(scatter_add_p, args, indices=indices, axis=axis + 1, size=size), True))
 
 
 def gather(x: Any, indices: Any, axis: int) -> Any:
@@ -326,7 +334,10 @@ concatenate_p = register(
         f"{out} = np.concatenate(({', '.join(args)},), axis={axis})"],
     vjp=_concatenate_vjp,
     sympy=lambda sp, *xs, axis: np.concatenate(xs, axis=axis),
-    element=_concatenate_element, linear=True, torch_name="CatBackward0")
+    element=_concatenate_element, linear=True, torch_name="CatBackward0",
+    batch=lambda b, args, flags, *, axis: (b.bind(
+        concatenate_p, [x if f else b.with_batch(x) for x, f in zip(args, flags)],
+        axis=axis + 1), True))
 
 
 def _cumsum_rule(x: Aval, *, axis: int) -> Aval:
@@ -356,7 +367,8 @@ cumsum_p = register(
     name="cumsum", kind="array", shape_rule=_cumsum_rule,
     impl=lambda x, axis: np.cumsum(x, axis=axis), emit=_cumsum_emit,
     vjp=lambda g, ans, x, axis: (_reverse_cumsum(g, axis),),
-    sympy=lambda sp, x, axis: np.cumsum(x, axis=axis), linear=True)
+    sympy=lambda sp, x, axis: np.cumsum(x, axis=axis), linear=True,
+    batch=lambda b, args, flags, *, axis: (b.bind(cumsum_p, args, axis=axis + 1), True))
 
 
 # ---------------------------------------------------------------------------

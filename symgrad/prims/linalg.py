@@ -21,6 +21,7 @@ kernels using these need SciPy at run time. numpy's API on top of them
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -29,8 +30,8 @@ import numpy as np
 from ..core.errors import ShapeError
 from ..core.ir import FLOAT, Aval
 from ..core.tracing import apply, shape_of
-from .elementwise import mul
-from .reductions import reshape, transpose
+from .elementwise import mul, mul_p
+from .reductions import reshape, sum_p, transpose
 from .registry import register, require
 
 
@@ -93,11 +94,41 @@ def _matmul_vjp(g, ans, x, y):
     return matmul(g, swap(y)), matmul(swap(x), g)
 
 
+def _matmul_batch(b, args, flags):
+    x, y = args
+    fx, fy = flags
+    xs, ys = b.shape(x)[fx:], b.shape(y)[fy:]  # each example's operand shapes
+    out = _matmul_rule(Aval(xs), Aval(ys)).shape
+    if fx != fy and len(xs) <= 2 and len(ys) <= 2 and (fx or len(xs) == 2):
+        # one matrix product for the whole batch: the batched operand's rows stacked
+        if fx:
+            rows = b.reshape(x, (b.size * math.prod(xs[:-1]), xs[-1]))
+            return b.reshape(b.bind(matmul_p, [rows, y]), (b.size, *out)), True
+        # x @ y_b, as (y_b^T x^T)^T: y's examples (and columns) as rows
+        yt = y if len(ys) == 1 else b.transpose(y, (0, 2, 1))
+        rows = b.reshape(yt, (b.size * math.prod(ys[1:]), ys[0]))
+        prod = b.reshape(b.bind(matmul_p, [rows, b.transpose(x, (1, 0))]),
+                         (b.size, *ys[1:], xs[0]))
+        return (prod if len(ys) == 1 else b.transpose(prod, (0, 2, 1))), True
+    x = x if fx else b.with_batch(x)
+    y = y if fy else b.with_batch(y)
+    if len(xs) == 1 and len(ys) == 1:  # a dot product per example
+        return b.bind(sum_p, [b.bind(mul_p, [x, y])], axes=(1,)), True
+    stack = max(len(xs), len(ys), 2) - 2  # the examples' own stack axes
+    lead = (b.size, *(xs[:-2] if len(xs) > 2 else ys[:-2]))
+    x2 = b.broadcast_to(b.reshape(x, (b.size, *(1,) * stack, 1, xs[0])),
+                        (*lead, 1, xs[0])) if len(xs) == 1 else x
+    y2 = b.broadcast_to(b.reshape(y, (b.size, *(1,) * stack, ys[0], 1)),
+                        (*lead, ys[0], 1)) if len(ys) == 1 else y
+    return b.reshape(b.bind(matmul_p, [x2, y2]), (b.size, *out)), True
+
+
 matmul_p = register(
     name="matmul", kind="array", shape_rule=_matmul_rule, impl=np.matmul,
     emit=_matmul_emit, vjp=_matmul_vjp,
     sympy=lambda sp, x, y: np.matmul(x, y),
-    transposed_operands=True, torch_name="MmBackward0")
+    transposed_operands=True, torch_name="MmBackward0",
+    batch=lambda b, args, flags: _matmul_batch(b, args, flags))
 
 
 # ---------------------------------------------------------------------------
@@ -183,7 +214,8 @@ inv_p = register(
         -matmul(matmul(swap(ans), g), swap(ans)),),
     sympy=lambda sp, x: _stacked(
         lambda m: np.array(_sympy_matrix(sp, m).inv().tolist(), dtype=object), x.ndim - 2, x),
-    numpy=np.linalg.inv, torch_name="LinalgInvExBackward0")
+    numpy=np.linalg.inv, torch_name="LinalgInvExBackward0",
+    batch=lambda b, args, flags: (b.bind(inv_p, args), True))  # a stack is a stack
 
 # d det(A) / dA = det(A) A^-T (the Matrix Cookbook, eq. 49); A must be invertible
 det_p = register(
@@ -192,7 +224,8 @@ det_p = register(
     vjp=lambda g, ans, x: (
         _batch_scalar(g * ans, x) * swap(inv(x)),),
     sympy=lambda sp, x: _stacked(lambda m: _sympy_matrix(sp, m).det(), x.ndim - 2, x),
-    numpy=np.linalg.det, torch_name="LinalgDetBackward0")
+    numpy=np.linalg.det, torch_name="LinalgDetBackward0",
+    batch=lambda b, args, flags: (b.bind(det_p, args), True))
 
 _SLOGDET_PARTS = ("sign", "logabsdet")
 
@@ -223,7 +256,8 @@ slogdet_p = register(
     emit=_slogdet_emit,
     vjp=lambda g, ans, x, part: (
         None if part == "sign" else _batch_scalar(g, x) * swap(inv(x)),),
-    sympy=_slogdet_sympy, numpy=np.linalg.slogdet)
+    sympy=_slogdet_sympy, numpy=np.linalg.slogdet,
+    batch=lambda b, args, flags, *, part: (b.bind(slogdet_p, args, part=part), True))
 
 
 def _solve_rule(a: Aval, b: Aval) -> Aval:
@@ -252,10 +286,20 @@ def _solve_sympy(sp, a, b):
     return _stacked(one, a.ndim - 2, a, b)
 
 
+def _solve_batch(b, args, flags):
+    a, rhs = (x if f else b.with_batch(x) for x, f in zip(args, flags))
+    if len(b.shape(args[0])) - flags[0] == 2 and len(b.shape(args[1])) - flags[1] == 1:
+        n = b.shape(rhs)[-1]  # one right-hand side vector per example: a column each
+        x = b.bind(solve_p, [a, b.reshape(rhs, (b.size, n, 1))])
+        return b.reshape(x, (b.size, n)), True
+    return b.bind(solve_p, [a, rhs]), True
+
+
 solve_p = register(
     name="solve", kind="array", shape_rule=_solve_rule, impl=np.linalg.solve,
     emit=_linalg_emit("np.linalg.solve({}, {})"),
-    vjp=_solve_vjp, sympy=_solve_sympy, numpy=np.linalg.solve)
+    vjp=_solve_vjp, sympy=_solve_sympy, numpy=np.linalg.solve,
+    batch=lambda b, args, flags: _solve_batch(b, args, flags))
 
 
 # ---------------------------------------------------------------------------

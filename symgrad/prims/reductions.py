@@ -127,7 +127,10 @@ count_p = register(
     emit=_count_emit, vjp=lambda g, ans, x, axes: (None,),
     sympy=lambda sp, x, axes: np.array(sp.Integer(math.prod(x.shape[a] for a in axes)),
                                        dtype=object),
-    simplify=_count_simplify, shape_only=True)
+    simplify=_count_simplify, shape_only=True,
+    # the same count for every example: no batch axis
+    batch=lambda b, args, flags, *, axes: (
+        b.bind(count_p, args, axes=tuple(a + 1 for a in axes)), False))
 
 
 def _prod_vjp(g, ans, x, axes):
@@ -271,7 +274,9 @@ def _extremum_weights_sympy(sp, x, axes, largest):
 extremum_weights_p = register(
     name="extremum_weights", kind="array", shape_rule=_extremum_weights_rule,
     impl=_extremum_weights_impl, emit=_extremum_weights_emit,
-    vjp=lambda g, ans, x, axes, largest: (None,), sympy=_extremum_weights_sympy)
+    vjp=lambda g, ans, x, axes, largest: (None,), sympy=_extremum_weights_sympy,
+    batch=lambda b, args, flags, *, axes, largest: (b.bind(
+        extremum_weights_p, args, axes=tuple(a + 1 for a in axes), largest=largest), True))
 
 # ---------------------------------------------------------------------------
 # structural: these move elements and compute nothing, so their numpy
@@ -310,7 +315,9 @@ broadcast_to_p = register(
     # an element of the output is the operand's at the broadcast index
     element=lambda index, avals, out, shape: [([], 0, broadcast_index(avals[0].shape, shape,
                                                                        index))],
-    simplify=_broadcast_to_simplify, view=True, linear=True, torch_name="ExpandBackward0")
+    simplify=_broadcast_to_simplify, view=True, linear=True, torch_name="ExpandBackward0",
+    batch=lambda b, args, flags, *, shape: (
+        b.broadcast_to(b.aligned(args[0], True, len(shape)), (b.size, *shape)), True))
 
 
 def _reshape_rule(x: Aval, *, shape: tuple[int, ...]) -> Aval:
@@ -343,7 +350,8 @@ reshape_p = register(
     impl=lambda x, shape: np.reshape(x, shape), emit=_reshape_emit,
     vjp=lambda g, ans, x, shape: (reshape(g, x.shape),),
     sympy=lambda sp, x, shape: np.reshape(x, shape), numpy=np.reshape,
-    simplify=_reshape_simplify, view=True, linear=True, torch_name="ViewBackward0")
+    simplify=_reshape_simplify, view=True, linear=True, torch_name="ViewBackward0",
+    batch=lambda b, args, flags, *, shape: (b.reshape(args[0], (b.size, *shape)), True))
 
 
 def _transpose_rule(x: Aval, *, perm: tuple[int, ...]) -> Aval:
@@ -369,7 +377,9 @@ transpose_p = register(
     vjp=lambda g, ans, x, perm: (transpose(g, tuple(int(i) for i in np.argsort(perm))),),
     sympy=lambda sp, x, perm: np.transpose(x, perm), numpy=np.transpose,
     simplify=_transpose_simplify, view=True, linear=True, transposes=True,
-    torch_name="PermuteBackward0")
+    torch_name="PermuteBackward0",
+    batch=lambda b, args, flags, *, perm: (
+        b.transpose(args[0], (0, *(p + 1 for p in perm))), True))
 
 # ---------------------------------------------------------------------------
 # recording helpers. They record even on constants while a trace is recording

@@ -22,7 +22,7 @@ REGISTRY: dict[str, Primitive] = {}
 #: what every primitive has
 FACETS = ("shape_rule", "impl", "vjp", "emit", "sympy")
 #: what some primitives have: functions, or None
-OPTIONAL_FACETS = ("element", "simplify", "accuracy")
+OPTIONAL_FACETS = ("element", "simplify", "accuracy", "batch")
 #: the facts, with their types
 FLAGS = {"view": bool, "linear": bool, "cheap": bool, "commutative": bool, "accumulate": str,
          "shape_only": bool, "transposes": bool, "transposed_operands": bool,

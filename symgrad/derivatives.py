@@ -1,0 +1,262 @@
+"""Forward mode, Jacobians and Hessians, composed from ``vjp``, ``grad`` and ``vmap``.
+
+Every function here builds a traced function out of the transformations that
+already exist and compiles it with ``jit``, so the result is one kernel whose
+graph the passes, fusion and codegen see whole:
+
+- ``jvp`` (forward mode) by the *double-VJP trick*: the pullback
+  ``ct -> J^T ct`` is linear in ``ct``, so the gradient in ``ct`` of
+  ``<J^T ct, t>`` is ``J t``, at any ``ct`` (zeros);
+- ``jacrev``: the pullback mapped (``vmap``) over the basis of the output;
+  ``jacfwd``: the pushforward mapped over the basis of the input;
+- ``hessian``: ``jacfwd(jacrev(f))``, forward over reverse;
+- ``hvp``: the gradient of ``<grad f(x), v>``, without forming the Hessian.
+
+    >>> import numpy as np, symgrad as sg
+    >>> sg.jvp(np.sin, (np.array([0.0, 1.0]),), (np.array([1.0, 2.0]),))[1]
+    array([1.        , 1.08060461])
+    >>> sg.hessian(lambda x: np.sum(x ** 3))(np.array([1.0, 2.0]))
+    array([[ 6.,  0.],
+           [ 0., 12.]])
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from .api import Transformed, grad, vjp
+from .core.pytree import flatten, unflatten
+from .core.tracing import shape_of
+from .vectorize import vmap
+
+#: compiled helpers kept per (function, options): a jvp or hvp called in a loop traces once
+_KEPT: dict[tuple, tuple[Any, Transformed]] = {}
+_KEPT_LIMIT = 64
+
+
+def _kept(kind: str, fun: Callable, build: Callable[[], Callable], *options: Any) -> Transformed:
+    key = (kind, id(fun), *options)
+    entry = _KEPT.get(key)
+    if entry is None or entry[0] is not fun:
+        if len(_KEPT) >= _KEPT_LIMIT:
+            _KEPT.pop(next(iter(_KEPT)))
+        entry = _KEPT[key] = (fun, Transformed(build(), "jit", backend=options[-1]))
+    return entry[1]
+
+
+def _vdot(a: Any, b: Any) -> Any:
+    """The sum of the products of the leaves of two pytrees of one structure."""
+    total = 0.0
+    for x, y in zip(flatten(a)[0], flatten(b)[0], strict=True):
+        total = total + np.sum(x * y)
+    return total
+
+
+def _zeros_like(x: Any) -> np.ndarray:
+    return np.zeros(tuple(shape_of(x)))
+
+
+# ---------------------------------------------------------------------------
+# forward mode
+
+
+def _pushforward(fun: Callable, primals: Sequence[Any], tangents: Sequence[Any]) -> tuple:
+    """``(fun(*primals), J tangents)``, recorded in the current trace (double VJP)."""
+    out, pullback = vjp(fun, *primals)
+    leaves, tree = flatten(out)
+
+    def inner(*cts: Any) -> Any:
+        grads = pullback(unflatten(tree, list(cts)))
+        return _vdot(grads, tuple(tangents))
+
+    zeros = [_zeros_like(leaf) for leaf in leaves]
+    jt = grad(inner, argnums=tuple(range(len(zeros))))(*zeros)
+    return out, unflatten(tree, list(jt))
+
+
+def jvp(fun: Callable, primals: Sequence[Any], tangents: Sequence[Any],
+        backend: str = "numba") -> tuple[Any, Any]:
+    """``(fun(*primals), J·tangents)``: the Jacobian-vector product, forward mode.
+
+    ``primals`` and ``tangents`` are tuples with one entry per argument of ``fun``
+    (arrays, numbers or pytrees of them, each tangent of its primal's structure).
+    """
+    primals, tangents = tuple(primals), tuple(tangents)
+    if len(primals) != len(tangents):
+        raise ValueError(f"jvp: {len(primals)} primals but {len(tangents)} tangents; give one "
+                         "tangent per primal")
+    for p, t in zip(primals, tangents):
+        if flatten(p)[1] != flatten(t)[1] or any(
+                np.shape(a) != np.shape(b) for a, b in zip(flatten(p)[0], flatten(t)[0])):
+            raise ValueError("jvp: each tangent must have its primal's structure and shapes")
+    n = len(primals)
+    kernel = _kept("jvp", fun, lambda: _named(
+        lambda *xs: _pushforward(fun, xs[:n], xs[n:]), fun, "jvp"), n, backend)
+    return kernel(*primals, *tangents)
+
+
+def linearize(fun: Callable, *primals: Any, backend: str = "numba") -> tuple[Any, Callable]:
+    """``(fun(*primals), f_jvp)`` where ``f_jvp(*tangents)`` is ``J·tangents`` at these
+    primals (copied now, so later changes to the arrays do not move the point). Each
+    ``f_jvp`` call runs one compiled kernel, which computes the primal again alongside
+    the tangent (forward mode by the double VJP keeps no residuals between calls)."""
+    primals = tuple(np.array(p) if isinstance(p, np.ndarray) else p for p in primals)
+    out = Transformed(fun, "jit", backend=backend)(*primals)
+
+    def f_jvp(*tangents: Any) -> Any:
+        return jvp(fun, primals, tangents, backend=backend)[1]
+
+    return out, f_jvp
+
+
+# ---------------------------------------------------------------------------
+# Jacobians
+
+
+def _argnums(argnums: int | Sequence[int], n: int) -> tuple[tuple[int, ...], bool]:
+    single = isinstance(argnums, int)
+    nums = (argnums,) if single else tuple(argnums)
+    if not nums or any(not isinstance(i, int) or not -n <= i < n for i in nums):
+        raise ValueError(f"argnums {argnums!r} is out of range for {n} arguments")
+    return tuple(i % n for i in nums), single
+
+
+def _call_with(fun: Callable, args: tuple, nums: tuple[int, ...]) -> Callable:
+    """``fun`` as a function of the arguments at ``nums``, the others fixed."""
+    def partial(*chosen: Any) -> Any:
+        full = list(args)
+        for i, x in zip(nums, chosen):
+            full[i] = x
+        return fun(*full)
+    return partial
+
+
+def _basis(x: Any) -> Any:
+    """The standard basis of the space of ``x``'s shape: ``size`` arrays, stacked."""
+    shape = tuple(shape_of(x))
+    size = math.prod(shape)
+    return np.eye(size).reshape((size, *shape))
+
+
+def _jacobian(fun: Callable, args: tuple, argnums: Any, has_aux: bool, forward: bool) -> Any:
+    nums, single = _argnums(argnums, len(args))
+    chosen = tuple(args[i] for i in nums)
+    aux = None
+    if has_aux:
+        aux = _pair(fun(*args))[1]  # recorded here; the value's graph is derived below
+        value_fun = fun
+        fun = lambda *a: _pair(value_fun(*a))[0]  # noqa: E731
+    partial = _call_with(fun, args, nums)
+    in_leaves, in_tree = flatten(chosen)
+    if forward:
+        blocks = _forward_blocks(partial, chosen, in_leaves, in_tree)
+    else:
+        blocks = _reverse_blocks(partial, chosen, in_leaves)
+    out_leaves, out_tree = blocks.pop()
+    # blocks[j][k]: d out_j / d in_k, of shape out_j.shape + in_k.shape
+    per_out = [unflatten(in_tree, blocks[j]) for j in range(len(out_leaves))]
+    per_out = [b[0] if single else b for b in per_out]
+    jac = unflatten(out_tree, per_out)
+    return (jac, aux) if has_aux else jac
+
+
+def _pair(result: Any) -> tuple:
+    if not (isinstance(result, (tuple, list)) and len(result) == 2):
+        raise TypeError("with has_aux=True the function must return a pair (out, aux)")
+    return tuple(result)
+
+
+def _reverse_blocks(partial: Callable, chosen: tuple, in_leaves: list) -> list:
+    out, pullback = vjp(partial, *chosen)
+    out_leaves, out_tree = flatten(out)
+    blocks = []
+    for j, leaf in enumerate(out_leaves):
+        def row(ct: Any, j: int = j) -> Any:
+            cts = [ct if k == j else _zeros_like(o) for k, o in enumerate(out_leaves)]
+            return flatten(pullback(unflatten(out_tree, cts)))[0]
+        rows = vmap(row)(_basis(leaf))  # one per element of output j
+        shape = tuple(shape_of(leaf))
+        blocks.append([np.reshape(r, (*shape, *shape_of(x))) for r, x in zip(rows, in_leaves)])
+    blocks.append((out_leaves, out_tree))
+    return blocks
+
+
+def _forward_blocks(partial: Callable, chosen: tuple, in_leaves: list, in_tree: Any) -> list:
+    out = Transformed(partial, "jit")(*chosen)
+    out_leaves, out_tree = flatten(out)
+    columns = []  # columns[k][j]: (size_k, *out_j.shape)
+    for k, leaf in enumerate(in_leaves):
+        def column(t: Any, k: int = k) -> Any:
+            ts = [t if i == k else _zeros_like(x) for i, x in enumerate(in_leaves)]
+            return flatten(_pushforward(partial, chosen, unflatten(in_tree, ts))[1])[0]
+        columns.append(vmap(column)(_basis(leaf)))
+    blocks = []
+    for j, o in enumerate(out_leaves):
+        row = []
+        for k, x in enumerate(in_leaves):
+            c = np.moveaxis(columns[k][j], 0, -1)  # (*out_j.shape, size_k)
+            row.append(np.reshape(c, (*shape_of(o), *shape_of(x))))
+        blocks.append(row)
+    blocks.append((out_leaves, out_tree))
+    return blocks
+
+
+def _jac_transform(forward: bool, name: str, doc: str) -> Callable:
+    def transform(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
+                  backend: str = "numba") -> Transformed:
+        if not callable(fun):
+            raise TypeError(f"{name} needs a function, got {type(fun).__name__}")
+        jac = _named(lambda *args: _jacobian(fun, args, argnums, has_aux, forward), fun, name)
+        return Transformed(jac, "jit", backend=backend)
+    transform.__name__ = transform.__qualname__ = name
+    transform.__doc__ = doc
+    return transform
+
+
+jacrev = _jac_transform(False, "jacrev", """The Jacobian of ``fun``, by reverse mode.
+
+    ``jacrev(f, argnums=0)(*args)`` has shape ``out.shape + x.shape`` (a tuple over
+    ``argnums`` for a tuple; pytrees of outputs and arguments give pytrees of
+    blocks). One ``vjp`` per output element, batched (``vmap``) into one kernel:
+    the choice when the output is smaller than the input. ``has_aux=True``: ``f``
+    returns ``(out, aux)`` and the result is ``(jacobian, aux)``.
+    """)
+
+jacfwd = _jac_transform(True, "jacfwd", """The Jacobian of ``fun``, by forward mode.
+
+    As :func:`jacrev`; one ``jvp`` per input element, batched into one kernel: the
+    choice when the input is smaller than the output.
+    """)
+
+jacobian = jacrev
+
+
+def hessian(fun: Callable, argnums: int | Sequence[int] = 0, backend: str = "numba") -> Any:
+    """The Hessian of a scalar function: shape ``x.shape + x.shape``, forward over
+    reverse (``jacfwd(jacrev(f))``), compiled as one kernel."""
+    return jacfwd(jacrev(fun, argnums, backend=backend), argnums, backend=backend)
+
+
+def hvp(fun: Callable, x: Any, v: Any, backend: str = "numba") -> Any:
+    """``H(x)·v`` for a scalar ``fun`` of one argument, without forming ``H``: the
+    gradient of ``<grad f(x), v>``, one compiled kernel whose cost is a small multiple
+    of one gradient."""
+    kernel = _kept("hvp", fun, lambda: _named(
+        lambda x, v: grad(lambda y: _vdot(grad(fun)(y), v))(x), fun, "hvp"), backend)
+    return kernel(x, v)
+
+
+def _named(f: Callable, fun: Callable, what: str) -> Callable:
+    """``f`` named after ``fun`` (for the kernel and messages), and holding it as ``fun``
+    for :mod:`symgrad.captured`, which then guards what ``fun`` reads."""
+    wrapper = functools.wraps(fun, updated=())(lambda *a: f(*a))
+    wrapper.fun = fun  # type: ignore[attr-defined]
+    return wrapper
+
+
+__all__ = ["hessian", "hvp", "jacfwd", "jacobian", "jacrev", "jvp", "linearize"]

@@ -1,0 +1,136 @@
+"""Second order and forward mode for every primitive, against SymPy at 50 digits.
+
+Two columns of the per-primitive table (``cases.py``), one case per primitive
+(its first smooth case with an array argument, else its first case):
+
+- second order: the Hessian-vector product of ``L = sum(f(x, ...) * ct)`` in the
+  first argument, ``grad(<grad L, v>)`` by symgrad (the VJP of each VJP rule),
+  against SymPy's ``sum_j d(dL/dx_i)/dx_j v_j``;
+- forward mode: ``jvp(f, args, tangents)`` (the double-VJP trick) against SymPy's
+  directional derivative ``sum_j df/dx_j t_j`` over all arguments.
+
+Both on the numpy interpreter; on Numba for every third primitive (CI time:
+each is a kernel compile; ``SYMGRAD_FULL=1`` runs all of them on Numba).
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+import sympy as sp
+
+import symgrad as sg
+from symgrad.sympy_bridge import evaluate, gradient_expressions, input_symbols, to_sympy
+
+from cases import CASES, Case
+from oracle import assert_close, forward_graph, rng_for
+
+
+def _representatives() -> list[Case]:
+    chosen: dict[str, Case] = {}
+    for case in CASES:
+        if not case.prims or case.fixed is not None:
+            continue
+        best = chosen.get(case.prims[0])
+        good = case.smooth and any(len(s) == 1 and s[0] > 1 for s in case.shapes[:1])
+        if best is None or good and not (best.smooth and any(
+                len(s) == 1 and s[0] > 1 for s in best.shapes[:1])):
+            chosen[case.prims[0]] = case
+    return list(chosen.values())
+
+
+REPRESENTATIVES = _representatives()
+#: rounding: the first derivative is 0 (the conventions' table); SymPy cannot
+#: differentiate it again, and the second derivative is 0 almost everywhere too
+PIECEWISE_CONSTANT = {"floor", "ceil", "trunc", "rint"}
+FULL = os.environ.get("SYMGRAD_FULL") == "1"
+PARAMS = [pytest.param(case, backend, id=f"{case}-{backend}")
+          for k, case in enumerate(REPRESENTATIVES)
+          for backend in ("numpy", "numba") if backend == "numpy" or FULL or k % 3 == 0]
+
+
+def _setup(case: Case):
+    args = [np.asarray(a, dtype=float) if np.ndim(a) else float(a) for a in case.args()]
+    out = np.asarray(case.fn(*args))
+    rng = rng_for(case.name + "/higher")
+    ct = None if out.ndim == 0 else rng.uniform(-1, 1, out.shape)
+    v = rng.uniform(-1, 1, np.shape(args[0]))
+    tangents = [rng.uniform(-1, 1, np.shape(a)) if np.ndim(a) else float(rng.uniform(-1, 1))
+                for a in args]
+    return args, ct, v, tangents
+
+
+def _contract(expr: object, symbols: object, direction: object) -> object:
+    """sum_j d expr / d s_j * direction_j over the symbols of one input."""
+    syms = np.ravel(np.asarray(symbols, dtype=object))
+    dirs = np.ravel(np.asarray(direction, dtype=float))
+    return sp.Add(*(sp.diff(expr, s) * sp.Float(float(d), 30) for s, d in zip(syms, dirs)))
+
+
+@pytest.mark.parametrize(("case", "backend"), PARAMS)
+def test_second_order_matches_sympy(case: Case, backend: str):
+    args, ct, v, _ = _setup(case)
+    rest = args[1:]
+    weight = 1.0 if ct is None else ct
+
+    def loss(x):
+        return np.sum(case.fn(x, *rest) * weight)
+
+    def directional(x):
+        return np.sum(sg.grad(loss, backend=backend)(x) * v)
+
+    got = sg.grad(directional, backend=backend)(args[0])
+    graph = forward_graph(case.fn, *args)
+    (g0,) = gradient_expressions(graph, ct, wrt=[0])
+    symbols = input_symbols(graph)[0]
+    hv = np.frompyfunc(lambda e: _contract(e, symbols, v), 1, 1)(np.asarray(g0, dtype=object))
+    want = evaluate(hv, graph, args)
+    if case.prims[0] in PIECEWISE_CONSTANT:  # SymPy: nan (d/dx of floor's Derivative)
+        assert np.all(np.isnan(want))
+        want = np.zeros_like(want)  # zero almost everywhere, as the first derivative
+    assert_close(got, want, rtol=max(case.rtol, 1e-11), atol=max(case.atol, 1e-11),
+                 what=f"{case}: H v vs SymPy")
+
+
+@pytest.mark.parametrize(("case", "backend"), PARAMS)
+def test_forward_mode_matches_sympy(case: Case, backend: str):
+    args, _, _, tangents = _setup(case)
+    value, jt = sg.jvp(case.fn, tuple(args), tuple(tangents), backend=backend)
+    graph = forward_graph(case.fn, *args)
+    symbols = input_symbols(graph)
+    (y,) = to_sympy(graph, symbols)
+
+    def pushed(e):
+        return sp.Add(*(_contract(e, s, t) for s, t in zip(symbols, tangents)))
+
+    want = evaluate(np.frompyfunc(pushed, 1, 1)(np.asarray(y, dtype=object)), graph, args)
+    assert_close(value, evaluate(y, graph, args), rtol=case.rtol, atol=case.atol,
+                 what=f"{case}: value")
+    assert_close(jt, want, rtol=max(case.rtol, 1e-11), atol=max(case.atol, 1e-11),
+                 what=f"{case}: J t vs SymPy")
+
+
+def test_the_columns_cover_every_primitive():
+    from symgrad.prims import REGISTRY
+
+    covered = {c.prims[0] for c in REPRESENTATIVES}
+    assert covered == set(REGISTRY) - {"count", "extremum_weights"}, \
+        sorted(set(REGISTRY) - covered)
+    print(f"\nsecond-order and forward-mode columns: {len(REPRESENTATIVES)} primitives, "
+          f"{sum(p.values[1] == 'numba' for p in PARAMS)} of them also on Numba")
+
+
+@pytest.mark.parametrize("case", REPRESENTATIVES[::4], ids=str)
+def test_jvp_and_vjp_are_transposes(case: Case):
+    """<J t, c> = <t, J^T c>, both by symgrad (forward by double VJP, reverse by VJP)."""
+    args, ct, _, tangents = _setup(case)
+    out = np.asarray(case.fn(*args))
+    c = np.ones(()) if out.ndim == 0 else ct
+    _, jt = sg.jvp(case.fn, tuple(args), tuple(tangents), backend="numpy")
+    _, pullback = sg.vjp(case.fn, *args, backend="numpy")
+    jtc = pullback(c)
+    left = float(np.sum(np.asarray(jt) * c))
+    right = sum(float(np.sum(np.asarray(g) * t)) for g, t in zip(jtc, tangents))
+    assert left == pytest.approx(right, rel=1e-10, abs=1e-12)
