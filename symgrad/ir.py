@@ -279,11 +279,58 @@ def interpret(graph: Graph, *args: Any) -> list[Any]:
     def read(a: Atom) -> Any:
         return a.value if isinstance(a, Literal) else env[id(a)]
 
+    dead = dead_after(graph)
     with np.errstate(all="ignore"):
-        for eqn in graph.eqns:
+        for eqn, done in zip(graph.eqns, dead):
             out = eqn.prim.impl(*map(read, eqn.inputs), **eqn.params)
             env[id(eqn.out)] = _as_value(out, eqn.out.aval)
+            for key in done:  # the working set is the live values, not every value made
+                del env[key]
     return [_owned(read(a), a.aval) for a in graph.outputs]
+
+
+def dead_after(graph: Graph) -> list[list[int]]:
+    """Per equation, the ids of the variables no later equation or output reads
+    (the equation's own output included, when nothing reads it)."""
+    last: dict[int, int] = {}
+    for k, eqn in enumerate(graph.eqns):
+        last[id(eqn.out)] = k
+        for a in eqn.inputs:
+            if isinstance(a, Var):
+                last[id(a)] = k
+    kept = {id(a) for a in graph.outputs if isinstance(a, Var)}
+    kept.update(id(v) for v in graph.const_vars)
+    dead: list[list[int]] = [[] for _ in graph.eqns]
+    for key, k in last.items():
+        if key not in kept:
+            dead[k].append(key)
+    return dead
+
+
+def peak_bytes(graph: Graph) -> int:
+    """The most bytes :func:`interpret` holds at once in the values of ``graph``:
+    its inputs, then each equation's output (and as much again for the
+    temporaries of a numpy implementation) while the values still read are alive,
+    and at the end the copies of the outputs it returns. Constants are not counted
+    (the graph holds them anyway).
+
+        >>> import numpy as np, symgrad as sg
+        >>> graph = sg.jit(lambda x: np.sum(np.sin(x) * 2.0)).graph(np.ones(1000))
+        >>> peak_bytes(graph)  # x and sin(x) alive while 2 * sin(x) is made
+        32000
+    """
+    def nbytes(a: Atom) -> int:
+        return a.aval.size * np.dtype(a.aval.dtype).itemsize
+
+    size = {id(e.out): nbytes(e.out) for e in graph.eqns}  # the caller holds the inputs
+    live = sum(nbytes(v) for v in graph.inputs)
+    peak = live
+    for eqn, done in zip(graph.eqns, dead_after(graph)):
+        out = nbytes(eqn.out)
+        peak = max(peak, live + 2 * out)
+        live += out - sum(size[k] for k in done if k in size)
+    outs = sum(nbytes(a) for a in graph.outputs)
+    return max(peak, live + outs)
 
 
 def _as_value(x: Any, aval: Aval) -> Any:
