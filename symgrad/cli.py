@@ -29,12 +29,22 @@ LISTED_ELEMENTS = 24
 #: --check tolerances on |a - b| / max(|b|, floor)
 SYMPY_RTOL, SYMPY_FLOOR = 1e-9, 1e-8
 FD_RTOL, FD_FLOOR = 1e-5, 1e-6
-#: finite differences evaluate the function twice per element: at most this many
+#: finite differences evaluate the function twice per element (with a step of
+#: FD_STEP * max(1, |x|)): for every element up to FD_LIMIT of them, above that
+#: for a fixed sample of FD_WORK / size elements, and at least FD_SAMPLE
 FD_LIMIT = 2000
+FD_WORK = FD_LIMIT**2
+FD_SAMPLE = 8
+FD_STEP = 1e-6
+#: where an element disagrees: the longest step tried (times max(1, |x|)), and the
+#: units in the last place of the function's value taken as its rounding error
+FD_MAX_STEP, FD_ROUNDING = 1e-2, 4
 MAX_ELEMENTS = 10**7
-#: seconds SymPy may spend building the formulas (or the --check oracle) of one call,
-#: before simplification, which has its own budget
-FORMULA_SECONDS = 10.0
+#: seconds all SymPy steps of one command may take together (--sympy-seconds):
+#: simplifying and printing the formulas, --check's oracle, --show sympy
+SYMPY_SECONDS = 5.0
+#: what --at refuses to run: a working set above this share of the memory available
+MEMORY_SHARE = 0.9
 
 EPILOG_GRAD = """\
 TARGET is either a math expression in Python syntax over named variables,
@@ -56,8 +66,17 @@ examples:
 --check compares symgrad's gradient at the --at point with SymPy's derivative
 of the traced function (50 digits) and with central finite differences, and
 prints the worst relative error |a - b| / max(|b|, floor) of each comparison.
-exit codes: 0 ok; 1 cannot differentiate as asked, or --check mismatch;
-2 refused command line or expression."""
+Finite differences check every element up to 2000, above that a fixed sample;
+where their own error (estimated with a step half as long) exceeds the
+tolerance they are reported as unreliable there, not as a mismatch.
+
+SymPy's work (simplifying and printing formulas, --check's SymPy side,
+--show sympy) shares one budget of --sympy-seconds (default 5 s); past it the
+values are printed without what SymPy did not finish, and the output says so.
+A TARGET that starts with '-' ("-x*x") is read as the TARGET.
+exit codes: 0 ok; 1 cannot differentiate as asked, --check found a mismatch
+or could confirm nothing; 2 refused command line or expression (or more
+memory than is available); 130 interrupted."""
 
 
 class CLIError(Exception):
@@ -112,6 +131,9 @@ def build_parser() -> argparse.ArgumentParser:
     grad.add_argument("--jit", action="store_true",
                       help="compute values with the compiled Numba kernel (default: the "
                            "numpy interpreter, which starts faster)")
+    grad.add_argument("--sympy-seconds", type=_seconds, default=None, metavar="S",
+                      help=f"seconds SymPy may take in all: formulas, --check's SymPy side, "
+                           f"--show sympy (default: {SYMPY_SECONDS:g})")
 
     graph = commands.add_parser(
         "graph", help="draw the computational graph (svg, png, pdf or dot)",
@@ -127,9 +149,57 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _seconds(text: str) -> float:
+    import math
+
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0 < value < 10**6:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds above 0")
+    return value
+
+
+#: the options of grad and graph that take a value (so that a value is not a TARGET)
+TAKES_VALUE = ("--wrt", "--shape", "--at", "--gradient", "--format", "--show",
+               "--sympy-seconds", "-o", "--output")
+
+
+def _protect_target(argv: list[str]) -> tuple[list[str], str | None]:
+    """argv with a TARGET that starts with '-' ("-x*x") marked so that argparse
+    reads it as the positional it is, and that TARGET (or None).
+
+    argparse takes every argument that starts with '-' for an option, except
+    negative numbers and arguments with a space: the mark is a trailing space,
+    which the expression parser ignores and :func:`main` removes again."""
+    if not argv or argv[0] not in ("grad", "graph"):
+        return argv, None
+    out = list(argv)
+    i = 1
+    while i < len(out):
+        token = out[i]
+        if token == "--" or not token.startswith("-") or token == "-":
+            return out, None  # the TARGET is plain (or after --): nothing to do
+        if token in TAKES_VALUE or (token.startswith("--") and "=" not in token and any(
+                o.startswith(token) for o in TAKES_VALUE)):  # argparse takes prefixes too
+            i += 2
+            continue
+        known = token.startswith("--") or token == "-h" or (
+            argv[0] == "graph" and token.startswith("-o"))
+        if not known:
+            out[i] = token + " "
+            return out, token
+        i += 1
+    return out, None
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
+    argv, dashed = _protect_target(sys.argv[1:] if argv is None else list(argv))
     args = parser.parse_args(argv)
+    if dashed is not None and getattr(args, "target", None) == dashed + " ":
+        args.target = dashed
     if args.version:
         from . import __version__
 
@@ -141,9 +211,25 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return run_grad(args) if args.command == "grad" else run_graph(args)
     except CLIError as e:
-        message = " ".join(str(e).split())
-        print(f"symgrad: error: {message}", file=sys.stderr)
-        return e.code
+        return _error(str(e), e.code)
+    except KeyboardInterrupt:
+        return _error("interrupted", 130)
+    except MemoryError:
+        return _error("out of memory; try a smaller --shape", 1)
+    except RecursionError:
+        return _error("the function nests too deeply to trace or print", 1)
+    except Exception as e:  # noqa: BLE001  a bug in symgrad: still one line, and what to do
+        from .cli_bounds import describe
+
+        return _error(f"unexpected {describe(e)}; this is a bug in symgrad: please report it "
+                      "with the command line", 1)
+
+
+def _error(message: str, code: int) -> int:
+    """Print the one ``symgrad: error:`` line; the exit status."""
+    message = " ".join(message.split())
+    print(f"symgrad: error: {message}", file=sys.stderr)
+    return code
 
 
 # ---------------------------------------------------------------------------
@@ -324,12 +410,12 @@ def _forward(p: Problem, args: list[Any]) -> Any:
 
 
 def _too_symbolic(p: Problem, graph: Any) -> str | None:
-    """Why formulas are left out (too many elements for SymPy), or None."""
+    """Why SymPy is not asked (too many elements), or None."""
     sizes = [v.aval.size for v in graph.inputs] + [e.out.aval.size for e in graph.eqns]
     if max(sizes, default=0) <= SYMBOLIC_LIMIT:
         return None
-    return (f"a value of the function has {max(sizes)} elements; formulas are derived for "
-            f"at most {SYMBOLIC_LIMIT}")
+    return (f"a value of the function has {max(sizes)} elements; SymPy is asked for at most "
+            f"{SYMBOLIC_LIMIT}")
 
 
 def run_grad(args: argparse.Namespace) -> int:
@@ -361,16 +447,37 @@ def run_grad(args: argparse.Namespace) -> int:
     from .cli_report import Report
 
     report = Report(p, args.format, cotangent)
-    report.formulas(_formulas(p, g, graph, sample, cotangent))
+    value = grads = fd = None
     if at is not None:
+        _refuse_what_would_not_fit(p, g, at, cotangent, args.jit)
         value, grads = _call(g, at, cotangent)
+        if args.check:
+            fd = [_fd_check(p, at, k, grads[k], cotangent) for k in range(len(p.wrt))]
+    seconds = SYMPY_SECONDS if args.sympy_seconds is None else args.sympy_seconds
+    sympy = _sympy(p, g, graph, sample, at, cotangent, args, report, seconds)
+    if sympy.get("formulas") is not None:
+        report.add(sympy.get("formulas"))
+    else:
+        report.formulas({n: ("omitted", sympy.why("formulas")) for n in p.wrt})
+    if at is not None:
         report.values(at, value, grads)
     failed = False
     if args.check:
-        assert at is not None
-        failed = report.check(_check(p, graph, at, grads, cotangent))
+        assert grads is not None and fd is not None
+        oracle = sympy.get("check")
+        rows = []
+        for k, name in enumerate(p.wrt):
+            versus = f"not compared, {sympy.why('check')}" if oracle is None else \
+                _relative(grads[k], oracle[k], SYMPY_FLOOR)
+            rows.append((name, versus, fd[k]))
+        failed = report.check(rows)
     for what in args.show:
-        report.show(what, _shown(what, p, g, graph, sample, cotangent))
+        if what != "sympy":
+            report.show(what, _shown(what, p, g, graph, sample, cotangent))
+        elif sympy.get("sympy") is not None:
+            report.add(sympy.get("sympy"))
+        else:
+            report.show("sympy", f"omitted: {sympy.why('sympy')}")
     report.emit()
     return 1 if failed else 0
 
@@ -382,68 +489,169 @@ def _call(g: Any, at: list[Any], cotangent: Any) -> tuple[Any, tuple]:
         raise CLIError(f"{type(e).__name__}: {e}", 1) from None
 
 
-def _formulas(p: Problem, g: Any, graph: Any, sample: list[Any],
-              cotangent: Any) -> dict[str, Any]:
-    """Per wrt variable: ("pattern", expr) or ("elements", array) or ("omitted", reason)."""
+# ---------------------------------------------------------------------------
+# memory: refuse what would not fit
+
+
+def _refuse_what_would_not_fit(p: Problem, g: Any, at: list[Any], cotangent: Any,
+                               jit: bool) -> None:
+    """Compare the working set the values need (estimated from the graph that computes
+    them) with the memory available, before anything large is allocated."""
+    from .cli_bounds import available_memory
+    from .ir import peak_bytes
+
+    available = available_memory()
+    if available is None:
+        return
+    try:
+        graph = g.graph(*at, gradient=cotangent)
+    except Exception as e:  # noqa: BLE001  as _call would say it
+        raise CLIError(f"{type(e).__name__}: {e}", 1) from None
+    kernel = _kernel_bytes(graph)
+    need = kernel if jit else peak_bytes(graph)
+    if need <= MEMORY_SHARE * available:
+        return
+    shapes = " ".join(f"--shape {n}={','.join(map(str, s))}" for n, s in p.shapes.items() if s)
+    how = "the compiled kernel" if jit else "the numpy interpreter"
+    hint = f"; --jit needs about {_gb(kernel)}" if not jit and kernel <= MEMORY_SHARE * \
+        available else ""
+    raise CLIError(f"the value and gradient at {shapes or 'these shapes'} need about "
+                   f"{_gb(need)} of memory on {how}, and {_gb(available)} are available"
+                   f"{hint}; use a smaller --shape")
+
+
+def _kernel_bytes(graph: Any) -> int:
+    """The compiled kernel's working set: the inputs and the arrays its loops make."""
     import numpy as np
 
-    reason = _too_symbolic(p, graph)
-    if reason:
-        return {n: ("omitted", reason) for n in p.wrt}
+    from .fusion import plan
+    from .ir import eqn_vars
+
+    made = plan(graph).arrays
+    return sum(v.aval.size * np.dtype(v.dtype).itemsize for v in eqn_vars(graph)
+               if id(v) in made or v in graph.inputs)
+
+
+def _gb(n: float) -> str:
+    return f"{n / 1e9:.1f} GB" if n >= 1e8 else f"{n / 1e6:.0f} MB"
+
+
+# ---------------------------------------------------------------------------
+# SymPy's steps, under one budget
+
+
+@dataclass(frozen=True)
+class SymPyResults:
+    """How the SymPy steps of one command ended (``cli_bounds.Outcome`` by step name),
+    or why none ran."""
+
+    seconds: float
+    outcomes: dict[str, Any]
+    skipped: str | None = None
+
+    def get(self, step: str) -> Any:
+        """The result of ``step``, or None where it gave none."""
+        outcome = self.outcomes.get(step)
+        return outcome.value if outcome is not None and outcome.status == "done" else None
+
+    def why(self, step: str) -> str:
+        """Why ``step`` has no result, in words for the user."""
+        if self.skipped:
+            return self.skipped
+        outcome = self.outcomes[step]
+        if outcome.status == "timeout":
+            return (f"timed out: SymPy's {self.seconds:g} s budget ran out "
+                    "(--sympy-seconds S raises it)")
+        return f"SymPy failed: {outcome.error}"
+
+
+def _sympy(p: Problem, g: Any, graph: Any, sample: list[Any], at: list[Any] | None,
+           cotangent: Any, args: argparse.Namespace, report: Any,
+           seconds: float) -> SymPyResults:
+    """Run every SymPy step this command asks for under one budget of ``seconds``
+    (see :mod:`symgrad.cli_bounds`): ``--check``'s oracle first (it decides the exit
+    status), then the formulas (rendered there, as the report prints them), then
+    ``--show sympy``."""
+    skipped = _too_symbolic(p, graph)
+    if skipped:
+        return SymPyResults(seconds, {}, skipped)
+    import sympy  # noqa: F401  imported before the budget starts (and before a fork)
+
+    from . import cli_bounds, sympy_bridge  # noqa: F401
+
+    steps: dict[str, Any] = {}
+    if args.check:
+        steps["check"] = lambda deadline: _oracle(p, graph, at, cotangent)
+    steps["formulas"] = lambda deadline: report.section(
+        lambda r: r.formulas(_formulas(p, g, graph, sample, cotangent, deadline)))
+    if "sympy" in args.show:
+        steps["sympy"] = lambda deadline: report.section(
+            lambda r: r.show("sympy", _sympy_derivative(p, graph, cotangent, deadline)))
+    return SymPyResults(seconds, cli_bounds.run(steps, seconds))
+
+
+def _simplify_seconds(deadline: float, parts: int) -> float:
+    """Simplification's share of what is left: half of it, at most
+    ``SIMPLIFY_SECONDS`` per part; the rest is for printing."""
+    import time
+
+    from .sympy_bridge import SIMPLIFY_SECONDS
+
+    return max(0.0, min(SIMPLIFY_SECONDS, (deadline - time.monotonic()) / 2 / max(parts, 1)))
+
+
+def _formulas(p: Problem, g: Any, graph: Any, sample: list[Any], cotangent: Any,
+              deadline: float) -> dict[str, Any]:
+    """Per wrt variable: ("pattern", expr) or ("elements", array)."""
+    import numpy as np
+
     from .pretty import Printer
-    from .sympy_bridge import (
-        OutOfTime,
-        element_pattern,
-        input_symbols,
-        simplify,
-        simplify_all,
-        time_limit,
-    )
+    from .sympy_bridge import element_pattern, input_symbols, simplify, simplify_all
 
     # named as the IR names them (a variable called np or l is printed np_1, l_1)
     printer = Printer(graph)
     symbols = {printer.name(v): s for v, s in zip(graph.inputs, input_symbols(graph))}
-    try:
-        with time_limit(FORMULA_SECONDS):
-            exprs = g.expressions(*sample, gradient=cotangent, seconds=0)  # simplified below
-            patterns = [element_pattern(e, symbols) if np.ndim(e) else None for e in exprs]
-    except OutOfTime:
-        reason = f"building them took longer than {FORMULA_SECONDS:g} s"
-        return {n: ("omitted", reason) for n in p.wrt}
+    exprs = g.expressions(*sample, gradient=cotangent, seconds=0)  # simplified below
+    patterns = [_pattern(e, symbols, element_pattern) if np.ndim(e) else None for e in exprs]
+    seconds = _simplify_seconds(deadline, len(exprs))
     result: dict[str, Any] = {}
     for name, e, pattern in zip(p.wrt, exprs, patterns):
         if np.ndim(e) == 0:
-            result[name] = ("pattern", simplify(e))
+            result[name] = ("pattern", simplify(e, seconds))
         elif pattern is not None:
-            result[name] = ("pattern", simplify(pattern))
+            result[name] = ("pattern", simplify(pattern, seconds))
         else:
-            result[name] = ("elements", simplify_all(e))
+            result[name] = ("elements", simplify_all(e, seconds))
     return result
 
 
-def _check(p: Problem, graph: Any, at: list[Any], grads: tuple, cotangent: Any) -> list:
-    """(name, worst error vs SymPy or None, worst error vs finite differences) per wrt."""
-    import numpy as np
+def _pattern(exprs: Any, symbols: dict[str, Any], element_pattern: Any) -> Any:
+    """One formula for every element: in ``x[i]``, or the same one everywhere."""
+    pattern = element_pattern(exprs, symbols)
+    if pattern is None:
+        first = exprs.flat[0]
+        if all(e == first for e in exprs.flat):  # d(sum(x)**3)/dx[i]: one long expression
+            return first
+    return pattern
 
-    oracle: list[Any] = [None] * len(p.wrt)
-    if not _too_symbolic(p, graph):
-        from .sympy_bridge import OutOfTime, evaluate, gradient_expressions, time_limit
 
-        try:
-            with time_limit(FORMULA_SECONDS):
-                exprs = gradient_expressions(graph, cotangent, p.argnums)
-                oracle = [evaluate(e, graph, at) for e in exprs]
-        except OutOfTime:  # no SymPy comparison; finite differences still run
-            oracle = [None] * len(p.wrt)
-    rows = []
-    for k, name in enumerate(p.wrt):
-        fd_err = None
-        if int(np.prod(p.shapes[name])) <= FD_LIMIT:
-            fd = _finite_differences(p, at, p.argnums[k], cotangent)
-            fd_err = _relative(grads[k], fd, FD_FLOOR)
-        sympy_err = None if oracle[k] is None else _relative(grads[k], oracle[k], SYMPY_FLOOR)
-        rows.append((name, sympy_err, fd_err))
-    return rows
+def _oracle(p: Problem, graph: Any, at: list[Any] | None, cotangent: Any) -> list[Any]:
+    """SymPy's gradient of the traced function at the --at point, per wrt variable."""
+    from .sympy_bridge import evaluate, gradient_expressions
+
+    exprs = gradient_expressions(graph, cotangent, p.argnums)
+    return [evaluate(e, graph, at or []) for e in exprs]
+
+
+def _sympy_derivative(p: Problem, graph: Any, cotangent: Any, deadline: float) -> dict:
+    """--show sympy: the traced function and SymPy's own derivative of it."""
+    from .sympy_bridge import gradient_expressions, simplify_all, to_sympy
+
+    exprs = gradient_expressions(graph, cotangent, p.argnums)
+    function = to_sympy(graph)[0]
+    seconds = _simplify_seconds(deadline, len(exprs))
+    return {"function": function,
+            "gradient": {n: simplify_all(e, seconds) for n, e in zip(p.wrt, exprs)}}
 
 
 def _relative(a: Any, b: Any, floor: float) -> float:
@@ -458,7 +666,128 @@ def _relative(a: Any, b: Any, floor: float) -> float:
     return float(np.max(err)) if err.size else 0.0
 
 
-def _finite_differences(p: Problem, at: list[Any], k: int, cotangent: Any) -> Any:
+# ---------------------------------------------------------------------------
+# finite differences
+
+
+@dataclass(frozen=True)
+class FDCheck:
+    """symgrad's gradient of one variable against central finite differences."""
+
+    error: float          # the worst relative error over the elements compared
+    checked: int          # how many elements were compared: all, or a fixed sample
+    size: int
+    unreliable: str = ""  # why the differences cannot judge this point ("" if they can)
+
+    @property
+    def mismatch(self) -> bool:
+        return not self.unreliable and not self.error <= FD_RTOL
+
+
+def _fd_check(p: Problem, at: list[Any], k: int, grad: Any, cotangent: Any) -> FDCheck:
+    """Central differences against ``grad`` (of wrt variable ``k``) at the --at point.
+
+    An element where they disagree is looked at again: the differences with half
+    the step estimate their truncation error (``4/3 |d(h) - d(h/2)|``), a few
+    units in the last place of the function's value over the step their rounding
+    error; where rounding dominates (a sum of a million elements), a longer step
+    is tried once. A disagreement that these errors explain, or a function that is
+    not finite within a step, makes the comparison unreliable there, not a
+    mismatch: ``(x**1000)**1000`` at 1.0001 curves too fast for a step of 1e-6.
+    """
+    import numpy as np
+
+    i = p.argnums[k]
+    x = np.array(at[i], dtype=float)
+    picked = _fd_sample(x.size)
+    got = np.ravel(np.asarray(grad, dtype=float))[picked]
+    flat = np.ravel(x)[picked]
+    try:
+        steps = FD_STEP * np.maximum(1.0, np.abs(np.nan_to_num(flat)))
+        first, noise = _differences(p, at, i, cotangent, picked, steps)
+        error = _relative(got, first, FD_FLOOR)
+        if error <= FD_RTOL:
+            return FDCheck(error, len(picked), x.size)
+        worst, verdicts, own = 0.0, set(), 0.0
+        for j in range(len(picked)):
+            if _relative(got[j], first[j], FD_FLOOR) <= FD_RTOL:
+                continue
+
+            def differences(h: float, j: int = j) -> tuple[float, float]:
+                d, noise = _differences(p, at, i, cotangent, picked[j:j + 1], np.array([h]))
+                return float(d[0]), float(noise[0])
+
+            off, verdict, mine = _judge(got[j], differences, float(steps[j]), float(flat[j]),
+                                        (float(first[j]), float(noise[j])))
+            worst, own = max(worst, off), max(own, mine)
+            verdicts.add(verdict)
+    except Exception as e:  # noqa: BLE001  a FILE.py function may refuse a nearby point
+        from .cli_bounds import describe
+
+        return FDCheck(np.inf, len(picked), x.size,
+                       f"calling the function a step away raised {describe(e)}")
+    if "mismatch" in verdicts:  # a disagreement their own errors do not explain
+        return FDCheck(max(error, worst), len(picked), x.size)
+    if verdicts == {"ok"}:  # agreement with a longer step
+        return FDCheck(worst, len(picked), x.size)
+    if "not finite" in verdicts:
+        return FDCheck(worst, len(picked), x.size,
+                       "the function is not finite within a step of the point")
+    return FDCheck(worst, len(picked), x.size,
+                   f"their own error is about {own:.0e}, more than the {FD_RTOL:.0e} "
+                   "tolerance (the function changes too fast for their step, or rounds "
+                   "too coarsely)")
+
+
+def _judge(got: float, differences: Any, step: float, x: float,
+           first: tuple[float, float]) -> tuple[float, str, float]:
+    """One element that disagrees with ``first`` (its difference and rounding error
+    at ``step``): its relative error with the last step tried, the verdict ("ok",
+    "mismatch", "not finite" or "unreliable"), and the differences' own error."""
+    import numpy as np
+
+    longest = FD_MAX_STEP * max(1.0, abs(x))
+    d1, noise = first
+    for attempt in (1, 2):
+        if attempt == 2:
+            d1, noise = differences(step)
+        off = _relative(got, d1, FD_FLOOR)
+        if off <= FD_RTOL:
+            return off, "ok", 0.0
+        rounding = noise / max(abs(d1), FD_FLOOR)
+        if attempt == 1 and off <= FD_RTOL + 2 * rounding and step < longest:
+            step = min(longest, step * 10 * rounding / FD_RTOL)  # rounding explains it
+            continue
+        d2, _ = differences(step / 2)
+        if not (np.isfinite(d1) and np.isfinite(d2)):
+            return off, "not finite", 0.0
+        truncation = 4 / 3 * abs(d1 - d2) / max(abs(d1), FD_FLOOR)
+        if off > FD_RTOL + 2 * (truncation + rounding):
+            return off, "mismatch", truncation + rounding
+        if attempt == 2 or rounding <= truncation or step >= longest:
+            return off, "unreliable", truncation + rounding
+        step = min(longest, step * 10 * rounding / FD_RTOL)  # rounding dominates: longer
+    raise AssertionError("unreachable")
+
+
+def _fd_sample(size: int) -> Any:
+    """Which elements (flat indices) finite differences check: all of a small
+    input, else a fixed (seeded) sample, so that the output does not change from
+    run to run."""
+    import numpy as np
+
+    n = min(size, FD_LIMIT, max(FD_SAMPLE, FD_WORK // size))
+    if n == size:
+        return np.arange(size)
+    return np.sort(np.random.default_rng(0).choice(size, n, replace=False))
+
+
+def _differences(p: Problem, at: list[Any], i: int, cotangent: Any, picked: Any,
+                 steps: Any) -> tuple[Any, Any]:
+    """Central differences of ``sum(f * cotangent)`` in argument ``i`` at the flat
+    indices ``picked`` with the steps ``steps``, and an estimate of their rounding
+    error: :data:`FD_ROUNDING` units in the last place of the larger value, over
+    the step."""
     import numpy as np
 
     args = [np.array(a, dtype=float) for a in at]
@@ -466,40 +795,29 @@ def _finite_differences(p: Problem, at: list[Any], k: int, cotangent: Any) -> An
 
     def loss(x: Any) -> float:
         a = list(args)
-        a[k] = x
-        with np.errstate(all="ignore"):
-            return float(np.sum(np.asarray(p.fun(*a)) * ct))
+        a[i] = x
+        return float(np.sum(np.asarray(p.fun(*a)) * ct))
 
-    x = args[k]
-    grad = np.zeros_like(x)
-    for idx in np.ndindex(*x.shape):
-        step = 1e-6 * max(1.0, abs(float(x[idx])))
-        up, down = x.copy(), x.copy()
-        up[idx] += step
-        down[idx] -= step
-        grad[idx] = (loss(up) - loss(down)) / (2 * step)
-    return grad
+    x = args[i]
+    moved = x.copy()
+    out, noise = np.empty(len(picked)), np.empty(len(picked))
+    with np.errstate(all="ignore"):  # at inf or nan: a nan, not a RuntimeWarning
+        for j, (flat, h) in enumerate(zip(picked, steps)):
+            idx = np.unravel_index(flat, x.shape) if x.shape else ()
+            moved[idx] = x[idx] + h
+            up = loss(moved)
+            moved[idx] = x[idx] - h
+            down = loss(moved)
+            moved[idx] = x[idx]
+            out[j] = (up - down) / (2 * h)
+            noise[j] = FD_ROUNDING * np.spacing(max(abs(up), abs(down))) / (2 * h)
+    return out, noise
 
 
 def _shown(what: str, p: Problem, g: Any, graph: Any, sample: list[Any], cotangent: Any) -> Any:
     if what == "ir":
         return f"{graph}\n{g.graph(*sample, gradient=cotangent)}"
-    if what == "code":
-        return g.source(*sample, gradient=cotangent)
-
-    reason = _too_symbolic(p, graph)
-    if reason:
-        return f"omitted: {reason}"
-    from .sympy_bridge import OutOfTime, gradient_expressions, simplify_all, time_limit, to_sympy
-
-    try:
-        with time_limit(FORMULA_SECONDS):
-            exprs = gradient_expressions(graph, cotangent, p.argnums)
-            function = to_sympy(graph)[0]
-    except OutOfTime:
-        return f"omitted: building the formulas took longer than {FORMULA_SECONDS:g} s"
-    return {"function": function,
-            "gradient": {n: simplify_all(e) for n, e in zip(p.wrt, exprs)}}
+    return g.source(*sample, gradient=cotangent)
 
 
 # ---------------------------------------------------------------------------

@@ -4,10 +4,13 @@ latex or json (see :mod:`symgrad.cli`)."""
 
 from __future__ import annotations
 
+import copy
+import math
 import sys
+from collections.abc import Callable
 from typing import Any
 
-from .cli import FD_LIMIT, FD_RTOL, LISTED_ELEMENTS, SYMBOLIC_LIMIT, SYMPY_RTOL, Problem
+from .cli import FD_RTOL, FD_STEP, LISTED_ELEMENTS, SYMPY_RTOL, FDCheck, Problem
 
 
 class Report:
@@ -45,20 +48,39 @@ class Report:
                              use_unicode=self.unicode)
         return f"{lhs} = {sp.sstr(expr)}"
 
+    def section(self, render: Callable[[Report], None]) -> tuple[list[str], dict[str, Any]]:
+        """The lines and data that ``render`` adds to a blank copy of this report. The
+        SymPy process renders formulas so, for this report to :meth:`add`."""
+        blank = copy.copy(self)
+        blank.lines, blank.data = [], {}
+        render(blank)
+        return blank.lines, blank.data
+
+    def add(self, section: tuple[list[str], dict[str, Any]]) -> None:
+        """Add what :meth:`section` rendered."""
+        lines, data = section
+        self.lines += lines
+        for key, value in data.items():
+            if isinstance(value, dict) and isinstance(self.data.get(key), dict):
+                self.data[key].update(value)
+            else:
+                self.data[key] = value
+
     def formulas(self, formulas: dict[str, Any]) -> None:
         import numpy as np
-        import sympy as sp
-
-        from .sympy_bridge import index_symbols
 
         out: dict[str, Any] = {}
         self.lines.append("")
         for name, (kind, value) in formulas.items():
             shape = self.p.shapes[name]
             if kind == "omitted":
-                self.lines.append(f"{self._d(name)}: {value}")
+                self.lines.append(f"{self._d(name)}: formulas omitted: {value}")
                 out[name] = {"omitted": value}
                 continue
+            import sympy as sp
+
+            from .sympy_bridge import index_symbols
+
             letters = [str(s) for s in index_symbols(len(shape))]
             entry: dict[str, Any] = {"pattern": None, "pattern_srepr": None,
                                      "index": letters, "elements": []}
@@ -70,13 +92,16 @@ class Report:
                 self.lines.append(_suffixed(self._equation(lhs, value), lhs,
                                             f"    for {where}" if shape else ""))
             else:
+                printed: dict[Any, tuple[str, str]] = {}  # elements often repeat a formula
                 for n, idx in enumerate(np.ndindex(*shape)):
                     if n == LISTED_ELEMENTS:
                         self.lines.append(f"... {value.size - n} more elements "
                                           "(--format json lists all)")
                     e = value[idx]
-                    entry["elements"].append({"index": list(idx), "expr": sp.sstr(e),
-                                              "srepr": sp.srepr(e)})
+                    if e not in printed:
+                        printed[e] = sp.sstr(e), sp.srepr(e)
+                    text, srepr = printed[e]
+                    entry["elements"].append({"index": list(idx), "expr": text, "srepr": srepr})
                     if n < LISTED_ELEMENTS:
                         sep = "," if self.fmt == "latex" else ", "
                         self.lines.append(self._equation(
@@ -90,28 +115,52 @@ class Report:
         for name, g in zip(self.p.wrt, grads):
             self.lines.append(_labelled(self._d(name) if self.fmt != "latex"
                                         else f"d{self.f}/d{name}", g))
-        self.data["at"] = {n: v.tolist() for n, v in zip(self.p.names, at)}
+        if self.fmt != "json":  # a list of ten million numbers is a gigabyte
+            return
+        self.data["at"] = {n: _json_value(v) for n, v in zip(self.p.names, at)}
         self.data["value"] = _json_value(value)
         self.data["grad"] = {n: _json_value(g) for n, g in zip(self.p.wrt, grads)}
 
-    def check(self, rows: list) -> bool:
+    def check(self, rows: list[tuple[str, float | str, FDCheck]]) -> bool:
+        """Rows (name, error vs SymPy or why there is none, finite differences); whether
+        the check failed: a mismatch, or a variable that nothing confirmed."""
         failed = False
         self.lines += ["", "check at the --at point (worst relative error):"]
         out = {}
-        for name, sympy_err, fd_err in rows:
-            bad_sympy = sympy_err is not None and not sympy_err <= SYMPY_RTOL
-            bad_fd = fd_err is not None and not fd_err <= FD_RTOL
-            failed |= bad_sympy or bad_fd or (sympy_err is None and fd_err is None)
-            self.lines.append(f"  {name}: symgrad vs SymPy (50 digits) "
-                              f"{_verdict(sympy_err, bad_sympy, SYMBOLIC_LIMIT)}; "
-                              f"vs finite differences {_verdict(fd_err, bad_fd, FD_LIMIT)}")
-            out[name] = {"sympy": sympy_err, "finite_differences": fd_err,
-                         "ok": not (bad_sympy or bad_fd)}
+        for name, versus, fd in rows:
+            compared = not isinstance(versus, str)
+            sympy_ok = compared and versus <= SYMPY_RTOL
+            bad_sympy = compared and not sympy_ok
+            fd_ok = not fd.unreliable and fd.error <= FD_RTOL
+            confirmed = sympy_ok or fd_ok
+            failed |= bad_sympy or fd.mismatch or not confirmed
+            sympy_text = f"{versus:.2e} {'ok' if sympy_ok else 'MISMATCH'}" if compared \
+                else versus
+            fd_text = f"{fd.error:.2e} {'MISMATCH' if fd.mismatch else 'ok'}"
+            if fd.unreliable:
+                fd_text = f"{fd.error:.2e}, unreliable here: {fd.unreliable}" + \
+                    ("; SymPy agrees with symgrad" if sympy_ok else "")
+            if fd.checked < fd.size:
+                fd_text += f" ({fd.checked} of {fd.size} elements, a fixed sample)"
+            line = f"  {name}: symgrad vs SymPy (50 digits) {sympy_text}; " \
+                f"vs finite differences {fd_text}"
+            if not confirmed and not (bad_sympy or fd.mismatch):
+                line += "; nothing confirmed this gradient"
+            self.lines.append(line)
+            out[name] = {"sympy": versus if compared else None,
+                         "sympy_status": ("ok" if sympy_ok else "mismatch") if compared
+                         else versus,
+                         "finite_differences": fd.error,
+                         "finite_differences_status": "mismatch" if fd.mismatch else
+                         f"unreliable: {fd.unreliable}" if fd.unreliable else "ok",
+                         "finite_differences_elements": [fd.checked, fd.size],
+                         "finite_differences_step": FD_STEP,
+                         "ok": not (bad_sympy or fd.mismatch) and confirmed}
         self.data["check"] = out
         return failed
 
     def show(self, what: str, content: Any) -> None:
-        if what == "sympy":
+        if what == "sympy" and not isinstance(content, str):
             text = [f"SymPy's derivative of the traced function (independent of symgrad's "
                     f"adjoint): function = {_sympy_text(content['function'])}"]
             for name, e in content["gradient"].items():
@@ -128,15 +177,9 @@ class Report:
         if self.fmt == "json":
             import json
 
-            print(json.dumps(self.data, indent=2, allow_nan=False))
+            print(json.dumps(_json_safe(self.data), indent=2, allow_nan=False))
         else:
             print("\n".join(self.lines))
-
-
-def _verdict(err: float | None, bad: bool, limit: int) -> str:
-    if err is None:
-        return f"skipped (more than {limit} elements)"
-    return f"{err:.2e} {'MISMATCH' if bad else 'ok'}"
 
 
 def _suffixed(block: str, lhs: str, suffix: str) -> str:
@@ -173,6 +216,18 @@ def _labelled(label: str, value: Any) -> str:
     return f"{label} = {text}" if "\n" not in text else f"{label} =\n{text}"
 
 
+def _json_safe(data: Any) -> Any:
+    """``data`` with every inf, -inf and nan (which JSON lacks) as the strings
+    "inf", "-inf" and "nan", as :func:`_json_value` writes values."""
+    if isinstance(data, float):
+        return data if math.isfinite(data) else str(float(data))
+    if isinstance(data, dict):
+        return {k: _json_safe(v) for k, v in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [_json_safe(v) for v in data]
+    return data
+
+
 def _json_value(value: Any) -> Any:
     """Numbers as JSON numbers; inf, -inf and nan (which JSON lacks) as strings."""
     import numpy as np
@@ -183,6 +238,8 @@ def _json_value(value: Any) -> Any:
     array = np.asarray(value, dtype=float)
     if not array.ndim:
         return number(float(array))
+    if np.all(np.isfinite(array)):  # the usual case, without a Python call per element
+        return array.tolist()
     return np.frompyfunc(number, 1, 1)(array).tolist()
 
 
