@@ -285,10 +285,13 @@ def _load_file(path: str, name: str) -> tuple[Any, tuple[str, ...], str]:
     if spec is None or spec.loader is None:
         raise CLIError(f"cannot import {path}")
     module = importlib.util.module_from_spec(spec)
+    bytecode, sys.dont_write_bytecode = sys.dont_write_bytecode, True  # no __pycache__ there
     try:
         spec.loader.exec_module(module)  # the user's own code, as --help says
     except Exception as e:  # noqa: BLE001
         raise CLIError(f"importing {path} failed: {type(e).__name__}: {e}", 1) from None
+    finally:
+        sys.dont_write_bytecode = bytecode
     fun = getattr(module, name, None)
     if not callable(fun):
         raise CLIError(f"{path} defines no function {name}")
@@ -835,6 +838,7 @@ def run_graph(args: argparse.Namespace) -> int:
     if out.suffix.lstrip(".").lower() not in FORMATS:
         raise CLIError(f"-o {args.output}: the output must end in "
                        f"{', '.join('.' + f for f in FORMATS)}")
+    _check_writable(out, args.output)
     p = problem(args)
     sample = p.zeros()
     graph = _forward(p, sample)
@@ -854,9 +858,24 @@ def run_graph(args: argparse.Namespace) -> int:
     except RenderError as e:
         raise CLIError(str(e), 1) from None
     except OSError as e:
-        raise CLIError(f"cannot write {out}: {e.strerror}", 1) from None
+        raise CLIError(f"cannot write {out}: {e.strerror or e}", 1) from None
     print(f"wrote {out}")
     return 0
+
+
+def _check_writable(out: Any, text: str) -> None:
+    """Refuse an -o path that cannot be written, before anything runs."""
+    import os
+
+    parent = out.parent
+    if out.is_dir():
+        raise CLIError(f"-o {text}: that is a directory; give a file name")
+    if not parent.exists():
+        raise CLIError(f"-o {text}: the directory {parent} does not exist")
+    if not parent.is_dir():
+        raise CLIError(f"-o {text}: {parent} is not a directory")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise CLIError(f"-o {text}: the directory {parent} is not writable")
 
 
 if __name__ == "__main__":
