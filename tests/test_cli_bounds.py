@@ -143,6 +143,34 @@ def test_a_step_that_kills_its_process_is_a_failure_not_a_hang():
     assert outcomes["after"].status == "timeout"
 
 
+def test_without_fork_the_steps_run_here_under_an_alarm(monkeypatch):
+    import multiprocessing
+
+    from symgrad import cli_bounds
+
+    monkeypatch.setattr(multiprocessing, "get_all_start_methods", lambda: ["spawn"])
+    start = time.monotonic()
+    outcomes = cli_bounds.run({"quick": lambda deadline: 42,
+                               "slow": lambda deadline: time.sleep(30),
+                               "late": lambda deadline: 0}, seconds=0.5)
+    assert time.monotonic() - start < 3
+    assert outcomes["quick"].value == 42
+    assert outcomes["slow"].status == outcomes["late"].status == "timeout"
+
+
+def test_a_nested_time_limit_keeps_the_outer_deadline():
+    # simplify's own limit inside a step's: before, leaving the inner one cancelled both
+    from symgrad.sympy_bridge import OutOfTime, time_limit
+
+    start = time.monotonic()
+    with pytest.raises(OutOfTime):
+        with time_limit(0.3):
+            with time_limit(5):
+                pass
+            time.sleep(5)
+    assert time.monotonic() - start < 2
+
+
 def test_show_sympy_over_the_limit_or_after_a_timeout_is_a_sentence(monkeypatch, capsys):
     # before: TypeError: string indices must be integers
     done = symgrad("grad", "sum(x)", "--shape", "x=500", "--show", "sympy", "--format", "text")
