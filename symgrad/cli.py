@@ -214,6 +214,11 @@ def main(argv: list[str] | None = None) -> int:
         return _error(str(e), e.code)
     except KeyboardInterrupt:
         return _error("interrupted", 130)
+    except BrokenPipeError:  # the reader went away (symgrad ... | head): nothing to say
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     except MemoryError:
         return _error("out of memory; try a smaller --shape", 1)
     except RecursionError:

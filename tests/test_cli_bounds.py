@@ -10,8 +10,8 @@ finite differences sample large inputs; every failure is one
 from __future__ import annotations
 
 import json
-import re
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -21,11 +21,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from test_cli import ok, refused, symgrad
 
 import symgrad as sg
 from symgrad.ir import interpret
-
-from test_cli import ok, refused, symgrad
 
 ROOT = str(Path(__file__).parent.parent)  # this checkout, whatever the working directory
 
@@ -381,3 +380,15 @@ def test_a_failed_write_leaves_nothing(tmp_path, monkeypatch, capsys):
     assert capsys.readouterr().err == \
         f"symgrad: error: cannot write {tmp_path / 'g.dot'}: No space left on device\n"
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_reader_that_goes_away_is_not_an_error():
+    # symgrad ... | head: before, the catch-all called BrokenPipeError a bug in symgrad
+    process = subprocess.Popen([sys.executable, "-m", "symgrad", "grad", "x*x", "--shape",
+                                "x=200000", "--at", "x=1", "--gradient", "1", "--format", "json"],
+                               cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True)
+    assert process.stdout.readline() == "{\n"
+    process.stdout.close()
+    assert process.wait(timeout=60) == 1
+    assert process.stderr.read() == ""
