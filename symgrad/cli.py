@@ -7,12 +7,16 @@
 
 Expressions are parsed by :mod:`symgrad.expr` (an allowlist over ``ast``,
 never ``eval``). Exit codes: 0 success; 2 a refused command line or
-expression (one ``symgrad: error:`` line, nothing else done); 1 the function
-cannot be differentiated as asked, or ``--check`` found a mismatch.
+expression, or values that would not fit in memory (one ``symgrad: error:``
+line, nothing else done); 1 the function cannot be differentiated as asked,
+or ``--check`` found a mismatch or could confirm nothing; 130 interrupted.
+Every failure is one ``symgrad: error:`` line.
 
 Startup stays light: this module imports only ``argparse`` until a command
 runs; one-shot values use symgrad's numpy interpreter (``--jit`` compiles
-with Numba), and SymPy is imported only to print formulas or to check.
+with Numba), and SymPy is imported only to print formulas or to check. All
+that SymPy does runs under one budget, ``--sympy-seconds``, in a child process
+(:mod:`symgrad.cli_bounds`).
 """
 
 from __future__ import annotations
