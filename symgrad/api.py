@@ -41,6 +41,7 @@ import numpy as np
 
 from . import pipeline
 from .backend import compile as kernels
+from .backend import fusion
 from .backend.codegen import KernelSource
 from .captured import World, world
 from .core.errors import SCALAR_OUTPUT_ERROR
@@ -278,6 +279,19 @@ class Transformed:
         if flat is not None:
             return flat[0].source(*flat[1], gradient=gradient, **kwargs)
         return self._prepare(_values(args), gradient, kwargs)[0].source.text
+
+    def kernel_bytes(self, *args: Any, gradient: Any = None, **kwargs: Any) -> int:
+        """About the most bytes the compiled kernel of this call holds at once: its
+        inputs and the arrays it makes (values its loops compute where they read them
+        take none). Compiles nothing on ``backend="numpy"``; what the interpreter
+        holds is ``symgrad.core.interpreter.peak_bytes(self.graph(...))``.
+
+            >>> import numpy as np, symgrad as sg
+            >>> f = sg.value_and_grad(lambda x: np.sum(np.sin(x)), backend="numpy")
+            >>> f.kernel_bytes(np.ones(1000))  # x, the gradient cos(x), the sum
+            16008
+        """
+        return fusion.kernel_bytes(self.graph(*args, gradient=gradient, **kwargs))
 
     def expressions(self, *args: Any, gradient: Any = None, seconds: float = 2.0) -> Any:
         """The derived gradient as SymPy expressions, shaped like the gradient itself.
@@ -531,6 +545,9 @@ class _Bound:
 
     def source(self, *args: Any, **kwargs: Any) -> str:
         return self.transformed.source(self.obj, *args, **kwargs)
+
+    def kernel_bytes(self, *args: Any, **kwargs: Any) -> int:
+        return self.transformed.kernel_bytes(self.obj, *args, **kwargs)
 
     def expressions(self, *args: Any, **kwargs: Any) -> Any:
         return self.transformed.expressions(self.obj, *args, **kwargs)

@@ -82,9 +82,55 @@ def _exact_array(value: np.ndarray) -> np.ndarray:
     return out
 
 
+#: the most decimal digits a number in an expression may have: SymPy computes powers
+#: of numbers exactly (``(10**1000)**5`` has 5001 digits), in C, for as long as that
+#: takes, and Python prints at most 4300 digits (``sys.get_int_max_str_digits``)
+MAX_DIGITS = 4000
+
+
+class TooLarge(ValueError):
+    """A number in the expression would have more than :data:`MAX_DIGITS` digits."""
+
+
+def _digits(number: Any) -> float:
+    """About how many decimal digits the numerator or denominator of ``number`` has
+    (0 for what is not a rational number)."""
+    if not isinstance(number, sp.Rational):
+        return 0.0
+    return max(abs(number.p).bit_length(), number.q.bit_length()) * math.log10(2)
+
+
+def _bounded(value: Any) -> Any:
+    """``value``, unless its numeric coefficient is longer than :data:`MAX_DIGITS`."""
+    if isinstance(value, sp.Expr):
+        digits = _digits(value.as_coeff_Mul()[0])
+        if digits > MAX_DIGITS:
+            raise TooLarge(f"a number in the formula would have about {digits:.0f} digits "
+                           f"(at most {MAX_DIGITS} are built)")
+    return value
+
+
+def _elementwise(prim: Primitive, args: tuple) -> Any:
+    # SymPy multiplies out c**n, or (c*x)**n, before anyone can stop it (the bridge
+    # imports core only: the primitive by its registered name, which is unique)
+    if prim.name == "pow":
+        base, exponent = args
+        if isinstance(base, sp.Expr) and isinstance(exponent, sp.Rational):
+            digits = _digits(base.as_coeff_Mul()[0]) * abs(float(exponent))
+            if digits > MAX_DIGITS:
+                raise TooLarge(f"a number in the formula would have about {digits:.0f} digits "
+                               f"(a power of {_short(base)}; at most {MAX_DIGITS} are built)")
+    return _bounded(prim.sympy(sp, *args))
+
+
+def _short(e: Any) -> str:
+    text = sp.sstr(e) if _digits(e) < 60 else f"a number of {_digits(e):.0f} digits"
+    return text if len(text) < 60 else text[:57] + "..."
+
+
 def _apply(prim: Primitive, args: list[Any], params: dict[str, Any]) -> Any:
     if prim.kind == "elementwise":
-        return np.frompyfunc(lambda *a: prim.sympy(sp, *a), len(args), 1)(*args)
+        return np.frompyfunc(lambda *a: _elementwise(prim, a), len(args), 1)(*args)
     if prim.kind == "reduction":
         return _reduce(prim, np.asarray(args[0], dtype=object), params["axes"])
     if prim.kind == "structural":
@@ -105,7 +151,7 @@ def _reduce(prim: Primitive, x: np.ndarray, axes: tuple[int, ...]) -> Any:
     rows = np.transpose(x, kept + list(axes)).reshape([x.shape[i] for i in kept] + [n])
     out = np.empty(rows.shape[:-1], dtype=object)
     for idx in np.ndindex(*out.shape):
-        out[idx] = prim.sympy(sp, list(rows[idx]))
+        out[idx] = _bounded(prim.sympy(sp, list(rows[idx])))
     return out[()] if out.ndim == 0 else out
 
 
@@ -239,22 +285,28 @@ def _can_time() -> bool:
 def time_limit(seconds: float) -> Iterator[None]:
     """Raise :class:`OutOfTime` in the block after ``seconds``: SymPy has no timeouts
     of its own. Uses ``SIGALRM``, so it limits only the main thread of a Unix
-    process; elsewhere the block runs unlimited. Not reentrant."""
+    process; elsewhere the block runs unlimited. Nested limits keep the outer
+    one's deadline (an inner block ends at the earlier of the two)."""
     if not _can_time():
         yield
         return
     import signal
+    import time
 
     def out_of_time(signum: int, frame: Any) -> None:
         raise OutOfTime
 
+    outer = signal.getitimer(signal.ITIMER_REAL)[0]  # 0.0: no limit around this one
+    start = time.monotonic()
     previous = signal.signal(signal.SIGALRM, out_of_time)
-    signal.setitimer(signal.ITIMER_REAL, max(seconds, 1e-3))
+    signal.setitimer(signal.ITIMER_REAL, max(min(seconds, outer or seconds), 1e-3))
     try:
         yield
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+        if outer:  # the outer limit goes on (and fires at once if it was this one's)
+            signal.setitimer(signal.ITIMER_REAL, max(outer - (time.monotonic() - start), 1e-3))
 
 
 def nice_numbers(expr: Any, max_denominator: int = 10**6) -> Any:
@@ -399,4 +451,4 @@ def element_pattern(exprs: Any, symbols: dict[str, Any]) -> Any:
 
 __all__ = ["to_sympy", "gradient_expressions", "evaluate", "element_symbols", "input_symbols",
            "exact", "simplify", "simplify_all", "adjoint_expressions", "element_pattern",
-           "index_symbols", "nice_numbers", "time_limit", "OutOfTime"]
+           "index_symbols", "nice_numbers", "time_limit", "OutOfTime", "TooLarge", "MAX_DIGITS"]

@@ -268,33 +268,54 @@ def _sympy_gradient(f: Callable, values: list[Any], names: list[str], wrt: tuple
 
 
 def finite_differences(f: Callable, values: Sequence[Any], i: int, gradient: Any = None,
-                       eps: float = 1e-6) -> np.ndarray:
+                       eps: float = 1e-6, *, elements: Any = None, steps: Any = None,
+                       ends: bool = False) -> Any:
     """Central differences of ``sum(f(*values) * gradient)`` in argument ``i``, with
-    step ``h = eps * max(1, |x|)`` per element ``x``; nan where ``f`` is nan at ``x ± h``.
+    step ``h = eps * max(1, |x|)`` per element ``x``; nan where ``f`` is nan at ``x ± h``
+    (or the same infinity at both).
+
+    ``elements`` (flat indices into argument ``i``) differences only those elements,
+    and the result is then flat, one per index; ``steps`` (one per element
+    differenced) replaces ``h``. With ``ends=True`` the result is a triple: the
+    differences, and the sums at ``x + h`` and at ``x - h``, from which a caller
+    tells where ``f`` itself is nan or estimates the rounding error (``symgrad grad
+    --check`` does both).
 
         >>> import numpy as np
         >>> finite_differences(lambda x: np.sum(x ** 2), [np.array([1.0, 3.0])], 0).round(6)
         array([2., 6.])
         >>> finite_differences(np.sqrt, [0.0], 0)
         array(nan)
+        >>> finite_differences(lambda x: np.sum(x ** 2), [np.arange(5.0)], 0, elements=[4],
+        ...                    steps=[0.5])
+        array([8.])
     """
     ct = 1.0 if gradient is None else np.asarray(gradient, dtype=float)
-
-    def loss(x: np.ndarray) -> float:
-        call = list(values)
-        call[i] = x if x.ndim else float(x)
-        with np.errstate(all="ignore"):
-            return float(np.sum(np.asarray(f(*call), dtype=float) * ct))
-
     x = np.array(values[i], dtype=float)
-    out = np.zeros_like(x)
-    for idx in np.ndindex(*x.shape):
-        step = eps * max(1.0, abs(float(x[idx])))
-        up, down = x.copy(), x.copy()
-        up[idx] += step
-        down[idx] -= step
-        out[idx] = (loss(up) - loss(down)) / (2 * step)
-    return out
+    flat = x.ravel()
+    picked = np.arange(x.size) if elements is None else np.asarray(elements, dtype=int)
+    h = eps * np.fmax(1.0, np.abs(flat[picked])) if steps is None else \
+        np.asarray(steps, dtype=float)
+    moved = x.copy()  # one element moved at a time, and put back
+    call = list(values)
+
+    def loss() -> float:
+        # a copy, as f may write to its argument; a scalar as np.float64 (a float)
+        call[i] = moved.copy() if moved.ndim else moved[()]
+        return float(np.sum(np.asarray(f(*call), dtype=float) * ct))
+
+    out, up, down = (np.empty(len(picked)) for _ in range(3))
+    with np.errstate(all="ignore"):  # at inf or nan: a nan, not a RuntimeWarning
+        for j, (k, step) in enumerate(zip(picked, h)):
+            moved.flat[k] = flat[k] + step
+            up[j] = loss()
+            moved.flat[k] = flat[k] - step
+            down[j] = loss()
+            moved.flat[k] = flat[k]
+            out[j] = (up[j] - down[j]) / (2 * step)
+    if elements is None:
+        out, up, down = (a.reshape(x.shape) for a in (out, up, down))
+    return (out, up, down) if ends else out
 
 
 __all__ = ["check_grad", "relative_error", "finite_differences", "GradReport",

@@ -33,7 +33,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..core.ir import Atom, Eqn, Graph, Primitive, Var
+import numpy as np
+
+from ..core.ir import Atom, Eqn, Graph, Primitive, Var, eqn_vars
 
 #: at most this many equations are computed again for one operand
 RECOMPUTE_BUDGET = 12
@@ -179,3 +181,14 @@ def plan(graph: Graph) -> Plan:
     if loop is not None:
         items.append(loop)
     return Plan(items, arrays, producer)
+
+
+def kernel_bytes(graph: Graph) -> int:
+    """About the most bytes a kernel of ``graph`` holds at once: its inputs and the
+    arrays its plan makes (:attr:`Plan.arrays`); values a loop computes where it
+    reads them take none. The numpy interpreter's counterpart is
+    :func:`symgrad.core.interpreter.peak_bytes`."""
+    made = plan(graph).arrays
+    inputs = {id(v) for v in graph.inputs}
+    return sum(v.aval.size * np.dtype(v.aval.dtype).itemsize for v in eqn_vars(graph)
+               if id(v) in made or id(v) in inputs)

@@ -7,12 +7,17 @@
 
 Expressions are parsed by :mod:`symgrad.cli.expr` (an allowlist over ``ast``,
 never ``eval``). Exit codes: 0 success; 2 a refused command line or
-expression (one ``symgrad: error:`` line, nothing else done); 1 the function
-cannot be differentiated as asked, or ``--check`` found a mismatch.
+expression, or values that would not fit in memory (one ``symgrad: error:``
+line, nothing else done); 1 the function cannot be differentiated as asked,
+or ``--check`` found a mismatch or could confirm nothing; 130 interrupted.
+Every failure is one ``symgrad: error:`` line.
 
 Startup stays light: this module imports only ``argparse`` until a command
 runs; one-shot values use symgrad's numpy interpreter (``--jit`` compiles
-with Numba), and SymPy is imported only to print formulas or to check.
+with Numba), and SymPy is imported only to print formulas or to check. All
+that SymPy does runs under one budget, ``--sympy-seconds``, in a child process
+(:mod:`.symbolic` asks, :mod:`.bounds` runs); ``--check``'s comparisons and their
+one verdict are :mod:`.checks`, what is printed :mod:`.report`.
 """
 
 from __future__ import annotations
@@ -22,17 +27,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
-from .limits import (
-    FD_FLOOR,
-    FD_LIMIT,
-    MAX_ELEMENTS,
-    SYMBOLIC_LIMIT,
-    SYMPY_FLOOR,
-)
-
-#: seconds SymPy may spend building the formulas (or the --check oracle) of one call,
-#: before simplification, which has its own budget
-FORMULA_SECONDS = 10.0
+from .limits import MAX_ELEMENTS, SYMPY_SECONDS
 
 EPILOG_GRAD = """\
 TARGET is either a math expression in Python syntax over named variables,
@@ -56,9 +51,19 @@ of the traced function (50 digits) and with central finite differences, and
 prints the relative error max |a - b| / max(max |b|, floor) of each comparison
 (symgrad.testing.relative_error: infinities match infinities of the same sign,
 SymPy's complex infinity zoo, as sqrt'(0) = 1/0, either sign; nan only nan).
-Finite differences leave out elements where the function is nan at x +- h.
-exit codes: 0 ok; 1 cannot differentiate as asked, or --check mismatch;
-2 refused command line or expression."""
+Finite differences check every element up to 2000, above that a fixed sample,
+and leave out elements where the function is nan at x +- h; where their own
+error (estimated with a step half as long) exceeds the tolerance they are
+reported as unreliable there, not as a mismatch. A variable that neither
+comparison confirmed is NOT CHECKED.
+
+SymPy's work (simplifying and printing formulas, --check's SymPy side,
+--show sympy) shares one budget of --sympy-seconds (default 5 s); past it the
+values are printed without what SymPy did not finish, and the output says so.
+A TARGET that starts with '-' ("-x*x") is read as the TARGET.
+exit codes: 0 ok; 1 cannot differentiate as asked, --check found a mismatch
+or could confirm nothing (NOT CHECKED); 2 refused command line or expression
+(or more memory than is available); 130 interrupted."""
 
 
 class CLIError(Exception):
@@ -113,6 +118,9 @@ def build_parser() -> argparse.ArgumentParser:
     grad.add_argument("--jit", action="store_true",
                       help="compute values with the compiled Numba kernel (default: the "
                            "numpy interpreter, which starts faster)")
+    grad.add_argument("--sympy-seconds", type=_seconds, default=None, metavar="S",
+                      help=f"seconds SymPy may take in all: formulas, --check's SymPy side, "
+                           f"--show sympy (default: {SYMPY_SECONDS:g})")
 
     graph = commands.add_parser(
         "graph", help="draw the computational graph (svg, png, pdf or dot)",
@@ -128,9 +136,57 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _seconds(text: str) -> float:
+    import math
+
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0 < value < 10**6:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds above 0")
+    return value
+
+
+#: the options of grad and graph that take a value (so that a value is not a TARGET)
+TAKES_VALUE = ("--wrt", "--shape", "--at", "--gradient", "--format", "--show",
+               "--sympy-seconds", "-o", "--output")
+
+
+def _protect_target(argv: list[str]) -> tuple[list[str], str | None]:
+    """argv with a TARGET that starts with '-' ("-x*x") marked so that argparse
+    reads it as the positional it is, and that TARGET (or None).
+
+    argparse takes every argument that starts with '-' for an option, except
+    negative numbers and arguments with a space: the mark is a trailing space,
+    which the expression parser ignores and :func:`main` removes again."""
+    if not argv or argv[0] not in ("grad", "graph"):
+        return argv, None
+    out = list(argv)
+    i = 1
+    while i < len(out):
+        token = out[i]
+        if token == "--" or not token.startswith("-") or token == "-":
+            return out, None  # the TARGET is plain (or after --): nothing to do
+        if token in TAKES_VALUE or (token.startswith("--") and "=" not in token and any(
+                o.startswith(token) for o in TAKES_VALUE)):  # argparse takes prefixes too
+            i += 2
+            continue
+        known = token.startswith("--") or token == "-h" or (
+            argv[0] == "graph" and token.startswith("-o"))
+        if not known:
+            out[i] = token + " "
+            return out, token
+        i += 1
+    return out, None
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
+    argv, dashed = _protect_target(sys.argv[1:] if argv is None else list(argv))
     args = parser.parse_args(argv)
+    if dashed is not None and getattr(args, "target", None) == dashed + " ":
+        args.target = dashed
     if args.version:
         from ..core.version import __version__
 
@@ -142,9 +198,30 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return run_grad(args) if args.command == "grad" else run_graph(args)
     except CLIError as e:
-        message = " ".join(str(e).split())
-        print(f"symgrad: error: {message}", file=sys.stderr)
-        return e.code
+        return _error(str(e), e.code)
+    except KeyboardInterrupt:
+        return _error("interrupted", 130)
+    except BrokenPipeError:  # the reader went away (symgrad ... | head): nothing to say
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+    except MemoryError:
+        return _error("out of memory; try a smaller --shape", 1)
+    except RecursionError:
+        return _error("the function nests too deeply to trace or print", 1)
+    except Exception as e:  # noqa: BLE001  a bug in symgrad: still one line, and what to do
+        from .bounds import describe
+
+        return _error(f"unexpected {describe(e)}; this is a bug in symgrad: please report it "
+                      "with the command line", 1)
+
+
+def _error(message: str, code: int) -> int:
+    """Print the one ``symgrad: error:`` line; the exit status."""
+    message = " ".join(message.split())
+    print(f"symgrad: error: {message}", file=sys.stderr)
+    return code
 
 
 # ---------------------------------------------------------------------------
@@ -202,10 +279,13 @@ def _load_file(path: str, name: str) -> tuple[Any, tuple[str, ...], str, str]:
     if spec is None or spec.loader is None:
         raise CLIError(f"cannot import {path}")
     module = importlib.util.module_from_spec(spec)
+    bytecode, sys.dont_write_bytecode = sys.dont_write_bytecode, True  # no __pycache__ there
     try:
         spec.loader.exec_module(module)  # the user's own code, as --help says
     except Exception as e:  # noqa: BLE001
         raise CLIError(f"importing {path} failed: {type(e).__name__}: {e}", 1) from None
+    finally:
+        sys.dont_write_bytecode = bytecode
     fun = getattr(module, name, None)
     if not callable(fun):
         raise CLIError(f"{path} defines no function {name}")
@@ -326,17 +406,7 @@ def _forward(p: Problem, args: list[Any]) -> Any:
     return graph
 
 
-def _too_symbolic(p: Problem, graph: Any) -> str | None:
-    """Why formulas are left out (too many elements for SymPy), or None."""
-    sizes = [v.aval.size for v in graph.inputs] + [e.out.aval.size for e in graph.eqns]
-    if max(sizes, default=0) <= SYMBOLIC_LIMIT:
-        return None
-    return (f"a value of the function has {max(sizes)} elements; formulas are derived for "
-            f"at most {SYMBOLIC_LIMIT}")
-
-
 def run_grad(args: argparse.Namespace) -> int:
-
     import numpy as np
 
     from ..api import value_and_grad
@@ -362,19 +432,42 @@ def run_grad(args: argparse.Namespace) -> int:
                        "--gradient V1,... (the output's shape, or one value) to differentiate "
                        "sum(output * gradient)", 1)
     g = value_and_grad(p.fun, argnums=p.argnums, backend="numba" if args.jit else "numpy")
+    from .checks import fd_check, sympy_check
     from .report import Report
+    from .symbolic import run_sympy
 
     report = Report(p, args.format, cotangent)
-    report.formulas(_formulas(p, g, graph, sample, cotangent))
+    value = grads = None
+    fd: list[Any] = []
     if at is not None:
+        _refuse_what_would_not_fit(p, g, at, cotangent, args.jit)
         value, grads = _call(g, at, cotangent)
+        if args.check:
+            fd = [fd_check(p, at, k, grads[k], cotangent) for k in range(len(p.wrt))]
+    seconds = SYMPY_SECONDS if args.sympy_seconds is None else args.sympy_seconds
+    sympy = run_sympy(p, g, graph, sample, at, cotangent, args.check, "sympy" in args.show,
+                      report, seconds)
+    if sympy.get("formulas") is not None:
+        report.add(sympy.get("formulas"))
+    else:
+        report.formulas({n: ("omitted", sympy.why("formulas")) for n in p.wrt})
+    if at is not None:
         report.values(at, value, grads)
     failed = False
     if args.check:
-        assert at is not None
-        failed = report.check(_check(p, graph, at, grads, cotangent))
+        assert grads is not None
+        oracle = sympy.get("check")  # per variable: SymPy's values, and where they are zoo
+        why = "" if oracle is not None else sympy.why("check")
+        failed = report.check([
+            (name, sympy_check(grads[k], None if oracle is None else oracle[k], why), fd[k])
+            for k, name in enumerate(p.wrt)])
     for what in args.show:
-        report.show(what, _shown(what, p, g, graph, sample, cotangent))
+        if what != "sympy":
+            report.show(what, _shown(what, g, graph, sample, cotangent))
+        elif sympy.get("sympy") is not None:
+            report.add(sympy.get("sympy"))
+        else:
+            report.show("sympy", f"omitted: {sympy.why('sympy')}")
     report.emit()
     return 1 if failed else 0
 
@@ -386,101 +479,24 @@ def _call(g: Any, at: list[Any], cotangent: Any) -> tuple[Any, tuple]:
         raise CLIError(f"{type(e).__name__}: {e}", 1) from None
 
 
-def _formulas(p: Problem, g: Any, graph: Any, sample: list[Any],
-              cotangent: Any) -> dict[str, Any]:
-    """Per wrt variable: ("pattern", expr) or ("elements", array) or ("omitted", reason)."""
-    import numpy as np
+def _refuse_what_would_not_fit(p: Problem, g: Any, at: list[Any], cotangent: Any,
+                               jit: bool) -> None:
+    """A CLIError where the values at ``at`` would not fit in memory (see
+    :func:`symgrad.cli.bounds.memory_refusal`)."""
+    from .bounds import memory_refusal
 
-    reason = _too_symbolic(p, graph)
-    if reason:
-        return {n: ("omitted", reason) for n in p.wrt}
-    from ..core.ir import Printer
-    from ..sympy_bridge import (
-        OutOfTime,
-        element_pattern,
-        input_symbols,
-        simplify,
-        simplify_all,
-        time_limit,
-    )
-
-    # named as the IR names them (a variable called np or l is printed np_1, l_1)
-    printer = Printer(graph)
-    symbols = {printer.name(v): s for v, s in zip(graph.inputs, input_symbols(graph))}
     try:
-        with time_limit(FORMULA_SECONDS):
-            exprs = g.expressions(*sample, gradient=cotangent, seconds=0)  # simplified below
-            patterns = [element_pattern(e, symbols) if np.ndim(e) else None for e in exprs]
-    except OutOfTime:
-        reason = f"building them took longer than {FORMULA_SECONDS:g} s"
-        return {n: ("omitted", reason) for n in p.wrt}
-    result: dict[str, Any] = {}
-    for name, e, pattern in zip(p.wrt, exprs, patterns):
-        if np.ndim(e) == 0:
-            result[name] = ("pattern", simplify(e))
-        elif pattern is not None:
-            result[name] = ("pattern", simplify(pattern))
-        else:
-            result[name] = ("elements", simplify_all(e))
-    return result
+        why = memory_refusal(p.shapes, g, at, cotangent, jit)
+    except Exception as e:  # noqa: BLE001  as _call would say it
+        raise CLIError(f"{type(e).__name__}: {e}", 1) from None
+    if why:
+        raise CLIError(why)
 
 
-def _check(p: Problem, graph: Any, at: list[Any], grads: tuple, cotangent: Any) -> list:
-    """Per wrt variable: (name, vs SymPy, vs finite differences), each comparison
-    (worst relative error, a note on elements left out) or (None, why it was skipped)."""
-    import numpy as np
-
-    from ..testing import NAN_AT_STEP, finite_differences, relative_error
-
-    oracle: list[Any] = [None] * len(p.wrt)
-    no_sympy = f"more than {SYMBOLIC_LIMIT} elements"
-    if not _too_symbolic(p, graph):
-        from ..sympy_bridge import OutOfTime, evaluate, gradient_expressions, time_limit
-
-        try:
-            with time_limit(FORMULA_SECONDS):
-                exprs = gradient_expressions(graph, cotangent, p.argnums)
-                oracle = [evaluate(e, graph, at, with_zoo=True) for e in exprs]
-        except OutOfTime:  # no SymPy comparison; finite differences still run
-            no_sympy = f"SymPy took longer than {FORMULA_SECONDS:g} s"
-    rows = []
-    for k, name in enumerate(p.wrt):
-        sympy: tuple[float | None, str] = (None, no_sympy)
-        if oracle[k] is not None:
-            want, zoo = oracle[k]
-            sympy = (relative_error(grads[k], want, SYMPY_FLOOR, either_sign=zoo), "")
-        fd: tuple[float | None, str] = (None, f"more than {FD_LIMIT} elements")
-        size = int(np.prod(p.shapes[name]))
-        if size <= FD_LIMIT:
-            estimate = finite_differences(p.fun, at, p.argnums[k], cotangent)
-            defined = ~np.isnan(estimate)
-            left_out = size - int(np.count_nonzero(defined))
-            fd = (None, NAN_AT_STEP) if left_out == size else (
-                relative_error(grads[k], estimate, FD_FLOOR, where=defined),
-                f"{left_out} of {size} elements left out: {NAN_AT_STEP}" if left_out else "")
-        rows.append((name, sympy, fd))
-    return rows
-
-
-def _shown(what: str, p: Problem, g: Any, graph: Any, sample: list[Any], cotangent: Any) -> Any:
+def _shown(what: str, g: Any, graph: Any, sample: list[Any], cotangent: Any) -> str:
     if what == "ir":
         return f"{graph}\n{g.graph(*sample, gradient=cotangent)}"
-    if what == "code":
-        return g.source(*sample, gradient=cotangent)
-
-    reason = _too_symbolic(p, graph)
-    if reason:
-        return f"omitted: {reason}"
-    from ..sympy_bridge import OutOfTime, gradient_expressions, simplify_all, time_limit, to_sympy
-
-    try:
-        with time_limit(FORMULA_SECONDS):
-            exprs = gradient_expressions(graph, cotangent, p.argnums)
-            function = to_sympy(graph)[0]
-    except OutOfTime:
-        return f"omitted: building the formulas took longer than {FORMULA_SECONDS:g} s"
-    return {"function": function,
-            "gradient": {n: simplify_all(e) for n, e in zip(p.wrt, exprs)}}
+    return g.source(*sample, gradient=cotangent)
 
 
 # ---------------------------------------------------------------------------
@@ -498,6 +514,7 @@ def run_graph(args: argparse.Namespace) -> int:
     if out.suffix.lstrip(".").lower() not in FORMATS:
         raise CLIError(f"-o {args.output}: the output must end in "
                        f"{', '.join('.' + f for f in FORMATS)}")
+    _check_writable(out, args.output)
     p = problem(args)
     sample = p.zeros()
     graph = _forward(p, sample)
@@ -517,9 +534,24 @@ def run_graph(args: argparse.Namespace) -> int:
     except RenderError as e:
         raise CLIError(str(e), 1) from None
     except OSError as e:
-        raise CLIError(f"cannot write {out}: {e.strerror}", 1) from None
+        raise CLIError(f"cannot write {out}: {e.strerror or e}", 1) from None
     print(f"wrote {out}")
     return 0
+
+
+def _check_writable(out: Any, text: str) -> None:
+    """Refuse an -o path that cannot be written, before anything runs."""
+    import os
+
+    parent = out.parent
+    if out.is_dir():
+        raise CLIError(f"-o {text}: that is a directory; give a file name")
+    if not parent.exists():
+        raise CLIError(f"-o {text}: the directory {parent} does not exist")
+    if not parent.is_dir():
+        raise CLIError(f"-o {text}: {parent} is not a directory")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise CLIError(f"-o {text}: the directory {parent} is not writable")
 
 
 if __name__ == "__main__":

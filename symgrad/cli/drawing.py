@@ -20,6 +20,7 @@ extra), which runs Graphviz's ``dot`` program.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -111,13 +112,17 @@ def to_dot(forward: Graph, wrt: set[int], adjoint: Graph | None = None,
 
 
 def render(dot: str, path: Path) -> None:
-    """Write ``dot`` to ``path`` as DOT text or, by suffix, rendered by Graphviz."""
+    """Write ``dot`` to ``path`` as DOT text or, by suffix, rendered by Graphviz.
+
+    The file appears whole or not at all: the bytes go to a temporary file
+    beside it, renamed over ``path`` once written (and removed if writing fails).
+    """
     fmt = path.suffix.lstrip(".").lower()
     if fmt not in FORMATS:
         raise ValueError(f"cannot write {path.name}: the output must end in "
                          f"{', '.join('.' + f for f in FORMATS)}")
     if fmt == "dot":
-        path.write_text(dot)
+        write_whole(path, dot.encode())
         return
     try:
         import graphviz
@@ -130,7 +135,34 @@ def render(dot: str, path: Path) -> None:
     except graphviz.ExecutableNotFound:
         raise RenderError(f"writing .{fmt} needs Graphviz's dot program on PATH "
                           "(e.g. apt install graphviz); or write a .dot file") from None
-    path.write_bytes(data)
+    write_whole(path, data)
 
 
-__all__ = ["to_dot", "render", "RenderError", "FORMATS"]
+def write_whole(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file in the same directory, so
+    that a failed write leaves neither a partial ``path`` nor the temporary file."""
+    import os
+    import tempfile
+
+    fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp",
+                                     dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as file:
+            file.write(data)
+        os.chmod(temporary, 0o666 & ~_umask())  # as open() would have made it
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+
+
+def _umask() -> int:
+    import os
+
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+__all__ = ["to_dot", "render", "write_whole", "RenderError", "FORMATS"]

@@ -4,12 +4,16 @@ latex or json (see :mod:`symgrad.cli.command`)."""
 
 from __future__ import annotations
 
+import copy
+import math
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from .limits import FD_RTOL, LISTED_ELEMENTS, SYMPY_RTOL
+from .limits import FD_STEP, LISTED_ELEMENTS
 
 if TYPE_CHECKING:
+    from .checks import FDCheck, SymPyCheck
     from .command import Problem
 
 
@@ -50,20 +54,39 @@ class Report:
                              use_unicode=self.unicode)
         return f"{lhs} = {sp.sstr(expr)}"
 
+    def section(self, render: Callable[[Report], None]) -> tuple[list[str], dict[str, Any]]:
+        """The lines and data that ``render`` adds to a blank copy of this report. The
+        SymPy process renders formulas so, for this report to :meth:`add`."""
+        blank = copy.copy(self)
+        blank.lines, blank.data = [], {}
+        render(blank)
+        return blank.lines, blank.data
+
+    def add(self, section: tuple[list[str], dict[str, Any]]) -> None:
+        """Add what :meth:`section` rendered."""
+        lines, data = section
+        self.lines += lines
+        for key, value in data.items():
+            if isinstance(value, dict) and isinstance(self.data.get(key), dict):
+                self.data[key].update(value)
+            else:
+                self.data[key] = value
+
     def formulas(self, formulas: dict[str, Any]) -> None:
         import numpy as np
-        import sympy as sp
-
-        from ..sympy_bridge import index_symbols
 
         out: dict[str, Any] = {}
         self.lines.append("")
         for name, (kind, value) in formulas.items():
             shape = self.p.shapes[name]
             if kind == "omitted":
-                self.lines.append(f"{self._d(name)}: {value}")
+                self.lines.append(f"{self._d(name)}: formulas omitted: {value}")
                 out[name] = {"omitted": value}
                 continue
+            import sympy as sp
+
+            from ..sympy_bridge import index_symbols
+
             letters = [str(s) for s in index_symbols(len(shape))]
             entry: dict[str, Any] = {"pattern": None, "pattern_srepr": None,
                                      "index": letters, "elements": []}
@@ -75,13 +98,16 @@ class Report:
                 self.lines.append(_suffixed(self._equation(lhs, value), lhs,
                                             f"    for {where}" if shape else ""))
             else:
+                printed: dict[Any, tuple[str, str]] = {}  # elements often repeat a formula
                 for n, idx in enumerate(np.ndindex(*shape)):
                     if n == LISTED_ELEMENTS:
                         self.lines.append(f"... {value.size - n} more elements "
                                           "(--format json lists all)")
                     e = value[idx]
-                    entry["elements"].append({"index": list(idx), "expr": sp.sstr(e),
-                                              "srepr": sp.srepr(e)})
+                    if e not in printed:
+                        printed[e] = sp.sstr(e), sp.srepr(e)
+                    text, srepr = printed[e]
+                    entry["elements"].append({"index": list(idx), "expr": text, "srepr": srepr})
                     if n < LISTED_ELEMENTS:
                         sep = "," if self.fmt == "latex" else ", "
                         self.lines.append(self._equation(
@@ -95,35 +121,43 @@ class Report:
         for name, g in zip(self.p.wrt, grads):
             self.lines.append(_labelled(self._d(name) if self.fmt != "latex"
                                         else f"d{self.f}/d{name}", g))
-        self.data["at"] = {n: v.tolist() for n, v in zip(self.p.names, at)}
+        if self.fmt != "json":  # a list of ten million numbers is a gigabyte
+            return
+        self.data["at"] = {n: _json_value(v) for n, v in zip(self.p.names, at)}
         self.data["value"] = _json_value(value)
         self.data["grad"] = {n: _json_value(g) for n, g in zip(self.p.wrt, grads)}
 
-    def check(self, rows: list) -> bool:
-        """Print the rows of ``cli._check``; whether a comparison failed, or none was made."""
+    def check(self, rows: list[tuple[str, SymPyCheck, FDCheck]]) -> bool:
+        """Rows (name, vs SymPy, vs finite differences) of :mod:`.checks`; whether the
+        check failed: a mismatch, or a variable that nothing confirmed (NOT CHECKED),
+        by :func:`.checks.verdict`."""
+        from .checks import verdict
+
         failed = False
         self.lines += ["", "check at the --at point (worst relative error):"]
         out = {}
-        for name, (sympy_err, sympy_note), (fd_err, fd_note) in rows:
-            bad_sympy = sympy_err is not None and not sympy_err <= SYMPY_RTOL
-            bad_fd = fd_err is not None and not fd_err <= FD_RTOL
-            unchecked = sympy_err is None and fd_err is None
-            failed |= bad_sympy or bad_fd or unchecked
-            self.lines.append(f"  {name}: symgrad vs SymPy (50 digits) "
-                              f"{_verdict(sympy_err, bad_sympy, sympy_note)}; "
-                              f"vs finite differences {_verdict(fd_err, bad_fd, fd_note)}"
-                              + ("; NOT CHECKED" if unchecked else ""))
-            out[name] = {"sympy": sympy_err, "finite_differences": fd_err,
-                         "ok": not (bad_sympy or bad_fd or unchecked)}
-            notes = {k: v for k, v in (("sympy", sympy_note), ("finite_differences", fd_note))
-                     if v}
-            if notes:
-                out[name]["notes"] = notes
+        for name, sympy, fd in rows:
+            said = verdict(sympy, fd)
+            failed |= said != "ok"
+            line = f"  {name}: symgrad vs SymPy (50 digits) {_sympy_verdict(sympy)}; " \
+                f"vs finite differences {_fd_verdict(fd, sympy)}"
+            if said == "NOT CHECKED":
+                line += "; NOT CHECKED: nothing confirmed this gradient"
+            self.lines.append(line)
+            out[name] = {"sympy": sympy.error, "sympy_status": sympy.status,
+                         "finite_differences": fd.error,
+                         "finite_differences_status": fd.status,
+                         "finite_differences_elements": [fd.checked - fd.left_out, fd.size],
+                         "finite_differences_step": FD_STEP,
+                         "verdict": said,
+                         "ok": said == "ok"}
+            if fd.left_out and fd.error is not None:
+                out[name]["notes"] = {"finite_differences": _left_out(fd)}
         self.data["check"] = out
         return failed
 
     def show(self, what: str, content: Any) -> None:
-        if what == "sympy":
+        if what == "sympy" and not isinstance(content, str):
             text = [f"SymPy's derivative of the traced function (independent of symgrad's "
                     f"adjoint): function = {_sympy_text(content['function'])}"]
             for name, e in content["gradient"].items():
@@ -140,17 +174,37 @@ class Report:
         if self.fmt == "json":
             import json
 
-            print(json.dumps(self.data, indent=2, allow_nan=False))
+            print(json.dumps(_json_safe(self.data), indent=2, allow_nan=False))
         else:
             print("\n".join(self.lines))
 
 
-def _verdict(err: float | None, bad: bool, note: str) -> str:
-    """``1.23e-11 ok``, with the note in parentheses; ``skipped (note)`` without an error."""
-    if err is None:
-        return f"skipped ({note})"
-    text = f"{err:.2e} {'MISMATCH' if bad else 'ok'}"
-    return f"{text} ({note})" if note else text
+def _sympy_verdict(c: SymPyCheck) -> str:
+    """``0.00e+00 ok``, ``1.00e-03 MISMATCH`` or ``not compared, why``."""
+    if c.error is None:
+        return f"not compared, {c.why_not}"
+    return f"{c.error:.2e} {'ok' if c.ok else 'MISMATCH'}"
+
+
+def _fd_verdict(c: FDCheck, sympy: SymPyCheck) -> str:
+    """As :func:`_sympy_verdict`, or ``1.49e-01, unreliable here: why``; then which
+    elements were compared, where not all."""
+    if c.error is None:
+        return f"not compared, {c.why_not}"
+    text = f"{c.error:.2e} {'ok' if c.ok else 'MISMATCH'}"
+    if c.unreliable:
+        text = f"{c.error:.2e}, unreliable here: {c.unreliable}" + \
+            ("; SymPy agrees with symgrad" if sympy.ok else "")
+    notes = [f"{c.checked} of {c.size} elements, a fixed sample"] if c.checked < c.size else []
+    if c.left_out:
+        notes.append(_left_out(c))
+    return f"{text} ({'; '.join(notes)})" if notes else text
+
+
+def _left_out(c: FDCheck) -> str:
+    from ..testing import NAN_AT_STEP
+
+    return f"{c.left_out} of {c.checked} elements left out: {NAN_AT_STEP}"
 
 
 def _suffixed(block: str, lhs: str, suffix: str) -> str:
@@ -187,6 +241,18 @@ def _labelled(label: str, value: Any) -> str:
     return f"{label} = {text}" if "\n" not in text else f"{label} =\n{text}"
 
 
+def _json_safe(data: Any) -> Any:
+    """``data`` with every inf, -inf and nan (which JSON lacks) as the strings
+    "inf", "-inf" and "nan", as :func:`_json_value` writes values."""
+    if isinstance(data, float):
+        return data if math.isfinite(data) else str(float(data))
+    if isinstance(data, dict):
+        return {k: _json_safe(v) for k, v in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [_json_safe(v) for v in data]
+    return data
+
+
 def _json_value(value: Any) -> Any:
     """Numbers as JSON numbers; inf, -inf and nan (which JSON lacks) as strings."""
     import numpy as np
@@ -197,6 +263,8 @@ def _json_value(value: Any) -> Any:
     array = np.asarray(value, dtype=float)
     if not array.ndim:
         return number(float(array))
+    if np.all(np.isfinite(array)):  # the usual case, without a Python call per element
+        return array.tolist()
     return np.frompyfunc(number, 1, 1)(array).tolist()
 
 

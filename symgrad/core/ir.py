@@ -279,6 +279,26 @@ def eqn_vars(graph: Graph) -> Sequence[Var]:
     return [*graph.inputs, *graph.const_vars, *(e.out for e in graph.eqns)]
 
 
+def dead_after(graph: Graph) -> list[list[int]]:
+    """Per equation, the ids of the variables no later equation or output reads
+    (the equation's own output included, when nothing reads it); inputs are among
+    them, constants (which the graph holds anyway) and outputs never are.
+    :func:`symgrad.core.interpreter.interpret` drops each value there."""
+    last: dict[int, int] = {}
+    for k, eqn in enumerate(graph.eqns):
+        last[id(eqn.out)] = k
+        for a in eqn.inputs:
+            if isinstance(a, Var):
+                last[id(a)] = k
+    kept = {id(a) for a in graph.outputs if isinstance(a, Var)}
+    kept.update(id(v) for v in graph.const_vars)
+    dead: list[list[int]] = [[] for _ in graph.eqns]
+    for key, k in last.items():
+        if key not in kept:
+            dead[k].append(key)
+    return dead
+
+
 # ---------------------------------------------------------------------------
 # the text form
 

@@ -1,0 +1,149 @@
+"""What ``symgrad grad`` asks of SymPy, under one budget: the formulas (simplified
+and rendered as the report prints them), ``--check``'s oracle (SymPy's derivative
+of the traced function at the ``--at`` point, 50 digits) and ``--show sympy``.
+
+:func:`run_sympy` hands these steps to :func:`symgrad.cli.bounds.run`, which runs
+them in a child process killed at the deadline; :class:`SymPyResults` says what
+each step gave, or why it gave nothing, in words for the output. SymPy is asked
+nothing where a value of the function has more than ``SYMBOLIC_LIMIT`` elements.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .limits import SYMBOLIC_LIMIT
+
+if TYPE_CHECKING:
+    from .command import Problem
+    from .report import Report
+
+
+@dataclass(frozen=True)
+class SymPyResults:
+    """How the SymPy steps of one command ended (:class:`symgrad.cli.bounds.Outcome`
+    by step name), or why none ran."""
+
+    seconds: float
+    outcomes: dict[str, Any]
+    skipped: str | None = None
+
+    def get(self, step: str) -> Any:
+        """The result of ``step``, or None where it gave none."""
+        outcome = self.outcomes.get(step)
+        return outcome.value if outcome is not None and outcome.status == "done" else None
+
+    def why(self, step: str) -> str:
+        """Why ``step`` has no result, in words for the user."""
+        if self.skipped:
+            return self.skipped
+        outcome = self.outcomes[step]
+        if outcome.status == "timeout":
+            return (f"timed out: SymPy's {self.seconds:g} s budget ran out "
+                    "(--sympy-seconds S raises it)")
+        return f"SymPy failed: {outcome.error}"
+
+
+def too_symbolic(graph: Any) -> str | None:
+    """Why SymPy is not asked (too many elements), or None."""
+    sizes = [v.aval.size for v in graph.inputs] + [e.out.aval.size for e in graph.eqns]
+    if max(sizes, default=0) <= SYMBOLIC_LIMIT:
+        return None
+    return (f"a value of the function has {max(sizes)} elements; SymPy is asked for at most "
+            f"{SYMBOLIC_LIMIT}")
+
+
+def run_sympy(p: Problem, g: Any, graph: Any, sample: list[Any], at: list[Any] | None,
+              cotangent: Any, check: bool, show: bool, report: Report,
+              seconds: float) -> SymPyResults:
+    """Run every SymPy step this command asks for under one budget of ``seconds``
+    (see :mod:`symgrad.cli.bounds`): ``--check``'s oracle first (it decides the exit
+    status), then the formulas (rendered there, as the report prints them), then
+    ``--show sympy``."""
+    skipped = too_symbolic(graph)
+    if skipped:
+        return SymPyResults(seconds, {}, skipped)
+    import sympy  # noqa: F401  imported before the budget starts (and before a fork)
+
+    from .. import sympy_bridge  # noqa: F401
+    from . import bounds
+
+    steps: dict[str, Any] = {}
+    if check:
+        steps["check"] = lambda deadline: _oracle(p, graph, at, cotangent)
+    steps["formulas"] = lambda deadline: report.section(
+        lambda r: r.formulas(_formulas(p, g, graph, sample, cotangent, deadline)))
+    if show:
+        steps["sympy"] = lambda deadline: report.section(
+            lambda r: r.show("sympy", _sympy_derivative(p, graph, cotangent, deadline)))
+    return SymPyResults(seconds, bounds.run(steps, seconds))
+
+
+def _simplify_seconds(deadline: float, parts: int) -> float:
+    """Simplification's share of what is left: half of it, at most
+    ``SIMPLIFY_SECONDS`` per part; the rest is for printing."""
+    import time
+
+    from ..sympy_bridge import SIMPLIFY_SECONDS
+
+    return max(0.0, min(SIMPLIFY_SECONDS, (deadline - time.monotonic()) / 2 / max(parts, 1)))
+
+
+def _formulas(p: Problem, g: Any, graph: Any, sample: list[Any], cotangent: Any,
+              deadline: float) -> dict[str, Any]:
+    """Per wrt variable: ("pattern", expr) or ("elements", array)."""
+    import numpy as np
+
+    from ..core.ir import Printer
+    from ..sympy_bridge import element_pattern, input_symbols, simplify, simplify_all
+
+    # named as the IR names them (a variable called np or l is printed np_1, l_1)
+    printer = Printer(graph)
+    symbols = {printer.name(v): s for v, s in zip(graph.inputs, input_symbols(graph))}
+    exprs = g.expressions(*sample, gradient=cotangent, seconds=0)  # simplified below
+    patterns = [_pattern(e, symbols, element_pattern) if np.ndim(e) else None for e in exprs]
+    seconds = _simplify_seconds(deadline, len(exprs))
+    result: dict[str, Any] = {}
+    for name, e, pattern in zip(p.wrt, exprs, patterns):
+        if np.ndim(e) == 0:
+            result[name] = ("pattern", simplify(e, seconds))
+        elif pattern is not None:
+            result[name] = ("pattern", simplify(pattern, seconds))
+        else:
+            result[name] = ("elements", simplify_all(e, seconds))
+    return result
+
+
+def _pattern(exprs: Any, symbols: dict[str, Any], element_pattern: Any) -> Any:
+    """One formula for every element: in ``x[i]``, or the same one everywhere."""
+    pattern = element_pattern(exprs, symbols)
+    if pattern is None:
+        first = exprs.flat[0]
+        if all(e == first for e in exprs.flat):  # d(sum(x)**3)/dx[i]: one long expression
+            return first
+    return pattern
+
+
+def _oracle(p: Problem, graph: Any, at: list[Any] | None, cotangent: Any) -> list[Any]:
+    """SymPy's gradient of the traced function at the --at point, per wrt variable: the
+    values and where they are SymPy's complex infinity ``zoo`` (an infinity of either
+    sign, as ``sqrt'(0) = 1/0``), as :func:`symgrad.testing.relative_error` takes them."""
+    from ..sympy_bridge import evaluate, gradient_expressions
+
+    exprs = gradient_expressions(graph, cotangent, p.argnums)
+    return [evaluate(e, graph, at or [], with_zoo=True) for e in exprs]
+
+
+def _sympy_derivative(p: Problem, graph: Any, cotangent: Any, deadline: float) -> dict:
+    """--show sympy: the traced function and SymPy's own derivative of it."""
+    from ..sympy_bridge import gradient_expressions, simplify_all, to_sympy
+
+    exprs = gradient_expressions(graph, cotangent, p.argnums)
+    function = to_sympy(graph)[0]
+    seconds = _simplify_seconds(deadline, len(exprs))
+    return {"function": function,
+            "gradient": {n: simplify_all(e, seconds) for n, e in zip(p.wrt, exprs)}}
+
+
+__all__ = ["SymPyResults", "run_sympy", "too_symbolic"]
