@@ -216,10 +216,11 @@ class Transformed:
         def regroup(result: Any) -> Any:
             if self.mode == "jit":
                 return result
+            gradients_only = self.mode in ("grad", "vjp")
             if self.has_aux:
-                grads, aux = result if self.mode == "grad" else (result[1], result[0])
+                grads, aux = result if gradients_only else (result[1], result[0])
             else:
-                grads = result if self.mode == "grad" else result[1]
+                grads = result if gradients_only else result[1]
             it = iter(grads)
             per_arg = []
             for i in self.argnums:
@@ -227,7 +228,7 @@ class Transformed:
                 tree = trees[i % n]
                 per_arg.append(part[0] if tree is None else unflatten(tree, part))
             g = per_arg[0] if self.single else tuple(per_arg)
-            if self.mode == "grad":
+            if gradients_only:
                 return (g, aux) if self.has_aux else g
             return (result[0], g)
 
@@ -778,7 +779,8 @@ def vjp(fun: Callable, *args: Any, backend: str = "numba") -> tuple[Any, Callabl
         (array([3., 3.]), np.float64(3.0))
     """
     args = _values(args)
-    traced = tuple(i for i, x in enumerate(args) if _is_array_like(x) or isinstance(x, Tracer))
+    traced = tuple(i for i, x in enumerate(args)
+                   if _is_array_like(x) or isinstance(x, Tracer) or _is_tree(x))
     # traced afresh on every call (kernels themselves are cached by content)
     forward = Transformed(fun, "jit", backend=backend)
     back = Transformed(fun, "vjp", argnums=traced, backend=backend)

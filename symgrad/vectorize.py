@@ -25,7 +25,7 @@ import numpy as np
 from .api import Transformed
 from .core.ir import Aval
 from .core.pytree import flatten, unflatten
-from .core.tracing import Tracer, current_trace, inline
+from .core.tracing import Tracer, current_trace, inline, shape_of
 from .numpy_api import stage
 from .pipeline import kernel_input
 from .transforms.batching import batch
@@ -95,7 +95,7 @@ class _Mapped:
                 result.append(out)
                 continue
             if not batched:
-                out = np.broadcast_to(out, (size, *np.shape(out)))
+                out = np.broadcast_to(out, (size, *shape_of(out)))
             result.append(np.moveaxis(out, 0, axis) if axis != 0 else out)
         return unflatten(staged.out_tree, result)
 

@@ -32,9 +32,10 @@ def test_vmap_of_every_primitive_is_the_python_loop(case: Case):
     """Batch the first argument (4 examples); the others stay the same for every example."""
     args = case.args()
     rng = rng_for(case.name + "/vmap")
-    lo, hi = case.domains[0]
-    batch = (rng.integers(-1, 3, (4, *np.shape(args[0]))).astype(float) if case.discrete
-             else rng.uniform(lo, hi, (4, *np.shape(args[0]))))
+    if case.discrete or not case.domains:
+        batch = rng.integers(-1, 3, (4, *np.shape(args[0]))).astype(float)
+    else:
+        batch = rng.uniform(*case.domains[0], (4, *np.shape(args[0])))
     in_axes = (0, *(None,) * (len(args) - 1))
     backend = "numba" if BATCHABLE.index(case) % 4 == 0 else "numpy"
     got = sg.vmap(case.fn, in_axes=in_axes, backend=backend)(batch, *args[1:])
@@ -134,7 +135,7 @@ def test_vmap_sees_the_current_world():
 
 
 def vector_function(x):
-    return np.concatenate([np.sin(x) * x[0], [np.sum(x ** 3), np.prod(x)]])
+    return np.concatenate([np.sin(x) * x[0], np.stack([np.sum(x ** 3), np.prod(x)])])
 
 
 def fd_jacobian(f, x, h=1e-6):
