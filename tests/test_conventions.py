@@ -69,6 +69,20 @@ EXAMPLES = {
         # halves round to even (SymPy's numerical derivative at a jump is no oracle)
         (lambda x: np.sum(np.rint(x) * np.arange(1.0, 7.0)), (a(-2.5, -1.5, -0.5, 0.5, 1.5, 2.5),),
          0, 16.0, a(0, 0, 0, 0, 0, 0))],
+    # the first derivative's value and its gradient: the second derivative
+    "second_order_kinks": [
+        (lambda x: np.sum(sg.grad(lambda y: np.sum(sg.relu(y)))(x)), (a(-1, 0, 2),), 0, 1.0,
+         a(0, 0, 0)),
+        (lambda x: np.sum(sg.grad(lambda y: np.sum(np.abs(y) * y))(x) * a(1, 1, 1)),
+         (a(-1, 0, 2),), 0, 6.0, a(-2, 0, 2)),  # d/dx 2|x| = 2 sign(x), 0 at 0
+        (lambda x: np.sum(sg.grad(lambda y: np.sum(np.abs(y)))(x)), (a(-1, 0, 2),), 0, 0.0,
+         a(0, 0, 0)),
+        (lambda x: np.sum(sg.grad(lambda y: np.sum(np.clip(y, 0.0, 1.0)))(x)),
+         (a(-1, 0, 0.5, 1, 2),), 0, 3.0, a(0, 0, 0, 0, 0)),
+        (lambda x, y: np.sum(sg.grad(lambda u: np.sum(np.maximum(u, y)))(x)),
+         (a(1, 2, 3), a(2, 2, 2)), (0, 1), 1.5, (a(0, 0, 0), a(0, 0, 0))),
+        (lambda x: np.sum(sg.grad(lambda y: np.max(y))(x)), (a(1, 3, 3),), 0, 1.0,
+         a(0, 0, 0))],
     "outside_domain": [
         (lambda x: np.sum(np.sqrt(x)), (a(-1),), 0, nan, a(nan)),
         (lambda x: np.sum(np.arcsin(x)), (a(2),), 0, nan, a(nan))],

@@ -48,6 +48,10 @@ CONVENTIONS: dict[str, Convention] = {c.name: c for c in [
                "pytorch #23395)"),
     Convention("comparisons", "comparisons, sign, floor, ceil, trunc, rint/round",
                "zero gradient", "JAX, PyTorch"),
+    Convention("second_order_kinks", "relu'', abs'', clip'', maximum/minimum'' and max/min "
+               "reductions'', also at the kink or tie",
+               "0: the first derivatives are piecewise constant, and their rules follow",
+               "PyTorch double backward, JAX"),
     Convention("outside_domain", "outside a function's domain (log(-1), sqrt(-1), ...)",
                "nan, as numpy", "numpy"),
     Convention("clip_bounds", "clip(x, lo, hi) at x == lo or x == hi",
