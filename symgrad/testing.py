@@ -166,8 +166,14 @@ class GradReport:
 def check_grad(f: Callable, *args: Any, gradient: Any = None,
                argnums: int | Sequence[int] | None = None, rtol: float = 1e-9,
                atol: float = 1e-12, fd_rtol: float = 1e-5, fd_atol: float = 1e-8,
-               eps: float = 1e-6, backend: str = "numba", sympy: bool = True) -> GradReport:
+               eps: float = 1e-6, backend: str = "numba", sympy: bool = True,
+               order: int = 1) -> GradReport:
     """Compare symgrad's gradient of ``f`` at ``args`` with SymPy and finite differences.
+
+    ``order=2`` checks the Hessian of a scalar ``f`` instead, one block per argument
+    in ``argnums`` (``symgrad.hessian(f, argnums=i)``, shape ``x.shape + x.shape``):
+    against SymPy's second derivatives, and against central differences of
+    symgrad's gradient (itself checked by ``order=1``), with the same errors.
 
     ``gradient`` is the cotangent of a non-scalar output (the gradient is then
     that of ``sum(f(*args) * gradient)``, as in :func:`symgrad.grad`);
@@ -209,6 +215,12 @@ def check_grad(f: Callable, *args: Any, gradient: Any = None,
         wrt = (argnums,) if isinstance(argnums, int) else tuple(argnums)
         wrt = tuple(i % len(args) for i in wrt)
     values = [np.array(a, dtype=float) if i in wrt else a for i, a in enumerate(args)]
+    if order == 2:
+        return _check_hessian(f, values, names, wrt, (rtol, atol, fd_rtol, fd_atol), eps,
+                              backend, sympy, gradient)
+    if order != 1:
+        raise ValueError(f"check_grad checks order 1 (the gradient) or 2 (the Hessian), not "
+                         f"{order!r}")
     got = grad(f, argnums=wrt, backend=backend)(*args, gradient=gradient)
 
     exact: list[Any] | None = None
@@ -233,6 +245,70 @@ def check_grad(f: Callable, *args: Any, gradient: Any = None,
     if not report.ok:
         raise AssertionError(f"\n{report}")
     return report
+
+
+def _check_hessian(f: Callable, values: list[Any], names: list[str], wrt: tuple[int, ...],
+                   tolerances: tuple[float, ...], eps: float, backend: str, sympy: bool,
+                   gradient: Any) -> GradReport:
+    """``check_grad(..., order=2)``: each argument's Hessian block against SymPy and
+    against central differences of symgrad's gradient."""
+    from .derivatives import hessian
+
+    if gradient is not None:
+        raise ValueError("check_grad(order=2) checks the Hessian of a scalar function; "
+                         "it takes no gradient=")
+    rtol, atol, fd_rtol, fd_atol = tolerances
+    rows = []
+    for i in wrt:
+        shape = np.shape(values[i])
+        got = np.asarray(hessian(f, argnums=i, backend=backend)(*values), dtype=float)
+        comparisons = []
+        exact, reason = _sympy_hessian(f, values, names, i) if sympy else (None, "disabled")
+        if exact is not None:
+            comparisons.append(_compare("SymPy", got, exact, rtol, atol))
+        else:
+            comparisons.append(Comparison("SymPy", float("nan"), (), rtol, atol, reason))
+        first = grad(f, argnums=i, backend="numpy")
+        columns = []
+        for j in range(int(np.prod(shape))):
+            def component(x: Any, j: int = j) -> Any:
+                full = list(values)
+                full[i] = x
+                return np.ravel(first(*full))[j]
+            columns.append(finite_differences(component, [values[i]], 0, None, eps))
+        fd = np.reshape(np.stack(columns), shape + shape) if shape else np.asarray(columns[0])
+        comparisons.append(_compare("finite differences", got, fd, fd_rtol, fd_atol,
+                                    where=~np.isnan(fd)))
+        rows.append(ArgumentReport(names[i], shape, got, tuple(comparisons)))
+    report = GradReport(f"the Hessian of {getattr(f, '__name__', 'the function')}", tuple(rows))
+    if not report.ok:
+        raise AssertionError(f"\n{report}")
+    return report
+
+
+def _sympy_hessian(f: Callable, values: list[Any], names: list[str],
+                   i: int) -> tuple[Any, str]:
+    """SymPy's second derivatives of ``f`` in argument ``i`` (shape ``x.shape * 2``)."""
+    avals = [Aval(np.shape(v)) if k == i or _is_array_like(v) else None
+             for k, v in enumerate(values)]
+    if int(np.prod(np.shape(values[i]))) ** 2 > SYMPY_MAX_ELEMENTS:
+        return None, f"over {SYMPY_MAX_ELEMENTS} Hessian elements"
+    import sympy as sp
+
+    from .sympy_bridge import evaluate, gradient_expressions, input_symbols
+
+    try:
+        graph, _ = trace(f, avals, values, names)
+        k = [n for n, a in enumerate(avals) if a is not None].index(i)
+        (g,) = gradient_expressions(graph, None, [k])
+        symbols = np.ravel(np.asarray(input_symbols(graph)[k], dtype=object))
+        rows = [[sp.diff(e, s) for s in symbols] for e in np.ravel(np.asarray(g, dtype=object))]
+        h = np.asarray(rows, dtype=object).reshape(np.shape(values[i]) * 2)
+        h = h[()] if h.ndim == 0 else h  # a scalar argument: one expression
+        inputs = [np.asarray(v, dtype=float) for v, a in zip(values, avals) if a is not None]
+        return evaluate(h, graph, inputs), ""
+    except NotImplementedError as e:
+        return None, f"no SymPy form: {e}"
 
 
 def _compare(reference: str, got: np.ndarray, want: Any, rtol: float, atol: float,

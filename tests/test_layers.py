@@ -38,7 +38,7 @@ ALLOWED = {
     "ops": {"numpy_api"},
     "autograd": {"core", "eager"},
     # tools over the front ends
-    "testing": {"core", "numpy_api", "api", "sympy_bridge"},
+    "testing": {"core", "numpy_api", "api", "sympy_bridge", "derivatives"},
     "cli": {"core", "prims", "numpy_api", "api", "sympy_bridge", "testing", "cli"},
 }
 #: imported only inside functions, so that ``import symgrad`` and ``symgrad --help`` stay fast
