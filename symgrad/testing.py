@@ -271,7 +271,7 @@ def _check_hessian(f: Callable, values: list[Any], names: list[str], wrt: tuple[
         first = grad(f, argnums=i, backend="numpy")
         columns = []
         for j in range(int(np.prod(shape))):
-            def component(x: Any, j: int = j) -> Any:
+            def component(x: Any, j: int = j, i: int = i, first: Callable = first) -> Any:
                 full = list(values)
                 full[i] = x
                 return np.ravel(first(*full))[j]
