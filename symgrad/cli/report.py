@@ -14,7 +14,7 @@ from .limits import FD_STEP, LISTED_ELEMENTS
 
 if TYPE_CHECKING:
     from .checks import FDCheck, SymPyCheck
-    from .command import Problem
+    from .problem import Problem
 
 
 class Report:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from .limits import SYMBOLIC_LIMIT
 
 if TYPE_CHECKING:
-    from .command import Problem
+    from .problem import Problem
     from .report import Report
 
 
