@@ -2,8 +2,8 @@
 variables, their shapes and ``--at`` values (a :class:`Problem`), its traced
 graph, and :class:`CLIError`, the one-line error that every refusal is.
 
-The commands of :mod:`.command` build on it; like :mod:`.command`, it imports
-nothing heavy until a function runs.
+:mod:`.command` (grad, graph) and :mod:`.second` (hessian, grad --jacobian)
+build on it; like :mod:`.command`, it imports nothing heavy until a function runs.
 """
 
 from __future__ import annotations
@@ -204,13 +204,13 @@ def forward(p: Problem, args: list[Any]) -> Any:
 
 
 def refuse_what_would_not_fit(p: Problem, g: Any, at: list[Any], cotangent: Any,
-                               jit: bool) -> None:
-    """A CLIError where the values at ``at`` would not fit in memory (see
+                               jit: bool, what: str = "the value and gradient") -> None:
+    """A CLIError where ``what`` ``g`` computes at ``at`` would not fit in memory (see
     :func:`symgrad.cli.bounds.memory_refusal`)."""
     from .bounds import memory_refusal
 
     try:
-        why = memory_refusal(p.shapes, g, at, cotangent, jit)
+        why = memory_refusal(p.shapes, g, at, cotangent, jit, what)
     except Exception as e:  # noqa: BLE001  as the call itself would say it
         raise CLIError(f"{type(e).__name__}: {e}", 1) from None
     if why:
