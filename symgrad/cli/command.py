@@ -1,8 +1,11 @@
-"""The ``symgrad`` command: derived gradients, generated code and graph pictures.
+"""The ``symgrad`` command: derived gradients, Hessians and Jacobians, generated code
+and graph pictures.
 
     symgrad grad "mean(3*(x+2)**2)" --wrt x --shape x=2,2 --at x=1
     symgrad grad "x*x" --wrt x --shape x=5 --at x=1,2,3,4,5 --gradient 5
     symgrad grad path/to/file.py:func --shape x=10 --show code
+    symgrad hessian "sum(x**3)" --shape x=3 --at x=1,2,3 --check
+    symgrad grad "sin(x)*y" --shape x=3 --jacobian --at x=1 --at y=2
     symgrad graph "mean(3*(x+2)**2)" --shape x=2,2 --adjoint -o graph.svg
 
 Expressions are parsed by :mod:`symgrad.cli.expr` (an allowlist over ``ast``,
@@ -18,7 +21,8 @@ with Numba), and SymPy is imported only to print formulas or to check. All
 that SymPy does runs under one budget, ``--sympy-seconds``, in a child process
 (:mod:`.symbolic` asks, :mod:`.bounds` runs); ``--check``'s comparisons and their
 one verdict are :mod:`.checks`, what is printed :mod:`.report`. What every
-command starts from (the function, its variables and values) is :mod:`.problem`.
+command starts from (the function, its variables and values) is :mod:`.problem`;
+``hessian`` and ``grad --jacobian`` are :mod:`.second`.
 """
 
 from __future__ import annotations
@@ -38,7 +42,7 @@ from .problem import (
     values_at,
 )
 
-EPILOG_GRAD = """\
+_TARGET = """\
 TARGET is either a math expression in Python syntax over named variables,
 e.g. "mean(3*(x+2)**2)", or FILE.py:FUNC. An expression is parsed with an
 allowlist (numbers, variables, + - * / **, comparisons, and the functions
@@ -49,23 +53,9 @@ sum tan tanh trunc var where xlogy, with axis= and keepdims= for reductions
 (and ddof= for var, std); constants pi and e); it is never passed to eval.
 FILE.py:FUNC IMPORTS AND RUNS FILE.py as Python code: use it only on your own
 code.
+"""
 
-examples:
-  symgrad grad "mean(3*(x+2)**2)" --wrt x --shape x=2,2 --at x=1
-  symgrad grad "x*x" --wrt x --shape x=5 --at x=1,2,3,4,5 --gradient 5
-  symgrad grad "sum(sin(x)*y)" --shape x=3 --at x=0.1,0.2,0.3 --at y=2 --check
-
---check compares symgrad's gradient at the --at point with SymPy's derivative
-of the traced function (50 digits) and with central finite differences, and
-prints the relative error max |a - b| / max(max |b|, floor) of each comparison
-(symgrad.testing.relative_error: infinities match infinities of the same sign,
-SymPy's complex infinity zoo, as sqrt'(0) = 1/0, either sign; nan only nan).
-Finite differences check every element up to 2000, above that a fixed sample,
-and leave out elements where the function is nan at x +- h; where their own
-error (estimated with a step half as long) exceeds the tolerance they are
-reported as unreliable there, not as a mismatch. A variable that neither
-comparison confirmed is NOT CHECKED.
-
+_BUDGET = """\
 SymPy's work (simplifying and printing formulas, --check's SymPy side,
 --show sympy) shares one budget of --sympy-seconds (default 5 s); past it the
 values are printed without what SymPy did not finish, and the output says so.
@@ -73,6 +63,56 @@ A TARGET that starts with '-' ("-x*x") is read as the TARGET.
 exit codes: 0 ok; 1 cannot differentiate as asked, --check found a mismatch
 or could confirm nothing (NOT CHECKED); 2 refused command line or expression
 (or more memory than is available); 130 interrupted."""
+
+_FINITE_DIFFERENCES = """\
+Finite differences check every element up to 2000, above that a fixed sample,
+and leave out elements where the function is nan at x +- h; where their own
+error (estimated with a step half as long) exceeds the tolerance they are
+reported as unreliable there, not as a mismatch."""
+
+EPILOG_GRAD = f"""{_TARGET}
+examples:
+  symgrad grad "mean(3*(x+2)**2)" --wrt x --shape x=2,2 --at x=1
+  symgrad grad "x*x" --wrt x --shape x=5 --at x=1,2,3,4,5 --gradient 5
+  symgrad grad "sum(sin(x)*y)" --shape x=3 --at x=0.1,0.2,0.3 --at y=2 --check
+  symgrad grad "sin(x)*y" --shape x=3 --at x=0.1,0.2,0.3 --at y=2 --jacobian
+
+--check compares symgrad's gradient at the --at point with SymPy's derivative
+of the traced function (50 digits) and with central finite differences, and
+prints the relative error max |a - b| / max(max |b|, floor) of each comparison
+(symgrad.testing.relative_error: infinities match infinities of the same sign,
+SymPy's complex infinity zoo, as sqrt'(0) = 1/0, either sign; nan only nan).
+{_FINITE_DIFFERENCES} A variable that neither
+comparison confirmed is NOT CHECKED.
+
+--jacobian prints the Jacobian of a function of any output shape instead, one
+block per --wrt variable x, of shape output.shape + x.shape (as sg.jacrev),
+under the key "jacobian" in --format json; --check compares it with SymPy's
+jacobian and with finite differences of the function, as symgrad hessian does.
+
+{_BUDGET}"""
+
+EPILOG_HESSIAN = f"""{_TARGET}
+examples:
+  symgrad hessian "sum(x**3)" --shape x=3 --at x=1,2,3
+  symgrad hessian "sum(sin(x)*y)" --shape x=3 --at x=0.1,0.2,0.3 --at y=2 --check
+  symgrad hessian "sum(x**2)*y" --shape x=2 --wrt x --format json --at x=1 --at y=3
+
+The function must return a scalar (for the first derivatives of a vector
+function: symgrad grad --jacobian). With several --wrt variables the Hessian
+is printed in blocks, one per pair: d2f/dx dy has the shape x.shape + y.shape,
+as sg.hessian(f, argnums=(...)) returns it. A block's formula is one pattern
+in its indices where every element reads the same (a Piecewise where the
+diagonal i = j differs), else its elements are listed. --format json puts the
+values under "hessian": data["hessian"]["x"]["y"] is the block d2f/dx dy.
+
+--check compares each block at the --at point with SymPy's hessian of the
+traced function (50 digits) and with central finite differences of symgrad's
+gradient (row r of d2f/dx dy: the derivative in y of element r of df/dx), by
+the relative error and the one verdict rule of symgrad grad --check.
+{_FINITE_DIFFERENCES}
+
+{_BUDGET}"""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -84,7 +124,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="symgrad",
         description="symgrad: gradients of numpy functions, derived symbolically and "
-                    "compiled with Numba. Run 'symgrad grad --help' for the main command.")
+                    "compiled with Numba. Run 'symgrad grad --help' for the main command, "
+                    "'symgrad hessian --help' for second derivatives.")
     parser.add_argument("--version", action="store_true", help="print the version and exit")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
@@ -97,31 +138,46 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--shape", action="append", default=[], metavar="NAME=D1,D2",
                        help="a variable's shape (repeat per variable; default: scalar)")
 
+    def derivative(p: argparse.ArgumentParser, what: str) -> None:
+        common(p)
+        p.add_argument("--at", action="append", default=[], metavar="NAME=V1,V2,...",
+                       help="evaluate at these values (C order, or one value broadcast to "
+                            "the shape); repeat per variable")
+        p.add_argument("--format", choices=("pretty", "text", "latex", "json"),
+                       default="pretty", help="how to print formulas and values "
+                                              "(default: pretty)")
+        p.add_argument("--show", action="append", default=[], choices=("ir", "code", "sympy"),
+                       help=f"also print the IR (forward, and optimized {what}), the "
+                            "generated Numba source, or SymPy's own derivative; repeatable")
+        p.add_argument("--check", action="store_true",
+                       help="compare with SymPy and finite differences at the --at point")
+        p.add_argument("--jit", action="store_true",
+                       help="compute values with the compiled Numba kernel (default: the "
+                            "numpy interpreter, which starts faster)")
+        p.add_argument("--sympy-seconds", type=_seconds, default=None, metavar="S",
+                       help=f"seconds SymPy may take in all: formulas, --check's SymPy side, "
+                            f"--show sympy (default: {SYMPY_SECONDS:g})")
+
     grad = commands.add_parser(
         "grad", help="print the derived gradient of an expression or FILE.py:FUNC",
         description="Print the gradient formula symgrad derives (one per element "
                     "pattern for arrays) and, with --at, the value and gradient there.",
         epilog=EPILOG_GRAD, formatter_class=argparse.RawDescriptionHelpFormatter)
-    common(grad)
-    grad.add_argument("--at", action="append", default=[], metavar="NAME=V1,V2,...",
-                      help="evaluate at these values (C order, or one value broadcast to "
-                           "the shape); repeat per variable")
+    derivative(grad, "forward + adjoint")
     grad.add_argument("--gradient", metavar="V1,...",
                       help="cotangent for a non-scalar output: differentiate "
                            "sum(output * gradient) (one value is broadcast)")
-    grad.add_argument("--format", choices=("pretty", "text", "latex", "json"), default="pretty",
-                      help="how to print formulas and values (default: pretty)")
-    grad.add_argument("--show", action="append", default=[], choices=("ir", "code", "sympy"),
-                      help="also print the IR (forward, and optimized forward + adjoint), the "
-                           "generated Numba source, or SymPy's own derivative; repeatable")
-    grad.add_argument("--check", action="store_true",
-                      help="compare with SymPy and finite differences at the --at point")
-    grad.add_argument("--jit", action="store_true",
-                      help="compute values with the compiled Numba kernel (default: the "
-                           "numpy interpreter, which starts faster)")
-    grad.add_argument("--sympy-seconds", type=_seconds, default=None, metavar="S",
-                      help=f"seconds SymPy may take in all: formulas, --check's SymPy side, "
-                           f"--show sympy (default: {SYMPY_SECONDS:g})")
+    grad.add_argument("--jacobian", action="store_true",
+                      help="print the Jacobian (any output shape) instead: its formulas, "
+                           "value and --check, as symgrad hessian prints a Hessian")
+
+    hessian = commands.add_parser(
+        "hessian", help="print the derived Hessian of a scalar expression or FILE.py:FUNC",
+        description="Print the second-derivative formulas symgrad derives (one pattern "
+                    "per block of the Hessian where the structure allows) and, with --at, "
+                    "the value and the Hessian there. Options as for symgrad grad.",
+        epilog=EPILOG_HESSIAN, formatter_class=argparse.RawDescriptionHelpFormatter)
+    derivative(hessian, "Hessian")
 
     graph = commands.add_parser(
         "graph", help="draw the computational graph (svg, png, pdf or dot)",
@@ -161,7 +217,7 @@ def _protect_target(argv: list[str]) -> tuple[list[str], str | None]:
     argparse takes every argument that starts with '-' for an option, except
     negative numbers and arguments with a space: the mark is a trailing space,
     which the expression parser ignores and :func:`main` removes again."""
-    if not argv or argv[0] not in ("grad", "graph"):
+    if not argv or argv[0] not in ("grad", "graph", "hessian"):
         return argv, None
     out = list(argv)
     i = 1
@@ -197,6 +253,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 0
     try:
+        if args.command == "hessian":
+            from .second import run_hessian
+
+            return run_hessian(args)
         return run_grad(args) if args.command == "grad" else run_graph(args)
     except CLIError as e:
         return _error(str(e), e.code)
@@ -230,6 +290,10 @@ def _error(message: str, code: int) -> int:
 
 
 def run_grad(args: argparse.Namespace) -> int:
+    if args.jacobian:
+        from .second import run_jacobian
+
+        return run_jacobian(args)
     import numpy as np
 
     from ..api import value_and_grad
