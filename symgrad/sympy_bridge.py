@@ -246,19 +246,30 @@ def _at_point(s: Any, subs: dict[Any, Any], digits: int) -> Any:
 def _numerically(d: Any, subs: dict[Any, Any], digits: int) -> Any:
     """A derivative SymPy left unevaluated, at the point ``subs``, by mpmath's numerical
     differentiation at ``digits + 10`` digits. SymPy leaves ``sign(f(x))``
-    unevaluated where it cannot tell that ``f(x)`` is real (``sign(acos(x))``)."""
+    unevaluated where it cannot tell that ``f(x)`` is real (``sign(acos(x))``), and
+    the derivatives of ``floor``; a second derivative (a Hessian's
+    ``Derivative(floor(x), (x, 2))``) is of one variable, taken twice. A mixed
+    partial derivative gives nan."""
     import mpmath
 
-    others = {s: v for s, v in subs.items() if s not in d.variables}
-    if len(d.variables) != 1:
+    if len(set(d.variables)) != 1:
         return sp.nan
-    d = d.xreplace(others)
+    x, order = d.variables[0], len(d.variables)  # variables (x, x): the second in x
+    d = d.xreplace({s: v for s, v in subs.items() if s != x})
     if not isinstance(d, sp.Derivative):  # evaluated once the others are numbers
         return d
-    if not d.expr.has(d.variables[0]):  # sign(0.5**y) is 1: a derivative of a constant
+    if not d.expr.has(x):  # sign(0.5**y) is 1: a derivative of a constant
         return sp.Integer(0)
     with mpmath.workdps(digits + 10):
-        return d.doit_numerically(subs[d.variables[0]])
+        if order == 1:
+            return d.doit_numerically(subs[x])
+
+        def at(t: Any) -> Any:  # as doit_numerically: at the precision mpmath.diff sets
+            prec = mpmath.mp.prec
+            value = d.expr.xreplace({x: sp.Expr._from_mpmath(t, prec)})
+            return value.evalf(mpmath.libmp.prec_to_dps(prec))._to_mpmath(prec)
+        prec = mpmath.mp.prec
+        return sp.Expr._from_mpmath(mpmath.diff(at, subs[x]._to_mpmath(prec), order), prec)
 
 
 # ---------------------------------------------------------------------------
