@@ -68,9 +68,10 @@ def _run(args: argparse.Namespace, kind: str) -> int:
     if size > MAX_ELEMENTS:
         raise CLIError(f"the {NAMES[kind]} would have {size} elements; at most {MAX_ELEMENTS}: "
                        "use a smaller --shape or fewer --wrt variables")
+    # sg.hessian or sg.jacrev: values on the chosen backend, formulas from the
+    # interpreter's twin (the same optimized graph, and no Numba compile for it)
     derive = _transform(p, kind, "numba" if args.jit else "numpy")
-    # the formulas read symgrad's optimized graph, the same on both backends
-    derived = derive if not args.jit else _transform(p, kind, "numpy")
+    twin = derive if not args.jit else _transform(p, kind, "numpy")
     report = Report(p, args.format, None, kind)
     value = matrices = None
     fd: list[FDCheck] = []
@@ -82,7 +83,7 @@ def _run(args: argparse.Namespace, kind: str) -> int:
     seconds = SYMPY_SECONDS if args.sympy_seconds is None else args.sympy_seconds
     from .symbolic import run_sympy_blocks
 
-    sympy = run_sympy_blocks(p, kind, blocks, graph, _graph(derived, sample), at, args.check,
+    sympy = run_sympy_blocks(p, kind, blocks, graph, _graph(twin, sample), at, args.check,
                              "sympy" in args.show, report, seconds)
     if sympy.get("formulas") is not None:
         report.add(sympy.get("formulas"))
