@@ -246,19 +246,30 @@ def _at_point(s: Any, subs: dict[Any, Any], digits: int) -> Any:
 def _numerically(d: Any, subs: dict[Any, Any], digits: int) -> Any:
     """A derivative SymPy left unevaluated, at the point ``subs``, by mpmath's numerical
     differentiation at ``digits + 10`` digits. SymPy leaves ``sign(f(x))``
-    unevaluated where it cannot tell that ``f(x)`` is real (``sign(acos(x))``)."""
+    unevaluated where it cannot tell that ``f(x)`` is real (``sign(acos(x))``), and
+    the derivatives of ``floor``; a second derivative (a Hessian's
+    ``Derivative(floor(x), (x, 2))``) is of one variable, taken twice. A mixed
+    partial derivative gives nan."""
     import mpmath
 
-    others = {s: v for s, v in subs.items() if s not in d.variables}
-    if len(d.variables) != 1:
+    if len(set(d.variables)) != 1:
         return sp.nan
-    d = d.xreplace(others)
+    x, order = d.variables[0], len(d.variables)  # variables (x, x): the second in x
+    d = d.xreplace({s: v for s, v in subs.items() if s != x})
     if not isinstance(d, sp.Derivative):  # evaluated once the others are numbers
         return d
-    if not d.expr.has(d.variables[0]):  # sign(0.5**y) is 1: a derivative of a constant
+    if not d.expr.has(x):  # sign(0.5**y) is 1: a derivative of a constant
         return sp.Integer(0)
     with mpmath.workdps(digits + 10):
-        return d.doit_numerically(subs[d.variables[0]])
+        if order == 1:
+            return d.doit_numerically(subs[x])
+
+        def at(t: Any) -> Any:  # as doit_numerically: at the precision mpmath.diff sets
+            prec = mpmath.mp.prec
+            value = d.expr.xreplace({x: sp.Expr._from_mpmath(t, prec)})
+            return value.evalf(mpmath.libmp.prec_to_dps(prec))._to_mpmath(prec)
+        prec = mpmath.mp.prec
+        return sp.Expr._from_mpmath(mpmath.diff(at, subs[x]._to_mpmath(prec), order), prec)
 
 
 # ---------------------------------------------------------------------------
@@ -449,6 +460,59 @@ def element_pattern(exprs: Any, symbols: dict[str, Any]) -> Any:
     return pattern
 
 
+def block_pattern(exprs: Any, symbols: dict[str, Any], row_ndim: int) -> Any:
+    """One formula in ``x[i]``, ``y[j]`` for all elements of a block of a Hessian or a
+    Jacobian, or ``None``.
+
+    ``exprs`` has the shape ``rows + cols``, ``rows`` its first ``row_ndim`` axes
+    (``x.shape + y.shape`` for the block of ``∂²f/∂x∂y``, ``f.shape + x.shape`` for
+    ``∂f/∂x``); ``symbols`` maps each input's name to its element symbols. The
+    element of an input of shape ``rows`` at the row index is replaced by the
+    indexed ``x[i]`` (the row letters), the element of an input of shape ``cols`` at
+    the column index by ``x[j]`` (the column letters). Where rows and columns have
+    one shape, the diagonal (``i == j``) may read differently from the rest, as the
+    second derivatives of an elementwise function do: then the formula is a
+    ``Piecewise`` of the two.
+
+        >>> x = element_symbols("x", (3,))
+        >>> block_pattern(np.diag([2 * s for s in x]), {"x": x}, 1)
+        Piecewise((2*x[i], Eq(i, j)), (0, True))
+        >>> block_pattern(np.array([[a * b for b in x] for a in x]), {"x": x}, 1)
+        x[i]*x[j]
+        >>> block_pattern(np.array([[a * x[0] for b in x] for a in x]), {"x": x}, 1) is None
+        True
+    """
+    exprs = np.asarray(exprs, dtype=object)
+    rows, cols = exprs.shape[:row_ndim], exprs.shape[row_ndim:]
+    letters = index_symbols(exprs.ndim)
+    ri, ci = letters[:row_ndim], letters[row_ndim:]
+    square = rows == cols and rows != ()
+    arrays = {name: np.asarray(s, dtype=object) for name, s in symbols.items()}
+    bases = {name: sp.IndexedBase(name, real=True) for name in symbols}
+    parts: dict[bool, Any] = {}  # on the diagonal or not: the one formula of those elements
+    for idx in np.ndindex(*exprs.shape):
+        r, c = idx[:row_ndim], idx[row_ndim:]
+        diagonal = square and r == c
+        replace = {}
+        for name, s in arrays.items():
+            if s.ndim and s.shape == cols and not diagonal:
+                replace[s[c]] = bases[name][ci]
+            if s.ndim and s.shape == rows:  # on the diagonal x[r] is x[c]: read as x[i]
+                replace[s[r]] = bases[name][ri]
+        e = exprs[idx]
+        candidate = (e if isinstance(e, sp.Basic) else exact(e)).xreplace(replace)
+        if parts.setdefault(diagonal, candidate) != candidate:
+            return None
+    diagonal, rest = parts.get(True), parts.get(False)
+    if diagonal is None or rest is None:  # all elements on one side
+        return rest if diagonal is None else diagonal
+    if rest.xreplace(dict(zip(ci, ri))) == diagonal:  # x[i]*x[j] is x[i]**2 there too
+        return rest
+    return sp.Piecewise((diagonal, sp.And(*(sp.Eq(a, b) for a, b in zip(ri, ci)))),
+                        (rest, True))
+
+
 __all__ = ["to_sympy", "gradient_expressions", "evaluate", "element_symbols", "input_symbols",
            "exact", "simplify", "simplify_all", "adjoint_expressions", "element_pattern",
-           "index_symbols", "nice_numbers", "time_limit", "OutOfTime", "TooLarge", "MAX_DIGITS"]
+           "block_pattern", "index_symbols", "nice_numbers", "time_limit", "OutOfTime",
+           "TooLarge", "MAX_DIGITS"]

@@ -39,7 +39,8 @@ ALLOWED = {
     "autograd": {"core", "eager"},
     # tools over the front ends
     "testing": {"core", "numpy_api", "api", "sympy_bridge", "derivatives"},
-    "cli": {"core", "prims", "numpy_api", "api", "sympy_bridge", "testing", "cli"},
+    "cli": {"core", "prims", "numpy_api", "api", "derivatives", "sympy_bridge", "testing",
+            "cli"},
 }
 #: imported only inside functions, so that ``import symgrad`` and ``symgrad --help`` stay fast
 HEAVY = {"numba", "sympy", "graphviz", "platformdirs", "mpmath"}

@@ -166,10 +166,10 @@ def _in_process(steps: Mapping[str, Step], deadline: float) -> dict[str, Outcome
 
 
 def memory_refusal(shapes: dict[str, tuple[int, ...]], g: Any, at: list[Any],
-                   cotangent: Any, jit: bool) -> str | None:
-    """Why the value and gradient of ``g`` (a ``value_and_grad``) at ``at`` are refused,
-    or None: the working set they need (estimated from the graph that computes them,
-    before anything large is allocated) against the memory available."""
+                   cotangent: Any, jit: bool, what: str = "the value and gradient") -> str | None:
+    """Why ``what`` ``g`` computes (a ``value_and_grad``, or a ``hessian``...) at ``at``
+    is refused, or None: the working set it needs (estimated from the graph that
+    computes it, before anything large is allocated) against the memory available."""
     from ..core.interpreter import peak_bytes
     from .limits import MEMORY_SHARE
 
@@ -184,7 +184,7 @@ def memory_refusal(shapes: dict[str, tuple[int, ...]], g: Any, at: list[Any],
     how = "the compiled kernel" if jit else "the numpy interpreter"
     hint = f"; --jit needs about {_gb(kernel)}" if not jit and kernel <= MEMORY_SHARE * \
         available else ""
-    return (f"the value and gradient at {given or 'these shapes'} need about {_gb(need)} of "
+    return (f"{what} at {given or 'these shapes'} need about {_gb(need)} of "
             f"memory on {how}, and {_gb(available)} are available{hint}; use a smaller --shape")
 
 

@@ -35,7 +35,7 @@ from .limits import (
 )
 
 if TYPE_CHECKING:
-    from .command import Problem
+    from .problem import Problem
 
 
 @dataclass(frozen=True)

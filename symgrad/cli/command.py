@@ -1,8 +1,11 @@
-"""The ``symgrad`` command: derived gradients, generated code and graph pictures.
+"""The ``symgrad`` command: derived gradients, Hessians and Jacobians, generated code
+and graph pictures.
 
     symgrad grad "mean(3*(x+2)**2)" --wrt x --shape x=2,2 --at x=1
     symgrad grad "x*x" --wrt x --shape x=5 --at x=1,2,3,4,5 --gradient 5
     symgrad grad path/to/file.py:func --shape x=10 --show code
+    symgrad hessian "sum(x**3)" --shape x=3 --at x=1,2,3 --check
+    symgrad grad "sin(x)*y" --shape x=3 --jacobian --at x=1 --at y=2
     symgrad graph "mean(3*(x+2)**2)" --shape x=2,2 --adjoint -o graph.svg
 
 Expressions are parsed by :mod:`symgrad.cli.expr` (an allowlist over ``ast``,
@@ -17,19 +20,29 @@ runs; one-shot values use symgrad's numpy interpreter (``--jit`` compiles
 with Numba), and SymPy is imported only to print formulas or to check. All
 that SymPy does runs under one budget, ``--sympy-seconds``, in a child process
 (:mod:`.symbolic` asks, :mod:`.bounds` runs); ``--check``'s comparisons and their
-one verdict are :mod:`.checks`, what is printed :mod:`.report`.
+one verdict are :mod:`.checks`, what is printed :mod:`.report`. What every
+command starts from (the function, its variables and values) is :mod:`.problem`;
+``hessian`` and ``grad --jacobian`` are :mod:`.second`.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from dataclasses import dataclass
 from typing import Any, NoReturn
 
-from .limits import MAX_ELEMENTS, SYMPY_SECONDS
+from .limits import SYMPY_SECONDS
+from .problem import (
+    CLIError,
+    floats,
+    forward,
+    problem,
+    refuse_what_would_not_fit,
+    shaped,
+    values_at,
+)
 
-EPILOG_GRAD = """\
+_TARGET = """\
 TARGET is either a math expression in Python syntax over named variables,
 e.g. "mean(3*(x+2)**2)", or FILE.py:FUNC. An expression is parsed with an
 allowlist (numbers, variables, + - * / **, comparisons, and the functions
@@ -40,23 +53,9 @@ sum tan tanh trunc var where xlogy, with axis= and keepdims= for reductions
 (and ddof= for var, std); constants pi and e); it is never passed to eval.
 FILE.py:FUNC IMPORTS AND RUNS FILE.py as Python code: use it only on your own
 code.
+"""
 
-examples:
-  symgrad grad "mean(3*(x+2)**2)" --wrt x --shape x=2,2 --at x=1
-  symgrad grad "x*x" --wrt x --shape x=5 --at x=1,2,3,4,5 --gradient 5
-  symgrad grad "sum(sin(x)*y)" --shape x=3 --at x=0.1,0.2,0.3 --at y=2 --check
-
---check compares symgrad's gradient at the --at point with SymPy's derivative
-of the traced function (50 digits) and with central finite differences, and
-prints the relative error max |a - b| / max(max |b|, floor) of each comparison
-(symgrad.testing.relative_error: infinities match infinities of the same sign,
-SymPy's complex infinity zoo, as sqrt'(0) = 1/0, either sign; nan only nan).
-Finite differences check every element up to 2000, above that a fixed sample,
-and leave out elements where the function is nan at x +- h; where their own
-error (estimated with a step half as long) exceeds the tolerance they are
-reported as unreliable there, not as a mismatch. A variable that neither
-comparison confirmed is NOT CHECKED.
-
+_BUDGET = """\
 SymPy's work (simplifying and printing formulas, --check's SymPy side,
 --show sympy) shares one budget of --sympy-seconds (default 5 s); past it the
 values are printed without what SymPy did not finish, and the output says so.
@@ -65,13 +64,55 @@ exit codes: 0 ok; 1 cannot differentiate as asked, --check found a mismatch
 or could confirm nothing (NOT CHECKED); 2 refused command line or expression
 (or more memory than is available); 130 interrupted."""
 
+_FINITE_DIFFERENCES = """\
+Finite differences check every element up to 2000, above that a fixed sample,
+and leave out elements where the function is nan at x +- h; where their own
+error (estimated with a step half as long) exceeds the tolerance they are
+reported as unreliable there, not as a mismatch."""
 
-class CLIError(Exception):
-    """A one-line error for the user; ``code`` is the exit status."""
+EPILOG_GRAD = f"""{_TARGET}
+examples:
+  symgrad grad "mean(3*(x+2)**2)" --wrt x --shape x=2,2 --at x=1
+  symgrad grad "x*x" --wrt x --shape x=5 --at x=1,2,3,4,5 --gradient 5
+  symgrad grad "sum(sin(x)*y)" --shape x=3 --at x=0.1,0.2,0.3 --at y=2 --check
+  symgrad grad "sin(x)*y" --shape x=3 --at x=0.1,0.2,0.3 --at y=2 --jacobian
 
-    def __init__(self, message: str, code: int = 2):
-        super().__init__(message)
-        self.code = code
+--check compares symgrad's gradient at the --at point with SymPy's derivative
+of the traced function (50 digits) and with central finite differences, and
+prints the relative error max |a - b| / max(max |b|, floor) of each comparison
+(symgrad.testing.relative_error: infinities match infinities of the same sign,
+SymPy's complex infinity zoo, as sqrt'(0) = 1/0, either sign; nan only nan).
+{_FINITE_DIFFERENCES} A variable that neither
+comparison confirmed is NOT CHECKED.
+
+--jacobian prints the Jacobian of a function of any output shape instead, one
+block per --wrt variable x, of shape output.shape + x.shape (as sg.jacrev),
+under the key "jacobian" in --format json; --check compares it with SymPy's
+jacobian and with finite differences of the function, as symgrad hessian does.
+
+{_BUDGET}"""
+
+EPILOG_HESSIAN = f"""{_TARGET}
+examples:
+  symgrad hessian "sum(x**3)" --shape x=3 --at x=1,2,3
+  symgrad hessian "sum(sin(x)*y)" --shape x=3 --at x=0.1,0.2,0.3 --at y=2 --check
+  symgrad hessian "sum(x**2)*y" --shape x=2 --wrt x --format json --at x=1 --at y=3
+
+The function must return a scalar (for the first derivatives of a vector
+function: symgrad grad --jacobian). With several --wrt variables the Hessian
+is printed in blocks, one per pair: d2f/dx dy has the shape x.shape + y.shape,
+as sg.hessian(f, argnums=(...)) returns it. A block's formula is one pattern
+in its indices where every element reads the same (a Piecewise where the
+diagonal i = j differs), else its elements are listed. --format json puts the
+values under "hessian": data["hessian"]["x"]["y"] is the block d2f/dx dy.
+
+--check compares each block at the --at point with SymPy's hessian of the
+traced function (50 digits) and with central finite differences of symgrad's
+gradient (row r of d2f/dx dy: the derivative in y of element r of df/dx), by
+the relative error and the one verdict rule of symgrad grad --check.
+{_FINITE_DIFFERENCES}
+
+{_BUDGET}"""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -83,7 +124,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="symgrad",
         description="symgrad: gradients of numpy functions, derived symbolically and "
-                    "compiled with Numba. Run 'symgrad grad --help' for the main command.")
+                    "compiled with Numba. Run 'symgrad grad --help' for the main command, "
+                    "'symgrad hessian --help' for second derivatives.")
     parser.add_argument("--version", action="store_true", help="print the version and exit")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
@@ -96,31 +138,46 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--shape", action="append", default=[], metavar="NAME=D1,D2",
                        help="a variable's shape (repeat per variable; default: scalar)")
 
+    def derivative(p: argparse.ArgumentParser, what: str) -> None:
+        common(p)
+        p.add_argument("--at", action="append", default=[], metavar="NAME=V1,V2,...",
+                       help="evaluate at these values (C order, or one value broadcast to "
+                            "the shape); repeat per variable")
+        p.add_argument("--format", choices=("pretty", "text", "latex", "json"),
+                       default="pretty", help="how to print formulas and values "
+                                              "(default: pretty)")
+        p.add_argument("--show", action="append", default=[], choices=("ir", "code", "sympy"),
+                       help=f"also print the IR (forward, and optimized {what}), the "
+                            "generated Numba source, or SymPy's own derivative; repeatable")
+        p.add_argument("--check", action="store_true",
+                       help="compare with SymPy and finite differences at the --at point")
+        p.add_argument("--jit", action="store_true",
+                       help="compute values with the compiled Numba kernel (default: the "
+                            "numpy interpreter, which starts faster)")
+        p.add_argument("--sympy-seconds", type=_seconds, default=None, metavar="S",
+                       help=f"seconds SymPy may take in all: formulas, --check's SymPy side, "
+                            f"--show sympy (default: {SYMPY_SECONDS:g})")
+
     grad = commands.add_parser(
         "grad", help="print the derived gradient of an expression or FILE.py:FUNC",
         description="Print the gradient formula symgrad derives (one per element "
                     "pattern for arrays) and, with --at, the value and gradient there.",
         epilog=EPILOG_GRAD, formatter_class=argparse.RawDescriptionHelpFormatter)
-    common(grad)
-    grad.add_argument("--at", action="append", default=[], metavar="NAME=V1,V2,...",
-                      help="evaluate at these values (C order, or one value broadcast to "
-                           "the shape); repeat per variable")
+    derivative(grad, "forward + adjoint")
     grad.add_argument("--gradient", metavar="V1,...",
                       help="cotangent for a non-scalar output: differentiate "
                            "sum(output * gradient) (one value is broadcast)")
-    grad.add_argument("--format", choices=("pretty", "text", "latex", "json"), default="pretty",
-                      help="how to print formulas and values (default: pretty)")
-    grad.add_argument("--show", action="append", default=[], choices=("ir", "code", "sympy"),
-                      help="also print the IR (forward, and optimized forward + adjoint), the "
-                           "generated Numba source, or SymPy's own derivative; repeatable")
-    grad.add_argument("--check", action="store_true",
-                      help="compare with SymPy and finite differences at the --at point")
-    grad.add_argument("--jit", action="store_true",
-                      help="compute values with the compiled Numba kernel (default: the "
-                           "numpy interpreter, which starts faster)")
-    grad.add_argument("--sympy-seconds", type=_seconds, default=None, metavar="S",
-                      help=f"seconds SymPy may take in all: formulas, --check's SymPy side, "
-                           f"--show sympy (default: {SYMPY_SECONDS:g})")
+    grad.add_argument("--jacobian", action="store_true",
+                      help="print the Jacobian (any output shape) instead: its formulas, "
+                           "value and --check, as symgrad hessian prints a Hessian")
+
+    hessian = commands.add_parser(
+        "hessian", help="print the derived Hessian of a scalar expression or FILE.py:FUNC",
+        description="Print the second-derivative formulas symgrad derives (one pattern "
+                    "per block of the Hessian where the structure allows) and, with --at, "
+                    "the value and the Hessian there. Options as for symgrad grad.",
+        epilog=EPILOG_HESSIAN, formatter_class=argparse.RawDescriptionHelpFormatter)
+    derivative(hessian, "Hessian")
 
     graph = commands.add_parser(
         "graph", help="draw the computational graph (svg, png, pdf or dot)",
@@ -160,7 +217,7 @@ def _protect_target(argv: list[str]) -> tuple[list[str], str | None]:
     argparse takes every argument that starts with '-' for an option, except
     negative numbers and arguments with a space: the mark is a trailing space,
     which the expression parser ignores and :func:`main` removes again."""
-    if not argv or argv[0] not in ("grad", "graph"):
+    if not argv or argv[0] not in ("grad", "graph", "hessian"):
         return argv, None
     out = list(argv)
     i = 1
@@ -196,6 +253,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 0
     try:
+        if args.command == "hessian":
+            from .second import run_hessian
+
+            return run_hessian(args)
         return run_grad(args) if args.command == "grad" else run_graph(args)
     except CLIError as e:
         return _error(str(e), e.code)
@@ -225,188 +286,14 @@ def _error(message: str, code: int) -> int:
 
 
 # ---------------------------------------------------------------------------
-# the problem: a function, its variables, shapes and values
-
-
-@dataclass
-class Problem:
-    fun: Any
-    names: tuple[str, ...]
-    title: str                    # "f(x) = mean(3*(x+2)**2)"
-    shapes: dict[str, tuple[int, ...]]
-    wrt: tuple[str, ...]
-    label: str = "f"              # the function in ∂f/∂x: f, or FUNC of FILE.py:FUNC
-
-    @property
-    def argnums(self) -> tuple[int, ...]:
-        return tuple(self.names.index(n) for n in self.wrt)
-
-    def zeros(self) -> list[Any]:
-        import numpy as np
-
-        return [np.zeros(self.shapes[n]) for n in self.names]
-
-
-def load(target: str) -> tuple[Any, tuple[str, ...], str, str]:
-    """The function named by TARGET, its parameter names, how to print it, and its name
-    in derivatives (``f`` for an expression)."""
-    import re
-
-    match = re.fullmatch(r"(.+\.py):([A-Za-z_][A-Za-z0-9_]*)", target)
-    if match is None:
-        from .expr import ExpressionError, parse
-
-        try:
-            expression = parse(target)
-        except ExpressionError as e:
-            raise CLIError(str(e)) from None
-        if not expression.variables:
-            raise CLIError(f"the expression {expression.text} has no variable to differentiate")
-        names = expression.variables
-        return expression.function(), names, f"f({', '.join(names)}) = {expression.text}", "f"
-    return _load_file(match.group(1), match.group(2))
-
-
-def _load_file(path: str, name: str) -> tuple[Any, tuple[str, ...], str, str]:
-    import importlib.util
-    import inspect
-    from pathlib import Path
-
-    file = Path(path)
-    if not file.is_file():
-        raise CLIError(f"no such file: {path}")
-    spec = importlib.util.spec_from_file_location(f"symgrad_user_{file.stem}", file)
-    if spec is None or spec.loader is None:
-        raise CLIError(f"cannot import {path}")
-    module = importlib.util.module_from_spec(spec)
-    bytecode, sys.dont_write_bytecode = sys.dont_write_bytecode, True  # no __pycache__ there
-    try:
-        spec.loader.exec_module(module)  # the user's own code, as --help says
-    except Exception as e:  # noqa: BLE001
-        raise CLIError(f"importing {path} failed: {type(e).__name__}: {e}", 1) from None
-    finally:
-        sys.dont_write_bytecode = bytecode
-    fun = getattr(module, name, None)
-    if not callable(fun):
-        raise CLIError(f"{path} defines no function {name}")
-    params = [p for p in inspect.signature(fun).parameters.values()
-              if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
-              and p.default is inspect.Parameter.empty]
-    names = tuple(p.name for p in params)
-    if not names:
-        raise CLIError(f"{name} in {path} takes no positional argument to differentiate")
-    return fun, names, f"{name}({', '.join(names)}) from {path}", name
-
-
-def _pairs(options: list[str], flag: str, names: tuple[str, ...]) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for option in options:
-        name, sep, value = option.partition("=")
-        name = name.strip()
-        if not sep:
-            raise CLIError(f"{flag} {option}: expected NAME=VALUES")
-        if name not in names:
-            raise CLIError(f"{flag} {option}: {name} is not a variable "
-                           f"(variables: {', '.join(names)})")
-        if name in out:
-            raise CLIError(f"{flag} gives {name} twice")
-        out[name] = value
-    return out
-
-
-def _numbers(text: str, what: str) -> list[float]:
-    import math
-
-    values = []
-    for item in text.split(","):
-        try:
-            value = float(item.strip())
-        except ValueError:
-            raise CLIError(f"{what}: {item.strip()!r} is not a number") from None
-        if math.isinf(value) and "inf" not in item.lower():
-            raise CLIError(f"{what}: {item.strip()} is too large for float64")
-        values.append(value)
-    return values
-
-
-def problem(args: argparse.Namespace) -> Problem:
-    fun, names, title, label = load(args.target)
-    shapes: dict[str, tuple[int, ...]] = {n: () for n in names}
-    for name, dims in _pairs(args.shape, "--shape", names).items():
-        try:
-            shape = tuple(int(d) for d in dims.split(",")) if dims.strip() not in ("", "()") \
-                else ()
-        except ValueError:
-            raise CLIError(f"--shape {name}={dims}: dimensions are integers, e.g. 2,3") from None
-        size = 1
-        for d in shape:
-            size *= d
-        if any(d < 1 for d in shape) or len(shape) > 8 or size > MAX_ELEMENTS:
-            raise CLIError(f"--shape {name}={dims}: need 1 to 8 positive dimensions and at "
-                           f"most {MAX_ELEMENTS} elements")
-        shapes[name] = shape
-    wrt = names
-    if args.wrt:
-        wrt = tuple(dict.fromkeys(w.strip() for w in args.wrt.split(",")))
-        for w in wrt:
-            if w not in names:
-                raise CLIError(f"--wrt {w}: not a variable (variables: {', '.join(names)})")
-    return Problem(fun, names, title, shapes, wrt, label)
-
-
-def values_at(p: Problem, options: list[str]) -> list[Any] | None:
-    import numpy as np
-
-    given = _pairs(options, "--at", p.names)
-    if not given:
-        return None
-    missing = [n for n in p.names if n not in given]
-    if missing:
-        raise CLIError(f"--at gives no value for {', '.join(missing)}; give every variable")
-    out = []
-    for n in p.names:
-        out.append(_shaped(_numbers(given[n], f"--at {n}"), p.shapes[n], f"--at {n}"))
-    return [np.asarray(v) for v in out]
-
-
-def _shaped(values: list[float], shape: tuple[int, ...], what: str) -> Any:
-    import numpy as np
-
-    size = int(np.prod(shape))
-    if len(values) == 1:
-        return np.full(shape, values[0])
-    if len(values) != size:
-        raise CLIError(f"{what}: {len(values)} values for shape {shape} ({size} elements); "
-                       "give one value or all of them in C order")
-    return np.array(values).reshape(shape)
-
-
-# ---------------------------------------------------------------------------
 # symgrad grad
 
 
-def _forward(p: Problem, args: list[Any]) -> Any:
-    """The traced forward graph, with symgrad's errors as one-line CLI errors."""
-    from ..core.ir import Aval
-    from ..numpy_api import trace
-
-    try:
-        graph, is_tuple = trace(p.fun, [Aval(p.shapes[n]) for n in p.names], args,
-                                list(p.names))
-    except CLIError:
-        raise
-    except Exception as e:  # noqa: BLE001  symgrad's messages say what is wrong
-        raise CLIError(f"{type(e).__name__}: {e}", 1) from None
-    if is_tuple:
-        raise CLIError("the function returns a tuple; return one array to differentiate", 1)
-    largest = max(graph.eqns, key=lambda e: e.out.aval.size, default=None)
-    if largest is not None and largest.out.aval.size > MAX_ELEMENTS:
-        raise CLIError(f"the expression builds a value of {largest.out.aval.size} elements "
-                       f"({largest.out.aval}, by broadcasting?); at most {MAX_ELEMENTS}")
-    return graph
-
-
 def run_grad(args: argparse.Namespace) -> int:
+    if args.jacobian:
+        from .second import run_jacobian
+
+        return run_jacobian(args)
     import numpy as np
 
     from ..api import value_and_grad
@@ -417,13 +304,13 @@ def run_grad(args: argparse.Namespace) -> int:
     if args.check and at is None:
         raise CLIError("--check needs a point: give --at for every variable")
     sample = at if at is not None else p.zeros()
-    graph = _forward(p, sample)
+    graph = forward(p, sample)
     out = graph.outputs[0]
     if out.dtype != "float64":
         raise CLIError(f"the function returns {out.aval} values, which have no gradient", 1)
     cotangent = None
     if args.gradient is not None:
-        cotangent = _shaped(_numbers(args.gradient, "--gradient"), out.shape, "--gradient")
+        cotangent = shaped(floats(args.gradient, "--gradient"), out.shape, "--gradient")
         if not np.all(np.isfinite(cotangent)):
             raise CLIError("--gradient takes finite numbers (it weights the output: "
                            "sum(output * gradient))")
@@ -440,7 +327,7 @@ def run_grad(args: argparse.Namespace) -> int:
     value = grads = None
     fd: list[Any] = []
     if at is not None:
-        _refuse_what_would_not_fit(p, g, at, cotangent, args.jit)
+        refuse_what_would_not_fit(p, g, at, cotangent, args.jit)
         value, grads = _call(g, at, cotangent)
         if args.check:
             fd = [fd_check(p, at, k, grads[k], cotangent) for k in range(len(p.wrt))]
@@ -479,20 +366,6 @@ def _call(g: Any, at: list[Any], cotangent: Any) -> tuple[Any, tuple]:
         raise CLIError(f"{type(e).__name__}: {e}", 1) from None
 
 
-def _refuse_what_would_not_fit(p: Problem, g: Any, at: list[Any], cotangent: Any,
-                               jit: bool) -> None:
-    """A CLIError where the values at ``at`` would not fit in memory (see
-    :func:`symgrad.cli.bounds.memory_refusal`)."""
-    from .bounds import memory_refusal
-
-    try:
-        why = memory_refusal(p.shapes, g, at, cotangent, jit)
-    except Exception as e:  # noqa: BLE001  as _call would say it
-        raise CLIError(f"{type(e).__name__}: {e}", 1) from None
-    if why:
-        raise CLIError(why)
-
-
 def _shown(what: str, g: Any, graph: Any, sample: list[Any], cotangent: Any) -> str:
     if what == "ir":
         return f"{graph}\n{g.graph(*sample, gradient=cotangent)}"
@@ -517,7 +390,7 @@ def run_graph(args: argparse.Namespace) -> int:
     _check_writable(out, args.output)
     p = problem(args)
     sample = p.zeros()
-    graph = _forward(p, sample)
+    graph = forward(p, sample)
     adjoint, n_primal = None, len(graph.outputs)
     if args.adjoint:
         from ..api import value_and_grad

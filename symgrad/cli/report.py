@@ -1,6 +1,8 @@
-"""What ``symgrad grad`` prints: formulas, values, checks and ``--show`` sections,
-collected by :class:`Report` and printed in one of the formats pretty, text,
-latex or json (see :mod:`symgrad.cli.command`)."""
+"""What ``symgrad grad`` and ``symgrad hessian`` print: formulas, values, checks and
+``--show`` sections, collected by :class:`Report` and printed in one of the formats
+pretty, text, latex or json (see :mod:`symgrad.cli.command`). A Hessian or a
+Jacobian is printed block by block (:class:`Block`), as a gradient is variable by
+variable."""
 
 from __future__ import annotations
 
@@ -8,25 +10,57 @@ import copy
 import math
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .limits import FD_STEP, LISTED_ELEMENTS
 
 if TYPE_CHECKING:
     from .checks import FDCheck, SymPyCheck
-    from .command import Problem
+    from .problem import Problem
+
+
+@dataclass(frozen=True)
+class Block:
+    """One block of a Hessian, ``∂²f/∂row∂col`` (``row`` a variable), or of a Jacobian,
+    ``∂f/∂col`` (``row`` None: the rows are the elements of the output). Its shape is
+    ``row_shape + col_shape``, as ``sg.hessian`` and ``sg.jacrev`` return it."""
+
+    row: str | None
+    col: str
+    row_shape: tuple[int, ...]
+    col_shape: tuple[int, ...]
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return (*self.row_shape, *self.col_shape)
+
+    @property
+    def key(self) -> str:
+        """Its name in ``--format json``'s "check": ``"x,y"``, or ``"x"`` for a Jacobian."""
+        return self.col if self.row is None else f"{self.row},{self.col}"
+
+    def nest(self, table: dict[str, Any], value: Any) -> None:
+        """Put ``value`` in ``table`` as JSON keeps blocks: ``table[row][col]``, or
+        ``table[col]`` for a Jacobian."""
+        if self.row is None:
+            table[self.col] = value
+        else:
+            table.setdefault(self.row, {})[self.col] = value
 
 
 class Report:
-    """Collects what ``symgrad grad`` prints, then prints it in one format."""
+    """Collects what a command prints, then prints it in one format. ``kind`` is the
+    command: "grad", "hessian" or "jacobian" (``grad --jacobian``)."""
 
-    def __init__(self, p: Problem, fmt: str, cotangent: Any):
-        self.p, self.fmt, self.cotangent = p, fmt, cotangent
+    def __init__(self, p: Problem, fmt: str, cotangent: Any, kind: str = "grad"):
+        self.p, self.fmt, self.cotangent, self.kind = p, fmt, cotangent, kind
         self.lines: list[str] = []
         self.data: dict[str, Any] = {
             "function": p.title, "variables": {n: list(p.shapes[n]) for n in p.names},
-            "wrt": list(p.wrt),
-            "gradient": None if cotangent is None else cotangent.tolist()}
+            "wrt": list(p.wrt)}
+        if kind == "grad":
+            self.data["gradient"] = None if cotangent is None else cotangent.tolist()
         self.f = p.label if cotangent is None else "L"  # ∂f/∂x, ∂loss/∂w, ∂L/∂x
         unicode = (sys.stdout.encoding or "").lower().replace("-", "").startswith("utf")
         self.unicode = unicode and fmt == "pretty"
@@ -39,10 +73,39 @@ class Report:
     def _d(self, name: str, index: str = "") -> str:
         if self.fmt == "latex":
             sub = f"_{{{index}}}" if index else ""
-            f = self.f if len(self.f) == 1 else rf"\mathrm{{{self.f}}}".replace("_", r"\_")
-            return rf"\frac{{\partial {f}}}{{\partial {name}{sub}}}"
+            return rf"\frac{{\partial {self._latex_f()}}}{{\partial {name}{sub}}}"
         d = "∂" if self.unicode else "d"
         return f"{d}{self.f}/{d}{name}{f'[{index}]' if index else ''}"
+
+    def _latex_f(self) -> str:
+        return self.f if len(self.f) == 1 else rf"\mathrm{{{self.f}}}".replace("_", r"\_")
+
+    def label(self, b: Block) -> str:
+        """How a block is named where its value is printed: ``∂²f/∂x∂y``, ``df/dx``."""
+        return self._d_block(b, plain=True)
+
+    def _d_block(self, b: Block, index: list[str] | None = None, plain: bool = False) -> str:
+        """``∂²f/∂x[i]∂y[j]`` or ``∂f[i]/∂x[j]``; without ``index``, ``∂²f/∂x∂y``. In
+        LaTeX unless ``plain`` (labels of values are plain text in every format)."""
+        n = len(b.row_shape)
+        ri, ci = (index[:n], index[n:]) if index is not None else ([], [])
+        if self.fmt == "latex" and not plain:
+            f = self._latex_f()
+
+            def el(name: str, idx: list[str]) -> str:
+                return f"{name}_{{{','.join(idx)}}}" if idx else name
+            if b.row is None:
+                return rf"\frac{{\partial {el(f, ri)}}}{{\partial {el(b.col, ci)}}}"
+            return rf"\frac{{\partial^2 {f}}}{{\partial {el(b.row, ri)} \partial {el(b.col, ci)}}}"
+
+        def at(name: str, idx: list[str]) -> str:
+            return f"{name}[{', '.join(idx)}]" if idx else name
+        d = "∂" if self.unicode else "d"
+        if b.row is None:
+            return f"{d}{at(self.f, ri)}/{d}{at(b.col, ci)}"
+        if self.unicode:
+            return f"∂²{self.f}/∂{at(b.row, ri)}∂{at(b.col, ci)}"
+        return f"d^2{self.f}/d{at(b.row, ri)} d{at(b.col, ci)}"  # d^2f/dx dy
 
     def _equation(self, lhs: str, expr: Any) -> str:
         import sympy as sp
@@ -73,47 +136,59 @@ class Report:
                 self.data[key] = value
 
     def formulas(self, formulas: dict[str, Any]) -> None:
+        """Per wrt variable: ("pattern", expr), ("elements", array) or ("omitted", why)."""
+        sep = "," if self.fmt == "latex" else ", "
+        self.lines.append("")
+        self.data["formulas"] = {
+            name: self._formula(kind, value, self.p.shapes[name],
+                                lambda idx, name=name: self._d(name, sep.join(idx)),
+                                self._d(name))
+            for name, (kind, value) in formulas.items()}
+
+    def block_formulas(self, formulas: list[tuple[Block, tuple[str, Any]]]) -> None:
+        """As :meth:`formulas`, per block of a Hessian or a Jacobian."""
+        self.lines.append("")
+        out: dict[str, Any] = {}
+        for b, (kind, value) in formulas:
+            b.nest(out, self._formula(kind, value, b.shape,
+                                      lambda idx, b=b: self._d_block(b, idx), self._d_block(b)))
+        self.data["formulas"] = out
+
+    def _formula(self, kind: str, value: Any, shape: tuple[int, ...],
+                 lhs: Callable[[list[str]], str], bare: str) -> dict[str, Any]:
+        """The lines of one formula (``lhs`` of the index letters or numbers), and its
+        JSON entry."""
         import numpy as np
 
-        out: dict[str, Any] = {}
-        self.lines.append("")
-        for name, (kind, value) in formulas.items():
-            shape = self.p.shapes[name]
-            if kind == "omitted":
-                self.lines.append(f"{self._d(name)}: formulas omitted: {value}")
-                out[name] = {"omitted": value}
-                continue
-            import sympy as sp
+        if kind == "omitted":
+            self.lines.append(f"{bare}: formulas omitted: {value}")
+            return {"omitted": value}
+        import sympy as sp
 
-            from ..sympy_bridge import index_symbols
+        from ..sympy_bridge import index_symbols
 
-            letters = [str(s) for s in index_symbols(len(shape))]
-            entry: dict[str, Any] = {"pattern": None, "pattern_srepr": None,
-                                     "index": letters, "elements": []}
-            if kind == "pattern":
-                entry["pattern"], entry["pattern_srepr"] = sp.sstr(value), sp.srepr(value)
-                where = ", ".join(f"{c} < {d}" for c, d in zip(letters, shape))
-                lhs = self._d(name, ", ".join(letters) if self.fmt != "latex"
-                              else ",".join(letters))
-                self.lines.append(_suffixed(self._equation(lhs, value), lhs,
-                                            f"    for {where}" if shape else ""))
-            else:
-                printed: dict[Any, tuple[str, str]] = {}  # elements often repeat a formula
-                for n, idx in enumerate(np.ndindex(*shape)):
-                    if n == LISTED_ELEMENTS:
-                        self.lines.append(f"... {value.size - n} more elements "
-                                          "(--format json lists all)")
-                    e = value[idx]
-                    if e not in printed:
-                        printed[e] = sp.sstr(e), sp.srepr(e)
-                    text, srepr = printed[e]
-                    entry["elements"].append({"index": list(idx), "expr": text, "srepr": srepr})
-                    if n < LISTED_ELEMENTS:
-                        sep = "," if self.fmt == "latex" else ", "
-                        self.lines.append(self._equation(
-                            self._d(name, sep.join(map(str, idx))), e))
-            out[name] = entry
-        self.data["formulas"] = out
+        letters = [str(s) for s in index_symbols(len(shape))]
+        entry: dict[str, Any] = {"pattern": None, "pattern_srepr": None,
+                                 "index": letters, "elements": []}
+        if kind == "pattern":
+            entry["pattern"], entry["pattern_srepr"] = sp.sstr(value), sp.srepr(value)
+            where = ", ".join(f"{c} < {d}" for c, d in zip(letters, shape))
+            self.lines.append(_suffixed(self._equation(lhs(letters), value), lhs(letters),
+                                        f"    for {where}" if shape else ""))
+            return entry
+        printed: dict[Any, tuple[str, str]] = {}  # elements often repeat a formula
+        for n, idx in enumerate(np.ndindex(*shape)):
+            if n == LISTED_ELEMENTS:
+                self.lines.append(f"... {value.size - n} more elements "
+                                  "(--format json lists all)")
+            e = value[idx]
+            if e not in printed:
+                printed[e] = sp.sstr(e), sp.srepr(e)
+            text, srepr = printed[e]
+            entry["elements"].append({"index": list(idx), "expr": text, "srepr": srepr})
+            if n < LISTED_ELEMENTS:
+                self.lines.append(self._equation(lhs([str(i) for i in idx]), e))
+        return entry
 
     def values(self, at: list[Any], value: Any, grads: tuple) -> None:
         point = ", ".join(f"{n} = {_array_text(v)}" for n, v in zip(self.p.names, at))
@@ -127,22 +202,41 @@ class Report:
         self.data["value"] = _json_value(value)
         self.data["grad"] = {n: _json_value(g) for n, g in zip(self.p.wrt, grads)}
 
-    def check(self, rows: list[tuple[str, SymPyCheck, FDCheck]]) -> bool:
+    def matrices(self, at: list[Any], value: Any, blocks: list[tuple[Block, Any]]) -> None:
+        """As :meth:`values`, for the blocks of a Hessian or a Jacobian; in JSON under
+        "hessian" (``[row][col]``) or "jacobian" (``[col]``)."""
+        point = ", ".join(f"{n} = {_array_text(v)}" for n, v in zip(self.p.names, at))
+        self.lines += ["", f"at {point}:", _labelled(self.p.label, value)]
+        for b, m in blocks:
+            self.lines.append(_labelled(self.label(b), m))
+        if self.fmt != "json":
+            return
+        self.data["at"] = {n: _json_value(v) for n, v in zip(self.p.names, at)}
+        self.data["value"] = _json_value(value)
+        table: dict[str, Any] = {}
+        for b, m in blocks:
+            b.nest(table, _json_value(m))
+        self.data[self.kind] = table
+
+    def check(self, rows: list[tuple[str, SymPyCheck, FDCheck]],
+              labels: dict[str, str] | None = None) -> bool:
         """Rows (name, vs SymPy, vs finite differences) of :mod:`.checks`; whether the
-        check failed: a mismatch, or a variable that nothing confirmed (NOT CHECKED),
-        by :func:`.checks.verdict`."""
+        check failed: a mismatch, or a variable (a block) that nothing confirmed (NOT
+        CHECKED), by :func:`.checks.verdict`. ``labels``: how to print a row's name."""
         from .checks import verdict
 
         failed = False
         self.lines += ["", "check at the --at point (worst relative error):"]
+        what = {"grad": "gradient", "hessian": "Hessian block",
+                "jacobian": "Jacobian block"}[self.kind]
         out = {}
         for name, sympy, fd in rows:
             said = verdict(sympy, fd)
             failed |= said != "ok"
-            line = f"  {name}: symgrad vs SymPy (50 digits) {_sympy_verdict(sympy)}; " \
-                f"vs finite differences {_fd_verdict(fd, sympy)}"
+            line = f"  {(labels or {}).get(name, name)}: symgrad vs SymPy (50 digits) " \
+                f"{_sympy_verdict(sympy)}; vs finite differences {_fd_verdict(fd, sympy)}"
             if said == "NOT CHECKED":
-                line += "; NOT CHECKED: nothing confirmed this gradient"
+                line += f"; NOT CHECKED: nothing confirmed this {what}"
             self.lines.append(line)
             out[name] = {"sympy": sympy.error, "sympy_status": sympy.status,
                          "finite_differences": fd.error,
@@ -157,7 +251,9 @@ class Report:
         return failed
 
     def show(self, what: str, content: Any) -> None:
-        if what == "sympy" and not isinstance(content, str):
+        if what == "sympy" and isinstance(content, dict) and "blocks" in content:
+            content = self._sympy_blocks(content)
+        elif what == "sympy" and not isinstance(content, str):
             text = [f"SymPy's derivative of the traced function (independent of symgrad's "
                     f"adjoint): function = {_sympy_text(content['function'])}"]
             for name, e in content["gradient"].items():
@@ -169,6 +265,19 @@ class Report:
         else:
             self.data.setdefault("show", {})[what] = content
         self.lines += ["", f"--- {what} ---", content.rstrip("\n")]
+
+    def _sympy_blocks(self, content: dict[str, Any]) -> str:
+        """--show sympy of a Hessian or a Jacobian: SymPy's own, block by block."""
+        name = {"hessian": "Hessian", "jacobian": "Jacobian"}[self.kind]
+        function = _sympy_text(content["function"])
+        text = [f"SymPy's {name} of the traced function (independent of symgrad's "
+                f"derivation): function = {function}"]
+        table: dict[str, Any] = {}
+        for b, e in content["blocks"]:
+            text.append(f"{self.label(b)} = {_sympy_text(e)}")
+            b.nest(table, _sympy_text(e))
+        self.data.setdefault("show", {})["sympy"] = {"function": function, self.kind: table}
+        return "\n".join(text)
 
     def emit(self) -> None:
         if self.fmt == "json":
@@ -277,4 +386,4 @@ def _sympy_text(e: Any) -> str:
     return sp.sstr(e)
 
 
-__all__ = ["Report"]
+__all__ = ["Block", "Report"]

@@ -1,11 +1,14 @@
-"""What ``symgrad grad`` asks of SymPy, under one budget: the formulas (simplified
-and rendered as the report prints them), ``--check``'s oracle (SymPy's derivative
-of the traced function at the ``--at`` point, 50 digits) and ``--show sympy``.
+"""What ``symgrad grad`` and ``symgrad hessian`` ask of SymPy, under one budget: the
+formulas (simplified and rendered as the report prints them), ``--check``'s oracle
+(SymPy's derivative, Hessian or Jacobian of the traced function at the ``--at``
+point, 50 digits) and ``--show sympy``.
 
-:func:`run_sympy` hands these steps to :func:`symgrad.cli.bounds.run`, which runs
-them in a child process killed at the deadline; :class:`SymPyResults` says what
-each step gave, or why it gave nothing, in words for the output. SymPy is asked
-nothing where a value of the function has more than ``SYMBOLIC_LIMIT`` elements.
+:func:`run_sympy` (a gradient) and :func:`run_sympy_blocks` (the blocks of a Hessian
+or a Jacobian) hand these steps to :func:`symgrad.cli.bounds.run`, which runs them
+in a child process killed at the deadline; :class:`SymPyResults` says what each
+step gave, or why it gave nothing, in words for the output. SymPy is asked nothing
+where a value of the function (or of the graph that computes the Hessian or the
+Jacobian) has more than ``SYMBOLIC_LIMIT`` elements.
 """
 
 from __future__ import annotations
@@ -16,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 from .limits import SYMBOLIC_LIMIT
 
 if TYPE_CHECKING:
-    from .command import Problem
-    from .report import Report
+    from .problem import Problem
+    from .report import Block, Report
 
 
 @dataclass(frozen=True)
@@ -45,12 +48,13 @@ class SymPyResults:
         return f"SymPy failed: {outcome.error}"
 
 
-def too_symbolic(graph: Any) -> str | None:
-    """Why SymPy is not asked (too many elements), or None."""
+def too_symbolic(graph: Any, what: str = "the function") -> str | None:
+    """Why SymPy is not asked (too many elements in a value of ``graph``, which
+    computes ``what``), or None."""
     sizes = [v.aval.size for v in graph.inputs] + [e.out.aval.size for e in graph.eqns]
     if max(sizes, default=0) <= SYMBOLIC_LIMIT:
         return None
-    return (f"a value of the function has {max(sizes)} elements; SymPy is asked for at most "
+    return (f"a value of {what} has {max(sizes)} elements; SymPy is asked for at most "
             f"{SYMBOLIC_LIMIT}")
 
 
@@ -146,4 +150,111 @@ def _sympy_derivative(p: Problem, graph: Any, cotangent: Any, deadline: float) -
             "gradient": {n: simplify_all(e, seconds) for n, e in zip(p.wrt, exprs)}}
 
 
-__all__ = ["SymPyResults", "run_sympy", "too_symbolic"]
+# ---------------------------------------------------------------------------
+# the blocks of a Hessian or a Jacobian
+
+
+def run_sympy_blocks(p: Problem, kind: str, blocks: list[Block], graph: Any, derived: Any,
+                     at: list[Any] | None, check: bool, show: bool, report: Report,
+                     seconds: float) -> SymPyResults:
+    """As :func:`run_sympy`, for ``kind`` "hessian" or "jacobian": ``graph`` is the
+    traced function, ``derived`` the optimized graph of symgrad's Hessian (Jacobian),
+    whose outputs are the ``blocks`` in order."""
+    what = {"hessian": "the Hessian's graph", "jacobian": "the Jacobian's graph"}[kind]
+    skipped = too_symbolic(graph) or too_symbolic(derived, what)
+    if skipped:
+        return SymPyResults(seconds, {}, skipped)
+    import sympy  # noqa: F401  imported before the budget starts (and before a fork)
+
+    from .. import sympy_bridge  # noqa: F401
+    from . import bounds
+
+    steps: dict[str, Any] = {}
+    if check:
+        steps["check"] = lambda deadline: [
+            evaluate_block(e, graph, at) for e in _sympy_blocks(p, kind, blocks, graph)]
+    steps["formulas"] = lambda deadline: report.section(
+        lambda r: r.block_formulas(_block_formulas(blocks, derived, deadline)))
+    if show:
+        steps["sympy"] = lambda deadline: report.section(
+            lambda r: r.show("sympy", _sympy_blocks_shown(p, kind, blocks, graph, deadline)))
+    return SymPyResults(seconds, bounds.run(steps, seconds))
+
+
+def evaluate_block(exprs: Any, graph: Any, at: list[Any] | None) -> Any:
+    """A block of SymPy's expressions at the --at point, 50 digits: the values and
+    where they are ``zoo``, as :func:`.checks.sympy_check` takes them."""
+    from ..sympy_bridge import evaluate
+
+    return evaluate(exprs, graph, at or [], with_zoo=True)
+
+
+def _sympy_blocks(p: Problem, kind: str, blocks: list[Block], graph: Any) -> list[Any]:
+    """SymPy's own ``hessian`` (``jacobian``) of the traced function, cut into
+    ``blocks`` (object arrays of their shapes)."""
+    import numpy as np
+    import sympy as sp
+
+    from ..sympy_bridge import exact, input_symbols, to_sympy
+
+    symbols = input_symbols(graph)
+    wrt = [np.ravel(np.asarray(symbols[p.names.index(n)], dtype=object)) for n in p.wrt]
+    offsets = dict(zip(p.wrt, np.cumsum([0] + [len(w) for w in wrt])))
+    variables = [s for w in wrt for s in w]
+    y = to_sympy(graph)[0]
+    if kind == "hessian":
+        matrix = sp.hessian(y if isinstance(y, sp.Basic) else exact(y), variables)
+    else:
+        outputs = [e if isinstance(e, sp.Basic) else exact(e) for e in np.ravel(y)]
+        matrix = sp.Matrix(outputs).jacobian(variables)
+    result = []
+    for b in blocks:
+        top = 0 if b.row is None else offsets[b.row]
+        left = offsets[b.col]
+        rows, cols = int(np.prod(b.row_shape)), int(np.prod(b.col_shape))
+        part = np.empty((rows, cols), dtype=object)
+        for r in range(rows):
+            for c in range(cols):
+                part[r, c] = matrix[top + r, left + c]
+        result.append(part.reshape(b.shape) if b.shape else part[0, 0])
+    return result
+
+
+def _sympy_blocks_shown(p: Problem, kind: str, blocks: list[Block], graph: Any,
+                        deadline: float) -> dict:
+    """--show sympy: the traced function and SymPy's own Hessian (Jacobian) of it."""
+    from ..sympy_bridge import simplify_all, to_sympy
+
+    exprs = _sympy_blocks(p, kind, blocks, graph)
+    seconds = _simplify_seconds(deadline, len(exprs))
+    return {"function": to_sympy(graph)[0],
+            "blocks": [(b, simplify_all(e, seconds)) for b, e in zip(blocks, exprs)]}
+
+
+def _block_formulas(blocks: list[Block], derived: Any, deadline: float) -> list[tuple]:
+    """Per block: ("pattern", expr) or ("elements", array), of symgrad's own graph."""
+    import numpy as np
+    import sympy as sp
+
+    from ..core.ir import Printer
+    from ..sympy_bridge import block_pattern, input_symbols, simplify, simplify_all, to_sympy
+
+    printer = Printer(derived)  # named as the IR names them, as for a gradient
+    symbols = input_symbols(derived)
+    by_name = {printer.name(v): s for v, s in zip(derived.inputs, symbols)}
+    outputs = to_sympy(derived, symbols)
+    seconds = _simplify_seconds(deadline, len(blocks))
+    result = []
+    for b, e in zip(blocks, outputs):
+        pattern = block_pattern(e, by_name, len(b.row_shape)) if np.ndim(e) else e
+        if pattern is None:
+            result.append((b, ("elements", simplify_all(e, seconds))))
+        elif isinstance(pattern, sp.Piecewise):  # each piece on its own: SymPy's simplify
+            pieces = [(simplify(x, seconds / 2), c) for x, c in pattern.args]
+            result.append((b, ("pattern", sp.Piecewise(*pieces))))  # may fold the pieces
+        else:
+            result.append((b, ("pattern", simplify(pattern, seconds))))
+    return result
+
+
+__all__ = ["SymPyResults", "run_sympy", "run_sympy_blocks", "too_symbolic"]
