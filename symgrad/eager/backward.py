@@ -106,7 +106,7 @@ def run_backward(out: Any, gradient: Any, retain_graph: bool | None) -> None:
     _check_versions(nodes)
     plan, leaf_tensors, data_values = _plan(nodes)
     retained = [k for k, n in enumerate(nodes) if n.retained is not None]
-    key = (tuple(plan), tuple(t.shape for t in leaf_tensors), tuple(retained),
+    key = (tuple(plan), tuple(t._value.shape for t in leaf_tensors), tuple(retained),
            None if ct is None else np.shape(ct))
     entry = _cached_entry(key, lambda: _lower(nodes, plan, leaf_tensors, retained,
                                               ct is not None))
@@ -200,7 +200,7 @@ def _seed(out: Any, gradient: Any) -> Any:
                 "backward(gradient) with a tensor of that shape (the result is then the "
                 "gradient of sum(output * gradient)), or reduce it first (.sum(), .mean()).")
         return None if out.ndim == 0 else np.ones(out.shape)
-    return pipeline.cotangent(gradient, Aval(out.shape), "the output has", RuntimeError)
+    return pipeline.cotangent(gradient, Aval(out._value.shape), "the output has", RuntimeError)
 
 
 def _kernel_arg(v: np.ndarray) -> Any:
@@ -212,7 +212,7 @@ def _lower(nodes: list[Node], plan: list, leaves: list, retained: list[int],
     """The optimized adjoint graph of a recorded structure. Inputs: leaves, data,
     one zero per retained non-leaf (added to it, so its gradient is theirs), the
     cotangent; outputs: the gradients of leaves and retained non-leaves."""
-    inputs = [Var(Aval(t.shape), f"leaf{k}") for k, t in enumerate(leaves)]
+    inputs = [Var(Aval(t._value.shape), f"leaf{k}") for k, t in enumerate(leaves)]
     data_vars: dict[int, Var] = {}
     for _, refs in plan:
         for r in refs:
@@ -273,8 +273,10 @@ def _run(entry: _Entry, args: list[Any]) -> list[np.ndarray]:
 
 
 def _accumulate(t: Any, g: np.ndarray) -> None:
-    """``t.grad += g``, in place when ``t.grad`` exists (so ``.grad.data.zero_()`` holds)."""
+    """``t.grad += g``, in place when ``t.grad`` exists (so ``.grad.data.zero_()`` holds).
+    The gradient has the leaf's dtype: a float32 leaf gets a float32 gradient, rounded
+    from the float64 the kernel computes."""
     if t._grad is None:
-        t._grad = type(t)._make(np.array(g, dtype=np.float64).reshape(t.shape))
+        t._grad = type(t)._make(np.array(g, dtype=t._value.dtype).reshape(t.shape))
     else:
         t._grad._value += g
