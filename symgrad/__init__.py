@@ -44,7 +44,7 @@ checks it, with imports inside functions counted, and that there is no cycle):
   and ``testing`` the other front ends; nothing below imports them.
 """
 
-from . import autograd, ops  # noqa: E402,F401 (symgrad.ops: numpy's API, by its old name)
+from . import autograd, nn, ops, optim  # noqa: E402,F401 (symgrad.ops: numpy's API, by its old name)  # noqa: E402  (torch.nn, torch.optim)
 from .api import grad, jit, value_and_grad, vjp  # noqa: E402
 from .autograd import (  # noqa: E402
     Variable,
@@ -199,7 +199,7 @@ __all__ = ["grad", "value_and_grad", "vjp", "jit", "at", "softplus", "xlogy", "G
            "ShapeError", "TracerBoolConversionError", "TracerConversionError",
            "UnsupportedFunctionError", "EscapedTracerError", "__version__",
            # PyTorch-style autograd: tensors, dtypes, factories, random numbers
-           "Tensor", "Variable", "autograd", "tensor", "from_numpy", "zeros", "ones",
+           "Tensor", "Variable", "autograd", "nn", "optim", "tensor", "from_numpy", "zeros", "ones",
            "full", "zeros_like", "ones_like", "randn", "rand", "arange", "manual_seed",
            "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "dtype",
            "float32", "float64", "int64", "bool", "float", "double", "long", "Size",
