@@ -6,7 +6,9 @@ recorded; each update bumps the parameter's version, as an in-place change
 under ``no_grad`` does in PyTorch). ``param_groups`` (a list of dicts with
 ``params`` and the hyper-parameters, editable between steps), ``state`` (per
 parameter), ``zero_grad()``, ``step(closure)``, ``state_dict()`` and
-``load_state_dict()`` are PyTorch's.
+``load_state_dict()`` are PyTorch's. The options that choose among PyTorch's
+implementations (``foreach``, ``fused``, ``capturable``, ``differentiable``) are
+accepted and kept in ``param_groups``; there is one implementation here.
 
     >>> import symgrad as torch
     >>> w = torch.tensor([1.0, -2.0], requires_grad=True)
@@ -176,9 +178,10 @@ class SGD(Optimizer):
     weight decay: ``g += wd * p; b = mu * b + (1 - dampening) * g; p -= lr * b``
     (``g + mu * b`` for Nesterov)."""
 
-    def __init__(self, params: Iterable[Any], lr: float = 1e-3, momentum: float = 0.0,
-                 dampening: float = 0.0, weight_decay: float = 0.0, nesterov: bool = False,
-                 *, maximize: bool = False):
+    def __init__(self, params: Iterable[Any], lr: float = 1e-3, momentum: float = 0,
+                 dampening: float = 0, weight_decay: float = 0, nesterov: bool = False,
+                 *, maximize: bool = False, foreach: Any = None, differentiable: bool = False,
+                 fused: Any = None):
         _check("learning rate", lr)
         _check("momentum value", momentum)
         _check("weight_decay value", weight_decay)
@@ -186,7 +189,8 @@ class SGD(Optimizer):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
                                       weight_decay=weight_decay, nesterov=nesterov,
-                                      maximize=maximize))
+                                      maximize=maximize, foreach=foreach,
+                                      differentiable=differentiable, fused=fused))
 
     def _update(self, p, g, state, group):
         wd, momentum = group["weight_decay"], group["momentum"]
@@ -212,7 +216,9 @@ class Adam(Optimizer):
 
     def __init__(self, params: Iterable[Any], lr: float = 1e-3,
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
-                 weight_decay: float = 0.0, amsgrad: bool = False, *, maximize: bool = False):
+                 weight_decay: float = 0, amsgrad: bool = False, *, maximize: bool = False,
+                 foreach: Any = None, capturable: bool = False, differentiable: bool = False,
+                 fused: Any = None, decoupled_weight_decay: bool = False):
         _check("learning rate", lr)
         _check("epsilon value", eps)
         for k, beta in enumerate(betas):
@@ -221,15 +227,21 @@ class Adam(Optimizer):
         _check("weight_decay value", weight_decay)
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
                                       weight_decay=weight_decay, amsgrad=amsgrad,
-                                      maximize=maximize))
+                                      maximize=maximize, foreach=foreach, capturable=capturable,
+                                      differentiable=differentiable, fused=fused,
+                                      decoupled_weight_decay=decoupled_weight_decay
+                                      or self._decoupled))
 
     def _update(self, p, g, state, group):
         lr, (beta1, beta2), wd = group["lr"], group["betas"], group["weight_decay"]
+        state.setdefault("step", Tensor._make(np.array(0.0)))  # PyTorch's order of the state
         exp_avg = _buffer(state, "exp_avg", p)
         exp_avg_sq = _buffer(state, "exp_avg_sq", p)
+        if group["amsgrad"]:
+            _buffer(state, "max_exp_avg_sq", p)
         step = _step(state)
         if wd != 0:
-            if self._decoupled:
+            if group["decoupled_weight_decay"]:
                 p *= 1 - lr * wd
             else:
                 g = g + wd * p
@@ -249,14 +261,17 @@ class Adam(Optimizer):
 
 class AdamW(Adam):
     """Adam with decoupled weight decay (Loshchilov & Hutter): ``p *= 1 - lr * wd``
-    before the Adam step; ``weight_decay`` defaults to 0.01."""
+    before the Adam step; ``weight_decay`` defaults to 0.01. (``Adam(...,
+    decoupled_weight_decay=True)`` is the same, as in PyTorch.)"""
 
     _decoupled = True
 
     def __init__(self, params: Iterable[Any], lr: float = 1e-3,
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
-                 weight_decay: float = 1e-2, amsgrad: bool = False, *, maximize: bool = False):
-        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize)
+                 weight_decay: float = 1e-2, amsgrad: bool = False, *, maximize: bool = False,
+                 **options: Any):
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize,
+                         **options)
 
 
 class RMSprop(Optimizer):
@@ -265,18 +280,22 @@ class RMSprop(Optimizer):
     ``weight_decay``, as PyTorch's."""
 
     def __init__(self, params: Iterable[Any], lr: float = 1e-2, alpha: float = 0.99,
-                 eps: float = 1e-8, weight_decay: float = 0.0, momentum: float = 0.0,
-                 centered: bool = False, *, maximize: bool = False):
+                 eps: float = 1e-8, weight_decay: float = 0, momentum: float = 0,
+                 centered: bool = False, capturable: bool = False, foreach: Any = None,
+                 maximize: bool = False, differentiable: bool = False):
         _check("learning rate", lr)
         _check("epsilon value", eps)
         _check("momentum value", momentum)
         _check("weight_decay value", weight_decay)
         _check("alpha value", alpha)
-        super().__init__(params, dict(lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay,
-                                      momentum=momentum, centered=centered, maximize=maximize))
+        super().__init__(params, dict(lr=lr, momentum=momentum, alpha=alpha, eps=eps,
+                                      centered=centered, weight_decay=weight_decay,
+                                      capturable=capturable, foreach=foreach, maximize=maximize,
+                                      differentiable=differentiable))
 
     def _update(self, p, g, state, group):
         alpha, wd, momentum = group["alpha"], group["weight_decay"], group["momentum"]
+        state.setdefault("step", Tensor._make(np.array(0.0)))
         square_avg = _buffer(state, "square_avg", p)
         if momentum > 0:
             _buffer(state, "momentum_buffer", p)

@@ -120,7 +120,7 @@ def cat(tensors: Sequence[Any], dim: int = 0, out: Any = None) -> Any:
     tensors = [t.to(result_dtype) if isinstance(t, Tensor) else t for t in tensors]
     if len(tensors) == 1:
         return tensors[0].clone()
-    return named(shape_ops.concatenate(tensors, axis=dim), tensors[0], "CatBackward0")
+    return named(shape_ops.concatenate(tensors, axis=dim), tensors[0], "CatBackward0", tensors)
 
 
 concat = concatenate = cat
@@ -138,7 +138,7 @@ def stack(tensors: Sequence[Any], dim: int = 0, out: Any = None) -> Any:
         raise IndexError(f"Dimension out of range (expected to be in range of [{-ndim}, "
                          f"{ndim - 1}], but got {dim})")
     return named(cat([t.unsqueeze(dim % ndim) for t in tensors], dim % ndim), tensors[0],
-                 "StackBackward0")
+                 "StackBackward0", tensors)
 
 
 def is_tensor(obj: Any) -> bool:

@@ -46,13 +46,26 @@ def size_arg(size: Sequence[Any]) -> tuple[int, ...]:
     return tuple(operator.index(d) for d in size)
 
 
-def named(result: Any, source: Any, name: str | None) -> Any:
+def named(result: Any, source: Any, name: str | None, shown: Sequence[Any] = ()) -> Any:
     """Give ``result``'s new node PyTorch's name for the method that made it
-    (``x.t()`` is ``TBackward0``, though its primitive is ``transpose``)."""
+    (``x.t()`` is ``TBackward0``, though its primitive is ``transpose``). For a
+    composite of several primitives, ``shown`` lists its operands as PyTorch's one
+    node has them (``next_functions`` then skips the composite's inner nodes)."""
     node = getattr(result, "_node", None)
     if name is not None and node is not None and node is not getattr(source, "_node", None):
         node.rename(name)
+        if shown:
+            node.shown = tuple(_shown(a) for a in shown)
     return result
+
+
+def _shown(a: Any) -> Any:
+    """What ``next_functions`` shows for an operand: its node, a leaf that requires
+    grad, or None."""
+    node = getattr(a, "_node", None)
+    if node is not None:
+        return node
+    return a if getattr(a, "_requires_grad", False) else None
 
 
 def _return_type(name: str) -> type:
@@ -143,7 +156,7 @@ class TensorMethods:
         d = _one_dim(dim, self.ndim)
         indices = (np.argmax if largest else np.argmin)(self._value, axis=d, keepdims=True)
         values = self._pick(indices, d, keepdim)
-        named(values, self, f"{name}Backward0")
+        named(values, self, f"{name}Backward0", (self,))
         if not keepdim:
             indices = np.squeeze(indices, axis=d)
         result = max_result if largest else min_result
@@ -216,7 +229,7 @@ class TensorMethods:
         flat = np.arange(self._value.size).reshape(self.shape)
         grid = list(np.indices(idx.shape, sparse=True))
         grid[d] = idx
-        return named(self.reshape(-1)[flat[tuple(grid)]], self, "GatherBackward0")
+        return named(self.reshape(-1)[flat[tuple(grid)]], self, "GatherBackward0", (self,))
 
     def std(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
         return self._spread(ops.std, "Std", dim, unbiased, keepdim, correction)
@@ -230,7 +243,7 @@ class TensorMethods:
             dim, unbiased = None, dim
         ddof = correction if correction is not None else 0 if unbiased is False else 1
         return named(op(self, _dims(dim, self.ndim), ddof=ddof, keepdims=keepdim), self,
-                     f"{name}Backward0")
+                     f"{name}Backward0", (self,))
 
     def norm(self, p="fro", dim=None, keepdim=False, dtype=None):
         """``x.norm()``: the 2-norm of all elements (gradient 0 at 0, as PyTorch);
@@ -243,7 +256,8 @@ class TensorMethods:
                                  keepdims=keepdim and not flat)
             if keepdim and dim is None:
                 result = result.reshape((1,) * x.ndim)
-            return named(result, x, "NormBackward1" if dim is not None else "NormBackward0")
+            return named(result, x, "NormBackward1" if dim is not None else "NormBackward0",
+                         (x,))
         magnitude = x.abs()
         if p == np.inf:
             return magnitude.amax(axes, keepdim)
@@ -257,7 +271,7 @@ class TensorMethods:
 
     def logsumexp(self, dim, keepdim=False):
         return named(ops.logsumexp(self, _dims(dim, self.ndim), keepdims=keepdim), self,
-                     "LogsumexpBackward0")
+                     "LogsumexpBackward0", (self,))
 
     def cumsum(self, dim=None, dtype=None, *, axis=None):  # type: ignore[override]
         x = self.to(dtype) if dtype is not None else self
@@ -285,7 +299,7 @@ class TensorMethods:
     def log1p(self): return np.log1p(self)
     def expm1(self): return np.expm1(self)
     def sqrt(self): return np.sqrt(self)
-    def rsqrt(self): return named(1.0 / np.sqrt(self), self, "RsqrtBackward0")
+    def rsqrt(self): return named(1.0 / np.sqrt(self), self, "RsqrtBackward0", (self,))
     def sin(self): return np.sin(self)
     def cos(self): return np.cos(self)
     def tan(self): return np.tan(self)
@@ -346,7 +360,7 @@ class TensorMethods:
             return out
         name = ("ClampBackward1" if min is not None and max is not None else
                 "ClampMinBackward0" if min is not None else "ClampMaxBackward0")
-        return named(out, self, name)
+        return named(out, self, name, (self,))
 
     clip = clamp
 
@@ -355,11 +369,12 @@ class TensorMethods:
 
     def softmax(self, dim, dtype=None):
         x = self.to(dtype) if dtype is not None else self
-        return named(ops.softmax(x, _one_dim(dim, x.ndim)), x, "SoftmaxBackward0")
+        return named(ops.softmax(x, _one_dim(dim, x.ndim)), x, "SoftmaxBackward0", (x,))
 
     def log_softmax(self, dim, dtype=None):
         x = self.to(dtype) if dtype is not None else self
-        return named(ops.log_softmax(x, _one_dim(dim, x.ndim)), x, "LogSoftmaxBackward0")
+        return named(ops.log_softmax(x, _one_dim(dim, x.ndim)), x, "LogSoftmaxBackward0",
+                     (x,))
 
     # -- linear algebra ------------------------------------------------------------------
     def mm(self, mat2):

@@ -55,10 +55,12 @@ def _value(x: Any) -> Any:
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``input @ weight.T + bias``."""
-    out = input @ weight.t()
+    wt = weight.t()
+    out = input @ wt
     if bias is None:
-        return out
-    return named(out + bias, input, "AddmmBackward0" if input.ndim == 2 else None)
+        return named(out, input, "MmBackward0" if input.ndim == 2 else None, (input, wt))
+    return named(out + bias, input, "AddmmBackward0" if input.ndim == 2 else None,
+                 (bias, input, wt))
 
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
@@ -75,12 +77,12 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tens
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
     return named(ops.where(input > 0, input, input * negative_slope), input,
-                 "LeakyReluBackward0")
+                 "LeakyReluBackward0", (input,))
 
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     return named(ops.where(input > 0, input, alpha * np.expm1(ops.where(input > 0, 0.0, input))),
-                 input, "EluBackward0")
+                 input, "EluBackward0", (input,))
 
 
 def tanh(input: Tensor) -> Tensor:
@@ -95,7 +97,8 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
     """``log(1 + exp(beta * x)) / beta``, linear where ``beta * x > threshold`` (PyTorch's)."""
     scaled = input * beta
     smooth = ops.softplus(scaled) / beta if beta != 1.0 else ops.softplus(scaled)
-    return named(ops.where(scaled > threshold, input, smooth), input, "SoftplusBackward0")
+    return named(ops.where(scaled > threshold, input, smooth), input, "SoftplusBackward0",
+                 (input,))
 
 
 def softmax(input: Tensor, dim: int | None = None, dtype: Any = None) -> Tensor:
@@ -127,7 +130,7 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     out = input * scale.astype(input._value.dtype)
     if inplace:
         return input.copy_(out)
-    return named(out, input, "NativeDropoutBackward0")
+    return named(out, input, "NativeDropoutBackward0", (input,))
 
 
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
@@ -146,11 +149,13 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
 
 
 def mse_loss(input: Tensor, target: Any, reduction: str = "mean") -> Tensor:
-    return named(_reduce((input - target) ** 2, reduction), input, "MseLossBackward0")
+    return named(_reduce((input - target) ** 2, reduction), input, "MseLossBackward0",
+                 (input, target))
 
 
 def l1_loss(input: Tensor, target: Any, reduction: str = "mean") -> Tensor:
-    return named(_reduce((input - target).abs(), reduction), input, "L1LossBackward0")
+    return named(_reduce((input - target).abs(), reduction), input, "L1LossBackward0",
+                 (input, target))
 
 
 def smooth_l1_loss(input: Tensor, target: Any, reduction: str = "mean",
@@ -207,7 +212,8 @@ def _nll(logp: Tensor, target: Any, weight: Any, ignore_index: int, reduction: s
 def nll_loss(input: Tensor, target: Any, weight: Any = None, ignore_index: int = -100,
              reduction: str = "mean") -> Tensor:
     """``-input[n, target[n]] * weight[target[n]]``; the mean divides by the total weight."""
-    return named(_nll(input, target, weight, ignore_index, reduction), input, "NllLossBackward0")
+    return named(_nll(input, target, weight, ignore_index, reduction), input, "NllLossBackward0",
+                 (input, target, weight))
 
 
 def cross_entropy(input: Tensor, target: Any, weight: Any = None, ignore_index: int = -100,
@@ -231,7 +237,8 @@ def cross_entropy(input: Tensor, target: Any, weight: Any = None, ignore_index: 
         if reduction == "mean":
             return losses.sum() / np.asarray(input.numel() / n_classes, dtype=dtype)
         return _reduce(losses, reduction)
-    nll = _nll(logp, target, weight, ignore_index, reduction)
+    nll = named(_nll(logp, target, weight, ignore_index, reduction), logp, "NllLossBackward0",
+                (logp, target, weight))
     if not label_smoothing:
         return nll
     labels = _value(target)
@@ -263,7 +270,8 @@ def binary_cross_entropy(input: Tensor, target: Any, weight: Any = None,
     loss = -(target * log_x + (1 - target) * log_1mx)
     if weight is not None:
         loss = loss * weight
-    return named(_reduce(loss, reduction), input, "BinaryCrossEntropyBackward0")
+    return named(_reduce(loss, reduction), input, "BinaryCrossEntropyBackward0",
+                 (input, target, weight))
 
 
 def binary_cross_entropy_with_logits(input: Tensor, target: Any, weight: Any = None,
@@ -277,7 +285,8 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Any, weight: Any = N
         loss = (1 - target) * input + (1 + (pos_weight - 1) * target) * softplus_neg
     if weight is not None:
         loss = loss * weight
-    return named(_reduce(loss, reduction), input, "BinaryCrossEntropyWithLogitsBackward0")
+    return named(_reduce(loss, reduction), input, "BinaryCrossEntropyWithLogitsBackward0",
+                 (input, target, weight, pos_weight))
 
 
 __all__ = ["linear", "relu", "relu6", "hardtanh", "leaky_relu", "elu", "tanh", "sigmoid",
