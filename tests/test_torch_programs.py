@@ -223,7 +223,7 @@ def learning_pytorch_old_style(torch, show, data):
     y = torch.tensor(data["y"]).type(dtype)
     w1 = torch.tensor(data["w1"]).type(dtype).requires_grad_()
     w2 = torch.tensor(data["w2"]).type(dtype).requires_grad_()
-    for t in range(20):
+    for _ in range(20):
         h = x.mm(w1)
         h_relu = h.clamp(min=0)
         y_pred = h_relu.mm(w2)
