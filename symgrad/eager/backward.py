@@ -69,6 +69,8 @@ class _Entry:
 #: the graph structures kept, least recently used first
 _CACHE: collections.OrderedDict[tuple, _Entry] = collections.OrderedDict()
 CACHE_LIMIT = 256
+#: the run of a structure that compiles it (the ones before interpret it)
+COMPILE_AT_RUN = 2
 _STATS = {"interpreted": 0, "compiled_runs": 0}
 
 
@@ -248,7 +250,7 @@ def _run(entry: _Entry, args: list[Any]) -> list[np.ndarray]:
     """The first run of a structure interprets; the second compiles; the rest reuse."""
     graph = entry.graph
     entry.runs += 1
-    if entry.kernel is None and entry.runs == 2:
+    if entry.kernel is None and entry.runs == COMPILE_AT_RUN:
         try:  # large graphs become several kernels of bounded size
             program = pipeline.program(graph, "backward", "backward of a recorded graph")
             kernel, consts = program.kernel, program.consts
