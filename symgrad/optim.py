@@ -24,7 +24,6 @@ accepted and kept in ``param_groups``; there is one implementation here.
 from __future__ import annotations
 
 import collections
-import copy
 import math
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -113,12 +112,13 @@ class Optimizer:
             packed = {k: v for k, v in group.items() if k != "params"}
             packed["params"] = [index.setdefault(id(p), len(index)) for p in group["params"]]
             groups.append(packed)
-        state = {index[id(p)]: {k: (v.clone() if isinstance(v, Tensor) else v)
-                                for k, v in s.items()}
-                 for p, s in self.state.items() if id(p) in index}
+        # the state's own tensors, not copies, as PyTorch's (deep-copy to keep a snapshot)
+        state = {index[id(p)]: dict(s) for p, s in self.state.items() if id(p) in index}
         return {"state": state, "param_groups": groups}
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Take the state and hyper-parameters of ``state_dict`` (parameters matched by
+        position, group by group)."""
         groups = state_dict["param_groups"]
         if len(groups) != len(self.param_groups) or any(
                 len(a["params"]) != len(b["params"]) for a, b in zip(groups, self.param_groups)):
@@ -129,20 +129,20 @@ class Optimizer:
         self.state = collections.defaultdict(dict)
         for i, s in state_dict["state"].items():
             p = by_index[int(i)]
-            self.state[p] = {k: (Tensor._make(np.array(v._value, dtype=p._value.dtype))
-                                 if isinstance(v, Tensor) and k != "step" else copy.deepcopy(v))
-                             for k, v in s.items()}
+            # as PyTorch's: converted to the parameter's dtype, the same tensor if it has it
+            self.state[p] = {k: (v.to(p.dtype) if isinstance(v, Tensor) and k != "step"
+                                 else v) for k, v in s.items()}
         for saved, group in zip(groups, self.param_groups):
             group.update({k: v for k, v in saved.items() if k != "params"})
 
     def __repr__(self) -> str:
         text = type(self).__name__ + " ("
         for k, group in enumerate(self.param_groups):
-            text += f"\nParameter Group {k}"
+            text += f"\nParameter Group {k}\n"
             for key in sorted(group):
                 if key != "params":
-                    text += f"\n    {key}: {group[key]}"
-        return text + "\n)"
+                    text += f"    {key}: {group[key]}\n"
+        return text + ")"
 
 
 def _buffer(state: dict[str, Any], key: str, like: np.ndarray) -> np.ndarray:

@@ -33,6 +33,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import warnings
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -180,17 +181,26 @@ def _free(nodes: list[Node]) -> None:
 
 
 def _check_versions(nodes: list[Node]) -> None:
-    """Raise if a leaf or data tensor changed in place after a node used it."""
+    """Raise if a tensor a node needs changed in place after the node was recorded: a
+    leaf or data input (backward reads their values then), or a result that PyTorch's
+    node would have saved (an input of a product, the output of ``exp``)."""
     for n in nodes:
-        for t, version in n.versions:
-            if t._version != version:
-                kind = "a leaf that requires grad" if t._requires_grad else "a tensor"
-                raise RuntimeError(
-                    "one of the variables needed for gradient computation has been modified "
-                    f"by an inplace operation: {kind} of shape {list(t.shape)} is at version "
-                    f"{t._version}; expected version {version} instead (it is an input of "
-                    f"{n.name()}). Hint: change it after backward(), or compute with a copy "
-                    "(.clone()) instead of changing it in place.")
+        for ref, version in n.versions:
+            t = ref() if isinstance(ref, weakref.ref) else ref
+            if t is None or t._version == version:
+                continue
+            if isinstance(ref, weakref.ref):
+                role = f"which is output 0 of {n.name()}"
+            elif t._node is None and t._requires_grad:
+                role = f"a leaf that requires grad, an input of {n.name()}"
+            else:
+                role = f"an input of {n.name()}"
+            raise RuntimeError(
+                "one of the variables needed for gradient computation has been modified by "
+                f"an inplace operation: [{t.type()} {list(t.shape)}], {role}, is at version "
+                f"{t._version}; expected version {version} instead. Hint: change it after "
+                "backward(), or compute with a copy (.clone()) instead of changing it in "
+                "place.")
 
 
 def _seed(out: Any, gradient: Any) -> Any:

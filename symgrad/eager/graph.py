@@ -23,6 +23,11 @@ _SCALAR_OPERAND_HIDDEN = {"PowBackward0", "PowBackward2", "RsubBackward1", "Clon
 _counter = itertools.count()
 
 
+def next_seq() -> int:
+    """A number above every node made so far (nodes made later have larger ``seq``)."""
+    return next(_counter)
+
+
 @functools.cache
 def node_class(name: str) -> type[Node]:
     """The node class PyTorch calls ``name`` (``AddBackward0``)."""

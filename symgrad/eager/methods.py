@@ -364,6 +364,27 @@ class TensorMethods:
 
     clip = clamp
 
+    def masked_fill(self, mask, value):
+        """``value`` where ``mask`` is true (those elements get no gradient), else ``self``."""
+        mask = getattr(mask, "_value", mask)
+        fill = value if hasattr(value, "_value") else np.asarray(value, self._value.dtype)
+        return named(ops.where(mask, fill, self), self, "MaskedFillBackward0", (self,))
+
+    # -- new tensors like this one ----------------------------------------------------
+    def new_tensor(self, data, dtype=None, requires_grad=False):
+        value = np.array(getattr(data, "_value", data), dtype=(dtype or self.dtype).numpy)
+        return type(self)._make(value).requires_grad_(requires_grad)
+
+    def new_zeros(self, *size, dtype=None, requires_grad=False):
+        return self.new_full(size_arg(size), 0, dtype=dtype, requires_grad=requires_grad)
+
+    def new_ones(self, *size, dtype=None, requires_grad=False):
+        return self.new_full(size_arg(size), 1, dtype=dtype, requires_grad=requires_grad)
+
+    def new_full(self, size, fill_value, dtype=None, requires_grad=False):
+        value = np.full(size_arg((size,)), fill_value, dtype=(dtype or self.dtype).numpy)
+        return type(self)._make(value).requires_grad_(requires_grad)
+
     def clamp_min(self, min): return self.clamp(min=min)  # noqa: A002
     def clamp_max(self, max): return self.clamp(max=max)  # noqa: A002
 

@@ -38,11 +38,12 @@ from ..core.ir import BOOL, FLOAT, Aval, Literal, Primitive
 from ..core.tracing import Trace, Traced
 from ..numpy_api.indexing import at
 from ..numpy_api.tracer import ArrayMethods
+from ..prims.tracer import Operators
 from . import backward as engine
 from . import dtypes as dt
 from . import grad_mode
 from .dtypes import CPU, Size, as_array, as_device, device
-from .graph import node_class, torch_name
+from .graph import Node, next_seq, node_class, torch_name
 from .methods import TensorMethods, named, size_arg
 from .printing import format_tensor
 from .random import numpy_generator
@@ -80,9 +81,36 @@ class EagerTrace(Trace):
         literal_ok = prim.name in _LITERAL_PRIMS
         inputs = tuple(_operand(a, v, literal_ok) for a, v in zip(args, values))
         node = node_class(torch_name(prim))(prim, params, inputs, Aval(aval.shape, FLOAT))
-        node.versions = tuple((a, a._version) for a in args
-                              if isinstance(a, Tensor) and a._node is None)
-        return Tensor._make(value, node)
+        result = Tensor._make(value, node)
+        node.versions = _watched(prim, args, result)
+        return result
+
+
+#: primitives whose PyTorch node saves its output rather than its inputs
+_SAVES_OUTPUT = {"exp", "expm1", "tanh", "sigmoid", "sqrt", "relu", "reciprocal"}
+#: products: PyTorch saves an operand only when the other one requires grad
+_PRODUCTS = {"mul", "matmul"}
+
+
+def _watched(prim: Primitive, args: Sequence[Any], result: Tensor) -> tuple:
+    """(tensor, version) for what backward must find unchanged: every leaf and data input
+    (backward recomputes from them), and the results PyTorch's node would have saved (for
+    which PyTorch raises too): the inputs of a non-linear primitive, the output of
+    ``exp`` and the like (by weak reference)."""
+    watched: list[tuple[Any, int]] = []
+    for k, a in enumerate(args):
+        if not isinstance(a, Tensor):
+            continue
+        if a._node is None:
+            watched.append((a, a._version))
+        elif not prim.linear and prim.name not in _SAVES_OUTPUT and (
+                prim.name not in _PRODUCTS or any(
+                    isinstance(b, Tensor) and b._requires_grad for j, b in enumerate(args)
+                    if j != k)):
+            watched.append((a, a._version))
+    if prim.name in _SAVES_OUTPUT:
+        watched.append((weakref.ref(result), 0))
+    return tuple(watched)
 
 
 #: primitives whose result keeps an integer dtype, as PyTorch's do (``x + 1`` on int64
@@ -357,8 +385,8 @@ class Tensor(TensorMethods, ArrayMethods, Traced):
                 "var_no_grad = var.detach().")
         if flag and not self.dtype.is_floating_point:
             raise RuntimeError(
-                f"only Tensors of floating point and complex dtype can require gradients (this "
-                f"one is {self.dtype}); convert it first, e.g. x.double().requires_grad_()")
+                f"only Tensors of floating point dtype can require gradients (this one is "
+                f"{self.dtype}); convert it first, e.g. x.double().requires_grad_()")
         self._requires_grad = builtins.bool(flag)
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
@@ -464,11 +492,28 @@ class Tensor(TensorMethods, ArrayMethods, Traced):
             return a
         self._inplace(write, value, "CopySlices")
 
+    # -- arithmetic: bool tensors count as int64, as in PyTorch (numpy makes them float) --
+    def __add__(self, o): return Operators.__add__(*_no_bools(self, o))
+    def __radd__(self, o): return Operators.__radd__(*_no_bools(self, o))
+    def __sub__(self, o): return Operators.__sub__(*_no_bools(self, o))
+    def __mul__(self, o): return Operators.__mul__(*_no_bools(self, o))
+    def __rmul__(self, o): return Operators.__rmul__(*_no_bools(self, o))
+    def __truediv__(self, o): return Operators.__truediv__(*_no_bools(self, o))
+    def __rtruediv__(self, o): return Operators.__rtruediv__(*_no_bools(self, o))
+    def __pow__(self, o): return Operators.__pow__(*_no_bools(self, o))
+
+    def __floordiv__(self, o): return _floordiv(*_no_bools(self, o))
+    def __rfloordiv__(self, o): return _floordiv(*_no_bools(o, self))
+    def __mod__(self, o): return _remainder(*_no_bools(self, o))
+    def __rmod__(self, o): return _remainder(*_no_bools(o, self))
+
     def __rsub__(self, o: Any) -> Any:
-        return named(super().__rsub__(o), self, "RsubBackward1" if _is_scalar(o) else None)
+        result = Operators.__rsub__(*_no_bools(self, o))
+        return named(result, self, "RsubBackward1" if _is_scalar(o) else None)
 
     def __rpow__(self, o: Any) -> Any:
-        return named(super().__rpow__(o), self, "PowBackward2" if _is_scalar(o) else None)
+        result = Operators.__rpow__(*_no_bools(self, o))
+        return named(result, self, "PowBackward2" if _is_scalar(o) else None)
 
     # -- in-place ----------------------------------------------------------------------------
     def _inplace(self, fn: Any, other: Any = None, name: str | None = None) -> Tensor:
@@ -485,18 +530,23 @@ class Tensor(TensorMethods, ArrayMethods, Traced):
             self._requires_grad or (isinstance(other, Tensor) and other._requires_grad))
         if records and self._requires_grad and self._node is None:
             raise RuntimeError(
-                "a leaf Variable that requires grad is being used in an in-place operation. "
-                "Update it inside `with symgrad.no_grad():` or through its .data")
+                ("a view of " if name == "CopySlices" else "") + "a leaf Variable that requires "
+                "grad is being used in an in-place operation. Update it inside `with "
+                "symgrad.no_grad():` or through its .data")
         if records and self.dtype.is_floating_point:
+            mark = next_seq()
             result = fn(self, other)
             self._check_inplace(result.dtype, result.shape)
             self._value[...] = result._value
-            self._node, self._requires_grad = named(result, self, name)._node, True
+            node = named(result, self, name)._node
+            self._version += 1
+            _renew(node, mark, self)
+            self._node, self._requires_grad = node, True
         else:
             new = fn(self._value, _unwrap(other))
             self._check_inplace(dt.of_array(dt.as_array(new)), np.shape(new))
             self._value[...] = new
-        self._version += 1
+            self._version += 1
         return self
 
     def _check_inplace(self, result: dt.dtype, shape: tuple[int, ...]) -> None:
@@ -565,6 +615,7 @@ class Tensor(TensorMethods, ArrayMethods, Traced):
     def abs_(self): return self._unary_("abs")
     def neg_(self): return self._unary_("neg")
     def pow_(self, exponent): return self._unary_("pow", exponent)
+    def masked_fill_(self, mask, value): return self._unary_("masked_fill", mask, value)
 
     def uniform_(self, a: float = 0.0, b: float = 1.0, generator: Any = None) -> Tensor:
         return self._random_(lambda rng: rng.uniform(a, b, self.shape), generator)
@@ -583,6 +634,43 @@ class Tensor(TensorMethods, ArrayMethods, Traced):
 
 _TYPE_NAMES = {dt.float64: "torch.DoubleTensor", dt.float32: "torch.FloatTensor",
                dt.int64: "torch.LongTensor", dt.bool: "torch.BoolTensor"}
+
+
+def _floordiv(a: Any, b: Any) -> Any:
+    """``a // b``, rounded down (PyTorch's and numpy's); integers stay integers. Its
+    gradient is 0."""
+    if not dt.result_type([a, b]).is_floating_point:
+        return Tensor._make(np.floor_divide(_unwrap(a), _unwrap(b)).astype(np.int64))
+    return np.floor(a / b)
+
+
+def _remainder(a: Any, b: Any) -> Any:
+    """``a % b`` with the sign of ``b`` (PyTorch's ``remainder``, numpy's ``mod``):
+    ``a - floor(a / b) * b``, whose gradient is 1 in ``a`` and ``-floor(a / b)`` in ``b``."""
+    if not dt.result_type([a, b]).is_floating_point:
+        return Tensor._make(np.mod(_unwrap(a), _unwrap(b)).astype(np.int64))
+    return a - np.floor(a / b) * b
+
+
+def _no_bools(a: Any, b: Any) -> tuple[Any, Any]:
+    """Bool tensors as int64 (``mask + 1`` is int64 in PyTorch, float64 in numpy)."""
+    return (a.long() if isinstance(a, Tensor) and a._value.dtype == np.bool_ else a,
+            b.long() if isinstance(b, Tensor) and b._value.dtype == np.bool_ else b)
+
+
+def _renew(node: Any, mark: int, target: Tensor) -> None:
+    """After an in-place change of ``target`` recorded as the nodes made since ``mark``:
+    those nodes read ``target`` as it was (through its old node, recomputed by backward;
+    PyTorch keeps a copy where it needs one), so they do not watch ``target``."""
+    stack, seen = [node], set()
+    while stack:
+        n = stack.pop()
+        if id(n) in seen or n.seq <= mark:
+            continue
+        seen.add(id(n))
+        n.versions = tuple((r, v) for r, v in n.versions
+                           if r is not target and not isinstance(r, weakref.ref))
+        stack.extend(a for a in n.inputs if isinstance(a, Node))
 
 
 def _index_of(index: Any) -> Any:

@@ -36,6 +36,10 @@ def _new(value: np.ndarray, dtype: Any, requires_grad: bool, device: Any = None,
     target = dt.as_dtype(dtype) if dtype is not None else default
     if target is not None and value.dtype != target.numpy:
         value = value.astype(target.numpy)
+    if requires_grad and value.dtype.kind != "f":
+        raise RuntimeError(f"Only Tensors of floating point and complex dtype can require "
+                           f"gradients (this one would be {dt.of_array(value)}); pass float "
+                           "data or dtype=torch.float64")
     return Tensor._leaf(value, requires_grad)
 
 

@@ -71,8 +71,9 @@ def relu6(input: Tensor, inplace: bool = False) -> Tensor:
     return hardtanh(input, 0.0, 6.0)
 
 
-def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
-    return input.clamp(min_val, max_val)
+def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
+             inplace: bool = False) -> Tensor:
+    return named(input.clamp(min_val, max_val), input, "HardtanhBackward0", (input,))
 
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
@@ -154,8 +155,7 @@ def mse_loss(input: Tensor, target: Any, reduction: str = "mean") -> Tensor:
 
 
 def l1_loss(input: Tensor, target: Any, reduction: str = "mean") -> Tensor:
-    return named(_reduce((input - target).abs(), reduction), input, "L1LossBackward0",
-                 (input, target))
+    return _reduce((input - target).abs(), reduction)  # PyTorch's is a composite too
 
 
 def smooth_l1_loss(input: Tensor, target: Any, reduction: str = "mean",
@@ -164,7 +164,8 @@ def smooth_l1_loss(input: Tensor, target: Any, reduction: str = "mean",
     if beta == 0.0:
         return _reduce(d, reduction)
     small = ops.where(d < beta, d, 0.0)
-    return _reduce(ops.where(d < beta, 0.5 * small * small / beta, d - 0.5 * beta), reduction)
+    loss = ops.where(d < beta, 0.5 * small * small / beta, d - 0.5 * beta)
+    return named(_reduce(loss, reduction), input, "SmoothL1LossBackward0", (input, target))
 
 
 def _class_dim(input: Tensor) -> int:
@@ -203,7 +204,7 @@ def _nll(logp: Tensor, target: Any, weight: Any, ignore_index: int, reduction: s
     mask, weights, per_sample = _label_mask(logp, target, weight, ignore_index)
     dtype = logp._value.dtype
     picked = ops.where(mask, logp, np.zeros((), dtype)) * weights.astype(dtype)
-    losses = -picked.sum(_class_dim(logp))
+    losses = 0.0 - picked.sum(_class_dim(logp))  # an ignored target's loss is +0, not -0
     if reduction == "mean":
         return losses.sum() / np.asarray(per_sample.sum(), dtype=dtype)
     return _reduce(losses, reduction)
@@ -212,7 +213,8 @@ def _nll(logp: Tensor, target: Any, weight: Any, ignore_index: int, reduction: s
 def nll_loss(input: Tensor, target: Any, weight: Any = None, ignore_index: int = -100,
              reduction: str = "mean") -> Tensor:
     """``-input[n, target[n]] * weight[target[n]]``; the mean divides by the total weight."""
-    return named(_nll(input, target, weight, ignore_index, reduction), input, "NllLossBackward0",
+    return named(_nll(input, target, weight, ignore_index, reduction), input,
+                 "NllLoss2DBackward0" if input.ndim > 2 else "NllLossBackward0",
                  (input, target, weight))
 
 
@@ -226,18 +228,22 @@ def cross_entropy(input: Tensor, target: Any, weight: Any = None, ignore_index: 
     n_classes = input.shape[c]
     dtype = logp._value.dtype
     if getattr(target, "is_floating_point", lambda: False)():  # class probabilities
-        probs = _value(target).astype(dtype)
+        probs = target  # differentiable too, as in PyTorch
         if label_smoothing:
             probs = probs * (1 - label_smoothing) + label_smoothing / n_classes
         if weight is not None:
             shape = [1] * input.ndim
             shape[c] = n_classes
             probs = probs * _value(weight).astype(dtype).reshape(shape)
-        losses = -(logp * probs).sum(c)
-        if reduction == "mean":
-            return losses.sum() / np.asarray(input.numel() / n_classes, dtype=dtype)
-        return _reduce(losses, reduction)
-    nll = named(_nll(logp, target, weight, ignore_index, reduction), logp, "NllLossBackward0",
+        if reduction == "none":
+            return -(logp * probs).sum(c)
+        total = -((logp * probs).sum())
+        if reduction == "sum":
+            return total
+        _reduce(total, reduction)  # checks the name
+        return named(total / (input.numel() / n_classes), total, "DivBackward1")
+    nll = named(_nll(logp, target, weight, ignore_index, reduction), logp,
+                "NllLoss2DBackward0" if input.ndim > 2 else "NllLossBackward0",
                 (logp, target, weight))
     if not label_smoothing:
         return nll

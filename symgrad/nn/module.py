@@ -38,7 +38,18 @@ from ..eager.grad_mode import no_grad
 from ..eager.tensor import Tensor
 from .parameter import Parameter
 
-IncompatibleKeys = collections.namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
+
+class IncompatibleKeys(collections.namedtuple("IncompatibleKeys",
+                                              ["missing_keys", "unexpected_keys"])):
+    """What ``load_state_dict`` returns: the keys it did not find, and those it did not use."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return (f"_IncompatibleKeys(missing_keys={self.missing_keys}, "
+                f"unexpected_keys={self.unexpected_keys})")
 
 
 class Module:
@@ -87,7 +98,7 @@ class Module:
             modules[name] = value
         elif params is not None and name in params:
             if value is not None:
-                raise TypeError(f"cannot assign '{type(value).__name__}' as parameter '{name}' "
+                raise TypeError(f"cannot assign '{_typename(value)}' as parameter '{name}' "
                                 "(torch.nn.Parameter or None expected)")
             params[name] = None
         elif modules is not None and name in modules:
@@ -225,12 +236,14 @@ class Module:
         """Parameters and buffers by dotted name, as tensors sharing their values
         (detached unless ``keep_vars``), in registration order."""
         out = collections.OrderedDict() if destination is None else destination
-        for name, module in self.named_modules(prefix=prefix.rstrip(".")):
-            for registry in ("_parameters", "_buffers"):
-                for key, value in module.__dict__[registry].items():
-                    if value is not None:
-                        full = f"{name}.{key}" if name else key
-                        out[full] = value if keep_vars else value.detach()
+        for registry in ("_parameters", "_buffers"):
+            for key, value in self.__dict__[registry].items():
+                if value is not None:
+                    out[prefix + key] = value if keep_vars else value.detach()
+        for name, module in self._modules.items():  # a shared module under each name
+            if module is not None:
+                module.state_dict(destination=out, prefix=f"{prefix}{name}.",
+                                  keep_vars=keep_vars)
         return out
 
     def load_state_dict(self, state_dict: dict[str, Any], strict: bool = True,
@@ -319,6 +332,10 @@ class Module:
             else:
                 main += "\n  " + "\n  ".join(lines) + "\n"
         return main + ")"
+
+
+def _typename(value: Any) -> str:
+    return value.type() if isinstance(value, Tensor) else type(value).__name__
 
 
 def _indent(text: str, n: int) -> str:
