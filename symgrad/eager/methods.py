@@ -46,6 +46,15 @@ def size_arg(size: Sequence[Any]) -> tuple[int, ...]:
     return tuple(operator.index(d) for d in size)
 
 
+def unwrap(x: Any) -> Any:
+    """Tensors (also inside lists and tuples) as their arrays."""
+    if hasattr(x, "_value") and hasattr(x, "_node"):
+        return x._value
+    if isinstance(x, (list, tuple)):
+        return [unwrap(v) for v in x]
+    return x
+
+
 def named(result: Any, source: Any, name: str | None, shown: Sequence[Any] = ()) -> Any:
     """Give ``result``'s new node PyTorch's name for the method that made it
     (``x.t()`` is ``TBackward0``, though its primitive is ``transpose``). For a
