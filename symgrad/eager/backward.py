@@ -19,11 +19,20 @@ Numba, and a training loop compiles exactly once, on its second step
 ``backward_stats()`` counts the interpreted and compiled runs;
 ``symgrad.backend.compile.compile_stats()`` counts Numba compiles.
 
+dtypes: the IR and the kernels are float64 (the speed issue adds float32
+kernels). Tensors of float32 enter the backward converted to float64 at the
+kernel's boundary (leaves and data alike, int64 data too), the adjoint runs in
+float64, and each gradient is converted back to its leaf's dtype: a float32 leaf
+gets a float32 ``.grad``, as in PyTorch, rounded from a float64 computation (so
+it can differ from PyTorch's float32 arithmetic in the last bits). A cast such
+as ``x.float()`` is the identity in the IR.
+
 Differences from PyTorch: a backward without ``retain_graph=True`` frees every
 node it passed through, so a second backward through any of them raises (PyTorch
 only raises for nodes that saved tensors). Leaves and data are read at backward
 time, so changing any of them in place between a node's creation and backward
-raises (PyTorch only raises for the tensors a node saved); ``.data`` writes are
+raises (PyTorch only raises for the tensors a node saved); results raise where
+PyTorch's node would have saved them (:mod:`.inplace`); ``.data`` writes are
 not counted, as in PyTorch. An in-place operation on a result is recorded: the
 tensor takes the new node (``y.mul_(3)`` is ``y = y * 3`` for the gradient).
 """
