@@ -37,21 +37,24 @@ def test_variable_is_a_leaf_tensor_sharing_its_data():
     assert x.tolist() == [[3.0, 3.0], [3.0, 3.0]]
 
 
-@pytest.mark.parametrize("make, values", [
-    (lambda: torch.Tensor([[1, 2], [3, 4]]), [[1.0, 2.0], [3.0, 4.0]]),
-    (lambda: torch.Tensor(2, 3), np.zeros((2, 3))),
-    (lambda: torch.tensor([1.5, 2]), [1.5, 2.0]),
-    (lambda: torch.ones(2, 3), np.ones((2, 3))),
-    (lambda: torch.ones((2, 3)), np.ones((2, 3))),
-    (lambda: torch.zeros(4), np.zeros(4)),
-    (lambda: torch.arange(5), [0.0, 1.0, 2.0, 3.0, 4.0]),
-    (lambda: torch.arange(1, 2, 0.5), [1.0, 1.5]),
-    (lambda: torch.from_numpy(np.eye(2)), np.eye(2)),
-    (lambda: torch.full((2,), 7), [7.0, 7.0]),
+@pytest.mark.parametrize("make, values, dtype", [
+    (lambda: torch.Tensor([[1, 2], [3, 4]]), [[1.0, 2.0], [3.0, 4.0]], torch.float64),
+    (lambda: torch.Tensor(2, 3), np.zeros((2, 3)), torch.float64),
+    (lambda: torch.tensor([1.5, 2]), [1.5, 2.0], torch.float64),
+    (lambda: torch.tensor([1, 2]), [1, 2], torch.int64),  # PyTorch's inference
+    (lambda: torch.ones(2, 3), np.ones((2, 3)), torch.float64),
+    (lambda: torch.ones((2, 3)), np.ones((2, 3)), torch.float64),
+    (lambda: torch.zeros(4), np.zeros(4), torch.float64),
+    (lambda: torch.arange(5), [0, 1, 2, 3, 4], torch.int64),
+    (lambda: torch.arange(1, 2, 0.5), [1.0, 1.5], torch.float64),
+    (lambda: torch.from_numpy(np.eye(2)), np.eye(2), torch.float64),
+    (lambda: torch.full((2,), 7), [7, 7], torch.int64),
+    (lambda: torch.full((2,), 7.0), [7.0, 7.0], torch.float64),
 ])
-def test_factories(make, values):
+def test_factories(make, values, dtype):
     t = make()
-    assert t.dtype == np.float64 and t.is_leaf and not t.requires_grad
+    assert t.dtype == dtype and t.is_leaf and not t.requires_grad
+    assert t.numpy().dtype == dtype.numpy
     np.testing.assert_array_equal(t.numpy(), values)
 
 

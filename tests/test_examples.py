@@ -49,3 +49,10 @@ def test_rosenbrock_reaches_the_minimum_at_ones(method):
     x = np.array([0.5, -1.0, 2.0, 0.0, 1.5])
     assert module.rosenbrock(x) == pytest.approx(
         np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2), rel=1e-15)
+
+
+def test_torch_classifier_learns_the_three_classes():
+    """A PyTorch program (nn.Module, CrossEntropyLoss, Adam) run by symgrad."""
+    result = load("torch_classifier").main(epochs=150, n=200, verbose=False)
+    losses = result["losses"]
+    assert losses[-1] < 0.3 * losses[0] and result["accuracy"] > 0.9

@@ -37,6 +37,8 @@ ALLOWED = {
     "eager": {"core", "prims", "numpy_api", "pipeline", "eager"},
     "ops": {"numpy_api"},
     "autograd": {"core", "eager"},
+    "nn": {"core", "numpy_api", "eager", "nn"},  # torch.nn over the eager Tensor
+    "optim": {"eager"},
     # tools over the front ends
     "testing": {"core", "numpy_api", "api", "sympy_bridge", "derivatives"},
     "cli": {"core", "prims", "numpy_api", "api", "derivatives", "sympy_bridge", "testing",

@@ -19,11 +19,20 @@ Numba, and a training loop compiles exactly once, on its second step
 ``backward_stats()`` counts the interpreted and compiled runs;
 ``symgrad.backend.compile.compile_stats()`` counts Numba compiles.
 
+dtypes: the IR and the kernels are float64 (the speed issue adds float32
+kernels). Tensors of float32 enter the backward converted to float64 at the
+kernel's boundary (leaves and data alike, int64 data too), the adjoint runs in
+float64, and each gradient is converted back to its leaf's dtype: a float32 leaf
+gets a float32 ``.grad``, as in PyTorch, rounded from a float64 computation (so
+it can differ from PyTorch's float32 arithmetic in the last bits). A cast such
+as ``x.float()`` is the identity in the IR.
+
 Differences from PyTorch: a backward without ``retain_graph=True`` frees every
 node it passed through, so a second backward through any of them raises (PyTorch
 only raises for nodes that saved tensors). Leaves and data are read at backward
 time, so changing any of them in place between a node's creation and backward
-raises (PyTorch only raises for the tensors a node saved); ``.data`` writes are
+raises (PyTorch only raises for the tensors a node saved); results raise where
+PyTorch's node would have saved them (:mod:`.inplace`); ``.data`` writes are
 not counted, as in PyTorch. An in-place operation on a result is recorded: the
 tensor takes the new node (``y.mul_(3)`` is ``y = y * 3`` for the gradient).
 """
@@ -33,6 +42,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import warnings
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -69,6 +79,8 @@ class _Entry:
 #: the graph structures kept, least recently used first
 _CACHE: collections.OrderedDict[tuple, _Entry] = collections.OrderedDict()
 CACHE_LIMIT = 256
+#: the run of a structure that compiles it (the ones before interpret it)
+COMPILE_AT_RUN = 2
 _STATS = {"interpreted": 0, "compiled_runs": 0}
 
 
@@ -106,7 +118,7 @@ def run_backward(out: Any, gradient: Any, retain_graph: bool | None) -> None:
     _check_versions(nodes)
     plan, leaf_tensors, data_values = _plan(nodes)
     retained = [k for k, n in enumerate(nodes) if n.retained is not None]
-    key = (tuple(plan), tuple(t.shape for t in leaf_tensors), tuple(retained),
+    key = (tuple(plan), tuple(t._value.shape for t in leaf_tensors), tuple(retained),
            None if ct is None else np.shape(ct))
     entry = _cached_entry(key, lambda: _lower(nodes, plan, leaf_tensors, retained,
                                               ct is not None))
@@ -178,17 +190,26 @@ def _free(nodes: list[Node]) -> None:
 
 
 def _check_versions(nodes: list[Node]) -> None:
-    """Raise if a leaf or data tensor changed in place after a node used it."""
+    """Raise if a tensor a node needs changed in place after the node was recorded: a
+    leaf or data input (backward reads their values then), or a result that PyTorch's
+    node would have saved (an input of a product, the output of ``exp``)."""
     for n in nodes:
-        for t, version in n.versions:
-            if t._version != version:
-                kind = "a leaf that requires grad" if t._requires_grad else "a tensor"
-                raise RuntimeError(
-                    "one of the variables needed for gradient computation has been modified "
-                    f"by an inplace operation: {kind} of shape {list(t.shape)} is at version "
-                    f"{t._version}; expected version {version} instead (it is an input of "
-                    f"{n.name()}). Hint: change it after backward(), or compute with a copy "
-                    "(.clone()) instead of changing it in place.")
+        for ref, version in n.versions:
+            t = ref() if isinstance(ref, weakref.ref) else ref
+            if t is None or t._version == version:
+                continue
+            if isinstance(ref, weakref.ref):
+                role = f"which is output 0 of {n.name()}"
+            elif t._node is None and t._requires_grad:
+                role = f"a leaf that requires grad, an input of {n.name()}"
+            else:
+                role = f"an input of {n.name()}"
+            raise RuntimeError(
+                "one of the variables needed for gradient computation has been modified by "
+                f"an inplace operation: [{t.type()} {list(t.shape)}], {role}, is at version "
+                f"{t._version}; expected version {version} instead. Hint: change it after "
+                "backward(), or compute with a copy (.clone()) instead of changing it in "
+                "place.")
 
 
 def _seed(out: Any, gradient: Any) -> Any:
@@ -200,7 +221,7 @@ def _seed(out: Any, gradient: Any) -> Any:
                 "backward(gradient) with a tensor of that shape (the result is then the "
                 "gradient of sum(output * gradient)), or reduce it first (.sum(), .mean()).")
         return None if out.ndim == 0 else np.ones(out.shape)
-    return pipeline.cotangent(gradient, Aval(out.shape), "the output has", RuntimeError)
+    return pipeline.cotangent(gradient, Aval(out._value.shape), "the output has", RuntimeError)
 
 
 def _kernel_arg(v: np.ndarray) -> Any:
@@ -212,7 +233,7 @@ def _lower(nodes: list[Node], plan: list, leaves: list, retained: list[int],
     """The optimized adjoint graph of a recorded structure. Inputs: leaves, data,
     one zero per retained non-leaf (added to it, so its gradient is theirs), the
     cotangent; outputs: the gradients of leaves and retained non-leaves."""
-    inputs = [Var(Aval(t.shape), f"leaf{k}") for k, t in enumerate(leaves)]
+    inputs = [Var(Aval(t._value.shape), f"leaf{k}") for k, t in enumerate(leaves)]
     data_vars: dict[int, Var] = {}
     for _, refs in plan:
         for r in refs:
@@ -248,7 +269,7 @@ def _run(entry: _Entry, args: list[Any]) -> list[np.ndarray]:
     """The first run of a structure interprets; the second compiles; the rest reuse."""
     graph = entry.graph
     entry.runs += 1
-    if entry.kernel is None and entry.runs == 2:
+    if entry.kernel is None and entry.runs == COMPILE_AT_RUN:
         try:  # large graphs become several kernels of bounded size
             program = pipeline.program(graph, "backward", "backward of a recorded graph")
             kernel, consts = program.kernel, program.consts
@@ -273,8 +294,10 @@ def _run(entry: _Entry, args: list[Any]) -> list[np.ndarray]:
 
 
 def _accumulate(t: Any, g: np.ndarray) -> None:
-    """``t.grad += g``, in place when ``t.grad`` exists (so ``.grad.data.zero_()`` holds)."""
+    """``t.grad += g``, in place when ``t.grad`` exists (so ``.grad.data.zero_()`` holds).
+    The gradient has the leaf's dtype: a float32 leaf gets a float32 gradient, rounded
+    from the float64 the kernel computes."""
     if t._grad is None:
-        t._grad = type(t)._make(np.array(g, dtype=np.float64).reshape(t.shape))
+        t._grad = type(t)._make(np.array(g, dtype=t._value.dtype).reshape(t.shape))
     else:
         t._grad._value += g

@@ -23,6 +23,11 @@ _SCALAR_OPERAND_HIDDEN = {"PowBackward0", "PowBackward2", "RsubBackward1", "Clon
 _counter = itertools.count()
 
 
+def next_seq() -> int:
+    """A number above every node made so far (nodes made later have larger ``seq``)."""
+    return next(_counter)
+
+
 @functools.cache
 def node_class(name: str) -> type[Node]:
     """The node class PyTorch calls ``name`` (``AddBackward0``)."""
@@ -40,7 +45,7 @@ class Node:
     (tensors that require grad), data (arrays that do not) or literals."""
 
     __slots__ = ("prim", "params", "inputs", "aval", "seq", "freed", "retained", "sig",
-                 "versions", "__weakref__")
+                 "versions", "shown", "__weakref__")
 
     def __init__(self, prim: Primitive, params: dict[str, Any], inputs: tuple, aval: Aval):
         self.prim, self.params, self.inputs, self.aval = prim, params, inputs, aval
@@ -53,6 +58,9 @@ class Node:
         #: (tensor, its _version) for each leaf or data tensor input: backward reads their
         #: values then, so an in-place change in between must be caught
         self.versions: tuple[tuple[Any, int], ...] = ()
+        #: for the last node of a composite (``F.mse_loss`` is a mean of squares): the
+        #: composite's own inputs, which ``next_functions`` shows as PyTorch's one node does
+        self.shown: tuple[Any, ...] | None = None
 
     def name(self) -> str:
         return type(self).__name__
@@ -67,6 +75,8 @@ class Node:
     def next_functions(self) -> tuple[tuple[Any, int], ...]:
         """The functions the cotangent flows to: nodes, ``AccumulateGrad`` for leaves
         that require grad, ``None`` for inputs that need no gradient."""
+        if self.shown is not None:
+            return tuple((_function_of(a), 0) for a in self.shown)
         inputs = self.inputs
         if type(self).__name__ in _SCALAR_OPERAND_HIDDEN:  # x ** 2, 2 - x, x.clone()
             inputs = tuple(a for a in inputs if not _is_scalar(a))

@@ -25,7 +25,7 @@ Data is float64 (integers are promoted; comparisons give bool tensors).
 
 from __future__ import annotations
 
-import operator
+import builtins
 import warnings
 import weakref
 from collections.abc import Sequence
@@ -33,14 +33,18 @@ from typing import Any
 
 import numpy as np
 
-from ..core.ir import Aval, Literal, Primitive
-from ..core.tracing import Trace, Traced, as_constant_array
-from ..numpy_api import functions as ops
+from ..core.ir import BOOL, FLOAT, Aval, Literal, Primitive
+from ..core.tracing import Trace, Traced
+from ..numpy_api.indexing import at
 from ..numpy_api.tracer import ArrayMethods
+from ..prims.tracer import Operators
 from . import backward as engine
+from . import dtypes as dt
 from . import grad_mode
-from .backward import DTYPE_NAMES
+from .dtypes import CPU, Size, as_array, as_device, device
 from .graph import node_class, torch_name
+from .inplace import InPlaceMethods
+from .methods import TensorMethods, named, size_arg, unwrap
 from .printing import format_tensor
 
 _NON_LEAF_GRAD_WARNING = (
@@ -50,43 +54,108 @@ _NON_LEAF_GRAD_WARNING = (
     "access .grad of the leaf Tensor instead.")
 
 
-def _size_arg(size: Sequence[Any]) -> tuple[int, ...]:
-    if len(size) == 1 and isinstance(size[0], (tuple, list)):
-        size = tuple(size[0])
-    return tuple(operator.index(d) for d in size)
-
-
 class EagerTrace(Trace):
-    """The trace Tensors belong to: computes each operation now, records it if needed."""
+    """The trace Tensors belong to: computes each operation now, records it if needed.
+
+    The IR knows float64 and bool; Tensors also hold float32 and int64. An operation
+    takes its result dtype from PyTorch's promotion (:func:`.dtypes.result_type`),
+    computes in it with numpy, and records (for floating results only) an equation
+    on float64 values: backward converts float32 leaves to float64 at the kernel's
+    boundary and their gradients back (see :mod:`.backward`)."""
 
     def apply(self, prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
-        values = [a._value if isinstance(a, Tensor) else
-                  float(a) if type(a) in (float, int) else as_constant_array(a) for a in args]
-        aval = _shape_rule(prim, values, params)
+        raw = [a._value if isinstance(a, Tensor) else a if type(a) in (float, int, bool)
+               else as_array(a) for a in args]
+        aval = _shape_rule(prim, raw, params)
+        out = _result_dtype(prim, raw, aval)
+        values = raw if out is None else [_in_dtype(v, out, k, prim) for k, v in enumerate(raw)]
         with np.errstate(all="ignore"):  # IEEE results (inf, nan), as the kernels give
             value = prim.impl(*values, **params)
-        if type(value) is not np.ndarray or value.dtype != _DTYPES[aval.dtype]:
-            value = np.asarray(value, dtype=aval.dtype)
-        if not (grad_mode.is_grad_enabled() and aval.dtype == "float64"
+        want = np.bool_ if out is None else out.numpy
+        if type(value) is not np.ndarray or value.dtype != want:
+            value = np.asarray(value, dtype=want)
+        if not (out is not None and out.is_floating_point and grad_mode.is_grad_enabled()
                 and any(isinstance(a, Tensor) and a._requires_grad for a in args)):
             return Tensor._make(value)
         literal_ok = prim.name in _LITERAL_PRIMS
         inputs = tuple(_operand(a, v, literal_ok) for a, v in zip(args, values))
-        node = node_class(torch_name(prim))(prim, params, inputs, aval)
-        node.versions = tuple((a, a._version) for a in args
-                              if isinstance(a, Tensor) and a._node is None)
-        return Tensor._make(value, node)
+        node = node_class(torch_name(prim))(prim, params, inputs, Aval(aval.shape, FLOAT))
+        result = Tensor._make(value, node)
+        node.versions = _watched(prim, args, result)
+        return result
 
 
-_DTYPES = {name: dtype for dtype, name in DTYPE_NAMES.items()}
+#: primitives whose PyTorch node saves its output rather than its inputs
+_SAVES_OUTPUT = {"exp", "expm1", "tanh", "sigmoid", "sqrt", "relu", "reciprocal"}
+#: products: PyTorch saves an operand only when the other one requires grad
+_PRODUCTS = {"mul", "matmul"}
+
+
+def _watched(prim: Primitive, args: Sequence[Any], result: Tensor) -> tuple:
+    """(tensor, version) for what backward must find unchanged: every leaf and data input
+    (backward recomputes from them), and the results PyTorch's node would have saved (for
+    which PyTorch raises too): the inputs of a non-linear primitive, the output of
+    ``exp`` and the like (by weak reference)."""
+    watched: list[tuple[Any, int]] = []
+    for k, a in enumerate(args):
+        if not isinstance(a, Tensor):
+            continue
+        if a._node is None:
+            watched.append((a, a._version))
+        elif not prim.linear and prim.name not in _SAVES_OUTPUT and (
+                prim.name not in _PRODUCTS or any(
+                    isinstance(b, Tensor) and b._requires_grad for j, b in enumerate(args)
+                    if j != k)):
+            watched.append((a, a._version))
+    if prim.name in _SAVES_OUTPUT:
+        watched.append((weakref.ref(result), 0))
+    return tuple(watched)
+
+
+#: primitives whose result keeps an integer dtype, as PyTorch's do (``x + 1`` on int64
+#: is int64); every other one computes integer operands in the default float dtype
+_INTEGER_KEEPING = {"add", "sub", "mul", "neg", "abs", "sign", "maximum", "minimum", "pow",
+                    "square", "floor", "ceil", "trunc", "rint", "relu", "where", "sum", "prod",
+                    "max", "min", "cumsum", "matmul", "scatter_add"}
+
+
+def _result_dtype(prim: Primitive, values: list[Any], aval: Aval) -> dt.dtype | None:
+    """The dtype of ``prim``'s result, or None for a bool result (a comparison)."""
+    if aval.dtype == BOOL:
+        return None
+    operands = values[1:] if prim.name == "where" else values  # not the condition
+    out = dt.result_type(operands)
+    if not out.is_floating_point and not (prim.name in _INTEGER_KEEPING
+                                          or prim.kind == "structural"):
+        return dt.DEFAULT
+    if out is dt.bool:  # bools in arithmetic count as integers (numpy_api makes them floats)
+        return dt.int64
+    return out
+
+
+def _in_dtype(v: Any, out: dt.dtype, k: int, prim: Primitive) -> Any:
+    """An operand converted to the dtype the operation computes in (not a condition)."""
+    if k == 0 and prim.name == "where":
+        return v
+    if type(v) in (float, int, bool):
+        return float(v) if out.is_floating_point else int(v)
+    return v if v.dtype == out.numpy else v.astype(out.numpy)
+
+
+def _ir_dtype(v: Any) -> str:
+    return BOOL if (type(v) is bool or (type(v) is not float and type(v) is not int
+                                        and v.dtype == np.bool_)) else FLOAT
+
+
 _RULES: dict[tuple, Aval] = {}
 
 
 def _shape_rule(prim: Primitive, values: list[Any], params: dict[str, Any]) -> Aval:
-    """``prim.shape_rule`` on the values' avals (checks shapes, names the output dtype),
-    memoized: a training loop asks the same question every step."""
-    types = tuple(((), "float64") if type(v) is float else
-                  (v.shape, DTYPE_NAMES.get(v.dtype) or v.dtype.name) for v in values)
+    """``prim.shape_rule`` on the values' IR avals (float64 for every number type; checks
+    shapes, names the output's shape), memoized: a training loop asks the same question
+    every step."""
+    types = tuple(((), _ir_dtype(v)) if type(v) in (float, int, bool) else
+                  (v.shape, _ir_dtype(v)) for v in values)
     try:
         key: tuple | None = (prim.name, types, tuple(params.items()))
         hash(key)
@@ -106,11 +175,16 @@ _LITERAL_PRIMS = {"pow"}
 
 
 def _operand(a: Any, value: Any, literal_ok: bool) -> Any:
+    """What a node keeps of an operand: a node, a leaf, a literal or float64 (or bool) data."""
     if isinstance(a, Tensor) and a._requires_grad:
         return a._node if a._node is not None else a  # a result's node, or a leaf
-    scalar = type(value) is float or (value.ndim == 0 and not isinstance(a, Tensor))
-    if scalar and (literal_ok or type(value) is not float and value.dtype != np.float64):
-        return Literal(float(value) if type(value) is float else value.item())
+    if type(value) in (float, int, bool):
+        value = np.float64(value) if type(value) is not bool else np.bool_(value)
+    scalar = value.ndim == 0 and not isinstance(a, Tensor)
+    if scalar and (literal_ok or value.dtype != np.float64):
+        return Literal(value.item() if value.dtype == np.bool_ else float(value))
+    if value.dtype != np.float64 and value.dtype != np.bool_:
+        value = value.astype(np.float64)  # float32 and int64 data enter kernels as float64
     if scalar:  # x * (0.5 + k): a kernel input, so the structure does not change with k
         return np.array(value, dtype=np.float64)
     return value  # data: a kernel input, never a literal
@@ -119,22 +193,23 @@ def _operand(a: Any, value: Any, literal_ok: bool) -> Any:
 EAGER = EagerTrace()
 
 
-
-class Tensor(ArrayMethods, Traced):
-    """An n-d float64 array with autograd state: ``data``, ``grad``, ``grad_fn``,
-    ``requires_grad``, ``is_leaf``. ``Tensor([[1., 2.]])`` copies data;
-    ``Tensor(2, 3)`` is a zero-filled tensor of that shape."""
+class Tensor(InPlaceMethods, TensorMethods, ArrayMethods, Traced):
+    """An n-d array (float64 by default; float32, int64, bool) with autograd state:
+    ``data``, ``grad``, ``grad_fn``, ``requires_grad``, ``is_leaf``.
+    ``Tensor([[1., 2.]])`` copies data as float64; ``Tensor(2, 3)`` is a zero-filled
+    tensor of that shape."""
 
     __slots__ = ("_value", "_node", "_requires_grad", "_grad", "_accumulate", "_version",
                  "__weakref__")
     __hash__ = object.__hash__  # type: ignore[assignment]  # by identity, as in PyTorch
     _trace = EAGER  # every operation on a Tensor is computed and recorded by it
+    _default = dt.float64  # the dtype of ``Tensor(data)`` (FloatTensor & co. set theirs)
 
     def __init__(self, *data: Any):
         if len(data) == 1 and not isinstance(data[0], (int, np.integer)):
-            value = np.array(_unwrap(data[0]), dtype=np.float64)
+            value = np.array(_unwrap(data[0]), dtype=self._default.numpy)
         else:
-            value = np.zeros(_size_arg(data))
+            value = np.zeros(size_arg(data), dtype=self._default.numpy)
         self._init(value, None, False)
 
     def _init(self, value: np.ndarray, node: Any, requires_grad: bool) -> None:
@@ -147,14 +222,15 @@ class Tensor(ArrayMethods, Traced):
 
     @classmethod
     def _make(cls, value: np.ndarray, node: Any = None) -> Tensor:
-        t = cls.__new__(cls)
+        """A Tensor (never a subclass such as ``nn.Parameter``) holding ``value``."""
+        t = object.__new__(Tensor)
         t._init(value, node, False)
         return t
 
     @classmethod
     def _leaf(cls, data: Any, requires_grad: bool = False) -> Tensor:
-        """A leaf sharing ``data``'s values when it is a float64 Tensor or array."""
-        value = data._value if isinstance(data, Tensor) else _as_float_array(data)
+        """A leaf sharing ``data``'s values when it is a Tensor or an array of a tensor dtype."""
+        value = data._value if isinstance(data, Tensor) else dt.as_array(_unwrap(data))
         t = cls._make(value)
         t.requires_grad = requires_grad
         return t
@@ -162,19 +238,24 @@ class Tensor(ArrayMethods, Traced):
     # -- what numpy and the ops need ----------------------------------------------
     @property
     def aval(self) -> Aval:
-        return Aval(self._value.shape, self._value.dtype.name)
+        """The IR's view: float64 for every number type, bool for masks."""
+        return Aval(self._value.shape, BOOL if self._value.dtype == np.bool_ else FLOAT)
 
     @property
-    def shape(self) -> tuple[int, ...]:
-        return self._value.shape
+    def shape(self) -> Size:
+        return Size(self._value.shape)
 
     @property
     def ndim(self) -> int:
         return self._value.ndim
 
     @property
-    def dtype(self) -> np.dtype:
-        return self._value.dtype
+    def dtype(self) -> dt.dtype:
+        return dt.of_array(self._value)
+
+    @property
+    def device(self) -> device:
+        return CPU
 
     def size(self, dim: int | None = None) -> Any:  # type: ignore[override]
         return self.shape if dim is None else self.shape[dim]
@@ -182,13 +263,76 @@ class Tensor(ArrayMethods, Traced):
     def dim(self) -> int:
         return self.ndim
 
+    ndimension = dim
+
     def numel(self) -> int:
         return self._value.size
+
+    nelement = numel
+
+    def element_size(self) -> int:
+        return self._value.itemsize
+
+    def is_floating_point(self) -> bool:
+        return self.dtype.is_floating_point
 
     def __len__(self) -> int:
         if not self.shape:
             raise TypeError("len() of a 0-d tensor")
         return self.shape[0]
+
+    # -- dtypes ---------------------------------------------------------------------
+    def to(self, *args: Any, **kwargs: Any) -> Tensor:
+        """``to(dtype)``, ``to(device)``, ``to(other)`` (its dtype), ``to(device, dtype)``,
+        with ``dtype=``/``device=``/``copy=`` keywords. Only the CPU exists."""
+        target = kwargs.pop("dtype", None)
+        copy = kwargs.pop("copy", False)
+        kwargs.pop("non_blocking", None)
+        for a in (*args, kwargs.pop("device", None)):
+            if isinstance(a, Tensor):
+                target = a.dtype
+            elif isinstance(a, (str, device)):
+                as_device(a)
+            elif a is not None:
+                target = a
+        if kwargs:
+            raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
+        result = self if target is None else self._cast(dt.as_dtype(target))
+        return result.clone() if copy and result is self else result
+
+    def _cast(self, target: dt.dtype) -> Tensor:
+        """``self`` as ``target``; the same tensor when it has that dtype already. A cast
+        between floating dtypes is recorded (``ToCopyBackward0``), as the identity in the
+        IR: the backward runs in float64 and gives a float32 leaf a float32 gradient."""
+        if self.dtype is target:
+            return self
+        value = self._value.astype(target.numpy)
+        if target.is_floating_point and self._requires_grad and grad_mode.is_grad_enabled():
+            result = named(self * 1.0, self, "ToCopyBackward0")
+            result._value = value
+            return result
+        return Tensor._make(value)
+
+    def type(self, dtype: Any = None, non_blocking: bool = False) -> Any:  # noqa: A003
+        """``x.type()`` names the tensor type (``'torch.DoubleTensor'``); ``x.type(t)``
+        converts to a dtype or a tensor type (``torch.FloatTensor``, or its name)."""
+        if dtype is None:
+            return _TYPE_NAMES[self.dtype]
+        if isinstance(dtype, str):
+            found = [d for d, name in _TYPE_NAMES.items() if name == dtype]
+            if not found:
+                raise ValueError(f"invalid type: {dtype!r}; use one of "
+                                 f"{sorted(_TYPE_NAMES.values())}")
+            dtype = found[0]
+        return self._cast(getattr(dtype, "_default", None) or dt.as_dtype(dtype))
+
+    def float(self) -> Tensor: return self._cast(dt.float32)
+    def double(self) -> Tensor: return self._cast(dt.float64)
+    def long(self) -> Tensor: return self._cast(dt.int64)
+    def bool(self) -> Tensor: return self._cast(dt.bool)
+
+    def astype(self, dtype: Any, copy: bool = True) -> Tensor:  # type: ignore[override]
+        return self._cast(dt.as_dtype(dtype))
 
     # -- autograd state -------------------------------------------------------------
     @property
@@ -198,7 +342,7 @@ class Tensor(ArrayMethods, Traced):
 
     @data.setter
     def data(self, other: Any) -> None:
-        self._value = other._value if isinstance(other, Tensor) else _as_float_array(other)
+        self._value = other._value if isinstance(other, Tensor) else dt.as_array(other)
 
     @property
     def grad(self) -> Tensor | None:
@@ -212,6 +356,9 @@ class Tensor(ArrayMethods, Traced):
             raise RuntimeError(
                 f"assigned grad has data of a different size: shape "
                 f"{list(np.shape(_unwrap(value)))} for a tensor of shape {list(self.shape)}")
+        if isinstance(value, Tensor) and value.dtype is not self.dtype:
+            raise RuntimeError(f"assigned grad has data of a different type: {value.dtype} "
+                               f"for a tensor of {self.dtype}; convert it with .to()")
         self._grad = None if value is None else Tensor._leaf(value)
 
     @property
@@ -235,9 +382,11 @@ class Tensor(ArrayMethods, Traced):
                 "you can only change requires_grad flags of leaf variables. If you want to use "
                 "a computed variable in a subgraph that doesn't require differentiation use "
                 "var_no_grad = var.detach().")
-        if flag and self._value.dtype != np.float64:
-            raise RuntimeError("only floating point tensors can require gradients")
-        self._requires_grad = bool(flag)
+        if flag and not self.dtype.is_floating_point:
+            raise RuntimeError(
+                f"only Tensors of floating point dtype can require gradients (this one is "
+                f"{self.dtype}); convert it first, e.g. x.double().requires_grad_()")
+        self._requires_grad = builtins.bool(flag)
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         self.requires_grad = requires_grad
@@ -256,6 +405,10 @@ class Tensor(ArrayMethods, Traced):
 
     def detach(self) -> Tensor:
         return Tensor._make(self._value)
+
+    def detach_(self) -> Tensor:
+        self._node, self._requires_grad = None, False
+        return self
 
     def backward(self, gradient: Any = None, retain_graph: bool | None = None) -> None:
         """Add to each leaf's ``.grad`` the gradient of ``sum(self * gradient)``
@@ -282,16 +435,31 @@ class Tensor(ArrayMethods, Traced):
         return self._value.tolist()
 
     def __float__(self) -> float:
-        return float(self.item())
+        return builtins.float(self.item())
 
     def __int__(self) -> int:
         return int(self.item())
 
+    def __index__(self) -> int:
+        if self.dtype.is_floating_point or self._value.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an "
+                            "index")
+        return int(self.item())
+
     def __bool__(self) -> bool:
-        return bool(self.item())
+        if self._value.size != 1:
+            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous "
+                               f"(this one has {self._value.size}); use .any() or .all()")
+        return builtins.bool(self.item())
+
+    def __format__(self, spec: str) -> str:
+        return format(self.item(), spec) if self.ndim == 0 else repr(self)
 
     def __repr__(self) -> str:
         suffixes = []
+        dtype = self.dtype
+        if dtype not in (dt.DEFAULT, dt.int64, dt.bool):
+            suffixes.append(f"dtype={dtype!r}")
         if self._node is not None:
             suffixes.append(f"grad_fn=<{self._node.name()}>")
         elif self._requires_grad:
@@ -303,226 +471,100 @@ class Tensor(ArrayMethods, Traced):
     def __iter__(self) -> Any:
         return (self[i] for i in range(len(self)))
 
+    # -- indexing ----------------------------------------------------------------------
     def __getitem__(self, index: Any) -> Any:
+        index = _index_of(index)
         result = super().__getitem__(index)  # what the traced indexing supports
-        return _named(result, self, "SelectBackward0") if _is_int(index) else result
+        return named(result, self, "SelectBackward0" if _is_int(index) else None)
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        """``t[index] = value``, in place. On a tensor that requires grad (a result, or
+        one that takes a value that requires grad) it is recorded (``CopySlices``): the
+        overwritten elements get a zero gradient, ``value`` theirs."""
+        index = _index_of(index)
+
+        def write(a: Any, v: Any) -> Any:
+            if isinstance(a, Tensor):
+                return at(a)[index].set(v)
+            a = a.copy()
+            a[index] = v
+            return a
+        self._inplace(write, value, "CopySlices")
+
+    # -- arithmetic: bool tensors count as int64, as in PyTorch (numpy makes them float) --
+    def __add__(self, o): return Operators.__add__(*_no_bools(self, o))
+    def __radd__(self, o): return Operators.__radd__(*_no_bools(self, o))
+    def __sub__(self, o): return Operators.__sub__(*_no_bools(self, o))
+    def __mul__(self, o): return Operators.__mul__(*_no_bools(self, o))
+    def __rmul__(self, o): return Operators.__rmul__(*_no_bools(self, o))
+    def __truediv__(self, o): return Operators.__truediv__(*_no_bools(self, o))
+    def __rtruediv__(self, o): return Operators.__rtruediv__(*_no_bools(self, o))
+    def __pow__(self, o): return Operators.__pow__(*_no_bools(self, o))
+
+    def __floordiv__(self, o): return _floordiv(*_no_bools(self, o))
+    def __rfloordiv__(self, o): return _floordiv(*_no_bools(o, self))
+    def __mod__(self, o): return _remainder(*_no_bools(self, o))
+    def __rmod__(self, o): return _remainder(*_no_bools(o, self))
 
     def __rsub__(self, o: Any) -> Any:
-        return _named(super().__rsub__(o), self, "RsubBackward1" if _is_scalar(o) else None)
+        result = Operators.__rsub__(*_no_bools(self, o))
+        return named(result, self, "RsubBackward1" if _is_scalar(o) else None)
 
     def __rpow__(self, o: Any) -> Any:
-        return _named(super().__rpow__(o), self, "PowBackward2" if _is_scalar(o) else None)
-
-    # -- in-place ----------------------------------------------------------------------------
-    def _inplace(self, fn: Any, other: Any = None, name: str | None = None) -> Tensor:
-        """Replace the values by ``fn(self, other)``, in the same memory.
-
-        When grad is enabled and ``self`` or ``other`` requires grad, the operation is
-        recorded: ``self`` takes the result's node, as ``y.mul_(3)`` does in PyTorch
-        (backward recomputes from the leaves, so an unrecorded change would be lost).
-        Every in-place change bumps ``_version``, which backward checks against the
-        versions its nodes recorded; writes through ``.data`` are not counted, as in
-        PyTorch."""
-        records = grad_mode.is_grad_enabled() and (
-            self._requires_grad or (isinstance(other, Tensor) and other._requires_grad))
-        if records and self._requires_grad and self._node is None:
-            raise RuntimeError(
-                "a leaf Variable that requires grad is being used in an in-place operation. "
-                "Update it inside `with symgrad.no_grad():` or through its .data")
-        if records:
-            result = fn(self, other)
-            if result.shape != self.shape:
-                raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the "
-                                   f"broadcast shape {list(result.shape)}")
-            self._value[...] = result._value
-            self._node, self._requires_grad = _named(result, self, name)._node, True
-        else:
-            self._value[...] = fn(self._value, _unwrap(other))
-        self._version += 1
-        return self
-
-    def _augmented(self, other: Any, op: Any) -> Tensor:
-        """``x -= g`` and friends: in place, recorded when a graph is (see ``_inplace``)."""
-        return self._inplace(op, other)
-
-    def __iadd__(self, o): return self._augmented(o, operator.add)
-    def __isub__(self, o): return self._augmented(o, operator.sub)
-    def __imul__(self, o): return self._augmented(o, operator.mul)
-    def __itruediv__(self, o): return self._augmented(o, operator.truediv)
-
-    def zero_(self) -> Tensor:
-        return self._inplace(_overwrite, 0.0, "ZeroBackward0")
-
-    def fill_(self, value: Any) -> Tensor:
-        return self._inplace(_overwrite, value, "FillBackward2")
-
-    def copy_(self, other: Any) -> Tensor:
-        return self._inplace(_overwrite, other, "CopyBackwards")
-
-    def add_(self, other: Any, alpha: float = 1.0) -> Tensor:
-        return self._inplace(lambda a, b: a + alpha * b if alpha != 1.0 else a + b, other)
-
-    def sub_(self, other: Any, alpha: float = 1.0) -> Tensor:
-        return self._inplace(lambda a, b: a - alpha * b if alpha != 1.0 else a - b, other)
-
-    def mul_(self, other: Any) -> Tensor:
-        return self._inplace(operator.mul, other)
-
-    def div_(self, other: Any) -> Tensor:
-        return self._inplace(operator.truediv, other)
-
-    # -- torch-style methods (thin wrappers over numpy's) --------------------------------
-    def sum(self, dim=None, keepdim=False, **kw):  # type: ignore[override]
-        return self._reduce(ops.sum, "Sum", dim, keepdim, kw)
-
-    def mean(self, dim=None, keepdim=False, **kw):  # type: ignore[override]
-        return self._reduce(ops.mean, "Mean", dim, keepdim, kw)
-
-    def prod(self, dim=None, keepdim=False, **kw):  # type: ignore[override]
-        return self._reduce(ops.prod, "Prod", dim, keepdim, kw)
-
-    def _reduce(self, op: Any, name: str, dim: Any, keepdim: bool, kw: dict) -> Any:
-        """``op`` over all elements (torch's ``<name>Backward0``) or over ``dim``
-        (``<name>Backward1``); numpy's ``axis=``/``keepdims=`` are accepted too."""
-        dim = kw.pop("axis", dim)
-        result = op(self, dim, keepdims=kw.pop("keepdims", keepdim), **kw)
-        return _named(result, self, None if dim is None else f"{name}Backward1")
-
-    def max(self, dim=None, keepdim=False, **kw):  # type: ignore[override]
-        if dim is not None:
-            raise NotImplementedError("max(dim) returns values and indices, and symgrad has no "
-                                      "indices; use amax(dim) for the values")
-        return ops.max(self, kw.pop("axis", None), keepdims=kw.pop("keepdims", False), **kw)
-
-    def min(self, dim=None, keepdim=False, **kw):  # type: ignore[override]
-        if dim is not None:
-            raise NotImplementedError("min(dim) returns values and indices, and symgrad has no "
-                                      "indices; use amin(dim) for the values")
-        return ops.min(self, kw.pop("axis", None), keepdims=kw.pop("keepdims", False), **kw)
-
-    def amax(self, dim=None, keepdim=False):
-        return _named(ops.max(self, dim, keepdims=keepdim), self, "AmaxBackward0")
-
-    def amin(self, dim=None, keepdim=False):
-        return _named(ops.min(self, dim, keepdims=keepdim), self, "AminBackward0")
-
-    def pow(self, exponent): return self ** exponent
-    def exp(self): return np.exp(self)
-    def log(self): return np.log(self)
-    def log1p(self): return np.log1p(self)
-    def expm1(self): return np.expm1(self)
-    def sqrt(self): return np.sqrt(self)
-    def sin(self): return np.sin(self)
-    def cos(self): return np.cos(self)
-    def tan(self): return np.tan(self)
-    def tanh(self): return np.tanh(self)
-    def sinh(self): return np.sinh(self)
-    def cosh(self): return np.cosh(self)
-    def asin(self): return np.arcsin(self)
-    def acos(self): return np.arccos(self)
-    def atan(self): return np.arctan(self)
-    def abs(self): return np.abs(self)
-    def neg(self): return -self
-    def sign(self): return np.sign(self)
-    def square(self): return np.square(self)
-    def reciprocal(self): return np.reciprocal(self)
-    def add(self, other): return self + other
-    def sub(self, other): return self - other
-    def mul(self, other): return self * other
-    def div(self, other): return self / other
-    def matmul(self, other): return self @ other
-    def float(self): return self
-    def double(self): return self
-
-    def view(self, *shape: Any) -> Any:
-        return ops.reshape(self, _size_arg(shape))
-
-    def reshape(self, *shape: Any, order: str = "C") -> Any:  # type: ignore[override]
-        return ops.reshape(self, _size_arg(shape), order=order)
-
-    def view_as(self, other: Any) -> Any:
-        return self.view(other.shape)
-
-    def flatten(self) -> Any:  # type: ignore[override]
-        return ops.reshape(self, (-1,))
-
-    def t(self) -> Any:
-        if self.ndim > 2:
-            raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
-                               f"{self.ndim}D")
-        return _named(ops.transpose(self), self, "TBackward0")
-
-    def transpose(self, *dims: Any) -> Any:
-        """``x.transpose(0, 1)`` swaps two dimensions, as in PyTorch; ``x.transpose()``
-        and ``x.transpose((1, 0))`` permute them as numpy does."""
-        if len(dims) == 2 and all(isinstance(d, (int, np.integer)) for d in dims):
-            perm = list(range(self.ndim))
-            perm[dims[0]], perm[dims[1]] = perm[dims[1]], perm[dims[0]]
-            return _named(ops.transpose(self, perm), self, "TransposeBackward0")
-        return super().transpose(*dims)
-
-    def permute(self, *dims: Any) -> Any:
-        return ops.transpose(self, _size_arg(dims))
-
-    def unsqueeze(self, dim: int) -> Any:
-        shape = list(self.shape)
-        shape.insert(dim % (self.ndim + 1), 1)
-        return _named(ops.reshape(self, tuple(shape)), self, "UnsqueezeBackward0")
-
-    def squeeze(self, dim: int | None = None) -> Any:
-        if dim is None:
-            return _named(ops.reshape(self, tuple(d for d in self.shape if d != 1)), self,
-                          "SqueezeBackward0")
-        if self.ndim == 0 or self.shape[dim] != 1:
-            return self
-        shape = list(self.shape)
-        del shape[dim]
-        return _named(ops.reshape(self, tuple(shape)), self, "SqueezeBackward1")
-
-    def expand(self, *sizes: Any) -> Any:
-        shape = _size_arg(sizes)
-        lead = len(shape) - self.ndim
-        full = tuple(s if s != -1 else self.shape[i - lead] for i, s in enumerate(shape))
-        return ops.broadcast_to(self, full)
+        result = Operators.__rpow__(*_no_bools(self, o))
+        return named(result, self, "PowBackward2" if _is_scalar(o) else None)
 
     def clone(self) -> Any:
         if self._requires_grad:
-            return _named(self * 1.0, self, "CloneBackward0")
+            return named(self * 1, self, "CloneBackward0")
         return Tensor._make(self._value.copy())
 
 
-def _named(result: Any, source: Tensor, name: str | None) -> Any:
-    """Give ``result``'s new node PyTorch's name for the method that made it
-    (``x.t()`` is ``TBackward0``, though its primitive is ``transpose``)."""
-    node = getattr(result, "_node", None)
-    if name is not None and node is not None and node is not source._node:
-        node.rename(name)
-    return result
+_TYPE_NAMES = {dt.float64: "torch.DoubleTensor", dt.float32: "torch.FloatTensor",
+               dt.int64: "torch.LongTensor", dt.bool: "torch.BoolTensor"}
+
+
+def _floordiv(a: Any, b: Any) -> Any:
+    """``a // b``, rounded down (PyTorch's and numpy's); integers stay integers. Its
+    gradient is 0."""
+    if not dt.result_type([a, b]).is_floating_point:
+        return Tensor._make(np.floor_divide(_unwrap(a), _unwrap(b)).astype(np.int64))
+    return np.floor(a / b)
+
+
+def _remainder(a: Any, b: Any) -> Any:
+    """``a % b`` with the sign of ``b`` (PyTorch's ``remainder``, numpy's ``mod``):
+    ``a - floor(a / b) * b``, whose gradient is 1 in ``a`` and ``-floor(a / b)`` in ``b``."""
+    if not dt.result_type([a, b]).is_floating_point:
+        return Tensor._make(np.mod(_unwrap(a), _unwrap(b)).astype(np.int64))
+    return a - np.floor(a / b) * b
+
+
+def _no_bools(a: Any, b: Any) -> tuple[Any, Any]:
+    """Bool tensors as int64 (``mask + 1`` is int64 in PyTorch, float64 in numpy)."""
+    return (a.long() if isinstance(a, Tensor) and a._value.dtype == np.bool_ else a,
+            b.long() if isinstance(b, Tensor) and b._value.dtype == np.bool_ else b)
+
+
+def _index_of(index: Any) -> Any:
+    """An index with its Tensor parts as the arrays they hold (integer or bool)."""
+    if isinstance(index, tuple):
+        return tuple(_index_of(p) for p in index)
+    if isinstance(index, Tensor):
+        if index._requires_grad or index.dtype.is_floating_point:
+            raise IndexError("tensors used as indices must be long, int or bool tensors (this "
+                             f"one is {index.dtype}); convert it with .long()")
+        return index._value.item() if index.ndim == 0 and index.dtype is dt.int64 \
+            else index._value
+    return index
 
 
 def _is_int(x: Any) -> bool:
-    return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
+    return isinstance(x, (int, np.integer)) and not isinstance(x, builtins.bool)
 
 
 def _is_scalar(x: Any) -> bool:
-    return isinstance(x, (int, float, np.number)) and not isinstance(x, bool)
+    return isinstance(x, (int, builtins.float, np.number)) and not isinstance(x, builtins.bool)
 
 
-def _overwrite(a: Any, b: Any) -> Any:
-    """``b`` in ``a``'s shape; on Tensors a recorded ``a * 0 + b`` (zero gradient to ``a``)."""
-    if isinstance(a, Tensor):
-        return a * 0.0 + b
-    return np.broadcast_to(np.asarray(b, dtype=a.dtype), a.shape)
-
-
-def _unwrap(x: Any) -> Any:
-    if isinstance(x, Tensor):
-        return x._value
-    if isinstance(x, (list, tuple)):
-        return [_unwrap(v) for v in x]
-    return x
-
-
-def _as_float_array(x: Any) -> np.ndarray:
-    """Data as a float64 (or bool) array, sharing a float64 numpy array's memory."""
-    return as_constant_array(_unwrap(x))
+_unwrap = unwrap  # the name the sibling modules import

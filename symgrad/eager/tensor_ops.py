@@ -1,30 +1,56 @@
-"""Torch-style factories and functions: ``symgrad.tensor``, ``symgrad.zeros``,
-``symgrad.exp``, ... (re-exported by :mod:`symgrad`).
+"""Torch-style factories: ``symgrad.tensor``, ``zeros``, ``randn``, ``eye``,
+``FloatTensor``, ... (re-exported by :mod:`symgrad`); the functions are in
+:mod:`.functions`.
 
-The functions take Tensors, numpy arrays and values traced by ``sg.grad`` alike.
+Factories take PyTorch's ``dtype=``, ``device=`` (the CPU) and ``requires_grad=``.
+``tensor(data)`` infers the dtype as PyTorch does (integers: int64, bools: bool,
+floats: the default float64); ``arange`` of integers is int64.
 
     >>> import symgrad as torch
     >>> torch.arange(3) * 2
-    tensor([0., 2., 4.])
+    tensor([0, 2, 4])
+    >>> torch.tensor([1.0, 2.0], dtype=torch.float32, requires_grad=True)
+    tensor([1., 2.], dtype=torch.float32, requires_grad=True)
+    >>> torch.FloatTensor([1, 2]).dtype, torch.LongTensor([1, 2]).dtype
+    (torch.float32, torch.int64)
 """
 
 from __future__ import annotations
 
+import builtins
 from typing import Any
 
 import numpy as np
 
-from ..numpy_api import functions as ops
-from .tensor import Tensor, _as_float_array, _size_arg, _unwrap
+from . import dtypes as dt
+from .methods import size_arg
+from .random import Generator, numpy_generator
+from .tensor import Tensor, _unwrap, as_device
 
 
-def _new(value: np.ndarray, requires_grad: bool) -> Tensor:
+def _new(value: np.ndarray, dtype: Any, requires_grad: bool, device: Any = None,
+         default: dt.dtype | None = None) -> Tensor:
+    """A new leaf holding ``value`` in ``dtype`` (or ``default``, or ``value``'s own)."""
+    if device is not None:
+        as_device(device)
+    target = dt.as_dtype(dtype) if dtype is not None else default
+    if target is not None and value.dtype != target.numpy:
+        value = value.astype(target.numpy)
+    if requires_grad and value.dtype.kind != "f":
+        raise RuntimeError(f"Only Tensors of floating point and complex dtype can require "
+                           f"gradients (this one would be {dt.of_array(value)}); pass float "
+                           "data or dtype=torch.float64")
     return Tensor._leaf(value, requires_grad)
 
 
-def tensor(data: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
-    """A new leaf tensor holding a float64 copy of ``data`` (bools stay bool)."""
-    return _new(np.array(_as_float_array(data), copy=True), requires_grad)
+def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
+           pin_memory: bool = False) -> Tensor:
+    """A new leaf holding a copy of ``data``; the dtype is inferred as PyTorch does."""
+    value = np.array(_unwrap(data), copy=True)
+    return _new(value, dtype, requires_grad, device, dt.infer(value))
+
+
+as_tensor = tensor
 
 
 def Variable(data: Any, requires_grad: bool = False) -> Tensor:
@@ -39,74 +65,163 @@ def Variable(data: Any, requires_grad: bool = False) -> Tensor:
 
 
 def from_numpy(array: np.ndarray) -> Tensor:
-    """A tensor sharing ``array``'s memory (which must be float64; others are copied)."""
+    """A tensor sharing ``array``'s memory (float64, float32, int64 or bool; others are
+    converted)."""
     return Tensor._leaf(array)
 
 
-def zeros(*size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
-    return _new(np.zeros(_size_arg(size)), requires_grad)
+def _filled(fill: Any, size: Any, dtype: Any, requires_grad: bool, device: Any) -> Tensor:
+    shape = size_arg(size)
+    target = dt.as_dtype(dtype) if dtype is not None else dt.DEFAULT
+    return _new(np.full(shape, fill, dtype=target.numpy), None, requires_grad, device)
 
 
-def ones(*size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
-    return _new(np.ones(_size_arg(size)), requires_grad)
+def zeros(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
+          out: Any = None) -> Tensor:
+    return _filled(0, size, dtype, requires_grad, device)
 
 
-def full(size: Any, fill_value: float, dtype: Any = None, requires_grad: bool = False) -> Tensor:
-    return _new(np.full(_size_arg((size,)), float(fill_value)), requires_grad)
+def ones(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
+         out: Any = None) -> Tensor:
+    return _filled(1, size, dtype, requires_grad, device)
 
 
-def zeros_like(x: Any, requires_grad: bool = False) -> Tensor:
-    return _new(np.zeros(np.shape(_unwrap(x))), requires_grad)
+empty = zeros  # uninitialized memory in PyTorch; zeros here
 
 
-def ones_like(x: Any, requires_grad: bool = False) -> Tensor:
-    return _new(np.ones(np.shape(_unwrap(x))), requires_grad)
+def full(size: Any, fill_value: Any, dtype: Any = None, device: Any = None,
+         requires_grad: bool = False) -> Tensor:
+    """``full((2, 3), 7.0)``; the dtype follows ``fill_value`` (int: int64, bool: bool)."""
+    if dtype is None:
+        dtype = dt.infer(fill_value)
+    return _filled(fill_value, (size,), dtype, requires_grad, device)
 
 
-_rng = np.random.default_rng()
+def eye(n: int, m: int | None = None, dtype: Any = None, device: Any = None,
+        requires_grad: bool = False) -> Tensor:
+    return _new(np.eye(n, m), dtype, requires_grad, device, dt.DEFAULT)
 
 
-def manual_seed(seed: int) -> None:
-    """Seed the generator behind ``randn`` and ``rand``."""
-    global _rng
-    _rng = np.random.default_rng(seed)
+def _like(x: Any, dtype: Any) -> tuple[tuple[int, ...], Any]:
+    value = np.asarray(_unwrap(x))
+    return value.shape, dtype if dtype is not None else dt.of_array(dt.as_array(value))
 
 
-def randn(*size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+def zeros_like(input: Any, dtype: Any = None, device: Any = None,
+               requires_grad: bool = False) -> Tensor:
+    shape, dtype = _like(input, dtype)
+    return _filled(0, (shape,), dtype, requires_grad, device)
+
+
+def ones_like(input: Any, dtype: Any = None, device: Any = None,
+              requires_grad: bool = False) -> Tensor:
+    shape, dtype = _like(input, dtype)
+    return _filled(1, (shape,), dtype, requires_grad, device)
+
+
+def full_like(input: Any, fill_value: Any, dtype: Any = None, device: Any = None,
+              requires_grad: bool = False) -> Tensor:
+    shape, dtype = _like(input, dtype)
+    return _filled(fill_value, (shape,), dtype, requires_grad, device)
+
+
+empty_like = zeros_like
+
+
+def _floating(dtype: Any) -> dt.dtype:
+    target = dt.as_dtype(dtype) if dtype is not None else dt.DEFAULT
+    if not target.is_floating_point:
+        raise RuntimeError(f"random floating-point numbers need a floating dtype, not {target}")
+    return target
+
+
+def randn(*size: Any, generator: Generator | None = None, dtype: Any = None,
+          device: Any = None, requires_grad: bool = False) -> Tensor:
     """Standard normal samples of shape ``size``."""
-    return _new(_rng.standard_normal(_size_arg(size)), requires_grad)
+    values = numpy_generator(generator).standard_normal(size_arg(size))
+    return _new(values, _floating(dtype), requires_grad, device)
 
 
-def rand(*size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+def rand(*size: Any, generator: Generator | None = None, dtype: Any = None,
+         device: Any = None, requires_grad: bool = False) -> Tensor:
     """Uniform samples in [0, 1) of shape ``size``."""
-    return _new(_rng.random(_size_arg(size)), requires_grad)
+    values = numpy_generator(generator).random(size_arg(size))
+    return _new(values, _floating(dtype), requires_grad, device)
 
 
-def arange(start: float, end: float | None = None, step: float = 1, dtype: Any = None,
+def randint(low: int, high: int | None = None, size: Any = (), generator: Any = None,
+            dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """Integers in ``[low, high)`` (``randint(high, size)`` from 0), int64 by default."""
+    if high is None:
+        low, high = 0, low
+    values = numpy_generator(generator).integers(low, high, size_arg((size,)))
+    return _new(values, dtype, requires_grad, device, dt.int64)
+
+
+def randperm(n: int, generator: Any = None, dtype: Any = None, device: Any = None,
+             requires_grad: bool = False) -> Tensor:
+    return _new(numpy_generator(generator).permutation(n), dtype, requires_grad, device,
+                dt.int64)
+
+
+def randn_like(input: Any, dtype: Any = None, device: Any = None,
+               requires_grad: bool = False) -> Tensor:
+    shape, dtype = _like(input, dtype)
+    return randn(shape, dtype=dtype, requires_grad=requires_grad)
+
+
+def rand_like(input: Any, dtype: Any = None, device: Any = None,
+              requires_grad: bool = False) -> Tensor:
+    shape, dtype = _like(input, dtype)
+    return rand(shape, dtype=dtype, requires_grad=requires_grad)
+
+
+def arange(start: Any, end: Any = None, step: Any = 1, dtype: Any = None, device: Any = None,
            requires_grad: bool = False) -> Tensor:
-    """``arange(5)`` is ``tensor([0., 1., 2., 3., 4.])`` (float64, unlike PyTorch's int64)."""
+    """``arange(5)`` is ``tensor([0, 1, 2, 3, 4])`` (int64, as PyTorch's); with a float
+    bound or step, the default float dtype."""
     values = np.arange(start, end, step) if end is not None else np.arange(start)
-    return _new(values.astype(np.float64), requires_grad)
+    integral = builtins.all(isinstance(v, (int, np.integer)) for v in (start, end, step)
+                            if v is not None)
+    return _new(values, dtype, requires_grad, device, dt.int64 if integral else dt.DEFAULT)
 
 
-# ---------------------------------------------------------------------------
-# torch-style functions: on Tensors, tracers and plain arrays alike
-
-exp, log, log1p, expm1, sqrt = np.exp, np.log, np.log1p, np.expm1, np.sqrt
-sin, cos, tan, tanh, sinh, cosh = np.sin, np.cos, np.tan, np.tanh, np.sinh, np.cosh
-asin, acos, atan, abs, sign, square = (np.arcsin, np.arccos, np.arctan, np.abs, np.sign,
-                                       np.square)
-pow, matmul, maximum, minimum = np.power, np.matmul, np.maximum, np.minimum
+def linspace(start: float, end: float, steps: int, dtype: Any = None, device: Any = None,
+             requires_grad: bool = False) -> Tensor:
+    return _new(np.linspace(start, end, steps), dtype, requires_grad, device, dt.DEFAULT)
 
 
-def sum(input: Any, dim: Any = None, keepdim: bool = False) -> Any:
-    """``torch.sum``: over all elements, or over ``dim`` (keeping it with ``keepdim``)."""
-    return ops.sum(input, dim, keepdims=keepdim)
+class _TensorType(type):
+    """``isinstance(x, torch.FloatTensor)`` is true for float32 tensors, as in PyTorch."""
+
+    def __instancecheck__(cls, obj: Any) -> bool:
+        return isinstance(obj, Tensor) and obj.dtype is cls._default  # type: ignore[attr-defined]
+
+    def __repr__(cls) -> str:
+        return f"<class 'torch.{cls.__name__}'>"
 
 
-def mean(input: Any, dim: Any = None, keepdim: bool = False) -> Any:
-    return ops.mean(input, dim, keepdims=keepdim)
+class _TypedTensor(metaclass=_TensorType):
+    """``FloatTensor([1, 2])`` holds float32 data; ``FloatTensor(2, 3)`` is zeros."""
+
+    _default: dt.dtype = dt.DEFAULT
+
+    def __new__(cls, *data: Any) -> Tensor:  # type: ignore[misc]
+        t = Tensor(*data)
+        return t if cls._default is dt.DEFAULT else t._cast(cls._default)
 
 
-def t(input: Any) -> Any:
-    return ops.transpose(input)
+class FloatTensor(_TypedTensor):
+    _default = dt.float32
+
+
+class DoubleTensor(_TypedTensor):
+    _default = dt.float64
+
+
+class LongTensor(_TypedTensor):
+    _default = dt.int64
+
+
+class BoolTensor(_TypedTensor):
+    _default = dt.bool

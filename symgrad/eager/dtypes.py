@@ -1,0 +1,221 @@
+"""Tensor dtypes and PyTorch's type promotion; ``torch.Size`` and ``torch.device``.
+
+A Tensor holds a numpy array of one of four dtypes: ``float64`` (the default,
+as after PyTorch's ``torch.set_default_dtype(torch.float64)``), ``float32``,
+``int64`` (integer data, class labels, indices: ``torch.long``) and ``bool``
+(masks). :data:`float64` and friends are the ``symgrad.float64`` objects user
+code passes as ``dtype=``; they print as PyTorch prints its dtypes
+(``torch.float32``), so a program's output reads the same under either import.
+
+:func:`result_type` is PyTorch's promotion for mixed operands: categories
+(bool < integer < floating) decide first, and within the highest category
+dimensioned tensors outrank zero-dimensional ones, which outrank Python numbers;
+a Python float next to integer tensors gives the default float dtype.
+
+    >>> import symgrad as torch
+    >>> result_type([torch.ones(2, dtype=torch.float32), 2.5])
+    torch.float32
+    >>> result_type([torch.tensor([1, 2]), 0.5])
+    torch.float64
+    >>> result_type([torch.tensor([1, 2]), torch.tensor(1.5, dtype=torch.float32)])
+    torch.float32
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+
+from ..core.tracing import as_constant_array
+
+
+class dtype:  # noqa: N801 -- PyTorch's name: ``torch.dtype``
+    """One of the four tensor dtypes; compares equal to the numpy dtype it holds."""
+
+    __slots__ = ("name", "numpy", "is_floating_point", "category", "itemsize")
+
+    def __init__(self, name: str, category: int):
+        self.name = name
+        self.numpy = np.dtype(name)
+        self.is_floating_point = category == FLOATING
+        self.category = category
+        self.itemsize = self.numpy.itemsize
+
+    def __repr__(self) -> str:
+        return f"torch.{self.name}"
+
+    def __eq__(self, other: Any) -> bool:
+        if isinstance(other, dtype):
+            return other is self
+        try:
+            return self.numpy == np.dtype(other)
+        except TypeError:
+            return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self.numpy)
+
+    def __reduce__(self) -> str:  # pickles (state_dict) as the module-level object
+        return self.name
+
+
+BOOLEAN, INTEGRAL, FLOATING = 0, 1, 2
+
+bool = dtype("bool", BOOLEAN)  # noqa: A001 -- torch.bool
+int64 = dtype("int64", INTEGRAL)
+float32 = dtype("float32", FLOATING)
+float64 = dtype("float64", FLOATING)
+long, float, double = int64, float32, float64  # noqa: A001 -- torch.long, torch.float, ...
+
+DTYPES = (bool, int64, float32, float64)
+_BY_NUMPY = {d.numpy: d for d in DTYPES}
+#: the dtype of a float tensor made without ``dtype=`` (PyTorch's is float32; ours float64)
+DEFAULT = float64
+
+_PROMOTED = {frozenset({bool, int64}): int64, frozenset({bool, float32}): float32,
+             frozenset({bool, float64}): float64, frozenset({int64, float32}): float32,
+             frozenset({int64, float64}): float64, frozenset({float32, float64}): float64}
+
+
+def promote_types(a: dtype, b: dtype) -> dtype:
+    """``torch.promote_types``: the smallest dtype both convert to."""
+    return a if a is b else _PROMOTED[frozenset({a, b})]
+
+
+def as_dtype(x: Any) -> dtype:
+    """``x`` (a symgrad dtype, a numpy dtype or type, ``float``, ``int``, ``bool``, a
+    name such as ``"float32"``) as one of the four dtypes; others are a TypeError."""
+    if isinstance(x, dtype):
+        return x
+    if x is builtins.float:
+        return DEFAULT
+    if x is builtins.int:
+        return int64
+    try:
+        found = _BY_NUMPY.get(np.dtype(x))
+    except TypeError:
+        found = None
+    if found is None:
+        raise TypeError(f"dtype {x!r} is not supported: Tensors hold float64 (the default), "
+                        "float32, int64 or bool")
+    return found
+
+
+def of_array(a: np.ndarray) -> dtype:
+    """The dtype of a tensor's array (which always has one of the four)."""
+    return _BY_NUMPY[a.dtype]
+
+
+def infer(data: Any) -> dtype:
+    """The dtype ``torch.tensor(data)`` gives: bool, int64 for integers, else the default
+    float (a float32 numpy array stays float32)."""
+    a = np.asarray(data)
+    if a.dtype.kind == "b":
+        return bool
+    if a.dtype.kind in "iu":
+        return int64
+    if a.dtype == np.float32:
+        return float32
+    if a.dtype.kind == "f":
+        return DEFAULT
+    raise TypeError(f"a tensor cannot hold {a.dtype} data: Tensors hold float64, float32, "
+                    "int64 or bool")
+
+
+def _operand_dtype(x: Any) -> tuple[int, dtype] | None:
+    """(priority, dtype) of an operand: 2 for a dimensioned tensor, 1 for a 0-d one,
+    0 for a Python number (PyTorch's wrapped numbers); None for what takes no part."""
+    if isinstance(x, np.ndarray):
+        found = _BY_NUMPY.get(x.dtype)
+        return (2 if x.ndim else 1, found if found is not None else DEFAULT)
+    dt = getattr(x, "_value", None)
+    if isinstance(dt, np.ndarray):  # a Tensor
+        return (2 if dt.ndim else 1, _BY_NUMPY.get(dt.dtype, DEFAULT))
+    if isinstance(x, (np.bool_, builtins.bool)):
+        return (0, bool)
+    if isinstance(x, (int, np.integer)):
+        return (0, int64)
+    if isinstance(x, (builtins.float, np.floating)):
+        return (0, DEFAULT)
+    return None
+
+
+def _combine(higher: dtype | None, lower: dtype | None) -> dtype | None:
+    """PyTorch's ``combine_categories``: the higher priority's dtype, unless the lower
+    one is of a higher category."""
+    if higher is None:
+        return lower
+    if lower is None or higher.category == FLOATING:
+        return higher
+    if higher is bool or lower.category == FLOATING:
+        return promote_types(higher, lower)
+    return higher
+
+
+def result_type(operands: Iterable[Any]) -> dtype:
+    """The dtype of an arithmetic result of ``operands`` (``torch.result_type``)."""
+    best: list[dtype | None] = [None, None, None]  # per priority
+    for x in operands:
+        found = _operand_dtype(x)
+        if found is None:
+            continue
+        prio, dt = found
+        best[prio] = dt if best[prio] is None else promote_types(best[prio], dt)
+    result = _combine(best[2], _combine(best[1], best[0]))
+    return DEFAULT if result is None else result
+
+
+def as_array(x: Any) -> np.ndarray:
+    """``x`` as an array of one of the four dtypes (other integers become int64, other
+    floats float64); complex and object data are refused, as the IR refuses them."""
+    a = np.asarray(x) if not isinstance(x, np.ndarray) else x
+    if a.dtype in _BY_NUMPY:
+        return a
+    if a.dtype.kind in "iu":
+        return a.astype(np.int64)
+    if a.dtype.kind == "f":
+        return a.astype(np.float64)
+    return as_constant_array(x)  # raises the IR's TypeError (complex, object, ...)
+
+
+class Size(tuple):
+    """``torch.Size``: the shape, a tuple that prints as PyTorch's."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"torch.Size({list(self)})"
+
+    def numel(self) -> int:
+        return int(np.prod(self))
+
+
+class device:  # noqa: N801 -- PyTorch's name
+    """``torch.device('cpu')``: the only device."""
+
+    __slots__ = ("type",)
+
+    def __init__(self, type: str = "cpu", index: Any = None):  # noqa: A002
+        self.type = str(type).partition(":")[0]
+        if self.type != "cpu":
+            raise RuntimeError(f"symgrad runs on the CPU only; device {type!r} is not "
+                               "available (use 'cpu')")
+
+    def __repr__(self) -> str:
+        return f"device(type='{self.type}')"
+
+    def __eq__(self, other: Any) -> bool:
+        return isinstance(other, device) or other == "cpu"
+
+    def __hash__(self) -> int:
+        return hash("cpu")
+
+
+CPU = device("cpu")
+
+
+def as_device(d: Any) -> device:
+    return d if isinstance(d, device) else device(d)

@@ -1,0 +1,166 @@
+"""Torch-style functions: ``symgrad.exp``, ``symgrad.cat``, ``symgrad.mm``,
+``symgrad.max``, ... (re-exported by :mod:`symgrad`).
+
+The elementwise ones are numpy's ufuncs, so they take Tensors, numpy arrays and
+values traced by ``sg.grad`` alike. The others are the Tensor methods of
+:mod:`.methods` as functions (``torch.clamp(x, min=0)`` is ``x.clamp(min=0)``),
+taking Tensors (a numpy array or a list is made a tensor first), plus the
+functions of several tensors: ``cat``, ``stack``, ``where``.
+
+    >>> import symgrad as torch
+    >>> a = torch.ones(2, 2, requires_grad=True)
+    >>> torch.cat([a, 2 * a], dim=1).sum()
+    tensor(12., grad_fn=<SumBackward0>)
+    >>> torch.max(torch.tensor([[1, 5], [4, 2]]), dim=0)
+    torch.return_types.max(
+    values=tensor([4, 5]),
+    indices=tensor([1, 0]))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..numpy_api import functions as ops
+from ..numpy_api import shapes as shape_ops
+from . import dtypes as dt
+from .methods import named
+from .tensor import Tensor
+
+exp, log, log1p, expm1, sqrt = np.exp, np.log, np.log1p, np.expm1, np.sqrt
+sin, cos, tan, tanh, sinh, cosh = np.sin, np.cos, np.tan, np.tanh, np.sinh, np.cosh
+asin, acos, atan, abs, sign, square = (np.arcsin, np.arccos, np.arctan, np.abs, np.sign,
+                                       np.square)
+pow, matmul, maximum, minimum = np.power, np.matmul, np.maximum, np.minimum
+atan2, neg, reciprocal = np.arctan2, np.negative, np.reciprocal
+floor, ceil, trunc = np.floor, np.ceil, np.trunc
+
+
+def _as_tensor(x: Any) -> Any:
+    if isinstance(x, Tensor) or hasattr(x, "_trace"):
+        return x
+    return Tensor._leaf(np.asarray(x))
+
+
+#: reductions that also take numpy arrays and values traced by ``sg.grad`` as they are
+_ARRAY_FORMS = {"sum": ops.sum, "mean": ops.mean, "prod": ops.prod, "amax": ops.max,
+                "amin": ops.min, "logsumexp": ops.logsumexp}
+
+
+def _method(name: str) -> Callable[..., Any]:
+    def fn(input: Any, *args: Any, **kwargs: Any) -> Any:
+        if not isinstance(input, Tensor):
+            if name in _ARRAY_FORMS:
+                dim = kwargs.pop("dim", args[0] if args else None)
+                keepdim = kwargs.pop("keepdim", args[1] if len(args) > 1 else False)
+                return _ARRAY_FORMS[name](input, dim, keepdims=keepdim, **kwargs)
+            if name == "t":
+                return ops.transpose(input)
+            if hasattr(input, "_trace"):
+                raise TypeError(f"torch.{name} takes Tensors; on a value traced by sg.grad "
+                                "use the numpy function instead")
+        return getattr(_as_tensor(input), name)(*args, **kwargs)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"``torch.{name}(input, ...)``: ``input.{name}(...)``."
+    return fn
+
+
+_METHODS = ("sum mean prod max min amax amin argmax argmin std var norm logsumexp cumsum "
+            "clamp clip mm mv dot outer t transpose permute "
+            "reshape flatten squeeze unsqueeze flip narrow chunk split unbind gather sort topk "
+            "clone detach numel allclose equal rsqrt log2 log10 round isnan isfinite "
+            "logical_not all any").split()
+for _name in _METHODS:
+    globals()[_name] = _method(_name)
+del _name
+
+
+def _dual(name: str, numpy_fn: Callable[..., Any]) -> Callable[..., Any]:
+    """A function that is PyTorch's on a Tensor and numpy_api's on arrays and traced values
+    (``sg.softmax(x, axis=-1)`` inside ``sg.grad``, ``torch.softmax(x, dim=1)`` on Tensors)."""
+    def fn(input: Any, dim: Any = None, *args: Any, axis: Any = None, **kwargs: Any) -> Any:
+        if isinstance(input, Tensor):
+            if name in ("softmax", "log_softmax"):
+                dim = -1 if dim is None and axis is None else dim if dim is not None else axis
+                return getattr(input, name)(dim, *args, **kwargs)
+            return getattr(input, name)()
+        if name in ("softmax", "log_softmax"):
+            return numpy_fn(input, axis=-1 if dim is None and axis is None else
+                            dim if dim is not None else axis)
+        return numpy_fn(input)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = (f"``{name}``: PyTorch's ``torch.{name}`` on a Tensor, ``symgrad.{name}`` of the "
+                  "numpy API on arrays and traced values.\n\n" + (numpy_fn.__doc__ or ""))
+    return fn
+
+
+relu = _dual("relu", ops.relu)
+sigmoid = _dual("sigmoid", ops.sigmoid)
+softmax = _dual("softmax", ops.softmax)
+log_softmax = _dual("log_softmax", ops.log_softmax)
+
+
+def where(condition: Any, input: Any = None, other: Any = None) -> Any:
+    """``torch.where(cond, x, y)``: elementwise selection (the unselected branch gets
+    an exact zero gradient); ``torch.where(cond)`` is ``cond.nonzero(as_tuple=True)``."""
+    if input is None and other is None:
+        return tuple(Tensor._make(i.astype(np.int64))
+                     for i in np.nonzero(np.asarray(getattr(condition, "_value", condition))))
+    return named(ops.where(getattr(condition, "_value", condition) if isinstance(
+        condition, Tensor) else condition, input, other), input, "WhereBackward0")
+
+
+def cat(tensors: Sequence[Any], dim: int = 0, out: Any = None) -> Any:
+    """``torch.cat``: joins tensors along an existing dimension (dtypes promoted)."""
+    tensors = [_as_tensor(t) for t in tensors]
+    result_dtype = dt.result_type([t._value if isinstance(t, Tensor) else t for t in tensors])
+    tensors = [t.to(result_dtype) if isinstance(t, Tensor) else t for t in tensors]
+    if len(tensors) == 1:
+        return tensors[0].clone()
+    return named(shape_ops.concatenate(tensors, axis=dim), tensors[0], "CatBackward0", tensors)
+
+
+concat = concatenate = cat
+
+
+def stack(tensors: Sequence[Any], dim: int = 0, out: Any = None) -> Any:
+    """``torch.stack``: joins tensors of one shape along a new dimension."""
+    tensors = [_as_tensor(t) for t in tensors]
+    shapes = {tuple(t.shape) for t in tensors}
+    if len(shapes) != 1:
+        raise RuntimeError(f"stack expects each tensor to be equal size, but got "
+                           f"{[list(t.shape) for t in tensors]}")
+    ndim = tensors[0].ndim + 1
+    if not -ndim <= dim < ndim:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-ndim}, "
+                         f"{ndim - 1}], but got {dim})")
+    return named(cat([t.unsqueeze(dim % ndim) for t in tensors], dim % ndim), tensors[0],
+                 "StackBackward0", tensors)
+
+
+def is_tensor(obj: Any) -> bool:
+    return isinstance(obj, Tensor)
+
+
+def is_floating_point(input: Any) -> bool:
+    return input.is_floating_point()
+
+
+def result_type(tensor1: Any, tensor2: Any) -> dt.dtype:
+    """``torch.result_type``: the dtype PyTorch's promotion gives ``tensor1 op tensor2``."""
+    return dt.result_type([getattr(a, "_value", a) for a in (tensor1, tensor2)])
+
+
+def get_default_dtype() -> dt.dtype:
+    """float64: symgrad's default float dtype (PyTorch's is float32)."""
+    return dt.DEFAULT
+
+
+__all__ = ["exp", "log", "log1p", "expm1", "sqrt", "sin", "cos", "tan", "tanh", "sinh", "cosh",
+           "asin", "acos", "atan", "abs", "sign", "square", "pow", "matmul", "maximum",
+           "minimum", "atan2", "neg", "reciprocal", "floor", "ceil", "trunc", *_METHODS,
+           "relu", "sigmoid", "softmax", "log_softmax", "where", "cat", "concat", "stack",
+           "is_tensor", "is_floating_point", "result_type", "get_default_dtype"]

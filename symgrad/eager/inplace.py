@@ -1,0 +1,177 @@
+"""In-place Tensor operations and PyTorch's version-counter rules (a mixin of ``Tensor``).
+
+``x.add_(y)``, ``x -= g``, ``x.zero_()``, ``x.copy_(y)``, ``x.clamp_(min=0)``,
+``x[index] = v`` (in :mod:`.tensor`, through :meth:`InPlaceMethods._inplace`) write
+into the tensor's own array and bump its ``_version``. Under ``no_grad``, or when
+nothing involved requires grad, that is all. Otherwise the operation is recorded:
+the tensor takes the new node (``y.mul_(3)`` is ``y = y * 3`` for the gradient),
+and the nodes of the operation stop watching the tensor's version, since they
+read it through its old node. A leaf that requires grad refuses, with PyTorch's
+message. Nodes that PyTorch would have made save the tensor (an input of a
+product, the output of ``exp``) keep watching it: changing it before backward
+raises "modified by an inplace operation", as in PyTorch.
+
+    >>> import symgrad as torch
+    >>> x = torch.ones(3, requires_grad=True)
+    >>> y = x * 2
+    >>> y.add_(1)
+    tensor([3., 3., 3.], grad_fn=<AddBackward0>)
+    >>> y._version, x._version
+    (1, 0)
+"""
+
+from __future__ import annotations
+
+import operator
+import weakref
+from typing import Any
+
+import numpy as np
+
+from . import dtypes as dt
+from . import grad_mode
+from .graph import Node, next_seq
+from .methods import named, unwrap
+from .random import numpy_generator
+
+
+def _is_tensor(x: Any) -> bool:
+    return hasattr(x, "_value") and hasattr(x, "_node")
+
+
+class InPlaceMethods:
+    """The in-place methods of :class:`symgrad.Tensor` (see the module docstring)."""
+
+    __slots__ = ()
+
+    def _inplace(self, fn: Any, other: Any = None, name: str | None = None) -> Any:
+        """Replace the values by ``fn(self, other)``, in the same memory.
+
+        When grad is enabled and ``self`` or ``other`` requires grad, the operation is
+        recorded: ``self`` takes the result's node, as ``y.mul_(3)`` does in PyTorch
+        (backward recomputes from the leaves, so an unrecorded change would be lost).
+        Every in-place change bumps ``_version``, which backward checks against the
+        versions its nodes recorded; writes through ``.data`` are not counted, as in
+        PyTorch. The result is cast to ``self``'s dtype, which must be able to hold it
+        (an int64 tensor cannot take a float result)."""
+        records = grad_mode.is_grad_enabled() and (
+            self._requires_grad or (_is_tensor(other) and other._requires_grad))
+        if records and self._requires_grad and self._node is None:
+            raise RuntimeError(
+                ("a view of " if name == "CopySlices" else "") + "a leaf Variable that requires "
+                "grad is being used in an in-place operation. Update it inside `with "
+                "symgrad.no_grad():` or through its .data")
+        if records and self.dtype.is_floating_point:
+            mark = next_seq()
+            result = fn(self, other)
+            self._check_inplace(result.dtype, result.shape)
+            self._value[...] = result._value
+            node = named(result, self, name)._node
+            self._version += 1
+            _renew(node, mark, self)
+            self._node, self._requires_grad = node, True
+        else:
+            new = fn(self._value, unwrap(other))
+            self._check_inplace(dt.of_array(dt.as_array(new)), np.shape(new))
+            self._value[...] = new
+            self._version += 1
+        return self
+
+    def _check_inplace(self, result: dt.dtype, shape: tuple[int, ...]) -> None:
+        if tuple(shape) != self.shape:
+            raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the "
+                               f"broadcast shape {list(shape)}")
+        if result.category > self.dtype.category:
+            raise RuntimeError(f"result type {result.name} can't be cast to the desired output "
+                               f"type {self.dtype.name}: convert the tensor first (x = x.to("
+                               f"{result!r})) or compute out of place")
+
+    def _augmented(self, other: Any, op: Any) -> Any:
+        """``x -= g`` and friends: in place, recorded when a graph is (see ``_inplace``)."""
+        return self._inplace(op, other)
+
+    def __iadd__(self, o): return self._augmented(o, operator.add)
+    def __isub__(self, o): return self._augmented(o, operator.sub)
+    def __imul__(self, o): return self._augmented(o, operator.mul)
+    def __itruediv__(self, o): return self._augmented(o, operator.truediv)
+
+    def zero_(self) -> Any:
+        return self._inplace(_overwrite, 0, "ZeroBackward0")
+
+    def fill_(self, value: Any) -> Any:
+        return self._inplace(_overwrite, value, "FillBackward2")
+
+    def copy_(self, other: Any) -> Any:
+        return self._inplace(_overwrite, other, "CopyBackwards")
+
+    def add_(self, other: Any, alpha: float = 1) -> Any:
+        return self._inplace(lambda a, b: a + alpha * b if alpha != 1 else a + b, other)
+
+    def sub_(self, other: Any, alpha: float = 1) -> Any:
+        return self._inplace(lambda a, b: a - alpha * b if alpha != 1 else a - b, other)
+
+    def mul_(self, other: Any) -> Any:
+        return self._inplace(operator.mul, other)
+
+    def div_(self, other: Any) -> Any:
+        return self._inplace(operator.truediv, other)
+
+    def addcmul_(self, tensor1: Any, tensor2: Any, value: float = 1) -> Any:
+        return self._inplace(lambda a, b: a + value * b[0] * b[1], (tensor1, tensor2))
+
+    def addcdiv_(self, tensor1: Any, tensor2: Any, value: float = 1) -> Any:
+        return self._inplace(lambda a, b: a + value * b[0] / b[1], (tensor1, tensor2))
+
+    def lerp_(self, end: Any, weight: float) -> Any:
+        return self._inplace(lambda a, b: a + weight * (b - a), end)
+
+    def _unary_(self, method: str, *args: Any, **kwargs: Any) -> Any:
+        """``x.exp_()`` and friends: ``x.exp()`` written into ``x``."""
+        def fn(a: Any, _: Any) -> Any:
+            if _is_tensor(a):
+                return getattr(a, method)(*args, **kwargs)
+            return getattr(self._make(a), method)(*args, **kwargs)._value
+        return self._inplace(fn, None)
+
+    def clamp_(self, min=None, max=None): return self._unary_("clamp", min, max)  # noqa: A002
+    def relu_(self): return self._unary_("relu")
+    def sigmoid_(self): return self._unary_("sigmoid")
+    def tanh_(self): return self._unary_("tanh")
+    def exp_(self): return self._unary_("exp")
+    def log_(self): return self._unary_("log")
+    def sqrt_(self): return self._unary_("sqrt")
+    def abs_(self): return self._unary_("abs")
+    def neg_(self): return self._unary_("neg")
+    def pow_(self, exponent): return self._unary_("pow", exponent)
+    def masked_fill_(self, mask, value): return self._unary_("masked_fill", mask, value)
+
+    def uniform_(self, a: float = 0.0, b: float = 1.0, generator: Any = None) -> Any:
+        return self._random_(lambda rng: rng.uniform(a, b, self.shape), generator)
+
+    def normal_(self, mean: float = 0.0, std: float = 1.0, generator: Any = None) -> Any:
+        return self._random_(lambda rng: rng.normal(mean, std, self.shape), generator)
+
+    def _random_(self, draw: Any, generator: Any) -> Any:
+        return self._inplace(lambda a, _: draw(numpy_generator(generator)), None)
+
+
+def _renew(node: Any, mark: int, target: Any) -> None:
+    """After an in-place change of ``target`` recorded as the nodes made since ``mark``:
+    those nodes read ``target`` as it was (through its old node, recomputed by backward;
+    PyTorch keeps a copy where it needs one), so they do not watch ``target``."""
+    stack, seen = [node], set()
+    while stack:
+        n = stack.pop()
+        if id(n) in seen or n.seq <= mark:
+            continue
+        seen.add(id(n))
+        n.versions = tuple((r, v) for r, v in n.versions
+                           if r is not target and not isinstance(r, weakref.ref))
+        stack.extend(a for a in n.inputs if isinstance(a, Node))
+
+
+def _overwrite(a: Any, b: Any) -> Any:
+    """``b`` in ``a``'s shape; on Tensors a recorded ``a * 0 + b`` (zero gradient to ``a``)."""
+    if _is_tensor(a):
+        return a * 0 + b
+    return np.broadcast_to(np.asarray(b, dtype=a.dtype), a.shape)

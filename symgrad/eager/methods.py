@@ -1,0 +1,552 @@
+"""The Tensor methods with PyTorch's names, signatures and return types.
+
+:class:`TensorMethods` is a mixin of :class:`symgrad.Tensor`: each method is a
+composition of the numpy API on traced values (:mod:`symgrad.numpy_api`), so
+it runs eagerly, records its primitives when a graph is being built and is
+differentiated by the same adjoint as ``sg.grad``. PyTorch's argument forms are
+accepted: ``dim=`` (an int, a negative int or a tuple), ``keepdim=``, numpy's
+``axis=``/``keepdims=`` too, ``x.view(2, 3)`` and ``x.view((2, 3))``.
+
+    >>> import symgrad as torch
+    >>> x = torch.tensor([[1.0, 5.0], [4.0, 2.0]], requires_grad=True)
+    >>> values, indices = x.max(dim=1)
+    >>> values, indices
+    (tensor([5., 4.], grad_fn=<MaxBackward0>), tensor([1, 0]))
+    >>> x.mm(x).clamp(min=10.0).sum()
+    tensor(72., grad_fn=<SumBackward0>)
+
+Return types follow PyTorch: ``max(dim)``, ``min(dim)``, ``sort``, ``topk`` give
+named tuples (``values``, ``indices``), indices are int64 tensors, ``argmax``
+an int64 tensor. The gradient of ``max(dim)`` goes to the element its index
+names (PyTorch's), while ``amax``/``max()`` share it among ties (1/k each).
+"""
+
+from __future__ import annotations
+
+import builtins
+import collections
+import operator
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..numpy_api import functions as ops
+from ..numpy_api import linalg
+from ..numpy_api import shapes as shape_ops
+from . import dtypes as dt
+
+
+def size_arg(size: Sequence[Any]) -> tuple[int, ...]:
+    """``(2, 3)``, ``((2, 3),)`` and ``([2, 3],)`` as the shape ``(2, 3)``."""
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    if len(size) == 1 and hasattr(size[0], "_value") and getattr(size[0], "ndim", 0) == 1:
+        size = tuple(size[0].tolist())
+    return tuple(operator.index(d) for d in size)
+
+
+def unwrap(x: Any) -> Any:
+    """Tensors (also inside lists and tuples) as their arrays."""
+    if hasattr(x, "_value") and hasattr(x, "_node"):
+        return x._value
+    if isinstance(x, (list, tuple)):
+        return [unwrap(v) for v in x]
+    return x
+
+
+def named(result: Any, source: Any, name: str | None, shown: Sequence[Any] = ()) -> Any:
+    """Give ``result``'s new node PyTorch's name for the method that made it
+    (``x.t()`` is ``TBackward0``, though its primitive is ``transpose``). For a
+    composite of several primitives, ``shown`` lists its operands as PyTorch's one
+    node has them (``next_functions`` then skips the composite's inner nodes)."""
+    node = getattr(result, "_node", None)
+    if name is not None and node is not None and node is not getattr(source, "_node", None):
+        node.rename(name)
+        if shown:
+            node.shown = tuple(_shown(a) for a in shown)
+    return result
+
+
+def _shown(a: Any) -> Any:
+    """What ``next_functions`` shows for an operand: its node, a leaf that requires
+    grad, or None."""
+    node = getattr(a, "_node", None)
+    if node is not None:
+        return node
+    return a if getattr(a, "_requires_grad", False) else None
+
+
+def _return_type(name: str) -> type:
+    """PyTorch's ``torch.return_types.<name>``: a named tuple (values, indices)."""
+    base = collections.namedtuple(name, ["values", "indices"])  # type: ignore[misc]
+
+    def __repr__(self: Any) -> str:
+        return f"torch.return_types.{name}(\nvalues={self.values},\nindices={self.indices})"
+
+    return type(name, (base,), {"__slots__": (), "__repr__": __repr__})
+
+
+max_result = _return_type("max")
+min_result = _return_type("min")
+sort_result = _return_type("sort")
+topk_result = _return_type("topk")
+
+
+def _dims(dim: Any, ndim: int) -> tuple[int, ...] | None:
+    """``dim`` (None, an int, a negative int, a tuple or list) as sorted axes."""
+    if dim is None:
+        return None
+    dims = (dim,) if isinstance(dim, (int, np.integer)) else tuple(dim)
+    if not dims:
+        return None  # PyTorch: dim=() reduces over everything
+    n = builtins.max(ndim, 1)
+    for d in dims:
+        if not -n <= d < n:
+            raise IndexError(f"Dimension out of range (expected to be in range of "
+                             f"[{-n}, {n - 1}], but got {d})")
+    return tuple(sorted({d % n for d in dims})) if ndim else ()
+
+
+def _ndim(x: Any) -> int:
+    return len(np.shape(x)) if not hasattr(x, "shape") else len(x.shape)
+
+
+def _one_dim(dim: Any, ndim: int) -> int:
+    (d,) = _dims(operator.index(dim), ndim) or (0,)
+    return d
+
+
+class TensorMethods:
+    """PyTorch's Tensor methods (the mixin of :class:`symgrad.Tensor`)."""
+
+    __slots__ = ()
+
+    # -- reductions ------------------------------------------------------------------
+    def _reduce(self, op: Any, name: str, dim: Any, keepdim: bool, kw: dict) -> Any:
+        """``op`` over all elements (torch's ``<name>Backward0``) or over ``dim``
+        (``<name>Backward1``); numpy's ``axis=``/``keepdims=`` are accepted too."""
+        dim = kw.pop("axis", dim)
+        keepdim = kw.pop("keepdims", keepdim)
+        dtype = kw.pop("dtype", None)
+        if kw:
+            raise TypeError(f"{name.lower()}() got unexpected keyword arguments {sorted(kw)}")
+        x = self.to(dtype) if dtype is not None else self
+        if x.dtype is dt.bool:  # PyTorch sums bools as int64
+            x = x.long()
+        axes = _dims(dim, x.ndim)
+        result = op(x, axes, keepdims=keepdim)
+        return named(result, x, None if dim is None else f"{name}Backward1")
+
+    def sum(self, dim=None, keepdim=False, **kw):  # type: ignore[override]
+        return self._reduce(ops.sum, "Sum", dim, keepdim, kw)
+
+    def mean(self, dim=None, keepdim=False, **kw):  # type: ignore[override]
+        if not self.dtype.is_floating_point and kw.get("dtype") is None:
+            raise RuntimeError(
+                f"mean(): could not infer output dtype. Input dtype must be either a floating "
+                f"point or complex dtype. Got: {self.dtype.name.capitalize()}; convert it first "
+                "(x.double().mean(), or x.mean(dtype=torch.float64))")
+        return self._reduce(ops.mean, "Mean", dim, keepdim, kw)
+
+    def prod(self, dim=None, keepdim=False, **kw):  # type: ignore[override]
+        return self._reduce(ops.prod, "Prod", dim, keepdim, kw)
+
+    def _extremum(self, dim: Any, keepdim: bool, kw: dict, largest: bool) -> Any:
+        """``max()``: the largest element; ``max(dim)``: (values, indices), as PyTorch;
+        ``max(other)``: the elementwise maximum."""
+        dim = kw.pop("axis", dim)
+        keepdim = kw.pop("keepdims", keepdim)
+        if hasattr(dim, "_value") or isinstance(dim, np.ndarray):
+            return self.maximum(dim) if largest else self.minimum(dim)
+        name = "Max" if largest else "Min"
+        if dim is None:
+            return named((ops.max if largest else ops.min)(self), self, f"{name}Backward1")
+        d = _one_dim(dim, self.ndim)
+        indices = (np.argmax if largest else np.argmin)(self._value, axis=d, keepdims=True)
+        values = self._pick(indices, d, keepdim)
+        named(values, self, f"{name}Backward0", (self,))
+        if not keepdim:
+            indices = np.squeeze(indices, axis=d)
+        result = max_result if largest else min_result
+        return result(values, type(self)._make(indices.astype(np.int64)))
+
+    def _pick(self, indices: np.ndarray, d: int, keepdim: bool) -> Any:
+        """The elements at ``indices`` along ``d`` (``take_along_axis``): their gradient
+        goes to those elements only. A mask enters as data, so the recorded structure
+        does not depend on where the maxima are."""
+        if self.ndim == 0:
+            return self * 1.0 if self._requires_grad else self
+        mask = np.zeros(self.shape, dtype=bool)
+        np.put_along_axis(mask, indices, True, axis=d)
+        zero = np.zeros((), dtype=self._value.dtype)
+        return ops.sum(ops.where(mask, self, zero), d, keepdims=keepdim)
+
+    def max(self, dim=None, keepdim=False, **kw):  # type: ignore[override]
+        return self._extremum(dim, keepdim, kw, largest=True)
+
+    def min(self, dim=None, keepdim=False, **kw):  # type: ignore[override]
+        return self._extremum(dim, keepdim, kw, largest=False)
+
+    def amax(self, dim=(), keepdim=False):
+        return named(ops.max(self, _dims(dim, self.ndim), keepdims=keepdim), self,
+                     "AmaxBackward0")
+
+    def amin(self, dim=(), keepdim=False):
+        return named(ops.min(self, _dims(dim, self.ndim), keepdims=keepdim), self,
+                     "AminBackward0")
+
+    def argmax(self, dim=None, keepdim=False):
+        return self._arg(np.argmax, dim, keepdim)
+
+    def argmin(self, dim=None, keepdim=False):
+        return self._arg(np.argmin, dim, keepdim)
+
+    def _arg(self, fn: Any, dim: Any, keepdim: bool) -> Any:
+        if dim is None:
+            index = fn(self._value.reshape(-1))
+            out = np.reshape(index, (1,) * self.ndim if keepdim else ())
+        else:
+            out = fn(self._value, axis=_one_dim(dim, self.ndim), keepdims=keepdim)
+        return type(self)._make(np.asarray(out, dtype=np.int64))
+
+    def sort(self, dim=-1, descending=False, stable=False):
+        """``(values, indices)`` sorted along ``dim`` (stable: equal elements keep their
+        order); the gradient of a value goes to the element it came from."""
+        d = _one_dim(dim, self.ndim)
+        key = -self._value.astype(np.float64) if descending else self._value
+        indices = np.argsort(key, axis=d, kind="stable") if self.ndim else np.zeros((), int)
+        return sort_result(self._gather(indices, d), type(self)._make(indices.astype(np.int64)))
+
+    def topk(self, k, dim=-1, largest=True, sorted=True):
+        d = _one_dim(dim, self.ndim)
+        key = -self._value.astype(np.float64) if largest else self._value
+        indices = np.take(np.argsort(key, axis=d, kind="stable"), np.arange(k), axis=d)
+        return topk_result(self._gather(indices, d), type(self)._make(indices.astype(np.int64)))
+
+    def _gather(self, indices: np.ndarray, d: int) -> Any:
+        """``torch.gather(self, d, indices)`` for concrete ``indices``."""
+        if self.ndim == 0:
+            return self * 1.0 if self._requires_grad else self
+        flat = np.arange(self._value.size).reshape(self.shape)
+        return self.reshape(-1)[np.take_along_axis(flat, indices, axis=d)]
+
+    def gather(self, dim, index):
+        """``torch.gather``: ``out[i][j] = self[index[i][j]][j]`` for ``dim=0``, ..."""
+        d = _one_dim(dim, self.ndim)
+        idx = np.asarray(getattr(index, "_value", index))
+        flat = np.arange(self._value.size).reshape(self.shape)
+        grid = list(np.indices(idx.shape, sparse=True))
+        grid[d] = idx
+        return named(self.reshape(-1)[flat[tuple(grid)]], self, "GatherBackward0", (self,))
+
+    def std(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
+        return self._spread(ops.std, "Std", dim, unbiased, keepdim, correction)
+
+    def var(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
+        return self._spread(ops.var, "Var", dim, unbiased, keepdim, correction)
+
+    def _spread(self, op: Any, name: str, dim: Any, unbiased: Any, keepdim: bool,
+                correction: Any) -> Any:
+        if isinstance(dim, bool):  # x.std(False): the old positional ``unbiased``
+            dim, unbiased = None, dim
+        ddof = correction if correction is not None else 0 if unbiased is False else 1
+        return named(op(self, _dims(dim, self.ndim), ddof=ddof, keepdims=keepdim), self,
+                     f"{name}Backward0", (self,))
+
+    def norm(self, p="fro", dim=None, keepdim=False, dtype=None):
+        """``x.norm()``: the 2-norm of all elements (gradient 0 at 0, as PyTorch);
+        ``p`` = 1, 2, inf, -inf, 'fro' or another number; ``dim`` an int or a tuple."""
+        x = self.to(dtype) if dtype is not None else self
+        axes = _dims(dim, x.ndim) or tuple(range(x.ndim))
+        if p in ("fro", 2, 2.0, None):
+            flat = dim is None
+            result = linalg.norm(x.reshape(-1) if flat else x, None, None if flat else axes,
+                                 keepdims=keepdim and not flat)
+            if keepdim and dim is None:
+                result = result.reshape((1,) * x.ndim)
+            return named(result, x, "NormBackward1" if dim is not None else "NormBackward0",
+                         (x,))
+        magnitude = x.abs()
+        if p == np.inf:
+            return magnitude.amax(axes, keepdim)
+        if p == -np.inf:
+            return magnitude.amin(axes, keepdim)
+        if p == 1:
+            return magnitude.sum(axes, keepdim)
+        if p == 0:
+            return (magnitude != 0).to(x.dtype).sum(axes, keepdim)
+        return (magnitude ** p).sum(axes, keepdim) ** (1.0 / p)
+
+    def logsumexp(self, dim, keepdim=False):
+        return named(ops.logsumexp(self, _dims(dim, self.ndim), keepdims=keepdim), self,
+                     "LogsumexpBackward0", (self,))
+
+    def cumsum(self, dim=None, dtype=None, *, axis=None):  # type: ignore[override]
+        x = self.to(dtype) if dtype is not None else self
+        if dim is None and axis is None:
+            return named(shape_ops.cumsum(x), x, "CumsumBackward0")  # numpy's: flattened
+        dim = dim if dim is not None else axis
+        return named(shape_ops.cumsum(x, _one_dim(dim, x.ndim)), x, "CumsumBackward0")
+
+    def all(self, dim=None, keepdim=False):
+        return self._logical(np.all, dim, keepdim)
+
+    def any(self, dim=None, keepdim=False):
+        return self._logical(np.any, dim, keepdim)
+
+    def _logical(self, fn: Any, dim: Any, keepdim: bool) -> Any:
+        axes = _dims(dim, self.ndim)
+        return type(self)._make(np.asarray(fn(self._value, axis=axes, keepdims=keepdim)))
+
+    # -- elementwise -------------------------------------------------------------------
+    def pow(self, exponent): return self ** exponent
+    def exp(self): return np.exp(self)
+    def log(self): return np.log(self)
+    def log2(self): return np.log(self) * (1.0 / np.log(2.0))
+    def log10(self): return np.log(self) * (1.0 / np.log(10.0))
+    def log1p(self): return np.log1p(self)
+    def expm1(self): return np.expm1(self)
+    def sqrt(self): return np.sqrt(self)
+    def rsqrt(self): return named(1.0 / np.sqrt(self), self, "RsqrtBackward0", (self,))
+    def sin(self): return np.sin(self)
+    def cos(self): return np.cos(self)
+    def tan(self): return np.tan(self)
+    def tanh(self): return np.tanh(self)
+    def sinh(self): return np.sinh(self)
+    def cosh(self): return np.cosh(self)
+    def asin(self): return np.arcsin(self)
+    def acos(self): return np.arccos(self)
+    def atan(self): return np.arctan(self)
+    def atan2(self, other): return np.arctan2(self, other)
+    def abs(self): return np.abs(self)
+    def neg(self): return -self
+    def sign(self): return np.sign(self)
+    def square(self): return np.square(self)
+    def reciprocal(self): return np.reciprocal(self)
+    def floor(self): return np.floor(self) if self.dtype.is_floating_point else self.clone()
+    def ceil(self): return np.ceil(self) if self.dtype.is_floating_point else self.clone()
+    def trunc(self): return np.trunc(self) if self.dtype.is_floating_point else self.clone()
+    def round(self): return np.rint(self) if self.dtype.is_floating_point else self.clone()
+    def relu(self): return named(ops.relu(self), self, "ReluBackward0")
+    def sigmoid(self): return named(ops.sigmoid(self), self, "SigmoidBackward0")
+    def maximum(self, other): return np.maximum(self, other)
+    def minimum(self, other): return np.minimum(self, other)
+    def add(self, other, alpha=1): return self + (other if alpha == 1 else other * alpha)
+    def sub(self, other, alpha=1): return self - (other if alpha == 1 else other * alpha)
+    def mul(self, other): return self * other
+    def div(self, other, rounding_mode=None): return _rounded(self / other, rounding_mode)
+    def true_divide(self, other): return self / other
+    def matmul(self, other): return self @ other
+    def gt(self, other): return self > other
+    def ge(self, other): return self >= other
+    def lt(self, other): return self < other
+    def le(self, other): return self <= other
+    def eq(self, other): return self == other
+    def ne(self, other): return self != other
+    def logical_not(self): return type(self)._make(np.logical_not(self._value))
+    def isnan(self): return type(self)._make(np.isnan(self._value))
+    def isfinite(self): return type(self)._make(np.isfinite(self._value))
+
+    def equal(self, other) -> bool:
+        return self.shape == other.shape and bool(np.array_equal(self._value, other._value))
+
+    def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
+        return bool(np.allclose(self._value, getattr(other, "_value", other), rtol, atol,
+                                equal_nan))
+
+    def clamp(self, min=None, max=None):  # noqa: A002 -- PyTorch's names
+        """``clamp(min, max)``: the gradient is 1 on the closed interval, bounds included
+        (PyTorch's), 0 outside; tensor bounds get the gradient where they win."""
+        if min is None and max is None:
+            raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+        out = self
+        if min is not None:
+            out = ops.where(out < min, min, out)
+        if max is not None:
+            out = ops.where(out > max, max, out)
+        if out is self:
+            return out
+        name = ("ClampBackward1" if min is not None and max is not None else
+                "ClampMinBackward0" if min is not None else "ClampMaxBackward0")
+        return named(out, self, name, (self,))
+
+    clip = clamp
+
+    def masked_fill(self, mask, value):
+        """``value`` where ``mask`` is true (those elements get no gradient), else ``self``."""
+        mask = getattr(mask, "_value", mask)
+        fill = value if hasattr(value, "_value") else np.asarray(value, self._value.dtype)
+        return named(ops.where(mask, fill, self), self, "MaskedFillBackward0", (self,))
+
+    # -- new tensors like this one ----------------------------------------------------
+    def new_tensor(self, data, dtype=None, requires_grad=False):
+        value = np.array(getattr(data, "_value", data), dtype=(dtype or self.dtype).numpy)
+        return type(self)._make(value).requires_grad_(requires_grad)
+
+    def new_zeros(self, *size, dtype=None, requires_grad=False):
+        return self.new_full(size_arg(size), 0, dtype=dtype, requires_grad=requires_grad)
+
+    def new_ones(self, *size, dtype=None, requires_grad=False):
+        return self.new_full(size_arg(size), 1, dtype=dtype, requires_grad=requires_grad)
+
+    def new_full(self, size, fill_value, dtype=None, requires_grad=False):
+        value = np.full(size_arg((size,)), fill_value, dtype=(dtype or self.dtype).numpy)
+        return type(self)._make(value).requires_grad_(requires_grad)
+
+    def clamp_min(self, min): return self.clamp(min=min)  # noqa: A002
+    def clamp_max(self, max): return self.clamp(max=max)  # noqa: A002
+
+    def softmax(self, dim, dtype=None):
+        x = self.to(dtype) if dtype is not None else self
+        return named(ops.softmax(x, _one_dim(dim, x.ndim)), x, "SoftmaxBackward0", (x,))
+
+    def log_softmax(self, dim, dtype=None):
+        x = self.to(dtype) if dtype is not None else self
+        return named(ops.log_softmax(x, _one_dim(dim, x.ndim)), x, "LogSoftmaxBackward0",
+                     (x,))
+
+    # -- linear algebra ------------------------------------------------------------------
+    def mm(self, mat2):
+        if self.ndim != 2 or _ndim(mat2) != 2:
+            raise RuntimeError(f"mm: both arguments must be matrices, got {self.ndim}-D and "
+                               f"{_ndim(mat2)}-D tensors (use matmul or @ for others)")
+        return named(self @ mat2, self, "MmBackward0")
+
+    def mv(self, vec):
+        if self.ndim != 2 or _ndim(vec) != 1:
+            raise RuntimeError("mv: expected a matrix and a vector")
+        return named(self @ vec, self, "MvBackward0")
+
+    def dot(self, other):  # type: ignore[override]
+        """PyTorch's ``dot`` of two vectors; of other operands, numpy's ``dot``."""
+        if self.ndim != 1 or _ndim(other) != 1:
+            return linalg.dot(self, other)
+        return named(self @ other, self, "DotBackward0")
+
+    def outer(self, vec2): return linalg.outer(self, vec2)
+
+    # -- shapes ------------------------------------------------------------------------
+    def view(self, *shape: Any) -> Any:
+        if len(shape) == 1 and isinstance(shape[0], dt.dtype):
+            raise NotImplementedError("view(dtype) reinterprets bits; use .to(dtype)")
+        return named(ops.reshape(self, size_arg(shape)), self, "ViewBackward0")
+
+    def reshape(self, *shape: Any, order: str = "C") -> Any:  # type: ignore[override]
+        return named(ops.reshape(self, size_arg(shape), order=order), self, "ViewBackward0")
+
+    def view_as(self, other: Any) -> Any:
+        return self.view(other.shape)
+
+    def reshape_as(self, other: Any) -> Any:
+        return self.reshape(other.shape)
+
+    def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Any:  # type: ignore[override]
+        if self.ndim == 0:
+            return self.reshape(1)
+        s, e = start_dim % self.ndim, end_dim % self.ndim
+        shape = (*self.shape[:s], -1, *self.shape[e + 1:])
+        return self.reshape(shape) if s <= e else self
+
+    def t(self) -> Any:
+        if self.ndim > 2:
+            raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
+                               f"{self.ndim}D")
+        return named(ops.transpose(self), self, "TBackward0")
+
+    @property
+    def mT(self) -> Any:  # noqa: N802 -- PyTorch's name
+        return self.transpose(-2, -1)
+
+    def transpose(self, *dims: Any) -> Any:
+        """``x.transpose(0, 1)`` swaps two dimensions, as in PyTorch; ``x.transpose()``
+        and ``x.transpose((1, 0))`` permute them as numpy does."""
+        if len(dims) == 2 and builtins.all(isinstance(d, (int, np.integer)) for d in dims):
+            perm = list(range(self.ndim))
+            a, b = _one_dim(dims[0], self.ndim), _one_dim(dims[1], self.ndim)
+            perm[a], perm[b] = perm[b], perm[a]
+            return named(ops.transpose(self, perm), self, "TransposeBackward0")
+        return super().transpose(*dims)  # type: ignore[misc]
+
+    def swapdims(self, dim0, dim1): return self.transpose(dim0, dim1)
+
+    def permute(self, *dims: Any) -> Any:
+        return named(ops.transpose(self, [d % builtins.max(self.ndim, 1) for d in size_arg(dims)]),
+                     self, "PermuteBackward0")
+
+    def unsqueeze(self, dim: int) -> Any:
+        shape = list(self.shape)
+        shape.insert(_one_dim(dim, self.ndim + 1), 1)
+        return named(ops.reshape(self, tuple(shape)), self, "UnsqueezeBackward0")
+
+    def squeeze(self, dim: Any = None) -> Any:  # type: ignore[override]
+        if dim is None:
+            return named(ops.reshape(self, tuple(d for d in self.shape if d != 1)), self,
+                         "SqueezeBackward0")
+        dims = [d for d in (_dims(dim, self.ndim) or ()) if self.shape[d] == 1]
+        if not dims:
+            return self.view(self.shape) if self._requires_grad else self
+        shape = tuple(n for k, n in enumerate(self.shape) if k not in dims)
+        return named(ops.reshape(self, shape), self, "SqueezeBackward1")
+
+    def expand(self, *sizes: Any) -> Any:
+        shape = size_arg(sizes)
+        lead = len(shape) - self.ndim
+        full = tuple(s if s != -1 else self.shape[i - lead] for i, s in enumerate(shape))
+        return named(ops.broadcast_to(self, full), self, "ExpandBackward0")
+
+    def expand_as(self, other: Any) -> Any:
+        return self.expand(other.shape)
+
+    def repeat(self, *sizes: Any, axis: Any = None) -> Any:  # type: ignore[override]
+        """PyTorch's ``repeat``: tiles the tensor (numpy's ``tile``); with ``axis=``, numpy's
+        ``repeat`` (each element ``sizes`` times along ``axis``)."""
+        if axis is not None:
+            return shape_ops.repeat(self, sizes[0], axis)
+        return named(shape_ops.tile(self, size_arg(sizes)), self, "RepeatBackward0")
+
+    def flip(self, *dims: Any) -> Any:
+        return named(shape_ops.flip(self, size_arg(dims)), self, "FlipBackward0")
+
+    def narrow(self, dim: int, start: int, length: int) -> Any:
+        d = _one_dim(dim, self.ndim)
+        index = (slice(None),) * d + (slice(start, start + length),)
+        return self[index]
+
+    def chunk(self, chunks: int, dim: int = 0) -> tuple[Any, ...]:
+        d = _one_dim(dim, self.ndim)
+        step = -(-self.shape[d] // chunks)
+        return self.split(step, d)
+
+    def split(self, split_size: Any, dim: int = 0) -> tuple[Any, ...]:
+        d = _one_dim(dim, self.ndim)
+        n = self.shape[d]
+        sizes = ([split_size] * (-(-n // split_size)) if isinstance(split_size, int)
+                 else list(split_size))
+        starts = np.cumsum([0, *sizes])
+        return tuple(self[(slice(None),) * d + (slice(int(a), int(b)),)]
+                     for a, b in zip(starts[:-1], starts[1:]) if a < n or n == 0)
+
+    def unbind(self, dim: int = 0) -> tuple[Any, ...]:
+        d = _one_dim(dim, self.ndim)
+        return tuple(self[(slice(None),) * d + (i,)] for i in range(self.shape[d]))
+
+    def contiguous(self) -> Any:
+        return self
+
+    def cpu(self) -> Any:
+        return self
+
+    def is_contiguous(self) -> bool:
+        return True
+
+
+def _rounded(q: Any, mode: Any) -> Any:
+    if mode is None:
+        return q
+    if mode == "floor":
+        return np.floor(q)
+    if mode == "trunc":
+        return np.trunc(q)
+    raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
+                     f"found '{mode}'")

@@ -1,0 +1,301 @@
+"""``torch.nn.functional`` for symgrad Tensors: activations, ``linear``, ``dropout``, losses.
+
+Each function is a composition of Tensor operations, so it runs eagerly, records
+its primitives and is differentiated by symgrad's adjoint. Class labels (int64
+tensors) never enter the recorded graph as indices: the losses turn them into a
+mask that enters as data, so a training loop over batches with different labels
+keeps one graph structure and compiles its backward once.
+
+    >>> import symgrad as torch
+    >>> import symgrad.nn.functional as F
+    >>> logits = torch.tensor([[2.0, 0.5, -1.0], [0.1, 0.2, 3.0]], requires_grad=True)
+    >>> loss = F.cross_entropy(logits, torch.tensor([0, 2]))
+    >>> round(loss.item(), 6)
+    0.175456
+    >>> loss.backward(); logits.grad.shape
+    torch.Size([2, 3])
+
+Losses take ``reduction='mean' | 'sum' | 'none'``; ``cross_entropy`` and
+``nll_loss`` take ``weight=``, ``ignore_index=`` and (``cross_entropy``)
+``label_smoothing=`` and class-probability targets, with PyTorch's formulas.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..eager.methods import named
+from ..eager.random import numpy_generator
+from ..eager.tensor import Tensor
+from ..numpy_api import functions as ops
+
+_REDUCTIONS = ("mean", "sum", "none")
+
+
+def _reduce(loss: Any, reduction: str) -> Any:
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    if reduction == "none":
+        return loss
+    raise ValueError(f"{reduction} is not a valid value for reduction: use one of "
+                     f"{', '.join(_REDUCTIONS)}")
+
+
+def _value(x: Any) -> Any:
+    return x._value if isinstance(x, Tensor) else np.asarray(x)
+
+
+# ---------------------------------------------------------------------------
+# layers and activations
+
+
+def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """``input @ weight.T + bias``."""
+    wt = weight.t()
+    out = input @ wt
+    if bias is None:
+        return named(out, input, "MmBackward0" if input.ndim == 2 else None, (input, wt))
+    return named(out + bias, input, "AddmmBackward0" if input.ndim == 2 else None,
+                 (bias, input, wt))
+
+
+def relu(input: Tensor, inplace: bool = False) -> Tensor:
+    return input.relu_() if inplace else input.relu()
+
+
+def relu6(input: Tensor, inplace: bool = False) -> Tensor:
+    return hardtanh(input, 0.0, 6.0)
+
+
+def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
+             inplace: bool = False) -> Tensor:
+    return named(input.clamp(min_val, max_val), input, "HardtanhBackward0", (input,))
+
+
+def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    return named(ops.where(input > 0, input, input * negative_slope), input,
+                 "LeakyReluBackward0", (input,))
+
+
+def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    return named(ops.where(input > 0, input, alpha * np.expm1(ops.where(input > 0, 0.0, input))),
+                 input, "EluBackward0", (input,))
+
+
+def tanh(input: Tensor) -> Tensor:
+    return input.tanh()
+
+
+def sigmoid(input: Tensor) -> Tensor:
+    return input.sigmoid()
+
+
+def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    """``log(1 + exp(beta * x)) / beta``, linear where ``beta * x > threshold`` (PyTorch's)."""
+    scaled = input * beta
+    smooth = ops.softplus(scaled) / beta if beta != 1.0 else ops.softplus(scaled)
+    return named(ops.where(scaled > threshold, input, smooth), input, "SoftplusBackward0",
+                 (input,))
+
+
+def softmax(input: Tensor, dim: int | None = None, dtype: Any = None) -> Tensor:
+    return input.softmax(_implicit_dim(input, dim), dtype)
+
+
+def log_softmax(input: Tensor, dim: int | None = None, dtype: Any = None) -> Tensor:
+    return input.log_softmax(_implicit_dim(input, dim), dtype)
+
+
+def _implicit_dim(input: Tensor, dim: int | None) -> int:
+    """PyTorch's choice when ``dim`` is left out: 0 for 0-, 1- and 3-d inputs, else 1."""
+    if dim is not None:
+        return dim
+    return 0 if input.ndim in (0, 1, 3) else 1
+
+
+def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False,
+            generator: Any = None) -> Tensor:
+    """Zero each element with probability ``p`` and scale the others by ``1 / (1 - p)``
+    (in training only). The mask comes from the default generator (``torch.manual_seed``)
+    or ``generator``, and enters the graph as data."""
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0.0:
+        return input
+    keep = numpy_generator(generator).random(input.shape) >= p
+    scale = np.where(keep, 1.0 / (1.0 - p) if p < 1.0 else 0.0, 0.0)
+    out = input * scale.astype(input._value.dtype)
+    if inplace:
+        return input.copy_(out)
+    return named(out, input, "NativeDropoutBackward0", (input,))
+
+
+def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
+    """int64 one-hot rows: ``one_hot(tensor([0, 2]), 3)`` is ``[[1, 0, 0], [0, 0, 1]]``."""
+    labels = _value(tensor)
+    if labels.dtype.kind not in "iu":
+        raise RuntimeError("one_hot is only applicable to index tensor (int64)")
+    n = int(labels.max()) + 1 if num_classes == -1 else num_classes
+    if labels.size and (labels.min() < 0 or labels.max() >= n):
+        raise RuntimeError("Class values must be smaller than num_classes.")
+    return Tensor._make(np.eye(n, dtype=np.int64)[labels])
+
+
+# ---------------------------------------------------------------------------
+# losses
+
+
+def mse_loss(input: Tensor, target: Any, reduction: str = "mean") -> Tensor:
+    return named(_reduce((input - target) ** 2, reduction), input, "MseLossBackward0",
+                 (input, target))
+
+
+def l1_loss(input: Tensor, target: Any, reduction: str = "mean") -> Tensor:
+    return _reduce((input - target).abs(), reduction)  # PyTorch's is a composite too
+
+
+def smooth_l1_loss(input: Tensor, target: Any, reduction: str = "mean",
+                   beta: float = 1.0) -> Tensor:
+    d = (input - target).abs()
+    if beta == 0.0:
+        return _reduce(d, reduction)
+    small = ops.where(d < beta, d, 0.0)
+    loss = ops.where(d < beta, 0.5 * small * small / beta, d - 0.5 * beta)
+    return named(_reduce(loss, reduction), input, "SmoothL1LossBackward0", (input, target))
+
+
+def _class_dim(input: Tensor) -> int:
+    return 1 if input.ndim >= 2 else 0
+
+
+def _label_mask(input: Tensor, target: Any, weight: Any, ignore_index: int
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For class-index targets: where each target's class is (bool, the input's shape),
+    its weight there, and the weight of each sample (0 where ignored)."""
+    labels = _value(target)
+    if labels.dtype.kind not in "iu":
+        raise RuntimeError(f"expected class indices (an int64 tensor) as target, got "
+                           f"{labels.dtype}; convert with .long(), or pass class "
+                           "probabilities of the input's shape")
+    c = _class_dim(input)
+    n_classes = input.shape[c]
+    if labels.shape != tuple(input.shape[:c] + input.shape[c + 1:]):
+        raise ValueError(f"Expected target size {list(input.shape[:c] + input.shape[c + 1:])}"
+                         f", got {list(labels.shape)}")
+    valid = labels != ignore_index
+    safe = np.where(valid, labels, 0)
+    if safe.size and (safe.min() < 0 or safe.max() >= n_classes):
+        bad = safe[(safe < 0) | (safe >= n_classes)].flat[0]
+        raise IndexError(f"Target {bad} is out of bounds.")
+    w = np.ones(n_classes) if weight is None else _value(weight).astype(np.float64)
+    per_sample = np.where(valid, w[safe], 0.0)
+    mask = np.zeros(input.shape, dtype=bool)
+    np.put_along_axis(mask, np.expand_dims(safe, c), np.expand_dims(valid, c), axis=c)
+    weights = np.zeros(input.shape)
+    np.put_along_axis(weights, np.expand_dims(safe, c), np.expand_dims(per_sample, c), axis=c)
+    return mask, weights, per_sample
+
+
+def _nll(logp: Tensor, target: Any, weight: Any, ignore_index: int, reduction: str) -> Tensor:
+    mask, weights, per_sample = _label_mask(logp, target, weight, ignore_index)
+    dtype = logp._value.dtype
+    picked = ops.where(mask, logp, np.zeros((), dtype)) * weights.astype(dtype)
+    losses = 0.0 - picked.sum(_class_dim(logp))  # an ignored target's loss is +0, not -0
+    if reduction == "mean":
+        return losses.sum() / np.asarray(per_sample.sum(), dtype=dtype)
+    return _reduce(losses, reduction)
+
+
+def nll_loss(input: Tensor, target: Any, weight: Any = None, ignore_index: int = -100,
+             reduction: str = "mean") -> Tensor:
+    """``-input[n, target[n]] * weight[target[n]]``; the mean divides by the total weight."""
+    return named(_nll(input, target, weight, ignore_index, reduction), input,
+                 "NllLoss2DBackward0" if input.ndim > 2 else "NllLossBackward0",
+                 (input, target, weight))
+
+
+def cross_entropy(input: Tensor, target: Any, weight: Any = None, ignore_index: int = -100,
+                  reduction: str = "mean", label_smoothing: float = 0.0) -> Tensor:
+    """``nll_loss(log_softmax(input, 1), target)``, or with class probabilities as target
+    ``-sum(target * log_softmax(input, 1))``; ``label_smoothing`` mixes in the uniform
+    distribution, as PyTorch does."""
+    c = _class_dim(input)
+    logp = input.log_softmax(c)
+    n_classes = input.shape[c]
+    dtype = logp._value.dtype
+    if getattr(target, "is_floating_point", lambda: False)():  # class probabilities
+        probs = target  # differentiable too, as in PyTorch
+        if label_smoothing:
+            probs = probs * (1 - label_smoothing) + label_smoothing / n_classes
+        if weight is not None:
+            shape = [1] * input.ndim
+            shape[c] = n_classes
+            probs = probs * _value(weight).astype(dtype).reshape(shape)
+        if reduction == "none":
+            return -(logp * probs).sum(c)
+        total = -((logp * probs).sum())
+        if reduction == "sum":
+            return total
+        _reduce(total, reduction)  # checks the name
+        return named(total / (input.numel() / n_classes), total, "DivBackward1")
+    nll = named(_nll(logp, target, weight, ignore_index, reduction), logp,
+                "NllLoss2DBackward0" if input.ndim > 2 else "NllLossBackward0",
+                (logp, target, weight))
+    if not label_smoothing:
+        return nll
+    labels = _value(target)
+    ignored = labels == ignore_index
+    if weight is not None:
+        shape = [1] * input.ndim
+        shape[c] = n_classes
+        smooth = -(logp * _value(weight).astype(dtype).reshape(shape)).sum(c)
+    else:
+        smooth = -logp.sum(c)
+    smooth = ops.where(ignored, np.zeros((), dtype), smooth)
+    if reduction == "mean":
+        w = np.ones(n_classes) if weight is None else _value(weight)
+        total = w[labels[~ignored]].sum() if weight is not None else (~ignored).sum()
+        smooth = smooth.sum() / np.asarray(total, dtype=dtype)
+    else:
+        smooth = _reduce(smooth, reduction)
+    return (1 - label_smoothing) * nll + smooth * (label_smoothing / n_classes)
+
+
+def binary_cross_entropy(input: Tensor, target: Any, weight: Any = None,
+                         reduction: str = "mean") -> Tensor:
+    """``-(t log x + (1 - t) log(1 - x))``, each log clamped at -100 as PyTorch does."""
+    values = _value(input)
+    if values.size and (values.min() < 0 or values.max() > 1):
+        raise RuntimeError("all elements of input should be between 0 and 1")
+    log_x = np.log(input).clamp(min=-100.0)
+    log_1mx = np.log(1 - input).clamp(min=-100.0)
+    loss = -(target * log_x + (1 - target) * log_1mx)
+    if weight is not None:
+        loss = loss * weight
+    return named(_reduce(loss, reduction), input, "BinaryCrossEntropyBackward0",
+                 (input, target, weight))
+
+
+def binary_cross_entropy_with_logits(input: Tensor, target: Any, weight: Any = None,
+                                     reduction: str = "mean", pos_weight: Any = None) -> Tensor:
+    """``-(p t log sigmoid(x) + (1 - t) log(1 - sigmoid(x)))`` computed stably:
+    ``(1 - t) x + (1 + (p - 1) t) softplus(-x)``."""
+    softplus_neg = ops.softplus(-input)
+    if pos_weight is None:
+        loss = (1 - target) * input + softplus_neg
+    else:
+        loss = (1 - target) * input + (1 + (pos_weight - 1) * target) * softplus_neg
+    if weight is not None:
+        loss = loss * weight
+    return named(_reduce(loss, reduction), input, "BinaryCrossEntropyWithLogitsBackward0",
+                 (input, target, weight, pos_weight))
+
+
+__all__ = ["linear", "relu", "relu6", "hardtanh", "leaky_relu", "elu", "tanh", "sigmoid",
+           "softplus", "softmax", "log_softmax", "dropout", "one_hot", "mse_loss", "l1_loss",
+           "smooth_l1_loss", "nll_loss", "cross_entropy", "binary_cross_entropy",
+           "binary_cross_entropy_with_logits"]

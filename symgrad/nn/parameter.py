@@ -1,0 +1,44 @@
+"""``nn.Parameter``: a leaf Tensor that a :class:`~symgrad.nn.Module` registers.
+
+A Parameter is a :class:`symgrad.Tensor` (it takes part in every operation,
+and results are plain Tensors) that requires grad by default and that a
+Module assigned one as an attribute lists in ``parameters()``.
+
+    >>> import symgrad as torch
+    >>> p = torch.nn.Parameter(torch.ones(2))
+    >>> p
+    Parameter containing:
+    tensor([1., 1.], requires_grad=True)
+    >>> (p * 2).sum()
+    tensor(4., grad_fn=<SumBackward0>)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..eager.tensor import Tensor
+
+
+class Parameter(Tensor):
+    """A leaf tensor sharing ``data``'s values, ``requires_grad=True`` by default."""
+
+    __slots__ = ()
+
+    def __new__(cls, data: Any = None, requires_grad: bool = True) -> Parameter:
+        return object.__new__(cls)
+
+    def __init__(self, data: Any = None, requires_grad: bool = True):
+        value = np.zeros(0) if data is None else Tensor._leaf(data)._value
+        self._init(value, None, False)
+        self.requires_grad = requires_grad
+
+    def __repr__(self) -> str:
+        return "Parameter containing:\n" + super().__repr__()
+
+    __str__ = __repr__
+
+    def __reduce__(self) -> Any:
+        return (Parameter, (Tensor._make(self._value.copy()), self.requires_grad))

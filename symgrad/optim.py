@@ -1,0 +1,322 @@
+"""``symgrad.optim``: PyTorch's optimizers (``SGD``, ``Adam``, ``AdamW``, ``RMSprop``).
+
+Each follows the update rule of PyTorch 2's single-tensor implementation, step
+for step in the same order, on the parameters' arrays in place (no graph is
+recorded; each update bumps the parameter's version, as an in-place change
+under ``no_grad`` does in PyTorch). ``param_groups`` (a list of dicts with
+``params`` and the hyper-parameters, editable between steps), ``state`` (per
+parameter), ``zero_grad()``, ``step(closure)``, ``state_dict()`` and
+``load_state_dict()`` are PyTorch's. The options that choose among PyTorch's
+implementations (``foreach``, ``fused``, ``capturable``, ``differentiable``) are
+accepted and kept in ``param_groups``; there is one implementation here.
+
+    >>> import symgrad as torch
+    >>> w = torch.tensor([1.0, -2.0], requires_grad=True)
+    >>> opt = torch.optim.SGD([w], lr=0.1, momentum=0.9)
+    >>> for _ in range(2):
+    ...     opt.zero_grad()
+    ...     (w ** 2).sum().backward()
+    ...     opt.step()
+    >>> w
+    tensor([ 0.4600, -0.9200], requires_grad=True)
+"""
+
+from __future__ import annotations
+
+import collections
+import math
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import numpy as np
+
+from .eager.grad_mode import enable_grad
+from .eager.tensor import Tensor
+
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop"]
+
+
+class Optimizer:
+    """The base class: parameter groups, per-parameter state and their (de)serialization."""
+
+    def __init__(self, params: Iterable[Any], defaults: dict[str, Any]):
+        self.defaults = defaults
+        self.state: collections.defaultdict[Tensor, dict[str, Any]] = \
+            collections.defaultdict(dict)
+        self.param_groups: list[dict[str, Any]] = []
+        if isinstance(params, Tensor):
+            raise TypeError("params argument given to the optimizer should be an iterable of "
+                            f"Tensors or dicts, but got {type(params).__name__}")
+        groups = list(params)
+        if not groups:
+            raise ValueError("optimizer got an empty parameter list")
+        if not isinstance(groups[0], dict):
+            groups = [{"params": groups}]
+        for group in groups:
+            self.add_param_group(group)
+
+    def add_param_group(self, param_group: dict[str, Any]) -> None:
+        group = dict(param_group)
+        params = group["params"]
+        group["params"] = [params] if isinstance(params, Tensor) else list(params)
+        for p in group["params"]:
+            if not isinstance(p, Tensor):
+                raise TypeError(f"optimizer can only optimize Tensors, but one of the params "
+                                f"is {type(p).__name__}")
+            if not p.is_leaf:
+                raise ValueError("can't optimize a non-leaf Tensor")
+        for key, value in self.defaults.items():
+            group.setdefault(key, value)
+        seen = {id(p) for g in self.param_groups for p in g["params"]}
+        if any(id(p) in seen for p in group["params"]):
+            raise ValueError("some parameters appear in more than one parameter group")
+        self.param_groups.append(group)
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p._grad is not None:
+                    if set_to_none:
+                        p._grad = None
+                    else:
+                        p._grad._value[...] = 0.0
+
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+        """One update of every parameter that has a gradient; ``closure`` re-evaluates the
+        loss first (with grad enabled) and its value is returned."""
+        loss = None
+        if closure is not None:
+            with enable_grad():
+                loss = closure()
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p._grad is not None:
+                    grad = p._grad._value
+                    if group.get("maximize", False):
+                        grad = -grad
+                    self._update(p._value, grad, self.state[p], group)
+                    p._version += 1
+        return loss
+
+    def _update(self, p: np.ndarray, g: np.ndarray, state: dict[str, Any],
+                group: dict[str, Any]) -> None:
+        raise NotImplementedError
+
+    # -- state_dict -------------------------------------------------------------------
+    def state_dict(self) -> dict[str, Any]:
+        """``{'state': {index: {...}}, 'param_groups': [{..., 'params': [indices]}]}``, the
+        parameters numbered in group order, as PyTorch's."""
+        index: dict[int, int] = {}
+        groups = []
+        for group in self.param_groups:
+            packed = {k: v for k, v in group.items() if k != "params"}
+            packed["params"] = [index.setdefault(id(p), len(index)) for p in group["params"]]
+            groups.append(packed)
+        # the state's own tensors, not copies, as PyTorch's (deep-copy to keep a snapshot)
+        state = {index[id(p)]: dict(s) for p, s in self.state.items() if id(p) in index}
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Take the state and hyper-parameters of ``state_dict`` (parameters matched by
+        position, group by group)."""
+        groups = state_dict["param_groups"]
+        if len(groups) != len(self.param_groups) or any(
+                len(a["params"]) != len(b["params"]) for a, b in zip(groups, self.param_groups)):
+            raise ValueError("loaded state dict contains a parameter group that doesn't match "
+                             "the size of optimizer's group")
+        by_index = {i: p for saved, group in zip(groups, self.param_groups)
+                    for i, p in zip(saved["params"], group["params"])}
+        self.state = collections.defaultdict(dict)
+        for i, s in state_dict["state"].items():
+            p = by_index[int(i)]
+            # as PyTorch's: converted to the parameter's dtype, the same tensor if it has it
+            self.state[p] = {k: (v.to(p.dtype) if isinstance(v, Tensor) and k != "step"
+                                 else v) for k, v in s.items()}
+        for saved, group in zip(groups, self.param_groups):
+            group.update({k: v for k, v in saved.items() if k != "params"})
+
+    def __repr__(self) -> str:
+        text = type(self).__name__ + " ("
+        for k, group in enumerate(self.param_groups):
+            text += f"\nParameter Group {k}\n"
+            for key in sorted(group):
+                if key != "params":
+                    text += f"    {key}: {group[key]}\n"
+        return text + ")"
+
+
+def _buffer(state: dict[str, Any], key: str, like: np.ndarray) -> np.ndarray:
+    """The state tensor ``key`` (zeros like the parameter at first), as its array."""
+    if key not in state:
+        state[key] = Tensor._make(np.zeros_like(like))
+    return state[key]._value
+
+
+def _step(state: dict[str, Any]) -> float:
+    """Count the step (kept as a 0-d tensor, as PyTorch does) and return its number."""
+    if "step" not in state:
+        state["step"] = Tensor._make(np.array(0.0))
+    state["step"]._value += 1.0
+    return float(state["step"]._value)
+
+
+def _lerp(start: np.ndarray, end: np.ndarray, weight: float) -> None:
+    """``start.lerp_(end, weight)`` in place, with PyTorch's two formulas."""
+    if weight < 0.5:
+        start += weight * (end - start)
+    else:
+        start[...] = end - (end - start) * (1.0 - weight)
+
+
+def _check(name: str, value: float, low: float = 0.0) -> None:
+    if not value >= low:
+        raise ValueError(f"Invalid {name}: {value}")
+
+
+class SGD(Optimizer):
+    """Stochastic gradient descent with momentum (optionally Nesterov), dampening and
+    weight decay: ``g += wd * p; b = mu * b + (1 - dampening) * g; p -= lr * b``
+    (``g + mu * b`` for Nesterov)."""
+
+    def __init__(self, params: Iterable[Any], lr: float = 1e-3, momentum: float = 0,
+                 dampening: float = 0, weight_decay: float = 0, nesterov: bool = False,
+                 *, maximize: bool = False, foreach: Any = None, differentiable: bool = False,
+                 fused: Any = None):
+        _check("learning rate", lr)
+        _check("momentum value", momentum)
+        _check("weight_decay value", weight_decay)
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError("Nesterov momentum requires a momentum and zero dampening")
+        super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
+                                      weight_decay=weight_decay, nesterov=nesterov,
+                                      maximize=maximize, foreach=foreach,
+                                      differentiable=differentiable, fused=fused))
+
+    def _update(self, p, g, state, group):
+        wd, momentum = group["weight_decay"], group["momentum"]
+        if wd != 0:
+            g = g + wd * p
+        if momentum != 0:
+            if state.get("momentum_buffer") is None:
+                state["momentum_buffer"] = Tensor._make(np.array(g, copy=True))
+                buf = state["momentum_buffer"]._value
+            else:
+                buf = state["momentum_buffer"]._value
+                buf *= momentum
+                buf += (1 - group["dampening"]) * g
+            g = g + momentum * buf if group["nesterov"] else buf
+        p -= group["lr"] * g
+
+
+class Adam(Optimizer):
+    """Adam (Kingma & Ba) with PyTorch's bias corrections, ``amsgrad`` and L2
+    ``weight_decay`` (added to the gradient); :class:`AdamW` decouples the decay."""
+
+    _decoupled = False
+
+    def __init__(self, params: Iterable[Any], lr: float = 1e-3,
+                 betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 0, amsgrad: bool = False, *, maximize: bool = False,
+                 foreach: Any = None, capturable: bool = False, differentiable: bool = False,
+                 fused: Any = None, decoupled_weight_decay: bool = False):
+        _check("learning rate", lr)
+        _check("epsilon value", eps)
+        for k, beta in enumerate(betas):
+            if not 0.0 <= beta < 1.0:
+                raise ValueError(f"Invalid beta parameter at index {k}: {beta}")
+        _check("weight_decay value", weight_decay)
+        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
+                                      weight_decay=weight_decay, amsgrad=amsgrad,
+                                      maximize=maximize, foreach=foreach, capturable=capturable,
+                                      differentiable=differentiable, fused=fused,
+                                      decoupled_weight_decay=decoupled_weight_decay
+                                      or self._decoupled))
+
+    def _update(self, p, g, state, group):
+        lr, (beta1, beta2), wd = group["lr"], group["betas"], group["weight_decay"]
+        state.setdefault("step", Tensor._make(np.array(0.0)))  # PyTorch's order of the state
+        exp_avg = _buffer(state, "exp_avg", p)
+        exp_avg_sq = _buffer(state, "exp_avg_sq", p)
+        if group["amsgrad"]:
+            _buffer(state, "max_exp_avg_sq", p)
+        step = _step(state)
+        if wd != 0:
+            if group["decoupled_weight_decay"]:
+                p *= 1 - lr * wd
+            else:
+                g = g + wd * p
+        _lerp(exp_avg, g, 1 - beta1)
+        exp_avg_sq *= beta2
+        exp_avg_sq += (1 - beta2) * (g * g)
+        step_size = lr / (1 - beta1 ** step)
+        correction2_sqrt = math.sqrt(1 - beta2 ** step)
+        if group["amsgrad"]:
+            top = _buffer(state, "max_exp_avg_sq", p)
+            np.maximum(top, exp_avg_sq, out=top)
+            denom = np.sqrt(top) / correction2_sqrt + group["eps"]
+        else:
+            denom = np.sqrt(exp_avg_sq) / correction2_sqrt + group["eps"]
+        p += -step_size * (exp_avg / denom)
+
+
+class AdamW(Adam):
+    """Adam with decoupled weight decay (Loshchilov & Hutter): ``p *= 1 - lr * wd``
+    before the Adam step; ``weight_decay`` defaults to 0.01. (``Adam(...,
+    decoupled_weight_decay=True)`` is the same, as in PyTorch.)"""
+
+    _decoupled = True
+
+    def __init__(self, params: Iterable[Any], lr: float = 1e-3,
+                 betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 1e-2, amsgrad: bool = False, *, maximize: bool = False,
+                 **options: Any):
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize,
+                         **options)
+
+
+class RMSprop(Optimizer):
+    """RMSprop: ``v = alpha * v + (1 - alpha) * g^2``, ``p -= lr * g / (sqrt(v) + eps)``,
+    with ``momentum``, ``centered`` (subtracting the squared mean gradient) and
+    ``weight_decay``, as PyTorch's."""
+
+    def __init__(self, params: Iterable[Any], lr: float = 1e-2, alpha: float = 0.99,
+                 eps: float = 1e-8, weight_decay: float = 0, momentum: float = 0,
+                 centered: bool = False, capturable: bool = False, foreach: Any = None,
+                 maximize: bool = False, differentiable: bool = False):
+        _check("learning rate", lr)
+        _check("epsilon value", eps)
+        _check("momentum value", momentum)
+        _check("weight_decay value", weight_decay)
+        _check("alpha value", alpha)
+        super().__init__(params, dict(lr=lr, momentum=momentum, alpha=alpha, eps=eps,
+                                      centered=centered, weight_decay=weight_decay,
+                                      capturable=capturable, foreach=foreach, maximize=maximize,
+                                      differentiable=differentiable))
+
+    def _update(self, p, g, state, group):
+        alpha, wd, momentum = group["alpha"], group["weight_decay"], group["momentum"]
+        state.setdefault("step", Tensor._make(np.array(0.0)))
+        square_avg = _buffer(state, "square_avg", p)
+        if momentum > 0:
+            _buffer(state, "momentum_buffer", p)
+        if group["centered"]:
+            _buffer(state, "grad_avg", p)
+        _step(state)
+        if wd != 0:
+            g = g + wd * p
+        square_avg *= alpha
+        square_avg += (1 - alpha) * (g * g)
+        if group["centered"]:
+            grad_avg = state["grad_avg"]._value
+            _lerp(grad_avg, g, 1 - alpha)
+            avg = np.sqrt(square_avg - grad_avg * grad_avg)
+        else:
+            avg = np.sqrt(square_avg)
+        avg += group["eps"]
+        if momentum > 0:
+            buf = state["momentum_buffer"]._value
+            buf *= momentum
+            buf += g / avg
+            p -= group["lr"] * buf
+        else:
+            p += -group["lr"] * (g / avg)

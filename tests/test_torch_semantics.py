@@ -1,0 +1,521 @@
+"""PyTorch's rules, each run with real PyTorch and with symgrad and compared.
+
+Scenarios written once as functions of the module (tests/torch_oracle.py runs
+both and compares what they print): item assignment (plain, recorded on
+results, refused on leaves that require grad), version counters and the
+"modified by an inplace operation" error, dtype promotion and its errors,
+``nn.Module`` bookkeeping (registration, ``state_dict``, ``load_state_dict``,
+``train``/``eval``, printing), the losses and functions of
+``nn.functional`` (a table of forms), optimizers' ``param_groups`` edits and
+``state_dict`` round trips. Dropout and the initializers draw from numpy's
+generator, not PyTorch's, so they are checked for their distributions instead.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+
+import numpy as np
+import pytest
+
+import symgrad
+
+torch_real = pytest.importorskip("torch")
+
+from torch_oracle import float64_default, run_both  # noqa: E402,F401 (a fixture)
+
+pytestmark = pytest.mark.filterwarnings("error::symgrad.autograd.KernelFallbackWarning")
+
+
+def _data(seed: int, **shapes):
+    rng = np.random.default_rng(seed)
+    return {name: rng.standard_normal(shape) for name, shape in shapes.items()}
+
+
+def _error(show, fn, length=60):
+    """Run ``fn``; show the type of the error it raises and the start of its message."""
+    try:
+        fn()
+    except Exception as e:  # noqa: BLE001 -- the type is what is compared
+        show(type(e).__name__, str(e)[:length])
+    else:
+        show("no error")
+
+
+# ---------------------------------------------------------------------------
+# item assignment
+
+
+def item_assignment(torch, show, data):
+    z = torch.zeros(3)
+    z[0] = 5.0
+    show(z, z._version, z.requires_grad)
+    z[1:] = torch.tensor([1.0, 2.0])
+    show(z, z._version)
+    m = torch.tensor(data["m"])
+    m[m > 0] = 0.0
+    show(m)
+    m[:, 1] = 7
+    m[torch.tensor([2, 0])] = -1.0
+    m[-1, ::2] = torch.tensor([3.0, 4.0])
+    show(m, m._version)
+    labels = torch.zeros(3, dtype=torch.int64)
+    labels[1] = 2.7
+    labels[2] = True
+    show(labels)
+    x = torch.tensor(data["x"], requires_grad=True)
+    y = x * 2
+    y[1] = 0.0
+    show(y, y.is_leaf, y._version)
+    show(y.grad_fn)
+    y[:, 2] = x[:, 0] ** 2
+    (y * torch.tensor(data["w"])).sum().backward()
+    show(x.grad)
+    z = torch.zeros(2, 3)
+    z[0] = x[0] * 3
+    show(z.requires_grad, z.is_leaf, z.grad_fn)
+    z.sum().backward()
+    show(x.grad)
+    y = x.clone()
+    y[y > 0] = 1.0
+    y[0, 0] = x[1, 1] * x[1, 2]
+    y.sum().backward()
+    show(x.grad)
+
+    def leaf_write():
+        x[0, 0] = 1.0
+    _error(show, leaf_write, 77)
+    with torch.no_grad():
+        x[0, 0] = 1.0
+    show(x, x._version)
+
+
+def test_item_assignment():
+    run_both(item_assignment, _data(0, m=(3, 3), x=(2, 3), w=(2, 3)))
+
+
+# ---------------------------------------------------------------------------
+# version counters
+
+
+def version_counters(torch, show, data):
+    a = torch.tensor(data["x"])
+    versions = [a._version]
+    for op in (lambda: a.add_(1), lambda: a.mul_(2), lambda: a.sub_(a), lambda: a.zero_(),
+               lambda: a.fill_(3), lambda: a.copy_(torch.ones(2, 3)), lambda: a.div_(2),
+               lambda: a.clamp_(min=0), lambda: a.exp_()):
+        op()
+        versions.append(a._version)
+    a += 1
+    a -= 1
+    a *= 2
+    a /= 2
+    versions.append(a._version)
+    a.data.add_(1)  # .data has a version counter of its own
+    versions.append(a._version)
+    show(versions)
+    x = torch.tensor(data["x"], requires_grad=True)
+    needed = "one of the variables needed for gradient computation has been modified by an"
+
+    def saved_output():
+        y = x.exp()
+        y.add_(1)
+        y.sum().backward()
+
+    def saved_input():
+        y = x * 2
+        z = y * y
+        y.mul_(3)
+        z.sum().backward()
+
+    def sigmoid_twice():
+        y = x.sigmoid()
+        y.sigmoid_()
+        y.sum().backward()
+
+    for fn in (saved_output, saved_input, sigmoid_twice):
+        _error(show, fn, len(needed))
+    y = x * 2
+    z = y * 3 + y  # nothing saves y: changing it is allowed
+    y.add_(1)
+    z.sum().backward()
+    show(x.grad, y, y._version)
+    x.grad = None
+    y = x * 2
+    y.clamp_(min=0.5)
+    y.mul_(x)
+    y.pow_(2)
+    y.sum().backward()
+    show(x.grad, y.grad_fn, y._version)
+
+
+def test_version_counters():
+    run_both(version_counters, _data(1, x=(2, 3)))
+
+
+# ---------------------------------------------------------------------------
+# dtypes
+
+
+def dtypes(torch, show, data):
+    i = torch.tensor([1, 2, 3])
+    f = torch.tensor([0.5, 1.5, 2.5], dtype=torch.float32)
+    b = torch.tensor([True, False, True])
+    show(i.dtype, f.dtype, b.dtype, torch.get_default_dtype())
+    show((i + f).dtype, (i * 2).dtype, (i / 2).dtype, (i + 2.5).dtype, (i > 1).dtype)
+    show((f + torch.tensor(1.0)).dtype, (f * torch.tensor([1.0, 2.0, 3.0])).dtype)
+    show((b + 1).dtype, b.sum().dtype, (i > 1).sum(), (f * i).dtype, (i * 1.0).dtype)
+    show(i + f, i / 2, f.double(), i.float(), f.long(), b.long(), i.to(torch.float32))
+    show(f.to(torch.float64).dtype, f.to(i).dtype, f.type(torch.DoubleTensor).type())
+    show(torch.tensor([1.5, 2.5], dtype=torch.int64), torch.tensor([0, 1], dtype=torch.bool))
+    show(torch.arange(4), torch.arange(4.0), torch.arange(0, 1, 0.5), torch.full((2,), 3))
+    show(torch.zeros(2, dtype=torch.int64), torch.ones(2, dtype=torch.float32))
+    show(isinstance(f, torch.FloatTensor), isinstance(i, torch.LongTensor),
+         isinstance(f, torch.DoubleTensor))
+    _error(show, lambda: torch.tensor([1, 2], requires_grad=True), 40)
+    _error(show, lambda: i.requires_grad_(), 40)
+
+    def widen():
+        j = torch.tensor([1, 2])
+        j += 1.5
+    _error(show, widen, 11)
+    w = torch.tensor(data["w"], dtype=torch.float32, requires_grad=True)
+    (w * w).sum().backward()
+    show(w.grad, w.grad.dtype)
+    h = w.double() * 2
+    h.sum().backward()
+    show(w.grad, h.grad_fn)
+    k = (w * torch.tensor([1, 2, 3])).sum()
+    k.backward()
+    show(k.dtype, w.grad)
+
+
+def test_dtypes():
+    run_both(dtypes, _data(2, w=(3,)))
+
+
+# ---------------------------------------------------------------------------
+# nn.Module bookkeeping
+
+
+def modules(torch, show, data):
+    nn = torch.nn
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(3, 3, bias=False)
+            self.scale = nn.Parameter(torch.ones(3))
+            self.register_buffer("offset", torch.zeros(3))
+            self.not_registered = torch.ones(2)
+
+        def forward(self, x):
+            return self.lin(x) * self.scale + self.offset
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.block = Block()
+            self.layers = nn.ModuleList([nn.Linear(3, 4), nn.Linear(4, 2)])
+            self.head = nn.Sequential(nn.ReLU(), nn.Dropout(0.0), nn.Softmax(dim=1))
+            self.shared = self.layers[0]
+
+        def forward(self, x):
+            x = self.block(x)
+            for layer in self.layers:
+                x = torch.tanh(layer(x))
+            return self.head(x)
+
+    net = Net()
+    show(net)
+    show([name for name, _ in net.named_parameters()])
+    show([name for name, _ in net.named_modules()])
+    show([name for name, _ in net.named_children()], len(list(net.modules())))
+    show(list(net.state_dict().keys()), [name for name, _ in net.named_buffers()])
+    show(len(list(net.parameters())), len(list(net.parameters(recurse=False))))
+    state = {k: torch.tensor(data[k]) if k in data else v for k, v in net.state_dict().items()}
+    result = net.load_state_dict(state)
+    show(result)
+    x = torch.tensor(data["input"])
+    out = net(x)
+    out[:, 0].sum().backward()
+    show(out, out.grad_fn)
+    show([p.grad for p in net.parameters()])
+    net.zero_grad()
+    show([p.grad for p in net.parameters()])
+    net.eval()
+    show(net.training, net.block.training, net.head[1].training)
+    net.train()
+    show(net.training, net.head[1].training, len(net.head), net.head[2])
+    partial = {k: v for k, v in state.items() if not k.startswith("layers")}
+    show(net.load_state_dict(partial, strict=False))
+    _error(show, lambda: net.load_state_dict(partial), 40)
+    bad = dict(state, **{"block.scale": torch.ones(4)})
+    _error(show, lambda: net.load_state_dict(bad), 40)
+
+    def assign_tensor():
+        net.block.scale = torch.ones(3)
+    _error(show, assign_tensor, 50)
+    net.block.scale = None
+    show([name for name, _ in net.named_parameters()])
+    del net.block.lin
+    show(net.block)
+
+
+def test_modules():
+    data = _data(3, input=(5, 3), **{"block.lin.weight": (3, 3), "block.scale": (3,),
+                                     "layers.0.weight": (4, 3), "layers.0.bias": (4,),
+                                     "layers.1.weight": (2, 4), "layers.1.bias": (2,)})
+    run_both(modules, data)
+
+
+# ---------------------------------------------------------------------------
+# nn.functional: a table of losses and functions
+
+
+def _probabilities(rng, shape):
+    p = rng.uniform(0.1, 1.0, shape)
+    return p / p.sum(axis=1, keepdims=True)
+
+
+FUNCTIONAL = {
+    "cross_entropy": lambda F, x, t, p: F.cross_entropy(x, t),
+    "cross_entropy sum": lambda F, x, t, p: F.cross_entropy(x, t, reduction="sum"),
+    "cross_entropy none": lambda F, x, t, p: F.cross_entropy(x, t, reduction="none"),
+    "cross_entropy weight": lambda F, x, t, p: F.cross_entropy(
+        x, t, weight=x.new_tensor([0.2, 1.0, 3.0, 0.5])),
+    "cross_entropy weight smoothing": lambda F, x, t, p: F.cross_entropy(
+        x, t.masked_fill(t == 1, -100), weight=x.new_tensor([0.2, 1.0, 3.0, 0.5]),
+        label_smoothing=0.2),
+    "cross_entropy ignore_index": lambda F, x, t, p: F.cross_entropy(
+        x, t.masked_fill(t == 1, -100), ignore_index=-100),
+    "cross_entropy ignore_index=2": lambda F, x, t, p: F.cross_entropy(
+        x, t, ignore_index=2, reduction="none"),
+    "cross_entropy label_smoothing": lambda F, x, t, p: F.cross_entropy(x, t,
+                                                                        label_smoothing=0.1),
+    "cross_entropy probabilities": lambda F, x, t, p: F.cross_entropy(x, p),
+    "cross_entropy probabilities smoothing": lambda F, x, t, p: F.cross_entropy(
+        x, p, label_smoothing=0.2, reduction="sum"),
+    "cross_entropy 1-d": lambda F, x, t, p: F.cross_entropy(x[0], t[0]),
+    "cross_entropy k-dim": lambda F, x, t, p: F.cross_entropy(x.view(2, 3, 4).transpose(1, 2),
+                                                              t.view(2, 3) % 4),
+    "nll_loss": lambda F, x, t, p: F.nll_loss(F.log_softmax(x, dim=1), t),
+    "nll_loss none": lambda F, x, t, p: F.nll_loss(x.log_softmax(1), t, reduction="none"),
+    "mse_loss": lambda F, x, t, p: F.mse_loss(x, p),
+    "mse_loss sum": lambda F, x, t, p: F.mse_loss(x, p, reduction="sum"),
+    "l1_loss": lambda F, x, t, p: F.l1_loss(x, p),
+    "smooth_l1_loss": lambda F, x, t, p: F.smooth_l1_loss(x, p * 3, beta=0.5),
+    "binary_cross_entropy": lambda F, x, t, p: F.binary_cross_entropy(x.sigmoid(), p),
+    "binary_cross_entropy weight": lambda F, x, t, p: F.binary_cross_entropy(
+        x.sigmoid(), p, weight=p.detach() * 2, reduction="sum"),
+    "binary_cross_entropy_with_logits": lambda F, x, t, p: F.binary_cross_entropy_with_logits(
+        x, p),
+    "bce_with_logits pos_weight": lambda F, x, t, p: F.binary_cross_entropy_with_logits(
+        x, p, pos_weight=p[0].detach() * 3, reduction="none"),
+    "softmax": lambda F, x, t, p: F.softmax(x, dim=1),
+    "softmax implicit dim": lambda F, x, t, p: F.softmax(x, dim=None),
+    "log_softmax dim=0": lambda F, x, t, p: F.log_softmax(x, 0),
+    "relu": lambda F, x, t, p: F.relu(x), "tanh": lambda F, x, t, p: F.tanh(x),
+    "sigmoid": lambda F, x, t, p: F.sigmoid(x),
+    "leaky_relu": lambda F, x, t, p: F.leaky_relu(x, 0.2), "elu": lambda F, x, t, p: F.elu(x),
+    "softplus": lambda F, x, t, p: F.softplus(x * 8, beta=2.0, threshold=5.0),
+    "hardtanh": lambda F, x, t, p: F.hardtanh(x), "relu6": lambda F, x, t, p: F.relu6(x * 9),
+    "linear": lambda F, x, t, p: F.linear(x, p, p[:, 0]),
+    "linear no bias": lambda F, x, t, p: F.linear(x, p[:3]),
+    "dropout eval": lambda F, x, t, p: F.dropout(x, 0.5, training=False),
+    "one_hot": lambda F, x, t, p: F.one_hot(t, 4),
+}
+
+
+def functional_case(torch, show, data, name):
+    x = torch.tensor(data["x"], requires_grad=True)
+    t = torch.tensor(data["t"])
+    p = torch.tensor(data["p"], requires_grad=True)
+    out = FUNCTIONAL[name](torch.nn.functional, x, t, p)
+    show(out)
+    if out.requires_grad:
+        out.backward(torch.tensor(data["ct"][:out.numel()].reshape(tuple(out.shape))))
+        show(x.grad, p.grad)
+
+
+@pytest.mark.parametrize("name", sorted(FUNCTIONAL))
+def test_functional_against_pytorch(name):
+    rng = np.random.default_rng(4)
+    data = {"x": rng.standard_normal((6, 4)) * 2, "t": rng.integers(0, 4, 6),
+            "p": _probabilities(rng, (6, 4)), "ct": rng.uniform(-1, 1, 64)}
+    run_both(functional_case, data, name=name)
+
+
+def loss_modules(torch, show, data):
+    nn = torch.nn
+    x = torch.tensor(data["x"], requires_grad=True)
+    t = torch.tensor(data["t"])
+    p = torch.tensor(data["p"])
+    losses = [nn.CrossEntropyLoss(), nn.CrossEntropyLoss(reduction="none", label_smoothing=0.3),
+              nn.NLLLoss(reduction="sum"), nn.MSELoss(), nn.L1Loss(reduction="sum"),
+              nn.BCELoss(), nn.BCEWithLogitsLoss(pos_weight=torch.tensor([1.0, 2.0, 3.0, 4.0]))]
+    inputs = [x, x, x.log_softmax(1), x, x, x.sigmoid(), x]
+    targets = [t, t, t, p, p, p, p]
+    for loss, inp, target in zip(losses, inputs, targets):
+        value = loss(inp, target)
+        show(loss, value, value.grad_fn)
+        value.sum().backward()
+        show(x.grad)
+
+
+def test_loss_modules():
+    rng = np.random.default_rng(5)
+    run_both(loss_modules, {"x": rng.standard_normal((5, 4)), "t": rng.integers(0, 4, 5),
+                            "p": _probabilities(rng, (5, 4))})
+
+
+# ---------------------------------------------------------------------------
+# optimizers: param_groups edits, state_dict round trips, printing
+
+
+def optimizer_state(torch, show, data, name, options):
+    w = torch.tensor(data["w"], requires_grad=True)
+    b = torch.tensor(data["b"], requires_grad=True)
+    make = getattr(torch.optim, name)
+    opt = make([{"params": [w]}, {"params": [b], "lr": 0.01}], **options)
+    show(opt)
+
+    def step():
+        opt.zero_grad()
+        loss = ((w * torch.tensor(data["x"])).sum(1) + b).pow(2).mean()
+        loss.backward()
+        opt.step()
+        return loss
+
+    for _ in range(3):
+        show(step())
+    opt.param_groups[0]["lr"] *= 0.5
+    show(step(), w, b)
+    saved = copy.deepcopy(opt.state_dict())  # state_dict() shares the state's tensors
+    show(saved["param_groups"], sorted(saved["state"]))
+    w2 = torch.tensor(w.detach().numpy().copy(), requires_grad=True)
+    b2 = torch.tensor(b.detach().numpy().copy(), requires_grad=True)
+    opt2 = make([{"params": [w2]}, {"params": [b2], "lr": 0.01}], **options)
+    opt2.load_state_dict(saved)
+    for _ in range(2):
+        step()
+        opt2.zero_grad()
+        loss = ((w2 * torch.tensor(data["x"])).sum(1) + b2).pow(2).mean()
+        loss.backward()
+        opt2.step()
+    show(w, w2, b, b2)
+    opt.zero_grad(set_to_none=False)
+    show(w.grad, opt.step(closure=lambda: ((w * 2).sum() + b.sum()).detach()))
+
+
+@pytest.mark.parametrize("name, options", [
+    ("SGD", {"lr": 0.1, "momentum": 0.9, "nesterov": True}),
+    ("Adam", {"lr": 0.05, "amsgrad": True}),
+    ("AdamW", {"lr": 0.05, "weight_decay": 0.1}),
+    ("RMSprop", {"lr": 0.02, "momentum": 0.5, "centered": True}),
+], ids=str)
+def test_optimizer_param_groups_and_state_dict(name, options):
+    run_both(optimizer_state, _data(6, w=(3,), b=(1,), x=(4, 3)), name=name, options=options)
+
+
+def test_optimizer_refusals_match_pytorch():
+    for torch in (torch_real, symgrad):
+        w = torch.ones(2, requires_grad=True)
+        with pytest.raises(ValueError, match="Nesterov momentum requires"):
+            torch.optim.SGD([w], lr=0.1, nesterov=True)
+        with pytest.raises(ValueError, match="Invalid learning rate"):
+            torch.optim.Adam([w], lr=-1.0)
+        with pytest.raises(ValueError, match="empty parameter list"):
+            torch.optim.SGD([], lr=0.1)
+        with pytest.raises(ValueError, match="can't optimize a non-leaf Tensor"):
+            torch.optim.SGD([w * 2], lr=0.1)
+
+
+# ---------------------------------------------------------------------------
+# dropout and the initializers: distributions (numpy's generator, not PyTorch's)
+
+
+def test_dropout_zeroes_a_fraction_p_and_scales_the_rest():
+    symgrad.manual_seed(0)
+    x = symgrad.ones(200, 100, requires_grad=True)
+    drop = symgrad.nn.Dropout(0.3)
+    out = drop(x)
+    kept = out.detach().numpy() != 0
+    assert abs(kept.mean() - 0.7) < 0.01  # 20000 draws: 4 standard deviations
+    assert np.allclose(out.detach().numpy()[kept], 1 / 0.7)
+    out.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.where(kept, 1 / 0.7, 0.0))
+    assert type(out.grad_fn).__name__ == "NativeDropoutBackward0"
+    symgrad.manual_seed(0)
+    again = drop(symgrad.ones(200, 100))
+    np.testing.assert_array_equal(again.numpy() != 0, kept)  # seeded: the same mask
+    generator = symgrad.Generator().manual_seed(5)
+    a = symgrad.nn.functional.dropout(symgrad.ones(50), 0.5, generator=generator)
+    b = symgrad.nn.functional.dropout(symgrad.ones(50), 0.5,
+                                      generator=symgrad.Generator().manual_seed(5))
+    assert a.equal(b)
+    drop.eval()
+    assert drop(x) is x and repr(drop) == "Dropout(p=0.3, inplace=False)"
+    assert (symgrad.nn.Dropout(1.0)(symgrad.ones(3)) == 0).all()
+
+
+def _uniform_ks(values, bound):
+    """Kolmogorov-Smirnov distance of ``values`` from uniform(-bound, bound)."""
+    v = np.sort(values.ravel())
+    cdf = (v + bound) / (2 * bound)
+    n = v.size
+    return max(np.max(np.arange(1, n + 1) / n - cdf), np.max(cdf - np.arange(n) / n))
+
+
+def test_linear_starts_from_pytorchs_distribution():
+    """Kaiming-uniform with a = sqrt(5): uniform in +-1/sqrt(fan_in), for weight and bias,
+    as PyTorch's own Linear (whose samples are checked the same way)."""
+    symgrad.manual_seed(1)
+    torch_real.manual_seed(1)
+    for torch in (symgrad, torch_real):
+        layer = torch.nn.Linear(250, 400)
+        bound = 1 / math.sqrt(250)
+        for p in (layer.weight, layer.bias):
+            values = p.detach().numpy()
+            assert np.abs(values).max() <= bound
+            assert _uniform_ks(values, bound) < 1.63 / math.sqrt(values.size) + 0.02, torch
+    assert symgrad.nn.Linear(2, 3).weight.dtype == symgrad.float64
+    assert symgrad.nn.Linear(2, 3, dtype=symgrad.float32).bias.dtype == symgrad.float32
+
+
+@pytest.mark.parametrize("name, kwargs", [
+    ("xavier_uniform_", {}), ("xavier_uniform_", {"gain": 2.0}), ("xavier_normal_", {}),
+    ("kaiming_uniform_", {}), ("kaiming_uniform_", {"mode": "fan_out",
+                                                    "nonlinearity": "relu"}),
+    ("kaiming_normal_", {"a": 0.1}), ("normal_", {"std": 0.02}), ("uniform_", {"a": -2, "b": 1}),
+    ("trunc_normal_", {"std": 1.0, "a": -1.0, "b": 1.5}), ("orthogonal_", {"gain": 1.5}),
+])
+def test_initializers_draw_from_pytorchs_distributions(name, kwargs):
+    """Mean, standard deviation and range of 60000 draws against PyTorch's own draws."""
+    stats = []
+    for torch in (torch_real, symgrad):
+        torch.manual_seed(2)
+        t = torch.empty(200, 300)
+        getattr(torch.nn.init, name)(t, **kwargs)
+        v = t.detach().numpy()
+        stats.append((v.mean(), v.std(), v.min(), v.max()))
+    (m1, s1, lo1, hi1), (m2, s2, lo2, hi2) = stats
+    assert abs(m1 - m2) < 5 * s1 / math.sqrt(60000) + 1e-12
+    assert abs(s1 - s2) < 0.02 * s1
+    if name == "orthogonal_":  # rows orthogonal, of length gain
+        v = t.detach().numpy()
+        np.testing.assert_allclose(v @ v.T, kwargs["gain"] ** 2 * np.eye(200), atol=1e-12)
+    elif not name.endswith("normal_"):  # the range of a uniform distribution
+        assert abs(lo1 - lo2) < 0.1 * s1 and abs(hi1 - hi2) < 0.1 * s1
+
+
+def test_init_helpers_equal_pytorchs():
+    for args in (("relu",), ("tanh",), ("leaky_relu", 0.2), ("sigmoid",), ("selu",)):
+        assert symgrad.nn.init.calculate_gain(*args) == torch_real.nn.init.calculate_gain(*args)
+    for shape in ((3, 5), (4, 2, 3, 3)):
+        assert symgrad.nn.init._calculate_fan_in_and_fan_out(symgrad.empty(*shape)) == \
+            torch_real.nn.init._calculate_fan_in_and_fan_out(torch_real.empty(*shape))
+    w = symgrad.nn.init.eye_(symgrad.empty(2, 3))
+    assert w.tolist() == torch_real.nn.init.eye_(torch_real.empty(2, 3)).tolist()
+    assert symgrad.nn.init.constant_(symgrad.empty(2), 0.5).tolist() == [0.5, 0.5]
