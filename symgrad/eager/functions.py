@@ -54,8 +54,11 @@ def _method(name: str) -> Callable[..., Any]:
     def fn(input: Any, *args: Any, **kwargs: Any) -> Any:
         if not isinstance(input, Tensor):
             if name in _ARRAY_FORMS:
-                dim = kwargs.pop("dim", args[0] if args else None)
-                keepdim = kwargs.pop("keepdim", args[1] if len(args) > 1 else False)
+                # torch's dim/keepdim, or numpy's axis/keepdims (sg.logsumexp(x, axis=1))
+                axis = kwargs.pop("axis", args[0] if args else None)
+                dim = kwargs.pop("dim", axis)
+                keepdims = kwargs.pop("keepdims", args[1] if len(args) > 1 else False)
+                keepdim = kwargs.pop("keepdim", keepdims)
                 return _ARRAY_FORMS[name](input, dim, keepdims=keepdim, **kwargs)
             if name == "t":
                 return ops.transpose(input)
