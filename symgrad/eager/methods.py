@@ -278,7 +278,10 @@ class TensorMethods:
             return (magnitude != 0).to(x.dtype).sum(axes, keepdim)
         return (magnitude ** p).sum(axes, keepdim) ** (1.0 / p)
 
-    def logsumexp(self, dim, keepdim=False):
+    def logsumexp(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
+        # PyTorch's dim/keepdim, or numpy's axis/keepdims as sg.logsumexp takes them
+        dim = axis if dim is None else dim
+        keepdim = keepdim if keepdims is None else keepdims
         return named(ops.logsumexp(self, _dims(dim, self.ndim), keepdims=keepdim), self,
                      "LogsumexpBackward0", (self,))
 
