@@ -1,0 +1,267 @@
+"""How a transformed function takes its arguments and gives its results.
+
+The helpers :class:`symgrad.api.Transformed` calls on every call, kept apart
+from it: argument positions and their checks, which arguments are traced or
+static (pytrees, Tensors, numbers), the fast path's keys and plans, cotangents
+given as ``gradient=``, and the method binding (``_Bound``). Nothing here
+traces or compiles.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from . import pipeline
+from .core.errors import SCALAR_OUTPUT_ERROR
+from .core.ir import FLOAT, Aval, Graph
+from .core.pytree import Tree, flatten, unflatten
+from .core.tracing import Traced, Tracer
+from .prims.elementwise import as_float
+from .prims.reductions import reshape
+
+if TYPE_CHECKING:
+    from .api import Transformed
+
+
+def _positions(what: str, given: Any, distinct: bool) -> tuple[int, ...]:
+    """``argnums`` or ``static_argnums`` as a tuple of ints, or a TypeError that says
+    what was expected."""
+    items = (given,) if isinstance(given, int) else given
+    try:
+        items = tuple(items)
+    except TypeError:
+        items = None
+    if (items is None or any(not isinstance(a, int) or isinstance(a, bool) for a in items)
+            or distinct and len(set(items)) != len(items)):
+        kind = "distinct ints" if distinct else "ints"
+        raise TypeError(f"{what} must be an int or a tuple of {kind} (argument positions, "
+                        f"counted from 0), not {given!r}")
+    return items
+
+
+def _aux_leaves(out_tree: Tree) -> int:
+    return out_tree.children[1].num_leaves
+
+
+def _is_tree(x: Any) -> bool:
+    """Whether an argument is a pytree, whose leaves are traced: a dict, or a tuple or list
+    that holds an array (or a traced value). A tuple or list of numbers alone is what it
+    was before pytrees: an array where it is differentiated, else a static value."""
+    if isinstance(x, dict):
+        return True
+    if not isinstance(x, (tuple, list)):
+        return False
+    leaves, _ = flatten(x)
+    return any(isinstance(leaf, (np.ndarray, Tracer)) for leaf in leaves)
+
+
+class _Rebuild:
+    """The function of the leaves of pytree arguments: rebuilds the trees, calls ``fun``."""
+
+    def __init__(self, fun: Callable, trees: tuple, groups: tuple, names: list[str]):
+        self.fun, self.trees, self.groups = fun, trees, groups
+        self.__name__ = getattr(fun, "__name__", "f")
+        self.__signature__ = inspect.Signature(
+            [inspect.Parameter(n, inspect.Parameter.POSITIONAL_ONLY) for n in names])
+
+    def __call__(self, *leaves: Any, **kwargs: Any) -> Any:
+        args = [leaves[g[0]] if tree is None else unflatten(tree, [leaves[k] for k in g])
+                for tree, g in zip(self.trees, self.groups)]
+        return self.fun(*args, **kwargs)
+
+
+class _Bound:
+    """A transformed function used as a method, bound to its object (argument 0)."""
+
+    def __init__(self, transformed: Transformed, obj: Any):
+        self.transformed, self.obj = transformed, obj
+        functools.update_wrapper(self, transformed.fun, updated=())
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        t = self.transformed
+        if t.mode != "jit" and 0 in t._positions(len(args) + 1)[0]:
+            name = t._names(len(args) + 1)[0]
+            raise TypeError(
+                f"{t.mode} of the method {t._title} differentiates argument 0, which is "
+                f"`{name}` (a {type(self.obj).__name__}): as in JAX, a method's self counts "
+                f"in argnums; write @functools.partial(sg.{t.mode}, argnums=1) to "
+                "differentiate the first argument after it")
+        return t(self.obj, *args, **kwargs)
+
+    def graph(self, *args: Any, **kwargs: Any) -> Graph:
+        return self.transformed.graph(self.obj, *args, **kwargs)
+
+    def source(self, *args: Any, **kwargs: Any) -> str:
+        return self.transformed.source(self.obj, *args, **kwargs)
+
+    def kernel_bytes(self, *args: Any, **kwargs: Any) -> int:
+        return self.transformed.kernel_bytes(self.obj, *args, **kwargs)
+
+    def expressions(self, *args: Any, **kwargs: Any) -> Any:
+        return self.transformed.expressions(self.obj, *args, **kwargs)
+
+
+def _check_differentiable(graph: Graph, is_tuple: bool, seeded: bool, mode: str,
+                          name: str) -> None:
+    if is_tuple and mode != "vjp":
+        raise TypeError(f"{mode} needs {name} to return one array, but it returns a tuple of "
+                        f"{len(graph.outputs)}; use symgrad.vjp for several outputs")
+    for out in graph.outputs:
+        if out.dtype != FLOAT:
+            raise TypeError(f"{name} returns a {out.aval} value, which has no gradient; "
+                            "return a float array")
+    if not seeded and graph.outputs[0].shape != ():
+        raise ValueError(
+            f"{SCALAR_OUTPUT_ERROR}: {name} returns {graph.outputs[0].aval}. Pass gradient= "
+            "(an array of the output's shape) to get the gradient of sum(output * gradient), "
+            "or reduce the output to a scalar (np.sum, np.mean) in the function.")
+
+
+# ---------------------------------------------------------------------------
+# argument handling
+
+
+#: how ``_Fast.plan`` passes an argument: as it is, float(x), bool(x), or not (static)
+_PASS, _FLOAT, _BOOL, _DROP = range(4)
+#: how ``_Fast`` returns the picked outputs: one, a tuple, (value, (grads...)), or a
+#: tuple of adjacent outputs none of which is wrapped (a slice of the kernel's tuple)
+_ONE, _TUPLE, _VALUE_AND_GRADS, _RUN = range(4)
+#: ends the fast key of a call with gradient= (no argument's fact is this object)
+_SEEDED = object()
+#: traced numbers whose value does not change the specialization: keyed by type alone
+_TYPE_KEYED = frozenset({float, *(t for t in np.sctypeDict.values()
+                                  if issubclass(t, (np.floating, np.integer)))})
+#: traced (or static) values that ``_remember`` accepts keyed by (type, value)
+_VALUE_KEYED = frozenset({int, bool, np.bool_})
+#: numpy's C_CONTIGUOUS | ALIGNED | WRITEABLE bits of ``ndarray.flags.num``
+_READY = 0x1 | 0x100 | 0x400
+#: kernel scalars as numpy scalars, like numpy's reductions
+_SCALAR_TYPES = {float: np.float64, bool: np.bool_}
+_FAST_LIMIT = 256
+#: signatures a transformed function keeps specialized (a loop over many shapes or
+#: static values would otherwise keep every graph and kernel it ever made)
+_CACHE_LIMIT = 64
+
+
+def _fast_key(args: tuple) -> tuple:
+    """What the fast path is keyed on, per argument: an array's shape, dtype and readiness
+    flags (the kernel takes it as it is when they are right); a float's type; else the
+    argument's type and value (so an unhashable argument raises TypeError)."""
+    key: list[Any] = []
+    for x in args:
+        t = type(x)
+        if t is np.ndarray:
+            key.append((x.shape, x.dtype, x.flags.num & _READY))
+        elif t in _TYPE_KEYED:
+            key.append(t)
+        else:
+            key.append((t, x))
+    return tuple(key)
+
+
+def _converted(plan: tuple[int, ...], args: tuple) -> list:
+    """The kernel's inputs from the arguments, by a ``_Fast.plan``."""
+    inputs = []
+    for code, x in zip(plan, args):
+        if code == _PASS:
+            inputs.append(x)
+        elif code == _FLOAT:
+            inputs.append(float(x))
+        elif code == _BOOL:
+            inputs.append(bool(x))
+    return inputs
+
+
+def _finish(outs: tuple, picks: tuple[int, ...], wraps: tuple, form: int) -> tuple:
+    """The result of a fast call that returns several outputs."""
+    result = []
+    for k, wrap in zip(picks, wraps):
+        result.append(outs[k] if wrap is None else wrap(outs[k]))
+    if form == _VALUE_AND_GRADS:
+        return result[0], tuple(result[1:])
+    return tuple(result)
+
+
+def _is_traced(i: int, x: Any, diff: frozenset[int], static: frozenset[int]) -> bool:
+    """Whether argument ``i`` is a kernel input (else it is static)."""
+    return i in diff or (i not in static and _is_array_like(x))
+
+
+def _value(x: Any) -> Any:
+    """A ``symgrad.Tensor`` argument as its value (a numpy array); anything else as it is."""
+    if isinstance(x, Traced) and not isinstance(x, Tracer):
+        return np.asarray(x)
+    return x
+
+
+def _values(args: tuple) -> tuple:
+    return tuple(map(_value, args))
+
+
+def _is_array_like(x: Any) -> bool:
+    numeric = isinstance(x, (np.ndarray, np.generic, float, int))
+    return numeric and not isinstance(x, (bool, np.bool_))
+
+
+def _static_key(x: Any) -> Any:
+    """A static value as a cache key that tells 0.0 from -0.0 and finds nan again."""
+    if isinstance(x, float):
+        return (type(x), x.hex())
+    if isinstance(x, tuple):
+        return (tuple, tuple(map(_static_key, x)))
+    return (type(x), x)
+
+
+def _require_hashable(x: Any, name: str) -> None:
+    try:
+        hash(x)
+    except TypeError:
+        raise TypeError(f"argument {name} ({type(x).__name__}) is static (not an array or "
+                        "number), so it must be hashable; pass a numpy array or a tuple") from None
+
+
+def _cotangents(gradient: Any, outs: tuple[Aval, ...], out_tree: Tree,
+                name: str) -> list[Any]:
+    """``gradient=`` as kernel arguments (or tracers, when traced), one per output,
+    checked against the outputs' avals ``outs`` and their structure ``out_tree``."""
+    given = [gradient]
+    if out_tree.kind != "leaf":
+        given, tree = flatten(gradient)
+        if tree != out_tree and out_tree.kind in ("tuple", "list") and all(
+                c.kind == "leaf" for c in out_tree.children) and tree.kind in ("tuple", "list"):
+            tree = out_tree  # a list for a tuple of arrays, or the other way round
+        if tree != out_tree:
+            raise ValueError(f"gradient must have the structure of {name}'s output, "
+                             f"{out_tree}, not {tree}")
+    if len(given) != len(outs):
+        raise ValueError(f"gradient must have one array per output of {name} ({len(outs)}), "
+                         f"got {len(given)}")
+    return [_traced_cotangent(g, out, name) if isinstance(g, Tracer)
+            else pipeline.cotangent(g, out, f"{name} returns") for g, out in zip(given, outs)]
+
+
+def _traced_cotangent(g: Tracer, out: Aval, name: str) -> Any:
+    """A traced ``gradient=`` (a transformed function called inside a trace), checked
+    as :func:`symgrad.pipeline.cotangent` checks a concrete one."""
+    g = as_float(g) if g.dtype == np.bool_ else g
+    if g.shape == out.shape:
+        return g
+    if g.size == 1 and out.size == 1:
+        return reshape(g, out.shape)
+    raise ValueError(f"gradient has shape {g.shape} but {name} returns shape {out.shape}: pass "
+                     "a gradient of the output's shape (the result is the gradient of "
+                     "sum(output * gradient))")
+
+
+def _scalar(x: Any) -> Any:
+    """Kernel scalars (Python floats/bools) as numpy scalars, like numpy's reductions."""
+    if isinstance(x, bool):
+        return np.bool_(x)
+    if isinstance(x, float):
+        return np.float64(x)
+    return x
