@@ -217,8 +217,8 @@ class Transformed:
                 return result
             if self.has_aux:
                 grads, aux = result if self.mode == "grad" else (result[1], result[0])
-            else:
-                grads = result if self.mode == "grad" else result[1]
+            else:  # vjp returns the gradients alone, as grad does
+                grads = result if self.mode in ("grad", "vjp") else result[1]
             it = iter(grads)
             per_arg = []
             for i in self.argnums:
@@ -226,7 +226,7 @@ class Transformed:
                 tree = trees[i % n]
                 per_arg.append(part[0] if tree is None else unflatten(tree, part))
             g = per_arg[0] if self.single else tuple(per_arg)
-            if self.mode == "grad":
+            if self.mode in ("grad", "vjp"):
                 return (g, aux) if self.has_aux else g
             return (result[0], g)
 
@@ -634,7 +634,7 @@ def _values(args: tuple) -> tuple:
 
 
 def _is_array_like(x: Any) -> bool:
-    numeric = isinstance(x, (np.ndarray, np.generic, float, int))
+    numeric = isinstance(x, (np.ndarray, np.generic, float, int, complex))  # complex: refused
     return numeric and not isinstance(x, (bool, np.bool_))
 
 
@@ -761,7 +761,8 @@ def vjp(fun: Callable, *args: Any, backend: str = "numba") -> tuple[Any, Callabl
         (array([3., 3.]), np.float64(3.0))
     """
     args = _values(args)
-    traced = tuple(i for i, x in enumerate(args) if _is_array_like(x) or isinstance(x, Tracer))
+    traced = tuple(i for i, x in enumerate(args)
+                   if _is_array_like(x) or isinstance(x, Tracer) or _is_tree(x))
     # traced afresh on every call (kernels themselves are cached by content)
     forward = Transformed(fun, "jit", backend=backend)
     back = Transformed(fun, "vjp", argnums=traced, backend=backend)
