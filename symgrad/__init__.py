@@ -101,6 +101,7 @@ from .eager.tensor_ops import (  # noqa: E402
                                zeros_like,
 )
 from .numpy_api import (  # noqa: E402
+    array,
     at,
     log_softmax,
     logsumexp,
@@ -122,6 +123,7 @@ __all__ = ["grad", "value_and_grad", "vjp", "jit", "where", "at", "relu", "sigmo
            "enable_grad", "set_grad_enabled", "is_grad_enabled", "exp", "log", "log1p", "expm1",
            "sqrt", "sin", "cos", "tan", "tanh", "sinh", "cosh", "asin", "acos", "atan", "abs",
            "sign", "square", "pow", "matmul", "maximum", "minimum", "sum", "mean", "t"]
+__all__ += ["array"]  # np.array of traced values (symgrad.numpy_api.arrays)
 
 
 def __getattr__(name: str):
