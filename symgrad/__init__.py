@@ -194,7 +194,7 @@ from .eager.tensor_ops import (  # noqa: E402
     zeros,
     zeros_like,
 )
-from .numpy_api import at, softplus, xlogy  # noqa: E402
+from .numpy_api import array, at, softplus, xlogy  # noqa: E402
 from .vectorize import vmap  # noqa: E402
 
 __all__ = ["grad", "value_and_grad", "vjp", "jit", "jvp", "linearize", "vmap", "jacfwd", "jacrev",
@@ -223,6 +223,7 @@ __all__ = ["grad", "value_and_grad", "vjp", "jit", "jvp", "linearize", "vmap", "
            "sort", "split", "sqrt", "square", "squeeze", "stack", "std", "sum", "t",
            "tan", "tanh", "topk", "transpose", "trunc", "unbind", "unsqueeze", "var",
            "where"]
+__all__ += ["array"]  # np.array of traced values (symgrad.numpy_api.arrays)
 
 def __getattr__(name: str):
     """``sg.testing`` without ``import symgrad.testing`` (PEP 562): the module is

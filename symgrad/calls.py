@@ -204,7 +204,7 @@ def _values(args: tuple) -> tuple:
 
 
 def _is_array_like(x: Any) -> bool:
-    numeric = isinstance(x, (np.ndarray, np.generic, float, int))
+    numeric = isinstance(x, (np.ndarray, np.generic, float, int, complex))  # complex: refused
     return numeric and not isinstance(x, (bool, np.bool_))
 
 
@@ -232,9 +232,10 @@ def _cotangents(gradient: Any, outs: tuple[Aval, ...], out_tree: Tree,
     given = [gradient]
     if out_tree.kind != "leaf":
         given, tree = flatten(gradient)
-        if tree != out_tree and out_tree.kind in ("tuple", "list") and all(
-                c.kind == "leaf" for c in out_tree.children) and tree.kind in ("tuple", "list"):
-            tree = out_tree  # a list for a tuple of arrays, or the other way round
+        if tree != out_tree and out_tree.kind in ("tuple", "list", "namedtuple") and all(
+                c.kind == "leaf" for c in out_tree.children) and tree.kind in ("tuple", "list") \
+                and len(tree.children) == len(out_tree.children):
+            tree = out_tree  # a list for a tuple of arrays (or a named tuple's), or back
         if tree != out_tree:
             raise ValueError(f"gradient must have the structure of {name}'s output, "
                              f"{out_tree}, not {tree}")

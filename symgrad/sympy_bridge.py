@@ -70,9 +70,21 @@ def to_sympy(graph: Graph, inputs: Sequence[Any] | None = None) -> list[Any]:
     def read(a: Atom) -> Any:
         return exact(a.value) if isinstance(a, Literal) else env[id(a)]
 
-    for eqn in graph.eqns:
+    for eqn in _live(graph):
         env[id(eqn.out)] = _apply(eqn.prim, [read(a) for a in eqn.inputs], dict(eqn.params))
     return [read(a) for a in graph.outputs]
+
+
+def _live(graph: Graph) -> list:
+    """The equations the outputs depend on, in order: a value traced but unused (the
+    singular values ``np.linalg.lstsq`` also returns) needs no SymPy form."""
+    needed = {id(a) for a in graph.outputs}
+    live = []
+    for eqn in reversed(graph.eqns):
+        if id(eqn.out) in needed:
+            live.append(eqn)
+            needed.update(id(a) for a in eqn.inputs)
+    return live[::-1]
 
 
 def _exact_array(value: np.ndarray) -> np.ndarray:

@@ -63,6 +63,7 @@ class Case:
     atol: float = ATOL
     layout: str = "C"               # memory layout of array arguments: LAYOUTS
     backends: tuple[str, ...] = BACKENDS
+    oracle: str = "sympy"           # or "fd": central differences, where SymPy has no form
 
     def args(self) -> list[Any]:
         if self.fixed is not None:
@@ -98,6 +99,11 @@ UNARY = [
     ("arcsin", np.arcsin, (-0.95, 0.95)), ("arccos", np.arccos, (-0.95, 0.95)),
     ("arctan", np.arctan, (-3, 3)), ("abs", np.absolute, (-2, 2)), ("sign", np.sign, (-2, 2)),
     ("square", np.square, (-2, 2)), ("reciprocal", np.reciprocal, (0.2, 2)),
+    # issue 18: numpy's other elementwise functions
+    ("log2", np.log2, (0.1, 3)), ("log10", np.log10, (0.1, 3)), ("exp2", np.exp2, (-2, 2)),
+    ("cbrt", np.cbrt, (-2, 2)), ("arcsinh", np.arcsinh, (-3, 3)),
+    ("arccosh", np.arccosh, (1.1, 4)), ("arctanh", np.arctanh, (-0.95, 0.95)),
+    ("sinc", np.sinc, (-2, 2)),
 ]
 NUMPY_ONLY = ("numpy",)
 for prim, ufunc, domain in UNARY:
@@ -117,6 +123,7 @@ BINARY = [
     ("mul", np.multiply, (-2, 2), (-2, 2)), ("div", np.divide, (-2, 2), (0.5, 2)),
     ("pow", np.power, (0.5, 2), (-2, 2)), ("maximum", np.maximum, (-2, 2), (-2, 2)),
     ("minimum", np.minimum, (-2, 2), (-2, 2)),
+    ("remainder", np.remainder, (-3, 3), (0.4, 2)),
 ]
 BINARY_SHAPES = [((), ()), ((3,), (3,)), ((2, 3), (2, 3)), ((2, 3), (3,)), ((2, 1), (1, 3)),
                  ((), (2, 3)), ((3,), ())]
@@ -231,9 +238,11 @@ CASES += [
 # families keep their cases beside this table, one module each; they import
 # Case from here
 from cases_array import CASES as ARRAY_CASES  # noqa: E402
+from cases_decompositions import CASES as DECOMPOSITION_CASES  # noqa: E402
 from cases_linalg import CASES as LINALG_CASES  # noqa: E402
+from cases_numpy import CASES as NUMPY_CASES  # noqa: E402
 from cases_stable import CASES as STABLE_CASES  # noqa: E402
 
-CASES += ARRAY_CASES + LINALG_CASES + STABLE_CASES
+CASES += ARRAY_CASES + LINALG_CASES + STABLE_CASES + NUMPY_CASES + DECOMPOSITION_CASES
 
 assert len({c.name for c in CASES}) == len(CASES), "case names must be unique"

@@ -106,6 +106,46 @@ EXAMPLES = {
         (sg.sigmoid, (800.0,), 0, 1.0, 0.0),
         (sg.softplus, (800.0,), 0, 800.0, 1.0),
         (sg.softplus, (-800.0,), 0, 0.0, 0.0)],
+    # issue 18
+    "cbrt_zero": [(lambda x: np.sum(np.cbrt(x)), (a(0, -8, 64),), 0, 2.0,
+                   a(inf, 1 / 12, 1 / 48))],
+    "sinc_zero": [(lambda x: np.sum(np.sinc(x)), (a(0, -0.0),), 0, 2.0, a(0, 0))],
+    "remainder": [
+        (lambda x, y: x % y, (7.5, 2.0), (0, 1), 1.5, (1.0, -3.0)),
+        (lambda x, y: np.remainder(x, y), (-7.5, 2.0), (0, 1), 0.5, (1.0, 4.0)),
+        (lambda x, y: x // y, (7.5, 2.0), (0, 1), 3.0, (0.0, 0.0))],
+    "fmax_nan": [
+        (lambda x, y: np.sum(np.fmax(x, y)), (a(nan, 1, 2), a(3, nan, 2)), (0, 1), 6.0,
+         (a(0, 1, 0.5), a(1, 0, 0.5))),
+        (lambda x, y: np.sum(np.fmin(x, y)), (a(nan, 1), a(3, nan)), (0, 1), 4.0,
+         (a(0, 1), a(1, 0)))],
+    "nan_to_num": [(lambda x: np.sum(np.nan_to_num(x, posinf=2.0, neginf=-3.0) * a(1, 2, 3, 4)),
+                    (a(nan, inf, -inf, 0.5),), 0, -3.0, a(0, 0, 0, 4))],
+    "sort_ties": [(lambda x: np.sum(np.sort(x) * a(1, 2, 3, 4)), (a(2, 1, 2, 0),), 0, 16.0,
+                   a(3, 2, 4, 1))],
+    "cumprod_zeros": [(lambda x: np.sum(np.cumprod(x)), (a(2, 0, 3, 4),), 0, 2.0,
+                       a(1, 2 + 6 + 24, 0, 0)),
+                      (lambda x: np.sum(np.cumprod(x)), (a(2, 0, 3, 0, 5),), 0, 2.0,
+                       a(1, 2 + 6, 0, 0, 0))],
+    "p_norm_zero": [(lambda x: np.linalg.norm(x, 3), (a(0, 0),), 0, 0.0, a(0, 0))],
+    # the upper triangle is not read: it gets 0, the lower one s_ij + s_ji (by hand:
+    # L = [[sqrt(a), 0], [b/sqrt(a), sqrt(c - b^2/a)]] of a = 4, b = 2, c = 5)
+    "triangle_read": [
+        (lambda m: np.sum(np.linalg.cholesky(m)), (np.array([[4.0, 7.0], [2.0, 5.0]]),), 0,
+         5.0, np.array([[0.1875, 0.0], [0.25, 0.25]])),
+        (lambda m: np.sum(np.linalg.eigvalsh(m, "U") * a(1, 2)),
+         (np.array([[1.0, 0.0], [7.0, 2.0]]),), 0, 5.0, np.array([[1.0, 0.0], [0.0, 2.0]]))],
+    # a double eigenvalue (singular value): through the vectors, nan (the matrix products
+    # spread it), the triangle not read keeping its 0
+    "degenerate_spectrum": [
+        (lambda m: np.sum(np.linalg.eigh(m)[1] ** 2), (np.eye(2),), 0, 2.0,
+         np.array([[nan, 0.0], [nan, nan]])),
+        (lambda m: np.sum(np.linalg.svd(m)[0] ** 2), (np.eye(2),), 0, 2.0,
+         np.full((2, 2), nan))],
+    # Golub-Pereyra at P = A = diag(1, 0): -P G P + (I - A P) G P P + P P G (I - P A)
+    "constant_rank": [
+        (lambda m: np.sum(np.linalg.pinv(m)), (np.array([[1.0, 0.0], [0.0, 0.0]]),), 0, 1.0,
+         np.array([[-1.0, 1.0], [1.0, 0.0]]))],
 }
 
 ROWS = [(name, k) for name, examples in EXAMPLES.items() for k in range(len(examples))]

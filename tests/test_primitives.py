@@ -14,7 +14,7 @@ import pytest
 import symgrad as sg
 
 from cases import CASES, Case
-from oracle import assert_close, rng_for, sympy_gradient, sympy_value
+from oracle import assert_close, finite_differences, rng_for, sympy_gradient, sympy_value
 
 CASE_BACKENDS = [pytest.param(case, backend, id=f"{case}-{backend}")
                  for case in CASES for backend in case.backends]
@@ -23,10 +23,14 @@ BOTH = [case for case in CASES if {"numba", "numpy"} <= set(case.backends)]
 
 @functools.cache
 def _problem(case: Case):
-    """Arguments, cotangent (None for scalar outputs) and SymPy's answers for ``case``."""
+    """Arguments, cotangent (None for scalar outputs) and SymPy's answers for ``case``
+    (for ``oracle="fd"``: numpy's value and central differences)."""
     args = case.args()
     out = np.asarray(case.fn(*args))
     ct = None if out.ndim == 0 else rng_for(case.name + "/ct").uniform(-1, 1, out.shape)
+    if case.oracle == "fd":
+        grads = [finite_differences(case.fn, args, k, ct) for k in range(len(args))]
+        return args, ct, out, out, grads
     value = sympy_value(case.fn, *args)
     grads = sympy_gradient(case.fn, args, ct)
     return args, ct, out, value, grads
@@ -47,9 +51,11 @@ def test_value_and_gradient_match_sympy(case: Case, backend: str):
     assert_close(value, want_value, **tol, what=f"{case} value vs SymPy")
     assert_close(value, numpy_out, **tol, what=f"{case} value vs numpy")
     assert len(grads) == len(args)
+    if case.oracle == "fd":  # central differences: truncation and rounding near 1e-9
+        tol = {"rtol": max(case.rtol, 1e-6), "atol": max(case.atol, 1e-7)}
     for k, (got, want) in enumerate(zip(grads, want_grads)):
         assert np.shape(got) == np.shape(args[k]), f"gradient {k} has the argument's shape"
-        assert_close(got, want, **tol, what=f"{case} gradient {k} vs SymPy")
+        assert_close(got, want, **tol, what=f"{case} gradient {k} vs {case.oracle}")
 
 
 def test_the_table_has_every_kind_of_shape_for_every_primitive():
@@ -68,8 +74,15 @@ def test_the_table_has_every_kind_of_shape_for_every_primitive():
             found.add("numba")
     want = {"0-d", "1-d", "2-d", "size-1", "empty", "non-contiguous", "numba"}
     # the families added in parallel (array, linalg, stable) bring their own shapes
-    from cases import ARRAY_CASES, LINALG_CASES, STABLE_CASES
-    later = {p for c in ARRAY_CASES + LINALG_CASES + STABLE_CASES for p in c.prims}
+    from cases import (
+        ARRAY_CASES,
+        DECOMPOSITION_CASES,
+        LINALG_CASES,
+        NUMPY_CASES,
+        STABLE_CASES,
+    )
+    later = {p for c in ARRAY_CASES + LINALG_CASES + STABLE_CASES + NUMPY_CASES
+             + DECOMPOSITION_CASES for p in c.prims}
     # transposing a 0-d or 1-d array is the identity: no equation to test there
     kinds["transpose"] |= {"0-d", "1-d"}
     missing = {prim: sorted(want - found) for prim, found in kinds.items()

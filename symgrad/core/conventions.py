@@ -21,7 +21,9 @@ from dataclasses import dataclass
 #: 1: abs, sign, maximum/minimum ties, max/min ties, sqrt, pow, where, comparisons
 #: 2: where masks the unselected branch's VJPs; relu, clip, xlogy, hypot,
 #:    logaddexp/logsumexp, sigmoid/softplus tails; max/min weights forward-recorded
-CONVENTIONS_VERSION = 2
+#: 3: cbrt, sinc, remainder/floor_divide, fmax/fmin, nan_to_num, sort ties, cumprod at
+#:    zeros, p-norms at 0, the decompositions' triangles and degenerate points (issue 18)
+CONVENTIONS_VERSION = 3
 
 
 @dataclass(frozen=True)
@@ -68,4 +70,31 @@ CONVENTIONS: dict[str, Convention] = {c.name: c for c in [
                "scipy (value)"),
     Convention("stable_tails", "sigmoid(-800), softplus'(800)",
                "0 with gradient 0; exactly 1, not nan", "the limits"),
+    # issue 18: numpy's other functions
+    Convention("cbrt_zero", "cbrt'(0)", "+inf", "numpy arithmetic, as sqrt'(0)"),
+    Convention("sinc_zero", "sinc'(0)", "0 (its derivative; a series near 0)", "the limit"),
+    Convention("remainder", "remainder(x, y) = x % y, floor_divide(x, y) = x // y",
+               "x % y: 1 in x, -(x // y) in y, jumps ignored; x // y: zero gradient",
+               "PyTorch"),
+    Convention("fmax_nan", "fmax/fmin with a nan operand; ties",
+               "the other operand gets the gradient; ties 1/2 each", "maximum's ties"),
+    Convention("nan_to_num", "nan_to_num at nan and +-inf", "replaced entries: gradient 0",
+               "a selection"),
+    Convention("sort_ties", "sort (and partition) of tied values",
+               "each gets the cotangent of the position numpy's stable sort gives it",
+               "PyTorch (its permutation), JAX"),
+    Convention("cumprod_zeros", "cumprod where x has zeros",
+               "exact: the first zero of a prefix gets the product of the others, anything "
+               "after a second zero 0", "SymPy (PyTorch too)"),
+    Convention("p_norm_zero", "norm(x, p) at x = 0, p > 1", "0 (as the 2-norm's)",
+               "pytorch #2421"),
+    Convention("triangle_read", "cholesky, eigh (UPLO) of a matrix",
+               "gradient on the triangle numpy reads: s_ij + s_ji there, 0 in the other",
+               "finite differences; PyTorch's symmetric s along symmetric matrices"),
+    Convention("degenerate_spectrum", "eigh/eig/svd vectors where two eigenvalues (singular "
+               "values) are equal, or svd of a non-square matrix with a zero singular value",
+               "nan (not determined); the values' own gradient stays finite",
+               "PyTorch (nan or inf), JAX (inf)"),
+    Convention("constant_rank", "pinv, lstsq of a rank-deficient matrix",
+               "the derivative at constant rank (Golub-Pereyra)", "PyTorch"),
 ]}

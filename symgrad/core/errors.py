@@ -13,7 +13,7 @@ from types import FrameType, TracebackType
 
 import numpy as np
 
-_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # symgrad/
 _NUMPY_DIR = os.path.dirname(os.path.abspath(np.__file__ or ""))
 
 
@@ -57,3 +57,14 @@ def user_location(tb: TracebackType | None = None) -> str:
         if not path.startswith((_PACKAGE_DIR, _NUMPY_DIR)):
             return f"{frame.f_code.co_filename}:{line} (in {frame.f_code.co_name})"
     return "<unknown location>"
+
+
+def called_from_numpy() -> bool:
+    """Whether the innermost code outside symgrad running now is numpy's."""
+    frame: FrameType | None = sys._getframe(1)
+    while frame is not None:
+        path = os.path.abspath(frame.f_code.co_filename)
+        if not path.startswith(_PACKAGE_DIR):
+            return path.startswith(_NUMPY_DIR)
+        frame = frame.f_back
+    return False

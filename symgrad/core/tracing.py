@@ -30,6 +30,7 @@ from .errors import (
     EscapedTracerError,
     TracerBoolConversionError,
     TracerConversionError,
+    called_from_numpy,
     user_location,
 )
 from .ir import Atom, Aval, Eqn, Graph, Literal, Primitive, Var, freeze_params, usable
@@ -97,6 +98,8 @@ class Trace:
             raise EscapedTracerError(
                 f"a traced value of an inner transformed function was used outside of it at "
                 f"{user_location()}; return it from that function instead")
+        if isinstance(x, np.ndarray) and x.dtype == object:  # numpy's array of traced elements
+            return self.atom(self.tracer.assemble(x))
         return self.constant(x)  # numbers, arrays, and eager values (Tensors) as constants
 
     def _lift(self, x: Tracer) -> Var:
@@ -146,6 +149,17 @@ def _written_into_numpy(e: ValueError) -> TracerConversionError | None:
         f"a traced value was written into a numpy array (y[i] = x) at "
         f"{user_location(e.__traceback__)}: {_NUMPY_HOLDS} x is known only when the compiled "
         f"function runs. {_BUILD_INSTEAD}")
+
+
+def _inside_numpy() -> str:
+    """A hint when numpy's own code asked for the value (numpy's reductions of an object
+    array of traced values, ``np.mean([x, y])``)."""
+    if not called_from_numpy():
+        return ""
+    return (" It was numpy's own code that needed the value: numpy computes with the "
+            "elements themselves when given a list or numpy array of traced values "
+            "(np.mean([x, y]), np.max(np.array([x, y]))). Give numpy functions one traced "
+            "array instead: np.stack([x, y]) or sg.array([x, y]).")
 
 
 def _escaped() -> EscapedTracerError:
@@ -307,13 +321,20 @@ class Tracer(Traced):
             f"`and`, `or`, `not` and bool() need a concrete truth value, but this {self.aval} "
             "value is only known when the compiled function runs. symgrad traces your "
             "function once for all inputs; select values elementwise with "
-            "symgrad.where(condition, a, b) (or np.where) instead.")
+            "symgrad.where(condition, a, b) (or np.where) instead." + _inside_numpy())
 
     def _concrete(self, what: str) -> Any:
         raise TracerConversionError(
             f"{what} of a traced value at {user_location()}: the value of this {self.aval} "
             "array is not known while symgrad traces your function. Use numpy functions "
-            "(np.exp, not math.exp) and keep the value an array.")
+            "(np.exp, not math.exp) and keep the value an array." + _inside_numpy())
+
+    @classmethod
+    def assemble(cls, objects: np.ndarray) -> Any:
+        """One traced array from numpy's object array of traced elements (what
+        ``np.array([x, y])`` makes); tracers of this class cannot."""
+        raise TypeError(f"a numpy object array {objects!r:.60} is not something symgrad can "
+                        "trace here; build arrays of traced values with np.stack")
 
     def __float__(self) -> float:
         return self._concrete("float()")
@@ -332,7 +353,8 @@ class Tracer(Traced):
         raise TracerConversionError(
             f"a traced value was converted to a numpy array (by np.array, np.asarray, or "
             f"y[i] = x into a numpy array) at {user_location()}: {_NUMPY_HOLDS} this "
-            f"{self.aval} value is known only when the compiled function runs. {_BUILD_INSTEAD}")
+            f"{self.aval} value is known only when the compiled function runs. {_BUILD_INSTEAD}"
+            + _inside_numpy())
 
 
     def tolist(self) -> list:
@@ -384,6 +406,9 @@ def stage(fun: Callable, avals: Sequence[Aval | None], args: Sequence[Any],
     try:
         with recording(t):
             result = fun(*call_args[:len(args)], **call_kwargs)
+            outputs, out_tree = flatten(result)  # a tuple, list or dict: several outputs
+            outputs = [t.atom(o) if isinstance(o, np.ndarray) and o.dtype == object else o
+                       for o in outputs]  # np.array([x, y]) returned: one traced array
     except ValueError as e:
         written = _written_into_numpy(e)
         if written is None:
@@ -391,7 +416,6 @@ def stage(fun: Callable, avals: Sequence[Aval | None], args: Sequence[Any],
         raise written.with_traceback(e.__traceback__) from None  # the traceback of y[i] = x
     finally:
         t.active = False
-    outputs, out_tree = flatten(result)  # a tuple, list or dict of arrays: several outputs
     if not outputs:
         raise TypeError(f"{_fun_name(fun)} returned {result!r}, which holds no value; return "
                         "the value to differentiate")

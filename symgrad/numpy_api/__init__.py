@@ -8,6 +8,8 @@ shape functions), :mod:`.indexing` (``x[index]`` and ``sg.at``) and
 :mod:`symgrad.prims`; nothing here declares one.
 """
 
+from . import arrays, decompositions, matrices, statistics, ufuncs  # noqa: F401 (they register)
+from .arrays import array
 from .dispatch import HANDLED_FUNCTIONS, implements, supported_functions
 from .functions import (
     clip,
@@ -23,6 +25,6 @@ from .functions import (
 from .indexing import at
 from .tracer import ArrayMethods, ArrayTracer, stage, trace
 
-__all__ = ["ArrayMethods", "ArrayTracer", "HANDLED_FUNCTIONS", "at", "clip", "implements",
+__all__ = ["ArrayMethods", "ArrayTracer", "HANDLED_FUNCTIONS", "array", "at", "clip", "implements",
            "log_softmax", "logsumexp", "relu", "sigmoid", "softmax", "softplus",
            "stage", "supported_functions", "trace", "where", "xlogy"]

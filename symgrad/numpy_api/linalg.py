@@ -26,7 +26,10 @@ from ..core.errors import ShapeError, UnsupportedFunctionError, user_location
 from ..core.tracing import apply, shape_of
 from ..prims.elementwise import as_float
 from ..prims.linalg import det_p, inv_p, matmul_p, slogdet_p, solve_p
+from .decompositions import axes_of, other_norm
 from .dispatch import float_dtype, implements, normalize_axes, refuse_kwargs
+from .einsum_spec import in_pairs
+from .einsum_spec import normalize as normalize_einsum
 from .functions import broadcast_to, multiply, reshape, sum, transpose, where
 
 # ---------------------------------------------------------------------------
@@ -154,34 +157,22 @@ def _diagonal_masked(a: Any, p: int, q: int, offset: int = 0) -> Any:
 
 def _einsum_error(spec: str, problem: str) -> UnsupportedFunctionError:
     return UnsupportedFunctionError(
-        f"np.einsum({spec!r}, ...) at {user_location()}: {problem}. symgrad supports "
-        "explicit letters for one or two operands ('ij,jk->ik', 'bij,bjk->bik', 'ii->', "
-        "'ij->ji'); write longer products as nested two-operand einsum calls")
+        f"np.einsum({spec!r}, ...) at {user_location()}: {problem}")
 
 
 @implements(np.einsum)
 def einsum(subscripts: Any, *operands: Any, out: Any = None, optimize: Any = False,
            **kwargs: Any) -> Any:
-    """``np.einsum`` for one or two operands, as transposes, sums and one ``matmul``."""
+    """``np.einsum``: subscripts or sublists, ``...``, any number of operands (contracted
+    in pairs, left to right), each pair as transposes, sums and one ``matmul``."""
     refuse_kwargs("np.einsum", {"out": out, **kwargs}, allowed={"dtype": float_dtype})
-    if not isinstance(subscripts, str):
-        raise _einsum_error(repr(subscripts), "the (operand, sublist) form is not supported; "
-                            "pass a subscripts string")
-    spec = subscripts.replace(" ", "")
-    inputs, arrow, output = spec.partition("->")
+    spec, operands = normalize_einsum(subscripts, operands)
+    if len(operands) > 2:
+        return in_pairs(spec, operands, einsum)
+    inputs, _, output = spec.partition("->")
     terms = inputs.split(",")
-    if "." in spec:
-        raise _einsum_error(spec, "ellipsis ('...') is not supported")
     if not all(c in string.ascii_letters for c in "".join(terms) + output):
         raise _einsum_error(spec, "subscripts must be letters")
-    if len(terms) != len(operands):
-        raise ValueError(f"np.einsum({spec!r}, ...): {len(terms)} subscript terms for "
-                         f"{len(operands)} operands")
-    if len(operands) > 2:
-        raise _einsum_error(spec, f"{len(operands)} operands")
-    if not arrow:  # implicit output: the letters used once, in alphabetical order
-        joined = "".join(terms)
-        output = "".join(sorted(c for c in set(joined) if joined.count(c) == 1))
     if len(set(output)) != len(output) or not set(output) <= set("".join(terms)):
         raise ValueError(f"np.einsum({spec!r}, ...): output letters must be distinct and "
                          "appear in an input")
@@ -280,7 +271,8 @@ _VECTOR_ORDS = (1, np.inf, -np.inf)  # sum, max and min of |x|
 
 @implements(np.linalg.norm)
 def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Any:
-    """``np.linalg.norm``: vector norms (2, 1, inf, -inf) and the Frobenius norm.
+    """``np.linalg.norm``: vector norms of every order, the Frobenius norm, and the matrix
+    norms 1, -1, 2, -2, inf, -inf and ``"nuc"`` (:func:`.decompositions.other_norm`).
 
     The 2-norm and the Frobenius norm have gradient ``x / norm(x)``, and exactly
     0 where ``x`` is 0.
@@ -305,11 +297,8 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> A
             return np.sum(magnitude, axis=axes, keepdims=keepdims)
         extremum = np.max if ord > 0 else np.min
         return extremum(magnitude, axis=axes, keepdims=keepdims)
-    kind = "matrix" if matrix else "vector"
-    raise UnsupportedFunctionError(
-        f"np.linalg.norm(..., ord={ord!r}) of a {kind} at {user_location()} is not supported; "
-        "symgrad has the vector norms ord=None/2/1/inf/-inf and the Frobenius norm "
-        "(ord=None/'fro' over two axes)")
+    # the other orders: vector norms of any order, matrix norms 1, 2, inf, 'nuc', ...
+    return other_norm(x, ord, axes if axis is None else axes_of(axis, ndim), keepdims, matrix)
 
 
 @implements(np.linalg.inv)

@@ -20,12 +20,13 @@ from typing import Any
 import numpy as np
 
 from ..core import tracing
-from ..core.errors import UnsupportedFunctionError, user_location
+from ..core.errors import user_location
 from ..core.ir import Aval, Graph
 from ..core.tracing import Tracer
+from ..prims import special as S
 from ..prims.tracer import Operators
+from . import arrays, indexing, linalg, shapes
 from . import functions as F
-from . import indexing, linalg, shapes
 from .dispatch import apply_ufunc, array_function
 
 
@@ -65,10 +66,14 @@ class ArrayMethods(Operators):
     def __matmul__(self, o): return linalg.matmul(self, o)
     def __rmatmul__(self, o): return linalg.matmul(o, self)
 
-    def __floordiv__(self, o: Any) -> Any:
-        raise UnsupportedFunctionError(f"floor division (//) at {user_location()} is not supported")
-
-    __rfloordiv__ = __mod__ = __rmod__ = __floordiv__
+    # numpy's floor division and remainder: the quotient has zero gradient, the
+    # remainder x - y * (x // y) gradients 1 and -(x // y)
+    def __floordiv__(self, o): return S.floor_divide(self, o)
+    def __rfloordiv__(self, o): return S.floor_divide(o, self)
+    def __mod__(self, o): return S.remainder(self, o)
+    def __rmod__(self, o): return S.remainder(o, self)
+    def __divmod__(self, o): return S.floor_divide(self, o), S.remainder(self, o)
+    def __rdivmod__(self, o): return S.floor_divide(o, self), S.remainder(o, self)
 
     # -- methods -------------------------------------------------------------------
     def sum(self, axis=None, dtype=None, out=None, keepdims=False, **kw):
@@ -134,6 +139,38 @@ class ArrayTracer(ArrayMethods, Tracer):
     """An array value inside a function being traced, with numpy's whole API."""
 
     __slots__ = ()
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        """numpy's object array of this array's elements, each a traced scalar: what
+        ``np.array([x, y])`` and ``np.r_[x, y]`` hold. A numpy array of numbers cannot
+        hold a traced value (``y[i] = x``, ``np.asarray(x, float)``): refused."""
+        if dtype is not None and np.dtype(dtype) != object:
+            return Tracer.__array__(self, dtype, copy)
+        return arrays.elements(self)
+
+    @classmethod
+    def assemble(cls, objects: np.ndarray) -> Any:
+        return arrays.from_elements(objects)
+
+    # numpy's loops over object arrays call the method named as the ufunc on each element
+    # (np.exp(np.array([x, y])) calls x.exp()); conjugate is np.var's
+    def conjugate(self) -> Any:
+        return self
+
+
+def _ufunc_method(ufunc: np.ufunc) -> Callable:
+    def method(self: Any, *others: Any) -> Any:
+        return ufunc(self, *others)
+    method.__name__ = ufunc.__name__
+    return method
+
+
+for _ufunc in (np.exp, np.log, np.log1p, np.expm1, np.sqrt, np.sin, np.cos, np.tan, np.tanh,
+               np.sinh, np.cosh, np.arcsin, np.arccos, np.arctan, np.arcsinh, np.arccosh,
+               np.arctanh, np.log2, np.log10, np.exp2, np.cbrt, np.square, np.reciprocal,
+               np.sign, np.floor, np.ceil, np.trunc, np.rint, np.arctan2, np.hypot,
+               np.logaddexp, np.logaddexp2, np.deg2rad, np.rad2deg, np.fabs):
+    setattr(ArrayTracer, _ufunc.__name__, _ufunc_method(_ufunc))
 
 
 def stage(fun: Callable, avals: Sequence[Aval | None], args: Sequence[Any],

@@ -15,9 +15,15 @@ the declaration.
 - :mod:`.indexing`: ``slice``, ``unslice``, ``gather``, ``scatter_add``,
   ``concatenate``, ``cumsum``;
 - :mod:`.linalg`: ``matmul``, ``inv``, ``det``, ``slogdet``, ``solve``;
+- :mod:`.special`: ``log2``, ``log10``, ``exp2``, ``cbrt``, ``arcsinh``, ``arccosh``,
+  ``arctanh``, ``sinc``, ``remainder``, ``floor_divide``;
+- :mod:`.decompositions`: ``cholesky``, ``eigh``, ``eig``, ``qr``, ``svd``, ``pinv``,
+  ``lstsq``;
+- :mod:`.sorting`: ``argsort``, ``take_along``, ``scatter_along``, ``cumprod``;
 - :mod:`.tracer`: the operators of traced values, and the tracer VJP rules see.
 """
 
+from .decompositions import cholesky_p, eig_p, eigh_p, lstsq_p, pinv_p, qr_p, svd_p
 from .elementwise import (
     CONVENTIONS_VERSION,
     abs_p,
@@ -80,6 +86,19 @@ from .reductions import (
     transpose_p,
 )
 from .registry import FACETS, FLAGS, KINDS, OPTIONAL_FACETS, REGISTRY, register
+from .sorting import argsort_p, cumprod_p, scatter_along_p, take_along_p
+from .special import (
+    arccosh_p,
+    arcsinh_p,
+    arctanh_p,
+    cbrt_p,
+    exp2_p,
+    floor_divide_p,
+    log2_p,
+    log10_p,
+    remainder_p,
+    sinc_p,
+)
 from .tracer import PrimTracer
 
 __all__ = [
@@ -91,6 +110,9 @@ __all__ = [
     "reciprocal_p", "relu_p", "reshape_p", "rint_p", "scatter_add_p", "sigmoid_p", "sign_p",
     "sin_p", "sinh_p", "slice_p", "slogdet_p", "softplus_p", "solve_p", "sqrt_p", "square_p",
     "sub_p", "sum_p", "tan_p", "tanh_p", "transpose_p", "trunc_p", "unslice_p", "where_p",
-    "xlogy_p", "CONVENTIONS_VERSION", "FACETS", "FLAGS", "KINDS", "OPTIONAL_FACETS",
+    "xlogy_p", "arccosh_p", "arcsinh_p", "arctanh_p", "cbrt_p", "exp2_p", "floor_divide_p",
+    "log2_p", "log10_p", "remainder_p", "sinc_p", "argsort_p", "cumprod_p", "scatter_along_p",
+    "take_along_p", "cholesky_p", "eig_p", "eigh_p", "lstsq_p", "pinv_p", "qr_p", "svd_p",
+    "CONVENTIONS_VERSION", "FACETS", "FLAGS", "KINDS", "OPTIONAL_FACETS",
     "REGISTRY", "PrimTracer", "register",
 ]

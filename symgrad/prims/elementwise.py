@@ -488,7 +488,9 @@ where_p = register(
 
 
 def _dtype(x: Any) -> np.dtype:
-    return x.dtype if isinstance(x, Traced) else as_constant_array(x).dtype
+    if isinstance(x, Traced) or (isinstance(x, np.ndarray) and x.dtype == object):
+        return x.dtype  # (an object array of traced elements: its trace assembles it)
+    return as_constant_array(x).dtype
 
 
 def as_float(x: Any) -> Any:

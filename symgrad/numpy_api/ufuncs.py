@@ -1,0 +1,130 @@
+"""numpy's ufuncs that are compositions of primitives, and ``np.sinc``, ``divmod``.
+
+``fabs`` is ``abs``; ``deg2rad``/``radians`` and ``rad2deg``/``degrees`` multiply
+by numpy's own constants (``pi / 180``, ``180 / pi``), so values agree bit for
+bit; ``fmax``/``fmin`` are ``maximum``/``minimum`` that return the other operand
+where one is nan, and give it the gradient there (ties share it, ½ each);
+``logaddexp2(x, y)`` is ``logaddexp(x ln 2, y ln 2) / ln 2``; ``nan_to_num``
+selects, so the replaced entries get zero gradient.
+
+    >>> import numpy as np, symgrad as sg
+    >>> sg.grad(lambda x: np.sum(np.fmax(x, np.array([np.nan, 1.0]))))(np.array([2.0, 0.0]))
+    array([1., 0.])
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ..prims import elementwise as E
+from ..prims import special as S
+from ..prims.elementwise import as_float
+from .dispatch import float_dtype, implements, refuse_kwargs
+
+_DEG2RAD = math.pi / 180.0  # numpy's constants (npy_math: NPY_PI / 180.0, 180.0 / NPY_PI)
+_RAD2DEG = 180.0 / math.pi
+_LN2 = math.log(2.0)
+
+
+def _ufunc_kwargs(name: str, kwargs: dict) -> None:
+    refuse_kwargs(name, kwargs, allowed={"dtype": float_dtype})
+
+
+@implements(np.fabs)
+def fabs(x: Any, /, **kwargs: Any) -> Any:
+    _ufunc_kwargs("np.fabs", kwargs)
+    return E.absolute(x)
+
+
+@implements(np.deg2rad, np.radians)
+def deg2rad(x: Any, /, **kwargs: Any) -> Any:
+    _ufunc_kwargs("np.deg2rad", kwargs)
+    return E.mul(x, _DEG2RAD)
+
+
+@implements(np.rad2deg, np.degrees)
+def rad2deg(x: Any, /, **kwargs: Any) -> Any:
+    _ufunc_kwargs("np.rad2deg", kwargs)
+    return E.mul(x, _RAD2DEG)
+
+
+def _isnan(x: Any) -> Any:
+    return E.not_equal(x, x)
+
+
+@implements(np.fmax)
+def fmax(x1: Any, x2: Any, /, **kwargs: Any) -> Any:
+    """``maximum`` that ignores a nan operand (nan only where both are)."""
+    _ufunc_kwargs("np.fmax", kwargs)
+    return E.where(_isnan(x2), x1, E.where(_isnan(x1), x2, E.maximum(x1, x2)))
+
+
+@implements(np.fmin)
+def fmin(x1: Any, x2: Any, /, **kwargs: Any) -> Any:
+    """``minimum`` that ignores a nan operand (nan only where both are)."""
+    _ufunc_kwargs("np.fmin", kwargs)
+    return E.where(_isnan(x2), x1, E.where(_isnan(x1), x2, E.minimum(x1, x2)))
+
+
+@implements(np.logaddexp2)
+def logaddexp2(x1: Any, x2: Any, /, **kwargs: Any) -> Any:
+    """``log2(2**x1 + 2**x2)``, through ``logaddexp`` (its ties and tails)."""
+    _ufunc_kwargs("np.logaddexp2", kwargs)
+    return E.div(E.logaddexp(E.mul(x1, _LN2), E.mul(x2, _LN2)), _LN2)
+
+
+@implements(np.divmod)
+def divmod_(x1: Any, x2: Any, /, **kwargs: Any) -> tuple[Any, Any]:
+    """``(x1 // x2, x1 % x2)``: numpy's pair (the quotient has zero gradient)."""
+    _ufunc_kwargs("np.divmod", kwargs)
+    return S.floor_divide(x1, x2), S.remainder(x1, x2)
+
+
+@implements(np.sinc)
+def sinc(x: Any) -> Any:
+    """``sin(pi x) / (pi x)``, 1 at 0, with ``sinc'(0) = 0``."""
+    return S.sinc(x)
+
+
+@implements(np.nan_to_num)
+def nan_to_num(x: Any, copy: bool = True, nan: float = 0.0, posinf: Any = None,
+               neginf: Any = None) -> Any:
+    """nan and infinities replaced (by ``nan``, the largest finite floats, or the values
+    given); the replaced entries have zero gradient, the others gradient 1."""
+    big = float(np.finfo(np.float64).max)
+    x = as_float(x)
+    out = E.where(_isnan(x), nan, x)
+    out = E.where(E.equal(x, np.inf), big if posinf is None else posinf, out)
+    return E.where(E.equal(x, -np.inf), -big if neginf is None else neginf, out)
+
+
+# complex parts of real values: symgrad's values are real (complex input is refused)
+
+
+@implements(np.conjugate)
+def conjugate(x: Any, /, **kwargs: Any) -> Any:
+    """A real value is its own conjugate."""
+    _ufunc_kwargs("np.conjugate", kwargs)
+    return as_float(x)
+
+
+@implements(np.real, np.real_if_close)
+def real(val: Any, tol: float = 100) -> Any:
+    return as_float(val)
+
+
+@implements(np.imag)
+def imag(val: Any) -> Any:
+    """0 for a real value (a constant)."""
+    return np.zeros(np.shape(val))
+
+
+@implements(np.angle)
+def angle(z: Any, deg: bool = False) -> Any:
+    """0 for positive values, pi (180) for negative ones, nan for nan; zero gradient."""
+    half_turn = 180.0 if deg else math.pi
+    x = as_float(z)
+    return E.where(_isnan(x), np.nan, E.where(E.less(x, 0.0), half_turn, 0.0))

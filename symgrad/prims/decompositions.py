@@ -1,0 +1,505 @@
+"""Matrix decompositions: cholesky, eigh, eig, qr, svd, and pinv, lstsq.
+
+Each is one primitive over a matrix or a stack of matrices (a loop over the
+batch axes in the kernel, which calls LAPACK through Numba's ``np.linalg``). A
+decomposition with several results is one primitive with a ``part`` parameter
+(``eigh(x, part="values")``, ``svd(x, part="u")``): each part's VJP gives that
+part's share of the gradient, the adjoint adds them up, and CSE merges the two
+calls of one part (the forward's and a VJP's) into one.
+
+VJP rules are PyTorch's documented formulas (``cholesky_backward``,
+``linalg_eig_backward``, ``linalg_qr_backward``, ``svd_backward``,
+``pinv_backward``), written with ``matmul`` and ``solve``; tests check them
+against finite differences and against those formulas written out in numpy.
+Conventions (rows of :mod:`symgrad.core.conventions`):
+
+- ``cholesky`` and ``eigh`` read one triangle of their input (numpy's
+  ``UPLO``): the gradient lives on that triangle, the symmetric gradient's
+  off-diagonal entries added up there; along symmetric perturbations (any
+  ``A(X)`` that is symmetric) it gives PyTorch's symmetric gradient;
+- where two eigenvalues (singular values) are exactly equal, the gradient
+  through the eigenvectors (singular vectors) is nan: it is not determined
+  there (PyTorch gives nan or inf, JAX inf). Eigenvalues and singular values
+  alone keep a finite gradient;
+- a zero singular value of a non-square matrix makes the gradient through the
+  singular vectors nan (the ``S^-1`` terms);
+- ``pinv`` and ``lstsq`` differentiate along perturbations of constant rank
+  (the Golub-Pereyra formula, as PyTorch): at a rank-deficient matrix, the
+  gradient of the map restricted to matrices of that rank;
+- ``eig`` of a real matrix with complex eigenvalues is refused when it runs.
+
+``cholesky``, ``pinv`` and ``lstsq`` have SymPy forms (for matrices of full
+rank); the others are checked against finite differences.
+
+    >>> import numpy as np
+    >>> from_triangle(np.array([[1.0, 2.0], [3.0, 4.0]]), lower=True)
+    array([[1., 0.],
+           [5., 4.]])
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..core.errors import ShapeError
+from ..core.ir import FLOAT, Aval
+from ..core.tracing import apply, shape_of
+from .elementwise import where
+from .indexing import along, concatenate_p
+from .linalg import _square_rule, _stacked, matmul, outer, solve, swap
+from .reductions import broadcast_to, reduce, reshape, sum_p
+from .registry import register, require
+
+NAN = float("nan")
+
+
+# ---------------------------------------------------------------------------
+# helpers of the VJP rules (they record primitives; on arrays, numpy computes)
+
+
+def _eye(n: int) -> np.ndarray:
+    return np.eye(n, dtype=bool)
+
+
+def tril(x: Any, k: int = 0) -> Any:
+    """``x`` with the elements above diagonal ``k`` of its last two axes set to 0."""
+    n, m = shape_of(x)[-2:]
+    return where(np.tri(n, m, k, dtype=bool), x, 0.0)
+
+
+def diagonal(x: Any) -> Any:
+    """The diagonals of a stack of square matrices, as a stack of vectors."""
+    shape = shape_of(x)
+    return reduce(sum_p, where(_eye(shape[-1]), x, 0.0), (len(shape) - 1,))
+
+
+def columns(x: Any, v: Any) -> Any:
+    """``x @ diag(v)``: column j of each matrix of ``x`` times ``v[..., j]``."""
+    return x * reshape(v, shape_of(v)[:-1] + (1, shape_of(v)[-1]))
+
+
+def rows(v: Any, x: Any) -> Any:
+    """``diag(v) @ x``: row i of each matrix of ``x`` times ``v[..., i]``."""
+    return reshape(v, shape_of(v) + (1,)) * x
+
+
+def _sym(x: Any) -> Any:
+    return (x + swap(x)) * 0.5
+
+
+def from_triangle(s: Any, lower: bool) -> Any:
+    """The gradient with respect to a matrix of which only one triangle is read, from
+    the symmetric gradient ``s``: ``s_ii`` on the diagonal, ``s_ij + s_ji`` in the
+    triangle read, 0 in the other."""
+    n = shape_of(s)[-1]
+    keep = np.tri(n, dtype=bool) if lower else np.tri(n, dtype=bool).T
+    return where(_eye(n), s, where(keep, s + swap(s), 0.0))
+
+
+def _gaps(w: Any, squares: bool = False) -> Any:
+    """``F[..., i, j] = 1 / (w_j - w_i)`` (``1 / (w_j^2 - w_i^2)`` with ``squares``) off
+    the diagonal, 0 on it, and nan where ``w_i == w_j`` (the gradient through the
+    vectors is not determined there)."""
+    shape = shape_of(w)
+    n = shape[-1]
+    wj, wi = reshape(w, shape[:-1] + (1, n)), reshape(w, shape + (1,))
+    d = wj - wi
+    denominator = d * (wj + wi) if squares else d
+    safe = where(_eye(n), 1.0, denominator)
+    return where(_eye(n), 0.0, where(d == 0.0, NAN, 1.0 / safe))
+
+
+def _right_inverse_transpose(b: Any, r: Any) -> Any:
+    """``b @ inv(r).T``, as ``solve(r, b.T).T``."""
+    return swap(solve(r, swap(b)))
+
+
+def _no_sympy(name: str):
+    def sympy(sp, *args, **params):
+        raise NotImplementedError(f"{name} has no closed form in SymPy; its gradient is "
+                                  "checked against finite differences")
+    return sympy
+
+
+# ---------------------------------------------------------------------------
+# emit: one LAPACK call per matrix, a loop over the batch axes of a stack
+
+
+def _emit(call: str, trailing: Any, before: tuple[str, ...] = ()) -> Any:
+    """Numba emit of ``out = call`` per matrix (``call`` and the lines ``before`` it are
+    templates over the operands and parameters); ``trailing(dim)`` lists the source of
+    the output's last axes, given ``dim(k)``, the length of the matrix's axis k."""
+    def emit(out: str, args: list[str], avals: list[Aval], out_aval: Aval,
+             **params: Any) -> list[str]:
+        def fill(template: str, operands: list[str]) -> str:
+            return template.format(*operands, **params)
+        batch = avals[0].ndim - 2
+        if not batch:
+            return [fill(b, args) for b in before] + [f"{out} = {fill(call, args)}"]
+        x = args[0]
+        dims = [f"{x}.shape[{k}]" for k in range(batch)]
+        dims += trailing(lambda k: f"{x}.shape[{batch + k}]")
+        index = ", ".join(f"i{k}" for k in range(batch))
+        lines = [f"{out} = np.empty(({', '.join(dims)},))"]
+        for k in range(batch):
+            lines.append("    " * k + f"for i{k} in range({x}.shape[{k}]):")
+        each = [f"{a}[{index}]" for a in args]
+        lines += ["    " * batch + fill(b, each) for b in before]
+        lines.append("    " * batch + f"{out}[{index}] = {fill(call, each)}")
+        return lines
+    return emit
+
+
+def _square(dim) -> list[str]:
+    return [dim(0), dim(1)]
+
+
+def _vector(dim) -> list[str]:
+    return [dim(1)]
+
+
+def _k(dim) -> str:
+    return f"min({dim(0)}, {dim(1)})"
+
+
+# ---------------------------------------------------------------------------
+# cholesky
+
+
+def _cholesky_rule(x: Aval) -> Aval:
+    _square_rule("cholesky", x)
+    return Aval(x.shape)
+
+
+def _cholesky_vjp(g, ans, x):
+    # PyTorch's cholesky_backward: L^-T Phi(L^T gL) L^-1, symmetrized, where Phi takes
+    # the lower triangle with the diagonal halved (Murray 2016, arXiv:1602.07527)
+    n = shape_of(ans)[-1]
+    phi = tril(matmul(swap(ans), g))
+    phi = where(_eye(n), phi * 0.5, phi)
+    s = _right_inverse_transpose(solve(swap(ans), phi), swap(ans))
+    return (from_triangle(_sym(s), lower=True),)
+
+
+def _cholesky_sympy(sp, x):
+    def one(m):
+        n = m.shape[0]
+        full = sp.Matrix(n, n, lambda i, j: m[max(i, j), min(i, j)])  # the lower triangle
+        return np.array(full.cholesky(hermitian=False).tolist(), dtype=object)
+    return _stacked(one, x.ndim - 2, x)
+
+
+cholesky_p = register(
+    name="cholesky", kind="array", shape_rule=_cholesky_rule, impl=np.linalg.cholesky,
+    emit=_emit("np.linalg.cholesky({0})", _square), vjp=_cholesky_vjp,
+    sympy=_cholesky_sympy, numpy=np.linalg.cholesky, torch_name="LinalgCholeskyExBackward0")
+
+
+# ---------------------------------------------------------------------------
+# eigh: eigenvalues (ascending) and eigenvectors of a symmetric matrix, of which
+# the triangle ``uplo`` is read (both backends read the upper one as the lower one
+# of the transpose: the same eigenvalues as numpy's eigh(x, "U"), eigenvectors of the
+# same matrix that may differ from numpy's in sign)
+
+
+def _eigh_rule(x: Aval, *, part: str, uplo: str) -> Aval:
+    _square_rule("eigh", x)
+    if part not in ("values", "vectors") or uplo not in ("L", "U"):
+        raise ValueError(f"eigh: part {part!r} / uplo {uplo!r} unknown")
+    return Aval(x.shape[:-1] if part == "values" else x.shape)
+
+
+def _eigh_impl(x, part, uplo):
+    # as the kernel computes it: the upper triangle as the lower one of the transpose
+    read = x if uplo == "L" else np.swapaxes(x, -1, -2)
+    return np.linalg.eigh(read, UPLO="L")[0 if part == "values" else 1]
+
+
+def _eigh_emit(out, args, avals, out_aval, *, part, uplo):
+    # Numba's eigh reads the lower triangle (it has no UPLO): the upper one is the lower
+    # one of x.T. The eigenvalues are numpy's; eigenvectors may differ in sign from those
+    # of numpy's eigh(x, "U"), which runs LAPACK's other reduction
+    operand = "{0}" if uplo == "L" else "np.ascontiguousarray({0}.T)"
+    k = 0 if part == "values" else 1
+    return _emit(f"np.linalg.eigh({operand})[{k}]", _vector if k == 0 else _square)(
+        out, args, avals, out_aval)
+
+
+def _eigh_vjp(g, ans, x, *, part, uplo):
+    # A = V diag(w) V^T: dw_i = v_i^T dA v_i, dV = V (F o (V^T dA V)), F_ij = 1/(w_j - w_i)
+    if part == "values":
+        v = eigh(x, "vectors", uplo)
+        s = matmul(columns(v, g), swap(v))
+    else:
+        v = ans
+        s = matmul(matmul(v, _gaps(eigh(x, "values", uplo)) * matmul(swap(v), g)), swap(v))
+    return (from_triangle(_sym(s), lower=uplo == "L"),)
+
+
+eigh_p = register(
+    name="eigh", kind="array", shape_rule=_eigh_rule, impl=_eigh_impl, emit=_eigh_emit,
+    vjp=_eigh_vjp, sympy=_no_sympy("eigh"), numpy=np.linalg.eigh,
+    torch_name="LinalgEighBackward0")
+
+
+# ---------------------------------------------------------------------------
+# eig of a real matrix with real eigenvalues (eigenvectors of unit norm, LAPACK's order)
+
+_COMPLEX_EIG = ("np.linalg.eig: the matrix has complex eigenvalues, and symgrad "
+                "differentiates real functions; for a symmetric matrix use np.linalg.eigh")
+
+
+def _eig_rule(x: Aval, *, part: str) -> Aval:
+    _square_rule("eig", x)
+    if part not in ("values", "vectors"):
+        raise ValueError(f"eig: part {part!r} unknown")
+    return Aval(x.shape[:-1] if part == "values" else x.shape)
+
+
+def _eig_impl(x, part):
+    w, v = np.linalg.eig(x)
+    if np.iscomplexobj(w):
+        raise ValueError(_COMPLEX_EIG)
+    return w if part == "values" else v
+
+
+def _eig_emit(out, args, avals, out_aval, *, part):
+    k = 0 if part == "values" else 1
+    check = ("if np.any(np.linalg.eigvals({0} + 0j).imag != 0.0):",
+             f"    raise ValueError({_COMPLEX_EIG!r})")
+    return _emit(f"np.linalg.eig({{0}})[{k}]", _vector if k == 0 else _square, check)(
+        out, args, avals, out_aval)
+
+
+def _eig_vjp(g, ans, x, *, part):
+    # PyTorch's linalg_eig_backward for real results: V^-T K V^T with K = diag(gw) or
+    # F o (V^T gV - V^T V diag(diag(V^T gV))) (the second term: unit-norm eigenvectors)
+    v = ans if part == "vectors" else eig(x, "vectors")
+    if part == "values":
+        n = shape_of(g)[-1]
+        k = where(_eye(n), reshape(g, shape_of(g) + (1,)), 0.0)
+    else:
+        vtg = matmul(swap(v), g)
+        k = _gaps(eig(x, "values")) * (vtg - columns(matmul(swap(v), v), diagonal(vtg)))
+    return (solve(swap(v), matmul(k, swap(v))),)
+
+
+eig_p = register(
+    name="eig", kind="array", shape_rule=_eig_rule, impl=_eig_impl, emit=_eig_emit,
+    vjp=_eig_vjp, sympy=_no_sympy("eig"), numpy=np.linalg.eig,
+    torch_name="LinalgEigBackward0")
+
+
+# ---------------------------------------------------------------------------
+# qr, mode="reduced": Q (m, k) with orthonormal columns, R (k, n) upper triangular
+
+
+def _qr_rule(x: Aval, *, part: str) -> Aval:
+    require("qr", (x,), FLOAT)
+    if x.ndim < 2 or part not in ("q", "r"):
+        raise ShapeError(f"qr: needs a matrix or a stack of them, got {x}")
+    m, n = x.shape[-2:]
+    k = min(m, n)
+    return Aval(x.shape[:-2] + ((m, k) if part == "q" else (k, n)))
+
+
+def _qr_tall(q, r, gq, gr):
+    # m >= n (PyTorch's linalg_qr_backward, Walter & Lehmann 2018): with
+    # M = R gR^T - gQ^T Q, gA = (gQ + Q copyltu(M)) R^-T, copyltu(M) = tril(M) + tril(M, -1)^T
+    m = 0.0
+    if gr is not None:
+        m = matmul(r, swap(gr))
+    if gq is not None:
+        m = m - matmul(swap(gq), q)
+    b = matmul(q, tril(m) + swap(tril(m, -1)))
+    if gq is not None:
+        b = b + gq
+    return _right_inverse_transpose(b, r)
+
+
+def _qr_vjp(g, ans, x, *, part):
+    m, n = shape_of(x)[-2:]
+    last = len(shape_of(x)) - 1
+    q = ans if part == "q" else qr(x, "q")
+    r = ans if part == "r" else qr(x, "r")
+    gq, gr = (g, None) if part == "q" else (None, g)
+    if m >= n:
+        return (_qr_tall(q, r, gq, gr),)
+    # wide: A = [X | Y] and R = [U | V] with X = Q U square and Y = Q V, so gY = Q gV and
+    # X sees the cotangent gQ + Y gV^T for Q
+    u = along(r, last, 0, m)
+    if gr is None:
+        gx = _qr_tall(q, u, gq, None)
+        gy = broadcast_to(0.0, shape_of(x)[:-1] + (n - m,))
+    else:
+        gv = along(gr, last, m, n)
+        gx = _qr_tall(q, u, matmul(along(x, last, m, n), swap(gv)), along(gr, last, 0, m))
+        gy = matmul(q, gv)
+    return (apply(concatenate_p, gx, gy, axis=last),)
+
+
+qr_p = register(
+    name="qr", kind="array", shape_rule=_qr_rule,
+    impl=lambda x, part: np.linalg.qr(x)[0 if part == "q" else 1],
+    emit=lambda out, args, avals, out_aval, *, part: _emit(
+        f"np.linalg.qr({{0}})[{0 if part == 'q' else 1}]",
+        (lambda d: [d(0), _k(d)]) if part == "q" else (lambda d: [_k(d), d(1)]))(
+        out, args, avals, out_aval),
+    vjp=_qr_vjp, sympy=_no_sympy("qr"), numpy=np.linalg.qr, torch_name="LinalgQrBackward0")
+
+
+# ---------------------------------------------------------------------------
+# svd, full_matrices=False: U (m, k), S (k,), Vh (k, n)
+
+_SVD_PARTS = ("u", "s", "vh")
+
+
+def _svd_rule(x: Aval, *, part: str) -> Aval:
+    require("svd", (x,), FLOAT)
+    if x.ndim < 2 or part not in _SVD_PARTS:
+        raise ShapeError(f"svd: needs a matrix or a stack of them, got {x}")
+    m, n = x.shape[-2:]
+    k = min(m, n)
+    return Aval(x.shape[:-2] + {"u": (m, k), "s": (k,), "vh": (k, n)}[part])
+
+
+def _svd_trailing(part: str):
+    return {"u": lambda d: [d(0), _k(d)], "s": lambda d: [_k(d)],
+            "vh": lambda d: [_k(d), d(1)]}[part]
+
+
+def _svd_vjp(g, ans, x, *, part):
+    # PyTorch's svd_backward for real matrices (Townsend 2016), one part at a time:
+    # gA = U [F o (U^T gU - gU^T U) S + S F o (V^T gV - gV^T V) + diag(gS)] V^T
+    #      + (I - U U^T) gU S^-1 V^T + U S^-1 gV^T (I - V V^T),  F_ij = 1/(s_j^2 - s_i^2)
+    m, n = shape_of(x)[-2:]
+    k = min(m, n)
+    u = ans if part == "u" else svd(x, "u")
+    vh = ans if part == "vh" else svd(x, "vh")
+    s = svd(x, "s")
+    if part == "s":
+        return (matmul(columns(u, g), vh),)
+    inverse = where(s == 0.0, NAN, 1.0 / where(s == 0.0, 1.0, s))
+    if part == "u":
+        utg = matmul(swap(u), g)
+        core = columns(_gaps(s, squares=True) * (utg - swap(utg)), s)
+        ga = matmul(matmul(u, core), vh)
+        if m > k:  # the part of gU outside U's columns
+            ga = ga + matmul(columns(g - matmul(u, utg), inverse), vh)
+        return (ga,)
+    vtg = matmul(vh, swap(g))  # V^T gV, where gV = g^T is the cotangent of V = Vh^T
+    core = rows(s, _gaps(s, squares=True) * (vtg - swap(vtg)))
+    ga = matmul(matmul(u, core), vh)
+    if n > k:
+        ga = ga + matmul(columns(u, inverse), g - matmul(matmul(g, swap(vh)), vh))
+    return (ga,)
+
+
+svd_p = register(
+    name="svd", kind="array", shape_rule=_svd_rule,
+    impl=lambda x, part: np.linalg.svd(x, full_matrices=False)[_SVD_PARTS.index(part)],
+    emit=lambda out, args, avals, out_aval, *, part: _emit(
+        f"np.linalg.svd({{0}}, full_matrices=False)[{_SVD_PARTS.index(part)}]",
+        _svd_trailing(part))(out, args, avals, out_aval),
+    vjp=_svd_vjp, sympy=_no_sympy("svd"), numpy=np.linalg.svd,
+    torch_name="LinalgSvdBackward0")
+
+
+# ---------------------------------------------------------------------------
+# pinv (singular values at most rcond * the largest are dropped) and lstsq
+
+
+def _pinv_rule(x: Aval, *, rcond: float) -> Aval:
+    require("pinv", (x,), FLOAT)
+    if x.ndim < 2:
+        raise ShapeError(f"pinv: needs a matrix or a stack of them, got {x}")
+    return Aval(x.shape[:-2] + (x.shape[-1], x.shape[-2]))
+
+
+def pinv_grad(a: Any, p: Any, g: Any) -> Any:
+    """The cotangent of ``a`` from that of ``p = pinv(a)``, at constant rank (Golub and
+    Pereyra 1973; PyTorch's pinv_backward):
+    ``-P^T G P^T + (I - A P) G^T P P^T + P^T P G^T (I - P A)``."""
+    m, n = shape_of(a)[-2:]
+    pt, gt = swap(p), swap(g)
+    return (-matmul(matmul(pt, g), pt)
+            + matmul(matmul(np.eye(m) - matmul(a, p), gt), matmul(p, pt))
+            + matmul(matmul(matmul(pt, p), gt), np.eye(n) - matmul(p, a)))
+
+
+def _sympy_pinv(sp, m):
+    a = sp.Matrix(np.asarray(m, dtype=object).tolist())
+    # a matrix of full rank: (A^T A)^-1 A^T or A^T (A A^T)^-1
+    return (a.T * a).inv() * a.T if a.rows >= a.cols else a.T * (a * a.T).inv()
+
+
+pinv_p = register(
+    name="pinv", kind="array", shape_rule=_pinv_rule,
+    impl=lambda x, rcond: np.linalg.pinv(x, rcond),
+    emit=_emit("np.linalg.pinv({0}, {rcond!r})", lambda d: [d(1), d(0)]),
+    vjp=lambda g, ans, x, rcond: (pinv_grad(x, ans, g),),
+    sympy=lambda sp, x, rcond: _stacked(
+        lambda m: np.array(_sympy_pinv(sp, m).tolist(), dtype=object), x.ndim - 2, x),
+    numpy=np.linalg.pinv, torch_name="PinvBackward0")
+
+
+def _lstsq_rule(a: Aval, b: Aval, *, rcond: float) -> Aval:
+    require("lstsq", (a, b), FLOAT)
+    if a.ndim != 2 or b.ndim not in (1, 2) or b.shape[0] != a.shape[0]:
+        raise ShapeError(f"lstsq: needs a matrix a and b of shape ({a.shape[0]},) or "
+                         f"({a.shape[0]}, k), got {a} and {b}")
+    return Aval((a.shape[1],) + b.shape[1:])
+
+
+def _lstsq_vjp(g, ans, a, b, *, rcond):
+    # x = pinv(a) b (the minimum-norm solution), so gb = pinv(a)^T g, and a gets the
+    # pinv cotangent g b^T
+    p = pinv(a, rcond)
+    gp = outer(g, b) if len(shape_of(b)) == 1 else matmul(g, swap(b))
+    return pinv_grad(a, p, gp), matmul(swap(p), g)
+
+
+lstsq_p = register(
+    name="lstsq", kind="array", shape_rule=_lstsq_rule,
+    impl=lambda a, b, rcond: np.linalg.lstsq(a, b, rcond)[0],
+    emit=lambda out, args, avals, out_aval, *, rcond: [
+        f"{out} = np.linalg.lstsq({args[0]}, {args[1]}, {rcond!r})[0]"],
+    vjp=_lstsq_vjp,
+    sympy=lambda sp, a, b, rcond: np.array(
+        (_sympy_pinv(sp, a) * sp.Matrix(b.reshape(b.shape[0], -1).tolist())).tolist(),
+        dtype=object).reshape((a.shape[1],) + b.shape[1:]),
+    numpy=np.linalg.lstsq)
+
+
+# ---------------------------------------------------------------------------
+# recording helpers
+
+
+def cholesky(x: Any) -> Any:
+    return apply(cholesky_p, x)
+
+
+def eigh(x: Any, part: str, uplo: str = "L") -> Any:
+    return apply(eigh_p, x, part=part, uplo=uplo)
+
+
+def eig(x: Any, part: str) -> Any:
+    return apply(eig_p, x, part=part)
+
+
+def qr(x: Any, part: str) -> Any:
+    return apply(qr_p, x, part=part)
+
+
+def svd(x: Any, part: str) -> Any:
+    return apply(svd_p, x, part=part)
+
+
+def pinv(x: Any, rcond: float) -> Any:
+    return apply(pinv_p, x, rcond=float(rcond))
+
+
+def lstsq(a: Any, b: Any, rcond: float) -> Any:
+    return apply(lstsq_p, a, b, rcond=float(rcond))

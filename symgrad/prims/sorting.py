@@ -1,0 +1,198 @@
+"""Primitives whose indices depend on the values: sorting, and the cumulative product.
+
+- ``argsort``: the positions that sort the last axis, in numpy's stable order
+  (``kind="stable"``), as float64 values (the IR has no integer type; indices
+  are exact far beyond any array length). Piecewise constant: no gradient;
+- ``take_along``: ``np.take_along_axis(x, idx, -1)`` for traced float indices;
+- ``scatter_along``: its adjoint, ``out[..., idx[..., j]] += g[..., j]`` into
+  zeros of ``size`` along the last axis;
+- ``cumprod`` along an axis. Its VJP, ``reverse_cumsum(g * ans) / x``, needs
+  ``x`` without zeros; :func:`symgrad.numpy_api.reductions.cumprod` gives it
+  such an ``x`` and handles zeros exactly around it.
+
+Sorting is ``take_along(x, argsort(x))``: the gradient of a sorted array flows
+back through the permutation, and tied values get the cotangent of the position
+the stable sort put them in (a row of :mod:`symgrad.core.conventions`). None of
+these has a SymPy form but ``cumprod``: a sort of symbols is not an expression.
+Their cases in the test table use finite differences.
+
+    >>> import numpy as np
+    >>> argsort(np.array([3.0, 1.0, 3.0, 2.0]))
+    array([1., 3., 0., 2.])
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..core.errors import ShapeError
+from ..core.ir import FLOAT, Aval
+from ..core.tracing import apply
+from .indexing import _reverse_cumsum
+from .registry import register, require
+
+
+def _no_sympy(name: str):
+    def sympy(sp, *args, **params):
+        raise NotImplementedError(f"{name} has no SymPy form: the order of symbols is unknown")
+    return sympy
+
+
+def _batch_loops(ndim: int, extent: str) -> tuple[list[str], str]:
+    """Loops over the first ``ndim - 1`` axes (``extent.format(k)`` is the length of axis
+    k), and the index text of the batch position with a trailing comma (or "")."""
+    lines = ["    " * k + f"for i{k} in range({extent.format(k)}):" for k in range(ndim - 1)]
+    return lines, "".join(f"i{k}, " for k in range(ndim - 1))
+
+
+# ---------------------------------------------------------------------------
+# argsort
+
+
+def _argsort_rule(x: Aval) -> Aval:
+    require("argsort", (x,), FLOAT)
+    if not x.ndim:
+        raise ShapeError("argsort: needs an array with at least one axis")
+    return Aval(x.shape)
+
+
+def _argsort_emit(out, args, avals, out_aval) -> list[str]:
+    (x,), (aval,) = args, avals
+    if aval.ndim == 1:  # Numba's mergesort is stable, as numpy's "stable"
+        return [f'{out} = np.argsort({x}, kind="mergesort").astype(np.float64)']
+    loops, at = _batch_loops(aval.ndim, x + ".shape[{}]")
+    pad = "    " * (aval.ndim - 1)
+    return [f"{out} = np.empty({x}.shape)", *loops,
+            pad + f'{out}[{at}:] = np.argsort({x}[{at}:], kind="mergesort")']
+
+
+argsort_p = register(
+    name="argsort", kind="array", shape_rule=_argsort_rule,
+    impl=lambda x: np.argsort(x, axis=-1, kind="stable").astype(np.float64),
+    emit=_argsort_emit, vjp=lambda g, ans, x: (None,), sympy=_no_sympy("argsort"))
+
+
+# ---------------------------------------------------------------------------
+# take_along and scatter_along: x[..., idx[..., j]] and its adjoint
+
+
+def _along_rule(name: str, x: Aval, idx: Aval) -> None:
+    require(name, (x, idx), FLOAT)
+    if not x.ndim or x.ndim != idx.ndim or x.shape[:-1] != idx.shape[:-1]:
+        raise ShapeError(f"{name}: the operand {x} and the indices {idx} must have the same "
+                         "axes but the last")
+
+
+def _take_along_rule(x: Aval, idx: Aval) -> Aval:
+    _along_rule("take_along", x, idx)
+    return Aval(idx.shape)
+
+
+def _take_along_impl(x, idx):
+    return np.take_along_axis(x, idx.astype(np.intp), axis=-1)
+
+
+def _take_along_emit(out, args, avals, out_aval) -> list[str]:
+    (x, idx), (aval, _) = args, avals
+    n = aval.ndim
+    loops, at = _batch_loops(n, idx + ".shape[{}]")
+    j = f"i{n - 1}"
+    pad = "    " * n
+    return [f"{out} = np.empty({idx}.shape)", *loops,
+            "    " * (n - 1) + f"for {j} in range({idx}.shape[{n - 1}]):",
+            pad + f"{out}[{at}{j}] = {x}[{at}int({idx}[{at}{j}])]"]
+
+
+def _scatter_along_rule(g: Aval, idx: Aval, *, size: int) -> Aval:
+    if g.shape != idx.shape:
+        raise ShapeError(f"scatter_along: values {g} and indices {idx} differ in shape")
+    require("scatter_along", (g, idx), FLOAT)
+    return Aval(g.shape[:-1] + (size,))
+
+
+def _scatter_along_impl(g, idx, size):
+    out = np.zeros(g.shape[:-1] + (size,))
+    batch = np.indices(g.shape[:-1]).reshape(g.ndim - 1, -1, 1) if g.ndim > 1 else ()
+    index = (*batch, idx.reshape(-1, g.shape[-1]).astype(np.intp)) if g.ndim > 1 \
+        else (idx.astype(np.intp),)
+    np.add.at(out, index, g.reshape(-1, g.shape[-1]) if g.ndim > 1 else g)
+    return out
+
+
+def _scatter_along_emit(out, args, avals, out_aval, *, size) -> list[str]:
+    (g, idx), (aval, _) = args, avals
+    n = aval.ndim
+    shape = "".join(f"{g}.shape[{k}], " for k in range(n - 1)) + f"{size},"
+    loops, at = _batch_loops(n, g + ".shape[{}]")
+    j = f"i{n - 1}"
+    return [f"{out} = np.zeros(({shape}))", *loops,
+            "    " * (n - 1) + f"for {j} in range({g}.shape[{n - 1}]):",
+            "    " * n + f"{out}[{at}int({idx}[{at}{j}])] += {g}[{at}{j}]"]
+
+
+take_along_p = register(
+    name="take_along", kind="array", shape_rule=_take_along_rule, impl=_take_along_impl,
+    emit=_take_along_emit,
+    vjp=lambda g, ans, x, idx: (scatter_along(g, idx, x.shape[-1]), None),
+    sympy=_no_sympy("take_along"))
+
+scatter_along_p = register(
+    name="scatter_along", kind="array", shape_rule=_scatter_along_rule,
+    impl=_scatter_along_impl, emit=_scatter_along_emit,
+    vjp=lambda g, ans, x, idx, size: (take_along(g, idx), None),
+    sympy=_no_sympy("scatter_along"))
+
+
+# ---------------------------------------------------------------------------
+# cumprod
+
+
+def _cumprod_rule(x: Aval, *, axis: int) -> Aval:
+    require("cumprod", (x,), FLOAT)
+    if not 0 <= axis < x.ndim:
+        raise ShapeError(f"cumprod: axis {axis} is not an axis of {x}")
+    return x
+
+
+def _cumprod_emit(out, args, avals, out_aval, *, axis) -> list[str]:
+    (x,), (aval,) = args, avals
+    if aval.ndim == 1:
+        return [f"{out} = np.cumprod({x})"]
+    at = ":, " * axis
+    return [f"{out} = {x}.copy()",
+            f"for i0 in range({out}.shape[{axis}] - 1):",
+            f"    {out}[{at}i0 + 1] *= {out}[{at}i0]"]
+
+
+# d ans_j / d x_i = ans_j / x_i for i <= j: valid where x has no zeros (see above)
+cumprod_p = register(
+    name="cumprod", kind="array", shape_rule=_cumprod_rule,
+    impl=lambda x, axis: np.cumprod(x, axis=axis), emit=_cumprod_emit,
+    vjp=lambda g, ans, x, axis: (_reverse_cumsum(g * ans, axis) / x,),
+    sympy=lambda sp, x, axis: np.cumprod(x, axis=axis), torch_name="CumprodBackward0")
+
+
+# ---------------------------------------------------------------------------
+# recording helpers
+
+
+def argsort(x: Any) -> Any:
+    """The stable sorting permutation of the last axis, as float64 indices."""
+    return apply(argsort_p, x)
+
+
+def take_along(x: Any, idx: Any) -> Any:
+    """``x[..., idx[..., j]]`` along the last axis, for float64 indices."""
+    return apply(take_along_p, x, idx)
+
+
+def scatter_along(g: Any, idx: Any, size: int) -> Any:
+    """Zeros of ``size`` along the last axis, with ``g[..., j]`` added at ``idx[..., j]``."""
+    return apply(scatter_along_p, g, idx, size=size)
+
+
+def cumprod(x: Any, axis: int) -> Any:
+    """The cumulative product along ``axis`` (a gradient only where ``x`` has no zeros)."""
+    return apply(cumprod_p, x, axis=axis)

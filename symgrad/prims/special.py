@@ -1,0 +1,121 @@
+"""More elementwise primitives: logarithms and powers of 2 and 10, the cube root,
+inverse hyperbolic functions, ``sinc``, ``remainder`` and ``floor_divide``.
+
+Declared as the primitives of :mod:`.elementwise` are (one block each, with
+every facet), so that the kernel calls numpy's own function (``np.log2``, not
+``log(x) / log(2)``) and values agree with numpy to the last bit. Conventions
+(rows of :mod:`symgrad.core.conventions`):
+
+- ``cbrt'(0) = +inf``, as ``sqrt'(0)``;
+- ``sinc'(0) = 0`` (the derivative there; near 0 a series, free of cancellation);
+- ``remainder(x, y)`` has gradient 1 in ``x`` and ``-floor_divide(x, y)`` in
+  ``y``: the jumps, where the quotient changes, are ignored (as PyTorch);
+- ``floor_divide`` is piecewise constant: zero gradient, as ``floor``.
+
+    >>> import numpy as np
+    >>> float(log2(np.float64(8.0))), float(remainder(np.float64(-1.0), np.float64(3.0)))
+    (3.0, 2.0)
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .elementwise import (
+    _elementwise_rule,
+    _recorder,
+    absolute,
+    binary,
+    cos,
+    hypot,
+    sqrt,
+    square,
+    unary,
+    where,
+)
+from .registry import expression, register
+
+LN2, LN10 = math.log(2.0), math.log(10.0)
+
+log2_p = unary("log2", np.log2,
+               vjp=lambda g, ans, x: (g / (x * LN2),),
+               sympy=lambda sp, x: sp.log(x) / sp.log(2))
+
+log10_p = unary("log10", np.log10,
+                vjp=lambda g, ans, x: (g / (x * LN10),),
+                sympy=lambda sp, x: sp.log(x) / sp.log(10))
+
+exp2_p = unary("exp2", np.exp2,
+               vjp=lambda g, ans, x: (g * (ans * LN2),),
+               sympy=lambda sp, x: 2 ** x)
+
+
+def _cbrt_sympy(sp, x):
+    third = sp.Rational(1, 3)
+    return sp.Piecewise((x ** third, x >= 0), (-((-x) ** third), True))
+
+
+# cbrt'(x) = 1 / (3 cbrt(x)^2): +inf at 0, as sqrt'(0)
+cbrt_p = unary("cbrt", np.cbrt,
+               vjp=lambda g, ans, x: (g / (3.0 * square(ans)),),
+               sympy=_cbrt_sympy)
+
+# 1 / sqrt(1 + x^2) as 1 / hypot(1, x): no overflow for |x| > 1e154
+arcsinh_p = unary("arcsinh", np.arcsinh,
+                  vjp=lambda g, ans, x: (g / hypot(1.0, x),),
+                  sympy=lambda sp, x: sp.asinh(x), torch_name="AsinhBackward0")
+
+# 1 / sqrt(x^2 - 1) as 1 / (sqrt(x - 1) sqrt(x + 1)): no cancellation near 1, no overflow
+arccosh_p = unary("arccosh", np.arccosh,
+                  vjp=lambda g, ans, x: (g / (sqrt(x - 1.0) * sqrt(x + 1.0)),),
+                  sympy=lambda sp, x: sp.acosh(x), torch_name="AcoshBackward0")
+
+arctanh_p = unary("arctanh", np.arctanh,
+                  vjp=lambda g, ans, x: (g / ((1.0 - x) * (1.0 + x)),),
+                  sympy=lambda sp, x: sp.atanh(x), torch_name="AtanhBackward0")
+
+# sinc'(x) = (cos(pi x) - sinc(x)) / x cancels for small x; below |pi x| = 0.5 the
+# Taylor series of d/du sin(u)/u = sum_k (-1)^k 2k u^(2k-1) / (2k+1)!, to u^11
+# (the next term is below 1e-14 of the sum there)
+_SINC_SERIES = (-1 / 3, 1 / 30, -1 / 840, 1 / 45360, -1 / 3991680, 1 / 518918400)
+
+
+def _sinc_vjp(g, ans, x):
+    u = math.pi * x
+    small = absolute(u) < 0.5
+    us = where(small, u, 0.0)
+    u2 = square(us)
+    poly = _SINC_SERIES[-1]
+    for c in reversed(_SINC_SERIES[:-1]):
+        poly = c + u2 * poly
+    series = math.pi * (us * poly)
+    direct = (cos(u) - ans) / where(small, 1.0, x)
+    return (g * where(small, series, direct),)
+
+
+sinc_p = register(
+    name="sinc", kind="elementwise", shape_rule=_elementwise_rule("sinc"), impl=np.sinc,
+    emit=expression("np.sinc({0})"), vjp=_sinc_vjp,
+    sympy=lambda sp, x: sp.Piecewise((1, sp.Eq(x, 0)), (sp.sin(sp.pi * x) / (sp.pi * x), True)),
+    numpy=np.sinc)
+
+
+# the quotient is piecewise constant: zero gradient, as floor
+floor_divide_p = binary("floor_divide", np.floor_divide, emit="np.floor_divide({0}, {1})",
+                        vjp=lambda g, ans, x, y: (None, None),
+                        sympy=lambda sp, x, y: sp.floor(x / y))
+
+
+# x - y * q with q = floor_divide(x, y) held constant: numpy's divmod pair, so q is
+# the quotient numpy's remainder subtracts (the jumps of q carry no gradient)
+remainder_p = binary("remainder", np.remainder, emit="np.remainder({0}, {1})",
+                     vjp=lambda g, ans, x, y: (g, -(g * floor_divide(x, y))),
+                     sympy=lambda sp, x, y: x - y * sp.floor(x / y))
+
+
+log2, log10, exp2, cbrt = map(_recorder, (log2_p, log10_p, exp2_p, cbrt_p))
+arcsinh, arccosh, arctanh, sinc = map(_recorder, (arcsinh_p, arccosh_p, arctanh_p, sinc_p))
+floor_divide, remainder = map(_recorder, (floor_divide_p, remainder_p))
+
