@@ -102,17 +102,22 @@ from .eager.tensor_ops import (  # noqa: E402
 )
 from .numpy_api import (  # noqa: E402
     at,
+    cond,
+    fori_loop,
     log_softmax,
     logsumexp,
     relu,
+    scan,
     sigmoid,
     softmax,
     softplus,
     where,
+    while_loop,
     xlogy,
 )
 
-__all__ = ["grad", "value_and_grad", "vjp", "jit", "where", "at", "relu", "sigmoid", "softplus",
+__all__ = ["grad", "value_and_grad", "vjp", "jit", "where", "cond", "fori_loop", "scan",
+           "while_loop", "at", "relu", "sigmoid", "softplus",
            "logsumexp", "log_softmax", "softmax", "xlogy", "Graph", "ShapeError",
            "TracerBoolConversionError", "TracerConversionError", "UnsupportedFunctionError",
            "EscapedTracerError", "__version__",

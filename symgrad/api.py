@@ -7,7 +7,9 @@ later calls go straight to the kernel.
 
 Arguments: numpy arrays, numpy scalars and Python numbers are traced
 (differentiated ones as float64, with lists converted too; bool arrays that are
-not differentiated stay bool); anything else, and the positions in
+not differentiated stay bool, and so do integer numbers as int64, as JAX traces
+them: a trip count ``n`` in ``sg.fori_loop(0, n, ...)`` is a kernel argument, so a
+new ``n`` compiles nothing); anything else, and the positions in
 ``static_argnums``, are static: part of the signature, passed to the function
 as they are, so they must be hashable. Keyword arguments are passed through,
 never differentiated, traced or static by the same rule.
@@ -248,7 +250,8 @@ class Transformed:
                 avals.append(x.aval)
                 inputs.append(x)
             elif (_is_traced(i, x, diff, static) if i < len(args) else _is_array_like(x)):
-                value, aval = _traced_input(x, f"argument {names[i]}", promote=i in diff)
+                value, aval = _traced_input(x, f"argument {names[i]}", promote=i in diff,
+                                            integers=True)
                 avals.append(aval)
                 inputs.append(value)
             else:
@@ -322,7 +325,7 @@ class Transformed:
             name = self._names(len(args))[i] if i < len(args) else list(kwargs)[i - len(args)]
             if _is_traced(i, x, diff, static) if i < len(args) else _is_array_like(x):
                 try:
-                    value, aval = _traced_input(x, "", promote=i in diff)
+                    value, aval = _traced_input(x, "", promote=i in diff, integers=True)
                 except TypeError:  # again, to say which argument (not named on the hot path)
                     _traced_input(x, f"argument {name}", i in diff)
                     raise

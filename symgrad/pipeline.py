@@ -28,7 +28,7 @@ from .backend.program import Program
 from .backend.program import build as build_program
 from .core import check as checker
 from .core.errors import SCALAR_OUTPUT_ERROR
-from .core.ir import BOOL, FLOAT, Aval, Graph
+from .core.ir import BOOL, FLOAT, INT, Aval, Graph
 from .core.tracing import as_constant_array
 from .transforms.adjoint import adjoint
 from .transforms.passes import optimize
@@ -82,10 +82,15 @@ def build(graph: Graph, *, wrt: Sequence[int] | None = None, seeded: bool = Fals
     return final, program(final, function, description, out_names, backend)
 
 
-def kernel_input(x: Any, what: str = "", promote: bool = True) -> tuple[Any, Aval]:
+def kernel_input(x: Any, what: str = "", promote: bool = True,
+                 integers: bool = False) -> tuple[Any, Aval]:
     """An argument as a kernel takes it, and its aval: float64 (or bool) arrays,
     C-contiguous and writable, 0-d values as Python scalars. ``promote`` makes bools
-    float; ``what`` names the argument in a TypeError about its type."""
+    float; ``integers`` (with ``promote=False``) keeps an integer number an int64 (a loop
+    bound, a trip count); ``what`` names the argument in a TypeError about its type."""
+    if (integers and not promote and isinstance(x, int | np.integer)
+            and not isinstance(x, bool | np.bool_)):
+        return int(x), Aval((), INT)
     array = as_constant_array(x, what)
     dtype = BOOL if array.dtype == np.bool_ and not promote else FLOAT
     if array.ndim == 0:

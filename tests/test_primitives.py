@@ -68,8 +68,9 @@ def test_the_table_has_every_kind_of_shape_for_every_primitive():
             found.add("numba")
     want = {"0-d", "1-d", "2-d", "size-1", "empty", "non-contiguous", "numba"}
     # the families added in parallel (array, linalg, stable) bring their own shapes
-    from cases import ARRAY_CASES, LINALG_CASES, STABLE_CASES
-    later = {p for c in ARRAY_CASES + LINALG_CASES + STABLE_CASES for p in c.prims}
+    from cases import ARRAY_CASES, CONTROL_CASES, LINALG_CASES, STABLE_CASES
+    later = {p for c in ARRAY_CASES + LINALG_CASES + STABLE_CASES + CONTROL_CASES
+             for p in c.prims}
     # transposing a 0-d or 1-d array is the identity: no equation to test there
     kinds["transpose"] |= {"0-d", "1-d"}
     missing = {prim: sorted(want - found) for prim, found in kinds.items()

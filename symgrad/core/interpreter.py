@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from .ir import Atom, Aval, Graph, IRError, Literal
+from .ir import DYN, TUPLE, Atom, Aval, Graph, IRError, Literal
 
 
 def interpret(graph: Graph, *args: Any) -> list[Any]:
@@ -34,15 +34,23 @@ def interpret(graph: Graph, *args: Any) -> list[Any]:
 
 
 def _as_value(x: Any, aval: Aval) -> Any:
-    """0-d values are numpy scalars, the rest arrays of the declared dtype."""
+    """0-d values are numpy scalars, the rest arrays of the declared dtype; a tuple
+    is a tuple of its parts' values. A size :data:`DYN` matches any size."""
+    if aval.dtype == TUPLE:
+        if not isinstance(x, tuple) or len(x) != len(aval.parts):
+            raise IRError(f"value {type(x).__name__} where {aval} was declared")
+        return tuple(_as_value(v, a) for v, a in zip(x, aval.parts))
     x = np.asarray(x, dtype=aval.dtype)
-    if x.shape != aval.shape:
+    if x.shape != aval.shape and not (
+            x.ndim == aval.ndim and all(d == s or s == DYN for d, s in zip(x.shape, aval.shape))):
         raise IRError(f"value of shape {x.shape} where {aval} was declared")
     return x[()] if x.ndim == 0 else x
 
 
 def _owned(x: Any, aval: Aval) -> Any:
     """A result the caller may keep and mutate: never a view of an input."""
+    if aval.dtype == TUPLE:
+        return tuple(_owned(v, a) for v, a in zip(x, aval.parts))
     if aval.ndim == 0:
         return np.dtype(aval.dtype).type(x)
     return np.array(x, dtype=aval.dtype, copy=True)

@@ -8,6 +8,7 @@ shape functions), :mod:`.indexing` (``x[index]`` and ``sg.at``) and
 :mod:`symgrad.prims`; nothing here declares one.
 """
 
+from .control import cond, fori_loop, scan, while_loop
 from .dispatch import HANDLED_FUNCTIONS, implements, supported_functions
 from .functions import (
     clip,
@@ -23,6 +24,7 @@ from .functions import (
 from .indexing import at
 from .tracer import ArrayMethods, ArrayTracer, stage, trace
 
-__all__ = ["ArrayMethods", "ArrayTracer", "HANDLED_FUNCTIONS", "at", "clip", "implements",
+__all__ = ["ArrayMethods", "ArrayTracer", "HANDLED_FUNCTIONS", "at", "clip", "cond",
+           "fori_loop", "implements", "scan", "while_loop",
            "log_softmax", "logsumexp", "relu", "sigmoid", "softmax", "softplus",
            "stage", "supported_functions", "trace", "where", "xlogy"]

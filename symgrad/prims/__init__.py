@@ -15,9 +15,12 @@ the declaration.
 - :mod:`.indexing`: ``slice``, ``unslice``, ``gather``, ``scatter_add``,
   ``concatenate``, ``cumsum``;
 - :mod:`.linalg`: ``matmul``, ``inv``, ``det``, ``slogdet``, ``solve``;
+- :mod:`.control`: ``proj`` (a part of a tuple) and ``cond``; :mod:`.loops`:
+  ``loop`` (fori_loop, scan) and ``while``: primitives whose parameters hold graphs;
 - :mod:`.tracer`: the operators of traced values, and the tracer VJP rules see.
 """
 
+from .control import cond_p, proj_p
 from .elementwise import (
     CONVENTIONS_VERSION,
     abs_p,
@@ -61,12 +64,14 @@ from .elementwise import (
     sub_p,
     tan_p,
     tanh_p,
+    to_float_p,
     trunc_p,
     where_p,
     xlogy_p,
 )
 from .indexing import concatenate_p, cumsum_p, gather_p, scatter_add_p, slice_p, unslice_p
 from .linalg import det_p, inv_p, matmul_p, slogdet_p, solve_p
+from .loops import loop_p, while_p
 from .reductions import (
     broadcast_to_p,
     count_p,
@@ -91,6 +96,7 @@ __all__ = [
     "reciprocal_p", "relu_p", "reshape_p", "rint_p", "scatter_add_p", "sigmoid_p", "sign_p",
     "sin_p", "sinh_p", "slice_p", "slogdet_p", "softplus_p", "solve_p", "sqrt_p", "square_p",
     "sub_p", "sum_p", "tan_p", "tanh_p", "transpose_p", "trunc_p", "unslice_p", "where_p",
-    "xlogy_p", "CONVENTIONS_VERSION", "FACETS", "FLAGS", "KINDS", "OPTIONAL_FACETS",
+    "xlogy_p", "to_float_p", "cond_p", "proj_p", "loop_p", "while_p",
+    "CONVENTIONS_VERSION", "FACETS", "FLAGS", "KINDS", "OPTIONAL_FACETS",
     "REGISTRY", "PrimTracer", "register",
 ]
