@@ -53,6 +53,8 @@ from .autograd import (  # noqa: E402
                        no_grad,
                        set_grad_enabled,
 )
+from .backend.compile import compile_stats  # noqa: E402
+from .core.config import config  # noqa: E402
 from .core.errors import (  # noqa: E402
                           EscapedTracerError,
                           ShapeError,
@@ -117,7 +119,7 @@ from .numpy_api import (  # noqa: E402
 )
 
 __all__ = ["grad", "value_and_grad", "vjp", "jit", "where", "cond", "fori_loop", "scan",
-           "while_loop", "at", "relu", "sigmoid", "softplus",
+           "while_loop", "config", "compile_stats", "at", "relu", "sigmoid", "softplus",
            "logsumexp", "log_softmax", "softmax", "xlogy", "Graph", "ShapeError",
            "TracerBoolConversionError", "TracerConversionError", "UnsupportedFunctionError",
            "EscapedTracerError", "__version__",

@@ -42,7 +42,6 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from . import pipeline
-from .backend import compile as kernels
 from .backend.codegen import KernelSource
 from .captured import World, world
 from .core.errors import SCALAR_OUTPUT_ERROR
@@ -396,10 +395,10 @@ class Transformed:
                 plan.append(_BOOL)
             else:
                 return
-        if isinstance(spec.kernel, kernels.Kernel):
-            kernel = spec.kernel.dispatcher()
-        else:
-            kernel = spec.kernel
+        ready = getattr(spec.kernel, "dispatcher", None)  # a Kernel, or a Tiered one
+        kernel = spec.kernel if ready is None else ready()
+        if kernel is None:
+            return  # still compiling in the background: calls stay on the checked path
         if self.mode == "jit":
             picks = tuple(range(spec.n_primal))
             form = _TUPLE if spec.is_tuple else _ONE
@@ -437,7 +436,8 @@ class Transformed:
             out_names = {n_primal + k: f"grad_{name}" for k, name in enumerate(wrt_names)}
         final, program = pipeline.build(
             graph, wrt=wrt, seeded=seeded, keep_primal=keep_primal, n_aux=n_aux,
-            function=graph.name, description=title, out_names=out_names, backend=self.backend)
+            function=graph.name, description=title, out_names=out_names, backend=self.backend,
+            tiered=True)
         primal = tuple(a.aval for a in graph.outputs)
         return Specialization(final, program.kernel, program.consts, program.source, is_tuple,
                               n_primal, primal, program.pieces, guards, staged.out_tree)

@@ -68,18 +68,20 @@ def derive(graph: Graph, wrt: Sequence[int] | None = None, seeded: bool = False,
 
 
 def program(graph: Graph, function: str, description: str,
-            out_names: Mapping[int, str] | None = None, backend: str = "numba") -> Program:
-    """The backend's :class:`~symgrad.backend.program.Program` for an optimized graph."""
-    return build_program(graph, function, description, out_names, backend)
+            out_names: Mapping[int, str] | None = None, backend: str = "numba",
+            tiered: bool = False) -> Program:
+    """The backend's :class:`~symgrad.backend.program.Program` for an optimized graph
+    (with ``tiered``, its first calls may run on the interpreter while it compiles)."""
+    return build_program(graph, function, description, out_names, backend, tiered=tiered)
 
 
 def build(graph: Graph, *, wrt: Sequence[int] | None = None, seeded: bool = False,
           keep_primal: bool = True, n_aux: int = 0, function: str, description: str,
           out_names: Mapping[int, str] | None = None,
-          backend: str = "numba") -> tuple[Graph, Program]:
+          backend: str = "numba", tiered: bool = False) -> tuple[Graph, Program]:
     """:func:`derive`, then :func:`program`: the optimized graph and what runs it."""
     final = derive(graph, wrt, seeded, keep_primal, n_aux)
-    return final, program(final, function, description, out_names, backend)
+    return final, program(final, function, description, out_names, backend, tiered)
 
 
 def kernel_input(x: Any, what: str = "", promote: bool = True,

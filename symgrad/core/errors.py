@@ -13,7 +13,7 @@ from types import FrameType, TracebackType
 
 import numpy as np
 
-_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # symgrad/
 _NUMPY_DIR = os.path.dirname(os.path.abspath(np.__file__ or ""))
 
 

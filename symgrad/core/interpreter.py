@@ -1,12 +1,45 @@
-"""The numpy reference interpreter: every backend is compared against it."""
+"""The numpy reference interpreter: every backend is compared against it.
+
+It also answers the first calls of a function whose kernel is still compiling
+(tiered execution, :mod:`symgrad.backend.tiered`): within :func:`deadline` it
+stops with :class:`OverBudget` once the time is up (between two equations, also
+inside loops), so that a long computation waits for the kernel instead.
+"""
 
 from __future__ import annotations
 
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
 
 from .ir import DYN, TUPLE, Atom, Aval, Graph, IRError, Literal
+
+
+class OverBudget(Exception):
+    """The interpreter ran past the :func:`deadline` it was given."""
+
+
+class _Deadline(threading.local):
+    at: float | None = None
+
+
+_DEADLINE = _Deadline()
+
+
+@contextmanager
+def deadline(seconds: float) -> Iterator[None]:
+    """Within this block, :func:`interpret` raises :class:`OverBudget` after ``seconds``
+    (on this thread; graphs are pure, so nothing is left half done)."""
+    old = _DEADLINE.at
+    _DEADLINE.at = time.perf_counter() + seconds
+    try:
+        yield
+    finally:
+        _DEADLINE.at = old
 
 
 def interpret(graph: Graph, *args: Any) -> list[Any]:
@@ -26,8 +59,11 @@ def interpret(graph: Graph, *args: Any) -> list[Any]:
     def read(a: Atom) -> Any:
         return a.value if isinstance(a, Literal) else env[id(a)]
 
+    at = _DEADLINE.at
     with np.errstate(all="ignore"):
         for eqn in graph.eqns:
+            if at is not None and time.perf_counter() > at:
+                raise OverBudget(f"interpreting {graph.name} took longer than its budget")
             out = eqn.prim.impl(*map(read, eqn.inputs), **eqn.params)
             env[id(eqn.out)] = _as_value(out, eqn.out.aval)
     return [_owned(read(a), a.aval) for a in graph.outputs]

@@ -205,7 +205,14 @@ def cond(pred: Any, true_fun: Callable, false_fun: Callable, *operands: Any) -> 
                               and operand_aval(x).dtype == INT else x for x in res_leaves]
                 out["avals"] = [operand_aval(x) for x in res_leaves]
                 return res_leaves
-            return _conform(result, res_tree, out["avals"], "cond", which)
+            try:
+                return _conform(result, res_tree, out["avals"], "cond", which)
+            except TypeError:
+                raise TypeError(
+                    f"cond at {user_location()}: true_fun returns "
+                    f"{[str(a) for a in out['avals']]} but false_fun returns "
+                    f"{[str(operand_aval(x)) for x in res_leaves]}; both must return the "
+                    "same shapes and dtypes") from None
         return flat
 
     g_true, e_true = _stage(branch(true_fun, "true_fun"), avals, names, _name(true_fun, "true"))
