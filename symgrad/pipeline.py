@@ -27,11 +27,13 @@ import numpy as np
 from .backend.program import Program
 from .backend.program import build as build_program
 from .core import check as checker
+from .core.config import config
 from .core.errors import SCALAR_OUTPUT_ERROR
 from .core.ir import BOOL, FLOAT, INT, Aval, Graph
 from .core.tracing import as_constant_array
 from .transforms.adjoint import adjoint
 from .transforms.passes import optimize
+from .transforms.reroll import reroll
 
 __all__ = ["SCALAR_OUTPUT_ERROR", "build", "cotangent", "derive", "differentiate", "kernel_input",
            "program"]
@@ -57,10 +59,14 @@ def differentiate(graph: Graph, wrt: Sequence[int], seeded: bool = False,
 def derive(graph: Graph, wrt: Sequence[int] | None = None, seeded: bool = False,
            keep_primal: bool = True, n_aux: int = 0) -> Graph:
     """The optimized graph to run: ``graph`` itself (``wrt=None``), or
-    :func:`differentiate`'s forward and adjoint."""
+    :func:`differentiate`'s forward and adjoint; a traced Python loop in it rerolled
+    first (``sg.config.reroll``, :mod:`symgrad.transforms.reroll`)."""
     checked = checker.enabled()
     if checked:
         checker.check(graph)
+    if config.reroll:  # a traced Python loop's repeated blocks as one loop
+        rerolled = reroll(graph)
+        graph = checker.check(rerolled) if checked and rerolled is not graph else rerolled
     if wrt is not None:
         full = differentiate(graph, wrt, seeded, keep_primal, n_aux)
         graph = checker.check(full) if checked else full

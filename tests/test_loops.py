@@ -29,7 +29,8 @@ H = 0.01
 
 
 def euler_loop(x0, p, n):
-    step = lambda i, x: x + H * (-x ** 3 + np.sin(p * x))
+    def step(i, x):
+        return x + H * (-x ** 3 + np.sin(p * x))
     return np.sum(sg.fori_loop(0, n, step, x0) ** 2)
 
 
@@ -217,7 +218,7 @@ def _doubled(x, steps):
 
 def test_while_loop_carrying_a_counter_and_arrays():
     def f(x):
-        k, v = sg.while_loop(lambda s: (s[0] < 5) & (np.sum(s[1]) < 50.0),
+        k, v = sg.while_loop(lambda s: (s[0] < 5) * (np.sum(s[1]) < 50.0) > 0.5,
                              lambda s: (s[0] + 1, s[1] * 1.5 + 1.0), (0, x))
         return np.sum(v) * k
 
@@ -276,7 +277,7 @@ def test_loops_inside_grad_of_grad():
     for x in (0.4, 1.3):
         assert_close(sg.grad(sg.grad(f))(x), sg.grad(sg.grad(python))(x), rtol=1e-12)
     scan = lambda c, xs: sg.scan(lambda c, x: (np.sin(c * x), c), c, xs)[0]
-    d2 = sg.grad(sg.grad(scan, argnums=1), argnums=0)  # d/dc sum(d/dxs f)
+    d2 = sg.grad(lambda c, xs: np.sum(sg.grad(scan, argnums=1)(c, xs)))  # d/dc sum(df/dxs)
     xs = np.array([0.5, 1.5, -0.7])
 
     def first(c):
