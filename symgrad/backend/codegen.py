@@ -37,8 +37,8 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -194,8 +194,11 @@ class _Kernel:
     it shares, and its names avoid every name the kernel has so far)."""
 
     def __init__(self, graph: Graph, out_names: Mapping[int, str] | None, loops: Plan,
-                 within: _Kernel | None = None):
+                 within: _Kernel | None = None, buffers: Mapping[int, str] | None = None):
         self.graph = graph
+        #: id(var) -> an array to write it into instead of a new one (a loop's carry)
+        self.buffers = dict(buffers or {})
+        self.used_buffers: set[int] = set()
         reserved = frozenset(within.all_names) if within is not None else frozenset()
         self.names = Printer(graph, out_names, reserved)
         self.sizes = within.sizes if within is not None else Sizes(graph, self.names)
@@ -255,6 +258,9 @@ class _Kernel:
                 kept = self.sizes.aval(e.out.aval).shape
                 lines.append(f"{self.name(e.out)} = "
                              + (f"np.zeros({_tuple(kept)})" if kept else "0.0"))
+            elif id(e.out) in self.buffers:  # the array a loop keeps for this carry
+                lines.append(f"{self.name(e.out)} = {self.buffers[id(e.out)]}")
+                self.used_buffers.add(id(e.out))
             elif id(e.out) in arrays:
                 lines.append(f"{self.name(e.out)} = np.empty({_tuple(shape)}"
                              f"{_dtype_arg(e.out.dtype)})")
@@ -411,6 +417,7 @@ class Rendered:
     outputs: list[str]
     used: set[int]
     fresh: list[bool]
+    buffers: dict[int, str] = field(default_factory=dict)  # output -> the array it fills
 
 
 class Scope:
@@ -430,8 +437,16 @@ class Scope:
         self.kernel.all_names.add(name)
         return name
 
-    def render(self, graph: Graph) -> Rendered:
-        inner = _Kernel(graph, None, plan(graph), within=self.kernel)
+    def render(self, graph: Graph, reuse: Sequence[int] = ()) -> Rendered:
+        """``graph`` as statements. An output in ``reuse`` that a fused loop computes is
+        written into an array the caller provides (``buffers``), which a loop allocates
+        once and swaps with the carry, instead of a new array each step."""
+        made = {id(e.out) for e in graph.eqns}
+        wanted = {id(graph.outputs[k]): k for k in reuse
+                  if isinstance(graph.outputs[k], Var) and id(graph.outputs[k]) in made
+                  and graph.outputs[k].shape and graph.outputs.count(graph.outputs[k]) == 1}
+        names = {key: self.fresh("buffer") for key in wanted}
+        inner = _Kernel(graph, None, plan(graph), within=self.kernel, buffers=names)
         lines = inner.body()
         made_by = {id(e.out): e.prim for e in graph.eqns}
         read = {id(a) for e in graph.eqns for a in e.inputs if isinstance(a, Var)}
@@ -440,7 +455,8 @@ class Scope:
             id(a) in made_by and not made_by[id(a)].view) for a in graph.outputs]
         return Rendered([inner.name(v) for v in graph.inputs], lines,
                         [inner.atom(a) for a in graph.outputs],
-                        {k for k, v in enumerate(graph.inputs) if id(v) in read}, fresh)
+                        {k for k, v in enumerate(graph.inputs) if id(v) in read}, fresh,
+                        {wanted[key]: names[key] for key in inner.used_buffers})
 
     def init(self, text: str, aval: Aval) -> str:
         """A carry's first value: arrays copied (the loop rebinds the name to arrays the
@@ -456,6 +472,7 @@ class Scope:
         first ``n`` outputs, all at once."""
         pairs = [(name, r.outputs[k] if r.outputs[k] in names else self.owned(r, k))
                  for k, name in enumerate(names[:n]) if r.outputs[k] != name]
+        pairs += [(buffer, names[k]) for k, buffer in r.buffers.items() if k < n]
         if not pairs:
             return []
         return [f"{', '.join(a for a, _ in pairs)} = {', '.join(b for _, b in pairs)}"]

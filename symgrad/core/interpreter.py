@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -67,6 +67,50 @@ def interpret(graph: Graph, *args: Any) -> list[Any]:
             out = eqn.prim.impl(*map(read, eqn.inputs), **eqn.params)
             env[id(eqn.out)] = _as_value(out, eqn.out.aval)
     return [_owned(read(a), a.aval) for a in graph.outputs]
+
+
+_RUNNERS: dict[int, tuple[Graph, Callable[..., list]]] = {}
+_RUNNERS_LOCK = threading.Lock()
+
+
+def runner(graph: Graph) -> Callable[..., list]:
+    """``interpret(graph, ...)`` for a graph run many times (a loop's body): the equations
+    resolved once into a list of steps. Its arguments are taken as they are (values the
+    enclosing interpreter made). Kept for the last 256 graphs."""
+    hit = _RUNNERS.get(id(graph))
+    if hit is not None and hit[0] is graph:
+        return hit[1]
+    slots: dict[int, int] = {id(v): k for k, v in enumerate(graph.inputs)}
+    for v, _ in graph.consts:
+        slots[id(v)] = len(slots)
+    steps = []
+    for e in graph.eqns:
+        operands = tuple((True, a.value) if isinstance(a, Literal) else (False, slots[id(a)])
+                         for a in e.inputs)
+        steps.append((e.prim.impl, operands, dict(e.params), e.out.aval, len(slots)))
+        slots[id(e.out)] = len(slots)
+    outputs = [(True, a.value) if isinstance(a, Literal) else (False, slots[id(a)])
+               for a in graph.outputs]
+    consts = [value for _, value in graph.consts]
+    size, name = len(slots), graph.name
+
+    def run(*args: Any) -> list:
+        env: list[Any] = [*args, *consts]
+        env += [None] * (size - len(env))
+        at = _DEADLINE.at
+        with np.errstate(all="ignore"):
+            for impl, operands, params, aval, slot in steps:
+                if at is not None and time.perf_counter() > at:
+                    raise OverBudget(f"interpreting {name} took longer than its budget")
+                out = impl(*[v if lit else env[v] for lit, v in operands], **params)
+                env[slot] = _as_value(out, aval)
+        return [v if lit else env[v] for lit, v in outputs]
+
+    with _RUNNERS_LOCK:
+        if len(_RUNNERS) >= 256:
+            _RUNNERS.clear()
+        _RUNNERS[id(graph)] = (graph, run)
+    return run
 
 
 def _as_value(x: Any, aval: Aval) -> Any:

@@ -43,7 +43,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core.interpreter import interpret
+from ..core.interpreter import runner
 from ..core.ir import BOOL, DYN, INT, Aval, Graph, Literal, Var, tuple_aval
 from ..core.tracing import apply
 from .control import (
@@ -138,10 +138,12 @@ def _loop_impl(lo: Any, hi: Any, *ops: Any, body: Graph, n_carry: int, n_xs: int
     tapes = [np.empty((tape_length(n, tape), *np.shape(c)), body.inputs[1 + j].dtype)
              for j, c in enumerate(carry)] if tape else []
 
+    step_body = runner(body)
+
     def run(i: int, rows: list) -> None:
         nonlocal carry
         s = i - lo
-        outs = interpret(body, np.int64(i), *carry, *rows, *(x[s] for x in xs), *consts)
+        outs = step_body(np.int64(i), *carry, *rows, *(x[s] for x in xs), *consts)
         carry = outs[:n_carry]
         for y, value in zip(ys, outs[n_carry:]):
             y[s] = value
@@ -164,7 +166,7 @@ def _loop_impl(lo: Any, hi: Any, *ops: Any, body: Graph, n_carry: int, n_xs: int
             for t in range(t0, t1):
                 local.append(c)
                 i = index(t)
-                c = interpret(recompute, np.int64(i), *c, *(x[i - lo] for x in xs), *consts)
+                c = runner(recompute)(np.int64(i), *c, *(x[i - lo] for x in xs), *consts)
             for t in range(t1 - 1, t0 - 1, -1):
                 run(index(t), local[t - t0])
     return tuple([*carry, *ys, *tapes])
@@ -188,7 +190,7 @@ def _loop_emit(out: str, args: list[str], avals: list[Aval], out_aval: Aval, *,
         lines.append(f"{steps} = max({hi if lo == '0' else f'{hi} - {lo}'}, 0)")
     else:
         steps, top = "", hi
-    r = scope.render(body)
+    r = scope.render(body, _reusable(body, n_carry, 1))
     i_name = r.inputs[0]
     c_names = r.inputs[1:1 + n_carry]
     rows = r.inputs[1 + n_carry:1 + n_carry + n_ckpt]
@@ -196,6 +198,7 @@ def _loop_emit(out: str, args: list[str], avals: list[Aval], out_aval: Aval, *,
     k_names = r.inputs[1 + n_carry + n_ckpt + n_xs:]
     k0 = 1 + n_carry + n_ckpt + n_xs
     lines += [f"{c} = {scope.init(a, av)}" for c, a, av in zip(c_names, carry, carry_avals)]
+    lines += [f"{b} = np.empty_like({c_names[j]})" for j, b in r.buffers.items()]
     lines += [f"{name} = {k}" for j, (name, k) in enumerate(zip(k_names, consts))
               if k0 + j in r.used and name != k]
     ys = [scope.fresh("ys") for _ in body.outputs[n_carry:]]
@@ -233,6 +236,15 @@ def _loop_emit(out: str, args: list[str], avals: list[Aval], out_aval: Aval, *,
             f"{out} = {scope.tuple([*c_names, *ys, *tapes])}"]
     return lines + _segments(out, lo, top, steps, reverse, checkpoint, recompute, xs, consts,
                              ckpts, carry_avals, r, rows, n_carry, ys, per_step, scope)
+
+
+def _reusable(body: Graph, n_carry: int, first: int) -> list[int]:
+    """The carries (outputs ``< n_carry``) whose new array may be written into the array of
+    the step before last: array carries whose input no output of the body is (else that
+    output would alias the array the loop overwrites)."""
+    outs = {id(a) for a in body.outputs if isinstance(a, Var)}
+    return [j for j in range(n_carry) if body.inputs[first + j].shape
+            and id(body.inputs[first + j]) not in outs]
 
 
 def _minus_one(text: str) -> str:
@@ -418,11 +430,12 @@ def _while_impl(*ops: Any, cond: Graph, body: Graph, n_carry: int, n_cconst: int
     carry = list(ops[:n_carry])
     cc, bc = ops[n_carry:n_carry + n_cconst], ops[n_carry + n_cconst:]
     count, stored = 0, [[] for _ in carry]
-    while bool(interpret(cond, *carry, *cc)[0]):
+    test, step_body = runner(cond), runner(body)
+    while bool(test(*carry, *cc)[0]):
         if tape and count % tape == 0:
             for s, c in zip(stored, carry):
                 s.append(np.copy(c))
-        carry = interpret(body, *carry, *bc)
+        carry = step_body(*carry, *bc)
         count += 1
     if not tape:
         return tuple(carry)
@@ -436,10 +449,11 @@ def _while_emit(out: str, args: list[str], avals: list[Aval], out_aval: Aval, *,
                 checkpoint: int, scope: Any) -> list[str]:
     carry = args[:n_carry]
     cc, bc = args[n_carry:n_carry + n_cconst], args[n_carry + n_cconst:]
-    rb, rc = scope.render(body), scope.render(cond)
+    rb, rc = scope.render(body, _reusable(body, n_carry, 0)), scope.render(cond)
     c_names = rb.inputs[:n_carry]
     lines = [f"# while {cond.name}: {body.name}"]
     lines += [f"{c} = {scope.init(a, av)}" for c, a, av in zip(c_names, carry, avals)]
+    lines += [f"{b} = np.empty_like({c_names[j]})" for j, b in rb.buffers.items()]
     for r, ks in ((rb, bc), (rc, cc)):
         lines += [f"{name} = {k}" for j, (name, k) in enumerate(zip(r.inputs[n_carry:], ks))
                   if n_carry + j in r.used and name != k]
