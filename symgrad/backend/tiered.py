@@ -68,8 +68,11 @@ class Tiered:
             if self._thread is not None:
                 return
             copies = tuple(a.copy() if hasattr(a, "copy") else a for a in args)
+            # not a daemon: a process that ends early waits for the compile (Python joins
+            # such threads before it shuts down), which leaves the kernel on disk for the
+            # next process, instead of stopping Numba halfway
             self._thread = threading.Thread(target=self._compile, args=(copies,),
-                                            name="symgrad-compile", daemon=True)
+                                            name="symgrad-compile", daemon=False)
             self._thread.start()
 
     def _compile(self, args: tuple) -> None:

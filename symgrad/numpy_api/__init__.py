@@ -3,8 +3,9 @@
 :mod:`.tracer` (the traced array and :func:`trace`), :mod:`.dispatch` (how
 ``np.<ufunc>`` and ``np.<function>`` calls reach symgrad), :mod:`.functions`
 (selection, stable functions, reductions, reshapes), :mod:`.shapes` (numpy's
-shape functions), :mod:`.indexing` (``x[index]`` and ``sg.at``) and
-:mod:`.linalg`. Everything here is composed of the primitives of
+shape functions), :mod:`.indexing` (``x[index]`` and ``sg.at``),
+:mod:`.linalg` and :mod:`.control` (``fori_loop``, ``scan``, ``while_loop``,
+``cond``). Everything here is composed of the primitives of
 :mod:`symgrad.prims`; nothing here declares one.
 """
 
