@@ -123,7 +123,8 @@ def _best_run(graph: Graph, min_steps: int, min_eqns: int) -> _Run | None:
             while k + period < n and sigs[k] == sigs[k + period]:
                 k += 1
             steps = (k - j) // period + 1
-            run = _checked(graph, j, period, steps, min_steps) if steps >= min_steps else None
+            run = (_checked(graph, sigs, j, period, steps, min_steps) if steps >= min_steps
+                   else None)
             if run is not None and run.steps * period >= min_eqns and (
                     best is None or run.steps * run.period > best.steps * best.period):
                 best = run
@@ -131,7 +132,8 @@ def _best_run(graph: Graph, min_steps: int, min_eqns: int) -> _Run | None:
     return best
 
 
-def _checked(graph: Graph, start: int, period: int, steps: int, min_steps: int) -> _Run | None:
+def _checked(graph: Graph, sigs: list, start: int, period: int, steps: int,
+             min_steps: int) -> _Run | None:
     """The longest run of chained blocks among those starting in the first period from
     ``start`` (any rotation of a block is a block), or one block later (a first step
     that differs, as one that starts from a literal)."""
@@ -139,7 +141,7 @@ def _checked(graph: Graph, start: int, period: int, steps: int, min_steps: int) 
     best: _Run | None = None
     for phase in range(min(period, PHASES)):
         for s in (start + phase, start + phase + period):
-            run = _prefix(graph, s, period, where)
+            run = _prefix(graph, sigs, s, period, where)
             if run is not None and run.steps >= min_steps and (
                     best is None or run.steps > best.steps):
                 best = run
@@ -148,7 +150,8 @@ def _checked(graph: Graph, start: int, period: int, steps: int, min_steps: int) 
     return best
 
 
-def _prefix(graph: Graph, s: int, period: int, where: dict[int, int]) -> _Run | None:
+def _prefix(graph: Graph, all_sigs: list, s: int, period: int,
+            where: dict[int, int]) -> _Run | None:
     """The blocks from ``s`` on whose data flow chains like the second block's (see the
     module), as a run; None if not even two do."""
     eqns = graph.eqns
@@ -161,10 +164,10 @@ def _prefix(graph: Graph, s: int, period: int, where: dict[int, int]) -> _Run | 
         if any(k is None for k in kinds):
             return None
         run.kinds.append(kinds)
-    sigs = [_signature(e) for e in template]
+    sigs = all_sigs[s + period:s + 2 * period]
     steps = 0
     while s + (steps + 1) * period <= len(eqns):
-        if not _block_fits(eqns, run, sigs, steps, where):
+        if not _block_fits(eqns, run, all_sigs, sigs, steps, where):
             break
         steps += 1
     if steps < 2:
@@ -180,16 +183,17 @@ def _prefix(graph: Graph, s: int, period: int, where: dict[int, int]) -> _Run | 
     return run
 
 
-def _block_fits(eqns: tuple, run: _Run, sigs: list, k: int, where: dict[int, int]) -> bool:
+def _block_fits(eqns: tuple, run: _Run, all_sigs: list, sigs: list, k: int,
+                where: dict[int, int]) -> bool:
     """Whether block ``k`` of ``run`` has the template's equations and data flow (block 0:
     its carries read their initial values, from before the run)."""
     s, period = run.start, run.period
     block = s + k * period
     inits = dict(run.inits)
+    if all_sigs[block:block + period] != sigs:
+        return False
     for p in range(period):
         e = eqns[block + p]
-        if _signature(e) != sigs[p]:
-            return False
         for kind, a in zip(run.kinds[p], e.inputs):
             got = _kind(a, block, period, where, s)
             if k == 0 and kind[0] == "carry":
