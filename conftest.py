@@ -1,5 +1,6 @@
 """Test configuration (tests/ and the doctests in symgrad/): a private kernel cache,
-the IR checker after every pass, the hypothesis profiles, and a summary section
+the IR checker after every pass, compile-first (no tiered execution), the
+hypothesis profiles, and a summary section
 of the random expressions checked (``tests/test_random_expressions.py``).
 
 Profiles: ``ci`` (the default: few examples, derandomized so that every CI run
@@ -19,6 +20,9 @@ from hypothesis import settings
 # that every run really compiles), and check the IR after every pass.
 os.environ.setdefault("SYMGRAD_CACHE_DIR", tempfile.mkdtemp(prefix="symgrad-test-cache-"))
 os.environ["SYMGRAD_CHECK_IR"] = "1"
+# compile first, as before tiered execution: tests that count compiles stay deterministic
+# (tests/test_tiered.py switches it on where it is the subject)
+os.environ.setdefault("SYMGRAD_TIERED", "0")
 sys.path.insert(0, str(Path(__file__).parent / "tests"))  # helpers: oracle.py, cases.py
 
 settings.register_profile("ci", max_examples=30, deadline=None, derandomize=True,

@@ -44,7 +44,7 @@ checks it, with imports inside functions counted, and that there is no cycle):
   and ``testing`` the other front ends; nothing below imports them.
 """
 
-from . import autograd, nn, ops, optim  # noqa: E402,F401 (symgrad.ops: numpy's API, by its old name)  # noqa: E402  (torch.nn, torch.optim)
+from . import autograd, nn, ops, optim  # noqa: E402,F401 (symgrad.ops: numpy's API, by its old name; torch.nn, torch.optim)
 from .api import grad, jit, value_and_grad, vjp  # noqa: E402
 from .autograd import (  # noqa: E402
     Variable,
@@ -53,6 +53,8 @@ from .autograd import (  # noqa: E402
     no_grad,
     set_grad_enabled,
 )
+from .backend.compile import compile_stats  # noqa: E402
+from .core.config import config  # noqa: E402
 from .core.errors import (  # noqa: E402
     EscapedTracerError,
     ShapeError,
@@ -194,7 +196,7 @@ from .eager.tensor_ops import (  # noqa: E402
     zeros,
     zeros_like,
 )
-from .numpy_api import array, at, softplus, xlogy  # noqa: E402
+from .numpy_api import array, at, cond, fori_loop, scan, softplus, while_loop, xlogy  # noqa: E402
 from .vectorize import vmap  # noqa: E402
 
 __all__ = ["grad", "value_and_grad", "vjp", "jit", "jvp", "linearize", "vmap", "jacfwd", "jacrev",
@@ -224,6 +226,7 @@ __all__ = ["grad", "value_and_grad", "vjp", "jit", "jvp", "linearize", "vmap", "
            "tan", "tanh", "topk", "transpose", "trunc", "unbind", "unsqueeze", "var",
            "where"]
 __all__ += ["array"]  # np.array of traced values (symgrad.numpy_api.arrays)
+__all__ += ["cond", "fori_loop", "scan", "while_loop", "config", "compile_stats"]  # loops
 
 def __getattr__(name: str):
     """``sg.testing`` without ``import symgrad.testing`` (PEP 562): the module is

@@ -7,7 +7,9 @@ later calls go straight to the kernel.
 
 Arguments: numpy arrays, numpy scalars and Python numbers are traced
 (differentiated ones as float64, with lists converted too; bool arrays that are
-not differentiated stay bool); anything else, and the positions in
+not differentiated stay bool, and so do integer numbers as int64, as JAX traces
+them: a trip count ``n`` in ``sg.fori_loop(0, n, ...)`` is a kernel argument, so a
+new ``n`` compiles nothing); anything else, and the positions in
 ``static_argnums``, are static: part of the signature, passed to the function
 as they are, so they must be hashable. Keyword arguments are passed through,
 never differentiated, traced or static by the same rule.
@@ -39,7 +41,6 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from . import pipeline
-from .backend import compile as kernels
 from .backend import fusion
 from .backend.codegen import KernelSource
 from .calls import (  # noqa: F401 -- also under their old names here
@@ -282,7 +283,8 @@ class Transformed:
                 avals.append(x.aval)
                 inputs.append(x)
             elif (_is_traced(i, x, diff, static) if i < len(args) else _is_array_like(x)):
-                value, aval = _traced_input(x, f"argument {names[i]}", promote=i in diff)
+                value, aval = _traced_input(x, f"argument {names[i]}", promote=i in diff,
+                                            integers=True)
                 avals.append(aval)
                 inputs.append(value)
             else:
@@ -369,7 +371,7 @@ class Transformed:
             name = self._names(len(args))[i] if i < len(args) else list(kwargs)[i - len(args)]
             if _is_traced(i, x, diff, static) if i < len(args) else _is_array_like(x):
                 try:
-                    value, aval = _traced_input(x, "", promote=i in diff)
+                    value, aval = _traced_input(x, "", promote=i in diff, integers=True)
                 except TypeError:  # again, to say which argument (not named on the hot path)
                     _traced_input(x, f"argument {name}", i in diff)
                     raise
@@ -440,10 +442,10 @@ class Transformed:
                 plan.append(_BOOL)
             else:
                 return
-        if isinstance(spec.kernel, kernels.Kernel):
-            kernel = spec.kernel.dispatcher()
-        else:
-            kernel = spec.kernel
+        ready = getattr(spec.kernel, "dispatcher", None)  # a Kernel, or a Tiered one
+        kernel = spec.kernel if ready is None else ready()
+        if kernel is None:
+            return  # still compiling in the background: calls stay on the checked path
         if self.mode == "jit":
             picks = tuple(range(spec.n_primal))
             form = _TUPLE if spec.is_tuple else _ONE
@@ -481,7 +483,8 @@ class Transformed:
             out_names = {n_primal + k: f"grad_{name}" for k, name in enumerate(wrt_names)}
         final, program = pipeline.build(
             graph, wrt=wrt, seeded=seeded, keep_primal=keep_primal, n_aux=n_aux,
-            function=graph.name, description=title, out_names=out_names, backend=self.backend)
+            function=graph.name, description=title, out_names=out_names, backend=self.backend,
+            tiered=True)
         primal = tuple(a.aval for a in graph.outputs)
         return Specialization(final, program.kernel, program.consts, program.source, is_tuple,
                               n_primal, primal, program.pieces, guards, staged.out_tree)

@@ -27,11 +27,13 @@ import numpy as np
 from .backend.program import Program
 from .backend.program import build as build_program
 from .core import check as checker
+from .core.config import config
 from .core.errors import SCALAR_OUTPUT_ERROR
-from .core.ir import BOOL, FLOAT, Aval, Graph
+from .core.ir import BOOL, FLOAT, INT, Aval, Graph
 from .core.tracing import as_constant_array
 from .transforms.adjoint import adjoint
 from .transforms.passes import optimize
+from .transforms.reroll import reroll
 
 __all__ = ["SCALAR_OUTPUT_ERROR", "build", "cotangent", "derive", "differentiate", "kernel_input",
            "program"]
@@ -57,10 +59,14 @@ def differentiate(graph: Graph, wrt: Sequence[int], seeded: bool = False,
 def derive(graph: Graph, wrt: Sequence[int] | None = None, seeded: bool = False,
            keep_primal: bool = True, n_aux: int = 0) -> Graph:
     """The optimized graph to run: ``graph`` itself (``wrt=None``), or
-    :func:`differentiate`'s forward and adjoint."""
+    :func:`differentiate`'s forward and adjoint; a traced Python loop in it rerolled
+    first (``sg.config.reroll``, :mod:`symgrad.transforms.reroll`)."""
     checked = checker.enabled()
     if checked:
         checker.check(graph)
+    if config.reroll:  # a traced Python loop's repeated blocks as one loop
+        rerolled = reroll(graph)
+        graph = checker.check(rerolled) if checked and rerolled is not graph else rerolled
     if wrt is not None:
         full = differentiate(graph, wrt, seeded, keep_primal, n_aux)
         graph = checker.check(full) if checked else full
@@ -68,24 +74,31 @@ def derive(graph: Graph, wrt: Sequence[int] | None = None, seeded: bool = False,
 
 
 def program(graph: Graph, function: str, description: str,
-            out_names: Mapping[int, str] | None = None, backend: str = "numba") -> Program:
-    """The backend's :class:`~symgrad.backend.program.Program` for an optimized graph."""
-    return build_program(graph, function, description, out_names, backend)
+            out_names: Mapping[int, str] | None = None, backend: str = "numba",
+            tiered: bool = False) -> Program:
+    """The backend's :class:`~symgrad.backend.program.Program` for an optimized graph
+    (with ``tiered``, its first calls may run on the interpreter while it compiles)."""
+    return build_program(graph, function, description, out_names, backend, tiered=tiered)
 
 
 def build(graph: Graph, *, wrt: Sequence[int] | None = None, seeded: bool = False,
           keep_primal: bool = True, n_aux: int = 0, function: str, description: str,
           out_names: Mapping[int, str] | None = None,
-          backend: str = "numba") -> tuple[Graph, Program]:
+          backend: str = "numba", tiered: bool = False) -> tuple[Graph, Program]:
     """:func:`derive`, then :func:`program`: the optimized graph and what runs it."""
     final = derive(graph, wrt, seeded, keep_primal, n_aux)
-    return final, program(final, function, description, out_names, backend)
+    return final, program(final, function, description, out_names, backend, tiered)
 
 
-def kernel_input(x: Any, what: str = "", promote: bool = True) -> tuple[Any, Aval]:
+def kernel_input(x: Any, what: str = "", promote: bool = True,
+                 integers: bool = False) -> tuple[Any, Aval]:
     """An argument as a kernel takes it, and its aval: float64 (or bool) arrays,
     C-contiguous and writable, 0-d values as Python scalars. ``promote`` makes bools
-    float; ``what`` names the argument in a TypeError about its type."""
+    float; ``integers`` (with ``promote=False``) keeps an integer number an int64 (a loop
+    bound, a trip count); ``what`` names the argument in a TypeError about its type."""
+    if (integers and not promote and isinstance(x, int | np.integer)
+            and not isinstance(x, bool | np.bool_)):
+        return int(x), Aval((), INT)
     array = as_constant_array(x, what)
     dtype = BOOL if array.dtype == np.bool_ and not promote else FLOAT
     if array.ndim == 0:

@@ -148,6 +148,9 @@ def _apply(prim: Primitive, args: list[Any], params: dict[str, Any]) -> Any:
     if prim.kind == "structural":
         result = prim.sympy(sp, *(np.asarray(a, dtype=object) for a in args), **params)
         return result[()] if np.ndim(result) == 0 else np.array(result)
+    if prim.kind == "control":  # control flow: the facet evaluates its graphs with to_sympy
+        tools = {"evaluate": to_sympy} if prim.subgraphs else {}
+        return prim.sympy(sp, *args, **params, **tools)
     if prim.kind == "array":  # facets of whole object arrays (np.matmul, sympy.Matrix)
         result = np.asarray(prim.sympy(sp, *(np.asarray(a, dtype=object) for a in args),
                                        **params), dtype=object)

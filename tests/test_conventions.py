@@ -225,10 +225,17 @@ def _arity(prim) -> int:
     return nin if nin is not None else len(inspect.signature(prim.impl).parameters)
 
 
+def _float_in_float_out(prim) -> bool:
+    try:
+        return prim.shape_rule(*[Aval(())] * _arity(prim)).dtype == FLOAT
+    except TypeError:  # to_float takes integers
+        return False
+
+
 FLOAT_ELEMENTWISE = sorted(
     name for name, p in P.REGISTRY.items()
     if p.kind == "elementwise" and p is not P.where_p and _arity(p) in (1, 2)
-    and p.shape_rule(*[Aval(())] * _arity(p)).dtype == FLOAT)
+    and _float_in_float_out(p))
 # where every derivative formula meets its poles, infinities and nans
 SPECIAL = a(-2, -1, -0.0, 0, 1, 2, 1e308, inf, -inf, nan)
 

@@ -130,5 +130,6 @@ def test_literal_identity_is_by_bits():
     assert Literal(0.0) != Literal(-0.0)
     assert Literal(float("nan")) == Literal(float("nan"))
     assert Literal(True) != Literal(1.0)
+    assert Literal(1) != Literal(1.0) and Literal(1).dtype == "int64"  # a loop bound
     with pytest.raises(TypeError):
-        Literal(1)
+        Literal("1")

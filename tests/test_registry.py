@@ -10,7 +10,7 @@ import pytest
 
 import symgrad as sg
 from symgrad import prims as P
-from symgrad.core.ir import Aval, Eqn, Graph, Literal, Var
+from symgrad.core.ir import Aval, Eqn, Graph, Literal, Var, subgraphs
 from symgrad.core.tracing import Trace, recording
 from symgrad.numpy_api import trace
 from symgrad.prims import PrimTracer
@@ -67,8 +67,9 @@ ELEMENTWISE = sorted(n for n, p in P.REGISTRY.items() if p.kind == "elementwise"
 @pytest.mark.parametrize("name", ELEMENTWISE)
 def test_elementwise_shape_rules_broadcast(name):
     prim = P.REGISTRY[name]
-    n = prim.impl.nin if isinstance(prim.impl, np.ufunc) else 3
-    dtypes = ["bool", "float64", "float64"] if name == "where" else ["float64"] * n
+    n = prim.impl.nin if isinstance(prim.impl, np.ufunc) else 1 if name == "to_float" else 3
+    dtypes = (["bool", "float64", "float64"] if name == "where" else
+              ["int64"] if name == "to_float" else ["float64"] * n)
     shapes = [(2, 1), (3,), ()][:n] if n > 1 else [(2, 1)]
     avals = [Aval(s, d) for s, d in zip(shapes, dtypes)]
     assert prim.shape_rule(*avals).shape == np.broadcast_shapes(*shapes)
@@ -84,13 +85,23 @@ def test_a_case_exercises_the_primitives_it_claims(case):
     args = case.args()
     avals = [Aval(np.shape(a)) for a in args]
     graph, _ = trace(case.fn, avals, args, [f"a{k}" for k in range(len(args))])
-    used = {e.prim.name for e in graph.eqns}
+    used = {e.prim.name for e in _all_eqns(graph)}
     argnums = tuple(range(len(args)))
     out = np.asarray(case.fn(*args))
     ct = None if out.ndim == 0 else np.ones(out.shape)
     g = sg.value_and_grad(case.fn, argnums=argnums, backend="numpy")
-    used |= {e.prim.name for e in g.graph(*args, gradient=ct).eqns}
+    used |= {e.prim.name for e in _all_eqns(g.graph(*args, gradient=ct))}
     assert set(case.prims) <= used, f"{case} claims {set(case.prims) - used} but does not use it"
+
+
+def _all_eqns(graph: Graph) -> list[Eqn]:
+    """The equations of ``graph`` and of the graphs they hold (loop bodies, branches)."""
+    found = []
+    for e in graph.eqns:
+        found.append(e)
+        for _, sub in subgraphs(e):
+            found += _all_eqns(sub)
+    return found
 
 
 # ---------------------------------------------------------------------------
@@ -108,7 +119,7 @@ def _examples() -> dict[str, Eqn]:
         out = np.asarray(case.fn(*args))
         ct = None if out.ndim == 0 else np.ones(out.shape)
         g = sg.value_and_grad(case.fn, argnums=tuple(range(len(args))), backend="numpy")
-        for e in g.graph(*args, gradient=ct).eqns:
+        for e in _all_eqns(g.graph(*args, gradient=ct)):
             old = found.get(e.prim.name)
             if old is None or _size(e) > _size(old):  # the largest example
                 found[e.prim.name] = e
@@ -154,7 +165,9 @@ def test_flags_agree_with_kinds(name):
         assert prim.kind == "elementwise"
     if prim.accumulate:
         assert prim.kind == "reduction"
-    if prim.view or prim.transposes or prim.moves_elements:
+    if prim.view:  # (proj: a part of a loop's results, which may be one of its operands)
+        assert prim.kind in ("structural", "control")
+    if prim.transposes or prim.moves_elements:
         assert prim.kind == "structural"
     if prim.transposed_operands:
         assert prim.kind == "array"

@@ -81,9 +81,10 @@ def test_a_graph_within_the_limit_is_one_piece_itself():
     assert len(split.split(graph, len(graph.eqns) - 1)) == 2
 
 
-def test_cuts_go_where_fewest_values_cross():
+def test_cuts_go_where_fewest_values_cross(monkeypatch):
     """An unrolled recurrence: cut between steps (one value and its residual live), not
     inside one; the forward pieces of equal length then have the same structure."""
+    monkeypatch.setattr(torch.config, "reroll", False)  # unrolled, not one loop
     graph = Transformed(recurrence(40), "grad", backend="numpy").graph(np.ones(3), np.ones(3))
     built = program.build(graph, "f", "test", backend="numpy", max_eqns=LIMIT)
     assert len(built.pieces) > 10
@@ -120,6 +121,7 @@ def test_outputs_that_are_inputs_constants_literals_or_repeated_and_values_read_
 # -- compiled: grad and Tensor.backward ------------------------------------------------------
 
 def test_an_unrolled_200_step_recurrence_runs_as_bounded_kernels(monkeypatch):
+    monkeypatch.setattr(torch.config, "reroll", False)  # unrolled, not one loop
     monkeypatch.setattr(split, "MAX_EQNS", LIMIT)
     monkeypatch.setattr(split, "SPLIT_ABOVE", LIMIT)
     monkeypatch.setattr(split, "FEW_ARRAYS", -1)  # split even a graph fused into one loop

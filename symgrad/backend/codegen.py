@@ -37,8 +37,8 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -47,6 +47,7 @@ from ..core.conventions import CONVENTIONS_VERSION
 from ..core.index_text import broadcast_index
 from ..core.ir import (
     BOOL,
+    INT,
     Atom,
     Aval,
     Eqn,
@@ -56,6 +57,7 @@ from ..core.ir import (
     Var,
     format_param,
     origin_changes,
+    usable,
 )
 from ..core.version import __version__
 from .fusion import Loop, Plan, inline, plan, transposed
@@ -77,11 +79,13 @@ class KernelSource:
     text: str
 
 
-def numba_literal(value: float | bool) -> str:
+def numba_literal(value: float | bool | int) -> str:
     """A literal as Numba source: ``np.inf``/``np.nan`` where repr would say inf/nan,
     negative values parenthesized (``-2.0 ** y`` would mean ``-(2.0 ** y)``)."""
     if isinstance(value, bool):
         return repr(value)
+    if isinstance(value, int):
+        return f"({value})" if value < 0 else repr(value)
     if math.isnan(value):
         return "np.nan"
     text = ("np.inf" if value > 0 else "-np.inf") if math.isinf(value) else repr(float(value))
@@ -148,6 +152,8 @@ class Sizes:
         return value
 
     def aval(self, a: Aval) -> Aval:
+        if a.parts:
+            return Aval(a.shape, a.dtype, tuple(map(self.aval, a.parts)))
         return Aval(tuple(self.dim(d) for d in a.shape), a.dtype)
 
     def params(self, params: Mapping[str, Any]) -> dict[str, Any]:
@@ -168,8 +174,9 @@ class Sizes:
 class _Comments(Printer):
     """The IR text of the comments, with sizes by name as in the code."""
 
-    def __init__(self, graph: Graph, out_names: Mapping[int, str] | None, sizes: Sizes):
-        super().__init__(graph, out_names)
+    def __init__(self, graph: Graph, out_names: Mapping[int, str] | None, sizes: Sizes,
+                 reserved: frozenset[str] = frozenset()):
+        super().__init__(graph, out_names, reserved)
         self.sizes = sizes
 
     def typed(self, v: Var) -> str:
@@ -182,15 +189,24 @@ class _Comments(Printer):
 
 
 class _Kernel:
-    """The body of one kernel: standalone statements and fused loops."""
+    """The body of one kernel (or of a graph a control-flow equation holds, rendered
+    inside the kernel: then ``within`` is the enclosing kernel, whose sizes and names
+    it shares, and its names avoid every name the kernel has so far)."""
 
-    def __init__(self, graph: Graph, out_names: Mapping[int, str] | None, loops: Plan):
+    def __init__(self, graph: Graph, out_names: Mapping[int, str] | None, loops: Plan,
+                 within: _Kernel | None = None, buffers: Mapping[int, str] | None = None):
         self.graph = graph
-        self.names = Printer(graph, out_names)
-        self.sizes = Sizes(graph, self.names)
-        self.comments = _Comments(graph, out_names, self.sizes)
+        #: id(var) -> an array to write it into instead of a new one (a loop's carry)
+        self.buffers = dict(buffers or {})
+        self.used_buffers: set[int] = set()
+        reserved = frozenset(within.all_names) if within is not None else frozenset()
+        self.names = Printer(graph, out_names, reserved)
+        self.sizes = within.sizes if within is not None else Sizes(graph, self.names)
+        self.comments = _Comments(graph, out_names, self.sizes, reserved)
         self.plan = loops
-        self.all_names = set(self.names.names.values())
+        #: every name the kernel uses (shared with the graphs rendered inside it)
+        self.all_names: set[str] = within.all_names if within is not None else set()
+        self.all_names.update(self.names.names.values())
 
     def name(self, v: Var) -> str:
         return self.names.name(v)
@@ -225,9 +241,11 @@ class _Kernel:
         for cite, e in origin_changes(made):
             if cite is not None:
                 lines.append(f"# grad of: {self.comments.eqn(cite)}")
+            tools = {"scope": Scope(self)} if e.prim.subgraphs else {}
             lines += e.prim.emit(self.name(e.out), [self.operand(e, a) for a in e.inputs],
                                  [self.sizes.aval(a.aval) for a in e.inputs],
-                                 self.sizes.aval(e.out.aval), **self.sizes.params(e.params))
+                                 self.sizes.aval(e.out.aval), **self.sizes.params(e.params),
+                                 **tools)
         return lines
 
     def loop(self, loop: Loop) -> list[str]:
@@ -240,9 +258,12 @@ class _Kernel:
                 kept = self.sizes.aval(e.out.aval).shape
                 lines.append(f"{self.name(e.out)} = "
                              + (f"np.zeros({_tuple(kept)})" if kept else "0.0"))
+            elif id(e.out) in self.buffers:  # the array a loop keeps for this carry
+                lines.append(f"{self.name(e.out)} = {self.buffers[id(e.out)]}")
+                self.used_buffers.add(id(e.out))
             elif id(e.out) in arrays:
-                dtype = ", dtype=np.bool_" if e.out.dtype == BOOL else ""
-                lines.append(f"{self.name(e.out)} = np.empty({_tuple(shape)}{dtype})")
+                lines.append(f"{self.name(e.out)} = np.empty({_tuple(shape)}"
+                             f"{_dtype_arg(e.out.dtype)})")
         if live:
             lines += [INDENT * k + f"for i{k} in range({d}):" for k, d in enumerate(shape)]
             lines += [INDENT * len(shape) + line for line in _Elements(self, loop).body(live)]
@@ -320,6 +341,7 @@ class _Elements:
                 name = f"{base}_{k}"
             self.names[key] = name
             self.taken.add(name)
+            self.kernel.all_names.add(name)
         return self.names[key]
 
     def read(self, a: Atom, index: tuple[str, ...]) -> str:
@@ -377,6 +399,96 @@ class _Elements:
 
 def _tuple(shape: tuple[Any, ...]) -> str:
     return "(" + ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"
+
+
+def _dtype_arg(dtype: str) -> str:
+    return {BOOL: ", dtype=np.bool_", INT: ", dtype=np.int64"}.get(dtype, "")
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """A graph rendered as statements inside a kernel: the names its inputs must be bound
+    to before ``lines`` run, and then the text of each output. ``used``: the inputs it
+    reads; ``fresh``: per output, whether it is a new value (not an input or a view of
+    one), which a loop may keep as its carry without a copy."""
+
+    inputs: list[str]
+    lines: list[str]
+    outputs: list[str]
+    used: set[int]
+    fresh: list[bool]
+    buffers: dict[int, str] = field(default_factory=dict)  # output -> the array it fills
+
+
+class Scope:
+    """What the ``emit`` facet of a control-flow primitive gets (``scope=``): names that
+    no other part of the kernel uses, and graphs (loop bodies, branches) rendered as
+    statements with the kernel's sizes and fusion."""
+
+    def __init__(self, kernel: _Kernel):
+        self.kernel = kernel
+
+    def fresh(self, hint: str) -> str:
+        """A new name, ``hint`` or ``hint_1``, ``hint_2``..."""
+        name, k = hint, 0
+        while name in self.kernel.all_names or not usable(name):
+            k += 1
+            name = f"{hint}_{k}"
+        self.kernel.all_names.add(name)
+        return name
+
+    def render(self, graph: Graph, reuse: Sequence[int] = ()) -> Rendered:
+        """``graph`` as statements. An output in ``reuse`` that a fused loop computes is
+        written into an array the caller provides (``buffers``), which a loop allocates
+        once and swaps with the carry, instead of a new array each step."""
+        made = {id(e.out) for e in graph.eqns}
+        wanted = {id(graph.outputs[k]): k for k in reuse
+                  if isinstance(graph.outputs[k], Var) and id(graph.outputs[k]) in made
+                  and graph.outputs[k].shape and graph.outputs.count(graph.outputs[k]) == 1}
+        names = {key: self.fresh("buffer") for key in wanted}
+        inner = _Kernel(graph, None, plan(graph), within=self.kernel, buffers=names)
+        lines = inner.body()
+        made_by = {id(e.out): e.prim for e in graph.eqns}
+        read = {id(a) for e in graph.eqns for a in e.inputs if isinstance(a, Var)}
+        read |= {id(a) for a in graph.outputs if isinstance(a, Var)}
+        fresh = [isinstance(a, Literal) or not a.shape or (
+            id(a) in made_by and not made_by[id(a)].view) for a in graph.outputs]
+        return Rendered([inner.name(v) for v in graph.inputs], lines,
+                        [inner.atom(a) for a in graph.outputs],
+                        {k for k, v in enumerate(graph.inputs) if id(v) in read}, fresh,
+                        {wanted[key]: names[key] for key in inner.used_buffers})
+
+    def init(self, text: str, aval: Aval) -> str:
+        """A carry's first value: arrays copied (the loop rebinds the name to arrays the
+        body makes, which Numba must type alike: writable and C-contiguous)."""
+        return f"{text}.copy()" if aval.shape else text
+
+    def owned(self, r: Rendered, k: int) -> str:
+        """Output ``k`` of ``r`` as a value a loop or branch may keep."""
+        return r.outputs[k] if r.fresh[k] else f"{r.outputs[k]}.copy()"
+
+    def update(self, names: list[str], r: Rendered, n: int) -> list[str]:
+        """``names`` (a loop's carries, the first ``n`` inputs of a body) take the body's
+        first ``n`` outputs, all at once."""
+        pairs = [(name, r.outputs[k] if r.outputs[k] in names else self.owned(r, k))
+                 for k, name in enumerate(names[:n]) if r.outputs[k] != name]
+        pairs += [(buffer, names[k]) for k, buffer in r.buffers.items() if k < n]
+        if not pairs:
+            return []
+        return [f"{', '.join(a for a, _ in pairs)} = {', '.join(b for _, b in pairs)}"]
+
+    def empty(self, lead: str, aval: Aval) -> str:
+        """``np.empty`` of ``lead`` values of ``aval``, stacked."""
+        dims = [lead, *map(str, self.kernel.sizes.aval(aval).shape)]
+        return f"np.empty({_tuple(tuple(dims))}{_dtype_arg(aval.dtype)})"
+
+    @staticmethod
+    def indent(lines: list[str]) -> list[str]:
+        return [INDENT + line for line in lines]
+
+    @staticmethod
+    def tuple(names: list[str]) -> str:
+        return _tuple(tuple(names))
 
 
 def generate(graph: Graph, function: str, description: str,

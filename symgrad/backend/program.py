@@ -29,6 +29,7 @@ from . import compile as kernels
 from . import split as splitting
 from .codegen import KernelSource, generate
 from .fusion import plan
+from .tiered import tiered as tiered_kernel
 
 
 class Chain:
@@ -100,13 +101,15 @@ class Program:
 
 def build(graph: Graph, function: str, description: str,
           out_names: Mapping[int, str] | None = None, backend: str = "numba",
-          max_eqns: int | None = None) -> Program:
+          max_eqns: int | None = None, tiered: bool = False) -> Program:
     """Generate (and for ``backend="numba"``, load) the kernels of ``graph``,
     split into pieces of at most ``max_eqns`` equations (by default, pieces of
     :data:`~symgrad.backend.split.MAX_EQNS` when
     :func:`~symgrad.backend.split.slow_to_compile` says so).
 
-    Kernels compile on their first call."""
+    Kernels compile on their first call; with ``tiered`` (and ``sg.config.tiered``),
+    the first calls of a kernel not on disk yet run on the interpreter while it
+    compiles (:mod:`.tiered`)."""
     whole = plan(graph)
     if max_eqns is None:  # the defaults: split only graphs slow to compile whole
         slow = splitting.slow_to_compile(graph, whole)
@@ -127,9 +130,13 @@ def build(graph: Graph, function: str, description: str,
             for piece in pieces)
     loaded = [_kernel(piece, source, backend) for piece, source in zip(pieces, sources)]
     if len(pieces) == 1:
-        return Program(tuple(pieces), sources, *loaded[0])
-    steps = [(lambda *a, k=k, c=c: k(*a, *c)) if c else k for k, c in loaded]
-    return Program(tuple(pieces), sources, Chain(graph, pieces, steps), ())
+        kernel, consts = loaded[0]
+    else:
+        steps = [(lambda *a, k=k, c=c: k(*a, *c)) if c else k for k, c in loaded]
+        kernel, consts = Chain(graph, pieces, steps), ()
+    if tiered and backend == "numba":
+        kernel = tiered_kernel(graph, kernel, consts, sources)
+    return Program(tuple(pieces), sources, kernel, consts)
 
 
 def _kernel(piece: Graph, source: KernelSource, backend: str) -> tuple[Callable[..., tuple],

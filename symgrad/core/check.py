@@ -9,7 +9,7 @@ import os
 
 import numpy as np
 
-from .ir import DTYPES, Graph, IRError, Literal, Var, pformat_around
+from .ir import DTYPES, Graph, IRError, Literal, Var, pformat_around, subgraphs
 
 
 def enabled() -> bool:
@@ -22,7 +22,11 @@ def check(graph: Graph) -> Graph:
 
     Checks: every variable is defined once before use; literals and values have
     the declared dtypes; each equation's output aval is what its primitive's
-    shape rule says; parameters are hashable; constants match their avals.
+    shape rule says; parameters are hashable; constants match their avals. A
+    graph held as a parameter (a loop's body) is checked too: it is closed (it
+    reads only its own inputs) and has no constants (its arrays are operands of
+    the equation that holds it); the primitive's shape rule checks that its
+    inputs and outputs fit the equation's operands.
     """
     defined: set[int] = set()
 
@@ -60,6 +64,14 @@ def check(graph: Graph) -> Graph:
             _fail(graph, i, f"shape rule of {eqn.prim.name} rejects its inputs: {e}")
         if expected != eqn.out.aval:
             _fail(graph, i, f"output is {eqn.out.aval} but {eqn.prim.name} gives {expected}")
+        for key, sub in subgraphs(eqn):
+            if sub.consts:
+                _fail(graph, i, f"the graph {key}={sub.name} has constants; they must be "
+                      "operands of the equation")
+            try:
+                check(sub)
+            except IRError as e:
+                _fail(graph, i, f"in the graph {key}={sub.name}: {e}")
         define(eqn.out, "output of equation")
     for a in graph.outputs:
         if isinstance(a, Var) and id(a) not in defined:

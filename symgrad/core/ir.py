@@ -6,7 +6,15 @@ Grammar::
     Eqn      = out: Var  "="  prim  "(" Atom* ")"  params
     Atom     = Var | Literal
     Var      = a fresh value with an abstract value (shape, dtype); identity, not name
-    Literal  = a Python scalar (float or bool) inlined into the equation
+    Literal  = a Python scalar (float, int or bool) inlined into the equation
+
+Dtypes: ``float64`` (``f64``), ``bool``, ``int64`` (``i64``: loop counters, trip
+counts, integer arguments that are not differentiated) and ``tuple``: the
+several results of a control-flow equation (``loop``, ``while``, ``cond``), a
+value that only ``proj`` reads (``b = proj(t, part=1)``). Its aval lists the
+avals of its parts; a part whose leading size is known only when the kernel
+runs (the tape of a loop whose trip count is an argument) has the size
+:data:`DYN`, printed ``?``.
 
 Every equation binds exactly one fresh ``Var``; operands are atoms, so nested
 expressions never appear. Nothing here is mutated after construction: passes
@@ -33,6 +41,17 @@ per equation, Python-like::
 - Parameters follow the operands as ``key=value``, sorted by key.
 - Equations made by the adjoint transform are grouped under a
   ``# grad of: <primal equation>`` comment.
+- A parameter that holds a graph (the body of a loop, the branches of a
+  ``cond``) prints as the graph's name, and the graph itself follows the
+  equation, indented, with names that differ from the enclosing graph's::
+
+      t: (f64[8],) = loop(0, n, x0, p, body=step, n_carry=1, n_xs=0, reverse=False, ...)
+        step(i: i64[], x: f64[8], p_1: f64[]) {
+          a: f64[8] = mul(p_1, x)
+          ...
+          return (b,)
+        }
+      c: f64[8] = proj(t, part=0)
 
 Names are deterministic and never collide: inputs keep their argument names
 (suffixed ``_1``, ``_2``... if needed), the remaining values get ``a``, ``b``,
@@ -58,8 +77,12 @@ import numpy as np
 
 FLOAT = "float64"
 BOOL = "bool"
-DTYPES = (FLOAT, BOOL)
-_SHORT = {FLOAT: "f64", BOOL: "bool"}
+INT = "int64"
+TUPLE = "tuple"
+DTYPES = (FLOAT, BOOL, INT, TUPLE)
+_SHORT = {FLOAT: "f64", BOOL: "bool", INT: "i64"}
+#: a size known only when the kernel runs (the leading axis of a tape)
+DYN = -1
 
 
 class IRError(AssertionError):
@@ -72,6 +95,7 @@ class Aval:
 
     shape: tuple[int, ...]
     dtype: str = FLOAT
+    parts: tuple[Aval, ...] = ()  # for dtype "tuple": the avals of its parts
 
     @property
     def ndim(self) -> int:
@@ -82,7 +106,16 @@ class Aval:
         return math.prod(self.shape)
 
     def __str__(self) -> str:
-        return f"{_SHORT[self.dtype]}[{','.join(map(str, self.shape))}]"
+        if self.dtype == TUPLE:
+            inner = ", ".join(map(str, self.parts))
+            return f"({inner}{',' if len(self.parts) == 1 else ''})"
+        dims = ("?" if d == DYN else str(d) for d in self.shape)
+        return f"{_SHORT[self.dtype]}[{','.join(dims)}]"
+
+
+def tuple_aval(parts: Sequence[Aval]) -> Aval:
+    """The aval of a tuple of values of avals ``parts``."""
+    return Aval((), TUPLE, tuple(parts))
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -115,15 +148,16 @@ class Literal:
     ``0.0`` and ``-0.0`` stay distinct and ``nan`` equals ``nan`` (what CSE needs).
     """
 
-    value: float | bool
+    value: float | bool | int
 
     def __post_init__(self) -> None:
-        if not isinstance(self.value, (float, bool)):
-            raise TypeError(f"Literal takes a Python float or bool, not {self.value!r}")
+        if not isinstance(self.value, (float, bool, int)):
+            raise TypeError(f"Literal takes a Python float, int or bool, not {self.value!r}")
 
     @property
     def aval(self) -> Aval:
-        return Aval((), BOOL if isinstance(self.value, bool) else FLOAT)
+        v = self.value
+        return Aval((), BOOL if isinstance(v, bool) else INT if isinstance(v, int) else FLOAT)
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -136,7 +170,9 @@ class Literal:
     @property
     def key(self) -> tuple[str, Any]:
         v = self.value
-        return (BOOL, v) if isinstance(v, bool) else (FLOAT, v.hex())
+        if isinstance(v, bool):
+            return (BOOL, v)
+        return (INT, v) if isinstance(v, int) else (FLOAT, v.hex())
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Literal) and self.key == other.key
@@ -202,7 +238,15 @@ class Primitive:
     - ``transposes``: ``perm=(1, 0)`` makes its output the view ``c.T``;
     - ``transposed_operands``: takes ``c.T`` of a C-contiguous ``c`` as it is
       (BLAS reads F-contiguous matrices without a copy);
-    - ``torch_name``: PyTorch's name of its backward node, where it has one.
+    - ``torch_name``: PyTorch's name of its backward node, where it has one;
+    - ``integer``: also computes on int64 operands (all of them int64: an int64
+      result, or bool for a comparison), as loop counters need;
+    - ``subgraphs``: the names of its parameters that hold a :class:`Graph` (a
+      loop's ``body``, a ``cond``'s branches). Its kind is ``"control"``, and
+      each layer that applies one of its facets hands it what that layer does
+      to a graph: the adjoint gives ``vjp`` ``adjoint=`` (the transform
+      itself), codegen gives ``emit`` ``scope=`` (which renders a graph as
+      statements), the SymPy bridge gives ``sympy`` ``evaluate=``.
     """
 
     name: str
@@ -226,6 +270,8 @@ class Primitive:
     transposes: bool = False
     transposed_operands: bool = False
     torch_name: str = ""
+    integer: bool = False
+    subgraphs: tuple[str, ...] = ()
 
     @property
     def moves_elements(self) -> bool:
@@ -297,6 +343,32 @@ def dead_after(graph: Graph) -> list[list[int]]:
         if key not in kept:
             dead[k].append(key)
     return dead
+def subgraphs(eqn: Eqn) -> list[tuple[str, Graph]]:
+    """The graphs ``eqn`` holds as parameters (a loop's body, a cond's branches)."""
+    return [(k, eqn.params[k]) for k in eqn.prim.subgraphs if isinstance(eqn.params.get(k), Graph)]
+
+
+def map_subgraphs(graph: Graph, fn: Callable[[Graph], Graph]) -> Graph:
+    """``graph`` with ``fn`` applied to every graph its equations hold as parameters
+    (one level deep; ``fn`` may recurse). ``graph`` itself if nothing changes; a
+    graph held twice is mapped once."""
+    done: dict[int, Graph] = {}
+    eqns = []
+    changed = False
+    for e in graph.eqns:
+        held = subgraphs(e)
+        if held:
+            new = {}
+            for k, g in held:
+                if id(g) not in done:
+                    done[id(g)] = fn(g)
+                new[k] = done[id(g)]
+            if any(new[k] is not g for k, g in held):
+                e = Eqn(e.prim, e.inputs, e.out, freeze_params({**e.params, **new}), e.origin)
+                changed = True
+        eqns.append(e)
+    return Graph(graph.inputs, tuple(eqns), graph.outputs, graph.consts,
+                 graph.name) if changed else graph
 
 
 # ---------------------------------------------------------------------------
@@ -328,14 +400,16 @@ def usable(name: str) -> bool:
             and name not in RESERVED and not _INDEX_NAME.match(name))
 
 
-def assign_names(graph: Graph, out_names: Mapping[int, str] | None = None) -> dict[int, str]:
+def assign_names(graph: Graph, out_names: Mapping[int, str] | None = None,
+                 reserved: Iterable[str] = ()) -> dict[int, str]:
     """Map ``id(var)`` to a unique, valid Python name for every var of ``graph``.
 
     ``out_names`` optionally names outputs by position (e.g. ``{1: "ct_x"}``);
-    an output that is also an input keeps the input's name.
+    an output that is also an input keeps the input's name. Names in
+    ``reserved`` (those of an enclosing graph) are not used.
     """
     names: dict[int, str] = {}
-    taken: set[str] = set()
+    taken: set[str] = set(reserved)
 
     def claim(v: Var, base: str) -> None:
         if id(v) in names:
@@ -369,14 +443,18 @@ def assign_names(graph: Graph, out_names: Mapping[int, str] | None = None) -> di
     return names
 
 
-def format_literal(value: float | bool) -> str:
+def format_literal(value: float | bool | int) -> str:
     """A literal as Python source would spell it."""
     if isinstance(value, (bool, np.bool_)):
         return repr(bool(value))
+    if isinstance(value, (int, np.integer)):
+        return repr(int(value))
     return repr(float(value))
 
 
 def format_param(value: object) -> str:
+    if isinstance(value, Graph):
+        return value.name  # the graph itself is printed below the equation
     if isinstance(value, tuple):
         return "(" + ", ".join(map(format_param, value)) + ("," if len(value) == 1 else "") + ")"
     return repr(value)
@@ -393,12 +471,14 @@ def origin_changes(eqns: Iterable[Eqn]) -> Iterator[tuple[Eqn | None, Eqn]]:
 
 
 class Printer:
-    """Formats atoms and equations of one graph with one naming."""
+    """Formats atoms and equations of one graph with one naming (avoiding ``reserved``)."""
 
-    def __init__(self, graph: Graph, out_names: Mapping[int, str] | None = None):
+    def __init__(self, graph: Graph, out_names: Mapping[int, str] | None = None,
+                 reserved: Iterable[str] = ()):
         self.graph = graph
-        self.names = assign_names(graph, out_names)
-        self._taken = set(self.names.values())
+        self.reserved = frozenset(reserved)
+        self.names = assign_names(graph, out_names, self.reserved)
+        self._taken = set(self.names.values()) | self.reserved
         self._spare = _letters()
 
     def name(self, v: Var) -> str:
@@ -435,6 +515,9 @@ class Printer:
             if cite is not None:
                 body.append(f"# grad of: {self.eqn(cite)}")
             body.append(self.eqn(e))
+            for _, sub in subgraphs(e):  # a body: indented, its names apart from ours
+                inner = Printer(sub, reserved=self._taken)
+                body += ["  " + line for line in inner.lines()]
         outs = ", ".join(self.atom(a) for a in g.outputs)
         body.append(f"return ({outs}{',' if len(g.outputs) == 1 else ''})")
         return [head, *("  " + line for line in body), "}"]

@@ -321,7 +321,9 @@ class Tracer(Traced):
             f"`and`, `or`, `not` and bool() need a concrete truth value, but this {self.aval} "
             "value is only known when the compiled function runs. symgrad traces your "
             "function once for all inputs; select values elementwise with "
-            "symgrad.where(condition, a, b) (or np.where) instead." + _inside_numpy())
+            "symgrad.where(condition, a, b) (or np.where), run one of two functions with "
+            "sg.cond(pred, true_fun, false_fun, *operands), and loop while a traced "
+            "condition holds with sg.while_loop(cond_fun, body_fun, init)." + _inside_numpy())
 
     def _concrete(self, what: str) -> Any:
         raise TracerConversionError(
@@ -343,6 +345,13 @@ class Tracer(Traced):
         return self._concrete("int()")
 
     def __index__(self) -> int:
+        if self._var.dtype == "int64":  # range(n), x[i] with a traced integer
+            raise TracerConversionError(
+                f"a traced integer was used as a Python int (range(n), x[i]) at "
+                f"{user_location()}: its value is known only when the compiled function "
+                "runs. Loop over it with sg.fori_loop(0, n, body_fun, init), read one row of "
+                "xs per step with sg.scan(f, init, xs), or make the argument static "
+                "(static_argnums=...)")
         return self._concrete("using as an index or int")
 
     def __complex__(self) -> complex:

@@ -3,13 +3,15 @@
 :mod:`.tracer` (the traced array and :func:`trace`), :mod:`.dispatch` (how
 ``np.<ufunc>`` and ``np.<function>`` calls reach symgrad), :mod:`.functions`
 (selection, stable functions, reductions, reshapes), :mod:`.shapes` (numpy's
-shape functions), :mod:`.indexing` (``x[index]`` and ``sg.at``) and
-:mod:`.linalg`. Everything here is composed of the primitives of
+shape functions), :mod:`.indexing` (``x[index]`` and ``sg.at``),
+:mod:`.linalg` and :mod:`.control` (``fori_loop``, ``scan``, ``while_loop``,
+``cond``). Everything here is composed of the primitives of
 :mod:`symgrad.prims`; nothing here declares one.
 """
 
 from . import arrays, decompositions, matrices, statistics, ufuncs  # noqa: F401 (they register)
 from .arrays import array
+from .control import cond, fori_loop, scan, while_loop
 from .dispatch import HANDLED_FUNCTIONS, implements, supported_functions
 from .functions import (
     clip,
@@ -25,6 +27,7 @@ from .functions import (
 from .indexing import at
 from .tracer import ArrayMethods, ArrayTracer, stage, trace
 
-__all__ = ["ArrayMethods", "ArrayTracer", "HANDLED_FUNCTIONS", "array", "at", "clip", "implements",
+__all__ = ["ArrayMethods", "ArrayTracer", "HANDLED_FUNCTIONS", "array", "at", "clip", "cond",
+           "fori_loop", "implements", "scan", "while_loop",
            "log_softmax", "logsumexp", "relu", "sigmoid", "softmax", "softplus",
            "stage", "supported_functions", "trace", "where", "xlogy"]

@@ -15,7 +15,8 @@ from typing import Any, TypeVar
 import numpy as np
 
 from ..core.errors import UnsupportedFunctionError, user_location
-from ..prims.elementwise import call
+from ..core.tracing import Traced
+from ..prims.elementwise import as_float, call
 from ..prims.registry import REGISTRY, of_numpy
 
 HANDLED_FUNCTIONS: dict[Callable, Callable] = {}
@@ -79,7 +80,13 @@ def array_function(func: Callable, args: Any, kwargs: Any) -> Any:
         raise UnsupportedFunctionError(
             f"np.{qualname(func)} is not supported on traced values (at {user_location()}); "
             "symgrad.ops.supported_functions() lists what is")
+    # a traced integer (an int argument, a loop counter) enters numpy's functions as a float
+    args = [as_float(a) if _is_integer(a) else a for a in args]
     return impl(*args, **kwargs)
+
+
+def _is_integer(x: Any) -> bool:
+    return isinstance(x, Traced) and x.dtype == np.int64
 
 
 def float_dtype(dtype: Any) -> bool:

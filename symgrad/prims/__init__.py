@@ -20,9 +20,12 @@ the declaration.
 - :mod:`.decompositions`: ``cholesky``, ``eigh``, ``eig``, ``qr``, ``svd``, ``pinv``,
   ``lstsq``;
 - :mod:`.sorting`: ``argsort``, ``take_along``, ``scatter_along``, ``cumprod``;
+- :mod:`.control`: ``proj`` (a part of a tuple) and ``cond``; :mod:`.loops`:
+  ``loop`` (fori_loop, scan) and ``while``: primitives whose parameters hold graphs;
 - :mod:`.tracer`: the operators of traced values, and the tracer VJP rules see.
 """
 
+from .control import cond_p, proj_p
 from .decompositions import cholesky_p, eig_p, eigh_p, lstsq_p, pinv_p, qr_p, svd_p
 from .elementwise import (
     CONVENTIONS_VERSION,
@@ -67,12 +70,14 @@ from .elementwise import (
     sub_p,
     tan_p,
     tanh_p,
+    to_float_p,
     trunc_p,
     where_p,
     xlogy_p,
 )
 from .indexing import concatenate_p, cumsum_p, gather_p, scatter_add_p, slice_p, unslice_p
 from .linalg import det_p, inv_p, matmul_p, slogdet_p, solve_p
+from .loops import loop_p, while_p
 from .reductions import (
     broadcast_to_p,
     count_p,
@@ -113,6 +118,7 @@ __all__ = [
     "xlogy_p", "arccosh_p", "arcsinh_p", "arctanh_p", "cbrt_p", "exp2_p", "floor_divide_p",
     "log2_p", "log10_p", "remainder_p", "sinc_p", "argsort_p", "cumprod_p", "scatter_along_p",
     "take_along_p", "cholesky_p", "eig_p", "eigh_p", "lstsq_p", "pinv_p", "qr_p", "svd_p",
+    "to_float_p", "cond_p", "proj_p", "loop_p", "while_p",
     "CONVENTIONS_VERSION", "FACETS", "FLAGS", "KINDS", "OPTIONAL_FACETS",
     "REGISTRY", "PrimTracer", "register",
 ]

@@ -28,14 +28,19 @@ from typing import Any
 import numpy as np
 
 from ..core.conventions import CONVENTIONS_VERSION as CONVENTIONS_VERSION  # re-exported
-from ..core.ir import BOOL, FLOAT, Aval, Eqn, Literal, Primitive
+from ..core.ir import BOOL, FLOAT, INT, Aval, Eqn, Literal, Primitive
 from ..core.rewrite import Producer, Rewrite, as_prim, lit, made_by, same_aval
 from ..core.tracing import Traced, apply, as_constant_array
 from .registry import broadcast_shapes, expression, register, require
 
 
-def _elementwise_rule(name: str, in_dtype: str = FLOAT, out_dtype: str = FLOAT) -> Callable:
+def _elementwise_rule(name: str, in_dtype: str = FLOAT, out_dtype: str = FLOAT,
+                      integer: bool = False) -> Callable:
+    """numpy broadcasting over ``in_dtype`` operands; with ``integer``, all-int64 operands
+    too (an int64 result, unless ``out_dtype`` is bool)."""
     def rule(*avals: Aval) -> Aval:
+        if integer and all(a.dtype == INT for a in avals):
+            return Aval(broadcast_shapes(name, *avals), BOOL if out_dtype == BOOL else INT)
         require(name, avals, in_dtype)
         return Aval(broadcast_shapes(name, *avals), out_dtype)
     return rule
@@ -52,9 +57,11 @@ def unary(name: str, ufunc: np.ufunc, vjp: Callable, sympy: Callable,
 
 def binary(name: str, ufunc: np.ufunc, vjp: Callable, sympy: Callable, emit: str,
            out_dtype: str = FLOAT, **facts: Any) -> Primitive:
-    """An elementwise float64 operation of two broadcasting operands."""
+    """An elementwise float64 operation of two broadcasting operands (also of two int64
+    operands if ``integer=True``)."""
     return register(name=name, kind="elementwise",
-                    shape_rule=_elementwise_rule(name, FLOAT, out_dtype),
+                    shape_rule=_elementwise_rule(name, FLOAT, out_dtype,
+                                                 facts.get("integer", False)),
                     impl=ufunc, vjp=vjp, emit=expression(emit), sympy=sympy, numpy=ufunc,
                     **facts)
 
@@ -76,7 +83,7 @@ add_p = binary("add", np.add, emit="{0} + {1}",
                vjp=lambda g, ans, x, y: (g, g),
                sympy=lambda sp, x, y: x + y,
                simplify=_add_simplify, linear=True, cheap=True, commutative=True,
-               torch_name="AddBackward0")
+               torch_name="AddBackward0", integer=True)
 
 
 def _sub_simplify(e: Eqn, producer: Producer) -> Rewrite:
@@ -96,7 +103,7 @@ sub_p = binary("sub", np.subtract, emit="{0} - {1}",
                vjp=lambda g, ans, x, y: (g, -g),
                sympy=lambda sp, x, y: x - y,
                simplify=_sub_simplify, accuracy=_sub_accuracy, linear=True, cheap=True,
-               torch_name="SubBackward0")
+               torch_name="SubBackward0", integer=True)
 
 
 def _mul_simplify(e: Eqn, producer: Producer) -> Rewrite:
@@ -111,7 +118,7 @@ mul_p = binary("mul", np.multiply, emit="{0} * {1}",
                vjp=lambda g, ans, x, y: (g * y, g * x),
                sympy=lambda sp, x, y: x * y,
                simplify=_mul_simplify, cheap=True, commutative=True,
-               torch_name="MulBackward0")
+               torch_name="MulBackward0", integer=True)
 
 
 def _div_simplify(e: Eqn, producer: Producer) -> Rewrite:
@@ -165,7 +172,7 @@ def _maximum_vjp(g, ans, x, y):
 
 maximum_p = binary("maximum", np.maximum, emit="np.maximum({0}, {1})", vjp=_maximum_vjp,
                    sympy=lambda sp, x, y: sp.Max(x, y), cheap=True,
-                   torch_name="MaximumBackward0")
+                   torch_name="MaximumBackward0", integer=True)
 
 
 def _minimum_vjp(g, ans, x, y):
@@ -177,7 +184,7 @@ def _minimum_vjp(g, ans, x, y):
 
 minimum_p = binary("minimum", np.minimum, emit="np.minimum({0}, {1})", vjp=_minimum_vjp,
                    sympy=lambda sp, x, y: sp.Min(x, y), cheap=True,
-                   torch_name="MinimumBackward0")
+                   torch_name="MinimumBackward0", integer=True)
 
 # ---------------------------------------------------------------------------
 # elementwise functions
@@ -187,10 +194,12 @@ def _neg_simplify(e: Eqn, producer: Producer) -> Rewrite:
     return inner.inputs[0] if inner is not None else None  # -(-x) -> x
 
 
-neg_p = unary("neg", np.negative,
-              vjp=lambda g, ans, x: (-g,),
-              sympy=lambda sp, x: -x,
-              simplify=_neg_simplify, linear=True, cheap=True, torch_name="NegBackward0")
+neg_p = register(name="neg", kind="elementwise",
+                 shape_rule=_elementwise_rule("neg", integer=True), impl=np.negative,
+                 vjp=lambda g, ans, x: (-g,), emit=expression("np.negative({0})"),
+                 sympy=lambda sp, x: -x, numpy=np.negative,
+                 simplify=_neg_simplify, linear=True, cheap=True, torch_name="NegBackward0",
+                 integer=True)
 
 exp_p = unary("exp", np.exp,
               vjp=lambda g, ans, x: (g * ans,),
@@ -427,7 +436,8 @@ logaddexp_p = binary("logaddexp", np.logaddexp, emit="np.logaddexp({0}, {1})",
 
 def _comparison(name: str, ufunc: np.ufunc, op: str, sympy: Callable, **facts: Any) -> Primitive:
     return binary(name, ufunc, emit=f"{{0}} {op} {{1}}", out_dtype=BOOL,
-                  vjp=lambda g, ans, x, y: (None, None), sympy=sympy, cheap=True, **facts)
+                  vjp=lambda g, ans, x, y: (None, None), sympy=sympy, cheap=True,
+                  integer=True, **facts)
 
 
 def _gt_simplify(e: Eqn, producer: Producer) -> Rewrite:
@@ -481,6 +491,26 @@ where_p = register(
     simplify=_where_simplify, linear=True, cheap=True)
 
 
+
+def _to_float_rule(x: Aval) -> Aval:
+    require("to_float", (x,), INT)
+    return Aval(x.shape, FLOAT)
+
+
+def _to_float_emit(out: str, args: list[str], avals: Any, out_aval: Aval) -> list[str]:
+    if out_aval.shape:
+        return [f"{out} = {args[0]}.astype(np.float64)"]
+    return [f"{out} = float({args[0]})"]
+
+
+# an int64 value (a loop counter, an integer argument) entering float arithmetic, as
+# numpy promotes it; integers carry no gradient
+to_float_p = register(
+    name="to_float", kind="elementwise", shape_rule=_to_float_rule,
+    impl=lambda x: np.asarray(x, dtype=np.float64), emit=_to_float_emit,
+    vjp=lambda g, ans, x: (None,), sympy=lambda sp, x: x, cheap=True)
+
+
 # ---------------------------------------------------------------------------
 # recording helpers: one per primitive, for VJP rules and the layers above.
 # Operands are promoted as numpy promotes them (booleans enter arithmetic as
@@ -494,12 +524,22 @@ def _dtype(x: Any) -> np.dtype:
 
 
 def as_float(x: Any) -> Any:
-    """Booleans enter arithmetic as 0.0/1.0, as numpy promotes them."""
-    if _dtype(x) != np.bool_:
+    """Booleans enter arithmetic as 0.0/1.0, integers as floats, as numpy promotes them."""
+    dtype = _dtype(x)
+    if dtype == np.int64:  # a traced integer (concrete integers are floats already)
+        return apply(to_float_p, x)
+    if dtype != np.bool_:
         return x
     if isinstance(x, Traced):
         return apply(where_p, x, 1.0, 0.0)
     return as_constant_array(x).astype(np.float64)
+
+
+def _integer(x: Any) -> bool:
+    """A traced int64 value, or a Python/numpy integer."""
+    if isinstance(x, Traced):
+        return x.dtype == np.int64
+    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
 
 
 def as_bool(x: Any) -> Any:
@@ -512,6 +552,9 @@ def call(prim: Primitive, *args: Any) -> Any:
     if prim is where_p:
         c, x, y = args
         return apply(where_p, as_bool(c), as_float(x), as_float(y))
+    if prim.integer and all(map(_integer, args)) and any(isinstance(a, Traced) for a in args):
+        # integer arithmetic on a traced counter stays integer: i + 1, n - 1, i < n
+        return apply(prim, *(a if isinstance(a, Traced) else Literal(int(a)) for a in args))
     return apply(prim, *map(as_float, args))
 
 
@@ -536,3 +579,4 @@ xlogy, hypot, arctan2, logaddexp = map(_recorder, (xlogy_p, hypot_p, arctan2_p, 
 greater, greater_equal, less, less_equal, equal, not_equal = map(
     _recorder, (gt_p, ge_p, lt_p, le_p, eq_p, ne_p))
 where = _recorder(where_p)
+to_float = _recorder(to_float_p)

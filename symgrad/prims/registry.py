@@ -26,8 +26,8 @@ OPTIONAL_FACETS = ("element", "simplify", "accuracy", "batch")
 #: the facts, with their types
 FLAGS = {"view": bool, "linear": bool, "cheap": bool, "commutative": bool, "accumulate": str,
          "shape_only": bool, "transposes": bool, "transposed_operands": bool,
-         "torch_name": str}
-KINDS = ("elementwise", "reduction", "structural", "array")
+         "torch_name": str, "integer": bool, "subgraphs": tuple}
+KINDS = ("elementwise", "reduction", "structural", "array", "control")
 ACCUMULATIONS = ("", "sum", "mean")
 
 
@@ -42,6 +42,8 @@ def register(**declaration: Any) -> Primitive:
     wrong += [f for f, t in FLAGS.items() if type(getattr(prim, f)) is not t]
     if prim.kind not in KINDS or prim.accumulate not in ACCUMULATIONS:
         wrong.append("kind" if prim.kind not in KINDS else "accumulate")
+    if prim.subgraphs and prim.kind != "control":
+        wrong.append("subgraphs")  # a primitive holding graphs is control flow
     if wrong:
         raise TypeError(f"primitive {prim.name} declares {wrong} wrongly")
     if prim.name in REGISTRY:

@@ -22,6 +22,12 @@ and the mask travels on to the inputs (see :class:`_Masks`). Cotangents no
 For outputs that are not scalars the graph gets a cotangent input ``ct`` of the
 output's shape, so that what it returns is the gradient of ``sum(y * ct)``:
 exactly PyTorch's ``y.backward(gradient)`` and SymPy's gradient of that sum.
+
+Control flow (:mod:`symgrad.prims.loops`, :mod:`symgrad.prims.control`): the
+cotangent of a tuple (the results of a loop) is a dict from part index to the
+cotangent of that part, filled by the ``proj`` equations that read it; the
+VJP rule of a primitive holding graphs gets this transform as ``adjoint=``, to
+derive the adjoints of its bodies.
 """
 
 from __future__ import annotations
@@ -32,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from ..core.errors import SCALAR_OUTPUT_ERROR
-from ..core.ir import FLOAT, Aval, Eqn, Graph, Primitive, Var
+from ..core.ir import FLOAT, TUPLE, Aval, Eqn, Graph, Primitive, Var
 from ..core.tracing import Trace, recording, shape_of
 from ..prims.elementwise import add, greater, where, where_p
 from ..prims.reductions import broadcast_to, expand, unbroadcast
@@ -44,7 +50,8 @@ def active_vars(graph: Graph, wrt: Sequence[int]) -> set[int]:
     """ids of the float values that depend on the inputs ``wrt``."""
     active = {id(graph.inputs[i]) for i in wrt}
     for e in graph.eqns:
-        if e.out.dtype == FLOAT and any(id(a) in active for a in e.inputs if isinstance(a, Var)):
+        if e.out.dtype in (FLOAT, TUPLE) and any(id(a) in active for a in e.inputs
+                                                 if isinstance(a, Var)):
             active.add(id(e.out))
     return active
 
@@ -71,6 +78,12 @@ def adjoint(graph: Graph, wrt: Sequence[int], seed_inputs: bool) -> Graph:
     masks: dict[int, Any] = {}  # id(var) -> its cotangent's mask, None if it has none
 
     def accumulate(v: Var, ct: Any, mask: Any = None) -> None:
+        if v.dtype == TUPLE:  # a dict: part index -> cotangent of that part
+            old = cts.setdefault(id(v), {})
+            for k, c in ct.items():
+                old[k] = add(old[k], c) if k in old else c
+            masks[id(v)] = None
+            return
         ct = unbroadcast(ct, v.shape)
         if mask is not None:
             mask = _fit(mask, v.shape)
@@ -99,7 +112,10 @@ def adjoint(graph: Graph, wrt: Sequence[int], seed_inputs: bool) -> Graph:
             mask = masks.pop(id(eqn.out))
             trace.origin = eqn
             ans, primals = PrimTracer(eqn.out, trace), list(map(primal, eqn.inputs))
-            in_cts = eqn.prim.vjp(g, ans, *primals, **eqn.params)
+            if eqn.prim.subgraphs:  # control flow: its bodies' adjoints come from here
+                in_cts = eqn.prim.vjp(g, ans, *primals, **eqn.params, adjoint=adjoint)
+            else:
+                in_cts = eqn.prim.vjp(g, ans, *primals, **eqn.params)
             in_masks = _input_masks(eqn, mask, ans, primals)
             for a, ct, m in zip(eqn.inputs, in_cts, in_masks, strict=True):
                 if ct is not None and isinstance(a, Var) and id(a) in active:

@@ -33,10 +33,11 @@ from dataclasses import replace
 import numpy as np
 
 from ..core.check import check
-from ..core.ir import Atom, Aval, Eqn, Graph, Literal, Var
+from ..core.ir import INT, TUPLE, Atom, Aval, Eqn, Graph, Literal, Var, map_subgraphs
 from ..core.rewrite import Rewrite, as_prim
 from ..prims.reductions import broadcast_to_p
 from ..prims.registry import broadcast_shapes
+from . import loops
 
 
 def _rewrite(graph: Graph, rule: Callable[[Eqn], Rewrite]) -> Graph:
@@ -132,15 +133,18 @@ def fold_constants(graph: Graph) -> Graph:
     """Evaluate scalar equations whose operands are all literals.
 
     Array-valued results are left to the kernel (``np.full`` is cheaper than
-    shipping a constant array to it).
+    shipping a constant array to it), and so is control flow.
     """
     def rule(eqn: Eqn) -> Rewrite:
-        if eqn.out.shape or not all(isinstance(a, Literal) for a in eqn.inputs):
+        if (eqn.out.shape or eqn.out.dtype == TUPLE or eqn.prim.kind == "control"
+                or not all(isinstance(a, Literal) for a in eqn.inputs)):
             return None
         operands = [a.value for a in eqn.inputs if isinstance(a, Literal)]
         with np.errstate(all="ignore"):
             value = np.asarray(eqn.prim.impl(*operands, **eqn.params))
-        return Literal(bool(value) if value.dtype == np.bool_ else float(value))
+        if value.dtype == np.bool_:
+            return Literal(bool(value))
+        return Literal(int(value) if eqn.out.dtype == INT else float(value))
 
     return _rewrite(graph, rule)
 
@@ -203,14 +207,18 @@ def improve_accuracy(graph: Graph) -> Graph:
 
 
 #: the exact passes: results bit-identical to the unoptimized graph's
-EXACT = (fold_constants, simplify, cse, dce)
+EXACT = (loops.merge_taped, fold_constants, simplify, cse, dce, loops.prune)
 #: what symgrad runs: the exact passes and the accuracy rewrites
 PIPELINE = (*EXACT, improve_accuracy)
 
 
 def optimize(graph: Graph, passes: Iterable[Callable[[Graph], Graph]] = PIPELINE,
              checked: bool = False, max_rounds: int = 50) -> Graph:
-    """Run ``passes`` in turn until none changes the graph (checking each if asked)."""
+    """Run ``passes`` in turn until none changes the graph (checking each if asked).
+
+    The graphs its equations hold (loop bodies, branches) are optimized by the same
+    passes, each round, so that what a pass learns about a body (an unused result, a
+    constant) reaches the enclosing graph and the other way round."""
     passes = tuple(passes)
     for _ in range(max_rounds):
         before = graph
@@ -218,6 +226,7 @@ def optimize(graph: Graph, passes: Iterable[Callable[[Graph], Graph]] = PIPELINE
             graph = p(graph)
             if checked:
                 check(graph)
+        graph = map_subgraphs(graph, lambda g: optimize(g, passes, checked, max_rounds))
         if graph is before:
             return graph
     return graph

@@ -1,0 +1,257 @@
+"""Loops: first gradients of Python loops, compiled loops against handwritten Numba, JAX
+and PyTorch, compile time against trip count, and the memory of tapes.
+
+    python benchmarks/loops.py [--quick] [--baselines PYTHON] [--out docs/benchmarks_loops.md]
+
+Every first-call time is measured in a fresh process with an empty kernel cache (so
+it includes Numba's import, tracing, the passes and the compile); warm numbers are
+the best of several calls. ``--baselines`` names a Python that has JAX (and PyTorch)
+installed, for the comparison rows (default: this one, skipped if they are missing).
+The table is printed and written to ``--out``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+COMMON = """
+import json, os, resource, sys, time
+t0 = time.perf_counter()
+import numpy as np
+sys.path.insert(0, {root!r})
+import symgrad as sg
+imported = time.perf_counter() - t0
+H = 0.01
+def rnn_python(h0, W, U, b, xs):
+    h, loss = h0, 0.0
+    for t in range(xs.shape[0]):
+        h = np.tanh(W @ h + U @ xs[t] + b)
+        loss = loss + np.sum(h * h)
+    return loss
+def rnn_scan(h0, W, U, b, xs):
+    def cell(h, x):
+        h = np.tanh(W @ h + U @ x + b)
+        return h, np.sum(h * h)
+    h, losses = sg.scan(cell, h0, xs)
+    return np.sum(losses)
+def euler(x0, p, n, checkpoint=None):
+    def step(i, x):
+        return x + H * (-x ** 3 + np.sin(p * x))
+    return np.sum(sg.fori_loop(0, n, step, x0, checkpoint=checkpoint) ** 2)
+rng = np.random.default_rng(0)
+RNN = (rng.normal(size=8), rng.normal(size=(8, 8)) / 8, rng.normal(size=(8, 8)) / 8,
+       rng.normal(size=8) / 8, rng.normal(size=(50, 8)))
+X0 = np.linspace(0.1, 0.8, 8)
+def best(f, k=5):
+    ts = []
+    for _ in range(k):
+        t = time.perf_counter(); f(); ts.append(time.perf_counter() - t)
+    return min(ts)
+def report(**kw):
+    print(json.dumps(kw))
+"""
+
+FIRST = COMMON + """
+g = sg.grad({fn}, argnums=(1,))
+t = time.perf_counter(); g(*RNN); first = time.perf_counter() - t
+spec = g._prepare(RNN, None)[0]
+t = time.perf_counter()
+ready = spec.kernel.wait() if hasattr(spec.kernel, "wait") else True
+waited = time.perf_counter() - t
+t = time.perf_counter(); g(*RNN); second = time.perf_counter() - t
+report(first=first, imported=imported, waited=waited, second=second,
+       loops=sum(e.prim.name == "loop" for e in spec.graph.eqns),
+       eqns=len(spec.graph.eqns), **sg.compile_stats())
+"""
+
+EULER = COMMON + """
+from numba import njit
+@njit(cache=False)
+def hand(x0, p, n, h):
+    m = x0.shape[0]
+    tape = np.empty((n, m))
+    x = x0.copy()
+    for i in range(n):
+        tape[i] = x
+        for j in range(m):
+            x[j] = x[j] + h * (-x[j] ** 3 + np.sin(p * x[j]))
+    gx = 2.0 * x
+    gp = 0.0
+    for i in range(n - 1, -1, -1):
+        for j in range(m):
+            xj = tape[i, j]
+            c = np.cos(p * xj)
+            gp += gx[j] * h * c * xj
+            gx[j] = gx[j] * (1.0 + h * (-3.0 * xj * xj + p * c))
+    return gx, gp
+n = {n}
+g = sg.grad(euler, argnums=(0, 1))
+got = g(X0, 1.3, n)
+want = hand(X0, 1.3, n, H)
+err = max(float(np.max(np.abs(got[0] - want[0]))), abs(float(got[1] - want[1])))
+report(symgrad=best(lambda: g(X0, 1.3, n)), hand=best(lambda: hand(X0, 1.3, n, H)), err=err)
+"""
+
+JAX = """
+import json, time, numpy as np
+import jax, jax.numpy as jnp
+jax.config.update("jax_enable_x64", True)
+H, n = 0.01, {n}
+def loss(x0, p):
+    x = jax.lax.fori_loop(0, n, lambda i, x: x + H * (-x ** 3 + jnp.sin(p * x)), x0)
+    return jnp.sum(x ** 2)
+g = jax.jit(jax.grad(loss, argnums=(0, 1)))
+x0 = jnp.linspace(0.1, 0.8, 8)
+t = time.perf_counter(); jax.block_until_ready(g(x0, 1.3)); first = time.perf_counter() - t
+ts = []
+for _ in range(5):
+    t = time.perf_counter(); jax.block_until_ready(g(x0, 1.3)); ts.append(time.perf_counter() - t)
+print(json.dumps({{"jax": min(ts), "jax_first": first}}))
+"""
+
+TORCH = """
+import json, time, numpy as np, torch
+torch.set_default_dtype(torch.float64)
+H, n = 0.01, {n}
+def run():
+    x0 = torch.linspace(0.1, 0.8, 8, requires_grad=True)
+    p = torch.tensor(1.3, requires_grad=True)
+    x = x0
+    for _ in range(n):
+        x = x + H * (-x ** 3 + torch.sin(p * x))
+    (x ** 2).sum().backward()
+run()
+t = time.perf_counter(); run(); print(json.dumps({{"torch": time.perf_counter() - t}}))
+"""
+
+COMPILE = COMMON + """
+def fixed(x0, p):  # the trip count is a literal: a kernel of its own for each N
+    return euler(x0, p, {n})
+g = sg.grad(fixed, argnums=(0, 1))
+g(X0, 1.3)
+xs = np.ones(({n}, 8)) * 0.01
+h = sg.grad(rnn_scan, argnums=(1,))
+h(RNN[0], RNN[1], RNN[2], RNN[3], xs)
+report(**sg.compile_stats())
+"""
+
+MEMORY = COMMON + """
+n, k = {n}, {k}
+g = sg.grad(euler, argnums=(0, 1))
+g(X0, 1.3, 10, k)  # compiled (or loaded), so that what follows is the run itself
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+t = time.perf_counter(); g(X0, 1.3, n, k); seconds = time.perf_counter() - t
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+report(seconds=seconds, peak_mb=(peak - base) / 1024)
+"""
+
+
+def child(code: str, cache: str | None = None, python: str = sys.executable,
+          **env: str) -> dict:
+    environ = {**os.environ, **env}
+    environ.pop("NUMBA_CACHE_DIR", None)
+    environ["SYMGRAD_CACHE_DIR"] = cache or tempfile.mkdtemp(prefix="symgrad-bench-loops-")
+    done = subprocess.run([python, "-c", code], env=environ, capture_output=True, text=True,
+                          timeout=3600)
+    if done.returncode != 0:
+        return {"error": done.stderr.strip().splitlines()[-1] if done.stderr else "failed"}
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="smaller sizes, fewer rows")
+    parser.add_argument("--baselines", default=sys.executable,
+                        help="a Python with JAX and PyTorch, for the comparison rows")
+    parser.add_argument("--out", default=str(ROOT / "docs" / "benchmarks_loops.md"))
+    args = parser.parse_args()
+    common = {"root": str(ROOT)}
+    rows = ["| measurement | result |", "|---|---|"]
+
+    def row(what: str, result: str) -> None:
+        rows.append(f"| {what} | {result} |")
+        print(f"{what}: {result}", flush=True)
+
+    # 1. first gradient of a 50-step 8x8 RNN, empty cache
+    modes = [("Python loop, unrolled, compile first (before this work)",
+              {"SYMGRAD_REROLL": "0", "SYMGRAD_TIERED": "0"}, "rnn_python"),
+             ("Python loop, rerolled into a loop, compile first", {"SYMGRAD_TIERED": "0"},
+              "rnn_python"),
+             ("Python loop, default (rerolled, tiered)", {}, "rnn_python"),
+             ("Python loop, unrolled, tiered", {"SYMGRAD_REROLL": "0"}, "rnn_python"),
+             ("sg.scan, compile first", {"SYMGRAD_TIERED": "0"}, "rnn_scan"),
+             ("sg.scan, default (tiered)", {}, "rnn_scan")]
+    for what, env, fn in modes:
+        r = child(FIRST.format(fn=fn, **common), **env)
+        if "error" in r:
+            row(f"RNN 50 steps 8x8, first gradient, empty cache: {what}", r["error"])
+            continue
+        row(f"RNN 50 steps 8x8, first gradient, empty cache: {what}",
+            f"{r['first']:.2f} s (import {r['imported']:.2f} s; kernel ready after "
+            f"{r['waited']:.2f} s more; {r['eqns']} equations, {r['loops']} loops; "
+            f"{r['compiled']} compiled, {r['interpreted_calls']} interpreted)")
+    cache = tempfile.mkdtemp(prefix="symgrad-bench-loops-warm-")
+    child(FIRST.format(fn="rnn_scan", **common), cache, SYMGRAD_TIERED="0")
+    r = child(FIRST.format(fn="rnn_scan", **common), cache, SYMGRAD_TIERED="0")
+    row("RNN with sg.scan, fresh process, warm cache",
+        f"{r['first']:.2f} s, {r['compiled']} compiles, {r['loaded_from_disk']} loaded")
+
+    # 2. Euler: 8 states, 1e5 steps, gradient in x0 and p
+    n = 10_000 if args.quick else 100_000
+    r = child(EULER.format(n=n, **common), SYMGRAD_TIERED="0")
+    if "error" not in r:
+        row(f"Euler {n} steps, 8 states, gradient (x0, p): symgrad",
+            f"{r['symgrad'] * 1e3:.2f} ms ({r['symgrad'] / r['hand']:.2f}x handwritten; "
+            f"max difference {r['err']:.1e})")
+        row(f"Euler {n} steps: handwritten Numba forward + adjoint", f"{r['hand'] * 1e3:.2f} ms")
+    else:
+        row("Euler: symgrad", r["error"])
+    for name, code in (("JAX jit(grad) over lax.fori_loop", JAX), ("PyTorch eager", TORCH)):
+        b = child(code.format(n=n), python=args.baselines)
+        if "error" in b:
+            row(f"Euler {n} steps: {name}", f"not run ({b['error'][:80]})")
+        else:
+            value = b.get("jax", b.get("torch"))
+            extra = f" (first call {b['jax_first']:.2f} s)" if "jax_first" in b else ""
+            row(f"Euler {n} steps: {name}", f"{value * 1e3:.2f} ms{extra}")
+
+    # 3. compile time against the trip count
+    for steps in ([100, 10_000] if args.quick else [100, 1_000, 10_000, 100_000, 1_000_000]):
+        r = child(COMPILE.format(n=steps, **common), SYMGRAD_TIERED="0")
+        if "error" in r:
+            row(f"compile, trip count {steps}", r["error"])
+            continue
+        row(f"compile, trip count {steps} (Euler fori_loop + RNN scan, 2 kernels)",
+            f"{r['compile_seconds']:.2f} s for {r['compiled']} kernels")
+
+    # 4. tape memory at 1e6 steps
+    n = 100_000 if args.quick else 1_000_000
+    cache = tempfile.mkdtemp(prefix="symgrad-bench-loops-mem-")
+    for k in ("None", "10", "100", "1000"):
+        r = child(MEMORY.format(n=n, k=k, **common), cache, SYMGRAD_TIERED="0")
+        if "error" in r:
+            row(f"tape, {n} steps, checkpoint={k}", r["error"])
+            continue
+        carries = n if k == "None" else n // int(k) + int(k)
+        row(f"Euler {n} steps, 8 states, checkpoint={k}",
+            f"peak +{r['peak_mb']:.1f} MB (tape {carries * 8 * 8 / 2 ** 20:.2f} MB: "
+            f"{carries} carries), {r['seconds'] * 1e3:.0f} ms")
+
+    text = "\n".join(["# Loops (benchmarks/loops.py)", "",
+                      f"`python benchmarks/loops.py{' --quick' if args.quick else ''}` on "
+                      f"{os.cpu_count()} cores.", "", *rows, ""])
+    Path(args.out).write_text(text)
+    print(textwrap.indent(text, "  "))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,62 @@
+"""Settings a user may change: ``sg.config``, like ``jax.config``.
+
+Each setting starts from an environment variable, so that a benchmark or a CI
+run can set it without touching code, and can be changed at run time::
+
+    import symgrad as sg
+    sg.config.log_compiles = True            # or SYMGRAD_LOG_COMPILES=1
+    sg.config.update("tiered", False)        # or SYMGRAD_TIERED=0
+
+- ``tiered`` (``SYMGRAD_TIERED``, default on): when a kernel is not in the disk
+  cache yet, the first calls run on the numpy interpreter while Numba compiles
+  the kernel in a background thread; later calls run the kernel. A call whose
+  interpretation would take longer than ``tiered_budget`` seconds stops
+  interpreting and waits for the kernel instead. Off: every first call compiles
+  first (what benchmarks measure).
+- ``tiered_budget`` (``SYMGRAD_TIERED_BUDGET``, default 0.5): seconds.
+- ``log_compiles`` (``SYMGRAD_LOG_COMPILES``, default off): each compile (and
+  each load from the disk cache) is logged on the ``"symgrad"`` logger with the
+  kernel's size and the time it took, at level WARNING so that it shows without
+  any logging set-up.
+- ``reroll`` (``SYMGRAD_REROLL``, default on): a traced Python loop that repeats
+  the same block of equations becomes one ``loop`` (see
+  :mod:`symgrad.transforms.reroll`).
+
+The settings are plain values read when they are needed (thread-safe to read;
+set them before starting threads that use symgrad).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+
+def _flag(name: str, default: bool) -> bool:
+    value = os.environ.get(name)
+    if value is None or value == "":
+        return default
+    return value.strip().lower() not in ("0", "false", "no", "off")
+
+
+class Config:
+    """The settings (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self.tiered: bool = _flag("SYMGRAD_TIERED", True)
+        self.tiered_budget: float = float(os.environ.get("SYMGRAD_TIERED_BUDGET") or 0.5)
+        self.log_compiles: bool = _flag("SYMGRAD_LOG_COMPILES", False)
+        self.reroll: bool = _flag("SYMGRAD_REROLL", True)
+
+    def update(self, name: str, value: Any) -> None:
+        """``config.update("log_compiles", True)``, as ``jax.config.update``."""
+        if not hasattr(self, name) or name.startswith("_"):
+            raise AttributeError(f"symgrad has no setting {name!r}; the settings are "
+                                 f"{sorted(vars(self))}")
+        setattr(self, name, value)
+
+    def __repr__(self) -> str:
+        return "Config(" + ", ".join(f"{k}={v!r}" for k, v in sorted(vars(self).items())) + ")"
+
+
+config = Config()

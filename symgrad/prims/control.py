@@ -1,0 +1,250 @@
+"""Control flow: primitives whose parameters hold graphs, and what they share.
+
+A control-flow equation computes several values at once: its output is a
+*tuple* (dtype ``tuple``, see :mod:`symgrad.core.ir`), which only ``proj``
+reads. This module declares ``proj`` and ``cond`` (one of two branch graphs
+runs) and the pieces the loops of :mod:`symgrad.prims.loops` use too:
+
+- cotangents of tuples: the adjoint keeps, for a tuple value, a dict from part
+  index to that part's cotangent (``proj``'s VJP gives one entry);
+- :func:`seeded_adjoint`: the adjoint of a body graph as a graph whose inputs
+  are the body's inputs and the cotangents of chosen outputs, and whose
+  outputs are the cotangents of chosen inputs. It calls the adjoint transform
+  it is given (``adjoint=``, which the adjoint sweep hands to the VJP rules of
+  primitives with ``subgraphs``), so the adjoint of a body is IR, optimized,
+  fused and compiled like any other graph;
+- :func:`hoist`: a traced graph with its constants turned into inputs (a body
+  has no constants: its arrays are operands of the equation that holds it).
+
+Facets of control-flow primitives get the tool of the layer that applies them:
+``emit(..., scope=)`` renders a graph as kernel statements
+(:class:`symgrad.backend.codegen.Scope`), ``sympy(..., evaluate=)`` evaluates a
+graph symbolically, ``vjp(..., adjoint=)`` is the adjoint transform. The
+interpreter is :func:`symgrad.core.interpreter.interpret` itself.
+
+    >>> import numpy as np, symgrad as sg
+    >>> f = sg.grad(lambda x: sg.cond(x > 0.0, lambda v: v * v, lambda v: -v, x))
+    >>> float(f(3.0)), float(f(-3.0))
+    (6.0, -1.0)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..core.interpreter import interpret
+from ..core.ir import (
+    BOOL,
+    FLOAT,
+    INT,
+    TUPLE,
+    Aval,
+    Eqn,
+    Graph,
+    Literal,
+    Var,
+    freeze_params,
+    tuple_aval,
+)
+from ..core.tracing import Traced, apply
+from .elementwise import add_p
+from .reductions import broadcast_to, broadcast_to_p
+from .registry import register, require
+
+# ---------------------------------------------------------------------------
+# tuples
+
+
+def _proj_rule(t: Aval, *, part: int) -> Aval:
+    if t.dtype != TUPLE or not 0 <= part < len(t.parts):
+        raise TypeError(f"proj: part {part} of {t}")
+    return t.parts[part]
+
+
+# a part of a control-flow equation's results; a tuple's cotangent is a dict from
+# part index to cotangent, so proj gives its one entry
+proj_p = register(
+    name="proj", kind="control", shape_rule=_proj_rule,
+    impl=lambda t, part: t[part],
+    emit=lambda out, args, avals, out_aval, *, part: [f"{out} = {args[0]}[{part}]"],
+    vjp=lambda g, ans, t, *, part: ({part: g},),
+    sympy=lambda sp, t, *, part: t[part], view=True)
+
+
+def proj(t: Any, part: int) -> Any:
+    """Part ``part`` of the tuple ``t`` (one equation)."""
+    return apply(proj_p, t, part=part)
+
+
+def parts(t: Any, n: int) -> list[Any]:
+    """The first ``n`` parts of the tuple ``t``."""
+    return [proj(t, k) for k in range(n)]
+
+
+def is_float(a: Aval) -> bool:
+    return a.dtype == FLOAT
+
+
+def atom(x: Any) -> Any:
+    """An operand as the VJP rule got it, for recording again: the adjoint gives
+    literals as numpy scalars, and an integer one must stay an integer literal."""
+    if isinstance(x, np.integer | int) and not isinstance(x, bool | np.bool_):
+        return Literal(int(x))
+    return x
+
+
+def zeros(aval: Aval) -> Any:
+    """Zeros of ``aval`` (a float literal for a scalar)."""
+    return np.float64(0.0) if not aval.shape else broadcast_to(0.0, aval.shape)
+
+
+# ---------------------------------------------------------------------------
+# graphs held by equations
+
+
+def hoist(graph: Graph) -> tuple[Graph, list[np.ndarray]]:
+    """``graph`` with its constants as extra inputs (after the others), and their values."""
+    if not graph.consts:
+        return graph, []
+    return (Graph((*graph.inputs, *graph.const_vars), graph.eqns, graph.outputs, (),
+                  graph.name), [value for _, value in graph.consts])
+
+
+def with_inputs(graph: Graph, inputs: Sequence[Var], name: str | None = None) -> Graph:
+    """``graph`` taking ``inputs`` (which include all it reads; the others are unused)."""
+    return Graph(tuple(inputs), graph.eqns, graph.outputs, (), name or graph.name)
+
+
+@dataclass(frozen=True)
+class SeededAdjoint:
+    """The adjoint of a body: ``graph`` takes the body's inputs, then ``cts`` (one per
+    seeded output) and returns the cotangent of each input in ``wrt``."""
+
+    graph: Graph
+    cts: tuple[Var, ...]
+
+
+def seeded_adjoint(body: Graph, seeded: Sequence[int], wrt: Sequence[int],
+                   adjoint: Callable[..., Graph], name: str) -> SeededAdjoint:
+    """The adjoint of ``body`` seeded at its outputs ``seeded``, differentiating the
+    inputs ``wrt`` (float ones; the others get no cotangent)."""
+    restricted = Graph(body.inputs, body.eqns, tuple(body.outputs[k] for k in seeded), (),
+                       body.name)
+    full = adjoint(restricted, list(wrt), seed_inputs=True)
+    cts = full.inputs[len(body.inputs):]
+    grads = full.outputs[len(seeded):]
+    graph, consts = hoist(Graph(full.inputs, full.eqns, grads, full.consts, name))
+    if consts:  # a VJP rule made an array constant: not expected of any rule today
+        raise NotImplementedError(f"the adjoint of {body.name} has array constants")
+    return SeededAdjoint(graph, tuple(cts))
+
+
+def add_eqn(x: Var, y: Any) -> Eqn:
+    """``out = x + y`` as an equation of a graph under construction (no trace)."""
+    y_atom = y if isinstance(y, Var | Literal) else Literal(float(y))
+    return Eqn(add_p, (x, y_atom), Var(add_p.shape_rule(x.aval, y_atom.aval)),
+               freeze_params({}))
+
+
+def zero_eqn(v: Var) -> Eqn:
+    """``v = 0`` of its shape, as an equation (for a cotangent nobody gives)."""
+    return Eqn(broadcast_to_p, (Literal(0.0),), v, freeze_params({"shape": v.shape}))
+
+
+# ---------------------------------------------------------------------------
+# cond
+
+
+def _branch_avals(g: Graph) -> tuple[list[Aval], list[Aval]]:
+    return [v.aval for v in g.inputs], [a.aval for a in g.outputs]
+
+
+def _cond_rule(pred: Aval, *ops: Aval, true: Graph, false: Graph) -> Aval:
+    require("cond", (pred,), BOOL)
+    if pred.shape:
+        raise TypeError(f"cond: the predicate must be a scalar, not {pred}")
+    (t_in, t_out), (f_in, f_out) = _branch_avals(true), _branch_avals(false)
+    if t_in != list(ops) or f_in != list(ops):
+        raise TypeError(f"cond: branches take {t_in} and {f_in}, operands are {list(ops)}")
+    if t_out != f_out:
+        raise TypeError(f"cond: the branches return {t_out} and {f_out}")
+    return tuple_aval(t_out)
+
+
+def _cond_impl(pred: Any, *ops: Any, true: Graph, false: Graph) -> tuple:
+    return tuple(interpret(true if bool(pred) else false, *ops))
+
+
+def _cond_emit(out: str, args: list[str], avals: list[Aval], out_aval: Aval, *,
+               true: Graph, false: Graph, scope: Any) -> list[str]:
+    pred, *ops = args
+    results = [scope.fresh("branch") for _ in true.outputs]
+    lines = [f"# cond: {true.name} if {pred} else {false.name}"]
+    branches = []
+    for g in (true, false):
+        r = scope.render(g)
+        lines += [f"{name} = {op}" for k, (name, op) in enumerate(zip(r.inputs, ops))
+                  if k in r.used and name != op]
+        branches.append(r)
+    for head, r in zip((f"if {pred}:", "else:"), branches):
+        lines.append(head)
+        body = r.lines + [f"{res} = {scope.owned(r, k)}" for k, res in enumerate(results)]
+        lines += scope.indent(body or ["pass"])
+    return lines + [f"{out} = {scope.tuple(results)}"]
+
+
+def _cond_sympy(sp: Any, pred: Any, *ops: Any, true: Graph, false: Graph,
+                evaluate: Callable) -> tuple:
+    a, b = evaluate(true, list(ops)), evaluate(false, list(ops))
+    if pred in (sp.true, sp.false):
+        return tuple(a if pred == sp.true else b)
+
+    def pick(x: Any, y: Any) -> Any:
+        return sp.Piecewise((x, pred), (y, True))
+    return tuple(np.frompyfunc(pick, 2, 1)(x, y) if np.ndim(x) else pick(x, y)
+                 for x, y in zip(a, b))
+
+
+def _cond_vjp(g: dict, ans: Any, pred: Any, *ops: Any, true: Graph, false: Graph,
+              adjoint: Callable) -> tuple:
+    """The adjoint of the branch taken: a cond of the two branches' adjoints."""
+    outs = [a.aval for a in true.outputs]
+    seeded = [k for k in sorted(g) if is_float(outs[k])]
+    wrt = [k for k, v in enumerate(true.inputs) if is_float(v.aval)]
+    if not seeded or not wrt:
+        return (None,) * (1 + len(ops))
+    branches = []
+    for graph in (true, false):
+        adj = seeded_adjoint(graph, seeded, wrt, adjoint, f"grad_{graph.name}")
+        branches.append(adj.graph)
+    # both adjoints take (*ops, *cts): the same avals, hence one operand list
+    t = apply(cond_p, pred, *map(atom, ops), *(g[k] for k in seeded),
+              true=branches[0], false=branches[1])
+    cts: list[Any] = [None] * len(ops)
+    for k, ct in zip(wrt, parts(t, len(wrt))):
+        cts[k] = ct
+    return (None, *cts)
+
+
+cond_p = register(
+    name="cond", kind="control", shape_rule=_cond_rule, impl=_cond_impl, emit=_cond_emit,
+    vjp=_cond_vjp, sympy=_cond_sympy, subgraphs=("true", "false"))
+
+
+def operand_aval(x: Any) -> Aval:
+    """The aval of an operand of a control-flow equation: a traced value's, or that of a
+    Python/numpy number or array (integers stay int64)."""
+    if isinstance(x, Traced):
+        return Aval(tuple(x.shape), np.dtype(x.dtype).name)
+    if isinstance(x, Literal):
+        return x.aval
+    array = np.asarray(x)
+    if array.dtype.kind == "b":
+        return Aval(array.shape, BOOL)
+    if array.dtype.kind in "iu" and array.ndim == 0:
+        return Aval((), INT)
+    return Aval(array.shape, FLOAT)

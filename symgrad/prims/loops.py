@@ -1,0 +1,524 @@
+"""Loops as primitives: ``loop`` (``fori_loop`` and ``scan``) and ``while``.
+
+``t = loop(lo, hi, *carry, *xs, *consts; body, n_carry, n_xs, reverse, tape,
+size, recompute, checkpoint)`` runs ``body(i, *carry, *x, *consts) -> (*carry,
+*y)`` for ``i`` from ``lo`` to ``hi - 1`` (down from ``hi - 1`` if ``reverse``),
+reading ``x = xs[i - lo]`` and writing ``ys[i - lo] = y``. ``size`` is the trip
+count ``hi - lo`` when it is known while tracing, else :data:`DYN` (then ys
+and tapes have a leading size known only at run time). ``t`` holds
+``(*carry, *ys, *tapes)``.
+
+Reverse mode (:func:`_loop_vjp`) runs the loop again with ``tape=1``, which
+also stores the carry before each step (``tapes[j][i - lo]``), and then a
+``loop`` in the other direction over the *adjoint body*: the adjoint transform
+of ``body`` (seeded with the cotangents of its outputs) whose carries are the
+cotangents of the carries and the sums of the constants' cotangents, and whose
+xs are the tapes, the xs and the cotangents of the ys. The pass
+:func:`symgrad.transforms.loops.merge_taped` then lets the taping loop stand
+for the forward one, so the forward runs once. With ``checkpoint=k`` the tape
+holds the carry before every k-th step only (``tape=k``), and the backward
+loop (``recompute=`` the forward body) recomputes each segment of ``k`` steps
+from its checkpoint into a buffer of ``k`` carries before running back over
+it: memory ``N/k + k`` carries instead of ``N``, for one more forward step per
+step.
+
+``t = while(*carry, *cond_consts, *body_consts; cond, body, n_carry,
+n_cconst, tape, checkpoint)`` runs ``body`` while ``cond`` holds. With
+``tape`` it also counts the steps and stores the carries in tapes that grow by
+doubling; its VJP is the taping ``while`` and a backward ``loop`` over
+``0 .. count``. Second derivatives run through ``loop`` and ``cond`` (the
+backward loop is a ``loop`` again), not through a taped ``while`` or a
+checkpointed loop (a ``NotImplementedError`` says so).
+
+    >>> import numpy as np, symgrad as sg
+    >>> f = lambda x: sg.fori_loop(0, 3, lambda i, v: v * v, x)
+    >>> float(sg.grad(f)(1.5))        # d/dx x**8 = 8 x**7
+    136.6875
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..core.interpreter import runner
+from ..core.ir import BOOL, DYN, INT, Aval, Graph, Literal, Var, tuple_aval
+from ..core.tracing import apply
+from .control import (
+    add_eqn,
+    atom,
+    is_float,
+    proj,
+    seeded_adjoint,
+    zeros,
+)
+from .registry import register, require
+
+_SECOND_ORDER = ("second derivatives through {what} are not supported: differentiate the "
+                 "function once, or write the loop {fix}")
+
+
+def stacked(n: int, a: Aval) -> Aval:
+    """The aval of ``n`` values of aval ``a`` stacked on a new leading axis."""
+    return Aval((n, *a.shape), a.dtype)
+
+
+def step(a: Aval) -> Aval:
+    """The aval of one row of ``a``."""
+    if not a.shape:
+        raise TypeError(f"loop: xs must have a leading axis, got {a}")
+    return Aval(a.shape[1:], a.dtype)
+
+
+def tape_length(size: int, tape: int) -> int:
+    if size == DYN:
+        return DYN
+    return size if tape == 1 else -(-size // tape)
+
+
+def _split(ops: tuple, n_carry: int, n_xs: int, n_ckpt: int) -> tuple[tuple, ...]:
+    carry, xs = ops[:n_carry], ops[n_carry:n_carry + n_xs]
+    rest = ops[n_carry + n_xs:]
+    return carry, xs, rest[:len(rest) - n_ckpt], rest[len(rest) - n_ckpt:]
+
+
+# ---------------------------------------------------------------------------
+# loop
+
+
+def _loop_rule(lo: Aval, hi: Aval, *ops: Aval, body: Graph, n_carry: int, n_xs: int,
+               reverse: bool, tape: int, size: int, recompute: Graph | None,
+               checkpoint: int) -> Aval:
+    require("loop", (lo, hi), INT)
+    if lo.shape or hi.shape:
+        raise TypeError("loop: the bounds must be integer scalars")
+    n_ckpt = len(recompute.outputs) if recompute is not None else 0
+    carry, xs, consts, ckpts = _split(ops, n_carry, n_xs, n_ckpt)
+    rows = [step(a) for a in ckpts] + [step(a) for a in xs]
+    want = [Aval((), INT), *carry, *rows, *consts]
+    got = [v.aval for v in body.inputs]
+    if got != want:
+        raise TypeError(f"loop: the body {body.name} takes {[str(a) for a in got]}, but "
+                        f"the operands give {[str(a) for a in want]}")
+    outs = [a.aval for a in body.outputs]
+    if outs[:n_carry] != list(carry):
+        raise TypeError(f"loop: the body {body.name} returns the carry as "
+                        f"{[str(a) for a in outs[:n_carry]]}, not {[str(a) for a in carry]}")
+    if recompute is not None:
+        r_in = [v.aval for v in recompute.inputs]
+        if (r_in != [Aval((), INT), *rows[:n_ckpt], *rows[n_ckpt:], *consts]
+                or [a.aval for a in recompute.outputs] != rows[:n_ckpt] or checkpoint < 2):
+            raise TypeError(f"loop: recompute={recompute.name} does not fit the checkpoints")
+    tapes = [stacked(tape_length(size, tape), a) for a in carry] if tape else []
+    return tuple_aval([*carry, *(stacked(size, a) for a in outs[n_carry:]), *tapes])
+
+
+def _record(tapes: list[np.ndarray], tape: int, slot: int, t: int, carry: list) -> None:
+    """Store the carry before a step: at its slot (tape=1), or every tape-th step."""
+    if tape == 1:
+        for tp, c in zip(tapes, carry):
+            tp[slot] = c
+    elif tape > 1 and t % tape == 0:
+        for tp, c in zip(tapes, carry):
+            tp[t // tape] = c
+
+
+def _loop_impl(lo: Any, hi: Any, *ops: Any, body: Graph, n_carry: int, n_xs: int,
+               reverse: bool, tape: int, size: int, recompute: Graph | None,
+               checkpoint: int) -> tuple:
+    lo, hi = int(lo), int(hi)
+    n = max(hi - lo, 0)
+    n_ckpt = len(recompute.outputs) if recompute is not None else 0
+    carry_in, xs, consts, ckpts = _split(ops, n_carry, n_xs, n_ckpt)
+    carry = list(carry_in)
+    outs_avals = [a.aval for a in body.outputs[n_carry:]]
+    ys = [np.empty((n, *a.shape), a.dtype) for a in outs_avals]
+    tapes = [np.empty((tape_length(n, tape), *np.shape(c)), body.inputs[1 + j].dtype)
+             for j, c in enumerate(carry)] if tape else []
+
+    step_body = runner(body)
+
+    def run(i: int, rows: list) -> None:
+        nonlocal carry
+        s = i - lo
+        outs = step_body(np.int64(i), *carry, *rows, *(x[s] for x in xs), *consts)
+        carry = outs[:n_carry]
+        for y, value in zip(ys, outs[n_carry:]):
+            y[s] = value
+
+    if recompute is None:
+        order = range(hi - 1, lo - 1, -1) if reverse else range(lo, hi)
+        for t, i in enumerate(order):
+            _record(tapes, tape, i - lo, t, carry)
+            run(i, [])
+    else:  # the backward loop of a checkpointed loop: segments, last first
+        k = checkpoint
+
+        def index(t: int) -> int:  # of the forward's step t (it ran the other way)
+            return lo + t if reverse else hi - 1 - t
+
+        for seg in range(-(-n // k) - 1, -1, -1):
+            t0, t1 = seg * k, min(seg * k + k, n)
+            c: list = [ck[seg] for ck in ckpts]
+            local = []
+            for t in range(t0, t1):
+                local.append(c)
+                i = index(t)
+                c = runner(recompute)(np.int64(i), *c, *(x[i - lo] for x in xs), *consts)
+            for t in range(t1 - 1, t0 - 1, -1):
+                run(index(t), local[t - t0])
+    return tuple([*carry, *ys, *tapes])
+
+
+def _loop_emit(out: str, args: list[str], avals: list[Aval], out_aval: Aval, *,
+               body: Graph, n_carry: int, n_xs: int, reverse: bool, tape: int, size: Any,
+               recompute: Graph | None, checkpoint: int, scope: Any) -> list[str]:
+    lo, hi, *ops = args
+    n_ckpt = len(recompute.outputs) if recompute is not None else 0
+    carry, xs, consts, ckpts = _split(tuple(ops), n_carry, n_xs, n_ckpt)
+    carry_avals = avals[2:2 + n_carry]
+    lines = [f"# loop: {body.name}, i from {lo} to {hi}"
+             + (" (reversed)" if reverse else "")]
+    if size != DYN:  # a size the arguments' shapes name, or a number
+        steps = str(size)
+        top = steps if lo == "0" else f"{lo} + {steps}"
+    elif tape or recompute is not None or len(body.outputs) > n_carry:  # sizes arrays
+        steps = scope.fresh("steps")
+        top = hi
+        lines.append(f"{steps} = max({hi if lo == '0' else f'{hi} - {lo}'}, 0)")
+    else:
+        steps, top = "", hi
+    r = scope.render(body, _reusable(body, n_carry, 1))
+    i_name = r.inputs[0]
+    c_names = r.inputs[1:1 + n_carry]
+    rows = r.inputs[1 + n_carry:1 + n_carry + n_ckpt]
+    x_names = r.inputs[1 + n_carry + n_ckpt:1 + n_carry + n_ckpt + n_xs]
+    k_names = r.inputs[1 + n_carry + n_ckpt + n_xs:]
+    k0 = 1 + n_carry + n_ckpt + n_xs
+    lines += [f"{c} = {scope.init(a, av)}" for c, a, av in zip(c_names, carry, carry_avals)]
+    lines += [f"{b} = np.empty_like({c_names[j]})" for j, b in r.buffers.items()]
+    lines += [f"{name} = {k}" for j, (name, k) in enumerate(zip(k_names, consts))
+              if k0 + j in r.used and name != k]
+    ys = [scope.fresh("ys") for _ in body.outputs[n_carry:]]
+    lines += [f"{y} = {scope.empty(steps, a.aval)}" for y, a in zip(ys, body.outputs[n_carry:])]
+    tapes = [scope.fresh("tape") for _ in carry] if tape else []
+    length = steps if tape == 1 else f"({steps} + {tape - 1}) // {tape}"
+    lines += [f"{tp} = {scope.empty(length, av)}" for tp, av in zip(tapes, carry_avals)]
+
+    def slot(i: str) -> str:
+        return i if lo == "0" else f"{i} - {lo}"
+
+    def per_step(i: str) -> list[str]:
+        s = slot(i)
+        body_lines = []
+        if tape == 1:
+            body_lines += [f"{tp}[{s}] = {c}" for tp, c in zip(tapes, c_names)]
+        elif tape > 1:
+            t = s if not reverse else f"{top} - 1 - {i}"
+            body_lines.append(f"if ({t}) % {tape} == 0:")
+            body_lines += scope.indent([f"{tp}[({t}) // {tape}] = {c}"
+                                        for tp, c in zip(tapes, c_names)])
+        body_lines += [f"{name} = {x}[{s}]" for j, (name, x) in enumerate(zip(x_names, xs))
+                       if 1 + n_carry + n_ckpt + j in r.used]
+        body_lines += r.lines
+        body_lines += [f"{y}[{s}] = {r.outputs[n_carry + j]}" for j, y in enumerate(ys)]
+        return body_lines + scope.update(c_names, r, n_carry)
+
+    if recompute is None:
+        if reverse:
+            lines.append(f"for {i_name} in range({_minus_one(top)}, {_minus_one(lo)}, -1):")
+        else:
+            lines.append(f"for {i_name} in range({top}):" if lo == "0"
+                         else f"for {i_name} in range({lo}, {top}):")
+        return lines + scope.indent(per_step(i_name)) + [
+            f"{out} = {scope.tuple([*c_names, *ys, *tapes])}"]
+    return lines + _segments(out, lo, top, steps, reverse, checkpoint, recompute, xs, consts,
+                             ckpts, carry_avals, r, rows, n_carry, ys, per_step, scope)
+
+
+def _reusable(body: Graph, n_carry: int, first: int) -> list[int]:
+    """The carries (outputs ``< n_carry``) whose new array may be written into the array of
+    the step before last: array carries whose input no output of the body is (else that
+    output would alias the array the loop overwrites)."""
+    outs = {id(a) for a in body.outputs if isinstance(a, Var)}
+    return [j for j in range(n_carry) if body.inputs[first + j].shape
+            and id(body.inputs[first + j]) not in outs]
+
+
+def _minus_one(text: str) -> str:
+    """``text - 1`` as kernel source, computed where ``text`` is a number."""
+    return str(int(text) - 1) if text.lstrip("-").isdigit() else f"{text} - 1"
+
+
+def _segments(out: str, lo: str, top: str, steps: str, reverse: bool, k: int,
+              recompute: Graph, xs: tuple, consts: tuple, ckpts: tuple, carry_avals: list,
+              r: Any, rows: list[str], n_carry: int, ys: list[str], per_step: Callable,
+              scope: Any) -> list[str]:
+    """The backward loop of a checkpointed loop: for each segment of ``k`` steps, last
+    first, the forward again from its checkpoint into a buffer, then back over it."""
+    rr = scope.render(recompute)
+    n_ckpt = len(ckpts)
+    f_i, f_c = rr.inputs[0], rr.inputs[1:1 + n_ckpt]
+    f_x, f_k = rr.inputs[1 + n_ckpt:1 + n_ckpt + len(xs)], rr.inputs[1 + n_ckpt + len(xs):]
+    seg, t, t0, t1 = (scope.fresh(h) for h in ("segment", "t", "t0", "t1"))
+    segments = scope.fresh("segments")
+    rows_avals = [v.aval for v in recompute.outputs]
+    local = [scope.fresh("local") for _ in ckpts]
+    lines = [f"{segments} = ({steps} + {k - 1}) // {k}"]
+    lines += [f"{b} = {scope.empty(str(k), a)}" for b, a in zip(local, rows_avals)]
+    k0 = 1 + n_ckpt + len(xs)
+    lines += [f"{name} = {c}" for j, (name, c) in enumerate(zip(f_k, consts))
+              if k0 + j in rr.used and name != c]
+
+    def index(tt: str) -> str:  # the index of the forward's step tt (it ran the other way)
+        return (tt if lo == "0" else f"{lo} + {tt}") if reverse else f"{top} - 1 - {tt}"
+
+    def s(i: str) -> str:
+        return i if lo == "0" else f"{i} - {lo}"
+
+    forward = [f"{f_i} = {index(t)}"]
+    forward += [f"{b}[{t} - {t0}] = {c}" for b, c in zip(local, f_c)]
+    forward += [f"{name} = {x}[{s(f_i)}]" for j, (name, x) in enumerate(zip(f_x, xs))
+                if 1 + n_ckpt + j in rr.used]
+    forward += rr.lines + scope.update(f_c, rr, n_ckpt)
+    back = [f"{r.inputs[0]} = {index(t)}"]
+    back += [f"{row} = {b}[{t} - {t0}]" for row, b in zip(rows, local)]
+    back += per_step(r.inputs[0])
+    segment = [f"{t0} = {seg} * {k}", f"{t1} = min({t0} + {k}, {steps})"]
+    segment += [f"{c} = {ck}[{seg}]" + (".copy()" if a.shape else "")
+                for c, ck, a in zip(f_c, ckpts, rows_avals)]
+    segment += [f"for {t} in range({t0}, {t1}):", *scope.indent(forward)]
+    segment += [f"for {t} in range({t1} - 1, {t0} - 1, -1):", *scope.indent(back)]
+    lines += [f"for {seg} in range({segments} - 1, -1, -1):", *scope.indent(segment)]
+    c_names = r.inputs[1:1 + n_carry]
+    return lines + [f"{out} = {scope.tuple([*c_names, *ys])}"]
+
+
+def _loop_sympy(sp: Any, lo: Any, hi: Any, *ops: Any, body: Graph, n_carry: int,
+                n_xs: int, reverse: bool, tape: int, size: int, recompute: Graph | None,
+                checkpoint: int, evaluate: Callable) -> tuple:
+    """The loop unrolled on SymPy expressions (a trip count known while tracing)."""
+    try:
+        lo, hi = int(lo), int(hi)
+    except TypeError:
+        raise NotImplementedError("SymPy unrolls loops whose trip count is known") from None
+    if recompute is not None:
+        raise NotImplementedError("SymPy does not evaluate checkpointed backward loops")
+    n = max(hi - lo, 0)
+    carry_in, xs, consts, _ = _split(ops, n_carry, n_xs, 0)
+    carry = list(carry_in)
+    ys = [np.empty((n, *a.aval.shape), dtype=object) for a in body.outputs[n_carry:]]
+    tapes = [np.empty((tape_length(n, tape), *np.shape(c)), dtype=object)
+             for c in carry] if tape else []
+    xs = tuple(np.asarray(x, dtype=object) for x in xs)
+    for t, i in enumerate(range(hi - 1, lo - 1, -1) if reverse else range(lo, hi)):
+        _record(tapes, tape, i - lo, t, carry)
+        outs = evaluate(body, [sp.Integer(i), *carry, *(x[i - lo] for x in xs), *consts])
+        carry = list(outs[:n_carry])
+        for y, value in zip(ys, outs[n_carry:]):
+            y[i - lo] = value
+    return tuple([*carry, *ys, *tapes])
+
+
+def backward(body: Graph, n_carry: int, n_xs: int, g: dict, lo: Any, hi: Any,
+             carry: tuple, xs: tuple, consts: tuple, tapes: list, reverse: bool, size: int,
+             checkpoint: int, adjoint: Callable) -> tuple[list, list, list]:
+    """The backward ``loop`` of a forward loop of ``body`` (inputs ``(i, *carry, *x,
+    *consts)``, outputs ``(*carry, *ys)``) whose tapes are ``tapes`` (every step, or every
+    ``checkpoint``-th); ``g`` the cotangents of its results. Returns the cotangents of
+    the carries, xs and consts (None where there is none)."""
+    C, X = n_carry, n_xs
+    ins = body.inputs
+    n_y = len(body.outputs) - C
+    float_c = [j for j in range(C) if is_float(ins[1 + j].aval)]
+    float_x = [j for j in range(X) if is_float(ins[1 + C + j].aval)]
+    float_k = [j for j in range(len(consts)) if is_float(ins[1 + C + X + j].aval)]
+    seeded_y = [y for y in range(n_y) if C + y in g and is_float(body.outputs[C + y].aval)]
+    adj = seeded_adjoint(body, [*float_c, *(C + y for y in seeded_y)],
+                         [1 + j for j in float_c] + [1 + C + j for j in float_x]
+                         + [1 + C + X + j for j in float_k], adjoint, f"grad_{body.name}")
+    nc, nx, nk = len(float_c), len(float_x), len(float_k)
+    ct_next, ct_y = adj.cts[:nc], adj.cts[nc:]
+    grads = adj.graph.outputs
+    ct_c, ct_x, ct_k = grads[:nc], grads[nc:nc + nx], grads[nc + nx:]
+    accs = [Var(ins[1 + C + X + j].aval, f"ct_{ins[1 + C + X + j].hint or 'k'}")
+            for j in float_k]
+    sums = [add_eqn(acc, ct) for acc, ct in zip(accs, ct_k)]
+    # (i, *ct of the carries, *sums of the consts' cotangents, *carries, *xs, *ct of ys,
+    #  *consts) -> (*ct of the carries before the step, *sums, *ct of x)
+    graph = Graph((ins[0], *ct_next, *accs, *ins[1:1 + C + X], *ct_y, *ins[1 + C + X:]),
+                  (*adj.graph.eqns, *sums), (*ct_c, *(e.out for e in sums), *ct_x), (),
+                  adj.graph.name)
+    ct_final = [g[j] if j in g else zeros(ins[1 + j].aval) for j in float_c]
+    acc0 = [zeros(ins[1 + C + X + j].aval) for j in float_k]
+    ct_ys = [g[C + y] for y in seeded_y]
+    common = dict(body=graph, n_carry=nc + nk, reverse=not reverse, tape=0, size=size)
+    if checkpoint > 1:
+        unused = [Var(v.aval) for v in ct_y]
+        recompute = Graph((ins[0], *ins[1:1 + C + X], *unused, *ins[1 + C + X:]),
+                          body.eqns, body.outputs[:C], (), body.name)
+        t = apply(loop_p, atom(lo), atom(hi), *ct_final, *acc0, *xs, *ct_ys, *consts, *tapes,
+                  n_xs=X + len(ct_ys), recompute=recompute, checkpoint=checkpoint, **common)
+    else:
+        t = apply(loop_p, atom(lo), atom(hi), *ct_final, *acc0, *tapes, *xs, *ct_ys, *consts,
+                  n_xs=C + X + len(ct_ys), recompute=None, checkpoint=0, **common)
+    cts_c: list[Any] = [None] * C
+    cts_x: list[Any] = [None] * X
+    cts_k: list[Any] = [None] * len(consts)
+    for n, j in enumerate(float_c):
+        cts_c[j] = proj(t, n)
+    for n, j in enumerate(float_k):
+        cts_k[j] = proj(t, nc + n)
+    for n, j in enumerate(float_x):
+        cts_x[j] = proj(t, nc + nk + n)
+    return cts_c, cts_x, cts_k
+
+
+def _loop_vjp(g: dict, ans: Any, lo: Any, hi: Any, *ops: Any, body: Graph, n_carry: int,
+              n_xs: int, reverse: bool, tape: int, size: int, recompute: Graph | None,
+              checkpoint: int, adjoint: Callable) -> tuple:
+    if recompute is not None or tape > 1:
+        raise NotImplementedError(_SECOND_ORDER.format(
+            what="a loop with checkpoint=", fix="without checkpoint= (every carry taped)"))
+    ops = tuple(map(atom, ops))
+    if tape == 1:  # a taping loop differentiated again: its tapes are more ys
+        body = Graph(body.inputs, body.eqns, (*body.outputs, *body.inputs[1:1 + n_carry]),
+                     (), body.name)
+    carry, xs, consts, _ = _split(ops, n_carry, n_xs, 0)
+    k = checkpoint if checkpoint > 1 else 1
+    fwd = apply(loop_p, atom(lo), atom(hi), *ops, body=body, n_carry=n_carry, n_xs=n_xs,
+                reverse=reverse, tape=k, size=size, recompute=None, checkpoint=checkpoint)
+    first_tape = len(body.outputs)
+    tapes = [proj(fwd, first_tape + j) for j in range(n_carry)]
+    cts_c, cts_x, cts_k = backward(body, n_carry, n_xs, g, lo, hi, carry, xs, consts, tapes,
+                                   reverse, size, checkpoint, adjoint)
+    return (None, None, *cts_c, *cts_x, *cts_k)
+
+
+loop_p = register(
+    name="loop", kind="control", shape_rule=_loop_rule, impl=_loop_impl, emit=_loop_emit,
+    vjp=_loop_vjp, sympy=_loop_sympy, subgraphs=("body", "recompute"))
+
+
+# ---------------------------------------------------------------------------
+# while
+
+
+def _while_rule(*ops: Aval, cond: Graph, body: Graph, n_carry: int, n_cconst: int,
+                tape: int, checkpoint: int) -> Aval:
+    carry = list(ops[:n_carry])
+    c_in = [v.aval for v in cond.inputs]
+    if c_in != carry + list(ops[n_carry:n_carry + n_cconst]):
+        raise TypeError(f"while: cond {cond.name} takes {[str(a) for a in c_in]}")
+    if [a.aval for a in cond.outputs] != [Aval((), BOOL)]:
+        raise TypeError(f"while: cond {cond.name} must return one bool scalar")
+    b_in = [v.aval for v in body.inputs]
+    if b_in != carry + list(ops[n_carry + n_cconst:]):
+        raise TypeError(f"while: body {body.name} takes {[str(a) for a in b_in]}")
+    if [a.aval for a in body.outputs] != carry:
+        raise TypeError(f"while: body {body.name} returns "
+                        f"{[str(a.aval) for a in body.outputs]}, not the carry "
+                        f"{[str(a) for a in carry]}")
+    tapes = [Aval((), INT), *(stacked(DYN, a) for a in carry)] if tape else []
+    return tuple_aval([*carry, *tapes])
+
+
+def _while_impl(*ops: Any, cond: Graph, body: Graph, n_carry: int, n_cconst: int,
+                tape: int, checkpoint: int) -> tuple:
+    carry = list(ops[:n_carry])
+    cc, bc = ops[n_carry:n_carry + n_cconst], ops[n_carry + n_cconst:]
+    count, stored = 0, [[] for _ in carry]
+    test, step_body = runner(cond), runner(body)
+    while bool(test(*carry, *cc)[0]):
+        if tape and count % tape == 0:
+            for s, c in zip(stored, carry):
+                s.append(np.copy(c))
+        carry = step_body(*carry, *bc)
+        count += 1
+    if not tape:
+        return tuple(carry)
+    tapes = [np.array(s, dtype=v.dtype) if s else np.empty((0, *v.shape), v.dtype)
+             for s, v in zip(stored, body.inputs)]
+    return tuple([*carry, np.int64(count), *tapes])
+
+
+def _while_emit(out: str, args: list[str], avals: list[Aval], out_aval: Aval, *,
+                cond: Graph, body: Graph, n_carry: int, n_cconst: int, tape: int,
+                checkpoint: int, scope: Any) -> list[str]:
+    carry = args[:n_carry]
+    cc, bc = args[n_carry:n_carry + n_cconst], args[n_carry + n_cconst:]
+    rb, rc = scope.render(body, _reusable(body, n_carry, 0)), scope.render(cond)
+    c_names = rb.inputs[:n_carry]
+    lines = [f"# while {cond.name}: {body.name}"]
+    lines += [f"{c} = {scope.init(a, av)}" for c, a, av in zip(c_names, carry, avals)]
+    lines += [f"{b} = np.empty_like({c_names[j]})" for j, b in rb.buffers.items()]
+    for r, ks in ((rb, bc), (rc, cc)):
+        lines += [f"{name} = {k}" for j, (name, k) in enumerate(zip(r.inputs[n_carry:], ks))
+                  if n_carry + j in r.used and name != k]
+    count = cap = ""
+    tapes: list[str] = []
+    if tape:
+        count, cap = scope.fresh("count"), scope.fresh("capacity")
+        tapes = [scope.fresh("tape") for _ in carry]
+        lines += [f"{count} = 0", f"{cap} = 16"]
+        lines += [f"{tp} = {scope.empty(cap, av)}" for tp, av in zip(tapes, avals)]
+    inner = [f"{name} = {c}" for j, (name, c) in enumerate(zip(rc.inputs, c_names))
+             if j in rc.used and name != c]
+    inner += rc.lines + [f"if not {rc.outputs[0]}:", *scope.indent(["break"])]
+    if tape:
+        slot = count if tape == 1 else f"{count} // {tape}"
+        grow = [f"{tp} = np.concatenate(({tp}, np.empty_like({tp})))" for tp in tapes]
+        store = [f"if {slot} == {cap}:", *scope.indent([*grow, f"{cap} *= 2"])]
+        store += [f"{tp}[{slot}] = {c}" for tp, c in zip(tapes, c_names)]
+        inner += store if tape == 1 else [f"if {count} % {tape} == 0:", *scope.indent(store)]
+    inner += rb.lines + scope.update(c_names, rb, n_carry)
+    if tape:
+        inner.append(f"{count} += 1")
+    lines += ["while True:", *scope.indent(inner)]
+    kept = count if tape == 1 else f"({count} + {tape - 1}) // {tape}"
+    results = [*c_names, *([count, *(f"{tp}[:{kept}]" for tp in tapes)] if tape else [])]
+    return lines + [f"{out} = {scope.tuple(results)}"]
+
+
+def _while_sympy(sp: Any, *ops: Any, cond: Graph, body: Graph, n_carry: int, n_cconst: int,
+                 tape: int, checkpoint: int, evaluate: Callable) -> tuple:
+    carry = list(ops[:n_carry])
+    cc, bc = list(ops[n_carry:n_carry + n_cconst]), list(ops[n_carry + n_cconst:])
+    for _ in range(10_000):
+        holds = evaluate(cond, [*carry, *cc])[0]
+        if holds not in (sp.true, sp.false, True, False):
+            raise NotImplementedError("SymPy evaluates while loops whose condition is known")
+        if not holds:
+            break
+        carry = list(evaluate(body, [*carry, *bc]))
+    else:
+        raise NotImplementedError("SymPy unrolls while loops of at most 10000 steps")
+    if tape:
+        raise NotImplementedError("SymPy does not evaluate taping while loops")
+    return tuple(carry)
+
+
+def _while_vjp(g: dict, ans: Any, *ops: Any, cond: Graph, body: Graph, n_carry: int,
+               n_cconst: int, tape: int, checkpoint: int, adjoint: Callable) -> tuple:
+    if tape:
+        raise NotImplementedError(_SECOND_ORDER.format(
+            what="while_loop", fix="as sg.fori_loop with a trip count if there is one"))
+    ops = tuple(map(atom, ops))
+    k = checkpoint if checkpoint > 1 else 1
+    fwd = apply(while_p, *ops, cond=cond, body=body, n_carry=n_carry, n_cconst=n_cconst,
+                tape=k, checkpoint=checkpoint)
+    count = proj(fwd, n_carry)
+    tapes = [proj(fwd, n_carry + 1 + j) for j in range(n_carry)]
+    index = Var(Aval((), INT), "i")
+    stepper = Graph((index, *body.inputs), body.eqns, body.outputs, (), body.name)
+    carry, consts = ops[:n_carry], ops[n_carry + n_cconst:]
+    cts_c, _, cts_k = backward(stepper, n_carry, 0, g, Literal(0), count, carry, (), consts,
+                               tapes, False, DYN, checkpoint, adjoint)
+    return (*cts_c, *([None] * n_cconst), *cts_k)
+
+
+while_p = register(
+    name="while", kind="control", shape_rule=_while_rule, impl=_while_impl, emit=_while_emit,
+    vjp=_while_vjp, sympy=_while_sympy, subgraphs=("cond", "body"))

@@ -1,0 +1,98 @@
+"""Tiered execution, compile logging and ``sg.compile_stats()``.
+
+The rest of the suite compiles first (conftest.py sets ``SYMGRAD_TIERED=0``);
+here tiering is switched on, with kernels that cannot be on disk yet (each test
+builds a function whose kernel source is new to the private cache). Oracles:
+the compiled kernel against the interpreter's first answers, and the counters.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import uuid
+
+import numpy as np
+import pytest
+
+import symgrad as sg
+from symgrad.backend.tiered import Tiered
+
+from oracle import assert_close
+
+
+@pytest.fixture
+def tiered(monkeypatch):
+    monkeypatch.setattr(sg.config, "tiered", True)
+    monkeypatch.setattr(sg.config, "tiered_budget", 30.0)
+
+
+def _fresh(scale: float):
+    """A function whose kernel no earlier test compiled (a constant of its own)."""
+    def f(x, n):
+        return np.sum(sg.fori_loop(0, n, lambda i, v: np.sin(v) * scale + v, x) ** 2)
+    return f
+
+
+def test_first_calls_interpret_while_the_kernel_compiles(tiered):
+    f = _fresh(0.25 + uuid.uuid4().int % 1000 / 1e6)
+    g = sg.grad(f)
+    x = np.array([0.1, 0.4, -0.3])
+    before = sg.compile_stats()
+    first = g(x, 20)
+    spec = g._prepare((x, 20), None)[0]
+    assert isinstance(spec.kernel, Tiered)
+    assert sg.compile_stats()["interpreted_calls"] == before["interpreted_calls"] + 1
+    assert spec.kernel.wait(timeout=600)  # the background compile finishes
+    second = g(x, 20)
+    after = sg.compile_stats()
+    assert after["compiled"] >= before["compiled"] + 1
+    assert after["interpreted_calls"] == before["interpreted_calls"] + 1  # not again
+    assert_close(second, first, rtol=1e-14, atol=0)  # the tiers agree
+    want = sg.grad(f, backend="numpy")(x, 20)
+    assert_close(first, want, rtol=0, atol=0)  # the first answer is the interpreter's
+    for _ in range(3):  # later calls: the kernel, through the fast path once it is warm
+        assert_close(g(x, 20), second, rtol=0, atol=0)
+
+
+def test_a_call_over_the_budget_waits_for_the_kernel(monkeypatch):
+    monkeypatch.setattr(sg.config, "tiered", True)
+    monkeypatch.setattr(sg.config, "tiered_budget", 0.0)  # any interpretation is too long
+    f = _fresh(0.5 + uuid.uuid4().int % 1000 / 1e6)
+    g = sg.grad(f)
+    before = sg.compile_stats()["interpreted_calls"]
+    got = g(np.array([0.2, 0.3]), 50)
+    assert sg.compile_stats()["interpreted_calls"] == before
+    assert_close(got, sg.grad(f, backend="numpy")(np.array([0.2, 0.3]), 50), rtol=1e-14)
+
+
+def test_compile_first_when_tiering_is_off(monkeypatch):
+    monkeypatch.setattr(sg.config, "tiered", False)
+    f = _fresh(0.75 + uuid.uuid4().int % 1000 / 1e6)
+    g = sg.grad(f)
+    before = sg.compile_stats()
+    g(np.array([0.2, 0.3]), 5)
+    after = sg.compile_stats()
+    assert after["interpreted_calls"] == before["interpreted_calls"]
+    assert after["compiled"] == before["compiled"] + 1
+    assert after["compile_seconds"] > before["compile_seconds"]
+    assert not isinstance(g._prepare((np.array([0.2, 0.3]), 5), None)[0].kernel, Tiered)
+
+
+def test_compiles_are_logged_with_their_size_and_time(monkeypatch, caplog):
+    monkeypatch.setattr(sg.config, "tiered", False)
+    monkeypatch.setattr(sg.config, "log_compiles", True)
+    f = _fresh(1.25 + uuid.uuid4().int % 1000 / 1e6)
+    with caplog.at_level(logging.WARNING, logger="symgrad"):
+        sg.grad(f)(np.array([0.2, 0.3]), 5)
+    (record,) = [r for r in caplog.records if r.name == "symgrad"]
+    message = record.getMessage()
+    assert message.startswith("symgrad: compiled k_")
+    assert "grad of f with respect to x" in message
+    assert re.search(r"\): \d+ lines, [2-9] loops, in \d+\.\d\d s$", message), message
+
+
+def test_config_names_its_settings():
+    assert {"tiered", "tiered_budget", "log_compiles", "reroll"} <= set(vars(sg.config))
+    with pytest.raises(AttributeError, match="no setting 'tierd'"):
+        sg.config.update("tierd", True)
