@@ -423,7 +423,10 @@ class Tensor(InPlaceMethods, TensorMethods, ArrayMethods, Traced):
         return self._value
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        return self._value if dtype is None else self._value.astype(dtype)
+        # as PyTorch's: numpy would drop the graph (np.array([x, 2 * x]) of Tensors that
+        # require grad would give values whose gradient is silently lost)
+        value = self.numpy()
+        return value if dtype is None else value.astype(dtype)
 
     def item(self) -> Any:
         if self._value.size != 1:

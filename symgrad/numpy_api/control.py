@@ -315,7 +315,8 @@ def _scan_python(f: Callable, init: Any, xs: Any, x_leaves: list, x_tree: Tree, 
         y_leaves, y_tree = flatten(y)
         return carry, unflatten(y_tree, [np.zeros((0, *np.shape(v))) for v in y_leaves])
     y_leaves = [flatten(y)[0] for y in ys]
-    stacked = [np.stack([np.asarray(y[k]) for y in y_leaves]) for k in range(len(y_leaves[0]))]
+    # np.stack, not of np.asarray: Tensors stack as Tensors, keeping their graph
+    stacked = [np.stack([y[k] for y in y_leaves]) for k in range(len(y_leaves[0]))]
     return carry, unflatten(flatten(ys[0])[1], stacked)
 
 

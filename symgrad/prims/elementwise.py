@@ -30,7 +30,7 @@ import numpy as np
 from ..core.conventions import CONVENTIONS_VERSION as CONVENTIONS_VERSION  # re-exported
 from ..core.ir import BOOL, FLOAT, INT, Aval, Eqn, Literal, Primitive
 from ..core.rewrite import Producer, Rewrite, as_prim, lit, made_by, same_aval
-from ..core.tracing import Traced, apply, as_constant_array
+from ..core.tracing import Traced, Tracer, apply, as_constant_array
 from .registry import broadcast_shapes, expression, register, require
 
 
@@ -526,7 +526,9 @@ def _dtype(x: Any) -> np.dtype:
 def as_float(x: Any) -> Any:
     """Booleans enter arithmetic as 0.0/1.0, integers as floats, as numpy promotes them."""
     dtype = _dtype(x)
-    if dtype == np.int64:  # a traced integer (concrete integers are floats already)
+    if dtype == np.int64 and isinstance(x, Tracer):
+        # a traced integer (concrete integers are floats already; an int64 Tensor
+        # computes in the dtype PyTorch's promotion gives, see symgrad.eager)
         return apply(to_float_p, x)
     if dtype != np.bool_:
         return x
@@ -536,9 +538,10 @@ def as_float(x: Any) -> Any:
 
 
 def _integer(x: Any) -> bool:
-    """A traced int64 value, or a Python/numpy integer."""
+    """A traced int64 value, or a Python/numpy integer. (An int64 Tensor is not one:
+    the eager layer computes in the dtype PyTorch's promotion gives.)"""
     if isinstance(x, Traced):
-        return x.dtype == np.int64
+        return isinstance(x, Tracer) and x.dtype == np.int64
     return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
 
 
@@ -552,7 +555,7 @@ def call(prim: Primitive, *args: Any) -> Any:
     if prim is where_p:
         c, x, y = args
         return apply(where_p, as_bool(c), as_float(x), as_float(y))
-    if prim.integer and all(map(_integer, args)) and any(isinstance(a, Traced) for a in args):
+    if prim.integer and all(map(_integer, args)) and any(isinstance(a, Tracer) for a in args):
         # integer arithmetic on a traced counter stays integer: i + 1, n - 1, i < n
         return apply(prim, *(a if isinstance(a, Traced) else Literal(int(a)) for a in args))
     return apply(prim, *map(as_float, args))
