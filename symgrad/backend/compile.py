@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from .codegen import KernelSource
+from .threads import serialized
 
 _LOADED: dict[str, Kernel] = {}
 _LOCK = threading.Lock()
@@ -59,21 +60,26 @@ class Kernel:
 
     def __call__(self, *args: Any) -> tuple:
         if self._warm:
-            return self.function(*args)
+            return self._call(*args)
         try:
-            result = self.function(*args)
+            result = self._locked(self.function)(*args)
         except Exception:
             if not _quarantine_numba_cache(self.path):
                 raise
             self.function = _import(self.path, self.source)  # a fresh dispatcher
-            result = self.function(*args)
+            result = self._locked(self.function)(*args)
+        self._call = self._locked(self.function)
         self._warm = True
         return result
 
+    def _locked(self, function: Any) -> Any:
+        return serialized(function) if self.source.parallel else function
+
     def dispatcher(self) -> Any:
         """What to call from now on: the Numba dispatcher itself once a call has
-        succeeded (no check per call), else this kernel (which can still quarantine)."""
-        return self.function if self._warm else self
+        succeeded (no check per call; a parallel kernel under the lock of
+        :func:`.threads.serialized`), else this kernel (which can still quarantine)."""
+        return self._call if self._warm else self
 
     @property
     def compile_stats(self) -> tuple[int, int]:

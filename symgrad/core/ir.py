@@ -196,7 +196,10 @@ class Primitive:
     - ``transposes``: ``perm=(1, 0)`` makes its output the view ``c.T``;
     - ``transposed_operands``: takes ``c.T`` of a C-contiguous ``c`` as it is
       (BLAS reads F-contiguous matrices without a copy);
-    - ``torch_name``: PyTorch's name of its backward node, where it has one.
+    - ``torch_name``: PyTorch's name of its backward node, where it has one;
+    - ``vectorized``: the function of :mod:`symgrad.backend.vecmath` that fused loops
+      call for it (one LLVM vectorizes, within 1 ulp), where it has one; ``""``: its
+      ``emit`` (libm) everywhere.
     """
 
     name: str
@@ -219,6 +222,7 @@ class Primitive:
     transposes: bool = False
     transposed_operands: bool = False
     torch_name: str = ""
+    vectorized: str = ""
 
     @property
     def moves_elements(self) -> bool:
@@ -276,13 +280,17 @@ def eqn_vars(graph: Graph) -> Sequence[Var]:
 # the text form
 
 #: names that generated kernels use for themselves
-RESERVED = frozenset({"np", "njit", "math", "inf", "nan", "True", "False", "None",
+RESERVED = frozenset({"np", "njit", "math", "inf", "nan", "True", "False", "None", "vm",
+                      "prange", "numba",
                       "acc", "value", "kernel",
                       # builtins kernels call (a parameter named range would shadow it)
                       "range", "float", "int", "bool", "enumerate", "len", "abs", "min",
                       "max", "zip",
                       "l", "O", "I"})  # and names that read like 1 and 0
-_INDEX_NAME = re.compile(r"[in]\d+$")  # loop indices and sizes (n0 = x.shape[0]) in kernels
+#: loop indices and sizes (n0 = x.shape[0]) in kernels, and what parallel loops add: chunk
+#: indices, counts and rows (ic0, nc0, nr0), range flags (ok0, okc0, oka0), partial sums
+#: (p0_1, s0_1)
+_INDEX_NAME = re.compile(r"([in]c?\d+|nr\d+|ok[ac]?\d+|[ps]\d+_\d+)$")
 
 
 def _letters() -> Iterator[str]:

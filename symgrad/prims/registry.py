@@ -26,7 +26,7 @@ OPTIONAL_FACETS = ("element", "simplify", "accuracy")
 #: the facts, with their types
 FLAGS = {"view": bool, "linear": bool, "cheap": bool, "commutative": bool, "accumulate": str,
          "shape_only": bool, "transposes": bool, "transposed_operands": bool,
-         "torch_name": str}
+         "torch_name": str, "vectorized": str}
 KINDS = ("elementwise", "reduction", "structural", "array")
 ACCUMULATIONS = ("", "sum", "mean")
 
