@@ -189,12 +189,13 @@ def exp(x):
 
 
 @njit(**_JIT)
-def _exp_dd(x):
-    """exp(x) for x <= 0 as hi + lo (lo 0 or inexact where hi is subnormal)."""
+def _exp_parts(x):
+    """exp(x) for x <= 0 as 2**k * (hi + lo), hi + lo in [0.7, 1.42]: scaled by the caller
+    after its last operation, so a subnormal result is rounded once."""
     k, r, c = _reduce_ln2(max(x, -746.0))
     em_hi, em_lo = _expm1_dd(r, c)
     hi, lo = _two_sum(1.0, em_hi)
-    return _scale(hi, k), _scale(lo + em_lo, k)
+    return hi, lo + em_lo, k
 
 
 @njit(**_JIT)
@@ -383,23 +384,26 @@ def tanh(x):
 @njit(**_JIT)
 def sigmoid(x):
     """1/(1+e) for x >= 0, e/(1+e) below, e = exp(-|x|) in double-double: nothing
-    overflows, one rounding at the end."""
-    e_hi, e_lo = _exp_dd(-abs(x))
+    overflows, and one rounding at the end (the scaling of a subnormal e/(1+e) last)."""
+    m_hi, m_lo, k = _exp_parts(-abs(x))
+    e_hi = _scale(m_hi, k)
     d_hi, d_lo = _two_sum(1.0, e_hi)
-    pos = x >= 0.0
-    y = _div_dd(1.0 if pos else e_hi, 0.0 if pos else e_lo, d_hi, d_lo + e_lo)
+    d_lo += _scale(m_lo, k)
+    y = (_div_dd(1.0, 0.0, d_hi, d_lo) if x >= 0.0
+         else _scale(_div_dd(m_hi, m_lo, d_hi, d_lo), k))
     return y if x == x else x
 
 
 @njit(**_JIT)
 def softplus(x):
     """log(1 + exp(x)) = log1p(exp(-|x|)) + max(x, 0): no overflow; log1p and exp in
-    double-double, one rounding at the end."""
-    e_hi, e_lo = _exp_dd(-abs(x))
-    l_hi, l_lo = _log1p_dd(e_hi, e_lo)
-    m = max(x, 0.0)
-    hi, lo = _two_sum(m, l_hi)
+    double-double, one rounding at the end; exp(x) itself below -37 (log1p(e) = e there)."""
+    m_hi, m_lo, k = _exp_parts(-abs(x))
+    e_hi = _scale(m_hi, k)
+    l_hi, l_lo = _log1p_dd(e_hi, _scale(m_lo, k))
+    hi, lo = _two_sum(max(x, 0.0), l_hi)
     y = hi + (lo + l_lo)
+    y = _scale(m_hi + m_lo, k) if x < -37.0 else y
     return y if abs(x) < math.inf else (0.0 if x < 0.0 else x)  # -inf: 0; inf, nan: x
 
 
