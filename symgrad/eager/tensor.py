@@ -72,7 +72,10 @@ class EagerTrace(Trace):
             return Tensor._make(value)
         literal_ok = prim.name in _LITERAL_PRIMS
         inputs = tuple(_operand(a, v, literal_ok) for a, v in zip(args, values))
-        node = node_class(torch_name(prim))(prim, params, inputs, aval)
+        cls = _NODE_CLASSES.get(prim)
+        if cls is None:  # the class PyTorch names the node by, looked up once per primitive
+            cls = _NODE_CLASSES[prim] = node_class(torch_name(prim))
+        node = cls(prim, params, inputs, aval)
         node.versions = tuple((a, a._version) for a in args
                               if isinstance(a, Tensor) and a._node is None)
         return Tensor._make(value, node)
@@ -80,6 +83,7 @@ class EagerTrace(Trace):
 
 _DTYPES = {name: dtype for dtype, name in DTYPE_NAMES.items()}
 _RULES: dict[tuple, Aval] = {}
+_NODE_CLASSES: dict[Primitive, type] = {}
 
 
 def _shape_rule(prim: Primitive, values: list[Any], params: dict[str, Any]) -> Aval:
@@ -88,7 +92,7 @@ def _shape_rule(prim: Primitive, values: list[Any], params: dict[str, Any]) -> A
     types = tuple(((), "float64") if type(v) is float else
                   (v.shape, DTYPE_NAMES.get(v.dtype) or v.dtype.name) for v in values)
     try:
-        key: tuple | None = (prim.name, types, tuple(params.items()))
+        key: tuple | None = (prim.name, types, tuple(params.items()) if params else ())
         hash(key)
     except TypeError:
         key = None
