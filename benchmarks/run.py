@@ -525,6 +525,14 @@ def train_loop() -> str:
     return "```\n" + done.stdout.strip() + "\n```"
 
 
+def dispatch() -> str:
+    """benchmarks/dispatch.py's output (fresh process): g(...) against its bare kernel."""
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "dispatch.py"),
+                           "--repeat", "5"], capture_output=True, text=True, check=True,
+                          timeout=600)
+    return done.stdout.strip()
+
+
 def first_calls(sizes: dict[str, int]) -> dict:
     """(In a fresh process.) Seconds of each problem's first sg.grad call, and the compiles.
 
@@ -698,6 +706,45 @@ def targets(times: dict, details: dict, warm: dict | None, memory: dict | None) 
     return rows
 
 
+def targets17(times: dict, loop: str | None, calls: str | None) -> list[list]:
+    """The targets of issue 17 that the table above does not hold: the MLP, sinexp, the
+    training loops and dispatch, from the measurements (the subprocess outputs parsed)."""
+    rows = []
+
+    def add(target: str, measured: str, met: bool | None) -> None:
+        rows.append([target, measured, "n/a" if met is None else "met" if met else "NOT met"])
+
+    mlp = times.get("mlp-256x64x128x10", {})
+    if mlp:
+        ratio = mlp["symgrad"] / mlp["numpy"]
+        add("mlp: symgrad ≤ 1.0× handwritten numpy", f"{ratio:.2f}×", ratio <= 1.0)
+        if mlp.get("jax"):
+            add("mlp: symgrad faster than JAX", f"{fmt_time(mlp['symgrad'])} vs "
+                f"{fmt_time(mlp['jax'])}", mlp["symgrad"] < mlp["jax"])
+    sinexp = times.get("sinexp-1e7", {})
+    if sinexp:
+        ratio = sinexp["symgrad"] / sinexp["numba"]
+        add("sinexp-1e7: symgrad ≤ 0.6× a serial handwritten Numba loop", f"{ratio:.2f}×",
+            ratio <= 0.6)
+    add("float32 at n=1e7: ≤ 0.65× the float64 time, results float32",
+        "float32 kernels not implemented", False)
+    if loop is not None:
+        found = re.findall(r"ratio\s*:\s*symgrad[^=]*=\s*([\d.]+)", loop)
+        if len(found) >= 1:
+            add("Tensor train loop (seed graph, n=1000) ≥ 1.3× PyTorch eager's steps/s",
+                f"{float(found[0]):.2f}×", float(found[0]) >= 1.3)
+        if len(found) >= 2:
+            add("MLP training loop with Tensors ≥ 1.0× PyTorch eager", f"{float(found[1]):.2f}×",
+                float(found[1]) >= 1.0)
+    if calls is not None:
+        overheads = [float(v) for v in re.findall(r"([-\d.]+)us\s*$", calls, re.M)]
+        if overheads:
+            worst = max(overheads)
+            add("dispatch: ≤ 1 µs over the bare kernel, 1-4 arguments (with guards)",
+                f"worst {worst:.2f} µs", worst <= 1.0)
+    return rows
+
+
 def machine() -> str:
     cpu = platform.processor() or platform.machine()
     try:
@@ -754,7 +801,7 @@ def main() -> None:
     # cold and warm first calls, each in a fresh process; this process then
     # loads the kernels they compiled (symgrad reads SYMGRAD_CACHE_DIR at each compile)
     cache = tempfile.mkdtemp(prefix="symgrad-bench-")
-    cold = warm = memory = compiles = loop = None
+    cold = warm = memory = compiles = loop = calls = None
     if not options.quick:
         print("first calls, cold cache (fresh process) ...", file=sys.stderr)
         cold = run_child("first-call", cache, options.quick)
@@ -766,6 +813,8 @@ def main() -> None:
         compiles = compile_times()
         print("a training loop of Tensor.backward (fresh process) ...", file=sys.stderr)
         loop = train_loop()
+        print("dispatch overhead (fresh process) ...", file=sys.stderr)
+        calls = dispatch()
     os.environ["SYMGRAD_CACHE_DIR"] = cache
 
     names = [name for name in IMPLEMENTATIONS if available(name)]
@@ -864,8 +913,28 @@ def main() -> None:
             "compiles it (so a one-off graph never waits for Numba), later ones call the kernel.",
             loop,
         ]
-    sections += ["## Targets (issue 7)",
-                 table(["target", "measured", ""], targets(times, details, warm, memory))]
+    if calls is not None:
+        sections += [
+            "## Dispatch",
+            "`python benchmarks/dispatch.py` (included here): `g(*args)` against the Numba "
+            "dispatcher it ends in, called with the kernel's own arguments; the difference is "
+            "symgrad's Python path (the fast key, guards of values read from outside, the "
+            "picking of outputs).",
+            "```\n" + calls + "\n```",
+        ]
+    if "sinexp-1e7" in details:
+        d = details["sinexp-1e7"]
+        sections += [
+            "## Thread scaling, sinexp-1e7",
+            "The same parallel kernel (`prange` over fixed chunks; sums added in chunk order, "
+            "so the bits do not depend on the thread count) at `sg.set_num_threads(k)`:",
+            table(["threads", "time per gradient", "speed-up"],
+                  [[str(k), fmt_time(d[f"threads {k}"]),
+                    f"{d['threads 1'] / d[f'threads {k}']:.2f}×"] for k in (1, 2)]),
+        ]
+    sections += ["## Targets (issues 7 and 17)",
+                 table(["target", "measured", ""],
+                       targets(times, details, warm, memory) + targets17(times, loop, calls))]
     report = "\n\n".join(s for s in sections if s) + "\n"
     print(report)
     if not options.no_write:
