@@ -74,8 +74,7 @@ SPECIAL = np.array([
 def points(name: str, n: int, seed: int = 0) -> np.ndarray:
     """Special values and 3n random points for ``name``."""
     rng = np.random.default_rng(seed)
-    raw = rng.integers(0, 2**62, n, dtype=np.int64) * 2 + rng.integers(0, 2, n)
-    bits = raw.view(np.float64) * rng.choice([1.0, -1.0], n)  # every exponent, both signs
+    bits = rng.integers(0, 2**64, n, dtype=np.uint64).view(np.float64)  # every exponent
     lo, hi = FUNCTIONS[name][1]
     uniform = rng.uniform(lo, hi, n)
     small = rng.uniform(-1, 1, n) * 10.0 ** rng.uniform(-30, 0.5, n)
