@@ -782,6 +782,8 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true",
                         help="tiny sizes, few repeats, no subprocesses: a smoke run")
     parser.add_argument("--no-write", action="store_true", help="do not write docs/benchmarks.md")
+    parser.add_argument("--skip-compile-time", action="store_true",
+                        help="leave out benchmarks/compile_time.py (minutes on a busy machine)")
     parser.add_argument("--child", choices=["first-call", "memory"], help=argparse.SUPPRESS)
     options = parser.parse_args()
     sizes = {p.name: p.quick_n if options.quick else p.n for p in PROBLEMS}
@@ -809,8 +811,9 @@ def main() -> None:
         warm = run_child("first-call", cache, options.quick)
         print("peak memory (fresh process) ...", file=sys.stderr)
         memory = run_child("memory", cache, options.quick)
-        print("compile time against graph size (fresh processes) ...", file=sys.stderr)
-        compiles = compile_times()
+        if not options.skip_compile_time:
+            print("compile time against graph size (fresh processes) ...", file=sys.stderr)
+            compiles = compile_times()
         print("a training loop of Tensor.backward (fresh process) ...", file=sys.stderr)
         loop = train_loop()
         print("dispatch overhead (fresh process) ...", file=sys.stderr)
@@ -833,7 +836,9 @@ def main() -> None:
         details[p.name] = symgrad_details(p, args, sizes[p.name], budget)
     elapsed = time.perf_counter() - started
 
-    command = thread_settings() + "python benchmarks/run.py" + (" --quick" if options.quick else "")
+    command = (thread_settings() + "python benchmarks/run.py"
+               + (" --quick" if options.quick else "")
+               + (" --skip-compile-time" if options.skip_compile_time else ""))
     notes = [f"- {p.name}: {p.note}" for p in PROBLEMS if p.note]
     notes += [f"- {name}: not installed, skipped" for name in missing]
     sections = [
@@ -886,6 +891,10 @@ def main() -> None:
             "tracemalloc would not see Numba's allocations.",
             memory_table(memory, MEMORY_N),
         ]
+    if compiles is None and not options.quick:
+        sections += ["## Compile time against graph size",
+                     "Not rerun (`--skip-compile-time`): `python benchmarks/compile_time.py` "
+                     "prints the table."]
     if compiles is not None:
         sections += [
             "## Compile time against graph size",

@@ -75,6 +75,11 @@ PARALLEL_FLAGS = NJIT_FLAGS + ", parallel=True"
 #: elements, fixed by the shape alone, so sums combine in the same order whatever the
 #: number of threads
 CHUNK = 32768
+#: a loop body with more calls of :mod:`.vecmath` than this calls libm instead: each call
+#: is inlined (tens of operations), and a long unrolled body would take Numba minutes to
+#: compile (a 400-step recurrence of sin: minutes instead of 13 s); such loops are rare
+#: and their transcendental work is spread over many statements anyway
+VECTOR_MAX = 32
 #: functions of :mod:`.vecmath` valid on a range only, and the check that an argument is
 #: in it: a loop that calls one runs again with libm if some argument was not
 RANGE_CHECKS = {"sin": "trig_in_range", "cos": "trig_in_range"}
@@ -267,7 +272,8 @@ class _Kernel:
             accs = [e for e in live if e.prim.accumulate]
             chunked = (self.parallel_min is not None and loop.shape[0] > 1
                        and math.prod(loop.shape) >= self.parallel_min)
-            fast = _Elements(self, loop, vector=self.vector,
+            calls = sum(1 for e in live if e.prim.vectorized)  # about: read-through ones too
+            fast = _Elements(self, loop, vector=self.vector and calls <= VECTOR_MAX,
                              ok=f"okc{k}" if chunked else f"ok{k}")
             body = fast.body(live, self._partials(accs, k) if chunked else {})
             if chunked:
