@@ -1,9 +1,9 @@
-# symgrad kernel k_49796d5b379935d7bd683782971ceab8 (symgrad 0.1.0, codegen 3, conventions 2); generated, do not edit
+# symgrad kernel k_1044b7047d1991f56eb028befa32634c (symgrad 0.1.0, codegen 3, conventions 2); generated, do not edit
 # grad of loss with respect to w, x
 # loss(w: f64[n0], x: f64[n1,n0])
 import numpy as np
 from numba import njit
-from symgrad.backend import vecmath as vm  # vecmath 0da7e97758a7
+from symgrad.backend import vecmath as vm  # vecmath 166f7743e182
 
 
 @njit(cache=True, error_model="numpy", fastmath=False)
