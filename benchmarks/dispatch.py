@@ -31,12 +31,22 @@ def cases() -> list[tuple[str, Callable, tuple]]:
     def layer(w, b, x):  # a 3-argument loss, differentiated in w and b
         return np.sum(np.tanh(x @ w + b) ** 2)
 
+    def four(a, b, c, d):  # four scalars
+        return np.sin(a) * b + np.exp(c) * d
+
     rng = np.random.default_rng(0)
+    table = rng.random(4)
+
+    def guarded(x):  # reads a global-like closure array: a guard is checked per call
+        return np.sum(table * x * x)
+
     return [
         ("seed grad, n=4", sg.grad(lambda x: np.mean(3 * (x + 2) ** 2)), (rng.random(4),)),
         ("15-op scalar grad", sg.grad(expr15), (0.3, 1.7)),
         ("grad argnums=(0, 1)", sg.grad(layer, argnums=(0, 1)),
          (rng.random((3, 2)), rng.random(2), rng.random((5, 3)))),
+        ("4 scalars, argnums=0..3", sg.grad(four, argnums=(0, 1, 2, 3)), (0.1, 0.2, 0.3, 0.4)),
+        ("guarded (reads a closure)", sg.grad(guarded), (rng.random(4),)),
     ]
 
 
@@ -61,14 +71,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=7)
     opts = parser.parse_args()
-    print(f"{'function':24} {'g(...)':>10} {'kernel':>10} {'overhead':>10}   (median per call)")
+    print(f"{'function':26} {'g(...)':>10} {'kernel':>10} {'overhead':>10}   (median per call)")
     for name, g, args in cases():
         g(*args)  # compile (or load), then warm both paths
         kernel, inputs = bare_kernel(g, args)
         kernel(*inputs)
         t_g = per_call(g, args, opts.repeat)
         t_k = per_call(kernel, inputs, opts.repeat)
-        print(f"{name:24} {t_g * 1e6:8.2f}us {t_k * 1e6:8.2f}us {(t_g - t_k) * 1e6:8.2f}us")
+        print(f"{name:26} {t_g * 1e6:8.2f}us {t_k * 1e6:8.2f}us {(t_g - t_k) * 1e6:8.2f}us")
 
 
 if __name__ == "__main__":

@@ -7,6 +7,10 @@ installed), the latency of symgrad's first two steps (step 1 runs the backward
 on the numpy interpreter, step 2 compiles it with Numba) and how many Numba
 compiles the loop triggered.
 
+Then the same for a training loop of the MLP of benchmarks/run.py written with
+Tensors (256x64 inputs, 128 tanh units, 10 classes, log_softmax cross-entropy,
+plain SGD on W1, b1, W2, b2), symgrad against PyTorch eager float64.
+
 Run:  python benchmarks/train_loop.py [--steps 1000] [--n 1000]
 (kernels go to a fresh temporary cache directory, so the compile is real)
 """
@@ -72,6 +76,40 @@ def torch_loop(steps: int, n: int) -> float | None:
     return steps / (time.perf_counter() - t0)
 
 
+def mlp_data(torch_module):
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((256, 64))
+    Y = np.eye(10)[rng.integers(0, 10, 256)]
+    params = [rng.standard_normal((64, 128)) / 8, 0.1 * rng.standard_normal(128),
+              rng.standard_normal((128, 10)) / 11, 0.1 * rng.standard_normal(10)]
+    as_tensor = torch_module.from_numpy
+    return (as_tensor(X), as_tensor(Y),
+            [as_tensor(p.copy()).requires_grad_() for p in params])
+
+
+def mlp_step(X, Y, params, log_softmax) -> None:
+    """One SGD step of the MLP; the same code for symgrad and torch tensors."""
+    W1, b1, W2, b2 = params
+    hidden = (X @ W1 + b1).tanh()
+    loss = -(Y * log_softmax(hidden @ W2 + b2)).sum(1).mean()
+    loss.backward()
+    for p in params:
+        p.data -= 0.01 * p.grad.data
+        p.grad.data.zero_()
+
+
+def mlp_rate(torch_module, log_softmax, steps: int) -> float:
+    X, Y, params = mlp_data(torch_module)
+    for _ in range(20):  # warm-up: symgrad interprets, then compiles, the first two steps
+        mlp_step(X, Y, params, log_softmax)
+    t0 = time.perf_counter()
+    for _ in range(steps):
+        mlp_step(X, Y, params, log_softmax)
+    return steps / (time.perf_counter() - t0)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=1000)
@@ -95,6 +133,20 @@ def main() -> None:
     else:
         print(f"pytorch : {torch_rate:10.0f} steps/s (eager, float64)")
         print(f"ratio   : symgrad steady state / pytorch = {steady / torch_rate:.2f}")
+    import symgrad
+
+    mlp_steps = max(20, args.steps // 5)
+    ours = mlp_rate(symgrad, lambda z: symgrad.log_softmax(z, axis=1), mlp_steps)
+    print(f"MLP 256x64x128x10, {mlp_steps} SGD steps with Tensors")
+    print(f"symgrad : {ours:10.0f} steps/s")
+    try:
+        import torch
+    except ImportError:
+        print("pytorch : not installed")
+        return
+    theirs = mlp_rate(torch, lambda z: torch.log_softmax(z, dim=1), mlp_steps)
+    print(f"pytorch : {theirs:10.0f} steps/s (eager, float64)")
+    print(f"ratio   : symgrad / pytorch = {ours / theirs:.2f}")
 
 
 if __name__ == "__main__":

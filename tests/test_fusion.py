@@ -124,7 +124,7 @@ def test_a_value_used_after_its_loop_is_stored_once():
     # np.exp(x) is not cheap: the gradient reads it back rather than computing it again
     g = sg.grad(lambda x: np.sum(np.exp(x)) * np.sum(np.exp(x) * x))
     source = g.source(np.ones(3))
-    assert source.count("np.exp(") == 1
+    assert source.count("vm.exp(") == 1
     x = np.linspace(-1, 1, 9)
     assert_close(g(x), sg.grad(g.fun, backend="numpy")(x), rtol=1e-13)
 

@@ -20,6 +20,11 @@ are extra arguments so that no data is baked into the source. The header
 carries the content key, which is the sha256 of everything below it plus the
 versions of codegen and of the derivative conventions.
 
+Inside fused loops, primitives that declare a ``vectorized`` function call it
+from :mod:`.vecmath` (``vm.exp``), which LLVM vectorizes; loops of at least
+``parallel_min`` elements become a ``prange`` over chunks of rows whose sums
+are added in chunk order (:mod:`.threads`).
+
     >>> import numpy as np, symgrad as sg
     >>> source = sg.jit(lambda x: np.exp(x) * 2.0).source(np.ones(3))
     >>> print(source[source.index("@njit"):].strip())
@@ -28,17 +33,19 @@ versions of codegen and of the derivative conventions.
         n0 = x.shape[0]
         b = np.empty((n0,))
         for i0 in range(n0):
-            a = np.exp(x[i0])
+            a = vm.exp(x[i0])
             b[i0] = a * 2.0
         return (b,)
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -63,8 +70,21 @@ from ..core.version import __version__
 from .fusion import Loop, Plan, inline, plan, transposed
 
 #: bump when the generated code for the same IR changes
-CODEGEN_VERSION = 2
+CODEGEN_VERSION = 3
 NJIT_FLAGS = 'cache=True, error_model="numpy", fastmath=False'
+PARALLEL_FLAGS = NJIT_FLAGS + ", parallel=True"
+#: elements per chunk of a parallel loop: rows are grouped into chunks of about this many
+#: elements, fixed by the shape alone, so sums combine in the same order whatever the
+#: number of threads
+CHUNK = 32768
+#: a loop body with more calls of :mod:`.vecmath` than this calls libm instead: each call
+#: is inlined (tens of operations), and a long unrolled body would take Numba minutes to
+#: compile (a 400-step recurrence of sin: minutes instead of 13 s); such loops are rare
+#: and their transcendental work is spread over many statements anyway
+VECTOR_MAX = 32
+#: functions of :mod:`.vecmath` valid on a range only, and the check that an argument is
+#: in it: a loop that calls one runs again with libm if some argument was not
+RANGE_CHECKS = {"sin": "trig_in_range", "cos": "trig_in_range"}
 INDENT = "    "
 #: parameters that hold sizes (``index`` holds (start, stop, step) triples)
 SIZE_PARAMS = ("shape", "size", "index")
@@ -77,6 +97,7 @@ class KernelSource:
     key: str
     function: str
     text: str
+    parallel: bool = False  # compiled with parallel=True (some loop is a prange)
 
 
 def numba_literal(value: float | bool | int) -> str:
@@ -194,6 +215,7 @@ class _Kernel:
     it shares, and its names avoid every name the kernel has so far)."""
 
     def __init__(self, graph: Graph, out_names: Mapping[int, str] | None, loops: Plan,
+                 parallel_min: int | None = None, vector: bool = True,
                  within: _Kernel | None = None, buffers: Mapping[int, str] | None = None):
         self.graph = graph
         #: id(var) -> an array to write it into instead of a new one (a loop's carry)
@@ -207,6 +229,16 @@ class _Kernel:
         #: every name the kernel uses (shared with the graphs rendered inside it)
         self.all_names: set[str] = within.all_names if within is not None else set()
         self.all_names.update(self.names.names.values())
+        #: the kernel itself, for a graph rendered inside it: the flags and the loop
+        #: count below are the kernel's, shared by every graph rendered in it
+        self.root: _Kernel = within.root if within is not None else self
+        if within is not None:
+            parallel_min, vector = within.parallel_min, within.vector
+        self.parallel_min = parallel_min  # loops of at least this many elements: prange
+        self.vector = vector              # fused loops call vecmath where a prim says so
+        self.uses_vecmath = False
+        self.parallel = False             # some loop is a prange
+        self.loops = 0                    # loops numbered so far (names of their helpers)
 
     def name(self, v: Var) -> str:
         return self.names.name(v)
@@ -255,23 +287,102 @@ class _Kernel:
         lines = self.items(loop.pre)
         for e in live:
             if e.prim.accumulate:
-                kept = self.sizes.aval(e.out.aval).shape
-                lines.append(f"{self.name(e.out)} = "
-                             + (f"np.zeros({_tuple(kept)})" if kept else "0.0"))
-            elif id(e.out) in self.buffers:  # the array a loop keeps for this carry
+                continue  # zeroed by _inits, where the loop (or its chunk) starts
+            if id(e.out) in self.buffers:  # the array a loop keeps for this carry
                 lines.append(f"{self.name(e.out)} = {self.buffers[id(e.out)]}")
                 self.used_buffers.add(id(e.out))
             elif id(e.out) in arrays:
                 lines.append(f"{self.name(e.out)} = np.empty({_tuple(shape)}"
                              f"{_dtype_arg(e.out.dtype)})")
         if live:
-            lines += [INDENT * k + f"for i{k} in range({d}):" for k, d in enumerate(shape)]
-            lines += [INDENT * len(shape) + line for line in _Elements(self, loop).body(live)]
+            k = self.root.loops
+            self.root.loops += 1
+            accs = [e for e in live if e.prim.accumulate]
+            chunked = (self.parallel_min is not None and loop.shape[0] > 1
+                       and math.prod(loop.shape) >= self.parallel_min)
+            calls = sum(1 for e in live if e.prim.vectorized)  # about: read-through ones too
+            fast = _Elements(self, loop, vector=self.vector and calls <= VECTOR_MAX,
+                             ok=f"okc{k}" if chunked else f"ok{k}")
+            body = fast.body(live, self._partials(accs, k) if chunked else {})
+            if chunked:
+                self.root.parallel = True
+                lines += self._chunked(loop, shape, accs, body, bool(fast.checks), k)
+            else:
+                lines += self._inits(accs)
+                lines += [f"ok{k} = True"] if fast.checks else []
+                lines += self._nest(shape, body)
+            if fast.checks:  # an argument out of a vectorized function's range: libm
+                exact = _Elements(self, loop, vector=False).body(live, {})
+                lines.append(f"if not ok{k}:")
+                lines += [INDENT + line for line in self._inits(accs) + self._nest(shape, exact)]
         for e in live:  # means: the sums divided by their counts
             if e.prim.accumulate == "mean":
                 count = " * ".join(str(shape[k]) for k in e.params["axes"])
                 lines.append(f"{self.name(e.out)} /= {count}")
         return lines + self.statements(loop.post)
+
+    def _inits(self, accs: list[Eqn]) -> list[str]:
+        lines = []
+        for e in accs:
+            kept = self.sizes.aval(e.out.aval).shape
+            zero = f"np.zeros({_tuple(kept)})" if kept else "0.0"
+            lines.append(f"{self.name(e.out)} = {zero}")
+        return lines
+
+    def _nest(self, shape: tuple, body: list[str], rows: str = "") -> list[str]:
+        """``for`` headers over ``shape`` and the body inside; ``rows``: the outer range."""
+        heads = [f"for i{k} in range({rows if k == 0 and rows else d}):"
+                 for k, d in enumerate(shape)]
+        return ([INDENT * k + h for k, h in enumerate(heads)]
+                + [INDENT * len(shape) + line for line in body])
+
+    def _partials(self, accs: list[Eqn], k: int) -> dict[int, str]:
+        """Where each sum over the outer axis accumulates in a chunk of loop ``k``: a
+        scalar of the chunk (``s<k>_<j>``) or its row of a partial array (``p<k>_<j>``)."""
+        where: dict[int, str] = {}
+        for j, e in enumerate(accs):
+            if 0 not in e.params["axes"]:
+                continue  # the chunk owns its rows of the result
+            kept = ", ".join(f"i{a}" for a in range(len(e.inputs[0].shape))
+                             if a not in e.params["axes"])
+            where[id(e.out)] = f"p{k}_{j}[ic{k}, {kept}]" if kept else f"s{k}_{j}"
+        return where
+
+    def _chunked(self, loop: Loop, shape: tuple, accs: list[Eqn], body: list[str],
+                 checked: bool, k: int) -> list[str]:
+        """The loop as a ``prange`` over chunks of rows (their number fixed by the shape,
+        not by the threads); sums over rows are made per chunk and added in chunk order."""
+        inner = " * ".join(str(d) for d in shape[1:]) or "1"
+        lines = [f"nr{k} = max(1, {CHUNK} // ({inner}))",
+                 f"nc{k} = ({shape[0]} + nr{k} - 1) // nr{k}"]
+        combine: list[str] = []
+        for j, e in enumerate(accs):
+            name = self.name(e.out)
+            kept = self.sizes.aval(e.out.aval).shape
+            if 0 not in e.params["axes"]:
+                lines += self._inits([e])
+                continue
+            lines.append(f"p{k}_{j} = np.zeros({_tuple((f'nc{k}', *kept))})")
+            combine += [f"{name} = " + (f"np.zeros({_tuple(kept)})" if kept else "0.0"),
+                        f"for ic{k} in range(nc{k}):",
+                        INDENT + f"{name} += p{k}_{j}[ic{k}]"]
+        if checked:
+            lines.append(f"oka{k} = np.ones(nc{k}, dtype=np.bool_)")
+        lines.append(f"for ic{k} in prange(nc{k}):")
+        start = []
+        for j, e in enumerate(accs):
+            if 0 in e.params["axes"] and not self.sizes.aval(e.out.aval).shape:
+                start.append(f"s{k}_{j} = 0.0")
+        if checked:
+            start.append(f"okc{k} = True")
+        rows = f"ic{k} * nr{k}, min(ic{k} * nr{k} + nr{k}, {shape[0]})"
+        end = [f"p{k}_{j}[ic{k}] = s{k}_{j}" for j, e in enumerate(accs)
+               if 0 in e.params["axes"] and not self.sizes.aval(e.out.aval).shape]
+        end += [f"oka{k}[ic{k}] = okc{k}"] if checked else []
+        lines += [INDENT + line for line in start + self._nest(shape, body, rows) + end]
+        if checked:
+            lines.append(f"ok{k} = oka{k}.all()")
+        return lines + combine
 
 
 def _live(loop: Loop, arrays: set[int]) -> list[Eqn]:
@@ -296,9 +407,12 @@ class _Elements:
     array.
     """
 
-    def __init__(self, kernel: _Kernel, loop: Loop):
+    def __init__(self, kernel: _Kernel, loop: Loop, vector: bool = False, ok: str = ""):
         self.kernel = kernel
         self.loop = loop
+        self.vector = vector  # call vecmath's functions where the primitive names one
+        self.ok = ok          # the flag that range checks clear
+        self.checks: list[str] = []  # the range checks emitted
         self.index = tuple(f"i{k}" for k in range(len(loop.shape)))
         self.lines: list[str] = []
         self.depth = 0
@@ -306,7 +420,8 @@ class _Elements:
         self.names: dict[tuple[int, tuple[str, ...]], str] = {}
         self.taken: set[str] = set()
 
-    def body(self, live: list[Eqn]) -> list[str]:
+    def body(self, live: list[Eqn], targets: Mapping[int, str]) -> list[str]:
+        """The loop body; ``targets``: where a sum accumulates, if not in its own name."""
         for cite, e in origin_changes(live):
             if cite is not None:
                 self.emit(f"# grad of: {self.kernel.comments.eqn(cite)}")
@@ -314,7 +429,7 @@ class _Elements:
                 axes = e.params["axes"]
                 kept = ", ".join(i for k, i in enumerate(self.index) if k not in axes)
                 acc = f"{self.kernel.name(e.out)}[{kept}]" if kept else self.kernel.name(e.out)
-                self.emit(f"{acc} += {self.read(e.inputs[0], self.index)}")
+                self.emit(f"{targets.get(id(e.out), acc)} += {self.read(e.inputs[0], self.index)}")
             else:
                 self.compute(e, self.index)
         return self.lines
@@ -365,9 +480,17 @@ class _Elements:
         out = (f"{self.kernel.name(e.out)}[{', '.join(index)}]" if stored
                else self.name_at(e.out, index))
         args = [self.read(a, broadcast_index(a.shape, e.out.shape, index)) for a in e.inputs]
-        for line in e.prim.emit(out, args, [Aval((), a.dtype) for a in e.inputs],
-                                Aval((), e.out.dtype), **e.params):
-            self.emit(line)
+        if self.vector and e.prim.vectorized:
+            self.kernel.root.uses_vecmath = True
+            check = RANGE_CHECKS.get(e.prim.vectorized)
+            if check:
+                self.checks.append(check)
+                self.emit(f"{self.ok} &= vm.{check}({args[0]})")
+            self.emit(f"{out} = vm.{e.prim.vectorized}({', '.join(args)})")
+        else:
+            for line in e.prim.emit(out, args, [Aval((), a.dtype) for a in e.inputs],
+                                    Aval((), e.out.dtype), **e.params):
+                self.emit(line)
         self.scopes[-1][(id(e.out), index)] = out
         return out
 
@@ -493,22 +616,29 @@ class Scope:
 
 def generate(graph: Graph, function: str, description: str,
              out_names: Mapping[int, str] | None = None,
-             loops: Plan | None = None) -> KernelSource:
+             loops: Plan | None = None, parallel_min: int | None = None,
+             vector: bool = True) -> KernelSource:
     """The kernel module for ``graph``; ``function`` names the njit function.
 
-    ``loops`` is the fusion plan of ``graph`` (made here if not given)."""
-    kernel = _Kernel(graph, out_names, plan(graph) if loops is None else loops)
+    ``loops`` is the fusion plan of ``graph`` (made here if not given). Loops of at
+    least ``parallel_min`` elements run as ``prange`` over chunks (``None``: none do);
+    ``vector=False`` calls libm where :mod:`.vecmath` would be called."""
+    kernel = _Kernel(graph, out_names, plan(graph) if loops is None else loops,
+                     parallel_min, vector)
     args = [kernel.name(v) for v in (*graph.inputs, *graph.const_vars)]
     body = kernel.body()
     body.append(f"return ({_returns(graph, kernel)})")
+    imports = ["import numpy as np", "from numba import njit" + (
+        ", prange" if kernel.parallel else "")]
+    if kernel.uses_vecmath:  # the file's hash is in the key: a change there recompiles
+        imports.append(f"from symgrad.backend import vecmath as vm  # {vecmath_hash()}")
     code = "\n".join([
         f"# {description}",
         f"# {graph.name}({', '.join(kernel.comments.typed(v) for v in graph.inputs)})",
-        "import numpy as np",
-        "from numba import njit",
+        *imports,
         "",
         "",
-        f"@njit({NJIT_FLAGS})",
+        f"@njit({PARALLEL_FLAGS if kernel.parallel else NJIT_FLAGS})",
         f"def {function}({', '.join(args)}):",
         *(INDENT + line for line in (*kernel.sizes.lines, *body)),
         "",
@@ -517,7 +647,14 @@ def generate(graph: Graph, function: str, description: str,
                 f"conventions {CONVENTIONS_VERSION}")
     key = hashlib.sha256(f"{versions}\n{code}".encode()).hexdigest()[:32]
     header = f"# symgrad kernel k_{key} ({versions}); generated, do not edit\n"
-    return KernelSource(key, function, header + code)
+    return KernelSource(key, function, header + code, kernel.parallel)
+
+
+@functools.cache
+def vecmath_hash() -> str:
+    """A hash of :mod:`.vecmath`'s source (read, not imported: that would import Numba)."""
+    text = Path(__file__).with_name("vecmath.py").read_bytes()
+    return "vecmath " + hashlib.sha256(text).hexdigest()[:12]
 
 
 def _returns(graph: Graph, p: _Kernel) -> str:

@@ -60,6 +60,7 @@ from typing import Any
 
 from ..core.config import config
 from .codegen import KernelSource
+from .threads import serialized
 
 #: Kernels kept loaded (in ``_LOADED`` and ``sys.modules``), the least recently
 #: loaded dropped first; one dropped and needed again is imported again (from the
@@ -213,9 +214,10 @@ class Kernel:
 
     def __call__(self, *args: Any) -> tuple:
         if self._warm:
-            return self.function(*args)
+            return self._call(*args)
         self._compile(args)
-        result = self.function(*args)
+        self._call = self._locked(self.function)
+        result = self._call(*args)
         self._warm = True
         count("compiled_calls")
         return result
@@ -244,10 +246,14 @@ class Kernel:
         """Whether a call has run (the kernel is compiled for what it was called with)."""
         return self._warm
 
+    def _locked(self, function: Any) -> Any:
+        return serialized(function) if self.source.parallel else function
+
     def dispatcher(self) -> Any:
         """What to call from now on: the Numba dispatcher itself once a call has run
-        (no check per call), else this kernel (which times and logs the compile)."""
-        return self.function if self._warm else self
+        (no check per call; a parallel kernel under the lock of
+        :func:`.threads.serialized`), else this kernel (which times and logs the compile)."""
+        return self._call if self._warm else self
 
     @property
     def compile_stats(self) -> tuple[int, int]:

@@ -29,6 +29,7 @@ from . import compile as kernels
 from . import split as splitting
 from .codegen import KernelSource, generate
 from .fusion import plan
+from .threads import parallel_min
 from .tiered import tiered as tiered_kernel
 
 
@@ -118,15 +119,16 @@ def build(graph: Graph, function: str, description: str,
         pieces = splitting.split(graph, max_eqns)
     names = out_names or {}
     sources: tuple[KernelSource, ...]
+    threshold = parallel_min() if backend == "numba" else None
     if len(pieces) == 1:
-        sources = (generate(graph, function, description, out_names, whole),)
+        sources = (generate(graph, function, description, out_names, whole, threshold),)
     else:
         # one description for all pieces, so that pieces of the same structure share a kernel
         where = {id(a): i for i, a in enumerate(graph.outputs)}
         sources = tuple(
             generate(piece, function, f"{description} (one piece of a split graph)",
                      {k: names[where[id(v)]] for k, v in enumerate(piece.outputs)
-                      if where.get(id(v)) in names}, plan(piece))
+                      if where.get(id(v)) in names}, plan(piece), threshold)
             for piece in pieces)
     loaded = [_kernel(piece, source, backend) for piece, source in zip(pieces, sources)]
     if len(pieces) == 1:

@@ -246,7 +246,10 @@ class Primitive:
       each layer that applies one of its facets hands it what that layer does
       to a graph: the adjoint gives ``vjp`` ``adjoint=`` (the transform
       itself), codegen gives ``emit`` ``scope=`` (which renders a graph as
-      statements), the SymPy bridge gives ``sympy`` ``evaluate=``.
+      statements), the SymPy bridge gives ``sympy`` ``evaluate=``;
+    - ``vectorized``: the function of :mod:`symgrad.backend.vecmath` that fused loops
+      call for it (one LLVM vectorizes, within 1 ulp), where it has one; ``""``: its
+      ``emit`` (libm) everywhere.
     """
 
     name: str
@@ -272,6 +275,7 @@ class Primitive:
     torch_name: str = ""
     integer: bool = False
     subgraphs: tuple[str, ...] = ()
+    vectorized: str = ""
 
     @property
     def moves_elements(self) -> bool:
@@ -375,13 +379,17 @@ def map_subgraphs(graph: Graph, fn: Callable[[Graph], Graph]) -> Graph:
 # the text form
 
 #: names that generated kernels use for themselves
-RESERVED = frozenset({"np", "njit", "math", "inf", "nan", "True", "False", "None",
+RESERVED = frozenset({"np", "njit", "math", "inf", "nan", "True", "False", "None", "vm",
+                      "prange", "numba",
                       "acc", "value", "kernel",
                       # builtins kernels call (a parameter named range would shadow it)
                       "range", "float", "int", "bool", "enumerate", "len", "abs", "min",
                       "max", "zip",
                       "l", "O", "I"})  # and names that read like 1 and 0
-_INDEX_NAME = re.compile(r"[in]\d+$")  # loop indices and sizes (n0 = x.shape[0]) in kernels
+#: loop indices and sizes (n0 = x.shape[0]) in kernels, and what parallel loops add: chunk
+#: indices, counts and rows (ic0, nc0, nr0), range flags (ok0, okc0, oka0), partial sums
+#: (p0_1, s0_1)
+_INDEX_NAME = re.compile(r"([in]c?\d+|nr\d+|ok[ac]?\d+|[ps]\d+_\d+)$")
 
 
 def _letters() -> Iterator[str]:

@@ -50,8 +50,8 @@ class Node:
     def __init__(self, prim: Primitive, params: dict[str, Any], inputs: tuple, aval: Aval):
         self.prim, self.params, self.inputs, self.aval = prim, params, inputs, aval
         #: what the structure key holds of this node (the rest is how inputs connect)
-        self.sig = (prim.name, tuple(sorted(params.items())),
-                    tuple(a.key for a in inputs if isinstance(a, Literal)))
+        self.sig = (prim.name, tuple(sorted(params.items())) if params else (),
+                    tuple(a.key for a in inputs if type(a) is Literal))
         self.seq = next(_counter)  # creation order is a topological order
         self.freed = False
         self.retained: Any = None  # the tensor that called retain_grad()

@@ -79,7 +79,10 @@ class EagerTrace(Trace):
             return Tensor._make(value)
         literal_ok = prim.name in _LITERAL_PRIMS
         inputs = tuple(_operand(a, v, literal_ok) for a, v in zip(args, values))
-        node = node_class(torch_name(prim))(prim, params, inputs, Aval(aval.shape, FLOAT))
+        cls = _NODE_CLASSES.get(prim)
+        if cls is None:  # the class PyTorch names the node by, looked up once per primitive
+            cls = _NODE_CLASSES[prim] = node_class(torch_name(prim))
+        node = cls(prim, params, inputs, Aval(aval.shape, FLOAT))
         result = Tensor._make(value, node)
         node.versions = _watched(prim, args, result)
         return result
@@ -148,6 +151,7 @@ def _ir_dtype(v: Any) -> str:
 
 
 _RULES: dict[tuple, Aval] = {}
+_NODE_CLASSES: dict[Primitive, type] = {}
 
 
 def _shape_rule(prim: Primitive, values: list[Any], params: dict[str, Any]) -> Aval:
@@ -157,7 +161,7 @@ def _shape_rule(prim: Primitive, values: list[Any], params: dict[str, Any]) -> A
     types = tuple(((), _ir_dtype(v)) if type(v) in (float, int, bool) else
                   (v.shape, _ir_dtype(v)) for v in values)
     try:
-        key: tuple | None = (prim.name, types, tuple(params.items()))
+        key: tuple | None = (prim.name, types, tuple(params.items()) if params else ())
         hash(key)
     except TypeError:
         key = None

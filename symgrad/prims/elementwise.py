@@ -201,7 +201,7 @@ neg_p = register(name="neg", kind="elementwise",
                  simplify=_neg_simplify, linear=True, cheap=True, torch_name="NegBackward0",
                  integer=True)
 
-exp_p = unary("exp", np.exp,
+exp_p = unary("exp", np.exp, vectorized="exp",
               vjp=lambda g, ans, x: (g * ans,),
               sympy=lambda sp, x: sp.exp(x))
 
@@ -214,17 +214,17 @@ def _log_accuracy(e: Eqn, producer: Producer) -> Rewrite:
     return None
 
 
-log_p = unary("log", np.log,
+log_p = unary("log", np.log, vectorized="log",
               vjp=lambda g, ans, x: (g / x,),
               sympy=lambda sp, x: sp.log(x),
               accuracy=_log_accuracy)
 
-log1p_p = unary("log1p", np.log1p,
+log1p_p = unary("log1p", np.log1p, vectorized="log1p",
                 vjp=lambda g, ans, x: (g / (1.0 + x),),
                 sympy=lambda sp, x: sp.log(1 + x))
 
 # exp(x) = expm1(x) + 1 reuses the forward result
-expm1_p = unary("expm1", np.expm1,
+expm1_p = unary("expm1", np.expm1, vectorized="expm1",
                 vjp=lambda g, ans, x: (g * (ans + 1.0),),
                 sympy=lambda sp, x: sp.exp(x) - 1)
 
@@ -233,11 +233,11 @@ sqrt_p = unary("sqrt", np.sqrt,
                vjp=lambda g, ans, x: (g / (2.0 * ans),),
                sympy=lambda sp, x: sp.sqrt(x))
 
-sin_p = unary("sin", np.sin,
+sin_p = unary("sin", np.sin, vectorized="sin",
               vjp=lambda g, ans, x: (g * cos(x),),
               sympy=lambda sp, x: sp.sin(x))
 
-cos_p = unary("cos", np.cos,
+cos_p = unary("cos", np.cos, vectorized="cos",
               vjp=lambda g, ans, x: (-g * sin(x),),
               sympy=lambda sp, x: sp.cos(x))
 
@@ -245,7 +245,7 @@ tan_p = unary("tan", np.tan,
               vjp=lambda g, ans, x: (g * (1.0 + square(ans)),),
               sympy=lambda sp, x: sp.tan(x))
 
-tanh_p = unary("tanh", np.tanh,
+tanh_p = unary("tanh", np.tanh, vectorized="tanh",
                vjp=lambda g, ans, x: (g * (1.0 - square(ans)),),
                sympy=lambda sp, x: sp.tanh(x))
 
@@ -355,7 +355,7 @@ def _sigmoid_emit(out: str, args: list[str], avals: Any, out_aval: Aval) -> list
 # sigmoid(-800) = 0 with gradient 0, sigmoid(800) = 1 with gradient 0
 sigmoid_p = register(
     name="sigmoid", kind="elementwise", shape_rule=_elementwise_rule("sigmoid"),
-    impl=_sigmoid, emit=_sigmoid_emit,
+    impl=_sigmoid, emit=_sigmoid_emit, vectorized="sigmoid",
     vjp=lambda g, ans, x: (g * (ans * sigmoid(-x)),),
     sympy=lambda sp, x: 1 / (1 + sp.exp(-x)))
 
@@ -369,6 +369,7 @@ def _softplus(x):
 softplus_p = register(
     name="softplus", kind="elementwise", shape_rule=_elementwise_rule("softplus"),
     impl=_softplus, emit=expression("np.log1p(np.exp(-np.abs({0}))) + np.maximum({0}, 0.0)"),
+    vectorized="softplus",
     vjp=lambda g, ans, x: (g * sigmoid(x),),
     sympy=lambda sp, x: sp.log(1 + sp.exp(x)))
 

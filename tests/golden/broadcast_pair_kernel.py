@@ -1,4 +1,4 @@
-# symgrad kernel k_4d24b0ea15af238687de2eb049cbbbdd (symgrad 0.1.0, codegen 2, conventions 2); generated, do not edit
+# symgrad kernel k_486e9ab353bd62d749d81d454b5590a3 (symgrad 0.1.0, codegen 3, conventions 2); generated, do not edit
 # value_and_grad of ratio with respect to x, y
 # ratio(x: f64[n0,1], y: f64[n0])
 import numpy as np
@@ -8,10 +8,10 @@ from numba import njit
 @njit(cache=True, error_model="numpy", fastmath=False)
 def ratio(x, y):
     n0 = x.shape[0]
+    r = np.empty((n0, n0))
     d = 0.0
     k = np.zeros((n0,))
     n = np.zeros((n0,))
-    r = np.empty((n0, n0))
     s = np.zeros((n0,))
     for i0 in range(n0):
         for i1 in range(n0):

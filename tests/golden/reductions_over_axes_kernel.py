@@ -1,8 +1,9 @@
-# symgrad kernel k_93ea713d9a256bb929ff0cc6e6c7980f (symgrad 0.1.0, codegen 2, conventions 2); generated, do not edit
+# symgrad kernel k_1044b7047d1991f56eb028befa32634c (symgrad 0.1.0, codegen 3, conventions 2); generated, do not edit
 # grad of loss with respect to w, x
 # loss(w: f64[n0], x: f64[n1,n0])
 import numpy as np
 from numba import njit
+from symgrad.backend import vecmath as vm  # vecmath 166f7743e182
 
 
 @njit(cache=True, error_model="numpy", fastmath=False)
@@ -20,7 +21,7 @@ def loss(w, x):
     for i0 in range(n1):
         for i1 in range(n0):
             a = x[i0, i1] * w[i1]
-            b[i0, i1] = np.tanh(a)
+            b[i0, i1] = vm.tanh(a)
             e[i1] += b[i0, i1]
     c = np.full((b.shape[0], ), -np.inf)
     for i0 in range(b.shape[0]):

@@ -1,4 +1,4 @@
-# symgrad kernel k_9ea2555948f3c46e968e7e80e9c413c3 (symgrad 0.1.0, codegen 2, conventions 2); generated, do not edit
+# symgrad kernel k_943c131662cc4f31577cb7b32b6cf792 (symgrad 0.1.0, codegen 3, conventions 2); generated, do not edit
 # grad of seed with respect to x
 # seed(x: f64[n0,n0])
 import numpy as np

@@ -1,4 +1,4 @@
-# symgrad kernel k_c0f52734c9abe366f57d12b5215dadda (symgrad 0.1.0, codegen 2, conventions 2); generated, do not edit
+# symgrad kernel k_114b6a227580e4377f153121464d0d14 (symgrad 0.1.0, codegen 3, conventions 2); generated, do not edit
 # grad of square with respect to x
 # square(x: f64[n0], ct: f64[n0])
 import numpy as np

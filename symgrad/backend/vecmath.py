@@ -1,0 +1,411 @@
+"""Elementwise math that LLVM vectorizes: what fused loops call instead of libm.
+
+Numba's pip build has no SVML, so ``np.exp(x[i])`` in a loop is a scalar call
+into libm per element, and a loop that makes one is never vectorized. The
+functions here are written in the operations LLVM turns into SIMD code:
+range reduction, polynomials, bit manipulation of the exponent through
+:func:`_bits`/:func:`_double` (two LLVM bitcasts), and selects instead of
+branches. Every one is exact at its special values (±0, ±inf, nan,
+subnormals, overflow and underflow thresholds) and its accuracy is measured
+against mpmath by ``tests/test_vecmath.py`` (a sample in CI; millions of
+points with ``SYMGRAD_FULL=1``).
+
+Which path each primitive takes inside a fused loop is declared on the
+primitive (``Primitive.vectorized``, the name of a function here), and the
+table in :data:`PATHS` says why: a function goes here only where its measured
+error is at most 1 ulp over the whole float64 range; the others stay libm.
+
+=========  ==========================================================  ==============
+function   method                                                       path
+=========  ==========================================================  ==============
+exp        k = rint(x/ln2), r = x - k ln2 (Cody-Waite), degree-13      vectorized
+           polynomial, 2**k in two exact steps (no overflow of 2**k)
+expm1      as exp, the polynomial for expm1(r), 2**k*em + (2**k - 1)   vectorized
+log        fdlibm: x = 2**k m, m in [sqrt(2)/2, sqrt(2)), s = f/(2+f)  vectorized
+log1p      log of u = 1 + x plus the rounding error of u, (1+x-u)/u     vectorized
+sin, cos   k = rint(x*2/pi), pi/2 in three parts and a tail, TwoSums;  vectorized for
+           fdlibm's kernels. For |x| >= 2**20*pi/2 the loop that met   |x| < 1.6e6
+           such an argument (trig_in_range) runs again with libm
+tanh       expm1(-2|x|) and a quotient; 1 for |x| > 22                  vectorized
+sigmoid    1/(1+e) or e/(1+e), e = exp(-|x|)                            vectorized
+softplus   log1p(exp(-|x|)) + max(x, 0)                                 vectorized
+pow        x**y needs log(x) to ~70 bits to stay within 1 ulp when      libm
+           y*log(x) is large: not done, libm's pow
+=========  ==========================================================  ==============
+
+All functions take and return float64 (a float32 argument is widened, and the
+result rounded once by the caller: within 1 ulp of float32 too).
+
+    >>> import math
+    >>> exp(1.0) == math.exp(1.0), log(10.0) == math.log(10.0)
+    (True, True)
+"""
+
+from __future__ import annotations
+
+import math
+
+from llvmlite import ir
+from numba import njit, types
+from numba.core.extending import intrinsic
+
+#: the path each primitive takes in a fused loop (the table above; the README has it too).
+#: Kernels that call a function here carry a hash of this file in their source, so any
+#: change here recompiles them
+PATHS = {
+    "exp": "vectorized", "expm1": "vectorized", "log": "vectorized", "log1p": "vectorized",
+    "sin": "vectorized (a loop with |x| >= 1.6e6 runs again with libm)",
+    "cos": "vectorized (a loop with |x| >= 1.6e6 runs again with libm)",
+    "tanh": "vectorized", "sigmoid": "vectorized", "softplus": "vectorized", "pow": "libm",
+}
+
+
+@intrinsic
+def _bits(typingctx, x):  # noqa: ARG001 -- numba's intrinsic signature
+    """The bits of a float64 as an int64 (an LLVM bitcast: free, and vectorizable)."""
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], ir.IntType(64))
+    return types.int64(types.float64), codegen
+
+
+@intrinsic
+def _double(typingctx, i):  # noqa: ARG001
+    """The float64 whose bits are the int64 ``i``."""
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], ir.DoubleType())
+    return types.float64(types.int64), codegen
+
+
+_JIT = {"inline": "always", "error_model": "numpy", "cache": False}
+
+SHIFT = 6755399441055744.0          # 1.5 * 2**52: x + SHIFT rounds x to an integer
+SHIFT_BITS = 0x4338000000000000     # its bits: bits(k + SHIFT) - SHIFT_BITS == k
+INV_LN2 = 1.4426950408889634
+LN2_HI = 6.93147180369123816490e-01  # 32 significant bits: k * LN2_HI is exact
+LN2_LO = 1.90821492927058770002e-10
+EXP_MAX = 709.782712893384           # exp(x) overflows above
+# 1/n! for the Taylor series of exp on |r| <= ln(2)/2; terms to r**14 leave < 2**-62
+_F3, _F4, _F5, _F6 = 1 / 6, 1 / 24, 1 / 120, 1 / 720
+_F7, _F8, _F9, _F10 = 1 / 5040, 1 / 40320, 1 / 362880, 1 / 3628800
+_F11, _F12, _F13, _F14 = 1 / 39916800, 1 / 479001600, 1 / 6227020800, 1 / 87178291200
+
+
+@njit(**_JIT)
+def _as_int_float(t):
+    """(k, float(k)) for t = k + SHIFT: the integer from t's bits, no float->int conversion
+    (AVX2 has none for 64-bit integers)."""
+    return _bits(t) - SHIFT_BITS, t - SHIFT
+
+
+@njit(**_JIT)
+def _scale(y, k):
+    """y * 2**k for |k| <= 2100, in two exact power-of-two steps (each 2**j is normal), so
+    that the one rounding is the last multiplication's (subnormal results, overflow)."""
+    k1 = k >> 1
+    s1 = _double((k1 + 1023) << 52)
+    s2 = _double((k - k1 + 1023) << 52)
+    return y * s1 * s2
+
+
+@njit(**_JIT)
+def _expm1_poly(r):
+    """exp(r) - 1 - r for |r| <= 0.35, as (r*r*0.5 + r**3 * q(r))."""
+    q = _F14
+    q = q * r + _F13
+    q = q * r + _F12
+    q = q * r + _F11
+    q = q * r + _F10
+    q = q * r + _F9
+    q = q * r + _F8
+    q = q * r + _F7
+    q = q * r + _F6
+    q = q * r + _F5
+    q = q * r + _F4
+    q = q * r + _F3
+    r2 = r * r
+    return r2 * 0.5 + r2 * r * q
+
+
+@njit(**_JIT)
+def _reduce_ln2(x):
+    """x = k*ln2 + r + c with |r| <= ln2/2: (k, r, c), c the rounding error of r."""
+    t = x * INV_LN2 + SHIFT
+    k, kf = _as_int_float(t)
+    hi = x - kf * LN2_HI  # exact: k*LN2_HI is, and it cancels x's leading bits
+    lo = kf * LN2_LO
+    r = hi - lo
+    c = (hi - r) - lo
+    return k, r, c
+
+
+@njit(**_JIT)
+def _two_sum(a, b):
+    """a + b as s + e exactly (Knuth's TwoSum)."""
+    s = a + b
+    bb = s - a
+    return s, (a - (s - bb)) + (b - bb)
+
+
+@njit(**_JIT)
+def _split(a):
+    """Dekker's split of a (|a| < 2**996) into two halves of 26 bits."""
+    c = 134217729.0 * a
+    hi = c - (c - a)
+    return hi, a - hi
+
+
+@njit(**_JIT)
+def _two_prod(a, b):
+    """a * b as p + e exactly, without an FMA (Dekker)."""
+    p = a * b
+    ah, al = _split(a)
+    bh, bl = _split(b)
+    return p, ((ah * bh - p) + ah * bl + al * bh) + al * bl
+
+
+@njit(**_JIT)
+def _div_dd(n_hi, n_lo, d_hi, d_lo):
+    """(n_hi + n_lo) / (d_hi + d_lo), rounded once (a quotient and one exact correction)."""
+    q = n_hi / d_hi
+    p, pe = _two_prod(q, d_hi)
+    r = (((n_hi - p) - pe) + n_lo) - q * d_lo
+    return q + r / d_hi
+
+
+@njit(**_JIT)
+def _expm1_dd(r, c):
+    """expm1(r + c) for |r| <= 0.35 as hi + lo, to about 2**-62 relative."""
+    return _two_sum(r, _expm1_poly(r) + c * (1.0 + r))
+
+
+@njit(**_JIT)
+def exp(x):
+    """e**x, within 1 ulp over the whole range (measured: tests/test_vecmath.py)."""
+    xc = min(max(x, -746.0), 710.0)  # beyond: 0 and inf, and k stays small
+    k, r, c = _reduce_ln2(xc)
+    e = 1.0 + (r + (_expm1_poly(r) + c * (1.0 + r)))
+    y = _scale(e, k)
+    return y if x == x else x
+
+
+@njit(**_JIT)
+def _exp_parts(x):
+    """exp(x) for x <= 0 as 2**k * (hi + lo), hi + lo in [0.7, 1.42]: scaled by the caller
+    after its last operation, so a subnormal result is rounded once."""
+    k, r, c = _reduce_ln2(max(x, -746.0))
+    em_hi, em_lo = _expm1_dd(r, c)
+    hi, lo = _two_sum(1.0, em_hi)
+    return hi, lo + em_lo, k
+
+
+@njit(**_JIT)
+def _expm1_small_dd(x):
+    """expm1(x) as hi + lo for -40 <= x <= 40 (2**k - 1 exact)."""
+    k, r, c = _reduce_ln2(x)
+    em_hi, em_lo = _expm1_dd(r, c)
+    s = _double((k + 1023) << 52)                  # 2**k, normal
+    m_hi, m_lo = _two_sum(s, -1.0)                 # 2**k - 1, exactly
+    hi, lo = _two_sum(s * em_hi, m_hi)             # s * em_hi is exact
+    return hi, lo + (m_lo + s * em_lo)
+
+
+@njit(**_JIT)
+def expm1(x):
+    """e**x - 1, within 1 ulp; exact -1 below -40 and x itself for tiny x."""
+    xc = min(max(x, -40.0), 710.0)
+    hi, lo = _expm1_small_dd(min(xc, 38.0))
+    small = hi + lo
+    k, r, c = _reduce_ln2(xc)
+    large = _scale(1.0 + (r + (_expm1_poly(r) + c * (1.0 + r))), k)  # the -1 is below ulp/2
+    y = large if xc > 38.0 else small
+    return y if x == x else x
+
+
+# fdlibm's log: log(1+f) = f - f*f/2 + s*(f*f/2 + R(s*s)), s = f/(2+f)
+_LG1, _LG2 = 6.666666666666735130e-01, 3.999999999940941908e-01
+_LG3, _LG4 = 2.857142874366239149e-01, 2.222219843214978396e-01
+_LG5, _LG6 = 1.818357216161805012e-01, 1.531383769920937332e-01
+_LG7 = 1.479819860511658591e-01
+_TWO54 = 18014398509481984.0
+_SQRT_HALF_BITS = 0x3FE6A09E00000000  # about sqrt(2)/2: mantissas reduce to [it, 2*it)
+
+
+@njit(**_JIT)
+def _log_dd(u, c):
+    """log(u) + c as hi + lo, for a positive finite u (subnormal too) and a small c."""
+    tiny = u < 2.2250738585072014e-308
+    v = u * _TWO54 if tiny else u
+    ix = _bits(v) + (0x3FF0000000000000 - _SQRT_HALF_BITS)
+    k = ((ix >> 52) & 0x7FF) - 1023 - (54 if tiny else 0)
+    m = _double((ix & 0x000FFFFFFFFFFFFF) + _SQRT_HALF_BITS)
+    f = m - 1.0
+    dk = _double(k + SHIFT_BITS) - SHIFT  # float(k) without an int64->float conversion
+    s = f / (2.0 + f)
+    z = s * s
+    w = z * z
+    t1 = w * (_LG2 + w * (_LG4 + w * _LG6))
+    t2 = z * (_LG1 + w * (_LG3 + w * (_LG5 + w * _LG7)))
+    hfsq = 0.5 * f * f
+    # fdlibm's dk*LN2_HI - ((hfsq - (...)) - f), its last two roundings kept in lo
+    b_hi, b_lo = _two_sum(hfsq - (s * (hfsq + (t1 + t2)) + (dk * LN2_LO + c)), -f)
+    hi, lo = _two_sum(dk * LN2_HI, -b_hi)  # dk * LN2_HI is exact
+    return hi, lo - b_lo
+
+
+@njit(**_JIT)
+def log(x):
+    """Natural logarithm, within 1 ulp; -inf at 0, nan below, inf at inf."""
+    pos = (x > 0.0) & (x < math.inf)
+    hi, lo = _log_dd(x if pos else 1.0, 0.0)
+    y = hi + lo
+    other = -math.inf if x == 0.0 else (x if x == math.inf else math.nan)
+    return y if pos else other
+
+
+@njit(**_JIT)
+def _log1p_dd(x, x_lo):
+    """log(1 + x + x_lo) as hi + lo, for x > -1: the log of u = 1 + x rounded, plus the
+    rounding error of u over u."""
+    u = 1.0 + x
+    c = ((x - (u - 1.0)) if x < 1.0 else (1.0 - (u - x))) + x_lo  # each difference exact
+    return _log_dd(u, c / u)
+
+
+@njit(**_JIT)
+def log1p(x):
+    """log(1 + x), within 1 ulp; -inf at -1, nan below, inf at inf."""
+    pos = (x > -1.0) & (x < math.inf)
+    hi, lo = _log1p_dd(x if pos else 0.0, 0.0)
+    y = hi + lo
+    other = -math.inf if x == -1.0 else (x if x == math.inf else math.nan)
+    return y if pos else other
+
+
+# fdlibm's kernels of sin and cos on [-pi/4, pi/4], with a tail y of the argument
+_S1, _S2 = -1.66666666666666324348e-01, 8.33333333332248946124e-03
+_S3, _S4 = -1.98412698298579493134e-04, 2.75573137070700676789e-06
+_S5, _S6 = -2.50507602534068634195e-08, 1.58969099521155010221e-10
+_C1, _C2 = 4.16666666666666019037e-02, -1.38888888888741095749e-03
+_C3, _C4 = 2.48015872894767294178e-05, -2.75573143513906633035e-07
+_C5, _C6 = 2.08757232129817482790e-09, -1.13596475577881948265e-11
+_INV_PIO2 = 6.36619772367581382433e-01
+_PIO2_1 = 1.57079632673412561417e+00   # pi/2 = _PIO2_1 + _PIO2_2 + _PIO2_3 + _PIO2_3T
+_PIO2_2 = 6.07710050630396597660e-11
+_PIO2_3, _PIO2_3T = 2.02226624871116645580e-21, 8.47842766036889956997e-32
+#: below this |x| the reduction above is exact enough; above it sin and cos call libm
+TRIG_LIMIT = 1647099.3291652855  # 2**20 * pi/2
+
+
+@njit(**_JIT)
+def _sin_kernel(x, y):
+    z = x * x
+    w = z * z
+    r = _S2 + z * (_S3 + z * _S4) + z * w * (_S5 + z * _S6)
+    v = z * x
+    return x - ((z * (0.5 * y - v * r) - y) - v * _S1)
+
+
+@njit(**_JIT)
+def _cos_kernel(x, y):
+    z = x * x
+    w = z * z
+    r = z * (_C1 + z * (_C2 + z * _C3)) + w * w * (_C4 + z * (_C5 + z * _C6))
+    hz = 0.5 * z
+    w = 1.0 - hz
+    return w + (((1.0 - w) - hz) + (z * r - x * y))
+
+
+@njit(**_JIT)
+def _two_diff(a, b):
+    """a - b as s + e exactly (Knuth's TwoSum, no assumption on the magnitudes)."""
+    s = a - b
+    bb = s - a
+    return s, (a - (s - bb)) - (b + bb)
+
+
+@njit(**_JIT)
+def _reduce_pio2(x):
+    """x = k*pi/2 + y0 + y1, |y0| <= pi/4: (k mod 4, y0, y1), for |x| < TRIG_LIMIT. pi/2 in
+    three 33-bit parts (each product with k exact) and a tail; the differences are exact
+    (the first by Sterbenz, the others as TwoSums), so y0 + y1 is right to ~2**-100."""
+    t = x * _INV_PIO2 + SHIFT
+    k, fn = _as_int_float(t)
+    r = x - fn * _PIO2_1
+    r, e2 = _two_diff(r, fn * _PIO2_2)
+    r, e3 = _two_diff(r, fn * _PIO2_3)
+    tail = (e2 + e3) - fn * _PIO2_3T
+    y0 = r + tail
+    y1 = (r - y0) + tail
+    return k & 3, y0, y1
+
+
+@njit(**_JIT)
+def trig_in_range(x):
+    """Whether :func:`sin` and :func:`cos` are right at ``x``: |x| < TRIG_LIMIT, or inf or
+    nan (whose result, nan, they give too)."""
+    a = abs(x)
+    return (a < TRIG_LIMIT) | ~(a < math.inf)
+
+
+@njit(**_JIT)
+def sin(x):
+    """sin(x) within 1 ulp where :func:`trig_in_range` (a loop that finds an argument out
+    of it runs again with libm)."""
+    q, y0, y1 = _reduce_pio2(x)
+    s = _sin_kernel(y0, y1)
+    c = _cos_kernel(y0, y1)
+    v = s if q & 1 == 0 else c
+    return -v if q & 2 else v
+
+
+@njit(**_JIT)
+def cos(x):
+    """cos(x) within 1 ulp where :func:`trig_in_range`."""
+    q, y0, y1 = _reduce_pio2(x)
+    s = _sin_kernel(y0, y1)
+    c = _cos_kernel(y0, y1)
+    v = c if q & 1 == 0 else s
+    return -v if (q + 1) & 2 else v
+
+
+@njit(**_JIT)
+def tanh(x):
+    """tanh(|x|) = -t/(t + 2) with t = expm1(-2|x|) in double-double, one rounding at the
+    end; 1 beyond 22, x itself for tiny x."""
+    a = abs(x)
+    t_hi, t_lo = _expm1_small_dd(-2.0 * min(a, 22.0))
+    d_hi, d_lo = _two_sum(t_hi, 2.0)
+    z = _div_dd(-t_hi, -t_lo, d_hi, d_lo + t_lo)
+    z = 1.0 if a > 22.0 else z
+    z = -z if x < 0.0 else z
+    return z if a > 1e-300 else x  # +-0, tiny (and nan) as they are
+
+
+@njit(**_JIT)
+def sigmoid(x):
+    """1/(1+e) for x >= 0, e/(1+e) below, e = exp(-|x|) in double-double: nothing
+    overflows, and one rounding at the end (the scaling of a subnormal e/(1+e) last)."""
+    m_hi, m_lo, k = _exp_parts(-abs(x))
+    e_hi = _scale(m_hi, k)
+    d_hi, d_lo = _two_sum(1.0, e_hi)
+    d_lo += _scale(m_lo, k)
+    y = (_div_dd(1.0, 0.0, d_hi, d_lo) if x >= 0.0
+         else _scale(_div_dd(m_hi, m_lo, d_hi, d_lo), k))
+    return y if x == x else x
+
+
+@njit(**_JIT)
+def softplus(x):
+    """log(1 + exp(x)) = log1p(exp(-|x|)) + max(x, 0): no overflow; log1p and exp in
+    double-double, one rounding at the end; exp(x) itself below -37 (log1p(e) = e there)."""
+    m_hi, m_lo, k = _exp_parts(-abs(x))
+    e_hi = _scale(m_hi, k)
+    l_hi, l_lo = _log1p_dd(e_hi, _scale(m_lo, k))
+    hi, lo = _two_sum(max(x, 0.0), l_hi)
+    y = hi + (lo + l_lo)
+    y = _scale(m_hi + m_lo, k) if x < -37.0 else y
+    return y if abs(x) < math.inf else (0.0 if x < 0.0 else x)  # -inf: 0; inf, nan: x
+
+
+__all__ = ["PATHS", "TRIG_LIMIT", "cos", "exp", "expm1", "log", "log1p", "sigmoid", "sin",
+           "softplus", "tanh", "trig_in_range"]

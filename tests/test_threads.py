@@ -1,0 +1,89 @@
+"""Parallel kernels (symgrad/backend/threads.py): large loops as a prange over fixed chunks.
+
+Oracles: the numpy interpreter (the same adjoint, computed by numpy) and the
+serial kernel; determinism: the same bits at 1 and at 2 threads. The threshold
+is lowered with ``SYMGRAD_PARALLEL_MIN`` so that small arrays take the parallel
+path (the kernels compile fast enough for CI).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import symgrad as sg
+from symgrad.backend import threads
+
+
+def broadcast(A, u, v):  # sums over both axes: one owned by the chunks, one combined
+    return np.mean(np.tanh(A * u[:, None] + v) ** 2)
+
+
+def sinexp(x):  # a scalar sum over the chunked axis, and sin's range check
+    return np.sum(np.sin(x) * np.exp(-x * x))
+
+
+@pytest.fixture
+def low_threshold(monkeypatch):
+    monkeypatch.setenv("SYMGRAD_PARALLEL_MIN", "256")
+
+
+def _args(rng):
+    return rng.standard_normal((40, 30)), rng.uniform(0.5, 1.5, 40), rng.uniform(-1, 1, 30)
+
+
+def test_parallel_kernels_agree_with_numpy_and_do_not_depend_on_the_thread_count(low_threshold):
+    rng = np.random.default_rng(0)
+    A, u, v = _args(rng)
+    g = sg.value_and_grad(broadcast, argnums=(1, 2))
+    source = g.source(A, u, v)
+    assert "prange(" in source and "parallel=True" in source
+    want = sg.value_and_grad(broadcast, argnums=(1, 2), backend="numpy")(A, u, v)
+    runs = []
+    for k in (1, min(2, sg.max_threads())):
+        sg.set_num_threads(k)
+        runs.append(g(A, u, v))
+    sg.set_num_threads(sg.max_threads())
+    value, (du, dv) = runs[0]
+    np.testing.assert_allclose(value, want[0], rtol=1e-13)
+    np.testing.assert_allclose(du, want[1][0], rtol=1e-12, atol=1e-18)
+    np.testing.assert_allclose(dv, want[1][1], rtol=1e-12, atol=1e-18)
+    assert runs[0][0] == runs[1][0]  # the same bits
+    for a, b in zip(runs[0][1], runs[1][1]):
+        assert np.array_equal(a, b)
+
+
+def test_a_scalar_sum_and_the_libm_rerun_in_a_parallel_loop(low_threshold):
+    x = np.linspace(-2.5, 3, 1001)  # not symmetric: the sum is not 0 (relative errors)
+    g = sg.value_and_grad(sinexp)
+    assert "prange(" in g.source(x)
+    value, grad = g(x)
+    want_value, want_grad = sg.value_and_grad(sinexp, backend="numpy")(x)
+    np.testing.assert_allclose(value, want_value, rtol=1e-12, atol=1e-13)  # a sum of ±terms
+    np.testing.assert_allclose(grad, want_grad, rtol=1e-13, atol=1e-16)
+    big = x.copy()
+    big[500] = 1e7  # beyond vecmath's range for sin: the loop runs again with libm
+    value, grad = g(big)
+    want_value, want_grad = sg.value_and_grad(sinexp, backend="numpy")(big)
+    np.testing.assert_allclose(value, want_value, rtol=1e-12, atol=1e-13)  # a sum of ±terms
+    np.testing.assert_allclose(grad, want_grad, rtol=1e-13, atol=1e-16)
+
+
+def test_small_loops_stay_serial_and_the_two_kernels_are_cached_apart(monkeypatch):
+    x = np.linspace(-1, 1, 300)
+    monkeypatch.setenv("SYMGRAD_PARALLEL_MIN", "off")
+    serial = sg.grad(sinexp).source(x)
+    monkeypatch.setenv("SYMGRAD_PARALLEL_MIN", "100")
+    parallel = sg.grad(sinexp).source(x)
+    assert "prange" not in serial and "prange(" in parallel
+    assert serial.split("\n", 1)[0] != parallel.split("\n", 1)[0]  # different keys
+    monkeypatch.setenv("SYMGRAD_PARALLEL_MIN", "1000")
+    assert "prange" not in sg.grad(sinexp).source(x)  # 300 elements: under the threshold
+
+
+def test_the_threshold_setting_is_checked(monkeypatch):
+    monkeypatch.setenv("SYMGRAD_PARALLEL_MIN", "lots")
+    with pytest.raises(ValueError, match="SYMGRAD_PARALLEL_MIN"):
+        threads.parallel_min()
+    monkeypatch.delenv("SYMGRAD_PARALLEL_MIN")
+    assert threads.parallel_min() == threads.PARALLEL_MIN
