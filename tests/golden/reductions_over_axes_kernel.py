@@ -1,4 +1,4 @@
-# symgrad kernel k_1044b7047d1991f56eb028befa32634c (symgrad 0.1.0, codegen 3, conventions 2); generated, do not edit
+# symgrad kernel k_3820200d9ed38c223263ee478065ed9f (symgrad 0.1.0, codegen 3, conventions 3); generated, do not edit
 # grad of loss with respect to w, x
 # loss(w: f64[n0], x: f64[n1,n0])
 import numpy as np

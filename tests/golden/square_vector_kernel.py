@@ -1,4 +1,4 @@
-# symgrad kernel k_114b6a227580e4377f153121464d0d14 (symgrad 0.1.0, codegen 3, conventions 2); generated, do not edit
+# symgrad kernel k_5796998ff3980ef7b80be7c2483e5b57 (symgrad 0.1.0, codegen 3, conventions 3); generated, do not edit
 # grad of square with respect to x
 # square(x: f64[n0], ct: f64[n0])
 import numpy as np
