@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import threading
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -69,6 +70,7 @@ class _Entry:
 #: the graph structures kept, least recently used first
 _CACHE: collections.OrderedDict[tuple, _Entry] = collections.OrderedDict()
 CACHE_LIMIT = 256
+_LOCK = threading.Lock()
 _STATS = {"interpreted": 0, "compiled_runs": 0}
 
 
@@ -156,14 +158,21 @@ def _plan(nodes: list[Node]) -> tuple[list, list[Any], list[np.ndarray]]:
 
 def _cached_entry(key: tuple, lower: Callable[[], Graph]) -> _Entry:
     """The cache entry of a structure, lowered on first sight; least recently used
-    entries beyond ``CACHE_LIMIT`` are dropped."""
+    entries beyond ``CACHE_LIMIT`` are dropped. Threads share the cache: its order is
+    changed under a lock (two threads may lower one structure at once; one keeps it)."""
     entry = _CACHE.get(key)
     if entry is None:
-        entry = _CACHE[key] = _Entry(lower())
-        while len(_CACHE) > CACHE_LIMIT:
-            _CACHE.popitem(last=False)
+        graph = lower()
+        with _LOCK:
+            entry = _CACHE.get(key)
+            if entry is None:
+                entry = _CACHE[key] = _Entry(graph)
+                while len(_CACHE) > CACHE_LIMIT:
+                    _CACHE.popitem(last=False)
     else:
-        _CACHE.move_to_end(key)
+        with _LOCK:
+            if key in _CACHE:
+                _CACHE.move_to_end(key)
     return entry
 
 

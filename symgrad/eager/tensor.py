@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from ..core.ir import Aval, Literal, Primitive
-from ..core.tracing import Trace, Traced, as_constant_array
+from ..core.tracing import Trace, Traced, as_constant_array, refuse_masked
 from ..numpy_api import functions as ops
 from ..numpy_api.tracer import ArrayMethods
 from . import backward as engine
@@ -516,6 +516,7 @@ def _overwrite(a: Any, b: Any) -> Any:
 
 
 def _unwrap(x: Any) -> Any:
+    refuse_masked(x)
     if isinstance(x, Tensor):
         return x._value
     if isinstance(x, (list, tuple)):
