@@ -44,7 +44,7 @@ from typing import Any
 import numpy as np
 
 from ..core.conventions import CONVENTIONS_VERSION
-from ..core.index_text import broadcast_index
+from ..core.index_text import broadcast_index, loop_nest
 from ..core.ir import (
     BOOL,
     Atom,
@@ -244,8 +244,9 @@ class _Kernel:
                 dtype = ", dtype=np.bool_" if e.out.dtype == BOOL else ""
                 lines.append(f"{self.name(e.out)} = np.empty({_tuple(shape)}{dtype})")
         if live:
-            lines += [INDENT * k + f"for i{k} in range({d}):" for k, d in enumerate(shape)]
-            lines += [INDENT * len(shape) + line for line in _Elements(self, loop).body(live)]
+            nest, depth = loop_nest(shape)  # at most MAX_NESTED loops deep, for any rank
+            lines += nest
+            lines += [INDENT * depth + line for line in _Elements(self, loop).body(live)]
         for e in live:  # means: the sums divided by their counts
             if e.prim.accumulate == "mean":
                 count = " * ".join(str(shape[k]) for k in e.params["axes"])
