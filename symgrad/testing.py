@@ -14,6 +14,7 @@ check needs it.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -283,17 +284,20 @@ def finite_differences(f: Callable, values: Sequence[Any], i: int, gradient: Any
     def loss(x: np.ndarray) -> float:
         call = list(values)
         call[i] = x if x.ndim else float(x)
-        with np.errstate(all="ignore"):
+        # f's own RuntimeWarnings (np.var with ddof > n) say what its nan or inf says
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
             return float(np.sum(np.asarray(f(*call), dtype=float) * ct))
 
     x = np.array(values[i], dtype=float)
     out = np.zeros_like(x)
-    for idx in np.ndindex(*x.shape):
-        step = eps * max(1.0, abs(float(x[idx])))
-        up, down = x.copy(), x.copy()
-        up[idx] += step
-        down[idx] -= step
-        out[idx] = (loss(up) - loss(down)) / (2 * step)
+    with np.errstate(all="ignore"):  # steps at inf: inf - inf is nan, as it should be
+        for idx in np.ndindex(*x.shape):
+            step = eps * max(1.0, abs(float(x[idx])))
+            up, down = x.copy(), x.copy()
+            up[idx] += step
+            down[idx] -= step
+            out[idx] = (loss(up) - loss(down)) / (2 * step)
     return out
 
 

@@ -137,10 +137,12 @@ class ArrayTracer(ArrayMethods, Tracer):
 
 
 def stage(fun: Callable, avals: Sequence[Aval | None], args: Sequence[Any],
-          names: Sequence[str], kwargs: Mapping[str, Any] | None = None) -> tracing.Staged:
+          names: Sequence[str], kwargs: Mapping[str, Any] | None = None,
+          numbers: frozenset[int] | None = None) -> tracing.Staged:
     """Stage the numpy function ``fun``: :func:`symgrad.core.tracing.stage` with
-    :class:`ArrayTracer` inputs (its graph, output structure and captured tracers)."""
-    return tracing.stage(fun, avals, args, names, kwargs, tracer=ArrayTracer)
+    :class:`ArrayTracer` inputs (its graph, output structure and captured tracers);
+    ``numbers``: the ids of the floats it reads from outside (scalar consts)."""
+    return tracing.stage(fun, avals, args, names, kwargs, tracer=ArrayTracer, numbers=numbers)
 
 
 def trace(fun: Callable, avals: Sequence[Aval | None], args: Sequence[Any],

@@ -1,4 +1,4 @@
-# symgrad kernel k_4d24b0ea15af238687de2eb049cbbbdd (symgrad 0.1.0, codegen 2, conventions 2); generated, do not edit
+# symgrad kernel k_3464bea28745156c711cf0ee8ce12fdc (symgrad 0.1.0, codegen 2, conventions 3); generated, do not edit
 # value_and_grad of ratio with respect to x, y
 # ratio(x: f64[n0,1], y: f64[n0])
 import numpy as np

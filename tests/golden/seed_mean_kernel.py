@@ -1,4 +1,4 @@
-# symgrad kernel k_9ea2555948f3c46e968e7e80e9c413c3 (symgrad 0.1.0, codegen 2, conventions 2); generated, do not edit
+# symgrad kernel k_5d5d59b84e3e6fe0072aad19ca9e26b8 (symgrad 0.1.0, codegen 2, conventions 3); generated, do not edit
 # grad of seed with respect to x
 # seed(x: f64[n0,n0])
 import numpy as np

@@ -1,4 +1,4 @@
-# symgrad kernel k_c0f52734c9abe366f57d12b5215dadda (symgrad 0.1.0, codegen 2, conventions 2); generated, do not edit
+# symgrad kernel k_40b05f19d73d4e8fa6bb439e0f424f19 (symgrad 0.1.0, codegen 2, conventions 3); generated, do not edit
 # grad of square with respect to x
 # square(x: f64[n0], ct: f64[n0])
 import numpy as np
