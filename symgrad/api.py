@@ -34,6 +34,7 @@ of each signature, takes the checked path (``_prepare``), which fills it.
 from __future__ import annotations
 
 import functools
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
@@ -145,6 +146,7 @@ class Transformed:
         self.backend = backend
         self._title = getattr(fun, "__name__", "the function")  # for messages: "<lambda>"
         self._cache: dict[tuple, Specialization] = {}
+        self._lock = threading.Lock()  # inserts into the caches (lookups need none)
         self._fast: dict[tuple, _Fast] = {}  # keyed by _fast_key; filled by _remember
         self._positions_by_arity: dict[int, tuple[frozenset[int], frozenset[int]]] = {}
         self._names = functools.cache(functools.partial(arg_names, fun))
@@ -386,9 +388,10 @@ class Transformed:
         spec = self._cache.get(tuple(key))
         if spec is None or spec.world is not None and not spec.world.holds(values):
             spec = self._specialize(args, kwargs, avals, gradient is not None)
-            if len(self._cache) >= _CACHE_LIMIT:  # the oldest signature goes first
-                self._cache.pop(next(iter(self._cache)))
-            self._cache[tuple(key)] = spec
+            with self._lock:  # threads may specialize at once; eviction iterates the dict
+                if len(self._cache) >= _CACHE_LIMIT:  # the oldest signature goes first
+                    self._cache.pop(next(iter(self._cache)))
+                self._cache[tuple(key)] = spec
         if gradient is not None:
             inputs += _cotangents(gradient, spec.primal, spec.out_tree, self._title)
         return spec, inputs
@@ -459,19 +462,23 @@ class Transformed:
         if form == _TUPLE and wraps == (None,) * len(picks) and picks == tuple(
                 range(picks[0], picks[-1] + 1)):
             form = _RUN
-        if len(self._fast) >= _FAST_LIMIT:
-            self._fast.clear()  # e.g. a loop over static values: start again
         key = _fast_key(args) if gradient is None else (*_fast_key(args), _SEEDED)
-        self._fast[key] = _Fast(kernel, spec.consts, None if all(
-            c == _PASS for c in plan) else tuple(plan), tuple(picks), wraps, form,
-            None if spec.world is None else spec.world.holds)
+        with self._lock:
+            if len(self._fast) >= _FAST_LIMIT:
+                self._fast.clear()  # e.g. a loop over static values: start again
+            self._fast[key] = _Fast(kernel, spec.consts, None if all(
+                c == _PASS for c in plan) else tuple(plan), tuple(picks), wraps, form,
+                None if spec.world is None else spec.world.holds)
 
     # -- building ------------------------------------------------------------------
     def _specialize(self, args: tuple, kwargs: dict, avals: list[Aval | None],
                     seeded: bool) -> Specialization:
         names = self._names(len(args))
         guards = world(self.fun, (*args, *kwargs.values()))  # before the trace reads it
-        staged = stage(self.fun, avals, args, names, kwargs)
+        # floats read from outside enter the kernel as arguments, not literals: closures
+        # that differ only in such numbers share one kernel (the guards retrace on change)
+        staged = stage(self.fun, avals, args, names, kwargs,
+                       guards.numbers if guards is not None else frozenset())
         graph, is_tuple = staged.graph, staged.is_tuple
         wrt, keep_primal, n_aux = self._plan(graph, staged.out_tree, avals, len(args), seeded)
         n_primal = len(graph.outputs) if wrt is None else int(keep_primal) + n_aux

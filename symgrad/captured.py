@@ -22,6 +22,11 @@ in-place change is a change), a number or string by value, anything else by
 identity (and then by the attributes the code names). Library modules and
 functions (numpy, math, symgrad, ...) are not guarded.
 
+The floats read are also listed by identity (:attr:`World.numbers`): the trace
+makes each of them a scalar constant of the graph, a kernel argument like an
+array constant, rather than a literal in the kernel's source, so that closures
+that differ only in the numbers they capture share one kernel.
+
 What cannot be seen this way (the limits, documented in the README): values
 reached through ``getattr`` with a computed name, through a container larger
 than :data:`MAX_ITEMS`, through calls into a library, or from I/O and random
@@ -148,10 +153,13 @@ class World:
     A guard never raises: a read that fails now (a deleted attribute, a shorter
     list) gives a marker that differs from what the trace read."""
 
-    __slots__ = ("guards", "holds")
+    __slots__ = ("guards", "holds", "numbers")
 
-    def __init__(self, guards: tuple[Callable[[tuple], bool], ...]):
+    def __init__(self, guards: tuple[Callable[[tuple], bool], ...],
+                 numbers: frozenset[int] = frozenset()):
         self.guards = guards
+        #: ids of the floats read (alive while the function is traced): scalar consts
+        self.numbers = numbers
         if len(guards) == 1:
             self.holds = guards[0]  # one call less for the common case
         else:
@@ -178,7 +186,7 @@ def world(fun: Callable, args: tuple) -> World | None:
             if not isinstance(x, (np.ndarray, *_VALUE_TYPES)):
                 finder.value(x, _arg(i), 0)
     guards = tuple(finder.guards)
-    return World(guards) if guards else None
+    return World(guards, frozenset(finder.numbers)) if guards else None
 
 
 def _arg(i: int) -> Getter:
@@ -236,6 +244,7 @@ class _Finder:
 
     def restart(self) -> None:
         self.guards: list[Callable[[tuple], bool]] = []
+        self.numbers: set[int] = set()
         self._visited: set[tuple[int, int]] = set()
         self._codes: set[int] = set()
         self._seen_attrs = len(self.attrs)
@@ -301,7 +310,8 @@ class _Finder:
         if isinstance(x, (types.FunctionType, types.MethodType)) and _library(x):
             return
         if isinstance(x, (np.ndarray, *_VALUE_TYPES)):
-            self.guard(get, x)
+            if self.guard(get, x) and isinstance(x, (float, np.floating)):
+                self.numbers.add(id(x))
             return
         if isinstance(x, types.MethodType):  # bound anew on every access: guard its parts
             self.guard(_attr(get, "__func__"), x.__func__)

@@ -65,7 +65,7 @@ def to_sympy(graph: Graph, inputs: Sequence[Any] | None = None) -> list[Any]:
     inputs = input_symbols(graph) if inputs is None else inputs
     env: dict[int, Any] = {id(v): x for v, x in zip(graph.inputs, inputs)}
     for v, value in graph.consts:
-        env[id(v)] = _exact_array(value)
+        env[id(v)] = _exact_array(value) if value.ndim else exact(value.item())
 
     def read(a: Atom) -> Any:
         return exact(a.value) if isinstance(a, Literal) else env[id(a)]
@@ -142,7 +142,8 @@ def _short(e: Any) -> str:
 
 def _apply(prim: Primitive, args: list[Any], params: dict[str, Any]) -> Any:
     if prim.kind == "elementwise":
-        return np.frompyfunc(lambda *a: _elementwise(prim, a), len(args), 1)(*args)
+        with np.errstate(all="ignore"):  # numpy reads SymPy's float flags as its own
+            return np.frompyfunc(lambda *a: _elementwise(prim, a), len(args), 1)(*args)
     if prim.kind == "reduction":
         return _reduce(prim, np.asarray(args[0], dtype=object), params["axes"])
     if prim.kind == "structural":
@@ -243,7 +244,8 @@ def evaluate(expressions: Any, graph: Graph, values: Sequence[Any], digits: int 
         number, zoo = one(expressions)
         result, mask = np.float64(number), np.bool_(zoo)
     else:
-        numbers, zoos = np.frompyfunc(one, 1, 2)(np.asarray(expressions, dtype=object))
+        with np.errstate(all="ignore"):  # numpy reads SymPy's float flags as its own
+            numbers, zoos = np.frompyfunc(one, 1, 2)(np.asarray(expressions, dtype=object))
         result, mask = numbers.astype(np.float64), zoos.astype(bool)
     return (result, mask) if with_zoo else result
 
@@ -403,7 +405,8 @@ def simplify_all(exprs: Any, seconds: float = SIMPLIFY_SECONDS) -> Any:
 
     if np.ndim(exprs) == 0:
         return one(exprs)
-    return np.frompyfunc(one, 1, 1)(np.asarray(exprs, dtype=object))
+    with np.errstate(all="ignore"):  # numpy reads SymPy's float flags as its own
+        return np.frompyfunc(one, 1, 1)(np.asarray(exprs, dtype=object))
 
 
 def adjoint_expressions(graph: Graph, n_primal: int, n_inputs: int,

@@ -14,6 +14,7 @@ check needs it.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -378,7 +379,10 @@ def finite_differences(f: Callable, values: Sequence[Any], i: int, gradient: Any
     def loss() -> float:
         # a copy, as f may write to its argument; a scalar as np.float64 (a float)
         call[i] = moved.copy() if moved.ndim else moved[()]
-        return float(np.sum(np.asarray(f(*call), dtype=float) * ct))
+        # f's own RuntimeWarnings (np.var with ddof > n) say what its nan or inf says
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return float(np.sum(np.asarray(f(*call), dtype=float) * ct))
 
     out, up, down = (np.empty(len(picked)) for _ in range(3))
     with np.errstate(all="ignore"):  # at inf or nan: a nan, not a RuntimeWarning

@@ -72,22 +72,29 @@ for spec, shape, prims in [("ii->", (3, 3), ("sum",)), ("ij->ji", (2, 3), ("tran
     CASES.append(Case(f"einsum-{spec}", prims, lambda x, s=spec: np.einsum(s, x), (shape,),
                       (U,)))
 
-# -- norms ---------------------------------------------------------------------
+# -- norms: the scaled norm2 primitive (its VJP takes the max of |x| and norm2 again) --
+N2 = ("norm2", "max", "abs")
 CASES += [
-    Case("norm-vector", ("sqrt", "sum", "where"), lambda x: np.linalg.norm(x), ((4,),), (U,)),
-    Case("norm-axis", ("sqrt", "sum", "where"), lambda x: np.linalg.norm(x, axis=1),
+    Case("norm-vector", N2, lambda x: np.linalg.norm(x), ((4,),), (U,)),
+    Case("norm-axis", N2, lambda x: np.linalg.norm(x, axis=1), ((2, 3),), (U,)),
+    Case("norm-axis-keepdims", N2, lambda x: np.linalg.norm(x, axis=0, keepdims=True),
          ((2, 3),), (U,)),
-    Case("norm-axis-keepdims", ("sqrt",), lambda x: np.linalg.norm(x, axis=0, keepdims=True),
-         ((2, 3),), (U,)),
-    Case("norm-frobenius", ("sqrt",), lambda x: np.linalg.norm(x), ((2, 3),), (U,)),
-    Case("norm-fro-axes", ("sqrt",), lambda x: np.linalg.norm(x, "fro", axis=(0, 2)),
+    Case("norm-frobenius", N2, lambda x: np.linalg.norm(x), ((2, 3),), (U,)),
+    Case("norm-fro-axes", N2, lambda x: np.linalg.norm(x, "fro", axis=(0, 2)),
          ((2, 3, 2),), (U,)),
+    Case("norm-axis0-3d", N2, lambda x: np.linalg.norm(x, axis=0), ((3, 2, 2),), (U,)),
+    Case("norm-size1", N2, lambda x: np.linalg.norm(x, axis=1), ((2, 1),), (U,)),
+    Case("norm-empty-axis", ("norm2",), lambda x: np.linalg.norm(x, axis=0), ((0, 3),), (U,)),
+    Case("norm-empty-kept", N2, lambda x: np.linalg.norm(x, axis=1), ((0, 3),), (U,),
+         backends=("numpy",)),
+    Case("norm-F", N2, lambda x: np.linalg.norm(x, axis=1), ((2, 3),), (U,), layout="F"),
     Case("norm-ord1", ("abs", "sum"), lambda x: np.linalg.norm(x, 1), ((4,),), (U,)),
     Case("norm-ord-inf", ("abs", "max"), lambda x: np.linalg.norm(x, np.inf, axis=1),
          ((2, 3),), (U,)),
     # pytorch issue #2421: the gradient of the 2-norm at 0 is 0, not NaN
-    Case("norm-at-zero", ("sqrt", "where"), lambda x: np.linalg.norm(x, axis=1), ((2, 3),), (),
+    Case("norm-at-zero", N2, lambda x: np.linalg.norm(x, axis=1), ((2, 3),), (),
          fixed=([[0.0, 0.0, 0.0], [3.0, 0.0, -4.0]],)),
+    # (tiny and huge values, where numpy's norm underflows or overflows: test_tails.py)
 ]
 
 # -- inv, det, slogdet, solve ----------------------------------------------------

@@ -93,6 +93,16 @@ EXAMPLES = {
         (sg.xlogy, (0.0, 0.0), (0, 1), 0.0, (0.0, 0.0)),
         (sg.xlogy, (0.0, nan), (0, 1), nan, (0.0, 0.0))],
     "hypot_origin": [(np.hypot, (0.0, 0.0), (0, 1), 0.0, (0.0, 0.0))],
+    "norm_zero": [
+        (lambda x: np.linalg.norm(x), (a(0, 0, 0),), 0, 0.0, a(0, 0, 0)),
+        (lambda x: np.sum(np.linalg.norm(x, axis=1)), (np.array([[0.0, 0.0], [3.0, 4.0]]),),
+         0, 5.0, np.array([[0.0, 0.0], [0.6, 0.8]]))],
+    # issue 18: sg.grad(np.std)(3.5) and the gradient of np.std(x, axis=0) of a 1x3 were nan
+    "std_equal": [
+        (np.std, (3.5,), 0, 0.0, 0.0),
+        (lambda x: np.sum(np.std(x, axis=0)), (np.array([[1.0, 2.0, 3.0]]),), 0, 0.0,
+         np.zeros((1, 3))),
+        (lambda x: np.std(x, ddof=1), (a(2, 2, 2),), 0, 0.0, a(0, 0, 0))],
     "arctan2_origin": [(np.arctan2, (0.0, 0.0), (0, 1), 0.0, (nan, nan))],
     "logaddexp_tie": [
         (np.logaddexp, (-inf, -inf), (0, 1), -inf, (0.5, 0.5)),

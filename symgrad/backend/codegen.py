@@ -51,7 +51,7 @@ from typing import Any
 import numpy as np
 
 from ..core.conventions import CONVENTIONS_VERSION
-from ..core.index_text import broadcast_index
+from ..core.index_text import broadcast_index, loop_nest
 from ..core.ir import (
     BOOL,
     INT,
@@ -330,7 +330,11 @@ class _Kernel:
         return lines
 
     def _nest(self, shape: tuple, body: list[str], rows: str = "") -> list[str]:
-        """``for`` headers over ``shape`` and the body inside; ``rows``: the outer range."""
+        """``for`` headers over ``shape`` and the body inside; ``rows``: the outer range.
+        Without ``rows``, at most ``MAX_NESTED`` loops deep for any rank (:func:`loop_nest`)."""
+        if not rows:
+            nest, depth = loop_nest(shape)
+            return nest + [INDENT * depth + line for line in body]
         heads = [f"for i{k} in range({rows if k == 0 and rows else d}):"
                  for k, d in enumerate(shape)]
         return ([INDENT * k + h for k, h in enumerate(heads)]

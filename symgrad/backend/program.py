@@ -19,6 +19,7 @@ the whole graph would.
 from __future__ import annotations
 
 import hashlib
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -59,7 +60,9 @@ class Chain:
             if isinstance(a, Literal):
                 self._outputs.append(("value", a.value))
             elif id(a) in consts:
-                self._outputs.append(("copy", consts[id(a)]))
+                value = consts[id(a)]
+                self._outputs.append(("value", float(value)) if value.ndim == 0
+                                     else ("copy", value))
             elif a.shape and (id(a) in borrowed or id(a) in seen):
                 self._outputs.append(("copy slot", slot[id(a)]))
             else:
@@ -141,10 +144,31 @@ def build(graph: Graph, function: str, description: str,
     return Program(tuple(pieces), sources, kernel, consts)
 
 
+class KernelSourceWarning(RuntimeWarning):
+    """Python could not compile a generated kernel; its graph runs on the numpy interpreter."""
+
+
+_WARNED: set[str] = set()
+
+
 def _kernel(piece: Graph, source: KernelSource, backend: str) -> tuple[Callable[..., tuple],
                                                                         tuple]:
     """The piece's kernel (or interpreter, which reads the constants from the piece) and
-    the constants it takes after the piece's inputs; it returns the outputs as a tuple."""
-    if backend == "numpy":
-        return (lambda *args: tuple(interpret(piece, *args))), ()
-    return kernels.load(source), tuple(c for _, c in piece.consts)
+    the constants it takes after the piece's inputs; it returns the outputs as a tuple.
+
+    A kernel source that Python itself refuses (a limit of the language, such as its 20
+    nested blocks, which :func:`~symgrad.core.index_text.loop_nest` keeps kernels under)
+    runs on the interpreter, with a warning once per kernel: slower, never an error."""
+    if backend == "numba":
+        try:
+            kernel = kernels.load(source)
+        except SyntaxError as e:
+            if source.key not in _WARNED:
+                _WARNED.add(source.key)
+                warnings.warn(f"symgrad could not compile kernel k_{source.key} ({e.msg}); "
+                              "its graph runs on the numpy interpreter instead",
+                              KernelSourceWarning, stacklevel=2)
+        else:
+            # a 0-d const (a float the function read from outside) is a scalar argument
+            return kernel, tuple(float(c) if c.ndim == 0 else c for _, c in piece.consts)
+    return (lambda *args: tuple(interpret(piece, *args))), ()

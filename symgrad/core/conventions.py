@@ -23,7 +23,9 @@ from dataclasses import dataclass
 #:    logaddexp/logsumexp, sigmoid/softplus tails; max/min weights forward-recorded
 #: 3: cbrt, sinc, remainder/floor_divide, fmax/fmin, nan_to_num, sort ties, cumprod at
 #:    zeros, p-norms at 0, the decompositions' triangles and degenerate points (issue 18)
-CONVENTIONS_VERSION = 3
+#: 4: std of equal values has gradient 0 (the norm at 0); tails: expm1' = exp,
+#:    tanh' = sech**2, scaled hypot and norm gradients, softmax without x - logsumexp
+CONVENTIONS_VERSION = 4
 
 
 @dataclass(frozen=True)
@@ -61,6 +63,10 @@ CONVENTIONS: dict[str, Convention] = {c.name: c for c in [
     Convention("xlogy_zero", "xlogy(0, y)", "0 (nan if y is nan), gradient (0, 0)",
                "scipy.special.xlogy (value), PyTorch (gradient)"),
     Convention("hypot_origin", "hypot'(0, 0)", "(0, 0)", "norm at 0 (pytorch #2421)"),
+    Convention("norm_zero", "linalg.norm'(0) (2-norm, Frobenius)", "0",
+               "the minimum-norm subgradient (pytorch #2421 gives nan)"),
+    Convention("std_equal", "std' where all the values are equal (std = norm(x - mean) at 0)",
+               "0, as for a norm at 0", "the norm convention (PyTorch and JAX give nan)"),
     Convention("arctan2_origin", "arctan2'(0, 0)", "nan (a singular point)",
                "numpy arithmetic"),
     Convention("logaddexp_tie", "logaddexp(x, y) with x == y (also both -inf)",

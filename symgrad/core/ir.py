@@ -510,6 +510,8 @@ class Printer:
         return f"{self.typed(e.out)} = {e.prim.name}({', '.join(args)})"
 
     def const(self, v: Var, value: np.ndarray) -> str:
+        if value.ndim == 0:  # a number the function read from outside
+            return f"const {self.typed(v)} = {format_literal(value.item())}"
         flat = value.ravel()
         shown = ", ".join(format_literal(x) for x in flat[:6])
         more = ", ..." if flat.size > 6 else ""

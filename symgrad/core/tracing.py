@@ -18,6 +18,7 @@ computes each operation as it records it.
 from __future__ import annotations
 
 import inspect
+import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -48,7 +49,7 @@ class Trace:
     """
 
     def __init__(self, eqns: Sequence[Eqn] = (), consts: Sequence[tuple[Var, np.ndarray]] = (),
-                 tracer: type[Tracer] | None = None):
+                 tracer: type[Tracer] | None = None, numbers: frozenset[int] = frozenset()):
         self.eqns: list[Eqn] = list(eqns)
         self._consts: dict[int, tuple[Var, np.ndarray]] = {id(a): (v, a) for v, a in consts}
         self._sources: list[Any] = []  # user arrays behind consts: their ids stay unique
@@ -62,6 +63,9 @@ class Trace:
         self.tracer: type[Tracer] = tracer or Tracer
         #: set by the adjoint transform to the primal equation whose VJP runs now
         self.origin: Eqn | None = None
+        #: ids of the floats the function reads from outside (symgrad.captured): these
+        #: become scalar consts, kernel arguments, not literals in the kernel's source
+        self.numbers = numbers
 
     @property
     def consts(self) -> tuple[tuple[Var, np.ndarray], ...]:
@@ -110,9 +114,10 @@ class Trace:
         return entry[1]
 
     def constant(self, x: Any) -> Atom:
-        """A Python/numpy scalar becomes a literal, an array a (deduplicated) const."""
+        """A Python/numpy scalar becomes a literal, an array a (deduplicated) const, and
+        so does a float read from outside the function (``numbers``): a 0-d const."""
         array = as_constant_array(x)
-        if array.ndim == 0:
+        if array.ndim == 0 and not (id(x) in self.numbers and isinstance(x, (float, np.floating))):
             value = array[()]
             return Literal(bool(value) if array.dtype == np.bool_ else float(value))
         key = id(x)  # ``x`` is kept alive in ``_sources``, so its id stays its own
@@ -168,10 +173,23 @@ def _escaped() -> EscapedTracerError:
         "do not keep traced values in globals or closures between calls")
 
 
+def refuse_masked(x: Any, what: str = "") -> None:
+    """A TypeError for a ``numpy.ma`` masked array: symgrad computes with every element,
+    and ``np.asarray`` would drop the mask silently."""
+    ma = sys.modules.get("numpy.ma")  # not imported: no masked array can exist
+    if ma is not None and isinstance(x, ma.MaskedArray):
+        raise TypeError(
+            f"{what or 'a value'} is a numpy.ma masked array: symgrad computes with every "
+            "element, so its mask would be dropped silently. Pass x.filled(value) "
+            "(masked elements replaced by a value, e.g. 0.0 in a sum) or x.compressed() "
+            "(the unmasked elements only, flat) instead")
+
+
 def as_constant_array(x: Any, what: str = "") -> np.ndarray:
     """``x`` as a float64 (or bool) array: the one place that decides which dtypes
     symgrad accepts. Anything else is a TypeError about ``what`` (default: ``x``
-    itself, formatted only then)."""
+    itself, formatted only then); a masked array too (:func:`refuse_masked`)."""
+    refuse_masked(x, what)
     if isinstance(x, Tracer):  # (a Tensor is no Tracer: np.asarray gives its value)
         raise TypeError(f"{_subject(x, what)} is a traced value of a function being traced: "
                         "its value is known only when the compiled function runs, so it "
@@ -391,15 +409,22 @@ class Staged:
 
 def stage(fun: Callable, avals: Sequence[Aval | None], args: Sequence[Any],
           names: Sequence[str], kwargs: Mapping[str, Any] | None = None,
-          tracer: type[Tracer] = Tracer) -> Staged:
+          tracer: type[Tracer] = Tracer, numbers: frozenset[int] | None = None) -> Staged:
     """Trace ``fun`` with tracers (of class ``tracer``) where ``avals`` has an aval,
     ``args`` elsewhere.
 
     ``kwargs`` are passed by name: those with an aval in ``avals`` (which then lists
     the positional arguments, then the keyword ones in ``kwargs`` order) are traced.
     Called while another function is traced, the new trace nests inside it.
+
+    ``numbers`` are the ids of the floats ``fun`` reads from outside (from
+    :func:`symgrad.captured.world`), which become scalar consts; a nested trace
+    inherits those of the trace it nests in.
     """
-    t = Trace(tracer=tracer)
+    if numbers is None:
+        outer = current_trace()
+        numbers = outer.numbers if outer is not None else frozenset()
+    t = Trace(tracer=tracer, numbers=numbers)
     inputs: list[Var] = []
     call_args = []
     kwargs = kwargs or {}
@@ -482,4 +507,5 @@ def arg_names(fun: Callable, count: int) -> list[str]:
 
 
 __all__ = ["Staged", "Trace", "Traced", "Tracer", "apply", "arg_names", "as_constant_array",
-           "current_trace", "find_trace", "inline", "recording", "shape_of", "stage", "trace"]
+           "current_trace", "find_trace", "inline", "recording", "refuse_masked", "shape_of",
+           "stage", "trace"]

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import threading
 import warnings
 import weakref
 from collections.abc import Callable
@@ -81,6 +82,7 @@ _CACHE: collections.OrderedDict[tuple, _Entry] = collections.OrderedDict()
 CACHE_LIMIT = 256
 #: the run of a structure that compiles it (the ones before interpret it)
 COMPILE_AT_RUN = 2
+_LOCK = threading.Lock()
 _STATS = {"interpreted": 0, "compiled_runs": 0}
 
 
@@ -168,14 +170,21 @@ def _plan(nodes: list[Node]) -> tuple[list, list[Any], list[np.ndarray]]:
 
 def _cached_entry(key: tuple, lower: Callable[[], Graph]) -> _Entry:
     """The cache entry of a structure, lowered on first sight; least recently used
-    entries beyond ``CACHE_LIMIT`` are dropped."""
+    entries beyond ``CACHE_LIMIT`` are dropped. Threads share the cache: its order is
+    changed under a lock (two threads may lower one structure at once; one keeps it)."""
     entry = _CACHE.get(key)
     if entry is None:
-        entry = _CACHE[key] = _Entry(lower())
-        while len(_CACHE) > CACHE_LIMIT:
-            _CACHE.popitem(last=False)
+        graph = lower()
+        with _LOCK:
+            entry = _CACHE.get(key)
+            if entry is None:
+                entry = _CACHE[key] = _Entry(graph)
+                while len(_CACHE) > CACHE_LIMIT:
+                    _CACHE.popitem(last=False)
     else:
-        _CACHE.move_to_end(key)
+        with _LOCK:
+            if key in _CACHE:
+                _CACHE.move_to_end(key)
     return entry
 
 

@@ -1,5 +1,8 @@
 """Grad mode: whether Tensor operations record a graph (``no_grad`` and friends).
 
+The mode is per thread, as PyTorch's: ``with no_grad():`` in one thread leaves the
+others recording, and every new thread starts with grad enabled.
+
     >>> import symgrad as torch
     >>> with torch.no_grad():
     ...     torch.is_grad_enabled()
@@ -9,19 +12,30 @@
 from __future__ import annotations
 
 import functools
+import threading
 from collections.abc import Callable
 from typing import Any
 
-_grad_enabled = True
+
+class _Mode(threading.local):
+    """This thread's grad mode (a new thread's is True)."""
+
+    def __init__(self) -> None:
+        self.enabled = True
+
+
+_MODE = _Mode()
 
 
 def is_grad_enabled() -> bool:
-    return _grad_enabled
+    """Whether Tensor operations in this thread record a graph."""
+    return _MODE.enabled
 
 
 class _GradMode:
     """A context manager and decorator that sets the grad mode inside its block.
-    Each ``with`` pushes the mode it replaces, so one instance may be nested."""
+    Each ``with`` pushes the mode it replaces on a stack of its thread, so one
+    instance may be nested, and entered by several threads at once."""
 
     _mode = False
 
@@ -31,16 +45,22 @@ class _GradMode:
         return super().__new__(cls)
 
     def __init__(self, *args: Any) -> None:
-        self._previous: list[bool] = []
+        self._stacks = threading.local()
+
+    @property
+    def _previous(self) -> list[bool]:
+        """The modes this instance replaced in this thread, innermost last."""
+        stack = getattr(self._stacks, "modes", None)
+        if stack is None:
+            stack = self._stacks.modes = []
+        return stack
 
     def __enter__(self) -> None:
-        global _grad_enabled
-        self._previous.append(_grad_enabled)
-        _grad_enabled = self._mode
+        self._previous.append(_MODE.enabled)
+        _MODE.enabled = self._mode
 
     def __exit__(self, *exc: Any) -> None:
-        global _grad_enabled
-        _grad_enabled = self._previous.pop()
+        _MODE.enabled = self._previous.pop()
 
     def __call__(self, fn: Callable) -> Callable:
         mode = self._mode
@@ -80,11 +100,10 @@ class set_grad_enabled(_GradMode):
     """
 
     def __init__(self, mode: bool) -> None:
-        global _grad_enabled
         super().__init__()
         self._mode = bool(mode)
-        self._previous.append(_grad_enabled)  # what the block's end restores
-        _grad_enabled = self._mode
+        self._previous.append(_MODE.enabled)  # what the block's end restores
+        _MODE.enabled = self._mode
 
     def __enter__(self) -> None:
         pass  # the mode was set when the object was made

@@ -8,8 +8,8 @@ primitive's ``torch_name``, or ``<Name>Backward0``.
 
 from __future__ import annotations
 
-import functools
 import itertools
+import threading
 from typing import Any
 
 import numpy as np
@@ -28,10 +28,20 @@ def next_seq() -> int:
     return next(_counter)
 
 
-@functools.cache
+_CLASSES: dict[str, type[Node]] = {}
+_CLASSES_LOCK = threading.Lock()
+
+
 def node_class(name: str) -> type[Node]:
-    """The node class PyTorch calls ``name`` (``AddBackward0``)."""
-    return type(name, (Node,), {"__slots__": ()})
+    """The node class PyTorch calls ``name`` (``AddBackward0``): one per name, also when
+    threads ask for a new one at once."""
+    cls = _CLASSES.get(name)
+    if cls is None:
+        with _CLASSES_LOCK:
+            cls = _CLASSES.get(name)
+            if cls is None:
+                cls = _CLASSES[name] = type(name, (Node,), {"__slots__": ()})
+    return cls
 
 
 def torch_name(prim: Primitive) -> str:

@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.tracing import refuse_masked
 from ..numpy_api import functions as ops
 from ..numpy_api import linalg
 from ..numpy_api import shapes as shape_ops
@@ -47,7 +48,9 @@ def size_arg(size: Sequence[Any]) -> tuple[int, ...]:
 
 
 def unwrap(x: Any) -> Any:
-    """Tensors (also inside lists and tuples) as their arrays."""
+    """Tensors (also inside lists and tuples) as their arrays; a numpy.ma masked array
+    is refused (its mask would be dropped silently)."""
+    refuse_masked(x)
     if hasattr(x, "_value") and hasattr(x, "_node"):
         return x._value
     if isinstance(x, (list, tuple)):

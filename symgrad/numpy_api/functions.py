@@ -24,6 +24,7 @@ from ..core.tracing import Traced, apply, shape_of
 from ..prims import elementwise as E
 from ..prims import reductions as R
 from ..prims.elementwise import as_float
+from ..prims.norms import norm2
 from .dispatch import float_dtype, implements, normalize_axes, refuse_kwargs
 
 add, subtract, multiply, divide, power = E.add, E.sub, E.mul, E.div, E.power
@@ -103,6 +104,25 @@ def xlogy(x: Any, y: Any) -> Any:
     return E.xlogy(x, y)
 
 
+def _shifted(x: Any, axis: Any) -> tuple[Any, Any, Any]:
+    """The maximum along ``axis`` (kept), whether it is finite, and ``x - max`` (``x`` where
+    the maximum is infinite, which is then the result itself)."""
+    top = max(x, axis=axis, keepdims=True)
+    finite = less(absolute(top), np.inf)
+    return top, finite, subtract(x, where(finite, top, 0.0))
+
+
+def _log_sum_exp(shifted: Any, axis: Any) -> Any:
+    """``log(sum(exp(shifted)))`` along ``axis`` (kept), where the maxima of ``shifted`` are
+    0 (or none is finite): ``log1p`` of the sum over the others, plus the ties less one,
+    so that a group ruled by one value keeps what the others add (``logsumexp([0, -40])``
+    is 4.2e-18, where ``log(1 + 4.2e-18)`` is 0). One loop: both sums fuse."""
+    top = equal(shifted, 0.0)
+    others = sum(where(top, 0.0, exp(shifted)), axis=axis, keepdims=True)
+    ties = sum(where(top, 1.0, 0.0), axis=axis, keepdims=True)
+    return E.log1p(add(others, subtract(ties, 1.0)))
+
+
 def logsumexp(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
     """``log(sum(exp(x), axis))`` computed after shifting by the maximum.
 
@@ -114,14 +134,14 @@ def logsumexp(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
         >>> import numpy as np, symgrad as sg
         >>> float(sg.logsumexp(np.array([1000.0, 1000.0])))
         1000.6931471805599
+        >>> float(sg.logsumexp(np.array([0.0, -40.0])))
+        4.248354255291589e-18
     """
     x = as_float(x)
-    top = max(x, axis=axis, keepdims=True)
-    finite = less(absolute(top), np.inf)
-    shift = where(finite, top, 0.0)
-    total = log(sum(exp(subtract(x, shift)), axis=axis, keepdims=True))
+    top, finite, shifted = _shifted(x, axis)
+    total = add(_log_sum_exp(shifted, axis), where(finite, top, 0.0))
     # the unselected branch never leaks: where's adjoint masks it (symgrad.transforms.adjoint)
-    result = where(finite, add(total, shift), top)
+    result = where(finite, total, top)
     if keepdims:
         return result
     return reshape(result, tuple(d for i, d in enumerate(shape_of(x))
@@ -129,19 +149,36 @@ def logsumexp(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
 
 
 def log_softmax(x: Any, axis: Any = -1) -> Any:
-    """``x - logsumexp(x, axis, keepdims=True)``: log-probabilities that never overflow."""
+    """Log-probabilities along ``axis`` that never overflow: ``(x - max) - log(sum(exp(x -
+    max)))``, the log of the sum as in :func:`logsumexp`. Not ``x - logsumexp(x)``, which
+    rounds to 0 where ``x`` is so large that ``x + log(2) == x``. (The gradient of the
+    largest entry in itself is ``1 - p``, as in JAX and PyTorch: 0 where its probability
+    ``p`` is within 1e-16 of 1, not the others' sum.)
+
+        >>> import numpy as np, symgrad as sg
+        >>> sg.log_softmax(np.array([1e16, 1e16]))
+        array([-0.69314718, -0.69314718])
+    """
     x = as_float(x)
-    return subtract(x, logsumexp(x, axis=axis, keepdims=True))
+    _, _, shifted = _shifted(x, axis)
+    return subtract(shifted, _log_sum_exp(shifted, axis))
 
 
 def softmax(x: Any, axis: Any = -1) -> Any:
-    """``exp(log_softmax(x, axis))``: probabilities along ``axis``, summing to 1.
+    """Probabilities along ``axis``, summing to 1: ``exp(x - max) / sum(exp(x - max))``,
+    each accurate in relative terms (``exp(log_softmax(x))`` would carry the absolute
+    rounding of the log into the exponent: 256 ulp at ``exp(-700.69)``).
 
         >>> import numpy as np, symgrad as sg
         >>> sg.softmax(np.array([0.0, np.log(3.0)]))
         array([0.25, 0.75])
+        >>> sg.softmax(np.array([1e16, 1e16]))
+        array([0.5, 0.5])
     """
-    return exp(log_softmax(x, axis=axis))
+    x = as_float(x)
+    _, _, shifted = _shifted(x, axis)
+    e = exp(shifted)
+    return divide(e, sum(e, axis=axis, keepdims=True))
 
 
 @implements(np.clip)
@@ -235,14 +272,30 @@ def var(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any 
 @implements(np.std)
 def std(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any = 0,
         keepdims: bool = False, **kwargs: Any) -> Any:
-    """``np.std``: the square root of :func:`var`; its gradient is nan where all the
-    values are equal (``sqrt'(0) = inf`` times 0), as in PyTorch.
+    """``np.std``: ``norm(a - mean(a)) / sqrt(n - ddof)`` over ``axis``, the norm scaled as
+    ``np.linalg.norm``'s (:mod:`symgrad.prims.norms`), so that neither tiny nor huge
+    values lose it to squares that underflow or overflow. Where all the values are
+    equal the centered values are 0, and the gradient is 0, as for a norm at 0
+    (a convention, ``std_equal`` in :mod:`symgrad.core.conventions`; PyTorch gives nan).
 
         >>> import numpy as np, symgrad as sg
         >>> sg.grad(lambda x: np.std(x))(np.array([1.0, 3.0]))
         array([-0.5,  0.5])
+        >>> sg.grad(lambda x: np.std(x))(np.array([1e-170, 2e-170]))
+        array([-0.5,  0.5])
+        >>> float(sg.grad(np.std)(3.5))
+        0.0
     """
-    return E.sqrt(_variance("np.std", a, axis, dtype, out, ddof, keepdims, kwargs))
+    refuse_kwargs("np.std", {"dtype": dtype, "out": out, **kwargs}, allowed={"dtype": float_dtype})
+    a = as_float(a)
+    shape = shape_of(a)
+    axes = normalize_axes(axis, len(shape))
+    centered = subtract(a, mean(a, axis, keepdims=True))
+    dof = E.maximum(subtract(R.count(a, axes), float(ddof)), 0.0)
+    result = divide(norm2(centered, axes), E.sqrt(dof))
+    if keepdims:
+        result = reshape(result, tuple(1 if i in axes else d for i, d in enumerate(shape)))
+    return result
 
 
 @implements(np.round, np.around)

@@ -3,8 +3,8 @@
 All of it is numpy's API on the five primitives of :mod:`symgrad.prims.linalg`,
 written with exact rewrites: batch broadcasting is ``broadcast_to``, ``outer`` a
 broadcasting ``*``, ``inner``/``dot``/``einsum`` reshapes and transposes around
-one ``matmul``, ``trace`` a masked sum, ``linalg.norm`` a sum of squares whose
-gradient at 0 is 0 rather than NaN (pytorch issue #2421).
+one ``matmul``, ``trace`` a masked sum, ``linalg.norm`` the scaled ``norm2``
+primitive, whose gradient at 0 is 0 rather than NaN (pytorch issue #2421).
 
     >>> import numpy as np, symgrad as sg
     >>> sg.grad(lambda a, x: x @ a @ x, argnums=1)(np.eye(2), np.array([1.0, 2.0]))
@@ -26,6 +26,7 @@ from ..core.errors import ShapeError, UnsupportedFunctionError, user_location
 from ..core.tracing import apply, shape_of
 from ..prims.elementwise import as_float
 from ..prims.linalg import det_p, inv_p, matmul_p, slogdet_p, solve_p
+from ..prims.norms import norm2
 from .decompositions import axes_of, other_norm
 from .dispatch import float_dtype, implements, normalize_axes, refuse_kwargs
 from .einsum_spec import in_pairs
@@ -257,13 +258,13 @@ def _einsum_matmul(a: Any, ta: str, b: Any, tb: str, contracted: list[str], outp
 # np.linalg
 
 
-def _two_norm(x: Any, axis: Any, keepdims: bool) -> Any:
-    # sqrt'(0) = inf meets d(sum x^2)/dx = 0 at x = 0: 0 * inf would be NaN
-    # (pytorch issue #2421). Where the sum is 0 the norm is the constant 0,
-    # so its gradient there is exactly 0, the minimum-norm subgradient.
-    squares = sum(np.square(x), axis=axis, keepdims=keepdims)
-    zero = squares == 0.0
-    return where(zero, 0.0, np.sqrt(where(zero, 1.0, squares)))
+def _two_norm(x: Any, axis: tuple[int, ...], keepdims: bool) -> Any:
+    # one primitive, scaled as LAPACK's dnrm2: no square overflows or underflows, and
+    # its gradient x / norm is exactly 0 where x is 0 (not 0 * inf = NaN, pytorch #2421)
+    result = norm2(x, axis)
+    if keepdims:
+        return reshape(result, tuple(1 if i in axis else d for i, d in enumerate(shape_of(x))))
+    return result
 
 
 _VECTOR_ORDS = (1, np.inf, -np.inf)  # sum, max and min of |x|
@@ -274,8 +275,12 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> A
     """``np.linalg.norm``: vector norms of every order, the Frobenius norm, and the matrix
     norms 1, -1, 2, -2, inf, -inf and ``"nuc"`` (:func:`.decompositions.other_norm`).
 
-    The 2-norm and the Frobenius norm have gradient ``x / norm(x)``, and exactly
-    0 where ``x`` is 0.
+    The 2-norm and the Frobenius norm are scaled (no square overflows or
+    underflows) and have gradient ``x / norm(x)``, exactly 0 where ``x`` is 0.
+
+        >>> import numpy as np, symgrad as sg
+        >>> sg.grad(lambda x: np.linalg.norm(x))(np.array([1e-170, 2e-170]))
+        array([0.4472136 , 0.89442719])
     """
     x = as_float(x)
     ndim = len(shape_of(x))

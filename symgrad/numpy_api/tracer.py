@@ -174,10 +174,12 @@ for _ufunc in (np.exp, np.log, np.log1p, np.expm1, np.sqrt, np.sin, np.cos, np.t
 
 
 def stage(fun: Callable, avals: Sequence[Aval | None], args: Sequence[Any],
-          names: Sequence[str], kwargs: Mapping[str, Any] | None = None) -> tracing.Staged:
+          names: Sequence[str], kwargs: Mapping[str, Any] | None = None,
+          numbers: frozenset[int] | None = None) -> tracing.Staged:
     """Stage the numpy function ``fun``: :func:`symgrad.core.tracing.stage` with
-    :class:`ArrayTracer` inputs (its graph, output structure and captured tracers)."""
-    return tracing.stage(fun, avals, args, names, kwargs, tracer=ArrayTracer)
+    :class:`ArrayTracer` inputs (its graph, output structure and captured tracers);
+    ``numbers``: the ids of the floats it reads from outside (scalar consts)."""
+    return tracing.stage(fun, avals, args, names, kwargs, tracer=ArrayTracer, numbers=numbers)
 
 
 def trace(fun: Callable, avals: Sequence[Aval | None], args: Sequence[Any],

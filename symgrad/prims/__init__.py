@@ -22,6 +22,7 @@ the declaration.
 - :mod:`.sorting`: ``argsort``, ``take_along``, ``scatter_along``, ``cumprod``;
 - :mod:`.control`: ``proj`` (a part of a tuple) and ``cond``; :mod:`.loops`:
   ``loop`` (fori_loop, scan) and ``while``: primitives whose parameters hold graphs;
+- :mod:`.norms`: ``norm2``, the Euclidean norm over axes, scaled (LAPACK's dnrm2);
 - :mod:`.tracer`: the operators of traced values, and the tracer VJP rules see.
 """
 
@@ -78,6 +79,7 @@ from .elementwise import (
 from .indexing import concatenate_p, cumsum_p, gather_p, scatter_add_p, slice_p, unslice_p
 from .linalg import det_p, inv_p, matmul_p, slogdet_p, solve_p
 from .loops import loop_p, while_p
+from .norms import norm2_p
 from .reductions import (
     broadcast_to_p,
     count_p,
@@ -111,7 +113,8 @@ __all__ = [
     "ceil_p", "concatenate_p", "cos_p", "cosh_p", "count_p", "cumsum_p", "det_p", "div_p",
     "eq_p", "exp_p", "expm1_p", "extremum_weights_p", "floor_p", "gather_p", "ge_p", "gt_p",
     "hypot_p", "inv_p", "le_p", "log1p_p", "log_p", "logaddexp_p", "lt_p", "matmul_p", "max_p",
-    "maximum_p", "mean_p", "min_p", "minimum_p", "mul_p", "ne_p", "neg_p", "pow_p", "prod_p",
+    "maximum_p", "mean_p", "min_p", "minimum_p", "mul_p", "ne_p", "neg_p", "norm2_p", "pow_p",
+    "prod_p",
     "reciprocal_p", "relu_p", "reshape_p", "rint_p", "scatter_add_p", "sigmoid_p", "sign_p",
     "sin_p", "sinh_p", "slice_p", "slogdet_p", "softplus_p", "solve_p", "sqrt_p", "square_p",
     "sub_p", "sum_p", "tan_p", "tanh_p", "transpose_p", "trunc_p", "unslice_p", "where_p",

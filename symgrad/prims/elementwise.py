@@ -134,8 +134,12 @@ div_p = binary("div", np.divide, emit="{0} / {1}",
 
 
 def _pow_vjp(g, ans, x, y):
-    # d/dx x**y = y*x**(y-1), and exactly 0 where y == 0 (x**0 is constant)
-    dx = where(y == 0.0, 0.0, y * x ** (y - 1.0))
+    # d/dx x**y = y*x**(y-1), and exactly 0 where y == 0 (x**0 is constant). For
+    # |y| < 1, x**(y-1) may overflow where y*x**(y-1) does not (x = 5e-324, y = 1e-300):
+    # there (y*x**y)/x, whose x**y = ans is at most max(1, x). A literal y folds the choice
+    power = y * x ** (y - 1.0)
+    dx = where(y == 0.0, 0.0,
+               where(absolute(y) < 1.0, where(x == 0.0, power, (y * ans) / x), power))
     # d/dy x**y = x**y*log(x), and 0 where x == 0 and y >= 0 (PyTorch, JAX)
     dy_log = ans * log(x)
     dy = where(x == 0.0, where(y >= 0.0, 0.0, dy_log), dy_log)
@@ -223,9 +227,9 @@ log1p_p = unary("log1p", np.log1p, vectorized="log1p",
                 vjp=lambda g, ans, x: (g / (1.0 + x),),
                 sympy=lambda sp, x: sp.log(1 + x))
 
-# exp(x) = expm1(x) + 1 reuses the forward result
+# expm1'(x) = exp(x), computed as such: expm1(x) + 1 loses every digit below x = -37
 expm1_p = unary("expm1", np.expm1, vectorized="expm1",
-                vjp=lambda g, ans, x: (g * (ans + 1.0),),
+                vjp=lambda g, ans, x: (g * exp(x),),
                 sympy=lambda sp, x: sp.exp(x) - 1)
 
 # sqrt'(0) = +inf, as numpy arithmetic gives
@@ -245,8 +249,14 @@ tan_p = unary("tan", np.tan,
               vjp=lambda g, ans, x: (g * (1.0 + square(ans)),),
               sympy=lambda sp, x: sp.tan(x))
 
-tanh_p = unary("tanh", np.tanh, vectorized="tanh",
-               vjp=lambda g, ans, x: (g * (1.0 - square(ans)),),
+def _tanh_vjp(g, ans, x):
+    # tanh' = sech**2 = 4e/(1 + e)**2 with e = exp(-2|x|): accurate in relative terms for
+    # every x (1 - tanh(x)**2 is 0 from |x| = 19 on, where sech**2 is 7e-35 at 40)
+    e = exp(-2.0 * absolute(x))
+    return (g * (4.0 * e / square(1.0 + e)),)
+
+
+tanh_p = unary("tanh", np.tanh, vectorized="tanh", vjp=_tanh_vjp,
                sympy=lambda sp, x: sp.tanh(x))
 
 sinh_p = unary("sinh", np.sinh,
@@ -266,8 +276,14 @@ arccos_p = unary("arccos", np.arccos,
                  vjp=lambda g, ans, x: (-g / sqrt((1.0 - x) * (1.0 + x)),),
                  sympy=lambda sp, x: sp.acos(x), torch_name="AcosBackward0")
 
-arctan_p = unary("arctan", np.arctan,
-                 vjp=lambda g, ans, x: (g / (1.0 + square(x)),),
+def _arctan_vjp(g, ans, x):
+    # 1/(1 + x**2); beyond |x| = 1e150, where x**2 overflows and 1 + 1/x**2 is 1,
+    # (1/x)**2: 4.4e-309 at x = 1.5e154, not 0
+    far = absolute(x) > 1e150
+    return (where(far, g * square(reciprocal(x)), g / (1.0 + square(x))),)
+
+
+arctan_p = unary("arctan", np.arctan, vjp=_arctan_vjp,
                  sympy=lambda sp, x: sp.atan(x), torch_name="AtanBackward0")
 
 # abs'(0) = sign(0) = 0, as PyTorch and SymPy
@@ -396,10 +412,16 @@ xlogy_p = register(
 
 
 def _hypot_vjp(g, ans, x, y):
-    # x/hypot and y/hypot are bounded by 1; at the origin they are 0/0, where we give
-    # 0, as for a norm at 0 (pytorch #2421)
-    origin = ans == 0.0
-    return (where(origin, 0.0, g * (x / ans)), where(origin, 0.0, g * (y / ans)))
+    # x/hypot(x, y), computed on x and y divided by the larger magnitude m (as LAPACK
+    # scales): right where hypot itself is subnormal (hypot(5e-324, 5e-324) rounds to
+    # 5e-324, so x/ans would be 1, not 0.707) or overflows. At the origin it is 0/0,
+    # where we give 0, as for a norm at 0 (pytorch #2421)
+    m = maximum(absolute(x), absolute(y))
+    s = where(m > 0.0, where(m < np.inf, m, 1.0), 1.0)
+    xs, ys = x / s, y / s
+    h = hypot(xs, ys)
+    origin = m == 0.0
+    return (where(origin, 0.0, g * (xs / h)), where(origin, 0.0, g * (ys / h)))
 
 
 hypot_p = binary("hypot", np.hypot, emit="np.hypot({0}, {1})", vjp=_hypot_vjp,

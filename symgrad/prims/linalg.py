@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from ..core.errors import ShapeError
+from ..core.index_text import loop_nest
 from ..core.ir import FLOAT, Aval
 from ..core.tracing import apply, shape_of
 from .elementwise import mul, mul_p
@@ -76,10 +77,10 @@ def _matmul_emit(out: str, args: list[str], avals: list[Aval], out_aval: Aval) -
     dims = [f"{x}.shape[{k}]" for k in batch] + [f"{x}.shape[{xa.ndim - 2}]",
                                                  f"{y}.shape[{xa.ndim - 1}]"]
     lines = [f"{out} = np.empty(({', '.join(dims)}))"]
-    for k in batch:
-        lines.append("    " * k + f"for i{k} in range({x}.shape[{k}]):")
+    nest, depth = loop_nest([f"{x}.shape[{k}]" for k in batch])
+    lines += nest
     index = ", ".join(f"i{k}" for k in batch)
-    lines.append("    " * len(batch) + f"{out}[{index}] = np.dot("
+    lines.append("    " * depth + f"{out}[{index}] = np.dot("
                  f"{_contiguous(f'{x}[{index}]')}, {_contiguous(f'{y}[{index}]')})")
     return lines
 
@@ -153,9 +154,9 @@ def _stack_emit(call: str, batch: int, out: str, args: list[str], shape: str) ->
         return [f"{out} = {call.format(*args)}"]
     index = ", ".join(f"i{k}" for k in range(batch))
     lines = [f"{out} = np.empty({shape})"]
-    for k in range(batch):
-        lines.append("    " * k + f"for i{k} in range({args[0]}.shape[{k}]):")
-    lines.append("    " * batch + f"{out}[{index}] = "
+    nest, depth = loop_nest([f"{args[0]}.shape[{k}]" for k in range(batch)])
+    lines += nest
+    lines.append("    " * depth + f"{out}[{index}] = "
                  + call.format(*(f"{a}[{index}]" for a in args)))
     return lines
 

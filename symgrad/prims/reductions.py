@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from ..core.errors import ShapeError
-from ..core.index_text import broadcast_index
+from ..core.index_text import broadcast_index, loop_nest
 from ..core.ir import FLOAT, Aval, Eqn, Var
 from ..core.rewrite import Producer, Rewrite, as_prim, made_by
 from ..core.tracing import apply, shape_of
@@ -60,9 +60,9 @@ def _reduction_emit(whole: str, init: str, update: list[str], finish: bool = Fal
         kept = [k for k in range(aval.ndim) if k not in axes]
         shape = "".join(f"{x}.shape[{k}], " for k in kept)
         lines = [f"{out} = np.full(({shape}), {init})"]
-        for depth in range(aval.ndim):
-            lines.append("    " * depth + f"for i{depth} in range({x}.shape[{depth}]):")
-        pad = "    " * aval.ndim
+        nest, depth = loop_nest([f"{x}.shape[{k}]" for k in range(aval.ndim)])
+        lines += nest
+        pad = "    " * depth
         acc = f"{out}[{', '.join(f'i{k}' for k in kept)}]"
         elem = f"{x}[{', '.join(f'i{k}' for k in range(aval.ndim))}]"
         lines += [pad + u.format(acc=acc, x=elem) for u in update]

@@ -52,18 +52,22 @@ def register(**declaration: Any) -> Primitive:
     return prim
 
 
-_BY_NUMPY: dict[Any, Primitive] = {}
+#: (size of the registry when it was made, numpy function -> primitive)
+_BY_NUMPY: tuple[int, dict[Any, Primitive]] = (0, {})
 
 
 def of_numpy(fn: Any) -> Primitive | None:
     """The primitive whose ``numpy`` facet is ``fn`` (a ufunc, np.linalg.inv, ...), if any.
 
     Indexed again whenever the registry has grown, so a primitive registered
-    late is found too."""
-    if len(_BY_NUMPY) != sum(p.numpy is not None for p in REGISTRY.values()):
-        _BY_NUMPY.clear()
-        _BY_NUMPY.update((p.numpy, p) for p in REGISTRY.values() if p.numpy is not None)
-    return _BY_NUMPY.get(fn)
+    late is found too. A new index replaces the old one whole (never cleared, then
+    filled), so a thread looking up meanwhile finds one or the other."""
+    global _BY_NUMPY
+    size, index = _BY_NUMPY
+    if size != len(REGISTRY):
+        index = {p.numpy: p for p in list(REGISTRY.values()) if p.numpy is not None}
+        _BY_NUMPY = (len(REGISTRY), index)
+    return index.get(fn)
 
 
 # ---------------------------------------------------------------------------
