@@ -195,7 +195,7 @@ def _is_traced(i: int, x: Any, diff: frozenset[int], static: frozenset[int]) -> 
 def _value(x: Any) -> Any:
     """A ``symgrad.Tensor`` argument as its value (a numpy array); anything else as it is."""
     if isinstance(x, Traced) and not isinstance(x, Tracer):
-        return np.asarray(x)
+        return x._held_value()  # (np.asarray refuses a Tensor that requires grad)
     return x
 
 

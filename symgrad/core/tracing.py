@@ -289,6 +289,11 @@ class Traced:
     __slots__ = ()
     _trace: Trace
 
+    def _held_value(self) -> np.ndarray:
+        """The value, where it exists now (a Tensor's), for a transformed function that
+        takes this as an argument: it computes with the value, as of a numpy array."""
+        raise NotImplementedError
+
 
 class Tracer(Traced):
     """An array value inside a function being traced; records what is done to it.

@@ -426,6 +426,9 @@ class Tensor(InPlaceMethods, TensorMethods, ArrayMethods, Traced):
                                "Use tensor.detach().numpy() instead.")
         return self._value
 
+    def _held_value(self) -> np.ndarray:
+        return self._value
+
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         # as PyTorch's: numpy would drop the graph (np.array([x, 2 * x]) of Tensors that
         # require grad would give values whose gradient is silently lost)

@@ -1,4 +1,4 @@
-# symgrad kernel k_98cf763c7fbea73316eb03682a4cef1d (symgrad 0.1.0, codegen 3, conventions 3); generated, do not edit
+# symgrad kernel k_9979e5cce1268f7c9f8bc91fe6a4204d (symgrad 0.1.0, codegen 3, conventions 4); generated, do not edit
 # value_and_grad of ratio with respect to x, y
 # ratio(x: f64[n0,1], y: f64[n0])
 import numpy as np

@@ -1,4 +1,4 @@
-# symgrad kernel k_3820200d9ed38c223263ee478065ed9f (symgrad 0.1.0, codegen 3, conventions 3); generated, do not edit
+# symgrad kernel k_06258cb50b8ac3d4ccd9e47114be53af (symgrad 0.1.0, codegen 3, conventions 4); generated, do not edit
 # grad of loss with respect to w, x
 # loss(w: f64[n0], x: f64[n1,n0])
 import numpy as np
@@ -10,7 +10,7 @@ from symgrad.backend import vecmath as vm  # vecmath 166f7743e182
 def loss(w, x):
     n0 = w.shape[0]
     n1 = x.shape[0]
-    # grad of: s: f64[] = mean(e, axes=(0,))
+    # grad of: z: f64[] = mean(e, axes=(0,))
     f = float(n0)
     g = 1.0 / f
     h = np.full((n0,), g)
@@ -48,7 +48,7 @@ def loss(w, x):
     d = d_w.reshape((b.shape[0], b.shape[1], ))
     j = np.empty((n1,))
     for i0 in range(n1):
-        # grad of: t: f64[n1] = square(c)
+        # grad of: aa: f64[n1] = square(c)
         j[i0] = 2.0 * c[i0]
     # grad of: c: f64[n1] = max(b, axes=(1,))
     k = np.ascontiguousarray(j).reshape((n1, 1))
@@ -60,11 +60,17 @@ def loss(w, x):
             m = k[i0, 0] * d[i0, i1]
             n = i[0, i1] + m
             # grad of: b: f64[n1,n0] = tanh(a)
-            o = np.square(b[i0, i1])
-            p = 1.0 - o
-            q = n * p
+            a = x[i0, i1] * w[i1]
+            o = np.absolute(a)
+            p = (-2.0) * o
+            q = vm.exp(p)
+            r = 4.0 * q
+            s = 1.0 + q
+            t = np.square(s)
+            u = r / t
+            v = n * u
             # grad of: a: f64[n1,n0] = mul(x, w)
-            grad_x[i0, i1] = q * w[i1]
-            r = q * x[i0, i1]
-            grad_w[i1] += r
+            grad_x[i0, i1] = v * w[i1]
+            y = v * x[i0, i1]
+            grad_w[i1] += y
     return (grad_w, grad_x)

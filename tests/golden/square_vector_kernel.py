@@ -1,4 +1,4 @@
-# symgrad kernel k_5796998ff3980ef7b80be7c2483e5b57 (symgrad 0.1.0, codegen 3, conventions 3); generated, do not edit
+# symgrad kernel k_459827aa33d31a53ad8c145001c617f6 (symgrad 0.1.0, codegen 3, conventions 4); generated, do not edit
 # grad of square with respect to x
 # square(x: f64[n0], ct: f64[n0])
 import numpy as np
