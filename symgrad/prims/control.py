@@ -51,6 +51,7 @@ from ..core.ir import (
     tuple_aval,
 )
 from ..core.tracing import Traced, apply
+from .control_batching import batch_cond
 from .elementwise import add_p
 from .reductions import broadcast_to, broadcast_to_p
 from .registry import register, require
@@ -72,7 +73,15 @@ proj_p = register(
     impl=lambda t, part: t[part],
     emit=lambda out, args, avals, out_aval, *, part: [f"{out} = {args[0]}[{part}]"],
     vjp=lambda g, ans, t, *, part: ({part: g},),
-    sympy=lambda sp, t, *, part: t[part], view=True)
+    sympy=lambda sp, t, *, part: t[part], view=True,
+    # a batched control-flow equation gives its parts unpacked (control_batching)
+    batch=lambda b, args, flags, *, part: _batched_part(args[0], flags[0], part))
+
+
+def _batched_part(t: Any, flags: Any, part: int) -> tuple[Any, bool]:
+    if not isinstance(t, tuple):
+        raise TypeError(f"vmap: proj of {t}, which no control-flow batching rule unpacked")
+    return t[part], flags[part]
 
 
 def proj(t: Any, part: int) -> Any:
@@ -232,7 +241,8 @@ def _cond_vjp(g: dict, ans: Any, pred: Any, *ops: Any, true: Graph, false: Graph
 
 cond_p = register(
     name="cond", kind="control", shape_rule=_cond_rule, impl=_cond_impl, emit=_cond_emit,
-    vjp=_cond_vjp, sympy=_cond_sympy, subgraphs=("true", "false"))
+    vjp=_cond_vjp, sympy=_cond_sympy, subgraphs=("true", "false"),
+    batch=lambda b, args, flags, **params: batch_cond(cond_p, b, args, flags, **params))
 
 
 def operand_aval(x: Any) -> Aval:

@@ -486,6 +486,8 @@ ne_p = _comparison("ne", np.not_equal, "!=", lambda sp, x, y: sp.Ne(x, y), commu
 
 def _where_rule(c: Aval, x: Aval, y: Aval) -> Aval:
     require("where", (c,), BOOL)
+    if x.dtype == y.dtype == INT:  # a select of integers (vmap of a loop counter)
+        return Aval(broadcast_shapes("where", c, x, y), INT)
     require("where", (x, y), FLOAT)
     return Aval(broadcast_shapes("where", c, x, y))
 

@@ -54,6 +54,7 @@ from .control import (
     seeded_adjoint,
     zeros,
 )
+from .control_batching import batch_loop, batch_while
 from .registry import register, require
 
 _SECOND_ORDER = ("second derivatives through {what} are not supported: differentiate the "
@@ -399,7 +400,8 @@ def _loop_vjp(g: dict, ans: Any, lo: Any, hi: Any, *ops: Any, body: Graph, n_car
 
 loop_p = register(
     name="loop", kind="control", shape_rule=_loop_rule, impl=_loop_impl, emit=_loop_emit,
-    vjp=_loop_vjp, sympy=_loop_sympy, subgraphs=("body", "recompute"))
+    vjp=_loop_vjp, sympy=_loop_sympy, subgraphs=("body", "recompute"),
+    batch=lambda b, args, flags, **params: batch_loop(loop_p, b, args, flags, **params))
 
 
 # ---------------------------------------------------------------------------
@@ -521,4 +523,5 @@ def _while_vjp(g: dict, ans: Any, *ops: Any, cond: Graph, body: Graph, n_carry: 
 
 while_p = register(
     name="while", kind="control", shape_rule=_while_rule, impl=_while_impl, emit=_while_emit,
-    vjp=_while_vjp, sympy=_while_sympy, subgraphs=("cond", "body"))
+    vjp=_while_vjp, sympy=_while_sympy, subgraphs=("cond", "body"),
+    batch=lambda b, args, flags, **params: batch_while(while_p, b, args, flags, **params))

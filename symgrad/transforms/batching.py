@@ -11,7 +11,10 @@ its result is again the leading one:
   lines the batch axes up and leaves the other axes as they were;
 - a reduction over ``axes`` (by its kind): the axes move up by one;
 - any other primitive: its ``batch`` facet, declared with it in
-  :mod:`symgrad.prims` and written against :class:`Batcher`.
+  :mod:`symgrad.prims` and written against :class:`Batcher`. Control flow
+  (:mod:`symgrad.prims.control_batching`) batches the graphs it holds with
+  :meth:`Batcher.graph` and returns its tuple *unpacked*: a Python tuple of
+  atoms, with a tuple of flags, one per part, which ``proj``'s facet reads.
 
 A primitive with no rule is refused by name (:class:`NotBatchable`), never
 guessed. The result is IR like any other graph: the passes, fusion, codegen,
@@ -26,6 +29,7 @@ from typing import Any
 
 from ..core.ir import Atom, Aval, Graph, Primitive, Var
 from ..core.tracing import Trace
+from ..prims.control import proj_p
 from ..prims.reductions import broadcast_to_p, reshape_p, transpose_p
 
 
@@ -60,6 +64,20 @@ class Batcher:
         if tuple(perm) == tuple(range(len(perm))):
             return a
         return self.bind(transpose_p, [a], perm=tuple(perm))
+
+    def graph(self, graph: Graph, batched: Sequence[bool]) -> tuple[Graph, list[bool]]:
+        """A graph held by an equation (a loop's body, a branch), batched: :func:`batch`
+        with this batch size, for the ``batch`` facets of control-flow primitives."""
+        return batch(graph, batched, self.size)
+
+    def parts(self, t: Atom, n: int) -> list[Var]:
+        """The ``n`` parts of a tuple value (a control-flow equation's results)."""
+        return [self.bind(proj_p, [t], part=k) for k in range(n)]
+
+    @staticmethod
+    def refuse(message: str) -> NotBatchable:
+        """The error a ``batch`` facet raises for a case it does not batch."""
+        return NotBatchable(message)
 
     def with_batch(self, a: Atom) -> Atom:
         """An unbatched operand with the batch axis, by broadcasting."""
