@@ -493,10 +493,12 @@ class Scope:
 
 def generate(graph: Graph, function: str, description: str,
              out_names: Mapping[int, str] | None = None,
-             loops: Plan | None = None) -> KernelSource:
+             loops: Plan | None = None, nogil: bool = False) -> KernelSource:
     """The kernel module for ``graph``; ``function`` names the njit function.
 
-    ``loops`` is the fusion plan of ``graph`` (made here if not given)."""
+    ``loops`` is the fusion plan of ``graph`` (made here if not given). ``nogil``
+    compiles it with ``nogil=True``, for callers that run kernels on several threads
+    at once (:mod:`symgrad.distributed` on Dask's threads); a kernel of its own key."""
     kernel = _Kernel(graph, out_names, plan(graph) if loops is None else loops)
     args = [kernel.name(v) for v in (*graph.inputs, *graph.const_vars)]
     body = kernel.body()
@@ -508,7 +510,7 @@ def generate(graph: Graph, function: str, description: str,
         "from numba import njit",
         "",
         "",
-        f"@njit({NJIT_FLAGS})",
+        f"@njit({NJIT_FLAGS}{', nogil=True' if nogil else ''})",
         f"def {function}({', '.join(args)}):",
         *(INDENT + line for line in (*kernel.sizes.lines, *body)),
         "",
