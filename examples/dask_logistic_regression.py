@@ -76,7 +76,7 @@ def main(n: int = 2_000_000, d: int = 20, chunk: int = 200_000, seed: int = 0,
 
     start = time.perf_counter()
     result = scipy.optimize.minimize(fun, np.zeros(d + 1), jac=True, method="L-BFGS-B",
-                                     options={"gtol": 1e-9, "maxiter": 500})
+                                     options={"gtol": 1e-9, "ftol": 1e-15, "maxiter": 500})
     elapsed = time.perf_counter() - start
     theta = result.x
     grad_norm = float(np.max(np.abs(fun(theta)[1])))
