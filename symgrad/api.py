@@ -192,7 +192,6 @@ class Transformed:
                         else _value(gradient))
         if _any_dask((*args, *kwargs.values(), gradient)):  # data in chunks of rows
             from .distributed import call  # Dask loads only here
-
             return call(self, args, gradient, kwargs)
         flat = self._flat(args)
         if flat is not None:  # pytree arguments: the flat function's transformation
