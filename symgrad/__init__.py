@@ -38,6 +38,13 @@ checks it, with imports inside functions counted, and that there is no cycle):
   Imports ``core`` only: it reads what it needs from the primitives' flags.
 - ``pipeline.py``: the one build (adjoint, passes, backend) for every front end.
   Imports ``core``, ``transforms``, ``backend``.
+- ``calls.py``: how a call reads its arguments (traced or static, cache keys,
+  ``gradient=``, Dask arrays), for ``api.py`` and ``distributed/``. Imports
+  ``core``, ``prims``, ``pipeline``.
+- ``distributed/``: calls with Dask arrays, split at the rows into passes over the
+  chunks. Imports the layers below the front ends, ``captured`` and ``calls``;
+  ``api.py`` hands it such calls, importing it inside the call (so that Dask loads
+  only then); it never imports ``api``.
 - Front ends, on top: ``api.py`` (grad, jit, vjp), ``eager/`` (Tensor, backward)
   with ``autograd.py``, ``cli/`` (the command), ``sympy_bridge.py``,
   ``testing.py``, ``ops.py``. They may import any layer below, and ``cli``

@@ -60,6 +60,7 @@ from .calls import (  # noqa: F401 -- also under their old names here
     _TYPE_KEYED,
     _VALUE_AND_GRADS,
     _VALUE_KEYED,
+    _any_dask,
     _aux_leaves,
     _Bound,
     _check_differentiable,
@@ -191,6 +192,9 @@ class Transformed:
         if gradient is not None:
             gradient = (tuple(map(_value, gradient)) if isinstance(gradient, (tuple, list))
                         else _value(gradient))
+        if _any_dask((*args, *kwargs.values(), gradient)):  # data in chunks of rows
+            from .distributed import call  # Dask loads only here
+            return call(self, args, gradient, kwargs)
         flat = self._flat(args)
         if flat is not None:  # pytree arguments: the flat function's transformation
             inner, leaves, regroup = flat

@@ -3,8 +3,9 @@
 The helpers :class:`symgrad.api.Transformed` calls on every call, kept apart
 from it: argument positions and their checks, which arguments are traced or
 static (pytrees, Tensors, numbers), the fast path's keys and plans, cotangents
-given as ``gradient=``, and the method binding (``_Bound``). Nothing here
-traces or compiles.
+given as ``gradient=``, the method binding (``_Bound``), and which calls
+hold Dask arrays (they go to :mod:`symgrad.distributed`, which reads their
+arguments with these same helpers). Nothing here traces or compiles.
 """
 
 from __future__ import annotations
@@ -57,7 +58,22 @@ def _is_tree(x: Any) -> bool:
     if not isinstance(x, (tuple, list)):
         return False
     leaves, _ = flatten(x)
-    return any(isinstance(leaf, (np.ndarray, Tracer)) for leaf in leaves)
+    return any(isinstance(leaf, (np.ndarray, Tracer)) or _is_dask_array(leaf) for leaf in leaves)
+
+
+def _is_dask_array(x: Any) -> bool:
+    """Whether ``x`` is a ``dask.array.Array``, told without importing Dask."""
+    return type(x).__module__.startswith("dask.array") and hasattr(x, "chunks")
+
+
+def _any_dask(values: Any) -> bool:
+    """Whether any of ``values`` is a Dask array, or a tuple, list or dict holding one (a
+    pytree argument, a tuple of cotangents): such a call goes to :mod:`symgrad.distributed`."""
+    for x in values:
+        if _is_dask_array(x) or isinstance(x, (tuple, list)) and _any_dask(x) \
+                or isinstance(x, dict) and _any_dask(x.values()):
+            return True
+    return False
 
 
 class _Rebuild:
@@ -229,6 +245,15 @@ def _cotangents(gradient: Any, outs: tuple[Aval, ...], out_tree: Tree,
                 name: str) -> list[Any]:
     """``gradient=`` as kernel arguments (or tracers, when traced), one per output,
     checked against the outputs' avals ``outs`` and their structure ``out_tree``."""
+    given = _cotangent_leaves(gradient, outs, out_tree, name)
+    return [_traced_cotangent(g, out, name) if isinstance(g, Tracer)
+            else pipeline.cotangent(g, out, f"{name} returns") for g, out in zip(given, outs)]
+
+
+def _cotangent_leaves(gradient: Any, outs: tuple[Aval, ...], out_tree: Tree,
+                      name: str) -> list[Any]:
+    """``gradient=`` as one value per output, as given (numpy, traced or Dask), checked
+    to have the structure ``out_tree`` of ``name``'s output (whose avals are ``outs``)."""
     given = [gradient]
     if out_tree.kind != "leaf":
         given, tree = flatten(gradient)
@@ -242,8 +267,7 @@ def _cotangents(gradient: Any, outs: tuple[Aval, ...], out_tree: Tree,
     if len(given) != len(outs):
         raise ValueError(f"gradient must have one array per output of {name} ({len(outs)}), "
                          f"got {len(given)}")
-    return [_traced_cotangent(g, out, name) if isinstance(g, Tracer)
-            else pipeline.cotangent(g, out, f"{name} returns") for g, out in zip(given, outs)]
+    return given
 
 
 def _traced_cotangent(g: Tracer, out: Aval, name: str) -> Any:

@@ -75,10 +75,12 @@ def derive(graph: Graph, wrt: Sequence[int] | None = None, seeded: bool = False,
 
 def program(graph: Graph, function: str, description: str,
             out_names: Mapping[int, str] | None = None, backend: str = "numba",
-            tiered: bool = False) -> Program:
+            tiered: bool = False, nogil: bool = False) -> Program:
     """The backend's :class:`~symgrad.backend.program.Program` for an optimized graph
-    (with ``tiered``, its first calls may run on the interpreter while it compiles)."""
-    return build_program(graph, function, description, out_names, backend, tiered=tiered)
+    (with ``tiered``, its first calls may run on the interpreter while it compiles;
+    ``nogil``: kernels that release the GIL, to run on several threads at once)."""
+    return build_program(graph, function, description, out_names, backend, tiered=tiered,
+                         nogil=nogil)
 
 
 def build(graph: Graph, *, wrt: Sequence[int] | None = None, seeded: bool = False,

@@ -621,12 +621,14 @@ class Scope:
 def generate(graph: Graph, function: str, description: str,
              out_names: Mapping[int, str] | None = None,
              loops: Plan | None = None, parallel_min: int | None = None,
-             vector: bool = True) -> KernelSource:
+             vector: bool = True, nogil: bool = False) -> KernelSource:
     """The kernel module for ``graph``; ``function`` names the njit function.
 
     ``loops`` is the fusion plan of ``graph`` (made here if not given). Loops of at
     least ``parallel_min`` elements run as ``prange`` over chunks (``None``: none do);
-    ``vector=False`` calls libm where :mod:`.vecmath` would be called."""
+    ``vector=False`` calls libm where :mod:`.vecmath` would be called. ``nogil``
+    compiles it with ``nogil=True``, for callers that run kernels on several threads
+    at once (:mod:`symgrad.distributed` on Dask's threads); a kernel of its own key."""
     kernel = _Kernel(graph, out_names, plan(graph) if loops is None else loops,
                      parallel_min, vector)
     args = [kernel.name(v) for v in (*graph.inputs, *graph.const_vars)]
@@ -642,7 +644,8 @@ def generate(graph: Graph, function: str, description: str,
         *imports,
         "",
         "",
-        f"@njit({PARALLEL_FLAGS if kernel.parallel else NJIT_FLAGS})",
+        f"@njit({PARALLEL_FLAGS if kernel.parallel else NJIT_FLAGS}"
+        f"{', nogil=True' if nogil else ''})",
         f"def {function}({', '.join(args)}):",
         *(INDENT + line for line in (*kernel.sizes.lines, *body)),
         "",

@@ -105,7 +105,7 @@ class Program:
 
 def build(graph: Graph, function: str, description: str,
           out_names: Mapping[int, str] | None = None, backend: str = "numba",
-          max_eqns: int | None = None, tiered: bool = False) -> Program:
+          max_eqns: int | None = None, tiered: bool = False, nogil: bool = False) -> Program:
     """Generate (and for ``backend="numba"``, load) the kernels of ``graph``,
     split into pieces of at most ``max_eqns`` equations (by default, pieces of
     :data:`~symgrad.backend.split.MAX_EQNS` when
@@ -113,7 +113,8 @@ def build(graph: Graph, function: str, description: str,
 
     Kernels compile on their first call; with ``tiered`` (and ``sg.config.tiered``),
     the first calls of a kernel not on disk yet run on the interpreter while it
-    compiles (:mod:`.tiered`)."""
+    compiles (:mod:`.tiered`). ``nogil``: kernels that release the GIL (see
+    :func:`~symgrad.backend.codegen.generate`)."""
     whole = plan(graph)
     if max_eqns is None:  # the defaults: split only graphs slow to compile whole
         slow = splitting.slow_to_compile(graph, whole)
@@ -122,16 +123,18 @@ def build(graph: Graph, function: str, description: str,
         pieces = splitting.split(graph, max_eqns)
     names = out_names or {}
     sources: tuple[KernelSource, ...]
-    threshold = parallel_min() if backend == "numba" else None
+    # chunk kernels on Dask's threads (nogil) are parallel already: no prange inside
+    threshold = parallel_min() if backend == "numba" and not nogil else None
     if len(pieces) == 1:
-        sources = (generate(graph, function, description, out_names, whole, threshold),)
+        sources = (generate(graph, function, description, out_names, whole, threshold,
+                            nogil=nogil),)
     else:
         # one description for all pieces, so that pieces of the same structure share a kernel
         where = {id(a): i for i, a in enumerate(graph.outputs)}
         sources = tuple(
             generate(piece, function, f"{description} (one piece of a split graph)",
                      {k: names[where[id(v)]] for k, v in enumerate(piece.outputs)
-                      if where.get(id(v)) in names}, plan(piece), threshold)
+                      if where.get(id(v)) in names}, plan(piece), threshold, nogil=nogil)
             for piece in pieces)
     loaded = [_kernel(piece, source, backend) for piece, source in zip(pieces, sources)]
     if len(pieces) == 1:
