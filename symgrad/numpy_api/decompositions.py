@@ -27,7 +27,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..core.errors import UnsupportedFunctionError, user_location
+from ..core.errors import ShapeError, UnsupportedFunctionError, user_location
 from ..core.tracing import Traced, shape_of
 from ..prims import decompositions as D
 from ..prims.elementwise import as_float
@@ -179,6 +179,9 @@ def lstsq(a: Any, b: Any, rcond: Any = None) -> LstsqResult:
     when ``a`` has more rows than columns (nan where it is rank-deficient, for which numpy
     returns an empty array), ``rank`` a traced float, ``s`` the singular values."""
     a, b = as_float(a), as_float(b)
+    if len(shape_of(a)) != 2:  # (the primitive takes stacks, which vmap makes)
+        raise ShapeError(f"np.linalg.lstsq: a must be a matrix, as numpy's, got the shape "
+                         f"{shape_of(a)}; for a stack of matrices use sg.vmap(np.linalg.lstsq)")
     if rcond is None:
         rcond = np.finfo(np.float64).eps * builtins.max(shape_of(a)[-2:] or (0,))
     x = D.lstsq(a, b, _scalar(rcond, "np.linalg.lstsq's rcond"))  # checks the shapes

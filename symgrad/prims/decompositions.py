@@ -31,6 +31,13 @@ Conventions (rows of :mod:`symgrad.core.conventions`):
 ``cholesky``, ``pinv`` and ``lstsq`` have SymPy forms (for matrices of full
 rank); the others are checked against finite differences.
 
+Under ``vmap`` (the ``batch`` facets) a batch of matrices is one more stack
+axis, so each primitive runs once on the batch; the VJP rules, written for
+stacks, stay valid. ``lstsq`` takes a stack of matrices ``a`` with one of
+right-hand-side matrices ``b`` (numpy's own ``lstsq`` takes no stacks: only the
+batching rule makes them); when only ``b`` is batched, its examples become more
+columns of one right-hand side.
+
     >>> import numpy as np
     >>> from_triangle(np.array([[1.0, 2.0], [3.0, 4.0]]), lower=True)
     array([[1., 0.],
@@ -164,6 +171,17 @@ def _k(dim) -> str:
     return f"min({dim(0)}, {dim(1)})"
 
 
+def _batched(b, args, flags) -> list:
+    """Every operand with the batch axis (the unbatched ones broadcast along it)."""
+    return [x if f else b.with_batch(x) for x, f in zip(args, flags)]
+
+
+def _each_matrix(b, prim, args, params) -> tuple[Any, bool]:
+    """The batching rule of a primitive of one stack of matrices: the batch axis is one
+    more stack axis."""
+    return b.bind(prim, args, **params), True
+
+
 # ---------------------------------------------------------------------------
 # cholesky
 
@@ -194,7 +212,8 @@ def _cholesky_sympy(sp, x):
 cholesky_p = register(
     name="cholesky", kind="array", shape_rule=_cholesky_rule, impl=np.linalg.cholesky,
     emit=_emit("np.linalg.cholesky({0})", _square), vjp=_cholesky_vjp,
-    sympy=_cholesky_sympy, numpy=np.linalg.cholesky, torch_name="LinalgCholeskyExBackward0")
+    sympy=_cholesky_sympy, numpy=np.linalg.cholesky, torch_name="LinalgCholeskyExBackward0",
+    batch=lambda b, args, flags: _each_matrix(b, cholesky_p, args, {}))
 
 
 # ---------------------------------------------------------------------------
@@ -241,7 +260,8 @@ def _eigh_vjp(g, ans, x, *, part, uplo):
 eigh_p = register(
     name="eigh", kind="array", shape_rule=_eigh_rule, impl=_eigh_impl, emit=_eigh_emit,
     vjp=_eigh_vjp, sympy=_no_sympy("eigh"), numpy=np.linalg.eigh,
-    torch_name="LinalgEighBackward0")
+    torch_name="LinalgEighBackward0",
+    batch=lambda b, args, flags, **params: _each_matrix(b, eigh_p, args, params))
 
 
 # ---------------------------------------------------------------------------
@@ -289,7 +309,8 @@ def _eig_vjp(g, ans, x, *, part):
 eig_p = register(
     name="eig", kind="array", shape_rule=_eig_rule, impl=_eig_impl, emit=_eig_emit,
     vjp=_eig_vjp, sympy=_no_sympy("eig"), numpy=np.linalg.eig,
-    torch_name="LinalgEigBackward0")
+    torch_name="LinalgEigBackward0",
+    batch=lambda b, args, flags, **params: _each_matrix(b, eig_p, args, params))
 
 
 # ---------------------------------------------------------------------------
@@ -347,7 +368,8 @@ qr_p = register(
         f"np.linalg.qr({{0}})[{0 if part == 'q' else 1}]",
         (lambda d: [d(0), _k(d)]) if part == "q" else (lambda d: [_k(d), d(1)]))(
         out, args, avals, out_aval),
-    vjp=_qr_vjp, sympy=_no_sympy("qr"), numpy=np.linalg.qr, torch_name="LinalgQrBackward0")
+    vjp=_qr_vjp, sympy=_no_sympy("qr"), numpy=np.linalg.qr, torch_name="LinalgQrBackward0",
+    batch=lambda b, args, flags, **params: _each_matrix(b, qr_p, args, params))
 
 
 # ---------------------------------------------------------------------------
@@ -404,7 +426,8 @@ svd_p = register(
         f"np.linalg.svd({{0}}, full_matrices=False)[{_SVD_PARTS.index(part)}]",
         _svd_trailing(part))(out, args, avals, out_aval),
     vjp=_svd_vjp, sympy=_no_sympy("svd"), numpy=np.linalg.svd,
-    torch_name="LinalgSvdBackward0")
+    torch_name="LinalgSvdBackward0",
+    batch=lambda b, args, flags, **params: _each_matrix(b, svd_p, args, params))
 
 
 # ---------------------------------------------------------------------------
@@ -442,35 +465,77 @@ pinv_p = register(
     vjp=lambda g, ans, x, rcond: (pinv_grad(x, ans, g),),
     sympy=lambda sp, x, rcond: _stacked(
         lambda m: np.array(_sympy_pinv(sp, m).tolist(), dtype=object), x.ndim - 2, x),
-    numpy=np.linalg.pinv, torch_name="PinvBackward0")
+    numpy=np.linalg.pinv, torch_name="PinvBackward0",
+    batch=lambda b, args, flags, **params: _each_matrix(b, pinv_p, args, params))
 
 
 def _lstsq_rule(a: Aval, b: Aval, *, rcond: float) -> Aval:
     require("lstsq", (a, b), FLOAT)
-    if a.ndim != 2 or b.ndim not in (1, 2) or b.shape[0] != a.shape[0]:
-        raise ShapeError(f"lstsq: needs a matrix a and b of shape ({a.shape[0]},) or "
-                         f"({a.shape[0]}, k), got {a} and {b}")
-    return Aval((a.shape[1],) + b.shape[1:])
+    if a.ndim < 2:
+        raise ShapeError(f"lstsq: needs a matrix a (or a stack of them), got {a}")
+    m, n = a.shape[-2:]
+    if a.ndim == 2 and b.ndim == 1 and b.shape[0] == m:
+        return Aval((n,))
+    if b.ndim != a.ndim or b.shape[:-2] != a.shape[:-2] or b.shape[-2] != m:
+        raise ShapeError(f"lstsq: needs a matrix a and b of shape ({m},) or ({m}, k), or "
+                         f"stacks of both with equal batch axes, got {a} and {b}")
+    return Aval(a.shape[:-2] + (a.shape[-1], b.shape[-1]))
+
+
+def _lstsq_impl(a, b, rcond):
+    if a.ndim == 2:
+        return np.linalg.lstsq(a, b, rcond)[0]
+    out = np.empty(a.shape[:-2] + (a.shape[-1], b.shape[-1]))
+    for idx in np.ndindex(*a.shape[:-2]):
+        out[idx] = np.linalg.lstsq(a[idx], b[idx], rcond)[0]
+    return out
+
+
+def _lstsq_emit(out, args, avals, out_aval, *, rcond):
+    k = f"{args[1]}.shape[{avals[1].ndim - 1}]"  # a stack's right-hand sides are matrices
+    return _emit(f"np.linalg.lstsq({{0}}, {{1}}, {rcond!r})[0]", lambda d: [d(1), k])(
+        out, args, avals, out_aval)
 
 
 def _lstsq_vjp(g, ans, a, b, *, rcond):
     # x = pinv(a) b (the minimum-norm solution), so gb = pinv(a)^T g, and a gets the
     # pinv cotangent g b^T
-    p = pinv(a, rcond)
+    p = pinv(a, rcond)  # (stacks of matrices b for stacks of a: matmul applies)
     gp = outer(g, b) if len(shape_of(b)) == 1 else matmul(g, swap(b))
     return pinv_grad(a, p, gp), matmul(swap(p), g)
 
 
+def _lstsq_sympy(sp, a, b, rcond):
+    def one(m, rhs):
+        x = _sympy_pinv(sp, m) * sp.Matrix(rhs.reshape(rhs.shape[0], -1).tolist())
+        return np.array(x.tolist(), dtype=object).reshape((m.shape[1],) + rhs.shape[1:])
+    return _stacked(one, a.ndim - 2, a, b)
+
+
+def _lstsq_batch(b, args, flags, *, rcond):
+    (a, rhs), (fa, fb) = args, flags
+    vector = len(b.shape(rhs)) - fb == 1  # each example's right-hand side
+    if not fa and len(b.shape(a)) == 2:  # one a: the examples' b are more columns of one
+        m, n = b.shape(a)
+        if vector:  # (B, m) -> (m, B)
+            x = b.bind(lstsq_p, [a, b.transpose(rhs, (1, 0))], rcond=rcond)
+            return b.transpose(x, (1, 0)), True
+        k = b.shape(rhs)[-1]  # (B, m, k) -> (m, B, k) -> (m, B k)
+        cols = b.reshape(b.transpose(rhs, (1, 0, 2)), (m, b.size * k))
+        x = b.bind(lstsq_p, [a, cols], rcond=rcond)
+        return b.transpose(b.reshape(x, (n, b.size, k)), (1, 0, 2)), True
+    a, rhs = _batched(b, args, flags)  # a stack of matrices a
+    if not vector:
+        return b.bind(lstsq_p, [a, rhs], rcond=rcond), True
+    m, n = b.shape(a)[1:]
+    x = b.bind(lstsq_p, [a, b.reshape(rhs, (b.size, m, 1))], rcond=rcond)
+    return b.reshape(x, (b.size, n)), True
+
+
 lstsq_p = register(
-    name="lstsq", kind="array", shape_rule=_lstsq_rule,
-    impl=lambda a, b, rcond: np.linalg.lstsq(a, b, rcond)[0],
-    emit=lambda out, args, avals, out_aval, *, rcond: [
-        f"{out} = np.linalg.lstsq({args[0]}, {args[1]}, {rcond!r})[0]"],
-    vjp=_lstsq_vjp,
-    sympy=lambda sp, a, b, rcond: np.array(
-        (_sympy_pinv(sp, a) * sp.Matrix(b.reshape(b.shape[0], -1).tolist())).tolist(),
-        dtype=object).reshape((a.shape[1],) + b.shape[1:]),
-    numpy=np.linalg.lstsq)
+    name="lstsq", kind="array", shape_rule=_lstsq_rule, impl=_lstsq_impl, emit=_lstsq_emit,
+    vjp=_lstsq_vjp, sympy=_lstsq_sympy, numpy=np.linalg.lstsq,
+    batch=lambda b, args, flags, *, rcond: _lstsq_batch(b, args, flags, rcond=rcond))
 
 
 # ---------------------------------------------------------------------------

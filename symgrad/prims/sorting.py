@@ -16,6 +16,11 @@ the stable sort put them in (a row of :mod:`symgrad.core.conventions`). None of
 these has a SymPy form but ``cumprod``: a sort of symbols is not an expression.
 Their cases in the test table use finite differences.
 
+Under ``vmap`` (their ``batch`` facets) each works on its operands' last axis or
+on ``axis``, so the batch axis goes in front: an unbatched operand of
+``take_along``/``scatter_along`` is broadcast along it, ``cumprod``'s axis moves
+up by one, and the primitive runs once on the whole batch.
+
     >>> import numpy as np
     >>> argsort(np.array([3.0, 1.0, 3.0, 2.0]))
     array([1., 3., 0., 2.])
@@ -38,6 +43,11 @@ def _no_sympy(name: str):
     def sympy(sp, *args, **params):
         raise NotImplementedError(f"{name} has no SymPy form: the order of symbols is unknown")
     return sympy
+
+
+def _batched(b, args, flags) -> list:
+    """Every operand with the batch axis (the unbatched ones broadcast along it)."""
+    return [x if f else b.with_batch(x) for x, f in zip(args, flags)]
 
 
 def _batch_loops(ndim: int, extent: str) -> tuple[list[str], str]:
@@ -71,7 +81,8 @@ def _argsort_emit(out, args, avals, out_aval) -> list[str]:
 argsort_p = register(
     name="argsort", kind="array", shape_rule=_argsort_rule,
     impl=lambda x: np.argsort(x, axis=-1, kind="stable").astype(np.float64),
-    emit=_argsort_emit, vjp=lambda g, ans, x: (None,), sympy=_no_sympy("argsort"))
+    emit=_argsort_emit, vjp=lambda g, ans, x: (None,), sympy=_no_sympy("argsort"),
+    batch=lambda b, args, flags: (b.bind(argsort_p, args), True))  # the last axis stays last
 
 
 # ---------------------------------------------------------------------------
@@ -136,13 +147,16 @@ take_along_p = register(
     name="take_along", kind="array", shape_rule=_take_along_rule, impl=_take_along_impl,
     emit=_take_along_emit,
     vjp=lambda g, ans, x, idx: (scatter_along(g, idx, x.shape[-1]), None),
-    sympy=_no_sympy("take_along"))
+    sympy=_no_sympy("take_along"),
+    batch=lambda b, args, flags: (b.bind(take_along_p, _batched(b, args, flags)), True))
 
 scatter_along_p = register(
     name="scatter_along", kind="array", shape_rule=_scatter_along_rule,
     impl=_scatter_along_impl, emit=_scatter_along_emit,
     vjp=lambda g, ans, x, idx, size: (take_along(g, idx), None),
-    sympy=_no_sympy("scatter_along"))
+    sympy=_no_sympy("scatter_along"),
+    batch=lambda b, args, flags, *, size: (
+        b.bind(scatter_along_p, _batched(b, args, flags), size=size), True))
 
 
 # ---------------------------------------------------------------------------
@@ -171,7 +185,8 @@ cumprod_p = register(
     name="cumprod", kind="array", shape_rule=_cumprod_rule,
     impl=lambda x, axis: np.cumprod(x, axis=axis), emit=_cumprod_emit,
     vjp=lambda g, ans, x, axis: (_reverse_cumsum(g * ans, axis) / x,),
-    sympy=lambda sp, x, axis: np.cumprod(x, axis=axis), torch_name="CumprodBackward0")
+    sympy=lambda sp, x, axis: np.cumprod(x, axis=axis), torch_name="CumprodBackward0",
+    batch=lambda b, args, flags, *, axis: (b.bind(cumprod_p, args, axis=axis + 1), True))
 
 
 # ---------------------------------------------------------------------------
