@@ -14,13 +14,16 @@ statistics and warning. The implementation is :mod:`symgrad.eager`.
             [4.5000, 4.5000]])
 """
 
-from .core.errors import SCALAR_OUTPUT_ERROR
-from .eager.backward import KernelFallbackWarning, backward_stats
-from .eager.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
-from .eager.graph import AccumulateGrad, Node
-from .eager.tensor import EagerTrace
-from .eager.tensor_ops import Variable
+from ..core.errors import SCALAR_OUTPUT_ERROR
+from ..eager.backward import KernelFallbackWarning, backward_stats
+from ..eager.double import grad
+from ..eager.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from ..eager.graph import AccumulateGrad, Node
+from ..eager.tensor import EagerTrace
+from ..eager.tensor_ops import Variable
 
 __all__ = ["Variable", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled",
            "Node", "AccumulateGrad", "EagerTrace", "backward_stats", "KernelFallbackWarning",
-           "SCALAR_OUTPUT_ERROR"]
+           "SCALAR_OUTPUT_ERROR", "grad", "functional"]
+
+from . import functional  # noqa: E402 (torch.autograd.functional: jacobian, hessian, ...)
