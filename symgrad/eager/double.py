@@ -121,8 +121,9 @@ def gradients(out: Any, gradient: Any, targets: list[Any] | None, retain_graph: 
     ``targets`` (None: every leaf ``out`` depends on and every tensor that called
     ``retain_grad()``), gradients of ``sum(out * gradient)``; Tensors with a graph when
     ``create_graph``. ``out`` requires grad."""
-    ct = engine._seed(out, gradient)
-    if create_graph and isinstance(gradient, Traced) and gradient._requires_grad:
+    recorded = isinstance(gradient, Traced) and gradient._requires_grad
+    ct = engine._seed(out, gradient.detach() if recorded else gradient)
+    if create_graph and recorded:  # the gradients depend on it
         ct = gradient if gradient.shape == out.shape else gradient.reshape(out.shape)
     if out._node is None:  # a leaf: its gradient is the cotangent
         one = type(out)._make(np.ones(out.shape)) if ct is None else ct
