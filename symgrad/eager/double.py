@@ -23,7 +23,9 @@ Differences from PyTorch: the forward values a gradient's graph needs are comput
 again from the leaves (PyTorch reuses the saved tensors), so a gradient does not
 depend on an intermediate tensor unless it was passed in ``inputs`` (or is the
 output): ``grad(g, h)`` of a gradient ``g`` in an intermediate ``h`` raises "not
-used in the graph" instead of giving the value. ``backward(create_graph=True)``
+used in the graph" instead of giving the value. A gradient's graph is its own:
+freeing the output's graph (a backward without ``retain_graph``) leaves it usable,
+where PyTorch's shares the output's nodes and raises. ``backward(create_graph=True)``
 does not warn about the reference cycle PyTorch warns about.
 
     >>> import symgrad as torch
@@ -78,7 +80,7 @@ def backward(out: Any, gradient: Any, retain_graph: bool | None, create_graph: b
     if inputs is not None:
         targets = _tensors(inputs, "backward(inputs=)")
         if not targets:
-            raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+            raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
         for t in targets:
             if not t._requires_grad:
                 raise RuntimeError("One of the differentiated Tensors does not require grad")
