@@ -110,7 +110,7 @@ def _grads(outputs: tuple, inputs: tuple, cts: Any, create_graph: bool, strict: 
     for i, (g, t) in enumerate(zip(found, inputs)):
         if g is None:
             if strict:
-                raise RuntimeError(_STRICT[stage].format(i))
+                raise RuntimeError(_STRICT.get(stage, stage).format(i))
             g = type(t)._make(np.zeros(t.shape, dtype=t._value.dtype))
         result.append(g)
     return tuple(result)
@@ -177,8 +177,8 @@ def jacobian(func: Callable, inputs: Any, create_graph: bool = False, strict: bo
                          '"forward-mode" tends to be more performant. Otherwise, prefer to '
                          'use "reverse-mode".')
     if strategy == "forward-mode" and not vectorize:
-        raise NotImplementedError("torch.autograd.functional.jacobian: `strategy=\"forward-"
-                                  "mode\"` requires `vectorize=True`.")
+        raise NotImplementedError("Computing Jacobian using forward-AD or forward-over-reverse "
+                                  "Hessian isonly implemented for `vectorize=True`.")
     if strategy == "forward-mode" and create_graph:
         raise NotImplementedError("torch.autograd.functional.jacobian: `create_graph=True` "
                                   "and `strategy=\"forward-mode\"` are not supported together "
@@ -187,13 +187,15 @@ def jacobian(func: Callable, inputs: Any, create_graph: bool = False, strict: bo
     xs = _prepare(xs, create_graph)
     is_out_tuple, outs = _outputs(func, xs, "jacobian")
     blocks = []
-    for out in outs:
+    for i, out in enumerate(outs):
         rows: list[list[Any]] = [[] for _ in xs]
         for k in range(out._value.size):  # one backward per element: a basis cotangent
             basis = np.zeros(out._value.size)
             basis[k] = 1.0
             cts = (type(out)._make(basis.reshape(out.shape)),)
-            grads = _grads((out,), xs, cts, create_graph, strict, "back")
+            grads = _grads((out,), xs, cts, create_graph, strict, f"Output {i} of the "
+                           "user-provided function is independent of input {}. This is not "
+                           "allowed in strict mode.")
             for j, g in enumerate(grads):
                 rows[j].append(g)
         blocks.append(tuple(_stack(r, out, x, create_graph) for r, x in zip(rows, xs)))
@@ -224,8 +226,8 @@ def hessian(func: Callable, inputs: Any, create_graph: bool = False, strict: boo
     def gradient(*ys: Any) -> tuple[Any, ...]:
         _, outs = _outputs(func, ys, "hessian")
         if len(outs) != 1 or outs[0]._value.size != 1:
-            raise RuntimeError("The function given to hessian should return a single "
-                               "element Tensor")
+            raise RuntimeError("The Tensor returned by the function given to hessian "
+                               "should contain a single element")
         return _grads(outs, ys, None, True, strict, "double_back")
 
     result = jacobian(gradient, xs, create_graph=create_graph, strict=strict,
@@ -252,8 +254,8 @@ def _hessian_product(func: Callable, inputs: Any, v: Any, create_graph: bool, st
     vs = _default_v(v, xs, is_in_tuple, fn, "input to the user-provided function is")
     is_out_tuple, outs = _outputs(func, xs, fn)
     if is_out_tuple or len(outs) != 1 or outs[0]._value.size != 1:
-        raise RuntimeError(f"The function given to {fn} should return a single element "
-                           "Tensor")
+        raise RuntimeError(f"The Tensor returned by the function given to {fn} should "
+                           "contain a single element")
     jac = _grads(outs, xs, None, True, strict, "double_back")
     with enable_grad():
         inner = sum(((g * v).sum() for g, v in zip(jac, vs)))
