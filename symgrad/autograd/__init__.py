@@ -1,8 +1,11 @@
 """``symgrad.autograd``: PyTorch's ``torch.autograd`` names for the eager layer.
 
 ``Variable``, grad mode (``no_grad``, ``enable_grad``, ``set_grad_enabled``,
-``is_grad_enabled``), the graph's node types, and the backward engine's
-statistics and warning. The implementation is :mod:`symgrad.eager`.
+``is_grad_enabled``), the graph's node types, the backward engine's
+statistics and warning, ``grad`` (``torch.autograd.grad``, with ``create_graph``
+for gradients that can be differentiated again: :mod:`symgrad.eager.double`) and
+:mod:`.functional` (``jacobian``, ``hessian``, ``vjp``, ``jvp``, ``hvp``,
+``vhp``). The implementation is :mod:`symgrad.eager`.
 
     >>> import symgrad as torch
     >>> from symgrad.autograd import Variable
@@ -12,6 +15,10 @@ statistics and warning. The implementation is :mod:`symgrad.eager`.
     >>> x.grad
     tensor([[4.5000, 4.5000],
             [4.5000, 4.5000]])
+    >>> g, = torch.autograd.grad((x ** 3).sum(), x, create_graph=True)
+    >>> torch.autograd.grad(g.sum(), x)[0]
+    tensor([[6., 6.],
+            [6., 6.]])
 """
 
 from ..core.errors import SCALAR_OUTPUT_ERROR
