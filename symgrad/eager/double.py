@@ -50,7 +50,7 @@ from .. import pipeline
 from ..core.ir import BOOL, FLOAT, INT, Graph, Literal, Var
 from ..core.tracing import Traced
 from . import backward as engine
-from .grad_mode import enable_grad
+from .grad_mode import enable_grad, no_grad
 
 #: differentiated (unoptimized) graphs for create_graph, by structure, least recent first
 _GRAPHS: collections.OrderedDict[tuple, tuple[Graph, list[Var]]] = collections.OrderedDict()
@@ -118,11 +118,12 @@ def _accumulate_graph(t: Any, g: Any) -> None:
 
 
 def gradients(out: Any, gradient: Any, targets: list[Any] | None, retain_graph: bool,
-              create_graph: bool) -> list[tuple[Any, Any]]:
+              create_graph: bool, allow_unused: bool = True) -> list[tuple[Any, Any]]:
     """(tensor, its gradient or None when ``out`` does not depend on it) for each of
     ``targets`` (None: every leaf ``out`` depends on and every tensor that called
     ``retain_grad()``), gradients of ``sum(out * gradient)``; Tensors with a graph when
-    ``create_graph``. ``out`` requires grad."""
+    ``create_graph``. ``out`` requires grad. Unless ``allow_unused``, a target ``out``
+    does not depend on raises, before any other check of the graph (as in PyTorch)."""
     recorded = isinstance(gradient, Traced) and gradient._requires_grad
     ct = engine._seed(out, gradient.detach() if recorded else gradient)
     if create_graph and recorded:  # the gradients depend on it
@@ -134,9 +135,10 @@ def gradients(out: Any, gradient: Any, targets: list[Any] | None, retain_graph: 
         found = [out] if targets is None else targets
         return [(t, seed if t is out else None) for t in found]
     nodes = engine._collect(out._node)
+    if not allow_unused and targets is not None:
+        _check_used(targets, nodes)
     if any(n.freed for n in nodes):
         raise RuntimeError(engine.FREED_ERROR)
-    engine._check_versions(nodes)
     plan, leaves, data_values = engine._plan(nodes)
     index = {id(n): k for k, n in enumerate(nodes)}
     if targets is None:
@@ -146,15 +148,14 @@ def gradients(out: Any, gradient: Any, targets: list[Any] | None, retain_graph: 
         slots: list[int | None] = list(range(len(targets)))
     else:
         wrt_leaves, deltas, slots = _slots(targets, leaves, index)
+    engine._check_versions(nodes)
     key = (tuple(plan), tuple(t._value.shape for t in leaves), tuple(deltas),
            None if ct is None else np.shape(ct), tuple(wrt_leaves))
     args: list[Any] = [*leaves, *data_values, *(np.zeros(nodes[k].aval.shape) for k in deltas)]
     if ct is not None:
         args.append(ct)
     if create_graph:
-        known = {k: t for k, t in ((index.get(id(t._node)), t) for t in [out, *targets]
-                                   if t is not None and t._node is not None) if k is not None}
-        grads = _replay_grads(key, nodes, plan, leaves, deltas, wrt_leaves, ct, args, known)
+        grads = _replay_grads(key, nodes, plan, leaves, deltas, wrt_leaves, ct, args, out)
     else:
         entry = engine._cached_entry(("grad", *key), lambda: _lower(
             nodes, plan, leaves, deltas, wrt_leaves, ct is not None))
@@ -169,6 +170,15 @@ def gradients(out: Any, gradient: Any, targets: list[Any] | None, retain_graph: 
             continue
         result.append((t, None if s is None else _fit(grads[s], t)))
     return result
+
+
+def _check_used(targets: list[Any], nodes: list) -> None:
+    """Raise PyTorch's error for the first target the nodes do not depend on."""
+    inside = {id(n) for n in nodes}
+    leaves = {id(a) for n in nodes for a in n.inputs if isinstance(a, Traced)}
+    for i, t in enumerate(targets):
+        if id(t._node) not in inside if t._node is not None else id(t) not in leaves:
+            raise RuntimeError(UNUSED_ERROR.format(i))
 
 
 def _slots(targets: list[Any], leaves: list[Any], index: dict[int, int]
@@ -211,9 +221,9 @@ def _lower(nodes: list, plan: list, leaves: list, deltas: list[int], wrt_leaves:
 
 
 def _replay_grads(key: tuple, nodes: list, plan: list, leaves: list, deltas: list[int],
-                  wrt_leaves: list[int], ct: Any, args: list[Any], known: dict[int, Any]
-                  ) -> list[Any]:
-    """The gradients as recorded Tensors: the forward+adjoint graph replayed eagerly."""
+                  wrt_leaves: list[int], ct: Any, args: list[Any], out: Any) -> list[Any]:
+    """The gradients as recorded Tensors: the forward+adjoint graph replayed eagerly,
+    each forward value standing for its own node (:func:`saved`)."""
     cached = _GRAPHS.get(key)
     if cached is None:
         graph, own, wrt = _differentiated(nodes, plan, leaves, deltas, wrt_leaves)
@@ -224,15 +234,18 @@ def _replay_grads(key: tuple, nodes: list, plan: list, leaves: list, deltas: lis
     else:
         _GRAPHS.move_to_end(key)
     full, own = cached
-    return replay(full, args, {id(own[k]): t for k, t in known.items()}, leaves[0]
-                  if leaves else next(iter(known.values())))
+    return replay(full, args, {}, leaves[0] if leaves else out,
+                  {id(v): n for v, n in zip(own, nodes)})
 
 
-def replay(graph: Graph, args: Sequence[Any], known: dict[int, Any], like: Any) -> list[Any]:
+def replay(graph: Graph, args: Sequence[Any], known: dict[int, Any], like: Any,
+           made: dict[int, Any] | None = None) -> list[Any]:
     """Apply the equations of ``graph`` that its outputs need to ``args`` (Tensors,
     arrays, numbers) through the eager trace of the Tensor ``like``, recording each
     one; a variable in ``known`` (by id) takes that Tensor instead of being computed.
-    Returns the outputs as Tensors."""
+    A variable in ``made`` (by id) is the value of that recorded node: it is computed
+    without recording and stands as :func:`saved` gives it. Returns the outputs as
+    Tensors."""
     needed = {id(a) for a in graph.outputs if isinstance(a, Var)}
     for e in reversed(graph.eqns):
         if id(e.out) in needed and id(e.out) not in known:
@@ -250,14 +263,39 @@ def replay(graph: Graph, args: Sequence[Any], known: dict[int, Any], like: Any) 
             continue
         if e.out.dtype not in (FLOAT, BOOL, INT) or e.prim.subgraphs:
             raise NotImplementedError(_cannot(e.prim.name, "its result is not an array"))
+        node = None if made is None else made.get(id(e.out))
         try:
-            env[id(e.out)] = trace.apply(e.prim, [read(a) for a in e.inputs], dict(e.params))
+            if node is None:
+                env[id(e.out)] = trace.apply(e.prim, [read(a) for a in e.inputs],
+                                             dict(e.params))
+            else:
+                with no_grad():
+                    value = trace.apply(e.prim, [read(a) for a in e.inputs], dict(e.params))
+                env[id(e.out)] = saved(node, value)
         except Exception as err:  # noqa: BLE001 -- name the primitive, keep the cause
             raise NotImplementedError(_cannot(e.prim.name, f"{type(err).__name__}: {err}")
                                       ) from err
     make = type(like)._make
     return [x if isinstance(x, Traced) else make(np.array(x, dtype=np.float64))
             for x in map(read, graph.outputs)]
+
+
+def saved(node: Any, value: Any) -> Any:
+    """The Tensor standing for ``node``'s ``value`` (an unrecorded Tensor) in a gradient's
+    graph, as PyTorch's saved tensor does: the Tensor the node made, if it is alive and
+    still holds exactly that value (not changed in place, not even through a view), else
+    a new Tensor of the value whose ``grad_fn`` is ``node``. Either way the gradient's
+    graph goes through ``node``, so it depends on that intermediate, and a backward
+    through it after the node was freed raises as in PyTorch. Using the live Tensor
+    itself also makes the gradient's nodes watch its version: changing it in place
+    afterwards makes their backward raise, as PyTorch's does."""
+    ref = node.made
+    t = None if ref is None else ref[0]()
+    if (t is not None and t._node is node and t._version == ref[1]
+            and t._value.dtype == value._value.dtype
+            and np.array_equal(t._value, value._value, equal_nan=True)):
+        return t
+    return type(value)._make(value._value, node)
 
 
 def _cannot(prim: str, why: str) -> str:
@@ -332,7 +370,7 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
             with enable_grad():
                 root = sum(((o * (1.0 if c is None else c)).sum() for o, c in zip(outs, cts)))
             ct = None
-        pairs = gradients(root, ct, targets, retain_graph, create_graph)
+        pairs = gradients(root, ct, targets, retain_graph, create_graph, allow_unused)
     found = {id(t): g for t, g in pairs}
     result = []
     for i, t in enumerate(targets):

@@ -80,6 +80,7 @@ class EagerTrace(Trace):
         inputs = tuple(_operand(a, v, literal_ok) for a, v in zip(args, values))
         node = node_class(torch_name(prim))(prim, params, inputs, Aval(aval.shape, FLOAT))
         result = Tensor._make(value, node)
+        node.made = (weakref.ref(result), 0)
         node.versions = _watched(prim, args, result)
         return result
 
