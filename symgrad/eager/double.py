@@ -148,6 +148,8 @@ def gradients(out: Any, gradient: Any, targets: list[Any] | None, retain_graph: 
         slots: list[int | None] = list(range(len(targets)))
     else:
         wrt_leaves, deltas, slots = _slots(targets, leaves, index)
+    if all(s is None for s in slots):  # nothing to run: PyTorch checks no saved tensor
+        return [(t, None) for t in targets]
     engine._check_versions(nodes)
     key = (tuple(plan), tuple(t._value.shape for t in leaves), tuple(deltas),
            None if ct is None else np.shape(ct), tuple(wrt_leaves))
