@@ -11,22 +11,27 @@ first, then compiled, cached by structure) and the gradients are plain tensors.
 
 With ``create_graph`` the adjoint is IR, so it is *replayed through the eager trace*:
 each equation of the (unoptimized) forward+adjoint graph that an output needs is
-applied to Tensors, the leaves being the leaf tensors themselves, the cotangent the
-user's ``gradient`` tensor (which may require grad) and every recorded tensor the
-caller holds (the output, a non-leaf asked for) standing for its own node's value.
-Every gradient is then an ordinary recorded Tensor whose ``backward`` (or ``grad``)
-works like any other, with or without ``create_graph`` again. A primitive the eager
-trace cannot apply (one with tuple-valued results, such as a loop) raises an error
-naming it: a gradient is never returned without its graph.
+applied to Tensors, the leaves being the leaf tensors themselves and the cotangent
+the user's ``gradient`` tensor (which may require grad). Each forward value is
+computed without recording and stands for its own node (:func:`saved`): the Tensor
+the node made if it is alive and unchanged (``Node.made``, a weak reference), else
+the value with that node as its ``grad_fn``, as PyTorch's saved tensors are. So the
+gradient's graph goes through the forward nodes it uses, as PyTorch's does: it
+depends on those intermediates (``grad(g, h)`` gives the value), changing one in
+place afterwards makes its backward raise, and it raises "Trying to backward
+through the graph a second time" once the output's graph was freed. Every gradient
+is an ordinary recorded Tensor whose ``backward`` (or ``grad``) works like any
+other, with or without ``create_graph`` again. A primitive the eager trace cannot
+apply (one with tuple-valued results, such as a loop) raises an error naming it: a
+gradient is never returned without its graph.
 
-Differences from PyTorch: the forward values a gradient's graph needs are computed
-again from the leaves (PyTorch reuses the saved tensors), so a gradient does not
-depend on an intermediate tensor unless it was passed in ``inputs`` (or is the
-output): ``grad(g, h)`` of a gradient ``g`` in an intermediate ``h`` raises "not
-used in the graph" instead of giving the value. A gradient's graph is its own:
-freeing the output's graph (a backward without ``retain_graph``) leaves it usable,
-where PyTorch's shares the output's nodes and raises. ``backward(create_graph=True)``
-does not warn about the reference cycle PyTorch warns about.
+Differences from PyTorch: which forward values a gradient uses follows symgrad's
+adjoint rules, which may use other values than PyTorch's formulas for some
+primitives (``allow_unused`` may then differ). The values are recomputed from the
+leaves, so an intermediate changed through a view (views do not share versions) is
+not used, and the gradient keeps the recorded values. Freeing frees every node (see
+:mod:`.backward`). ``backward(create_graph=True)`` does not warn about the
+reference cycle PyTorch warns about.
 
     >>> import symgrad as torch
     >>> x = torch.tensor([1., 2.], requires_grad=True)
