@@ -46,7 +46,7 @@ checks it, with imports inside functions counted, and that there is no cycle):
   ``api.py`` hands it such calls, importing it inside the call (so that Dask loads
   only then); it never imports ``api``.
 - Front ends, on top: ``api.py`` (grad, jit, vjp), ``eager/`` (Tensor, backward)
-  with ``autograd.py``, ``cli/`` (the command), ``sympy_bridge.py``,
+  with ``autograd/``, ``cli/`` (the command), ``sympy_bridge.py``,
   ``testing.py``, ``ops.py``. They may import any layer below, and ``cli``
   and ``testing`` the other front ends; nothing below imports them.
 """

@@ -237,11 +237,11 @@ def _kernel_arg(v: np.ndarray) -> Any:
     return pipeline.kernel_input(v, promote=False)[0]
 
 
-def _lower(nodes: list[Node], plan: list, leaves: list, retained: list[int],
-           seeded: bool) -> Graph:
-    """The optimized adjoint graph of a recorded structure. Inputs: leaves, data,
-    one zero per retained non-leaf (added to it, so its gradient is theirs), the
-    cotangent; outputs: the gradients of leaves and retained non-leaves."""
+def forward_graph(nodes: list[Node], plan: list, leaves: list,
+                  retained: list[int]) -> tuple[Graph, list[Var]]:
+    """The recorded structure as a graph. Inputs: leaves, data, one zero per retained
+    non-leaf (added to it, so its gradient is theirs); output: the last node's value.
+    Also each node's own variable (before that zero is added), in node order."""
     inputs = [Var(Aval(t._value.shape), f"leaf{k}") for k, t in enumerate(leaves)]
     data_vars: dict[int, Var] = {}
     for _, refs in plan:
@@ -251,6 +251,7 @@ def _lower(nodes: list[Node], plan: list, leaves: list, retained: list[int],
     inputs += [data_vars[k] for k in sorted(data_vars)]
     deltas = {k: Var(nodes[k].aval, f"retained{j}") for j, k in enumerate(retained)}
     outs: list[Var] = []
+    own: list[Var] = []
     eqns: list[Eqn] = []
     for k, (n, (_, refs)) in enumerate(zip(nodes, plan)):
         atoms = [a if r is None else
@@ -259,6 +260,7 @@ def _lower(nodes: list[Node], plan: list, leaves: list, retained: list[int],
                  for a, r in zip(n.inputs, refs)]
         v = Var(n.aval)
         eqns.append(Eqn(n.prim, tuple(atoms), v, freeze_params(n.params)))
+        own.append(v)
         if k in deltas:  # v + 0: the cotangent of this input is the cotangent of v
             v2 = Var(n.aval)
             eqns.append(Eqn(add_p, (v, deltas[k]), v2))
@@ -266,7 +268,17 @@ def _lower(nodes: list[Node], plan: list, leaves: list, retained: list[int],
         outs.append(v)
     graph = Graph(tuple(inputs + list(deltas.values())), tuple(eqns), (outs[-1],), (),
                   "backward")
-    wrt = [*range(len(leaves)), *range(len(inputs), len(inputs) + len(deltas))]
+    return graph, own
+
+
+def _lower(nodes: list[Node], plan: list, leaves: list, retained: list[int],
+           seeded: bool) -> Graph:
+    """The optimized adjoint graph of a recorded structure (:func:`forward_graph`, and
+    the cotangent input if ``seeded``); outputs: the gradients of leaves and retained
+    non-leaves."""
+    graph, _ = forward_graph(nodes, plan, leaves, retained)
+    first = len(graph.inputs) - len(retained)
+    wrt = [*range(len(leaves)), *range(first, len(graph.inputs))]
     return pipeline.derive(graph, wrt, seeded, keep_primal=False)
 
 

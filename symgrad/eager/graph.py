@@ -55,7 +55,7 @@ class Node:
     (tensors that require grad), data (arrays that do not) or literals."""
 
     __slots__ = ("prim", "params", "inputs", "aval", "seq", "freed", "retained", "sig",
-                 "versions", "shown", "__weakref__")
+                 "versions", "shown", "made", "__weakref__")
 
     def __init__(self, prim: Primitive, params: dict[str, Any], inputs: tuple, aval: Aval):
         self.prim, self.params, self.inputs, self.aval = prim, params, inputs, aval
@@ -71,6 +71,11 @@ class Node:
         #: for the last node of a composite (``F.mse_loss`` is a mean of squares): the
         #: composite's own inputs, which ``next_functions`` shows as PyTorch's one node does
         self.shown: tuple[Any, ...] | None = None
+        #: (weak reference to the Tensor this node made, that Tensor's ``_version`` then):
+        #: a gradient's graph replays with that Tensor itself while it is alive and
+        #: unchanged, so the new graph depends on it as PyTorch's saved tensors do
+        #: (:mod:`.double`); weak, so a node never keeps its result alive
+        self.made: tuple[Any, int] | None = None
 
     def name(self) -> str:
         return type(self).__name__

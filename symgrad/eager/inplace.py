@@ -70,6 +70,7 @@ class InPlaceMethods:
             self._version += 1
             _renew(node, mark, self)
             self._node, self._requires_grad = node, True
+            node.made = (weakref.ref(self), self._version)  # self now holds its value
         else:
             new = fn(self._value, unwrap(other))
             self._check_inplace(dt.of_array(dt.as_array(new)), np.shape(new))

@@ -38,9 +38,8 @@ from ..core.tracing import Trace, Traced
 from ..numpy_api.indexing import at
 from ..numpy_api.tracer import ArrayMethods
 from ..prims.tracer import Operators
-from . import backward as engine
+from . import double, grad_mode
 from . import dtypes as dt
-from . import grad_mode
 from .dtypes import CPU, Size, as_array, as_device, device
 from .graph import node_class, torch_name
 from .inplace import InPlaceMethods
@@ -84,6 +83,7 @@ class EagerTrace(Trace):
             cls = _NODE_CLASSES[prim] = node_class(torch_name(prim))
         node = cls(prim, params, inputs, Aval(aval.shape, FLOAT))
         result = Tensor._make(value, node)
+        node.made = (weakref.ref(result), 0)
         node.versions = _watched(prim, args, result)
         return result
 
@@ -414,10 +414,13 @@ class Tensor(InPlaceMethods, TensorMethods, ArrayMethods, Traced):
         self._node, self._requires_grad = None, False
         return self
 
-    def backward(self, gradient: Any = None, retain_graph: bool | None = None) -> None:
-        """Add to each leaf's ``.grad`` the gradient of ``sum(self * gradient)``
-        (``gradient`` may be omitted for a one-element tensor)."""
-        engine.run_backward(self, gradient, retain_graph)
+    def backward(self, gradient: Any = None, retain_graph: bool | None = None,
+                 create_graph: bool = False, inputs: Any = None) -> None:
+        """Add to each leaf's ``.grad`` (or only to those of ``inputs``) the gradient of
+        ``sum(self * gradient)`` (``gradient`` may be omitted for a one-element tensor);
+        with ``create_graph`` the gradients are recorded, to be differentiated again
+        (:mod:`.double`)."""
+        double.backward(self, gradient, retain_graph, create_graph, inputs)
 
     # -- values ------------------------------------------------------------------------
     def numpy(self) -> np.ndarray:

@@ -1,0 +1,391 @@
+"""Gradients of chosen tensors (``torch.autograd.grad``) and gradients with a graph
+(``create_graph=True``): double backward, to any depth.
+
+Both lower the recorded nodes as ``Tensor.backward`` does
+(:func:`symgrad.eager.backward.forward_graph`), differentiating with respect to the
+tensors asked for: a leaf is an input of the graph, a non-leaf gets a zero added
+to its node's value (the cotangent of that zero is the tensor's gradient).
+
+Without ``create_graph`` the optimized adjoint runs as backward's does (interpreted
+first, then compiled, cached by structure) and the gradients are plain tensors.
+
+With ``create_graph`` the adjoint is IR, so it is *replayed through the eager trace*:
+each equation of the (unoptimized) forward+adjoint graph that an output needs is
+applied to Tensors, the leaves being the leaf tensors themselves and the cotangent
+the user's ``gradient`` tensor (which may require grad). Each forward value is
+computed without recording and stands for its own node (:func:`saved`): the Tensor
+the node made if it is alive and unchanged (``Node.made``, a weak reference), else
+the value with that node as its ``grad_fn``, as PyTorch's saved tensors are. So the
+gradient's graph goes through the forward nodes it uses, as PyTorch's does: it
+depends on those intermediates (``grad(g, h)`` gives the value), changing one in
+place afterwards makes its backward raise, and it raises "Trying to backward
+through the graph a second time" once the output's graph was freed. Every gradient
+is an ordinary recorded Tensor whose ``backward`` (or ``grad``) works like any
+other, with or without ``create_graph`` again. A primitive the eager trace cannot
+apply (one with tuple-valued results, such as a loop) raises an error naming it: a
+gradient is never returned without its graph.
+
+Differences from PyTorch: which forward values a gradient uses follows symgrad's
+adjoint rules, which may use other values than PyTorch's formulas for some
+primitives (``allow_unused`` may then differ). The values are recomputed from the
+leaves, so an intermediate changed through a view (views do not share versions) is
+not used, and the gradient keeps the recorded values. Freeing frees every node (see
+:mod:`.backward`). ``backward(create_graph=True)`` does not warn about the
+reference cycle PyTorch warns about.
+
+    >>> import symgrad as torch
+    >>> x = torch.tensor([1., 2.], requires_grad=True)
+    >>> g, = torch.autograd.grad((x ** 3).sum(), x, create_graph=True)
+    >>> g
+    tensor([ 3., 12.], grad_fn=<MulBackward0>)
+    >>> g.sum().backward()
+    >>> x.grad
+    tensor([ 6., 12.])
+"""
+
+from __future__ import annotations
+
+import collections
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from .. import pipeline
+from ..core.ir import BOOL, FLOAT, INT, Graph, Literal, Var
+from ..core.tracing import Traced
+from . import backward as engine
+from .grad_mode import enable_grad, no_grad
+
+#: differentiated (unoptimized) graphs for create_graph, by structure, least recent first
+_GRAPHS: collections.OrderedDict[tuple, tuple[Graph, list[Var]]] = collections.OrderedDict()
+UNUSED_ERROR = ("The differentiated Tensor at index {} appears to not have been used in the "
+                "graph. Set allow_unused=True if this is the desired behavior.")
+
+
+def _tensors(x: Any, what: str) -> list[Any]:
+    """A Tensor or a sequence of Tensors, as a list."""
+    items = [x] if isinstance(x, Traced) else list(x)
+    for t in items:
+        if not isinstance(t, Traced):
+            raise TypeError(f"{what} must be Tensors or a sequence of Tensors, got "
+                            f"{type(t).__name__}")
+    return items
+
+
+def backward(out: Any, gradient: Any, retain_graph: bool | None, create_graph: bool,
+             inputs: Any) -> None:
+    """``out.backward(gradient, retain_graph, create_graph, inputs)``."""
+    if retain_graph is None:
+        retain_graph = create_graph
+    if not create_graph and inputs is None:
+        engine.run_backward(out, gradient, retain_graph)
+        return
+    targets = None
+    if inputs is not None:
+        targets = _tensors(inputs, "backward(inputs=)")
+        if not targets:
+            raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
+        for t in targets:
+            if not t._requires_grad:
+                raise RuntimeError("One of the differentiated Tensors does not require grad")
+    if not out._requires_grad:
+        raise RuntimeError("element 0 of tensors does not require grad and does not have a "
+                           "grad_fn: set requires_grad=True on a leaf the output depends on")
+    with enable_grad() if create_graph else _nothing():
+        pairs = gradients(out, gradient, targets, retain_graph, create_graph)
+    for t, g in pairs:
+        if g is None:
+            continue
+        if create_graph:
+            _accumulate_graph(t, g)
+        else:
+            engine._accumulate(t, g._value)
+
+
+class _nothing:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: Any) -> None:
+        return None
+
+
+def _accumulate_graph(t: Any, g: Any) -> None:
+    """As PyTorch's ``AccumulateGrad`` in grad mode: the first gradient is stored as it
+    is (with its graph), a later one is added out of place (``grad = grad + g``)."""
+    g = _fit(g, t)
+    if t._grad is None:
+        t._grad = g if g._node is not None else type(g)._make(g._value.copy())
+    else:
+        with enable_grad():
+            t._grad = t._grad + g
+
+
+def gradients(out: Any, gradient: Any, targets: list[Any] | None, retain_graph: bool,
+              create_graph: bool, allow_unused: bool = True) -> list[tuple[Any, Any]]:
+    """(tensor, its gradient or None when ``out`` does not depend on it) for each of
+    ``targets`` (None: every leaf ``out`` depends on and every tensor that called
+    ``retain_grad()``), gradients of ``sum(out * gradient)``; Tensors with a graph when
+    ``create_graph``. ``out`` requires grad. Unless ``allow_unused``, a target ``out``
+    does not depend on raises, before any other check of the graph (as in PyTorch)."""
+    recorded = isinstance(gradient, Traced) and gradient._requires_grad
+    ct = engine._seed(out, gradient.detach() if recorded else gradient)
+    if create_graph and recorded:  # the gradients depend on it
+        ct = gradient if gradient.shape == out.shape else gradient.reshape(out.shape)
+    if out._node is None:  # a leaf: its gradient is the cotangent
+        one = type(out)._make(np.ones(out.shape)) if ct is None else ct
+        seed = one if isinstance(one, Traced) else type(out)._make(
+            np.array(np.broadcast_to(one, out.shape)))
+        found = [out] if targets is None else targets
+        return [(t, seed if t is out else None) for t in found]
+    nodes = engine._collect(out._node)
+    if not allow_unused and targets is not None:
+        _check_used(targets, nodes)
+    if any(n.freed for n in nodes):
+        raise RuntimeError(engine.FREED_ERROR)
+    plan, leaves, data_values = engine._plan(nodes)
+    index = {id(n): k for k, n in enumerate(nodes)}
+    if targets is None:
+        wrt_leaves = list(range(len(leaves)))
+        deltas = [k for k, n in enumerate(nodes) if n.retained is not None]
+        targets = [*leaves, *(nodes[k].retained() for k in deltas)]
+        slots: list[int | None] = list(range(len(targets)))
+    else:
+        wrt_leaves, deltas, slots = _slots(targets, leaves, index)
+    if all(s is None for s in slots):  # nothing to run: PyTorch checks no saved tensor
+        return [(t, None) for t in targets]
+    engine._check_versions(nodes)
+    key = (tuple(plan), tuple(t._value.shape for t in leaves), tuple(deltas),
+           None if ct is None else np.shape(ct), tuple(wrt_leaves))
+    args: list[Any] = [*leaves, *data_values, *(np.zeros(nodes[k].aval.shape) for k in deltas)]
+    if ct is not None:
+        args.append(ct)
+    if create_graph:
+        grads = _replay_grads(key, nodes, plan, leaves, deltas, wrt_leaves, ct, args, out)
+    else:
+        entry = engine._cached_entry(("grad", *key), lambda: _lower(
+            nodes, plan, leaves, deltas, wrt_leaves, ct is not None))
+        values = engine._run(entry, [engine._kernel_arg(
+            a._value if isinstance(a, Traced) else np.asarray(a)) for a in args])
+        grads = [type(out)._make(np.asarray(v)) for v in values]
+    if not retain_graph:
+        engine._free(nodes)
+    result = []
+    for t, s in zip(targets, slots):
+        if t is None:
+            continue
+        result.append((t, None if s is None else _fit(grads[s], t)))
+    return result
+
+
+def _check_used(targets: list[Any], nodes: list) -> None:
+    """Raise PyTorch's error for the first target the nodes do not depend on."""
+    inside = {id(n) for n in nodes}
+    leaves = {id(a) for n in nodes for a in n.inputs if isinstance(a, Traced)}
+    for i, t in enumerate(targets):
+        if id(t._node) not in inside if t._node is not None else id(t) not in leaves:
+            raise RuntimeError(UNUSED_ERROR.format(i))
+
+
+def _slots(targets: list[Any], leaves: list[Any], index: dict[int, int]
+           ) -> tuple[list[int], list[int], list[int | None]]:
+    """The leaf positions and the node indices to differentiate with respect to, and for
+    each target the position of its gradient among the outputs (None: not used)."""
+    leaf_pos = {id(t): k for k, t in enumerate(leaves)}
+    wrt_leaves: list[int] = []
+    deltas: list[int] = []
+    chosen = []
+    for t in targets:
+        if t._node is None:
+            k = leaf_pos.get(id(t))
+            chosen.append(None if k is None else ("leaf", k))
+            if k is not None and k not in wrt_leaves:
+                wrt_leaves.append(k)
+        else:
+            k = index.get(id(t._node))
+            chosen.append(None if k is None else ("node", k))
+            if k is not None and k not in deltas:
+                deltas.append(k)
+    deltas.sort()
+    slots = [None if c is None else wrt_leaves.index(c[1]) if c[0] == "leaf"
+             else len(wrt_leaves) + deltas.index(c[1]) for c in chosen]
+    return wrt_leaves, deltas, slots
+
+
+def _differentiated(nodes: list, plan: list, leaves: list, deltas: list[int],
+                    wrt_leaves: list[int]) -> tuple[Graph, list[Var], list[int]]:
+    """The forward graph, each node's variable, and the inputs to differentiate."""
+    graph, own = engine.forward_graph(nodes, plan, leaves, deltas)
+    first = len(graph.inputs) - len(deltas)
+    return graph, own, [*wrt_leaves, *range(first, len(graph.inputs))]
+
+
+def _lower(nodes: list, plan: list, leaves: list, deltas: list[int], wrt_leaves: list[int],
+           seeded: bool) -> Graph:
+    graph, _, wrt = _differentiated(nodes, plan, leaves, deltas, wrt_leaves)
+    return pipeline.derive(graph, wrt, seeded, keep_primal=False)
+
+
+def _replay_grads(key: tuple, nodes: list, plan: list, leaves: list, deltas: list[int],
+                  wrt_leaves: list[int], ct: Any, args: list[Any], out: Any) -> list[Any]:
+    """The gradients as recorded Tensors: the forward+adjoint graph replayed eagerly,
+    each forward value standing for its own node (:func:`saved`)."""
+    cached = _GRAPHS.get(key)
+    if cached is None:
+        graph, own, wrt = _differentiated(nodes, plan, leaves, deltas, wrt_leaves)
+        full = pipeline.differentiate(graph, wrt, ct is not None, keep_primal=False)
+        cached = _GRAPHS[key] = (full, own)
+        while len(_GRAPHS) > engine.CACHE_LIMIT:
+            _GRAPHS.popitem(last=False)
+    else:
+        _GRAPHS.move_to_end(key)
+    full, own = cached
+    return replay(full, args, {}, leaves[0] if leaves else out,
+                  {id(v): n for v, n in zip(own, nodes)})
+
+
+def replay(graph: Graph, args: Sequence[Any], known: dict[int, Any], like: Any,
+           made: dict[int, Any] | None = None) -> list[Any]:
+    """Apply the equations of ``graph`` that its outputs need to ``args`` (Tensors,
+    arrays, numbers) through the eager trace of the Tensor ``like``, recording each
+    one; a variable in ``known`` (by id) takes that Tensor instead of being computed.
+    A variable in ``made`` (by id) is the value of that recorded node: it is computed
+    without recording and stands as :func:`saved` gives it. Returns the outputs as
+    Tensors."""
+    needed = {id(a) for a in graph.outputs if isinstance(a, Var)}
+    for e in reversed(graph.eqns):
+        if id(e.out) in needed and id(e.out) not in known:
+            needed.update(id(a) for a in e.inputs if isinstance(a, Var))
+    env: dict[int, Any] = {id(v): x for v, x in zip(graph.inputs, args)}
+    env.update((id(v), c) for v, c in graph.consts)
+    env.update(known)
+    trace = like._trace
+
+    def read(a: Any) -> Any:
+        return a.value if isinstance(a, Literal) else env[id(a)]
+
+    for e in graph.eqns:
+        if id(e.out) not in needed or id(e.out) in env:
+            continue
+        if e.out.dtype not in (FLOAT, BOOL, INT) or e.prim.subgraphs:
+            raise NotImplementedError(_cannot(e.prim.name, "its result is not an array"))
+        node = None if made is None else made.get(id(e.out))
+        try:
+            if node is None:
+                env[id(e.out)] = trace.apply(e.prim, [read(a) for a in e.inputs],
+                                             dict(e.params))
+            else:
+                with no_grad():
+                    value = trace.apply(e.prim, [read(a) for a in e.inputs], dict(e.params))
+                env[id(e.out)] = saved(node, value)
+        except Exception as err:  # noqa: BLE001 -- name the primitive, keep the cause
+            raise NotImplementedError(_cannot(e.prim.name, f"{type(err).__name__}: {err}")
+                                      ) from err
+    make = type(like)._make
+    return [x if isinstance(x, Traced) else make(np.array(x, dtype=np.float64))
+            for x in map(read, graph.outputs)]
+
+
+def saved(node: Any, value: Any) -> Any:
+    """The Tensor standing for ``node``'s ``value`` (an unrecorded Tensor) in a gradient's
+    graph, as PyTorch's saved tensor does: the Tensor the node made, if it is alive and
+    still holds exactly that value (not changed in place, not even through a view), else
+    a new Tensor of the value whose ``grad_fn`` is ``node``. Either way the gradient's
+    graph goes through ``node``, so it depends on that intermediate, and a backward
+    through it after the node was freed raises as in PyTorch. Using the live Tensor
+    itself also makes the gradient's nodes watch its version: changing it in place
+    afterwards makes their backward raise, as PyTorch's does."""
+    ref = node.made
+    t = None if ref is None else ref[0]()
+    if (t is not None and t._node is node and t._version == ref[1]
+            and t._value.dtype == value._value.dtype
+            and np.array_equal(t._value, value._value, equal_nan=True)):
+        return t
+    return type(value)._make(value._value, node)
+
+
+def _cannot(prim: str, why: str) -> str:
+    return (f"create_graph=True: the adjoint of this graph uses the primitive '{prim}', which "
+            f"the eager trace cannot apply to Tensors ({why}), so the gradient cannot carry a "
+            "graph. Differentiate twice with symgrad.grad(symgrad.grad(f)) on a numpy "
+            "function instead, or call backward without create_graph.")
+
+
+def _fit(g: Any, t: Any) -> Any:
+    """A gradient with its tensor's shape and dtype (recorded when it has a graph)."""
+    if tuple(g.shape) != tuple(t.shape):  # a constant gradient (a literal) is a scalar
+        g = g + type(g)._make(np.zeros(t.shape))
+    if g.dtype is not t.dtype:
+        g = g.to(t.dtype)
+    return g
+
+
+def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool | None = None,
+         create_graph: bool = False, only_inputs: bool = True, allow_unused: bool | None = None,
+         is_grads_batched: bool = False, materialize_grads: bool = False) -> tuple[Any, ...]:
+    """``torch.autograd.grad``: the gradients of ``sum(outputs[i] * grad_outputs[i])`` in
+    each of ``inputs``, as a tuple, without touching any ``.grad``.
+
+    ``outputs`` and ``inputs`` are Tensors or sequences of them; a ``grad_outputs``
+    entry may be None for a one-element output. An input the outputs do not depend on
+    raises unless ``allow_unused`` (then its gradient is None, or zeros with
+    ``materialize_grads``). ``retain_graph`` defaults to ``create_graph``; with
+    ``create_graph`` the gradients are recorded Tensors, to differentiate again.
+
+        >>> import symgrad as torch
+        >>> x = torch.tensor([1., 2.], requires_grad=True)
+        >>> torch.autograd.grad((x * x).sum(), x)
+        (tensor([2., 4.]),)
+    """
+    if is_grads_batched:
+        raise NotImplementedError("grad(is_grads_batched=True) is not supported: call grad "
+                                  "once per row of grad_outputs (with retain_graph=True), or "
+                                  "use symgrad.vmap on a numpy function")
+    if materialize_grads and allow_unused is False:
+        raise ValueError("Expected allow_unused to be True or not passed when "
+                         "materialize_grads=True, but got: allow_unused=False.")
+    allow_unused = bool(allow_unused) or materialize_grads
+    outs = _tensors(outputs, "outputs")
+    targets = _tensors(inputs, "inputs")
+    if grad_outputs is None:
+        cts: list[Any] = [None] * len(outs)
+    else:
+        cts = [grad_outputs] if isinstance(grad_outputs, Traced) else list(grad_outputs)
+    if len(cts) != len(outs):
+        raise RuntimeError(f"grad requires one grad_output per output: got {len(cts)} "
+                           f"grad_outputs for {len(outs)} outputs")
+    for i, (o, c) in enumerate(zip(outs, cts)):
+        if c is None and o._value.size != 1:
+            raise RuntimeError("grad can be implicitly created only for scalar outputs")
+        if c is not None and np.shape(c._value if isinstance(c, Traced) else c) != o.shape:
+            raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
+                               f"torch.Size({list(np.shape(getattr(c, '_value', c)))}) and "
+                               f"output[{i}] has a shape of torch.Size({list(o.shape)}).")
+        if not o._requires_grad:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not "
+                               "have a grad_fn")
+    for t in targets:
+        if not t._requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+    if retain_graph is None:
+        retain_graph = create_graph
+    with enable_grad() if create_graph else _nothing():
+        if len(outs) == 1:
+            root, ct = outs[0], cts[0]
+        else:  # sum_i <outputs[i], grad_outputs[i]>, recorded: one backward through all
+            with enable_grad():
+                root = sum(((o * (1.0 if c is None else c)).sum() for o, c in zip(outs, cts)))
+            ct = None
+        pairs = gradients(root, ct, targets, retain_graph, create_graph, allow_unused)
+    found = {id(t): g for t, g in pairs}
+    result = []
+    for i, t in enumerate(targets):
+        g = found.get(id(t))
+        if g is None:
+            if not allow_unused:
+                raise RuntimeError(UNUSED_ERROR.format(i))
+            if materialize_grads:
+                g = type(t)._make(np.zeros(t.shape, dtype=t._value.dtype))
+        result.append(g)
+    return tuple(result)
