@@ -56,6 +56,7 @@ from ..core.ir import BOOL, FLOAT, INT, Graph, Literal, Var
 from ..core.tracing import Traced
 from . import backward as engine
 from .grad_mode import enable_grad, no_grad
+from .graph import next_seq
 
 #: differentiated (unoptimized) graphs for create_graph, by structure, least recent first
 _GRAPHS: collections.OrderedDict[tuple, tuple[Graph, list[Var]]] = collections.OrderedDict()
@@ -142,6 +143,16 @@ def gradients(out: Any, gradient: Any, targets: list[Any] | None, retain_graph: 
     nodes = engine._collect(out._node)
     if not allow_unused and targets is not None:
         _check_used(targets, nodes)
+    if targets is not None and any(t._node is not None for t in targets):
+        unlike = next((n.unlike_torch for n in nodes if n.unlike_torch), None)
+        if unlike is not None:
+            raise NotImplementedError(
+                f"a gradient with respect to an intermediate tensor, through a gradient's "
+                f"graph (create_graph=True) that differentiates {unlike}: symgrad's {unlike}' "
+                f"reads the input of {unlike} where PyTorch's backward reads its output (for "
+                "accuracy in the tails), so the partial derivative holding the other tensors "
+                "fixed would differ from PyTorch's. Differentiate with respect to leaf "
+                "tensors (the total derivative is the same)")
     if any(n.freed for n in nodes):
         raise RuntimeError(engine.FREED_ERROR)
     plan, leaves, data_values = engine._plan(nodes)
@@ -241,8 +252,25 @@ def _replay_grads(key: tuple, nodes: list, plan: list, leaves: list, deltas: lis
     else:
         _GRAPHS.move_to_end(key)
     full, own = cached
-    return replay(full, args, {}, leaves[0] if leaves else out,
-                  {id(v): n for v, n in zip(own, nodes)})
+    start = next_seq()
+    grads = replay(full, args, {}, leaves[0] if leaves else out,
+                   {id(v): n for v, n in zip(own, nodes)})
+    unlike = next((n.prim.name for n in nodes if n.prim.name in READ_UNLIKE_TORCH), None)
+    if unlike is not None:  # mark the nodes this replay recorded
+        for g in grads:
+            if g._node is not None:
+                for n in engine._collect(g._node):
+                    if n.seq > start:
+                        n.unlike_torch = unlike
+    return grads
+
+
+#: primitives whose derivative rule reads their input where PyTorch's backward reads the
+#: saved output (``tanh' = sech(x)**2`` and ``expm1' = exp(x)``, accurate in the tails
+#: where ``1 - tanh(x)**2`` and ``expm1(x) + 1`` lose every digit). A gradient with
+#: respect to a leaf is the same either way; one with respect to an intermediate tensor
+#: of a gradient's graph is not (it holds the other tensors fixed), so it is refused.
+READ_UNLIKE_TORCH = frozenset({"tanh", "expm1"})
 
 
 def replay(graph: Graph, args: Sequence[Any], known: dict[int, Any], like: Any,

@@ -55,7 +55,7 @@ class Node:
     (tensors that require grad), data (arrays that do not) or literals."""
 
     __slots__ = ("prim", "params", "inputs", "aval", "seq", "freed", "retained", "sig",
-                 "versions", "shown", "made", "__weakref__")
+                 "versions", "shown", "made", "unlike_torch", "__weakref__")
 
     def __init__(self, prim: Primitive, params: dict[str, Any], inputs: tuple, aval: Aval):
         self.prim, self.params, self.inputs, self.aval = prim, params, inputs, aval
@@ -63,6 +63,10 @@ class Node:
         self.sig = (prim.name, tuple(sorted(params.items())) if params else (),
                     tuple(a.key for a in inputs if type(a) is Literal))
         self.seq = next(_counter)  # creation order is a topological order
+        #: in a gradient's graph (create_graph): the primitive whose derivative rule reads
+        #: other tensors than PyTorch's backward saves, when the graph has one (see
+        #: symgrad.eager.double.READ_UNLIKE_TORCH)
+        self.unlike_torch: str | None = None
         self.freed = False
         self.retained: Any = None  # the tensor that called retain_grad()
         #: (tensor, its _version) for each leaf or data tensor input: backward reads their
