@@ -357,12 +357,13 @@ def write_section(text: str, doc: Path = DOC) -> None:
     """Replace this script's section of ``doc`` (up to the next ``## `` heading), or
     append it; the other sections are kept as they are."""
     old = doc.read_text(encoding="utf-8") if doc.exists() else "# Benchmarks\n"
+    text = text.rstrip("\n") + "\n"
     start = old.find(SECTION)
     if start < 0:
         new = old.rstrip("\n") + "\n\n" + text
     else:
         end = old.find("\n## ", start + len(SECTION))
-        new = old[:start] + text + (old[end + 1:] if end >= 0 else "")
+        new = old[:start] + text + ("\n" + old[end + 1:] if end >= 0 else "")
     doc.write_text(new, encoding="utf-8")
 
 
