@@ -315,28 +315,32 @@ TARGETS = [  # (problem, numerator, denominator, at most, wording)
 ANALYSIS = """\
 Where a target is missed, profiling (the generated kernels, timed on their own) found:
 
-- **hvp vs one grad.** The gradient kernel of Rosenbrock is one loop writing one array (the
-  values the shifted slice `x[1:]` needs are recomputed at `i0 - 1`). The hvp kernel is two
-  loops and materialises six n-element intermediates (`x**2`, `2x`, ... ) between them, so it
-  allocates seven fresh 8 MB arrays per call where the gradient allocates one. On this
-  machine a fresh 8 MB array costs about 50 ms in page faults alone (a Numba loop filling
-  seven fresh arrays: 360-400 ms; one: 45-50 ms), so the hvp/grad ratio is the allocation
-  ratio, not the arithmetic (removing the three `pow(x, 0.0)` that the simplifier leaves did
-  not change the time). What would close it: let fusion recompute cheap elementwise values
-  at the shifted index (as the reverse pass already does for the gradient) instead of
-  materialising them, or keep per-kernel scratch buffers between calls.
+- **hvp vs one grad, and both vs JAX.** The gradient kernel of Rosenbrock is one loop
+  writing one array (the values the shifted slice `x[1:]` needs are recomputed at `i0 -
+  1`). The hvp kernel is two loops and materialises six n-element intermediates (`x**2`,
+  `2x`, ... ) between them, so it allocates seven fresh 8 MB arrays per call where the
+  gradient allocates one. On this machine a fresh 8 MB array costs about 50 ms in page
+  faults alone (a Numba loop filling seven fresh arrays: 360-400 ms; one: 45-50 ms), so
+  the hvp/grad ratio is the allocation ratio, not the arithmetic (removing the three
+  `pow(x, 0.0)` that the simplifier leaves did not change the time). What would close it:
+  let fusion recompute cheap elementwise values at the shifted index (as the reverse pass
+  already does for the gradient) instead of materialising them, or keep per-kernel scratch
+  buffers between calls. The same cost is why JAX (whose allocator reuses its buffers) is
+  ahead on these memory-bound kernels even for one gradient (`jax jit(grad)` against
+  `symgrad grad` in the hvp table).
 - **hessian vs JAX.** `sg.hessian` is `jacfwd(jacrev(f))` with the tangent basis as a
-  constant identity matrix; the batched tangent of `inv` becomes two dense
-  (d², d) @ (d, d) matrix products (d⁴ = 10⁸ multiply-adds each at d = 100), which take
-  most of the call, and the same graph costs Numba minutes to compile. The tangents are
-  one-hot, so each `M⁻¹ dMᵢ M⁻¹` is the outer product `aᵢ M⁻¹[:, i] M⁻¹[i, :]`: a pass that
-  propagates the basis's sparsity (or a batching rule for `inv`/`slogdet` that recognises a
-  diagonal tangent) would make it O(d³).
+  constant identity matrix; the batched tangent of `inv` becomes two dense (d², d) @ (d,
+  d) matrix products (d⁴ = 10⁸ multiply-adds each at d = 100), which take most of the
+  call, and the same graph costs Numba minutes to compile. The tangents are one-hot, so
+  each `M⁻¹ dMᵢ M⁻¹` is the outer product `aᵢ M⁻¹[:, i] M⁻¹[i, :]`: a pass that propagates
+  the basis's sparsity (or a batching rule for `inv`/`slogdet` that recognises a diagonal
+  tangent) would make it O(d³).
 - **per-example vs numpy.** The `vmap(grad)` kernel is the handwritten algorithm: `X @ w`
   by BLAS (`np.dot`), one loop for `sigmoid(z) - y`, one loop writing `X * r[:, None]`
   into one fresh 10⁴ x 100 array (numpy does the same and allocates one more n-vector), so
-  the two should be within noise; on a loaded machine the fresh 8 MB output (page faults)
-  and the BLAS call dominate both and the ratio swings between rounds.
+  the algorithm does not explain a gap (measured 1.1-2.4x in repeated runs on this loaded
+  machine); it was not profiled further - a candidate is the BLAS call inside the Numba
+  kernel (threads, contiguity copies) against numpy's, to be timed on an idle machine.
 """
 
 
