@@ -177,7 +177,9 @@ def refuse_masked(x: Any, what: str = "") -> None:
     """A TypeError for a ``numpy.ma`` masked array: symgrad computes with every element,
     and ``np.asarray`` would drop the mask silently."""
     ma = sys.modules.get("numpy.ma")  # not imported: no masked array can exist
-    if ma is not None and isinstance(x, ma.MaskedArray):
+    # (another thread may be importing it: no MaskedArray yet, so none can exist either)
+    masked = getattr(ma, "MaskedArray", None)
+    if masked is not None and isinstance(x, masked):
         raise TypeError(
             f"{what or 'a value'} is a numpy.ma masked array: symgrad computes with every "
             "element, so its mask would be dropped silently. Pass x.filled(value) "
