@@ -255,7 +255,7 @@ def _replay_grads(key: tuple, nodes: list, plan: list, leaves: list, deltas: lis
     start = next_seq()
     grads = replay(full, args, {}, leaves[0] if leaves else out,
                    {id(v): n for v, n in zip(own, nodes)})
-    unlike = next((n.prim.name for n in nodes if n.prim.name in READ_UNLIKE_TORCH), None)
+    unlike = next((n.prim.name for n in nodes if not _reads_like_torch(n)), None)
     if unlike is not None:  # mark the nodes this replay recorded
         for g in grads:
             if g._node is not None:
@@ -265,12 +265,26 @@ def _replay_grads(key: tuple, nodes: list, plan: list, leaves: list, deltas: lis
     return grads
 
 
-#: primitives whose derivative rule reads their input where PyTorch's backward reads the
-#: saved output (``tanh' = sech(x)**2`` and ``expm1' = exp(x)``, accurate in the tails
-#: where ``1 - tanh(x)**2`` and ``expm1(x) + 1`` lose every digit). A gradient with
+#: primitives whose derivative rule reads the tensors PyTorch's backward saves (checked
+#: rule by rule against PyTorch's derivatives.yaml), besides the linear ones. Others read
+#: different ones: ``tanh' = sech(x)**2`` and ``expm1' = exp(x)`` read the input, for
+#: accuracy in the tails where PyTorch's ``1 - tanh(x)**2`` and ``expm1(x) + 1`` from
+#: the saved output lose every digit; ``sigmoid`` and ``div`` read both. A gradient with
 #: respect to a leaf is the same either way; one with respect to an intermediate tensor
-#: of a gradient's graph is not (it holds the other tensors fixed), so it is refused.
-READ_UNLIKE_TORCH = frozenset({"tanh", "expm1"})
+#: of a gradient's graph is not (it holds the other tensors fixed), so through any
+#: other primitive it is refused.
+READ_LIKE_TORCH = frozenset({"mul", "matmul", "exp", "log", "sin", "cos", "square", "sqrt",
+                             "abs", "log1p", "relu", "maximum", "minimum", "max", "min",
+                             "reciprocal", "softplus", "pow"})
+
+
+def _reads_like_torch(node: Any) -> bool:
+    if node.prim.linear:
+        return True
+    if node.prim.name == "pow":  # x ** y reads x for |y| >= 1, x ** y (the output) else
+        y = node.inputs[1]
+        return not (isinstance(y, Literal) and 0.0 < abs(y.value) < 1.0)
+    return node.prim.name in READ_LIKE_TORCH
 
 
 def replay(graph: Graph, args: Sequence[Any], known: dict[int, Any], like: Any,

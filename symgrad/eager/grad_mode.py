@@ -22,6 +22,8 @@ class _Mode(threading.local):
 
     def __init__(self) -> None:
         self.enabled = True
+        #: the modes the ``with`` blocks open in this thread replaced, innermost last
+        self.stack: list[bool] = []
 
 
 _MODE = _Mode()
@@ -34,8 +36,9 @@ def is_grad_enabled() -> bool:
 
 class _GradMode:
     """A context manager and decorator that sets the grad mode inside its block.
-    Each ``with`` pushes the mode it replaces on a stack of its thread, so one
-    instance may be nested, and entered by several threads at once."""
+    Each ``with`` pushes the mode it replaces on a stack of its thread (blocks nest),
+    so one instance may be nested, and entered by several threads at once. (Nothing
+    per instance: a ``with no_grad():`` in a training loop leaves no garbage.)"""
 
     _mode = False
 
@@ -45,22 +48,14 @@ class _GradMode:
         return super().__new__(cls)
 
     def __init__(self, *args: Any) -> None:
-        self._stacks = threading.local()
-
-    @property
-    def _previous(self) -> list[bool]:
-        """The modes this instance replaced in this thread, innermost last."""
-        stack = getattr(self._stacks, "modes", None)
-        if stack is None:
-            stack = self._stacks.modes = []
-        return stack
+        pass
 
     def __enter__(self) -> None:
-        self._previous.append(_MODE.enabled)
+        _MODE.stack.append(_MODE.enabled)
         _MODE.enabled = self._mode
 
     def __exit__(self, *exc: Any) -> None:
-        _MODE.enabled = self._previous.pop()
+        _MODE.enabled = _MODE.stack.pop()
 
     def __call__(self, fn: Callable) -> Callable:
         mode = self._mode
@@ -102,14 +97,17 @@ class set_grad_enabled(_GradMode):
     def __init__(self, mode: bool) -> None:
         super().__init__()
         self._mode = bool(mode)
-        self._previous.append(_MODE.enabled)  # what the block's end restores
+        self._restore = _MODE.enabled  # what the block's end restores (in this thread)
         _MODE.enabled = self._mode
 
     def __enter__(self) -> None:
         pass  # the mode was set when the object was made
 
+    def __exit__(self, *exc: Any) -> None:
+        _MODE.enabled = self._restore
+
     def __call__(self, fn: Callable) -> Callable:
-        _GradMode.__exit__(self)  # as a decorator, it only applies inside ``fn``
+        self.__exit__()  # as a decorator, it only applies inside ``fn``
         return super().__call__(fn)
 
 
