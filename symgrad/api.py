@@ -37,7 +37,7 @@ import functools
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
@@ -66,6 +66,8 @@ from .calls import (  # noqa: F401 -- also under their old names here
     _check_differentiable,
     _converted,
     _cotangents,
+    _Fast,
+    _fast_entry,
     _fast_key,
     _finish,
     _is_array_like,
@@ -109,18 +111,6 @@ class Specialization:
     def run(self, *inputs: Any) -> tuple:
         """The kernel's outputs for the traced inputs (and cotangents)."""
         return self.kernel(*inputs, *self.consts)
-
-
-class _Fast(NamedTuple):
-    """A call signature seen before, ready to run: what ``__call__`` does on a hit."""
-
-    kernel: Callable[..., tuple]      # the warm Numba dispatcher, or a Kernel, Chain, interpreter
-    consts: tuple                     # its trailing arguments
-    plan: tuple[int, ...] | None      # per argument _PASS, _FLOAT, _BOOL or _DROP; None: all pass
-    picks: tuple[int, ...]            # the outputs returned, in order
-    wraps: tuple[Any, ...]            # per pick: np.float64 or np.bool_ for a scalar, or None
-    form: int                         # _ONE, _TUPLE, _VALUE_AND_GRADS or _RUN
-    holds: Callable[[tuple], bool] | None  # the specialization's guards (None: reads nothing)
 
 
 class Transformed:
@@ -417,62 +407,16 @@ class Transformed:
 
     def _remember(self, args: tuple, gradient: Any, spec: Specialization, inputs: list,
                   outs: tuple) -> None:
-        """Put this call's signature on the fast path if ``_fast_key`` determines all that
-        ``_prepare`` did: the arguments need at most a ``float()`` and static ones are keyed
-        by value. (Arrays that needed a copy or a cast keep taking the checked path.)"""
-        n = len(args)
-        diff, static = self._positions(n)
-        if self.has_aux or spec.out_tree.kind not in ("leaf", "tuple") or any(
-                c.kind != "leaf" for c in spec.out_tree.children):
-            return  # nested results are built by _result
-        if gradient is not None:
-            if spec.is_tuple:
-                return  # a tuple of cotangents: the fast key does not see inside it
-            args = (*args, gradient)
-        plan: list[int] = []
-        given = iter(inputs)
-        for i, x in enumerate(args):
-            t = type(x)
-            if i < n and not _is_traced(i, x, diff, static):
-                if t in _TYPE_KEYED or isinstance(x, (float, tuple)):
-                    return  # a static value the fast key holds only the type of (or -0.0)
-                plan.append(_DROP)
-                continue
-            if t is not np.ndarray and t not in _TYPE_KEYED and t not in _VALUE_KEYED:
-                return  # lists, array-likes: converted on every call
-            value = next(given)
-            if value is x or t is float:
-                plan.append(_PASS)
-            elif type(value) is float and not (t is np.ndarray and x.ndim):
-                plan.append(_FLOAT)
-            elif type(value) is bool:
-                plan.append(_BOOL)
-            else:
-                return
-        ready = getattr(spec.kernel, "dispatcher", None)  # a Kernel, or a Tiered one
-        kernel = spec.kernel if ready is None else ready()
-        if kernel is None:
-            return  # still compiling in the background: calls stay on the checked path
-        if self.mode == "jit":
-            picks = tuple(range(spec.n_primal))
-            form = _TUPLE if spec.is_tuple else _ONE
-        else:
-            picks = tuple(range(spec.n_primal, len(outs)))
-            form = _ONE if self.single else _TUPLE
-            if self.mode == "value_and_grad":  # one primal output, then the gradients
-                picks = (0, *picks)
-                form = _TUPLE if self.single else _VALUE_AND_GRADS
-        wraps = tuple(_SCALAR_TYPES.get(type(outs[k])) for k in picks)
-        if form == _TUPLE and wraps == (None,) * len(picks) and picks == tuple(
-                range(picks[0], picks[-1] + 1)):
-            form = _RUN
-        key = _fast_key(args) if gradient is None else (*_fast_key(args), _SEEDED)
+        """Put this call's signature on the fast path, if :func:`symgrad.calls._fast_entry`
+        finds that ``_fast_key`` determines all that ``_prepare`` did."""
+        entry = _fast_entry(self, args, gradient, spec, inputs, outs)
+        if entry is None:
+            return
+        key, fast = entry
         with self._lock:
             if len(self._fast) >= _FAST_LIMIT:
                 self._fast.clear()  # e.g. a loop over static values: start again
-            self._fast[key] = _Fast(kernel, spec.consts, None if all(
-                c == _PASS for c in plan) else tuple(plan), tuple(picks), wraps, form,
-                None if spec.world is None else spec.world.holds)
+            self._fast[key] = fast
 
     # -- building ------------------------------------------------------------------
     def _specialize(self, args: tuple, kwargs: dict, avals: list[Aval | None],

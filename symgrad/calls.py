@@ -2,7 +2,7 @@
 
 The helpers :class:`symgrad.api.Transformed` calls on every call, kept apart
 from it: argument positions and their checks, which arguments are traced or
-static (pytrees, Tensors, numbers), the fast path's keys and plans, cotangents
+static (pytrees, Tensors, numbers), the fast path's keys, plans and entries, cotangents
 given as ``gradient=``, the method binding (``_Bound``), and which calls
 hold Dask arrays (they go to :mod:`symgrad.distributed`, which reads their
 arguments with these same helpers). Nothing here traces or compiles.
@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -26,7 +26,7 @@ from .prims.elementwise import as_float
 from .prims.reductions import reshape
 
 if TYPE_CHECKING:
-    from .api import Transformed
+    from .api import Specialization, Transformed
 
 
 def _positions(what: str, given: Any, distinct: bool) -> tuple[int, ...]:
@@ -201,6 +201,76 @@ def _finish(outs: tuple, picks: tuple[int, ...], wraps: tuple, form: int) -> tup
     if form == _VALUE_AND_GRADS:
         return result[0], tuple(result[1:])
     return tuple(result)
+
+
+class _Fast(NamedTuple):
+    """A call signature seen before, ready to run: what ``__call__`` does on a hit."""
+
+    kernel: Callable[..., tuple]      # the warm Numba dispatcher, or a Kernel, Chain, interpreter
+    consts: tuple                     # its trailing arguments
+    plan: tuple[int, ...] | None      # per argument _PASS, _FLOAT, _BOOL or _DROP; None: all pass
+    picks: tuple[int, ...]            # the outputs returned, in order
+    wraps: tuple[Any, ...]            # per pick: np.float64 or np.bool_ for a scalar, or None
+    form: int                         # _ONE, _TUPLE, _VALUE_AND_GRADS or _RUN
+    holds: Callable[[tuple], bool] | None  # the specialization's guards (None: reads nothing)
+
+
+def _fast_entry(transformed: Transformed, args: tuple, gradient: Any, spec: Specialization,
+                inputs: list, outs: tuple) -> tuple[tuple, _Fast] | None:
+    """The fast path's key and entry for a call of ``transformed`` that ``_prepare`` made
+    into ``spec`` and ``inputs`` and ran to ``outs``; None unless ``_fast_key`` determines
+    all that ``_prepare`` did: the arguments need at most a ``float()`` and static ones
+    are keyed by value. (Arrays that needed a copy or a cast keep taking the checked path.)"""
+    n = len(args)
+    diff, static = transformed._positions(n)
+    if transformed.has_aux or spec.out_tree.kind not in ("leaf", "tuple") or any(
+            c.kind != "leaf" for c in spec.out_tree.children):
+        return None  # nested results are built by _result
+    if gradient is not None:
+        if spec.is_tuple:
+            return None  # a tuple of cotangents: the fast key does not see inside it
+        args = (*args, gradient)
+    plan: list[int] = []
+    given = iter(inputs)
+    for i, x in enumerate(args):
+        t = type(x)
+        if i < n and not _is_traced(i, x, diff, static):
+            if t in _TYPE_KEYED or isinstance(x, (float, tuple)):
+                return None  # a static value the fast key holds only the type of (or -0.0)
+            plan.append(_DROP)
+            continue
+        if t is not np.ndarray and t not in _TYPE_KEYED and t not in _VALUE_KEYED:
+            return None  # lists, array-likes: converted on every call
+        value = next(given)
+        if value is x or t is float:
+            plan.append(_PASS)
+        elif type(value) is float and not (t is np.ndarray and x.ndim):
+            plan.append(_FLOAT)
+        elif type(value) is bool:
+            plan.append(_BOOL)
+        else:
+            return None
+    ready = getattr(spec.kernel, "dispatcher", None)  # a Kernel, or a Tiered one
+    kernel = spec.kernel if ready is None else ready()
+    if kernel is None:
+        return None  # still compiling in the background: calls stay on the checked path
+    if transformed.mode == "jit":
+        picks = tuple(range(spec.n_primal))
+        form = _TUPLE if spec.is_tuple else _ONE
+    else:
+        picks = tuple(range(spec.n_primal, len(outs)))
+        form = _ONE if transformed.single else _TUPLE
+        if transformed.mode == "value_and_grad":  # one primal output, then the gradients
+            picks = (0, *picks)
+            form = _TUPLE if transformed.single else _VALUE_AND_GRADS
+    wraps = tuple(_SCALAR_TYPES.get(type(outs[k])) for k in picks)
+    if form == _TUPLE and wraps == (None,) * len(picks) and picks == tuple(
+            range(picks[0], picks[-1] + 1)):
+        form = _RUN
+    key = _fast_key(args) if gradient is None else (*_fast_key(args), _SEEDED)
+    return key, _Fast(kernel, spec.consts, None if all(
+        c == _PASS for c in plan) else tuple(plan), tuple(picks), wraps, form,
+        None if spec.world is None else spec.world.holds)
 
 
 def _is_traced(i: int, x: Any, diff: frozenset[int], static: frozenset[int]) -> bool:

@@ -23,7 +23,8 @@ versions of codegen and of the derivative conventions.
 Inside fused loops, primitives that declare a ``vectorized`` function call it
 from :mod:`.vecmath` (``vm.exp``), which LLVM vectorizes; loops of at least
 ``parallel_min`` elements become a ``prange`` over chunks of rows whose sums
-are added in chunk order (:mod:`.threads`).
+are added in chunk order (:mod:`.threads`). Graphs that control-flow equations
+hold (loop bodies, branches) are rendered inside the kernel through :mod:`.scope`.
 
     >>> import numpy as np, symgrad as sg
     >>> source = sg.jit(lambda x: np.exp(x) * 2.0).source(np.ones(3))
@@ -43,8 +44,8 @@ from __future__ import annotations
 import functools
 import hashlib
 import math
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +55,6 @@ from ..core.conventions import CONVENTIONS_VERSION
 from ..core.index_text import broadcast_index, loop_nest
 from ..core.ir import (
     BOOL,
-    INT,
     Atom,
     Aval,
     Eqn,
@@ -64,10 +64,12 @@ from ..core.ir import (
     Var,
     format_param,
     origin_changes,
-    usable,
 )
 from ..core.version import __version__
 from .fusion import Loop, Plan, inline, plan, transposed
+from .scope import Rendered, Scope  # noqa: F401 -- Rendered: importable here as before
+from .scope import dtype_arg as _dtype_arg
+from .scope import shape_text as _tuple
 
 #: bump when the generated code for the same IR changes
 CODEGEN_VERSION = 3
@@ -239,6 +241,11 @@ class _Kernel:
         self.uses_vecmath = False
         self.parallel = False             # some loop is a prange
         self.loops = 0                    # loops numbered so far (names of their helpers)
+
+    def nested(self, graph: Graph, buffers: Mapping[int, str]) -> _Kernel:
+        """``graph`` (a loop body, a branch) as a body inside this kernel: its own fusion
+        plan, this kernel's sizes, names and flags (:meth:`.scope.Scope.render`)."""
+        return _Kernel(graph, None, plan(graph), within=self, buffers=buffers)
 
     def name(self, v: Var) -> str:
         return self.names.name(v)
@@ -522,100 +529,6 @@ class _Elements:
             self.depth -= 1
         self.scopes[-1][(id(e.out), index)] = out
         return out
-
-
-def _tuple(shape: tuple[Any, ...]) -> str:
-    return "(" + ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"
-
-
-def _dtype_arg(dtype: str) -> str:
-    return {BOOL: ", dtype=np.bool_", INT: ", dtype=np.int64"}.get(dtype, "")
-
-
-@dataclass(frozen=True)
-class Rendered:
-    """A graph rendered as statements inside a kernel: the names its inputs must be bound
-    to before ``lines`` run, and then the text of each output. ``used``: the inputs it
-    reads; ``fresh``: per output, whether it is a new value (not an input or a view of
-    one), which a loop may keep as its carry without a copy."""
-
-    inputs: list[str]
-    lines: list[str]
-    outputs: list[str]
-    used: set[int]
-    fresh: list[bool]
-    buffers: dict[int, str] = field(default_factory=dict)  # output -> the array it fills
-
-
-class Scope:
-    """What the ``emit`` facet of a control-flow primitive gets (``scope=``): names that
-    no other part of the kernel uses, and graphs (loop bodies, branches) rendered as
-    statements with the kernel's sizes and fusion."""
-
-    def __init__(self, kernel: _Kernel):
-        self.kernel = kernel
-
-    def fresh(self, hint: str) -> str:
-        """A new name, ``hint`` or ``hint_1``, ``hint_2``..."""
-        name, k = hint, 0
-        while name in self.kernel.all_names or not usable(name):
-            k += 1
-            name = f"{hint}_{k}"
-        self.kernel.all_names.add(name)
-        return name
-
-    def render(self, graph: Graph, reuse: Sequence[int] = ()) -> Rendered:
-        """``graph`` as statements. An output in ``reuse`` that a fused loop computes is
-        written into an array the caller provides (``buffers``), which a loop allocates
-        once and swaps with the carry, instead of a new array each step."""
-        made = {id(e.out) for e in graph.eqns}
-        wanted = {id(graph.outputs[k]): k for k in reuse
-                  if isinstance(graph.outputs[k], Var) and id(graph.outputs[k]) in made
-                  and graph.outputs[k].shape and graph.outputs.count(graph.outputs[k]) == 1}
-        names = {key: self.fresh("buffer") for key in wanted}
-        inner = _Kernel(graph, None, plan(graph), within=self.kernel, buffers=names)
-        lines = inner.body()
-        made_by = {id(e.out): e.prim for e in graph.eqns}
-        read = {id(a) for e in graph.eqns for a in e.inputs if isinstance(a, Var)}
-        read |= {id(a) for a in graph.outputs if isinstance(a, Var)}
-        fresh = [isinstance(a, Literal) or not a.shape or (
-            id(a) in made_by and not made_by[id(a)].view) for a in graph.outputs]
-        return Rendered([inner.name(v) for v in graph.inputs], lines,
-                        [inner.atom(a) for a in graph.outputs],
-                        {k for k, v in enumerate(graph.inputs) if id(v) in read}, fresh,
-                        {wanted[key]: names[key] for key in inner.used_buffers})
-
-    def init(self, text: str, aval: Aval) -> str:
-        """A carry's first value: arrays copied (the loop rebinds the name to arrays the
-        body makes, which Numba must type alike: writable and C-contiguous)."""
-        return f"{text}.copy()" if aval.shape else text
-
-    def owned(self, r: Rendered, k: int) -> str:
-        """Output ``k`` of ``r`` as a value a loop or branch may keep."""
-        return r.outputs[k] if r.fresh[k] else f"{r.outputs[k]}.copy()"
-
-    def update(self, names: list[str], r: Rendered, n: int) -> list[str]:
-        """``names`` (a loop's carries, the first ``n`` inputs of a body) take the body's
-        first ``n`` outputs, all at once."""
-        pairs = [(name, r.outputs[k] if r.outputs[k] in names else self.owned(r, k))
-                 for k, name in enumerate(names[:n]) if r.outputs[k] != name]
-        pairs += [(buffer, names[k]) for k, buffer in r.buffers.items() if k < n]
-        if not pairs:
-            return []
-        return [f"{', '.join(a for a, _ in pairs)} = {', '.join(b for _, b in pairs)}"]
-
-    def empty(self, lead: str, aval: Aval) -> str:
-        """``np.empty`` of ``lead`` values of ``aval``, stacked."""
-        dims = [lead, *map(str, self.kernel.sizes.aval(aval).shape)]
-        return f"np.empty({_tuple(tuple(dims))}{_dtype_arg(aval.dtype)})"
-
-    @staticmethod
-    def indent(lines: list[str]) -> list[str]:
-        return [INDENT + line for line in lines]
-
-    @staticmethod
-    def tuple(names: list[str]) -> str:
-        return _tuple(tuple(names))
 
 
 def generate(graph: Graph, function: str, description: str,

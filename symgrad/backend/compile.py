@@ -29,7 +29,7 @@ directory (``platformdirs.user_cache_dir("symgrad")``), plus ``kernels/``.
 At most :data:`MAX_LOADED` kernels stay loaded in a process.
 
 Each compile, and each load from the disk cache, takes a measured time that
-:func:`compile_stats` sums and that is logged on the ``"symgrad"`` logger when
+:func:`compile_stats` sums (:mod:`.stats`) and that is logged on the ``"symgrad"`` logger when
 ``sg.config.log_compiles`` is on (``SYMGRAD_LOG_COMPILES=1``)::
 
     symgrad: compiled k_3f2a... (grad of f with respect to x): 41 lines, 2 loops, in 1.21 s
@@ -43,7 +43,6 @@ import functools
 import glob
 import hashlib
 import io
-import logging
 import os
 import stat
 import sys
@@ -52,7 +51,6 @@ import time
 import types
 import uuid
 import warnings
-import weakref
 from collections import OrderedDict
 from collections.abc import Iterator
 from pathlib import Path
@@ -60,6 +58,7 @@ from typing import Any
 
 from ..core.config import config
 from .codegen import KernelSource
+from .stats import LOG, compile_stats, count, track  # noqa: F401 -- importable here
 from .threads import serialized
 
 #: Kernels kept loaded (in ``_LOADED`` and ``sys.modules``), the least recently
@@ -72,20 +71,8 @@ MAX_LOADED = 256
 
 _LOADED: OrderedDict[str, Kernel] = OrderedDict()
 _LOCK = threading.Lock()
-_DISPATCHERS: weakref.WeakSet[Any] = weakref.WeakSet()  # every kernel still alive
-_TOTALS = {"kernels": 0, "compiled": 0, "loaded_from_disk": 0}  # of those collected
 _WARNED: set[tuple[str, str]] = set()
 _LOCK_WARN = threading.Lock()
-#: what compile_stats() reports besides Numba's own counts (under _LOCK_COUNTS)
-_COUNTS = {"compile_seconds": 0.0, "interpreted_calls": 0, "compiled_calls": 0}
-_LOCK_COUNTS = threading.Lock()
-LOG = logging.getLogger("symgrad")
-
-
-def count(name: str, amount: float = 1) -> None:
-    """Add to one of the counters :func:`compile_stats` reports."""
-    with _LOCK_COUNTS:
-        _COUNTS[name] += amount
 
 
 class KernelCacheWarning(UserWarning):
@@ -292,32 +279,6 @@ def load(source: KernelSource) -> Kernel:
     return kernel
 
 
-def compile_stats() -> dict[str, Any]:
-    """Totals over this process: kernels imported, signatures compiled and loaded from
-    disk (Numba's counts), the seconds those took, calls answered by the numpy
-    interpreter while a kernel compiled (tiered execution), and first calls of each
-    kernel and signature that ran compiled code. (Later calls of a signature go straight
-    to Numba's dispatcher, uncounted, to keep a call's overhead under a microsecond.)
-
-        >>> import symgrad as sg
-        >>> sorted(sg.compile_stats())[:4]
-        ['compile_seconds', 'compiled', 'compiled_calls', 'interpreted_calls']
-    """
-    totals: dict[str, Any] = dict(_TOTALS)
-    alive = list(_DISPATCHERS)
-    for function in alive:
-        stats = function.stats
-        totals["compiled"] += sum(stats.cache_misses.values())
-        totals["loaded_from_disk"] += sum(stats.cache_hits.values())
-    totals["kernels"] += len(alive)
-    with _LOCK_COUNTS:
-        counts = dict(_COUNTS)
-    totals["compile_seconds"] = round(counts["compile_seconds"], 6)
-    totals["interpreted_calls"] = int(counts["interpreted_calls"])
-    totals["compiled_calls"] = int(counts["compiled_calls"])
-    return totals
-
-
 def on_disk(source: KernelSource) -> bool:
     """Whether Numba's disk cache has machine code for ``source`` (some signature of it):
     then a first call loads it quickly, and tiered execution is not worth it."""
@@ -328,13 +289,6 @@ def on_disk(source: KernelSource) -> bool:
         return any((cache_dir() / "__pycache__").glob(f"k_{source.key}.*.nbi"))
     except OSError:  # no usable cache: kernels compile in memory
         return False
-
-
-def _retire(stats: Any) -> None:
-    """Keep the counts of a kernel's dispatcher that was collected."""
-    _TOTALS["kernels"] += 1
-    _TOTALS["compiled"] += sum(stats.cache_misses.values())
-    _TOTALS["loaded_from_disk"] += sum(stats.cache_hits.values())
 
 
 def publish(source: KernelSource, directory: Path) -> Path:
@@ -448,8 +402,7 @@ def _import(source: KernelSource, path: Path | None) -> Any:
     sys.modules[name] = module
     exec(code, module.__dict__)
     function = getattr(module, source.function)
-    _DISPATCHERS.add(function)
-    weakref.finalize(function, _retire, function.stats)
+    track(function)
     return function
 
 

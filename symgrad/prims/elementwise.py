@@ -31,40 +31,8 @@ from ..core.conventions import CONVENTIONS_VERSION as CONVENTIONS_VERSION  # re-
 from ..core.ir import BOOL, FLOAT, INT, Aval, Eqn, Literal, Primitive
 from ..core.rewrite import Producer, Rewrite, as_prim, lit, made_by, same_aval
 from ..core.tracing import Traced, Tracer, apply, as_constant_array
-from .registry import broadcast_shapes, expression, register, require
-
-
-def _elementwise_rule(name: str, in_dtype: str = FLOAT, out_dtype: str = FLOAT,
-                      integer: bool = False) -> Callable:
-    """numpy broadcasting over ``in_dtype`` operands; with ``integer``, all-int64 operands
-    too (an int64 result, unless ``out_dtype`` is bool)."""
-    def rule(*avals: Aval) -> Aval:
-        if integer and all(a.dtype == INT for a in avals):
-            return Aval(broadcast_shapes(name, *avals), BOOL if out_dtype == BOOL else INT)
-        require(name, avals, in_dtype)
-        return Aval(broadcast_shapes(name, *avals), out_dtype)
-    return rule
-
-
-def unary(name: str, ufunc: np.ufunc, vjp: Callable, sympy: Callable,
-          emit: str = "", **facts: Any) -> Primitive:
-    """An elementwise float64 function, by default spelled np.<ufunc> in Numba too."""
-    return register(name=name, kind="elementwise", shape_rule=_elementwise_rule(name),
-                    impl=ufunc, vjp=vjp,
-                    emit=expression(emit or f"np.{ufunc.__name__}({{0}})"),
-                    sympy=sympy, numpy=ufunc, **facts)
-
-
-def binary(name: str, ufunc: np.ufunc, vjp: Callable, sympy: Callable, emit: str,
-           out_dtype: str = FLOAT, **facts: Any) -> Primitive:
-    """An elementwise float64 operation of two broadcasting operands (also of two int64
-    operands if ``integer=True``)."""
-    return register(name=name, kind="elementwise",
-                    shape_rule=_elementwise_rule(name, FLOAT, out_dtype,
-                                                 facts.get("integer", False)),
-                    impl=ufunc, vjp=vjp, emit=expression(emit), sympy=sympy, numpy=ufunc,
-                    **facts)
-
+from .registry import binary, broadcast_shapes, expression, register, require, unary
+from .registry import elementwise_rule as _elementwise_rule
 
 # ---------------------------------------------------------------------------
 # arithmetic

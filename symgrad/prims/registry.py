@@ -5,7 +5,9 @@ every facet is there and every fact is of the right type, so that a
 primitive missing one fails at import, and it files the primitive under its
 name. ``tests/test_registry.py`` walks :data:`REGISTRY` and checks the facts
 against each other (a linear primitive's VJP reads no primal value, a
-structural one computes nothing, ...).
+structural one computes nothing, ...). The shared rules below (operand dtypes,
+broadcasting, an emit from a template) and :func:`unary`/:func:`binary`, which
+declare an elementwise primitive of a numpy ufunc, are what families build on.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..core.errors import ShapeError
-from ..core.ir import Aval, Primitive
+from ..core.ir import BOOL, FLOAT, INT, Aval, Primitive
 
 REGISTRY: dict[str, Primitive] = {}
 #: what every primitive has
@@ -94,3 +96,39 @@ def expression(template: str) -> Callable[..., list[str]]:
     def emit(out: str, args: list[str], avals: Any, out_aval: Aval, **params: Any) -> list[str]:
         return [f"{out} = {template.format(*args)}"]
     return emit
+
+
+# ---------------------------------------------------------------------------
+# elementwise primitives of numpy ufuncs (symgrad.prims.elementwise, .special)
+
+
+def elementwise_rule(name: str, in_dtype: str = FLOAT, out_dtype: str = FLOAT,
+                     integer: bool = False) -> Callable:
+    """numpy broadcasting over ``in_dtype`` operands; with ``integer``, all-int64 operands
+    too (an int64 result, unless ``out_dtype`` is bool)."""
+    def rule(*avals: Aval) -> Aval:
+        if integer and all(a.dtype == INT for a in avals):
+            return Aval(broadcast_shapes(name, *avals), BOOL if out_dtype == BOOL else INT)
+        require(name, avals, in_dtype)
+        return Aval(broadcast_shapes(name, *avals), out_dtype)
+    return rule
+
+
+def unary(name: str, ufunc: np.ufunc, vjp: Callable, sympy: Callable,
+          emit: str = "", **facts: Any) -> Primitive:
+    """An elementwise float64 function, by default spelled np.<ufunc> in Numba too."""
+    return register(name=name, kind="elementwise", shape_rule=elementwise_rule(name),
+                    impl=ufunc, vjp=vjp,
+                    emit=expression(emit or f"np.{ufunc.__name__}({{0}})"),
+                    sympy=sympy, numpy=ufunc, **facts)
+
+
+def binary(name: str, ufunc: np.ufunc, vjp: Callable, sympy: Callable, emit: str,
+           out_dtype: str = FLOAT, **facts: Any) -> Primitive:
+    """An elementwise float64 operation of two broadcasting operands (also of two int64
+    operands if ``integer=True``)."""
+    return register(name=name, kind="elementwise",
+                    shape_rule=elementwise_rule(name, FLOAT, out_dtype,
+                                                facts.get("integer", False)),
+                    impl=ufunc, vjp=vjp, emit=expression(emit), sympy=sympy, numpy=ufunc,
+                    **facts)
