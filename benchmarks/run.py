@@ -947,9 +947,26 @@ def main() -> None:
     report = "\n\n".join(s for s in sections if s) + "\n"
     print(report)
     if not options.no_write:
-        DOC.write_text(report, encoding="utf-8")
+        DOC.write_text(report + _kept_sections(report), encoding="utf-8")
         print(f"wrote {DOC.relative_to(ROOT)}", file=sys.stderr)
+
+
+def _kept_sections(report: str) -> str:
+    """The sections of docs/benchmarks.md that other scripts write (``## ...`` headings
+    this report does not have, such as benchmarks/higher_order.py's and the Dask one),
+    kept as they are."""
+    if not DOC.exists():
+        return ""
+    ours = {line for line in report.splitlines() if line.startswith("## ")}
+    kept, keep = [], False
+    for line in DOC.read_text(encoding="utf-8").splitlines():
+        if line.startswith("## "):
+            keep = line not in ours
+        if keep:
+            kept.append(line)
+    return "\n" + "\n".join(kept) + "\n" if kept else ""
 
 
 if __name__ == "__main__":
     main()
+
