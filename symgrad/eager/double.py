@@ -143,16 +143,18 @@ def gradients(out: Any, gradient: Any, targets: list[Any] | None, retain_graph: 
     nodes = engine._collect(out._node)
     if not allow_unused and targets is not None:
         _check_used(targets, nodes)
-    if targets is not None and any(t._node is not None for t in targets):
-        unlike = next((n.unlike_torch for n in nodes if n.unlike_torch), None)
-        if unlike is not None:
-            raise NotImplementedError(
-                f"a gradient with respect to an intermediate tensor, through a gradient's "
-                f"graph (create_graph=True) that differentiates {unlike}: symgrad's {unlike}' "
-                f"reads the input of {unlike} where PyTorch's backward reads its output (for "
-                "accuracy in the tails), so the partial derivative holding the other tensors "
-                "fixed would differ from PyTorch's. Differentiate with respect to leaf "
-                "tensors (the total derivative is the same)")
+    # the output of a primitive whose rule reads other tensors than PyTorch's backward
+    # saves, inside a gradient's graph: the partial derivative holding the other tensors
+    # fixed differs (with respect to its inputs, or anything else, it is the same)
+    suspect = next((t._node.prim.name for t in targets or () if t._node is not None
+                    and not _reads_like_torch(t._node)), None)
+    if suspect is not None and any(n.unlike_torch for n in nodes):
+        raise NotImplementedError(
+            f"a gradient with respect to the output of {suspect}, through a gradient's "
+            f"graph (create_graph=True): symgrad's rule for {suspect}' reads other tensors "
+            "than PyTorch's backward saves (see symgrad.eager.double.READ_LIKE_TORCH), so "
+            "the partial derivative holding the other tensors fixed would differ from "
+            "PyTorch's. Differentiate with respect to its input or to leaf tensors")
     if any(n.freed for n in nodes):
         raise RuntimeError(engine.FREED_ERROR)
     plan, leaves, data_values = engine._plan(nodes)
@@ -312,6 +314,11 @@ def replay(graph: Graph, args: Sequence[Any], known: dict[int, Any], like: Any,
             continue
         if e.out.dtype not in (FLOAT, BOOL, INT) or e.prim.subgraphs:
             raise NotImplementedError(_cannot(e.prim.name, "its result is not an array"))
+        if e.prim.name == "where":  # a condition known now (a rule's choice by a literal)
+            picked = _chosen(read(e.inputs[0]), read(e.inputs[1]), read(e.inputs[2]))
+            if picked is not None and tuple(np.shape(picked)) == e.out.shape:
+                env[id(e.out)] = picked  # the other side stays out of the gradient's graph
+                continue
         node = None if made is None else made.get(id(e.out))
         try:
             if node is None:
@@ -327,6 +334,16 @@ def replay(graph: Graph, args: Sequence[Any], known: dict[int, Any], like: Any,
     make = type(like)._make
     return [x if isinstance(x, Traced) else make(np.array(x, dtype=np.float64))
             for x in map(read, graph.outputs)]
+
+
+def _chosen(c: Any, a: Any, b: Any) -> Any:
+    """``a`` or ``b`` where the condition ``c`` is one truth value known without a
+    graph (a literal, or a comparison of literals), else None."""
+    if isinstance(c, (bool, np.bool_)):
+        return a if c else b
+    if isinstance(c, Traced) and c._node is None and c._value.size == 1:
+        return a if bool(c._value) else b
+    return None
 
 
 def saved(node: Any, value: Any) -> Any:
