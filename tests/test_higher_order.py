@@ -47,7 +47,7 @@ REPRESENTATIVES = _representatives()
 FULL = os.environ.get("SYMGRAD_FULL") == "1"
 PARAMS = [pytest.param(case, backend, id=f"{case}-{backend}")
           for k, case in enumerate(REPRESENTATIVES)
-          for backend in ("numpy", "numba") if backend == "numpy" or FULL or k % 3 == 0]
+          for backend in ("numpy", "numba") if backend == "numpy" or FULL or k % 6 == 0]
 
 
 def _setup(case: Case):
