@@ -271,9 +271,9 @@ class _Finder:
         if not isinstance(fun, types.FunctionType) or _library(fun):
             return
         code = fun.__code__
-        if id(code) in self._codes:
-            return
-        self._codes.add(id(code))
+        if id(fun) in self._codes:  # (by function: one code has as many closures as calls
+            return                  # made it, e.g. jacfwd's wrapper around jacrev's)
+        self._codes.add(id(fun))
         globals_, attrs = _names(code)
         self.attrs |= attrs
         namespace = fun.__globals__

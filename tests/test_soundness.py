@@ -500,3 +500,27 @@ def test_tensor_backward_sees_the_current_world():
         np.testing.assert_allclose(grads[-1], WEIGHTS * np.cos(WEIGHTS * x.detach().numpy()),
                                    rtol=1e-12)
     assert not np.allclose(grads[0], grads[1])
+
+
+def test_nested_jacobians_see_the_current_world():
+    """jacfwd(jacrev(f)) wraps f in two closures of one code object: each is followed
+    (a float and an array f reads, changed between calls, must be seen: the finite
+    differences of the plain function's gradient are the oracle)."""
+    state = {"k": 2.0}
+    A = np.ones(2)
+
+    def f(x):
+        return state["k"] * np.sum(A * x ** 3)
+
+    def fd_hessian(x, h=1e-5):
+        g = lambda x: np.array([(f(x + h * e) - f(x - h * e)) / (2 * h)  # noqa: E731
+                                for e in np.eye(len(x))])
+        return np.array([(g(x + h * e) - g(x - h * e)) / (2 * h) for e in np.eye(len(x))])
+
+    x = np.array([0.5, -1.5])
+    for make in (sg.hessian, lambda f: sg.jacrev(sg.jacrev(f)), lambda f: sg.jacfwd(sg.jacfwd(f))):
+        state["k"], A[:] = 2.0, 1.0
+        H = make(f)
+        for change in (lambda: None, lambda: state.update(k=3.0), lambda: A.__setitem__(0, 10.0)):
+            change()
+            np.testing.assert_allclose(H(x), fd_hessian(x), rtol=1e-5, atol=1e-4)
