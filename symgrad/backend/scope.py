@@ -131,7 +131,8 @@ class Scope:
 
     @staticmethod
     def indent(lines: list[str]) -> list[str]:
-        return [INDENT + line for line in lines]
+        """``lines`` as a block (``pass`` for none: a loop whose body does nothing)."""
+        return [INDENT + line for line in lines] or [INDENT + "pass"]
 
     @staticmethod
     def tuple(names: list[str]) -> str:

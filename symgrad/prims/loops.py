@@ -57,8 +57,9 @@ from .control import (
 from .control_batching import batch_loop, batch_while
 from .registry import register, require
 
-_SECOND_ORDER = ("second derivatives through {what} are not supported: differentiate the "
-                 "function once, or write the loop {fix}")
+_SECOND_ORDER = ("second derivatives through {what} are not supported (nor forward mode: "
+                 "sg.jvp, jacfwd, linearize and hessian differentiate a gradient): "
+                 "differentiate the function once in reverse mode, or write the loop {fix}")
 
 
 def stacked(n: int, a: Aval) -> Aval:
