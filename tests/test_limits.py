@@ -67,6 +67,8 @@ def test_reductions_over_axes_of_any_rank_compile(ndim):
     assert grad[idx] == pytest.approx(fd, rel=1e-6, abs=1e-8)
 
 
+@pytest.mark.skipif(os.environ.get("SYMGRAD_FULL") != "1",
+                    reason="a 100 s Numba compile: with SYMGRAD_FULL=1 (rank 21 runs in CI)")
 def test_a_stack_of_matrices_of_high_rank():
     a = _ranked((2,) + (1,) * 19 + (2, 2), 2) + 3 * np.eye(2)
     g = sg.grad(lambda a: np.sum(np.linalg.inv(a) @ a @ a))

@@ -269,3 +269,23 @@ def test_a_traced_value_where_a_concrete_array_is_needed_is_named_as_such():
     message = str(e.value)
     assert message.startswith("the value is a traced value of a function being traced")
     assert "nest" not in message and "transformed function" not in message
+
+
+def test_power_by_a_scalar_known_later_follows_numpy():
+    """An exponent the kernel takes as an argument (a traced scalar, or a float read from
+    outside): numpy computes a scalar 0.5 as sqrt (nan at -inf, -0.0 at -0.0); the gradient
+    in the exponent at 0.5 is pow's, not sqrt's zero (central differences)."""
+    x = np.array([-np.inf, -0.0, 0.0, 4.0, np.inf, 2.5])
+    p = 0.5
+    for backend in ("numba", "numpy"):
+        with np.errstate(all="ignore"):
+            for got in (sg.jit(lambda x, e: np.power(x, e), backend=backend)(x, 0.5),
+                        sg.jit(lambda x: x ** p, backend=backend)(x)):
+                want = np.power(x, 0.5)
+                assert np.array_equal(got, want, equal_nan=True)
+                assert np.array_equal(np.signbit(got), np.signbit(want))
+        y = np.array([2.0, 3.0])
+        _, gp = sg.grad(lambda x, e: np.sum(x ** e), argnums=(0, 1), backend=backend)(y, 0.5)
+        h = 1e-6
+        assert gp == pytest.approx((np.sum(y ** (0.5 + h)) - np.sum(y ** (0.5 - h))) / (2 * h),
+                                   rel=1e-7)

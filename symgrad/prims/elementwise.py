@@ -30,7 +30,7 @@ import numpy as np
 from ..core.conventions import CONVENTIONS_VERSION as CONVENTIONS_VERSION  # re-exported
 from ..core.ir import BOOL, FLOAT, INT, Aval, Eqn, Literal, Primitive
 from ..core.rewrite import Producer, Rewrite, as_prim, lit, made_by, same_aval
-from ..core.tracing import Traced, Tracer, apply, as_constant_array
+from ..core.tracing import Traced, Tracer, apply, as_constant_array, current_trace
 from .registry import binary, broadcast_shapes, expression, register, require, unary
 from .registry import elementwise_rule as _elementwise_rule
 
@@ -543,11 +543,30 @@ def as_bool(x: Any) -> Any:
     return x if _dtype(x) == np.bool_ else apply(ne_p, as_float(x), 0.0)
 
 
+def _scalar_known_later(y: Any) -> bool:
+    """A scalar whose value the kernel takes as an argument: a traced 0-d value, or a
+    float the function reads from outside (a 0-d constant, see Trace.numbers)."""
+    if isinstance(y, Tracer):
+        return y.aval.shape == () and y.aval.dtype == FLOAT
+    trace = current_trace()
+    return (isinstance(y, (float, np.floating)) and trace is not None
+            and id(y) in getattr(trace, "numbers", ()))
+
+
 def call(prim: Primitive, *args: Any) -> Any:
     """``prim`` on ``args``, floats and booleans promoted as numpy does."""
     if prim is where_p:
         c, x, y = args
         return apply(where_p, as_bool(c), as_float(x), as_float(y))
+    if prim is pow_p and _scalar_known_later(args[1]):
+        # numpy's power computes a scalar exponent of 0.5 as sqrt, which differs from pow
+        # at -0.0 (-0.0, not 0.0) and -inf (nan, not inf): sqrt there, for an exponent known
+        # only when the kernel runs (elsewhere pow, whose gradient in y is the one to keep)
+        x, y = map(as_float, args)
+        power, root = apply(pow_p, x, y), apply(sqrt_p, x)
+        special = apply(where_p, apply(eq_p, x, 0.0), root,
+                        apply(where_p, apply(eq_p, x, -np.inf), root, power))
+        return apply(where_p, apply(eq_p, y, 0.5), special, power)
     if prim.integer and all(map(_integer, args)) and any(isinstance(a, Tracer) for a in args):
         # integer arithmetic on a traced counter stays integer: i + 1, n - 1, i < n
         return apply(prim, *(a if isinstance(a, Traced) else Literal(int(a)) for a in args))
