@@ -33,9 +33,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import numpy as np
-
-from ..core.ir import Atom, Eqn, Graph, Primitive, Var, eqn_vars
+from ..core.ir import Atom, Eqn, Graph, Primitive, Var, eqn_vars, nbytes
 
 #: at most this many equations are computed again for one operand
 RECOMPUTE_BUDGET = 12
@@ -190,5 +188,4 @@ def kernel_bytes(graph: Graph) -> int:
     :func:`symgrad.core.interpreter.peak_bytes`."""
     made = plan(graph).arrays
     inputs = {id(v) for v in graph.inputs}
-    return sum(v.aval.size * np.dtype(v.aval.dtype).itemsize for v in eqn_vars(graph)
-               if id(v) in made or id(v) in inputs)
+    return sum(nbytes(v.aval) for v in eqn_vars(graph) if id(v) in made or id(v) in inputs)

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from .ir import DYN, TUPLE, Atom, Aval, Graph, IRError, Literal, dead_after
+from .ir import nbytes as aval_nbytes
 
 
 class OverBudget(Exception):
@@ -88,13 +89,8 @@ def peak_bytes(graph: Graph) -> int:
         >>> peak_bytes(graph)  # x and sin(x) alive while 2 * sin(x) is made
         32000
     """
-    def aval_bytes(aval: Aval) -> int:  # a loop's carry: its parts; a size DYN: none known
-        if aval.dtype == TUPLE:
-            return sum(map(aval_bytes, aval.parts))
-        return max(aval.size, 0) * np.dtype(aval.dtype).itemsize
-
     def nbytes(a: Atom) -> int:
-        return aval_bytes(a.aval)
+        return aval_nbytes(a.aval)
 
     size = {id(e.out): nbytes(e.out) for e in graph.eqns}  # the caller holds the inputs
     live = sum(nbytes(v) for v in graph.inputs)

@@ -113,6 +113,14 @@ class Aval:
         return f"{_SHORT[self.dtype]}[{','.join(dims)}]"
 
 
+def nbytes(aval: Aval) -> int:
+    """The bytes of a value of ``aval``: a tuple's parts summed; a size not known yet
+    (:data:`DYN`, a loop's tape) counts none."""
+    if aval.dtype == TUPLE:
+        return sum(map(nbytes, aval.parts))
+    return max(aval.size, 0) * np.dtype(aval.dtype).itemsize
+
+
 def tuple_aval(parts: Sequence[Aval]) -> Aval:
     """The aval of a tuple of values of avals ``parts``."""
     return Aval((), TUPLE, tuple(parts))
