@@ -16,23 +16,18 @@ import symgrad
 
 pytest.importorskip("torch")
 
-from torch_oracle import float64_default, run_both  # noqa: E402,F401 (a fixture)
+from torch_oracle import (  # noqa: E402,F401 (a fixture)
+    float64_default,
+    run_both,
+    show_error,
+)
+from torch_oracle import normal_data as _data  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("error::symgrad.autograd.KernelFallbackWarning")
 
 
-def _data(seed: int, **shapes):
-    rng = np.random.default_rng(seed)
-    return {name: rng.standard_normal(shape) for name, shape in shapes.items()}
-
-
 def _error(show, fn, length=200):
-    try:
-        fn()
-    except Exception as e:  # noqa: BLE001 -- the type and message are what is compared
-        show(type(e).__name__, str(e)[:length])
-    else:
-        show("no error")
+    show_error(show, fn, length)
 
 
 def _show(show, result):

@@ -96,3 +96,18 @@ def run_both(program: Any, data: dict[str, np.ndarray], rtol: float = RTOL, **kw
     return got
 
 
+def normal_data(seed: int, **shapes: Any) -> dict[str, np.ndarray]:
+    """Standard normal arrays of the given shapes, by name (the programs' data)."""
+    rng = np.random.default_rng(seed)
+    return {name: rng.standard_normal(shape) for name, shape in shapes.items()}
+
+
+def show_error(show: Any, fn: Any, length: int = 60, result: bool = False) -> None:
+    """Run ``fn``; show the type of the error it raises and the start of its message
+    (or "no error", and with ``result`` what it returned)."""
+    try:
+        value = fn()
+    except Exception as e:  # noqa: BLE001 -- the type and message are what is compared
+        show(type(e).__name__, str(e)[:length])
+    else:
+        show("no error", value) if result else show("no error")
