@@ -306,7 +306,7 @@ def test_an_unexpected_error_is_one_line(monkeypatch, capsys):
     def broken(args):
         raise TypeError("string indices must be integers")
 
-    monkeypatch.setattr(cli, "problem", broken)
+    monkeypatch.setattr("symgrad.cli.problem.problem", broken)  # (cli.prepared calls it)
     assert cli.main(["grad", "x*x"]) == 1
     out, err = capsys.readouterr()
     assert out == "" and err == ("symgrad: error: unexpected TypeError: string indices must be "

@@ -36,10 +36,10 @@ from .problem import (
     CLIError,
     floats,
     forward,
+    prepared,
     problem,
     refuse_what_would_not_fit,
     shaped,
-    values_at,
 )
 
 _TARGET = """\
@@ -299,15 +299,8 @@ def run_grad(args: argparse.Namespace) -> int:
     from ..api import value_and_grad
     from ..core.errors import SCALAR_OUTPUT_ERROR
 
-    p = problem(args)
-    at = values_at(p, args.at)
-    if args.check and at is None:
-        raise CLIError("--check needs a point: give --at for every variable")
-    sample = at if at is not None else p.zeros()
-    graph = forward(p, sample)
+    p, at, sample, graph = prepared(args, "gradient")
     out = graph.outputs[0]
-    if out.dtype != "float64":
-        raise CLIError(f"the function returns {out.aval} values, which have no gradient", 1)
     cotangent = None
     if args.gradient is not None:
         cotangent = shaped(floats(args.gradient, "--gradient"), out.shape, "--gradient")

@@ -203,6 +203,23 @@ def forward(p: Problem, args: list[Any]) -> Any:
     return graph
 
 
+
+def prepared(args: argparse.Namespace, what: str) -> tuple[Problem, list[Any] | None,
+                                                            list[Any], Any]:
+    """The problem ``args`` name, its ``--at`` point (None without one), the point its
+    graph is traced at (zeros without one) and that graph, whose output must be float64
+    (else it has no ``what``: "gradient", "derivative")."""
+    p = problem(args)
+    at = values_at(p, args.at)
+    if args.check and at is None:
+        raise CLIError("--check needs a point: give --at for every variable")
+    sample = at if at is not None else p.zeros()
+    graph = forward(p, sample)
+    out = graph.outputs[0]
+    if out.dtype != "float64":
+        raise CLIError(f"the function returns {out.aval} values, which have no {what}", 1)
+    return p, at, sample, graph
+
 def refuse_what_would_not_fit(p: Problem, g: Any, at: list[Any], cotangent: Any,
                                jit: bool, what: str = "the value and gradient") -> None:
     """A CLIError where ``what`` ``g`` computes at ``at`` would not fit in memory (see

@@ -29,7 +29,7 @@ from typing import Any
 
 from .checks import FDCheck, fd_check, sympy_check
 from .limits import FD_LIMIT, FD_SAMPLE, MAX_ELEMENTS, SYMPY_SECONDS
-from .problem import CLIError, Problem, forward, problem, refuse_what_would_not_fit, values_at
+from .problem import CLIError, Problem, prepared, refuse_what_would_not_fit
 from .report import Block, Report
 
 #: what a command's blocks are called, in messages
@@ -50,15 +50,8 @@ def run_jacobian(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace, kind: str) -> int:
-    p = problem(args)
-    at = values_at(p, args.at)
-    if args.check and at is None:
-        raise CLIError("--check needs a point: give --at for every variable")
-    sample = at if at is not None else p.zeros()
-    graph = forward(p, sample)
+    p, at, sample, graph = prepared(args, "derivative")
     out = graph.outputs[0]
-    if out.dtype != "float64":
-        raise CLIError(f"the function returns {out.aval} values, which have no derivative", 1)
     if kind == "hessian" and out.shape != ():
         raise CLIError(f"hessian is for a scalar function, and {p.label} returns {out.aval}; "
                        "for the first derivatives of a vector function use symgrad grad "
