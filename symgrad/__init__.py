@@ -61,6 +61,7 @@ from .autograd import (  # noqa: E402
     set_grad_enabled,
 )
 from .backend.compile import compile_stats  # noqa: E402
+from .backend.memory import _from_environment, reuse_memory  # noqa: E402
 from .backend.threads import get_num_threads, max_threads, set_num_threads  # noqa: E402
 from .core.config import config  # noqa: E402
 from .core.errors import (  # noqa: E402
@@ -236,6 +237,8 @@ __all__ = ["grad", "value_and_grad", "vjp", "jit", "jvp", "linearize", "vmap", "
 __all__ += ["array"]  # np.array of traced values (symgrad.numpy_api.arrays)
 __all__ += ["cond", "fori_loop", "scan", "while_loop", "config", "compile_stats"]  # loops
 __all__ += ["set_num_threads", "get_num_threads", "max_threads"]  # parallel kernels
+__all__ += ["reuse_memory"]  # keep freed memory for the next call (backend.memory)
+_from_environment()
 
 def __getattr__(name: str):
     """``sg.testing`` without ``import symgrad.testing`` (PEP 562): the module is
