@@ -413,7 +413,8 @@ def main(argv: list[str] | None = None) -> str:
     command = "python benchmarks/higher_order.py" + "".join(
         f" {a}" for a in (argv if argv is not None else sys.argv[1:]))
     threads = {k: os.environ[k] for k in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS",
-                                          "NUMBA_NUM_THREADS") if k in os.environ}
+                                          "NUMBA_NUM_THREADS", "SYMGRAD_REUSE_MEMORY")
+               if k in os.environ}
     if threads:
         command = " ".join(f"{k}={v}" for k, v in threads.items()) + " " + command
     # a new, empty kernel cache: symgrad's first calls are cold compiles
