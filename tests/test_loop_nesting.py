@@ -134,3 +134,50 @@ def test_second_derivative_of_newtons_square_root(backend):
     want = np.zeros((2, 2, 2))
     want[[0, 1], [0, 1], [0, 1]] = -0.25 * a ** -1.5
     assert_close(got, want, rtol=1e-9, atol=1e-14)
+
+
+# ---------------------------------------------------------------------------
+# a trip count per example under vmap (issue 15 review: the message pointed at the
+# integer argument instead of saying this)
+
+
+def counted(x, n):
+    return sg.fori_loop(0, n, lambda i, v: step(v), x)
+
+
+def counted_in_while(x, n):  # the rewrite the refusal suggests
+    return sg.while_loop(lambda c: c[0] < n, lambda c: (c[0] + 1, step(c[1])), (0, x))[1]
+
+
+def python_n(x, n):
+    for _ in range(int(n)):
+        x = step(x)
+    return x
+
+
+def test_a_trip_count_per_example_under_vmap_is_refused_with_the_fix():
+    ns = np.array([1, 3, 5])
+    for n in (ns, ns * 1.0):
+        with pytest.raises(NotImplementedError, match=r"fori_loop at .*test_loop_nesting.*"
+                           r"batched argument 1: a trip count that differs from example to "
+                           r"example is not supported.*sg\.while_loop"):
+            sg.vmap(counted, backend="numpy")(X0, n)
+    # through grad, the bound is the gradient's own argument: the loop's message says it
+    with pytest.raises(TypeError, match=r"upper is a traced f64\[\] value.*trip count per "
+                       r"example under sg\.vmap is not supported.*sg\.while_loop"):
+        sg.vmap(sg.grad(lambda x, n: np.sum(counted(x, n))), backend="numpy")(X0, ns)
+    # one count for the batch works
+    got = sg.vmap(counted, in_axes=(0, None), backend="numpy")(X0, 4)
+    assert_close(got, [python_n(x, 4) for x in X0], rtol=1e-14)
+
+
+@pytest.mark.parametrize("backend", ["numpy", "numba"])
+def test_the_suggested_while_loop_runs_each_example_to_its_own_count(backend):
+    ns = np.array([0, 3, 5])
+    got = sg.vmap(counted_in_while, backend=backend)(X0, ns)
+    assert_close(got, [python_n(x, n) for x, n in zip(X0, ns)], rtol=1e-14)
+    # grad of the vmap: each example's derivative at its own count (0 steps: 1)
+    g = sg.grad(lambda X, ns: np.sum(sg.vmap(counted_in_while)(X, ns)), backend=backend)
+    want = [sg.grad(lambda x, n=n: python_n(x, n), backend="numpy")(x) for x, n in zip(X0, ns)]
+    assert_close(g(X0, ns), want, rtol=1e-13)
+    assert want[0] == 1.0

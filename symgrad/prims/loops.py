@@ -26,9 +26,13 @@ step.
 n_cconst, tape, checkpoint)`` runs ``body`` while ``cond`` holds. With
 ``tape`` it also counts the steps and stores the carries in tapes that grow by
 doubling; its VJP is the taping ``while`` and a backward ``loop`` over
-``0 .. count``. Second derivatives run through ``loop`` and ``cond`` (the
-backward loop is a ``loop`` again), not through a taped ``while`` or a
-checkpointed loop (a ``NotImplementedError`` says so).
+``0 .. count``. Second derivatives run through ``loop``, ``cond`` and ``while``
+(the backward loop is a ``loop`` again; a taping ``while`` differentiated again
+reads its tapes' cotangents there as the cotangents of ys), not through a
+checkpointed loop (a ``NotImplementedError`` says so). Tapes whose length is
+known at run time only (``DYN``) broadcast with themselves
+(:func:`symgrad.prims.registry.broadcast_shapes`), so the adjoint can sum two
+cotangents of one tape.
 
     >>> import numpy as np, symgrad as sg
     >>> f = lambda x: sg.fori_loop(0, 3, lambda i, v: v * v, x)
