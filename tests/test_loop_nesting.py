@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 import symgrad as sg
+from symgrad.transforms.batching import NotBatchable
 
 from oracle import assert_close, finite_differences
 
@@ -181,3 +182,20 @@ def test_the_suggested_while_loop_runs_each_example_to_its_own_count(backend):
     want = [sg.grad(lambda x, n=n: python_n(x, n), backend="numpy")(x) for x, n in zip(X0, ns)]
     assert_close(g(X0, ns), want, rtol=1e-13)
     assert want[0] == 1.0
+
+
+def test_what_still_refuses_to_nest_says_so():
+    def ckpt_while(x):
+        return sg.while_loop(lambda c: c[1] < N, lambda c: (step(c[0]), c[1] + 1), (x, 0),
+                             checkpoint=2)[0]
+
+    def ckpt_fori(x, n):
+        return sg.fori_loop(0, n, lambda i, v: step(v), x, checkpoint=2)
+
+    for f, extra in ((ckpt_while, ()), (ckpt_fori, (N,))):
+        with pytest.raises(NotImplementedError, match="checkpoint="):
+            sg.jacfwd(sg.jacfwd(lambda x, f=f, extra=extra: f(x, *extra)), backend="numpy")(X0)
+    # per-example derivatives of a loop whose trip count depends on the example: the
+    # backward loop would need a trip count per example
+    with pytest.raises(NotBatchable, match="take sg.grad of the vmap"):
+        sg.vmap(sg.jacfwd(newton_sqrt), backend="numpy")(np.array([2.0, 9.0]))
