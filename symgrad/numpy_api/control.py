@@ -369,7 +369,7 @@ def _bound(x: Any, what: str) -> Any:
             where = user_location()
             raise BoundError(
                 f"fori_loop at {where}: {what} is a traced {x.aval} value; the bounds must "
-                "be integer scalars: Python ints, or int arguments (traced as int64 unless "
+                "be integers: Python ints, or int scalar arguments (traced as int64 unless "
                 "differentiated; an array of ints, as sg.vmap maps, is traced as float). A "
                 "trip count per example under sg.vmap is not supported: " + PER_EXAMPLE_FIX,
                 x, where)
