@@ -177,6 +177,33 @@ report(seconds=seconds, peak_mb=(peak - base) / 1024)
 """
 
 
+#: what profiling the Euler kernel found (edited copies of ``sg.grad(euler).source(...)``
+#: timed interleaved against the generated one); printed under the table
+ANALYSIS = """\
+**Where the Euler gradient's time goes** (profiled 2026-12-01: copies of the generated
+kernel, `sg.grad(euler, ...).source(X0, 1.3, 100_000)`, edited one change at a time and timed
+interleaved with it, best of 15; the machine was loaded, so the ratios are what count):
+
+- Not the per-step overheads: storing the carry in the tape (`tape[i] = x`), the row view
+  of the tape in the backward loop (`x_1 = d[i_1]`) and the carries' buffer swap cost
+  nothing measurable (rewritten as element loops: 47.4 ms against 46.0 ms). The tape is
+  allocated once per call (6.4 MB, 0.2 ms), nothing is allocated inside the loops, each
+  direction's body is one fused loop, and Numba checks no bounds.
+- `x ** 3`: numpy computes it as C's `pow(x, 3.0)`, so symgrad's kernel does too, and that
+  call is a third of the kernel (73 ms, 47 ms with `x * x * x`). JAX and the handwritten
+  loop compute `x * x * x`, which differs from numpy's `pow` in the last bit for a quarter
+  of all x and is off the exact cube by up to 1.28 ulp (pow: 0.51; 2e5 samples in [0.5, 2]),
+  so symgrad does not rewrite it (its rewrites keep every bit, its vectorized functions
+  stay within 1 ulp). The row "the same with x**3.0" is the handwritten loop with
+  numpy's `pow`: symgrad is faster than it, because `sin` and `cos` run as symgrad's
+  vectorized versions (with `np.sin`/`np.cos` instead the kernel takes 60 ms, not 47 ms).
+- So the gap to JAX is the cube and XLA's vectorization across the 8 states. A vectorized
+  integer power within 1 ulp of `pow` in `symgrad/backend/vecmath.py` (a double-double
+  product, with libm's `pow` again for the elements outside its range, as `sin` and `cos`
+  do) would remove the third; it is not written yet.
+"""
+
+
 def child(code: str, cache: str | None = None, python: str = sys.executable,
           **env: str) -> dict:
     environ = {**os.environ, **env}
@@ -300,7 +327,7 @@ def main(argv: list[str] | None = None) -> None:
         f"{', '.join(f'{v:.1f}' for v in load_start)} at the start and "
         f"{', '.join(f'{v:.1f}' for v in load_end)} at the end (above about 1, other work "
         "shared the cores and the times are inflated, the cold compiles most).", "",
-        *rows, ""])
+        *rows, "", *([] if args.quick else [ANALYSIS])])
     print(textwrap.indent(text, "  "))
     if args.write and not args.quick:
         write_section(text)
