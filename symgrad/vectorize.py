@@ -27,6 +27,7 @@ from .core.ir import Aval
 from .core.pytree import flatten, unflatten
 from .core.tracing import Tracer, current_trace, inline, shape_of
 from .numpy_api import stage
+from .numpy_api.control import PER_EXAMPLE_FIX, BoundError
 from .pipeline import kernel_input
 from .transforms.batching import batch
 
@@ -80,7 +81,16 @@ class _Mapped:
             aval = leaf.aval if isinstance(leaf, Tracer) else kernel_input(leaf)[1]
             avals.append(Aval(aval.shape[1:], aval.dtype) if axis is not None else aval)
             values.append(leaf)
-        staged = stage(_Rebuilt(self.fun, trees), avals, leaves, _names(len(leaves)))
+        try:
+            staged = stage(_Rebuilt(self.fun, trees), avals, leaves, _names(len(leaves)))
+        except BoundError as e:
+            arg = _batched_argument(e.value, trees, flags)
+            if arg is None:
+                raise
+            raise NotImplementedError(
+                f"vmap: the fori_loop at {e.where} has a bound that is the batched argument "
+                f"{arg}: a trip count that differs from example to example is not supported "
+                f"(the batch runs one loop). Instead {PER_EXAMPLE_FIX}") from None
         batched_flags = [a is not None for a, av in zip(flags, avals) if av is not None]
         graph, out_flags = batch(staged.graph, [*batched_flags, *(False,) * len(staged.captured)],
                                  size)
@@ -113,6 +123,20 @@ class _Rebuilt:
             args.append(unflatten(tree, leaves[k:k + n]))
             k += n
         return self.fun(*args)
+
+
+def _batched_argument(value: Any, trees: list, flags: list) -> int | None:
+    """The position of the argument whose batched leaf ``value`` (a tracer) is, if any."""
+    hint = getattr(getattr(value, "_var", None), "hint", None)
+    names = _names(len(flags))
+    if hint not in names or flags[names.index(hint)] is None:
+        return None
+    leaf, first = names.index(hint), 0
+    for arg, (_, n) in enumerate(trees):
+        if first <= leaf < first + n:
+            return arg
+        first += n
+    return None
 
 
 def _names(n: int) -> list[str]:

@@ -209,13 +209,16 @@ def test_jacobian_through_a_checkpointed_loop_and_while_loop():
                  sg.jacrev(lambda x: count_python(x, 5), backend="numpy")(x), rtol=1e-12)
 
 
-def test_second_order_through_while_and_checkpointed_loops_is_refused():
+def test_second_order_through_checkpointed_loops_is_refused():
+    # (second order through a while_loop that tapes every carry works:
+    # tests/test_loop_nesting.py)
     def ckpt(x):
         return np.sum(sg.fori_loop(0, 5, lambda i, v: v * np.sin(v), x, checkpoint=2))
 
     def wl(x):
         return np.sum(sg.while_loop(lambda c: c[1] < 3,
-                                    lambda c: (c[0] * np.sin(c[0]), c[1] + 1), (x, 0))[0])
+                                    lambda c: (c[0] * np.sin(c[0]), c[1] + 1), (x, 0),
+                                    checkpoint=2)[0])
 
     for f in (ckpt, wl):
         with pytest.raises(NotImplementedError, match="second derivatives through"):

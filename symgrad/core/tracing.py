@@ -34,7 +34,7 @@ from .errors import (
     called_from_numpy,
     user_location,
 )
-from .ir import Atom, Aval, Eqn, Graph, Literal, Primitive, Var, freeze_params, usable
+from .ir import INT, Atom, Aval, Eqn, Graph, Literal, Primitive, Var, freeze_params, usable
 from .pytree import LEAF, Tree, flatten
 
 
@@ -476,8 +476,8 @@ def inline(graph: Graph, inputs: Sequence[Any], into: Trace,
     A const of ``graph`` made from a user's object (``const_sources``) becomes a
     const of ``into`` made from the same object, so ``into`` sees where it came from.
     """
-    env: dict[int, Atom] = {id(v): into.atom(x) for v, x in zip(graph.inputs, inputs,
-                                                                  strict=True)}
+    env: dict[int, Atom] = {id(v): into.atom(_integer(x) if v.dtype == INT else x)
+                            for v, x in zip(graph.inputs, inputs, strict=True)}
     for var, frozen in graph.consts:
         env[id(var)] = into.constant(const_sources.get(id(var), frozen))
     for e in graph.eqns:
@@ -485,6 +485,14 @@ def inline(graph: Graph, inputs: Sequence[Any], into: Trace,
         env[id(e.out)] = into.bind(e.prim, ins, dict(e.params))
     return [into.tracer(env[id(o)], into) if isinstance(o, Var) else np.asarray(o.value)[()]
             for o in graph.outputs]
+
+
+def _integer(x: Any) -> Any:
+    """An integer number fed to an int64 input (a trip count) stays an integer literal
+    (:meth:`Trace.constant` makes numbers float)."""
+    if isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_)):
+        return Literal(int(x))
+    return x
 
 
 def trace(fun: Callable, avals: Sequence[Aval | None], args: Sequence[Any],

@@ -346,13 +346,33 @@ def _int(x: Any, what: str) -> int:
     return int(x)
 
 
+#: what to write instead of a trip count that differs per example under ``sg.vmap``
+PER_EXAMPLE_FIX = ("pass one count for the whole batch (in_axes=None for it), or count in "
+                   "the carry with sg.while_loop(lambda c: c[0] < n, lambda c: (c[0] + 1, "
+                   "body(c[1])), (0, init)), whose condition may differ per example (each "
+                   "example stops at its own count), or loop over the examples in Python")
+
+
+class BoundError(TypeError):
+    """A loop bound that is a traced value (``.value``) but not an integer scalar;
+    ``sg.vmap`` says more when it is a batched argument (a trip count per example)."""
+
+    def __init__(self, message: str, value: Any, where: str):
+        super().__init__(message)
+        self.value, self.where = value, where
+
+
 def _bound(x: Any, what: str) -> Any:
     """A loop bound as an operand: a traced integer, or an integer literal."""
     if isinstance(x, Tracer):
         if x.dtype != np.int64 or x.shape:
-            raise TypeError(f"fori_loop at {user_location()}: {what} is a traced {x.aval} "
-                            "value; the bounds must be integers (an int argument is traced "
-                            "as an integer unless it is differentiated)")
+            where = user_location()
+            raise BoundError(
+                f"fori_loop at {where}: {what} is a traced {x.aval} value; the bounds must "
+                "be integers: Python ints, or int scalar arguments (traced as int64 unless "
+                "differentiated; an array of ints, as sg.vmap maps, is traced as float). A "
+                "trip count per example under sg.vmap is not supported: " + PER_EXAMPLE_FIX,
+                x, where)
         return x
     return Literal(_int(x, what))
 

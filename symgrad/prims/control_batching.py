@@ -14,7 +14,8 @@ without it, and a tuple of flags; ``proj``'s facet picks one part.
 - ``loop``: batched ``xs`` (and checkpoints) are read one row per step, so they
   enter with the batch axis second; ``ys`` and tapes come out stacked with it
   second and are transposed back. A trip count per example (batched bounds)
-  is refused.
+  is refused, naming the rewrite: a ``while`` counting in its carry (``sg.vmap``
+  says so earlier, where a batched argument is a ``fori_loop`` bound).
 - ``while`` with an unbatched predicate: a ``while`` of the batched graphs. With
   a batched one, JAX's rule: the loop runs while any example continues, and an
   example whose predicate no longer holds keeps its carry (``where``); every
@@ -94,8 +95,11 @@ def batch_loop(loop_p: Primitive, b: Any, args: list, flags: list, *, body: Grap
     lo, hi, *ops = args
     if flags[0] or flags[1]:
         raise b.refuse("vmap: a loop whose bounds differ from example to example (a batched "
-                       "trip count) is not batched; compute the batch with a Python loop, "
-                       "or run every example to the largest count with sg.where in the body")
+                       "trip count) is not batched, since the batch runs one loop; count in "
+                       "the carry of an sg.while_loop instead (its condition may differ per "
+                       "example: each example stops at its own count), or run every example "
+                       "to the largest count with sg.where(i < n, ...) in the body, or loop "
+                       "over the examples in Python")
     f_ops = flags[2:]
     n_ckpt = len(recompute.outputs) if recompute is not None else 0
     C, X = n_carry, n_xs

@@ -26,9 +26,13 @@ step.
 n_cconst, tape, checkpoint)`` runs ``body`` while ``cond`` holds. With
 ``tape`` it also counts the steps and stores the carries in tapes that grow by
 doubling; its VJP is the taping ``while`` and a backward ``loop`` over
-``0 .. count``. Second derivatives run through ``loop`` and ``cond`` (the
-backward loop is a ``loop`` again), not through a taped ``while`` or a
-checkpointed loop (a ``NotImplementedError`` says so).
+``0 .. count``. Second derivatives run through ``loop``, ``cond`` and ``while``
+(the backward loop is a ``loop`` again; a taping ``while`` differentiated again
+reads its tapes' cotangents there as the cotangents of ys), not through a
+checkpointed loop (a ``NotImplementedError`` says so). Tapes whose length is
+known at run time only (``DYN``) broadcast with themselves
+(:func:`symgrad.prims.registry.broadcast_shapes`), so the adjoint can sum two
+cotangents of one tape.
 
     >>> import numpy as np, symgrad as sg
     >>> f = lambda x: sg.fori_loop(0, 3, lambda i, v: v * v, x)
@@ -505,9 +509,10 @@ def _while_sympy(sp: Any, *ops: Any, cond: Graph, body: Graph, n_carry: int, n_c
 
 def _while_vjp(g: dict, ans: Any, *ops: Any, cond: Graph, body: Graph, n_carry: int,
                n_cconst: int, tape: int, checkpoint: int, adjoint: Callable) -> tuple:
-    if tape:
+    if tape > 1:
         raise NotImplementedError(_SECOND_ORDER.format(
-            what="while_loop", fix="as sg.fori_loop with a trip count if there is one"))
+            what="a while_loop with checkpoint=", fix="without checkpoint= (every carry "
+            "taped), or as sg.fori_loop with a trip count if there is one"))
     ops = tuple(map(atom, ops))
     k = checkpoint if checkpoint > 1 else 1
     fwd = apply(while_p, *ops, cond=cond, body=body, n_carry=n_carry, n_cconst=n_cconst,
@@ -515,7 +520,13 @@ def _while_vjp(g: dict, ans: Any, *ops: Any, cond: Graph, body: Graph, n_carry: 
     count = proj(fwd, n_carry)
     tapes = [proj(fwd, n_carry + 1 + j) for j in range(n_carry)]
     index = Var(Aval((), INT), "i")
-    stepper = Graph((index, *body.inputs), body.eqns, body.outputs, (), body.name)
+    outs = body.outputs
+    if tape:  # a taping while differentiated again: its tapes are ys (the carry before
+        # each step), read back by the backward loop over 0 .. count like the carries
+        outs = (*outs, *body.inputs[:n_carry])
+        g = {**{j: c for j, c in g.items() if j < n_carry},
+             **{n_carry + j: g[n_carry + 1 + j] for j in range(n_carry) if n_carry + 1 + j in g}}
+    stepper = Graph((index, *body.inputs), body.eqns, outs, (), body.name)
     carry, consts = ops[:n_carry], ops[n_carry + n_cconst:]
     cts_c, _, cts_k = backward(stepper, n_carry, 0, g, Literal(0), count, carry, (), consts,
                                tapes, False, DYN, checkpoint, adjoint)

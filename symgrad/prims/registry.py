@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..core.errors import ShapeError
-from ..core.ir import BOOL, FLOAT, INT, Aval, Primitive
+from ..core.ir import BOOL, DYN, FLOAT, INT, Aval, Primitive
 
 REGISTRY: dict[str, Primitive] = {}
 #: what every primitive has
@@ -84,11 +84,29 @@ def require(prim: str, avals: tuple[Aval, ...], dtype: str) -> None:
 
 def broadcast_shapes(prim: str, *avals: Aval) -> tuple[int, ...]:
     try:
+        if any(DYN in a.shape for a in avals):
+            return _broadcast_dyn([a.shape for a in avals])
         return tuple(np.broadcast_shapes(*(a.shape for a in avals)))
     except ValueError:
         shapes = " and ".join(str(a) for a in avals)
         raise ShapeError(f"{prim}: operands of shapes {shapes} cannot be broadcast together "
                          "(numpy broadcasting rules)") from None
+
+
+def _broadcast_dyn(shapes: list[tuple[int, ...]]) -> tuple[int, ...]:
+    """numpy's broadcasting where a size known only at run time (DYN) matches itself
+    (and 1), never a known size. Only a loop's tapes and their cotangents have one, and
+    the elementwise ops on them come from transforms (the adjoint summing two
+    cotangents of one tape, vmap of that sum): operands of the same run-time size.
+    No user value has a DYN size."""
+    rank = max(len(s) for s in shapes)
+    out = []
+    for k in range(rank):
+        sizes = {s[len(s) - rank + k] for s in shapes if len(s) - rank + k >= 0} - {1}
+        if len(sizes) > 1:
+            raise ValueError("shapes do not broadcast")
+        out.append(sizes.pop() if sizes else 1)
+    return tuple(out)
 
 
 def expression(template: str) -> Callable[..., list[str]]:
