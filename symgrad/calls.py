@@ -241,10 +241,11 @@ def _checked(transformed: Transformed, args: tuple, gradient: Any) -> Any:
     return transformed._call_checked(args, gradient, {})
 
 
-def _runner(fast: _Fast, seeded: bool) -> Runner:
+def _runner(fast: _Fast, seeded: bool, total: int) -> Runner:
     """The function a fast call runs, doing only what its signature needs: the guards,
-    the kernel and, where needed, the conversions and the picking and wrapping of the
-    outputs. A guard that fails sends the call to the checked path (which traces again)."""
+    the kernel (whose ``total`` outputs come as a tuple) and, where needed, the
+    conversions and the picking and wrapping of the outputs. A guard that fails sends
+    the call to the checked path (which traces again)."""
     call, consts, plan, picks, wraps, form, holds = fast
     first, last, wrap = picks[0], picks[-1] + 1, wraps[0]
     if seeded or plan is not None or form not in (_ONE, _RUN, _TUPLE):
@@ -266,20 +267,39 @@ def _runner(fast: _Fast, seeded: bool) -> Runner:
                 return t._call_checked(args, None, {})
             out = (call(*args, *consts) if consts else call(*args))[first]
             return out if wrap is None else wrap(out)
-    else:  # several outputs: a slice of the kernel's, or each wrapped alike, or else
-        every = picks == tuple(range(first, last))
-        alike = every and len(set(wraps)) == 1
-
-        def run(t: Transformed, args: tuple, gradient: Any) -> Any:
-            if holds is not None and not holds(args):
-                return t._call_checked(args, None, {})
-            outs = call(*args, *consts) if consts else call(*args)
-            if form == _RUN:
-                return outs[first:last]
-            if alike:
-                return tuple(map(wrap, outs[first:last]))
-            return _finish(outs, picks, wraps, form)
+    else:
+        run = _several(call, consts, holds, picks, wraps, form == _RUN, total)
     run.fast = fast  # type: ignore[attr-defined] -- for inspection (tests, benchmarks)
+    return run
+
+
+def _several(call: Callable[..., tuple], consts: tuple, holds: Callable[[tuple], bool] | None,
+             picks: tuple[int, ...], wraps: tuple, unwrapped: bool, total: int) -> Runner:
+    """The runner of a call that returns a tuple of outputs, all arguments as they are:
+    the kernel's own tuple (or a slice of it) when nothing is wrapped; 2 to 4 adjacent
+    outputs wrapped alike (numpy scalars) by direct calls, which cost half what
+    ``tuple(map(np.float64, outs))`` does; anything else by :func:`_finish`."""
+    first, last, wrap = picks[0], picks[-1] + 1, wraps[0]
+    whole = first == 0 and last == total
+    count = len(picks) if picks == tuple(range(first, last)) and len(set(wraps)) == 1 \
+        and 2 <= len(picks) <= 4 and not unwrapped else 0
+
+    def run(t: Transformed, args: tuple, gradient: Any) -> Any:
+        if holds is not None and not holds(args):
+            return t._call_checked(args, None, {})
+        outs = call(*args, *consts) if consts else call(*args)
+        if unwrapped:
+            return outs if whole else outs[first:last]
+        if count == 2:
+            a, b = outs if whole else outs[first:last]
+            return wrap(a), wrap(b)
+        if count == 3:
+            a, b, c = outs if whole else outs[first:last]
+            return wrap(a), wrap(b), wrap(c)
+        if count == 4:
+            a, b, c, d = outs if whole else outs[first:last]
+            return wrap(a), wrap(b), wrap(c), wrap(d)
+        return _finish(outs, picks, wraps, _TUPLE)
     return run
 
 
@@ -342,7 +362,7 @@ def _fast_entry(transformed: Transformed, args: tuple, gradient: Any, spec: Spec
                  tuple(picks), wraps, form, None if spec.world is None else spec.world.holds)
     seeded = gradient is not None
     key = _seeded_key(args[:n], gradient) if seeded else _fast_key(args)
-    return key, _runner(fast, seeded)
+    return key, _runner(fast, seeded, len(outs))
 
 
 def _is_traced(i: int, x: Any, diff: frozenset[int], static: frozenset[int]) -> bool:
