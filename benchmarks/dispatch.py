@@ -6,7 +6,7 @@ takes them, then the array constants): one to four arguments, scalars and
 arrays, and functions that read values from outside (a closure array, a global
 float), whose guards are checked on every call. Timing is interleaved so that
 load from other processes hits both alike: ``--repeat`` rounds, each timing
-``g`` and then the kernel over a few milliseconds of calls; the medians per
+``g`` and then the kernel over about a millisecond of calls; the medians per
 call over the rounds are printed, and their difference (last column): the
 overhead of symgrad's Python path (the fast key, the guards, the picking and
 wrapping of outputs); ``best`` is the difference of the fastest rounds, the
@@ -14,7 +14,7 @@ estimate least disturbed by other processes. The fast path calls the kernel's
 compiled overload directly, without Numba's dispatch, which the bare kernel
 time includes: so the overhead can be below zero.
 
-Run:  python benchmarks/dispatch.py [--repeat 41]
+Run:  python benchmarks/dispatch.py [--repeat 101]
 (kernels are compiled or loaded from the usual cache before timing)
 """
 
@@ -86,9 +86,9 @@ def bare_kernel(g, args: tuple) -> tuple[Callable, tuple]:
 
 def rounds(funs: list[tuple[Callable, tuple]], repeat: int) -> list[list[float]]:
     """Seconds per call of each ``fun(*args)`` in each of ``repeat`` interleaved rounds
-    (a few milliseconds of calls of each function in turn)."""
+    (about a millisecond of calls of each function in turn)."""
     timers = [timeit.Timer(lambda f=f, a=a: f(*a)) for f, a in funs]
-    numbers = [max(200, int(timer.autorange()[0] * 0.005 / 0.2)) for timer in timers]
+    numbers = [max(100, int(timer.autorange()[0] * 0.001 / 0.2)) for timer in timers]
     samples: list[list[float]] = [[] for _ in funs]
     for _ in range(repeat):
         for timer, number, sample in zip(timers, numbers, samples):
@@ -98,7 +98,7 @@ def rounds(funs: list[tuple[Callable, tuple]], repeat: int) -> list[list[float]]
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=41, help="interleaved rounds")
+    parser.add_argument("--repeat", type=int, default=101, help="interleaved rounds")
     opts = parser.parse_args()
     print(f"{'function':26} {'g(...)':>10} {'kernel':>10} {'best':>10} {'overhead':>10}"
           "   (medians per call over the rounds; best: of the fastest rounds)")

@@ -281,3 +281,26 @@ def test_equal_fast_keys_mean_equal_numba_types_of_arrays(dtype, shape, one, oth
 def test_equal_fast_keys_mean_equal_numba_types_of_numbers(a, b):
     if _fast_key((a,)) == _fast_key((b,)):
         assert _numba_type(a) == _numba_type(b), (a, b)
+
+
+def test_kernels_that_are_not_plain_dispatchers_keep_their_own_call(monkeypatch):
+    """A parallel kernel runs under a lock and the interpreter is no Numba dispatcher:
+    the fast path calls them as they are (not a bare overload), and still agrees."""
+    monkeypatch.setenv("SYMGRAD_PARALLEL_MIN", "256")
+    monkeypatch.setattr(sg.config, "tiered", False)
+
+    def loss(x):
+        return np.sum(np.sin(x) * np.exp(-x * x))
+
+    x = np.linspace(-2.5, 3, 1001)
+    want = oracle(sg.grad, loss, x)
+    f = sg.grad(loss)
+    assert "prange(" in f.source(x)
+    for _ in range(3):
+        same(f(x), want)
+    (run,) = f._fast.values()
+    assert type(run.fast.kernel.__wrapped__).__module__.startswith("numba"), \
+        "the serialized parallel kernel, not its bare entry point"
+    f = sg.grad(loss, backend="numpy")
+    for _ in range(3):
+        same(f(x), want)
