@@ -227,7 +227,7 @@ class _Fast(NamedTuple):
     consts: tuple                     # its trailing arguments
     plan: tuple[int, ...] | None      # per argument _PASS, _FLOAT, _BOOL or _DROP; None: all pass
     picks: tuple[int, ...]            # the outputs returned, in order
-    wraps: tuple[Any, ...]            # per pick: np.float64 or np.bool_ for a scalar, or None
+    wraps: tuple[Any, ...]            # per pick: what makes a kernel scalar a numpy one, or None
     form: int                         # _ONE, _TUPLE, _VALUE_AND_GRADS or _RUN
     holds: Callable[[tuple], bool] | None  # the specialization's guards (None: reads nothing)
 
