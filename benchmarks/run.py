@@ -527,9 +527,8 @@ def train_loop() -> str:
 
 def dispatch() -> str:
     """benchmarks/dispatch.py's output (fresh process): g(...) against its bare kernel."""
-    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "dispatch.py"),
-                           "--repeat", "5"], capture_output=True, text=True, check=True,
-                          timeout=600)
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "dispatch.py")],
+                          capture_output=True, text=True, check=True, timeout=600)
     return done.stdout.strip()
 
 

@@ -26,9 +26,11 @@ transformation sees, differentiates and compiles it like any other code.
 
 Dispatch: a call whose arguments the kernel takes as they are (float64 or bool
 arrays, C-contiguous, aligned and writable; numbers) is looked up by cheap facts
-(:func:`_fast_key`) in a second cache of ready-made calls (:class:`_Fast`),
-and goes straight to the Numba dispatcher. Anything else, and the first call
-of each signature, takes the checked path (``_prepare``), which fills it.
+(:func:`_fast_key`) in a second cache of ready-made calls (a runner per
+signature, :func:`symgrad.calls._runner`), which checks the guards of what the
+function reads from outside and goes straight to the compiled Numba overload.
+Anything else, and the first call of each signature, takes the checked path
+(``_prepare``), which fills it.
 """
 
 from __future__ import annotations
@@ -60,10 +62,12 @@ from .calls import (  # noqa: F401 -- also under their old names here
     _TYPE_KEYED,
     _VALUE_AND_GRADS,
     _VALUE_KEYED,
+    Runner,
     _any_dask,
     _aux_leaves,
     _Bound,
     _check_differentiable,
+    _checked,
     _converted,
     _cotangents,
     _Fast,
@@ -77,6 +81,7 @@ from .calls import (  # noqa: F401 -- also under their old names here
     _Rebuild,
     _require_hashable,
     _scalar,
+    _seeded_key,
     _static_key,
     _traced_cotangent,
     _value,
@@ -138,7 +143,7 @@ class Transformed:
         self._title = getattr(fun, "__name__", "the function")  # for messages: "<lambda>"
         self._cache: dict[tuple, Specialization] = {}
         self._lock = threading.Lock()  # inserts into the caches (lookups need none)
-        self._fast: dict[tuple, _Fast] = {}  # keyed by _fast_key; filled by _remember
+        self._fast: dict[tuple, Runner] = {}  # keyed by _fast_key; filled by _remember
         self._positions_by_arity: dict[int, tuple[frozenset[int], frozenset[int]]] = {}
         self._names = functools.cache(functools.partial(arg_names, fun))
         self._numpy_twin: Transformed | None = None  # expressions() runs on the interpreter
@@ -158,23 +163,11 @@ class Transformed:
         # (inside a trace, tracers are unhashable: such calls take the checked path,
         # which inlines; a call with constants may run the kernel, and is constant)
         try:  # the fast path: a signature seen before, its arguments ready for the kernel
-            fast = self._fast.get(_fast_key(args) if gradient is None
-                                  else (*_fast_key((*args, gradient)), _SEEDED))
-        except Exception:  # noqa: BLE001 -- unhashable or odd: the checked path explains
-            fast = None
-        if fast is None or fast.holds is not None and not fast.holds(args):
-            return self._call_checked(args, gradient, kwargs)
-        if gradient is not None:
-            args = (*args, gradient)
-        kernel, consts, plan, picks, wraps, form, _ = fast
-        inputs = args if plan is None else _converted(plan, args)
-        outs = kernel(*inputs, *consts) if consts else kernel(*inputs)
-        if form == _ONE:
-            out, wrap = outs[picks[0]], wraps[0]
-            return out if wrap is None else wrap(out)
-        if form == _RUN:
-            return outs[picks[0]:picks[-1] + 1]
-        return _finish(outs, picks, wraps, form)
+            run = self._fast[_fast_key(args) if gradient is None
+                             else _seeded_key(args, gradient)]
+        except Exception:  # noqa: BLE001 -- new (KeyError), unhashable or odd (TypeError):
+            run = _checked  # the checked path explains, and fills the fast path
+        return run(self, args, gradient)
 
     def _call_checked(self, args: tuple, gradient: Any, kwargs: dict) -> Any:
         """A call through every check, which (for a plain call) fills the fast path."""
@@ -412,11 +405,11 @@ class Transformed:
         entry = _fast_entry(self, args, gradient, spec, inputs, outs)
         if entry is None:
             return
-        key, fast = entry
+        key, run = entry
         with self._lock:
             if len(self._fast) >= _FAST_LIMIT:
                 self._fast.clear()  # e.g. a loop over static values: start again
-            self._fast[key] = fast
+            self._fast[key] = run
 
     # -- building ------------------------------------------------------------------
     def _specialize(self, args: tuple, kwargs: dict, avals: list[Aval | None],

@@ -147,17 +147,21 @@ _PASS, _FLOAT, _BOOL, _DROP = range(4)
 #: how ``_Fast`` returns the picked outputs: one, a tuple, (value, (grads...)), or a
 #: tuple of adjacent outputs none of which is wrapped (a slice of the kernel's tuple)
 _ONE, _TUPLE, _VALUE_AND_GRADS, _RUN = range(4)
-#: ends the fast key of a call with gradient= (no argument's fact is this object)
+#: starts the fast key of a call with gradient= (no argument's fact is this object)
 _SEEDED = object()
 #: traced numbers whose value does not change the specialization: keyed by type alone
 _TYPE_KEYED = frozenset({float, *(t for t in np.sctypeDict.values()
                                   if issubclass(t, (np.floating, np.integer)))})
 #: traced (or static) values that ``_remember`` accepts keyed by (type, value)
 _VALUE_KEYED = frozenset({int, bool, np.bool_})
-#: numpy's C_CONTIGUOUS | ALIGNED | WRITEABLE bits of ``ndarray.flags.num``
+#: numpy's C_CONTIGUOUS | ALIGNED | WRITEABLE bits of ``ndarray.flags.num``: an array
+#: with them all set is what a kernel takes as it is
 _READY = 0x1 | 0x100 | 0x400
-#: kernel scalars as numpy scalars, like numpy's reductions
-_SCALAR_TYPES = {float: np.float64, bool: np.bool_}
+#: a Python float's facts in the fast key (one shared tuple: nothing is built per call)
+_FLOAT_FACTS = (float,)
+#: kernel scalars as numpy scalars, like numpy's reductions: np.float64(x) copies the
+#: bits (exact); a bool picks numpy's own True_ or False_
+_SCALAR_TYPES = {float: np.float64, bool: (np.False_, np.True_).__getitem__}
 _FAST_LIMIT = 256
 #: signatures a transformed function keeps specialized (a loop over many shapes or
 #: static values would otherwise keep every graph and kernel it ever made)
@@ -165,19 +169,33 @@ _CACHE_LIMIT = 64
 
 
 def _fast_key(args: tuple) -> tuple:
-    """What the fast path is keyed on, per argument: an array's shape, dtype and readiness
-    flags (the kernel takes it as it is when they are right); a float's type; else the
-    argument's type and value (so an unhashable argument raises TypeError)."""
-    key: list[Any] = []
+    """What the fast path is keyed on: each argument's facts in turn, in one flat tuple.
+    An array's are its shape, dtype and flags (the kernel takes it as it is when the
+    :data:`_READY` ones are set; they also fix its Numba type, which lets the fast path
+    call the compiled overload directly. All of numpy's flags are kept, unmasked, which
+    costs 50 ns less per array: a view and an array that owns its data are two keys, each
+    filled by one checked call); a float's or numpy number's, its type; anything else's,
+    its type and value (so an unhashable argument raises TypeError). The first fact of
+    each argument (a shape is a tuple, the others start with a type) says how many
+    follow, so different arguments never give one key. (A new fact of an array, such as
+    a dtype-dependent one, goes in the ndarray line and nowhere else.)"""
+    key: tuple = ()
     for x in args:
         t = type(x)
-        if t is np.ndarray:
-            key.append((x.shape, x.dtype, x.flags.num & _READY))
+        if t is float:
+            key += _FLOAT_FACTS
+        elif t is np.ndarray:
+            key += (x.shape, x.dtype, x.flags.num)
         elif t in _TYPE_KEYED:
-            key.append(t)
+            key += (t,)
         else:
-            key.append((t, x))
-    return tuple(key)
+            key += (t, x)
+    return key
+
+
+def _seeded_key(args: tuple, gradient: Any) -> tuple:
+    """The fast key of a call with ``gradient=``: the arguments' facts, then the gradient's."""
+    return (_SEEDED, *_fast_key(args), *_fast_key((gradient,)))
 
 
 def _converted(plan: tuple[int, ...], args: tuple) -> list:
@@ -204,23 +222,98 @@ def _finish(outs: tuple, picks: tuple[int, ...], wraps: tuple, form: int) -> tup
 
 
 class _Fast(NamedTuple):
-    """A call signature seen before, ready to run: what ``__call__`` does on a hit."""
+    """A call signature seen before, ready to run: what ``__call__`` does on a hit
+    (:func:`_runner` makes it a function; this record stays on it as ``run.fast``)."""
 
-    kernel: Callable[..., tuple]      # the warm Numba dispatcher, or a Kernel, Chain, interpreter
+    kernel: Callable[..., tuple]      # the compiled overload, the warm Numba dispatcher,
+                                      # or a Kernel, Chain, interpreter
     consts: tuple                     # its trailing arguments
     plan: tuple[int, ...] | None      # per argument _PASS, _FLOAT, _BOOL or _DROP; None: all pass
     picks: tuple[int, ...]            # the outputs returned, in order
-    wraps: tuple[Any, ...]            # per pick: np.float64 or np.bool_ for a scalar, or None
+    wraps: tuple[Any, ...]            # per pick: what makes a kernel scalar a numpy one, or None
     form: int                         # _ONE, _TUPLE, _VALUE_AND_GRADS or _RUN
     holds: Callable[[tuple], bool] | None  # the specialization's guards (None: reads nothing)
 
 
+#: a fast entry: called as ``run(transformed, args, gradient)``, returns the call's result
+Runner = Callable[["Transformed", tuple, Any], Any]
+
+
+def _checked(transformed: Transformed, args: tuple, gradient: Any) -> Any:
+    """The runner of a call that has no fast entry: the checked path (which may add one)."""
+    return transformed._call_checked(args, gradient, {})
+
+
+def _runner(fast: _Fast, seeded: bool, total: int) -> Runner:
+    """The function a fast call runs, doing only what its signature needs: the guards,
+    the kernel (whose ``total`` outputs come as a tuple) and, where needed, the
+    conversions and the picking and wrapping of the outputs. A guard that fails sends
+    the call to the checked path (which traces again)."""
+    call, consts, plan, picks, wraps, form, holds = fast
+    first, last, wrap = picks[0], picks[-1] + 1, wraps[0]
+    if seeded or plan is not None or form not in (_ONE, _RUN, _TUPLE):
+        def run(t: Transformed, args: tuple, gradient: Any) -> Any:
+            if holds is not None and not holds(args):
+                return t._call_checked(args, gradient, {})
+            inputs = (*args, gradient) if seeded else args
+            if plan is not None:
+                inputs = _converted(plan, inputs)
+            outs = call(*inputs, *consts)
+            if form == _ONE:
+                return outs[first] if wrap is None else wrap(outs[first])
+            if form == _RUN:
+                return outs[first:last]
+            return _finish(outs, picks, wraps, form)
+    elif form == _ONE:  # (the common case: every argument as it is, one output)
+        def run(t: Transformed, args: tuple, gradient: Any) -> Any:
+            if holds is not None and not holds(args):
+                return t._call_checked(args, None, {})
+            out = (call(*args, *consts) if consts else call(*args))[first]
+            return out if wrap is None else wrap(out)
+    else:
+        run = _several(call, consts, holds, picks, wraps, form == _RUN, total)
+    run.fast = fast  # type: ignore[attr-defined] -- for inspection (tests, benchmarks)
+    return run
+
+
+def _several(call: Callable[..., tuple], consts: tuple, holds: Callable[[tuple], bool] | None,
+             picks: tuple[int, ...], wraps: tuple, unwrapped: bool, total: int) -> Runner:
+    """The runner of a call that returns a tuple of outputs, all arguments as they are:
+    the kernel's own tuple (or a slice of it) when nothing is wrapped; 2 to 4 adjacent
+    outputs wrapped alike (numpy scalars) by direct calls, which cost half what
+    ``tuple(map(np.float64, outs))`` does; anything else by :func:`_finish`."""
+    first, last, wrap = picks[0], picks[-1] + 1, wraps[0]
+    whole = first == 0 and last == total
+    count = len(picks) if picks == tuple(range(first, last)) and len(set(wraps)) == 1 \
+        and 2 <= len(picks) <= 4 and not unwrapped else 0
+
+    def run(t: Transformed, args: tuple, gradient: Any) -> Any:
+        if holds is not None and not holds(args):
+            return t._call_checked(args, None, {})
+        outs = call(*args, *consts) if consts else call(*args)
+        if unwrapped:
+            return outs if whole else outs[first:last]
+        if count == 2:
+            a, b = outs if whole else outs[first:last]
+            return wrap(a), wrap(b)
+        if count == 3:
+            a, b, c = outs if whole else outs[first:last]
+            return wrap(a), wrap(b), wrap(c)
+        if count == 4:
+            a, b, c, d = outs if whole else outs[first:last]
+            return wrap(a), wrap(b), wrap(c), wrap(d)
+        return _finish(outs, picks, wraps, _TUPLE)
+    return run
+
+
 def _fast_entry(transformed: Transformed, args: tuple, gradient: Any, spec: Specialization,
-                inputs: list, outs: tuple) -> tuple[tuple, _Fast] | None:
-    """The fast path's key and entry for a call of ``transformed`` that ``_prepare`` made
+                inputs: list, outs: tuple) -> tuple[tuple, Runner] | None:
+    """The fast path's key and runner for a call of ``transformed`` that ``_prepare`` made
     into ``spec`` and ``inputs`` and ran to ``outs``; None unless ``_fast_key`` determines
     all that ``_prepare`` did: the arguments need at most a ``float()`` and static ones
-    are keyed by value. (Arrays that needed a copy or a cast keep taking the checked path.)"""
+    are keyed by value. (Arrays that needed a copy or a cast keep taking the checked path.)
+    The runner calls the compiled Numba overload of these inputs directly
+    (:func:`symgrad.pipeline.kernel_entry`): the key fixes the Numba type of every input."""
     n = len(args)
     diff, static = transformed._positions(n)
     if transformed.has_aux or spec.out_tree.kind not in ("leaf", "tuple") or any(
@@ -254,6 +347,7 @@ def _fast_entry(transformed: Transformed, args: tuple, gradient: Any, spec: Spec
     kernel = spec.kernel if ready is None else ready()
     if kernel is None:
         return None  # still compiling in the background: calls stay on the checked path
+    kernel = pipeline.kernel_entry(kernel, (*inputs, *spec.consts))
     if transformed.mode == "jit":
         picks = tuple(range(spec.n_primal))
         form = _TUPLE if spec.is_tuple else _ONE
@@ -267,10 +361,11 @@ def _fast_entry(transformed: Transformed, args: tuple, gradient: Any, spec: Spec
     if form == _TUPLE and wraps == (None,) * len(picks) and picks == tuple(
             range(picks[0], picks[-1] + 1)):
         form = _RUN
-    key = _fast_key(args) if gradient is None else (*_fast_key(args), _SEEDED)
-    return key, _Fast(kernel, spec.consts, None if all(
-        c == _PASS for c in plan) else tuple(plan), tuple(picks), wraps, form,
-        None if spec.world is None else spec.world.holds)
+    fast = _Fast(kernel, spec.consts, None if all(c == _PASS for c in plan) else tuple(plan),
+                 tuple(picks), wraps, form, None if spec.world is None else spec.world.holds)
+    seeded = gradient is not None
+    key = _seeded_key(args[:n], gradient) if seeded else _fast_key(args)
+    return key, _runner(fast, seeded, len(outs))
 
 
 def _is_traced(i: int, x: Any, diff: frozenset[int], static: frozenset[int]) -> bool:

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from .backend.entry import entry as kernel_entry
 from .backend.program import Program
 from .backend.program import build as build_program
 from .core import check as checker
@@ -35,8 +36,8 @@ from .transforms.adjoint import adjoint
 from .transforms.passes import optimize
 from .transforms.reroll import reroll
 
-__all__ = ["SCALAR_OUTPUT_ERROR", "build", "cotangent", "derive", "differentiate", "kernel_input",
-           "program"]
+__all__ = ["SCALAR_OUTPUT_ERROR", "build", "cotangent", "derive", "differentiate", "kernel_entry",
+           "kernel_input", "program"]
 
 
 def differentiate(graph: Graph, wrt: Sequence[int], seeded: bool = False,

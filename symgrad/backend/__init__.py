@@ -3,7 +3,8 @@
 :mod:`.fusion` (which equations share a loop), :mod:`.split` (large graphs
 as bounded pieces), :mod:`.codegen` (kernel source from a graph and its plan),
 :mod:`.compile` (the kernel cache), and :mod:`.program`, whose ``build`` runs
-them in that order. The backend imports nothing of symgrad but the core: what
-it needs to know about a primitive it reads from the primitive's facets and
-flags.
+them in that order; :mod:`.entry` finds the compiled overload behind a warm
+Numba dispatcher (what symgrad's fast path calls). The backend imports
+nothing of symgrad but the core: what it needs to know about a primitive it
+reads from the primitive's facets and flags.
 """
