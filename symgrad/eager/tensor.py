@@ -486,11 +486,18 @@ class Tensor(InPlaceMethods, TensorMethods, ArrayMethods, Traced):
     # float64 tensors and Python numbers take the fast path (the same operation)
     __add__ = _arithmetic(add_p, Operators.__add__)
     __radd__ = _arithmetic(add_p, Operators.__radd__, swap=True)
-    __sub__ = _arithmetic(sub_p, Operators.__sub__)
+    def __sub__(self, o):
+        result = apply_f64(sub_p, (self, o), {}, Tensor._make)
+        return Operators.__sub__(*_no_bools(*_no_bool_sub(self, o))) if result is None else result
     __mul__ = _arithmetic(mul_p, Operators.__mul__)
     __rmul__ = _arithmetic(mul_p, Operators.__rmul__, swap=True)
     __truediv__ = _arithmetic(div_p, Operators.__truediv__)
-    __rtruediv__ = _arithmetic(div_p, Operators.__rtruediv__, swap=True)
+    _rdivide = _arithmetic(div_p, Operators.__rtruediv__, swap=True)
+
+    def __rtruediv__(self, o: Any) -> Any:  # 2 / x is x.reciprocal() * 2, as in PyTorch
+        if _is_scalar(o) and self.dtype.is_floating_point:
+            return self.reciprocal() * o
+        return self._rdivide(o)
     def __pow__(self, o): return Operators.__pow__(*_no_bools(self, o))
 
     def __floordiv__(self, o): return _floordiv(*_no_bools(self, o))
@@ -499,7 +506,7 @@ class Tensor(InPlaceMethods, TensorMethods, ArrayMethods, Traced):
     def __rmod__(self, o): return _remainder(*_no_bools(o, self))
 
     def __rsub__(self, o: Any) -> Any:
-        result = Operators.__rsub__(*_no_bools(self, o))
+        result = Operators.__rsub__(*_no_bools(*_no_bool_sub(self, o)))
         return named(result, self, "RsubBackward1" if _is_scalar(o) else None)
 
     def __rpow__(self, o: Any) -> Any:
@@ -536,6 +543,19 @@ def _no_bools(a: Any, b: Any) -> tuple[Any, Any]:
     """Bool tensors as int64 (``mask + 1`` is int64 in PyTorch, float64 in numpy)."""
     return (a.long() if isinstance(a, Tensor) and a._value.dtype == np.bool_ else a,
             b.long() if isinstance(b, Tensor) and b._value.dtype == np.bool_ else b)
+
+
+def _no_bool_sub(a: Any, b: Any) -> tuple[Any, Any]:
+    """PyTorch refuses ``-`` with a bool tensor (``mask - 1``, ``x - mask``)."""
+    bools = [isinstance(t, Tensor) and t._value.dtype == np.bool_ for t in (a, b)]
+    if all(bools):
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
+                           "supported. Use the `^` or `logical_xor()` operator instead.")
+    if any(bools):
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not "
+                           "supported. If you are trying to invert a mask, use the `~` or "
+                           "`logical_not()` operator instead.")
+    return a, b
 
 
 def _index_of(index: Any) -> Any:
