@@ -66,21 +66,30 @@ def watched(prim: Primitive, args: Sequence[Any], result: Any) -> tuple:
     (backward recomputes from them), and the results PyTorch's node would have saved (for
     which PyTorch raises too): the inputs of a non-linear primitive, the output of
     ``exp`` and the like (by weak reference)."""
+    saves = _SAVES.get(prim)
+    if saves is None:  # (inputs saved, a product's rule, output saved), once per primitive
+        saves = _SAVES[prim] = (not prim.linear and prim.name not in SAVES_OUTPUT,
+                                prim.name in PRODUCTS, prim.name in SAVES_OUTPUT)
+    inputs, product, output = saves
     found: list[tuple[Any, int]] = []
-    name = prim.name
     for k, a in enumerate(args):
         if not isinstance(a, Traced):
             continue
-        if a._node is None:
+        if a._node is None or (inputs and (not product or _other_requires_grad(args, k))):
             found.append((a, a._version))
-        elif not prim.linear and name not in SAVES_OUTPUT and (
-                name not in PRODUCTS or any(
-                    isinstance(b, Traced) and b._requires_grad for j, b in enumerate(args)
-                    if j != k)):
-            found.append((a, a._version))
-    if name in SAVES_OUTPUT:
+    if output:
         found.append((weakref.ref(result), 0))
     return tuple(found)
+
+
+_SAVES: dict[Primitive, tuple[bool, bool, bool]] = {}
+
+
+def _other_requires_grad(args: Sequence[Any], k: int) -> bool:
+    for j, b in enumerate(args):
+        if j != k and isinstance(b, Traced) and b._requires_grad:
+            return True
+    return False
 
 
 def compute(prim: Primitive, values: Sequence[Any], params: dict[str, Any]) -> Any:
