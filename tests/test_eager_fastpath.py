@@ -79,7 +79,8 @@ def operand_kinds(torch, show, data):
     operands = {"a": a, "b": b, "col": col, "s": s, "f": 0.25, "i": 3,
                 "f32": torch.tensor(data["b"]).float(), "mask": b > 0}
     ops = {"add": lambda p, q: p + q, "sub": lambda p, q: p - q,
-           "mul": lambda p, q: p * q, "div": lambda p, q: p / q}
+           "mul": lambda p, q: p * q, "div": lambda p, q: p / q,
+           "gt": lambda p, q: p > q}  # a bool result: the general path, every time
     for left in ("a", "b", "col", "s", "f", "i"):
         for right in ("a", "b", "col", "s", "f", "i", "f32", "mask"):
             p, q = operands[left], operands[right]

@@ -121,12 +121,15 @@ def run_backward(out: Any, gradient: Any, retain_graph: bool | None) -> None:
         _accumulate(out, np.broadcast_to(1.0 if ct is None else ct, out.shape))
         return
     nodes = _collect(root)
-    if any(n.freed for n in nodes):
-        raise RuntimeError(FREED_ERROR)
+    retained = []
+    for k, n in enumerate(nodes):
+        if n.freed:
+            raise RuntimeError(FREED_ERROR)
+        if n.retained is not None:
+            retained.append(k)
     _check_versions(nodes)
     plan, leaf_tensors, data_values = _plan(nodes)
-    retained = [k for k, n in enumerate(nodes) if n.retained is not None]
-    key = (tuple(plan), tuple(t._value.shape for t in leaf_tensors), tuple(retained),
+    key = (tuple(plan), tuple([t._value.shape for t in leaf_tensors]), tuple(retained),
            None if ct is None else np.shape(ct))
     entry = _cached_entry(key, lambda: _lower(nodes, plan, leaf_tensors, retained,
                                               ct is not None))

@@ -141,10 +141,20 @@ def apply_f64(prim: Primitive, args: Sequence[Any], params: dict[str, Any],
             grad = grad or a._requires_grad
         else:
             return None
-    aval = _aval(prim, tuple(shapes), params)
-    if aval is None:
-        return None
-    value = compute(prim, values, params)
+    shapes_key = tuple(shapes)
+    aval = None if params else _AVALS.get((prim, shapes_key))
+    if not aval:  # (False: a bool result, which the general path computes)
+        aval = _aval(prim, shapes_key, params)
+        if aval is None:
+            return None
+    if _ERRSTATE is None:
+        value = compute(prim, values, params)
+    else:  # (compute, inlined: this runs for every operation of a training loop)
+        token = _ERRSTATE.set(_IGNORE)
+        try:
+            value = prim.impl(*values, **params)
+        finally:
+            _ERRSTATE.reset(token)
     if type(value) is not np.ndarray or value.dtype is not _F64:
         value = np.asarray(value, dtype=np.float64)
     if not (grad and grad_mode.is_grad_enabled()):
@@ -158,7 +168,8 @@ def apply_f64(prim: Primitive, args: Sequence[Any], params: dict[str, Any],
             inputs.append(a._node if a._node is not None else a)
         else:
             inputs.append(v)
-    node = node_class_of(prim)(prim, params, tuple(inputs), aval)
+    cls = _NODE_CLASSES.get(prim) or node_class_of(prim)
+    node = cls(prim, params, tuple(inputs), aval)
     result = make(value, node)
     node.made = (weakref.ref(result), 0)
     node.versions = watched(prim, args, result)
