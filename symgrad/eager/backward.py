@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import operator
 import threading
 import warnings
 import weakref
@@ -94,14 +95,19 @@ def backward_stats() -> dict[str, int]:
 
 def _collect(root: Node) -> list[Node]:
     """The nodes ``root`` depends on, in creation (topological) order."""
-    seen: dict[int, Node] = {}
+    seen: dict[int, Node] = {id(root): root}
     stack = [root]
     while stack:
-        n = stack.pop()
-        if id(n) not in seen:
-            seen[id(n)] = n
-            stack.extend(a for a in n.inputs if isinstance(a, Node))
-    return sorted(seen.values(), key=lambda n: n.seq)
+        for a in stack.pop().inputs:
+            if isinstance(a, Node) and id(a) not in seen:
+                seen[id(a)] = a
+                stack.append(a)
+    if len(seen) == 1:
+        return [root]
+    return sorted(seen.values(), key=_SEQ)
+
+
+_SEQ = operator.attrgetter("seq")
 
 
 def run_backward(out: Any, gradient: Any, retain_graph: bool | None) -> None:
@@ -115,12 +121,15 @@ def run_backward(out: Any, gradient: Any, retain_graph: bool | None) -> None:
         _accumulate(out, np.broadcast_to(1.0 if ct is None else ct, out.shape))
         return
     nodes = _collect(root)
-    if any(n.freed for n in nodes):
-        raise RuntimeError(FREED_ERROR)
+    retained = []
+    for k, n in enumerate(nodes):
+        if n.freed:
+            raise RuntimeError(FREED_ERROR)
+        if n.retained is not None:
+            retained.append(k)
     _check_versions(nodes)
     plan, leaf_tensors, data_values = _plan(nodes)
-    retained = [k for k, n in enumerate(nodes) if n.retained is not None]
-    key = (tuple(plan), tuple(t._value.shape for t in leaf_tensors), tuple(retained),
+    key = (tuple(plan), tuple([t._value.shape for t in leaf_tensors]), tuple(retained),
            None if ct is None else np.shape(ct))
     entry = _cached_entry(key, lambda: _lower(nodes, plan, leaf_tensors, retained,
                                               ct is not None))
@@ -144,27 +153,28 @@ def _plan(nodes: list[Node]) -> tuple[list, list[Any], list[np.ndarray]]:
     """What the structure key holds of each node (its signature and where each input
     comes from: an earlier node, a leaf, data or a literal), the leaves and the data
     arrays in the order the kernel takes them."""
-    index = {id(n): k for k, n in enumerate(nodes)}
-    leaves: dict[int, Any] = {}    # id(tensor) -> (position, tensor)
-    data: dict[int, int] = {}       # id(array) -> position
+    index = {id(n): ("eqn", k) for k, n in enumerate(nodes)}
+    leaves: dict[int, tuple] = {}   # id(tensor) -> ("leaf", position)
+    leaf_tensors: list[Any] = []
+    data: dict[int, tuple] = {}     # id(array) -> ("data", position, shape, dtype)
     data_values: list[np.ndarray] = []
     plan = []
     for n in nodes:
         refs: list[Any] = []
         for a in n.inputs:
-            if isinstance(a, Node):
-                refs.append(("eqn", index[id(a)]))
-            elif isinstance(a, Traced):  # a leaf tensor
-                refs.append(("leaf", leaves.setdefault(id(a), (len(leaves), a))[0]))
-            elif isinstance(a, Literal):
-                refs.append(None)  # its value is in n.sig
-            else:
-                if id(a) not in data:
-                    data[id(a)] = len(data_values)
+            ref = index.get(id(a)) or leaves.get(id(a)) or data.get(id(a))
+            if ref is None:
+                if isinstance(a, Traced):  # a leaf tensor
+                    ref = leaves[id(a)] = ("leaf", len(leaf_tensors))
+                    leaf_tensors.append(a)
+                elif isinstance(a, Literal):
+                    pass  # its value is in n.sig
+                else:
+                    ref = data[id(a)] = ("data", len(data_values), a.shape,
+                                         DTYPE_NAMES.get(a.dtype))
                     data_values.append(a)
-                refs.append(("data", data[id(a)], a.shape, DTYPE_NAMES.get(a.dtype)))
+            refs.append(ref)
         plan.append((n.sig, tuple(refs)))
-    leaf_tensors = [t for _, t in sorted(leaves.values(), key=lambda p: p[0])]
     return plan, leaf_tensors, data_values
 
 
@@ -194,8 +204,10 @@ def _free(nodes: list[Node]) -> None:
     for n in nodes:
         n.freed = True
         n.versions = ()
-        n.inputs = tuple(None if isinstance(a, np.ndarray) and a.ndim else a
-                         for a in n.inputs)
+        inputs = n.inputs
+        if any(isinstance(a, np.ndarray) for a in inputs):
+            n.inputs = tuple(None if isinstance(a, np.ndarray) and a.ndim else a
+                             for a in inputs)
 
 
 def _check_versions(nodes: list[Node]) -> None:
@@ -234,7 +246,15 @@ def _seed(out: Any, gradient: Any) -> Any:
 
 
 def _kernel_arg(v: np.ndarray) -> Any:
+    if (type(v) is np.ndarray and v.dtype is _F64 and v.ndim and v.flags.c_contiguous
+            and v.flags.writeable):
+        return v  # what kernel_input gives for it, without its checks
+    if type(v) is np.ndarray and v.dtype is _F64 and not v.ndim:
+        return float(v)
     return pipeline.kernel_input(v, promote=False)[0]
+
+
+_F64 = np.dtype(np.float64)
 
 
 def forward_graph(nodes: list[Node], plan: list, leaves: list,
@@ -301,17 +321,21 @@ def _run(entry: _Entry, args: list[Any]) -> list[np.ndarray]:
             warnings.warn(f"symgrad could not compile the backward kernel ({type(e).__name__}: "
                           f"{e}); this graph structure keeps running on the numpy interpreter",
                           KernelFallbackWarning, stacklevel=4)
-        else:
-            entry.kernel = kernel
+        else:  # from now on Numba's dispatcher itself, when the program is one kernel
+            entry.kernel = kernel if consts else getattr(kernel, "dispatcher", lambda: kernel)()
             _STATS["compiled_runs"] += 1
-            return [np.asarray(r, dtype=np.float64) for r in results]
+            return [_as_float64(r) for r in results]
     if entry.kernel is None:
         _STATS["interpreted"] += 1
         results = interpret(graph, *args)
     else:
         _STATS["compiled_runs"] += 1
-        results = list(entry.kernel(*args))
-    return [np.asarray(r, dtype=np.float64) for r in results]
+        results = entry.kernel(*args)
+    return [_as_float64(r) for r in results]
+
+
+def _as_float64(r: Any) -> np.ndarray:
+    return r if type(r) is np.ndarray and r.dtype is _F64 else np.asarray(r, dtype=np.float64)
 
 
 def _accumulate(t: Any, g: np.ndarray) -> None:

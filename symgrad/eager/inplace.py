@@ -34,6 +34,11 @@ from .graph import Node, next_seq
 from .methods import named, unwrap
 from .random import numpy_generator
 
+_F64 = np.dtype(np.float64)
+#: the ufunc of each augmented assignment, for writing into the array itself
+_UFUNCS = {operator.add: np.add, operator.sub: np.subtract, operator.mul: np.multiply,
+           operator.truediv: np.true_divide}
+
 
 def _is_tensor(x: Any) -> bool:
     return hasattr(x, "_value") and hasattr(x, "_node")
@@ -88,7 +93,18 @@ class InPlaceMethods:
                                f"{result!r})) or compute out of place")
 
     def _augmented(self, other: Any, op: Any) -> Any:
-        """``x -= g`` and friends: in place, recorded when a graph is (see ``_inplace``)."""
+        """``x -= g`` and friends: in place, recorded when a graph is (see ``_inplace``).
+        Unrecorded on float64 with a float64 operand of the same shape or a Python
+        number (an optimizer's update), numpy writes the result into the array itself."""
+        v = self._value
+        if v.dtype is _F64 and not (grad_mode.is_grad_enabled() and (
+                self._requires_grad or (_is_tensor(other) and other._requires_grad))):
+            o = other._value if _is_tensor(other) else other
+            if type(o) in (float, int) or (type(o) is np.ndarray and o.dtype is _F64
+                                           and o.shape == v.shape):
+                _UFUNCS[op](v, o, out=v)
+                self._version += 1
+                return self
         return self._inplace(op, other)
 
     def __iadd__(self, o): return self._augmented(o, operator.add)
@@ -97,6 +113,10 @@ class InPlaceMethods:
     def __itruediv__(self, o): return self._augmented(o, operator.truediv)
 
     def zero_(self) -> Any:
+        if not (self._requires_grad and grad_mode.is_grad_enabled()):  # nothing to record
+            self._value.fill(0)
+            self._version += 1
+            return self
         return self._inplace(_overwrite, 0, "ZeroBackward0")
 
     def fill_(self, value: Any) -> Any:

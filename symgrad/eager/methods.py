@@ -35,7 +35,9 @@ from ..core.tracing import refuse_masked
 from ..numpy_api import functions as ops
 from ..numpy_api import linalg
 from ..numpy_api import shapes as shape_ops
+from ..prims.reductions import mean_p, prod_p, sum_p
 from . import dtypes as dt
+from .fastpath import apply_f64
 
 
 def size_arg(size: Sequence[Any]) -> tuple[int, ...]:
@@ -96,6 +98,10 @@ sort_result = _return_type("sort")
 topk_result = _return_type("topk")
 
 
+#: the primitive of each reduction _reduce takes (numpy_api's function applies it)
+_REDUCTIONS = {ops.sum: sum_p, ops.mean: mean_p, ops.prod: prod_p}
+
+
 def _dims(dim: Any, ndim: int) -> tuple[int, ...] | None:
     """``dim`` (None, an int, a negative int, a tuple or list) as sorted axes."""
     if dim is None:
@@ -134,6 +140,14 @@ class TensorMethods:
         dtype = kw.pop("dtype", None)
         if kw:
             raise TypeError(f"{name.lower()}() got unexpected keyword arguments {sorted(kw)}")
+        if dtype is None and not keepdim:  # float64: the fast path, the same operation
+            prim = _REDUCTIONS.get(op)
+            axes = _dims(dim, self.ndim)
+            result = None if prim is None else apply_f64(
+                prim, (self,), {"axes": tuple(range(self.ndim)) if axes is None else axes},
+                self._make)
+            if result is not None:
+                return named(result, self, None if dim is None else f"{name}Backward1")
         x = self.to(dtype) if dtype is not None else self
         if x.dtype is dt.bool:  # PyTorch sums bools as int64
             x = x.long()

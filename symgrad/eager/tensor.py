@@ -37,11 +37,12 @@ from ..core.ir import BOOL, FLOAT, Aval, Literal, Primitive
 from ..core.tracing import Trace, Traced
 from ..numpy_api.indexing import at
 from ..numpy_api.tracer import ArrayMethods
+from ..prims.elementwise import add_p, div_p, mul_p, sub_p
 from ..prims.tracer import Operators
 from . import double, grad_mode
 from . import dtypes as dt
 from .dtypes import CPU, Size, as_array, as_device, device
-from .graph import node_class, torch_name
+from .fastpath import LITERAL_PRIMS, apply_f64, compute, node_class_of, watched
 from .inplace import InPlaceMethods
 from .methods import TensorMethods, named, size_arg, unwrap
 from .printing import format_tensor
@@ -63,56 +64,28 @@ class EagerTrace(Trace):
     boundary and their gradients back (see :mod:`.backward`)."""
 
     def apply(self, prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
+        fast = apply_f64(prim, args, params, Tensor._make)
+        if fast is not None:
+            return fast
         raw = [a._value if isinstance(a, Tensor) else a if type(a) in (float, int, bool)
                else as_array(a) for a in args]
         aval = _shape_rule(prim, raw, params)
         out = _result_dtype(prim, raw, aval)
         values = raw if out is None else [_in_dtype(v, out, k, prim) for k, v in enumerate(raw)]
-        with np.errstate(all="ignore"):  # IEEE results (inf, nan), as the kernels give
-            value = prim.impl(*values, **params)
+        value = compute(prim, values, params)  # IEEE results (inf, nan), as the kernels give
         want = np.bool_ if out is None else out.numpy
         if type(value) is not np.ndarray or value.dtype != want:
             value = np.asarray(value, dtype=want)
         if not (out is not None and out.is_floating_point and grad_mode.is_grad_enabled()
                 and any(isinstance(a, Tensor) and a._requires_grad for a in args)):
             return Tensor._make(value)
-        literal_ok = prim.name in _LITERAL_PRIMS
+        literal_ok = prim.name in LITERAL_PRIMS
         inputs = tuple(_operand(a, v, literal_ok) for a, v in zip(args, values))
-        cls = _NODE_CLASSES.get(prim)
-        if cls is None:  # the class PyTorch names the node by, looked up once per primitive
-            cls = _NODE_CLASSES[prim] = node_class(torch_name(prim))
-        node = cls(prim, params, inputs, Aval(aval.shape, FLOAT))
+        node = node_class_of(prim)(prim, params, inputs, Aval(aval.shape, FLOAT))
         result = Tensor._make(value, node)
         node.made = (weakref.ref(result), 0)
-        node.versions = _watched(prim, args, result)
+        node.versions = watched(prim, args, result)
         return result
-
-
-#: primitives whose PyTorch node saves its output rather than its inputs
-_SAVES_OUTPUT = {"exp", "expm1", "tanh", "sigmoid", "sqrt", "relu", "reciprocal"}
-#: products: PyTorch saves an operand only when the other one requires grad
-_PRODUCTS = {"mul", "matmul"}
-
-
-def _watched(prim: Primitive, args: Sequence[Any], result: Tensor) -> tuple:
-    """(tensor, version) for what backward must find unchanged: every leaf and data input
-    (backward recomputes from them), and the results PyTorch's node would have saved (for
-    which PyTorch raises too): the inputs of a non-linear primitive, the output of
-    ``exp`` and the like (by weak reference)."""
-    watched: list[tuple[Any, int]] = []
-    for k, a in enumerate(args):
-        if not isinstance(a, Tensor):
-            continue
-        if a._node is None:
-            watched.append((a, a._version))
-        elif not prim.linear and prim.name not in _SAVES_OUTPUT and (
-                prim.name not in _PRODUCTS or any(
-                    isinstance(b, Tensor) and b._requires_grad for j, b in enumerate(args)
-                    if j != k)):
-            watched.append((a, a._version))
-    if prim.name in _SAVES_OUTPUT:
-        watched.append((weakref.ref(result), 0))
-    return tuple(watched)
 
 
 #: primitives whose result keeps an integer dtype, as PyTorch's do (``x + 1`` on int64
@@ -151,7 +124,6 @@ def _ir_dtype(v: Any) -> str:
 
 
 _RULES: dict[tuple, Aval] = {}
-_NODE_CLASSES: dict[Primitive, type] = {}
 
 
 def _shape_rule(prim: Primitive, values: list[Any], params: dict[str, Any]) -> Aval:
@@ -173,10 +145,6 @@ def _shape_rule(prim: Primitive, values: list[Any], params: dict[str, Any]) -> A
     return aval
 
 
-#: primitives whose scalar operands stay literals in the structure: the passes
-#: rewrite ``x ** 2``, ``x ** 0.5`` and ``x ** -1`` as numpy computes them
-_LITERAL_PRIMS = {"pow"}
-
 
 def _operand(a: Any, value: Any, literal_ok: bool) -> Any:
     """What a node keeps of an operand: a node, a leaf, a literal or float64 (or bool) data."""
@@ -192,6 +160,16 @@ def _operand(a: Any, value: Any, literal_ok: bool) -> Any:
     if scalar:  # x * (0.5 + k): a kernel input, so the structure does not change with k
         return np.array(value, dtype=np.float64)
     return value  # data: a kernel input, never a literal
+
+
+def _arithmetic(prim: Primitive, general: Any, swap: bool = False) -> Any:
+    """A Python operator of Tensor: :func:`.fastpath.apply_f64` when it takes the
+    operands, else ``general`` (numpy's operator, bools counted as int64)."""
+    def op(self: Tensor, o: Any) -> Any:
+        result = apply_f64(prim, (o, self) if swap else (self, o), {}, Tensor._make)
+        return general(*_no_bools(self, o)) if result is None else result
+    op.__name__ = general.__name__
+    return op
 
 
 EAGER = EagerTrace()
@@ -505,13 +483,21 @@ class Tensor(InPlaceMethods, TensorMethods, ArrayMethods, Traced):
         self._inplace(write, value, "CopySlices")
 
     # -- arithmetic: bool tensors count as int64, as in PyTorch (numpy makes them float) --
-    def __add__(self, o): return Operators.__add__(*_no_bools(self, o))
-    def __radd__(self, o): return Operators.__radd__(*_no_bools(self, o))
-    def __sub__(self, o): return Operators.__sub__(*_no_bools(self, o))
-    def __mul__(self, o): return Operators.__mul__(*_no_bools(self, o))
-    def __rmul__(self, o): return Operators.__rmul__(*_no_bools(self, o))
-    def __truediv__(self, o): return Operators.__truediv__(*_no_bools(self, o))
-    def __rtruediv__(self, o): return Operators.__rtruediv__(*_no_bools(self, o))
+    # float64 tensors and Python numbers take the fast path (the same operation)
+    __add__ = _arithmetic(add_p, Operators.__add__)
+    __radd__ = _arithmetic(add_p, Operators.__radd__, swap=True)
+    def __sub__(self, o):
+        result = apply_f64(sub_p, (self, o), {}, Tensor._make)
+        return Operators.__sub__(*_no_bools(*_no_bool_sub(self, o))) if result is None else result
+    __mul__ = _arithmetic(mul_p, Operators.__mul__)
+    __rmul__ = _arithmetic(mul_p, Operators.__rmul__, swap=True)
+    __truediv__ = _arithmetic(div_p, Operators.__truediv__)
+    _rdivide = _arithmetic(div_p, Operators.__rtruediv__, swap=True)
+
+    def __rtruediv__(self, o: Any) -> Any:  # 2 / x is x.reciprocal() * 2, as in PyTorch
+        if _is_scalar(o) and self.dtype.is_floating_point:
+            return self.reciprocal() * o
+        return self._rdivide(o)
     def __pow__(self, o): return Operators.__pow__(*_no_bools(self, o))
 
     def __floordiv__(self, o): return _floordiv(*_no_bools(self, o))
@@ -520,7 +506,7 @@ class Tensor(InPlaceMethods, TensorMethods, ArrayMethods, Traced):
     def __rmod__(self, o): return _remainder(*_no_bools(o, self))
 
     def __rsub__(self, o: Any) -> Any:
-        result = Operators.__rsub__(*_no_bools(self, o))
+        result = Operators.__rsub__(*_no_bools(*_no_bool_sub(self, o)))
         return named(result, self, "RsubBackward1" if _is_scalar(o) else None)
 
     def __rpow__(self, o: Any) -> Any:
@@ -557,6 +543,19 @@ def _no_bools(a: Any, b: Any) -> tuple[Any, Any]:
     """Bool tensors as int64 (``mask + 1`` is int64 in PyTorch, float64 in numpy)."""
     return (a.long() if isinstance(a, Tensor) and a._value.dtype == np.bool_ else a,
             b.long() if isinstance(b, Tensor) and b._value.dtype == np.bool_ else b)
+
+
+def _no_bool_sub(a: Any, b: Any) -> tuple[Any, Any]:
+    """PyTorch refuses ``-`` with a bool tensor (``mask - 1``, ``x - mask``)."""
+    bools = [isinstance(t, Tensor) and t._value.dtype == np.bool_ for t in (a, b)]
+    if all(bools):
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
+                           "supported. Use the `^` or `logical_xor()` operator instead.")
+    if any(bools):
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not "
+                           "supported. If you are trying to invert a mask, use the `~` or "
+                           "`logical_not()` operator instead.")
+    return a, b
 
 
 def _index_of(index: Any) -> Any:

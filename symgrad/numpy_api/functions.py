@@ -20,7 +20,7 @@ import numpy as np
 
 from ..core.errors import ShapeError, UnsupportedFunctionError, user_location
 from ..core.ir import Primitive
-from ..core.tracing import Traced, apply, shape_of
+from ..core.tracing import Tracer, apply, shape_of
 from ..prims import elementwise as E
 from ..prims import reductions as R
 from ..prims.elementwise import as_float
@@ -232,8 +232,9 @@ _min = _reduction(R.min_p, "np.min")
 
 def _record_weights(a: Any, axis: Any, largest: bool) -> None:
     # recorded in the forward pass for the VJP to reuse (see prims.reductions._extremum_vjp);
-    # dead, and dropped by DCE, when nothing differentiates the result
-    if isinstance(a, Traced):
+    # dead, and dropped by DCE, when nothing differentiates the result. Not for an eager
+    # Tensor: its backward lowers only what the result depends on, never these weights
+    if isinstance(a, Tracer):
         R.extremum_weights(a, normalize_axes(axis, a.ndim), largest)
 
 

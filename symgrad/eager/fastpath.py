@@ -1,0 +1,176 @@
+"""The eager Tensor's fast path: one operation on float64 tensors in few Python steps.
+
+A training loop spends its time in :meth:`symgrad.eager.tensor.EagerTrace.apply`
+on float64 tensors and Python numbers. :func:`apply_f64` does what that general
+path does for exactly those operands (every Tensor float64, every other operand
+a Python ``float`` or ``int``, a floating result), with the work that cannot
+change between steps memoized: the output aval per (primitive, shapes,
+parameters), the node class per primitive, numpy's error state as one prepared
+object. It returns None for anything else, and the general path decides.
+
+Contract: for the operands it accepts, :func:`apply_f64` gives the same value,
+dtype, node (class, inputs, aval, watched versions) as the general path. The
+tests in ``tests/test_eager_fastpath.py`` compare both paths, and PyTorch.
+
+    >>> import symgrad as torch
+    >>> x = torch.ones(3, dtype=torch.float64, requires_grad=True)
+    >>> (x * 2 + 1).grad_fn
+    <AddBackward0 object at ...>
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..core.ir import FLOAT, Aval, Literal, Primitive
+from ..core.tracing import Traced, Tracer
+from . import grad_mode
+from .graph import node_class, torch_name
+
+_F64 = np.dtype(np.float64)
+_NUMBERS = (float, int)  # (bool is neither: type(True) is bool)
+
+#: primitives whose PyTorch node saves its output rather than its inputs
+SAVES_OUTPUT = {"exp", "expm1", "tanh", "sigmoid", "sqrt", "relu", "reciprocal"}
+#: products: PyTorch saves an operand only when the other one requires grad
+PRODUCTS = {"mul", "matmul"}
+#: primitives whose scalar operands stay literals in the structure: the passes
+#: rewrite ``x ** 2``, ``x ** 0.5`` and ``x ** -1`` as numpy computes them
+LITERAL_PRIMS = {"pow"}
+
+_AVALS: dict[tuple, Aval] = {}
+_NODE_CLASSES: dict[Primitive, type] = {}
+
+try:  # numpy's error state as a context variable: set once, not built per operation
+    from numpy._core._ufunc_config import _extobj_contextvar as _ERRSTATE
+    with np.errstate(all="ignore"):
+        _IGNORE = _ERRSTATE.get()
+except (ImportError, AttributeError, LookupError):  # another numpy: its public errstate
+    _ERRSTATE = None
+
+
+def node_class_of(prim: Primitive) -> type:
+    """The class PyTorch names ``prim``'s node by, looked up once per primitive."""
+    cls = _NODE_CLASSES.get(prim)
+    if cls is None:
+        cls = _NODE_CLASSES[prim] = node_class(torch_name(prim))
+    return cls
+
+
+def watched(prim: Primitive, args: Sequence[Any], result: Any) -> tuple:
+    """(tensor, version) for what backward must find unchanged: every leaf and data input
+    (backward recomputes from them), and the results PyTorch's node would have saved (for
+    which PyTorch raises too): the inputs of a non-linear primitive, the output of
+    ``exp`` and the like (by weak reference)."""
+    saves = _SAVES.get(prim)
+    if saves is None:  # (inputs saved, a product's rule, output saved), once per primitive
+        saves = _SAVES[prim] = (not prim.linear and prim.name not in SAVES_OUTPUT,
+                                prim.name in PRODUCTS, prim.name in SAVES_OUTPUT)
+    inputs, product, output = saves
+    found: list[tuple[Any, int]] = []
+    for k, a in enumerate(args):
+        if not isinstance(a, Traced):
+            continue
+        if a._node is None or (inputs and (not product or _other_requires_grad(args, k))):
+            found.append((a, a._version))
+    if output:
+        found.append((weakref.ref(result), 0))
+    return tuple(found)
+
+
+_SAVES: dict[Primitive, tuple[bool, bool, bool]] = {}
+
+
+def _other_requires_grad(args: Sequence[Any], k: int) -> bool:
+    for j, b in enumerate(args):
+        if j != k and isinstance(b, Traced) and b._requires_grad:
+            return True
+    return False
+
+
+def compute(prim: Primitive, values: Sequence[Any], params: dict[str, Any]) -> Any:
+    """``prim.impl`` with numpy's floating-point warnings off (IEEE results, as the
+    kernels give)."""
+    if _ERRSTATE is None:
+        with np.errstate(all="ignore"):
+            return prim.impl(*values, **params)
+    token = _ERRSTATE.set(_IGNORE)
+    try:
+        return prim.impl(*values, **params)
+    finally:
+        _ERRSTATE.reset(token)
+
+
+def _aval(prim: Primitive, shapes: tuple, params: dict[str, Any]) -> Aval | None:
+    """The float64 result's aval (None for a bool result), memoized per structure."""
+    try:
+        key: Any = (prim, shapes, tuple(params.items())) if params else (prim, shapes)
+        aval = _AVALS.get(key)
+    except TypeError:  # unhashable parameters: ask the rule every time
+        key, aval = None, None
+    if aval is None:
+        aval = prim.shape_rule(*(Aval(s, FLOAT) for s in shapes), **params)
+        aval = Aval(aval.shape, FLOAT) if aval.dtype == FLOAT else False
+        if key is not None and len(_AVALS) < 100_000:
+            _AVALS[key] = aval
+    return aval or None
+
+
+def apply_f64(prim: Primitive, args: Sequence[Any], params: dict[str, Any],
+              make: Any) -> Any:
+    """``prim(*args)`` computed now and recorded when an input requires grad, for float64
+    Tensors and Python numbers with a float64 result; None for other operands (the
+    general path's). ``make(value, node)`` makes the result Tensor."""
+    values: list[Any] = []
+    shapes: list[tuple] = []
+    grad = False
+    for a in args:
+        if type(a) in _NUMBERS:
+            values.append(float(a))
+            shapes.append(())
+        elif isinstance(a, Traced) and not isinstance(a, Tracer):  # a Tensor
+            v = a._value
+            if v.dtype is not _F64:
+                return None
+            values.append(v)
+            shapes.append(v.shape)
+            grad = grad or a._requires_grad
+        else:
+            return None
+    shapes_key = tuple(shapes)
+    aval = None if params else _AVALS.get((prim, shapes_key))
+    if not aval:  # (False: a bool result, which the general path computes)
+        aval = _aval(prim, shapes_key, params)
+        if aval is None:
+            return None
+    if _ERRSTATE is None:
+        value = compute(prim, values, params)
+    else:  # (compute, inlined: this runs for every operation of a training loop)
+        token = _ERRSTATE.set(_IGNORE)
+        try:
+            value = prim.impl(*values, **params)
+        finally:
+            _ERRSTATE.reset(token)
+    if type(value) is not np.ndarray or value.dtype is not _F64:
+        value = np.asarray(value, dtype=np.float64)
+    if not (grad and grad_mode.is_grad_enabled()):
+        return make(value, None)
+    literal_ok = prim.name in LITERAL_PRIMS
+    inputs = []
+    for a, v in zip(args, values):
+        if type(v) is float:  # a Python number: a literal exponent or 0-d data
+            inputs.append(Literal(v) if literal_ok else np.array(v))
+        elif a._requires_grad:
+            inputs.append(a._node if a._node is not None else a)
+        else:
+            inputs.append(v)
+    cls = _NODE_CLASSES.get(prim) or node_class_of(prim)
+    node = cls(prim, params, tuple(inputs), aval)
+    result = make(value, node)
+    node.made = (weakref.ref(result), 0)
+    node.versions = watched(prim, args, result)
+    return result

@@ -1,0 +1,187 @@
+"""The eager fast paths (symgrad/eager/fastpath.py, the in-place updates of inplace.py,
+backward's walk and kernel call) give PyTorch's numbers, nodes and errors.
+
+Oracle: real PyTorch 2.13, float64, through :func:`torch_oracle.run_both` (the same
+program prints the same text and numbers with both libraries). The training loops
+change their program at one step (another operation, shape, constant, branch,
+parameter): every step, the first after the change included, must match.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("torch")
+
+from torch_oracle import float64_default, normal_data, run_both, show_error  # noqa: E402,F401
+
+import symgrad  # noqa: E402
+from symgrad.eager import fastpath  # noqa: E402
+from symgrad.eager.tensor import EAGER  # noqa: E402
+
+STEPS, CHANGE_AT = 7, 4
+
+
+def _functions(t):
+    """The names of a result's grad_fn and of its next functions."""
+    if t.grad_fn is None:
+        return None
+    return [type(t.grad_fn).__name__] + [None if f is None else type(f).__name__
+                                         for f, _ in t.grad_fn.next_functions]
+
+
+def training_loop(torch, show, data, change):
+    """The seeds' loop, y = x + c; z = y * y * 3; mean, with one thing changed from
+    step CHANGE_AT on."""
+    x = torch.tensor(data["x"], requires_grad=True)
+    for step in range(STEPS):
+        late = step >= CHANGE_AT
+        if change == "parameter" and step == CHANGE_AT:
+            x = torch.tensor(data["x2"], requires_grad=True)
+        if change == "shape" and step == CHANGE_AT:
+            x = torch.tensor(data["x3"], requires_grad=True)
+        c = 3.5 if change == "constant" and late else 2
+        y = x - c if change == "op" and late else x + c
+        if change == "branch" and step % 3 == 1:
+            y = y.tanh() / 2
+        z = y * y * 3
+        if change == "scalar_tensor" and late:
+            z = z * torch.tensor(0.5)
+        out = z.mean()
+        if change == "retain" and late:
+            y.retain_grad()
+        out.backward()
+        show(step, out.item(), _functions(out), _functions(z), _functions(y))
+        show(x.grad)
+        if change == "retain" and late:
+            show(y.grad)
+        x.data -= 0.1 * x.grad.data
+        x.grad.data.zero_()
+        show(x)
+
+
+@pytest.mark.parametrize("change", ["none", "op", "shape", "constant", "branch",
+                                    "parameter", "scalar_tensor", "retain"])
+def test_a_loop_whose_program_changes_matches_pytorch_at_every_step(change):
+    data = normal_data(3, x=(5,), x2=(5,), x3=(7,))
+    run_both(training_loop, data, change=change)
+
+
+def operand_kinds(torch, show, data):
+    """Every kind of operand the fast path takes (float64 tensors that require grad or
+    not, 0-d tensors, Python floats and ints, broadcasting) and two it leaves to the
+    general path (float32, bool), through + - * / and their reflections."""
+    a = torch.tensor(data["a"], requires_grad=True)
+    b = torch.tensor(data["b"])
+    col = torch.tensor(data["col"], requires_grad=True)
+    s = torch.tensor(1.5, requires_grad=True)
+    operands = {"a": a, "b": b, "col": col, "s": s, "f": 0.25, "i": 3,
+                "f32": torch.tensor(data["b"]).float(), "mask": b > 0}
+    ops = {"add": lambda p, q: p + q, "sub": lambda p, q: p - q,
+           "mul": lambda p, q: p * q, "div": lambda p, q: p / q,
+           "gt": lambda p, q: p > q}  # a bool result: the general path, every time
+    for left in ("a", "b", "col", "s", "f", "i"):
+        for right in ("a", "b", "col", "s", "f", "i", "f32", "mask"):
+            p, q = operands[left], operands[right]
+            if not any(hasattr(v, "grad_fn") for v in (p, q)):
+                continue
+            for name, op in ops.items():
+                try:
+                    r = op(p, q)
+                except RuntimeError as e:  # PyTorch refuses a - mask
+                    show(left, name, right, type(e).__name__)
+                    continue
+                show(left, name, right, r, r.dtype, _functions(r))
+                if r.requires_grad and right != "f32":  # (float32 backward: its rounding)
+                    for t in (a, col, s):
+                        t.grad = None
+                    (r * r).sum().backward()
+                    show(a.grad, col.grad, s.grad)
+
+
+def test_operand_kinds_match_pytorch():
+    run_both(operand_kinds, normal_data(5, a=(3,), b=(3,), col=(2, 1)))
+
+
+def test_the_fast_path_is_the_general_path():
+    """apply_f64 and the general path of EagerTrace.apply give the same value, node
+    class, inputs and watched versions (the general one with the fast path off)."""
+    from symgrad.prims.elementwise import add_p, mul_p, pow_p, tanh_p
+    from symgrad.prims.reductions import sum_p
+
+    x = symgrad.tensor(np.array([0.5, -1.0, 2.0]), requires_grad=True)
+    d = symgrad.tensor(np.array([3.0, 4.0, 5.0]))
+    cases = [(add_p, (x, 2), {}), (mul_p, (x, d), {}), (mul_p, (x * 1, x), {}),
+             (pow_p, (x, 2.0), {}), (tanh_p, (x,), {}), (sum_p, (x,), {"axes": (0,)})]
+    for prim, args, params in cases:
+        fast = EAGER.apply(prim, args, dict(params))
+        original = fastpath.apply_f64
+        fastpath_off = lambda *a: None  # noqa: E731
+        import symgrad.eager.tensor as tensor_module
+        tensor_module.apply_f64 = fastpath_off
+        try:
+            slow = EAGER.apply(prim, args, dict(params))
+        finally:
+            tensor_module.apply_f64 = original
+        assert fast._value.tobytes() == slow._value.tobytes() and fast.dtype == slow.dtype
+        f, s = fast._node, slow._node
+        assert type(f) is type(s) and f.aval == s.aval and f.sig == s.sig
+        assert [type(a) for a in f.inputs] == [type(a) for a in s.inputs]
+        for fa, sa in zip(f.inputs, s.inputs):
+            if isinstance(fa, np.ndarray):
+                assert fa.tobytes() == sa.tobytes() and fa.shape == sa.shape
+            else:
+                assert fa is sa or fa == sa
+        assert [(r if not callable(r) else "weak", v) for r, v in f.versions] == \
+            [(r if not callable(r) else "weak", v) for r, v in s.versions]
+
+
+def inplace_updates(torch, show, data):
+    """Unrecorded in-place updates (the optimizer's) bump versions, refuse as PyTorch
+    does, and write into the same memory."""
+    x = torch.tensor(data["x"], requires_grad=True)
+    w = torch.tensor(data["w"])
+    y = x * w  # mul saves w, since x requires grad
+    w -= 1.0
+    show_error(show, lambda: y.sum().backward())
+    w2 = torch.tensor(data["w"])
+    y2 = x * w2
+    y2.sum().backward()
+    w2 *= 2  # after backward: nothing needs it
+    show(x.grad, w2, w2._version)
+    show_error(show, lambda: x.__isub__(1))        # a leaf that requires grad
+    show_error(show, lambda: x.zero_())
+    with torch.no_grad():
+        x -= 0.5 * x.grad
+        view = x.data
+        view /= 2
+    show(x, x._version)
+    a = torch.zeros(3)
+    show_error(show, lambda: a.__isub__(torch.ones(2, 3)))  # broadcast to a larger shape
+    a += 2
+    a.mul_(torch.tensor(data["x"]))
+    show(a, a._version)
+    g = torch.tensor(data["x"])
+    g.zero_()
+    show(g, g._version)
+
+
+def test_inplace_updates_match_pytorch():
+    run_both(inplace_updates, normal_data(8, x=(3,), w=(3,)))
+
+
+def test_a_repeated_loop_compiles_its_backward_once():
+    """The structure key holds across steps: one Numba kernel for the whole loop (per
+    structure), the rest calls it."""
+    from symgrad.eager.backward import backward_stats
+
+    x = symgrad.tensor(np.linspace(-1, 1, 9), requires_grad=True)
+    before = backward_stats()
+    for _ in range(6):
+        ((x + 2) * (x + 2) * 3).mean().backward()
+        x.data -= 0.1 * x.grad.data
+        x.grad.data.zero_()
+    after = backward_stats()
+    assert after["interpreted"] - before["interpreted"] <= 1
+    assert after["compiled_runs"] - before["compiled_runs"] >= 5
