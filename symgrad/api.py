@@ -195,7 +195,8 @@ class Transformed:
         outs = spec.run(*inputs)
         if not kwargs:
             self._remember(args, gradient, spec, inputs, outs)
-        return self._result([_scalar(o) for o in outs], spec.n_primal, spec.out_tree)
+        return self._result([_scalar(o, a.dtype) for o, a in zip(outs, spec.graph.outputs)],
+                            spec.n_primal, spec.out_tree)
 
     def _result(self, outs: list, n_primal: int, out_tree: Tree) -> Any:
         """What the call returns, from the outputs of the transformed graph."""

@@ -29,7 +29,7 @@ import numpy as np
 
 from ..core.errors import ShapeError
 from ..core.index_text import loop_nest
-from ..core.ir import FLOAT, Aval
+from ..core.ir import FLOAT, Aval, float_of
 from ..core.tracing import apply, shape_of
 from .elementwise import mul, mul_p
 from .reductions import reshape, sum_p, transpose
@@ -61,11 +61,11 @@ def _matmul_rule(x: Aval, y: Aval) -> Aval:
     if k_x != k_y:
         raise ShapeError(f"matmul: {x} and {y} are not aligned ({k_x} != {k_y})")
     if x.ndim <= 2 and y.ndim <= 2:
-        return Aval(x.shape[:-1] + y.shape[1:])
+        return Aval(x.shape[:-1] + y.shape[1:], float_of(x, y))
     if x.ndim != y.ndim or x.shape[:-2] != y.shape[:-2]:
         raise ShapeError(f"matmul: stacks {x} and {y} must have equal batch axes "
                          "(np.matmul broadcasts them first)")
-    return Aval(x.shape[:-1] + y.shape[-1:])
+    return Aval(x.shape[:-1] + y.shape[-1:], float_of(x, y))
 
 
 def _matmul_emit(out: str, args: list[str], avals: list[Aval], out_aval: Aval) -> list[str]:
@@ -199,12 +199,12 @@ def _batch_scalar(v: Any, x: Any) -> Any:
 
 def _inv_rule(x: Aval) -> Aval:
     _square_rule("inv", x)
-    return Aval(x.shape)
+    return Aval(x.shape, x.dtype)
 
 
 def _det_rule(x: Aval) -> Aval:
     _square_rule("det", x)
-    return Aval(x.shape[:-2])
+    return Aval(x.shape[:-2], x.dtype)
 
 
 inv_p = register(
@@ -235,7 +235,7 @@ def _slogdet_rule(x: Aval, *, part: str) -> Aval:
     if part not in _SLOGDET_PARTS:
         raise ValueError(f"slogdet: part must be one of {_SLOGDET_PARTS}, not {part!r}")
     _square_rule("slogdet", x)
-    return Aval(x.shape[:-2])
+    return Aval(x.shape[:-2], x.dtype)
 
 
 def _slogdet_sympy(sp, x, *, part):
@@ -265,12 +265,12 @@ def _solve_rule(a: Aval, b: Aval) -> Aval:
     n = _square_rule("solve", a)
     require("solve", (b,), FLOAT)
     if b.ndim == 1 and a.ndim == 2 and b.shape[0] == n:
-        return Aval(b.shape)
+        return Aval(b.shape, float_of(a, b))
     if b.ndim != a.ndim or b.shape[:-2] != a.shape[:-2] or b.shape[-2] != n:
         raise ShapeError(f"solve: the right-hand side {b} must have shape ({n},) or "
                          f"{a.shape[:-2] + (n, 'k')} for the matrix {a} (np.linalg.solve "
                          "broadcasts batch axes first)")
-    return Aval(b.shape)
+    return Aval(b.shape, float_of(a, b))
 
 
 def _solve_vjp(g, ans, a, b):
