@@ -149,6 +149,11 @@ CASES += [
          discrete=True),
 ]
 
+# a float32 round trip inside a float64 function: convert both ways, float32 tolerances
+CASES += [Case(f"convert-{_shape_id(shape)}", ("convert",),
+               lambda x: np.sin(x.astype(np.float32)).astype(np.float64) * x, (shape,),
+               ((-2, 2),), rtol=1e-5, atol=1e-6) for shape in [(), (2, 3)]]
+
 COMPARISONS = [("gt", np.greater), ("ge", np.greater_equal), ("lt", np.less),
                ("le", np.less_equal), ("eq", np.equal), ("ne", np.not_equal)]
 for prim, ufunc in COMPARISONS:

@@ -44,7 +44,7 @@ convert_p = register(
     else np.asarray(x, dtype=dtype),
     emit=_convert_emit,
     vjp=lambda g, ans, x, dtype: (convert(g, np.dtype(x.dtype).name),),
-    sympy=lambda sp, x, dtype: x, linear=True, cheap=True, torch_name="ToCopyBackward0")
+    sympy=lambda sp, x, **params: x, linear=True, cheap=True, torch_name="ToCopyBackward0")
 
 
 def convert(x: Any, dtype: str) -> Any:
