@@ -84,6 +84,8 @@ def _rewrite(graph: Graph, rule: Callable[[Eqn], Rewrite]) -> Graph:
             new = _broadcast(eqn, new)
         if new is None or isinstance(new, (Eqn, list)):
             added = [eqn] if new is None else [new] if isinstance(new, Eqn) else new
+            if added[-1] is not original:
+                added = [*added[:-1], *_keep_dtype(added[-1])]
             eqns.extend(added)
             defs.update((id(e.out), e) for e in added)
             stand_in = added[-1]
@@ -95,6 +97,21 @@ def _rewrite(graph: Graph, rule: Callable[[Eqn], Rewrite]) -> Graph:
     if not moved and not subst:
         return graph
     return replace(graph, eqns=tuple(eqns), outputs=tuple(map(sub, graph.outputs)))
+
+
+def _keep_dtype(eqn: Eqn) -> list[Eqn]:
+    """``eqn``, rewritten, as before it: an operand replaced by a weak one (a literal
+    for a float64 value) may make an operation of a float32 operand float32, where its
+    output was float64; then it computes in float32 and is converted (numpy's
+    promotion saw the float64 operand)."""
+    out = eqn.out
+    if out.dtype not in (F32, FLOAT) or eqn.prim.kind == "control":
+        return [eqn]
+    dtype = eqn.prim.shape_rule(*(a.aval for a in eqn.inputs), **eqn.params).dtype
+    if dtype == out.dtype or dtype not in (F32, FLOAT):
+        return [eqn]
+    narrow = Var(Aval(out.shape, dtype), out.hint)
+    return [replace(eqn, out=narrow), as_prim(eqn, convert_p, narrow, dtype=out.dtype)]
 
 
 def _fits(a: Atom, out: Aval) -> bool:
