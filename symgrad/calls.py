@@ -242,7 +242,7 @@ def _fast_entry(transformed: Transformed, args: tuple, gradient: Any, spec: Spec
         if t is not np.ndarray and t not in _TYPE_KEYED and t not in _VALUE_KEYED:
             return None  # lists, array-likes: converted on every call
         value = next(given)
-        if value is x or t is float:
+        if value is x or t is float or t is np.float32 is type(value):
             plan.append(_PASS)
         elif type(value) is float and not (t is np.ndarray and x.ndim):
             plan.append(_FLOAT)
