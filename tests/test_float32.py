@@ -76,6 +76,26 @@ def test_grad_of_float32_is_float32_and_right(name, fn, shapes, backend):
     check_grad(fn, *args, backend=backend, sympy=name not in ("fori_loop", "scan"))
 
 
+LINALG = {
+    "solve": lambda a: np.sum(np.linalg.solve(a @ a.T + 3 * np.eye(3), np.arange(3.0)) ** 2),
+    "cholesky": lambda a: np.sum(np.linalg.cholesky(a @ a.T + 3 * np.eye(3))),
+    "svd": lambda a: np.sum(np.linalg.svd(a, full_matrices=False)[1] ** 3),
+    "slogdet": lambda a: np.linalg.slogdet(a @ a.T + np.eye(3))[1],
+}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("name", sorted(LINALG))
+def test_linear_algebra_runs_in_float32(name, backend):
+    """LAPACK-backed primitives: Numba calls the single-precision routines (no float64
+    detour); checked against float64 symgrad and central differences in float64."""
+    f, a = LINALG[name], _f32(3, 3, seed=5)
+    g = sg.grad(f, backend=backend)(a)
+    assert g.dtype == np.float32
+    _close(g, sg.grad(f, backend=backend)(a.astype(np.float64)), rtol=1e-4)
+    check_grad(f, a, backend=backend, sympy=False)
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_the_fast_path_keeps_float32(backend):
     f = sg.value_and_grad(lambda x: np.sum(np.sin(x) * x), backend=backend)
