@@ -227,3 +227,13 @@ def test_other_input_dtypes():
     assert f(np.ones(3, np.float16)).dtype == np.float64  # float16: computed in float64
     with pytest.raises(TypeError, match="complex"):
         f(np.ones(3, np.complex64))
+
+
+def test_dask_arrays_of_float32():
+    da = pytest.importorskip("dask.array")
+    x = _f32(1000, seed=7)
+    value, g = sg.value_and_grad(lambda x: np.mean(np.sin(x) * x))(da.from_array(x, chunks=250))
+    assert type(value) is np.float32 and g.dtype == np.float32
+    x64 = x.astype(np.float64)
+    _close(value, np.mean(np.sin(x64) * x64))
+    _close(g, (np.cos(x64) * x64 + np.sin(x64)) / x.size)
