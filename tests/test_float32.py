@@ -237,3 +237,24 @@ def test_dask_arrays_of_float32():
     x64 = x.astype(np.float64)
     _close(value, np.mean(np.sin(x64) * x64))
     _close(g, (np.cos(x64) * x64 + np.sin(x64)) / x.size)
+
+
+MIXED_LINALG = {
+    "matmul": lambda a, b: np.sum(np.tanh(a @ b)),
+    "stacked matmul": lambda a, b: np.sum(np.tanh(np.stack([a, a]) @ np.stack([b, b]))),
+    "solve": lambda a, b: np.sum(np.linalg.solve(a @ a.T + 3 * np.eye(3), b) ** 2),
+    "lstsq": lambda a, b: np.sum(np.linalg.lstsq(a, b, rcond=None)[0] ** 2),
+}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("name", sorted(MIXED_LINALG))
+def test_float32_with_float64_in_linear_algebra(name, backend):
+    """A float32 matrix with a float64 one: numpy promotes to float64 (Numba's BLAS and
+    LAPACK take one dtype, so the kernel converts the float32 operand first)."""
+    f, a, b = MIXED_LINALG[name], _f32(3, 3, seed=1), _f32(3, 3, seed=2).astype(np.float64)
+    ga, gb = sg.grad(f, argnums=(0, 1), backend=backend)(a, b)
+    assert ga.dtype == np.float32 and gb.dtype == np.float64
+    wa, wb = sg.grad(f, argnums=(0, 1), backend=backend)(a.astype(np.float64), b)
+    _close(ga, wa, rtol=1e-4)
+    _close(gb, wb, rtol=1e-4)

@@ -55,7 +55,7 @@ from ..core.ir import FLOAT, Aval, float_of
 from ..core.tracing import apply, shape_of
 from .elementwise import where
 from .indexing import along, concatenate_p
-from .linalg import _square_rule, _stacked, matmul, outer, solve, swap
+from .linalg import _square_rule, _stacked, matmul, outer, solve, swap, widened
 from .reductions import broadcast_to, reduce, reshape, sum_p
 from .registry import register, require
 
@@ -492,6 +492,7 @@ def _lstsq_impl(a, b, rcond):
 
 
 def _lstsq_emit(out, args, avals, out_aval, *, rcond):
+    args = widened(args, avals, out_aval)
     k = f"{args[1]}.shape[{avals[1].ndim - 1}]"  # a stack's right-hand sides are matrices
     return _emit(f"np.linalg.lstsq({{0}}, {{1}}, {rcond!r})[0]", lambda d: [d(1), k])(
         out, args, avals, out_aval)

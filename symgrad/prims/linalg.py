@@ -68,15 +68,23 @@ def _matmul_rule(x: Aval, y: Aval) -> Aval:
     return Aval(x.shape[:-1] + y.shape[-1:], float_of(x, y))
 
 
+def widened(args: list[str], avals: list[Aval], out_aval: Aval) -> list[str]:
+    """The operands of a LAPACK/BLAS call as the result's dtype: Numba's ``np.dot`` and
+    ``np.linalg`` take one dtype, so a float32 operand of a float64 result (numpy's
+    promotion) is converted first."""
+    return [f"{a}.astype(np.{out_aval.dtype})" if v.dtype != out_aval.dtype and v.shape
+            else a for a, v in zip(args, avals)]
+
+
 def _matmul_emit(out: str, args: list[str], avals: list[Aval], out_aval: Aval) -> list[str]:
-    (x, y), (xa, _) = args, avals
+    (x, y), (xa, _) = widened(args, avals, out_aval), avals
     if xa.ndim <= 2:
         return [f"{out} = np.dot({_contiguous(x)}, {_contiguous(y)})"]
     # a stack of matrices: one BLAS product per batch index
     batch = range(xa.ndim - 2)
     dims = [f"{x}.shape[{k}]" for k in batch] + [f"{x}.shape[{xa.ndim - 2}]",
                                                  f"{y}.shape[{xa.ndim - 1}]"]
-    lines = [f"{out} = np.empty(({', '.join(dims)}))"]
+    lines = [f"{out} = np.empty(({', '.join(dims)}), dtype=np.{out_aval.dtype})"]
     nest, depth = loop_nest([f"{x}.shape[{k}]" for k in batch])
     lines += nest
     index = ", ".join(f"i{k}" for k in batch)
@@ -172,6 +180,7 @@ def _linalg_emit(call: str) -> Callable:
     The output's shape is a prefix of the last operand's (x for inv, det; b for solve).
     """
     def emit(out: str, args: list[str], avals: list[Aval], out_aval: Aval) -> list[str]:
+        args = widened(args, avals, out_aval)
         return _stack_emit(call, avals[0].ndim - 2, out, args,
                            _stack_shape(args[-1], out_aval.ndim))
     return emit
