@@ -234,6 +234,8 @@ def _seed(out: Any, gradient: Any) -> Any:
 
 
 def _kernel_arg(v: np.ndarray) -> Any:
+    if v.dtype == np.float32:  # the backward graph is float64 (the module docstring)
+        v = v.astype(np.float64)
     return pipeline.kernel_input(v, promote=False)[0]
 
 
