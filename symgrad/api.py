@@ -6,8 +6,8 @@ function, builds the adjoint, optimizes, generates and compiles the kernel;
 later calls go straight to the kernel.
 
 Arguments: numpy arrays, numpy scalars and Python numbers are traced
-(differentiated ones as float64, with lists converted too; bool arrays that are
-not differentiated stay bool, and so do integer numbers as int64, as JAX traces
+(differentiated ones as float64, float32 ones as float32, with lists converted
+too; bool arrays that are not differentiated stay bool, and so do integer numbers as int64, as JAX traces
 them: a trip count ``n`` in ``sg.fori_loop(0, n, ...)`` is a kernel argument, so a
 new ``n`` compiles nothing); anything else, and the positions in
 ``static_argnums``, are static: part of the signature, passed to the function
@@ -24,8 +24,8 @@ kernel: it traces ``fun``, derives its graph as usual and records that graph
 in the enclosing trace (:func:`symgrad.core.tracing.inline`), so the outer
 transformation sees, differentiates and compiles it like any other code.
 
-Dispatch: a call whose arguments the kernel takes as they are (float64 or bool
-arrays, C-contiguous, aligned and writable; numbers) is looked up by cheap facts
+Dispatch: a call whose arguments the kernel takes as they are (float64, float32 or
+bool arrays, C-contiguous, aligned and writable; numbers) is looked up by cheap facts
 (:func:`_fast_key`) in a second cache of ready-made calls (:class:`_Fast`),
 and goes straight to the Numba dispatcher. Anything else, and the first call
 of each signature, takes the checked path (``_prepare``), which fills it.
