@@ -8,8 +8,8 @@ later calls go straight to the kernel.
 Arguments: numpy arrays, numpy scalars and Python numbers are traced
 (differentiated ones as float64, float32 ones as float32, with lists converted
 too; bool arrays that are not differentiated stay bool, and so do integer numbers
-as int64, as JAX traces them: a trip count ``n`` in ``sg.fori_loop(0, n, ...)`` is a kernel argument, so a
-new ``n`` compiles nothing); anything else, and the positions in
+as int64, as JAX traces them: a trip count ``n`` in ``sg.fori_loop(0, n, ...)``
+is a kernel argument, so a new ``n`` compiles nothing); anything else, and the positions in
 ``static_argnums``, are static: part of the signature, passed to the function
 as they are, so they must be hashable. Keyword arguments are passed through,
 never differentiated, traced or static by the same rule.
