@@ -159,7 +159,11 @@ def _round_trip(x):
 
 
 CASES += [Case(f"convert-{_shape_id(shape)}", ("convert",), _round_trip, (shape,),
-               ((-2, 2),), rtol=1e-5, atol=1e-6) for shape in [(), (2, 3)]]
+               ((-2, 2),), rtol=1e-5, atol=1e-6,
+               backends=("numpy",) if 0 in shape or 1 in shape else BACKENDS)
+          for shape in [(), (4,), (2, 3), (1, 3), (0, 3)]]
+CASES.append(Case("convert-2x3-F", ("convert",), _round_trip, ((2, 3),), ((-2, 2),),
+                  rtol=1e-5, atol=1e-6, layout="F"))
 
 COMPARISONS = [("gt", np.greater), ("ge", np.greater_equal), ("lt", np.less),
                ("le", np.less_equal), ("eq", np.equal), ("ne", np.not_equal)]
