@@ -6,10 +6,10 @@ function, builds the adjoint, optimizes, generates and compiles the kernel;
 later calls go straight to the kernel.
 
 Arguments: numpy arrays, numpy scalars and Python numbers are traced
-(differentiated ones as float64, with lists converted too; bool arrays that are
-not differentiated stay bool, and so do integer numbers as int64, as JAX traces
-them: a trip count ``n`` in ``sg.fori_loop(0, n, ...)`` is a kernel argument, so a
-new ``n`` compiles nothing); anything else, and the positions in
+(differentiated ones as float64, float32 ones as float32, with lists converted
+too; bool arrays that are not differentiated stay bool, and so do integer numbers
+as int64, as JAX traces them: a trip count ``n`` in ``sg.fori_loop(0, n, ...)``
+is a kernel argument, so a new ``n`` compiles nothing); anything else, and the positions in
 ``static_argnums``, are static: part of the signature, passed to the function
 as they are, so they must be hashable. Keyword arguments are passed through,
 never differentiated, traced or static by the same rule.
@@ -24,8 +24,8 @@ kernel: it traces ``fun``, derives its graph as usual and records that graph
 in the enclosing trace (:func:`symgrad.core.tracing.inline`), so the outer
 transformation sees, differentiates and compiles it like any other code.
 
-Dispatch: a call whose arguments the kernel takes as they are (float64 or bool
-arrays, C-contiguous, aligned and writable; numbers) is looked up by cheap facts
+Dispatch: a call whose arguments the kernel takes as they are (float64, float32 or
+bool arrays, C-contiguous, aligned and writable; numbers) is looked up by cheap facts
 (:func:`_fast_key`) in a second cache of ready-made calls (a runner per
 signature, :func:`symgrad.calls._runner`), which checks the guards of what the
 function reads from outside and goes straight to the compiled Numba overload.
@@ -188,7 +188,8 @@ class Transformed:
         outs = spec.run(*inputs)
         if not kwargs:
             self._remember(args, gradient, spec, inputs, outs)
-        return self._result([_scalar(o) for o in outs], spec.n_primal, spec.out_tree)
+        return self._result([_scalar(o, a.dtype) for o, a in zip(outs, spec.graph.outputs)],
+                            spec.n_primal, spec.out_tree)
 
     def _result(self, outs: list, n_primal: int, out_tree: Tree) -> Any:
         """What the call returns, from the outputs of the transformed graph."""

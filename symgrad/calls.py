@@ -19,7 +19,7 @@ import numpy as np
 
 from . import pipeline
 from .core.errors import SCALAR_OUTPUT_ERROR
-from .core.ir import FLOAT, Aval, Graph
+from .core.ir import F32, Aval, Graph, is_float
 from .core.pytree import Tree, flatten, unflatten
 from .core.tracing import Traced, Tracer
 from .prims.elementwise import as_float
@@ -128,7 +128,7 @@ def _check_differentiable(graph: Graph, is_tuple: bool, seeded: bool, mode: str,
         raise TypeError(f"{mode} needs {name} to return one array, but it returns a tuple of "
                         f"{len(graph.outputs)}; use symgrad.vjp for several outputs")
     for out in graph.outputs:
-        if out.dtype != FLOAT:
+        if not is_float(out.dtype):
             raise TypeError(f"{name} returns a {out.aval} value, which has no gradient; "
                             "return a float array")
     if not seeded and graph.outputs[0].shape != ():
@@ -335,7 +335,7 @@ def _fast_entry(transformed: Transformed, args: tuple, gradient: Any, spec: Spec
         if t is not np.ndarray and t not in _TYPE_KEYED and t not in _VALUE_KEYED:
             return None  # lists, array-likes: converted on every call
         value = next(given)
-        if value is x or t is float:
+        if value is x or t is float or t is np.float32 is type(value):
             plan.append(_PASS)
         elif type(value) is float and not (t is np.ndarray and x.ndim):
             plan.append(_FLOAT)
@@ -357,7 +357,8 @@ def _fast_entry(transformed: Transformed, args: tuple, gradient: Any, spec: Spec
         if transformed.mode == "value_and_grad":  # one primal output, then the gradients
             picks = (0, *picks)
             form = _TUPLE if transformed.single else _VALUE_AND_GRADS
-    wraps = tuple(_SCALAR_TYPES.get(type(outs[k])) for k in picks)
+    dtypes = [a.dtype for a in spec.graph.outputs]
+    wraps = tuple(_wrap(outs[k], dtypes[k]) for k in picks)
     if form == _TUPLE and wraps == (None,) * len(picks) and picks == tuple(
             range(picks[0], picks[-1] + 1)):
         form = _RUN
@@ -448,10 +449,30 @@ def _traced_cotangent(g: Tracer, out: Aval, name: str) -> Any:
                      "sum(output * gradient))")
 
 
-def _scalar(x: Any) -> Any:
-    """Kernel scalars (Python floats/bools) as numpy scalars, like numpy's reductions."""
+def _scalar(x: Any, dtype: str = "") -> Any:
+    """Kernel scalars (Python floats/bools) as numpy scalars, like numpy's reductions; an
+    output of a float32 aval (``dtype``) as float32 (Numba boxes a float32 as a Python
+    float; a sum accumulates in float64 and is rounded here, once)."""
     if isinstance(x, bool):
         return np.bool_(x)
+    if dtype == F32:
+        return _to_f32(x)
     if isinstance(x, float):
         return np.float64(x)
     return x
+
+
+def _to_f32(x: Any) -> Any:
+    """A float32 output as float32: an array (a copy only if it is not float32), or a
+    ``np.float32`` scalar."""
+    if isinstance(x, np.ndarray):
+        return x if x.dtype == np.float32 else x.astype(np.float32)
+    return np.float32(x)
+
+
+def _wrap(x: Any, dtype: str) -> Any:
+    """How the fast path finishes an output the kernel gave as ``x`` for an aval of
+    ``dtype``: None (as it is), a numpy scalar type, or :func:`_to_f32`."""
+    if dtype == F32 and not (isinstance(x, np.ndarray) and x.dtype == np.float32):
+        return _to_f32
+    return _SCALAR_TYPES.get(type(x))

@@ -57,8 +57,14 @@ def _vdot(a: Any, b: Any) -> Any:
     return total
 
 
+def _float_dtype(x: Any) -> Any:
+    """float32 for a float32 ``x`` (a tangent, a cotangent has its primal's dtype),
+    else float64."""
+    return np.float32 if getattr(x, "dtype", None) == np.float32 else np.float64
+
+
 def _zeros_like(x: Any) -> np.ndarray:
-    return np.zeros(tuple(shape_of(x)))
+    return np.zeros(tuple(shape_of(x)), dtype=_float_dtype(x))
 
 
 # ---------------------------------------------------------------------------
@@ -140,7 +146,7 @@ def _basis(x: Any) -> Any:
     """The standard basis of the space of ``x``'s shape: ``size`` arrays, stacked."""
     shape = tuple(shape_of(x))
     size = math.prod(shape)
-    return np.eye(size).reshape((size, *shape))
+    return np.eye(size, dtype=_float_dtype(x)).reshape((size, *shape))
 
 
 def _jacobian(fun: Callable, args: tuple, argnums: Any, has_aux: bool, forward: bool) -> Any:

@@ -30,7 +30,7 @@ from .backend.program import build as build_program
 from .core import check as checker
 from .core.config import config
 from .core.errors import SCALAR_OUTPUT_ERROR
-from .core.ir import BOOL, FLOAT, INT, Aval, Graph
+from .core.ir import BOOL, F32, FLOAT, INT, Aval, Graph
 from .core.tracing import as_constant_array
 from .transforms.adjoint import adjoint
 from .transforms.passes import optimize
@@ -95,17 +95,21 @@ def build(graph: Graph, *, wrt: Sequence[int] | None = None, seeded: bool = Fals
 
 def kernel_input(x: Any, what: str = "", promote: bool = True,
                  integers: bool = False) -> tuple[Any, Aval]:
-    """An argument as a kernel takes it, and its aval: float64 (or bool) arrays,
-    C-contiguous and writable, 0-d values as Python scalars. ``promote`` makes bools
+    """An argument as a kernel takes it, and its aval: float64, float32 (or bool) arrays,
+    C-contiguous and writable, 0-d values as Python scalars (a float32 one as
+    ``np.float32``). ``promote`` makes bools
     float; ``integers`` (with ``promote=False``) keeps an integer number an int64 (a loop
     bound, a trip count); ``what`` names the argument in a TypeError about its type."""
     if (integers and not promote and isinstance(x, int | np.integer)
             and not isinstance(x, bool | np.bool_)):
         return int(x), Aval((), INT)
     array = as_constant_array(x, what)
-    dtype = BOOL if array.dtype == np.bool_ and not promote else FLOAT
+    dtype = (BOOL if array.dtype == np.bool_ and not promote
+             else F32 if array.dtype == np.float32 else FLOAT)
     if array.ndim == 0:
-        return (bool(array) if dtype == BOOL else float(array)), Aval((), dtype)
+        value = (bool(array) if dtype == BOOL else float(array) if dtype == FLOAT
+                 else np.float32(array))
+        return value, Aval((), dtype)
     array = np.ascontiguousarray(array, dtype=dtype)
     if not array.flags.writeable:  # Numba compiles read-only arrays separately
         array = array.copy()
@@ -119,11 +123,17 @@ def cotangent(gradient: Any, out: Aval, subject: str,
     ``torch.Tensor([1.0])`` for a scalar). ``subject`` says whose output it is in the
     message (``"f returns"``, ``"the output has"``)."""
     value, aval = kernel_input(gradient, "gradient")
+    if aval.dtype != out.dtype:  # a cotangent has its output's dtype
+        value = (np.ascontiguousarray(value, dtype=out.dtype) if aval.shape
+                 else np.dtype(out.dtype).type(value))
+        value = float(value) if out.dtype == FLOAT and not aval.shape else value
     if aval.shape == out.shape:
         return value
     if aval.size == 1 and out.size == 1:
         value = np.reshape(value, out.shape)
-        return float(value) if not out.shape else np.ascontiguousarray(value)
+        if out.shape:
+            return np.ascontiguousarray(value)
+        return float(value) if out.dtype == FLOAT else np.float32(value)
     raise error(f"gradient has shape {aval.shape} but {subject} shape {out.shape}: pass a "
                 "gradient of the output's shape (the result is the gradient of "
                 "sum(output * gradient))")

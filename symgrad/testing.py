@@ -164,6 +164,11 @@ class GradReport:
         return "\n".join([title, *lines])
 
 
+#: the tolerances check_grad uses at least for a float32 argument (float32's epsilon is
+#: 1.2e-7: a gradient rounded a few times, relative to its largest element)
+F32_RTOL, F32_ATOL = 1e-4, 1e-6
+
+
 def check_grad(f: Callable, *args: Any, gradient: Any = None,
                argnums: int | Sequence[int] | None = None, rtol: float = 1e-9,
                atol: float = 1e-12, fd_rtol: float = 1e-5, fd_atol: float = 1e-8,
@@ -193,6 +198,11 @@ def check_grad(f: Callable, *args: Any, gradient: Any = None,
     at ``x ± h``, as ``sqrt`` at 0. Finite differences are meaningless at a
     kink (``abs`` at 0, ties of ``maximum``): check at smooth points.
 
+    A float32 argument is differentiated in float32 (its gradient must be float32) and
+    checked against the same float64 references (SymPy and finite differences at the
+    float32 values, in float64) with float32 tolerances: ``rtol`` and ``fd_rtol`` at
+    least :data:`F32_RTOL`, ``atol`` and ``fd_atol`` at least :data:`F32_ATOL`.
+
     Returns a :class:`GradReport` (``print`` it: a table); raises
     AssertionError with the same table when a gradient is over tolerance, or
     when no reference could check an argument at all.
@@ -215,6 +225,10 @@ def check_grad(f: Callable, *args: Any, gradient: Any = None,
     else:
         wrt = (argnums,) if isinstance(argnums, int) else tuple(argnums)
         wrt = tuple(i % len(args) for i in wrt)
+    single = [i for i in wrt if getattr(args[i], "dtype", None) == np.float32]
+    if single:  # float32 arguments: float32 tolerances against the float64 references
+        rtol, atol = max(rtol, F32_RTOL), max(atol, F32_ATOL)
+        fd_rtol, fd_atol = max(fd_rtol, F32_RTOL), max(fd_atol, F32_ATOL)
     values = [np.array(a, dtype=float) if i in wrt else a for i, a in enumerate(args)]
     if order == 2:
         return _check_hessian(f, values, names, wrt, (rtol, atol, fd_rtol, fd_atol), eps,
@@ -223,6 +237,10 @@ def check_grad(f: Callable, *args: Any, gradient: Any = None,
         raise ValueError(f"check_grad checks order 1 (the gradient) or 2 (the Hessian), not "
                          f"{order!r}")
     got = grad(f, argnums=wrt, backend=backend)(*args, gradient=gradient)
+    for k, i in enumerate(wrt):
+        if i in single and np.asarray(got[k]).dtype != np.float32:
+            raise AssertionError(f"the gradient in the float32 argument {names[i]} is "
+                                 f"{np.asarray(got[k]).dtype}, not float32")
 
     exact: list[Any] | None = None
     reason = "disabled"

@@ -95,6 +95,9 @@ def test_the_table_has_every_kind_of_shape_for_every_primitive():
 def test_backends_agree(case: Case):
     value_nb, grads_nb = _run(case, "numba")
     value_np, grads_np = _run(case, "numpy")
-    assert_close(value_nb, value_np, rtol=1e-14, atol=1e-15, what="value")
+    # float32 values round once per equation on the interpreter, once per stored array in
+    # a fused loop (README, "float32"): the backends agree to float32's precision there
+    rtol, atol = (1e-6, 1e-7) if "convert" in case.prims else (1e-14, 1e-15)
+    assert_close(value_nb, value_np, rtol=rtol, atol=atol, what="value")
     for a, b in zip(grads_nb, grads_np):
-        assert_close(a, b, rtol=1e-14, atol=1e-15, what="gradient")
+        assert_close(a, b, rtol=rtol, atol=atol, what="gradient")

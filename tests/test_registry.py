@@ -67,12 +67,14 @@ ELEMENTWISE = sorted(n for n, p in P.REGISTRY.items() if p.kind == "elementwise"
 @pytest.mark.parametrize("name", ELEMENTWISE)
 def test_elementwise_shape_rules_broadcast(name):
     prim = P.REGISTRY[name]
-    n = prim.impl.nin if isinstance(prim.impl, np.ufunc) else 1 if name == "to_float" else 3
+    unary = name in ("to_float", "convert")
+    n = prim.impl.nin if isinstance(prim.impl, np.ufunc) else 1 if unary else 3
     dtypes = (["bool", "float64", "float64"] if name == "where" else
               ["int64"] if name == "to_float" else ["float64"] * n)
     shapes = [(2, 1), (3,), ()][:n] if n > 1 else [(2, 1)]
     avals = [Aval(s, d) for s, d in zip(shapes, dtypes)]
-    assert prim.shape_rule(*avals).shape == np.broadcast_shapes(*shapes)
+    params = {"dtype": "float32"} if name == "convert" else {}
+    assert prim.shape_rule(*avals, **params).shape == np.broadcast_shapes(*shapes)
 
 
 def test_conventions_version_is_an_integer():

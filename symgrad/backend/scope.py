@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..core.index_text import INDENT
-from ..core.ir import BOOL, INT, Atom, Aval, Graph, Literal, Var, usable
+from ..core.ir import BOOL, F32, INT, Atom, Aval, Graph, Literal, Var, usable
 
 
 class Host(Protocol):
@@ -48,8 +48,9 @@ def shape_text(shape: tuple[Any, ...]) -> str:
 
 
 def dtype_arg(dtype: str) -> str:
-    """The ``dtype=`` argument of ``np.empty`` for a dtype of the IR (none for floats)."""
-    return {BOOL: ", dtype=np.bool_", INT: ", dtype=np.int64"}.get(dtype, "")
+    """The ``dtype=`` argument of ``np.empty`` for a dtype of the IR (none for float64)."""
+    return {BOOL: ", dtype=np.bool_", INT: ", dtype=np.int64",
+            F32: ", dtype=np.float32"}.get(dtype, "")
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,8 @@ Grammar::
     Var      = a fresh value with an abstract value (shape, dtype); identity, not name
     Literal  = a Python scalar (float, int or bool) inlined into the equation
 
-Dtypes: ``float64`` (``f64``), ``bool``, ``int64`` (``i64``: loop counters, trip
+Dtypes: ``float64`` (``f64``), ``float32`` (``f32``: a float32 argument keeps its
+dtype, see :func:`promote`), ``bool``, ``int64`` (``i64``: loop counters, trip
 counts, integer arguments that are not differentiated) and ``tuple``: the
 several results of a control-flow equation (``loop``, ``while``, ``cond``), a
 value that only ``proj`` reads (``b = proj(t, part=1)``). Its aval lists the
@@ -76,11 +77,13 @@ from typing import Any, Union
 import numpy as np
 
 FLOAT = "float64"
+F32 = "float32"
 BOOL = "bool"
 INT = "int64"
 TUPLE = "tuple"
-DTYPES = (FLOAT, BOOL, INT, TUPLE)
-_SHORT = {FLOAT: "f64", BOOL: "bool", INT: "i64"}
+DTYPES = (FLOAT, F32, BOOL, INT, TUPLE)
+FLOATS = (FLOAT, F32)
+_SHORT = {FLOAT: "f64", F32: "f32", BOOL: "bool", INT: "i64"}
 #: a size known only when the kernel runs (the leading axis of a tape)
 DYN = -1
 
@@ -96,6 +99,8 @@ class Aval:
     shape: tuple[int, ...]
     dtype: str = FLOAT
     parts: tuple[Aval, ...] = ()  # for dtype "tuple": the avals of its parts
+    #: a literal's: weak in dtype promotion (NEP 50), not part of equality or the text
+    weak: bool = field(default=False, compare=False)
 
     @property
     def ndim(self) -> int:
@@ -111,6 +116,31 @@ class Aval:
             return f"({inner}{',' if len(self.parts) == 1 else ''})"
         dims = ("?" if d == DYN else str(d) for d in self.shape)
         return f"{_SHORT[self.dtype]}[{','.join(dims)}]"
+
+
+def is_float(dtype: str) -> bool:
+    """Whether ``dtype`` is a float dtype of the IR (float64 or float32)."""
+    return dtype in FLOATS
+
+
+def promote(*dtypes: str) -> str:
+    """The float dtype of an arithmetic result on operands of ``dtypes``, as numpy
+    promotes them (``np.result_type``): float32 with float32 (or bool) stays float32,
+    anything with float64 is float64, no float operand at all gives float64 (integers
+    enter arithmetic as float64, ``to_float``). Literals (Python scalars) are weak, as
+    in NEP 50, and are not passed here: ``x32 * 2.0`` stays float32.
+
+        >>> promote(F32, F32), promote(F32, FLOAT), promote(F32, BOOL), promote(INT)
+        ('float32', 'float64', 'float32', 'float64')
+    """
+    floats = [d for d in dtypes if d in FLOATS]
+    return F32 if floats and all(d == F32 for d in floats) else FLOAT
+
+
+def float_of(*avals: Aval) -> str:
+    """:func:`promote` of the dtypes of the operands ``avals``; a literal's (weak) aval
+    does not count, so ``mul(x32, 2.0)`` is float32."""
+    return promote(*(a.dtype for a in avals if not a.weak))
 
 
 def nbytes(aval: Aval) -> int:
@@ -165,7 +195,8 @@ class Literal:
     @property
     def aval(self) -> Aval:
         v = self.value
-        return Aval((), BOOL if isinstance(v, bool) else INT if isinstance(v, int) else FLOAT)
+        return Aval((), BOOL if isinstance(v, bool) else INT if isinstance(v, int) else FLOAT,
+                    weak=True)
 
     @property
     def shape(self) -> tuple[int, ...]:

@@ -188,9 +188,11 @@ def refuse_masked(x: Any, what: str = "") -> None:
 
 
 def as_constant_array(x: Any, what: str = "") -> np.ndarray:
-    """``x`` as a float64 (or bool) array: the one place that decides which dtypes
-    symgrad accepts. Anything else is a TypeError about ``what`` (default: ``x``
-    itself, formatted only then); a masked array too (:func:`refuse_masked`)."""
+    """``x`` as a float64, float32 (or bool) array: the one place that decides which
+    dtypes symgrad accepts. float32 stays float32; integers, float16 and longdouble
+    become float64 (as before float32 kernels). Anything else is a TypeError about
+    ``what`` (default: ``x`` itself, formatted only then); a masked array too
+    (:func:`refuse_masked`)."""
     refuse_masked(x, what)
     if isinstance(x, Tracer):  # (a Tensor is no Tracer: np.asarray gives its value)
         raise TypeError(f"{_subject(x, what)} is a traced value of a function being traced: "
@@ -202,6 +204,8 @@ def as_constant_array(x: Any, what: str = "") -> np.ndarray:
         raise TypeError(f"{_subject(x, what)} is not array-like: {e}") from None
     kind = array.dtype.kind
     if kind == "b":
+        return array
+    if array.dtype == np.float32:
         return array
     if kind in "iuf":
         return array.astype(np.float64, copy=False)  # integers are promoted

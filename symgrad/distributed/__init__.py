@@ -47,7 +47,7 @@ from ..calls import (
     _static_key,
 )
 from ..captured import world
-from ..core.ir import BOOL, FLOAT, Aval, Graph
+from ..core.ir import BOOL, F32, FLOAT, Aval, Graph
 from ..core.pytree import Tree, flatten
 from ..core.tracing import current_trace
 from ..numpy_api import stage
@@ -191,7 +191,9 @@ def _dask_aval(x: Any, name: str, promote: bool) -> Aval:
     if kind not in "biuf":
         raise TypeError(f"argument {name} is a Dask array of dtype {x.dtype}; symgrad takes "
                         "numbers and bools")
-    return Aval(tuple(int(d) for d in x.shape), BOOL if kind == "b" and not promote else FLOAT)
+    dtype = (BOOL if kind == "b" and not promote
+             else F32 if np.dtype(x.dtype) == np.float32 else FLOAT)
+    return Aval(tuple(int(d) for d in x.shape), dtype)
 
 
 def _cache_of(t: Transformed) -> dict:

@@ -251,6 +251,8 @@ def _kernel_arg(v: np.ndarray) -> Any:
         return v  # what kernel_input gives for it, without its checks
     if type(v) is np.ndarray and v.dtype is _F64 and not v.ndim:
         return float(v)
+    if v.dtype == np.float32:  # the backward graph is float64 (the module docstring)
+        v = v.astype(np.float64)
     return pipeline.kernel_input(v, promote=False)[0]
 
 

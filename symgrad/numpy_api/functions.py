@@ -23,6 +23,7 @@ from ..core.ir import Primitive
 from ..core.tracing import Tracer, apply, shape_of
 from ..prims import elementwise as E
 from ..prims import reductions as R
+from ..prims.convert import convert
 from ..prims.elementwise import as_float
 from ..prims.norms import norm2
 from .dispatch import float_dtype, implements, normalize_axes, refuse_kwargs
@@ -374,9 +375,9 @@ def broadcast_to(array: Any, shape: Any, subok: bool = False) -> Any:
 
 
 def astype(x: Any, dtype: Any) -> Any:
-    """Only float64 is supported: bools become 0.0/1.0, floats stay as they are."""
-    if np.dtype(dtype) != np.float64:
+    """float64 or float32: bools become 0.0/1.0, floats are converted (``convert``)."""
+    if np.dtype(dtype) not in (np.float64, np.float32):
         raise UnsupportedFunctionError(
             f".astype({np.dtype(dtype).name}) on a traced value (at {user_location()}): "
-            "symgrad computes in float64")
-    return as_float(x)
+            "symgrad computes in float64 or float32")
+    return convert(as_float(x), np.dtype(dtype).name)

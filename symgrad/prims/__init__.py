@@ -19,6 +19,7 @@ the declaration.
   ``arctanh``, ``sinc``, ``remainder``, ``floor_divide``;
 - :mod:`.decompositions`: ``cholesky``, ``eigh``, ``eig``, ``qr``, ``svd``, ``pinv``,
   ``lstsq``;
+- :mod:`.convert`: ``convert``, a float value in the other float dtype;
 - :mod:`.sorting`: ``argsort``, ``take_along``, ``scatter_along``, ``cumprod``;
 - :mod:`.control`: ``proj`` (a part of a tuple) and ``cond``; :mod:`.loops`:
   ``loop`` (fori_loop, scan) and ``while``: primitives whose parameters hold graphs;
@@ -27,6 +28,7 @@ the declaration.
 """
 
 from .control import cond_p, proj_p
+from .convert import convert_p
 from .decompositions import cholesky_p, eig_p, eigh_p, lstsq_p, pinv_p, qr_p, svd_p
 from .elementwise import (
     CONVENTIONS_VERSION,
@@ -121,7 +123,7 @@ __all__ = [
     "xlogy_p", "arccosh_p", "arcsinh_p", "arctanh_p", "cbrt_p", "exp2_p", "floor_divide_p",
     "log2_p", "log10_p", "remainder_p", "sinc_p", "argsort_p", "cumprod_p", "scatter_along_p",
     "take_along_p", "cholesky_p", "eig_p", "eigh_p", "lstsq_p", "pinv_p", "qr_p", "svd_p",
-    "to_float_p", "cond_p", "proj_p", "loop_p", "while_p",
+    "to_float_p", "convert_p", "cond_p", "proj_p", "loop_p", "while_p",
     "CONVENTIONS_VERSION", "FACETS", "FLAGS", "KINDS", "OPTIONAL_FACETS",
     "REGISTRY", "PrimTracer", "register",
 ]

@@ -39,7 +39,9 @@ import numpy as np
 from ..core.interpreter import interpret
 from ..core.ir import (
     BOOL,
+    F32,
     FLOAT,
+    FLOATS,
     INT,
     TUPLE,
     Aval,
@@ -95,7 +97,7 @@ def parts(t: Any, n: int) -> list[Any]:
 
 
 def is_float(a: Aval) -> bool:
-    return a.dtype == FLOAT
+    return a.dtype in FLOATS
 
 
 def atom(x: Any) -> Any:
@@ -257,4 +259,4 @@ def operand_aval(x: Any) -> Aval:
         return Aval(array.shape, BOOL)
     if array.dtype.kind in "iu" and array.ndim == 0:
         return Aval((), INT)
-    return Aval(array.shape, FLOAT)
+    return Aval(array.shape, F32 if array.dtype == np.float32 else FLOAT)

@@ -51,11 +51,11 @@ from typing import Any
 import numpy as np
 
 from ..core.errors import ShapeError
-from ..core.ir import FLOAT, Aval
+from ..core.ir import FLOAT, Aval, float_of
 from ..core.tracing import apply, shape_of
 from .elementwise import where
 from .indexing import along, concatenate_p
-from .linalg import _square_rule, _stacked, matmul, outer, solve, swap
+from .linalg import _square_rule, _stacked, matmul, outer, solve, swap, widened
 from .reductions import broadcast_to, reduce, reshape, sum_p
 from .registry import register, require
 
@@ -188,7 +188,7 @@ def _each_matrix(b, prim, args, params) -> tuple[Any, bool]:
 
 def _cholesky_rule(x: Aval) -> Aval:
     _square_rule("cholesky", x)
-    return Aval(x.shape)
+    return Aval(x.shape, x.dtype)
 
 
 def _cholesky_vjp(g, ans, x):
@@ -227,7 +227,7 @@ def _eigh_rule(x: Aval, *, part: str, uplo: str) -> Aval:
     _square_rule("eigh", x)
     if part not in ("values", "vectors") or uplo not in ("L", "U"):
         raise ValueError(f"eigh: part {part!r} / uplo {uplo!r} unknown")
-    return Aval(x.shape[:-1] if part == "values" else x.shape)
+    return Aval(x.shape[:-1] if part == "values" else x.shape, x.dtype)
 
 
 def _eigh_impl(x, part, uplo):
@@ -275,7 +275,7 @@ def _eig_rule(x: Aval, *, part: str) -> Aval:
     _square_rule("eig", x)
     if part not in ("values", "vectors"):
         raise ValueError(f"eig: part {part!r} unknown")
-    return Aval(x.shape[:-1] if part == "values" else x.shape)
+    return Aval(x.shape[:-1] if part == "values" else x.shape, x.dtype)
 
 
 def _eig_impl(x, part):
@@ -323,7 +323,7 @@ def _qr_rule(x: Aval, *, part: str) -> Aval:
         raise ShapeError(f"qr: needs a matrix or a stack of them, got {x}")
     m, n = x.shape[-2:]
     k = min(m, n)
-    return Aval(x.shape[:-2] + ((m, k) if part == "q" else (k, n)))
+    return Aval(x.shape[:-2] + ((m, k) if part == "q" else (k, n)), x.dtype)
 
 
 def _qr_tall(q, r, gq, gr):
@@ -384,7 +384,7 @@ def _svd_rule(x: Aval, *, part: str) -> Aval:
         raise ShapeError(f"svd: needs a matrix or a stack of them, got {x}")
     m, n = x.shape[-2:]
     k = min(m, n)
-    return Aval(x.shape[:-2] + {"u": (m, k), "s": (k,), "vh": (k, n)}[part])
+    return Aval(x.shape[:-2] + {"u": (m, k), "s": (k,), "vh": (k, n)}[part], x.dtype)
 
 
 def _svd_trailing(part: str):
@@ -438,7 +438,7 @@ def _pinv_rule(x: Aval, *, rcond: float) -> Aval:
     require("pinv", (x,), FLOAT)
     if x.ndim < 2:
         raise ShapeError(f"pinv: needs a matrix or a stack of them, got {x}")
-    return Aval(x.shape[:-2] + (x.shape[-1], x.shape[-2]))
+    return Aval(x.shape[:-2] + (x.shape[-1], x.shape[-2]), x.dtype)
 
 
 def pinv_grad(a: Any, p: Any, g: Any) -> Any:
@@ -475,11 +475,11 @@ def _lstsq_rule(a: Aval, b: Aval, *, rcond: float) -> Aval:
         raise ShapeError(f"lstsq: needs a matrix a (or a stack of them), got {a}")
     m, n = a.shape[-2:]
     if a.ndim == 2 and b.ndim == 1 and b.shape[0] == m:
-        return Aval((n,))
+        return Aval((n,), float_of(a, b))
     if b.ndim != a.ndim or b.shape[:-2] != a.shape[:-2] or b.shape[-2] != m:
         raise ShapeError(f"lstsq: needs a matrix a and b of shape ({m},) or ({m}, k), or "
                          f"stacks of both with equal batch axes, got {a} and {b}")
-    return Aval(a.shape[:-2] + (a.shape[-1], b.shape[-1]))
+    return Aval(a.shape[:-2] + (a.shape[-1], b.shape[-1]), float_of(a, b))
 
 
 def _lstsq_impl(a, b, rcond):
@@ -492,6 +492,7 @@ def _lstsq_impl(a, b, rcond):
 
 
 def _lstsq_emit(out, args, avals, out_aval, *, rcond):
+    args = widened(args, avals, out_aval)
     k = f"{args[1]}.shape[{avals[1].ndim - 1}]"  # a stack's right-hand sides are matrices
     return _emit(f"np.linalg.lstsq({{0}}, {{1}}, {rcond!r})[0]", lambda d: [d(1), k])(
         out, args, avals, out_aval)

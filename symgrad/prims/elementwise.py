@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from ..core.conventions import CONVENTIONS_VERSION as CONVENTIONS_VERSION  # re-exported
-from ..core.ir import BOOL, FLOAT, INT, Aval, Eqn, Literal, Primitive
+from ..core.ir import BOOL, FLOAT, INT, Aval, Eqn, Literal, Primitive, float_of, is_float
 from ..core.rewrite import Producer, Rewrite, as_prim, lit, made_by, same_aval
 from ..core.tracing import Traced, Tracer, apply, as_constant_array, current_trace
 from .registry import binary, broadcast_shapes, expression, register, require, unary
@@ -456,8 +456,8 @@ def _where_rule(c: Aval, x: Aval, y: Aval) -> Aval:
     require("where", (c,), BOOL)
     if x.dtype == y.dtype == INT:  # a select of integers (vmap of a loop counter)
         return Aval(broadcast_shapes("where", c, x, y), INT)
-    require("where", (x, y), FLOAT)
-    return Aval(broadcast_shapes("where", c, x, y))
+    require("where", (x, y), FLOAT)  # a choice of two literals is weak: bool 0.0/1.0
+    return Aval(broadcast_shapes("where", c, x, y), float_of(x, y), weak=x.weak and y.weak)
 
 
 def _where_emit(out: str, args: list[str], avals: list[Aval], out_aval: Aval) -> list[str]:
@@ -547,7 +547,7 @@ def _scalar_known_later(y: Any) -> bool:
     """A scalar whose value the kernel takes as an argument: a traced 0-d value, or a
     float the function reads from outside (a 0-d constant, see Trace.numbers)."""
     if isinstance(y, Tracer):
-        return y.aval.shape == () and y.aval.dtype == FLOAT
+        return y.aval.shape == () and is_float(y.aval.dtype)
     trace = current_trace()
     return (isinstance(y, (float, np.floating)) and trace is not None
             and id(y) in getattr(trace, "numbers", ()))

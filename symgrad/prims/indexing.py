@@ -30,7 +30,7 @@ import numpy as np
 
 from ..core.errors import ShapeError
 from ..core.index_text import term
-from ..core.ir import BOOL, FLOAT, Aval
+from ..core.ir import BOOL, FLOAT, Aval, float_of
 from ..core.tracing import apply, shape_of
 from .registry import register, require
 
@@ -303,7 +303,7 @@ def _concatenate_rule(*xs: Aval, axis: int) -> Aval:
         shapes = ", ".join(str(x) for x in xs)
         raise ShapeError(f"concatenate: arrays of shapes {shapes} differ in an axis other "
                          f"than axis {axis}; only the concatenation axis may differ")
-    return Aval(_moved(first.shape, axis, sum(x.shape[axis] for x in xs)))
+    return Aval(_moved(first.shape, axis, sum(x.shape[axis] for x in xs)), float_of(*xs))
 
 
 def _concatenate_vjp(g, ans, *xs, axis):

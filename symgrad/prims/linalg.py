@@ -29,7 +29,7 @@ import numpy as np
 
 from ..core.errors import ShapeError
 from ..core.index_text import loop_nest
-from ..core.ir import FLOAT, Aval
+from ..core.ir import FLOAT, Aval, float_of
 from ..core.tracing import apply, shape_of
 from .elementwise import mul, mul_p
 from .reductions import reshape, sum_p, transpose
@@ -61,22 +61,30 @@ def _matmul_rule(x: Aval, y: Aval) -> Aval:
     if k_x != k_y:
         raise ShapeError(f"matmul: {x} and {y} are not aligned ({k_x} != {k_y})")
     if x.ndim <= 2 and y.ndim <= 2:
-        return Aval(x.shape[:-1] + y.shape[1:])
+        return Aval(x.shape[:-1] + y.shape[1:], float_of(x, y))
     if x.ndim != y.ndim or x.shape[:-2] != y.shape[:-2]:
         raise ShapeError(f"matmul: stacks {x} and {y} must have equal batch axes "
                          "(np.matmul broadcasts them first)")
-    return Aval(x.shape[:-1] + y.shape[-1:])
+    return Aval(x.shape[:-1] + y.shape[-1:], float_of(x, y))
+
+
+def widened(args: list[str], avals: list[Aval], out_aval: Aval) -> list[str]:
+    """The operands of a LAPACK/BLAS call as the result's dtype: Numba's ``np.dot`` and
+    ``np.linalg`` take one dtype, so a float32 operand of a float64 result (numpy's
+    promotion) is converted first."""
+    return [f"{a}.astype(np.{out_aval.dtype})" if v.dtype != out_aval.dtype and v.shape
+            else a for a, v in zip(args, avals)]
 
 
 def _matmul_emit(out: str, args: list[str], avals: list[Aval], out_aval: Aval) -> list[str]:
-    (x, y), (xa, _) = args, avals
+    (x, y), (xa, _) = widened(args, avals, out_aval), avals
     if xa.ndim <= 2:
         return [f"{out} = np.dot({_contiguous(x)}, {_contiguous(y)})"]
     # a stack of matrices: one BLAS product per batch index
     batch = range(xa.ndim - 2)
     dims = [f"{x}.shape[{k}]" for k in batch] + [f"{x}.shape[{xa.ndim - 2}]",
                                                  f"{y}.shape[{xa.ndim - 1}]"]
-    lines = [f"{out} = np.empty(({', '.join(dims)}))"]
+    lines = [f"{out} = np.empty(({', '.join(dims)}), dtype=np.{out_aval.dtype})"]
     nest, depth = loop_nest([f"{x}.shape[{k}]" for k in batch])
     lines += nest
     index = ", ".join(f"i{k}" for k in batch)
@@ -172,6 +180,7 @@ def _linalg_emit(call: str) -> Callable:
     The output's shape is a prefix of the last operand's (x for inv, det; b for solve).
     """
     def emit(out: str, args: list[str], avals: list[Aval], out_aval: Aval) -> list[str]:
+        args = widened(args, avals, out_aval)
         return _stack_emit(call, avals[0].ndim - 2, out, args,
                            _stack_shape(args[-1], out_aval.ndim))
     return emit
@@ -199,12 +208,12 @@ def _batch_scalar(v: Any, x: Any) -> Any:
 
 def _inv_rule(x: Aval) -> Aval:
     _square_rule("inv", x)
-    return Aval(x.shape)
+    return Aval(x.shape, x.dtype)
 
 
 def _det_rule(x: Aval) -> Aval:
     _square_rule("det", x)
-    return Aval(x.shape[:-2])
+    return Aval(x.shape[:-2], x.dtype)
 
 
 inv_p = register(
@@ -235,7 +244,7 @@ def _slogdet_rule(x: Aval, *, part: str) -> Aval:
     if part not in _SLOGDET_PARTS:
         raise ValueError(f"slogdet: part must be one of {_SLOGDET_PARTS}, not {part!r}")
     _square_rule("slogdet", x)
-    return Aval(x.shape[:-2])
+    return Aval(x.shape[:-2], x.dtype)
 
 
 def _slogdet_sympy(sp, x, *, part):
@@ -265,12 +274,12 @@ def _solve_rule(a: Aval, b: Aval) -> Aval:
     n = _square_rule("solve", a)
     require("solve", (b,), FLOAT)
     if b.ndim == 1 and a.ndim == 2 and b.shape[0] == n:
-        return Aval(b.shape)
+        return Aval(b.shape, float_of(a, b))
     if b.ndim != a.ndim or b.shape[:-2] != a.shape[:-2] or b.shape[-2] != n:
         raise ShapeError(f"solve: the right-hand side {b} must have shape ({n},) or "
                          f"{a.shape[:-2] + (n, 'k')} for the matrix {a} (np.linalg.solve "
                          "broadcasts batch axes first)")
-    return Aval(b.shape)
+    return Aval(b.shape, float_of(a, b))
 
 
 def _solve_vjp(g, ans, a, b):

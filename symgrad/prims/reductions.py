@@ -41,7 +41,7 @@ def _reduction_rule(name: str, identity: bool) -> Callable:
         if not identity and any(x.shape[a] == 0 for a in axes):
             raise ShapeError(f"{name} of an empty axis of {x} is undefined (it has no identity); "
                              "reduce over non-empty axes")
-        return Aval(tuple(d for i, d in enumerate(x.shape) if i not in axes))
+        return Aval(tuple(d for i, d in enumerate(x.shape) if i not in axes), x.dtype)
     return rule
 
 
@@ -198,7 +198,7 @@ min_p = register(
 
 def _extremum_weights_rule(x: Aval, *, axes: tuple[int, ...], largest: bool) -> Aval:
     _reduction_rule("extremum_weights", False)(x, axes=axes)
-    return Aval(x.shape)
+    return Aval(x.shape, x.dtype)
 
 
 def _extremum_weights_impl(x, axes, largest):
@@ -286,7 +286,7 @@ extremum_weights_p = register(
 def _broadcast_to_rule(x: Aval, *, shape: tuple[int, ...]) -> Aval:
     if broadcast_shapes("broadcast_to", x, Aval(shape)) != tuple(shape):
         raise ShapeError(f"broadcast_to: {x} cannot be broadcast to shape {shape}")
-    return Aval(tuple(shape), x.dtype)
+    return Aval(tuple(shape), x.dtype, weak=x.weak)  # a literal broadcast stays weak
 
 
 def _broadcast_to_emit(out, args, avals, out_aval, *, shape) -> list[str]:

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..core.errors import ShapeError
-from ..core.ir import BOOL, DYN, FLOAT, INT, Aval, Primitive
+from ..core.ir import BOOL, DYN, FLOAT, INT, Aval, Primitive, float_of, is_float
 
 REGISTRY: dict[str, Primitive] = {}
 #: what every primitive has
@@ -77,9 +77,12 @@ def of_numpy(fn: Any) -> Primitive | None:
 
 
 def require(prim: str, avals: tuple[Aval, ...], dtype: str) -> None:
+    """Operands of ``dtype``; ``FLOAT`` stands for any float dtype (float64 or float32,
+    the result's is :func:`symgrad.core.ir.float_of` them)."""
     for a in avals:
-        if a.dtype != dtype:
-            raise TypeError(f"{prim} takes {dtype} operands, got {a}")
+        if a.dtype != dtype and not (dtype == FLOAT and is_float(a.dtype)):
+            raise TypeError(f"{prim} takes {'float' if dtype == FLOAT else dtype} operands, "
+                            f"got {a}")
 
 
 def broadcast_shapes(prim: str, *avals: Aval) -> tuple[int, ...]:
@@ -128,7 +131,8 @@ def elementwise_rule(name: str, in_dtype: str = FLOAT, out_dtype: str = FLOAT,
         if integer and all(a.dtype == INT for a in avals):
             return Aval(broadcast_shapes(name, *avals), BOOL if out_dtype == BOOL else INT)
         require(name, avals, in_dtype)
-        return Aval(broadcast_shapes(name, *avals), out_dtype)
+        dtype = float_of(*avals) if out_dtype == FLOAT else out_dtype
+        return Aval(broadcast_shapes(name, *avals), dtype)
     return rule
 
 

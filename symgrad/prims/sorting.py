@@ -65,7 +65,7 @@ def _argsort_rule(x: Aval) -> Aval:
     require("argsort", (x,), FLOAT)
     if not x.ndim:
         raise ShapeError("argsort: needs an array with at least one axis")
-    return Aval(x.shape)
+    return Aval(x.shape)  # float64 indices, whatever x's dtype: float32 loses them past 2**24
 
 
 def _argsort_emit(out, args, avals, out_aval) -> list[str]:
@@ -98,7 +98,7 @@ def _along_rule(name: str, x: Aval, idx: Aval) -> None:
 
 def _take_along_rule(x: Aval, idx: Aval) -> Aval:
     _along_rule("take_along", x, idx)
-    return Aval(idx.shape)
+    return Aval(idx.shape, x.dtype)
 
 
 def _take_along_impl(x, idx):
@@ -120,7 +120,7 @@ def _scatter_along_rule(g: Aval, idx: Aval, *, size: int) -> Aval:
     if g.shape != idx.shape:
         raise ShapeError(f"scatter_along: values {g} and indices {idx} differ in shape")
     require("scatter_along", (g, idx), FLOAT)
-    return Aval(g.shape[:-1] + (size,))
+    return Aval(g.shape[:-1] + (size,), g.dtype)
 
 
 def _scatter_along_impl(g, idx, size):

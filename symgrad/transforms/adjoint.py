@@ -38,8 +38,9 @@ from typing import Any
 import numpy as np
 
 from ..core.errors import SCALAR_OUTPUT_ERROR
-from ..core.ir import FLOAT, TUPLE, Aval, Eqn, Graph, Primitive, Var
+from ..core.ir import FLOATS, TUPLE, Aval, Eqn, Graph, Primitive, Var
 from ..core.tracing import Trace, recording, shape_of
+from ..prims.convert import convert
 from ..prims.elementwise import add, greater, where, where_p
 from ..prims.reductions import broadcast_to, expand, unbroadcast
 from ..prims.registry import broadcast_shapes
@@ -50,7 +51,7 @@ def active_vars(graph: Graph, wrt: Sequence[int]) -> set[int]:
     """ids of the float values that depend on the inputs ``wrt``."""
     active = {id(graph.inputs[i]) for i in wrt}
     for e in graph.eqns:
-        if e.out.dtype in (FLOAT, TUPLE) and any(id(a) in active for a in e.inputs
+        if (e.out.dtype in FLOATS or e.out.dtype == TUPLE) and any(id(a) in active for a in e.inputs
                                                  if isinstance(a, Var)):
             active.add(id(e.out))
     return active
@@ -84,7 +85,7 @@ def adjoint(graph: Graph, wrt: Sequence[int], seed_inputs: bool) -> Graph:
                 old[k] = add(old[k], c) if k in old else c
             masks[id(v)] = None
             return
-        ct = unbroadcast(ct, v.shape)
+        ct = convert(unbroadcast(ct, v.shape), v.dtype)  # a cotangent has v's dtype
         if mask is not None:
             mask = _fit(mask, v.shape)
         if id(v) not in cts:
@@ -125,8 +126,8 @@ def adjoint(graph: Graph, wrt: Sequence[int], seed_inputs: bool) -> Graph:
             trace.origin = None
         # an input the outputs do not depend on gets zeros
         grads = [cts.get(id(graph.inputs[i])) for i in wrt]
-        grads = [broadcast_to(0.0, graph.inputs[i].shape) if g is None else g
-                 for g, i in zip(grads, wrt)]
+        grads = [convert(broadcast_to(0.0, graph.inputs[i].shape), graph.inputs[i].dtype)
+                 if g is None else g for g, i in zip(grads, wrt)]
         return trace.to_graph([*graph.inputs, *ct_vars], [*graph.outputs, *grads], graph.name)
 
 

@@ -33,8 +33,22 @@ from dataclasses import replace
 import numpy as np
 
 from ..core.check import check
-from ..core.ir import INT, TUPLE, Atom, Aval, Eqn, Graph, Literal, Var, map_subgraphs
+from ..core.ir import (
+    F32,
+    FLOAT,
+    INT,
+    TUPLE,
+    Atom,
+    Aval,
+    Eqn,
+    Graph,
+    Literal,
+    Var,
+    freeze_params,
+    map_subgraphs,
+)
 from ..core.rewrite import Rewrite, as_prim
+from ..prims.convert import convert_p
 from ..prims.reductions import broadcast_to_p
 from ..prims.registry import broadcast_shapes
 from . import loops
@@ -66,10 +80,12 @@ def _rewrite(graph: Graph, rule: Callable[[Eqn], Rewrite]) -> Graph:
         if eqn.origin is not None and id(eqn.origin) in moved:
             eqn = replace(eqn, origin=moved[id(eqn.origin)])
         new = rule(eqn)
-        if isinstance(new, (Var, Literal)) and new.aval != eqn.out.aval:
+        if isinstance(new, (Var, Literal)) and not _fits(new, eqn.out.aval):
             new = _broadcast(eqn, new)
         if new is None or isinstance(new, (Eqn, list)):
             added = [eqn] if new is None else [new] if isinstance(new, Eqn) else new
+            if added[-1] is not original:
+                added = [*added[:-1], *_keep_dtype(added[-1])]
             eqns.extend(added)
             defs.update((id(e.out), e) for e in added)
             stand_in = added[-1]
@@ -83,8 +99,36 @@ def _rewrite(graph: Graph, rule: Callable[[Eqn], Rewrite]) -> Graph:
     return replace(graph, eqns=tuple(eqns), outputs=tuple(map(sub, graph.outputs)))
 
 
-def _broadcast(eqn: Eqn, a: Atom) -> Eqn:
-    """``eqn`` as ``broadcast_to(a)``: ``a`` stands for its output, which is larger."""
+def _keep_dtype(eqn: Eqn) -> list[Eqn]:
+    """``eqn``, rewritten, as before it: an operand replaced by a weak one (a literal
+    for a float64 value) may make an operation of a float32 operand float32, where its
+    output was float64; then it computes in float32 and is converted (numpy's
+    promotion saw the float64 operand)."""
+    out = eqn.out
+    if out.dtype not in (F32, FLOAT) or eqn.prim.kind == "control":
+        return [eqn]
+    dtype = eqn.prim.shape_rule(*(a.aval for a in eqn.inputs), **eqn.params).dtype
+    if dtype == out.dtype or dtype not in (F32, FLOAT):
+        return [eqn]
+    narrow = Var(Aval(out.shape, dtype), out.hint)
+    return [replace(eqn, out=narrow), as_prim(eqn, convert_p, narrow, dtype=out.dtype)]
+
+
+def _fits(a: Atom, out: Aval) -> bool:
+    """Whether ``a`` may stand for a value of ``out`` as it is: the same aval, or a
+    float literal for a float32 scalar (a literal is weak: it computes as float32)."""
+    return a.aval == out or (isinstance(a, Literal) and out == Aval((), F32)
+                             and a.dtype == FLOAT)
+
+
+def _broadcast(eqn: Eqn, a: Atom) -> Eqn | list[Eqn]:
+    """``eqn`` as ``broadcast_to(a)``: ``a`` stands for its output, which is larger (a
+    float literal for a float32 array: broadcast, then ``convert``)."""
+    if isinstance(a, Literal) and eqn.out.dtype == F32 and a.dtype == FLOAT:
+        wide = Var(Aval(eqn.out.shape, FLOAT, weak=True))
+        return [replace(eqn, prim=broadcast_to_p, inputs=(a,), out=wide,
+                        params=freeze_params({"shape": eqn.out.shape})),
+                as_prim(eqn, convert_p, wide, dtype=F32)]
     if a.dtype != eqn.out.dtype:
         raise ValueError(f"a rewrite of {eqn.prim.name} gave a {a.aval} value for {eqn.out.aval}")
     return as_prim(eqn, broadcast_to_p, a, shape=eqn.out.shape)
@@ -133,10 +177,11 @@ def fold_constants(graph: Graph) -> Graph:
     """Evaluate scalar equations whose operands are all literals.
 
     Array-valued results are left to the kernel (``np.full`` is cheaper than
-    shipping a constant array to it), and so is control flow.
+    shipping a constant array to it), and so is control flow, and a float32 scalar
+    (a literal has no float32: ``convert(0.1, dtype='float32')`` stays).
     """
     def rule(eqn: Eqn) -> Rewrite:
-        if (eqn.out.shape or eqn.out.dtype == TUPLE or eqn.prim.kind == "control"
+        if (eqn.out.shape or eqn.out.dtype in (TUPLE, F32) or eqn.prim.kind == "control"
                 or not all(isinstance(a, Literal) for a in eqn.inputs)):
             return None
         operands = [a.value for a in eqn.inputs if isinstance(a, Literal)]
@@ -182,7 +227,7 @@ def simplify(graph: Graph) -> Graph:
         new = eqn.prim.simplify(eqn, producer) if eqn.prim.simplify else None
         if new is None and eqn.prim.kind == "elementwise":
             new = _unbroadcast_operands(eqn, producer)
-        if isinstance(new, (Var, Literal)) and new.aval != eqn.out.aval:
+        if isinstance(new, (Var, Literal)) and not _fits(new, eqn.out.aval):
             new = _broadcast(eqn, new)
         if new is None or isinstance(new, (Eqn, list)):
             for d in [eqn] if new is None else [new] if isinstance(new, Eqn) else new:

@@ -1,0 +1,55 @@
+"""``convert``: a float value in another float dtype (float32 <-> float64).
+
+Contract: ``convert(x, dtype)`` is ``x.astype(dtype)``, one equation the text
+form shows (``b: f64[3] = convert(a, dtype='float64')``) and generated code
+spells ``a.astype(np.float64)`` (``np.float64(a)`` for a scalar or an element of
+a fused loop). Its VJP converts the cotangent back to the operand's dtype, so a
+cotangent always has its primal's dtype (JAX's rule). The adjoint inserts it
+where a VJP rule mixed dtypes (:mod:`symgrad.transforms.adjoint`); a primitive
+that has no float32 kernel computes in float64 between two of them.
+
+    >>> import numpy as np
+    >>> convert(np.float32(0.1), "float64") == np.float64(np.float32(0.1))
+    True
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..core.ir import FLOATS, Aval
+from ..core.tracing import Tracer, apply
+from .registry import register
+
+
+def _convert_rule(x: Aval, *, dtype: str) -> Aval:
+    if x.dtype not in FLOATS or dtype not in FLOATS:
+        raise TypeError(f"convert turns a float value into float32 or float64, not {x} into "
+                        f"{dtype}")
+    return Aval(x.shape, dtype)
+
+
+def _convert_emit(out: str, args: list[str], avals: Any, out_aval: Aval, *,
+                  dtype: str) -> list[str]:
+    if out_aval.shape:
+        return [f"{out} = {args[0]}.astype(np.{dtype})"]
+    return [f"{out} = np.{dtype}({args[0]})"]
+
+
+convert_p = register(
+    name="convert", kind="elementwise", shape_rule=_convert_rule,
+    impl=lambda x, dtype: np.asarray(x, dtype=dtype)[()] if np.ndim(x) == 0
+    else np.asarray(x, dtype=dtype),
+    emit=_convert_emit,
+    vjp=lambda g, ans, x, dtype: (convert(g, np.dtype(x.dtype).name),),
+    sympy=lambda sp, x, **params: x, linear=True, cheap=True, torch_name="ToCopyBackward0")
+
+
+def convert(x: Any, dtype: str) -> Any:
+    """``x`` as a ``dtype`` value (float32 or float64): one ``convert`` equation for a
+    traced value of another dtype; a traced value of that dtype as it is."""
+    if isinstance(x, Tracer):
+        return x if x.dtype == np.dtype(dtype) else apply(convert_p, x, dtype=dtype)
+    return np.asarray(x, dtype=dtype)[()] if np.ndim(x) == 0 else np.asarray(x, dtype=dtype)

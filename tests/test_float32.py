@@ -1,0 +1,260 @@
+"""float32 end to end: float32 arguments give float32 graphs, kernels and results.
+
+Oracles are float64, never float32 symgrad itself: ``check_grad`` (SymPy at 50
+digits and central differences, both in float64 at the float32 values, with
+float32 tolerances), the float64 gradient of the same values, numpy's own
+float64 value, and numpy's ``np.result_type`` for promotion. Both backends
+(Numba kernel and numpy interpreter) run every case.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import symgrad as sg
+from symgrad.backend.stats import compile_stats
+from symgrad.testing import check_grad
+
+BACKENDS = ("numba", "numpy")
+RTOL = 1e-5  # float32's epsilon is 1.2e-7: a few roundings, relative to the largest element
+
+
+def _rng(seed: int = 0) -> np.random.Generator:
+    return np.random.default_rng(seed)
+
+
+def _f32(*shape: int, lo: float = -1.0, hi: float = 1.0, seed: int = 0) -> np.ndarray:
+    return _rng(seed).uniform(lo, hi, shape).astype(np.float32)
+
+
+def _close(got: np.ndarray, want: np.ndarray, rtol: float = RTOL) -> None:
+    got, want = np.asarray(got, dtype=np.float64), np.asarray(want, dtype=np.float64)
+    scale = max(1.0, float(np.max(np.abs(want)))) if want.size else 1.0
+    assert np.max(np.abs(got - want), initial=0.0) <= rtol * scale, (got, want)
+
+
+def _loop(x):
+    return np.sum(sg.fori_loop(0, 3, lambda i, c: np.sin(c) * 0.5 + c * c, x))
+
+
+def _scan(x):
+    carry, ys = sg.scan(lambda c, r: (c * r + 0.25, c), x[:2], x[2:6].reshape(2, 2))
+    return np.sum(carry) + np.sum(ys * ys)
+
+
+# (name, function, argument shapes): a sample of every family
+CASES = [
+    ("elementwise", lambda x: np.sum(np.sin(x) * np.exp(-x * x) + np.tanh(x) / 3.0), [(7,)]),
+    ("reductions", lambda x: np.mean(x * x) + np.max(x) + np.sum(np.prod(x + 2.0, axis=0)),
+     [(3, 4)]),
+    ("broadcasting", lambda a, u, v: np.mean(np.tanh(a * u[:, None] + v) ** 2),
+     [(3, 4), (3,), (4,)]),
+    ("matmul", lambda a, b: np.sum(np.tanh(a @ b)), [(3, 4), (4, 2)]),
+    ("indexing", lambda x: np.sum(x[1:4] ** 2) + x[0] * x[-1] + np.sum(x[[0, 2, 2]]), [(6,)]),
+    ("where", lambda x: np.sum(np.where(x > 0.1, x * x, -x / 2.0)), [(8,)]),
+    ("fori_loop", _loop, [(5,)]),
+    ("scan", _scan, [(6,)]),
+]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("name,fn,shapes", CASES, ids=[c[0] for c in CASES])
+def test_grad_of_float32_is_float32_and_right(name, fn, shapes, backend):
+    args = [_f32(*s, seed=k) for k, s in enumerate(shapes)]
+    argnums = tuple(range(len(args)))
+    value, grads = sg.value_and_grad(fn, argnums=argnums, backend=backend)(*args)
+    assert type(value) is np.float32
+    assert all(g.dtype == np.float32 for g in grads)
+    # float64 oracles: numpy's value, symgrad's float64 gradient at the same values,
+    # and check_grad's SymPy and central differences (float32 tolerances)
+    wide = [a.astype(np.float64) for a in args]
+    _close(value, fn(*wide))
+    for g, g64 in zip(grads, sg.grad(fn, argnums=argnums, backend=backend)(*wide)):
+        assert g64.dtype == np.float64
+        _close(g, g64)
+    check_grad(fn, *args, backend=backend, sympy=name not in ("fori_loop", "scan"))
+
+
+LINALG = {
+    "solve": lambda a: np.sum(np.linalg.solve(a @ a.T + 3 * np.eye(3), np.arange(3.0)) ** 2),
+    "cholesky": lambda a: np.sum(np.linalg.cholesky(a @ a.T + 3 * np.eye(3))),
+    "svd": lambda a: np.sum(np.linalg.svd(a, full_matrices=False)[1] ** 3),
+    "slogdet": lambda a: np.linalg.slogdet(a @ a.T + np.eye(3))[1],
+}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("name", sorted(LINALG))
+def test_linear_algebra_runs_in_float32(name, backend):
+    """LAPACK-backed primitives: Numba calls the single-precision routines (no float64
+    detour); checked against float64 symgrad and central differences in float64."""
+    f, a = LINALG[name], _f32(3, 3, seed=5)
+    g = sg.grad(f, backend=backend)(a)
+    assert g.dtype == np.float32
+    _close(g, sg.grad(f, backend=backend)(a.astype(np.float64)), rtol=1e-4)
+    check_grad(f, a, backend=backend, sympy=False)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_fast_path_keeps_float32(backend):
+    f = sg.value_and_grad(lambda x: np.sum(np.sin(x) * x), backend=backend)
+    x = _f32(5)
+    for _ in range(3):  # the first call fills the fast path, the others take it
+        value, g = f(x)
+        assert type(value) is np.float32 and g.dtype == np.float32
+    j = sg.jit(lambda x: (np.sum(x * 2.0), x * 2.0), backend=backend)
+    for _ in range(3):
+        s, y = j(x)
+        assert type(s) is np.float32 and y.dtype == np.float32
+        _close(s, np.sum(x.astype(np.float64) * 2.0))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_float32_scalars(backend):
+    g = sg.grad(lambda x, y: np.sin(x) * y, argnums=(0, 1), backend=backend)
+    for _ in range(3):  # the checked path, then the fast path
+        gx, gy = g(np.float32(0.3), np.float32(2.0))
+        assert type(gx) is np.float32 and type(gy) is np.float32
+        _close(gx, np.cos(0.3) * 2.0)
+        _close(gy, np.sin(np.float64(np.float32(0.3))))
+
+
+PROMOTIONS = [
+    ("f32*f32", (np.float32, np.float32)),
+    ("f32*f64", (np.float32, np.float64)),
+    ("f64*f32", (np.float64, np.float32)),
+    ("f32*bool", (np.float32, np.bool_)),
+    ("f64*bool", (np.float64, np.bool_)),
+]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("name,dtypes", PROMOTIONS, ids=[p[0] for p in PROMOTIONS])
+def test_mixed_dtypes_promote_as_numpy(name, dtypes, backend):
+    x = _f32(4).astype(dtypes[0])
+    y = (_f32(4, seed=1) > 0) if dtypes[1] is np.bool_ else _f32(4, seed=1).astype(dtypes[1])
+    out = sg.jit(lambda x, y: x * y + 1.0, backend=backend)(x, y)
+    assert out.dtype == np.result_type(x, y)
+    _close(out, x.astype(np.float64) * y + 1.0)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_python_scalars_are_weak(backend):
+    x = _f32(4)
+    for f in (lambda x: x * 2.0, lambda x: x + 3, lambda x: 1.5 / (x + 2.0), lambda x: x ** 2):
+        out = sg.jit(f, backend=backend)(x)
+        assert out.dtype == np.result_type(f(x)) == np.float32
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_gradients_have_their_primals_dtype(backend):
+    x, y = _f32(4), _f32(4, seed=1).astype(np.float64)
+    gx, gy = sg.grad(lambda x, y: np.sum(np.sin(x) * y), argnums=(0, 1), backend=backend)(x, y)
+    assert gx.dtype == np.float32 and gy.dtype == np.float64
+    _close(gx, np.cos(x.astype(np.float64)) * y)
+    _close(gy, np.sin(x.astype(np.float64)))  # sin(x) is float32, as in numpy
+    # an argument the output does not depend on: float32 zeros
+    gz = sg.grad(lambda x, z: np.sum(x * x), argnums=1, backend=backend)(x, _f32(3))
+    assert gz.dtype == np.float32 and not gz.any()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_transforms_keep_float32(backend):
+    x = _f32(4)
+    x64 = x.astype(np.float64)
+    f = lambda x: np.sum(np.sin(x) * x)  # noqa: E731
+    y, pullback = sg.vjp(lambda x: np.sin(x) * 2.0, x, backend=backend)
+    assert y.dtype == np.float32
+    (g,) = pullback(np.ones(4))  # a float64 cotangent is taken in the output's dtype
+    assert g.dtype == np.float32
+    _close(g, 2.0 * np.cos(x64))
+    out, tangent = sg.jvp(np.sin, (x,), (np.ones(4, np.float32),), backend=backend)
+    assert out.dtype == tangent.dtype == np.float32
+    _close(tangent, np.cos(x64))
+    h = sg.hessian(f, backend=backend)(x)
+    assert h.dtype == np.float32
+    _close(h, np.diag(2 * np.cos(x64) - x64 * np.sin(x64)))
+    v = sg.vmap(lambda r: np.sum(np.sin(r)))(x.reshape(2, 2))
+    assert v.dtype == np.float32
+    _close(v, np.sin(x64.reshape(2, 2)).sum(axis=1))
+    g = sg.grad(lambda x: np.sum(np.sin(x) ** 2), backend=backend)(x, )
+    assert g.dtype == np.float32
+
+
+def test_float32_and_float64_kernels_are_cached_separately():
+    f = sg.grad(lambda x: np.sum(np.cos(x) * 1.2345678 + x * x))
+
+    def kernels() -> tuple[int, int]:
+        s = compile_stats()
+        return s["kernels"], s["compiled"] + s["loaded_from_disk"]
+
+    x = _f32(6)
+    before = kernels()
+    assert f(x).dtype == np.float32
+    after32 = kernels()
+    assert after32[0] == before[0] + 1
+    assert f(x.astype(np.float64)).dtype == np.float64  # a new kernel, of its own source
+    after64 = kernels()
+    assert after64[0] == after32[0] + 1
+    assert f(_f32(9, seed=3)).dtype == np.float32  # a new length, the float32 kernel again
+    assert kernels() == after64
+    assert f.source(x) != f.source(x.astype(np.float64))
+
+
+def test_source_allocates_float32():
+    x = _f32(5)
+    src = sg.grad(lambda x: np.sum(np.sin(x) * np.exp(-x * x))).source(x)
+    assert "dtype=np.float32" in src
+    assert "f32[" in src  # the typed signature in the header
+    assert "dtype=np.float32" not in sg.grad(lambda x: np.sum(np.sin(x))).source(
+        x.astype(np.float64))
+
+
+def test_explicit_convert_prints_and_differentiates():
+    f = lambda x: np.sum(np.sin(x.astype(np.float32)).astype(np.float64) * x)  # noqa: E731
+    x = _rng().uniform(-1, 1, 5)
+    g = sg.grad(f)
+    assert "convert(" in str(g.graph(x))
+    assert g(x).dtype == np.float64
+    # the float32 rounding inside is noise to a small step: differences over 1e-2
+    check_grad(f, x, rtol=1e-6, fd_rtol=1e-3, eps=1e-2)
+
+
+def test_other_input_dtypes():
+    f = sg.grad(lambda x: np.sum(x * x))
+    assert f(np.arange(3)).dtype == np.float64  # integers promote to float64, as before
+    assert f(np.ones(3, np.float16)).dtype == np.float64  # float16: computed in float64
+    with pytest.raises(TypeError, match="complex"):
+        f(np.ones(3, np.complex64))
+
+
+def test_dask_arrays_of_float32():
+    da = pytest.importorskip("dask.array")
+    x = _f32(1000, seed=7)
+    value, g = sg.value_and_grad(lambda x: np.mean(np.sin(x) * x))(da.from_array(x, chunks=250))
+    assert type(value) is np.float32 and g.dtype == np.float32
+    x64 = x.astype(np.float64)
+    _close(value, np.mean(np.sin(x64) * x64))
+    _close(g, (np.cos(x64) * x64 + np.sin(x64)) / x.size)
+
+
+MIXED_LINALG = {
+    "matmul": lambda a, b: np.sum(np.tanh(a @ b)),
+    "stacked matmul": lambda a, b: np.sum(np.tanh(np.stack([a, a]) @ np.stack([b, b]))),
+    "solve": lambda a, b: np.sum(np.linalg.solve(a @ a.T + 3 * np.eye(3), b) ** 2),
+    "lstsq": lambda a, b: np.sum(np.linalg.lstsq(a, b, rcond=None)[0] ** 2),
+}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("name", sorted(MIXED_LINALG))
+def test_float32_with_float64_in_linear_algebra(name, backend):
+    """A float32 matrix with a float64 one: numpy promotes to float64 (Numba's BLAS and
+    LAPACK take one dtype, so the kernel converts the float32 operand first)."""
+    f, a, b = MIXED_LINALG[name], _f32(3, 3, seed=1), _f32(3, 3, seed=2).astype(np.float64)
+    ga, gb = sg.grad(f, argnums=(0, 1), backend=backend)(a, b)
+    assert ga.dtype == np.float32 and gb.dtype == np.float64
+    wa, wb = sg.grad(f, argnums=(0, 1), backend=backend)(a.astype(np.float64), b)
+    _close(ga, wa, rtol=1e-4)
+    _close(gb, wb, rtol=1e-4)
