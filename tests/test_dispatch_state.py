@@ -39,7 +39,10 @@ def same(got, want) -> None:
         return
     assert np.shape(got) == np.shape(want)
     assert np.asarray(got).dtype == np.asarray(want).dtype
-    np.testing.assert_allclose(got, want, rtol=1e-13, atol=0)
+    # a float32 kernel computes in float64 inside a fused loop and rounds once when it
+    # stores; the numpy interpreter rounds every float32 operation: a few float32 ulps
+    rtol = 1e-5 if np.asarray(want).dtype == np.float32 else 1e-13
+    np.testing.assert_allclose(got, want, rtol=rtol, atol=0)
 
 
 def oracle(transform, fun, *args, **kwargs):
