@@ -9,6 +9,8 @@ parameter): every step, the first after the change included, must match.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -185,3 +187,19 @@ def test_a_repeated_loop_compiles_its_backward_once():
     after = backward_stats()
     assert after["interpreted"] - before["interpreted"] <= 1
     assert after["compiled_runs"] - before["compiled_runs"] >= 5
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("shape", [(1000,), (3, 4, 5), (0, 3), (2, 0)])
+def test_mean_interpreter_gives_numpys_bits(dtype, shape):
+    """The mean primitive's interpreter (sum, then the division numpy makes) against
+    np.mean itself: the same bits, type and dtype, empty slices (nan) included."""
+    from symgrad.prims.reductions import _mean
+
+    x = (np.random.default_rng(1).standard_normal(shape) * 10).astype(dtype)
+    for axes in {tuple(range(x.ndim)), (0,), (x.ndim - 1,), ()}:
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            got, want = _mean(x, axes), np.mean(x, axis=axes)
+        assert type(got) is type(want) and np.asarray(got).dtype == np.asarray(want).dtype
+        assert np.array_equal(got, want, equal_nan=True)
