@@ -315,19 +315,17 @@ TARGETS = [  # (problem, numerator, denominator, at most, wording)
 ANALYSIS = """\
 Where a target is missed, profiling (the generated kernels, timed on their own) found:
 
-- **hvp vs one grad, and both vs JAX.** The gradient kernel of Rosenbrock is one loop
-  writing one array (the values the shifted slice `x[1:]` needs are recomputed at `i0 -
-  1`). The hvp kernel is two loops and materialises six n-element intermediates (`x**2`,
-  `2x`, ... ) between them, so it allocates seven fresh 8 MB arrays per call where the
-  gradient allocates one. On this machine a fresh 8 MB array costs about 50 ms in page
-  faults alone (a Numba loop filling seven fresh arrays: 360-400 ms; one: 45-50 ms), so
-  the hvp/grad ratio is the allocation ratio, not the arithmetic (removing the three
-  `pow(x, 0.0)` that the simplifier leaves did not change the time). What would close it:
-  let fusion recompute cheap elementwise values at the shifted index (as the reverse pass
-  already does for the gradient) instead of materialising them, or keep per-kernel scratch
-  buffers between calls. The same cost is why JAX (whose allocator reuses its buffers) is
-  ahead on these memory-bound kernels even for one gradient (`jax jit(grad)` against
-  `symgrad grad` in the hvp table).
+- **hvp vs JAX.** The gradient kernel of Rosenbrock is one loop writing one array (the
+  values the shifted slice `x[1:]` needs are recomputed at `i0 - 1`). The hvp kernel is
+  two loops and materialises six n-element intermediates (`x**2`, `2x`, ...) between
+  them: seven 8 MB arrays written and read again where JAX's fused XLA loop writes one,
+  so the hvp is memory traffic, not arithmetic (removing the three `pow(x, 0.0)` that
+  the simplifier leaves did not change the time). Fresh arrays also page-fault: on an
+  idle machine that costs little (8.76 ms per hvp by default, 8.49 ms with
+  `SYMGRAD_REUSE_MEMORY=1`, 2026-12-01), under a load of 4-7 it dominated (132 ms
+  against 27 ms). What would close the gap to JAX: let fusion recompute cheap
+  elementwise values at the shifted index (as the reverse pass already does for the
+  gradient) instead of materialising them.
 - **hessian vs JAX.** `sg.hessian` is `jacfwd(jacrev(f))` with the tangent basis as a
   constant identity matrix; the batched tangent of `inv` becomes two dense (d², d) @ (d,
   d) matrix products (d⁴ = 10⁸ multiply-adds each at d = 100), which take most of the

@@ -742,7 +742,7 @@ def targets17(times: dict, loop: str | None, calls: str | None,
     if single:
         ratio = single["float32"] / single["float64"]
         add("float32 at n=1e7: ≤ 0.65× the float64 time, results float32",
-            f"{ratio:.2f}× ({fmt_time(single['float32'])} vs {fmt_time(single['float64'])}), "
+            f"{ratio:.3f}× ({fmt_time(single['float32'])} vs {fmt_time(single['float64'])}), "
             f"{single['dtype']}, max rel. difference {single['error']:.1e}",
             ratio <= 0.65 and single["dtype"] == "float32")
     if loop is not None:

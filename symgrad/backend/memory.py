@@ -3,16 +3,18 @@
 A kernel returns fresh arrays and frees its temporaries when it returns. glibc's
 ``malloc`` gives a large block (over 128 KiB, or the size of the last large
 block freed) back to the system when it is freed, so the next call maps it
-again and touches every page afresh: a page fault per 4 KiB page. On the 2-core
-machine of ``docs/benchmarks.md`` that costs more than the arithmetic: ``hvp``
-of Rosenbrock at n = 1e6 takes 6 fresh 8 MB arrays per call, about 11,700 page
-faults, and runs 5× faster without them (``python benchmarks/higher_order.py``).
-numpy code has the same cost; JAX and PyTorch keep their own pools.
+again and touches every page afresh: a page fault per 4 KiB page. ``hvp`` of
+Rosenbrock at n = 1e6 takes 6 fresh 8 MB arrays per call, about 11,700 page
+faults; on the idle 2-core machine of ``docs/benchmarks.md`` they cost 3% of
+the call (8.76 ms against 8.49 ms), under a load of 4-7 they took 80% (132 ms
+against 27 ms; ``python benchmarks/higher_order.py --only hvp`` with and without
+``SYMGRAD_REUSE_MEMORY=1``). numpy code has the same cost; JAX and PyTorch keep
+their own pools.
 
 :func:`reuse_memory` tells ``malloc`` to keep freed blocks of any size in the
 process heap (``mallopt(M_MMAP_THRESHOLD)`` and ``mallopt(M_TRIM_THRESHOLD)``
-raised to :data:`KEEP`, 2 GiB), so the next call's arrays reuse pages that are already
-mapped. The price: the process does not give memory back to the system while
+raised to :data:`KEEP`, 2 GiB), so the next call's arrays reuse pages that are
+already mapped. The price: the process does not give memory back to the system while
 it runs (its resident size stays at its peak), and a large block freed in the
 middle of the heap can only be reused by blocks that fit in it. It is process-
 wide (numpy's and every other library's ``malloc`` calls too), so it is off
