@@ -315,30 +315,29 @@ TARGETS = [  # (problem, numerator, denominator, at most, wording)
 ANALYSIS = """\
 Where a target is missed, profiling (the generated kernels, timed on their own) found:
 
-- **hvp vs JAX.** The gradient kernel of Rosenbrock is one loop writing one array (the
-  values the shifted slice `x[1:]` needs are recomputed at `i0 - 1`). The hvp kernel is
-  two loops and materialises six n-element intermediates (`x**2`, `2x`, ...) between
-  them: seven 8 MB arrays written and read again where JAX's fused XLA loop writes one,
-  so the hvp is memory traffic, not arithmetic (removing the three `pow(x, 0.0)` that
+- **hvp vs one grad (3.8-4.1x across idle runs, at the 4x bound) and vs JAX.** The
+  gradient kernel of Rosenbrock is one loop writing one array (the values the shifted
+  slice `x[1:]` needs are recomputed at `i0 - 1`). The hvp kernel is two loops and
+  materialises six n-element intermediates (`x**2`, `2x`, ...) between them: seven
+  8 MB arrays written and read again where JAX's fused XLA loop writes one, so the
+  hvp is memory traffic, not arithmetic (removing the three `pow(x, 0.0)` that
   the simplifier leaves did not change the time). Fresh arrays also page-fault: on an
   idle machine that costs little (8.76 ms per hvp by default, 8.49 ms with
   `SYMGRAD_REUSE_MEMORY=1`, 2026-12-01), under a load of 4-7 it dominated (132 ms
   against 27 ms). What would close the gap to JAX: let fusion recompute cheap
   elementwise values at the shifted index (as the reverse pass already does for the
   gradient) instead of materialising them.
-- **hessian vs JAX.** `sg.hessian` is `jacfwd(jacrev(f))` with the tangent basis as a
-  constant identity matrix; the batched tangent of `inv` becomes two dense (d², d) @ (d,
-  d) matrix products (d⁴ = 10⁸ multiply-adds each at d = 100), which take most of the
-  call, and the same graph costs Numba minutes to compile. The tangents are one-hot, so
-  each `M⁻¹ dMᵢ M⁻¹` is the outer product `aᵢ M⁻¹[:, i] M⁻¹[i, :]`: a pass that propagates
-  the basis's sparsity (or a batching rule for `inv`/`slogdet` that recognises a diagonal
-  tangent) would make it O(d³).
-- **per-example vs numpy.** The `vmap(grad)` kernel is the handwritten algorithm: `X @ w`
-  by BLAS (`np.dot`), one loop for `sigmoid(z) - y`, one loop writing `X * r[:, None]`
-  into one fresh 10⁴ x 100 array (numpy does the same and allocates one more n-vector), so
-  the algorithm does not explain a gap (measured 1.1-2.4x in repeated runs on this loaded
-  machine); it was not profiled further - a candidate is the BLAS call inside the Numba
-  kernel (threads, contiguity copies) against numpy's, to be timed on an idle machine.
+- **hessian.** Met per call on an idle machine (21.1 ms against JAX's 30.5 ms,
+  2026-12-01 17:53); missed under load in earlier runs. `sg.hessian` is
+  `jacfwd(jacrev(f))` with the tangent basis as a constant identity matrix: the batched
+  tangent of `inv` becomes two dense (d², d) @ (d, d) matrix products (d⁴ = 10⁸
+  multiply-adds each at d = 100), which take most of the call, and the same graph takes
+  Numba 20 s to compile cold (JAX: 1 s). The tangents are one-hot, so each
+  `M⁻¹ dMᵢ M⁻¹` is the outer product `aᵢ M⁻¹[:, i] M⁻¹[i, :]`: a pass that propagates
+  the basis's sparsity (or a batching rule for `inv`/`slogdet` that recognises a
+  diagonal tangent) would make it O(d³) and the graph smaller.
+- **per-example.** Met on an idle machine (0.65x handwritten numpy, ahead of JAX); the
+  1.1-2.4x of earlier runs was load.
 """
 
 
