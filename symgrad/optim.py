@@ -95,7 +95,7 @@ class Optimizer:
                     if group.get("maximize", False):
                         grad = -grad
                     self._update(p._value, grad, self.state[p], group)
-                    p._version += 1
+                    p._bump()
         return loss
 
     def _update(self, p: np.ndarray, g: np.ndarray, state: dict[str, Any],

@@ -72,7 +72,7 @@ class InPlaceMethods:
             self._check_inplace(result.dtype, result.shape)
             self._value[...] = result._value
             node = named(result, self, name)._node
-            self._version += 1
+            self._bump()
             _renew(node, mark, self)
             self._node, self._requires_grad = node, True
             node.made = (weakref.ref(self), self._version)  # self now holds its value
@@ -80,7 +80,7 @@ class InPlaceMethods:
             new = fn(self._value, unwrap(other))
             self._check_inplace(dt.of_array(dt.as_array(new)), np.shape(new))
             self._value[...] = new
-            self._version += 1
+            self._bump()
         return self
 
     def _check_inplace(self, result: dt.dtype, shape: tuple[int, ...]) -> None:
@@ -103,7 +103,7 @@ class InPlaceMethods:
             if type(o) in (float, int) or (type(o) is np.ndarray and o.dtype is _F64
                                            and o.shape == v.shape):
                 _UFUNCS[op](v, o, out=v)
-                self._version += 1
+                self._bump()
                 return self
         return self._inplace(op, other)
 
@@ -115,7 +115,7 @@ class InPlaceMethods:
     def zero_(self) -> Any:
         if not (self._requires_grad and grad_mode.is_grad_enabled()):  # nothing to record
             self._value.fill(0)
-            self._version += 1
+            self._bump()
             return self
         return self._inplace(_overwrite, 0, "ZeroBackward0")
 

@@ -182,7 +182,7 @@ class Tensor(InPlaceMethods, TensorMethods, ArrayMethods, Traced):
     tensor of that shape."""
 
     __slots__ = ("_value", "_node", "_requires_grad", "_grad", "_accumulate", "_version",
-                 "__weakref__")
+                 "_aliases", "__weakref__")
     __hash__ = object.__hash__  # type: ignore[assignment]  # by identity, as in PyTorch
     _trace = EAGER  # every operation on a Tensor is computed and recorded by it
     _default = dt.float64  # the dtype of ``Tensor(data)`` (FloatTensor & co. set theirs)
@@ -201,6 +201,18 @@ class Tensor(InPlaceMethods, TensorMethods, ArrayMethods, Traced):
         self._grad: Tensor | None = None
         self._accumulate: Any = None
         self._version = 0  # bumped by in-place operations; checked by backward
+        self._aliases: list | None = None  # weak references to tensors detach() shares it with
+
+    def _bump(self) -> None:
+        """Count one in-place change: in this tensor's version and in those of the tensors
+        that ``detach()`` made from it or it from (they share the values, and PyTorch
+        their version counter), so a backward that saved any of them refuses."""
+        self._version += 1
+        if self._aliases is not None:
+            for ref in self._aliases:
+                t = ref()
+                if t is not None and t is not self:
+                    t._version += 1
 
     @classmethod
     def _make(cls, value: np.ndarray, node: Any = None) -> Tensor:
@@ -386,7 +398,12 @@ class Tensor(InPlaceMethods, TensorMethods, ArrayMethods, Traced):
         return self._node is not None and self._node.retained is not None
 
     def detach(self) -> Tensor:
-        return Tensor._make(self._value)
+        t = Tensor._make(self._value)
+        if self._aliases is None:
+            self._aliases = [weakref.ref(self)]
+        self._aliases.append(weakref.ref(t))
+        t._aliases = self._aliases
+        return t
 
     def detach_(self) -> Tensor:
         self._node, self._requires_grad = None, False

@@ -59,7 +59,7 @@ def _fan(tensor: Tensor, mode: str) -> int:
 def _fill(tensor: Tensor, values: Any) -> Tensor:
     with no_grad():
         tensor._value[...] = values
-        tensor._version += 1
+        tensor._bump()
     return tensor
 
 
