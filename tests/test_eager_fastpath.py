@@ -203,3 +203,37 @@ def test_mean_interpreter_gives_numpys_bits(dtype, shape):
             got, want = _mean(x, axes), np.mean(x, axis=axes)
         assert type(got) is type(want) and np.asarray(got).dtype == np.asarray(want).dtype
         assert np.array_equal(got, want, equal_nan=True)
+
+
+def _detached_change(lib, which: str):
+    """A detached alias changed in place after a graph saved the values it shares."""
+    a = lib.tensor([0.5, 1.0, 1.5, 2.0], dtype=lib.float64, requires_grad=True)
+    w = lib.tensor([1.0, 2.0, 3.0, 4.0], dtype=lib.float64, requires_grad=True)
+    if which == "alias changed":  # y saved a; its detached alias is changed
+        y = (a * a).sum()
+        a.detach().add_(1)
+    elif which == "original changed":  # y saved the alias c; the original is changed
+        c = a.detach()
+        y = (w * c).sum()
+        with lib.no_grad():
+            a.add_(1)
+    else:  # an alias of an alias, changed by an optimizer-style update
+        y = (a * a).sum()
+        d = a.detach().detach()
+        d -= 1.0
+    try:
+        y.backward()
+    except RuntimeError as e:
+        return "raises", "modified by an inplace operation" in str(e)
+    return "grad", a.grad.tolist() if a.grad is not None else w.grad.tolist()
+
+
+@pytest.mark.parametrize("which", ["alias changed", "original changed", "alias of alias"])
+def test_detach_shares_the_version_counter_as_in_pytorch(which):
+    """detach() shares the values and, as PyTorch, the version counter: changing either
+    alias in place makes a backward that saved the other refuse (it gave a gradient of
+    the changed values, silently)."""
+    import torch as real
+
+    assert _detached_change(symgrad, which) == _detached_change(real, which)
+    assert _detached_change(symgrad, which) == ("raises", True)
