@@ -115,9 +115,12 @@ class Trace:
 
     def constant(self, x: Any) -> Atom:
         """A Python/numpy scalar becomes a literal, an array a (deduplicated) const, and
-        so does a float read from outside the function (``numbers``): a 0-d const."""
+        so does a float read from outside the function (``numbers``): a 0-d const. A
+        float32 scalar is a 0-d const too: a literal is float64 (weak), and a float32
+        value must stay float32 where a graph or a loop's carry expects one."""
         array = as_constant_array(x)
-        if array.ndim == 0 and not (id(x) in self.numbers and isinstance(x, (float, np.floating))):
+        if array.ndim == 0 and array.dtype != np.float32 and not (
+                id(x) in self.numbers and isinstance(x, (float, np.floating))):
             value = array[()]
             return Literal(bool(value) if array.dtype == np.bool_ else float(value))
         key = id(x)  # ``x`` is kept alive in ``_sources``, so its id stays its own

@@ -54,6 +54,7 @@ from ..core.ir import (
 )
 from ..core.tracing import Traced, apply
 from .control_batching import batch_cond
+from .convert import convert_p
 from .elementwise import add_p
 from .reductions import broadcast_to, broadcast_to_p
 from .registry import register, require
@@ -108,9 +109,20 @@ def atom(x: Any) -> Any:
     return x
 
 
+def of_dtype(x: Any, aval: Aval) -> Any:
+    """``x`` (a cotangent, traced or a number) in ``aval``'s float dtype: a ``convert``
+    when it differs (a float64 seed of a float32 carry; a literal has no float32)."""
+    dtype = x.dtype if isinstance(x, Traced) else np.asarray(x).dtype
+    if aval.dtype in FLOATS and dtype != np.dtype(aval.dtype):
+        return apply(convert_p, x, dtype=aval.dtype)
+    return x
+
+
 def zeros(aval: Aval) -> Any:
-    """Zeros of ``aval`` (a float literal for a scalar)."""
-    return np.float64(0.0) if not aval.shape else broadcast_to(0.0, aval.shape)
+    """Zeros of ``aval`` (a float literal for a float64 scalar; a float32 value is a
+    ``convert`` of the float64 zeros, as a literal has no float32)."""
+    zero = np.float64(0.0) if not aval.shape else broadcast_to(0.0, aval.shape)
+    return apply(convert_p, zero, dtype=F32) if aval.dtype == F32 else zero
 
 
 # ---------------------------------------------------------------------------
@@ -233,7 +245,7 @@ def _cond_vjp(g: dict, ans: Any, pred: Any, *ops: Any, true: Graph, false: Graph
         adj = seeded_adjoint(graph, seeded, wrt, adjoint, f"grad_{graph.name}")
         branches.append(adj.graph)
     # both adjoints take (*ops, *cts): the same avals, hence one operand list
-    t = apply(cond_p, pred, *map(atom, ops), *(g[k] for k in seeded),
+    t = apply(cond_p, pred, *map(atom, ops), *(of_dtype(g[k], outs[k]) for k in seeded),
               true=branches[0], false=branches[1])
     cts: list[Any] = [None] * len(ops)
     for k, ct in zip(wrt, parts(t, len(wrt))):

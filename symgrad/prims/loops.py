@@ -54,6 +54,7 @@ from .control import (
     add_eqn,
     atom,
     is_float,
+    of_dtype,
     proj,
     seeded_adjoint,
     zeros,
@@ -357,9 +358,11 @@ def backward(body: Graph, n_carry: int, n_xs: int, g: dict, lo: Any, hi: Any,
     graph = Graph((ins[0], *ct_next, *accs, *ins[1:1 + C + X], *ct_y, *ins[1 + C + X:]),
                   (*adj.graph.eqns, *sums), (*ct_c, *(e.out for e in sums), *ct_x), (),
                   adj.graph.name)
-    ct_final = [g[j] if j in g else zeros(ins[1 + j].aval) for j in float_c]
+    # a cotangent given in another float dtype (float64 for a float32 carry) is converted
+    ct_final = [of_dtype(g[j], ins[1 + j].aval) if j in g else zeros(ins[1 + j].aval)
+                for j in float_c]
     acc0 = [zeros(ins[1 + C + X + j].aval) for j in float_k]
-    ct_ys = [g[C + y] for y in seeded_y]
+    ct_ys = [of_dtype(g[C + y], body.outputs[C + y].aval) for y in seeded_y]
     common = dict(body=graph, n_carry=nc + nk, reverse=not reverse, tape=0, size=size)
     if checkpoint > 1:
         unused = [Var(v.aval) for v in ct_y]
