@@ -45,17 +45,25 @@ def _shape(a: Any, shape: Any) -> tuple[int, ...]:
                                             else (shape,)))
 
 
+def _like(a: Any, dtype: Any) -> Any:
+    """The dtype of ``*_like(a)``: ``dtype`` if given, else float32 for a float32 ``a``
+    (as numpy), float64 otherwise (a float constant, as every value symgrad traces)."""
+    if dtype is not None:
+        return dtype
+    return np.float32 if getattr(a, "dtype", None) == np.float32 else np.float64
+
+
 @implements(np.zeros_like, np.empty_like)
 def zeros_like(a: Any, dtype: Any = None, order: str = "K", subok: bool = True,
                shape: Any = None, **kwargs: Any) -> np.ndarray:
     """Zeros of ``a``'s shape: a constant (``empty_like`` too: its values are unspecified)."""
-    return np.zeros(_shape(a, shape), dtype=np.float64 if dtype is None else dtype)
+    return np.zeros(_shape(a, shape), dtype=_like(a, dtype))
 
 
 @implements(np.ones_like)
 def ones_like(a: Any, dtype: Any = None, order: str = "K", subok: bool = True,
               shape: Any = None, **kwargs: Any) -> np.ndarray:
-    return np.ones(_shape(a, shape), dtype=np.float64 if dtype is None else dtype)
+    return np.ones(_shape(a, shape), dtype=_like(a, dtype))
 
 
 @implements(np.full_like)
@@ -65,7 +73,7 @@ def full_like(a: Any, fill_value: Any, dtype: Any = None, order: str = "K", subo
     shape = _shape(a, shape)
     if isinstance(fill_value, Traced):
         return broadcast_to(as_float(fill_value), shape)
-    return np.full(shape, fill_value, dtype=np.float64 if dtype is None else dtype)
+    return np.full(shape, fill_value, dtype=_like(a, dtype))
 
 
 @implements(np.linspace)

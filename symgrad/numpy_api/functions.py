@@ -261,7 +261,13 @@ def _variance(name: str, a: Any, axis: Any, dtype: Any, out: Any, ddof: Any,
     axes = normalize_axes(axis, len(shape_of(a)))
     centered = subtract(a, mean(a, axis, keepdims=True))
     return divide(sum(E.square(centered), axis, keepdims=keepdims),
-                  E.maximum(subtract(R.count(a, axes), float(ddof)), 0.0))
+                  _count_as(a, E.maximum(subtract(R.count(a, axes), float(ddof)), 0.0)))
+
+
+def _count_as(a: Any, n: Any) -> Any:
+    """A count ``n`` (float64) in ``a``'s float dtype: numpy's var and std of float32
+    values are float32."""
+    return convert(n, "float32") if a.dtype == np.float32 else n
 
 
 @implements(np.var)
@@ -293,7 +299,7 @@ def std(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any 
     shape = shape_of(a)
     axes = normalize_axes(axis, len(shape))
     centered = subtract(a, mean(a, axis, keepdims=True))
-    dof = E.maximum(subtract(R.count(a, axes), float(ddof)), 0.0)
+    dof = _count_as(a, E.maximum(subtract(R.count(a, axes), float(ddof)), 0.0))
     result = divide(norm2(centered, axes), E.sqrt(dof))
     if keepdims:
         result = reshape(result, tuple(1 if i in axes else d for i, d in enumerate(shape)))
