@@ -9,7 +9,7 @@ where a VJP rule mixed dtypes (:mod:`symgrad.transforms.adjoint`); a primitive
 that has no float32 kernel computes in float64 between two of them.
 
     >>> import numpy as np
-    >>> convert(np.float32(0.1), "float64") == np.float64(np.float32(0.1))
+    >>> bool(convert(np.float32(0.1), "float64") == np.float64(np.float32(0.1)))
     True
 """
 
