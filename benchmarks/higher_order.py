@@ -64,6 +64,9 @@ sys.path.insert(0, str(ROOT))  # this worktree's symgrad, whatever is installed
 
 import symgrad as sg  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks/sections.py
+import sections  # noqa: E402
+
 DOC = ROOT / "docs" / "benchmarks.md"
 SECTION = "## Higher-order derivatives (issue 15)"
 RTOL = 1e-9
@@ -384,17 +387,8 @@ def versions() -> str:
 
 
 def write_section(text: str, doc: Path = DOC) -> None:
-    """Replace this script's section of ``doc`` (up to the next ``## `` heading), or
-    append it; the other sections are kept as they are."""
-    old = doc.read_text(encoding="utf-8") if doc.exists() else "# Benchmarks\n"
-    text = text.rstrip("\n") + "\n"
-    start = old.find(SECTION)
-    if start < 0:
-        new = old.rstrip("\n") + "\n\n" + text
-    else:
-        end = old.find("\n## ", start + len(SECTION))
-        new = old[:start] + text + ("\n" + old[end + 1:] if end >= 0 else "")
-    doc.write_text(new, encoding="utf-8")
+    """Replace this script's section of ``doc`` (:func:`sections.write_section`)."""
+    sections.write_section(SECTION, text, doc)
 
 
 def main(argv: list[str] | None = None) -> str:

@@ -29,6 +29,9 @@ import textwrap
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks/sections.py
+import sections  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "benchmarks.md"
 SECTION = "## Loops (issue 16)"
@@ -217,17 +220,8 @@ def child(code: str, cache: str | None = None, python: str = sys.executable,
 
 
 def write_section(text: str, doc: Path = DOC) -> None:
-    """Replace this script's section of ``doc`` (from :data:`SECTION` up to the next
-    ``## `` heading), or append it; the other sections are kept as they are."""
-    old = doc.read_text(encoding="utf-8") if doc.exists() else "# Benchmarks\n"
-    text = text.rstrip("\n") + "\n"
-    start = old.find(SECTION + "\n")
-    if start < 0:
-        new = old.rstrip("\n") + "\n\n" + text
-    else:
-        end = old.find("\n## ", start + len(SECTION))
-        new = old[:start] + text + ("\n" + old[end + 1:] if end >= 0 else "")
-    doc.write_text(new, encoding="utf-8")
+    """Replace this script's section of ``doc`` (:func:`sections.write_section`)."""
+    sections.write_section(SECTION, text, doc)
 
 
 def main(argv: list[str] | None = None) -> None:
