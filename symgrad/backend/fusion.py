@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from ..core.ir import Atom, Eqn, Graph, Primitive, Var, eqn_vars, nbytes
 
 #: at most this many equations are computed again for one operand
-RECOMPUTE_BUDGET = 12
+RECOMPUTE_BUDGET = 20
 
 
 def inline(prim: Primitive) -> bool:
@@ -111,7 +111,7 @@ def plan(graph: Graph) -> Plan:
             return True
         e = producer.get(id(v))
         if e is not None and inline(e.prim) and id(v) not in arrays and budget[0] > 0:
-            budget[0] -= 1
+            budget[0] -= not e.prim.moves_elements  # an element move is index arithmetic
             return all(reach(a, into, identity and a.shape == v.shape
                              and not e.prim.moves_elements, wanted, budget)
                        for a in reads(e, producer))
