@@ -144,6 +144,10 @@ CASES += [
     # a literal exponent of a negative base; a literal base
     Case("pow-literal-exponent", ("pow",), lambda x: np.power(x, 3.0), ((2, 3),), ((-2, 2),)),
     Case("pow-literal-base", ("pow",), lambda x: np.power(2.5, x), ((3,),), ((-2, 2),)),
+    # each literal exponent's VJP is one branch (0, fractional, negative, 1, 2)
+    Case("pow-literal-exponents", ("pow",),
+         lambda x: np.power(x, 0.5) + np.power(x, -1.5) + np.power(x, 0.0) * x
+         + np.power(x, 1.0) * np.power(x, 2.0) + np.power(x, 2.5), ((3,),), ((0.5, 2),)),
     # ties of maximum/minimum: 1/2 to each side, as SymPy's Heaviside(0)
     Case("maximum-ties", ("maximum",), lambda x, y: np.maximum(x, y), ((2, 3), (3,)), (),
          discrete=True),

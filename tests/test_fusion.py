@@ -114,6 +114,31 @@ def test_rosenbrock_reads_its_slices_through_and_allocates_only_its_result():
     assert "x[i0 + 1]" in source and "x[i0 - 1 + 1]" in source  # x[1:] read at i0 and i0-1
 
 
+def rosenbrock_hvp(x, v):
+    """H(x)·v of :func:`rosenbrock` by hand (H is tridiagonal)."""
+    hv = np.zeros_like(x)
+    a, b, va, vb = x[:-1], x[1:], v[:-1], v[1:]
+    hv[:-1] = (1200 * a * a - 400 * b + 2) * va - 400 * a * vb
+    hv[1:] += 200 * vb - 400 * a * va
+    return hv
+
+
+@pytest.mark.parametrize("how", ["reverse-over-reverse", "forward-over-reverse"])
+def test_rosenbrock_hvp_is_one_loop_that_allocates_only_its_result(how):
+    # the second derivative's values at the shifted index are computed again, not stored
+    # (a literal exponent's VJP records no dead where, and element moves cost no budget)
+    if how == "reverse-over-reverse":
+        f = sg.grad(lambda x, v: np.sum(sg.grad(rosenbrock)(x) * v))
+    else:
+        f = sg.jit(lambda x, v: sg.jvp(sg.grad(rosenbrock), (x,), (v,))[1])
+    x, v = np.linspace(-1.5, 2.0, 9), np.cos(np.arange(9.0))
+    source = f.source(x, v)
+    assert source.count("for i0 in range(") == 1 and _allocations(source) == 1, source
+    assert "** " not in source and "+ 0.0" not in source, source
+    assert_close(f(x, v), rosenbrock_hvp(x, v), rtol=1e-13)
+    assert_close(sg.hvp(rosenbrock, x, v), rosenbrock_hvp(x, v), rtol=1e-13)
+
+
 def test_value_and_grad_accumulates_the_value_in_the_same_loop():
     source = sg.value_and_grad(seed).source(np.ones(4))
     assert source.count("for i0 in range(n0):") == 1

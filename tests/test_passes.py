@@ -42,6 +42,7 @@ CORPUS = [
     lambda x: x * 1.0 + -0.0 - 0.0,
     lambda x: (x / 1.0) * -1.0 + x / -1.0,
     lambda x: -(-x) + np.power(x, 1.0) + np.power(x, 2.0) + np.power(x, -1.0),  # noqa: B002
+    lambda x: np.power(x, 0.0) * x + np.power(x, -0.0),
     lambda x: np.sum(x * 2.0) + np.sum(x * 2.0) + np.mean(2.0 * x),
     lambda x: sg.where(x > 0, x, x) + sg.where(True, x, 0.0) + sg.where(2.0 > 3.0, 1.0, x),
     lambda x: np.reshape(np.reshape(x, (2, 3)), (3, 2)).T.T.sum(axis=0),
@@ -136,6 +137,7 @@ def test_constant_folding_folds_scalars_only():
     (lambda x: x * -1.0, ["mul"]),                  # flips a NaN's sign bit: kept
     (lambda x: -(-x), []),  # noqa: B002            -(-x) -> x
     (lambda x: np.power(x, 1.0), []),               # x ** 1.0 -> x
+    (lambda x: np.power(x, 0.0), ["broadcast_to"]),  # x ** 0.0 -> 1.0, nan and inf too
     (lambda x: np.power(x, 2.0), ["square"]),       # x ** 2.0 -> square(x)
     (lambda x: np.power(x, -1.0), ["reciprocal"]),  # x ** -1.0 -> reciprocal(x)
     (lambda x: sg.where(x > 0, x, x), []),          # where(c, x, x) -> x

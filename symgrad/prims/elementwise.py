@@ -104,7 +104,9 @@ div_p = binary("div", np.divide, emit="{0} / {1}",
 def _pow_vjp(g, ans, x, y):
     # d/dx x**y = y*x**(y-1), and exactly 0 where y == 0 (x**0 is constant). For
     # |y| < 1, x**(y-1) may overflow where y*x**(y-1) does not (x = 5e-324, y = 1e-300):
-    # there (y*x**y)/x, whose x**y = ans is at most max(1, x). A literal y folds the choice
+    # there (y*x**y)/x, whose x**y = ans is at most max(1, x)
+    if isinstance(y, (float, int, np.floating, np.integer)):  # a literal: choose now
+        return _literal_pow_vjp(g, ans, x, float(y)), None
     power = y * x ** (y - 1.0)
     dx = where(y == 0.0, 0.0,
                where(absolute(y) < 1.0, where(x == 0.0, power, (y * ans) / x), power))
@@ -114,12 +116,31 @@ def _pow_vjp(g, ans, x, y):
     return g * dx, g * dy
 
 
+def _literal_pow_vjp(g, ans, x, y: float):
+    """The cotangent of ``x`` in ``x ** y`` for a literal ``y`` (the adjoint passes
+    literals as numpy scalars): only the branch that applies is recorded, so a
+    second derivative differentiates no ``where`` whose other side is dead, and the
+    power is written as the simplifier would (``x ** 1.0`` as ``x``, ``x ** 2.0`` as
+    ``square(x)``: the same bits)."""
+    if y == 0.0:
+        return None  # x ** 0 is 1 for every x
+    k = y - 1.0
+    power = x if k == 1.0 else square(x) if k == 2.0 else x ** k
+    if y == 1.0:
+        return g
+    if abs(y) < 1.0:
+        return g * where(x == 0.0, y * power, (y * ans) / x)
+    return g * (y * power)
+
+
 def _pow_simplify(e: Eqn, producer: Producer) -> Rewrite:
     x, y = e.inputs
     if x.aval != e.out.aval:
         return None
     if lit(y, 1.0):
         return x  # x ** 1.0 -> x
+    if lit(y, 0.0) or lit(y, -0.0):
+        return Literal(1.0)  # x ** 0.0 -> 1.0 for every x, nan and inf too (C99's pow)
     # numpy's power itself takes these three fast paths for a scalar exponent
     if lit(y, 2.0):
         return as_prim(e, square_p, x)  # x ** 2.0 -> square(x)
