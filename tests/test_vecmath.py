@@ -374,3 +374,24 @@ def test_a_loop_whose_power_leaves_the_range_runs_again_with_libm():
             want = np.power(want, 3.0)
     got = sg.jit(cubes)(x0)
     np.testing.assert_array_equal(got.view(np.int64), want.view(np.int64))
+
+
+def test_powi_in_a_parallel_loop_and_its_libm_rerun(monkeypatch):
+    # a chunked prange loop: each chunk keeps its own range flag, any one sends the whole
+    # loop to libm; a sum over chunks, and the elementwise result, as numpy's power gives
+    monkeypatch.setenv("SYMGRAD_PARALLEL_MIN", "256")
+    x = np.linspace(-2.5, 3.0, 1001)
+
+    def f(v):
+        return np.sum(v ** 5), v ** 4
+
+    source = sg.jit(f).source(x)
+    assert "prange(" in source and "vm.powi(" in source and "if not ok0:" in source
+    total, fourth = sg.jit(f)(x)
+    assert fourth.tolist() == [_rounded_power(v, 4) for v in x.tolist()]
+    assert total == pytest.approx(float(sum(Fraction(v) ** 5 for v in x.tolist())), rel=1e-13)
+    big = x.copy()
+    big[700] = 1e300  # beyond powi's range: every chunk again with libm
+    total, fourth = sg.jit(f)(big)
+    with np.errstate(over="ignore"):
+        assert np.array_equal(fourth, np.power(big, 4.0)) and total == np.inf
