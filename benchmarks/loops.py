@@ -108,8 +108,9 @@ def handwritten(cube):
                 gx[j] = gx[j] * (1.0 + h * (-3.0 * xj * xj + p * c))
         return gx, gp
     return hand
-# x ** 3 as JAX and a C programmer write it (x*x*x), and as numpy computes it (C's pow,
-# which symgrad follows: the two differ in the last bit for a quarter of all x)
+# x ** 3 as JAX and a C programmer write it (x*x*x), and as numpy computes it (C's pow; the
+# two differ in the last bit for a quarter of all x; symgrad's vecmath.powi is the
+# correctly rounded cube in practice, vectorized)
 hand = handwritten(njit(lambda x: x * x * x))
 hand_pow = handwritten(njit(lambda x: x ** 3.0))
 n = {n}
@@ -192,18 +193,21 @@ interleaved with it, best of 15; the machine was loaded, so the ratios are what 
   nothing measurable (rewritten as element loops: 47.4 ms against 46.0 ms). The tape is
   allocated once per call (6.4 MB, 0.2 ms), nothing is allocated inside the loops, each
   direction's body is one fused loop, and Numba checks no bounds.
-- `x ** 3`: numpy computes it as C's `pow(x, 3.0)`, so symgrad's kernel does too, and that
-  call is a third of the kernel (73 ms, 47 ms with `x * x * x`). JAX and the handwritten
-  loop compute `x * x * x`, which differs from numpy's `pow` in the last bit for a quarter
-  of all x and is off the exact cube by up to 1.28 ulp (pow: 0.51; 2e5 samples in [0.5, 2]),
-  so symgrad does not rewrite it (its rewrites keep every bit, its vectorized functions
-  stay within 1 ulp). The row "the same with x**3.0" is the handwritten loop with
-  numpy's `pow`: symgrad is faster than it, because `sin` and `cos` run as symgrad's
-  vectorized versions (with `np.sin`/`np.cos` instead the kernel takes 60 ms, not 47 ms).
-- So the gap to JAX is the cube and XLA's vectorization across the 8 states. A vectorized
-  integer power within 1 ulp of `pow` in `symgrad/backend/vecmath.py` (a double-double
-  product, with libm's `pow` again for the elements outside its range, as `sin` and `cos`
-  do) would remove the third; it is not written yet.
+- `x ** 3` was a third of the kernel: numpy computes it as C's `pow(x, 3.0)`, a scalar libm
+  call per element that also keeps LLVM from vectorizing the loop (73 ms, 47 ms with
+  `x * x * x`). JAX and the handwritten loop compute `x * x * x`, which differs from numpy's
+  `pow` in the last bit for a quarter of all x and is off the exact cube by up to 1.28 ulp
+  (pow: 0.51; 2e5 samples in [0.5, 2]), so symgrad does not rewrite it that way.
+- Built (2026-12-01): `vecmath.powi(x, n)`, which fused loops call for `pow` with a literal
+  integer exponent in 3..8 (`x ** 3`, `x ** 3.0`, `np.power(x, 3)`): a double-double
+  product chain (Dekker's TwoProduct, no FMA) rounded once, so it is the correctly rounded
+  power in practice (at the points checked, it is where glibc's `pow` is not: they differ at
+  about 1e-3 of all x); branch-free, so the loop is SIMD code. A loop that meets an argument
+  whose power would leave [2**-960, 2**1020) runs again with libm, as `sin` and `cos` do
+  beyond their range. The Euler gradient, timed before/after in one process, interleaved
+  (best of 7, a loaded machine): 46-48 ms with `pow`, 31-34 ms with `powi`; the handwritten
+  `x * x * x` loop took 37 ms in the same run. The rows above are from the last full
+  regeneration; the row "the same with x**3.0" is the handwritten loop with C's `pow`.
 """
 
 
@@ -276,7 +280,7 @@ def main(argv: list[str] | None = None) -> None:
             f"max difference {r['err']:.1e})")
         row(f"Euler {n} steps: handwritten Numba forward + adjoint (x*x*x)",
             f"{r['hand'] * 1e3:.2f} ms")
-        row(f"Euler {n} steps: the same with x**3.0 (C's pow, as numpy and symgrad)",
+        row(f"Euler {n} steps: the same with x**3.0 (C's pow, as numpy)",
             f"{r['hand_pow'] * 1e3:.2f} ms")
     else:
         row("Euler: symgrad", r["error"])

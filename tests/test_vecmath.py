@@ -17,8 +17,10 @@ function on one core), and prints the worst error found:
 
 from __future__ import annotations
 
+import functools
 import math
 import os
+from fractions import Fraction
 
 import mpmath
 import numpy as np
@@ -61,6 +63,30 @@ FUNCTIONS = {
     "softplus": (lambda x: mpmath.log1p(mpmath.exp(x)), (-750.0, 750.0), sg.softplus),
 }
 
+
+def _power(n):
+    return (lambda x: x ** n), (-3.0, 3.0), (lambda v: v ** n)
+
+
+#: x ** n for each exponent of vecmath.powi (pow with a literal integer exponent)
+POWERS = {f"pow{n}": n for n in sorted(vecmath.POWI_EXPONENTS)}
+FUNCTIONS.update({name: _power(n) for name, n in POWERS.items()})
+
+
+def _powi_in_range(x: np.ndarray, n: int) -> np.ndarray:
+    """Where powi computes x ** n in its vectorized loop: 2**-960 <= |x|**n < 2**1020
+    (bounds on |x|, as vecmath's) or 0, inf, nan; written here from the contract."""
+    a = np.abs(x)
+    return (((a >= 2.0 ** -(960 // n)) & (a < 2.0 ** (1020 // n))) | (a == 0.0)
+            | ~np.isfinite(a))
+
+
+#: name -> where its vectorized loop is right; the loop of an array with other points in
+#: it runs again with libm, so each part is checked through a kernel of its own
+IN_RANGE = {"sin": lambda x: np.abs(x) < vecmath.TRIG_LIMIT,
+            "cos": lambda x: np.abs(x) < vecmath.TRIG_LIMIT,
+            **{name: functools.partial(_powi_in_range, n=n) for name, n in POWERS.items()}}
+
 SPECIAL = np.array([
     0.0, -0.0, np.inf, -np.inf, np.nan, 5e-324, -5e-324, 2.2250738585072014e-308,
     -2.2250738585072014e-308, 1e-300, 1.0, -1.0, 0.5, -0.5, 2.0, 1e-17, -1e-17, 1e-8, 22.0,
@@ -78,7 +104,17 @@ def points(name: str, n: int, seed: int = 0) -> np.ndarray:
     lo, hi = FUNCTIONS[name][1]
     uniform = rng.uniform(lo, hi, n)
     small = rng.uniform(-1, 1, n) * 10.0 ** rng.uniform(-30, 0.5, n)
-    return np.concatenate([SPECIAL, bits, uniform, small])
+    limits = powi_limits(POWERS[name]) if name in POWERS else []
+    return np.concatenate([SPECIAL, limits, bits, uniform, small])
+
+
+def powi_limits(n: int) -> np.ndarray:
+    """For x ** n: each side of powi's range limits, of the overflow threshold and of the
+    thresholds of subnormal and zero results; both signs, and their neighbours."""
+    edges = [2.0 ** -(960 // n), 2.0 ** (1020 // n), 1.7976931348623157e308 ** (1 / n),
+             2.2250738585072014e-308 ** (1 / n), 5e-324 ** (1 / n), 2.0 ** (-1075 / n)]
+    near = [np.nextafter(e, d) for e in edges for d in (0.0, np.inf)]
+    return np.array([s * v for v in (*edges, *near) for s in (1.0, -1.0)])
 
 
 def ulp_errors(name: str, x: np.ndarray, got: np.ndarray) -> np.ndarray:
@@ -116,8 +152,8 @@ def through_kernel(name: str, x: np.ndarray) -> np.ndarray:
 def test_within_one_ulp_of_mpmath(name):
     n = FULL_N if FULL else SAMPLE
     x = points(name, n)
-    if name in ("sin", "cos"):  # the vectorized loop, and the loop run again with libm
-        small = np.abs(x) < vecmath.TRIG_LIMIT
+    if name in IN_RANGE:  # the vectorized loop, and the loop run again with libm
+        small = IN_RANGE[name](x)
         got = np.empty_like(x)
         got[small] = through_kernel(name, x[small])
         got[~small] = through_kernel(name, x[~small])
@@ -147,21 +183,215 @@ def test_the_paths_are_documented_for_every_vectorized_primitive():
     for name, function in declared.items():
         assert vecmath.PATHS[name].startswith("vectorized")
         assert callable(getattr(vecmath, function))
-    assert vecmath.PATHS["pow"] == "libm" and not REGISTRY["pow"].vectorized
+        assert function in vecmath.__all__
+    # pow names powi, which fused loops call only for a literal integer exponent in the set
+    assert REGISTRY["pow"].vectorized == "powi" and callable(vecmath.powi)
+    assert vecmath.PATHS["pow"].startswith("vectorized for a literal integer exponent")
+    assert "libm otherwise" in vecmath.PATHS["pow"]
+    assert {3, 4, 5, 6, 7, 8} <= vecmath.POWI_EXPONENTS
 
 
-def test_a_vectorized_loop_is_simd_code():
+def test_a_vectorized_loop_is_simd_code(tmp_path, monkeypatch):
     # the loop of exp compiles to 4-wide AVX2 (or wider) instructions where the CPU has them
     from llvmlite import binding
 
-    from symgrad.backend import compile as kernels
-
-    g = sg.jit(lambda x: np.exp(x))
-    x = np.ones(64)
-    g(x)
-    spec, _ = g._prepare((x,), None, {})
-    kernel = kernels.load(spec.source).function
-    asm = kernel.inspect_asm(kernel.signatures[0])
     if not binding.get_host_cpu_features().get("avx2"):
         pytest.skip("no AVX2 on this CPU: nothing to look for")
+    monkeypatch.setenv("SYMGRAD_CACHE_DIR", str(tmp_path))  # a fresh compile: inspectable
+    asm = _simd_asm(lambda x: np.exp(x), np.ones(64))
     assert "ymm" in asm or "zmm" in asm
+
+
+def _simd_asm(f, x):
+    """The machine code of ``f``'s compiled kernel for ``x`` (compiled here: code Numba
+    loaded from its cache cannot be inspected)."""
+    from symgrad.backend import compile as kernels
+
+    g = sg.jit(f)
+    spec, _ = g._prepare((x,), None, {})
+    kernel = kernels.load(spec.source).function
+    if not kernel.signatures:
+        kernel(x)
+    return kernel.inspect_asm(kernel.signatures[0])
+
+
+def test_a_loop_of_x_cubed_is_simd_code(tmp_path, monkeypatch):
+    # pow(x, 3.0) is a scalar libm call per element, which stops LLVM from vectorizing;
+    # powi's chain of products is 4-wide AVX2 (ymm) multiplications
+    import re
+
+    from llvmlite import binding
+
+    if not binding.get_host_cpu_features().get("avx2"):
+        pytest.skip("no AVX2 on this CPU: nothing to look for")
+    monkeypatch.setenv("SYMGRAD_CACHE_DIR", str(tmp_path))  # a fresh compile: inspectable
+    asm = _simd_asm(lambda x: x ** 3, np.ones(64))
+    assert re.search(r"vmulpd\s+[^\n]*ymm", asm) or re.search(r"vmulpd\s+[^\n]*zmm", asm)
+
+
+#: arguments whose powers are exact (or 0, inf, nan): powi's value is numpy's power's
+POWI_EXACT = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, -np.nan, 1.0, -1.0, 2.0, -2.0,
+                       0.5, -0.5, 3.0, -3.0, 2.0 ** -100, -(2.0 ** 100), 1.5, -7.25])
+
+
+def _rounded_power(x: float, n: int) -> float:
+    """x ** n correctly rounded (exact rational arithmetic, one rounding)."""
+    return float(Fraction(x) ** n)
+
+
+@pytest.mark.parametrize("n", sorted(vecmath.POWI_EXPONENTS))
+def test_powi_is_pow_at_special_values_and_libm_beyond_its_range(n):
+    # in range (0, -0, inf, -inf, nan included): the vectorized loop, with pow's bits (the
+    # sign of zero, (-inf)**n); the points near its limits inside it: correctly rounded
+    exact = sg.jit(lambda v: v ** n)(POWI_EXACT)
+    want = np.power(POWI_EXACT, float(n))
+    assert _powi_in_range(POWI_EXACT, n).all()
+    assert np.array_equal(np.isnan(exact), np.isnan(want))
+    np.testing.assert_array_equal(exact[6:].view(np.int64), want[6:].view(np.int64))  # nan: ±
+    assert np.signbit(exact[1]) == bool(n & 1) and exact[3] == want[3]
+    limits = powi_limits(n)
+    inside, beyond = limits[_powi_in_range(limits, n)], limits[~_powi_in_range(limits, n)]
+    got = sg.jit(lambda v: v ** n)(inside)
+    assert got.tolist() == [_rounded_power(v, n) for v in inside.tolist()]
+    # any point beyond (overflow, subnormal and zero results, subnormal arguments): the
+    # whole loop runs again with libm, so every element is numpy's power, bit for bit
+    subnormal = np.array([5e-324, -5e-324, 1e-310, -2.2250738585072014e-308])
+    assert beyond.size >= 8
+    for x in (beyond, subnormal, np.concatenate([POWI_EXACT, inside, beyond[:1]]),
+              np.concatenate([np.linspace(-3, 3, 101), subnormal[2:3]])):
+        got = sg.jit(lambda v: v ** n)(x)
+        with np.errstate(all="ignore"):
+            want = np.power(x, float(n))
+        assert np.array_equal(np.isnan(got), np.isnan(want)), (n, x)
+        ok = ~np.isnan(want)
+        np.testing.assert_array_equal(got[ok].view(np.int64), want[ok].view(np.int64))
+
+
+@pytest.mark.parametrize("n", sorted(vecmath.POWI_EXPONENTS))
+def test_powi_is_correctly_rounded_where_it_differs_from_numpys_power(n):
+    # the chain is exact to about 2**-100 and rounded once: in practice the correctly
+    # rounded x**n. glibc's pow (numpy's power) is within 0.52 ulp, not always correctly
+    # rounded: the two differ at about 1e-3 of the points (measured on 2e5 uniform points
+    # in [-3, 3]: 152 for n=3, 168 for n=8), and at every one checked powi is the right one
+    rng = np.random.default_rng(n)
+    size = 20 * (FULL_N if FULL else SAMPLE)
+    bits = rng.integers(0, 2**64, size, dtype=np.uint64).view(np.float64)
+    x = np.concatenate([bits[_powi_in_range(bits, n) & np.isfinite(bits)],
+                        rng.uniform(-3, 3, size)])
+    got = sg.jit(lambda v: v ** n)(x)
+    want = np.power(x, float(n))
+    differ = np.flatnonzero(got != want)
+    print(f"\nx**{n}: {differ.size / x.size:.2e} of {x.size} points differ from np.power")
+    assert differ.size <= 0.01 * x.size
+    wrong = [x[k] for k in differ if got[k] != _rounded_power(float(x[k]), n)]
+    assert not wrong, wrong[:5]
+
+
+@pytest.mark.parametrize("f", [lambda x: x ** 3, lambda x: x ** 3.0,
+                               lambda x: np.power(x, 3), lambda x: x ** np.int64(3),
+                               lambda x: np.power(x, np.float64(3.0))],
+                         ids=["int", "float", "np.power", "np.int64", "np.float64"])
+def test_x_cubed_as_users_write_it_calls_powi_and_falls_back(f):
+    source = sg.jit(f).source(np.ones(4))
+    assert "vm.powi(x[i0], 3)" in source and "vm.powi_in_range(x[i0], 3)" in source
+    assert "if not ok0:" in source and "x[i0] ** 3.0" in source  # the libm loop
+
+
+@pytest.mark.parametrize("f", [lambda x: x ** 9, lambda x: x ** 2.5, lambda x: x ** -3,
+                               lambda x: x ** x, lambda x: 3.0 ** x],
+                         ids=["9", "2.5", "-3", "x", "base"])
+def test_other_powers_stay_libm(f):
+    x = np.linspace(0.5, 2.0, 5)
+    source = sg.jit(f).source(x)
+    assert "powi" not in source and "**" in source
+    np.testing.assert_array_equal(sg.jit(f)(x), f(x))
+
+
+def test_powi_of_float32_is_pow_rounded_once():
+    # the float64 result rounded once to float32: numpy's float32 power gives the same
+    rng = np.random.default_rng(3)
+    x = np.concatenate([rng.uniform(-3, 3, 2000), [0.0, -0.0, np.inf, -np.inf, 1e-30]])
+    x = x.astype(np.float32)
+    for n in (3, 7):
+        got = sg.jit(lambda v, n=n: v ** n)(x)
+        assert got.dtype == np.float32
+        np.testing.assert_array_equal(got, np.power(x.astype(np.float64), n).astype(np.float32))
+
+
+def test_the_gradient_of_a_power_in_a_loop_matches_sympy():
+    # d/dx sum(x**5) = 5 x**4: the adjoint's x**4 is powi too
+    import sympy
+
+    x = np.array([0.3, -1.7, 2.5, 1e-5, -40.0, 1e70])
+    g = sg.grad(lambda v: np.sum(v ** 5))
+    assert "vm.powi(" in g.source(x)
+    got = g(x)
+    s = sympy.Symbol("s")
+    d = sympy.diff(s ** 5, s)
+    want = np.array([float(d.subs(s, sympy.Float(float(v), 60)).evalf(40)) for v in x])
+    np.testing.assert_allclose(got, want, rtol=4e-16, atol=0)
+
+
+def _euler_numpy(x0, p, n, h=0.01):
+    x = x0.copy()
+    for _ in range(n):
+        x = x + h * (-x ** 3 + np.sin(p * x))
+    return np.sum(x ** 2)
+
+
+def test_the_euler_gradient_through_fori_loop_matches_finite_differences():
+    # the loop body of benchmarks/loops.py: x ** 3 in a fori_loop, forward and backward
+    def euler(x0, p, n):
+        def step(i, x):
+            return x + 0.01 * (-x ** 3 + np.sin(p * x))
+        return np.sum(sg.fori_loop(0, n, step, x0) ** 2)
+
+    x0, p, n = np.linspace(0.1, 0.8, 8), 1.3, 200
+    g = sg.grad(euler, argnums=(0, 1))
+    assert "vm.powi(" in g.source(x0, p, n)
+    dx0, dp = g(x0, p, n)
+    assert euler(x0, p, n) == pytest.approx(_euler_numpy(x0, p, n), rel=1e-14)
+    eps = 1e-6
+    fd_p = (_euler_numpy(x0, p + eps, n) - _euler_numpy(x0, p - eps, n)) / (2 * eps)
+    assert dp == pytest.approx(fd_p, rel=1e-7)
+    for k in (0, 3, 7):
+        e = np.zeros(8)
+        e[k] = eps
+        fd = (_euler_numpy(x0 + e, p, n) - _euler_numpy(x0 - e, p, n)) / (2 * eps)
+        assert dx0[k] == pytest.approx(fd, rel=1e-7)
+
+
+def test_a_loop_whose_power_leaves_the_range_runs_again_with_libm():
+    # x -> x**3 twice: 1e100 ** 3 is in range, 1e300 ** 3 is not (inf): the step that meets
+    # it runs with libm, the other steps stay vectorized; as numpy's loop gives them
+    def cubes(x0):
+        return sg.fori_loop(0, 2, lambda i, x: x ** 3, x0)
+
+    x0 = np.array([1.1, -2.0, 1e100, -0.0, 1e-120])
+    want = x0.copy()
+    with np.errstate(all="ignore"):
+        for _ in range(2):
+            want = np.power(want, 3.0)
+    got = sg.jit(cubes)(x0)
+    np.testing.assert_array_equal(got.view(np.int64), want.view(np.int64))
+
+
+def test_powi_in_a_parallel_loop_and_its_libm_rerun(monkeypatch):
+    # a chunked prange loop: each chunk keeps its own range flag, any one sends the whole
+    # loop to libm; a sum over chunks, and the elementwise result, as numpy's power gives
+    monkeypatch.setenv("SYMGRAD_PARALLEL_MIN", "256")
+    x = np.linspace(-2.5, 3.0, 1001)
+
+    def f(v):
+        return np.sum(v ** 5), v ** 4
+
+    source = sg.jit(f).source(x)
+    assert "prange(" in source and "vm.powi(" in source and "if not ok0:" in source
+    total, fourth = sg.jit(f)(x)
+    assert fourth.tolist() == [_rounded_power(v, 4) for v in x.tolist()]
+    assert total == pytest.approx(float(sum(Fraction(v) ** 5 for v in x.tolist())), rel=1e-13)
+    big = x.copy()
+    big[700] = 1e300  # beyond powi's range: every chunk again with libm
+    total, fourth = sg.jit(f)(big)
+    with np.errstate(over="ignore"):
+        assert np.array_equal(fourth, np.power(big, 4.0)) and total == np.inf

@@ -63,6 +63,7 @@ from ..core.ir import (
     Printer,
     Var,
     format_param,
+    is_float,
     origin_changes,
 )
 from ..core.version import __version__
@@ -70,9 +71,10 @@ from .fusion import Loop, Plan, inline, plan, transposed
 from .scope import Rendered, Scope  # noqa: F401 -- Rendered: importable here as before
 from .scope import dtype_arg as _dtype_arg
 from .scope import shape_text as _tuple
+from .vecmath_facts import POWI_EXPONENTS
 
 #: bump when the generated code for the same IR changes
-CODEGEN_VERSION = 3
+CODEGEN_VERSION = 4
 NJIT_FLAGS = 'cache=True, error_model="numpy", fastmath=False'
 PARALLEL_FLAGS = NJIT_FLAGS + ", parallel=True"
 #: elements per chunk of a parallel loop: rows are grouped into chunks of about this many
@@ -86,7 +88,7 @@ CHUNK = 32768
 VECTOR_MAX = 32
 #: functions of :mod:`.vecmath` valid on a range only, and the check that an argument is
 #: in it: a loop that calls one runs again with libm if some argument was not
-RANGE_CHECKS = {"sin": "trig_in_range", "cos": "trig_in_range"}
+RANGE_CHECKS = {"sin": "trig_in_range", "cos": "trig_in_range", "powi": "powi_in_range"}
 INDENT = "    "
 #: parameters that hold sizes (``index`` holds (start, stop, step) triples)
 SIZE_PARAMS = ("shape", "size", "index")
@@ -307,7 +309,7 @@ class _Kernel:
             accs = [e for e in live if e.prim.accumulate]
             chunked = (self.parallel_min is not None and loop.shape[0] > 1
                        and math.prod(loop.shape) >= self.parallel_min)
-            calls = sum(1 for e in live if e.prim.vectorized)  # about: read-through ones too
+            calls = sum(1 for e in live if vector_call(e, []))  # about: read-through ones too
             fast = _Elements(self, loop, vector=self.vector and calls <= VECTOR_MAX,
                              ok=f"okc{k}" if chunked else f"ok{k}")
             body = fast.body(live, self._partials(accs, k) if chunked else {})
@@ -491,13 +493,15 @@ class _Elements:
         out = (f"{self.kernel.name(e.out)}[{', '.join(index)}]" if stored
                else self.name_at(e.out, index))
         args = [self.read(a, broadcast_index(a.shape, e.out.shape, index)) for a in e.inputs]
-        if self.vector and e.prim.vectorized:
+        call = vector_call(e, args) if self.vector else None
+        if call is not None:
+            function, args = call
             self.kernel.root.uses_vecmath = True
-            check = RANGE_CHECKS.get(e.prim.vectorized)
+            check = RANGE_CHECKS.get(function)
             if check:
                 self.checks.append(check)
-                self.emit(f"{self.ok} &= vm.{check}({args[0]})")
-            self.emit(f"{out} = vm.{e.prim.vectorized}({', '.join(args)})")
+                self.emit(f"{self.ok} &= vm.{check}({', '.join(args)})")
+            self.emit(f"{out} = vm.{function}({', '.join(args)})")
         else:
             for line in e.prim.emit(out, args, [Aval((), a.dtype) for a in e.inputs],
                                     Aval((), e.out.dtype), **e.params):
@@ -529,6 +533,22 @@ class _Elements:
             self.depth -= 1
         self.scopes[-1][(id(e.out), index)] = out
         return out
+
+
+def vector_call(e: Eqn, args: list[str]) -> tuple[str, list[str]] | None:
+    """The function of :mod:`.vecmath` a fused loop calls for ``e`` and its arguments
+    (``args``: the operands' text), or None for the primitive's ``emit`` (libm). The
+    primitive names the function; ``powi`` (pow's) takes only a float base and a literal
+    integer exponent in :data:`POWI_EXPONENTS`, written as an int (``vm.powi(x, 3)``)."""
+    function = e.prim.vectorized
+    if function != "powi":
+        return (function, args) if function else None
+    x, y = e.inputs
+    n = y.value if isinstance(y, Literal) else None
+    if (is_float(x.dtype) and isinstance(n, (int, float)) and not isinstance(n, bool)
+            and float(n).is_integer() and int(n) in POWI_EXPONENTS):
+        return function, [*args[:1], str(int(n))]
+    return None
 
 
 def generate(graph: Graph, function: str, description: str,

@@ -29,8 +29,12 @@ sin, cos   k = rint(x*2/pi), pi/2 in three parts and a tail, TwoSums;  vectorize
 tanh       expm1(-2|x|) and a quotient; 1 for |x| > 22                  vectorized
 sigmoid    1/(1+e) or e/(1+e), e = exp(-|x|)                            vectorized
 softplus   log1p(exp(-|x|)) + max(x, 0)                                 vectorized
-pow        x**y needs log(x) to ~70 bits to stay within 1 ulp when      libm
-           y*log(x) is large: not done, libm's pow
+pow        x**n for a literal integer n in POWI_EXPONENTS (3..8): the      vectorized for
+           double-double product chain x*x*...*x (Dekker's TwoProd, no    n in 3..8 and
+           FMA), rounded once at the end (powi). The split and the error  1e-36 < |x| <
+           terms need 2**-960 <= |x|**n < 2**1020: a loop that met an     1e36 at n = 8,
+           argument beyond (powi_in_range) runs again with libm. Other     wider below;
+           exponents: x**y needs log(x) to ~70 bits, libm's pow           libm otherwise
 =========  ==========================================================  ==============
 
 All functions take and return float64 (a float32 argument is widened, and the
@@ -49,6 +53,8 @@ from llvmlite import ir
 from numba import njit, types
 from numba.core.extending import intrinsic
 
+from .vecmath_facts import POWI_EXPONENTS
+
 #: the path each primitive takes in a fused loop (the table above; the README has it too).
 #: Kernels that call a function here carry a hash of this file in their source, so any
 #: change here recompiles them
@@ -56,7 +62,9 @@ PATHS = {
     "exp": "vectorized", "expm1": "vectorized", "log": "vectorized", "log1p": "vectorized",
     "sin": "vectorized (a loop with |x| >= 1.6e6 runs again with libm)",
     "cos": "vectorized (a loop with |x| >= 1.6e6 runs again with libm)",
-    "tanh": "vectorized", "sigmoid": "vectorized", "softplus": "vectorized", "pow": "libm",
+    "tanh": "vectorized", "sigmoid": "vectorized", "softplus": "vectorized",
+    "pow": "vectorized for a literal integer exponent in POWI_EXPONENTS (3..8; a loop with "
+           "|x|**n beyond [2**-960, 2**1020) runs again with libm), libm otherwise",
 }
 
 
@@ -407,5 +415,49 @@ def softplus(x):
     return y if abs(x) < math.inf else (0.0 if x < 0.0 else x)  # -inf: 0; inf, nan: x
 
 
-__all__ = ["PATHS", "TRIG_LIMIT", "cos", "exp", "expm1", "log", "log1p", "sigmoid", "sin",
-           "softplus", "tanh", "trig_in_range"]
+@njit(**_JIT)
+def _mul_dd_x(h, lo, x, xh, xl):
+    """(h + lo) * x as a pair (s, t), s = fl(s + t): h * x exactly by Dekker's TwoProd (x
+    split once by the caller into xh + xl), lo * x and the sum rounded (about 2**-104
+    relative). Exact terms need 2**-960 <= |h * x| < 2**1020 (:func:`powi_in_range`)."""
+    p = h * x
+    hh, hl = _split(h)
+    e = ((hh * xh - p) + hh * xl + hl * xh) + hl * xl
+    t = e + lo * x
+    s = p + t
+    return s, t - (s - p)
+
+
+@njit(**_JIT)
+def powi_in_range(x, n):
+    """Whether :func:`powi` is right at ``x``: 2**-960 <= |x|**n < 2**1020 (the product
+    chain's split and error terms neither overflow nor underflow), or x is 0, inf or nan
+    (which it gives as pow does). ``n`` is a literal: the bounds fold to constants."""
+    a = abs(float(x))
+    lo = _double((1023 - 960 // n) << 52)   # 2**-floor(960/n): a**n >= 2**-960
+    hi = _double((1023 + 1020 // n) << 52)  # 2**floor(1020/n): a**n < 2**1020
+    return ((a >= lo) & (a < hi)) | (a == 0.0) | ~(a < math.inf)
+
+
+@njit(**_JIT)
+def powi(x, n):
+    """x**n for an integer n >= 2 (fused loops call it for n in :data:`POWI_EXPONENTS`)
+    within 1 ulp where :func:`powi_in_range`: n - 1 double-double steps, rounded once at
+    the end, so in practice the correctly rounded value. A float32 ``x`` is widened (the
+    caller rounds the result once). 0, inf, nan: x for odd n, x*x for even n (pow's
+    signs: (-0.0)**3 = -0.0, (-inf)**4 = inf).
+
+    >>> powi(3.0, 5), powi(-0.0, 3), powi(-math.inf, 4)
+    (243.0, -0.0, inf)
+    """
+    a = float(x)
+    ah, al = _split(a)
+    h, lo = a, 0.0
+    for _ in range(n - 1):  # a literal n: LLVM unrolls it into straight-line code
+        h, lo = _mul_dd_x(h, lo, a, ah, al)
+    special = a if n & 1 else a * a
+    return h if (a != 0.0) & (abs(a) < math.inf) else special
+
+
+__all__ = ["PATHS", "POWI_EXPONENTS", "TRIG_LIMIT", "cos", "exp", "expm1", "log", "log1p",
+           "powi", "powi_in_range", "sigmoid", "sin", "softplus", "tanh", "trig_in_range"]

@@ -151,7 +151,9 @@ def _pow_simplify(e: Eqn, producer: Producer) -> Rewrite:
     return None
 
 
-pow_p = binary("pow", np.power, emit="{0} ** {1}", vjp=_pow_vjp,
+# fused loops call vecmath.powi for a literal integer exponent in 3..8 (codegen decides per
+# equation: vecmath_facts.POWI_EXPONENTS), libm's pow for any other
+pow_p = binary("pow", np.power, emit="{0} ** {1}", vjp=_pow_vjp, vectorized="powi",
                sympy=lambda sp, x, y: x ** y,
                simplify=_pow_simplify, torch_name="PowBackward0")
 

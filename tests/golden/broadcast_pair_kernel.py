@@ -1,4 +1,4 @@
-# symgrad kernel k_9979e5cce1268f7c9f8bc91fe6a4204d (symgrad 0.1.0, codegen 3, conventions 4); generated, do not edit
+# symgrad kernel k_e0391049c34e6c42a3379da43c9496af (symgrad 0.1.0, codegen 4, conventions 4); generated, do not edit
 # value_and_grad of ratio with respect to x, y
 # ratio(x: f64[n0,1], y: f64[n0])
 import numpy as np

@@ -1,9 +1,9 @@
-# symgrad kernel k_06258cb50b8ac3d4ccd9e47114be53af (symgrad 0.1.0, codegen 3, conventions 4); generated, do not edit
+# symgrad kernel k_d25780f240baed330cb423069e44f7e2 (symgrad 0.1.0, codegen 4, conventions 4); generated, do not edit
 # grad of loss with respect to w, x
 # loss(w: f64[n0], x: f64[n1,n0])
 import numpy as np
 from numba import njit
-from symgrad.backend import vecmath as vm  # vecmath 166f7743e182
+from symgrad.backend import vecmath as vm  # vecmath 3d06c5ee5811
 
 
 @njit(cache=True, error_model="numpy", fastmath=False)

@@ -1,4 +1,4 @@
-# symgrad kernel k_459827aa33d31a53ad8c145001c617f6 (symgrad 0.1.0, codegen 3, conventions 4); generated, do not edit
+# symgrad kernel k_2bc383c0cb4f26229707b4e20c811d07 (symgrad 0.1.0, codegen 4, conventions 4); generated, do not edit
 # grad of square with respect to x
 # square(x: f64[n0], ct: f64[n0])
 import numpy as np
