@@ -316,22 +316,21 @@ TARGETS = [  # (problem, numerator, denominator, at most, wording)
 
 #: what profiling found where targets were missed (2026-12-01; see the commit that added it)
 ANALYSIS = """\
-Where a target is missed, profiling (the generated kernels, timed on their own) found:
+What profiling (the generated kernels, timed on their own) found, target by target:
 
-- **hvp vs one grad (3.8-4.1x across idle runs, at the 4x bound) and vs JAX.** The
-  gradient kernel of Rosenbrock is one loop writing one array (the values the shifted
-  slice `x[1:]` needs are recomputed at `i0 - 1`). The hvp kernel is two loops and
-  materialises six n-element intermediates (`x**2`, `2x`, ...) between them: seven
-  8 MB arrays written and read again where JAX's fused XLA loop writes one, so the
-  hvp is memory traffic, not arithmetic (removing the three `pow(x, 0.0)` that
-  the simplifier leaves did not change the time). Fresh arrays also page-fault: on an
-  idle machine that costs little (8.76 ms per hvp by default, 8.49 ms with
-  `SYMGRAD_REUSE_MEMORY=1`, 2026-12-01), under a load of 4-7 it dominated (132 ms
-  against 27 ms). What would close the gap to JAX: let fusion recompute cheap
-  elementwise values at the shifted index (as the reverse pass already does for the
-  gradient) instead of materialising them.
-- **hessian.** Met per call on an idle machine (21.1 ms against JAX's 30.5 ms,
-  2026-12-01 17:53); missed under load in earlier runs. `sg.hessian` is
+- **hvp** (met since 2026-12-01 20:00: 1.48x one grad, 0.80x JAX; it was 3.8-4.1x grad
+  and 2.5x JAX). The hvp kernel used to be two loops with six n-element intermediates
+  (`x**2`, `2x`, ...) between them, seven 8 MB arrays written and read again where
+  JAX's fused XLA loop writes one. Three changes made it one loop that writes only its
+  result, like the gradient's (`sg.hvp(rosenbrock, x, v)`'s `.source()`; asserted by
+  `tests/test_fusion.py`): `x ** 0.0` simplifies to 1.0 (C's pow gives 1 for every x);
+  the VJP of a power with a literal exponent records only the branch that applies, so
+  the second derivative no longer transposes dead `where`s into `+ 0.0`s; and element
+  moves (`x[1:]`, the adjoint's `unslice`) no longer count against fusion's recompute
+  budget (now 20), so the values the shifted slice needs are computed again at `i0 - 1`
+  instead of stored.
+- **hessian.** Met per call on an idle machine (23 ms against JAX's 30.5 ms,
+  2026-12-01 20:00; 21.1 ms at 17:53); missed under load in earlier runs. `sg.hessian` is
   `jacfwd(jacrev(f))` with the tangent basis as a constant identity matrix: the batched
   tangent of `inv` becomes two dense (d², d) @ (d, d) matrix products (d⁴ = 10⁸
   multiply-adds each at d = 100), which take most of the call, and the same graph takes
@@ -339,8 +338,8 @@ Where a target is missed, profiling (the generated kernels, timed on their own) 
   `M⁻¹ dMᵢ M⁻¹` is the outer product `aᵢ M⁻¹[:, i] M⁻¹[i, :]`: a pass that propagates
   the basis's sparsity (or a batching rule for `inv`/`slogdet` that recognises a
   diagonal tangent) would make it O(d³) and the graph smaller.
-- **per-example.** Met on an idle machine (0.65x handwritten numpy, ahead of JAX); the
-  1.1-2.4x of earlier runs was load.
+- **per-example.** Met on an idle machine (0.48-0.65x handwritten numpy, ahead of JAX);
+  the 1.1-2.4x of earlier runs was load.
 """
 
 

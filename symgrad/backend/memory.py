@@ -4,11 +4,14 @@ A kernel returns fresh arrays and frees its temporaries when it returns. glibc's
 ``malloc`` gives a large block (over 128 KiB, or the size of the last large
 block freed) back to the system when it is freed, so the next call maps it
 again and touches every page afresh: a page fault per 4 KiB page. ``hvp`` of
-Rosenbrock at n = 1e6 takes 6 fresh 8 MB arrays per call, about 11,700 page
+Rosenbrock at n = 1e6 took 6 fresh 8 MB arrays per call, about 11,700 page
 faults; on the idle 2-core machine of ``docs/benchmarks.md`` they cost 3% of
 the call (8.76 ms against 8.49 ms), under a load of 4-7 they took 80% (132 ms
 against 27 ms; ``python benchmarks/higher_order.py --only hvp`` with and without
-``SYMGRAD_REUSE_MEMORY=1``). numpy code has the same cost; JAX and PyTorch keep
+``SYMGRAD_REUSE_MEMORY=1``). Since it is one loop making only its result, about
+1,600 faults per call, which under a load of about 2 still cost 93 ms against
+9.9 ms (2026-12-01, the README's measurement; idle, 2.9 ms per call in all).
+numpy code has the same cost; JAX and PyTorch keep
 their own pools.
 
 :func:`reuse_memory` tells ``malloc`` to keep freed blocks of any size in the
