@@ -44,7 +44,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -74,7 +74,7 @@ from .scope import shape_text as _tuple
 from .vecmath_facts import POWI_EXPONENTS
 
 #: bump when the generated code for the same IR changes
-CODEGEN_VERSION = 4
+CODEGEN_VERSION = 5
 NJIT_FLAGS = 'cache=True, error_model="numpy", fastmath=False'
 PARALLEL_FLAGS = NJIT_FLAGS + ", parallel=True"
 #: elements per chunk of a parallel loop: rows are grouped into chunks of about this many
@@ -89,6 +89,12 @@ VECTOR_MAX = 32
 #: functions of :mod:`.vecmath` valid on a range only, and the check that an argument is
 #: in it: a loop that calls one runs again with libm if some argument was not
 RANGE_CHECKS = {"sin": "trig_in_range", "cos": "trig_in_range", "powi": "powi_in_range"}
+#: a fused loop that calls :mod:`.vecmath` and sums over its innermost axis (a gradient's
+#: ``grad_u[i0] += ...`` in a broadcast, ``grad_p += ...`` in a loop body's adjoint) stores
+#: the terms of each innermost row in a scratch row, by a loop with no dependence between
+#: iterations (which LLVM vectorizes), and adds them up after the row in the same order as
+#: before: the same bits. The scratch is one row of the loop's shape (False: not done)
+ROW_SUMS = True
 INDENT = "    "
 #: parameters that hold sizes (``index`` holds (start, stop, step) triples)
 SIZE_PARAMS = ("shape", "size", "index")
@@ -241,6 +247,7 @@ class _Kernel:
         self.parallel_min = parallel_min  # loops of at least this many elements: prange
         self.vector = vector              # fused loops call vecmath where a prim says so
         self.uses_vecmath = False
+        self.rows: list[str] = []  # scratch rows of serial loops, made once at the start
         self.parallel = False             # some loop is a prange
         self.loops = 0                    # loops numbered so far (names of their helpers)
 
@@ -310,16 +317,25 @@ class _Kernel:
             chunked = (self.parallel_min is not None and loop.shape[0] > 1
                        and math.prod(loop.shape) >= self.parallel_min)
             calls = sum(1 for e in live if vector_call(e, []))  # about: read-through ones too
-            fast = _Elements(self, loop, vector=self.vector and calls <= VECTOR_MAX,
-                             ok=f"okc{k}" if chunked else f"ok{k}")
+            vector = self.vector and calls <= VECTOR_MAX
+            rows = ROW_SUMS and vector and calls and not (chunked and len(shape) == 1)
+            fast = _Elements(self, loop, vector=vector, ok=f"okc{k}" if chunked else f"ok{k}",
+                             rows=f"r{k}" if rows else "")
             body = fast.body(live, self._partials(accs, k) if chunked else {})
+            scratch = [f"{row} = np.empty({shape[-1]})" for row in fast.scratch]
             if chunked:
                 self.root.parallel = True
-                lines += self._chunked(loop, shape, accs, body, bool(fast.checks), k)
+                lines += self._chunked(loop, shape, accs, body, bool(fast.checks), k,
+                                       scratch, fast.after)
             else:
+                known = {line.split(" = ", 1)[0] for line in self.root.sizes.lines}
+                if str(shape[-1]).isdigit() or str(shape[-1]) in known:
+                    self.root.rows += scratch  # once per call, not once per step of a loop
+                else:
+                    lines += scratch  # a size known only here
                 lines += self._inits(accs)
                 lines += [f"ok{k} = True"] if fast.checks else []
-                lines += self._nest(shape, body)
+                lines += self._nest(shape, body, after=fast.after)
             if fast.checks:  # an argument out of a vectorized function's range: libm
                 exact = _Elements(self, loop, vector=False).body(live, {})
                 lines.append(f"if not ok{k}:")
@@ -338,16 +354,23 @@ class _Kernel:
             lines.append(f"{self.name(e.out)} = {zero}")
         return lines
 
-    def _nest(self, shape: tuple, body: list[str], rows: str = "") -> list[str]:
+    def _nest(self, shape: tuple, body: list[str], rows: str = "",
+              after: Sequence[str] = ()) -> list[str]:
         """``for`` headers over ``shape`` and the body inside; ``rows``: the outer range.
-        Without ``rows``, at most ``MAX_NESTED`` loops deep for any rank (:func:`loop_nest`)."""
+        Without ``rows``, at most ``MAX_NESTED`` loops deep for any rank (:func:`loop_nest`).
+        ``after`` (:attr:`_Elements.after`) runs after the innermost loop, over its axis
+        again."""
         if not rows:
             nest, depth = loop_nest(shape)
-            return nest + [INDENT * depth + line for line in body]
-        heads = [f"for i{k} in range({rows if k == 0 and rows else d}):"
-                 for k, d in enumerate(shape)]
-        return ([INDENT * k + h for k, h in enumerate(heads)]
-                + [INDENT * len(shape) + line for line in body])
+        else:
+            nest = [INDENT * k + f"for i{k} in range({rows if k == 0 else d}):"
+                    for k, d in enumerate(shape)]
+            depth = len(shape)
+        lines = nest + [INDENT * depth + line for line in body]
+        if after:
+            lines.append(nest[-1])  # the innermost header again, at its own depth
+            lines += [INDENT * depth + line for line in after]
+        return lines
 
     def _partials(self, accs: list[Eqn], k: int) -> dict[int, str]:
         """Where each sum over the outer axis accumulates in a chunk of loop ``k``: a
@@ -362,7 +385,8 @@ class _Kernel:
         return where
 
     def _chunked(self, loop: Loop, shape: tuple, accs: list[Eqn], body: list[str],
-                 checked: bool, k: int) -> list[str]:
+                 checked: bool, k: int, scratch: Sequence[str] = (),
+                 after: Sequence[str] = ()) -> list[str]:
         """The loop as a ``prange`` over chunks of rows (their number fixed by the shape,
         not by the threads); sums over rows are made per chunk and added in chunk order."""
         inner = " * ".join(str(d) for d in shape[1:]) or "1"
@@ -388,11 +412,12 @@ class _Kernel:
                 start.append(f"s{k}_{j} = 0.0")
         if checked:
             start.append(f"okc{k} = True")
+        start += scratch  # each chunk's own rows (the chunks run in parallel)
         rows = f"ic{k} * nr{k}, min(ic{k} * nr{k} + nr{k}, {shape[0]})"
         end = [f"p{k}_{j}[ic{k}] = s{k}_{j}" for j, e in enumerate(accs)
                if 0 in e.params["axes"] and not self.sizes.aval(e.out.aval).shape]
         end += [f"oka{k}[ic{k}] = okc{k}"] if checked else []
-        lines += [INDENT + line for line in start + self._nest(shape, body, rows) + end]
+        lines += [INDENT + line for line in start + self._nest(shape, body, rows, after) + end]
         if checked:
             lines.append(f"ok{k} = oka{k}.all()")
         return lines + combine
@@ -420,11 +445,15 @@ class _Elements:
     array.
     """
 
-    def __init__(self, kernel: _Kernel, loop: Loop, vector: bool = False, ok: str = ""):
+    def __init__(self, kernel: _Kernel, loop: Loop, vector: bool = False, ok: str = "",
+                 rows: str = ""):
         self.kernel = kernel
         self.loop = loop
         self.vector = vector  # call vecmath's functions where the primitive names one
         self.ok = ok          # the flag that range checks clear
+        self.rows = rows      # if set, the prefix of scratch rows for sums over the last axis
+        self.scratch: list[str] = []  # the scratch rows made: r<k>_<j>
+        self.after: list[str] = []    # what adds them up, after each innermost loop
         self.checks: list[str] = []  # the range checks emitted
         self.index = tuple(f"i{k}" for k in range(len(loop.shape)))
         self.lines: list[str] = []
@@ -442,7 +471,15 @@ class _Elements:
                 axes = e.params["axes"]
                 kept = ", ".join(i for k, i in enumerate(self.index) if k not in axes)
                 acc = f"{self.kernel.name(e.out)}[{kept}]" if kept else self.kernel.name(e.out)
-                self.emit(f"{targets.get(id(e.out), acc)} += {self.read(e.inputs[0], self.index)}")
+                target, term = targets.get(id(e.out), acc), self.read(e.inputs[0], self.index)
+                last = len(self.index) - 1
+                if self.rows and last in axes:  # every element of the last axis adds here
+                    row = f"{self.rows}_{len(self.scratch)}"
+                    self.scratch.append(row)
+                    self.emit(f"{row}[i{last}] = {term}")
+                    self.after.append(f"{target} += {row}[i{last}]")
+                else:
+                    self.emit(f"{target} += {term}")
             else:
                 self.compute(e, self.index)
         return self.lines
@@ -580,7 +617,7 @@ def generate(graph: Graph, function: str, description: str,
         f"@njit({PARALLEL_FLAGS if kernel.parallel else NJIT_FLAGS}"
         f"{', nogil=True' if nogil else ''})",
         f"def {function}({', '.join(args)}):",
-        *(INDENT + line for line in (*kernel.sizes.lines, *body)),
+        *(INDENT + line for line in (*kernel.sizes.lines, *kernel.rows, *body)),
         "",
     ])
     versions = (f"symgrad {__version__}, codegen {CODEGEN_VERSION}, "

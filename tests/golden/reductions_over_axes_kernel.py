@@ -1,4 +1,4 @@
-# symgrad kernel k_d25780f240baed330cb423069e44f7e2 (symgrad 0.1.0, codegen 4, conventions 4); generated, do not edit
+# symgrad kernel k_0bf874d015d06bbcd4d7e5080801157a (symgrad 0.1.0, codegen 5, conventions 4); generated, do not edit
 # grad of loss with respect to w, x
 # loss(w: f64[n0], x: f64[n1,n0])
 import numpy as np

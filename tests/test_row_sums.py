@@ -1,0 +1,104 @@
+"""Sums over a fused loop's innermost axis through a scratch row (codegen's ``ROW_SUMS``).
+
+A loop that calls vectorized math and adds every element of its innermost axis
+into one place (``grad_u[i0] += ...`` in a broadcast gradient, ``grad_p += ...``
+in a loop body's adjoint) stores the row's terms in a scratch row, then adds them
+after the row. The terms are added in the same order as before, so the result
+must have the same bits as the kernel without scratch rows (``ROW_SUMS = False``),
+which is the oracle here beside the numpy interpreter; the serial and the
+parallel (chunked) paths, a loop body and the libm rerun are covered.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+import symgrad as sg
+from symgrad.backend import codegen
+
+
+def broadcast(A, u, v):
+    return np.mean(np.tanh(A * u[:, None] + v) ** 2)
+
+
+def euler(x0, p, n):
+    def step(i, x):
+        return x + 0.01 * (-x ** 3 + np.sin(p * x))
+    return np.sum(sg.fori_loop(0, n, step, x0) ** 2)
+
+
+def _both(monkeypatch, make, *args):
+    """(source, result) with scratch rows, then the result without (its own kernel)."""
+    rowed = make()
+    source, got = rowed.source(*args), rowed(*args)
+    monkeypatch.setattr(codegen, "ROW_SUMS", False)
+    plain = make()
+    assert not re.search(r"\br\d+_0\b", plain.source(*args))
+    result = plain(*args)
+    monkeypatch.setattr(codegen, "ROW_SUMS", True)
+    return source, got, result
+
+
+def _same_bits(a, b):
+    for x, y in zip(a, b):
+        assert np.array_equal(np.asarray(x), np.asarray(y)), (x, y)
+
+
+def _args(m, rng):
+    return rng.standard_normal((5, m)), rng.uniform(0.5, 1.5, 5), rng.uniform(-1, 1, m)
+
+
+@pytest.mark.parametrize("m", [2, 7, 300])
+def test_a_broadcast_gradient_sums_its_rows_through_a_scratch_row_with_the_same_bits(
+        monkeypatch, m):
+    A, u, v = _args(m, np.random.default_rng(m))
+    source, got, plain = _both(monkeypatch, lambda: sg.grad(broadcast, argnums=(1, 2)), A, u, v)
+    assert "r0_0 = np.empty(n1)" in source and "r0_0[i1] = " in source
+    assert "grad_u[i0] += r0_0[i1]" in source
+    _same_bits(got, plain)
+    want = sg.grad(broadcast, argnums=(1, 2), backend="numpy")(A, u, v)
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-18)
+
+
+def test_a_loop_body_adjoint_sums_through_a_scratch_row_made_once(monkeypatch):
+    x0 = np.linspace(0.1, 0.8, 30)
+    source, got, plain = _both(monkeypatch, lambda: sg.grad(euler, argnums=(0, 1)), x0, 1.3, 50)
+    made = re.search(r"r\d+_0 = np.empty\(n0\)", source)
+    assert made and made.start() < source.index("for i in range(n)")  # once, not per step
+    _same_bits(got, plain)
+    want = sg.grad(euler, argnums=(0, 1), backend="numpy")(x0, 1.3, 50)
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-12)
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-12)
+
+
+def test_parallel_chunks_and_the_libm_rerun_keep_the_bits(monkeypatch):
+    monkeypatch.setenv("SYMGRAD_PARALLEL_MIN", "256")
+    rng = np.random.default_rng(5)
+    A, u, v = rng.standard_normal((40, 30)), rng.uniform(0.5, 1.5, 40), rng.uniform(-1, 1, 30)
+    far = A.copy()
+    far[3, 4] = 3e7  # sin beyond its vectorized range: the whole loop runs again with libm
+
+    def f(A, u, v):
+        return np.sum(np.sin(A * u[:, None] + v) ** 2)
+
+    for data in (A, far):
+        source, got, plain = _both(
+            monkeypatch, lambda: sg.value_and_grad(f, argnums=(1, 2)), data, u, v)
+        assert "prange(" in source and re.search(r"for ic\d+ in prange", source)
+        assert re.search(r"r\d+_0 = np.empty\(n1\)", source)  # one per chunk, in the prange
+        assert got[0] == plain[0]
+        _same_bits(got[1], plain[1])
+        want = sg.value_and_grad(f, argnums=(1, 2), backend="numpy")(data, u, v)
+        np.testing.assert_allclose(got[0], want[0], rtol=1e-12)
+        for a, b in zip(got[1], want[1]):
+            np.testing.assert_allclose(a, b, rtol=1e-11, atol=1e-12)
+
+
+def test_sums_without_vectorized_math_are_left_as_they_were():
+    source = sg.grad(lambda x, y: np.sum((x[:, None] * y) ** 2), argnums=(0,)).source(
+        np.ones(3), np.ones(4))
+    assert not re.search(r"\br\d+_0\b", source)
