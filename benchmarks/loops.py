@@ -206,8 +206,15 @@ interleaved with it, best of 15; the machine was loaded, so the ratios are what 
   whose power would leave [2**-960, 2**1020) runs again with libm, as `sin` and `cos` do
   beyond their range. The Euler gradient, timed before/after in one process, interleaved
   (best of 7, a loaded machine): 46-48 ms with `pow`, 31-34 ms with `powi`; the handwritten
-  `x * x * x` loop took 37 ms in the same run. The rows above are from the last full
-  regeneration; the row "the same with x**3.0" is the handwritten loop with C's `pow`.
+  `x * x * x` loop took 37 ms in the same run. The row "the same with x**3.0" is the
+  handwritten loop with C's `pow`.
+- The backward loop adds `grad_p`'s term of every state into one scalar (`w += u`), a
+  dependence between iterations that kept LLVM from vectorizing it (and the broadcast
+  gradient of `benchmarks/run.py` the same way). Built (2026-12-01): a fused loop that calls
+  vecmath and sums over its innermost axis stores the terms in a scratch row (made once per
+  call) and adds them after the loop, in the same order, so the bits do not change
+  (`tests/test_row_sums.py` compares with the kernel without it). Timed in one process,
+  interleaved, best of 7 (a loaded machine): 20.5-22.9 ms without, 11.9-15.3 ms with.
 """
 
 
