@@ -18,7 +18,8 @@ compute are read through where that is cheap (:func:`inline`): element moves
 (primitives with an ``element`` facet: ``slice``, ``unslice``, ``concatenate``,
 ``broadcast_to``) become index arithmetic, and ``cheap`` elementwise values (of
 earlier loops, or moved out of them) are computed again at the element the
-reader needs, within :data:`RECOMPUTE_BUDGET` equations (moves are free).
+reader needs, within :data:`RECOMPUTE_BUDGET` equations (moves of one operand are
+free).
 So a forward intermediate such as ``x + 2`` that the gradient needs again is
 computed twice and never stored, and the adjoint of ``x[1:]`` is an ``if`` on
 the index rather than an array of zeros. Everything else is read from an
@@ -35,8 +36,9 @@ from dataclasses import dataclass, field
 
 from ..core.ir import Atom, Eqn, Graph, Primitive, Var, eqn_vars, nbytes
 
-#: at most this many equations (element moves not counted: they are index arithmetic) are
-#: computed again for one operand; 20 lets Rosenbrock's Hessian-vector product be one loop
+#: at most this many equations (element moves of one operand not counted: they are index
+#: arithmetic) are computed again for one operand; 20 lets Rosenbrock's Hessian-vector
+#: product be one loop
 RECOMPUTE_BUDGET = 20
 
 
@@ -112,7 +114,9 @@ def plan(graph: Graph) -> Plan:
             return True
         e = producer.get(id(v))
         if e is not None and inline(e.prim) and id(v) not in arrays and budget[0] > 0:
-            budget[0] -= not e.prim.moves_elements  # an element move is index arithmetic
+            # an element move of one operand is index arithmetic: free; one of several
+            # (concatenate) reads them all, and a chain of those doubles at each step
+            budget[0] -= not e.prim.moves_elements or len(reads(e, producer)) > 1
             return all(reach(a, into, identity and a.shape == v.shape
                              and not e.prim.moves_elements, wanted, budget)
                        for a in reads(e, producer))

@@ -103,33 +103,42 @@ div_p = binary("div", np.divide, emit="{0} / {1}",
 
 def _pow_vjp(g, ans, x, y):
     # d/dx x**y = y*x**(y-1), and exactly 0 where y == 0 (x**0 is constant). For
-    # |y| < 1, x**(y-1) may overflow where y*x**(y-1) does not (x = 5e-324, y = 1e-300):
-    # there (y*x**y)/x, whose x**y = ans is at most max(1, x)
+    # |y| < 1 see _fractional_power
     if isinstance(y, (float, int, np.floating, np.integer)):  # a literal: choose now
         return _literal_pow_vjp(g, ans, x, float(y)), None
     power = y * x ** (y - 1.0)
     dx = where(y == 0.0, 0.0,
-               where(absolute(y) < 1.0, where(x == 0.0, power, (y * ans) / x), power))
+               where(absolute(y) < 1.0, _fractional_power(power, ans, x, y), power))
     # d/dy x**y = x**y*log(x), and 0 where x == 0 and y >= 0 (PyTorch, JAX)
     dy_log = ans * log(x)
     dy = where(x == 0.0, where(y >= 0.0, 0.0, dy_log), dy_log)
     return g * dx, g * dy
 
 
+def _fractional_power(power, ans, x, y):
+    """y*x**(y-1) for |y| < 1 (``power``), which overflows where the derivative does not
+    (x = 5e-324, y = 1e-300: x**(y-1) is inf): there (y*x**y)/x, whose x**y = ans is at
+    most max(1, x). Not everywhere: where ans is subnormal it has lost the digits the
+    quotient needs (x = 5e-324, y = 0.99999: 1.0 instead of 1.00746), and at x = inf it
+    is inf/inf. At x == 0 the power (+-inf) itself."""
+    return where(x == 0.0, power,
+                 where(absolute(power) < np.inf, power, (y * ans) / x))
+
+
 def _literal_pow_vjp(g, ans, x, y: float):
     """The cotangent of ``x`` in ``x ** y`` for a literal ``y`` (the adjoint passes
     literals as numpy scalars): only the branch that applies is recorded, so a
     second derivative differentiates no ``where`` whose other side is dead, and the
-    power is written as the simplifier would (``x ** 1.0`` as ``x``, ``x ** 2.0`` as
-    ``square(x)``: the same bits)."""
+    power is written as the simplifier would (``x ** 2.0`` as ``square(x)``, ``x ** 1.0``
+    as ``x``: the same bits). For y == 1 it is ``g * x ** 0.0`` as PyTorch's, which a
+    double backward through eager Tensors differentiates (to zeros); the simplifier
+    makes it ``g`` in a graph."""
     if y == 0.0:
         return None  # x ** 0 is 1 for every x
     k = y - 1.0
     power = x if k == 1.0 else square(x) if k == 2.0 else x ** k
-    if y == 1.0:
-        return g
     if abs(y) < 1.0:
-        return g * where(x == 0.0, y * power, (y * ans) / x)
+        return g * _fractional_power(y * power, ans, x, y)
     return g * (y * power)
 
 
