@@ -167,6 +167,10 @@ def build_parser() -> argparse.ArgumentParser:
     grad.add_argument("--gradient", metavar="V1,...",
                       help="cotangent for a non-scalar output: differentiate "
                            "sum(output * gradient) (one value is broadcast)")
+    grad.add_argument("--expand", action="store_true",
+                      help="print the formulas per element, with sums written out, as "
+                           "symgrad's adjoint graph computes them (default: the textbook "
+                           "formula, e.g. softmax(z) - y, where the expression has one)")
     grad.add_argument("--jacobian", action="store_true",
                       help="print the Jacobian (any output shape) instead: its formulas, "
                            "value and --check, as symgrad hessian prints a Hessian")
@@ -326,7 +330,7 @@ def run_grad(args: argparse.Namespace) -> int:
             fd = [fd_check(p, at, k, grads[k], cotangent) for k in range(len(p.wrt))]
     seconds = SYMPY_SECONDS if args.sympy_seconds is None else args.sympy_seconds
     sympy = run_sympy(p, g, graph, sample, at, cotangent, args.check, "sympy" in args.show,
-                      report, seconds)
+                      report, seconds, expand=args.expand)
     if sympy.get("formulas") is not None:
         report.add(sympy.get("formulas"))
     else:

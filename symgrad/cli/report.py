@@ -144,6 +144,9 @@ class Report:
                                 lambda idx, name=name: self._d(name, sep.join(idx)),
                                 self._d(name))
             for name, (kind, value) in formulas.items()}
+        matrices = [v for k, v in formulas.values() if k == "matrix"]
+        if matrices:
+            self.lines.append(self._conventions(sorted({n for _, ns in matrices for n in ns})))
 
     def block_formulas(self, formulas: list[tuple[Block, tuple[str, Any]]]) -> None:
         """As :meth:`formulas`, per block of a Hessian or a Jacobian."""
@@ -167,6 +170,8 @@ class Report:
 
         from ..sympy_bridge import index_symbols
 
+        if kind == "matrix":
+            return self._matrix(value, bare)
         letters = [str(s) for s in index_symbols(len(shape))]
         entry: dict[str, Any] = {"pattern": None, "pattern_srepr": None,
                                  "index": letters, "elements": []}
@@ -189,6 +194,35 @@ class Report:
             if n < LISTED_ELEMENTS:
                 self.lines.append(self._equation(lhs([str(i) for i in idx]), e))
         return entry
+
+    def _conventions(self, kinks: list[str]) -> str:
+        """What every textbook formula assumes, said once below them."""
+        if self.fmt == "text":
+            said = "(functions and powers of arrays apply elementwise; * is the elementwise " \
+                "product, @ the matrix product"
+        elif self.fmt == "latex":
+            said = r"% functions and powers of arrays apply elementwise; \circ is the " \
+                "elementwise product"
+        else:
+            said = "(functions and powers of arrays apply elementwise; ∘ is the elementwise " \
+                "product" if self.unicode else "(functions and powers of arrays apply " \
+                "elementwise"
+        kinks = [k if self.unicode else k.replace("‖", "|") for k in kinks]
+        text = "; ".join([said, *kinks])
+        return text if self.fmt == "latex" else text + ")"
+
+    def _matrix(self, value: tuple[Any, tuple[str, ...]], bare: str) -> dict[str, Any]:
+        """A textbook formula (:mod:`.textbook`): one line for the whole gradient, and
+        below the last one what it assumes (elementwise functions, kinks), once."""
+        from .notation import pretty_equation, render
+
+        expr, notes = value
+        if self.fmt == "pretty":
+            self.lines.append(pretty_equation(bare, expr, self.unicode))
+        else:
+            self.lines.append(f"{bare} = {render(expr, self.fmt)}")
+        return {"matrix": render(expr, "text"), "latex": render(expr, "latex"),
+                "notes": list(notes)}
 
     def values(self, at: list[Any], value: Any, grads: tuple) -> None:
         point = ", ".join(f"{n} = {_array_text(v)}" for n, v in zip(self.p.names, at))

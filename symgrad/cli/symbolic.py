@@ -60,13 +60,17 @@ def too_symbolic(graph: Any, what: str = "the function") -> str | None:
 
 def run_sympy(p: Problem, g: Any, graph: Any, sample: list[Any], at: list[Any] | None,
               cotangent: Any, check: bool, show: bool, report: Report,
-              seconds: float) -> SymPyResults:
+              seconds: float, expand: bool = False) -> SymPyResults:
     """Run every SymPy step this command asks for under one budget of ``seconds``
     (see :mod:`symgrad.cli.bounds`): ``--check``'s oracle first (it decides the exit
     status), then the formulas (rendered there, as the report prints them), then
-    ``--show sympy``."""
+    ``--show sympy``. The formulas are the textbook ones (:mod:`.textbook`) where the
+    expression has them, unless ``expand``: those do not depend on the sizes, so they
+    are printed whatever the sizes; the per-element ones only up to
+    ``SYMBOLIC_LIMIT`` elements."""
+    textbook = None if expand else getattr(p.fun, "expression", None)
     skipped = too_symbolic(graph)
-    if skipped:
+    if skipped and (textbook is None or cotangent is not None):
         return SymPyResults(seconds, {}, skipped)
     import sympy  # noqa: F401  imported before the budget starts (and before a fork)
 
@@ -74,14 +78,83 @@ def run_sympy(p: Problem, g: Any, graph: Any, sample: list[Any], at: list[Any] |
     from . import bounds
 
     steps: dict[str, Any] = {}
-    if check:
+    if check and not skipped:
         steps["check"] = lambda deadline: _oracle(p, graph, at, cotangent)
+
+    def formulas(deadline: float) -> dict[str, Any]:
+        found = _textbook(p, cotangent) if textbook is not None else None
+        if found is None and skipped:
+            return {n: ("omitted", skipped) for n in p.wrt}
+        return found or _formulas(p, g, graph, sample, cotangent, deadline)
     steps["formulas"] = lambda deadline: report.section(
-        lambda r: r.formulas(_formulas(p, g, graph, sample, cotangent, deadline)))
+        lambda r: r.formulas(formulas(deadline)))
+    if skipped:
+        return SymPyResults(seconds, bounds.run(steps, seconds))
     if show:
         steps["sympy"] = lambda deadline: report.section(
             lambda r: r.show("sympy", _sympy_derivative(p, graph, cotangent, deadline)))
     return SymPyResults(seconds, bounds.run(steps, seconds))
+
+
+def _textbook(p: Problem, cotangent: Any) -> dict[str, Any] | None:
+    """Per wrt variable ("matrix", (expr, notes)): the textbook formula of the typed
+    expression (:mod:`.textbook`), if it has one and it agrees with symgrad's own
+    gradient at a random point (:func:`agrees`); else None."""
+    from .textbook import Unsupported, derive
+
+    expression = getattr(p.fun, "expression", None)
+    if expression is None or cotangent is not None:
+        return None
+    try:
+        formula = derive(expression, p.shapes, p.wrt)
+    except (Unsupported, TypeError, ValueError, AttributeError):
+        return None
+    if not agrees(p.fun, p.names, p.shapes, p.wrt, formula):
+        return None
+    return {n: ("matrix", (formula.grads[n], formula.notes)) for n in p.wrt}
+
+
+def agrees(fun: Any, names: tuple[str, ...], shapes: dict[str, tuple[int, ...]],
+           wrt: tuple[str, ...], formula: Any, seed: int = 0,
+           tolerance: float = 1e-9) -> bool:
+    """Whether ``formula`` (a :class:`.textbook.Formula`) evaluated by
+    :func:`.notation.numeric` (30 digits) agrees with symgrad's gradient of ``fun`` (the
+    numpy interpreter) at a random point, at small sizes: the formula does not depend on
+    them (each dimension symbol gets its own size, 2, 3, 4...; a matrix of one square
+    shape gets 2·I added, so that det, inv and solve are well defined)."""
+    import numpy as np
+    import sympy as sp
+
+    from .. import api
+    from .notation import numeric
+
+    small = {sym: 2 + k for k, sym in enumerate(formula.dims)}
+    rng = np.random.default_rng(seed)
+    args, env = [], dict(small)
+    for name in names:
+        sym = formula.symbols[name]
+        if not isinstance(sym, sp.MatrixSymbol):
+            value = rng.uniform(0.5, 1.5)
+            env[sym] = sp.Float(value, 30)
+            args.append(value)
+            continue
+        rows, cols = (int(sp.sympify(d).xreplace(small)) for d in sym.shape)
+        matrix = rng.uniform(-1, 1, (rows, cols)) + (2 * np.eye(rows) if rows == cols else 0)
+        env[sym] = sp.Matrix(matrix.tolist())
+        args.append(matrix[:, 0] if len(shapes[name]) == 1 else matrix)
+    try:
+        grads = api.grad(fun, argnums=tuple(names.index(n) for n in wrt),
+                         backend="numpy")(*args)
+        for name, want in zip(wrt, grads):
+            got = numeric(formula.grads[name], env, digits=30)
+            got = np.array(got.tolist() if hasattr(got, "tolist") else float(got),
+                           dtype=float).reshape(np.shape(want))
+            scale = max(1.0, float(np.max(np.abs(want))))
+            if not np.all(np.isfinite(want)) or np.max(np.abs(got - want)) > tolerance * scale:
+                return False
+    except Exception:  # noqa: BLE001  (no textbook formula rather than a wrong one)
+        return False
+    return True
 
 
 def _simplify_seconds(deadline: float, parts: int) -> float:
