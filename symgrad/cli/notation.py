@@ -123,6 +123,18 @@ class Softmax(MatrixExpr):
         raise TypeError("Softmax has no symbolic entries; use notation.numeric")
 
 
+class RowSum(MatrixExpr):
+    """The sums of the rows of a matrix, a column; in an :class:`Elem`'s body the
+    sum of the element's row."""
+
+    @property
+    def shape(self) -> tuple[Any, Any]:
+        return (self.args[0].shape[0], sp.Integer(1))
+
+    def _entry(self, i: Any, j: Any, **kwargs: Any) -> Any:
+        raise TypeError("RowSum has no symbolic entries; use notation.numeric")
+
+
 class InvT(MatrixExpr):
     """The inverse of the transpose, ``A⁻ᵀ``."""
 
@@ -156,10 +168,10 @@ def numeric(expr: Any, env: dict[Any, Any], digits: int = 50) -> Any:
             return env[e]
         if isinstance(e, Elem):
             shows = {s: mat(s.matrix) for s in _shows(e.body)}
-            rows, cols = (next(iter(shows.values())).shape if shows
-                          else (int(e.shape[0].xreplace(env)), int(e.shape[1].xreplace(env))))
-            return sp.Matrix(rows, cols, lambda i, j: sp.N(fill(
-                e.body, {s: m[i, j] for s, m in shows.items()}), digits))
+            rows, cols = (int(sp.sympify(d).xreplace(env)) for d in e.shape)
+            return sp.Matrix(rows, cols, lambda i, j: sp.N(fill(  # a column: along rows
+                e.body, {s: m[i, j if m.shape[1] > 1 else 0] for s, m in shows.items()}),
+                digits))
         if isinstance(e, sp.MatMul):
             out: Any = sp.Integer(1)
             for a in e.args:
@@ -180,11 +192,21 @@ def numeric(expr: Any, env: dict[Any, Any], digits: int = 50) -> Any:
             for p in parts[1:]:
                 out = out.multiply_elementwise(p)
             return out
-        if isinstance(e, Softmax):
+        if isinstance(e, Softmax):  # of a column, or of each row of a matrix
             z = mat(e.args[0])
-            top = max(z)
-            w = z.applyfunc(lambda t: sp.exp(t - top))
-            return w / sum(w)
+            if z.shape[1] == 1:
+                top = max(z)
+                w = z.applyfunc(lambda t: sp.exp(t - top))
+                return w / sum(w)
+            rows = [mat(Softmax(sp.ImmutableMatrix(z.row(i).T))).T for i in range(z.shape[0])]
+            return sp.Matrix.vstack(*rows)
+        if isinstance(e, RowSum):
+            m = mat(e.args[0])
+            return sp.Matrix([sum(m.row(i)) for i in range(m.shape[0])])
+        if isinstance(e, sp.ImmutableMatrix):
+            return sp.Matrix(e)
+        if isinstance(e, sp.MatPow) and e.exp.is_Integer:
+            return mat(e.base) ** int(e.exp)
         if isinstance(e, sp.OneMatrix):
             return sp.ones(*(int(d.xreplace(env)) for d in e.shape))
         if isinstance(e, sp.Identity):
@@ -293,6 +315,9 @@ class TextPrinter(StrPrinter):
     def _print_SumAll(self, e: Any) -> str:
         return f"sum({self._print(e.args[0])})"
 
+    def _print_RowSum(self, e: Any) -> str:
+        return f"rowsum({self._print(e.args[0])})"
+
     def _print_Norm(self, e: Any) -> str:
         return f"norm({self._print(e.args[0])})"
 
@@ -307,6 +332,12 @@ class TextPrinter(StrPrinter):
 
     def _print_Identity(self, e: Any) -> str:
         return "I"
+
+    def _print_MatPow(self, e: Any) -> str:  # A**2 would read as elementwise
+        if e.exp.is_Integer and 0 < e.exp < 5:
+            return "@".join([self.parenthesize(e.base, PRECEDENCE["Mul"], strict=True)]
+                            * int(e.exp))
+        return f"matrix_power({self._print(e.base)}, {self._print(e.exp)})"
 
     def _print_OneMatrix(self, e: Any) -> str:
         return "ones"
@@ -363,6 +394,9 @@ class Pretty(PrettyPrinter):
     def _print_SumAll(self, e: Any) -> Any:
         return self._named("sum", e.args[0])
 
+    def _print_RowSum(self, e: Any) -> Any:
+        return self._named("rowsum", e.args[0])
+
     def _print_LogSumExp(self, e: Any) -> Any:
         return self._named("logsumexp", e.args[0])
 
@@ -403,6 +437,9 @@ class Latex(LatexPrinter):
     def _print_LogSumExp(self, e: Any) -> str:
         return rf"\operatorname{{logsumexp}}\left({self._print(e.args[0])}\right)"
 
+    def _print_RowSum(self, e: Any) -> str:
+        return rf"\operatorname{{rowsum}}\left({self._print(e.args[0])}\right)"
+
     def _print_Norm(self, e: Any) -> str:
         return rf"\left\|{self._print(e.args[0])}\right\|"
 
@@ -429,4 +466,4 @@ def pretty_equation(lhs: str, expr: Any, unicode: bool = True) -> str:
 
 
 __all__ = ["Elem", "Show", "SumAll", "Norm", "LogSumExp", "Softmax", "InvT", "sigmoid",
-           "softplus", "numeric", "render", "pretty_equation"]
+           "softplus", "RowSum", "numeric", "render", "pretty_equation"]

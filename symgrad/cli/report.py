@@ -146,7 +146,9 @@ class Report:
             for name, (kind, value) in formulas.items()}
         matrices = [v for k, v in formulas.values() if k == "matrix"]
         if matrices:
-            self.lines.append(self._conventions(sorted({n for _, ns in matrices for n in ns})))
+            self._where({s: part for _, _, where in matrices for s, part in where.items()})
+            self.lines.append(self._conventions(sorted({n for _, ns, _ in matrices
+                                                        for n in ns})))
 
     def block_formulas(self, formulas: list[tuple[Block, tuple[str, Any]]]) -> None:
         """As :meth:`formulas`, per block of a Hessian or a Jacobian."""
@@ -211,12 +213,23 @@ class Report:
         text = "; ".join([said, *kinks])
         return text if self.fmt == "latex" else text + ")"
 
-    def _matrix(self, value: tuple[Any, tuple[str, ...]], bare: str) -> dict[str, Any]:
+    def _where(self, where: dict[Any, Any]) -> None:
+        """``where P = softmax(Q⋅Kᵀ/√d)``: a part the formulas name (:mod:`.textbook`)."""
+        from .notation import pretty_equation, render
+
+        for short, part in where.items():
+            if self.fmt == "pretty":
+                self.lines.append(pretty_equation(f"where {short}", part, self.unicode))
+            else:
+                self.lines.append(f"where {short} = {render(part, self.fmt)}")
+            self.data.setdefault("where", {})[str(short)] = render(part, "text")
+
+    def _matrix(self, value: tuple[Any, ...], bare: str) -> dict[str, Any]:
         """A textbook formula (:mod:`.textbook`): one line for the whole gradient, and
         below the last one what it assumes (elementwise functions, kinks), once."""
         from .notation import pretty_equation, render
 
-        expr, notes = value
+        expr, notes, _ = value
         if self.fmt == "pretty":
             self.lines.append(pretty_equation(bare, expr, self.unicode))
         else:

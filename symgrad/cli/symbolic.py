@@ -97,7 +97,7 @@ def run_sympy(p: Problem, g: Any, graph: Any, sample: list[Any], at: list[Any] |
 
 
 def _textbook(p: Problem, cotangent: Any) -> dict[str, Any] | None:
-    """Per wrt variable ("matrix", (expr, notes)): the textbook formula of the typed
+    """Per wrt variable ("matrix", (expr, notes, where)): the textbook formula of the typed
     expression (:mod:`.textbook`), if it has one and it agrees with symgrad's own
     gradient at a random point (:func:`agrees`); else None."""
     from .textbook import Unsupported, derive
@@ -109,9 +109,34 @@ def _textbook(p: Problem, cotangent: Any) -> dict[str, Any] | None:
         formula = derive(expression, p.shapes, p.wrt)
     except (Unsupported, TypeError, ValueError, AttributeError):
         return None
+    if not any(map(needs_matrices, formula.grads.values())):
+        return None  # elementwise: the per-element formula says the same, as before
     if not agrees(p.fun, p.names, p.shapes, p.wrt, formula):
         return None
-    return {n: ("matrix", (formula.grads[n], formula.notes)) for n in p.wrt}
+    return {n: ("matrix", (formula.grads[n], formula.notes, formula.where)) for n in p.wrt}
+
+
+def needs_matrices(expr: Any) -> bool:
+    """Whether a textbook formula says more than a per-element one: it holds a matrix
+    product, a transpose, an inverse, a sum over elements, a norm, a softmax...
+    (per element, those would be written out element by element). ``y⋅cos(x)`` does
+    not: ``∂f/∂x[i] = y⋅cos(x[i])`` says the same."""
+    import sympy as sp
+
+    from .notation import Elem, Show
+
+    if isinstance(expr, sp.MatrixSymbol) or not isinstance(expr, sp.Basic):
+        return False
+    if isinstance(expr, (Elem, Show)):
+        return needs_matrices(expr.args[0])
+    if isinstance(expr, sp.MatMul) and sum(a.is_Matrix for a in expr.args) == 1:
+        return any(needs_matrices(a) for a in expr.args)  # 6*X: a number times an array
+    if getattr(expr, "is_Matrix", False):
+        return True  # MatMul, Transpose, Softmax, InvT, ... (Elem and symbols above)
+    if expr.__class__.__module__.endswith("notation") or isinstance(
+            expr, (sp.Trace, sp.Determinant)):
+        return True  # SumAll, Norm, LogSumExp
+    return any(needs_matrices(a) for a in expr.args)
 
 
 def agrees(fun: Any, names: tuple[str, ...], shapes: dict[str, tuple[int, ...]],
@@ -143,6 +168,8 @@ def agrees(fun: Any, names: tuple[str, ...], shapes: dict[str, tuple[int, ...]],
         env[sym] = sp.Matrix(matrix.tolist())
         args.append(matrix[:, 0] if len(shapes[name]) == 1 else matrix)
     try:
+        for short, part in formula.where.items():  # P = softmax(...)
+            env[short] = numeric(part, env, digits=30)
         grads = api.grad(fun, argnums=tuple(names.index(n) for n in wrt),
                          backend="numpy")(*args)
         for name, want in zip(wrt, grads):

@@ -26,14 +26,15 @@ not covered (:class:`Unsupported`): those get the per-element formulas.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
 import sympy as sp
 
 from .expr import Call, Expression, Index, Name, Num, Op
-from .notation import (Elem, InvT, LogSumExp, Norm, Show, Softmax, SumAll, sigmoid,
-                       softplus)
+from .notation import (Elem, InvT, LogSumExp, Norm, RowSum, Show, Softmax, SumAll,
+                       sigmoid, softplus)
 
 
 class Unsupported(Exception):
@@ -64,6 +65,9 @@ class Formula:
     notes: tuple[str, ...]
     dims: dict[Any, int]          # dimension symbol -> its size
     symbols: dict[str, Any]       # variable -> its Symbol or MatrixSymbol
+    where: dict[Any, Any] = dataclasses.field(default_factory=dict)
+    # a name (MatrixSymbol) -> what it stands for: ``P = softmax(Q⋅Kᵀ/√d)``, printed
+    # below the formulas, for a part that a formula would otherwise repeat
 
 
 def derive(expression: Expression, shapes: dict[str, tuple[int, ...]],
@@ -111,8 +115,9 @@ class _Deriver:
         for name in wrt:
             g = self.grads.get(name, sp.Integer(0))
             grads[name] = tidy(self.as_shape(g, self.shapes[name]))
+        grads, where = _name_repeats(grads, set(self.symbols))
         return Formula(grads, tuple(dict.fromkeys(self.notes)),
-                       {s: n for n, s in self.dims.items()}, dict(self.symbols))
+                       {s: n for n, s in self.dims.items()}, dict(self.symbols), where)
 
     # -- values ---------------------------------------------------------------
 
@@ -212,7 +217,7 @@ class _Deriver:
             return (Norm(x) if s else sp.Abs(x)), ()
         if name == "logsumexp" and len(s) == 1:
             return LogSumExp(x), ()
-        if name == "softmax" and len(s) == 1:
+        if name == "softmax" and s:  # of a vector, or of each row of a matrix (axis=-1)
             return Softmax(x), s
         if name == "log_softmax" and len(s) == 1:
             return elem(lift(x) - LogSumExp(x), self.matrix_shape(s)), s
@@ -343,11 +348,13 @@ class _Deriver:
             return self.back(arg, self.norm_grad(g, (x, s)))
         if name == "logsumexp":
             return self.back(arg, scale(g, Softmax(x)))
-        if name == "softmax":  # s∘(g - sᵀg)
+        if name == "softmax":  # s∘(g - sᵀg); of each row of a matrix: P∘(G - rowsum(P∘G))
             sm = Softmax(x)
             if not getattr(g, "is_Matrix", False):
                 return  # a constant cotangent: softmax sums to 1
-            inner = elem(lift(g) - Show(sp.MatMul(sm.T, g)), self.matrix_shape(s))
+            dot = Show(sp.MatMul(sm.T, g)) if len(s) == 1 else \
+                Show(RowSum(sp.HadamardProduct(sm, g)))
+            inner = elem(lift(g) - dot, self.matrix_shape(s))
             return self.back(arg, sp.HadamardProduct(sm, inner))
         if name == "log_softmax":  # g - softmax(z)·sum(g)
             total = sum_all(g) if getattr(g, "is_Matrix", False) else \
@@ -384,6 +391,37 @@ class _Deriver:
 
 # ---------------------------------------------------------------------------
 # helpers
+
+
+NAMES = "PSRUZ"
+
+
+def _name_repeats(grads: dict[str, Any], taken: set[str]) -> tuple[dict[str, Any], dict]:
+    """A softmax of a matrix that a formula holds twice or more gets a name, ``P``."""
+    counts: dict[Any, int] = {}
+    for g in grads.values():
+        for a in sp.preorder_traversal(g):
+            if isinstance(a, Softmax) and a.args[0].shape[1] != 1:
+                counts[a] = counts.get(a, 0) + 1
+    names = iter(n for n in NAMES if n not in taken)
+    where = {}
+    for part, count in counts.items():
+        name = next(names, None)
+        if count < 2 or name is None:
+            continue
+        where[sp.MatrixSymbol(name, *part.shape)] = part
+    if not where:
+        return grads, {}
+    swap = {part: name for name, part in where.items()}
+    return {n: _swap(g, swap) for n, g in grads.items()}, where
+
+
+def _swap(e: Any, swap: dict[Any, Any]) -> Any:
+    if e in swap:
+        return swap[e]
+    if not e.args or isinstance(e, sp.MatrixSymbol):
+        return e
+    return e.func(*(_swap(a, swap) for a in e.args))
 
 
 def _number(value: float) -> Any:
@@ -466,7 +504,9 @@ def add(a: Any, b: Any) -> Any:
 def tidy(e: Any) -> Any:
     """The formula as a person writes it: ``2⋅Xᵀ⋅(X⋅w - y)`` (a common factor out of
     a sum, a number out of a product of matrices), ``(A + Aᵀ)⋅x`` (a common right
-    factor of a sum of products)."""
+    factor of a sum of products), ``A⁻ᵀ`` (for SymPy's ``(Aᵀ)⁻¹``)."""
+    if isinstance(e, sp.Inverse) and isinstance(e.arg, sp.Transpose):
+        return InvT(e.arg.arg)
     if isinstance(e, Elem):
         body = _factor(tidy_body(e.body, keep=True))
         if isinstance(body, Show):
@@ -477,11 +517,13 @@ def tidy(e: Any) -> Any:
         if c != 1:
             return sp.MatMul(c, Elem(rest, *e.shape))
         return Elem(body, *e.shape)
-    if isinstance(e, sp.MatMul):
-        return sp.MatMul(*(tidy(a) if getattr(a, "is_Matrix", False) else a
-                           for a in e.args)).doit(deep=False)
+    if isinstance(e, (sp.MatMul, sp.Transpose, sp.HadamardProduct)):
+        return type(e)(*(tidy(a) if getattr(a, "is_Matrix", False) else a
+                         for a in e.args)).doit(deep=False)
     if isinstance(e, sp.Basic) and not getattr(e, "is_Matrix", False):
-        return tidy_body(e)
+        factored = tidy_body(e)
+        expanded = sp.expand(factored, deep=False)  # sum((x - mu)**2)/s**3 - 5/s, not (.../s**2 - 5)/s
+        return min([factored, expanded], key=lambda c: len(str(c)))
     return e
 
 
@@ -528,13 +570,16 @@ def _factor_side(body: Any, side: int) -> Any:
             remaining = factors[1:] if side == 0 else factors[:-1]
             part = sp.MatMul(*remaining).doit(deep=False) if len(remaining) > 1 \
                 else remaining[0]
-            groups.setdefault(factors[side], []).append(c * lift(part))
+            groups.setdefault(factors[side], []).append((term, c * lift(part)))
             shapes[factors[side]] = part.shape
         else:
             other.append(term)
     terms = list(other)
-    for common, parts in groups.items():
-        total = sp.Add(*parts)
+    for common, pairs in groups.items():
+        if len(pairs) == 1:  # nothing to factor: the term as it was
+            terms.append(pairs[0][0])
+            continue
+        total = sp.Add(*(part for _, part in pairs))
         c, rest = total.as_coeff_Mul()
         operand = rest.matrix if isinstance(rest, Show) else Elem(rest, *shapes[common])
         pair = (common, operand) if side == 0 else (operand, common)
