@@ -45,11 +45,13 @@ from .problem import (
 _TARGET = """\
 TARGET is either a math expression in Python syntax over named variables,
 e.g. "mean(3*(x+2)**2)", or FILE.py:FUNC. An expression is parsed with an
-allowlist (numbers, variables, + - * / **, comparisons, and the functions
-abs absolute arccos arcsin arctan arctan2 ceil clip cos cosh exp expm1 floor
-hypot log log1p log_softmax logaddexp logsumexp max maximum mean min minimum
-prod reciprocal relu rint sigmoid sign sin sinh softmax softplus sqrt square std
-sum tan tanh trunc var where xlogy, with axis= and keepdims= for reductions
+allowlist (numbers, variables, + - * / ** @, comparisons, .T, indexing by
+literal integers and slices (x[0], x[1:]), and the functions abs absolute
+arccos arcsin arctan arctan2 ceil clip cos cosh det dot exp expm1 floor hypot
+inv log log1p log_softmax logaddexp logdet logsumexp max maximum mean min
+minimum norm prod reciprocal relu rint sigmoid sign sin sinh softmax softplus
+solve sqrt square std sum tan tanh trace transpose trunc var where xlogy, with
+axis= and keepdims= for reductions
 (and ddof= for var, std); constants pi and e); it is never passed to eval.
 FILE.py:FUNC IMPORTS AND RUNS FILE.py as Python code: use it only on your own
 code.

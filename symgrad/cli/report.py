@@ -235,7 +235,8 @@ class Report:
         else:
             self.lines.append(f"{bare} = {render(expr, self.fmt)}")
         return {"matrix": render(expr, "text"), "latex": render(expr, "latex"),
-                "notes": list(notes)}
+                "notes": list(notes), "pattern": None, "pattern_srepr": None, "index": [],
+                "elements": []}
 
     def values(self, at: list[Any], value: Any, grads: tuple) -> None:
         point = ", ".join(f"{n} = {_array_text(v)}" for n, v in zip(self.p.names, at))

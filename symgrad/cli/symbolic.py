@@ -85,7 +85,7 @@ def run_sympy(p: Problem, g: Any, graph: Any, sample: list[Any], at: list[Any] |
         found = _textbook(p, cotangent) if textbook is not None else None
         if found is None and skipped:
             return {n: ("omitted", skipped) for n in p.wrt}
-        return found or _formulas(p, g, graph, sample, cotangent, deadline)
+        return found or _formulas(p, g, graph, sample, cotangent, deadline, not expand)
     steps["formulas"] = lambda deadline: report.section(
         lambda r: r.formulas(formulas(deadline)))
     if skipped:
@@ -195,8 +195,9 @@ def _simplify_seconds(deadline: float, parts: int) -> float:
 
 
 def _formulas(p: Problem, g: Any, graph: Any, sample: list[Any], cotangent: Any,
-              deadline: float) -> dict[str, Any]:
-    """Per wrt variable: ("pattern", expr) or ("elements", array)."""
+              deadline: float, fold: bool = True) -> dict[str, Any]:
+    """Per wrt variable: ("pattern", expr) or ("elements", array); with ``fold``, sums
+    over an axis written as ``Σ`` (:func:`folded`)."""
     import numpy as np
 
     from ..core.ir import Printer
@@ -206,6 +207,8 @@ def _formulas(p: Problem, g: Any, graph: Any, sample: list[Any], cotangent: Any,
     printer = Printer(graph)
     symbols = {printer.name(v): s for v, s in zip(graph.inputs, input_symbols(graph))}
     exprs = g.expressions(*sample, gradient=cotangent, seconds=0)  # simplified below
+    if fold:
+        exprs = [folded(e, symbols, _simplify_seconds(deadline, len(exprs))) for e in exprs]
     patterns = [_pattern(e, symbols, element_pattern) if np.ndim(e) else None for e in exprs]
     seconds = _simplify_seconds(deadline, len(exprs))
     result: dict[str, Any] = {}
@@ -217,6 +220,51 @@ def _formulas(p: Problem, g: Any, graph: Any, sample: list[Any], cotangent: Any,
         else:
             result[name] = ("elements", simplify_all(e, seconds))
     return result
+
+
+def folded(exprs: Any, symbols: dict[str, Any], seconds: float = 1.0) -> Any:
+    """Each element of ``exprs`` (an expression or an object array) with its sums over
+    an input's axis as ``Σ`` (:func:`symgrad.sympy_bridge.fold_sums`), its other
+    elements the element symbols again (for :func:`element_pattern`). The summed
+    indices take letters that the element pattern of ``exprs``'s rank does not. Within
+    ``seconds`` in all; past them, the rest of the elements stay as they are."""
+    import time
+
+    import numpy as np
+    import sympy as sp
+
+    from ..sympy_bridge import INDEX_LETTERS, OutOfTime, fold_sums, time_limit
+
+    ndim = np.ndim(exprs)
+    letters = [*INDEX_LETTERS[ndim:], *"qrst"]
+    back = {}
+    for name, syms in symbols.items():
+        a = np.asarray(syms, dtype=object)
+        if a.ndim:
+            base = sp.IndexedBase(name, real=True)
+            back.update({base[idx]: a[idx] for idx in np.ndindex(*a.shape)})
+
+    deadline = time.monotonic() + seconds
+    cache: dict[Any, Any] = {}  # elements often repeat one expression
+
+    def one(e: Any) -> Any:
+        if not isinstance(e, sp.Basic) or e.is_Atom:
+            return e
+        if e not in cache:
+            cache[e] = e
+            left = deadline - time.monotonic()
+            if left > 0:
+                try:
+                    with time_limit(left):
+                        cache[e] = fold_sums(e, symbols, letters).xreplace(back)
+                except OutOfTime:
+                    pass
+        return cache[e]
+
+    if ndim == 0:
+        return one(exprs)
+    with np.errstate(all="ignore"):
+        return np.frompyfunc(one, 1, 1)(np.asarray(exprs, dtype=object))
 
 
 def _pattern(exprs: Any, symbols: dict[str, Any], element_pattern: Any) -> Any:
@@ -342,7 +390,8 @@ def _block_formulas(blocks: list[Block], derived: Any, deadline: float) -> list[
     printer = Printer(derived)  # named as the IR names them, as for a gradient
     symbols = input_symbols(derived)
     by_name = {printer.name(v): s for v, s in zip(derived.inputs, symbols)}
-    outputs = to_sympy(derived, symbols)
+    outputs = [folded(e, by_name, _simplify_seconds(deadline, len(blocks)))
+               for e in to_sympy(derived, symbols)]
     seconds = _simplify_seconds(deadline, len(blocks))
     result = []
     for b, e in zip(blocks, outputs):
