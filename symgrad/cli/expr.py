@@ -27,7 +27,7 @@ constant exponents up to :data:`MAX_EXPONENT`. Anything else is an
     >>> parse("x.__class__")
     Traceback (most recent call last):
     ...
-    symgrad.cli.expr.ExpressionError: attribute access is not allowed: x.__class__
+    symgrad.cli.expr.ExpressionError: attribute access (only .T, the transpose) is not allowed: x.__class__
 """
 
 from __future__ import annotations

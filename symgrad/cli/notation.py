@@ -448,6 +448,21 @@ class Latex(LatexPrinter):
         return text if exp is None else f"{text}^{{{exp}}}"
 
 
+def conventions(expr: Any) -> set[str]:
+    """Which reading conventions ``expr`` relies on: "elementwise" (a function or power
+    of an array), "product" (an elementwise product of arrays), "rows" (a softmax or
+    rowsum of a matrix, by rows)."""
+    found: set[str] = set()
+    for e in sp.preorder_traversal(expr):
+        if isinstance(e, sp.HadamardProduct) or (isinstance(e, sp.Mul) and len(_arrays(e)) > 1):
+            found.add("product")
+        if isinstance(e, RowSum) or (isinstance(e, Softmax) and e.args[0].shape[1] != 1):
+            found.add("rows")
+        if isinstance(e, (sp.Function, sp.Pow)) and _shows(e) and not isinstance(e, Show):
+            found.add("elementwise")
+    return found
+
+
 def render(expr: Any, fmt: str, unicode: bool = True) -> str:
     """``expr`` in ``fmt``: "text", "pretty" or "latex"."""
     if fmt == "latex":
@@ -466,4 +481,4 @@ def pretty_equation(lhs: str, expr: Any, unicode: bool = True) -> str:
 
 
 __all__ = ["Elem", "Show", "SumAll", "Norm", "LogSumExp", "Softmax", "InvT", "sigmoid",
-           "softplus", "RowSum", "numeric", "render", "pretty_equation"]
+           "softplus", "RowSum", "numeric", "conventions", "render", "pretty_equation"]

@@ -146,9 +146,15 @@ class Report:
             for name, (kind, value) in formulas.items()}
         matrices = [v for k, v in formulas.values() if k == "matrix"]
         if matrices:
-            self._where({s: part for _, _, where in matrices for s, part in where.items()})
-            self.lines.append(self._conventions(sorted({n for _, ns, _ in matrices
-                                                        for n in ns})))
+            from .notation import conventions
+
+            where = {s: part for _, _, w in matrices for s, part in w.items()}
+            self._where(where)
+            used = set().union(*(conventions(e) for e in [*where.values(),
+                                                           *(m[0] for m in matrices)]))
+            said = self._conventions(used, sorted({n for _, ns, _ in matrices for n in ns}))
+            if said:
+                self.lines.append(said)
 
     def block_formulas(self, formulas: list[tuple[Block, tuple[str, Any]]]) -> None:
         """As :meth:`formulas`, per block of a Hessian or a Jacobian."""
@@ -197,21 +203,20 @@ class Report:
                 self.lines.append(self._equation(lhs([str(i) for i in idx]), e))
         return entry
 
-    def _conventions(self, kinks: list[str]) -> str:
-        """What every textbook formula assumes, said once below them."""
-        if self.fmt == "text":
-            said = "(functions and powers of arrays apply elementwise; * is the elementwise " \
-                "product, @ the matrix product"
-        elif self.fmt == "latex":
-            said = r"% functions and powers of arrays apply elementwise; \circ is the " \
-                "elementwise product"
-        else:
-            said = "(functions and powers of arrays apply elementwise; ∘ is the elementwise " \
-                "product" if self.unicode else "(functions and powers of arrays apply " \
-                "elementwise"
-        kinks = [k if self.unicode else k.replace("‖", "|") for k in kinks]
-        text = "; ".join([said, *kinks])
-        return text if self.fmt == "latex" else text + ")"
+    def _conventions(self, used: set[str], kinks: list[str]) -> str | None:
+        """What the textbook formulas assume, said once below them (None: nothing)."""
+        product = {"text": "* is the elementwise product, @ the matrix product",
+                   "latex": r"\circ is the elementwise product"}.get(
+            self.fmt, "∘ is the elementwise product" if self.unicode else
+            "o is the elementwise product")
+        said = [text for key, text in (
+            ("elementwise", "functions and powers of arrays apply elementwise"),
+            ("product", product), ("rows", "softmax and rowsum of a matrix are by rows"))
+            if key in used]
+        said += [k if self.unicode else k.replace("‖", "|") for k in kinks]
+        if not said:
+            return None
+        return f"% {'; '.join(said)}" if self.fmt == "latex" else f"({'; '.join(said)})"
 
     def _where(self, where: dict[Any, Any]) -> None:
         """``where P = softmax(Q⋅Kᵀ/√d)``: a part the formulas name (:mod:`.textbook`)."""
