@@ -10,8 +10,9 @@ import pytest
 import sympy as sp
 
 import symgrad as sg
+from symgrad.cli.sums import fold_sums
 from symgrad.cli.symbolic import folded
-from symgrad.sympy_bridge import element_pattern, element_symbols, fold_sums, input_symbols
+from symgrad.sympy_bridge import element_pattern, element_symbols, input_symbols
 
 X = element_symbols("X", (2, 3))
 A = element_symbols("A", (3, 3))

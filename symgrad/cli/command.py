@@ -153,6 +153,11 @@ def build_parser() -> argparse.ArgumentParser:
                             "generated Numba source, or SymPy's own derivative; repeatable")
         p.add_argument("--check", action="store_true",
                        help="compare with SymPy and finite differences at the --at point")
+        p.add_argument("--expand", action="store_true",
+                       help="print the formulas per element with sums written out, as "
+                            "symgrad's derivation computes them (default: a grad's "
+                            "textbook formula, e.g. softmax(z) - y, where the expression "
+                            "has one, and sums over an axis as Σ)")
         p.add_argument("--jit", action="store_true",
                        help="compute values with the compiled Numba kernel (default: the "
                             "numpy interpreter, which starts faster)")
@@ -169,10 +174,6 @@ def build_parser() -> argparse.ArgumentParser:
     grad.add_argument("--gradient", metavar="V1,...",
                       help="cotangent for a non-scalar output: differentiate "
                            "sum(output * gradient) (one value is broadcast)")
-    grad.add_argument("--expand", action="store_true",
-                      help="print the formulas per element, with sums written out, as "
-                           "symgrad's adjoint graph computes them (default: the textbook "
-                           "formula, e.g. softmax(z) - y, where the expression has one)")
     grad.add_argument("--jacobian", action="store_true",
                       help="print the Jacobian (any output shape) instead: its formulas, "
                            "value and --check, as symgrad hessian prints a Hessian")

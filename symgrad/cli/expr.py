@@ -13,8 +13,8 @@ starting with ``_``); the constants ``pi`` and ``e``; ``+ - * / **``, unary
 ``axis`` (an integer or a tuple of integers) and ``keepdims`` (``True`` or
 ``False``); ``@`` and the linear algebra of :data:`FUNCTIONS` (``dot det inv solve
 trace norm logdet transpose``), ``.T``, and indexing by literal integers and slices
-(``x[0]``, ``x[1:]``, ``A[0, 1:3]``). Limits: :data:`MAX_LENGTH` characters, :data:`MAX_NODES` AST nodes,
-depth :data:`MAX_DEPTH`, constants up to :data:`MAX_CONSTANT` in magnitude and
+(``x[0]``, ``x[1:]``, ``A[0, 1:3]``). Limits: :data:`MAX_LENGTH` characters,
+:data:`MAX_NODES` AST nodes, depth :data:`MAX_DEPTH`, constants up to :data:`MAX_CONSTANT` in magnitude and
 constant exponents up to :data:`MAX_EXPONENT`. Anything else is an
 :class:`ExpressionError` naming the offending part.
 
@@ -24,10 +24,10 @@ constant exponents up to :data:`MAX_EXPONENT`. Anything else is an
     ('x',)
     >>> float(e.function()(np.ones((2, 2))))
     27.0
-    >>> parse("x.__class__")
+    >>> parse("x.__class__")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    symgrad.cli.expr.ExpressionError: attribute access (only .T, the transpose) is not allowed: x.__class__
+    symgrad.cli.expr.ExpressionError: attribute access (only .T, ...) is not allowed: x.__class__
 """
 
 from __future__ import annotations

@@ -224,7 +224,7 @@ def _formulas(p: Problem, g: Any, graph: Any, sample: list[Any], cotangent: Any,
 
 def folded(exprs: Any, symbols: dict[str, Any], seconds: float = 1.0) -> Any:
     """Each element of ``exprs`` (an expression or an object array) with its sums over
-    an input's axis as ``Σ`` (:func:`symgrad.sympy_bridge.fold_sums`), its other
+    an input's axis as ``Σ`` (:func:`.sums.fold_sums`), its other
     elements the element symbols again (for :func:`element_pattern`). The summed
     indices take letters that the element pattern of ``exprs``'s rank does not. Within
     ``seconds`` in all; past them, the rest of the elements stay as they are."""
@@ -233,7 +233,8 @@ def folded(exprs: Any, symbols: dict[str, Any], seconds: float = 1.0) -> Any:
     import numpy as np
     import sympy as sp
 
-    from ..sympy_bridge import INDEX_LETTERS, OutOfTime, fold_sums, time_limit
+    from ..sympy_bridge import INDEX_LETTERS, OutOfTime, time_limit
+    from .sums import fold_sums
 
     ndim = np.ndim(exprs)
     letters = [*INDEX_LETTERS[ndim:], *"qrst"]
@@ -304,7 +305,7 @@ def _sympy_derivative(p: Problem, graph: Any, cotangent: Any, deadline: float) -
 
 def run_sympy_blocks(p: Problem, kind: str, blocks: list[Block], graph: Any, derived: Any,
                      at: list[Any] | None, check: bool, show: bool, report: Report,
-                     seconds: float) -> SymPyResults:
+                     seconds: float, expand: bool = False) -> SymPyResults:
     """As :func:`run_sympy`, for ``kind`` "hessian" or "jacobian": ``graph`` is the
     traced function, ``derived`` the optimized graph of symgrad's Hessian (Jacobian),
     whose outputs are the ``blocks`` in order."""
@@ -322,7 +323,7 @@ def run_sympy_blocks(p: Problem, kind: str, blocks: list[Block], graph: Any, der
         steps["check"] = lambda deadline: [
             evaluate_block(e, graph, at) for e in _sympy_blocks(p, kind, blocks, graph)]
     steps["formulas"] = lambda deadline: report.section(
-        lambda r: r.block_formulas(_block_formulas(blocks, derived, deadline)))
+        lambda r: r.block_formulas(_block_formulas(blocks, derived, deadline, not expand)))
     if show:
         steps["sympy"] = lambda deadline: report.section(
             lambda r: r.show("sympy", _sympy_blocks_shown(p, kind, blocks, graph, deadline)))
@@ -379,8 +380,10 @@ def _sympy_blocks_shown(p: Problem, kind: str, blocks: list[Block], graph: Any,
             "blocks": [(b, simplify_all(e, seconds)) for b, e in zip(blocks, exprs)]}
 
 
-def _block_formulas(blocks: list[Block], derived: Any, deadline: float) -> list[tuple]:
-    """Per block: ("pattern", expr) or ("elements", array), of symgrad's own graph."""
+def _block_formulas(blocks: list[Block], derived: Any, deadline: float,
+                    fold: bool = True) -> list[tuple]:
+    """Per block: ("pattern", expr) or ("elements", array), of symgrad's own graph;
+    with ``fold``, sums over an axis as ``Σ`` (:func:`folded`)."""
     import numpy as np
     import sympy as sp
 
@@ -390,8 +393,10 @@ def _block_formulas(blocks: list[Block], derived: Any, deadline: float) -> list[
     printer = Printer(derived)  # named as the IR names them, as for a gradient
     symbols = input_symbols(derived)
     by_name = {printer.name(v): s for v, s in zip(derived.inputs, symbols)}
-    outputs = [folded(e, by_name, _simplify_seconds(deadline, len(blocks)))
-               for e in to_sympy(derived, symbols)]
+    outputs = to_sympy(derived, symbols)
+    if fold:
+        outputs = [folded(e, by_name, _simplify_seconds(deadline, len(blocks)))
+                   for e in outputs]
     seconds = _simplify_seconds(deadline, len(blocks))
     result = []
     for b, e in zip(blocks, outputs):

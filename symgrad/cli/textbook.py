@@ -522,7 +522,8 @@ def tidy(e: Any) -> Any:
                          for a in e.args)).doit(deep=False)
     if isinstance(e, sp.Basic) and not getattr(e, "is_Matrix", False):
         factored = tidy_body(e)
-        expanded = sp.expand(factored, deep=False)  # sum((x - mu)**2)/s**3 - 5/s, not (.../s**2 - 5)/s
+        # sum((x - mu)**2)/s**3 - 5/s, not (sum((x - mu)**2)/s**2 - 5)/s
+        expanded = sp.expand(factored, deep=False)
         return min([factored, expanded], key=lambda c: len(str(c)))
     return e
 
