@@ -125,8 +125,8 @@ def needs_matrices(expr: Any) -> bool:
 
     from .notation import Elem, Show
 
-    if isinstance(expr, sp.MatrixSymbol) or not isinstance(expr, sp.Basic):
-        return False
+    if isinstance(expr, (sp.MatrixSymbol, sp.OneMatrix)) or not isinstance(expr, sp.Basic):
+        return False  # x, or 1 everywhere
     if isinstance(expr, (Elem, Show)):
         return needs_matrices(expr.args[0])
     if isinstance(expr, sp.MatMul) and sum(a.is_Matrix for a in expr.args) == 1:
