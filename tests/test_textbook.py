@@ -33,6 +33,8 @@ TABLE = {
               {"X": (5, 3), "w": (3,), "y": (5,), "lam": ()}, ("w", "lam")),
     "logistic regression": ("sum(softplus(X@w) - y*(X@w))",
                             {"X": (5, 3), "w": (3,), "y": (5,)}, ("w",)),
+    "logistic regression, labels +-1": ("sum(log(1 + exp(-y*(X@w))))",
+                                        {"X": (5, 3), "w": (3,), "y": (5,)}, ("w",)),
     "softmax cross-entropy": ("logsumexp(z) - sum(y*z)", {"z": (4,), "y": (4,)}, ("z",)),
     "cross-entropy of log_softmax": ("-sum(y*log_softmax(z))", {"y": (4,), "z": (4,)},
                                      ("z",)),

@@ -66,6 +66,11 @@ class Show(sp.Expr):
 
     @property
     def precedence(self) -> int:
+        """A product of matrices in a product or power of elements is bracketed:
+        ``y ∘ (X⋅w)``, ``(X⋅w)²`` (in numpy's notation ``y*(X@w)``: ``*`` and ``@``
+        bind alike, left to right)."""
+        if isinstance(self.args[0], (sp.MatMul, sp.HadamardProduct, sp.MatAdd, sp.MatPow)):
+            return PRECEDENCE["Add"]
         return precedence(self.args[0])
 
 
@@ -290,7 +295,7 @@ class TextPrinter(StrPrinter):
 
     def _print_MatMul(self, e: Any) -> str:
         c, factors = e.as_coeff_matrices()
-        text = "@".join(self.parenthesize(f, PRECEDENCE["Mul"], strict=True) for f in factors)
+        text = "@".join(self.parenthesize(f, PRECEDENCE["Mul"]) for f in factors)
         if c == 1:
             return text
         if c == -1:
@@ -298,7 +303,7 @@ class TextPrinter(StrPrinter):
         return f"{self.parenthesize(c, PRECEDENCE['Mul'])}*{text}"
 
     def _print_HadamardProduct(self, e: Any) -> str:
-        return "*".join(self.parenthesize(a, PRECEDENCE["Mul"], strict=True) for a in e.args)
+        return "*".join(self.parenthesize(a, PRECEDENCE["Mul"]) for a in e.args)
 
     def _print_Transpose(self, e: Any) -> str:
         return f"{self.parenthesize(e.arg, PRECEDENCE['Pow'])}.T"
@@ -366,7 +371,7 @@ class Pretty(PrettyPrinter):
         form = None
         for a in parts:
             p = self._print(a)
-            if precedence(a) < PRECEDENCE["Mul"]:
+            if precedence(a) < PRECEDENCE["Mul"] or isinstance(a, sp.MatMul):
                 p = prettyForm(*p.parens())
             form = p if form is None else prettyForm(*form.right(" ∘ ", p))
         if coeff == -1:
@@ -378,6 +383,16 @@ class Pretty(PrettyPrinter):
 
     def _print_HadamardProduct(self, e: Any) -> Any:
         return self._hadamard(e.args)
+
+    def _print_MatMul(self, e: Any) -> Any:
+        """As SymPy's, with an elementwise factor bracketed: ``Xᵀ⋅(y ∘ σ(X⋅w))``."""
+        args = list(e.args)
+        for i, a in enumerate(args):
+            bracket = isinstance(a, (sp.MatAdd, sp.HadamardProduct)) or (
+                isinstance(a, Elem) and precedence(a) <= PRECEDENCE["Mul"])
+            args[i] = prettyForm(*self._print(a).parens()) if bracket and len(args) > 1 \
+                else self._print(a)
+        return prettyForm.__mul__(*args)
 
     def _print_InvT(self, e: Any) -> Any:
         base = self._print(e.args[0])
@@ -427,6 +442,27 @@ class Latex(LatexPrinter):
 
     def _print_InvT(self, e: Any) -> str:
         return f"{self.parenthesize(e.args[0], PRECEDENCE['Pow'])}^{{-T}}"
+
+    def _print_MatMul(self, e: Any) -> str:
+        """As SymPy's, with an elementwise factor bracketed whatever the sign."""
+        c, factors = e.as_coeff_matrices()
+
+        def one(a: Any) -> str:
+            bracket = isinstance(a, (sp.MatAdd, sp.HadamardProduct)) or (
+                isinstance(a, Elem) and precedence(a) <= PRECEDENCE["Mul"])
+            return rf"\left({self._print(a)}\right)" if bracket and len(factors) > 1 \
+                else self.parenthesize(a, PRECEDENCE["Mul"], strict=True)
+        text = " ".join(one(a) for a in factors)
+        if c == 1:
+            return text
+        if c == -1:
+            return "- " + text
+        return f"{self.parenthesize(c, PRECEDENCE['Mul'])} {text}"
+
+    def _print_HadamardProduct(self, e: Any) -> str:
+        return r" \circ ".join(
+            rf"\left({self._print(a)}\right)" if isinstance(a, sp.MatMul) or
+            precedence(a) < PRECEDENCE["Mul"] else self._print(a) for a in e.args)
 
     def _print_Softmax(self, e: Any) -> str:
         return rf"\operatorname{{softmax}}\left({self._print(e.args[0])}\right)"

@@ -39,7 +39,7 @@ class SymPyResults:
 
     def why(self, step: str) -> str:
         """Why ``step`` has no result, in words for the user."""
-        if self.skipped:
+        if self.skipped and step not in self.outcomes:
             return self.skipped
         outcome = self.outcomes[step]
         if outcome.status == "timeout":
@@ -88,8 +88,8 @@ def run_sympy(p: Problem, g: Any, graph: Any, sample: list[Any], at: list[Any] |
         return found or _formulas(p, g, graph, sample, cotangent, deadline, not expand)
     steps["formulas"] = lambda deadline: report.section(
         lambda r: r.formulas(formulas(deadline)))
-    if skipped:
-        return SymPyResults(seconds, bounds.run(steps, seconds))
+    if skipped:  # the textbook formulas only: the rest is skipped, and says why
+        return SymPyResults(seconds, bounds.run(steps, seconds), skipped)
     if show:
         steps["sympy"] = lambda deadline: report.section(
             lambda r: r.show("sympy", _sympy_derivative(p, graph, cotangent, deadline)))

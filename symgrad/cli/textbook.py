@@ -536,11 +536,41 @@ def tidy_body(body: Any, keep: bool = False) -> Any:
     opaque = {a: sp.Dummy(real=True) for a in sp.preorder_traversal(body)
               if isinstance(a, (Show, SumAll, Norm, LogSumExp, sp.Trace, sp.Determinant))}
     back = {d: a for a, d in opaque.items()}
-    factored = sp.factor_terms(body.xreplace(opaque))
+    factored = sp.factor_terms(_sigmoids(body.xreplace(opaque)))
     c, rest = factored.as_coeff_Mul()
     if keep and c != 1 and rest.is_Add:
         return sp.Mul(c, rest.xreplace(back), evaluate=False)
     return factored.xreplace(back)
+
+
+def _sigmoids(e: Any) -> Any:
+    """``exp(a)/(exp(a) + 1)`` is ``sigmoid(a)``, ``1/(1 + exp(a))`` is ``sigmoid(-a)``:
+    the logistic function by its name (``log(1 + exp(X⋅w))`` differentiates to them).
+    Products are looked at before their factors, so that the numerator is seen."""
+    if not e.args:
+        return e
+    if e.is_Mul or e.is_Pow:
+        rewritten = _sigmoid_here(list(sp.Mul.make_args(e)))
+        if rewritten is not None:
+            return _sigmoids(rewritten)
+    return e.func(*(_sigmoids(a) for a in e.args))
+
+
+def _sigmoid_here(factors: list[Any]) -> Any:
+    for f in factors:
+        if not (f.is_Pow and f.exp == -1 and f.base.is_Add and len(f.base.args) == 2
+                and sp.Integer(1) in f.base.args):
+            continue
+        (other,) = [a for a in f.base.args if a != 1]
+        if not isinstance(other, sp.exp):
+            continue
+        rest = list(factors)
+        rest.remove(f)
+        if other in rest:
+            rest.remove(other)
+            return sp.Mul(*rest) * sigmoid(other.args[0])
+        return sp.Mul(*rest) * sigmoid(-other.args[0])
+    return None
 
 
 def _show_atoms(body: Any) -> set[Any]:
