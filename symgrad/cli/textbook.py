@@ -96,14 +96,17 @@ class _Deriver:
                 self.symbols[name] = sp.MatrixSymbol(name, self.dim(r), self.dim(c))
         self.grads: dict[str, Any] = {}
         self.notes: list[str] = []
+        self._memo: dict[int, Any] = {}
 
     def dim(self, size: int) -> Any:
+        """The symbol of a size (n, m, ...: not a variable's name); 1 stays 1."""
         if size == 1:
             return sp.Integer(1)
         if size not in self.dims:
-            if len(self.dims) >= len(LETTERS):
+            letters = [c for c in LETTERS if c not in self.shapes]
+            if len(self.dims) >= len(letters):
                 raise Unsupported("too many sizes")
-            self.dims[size] = sp.Symbol(LETTERS[len(self.dims)], integer=True, positive=True)
+            self.dims[size] = sp.Symbol(letters[len(self.dims)], integer=True, positive=True)
         return self.dims[size]
 
     def run(self, expression: Expression, wrt: tuple[str, ...]) -> Formula:
@@ -124,15 +127,9 @@ class _Deriver:
     def forward(self, node: Any) -> tuple[Any, tuple[int, ...]]:
         """The SymPy value of ``node`` and its numpy shape (memoized on the node)."""
         key = id(node)
-        if key not in self._seen:
-            self._seen[key] = (self._forward(node), node)
-        return self._seen[key][0]
-
-    @property
-    def _seen(self) -> dict[int, Any]:
-        if not hasattr(self, "_memo"):
-            self._memo: dict[int, Any] = {}
-        return self._memo
+        if key not in self._memo:  # the node is kept alive beside it: ids stay unique
+            self._memo[key] = (self._forward(node), node)
+        return self._memo[key][0]
 
     def _forward(self, node: Any) -> tuple[Any, tuple[int, ...]]:
         if isinstance(node, Num):
