@@ -376,6 +376,10 @@ def simplify(expr: Any, seconds: float = SIMPLIFY_SECONDS) -> Any:
     expr = nice_numbers(expr)
     if not isinstance(expr, sp.Basic) or expr.is_Atom or seconds <= 0:
         return expr
+    sums = {s: sp.Dummy(real=True) for s in expr.atoms(sp.Sum)}
+    if sums:  # a Σ stays as it is: simplify would write it out (doit) or mangle it
+        inside = simplify(expr.xreplace(sums), seconds)
+        return inside.xreplace({d: s for s, d in sums.items()})
     timed = _can_time()
     candidates = [expr]
     try:
@@ -470,12 +474,35 @@ def element_pattern(exprs: Any, symbols: dict[str, Any]) -> Any:
                             for a, d in enumerate(s.shape))
             replace[s[element]] = sp.IndexedBase(name, real=True)[generic]
         e = exprs[idx]
-        candidate = (e if isinstance(e, sp.Basic) else exact(e)).xreplace(replace)
+        e = e if isinstance(e, sp.Basic) else exact(e)
+        if e.has(sp.Sum):  # x[0, k] inside Σ_k, at element (0, ...): x[i, k]
+            replace.update(_partly_indexed(e, symbols, shape, idx, index))
+        candidate = e.xreplace(replace)
         if pattern is None:
             pattern = candidate
         elif candidate != pattern:
             return None
     return pattern
+
+
+def _partly_indexed(e: Any, symbols: dict[str, Any], shape: tuple[int, ...],
+                    idx: tuple[int, ...], index: tuple[Any, ...]) -> dict[Any, Any]:
+    """For :func:`element_pattern`: each element ``x[0, k]`` of a Σ (an integer index
+    and a summed one) of an input aligned with ``exprs`` as ``x[i, k]``, where the
+    integer is the index of the element on that axis (as for an element symbol)."""
+    replace = {}
+    for el in e.atoms(sp.Indexed):
+        name = str(el.base)
+        s = np.asarray(symbols.get(name, ()), dtype=object)
+        if name not in symbols or s.ndim == 0 or s.ndim > len(shape):
+            continue
+        lead = len(shape) - s.ndim
+        if any(d not in (1, shape[lead + a]) for a, d in enumerate(s.shape)):
+            continue
+        generic = tuple(index[lead + a] if (i.is_Integer and d != 1 and int(i) == idx[lead + a])
+                        else i for a, (i, d) in enumerate(zip(el.indices, s.shape)))
+        replace[el] = el.base[generic]
+    return replace
 
 
 def block_pattern(exprs: Any, symbols: dict[str, Any], row_ndim: int) -> Any:

@@ -45,11 +45,13 @@ from .problem import (
 _TARGET = """\
 TARGET is either a math expression in Python syntax over named variables,
 e.g. "mean(3*(x+2)**2)", or FILE.py:FUNC. An expression is parsed with an
-allowlist (numbers, variables, + - * / **, comparisons, and the functions
-abs absolute arccos arcsin arctan arctan2 ceil clip cos cosh exp expm1 floor
-hypot log log1p log_softmax logaddexp logsumexp max maximum mean min minimum
-prod reciprocal relu rint sigmoid sign sin sinh softmax softplus sqrt square std
-sum tan tanh trunc var where xlogy, with axis= and keepdims= for reductions
+allowlist (numbers, variables, + - * / ** @, comparisons, .T, indexing by
+literal integers and slices (x[0], x[1:]), and the functions abs absolute
+arccos arcsin arctan arctan2 ceil clip cos cosh det dot exp expm1 floor hypot
+inv log log1p log_softmax logaddexp logdet logsumexp max maximum mean min
+minimum norm prod reciprocal relu rint sigmoid sign sin sinh softmax softplus
+solve sqrt square std sum tan tanh trace transpose trunc var where xlogy, with
+axis= and keepdims= for reductions
 (and ddof= for var, std); constants pi and e); it is never passed to eval.
 FILE.py:FUNC IMPORTS AND RUNS FILE.py as Python code: use it only on your own
 code.
@@ -151,6 +153,11 @@ def build_parser() -> argparse.ArgumentParser:
                             "generated Numba source, or SymPy's own derivative; repeatable")
         p.add_argument("--check", action="store_true",
                        help="compare with SymPy and finite differences at the --at point")
+        p.add_argument("--expand", action="store_true",
+                       help="print the formulas per element with sums written out, as "
+                            "symgrad's derivation computes them (default: a grad's "
+                            "textbook formula, e.g. softmax(z) - y, where the expression "
+                            "has one, and sums over an axis as Σ)")
         p.add_argument("--jit", action="store_true",
                        help="compute values with the compiled Numba kernel (default: the "
                             "numpy interpreter, which starts faster)")
@@ -326,7 +333,7 @@ def run_grad(args: argparse.Namespace) -> int:
             fd = [fd_check(p, at, k, grads[k], cotangent) for k in range(len(p.wrt))]
     seconds = SYMPY_SECONDS if args.sympy_seconds is None else args.sympy_seconds
     sympy = run_sympy(p, g, graph, sample, at, cotangent, args.check, "sympy" in args.show,
-                      report, seconds)
+                      report, seconds, expand=args.expand)
     if sympy.get("formulas") is not None:
         report.add(sympy.get("formulas"))
     else:

@@ -11,8 +11,10 @@ starting with ``_``); the constants ``pi`` and ``e``; ``+ - * / **``, unary
 ``-``/``+``, one comparison ``< <= > >= == !=``; calls of the functions in
 :data:`FUNCTIONS` with positional arguments and, for reductions, the keywords
 ``axis`` (an integer or a tuple of integers) and ``keepdims`` (``True`` or
-``False``). Limits: :data:`MAX_LENGTH` characters, :data:`MAX_NODES` AST nodes,
-depth :data:`MAX_DEPTH`, constants up to :data:`MAX_CONSTANT` in magnitude and
+``False``); ``@`` and the linear algebra of :data:`FUNCTIONS` (``dot det inv solve
+trace norm logdet transpose``), ``.T``, and indexing by literal integers and slices
+(``x[0]``, ``x[1:]``, ``A[0, 1:3]``). Limits: :data:`MAX_LENGTH` characters,
+:data:`MAX_NODES` AST nodes, depth :data:`MAX_DEPTH`, constants up to :data:`MAX_CONSTANT` in magnitude and
 constant exponents up to :data:`MAX_EXPONENT`. Anything else is an
 :class:`ExpressionError` naming the offending part.
 
@@ -22,10 +24,10 @@ constant exponents up to :data:`MAX_EXPONENT`. Anything else is an
     ('x',)
     >>> float(e.function()(np.ones((2, 2))))
     27.0
-    >>> parse("x.__class__")
+    >>> parse("x.__class__")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    symgrad.cli.expr.ExpressionError: attribute access is not allowed: x.__class__
+    symgrad.cli.expr.ExpressionError: attribute access (only .T, ...) is not allowed: x.__class__
 """
 
 from __future__ import annotations
@@ -80,6 +82,14 @@ FUNCTIONS: dict[str, Function] = {
     **{name: Function(getattr(np, name), 2, 2) for name in ("hypot", "arctan2", "logaddexp")},
     **{name: Function(getattr(F, name), 1, 1) for name in ("sigmoid", "softplus", "relu")},
     "xlogy": Function(F.xlogy, 2, 2),
+    "dot": Function(np.dot, 2, 2),
+    "det": Function(np.linalg.det, 1, 1),
+    "inv": Function(np.linalg.inv, 1, 1),
+    "solve": Function(np.linalg.solve, 2, 2),
+    "trace": Function(np.trace, 1, 1),
+    "norm": Function(np.linalg.norm, 1, 1),
+    "logdet": Function(lambda a: np.linalg.slogdet(a)[1], 1, 1),  # log|det(A)|
+    "transpose": Function(np.transpose, 1, 1),
     "logsumexp": Function(F.logsumexp, 1, 1, _REDUCTION),
     **{name: Function(getattr(F, name), 1, 1, ("axis",)) for name in ("softmax", "log_softmax")},
     **{name: Function(getattr(np, name), 1, 1, _REDUCTION)
@@ -93,7 +103,7 @@ CONSTANTS: dict[str, float] = {"pi": math.pi, "e": math.e}
 _BINARY: dict[type, tuple[str, Callable[[Any, Any], Any]]] = {
     ast.Add: ("+", operator.add), ast.Sub: ("-", operator.sub),
     ast.Mult: ("*", operator.mul), ast.Div: ("/", operator.truediv),
-    ast.Pow: ("**", operator.pow),
+    ast.Pow: ("**", operator.pow), ast.MatMult: ("@", operator.matmul),
 }
 _UNARY: dict[type, tuple[str, Callable[[Any], Any]]] = {
     ast.USub: ("-", operator.neg), ast.UAdd: ("+", operator.pos),
@@ -103,14 +113,21 @@ _COMPARE: dict[type, tuple[str, Callable[[Any, Any], Any]]] = {
     ast.GtE: (">=", operator.ge), ast.Eq: ("==", operator.eq), ast.NotEq: ("!=", operator.ne),
 }
 _REFUSED: dict[type, str] = {
-    ast.Attribute: "attribute access", ast.Subscript: "indexing",
+    ast.Attribute: "attribute access",
     ast.Lambda: "a lambda", ast.ListComp: "a comprehension", ast.SetComp: "a comprehension",
     ast.DictComp: "a comprehension", ast.GeneratorExp: "a comprehension",
     ast.NamedExpr: "an assignment expression (:=)", ast.Starred: "a starred argument",
     ast.BoolOp: "and/or (use where(cond, a, b))", ast.IfExp: "if/else (use where(cond, a, b))",
     ast.JoinedStr: "an f-string", ast.List: "a list", ast.Tuple: "a tuple outside axis=",
     ast.Dict: "a dict", ast.Set: "a set", ast.Await: "await", ast.Yield: "yield",
-    ast.YieldFrom: "yield", ast.Slice: "a slice",
+    ast.YieldFrom: "yield", ast.Slice: "a slice outside [...]",
+}
+
+#: what a user coming from another notation may mean: the fix to suggest
+_ALIASES: dict[str, str] = {
+    "ln": "log", "asin": "arcsin", "acos": "arccos", "atan": "arctan", "atan2": "arctan2",
+    "pow": "x**y", "power": "x**y", "expit": "sigmoid", "logistic": "sigmoid",
+    "matmul": "a @ b", "T": "x.T", "tr": "trace", "mean_squared": "mean((x - y)**2)",
 }
 
 
@@ -144,7 +161,19 @@ class Call:
     keywords: tuple[tuple[str, Any], ...]
 
 
-Node = Union[Num, Name, Op, Call]  # noqa: UP007
+@dataclass(frozen=True)
+class Index:
+    """``value[index]``: each item of ``index`` an int or a ``(start, stop, step)``
+    triple of ints or None (a slice), as literal in the text."""
+
+    value: Node
+    index: tuple[Any, ...]
+
+    def key(self) -> tuple[Any, ...]:
+        return tuple(slice(*k) if isinstance(k, tuple) else k for k in self.index)
+
+
+Node = Union[Num, Name, Op, Call, Index]  # noqa: UP007
 
 
 @dataclass(frozen=True)
@@ -172,6 +201,7 @@ class Expression:
 
         f.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
             [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in names])
+        f.expression = self  # type: ignore[attr-defined]  (for textbook formulas)
         return f
 
 
@@ -183,6 +213,8 @@ def evaluate(node: Node, env: dict[str, Any]) -> Any:
         return env[node.name]
     if isinstance(node, Op):
         return node.fn(*(evaluate(a, env) for a in node.args))
+    if isinstance(node, Index):
+        return evaluate(node.value, env)[node.key()]
     return FUNCTIONS[node.name].impl(*(evaluate(a, env) for a in node.args),
                                      **dict(node.keywords))
 
@@ -269,6 +301,15 @@ class _Parser:
             return Op(symbol, compare, (self.node(node.left), self.node(node.comparators[0])))
         if isinstance(node, ast.Call):
             return self.call(node)
+        if isinstance(node, ast.Attribute):
+            if node.attr == "T":
+                return Call("transpose", (self.node(node.value),), ())
+            raise self.refuse("attribute access (only .T, the transpose)", node)
+        if isinstance(node, ast.Subscript):
+            return self.subscript(node)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitXor):
+            raise ExpressionError(f"^ is not a power here (Python reads it as xor): write "
+                                  f"** instead, e.g. x**2: {self.part(node)}")
         if isinstance(node, (ast.BinOp, ast.UnaryOp)):
             raise self.refuse(f"the operator {type(node.op).__name__}", node)
         raise self.refuse(_REFUSED.get(type(node), type(node).__name__), node)
@@ -306,7 +347,7 @@ class _Parser:
             raise self.refuse("a name starting with _", node.func)
         fn = FUNCTIONS.get(name)
         if fn is None:
-            raise ExpressionError(f"unknown function {name}(); known: "
+            raise ExpressionError(f"unknown function {name}(){_suggest(name)}; known: "
                                   f"{', '.join(sorted(FUNCTIONS))}")
         for a in node.args:
             if isinstance(a, ast.Starred):
@@ -323,6 +364,32 @@ class _Parser:
                 raise ExpressionError(f"{name}() takes no keyword {k.arg}=: {self.part(node)}")
             keywords.append((k.arg, self.keyword(k.arg, k.value)))
         return Call(name, tuple(self.node(a) for a in node.args), tuple(keywords))
+
+    def subscript(self, node: ast.Subscript) -> Node:
+        """``x[0]``, ``x[1:]``, ``A[0, ::2]``: literal integers and slices only."""
+        items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        if len(items) > 8:
+            raise self.refuse("indexing with more than 8 items", node)
+        index: list[Any] = []
+        for item in items:
+            if isinstance(item, ast.Slice):
+                index.append(tuple(None if part is None else self.integer(part, node)
+                                   for part in (item.lower, item.upper, item.step)))
+                if index[-1][2] == 0:
+                    raise ExpressionError(f"a slice step cannot be zero: {self.part(node)}")
+            else:
+                index.append(self.integer(item, node))
+        return Index(self.node(node.value), tuple(index))
+
+    def integer(self, node: ast.AST, whole: ast.AST) -> int:
+        sign = 1
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            sign, node = -1, node.operand
+        if (isinstance(node, ast.Constant) and isinstance(node.value, int)
+                and not isinstance(node.value, bool) and node.value < 2**31):
+            return sign * node.value
+        raise ExpressionError(f"an index is a literal integer or slice (x[0], x[1:], "
+                              f"A[0, 1:3]), not {self.part(node)}: {self.part(whole)}")
 
     def keyword(self, key: str, value: ast.AST) -> Any:
         if key == "keepdims":
@@ -363,6 +430,16 @@ class _Parser:
             raise ExpressionError(f"the constant {self.part(node)} is too large or undefined "
                                   f"(the limit is {MAX_CONSTANT:g})")
         return Num(value)
+
+
+def _suggest(name: str) -> str:
+    """``: did you mean log?`` for ``ln``, the closest known names for a typo, or ``""``."""
+    import difflib
+
+    if name in _ALIASES:
+        return f": did you mean {_ALIASES[name]}?"
+    close = difflib.get_close_matches(name, [*FUNCTIONS, *CONSTANTS], n=3, cutoff=0.6)
+    return f": did you mean {' or '.join(close)}?" if close else ""
 
 
 __all__ = ["parse", "Expression", "ExpressionError", "FUNCTIONS", "CONSTANTS", "evaluate"]

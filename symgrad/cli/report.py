@@ -144,6 +144,17 @@ class Report:
                                 lambda idx, name=name: self._d(name, sep.join(idx)),
                                 self._d(name))
             for name, (kind, value) in formulas.items()}
+        matrices = [v for k, v in formulas.values() if k == "matrix"]
+        if matrices:
+            from .notation import conventions
+
+            where = {s: part for _, _, w in matrices for s, part in w.items()}
+            self._where(where)
+            used = set().union(*(conventions(e) for e in [*where.values(),
+                                                           *(m[0] for m in matrices)]))
+            said = self._conventions(used, sorted({n for _, ns, _ in matrices for n in ns}))
+            if said:
+                self.lines.append(said)
 
     def block_formulas(self, formulas: list[tuple[Block, tuple[str, Any]]]) -> None:
         """As :meth:`formulas`, per block of a Hessian or a Jacobian."""
@@ -167,6 +178,8 @@ class Report:
 
         from ..sympy_bridge import index_symbols
 
+        if kind == "matrix":
+            return self._matrix(value, bare)
         letters = [str(s) for s in index_symbols(len(shape))]
         entry: dict[str, Any] = {"pattern": None, "pattern_srepr": None,
                                  "index": letters, "elements": []}
@@ -189,6 +202,46 @@ class Report:
             if n < LISTED_ELEMENTS:
                 self.lines.append(self._equation(lhs([str(i) for i in idx]), e))
         return entry
+
+    def _conventions(self, used: set[str], kinks: list[str]) -> str | None:
+        """What the textbook formulas assume, said once below them (None: nothing)."""
+        product = {"text": "* is the elementwise product, @ the matrix product",
+                   "latex": r"\circ is the elementwise product"}.get(
+            self.fmt, "∘ is the elementwise product" if self.unicode else
+            "o is the elementwise product")
+        said = [text for key, text in (
+            ("elementwise", "functions and powers of arrays apply elementwise"),
+            ("product", product), ("rows", "softmax and rowsum of a matrix are by rows"))
+            if key in used]
+        said += [k if self.unicode else k.replace("‖", "|") for k in kinks]
+        if not said:
+            return None
+        return f"% {'; '.join(said)}" if self.fmt == "latex" else f"({'; '.join(said)})"
+
+    def _where(self, where: dict[Any, Any]) -> None:
+        """``where P = softmax(Q⋅Kᵀ/√d)``: a part the formulas name (:mod:`.textbook`)."""
+        from .notation import pretty_equation, render
+
+        for short, part in where.items():
+            if self.fmt == "pretty":
+                self.lines.append(pretty_equation(f"where {short}", part, self.unicode))
+            else:
+                self.lines.append(f"where {short} = {render(part, self.fmt)}")
+            self.data.setdefault("where", {})[str(short)] = render(part, "text")
+
+    def _matrix(self, value: tuple[Any, ...], bare: str) -> dict[str, Any]:
+        """A textbook formula (:mod:`.textbook`): one line for the whole gradient, and
+        below the last one what it assumes (elementwise functions, kinks), once."""
+        from .notation import pretty_equation, render
+
+        expr, notes, _ = value
+        if self.fmt == "pretty":
+            self.lines.append(pretty_equation(bare, expr, self.unicode))
+        else:
+            self.lines.append(f"{bare} = {render(expr, self.fmt)}")
+        return {"matrix": render(expr, "text"), "latex": render(expr, "latex"),
+                "notes": list(notes), "pattern": None, "pattern_srepr": None, "index": [],
+                "elements": []}
 
     def values(self, at: list[Any], value: Any, grads: tuple) -> None:
         point = ", ".join(f"{n} = {_array_text(v)}" for n, v in zip(self.p.names, at))

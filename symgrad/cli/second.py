@@ -77,7 +77,7 @@ def _run(args: argparse.Namespace, kind: str) -> int:
     from .symbolic import run_sympy_blocks
 
     sympy = run_sympy_blocks(p, kind, blocks, graph, _graph(twin, sample), at, args.check,
-                             "sympy" in args.show, report, seconds)
+                             "sympy" in args.show, report, seconds, expand=args.expand)
     if sympy.get("formulas") is not None:
         report.add(sympy.get("formulas"))
     else:

@@ -39,7 +39,7 @@ class SymPyResults:
 
     def why(self, step: str) -> str:
         """Why ``step`` has no result, in words for the user."""
-        if self.skipped:
+        if self.skipped and step not in self.outcomes:
             return self.skipped
         outcome = self.outcomes[step]
         if outcome.status == "timeout":
@@ -60,13 +60,17 @@ def too_symbolic(graph: Any, what: str = "the function") -> str | None:
 
 def run_sympy(p: Problem, g: Any, graph: Any, sample: list[Any], at: list[Any] | None,
               cotangent: Any, check: bool, show: bool, report: Report,
-              seconds: float) -> SymPyResults:
+              seconds: float, expand: bool = False) -> SymPyResults:
     """Run every SymPy step this command asks for under one budget of ``seconds``
     (see :mod:`symgrad.cli.bounds`): ``--check``'s oracle first (it decides the exit
     status), then the formulas (rendered there, as the report prints them), then
-    ``--show sympy``."""
+    ``--show sympy``. The formulas are the textbook ones (:mod:`.textbook`) where the
+    expression has them, unless ``expand``: those do not depend on the sizes, so they
+    are printed whatever the sizes; the per-element ones only up to
+    ``SYMBOLIC_LIMIT`` elements."""
+    textbook = None if expand else getattr(p.fun, "expression", None)
     skipped = too_symbolic(graph)
-    if skipped:
+    if skipped and (textbook is None or cotangent is not None):
         return SymPyResults(seconds, {}, skipped)
     import sympy  # noqa: F401  imported before the budget starts (and before a fork)
 
@@ -74,14 +78,110 @@ def run_sympy(p: Problem, g: Any, graph: Any, sample: list[Any], at: list[Any] |
     from . import bounds
 
     steps: dict[str, Any] = {}
-    if check:
+    if check and not skipped:
         steps["check"] = lambda deadline: _oracle(p, graph, at, cotangent)
+
+    def formulas(deadline: float) -> dict[str, Any]:
+        found = _textbook(p, cotangent) if textbook is not None else None
+        if found is None and skipped:
+            return {n: ("omitted", skipped) for n in p.wrt}
+        return found or _formulas(p, g, graph, sample, cotangent, deadline, not expand)
     steps["formulas"] = lambda deadline: report.section(
-        lambda r: r.formulas(_formulas(p, g, graph, sample, cotangent, deadline)))
+        lambda r: r.formulas(formulas(deadline)))
+    if skipped:  # the textbook formulas only: the rest is skipped, and says why
+        return SymPyResults(seconds, bounds.run(steps, seconds), skipped)
     if show:
         steps["sympy"] = lambda deadline: report.section(
             lambda r: r.show("sympy", _sympy_derivative(p, graph, cotangent, deadline)))
     return SymPyResults(seconds, bounds.run(steps, seconds))
+
+
+def _textbook(p: Problem, cotangent: Any) -> dict[str, Any] | None:
+    """Per wrt variable ("matrix", (expr, notes, where)): the textbook formula of the typed
+    expression (:mod:`.textbook`), if it has one and it agrees with symgrad's own
+    gradient at a random point (:func:`agrees`); else None."""
+    from .textbook import Unsupported, derive
+
+    expression = getattr(p.fun, "expression", None)
+    if expression is None or cotangent is not None:
+        return None
+    try:
+        formula = derive(expression, p.shapes, p.wrt)
+    except (Unsupported, TypeError, ValueError, AttributeError):
+        return None
+    if not any(map(needs_matrices, formula.grads.values())):
+        return None  # elementwise: the per-element formula says the same, as before
+    if not agrees(p.fun, p.names, p.shapes, p.wrt, formula):
+        return None
+    return {n: ("matrix", (formula.grads[n], formula.notes, formula.where)) for n in p.wrt}
+
+
+def needs_matrices(expr: Any) -> bool:
+    """Whether a textbook formula says more than a per-element one: it holds a matrix
+    product, a transpose, an inverse, a sum over elements, a norm, a softmax...
+    (per element, those would be written out element by element). ``y⋅cos(x)`` does
+    not: ``∂f/∂x[i] = y⋅cos(x[i])`` says the same."""
+    import sympy as sp
+
+    from .notation import Elem, Show
+
+    if isinstance(expr, (sp.MatrixSymbol, sp.OneMatrix)) or not isinstance(expr, sp.Basic):
+        return False  # x, or 1 everywhere
+    if isinstance(expr, (Elem, Show)):
+        return needs_matrices(expr.args[0])
+    if isinstance(expr, sp.MatMul) and sum(a.is_Matrix for a in expr.args) == 1:
+        return any(needs_matrices(a) for a in expr.args)  # 6*X: a number times an array
+    if getattr(expr, "is_Matrix", False):
+        return True  # MatMul, Transpose, Softmax, InvT, ... (Elem and symbols above)
+    if expr.__class__.__module__.endswith("notation") or isinstance(
+            expr, (sp.Trace, sp.Determinant)):
+        return True  # SumAll, Norm, LogSumExp
+    return any(needs_matrices(a) for a in expr.args)
+
+
+def agrees(fun: Any, names: tuple[str, ...], shapes: dict[str, tuple[int, ...]],
+           wrt: tuple[str, ...], formula: Any, seed: int = 0,
+           tolerance: float = 1e-9) -> bool:
+    """Whether ``formula`` (a :class:`.textbook.Formula`) evaluated by
+    :func:`.notation.numeric` (30 digits) agrees with symgrad's gradient of ``fun`` (the
+    numpy interpreter) at a random point, at small sizes: the formula does not depend on
+    them (each dimension symbol gets its own size, 2, 3, 4...; a matrix of one square
+    shape gets 2·I added, so that det, inv and solve are well defined)."""
+    import numpy as np
+    import sympy as sp
+
+    from .. import api
+    from .notation import numeric
+
+    small = {sym: 2 + k for k, sym in enumerate(formula.dims)}
+    rng = np.random.default_rng(seed)
+    args, env = [], dict(small)
+    for name in names:
+        sym = formula.symbols[name]
+        if not isinstance(sym, sp.MatrixSymbol):
+            value = rng.uniform(0.5, 1.5)
+            env[sym] = sp.Float(value, 30)
+            args.append(value)
+            continue
+        rows, cols = (int(sp.sympify(d).xreplace(small)) for d in sym.shape)
+        matrix = rng.uniform(-1, 1, (rows, cols)) + (2 * np.eye(rows) if rows == cols else 0)
+        env[sym] = sp.Matrix(matrix.tolist())
+        args.append(matrix[:, 0] if len(shapes[name]) == 1 else matrix)
+    try:
+        for short, part in formula.where.items():  # P = softmax(...)
+            env[short] = numeric(part, env, digits=30)
+        grads = api.grad(fun, argnums=tuple(names.index(n) for n in wrt),
+                         backend="numpy")(*args)
+        for name, want in zip(wrt, grads):
+            got = numeric(formula.grads[name], env, digits=30)
+            got = np.array(got.tolist() if hasattr(got, "tolist") else float(got),
+                           dtype=float).reshape(np.shape(want))
+            scale = max(1.0, float(np.max(np.abs(want))))
+            if not np.all(np.isfinite(want)) or np.max(np.abs(got - want)) > tolerance * scale:
+                return False
+    except Exception:  # noqa: BLE001  (no textbook formula rather than a wrong one)
+        return False
+    return True
 
 
 def _simplify_seconds(deadline: float, parts: int) -> float:
@@ -95,8 +195,9 @@ def _simplify_seconds(deadline: float, parts: int) -> float:
 
 
 def _formulas(p: Problem, g: Any, graph: Any, sample: list[Any], cotangent: Any,
-              deadline: float) -> dict[str, Any]:
-    """Per wrt variable: ("pattern", expr) or ("elements", array)."""
+              deadline: float, fold: bool = True) -> dict[str, Any]:
+    """Per wrt variable: ("pattern", expr) or ("elements", array); with ``fold``, sums
+    over an axis written as ``Σ`` (:func:`folded`)."""
     import numpy as np
 
     from ..core.ir import Printer
@@ -106,6 +207,8 @@ def _formulas(p: Problem, g: Any, graph: Any, sample: list[Any], cotangent: Any,
     printer = Printer(graph)
     symbols = {printer.name(v): s for v, s in zip(graph.inputs, input_symbols(graph))}
     exprs = g.expressions(*sample, gradient=cotangent, seconds=0)  # simplified below
+    if fold:
+        exprs = [folded(e, symbols, _simplify_seconds(deadline, len(exprs))) for e in exprs]
     patterns = [_pattern(e, symbols, element_pattern) if np.ndim(e) else None for e in exprs]
     seconds = _simplify_seconds(deadline, len(exprs))
     result: dict[str, Any] = {}
@@ -117,6 +220,52 @@ def _formulas(p: Problem, g: Any, graph: Any, sample: list[Any], cotangent: Any,
         else:
             result[name] = ("elements", simplify_all(e, seconds))
     return result
+
+
+def folded(exprs: Any, symbols: dict[str, Any], seconds: float = 1.0) -> Any:
+    """Each element of ``exprs`` (an expression or an object array) with its sums over
+    an input's axis as ``Σ`` (:func:`.sums.fold_sums`), its other
+    elements the element symbols again (for :func:`element_pattern`). The summed
+    indices take letters that the element pattern of ``exprs``'s rank does not. Within
+    ``seconds`` in all; past them, the rest of the elements stay as they are."""
+    import time
+
+    import numpy as np
+    import sympy as sp
+
+    from ..sympy_bridge import INDEX_LETTERS, OutOfTime, time_limit
+    from .sums import fold_sums
+
+    ndim = np.ndim(exprs)
+    letters = [*INDEX_LETTERS[ndim:], *"qrst"]
+    back = {}
+    for name, syms in symbols.items():
+        a = np.asarray(syms, dtype=object)
+        if a.ndim:
+            base = sp.IndexedBase(name, real=True)
+            back.update({base[idx]: a[idx] for idx in np.ndindex(*a.shape)})
+
+    deadline = time.monotonic() + seconds
+    cache: dict[Any, Any] = {}  # elements often repeat one expression
+
+    def one(e: Any) -> Any:
+        if not isinstance(e, sp.Basic) or e.is_Atom:
+            return e
+        if e not in cache:
+            cache[e] = e
+            left = deadline - time.monotonic()
+            if left > 0:
+                try:
+                    with time_limit(left):
+                        cache[e] = fold_sums(e, symbols, letters).xreplace(back)
+                except OutOfTime:
+                    pass
+        return cache[e]
+
+    if ndim == 0:
+        return one(exprs)
+    with np.errstate(all="ignore"):
+        return np.frompyfunc(one, 1, 1)(np.asarray(exprs, dtype=object))
 
 
 def _pattern(exprs: Any, symbols: dict[str, Any], element_pattern: Any) -> Any:
@@ -156,7 +305,7 @@ def _sympy_derivative(p: Problem, graph: Any, cotangent: Any, deadline: float) -
 
 def run_sympy_blocks(p: Problem, kind: str, blocks: list[Block], graph: Any, derived: Any,
                      at: list[Any] | None, check: bool, show: bool, report: Report,
-                     seconds: float) -> SymPyResults:
+                     seconds: float, expand: bool = False) -> SymPyResults:
     """As :func:`run_sympy`, for ``kind`` "hessian" or "jacobian": ``graph`` is the
     traced function, ``derived`` the optimized graph of symgrad's Hessian (Jacobian),
     whose outputs are the ``blocks`` in order."""
@@ -174,7 +323,7 @@ def run_sympy_blocks(p: Problem, kind: str, blocks: list[Block], graph: Any, der
         steps["check"] = lambda deadline: [
             evaluate_block(e, graph, at) for e in _sympy_blocks(p, kind, blocks, graph)]
     steps["formulas"] = lambda deadline: report.section(
-        lambda r: r.block_formulas(_block_formulas(blocks, derived, deadline)))
+        lambda r: r.block_formulas(_block_formulas(blocks, derived, deadline, not expand)))
     if show:
         steps["sympy"] = lambda deadline: report.section(
             lambda r: r.show("sympy", _sympy_blocks_shown(p, kind, blocks, graph, deadline)))
@@ -231,8 +380,10 @@ def _sympy_blocks_shown(p: Problem, kind: str, blocks: list[Block], graph: Any,
             "blocks": [(b, simplify_all(e, seconds)) for b, e in zip(blocks, exprs)]}
 
 
-def _block_formulas(blocks: list[Block], derived: Any, deadline: float) -> list[tuple]:
-    """Per block: ("pattern", expr) or ("elements", array), of symgrad's own graph."""
+def _block_formulas(blocks: list[Block], derived: Any, deadline: float,
+                    fold: bool = True) -> list[tuple]:
+    """Per block: ("pattern", expr) or ("elements", array), of symgrad's own graph;
+    with ``fold``, sums over an axis as ``Σ`` (:func:`folded`)."""
     import numpy as np
     import sympy as sp
 
@@ -243,6 +394,9 @@ def _block_formulas(blocks: list[Block], derived: Any, deadline: float) -> list[
     symbols = input_symbols(derived)
     by_name = {printer.name(v): s for v, s in zip(derived.inputs, symbols)}
     outputs = to_sympy(derived, symbols)
+    if fold:
+        outputs = [folded(e, by_name, _simplify_seconds(deadline, len(blocks)))
+                   for e in outputs]
     seconds = _simplify_seconds(deadline, len(blocks))
     result = []
     for b, e in zip(blocks, outputs):
