@@ -66,6 +66,7 @@ from .backend.threads import get_num_threads, max_threads, set_num_threads  # no
 from .core.config import config  # noqa: E402
 from .core.errors import (  # noqa: E402
     EscapedTracerError,
+    RetraceWarning,
     ShapeError,
     TracerBoolConversionError,
     TracerConversionError,
