@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import dis
 import os
+import sys
 import operator
 from functools import partial as functools_partial
 import types
@@ -320,12 +321,15 @@ def warn_unguarded(fun: Callable, reason: str, how: str = "call") -> None:
     except TypeError:  # not weakly referable: warned each time it is traced anew
         pass
     name = getattr(fun, "__qualname__", None) or type(fun).__name__
+    frame, level = sys._getframe(0), 1  # the warning points at the user's call
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE):
+        frame, level = frame.f_back, level + 1
     warnings.warn(
         f"{name} reads {reason}: symgrad cannot guard this read, so the function is traced "
         f"again on every {how} (the compiled kernel is reused when the trace is the same, "
         "but each call pays the trace). Pass the value as an argument instead (a keyword "
         "argument, or a static one with static_argnums), so that each call uses the "
-        "current one and the trace can be reused.", RetraceWarning, stacklevel=4)
+        "current one and the trace can be reused.", RetraceWarning, stacklevel=level)
 
 
 def _arg(i: int) -> Getter:
@@ -386,8 +390,8 @@ def _state_in_c(x: Any) -> bool:
     """Whether ``x`` keeps state where attributes cannot see it: an instance of a library
     class (not symgrad's), or of a class built on a C type (``random.Random``, a lock)."""
     cls = type(x)
-    if cls is types.SimpleNamespace:
-        return False
+    if cls is types.SimpleNamespace or isinstance(x, types.ModuleType):
+        return False  # (a user's module: its attributes are followed)
     if _library(cls) and not _symgrad(cls):
         return True
     return any(not c.__flags__ & _HEAP_TYPE and c is not object for c in cls.__mro__)

@@ -212,7 +212,23 @@ def capture_tensor_in_place():
     return f, change
 
 
-CAPTURES = [capture_callable_object, capture_callable_object_in_place, capture_partial,
+class TensorModel:  # a module-style model on the Tensor API: __call__ reads self.w
+    def __init__(self):
+        self.w = sg.tensor([1.0, 2.0, 3.0])
+
+    def __call__(self, x):
+        return np.sum(np.sin(self.w * x))
+
+
+def capture_tensor_model_in_place():
+    m = TensorModel()
+
+    def change():
+        m.w.data.mul_(-1.5)
+    return m, change
+
+
+CAPTURES = [capture_tensor_model_in_place, capture_callable_object, capture_callable_object_in_place, capture_partial,
             capture_global_function, capture_dict_function,
             capture_attribute_symgrad_function, capture_two_names_one_list,
             capture_base_class_attribute, capture_getattr_literal, capture_vars_literal,
@@ -314,7 +330,13 @@ def run(transformation, f, x):
     raise AssertionError(transformation)
 
 
+def plain(value):
+    """A value of the plain function as numpy (a Tensor model's output is a Tensor)."""
+    return value.detach().numpy() if isinstance(value, sg.Tensor) else value
+
+
 def expected(transformation, f, x):
+    f = (lambda f: lambda x: plain(f(x)))(f)
     if transformation == "grad":
         return central_difference(f, x)
     if transformation == "value_and_grad":
@@ -421,6 +443,23 @@ def test_a_fail_closed_function_retraces_without_compiling_and_warns_once():
     assert sg.compile_stats()["compiled"] == compiled
 
 
+def test_the_tensor_path_sees_the_model_as_it_is_now():
+    """The same module-style model run on Tensors (eager, replayed when recognised):
+    each backward uses the weights as they are, against the derivative by hand."""
+    m = TensorModel()
+    changes = [lambda: None, lambda: m.w.data.mul_(2.0),
+               lambda: setattr(m, "w", sg.tensor([0.5, -1.0, 4.0]))]
+    for change in changes:
+        change()
+        for _ in range(2):  # the second run may replay the recorded program
+            x = sg.tensor(X, requires_grad=True)
+            (m.w * x).sin().sum().backward()
+            w = m.w.detach().numpy()
+            np.testing.assert_allclose(x.grad.numpy(), w * np.cos(w * X), rtol=1e-12)
+        np.testing.assert_allclose(sg.grad(m, backend="numpy")(X), w * np.cos(w * X),
+                                   rtol=1e-12)
+
+
 def test_a_pullback_of_a_fail_closed_function_belongs_to_its_world():
     f, change = capture_long_list()
     with pytest.warns(sg.RetraceWarning):
@@ -434,6 +473,23 @@ def test_a_pullback_of_a_fail_closed_function_belongs_to_its_world():
         f.__closure__[0].cell_contents[99] = 5.0
         assert f_jvp(X) == pytest.approx(want)
     del change2
+
+
+def test_the_kinds_guarded_before_still_do_not_fail_closed():
+    import test_soundness
+    from symgrad.captured import world
+
+    for capture in test_soundness.CAPTURES:
+        f, _ = capture()
+        found = world(f, (X,))
+        assert found is not None and found.unguarded is None, (capture.__name__, found.unguarded)
+
+
+def test_the_warning_points_at_the_call_and_names_the_read():
+    f, _ = capture_computed_getattr()
+    with pytest.warns(sg.RetraceWarning, match="getattr") as caught:
+        sg.jit(f, backend="numpy")(X)
+    assert caught[0].filename == __file__
 
 
 def test_library_functions_are_not_guarded():
