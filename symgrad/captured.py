@@ -84,7 +84,8 @@ _LOADS_ATTR = frozenset({"LOAD_ATTR", "LOAD_METHOD", "STORE_ATTR", "DELETE_ATTR"
 _LOADS_GLOBAL = frozenset({"LOAD_GLOBAL", "LOAD_NAME"})
 _VALUE_TYPES = (int, float, complex, str, bytes, bool, type(None), np.generic)
 #: library objects that cannot change: guarded by identity, nothing to follow
-_IMMUTABLE = (slice, range, frozenset, type(Ellipsis), type(NotImplemented), np.dtype)
+_IMMUTABLE = (slice, range, frozenset, type(Ellipsis), type(NotImplemented), np.dtype,
+              property, types.MemberDescriptorType, types.GetSetDescriptorType)
 #: C functions (made anew on every attribute access when bound): not followed
 _OPAQUE = (types.BuiltinFunctionType, types.BuiltinMethodType, types.MethodWrapperType,
            types.WrapperDescriptorType, types.MethodDescriptorType, np.ufunc)
@@ -546,6 +547,8 @@ class _Finder:
             self.value(x.args, _attr(get, "args"), depth + 1, f"{where}.args")
             self.value(x.keywords, _attr(get, "keywords"), depth + 1, f"{where}.keywords")
             return
+        if callable(x) and _library(type(x)) and not _symgrad(type(x)):
+            return  # a library's function object (np.sum is a numpy._ArrayFunctionDispatcher)
         if _state_in_c(x) and not (_symgrad(type(x)) or isinstance(x, type)):
             self.fail(f"{where}, a {type(x).__module__}.{type(x).__qualname__} (its state is "
                       "not visible to the guards)")
