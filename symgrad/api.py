@@ -12,11 +12,17 @@ as int64, as JAX traces them: a trip count ``n`` in ``sg.fori_loop(0, n, ...)``
 is a kernel argument, so a new ``n`` compiles nothing); anything else, and the positions in
 ``static_argnums``, are static: part of the signature, passed to the function
 as they are, so they must be hashable. Keyword arguments are passed through,
-never differentiated, traced or static by the same rule.
+never differentiated, traced or static by the same rule (a pytree keyword argument,
+a dict or list of arrays, has its leaves traced). ``argnums`` may be given
+positionally (``grad(f, 1)``). ``gradient=`` is the cotangent of a non-scalar
+output; a function with its own parameter ``gradient`` is refused it (``jit``, which
+has no cotangent, passes it to the function).
 
 What the function reads besides its arguments (globals, closure variables,
 attributes of a bound method's object, ...) is guarded (:mod:`symgrad.captured`):
-each call checks it still holds what the trace saw, and traces again if not.
+each call checks it still holds what the trace saw, and traces again if not. A
+function that reads what cannot be guarded fails closed: it is traced on every
+call (the kernel is reused) and warned about once (:class:`symgrad.RetraceWarning`).
 
 Inside a function being traced (``grad(grad(f))``, ``jit(grad(f))``, a
 gradient penalty calling ``grad(f)``), a transformed function does not run a

@@ -52,10 +52,10 @@ that differ only in the numbers they capture share one kernel.
 from __future__ import annotations
 
 import dis
+import functools
 import os
 import sys
 import operator
-from functools import partial as functools_partial
 import types
 import warnings
 import weakref
@@ -142,7 +142,8 @@ def _strings(value: Any) -> Iterator[str]:
             yield from _strings(v)
 
 
-def _names(code: types.CodeType) -> tuple[set[str], set[str], str | None]:
+@functools.lru_cache(maxsize=1024)  # (a function that fails closed is analysed per call)
+def _names(code: types.CodeType) -> tuple[frozenset[str], frozenset[str], str | None]:
     """The global names and the attribute names that ``code`` (and code nested in it)
     uses, the literal strings counted as both (``getattr(m, "w")``, ``globals()["G"]``);
     and what makes it unguardable, if anything (a name computed at run time)."""
@@ -164,7 +165,7 @@ def _names(code: types.CodeType) -> tuple[set[str], set[str], str | None]:
                     hidden = f"{why} (line {line} of {c.co_name})"
     if "globals" in globals_ or "vars" in globals_:
         globals_ |= attrs
-    return globals_, attrs, hidden
+    return frozenset(globals_), frozenset(attrs), hidden
 
 
 def _computed(instructions: list, k: int) -> str | None:
@@ -317,8 +318,9 @@ _WARNED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 def warn_unguarded(fun: Callable, reason: str, how: str = "call") -> None:
     """Warn, once per function, that ``fun`` fails closed (reads ``reason``)."""
     try:
-        if _WARNED.setdefault(fun, reason) is not reason:
+        if fun in _WARNED:
             return
+        _WARNED[fun] = reason
     except TypeError:  # not weakly referable: warned each time it is traced anew
         pass
     name = getattr(fun, "__qualname__", None) or type(fun).__name__
@@ -542,7 +544,7 @@ class _Finder:
         if isinstance(x, operator.itemgetter):
             return  # (the container it reads from is followed item by item)
         self.function(x, get)  # symgrad's Transformed
-        if isinstance(x, functools_partial):
+        if isinstance(x, functools.partial):
             self.value(x.func, _attr(get, "func"), depth + 1, f"{where}.func")
             self.value(x.args, _attr(get, "args"), depth + 1, f"{where}.args")
             self.value(x.keywords, _attr(get, "keywords"), depth + 1, f"{where}.keywords")
