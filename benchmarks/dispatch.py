@@ -144,7 +144,7 @@ def fail_closed(repeat: int) -> None:
         warnings.simplefilter("ignore", sg.RetraceWarning)
         for g, args in ((closed, (x,)), (passed, (x, np.array(weights)))):
             g(*args)  # compile (or load)
-            per_call = [timeit.timeit(lambda: g(*args), number=5) / 5
+            per_call = [timeit.timeit(lambda g=g, args=args: g(*args), number=5) / 5
                         for _ in range(max(3, repeat // 10))]
             name = "fail closed (retrace)" if g is closed else "the same, as an argument"
             print(f"{name:26} {statistics.median(per_call) * 1e6:8.1f}us per call")

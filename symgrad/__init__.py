@@ -212,7 +212,7 @@ from .vectorize import vmap  # noqa: E402
 __all__ = ["grad", "value_and_grad", "vjp", "jit", "jvp", "linearize", "vmap", "jacfwd", "jacrev",
            "jacobian", "hessian", "hvp", "at", "softplus", "xlogy", "Graph",
            "ShapeError", "TracerBoolConversionError", "TracerConversionError",
-           "UnsupportedFunctionError", "EscapedTracerError", "__version__",
+           "UnsupportedFunctionError", "EscapedTracerError", "RetraceWarning", "__version__",
            # PyTorch-style autograd: tensors, dtypes, factories, random numbers
            "Tensor", "Variable", "autograd", "nn", "optim", "tensor", "from_numpy", "zeros", "ones",
            "full", "zeros_like", "ones_like", "randn", "rand", "arange", "manual_seed",

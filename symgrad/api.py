@@ -237,7 +237,7 @@ class Transformed:
         key = (n, trees)
         inner = self._trees.get(key)
         if inner is None:
-            diff, static = self._positions(n)
+            static = self._positions(n)[1]
             argnums = tuple(i % n for i in self.argnums)
             wrapper = _KeywordTrees(self.fun, n, trees, self._names(n))
             inner = Transformed(wrapper, self.mode,

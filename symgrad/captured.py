@@ -53,9 +53,9 @@ from __future__ import annotations
 
 import dis
 import functools
+import operator
 import os
 import sys
-import operator
 import types
 import warnings
 import weakref

@@ -508,6 +508,7 @@ def test_a_pullback_of_a_fail_closed_function_belongs_to_its_world():
 
 def test_guarded_kinds_do_not_fail_closed():
     import test_soundness
+
     from symgrad.captured import world
 
     for capture in test_soundness.CAPTURES + CAPTURES:
