@@ -568,6 +568,8 @@ def test_argnums_may_be_given_positionally(transform):
         np.testing.assert_allclose(g, w)
     if transform is sg.grad:
         np.testing.assert_allclose(got, central_difference(lambda v: f(a, v), b), rtol=1e-6)
+        with pytest.raises(TypeError, match="static_argnums"):
+            sg.jit(f, 0)  # jit differentiates nothing: a positional int is a mistake
 
 
 @pytest.mark.parametrize("transformation", ["grad", "value_and_grad", "jit"])
