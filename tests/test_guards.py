@@ -491,6 +491,20 @@ def test_the_tensor_path_sees_the_model_as_it_is_now():
                                    rtol=1e-12)
 
 
+def test_a_random_generator_is_drawn_from_on_every_call_as_in_python():
+    """Its state is in C, out of the guards' sight: the function fails closed, so each
+    call draws anew, as the plain function does (the same seed is the oracle)."""
+    rng, twin = np.random.default_rng(7), np.random.default_rng(7)
+    f = lambda x: np.sum(x * rng.standard_normal(3))  # noqa: E731
+    g = sg.jit(f, backend="numpy")
+    with pytest.warns(sg.RetraceWarning, match="Generator"):
+        first = g(X)
+    second = g(X)
+    assert first == pytest.approx(np.sum(X * twin.standard_normal(3)), rel=1e-12)
+    assert second == pytest.approx(np.sum(X * twin.standard_normal(3)), rel=1e-12)
+    assert first != second
+
+
 def test_a_pullback_of_a_fail_closed_function_belongs_to_its_world():
     f, change = capture_long_list()
     with pytest.warns(sg.RetraceWarning):
