@@ -323,7 +323,8 @@ def warn_unguarded(fun: Callable, reason: str, how: str = "call") -> None:
         _WARNED[fun] = reason
     except TypeError:  # not weakly referable: warned each time it is traced anew
         pass
-    name = getattr(fun, "__qualname__", None) or type(fun).__name__
+    name = (getattr(fun, "__qualname__", None) or getattr(fun, "__name__", None)
+            or type(fun).__name__)
     frame, level = sys._getframe(0), 1  # the warning points at the user's call
     while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE):
         frame, level = frame.f_back, level + 1
