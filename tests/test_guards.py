@@ -505,6 +505,34 @@ def test_a_random_generator_is_drawn_from_on_every_call_as_in_python():
     assert first != second
 
 
+def test_a_fail_closed_function_compiles_once_while_it_interprets(monkeypatch):
+    """With tiered execution each retrace makes a Tiered kernel; they share one compile
+    thread (not one per call), and the answers are right meanwhile."""
+    import threading
+
+    from symgrad.backend import tiered
+
+    monkeypatch.setattr(sg.config, "tiered", True)
+    monkeypatch.setattr(sg.config, "tiered_budget", 30.0)
+    weights = [0.5 + 0.01 * k for k in range(100)]
+
+    def tiered_fail_closed(x):  # (its own name: a kernel no other test compiles)
+        return np.sum(np.cos(x) * x) * weights[7]
+
+    g = sg.grad(tiered_fail_closed)
+    want = central_difference(tiered_fail_closed, X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", sg.RetraceWarning)
+        for _ in range(6):
+            np.testing.assert_allclose(g(X), want, rtol=1e-6)
+            compiling = [t for t in threading.enumerate() if t.name == "symgrad-compile"]
+            assert len(compiling) <= 1
+        for thread in list(getattr(tiered, "_IN_FLIGHT", {}).values()):
+            thread.join()
+        np.testing.assert_allclose(g(X), want, rtol=1e-6)
+        assert not isinstance(next(iter(g._cache.values())).kernel, tiered.Tiered)
+
+
 def test_a_pullback_of_a_fail_closed_function_belongs_to_its_world():
     f, change = capture_long_list()
     with pytest.warns(sg.RetraceWarning):
