@@ -14,6 +14,11 @@ estimate least disturbed by other processes. The fast path calls the kernel's
 compiled overload directly, without Numba's dispatch, which the bare kernel
 time includes: so the overhead can be below zero.
 
+Last, the cost of a call of a function that *fails closed* (it reads a value its
+guards cannot cover, here a list of 100 floats, so it is traced on every call;
+the kernel is reused, nothing compiles), against the same function guarded (the
+list passed as an argument): a few calls, the median per call.
+
 Run:  python benchmarks/dispatch.py [--repeat 101]
 (kernels are compiled or loaded from the usual cache before timing)
 """
@@ -111,6 +116,40 @@ def main() -> None:
         best = min(s_g) - min(s_k)
         print(f"{name:26} {t_g * 1e6:8.2f}us {t_k * 1e6:8.2f}us {best * 1e6:8.2f}us "
               f"{(t_g - t_k) * 1e6:8.2f}us")
+    fail_closed(opts.repeat)
+
+
+def fail_closed(repeat: int) -> None:
+    """Per call: a function that is traced on every call (it reads a list of 100
+    floats, past the guards' limit of 64 elements), and the same with the list passed
+    as an argument (a pytree: its leaves are kernel inputs, nothing is traced)."""
+    import warnings
+
+    import numpy as np
+
+    import symgrad as sg
+
+    weights = [float(k) for k in range(100)]
+    x = np.linspace(0.0, 1.0, 4)
+
+    def reads_a_long_list(x):
+        return np.sum(np.sin(x)) * weights[3]
+
+    def takes_it(x, w):
+        return np.sum(np.sin(x)) * w[3]
+
+    closed = sg.grad(reads_a_long_list)
+    passed = sg.grad(takes_it)
+    tiered, sg.config.tiered = sg.config.tiered, False  # compile first: time warm calls
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", sg.RetraceWarning)
+        for g, args in ((closed, (x,)), (passed, (x, np.array(weights)))):
+            g(*args)  # compile (or load)
+            per_call = [timeit.timeit(lambda g=g, args=args: g(*args), number=5) / 5
+                        for _ in range(max(3, repeat // 10))]
+            name = "fail closed (retrace)" if g is closed else "the same, as an argument"
+            print(f"{name:26} {statistics.median(per_call) * 1e6:8.1f}us per call")
+    sg.config.tiered = tiered
 
 
 if __name__ == "__main__":

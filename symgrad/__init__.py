@@ -66,6 +66,7 @@ from .backend.threads import get_num_threads, max_threads, set_num_threads  # no
 from .core.config import config  # noqa: E402
 from .core.errors import (  # noqa: E402
     EscapedTracerError,
+    RetraceWarning,
     ShapeError,
     TracerBoolConversionError,
     TracerConversionError,
@@ -211,7 +212,7 @@ from .vectorize import vmap  # noqa: E402
 __all__ = ["grad", "value_and_grad", "vjp", "jit", "jvp", "linearize", "vmap", "jacfwd", "jacrev",
            "jacobian", "hessian", "hvp", "at", "softplus", "xlogy", "Graph",
            "ShapeError", "TracerBoolConversionError", "TracerConversionError",
-           "UnsupportedFunctionError", "EscapedTracerError", "__version__",
+           "UnsupportedFunctionError", "EscapedTracerError", "RetraceWarning", "__version__",
            # PyTorch-style autograd: tensors, dtypes, factories, random numbers
            "Tensor", "Variable", "autograd", "nn", "optim", "tensor", "from_numpy", "zeros", "ones",
            "full", "zeros_like", "ones_like", "randn", "rand", "arange", "manual_seed",

@@ -12,11 +12,17 @@ as int64, as JAX traces them: a trip count ``n`` in ``sg.fori_loop(0, n, ...)``
 is a kernel argument, so a new ``n`` compiles nothing); anything else, and the positions in
 ``static_argnums``, are static: part of the signature, passed to the function
 as they are, so they must be hashable. Keyword arguments are passed through,
-never differentiated, traced or static by the same rule.
+never differentiated, traced or static by the same rule (a pytree keyword argument,
+a dict or list of arrays, has its leaves traced). ``argnums`` may be given
+positionally (``grad(f, 1)``). ``gradient=`` is the cotangent of a non-scalar
+output; a function with its own parameter ``gradient`` is refused it (``jit``, which
+has no cotangent, passes it to the function).
 
 What the function reads besides its arguments (globals, closure variables,
 attributes of a bound method's object, ...) is guarded (:mod:`symgrad.captured`):
-each call checks it still holds what the trace saw, and traces again if not.
+each call checks it still holds what the trace saw, and traces again if not. A
+function that reads what cannot be guarded fails closed: it is traced on every
+call (the kernel is reused) and warned about once (:class:`symgrad.RetraceWarning`).
 
 Inside a function being traced (``grad(grad(f))``, ``jit(grad(f))``, a
 gradient penalty calling ``grad(f)``), a transformed function does not run a
@@ -36,6 +42,7 @@ Anything else, and the first call of each signature, takes the checked path
 from __future__ import annotations
 
 import functools
+import inspect
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -77,6 +84,7 @@ from .calls import (  # noqa: F401 -- also under their old names here
     _is_array_like,
     _is_traced,
     _is_tree,
+    _KeywordTrees,
     _positions,
     _Rebuild,
     _require_hashable,
@@ -87,7 +95,7 @@ from .calls import (  # noqa: F401 -- also under their old names here
     _value,
     _values,
 )
-from .captured import World, world
+from .captured import World, warn_unguarded, world
 from .core.ir import Aval, Graph
 from .core.pytree import LEAF, Tree, flatten, paths, unflatten
 from .core.tracing import Tracer, arg_names, current_trace, inline
@@ -138,7 +146,7 @@ class Transformed:
             raise TypeError(f"has_aux is for grad and value_and_grad, not {mode}")
         self.has_aux = has_aux
         #: per structure of pytree arguments: the same transformation of the flat function
-        self._trees: dict[tuple, tuple[Transformed, tuple]] = {}
+        self._trees: dict[tuple, Any] = {}  # (and per pytree keyword arguments, below)
         self.backend = backend
         self._title = getattr(fun, "__name__", "the function")  # for messages: "<lambda>"
         self._cache: dict[tuple, Specialization] = {}
@@ -147,6 +155,10 @@ class Transformed:
         self._positions_by_arity: dict[int, tuple[frozenset[int], frozenset[int]]] = {}
         self._names = functools.cache(functools.partial(arg_names, fun))
         self._numpy_twin: Transformed | None = None  # expressions() runs on the interpreter
+        #: reuse a trace whose reads could not all be guarded (a pullback, a linearization:
+        #: their trace belongs to the world of the sg.vjp or sg.linearize call)
+        self._pinned = False
+        self._own_gradient: bool | None = None  # fun has a parameter `gradient` (lazily)
         # name and docstring only: the wrapped object (maybe another Transformed) keeps
         # its state to itself
         functools.update_wrapper(self, fun, updated=())
@@ -158,6 +170,14 @@ class Transformed:
 
     # -- calling -----------------------------------------------------------------
     def __call__(self, *args: Any, gradient: Any = None, **kwargs: Any) -> Any:
+        if gradient is not None and self._owns_gradient():
+            if self.mode != "jit":
+                raise TypeError(
+                    f"{self._title} has its own parameter `gradient`, and {self.mode}'s "
+                    "gradient= is the cotangent of a non-scalar output (the result is the "
+                    "gradient of sum(output * gradient)): pass the function's `gradient` "
+                    "positionally, or rename the parameter")
+            kwargs["gradient"], gradient = gradient, None  # jit has no cotangent: route it
         if kwargs:
             return self._call_checked(args, gradient, kwargs)
         # (inside a trace, tracers are unhashable: such calls take the checked path,
@@ -169,6 +189,19 @@ class Transformed:
             run = _checked  # the checked path explains, and fills the fast path
         return run(self, args, gradient)
 
+    def _owns_gradient(self) -> bool:
+        """Whether the function has a parameter named ``gradient`` (asked once)."""
+        owns = self._own_gradient
+        if owns is None:
+            try:
+                params = inspect.signature(self.fun).parameters
+            except (TypeError, ValueError):  # a builtin without a signature
+                params = {}
+            given = params.get("gradient")
+            owns = self._own_gradient = given is not None and given.kind in (
+                inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+        return owns
+
     def _call_checked(self, args: tuple, gradient: Any, kwargs: dict) -> Any:
         """A call through every check, which (for a plain call) fills the fast path."""
         args, kwargs = _values(args), {k: _value(v) for k, v in kwargs.items()}
@@ -178,6 +211,11 @@ class Transformed:
         if _any_dask((*args, *kwargs.values(), gradient)):  # data in chunks of rows
             from .distributed import call  # Dask loads only here
             return call(self, args, gradient, kwargs)
+        trees = tuple(k for k, v in kwargs.items() if _is_tree(v))
+        if trees:  # pytree keyword arguments: trailing positional ones of a wrapper
+            inner = self._keyword_trees(len(args), trees)
+            return inner._call_checked((*args, *(kwargs[k] for k in trees)), gradient,
+                                       {k: v for k, v in kwargs.items() if k not in trees})
         flat = self._flat(args)
         if flat is not None:  # pytree arguments: the flat function's transformation
             inner, leaves, regroup = flat
@@ -190,6 +228,24 @@ class Transformed:
             self._remember(args, gradient, spec, inputs, outs)
         return self._result([_scalar(o, a.dtype) for o, a in zip(outs, spec.graph.outputs)],
                             spec.n_primal, spec.out_tree)
+
+    def _keyword_trees(self, n: int, trees: tuple[str, ...]) -> Transformed:
+        """The same transformation of ``fun`` with the keyword arguments ``trees``
+        (pytrees: dicts, lists, tuples of arrays) taken as positional arguments after the
+        ``n`` given ones: their leaves are traced (not differentiated), as a positional
+        pytree's are, and the gradients are those of ``argnums``, as before."""
+        key = (n, trees)
+        inner = self._trees.get(key)
+        if inner is None:
+            static = self._positions(n)[1]
+            argnums = tuple(i % n for i in self.argnums)
+            wrapper = _KeywordTrees(self.fun, n, trees, self._names(n))
+            inner = Transformed(wrapper, self.mode,
+                                argnums[0] if self.single and argnums else argnums,
+                                tuple(static), self.backend, self.has_aux)
+            inner._pinned, inner._own_gradient = self._pinned, False
+            self._trees[key] = inner
+        return inner
 
     def _result(self, outs: list, n_primal: int, out_tree: Tree) -> Any:
         """What the call returns, from the outputs of the transformed graph."""
@@ -233,6 +289,7 @@ class Transformed:
             static_leaves = tuple(groups[i % n][0] for i in static)
             inner = Transformed(rebuild, self.mode, argnums, static_leaves, self.backend,
                                 self.has_aux)
+            inner._pinned = self._pinned
             known = self._trees[key] = (inner, tuple(groups))
         inner, groups = known
 
@@ -374,7 +431,8 @@ class Transformed:
                 avals.append(None)
         key.append(gradient is not None)
         spec = self._cache.get(tuple(key))
-        if spec is None or spec.world is not None and not spec.world.holds(values):
+        if spec is None or spec.world is not None and not (
+                spec.world.known(values) if self._pinned else spec.world.holds(values)):
             spec = self._specialize(args, kwargs, avals, gradient is not None)
             with self._lock:  # threads may specialize at once; eviction iterates the dict
                 if len(self._cache) >= _CACHE_LIMIT:  # the oldest signature goes first
@@ -417,6 +475,8 @@ class Transformed:
                     seeded: bool) -> Specialization:
         names = self._names(len(args))
         guards = world(self.fun, (*args, *kwargs.values()))  # before the trace reads it
+        if guards is not None and guards.unguarded is not None and not self._pinned:
+            warn_unguarded(self.fun, guards.unguarded)  # fails closed: traced every call
         # floats read from outside enter the kernel as arguments, not literals: closures
         # that differ only in such numbers share one kernel (the guards retrace on change)
         staged = stage(self.fun, avals, args, names, kwargs,
@@ -465,10 +525,18 @@ class Transformed:
 # public transformations
 
 
+_NO_ARGNUMS: Any = object()  # argnums not given: 0, except for jit, which has none
+
+
 def _transformation(mode: str, doc: str) -> Callable:
-    def transform(fun: Callable | None = None, *, argnums: int | Sequence[int] = 0,
+    def transform(fun: Callable | None = None, argnums: int | Sequence[int] = _NO_ARGNUMS, *,
                   static_argnums: Sequence[int] = (), backend: str = "numba",
                   **options: Any) -> Any:
+        """(``argnums`` may be given positionally, as ``jax.grad(f, 0)``.)"""
+        if mode == "jit" and argnums is not _NO_ARGNUMS:
+            raise TypeError("jit has no argnums (it differentiates nothing); mark arguments "
+                            "that are not arrays with static_argnums=")
+        argnums = 0 if argnums is _NO_ARGNUMS else argnums
         if fun is None:  # used as @grad(argnums=...)
             return lambda f: Transformed(f, mode, argnums, static_argnums, backend, **options)
         return Transformed(fun, mode, argnums, static_argnums, backend, **options)
@@ -530,6 +598,7 @@ def vjp(fun: Callable, *args: Any, backend: str = "numba") -> tuple[Any, Callabl
     # traced afresh on every call (kernels themselves are cached by content)
     forward = Transformed(fun, "jit", backend=backend)
     back = Transformed(fun, "vjp", argnums=traced, backend=backend)
+    back._own_gradient = False  # its gradient= is the pullback's cotangent
     out = forward(*args)
     guards = None
     if current_trace() is None:
@@ -537,9 +606,18 @@ def vjp(fun: Callable, *args: Any, backend: str = "numba") -> tuple[Any, Callabl
         # that a later in-place change cannot move it), and the world as it is now
         args = tuple(np.array(x) if isinstance(x, np.ndarray) else x for x in args)
         guards = world(fun, args)
+        if guards is not None and guards.unguarded is not None:
+            # reads that cannot be guarded: the pullback's trace is made now, in the world
+            # of this call, and kept (its guards, if any, are still checked below)
+            back._pinned = True
+            leaves, tree = flatten(out)
+            try:
+                back(*args, gradient=unflatten(tree, [np.zeros(np.shape(a)) for a in leaves]))
+            except Exception:  # noqa: BLE001 -- the pullback's own call says what is wrong
+                pass
 
     def pullback(ct: Any) -> tuple:
-        if guards is not None and not guards.holds(args):
+        if guards is not None and not guards.known(args):
             raise RuntimeError(
                 f"a value that {getattr(fun, '__name__', 'the function')} reads from outside "
                 "its arguments (a global, a closure variable or an attribute) changed since "

@@ -91,6 +91,22 @@ class _Rebuild:
         return self.fun(*args, **kwargs)
 
 
+class _KeywordTrees:
+    """``fun`` with its pytree keyword arguments ``names`` taken as positional arguments
+    after the first ``n``: their leaves are traced like a positional pytree's."""
+
+    def __init__(self, fun: Callable, n: int, names: tuple[str, ...], positional: list[str]):
+        self.fun, self.n, self.names = fun, n, names
+        self.__name__ = getattr(fun, "__name__", "f")
+        self.__signature__ = inspect.Signature(
+            [inspect.Parameter(p, inspect.Parameter.POSITIONAL_ONLY)
+             for p in (*positional, *names)])
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        n = self.n
+        return self.fun(*args[:n], **dict(zip(self.names, args[n:])), **kwargs)
+
+
 class _Bound:
     """A transformed function used as a method, bound to its object (argument 0)."""
 
@@ -316,6 +332,8 @@ def _fast_entry(transformed: Transformed, args: tuple, gradient: Any, spec: Spec
     (:func:`symgrad.pipeline.kernel_entry`): the key fixes the Numba type of every input."""
     n = len(args)
     diff, static = transformed._positions(n)
+    if spec.world is not None and spec.world.unguarded is not None:
+        return None  # fails closed: every call traces (checked path)
     if transformed.has_aux or spec.out_tree.kind not in ("leaf", "tuple") or any(
             c.kind != "leaf" for c in spec.out_tree.children):
         return None  # nested results are built by _result

@@ -9,39 +9,63 @@ checks, on every call, that they still hold; when one does not, the caller
 traces again (the kernel is reused when the new source is the same, since
 array constants are kernel arguments, not literals).
 
+**The rule: a trace is reused only when every value it read is guarded.**
+
 The reads are found from the bytecode, as TorchDynamo's guards are: the
 globals the code loads, its closure cells and default values, and the
-attributes it names, followed through objects, user modules, containers and
-the Python functions and methods they lead to (a helper function's own globals
-and cells too). Attribute names are taken from the code as a set, so every
-object reached is checked for every attribute name the code uses anywhere:
-more checks than needed, never fewer.
+attributes it names (by ``LOAD_ATTR``, or by a literal string such as
+``getattr(m, "w")``, ``vars(o)["k"]``, ``globals()["G"]``, an
+``operator.attrgetter("k")``), followed through objects (a callable object's
+``__call__``, a ``functools.partial``'s function and arguments, the methods of
+every class of an object's MRO, so that a base-class method reached through
+``super()`` is read too), user modules, containers and the Python functions they
+lead to. Attribute names are taken from the code as a set, so every object
+reached is checked for every attribute name the code uses anywhere: more checks
+than needed, never fewer. Every place a value is read from is guarded, also when
+the value was already reached by another name (``a = b = L``).
 
-Each read becomes a guard: an array by its shape, dtype and bytes (an
-in-place change is a change), a number or string by value, anything else by
-identity (and then by the attributes the code names). Library modules and
-functions (numpy, math, symgrad, ...) are not guarded.
+Each read becomes a guard: an array (an ndarray of any subclass, a memmap, a
+symgrad Tensor's values) by its type, shape, dtype and bytes (an in-place change
+is a change), a number or string by value, anything else by identity (and then
+by the attributes the code names). A library function, ufunc or class read from
+a user's global, cell, attribute or container is guarded by identity (``act =
+np.tanh`` then ``act = np.sin`` is a change) but not followed; library modules
+(``np``, ``math``, ``sg``) and what is reached through them are taken as fixed.
+
+What the analysis cannot cover makes the function **fail closed**
+(:attr:`World.unguarded` says what and where): it is traced on every call and
+warned about once (:class:`symgrad.RetraceWarning`). That is: an object whose
+state lives in C code (a random generator, a lock, a file; an instance of a
+library class that is not known immutable), ``getattr``/``hasattr`` with a name
+computed at run time, ``vars()``/``globals()``/``__dict__`` used other than by
+a literal key, ``eval``/``exec``, a container of more than :data:`MAX_ITEMS`
+elements, objects nested more than :data:`MAX_DEPTH` levels deep, and more than
+:data:`MAX_GUARDS` guards. Calls into library code (numpy, scipy, ...) are taken
+as pure functions of their arguments.
 
 The floats read are also listed by identity (:attr:`World.numbers`): the trace
 makes each of them a scalar constant of the graph, a kernel argument like an
 array constant, rather than a literal in the kernel's source, so that closures
 that differ only in the numbers they capture share one kernel.
-
-What cannot be seen this way (the limits, documented in the README): values
-reached through ``getattr`` with a computed name, through a container larger
-than :data:`MAX_ITEMS`, through calls into a library, or from I/O and random
-number generators. Pass such values as arguments, or as static arguments
-(``static_argnums``), so that they are part of each call.
 """
 
 from __future__ import annotations
 
 import dis
+import functools
+import operator
+import os
+import sys
 import types
+import warnings
+import weakref
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
+
+from .core.errors import RetraceWarning
+from .core.tracing import Traced, Tracer
 
 #: top-level packages whose modules and functions are taken as fixed
 LIBRARIES = frozenset({
@@ -49,19 +73,34 @@ LIBRARIES = frozenset({
     "operator", "numba", "sympy", "collections", "typing", "abc", "types", "dataclasses",
     "enum", "warnings", "inspect", "torch", "jax", "dask",
 })
-#: elements of a list, tuple or dict followed; a longer container is guarded by
-#: identity and length only (a documented limit)
+#: elements of a list, tuple or dict followed; a longer container fails closed
 MAX_ITEMS = 64
-#: guards per function; past it the rest is not followed (a documented limit)
+#: guards per function; past it the function fails closed
 MAX_GUARDS = 512
-_DEPTH = 6
+#: attributes followed from a root; deeper objects fail closed
+MAX_DEPTH = 6
 _MISSING = object()
 _LOADS_ATTR = frozenset({"LOAD_ATTR", "LOAD_METHOD", "STORE_ATTR", "DELETE_ATTR"})
 _LOADS_GLOBAL = frozenset({"LOAD_GLOBAL", "LOAD_NAME"})
 _VALUE_TYPES = (int, float, complex, str, bytes, bool, type(None), np.generic)
-#: made anew on every attribute access, and C code: not followed, not guarded
+#: library objects that cannot change: guarded by identity, nothing to follow
+_IMMUTABLE = (slice, range, frozenset, type(Ellipsis), type(NotImplemented), np.dtype,
+              property, types.MemberDescriptorType, types.GetSetDescriptorType)
+#: C functions (made anew on every attribute access when bound): not followed
 _OPAQUE = (types.BuiltinFunctionType, types.BuiltinMethodType, types.MethodWrapperType,
            types.WrapperDescriptorType, types.MethodDescriptorType, np.ufunc)
+#: callables that read by a name given as an argument; ``_NAME_ARG``: which argument
+_BY_NAME = {"getattr": 1, "hasattr": 1, "attrgetter": None, "methodcaller": 0}
+#: calls and attributes that give a namespace as a dict: literal keys only
+_NAMESPACES = frozenset({"vars", "globals", "locals", "__dict__"})
+#: reads the analysis never sees through
+_HIDDEN = frozenset({"eval", "exec", "__import__", "import_module", "__getattribute__",
+                     "__getattr__"})
+_SIMPLE = frozenset({"LOAD_FAST", "LOAD_DEREF", "LOAD_CLOSURE", "LOAD_GLOBAL", "LOAD_NAME",
+                     "LOAD_CONST", "LOAD_ATTR", "LOAD_METHOD", "PUSH_NULL", "EXTENDED_ARG"})
+_CALLS = frozenset({"PRECALL", "CALL", "CALL_FUNCTION", "CALL_METHOD", "CALL_KW",
+                    "CALL_FUNCTION_EX", "CALL_FUNCTION_KW", "KW_NAMES"})
+_HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made by a class statement
 
 Getter = Callable[[tuple], Any]
 
@@ -72,7 +111,15 @@ def _library(obj: Any) -> bool:
     return isinstance(name, str) and name.partition(".")[0] in LIBRARIES
 
 
+_PACKAGE = os.path.dirname(os.path.abspath(__file__))
+
+
 def _symgrad(obj: Any) -> bool:
+    """Whether ``obj`` is symgrad's: a function by where its code is (a wrapper made with
+    ``functools.wraps`` takes the ``__module__`` of what it wraps), else by module."""
+    code = getattr(obj, "__code__", None)
+    if isinstance(obj, types.FunctionType) and isinstance(code, types.CodeType):
+        return os.path.abspath(code.co_filename).startswith(_PACKAGE)
     name = getattr(obj, "__module__", None)
     return isinstance(name, str) and name.partition(".")[0] == "symgrad"
 
@@ -84,30 +131,99 @@ def _code_objects(code: types.CodeType) -> Iterator[types.CodeType]:
             yield from _code_objects(c)
 
 
-def _names(code: types.CodeType) -> tuple[set[str], set[str]]:
-    """The global names and the attribute names that ``code`` (and code nested in it) uses."""
+def _strings(value: Any) -> Iterator[str]:
+    """Attribute names a literal string may stand for (``"a.b"``: ``a`` and ``b``)."""
+    if isinstance(value, str):
+        for part in value.split("."):
+            if part.isidentifier():
+                yield part
+    elif isinstance(value, (tuple, frozenset)):
+        for v in value:
+            yield from _strings(v)
+
+
+@functools.lru_cache(maxsize=1024)  # (a function that fails closed is analysed per call)
+def _names(code: types.CodeType) -> tuple[frozenset[str], frozenset[str], str | None]:
+    """The global names and the attribute names that ``code`` (and code nested in it)
+    uses, the literal strings counted as both (``getattr(m, "w")``, ``globals()["G"]``);
+    and what makes it unguardable, if anything (a name computed at run time)."""
     globals_, attrs = set(), set()
+    hidden = None
     for c in _code_objects(code):
-        for ins in dis.get_instructions(c):
+        instructions = list(dis.get_instructions(c))
+        for k, ins in enumerate(instructions):
             if ins.opname in _LOADS_GLOBAL:
                 globals_.add(ins.argval)
             elif ins.opname in _LOADS_ATTR:
                 attrs.add(ins.argval)
-    return globals_, attrs
+            elif ins.opname == "LOAD_CONST":
+                attrs.update(_strings(ins.argval))
+            if ins.opname in _LOADS_GLOBAL or ins.opname in _LOADS_ATTR:
+                why = _computed(instructions, k)
+                if why is not None and hidden is None:
+                    line = ins.positions.lineno if ins.positions else c.co_firstlineno
+                    hidden = f"{why} (line {line} of {c.co_name})"
+    if "globals" in globals_ or "vars" in globals_:
+        globals_ |= attrs
+    return frozenset(globals_), frozenset(attrs), hidden
+
+
+def _computed(instructions: list, k: int) -> str | None:
+    """Why the name loaded at ``instructions[k]`` reads what the analysis cannot see
+    (a name computed at run time), or None."""
+    name = instructions[k].argval
+    if name in _HIDDEN:
+        return f"`{name}`"
+    if name not in _BY_NAME and name not in _NAMESPACES:
+        return None
+    if name == "__dict__":
+        end = k
+    else:  # the arguments of the call of ``name``: simple loads only, up to the call
+        args: list[list] = []
+        end = k + 1
+        while end < len(instructions) and instructions[end].opname not in _CALLS:
+            ins = instructions[end]
+            if ins.opname not in _SIMPLE:
+                return f"`{name}` with a name computed at run time"
+            if ins.opname in ("LOAD_ATTR", "LOAD_METHOD") and args:
+                args[-1].append(ins)
+            elif ins.opname not in ("PUSH_NULL", "EXTENDED_ARG"):
+                args.append([ins])
+            end += 1
+        if end == len(instructions) or instructions[end].opname == "KW_NAMES":
+            return f"`{name}` not called with literal names"
+        if name in _BY_NAME:
+            which = _BY_NAME[name]
+            chosen = args if which is None else args[which:which + 1]
+            if not chosen or any(len(a) != 1 or a[0].opname != "LOAD_CONST"
+                                 or not isinstance(a[0].argval, str) for a in chosen):
+                return f"`{name}` with a name computed at run time"
+            return None
+        while end + 1 < len(instructions) and instructions[end + 1].opname in _CALLS:
+            end += 1  # PRECALL, CALL
+    # a namespace as a dict: only ``[literal]`` or ``.get(literal...)`` right after it
+    after = instructions[end + 1:end + 3]
+    if len(after) == 2 and after[0].opname == "LOAD_CONST" and isinstance(
+            after[0].argval, str) and after[1].opname in ("BINARY_SUBSCR", "BINARY_OP"):
+        return None
+    if len(after) == 2 and after[0].opname in ("LOAD_ATTR", "LOAD_METHOD") and \
+            after[0].argval == "get" and after[1].opname == "LOAD_CONST":
+        return None
+    return f"`{name}` used other than by a literal key"
 
 
 def _check(get: Getter, value: Any) -> Callable[[tuple], bool]:
     """A guard on one read: whether ``get(args)`` still gives what it gave when the
-    function was traced (``value``): an array by shape, dtype and bytes, a number or
-    string by value, anything else by identity."""
-    if type(value) is np.ndarray and value.dtype.kind != "O":
-        shape, dtype = value.shape, value.dtype
+    function was traced (``value``): an array by type, shape, dtype and bytes, a number
+    or string by value, anything else by identity."""
+    if isinstance(value, np.ndarray) and value.dtype.kind != "O":
+        shape, dtype, kind = value.shape, value.dtype, type(value)
         if value.nbytes <= _SMALL:
             snapshot = value.tobytes()  # a copy
 
             def small(args: tuple) -> bool:
                 now = get(args)
-                return (type(now) is np.ndarray and now.shape == shape
+                return (type(now) is kind and now.shape == shape
                         and (now.dtype is dtype or now.dtype == dtype)
                         and now.tobytes() == snapshot)
             return small
@@ -115,7 +231,7 @@ def _check(get: Getter, value: Any) -> Callable[[tuple], bool]:
 
         def large(args: tuple) -> bool:
             now = get(args)
-            return (type(now) is np.ndarray and now.shape == shape and now.dtype == dtype
+            return (type(now) is kind and now.shape == shape and now.dtype == dtype
                     and bool((_bits(now) == bits).all()))
         return large
     if isinstance(value, _VALUE_TYPES):
@@ -147,23 +263,33 @@ def _value_key(x: Any) -> Any:
     return x
 
 
+def _never(args: tuple) -> bool:
+    return False
+
+
 class World:
     """The reads of one trace, checked on each call: ``world.holds(args)``.
 
     A guard never raises: a read that fails now (a deleted attribute, a shorter
-    list) gives a marker that differs from what the trace read."""
+    list) gives a marker that differs from what the trace read. ``unguarded``: what
+    the analysis could not cover (then ``holds`` is always false: the function is
+    traced on every call), or None; ``known`` checks the guards there are."""
 
-    __slots__ = ("guards", "holds", "numbers")
+    __slots__ = ("guards", "holds", "known", "numbers", "unguarded")
 
     def __init__(self, guards: tuple[Callable[[tuple], bool], ...],
-                 numbers: frozenset[int] = frozenset()):
+                 numbers: frozenset[int] = frozenset(), unguarded: str | None = None):
         self.guards = guards
         #: ids of the floats read (alive while the function is traced): scalar consts
         self.numbers = numbers
-        if len(guards) == 1:
-            self.holds = guards[0]  # one call less for the common case
+        self.unguarded = unguarded
+        if not guards:
+            self.known: Callable[[tuple], bool] = lambda args: True
+        elif len(guards) == 1:
+            self.known = guards[0]  # one call less for the common case
         else:
-            self.holds = lambda args: all(holds(args) for holds in guards)
+            self.known = lambda args: all(holds(args) for holds in guards)
+        self.holds = _never if unguarded is not None else self.known
 
     def __len__(self) -> int:
         return len(self.guards)
@@ -174,19 +300,40 @@ def world(fun: Callable, args: tuple) -> World | None:
     non-array values, such as a method's ``self``, are followed as roots too);
     ``None`` when it reads nothing that can change."""
     finder = _Finder()
-    finder.function(fun, lambda a: fun)
-    for i, x in enumerate(args):
-        if not isinstance(x, (np.ndarray, *_VALUE_TYPES)):
-            finder.value(x, _arg(i), 0)
+    finder.roots(fun, args)
     # attribute names found late (in a helper) apply to objects met early: go again
     while finder.grown():
         finder.restart()
-        finder.function(fun, lambda a: fun)
-        for i, x in enumerate(args):
-            if not isinstance(x, (np.ndarray, *_VALUE_TYPES)):
-                finder.value(x, _arg(i), 0)
+        finder.roots(fun, args)
     guards = tuple(finder.guards)
-    return World(guards, frozenset(finder.numbers)) if guards else None
+    if not guards and finder.unguarded is None:
+        return None
+    return World(guards, frozenset(finder.numbers), finder.unguarded)
+
+
+#: functions already warned about (each once), by weak reference
+_WARNED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def warn_unguarded(fun: Callable, reason: str, how: str = "call") -> None:
+    """Warn, once per function, that ``fun`` fails closed (reads ``reason``)."""
+    try:
+        if fun in _WARNED:
+            return
+        _WARNED[fun] = reason
+    except TypeError:  # not weakly referable: warned each time it is traced anew
+        pass
+    name = (getattr(fun, "__qualname__", None) or getattr(fun, "__name__", None)
+            or type(fun).__name__)
+    frame, level = sys._getframe(0), 1  # the warning points at the user's call
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(
+        f"{name} reads {reason}: symgrad cannot guard this read, so the function is traced "
+        f"again on every {how} (the compiled kernel is reused when the trace is the same, "
+        "but each call pays the trace). Pass the value as an argument instead (a keyword "
+        "argument, or a static one with static_argnums), so that each call uses the "
+        "current one and the trace can be reused.", RetraceWarning, stacklevel=level)
 
 
 def _arg(i: int) -> Getter:
@@ -234,6 +381,26 @@ def _cell(cell: types.CellType) -> Getter:
     return contents
 
 
+def _held(get: Getter) -> Getter:
+    """The values of the Tensor ``get`` gives (a Tensor changed in place is a change)."""
+    def values(a: tuple) -> Any:
+        now = get(a)
+        return now._held_value() if isinstance(now, Traced) and not isinstance(
+            now, Tracer) else _MISSING
+    return values
+
+
+def _state_in_c(x: Any) -> bool:
+    """Whether ``x`` keeps state where attributes cannot see it: an instance of a library
+    class (not symgrad's), or of a class built on a C type (``random.Random``, a lock)."""
+    cls = type(x)
+    if cls is types.SimpleNamespace or isinstance(x, types.ModuleType):
+        return False  # (a user's module: its attributes are followed)
+    if _library(cls) and not _symgrad(cls):
+        return True
+    return any(not c.__flags__ & _HEAP_TYPE and c is not object for c in cls.__mro__)
+
+
 class _Finder:
     """Walks from a function to everything it may read, making guards."""
 
@@ -245,6 +412,7 @@ class _Finder:
     def restart(self) -> None:
         self.guards: list[Callable[[tuple], bool]] = []
         self.numbers: set[int] = set()
+        self.unguarded: str | None = None
         self._visited: set[tuple[int, int]] = set()
         self._codes: set[int] = set()
         self._seen_attrs = len(self.attrs)
@@ -252,104 +420,180 @@ class _Finder:
     def grown(self) -> bool:
         return len(self.attrs) > self._seen_attrs
 
-    def guard(self, get: Getter, value: Any) -> bool:
+    def roots(self, fun: Any, args: tuple) -> None:
+        if isinstance(fun, types.MethodType) or isinstance(
+                fun, types.FunctionType) and not _symgrad(fun):
+            self.function(fun, _Fixed(fun))
+        else:  # a callable object, a partial, a symgrad transformation
+            self.value(fun, _Fixed(fun), 0, getattr(fun, "__name__", type(fun).__name__),
+                       fixed=True)
+        for i, x in enumerate(args):
+            if not isinstance(x, (np.ndarray, *_VALUE_TYPES)):
+                self.value(x, _arg(i), 0, f"argument {i}")
+
+    def fail(self, reason: str) -> None:
+        if self.unguarded is None:
+            self.unguarded = reason
+
+    def guard(self, get: Getter, value: Any, where: str) -> bool:
         if len(self.guards) >= MAX_GUARDS:
+            self.fail(f"more than {MAX_GUARDS} values from outside its arguments "
+                      f"(the limit was reached at {where})")
             return False
         self.guards.append(_check(get, value))
         return True
 
     def function(self, fun: Any, get: Getter, self_get: Getter | None = None) -> None:
-        """The reads of a Python function (or a symgrad-transformed one, a partial, a
-        bound method, a callable object)."""
+        """The reads of a Python function (or a symgrad-transformed one, a bound
+        method)."""
         inner = getattr(fun, "fun", None)  # symgrad's Transformed
         if inner is not None and type(fun).__module__.startswith("symgrad"):
-            self.value(inner, _attr(get, "fun"), 1)
+            self.value(inner, _attr(get, "fun"), 1, getattr(inner, "__name__", "fun"))
             return
         if isinstance(fun, types.MethodType):
-            self.value(fun.__self__, _Fixed(fun.__self__), 1, fixed=True)
+            self.value(fun.__self__, _Fixed(fun.__self__), 1, "self", fixed=True)
             fun = fun.__func__
-        if not isinstance(fun, types.FunctionType) or _library(fun):
+        if not isinstance(fun, types.FunctionType) or _library(fun) or _symgrad(fun):
             return
         code = fun.__code__
         if id(fun) in self._codes:  # (by function: one code has as many closures as calls
             return                  # made it, e.g. jacfwd's wrapper around jacrev's)
         self._codes.add(id(fun))
-        globals_, attrs = _names(code)
+        globals_, attrs, hidden = _names(code)
+        if hidden is not None:
+            self.fail(hidden)
         self.attrs |= attrs
         namespace = fun.__globals__
         for name in sorted(globals_):
             if name in namespace:
-                self.value(namespace[name], _global(namespace, name), 1)
-        for cell in fun.__closure__ or ():
+                self.value(namespace[name], _global(namespace, name), 1, f"the global `{name}`")
+        for name, cell in zip(code.co_freevars, fun.__closure__ or ()):
             try:
                 contents = cell.cell_contents
             except ValueError:  # an empty cell: a name assigned later in the enclosing scope
                 continue
-            self.value(contents, _cell(cell), 1)
+            self.value(contents, _cell(cell), 1, f"`{name}`")
         for k, default in enumerate(fun.__defaults__ or ()):
-            self.value(default, _item(_attr(get, "__defaults__"), k), 1)
+            self.value(default, _item(_attr(get, "__defaults__"), k), 1,
+                       f"default value {k} of {fun.__qualname__}")
         for name, default in (fun.__kwdefaults__ or {}).items():
-            self.value(default, _item(_attr(get, "__kwdefaults__"), name), 1)
+            self.value(default, _item(_attr(get, "__kwdefaults__"), name), 1,
+                       f"the default of `{name}`")
 
-    def value(self, x: Any, get: Getter, depth: int, fixed: bool = False) -> None:
-        """Guard ``x`` (reached by ``get``) and follow what it leads to; ``fixed``: ``x``
-        cannot be another object (a bound method's ``self``), so its identity needs
-        no guard."""
-        if isinstance(x, _OPAQUE) or isinstance(x, (types.ModuleType, type)) and _library(x):
+    def value(self, x: Any, get: Getter, depth: int, where: str, fixed: bool = False) -> None:
+        """Guard ``x`` (reached by ``get``, from ``where``) and follow what it leads to;
+        ``fixed``: ``x`` cannot be another object (a bound method's ``self``), so its
+        identity needs no guard."""
+        if isinstance(x, types.ModuleType) and _library(x):
+            return  # numpy, math, symgrad: fixed, and so is what they hold
+        if isinstance(x, (np.ndarray, *_VALUE_TYPES)):
+            if self.guard(get, x, where) and isinstance(x, (float, np.floating)):
+                self.numbers.add(id(x))
+            return
+        if isinstance(x, Traced) and not isinstance(x, Tracer):  # a symgrad Tensor
+            if not fixed:
+                self.guard(get, x, where)
+            self.guard(_held(get), x._held_value(), f"the values of {where}")
+            return
+        if isinstance(x, _OPAQUE) or isinstance(x, type) and _library(x) or isinstance(
+                x, (types.FunctionType, types.MethodType)) and _library(x) and not (
+                isinstance(x, types.FunctionType) and _symgrad(x)) or isinstance(x, _IMMUTABLE):
+            # a library function, ufunc or class, read from a user's name: by identity
+            if not fixed:
+                self.guard(get, x, where)
+            owner = getattr(x, "__self__", None)  # a C method bound to a user's object
+            if isinstance(x, _OPAQUE) and owner is not None and not isinstance(
+                    owner, (types.ModuleType, np.ufunc, type)):
+                self.value(owner, _attr(get, "__self__"), depth + 1, f"{where}.__self__")
             return
         if isinstance(x, types.FunctionType) and _symgrad(x):
             # symgrad's own closures (a vmap, a jvp) hold the user's function in a cell
+            if not fixed:
+                self.guard(get, x, where)
             for cell in x.__closure__ or ():
                 try:
-                    self.value(cell.cell_contents, _cell(cell), depth + 1)
+                    self.value(cell.cell_contents, _cell(cell), depth + 1, where)
                 except ValueError:
                     continue
             if getattr(x, "fun", None) is not None:
-                self.value(x.fun, _attr(get, "fun"), depth + 1)
-            return
-        if isinstance(x, (types.FunctionType, types.MethodType)) and _library(x):
-            return
-        if isinstance(x, (np.ndarray, *_VALUE_TYPES)):
-            if self.guard(get, x) and isinstance(x, (float, np.floating)):
-                self.numbers.add(id(x))
+                self.value(x.fun, _attr(get, "fun"), depth + 1, where)
             return
         if isinstance(x, types.MethodType):  # bound anew on every access: guard its parts
-            self.guard(_attr(get, "__func__"), x.__func__)
+            self.guard(_attr(get, "__func__"), x.__func__, where)
             self.function(x, get)
             return
         key = (id(x), depth)
-        if key in self._visited or depth > _DEPTH or not (fixed or self.guard(get, x)):
+        if key in self._visited:  # reached before by another name: guard this name too
+            if not fixed:
+                self.guard(get, x, where)
+            return
+        if depth > MAX_DEPTH:
+            self.fail(f"{where}, an object nested more than {MAX_DEPTH} levels deep")
+            return
+        if not (fixed or self.guard(get, x, where)):
             return
         self._visited.add(key)
         if isinstance(x, types.FunctionType):
             self.function(x, get)
             return
         if isinstance(x, (list, tuple, dict)):
-            self.container(x, get, depth)
+            self.container(x, get, depth, where)
             return
-        self.function(x, get)  # symgrad's Transformed, functools.partial below
-        if hasattr(x, "func") and callable(getattr(x, "func", None)):  # functools.partial
-            self.value(x.func, _attr(get, "func"), depth + 1)
-            self.value(x.args, _attr(get, "args"), depth + 1)
-            self.value(x.keywords, _attr(get, "keywords"), depth + 1)
-        call = getattr(type(x), "__call__", None)  # noqa: B004 -- the method, to read it
-        if isinstance(call, types.FunctionType) and not _library(call):
-            self.function(call, lambda a: call)
+        if isinstance(x, (operator.attrgetter, operator.methodcaller)):
+            self.attrs.update(_strings(tuple(x.__reduce__()[1])))
+            return
+        if isinstance(x, operator.itemgetter):
+            return  # (the container it reads from is followed item by item)
+        self.function(x, get)  # symgrad's Transformed
+        if isinstance(x, functools.partial):
+            self.value(x.func, _attr(get, "func"), depth + 1, f"{where}.func")
+            self.value(x.args, _attr(get, "args"), depth + 1, f"{where}.args")
+            self.value(x.keywords, _attr(get, "keywords"), depth + 1, f"{where}.keywords")
+            return
+        if callable(x) and _library(type(x)) and not _symgrad(type(x)):
+            return  # a library's function object (np.sum is a numpy._ArrayFunctionDispatcher)
+        if _state_in_c(x) and not (_symgrad(type(x)) or isinstance(x, type)):
+            self.fail(f"{where}, a {type(x).__module__}.{type(x).__qualname__} (its state is "
+                      "not visible to the guards)")
+            return
+        self.methods(x)
         for name in sorted(self.attrs):
             try:
                 attr = getattr(x, name, _MISSING)
             except Exception:  # noqa: BLE001 -- a property that fails: not followed
                 continue
             if attr is not _MISSING:
-                self.value(attr, _attr(get, name), depth + 1)
+                self.value(attr, _attr(get, name), depth + 1, f"{where}.{name}")
 
-    def container(self, x: Any, get: Getter, depth: int) -> None:
+    def methods(self, x: Any) -> None:
+        """The code of ``x``'s class (and its bases: a method reached through ``super()``
+        is not what ``getattr`` finds) for ``__call__`` and every attribute name used:
+        methods, properties, static and class methods."""
+        classes = x.__mro__ if isinstance(x, type) else type(x).__mro__
+        for cls in classes:
+            if _library(cls):
+                continue
+            for name in ("__call__", *sorted(self.attrs)):
+                member = cls.__dict__.get(name)
+                if isinstance(member, (staticmethod, classmethod)):
+                    member = member.__func__
+                if isinstance(member, property):
+                    for part in (member.fget, member.fset):
+                        if isinstance(part, types.FunctionType):
+                            self.function(part, _Fixed(part))
+                elif isinstance(member, types.FunctionType):
+                    self.function(member, _Fixed(member))
+
+    def container(self, x: Any, get: Getter, depth: int, where: str) -> None:
+        if len(x) > MAX_ITEMS:
+            self.fail(f"{where}, a {type(x).__name__} of {len(x)} elements (more than "
+                      f"{MAX_ITEMS})")
+            return
+
         def length(a: tuple) -> Any:
             now = get(a)
             return len(now) if isinstance(now, (list, tuple, dict)) else _MISSING
-        self.guard(length, len(x))
-        if len(x) > MAX_ITEMS:
-            return
+        self.guard(length, len(x), where)
         items = x.items() if isinstance(x, dict) else enumerate(x)
         for key, item in items:
-            self.value(item, _item(get, key), depth + 1)
+            self.value(item, _item(get, key), depth + 1, f"{where}[{key!r}]")

@@ -29,9 +29,9 @@ from typing import Any
 
 import numpy as np
 
-from .api import Transformed, grad, vjp
+from .api import Transformed, grad, vjp, world
 from .core.pytree import flatten, unflatten
-from .core.tracing import shape_of
+from .core.tracing import current_trace, shape_of
 from .vectorize import vmap
 
 #: compiled helpers kept per (function, options): a jvp or hvp called in a loop traces once
@@ -93,6 +93,13 @@ def jvp(fun: Callable, primals: Sequence[Any], tangents: Sequence[Any],
     (arrays, numbers or pytrees of them, each tangent of its primal's structure).
     """
     primals, tangents = tuple(primals), tuple(tangents)
+    _check_tangents(primals, tangents)
+    n = len(primals)
+    kernel = _kept("jvp", fun, lambda: _push(fun, n), n, backend)
+    return kernel(*primals, *tangents)
+
+
+def _check_tangents(primals: tuple, tangents: tuple) -> None:
     if len(primals) != len(tangents):
         raise ValueError(f"jvp: {len(primals)} primals but {len(tangents)} tangents; give one "
                          "tangent per primal")
@@ -100,24 +107,63 @@ def jvp(fun: Callable, primals: Sequence[Any], tangents: Sequence[Any],
         if flatten(p)[1] != flatten(t)[1] or any(
                 np.shape(a) != np.shape(b) for a, b in zip(flatten(p)[0], flatten(t)[0])):
             raise ValueError("jvp: each tangent must have its primal's structure and shapes")
-    n = len(primals)
-    kernel = _kept("jvp", fun, lambda: _named(
-        lambda *xs: _pushforward(fun, xs[:n], xs[n:]), fun, "jvp"), n, backend)
-    return kernel(*primals, *tangents)
+
+
+def _push(fun: Callable, n: int) -> Callable:
+    """The function ``(*primals, *tangents) -> (fun(*primals), J·tangents)`` of ``n``
+    primals, to be compiled with ``jit``."""
+    return _named(lambda *xs: _pushforward(fun, xs[:n], xs[n:]), fun, "jvp")
+
+
+def _copy(tree: Any) -> Any:
+    """A pytree with every array leaf copied (and its containers rebuilt)."""
+    leaves, structure = flatten(tree)
+    return unflatten(structure, [np.array(a) if isinstance(a, np.ndarray) else a
+                                 for a in leaves])
 
 
 def linearize(fun: Callable, *primals: Any, backend: str = "numba") -> tuple[Any, Callable]:
     """``(fun(*primals), f_jvp)`` where ``f_jvp(*tangents)`` is ``J·tangents`` at these
-    primals (copied now, so later changes to the arrays do not move the point). Each
-    ``f_jvp`` call runs one compiled kernel, which computes the primal again alongside
-    the tangent (forward mode by the double VJP keeps no residuals between calls)."""
-    primals = tuple(np.array(p) if isinstance(p, np.ndarray) else p for p in primals)
+    primals (copied now, every array of a pytree too, so later changes to them do not
+    move the point). Each ``f_jvp`` call runs one compiled kernel, which computes the
+    primal again alongside the tangent (forward mode by the double VJP keeps no
+    residuals between calls). As ``sg.vjp``'s pullback, ``f_jvp`` belongs to the world
+    of this call: it raises once a value ``fun`` reads from outside its arguments has
+    changed."""
+    primals = tuple(_copy(p) for p in primals)
     out = Transformed(fun, "jit", backend=backend)(*primals)
+    n = len(primals)
+    guards = world(fun, primals) if current_trace() is None else None
+    if guards is not None and guards.unguarded is not None:
+        # reads that cannot be guarded: trace f_jvp now, in this world, and keep it
+        push = Transformed(_push(fun, n), "jit", backend=backend)
+        push._pinned = True
+        try:
+            push(*primals, *(_copy(p) for p in _zero_tangents(primals)))
+        except Exception:  # noqa: BLE001 -- f_jvp's own call says what is wrong
+            pass
+    else:
+        push = _kept("jvp", fun, lambda: _push(fun, n), n, backend)
 
     def f_jvp(*tangents: Any) -> Any:
-        return jvp(fun, primals, tangents, backend=backend)[1]
+        if guards is not None and not guards.known(primals):
+            raise RuntimeError(
+                f"a value that {getattr(fun, '__name__', 'the function')} reads from outside "
+                "its arguments (a global, a closure variable or an attribute) changed since "
+                "sg.linearize was called, so this f_jvp no longer belongs to its point; call "
+                "sg.linearize again")
+        _check_tangents(primals, tuple(tangents))
+        return push(*primals, *tangents)[1]
 
     return out, f_jvp
+
+
+def _zero_tangents(primals: tuple) -> list:
+    out = []
+    for p in primals:
+        leaves, structure = flatten(p)
+        out.append(unflatten(structure, [_zeros_like(a) for a in leaves]))
+    return out
 
 
 # ---------------------------------------------------------------------------

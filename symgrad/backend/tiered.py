@@ -36,6 +36,10 @@ from ..core.interpreter import OverBudget, deadline, interpret
 from ..core.ir import Graph
 from . import compile as kernels
 
+#: the compile thread of each kernel (by id) while it runs: one per kernel
+_IN_FLIGHT: dict[int, threading.Thread] = {}
+_IN_FLIGHT_LOCK = threading.Lock()
+
 
 class Tiered:
     """Calls of ``graph``: interpreted until ``kernel`` (called with the graph's inputs
@@ -52,7 +56,7 @@ class Tiered:
         self._failed = False
 
     def __call__(self, *args: Any) -> tuple:
-        if self._ready.is_set() or self._failed:
+        if self._ready.is_set() or self._failed or self._warm():
             return self.kernel(*args)
         self._start(args)
         try:
@@ -63,9 +67,19 @@ class Tiered:
         kernels.count("interpreted_calls")
         return out
 
+    def _warm(self) -> bool:
+        """Whether the kernel has run (compiled by another Tiered of the same kernel: a
+        function traced on every call makes a Tiered per call)."""
+        ready = getattr(self.kernel, "ready", None)
+        return ready is not None and ready()
+
     def _start(self, args: tuple) -> None:
-        with self._lock:
+        with self._lock, _IN_FLIGHT_LOCK:
             if self._thread is not None:
+                return
+            running = _IN_FLIGHT.get(id(self.kernel))
+            if running is not None and running.is_alive():
+                self._thread = running  # one compile per kernel: this one waits on it
                 return
             copies = tuple(a.copy() if hasattr(a, "copy") else a for a in args)
             # not a daemon: a process that ends early waits for the compile (Python joins
@@ -73,6 +87,9 @@ class Tiered:
             # next process, instead of stopping Numba halfway
             self._thread = threading.Thread(target=self._compile, args=(copies,),
                                             name="symgrad-compile", daemon=False)
+            for key in [k for k, t in _IN_FLIGHT.items() if not t.is_alive()]:
+                del _IN_FLIGHT[key]
+            _IN_FLIGHT[id(self.kernel)] = self._thread
             self._thread.start()
 
     def _compile(self, args: tuple) -> None:
@@ -88,12 +105,12 @@ class Tiered:
         thread = self._thread
         if thread is not None:
             thread.join(timeout)
-        return self._ready.is_set()
+        return self._ready.is_set() or self._warm()
 
     def dispatcher(self) -> Callable[..., tuple] | None:
         """What a warm call may go straight to: the kernel's dispatcher once it is ready,
         else None (calls keep coming here until then)."""
-        if not self._ready.is_set():
+        if not (self._ready.is_set() or self._warm()):
             return None
         inner = getattr(self.kernel, "dispatcher", None)
         return inner() if inner is not None else self.kernel

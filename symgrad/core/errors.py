@@ -41,6 +41,11 @@ class EscapedTracerError(RuntimeError):
     """A traced value was used after the trace that made it had finished."""
 
 
+class RetraceWarning(UserWarning):
+    """A transformed function reads a value from outside its arguments that its guards
+    cannot cover, so it is traced again on every call (warned once per function)."""
+
+
 def user_location(tb: TracebackType | None = None) -> str:
     """``file:line (function)`` of the innermost frame outside symgrad and numpy: of the
     code running now, or of the traceback ``tb`` of an exception caught."""
