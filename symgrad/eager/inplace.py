@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from . import dtypes as dt
-from . import grad_mode
+from . import grad_mode, views
 from .graph import Node, next_seq
 from .methods import named, unwrap
 from .random import numpy_generator
@@ -61,21 +61,35 @@ class InPlaceMethods:
         (an int64 tensor cannot take a float result)."""
         records = grad_mode.is_grad_enabled() and (
             self._requires_grad or (_is_tensor(other) and other._requires_grad))
-        if records and self._requires_grad and self._node is None:
+        if not self._value.flags.writeable and 0 in self._value.strides:
+            raise RuntimeError(views.OVERLAP_ERROR)  # an expand()ed view: no place per element
+        if records and self._multi is not None:
             raise RuntimeError(
-                ("a view of " if name == "CopySlices" else "") + "a leaf Variable that requires "
+                f"{self._multi} is a view and is being modified inplace. This view is the "
+                "output of a function that returns multiple views. Such functions do not "
+                "allow the output views to be modified inplace. You should replace the "
+                "inplace operation by an out-of-place one.")
+        if records and ((self._requires_grad and self._node is None)
+                        or views.root_is_leaf(self)):
+            raise RuntimeError(
+                ("a view of " if name == "CopySlices" or self._base is not None else "")
+                + "a leaf Variable that requires "
                 "grad is being used in an in-place operation. Update it inside `with "
                 "symgrad.no_grad():` or through its .data")
         if records and self.dtype.is_floating_point:
             mark = next_seq()
-            result = fn(self, other)
+            # a tensor without history enters the graph as data, which backward reads
+            # then: the old values, not the ones written here (a copy, as PyTorch saves)
+            source = self if self._requires_grad else type(self)._make(self._value.copy())
+            result = fn(source, other)
             self._check_inplace(result.dtype, result.shape)
             self._value[...] = result._value
             node = named(result, self, name)._node
             self._bump()
             _renew(node, mark, self)
             self._node, self._requires_grad = node, True
-            node.made = (weakref.ref(self), self._version)  # self now holds its value
+            _made(node, self)
+            views.after_inplace(self, _made)  # a view's root, the root's other views
         else:
             new = fn(self._value, unwrap(other))
             self._check_inplace(dt.of_array(dt.as_array(new)), np.shape(new))
@@ -174,6 +188,12 @@ class InPlaceMethods:
 
     def _random_(self, draw: Any, generator: Any) -> Any:
         return self._inplace(lambda a, _: draw(numpy_generator(generator)), None)
+
+
+def _made(node: Any, t: Any) -> None:
+    """``t`` now holds ``node``'s value (a backward may read it: :func:`.views.stale`)."""
+    node.made = (weakref.ref(t), t._version)
+    t._untracked = 0
 
 
 def _renew(node: Any, mark: int, target: Any) -> None:
