@@ -498,6 +498,20 @@ def chunk_view_inplace(torch):
     return []
 
 
+def several_views_of_a_tensor_without_history(torch):
+    x = torch.tensor([1., 2., 3.], requires_grad=True)
+    w = torch.zeros(3)
+    w[0:2].add_(x[0:2])
+    w[2:].add_(x[2:] * 2)
+    w[1:].mul_(x[1:])
+    m = torch.zeros(2, 2)
+    for i in range(2):
+        m[i].add_(x[i:i + 2] * (i + 1))
+    m.t()[0].mul_(3)
+    ((w * w).sum() + (m ** 2).sum()).backward()
+    return [w, m, x.grad]
+
+
 CASES = [
     data_intermediate, data_intermediate_exp, data_intermediate_sum_only, data_leaf,
     data_leaf_before, view_of_result, view_of_result_then_sum, transpose_view_of_result,
@@ -516,7 +530,7 @@ CASES = [
     inplace_on_data_by_a_value_that_requires_grad, autograd_grad_after_no_grad_change,
     autograd_grad_change_not_read, data_change_after_the_product_saved_it,
     autograd_grad_data_change_after_the_product, strided_and_permuted_views_of_result,
-    chunk_view_inplace,
+    chunk_view_inplace, several_views_of_a_tensor_without_history,
 ]
 
 

@@ -112,7 +112,10 @@ def after_inplace(t: Any, made: Any) -> None:
             return
         if len(np.unique(where)) != where.size:
             raise RuntimeError(OVERLAP_ERROR)
-        new = at(root.reshape(-1))[where.reshape(-1)].set(t.reshape(-1))
+        # a root without history enters as data: a copy, so that later changes of the
+        # root (through its other views) are not taken for changes of what this node read
+        base = root if root._requires_grad else type(root)._make(root._value.copy())
+        new = at(base.reshape(-1))[where.reshape(-1)].set(t.reshape(-1))
         new = named(new.reshape(root.shape), root, "CopySlices")
         root._node = new._node
         root._requires_grad = True
