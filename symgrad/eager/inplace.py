@@ -9,7 +9,9 @@ and the nodes of the operation stop watching the tensor's version, since they
 read it through its old node. A leaf that requires grad refuses, with PyTorch's
 message. Nodes that PyTorch would have made save the tensor (an input of a
 product, the output of ``exp``) keep watching it: changing it before backward
-raises "modified by an inplace operation", as in PyTorch.
+raises "modified by an inplace operation", as in PyTorch. A change through a view
+also changes the view's base, and an unrecorded change of a result is read by the
+backward as it is (:mod:`.views`).
 
     >>> import symgrad as torch
     >>> x = torch.ones(3, requires_grad=True)
@@ -54,7 +56,8 @@ class InPlaceMethods:
 
         When grad is enabled and ``self`` or ``other`` requires grad, the operation is
         recorded: ``self`` takes the result's node, as ``y.mul_(3)`` does in PyTorch
-        (backward recomputes from the leaves, so an unrecorded change would be lost).
+        (backward recomputes from the leaves: an unrecorded change makes it cut the
+        graph there, :func:`.views.stale`).
         Every in-place change bumps ``_version``, which backward checks against the
         versions its nodes recorded; writes through ``.data`` are not counted, as in
         PyTorch. The result is cast to ``self``'s dtype, which must be able to hold it

@@ -21,6 +21,14 @@ result's values were changed without its node knowing: through ``.data``
 such a result; the backward then takes its current values as PyTorch does, and
 sends its cotangent through its node by a second backward (see
 :func:`symgrad.eager.backward.run_backward`).
+
+    >>> import symgrad as torch
+    >>> x = torch.tensor([1., 2., 3.], requires_grad=True)
+    >>> y = x * 2
+    >>> _ = y[0:2].mul_(3)          # y is [6, 12, 6]; its grad_fn is CopySlices
+    >>> (y * y).sum().backward()
+    >>> x.grad
+    tensor([ 72., 144.,  24.])
 """
 
 from __future__ import annotations
