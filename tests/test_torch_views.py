@@ -512,6 +512,18 @@ def several_views_of_a_tensor_without_history(torch):
     return [w, m, x.grad]
 
 
+def writes_into_numpy_arrays_of_results(torch):
+    x = torch.tensor([1., 2., 3.], requires_grad=True)
+    y = x * 3
+    z = x.exp() + 0
+    y.detach().numpy()[1:] *= 2
+    z.data.numpy()[0] = 5.0
+    w = x * 1
+    print_it = w.detach().numpy().sum()  # read only: nothing changes
+    (y * x + z * x + w * x).sum().backward()
+    return [y, z, x.grad, print_it]
+
+
 CASES = [
     data_intermediate, data_intermediate_exp, data_intermediate_sum_only, data_leaf,
     data_leaf_before, view_of_result, view_of_result_then_sum, transpose_view_of_result,
@@ -531,6 +543,7 @@ CASES = [
     autograd_grad_change_not_read, data_change_after_the_product_saved_it,
     autograd_grad_data_change_after_the_product, strided_and_permuted_views_of_result,
     chunk_view_inplace, several_views_of_a_tensor_without_history,
+    writes_into_numpy_arrays_of_results,
 ]
 
 

@@ -114,7 +114,7 @@ class KernelSource:
     key: str
     function: str
     text: str
-    parallel: bool = False  # compiled with parallel=True (some loop is a prange)
+    parallel: bool = False  # compiled with PARALLEL_FLAGS (some loop is a prange)
 
 
 def numba_literal(value: float | bool | int) -> str:

@@ -197,6 +197,8 @@ def _made(node: Any, t: Any) -> None:
     """``t`` now holds ``node``'s value (a backward may read it: :func:`.views.stale`)."""
     node.made = (weakref.ref(t), t._version)
     t._untracked = 0
+    if t._seen is not None:  # its numpy array is still out there
+        t._seen = t._value.copy()
 
 
 def _renew(node: Any, mark: int, target: Any) -> None:

@@ -201,7 +201,8 @@ class Tensor(InPlaceMethods, TensorMethods, ArrayMethods, Traced):
     tensor of that shape."""
 
     __slots__ = ("_value", "_node", "_requires_grad", "_grad", "_accumulate", "_version",
-                 "_aliases", "_base", "_data_of", "_untracked", "_multi", "__weakref__")
+                 "_aliases", "_base", "_data_of", "_untracked", "_multi", "_seen",
+                 "__weakref__")
     __hash__ = object.__hash__  # type: ignore[assignment]  # by identity, as in PyTorch
     _trace = EAGER  # every operation on a Tensor is computed and recorded by it
     _default = dt.float64  # the dtype of ``Tensor(data)`` (FloatTensor & co. set theirs)
@@ -225,6 +226,8 @@ class Tensor(InPlaceMethods, TensorMethods, ArrayMethods, Traced):
         self._base: Tensor | None = None
         self._data_of: Any = None  # for ``y.data``: a weak reference to y (its root)
         self._multi: str | None = None  # "Output 1 of Unbind": one of several views
+        #: a copy of the values when an alias's numpy() array was handed out (.views.expose)
+        self._seen: np.ndarray | None = None
         #: nonzero when the values changed since the tensor's node made them: the
         #: number of the last node made before the change (through an alias, under
         #: ``no_grad``), negated when no version counted it (``.data``). A backward reads
@@ -461,6 +464,8 @@ class Tensor(InPlaceMethods, TensorMethods, ArrayMethods, Traced):
         if self._requires_grad:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
                                "Use tensor.detach().numpy() instead.")
+        if self._aliases is not None or self._data_of is not None:
+            views.expose(self)  # writes into the array are seen by a backward
         return self._value
 
     def _held_value(self) -> np.ndarray:

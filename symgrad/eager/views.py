@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from ..numpy_api.indexing import at
+from .graph import next_seq
 from .methods import named
 
 #: primitives whose PyTorch node saves its output (as :mod:`.fastpath` counts them): a
@@ -147,7 +148,25 @@ def stale(node: Any) -> Any:
     them. None otherwise."""
     ref = node.made
     t = None if ref is None else ref[0]()
-    return t if t is not None and t._untracked and t._node is node else None
+    if t is None or t._node is not node:
+        return None
+    if t._seen is not None and not np.array_equal(t._seen, t._value, equal_nan=True):
+        t._untracked = -next_seq()  # changed through a numpy array: no version counted it
+        t._seen = None
+    return t if t._untracked else None
+
+
+def expose(alias: Any) -> None:
+    """``alias.numpy()`` (``y.detach().numpy()``, ``y.data.numpy()``) hands out y's memory:
+    y and the other results sharing it keep a copy of their values, which :func:`stale`
+    compares with theirs (numpy writes count no version)."""
+    origin = alias._data_of() if alias._data_of is not None else alias
+    for ref in (origin._aliases if origin is not None and origin._aliases else ()):
+        t = ref()
+        if t is not None and t._node is not None and t._seen is None:
+            t._seen = t._value.copy()
+    if origin is not None and origin._node is not None and origin._seen is None:
+        origin._seen = origin._value.copy()
 
 
 def refuse_saved_output(node: Any, t: Any) -> None:
