@@ -37,7 +37,7 @@ def test_parallel_kernels_agree_with_numpy_and_do_not_depend_on_the_thread_count
     A, u, v = _args(rng)
     g = sg.value_and_grad(broadcast, argnums=(1, 2))
     source = g.source(A, u, v)
-    assert "prange(" in source and "parallel=True" in source
+    assert "prange(" in source and "parallel={" in source
     want = sg.value_and_grad(broadcast, argnums=(1, 2), backend="numpy")(A, u, v)
     runs = []
     for k in (1, min(2, sg.max_threads())):
@@ -87,3 +87,61 @@ def test_the_threshold_setting_is_checked(monkeypatch):
         threads.parallel_min()
     monkeypatch.delenv("SYMGRAD_PARALLEL_MIN")
     assert threads.parallel_min() == threads.PARALLEL_MIN
+
+
+def stats(x):  # three outputs of one kernel: mean is a whole-array call, var/std fused sums
+    return np.mean(x), np.var(x), np.std(x)
+
+
+def std_and_softmax(x):  # std's gradient reads np.mean(x); a softmax's sums and max
+    e = np.exp(x - np.max(x))
+    return np.std(x) + np.sum(e / np.sum(e) * x)
+
+
+def _same_bits_at_1_and_2_threads(f, *args):
+    runs = []
+    try:
+        for k in (1, 2):
+            sg.set_num_threads(k)
+            runs.append(f(*args))
+    finally:
+        sg.set_num_threads(sg.max_threads())
+    leaves = [_leaves(r) for r in runs]
+    assert len(leaves[0]) == len(leaves[1])
+    for a, b in zip(*leaves):
+        assert a.shape == b.shape and np.array_equal(a, b), np.sum(a != b)
+    return runs[0]
+
+
+def _leaves(tree):
+    if isinstance(tree, tuple):
+        return [leaf for part in tree for leaf in _leaves(part)]
+    return [np.asarray(tree)]
+
+
+@pytest.mark.skipif(sg.max_threads() < 2, reason="needs 2 threads to compare with 1")
+def test_fused_kernels_have_the_same_bits_at_1_and_2_threads(low_threshold):
+    """Issue 25: every loop of these kernels spans many chunks (odd and prime sizes); a
+    whole-array ``np.mean`` in a parallel kernel was split among the threads by Numba
+    (106 ulp between 1 and 2 threads; std's gradient differed in 164,284 of 300,001)."""
+    rng = np.random.default_rng(5)
+    jitted = sg.jit(stats)
+    grad = sg.grad(std_and_softmax)
+    for n in (300_001, 100_003):  # 100,003 is prime; one kernel for both sizes
+        x = rng.standard_normal(n) + 0.25
+        assert "prange(" in jitted.source(x)
+        got = _same_bits_at_1_and_2_threads(jitted, x)
+        np.testing.assert_allclose(got, [np.mean(x), np.var(x), np.std(x)], rtol=1e-12)
+        g = _same_bits_at_1_and_2_threads(grad, x)
+        p = np.exp(x - x.max()) / np.sum(np.exp(x - x.max()))
+        want = (x - np.mean(x)) / (n * np.std(x)) + p * (1 + x - np.sum(p * x))  # by hand
+        np.testing.assert_allclose(g, want, rtol=1e-9, atol=1e-12 * np.abs(want).max())
+    A = rng.standard_normal((1009, 331))  # 331 columns: 98 rows a chunk, 11 chunks
+    u, v = rng.uniform(0.5, 1.5, 1009), rng.uniform(-1, 1, 331)
+    both = sg.value_and_grad(broadcast, argnums=(1, 2))  # the kernel of the first test
+    assert "prange(" in both.source(A, u, v)
+    value, (du, dv) = _same_bits_at_1_and_2_threads(both, A, u, v)
+    want = sg.value_and_grad(broadcast, argnums=(1, 2), backend="numpy")(A, u, v)
+    np.testing.assert_allclose(value, want[0], rtol=1e-12)
+    np.testing.assert_allclose(du, want[1][0], rtol=1e-9, atol=1e-15)
+    np.testing.assert_allclose(dv, want[1][1], rtol=1e-9, atol=1e-15)

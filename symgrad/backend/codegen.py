@@ -76,7 +76,14 @@ from .vecmath_facts import POWI_EXPONENTS
 #: bump when the generated code for the same IR changes
 CODEGEN_VERSION = 5
 NJIT_FLAGS = 'cache=True, error_model="numpy", fastmath=False'
-PARALLEL_FLAGS = NJIT_FLAGS + ", parallel=True"
+#: a parallel kernel's only parallel loops are its ``prange``s over fixed chunks: Numba's
+#: other conversions are off. Its ``numpy`` conversion would turn a whole-array
+#: ``np.mean``/``np.sum``/``np.dot`` of the kernel into a reduction split among the threads
+#: running now, so that ``mean(x)`` in a parallel kernel had other bits at 2 threads than
+#: at 1 (106 ulp at 300,001 elements; issue 25); ``reduction`` is the same for
+#: ``functools.reduce``. Elementwise conversions would be deterministic, but the
+#: kernel's elementwise work is in its fused loops already
+PARALLEL_FLAGS = NJIT_FLAGS + ', parallel={"prange": True, "numpy": False, "reduction": False}'
 #: elements per chunk of a parallel loop: rows are grouped into chunks of about this many
 #: elements, fixed by the shape alone, so sums combine in the same order whatever the
 #: number of threads
@@ -107,7 +114,7 @@ class KernelSource:
     key: str
     function: str
     text: str
-    parallel: bool = False  # compiled with parallel=True (some loop is a prange)
+    parallel: bool = False  # compiled with PARALLEL_FLAGS (some loop is a prange)
 
 
 def numba_literal(value: float | bool | int) -> str:

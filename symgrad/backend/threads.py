@@ -1,13 +1,15 @@
 """How many threads kernels use, and from which size a loop runs on all of them.
 
-A fused loop of at least :func:`parallel_min` elements is generated as a
-``prange`` over chunks of rows (:mod:`.codegen`), in a kernel compiled with
-``parallel=True``; smaller loops stay serial, where waking threads costs more
-than it saves. The choice depends on the sizes alone, which a specialization
-fixes, so it costs nothing per call, and a parallel kernel's source (hence its
-cache entry) differs from the serial one's. Sums over a parallel loop's outer
-axis are made per chunk and added in chunk order: the chunks are fixed by the
-shape, so the result has the same bits whatever the number of threads.
+A fused loop of at least :func:`parallel_min` elements is generated as a ``prange`` over
+chunks of rows (:mod:`.codegen`), in a kernel compiled with ``parallel=`` on for its
+prange loops only (``codegen.PARALLEL_FLAGS``); smaller loops stay serial, where waking
+threads costs more than it saves. The choice depends on the sizes alone, which a
+specialization fixes, so it costs nothing per call, and a parallel kernel's source
+(hence its cache entry) differs from the serial one's. Sums over a parallel loop's outer
+axis are made per chunk and added in chunk order: the chunks are fixed by the shape, so
+the result has the same bits whatever the number of threads. Numba's conversion of
+whole-array calls (``np.mean(x)``) into reductions over the threads running is off for
+that reason.
 
 The threshold, :data:`PARALLEL_MIN`, is measured by
 ``python benchmarks/parallel_threshold.py`` (serial against parallel kernels of a

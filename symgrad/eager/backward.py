@@ -34,7 +34,12 @@ time, so changing any of them in place between a node's creation and backward
 raises (PyTorch only raises for the tensors a node saved); results raise where
 PyTorch's node would have saved them (:mod:`.inplace`); ``.data`` writes are
 not counted, as in PyTorch. An in-place operation on a result is recorded: the
-tensor takes the new node (``y.mul_(3)`` is ``y = y * 3`` for the gradient).
+tensor takes the new node (``y.mul_(3)`` is ``y = y * 3`` for the gradient). A
+result whose values were changed without a new node (``y.data.mul_(2)``: see
+:mod:`.views`) is not recomputed: the graph is cut there, its values enter the
+kernel as a leaf's do, and its gradient goes on through its own node by another
+backward of the part below (the chain rule, in two passes), as PyTorch's backward
+reads the changed tensor.
 """
 
 from __future__ import annotations
@@ -56,6 +61,7 @@ from ..core.interpreter import interpret
 from ..core.ir import Aval, Eqn, Graph, Literal, Var, freeze_params
 from ..core.tracing import Traced
 from ..prims.elementwise import add_p
+from . import views
 from .graph import Node
 
 #: the IR's names of the dtypes Tensors hold
@@ -93,13 +99,20 @@ def backward_stats() -> dict[str, int]:
     return {**_STATS, "structures": len(_CACHE)}
 
 
-def _collect(root: Node) -> list[Node]:
-    """The nodes ``root`` depends on, in creation (topological) order."""
+def _collect(root: Node, cuts: dict[int, Any] | None = None) -> list[Node]:
+    """The nodes ``root`` depends on, in creation (topological) order. With ``cuts``,
+    a node whose result's values were changed behind its back (:func:`.views.stale`) is
+    not entered: its tensor is put in ``cuts`` (by the node's id), to be read as data."""
     seen: dict[int, Node] = {id(root): root}
     stack = [root]
     while stack:
         for a in stack.pop().inputs:
             if isinstance(a, Node) and id(a) not in seen:
+                if cuts is not None and a.made is not None:
+                    t = views.stale(a)
+                    if t is not None:
+                        cuts[id(a)] = t
+                        continue
                 seen[id(a)] = a
                 stack.append(a)
     if len(seen) == 1:
@@ -116,11 +129,24 @@ def run_backward(out: Any, gradient: Any, retain_graph: bool | None) -> None:
         raise RuntimeError("element 0 of tensors does not require grad and does not have a "
                            "grad_fn: set requires_grad=True on a leaf the output depends on")
     ct = _seed(out, gradient)
-    root = out._node
-    if root is None:  # backward on a leaf itself
+    if out._node is None:  # backward on a leaf itself
         _accumulate(out, np.broadcast_to(1.0 if ct is None else ct, out.shape))
         return
-    nodes = _collect(root)
+    passed: dict[int, Node] = {}
+    _backward(out, ct, passed)
+    if not retain_graph:
+        _free(list(passed.values()))
+
+
+def _backward(out: Any, ct: Any, passed: dict[int, Node]) -> None:
+    """Add to the leaves' ``.grad`` the gradient of ``sum(out * ct)`` (``ct`` None: an
+    implicit 1). A result whose values were changed without a new node (through ``.data``
+    and the like) is read as it is, as PyTorch's saved tensors are, and its cotangent
+    goes on through its own node by another call of this function (the chain rule, cut
+    there); ``passed`` collects the nodes gone through."""
+    root = out._node
+    cuts: dict[int, Any] = {}
+    nodes = _collect(root, cuts)
     retained = []
     for k, n in enumerate(nodes):
         if n.freed:
@@ -128,7 +154,9 @@ def run_backward(out: Any, gradient: Any, retain_graph: bool | None) -> None:
         if n.retained is not None:
             retained.append(k)
     _check_versions(nodes)
-    plan, leaf_tensors, data_values = _plan(nodes)
+    if views.stale(root) is not None:
+        views.refuse_saved_output(root, out)
+    plan, leaf_tensors, data_values = _plan(nodes, cuts)
     key = (tuple(plan), tuple([t._value.shape for t in leaf_tensors]), tuple(retained),
            None if ct is None else np.shape(ct))
     entry = _cached_entry(key, lambda: _lower(nodes, plan, leaf_tensors, retained,
@@ -139,22 +167,29 @@ def run_backward(out: Any, gradient: Any, retain_graph: bool | None) -> None:
     if ct is not None:
         args.append(_kernel_arg(np.asarray(ct)))
     grads = _run(entry, args)
+    passed.update((id(n), n) for n in nodes)
+    later = []
     for t, g in zip(leaf_tensors, grads):
-        _accumulate(t, g)
+        if t._node is not None and id(t._node) in cuts:  # a cut: on through its node
+            later.append((t, g))
+        else:
+            _accumulate(t, g)
     for k, g in zip(retained, grads[len(leaf_tensors):]):
         t = nodes[k].retained()
         if t is not None:
             _accumulate(t, g)
-    if not retain_graph:
-        _free(nodes)
+    for t, g in later:
+        _backward(t, np.array(g, dtype=np.float64).reshape(t.shape), passed)
 
 
-def _plan(nodes: list[Node]) -> tuple[list, list[Any], list[np.ndarray]]:
+def _plan(nodes: list[Node], cuts: dict[int, Any] | None = None,
+          ) -> tuple[list, list[Any], list[np.ndarray]]:
     """What the structure key holds of each node (its signature and where each input
     comes from: an earlier node, a leaf, data or a literal), the leaves and the data
-    arrays in the order the kernel takes them."""
+    arrays in the order the kernel takes them. A cut node (see :func:`_collect`) is a
+    leaf: its tensor's values enter the kernel, and the kernel gives its gradient."""
     index = {id(n): ("eqn", k) for k, n in enumerate(nodes)}
-    leaves: dict[int, tuple] = {}   # id(tensor) -> ("leaf", position)
+    leaves: dict[int, tuple] = {}   # id(tensor or cut node) -> ("leaf", position)
     leaf_tensors: list[Any] = []
     data: dict[int, tuple] = {}     # id(array) -> ("data", position, shape, dtype)
     data_values: list[np.ndarray] = []
@@ -164,7 +199,10 @@ def _plan(nodes: list[Node]) -> tuple[list, list[Any], list[np.ndarray]]:
         for a in n.inputs:
             ref = index.get(id(a)) or leaves.get(id(a)) or data.get(id(a))
             if ref is None:
-                if isinstance(a, Traced):  # a leaf tensor
+                if isinstance(a, Node):  # a cut
+                    ref = leaves[id(a)] = ("leaf", len(leaf_tensors))
+                    leaf_tensors.append(cuts[id(a)])
+                elif isinstance(a, Traced):  # a leaf tensor
                     ref = leaves[id(a)] = ("leaf", len(leaf_tensors))
                     leaf_tensors.append(a)
                 elif isinstance(a, Literal):

@@ -28,8 +28,9 @@ gradient is never returned without its graph.
 Differences from PyTorch: which forward values a gradient uses follows symgrad's
 adjoint rules, which may use other values than PyTorch's formulas for some
 primitives (``allow_unused`` may then differ). The values are recomputed from the
-leaves, so an intermediate changed through a view (views do not share versions) is
-not used, and the gradient keeps the recorded values. Freeing frees every node (see
+leaves, so a result whose values were changed without being recorded (``.data``,
+:func:`symgrad.eager.views.stale`) makes these gradients raise, where PyTorch's would
+read the changed values (``Tensor.backward`` reads them). Freeing frees every node (see
 :mod:`.backward`). ``backward(create_graph=True)`` does not warn about the
 reference cycle PyTorch warns about.
 
@@ -55,6 +56,7 @@ from .. import pipeline
 from ..core.ir import BOOL, FLOAT, INT, Graph, Literal, Var
 from ..core.tracing import Traced
 from . import backward as engine
+from . import views
 from .grad_mode import enable_grad, no_grad
 from .graph import next_seq
 
@@ -141,6 +143,7 @@ def gradients(out: Any, gradient: Any, targets: list[Any] | None, retain_graph: 
         found = [out] if targets is None else targets
         return [(t, seed if t is out else None) for t in found]
     nodes = engine._collect(out._node)
+    _refuse_changed(nodes, out._node)
     if not allow_unused and targets is not None:
         _check_used(targets, nodes)
     # the output of a primitive whose rule reads other tensors than PyTorch's backward
@@ -362,6 +365,28 @@ def saved(node: Any, value: Any) -> Any:
             and np.array_equal(t._value, value._value, equal_nan=True)):
         return t
     return type(value)._make(value._value, node)
+
+
+def _refuse_changed(nodes: list[Any], root: Any) -> None:
+    """Raise if a result's values were changed behind its node's back (``.data``): the
+    gradients here recompute every value, where PyTorch's would read the changed ones
+    (``Tensor.backward()`` without ``inputs`` or ``create_graph`` reads them too)."""
+    for n in nodes:
+        t = views.stale(n)
+        if t is not None and n is root:
+            views.refuse_saved_output(n, t)  # only its own node reads the root's values
+        elif t is not None and (t._untracked < 0 or any(
+                c.seq > t._untracked and any(a is n for a in c.inputs) for c in nodes)):
+            # (a node made before a counted change reads it only if it saved it, and then
+            # the version check raises; a .data change is not counted)
+            raise RuntimeError(
+                f"the values of a {t.type()} {list(t.shape)}, output 0 of {n.name()}, were "
+                "changed after it was computed without being recorded (through .data, "
+                "detach(), or under no_grad); torch.autograd.grad, backward(inputs=) and "
+                "create_graph=True recompute it from the leaves, where PyTorch would read "
+                "the changed values, so symgrad refuses rather than return another "
+                "gradient. Call backward() without inputs= or create_graph, or change the "
+                "values by a recorded operation.")
 
 
 def _cannot(prim: str, why: str) -> str:

@@ -9,7 +9,9 @@ and the nodes of the operation stop watching the tensor's version, since they
 read it through its old node. A leaf that requires grad refuses, with PyTorch's
 message. Nodes that PyTorch would have made save the tensor (an input of a
 product, the output of ``exp``) keep watching it: changing it before backward
-raises "modified by an inplace operation", as in PyTorch.
+raises "modified by an inplace operation", as in PyTorch. A change through a view
+also changes the view's base, and an unrecorded change of a result is read by the
+backward as it is (:mod:`.views`).
 
     >>> import symgrad as torch
     >>> x = torch.ones(3, requires_grad=True)
@@ -29,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from . import dtypes as dt
-from . import grad_mode
+from . import grad_mode, views
 from .graph import Node, next_seq
 from .methods import named, unwrap
 from .random import numpy_generator
@@ -54,28 +56,43 @@ class InPlaceMethods:
 
         When grad is enabled and ``self`` or ``other`` requires grad, the operation is
         recorded: ``self`` takes the result's node, as ``y.mul_(3)`` does in PyTorch
-        (backward recomputes from the leaves, so an unrecorded change would be lost).
+        (backward recomputes from the leaves: an unrecorded change makes it cut the
+        graph there, :func:`.views.stale`).
         Every in-place change bumps ``_version``, which backward checks against the
         versions its nodes recorded; writes through ``.data`` are not counted, as in
         PyTorch. The result is cast to ``self``'s dtype, which must be able to hold it
         (an int64 tensor cannot take a float result)."""
         records = grad_mode.is_grad_enabled() and (
             self._requires_grad or (_is_tensor(other) and other._requires_grad))
-        if records and self._requires_grad and self._node is None:
+        if not self._value.flags.writeable and 0 in self._value.strides:
+            raise RuntimeError(views.OVERLAP_ERROR)  # an expand()ed view: no place per element
+        if records and self._multi is not None:
             raise RuntimeError(
-                ("a view of " if name == "CopySlices" else "") + "a leaf Variable that requires "
+                f"{self._multi} is a view and is being modified inplace. This view is the "
+                "output of a function that returns multiple views. Such functions do not "
+                "allow the output views to be modified inplace. You should replace the "
+                "inplace operation by an out-of-place one.")
+        if records and ((self._requires_grad and self._node is None)
+                        or views.root_is_leaf(self)):
+            raise RuntimeError(
+                ("a view of " if name == "CopySlices" or self._base is not None else "")
+                + "a leaf Variable that requires "
                 "grad is being used in an in-place operation. Update it inside `with "
                 "symgrad.no_grad():` or through its .data")
         if records and self.dtype.is_floating_point:
             mark = next_seq()
-            result = fn(self, other)
+            # a tensor without history enters the graph as data, which backward reads
+            # then: the old values, not the ones written here (a copy, as PyTorch saves)
+            source = self if self._requires_grad else type(self)._make(self._value.copy())
+            result = fn(source, other)
             self._check_inplace(result.dtype, result.shape)
             self._value[...] = result._value
             node = named(result, self, name)._node
             self._bump()
             _renew(node, mark, self)
             self._node, self._requires_grad = node, True
-            node.made = (weakref.ref(self), self._version)  # self now holds its value
+            _made(node, self)
+            views.after_inplace(self, _made)  # a view's root, the root's other views
         else:
             new = fn(self._value, unwrap(other))
             self._check_inplace(dt.of_array(dt.as_array(new)), np.shape(new))
@@ -174,6 +191,14 @@ class InPlaceMethods:
 
     def _random_(self, draw: Any, generator: Any) -> Any:
         return self._inplace(lambda a, _: draw(numpy_generator(generator)), None)
+
+
+def _made(node: Any, t: Any) -> None:
+    """``t`` now holds ``node``'s value (a backward may read it: :func:`.views.stale`)."""
+    node.made = (weakref.ref(t), t._version)
+    t._untracked = 0
+    if t._seen is not None:  # its numpy array is still out there
+        t._seen = t._value.copy()
 
 
 def _renew(node: Any, mark: int, target: Any) -> None:

@@ -544,12 +544,14 @@ class TensorMethods:
         sizes = ([split_size] * (-(-n // split_size)) if isinstance(split_size, int)
                  else list(split_size))
         starts = np.cumsum([0, *sizes])
-        return tuple(self[(slice(None),) * d + (slice(int(a), int(b)),)]
-                     for a, b in zip(starts[:-1], starts[1:]) if a < n or n == 0)
+        return _several(tuple(self[(slice(None),) * d + (slice(int(a), int(b)),)]
+                              for a, b in zip(starts[:-1], starts[1:]) if a < n or n == 0),
+                        "Split" if isinstance(split_size, int) else "SplitWithSizes")
 
     def unbind(self, dim: int = 0) -> tuple[Any, ...]:
         d = _one_dim(dim, self.ndim)
-        return tuple(self[(slice(None),) * d + (i,)] for i in range(self.shape[d]))
+        return _several(tuple(self[(slice(None),) * d + (i,)] for i in range(self.shape[d])),
+                        "Unbind")
 
     def contiguous(self) -> Any:
         return self
@@ -570,3 +572,12 @@ def _rounded(q: Any, mode: Any) -> Any:
         return np.trunc(q)
     raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
                      f"found '{mode}'")
+
+
+def _several(views: tuple[Any, ...], name: str) -> tuple[Any, ...]:
+    """The views one function returned together: PyTorch refuses a recorded in-place
+    change of one of them ("Output 1 of Unbind is a view..."), see :mod:`.inplace`."""
+    for k, v in enumerate(views):
+        if v._node is not None:
+            v._multi = f"Output {k} of {name}"
+    return views

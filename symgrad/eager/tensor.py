@@ -39,10 +39,11 @@ from ..numpy_api.indexing import at
 from ..numpy_api.tracer import ArrayMethods
 from ..prims.elementwise import add_p, div_p, mul_p, sub_p
 from ..prims.tracer import Operators
-from . import double, grad_mode
+from . import double, grad_mode, views
 from . import dtypes as dt
 from .dtypes import CPU, Size, as_array, as_device, device
 from .fastpath import LITERAL_PRIMS, apply_f64, compute, node_class_of, watched
+from .graph import next_seq
 from .inplace import InPlaceMethods
 from .methods import TensorMethods, named, size_arg, unwrap
 from .printing import format_tensor
@@ -64,6 +65,12 @@ class EagerTrace(Trace):
     boundary and their gradients back (see :mod:`.backward`)."""
 
     def apply(self, prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
+        result = self._apply(prim, args, params)
+        if prim.view:  # y[0:2], y.t(), y.view(4): a view of y's root (see .views)
+            views.note(args, result)
+        return result
+
+    def _apply(self, prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
         fast = apply_f64(prim, args, params, Tensor._make)
         if fast is not None:
             return fast
@@ -175,6 +182,18 @@ def _arithmetic(prim: Primitive, general: Any, swap: bool = False) -> Any:
 EAGER = EagerTrace()
 
 
+def _untracked_change(data: Any, seq: int) -> None:
+    """``y.data`` (or a view of it) was changed in place: so were y's root and the views and
+    aliases of that root, uncounted by their versions: ``_untracked`` is negative."""
+    origin = data._data_of()
+    if origin is not None:
+        origin._untracked = -seq
+        for ref in origin._aliases or ():
+            t = ref()
+            if t is not None and t is not origin:
+                t._untracked = -seq
+
+
 class Tensor(InPlaceMethods, TensorMethods, ArrayMethods, Traced):
     """An n-d array (float64 by default; float32, int64, bool) with autograd state:
     ``data``, ``grad``, ``grad_fn``, ``requires_grad``, ``is_leaf``.
@@ -182,7 +201,8 @@ class Tensor(InPlaceMethods, TensorMethods, ArrayMethods, Traced):
     tensor of that shape."""
 
     __slots__ = ("_value", "_node", "_requires_grad", "_grad", "_accumulate", "_version",
-                 "_aliases", "__weakref__")
+                 "_aliases", "_base", "_data_of", "_untracked", "_multi", "_seen",
+                 "__weakref__")
     __hash__ = object.__hash__  # type: ignore[assignment]  # by identity, as in PyTorch
     _trace = EAGER  # every operation on a Tensor is computed and recorded by it
     _default = dt.float64  # the dtype of ``Tensor(data)`` (FloatTensor & co. set theirs)
@@ -202,17 +222,37 @@ class Tensor(InPlaceMethods, TensorMethods, ArrayMethods, Traced):
         self._accumulate: Any = None
         self._version = 0  # bumped by in-place operations; checked by backward
         self._aliases: list | None = None  # weak references to tensors detach() shares it with
+        #: and to its views (:mod:`.views`); the root tensor this one is a view of
+        self._base: Tensor | None = None
+        self._data_of: Any = None  # for ``y.data``: a weak reference to y (its root)
+        self._multi: str | None = None  # "Output 1 of Unbind": one of several views
+        #: a copy of the values when an alias's numpy() array was handed out (.views.expose)
+        self._seen: np.ndarray | None = None
+        #: nonzero when the values changed since the tensor's node made them: the
+        #: number of the last node made before the change (through an alias, under
+        #: ``no_grad``), negated when no version counted it (``.data``). A backward reads
+        #: the values then (:func:`.views.stale`)
+        self._untracked = 0
 
     def _bump(self) -> None:
         """Count one in-place change: in this tensor's version and in those of the tensors
         that ``detach()`` made from it or it from (they share the values, and PyTorch
         their version counter), so a backward that saved any of them refuses."""
         self._version += 1
+        seq = next_seq()
+        if self._untracked >= 0:  # (a recorded change gives it a new node after this)
+            self._untracked = seq
+        if self._data_of is not None:
+            _untracked_change(self, seq)
         if self._aliases is not None:
             for ref in self._aliases:
                 t = ref()
                 if t is not None and t is not self:
                     t._version += 1
+                    if t._untracked >= 0:
+                        t._untracked = seq
+                    if t._data_of is not None:
+                        _untracked_change(t, seq)
 
     @classmethod
     def _make(cls, value: np.ndarray, node: Any = None) -> Tensor:
@@ -331,12 +371,17 @@ class Tensor(InPlaceMethods, TensorMethods, ArrayMethods, Traced):
     # -- autograd state -------------------------------------------------------------
     @property
     def data(self) -> Tensor:
-        """The values, as a tensor without history that shares them."""
-        return Tensor._make(self._value)
+        """The values, as a tensor without history that shares them. Its in-place changes
+        are not counted by this tensor's version (as in PyTorch); a backward reads the
+        changed values where PyTorch's would (:mod:`.views`)."""
+        t = Tensor._make(self._value)
+        t._data_of = weakref.ref(self._base if self._base is not None else self)
+        return t
 
     @data.setter
     def data(self, other: Any) -> None:
         self._value = other._value if isinstance(other, Tensor) else dt.as_array(other)
+        self._untracked = -next_seq()
 
     @property
     def grad(self) -> Tensor | None:
@@ -399,10 +444,7 @@ class Tensor(InPlaceMethods, TensorMethods, ArrayMethods, Traced):
 
     def detach(self) -> Tensor:
         t = Tensor._make(self._value)
-        if self._aliases is None:
-            self._aliases = [weakref.ref(self)]
-        self._aliases.append(weakref.ref(t))
-        t._aliases = self._aliases
+        views.join(self, t)  # one version counter, as in PyTorch
         return t
 
     def detach_(self) -> Tensor:
@@ -422,6 +464,8 @@ class Tensor(InPlaceMethods, TensorMethods, ArrayMethods, Traced):
         if self._requires_grad:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
                                "Use tensor.detach().numpy() instead.")
+        if self._aliases is not None or self._data_of is not None:
+            views.expose(self)  # writes into the array are seen by a backward
         return self._value
 
     def _held_value(self) -> np.ndarray:

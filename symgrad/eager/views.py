@@ -1,0 +1,182 @@
+"""Views, ``.data`` and values changed behind a node's back: PyTorch's rules for them.
+
+A result that shares its input's memory (``y[0:2]``, ``y.t()``, ``y.view(4)``,
+``y[1]``) is a *view* of that input's root tensor (``_base``): it shares the
+root's version counter (as ``detach()`` does), so changing either in place makes
+a backward that saved the other raise "modified by an inplace operation", as in
+PyTorch. A recorded in-place operation on a view changes its root as PyTorch's
+``CopySlices`` does: the root takes a node that writes the view's new values
+into its old ones (``root.flatten().at[positions].set(view)``), and the root's
+other live views take a node reading them from the root's new node (PyTorch
+regenerates a view's ``grad_fn`` the same way). The positions of a view's
+elements in its root come from their memory offsets, so every strided view is
+covered without a rule per method. An in-place operation with grad recording on
+a view of a leaf that requires grad raises PyTorch's error.
+
+A backward recomputes intermediate values from the leaves (:mod:`.backward`),
+whereas PyTorch's backward reads the tensors themselves. The two differ when a
+result's values were changed without its node knowing: through ``.data``
+(``y.data.mul_(2)``; not counted by the version counter, as in PyTorch), through
+``detach()``, under ``no_grad``, or by ``y.data = other``. :func:`stale` finds
+such a result; the backward then takes its current values as PyTorch does, and
+sends its cotangent through its node by a second backward (see
+:func:`symgrad.eager.backward.run_backward`).
+
+    >>> import symgrad as torch
+    >>> x = torch.tensor([1., 2., 3.], requires_grad=True)
+    >>> y = x * 2
+    >>> _ = y[0:2].mul_(3)          # y is [6, 12, 6]; its grad_fn is CopySlices
+    >>> (y * y).sum().backward()
+    >>> x.grad
+    tensor([ 72., 144.,  24.])
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any
+
+import numpy as np
+
+from ..numpy_api.indexing import at
+from .graph import next_seq
+from .methods import named
+
+#: primitives whose PyTorch node saves its output (as :mod:`.fastpath` counts them): a
+#: backward through one whose output was changed behind its back would read the changed
+#: output in PyTorch, where symgrad recomputes it
+from .fastpath import SAVES_OUTPUT
+
+OVERLAP_ERROR = (
+    "unsupported operation: more than one element of the written-to tensor refers to a "
+    "single memory location. Please clone() the tensor before performing the operation.")
+
+
+def join(group_of: Any, t: Any) -> None:
+    """Make ``t`` share ``group_of``'s version counter (the list of weak references both
+    hold); dead references are dropped now and then, so a tensor viewed every step of a
+    training loop keeps a short list."""
+    group = group_of._aliases
+    if group is None:
+        group = group_of._aliases = [weakref.ref(group_of)]
+    if len(group) >= 32 and not len(group) & (len(group) - 1):
+        group[:] = [r for r in group if r() is not None]
+    group.append(weakref.ref(t))
+    t._aliases = group
+
+
+def note(args: Any, result: Any) -> None:
+    """If ``result`` shares memory with a Tensor among ``args``, make it a view of that
+    Tensor's root."""
+    v = result._value
+    if not v.size:
+        return
+    for a in args:
+        if hasattr(a, "_aliases") and a is not result and np.may_share_memory(a._value, v):
+            result._base = a._base if a._base is not None else a
+            join(a, result)
+            return
+
+
+def root_is_leaf(t: Any) -> bool:
+    """``t`` is a view of a leaf that requires grad."""
+    base = t._base
+    return base is not None and base._node is None and base._requires_grad
+
+
+def _offsets(a: np.ndarray) -> np.ndarray:
+    """The byte offset of each element of ``a`` from its first byte, in C order."""
+    off = np.zeros((), dtype=np.int64)
+    for d, (n, s) in enumerate(zip(a.shape, a.strides)):
+        off = np.add.outer(off, np.arange(n, dtype=np.int64) * s) if d else (
+            np.arange(n, dtype=np.int64) * s)
+    return np.asarray(off).reshape(-1)
+
+
+def _address(a: np.ndarray) -> int:
+    return a.__array_interface__["data"][0]
+
+
+def positions(view: Any) -> np.ndarray | None:
+    """The flat (C order) index in its root of each element of ``view``, in ``view``'s
+    shape; None when the root no longer holds that memory (``root.data = other``)."""
+    root = view._base._value
+    r, v = _offsets(root), _offsets(view._value) + (_address(view._value) - _address(root))
+    order = np.argsort(r, kind="stable")
+    k = np.searchsorted(r[order], v)
+    if (k >= len(r)).any() or not (r[order[np.minimum(k, len(r) - 1)]] == v).all():
+        return None
+    return order[k].reshape(view._value.shape)
+
+
+def after_inplace(t: Any, made: Any) -> None:
+    """After a recorded in-place change of ``t`` (``t._node`` is new): write a view's new
+    values into its root (``CopySlices``), and give the root's other live views nodes
+    that read the root's new node. ``made(node, tensor)`` records that ``tensor`` now
+    holds ``node``'s value."""
+    root = t._base if t._base is not None else t
+    if t._base is not None:
+        where = positions(t)
+        if where is None:
+            return
+        if len(np.unique(where)) != where.size:
+            raise RuntimeError(OVERLAP_ERROR)
+        # a root without history enters as data: a copy, so that later changes of the
+        # root (through its other views) are not taken for changes of what this node read
+        base = root if root._requires_grad else type(root)._make(root._value.copy())
+        new = at(base.reshape(-1))[where.reshape(-1)].set(t.reshape(-1))
+        new = named(new.reshape(root.shape), root, "CopySlices")
+        root._node = new._node
+        root._requires_grad = True
+        made(root._node, root)
+    for ref in list(root._aliases or ()):
+        w = ref()
+        if w is None or w is t or w._base is not root:
+            continue
+        where = positions(w)
+        if where is None:
+            continue
+        new = root.reshape(-1)[where.reshape(-1)].reshape(w._value.shape)
+        w._node, w._requires_grad = new._node, True
+        made(w._node, w)
+
+
+def stale(node: Any) -> Any:
+    """The Tensor ``node`` made, if it is alive, still has ``node`` as its ``grad_fn``,
+    and its values were changed since without a new node (through ``.data``, an alias,
+    a view under ``no_grad``): a backward must read its values instead of recomputing
+    them. None otherwise."""
+    ref = node.made
+    t = None if ref is None else ref[0]()
+    if t is None or t._node is not node:
+        return None
+    if t._seen is not None and not np.array_equal(t._seen, t._value, equal_nan=True):
+        t._untracked = -next_seq()  # changed through a numpy array: no version counted it
+        t._seen = None
+    return t if t._untracked else None
+
+
+def expose(alias: Any) -> None:
+    """``alias.numpy()`` (``y.detach().numpy()``, ``y.data.numpy()``) hands out y's memory:
+    y and the other results sharing it keep a copy of their values, which :func:`stale`
+    compares with theirs (numpy writes count no version)."""
+    origin = alias._data_of() if alias._data_of is not None else alias
+    for ref in (origin._aliases if origin is not None and origin._aliases else ()):
+        t = ref()
+        if t is not None and t._node is not None and t._seen is None:
+            t._seen = t._value.copy()
+    if origin is not None and origin._node is not None and origin._seen is None:
+        origin._seen = origin._value.copy()
+
+
+def refuse_saved_output(node: Any, t: Any) -> None:
+    """Raise if PyTorch's node would read ``t``'s changed values as its saved output
+    (``exp``, ``tanh``, ...), which symgrad's derivative recomputes."""
+    if node.prim.name in SAVES_OUTPUT:
+        raise RuntimeError(
+            f"the values of a {t.type()} {list(t.shape)}, output 0 of {node.name()}, were "
+            "changed after it was computed without being recorded (through .data, "
+            "detach(), under no_grad, or .data = ...); PyTorch's backward would use the "
+            "changed values as that node's saved output, and symgrad recomputes them, so "
+            "it refuses rather than return another gradient. Change the values by a "
+            "recorded operation, or compute from a copy (.clone()).")
