@@ -175,16 +175,23 @@ def test_nothing_imports_the_package_it_belongs_to(module):
     assert not packages, f"{module} imports its own package {packages}"
 
 
+#: the modules whose work is SymPy's: they import it at their top, and are imported
+#: only inside the functions that print or check formulas
+SYMPY_MODULES = {"symgrad.sympy_bridge", "symgrad.cli.notation", "symgrad.cli.sums",
+                 "symgrad.cli.textbook"}
+
+
 @pytest.mark.parametrize("module", sorted(MODULES))
 def test_heavy_dependencies_are_imported_when_needed(module):
     """numba, sympy and graphviz load inside the functions that need them; only the
-    SymPy bridge imports SymPy at its top, and nothing imports the bridge at its top;
-    only vecmath (the math that compiled kernels import) imports Numba at its top, and
-    nothing in symgrad imports vecmath."""
+    SymPy modules (the bridge and the CLI's formula printers) import SymPy at their top,
+    and nothing but another of them imports one at its top; only vecmath (the math
+    that compiled kernels import) imports Numba at its top, and nothing in symgrad
+    imports vecmath."""
     top = {t.partition(".")[0] for t, at_top in _imports(module) if at_top}
-    heavy = top & HEAVY - ({"sympy"} if module == "symgrad.sympy_bridge" else set())
+    heavy = top & HEAVY - ({"sympy"} if module in SYMPY_MODULES else set())
     heavy -= {"numba"} if module == "symgrad.backend.vecmath" else set()
     assert not heavy, f"{module} imports {heavy} when it is imported"
     eager = {_resolve(t) for t, at_top in _imports(module) if at_top and t.startswith("symgrad")}
-    assert "symgrad.sympy_bridge" not in eager or module == "symgrad.sympy_bridge"
+    assert not eager & SYMPY_MODULES or module in SYMPY_MODULES
     assert "symgrad.backend.vecmath" not in {_resolve(t) for t, _ in _imports(module)}
