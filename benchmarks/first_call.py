@@ -152,7 +152,8 @@ def main() -> None:
 
 
 USER = r"""
-import atexit, json, os, sys, threading, time
+import atexit, json, os, sys, threading, time, weakref
+weakref.finalize._registered_with_atexit = True  # no finalizers at exit: counts stay single
 import numpy as np
 import symgrad as sg
 stats = {}
