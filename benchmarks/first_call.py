@@ -213,21 +213,21 @@ def finish(process: Any) -> dict:
     return result
 
 
-def quiet(cache: Path, settle: float = 2.0) -> None:
-    """Wait until no compile holds a lock file of the cache (compiles left running by a
-    process that ended; none in code without lock files) for ``settle`` seconds."""
-    import fcntl
-
-    calm = 0.0
-    while calm < settle:
+def quiet(cache: Path) -> None:
+    """Wait until no compile worker of ``cache`` runs (a worker finishes the compile in
+    hand after its process ended; code without workers finished before it ended)."""
+    mark = f"SYMGRAD_CACHE_DIR={cache}".encode()
+    while True:
         busy = False
-        for lock in (cache / "kernels").glob("**/*.lock"):
-            with open(lock, "rb") as f:
-                try:
-                    fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                except OSError:
+        for proc in Path("/proc").glob("[0-9]*"):
+            try:
+                if b"symgrad.backend.worker" in (proc / "cmdline").read_bytes() \
+                        and mark in (proc / "environ").read_bytes().split(b"\0"):
                     busy = True
-        calm = 0.0 if busy else calm + 0.25
+            except OSError:
+                continue
+        if not busy:
+            return
         time.sleep(0.25)
 
 

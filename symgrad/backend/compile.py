@@ -21,8 +21,11 @@ full disk); a failed write leaves no temporary file behind.
 
 Damage is repaired, never a crash: a source file whose bytes are not its
 key's text (or a symlink, a directory or someone else's file at its path),
-and a Numba cache entry that fails to load, are moved aside
-(``*.quarantined``) and rebuilt.
+and a Numba cache entry that fails to load or whose bytes do not match the
+sha256 manifest written beside each file (:mod:`.integrity`, checked before
+anything is unpickled), are moved aside (``*.quarantined``) and rebuilt. Each
+compile holds the kernel's lock (:mod:`.keylock`): threads and processes
+wanting one kernel at once wait for one compile and load it from disk.
 
 The cache directory is ``$SYMGRAD_CACHE_DIR`` if set, else the user cache
 directory (``platformdirs.user_cache_dir("symgrad")``), plus ``kernels/``.
@@ -30,8 +33,9 @@ At most :data:`MAX_LOADED` kernels stay loaded in a process.
 
 Each compile, and each load from the disk cache, takes a measured time that
 :func:`compile_stats` sums (:mod:`.stats`) and that is logged on the ``"symgrad"`` logger when
-``sg.config.log_compiles`` is on (``SYMGRAD_LOG_COMPILES=1``)::
+``sg.config.log_compiles`` is on (``SYMGRAD_LOG_COMPILES=1``), the start of a compile too::
 
+    symgrad: compiling k_3f2a... (grad of f with respect to x)...
     symgrad: compiled k_3f2a... (grad of f with respect to x): 41 lines, 2 loops, in 1.21 s
 """
 

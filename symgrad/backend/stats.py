@@ -47,8 +47,9 @@ def track(function: Any) -> None:
 def compile_stats() -> dict[str, Any]:
     """Totals over this process: kernels imported, signatures compiled (here, and for
     this process in its compile worker, :mod:`.worker`, also counted apart as
-    ``compiled_in_workers``) and loaded from disk (Numba's counts), the seconds those took, calls answered by the numpy
-    interpreter while a kernel compiled (tiered execution), and first calls of each
+    ``compiled_in_workers``) and loaded from disk (Numba's counts), the seconds those
+    took, calls answered by the numpy interpreter while a kernel compiled (tiered
+    execution), and first calls of each
     kernel and signature that ran compiled code. (Later calls of a signature go straight
     to Numba's dispatcher, uncounted, to keep a call's overhead under a microsecond.)
 
