@@ -165,3 +165,22 @@ def test_a_fork_while_a_kernel_compiles_works(tmp_path):
     np.testing.assert_allclose(got["first"], f(X), rtol=1e-14)
     for k, out in zip([1.0, 2.0, 3.0], got["outs"]):
         np.testing.assert_allclose(out, f(X * k), rtol=1e-14)
+
+
+def test_a_worker_that_retires_is_replaced(tiered, monkeypatch):
+    """A worker ends after SYMGRAD_WORKER_MAX_JOBS jobs (Numba never frees machine code);
+    the next job starts a new one and nothing is lost or compiled twice."""
+    monkeypatch.setenv("SYMGRAD_WORKER_MAX_JOBS", "1")
+    monkeypatch.setattr(worker, "POOL", worker.Pool())
+    scale = 1 + np.random.default_rng().random()
+    fs = [sg.jit(lambda x, k=k: np.sin(x) * (scale + k)) for k in (0.5, 1.5)]  # two kernels
+    before = sg.compile_stats()
+    firsts = [f(X) for f in fs]
+    assert worker.wait(timeout=300)
+    seconds = [f(X) for f in fs]
+    after = sg.compile_stats()
+    assert after["compiled_in_workers"] - before["compiled_in_workers"] == 2
+    assert after["compiled"] - before["compiled"] == 2
+    for k, a, b in zip((0.5, 1.5), firsts, seconds):
+        assert_close(a, np.sin(X) * (scale + k), rtol=1e-15, atol=0)
+        assert_close(b, np.sin(X) * (scale + k), rtol=1e-14, atol=0)

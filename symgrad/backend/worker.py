@@ -49,6 +49,9 @@ from .stats import LOG, count
 
 _HEADER = struct.Struct(">Q")
 MAX_RESTARTS = 3  # workers that died in one process before it stops starting them
+#: jobs a worker takes before it ends (and the next job starts a new one): Numba keeps
+#: the machine code of every kernel it compiled until its process ends
+MAX_JOBS = int(os.environ.get("SYMGRAD_WORKER_MAX_JOBS") or 200)
 
 
 class Job:
@@ -155,26 +158,34 @@ class Pool:
         while True:
             reply = _receive(stream)
             with self._lock:
+                if reply is None:  # the worker ended (retired after MAX_JOBS) or crashed
+                    if self._process is process:  # not retired: its job, if any, failed
+                        job, self._running = self._running, None
+                        self._ended(process, crashed=job is not None)
+                        if job is not None:
+                            self._finish(job, "failed")
+                        self._pump()
+                    break
                 job, self._running = self._running, None
-                if reply is None:  # the worker ended (or crashed)
-                    if self._process is process:
-                        self._died()
-                    if job is not None:
-                        self._finish(job, "failed")
-                    self._pump()
-                    return
                 if job is not None:
                     self._finish(job, "done" if reply.get("ok") else "failed", reply)
+                if reply.get("last") and self._process is process:
+                    self._process = None  # it ends now: the next job starts a new one
                 self._pump()
+        try:
+            process.wait(timeout=5)  # reap it
+        except (OSError, subprocess.TimeoutExpired):
+            pass
 
     def _died(self) -> None:
         process, self._process = self._process, None
-        self._deaths += 1
         if process is not None:
-            try:
-                process.poll()  # reap it
-            except OSError:
-                pass
+            self._ended(process, crashed=True)
+
+    def _ended(self, process: _Detached, crashed: bool) -> None:
+        if self._process is process:
+            self._process = None
+        self._deaths += crashed
 
     def _finish(self, job: Job, state: str, reply: dict | None = None) -> None:
         self._jobs.pop((job.kernel.source.key, job.signature), None)
@@ -256,7 +267,7 @@ def main() -> None:
     from .codegen import KernelSource
     from .compile import load
 
-    while True:
+    for n in range(MAX_JOBS):
         job = _receive(jobs)
         if job is None:
             return
@@ -271,6 +282,7 @@ def main() -> None:
         except Exception as e:  # noqa: BLE001 -- the user's process compiles and raises it
             reply = {"ok": False, "error": f"{type(e).__name__}: {e}"}
         reply["seconds"] = time.perf_counter() - start
+        reply["last"] = n + 1 == MAX_JOBS
         data = pickle.dumps(reply)
         try:
             replies.write(_HEADER.pack(len(data)) + data)
