@@ -389,6 +389,16 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view):]
 
 
+def _replace(path: Path, data: bytes) -> None:
+    """Put ``data`` at ``path`` atomically (a 0600 file), whatever was there."""
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
+    _write_new(tmp, data)
+    try:
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
 def _quarantine(path: Path) -> None:
     """Move ``path`` aside, to a name of its own (so nothing there can be in the way)."""
     aside = path.with_name(f"{path.name}.{int(time.time())}.{uuid.uuid4().hex[:8]}.quarantined")
@@ -540,7 +550,7 @@ def _numba_cache() -> type:
         def _open_for_write(self, filepath: str) -> Iterator[io.BytesIO]:
             buffer = io.BytesIO()
             yield buffer
-            integrity.write(Path(filepath), buffer.getvalue())
+            integrity.write(Path(filepath), buffer.getvalue(), _replace)
 
     class PrivateCache(caching.FunctionCache):
         def __init__(self, py_func: Any, directory: Path, stamp: bytes):

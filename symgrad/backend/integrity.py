@@ -30,6 +30,7 @@ import hashlib
 import os
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 SUFFIX = ".sha256"
@@ -45,10 +46,12 @@ def manifest(path: Path) -> Path:
     return path.with_name(path.name + SUFFIX)
 
 
-def write(path: Path, data: bytes) -> None:
-    """Publish ``data`` at ``path`` (and its digest beside it), each file atomically, 0600."""
-    _replace(manifest(path), hashlib.sha256(data).hexdigest().encode("ascii"))
-    _replace(path, data)
+def write(path: Path, data: bytes, replace: Callable[[Path, bytes], None] | None = None) -> None:
+    """Publish ``data`` at ``path`` (and its digest beside it, first), each file atomically
+    with ``replace`` (by default a 0600 file written whole, then renamed into place)."""
+    replace = replace or _replace
+    replace(manifest(path), hashlib.sha256(data).hexdigest().encode("ascii"))
+    replace(path, data)
 
 
 def read(path: Path) -> bytes | None:
