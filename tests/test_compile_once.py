@@ -56,7 +56,11 @@ def start(code: str, cache: Path, *args: str, tiered: bool = False) -> subproces
 
 
 def result(process: subprocess.Popen, timeout: float = 300) -> dict:
-    out, err = process.communicate(timeout=timeout)
+    try:
+        out, err = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()  # and its pool's children see their parent gone
+        raise
     assert process.returncode == 0, err
     return json.loads([line for line in out.splitlines() if line.startswith("{")][-1])
 
@@ -184,3 +188,4 @@ def test_a_worker_that_retires_is_replaced(tiered, monkeypatch):
     for k, a, b in zip((0.5, 1.5), firsts, seconds):
         assert_close(a, np.sin(X) * (scale + k), rtol=1e-15, atol=0)
         assert_close(b, np.sin(X) * (scale + k), rtol=1e-14, atol=0)
+

@@ -81,6 +81,22 @@ _WARNED: set[tuple[str, str]] = set()
 _LOCK_WARN = threading.Lock()
 
 
+def _fork_waits_for_a_load() -> None:
+    """A fork waits for a kernel load in flight in another thread (its child would wait
+    for ``_LOCK`` forever); taken before Numba's compiler lock (:mod:`.keylock`), in
+    the order :func:`load` takes them."""
+    _LOCK.acquire()
+
+
+def _release_after_fork() -> None:
+    _LOCK.release()  # the forking thread holds it, in the parent and in the child
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(before=_fork_waits_for_a_load, after_in_parent=_release_after_fork,
+                        after_in_child=_release_after_fork)
+
+
 class KernelCacheWarning(UserWarning):
     """The kernel cache is not used (not private, or not writable): kernels compile in memory."""
 

@@ -13,6 +13,10 @@ process killed while it compiles releases it with its files: there are no stale
 locks to detect or break (the empty lock file stays, harmless). Without
 ``fcntl`` (Windows) only the threads are serialized.
 
+A fork (a ``multiprocessing`` pool with the fork start method) waits for a compile
+in flight in another thread, so that no child starts with Numba's compiler lock
+held by a thread it does not have; the child starts with no lock of this module held.
+
     >>> import tempfile, pathlib
     >>> with held(pathlib.Path(tempfile.mkdtemp()), "abc"):
     ...     pass
@@ -22,9 +26,11 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 try:
     import fcntl
@@ -67,12 +73,38 @@ def held(directory: Path | None, key: str) -> Iterator[None]:
             os.close(fd)  # releases the flock
 
 
-def _reset() -> None:
+def _numba_lock() -> Any:
+    """Numba's compiler lock if Numba is imported (never imported here), else None."""
+    module = sys.modules.get("numba.core.compiler_lock")
+    lock = getattr(getattr(module, "global_compiler_lock", None), "_lock", None)
+    return lock if hasattr(lock, "acquire") and hasattr(lock, "release") else None
+
+
+_HELD: list[Any] = []
+
+
+def _before_fork() -> None:
+    """A fork waits for a compile (or load) in flight in another thread of this process:
+    a child born while Numba's compiler lock was held would wait for it forever."""
+    lock = _numba_lock()
+    if lock is not None:
+        lock.acquire()
+        _HELD.append(lock)
+
+
+def _after_fork_parent() -> None:
+    while _HELD:
+        _HELD.pop().release()
+
+
+def _after_fork_child() -> None:
     """In a forked child: locks a parent's thread held at the fork would never be released."""
     global _GUARD
     _GUARD = threading.Lock()
     _LOCKS.clear()
+    _after_fork_parent()  # the forking thread goes on in the child: it owns the lock
 
 
 if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_reset)
+    os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_parent,
+                        after_in_child=_after_fork_child)
