@@ -199,3 +199,37 @@ def test_symgrad_cache_dir_is_honoured_by_a_fresh_process(tmp_path):
     result = run_child(None, XDG_CACHE_HOME=str(xdg))
     np.testing.assert_allclose(result["out"], EXPECTED, rtol=1e-15)
     assert list((xdg / "symgrad" / "kernels").glob("k_*.py"))
+
+
+def test_a_flipped_byte_in_the_machine_code_is_never_trusted(warm_cache, tmp_path):
+    """Issue 25 part 7: one flipped byte of a .nbc (anywhere: the pickle's header, the
+    machine code, its end) gave wrong numbers, segfaults and LLVM aborts in every later
+    process. Each file's sha256 manifest is checked before it is unpickled: the damaged
+    entry is set aside and recompiled, in a process that never crashes."""
+    cache = copy_of(warm_cache, tmp_path)
+    (nbc,) = (cache / "kernels" / "__pycache__").glob("*.nbc")
+    original = nbc.read_bytes()
+    assert (nbc.parent / (nbc.name + ".sha256")).exists(), "a manifest beside the file"
+    offsets = [0, 17, len(original) // 3, len(original) // 2, len(original) - 1]
+    for offset in offsets if os.environ.get("SYMGRAD_FULL") else offsets[1::2]:
+        for f in (cache / "kernels" / "__pycache__").iterdir():
+            f.unlink()
+        for f in (warm_cache / "kernels" / "__pycache__").iterdir():
+            shutil.copy2(f, cache / "kernels" / "__pycache__" / f.name)
+        damaged = bytearray(original)
+        damaged[offset] ^= 0x10
+        nbc.write_bytes(bytes(damaged))
+        result = run_child(cache)
+        np.testing.assert_allclose(result["out"], EXPECTED, rtol=1e-15)
+        assert result["compiled"] == 1, f"byte {offset}: recompiled"
+        assert list(nbc.parent.glob("*.nbc.*.quarantined")), "set aside"
+
+
+def test_a_cache_file_without_its_manifest_is_recompiled(warm_cache, tmp_path):
+    cache = copy_of(warm_cache, tmp_path)
+    for manifest in (cache / "kernels" / "__pycache__").glob("*.sha256"):
+        manifest.unlink()
+    result = run_child(cache)
+    np.testing.assert_allclose(result["out"], EXPECTED, rtol=1e-15)
+    assert result["compiled"] == 1
+    assert run_child(cache)["compiled"] == 0, "and the rebuilt entry carries its manifest"

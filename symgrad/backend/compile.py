@@ -21,8 +21,11 @@ full disk); a failed write leaves no temporary file behind.
 
 Damage is repaired, never a crash: a source file whose bytes are not its
 key's text (or a symlink, a directory or someone else's file at its path),
-and a Numba cache entry that fails to load, are moved aside
-(``*.quarantined``) and rebuilt.
+and a Numba cache entry that fails to load or whose bytes do not match the
+sha256 manifest written beside each file (:mod:`.integrity`, checked before
+anything is unpickled), are moved aside (``*.quarantined``) and rebuilt. Each
+compile holds the kernel's lock (:mod:`.keylock`): threads and processes
+wanting one kernel at once wait for one compile and load it from disk.
 
 The cache directory is ``$SYMGRAD_CACHE_DIR`` if set, else the user cache
 directory (``platformdirs.user_cache_dir("symgrad")``), plus ``kernels/``.
@@ -30,8 +33,9 @@ At most :data:`MAX_LOADED` kernels stay loaded in a process.
 
 Each compile, and each load from the disk cache, takes a measured time that
 :func:`compile_stats` sums (:mod:`.stats`) and that is logged on the ``"symgrad"`` logger when
-``sg.config.log_compiles`` is on (``SYMGRAD_LOG_COMPILES=1``)::
+``sg.config.log_compiles`` is on (``SYMGRAD_LOG_COMPILES=1``), the start of a compile too::
 
+    symgrad: compiling k_3f2a... (grad of f with respect to x)...
     symgrad: compiled k_3f2a... (grad of f with respect to x): 41 lines, 2 loops, in 1.21 s
 """
 
@@ -44,6 +48,7 @@ import glob
 import hashlib
 import io
 import os
+import pickle
 import stat
 import sys
 import threading
@@ -57,6 +62,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.config import config
+from . import integrity, keylock
 from .codegen import KernelSource
 from .stats import LOG, compile_stats, count, track  # noqa: F401 -- importable here
 from .threads import serialized
@@ -73,6 +79,22 @@ _LOADED: OrderedDict[str, Kernel] = OrderedDict()
 _LOCK = threading.Lock()
 _WARNED: set[tuple[str, str]] = set()
 _LOCK_WARN = threading.Lock()
+
+
+def _fork_waits_for_a_load() -> None:
+    """A fork waits for a kernel load in flight in another thread (its child would wait
+    for ``_LOCK`` forever); taken before Numba's compiler lock (:mod:`.keylock`), in
+    the order :func:`load` takes them."""
+    _LOCK.acquire()
+
+
+def _release_after_fork() -> None:
+    _LOCK.release()  # the forking thread holds it, in the parent and in the child
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(before=_fork_waits_for_a_load, after_in_parent=_release_after_fork,
+                        after_in_child=_release_after_fork)
 
 
 class KernelCacheWarning(UserWarning):
@@ -210,24 +232,49 @@ class Kernel:
         return result
 
     def _compile(self, args: tuple) -> None:
-        """Compile (or load from disk) the signature of ``args``, timed and logged."""
+        """Compile (or load from disk) the signature of ``args``: exactly their Numba types
+        (a read-only constant stays read-only), never a copy of them."""
         from numba import typeof
 
+        self.compile_signature(tuple(typeof(a) for a in args))
+
+    def compile_signature(self, signature: tuple) -> str:
+        """Compile ``signature`` unless this process has it or Numba's disk cache does
+        (then load it), timed and logged; "compiled", "loaded" or "had".
+
+        Under the kernel's lock (:mod:`.keylock`): threads and processes that want
+        the same kernel at once wait for the one compile, then load it from disk."""
         compiled, loaded = self.compile_stats
+        if signature in self.function.overloads:
+            return "had"
+        directory = self.path.parent if self.path is not None else None
         start = time.perf_counter()
-        self.function.compile(tuple(typeof(a) for a in args))
+        with keylock.held(directory, self.source.key):
+            waited = time.perf_counter() - start
+            if config.log_compiles and signature not in self.function.overloads \
+                    and not on_disk(self.source):
+                LOG.warning("symgrad: compiling k_%s (%s)...", self.source.key, self.what)
+            self.function.compile(signature)
         seconds = time.perf_counter() - start
         new_compiled, new_loaded = self.compile_stats
         if new_compiled == compiled and new_loaded == loaded:
-            return  # compiled before, in this process
+            return "had"  # compiled before, in this process
         count("compile_seconds", seconds)
+        how = "compiled" if new_compiled > compiled else "loaded"
         if config.log_compiles:
             lines = self.source.text.splitlines()
-            what = lines[1].removeprefix("# ") if len(lines) > 1 else ""
             loops = sum(line.lstrip().startswith(("for ", "while ")) for line in lines)
-            how = "compiled" if new_compiled > compiled else "loaded from the disk cache"
-            LOG.warning("symgrad: %s k_%s (%s): %d lines, %d loops, in %.2f s", how,
-                        self.source.key, what, len(lines), loops, seconds)
+            wait = f" (after waiting {waited:.2f} s for another compile)" if waited > 0.1 else ""
+            LOG.warning("symgrad: %s k_%s (%s): %d lines, %d loops, in %.2f s%s",
+                        "compiled" if how == "compiled" else "loaded from the disk cache",
+                        self.source.key, self.what, len(lines), loops, seconds, wait)
+        return how
+
+    @property
+    def what(self) -> str:
+        """What the kernel computes, from its source's second line."""
+        lines = self.source.text.splitlines()
+        return lines[1].removeprefix("# ") if len(lines) > 1 else ""
 
     def ready(self) -> bool:
         """Whether a call has run (the kernel is compiled for what it was called with)."""
@@ -493,19 +540,33 @@ def _numba_cache() -> type:
             self._filename_base = self.get_filename_base(fullname, getattr(sys, "abiflags", ""))
 
     class IndexFile(caching.IndexDataCacheFile):
+        # Each file is read whole and checked against its sha256 manifest before
+        # anything unpickles it (:mod:`.integrity`); Numba's own logic otherwise.
         def _load_index(self) -> Any:
-            _check_own(Path(self._index_path))
-            return super()._load_index()
+            path = Path(self._index_path)
+            _check_own(path)
+            data = integrity.read(path)
+            if data is None:
+                return {}
+            stream = io.BytesIO(data)
+            if pickle.load(stream) != self._version:
+                return {}  # another Numba version's index: not read further
+            stamp, overloads = pickle.loads(stream.read())
+            return overloads if stamp == self._source_stamp else {}
 
         def _load_data(self, name: str) -> Any:
-            _check_own(Path(self._data_path(name)))
-            return super()._load_data(name)
+            path = Path(self._data_path(name))
+            _check_own(path)
+            data = integrity.read(path)
+            if data is None:
+                raise FileNotFoundError(path)  # Numba: no entry
+            return pickle.loads(data)
 
         @contextlib.contextmanager
         def _open_for_write(self, filepath: str) -> Iterator[io.BytesIO]:
             buffer = io.BytesIO()
             yield buffer
-            _replace(Path(filepath), buffer.getvalue())
+            integrity.write(Path(filepath), buffer.getvalue(), _replace)
 
     class PrivateCache(caching.FunctionCache):
         def __init__(self, py_func: Any, directory: Path, stamp: bytes):
@@ -537,15 +598,21 @@ def _numba_cache() -> type:
 
         def save_overload(self, sig: Any, data: Any) -> None:
             try:
-                super().save_overload(sig, data)
+                try:
+                    super().save_overload(sig, data)
+                except integrity.DamagedFile:  # the index it adds to: set aside, start anew
+                    self._set_aside()
+                    super().save_overload(sig, data)
             except OSError as e:
                 _refuse(e)
                 self.disable()
 
         def _set_aside(self) -> None:
             base = self._impl.filename_base
-            for f in [Path(self._cache_file._index_path),
-                      *self._directory.glob(f"{glob.escape(base)}.*.nbc")]:
+            index = Path(self._cache_file._index_path)
+            for f in [index, integrity.manifest(index),
+                      *self._directory.glob(f"{glob.escape(base)}.*.nbc"),
+                      *self._directory.glob(f"{glob.escape(base)}.*.nbc{integrity.SUFFIX}")]:
                 _quarantine(f)
 
     return PrivateCache

@@ -24,7 +24,8 @@ from typing import Any
 _DISPATCHERS: weakref.WeakSet[Any] = weakref.WeakSet()  # every kernel still alive
 _TOTALS = {"kernels": 0, "compiled": 0, "loaded_from_disk": 0}  # of those collected
 #: what compile_stats() reports besides Numba's own counts (under _LOCK_COUNTS)
-_COUNTS = {"compile_seconds": 0.0, "interpreted_calls": 0, "compiled_calls": 0}
+_COUNTS = {"compile_seconds": 0.0, "interpreted_calls": 0, "compiled_calls": 0,
+           "compiled_in_workers": 0}
 _LOCK_COUNTS = threading.Lock()
 LOG = logging.getLogger("symgrad")
 
@@ -38,19 +39,23 @@ def count(name: str, amount: float = 1) -> None:
 def track(function: Any) -> None:
     """Count a kernel's Numba dispatcher in :func:`compile_stats`, alive or collected."""
     _DISPATCHERS.add(function)
-    weakref.finalize(function, _retire, function.stats)
+    # not at exit: the dispatcher is still counted alive then (compile_stats() from an
+    # atexit handler would count it twice)
+    weakref.finalize(function, _retire, function.stats).atexit = False
 
 
 def compile_stats() -> dict[str, Any]:
-    """Totals over this process: kernels imported, signatures compiled and loaded from
-    disk (Numba's counts), the seconds those took, calls answered by the numpy
-    interpreter while a kernel compiled (tiered execution), and first calls of each
+    """Totals over this process: kernels imported, signatures compiled (here, and for
+    this process in its compile worker, :mod:`.worker`, also counted apart as
+    ``compiled_in_workers``) and loaded from disk (Numba's counts), the seconds those
+    took, calls answered by the numpy interpreter while a kernel compiled (tiered
+    execution), and first calls of each
     kernel and signature that ran compiled code. (Later calls of a signature go straight
     to Numba's dispatcher, uncounted, to keep a call's overhead under a microsecond.)
 
         >>> import symgrad as sg
-        >>> sorted(sg.compile_stats())[:4]
-        ['compile_seconds', 'compiled', 'compiled_calls', 'interpreted_calls']
+        >>> sorted(sg.compile_stats())[:3]
+        ['compile_seconds', 'compiled', 'compiled_calls']
     """
     totals: dict[str, Any] = dict(_TOTALS)
     alive = list(_DISPATCHERS)
@@ -64,6 +69,8 @@ def compile_stats() -> dict[str, Any]:
     totals["compile_seconds"] = round(counts["compile_seconds"], 6)
     totals["interpreted_calls"] = int(counts["interpreted_calls"])
     totals["compiled_calls"] = int(counts["compiled_calls"])
+    totals["compiled_in_workers"] = int(counts["compiled_in_workers"])
+    totals["compiled"] += totals["compiled_in_workers"]
     return totals
 
 

@@ -1,14 +1,21 @@
-"""Tiered execution: first answers from the numpy interpreter while Numba compiles.
+"""Tiered execution: first answers from the numpy interpreter while the kernel compiles.
 
 A kernel that is not in the disk cache takes Numba a second or more to compile
 (tens of seconds for a long unrolled graph); the numpy interpreter answers a
 small problem in milliseconds. :class:`Tiered` runs the first calls on the
-interpreter while a background thread compiles the kernel (by calling it once
-with the same arguments), and every call after the kernel is ready on the
-kernel. A call whose interpretation runs past ``sg.config.tiered_budget``
+interpreter while the kernel compiles elsewhere, and every call after the
+kernel is ready on the kernel. Where: in the compile worker process
+(:mod:`.worker`), for exactly the Numba types of the first call's arguments
+(no copies); the kernel's machine code lands in the disk cache and the next
+call loads it. A kernel with no file in the cache (an unusable cache) or a
+split graph's chain of kernels compiles on one daemon thread instead (the chain
+by running it once with the first call's arguments, whose types its later
+pieces' inputs depend on): never a thread per call, and nothing waits for it at
+exit. A call whose interpretation runs past ``sg.config.tiered_budget``
 seconds (a loop of many steps) stops interpreting and waits for the kernel
 (:class:`symgrad.core.interpreter.OverBudget`; graphs are pure, so nothing is
-left half done). The answer does not depend on the tier beyond rounding: the
+left half done; the wait is the worker's compile, through the kernel's lock,
+then a load). The answer does not depend on the tier beyond rounding: the
 interpreter is numpy's arithmetic and the kernel LLVM's, which the test suite
 compares (``tests/test_primitives.py::test_backends_agree``).
 
@@ -27,6 +34,8 @@ calling thread, as benchmarks measure it.
 
 from __future__ import annotations
 
+import os
+import queue
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -35,30 +44,30 @@ from ..core.config import config
 from ..core.interpreter import OverBudget, deadline, interpret
 from ..core.ir import Graph
 from . import compile as kernels
-
-#: the compile thread of each kernel (by id) while it runs: one per kernel
-_IN_FLIGHT: dict[int, threading.Thread] = {}
-_IN_FLIGHT_LOCK = threading.Lock()
+from . import worker
 
 
 class Tiered:
     """Calls of ``graph``: interpreted until ``kernel`` (called with the graph's inputs
-    and then ``consts``) has compiled in a background thread, then compiled."""
+    and then ``consts``) has compiled elsewhere, then compiled."""
 
     def __init__(self, graph: Graph, kernel: Callable[..., tuple], consts: tuple):
         self.graph = graph
         self.kernel = kernel
         self.consts = consts
         self._n = len(graph.inputs)
-        self._ready = threading.Event()
         self._lock = threading.Lock()
-        self._thread: threading.Thread | None = None
+        self._job: worker.Job | None = None
+        self._ready = False
         self._failed = False
 
     def __call__(self, *args: Any) -> tuple:
-        if self._ready.is_set() or self._failed or self._warm():
+        if self._ready or self._failed:
             return self.kernel(*args)
-        self._start(args)
+        job = self._job or self._start(args)
+        if job.done():
+            self._ready, self._failed = job.state == "done", job.state != "done"
+            return self.kernel(*args)  # loads the machine code (or compiles: a failed job)
         try:
             with deadline(config.tiered_budget):
                 out = tuple(interpret(self.graph, *args[:self._n]))
@@ -67,53 +76,85 @@ class Tiered:
         kernels.count("interpreted_calls")
         return out
 
-    def _warm(self) -> bool:
-        """Whether the kernel has run (compiled by another Tiered of the same kernel: a
-        function traced on every call makes a Tiered per call)."""
-        ready = getattr(self.kernel, "ready", None)
-        return ready is not None and ready()
+    def _start(self, args: tuple) -> worker.Job:
+        with self._lock:
+            if self._job is None:
+                kernel = self.kernel
+                if isinstance(kernel, kernels.Kernel) and kernel.path is not None:
+                    from numba import typeof
 
-    def _start(self, args: tuple) -> None:
-        with self._lock, _IN_FLIGHT_LOCK:
-            if self._thread is not None:
-                return
-            running = _IN_FLIGHT.get(id(self.kernel))
-            if running is not None and running.is_alive():
-                self._thread = running  # one compile per kernel: this one waits on it
-                return
-            copies = tuple(a.copy() if hasattr(a, "copy") else a for a in args)
-            # not a daemon: a process that ends early waits for the compile (Python joins
-            # such threads before it shuts down), which leaves the kernel on disk for the
-            # next process, instead of stopping Numba halfway
-            self._thread = threading.Thread(target=self._compile, args=(copies,),
-                                            name="symgrad-compile", daemon=False)
-            for key in [k for k, t in _IN_FLIGHT.items() if not t.is_alive()]:
-                del _IN_FLIGHT[key]
-            _IN_FLIGHT[id(self.kernel)] = self._thread
-            self._thread.start()
-
-    def _compile(self, args: tuple) -> None:
-        try:
-            self.kernel(*args)
-        except Exception:  # noqa: BLE001 -- the calling thread's own call will raise it
-            self._failed = True
-            return
-        self._ready.set()
+                    self._job = worker.submit(kernel, tuple(typeof(a) for a in args))
+                else:
+                    self._job = _BACKGROUND.submit(kernel, args)
+            return self._job
 
     def wait(self, timeout: float | None = None) -> bool:
-        """Wait for the background compile; whether the kernel is ready."""
-        thread = self._thread
-        if thread is not None:
-            thread.join(timeout)
-        return self._ready.is_set() or self._warm()
+        """Wait for the compile; whether the kernel is ready (then the next call loads it)."""
+        job = self._job
+        return job is not None and job.wait(timeout)
 
     def dispatcher(self) -> Callable[..., tuple] | None:
-        """What a warm call may go straight to: the kernel's dispatcher once it is ready,
-        else None (calls keep coming here until then)."""
-        if not (self._ready.is_set() or self._warm()):
+        """What a warm call may go straight to: the kernel's dispatcher once it is ready
+        and a call has run it, else None (calls keep coming here until then)."""
+        if not self._ready:
             return None
         inner = getattr(self.kernel, "dispatcher", None)
         return inner() if inner is not None else self.kernel
+
+
+class _Background:
+    """One daemon thread compiling what the worker process cannot: kernels with no file
+    in the cache, and chains of a split graph's kernels (run once with a first call's
+    arguments). Nothing waits for it at exit; an unfinished compile is redone later."""
+
+    def __init__(self) -> None:
+        self._queue: queue.SimpleQueue = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+        self._current: worker.Job | None = None
+
+    def submit(self, kernel: Callable[..., tuple], args: tuple) -> worker.Job:
+        job = worker.Job(kernel, ())
+        self._queue.put((job, args))
+        with self._lock:
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._run, name="symgrad-compile",
+                                                daemon=True)
+                self._thread.start()
+        return job
+
+    def _run(self) -> None:
+        while True:
+            job, args = self._queue.get()
+            job.state, self._current = "running", job
+            try:
+                if isinstance(job.kernel, kernels.Kernel):
+                    from numba import typeof
+
+                    job.kernel.compile_signature(tuple(typeof(a) for a in args))
+                else:
+                    job.kernel(*args)
+            except Exception:  # noqa: BLE001 -- the calling thread's own call will raise it
+                job.state = "failed"
+            else:
+                job.state = "done"
+            self._current = None
+            del job, args
+
+    def _forked(self) -> None:
+        """In a forked child (no thread here): the calls waiting compile for themselves."""
+        waiting = [self._current]
+        while not self._queue.empty():
+            waiting.append(self._queue.get_nowait()[0])
+        for job in waiting:
+            if job is not None:
+                job.state = "failed"
+        self.__init__()  # type: ignore[misc]
+
+
+_BACKGROUND = _Background()
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=lambda: _BACKGROUND._forked())
 
 
 def tiered(graph: Graph, kernel: Callable[..., tuple], consts: tuple,

@@ -9,15 +9,16 @@ run can set it without touching code, and can be changed at run time::
 
 - ``tiered`` (``SYMGRAD_TIERED``, default on): when a kernel is not in the disk
   cache yet, the first calls run on the numpy interpreter while Numba compiles
-  the kernel in a background thread; later calls run the kernel. A call whose
+  the kernel in a compile worker process (``symgrad.backend.worker``); later
+  calls load it from the disk cache and run it. A call whose
   interpretation would take longer than ``tiered_budget`` seconds stops
   interpreting and waits for the kernel instead. Off: every first call compiles
   first (what benchmarks measure).
 - ``tiered_budget`` (``SYMGRAD_TIERED_BUDGET``, default 0.5): seconds.
-- ``log_compiles`` (``SYMGRAD_LOG_COMPILES``, default off): each compile (and
-  each load from the disk cache) is logged on the ``"symgrad"`` logger with the
-  kernel's size and the time it took, at level WARNING so that it shows without
-  any logging set-up.
+- ``log_compiles`` (``SYMGRAD_LOG_COMPILES``, default off): the start and end
+  of each compile (and each load from the disk cache) are logged on the
+  ``"symgrad"`` logger with the kernel's size and the time it took, at level
+  WARNING so that it shows without any logging set-up.
 - ``reroll`` (``SYMGRAD_REROLL``, default on): a traced Python loop that repeats
   the same block of equations becomes one ``loop`` (see
   :mod:`symgrad.transforms.reroll`).
