@@ -27,6 +27,7 @@ the declaration.
 - :mod:`.tracer`: the operators of traced values, and the tracer VJP rules see.
 """
 
+from .bitwise import bitwise_p
 from .control import cond_p, proj_p
 from .convert import convert_p
 from .decompositions import cholesky_p, eig_p, eigh_p, lstsq_p, pinv_p, qr_p, svd_p
@@ -123,7 +124,7 @@ __all__ = [
     "xlogy_p", "arccosh_p", "arcsinh_p", "arctanh_p", "cbrt_p", "exp2_p", "floor_divide_p",
     "log2_p", "log10_p", "remainder_p", "sinc_p", "argsort_p", "cumprod_p", "scatter_along_p",
     "take_along_p", "cholesky_p", "eig_p", "eigh_p", "lstsq_p", "pinv_p", "qr_p", "svd_p",
-    "to_float_p", "convert_p", "cond_p", "proj_p", "loop_p", "while_p",
+    "to_float_p", "convert_p", "bitwise_p", "cond_p", "proj_p", "loop_p", "while_p",
     "CONVENTIONS_VERSION", "FACETS", "FLAGS", "KINDS", "OPTIONAL_FACETS",
     "REGISTRY", "PrimTracer", "register",
 ]

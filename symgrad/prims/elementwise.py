@@ -587,6 +587,12 @@ def _scalar_known_later(y: Any) -> bool:
 
 def call(prim: Primitive, *args: Any) -> Any:
     """``prim`` on ``args``, floats and booleans promoted as numpy does."""
+    if any(isinstance(a, Traced) for a in args):
+        kinds = "".join(map(_kind, args))
+        if kinds.strip("b") == "" and prim in _ON_BOOLS:
+            return _ON_BOOLS[prim](*args)  # bool + bool is logical or, as numpy
+        if kinds.strip("bi") == "" and prim in _ON_INTEGERS:
+            return _ON_INTEGERS[prim](*args)
     if prim is where_p:
         c, x, y = args
         return apply(where_p, as_bool(c), as_float(x), as_float(y))
@@ -603,6 +609,79 @@ def call(prim: Primitive, *args: Any) -> Any:
         # integer arithmetic on a traced counter stays integer: i + 1, n - 1, i < n
         return apply(prim, *(a if isinstance(a, Traced) else Literal(int(a)) for a in args))
     return apply(prim, *map(as_float, args))
+
+
+# ---------------------------------------------------------------------------
+# numpy's arithmetic on bools and integers where it differs from float arithmetic on
+# their values (the oracle: the ufunc itself on bool and int64 arrays). Elsewhere
+# bools enter as 0.0/1.0 and integers as floats, which gives numpy's values.
+
+
+def _kind(x: Any) -> str:
+    """numpy's dtype kind of an operand as numpy sees it: ``b``, ``i`` (``u``), ``f``;
+    a Python int is an integer (NEP 50), though it enters float arithmetic as a float."""
+    if isinstance(x, Traced):
+        return x.dtype.kind
+    return "b" if isinstance(x, (bool, np.bool_)) else np.asarray(x).dtype.kind.replace("u", "i")
+
+
+def logical_and(x: Any, y: Any) -> Any:
+    """``np.logical_and``: numpy's truth of each operand (``x != 0``), both true."""
+    return apply(ne_p, apply(where_p, as_bool(x), as_float(as_bool(y)), 0.0), 0.0)
+
+
+def logical_or(x: Any, y: Any) -> Any:
+    return apply(ne_p, apply(where_p, as_bool(x), 1.0, as_float(as_bool(y))), 0.0)
+
+
+def logical_xor(x: Any, y: Any) -> Any:
+    return apply(ne_p, as_float(as_bool(x)), as_float(as_bool(y)))
+
+
+def logical_not(x: Any) -> Any:
+    return apply(eq_p, as_float(as_bool(x)), 0.0)
+
+
+def _refuse(message: str) -> Callable[..., Any]:
+    def refuse(*args: Any) -> Any:
+        raise TypeError(message)
+    return refuse
+
+
+_BOOL_NEGATIVE = ("The numpy boolean negative, the `-` operator, is not supported, use the "
+                  "`~` operator or the logical_not function instead.")
+_INTEGER_RECIPROCAL = (
+    "np.reciprocal of an integer or bool is numpy's integer division 1 // x (0 for |x| > 1, "
+    "0 at x = 0), which symgrad does not compute: write 1.0 / x for the float reciprocal")
+
+
+def _integer_division(prim: Primitive) -> Callable[..., Any]:
+    """numpy's integer ``//`` and ``%``: the float quotient's values, and 0 where the
+    divisor is 0 (not inf or nan, as for floats)."""
+    def divide(x: Any, y: Any) -> Any:
+        x, y = as_float(x), as_float(y)
+        return apply(where_p, apply(eq_p, y, 0.0), 0.0, apply(prim, x, y))
+    return divide
+
+
+def _identity(x: Any) -> Any:
+    return x
+
+
+#: bool operands only: numpy's result is bool (the Boolean algebra) or an error
+_ON_BOOLS: dict[Primitive, Callable[..., Any]] = {
+    add_p: logical_or, maximum_p: logical_or, mul_p: logical_and, minimum_p: logical_and,
+    abs_p: _identity, floor_p: _identity, ceil_p: _identity, trunc_p: _identity,
+    sub_p: _refuse("numpy boolean subtract, the `-` operator, is not supported, use the "
+                   "bitwise_xor, the `^` operator, or the logical_xor function instead."),
+    neg_p: _refuse(_BOOL_NEGATIVE),
+    sign_p: _refuse("np.sign of a bool array: numpy has no loop for it (ufunc 'sign' did not "
+                    "contain a loop with signature matching types bool); use x.astype(float)"),
+}
+#: bool and integer operands (at least one traced): numpy's integer arithmetic
+_ON_INTEGERS: dict[Primitive, Callable[..., Any]] = {
+    reciprocal_p: _refuse(_INTEGER_RECIPROCAL),
+}
 
 
 def _recorder(prim: Primitive) -> Callable[..., Any]:

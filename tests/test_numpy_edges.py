@@ -1,0 +1,121 @@
+"""numpy's semantics at the edges (issue 25, part 3), numpy itself the oracle.
+
+Bools and integers in arithmetic (numpy's result dtype and values: ``bool + bool`` is
+logical or), the logical and bitwise operators, nan in maximum/minimum/clip/fmax/fmin,
+integer arrays and Python ints. Values are compared bit for bit with the numpy
+function run on the same arrays; gradients with central differences of it. Most
+run on the interpreter; one sample per class also on Numba.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import symgrad as sg
+
+X = np.array([-1.25, 0.5, 1.5, 2.5, 3.5, -0.25])  # off every threshold below
+
+
+def _central(f, x, h=1e-6):
+    out = np.zeros_like(x)
+    for k in range(x.size):
+        e = np.zeros_like(x)
+        e.flat[k] = h
+        out.flat[k] = (f(x + e) - f(x - e)) / (2 * h)
+    return out
+
+
+def _same(got, want):
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.shape == want.shape, (got.shape, want.shape)
+    assert np.array_equal(got, want, equal_nan=True), (got, want)
+
+
+# masks combined with numpy's operators; each result multiplies x, so that a wrong
+# dtype rule (bool + bool = 2) shows in the value and the gradient
+MASKS = {
+    "add": lambda x: np.sum(x * ((x > 0) + (x > 1))),
+    "mul": lambda x: np.sum(x * (((x > 0) * (x > 1)) + ((x > 0) * (x > 1)))),
+    "maximum": lambda x: np.sum(x * (np.maximum(x > 0, x > 1) + np.maximum(x > 0, x > 1))),
+    "minimum": lambda x: np.sum(x * (np.minimum(x > 0, x < 3) + (x < 0))),
+    "abs": lambda x: np.sum(x * (np.abs(x > 0) + np.abs(x > 1))),
+    "floor": lambda x: np.sum(x * (np.floor(x > 0) + np.ceil(x > 1) + np.trunc(x > 2))),
+    "or": lambda x: np.sum(x * ((x > 0) | (x > 1))),
+    "and": lambda x: np.sum(x * ((x > 0) & (x < 3))),
+    "xor": lambda x: np.sum(x * ((x > 0) ^ (x > 1))),
+    "invert": lambda x: np.sum(x * ~(x > 0)),
+    "or_const": lambda x: np.sum(x * ((x > 0) | np.array([True, False] * 3))),
+    "logical": lambda x: np.sum(x * (np.logical_and(x, x > 1) + np.logical_or(x, x > 1)
+                                     + np.logical_xor(x > 0, x) + np.logical_not(x - 2.0))),
+    "bitwise_ufuncs": lambda x: np.sum(x * (np.bitwise_and(x > 0, x < 3)
+                                            + np.bitwise_or(x > 2, x < 0)
+                                            + np.bitwise_xor(x > 0, True) + np.invert(x > 1))),
+    "divide": lambda x: np.sum(x * ((x > 0) / (x > -2))),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MASKS))
+def test_bool_arithmetic_is_numpys(name):
+    f = MASKS[name]
+    with np.errstate(all="ignore"):
+        want = f(X)
+    _same(sg.jit(f, backend="numpy")(X), want)
+    grad = sg.grad(f, backend="numpy")(X)
+    np.testing.assert_allclose(grad, _central(f, X), atol=1e-6)
+
+
+def test_bool_arithmetic_on_numba():
+    f = MASKS["add"]
+    _same(sg.jit(f)(X), f(X))
+    g = lambda x: np.sum(x * (((x > 0) | (x > 1)) + ~(x > 2)))  # noqa: E731
+    _same(sg.grad(g)(X), _central(g, X).round())
+
+
+@pytest.mark.parametrize("expr", ["sub", "neg", "sign"])
+def test_bool_operations_numpy_refuses_are_refused(expr):
+    f = {"sub": lambda x: np.sum(x * ((x > 0) - (x > 1))),
+         "neg": lambda x: np.sum(x * -(x > 0)),
+         "sign": lambda x: np.sum(x * np.sign(x > 0))}[expr]
+    with pytest.raises(TypeError) as numpy_error:
+        f(X)
+    with pytest.raises(TypeError) as ours:
+        sg.jit(f, backend="numpy")(X)
+    assert str(ours.value) == str(numpy_error.value) or "numpy" in str(ours.value)
+
+
+def test_bitwise_operators_on_a_float_raise_as_numpy():
+    f = lambda x: np.sum(x | (x > 0))  # noqa: E731
+    with pytest.raises(TypeError):
+        f(X)
+    with pytest.raises(TypeError, match="bitwise"):
+        sg.jit(f, backend="numpy")(X)
+
+
+INTS = {
+    "and": lambda x, n: x * (n & 6), "or": lambda x, n: x * (n | 1),
+    "xor": lambda x, n: x * (n ^ 3), "invert": lambda x, n: x * ~n,
+    "lshift": lambda x, n: x * (n << 2), "rshift": lambda x, n: x * (n >> 1),
+    "lshift_out": lambda x, n: x * (n << 70), "rshift_out": lambda x, n: x * ((-n) >> 70),
+    "rshift_neg_count": lambda x, n: x * (n >> -1),
+    "floordiv_zero": lambda x, n: x * (n // (n - n) + n % (n - n)),
+    "bool_and_int": lambda x, n: x * ((x > 0) & n),
+}
+
+
+@pytest.mark.parametrize("backend", ["numpy", "numba"])
+def test_bitwise_operators_on_integers(backend):
+    # the oracle: numpy's int64 arithmetic (a Python int is traced as an int64)
+    names = sorted(INTS) if backend == "numpy" else ["lshift_out", "rshift_out"]
+    for name in names:
+        f = INTS[name]
+        for n in (13, -7, 0):
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                want = f(X, np.int64(n))
+            got = sg.jit(f, backend=backend)(X, n)
+            _same(got, want)
+            k = np.broadcast_to(want / X, X.shape)  # f is x times an integer k: gradient k
+            _same(sg.grad(f, backend=backend)(X, n, gradient=np.ones(X.shape)), k)
