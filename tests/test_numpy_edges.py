@@ -119,3 +119,35 @@ def test_bitwise_operators_on_integers(backend):
             _same(got, want)
             k = np.broadcast_to(want / X, X.shape)  # f is x times an integer k: gradient k
             _same(sg.grad(f, backend=backend)(X, n, gradient=np.ones(X.shape)), k)
+
+
+# ---------------------------------------------------------------------------
+# nan in maximum, minimum, fmax, fmin and clip: every combination of nan, infinities
+# and ordinary values in each operand (ties of zeros of opposite signs aside, where
+# clip gives its gradient's operand: its docstring)
+
+_VALUES = [np.nan, 1.0, 2.0, 3.0, -np.inf, np.inf]
+_GRID = np.array(np.meshgrid(_VALUES, _VALUES, _VALUES)).reshape(3, -1)
+NANS = {
+    "maximum": lambda a, b, c: np.maximum(a, b), "minimum": lambda a, b, c: np.minimum(a, b),
+    "fmax": lambda a, b, c: np.fmax(a, b), "fmin": lambda a, b, c: np.fmin(a, b),
+    "clip": lambda a, b, c: np.clip(a, b, c), "clip_min": lambda a, b, c: np.clip(a, b, None),
+    "clip_max": lambda a, b, c: np.clip(a, None, c),
+    "clip_literal_nan": lambda a, b, c: np.clip(a, np.nan, 3.0),
+    "max": lambda a, b, c: np.max(np.stack([a, b, c]), axis=0),
+    "min": lambda a, b, c: np.min(np.stack([a, b, c]), axis=0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NANS))
+def test_nan_propagation_is_numpys(name):
+    f = NANS[name]
+    _same(sg.jit(f, backend="numpy")(*_GRID), f(*_GRID))
+    for k in range(0, _GRID.shape[1], 37):  # 0-d operands: the scalar code
+        _same(sg.jit(f, backend="numpy")(*_GRID[:, k]), f(*_GRID[:, k]))
+
+
+def test_nan_propagation_on_numba():
+    for name in ("clip", "fmax"):
+        _same(sg.jit(NANS[name])(*_GRID), NANS[name](*_GRID))
+    assert np.isnan(sg.jit(lambda x: np.clip(x, np.nan, 3.0))(1.0))
