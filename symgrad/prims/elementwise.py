@@ -31,6 +31,7 @@ from ..core.conventions import CONVENTIONS_VERSION as CONVENTIONS_VERSION  # re-
 from ..core.ir import BOOL, FLOAT, INT, Aval, Eqn, Literal, Primitive, float_of, is_float
 from ..core.rewrite import Producer, Rewrite, as_prim, lit, made_by, same_aval
 from ..core.tracing import Traced, Tracer, apply, as_constant_array, current_trace
+from .overflow import CheckedUfunc, checked_emit
 from .registry import binary, broadcast_shapes, expression, register, require, unary
 from .registry import elementwise_rule as _elementwise_rule
 
@@ -199,8 +200,9 @@ def _neg_simplify(e: Eqn, producer: Producer) -> Rewrite:
 
 
 neg_p = register(name="neg", kind="elementwise",
-                 shape_rule=_elementwise_rule("neg", integer=True), impl=np.negative,
-                 vjp=lambda g, ans, x: (-g,), emit=expression("np.negative({0})"),
+                 shape_rule=_elementwise_rule("neg", integer=True),
+                 impl=CheckedUfunc(np.negative), vjp=lambda g, ans, x: (-g,),
+                 emit=checked_emit(expression("np.negative({0})"), np.negative),
                  sympy=lambda sp, x: -x, numpy=np.negative,
                  simplify=_neg_simplify, linear=True, cheap=True, torch_name="NegBackward0",
                  integer=True)
@@ -668,6 +670,26 @@ def _identity(x: Any) -> Any:
     return x
 
 
+def _integer_power(x: Any, y: Any) -> Any:
+    """numpy's integer ``x ** k`` for a traced int64 ``x`` and a literal ``k`` >= 0: int64
+    products by squaring (each refusing to wrap, :mod:`.overflow`); a negative ``k`` is
+    numpy's ValueError. Other integer powers are computed in float64 (exact below 2**53)."""
+    if not (isinstance(x, Tracer) and x.dtype == np.int64 and _kind(y) == "i"
+            and not isinstance(y, Traced) and np.ndim(y) == 0):
+        return apply(pow_p, as_float(x), as_float(y))
+    k = int(y)
+    if k < 0:
+        raise ValueError("Integers to negative integer powers are not allowed.")
+    result, square_ = None, x
+    while k:
+        if k & 1:
+            result = square_ if result is None else call(mul_p, result, square_)
+        k >>= 1
+        if k:
+            square_ = call(mul_p, square_, square_)
+    return call(add_p, call(mul_p, x, 0), 1) if result is None else result
+
+
 #: bool operands only: numpy's result is bool (the Boolean algebra) or an error
 _ON_BOOLS: dict[Primitive, Callable[..., Any]] = {
     add_p: logical_or, maximum_p: logical_or, mul_p: logical_and, minimum_p: logical_and,
@@ -680,7 +702,7 @@ _ON_BOOLS: dict[Primitive, Callable[..., Any]] = {
 }
 #: bool and integer operands (at least one traced): numpy's integer arithmetic
 _ON_INTEGERS: dict[Primitive, Callable[..., Any]] = {
-    reciprocal_p: _refuse(_INTEGER_RECIPROCAL),
+    reciprocal_p: _refuse(_INTEGER_RECIPROCAL), pow_p: _integer_power,
 }
 
 
