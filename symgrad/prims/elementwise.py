@@ -622,8 +622,8 @@ def call(prim: Primitive, *args: Any) -> Any:
 def _kind(x: Any) -> str:
     """numpy's dtype kind of an operand as numpy sees it: ``b``, ``i`` (``u``), ``f``;
     a Python int is an integer (NEP 50), though it enters float arithmetic as a float."""
-    if isinstance(x, Traced):
-        return x.dtype.kind
+    if isinstance(x, Traced):  # (a Tensor's dtype is torch-like: its aval's is numpy's)
+        return np.dtype(x.aval.dtype).kind if x.aval.dtype != "tuple" else "O"
     return "b" if isinstance(x, (bool, np.bool_)) else np.asarray(x).dtype.kind.replace("u", "i")
 
 
