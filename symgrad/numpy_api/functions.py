@@ -25,6 +25,7 @@ from ..prims import elementwise as E
 from ..prims import reductions as R
 from ..prims.convert import convert
 from ..prims.elementwise import as_float
+from ..prims.integers import logical_or
 from ..prims.norms import norm2
 from .dispatch import float_dtype, implements, normalize_axes, refuse_kwargs
 
@@ -201,9 +202,9 @@ def clip(a: Any, a_min: Any = None, a_max: Any = None, out: Any = None, **kwargs
     refuse_kwargs("np.clip", {"out": out, **kwargs}, allowed={})
     result = as_float(a)
     if a_min is not None:  # (a nan bound is the result: it is not equal to itself)
-        result = where(E.logical_or(less(result, a_min), not_equal(a_min, a_min)), a_min, result)
+        result = where(logical_or(less(result, a_min), not_equal(a_min, a_min)), a_min, result)
     if a_max is not None:
-        result = where(E.logical_or(greater(result, a_max), not_equal(a_max, a_max)), a_max,
+        result = where(logical_or(greater(result, a_max), not_equal(a_max, a_max)), a_max,
                        result)
     return result
 

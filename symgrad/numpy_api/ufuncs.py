@@ -23,6 +23,10 @@ from ..prims import elementwise as E
 from ..prims import special as S
 from ..prims.bitwise import bitwise
 from ..prims.elementwise import as_float
+from ..prims.integers import logical_and as _and
+from ..prims.integers import logical_not as _not
+from ..prims.integers import logical_or as _or
+from ..prims.integers import logical_xor as _xor
 from .dispatch import float_dtype, implements, refuse_kwargs
 
 _DEG2RAD = math.pi / 180.0  # numpy's constants (npy_math: NPY_PI / 180.0, 180.0 / NPY_PI)
@@ -138,25 +142,25 @@ def angle(z: Any, deg: bool = False) -> Any:
 @implements(np.logical_and)
 def logical_and(x1: Any, x2: Any, /, **kwargs: Any) -> Any:
     _ufunc_kwargs("np.logical_and", kwargs)
-    return E.logical_and(x1, x2)
+    return _and(x1, x2)
 
 
 @implements(np.logical_or)
 def logical_or(x1: Any, x2: Any, /, **kwargs: Any) -> Any:
     _ufunc_kwargs("np.logical_or", kwargs)
-    return E.logical_or(x1, x2)
+    return _or(x1, x2)
 
 
 @implements(np.logical_xor)
 def logical_xor(x1: Any, x2: Any, /, **kwargs: Any) -> Any:
     _ufunc_kwargs("np.logical_xor", kwargs)
-    return E.logical_xor(x1, x2)
+    return _xor(x1, x2)
 
 
 @implements(np.logical_not)
 def logical_not(x: Any, /, **kwargs: Any) -> Any:
     _ufunc_kwargs("np.logical_not", kwargs)
-    return E.logical_not(x)
+    return _not(x)
 
 
 def _bitwise(ufunc: np.ufunc, op: str) -> None:

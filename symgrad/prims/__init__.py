@@ -79,6 +79,7 @@ from .elementwise import (
     where_p,
     xlogy_p,
 )
+from . import integers as integers  # numpy's rules on bools and integers (fills call's tables)
 from .indexing import concatenate_p, cumsum_p, gather_p, scatter_add_p, slice_p, unslice_p
 from .linalg import det_p, inv_p, matmul_p, slogdet_p, solve_p
 from .loops import loop_p, while_p

@@ -5,7 +5,7 @@ Contract: ``bitwise(x, y, op=...)`` is ``np.bitwise_and`` (``op="and"``),
 ``right_shift`` of int64 values, with numpy's results also where C leaves a
 shift undefined: a count outside 0..63 shifts every bit out (0, or -1 for a
 negative number shifted right). Integers carry no gradient. On bools the
-operators are numpy's logical functions (:func:`symgrad.prims.elementwise.logical_and`,
+operators are numpy's logical functions (:func:`symgrad.prims.integers.logical_and`,
 ...), compositions of comparisons and selections, so that masks stay in the
 float arithmetic the fused loops already do; on a float operand numpy raises a
 TypeError, and so does symgrad.
@@ -24,6 +24,7 @@ import numpy as np
 from ..core.ir import INT, Aval, Literal
 from ..core.tracing import Traced, apply
 from . import elementwise as E
+from .integers import logical_and, logical_not, logical_or, logical_xor
 from .registry import broadcast_shapes, register, require
 
 _UFUNCS = {"and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor,
@@ -69,8 +70,7 @@ bitwise_p = register(
     name="bitwise", kind="elementwise", shape_rule=_rule, impl=_impl, emit=_emit,
     vjp=lambda g, ans, *xs, op: (None,) * len(xs), sympy=_sympy, cheap=True)
 
-_LOGICAL = {"and": E.logical_and, "or": E.logical_or, "xor": E.logical_xor,
-            "invert": E.logical_not}
+_LOGICAL = {"and": logical_and, "or": logical_or, "xor": logical_xor, "invert": logical_not}
 
 
 def bitwise(*xs: Any, op: str) -> Any:

@@ -24,9 +24,7 @@ import math
 import numpy as np
 
 from .elementwise import (
-    _ON_INTEGERS,
     _elementwise_rule,
-    _integer_division,
     _recorder,
     absolute,
     binary,
@@ -115,9 +113,6 @@ floor_divide_p = binary("floor_divide", np.floor_divide, emit="np.floor_divide({
 remainder_p = binary("remainder", np.remainder, emit="np.remainder({0}, {1})",
                      vjp=lambda g, ans, x, y: (g, -(g * floor_divide(x, y))),
                      sympy=lambda sp, x, y: x - y * sp.floor(x / y))
-
-_ON_INTEGERS[floor_divide_p] = _integer_division(floor_divide_p)  # x // 0 is 0 for integers
-_ON_INTEGERS[remainder_p] = _integer_division(remainder_p)  # and x % 0 too
 
 
 log2, log10, exp2, cbrt = map(_recorder, (log2_p, log10_p, exp2_p, cbrt_p))
