@@ -225,3 +225,19 @@ def test_negative_integer_powers_raise_as_numpy():
     with pytest.raises(ValueError) as ours:
         sg.jit(lambda u: u ** -1, backend="numpy")(U)
     assert str(ours.value) == str(numpy_error.value)
+
+
+def test_tensor_masks_combine_as_pytorchs():
+    # the Tensor API's oracle is PyTorch: bool + bool is logical or there too
+    torch = pytest.importorskip("torch")
+    values = [1.0, -2.0, 3.0, 0.5]
+    results = []
+    for lib in (sg, torch):
+        a = lib.tensor(values, requires_grad=True)
+        masks = [(a > 0) + (a > 1), (a > 0) * (a > 1), (a > 0) | (a < -1), (a > 0) & (a < 2),
+                 (a > 0) ^ (a > 2), ~(a > 0), (a > 0) + 1]
+        loss = sum((a * m).sum() for m in masks)
+        loss.backward()
+        results.append([np.asarray(m.tolist()) for m in masks] + [np.asarray(a.grad.tolist())])
+    for ours, theirs in zip(*results):
+        assert ours.dtype == theirs.dtype and np.array_equal(ours, theirs), (ours, theirs)
