@@ -219,6 +219,12 @@ def test_int64_arithmetic_that_would_wrap_raises(backend):
                 sg.jit(g, backend=backend)(np.ones(arg.shape if np.ndim(arg) else 2), arg)
 
 
+def test_a_python_int_beyond_int64_meets_floats_as_numpy():
+    n = 5_000_000_000
+    f = lambda x: x * (n * n)  # noqa: E731  (n * n: a Python int, 2.5e19)
+    _same(sg.jit(f, backend="numpy")(X), f(X))
+
+
 def test_negative_integer_powers_raise_as_numpy():
     with pytest.raises(ValueError) as numpy_error:
         U ** -1
