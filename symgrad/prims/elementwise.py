@@ -589,7 +589,7 @@ def _scalar_known_later(y: Any) -> bool:
 
 def call(prim: Primitive, *args: Any) -> Any:
     """``prim`` on ``args``, floats and booleans promoted as numpy does."""
-    if any(isinstance(a, Traced) for a in args):
+    if (prim in _ON_BOOLS or prim in _ON_INTEGERS) and any(isinstance(a, Traced) for a in args):
         kinds = "".join(map(_kind, args))
         if kinds.strip("b") == "" and prim in _ON_BOOLS:
             return _ON_BOOLS[prim](*args)  # bool + bool is logical or, as numpy
@@ -619,11 +619,19 @@ def call(prim: Primitive, *args: Any) -> Any:
 # bools enter as 0.0/1.0 and integers as floats, which gives numpy's values.
 
 
+_KINDS = {"float64": "f", "float32": "f", "bool": "b", "int64": "i"}
+
+
 def _kind(x: Any) -> str:
     """numpy's dtype kind of an operand as numpy sees it: ``b``, ``i`` (``u``), ``f``;
     a Python int is an integer (NEP 50), though it enters float arithmetic as a float."""
-    if isinstance(x, Traced):  # (a Tensor's dtype is torch-like: its aval's is numpy's)
-        return np.dtype(x.aval.dtype).kind if x.aval.dtype != "tuple" else "O"
+    t = type(x)
+    if t is float:
+        return "f"
+    if t is int or t is bool:
+        return "i" if t is int else "b"
+    if isinstance(x, Traced):  # a Tensor's aval: an int64 Tensor computes as PyTorch's, in
+        return _KINDS.get(x.aval.dtype, "O")  # floats (symgrad.eager), so it is no integer
     return "b" if isinstance(x, (bool, np.bool_)) else np.asarray(x).dtype.kind.replace("u", "i")
 
 
