@@ -295,7 +295,7 @@ class _Kernel:
                                  [self.sizes.aval(a.aval) for a in e.inputs],
                                  self.sizes.aval(e.out.aval), **self.sizes.params(e.params),
                                  **tools)
-            if any("la." in line for line in lines):  # eigh of an upper triangle
+            if any("la.eigh_upper(" in line for line in lines):  # eigh of an upper triangle
                 self.root.uses_lapack = True
         return lines
 
