@@ -420,7 +420,7 @@ class Transformed:
                 try:
                     value, aval = _traced_input(x, "", promote=i in diff, integers=True)
                 except TypeError:  # again, to say which argument (not named on the hot path)
-                    _traced_input(x, f"argument {name}", i in diff)
+                    _traced_input(x, f"argument {name}", i in diff, integers=True)
                     raise
                 key.append(aval)
                 avals.append(aval)

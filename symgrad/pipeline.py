@@ -103,6 +103,8 @@ def kernel_input(x: Any, what: str = "", promote: bool = True,
     if (integers and not promote and isinstance(x, int | np.integer)
             and not isinstance(x, bool | np.bool_)):
         return int(x), Aval((), INT)
+    if integers and not promote and isinstance(x, np.ndarray) and x.dtype.kind in "iu":
+        return _integer_array(x, what)
     array = as_constant_array(x, what)
     dtype = (BOOL if array.dtype == np.bool_ and not promote
              else F32 if array.dtype == np.float32 else FLOAT)
@@ -114,6 +116,25 @@ def kernel_input(x: Any, what: str = "", promote: bool = True,
     if not array.flags.writeable:  # Numba compiles read-only arrays separately
         array = array.copy()
     return array, Aval(array.shape, dtype)
+
+
+def _integer_array(x: np.ndarray, what: str) -> tuple[Any, Aval]:
+    """An integer array that is not differentiated: an int64 one is traced as integers, so
+    that integer arithmetic on it is numpy's (``u - 3``, ``n // 2``, bitwise operations,
+    wrapping as numpy's int64 does); other integer dtypes are refused, because numpy's
+    arithmetic in them (uint8's ``1 - 3`` is 254) is not int64's."""
+    if x.dtype != np.int64:
+        raise TypeError(
+            f"{what or 'an argument'} is a {x.dtype} array: symgrad computes integers in int64 only, and "
+            f"numpy's {x.dtype} arithmetic differs (it wraps at other bounds: uint8 1 - 3 is "
+            "254). Pass x.astype(np.int64) for integer arithmetic, or x.astype(np.float64) "
+            "where x only enters float arithmetic")
+    if x.ndim == 0:
+        return int(x), Aval((), INT)
+    array = np.ascontiguousarray(x)
+    if not array.flags.writeable:
+        array = array.copy()
+    return array, Aval(array.shape, INT)
 
 
 def cotangent(gradient: Any, out: Aval, subject: str,

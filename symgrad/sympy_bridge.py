@@ -122,7 +122,7 @@ def _bounded(value: Any) -> Any:
     return value
 
 
-def _elementwise(prim: Primitive, args: tuple) -> Any:
+def _elementwise(prim: Primitive, args: tuple, params: dict[str, Any]) -> Any:
     # SymPy multiplies out c**n, or (c*x)**n, before anyone can stop it (the bridge
     # imports core only: the primitive by its registered name, which is unique)
     if prim.name == "pow":
@@ -132,7 +132,7 @@ def _elementwise(prim: Primitive, args: tuple) -> Any:
             if digits > MAX_DIGITS:
                 raise TooLarge(f"a number in the formula would have about {digits:.0f} digits "
                                f"(a power of {_short(base)}; at most {MAX_DIGITS} are built)")
-    return _bounded(prim.sympy(sp, *args))
+    return _bounded(prim.sympy(sp, *args, **params))
 
 
 def _short(e: Any) -> str:
@@ -143,7 +143,7 @@ def _short(e: Any) -> str:
 def _apply(prim: Primitive, args: list[Any], params: dict[str, Any]) -> Any:
     if prim.kind == "elementwise":
         with np.errstate(all="ignore"):  # numpy reads SymPy's float flags as its own
-            return np.frompyfunc(lambda *a: _elementwise(prim, a), len(args), 1)(*args)
+            return np.frompyfunc(lambda *a: _elementwise(prim, a, params), len(args), 1)(*args)
     if prim.kind == "reduction":
         return _reduce(prim, np.asarray(args[0], dtype=object), params["axes"])
     if prim.kind == "structural":

@@ -23,6 +23,14 @@ def _fori(x):
     return sg.fori_loop(0, 3, lambda i, v: np.sin(v) * 1.5 + v * i, x)
 
 
+def _fori_bits(x):
+    # numpy's bitwise operators on the counter i (int64): & | ^ ~ << >>
+    def body(i, v):
+        k = (i & 1) + (i | 4) + (i ^ 2) + ~i + (i << 1) + (i >> 1)
+        return v * 0.5 + np.sin(v) * k
+    return sg.fori_loop(0, 3, body, x)
+
+
 def _fori_offset(x, y):
     # bounds that do not start at 0, a carry pair, a value read from outside (y)
     def body(i, c):
@@ -57,6 +65,8 @@ for shape in [(), (3,), (2, 3)]:
     CASES += [
         Case(f"fori-{_shape_id(shape)}", ("loop", "proj", "to_float"), _fori, (shape,),
              ((-1, 1),)),
+        Case(f"fori_bits-{_shape_id(shape)}", ("bitwise", "loop", "proj"), _fori_bits,
+             (shape,), ((-1, 1),)),
         Case(f"fori_offset-{_shape_id(shape)}", ("loop", "proj"), _fori_offset,
              (shape, shape), ((-1, 1), (-1, 1))),
         Case(f"while-{_shape_id(shape)}", ("while", "proj"), _while, (shape,), ((-1, 1),)),

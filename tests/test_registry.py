@@ -68,12 +68,14 @@ ELEMENTWISE = sorted(n for n, p in P.REGISTRY.items() if p.kind == "elementwise"
 def test_elementwise_shape_rules_broadcast(name):
     prim = P.REGISTRY[name]
     unary = name in ("to_float", "convert")
-    n = prim.impl.nin if isinstance(prim.impl, np.ufunc) else 1 if unary else 3
+    n = (prim.impl.nin if isinstance(prim.impl, np.ufunc) else 1 if unary
+         else 2 if name == "bitwise" else 3)
     dtypes = (["bool", "float64", "float64"] if name == "where" else
-              ["int64"] if name == "to_float" else ["float64"] * n)
+              ["int64"] * n if name in ("to_float", "bitwise") else ["float64"] * n)
     shapes = [(2, 1), (3,), ()][:n] if n > 1 else [(2, 1)]
     avals = [Aval(s, d) for s, d in zip(shapes, dtypes)]
-    params = {"dtype": "float32"} if name == "convert" else {}
+    params = ({"dtype": "float32"} if name == "convert" else {"op": "xor"} if name == "bitwise"
+              else {})
     assert prim.shape_rule(*avals, **params).shape == np.broadcast_shapes(*shapes)
 
 

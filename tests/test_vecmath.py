@@ -166,6 +166,30 @@ def test_within_one_ulp_of_mpmath(name):
     assert errors[worst] <= 1.0, (name, x[worst], got[worst])
 
 
+#: where every function's value is exact, so numpy's is correctly rounded: zeros of both
+#: signs, infinities, nan, subnormals and the smallest normals
+EDGES = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, -np.nan, 5e-324, -5e-324, 1e-310,
+                  -1e-310, 2.2250738585072014e-308, -2.2250738585072014e-308, 1e-300, -1e-300])
+#: numpy's value at EDGES (sigmoid and softplus have no ufunc: these spellings are exact
+#: there)
+NUMPY = {"sigmoid": lambda v: 1.0 / (1.0 + np.exp(-v)),
+         "softplus": lambda v: np.logaddexp(0.0, v),
+         **{name: (lambda n: lambda v: np.power(v, float(n)))(n) for name, n in POWERS.items()}}
+
+
+@pytest.mark.parametrize("name", list(FUNCTIONS))
+def test_numpys_bits_at_zeros_infinities_nan_and_subnormals(name):
+    # bit for bit (the sign of zero too: 1 / log1p(-0.0) is -inf), nan for nan. The kernel
+    # is the one test_within_one_ulp_of_mpmath compiles (the same graph and rank)
+    got = through_kernel(name, EDGES)
+    with np.errstate(all="ignore"):
+        want = NUMPY[name](EDGES) if name in NUMPY else getattr(np, name)(EDGES)
+    nan = np.isnan(want)
+    assert np.array_equal(np.isnan(got), nan), (name, EDGES[np.isnan(got) != nan])
+    wrong = got[~nan].view(np.int64) != want[~nan].view(np.int64)
+    assert not wrong.any(), (name, EDGES[~nan][wrong], got[~nan][wrong], want[~nan][wrong])
+
+
 def test_the_kernels_call_vecmath_and_sin_falls_back_to_libm_beyond_its_range():
     source = sg.jit(lambda x: np.sin(x) + np.exp(x)).source(np.ones(4))
     assert "vm.sin(" in source and "vm.exp(" in source and "np.sin(" in source

@@ -254,6 +254,7 @@ class _Kernel:
         self.parallel_min = parallel_min  # loops of at least this many elements: prange
         self.vector = vector              # fused loops call vecmath where a prim says so
         self.uses_vecmath = False
+        self.uses_lapack = False          # calls symgrad.backend.lapack (as la)
         self.rows: list[str] = []  # scratch rows of serial loops, made once at the start
         self.parallel = False             # some loop is a prange
         self.loops = 0                    # loops numbered so far (names of their helpers)
@@ -301,6 +302,8 @@ class _Kernel:
                                  [self.sizes.aval(a.aval) for a in e.inputs],
                                  self.sizes.aval(e.out.aval), **self.sizes.params(e.params),
                                  **tools)
+            if any("la.eigh_upper(" in line for line in lines):  # eigh of an upper triangle
+                self.root.uses_lapack = True
         return lines
 
     def loop(self, loop: Loop) -> list[str]:
@@ -615,6 +618,8 @@ def generate(graph: Graph, function: str, description: str,
         ", prange" if kernel.parallel else "")]
     if kernel.uses_vecmath:  # the file's hash is in the key: a change there recompiles
         imports.append(f"from symgrad.backend import vecmath as vm  # {vecmath_hash()}")
+    if kernel.uses_lapack:
+        imports.append(f"from symgrad.backend import lapack as la  # {vecmath_hash('lapack')}")
     code = "\n".join([
         f"# {description}",
         f"# {graph.name}({', '.join(kernel.comments.typed(v) for v in graph.inputs)})",
@@ -635,10 +640,11 @@ def generate(graph: Graph, function: str, description: str,
 
 
 @functools.cache
-def vecmath_hash() -> str:
-    """A hash of :mod:`.vecmath`'s source (read, not imported: that would import Numba)."""
-    text = Path(__file__).with_name("vecmath.py").read_bytes()
-    return "vecmath " + hashlib.sha256(text).hexdigest()[:12]
+def vecmath_hash(module: str = "vecmath") -> str:
+    """A hash of :mod:`.vecmath`'s source (or :mod:`.lapack`'s: read, not imported, which
+    would import Numba)."""
+    text = Path(__file__).with_name(f"{module}.py").read_bytes()
+    return f"{module} " + hashlib.sha256(text).hexdigest()[:12]
 
 
 def _returns(graph: Graph, p: _Kernel) -> str:

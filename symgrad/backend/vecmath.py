@@ -226,7 +226,7 @@ def expm1(x):
     k, r, c = _reduce_ln2(xc)
     large = _scale(1.0 + (r + (_expm1_poly(r) + c * (1.0 + r))), k)  # the -1 is below ulp/2
     y = large if xc > 38.0 else small
-    return y if x == x else x
+    return y if (x == x) & (x != 0.0) else x  # nan, and +-0 with its sign, as they are
 
 
 # fdlibm's log: log(1+f) = f - f*f/2 + s*(f*f/2 + R(s*s)), s = f/(2+f)
@@ -285,8 +285,8 @@ def log1p(x):
     pos = (x > -1.0) & (x < math.inf)
     hi, lo = _log1p_dd(x if pos else 0.0, 0.0)
     y = hi + lo
-    other = -math.inf if x == -1.0 else (x if x == math.inf else math.nan)
-    return y if pos else other
+    other = -math.inf if x == -1.0 else (x if (x == math.inf) | (x == 0.0) else math.nan)
+    return y if pos & (x != 0.0) else other  # +-0 as it is: log1p(-0.0) is -0.0
 
 
 # fdlibm's kernels of sin and cos on [-pi/4, pi/4], with a tail y of the argument
@@ -363,7 +363,8 @@ def sin(x):
     s = _sin_kernel(y0, y1)
     c = _cos_kernel(y0, y1)
     v = s if q & 1 == 0 else c
-    return -v if q & 2 else v
+    v = -v if q & 2 else v
+    return v if x != 0.0 else x  # sin(-0.0) is -0.0
 
 
 @njit(**_JIT)

@@ -201,6 +201,8 @@ def as_constant_array(x: Any, what: str = "") -> np.ndarray:
         raise TypeError(f"{_subject(x, what)} is a traced value of a function being traced: "
                         "its value is known only when the compiled function runs, so it "
                         "cannot be used where a concrete array is needed")
+    if type(x) is int and not -2 ** 63 <= x < 2 ** 63:
+        return np.asarray(float(x))  # a Python int beyond int64 meets floats as numpy's does
     try:
         array = np.asarray(x)
     except Exception as e:  # ragged lists and the like

@@ -601,7 +601,11 @@ def _remainder(a: Any, b: Any) -> Any:
 
 
 def _no_bools(a: Any, b: Any) -> tuple[Any, Any]:
-    """Bool tensors as int64 (``mask + 1`` is int64 in PyTorch, float64 in numpy)."""
+    """Bool tensors as int64 (``mask + 1`` is int64 in PyTorch, float64 in numpy); two
+    bools stay bools (``mask + mask`` is logical or, ``*`` and, in PyTorch as in numpy)."""
+    if all(type(t) is bool or (isinstance(t, Tensor) and t._value.dtype == np.bool_)
+           for t in (a, b)):
+        return a, b
     return (a.long() if isinstance(a, Tensor) and a._value.dtype == np.bool_ else a,
             b.long() if isinstance(b, Tensor) and b._value.dtype == np.bool_ else b)
 

@@ -132,6 +132,9 @@ def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True,
     """``U, S, Vh`` with ``full_matrices=False`` (or of a square matrix); ``S`` alone with
     ``compute_uv=False``."""
     a = as_float(a)
+    if not compute_uv and hermitian:
+        # numpy's: |eigvalsh(a)| in descending order, of the lower triangle alone
+        return np.flip(np.sort(np.absolute(D.eigh(a, "values", "L")), axis=-1), axis=-1)
     if not compute_uv:
         return D.svd(a, "s")
     m, n = shape_of(a)[-2:]
@@ -161,7 +164,11 @@ def _scalar(value: Any, what: str) -> float:
 @implements(np.linalg.pinv)
 def pinv(a: Any, rcond: Any = None, hermitian: bool = False, *, rtol: Any = np._NoValue) -> Any:
     """The pseudo-inverse, dropping singular values at most ``rcond`` times the largest
-    (numpy's defaults); differentiated at constant rank."""
+    (numpy's defaults); differentiated at constant rank, which is the derivative of
+    numpy's function where the dropped singular values are 0. Its error is of the order
+    of the dropped ones over the kept ones, at most ``rcond``: a cutoff above
+    :data:`PINV_MAX_RCOND` is refused. ``hermitian=True`` reads the lower triangle
+    alone, as numpy's (which calls ``eigh``)."""
     a = as_float(a)
     if rcond is None:
         rcond = 1e-15 if rtol is np._NoValue else (
@@ -169,7 +176,20 @@ def pinv(a: Any, rcond: Any = None, hermitian: bool = False, *, rtol: Any = np._
             else rtol)
     elif rtol is not np._NoValue:
         raise ValueError("`rtol` and `rcond` can't be both set.")
-    return D.pinv(a, _scalar(rcond, "np.linalg.pinv's rcond"))
+    rcond = _scalar(rcond, "np.linalg.pinv's rcond")
+    if rcond > PINV_MAX_RCOND:
+        raise _refuse(f"np.linalg.pinv(..., rcond={rcond!r}) (or rtol)", "its gradient at "
+                      "constant rank is the derivative of numpy's function only where the "
+                      "singular values it drops are 0; with a cutoff above "
+                      f"{PINV_MAX_RCOND} it may drop others. Compute the truncated "
+                      "pseudo-inverse from np.linalg.svd(a, full_matrices=False) instead")
+    if hermitian:
+        a = np.tril(a) + swap(np.tril(a, -1))  # the symmetric matrix of the lower triangle
+    return D.pinv(a, rcond)
+
+
+#: the largest pinv cutoff (relative to the largest singular value) differentiated
+PINV_MAX_RCOND = 1e-8
 
 
 @implements(np.linalg.lstsq)

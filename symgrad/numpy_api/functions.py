@@ -25,6 +25,7 @@ from ..prims import elementwise as E
 from ..prims import reductions as R
 from ..prims.convert import convert
 from ..prims.elementwise import as_float
+from ..prims.integers import logical_or
 from ..prims.norms import norm2
 from .dispatch import float_dtype, implements, normalize_axes, refuse_kwargs
 
@@ -186,7 +187,10 @@ def softmax(x: Any, axis: Any = -1) -> Any:
 def clip(a: Any, a_min: Any = None, a_max: Any = None, out: Any = None, **kwargs: Any) -> Any:
     """``np.clip``: the gradient in ``a`` is 1 on the closed interval ``[a_min, a_max]``,
     boundaries included (PyTorch's clamp), and 0 outside, where ``a_min`` (below) or
-    ``a_max`` (above) gets it instead. ``a_min > a_max`` gives ``a_max``, as numpy.
+    ``a_max`` (above) gets it instead. ``a_min > a_max`` gives ``a_max``, as numpy; a nan
+    anywhere (``a``, ``a_min`` or ``a_max``) gives nan, as numpy's
+    ``minimum(maximum(a, a_min), a_max)`` (at a tie of zeros numpy returns the bound's
+    sign of zero, symgrad ``a``'s, whose gradient it is).
 
         >>> import numpy as np, symgrad as sg
         >>> sg.grad(lambda x: np.sum(np.clip(x, 0.0, 1.0)))(np.array([-1.0, 0.0, 0.5, 1.0, 2.0]))
@@ -197,10 +201,11 @@ def clip(a: Any, a_min: Any = None, a_max: Any = None, out: Any = None, **kwargs
     a_max = kwargs.pop("max", a_max)
     refuse_kwargs("np.clip", {"out": out, **kwargs}, allowed={})
     result = as_float(a)
-    if a_min is not None:
-        result = where(less(result, a_min), a_min, result)
+    if a_min is not None:  # (a nan bound is the result: it is not equal to itself)
+        result = where(logical_or(less(result, a_min), not_equal(a_min, a_min)), a_min, result)
     if a_max is not None:
-        result = where(greater(result, a_max), a_max, result)
+        result = where(logical_or(greater(result, a_max), not_equal(a_max, a_max)), a_max,
+                       result)
     return result
 
 

@@ -21,7 +21,12 @@ import numpy as np
 
 from ..prims import elementwise as E
 from ..prims import special as S
+from ..prims.bitwise import bitwise
 from ..prims.elementwise import as_float
+from ..prims.integers import logical_and as _and
+from ..prims.integers import logical_not as _not
+from ..prims.integers import logical_or as _or
+from ..prims.integers import logical_xor as _xor
 from .dispatch import float_dtype, implements, refuse_kwargs
 
 _DEG2RAD = math.pi / 180.0  # numpy's constants (npy_math: NPY_PI / 180.0, 180.0 / NPY_PI)
@@ -128,3 +133,44 @@ def angle(z: Any, deg: bool = False) -> Any:
     half_turn = 180.0 if deg else math.pi
     x = as_float(z)
     return E.where(_isnan(x), np.nan, E.where(E.less(x, 0.0), half_turn, 0.0))
+
+
+# logical functions take numpy's truth of any operand (x != 0); bitwise ones integers and
+# bools (symgrad.prims.bitwise). Neither carries a gradient
+
+
+@implements(np.logical_and)
+def logical_and(x1: Any, x2: Any, /, **kwargs: Any) -> Any:
+    _ufunc_kwargs("np.logical_and", kwargs)
+    return _and(x1, x2)
+
+
+@implements(np.logical_or)
+def logical_or(x1: Any, x2: Any, /, **kwargs: Any) -> Any:
+    _ufunc_kwargs("np.logical_or", kwargs)
+    return _or(x1, x2)
+
+
+@implements(np.logical_xor)
+def logical_xor(x1: Any, x2: Any, /, **kwargs: Any) -> Any:
+    _ufunc_kwargs("np.logical_xor", kwargs)
+    return _xor(x1, x2)
+
+
+@implements(np.logical_not)
+def logical_not(x: Any, /, **kwargs: Any) -> Any:
+    _ufunc_kwargs("np.logical_not", kwargs)
+    return _not(x)
+
+
+def _bitwise(ufunc: np.ufunc, op: str) -> None:
+    def fn(*args: Any, **kwargs: Any) -> Any:
+        _ufunc_kwargs(f"np.{ufunc.__name__}", kwargs)
+        return bitwise(*args, op=op)
+    implements(ufunc)(fn)
+
+
+for _ufunc, _op in ((np.bitwise_and, "and"), (np.bitwise_or, "or"), (np.bitwise_xor, "xor"),
+                    (np.invert, "invert"), (np.left_shift, "left_shift"),
+                    (np.right_shift, "right_shift")):
+    _bitwise(_ufunc, _op)

@@ -27,6 +27,7 @@ the declaration.
 - :mod:`.tracer`: the operators of traced values, and the tracer VJP rules see.
 """
 
+from .bitwise import bitwise_p
 from .control import cond_p, proj_p
 from .convert import convert_p
 from .decompositions import cholesky_p, eig_p, eigh_p, lstsq_p, pinv_p, qr_p, svd_p
@@ -78,6 +79,7 @@ from .elementwise import (
     where_p,
     xlogy_p,
 )
+from . import integers as integers  # numpy's rules on bools and integers (fills call's tables)
 from .indexing import concatenate_p, cumsum_p, gather_p, scatter_add_p, slice_p, unslice_p
 from .linalg import det_p, inv_p, matmul_p, slogdet_p, solve_p
 from .loops import loop_p, while_p
@@ -123,7 +125,7 @@ __all__ = [
     "xlogy_p", "arccosh_p", "arcsinh_p", "arctanh_p", "cbrt_p", "exp2_p", "floor_divide_p",
     "log2_p", "log10_p", "remainder_p", "sinc_p", "argsort_p", "cumprod_p", "scatter_along_p",
     "take_along_p", "cholesky_p", "eig_p", "eigh_p", "lstsq_p", "pinv_p", "qr_p", "svd_p",
-    "to_float_p", "convert_p", "cond_p", "proj_p", "loop_p", "while_p",
+    "to_float_p", "convert_p", "bitwise_p", "cond_p", "proj_p", "loop_p", "while_p",
     "CONVENTIONS_VERSION", "FACETS", "FLAGS", "KINDS", "OPTIONAL_FACETS",
     "REGISTRY", "PrimTracer", "register",
 ]

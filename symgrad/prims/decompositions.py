@@ -218,9 +218,10 @@ cholesky_p = register(
 
 # ---------------------------------------------------------------------------
 # eigh: eigenvalues (ascending) and eigenvectors of a symmetric matrix, of which
-# the triangle ``uplo`` is read (both backends read the upper one as the lower one
-# of the transpose: the same eigenvalues as numpy's eigh(x, "U"), eigenvectors of the
-# same matrix that may differ from numpy's in sign)
+# the triangle ``uplo`` is read, as numpy's eigh(x, uplo) computes them: LAPACK reduces
+# the upper triangle otherwise than the lower one, so eigh(x, "U")'s eigenvectors are
+# not those of eigh(x.T) (signs differ), and Numba's eigh has no UPLO: the kernel of an
+# upper triangle calls dsyevd itself (symgrad.backend.lapack)
 
 
 def _eigh_rule(x: Aval, *, part: str, uplo: str) -> Aval:
@@ -231,19 +232,13 @@ def _eigh_rule(x: Aval, *, part: str, uplo: str) -> Aval:
 
 
 def _eigh_impl(x, part, uplo):
-    # as the kernel computes it: the upper triangle as the lower one of the transpose
-    read = x if uplo == "L" else np.swapaxes(x, -1, -2)
-    return np.linalg.eigh(read, UPLO="L")[0 if part == "values" else 1]
+    return np.linalg.eigh(x, UPLO=uplo)[0 if part == "values" else 1]
 
 
 def _eigh_emit(out, args, avals, out_aval, *, part, uplo):
-    # Numba's eigh reads the lower triangle (it has no UPLO): the upper one is the lower
-    # one of x.T. The eigenvalues are numpy's; eigenvectors may differ in sign from those
-    # of numpy's eigh(x, "U"), which runs LAPACK's other reduction
-    operand = "{0}" if uplo == "L" else "np.ascontiguousarray({0}.T)"
+    call = "np.linalg.eigh({0})" if uplo == "L" else "la.eigh_upper({0})"
     k = 0 if part == "values" else 1
-    return _emit(f"np.linalg.eigh({operand})[{k}]", _vector if k == 0 else _square)(
-        out, args, avals, out_aval)
+    return _emit(f"{call}[{k}]", _vector if k == 0 else _square)(out, args, avals, out_aval)
 
 
 def _eigh_vjp(g, ans, x, *, part, uplo):

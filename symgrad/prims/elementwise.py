@@ -31,6 +31,7 @@ from ..core.conventions import CONVENTIONS_VERSION as CONVENTIONS_VERSION  # re-
 from ..core.ir import BOOL, FLOAT, INT, Aval, Eqn, Literal, Primitive, float_of, is_float
 from ..core.rewrite import Producer, Rewrite, as_prim, lit, made_by, same_aval
 from ..core.tracing import Traced, Tracer, apply, as_constant_array, current_trace
+from .overflow import CheckedUfunc, checked_emit
 from .registry import binary, broadcast_shapes, expression, register, require, unary
 from .registry import elementwise_rule as _elementwise_rule
 
@@ -199,8 +200,9 @@ def _neg_simplify(e: Eqn, producer: Producer) -> Rewrite:
 
 
 neg_p = register(name="neg", kind="elementwise",
-                 shape_rule=_elementwise_rule("neg", integer=True), impl=np.negative,
-                 vjp=lambda g, ans, x: (-g,), emit=expression("np.negative({0})"),
+                 shape_rule=_elementwise_rule("neg", integer=True),
+                 impl=CheckedUfunc(np.negative), vjp=lambda g, ans, x: (-g,),
+                 emit=checked_emit(expression("np.negative({0})"), np.negative),
                  sympy=lambda sp, x: -x, numpy=np.negative,
                  simplify=_neg_simplify, linear=True, cheap=True, torch_name="NegBackward0",
                  integer=True)
@@ -587,6 +589,12 @@ def _scalar_known_later(y: Any) -> bool:
 
 def call(prim: Primitive, *args: Any) -> Any:
     """``prim`` on ``args``, floats and booleans promoted as numpy does."""
+    if (prim in _ON_BOOLS or prim in _ON_INTEGERS) and any(isinstance(a, Traced) for a in args):
+        kinds = "".join(map(_kind, args))
+        if kinds.strip("b") == "" and prim in _ON_BOOLS:
+            return _ON_BOOLS[prim](*args)  # bool + bool is logical or, as numpy
+        if kinds.strip("bi") == "" and prim in _ON_INTEGERS:
+            return _ON_INTEGERS[prim](*args)
     if prim is where_p:
         c, x, y = args
         return apply(where_p, as_bool(c), as_float(x), as_float(y))
@@ -603,6 +611,35 @@ def call(prim: Primitive, *args: Any) -> Any:
         # integer arithmetic on a traced counter stays integer: i + 1, n - 1, i < n
         return apply(prim, *(a if isinstance(a, Traced) else Literal(int(a)) for a in args))
     return apply(prim, *map(as_float, args))
+
+
+# ---------------------------------------------------------------------------
+# numpy's arithmetic on bools and integers where it differs from float arithmetic on
+# their values (the oracle: the ufunc itself on bool and int64 arrays). Elsewhere
+# bools enter as 0.0/1.0 and integers as floats, which gives numpy's values.
+
+
+_KINDS = {"float64": "f", "float32": "f", "bool": "b", "int64": "i"}
+
+
+def _kind(x: Any) -> str:
+    """numpy's dtype kind of an operand as numpy sees it: ``b``, ``i`` (``u``), ``f``;
+    a Python int is an integer (NEP 50), though it enters float arithmetic as a float."""
+    t = type(x)
+    if t is float:
+        return "f"
+    if t is int or t is bool:
+        return "i" if t is int else "b"
+    if isinstance(x, Traced):  # a Tensor's aval: an int64 Tensor computes as PyTorch's, in
+        return _KINDS.get(x.aval.dtype, "O")  # floats (symgrad.eager), so it is no integer
+    return "b" if isinstance(x, (bool, np.bool_)) else np.asarray(x).dtype.kind.replace("u", "i")
+
+
+#: numpy's results on bool operands only, and on bool and integer ones, where they differ
+#: from float arithmetic on their values: prim -> function of the operands (filled by
+#: :mod:`symgrad.prims.integers`)
+_ON_BOOLS: dict[Primitive, Callable[..., Any]] = {}
+_ON_INTEGERS: dict[Primitive, Callable[..., Any]] = {}
 
 
 def _recorder(prim: Primitive) -> Callable[..., Any]:

@@ -19,6 +19,7 @@ import numpy as np
 
 from ..core.errors import ShapeError
 from ..core.ir import BOOL, DYN, FLOAT, INT, Aval, Primitive, float_of, is_float
+from .overflow import CheckedUfunc, checked_emit
 
 REGISTRY: dict[str, Primitive] = {}
 #: what every primitive has
@@ -149,8 +150,11 @@ def binary(name: str, ufunc: np.ufunc, vjp: Callable, sympy: Callable, emit: str
            out_dtype: str = FLOAT, **facts: Any) -> Primitive:
     """An elementwise float64 operation of two broadcasting operands (also of two int64
     operands if ``integer=True``)."""
+    impl: Any = ufunc
+    emit_fn = expression(emit)
+    if facts.get("integer") and ufunc in (np.add, np.subtract, np.multiply):
+        impl, emit_fn = CheckedUfunc(ufunc), checked_emit(emit_fn, ufunc)  # no int64 wrap
     return register(name=name, kind="elementwise",
                     shape_rule=elementwise_rule(name, FLOAT, out_dtype,
                                                 facts.get("integer", False)),
-                    impl=ufunc, vjp=vjp, emit=expression(emit), sympy=sympy, numpy=ufunc,
-                    **facts)
+                    impl=impl, vjp=vjp, emit=emit_fn, sympy=sympy, numpy=ufunc, **facts)

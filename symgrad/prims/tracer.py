@@ -15,6 +15,7 @@ from typing import Any
 
 from ..core.tracing import Tracer
 from . import elementwise as E
+from .bitwise import bitwise
 from .registry import of_numpy
 
 
@@ -36,6 +37,18 @@ class Operators:
     def __rpow__(self, o): return E.power(o, self)
     def __neg__(self): return E.neg(self)
     def __pos__(self): return self
+    # numpy's bitwise operators: logical on bools, bitwise on integers (symgrad.prims.bitwise)
+    def __and__(self, o): return bitwise(self, o, op="and")
+    def __rand__(self, o): return bitwise(o, self, op="and")
+    def __or__(self, o): return bitwise(self, o, op="or")
+    def __ror__(self, o): return bitwise(o, self, op="or")
+    def __xor__(self, o): return bitwise(self, o, op="xor")
+    def __rxor__(self, o): return bitwise(o, self, op="xor")
+    def __invert__(self): return bitwise(self, op="invert")
+    def __lshift__(self, o): return bitwise(self, o, op="left_shift")
+    def __rlshift__(self, o): return bitwise(o, self, op="left_shift")
+    def __rshift__(self, o): return bitwise(self, o, op="right_shift")
+    def __rrshift__(self, o): return bitwise(o, self, op="right_shift")
     def __abs__(self): return E.absolute(self)
     def __lt__(self, o): return E.less(self, o)
     def __le__(self, o): return E.less_equal(self, o)

@@ -1,9 +1,9 @@
-# symgrad kernel k_0bf874d015d06bbcd4d7e5080801157a (symgrad 0.1.0, codegen 5, conventions 4); generated, do not edit
+# symgrad kernel k_f2e7029955776218f99d71fe4f994370 (symgrad 0.1.0, codegen 5, conventions 4); generated, do not edit
 # grad of loss with respect to w, x
 # loss(w: f64[n0], x: f64[n1,n0])
 import numpy as np
 from numba import njit
-from symgrad.backend import vecmath as vm  # vecmath 3d06c5ee5811
+from symgrad.backend import vecmath as vm  # vecmath 89237f1696ee
 
 
 @njit(cache=True, error_model="numpy", fastmath=False)

@@ -1,0 +1,139 @@
+"""numpy's arithmetic on bools and integers, where it differs from float arithmetic.
+
+Bools enter arithmetic as 0.0/1.0 and integers as floats (numpy's values), except
+where numpy's result differs (the oracle: each ufunc on bool and int64 arrays,
+``tests/test_numpy_edges.py``):
+
+- bool operands only: ``+`` and ``maximum`` are logical or, ``*`` and ``minimum``
+  logical and, ``abs``/``floor``/``ceil``/``trunc`` the bool itself; ``-``, unary
+  minus and ``np.sign`` raise numpy's TypeError;
+- bool and integer operands: ``//`` and ``%`` give 0 for a zero divisor (floats give
+  inf and nan), ``np.reciprocal`` (numpy's integer division ``1 // x``) is refused,
+  ``x ** k`` for a literal ``k`` is int64 products by squaring (refusing to wrap,
+  :mod:`.overflow`; a negative ``k`` numpy's ValueError);
+- ``np.logical_and``/``or``/``xor``/``not`` take numpy's truth of any operand
+  (``x != 0``): compositions of comparisons and selections, no primitive of their own.
+
+Importing this module fills the tables that :func:`symgrad.prims.elementwise.call`
+consults (:data:`symgrad.prims.elementwise._ON_BOOLS`, ``_ON_INTEGERS``).
+
+    >>> import numpy as np
+    >>> bool(logical_xor(np.array(True), np.array(False)))
+    True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..core.ir import Primitive
+from ..core.tracing import Traced, Tracer, apply
+from .elementwise import (
+    _ON_BOOLS,
+    _ON_INTEGERS,
+    _kind,
+    abs_p,
+    add_p,
+    as_bool,
+    as_float,
+    call,
+    ceil_p,
+    eq_p,
+    floor_p,
+    maximum_p,
+    minimum_p,
+    mul_p,
+    ne_p,
+    neg_p,
+    pow_p,
+    reciprocal_p,
+    sign_p,
+    sub_p,
+    trunc_p,
+    where_p,
+)
+from .special import floor_divide_p, remainder_p
+
+
+def logical_and(x: Any, y: Any) -> Any:
+    """``np.logical_and``: numpy's truth of each operand (``x != 0``), both true."""
+    return apply(ne_p, apply(where_p, as_bool(x), as_float(as_bool(y)), 0.0), 0.0)
+
+
+def logical_or(x: Any, y: Any) -> Any:
+    return apply(ne_p, apply(where_p, as_bool(x), 1.0, as_float(as_bool(y))), 0.0)
+
+
+def logical_xor(x: Any, y: Any) -> Any:
+    return apply(ne_p, as_float(as_bool(x)), as_float(as_bool(y)))
+
+
+def logical_not(x: Any) -> Any:
+    return apply(eq_p, as_float(as_bool(x)), 0.0)
+
+
+def _refuse(message: str) -> Callable[..., Any]:
+    def refuse(*args: Any) -> Any:
+        raise TypeError(message)
+    return refuse
+
+
+_BOOL_NEGATIVE = ("The numpy boolean negative, the `-` operator, is not supported, use the "
+                  "`~` operator or the logical_not function instead.")
+_INTEGER_RECIPROCAL = (
+    "np.reciprocal of an integer or bool is numpy's integer division 1 // x (0 for |x| > 1, "
+    "0 at x = 0), which symgrad does not compute: write 1.0 / x for the float reciprocal")
+
+
+def _integer_division(prim: Primitive) -> Callable[..., Any]:
+    """numpy's integer ``//`` and ``%``: the float quotient's values, and 0 where the
+    divisor is 0 (not inf or nan, as for floats)."""
+    def divide(x: Any, y: Any) -> Any:
+        x, y = as_float(x), as_float(y)
+        return apply(where_p, apply(eq_p, y, 0.0), 0.0, apply(prim, x, y))
+    return divide
+
+
+def _identity(x: Any) -> Any:
+    return x
+
+
+def _integer_power(x: Any, y: Any) -> Any:
+    """numpy's integer ``x ** k`` for a traced int64 ``x`` and a literal ``k`` >= 0: int64
+    products by squaring (each refusing to wrap, :mod:`.overflow`); a negative ``k`` is
+    numpy's ValueError. Other integer powers are computed in float64 (exact below 2**53)."""
+    if not (isinstance(x, Tracer) and x.dtype == np.int64 and _kind(y) == "i"
+            and not isinstance(y, Traced) and np.ndim(y) == 0):
+        return apply(pow_p, as_float(x), as_float(y))
+    k = int(y)
+    if k < 0:
+        raise ValueError("Integers to negative integer powers are not allowed.")
+    result, square_ = None, x
+    while k:
+        if k & 1:
+            result = square_ if result is None else call(mul_p, result, square_)
+        k >>= 1
+        if k:
+            square_ = call(mul_p, square_, square_)
+    return call(add_p, call(mul_p, x, 0), 1) if result is None else result
+
+
+#: bool operands only: numpy's result is bool (the Boolean algebra) or an error
+_ON_BOOLS.update({
+    add_p: logical_or, maximum_p: logical_or, mul_p: logical_and, minimum_p: logical_and,
+    abs_p: _identity, floor_p: _identity, ceil_p: _identity, trunc_p: _identity,
+    sub_p: _refuse("numpy boolean subtract, the `-` operator, is not supported, use the "
+                   "bitwise_xor, the `^` operator, or the logical_xor function instead."),
+    neg_p: _refuse(_BOOL_NEGATIVE),
+    sign_p: _refuse("np.sign of a bool array: numpy has no loop for it (ufunc 'sign' did not "
+                    "contain a loop with signature matching types bool); use x.astype(float)"),
+})
+#: bool and integer operands (at least one traced): numpy's integer arithmetic
+_ON_INTEGERS.update({
+    reciprocal_p: _refuse(_INTEGER_RECIPROCAL), pow_p: _integer_power,
+    floor_divide_p: _integer_division(floor_divide_p),  # x // 0 is 0 for integers
+    remainder_p: _integer_division(remainder_p),  # and x % 0 too
+})
