@@ -154,6 +154,8 @@ def _rows_product(e: Eqn, x: Var, y: Var, p: np.ndarray, out: Var,
         _bind(e, gather_p, (y,), column, indices=tuple(int(i) for i in cols), axis=0),
         _bind(e, mul_p, (values, column), taken),
     ]
+    if r == k and (cols == np.arange(k)).all():  # all of y's rows in order: y itself
+        eqns[3] = _bind(e, reshape_p, (y,), column, shape=column.shape)  # (simplify drops it)
     if r < n:  # the rows that have their element, into zeros
         eqns.append(_bind(e, scatter_add_p, (taken,), out,
                           indices=tuple(int(i) for i in rows), axis=0, size=n))
@@ -183,6 +185,8 @@ def _one_hot(p: np.ndarray | None) -> bool:
 def one_hot_products(graph: Graph) -> Graph:
     """``graph`` with its matrix products by one-hot operands as gathers (see the
     module docstring); ``graph`` itself when there are none."""
+    if not any(e.prim is matmul_p for e in graph.eqns):
+        return graph  # (no product to rewrite: no pattern is worth following)
     patterns: dict[int, np.ndarray] = {}
     masks: dict[int, np.ndarray] = {}  # the 0/1 constants, and their moves: pattern == value
     for var, value in graph.consts:
