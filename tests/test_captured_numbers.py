@@ -133,3 +133,27 @@ def test_memory_stays_flat_over_many_closures_over_changed_arrays():
     assert len(keys) == 1  # one kernel for all: nothing compiled (or kept) per closure
     assert grown_objects < 200, f"{grown_objects} objects kept over {CLOSURES} closures"
     assert grown < 64 * 1024, f"{grown} bytes kept over the last {window} closures"
+
+
+def test_a_long_chain_over_captured_constants_splits_into_few_kernels():
+    # a loop over a captured array's elements: each element was a literal, so every piece
+    # of the split graph had its own source (70 kernels for 1,000 steps); as arguments,
+    # pieces of the same structure share one
+    from symgrad.backend.program import build
+
+    cs = 1.0 + 0.01 * np.random.default_rng(3).random(300)
+
+    def f(x):
+        for c in cs:
+            x = np.sin(x) * c
+        return np.sum(x)
+
+    g = sg.grad(f, backend="numpy")
+    x = np.array([0.1, 0.2])
+    slope, y = np.ones(2), x.copy()
+    for c in cs:  # the chain rule by hand
+        slope, y = slope * np.cos(y) * c, np.sin(y) * c
+    np.testing.assert_allclose(g(x), slope, rtol=1e-12)
+    program = build(g.graph(x), "f", "chain", backend="numpy", max_eqns=100)  # (as 1,000 steps)
+    assert len(program.pieces) >= 10
+    assert len({s.key for s in program.sources}) <= 6
