@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 
 import symgrad as sg
-from symgrad.core.ir import Aval, Graph, Var
 from symgrad.core.interpreter import interpret
+from symgrad.core.ir import Aval, Graph, Var
+from symgrad.core.tracing import Trace
 from symgrad.prims.linalg import matmul_p
 from symgrad.transforms.structure import one_hot_products
 
@@ -75,7 +76,6 @@ def test_products_by_one_hot_constants_equal_numpy(side):
     c = Var(Aval(onehot.shape))
     y = Var(Aval(other.shape), "y")
     x = Var(Aval((n, k) if side == "left" else (k, n)), "x")
-    from symgrad.core.tracing import Trace
     t = Trace(consts=[(c, onehot)])
     prod = t.bind(matmul_p, [c, y] if side == "left" else [y, c], {})
     graph = t.to_graph([x, y], [prod], "f")
