@@ -62,8 +62,8 @@ def _const_pattern(value: np.ndarray) -> np.ndarray | None:
 
 
 def _operand(a: Any, patterns: dict[int, np.ndarray]) -> np.ndarray | None:
-    if isinstance(a, Literal):
-        return np.asarray(a.value != 0)
+    if isinstance(a, Literal):  # a zero is a pattern; any other literal says nothing
+        return np.asarray(False) if a.value == 0 else None
     return patterns.get(id(a))
 
 
@@ -74,7 +74,16 @@ def _dense(shape: tuple[int, ...]) -> np.ndarray:
 def _propagate(e: Eqn, ins: list[np.ndarray | None]) -> np.ndarray | None:
     """``e``'s output pattern from its operands' (None: any element may be nonzero)."""
     prim, shape = e.prim, e.out.shape
-    if all(p is None for p in ins) or int(np.prod(shape)) > MAX_ELEMENTS:
+    if int(np.prod(shape)) > MAX_ELEMENTS:
+        return None
+    if prim is scatter_add_p:  # zero in the rows nothing is added to
+        p = ins[0] if ins[0] is not None else _dense(e.inputs[0].shape)
+        out = np.zeros(shape, dtype=bool)
+        moved, rows = np.moveaxis(out, e.params["axis"], 0), np.moveaxis(p, e.params["axis"], 0)
+        for k, j in enumerate(e.params["indices"]):
+            moved[j] |= rows[k]
+        return out
+    if all(p is None for p in ins):
         return None
     if prim is mul_p:  # zero where any factor is
         out = _dense(shape)
@@ -101,12 +110,6 @@ def _propagate(e: Eqn, ins: list[np.ndarray | None]) -> np.ndarray | None:
         return p.any(axis=tuple(e.params["axes"])).reshape(shape)
     if prim is gather_p:
         return np.take(p, np.asarray(e.params["indices"], dtype=int), axis=e.params["axis"])
-    if prim is scatter_add_p:
-        out = np.zeros(shape, dtype=bool)
-        moved = np.moveaxis(out, e.params["axis"], 0)
-        for k, j in enumerate(e.params["indices"]):
-            moved[j] |= np.moveaxis(p, e.params["axis"], 0)[k]
-        return out
     if prim is matmul_p and len(ins) == 2 and len(e.inputs[0].shape) == 2 == len(e.inputs[1].shape):
         x = ins[0] if ins[0] is not None else _dense(e.inputs[0].shape)
         y = ins[1] if ins[1] is not None else _dense(e.inputs[1].shape)
@@ -216,11 +219,11 @@ def one_hot_products(graph: Graph) -> Graph:
             eqns.extend(new)
             for d in new:
                 p = _propagate(d, [_operand(a, patterns) for a in d.inputs])
-                if p is not None:
+                if p is not None and not p.all():
                     patterns[id(d.out)] = p
             continue
         p = _propagate(e, ins)
-        if p is not None:
+        if p is not None and not p.all():  # (all nonzero: nothing to follow)
             patterns[id(e.out)] = p
             if e.prim in _MOVES and isinstance(e.inputs[0], Var) and id(e.inputs[0]) in masks:
                 masks[id(e.out)] = p
