@@ -35,6 +35,7 @@ from .core.tracing import as_constant_array
 from .transforms.adjoint import adjoint
 from .transforms.passes import optimize
 from .transforms.reroll import reroll
+from .transforms.structure import one_hot_products
 
 __all__ = ["SCALAR_OUTPUT_ERROR", "build", "cotangent", "derive", "differentiate", "kernel_entry",
            "kernel_input", "program"]
@@ -71,7 +72,13 @@ def derive(graph: Graph, wrt: Sequence[int] | None = None, seeded: bool = False,
     if wrt is not None:
         full = differentiate(graph, wrt, seeded, keep_primal, n_aux)
         graph = checker.check(full) if checked else full
-    return optimize(graph, checked=checked)
+    graph = optimize(graph, checked=checked)
+    # products by one-hot matrices (a Hessian's basis) as gathers, on the graph the
+    # passes simplified (exact for finite operands, see transforms.structure)
+    structured = one_hot_products(graph)
+    if structured is graph:
+        return graph
+    return optimize(checker.check(structured) if checked else structured, checked=checked)
 
 
 def program(graph: Graph, function: str, description: str,

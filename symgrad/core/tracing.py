@@ -49,7 +49,8 @@ class Trace:
     """
 
     def __init__(self, eqns: Sequence[Eqn] = (), consts: Sequence[tuple[Var, np.ndarray]] = (),
-                 tracer: type[Tracer] | None = None, numbers: frozenset[int] = frozenset()):
+                 tracer: type[Tracer] | None = None, numbers: frozenset[int] = frozenset(),
+                 user: bool = False):
         self.eqns: list[Eqn] = list(eqns)
         self._consts: dict[int, tuple[Var, np.ndarray]] = {id(a): (v, a) for v, a in consts}
         self._sources: list[Any] = []  # user arrays behind consts: their ids stay unique
@@ -66,6 +67,13 @@ class Trace:
         #: ids of the floats the function reads from outside (symgrad.captured): these
         #: become scalar consts, kernel arguments, not literals in the kernel's source
         self.numbers = numbers
+        #: ids of the numbers inlined graphs gave for their literal outputs (kept alive in
+        #: ``_sources``): literals still, though they are numpy scalars
+        self._literals: set[int] = set()
+        #: whether this trace runs the user's code (:func:`stage`), whose numpy numbers
+        #: may come from arrays read from outside; a transform's own trace (an adjoint,
+        #: a batching) computes on numpy scalars that stand for literals of its graph
+        self.user = user
 
     @property
     def consts(self) -> tuple[tuple[Var, np.ndarray], ...]:
@@ -113,25 +121,43 @@ class Trace:
             entry = self.captured[id(x._var)] = (x, Var(x.aval, x._var.hint))
         return entry[1]
 
-    def constant(self, x: Any) -> Atom:
-        """A Python/numpy scalar becomes a literal, an array a (deduplicated) const, and
-        so does a float read from outside the function (``numbers``): a 0-d const. A
-        float32 scalar is a 0-d const too: a literal is float64 (weak), and a float32
-        value must stay float32 where a graph or a loop's carry expects one."""
+    def constant(self, x: Any, keep: bool = False) -> Atom:
+        """A Python number becomes a literal; an array, and a number the kernel takes as
+        an argument (:meth:`takes_as_argument`, or any 0-d value with ``keep``: a 0-d
+        const of a graph being inlined), a (deduplicated) const. A const made from a
+        Python float read from outside is weak in dtype promotion, as the float is
+        (``x32 * c`` stays float32, as in numpy)."""
         array = as_constant_array(x)
-        if array.ndim == 0 and array.dtype != np.float32 and not (
-                id(x) in self.numbers and isinstance(x, (float, np.floating))):
+        if array.ndim == 0 and not (keep or self.takes_as_argument(x, array)):
             value = array[()]
             return Literal(bool(value) if array.dtype == np.bool_ else float(value))
         key = id(x)  # ``x`` is kept alive in ``_sources``, so its id stays its own
         if key not in self._consts:
             frozen = np.array(array, copy=True, order="C")  # kernels take C-contiguous arrays
             frozen.flags.writeable = False
-            var = Var(Aval(frozen.shape, frozen.dtype.name))
+            weak = type(x) is float and id(x) in self.numbers
+            var = Var(Aval(frozen.shape, frozen.dtype.name, weak=weak))
             self._consts[key] = (var, frozen)
             self._sources.append(x)
             self.const_sources[id(var)] = x
         return self._consts[key][0]
+
+    def takes_as_argument(self, x: Any, array: np.ndarray | None = None) -> bool:
+        """Whether a number ``x`` used here is a 0-d const, a kernel argument, rather than
+        a literal in the kernel's source: a float read from outside (``numbers``); a
+        number numpy computed while tracing (a numpy float or integer such as ``W[0]``,
+        ``np.sum(W)`` of an array ``W`` the function reads from outside, or a 0-d array)
+        in the user's code (``user``), whose value may change with ``W``'s content: as an
+        argument, a new content retraces at most and reuses the kernel; a float32 scalar
+        (a literal is float64). A literal result of an inlined graph (:func:`inline`)
+        stays a literal."""
+        if isinstance(x, (bool, np.bool_)) or id(x) in self._literals:
+            return False
+        if self.user and isinstance(x, (np.ndarray, np.floating, np.integer)):
+            return True
+        if array is not None and array.dtype == np.float32:
+            return True
+        return isinstance(x, float) and id(x) in self.numbers
 
     def to_graph(self, inputs: Sequence[Var], outputs: Sequence[Any], name: str) -> Graph:
         return Graph(tuple(inputs), tuple(self.eqns), tuple(self.atom(o) for o in outputs),
@@ -440,7 +466,7 @@ def stage(fun: Callable, avals: Sequence[Aval | None], args: Sequence[Any],
     if numbers is None:
         outer = current_trace()
         numbers = outer.numbers if outer is not None else frozenset()
-    t = Trace(tracer=tracer, numbers=numbers)
+    t = Trace(tracer=tracer, numbers=numbers, user=True)
     inputs: list[Var] = []
     call_args = []
     kwargs = kwargs or {}
@@ -487,13 +513,22 @@ def inline(graph: Graph, inputs: Sequence[Any], into: Trace,
     """
     env: dict[int, Atom] = {id(v): into.atom(_integer(x) if v.dtype == INT else x)
                             for v, x in zip(graph.inputs, inputs, strict=True)}
-    for var, frozen in graph.consts:
-        env[id(var)] = into.constant(const_sources.get(id(var), frozen))
+    for var, frozen in graph.consts:  # a 0-d const stays one (a kernel argument)
+        env[id(var)] = into.constant(const_sources.get(id(var), frozen), keep=True)
     for e in graph.eqns:
         ins = [env[id(a)] if isinstance(a, Var) else a for a in e.inputs]
         env[id(e.out)] = into.bind(e.prim, ins, dict(e.params))
-    return [into.tracer(env[id(o)], into) if isinstance(o, Var) else np.asarray(o.value)[()]
+    return [into.tracer(env[id(o)], into) if isinstance(o, Var) else _literal(o, into)
             for o in graph.outputs]
+
+
+def _literal(o: Literal, into: Trace) -> Any:
+    """A literal output of an inlined graph as a numpy scalar, which ``into`` takes as a
+    literal again (not as a number numpy computed, see :meth:`Trace.takes_as_argument`)."""
+    value = np.asarray(o.value)[()]
+    into._literals.add(id(value))
+    into._sources.append(value)  # alive: its id stays its own
+    return value
 
 
 def _integer(x: Any) -> Any:

@@ -561,6 +561,8 @@ def as_float(x: Any) -> Any:
         return x
     if isinstance(x, Traced):
         return apply(where_p, x, 1.0, 0.0)
+    if isinstance(x, bool):  # a Python bool stays a Python number (a literal when traced)
+        return float(x)
     return as_constant_array(x).astype(np.float64)
 
 
@@ -579,12 +581,13 @@ def as_bool(x: Any) -> Any:
 
 def _scalar_known_later(y: Any) -> bool:
     """A scalar whose value the kernel takes as an argument: a traced 0-d value, or a
-    float the function reads from outside (a 0-d constant, see Trace.numbers)."""
+    float that the trace makes a 0-d constant (read from outside, or computed by numpy:
+    see Trace.takes_as_argument)."""
     if isinstance(y, Tracer):
         return y.aval.shape == () and is_float(y.aval.dtype)
     trace = current_trace()
     return (isinstance(y, (float, np.floating)) and trace is not None
-            and id(y) in getattr(trace, "numbers", ()))
+            and trace.takes_as_argument(y))
 
 
 def call(prim: Primitive, *args: Any) -> Any:
