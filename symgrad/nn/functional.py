@@ -121,7 +121,10 @@ def relu6(input: Tensor, inplace: bool = False) -> Tensor:
 
 def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
              inplace: bool = False) -> Tensor:
-    return named(input.clamp(min_val, max_val), input, "HardtanhBackward0", (input,))
+    # PyTorch's derivative is 1 strictly inside (min_val, max_val) and 0 at the bounds
+    # (clamp's ties would give 1/2 there)
+    out = ops.where(input <= min_val, min_val, ops.where(input >= max_val, max_val, input))
+    return named(out, input, "HardtanhBackward0", (input,))
 
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
