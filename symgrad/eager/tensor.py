@@ -42,6 +42,7 @@ from ..prims.tracer import Operators
 from . import double, grad_mode
 from . import dtypes as dt
 from .dtypes import CPU, Size, as_array, as_device, device
+from .extra_methods import ExtraMethods
 from .fastpath import LITERAL_PRIMS, apply_f64, compute, node_class_of, watched
 from .inplace import InPlaceMethods
 from .methods import TensorMethods, named, size_arg, unwrap
@@ -175,7 +176,7 @@ def _arithmetic(prim: Primitive, general: Any, swap: bool = False) -> Any:
 EAGER = EagerTrace()
 
 
-class Tensor(InPlaceMethods, TensorMethods, ArrayMethods, Traced):
+class Tensor(InPlaceMethods, TensorMethods, ExtraMethods, ArrayMethods, Traced):
     """An n-d array (float64 by default; float32, int64, bool) with autograd state:
     ``data``, ``grad``, ``grad_fn``, ``requires_grad``, ``is_leaf``.
     ``Tensor([[1., 2.]])`` copies data as float64; ``Tensor(2, 3)`` is a zero-filled

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from ..eager.serialization import rebuild_parameter
 from ..eager.tensor import Tensor
 
 
@@ -40,5 +41,5 @@ class Parameter(Tensor):
 
     __str__ = __repr__
 
-    def __reduce__(self) -> Any:
-        return (Parameter, (Tensor._make(self._value.copy()), self.requires_grad))
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        return (rebuild_parameter, (self._value.copy(), self.requires_grad))
