@@ -193,3 +193,79 @@ def test_set_default_dtype_changes_new_tensors_and_layers():
     finally:
         symgrad.set_default_dtype(symgrad.float64)
     assert symgrad.tensor([1.0]).dtype == symgrad.float64
+
+
+DTYPE_RULES = {
+    "div-floor-int": lambda L: L.tensor([7, -7, 7, -7]).div(L.tensor([2, 2, -2, -2]),
+                                                             rounding_mode="floor"),
+    "div-trunc-int": lambda L: L.div(L.tensor([7, -7, 7, -7, 6]), L.tensor([2, 2, -2, -2, 3]),
+                                     rounding_mode="trunc"),
+    "div-trunc-int32": lambda L: L.div(L.tensor([7, -7], dtype=L.int32), 2,
+                                       rounding_mode="trunc"),
+    "div-floor-float": lambda L: L.div(L.tensor([7.0, -7.0]), 2, rounding_mode="floor"),
+    "max-bool": lambda L: L.tensor([True, False]).max(),
+    "min-bool-dim": lambda L: L.tensor([[True, False], [True, True]]).min(dim=1).values,
+    "where-ints": lambda L: L.where(L.tensor([True, False]), 4, 2),
+    "where-floats": lambda L: L.where(L.tensor([True, False]), 4.0, 2),
+    "cumsum-0d": lambda L: L.tensor(3.0).cumsum(0),
+    "softmax-0d": lambda L: L.tensor(3.0).softmax(0),
+    "log_softmax-0d": lambda L: L.tensor(3.0).log_softmax(-1),
+    "int32-sum": lambda L: L.tensor([3, 4], dtype=L.int32).sum(),
+    "bool-sum": lambda L: L.tensor([True, True]).sum(),
+    "int8-wraps": lambda L: L.tensor([120, -120], dtype=L.int8) + L.tensor([10, -10],
+                                                                           dtype=L.int8),
+    "uint8-wraps": lambda L: L.tensor([1], dtype=L.uint8) - 3,
+    "int8+uint8": lambda L: L.tensor([1], dtype=L.int8) + L.tensor([200], dtype=L.uint8),
+    "int32*int64": lambda L: L.tensor([7], dtype=L.int32) * L.tensor([3]),
+    "int16*float": lambda L: L.tensor([7], dtype=L.int16) * 2.5,
+    "int16/int16": lambda L: L.tensor([7], dtype=L.int16) / L.tensor([2], dtype=L.int16),
+    "int8-cumsum": lambda L: L.tensor([100, 100], dtype=L.int8).cumsum(0),
+    "float16+float32": lambda L: L.tensor([1.5], dtype=L.float16) + L.tensor([1.25],
+                                                                             dtype=L.float32),
+    "int64+float16": lambda L: L.tensor([3]) + L.tensor([0.5], dtype=L.float16),
+    "float16-exp": lambda L: L.tensor([0.1, 1.3], dtype=L.float16).exp(),
+    "numpy-int8-kept": lambda L: L.tensor(np.array([1, 2], dtype=np.int8)),
+    "casts": lambda L: L.stack([L.tensor([3.7, -1.2]).int().double(),
+                                L.tensor([3.7, 2.2]).byte().double(),
+                                L.tensor([3.7, -1.2]).short().double(),
+                                L.tensor([3.7, -1.2]).char().double(),
+                                L.tensor([3.7, -1.2]).half().double()]),
+    "std-float32": lambda L: L.tensor([1.0, 2.0, 4.0], dtype=L.float32,
+                                      requires_grad=True).std(),
+}
+
+
+@pytest.mark.parametrize("name", DTYPE_RULES)
+def test_dtype_rules_equal_pytorch(name):
+    got, want = DTYPE_RULES[name](symgrad), DTYPE_RULES[name](torch_real)
+    assert str(got.dtype) == str(want.dtype)
+    assert tuple(got.shape) == tuple(want.shape)
+    np.testing.assert_array_equal(got.detach().numpy(), want.detach().numpy())
+
+
+def test_shape_errors_are_runtime_errors_and_integer_division_by_zero_raises():
+    for bad in (lambda: symgrad.ones(3) + symgrad.ones(4),
+                lambda: symgrad.ones(3, 2) @ symgrad.ones(3, 2),
+                lambda: symgrad.ones(3, 2).view(4),
+                lambda: symgrad.div(symgrad.tensor([7]), 0, rounding_mode="floor")):
+        with pytest.raises(RuntimeError):
+            bad()
+    with pytest.raises(TypeError, match="numpy has no bfloat16"):
+        symgrad.ones(2, dtype="bfloat16")
+
+
+def test_float32_and_float16_gradients_round_once_from_float64():
+    """symgrad's backward computes in float64 and rounds each gradient once: float32
+    agrees with PyTorch to float32 precision; float16 is correctly rounded where
+    PyTorch's per-op half arithmetic may be one half-ulp off."""
+    for kind, rtol in (("float32", 1e-6), ("float16", 2e-3)):
+        grads = []
+        for lib in (symgrad, torch_real):
+            x = lib.tensor([0.5, 1.5], dtype=getattr(lib, kind), requires_grad=True)
+            (x * x).exp().sum().backward()
+            assert str(x.grad.dtype).endswith(kind)
+            grads.append(x.grad.double().numpy())
+        exact = 2 * np.array([0.5, 1.5]) * np.exp(np.array([0.25, 2.25]))
+        np.testing.assert_allclose(grads[0], grads[1], rtol=rtol)
+        if kind == "float16":
+            np.testing.assert_array_equal(grads[0], exact.astype(np.float16).astype(float))

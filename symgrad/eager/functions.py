@@ -113,8 +113,21 @@ def where(condition: Any, input: Any = None, other: Any = None) -> Any:
     if input is None and other is None:
         return tuple(Tensor._make(i.astype(np.int64))
                      for i in np.nonzero(np.asarray(getattr(condition, "_value", condition))))
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        # numbers: the tensor PyTorch makes (int64 for ints, the default float for floats)
+        kind = dt.result_type([input, other])
+        input, other = (Tensor._leaf(np.asarray(v, dtype=kind.numpy)) for v in (input, other))
     return named(ops.where(getattr(condition, "_value", condition) if isinstance(
         condition, Tensor) else condition, input, other), input, "WhereBackward0")
+
+
+def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Any:
+    """``torch.div``: true division, or rounded (``'trunc'``, ``'floor'``), integer for
+    integer operands."""
+    return _as_tensor(input).div(other, rounding_mode)
+
+
+divide = true_divide = div
 
 
 def cat(tensors: Sequence[Any], dim: int = 0, out: Any = None) -> Any:
@@ -186,4 +199,4 @@ __all__ = ["exp", "log", "log1p", "expm1", "sqrt", "sin", "cos", "tan", "tanh", 
            "minimum", "atan2", "neg", "reciprocal", "floor", "ceil", "trunc", *_METHODS,
            "relu", "sigmoid", "softmax", "log_softmax", "where", "cat", "concat", "stack",
            "is_tensor", "is_floating_point", "result_type", "get_default_dtype",
-           "set_default_dtype", "einsum"]
+           "set_default_dtype", "einsum", "div", "divide", "true_divide"]
