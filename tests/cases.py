@@ -27,6 +27,8 @@ from typing import Any
 
 import numpy as np
 
+from symgrad.prims.special import erf as _erf
+
 from oracle import ATOL, RTOL, rng_for
 
 Shape = tuple[int, ...]
@@ -119,6 +121,9 @@ for prim, ufunc, domain in UNARY:
     for layout in ["F", "strided"]:
         CASES.append(Case(f"{prim}-2x3-{layout}", (prim,), lambda x, u=ufunc: u(x),
                           ((2, 3),), (domain,), layout=layout))
+
+# erf (for gelu): scipy's ufunc in the interpreter, C's erf in the kernel; one shape
+CASES.append(Case("erf-2x3", ("erf",), lambda x: _erf(x), ((2, 3),), ((-2, 2),)))
 
 BINARY = [
     ("add", np.add, (-2, 2), (-2, 2)), ("sub", np.subtract, (-2, 2), (-2, 2)),

@@ -25,9 +25,8 @@ import numpy as np
 
 from ..numpy_api import functions as ops
 from ..numpy_api.indexing import at
-from ..prims.special import erf as _erf
+from ..numpy_api.ufuncs import erf as _erf
 from .methods import _one_dim, _return_type, named
-from .serialization import rebuild_tensor
 
 cummax_result = _return_type("cummax")
 cummin_result = _return_type("cummin")
@@ -41,12 +40,21 @@ def _index(index: Any) -> np.ndarray:
     return value.astype(np.int64)
 
 
+def rebuild_tensor(cls: type, value: np.ndarray, requires_grad: bool) -> Any:
+    """A leaf of class ``cls`` (Tensor or ``nn.Parameter``) holding ``value``: what a
+    pickled tensor becomes (its graph is not saved, as in PyTorch)."""
+    t = object.__new__(cls)
+    t._init(value, None, False)
+    t.requires_grad = requires_grad
+    return t
+
+
 class ExtraMethods:
     """Mixed into :class:`~symgrad.eager.tensor.Tensor`."""
 
     # -- pickle and copy (torch.save, copy.deepcopy) ----------------------------
     def __reduce_ex__(self, protocol):
-        return (rebuild_tensor, (self._value.copy(), self._requires_grad))
+        return (rebuild_tensor, (type(self), self._value.copy(), self._requires_grad))
 
     def __deepcopy__(self, memo):
         if self._node is not None:
@@ -57,10 +65,7 @@ class ExtraMethods:
                                "https://github.com/pytorch/pytorch/pull/103001")
         if id(self) in memo:
             return memo[id(self)]
-        copied = self.__reduce_ex__(2)
-        result = copied[0](*copied[1])
-        if type(self) is not type(result):  # nn.Parameter
-            result = type(self)(result, self._requires_grad)
+        result = rebuild_tensor(type(self), self._value.copy(), self._requires_grad)
         if self.grad is not None:
             result.grad = self.grad.__deepcopy__(memo)
         memo[id(self)] = result

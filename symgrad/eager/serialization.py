@@ -27,26 +27,14 @@ import numpy as np
 
 #: what ``weights_only=True`` lets a file name: the rebuilders, numpy's arrays and
 #: dtypes, and the containers state dicts use
-_SAFE = {("symgrad.eager.serialization", "rebuild_tensor"),
-         ("symgrad.eager.serialization", "rebuild_parameter"),
+_SAFE = {("symgrad.eager.extra_methods", "rebuild_tensor"), ("symgrad.eager.tensor", "Tensor"),
+         ("symgrad.nn.parameter", "Parameter"),
          ("collections", "OrderedDict"), ("numpy", "dtype"), ("numpy", "ndarray"),
          ("numpy.core.multiarray", "_reconstruct"), ("numpy._core.multiarray", "_reconstruct"),
          ("numpy.core.multiarray", "scalar"), ("numpy._core.multiarray", "scalar"),
          ("builtins", "set"), ("builtins", "frozenset"), ("builtins", "slice"),
          ("_codecs", "encode")}  # protocol 2 writes bytes as _codecs.encode(str, "latin1")
 _SAFE_PREFIXES = ("numpy.dtypes",)
-
-
-def rebuild_tensor(value: np.ndarray, requires_grad: bool) -> Any:
-    from .tensor import Tensor
-    t = Tensor._make(value)
-    t.requires_grad = requires_grad
-    return t
-
-
-def rebuild_parameter(value: np.ndarray, requires_grad: bool) -> Any:
-    from ..nn.parameter import Parameter  # noqa: PLC0415
-    return Parameter(rebuild_tensor(value, False), requires_grad)
 
 
 class _WeightsOnly(pickle.Unpickler):
@@ -79,4 +67,4 @@ def load(f: Any, map_location: Any = None, pickle_module: Any = None, *,
     return (pickle_module or pickle).load(f, **pickle_load_args)
 
 
-__all__ = ["save", "load", "rebuild_tensor", "rebuild_parameter"]
+__all__ = ["save", "load"]

@@ -19,7 +19,6 @@ from typing import Any
 
 import numpy as np
 
-from ..eager.serialization import rebuild_parameter
 from ..eager.tensor import Tensor
 
 
@@ -41,5 +40,3 @@ class Parameter(Tensor):
 
     __str__ = __repr__
 
-    def __reduce_ex__(self, protocol: Any) -> Any:
-        return (rebuild_parameter, (self._value.copy(), self.requires_grad))
