@@ -148,7 +148,16 @@ def test_double_backward_through_conv_and_pool_equals_pytorch():
 
 
 # ---------------------------------------------------------------------------
-# programs
+# programs: their backward runs on the numpy interpreter (the numbers are what is
+# compared; compiling the transformer's backward would cost CI minutes)
+
+
+@pytest.fixture
+def interpreted_backward():
+    before = symgrad.config.eager_compile
+    symgrad.config.update("eager_compile", False)
+    yield
+    symgrad.config.update("eager_compile", before)
 
 
 def _state(model) -> dict[str, np.ndarray]:
@@ -194,7 +203,7 @@ def lenet(torch, show, data):
     show(model.conv1.weight.grad[0, 0])
 
 
-def test_lenet_trains_as_pytorch_step_by_step():
+def test_lenet_trains_as_pytorch_step_by_step(interpreted_backward):
     rng = np.random.default_rng(5)
     data = {"x": rng.standard_normal((8, 1, 28, 28)), "y": rng.integers(0, 10, 8)}
     run_both(lenet, data, rtol=1e-10)
@@ -239,7 +248,7 @@ def transformer_lm(torch, show, data):
         show(step, loss.item(), norm.item())
 
 
-def test_causal_transformer_language_model_trains_as_pytorch():
+def test_causal_transformer_language_model_trains_as_pytorch(interpreted_backward):
     rng = np.random.default_rng(6)
     run_both(transformer_lm, {"tokens": rng.integers(0, 11, (4, 8))}, rtol=1e-9)
 
@@ -283,7 +292,7 @@ def unet_block(torch, show, data):
         show(model(x)[0, 0, :2])
 
 
-def test_unet_block_trains_as_pytorch():
+def test_unet_block_trains_as_pytorch(interpreted_backward):
     rng = np.random.default_rng(7)
     data = {"x": rng.standard_normal((2, 3, 9, 9)), "target": rng.standard_normal((2, 3, 18, 18))}
     run_both(unet_block, data, rtol=1e-9)
