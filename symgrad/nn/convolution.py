@@ -3,12 +3,11 @@
 Every function here is a composition of Tensor operations the compiler already
 knows, so values and gradients (and double backward) come from the primitives'
 own rules; nothing here has a derivative of its own. The windows of a
-convolution are gathered with integer index arrays computed in numpy from the
-shapes alone (im2col): ``x[:, :, rows, cols]`` has the shape
-``(N, C, *out, *kernel)``, and the contraction with the weight is one
-``einsum``. A transposed convolution scatters ``einsum(x, w)`` back into its
-output with :func:`symgrad.at` (col2im), which is exactly the adjoint of the
-gather. Pooling takes the same windows; max pooling picks the first maximum of
+convolution are one primitive, ``windows`` (im2col: the shape ``(N, C, *out,
+*kernel)``, parameters the kernel, stride and dilation only), and the
+contraction with the weight is one ``einsum``. A transposed convolution adds
+``einsum(x, w)`` back into its output with ``unwindows`` (col2im), the
+transpose of ``windows``, so each is the other's gradient. Pooling takes the same windows; max pooling picks the first maximum of
 each window (numpy's ``argmax``, as PyTorch's kernels do), so its gradient goes
 to that one element as PyTorch's does, ties included.
 
@@ -33,8 +32,7 @@ import numpy as np
 
 from ..eager.methods import named
 from ..eager.tensor import Tensor
-from ..eager.tensor_ops import zeros
-from ..numpy_api.indexing import at
+from ..numpy_api.shapes import add_windows, sliding_windows
 
 PAD_MODES = {"constant": None, "reflect": "reflect", "replicate": "edge", "circular": "wrap"}
 
@@ -61,23 +59,12 @@ def _batched(input: Tensor, d: int, name: str) -> tuple[Tensor, bool]:
                        f"input, got one of shape {tuple(input.shape)}")
 
 
-def _window_index(out: Sequence[int], kernel: Sequence[int], stride: Sequence[int],
-                  dilation: Sequence[int]) -> tuple[np.ndarray, ...]:
-    """Index arrays that take the windows ``(*out, *kernel)`` of the spatial axes."""
-    d = len(out)
-    index = []
-    for i in range(d):
-        start = np.arange(out[i]) * stride[i]
-        offset = np.arange(kernel[i]) * dilation[i]
-        shape_o, shape_k = [1] * (2 * d), [1] * (2 * d)
-        shape_o[i], shape_k[d + i] = out[i], kernel[i]
-        index.append(start.reshape(shape_o) + offset.reshape(shape_k))
-    return tuple(index)
-
-
 def _windows(x: Tensor, out: Sequence[int], kernel: Sequence[int], stride: Sequence[int],
              dilation: Sequence[int]) -> Tensor:
-    return x[(slice(None), slice(None), *_window_index(out, kernel, stride, dilation))]
+    """``(N, C, *out, *kernel)``: one primitive whatever the sizes (:mod:`..prims.windows`)."""
+    found = sliding_windows(x, tuple(kernel), tuple(stride), tuple(dilation))
+    assert tuple(found.shape[2:2 + len(out)]) == tuple(out)
+    return found
 
 
 def _out_size(size: int, kernel: int, stride: int, padding: int, dilation: int,
@@ -233,8 +220,7 @@ def _conv_transpose(input: Tensor, weight: Tensor, bias: Any, stride: Any, paddi
     cols = np.einsum(f"ngc{o},gcz{k}->ngz{o}{k}", xg, w).reshape(n, cout, *spatial, *kernel)
     full = [(spatial[i] - 1) * stride[i] + dilation[i] * (kernel[i] - 1) + 1 + extra[i]
             for i in range(d)]
-    index = _window_index(spatial, kernel, stride, dilation)
-    y = at(zeros(n, cout, *full, dtype=cols.dtype))[(slice(None), slice(None), *index)].add(cols)
+    y = add_windows(cols, kernel, stride, dilation, tuple(full))
     size = [full[i] - extra[i] - 2 * padding[i] + extra[i] for i in range(d)]
     if any(s < 1 for s in size):
         raise RuntimeError(f"{name}: padding {padding} leaves an empty output")
@@ -298,7 +284,10 @@ def _max_pool(input: Tensor, kernel_size: Any, stride: Any, padding: Any, dilati
     windows = _windows(xp, out, kernel, stride, dilation)
     flat = windows.reshape(*windows.shape[:2 + d], math.prod(kernel))
     choice = np.argmax(flat.detach().numpy(), axis=-1)[..., None]
-    y = flat.gather(-1, Tensor._make(choice)).squeeze(-1)
+    # the first maximum of each window, picked by a mask that enters as data (a gather
+    # would carry one index per output element in the graph)
+    picked = choice == np.arange(flat.shape[-1])
+    y = np.where(picked, flat, 0.0).sum(-1)
     if unbatched:
         y = y.squeeze(0)
     y = named(y, input, f"MaxPool{d}DWithIndicesBackward0", (input,))

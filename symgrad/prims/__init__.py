@@ -110,6 +110,7 @@ from .special import (
     sinc_p,
 )
 from .tracer import PrimTracer
+from .windows import unwindows_p, windows_p
 
 __all__ = [
     "abs_p", "add_p", "arccos_p", "arcsin_p", "arctan2_p", "arctan_p", "broadcast_to_p",
@@ -124,7 +125,8 @@ __all__ = [
     "xlogy_p", "arccosh_p", "arcsinh_p", "arctanh_p", "cbrt_p", "erf_p", "exp2_p", "floor_divide_p",
     "log2_p", "log10_p", "remainder_p", "sinc_p", "argsort_p", "cumprod_p", "scatter_along_p",
     "take_along_p", "cholesky_p", "eig_p", "eigh_p", "lstsq_p", "pinv_p", "qr_p", "svd_p",
-    "to_float_p", "convert_p", "cond_p", "proj_p", "loop_p", "while_p",
+    "to_float_p", "convert_p", "cond_p", "proj_p", "loop_p", "while_p", "windows_p",
+    "unwindows_p",
     "CONVENTIONS_VERSION", "FACETS", "FLAGS", "KINDS", "OPTIONAL_FACETS",
     "REGISTRY", "PrimTracer", "register",
 ]
