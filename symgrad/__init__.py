@@ -239,6 +239,34 @@ __all__ += ["array"]  # np.array of traced values (symgrad.numpy_api.arrays)
 __all__ += ["cond", "fori_loop", "scan", "while_loop", "config", "compile_stats"]  # loops
 __all__ += ["set_num_threads", "get_num_threads", "max_threads"]  # parallel kernels
 __all__ += ["reuse_memory"]  # keep freed memory for the next call (backend.memory)
+from .eager import linalg  # noqa: E402 -- torch.linalg
+from .eager.functions import (  # noqa: E402 -- more torch.* functions (round 3)
+    cummax,
+    cummin,
+    cumprod,
+    div,
+    divide,
+    einsum,
+    erf,
+    index_add,
+    index_select,
+    logcumsumexp,
+    roll,
+    scatter,
+    scatter_add,
+    scatter_reduce,
+    set_default_dtype,
+    trace,
+    tril,
+    triu,
+)
+from .eager.dtypes import float16, half, int8, int16, int32, short, uint8  # noqa: E402
+from .eager.serialization import load, save  # noqa: E402 -- torch.save, torch.load
+
+__all__ += ["linalg", "cummax", "cummin", "cumprod", "div", "divide", "einsum", "erf", "index_add",
+            "index_select", "logcumsumexp", "roll", "scatter", "scatter_add", "scatter_reduce",
+            "set_default_dtype", "trace", "tril", "triu", "load", "save", "float16", "half",
+            "int8", "int16", "int32", "short", "uint8"]
 _from_environment()
 
 def __getattr__(name: str):

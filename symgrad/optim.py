@@ -30,10 +30,16 @@ from typing import Any
 
 import numpy as np
 
+import sys
+
+from .eager import lr_scheduler
 from .eager.grad_mode import enable_grad
 from .eager.tensor import Tensor
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop"]
+# ``from symgrad.optim.lr_scheduler import StepLR``, as from torch.optim.lr_scheduler
+sys.modules[__name__ + ".lr_scheduler"] = lr_scheduler
+
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "lr_scheduler"]
 
 
 class Optimizer:

@@ -19,6 +19,10 @@ run can set it without touching code, and can be changed at run time::
   of each compile (and each load from the disk cache) are logged on the
   ``"symgrad"`` logger with the kernel's size and the time it took, at level
   WARNING so that it shows without any logging set-up.
+- ``eager_compile`` (``SYMGRAD_EAGER_COMPILE``, default on): ``Tensor.backward`` of a
+  graph structure seen before runs a compiled kernel (:mod:`symgrad.eager.backward`);
+  off, every backward runs on the numpy interpreter (tests that compare numbers with
+  PyTorch, where the kernels are not what is tested).
 - ``reroll`` (``SYMGRAD_REROLL``, default on): a traced Python loop that repeats
   the same block of equations becomes one ``loop`` (see
   :mod:`symgrad.transforms.reroll`).
@@ -48,6 +52,7 @@ class Config:
         self.tiered_budget: float = float(os.environ.get("SYMGRAD_TIERED_BUDGET") or 0.5)
         self.log_compiles: bool = _flag("SYMGRAD_LOG_COMPILES", False)
         self.reroll: bool = _flag("SYMGRAD_REROLL", True)
+        self.eager_compile: bool = _flag("SYMGRAD_EAGER_COMPILE", True)
 
     def update(self, name: str, value: Any) -> None:
         """``config.update("log_compiles", True)``, as ``jax.config.update``."""

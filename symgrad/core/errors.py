@@ -33,8 +33,9 @@ class UnsupportedFunctionError(NotImplementedError):
     """A numpy function or method symgrad cannot trace (yet)."""
 
 
-class ShapeError(ValueError):
-    """Operands whose shapes do not fit the operation."""
+class ShapeError(ValueError, RuntimeError):
+    """Operands whose shapes do not fit the operation: a ValueError for numpy code and a
+    RuntimeError for PyTorch code, which catches shape errors as RuntimeError."""
 
 
 class EscapedTracerError(RuntimeError):

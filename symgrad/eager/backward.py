@@ -57,6 +57,7 @@ import numpy as np
 
 from .. import pipeline
 from ..core.errors import SCALAR_OUTPUT_ERROR
+from ..core.config import config
 from ..core.interpreter import interpret
 from ..core.ir import Aval, Eqn, Graph, Literal, Var, freeze_params
 from ..core.tracing import Traced
@@ -350,7 +351,7 @@ def _run(entry: _Entry, args: list[Any]) -> list[np.ndarray]:
     """The first run of a structure interprets; the second compiles; the rest reuse."""
     graph = entry.graph
     entry.runs += 1
-    if entry.kernel is None and entry.runs == COMPILE_AT_RUN:
+    if entry.kernel is None and entry.runs == COMPILE_AT_RUN and config.eager_compile:
         try:  # large graphs become several kernels of bounded size
             program = pipeline.program(graph, "backward", "backward of a recorded graph")
             kernel, consts = program.kernel, program.consts

@@ -1,9 +1,11 @@
 """Tensor dtypes and PyTorch's type promotion; ``torch.Size`` and ``torch.device``.
 
-A Tensor holds a numpy array of one of four dtypes: ``float64`` (the default,
+A Tensor holds a numpy array of a storage dtype: ``float64`` (the default,
 as after PyTorch's ``torch.set_default_dtype(torch.float64)``), ``float32``,
-``int64`` (integer data, class labels, indices: ``torch.long``) and ``bool``
-(masks). :data:`float64` and friends are the ``symgrad.float64`` objects user
+``float16``, ``int64`` (integer data, class labels, indices: ``torch.long``),
+``int32``, ``int16``, ``int8``, ``uint8`` and ``bool`` (masks); operations compute
+in the promoted dtype with numpy, so integers wrap as PyTorch's do. ``bfloat16``
+is not one: numpy has no such type. :data:`float64` and friends are the ``symgrad.float64`` objects user
 code passes as ``dtype=``; they print as PyTorch prints its dtypes
 (``torch.float32``), so a program's output reads the same under either import.
 
@@ -33,7 +35,7 @@ from ..core.tracing import as_constant_array
 
 
 class dtype:  # noqa: N801 -- PyTorch's name: ``torch.dtype``
-    """One of the four tensor dtypes; compares equal to the numpy dtype it holds."""
+    """A tensor storage dtype; compares equal to the numpy dtype it holds."""
 
     __slots__ = ("name", "numpy", "is_floating_point", "category", "itemsize")
 
@@ -65,24 +67,32 @@ class dtype:  # noqa: N801 -- PyTorch's name: ``torch.dtype``
 BOOLEAN, INTEGRAL, FLOATING = 0, 1, 2
 
 bool = dtype("bool", BOOLEAN)  # noqa: A001 -- torch.bool
+uint8 = dtype("uint8", INTEGRAL)
+int8 = dtype("int8", INTEGRAL)
+int16 = dtype("int16", INTEGRAL)
+int32 = dtype("int32", INTEGRAL)
 int64 = dtype("int64", INTEGRAL)
+float16 = dtype("float16", FLOATING)
 float32 = dtype("float32", FLOATING)
 float64 = dtype("float64", FLOATING)
 long, float, double = int64, float32, float64  # noqa: A001 -- torch.long, torch.float, ...
+short, int, half = int16, int32, float16  # noqa: A001 -- torch.short, torch.int, torch.half
 
-DTYPES = (bool, int64, float32, float64)
+#: the storage dtypes; bfloat16 is not one (numpy has no bfloat16 type)
+DTYPES = (bool, uint8, int8, int16, int32, int64, float16, float32, float64)
 _BY_NUMPY = {d.numpy: d for d in DTYPES}
 #: the dtype of a float tensor made without ``dtype=`` (PyTorch's is float32; ours float64)
 DEFAULT = float64
 
-_PROMOTED = {frozenset({bool, int64}): int64, frozenset({bool, float32}): float32,
-             frozenset({bool, float64}): float64, frozenset({int64, float32}): float32,
-             frozenset({int64, float64}): float64, frozenset({float32, float64}): float64}
-
-
 def promote_types(a: dtype, b: dtype) -> dtype:
-    """``torch.promote_types``: the smallest dtype both convert to."""
-    return a if a is b else _PROMOTED[frozenset({a, b})]
+    """``torch.promote_types``: the smallest dtype both convert to (the higher category's
+    dtype across categories: ``int64`` with ``float16`` is ``float16``, as PyTorch's;
+    numpy's promotion within one: ``int8`` with ``uint8`` is ``int16``)."""
+    if a is b:
+        return a
+    if a.category != b.category:
+        return a if a.category > b.category else b
+    return _BY_NUMPY[np.promote_types(a.numpy, b.numpy)]
 
 
 def as_dtype(x: Any) -> dtype:
@@ -99,8 +109,10 @@ def as_dtype(x: Any) -> dtype:
     except TypeError:
         found = None
     if found is None:
+        hint = (" (numpy has no bfloat16: use float32 or float16)" if "bfloat16" in str(x)
+                else "")
         raise TypeError(f"dtype {x!r} is not supported: Tensors hold float64 (the default), "
-                        "float32, int64 or bool")
+                        f"float32, float16, int64, int32, int16, int8, uint8 or bool{hint}")
     return found
 
 
@@ -115,14 +127,14 @@ def infer(data: Any) -> dtype:
     a = np.asarray(data)
     if a.dtype.kind == "b":
         return bool
+    if a.dtype in _BY_NUMPY and a.dtype != np.float64:  # an array of a storage dtype keeps it
+        return _BY_NUMPY[a.dtype]
     if a.dtype.kind in "iu":
         return int64
-    if a.dtype == np.float32:
-        return float32
     if a.dtype.kind == "f":
         return DEFAULT
     raise TypeError(f"a tensor cannot hold {a.dtype} data: Tensors hold float64, float32, "
-                    "int64 or bool")
+                    "float16, int64, int32, int16, int8, uint8 or bool")
 
 
 def _operand_dtype(x: Any) -> tuple[int, dtype] | None:
@@ -136,7 +148,7 @@ def _operand_dtype(x: Any) -> tuple[int, dtype] | None:
         return (2 if dt.ndim else 1, _BY_NUMPY.get(dt.dtype, DEFAULT))
     if isinstance(x, (np.bool_, builtins.bool)):
         return (0, bool)
-    if isinstance(x, (int, np.integer)):
+    if isinstance(x, (builtins.int, np.integer)):
         return (0, int64)
     if isinstance(x, (builtins.float, np.floating)):
         return (0, DEFAULT)
@@ -169,8 +181,8 @@ def result_type(operands: Iterable[Any]) -> dtype:
 
 
 def as_array(x: Any) -> np.ndarray:
-    """``x`` as an array of one of the four dtypes (other integers become int64, other
-    floats float64); complex and object data are refused, as the IR refuses them."""
+    """``x`` as an array of a storage dtype (other integers become int64, other floats
+    float64); complex and object data are refused, as the IR refuses them."""
     a = np.asarray(x) if not isinstance(x, np.ndarray) else x
     if a.dtype in _BY_NUMPY:
         return a
@@ -190,7 +202,7 @@ class Size(tuple):
         return f"torch.Size({list(self)})"
 
     def numel(self) -> int:
-        return int(np.prod(self))
+        return builtins.int(np.prod(self))
 
 
 class device:  # noqa: N801 -- PyTorch's name

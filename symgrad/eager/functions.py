@@ -75,7 +75,8 @@ _METHODS = ("sum mean prod max min amax amin argmax argmin std var norm logsumex
             "clamp clip mm mv dot outer t transpose permute "
             "reshape flatten squeeze unsqueeze flip narrow chunk split unbind gather sort topk "
             "clone detach numel allclose equal rsqrt log2 log10 round isnan isfinite "
-            "logical_not all any").split()
+            "logical_not all any tril triu roll trace cumprod cummax cummin logcumsumexp erf "
+            "scatter scatter_add scatter_reduce index_add index_select").split()
 for _name in _METHODS:
     globals()[_name] = _method(_name)
 del _name
@@ -112,8 +113,21 @@ def where(condition: Any, input: Any = None, other: Any = None) -> Any:
     if input is None and other is None:
         return tuple(Tensor._make(i.astype(np.int64))
                      for i in np.nonzero(np.asarray(getattr(condition, "_value", condition))))
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        # numbers: the tensor PyTorch makes (int64 for ints, the default float for floats)
+        kind = dt.result_type([input, other])
+        input, other = (Tensor._leaf(np.asarray(v, dtype=kind.numpy)) for v in (input, other))
     return named(ops.where(getattr(condition, "_value", condition) if isinstance(
         condition, Tensor) else condition, input, other), input, "WhereBackward0")
+
+
+def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Any:
+    """``torch.div``: true division, or rounded (``'trunc'``, ``'floor'``), integer for
+    integer operands."""
+    return _as_tensor(input).div(other, rounding_mode)
+
+
+divide = true_divide = div
 
 
 def cat(tensors: Sequence[Any], dim: int = 0, out: Any = None) -> Any:
@@ -158,12 +172,31 @@ def result_type(tensor1: Any, tensor2: Any) -> dt.dtype:
 
 
 def get_default_dtype() -> dt.dtype:
-    """float64: symgrad's default float dtype (PyTorch's is float32)."""
+    """float64 unless :func:`set_default_dtype` chose float32 (PyTorch's default is float32)."""
     return dt.DEFAULT
+
+
+def set_default_dtype(d: Any) -> None:
+    """The dtype of new float tensors (``torch.tensor([1.0])``, ``torch.zeros``, layers'
+    parameters): float64 (symgrad's default) or float32, for the whole process, as
+    PyTorch's."""
+    kind = dt.as_dtype(d)
+    if kind not in (dt.float64, dt.float32):
+        raise TypeError(f"only floating-point types are supported as the default type, "
+                        f"not {kind}")
+    dt.DEFAULT = kind
+
+
+def einsum(equation: str, *operands: Any) -> Any:
+    """``torch.einsum``: numpy's ``einsum`` on Tensors (operands may also come as one list)."""
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    return np.einsum(equation, *(_as_tensor(o) for o in operands))
 
 
 __all__ = ["exp", "log", "log1p", "expm1", "sqrt", "sin", "cos", "tan", "tanh", "sinh", "cosh",
            "asin", "acos", "atan", "abs", "sign", "square", "pow", "matmul", "maximum",
            "minimum", "atan2", "neg", "reciprocal", "floor", "ceil", "trunc", *_METHODS,
            "relu", "sigmoid", "softmax", "log_softmax", "where", "cat", "concat", "stack",
-           "is_tensor", "is_floating_point", "result_type", "get_default_dtype"]
+           "is_tensor", "is_floating_point", "result_type", "get_default_dtype",
+           "set_default_dtype", "einsum", "div", "divide", "true_divide"]

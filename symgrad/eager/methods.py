@@ -176,6 +176,11 @@ class TensorMethods:
         keepdim = kw.pop("keepdims", keepdim)
         if hasattr(dim, "_value") or isinstance(dim, np.ndarray):
             return self.maximum(dim) if largest else self.minimum(dim)
+        if self._value.dtype == np.bool_:  # of masks: any/all, a bool result as PyTorch's
+            found = self.long()._extremum(dim, keepdim, kw, largest)
+            if dim is None:
+                return found.bool()
+            return type(found)(found.values.bool(), found.indices)
         name = "Max" if largest else "Min"
         if dim is None:
             return named((ops.max if largest else ops.min)(self), self, f"{name}Backward1")
@@ -304,6 +309,9 @@ class TensorMethods:
 
     def cumsum(self, dim=None, dtype=None, *, axis=None):  # type: ignore[override]
         x = self.to(dtype) if dtype is not None else self
+        if x.ndim == 0 and (dim is not None or axis is not None):  # PyTorch: a 0-d result
+            _one_dim(dim if dim is not None else axis, 1)
+            return named(x * 1, x, "CumsumBackward0")
         if dim is None and axis is None:
             return named(shape_ops.cumsum(x), x, "CumsumBackward0")  # numpy's: flattened
         dim = dim if dim is not None else axis
@@ -355,7 +363,10 @@ class TensorMethods:
     def add(self, other, alpha=1): return self + (other if alpha == 1 else other * alpha)
     def sub(self, other, alpha=1): return self - (other if alpha == 1 else other * alpha)
     def mul(self, other): return self * other
-    def div(self, other, rounding_mode=None): return _rounded(self / other, rounding_mode)
+    def div(self, other, rounding_mode=None):
+        if rounding_mode is not None and not dt.result_type([self, other]).is_floating_point:
+            return _integer_division(self, other, rounding_mode)
+        return _rounded(self / other, rounding_mode)
     def true_divide(self, other): return self / other
     def matmul(self, other): return self @ other
     def gt(self, other): return self > other
@@ -419,10 +430,16 @@ class TensorMethods:
 
     def softmax(self, dim, dtype=None):
         x = self.to(dtype) if dtype is not None else self
+        if x.ndim == 0:  # one element: 1 (nan at ±inf and nan), gradient 0
+            _one_dim(dim, 1)
+            return named(x - x + 1, x, "SoftmaxBackward0", (x,))
         return named(ops.softmax(x, _one_dim(dim, x.ndim)), x, "SoftmaxBackward0", (x,))
 
     def log_softmax(self, dim, dtype=None):
         x = self.to(dtype) if dtype is not None else self
+        if x.ndim == 0:
+            _one_dim(dim, 1)
+            return named(x - x, x, "LogSoftmaxBackward0", (x,))
         return named(ops.log_softmax(x, _one_dim(dim, x.ndim)), x, "LogSoftmaxBackward0",
                      (x,))
 
@@ -561,6 +578,23 @@ class TensorMethods:
 
     def is_contiguous(self) -> bool:
         return True
+
+
+def _integer_division(a: Any, b: Any, mode: str) -> Any:
+    """``div(rounding_mode=...)`` of integer operands: an integer result, as PyTorch's
+    (``trunc`` rounds toward zero, ``floor`` down); division by zero raises."""
+    if mode not in ("floor", "trunc"):
+        _rounded(a, mode)  # raises PyTorch's message
+    out = dt.result_type([a, b])
+    x, y = (np.asarray(getattr(v, "_value", v)) for v in (a, b))
+    if np.any(y == 0):
+        raise RuntimeError("ZeroDivisionError")
+    with np.errstate(all="ignore"):
+        q = np.floor_divide(x, y)
+        if mode == "trunc":  # floor rounds down; toward zero differs where signs differ
+            q = q + ((np.remainder(x, y) != 0) & ((x < 0) != (y < 0)))
+    return type(a)._make(np.asarray(q, dtype=out.numpy)) if hasattr(a, "_value") \
+        else np.asarray(q, dtype=out.numpy)
 
 
 def _rounded(q: Any, mode: Any) -> Any:

@@ -42,6 +42,7 @@ from ..prims.tracer import Operators
 from . import double, grad_mode, views
 from . import dtypes as dt
 from .dtypes import CPU, Size, as_array, as_device, device
+from .extra_methods import ExtraMethods
 from .fastpath import LITERAL_PRIMS, apply_f64, compute, node_class_of, watched
 from .graph import next_seq
 from .inplace import InPlaceMethods
@@ -77,7 +78,7 @@ class EagerTrace(Trace):
         raw = [a._value if isinstance(a, Tensor) else a if type(a) in (float, int, bool)
                else as_array(a) for a in args]
         aval = _shape_rule(prim, raw, params)
-        out = _result_dtype(prim, raw, aval)
+        out = _result_dtype(prim, raw, aval, params)
         values = raw if out is None else [_in_dtype(v, out, k, prim) for k, v in enumerate(raw)]
         value = compute(prim, values, params)  # IEEE results (inf, nan), as the kernels give
         want = np.bool_ if out is None else out.numpy
@@ -102,16 +103,25 @@ _INTEGER_KEEPING = {"add", "sub", "mul", "neg", "abs", "sign", "maximum", "minim
                     "max", "min", "cumsum", "matmul", "scatter_add"}
 
 
-def _result_dtype(prim: Primitive, values: list[Any], aval: Aval) -> dt.dtype | None:
+#: integer reductions that PyTorch computes and returns in int64 (``int32.sum()`` is int64)
+_WIDENING = {"sum", "prod", "cumsum"}
+
+
+def _result_dtype(prim: Primitive, values: list[Any], aval: Aval, params: dict[str, Any]
+                  ) -> dt.dtype | None:
     """The dtype of ``prim``'s result, or None for a bool result (a comparison)."""
     if aval.dtype == BOOL:
         return None
+    if prim.name == "convert":  # numpy's float32 results (np.var of float32 values)
+        return dt.as_dtype(params["dtype"])
     operands = values[1:] if prim.name == "where" else values  # not the condition
     out = dt.result_type(operands)
     if not out.is_floating_point and not (prim.name in _INTEGER_KEEPING
                                           or prim.kind == "structural"):
         return dt.DEFAULT
     if out is dt.bool:  # bools in arithmetic count as integers (numpy_api makes them floats)
+        return dt.int64
+    if not out.is_floating_point and prim.name in _WIDENING:
         return dt.int64
     return out
 
@@ -194,7 +204,7 @@ def _untracked_change(data: Any, seq: int) -> None:
                 t._untracked = -seq
 
 
-class Tensor(InPlaceMethods, TensorMethods, ArrayMethods, Traced):
+class Tensor(InPlaceMethods, TensorMethods, ExtraMethods, ArrayMethods, Traced):
     """An n-d array (float64 by default; float32, int64, bool) with autograd state:
     ``data``, ``grad``, ``grad_fn``, ``requires_grad``, ``is_leaf``.
     ``Tensor([[1., 2.]])`` copies data as float64; ``Tensor(2, 3)`` is a zero-filled
@@ -364,6 +374,11 @@ class Tensor(InPlaceMethods, TensorMethods, ArrayMethods, Traced):
     def double(self) -> Tensor: return self._cast(dt.float64)
     def long(self) -> Tensor: return self._cast(dt.int64)
     def bool(self) -> Tensor: return self._cast(dt.bool)
+    def half(self) -> Tensor: return self._cast(dt.float16)
+    def int(self) -> Tensor: return self._cast(dt.int32)
+    def short(self) -> Tensor: return self._cast(dt.int16)
+    def char(self) -> Tensor: return self._cast(dt.int8)
+    def byte(self) -> Tensor: return self._cast(dt.uint8)
 
     def astype(self, dtype: Any, copy: bool = True) -> Tensor:  # type: ignore[override]
         return self._cast(dt.as_dtype(dtype))

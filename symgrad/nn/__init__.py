@@ -2,7 +2,10 @@
 
 :mod:`.module` (``Module``, ``Sequential``, ``ModuleList``, ``ModuleDict``),
 :mod:`.parameter` (``Parameter``), :mod:`.layers` (``Linear``, activations,
-``Dropout``, losses), :mod:`.functional` (``torch.nn.functional``) and
+``Dropout``, losses), :mod:`.spatial` (convolutions, pooling, padding,
+normalizations, ``Embedding``, more activations), :mod:`.transformer`
+(``MultiheadAttention``, the Transformer layers), :mod:`.functional`
+(``torch.nn.functional``, with :mod:`.convolution` and :mod:`.activation`) and
 :mod:`.init` (initializers). A model written against ``torch.nn`` runs with
 ``import symgrad as torch``; its ``loss.backward()`` goes through symgrad's
 compiler like any Tensor's.
@@ -17,7 +20,7 @@ compiler like any Tensor's.
     [(4, 2), (4,), (1, 4), (1,)]
 """
 
-from . import functional, init
+from . import functional, init, utils
 from .layers import (
     ELU,
     BCELoss,
@@ -41,8 +44,39 @@ from .layers import (
 )
 from .module import Module, ModuleDict, ModuleList, Sequential
 from .parameter import Parameter
+from .spatial import (
+    CELU, GELU, GLU, SELU, AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveAvgPool3d,
+    AdaptiveMaxPool1d, AdaptiveMaxPool2d, AdaptiveMaxPool3d, AvgPool1d, AvgPool2d, AvgPool3d,
+    BatchNorm1d, BatchNorm2d, BatchNorm3d, CircularPad1d, CircularPad2d, CircularPad3d,
+    ConstantPad1d, ConstantPad2d, ConstantPad3d, Conv1d, Conv2d, Conv3d, ConvTranspose1d,
+    ConvTranspose2d, ConvTranspose3d, Embedding, GroupNorm, Hardshrink, Hardsigmoid, Hardswish,
+    Hardtanh, LayerNorm, LogSigmoid, MaxPool1d, MaxPool2d, MaxPool3d, Mish, PReLU,
+    ReflectionPad1d, ReflectionPad2d, ReflectionPad3d, ReLU6, ReplicationPad1d,
+    ReplicationPad2d, ReplicationPad3d, SiLU, Softmin, Softshrink, Softsign, Tanhshrink,
+    Threshold, ZeroPad1d, ZeroPad2d, ZeroPad3d,
+)
+from .transformer import (
+    MultiheadAttention, Transformer, TransformerDecoder, TransformerDecoderLayer,
+    TransformerEncoder, TransformerEncoderLayer,
+)
 
-__all__ = ["functional", "init", "Module", "Sequential", "ModuleList", "ModuleDict",
+__all__ = ["functional", "init", "utils", "Module", "Sequential", "ModuleList", "ModuleDict",
            "Parameter", "Linear", "Identity", "Flatten", "ReLU", "LeakyReLU", "ELU", "Tanh",
            "Sigmoid", "Softplus", "Softmax", "LogSoftmax", "Dropout", "MSELoss", "L1Loss",
-           "SmoothL1Loss", "NLLLoss", "CrossEntropyLoss", "BCELoss", "BCEWithLogitsLoss"]
+           "SmoothL1Loss", "NLLLoss", "CrossEntropyLoss", "BCELoss", "BCEWithLogitsLoss",
+           # convolutions, pooling, padding, normalization, embedding (.spatial)
+           "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
+           "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
+           "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
+           "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d",
+           "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "ReflectionPad1d",
+           "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d",
+           "ReplicationPad3d", "CircularPad1d", "CircularPad2d", "CircularPad3d", "LayerNorm",
+           "GroupNorm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "Embedding",
+           # activations (.spatial)
+           "GELU", "SiLU", "Mish", "SELU", "CELU", "Softsign", "Hardswish", "Hardsigmoid",
+           "Hardtanh", "ReLU6", "LogSigmoid", "Tanhshrink", "Softshrink", "Hardshrink",
+           "Threshold", "GLU", "Softmin", "PReLU",
+           # attention and Transformer layers (.transformer)
+           "MultiheadAttention", "TransformerEncoderLayer", "TransformerDecoderLayer",
+           "TransformerEncoder", "TransformerDecoder", "Transformer"]

@@ -27,9 +27,57 @@ from typing import Any
 import numpy as np
 
 from ..eager.methods import named
-from ..eager.random import numpy_generator
 from ..eager.tensor import Tensor
 from ..numpy_api import functions as ops
+from .activation import (  # noqa: F401 -- torch.nn.functional's namespace
+    _implicit_dim,
+    batch_norm,
+    celu,
+    dropout,
+    embedding,
+    gelu,
+    glu,
+    group_norm,
+    hardshrink,
+    hardsigmoid,
+    hardswish,
+    instance_norm,
+    layer_norm,
+    logsigmoid,
+    mish,
+    normalize,
+    prelu,
+    scaled_dot_product_attention,
+    selu,
+    silu,
+    softmin,
+    softshrink,
+    softsign,
+    tanhshrink,
+    threshold,
+)
+from .convolution import (  # noqa: F401
+    adaptive_avg_pool1d,
+    adaptive_avg_pool2d,
+    adaptive_avg_pool3d,
+    adaptive_max_pool1d,
+    adaptive_max_pool2d,
+    adaptive_max_pool3d,
+    avg_pool1d,
+    avg_pool2d,
+    avg_pool3d,
+    conv1d,
+    conv2d,
+    conv3d,
+    conv_transpose1d,
+    conv_transpose2d,
+    conv_transpose3d,
+    interpolate,
+    max_pool1d,
+    max_pool2d,
+    max_pool3d,
+    pad,
+)
 
 _REDUCTIONS = ("mean", "sum", "none")
 
@@ -73,7 +121,10 @@ def relu6(input: Tensor, inplace: bool = False) -> Tensor:
 
 def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
              inplace: bool = False) -> Tensor:
-    return named(input.clamp(min_val, max_val), input, "HardtanhBackward0", (input,))
+    # PyTorch's derivative is 1 strictly inside (min_val, max_val) and 0 at the bounds
+    # (clamp's ties would give 1/2 there)
+    out = ops.where(input <= min_val, min_val, ops.where(input >= max_val, max_val, input))
+    return named(out, input, "HardtanhBackward0", (input,))
 
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
@@ -108,30 +159,6 @@ def softmax(input: Tensor, dim: int | None = None, dtype: Any = None) -> Tensor:
 
 def log_softmax(input: Tensor, dim: int | None = None, dtype: Any = None) -> Tensor:
     return input.log_softmax(_implicit_dim(input, dim), dtype)
-
-
-def _implicit_dim(input: Tensor, dim: int | None) -> int:
-    """PyTorch's choice when ``dim`` is left out: 0 for 0-, 1- and 3-d inputs, else 1."""
-    if dim is not None:
-        return dim
-    return 0 if input.ndim in (0, 1, 3) else 1
-
-
-def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False,
-            generator: Any = None) -> Tensor:
-    """Zero each element with probability ``p`` and scale the others by ``1 / (1 - p)``
-    (in training only). The mask comes from the default generator (``torch.manual_seed``)
-    or ``generator``, and enters the graph as data."""
-    if not 0.0 <= p <= 1.0:
-        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-    if not training or p == 0.0:
-        return input
-    keep = numpy_generator(generator).random(input.shape) >= p
-    scale = np.where(keep, 1.0 / (1.0 - p) if p < 1.0 else 0.0, 0.0)
-    out = input * scale.astype(input._value.dtype)
-    if inplace:
-        return input.copy_(out)
-    return named(out, input, "NativeDropoutBackward0", (input,))
 
 
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:

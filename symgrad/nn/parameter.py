@@ -40,5 +40,3 @@ class Parameter(Tensor):
 
     __str__ = __repr__
 
-    def __reduce__(self) -> Any:
-        return (Parameter, (Tensor._make(self._value.copy()), self.requires_grad))

@@ -16,6 +16,7 @@ import numpy as np
 from ..core.errors import ShapeError, UnsupportedFunctionError, user_location
 from ..core.tracing import Traced, apply, as_constant_array, shape_of
 from ..prims.elementwise import as_float
+from ..prims import windows as W
 from ..prims.indexing import along, concatenate_p, cumsum_p, gather, normalize, strided, unslice
 from .dispatch import float_dtype, implements, normalize_axes, refuse_kwargs
 from .functions import broadcast_to, reshape, transpose
@@ -345,3 +346,18 @@ def roll(a: Any, shift: Any, axis: Any = None) -> Any:
             k = n - s % n  # the element that comes first
             a = apply(concatenate_p, along(a, ax, k, n), along(a, ax, 0, k), axis=ax)
     return a
+
+
+def sliding_windows(x: Any, kernel: tuple[int, ...], stride: tuple[int, ...],
+                    dilation: tuple[int, ...]) -> Any:
+    """The windows of ``kernel`` elements (spaced by ``dilation``, starting every
+    ``stride``) over the last ``len(kernel)`` axes: shape ``(*lead, *out, *kernel)``
+    (im2col; :mod:`symgrad.prims.windows`)."""
+    return W.windows(as_float(x), kernel, stride, dilation)
+
+
+def add_windows(g: Any, kernel: tuple[int, ...], stride: tuple[int, ...],
+                dilation: tuple[int, ...], size: tuple[int, ...]) -> Any:
+    """Windows added back into an array whose last sizes are ``size`` (col2im): the
+    transpose of :func:`sliding_windows`."""
+    return W.unwindows(as_float(g), kernel, stride, dilation, size)

@@ -103,6 +103,7 @@ from .special import (
     arcsinh_p,
     arctanh_p,
     cbrt_p,
+    erf_p,
     exp2_p,
     floor_divide_p,
     log2_p,
@@ -111,6 +112,7 @@ from .special import (
     sinc_p,
 )
 from .tracer import PrimTracer
+from .windows import unwindows_p, windows_p
 
 __all__ = [
     "abs_p", "add_p", "arccos_p", "arcsin_p", "arctan2_p", "arctan_p", "broadcast_to_p",
@@ -122,10 +124,12 @@ __all__ = [
     "reciprocal_p", "relu_p", "reshape_p", "rint_p", "scatter_add_p", "sigmoid_p", "sign_p",
     "sin_p", "sinh_p", "slice_p", "slogdet_p", "softplus_p", "solve_p", "sqrt_p", "square_p",
     "sub_p", "sum_p", "tan_p", "tanh_p", "transpose_p", "trunc_p", "unslice_p", "where_p",
-    "xlogy_p", "arccosh_p", "arcsinh_p", "arctanh_p", "cbrt_p", "exp2_p", "floor_divide_p",
+    "xlogy_p", "arccosh_p", "arcsinh_p", "arctanh_p", "cbrt_p", "erf_p", "exp2_p",
+    "floor_divide_p",
     "log2_p", "log10_p", "remainder_p", "sinc_p", "argsort_p", "cumprod_p", "scatter_along_p",
     "take_along_p", "cholesky_p", "eig_p", "eigh_p", "lstsq_p", "pinv_p", "qr_p", "svd_p",
     "to_float_p", "convert_p", "bitwise_p", "cond_p", "proj_p", "loop_p", "while_p",
+    "windows_p", "unwindows_p",
     "CONVENTIONS_VERSION", "FACETS", "FLAGS", "KINDS", "OPTIONAL_FACETS",
     "REGISTRY", "PrimTracer", "register",
 ]

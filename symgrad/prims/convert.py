@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ..core.ir import FLOATS, Aval
-from ..core.tracing import Tracer, apply
+from ..core.tracing import Traced, apply
 from .registry import register
 
 
@@ -50,6 +50,6 @@ convert_p = register(
 def convert(x: Any, dtype: str) -> Any:
     """``x`` as a ``dtype`` value (float32 or float64): one ``convert`` equation for a
     traced value of another dtype; a traced value of that dtype as it is."""
-    if isinstance(x, Tracer):
+    if isinstance(x, Traced):  # a traced value, or an eager Tensor
         return x if x.dtype == np.dtype(dtype) else apply(convert_p, x, dtype=dtype)
     return np.asarray(x, dtype=dtype)[()] if np.ndim(x) == 0 else np.asarray(x, dtype=dtype)

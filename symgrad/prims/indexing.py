@@ -194,7 +194,7 @@ def _moved(shape: tuple[int, ...], axis: int, n: int) -> tuple[int, ...]:
 
 
 def _gather_rule(x: Aval, *, indices: tuple[int, ...], axis: int) -> Aval:
-    if not 0 <= axis < x.ndim or any(not 0 <= i < x.shape[axis] for i in indices):
+    if not 0 <= axis < x.ndim or indices and not 0 <= min(indices) <= max(indices) < x.shape[axis]:
         raise ShapeError(f"gather: indices {indices} along axis {axis} are out of range of {x}")
     return Aval(_moved(x.shape, axis, len(indices)), x.dtype)
 
@@ -250,7 +250,7 @@ gather_p = register(
 def _scatter_add_rule(x: Aval, *, indices: tuple[int, ...], axis: int, size: int) -> Aval:
     if not 0 <= axis < x.ndim or x.shape[axis] != len(indices):
         raise ShapeError(f"scatter_add: {len(indices)} indices along axis {axis} of {x}")
-    if any(not 0 <= i < size for i in indices):
+    if indices and not 0 <= min(indices) <= max(indices) < size:
         raise ShapeError(f"scatter_add: indices {indices} are out of range of size {size}")
     return Aval(_moved(x.shape, axis, size), x.dtype)
 
@@ -258,8 +258,8 @@ def _scatter_add_rule(x: Aval, *, indices: tuple[int, ...], axis: int, size: int
 def _scatter_add_impl(x: Any, indices: tuple[int, ...], axis: int, size: int) -> Any:
     x = np.asarray(x)
     out = np.zeros(_moved(x.shape, axis, size), dtype=x.dtype)
-    for k, j in enumerate(indices):  # in order: sums agree with the kernel's bit for bit
-        out[(slice(None),) * axis + (j,)] += x[(slice(None),) * axis + (k,)]
+    # np.add.at adds in the order of the indices, as the kernel's loop: the same bits
+    np.add.at(out, (slice(None),) * axis + (np.asarray(indices, dtype=np.intp),), x)
     return out
 
 
@@ -287,7 +287,8 @@ scatter_add_p = register(
 
 def gather(x: Any, indices: Any, axis: int) -> Any:
     """``np.take(x, indices, axis)`` for non-negative in-range constant ``indices``."""
-    return apply(gather_p, x, indices=tuple(int(i) for i in np.ravel(indices)), axis=axis)
+    return apply(gather_p, x, indices=tuple(np.ravel(indices).astype(np.int64).tolist()),
+                 axis=axis)
 
 
 # ---------------------------------------------------------------------------

@@ -1,5 +1,5 @@
 """More elementwise primitives: logarithms and powers of 2 and 10, the cube root,
-inverse hyperbolic functions, ``sinc``, ``remainder`` and ``floor_divide``.
+inverse hyperbolic functions, ``sinc``, ``remainder``, ``floor_divide`` and ``erf``.
 
 Declared as the primitives of :mod:`.elementwise` are (one block each, with
 every facet), so that the kernel calls numpy's own function (``np.log2``, not
@@ -29,6 +29,7 @@ from .elementwise import (
     absolute,
     binary,
     cos,
+    exp,
     hypot,
     sqrt,
     square,
@@ -38,6 +39,7 @@ from .elementwise import (
 from .registry import expression, register
 
 LN2, LN10 = math.log(2.0), math.log(10.0)
+TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
 log2_p = unary("log2", np.log2,
                vjp=lambda g, ans, x: (g / (x * LN2),),
@@ -71,6 +73,19 @@ arcsinh_p = unary("arcsinh", np.arcsinh,
 arccosh_p = unary("arccosh", np.arccosh,
                   vjp=lambda g, ans, x: (g / (sqrt(x - 1.0) * sqrt(x + 1.0)),),
                   sympy=lambda sp, x: sp.acosh(x), torch_name="AcoshBackward0")
+
+
+
+def _erf(x):
+    """scipy's erf (imported on first use: ``import symgrad`` stays free of scipy.special)."""
+    from scipy.special import erf
+    return erf(x)
+
+
+# erf'(x) = 2/sqrt(pi) exp(-x^2); the kernel calls C's erf through math.erf
+erf_p = unary("erf", _erf,
+              vjp=lambda g, ans, x: (g * (TWO_OVER_SQRT_PI * exp(-square(x))),),
+              sympy=lambda sp, x: sp.erf(x), emit="math.erf({0})", torch_name="ErfBackward0")
 
 arctanh_p = unary("arctanh", np.arctanh,
                   vjp=lambda g, ans, x: (g / ((1.0 - x) * (1.0 + x)),),
@@ -117,5 +132,5 @@ remainder_p = binary("remainder", np.remainder, emit="np.remainder({0}, {1})",
 
 log2, log10, exp2, cbrt = map(_recorder, (log2_p, log10_p, exp2_p, cbrt_p))
 arcsinh, arccosh, arctanh, sinc = map(_recorder, (arcsinh_p, arccosh_p, arctanh_p, sinc_p))
-floor_divide, remainder = map(_recorder, (floor_divide_p, remainder_p))
+floor_divide, remainder, erf = map(_recorder, (floor_divide_p, remainder_p, erf_p))
 

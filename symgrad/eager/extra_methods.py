@@ -1,0 +1,216 @@
+"""More of PyTorch's Tensor methods: triangles, ``roll``, ``trace``, the cumulative
+family (``cumprod``, ``cummax``, ``cummin``, ``logcumsumexp``), scatters
+(``scatter``, ``scatter_add``, ``scatter_reduce``, ``index_add``) and ``erf``.
+
+Compositions of the primitives (through numpy's API on Tensors): positions that
+depend on values (the running arg-max of ``cummax``) are computed in numpy and
+enter as data, so the gradient of each value goes to the element it came from,
+as PyTorch's does.
+
+    >>> import symgrad as torch
+    >>> x = torch.tensor([1.0, 3.0, 2.0, 3.0], requires_grad=True)
+    >>> x.cummax(0)
+    torch.return_types.cummax(
+    values=tensor([1., 3., 3., 3.], grad_fn=<CummaxBackward0>),
+    indices=tensor([0, 1, 1, 3]))
+    >>> torch.zeros(3).scatter_add(0, torch.tensor([0, 0, 2]), torch.ones(3))
+    tensor([2., 0., 1.])
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..numpy_api import functions as ops
+from ..numpy_api.indexing import at
+from ..numpy_api.ufuncs import erf as _erf
+from .methods import _one_dim, _return_type, named
+
+cummax_result = _return_type("cummax")
+cummin_result = _return_type("cummin")
+_EXACT_LOGCUMSUMEXP = 64  # up to this length a chain of logaddexp, exact at any spread
+
+
+def _index(index: Any) -> np.ndarray:
+    value = np.asarray(getattr(index, "_value", index))
+    if value.dtype.kind not in "iu":
+        raise RuntimeError(f"index must be an integer (int64) tensor, not {value.dtype}")
+    return value.astype(np.int64)
+
+
+def rebuild_tensor(cls: type, value: np.ndarray, requires_grad: bool) -> Any:
+    """A leaf of class ``cls`` (Tensor or ``nn.Parameter``) holding ``value``: what a
+    pickled tensor becomes (its graph is not saved, as in PyTorch)."""
+    t = object.__new__(cls)
+    t._init(value, None, False)
+    t.requires_grad = requires_grad
+    return t
+
+
+class ExtraMethods:
+    """Mixed into :class:`~symgrad.eager.tensor.Tensor`."""
+
+    # -- pickle and copy (torch.save, copy.deepcopy) ----------------------------
+    def __reduce_ex__(self, protocol):
+        return (rebuild_tensor, (type(self), self._value.copy(), self._requires_grad))
+
+    def __deepcopy__(self, memo):
+        if self._node is not None:
+            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) "
+                               "support the deepcopy protocol at the moment.  If you were "
+                               "attempting to deepcopy a module, this may be because of a "
+                               "torch.nn.utils.weight_norm usage, see "
+                               "https://github.com/pytorch/pytorch/pull/103001")
+        if id(self) in memo:
+            return memo[id(self)]
+        result = rebuild_tensor(type(self), self._value.copy(), self._requires_grad)
+        if self.grad is not None:
+            result.grad = self.grad.__deepcopy__(memo)
+        memo[id(self)] = result
+        return result
+
+    def tril(self, diagonal=0):
+        keep = np.tril(np.ones(self.shape[-2:], dtype=bool), diagonal)
+        return named(ops.where(keep, self, 0), self, "TrilBackward0", (self,))
+
+    def triu(self, diagonal=0):
+        keep = np.triu(np.ones(self.shape[-2:], dtype=bool), diagonal)
+        return named(ops.where(keep, self, 0), self, "TriuBackward0", (self,))
+
+    def roll(self, shifts, dims=None):
+        if dims is None:
+            return np.roll(self.reshape(-1), shifts).reshape(tuple(self.shape))
+        return named(np.roll(self, shifts, dims), self, "RollBackward0", (self,))
+
+    def trace(self):
+        if self.ndim != 2:
+            raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {self.ndim}")
+        return named(np.trace(self), self, "TraceBackward0", (self,))
+
+    def cumprod(self, dim, dtype=None):
+        x = self.to(dtype) if dtype is not None else self
+        if x.ndim == 0:
+            return x * 1
+        return named(np.cumprod(x, axis=_one_dim(dim, x.ndim)), x, "CumprodBackward0", (x,))
+
+    def _running(self, dim: Any, largest: bool) -> tuple[Any, Any]:
+        """Values and indices of the running maximum (or minimum) along ``dim``; ties and
+        nan go to the later element, as PyTorch's."""
+        d = _one_dim(dim, self.ndim) if self.ndim else 0
+        values = np.moveaxis(np.atleast_1d(self._value), d, -1)
+        accumulate = np.maximum.accumulate if largest else np.minimum.accumulate
+        running = accumulate(values, axis=-1)
+        hit = (values == running) | np.isnan(values)
+        positions = np.where(hit, np.arange(values.shape[-1]), 0)
+        indices = np.moveaxis(np.maximum.accumulate(positions, axis=-1), -1, d)
+        indices = indices.reshape(self.shape).astype(np.int64)
+        taken = self.gather(d, indices) if self.ndim else self * 1
+        return taken, type(self)._make(indices)
+
+    def cummax(self, dim):
+        values, indices = self._running(dim, largest=True)
+        return cummax_result(named(values, self, "CummaxBackward0", (self,)), indices)
+
+    def cummin(self, dim):
+        values, indices = self._running(dim, largest=False)
+        return cummin_result(named(values, self, "CumminBackward0", (self,)), indices)
+
+    def logcumsumexp(self, dim):
+        """``log(cumsum(exp(x)))`` along ``dim``, without overflow: a chain of ``logaddexp``
+        up to 64 elements; beyond, shifted by the maximum, and an error where that shift
+        would underflow a partial sum to 0 (use a shorter axis or ``torch.logaddexp``)."""
+        if self.ndim == 0:
+            return self * 1
+        d = _one_dim(dim, self.ndim)
+        n = self.shape[d]
+        if n <= _EXACT_LOGCUMSUMEXP:
+            parts = [self.narrow(d, 0, 1)]
+            for k in range(1, n):
+                parts.append(np.logaddexp(parts[-1], self.narrow(d, k, 1)))
+            out = np.concatenate(parts, axis=d) if n else self * 1
+        else:
+            top = np.max(self._value, axis=d, keepdims=True)
+            top = np.where(np.isfinite(top), top, 0.0)
+            partial = np.cumsum(np.exp(self._value - top), axis=d)
+            if np.any((partial == 0) & np.isfinite(self._value)):
+                raise RuntimeError("logcumsumexp: a partial sum underflows once shifted by the "
+                                   f"maximum along dim {dim} ({n} elements); split the axis "
+                                   "into pieces of at most 64 elements")
+            out = np.log(np.cumsum(np.exp(self - top), axis=d)) + top
+        return named(out, self, "LogcumsumexpBackward0", (self,))
+
+    def erf(self):
+        return named(_erf(self), self, "ErfBackward0", (self,))
+
+    # -- scatters ---------------------------------------------------------------
+    def _scatter_positions(self, dim: Any, index: Any) -> tuple[int, np.ndarray]:
+        """Flat positions in ``self`` that ``index`` addresses along ``dim``."""
+        d = _one_dim(dim, self.ndim) if self.ndim else 0
+        idx = _index(index)
+        if idx.ndim != self.ndim:
+            raise RuntimeError(f"Index tensor must have the same number of dimensions as self "
+                               f"tensor ({idx.ndim} vs {self.ndim})")
+        if idx.size and (idx.min() < -self.shape[d] or idx.max() >= self.shape[d]):
+            raise RuntimeError(f"index {int(idx.max())} is out of bounds for dimension {d} "
+                               f"with size {self.shape[d]}")
+        grid = list(np.indices(idx.shape, sparse=True))
+        grid[d] = idx % self.shape[d] if self.ndim else idx
+        flat = np.arange(self._value.size).reshape(self.shape)
+        return d, flat[tuple(grid)]
+
+    def _source(self, src: Any, shape: tuple[int, ...]) -> Any:
+        if isinstance(src, (int, float)) or np.ndim(getattr(src, "_value", src)) == 0:
+            return ops.broadcast_to(src * 1.0 if isinstance(src, (int, float)) else src, shape)
+        region = tuple(slice(0, n) for n in shape)
+        return src[region]
+
+    def scatter(self, dim, index, src=None, value=None, reduce=None):
+        if reduce is not None:
+            return self.scatter_reduce(dim, index, src if src is not None else value,
+                                       {"add": "sum", "multiply": "prod"}.get(reduce, reduce))
+        source = src if src is not None else value
+        _, positions = self._scatter_positions(dim, index)
+        values = self._source(source, positions.shape)
+        out = at(self.reshape(-1))[positions.reshape(-1)].set(values.reshape(-1))
+        return named(out.reshape(tuple(self.shape)), self, "ScatterBackward0", (self,))
+
+    def scatter_add(self, dim, index, src):
+        _, positions = self._scatter_positions(dim, index)
+        values = self._source(src, positions.shape)
+        out = at(self.reshape(-1))[positions.reshape(-1)].add(values.reshape(-1))
+        return named(out.reshape(tuple(self.shape)), self, "ScatterAddBackward0", (self,))
+
+    def scatter_reduce(self, dim, index, src, reduce, *, include_self=True):
+        """``reduce`` = ``'sum'`` or ``'mean'`` (PyTorch's ``mean`` counts ``self`` when
+        ``include_self``); the others are refused."""
+        if reduce not in ("sum", "mean"):
+            raise NotImplementedError(f"scatter_reduce: reduce={reduce!r} is not supported; "
+                                      "use 'sum' or 'mean'")
+        _, positions = self._scatter_positions(dim, index)
+        values = self._source(src, positions.shape).reshape(-1)
+        flat = positions.reshape(-1)
+        base = self.reshape(-1) if include_self else ops.where(
+            np.isin(np.arange(self._value.size), flat), 0.0, self.reshape(-1))
+        total = at(base)[flat].add(values)
+        if reduce == "mean":
+            count = np.bincount(flat, minlength=self._value.size).astype(np.float64)
+            count += 1.0 if include_self else 0.0
+            total = total / np.maximum(count, 1.0).astype(self._value.dtype)
+        return named(total.reshape(tuple(self.shape)), self, "ScatterReduceBackward0",
+                     (self,))
+
+    def index_add(self, dim, index, source, *, alpha=1):
+        d = _one_dim(dim, self.ndim)
+        idx = _index(index)
+        if idx.ndim != 1:
+            raise IndexError("index_add_(): Index is supposed to be a vector")
+        target = (slice(None),) * d + (idx,)
+        out = at(self)[target].add(source * alpha if alpha != 1 else source)
+        return named(out, self, "IndexAddBackward0", (self,))
+
+    def index_select(self, dim, index):
+        d = _one_dim(dim, self.ndim)
+        return named(np.take(self, _index(index), axis=d), self, "IndexSelectBackward0",
+                     (self,))

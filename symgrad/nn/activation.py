@@ -1,0 +1,293 @@
+"""Activations, normalizations, ``embedding`` and attention of ``torch.nn.functional``.
+
+Compositions of Tensor operations, like the rest of :mod:`symgrad.nn.functional`:
+their gradients (and double backward) come from the primitives' rules. Where
+PyTorch's backward differs from the derivative of the obvious formula at a
+boundary (``hardswish`` and ``hardsigmoid`` at ±3), the formula is written
+with PyTorch's strict and non-strict comparisons so that the branch taken there
+is PyTorch's.
+
+    >>> import symgrad as torch
+    >>> import symgrad.nn.functional as F
+    >>> F.silu(torch.tensor([0.0, 1.0]))
+    tensor([0.0000, 0.7311])
+    >>> F.layer_norm(torch.tensor([[1.0, 2.0, 3.0]]), (3,))
+    tensor([[-1.2247,  0.0000,  1.2247]])
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..eager.methods import named
+from ..eager.random import numpy_generator
+from ..eager.tensor import Tensor
+from ..numpy_api import functions as ops
+from ..numpy_api.ufuncs import erf
+
+SELU_ALPHA = 1.6732632423543772848170429916717
+SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:
+    """``x·Φ(x)``; ``approximate='tanh'`` is ``0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))``."""
+    if approximate == "tanh":
+        inner = math.sqrt(2.0 / math.pi) * (input + 0.044715 * input * input * input)
+        out = 0.5 * input * (1.0 + inner.tanh())
+    elif approximate == "none":
+        out = 0.5 * input * (1.0 + erf(input * (1.0 / math.sqrt(2.0))))
+    else:
+        raise ValueError(f"approximate argument must be either none or tanh, not {approximate!r}")
+    return named(out, input, "GeluBackward0", (input,))
+
+
+def silu(input: Tensor, inplace: bool = False) -> Tensor:
+    return named(input * input.sigmoid(), input, "SiluBackward0", (input,))
+
+
+def mish(input: Tensor, inplace: bool = False) -> Tensor:
+    return named(input * ops.softplus(input).tanh(), input, "MishBackward0", (input,))
+
+
+def _neg_part(input: Tensor) -> Tensor:
+    return ops.where(input > 0, 0.0, input)
+
+
+def selu(input: Tensor, inplace: bool = False) -> Tensor:
+    out = SELU_SCALE * ops.where(input > 0, input, SELU_ALPHA * np.expm1(_neg_part(input)))
+    return named(out, input, "EluBackward0", (input,))
+
+
+def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    out = ops.where(input > 0, input, alpha * np.expm1(_neg_part(input) / alpha))
+    return named(out, input, "EluBackward0", (input,))
+
+
+def softsign(input: Tensor) -> Tensor:
+    return input / (1.0 + input.abs())
+
+
+def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
+    """``x·relu6(x + 3)/6``, with PyTorch's derivative: (2x + 3)/6 strictly inside
+    (-3, 3), 0 at -3 and 1 at 3."""
+    out = ops.where(input <= -3.0, 0.0,
+                    ops.where(input < 3.0, input * (input + 3.0) / 6.0, input))
+    return named(out, input, "HardswishBackward0", (input,))
+
+
+def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
+    """``relu6(x + 3)/6``; its derivative is 1/6 strictly inside (-3, 3), as PyTorch's."""
+    out = ops.where(input <= -3.0, 0.0, ops.where(input >= 3.0, 1.0, (input + 3.0) / 6.0))
+    return named(out, input, "HardsigmoidBackward0", (input,))
+
+
+def logsigmoid(input: Tensor) -> Tensor:
+    return named(-ops.softplus(-input), input, "LogSigmoidBackward0", (input,))
+
+
+def tanhshrink(input: Tensor) -> Tensor:
+    return input - input.tanh()
+
+
+def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    out = ops.where(input > lambd, input - lambd, ops.where(input < -lambd, input + lambd, 0.0))
+    return named(out, input, "SoftshrinkBackward0", (input,))
+
+
+def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    return named(ops.where(input.abs() > lambd, input, 0.0), input,
+                 "HardshrinkBackward0", (input,))
+
+
+def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
+    return named(ops.where(input > threshold, input, value), input, "ThresholdBackward0",
+                 (input,))
+
+
+def glu(input: Tensor, dim: int = -1) -> Tensor:
+    if input.shape[dim] % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {dim} is size "
+                           f"{input.shape[dim]}")
+    a, b = input.chunk(2, dim)
+    return named(a * b.sigmoid(), input, "GluBackward0", (input,))
+
+
+def prelu(input: Tensor, weight: Tensor) -> Tensor:
+    w = weight.reshape(-1, *([1] * (input.ndim - 2))) if input.ndim >= 2 and weight.numel() > 1 \
+        else weight
+    return named(ops.where(input > 0, input, w * input), input, "PreluKernelBackward0",
+                 (input, weight))
+
+
+def softmin(input: Tensor, dim: int | None = None, dtype: Any = None) -> Tensor:
+    return (-input).softmax(_implicit_dim(input, dim), dtype)
+
+
+def _implicit_dim(input: Tensor, dim: int | None) -> int:
+    """PyTorch's choice when ``dim`` is left out: 0 for 0-, 1- and 3-d inputs, else 1."""
+    if dim is not None:
+        return dim
+    return 0 if input.ndim in (0, 1, 3) else 1
+
+
+def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False,
+            generator: Any = None) -> Tensor:
+    """Zero each element with probability ``p`` and scale the others by ``1 / (1 - p)``
+    (in training only). The mask comes from the default generator (``torch.manual_seed``)
+    or ``generator``, and enters the graph as data."""
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0.0:
+        return input
+    keep = numpy_generator(generator).random(input.shape) >= p
+    scale = np.where(keep, 1.0 / (1.0 - p) if p < 1.0 else 0.0, 0.0)
+    out = input * scale.astype(input._value.dtype)
+    if inplace:
+        return input.copy_(out)
+    return named(out, input, "NativeDropoutBackward0", (input,))
+
+
+def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:
+    """``x / max(‖x‖_p, eps)`` along ``dim``."""
+    norm = input.norm(p, dim, keepdim=True)
+    return input / norm.clamp_min(eps)
+
+
+# ---------------------------------------------------------------------------
+# normalization and embedding
+
+
+def _affine(out: Tensor, weight: Any, bias: Any, shape: Sequence[int]) -> Tensor:
+    if weight is not None:
+        out = out * weight.reshape(shape)
+    if bias is not None:
+        out = out + bias.reshape(shape)
+    return out
+
+
+def layer_norm(input: Tensor, normalized_shape: Sequence[int] | int, weight: Any = None,
+               bias: Any = None, eps: float = 1e-5) -> Tensor:
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    if tuple(input.shape[input.ndim - len(shape):]) != shape:
+        raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape "
+                           f"[*, {', '.join(map(str, shape))}], but got input of size "
+                           f"{list(input.shape)}")
+    axes = tuple(range(-len(shape), 0))
+    mean = input.mean(axes, keepdim=True)
+    centred = input - mean
+    var = (centred * centred).mean(axes, keepdim=True)
+    out = _affine(centred / (var + eps).sqrt(), weight, bias, shape)
+    return named(out, input, "NativeLayerNormBackward0", (input, weight, bias))
+
+
+def group_norm(input: Tensor, num_groups: int, weight: Any = None, bias: Any = None,
+               eps: float = 1e-5) -> Tensor:
+    n, c = input.shape[0], input.shape[1]
+    if c % num_groups:
+        raise RuntimeError(f"Expected number of channels in input ({c}) to be divisible by "
+                           f"num_groups ({num_groups})")
+    g = input.reshape(n, num_groups, -1)
+    mean = g.mean(-1, keepdim=True)
+    centred = g - mean
+    var = (centred * centred).mean(-1, keepdim=True)
+    out = (centred / (var + eps).sqrt()).reshape(tuple(input.shape))
+    out = _affine(out, weight, bias, (c, *([1] * (input.ndim - 2))))
+    return named(out, input, "NativeGroupNormBackward0", (input, weight, bias))
+
+
+def batch_norm(input: Tensor, running_mean: Any, running_var: Any, weight: Any = None,
+               bias: Any = None, training: bool = False, momentum: float = 0.1,
+               eps: float = 1e-5) -> Tensor:
+    """Batch statistics in training (and the running ones updated in place, the variance
+    unbiased, as PyTorch's); the running statistics in evaluation."""
+    axes = (0, *range(2, input.ndim))
+    shape = (input.shape[1], *([1] * (input.ndim - 2)))
+    if training:
+        count = input.numel() // input.shape[1]
+        if count <= 1:
+            raise ValueError(f"Expected more than 1 value per channel when training, got input "
+                             f"size {list(input.shape)}")
+        mean = input.mean(axes, keepdim=True)
+        centred = input - mean
+        var = (centred * centred).mean(axes, keepdim=True)
+        if running_mean is not None:
+            m = float(momentum)
+            batch_mean = mean.detach().reshape(-1)
+            batch_var = var.detach().reshape(-1) * (count / (count - 1))
+            running_mean.data.mul_(1 - m).add_(batch_mean * m)
+            running_var.data.mul_(1 - m).add_(batch_var * m)
+        out = centred / (var + eps).sqrt()
+    else:
+        if running_mean is None:
+            raise RuntimeError("running_mean and running_var are needed in evaluation mode")
+        out = (input - running_mean.reshape(shape)) / (running_var.reshape(shape) + eps).sqrt()
+    out = _affine(out, weight, bias, shape)
+    return named(out, input, "NativeBatchNormBackward0", (input, weight, bias))
+
+
+def instance_norm(input: Tensor, weight: Any = None, bias: Any = None, eps: float = 1e-5
+                  ) -> Tensor:
+    axes = tuple(range(2, input.ndim))
+    mean = input.mean(axes, keepdim=True)
+    centred = input - mean
+    var = (centred * centred).mean(axes, keepdim=True)
+    out = _affine(centred / (var + eps).sqrt(), weight, bias,
+                  (input.shape[1], *([1] * (input.ndim - 2))))
+    return out
+
+
+def embedding(input: Any, weight: Tensor, padding_idx: int | None = None, max_norm: Any = None,
+              norm_type: float = 2.0, scale_grad_by_freq: bool = False, sparse: bool = False
+              ) -> Tensor:
+    """The rows of ``weight`` at the int64 ``input``; the row at ``padding_idx`` gets no
+    gradient, as PyTorch's."""
+    if max_norm is not None or scale_grad_by_freq or sparse:
+        raise NotImplementedError("F.embedding: max_norm, scale_grad_by_freq and sparse are "
+                                  "not supported; leave them at their defaults")
+    index = input._value if isinstance(input, Tensor) else np.asarray(input)
+    if index.dtype.kind not in "iu":
+        raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the "
+                           f"following scalar types: Long, Int; but got {index.dtype} instead")
+    if index.size and (index.min() < 0 or index.max() >= weight.shape[0]):
+        raise IndexError("index out of range in self")
+    rows = weight[index]
+    if padding_idx is not None:
+        pad = padding_idx % weight.shape[0]
+        rows = ops.where((index == pad)[..., None], rows.detach(), rows)
+    return named(rows, weight, "EmbeddingBackward0", (weight,))
+
+
+# ---------------------------------------------------------------------------
+# attention
+
+
+def _attention_mask(mask: Any, scores: Tensor) -> Tensor:
+    value = mask._value if isinstance(mask, Tensor) else np.asarray(mask)
+    if value.dtype == np.bool_:  # True: take part (scaled_dot_product_attention's convention)
+        return ops.where(value, scores, -np.inf)
+    return scores + mask
+
+
+def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn_mask: Any = None,
+                                 dropout_p: float = 0.0, is_causal: bool = False,
+                                 scale: float | None = None, enable_gqa: bool = False) -> Tensor:
+    """``softmax(Q·Kᵀ·scale + mask)·V``; a boolean mask says which positions take part,
+    ``is_causal`` keeps the lower triangle."""
+    if is_causal and attn_mask is not None:
+        raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set "
+                           "when is_causal=True")
+    scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
+    scores = (query @ key.transpose(-2, -1)) * scale
+    if is_causal:
+        length, source = query.shape[-2], key.shape[-2]
+        scores = _attention_mask(np.tril(np.ones((length, source), dtype=bool)), scores)
+    elif attn_mask is not None:
+        scores = _attention_mask(attn_mask, scores)
+    weights = scores.softmax(-1)
+    if dropout_p > 0.0:
+        weights = dropout(weights, dropout_p)
+    return weights @ value

@@ -1,0 +1,550 @@
+"""Convolutions, pooling and padding of ``torch.nn.functional``, for 1, 2 and 3 spatial dims.
+
+Every function here is a composition of Tensor operations the compiler already
+knows, so values and gradients (and double backward) come from the primitives'
+own rules; nothing here has a derivative of its own. The windows of a
+convolution are one primitive, ``windows`` (im2col: the shape ``(N, C, *out,
+*kernel)``, parameters the kernel, stride and dilation only), and the
+contraction with the weight is one ``einsum``. A transposed convolution adds
+``einsum(x, w)`` back into its output with ``unwindows`` (col2im), the
+transpose of ``windows``, so each is the other's gradient. Pooling takes the same windows; max pooling picks the first maximum of
+each window (numpy's ``argmax``, as PyTorch's kernels do), so its gradient goes
+to that one element as PyTorch's does, ties included.
+
+    >>> import symgrad as torch
+    >>> import symgrad.nn.functional as F
+    >>> x = torch.arange(16.0).reshape(1, 1, 4, 4)
+    >>> F.conv2d(x, torch.ones(1, 1, 2, 2), stride=2)
+    tensor([[[[10., 18.],
+              [42., 50.]]]])
+    >>> F.max_pool2d(x, 2)
+    tensor([[[[ 5.,  7.],
+              [13., 15.]]]])
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..eager.methods import named
+from ..eager.tensor import Tensor
+from ..numpy_api.shapes import add_windows, sliding_windows
+
+PAD_MODES = {"constant": None, "reflect": "reflect", "replicate": "edge", "circular": "wrap"}
+
+
+def _tuple(value: Any, d: int, name: str) -> tuple[int, ...]:
+    if isinstance(value, (int, np.integer)):
+        return (int(value),) * d
+    value = tuple(int(v) for v in value)
+    if len(value) == 1:
+        return value * d
+    if len(value) != d:
+        raise ValueError(f"{name} must be an int or a tuple of {d} ints, not {value}")
+    return value
+
+
+def _batched(input: Tensor, d: int, name: str) -> tuple[Tensor, bool]:
+    """``input`` with a batch axis, and whether one was added (PyTorch accepts
+    unbatched ``(C, *spatial)`` inputs)."""
+    if input.ndim == d + 2:
+        return input, False
+    if input.ndim == d + 1:
+        return input.unsqueeze(0), True
+    raise RuntimeError(f"{name}: expected a {d + 1}-d (unbatched) or {d + 2}-d (batched) "
+                       f"input, got one of shape {tuple(input.shape)}")
+
+
+def _windows(x: Tensor, out: Sequence[int], kernel: Sequence[int], stride: Sequence[int],
+             dilation: Sequence[int]) -> Tensor:
+    """``(N, C, *out, *kernel)``: one primitive whatever the sizes (:mod:`..prims.windows`)."""
+    found = sliding_windows(x, tuple(kernel), tuple(stride), tuple(dilation))
+    assert tuple(found.shape[2:2 + len(out)]) == tuple(out)
+    return found
+
+
+def _out_size(size: int, kernel: int, stride: int, padding: int, dilation: int,
+              ceil_mode: bool = False) -> int:
+    span = size + 2 * padding - dilation * (kernel - 1) - 1
+    if ceil_mode:
+        out = -(-span // stride) + 1
+        if (out - 1) * stride >= size + padding:  # the last window must start inside
+            out -= 1
+    else:
+        out = span // stride + 1
+    if out < 1:
+        raise RuntimeError(f"the output of a window of {kernel} (dilation {dilation}, padding "
+                           f"{padding}, stride {stride}) over {size} elements would be empty: "
+                           "the input is too small")
+    return out
+
+
+def _letters(d: int) -> tuple[str, str]:
+    return "pqr"[:d], "klm"[:d]
+
+
+# ---------------------------------------------------------------------------
+# padding
+
+
+def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float | None = None
+        ) -> Tensor:
+    """``F.pad``: ``pad`` lists (left, right) pairs from the last axis backwards;
+    ``mode`` is ``constant`` (``value``, 0 by default), ``reflect``, ``replicate``
+    or ``circular``. Negative pads crop, as PyTorch's do (constant mode)."""
+    if mode not in PAD_MODES:
+        raise NotImplementedError(f"F.pad: mode must be one of {', '.join(PAD_MODES)}, "
+                                  f"not {mode!r}")
+    pad = [int(p) for p in pad]
+    if len(pad) % 2 or len(pad) // 2 > input.ndim:
+        raise ValueError(f"F.pad: padding length must be even and at most twice the number of "
+                         f"dimensions ({input.ndim}), got {len(pad)}")
+    widths = [(0, 0)] * input.ndim
+    for j in range(len(pad) // 2):
+        widths[input.ndim - 1 - j] = (pad[2 * j], pad[2 * j + 1])
+    if mode == "constant":
+        return _pad_constant(input, widths, 0.0 if value is None else value)
+    if value not in (None, 0, 0.0):
+        raise ValueError(f"F.pad: value is for mode='constant' only, not {mode!r}")
+    out = input
+    for axis, (lo, hi) in enumerate(widths):
+        if lo == hi == 0:
+            continue
+        size = input.shape[axis]
+        if min(lo, hi) < 0:
+            raise RuntimeError(f"F.pad: negative padding is for mode='constant' only ({mode!r})")
+        if mode == "reflect" and max(lo, hi) >= size:
+            raise RuntimeError(f"F.pad: padding ({lo}, {hi}) must be less than the size of "
+                               f"the padded dimension ({size}) in reflect mode")
+        if mode == "circular" and max(lo, hi) > size:
+            raise RuntimeError(f"F.pad: padding ({lo}, {hi}) must be at most the size of the "
+                               f"padded dimension ({size}) in circular mode")
+        index = np.pad(np.arange(size), (lo, hi), mode=PAD_MODES[mode])
+        out = np.take(out, index, axis=axis)
+    return named(out, input, {"reflect": "ReflectionPad", "replicate": "ReplicationPad",
+                              "circular": "CircularPad"}[mode] + "Backward0", (input,))
+
+
+def _pad_constant(input: Tensor, widths: list[tuple[int, int]], value: float) -> Tensor:
+    crop = tuple(slice(max(-lo, 0), input.shape[i] - max(-hi, 0))
+                 for i, (lo, hi) in enumerate(widths))
+    out = input[crop] if any(min(w) < 0 for w in widths) else input
+    grow = [(max(lo, 0), max(hi, 0)) for lo, hi in widths]
+    if any(lo or hi for lo, hi in grow):
+        out = np.pad(out, grow, mode="constant", constant_values=value)
+    return named(out, input, "ConstantPadNdBackward0", (input,))
+
+
+# ---------------------------------------------------------------------------
+# convolutions
+
+
+def _conv_padding(padding: Any, d: int, kernel: Sequence[int], stride: Sequence[int],
+                  dilation: Sequence[int]) -> list[tuple[int, int]]:
+    if isinstance(padding, str):
+        if padding == "valid":
+            return [(0, 0)] * d
+        if padding == "same":
+            if any(s != 1 for s in stride):
+                raise ValueError("padding='same' is not supported for strided convolutions")
+            total = [dil * (k - 1) for k, dil in zip(kernel, dilation)]
+            return [(t // 2, t - t // 2) for t in total]
+        raise ValueError(f"invalid padding string {padding!r}: use 'valid' or 'same'")
+    return [(p, p) for p in _tuple(padding, d, "padding")]
+
+
+def _conv(input: Tensor, weight: Tensor, bias: Any, stride: Any, padding: Any, dilation: Any,
+          groups: int, d: int, name: str) -> Tensor:
+    x, unbatched = _batched(input, d, name)
+    kernel = tuple(weight.shape[2:])
+    if weight.ndim != d + 2:
+        raise RuntimeError(f"{name}: weight must be {d + 2}-d, got shape {tuple(weight.shape)}")
+    stride, dilation = _tuple(stride, d, "stride"), _tuple(dilation, d, "dilation")
+    n, c = x.shape[:2]
+    if c != weight.shape[1] * groups or weight.shape[0] % groups:
+        raise RuntimeError(f"{name}: input with {c} channels, groups={groups} and weight of "
+                           f"shape {tuple(weight.shape)} do not fit: expected "
+                           f"{weight.shape[1] * groups} input channels")
+    widths = _conv_padding(padding, d, kernel, stride, dilation)
+    if any(lo or hi for lo, hi in widths):
+        x = np.pad(x, [(0, 0), (0, 0), *widths])
+    out = [_out_size(x.shape[2 + i], kernel[i], stride[i], 0, dilation[i]) for i in range(d)]
+    cols = _windows(x, out, kernel, stride, dilation)
+    cols = cols.reshape(n, groups, c // groups, *out, *kernel)
+    w = weight.reshape(groups, weight.shape[0] // groups, c // groups, *kernel)
+    o, k = _letters(d)
+    y = np.einsum(f"ngc{o}{k},gzc{k}->ngz{o}", cols, w).reshape(n, weight.shape[0], *out)
+    if bias is not None:
+        y = y + bias.reshape(-1, *([1] * d))
+    if unbatched:
+        y = y.squeeze(0)
+    return named(y, input, "ConvolutionBackward0", (input, weight, bias))
+
+
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 1, "conv1d")
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """``F.conv2d``: cross-correlation of ``(N, C, H, W)`` with ``(O, C/groups, kH, kW)``;
+    ``padding`` may be ``'same'`` or ``'valid'``."""
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 2, "conv2d")
+
+
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 3, "conv3d")
+
+
+def _conv_transpose(input: Tensor, weight: Tensor, bias: Any, stride: Any, padding: Any,
+                    output_padding: Any, groups: int, dilation: Any, d: int, name: str
+                    ) -> Tensor:
+    x, unbatched = _batched(input, d, name)
+    kernel = tuple(weight.shape[2:])
+    stride, dilation = _tuple(stride, d, "stride"), _tuple(dilation, d, "dilation")
+    padding, extra = _tuple(padding, d, "padding"), _tuple(output_padding, d, "output_padding")
+    if any(e >= max(s, dil) for e, s, dil in zip(extra, stride, dilation)):
+        raise RuntimeError(f"{name}: output_padding {extra} must be smaller than either stride "
+                           f"{stride} or dilation {dilation}")
+    n, c, spatial = x.shape[0], x.shape[1], tuple(x.shape[2:])
+    if c != weight.shape[0] or c % groups:
+        raise RuntimeError(f"{name}: input with {c} channels and weight of shape "
+                           f"{tuple(weight.shape)} (groups={groups}) do not fit")
+    cout = weight.shape[1] * groups
+    o, k = _letters(d)
+    xg = x.reshape(n, groups, c // groups, *spatial)
+    w = weight.reshape(groups, c // groups, weight.shape[1], *kernel)
+    cols = np.einsum(f"ngc{o},gcz{k}->ngz{o}{k}", xg, w).reshape(n, cout, *spatial, *kernel)
+    full = [(spatial[i] - 1) * stride[i] + dilation[i] * (kernel[i] - 1) + 1 + extra[i]
+            for i in range(d)]
+    y = add_windows(cols, kernel, stride, dilation, tuple(full))
+    size = [full[i] - extra[i] - 2 * padding[i] + extra[i] for i in range(d)]
+    if any(s < 1 for s in size):
+        raise RuntimeError(f"{name}: padding {padding} leaves an empty output")
+    y = y[(slice(None), slice(None), *(slice(p, p + s) for p, s in zip(padding, size)))]
+    if bias is not None:
+        y = y + bias.reshape(-1, *([1] * d))
+    if unbatched:
+        y = y.squeeze(0)
+    return named(y, input, "ConvolutionBackward0", (input, weight, bias))
+
+
+def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1):
+    return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups,
+                           dilation, 1, "conv_transpose1d")
+
+
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1):
+    """``F.conv_transpose2d``: the adjoint of ``conv2d``; weight ``(C, O/groups, kH, kW)``."""
+    return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups,
+                           dilation, 2, "conv_transpose2d")
+
+
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1):
+    return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups,
+                           dilation, 3, "conv_transpose3d")
+
+
+# ---------------------------------------------------------------------------
+# pooling
+
+
+def _pool_geometry(x: Tensor, d: int, kernel_size: Any, stride: Any, padding: Any,
+                   dilation: Any, ceil_mode: bool):
+    kernel = _tuple(kernel_size, d, "kernel_size")
+    stride = kernel if stride is None or stride == [] or stride == () else _tuple(stride, d,
+                                                                                    "stride")
+    padding, dilation = _tuple(padding, d, "padding"), _tuple(dilation, d, "dilation")
+    if any(2 * p > k for p, k in zip(padding, kernel)):
+        raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
+                           f"pad={padding}, kernel_size={kernel}")
+    spatial = tuple(x.shape[2:])
+    out = [_out_size(spatial[i], kernel[i], stride[i], padding[i], dilation[i], ceil_mode)
+           for i in range(d)]
+    # right padding up to the last window (ceil_mode may reach past the padded input)
+    right = [max((out[i] - 1) * stride[i] + dilation[i] * (kernel[i] - 1) + 1
+                 - spatial[i] - padding[i], 0) for i in range(d)]
+    return kernel, stride, padding, dilation, out, right
+
+
+def _max_pool(input: Tensor, kernel_size: Any, stride: Any, padding: Any, dilation: Any,
+              ceil_mode: bool, return_indices: bool, d: int, name: str) -> Any:
+    x, unbatched = _batched(input, d, name)
+    kernel, stride, padding, dilation, out, right = _pool_geometry(
+        x, d, kernel_size, stride, padding, dilation, ceil_mode)
+    spatial = tuple(x.shape[2:])
+    widths = [(0, 0), (0, 0), *zip(padding, right)]
+    xp = np.pad(x, widths, constant_values=-np.inf) if any(map(any, widths)) else x
+    windows = _windows(xp, out, kernel, stride, dilation)
+    flat = windows.reshape(*windows.shape[:2 + d], math.prod(kernel))
+    choice = np.argmax(flat.detach().numpy(), axis=-1)[..., None]
+    # the first maximum of each window, picked by a mask that enters as data (a gather
+    # would carry one index per output element in the graph)
+    picked = choice == np.arange(flat.shape[-1])
+    y = np.where(picked, flat, 0.0).sum(-1)
+    if unbatched:
+        y = y.squeeze(0)
+    y = named(y, input, f"MaxPool{d}DWithIndicesBackward0", (input,))
+    if not return_indices:
+        return y
+    # the chosen element's position in the (unpadded) input, flattened over the spatial axes
+    offsets = np.unravel_index(choice[..., 0], kernel)
+    position = np.zeros(choice.shape[:-1], dtype=np.int64)
+    for i in range(d):
+        shape = [1] * (2 + d)
+        shape[2 + i] = out[i]
+        coord = (np.arange(out[i]) * stride[i]).reshape(shape) + offsets[i] * dilation[i]
+        position = position * spatial[i] + (coord - padding[i])
+    indices = Tensor._make(position[0] if unbatched else position)
+    return y, indices
+
+
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices,
+                     1, "max_pool1d")
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    """``F.max_pool2d``; the gradient goes to the first maximum of each window, as
+    PyTorch's does; ``return_indices`` gives its flat index in the input plane."""
+    return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices,
+                     2, "max_pool2d")
+
+
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices,
+                     3, "max_pool3d")
+
+
+def _avg_divisor(spatial, kernel, stride, padding, out, count_include_pad) -> np.ndarray:
+    """PyTorch's divisor of each window: the window clipped to the padded input
+    (``count_include_pad``) or to the input itself."""
+    divisor = np.ones(out)
+    for i in range(len(out)):
+        start = np.arange(out[i]) * stride[i] - padding[i]
+        end = np.minimum(start + kernel[i], spatial[i] + padding[i])
+        size = end - start
+        if not count_include_pad:
+            size = np.minimum(end, spatial[i]) - np.maximum(start, 0)
+        shape = [1] * len(out)
+        shape[i] = out[i]
+        divisor = divisor * size.reshape(shape)
+    return divisor
+
+
+def _avg_pool(input: Tensor, kernel_size: Any, stride: Any, padding: Any, ceil_mode: bool,
+              count_include_pad: bool, divisor_override: Any, d: int, name: str) -> Tensor:
+    x, unbatched = _batched(input, d, name)
+    kernel, stride, padding, dilation, out, right = _pool_geometry(
+        x, d, kernel_size, stride, padding, 1, ceil_mode)
+    widths = [(0, 0), (0, 0), *zip(padding, right)]
+    xp = np.pad(x, widths) if any(map(any, widths)) else x
+    windows = _windows(xp, out, kernel, stride, dilation)
+    total = windows.sum(tuple(range(-d, 0)))
+    if divisor_override:
+        divisor: Any = float(divisor_override)
+    else:
+        divisor = _avg_divisor(tuple(x.shape[2:]), kernel, stride, padding, out,
+                               count_include_pad).astype(x._value.dtype)
+    y = total / divisor
+    if unbatched:
+        y = y.squeeze(0)
+    return named(y, input, f"AvgPool{d}DBackward0", (input,))
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True):
+    return _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, None,
+                     1, "avg_pool1d")
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    return _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                     divisor_override, 2, "avg_pool2d")
+
+
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    return _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                     divisor_override, 3, "avg_pool3d")
+
+
+def _adaptive_bounds(size: int, out: int) -> tuple[np.ndarray, np.ndarray]:
+    i = np.arange(out)
+    return (i * size) // out, -((-(i + 1) * size) // out)
+
+
+def _adaptive_out(x: Tensor, output_size: Any, d: int) -> tuple[int, ...]:
+    sizes = output_size if isinstance(output_size, (tuple, list)) else (output_size,) * d
+    return tuple(x.shape[2 + i] if s is None else int(s) for i, s in enumerate(sizes))
+
+
+def _adaptive_avg(input: Tensor, output_size: Any, d: int, name: str) -> Tensor:
+    x, unbatched = _batched(input, d, name)
+    out = _adaptive_out(x, output_size, d)
+    y = x
+    for i in range(d):  # one averaging matrix per axis: windows differ in size
+        size = x.shape[2 + i]
+        start, end = _adaptive_bounds(size, out[i])
+        cols = np.arange(size)
+        weights = ((cols >= start[:, None]) & (cols < end[:, None])) / (end - start)[:, None]
+        y = np.moveaxis(np.moveaxis(y, 2 + i, -1) @ weights.T.astype(x._value.dtype), -1,
+                        2 + i)
+    if unbatched:
+        y = y.squeeze(0)
+    return named(y, input, f"AdaptiveAvgPool{d}DBackward0", (input,))
+
+
+def adaptive_avg_pool1d(input, output_size):
+    return _adaptive_avg(input, output_size, 1, "adaptive_avg_pool1d")
+
+
+def adaptive_avg_pool2d(input, output_size):
+    return _adaptive_avg(input, output_size, 2, "adaptive_avg_pool2d")
+
+
+def adaptive_avg_pool3d(input, output_size):
+    return _adaptive_avg(input, output_size, 3, "adaptive_avg_pool3d")
+
+
+def _adaptive_max(input: Tensor, output_size: Any, return_indices: bool, d: int, name: str
+                  ) -> Any:
+    x, unbatched = _batched(input, d, name)
+    out = _adaptive_out(x, output_size, d)
+    spatial = tuple(x.shape[2:])
+    index, kernel = [], []
+    for i in range(d):
+        start, end = _adaptive_bounds(spatial[i], out[i])
+        k = int((end - start).max())
+        # windows of the largest size, the shorter ones repeating their last element
+        # (which changes no maximum and no first position of one)
+        pos = np.minimum(start[:, None] + np.arange(k), end[:, None] - 1)
+        shape = [1] * (2 * d)
+        shape[i], shape[d + i] = out[i], k
+        index.append(pos.reshape(shape))
+        kernel.append(k)
+    windows = x[(slice(None), slice(None), *index)]
+    flat = windows.reshape(*windows.shape[:2 + d], math.prod(kernel))
+    choice = np.argmax(flat.detach().numpy(), axis=-1)[..., None]
+    y = flat.gather(-1, Tensor._make(choice)).squeeze(-1)
+    y = named(y.squeeze(0) if unbatched else y, input, f"AdaptiveMaxPool{d}DBackward0", (input,))
+    if not return_indices:
+        return y
+    position = np.zeros(choice.shape[:-1], dtype=np.int64)
+    offsets = np.unravel_index(choice[..., 0], kernel)
+    for i in range(d):
+        full = np.broadcast_to(index[i], np.broadcast_shapes(*(a.shape for a in index)))
+        taken = full.reshape(*out, math.prod(kernel))
+        flat_k = np.ravel_multi_index(offsets, kernel)
+        coord = np.take_along_axis(np.broadcast_to(taken, (*choice.shape[:2], *taken.shape)),
+                                   flat_k[..., None], axis=-1)[..., 0]
+        position = position * spatial[i] + coord
+    indices = Tensor._make(position[0] if unbatched else position)
+    return y, indices
+
+
+def adaptive_max_pool1d(input, output_size, return_indices=False):
+    return _adaptive_max(input, output_size, return_indices, 1, "adaptive_max_pool1d")
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):
+    return _adaptive_max(input, output_size, return_indices, 2, "adaptive_max_pool2d")
+
+
+def adaptive_max_pool3d(input, output_size, return_indices=False):
+    return _adaptive_max(input, output_size, return_indices, 3, "adaptive_max_pool3d")
+
+
+# ---------------------------------------------------------------------------
+# resampling
+
+
+def _resample_matrix(size: int, out: int, mode: str, align_corners: bool | None,
+                     scale: float | None) -> np.ndarray:
+    """The ``(out, size)`` matrix that resamples one axis as PyTorch's kernels do;
+    ``scale`` is PyTorch's ``1 / scale_factor`` when one was given."""
+    i = np.arange(out, dtype=np.float64)
+    ratio = scale if scale is not None else size / out
+    matrix = np.zeros((out, size))
+    rows = np.arange(out)
+    if mode in ("nearest", "nearest-exact"):
+        src = np.floor((i + 0.5) * ratio) if mode == "nearest-exact" else np.floor(i * ratio)
+        matrix[rows, np.minimum(src.astype(np.int64), size - 1)] = 1.0
+        return matrix
+    if align_corners:
+        src = i * ((size - 1) / (out - 1)) if out > 1 else np.zeros(out)
+    else:
+        src = (i + 0.5) * ratio - 0.5
+    if mode == "linear":
+        src = np.maximum(src, 0.0) if not align_corners else src
+        low = np.minimum(np.floor(src).astype(np.int64), size - 1)
+        high = np.minimum(low + 1, size - 1)
+        frac = src - low
+        np.add.at(matrix, (rows, low), 1.0 - frac)
+        np.add.at(matrix, (rows, high), frac)
+        return matrix
+    # cubic convolution with A = -0.75, indices clamped at the borders (PyTorch's bicubic)
+    a = -0.75
+    low = np.floor(src).astype(np.int64)
+    t = src - low
+
+    def near(x: np.ndarray) -> np.ndarray:
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def far(x: np.ndarray) -> np.ndarray:
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+
+    for offset, weight in ((-1, far(t + 1)), (0, near(t)), (1, near(1 - t)), (2, far(2 - t))):
+        np.add.at(matrix, (rows, np.clip(low + offset, 0, size - 1)), weight)
+    return matrix
+
+
+_INTERPOLATE_DIMS = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}
+
+
+def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None, mode: str = "nearest",
+                align_corners: bool | None = None, recompute_scale_factor: bool | None = None,
+                antialias: bool = False) -> Tensor:
+    """``F.interpolate`` for ``nearest``, ``nearest-exact``, ``linear``, ``bilinear``,
+    ``bicubic`` and ``trilinear``: one resampling matrix per spatial axis, so the
+    gradient is the transposed resampling, as PyTorch's."""
+    d = input.ndim - 2
+    if d < 1 or (mode in _INTERPOLATE_DIMS and _INTERPOLATE_DIMS[mode] != d):
+        raise ValueError(f"interpolate: mode {mode!r} does not fit a {input.ndim}-d input")
+    if mode not in ("nearest", "nearest-exact", *_INTERPOLATE_DIMS):
+        raise NotImplementedError(f"interpolate: mode must be nearest, nearest-exact, linear, "
+                                  f"bilinear, bicubic or trilinear, not {mode!r}")
+    if antialias:
+        raise NotImplementedError("interpolate: antialias=True is not supported")
+    if mode.startswith("nearest") and align_corners is not None:
+        raise ValueError("align_corners option can only be set with the interpolating modes: "
+                         "linear | bilinear | bicubic | trilinear")
+    if (size is None) == (scale_factor is None):
+        raise ValueError("only one of size or scale_factor should be defined")
+    spatial = tuple(input.shape[2:])
+    scales: list[float | None]
+    if size is not None:
+        out = list(_tuple(size, d, "size"))
+        scales = [None] * d
+    else:
+        factors = ([float(scale_factor)] * d if not isinstance(scale_factor, (tuple, list))
+                   else [float(f) for f in scale_factor])
+        out = [int(math.floor(s * f)) for s, f in zip(spatial, factors)]
+        scales = [None if recompute_scale_factor else 1.0 / f for f in factors]
+    kind = "cubic" if mode == "bicubic" else "linear" if mode in _INTERPOLATE_DIMS else mode
+    y = input
+    for i in range(d):
+        matrix = _resample_matrix(spatial[i], out[i], kind, bool(align_corners), scales[i])
+        y = np.moveaxis(np.moveaxis(y, 2 + i, -1) @ matrix.T.astype(input._value.dtype), -1,
+                        2 + i)
+    return named(y, input, None, (input,))

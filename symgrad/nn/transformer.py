@@ -1,0 +1,281 @@
+"""``nn.MultiheadAttention`` and the Transformer layers of ``torch.nn``.
+
+The same parameters, names and shapes as PyTorch's (``in_proj_weight`` of shape
+``(3·E, E)``, ``out_proj``, ``linear1``/``linear2``, ``norm1``/``norm2``(/``norm3``)),
+so a ``state_dict`` copied from a PyTorch model loads here and computes the
+same numbers. Masks follow PyTorch's conventions: in ``attn_mask`` and
+``key_padding_mask`` a boolean True means *masked out* (the opposite of
+``F.scaled_dot_product_attention``'s), a float mask is added to the scores.
+
+    >>> import symgrad as torch
+    >>> from symgrad import nn
+    >>> layer = nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, batch_first=True)
+    >>> layer(torch.ones(3, 5, 8)).shape
+    torch.Size([3, 5, 8])
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from typing import Any
+
+import numpy as np
+
+from ..eager.tensor import Tensor
+from ..eager.tensor_ops import empty, zeros
+from . import functional as F
+from . import init
+from .layers import Dropout, Linear
+from .module import Module, ModuleList
+from .parameter import Parameter
+from .spatial import LayerNorm, _kind
+
+
+def _as_additive(mask: Any, like: Tensor) -> Any:
+    """PyTorch's masks as a float to add: True (masked out) is -inf."""
+    if mask is None:
+        return None
+    value = mask._value if isinstance(mask, Tensor) else np.asarray(mask)
+    if value.dtype == np.bool_:
+        return np.where(value, -np.inf, 0.0).astype(like._value.dtype)
+    return mask
+
+
+def generate_square_subsequent_mask(size: int, dtype: Any = None) -> Tensor:
+    """``-inf`` above the diagonal, 0 on and below it."""
+    return Tensor._make(np.triu(np.full((size, size), -np.inf), 1))
+
+
+class MultiheadAttention(Module):
+    def __init__(self, embed_dim: int, num_heads: int, dropout: float = 0.0, bias: bool = True,
+                 add_bias_kv: bool = False, add_zero_attn: bool = False, kdim: int | None = None,
+                 vdim: int | None = None, batch_first: bool = False, device: Any = None,
+                 dtype: Any = None):
+        super().__init__()
+        if add_bias_kv or add_zero_attn or (kdim not in (None, embed_dim)) or \
+                (vdim not in (None, embed_dim)):
+            raise NotImplementedError("MultiheadAttention: add_bias_kv, add_zero_attn and "
+                                      "kdim/vdim other than embed_dim are not supported")
+        if embed_dim % num_heads:
+            raise AssertionError("embed_dim must be divisible by num_heads")
+        self.embed_dim, self.num_heads, self.dropout = embed_dim, num_heads, dropout
+        self.batch_first, self.head_dim = batch_first, embed_dim // num_heads
+        kind = _kind(dtype)
+        self.in_proj_weight = Parameter(empty(3 * embed_dim, embed_dim, dtype=kind))
+        if bias:
+            self.in_proj_bias = Parameter(zeros(3 * embed_dim, dtype=kind))
+        else:
+            self.register_parameter("in_proj_bias", None)
+        self.out_proj = Linear(embed_dim, embed_dim, bias=bias, dtype=dtype)
+        init.xavier_uniform_(self.in_proj_weight)
+        if bias:
+            init.constant_(self.out_proj.bias, 0.0)
+
+    def forward(self, query: Tensor, key: Tensor, value: Tensor, key_padding_mask: Any = None,
+                need_weights: bool = True, attn_mask: Any = None,
+                average_attn_weights: bool = True, is_causal: bool = False) -> tuple[Any, Any]:
+        unbatched = query.ndim == 2
+        if unbatched:
+            query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
+            if key_padding_mask is not None:
+                key_padding_mask = key_padding_mask.unsqueeze(0)
+        elif self.batch_first:
+            query, key, value = (t.transpose(0, 1) for t in (query, key, value))
+        length, batch, e = query.shape
+        source = key.shape[0]
+        h, d = self.num_heads, self.head_dim
+        w, b = self.in_proj_weight, self.in_proj_bias
+        q = F.linear(query, w[:e], None if b is None else b[:e])
+        k = F.linear(key, w[e:2 * e], None if b is None else b[e:2 * e])
+        v = F.linear(value, w[2 * e:], None if b is None else b[2 * e:])
+        # (L, N, E) -> (N, H, L, D)
+        q, k, v = (t.reshape(t.shape[0], batch, h, d).permute(1, 2, 0, 3) for t in (q, k, v))
+        scores = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(d))
+        if is_causal and attn_mask is None:
+            attn_mask = np.triu(np.ones((length, source), dtype=bool), 1)
+        mask = _as_additive(attn_mask, scores)
+        if mask is not None:
+            mask = mask if not isinstance(mask, np.ndarray) else Tensor._make(mask)
+            scores = scores + (mask.reshape(batch, h, length, source) if mask.ndim == 3
+                               else mask)
+        padding = _as_additive(key_padding_mask, scores)
+        if padding is not None:
+            padding = padding if not isinstance(padding, np.ndarray) else Tensor._make(padding)
+            scores = scores + padding.reshape(batch, 1, 1, source)
+        weights = scores.softmax(-1)
+        if self.dropout > 0.0 and self.training:
+            weights = F.dropout(weights, self.dropout)
+        out = (weights @ v).permute(2, 0, 1, 3).reshape(length, batch, e)
+        out = self.out_proj(out)
+        if unbatched:
+            out = out.squeeze(1)
+        elif self.batch_first:
+            out = out.transpose(0, 1)
+        if not need_weights:
+            return out, None
+        weights = weights.mean(1) if average_attn_weights else weights
+        return out, weights.squeeze(0) if unbatched else weights
+
+
+def _activation(activation: Any) -> Any:
+    if callable(activation):
+        return activation
+    if activation == "relu":
+        return F.relu
+    if activation == "gelu":
+        return F.gelu
+    raise RuntimeError(f"activation should be relu/gelu, not {activation}")
+
+
+class TransformerEncoderLayer(Module):
+    def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048,
+                 dropout: float = 0.1, activation: Any = "relu", layer_norm_eps: float = 1e-5,
+                 batch_first: bool = False, norm_first: bool = False, bias: bool = True,
+                 device: Any = None, dtype: Any = None):
+        super().__init__()
+        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
+                                            batch_first=batch_first, dtype=dtype)
+        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, dtype=dtype)
+        self.dropout = Dropout(dropout)
+        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, dtype=dtype)
+        self.norm_first = norm_first
+        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
+        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
+        self.dropout1, self.dropout2 = Dropout(dropout), Dropout(dropout)
+        self.activation = _activation(activation)
+
+    def _sa_block(self, x: Tensor, attn_mask: Any, key_padding_mask: Any, is_causal: bool
+                  ) -> Tensor:
+        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
+                           need_weights=False, is_causal=is_causal)[0]
+        return self.dropout1(x)
+
+    def _ff_block(self, x: Tensor) -> Tensor:
+        return self.dropout2(self.linear2(self.dropout(self.activation(self.linear1(x)))))
+
+    def forward(self, src: Tensor, src_mask: Any = None, src_key_padding_mask: Any = None,
+                is_causal: bool = False) -> Tensor:
+        x = src
+        if self.norm_first:
+            x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask, is_causal)
+            return x + self._ff_block(self.norm2(x))
+        x = self.norm1(x + self._sa_block(x, src_mask, src_key_padding_mask, is_causal))
+        return self.norm2(x + self._ff_block(x))
+
+
+class TransformerDecoderLayer(Module):
+    def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048,
+                 dropout: float = 0.1, activation: Any = "relu", layer_norm_eps: float = 1e-5,
+                 batch_first: bool = False, norm_first: bool = False, bias: bool = True,
+                 device: Any = None, dtype: Any = None):
+        super().__init__()
+        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
+                                            batch_first=batch_first, dtype=dtype)
+        self.multihead_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
+                                                 batch_first=batch_first, dtype=dtype)
+        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, dtype=dtype)
+        self.dropout = Dropout(dropout)
+        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, dtype=dtype)
+        self.norm_first = norm_first
+        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
+        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
+        self.norm3 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
+        self.dropout1, self.dropout2, self.dropout3 = (Dropout(dropout), Dropout(dropout),
+                                                       Dropout(dropout))
+        self.activation = _activation(activation)
+
+    def forward(self, tgt: Tensor, memory: Tensor, tgt_mask: Any = None, memory_mask: Any = None,
+                tgt_key_padding_mask: Any = None, memory_key_padding_mask: Any = None,
+                tgt_is_causal: bool = False, memory_is_causal: bool = False) -> Tensor:
+        def sa(x: Tensor) -> Tensor:
+            return self.dropout1(self.self_attn(x, x, x, attn_mask=tgt_mask,
+                                                key_padding_mask=tgt_key_padding_mask,
+                                                need_weights=False, is_causal=tgt_is_causal)[0])
+
+        def mha(x: Tensor) -> Tensor:
+            return self.dropout2(self.multihead_attn(
+                x, memory, memory, attn_mask=memory_mask,
+                key_padding_mask=memory_key_padding_mask, need_weights=False,
+                is_causal=memory_is_causal)[0])
+
+        def ff(x: Tensor) -> Tensor:
+            return self.dropout3(self.linear2(self.dropout(self.activation(self.linear1(x)))))
+
+        x = tgt
+        if self.norm_first:
+            x = x + sa(self.norm1(x))
+            x = x + mha(self.norm2(x))
+            return x + ff(self.norm3(x))
+        x = self.norm1(x + sa(x))
+        x = self.norm2(x + mha(x))
+        return self.norm3(x + ff(x))
+
+
+class TransformerEncoder(Module):
+    def __init__(self, encoder_layer: Module, num_layers: int, norm: Module | None = None,
+                 enable_nested_tensor: bool = True, mask_check: bool = True):
+        super().__init__()
+        self.layers = ModuleList([copy.deepcopy(encoder_layer) for _ in range(num_layers)])
+        self.num_layers, self.norm = num_layers, norm
+
+    def forward(self, src: Tensor, mask: Any = None, src_key_padding_mask: Any = None,
+                is_causal: bool | None = None) -> Tensor:
+        x = src
+        for layer in self.layers:
+            x = layer(x, src_mask=mask, src_key_padding_mask=src_key_padding_mask,
+                      is_causal=bool(is_causal))
+        return self.norm(x) if self.norm is not None else x
+
+
+class TransformerDecoder(Module):
+    def __init__(self, decoder_layer: Module, num_layers: int, norm: Module | None = None):
+        super().__init__()
+        self.layers = ModuleList([copy.deepcopy(decoder_layer) for _ in range(num_layers)])
+        self.num_layers, self.norm = num_layers, norm
+
+    def forward(self, tgt: Tensor, memory: Tensor, tgt_mask: Any = None, memory_mask: Any = None,
+                tgt_key_padding_mask: Any = None, memory_key_padding_mask: Any = None,
+                tgt_is_causal: bool | None = None, memory_is_causal: bool = False) -> Tensor:
+        x = tgt
+        for layer in self.layers:
+            x = layer(x, memory, tgt_mask, memory_mask, tgt_key_padding_mask,
+                      memory_key_padding_mask, bool(tgt_is_causal), memory_is_causal)
+        return self.norm(x) if self.norm is not None else x
+
+
+class Transformer(Module):
+    def __init__(self, d_model: int = 512, nhead: int = 8, num_encoder_layers: int = 6,
+                 num_decoder_layers: int = 6, dim_feedforward: int = 2048, dropout: float = 0.1,
+                 activation: Any = "relu", custom_encoder: Any = None, custom_decoder: Any = None,
+                 layer_norm_eps: float = 1e-5, batch_first: bool = False,
+                 norm_first: bool = False, bias: bool = True, device: Any = None,
+                 dtype: Any = None):
+        super().__init__()
+        options = dict(dropout=dropout, activation=activation, layer_norm_eps=layer_norm_eps,
+                       batch_first=batch_first, norm_first=norm_first, bias=bias, dtype=dtype)
+        self.encoder = custom_encoder or TransformerEncoder(
+            TransformerEncoderLayer(d_model, nhead, dim_feedforward, **options),
+            num_encoder_layers, LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype))
+        self.decoder = custom_decoder or TransformerDecoder(
+            TransformerDecoderLayer(d_model, nhead, dim_feedforward, **options),
+            num_decoder_layers, LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype))
+        self.d_model, self.nhead, self.batch_first = d_model, nhead, batch_first
+
+    def forward(self, src: Tensor, tgt: Tensor, src_mask: Any = None, tgt_mask: Any = None,
+                memory_mask: Any = None, src_key_padding_mask: Any = None,
+                tgt_key_padding_mask: Any = None, memory_key_padding_mask: Any = None,
+                src_is_causal: bool | None = None, tgt_is_causal: bool | None = None,
+                memory_is_causal: bool = False) -> Tensor:
+        memory = self.encoder(src, src_mask, src_key_padding_mask, src_is_causal)
+        return self.decoder(tgt, memory, tgt_mask, memory_mask, tgt_key_padding_mask,
+                            memory_key_padding_mask, tgt_is_causal, memory_is_causal)
+
+    @staticmethod
+    def generate_square_subsequent_mask(size: int, device: Any = None, dtype: Any = None
+                                        ) -> Tensor:
+        return generate_square_subsequent_mask(size, dtype)
+
+
+__all__ = ["MultiheadAttention", "TransformerEncoderLayer", "TransformerDecoderLayer",
+           "TransformerEncoder", "TransformerDecoder", "Transformer"]

@@ -1,0 +1,61 @@
+"""``torch.nn.utils``: gradient clipping.
+
+    >>> import symgrad as torch
+    >>> from symgrad import nn
+    >>> w = nn.Parameter(torch.tensor([3.0, 4.0]))
+    >>> (w * w).sum().backward()
+    >>> float(nn.utils.clip_grad_norm_([w], 1.0))
+    10.0
+    >>> w.grad
+    tensor([0.6000, 0.8000])
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+
+from ..eager.tensor import Tensor
+
+
+def _grads(parameters: Any) -> list[Tensor]:
+    if isinstance(parameters, Tensor):
+        parameters = [parameters]
+    return [p.grad for p in parameters if p.grad is not None]
+
+
+def clip_grad_norm_(parameters: Iterable[Tensor] | Tensor, max_norm: float,
+                    norm_type: float = 2.0, error_if_nonfinite: bool = False,
+                    foreach: Any = None) -> Tensor:
+    """Scale the gradients in place so that their joint ``norm_type`` norm is at most
+    ``max_norm``; returns the norm before clipping (PyTorch's formula: the scale is
+    ``min(max_norm / (norm + 1e-6), 1)``)."""
+    grads = _grads(parameters)
+    if not grads:
+        return Tensor._make(np.array(0.0))
+    norm_type = float(norm_type)
+    values = [g._value for g in grads]
+    if math.isinf(norm_type):
+        total = max(float(np.max(np.abs(v))) if v.size else 0.0 for v in values)
+    else:
+        norms = [np.linalg.norm(v.ravel(), norm_type) for v in values]
+        total = float(np.linalg.norm(np.array(norms), norm_type))
+    if error_if_nonfinite and not math.isfinite(total):
+        raise RuntimeError(f"The total norm of order {norm_type} for gradients from "
+                           "`parameters` is non-finite, so it cannot be clipped. To disable "
+                           "this error and scale the gradients by the non-finite norm anyway, "
+                           "set `error_if_nonfinite=False`")
+    scale = min(max_norm / (total + 1e-6), 1.0)
+    for g in grads:
+        g.data.mul_(scale)
+    return Tensor._make(np.array(total, dtype=values[0].dtype))
+
+
+def clip_grad_value_(parameters: Iterable[Tensor] | Tensor, clip_value: float,
+                     foreach: Any = None) -> None:
+    """Clamp every gradient element into ``[-clip_value, clip_value]`` in place."""
+    for g in _grads(parameters):
+        g.data.clamp_(-clip_value, clip_value)

@@ -1,0 +1,189 @@
+"""Sliding windows over the last axes (im2col) and their adjoint (col2im).
+
+``windows(x, kernel, stride, dilation)`` takes, over the last ``d = len(kernel)``
+axes of ``x`` (sizes ``L``), every window of ``kernel`` elements spaced by
+``dilation``, at starts spaced by ``stride``: a result of shape
+``(*lead, *out, *kernel)`` with ``out = (L - dilation·(kernel - 1) - 1) // stride + 1``.
+A convolution is these windows contracted with its weight, pooling a reduction
+over their last axes. ``unwindows(g, ..., size=L)`` adds each window back where
+it came from: the transpose, so each is the other's VJP. Both move elements only
+and are linear; their parameters are a few small tuples, whatever the sizes (an
+index set per element would make the graph as large as the data).
+
+    >>> import numpy as np
+    >>> windows(np.arange(5.0), (2,), (2,), (1,)).tolist()
+    [[0.0, 1.0], [2.0, 3.0]]
+    >>> unwindows(np.ones((2, 2)), (2,), (2,), (1,), (5,)).tolist()
+    [1.0, 1.0, 1.0, 1.0, 0.0]
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import numpy as np
+
+from ..core.errors import ShapeError
+from ..core.ir import Aval
+from ..core.tracing import apply
+from .registry import register
+
+
+def _out(size: tuple[int, ...], kernel: tuple[int, ...], stride: tuple[int, ...],
+         dilation: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple((n - dil * (k - 1) - 1) // s + 1
+                 for n, k, s, dil in zip(size, kernel, stride, dilation))
+
+
+def _check(name: str, ndim: int, kernel: tuple, stride: tuple, dilation: tuple) -> int:
+    d = len(kernel)
+    if not (len(stride) == len(dilation) == d and 0 < d <= ndim) or \
+            min(*kernel, *stride, *dilation) < 1:
+        raise ShapeError(f"{name}: kernel {kernel}, stride {stride} and dilation {dilation} "
+                         f"must be positive tuples of one length, at most the rank {ndim}")
+    return d
+
+
+def _windows_rule(x: Aval, *, kernel: tuple, stride: tuple, dilation: tuple) -> Aval:
+    d = _check("windows", x.ndim, kernel, stride, dilation)
+    out = _out(x.shape[x.ndim - d:], kernel, stride, dilation)
+    if min(out) < 1:
+        raise ShapeError(f"windows: a window of {kernel} (dilation {dilation}) does not fit "
+                         f"in {x}")
+    return Aval((*x.shape[:x.ndim - d], *out, *kernel), x.dtype)
+
+
+def _windows_impl(x: Any, kernel: tuple, stride: tuple, dilation: tuple) -> np.ndarray:
+    x = np.asarray(x)
+    d = len(kernel)
+    size = x.shape[x.ndim - d:]
+    out = _out(size, kernel, stride, dilation)
+    span = tuple(dil * (k - 1) + 1 for k, dil in zip(kernel, dilation))
+    view = np.lib.stride_tricks.sliding_window_view(x, span, axis=tuple(range(x.ndim - d,
+                                                                               x.ndim)))
+    picked = view[(..., *(slice(0, (o - 1) * s + 1, s) for o, s in zip(out, stride)),
+                   *(slice(None, None, dil) for dil in dilation))]
+    return np.array(picked)  # a copy: values are never views of one another
+
+
+def _unwindows_rule(g: Aval, *, kernel: tuple, stride: tuple, dilation: tuple,
+                    size: tuple) -> Aval:
+    d = _check("unwindows", g.ndim // 2 if g.ndim >= 2 * len(kernel) else 0, kernel, stride,
+               dilation)
+    lead = g.ndim - 2 * d
+    if tuple(g.shape[g.ndim - d:]) != tuple(kernel) or len(size) != d or \
+            tuple(g.shape[lead:lead + d]) != _out(size, kernel, stride, dilation):
+        raise ShapeError(f"unwindows: {g} is not the windows {kernel} (stride {stride}, "
+                         f"dilation {dilation}) of size {size}")
+    return Aval((*g.shape[:lead], *size), g.dtype)
+
+
+def _unwindows_impl(g: Any, kernel: tuple, stride: tuple, dilation: tuple,
+                    size: tuple) -> np.ndarray:
+    g = np.asarray(g)
+    d = len(kernel)
+    lead = g.shape[:g.ndim - 2 * d]
+    out_shape = g.shape[len(lead):len(lead) + d]
+    result = np.zeros((*lead, *size), dtype=g.dtype)
+    # kernel offsets in order, as the kernel's loops add them: the same bits
+    for offset in itertools.product(*(range(k) for k in kernel)):
+        target = tuple(slice(o * dil, o * dil + (n - 1) * s + 1, s)
+                       for o, dil, n, s in zip(offset, dilation, out_shape, stride))
+        result[(..., *target)] += g[(..., *(slice(None),) * d, *offset)]
+    return result
+
+
+def _dims(x: str, ndim: int, d: int) -> tuple[str, list[str]]:
+    """The product of the leading dims of ``x`` and its last ``d`` sizes, as source."""
+    lead = " * ".join(f"{x}.shape[{k}]" for k in range(ndim - d)) or "1"
+    return lead, [f"{x}.shape[{ndim - d + k}]" for k in range(d)]
+
+
+def _loops(names: list[str], bounds: list[str]) -> tuple[list[str], str]:
+    lines = [("    " * k) + f"for {n} in range({b}):" for k, (n, b) in enumerate(zip(names,
+                                                                                  bounds))]
+    return lines, "    " * len(names)
+
+
+def _windows_emit(out, args, avals, out_aval, *, kernel, stride, dilation) -> list[str]:
+    (x,), (aval,) = args, avals
+    d = len(kernel)
+    lead, size = _dims(x, aval.ndim, d)
+    outs = [f"({n} - {dil * (k - 1) + 1}) // {s} + 1"
+            for n, k, s, dil in zip(size, kernel, stride, dilation)]
+    o = [f"{out}_o{k}" for k in range(d)]
+    w = [f"{out}_k{k}" for k in range(d)]
+    lines = [f"{out}_x = np.ascontiguousarray({x}).reshape(({lead}, {', '.join(size)}))",
+             *(f"{name} = {expr}" for name, expr in zip([f"{out}_n{k}" for k in range(d)],
+                                                          outs)),
+             f"{out}_r = np.empty(({lead}, {', '.join(f'{out}_n{k}' for k in range(d))}, "
+             f"{', '.join(map(str, kernel))}))"]
+    loops, pad = _loops([f"{out}_b", *o, *w],
+                        [lead, *(f"{out}_n{k}" for k in range(d)), *map(str, kernel)])
+    source = ", ".join(f"{o[k]} * {stride[k]} + {w[k]} * {dilation[k]}" for k in range(d))
+    lines += loops + [f"{pad}{out}_r[{out}_b, {', '.join(o + w)}] = {out}_x[{out}_b, {source}]"]
+    shape = [f"{x}.shape[{k}]" for k in range(aval.ndim - d)]
+    full = ", ".join([*shape, *(f"{out}_n{k}" for k in range(d)), *map(str, kernel)])
+    lines.append(f"{out} = {out}_r.reshape(({full},))")
+    return lines
+
+
+def _unwindows_emit(out, args, avals, out_aval, *, kernel, stride, dilation, size
+                    ) -> list[str]:
+    (g,), (aval,) = args, avals
+    d = len(kernel)
+    lead = " * ".join(f"{g}.shape[{k}]" for k in range(aval.ndim - 2 * d)) or "1"
+    n = [f"{g}.shape[{aval.ndim - 2 * d + k}]" for k in range(d)]
+    o = [f"{out}_o{k}" for k in range(d)]
+    w = [f"{out}_k{k}" for k in range(d)]
+    lines = [f"{out}_g = np.ascontiguousarray({g}).reshape(({lead}, {', '.join(n)}, "
+             f"{', '.join(map(str, kernel))}))",
+             f"{out}_r = np.zeros(({lead}, {', '.join(map(str, size))}))"]
+    # offsets outermost, in order: each element's terms add up as the interpreter's do
+    loops, pad = _loops([*w, f"{out}_b", *o], [*map(str, kernel), lead, *n])
+    target = ", ".join(f"{o[k]} * {stride[k]} + {w[k]} * {dilation[k]}" for k in range(d))
+    lines += loops + [f"{pad}{out}_r[{out}_b, {target}] += {out}_g[{out}_b, "
+                      f"{', '.join(o + w)}]"]
+    shape = [f"{g}.shape[{k}]" for k in range(aval.ndim - 2 * d)]
+    lines.append(f"{out} = {out}_r.reshape(({', '.join([*shape, *map(str, size)])},))")
+    return lines
+
+
+windows_p = register(
+    name="windows", kind="structural", shape_rule=_windows_rule, impl=_windows_impl,
+    emit=_windows_emit,
+    vjp=lambda g, ans, x, kernel, stride, dilation: (
+        apply(unwindows_p, g, kernel=kernel, stride=stride, dilation=dilation,
+              size=tuple(x.shape[x.ndim - len(kernel):])),),
+    sympy=lambda sp, x, kernel, stride, dilation: _windows_impl(x, kernel, stride, dilation),
+    linear=True, torch_name="Im2ColBackward0",
+    # a leading batch axis is one more leading axis: the windows are over the last ones
+    batch=lambda b, args, flags, **params: (b.bind(windows_p, args, **params), True))
+
+# overlapping windows add up, so an array primitive (not structural), though linear
+unwindows_p = register(
+    name="unwindows", kind="array", shape_rule=_unwindows_rule, impl=_unwindows_impl,
+    emit=_unwindows_emit,
+    vjp=lambda g, ans, x, kernel, stride, dilation, size: (
+        apply(windows_p, g, kernel=kernel, stride=stride, dilation=dilation),),
+    sympy=lambda sp, g, kernel, stride, dilation, size: _unwindows_impl(g, kernel, stride,
+                                                                        dilation, size),
+    linear=True, torch_name="Col2ImBackward0",
+    batch=lambda b, args, flags, **params: (b.bind(unwindows_p, args, **params), True))
+
+
+def windows(x: Any, kernel: tuple, stride: tuple, dilation: tuple) -> Any:
+    """The sliding windows of ``x``'s last ``len(kernel)`` axes: ``(*lead, *out, *kernel)``."""
+    params = dict(kernel=tuple(map(int, kernel)), stride=tuple(map(int, stride)),
+                  dilation=tuple(map(int, dilation)))
+    return apply(windows_p, x, **params)
+
+
+def unwindows(g: Any, kernel: tuple, stride: tuple, dilation: tuple, size: tuple) -> Any:
+    """The windows ``g`` added back into an array of the last sizes ``size``."""
+    return apply(unwindows_p, g, kernel=tuple(map(int, kernel)), stride=tuple(map(int, stride)),
+                 dilation=tuple(map(int, dilation)), size=tuple(map(int, size)))
+
+
+__all__ = ["windows", "unwindows", "windows_p", "unwindows_p"]

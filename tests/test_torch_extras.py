@@ -1,0 +1,271 @@
+"""torch.linalg, the cumulative and scatter methods, lr_scheduler, save/load/pickle/
+deepcopy and set_default_dtype, against real PyTorch 2.13 (float64)."""
+
+from __future__ import annotations
+
+import copy
+import io
+import pickle
+
+import numpy as np
+import pytest
+
+torch_real = pytest.importorskip("torch")
+
+import symgrad  # noqa: E402
+from torch_oracle import float64_default  # noqa: E402,F401
+
+RNG = np.random.default_rng(0)
+A = RNG.standard_normal((4, 4))
+SPD = A @ A.T + 4 * np.eye(4)
+B = RNG.standard_normal((4, 2))
+X = RNG.standard_normal((3, 4))
+
+
+def _both(fn, *arrays):
+    """Values and gradients of ``sum(out**2)`` over every output that requires grad, from
+    ``fn(lib, *tensors)`` run with symgrad and with PyTorch."""
+    results = []
+    for lib in (symgrad, torch_real):
+        xs = [lib.tensor(a, requires_grad=True) for a in arrays]
+        out = fn(lib, *xs)
+        outs = out if isinstance(out, tuple) else (out,)
+        sum((o ** 2).sum() for o in outs if o.requires_grad).backward()
+        results.append([o.detach().numpy() for o in outs] + [x.grad.numpy() for x in xs])
+    for got, want in zip(*results):
+        np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)
+
+
+LINALG = {
+    "solve": (lambda L, a, b: L.linalg.solve(a, b), (A, B)),
+    "solve-right": (lambda L, a, b: L.linalg.solve(a, b.T, left=False), (A, B)),
+    "inv": (lambda L, a: L.linalg.inv(a), (A,)),
+    "det": (lambda L, a: L.linalg.det(a), (A,)),
+    "slogdet": (lambda L, a: L.linalg.slogdet(a), (A,)),
+    "cholesky": (lambda L, a: L.linalg.cholesky(a), (SPD,)),
+    "cholesky-upper": (lambda L, a: L.linalg.cholesky(a, upper=True), (SPD,)),
+    "qr": (lambda L, a: L.linalg.qr(a), (A,)),
+    "svdvals": (lambda L, a: L.linalg.svdvals(a), (A,)),
+    "svd-S": (lambda L, a: L.linalg.svd(a, full_matrices=False)[1], (A,)),
+    "eigh-L": (lambda L, a: L.linalg.eigh(a)[0], (SPD,)),
+    "eigh-U-nonsymmetric": (lambda L, a: L.linalg.eigh(a, "U")[0], (SPD + np.tril(A, -1),)),
+    "eigvalsh": (lambda L, a: L.linalg.eigvalsh(a), (SPD,)),
+    "vector_norm": (lambda L, b: L.linalg.vector_norm(b), (B,)),
+    "vector_norm-1-dim": (lambda L, b: L.linalg.vector_norm(b, 1, dim=0), (B,)),
+    "matrix_norm": (lambda L, a: L.linalg.matrix_norm(a), (A,)),
+    "matrix_norm-nuc": (lambda L, a: L.linalg.matrix_norm(a, "nuc"), (A,)),
+    "matrix_norm-2": (lambda L, a: L.linalg.matrix_norm(a, 2), (A,)),
+    "norm": (lambda L, a: L.linalg.norm(a), (A,)),
+    "matrix_power-3": (lambda L, a: L.linalg.matrix_power(a, 3), (A,)),
+    "matrix_power--2": (lambda L, a: L.linalg.matrix_power(a, -2), (SPD,)),
+}
+
+
+@pytest.mark.parametrize("name", LINALG)
+def test_linalg_equals_pytorch(name):
+    fn, arrays = LINALG[name]
+    _both(fn, *arrays)
+
+
+def _t(lib, value):
+    return lib.tensor(value)
+
+
+METHODS = {
+    "tril": lambda L, x: x.tril(),
+    "triu-1": lambda L, x: x.triu(1),
+    "roll": lambda L, x: x.roll(1, 1),
+    "roll-flat": lambda L, x: L.roll(x, 2),
+    "trace": lambda L, x: x[:, :3].trace(),
+    "cumprod": lambda L, x: x.cumprod(1),
+    "cummax": lambda L, x: x.cummax(1),
+    "cummin": lambda L, x: L.cummin(x, 0),
+    "logcumsumexp": lambda L, x: x.logcumsumexp(1),
+    "logcumsumexp-wide": lambda L, x: (x * 400).logcumsumexp(1),
+    "erf": lambda L, x: L.erf(x),
+    "scatter": lambda L, x: x.scatter(1, _t(L, [[0, 1], [1, 3], [2, 0]]), x[:, 2:] * 2),
+    "scatter-value": lambda L, x: x.scatter(0, _t(L, [[0, 1, 2, 0]]), 5.0),
+    "scatter_add": lambda L, x: x.scatter_add(1, _t(L, [[0, 0], [1, 3], [2, 2]]), x[:, :2]),
+    "scatter_reduce-mean": lambda L, x: x.scatter_reduce(1, _t(L, [[0, 0], [1, 3], [2, 2]]),
+                                                        x[:, :2] * 2, "mean"),
+    "scatter_reduce-sum-excl": lambda L, x: x.scatter_reduce(
+        1, _t(L, [[0, 0], [1, 3], [2, 2]]), x[:, :2] * 2, "sum", include_self=False),
+    "index_add": lambda L, x: x.index_add(0, _t(L, [2, 0]), x[:2] * 3),
+    "index_select": lambda L, x: x.index_select(1, _t(L, [2, 0, 2])),
+    "einsum": lambda L, x: L.einsum("ij,kj->ik", x, x),
+}
+
+
+@pytest.mark.parametrize("name", METHODS)
+def test_methods_equal_pytorch(name):
+    _both(METHODS[name], X)
+
+
+def test_cummax_ties_and_nan_indices_equal_pytorch():
+    y = np.array([[1.0, 1.0, 3.0, 3.0, 2.0, np.nan, 1.0]])
+    for method in ("cummax", "cummin"):
+        got = getattr(symgrad.tensor(y), method)(1)
+        want = getattr(torch_real.tensor(y), method)(1)
+        np.testing.assert_array_equal(got.indices.numpy(), want.indices.numpy())
+        np.testing.assert_array_equal(got.values.numpy(), want.values.numpy())
+
+
+def _schedule(lib, name, options, optimizer, groups):
+    w, v = lib.nn.Parameter(lib.ones(2)), lib.nn.Parameter(lib.ones(1))
+    params = [{"params": [w]}, {"params": [v], "lr": 0.5}] if groups else [w, v]
+    extra = {"momentum": 0.9} if optimizer == "SGD" else {}
+    opt = getattr(lib.optim, optimizer)(params, lr=0.1, **extra)
+    sched = getattr(lib.optim.lr_scheduler, name)(opt, **options)
+    rates = []
+    for k in range(25):
+        opt.step()
+        if name == "ReduceLROnPlateau":
+            sched.step([3.0, 2.0, 2.0, 2.0, 1.0][k % 5] + (k > 10))
+        else:
+            sched.step()
+        rates.append([g["lr"] for g in opt.param_groups]
+                     + [g.get("momentum", g.get("betas", (0,))[0]) for g in opt.param_groups])
+    return np.array(rates)
+
+
+SCHEDULES = [("StepLR", dict(step_size=3, gamma=0.5)),
+             ("MultiStepLR", dict(milestones=[2, 5, 5, 9], gamma=0.3)),
+             ("ExponentialLR", dict(gamma=0.9)),
+             ("CosineAnnealingLR", dict(T_max=7, eta_min=0.01)),
+             ("LambdaLR", dict(lr_lambda=lambda e: 1 / (1 + e))),
+             ("OneCycleLR", dict(max_lr=1.0, total_steps=26)),
+             ("OneCycleLR", dict(max_lr=1.0, total_steps=26, anneal_strategy="linear",
+                                 three_phase=True)),
+             ("ReduceLROnPlateau", dict(patience=2, factor=0.5, cooldown=1))]
+
+
+@pytest.mark.parametrize("name, options", SCHEDULES, ids=[n for n, _ in SCHEDULES])
+@pytest.mark.parametrize("optimizer", ["SGD", "Adam"])
+def test_lr_schedulers_give_pytorch_rates_bit_for_bit(name, options, optimizer):
+    for groups in (False, True):
+        got = _schedule(symgrad, name, options, optimizer, groups)
+        want = _schedule(torch_real, name, options, optimizer, groups)
+        np.testing.assert_array_equal(got, want)
+
+
+def test_save_load_pickle_and_deepcopy_keep_values_types_and_flags(tmp_path):
+    model = symgrad.nn.Sequential(symgrad.nn.Linear(2, 3), symgrad.nn.BatchNorm1d(3))
+    model(symgrad.ones(4, 2)).sum().backward()
+    path = tmp_path / "model.pt"
+    symgrad.save(model.state_dict(), path)
+    loaded = symgrad.load(path, weights_only=True)
+    assert list(loaded) == list(model.state_dict())
+    for key, value in model.state_dict().items():
+        np.testing.assert_array_equal(loaded[key].numpy(), value.numpy())
+        assert loaded[key].dtype == value.dtype
+    twin = pickle.loads(pickle.dumps(model))
+    assert type(twin[0].weight) is symgrad.nn.Parameter and twin[0].weight.requires_grad
+    np.testing.assert_array_equal(twin[0].weight.detach().numpy(),
+                                  model[0].weight.detach().numpy())
+    buffer = io.BytesIO()
+    symgrad.save(model, buffer)
+    buffer.seek(0)
+    with pytest.raises(pickle.UnpicklingError, match="Weights only load failed"):
+        symgrad.load(buffer, weights_only=True)
+    clone = copy.deepcopy(model)
+    assert clone[0].weight is not model[0].weight
+    np.testing.assert_array_equal(clone[0].weight.grad.numpy(), model[0].weight.grad.numpy())
+    clone[0].weight.data.add_(1.0)
+    assert not np.array_equal(clone[0].weight.detach().numpy(), model[0].weight.detach().numpy())
+    x = symgrad.ones(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="graph leaves"):
+        copy.deepcopy(x * 2)
+    assert pickle.loads(pickle.dumps(x * 2)).requires_grad  # a leaf again, as PyTorch's
+    opt = symgrad.optim.Adam(model.parameters())
+    opt.step()
+    state = pickle.loads(pickle.dumps(opt.state_dict()))
+    assert sorted(state["state"][0]) == sorted(opt.state_dict()["state"][0])
+
+
+def test_set_default_dtype_changes_new_tensors_and_layers():
+    try:
+        symgrad.set_default_dtype(symgrad.float32)
+        assert symgrad.tensor([1.0]).dtype == symgrad.float32
+        assert symgrad.nn.Linear(2, 2).weight.dtype == symgrad.float32
+        assert symgrad.get_default_dtype() == symgrad.float32
+        with pytest.raises(TypeError):
+            symgrad.set_default_dtype(symgrad.int64)
+    finally:
+        symgrad.set_default_dtype(symgrad.float64)
+    assert symgrad.tensor([1.0]).dtype == symgrad.float64
+
+
+DTYPE_RULES = {
+    "div-floor-int": lambda L: L.tensor([7, -7, 7, -7]).div(L.tensor([2, 2, -2, -2]),
+                                                             rounding_mode="floor"),
+    "div-trunc-int": lambda L: L.div(L.tensor([7, -7, 7, -7, 6]), L.tensor([2, 2, -2, -2, 3]),
+                                     rounding_mode="trunc"),
+    "div-trunc-int32": lambda L: L.div(L.tensor([7, -7], dtype=L.int32), 2,
+                                       rounding_mode="trunc"),
+    "div-floor-float": lambda L: L.div(L.tensor([7.0, -7.0]), 2, rounding_mode="floor"),
+    "max-bool": lambda L: L.tensor([True, False]).max(),
+    "min-bool-dim": lambda L: L.tensor([[True, False], [True, True]]).min(dim=1).values,
+    "where-ints": lambda L: L.where(L.tensor([True, False]), 4, 2),
+    "where-floats": lambda L: L.where(L.tensor([True, False]), 4.0, 2),
+    "cumsum-0d": lambda L: L.tensor(3.0).cumsum(0),
+    "softmax-0d": lambda L: L.tensor(3.0).softmax(0),
+    "log_softmax-0d": lambda L: L.tensor(3.0).log_softmax(-1),
+    "int32-sum": lambda L: L.tensor([3, 4], dtype=L.int32).sum(),
+    "bool-sum": lambda L: L.tensor([True, True]).sum(),
+    "int8-wraps": lambda L: L.tensor([120, -120], dtype=L.int8) + L.tensor([10, -10],
+                                                                           dtype=L.int8),
+    "uint8-wraps": lambda L: L.tensor([1], dtype=L.uint8) - 3,
+    "int8+uint8": lambda L: L.tensor([1], dtype=L.int8) + L.tensor([200], dtype=L.uint8),
+    "int32*int64": lambda L: L.tensor([7], dtype=L.int32) * L.tensor([3]),
+    "int16*float": lambda L: L.tensor([7], dtype=L.int16) * 2.5,
+    "int16/int16": lambda L: L.tensor([7], dtype=L.int16) / L.tensor([2], dtype=L.int16),
+    "int8-cumsum": lambda L: L.tensor([100, 100], dtype=L.int8).cumsum(0),
+    "float16+float32": lambda L: L.tensor([1.5], dtype=L.float16) + L.tensor([1.25],
+                                                                             dtype=L.float32),
+    "int64+float16": lambda L: L.tensor([3]) + L.tensor([0.5], dtype=L.float16),
+    "float16-exp": lambda L: L.tensor([0.1, 1.3], dtype=L.float16).exp(),
+    "numpy-int8-kept": lambda L: L.tensor(np.array([1, 2], dtype=np.int8)),
+    "casts": lambda L: L.stack([L.tensor([3.7, -1.2]).int().double(),
+                                L.tensor([3.7, 2.2]).byte().double(),
+                                L.tensor([3.7, -1.2]).short().double(),
+                                L.tensor([3.7, -1.2]).char().double(),
+                                L.tensor([3.7, -1.2]).half().double()]),
+    "std-float32": lambda L: L.tensor([1.0, 2.0, 4.0], dtype=L.float32,
+                                      requires_grad=True).std(),
+}
+
+
+@pytest.mark.parametrize("name", DTYPE_RULES)
+def test_dtype_rules_equal_pytorch(name):
+    got, want = DTYPE_RULES[name](symgrad), DTYPE_RULES[name](torch_real)
+    assert str(got.dtype) == str(want.dtype)
+    assert tuple(got.shape) == tuple(want.shape)
+    np.testing.assert_array_equal(got.detach().numpy(), want.detach().numpy())
+
+
+def test_shape_errors_are_runtime_errors_and_integer_division_by_zero_raises():
+    for bad in (lambda: symgrad.ones(3) + symgrad.ones(4),
+                lambda: symgrad.ones(3, 2) @ symgrad.ones(3, 2),
+                lambda: symgrad.ones(3, 2).view(4),
+                lambda: symgrad.div(symgrad.tensor([7]), 0, rounding_mode="floor")):
+        with pytest.raises(RuntimeError):
+            bad()
+    with pytest.raises(TypeError, match="numpy has no bfloat16"):
+        symgrad.ones(2, dtype="bfloat16")
+
+
+def test_float32_and_float16_gradients_round_once_from_float64():
+    """symgrad's backward computes in float64 and rounds each gradient once: float32
+    agrees with PyTorch to float32 precision; float16 is correctly rounded where
+    PyTorch's per-op half arithmetic may be one half-ulp off."""
+    for kind, rtol in (("float32", 1e-6), ("float16", 2e-3)):
+        grads = []
+        for lib in (symgrad, torch_real):
+            x = lib.tensor([0.5, 1.5], dtype=getattr(lib, kind), requires_grad=True)
+            (x * x).exp().sum().backward()
+            assert str(x.grad.dtype).endswith(kind)
+            grads.append(x.grad.double().numpy())
+        exact = 2 * np.array([0.5, 1.5]) * np.exp(np.array([0.25, 2.25]))
+        np.testing.assert_allclose(grads[0], grads[1], rtol=rtol)
+        if kind == "float16":
+            np.testing.assert_array_equal(grads[0], exact.astype(np.float16).astype(float))
