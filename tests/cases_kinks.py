@@ -110,6 +110,10 @@ KINKS = [
     Kink("cumprod-zeros", ("cumprod",), lambda x: np.sum(np.cumprod(x) * np.arange(1.0, 6.0)),
          lambda s: sp.Add(*((k + 1) * sp.Mul(*s[:k + 1]) for k in range(5))),
          (1.5, 0.0, 0.0, 3.0, 0.0)),
+    # x**y at y = 0 (x > 0) is smooth; its VJP's x-derivative is 0 there only where
+    # y*x**(y-1) is not a number (x = 0): the mixed derivative is 1/x
+    Kink("pow-zero-exponent", ("pow",), lambda x: x[0] ** x[1] + x[2] ** x[1],
+         lambda s: s[0] ** s[1] + s[2] ** s[1], (2.0, 0.0, 0.5)),
     # |x|**4 = x**4: smooth, through abs and pow
     Kink("pnorm4-zero", ("abs", "pow"), lambda x: np.linalg.norm(x, 4),
          lambda s: sp.Add(*(v ** 4 for v in s)) ** sp.Rational(1, 4), (0.7, -0.7, 0.0)),

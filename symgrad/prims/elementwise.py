@@ -106,9 +106,13 @@ def _pow_vjp(g, ans, x, y):
     # |y| < 1 see _fractional_power
     if isinstance(y, (float, int, np.floating, np.integer)):  # a literal: choose now
         return _literal_pow_vjp(g, ans, x, float(y)), None
+    # The 0 is a constant only where y*x**(y-1) is not the number 0 (x = 0, inf or nan):
+    # elsewhere that product is 0 and goes in, so that its derivative in y, x**-1,
+    # reaches the mixed second derivative (x**y at y = 0 is smooth in both)
     power = y * x ** (y - 1.0)
-    dx = where(y == 0.0, 0.0,
-               where(absolute(y) < 1.0, _fractional_power(power, ans, x, y), power))
+    derivative = where(absolute(y) < 1.0, _fractional_power(power, ans, x, y), power)
+    at_zero = where(x == 0.0, 0.0, where(absolute(x) < np.inf, derivative, 0.0))
+    dx = where(y == 0.0, at_zero, derivative)
     # d/dy x**y = x**y*log(x), and 0 where x == 0 and y >= 0 (PyTorch, JAX)
     dy_log = ans * log(x)
     dy = where(x == 0.0, where(y >= 0.0, 0.0, dy_log), dy_log)
