@@ -132,3 +132,32 @@ def test_the_table_covers_the_audit():
     covered = {p for k in KINKS for p in k.prims}
     assert {"logaddexp", "softplus", "sigmoid", "tanh", "logsumexp", "log_softmax",
             "softmax", "xlogy", "hypot", "norm2", "prod", "cumprod", "sinc"} <= covered
+
+
+def _eager_kinks(torch, show, data):
+    """Three derivatives of each function, on Tensors, where its stable formula has a
+    kink: zeros (softplus, tanh, sigmoid, smooth_l1) and tied maxima (logsumexp,
+    log_softmax, softmax)."""
+    F = torch.nn.functional
+    x = torch.tensor(data["x"], requires_grad=True)
+    w = torch.tensor(data["w"])
+    zeros = torch.zeros(5)
+    for f, orders in ((lambda x: F.softplus(x), 3), (lambda x: torch.tanh(x), 3),
+                      (lambda x: torch.sigmoid(x), 3),
+                      # u**2 / 2 near 0: the second derivative is the constant 1
+                      (lambda x: F.smooth_l1_loss(x, zeros, reduction="none"), 2),
+                      (lambda x: x.logsumexp(0), 3), (lambda x: F.log_softmax(x, 0) * w, 3),
+                      (lambda x: F.softmax(x, 0) * w, 3)):
+        d = f(x).sum()
+        for _ in range(orders):
+            d, = torch.autograd.grad(d if d.ndim == 0 else (d * w).sum(), x,
+                                     create_graph=True)
+            show(d.detach())
+
+
+def test_eager_tensors_agree_with_pytorch_on_the_kink():
+    pytest.importorskip("torch")
+    from torch_oracle import run_both
+
+    x = np.array([0.0, 0.0, 0.3, 0.3, -1.0])  # zeros, and the tied maxima 0.3
+    run_both(_eager_kinks, {"x": x, "w": np.array([0.5, -1.0, 2.0, 0.25, 1.5])})
