@@ -423,7 +423,10 @@ xlogy_p = register(
     name="xlogy", kind="elementwise", shape_rule=_elementwise_rule("xlogy"), impl=_xlogy,
     emit=_selection_emit("({0} == 0.0) & ({1} == {1})", "0.0", "{0} * np.log({1})"),
     vjp=_xlogy_vjp,
-    sympy=lambda sp, x, y: sp.Piecewise((0, sp.Eq(x, 0)), (x * sp.log(y), True)))
+    # the constant 0 only where x == 0 and y <= 0: for y > 0 x log y itself, 0 at x == 0
+    # and with its derivatives there (log y in x)
+    sympy=lambda sp, x, y: sp.Piecewise((0, sp.And(sp.Eq(x, 0), y <= 0)),
+                                        (x * sp.log(y), True)))
 
 
 def _hypot_vjp(g, ans, x, y):
