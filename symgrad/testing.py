@@ -32,6 +32,35 @@ SYMPY_MAX_ELEMENTS = 400
 NAN_AT_STEP = "f is nan at x - h or x + h"
 
 
+def not_finite(value: Any) -> str:
+    """Why a derivative cannot be confirmed: "" where every element is finite, else how
+    many are nan or infinite. A check never calls such a value ok: a reference that is
+    nan or infinite there too (finite differences of a function that overflows, inf -
+    inf) shows only that both failed, not that the derivative is right.
+
+        >>> not_finite(np.array([1.0, np.nan, np.inf])), not_finite(2.0)
+        ('symgrad gives 1 nan and 1 infinite of 3 elements', '')
+    """
+    v = np.asarray(value, dtype=float)
+    nan, inf = int(np.count_nonzero(np.isnan(v))), int(np.count_nonzero(np.isinf(v)))
+    if not nan and not inf:
+        return ""
+    parts = [f"{nan} nan"] * bool(nan) + [f"{inf} infinite"] * bool(inf)
+    return f"symgrad gives {' and '.join(parts)} of {v.size} elements"
+
+
+def _unconfirmed(comparisons: list[Comparison], got: Any) -> tuple[Comparison, ...]:
+    """``comparisons`` of a derivative ``got``; where ``got`` is not finite, those that
+    agree with it are set aside (skipped, with the reason): only a mismatch stays."""
+    why = not_finite(got)
+    if not why:
+        return tuple(comparisons)
+    why += ": not finite, so not confirmed"
+    return tuple(c if c.skipped or not c.ok else
+                 Comparison(c.reference, float("nan"), (), c.rtol, c.atol, why)
+                 for c in comparisons)
+
+
 def relative_error(got: Any, want: Any, floor: float = 0.0, *, either_sign: Any = None,
                    where: Any = None) -> float:
     """How far ``got`` is from the reference ``want``: the largest absolute difference
@@ -149,7 +178,11 @@ class GradReport:
         if any(not c.ok for a in self.arguments for c in a.comparisons):
             return "GRADIENT MISMATCH"
         unchecked = [a.name for a in self.arguments if not a.checked]
-        return f"NOT CHECKED (no reference for {', '.join(unchecked)})" if unchecked else "ok"
+        if not unchecked:
+            return "ok"
+        why = [f"; {a.name}: {w}: not finite, so not confirmed" for a in self.arguments
+               if not a.checked and (w := not_finite(a.gradient))]
+        return f"NOT CHECKED (no reference for {', '.join(unchecked)}{''.join(why)})"
 
     def __str__(self) -> str:
         refs = [(c.reference, c.rtol) for c in self.arguments[0].comparisons]
@@ -196,7 +229,10 @@ def check_grad(f: Callable, *args: Any, gradient: Any = None,
     differences with step ``eps * max(1, |x|)``, which leave out (and the
     report says so) the elements where they are nan: where the function is nan
     at ``x ± h``, as ``sqrt`` at 0. Finite differences are meaningless at a
-    kink (``abs`` at 0, ties of ``maximum``): check at smooth points.
+    kink (``abs`` at 0, ties of ``maximum``): check at smooth points. A gradient
+    with a nan or infinite element is never ok (:func:`not_finite`): a reference
+    that agrees there is set aside, and the argument is NOT CHECKED (or a
+    mismatch, where a reference is finite).
 
     A float32 argument is differentiated in float32 (its gradient must be float32) and
     checked against the same float64 references (SymPy and finite differences at the
@@ -259,7 +295,8 @@ def check_grad(f: Callable, *args: Any, gradient: Any = None,
         fd = finite_differences(f, values, i, gradient, eps)
         comparisons.append(_compare("finite differences", g, fd, fd_rtol, fd_atol,
                                     where=~np.isnan(fd)))
-        rows.append(ArgumentReport(names[i], np.shape(values[i]), got[k], tuple(comparisons)))
+        rows.append(ArgumentReport(names[i], np.shape(values[i]), got[k],
+                                   _unconfirmed(comparisons, g)))
     report = GradReport(getattr(f, "__name__", "the function"), tuple(rows))
     if not report.ok:
         raise AssertionError(f"\n{report}")
@@ -298,7 +335,7 @@ def _check_hessian(f: Callable, values: list[Any], names: list[str], wrt: tuple[
         fd = np.reshape(np.stack(columns), shape + shape) if shape else np.asarray(columns[0])
         comparisons.append(_compare("finite differences", got, fd, fd_rtol, fd_atol,
                                     where=~np.isnan(fd)))
-        rows.append(ArgumentReport(names[i], shape, got, tuple(comparisons)))
+        rows.append(ArgumentReport(names[i], shape, got, _unconfirmed(comparisons, got)))
     report = GradReport(f"the Hessian of {getattr(f, '__name__', 'the function')}", tuple(rows))
     if not report.ok:
         raise AssertionError(f"\n{report}")

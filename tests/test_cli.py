@@ -241,12 +241,55 @@ def test_check_fails_on_a_wrong_gradient(monkeypatch, capsys):
 @pytest.mark.parametrize("args", [("sqrt(x)", "--at", "x=0"),
                                   ("0 - sqrt(x)", "--at", "x=0"),     # SymPy's zoo: any sign
                                   ("sum(sqrt(x))", "--shape", "x=2", "--at", "x=0,0.25")])
-def test_check_of_an_infinite_gradient_is_ok(args):
-    # sqrt'(0) is 1/0: SymPy's zoo (was nan, a MISMATCH), a central difference nan
-    out = ok("grad", *args, "--check", "--format", "text")
+def test_check_of_an_infinite_gradient_is_not_checked(args, capsys):
+    # sqrt'(0) is 1/0: SymPy's zoo agrees with the inf (no MISMATCH), but a check never
+    # confirms a value that is not finite (issue 25, part 6): NOT CHECKED, exit 1
+    from symgrad.cli import command as cli
+
+    assert cli.main(["grad", *args, "--check", "--format", "text"]) == 1
+    row, = (line for line in capsys.readouterr().out.splitlines() if "symgrad vs SymPy" in line)
+    assert "SymPy (50 digits) 0.00e+00, not confirmed: symgrad's value is not finite" in row
+    assert "MISMATCH" not in row and " ok" not in row, row
+    assert "NOT CHECKED: nothing confirmed this gradient (symgrad gives 1 infinite of" in row
+
+
+NOT_FINITE = {  # issue 25's example: log(1 + exp(800)) overflows, the gradient is nan
+    "grad": ["grad", "sum(log(1+exp(x)))", "--shape", "x=500", "--at", "x=800"],
+    "grad-sympy": ["grad", "sum(log(1+exp(x)))", "--shape", "x=3", "--at", "x=800"],
+    "hessian": ["hessian", "sum(log(1+exp(x)))", "--shape", "x=3", "--at", "x=800",
+                "--sympy-seconds", "0.001"],                     # SymPy runs out of time
+    "hessian-sympy": ["hessian", "sum(log(1+exp(x)))", "--shape", "x=3", "--at", "x=800"],
+    "jacobian": ["grad", "log(1+exp(x))", "--shape", "x=3", "--at", "x=800", "--jacobian"],
+}
+
+
+@pytest.mark.parametrize("fmt", ["pretty", "text", "latex", "json"])
+@pytest.mark.parametrize("path", sorted(NOT_FINITE))
+def test_check_never_confirms_a_value_that_is_not_finite(path, fmt, capsys):
+    """Finite differences of the overflowing function are nan too (inf - inf), which once
+    matched the nan gradient: "0.00e+00 ok", exit 0. Now NOT CHECKED where no reference
+    is finite, a MISMATCH where SymPy's is (1 for the gradient, 0 for the Hessian),
+    with the reason, exit 1: every command and format."""
+    from symgrad.cli import command as cli
+
+    args = NOT_FINITE[path]
+    with np.errstate(over="ignore", invalid="ignore"):
+        assert cli.main([*args, "--check", "--format", fmt]) == 1
+    out = capsys.readouterr().out
+    compared = path not in ("grad", "hessian")  # SymPy: at most 400 values, in time
+    if fmt == "json":
+        (check,) = json.loads(out)["check"].values()
+        assert check["verdict"] == ("MISMATCH" if compared else "NOT CHECKED")
+        assert not check["ok"] and check["not_finite"].startswith("symgrad gives ")
+        assert check["sympy_status"] == "mismatch" if compared else \
+            check["sympy_status"].startswith("not compared")
+        return
     row, = (line for line in out.splitlines() if "symgrad vs SymPy" in line)
-    assert "SymPy (50 digits) 0.00e+00 ok; vs finite differences " in row, row
-    assert "MISMATCH" not in row and "f is nan at x - h or x + h" in row
+    assert " ok" not in row, row
+    if compared:
+        assert "inf MISMATCH" in row and " nan of " in row and ": not finite" in row, row
+    else:
+        assert "NOT CHECKED: nothing confirmed this" in row and " nan of " in row, row
 
 
 def test_check_of_a_wrong_gradient_beside_an_infinite_one_fails(capsys):
@@ -276,6 +319,12 @@ def test_one_rule_decides_a_checked_variable():
     assert verdict(timed_out, unreliable) == verdict(timed_out, nan_everywhere) == "NOT CHECKED"
     assert unreliable.status.startswith("unreliable: ") and not unreliable.mismatch
     assert nan_everywhere.status == "not compared: f is nan at x - h or x + h"
+    # a value that is not finite: never ok, whatever agrees with it; still a mismatch
+    why = "symgrad gives 1 nan of 3 elements"
+    nan_agrees, fd_nan_agrees = SymPyCheck(0.0, not_finite=why), FDCheck(0.0, 3, 3, not_finite=why)
+    assert verdict(nan_agrees, fd_nan_agrees) == verdict(nan_agrees, unreliable) == "NOT CHECKED"
+    assert verdict(nan_agrees, FDCheck(1.0, 3, 3, not_finite=why)) == "MISMATCH"
+    assert nan_agrees.status == fd_nan_agrees.status == f"not confirmed: {why}"
 
 
 def test_jit_computes_with_the_compiled_kernel():

@@ -128,17 +128,46 @@ def test_relative_error_floor_and_where():
     (lambda x: -np.sqrt(x), 0.0, -np.inf),            # SymPy's zoo matches -inf too
     (lambda x: np.arcsin(x), 1.0, np.inf),
 ])
-def test_an_infinite_gradient_checks_ok_against_sympy(f, x, gradient):
-    report = check_grad(f, x, backend="numpy")
-    assert report.ok and report.arguments[0].gradient == gradient
-    sympy, fd = report.arguments[0].comparisons
-    assert sympy.error == 0.0 and not sympy.skipped
-    assert fd.skipped == NAN_AT_STEP, "a central difference straddles the domain's edge"
+def test_an_infinite_gradient_is_not_checked_even_where_sympy_agrees(f, x, gradient):
+    # SymPy's 1/0 agrees with the inf, but a check never confirms a value that is not
+    # finite (issue 25, part 6): NOT CHECKED, and check_grad raises
+    with pytest.raises(AssertionError) as raised:
+        check_grad(f, x, backend="numpy")
+    text = str(raised.value)
+    assert "NOT CHECKED (no reference for x; x: symgrad gives 1 infinite of 1 elements" in text
+    assert "GRADIENT MISMATCH" not in text and "FAIL" not in text
+
+
+def test_a_nan_gradient_is_never_ok(monkeypatch):
+    # log(1 + exp(800)) overflows: the function is inf (numpy's too) and its gradient nan;
+    # central differences are nan as well (inf - inf), which once "agreed" with it
+    f = lambda x: np.sum(np.log(1 + np.exp(x)))
+    x = np.full(3, 800.0)
+    with np.errstate(over="ignore"):
+        assert np.isinf(f(x))
+        with pytest.raises(AssertionError) as raised:  # SymPy says 1: a mismatch
+            check_grad(f, x, backend="numpy")
+        assert "GRADIENT MISMATCH" in str(raised.value) and "inf FAIL" in str(raised.value)
+        with pytest.raises(AssertionError) as raised:  # no finite reference: not checked
+            check_grad(f, x, backend="numpy", sympy=False)
+        assert "NOT CHECKED (no reference for x; x: symgrad gives 3 nan of 3 elements: not " \
+            "finite, so not confirmed)" in str(raised.value)
+        with pytest.raises(AssertionError, match="NOT CHECKED .*symgrad gives 9 nan of 9"):
+            check_grad(f, x, backend="numpy", sympy=False, order=2)   # the Hessian too
+
+
+def test_not_finite_counts_what_is_not():
+    from symgrad.testing import not_finite
+
+    assert not_finite(np.array([1.0, -2.0])) == "" and not_finite(0.0) == ""
+    assert not_finite(np.array([np.nan, -np.inf, 1.0])) == \
+        "symgrad gives 1 nan and 1 infinite of 3 elements"
 
 
 def test_elements_where_finite_differences_are_nan_are_left_out_and_said_so():
-    f = lambda x: np.sum(np.sqrt(x) * np.array([1.0, 2.0]))
-    report = check_grad(f, np.array([0.0, 0.25]), backend="numpy")
+    # log(x) at 1e-7: x - h is negative, where log is nan; the gradient 1e7 is finite
+    f = lambda x: np.sum(np.log(x) * np.array([1.0, 2.0]))
+    report = check_grad(f, np.array([1e-7, 0.25]), backend="numpy")
     sympy, fd = report.arguments[0].comparisons
     assert sympy.error == 0.0 and fd.error < 1e-8
     assert f"(1 of 2 elements left out: {NAN_AT_STEP})" in str(report)
@@ -154,4 +183,5 @@ def test_a_wrong_gradient_next_to_an_infinite_one_still_fails():
 
 def test_an_argument_no_reference_can_check_is_a_failure():
     with pytest.raises(AssertionError, match=r"NOT CHECKED \(no reference for x\)"):
-        check_grad(lambda x: np.sqrt(x), 0.0, sympy=False, backend="numpy")
+        # log at 1e-7: finite differences step below 0, where log is nan; no SymPy
+        check_grad(lambda x: np.log(x), 1e-7, sympy=False, backend="numpy")

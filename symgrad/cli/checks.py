@@ -14,6 +14,10 @@ otherwise it passes when at least one comparison confirmed it (within its
 tolerance, and reliable). When neither did (SymPy not asked, out of time or
 failed; finite differences not compared or unreliable here) it is NOT CHECKED:
 nothing confirmed the gradient, and the command exits 1 as for a mismatch.
+A derivative with a nan or infinite element is never confirmed
+(:func:`symgrad.testing.not_finite`): a reference that agrees with it there
+(finite differences of a function that overflows are nan too) shows only that
+both failed, so it is NOT CHECKED, or a MISMATCH where a reference is finite.
 """
 
 from __future__ import annotations
@@ -44,10 +48,11 @@ class SymPyCheck:
 
     error: float | None   # relative_error; None where SymPy gave no derivative
     why_not: str = ""     # why it did not
+    not_finite: str = ""  # why symgrad's value cannot be confirmed ("" if it is finite)
 
     @property
     def ok(self) -> bool:
-        return self.error is not None and self.error <= SYMPY_RTOL
+        return self.error is not None and self.error <= SYMPY_RTOL and not self.not_finite
 
     @property
     def mismatch(self) -> bool:
@@ -55,8 +60,11 @@ class SymPyCheck:
 
     @property
     def status(self) -> str:
-        """"ok", "mismatch" or "not compared: why" (as --format json says it)."""
-        return "ok" if self.ok else "mismatch" if self.mismatch else \
+        """"ok", "mismatch", "not confirmed: why" or "not compared: why" (as --format
+        json says it)."""
+        if self.ok or self.mismatch:
+            return "ok" if self.ok else "mismatch"
+        return f"not confirmed: {self.not_finite}" if self.error is not None else \
             f"not compared: {self.why_not}"
 
 
@@ -70,10 +78,12 @@ class FDCheck:
     unreliable: str = ""  # why the differences cannot judge this point ("" if they can)
     left_out: int = 0     # elements where the function is nan at x - h or x + h
     why_not: str = ""     # why nothing was compared
+    not_finite: str = ""  # why symgrad's value cannot be confirmed ("" if it is finite)
 
     @property
     def ok(self) -> bool:
-        return self.error is not None and not self.unreliable and self.error <= FD_RTOL
+        return self.error is not None and not self.unreliable and self.error <= FD_RTOL \
+            and not self.not_finite
 
     @property
     def mismatch(self) -> bool:
@@ -81,16 +91,19 @@ class FDCheck:
 
     @property
     def status(self) -> str:
-        """"ok", "mismatch", "unreliable: why" or "not compared: why"."""
+        """"ok", "mismatch", "not confirmed: why", "unreliable: why" or "not compared:
+        why"."""
         if self.ok or self.mismatch:
             return "ok" if self.ok else "mismatch"
-        return f"unreliable: {self.unreliable}" if self.unreliable else \
-            f"not compared: {self.why_not}"
+        if self.error is None:
+            return f"not compared: {self.why_not}"
+        return f"not confirmed: {self.not_finite}" if self.not_finite else \
+            f"unreliable: {self.unreliable}"
 
 
 def verdict(sympy: SymPyCheck, fd: FDCheck) -> str:
     """The one rule: "MISMATCH" if either comparison is one, else "ok" if either
-    confirmed the gradient, else "NOT CHECKED"."""
+    confirmed the gradient (never one that is not finite), else "NOT CHECKED"."""
     if sympy.mismatch or fd.mismatch:
         return "MISMATCH"
     return "ok" if sympy.ok or fd.ok else "NOT CHECKED"
@@ -99,15 +112,25 @@ def verdict(sympy: SymPyCheck, fd: FDCheck) -> str:
 def sympy_check(grad: Any, oracle: Any, why_not: str) -> SymPyCheck:
     """``grad`` against SymPy's ``(values, zoo)`` (see ``symbolic._oracle``), or why
     there is none."""
-    from ..testing import relative_error
+    from ..testing import not_finite, relative_error
 
     if oracle is None:
-        return SymPyCheck(None, why_not)
+        return SymPyCheck(None, why_not, not_finite(grad))
     want, zoo = oracle
-    return SymPyCheck(relative_error(grad, want, SYMPY_FLOOR, either_sign=zoo))
+    return SymPyCheck(relative_error(grad, want, SYMPY_FLOOR, either_sign=zoo),
+                      not_finite=not_finite(grad))
 
 
 def fd_check(p: Problem, at: list[Any], k: int, grad: Any, cotangent: Any) -> FDCheck:
+    """:func:`_fd_check`, never confirming a ``grad`` that is not finite."""
+    from dataclasses import replace
+
+    from ..testing import not_finite
+
+    return replace(_fd_check(p, at, k, grad, cotangent), not_finite=not_finite(grad))
+
+
+def _fd_check(p: Problem, at: list[Any], k: int, grad: Any, cotangent: Any) -> FDCheck:
     """Central differences against ``grad`` (of wrt variable ``k``) at the --at point.
 
     An element where they disagree is looked at again: the differences with half

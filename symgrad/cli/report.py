@@ -288,8 +288,12 @@ class Report:
             failed |= said != "ok"
             line = f"  {(labels or {}).get(name, name)}: symgrad vs SymPy (50 digits) " \
                 f"{_sympy_verdict(sympy)}; vs finite differences {_fd_verdict(fd, sympy)}"
+            reason = sympy.not_finite or fd.not_finite
             if said == "NOT CHECKED":
                 line += f"; NOT CHECKED: nothing confirmed this {what}"
+                line += f" ({reason}: not finite, which no comparison confirms)" if reason else ""
+            elif reason:
+                line += f"; {reason}: not finite"
             self.lines.append(line)
             out[name] = {"sympy": sympy.error, "sympy_status": sympy.status,
                          "finite_differences": fd.error,
@@ -297,6 +301,7 @@ class Report:
                          "finite_differences_elements": [fd.checked - fd.left_out, fd.size],
                          "finite_differences_step": FD_STEP,
                          "verdict": said,
+                         "not_finite": reason,
                          "ok": said == "ok"}
             if fd.left_out and fd.error is not None:
                 out[name]["notes"] = {"finite_differences": _left_out(fd)}
@@ -345,6 +350,8 @@ def _sympy_verdict(c: SymPyCheck) -> str:
     """``0.00e+00 ok``, ``1.00e-03 MISMATCH`` or ``not compared, why``."""
     if c.error is None:
         return f"not compared, {c.why_not}"
+    if c.not_finite and not c.mismatch:
+        return f"{c.error:.2e}, not confirmed: symgrad's value is not finite"
     return f"{c.error:.2e} {'ok' if c.ok else 'MISMATCH'}"
 
 
@@ -354,7 +361,9 @@ def _fd_verdict(c: FDCheck, sympy: SymPyCheck) -> str:
     if c.error is None:
         return f"not compared, {c.why_not}"
     text = f"{c.error:.2e} {'ok' if c.ok else 'MISMATCH'}"
-    if c.unreliable:
+    if c.not_finite and not c.mismatch:
+        text = f"{c.error:.2e}, not confirmed: symgrad's value is not finite"
+    elif c.unreliable:
         text = f"{c.error:.2e}, unreliable here: {c.unreliable}" + \
             ("; SymPy agrees with symgrad" if sympy.ok else "")
     notes = [f"{c.checked} of {c.size} elements, a fixed sample"] if c.checked < c.size else []

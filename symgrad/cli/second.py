@@ -190,7 +190,9 @@ def _fd_block(p: Problem, kind: str, at: list[Any], b: Block, matrix: Any, jit: 
         e = np.zeros(b.row_shape)
         e[r] = 1.0
         checks.append(fd_check(q, at, 0, matrix[r], e))
-    return _combined(checks, n_rows * n_cols)
+    from ..testing import not_finite
+
+    return replace(_combined(checks, n_rows * n_cols), not_finite=not_finite(matrix))
 
 
 class _Remembered:

@@ -25,7 +25,9 @@ from dataclasses import dataclass
 #:    zeros, p-norms at 0, the decompositions' triangles and degenerate points (issue 18)
 #: 4: std of equal values has gradient 0 (the norm at 0); tails: expm1' = exp,
 #:    tanh' = sech**2, scaled hypot and norm gradients, softmax without x - logsumexp
-CONVENTIONS_VERSION = 4
+#: 5: xlogy(0, y > 0) has gradient (log y, 0), as PyTorch (was (0, 0)); the derivatives of
+#:    logaddexp, logsumexp, log_softmax and tanh are smooth at ties and at 0 (issue 25)
+CONVENTIONS_VERSION = 5
 
 
 @dataclass(frozen=True)
@@ -60,7 +62,8 @@ CONVENTIONS: dict[str, Convention] = {c.name: c for c in [
                "nan, as numpy", "numpy"),
     Convention("clip_bounds", "clip(x, lo, hi) at x == lo or x == hi",
                "gradient 1 in x (closed interval); lo/hi get it outside", "PyTorch clamp"),
-    Convention("xlogy_zero", "xlogy(0, y)", "0 (nan if y is nan), gradient (0, 0)",
+    Convention("xlogy_zero", "xlogy(0, y)", "0 (nan if y is nan); gradient (log y, 0) where "
+               "y > 0 (x log y is smooth there), (0, 0) where y <= 0 or nan",
                "scipy.special.xlogy (value), PyTorch (gradient)"),
     Convention("hypot_origin", "hypot'(0, 0)", "(0, 0)", "norm at 0 (pytorch #2421)"),
     Convention("norm_zero", "linalg.norm'(0) (2-norm, Frobenius)", "0",

@@ -187,9 +187,13 @@ def l1_loss(input: Tensor, target: Any, reduction: str = "mean") -> Tensor:
 
 def smooth_l1_loss(input: Tensor, target: Any, reduction: str = "mean",
                    beta: float = 1.0) -> Tensor:
-    d = (input - target).abs()
     if beta == 0.0:
-        return _reduce(d, reduction)
+        return _reduce((input - target).abs(), reduction)
+    # |u| as where(u >= 0, u, -u), not abs: the loss is u**2 / (2 beta) near u = 0,
+    # smooth there, and abs'(0) = 0 would make its second derivative 0 at input ==
+    # target instead of 1 / beta (PyTorch's double backward gives 1 / beta)
+    u = input - target
+    d = ops.where(u >= 0, u, -u)
     small = ops.where(d < beta, d, 0.0)
     loss = ops.where(d < beta, 0.5 * small * small / beta, d - 0.5 * beta)
     return named(_reduce(loss, reduction), input, "SmoothL1LossBackward0", (input, target))

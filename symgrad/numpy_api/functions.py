@@ -97,11 +97,15 @@ def softplus(x: Any) -> Any:
 def xlogy(x: Any, y: Any) -> Any:
     """``x * log(y)``, and 0 where ``x == 0`` (unless ``y`` is nan), as scipy.special.xlogy.
 
-    Where ``x == 0`` both partial derivatives are 0 (PyTorch's convention).
+    Where ``x == 0`` and ``y <= 0`` both partial derivatives are 0 (PyTorch's
+    convention); where ``y > 0`` the function is smooth, also at ``x == 0``, and its
+    derivatives are ``log(y)`` and ``x / y``, as PyTorch's.
 
         >>> import numpy as np, symgrad as sg
         >>> [float(v) for v in sg.grad(sg.xlogy, argnums=(0, 1))(0.0, 0.0)]
         [0.0, 0.0]
+        >>> [round(float(v), 6) for v in sg.grad(sg.xlogy, argnums=(0, 1))(0.0, 2.0)]
+        [0.693147, 0.0]
     """
     return E.xlogy(x, y)
 
@@ -121,7 +125,10 @@ def _log_sum_exp(shifted: Any, axis: Any) -> Any:
     is 4.2e-18, where ``log(1 + 4.2e-18)`` is 0). One loop: both sums fuse."""
     top = equal(shifted, 0.0)
     others = sum(where(top, 0.0, exp(shifted)), axis=axis, keepdims=True)
-    ties = sum(where(top, 1.0, 0.0), axis=axis, keepdims=True)
+    # the count of the maxima as exp(0) = 1 each (the same bits): through exp their own
+    # derivative reaches a second derivative, where a constant 1 would drop the curvature
+    # of a tie (logsumexp's Hessian at [a, a] is [[1/4, -1/4], [-1/4, 1/4]], not 0)
+    ties = sum(where(top, exp(shifted), 0.0), axis=axis, keepdims=True)
     return E.log1p(add(others, subtract(ties, 1.0)))
 
 

@@ -89,8 +89,10 @@ def cumprod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Any
     ``y = where(a == 0, 1, a)`` has no zeros, so ``cumprod(y)`` has a plain
     gradient. Up to the first zero the result is ``cumprod(y)``; from the first to
     the second zero it is ``a_z * cumprod(y)``, where ``a_z`` (0) is the first
-    zero, whose gradient is then the product of the others; after two zeros it is
-    0 with zero gradient (every partial derivative keeps a zero factor).
+    zero, whose gradient is then the product of the others; after the second zero
+    ``a_z a_z2 * cumprod(y)`` and after the third ``a_z a_z2 a_z3 * cumprod(y)``
+    (0 with the product's second and third derivatives); after more, 0 with zero
+    derivatives up to the third (every one keeps a zero factor).
     """
     refuse_kwargs("np.cumprod", {"dtype": dtype, "out": out}, allowed={"dtype": float_dtype})
     a = as_float(a)
@@ -100,10 +102,16 @@ def cumprod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Any
     zero = E.equal(a, 0.0)
     zeros = cumsum(E.where(zero, 1.0, 0.0), axis)  # how many zeros so far
     y = P.cumprod(E.where(zero, 1.0, a), axis)
-    first = E.greater(E.where(zero, E.where(E.equal(zeros, 1.0), 1.0, 0.0), 0.0), 0.0)
-    a_z = sum(E.where(first, a, 0.0), axis=axis, keepdims=True)
-    return E.where(E.equal(zeros, 0.0), y,
-                   E.where(E.equal(zeros, 1.0), E.mul(a_z, y), E.mul(y, 0.0)))
+    result = E.mul(y, 0.0)
+    # after k zeros: a_1 ... a_k * cumprod(y), the a_i the zeros themselves (0), so that
+    # the derivatives in them are the product's: up to k = 3, enough for third
+    # derivatives (with more zeros every derivative up to the third is 0 there)
+    factor = y
+    for k in (1.0, 2.0, 3.0):
+        kth = E.greater(E.where(zero, E.where(E.equal(zeros, k), 1.0, 0.0), 0.0), 0.0)
+        factor = E.mul(sum(E.where(kth, a, 0.0), axis=axis, keepdims=True), factor)
+        result = E.where(E.equal(zeros, k), factor, result)
+    return E.where(E.equal(zeros, 0.0), y, result)
 
 
 @implements(np.average)

@@ -107,9 +107,13 @@ def _pow_vjp(g, ans, x, y):
     # |y| < 1 see _fractional_power
     if isinstance(y, (float, int, np.floating, np.integer)):  # a literal: choose now
         return _literal_pow_vjp(g, ans, x, float(y)), None
+    # The 0 is a constant only where y*x**(y-1) is not the number 0 (x = 0, inf or nan):
+    # elsewhere that product is 0 and goes in, so that its derivative in y, x**-1,
+    # reaches the mixed second derivative (x**y at y = 0 is smooth in both)
     power = y * x ** (y - 1.0)
-    dx = where(y == 0.0, 0.0,
-               where(absolute(y) < 1.0, _fractional_power(power, ans, x, y), power))
+    derivative = where(absolute(y) < 1.0, _fractional_power(power, ans, x, y), power)
+    at_zero = where(x == 0.0, 0.0, where(absolute(x) < np.inf, derivative, 0.0))
+    dx = where(y == 0.0, at_zero, derivative)
     # d/dy x**y = x**y*log(x), and 0 where x == 0 and y >= 0 (PyTorch, JAX)
     dy_log = ans * log(x)
     dy = where(x == 0.0, where(y >= 0.0, 0.0, dy_log), dy_log)
@@ -251,10 +255,20 @@ tan_p = unary("tan", np.tan,
               vjp=lambda g, ans, x: (g * (1.0 + square(ans)),),
               sympy=lambda sp, x: sp.tan(x))
 
+def magnitude(x):
+    """``|x|`` as ``where(x >= 0, x, -x)``: abs's value, with derivative +-1 everywhere
+    (+1 at 0, where ``abs'(0) = 0`` by convention). For a smooth even function written
+    through ``|x|`` for stability, ``h(|x|)``, every derivative order is then right at 0:
+    the n-th derivative is ``h^(n)(|x|) * (+-1)**n``, where abs would give
+    ``h''(0) * sign(0)**2 = 0`` and lose the even orders (the third derivative of tanh)."""
+    return where(x >= 0.0, x, -x)
+
+
 def _tanh_vjp(g, ans, x):
     # tanh' = sech**2 = 4e/(1 + e)**2 with e = exp(-2|x|): accurate in relative terms for
-    # every x (1 - tanh(x)**2 is 0 from |x| = 19 on, where sech**2 is 7e-35 at 40)
-    e = exp(-2.0 * absolute(x))
+    # every x (1 - tanh(x)**2 is 0 from |x| = 19 on, where sech**2 is 7e-35 at 40).
+    # |x| as magnitude(x): tanh's third derivative at 0 is -2, not 0
+    e = exp(-2.0 * magnitude(x))
     return (g * (4.0 * e / square(1.0 + e)),)
 
 
@@ -398,11 +412,12 @@ def _xlogy(x, y):
 
 
 def _xlogy_vjp(g, ans, x, y):
-    # where x == 0 the function is the constant 0 in y, and we take its x-derivative
-    # to be 0 too (PyTorch; SymPy's Piecewise((0, Eq(x, 0)), ...) agrees), so that
-    # xlogy(0, 0) has gradient (0, 0) and sum(xlogy(p, q)) with p = 0 stays finite
-    zero = x == 0.0
-    return (where(zero, 0.0, g * log(y)), where(zero, 0.0, g * x / y))
+    # where x == 0 and y <= 0 (log y is -inf or nan) we take both derivatives to be 0
+    # (PyTorch), so that xlogy(0, 0) has gradient (0, 0) and sum(xlogy(p, q)) with p = 0
+    # stays finite. Not where y > 0: x log y is smooth there, also at x == 0, with
+    # derivatives log(y) and x / y (and the mixed second derivative 1/y), as PyTorch's
+    dead = where(x == 0.0, where(y > 0.0, 0.0, 1.0), 0.0) > 0.0
+    return (where(dead, 0.0, g * log(y)), where(dead, 0.0, g * x / y))
 
 
 # x * log(y), and 0 where x == 0 unless y is nan (scipy.special.xlogy)
@@ -410,7 +425,10 @@ xlogy_p = register(
     name="xlogy", kind="elementwise", shape_rule=_elementwise_rule("xlogy"), impl=_xlogy,
     emit=_selection_emit("({0} == 0.0) & ({1} == {1})", "0.0", "{0} * np.log({1})"),
     vjp=_xlogy_vjp,
-    sympy=lambda sp, x, y: sp.Piecewise((0, sp.Eq(x, 0)), (x * sp.log(y), True)))
+    # the constant 0 only where x == 0 and y <= 0: for y > 0 x log y itself, 0 at x == 0
+    # and with its derivatives there (log y in x)
+    sympy=lambda sp, x, y: sp.Piecewise((0, sp.And(sp.Eq(x, 0), y <= 0)),
+                                        (x * sp.log(y), True)))
 
 
 def _hypot_vjp(g, ans, x, y):
@@ -444,11 +462,13 @@ arctan2_p = binary("arctan2", np.arctan2, emit="np.arctan2({0}, {1})",
 
 def _logaddexp_vjp(g, ans, x, y):
     # the softmax weight e^x / (e^x + e^y) is sigmoid(x - y): one exp, no overflow,
-    # 1 and 0 when one operand is infinitely larger; equal operands share 1/2 (also
-    # at -inf or +inf, where x - y is nan). Needs neither ans nor the forward's log
-    tie = x == y
-    return (g * where(tie, 0.5, sigmoid(x - y)),
-            g * where(tie, 0.5, sigmoid(y - x)))
+    # 1 and 0 when one operand is infinitely larger; equal operands share 1/2, also at
+    # -inf or +inf, where x - y is nan and 0 takes its place. Only there: at a finite tie
+    # x - y itself goes in, so that its derivative (the curvature, sigmoid'(0) = 1/4)
+    # reaches a second derivative. Needs neither ans nor the forward's log
+    d = x - y
+    d = where(x == y, where(absolute(x) < np.inf, d, 0.0), d)
+    return (g * sigmoid(d), g * sigmoid(-d))
 
 
 logaddexp_p = binary("logaddexp", np.logaddexp, emit="np.logaddexp({0}, {1})",

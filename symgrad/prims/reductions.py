@@ -163,11 +163,28 @@ def _prod_vjp(g, ans, x, axes):
     other_zeros = back(reduce(sum_p, zero, axes)) - zero
     other_infs = back(reduce(sum_p, inf, axes)) - inf
     other_signs = back(reduce(prod_p, inf_sign, axes)) * inf_sign
-    factor = where(other_zeros > 0.0, where(other_infs > 0.0, np.nan, 0.0),
+    factor = where(other_zeros > 0.0, where(other_infs > 0.0, np.nan, _zeros_product(
+                       x, zero, other_zeros, axes)),
                    where(other_infs > 0.0, other_signs * np.inf, 1.0))
     regular = back(reduce(prod_p, where(special, 1.0, x), axes))
     others = where(special, regular * factor, back(ans) / x)
     return (back(g) * others,)
+
+
+def _zeros_product(x, zero, other_zeros, axes):
+    """The product of the other zeros of a group, 0, written so that its derivatives
+    are the product's: with one other zero x_k it is x_k (derivative 1 in x_k), with
+    two x_k x_l (from the sums of the zeros and of their squares), so that the second
+    and third derivatives of prod are right where x has several zeros. With three or
+    more the product's derivatives up to the second are 0 at the point: the constant 0
+    (a fourth derivative of prod there would be lost)."""
+    z = where(zero > 0.0, x, 0.0)
+
+    def others(v):
+        return expand(reduce(sum_p, v, axes), x.shape, axes) - v
+
+    s1, s2 = others(z), others(z * z)
+    return where(other_zeros == 1.0, s1, where(other_zeros == 2.0, 0.5 * (s1 * s1 - s2), 0.0))
 
 
 prod_p = register(

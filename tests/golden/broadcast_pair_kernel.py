@@ -1,4 +1,4 @@
-# symgrad kernel k_11f074388de7d72b962dc9c868bf2f0c (symgrad 0.1.0, codegen 5, conventions 4); generated, do not edit
+# symgrad kernel k_652af62c4c52a581bdd5471a78e851e1 (symgrad 0.1.0, codegen 5, conventions 5); generated, do not edit
 # value_and_grad of ratio with respect to x, y
 # ratio(x: f64[n0,1], y: f64[n0])
 import numpy as np

@@ -1,16 +1,16 @@
-# symgrad kernel k_f2e7029955776218f99d71fe4f994370 (symgrad 0.1.0, codegen 5, conventions 4); generated, do not edit
+# symgrad kernel k_16ec2942b98166476a7e630d2a963964 (symgrad 0.1.0, codegen 5, conventions 5); generated, do not edit
 # grad of loss with respect to w, x
 # loss(w: f64[n0], x: f64[n1,n0])
 import numpy as np
 from numba import njit
-from symgrad.backend import vecmath as vm  # vecmath 89237f1696ee
+from symgrad.backend import vecmath as vm  # vecmath 3d06c5ee5811
 
 
 @njit(cache=True, error_model="numpy", fastmath=False)
 def loss(w, x):
     n0 = w.shape[0]
     n1 = x.shape[0]
-    # grad of: z: f64[] = mean(e, axes=(0,))
+    # grad of: ab: f64[] = mean(e, axes=(0,))
     f = float(n0)
     g = 1.0 / f
     h = np.full((n0,), g)
@@ -48,7 +48,7 @@ def loss(w, x):
     d = d_w.reshape((b.shape[0], b.shape[1], ))
     j = np.empty((n1,))
     for i0 in range(n1):
-        # grad of: aa: f64[n1] = square(c)
+        # grad of: ac: f64[n1] = square(c)
         j[i0] = 2.0 * c[i0]
     # grad of: c: f64[n1] = max(b, axes=(1,))
     k = np.ascontiguousarray(j).reshape((n1, 1))
@@ -61,16 +61,18 @@ def loss(w, x):
             n = i[0, i1] + m
             # grad of: b: f64[n1,n0] = tanh(a)
             a = x[i0, i1] * w[i1]
-            o = np.absolute(a)
-            p = (-2.0) * o
-            q = vm.exp(p)
-            r = 4.0 * q
-            s = 1.0 + q
-            t = np.square(s)
-            u = r / t
-            v = n * u
+            o = a >= 0.0
+            p = np.negative(a)
+            q = a if o else p
+            r = (-2.0) * q
+            s = vm.exp(r)
+            t = 4.0 * s
+            u = 1.0 + s
+            v = np.square(u)
+            y = t / v
+            z = n * y
             # grad of: a: f64[n1,n0] = mul(x, w)
-            grad_x[i0, i1] = v * w[i1]
-            y = v * x[i0, i1]
-            grad_w[i1] += y
+            grad_x[i0, i1] = z * w[i1]
+            aa = z * x[i0, i1]
+            grad_w[i1] += aa
     return (grad_w, grad_x)

@@ -1,4 +1,4 @@
-# symgrad kernel k_329287bc6c3204a2755cc8819b8440f2 (symgrad 0.1.0, codegen 5, conventions 4); generated, do not edit
+# symgrad kernel k_57c74c28cca27605fe00030a81399fff (symgrad 0.1.0, codegen 5, conventions 5); generated, do not edit
 # grad of seed with respect to x
 # seed(x: f64[n0,n0])
 import numpy as np
