@@ -121,6 +121,9 @@ def build(graph: Graph, function: str, description: str,
         pieces = splitting.split(graph, splitting.MAX_EQNS) if slow else [graph]
     else:
         pieces = splitting.split(graph, max_eqns)
+    if any(e.prim.host for e in graph.eqns):  # Python callbacks run between kernels
+        pieces = [p for piece in pieces for p in splitting.split_at(
+            piece, splitting.host_cuts(piece))]
     names = out_names or {}
     sources: tuple[KernelSource, ...]
     # chunk kernels on Dask's threads (nogil) are parallel already: no prange inside
@@ -132,11 +135,13 @@ def build(graph: Graph, function: str, description: str,
         # one description for all pieces, so that pieces of the same structure share a kernel
         where = {id(a): i for i, a in enumerate(graph.outputs)}
         sources = tuple(
+            _host_source(piece, function) if _is_host(piece) else
             generate(piece, function, f"{description} (one piece of a split graph)",
                      {k: names[where[id(v)]] for k, v in enumerate(piece.outputs)
                       if where.get(id(v)) in names}, plan(piece), threshold, nogil=nogil)
             for piece in pieces)
-    loaded = [_kernel(piece, source, backend) for piece, source in zip(pieces, sources)]
+    loaded = [_kernel(piece, source, "numpy" if _is_host(piece) else backend)
+              for piece, source in zip(pieces, sources)]
     if len(pieces) == 1:
         kernel, consts = loaded[0]
     else:
@@ -145,6 +150,19 @@ def build(graph: Graph, function: str, description: str,
     if tiered and backend == "numba":
         kernel = tiered_kernel(graph, kernel, consts, sources)
     return Program(tuple(pieces), sources, kernel, consts)
+
+
+def _is_host(piece: Graph) -> bool:
+    return len(piece.eqns) == 1 and piece.eqns[0].prim.host
+
+
+def _host_source(piece: Graph, function: str) -> KernelSource:
+    """What stands for a callback's piece in the kernel source: a comment (it runs in
+    Python, on the interpreter, between the kernels before and after it)."""
+    e = piece.eqns[0]
+    text = (f"# {e.prim.name} {e.params.get('name', '')}: runs in Python between the "
+            "kernels before and after it (sg.pure_callback)\n")
+    return KernelSource(hashlib.sha256(text.encode()).hexdigest()[:32], function, text)
 
 
 class KernelSourceWarning(RuntimeWarning):

@@ -286,6 +286,8 @@ class Primitive:
       to a graph: the adjoint gives ``vjp`` ``adjoint=`` (the transform
       itself), codegen gives ``emit`` ``scope=`` (which renders a graph as
       statements), the SymPy bridge gives ``sympy`` ``evaluate=``;
+    - ``host``: it runs Python code no kernel can hold (``sg.pure_callback``): the
+      backend cuts a compiled graph around it and calls its ``impl`` in between;
     - ``vectorized``: the function of :mod:`symgrad.backend.vecmath` that fused loops
       call for it (one LLVM vectorizes, within 1 ulp), where it has one; ``""``: its
       ``emit`` (libm) everywhere.
@@ -315,6 +317,7 @@ class Primitive:
     integer: bool = False
     subgraphs: tuple[str, ...] = ()
     vectorized: str = ""
+    host: bool = False
 
     @property
     def moves_elements(self) -> bool:

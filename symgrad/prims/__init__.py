@@ -81,6 +81,7 @@ from .elementwise import (
 from .indexing import concatenate_p, cumsum_p, gather_p, scatter_add_p, slice_p, unslice_p
 from .linalg import det_p, inv_p, matmul_p, slogdet_p, solve_p
 from .loops import loop_p, while_p
+from .custom import call_p, callback_p
 from .norms import norm2_p
 from .reductions import (
     broadcast_to_p,
@@ -110,7 +111,7 @@ from .special import (
 )
 from .tracer import PrimTracer
 
-__all__ = [
+__all__ = ["call_p", "callback_p", 
     "abs_p", "add_p", "arccos_p", "arcsin_p", "arctan2_p", "arctan_p", "broadcast_to_p",
     "ceil_p", "concatenate_p", "cos_p", "cosh_p", "count_p", "cumsum_p", "det_p", "div_p",
     "eq_p", "exp_p", "expm1_p", "extremum_weights_p", "floor_p", "gather_p", "ge_p", "gt_p",

@@ -28,7 +28,8 @@ OPTIONAL_FACETS = ("element", "simplify", "accuracy", "batch")
 #: the facts, with their types
 FLAGS = {"view": bool, "linear": bool, "cheap": bool, "commutative": bool, "accumulate": str,
          "shape_only": bool, "transposes": bool, "transposed_operands": bool,
-         "torch_name": str, "integer": bool, "subgraphs": tuple, "vectorized": str}
+         "torch_name": str, "integer": bool, "subgraphs": tuple, "vectorized": str,
+         "host": bool}
 KINDS = ("elementwise", "reduction", "structural", "array", "control")
 ACCUMULATIONS = ("", "sum", "mean")
 

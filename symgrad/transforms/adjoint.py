@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core.errors import SCALAR_OUTPUT_ERROR
+from ..core.errors import SCALAR_OUTPUT_ERROR, Refused
 from ..core.ir import FLOATS, TUPLE, Aval, Eqn, Graph, Primitive, Var
 from ..core.tracing import Trace, recording, shape_of
 from ..prims.convert import convert
@@ -120,6 +120,8 @@ def adjoint(graph: Graph, wrt: Sequence[int], seed_inputs: bool) -> Graph:
             in_masks = _input_masks(eqn, mask, ans, primals)
             for a, ct, m in zip(eqn.inputs, in_cts, in_masks, strict=True):
                 if ct is not None and isinstance(a, Var) and id(a) in active:
+                    if isinstance(ct, Refused):  # a rule that cannot give this one
+                        raise ct.error
                     if m is not None and not eqn.prim.linear:
                         ct = where(greater(m, 0.0), ct, 0.0)
                     accumulate(a, ct, m)
