@@ -258,7 +258,7 @@ def _callback_impl(*ops: Any, fn: Any, avals: tuple[Aval, ...], name: str,
         if x.shape != a.shape:
             raise ValueError(f"pure_callback {name} returned result {k} of shape {x.shape}, "
                              f"but result_shape_dtypes declares {a.shape}")
-        out.append(np.ascontiguousarray(x, dtype=a.dtype))
+        out.append(np.array(x, dtype=a.dtype, order="C"))  # (ascontiguousarray is 1-d)
     return tuple(out)
 
 
