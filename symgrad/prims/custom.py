@@ -273,6 +273,8 @@ def _callback_emit(out: str, args: list[str], avals: list[Aval], out_aval: Aval,
 def _callback_vjp(g: dict, ans: Any, *ops: Any, fn: Any, avals: tuple[Aval, ...], name: str,
                   vjp: Any) -> tuple:
     floats = [k for k, x in enumerate(ops) if _is_float(x)]
+    if isinstance(vjp, Exception):  # a result that must not be differentiated
+        return tuple(Refused(vjp) if k in floats else None for k in range(len(ops)))
     if vjp is None:
         error = NotImplementedError(
             f"pure_callback {name} has no derivative: pass vjp=(a function vjp(ct, *args) "
