@@ -32,6 +32,7 @@ import numpy as np
 from .api import Transformed, grad, vjp
 from .core.pytree import flatten, unflatten
 from .core.tracing import shape_of
+from .prims.custom import forward_mode
 from .vectorize import vmap
 
 #: compiled helpers kept per (function, options): a jvp or hvp called in a loop traces once
@@ -81,7 +82,8 @@ def _pushforward(fun: Callable, primals: Sequence[Any], tangents: Sequence[Any])
         return _vdot(grads, tuple(tangents))
 
     zeros = [_zeros_like(leaf) for leaf in leaves]
-    jt = grad(inner, argnums=tuple(range(len(zeros))))(*zeros)
+    with forward_mode():  # a custom_vjp's bwd may not be differentiated in ct here
+        jt = grad(inner, argnums=tuple(range(len(zeros))))(*zeros)
     return out, unflatten(tree, list(jt))
 
 

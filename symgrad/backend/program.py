@@ -140,7 +140,7 @@ def build(graph: Graph, function: str, description: str,
                      {k: names[where[id(v)]] for k, v in enumerate(piece.outputs)
                       if where.get(id(v)) in names}, plan(piece), threshold, nogil=nogil)
             for piece in pieces)
-    loaded = [_kernel(piece, source, "numpy" if _is_host(piece) else backend)
+    loaded = [(_host_step(piece), ()) if _is_host(piece) else _kernel(piece, source, backend)
               for piece, source in zip(pieces, sources)]
     if len(pieces) == 1:
         kernel, consts = loaded[0]
@@ -148,12 +148,27 @@ def build(graph: Graph, function: str, description: str,
         steps = [(lambda *a, k=k, c=c: k(*a, *c)) if c else k for k, c in loaded]
         kernel, consts = Chain(graph, pieces, steps), ()
     if tiered and backend == "numba":
-        kernel = tiered_kernel(graph, kernel, consts, sources)
+        kernel = tiered_kernel(graph, kernel, consts,
+                               tuple(s for s, p in zip(sources, pieces) if not _is_host(p)))
     return Program(tuple(pieces), sources, kernel, consts)
 
 
 def _is_host(piece: Graph) -> bool:
     return len(piece.eqns) == 1 and piece.eqns[0].prim.host
+
+
+def _host_step(piece: Graph) -> Callable[..., tuple]:
+    """A callback's piece: its primitive's ``impl`` on the piece's inputs, called
+    directly (the interpreter's bookkeeping would cost more than the call)."""
+    e = piece.eqns[0]
+    where = {id(v): k for k, v in enumerate(piece.inputs)}
+    reads = [(where[id(a)], None) if isinstance(a, Var) else (-1, a.value) for a in e.inputs]
+    impl, params, keep = e.prim.impl, dict(e.params), bool(piece.outputs)
+
+    def step(*args: Any) -> tuple:
+        out = impl(*[args[k] if k >= 0 else value for k, value in reads], **params)
+        return (out,) if keep else ()
+    return step
 
 
 def _host_source(piece: Graph, function: str) -> KernelSource:

@@ -256,7 +256,11 @@ class Primitive:
       batch axis of length ``size`` (``vmap``), recorded with ``bind(prim, atoms,
       params)``; returns the result and whether it has the batch axis. Elementwise
       primitives and reductions over ``axes`` need none: their kind's rule applies
-      (:mod:`symgrad.transforms.batching`).
+      (:mod:`symgrad.transforms.batching`);
+    - ``linearized(eqn) -> Eqn``: the equation as it stands in the forward part of
+      a graph whose adjoint differentiated it (a ``custom_vjp`` call becomes a plain
+      call of the user's ``fwd``: what JAX's linearized primal is, so derivatives
+      of that graph differentiate ``fwd`` as written).
 
     Facts (flags) that the adjoint, the passes, fusion and codegen read:
 
@@ -305,6 +309,7 @@ class Primitive:
     simplify: Callable[..., Any] | None = None
     accuracy: Callable[..., Any] | None = None
     batch: Callable[..., Any] | None = None
+    linearized: Callable[..., Any] | None = None
     view: bool = False
     linear: bool = False
     cheap: bool = False

@@ -250,6 +250,11 @@ def recording(trace: Trace) -> Iterator[Trace]:
         stack.pop()
 
 
+def recording_depth() -> int:
+    """How many traces are being recorded on this thread (nested transformations)."""
+    return len(_STACK.traces)
+
+
 def current_trace() -> Trace | None:
     """The innermost trace being recorded on this thread, if any."""
     stack = _STACK.traces

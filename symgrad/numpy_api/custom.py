@@ -131,11 +131,14 @@ class _Custom:
                                                    out_tree[0])
         finally:
             _in_rule().discard(id(self))
+        n_out = len(fun.outputs)
+        if rule == "custom_vjp":  # the equation computes fwd: outputs, then residuals
+            fun, fun_extra = params.pop("fwd_graph"), params.pop("fwd_extra")
         params.update(fun=fun, name=self.name, n_args=len(ops), n_fun=len(fun_extra),
-                      n_rule=len(rule_extra), n_out=len(fun.outputs), refuse=(0, 0),
+                      n_rule=len(rule_extra), n_out=n_out, refuse=(0, 0),
                       diff=tuple(a.dtype in FLOATS for a in avals), rule=rule)
         t = into.apply(call_p, [*ops, *fun_extra, *rule_extra], params)
-        return unflatten(out_tree[0], parts(t, len(fun.outputs)))
+        return unflatten(out_tree[0], parts(t, len(fun.outputs))[:n_out])
 
     def _check_rule(self) -> None:
         raise NotImplementedError
@@ -257,7 +260,8 @@ class custom_vjp(_Custom):  # noqa: N801 -- JAX's name
         bwd, bwd_extra = _stage(flat_bwd, [*res_avals, *outs],
                                 [*(f"res{k}" for k in range(len(res_avals))),
                                  *(f"g{k}" for k in range(len(outs)))], f"{self.name}_bwd")
-        return "custom_vjp", [*fwd_extra, *bwd_extra], dict(fwd=fwd, bwd=bwd, jvp=None)
+        return "custom_vjp", bwd_extra, dict(fwd=None, bwd=bwd, jvp=None, fwd_graph=fwd,
+                                             fwd_extra=fwd_extra)
 
 
 class custom_jvp(_Custom):  # noqa: N801 -- JAX's name

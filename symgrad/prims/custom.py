@@ -6,18 +6,21 @@ graph ``fun`` on ``args`` (and on the values ``fun`` read from outside, which
 tracing made extra operands) and holds the tuple of its outputs, as ``cond``
 and ``loop`` do (:mod:`symgrad.prims.control`). What differs is its VJP:
 
-- ``rule="custom_vjp"`` (``sg.custom_vjp``): the user's ``fwd`` graph (inputs
-  ``args``, outputs the outputs then the residuals) and ``bwd`` graph (inputs
-  the residuals, the outputs' cotangents, its extras; outputs a cotangent per
-  argument) are recorded as two ``call`` equations: the adjoint is IR, and the
-  user's ``bwd`` is differentiated like any graph for second derivatives.
+- ``rule="custom_vjp"`` (``sg.custom_vjp``): ``fun`` is the user's ``fwd`` (outputs
+  the function's ``n_out`` outputs, then the residuals, which the VJP reads off the
+  equation's own result); ``bwd`` (inputs the residuals, the outputs' cotangents,
+  its extras; outputs a cotangent per argument) is recorded as a ``call``: the
+  adjoint is IR, and the user's ``bwd`` is differentiated like any graph for
+  second derivatives. Once differentiated, the call is a plain call of ``fwd``
+  (the ``linearized`` facet), as JAX's linearized primal is.
   Forward mode (``sg.jvp``, ``jacfwd``, ``linearize``) comes from the double-VJP
-  trick, which differentiates ``bwd`` with respect to its cotangent: the ``bwd``
-  call carries ``refuse=(lo, hi)`` (those operands are cotangents) and its VJP
-  answers :class:`~symgrad.core.errors.Refused` for them, so the adjoint raises
-  JAX's error when they are live (as in ``jax.jvp`` of a ``custom_vjp``
-  function); ``hessian`` (forward over reverse) differentiates ``bwd`` in its
-  residuals only, and works, as in JAX.
+  trick, which differentiates the pullback in a dummy cotangent (under
+  :func:`forward_mode`): the ``bwd`` call carries ``refuse=(lo, hi)`` (those
+  operands are cotangents) and there its VJP answers
+  :class:`~symgrad.core.errors.Refused` for them, so the adjoint raises JAX's
+  error when they depend on the dummy cotangent (``jax.jvp`` of a ``custom_vjp``
+  function raises it). ``hessian`` (forward over reverse) differentiates ``bwd``
+  in the point only, and works, as in JAX.
 - ``rule="custom_jvp"`` (``sg.custom_jvp``): the user's ``jvp`` graph (inputs
   ``args`` then a tangent per argument; outputs the outputs then their
   tangents) is linear in the tangents, so the VJP is its adjoint seeded at the
@@ -47,15 +50,18 @@ user's ``vjp`` as another callback; without one it cannot be differentiated.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import contextlib
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from ..core.errors import Refused
 from ..core.interpreter import interpret
-from ..core.ir import FLOATS, Aval, Graph, tuple_aval
-from ..core.tracing import apply
+from ..core.ir import FLOATS, Aval, Eqn, Graph, freeze_params, tuple_aval
+from ..core.tracing import apply, recording_depth
 from .control import atom, of_dtype, parts, seeded_adjoint, zeros
 from .control_batching import _forced, _unpack
 from .registry import register
@@ -70,6 +76,29 @@ CAPTURED_ERROR = (
     "{name} reads a value being differentiated from outside its arguments (a closure over "
     "a traced value); its custom rule does not say how the result depends on it. Pass the "
     "value as an argument of {name}")
+
+
+_MODE = threading.local()
+
+
+@contextlib.contextmanager
+def forward_mode() -> Iterator[None]:
+    """Around the double VJP's differentiation in the dummy cotangent
+    (:func:`symgrad.derivatives.jvp`): there a custom_vjp's ``bwd`` must not be
+    differentiated in its cotangent. Only that adjoint is forward mode's: it records in
+    one trace above the traces recording now, while the adjoints of the pullback it
+    traces (reverse mode, such as the inner ``jacrev`` of ``hessian``) record deeper."""
+    before = getattr(_MODE, "depth", None)
+    _MODE.depth = recording_depth() + 1
+    try:
+        yield
+    finally:
+        _MODE.depth = before
+
+
+def in_forward_mode() -> bool:
+    """Whether the adjoint running a VJP rule now is forward mode's (see above)."""
+    return getattr(_MODE, "depth", None) == recording_depth()
 
 
 def _extras(params: dict) -> tuple[int, int, int]:
@@ -107,10 +136,12 @@ def _call_sympy(sp: Any, *ops: Any, fun: Graph, evaluate: Callable, **params: An
     name = params["name"]
     if params["rule"] == "fwd":
         return tuple(evaluate(fun, list(ops[:params["n_args"] + params["n_fun"]])))
+    n_out = params["n_out"]
     args = [e for op in ops[:params["n_args"]] for e in np.ravel(np.asarray(op, dtype=object))]
     outs = []
     for k, a in enumerate(fun.outputs):
-        head = name if len(fun.outputs) == 1 else f"{name}[{k}]"
+        head = (name if n_out == 1 else f"{name}[{k}]") if k < n_out else \
+            f"{name}.res[{k - n_out}]"
         if not a.aval.shape:
             outs.append(sp.Function(head)(*args))
             continue
@@ -133,9 +164,10 @@ def record(fun: Graph, ops: Sequence[Any], name: str, rule: str = "call", n_fun:
     return parts(t, len(fun.outputs))
 
 
-def _cotangents(g: dict, fun: Graph) -> list[Any]:
+def _cotangents(g: dict, fun: Graph, n: int) -> list[Any]:
+    """The cotangents of the first ``n`` outputs of ``fun`` (zeros where none came)."""
     return [of_dtype(g[k], a.aval) if k in g else zeros(a.aval)
-            for k, a in enumerate(fun.outputs)]
+            for k, a in enumerate(fun.outputs[:n])]
 
 
 def _prime(name: str) -> str:
@@ -152,13 +184,14 @@ def _call_vjp(g: dict, ans: Any, *ops: Any, fun: Graph, adjoint: Callable,
     seeded = [k for k in sorted(g) if fun.outputs[k].aval.dtype in FLOATS]
     if not seeded:
         return tuple(cts)
-    if rule == "custom_vjp":
-        fwd, bwd, n_out = params["fwd"], params["bwd"], params["n_out"]
-        n_fwd = len(fwd.inputs) - n_args
-        res = record(fwd, [*args, *rule_extra[:n_fwd]], f"{name}_fwd", "fwd",
-                     n_fun=n_fwd)[n_out:]
-        grads = record(bwd, [*res, *_cotangents(g, fun), *rule_extra[n_fwd:]], _prime(name),
-                       n_fun=len(rule_extra) - n_fwd, refuse=(len(res), len(res) + n_out),
+    if rule == "custom_vjp":  # fun is the user's fwd: the residuals are parts of ans
+        bwd, n_out = params["bwd"], params["n_out"]
+        res = parts(ans, len(fun.outputs))[n_out:]
+        g_out = {k: v for k, v in g.items() if k < n_out}
+        if not g_out:
+            return tuple(cts)
+        grads = record(bwd, [*res, *_cotangents(g_out, fun, n_out), *rule_extra],
+                       _prime(name), n_fun=len(rule_extra), refuse=(len(res), len(res) + n_out),
                        owner=name)
         for k, grad in zip([k for k, d in enumerate(params["diff"]) if d], grads, strict=True):
             cts[k] = grad
@@ -173,7 +206,10 @@ def _call_vjp(g: dict, ans: Any, *ops: Any, fun: Graph, adjoint: Callable,
         for k, grad in zip([w - n_args for w in wrt], grads, strict=True):
             cts[k] = grad
     else:  # a plain call (or a custom_vjp's fwd): the adjoint of its graph
-        lo, hi = params["refuse"]
+        # a custom_vjp's bwd in its cotangent: refused in forward mode only (JAX's
+        # jvp of a custom_vjp function); hessian's forward-over-reverse differentiates
+        # it in cotangents that depend on the point, which is fine (linear in them)
+        lo, hi = params["refuse"] if in_forward_mode() else (0, 0)
         wrt = [k for k, v in enumerate(fun.inputs)
                if v.aval.dtype in FLOATS and not lo <= k < hi]
         if wrt:
@@ -213,10 +249,22 @@ def _call_batch(b: Any, args: list, flags: list, **params: Any) -> tuple:
     return _unpack(b, t, [True] * n, [False] * n)
 
 
+def _call_linearized(eqn: Eqn) -> Eqn:
+    """A custom_vjp call, once differentiated, is a plain call of the user's ``fwd`` (its
+    ``fun``): JAX's primal of a linearized custom_vjp function comes from ``fwd``, so the
+    second derivatives of its outputs (``grad(grad(lambda x: f(x) * x))``, ``hessian``,
+    ``jvp`` of a gradient) differentiate ``fwd`` as written, and only forward mode over
+    a call never differentiated meets the refusal of JAX's."""
+    if eqn.params["rule"] != "custom_vjp":
+        return eqn
+    return replace(eqn, params=freeze_params({**eqn.params, "rule": "fwd", "bwd": None,
+                                              "name": eqn.params["name"] + "_fwd"}))
+
+
 call_p = register(
     name="call", kind="control", shape_rule=_call_rule, impl=_call_impl, emit=_call_emit,
     vjp=_call_vjp, sympy=_call_sympy, subgraphs=("fun", "fwd", "bwd", "jvp"),
-    batch=_call_batch)
+    batch=_call_batch, linearized=_call_linearized)
 
 
 # ---------------------------------------------------------------------------
@@ -319,4 +367,5 @@ callback_p = register(
     host=True)
 
 
-__all__ = ["call_p", "callback_p", "record", "Host", "FORWARD_MODE_ERROR"]
+__all__ = ["call_p", "callback_p", "record", "Host", "FORWARD_MODE_ERROR", "forward_mode",
+           "in_forward_mode"]
