@@ -86,8 +86,11 @@ def test_custom_vjp_under_vmap_hessian_and_loops_match_jax():
     _close(sg.grad(sg.grad(lambda x: F_SG(x, 2.0), backend=B), backend=B)(0.4),
            jax.grad(jax.grad(lambda x: F_JAX(x, 2.0)))(0.4))
     # in loop bodies
-    fl_sg = lambda x: sg.fori_loop(0, 3, lambda i, v: F_SG(v, 1.1) + 0.1 * v, x)  # noqa: E731
-    fl_jax = lambda x: jax.lax.fori_loop(0, 3, lambda i, v: F_JAX(v, 1.1) + 0.1 * v, x)  # noqa: E731,E501
+    def fl_sg(x):
+        return sg.fori_loop(0, 3, lambda i, v: F_SG(v, 1.1) + 0.1 * v, x)
+
+    def fl_jax(x):
+        return jax.lax.fori_loop(0, 3, lambda i, v: F_JAX(v, 1.1) + 0.1 * v, x)
     _close(sg.grad(fl_sg, backend=B)(0.7), jax.grad(fl_jax)(0.7))
 
     def scanned(lib, scan, f):

@@ -114,7 +114,7 @@ class _Custom:
         if into is None or id(self) in _in_rule():  # not traced, or inside its own rule
             return self.fun(*args)
         self._check_rule()
-        avals = [_float_aval(x) for x in leaves]
+        avals = [operand_aval(x) for x in leaves]  # numbers: float64 unless int
         names = [f"{self.name}_arg{k}" for k in range(len(leaves))]
         out_tree: list[Tree] = []
 
@@ -146,12 +146,6 @@ class _Custom:
     def _rules(self, fun: Graph, tree: Tree, avals: list[Aval], names: list[str],
                nondiff: list, out_tree: Tree) -> tuple[str, list, dict]:
         raise NotImplementedError
-
-
-def _float_aval(x: Any) -> Aval:
-    """A differentiable argument's aval: Python and numpy numbers are float64 unless int."""
-    a = operand_aval(x)
-    return a
 
 
 def _as_operand(x: Any, a: Aval) -> Any:

@@ -102,6 +102,8 @@ from .special import (
     arcsinh_p,
     arctanh_p,
     cbrt_p,
+    erf_p,
+    erfc_p,
     exp2_p,
     floor_divide_p,
     log2_p,
@@ -111,7 +113,7 @@ from .special import (
 )
 from .tracer import PrimTracer
 
-__all__ = ["call_p", "callback_p", 
+__all__ = ["call_p", "callback_p", "erf_p", "erfc_p",
     "abs_p", "add_p", "arccos_p", "arcsin_p", "arctan2_p", "arctan_p", "broadcast_to_p",
     "ceil_p", "concatenate_p", "cos_p", "cosh_p", "count_p", "cumsum_p", "det_p", "div_p",
     "eq_p", "exp_p", "expm1_p", "extremum_weights_p", "floor_p", "gather_p", "ge_p", "gt_p",
