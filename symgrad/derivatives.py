@@ -31,8 +31,7 @@ import numpy as np
 
 from .api import Transformed, grad, vjp
 from .core.pytree import flatten, unflatten
-from .core.tracing import shape_of
-from .prims.custom import forward_mode
+from .core.tracing import forward_mode, shape_of
 from .vectorize import vmap
 
 #: compiled helpers kept per (function, options): a jvp or hvp called in a loop traces once

@@ -15,7 +15,7 @@ and ``loop`` do (:mod:`symgrad.prims.control`). What differs is its VJP:
   (the ``linearized`` facet), as JAX's linearized primal is.
   Forward mode (``sg.jvp``, ``jacfwd``, ``linearize``) comes from the double-VJP
   trick, which differentiates the pullback in a dummy cotangent (under
-  :func:`forward_mode`): the ``bwd`` call carries ``refuse=(lo, hi)`` (those
+  :func:`symgrad.core.tracing.forward_mode`): the ``bwd`` call carries ``refuse=(lo, hi)`` (those
   operands are cotangents) and there its VJP answers
   :class:`~symgrad.core.errors.Refused` for them, so the adjoint raises JAX's
   error when they depend on the dummy cotangent (``jax.jvp`` of a ``custom_vjp``
@@ -50,9 +50,7 @@ user's ``vjp`` as another callback; without one it cannot be differentiated.
 
 from __future__ import annotations
 
-import contextlib
-import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -61,7 +59,7 @@ import numpy as np
 from ..core.errors import Refused
 from ..core.interpreter import interpret
 from ..core.ir import FLOATS, Aval, Eqn, Graph, freeze_params, tuple_aval
-from ..core.tracing import apply, recording_depth
+from ..core.tracing import apply, in_forward_mode
 from .control import atom, of_dtype, parts, seeded_adjoint, zeros
 from .control_batching import _forced, _unpack
 from .registry import register
@@ -76,29 +74,6 @@ CAPTURED_ERROR = (
     "{name} reads a value being differentiated from outside its arguments (a closure over "
     "a traced value); its custom rule does not say how the result depends on it. Pass the "
     "value as an argument of {name}")
-
-
-_MODE = threading.local()
-
-
-@contextlib.contextmanager
-def forward_mode() -> Iterator[None]:
-    """Around the double VJP's differentiation in the dummy cotangent
-    (:func:`symgrad.derivatives.jvp`): there a custom_vjp's ``bwd`` must not be
-    differentiated in its cotangent. Only that adjoint is forward mode's: it records in
-    one trace above the traces recording now, while the adjoints of the pullback it
-    traces (reverse mode, such as the inner ``jacrev`` of ``hessian``) record deeper."""
-    before = getattr(_MODE, "depth", None)
-    _MODE.depth = recording_depth() + 1
-    try:
-        yield
-    finally:
-        _MODE.depth = before
-
-
-def in_forward_mode() -> bool:
-    """Whether the adjoint running a VJP rule now is forward mode's (see above)."""
-    return getattr(_MODE, "depth", None) == recording_depth()
 
 
 def _extras(params: dict) -> tuple[int, int, int]:
@@ -367,5 +342,4 @@ callback_p = register(
     host=True)
 
 
-__all__ = ["call_p", "callback_p", "record", "Host", "FORWARD_MODE_ERROR", "forward_mode",
-           "in_forward_mode"]
+__all__ = ["call_p", "callback_p", "record", "Host", "FORWARD_MODE_ERROR"]
