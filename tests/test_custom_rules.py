@@ -238,11 +238,36 @@ def test_pure_callback_values_gradients_and_errors():
         np.tanh, sg.ShapeDtypeStruct((2,), np.float64), x))
     with pytest.raises(ValueError, match="returned result 0 of shape"):
         sg.jit(wrong, backend=B)(X)
-    with pytest.raises(NotImplementedError, match="vmap of pure_callback tanh"):
+    with pytest.raises(NotImplementedError, match="pass vmap_method='sequential'"):
         sg.vmap(lambda x: sg.pure_callback(np.tanh, sg.ShapeDtypeStruct((), np.float64),
                                            x))(X)
     # outside a trace it calls the function (JAX's pure_callback does too)
     _close(sg.pure_callback(np.tanh, sg.ShapeDtypeStruct((3,), np.float64), X), np.tanh(X))
+
+
+def test_pure_callback_under_vmap_sequential_matches_jax():
+    calls = []
+
+    def host(x, y):
+        calls.append(np.shape(x))
+        return np.tanh(x) * y
+
+    def f(lib, callback, shape_dtype):
+        def run(x, y):
+            out = callback(host, shape_dtype((), np.float64), x, y, vmap_method="sequential",
+                           **({"vjp": lambda ct, x, y: (ct * y * (1 - np.tanh(x) ** 2),
+                                                        ct * np.tanh(x))} if lib is np else {}))
+            return out * x
+        return run
+    y = np.array([0.5, -1.0, 2.0])
+    got = sg.vmap(f(np, sg.pure_callback, sg.ShapeDtypeStruct), in_axes=(0, 0))(X, y)
+    want = jax.vmap(f(jnp, jax.pure_callback, jax.ShapeDtypeStruct))(X, y)
+    _close(got, want)
+    assert calls[:3] == [(), (), ()]  # one call per example, on its row
+    # the gradient of the mapped function runs the user's vjp per example too
+    g = sg.grad(lambda x: np.sum(sg.vmap(f(np, sg.pure_callback, sg.ShapeDtypeStruct))(x, y)),
+                backend=B)(X)
+    _close(g, np.tanh(X) * y + X * y * (1 - np.tanh(X) ** 2))
 
 
 def test_numba_kernels_around_a_callback_and_a_custom_vjp():

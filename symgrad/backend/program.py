@@ -162,7 +162,9 @@ def _host_step(piece: Graph) -> Callable[..., tuple]:
     directly (the interpreter's bookkeeping would cost more than the call)."""
     e = piece.eqns[0]
     where = {id(v): k for k, v in enumerate(piece.inputs)}
-    reads = [(where[id(a)], None) if isinstance(a, Var) else (-1, a.value) for a in e.inputs]
+    consts = {id(v): value for v, value in piece.consts}  # arrays the callback reads
+    reads = [(where[id(a)], None) if isinstance(a, Var) and id(a) in where else
+             (-1, consts[id(a)]) if isinstance(a, Var) else (-1, a.value) for a in e.inputs]
     impl, params, keep = e.prim.impl, dict(e.params), bool(piece.outputs)
 
     def step(*args: Any) -> tuple:

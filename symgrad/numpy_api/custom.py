@@ -23,7 +23,8 @@ the function, as JAX's do. What JAX does, symgrad does:
   function the tracer never enters, called on numpy arrays; compiled functions
   are cut around it and it runs in Python between two kernels (a few µs per
   call, measured in the README). ``vjp(ct, *args) -> tuple`` (one cotangent per
-  argument) makes it differentiable; without it a gradient raises.
+  argument) makes it differentiable; without it a gradient raises. Under ``sg.vmap``
+  it needs ``vmap_method="sequential"`` (a call per example, as JAX's).
 
 A rule may not close over a value being differentiated (pass it as an argument):
 its cotangent would be unknown, and the gradient raises rather than guess.
@@ -383,7 +384,7 @@ def pure_callback(callback: Callable, result_shape_dtypes: Any, *args: Any,
     """
     if vmap_method not in (None, "sequential"):
         raise NotImplementedError(f"pure_callback: vmap_method={vmap_method!r} is not "
-                                  "supported; sg.vmap of a callback raises")
+                                  "supported; 'sequential' is (one call per example)")
     out_leaves, out_tree = flatten(result_shape_dtypes)
     avals = tuple(_result_aval(x) for x in out_leaves)
     leaves, tree = flatten(tuple(args))
@@ -406,7 +407,7 @@ def pure_callback(callback: Callable, result_shape_dtypes: Any, *args: Any,
                                                        name=name)))
     ops = [_operand(x) for x in leaves]
     t = into.apply(callback_p, ops, dict(fn=Host(flat, name), avals=avals, name=name,
-                                         vjp=flat_vjp))
+                                         vjp=flat_vjp, vmap_method=vmap_method or ""))
     return unflatten(out_tree, parts(t, len(avals)))
 
 

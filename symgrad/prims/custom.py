@@ -294,7 +294,7 @@ def _callback_emit(out: str, args: list[str], avals: list[Aval], out_aval: Aval,
 
 
 def _callback_vjp(g: dict, ans: Any, *ops: Any, fn: Any, avals: tuple[Aval, ...], name: str,
-                  vjp: Any) -> tuple:
+                  vjp: Any, vmap_method: str = "") -> tuple:
     floats = [k for k, x in enumerate(ops) if _is_float(x)]
     if isinstance(vjp, Exception):  # a result that must not be differentiated
         return tuple(Refused(vjp) if k in floats else None for k in range(len(ops)))
@@ -308,7 +308,7 @@ def _callback_vjp(g: dict, ans: Any, *ops: Any, fn: Any, avals: tuple[Aval, ...]
     want = tuple(Aval(tuple(getattr(x, "shape", np.shape(x))), np.dtype(x.dtype).name)
                  for x in ops)
     t = apply(callback_p, *map(atom, ops), *cts_in, fn=vjp, avals=want, name=_prime(name),
-              vjp=None)
+              vjp=None, vmap_method=vmap_method)
     grads = parts(t, len(ops))
     return tuple(grads[k] if k in floats else None for k in range(len(ops)))
 
@@ -329,10 +329,37 @@ def _callback_sympy(sp: Any, *ops: Any, fn: Any, avals: tuple[Aval, ...], name: 
     return tuple(outs)
 
 
+class Rows(Host):
+    """A callback's function applied to each row of its arguments (all batched), the
+    results stacked: ``vmap_method="sequential"``, JAX's loop over the batch."""
+
+    __slots__ = ("inner", "avals")
+
+    def __init__(self, inner: Callable, avals: tuple[Aval, ...], name: str):
+        super().__init__(self._run, name)
+        self.inner, self.avals = inner, avals
+
+    def _run(self, *args: Any) -> list[np.ndarray]:
+        n = len(args[0])
+        rows = [_callback_impl(*(a[i] for a in args), fn=self.inner, avals=self.avals,
+                               name=self.name) for i in range(n)]
+        return [np.stack([r[k] for r in rows]) if rows else np.zeros((0, *a.shape), a.dtype)
+                for k, a in enumerate(self.avals)]
+
+
 def _callback_batch(b: Any, args: list, flags: list, *, fn: Any, avals: tuple[Aval, ...],
-                    name: str, vjp: Any) -> tuple:
-    raise b.refuse(f"vmap of pure_callback {name} is not supported: call sg.vmap inside "
-                   "the callback's Python function, or loop over the batch in Python")
+                    name: str, vjp: Any, vmap_method: str = "") -> tuple:
+    if vmap_method != "sequential":
+        raise b.refuse(f"vmap of pure_callback {name}: pass vmap_method='sequential' to "
+                       "sg.pure_callback (the callback then runs once per example, as JAX's "
+                       "does), or call sg.vmap inside the callback's Python function")
+    args = [a if f else b.with_batch(a) for a, f in zip(args, flags)]
+    row_avals = tuple(Aval(tuple(b.shape(a))[1:], a.aval.dtype) for a in args)
+    batched = tuple(Aval((b.size, *a.shape), a.dtype) for a in avals)
+    rows_vjp = Rows(vjp, row_avals, vjp.name) if isinstance(vjp, Host) else vjp
+    t = b.bind(callback_p, args, fn=Rows(fn, avals, name), avals=batched, name=name,
+               vjp=rows_vjp, vmap_method=vmap_method)
+    return _unpack(b, t, [True] * len(avals), [False] * len(avals))
 
 
 #: a Python function on numpy arrays (sg.pure_callback); kernels are cut around it
@@ -342,4 +369,4 @@ callback_p = register(
     host=True)
 
 
-__all__ = ["call_p", "callback_p", "record", "Host", "FORWARD_MODE_ERROR"]
+__all__ = ["call_p", "callback_p", "record", "Host", "Rows", "FORWARD_MODE_ERROR"]
