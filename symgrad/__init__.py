@@ -208,6 +208,12 @@ from .eager.tensor_ops import (  # noqa: E402
 )
 from .numpy_api import array, at, cond, fori_loop, scan, softplus, while_loop, xlogy  # noqa: E402
 from .vectorize import vmap  # noqa: E402
+from .numpy_api.custom import (  # noqa: E402 -- your own derivative rules (JAX's names)
+    ShapeDtypeStruct,
+    custom_jvp,
+    custom_vjp,
+    pure_callback,
+)
 
 __all__ = ["grad", "value_and_grad", "vjp", "jit", "jvp", "linearize", "vmap", "jacfwd", "jacrev",
            "jacobian", "hessian", "hvp", "at", "softplus", "xlogy", "Graph",
@@ -238,6 +244,7 @@ __all__ = ["grad", "value_and_grad", "vjp", "jit", "jvp", "linearize", "vmap", "
 __all__ += ["array"]  # np.array of traced values (symgrad.numpy_api.arrays)
 __all__ += ["cond", "fori_loop", "scan", "while_loop", "config", "compile_stats"]  # loops
 __all__ += ["set_num_threads", "get_num_threads", "max_threads"]  # parallel kernels
+__all__ += ["custom_vjp", "custom_jvp", "pure_callback", "ShapeDtypeStruct"]  # own rules
 __all__ += ["reuse_memory"]  # keep freed memory for the next call (backend.memory)
 from .eager import linalg  # noqa: E402 -- torch.linalg
 from .eager.functions import (  # noqa: E402 -- more torch.* functions (round 3)

@@ -31,7 +31,7 @@ import numpy as np
 
 from .api import Transformed, grad, vjp, world
 from .core.pytree import flatten, unflatten
-from .core.tracing import current_trace, shape_of
+from .core.tracing import current_trace, forward_mode, shape_of
 from .vectorize import vmap
 
 #: compiled helpers kept per (function, options): a jvp or hvp called in a loop traces once
@@ -81,7 +81,8 @@ def _pushforward(fun: Callable, primals: Sequence[Any], tangents: Sequence[Any])
         return _vdot(grads, tuple(tangents))
 
     zeros = [_zeros_like(leaf) for leaf in leaves]
-    jt = grad(inner, argnums=tuple(range(len(zeros))))(*zeros)
+    with forward_mode():  # a custom_vjp's bwd may not be differentiated in ct here
+        jt = grad(inner, argnums=tuple(range(len(zeros))))(*zeros)
     return out, unflatten(tree, list(jt))
 
 

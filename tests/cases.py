@@ -68,6 +68,7 @@ class Case:
     layout: str = "C"               # memory layout of array arguments: LAYOUTS
     backends: tuple[str, ...] = BACKENDS
     oracle: str = "sympy"           # or "fd": central differences, where SymPy has no form
+    orders: int = 2                 # 1: first derivatives only (a callback's vjp has none)
 
     def args(self) -> list[Any]:
         if self.fixed is not None:

@@ -1,4 +1,5 @@
-"""Test-table cases of control flow (loop, while, cond, proj, to_float; see cases.py).
+"""Test-table cases of control flow (loop, while, cond, proj, to_float, and the user's own
+rules: call, callback; see cases.py).
 
 Trip counts are known while tracing (Python ints), so that SymPy can unroll the
 loops of the forward graph: the oracle never sees symgrad's loop VJP. The
@@ -87,3 +88,40 @@ CASES += [
          backends=("numpy",)),
     Case("fori-2x3-F", ("loop",), _fori, ((2, 3),), ((-1, 1),), layout="F"),
 ]
+
+
+# the user's own rules (symgrad.prims.custom), printed by name in SymPy: finite differences.
+# Each rule is the true derivative, so the numbers are those of the plain function.
+@sg.custom_jvp
+def _softplus(x):
+    return np.log1p(np.exp(x))
+
+
+_softplus.defjvps(lambda t, ans, x: t / (1.0 + np.exp(-x)))
+
+
+@sg.custom_vjp
+def _scaled_sin(x, y):
+    return np.sin(x) * y
+
+
+_scaled_sin.defvjp(lambda x, y: (np.sin(x) * y, (np.cos(x), np.sin(x), y)),
+                   lambda res, g: (res[0] * res[2] * g, res[1] * g))
+
+
+def _host(x):
+    y = sg.pure_callback(np.tanh, sg.ShapeDtypeStruct(np.shape(x), np.float64), x,
+                         vjp=lambda ct, x: (ct * (1.0 - np.tanh(x) ** 2),),
+                         vmap_method="sequential")
+    return y * x
+
+
+for shape in [(), (3,), (2, 3)]:
+    CASES += [
+        Case(f"custom_jvp-{_shape_id(shape)}", ("call", "proj"), _softplus, (shape,),
+             ((-2, 2),), oracle="fd"),
+        Case(f"custom_vjp-{_shape_id(shape)}", ("call", "proj"), _scaled_sin,
+             (shape, shape), ((-2, 2), (-2, 2)), oracle="fd"),
+        Case(f"pure_callback-{_shape_id(shape)}", ("callback", "proj"), _host, (shape,),
+             ((-2, 2),), oracle="fd", orders=1, backends=("numpy",)),
+    ]

@@ -1,8 +1,10 @@
-"""Test-table cases of selection (clip, relu) and numerically stable functions (see cases.py)."""
+"""Test-table cases of selection (clip, relu), numerically stable functions and the
+scipy.special functions on traced values (see cases.py)."""
 
 from __future__ import annotations
 
 import numpy as np
+import scipy.special
 
 import symgrad as sg
 
@@ -88,4 +90,24 @@ CASES += [
          ((-2, 2),)),
     Case("std-all-ddof1-keepdims", ("norm2", "mean"),
          lambda x: np.std(x, ddof=1, keepdims=True), ((3, 2),), ((-2, 2),)),
+]
+
+# scipy.special on traced values (symgrad/numpy_api/scipy_special.py): erf and erfc are
+# primitives, expit is sigmoid, logit and xlog1py composites of primitives
+SPECIAL = [("erf", scipy.special.erf, (-3, 3)), ("erfc", scipy.special.erfc, (-3, 3))]
+for prim, fn, domain in SPECIAL:
+    for shape in [(), (3,), (2, 3)]:
+        CASES.append(Case(f"{prim}-{_shape_id(shape)}", (prim,), lambda x, f=fn: f(x),
+                          (shape,), (domain,)))
+CASES += [
+    Case("erf-tails", ("erf",), scipy.special.erf, ((6,),), (), fixed=EXTREMES),
+    Case("erfc-tails", ("erfc",), scipy.special.erfc, ((6,),), (), fixed=EXTREMES),
+    Case("scipy-expit", ("sigmoid",), scipy.special.expit, ((3,),), ((-5, 5),)),
+    Case("scipy-logit", ("log", "log1p"), scipy.special.logit, ((2, 3),), ((0.05, 0.95),)),
+    Case("scipy-xlogy", ("xlogy",), scipy.special.xlogy, ((3,), (3,)), ((-2, 2), (0.1, 3))),
+    Case("scipy-xlog1py", ("where", "log1p"), scipy.special.xlog1py, ((2, 3), (3,)),
+         ((-2, 2), (-0.9, 3))),
+    # x == 0: the value is 0 and both partial derivatives are 0, as xlogy's
+    Case("scipy-xlog1py-zeros", ("where",), scipy.special.xlog1py, ((3,), (3,)), (),
+         fixed=([0.0, 0.0, 1.5], [-1.0, 2.0, 0.5])),
 ]

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import scipy.special
 import sympy as sp
 
 import symgrad as sg
@@ -125,6 +126,9 @@ TAILS: list[Tail] = [
     Tail("reciprocal", np.reciprocal, _points(*SMALL, *LARGE, 1e154, -1.5e154, 1e-160, MAX)),
     Tail("relu", sg.relu, _points(*EVERYWHERE)),
     Tail("sigmoid", sg.sigmoid, _points(*EVERYWHERE, 40.0, -40.0, EXP_UNDER, 746.0, -746.0)),
+    # erf' = 2/sqrt(pi) exp(-x**2) underflows past |x| = 27.3; erfc(x) underflows past 26.5
+    Tail("erf", scipy.special.erf, _points(*EVERYWHERE, 5.0, -5.0, 26.0, -27.0, 28.0)),
+    Tail("erfc", scipy.special.erfc, _points(*EVERYWHERE, 5.0, -5.0, 26.0, 26.5, -27.0)),
     Tail("softplus", sg.softplus, _points(*EVERYWHERE, 40.0, -40.0, 37.0, EXP_UNDER, -746.0)),
 ]
 

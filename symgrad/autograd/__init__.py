@@ -5,7 +5,8 @@
 statistics and warning, ``grad`` (``torch.autograd.grad``, with ``create_graph``
 for gradients that can be differentiated again: :mod:`symgrad.eager.double`) and
 :mod:`.functional` (``jacobian``, ``hessian``, ``vjp``, ``jvp``, ``hvp``,
-``vhp``). The implementation is :mod:`symgrad.eager`.
+``vhp``) and ``Function`` (your own backward, :mod:`symgrad.eager.function`). The
+implementation is :mod:`symgrad.eager`.
 
     >>> import symgrad as torch
     >>> from symgrad.autograd import Variable
@@ -24,6 +25,7 @@ for gradients that can be differentiated again: :mod:`symgrad.eager.double`) and
 from ..core.errors import SCALAR_OUTPUT_ERROR
 from ..eager.backward import KernelFallbackWarning, backward_stats
 from ..eager.double import grad
+from ..eager.function import Function, FunctionCtx, once_differentiable
 from ..eager.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from ..eager.graph import AccumulateGrad, Node
 from ..eager.tensor import EagerTrace
@@ -31,6 +33,7 @@ from ..eager.tensor_ops import Variable
 
 __all__ = ["Variable", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled",
            "Node", "AccumulateGrad", "EagerTrace", "backward_stats", "KernelFallbackWarning",
-           "SCALAR_OUTPUT_ERROR", "grad", "functional"]
+           "SCALAR_OUTPUT_ERROR", "grad", "functional", "Function", "FunctionCtx",
+           "once_differentiable"]
 
-from . import functional  # noqa: E402 (torch.autograd.functional: jacobian, hessian, ...)
+from . import function, functional  # noqa: E402,F401 (torch.autograd.functional: jacobian, hessian, ...)

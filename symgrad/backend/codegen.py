@@ -616,7 +616,7 @@ def generate(graph: Graph, function: str, description: str,
     body.append(f"return ({_returns(graph, kernel)})")
     imports = ["import numpy as np", "from numba import njit" + (
         ", prange" if kernel.parallel else "")]
-    if any("math." in line for line in body):  # math.erf: C's libm, as numpy's calls
+    if any("math." in line.split("#")[0] for line in body):  # math.erf (prims.special)
         imports.insert(0, "import math")
     if kernel.uses_vecmath:  # the file's hash is in the key: a change there recompiles
         imports.append(f"from symgrad.backend import vecmath as vm  # {vecmath_hash()}")

@@ -121,6 +121,9 @@ def build(graph: Graph, function: str, description: str,
         pieces = splitting.split(graph, splitting.MAX_EQNS) if slow else [graph]
     else:
         pieces = splitting.split(graph, max_eqns)
+    if any(e.prim.host for e in graph.eqns):  # Python callbacks run between kernels
+        pieces = [p for piece in pieces for p in splitting.split_at(
+            piece, splitting.host_cuts(piece))]
     names = out_names or {}
     sources: tuple[KernelSource, ...]
     # chunk kernels on Dask's threads (nogil) are parallel already: no prange inside
@@ -132,19 +135,51 @@ def build(graph: Graph, function: str, description: str,
         # one description for all pieces, so that pieces of the same structure share a kernel
         where = {id(a): i for i, a in enumerate(graph.outputs)}
         sources = tuple(
+            _host_source(piece, function) if _is_host(piece) else
             generate(piece, function, f"{description} (one piece of a split graph)",
                      {k: names[where[id(v)]] for k, v in enumerate(piece.outputs)
                       if where.get(id(v)) in names}, plan(piece), threshold, nogil=nogil)
             for piece in pieces)
-    loaded = [_kernel(piece, source, backend) for piece, source in zip(pieces, sources)]
+    loaded = [(_host_step(piece), ()) if _is_host(piece) else _kernel(piece, source, backend)
+              for piece, source in zip(pieces, sources)]
     if len(pieces) == 1:
         kernel, consts = loaded[0]
     else:
         steps = [(lambda *a, k=k, c=c: k(*a, *c)) if c else k for k, c in loaded]
         kernel, consts = Chain(graph, pieces, steps), ()
     if tiered and backend == "numba":
-        kernel = tiered_kernel(graph, kernel, consts, sources)
+        kernel = tiered_kernel(graph, kernel, consts,
+                               tuple(s for s, p in zip(sources, pieces) if not _is_host(p)))
     return Program(tuple(pieces), sources, kernel, consts)
+
+
+def _is_host(piece: Graph) -> bool:
+    return len(piece.eqns) == 1 and piece.eqns[0].prim.host
+
+
+def _host_step(piece: Graph) -> Callable[..., tuple]:
+    """A callback's piece: its primitive's ``impl`` on the piece's inputs, called
+    directly (the interpreter's bookkeeping would cost more than the call)."""
+    e = piece.eqns[0]
+    where = {id(v): k for k, v in enumerate(piece.inputs)}
+    consts = {id(v): value for v, value in piece.consts}  # arrays the callback reads
+    reads = [(where[id(a)], None) if isinstance(a, Var) and id(a) in where else
+             (-1, consts[id(a)]) if isinstance(a, Var) else (-1, a.value) for a in e.inputs]
+    impl, params, keep = e.prim.impl, dict(e.params), bool(piece.outputs)
+
+    def step(*args: Any) -> tuple:
+        out = impl(*[args[k] if k >= 0 else value for k, value in reads], **params)
+        return (out,) if keep else ()
+    return step
+
+
+def _host_source(piece: Graph, function: str) -> KernelSource:
+    """What stands for a callback's piece in the kernel source: a comment (it runs in
+    Python, on the interpreter, between the kernels before and after it)."""
+    e = piece.eqns[0]
+    text = (f"# {e.prim.name} {e.params.get('name', '')}: runs in Python between the "
+            "kernels before and after it (sg.pure_callback)\n")
+    return KernelSource(hashlib.sha256(text.encode()).hexdigest()[:32], function, text)
 
 
 class KernelSourceWarning(RuntimeWarning):

@@ -67,7 +67,21 @@ def split(graph: Graph, max_eqns: int) -> list[Graph]:
     """``graph`` as consecutive pieces of at most ``max_eqns`` equations each."""
     if max_eqns < 1:
         raise ValueError(f"max_eqns must be at least 1, not {max_eqns}")
-    cuts = cut_points(graph, max_eqns)
+    return split_at(graph, cut_points(graph, max_eqns))
+
+
+def host_cuts(graph: Graph) -> list[int]:
+    """Cuts that put each equation of a ``host`` primitive (a Python callback) in a piece
+    of its own, which runs in Python between the kernels of the others."""
+    cuts: set[int] = set()
+    for k, e in enumerate(graph.eqns):
+        if e.prim.host:
+            cuts.update((k, k + 1))
+    return sorted(c for c in cuts if 0 < c < len(graph.eqns))
+
+
+def split_at(graph: Graph, cuts: list[int]) -> list[Graph]:
+    """``graph`` cut before each equation index of ``cuts`` (increasing)."""
     if not cuts:
         return [graph]
     bounds = list(zip([0, *cuts], [*cuts, len(graph.eqns)]))

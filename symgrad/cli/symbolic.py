@@ -31,6 +31,7 @@ class SymPyResults:
     seconds: float
     outcomes: dict[str, Any]
     skipped: str | None = None
+    unchecked: str | None = None  # why there is no SymPy check (the formulas may print)
 
     def get(self, step: str) -> Any:
         """The result of ``step``, or None where it gave none."""
@@ -41,11 +42,33 @@ class SymPyResults:
         """Why ``step`` has no result, in words for the user."""
         if self.skipped and step not in self.outcomes:
             return self.skipped
+        if step == "check" and self.unchecked:
+            return self.unchecked
         outcome = self.outcomes[step]
         if outcome.status == "timeout":
             return (f"timed out: SymPy's {self.seconds:g} s budget ran out "
                     "(--sympy-seconds S raises it)")
         return f"SymPy failed: {outcome.error}"
+
+
+def user_rules(graph: Any) -> str | None:
+    """Why SymPy cannot check the gradient of ``graph``: it calls functions whose
+    derivative the user gave (``sg.custom_vjp``, ``custom_jvp``, ``pure_callback``), which
+    SymPy prints by name only (finite differences still check them); or None."""
+    from ..core.ir import subgraphs
+
+    names: set[str] = set()
+    todo = [graph]
+    while todo:
+        g = todo.pop()
+        for e in g.eqns:
+            if e.prim.name in ("call", "callback"):
+                names.add(str(e.params.get("name", e.prim.name)))
+            todo += [sub for _, sub in subgraphs(e)]
+    if not names:
+        return None
+    return (f"it calls {', '.join(sorted(names))}, whose derivative you gave "
+            "(sg.custom_vjp, custom_jvp or pure_callback): SymPy prints it by name only")
 
 
 def too_symbolic(graph: Any, what: str = "the function") -> str | None:
@@ -78,7 +101,8 @@ def run_sympy(p: Problem, g: Any, graph: Any, sample: list[Any], at: list[Any] |
     from . import bounds
 
     steps: dict[str, Any] = {}
-    if check and not skipped:
+    unchecked = user_rules(graph)
+    if check and not skipped and not unchecked:
         steps["check"] = lambda deadline: _oracle(p, graph, at, cotangent)
 
     def formulas(deadline: float) -> dict[str, Any]:
@@ -93,7 +117,7 @@ def run_sympy(p: Problem, g: Any, graph: Any, sample: list[Any], at: list[Any] |
     if show:
         steps["sympy"] = lambda deadline: report.section(
             lambda r: r.show("sympy", _sympy_derivative(p, graph, cotangent, deadline)))
-    return SymPyResults(seconds, bounds.run(steps, seconds))
+    return SymPyResults(seconds, bounds.run(steps, seconds), unchecked=unchecked)
 
 
 def _textbook(p: Problem, cotangent: Any) -> dict[str, Any] | None:

@@ -47,6 +47,17 @@ class RetraceWarning(UserWarning):
     cannot cover, so it is traced again on every call (warned once per function)."""
 
 
+class Refused:
+    """What a VJP rule gives for an input it cannot differentiate (a custom_vjp's ``bwd``
+    in its cotangent: forward mode): the adjoint raises ``error`` only if that input
+    depends on what is differentiated, so a rule need not know which inputs do."""
+
+    __slots__ = ("error",)
+
+    def __init__(self, error: Exception):
+        self.error = error
+
+
 def user_location(tb: TracebackType | None = None) -> str:
     """``file:line (function)`` of the innermost frame outside symgrad and numpy: of the
     code running now, or of the traceback ``tb`` of an exception caught."""

@@ -256,7 +256,11 @@ class Primitive:
       batch axis of length ``size`` (``vmap``), recorded with ``bind(prim, atoms,
       params)``; returns the result and whether it has the batch axis. Elementwise
       primitives and reductions over ``axes`` need none: their kind's rule applies
-      (:mod:`symgrad.transforms.batching`).
+      (:mod:`symgrad.transforms.batching`);
+    - ``linearized(eqn) -> Eqn``: the equation as it stands in the forward part of
+      a graph whose adjoint differentiated it (a ``custom_vjp`` call becomes a plain
+      call of the user's ``fwd``: what JAX's linearized primal is, so derivatives
+      of that graph differentiate ``fwd`` as written).
 
     Facts (flags) that the adjoint, the passes, fusion and codegen read:
 
@@ -286,6 +290,8 @@ class Primitive:
       to a graph: the adjoint gives ``vjp`` ``adjoint=`` (the transform
       itself), codegen gives ``emit`` ``scope=`` (which renders a graph as
       statements), the SymPy bridge gives ``sympy`` ``evaluate=``;
+    - ``host``: it runs Python code no kernel can hold (``sg.pure_callback``): the
+      backend cuts a compiled graph around it and calls its ``impl`` in between;
     - ``vectorized``: the function of :mod:`symgrad.backend.vecmath` that fused loops
       call for it (one LLVM vectorizes, within 1 ulp), where it has one; ``""``: its
       ``emit`` (libm) everywhere.
@@ -303,6 +309,7 @@ class Primitive:
     simplify: Callable[..., Any] | None = None
     accuracy: Callable[..., Any] | None = None
     batch: Callable[..., Any] | None = None
+    linearized: Callable[..., Any] | None = None
     view: bool = False
     linear: bool = False
     cheap: bool = False
@@ -315,6 +322,7 @@ class Primitive:
     integer: bool = False
     subgraphs: tuple[str, ...] = ()
     vectorized: str = ""
+    host: bool = False
 
     @property
     def moves_elements(self) -> bool:

@@ -278,6 +278,40 @@ def recording(trace: Trace) -> Iterator[Trace]:
         stack.pop()
 
 
+def recording_depth() -> int:
+    """How many traces are being recorded on this thread (nested transformations)."""
+    return len(_STACK.traces)
+
+
+class _Mode(threading.local):
+    """Per thread: the recording depth of forward mode's adjoint (None: none runs)."""
+
+    depth: int | None = None
+
+
+_MODE = _Mode()
+
+
+@contextmanager
+def forward_mode() -> Iterator[None]:
+    """Around the double VJP's differentiation in the dummy cotangent
+    (:func:`symgrad.derivatives.jvp`): there a custom_vjp's ``bwd`` must not be
+    differentiated in its cotangent. Only that adjoint is forward mode's: it records in
+    one trace above the traces recording now, while the adjoints of the pullback it
+    traces (reverse mode, such as the inner ``jacrev`` of ``hessian``) record deeper."""
+    before = _MODE.depth
+    _MODE.depth = recording_depth() + 1
+    try:
+        yield
+    finally:
+        _MODE.depth = before
+
+
+def in_forward_mode() -> bool:
+    """Whether the adjoint running a VJP rule now is forward mode's (see above)."""
+    return _MODE.depth == recording_depth()
+
+
 def current_trace() -> Trace | None:
     """The innermost trace being recorded on this thread, if any."""
     stack = _STACK.traces
@@ -567,4 +601,4 @@ def arg_names(fun: Callable, count: int) -> list[str]:
 
 __all__ = ["Staged", "Trace", "Traced", "Tracer", "apply", "arg_names", "as_constant_array",
            "current_trace", "find_trace", "inline", "recording", "refuse_masked", "shape_of",
-           "stage", "trace"]
+           "stage", "trace", "recording_depth", "forward_mode", "in_forward_mode"]

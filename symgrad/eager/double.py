@@ -315,6 +315,9 @@ def replay(graph: Graph, args: Sequence[Any], known: dict[int, Any], like: Any,
     for e in graph.eqns:
         if id(e.out) not in needed or id(e.out) in env:
             continue
+        if e.prim.host or e.prim.name == "proj":  # an autograd.Function (.function)
+            env[id(e.out)] = _host_or_part(e, [read(a) for a in e.inputs], like, made)
+            continue
         if e.out.dtype not in (FLOAT, BOOL, INT) or e.prim.subgraphs:
             raise NotImplementedError(_cannot(e.prim.name, "its result is not an array"))
         if e.prim.name == "where":  # a condition known now (a rule's choice by a literal)
@@ -337,6 +340,27 @@ def replay(graph: Graph, args: Sequence[Any], known: dict[int, Any], like: Any,
     make = type(like)._make
     return [x if isinstance(x, Traced) else make(np.array(x, dtype=np.float64))
             for x in map(read, graph.outputs)]
+
+
+def _host_or_part(e: Any, values: list[Any], like: Any, made: dict[int, Any] | None) -> Any:
+    """An ``autograd.Function``'s equations (:mod:`.function`): its backward callback
+    replays the user's ``backward`` with recording (``fn.replay``); its forward callback
+    gives the values ``forward`` computed (each output stands for its own node, as any
+    forward value here); ``proj`` picks one of them."""
+    make = type(like)._make
+    if e.prim.name == "proj":
+        if not isinstance(values[0], tuple):
+            raise NotImplementedError(_cannot("proj", "its operand is not a tuple of Tensors"))
+        part = values[0][e.params["part"]]
+        node = None if made is None else made.get(id(e.out))
+        if not isinstance(part, Traced):
+            part = make(np.array(part, dtype=np.float64))
+        return part if node is None else saved(node, part)
+    fn = e.params["fn"]
+    if hasattr(fn, "replay"):
+        return fn.replay(values, like)
+    raw = [np.asarray(v._value if isinstance(v, Traced) else v) for v in values]
+    return e.prim.impl(*raw, **e.params)
 
 
 def _chosen(c: Any, a: Any, b: Any) -> Any:

@@ -18,6 +18,7 @@ from ..core.errors import UnsupportedFunctionError, user_location
 from ..core.tracing import Traced
 from ..prims.elementwise import as_float, call
 from ..prims.registry import REGISTRY, of_numpy
+from .scipy_special import SUPPORTED, lookup, scipy_name
 
 HANDLED_FUNCTIONS: dict[Callable, Callable] = {}
 
@@ -67,6 +68,16 @@ def apply_ufunc(ufunc: np.ufunc, method: str, inputs: Sequence[Any], kwargs: dic
         return HANDLED_FUNCTIONS[ufunc](*inputs, **kwargs)
     prim = of_numpy(ufunc)
     if prim is None or prim.kind != "elementwise":
+        special = lookup(ufunc)
+        if special is not None:
+            return special(*inputs)
+        if scipy_name(ufunc) is not None:
+            name = f"scipy.special.{ufunc.__name__}"
+            raise UnsupportedFunctionError(
+                f"{name} is not supported on traced values (at {user_location()}); the "
+                f"scipy.special functions symgrad differentiates are {sorted(SUPPORTED)}. "
+                "Compute it with sg.pure_callback(..., vjp=...) and give its derivative, "
+                "or write it with numpy functions")
         raise UnsupportedFunctionError(
             f"{name} is not supported on traced values (at {user_location()}); "
             "symgrad.ops.supported_functions() lists what is")

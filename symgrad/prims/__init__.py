@@ -83,6 +83,7 @@ from . import integers as integers  # numpy's rules on bools and integers (fills
 from .indexing import concatenate_p, cumsum_p, gather_p, scatter_add_p, slice_p, unslice_p
 from .linalg import det_p, inv_p, matmul_p, slogdet_p, solve_p
 from .loops import loop_p, while_p
+from .custom import call_p, callback_p
 from .norms import norm2_p
 from .reductions import (
     broadcast_to_p,
@@ -104,6 +105,7 @@ from .special import (
     arctanh_p,
     cbrt_p,
     erf_p,
+    erfc_p,
     exp2_p,
     floor_divide_p,
     log2_p,
@@ -114,7 +116,7 @@ from .special import (
 from .tracer import PrimTracer
 from .windows import unwindows_p, windows_p
 
-__all__ = [
+__all__ = ["call_p", "callback_p", "erf_p", "erfc_p",
     "abs_p", "add_p", "arccos_p", "arcsin_p", "arctan2_p", "arctan_p", "broadcast_to_p",
     "ceil_p", "concatenate_p", "cos_p", "cosh_p", "count_p", "cumsum_p", "det_p", "div_p",
     "eq_p", "exp_p", "expm1_p", "extremum_weights_p", "floor_p", "gather_p", "ge_p", "gt_p",
@@ -124,7 +126,7 @@ __all__ = [
     "reciprocal_p", "relu_p", "reshape_p", "rint_p", "scatter_add_p", "sigmoid_p", "sign_p",
     "sin_p", "sinh_p", "slice_p", "slogdet_p", "softplus_p", "solve_p", "sqrt_p", "square_p",
     "sub_p", "sum_p", "tan_p", "tanh_p", "transpose_p", "trunc_p", "unslice_p", "where_p",
-    "xlogy_p", "arccosh_p", "arcsinh_p", "arctanh_p", "cbrt_p", "erf_p", "exp2_p",
+    "xlogy_p", "arccosh_p", "arcsinh_p", "arctanh_p", "cbrt_p", "exp2_p",
     "floor_divide_p",
     "log2_p", "log10_p", "remainder_p", "sinc_p", "argsort_p", "cumprod_p", "scatter_along_p",
     "take_along_p", "cholesky_p", "eig_p", "eigh_p", "lstsq_p", "pinv_p", "qr_p", "svd_p",

@@ -25,11 +25,12 @@ REGISTRY: dict[str, Primitive] = {}
 #: what every primitive has
 FACETS = ("shape_rule", "impl", "vjp", "emit", "sympy")
 #: what some primitives have: functions, or None
-OPTIONAL_FACETS = ("element", "simplify", "accuracy", "batch")
+OPTIONAL_FACETS = ("element", "simplify", "accuracy", "batch", "linearized")
 #: the facts, with their types
 FLAGS = {"view": bool, "linear": bool, "cheap": bool, "commutative": bool, "accumulate": str,
          "shape_only": bool, "transposes": bool, "transposed_operands": bool,
-         "torch_name": str, "integer": bool, "subgraphs": tuple, "vectorized": str}
+         "torch_name": str, "integer": bool, "subgraphs": tuple, "vectorized": str,
+         "host": bool}
 KINDS = ("elementwise", "reduction", "structural", "array", "control")
 ACCUMULATIONS = ("", "sum", "mean")
 

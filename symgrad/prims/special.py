@@ -1,5 +1,7 @@
 """More elementwise primitives: logarithms and powers of 2 and 10, the cube root,
-inverse hyperbolic functions, ``sinc``, ``remainder``, ``floor_divide`` and ``erf``.
+inverse hyperbolic functions, ``sinc``, ``remainder``, ``floor_divide`` and the error
+functions ``erf``, ``erfc`` (``scipy.special.erf``/``erfc`` on traced values; kernels
+call libm's ``math.erf``/``math.erfc``, the interpreter too, so both agree).
 
 Declared as the primitives of :mod:`.elementwise` are (one block each, with
 every facet), so that the kernel calls numpy's own function (``np.log2``, not
@@ -39,7 +41,6 @@ from .elementwise import (
 from .registry import expression, register
 
 LN2, LN10 = math.log(2.0), math.log(10.0)
-TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
 log2_p = unary("log2", np.log2,
                vjp=lambda g, ans, x: (g / (x * LN2),),
@@ -75,17 +76,6 @@ arccosh_p = unary("arccosh", np.arccosh,
                   sympy=lambda sp, x: sp.acosh(x), torch_name="AcoshBackward0")
 
 
-
-def _erf(x):
-    """scipy's erf (imported on first use: ``import symgrad`` stays free of scipy.special)."""
-    from scipy.special import erf
-    return erf(x)
-
-
-# erf'(x) = 2/sqrt(pi) exp(-x^2); the kernel calls C's erf through math.erf
-erf_p = unary("erf", _erf,
-              vjp=lambda g, ans, x: (g * (TWO_OVER_SQRT_PI * exp(-square(x))),),
-              sympy=lambda sp, x: sp.erf(x), emit="math.erf({0})", torch_name="ErfBackward0")
 
 arctanh_p = unary("arctanh", np.arctanh,
                   vjp=lambda g, ans, x: (g / ((1.0 - x) * (1.0 + x)),),
@@ -130,7 +120,34 @@ remainder_p = binary("remainder", np.remainder, emit="np.remainder({0}, {1})",
                      sympy=lambda sp, x, y: x - y * sp.floor(x / y))
 
 
+# the error functions, as libm computes them (``math.erf``: what Numba calls too); the
+# interpreter applies it per element, so the two backends agree to the bit
+_ERF, _ERFC = np.frompyfunc(math.erf, 1, 1), np.frompyfunc(math.erfc, 1, 1)
+TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+
+
+def _erf_impl(x):
+    return np.asarray(_ERF(x), dtype=np.float64)[()]
+
+
+def _erfc_impl(x):
+    return np.asarray(_ERFC(x), dtype=np.float64)[()]
+
+
+# erf'(x) = 2/sqrt(pi) exp(-x**2): x * x overflows to inf for |x| > 1.3e154, where the
+# derivative is 0 (exp(-inf)); erfc' = -erf'
+erf_p = register(name="erf", kind="elementwise", shape_rule=_elementwise_rule("erf"),
+                 impl=_erf_impl, emit=expression("math.erf({0})"),
+                 vjp=lambda g, ans, x: (g * (TWO_OVER_SQRT_PI * exp(-(x * x))),),
+                 sympy=lambda sp, x: sp.erf(x), torch_name="ErfBackward0")
+erfc_p = register(name="erfc", kind="elementwise", shape_rule=_elementwise_rule("erfc"),
+                  impl=_erfc_impl, emit=expression("math.erfc({0})"),
+                  vjp=lambda g, ans, x: (g * (-TWO_OVER_SQRT_PI * exp(-(x * x))),),
+                  sympy=lambda sp, x: sp.erfc(x), torch_name="ErfcBackward0")
+
+
 log2, log10, exp2, cbrt = map(_recorder, (log2_p, log10_p, exp2_p, cbrt_p))
+erf, erfc = map(_recorder, (erf_p, erfc_p))
 arcsinh, arccosh, arctanh, sinc = map(_recorder, (arcsinh_p, arccosh_p, arctanh_p, sinc_p))
-floor_divide, remainder, erf = map(_recorder, (floor_divide_p, remainder_p, erf_p))
+floor_divide, remainder = map(_recorder, (floor_divide_p, remainder_p))
 

@@ -27,7 +27,9 @@ Control flow (:mod:`symgrad.prims.loops`, :mod:`symgrad.prims.control`): the
 cotangent of a tuple (the results of a loop) is a dict from part index to the
 cotangent of that part, filled by the ``proj`` equations that read it; the
 VJP rule of a primitive holding graphs gets this transform as ``adjoint=``, to
-derive the adjoints of its bodies.
+derive the adjoints of its bodies. An equation whose primitive has a ``linearized``
+facet stands in the forward part as that facet makes it, once its VJP ran (a
+``custom_vjp`` call becomes a plain call of the user's ``fwd``).
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core.errors import SCALAR_OUTPUT_ERROR
+from ..core.errors import SCALAR_OUTPUT_ERROR, Refused
 from ..core.ir import FLOATS, TUPLE, Aval, Eqn, Graph, Primitive, Var
 from ..core.tracing import Trace, recording, shape_of
 from ..prims.convert import convert
@@ -102,6 +104,7 @@ def adjoint(graph: Graph, wrt: Sequence[int], seed_inputs: bool) -> Graph:
         # meets a literal) follow IEEE arithmetic as the kernels do, never raise
         return PrimTracer(a, trace) if isinstance(a, Var) else np.asarray(a.value)[()]
 
+    ran: set[int] = set()  # ids of the equations whose VJP rule ran
     with recording(trace), np.errstate(all="ignore"):
         for out, seed in zip(graph.outputs, seeds):
             if isinstance(out, Var) and id(out) in active:
@@ -112,6 +115,7 @@ def adjoint(graph: Graph, wrt: Sequence[int], seed_inputs: bool) -> Graph:
                 continue
             mask = masks.pop(id(eqn.out))
             trace.origin = eqn
+            ran.add(id(eqn))
             ans, primals = PrimTracer(eqn.out, trace), list(map(primal, eqn.inputs))
             if eqn.prim.subgraphs:  # control flow: its bodies' adjoints come from here
                 in_cts = eqn.prim.vjp(g, ans, *primals, **eqn.params, adjoint=adjoint)
@@ -120,6 +124,8 @@ def adjoint(graph: Graph, wrt: Sequence[int], seed_inputs: bool) -> Graph:
             in_masks = _input_masks(eqn, mask, ans, primals)
             for a, ct, m in zip(eqn.inputs, in_cts, in_masks, strict=True):
                 if ct is not None and isinstance(a, Var) and id(a) in active:
+                    if isinstance(ct, Refused):  # a rule that cannot give this one
+                        raise ct.error
                     if m is not None and not eqn.prim.linear:
                         ct = where(greater(m, 0.0), ct, 0.0)
                     accumulate(a, ct, m)
@@ -128,6 +134,9 @@ def adjoint(graph: Graph, wrt: Sequence[int], seed_inputs: bool) -> Graph:
         grads = [cts.get(id(graph.inputs[i])) for i in wrt]
         grads = [convert(broadcast_to(0.0, graph.inputs[i].shape), graph.inputs[i].dtype)
                  if g is None else g for g, i in zip(grads, wrt)]
+        for k, e in enumerate(graph.eqns):  # the forward part, as differentiated
+            if e.prim.linearized is not None and id(e) in ran:
+                trace.eqns[k] = e.prim.linearized(e)
         return trace.to_graph([*graph.inputs, *ct_vars], [*graph.outputs, *grads], graph.name)
 
 
