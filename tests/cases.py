@@ -27,7 +27,6 @@ from typing import Any
 
 import numpy as np
 
-from symgrad.prims.special import erf as _erf
 from symgrad.prims.windows import unwindows as _unwindows
 from symgrad.prims.windows import windows as _windows
 
@@ -125,8 +124,6 @@ for prim, ufunc, domain in UNARY:
         CASES.append(Case(f"{prim}-2x3-{layout}", (prim,), lambda x, u=ufunc: u(x),
                           ((2, 3),), (domain,), layout=layout))
 
-# erf (for gelu): scipy's ufunc in the interpreter, C's erf in the kernel; one shape
-CASES.append(Case("erf-2x3", ("erf",), lambda x: _erf(x), ((2, 3),), ((-2, 2),)))
 # im2col and col2im (convolutions, pooling): overlapping, strided and dilated windows
 CASES.append(Case("windows-2d", ("windows",),
                   lambda x: _windows(x, (2, 2), (2, 1), (1, 2)) ** 2, ((2, 5, 5),), ((-2, 2),)))

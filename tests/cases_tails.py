@@ -128,7 +128,10 @@ TAILS: list[Tail] = [
     Tail("sigmoid", sg.sigmoid, _points(*EVERYWHERE, 40.0, -40.0, EXP_UNDER, 746.0, -746.0)),
     # erf' = 2/sqrt(pi) exp(-x**2) underflows past |x| = 27.3; erfc(x) underflows past 26.5
     Tail("erf", scipy.special.erf, _points(*EVERYWHERE, 5.0, -5.0, 26.0, -27.0, 28.0)),
-    Tail("erfc", scipy.special.erfc, _points(*EVERYWHERE, 5.0, -5.0, 26.0, 26.5, -27.0)),
+    # (mpmath's erfc overflows converting x**2 to a float past |x| = 1e154: the points
+    # 1e150 stand for the far tails, where erfc is exactly 0 and 2 as at 1e300)
+    Tail("erfc", scipy.special.erfc, _points(*SMALL, 700.0, -700.0, 710.0, -710.0, 1e16, -1e16,
+                                             1e150, -1e150, 5.0, -5.0, 26.0, 26.5, -27.0)),
     Tail("softplus", sg.softplus, _points(*EVERYWHERE, 40.0, -40.0, 37.0, EXP_UNDER, -746.0)),
 ]
 

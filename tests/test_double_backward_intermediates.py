@@ -255,6 +255,10 @@ def test_a_create_graph_loop_keeps_no_graph_alive_and_matches_pytorch():
         if step in (STEPS // 10, STEPS - 1):
             sizes[step] = sys.getallocatedblocks()
 
+    # compile the loop's kernels first, with the collector on: Numba's compiler leaves
+    # cyclic garbage whose frames (exceptions caught while typing) hold the calling
+    # step's tensors until a collection; what is checked below is symgrad's own graphs
+    _train(symgrad, data)
     enabled = gc.isenabled()
     gc.disable()  # without the collector only reference counts free: a cycle would stay
     try:

@@ -113,7 +113,8 @@ def where(condition: Any, input: Any = None, other: Any = None) -> Any:
     if input is None and other is None:
         return tuple(Tensor._make(i.astype(np.int64))
                      for i in np.nonzero(np.asarray(getattr(condition, "_value", condition))))
-    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+    if isinstance(condition, Tensor) and type(input) in (int, float, bool) \
+            and type(other) in (int, float, bool):
         # numbers: the tensor PyTorch makes (int64 for ints, the default float for floats)
         kind = dt.result_type([input, other])
         input, other = (Tensor._leaf(np.asarray(v, dtype=kind.numpy)) for v in (input, other))

@@ -24,7 +24,7 @@ def _result(name: str, fields: list[str]) -> type:
     base = collections.namedtuple(name, fields)  # type: ignore[misc]
 
     def __repr__(self: Any) -> str:
-        inner = ",\n".join(f"{f}={getattr(self, f)}" for f in fields)
+        inner = ",\n".join(f"{f}={getattr(self, f)!r}" for f in fields)
         return f"torch.return_types.{name}(\n{inner})"
 
     return type(name, (base,), {"__slots__": (), "__repr__": __repr__})

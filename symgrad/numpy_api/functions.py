@@ -104,7 +104,7 @@ def xlogy(x: Any, y: Any) -> Any:
         >>> import numpy as np, symgrad as sg
         >>> [float(v) for v in sg.grad(sg.xlogy, argnums=(0, 1))(0.0, 0.0)]
         [0.0, 0.0]
-        >>> [round(float(v), 6) for v in sg.grad(sg.xlogy, argnums=(0, 1))(0.0, 2.0)]
+        >>> [float(round(v, 6)) for v in sg.grad(sg.xlogy, argnums=(0, 1))(0.0, 2.0)]
         [0.693147, 0.0]
     """
     return E.xlogy(x, y)
