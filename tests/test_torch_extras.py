@@ -12,8 +12,9 @@ import pytest
 
 torch_real = pytest.importorskip("torch")
 
-import symgrad  # noqa: E402
 from torch_oracle import float64_default  # noqa: E402,F401
+
+import symgrad  # noqa: E402
 
 RNG = np.random.default_rng(0)
 A = RNG.standard_normal((4, 4))

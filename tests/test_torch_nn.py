@@ -12,9 +12,10 @@ import pytest
 
 torch_real = pytest.importorskip("torch")
 
+from torch_oracle import float64_default, run_both  # noqa: E402,F401
+
 import symgrad  # noqa: E402
 import symgrad.nn.functional as FS  # noqa: E402
-from torch_oracle import float64_default, run_both  # noqa: E402,F401
 
 FT = torch_real.nn.functional
 

@@ -23,8 +23,6 @@ import os
 import pickle
 from typing import Any
 
-import numpy as np
-
 #: what ``weights_only=True`` lets a file name: the rebuilders, numpy's arrays and
 #: dtypes, and the containers state dicts use
 _SAFE = {("symgrad.eager.extra_methods", "rebuild_tensor"), ("symgrad.eager.tensor", "Tensor"),

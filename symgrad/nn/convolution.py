@@ -7,9 +7,10 @@ convolution are one primitive, ``windows`` (im2col: the shape ``(N, C, *out,
 *kernel)``, parameters the kernel, stride and dilation only), and the
 contraction with the weight is one ``einsum``. A transposed convolution adds
 ``einsum(x, w)`` back into its output with ``unwindows`` (col2im), the
-transpose of ``windows``, so each is the other's gradient. Pooling takes the same windows; max pooling picks the first maximum of
-each window (numpy's ``argmax``, as PyTorch's kernels do), so its gradient goes
-to that one element as PyTorch's does, ties included.
+transpose of ``windows``, so each is the other's gradient. Pooling takes the
+same windows; max pooling picks the first maximum of each window (numpy's
+``argmax``, as PyTorch's kernels do), so its gradient goes to that one element
+as PyTorch's does, ties included.
 
     >>> import symgrad as torch
     >>> import symgrad.nn.functional as F

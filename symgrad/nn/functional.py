@@ -145,7 +145,7 @@ def sigmoid(input: Tensor) -> Tensor:
     return input.sigmoid()
 
 
-def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:  # noqa: F811
     """``log(1 + exp(beta * x)) / beta``, linear where ``beta * x > threshold`` (PyTorch's)."""
     scaled = input * beta
     smooth = ops.softplus(scaled) / beta if beta != 1.0 else ops.softplus(scaled)

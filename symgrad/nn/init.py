@@ -137,3 +137,14 @@ def orthogonal_(tensor: Tensor, gain: float = 1.0, generator: Any = None) -> Ten
     if rows < cols:
         q = q.T
     return _fill(tensor, gain * q.reshape(tensor.shape))
+
+
+def layer_default_(weight: Tensor, bias: Tensor | None) -> None:
+    """PyTorch's initialization of ``Linear`` and the convolutions: Kaiming-uniform
+    weights with ``a = sqrt(5)`` (uniform in ``±1/sqrt(fan_in)``) and a bias uniform in
+    the same range, ``fan_in`` as :func:`_calculate_fan_in_and_fan_out` counts it."""
+    kaiming_uniform_(weight, a=math.sqrt(5))
+    if bias is not None:
+        fan_in, _ = _calculate_fan_in_and_fan_out(weight)
+        bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+        uniform_(bias, -bound, bound)

@@ -16,7 +16,6 @@ distribution, not the same numbers (copy a state dict for those).
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from ..eager import dtypes as dt
@@ -70,11 +69,7 @@ class _ConvNd(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in = self.weight.shape[1] * math.prod(self.kernel_size)
-            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
-            init.uniform_(self.bias, -bound, bound)
+        init.layer_default_(self.weight, self.bias)
 
     def forward(self, input: Tensor) -> Tensor:
         conv = getattr(F, f"conv{self._d}d")
