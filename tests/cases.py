@@ -27,8 +27,6 @@ from typing import Any
 
 import numpy as np
 
-from symgrad.prims.windows import unwindows as _unwindows
-from symgrad.prims.windows import windows as _windows
 
 from oracle import ATOL, RTOL, rng_for
 
@@ -124,12 +122,6 @@ for prim, ufunc, domain in UNARY:
         CASES.append(Case(f"{prim}-2x3-{layout}", (prim,), lambda x, u=ufunc: u(x),
                           ((2, 3),), (domain,), layout=layout))
 
-# im2col and col2im (convolutions, pooling): overlapping, strided and dilated windows
-CASES.append(Case("windows-2d", ("windows",),
-                  lambda x: _windows(x, (2, 2), (2, 1), (1, 2)) ** 2, ((2, 5, 5),), ((-2, 2),)))
-CASES.append(Case("unwindows-1d", ("unwindows",),
-                  lambda g: _unwindows(g, (3,), (1,), (1,), (6,)) ** 2, ((2, 4, 3),),
-                  ((-2, 2),)))
 
 BINARY = [
     ("add", np.add, (-2, 2), (-2, 2)), ("sub", np.subtract, (-2, 2), (-2, 2)),

@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 import symgrad as sg
+from symgrad.prims.windows import unwindows as _unwindows
+from symgrad.prims.windows import windows as _windows
 
 from cases import Case
 
@@ -111,4 +113,20 @@ CASES += [
          ((1, 4),), (D,)),
     Case("column_stack-flipud", ("concatenate", "slice"),
          lambda x, y: np.flipud(np.column_stack([x, np.fliplr(y)])), ((3,), (3, 2)), (D, D)),
+]
+
+# im2col and col2im (convolutions, pooling; symgrad.prims.windows): overlapping, strided
+# and dilated windows over the last axes, a size-1 window, and windows of a vector
+CASES += [
+    Case("windows-2d", ("windows",),
+         lambda x: _windows(x, (2, 2), (2, 1), (1, 2)) ** 2, ((2, 5, 5),), ((-2, 2),)),
+    Case("windows-1d", ("windows",), lambda x: _windows(x, (3,), (1,), (1,)) ** 2, ((6,),),
+         ((-2, 2),)),
+    Case("windows-size-1", ("windows",), lambda x: _windows(x, (1, 2), (1, 1), (1, 1)) ** 2,
+         ((1, 3),), ((-2, 2),)),
+    Case("unwindows-1d", ("unwindows",),
+         lambda g: _unwindows(g, (3,), (1,), (1,), (6,)) ** 2, ((2, 4, 3),), ((-2, 2),)),
+    Case("unwindows-2d", ("unwindows",),
+         lambda g: _unwindows(g, (2, 2), (2, 1), (1, 2), (5, 5)) ** 2, ((2, 2, 3, 2, 2),),
+         ((-2, 2),)),
 ]

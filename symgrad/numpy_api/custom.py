@@ -401,6 +401,11 @@ def pure_callback(callback: Callable, result_shape_dtypes: Any, *args: Any,
     flat_vjp = None if vjp is None else Host(_flat_vjp(vjp, tree, out_tree, name, len(leaves)),
                                              name + "'")
     into = _recording(*leaves)
+    if into is None and any(getattr(x, "requires_grad", False) for x in leaves):
+        raise RuntimeError(f"pure_callback {name}: its arguments are symgrad Tensors that "
+                           "require grad, whose graph a callback cannot carry; in the Tensor "
+                           "API write the call as a symgrad.autograd.Function, whose backward "
+                           "you give")
     if into is None:
         arrays = [np.asarray(x) for x in leaves]
         return unflatten(out_tree, list(_callback_impl(*arrays, fn=flat, avals=avals,
