@@ -99,7 +99,9 @@ class Elem(MatrixExpr):
     """An array of shape (rows, cols) whose elements read ``body`` (see the module)."""
 
     def __new__(cls, body: Any, rows: Any, cols: Any) -> Any:
-        return MatrixExpr.__new__(cls, sp.sympify(body), sp.sympify(rows), sp.sympify(cols))
+        # strict: SymPy objects and numbers only, never text (no user text reaches here)
+        args = (sp.sympify(a, strict=True) for a in (body, rows, cols))
+        return MatrixExpr.__new__(cls, *args)
 
     @property
     def body(self) -> Any:
