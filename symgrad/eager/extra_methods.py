@@ -25,7 +25,7 @@ import numpy as np
 
 from ..numpy_api import functions as ops
 from ..numpy_api.indexing import at
-from ..numpy_api.ufuncs import erf as _erf
+from ..numpy_api.scipy_special import erf as _erf
 from .methods import _one_dim, _return_type, named
 
 cummax_result = _return_type("cummax")

@@ -27,7 +27,7 @@ from ..eager.methods import named
 from ..eager.random import numpy_generator
 from ..eager.tensor import Tensor
 from ..numpy_api import functions as ops
-from ..numpy_api.ufuncs import erf
+from ..numpy_api.scipy_special import erf
 
 SELU_ALPHA = 1.6732632423543772848170429916717
 SELU_SCALE = 1.0507009873554804934193349852946

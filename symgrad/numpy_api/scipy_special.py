@@ -32,6 +32,11 @@ from ..prims.elementwise import call, log, log1p, mul, neg, sigmoid_p, sub, wher
 from ..prims.special import erf_p, erfc_p
 
 
+def erf(x: Any) -> Any:
+    """``scipy.special.erf`` of traced values and Tensors (``F.gelu``, ``Tensor.erf``)."""
+    return call(erf_p, x)
+
+
 def _xlog1py(x: Any, y: Any) -> Any:
     zero = x == 0.0
     return where(zero, 0.0, mul(x, log1p(where(zero, 0.0, y))))
@@ -39,7 +44,7 @@ def _xlog1py(x: Any, y: Any) -> Any:
 
 #: scipy.special name -> the function of traced operands that computes it
 SUPPORTED: dict[str, Callable[..., Any]] = {
-    "erf": lambda x: call(erf_p, x),
+    "erf": erf,
     "erfc": lambda x: call(erfc_p, x),
     "expit": lambda x: call(sigmoid_p, x),
     "logit": lambda p: sub(log(p), log1p(neg(p))),
@@ -64,4 +69,4 @@ def lookup(ufunc: Any) -> Callable[..., Any] | None:
     return None if name is None else SUPPORTED.get(name)
 
 
-__all__ = ["SUPPORTED", "lookup", "scipy_name"]
+__all__ = ["SUPPORTED", "erf", "lookup", "scipy_name"]

@@ -38,12 +38,6 @@ def _ufunc_kwargs(name: str, kwargs: dict) -> None:
     refuse_kwargs(name, kwargs, allowed={"dtype": float_dtype})
 
 
-def erf(x: Any) -> Any:
-    """The error function, ``scipy.special.erf`` (a primitive: scipy's in the interpreter,
-    C's ``erf`` in kernels)."""
-    return S.erf(as_float(x))
-
-
 @implements(np.fabs)
 def fabs(x: Any, /, **kwargs: Any) -> Any:
     _ufunc_kwargs("np.fabs", kwargs)
