@@ -102,6 +102,27 @@ def test_methods_equal_pytorch(name):
     _both(METHODS[name], X)
 
 
+@pytest.mark.parametrize("reduce", ["prod", "amax", "amin", "mean"])
+@pytest.mark.parametrize("include_self", [True, False])
+def test_scatter_reduce_with_ties_and_zeros_equals_pytorch(reduce, include_self):
+    """Small integers make ties and zeros common: PyTorch shares an extreme's gradient
+    evenly among the elements equal to it (counting ``self`` even when
+    ``include_self=False`` then drops its share) and gives a product's factors the
+    product of the others, zeros included."""
+    rng = np.random.default_rng(7)
+    a, b = rng.integers(-2, 3, (4, 5)).astype(float), rng.integers(-2, 3, (6, 5)).astype(float)
+    a[0, 0], b[:2, 0] = 0.0, 0.0
+    index, weight = rng.integers(0, 4, (6, 5)), rng.standard_normal((4, 5))
+    results = []
+    for lib in (symgrad, torch_real):
+        x, y = lib.tensor(a, requires_grad=True), lib.tensor(b, requires_grad=True)
+        r = x.scatter_reduce(0, lib.tensor(index), y, reduce, include_self=include_self)
+        (r * lib.tensor(weight)).sum().backward()
+        results.append((r.detach().numpy(), x.grad.numpy(), y.grad.numpy()))
+    for got, want in zip(*results):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=0)
+
+
 def test_cummax_ties_and_nan_indices_equal_pytorch():
     y = np.array([[1.0, 1.0, 3.0, 3.0, 2.0, np.nan, 1.0]])
     for method in ("cummax", "cummin"):

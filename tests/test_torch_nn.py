@@ -46,6 +46,11 @@ OPS = [
     ("adaptive_avg_pool1d", [(2, 3, 7)], dict(output_size=5)),
     ("adaptive_avg_pool2d", [(2, 3, 7, 6)], dict(output_size=(3, 4))),
     ("adaptive_max_pool2d", [(2, 3, 7, 6)], dict(output_size=(3, 4), return_indices=True)),
+    ("unfold", [(2, 3, 6, 5)], dict(kernel_size=(2, 3), dilation=(1, 2), padding=1,
+                                    stride=(2, 1))),
+    ("unfold", [(3, 4, 4)], dict(kernel_size=2)),
+    ("fold", [(2, 12, 12)], dict(output_size=(5, 6), kernel_size=2, padding=1, stride=2)),
+    ("fold", [(8, 9)], dict(output_size=4, kernel_size=2, stride=1)),
     ("pad", [(2, 3, 5, 6)], dict(pad=(1, 2, 2, 1), mode="constant", value=3.0)),
     ("pad", [(2, 3, 5, 6)], dict(pad=(1, -2, 2, 1, 0, 1))),
     ("pad", [(2, 3, 5, 6)], dict(pad=(1, 2, 2, 1), mode="reflect")),
@@ -109,6 +114,32 @@ def test_function_values_and_gradients_equal_pytorch(name, shapes, options):
                                atol=1e-12)
     for a, b in zip(ours, theirs):
         np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=rtol, atol=1e-12)
+
+
+@pytest.mark.parametrize("d, shape, options", [
+    (1, (2, 3, 9), dict(kernel_size=3)),
+    (2, (2, 3, 6, 6), dict(kernel_size=2, stride=2, padding=1)),
+    (3, (1, 2, 4, 6, 4), dict(kernel_size=2)),
+])
+def test_max_unpool_equals_pytorch(d, shape, options):
+    """Pool with indices, unpool (also to an ``output_size`` one larger), backward:
+    values, indices and the gradient, which gathers the cotangent at the indices."""
+    rng = np.random.default_rng(d)
+    x = rng.standard_normal(shape)
+    results = []
+    for lib, F in ((symgrad, FS), (torch_real, FT)):
+        xt = lib.tensor(x, requires_grad=True)
+        pooled, indices = getattr(F, f"max_pool{d}d")(xt, return_indices=True, **options)
+        size = [s + 1 for s in getattr(lib.nn, f"MaxUnpool{d}d")(**options)(
+            pooled, indices).shape[2:]]
+        y = getattr(F, f"max_unpool{d}d")(pooled * 2, indices, output_size=size, **options)
+        (y * lib.tensor(np.cos(np.arange(y.numel())).reshape(tuple(y.shape)))).sum().backward()
+        results.append((y.detach().numpy(), xt.grad.numpy()))
+    for a, b in zip(*results):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=0)
+    with pytest.raises(RuntimeError, match="output_size"):
+        FS.max_unpool1d(symgrad.ones(1, 1, 3), symgrad.tensor([[[0, 2, 4]]]), 2,
+                        output_size=[9])
 
 
 def test_batch_norm_and_embedding_equal_pytorch():

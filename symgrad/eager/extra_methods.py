@@ -183,23 +183,68 @@ class ExtraMethods:
         return named(out.reshape(tuple(self.shape)), self, "ScatterAddBackward0", (self,))
 
     def scatter_reduce(self, dim, index, src, reduce, *, include_self=True):
-        """``reduce`` = ``'sum'`` or ``'mean'`` (PyTorch's ``mean`` counts ``self`` when
-        ``include_self``); the others are refused."""
-        if reduce not in ("sum", "mean"):
-            raise NotImplementedError(f"scatter_reduce: reduce={reduce!r} is not supported; "
-                                      "use 'sum' or 'mean'")
+        """PyTorch's ``scatter_reduce`` for ``reduce`` in sum, mean (counting ``self``
+        when ``include_self``), prod, amax and amin, with PyTorch's gradients: ``prod``
+        the product of the other factors (zeros included), ``amax``/``amin`` shared
+        evenly among the elements equal to the result."""
+        if reduce not in ("sum", "mean", "prod", "amax", "amin"):
+            raise RuntimeError(f"scatter_reduce: reduce argument must be one of sum, prod, "
+                               f"mean, amax, amin, got {reduce!r}")
         _, positions = self._scatter_positions(dim, index)
         values = self._source(src, positions.shape).reshape(-1)
         flat = positions.reshape(-1)
-        base = self.reshape(-1) if include_self else ops.where(
-            np.isin(np.arange(self._value.size), flat), 0.0, self.reshape(-1))
-        total = at(base)[flat].add(values)
+        if reduce == "prod":
+            total = self._scatter_prod(values, flat, include_self)
+        elif reduce in ("amax", "amin"):
+            total = self._scatter_extreme(values, flat, include_self, reduce)
+        else:
+            base = self.reshape(-1) if include_self else ops.where(
+                np.isin(np.arange(self._value.size), flat), 0.0, self.reshape(-1))
+            total = at(base)[flat].add(values)
         if reduce == "mean":
             count = np.bincount(flat, minlength=self._value.size).astype(np.float64)
             count += 1.0 if include_self else 0.0
             total = total / np.maximum(count, 1.0).astype(self._value.dtype)
         return named(total.reshape(tuple(self.shape)), self, "ScatterReduceBackward0",
                      (self,))
+
+    def _scatter_prod(self, values, flat: np.ndarray, include_self: bool):
+        """Each output the product of its factors laid out in a row padded with ones,
+        so the gradient is ``prod``'s own: the product of the other factors."""
+        n = self._value.size
+        kept = np.ones(n, bool) if include_self else ~np.isin(np.arange(n), flat)
+        owner = np.concatenate([np.flatnonzero(kept), flat])    # output of each factor
+        source = np.concatenate([np.flatnonzero(kept), n + np.arange(flat.size)])
+        order = np.argsort(owner, kind="stable")
+        owner, source = owner[order], source[order]
+        count = np.bincount(owner, minlength=n)
+        width = max(int(count.max(initial=0)), 1)
+        slot = np.arange(owner.size) - np.repeat(np.cumsum(count) - count, count)
+        layout = np.full((n, width), n + flat.size)             # the padding one
+        layout[owner, slot] = source
+        factors = np.concatenate([self.reshape(-1), values, np.ones(1, self._value.dtype)])
+        return factors[layout].prod(1)
+
+    def _scatter_extreme(self, values, flat: np.ndarray, include_self: bool, reduce: str):
+        """The extreme's value from numpy, and a term equal to zero that carries
+        PyTorch's gradient: shared evenly among the elements equal to the result, where
+        the count includes ``self`` even when ``include_self=False`` excludes its share."""
+        n, dtype = self._value.size, self._value.dtype
+        own, given = self._value.reshape(-1), np.asarray(getattr(values, "_value", values))
+        ufunc = np.maximum if reduce == "amax" else np.minimum
+        result = own.copy()
+        scattered = np.isin(np.arange(n), flat)
+        if not include_self:
+            result[scattered] = -np.inf if reduce == "amax" else np.inf
+        ufunc.at(result, flat, given)
+        self_hit = (own == result).astype(dtype)
+        src_hit = (given == result[flat]).astype(dtype)
+        shares = self_hit + np.bincount(flat, weights=src_hit, minlength=n).astype(dtype)
+        self_weight = self_hit / shares
+        if not include_self:
+            self_weight[scattered] = 0
+        carrier = at(self.reshape(-1) * self_weight)[flat].add(values * (src_hit / shares[flat]))
+        return (carrier - carrier.detach()) + result.astype(dtype)
 
     def index_add(self, dim, index, source, *, alpha=1):
         d = _one_dim(dim, self.ndim)

@@ -21,6 +21,7 @@ compiler like any Tensor's.
 """
 
 from . import functional, init, utils
+from .folding import Fold, MaxUnpool1d, MaxUnpool2d, MaxUnpool3d, Unfold
 from .layers import (
     ELU,
     BCELoss,
@@ -125,6 +126,8 @@ __all__ = ["functional", "init", "utils", "Module", "Sequential", "ModuleList", 
            "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d",
            "ReplicationPad3d", "CircularPad1d", "CircularPad2d", "CircularPad3d", "LayerNorm",
            "GroupNorm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "Embedding",
+           # im2col, col2im and unpooling (.folding)
+           "Unfold", "Fold", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d",
            # activations (.spatial)
            "GELU", "SiLU", "Mish", "SELU", "CELU", "Softsign", "Hardswish", "Hardsigmoid",
            "Hardtanh", "ReLU6", "LogSigmoid", "Tanhshrink", "Softshrink", "Hardshrink",

@@ -78,6 +78,7 @@ from .convolution import (  # noqa: F401
     max_pool3d,
     pad,
 )
+from .folding import fold, max_unpool1d, max_unpool2d, max_unpool3d, unfold  # noqa: F401
 
 _REDUCTIONS = ("mean", "sum", "none")
 
