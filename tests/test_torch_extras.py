@@ -274,6 +274,9 @@ def test_shape_errors_are_runtime_errors_and_integer_division_by_zero_raises():
             bad()
     with pytest.raises(TypeError, match="numpy has no bfloat16"):
         symgrad.ones(2, dtype="bfloat16")
+    assert repr(symgrad.bfloat16) == repr(torch_real.bfloat16)
+    with pytest.raises(TypeError, match="numpy has no bfloat16"):
+        symgrad.ones(2).to(symgrad.bfloat16)
 
 
 def test_float32_and_float16_gradients_round_once_from_float64():

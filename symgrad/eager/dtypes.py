@@ -5,9 +5,10 @@ as after PyTorch's ``torch.set_default_dtype(torch.float64)``), ``float32``,
 ``float16``, ``int64`` (integer data, class labels, indices: ``torch.long``),
 ``int32``, ``int16``, ``int8``, ``uint8`` and ``bool`` (masks); operations compute
 in the promoted dtype with numpy, so integers wrap as PyTorch's do. ``bfloat16``
-is not one: numpy has no such type. :data:`float64` and friends are the ``symgrad.float64`` objects user
-code passes as ``dtype=``; they print as PyTorch prints its dtypes
-(``torch.float32``), so a program's output reads the same under either import.
+names itself but is refused wherever it is used: numpy has no such type.
+:data:`float64` and friends are the ``symgrad.float64`` objects user code passes as
+``dtype=``; they print as PyTorch prints its dtypes (``torch.float32``), so a
+program's output reads the same under either import.
 
 :func:`result_type` is PyTorch's promotion for mixed operands: categories
 (bool < integer < floating) decide first, and within the highest category
@@ -75,6 +76,22 @@ int64 = dtype("int64", INTEGRAL)
 float16 = dtype("float16", FLOATING)
 float32 = dtype("float32", FLOATING)
 float64 = dtype("float64", FLOATING)
+
+
+class _NoStorage:
+    """A PyTorch dtype with no numpy storage (``bfloat16``): it names itself as PyTorch
+    does, and every use goes through :func:`as_dtype`, which refuses it saying why."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"torch.{self.name}"
+
+
+bfloat16 = _NoStorage("bfloat16")
 long, float, double = int64, float32, float64  # noqa: A001 -- torch.long, torch.float, ...
 short, int, half = int16, int32, float16  # noqa: A001 -- torch.short, torch.int, torch.half
 
