@@ -103,6 +103,28 @@ def test_the_worker_compiles_the_signature_real_calls_use(tiered):
     assert_close(second, want, rtol=1e-14, atol=1e-300)
 
 
+def test_the_tensor_apis_hessian_compiles_in_the_worker(tiered):
+    """``autograd.functional.hessian`` (Tensor API): its backward kernels compile in the
+    worker while this thread interprets, and are then loaded, never compiled here."""
+    from symgrad.autograd.functional import hessian
+
+    c = 1 + np.random.default_rng().random() * 1e-3  # kernels no test compiled
+    f = lambda x: ((x.sin() * x.exp()).sum() + (x ** 3).sum()) * c
+    before = sg.compile_stats()
+    early = [hessian(f, sg.tensor(X)).numpy() for _ in range(3)]
+    assert sg.compile_stats()["interpreted_calls"] > before["interpreted_calls"]
+    assert worker.wait(timeout=300)
+    late = [hessian(f, sg.tensor(X)).numpy() for _ in range(2)]
+    after = sg.compile_stats()
+    assert after["compiled_in_workers"] > before["compiled_in_workers"]
+    assert after["compiled"] - before["compiled"] == (after["compiled_in_workers"]
+                                                      - before["compiled_in_workers"])
+    assert after["loaded_from_disk"] > before["loaded_from_disk"]
+    want = np.diag((2 * np.cos(X) * np.exp(X) + 6 * X) * c)
+    for got in early + late:
+        assert_close(got, want, rtol=1e-13, atol=1e-13)
+
+
 EXITS = """
 import json, sys, time, numpy as np, symgrad as sg
 x = np.linspace(0.1, 0.5, 5)

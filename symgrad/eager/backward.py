@@ -56,8 +56,8 @@ from typing import Any
 import numpy as np
 
 from .. import pipeline
-from ..core.errors import SCALAR_OUTPUT_ERROR
 from ..core.config import config
+from ..core.errors import SCALAR_OUTPUT_ERROR
 from ..core.interpreter import interpret
 from ..core.ir import Aval, Eqn, Graph, Literal, Var, freeze_params
 from ..core.tracing import Traced
@@ -83,6 +83,7 @@ class _Entry:
     graph: Graph
     runs: int = 0
     kernel: Callable[..., tuple] | None = None  # the compiled program's, once there is one
+    fast: Callable[[], Any] | None = None  # the kernel's dispatcher, when it is ready
 
 
 #: the graph structures kept, least recently used first
@@ -348,31 +349,46 @@ class KernelFallbackWarning(RuntimeWarning):
 
 
 def _run(entry: _Entry, args: list[Any]) -> list[np.ndarray]:
-    """The first run of a structure interprets; the second compiles; the rest reuse."""
+    """The first run of a structure interprets; the second asks for its kernel, which
+    (tiered, :mod:`symgrad.backend.tiered`) compiles in the compile worker while runs
+    go on interpreting; the runs after it is ready reuse it."""
     graph = entry.graph
     entry.runs += 1
     if entry.kernel is None and entry.runs == COMPILE_AT_RUN and config.eager_compile:
         try:  # large graphs become several kernels of bounded size
-            program = pipeline.program(graph, "backward", "backward of a recorded graph")
+            program = pipeline.program(graph, "backward", "backward of a recorded graph",
+                                       tiered=True)
             kernel, consts = program.kernel, program.consts
-            if consts:  # array constants of the adjoint, after the inputs
-                kernel = (lambda *a: program.kernel(*a, *consts))
-            results = list(kernel(*args))
+            call = (lambda *a: kernel(*a, *consts)) if consts else kernel
+            results = list(call(*args))
         except Exception as e:  # noqa: BLE001 -- a gradient is still owed; say why it is slow
             warnings.warn(f"symgrad could not compile the backward kernel ({type(e).__name__}: "
                           f"{e}); this graph structure keeps running on the numpy interpreter",
                           KernelFallbackWarning, stacklevel=4)
-        else:  # from now on Numba's dispatcher itself, when the program is one kernel
-            entry.kernel = kernel if consts else getattr(kernel, "dispatcher", lambda: kernel)()
+        else:
+            entry.kernel = call
+            # Numba's dispatcher itself once the kernel is ready (a Tiered kernel has none
+            # while it compiles), when the program is one kernel
+            entry.fast = None if consts else getattr(kernel, "dispatcher", None)
+            _upgrade(entry)
             _STATS["compiled_runs"] += 1
             return [_as_float64(r) for r in results]
     if entry.kernel is None:
         _STATS["interpreted"] += 1
         results = interpret(graph, *args)
     else:
+        _upgrade(entry)
         _STATS["compiled_runs"] += 1
         results = entry.kernel(*args)
     return [_as_float64(r) for r in results]
+
+
+def _upgrade(entry: _Entry) -> None:
+    """Call the kernel's Numba dispatcher directly from now on, if it is ready."""
+    if entry.fast is not None:
+        fast = entry.fast()
+        if fast is not None:
+            entry.kernel, entry.fast = fast, None
 
 
 def _as_float64(r: Any) -> np.ndarray:
