@@ -199,6 +199,50 @@ def test_custom_jvp_reverse_forward_and_second_order_match_jax():
     _close(sg.vmap(sg.grad(SP_SG, backend=B))(X), jax.vmap(jax.grad(SP_JAX))(X))
 
 
+def _self_calling(lib, np_like):
+    """JAX's documented pattern: rules that call their own function (``fwd`` returns
+    ``f(x)``, the jvp rule computes ``h(x)``), with rules that are not the true
+    derivative, so JAX's semantics (the rule again inside the rule) decide the numbers."""
+    @lib.custom_vjp
+    def f(x):
+        return np_like.sin(x) * 2
+
+    f.defvjp(lambda x: (f(x), np_like.cos(x)), lambda c, g: (3.0 * c * g,))
+
+    @lib.custom_jvp
+    def h(x):
+        return np_like.exp(x) * x
+
+    @h.defjvp
+    def h_jvp(primals, tangents):
+        y = h(primals[0])
+        return y, (y + 2.0 * np_like.exp(primals[0])) * tangents[0]
+
+    @lib.custom_vjp
+    def clip_gradient(x):
+        return x
+
+    clip_gradient.defvjp(lambda x: (clip_gradient(x), None),
+                         lambda _, g: (np_like.clip(g, -0.5, 0.5),))
+    return f, h, clip_gradient
+
+
+@pytest.mark.parametrize("which", [0, 1, 2], ids=["fwd_calls_f", "jvp_calls_h", "clip"])
+def test_rules_that_call_their_own_function_match_jax_to_order_three(which):
+    g_sg, g_jax = _self_calling(sg, np)[which], _self_calling(jax, jnp)[which]
+    fs = lambda x: g_sg(x) * np.sin(x) + g_sg(x * x)  # noqa: E731
+    fj = lambda x: g_jax(x) * jnp.sin(x) + g_jax(x * x)  # noqa: E731
+    for _ in range(3):
+        fs, fj = sg.grad(fs, backend=B), jax.grad(fj)
+        _close(fs(0.7), fj(0.7))
+    # forward over reverse in symgrad; JAX's jacfwd refuses a custom_vjp inside fwd
+    _close(sg.hessian(lambda x: np.sum(g_sg(x) ** 2), backend=B)(X),
+           jax.jacrev(jax.jacrev(lambda x: jnp.sum(g_jax(x) ** 2)))(X))
+    if which == 1:  # a fourth derivative through h's own rule: refused, never guessed
+        with pytest.raises(NotImplementedError, match="calls itself inside its own"):
+            sg.grad(fs, backend=B)(0.7)
+
+
 def test_custom_jvp_nondiff_argnums_matches_jax():
     def make(lib, custom_jvp):
         @custom_jvp

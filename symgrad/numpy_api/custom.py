@@ -59,16 +59,21 @@ from .control import _name, _operand, _recording, _stage
 
 __all__ = ["custom_vjp", "custom_jvp", "pure_callback", "ShapeDtypeStruct"]
 
-#: per thread, the custom functions whose rules are being traced: a rule that calls its
-#: own function (``return f(x), ...`` in a jvp rule, as JAX's examples do) gets the plain
-#: function there, inlined, instead of tracing the rule again forever
+#: per thread, how many rule stagings of each custom function are in progress. A rule
+#: that calls its own function (``return f(x), ...`` in ``fwd`` or a jvp rule, as JAX's
+#: examples do) records a custom call of it there, as JAX does, so that derivatives of
+#: the rule use the rule again; JAX traces rules lazily, symgrad when the call is
+#: recorded, so the nesting stops at RULE_NESTING: deeper, the function is recorded as a
+#: call whose derivative is refused (a derivative of order RULE_NESTING + 2 of such a
+#: function), never silently differentiated as the plain function
 _IN_RULE = threading.local()
+RULE_NESTING = 2
 
 
-def _in_rule() -> set[int]:
-    if not hasattr(_IN_RULE, "ids"):
-        _IN_RULE.ids = set()
-    return _IN_RULE.ids
+def _in_rule() -> dict[int, int]:
+    if not hasattr(_IN_RULE, "depth"):
+        _IN_RULE.depth = {}
+    return _IN_RULE.depth
 
 
 class _Custom:
@@ -112,8 +117,9 @@ class _Custom:
         diff, nondiff = self._split(args)
         leaves, tree = flatten(tuple(diff))
         into = _recording(*leaves, *flatten(tuple(nondiff))[0])
-        if into is None or id(self) in _in_rule():  # not traced, or inside its own rule
+        if into is None:
             return self.fun(*args)
+        depth = _in_rule().get(id(self), 0)
         self._check_rule()
         avals = [operand_aval(x) for x in leaves]  # numbers: float64 unless int
         names = [f"{self.name}_arg{k}" for k in range(len(leaves))]
@@ -126,13 +132,22 @@ class _Custom:
 
         fun, fun_extra = _stage(flat_fun, avals, names, self.name)
         ops = [_as_operand(x, a) for x, a in zip(leaves, avals)]
-        _in_rule().add(id(self))
+        n_out = len(fun.outputs)
+        if depth > RULE_NESTING:  # inside its own rules too deep: not differentiable
+            params = dict(fun=fun, name=self.name, n_args=len(ops), n_fun=len(fun_extra),
+                          n_rule=0, n_out=n_out, refuse=(0, 0), fwd=None, bwd=None, jvp=None,
+                          diff=tuple(a.dtype in FLOATS for a in avals), rule="nested")
+            t = into.apply(call_p, [*ops, *fun_extra], params)
+            return unflatten(out_tree[0], parts(t, n_out))
+        _in_rule()[id(self)] = depth + 1
         try:
             rule, rule_extra, params = self._rules(fun, tree, avals, names, nondiff,
                                                    out_tree[0])
         finally:
-            _in_rule().discard(id(self))
-        n_out = len(fun.outputs)
+            if depth:
+                _in_rule()[id(self)] = depth
+            else:
+                del _in_rule()[id(self)]
         if rule == "custom_vjp":  # the equation computes fwd: outputs, then residuals
             fun, fun_extra = params.pop("fwd_graph"), params.pop("fwd_extra")
         params.update(fun=fun, name=self.name, n_args=len(ops), n_fun=len(fun_extra),

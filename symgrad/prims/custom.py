@@ -58,9 +58,9 @@ import numpy as np
 
 from ..core.errors import Refused
 from ..core.interpreter import interpret
-from ..core.ir import FLOATS, Aval, Eqn, Graph, freeze_params, tuple_aval
+from ..core.ir import FLOATS, Aval, Eqn, Graph, Var, freeze_params, tuple_aval
 from ..core.tracing import apply, in_forward_mode
-from .control import atom, of_dtype, parts, seeded_adjoint, zeros
+from .control import atom, of_dtype, parts, proj_p, seeded_adjoint, zero_eqn, zeros
 from .control_batching import _forced, _unpack
 from .registry import register
 
@@ -70,6 +70,12 @@ FORWARD_MODE_ERROR = (
     "jacfwd and linearize differentiate its bwd in the cotangent, which a custom_vjp rule "
     "does not define. Use sg.custom_jvp for it, or reverse mode (sg.grad, sg.vjp, jacrev; "
     "sg.hessian works: it differentiates bwd in its residuals)")
+#: the derivative of a custom function recorded inside its own rules deeper than
+#: symgrad stages them (:data:`symgrad.numpy_api.custom.RULE_NESTING`)
+NESTING_ERROR = (
+    "{name} calls itself inside its own derivative rule, which symgrad follows (as JAX "
+    "does) to derivatives of order 3; this derivative is of a higher order. Write the rule "
+    "without calling {name} (compute its value in the rule directly)")
 CAPTURED_ERROR = (
     "{name} reads a value being differentiated from outside its arguments (a closure over "
     "a traced value); its custom rule does not say how the result depends on it. Pass the "
@@ -153,12 +159,15 @@ def _call_vjp(g: dict, ans: Any, *ops: Any, fun: Graph, adjoint: Callable,
               **params: Any) -> tuple:
     n_args, n_fun, n_rule = _extras(params)
     name, rule = params["name"], params["rule"]
-    args, fun_extra = ops[:n_args], ops[n_args:n_args + n_fun]
+    args = ops[:n_args]
     rule_extra = ops[n_args + n_fun:]
     cts: list[Any] = [None] * len(ops)
     seeded = [k for k in sorted(g) if fun.outputs[k].aval.dtype in FLOATS]
     if not seeded:
         return tuple(cts)
+    if rule == "nested":
+        error = NotImplementedError(NESTING_ERROR.format(name=name))
+        return tuple(Refused(error) if _is_float(op) else None for op in ops)
     if rule == "custom_vjp":  # fun is the user's fwd: the residuals are parts of ans
         bwd, n_out = params["bwd"], params["n_out"]
         res = parts(ans, len(fun.outputs))[n_out:]
@@ -225,15 +234,45 @@ def _call_batch(b: Any, args: list, flags: list, **params: Any) -> tuple:
 
 
 def _call_linearized(eqn: Eqn) -> Eqn:
-    """A custom_vjp call, once differentiated, is a plain call of the user's ``fwd`` (its
-    ``fun``): JAX's primal of a linearized custom_vjp function comes from ``fwd``, so the
-    second derivatives of its outputs (``grad(grad(lambda x: f(x) * x))``, ``hessian``,
-    ``jvp`` of a gradient) differentiate ``fwd`` as written, and only forward mode over
-    a call never differentiated meets the refusal of JAX's."""
-    if eqn.params["rule"] != "custom_vjp":
-        return eqn
-    return replace(eqn, params=freeze_params({**eqn.params, "rule": "fwd", "bwd": None,
-                                              "name": eqn.params["name"] + "_fwd"}))
+    """A custom call, once differentiated, is a plain call of what computed its primal
+    in JAX's linearization: a custom_vjp's ``fwd`` (its ``fun``), a custom_jvp's jvp
+    rule at zero tangents. So the second derivatives of its outputs
+    (``grad(grad(lambda x: f(x) * x))``, ``hessian``, ``jvp`` of a gradient)
+    differentiate the rule as written, as JAX's do, and only forward mode over a
+    custom_vjp call never differentiated meets the refusal of JAX's."""
+    params = eqn.params
+    if params["rule"] == "custom_vjp":
+        return replace(eqn, params=freeze_params({**params, "rule": "fwd", "bwd": None,
+                                                  "name": params["name"] + "_fwd"}))
+    if params["rule"] == "custom_jvp":
+        n_args, n_fun, n_rule = _extras(params)
+        primal = _jvp_primal(params["jvp"], params["fun"], n_args, params["n_out"],
+                             params["name"])
+        return replace(eqn, params=freeze_params({
+            **params, "rule": "fwd", "jvp": None, "fun": primal, "n_fun": n_fun + n_rule,
+            "n_rule": 0, "name": params["name"] + "_jvp"}))
+    return eqn
+
+
+def _jvp_primal(jvp: Graph, fun: Graph, n_args: int, n_out: int, name: str) -> Graph:
+    """The primal outputs of a jvp rule at zero tangents, as a graph of the call's
+    operands (arguments, ``fun``'s extras, unused here, the rule's extras)."""
+    inputs = [Var(v.aval, v.hint) for v in (*fun.inputs, *jvp.inputs[2 * n_args:])]
+    tangents = [Var(v.aval) for v in jvp.inputs[n_args:2 * n_args]]
+    operands = (*inputs[:n_args], *tangents, *inputs[len(fun.inputs):])
+    n_rule = len(jvp.inputs) - 2 * n_args
+    params = dict(fun=jvp, name=f"{name}_jvp", rule="call", n_args=2 * n_args, n_fun=n_rule,
+                  n_rule=0, fwd=None, bwd=None, jvp=None, n_out=len(jvp.outputs),
+                  refuse=(0, 0), diff=())
+    out = Var(tuple_aval([v.aval for v in jvp.outputs]))
+    eqns = [*(zero_eqn(t) for t in tangents),
+            Eqn(call_p, operands, out, freeze_params(params))]
+    outputs = []
+    for k in range(n_out):
+        part = Var(jvp.outputs[k].aval)
+        eqns.append(Eqn(proj_p, (out,), part, freeze_params({"part": k})))
+        outputs.append(part)
+    return Graph(tuple(inputs), tuple(eqns), tuple(outputs), (), f"{name}_jvp_primal")
 
 
 call_p = register(
