@@ -125,6 +125,30 @@ def test_the_tensor_apis_hessian_compiles_in_the_worker(tiered):
         assert_close(got, want, rtol=1e-13, atol=1e-13)
 
 
+WARM_FIRST = """
+import json, time, numpy as np, symgrad as sg
+g, x = sg.grad(lambda x: np.sum(np.sin(x) * x)), np.linspace(0.1, 0.5, 5)
+outs = [g(x).tolist()]
+first = sg.compile_stats()
+while not sg.compile_stats()["compiled_calls"]:  # the background load, then a kernel call
+    time.sleep(0.01)
+    outs.append(g(x).tolist())
+print(json.dumps({"out": outs, "first": first, **sg.compile_stats()}))
+"""
+
+
+def test_a_processs_first_load_from_disk_runs_behind_the_interpreter(tmp_path):
+    """On a warm cache, a process's first kernel load (Numba's set-up: 0.4 s or more)
+    runs on the background thread: the first call is interpreted, and the kernel is
+    loaded, not compiled, and then called."""
+    assert result(start(THREADS, tmp_path, "1"))["out"] == [EXPECTED]  # fills the cache
+    got = result(start(WARM_FIRST, tmp_path, tiered=True))
+    assert got["first"]["interpreted_calls"] == 1 and got["first"]["loaded_from_disk"] == 0
+    assert got["compiled"] == 0 and got["loaded_from_disk"] == 1 and got["compiled_calls"] == 1
+    for out in got["out"]:
+        assert_close(np.array(out), np.array(EXPECTED), rtol=1e-14, atol=0)
+
+
 EXITS = """
 import json, sys, time, numpy as np, symgrad as sg
 x = np.linspace(0.1, 0.5, 5)

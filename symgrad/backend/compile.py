@@ -256,6 +256,7 @@ class Kernel:
                 LOG.warning("symgrad: compiling k_%s (%s)...", self.source.key, self.what)
             self.function.compile(signature)
         seconds = time.perf_counter() - start
+        _NUMBA_READY.set()
         new_compiled, new_loaded = self.compile_stats
         if new_compiled == compiled and new_loaded == loaded:
             return "had"  # compiled before, in this process
@@ -294,6 +295,17 @@ class Kernel:
         """(signatures compiled in this process, signatures loaded from disk)."""
         stats = self.function.stats
         return sum(stats.cache_misses.values()), sum(stats.cache_hits.values())
+
+
+#: set once a kernel of this process has compiled or loaded: Numba's target is ready,
+#: so a load from the disk cache is fast (the first one costs 0.4 s or more: Numba
+#: imports its registries, scipy.linalg among them)
+_NUMBA_READY = threading.Event()
+
+
+def numba_ready() -> bool:
+    """Whether a load from the disk cache would be fast (:data:`_NUMBA_READY`)."""
+    return _NUMBA_READY.is_set()
 
 
 def load(source: KernelSource) -> Kernel:

@@ -51,8 +51,10 @@ class Tiered:
     """Calls of ``graph``: interpreted until ``kernel`` (called with the graph's inputs
     and then ``consts``) has compiled elsewhere, then compiled."""
 
-    def __init__(self, graph: Graph, kernel: Callable[..., tuple], consts: tuple):
+    def __init__(self, graph: Graph, kernel: Callable[..., tuple], consts: tuple,
+                 load: bool = False):
         self.graph = graph
+        self._load = load  # on disk: load it on the background thread
         self.kernel = kernel
         self.consts = consts
         self._n = len(graph.inputs)
@@ -80,7 +82,8 @@ class Tiered:
         with self._lock:
             if self._job is None:
                 kernel = self.kernel
-                if isinstance(kernel, kernels.Kernel) and kernel.path is not None:
+                if isinstance(kernel, kernels.Kernel) and kernel.path is not None \
+                        and not self._load:
                     from numba import typeof
 
                     self._job = worker.submit(kernel, tuple(typeof(a) for a in args))
@@ -159,8 +162,12 @@ if hasattr(os, "register_at_fork"):
 
 def tiered(graph: Graph, kernel: Callable[..., tuple], consts: tuple,
            sources: tuple) -> Callable[..., tuple]:
-    """``kernel`` itself when tiered execution is off or its code is on disk (a load is
-    fast), else a :class:`Tiered` of it."""
-    if not config.tiered or all(kernels.on_disk(s) for s in sources):
+    """``kernel`` itself when tiered execution is off or its code is on disk and a load
+    is fast, else a :class:`Tiered` of it: compiling in the worker, or, for a process's
+    first load from disk (Numba's target set-up costs more than interpreting a small
+    problem), loading on the background thread."""
+    if not config.tiered:
         return kernel
+    if all(kernels.on_disk(s) for s in sources):
+        return kernel if kernels.numba_ready() else Tiered(graph, kernel, consts, load=True)
     return Tiered(graph, kernel, consts)
