@@ -246,6 +246,8 @@ __all__ += ["cond", "fori_loop", "scan", "while_loop", "config", "compile_stats"
 __all__ += ["set_num_threads", "get_num_threads", "max_threads"]  # parallel kernels
 __all__ += ["custom_vjp", "custom_jvp", "pure_callback", "ShapeDtypeStruct"]  # own rules
 __all__ += ["reuse_memory"]  # keep freed memory for the next call (backend.memory)
+from .export import export  # noqa: E402 -- a kernel as a standalone module (sg.export)
+__all__ += ["export"]
 from .eager import linalg  # noqa: E402 -- torch.linalg
 from .eager.functions import (  # noqa: E402 -- more torch.* functions (round 3)
     cummax,

@@ -492,12 +492,14 @@ def _structure_checks(tree: Tree, root: str) -> list[str]:
     if tree.kind == "dict":
         keys = sorted(tree.meta)
         lines.append(f"    if not isinstance({root}, dict) or sorted({root}) != {keys!r}:")
-        lines.append(f"        raise ValueError(f'{root} must be a dict with keys {keys}')")
+        message = f"{root} must be a dict with the keys {keys}"
+        lines.append(f"        raise ValueError({message!r})")
     else:
         kind = "tuple" if tree.kind == "tuple" else "list"
         n = len(tree.children)
         lines.append(f"    if not isinstance({root}, (tuple, list)) or len({root}) != {n}:")
-        lines.append(f"        raise ValueError('{root} must be a {kind} of {n} values')")
+        message = f"{root} must be a {kind} of {n} values"
+        lines.append(f"        raise ValueError({message!r})")
     keys = tree.meta if tree.kind == "dict" else range(len(tree.children))
     for key, child in zip(keys, tree.children):
         lines += _structure_checks(child, f"{root}[{key!r}]")

@@ -24,6 +24,7 @@ comments are lost and the text is ``ast.unparse``'s.
     >>> print(copier.text())
     import math
     <BLANKLINE>
+    <BLANKLINE>
     def _standalone_hyp(x, y):
         return math.sqrt(x * x + y * y)
 """
