@@ -246,8 +246,6 @@ __all__ += ["cond", "fori_loop", "scan", "while_loop", "config", "compile_stats"
 __all__ += ["set_num_threads", "get_num_threads", "max_threads"]  # parallel kernels
 __all__ += ["custom_vjp", "custom_jvp", "pure_callback", "ShapeDtypeStruct"]  # own rules
 __all__ += ["reuse_memory"]  # keep freed memory for the next call (backend.memory)
-from .export import export  # noqa: E402 -- a kernel as a standalone module (sg.export)
-__all__ += ["export"]
 from .eager import linalg  # noqa: E402 -- torch.linalg
 from .eager.functions import (  # noqa: E402 -- more torch.* functions (round 3)
     cummax,
@@ -276,6 +274,9 @@ __all__ += ["linalg", "cummax", "cummin", "cumprod", "div", "divide", "einsum", 
             "index_select", "logcumsumexp", "roll", "scatter", "scatter_add", "scatter_reduce",
             "set_default_dtype", "trace", "tril", "triu", "load", "save", "float16", "half",
             "int8", "int16", "int32", "short", "uint8"]
+from .export import export  # noqa: E402 -- a kernel as a standalone module (sg.export)
+
+__all__ += ["export"]
 _from_environment()
 
 def __getattr__(name: str):

@@ -85,8 +85,10 @@ TARGETS = ("numba", "numpy")
 #: the output's largest magnitude). Kernels and the interpreter differ in summation order
 #: and by the vectorized math's ulp, far below these
 TOLERANCE = {"float64": (1e-9, 1e-12), "float32": (1e-4, 1e-6)}
-_NUMBA_ROOTS = frozenset({"numpy", "math", "numba", "llvmlite", "functools"})
-_NUMPY_ROOTS = frozenset({"numpy", "math"})
+#: what an exported module may import: numpy and the standard library's math, and
+#: Numba (and its llvmlite) for the Numba target
+_NUMPY_ROOTS = frozenset({"numpy", "math", "itertools", "functools"})
+_NUMBA_ROOTS = _NUMPY_ROOTS | {"numba", "llvmlite"}
 _DTYPES = ("float64", "float32", "bool", "int64")
 
 
@@ -223,7 +225,7 @@ def _flat_arguments(args: tuple, names: list[str]) -> tuple[list, list, list[str
                                 "symgrad takes as an array or a static value: pass "
                                 "np.array(...)")
             _check_in_tree(tree, n)
-            for x, leaf_name in zip(ls, paths(tree, n)):
+            for x in ls:
                 _refuse(x, f"a leaf of argument {n}")
             leaves += ls
             leaf_names += paths(tree, n)
@@ -238,7 +240,7 @@ def _flat_arguments(args: tuple, names: list[str]) -> tuple[list, list, list[str
     # parameter (params_w for a dict params beside a parameter params_w) or another leaf
     unique: list[str] = []
     k = 0
-    for a_name, tree in zip(names, trees):
+    for tree in trees:
         for _ in range(1 if tree is None else tree.num_leaves):
             n = leaf_names[k]
             while n in unique or (tree is not None and n in names):

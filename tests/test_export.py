@@ -150,6 +150,7 @@ def test_numba_target_with_a_pytree(tmp_path):
     x = np.array([1.0, 0.5, -0.25])
     g = sg.grad(loss, backend="numpy")
     path = sg.export(g, (params, x), tmp_path / "nb.py", target="numba")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["nb.py"]  # no Numba cache beside
     text = path.read_text()
     assert "@njit" in text and "vm." not in text and "import symgrad" not in text
     got = run_standalone(path, "m.grad_loss({'w': args['w'], 'b': args['b']}, args['x'])",
@@ -183,10 +184,14 @@ def test_wrong_shapes_and_structures_are_refused_at_call_time(tmp_path):
         tree.grad_fn({"b": np.ones(2)})
 
 
-def test_refusals_leave_no_file(tmp_path):
+def test_refusals_leave_no_file(tmp_path, monkeypatch):
+    monkeypatch.delitem(numpy_source.LOWERINGS, prims.eigh_p)  # as a primitive added later
     eigh = sg.grad(lambda a: np.sum(np.linalg.eigh(a)[0] ** 2), backend="numpy")
-    with pytest.raises(NotImplementedError, match="primitive eigh"):
+    with pytest.raises(NotImplementedError, match="primitive eigh has no lowering"):
         sg.export(eigh, (np.eye(2) + 1.0,), tmp_path / "eigh.py", target="numpy")
+    bits = sg.jit(lambda n: np.bitwise_and(n, 3) + n, backend="numpy")  # an impl reading
+    with pytest.raises(NotImplementedError, match="primitive bitwise: .* cannot be copied"):
+        sg.export(bits, (np.arange(4),), tmp_path / "bits.py", target="numpy")  # a dict
     with pytest.raises(TypeError, match="Tensor"):
         sg.export(sg.grad(np.sum, backend="numpy"), (sg.tensor([1.0, 2.0]),),
                   tmp_path / "t.py", target="numpy")
@@ -197,6 +202,10 @@ def test_refusals_leave_no_file(tmp_path):
     with pytest.raises(NotImplementedError, match="Python function"):
         sg.export(sg.jit(with_callback, backend="numpy"), (np.ones(2),),
                   tmp_path / "cb.py", target="numpy")
+    dask = pytest.importorskip("dask.array")
+    with pytest.raises(TypeError, match="Dask array"):
+        sg.export(sg.grad(np.sum, backend="numpy"), (dask.ones(4, chunks=2),),
+                  tmp_path / "d.py", target="numpy")
     with pytest.raises(ValueError, match="C target"):
         sg.export(np.sum, (np.ones(2),), tmp_path / "c.py", target="c")
     assert list(tmp_path.iterdir()) == []
@@ -210,3 +219,20 @@ def test_a_module_that_disagrees_is_not_written(tmp_path, monkeypatch):
         sg.export(sg.jit(lambda x: np.sin(x) * 2.0, backend="numpy"), (np.ones(3),),
                   tmp_path / "wrong.py", target="numpy")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_numpy_lowering_covers_the_registry_or_says_which_it_does_not():
+    """Every row of the table is a registered primitive; every other primitive is an
+    elementwise ufunc (the default) or is refused by name."""
+    registered = set(map(id, prims.REGISTRY.values()))
+    assert all(id(p) in registered for p in numpy_source.LOWERINGS)
+    refused = []
+    for name, prim in sorted(prims.REGISTRY.items()):
+        try:
+            numpy_source.lowering(prim)
+        except numpy_source.Unlowerable as e:
+            assert f"primitive {name} " in str(e)
+            refused.append(name)
+    # every primitive has a row or the ufunc default; callback's row refuses when used, and
+    # so does bitwise's copy of its impl (which reads a dict of ufuncs)
+    assert refused == []

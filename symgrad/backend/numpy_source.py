@@ -137,10 +137,23 @@ def _as_dtype(dtype_of: Callable[[Eqn], str]) -> Lowering:
     return lower
 
 
-def _slogdet(out: str, args: list, e: Eqn, module: Module) -> list:
-    _only(e, ("part",))
-    part = {"sign": 0, "logabsdet": 1}[e.params["part"]]  # np.linalg.slogdet's order
-    return [f"{out} = np.linalg.slogdet({args[0]})[{part}]"]
+def _part(template: str, parts: tuple[str, ...]) -> Lowering:
+    """``template`` indexed by the position of the ``part`` param among ``parts`` (the
+    order of numpy's result tuple: ``np.linalg.svd`` gives u, s, vh)."""
+    def lower(out: str, args: list, e: Eqn, module: Module) -> list:
+        _only(e, ("part",))
+        return [f"{out} = {template.format(*args)}[{parts.index(e.params['part'])}]"]
+    return lower
+
+
+def _math_of_elements(function: str) -> Lowering:
+    """``math.<function>`` on each element (as the impls of erf and erfc compute it)."""
+    def lower(out: str, args: list, e: Eqn, module: Module) -> list:
+        _only(e, ())
+        math_name = module.copier.reference(math, "math")
+        return [f"{out} = np.asarray(np.frompyfunc({math_name}.{function}, 1, 1)({args[0]}), "
+                "dtype=np.float64)[()]"]
+    return lower
 
 
 # -- control flow: the graphs as functions, and drivers mirroring the impls --------
@@ -264,12 +277,21 @@ LOWERINGS: dict[Primitive, Lowering] = {
     prims.solve_p: _expression("np.linalg.solve({0}, {1})"),
     prims.det_p: _expression("np.linalg.det({0})"),
     prims.cholesky_p: _expression("np.linalg.cholesky({0})"),
-    prims.slogdet_p: _slogdet,
+    prims.slogdet_p: _part("np.linalg.slogdet({0})", ("sign", "logabsdet")),
     prims.sinc_p: _expression("np.sinc({0})"),
+    prims.erf_p: _math_of_elements("erf"),
+    prims.erfc_p: _math_of_elements("erfc"),
+    prims.argsort_p: _expression('np.argsort({0}, axis=-1, kind="stable").astype(np.float64)'),
+    prims.cumprod_p: _expression("np.cumprod({0}, axis={axis})", "axis"),
+    prims.pinv_p: _expression("np.linalg.pinv({0}, {rcond})", "rcond"),
+    prims.qr_p: _part("np.linalg.qr({0})", ("q", "r")),
+    prims.svd_p: _part("np.linalg.svd({0}, full_matrices=False)", ("u", "s", "vh")),
     # self-contained numpy implementations, copied with what they read
     **{p: _copied_impl for p in (prims.relu_p, prims.sigmoid_p, prims.softplus_p,
                                  prims.xlogy_p, prims.extremum_weights_p, prims.norm2_p,
-                                 prims.scatter_add_p, prims.take_along_p)},
+                                 prims.scatter_add_p, prims.take_along_p, prims.eig_p,
+                                 prims.eigh_p, prims.lstsq_p, prims.scatter_along_p,
+                                 prims.windows_p, prims.unwindows_p, prims.bitwise_p)},
     prims.loop_p: _loop,
     prims.while_p: _while,
     prims.cond_p: _cond,
@@ -316,7 +338,7 @@ class Module:
     control flow holds), module-level constants, and the copied helpers."""
 
     def __init__(self, copier: Copier | None = None):
-        self.copier = copier or Copier(frozenset({"numpy", "math"}))
+        self.copier = copier or Copier(frozenset({"numpy", "math", "itertools"}))
         self.copier.reference(np, "np")
         self.functions: list[str] = []   # nested graphs' functions, innermost first
         self.constants: list[str] = []
