@@ -53,14 +53,13 @@ thousand lines and a compiler in CI, which is why it waits for a user who needs 
 
 from __future__ import annotations
 
-import builtins
 import datetime
 import importlib
 import inspect
 import keyword
 import os
 import re
-import symtable
+import secrets
 import sys
 import tempfile
 import types
@@ -71,12 +70,12 @@ from typing import Any
 import numpy as np
 
 from .api import jit
-from .backend import numpy_source
-from .backend.codegen import generate
+from .backend import entry_source, numpy_source
+from .backend.numba_standalone import kernel_text
 from .backend.numpy_source import literal
 from .backend.standalone import Copier
 from .core.ir import Graph
-from .core.pytree import LEAF, Tree, flatten, is_namedtuple, paths, unflatten
+from .core.pytree import Tree, flatten, is_namedtuple, paths, unflatten
 from .core.version import __version__
 from .eager.tensor import Tensor
 
@@ -140,34 +139,33 @@ def export(fn: Callable, example_args: Sequence[Any], path: str | os.PathLike,
     kernel = f"_{entry}_kernel"
     module = numpy_source.Module(Copier(_NUMBA_ROOTS if target == "numba" else _NUMPY_ROOTS))
     if target == "numba":
-        helpers, function = _numba_kernel(graph, kernel, what, module.copier)
+        helpers, function = kernel_text(graph, kernel, what, module.copier)
     else:
         helpers, function = "", _numpy_kernel(graph, kernel, module)
     consts = [literal(float(value)) if value.ndim == 0 and target == "numba"
               else module.constant(value) for _, value in graph.consts]
-    checks = module.copier.reference(check_input, "check_input", "export")
-    owned = module.copier.reference(owned_output, "owned_output", "export")
+    checks = module.copier.reference(entry_source.check_input, "check_input", "export")
+    owned = module.copier.reference(entry_source.owned_output, "owned_output", "export")
     signature = ", ".join(f"{n}: {_aval_text(a)}" for n, a in zip(leaf_names, expected))
-    entry_text = _entry(entry, kernel, names, trees, leaf_names, expected, graph, out_tree,
-                        consts, checks, owned, signature, what, target)
+    entry_text = entry_source.entry_text(entry, kernel, names, trees, leaf_names, expected,
+                                         graph, out_tree, consts, checks, owned, signature,
+                                         what, target)
     parts = [module.copier.text(), "\n".join(module.constants), helpers,
              *module.functions, function, entry_text, f"__all__ = [{entry!r}]\n"]
     code = "\n\n\n".join(p.strip("\n") for p in parts if p.strip()) + "\n"
-    _require_standalone(code)
+    entry_source.require_standalone(code)
 
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}-", suffix=".py")
-    os.close(fd)
+    # a new file beside path (the rename is then atomic), with the user's permissions
+    tmp = str(path.parent / f".{path.stem}-{os.getpid()}-{secrets.token_hex(4)}.py")
     try:
         text = _header(what, entry, signature, out_tree, graph, target, None) + code
-        Path(tmp).write_text(text)
+        with open(tmp, "x") as file:
+            file.write(text)
         got = _run(tmp, text, entry, args, target)
         diffs = _compare(got, ref_leaves, graph, what)
         text = _header(what, entry, signature, out_tree, graph, target, diffs) + code
         Path(tmp).write_text(text)  # the same code, the header now says how it was checked
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # as a file the user wrote (mkstemp makes it private)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -365,191 +363,13 @@ def _numpy_kernel(graph: Graph, kernel: str, module: numpy_source.Module) -> str
         raise NotImplementedError(f"export(target='numpy'): {e}") from None
 
 
-def _numba_kernel(graph: Graph, kernel: str, what: str, copier: Copier) -> tuple[str, str]:
-    """The Numba kernel's text (its imports recorded in ``copier``, the helpers it calls
-    copied there) and the lines that make LAPACK helpers."""
-    for e in graph.eqns:
-        if e.prim.host:
-            raise NotImplementedError(
-                f"export: {graph.name} calls a Python function (primitive {e.prim.name}, "
-                "sg.pure_callback), which an exported module cannot hold: export the parts "
-                "before and after it separately")
-    source = generate(graph, kernel, what, None, parallel_min=None)
-    lines = []
-    for line in source.text.splitlines():
-        stripped = line.split("#")[0].strip()
-        if stripped.startswith(("import ", "from ")):
-            if "symgrad" not in stripped:  # symgrad's helpers are copied in below
-                exec_imports(copier, stripped)
-            continue
-        lines.append(line)
-    text = "\n".join(lines)
-    helpers: list[str] = []
-    for alias, attribute in sorted(set(re.findall(r"\b(vm|la)\.(\w+)", text))):
-        name = _helper(copier, alias, attribute, helpers)
-        text = re.sub(rf"\b{alias}\.{attribute}\b", name, text)
-    return "\n".join(helpers), text
-
-
-def exec_imports(copier: Copier, statement: str) -> None:
-    """Record an import statement of the kernel (numpy, numba, math) in ``copier``."""
-    namespace: dict[str, Any] = {}
-    exec(statement, namespace)  # noqa: S102 -- a statement codegen wrote: import lines only
-    for local, value in namespace.items():
-        if local != "__builtins__":
-            copier.reference(value, local)
-
-
-def _helper(copier: Copier, alias: str, attribute: str, helpers: list[str]) -> str:
-    """The module-level name of ``vm.<attribute>`` (:mod:`.vecmath`) or
-    ``la.<attribute>`` (:mod:`.lapack`, whose functions are made by a factory)."""
-    # imported here: vecmath imports Numba, which `import symgrad` must not load
-    from .backend import lapack, vecmath
-
-    if alias == "vm":
-        return copier.reference(getattr(vecmath, attribute), attribute, "vecmath")
-    factory = getattr(lapack, f"_{attribute}", None)
-    if factory is None:
-        raise NotImplementedError(f"export: the kernel calls la.{attribute}, which export "
-                                  "cannot copy")
-    made = copier.reference(factory, f"_{attribute}", "lapack")
-    name = f"_la_{attribute}"
-    helpers.append(f"{name} = {made}()")
-    return name
-
-
-def check_input(value, what, shape, dtype, expected):
-    """An argument as the kernel takes it: of ``shape`` exactly, a dtype that converts to
-    ``dtype`` without loss; else a ValueError that names the expected arguments."""
-    array = np.asarray(value)
-    if array.shape != tuple(shape):
-        raise ValueError(f"{what} has shape {array.shape}, but this module was exported for "
-                         f"{expected}; export again from symgrad for other shapes")
-    if array.dtype == object or not np.can_cast(array.dtype, dtype, "safe"):
-        raise ValueError(f"{what} has dtype {array.dtype}, which does not convert to {dtype} "
-                         f"without loss; this module was exported for {expected}")
-    if not array.shape:
-        scalar = np.dtype(dtype).type(array)
-        return scalar if dtype == "float32" else scalar.item()
-    return np.ascontiguousarray(array, dtype=dtype)
-
-
-def owned_output(value, dtype, copy):
-    """An output as symgrad returns it: a numpy scalar, or an array of its own."""
-    if np.ndim(value) == 0:
-        return np.dtype(dtype).type(value)
-    return np.array(value, dtype=dtype, copy=True) if copy else np.asarray(value, dtype=dtype)
-
-
-def _entry(entry: str, kernel: str, names: list[str], trees: list, leaf_names: list[str],
-           expected: list, graph: Graph, out_tree: Tree, consts: list[str], checks: str,
-           owned: str, signature: str, what: str, target: str) -> str:
-    """The public function: checks and converts the arguments, calls the kernel (with the
-    module's constants), returns the outputs in ``fn``'s structure."""
-    lines = [f"_EXPECTED = {signature!r}", "", "",
-             f"def {entry}({', '.join(names)}):",
-             f'    """{what[:1].upper() + what[1:]}.',
-             "",
-             f"    For {signature} only: other shapes or dtypes raise ValueError.",
-             '    """']
-    k = 0
-    for n, tree in zip(names, trees):
-        if tree is not None:
-            lines += _structure_checks(tree, n)
-        for access, _ in _accesses(tree or LEAF, n):
-            shape, dtype = expected[k]
-            lines.append(f"    {leaf_names[k]} = {checks}({access}, {access!r}, {shape!r}, "
-                         f"{dtype!r}, _EXPECTED)")
-            k += 1
-    lines.append(f"    outs = {kernel}({', '.join([*leaf_names, *consts])})")
-    producer = {id(e.out): e for e in graph.eqns}
-    leaves = []
-    seen: set[int] = set()
-    for i, a in enumerate(graph.outputs):
-        dtype = str(np.dtype(a.aval.dtype))
-        copy = target == "numpy" and (numpy_source.is_view(producer.get(id(a)), graph, a)
-                                      or id(a) in seen)
-        seen.add(id(a))
-        leaves.append(f"{owned}(outs[{i}], {dtype!r}, {copy})")
-    lines.append(f"    return {_rebuild_text(out_tree, iter(leaves))}")
-    return "\n".join(lines)
-
-
-def _accesses(tree: Tree, root: str) -> list[tuple[str, Tree]]:
-    """Python expressions reaching each leaf of an argument of structure ``tree``."""
-    if tree.kind == "leaf":
-        return [(root, tree)]
-    keys = tree.meta if tree.kind == "dict" else range(len(tree.children))
-    out: list[tuple[str, Tree]] = []
-    for key, child in zip(keys, tree.children):
-        out += _accesses(child, f"{root}[{key!r}]")
-    return out
-
-
-def _structure_checks(tree: Tree, root: str) -> list[str]:
-    """Lines that raise ValueError unless the argument ``root`` has structure ``tree``."""
-    lines = []
-    if tree.kind == "leaf":
-        return lines
-    if tree.kind == "dict":
-        keys = sorted(tree.meta)
-        lines.append(f"    if not isinstance({root}, dict) or sorted({root}) != {keys!r}:")
-        message = f"{root} must be a dict with the keys {keys}"
-        lines.append(f"        raise ValueError({message!r})")
-    else:
-        kind = "tuple" if tree.kind == "tuple" else "list"
-        n = len(tree.children)
-        lines.append(f"    if not isinstance({root}, (tuple, list)) or len({root}) != {n}:")
-        message = f"{root} must be a {kind} of {n} values"
-        lines.append(f"        raise ValueError({message!r})")
-    keys = tree.meta if tree.kind == "dict" else range(len(tree.children))
-    for key, child in zip(keys, tree.children):
-        lines += _structure_checks(child, f"{root}[{key!r}]")
-    return lines
-
-
-def _rebuild_text(tree: Tree, leaves: Any) -> str:
-    """The expression building an output of structure ``tree`` from leaf expressions."""
-    if tree.kind == "leaf":
-        return next(leaves)
-    if tree.kind == "none":
-        return "None"
-    items = [_rebuild_text(c, leaves) for c in tree.children]
-    if tree.kind == "dict":
-        return "{" + ", ".join(f"{k!r}: {v}" for k, v in zip(tree.meta, items)) + "}"
-    if tree.kind == "list":
-        return "[" + ", ".join(items) + "]"
-    return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
-
-
-def _require_standalone(code: str) -> None:
-    """Refuse a module that imports symgrad or reads a global name it does not define."""
-    if re.search(r"^\s*(import|from)\s+symgrad\b", code, re.MULTILINE):
-        raise NotImplementedError("export: the generated module would import symgrad")
-    table = symtable.symtable(code, "<export>", "exec")
-    defined = {s.get_name() for s in table.get_symbols() if s.is_assigned() or s.is_imported()}
-    missing = set()
-    stack = [table]
-    while stack:
-        t = stack.pop()
-        stack += t.get_children()
-        for s in t.get_symbols():
-            name = s.get_name()
-            if (s.is_global() or t is table) and s.is_referenced() and name not in defined \
-                    and not hasattr(builtins, name):
-                missing.add(name)
-    if missing:
-        raise NotImplementedError(f"export: the generated module reads {sorted(missing)}, "
-                                  "which it does not define (a helper export cannot copy)")
-
-
 # ---------------------------------------------------------------------------
 # header, run, compare
 
 
 def _header(what: str, entry: str, signature: str, out_tree: Tree, graph: Graph,
             target: str, diffs: list | None) -> str:
-    outs = _rebuild_text(out_tree, iter(str(a.aval) for a in graph.outputs))
+    outs = entry_source.rebuild_text(out_tree, iter(str(a.aval) for a in graph.outputs))
     needs = ("numpy only" if target == "numpy" else
              "numpy and numba (the kernel compiles on the first call and is cached "
              "beside this file)")
@@ -654,4 +474,4 @@ def _compare(got: list, want: list, graph: Graph, what: str) -> list:
     return diffs
 
 
-__all__ = ["ExportError", "TARGETS", "check_input", "export", "owned_output"]
+__all__ = ["ExportError", "TARGETS", "export"]
