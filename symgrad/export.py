@@ -117,6 +117,9 @@ def export(fn: Callable, example_args: Sequence[Any], path: str | os.PathLike,
     path = Path(path)
     if path.suffix != ".py" or not path.stem.isidentifier() or keyword.iskeyword(path.stem):
         raise ValueError(f"path must name a Python module (identifier.py), not {path.name!r}")
+    if getattr(fn, "static_argnums", ()):
+        raise TypeError("export takes no static arguments (static_argnums): bake them in, "
+                        "e.g. sg.grad(functools.partial(f, n=3)), and export that")
     args = tuple(example_args)
     names = _parameter_names(fn, len(args))
     leaves, trees, leaf_names = _flat_arguments(args, names)

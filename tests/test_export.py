@@ -126,6 +126,26 @@ def test_fori_loop(tmp_path):
     np.testing.assert_allclose(got, closed, rtol=1e-13)
 
 
+def test_a_trip_count_stays_an_argument(tmp_path):
+    """An int argument is a kernel input (int64), as in symgrad: a new count needs no
+    new export; a float where the int was is refused."""
+    def f(x, n):
+        return np.sum(sg.fori_loop(0, n, lambda i, c: c * 0.5 + np.sin(c), x))
+
+    x = np.array([0.2, 1.1])
+    g = sg.grad(f, backend="numpy")
+    module = load(sg.export(g, (x, 3), tmp_path / "count.py", target="numpy"))
+    for n in (0, 1, 5):
+        c, closed = x.copy(), np.ones_like(x)
+        for _ in range(n):
+            closed *= 0.5 + np.cos(c)
+            c = c * 0.5 + np.sin(c)
+        np.testing.assert_allclose(module.grad_f(x, n), g(x, n), rtol=1e-15)
+        np.testing.assert_allclose(module.grad_f(x, n), closed, rtol=1e-14)
+    with pytest.raises(ValueError, match="n has dtype float64"):
+        module.grad_f(x, 2.0)
+
+
 def test_hessian(tmp_path):
     def h(x):
         return np.sum(x ** 3) + x[0] * x[1]
@@ -206,6 +226,9 @@ def test_refusals_leave_no_file(tmp_path, monkeypatch):
     with pytest.raises(TypeError, match="Dask array"):
         sg.export(sg.grad(np.sum, backend="numpy"), (dask.ones(4, chunks=2),),
                   tmp_path / "d.py", target="numpy")
+    with pytest.raises(TypeError, match="static arguments"):
+        sg.export(sg.grad(lambda x, k: np.sum(x ** k), static_argnums=(1,), backend="numpy"),
+                  (np.ones(2), 3), tmp_path / "s.py", target="numpy")
     with pytest.raises(ValueError, match="C target"):
         sg.export(np.sum, (np.ones(2),), tmp_path / "c.py", target="c")
     assert list(tmp_path.iterdir()) == []

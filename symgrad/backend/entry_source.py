@@ -35,8 +35,7 @@ def check_input(value, what, shape, dtype, expected):
         raise ValueError(f"{what} has dtype {array.dtype}, which does not convert to {dtype} "
                          f"without loss; this module was exported for {expected}")
     if not array.shape:
-        scalar = np.dtype(dtype).type(array)
-        return scalar if dtype == "float32" else scalar.item()
+        return np.dtype(dtype).type(array)  # a numpy scalar, as the interpreter has it
     return np.ascontiguousarray(array, dtype=dtype)
 
 
@@ -67,7 +66,9 @@ def entry_text(entry: str, kernel: str, names: list[str], trees: list, leaf_name
             lines.append(f"    {leaf_names[k]} = {checks}({access}, {access!r}, {shape!r}, "
                          f"{dtype!r}, _EXPECTED)")
             k += 1
-    lines.append(f"    outs = {kernel}({', '.join([*leaf_names, *consts])})")
+    # floating-point errors follow numpy's arithmetic silently, as symgrad's do
+    lines.append("    with np.errstate(all='ignore'):")
+    lines.append(f"        outs = {kernel}({', '.join([*leaf_names, *consts])})")
     producer = {id(e.out): e for e in graph.eqns}
     leaves = []
     seen: set[int] = set()
