@@ -389,6 +389,10 @@ def _header(what: str, entry: str, signature: str, out_tree: Tree, graph: Graph,
                    "largest magnitude, for float64; float32 "
                    f"{TOLERANCE['float32'][0]:g}/{TOLERANCE['float32'][1]:g}; exact for "
                    "integers and booleans).")
+    n = len(graph.consts)
+    held = (f"\nIt holds {n} constant{'s' if n > 1 else ''} that the function read from outside "
+            "its arguments (captured arrays and numbers, a pullback's point), as they were "
+            "at export." if n else "")
     text = f'''"""{what[:1].upper() + what[1:]}: a standalone module exported by symgrad.
 
 Entry: {entry}(...), for {signature};
@@ -397,7 +401,7 @@ again from symgrad for them.
 
 Target: {target} (needs {needs}); symgrad is not needed.
 Exported by symgrad {__version__} on {when}.
-{checked}
+{checked}{held}
 Generated: edit the function in symgrad and export again rather than this file.
 """
 '''

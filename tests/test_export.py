@@ -146,6 +146,19 @@ def test_a_trip_count_stays_an_argument(tmp_path):
         module.grad_f(x, 2.0)
 
 
+def test_a_pullback_with_its_point_held_as_constants(tmp_path):
+    x, s = np.array([0.3, 1.0, 2.5]), 2.0
+    y, pullback = sg.vjp(lambda x, s: np.sin(x) * x * s, x, s, backend="numpy")
+    path = sg.export(pullback, (np.ones(3),), tmp_path / "pb.py", target="numpy",
+                     name="pullback")
+    assert "It holds 1 constant" in path.read_text()  # x (s is a float: a literal)
+    ct = np.array([1.0, -2.0, 0.5])
+    gx, gs = load(path).pullback(ct)
+    np.testing.assert_allclose(gx, pullback(ct)[0], rtol=1e-15)
+    np.testing.assert_allclose(gx, s * (np.cos(x) * x + np.sin(x)) * ct, rtol=1e-14)
+    assert gs == pytest.approx(np.sum(np.sin(x) * x * ct), rel=1e-14)
+
+
 def test_hessian(tmp_path):
     def h(x):
         return np.sum(x ** 3) + x[0] * x[1]
