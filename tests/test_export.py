@@ -110,16 +110,21 @@ def test_linalg_value_and_grad_of_two_arguments(tmp_path):
         np.testing.assert_allclose(g, fd, rtol=1e-6, atol=1e-7)
 
 
-def test_fori_loop(tmp_path):
+@pytest.mark.parametrize("checkpoint", [None, 3])
+def test_fori_loop(tmp_path, checkpoint):
+    """A loop and its reverse loop (the tape of carries, or checkpoints every 3 steps
+    and the steps recomputed from them) as functions of the module."""
     def f(x):
-        return np.sum(sg.fori_loop(0, 4, lambda i, c: np.sin(c) * 1.1, x))
+        return np.sum(sg.fori_loop(0, 7, lambda i, c: np.sin(c) * 1.1, x,
+                                   checkpoint=checkpoint))
 
     x = np.array([0.3, -1.2, 2.0])
     path = sg.export(sg.grad(f, backend="numpy"), (x,), tmp_path / "loop.py", target="numpy")
-    assert "def _body_" in path.read_text()  # the loop's body is a function of its own
+    text = path.read_text()
+    assert "def _body_" in text and ("def _recompute_" in text) == (checkpoint is not None)
     got = np.array(run_standalone(path, "m.grad_f(args['x'])", {"x": x.tolist()}))
-    c, closed = x.copy(), np.ones_like(x)  # d c_4 / d x = prod 1.1 cos(c_k)
-    for _ in range(4):
+    c, closed = x.copy(), np.ones_like(x)  # d c_7 / d x = prod 1.1 cos(c_k)
+    for _ in range(7):
         closed *= 1.1 * np.cos(c)
         c = 1.1 * np.sin(c)
     np.testing.assert_allclose(got, sg.grad(f, backend="numpy")(x), rtol=1e-14)

@@ -15,7 +15,7 @@ function (``relu``, ``sigmoid``, ...: :class:`~.standalone.Copier` copies it and
 what it reads, the reference semantics by construction), and for control flow
 (``loop``, ``cond``, ``while``, ``call``) the graphs they hold as functions of
 their own plus a copy of the driver below, which mirrors the primitive's
-``impl`` (no checkpointed loops: they are refused).
+``impl`` (checkpointed loops too).
 
 Array constants of the graph become module-level arrays, decoded from their exact
 bytes (base64), so no number is rounded through text.
@@ -159,25 +159,50 @@ def _math_of_elements(function: str) -> Lowering:
 # -- control flow: the graphs as functions, and drivers mirroring the impls --------
 
 
-def run_loop(lo, hi, *ops, body, n_carry, n_xs, reverse, tape, ys, tapes):
-    """The ``loop`` primitive's impl without checkpoints: ``ys`` and ``tapes`` are the
-    (shape, dtype) of a row of each stacked output and each carry's tape."""
+def run_loop(lo, hi, *ops, body, n_carry, n_xs, reverse, tape, ys, tapes, recompute=None,
+             checkpoint=0, n_ckpt=0):
+    """The ``loop`` primitive's impl: ``ys`` and ``tapes`` are the (shape, dtype) of a row
+    of each stacked output and each carry's tape; with ``recompute`` (the backward loop
+    of a checkpointed loop), segments of ``checkpoint`` steps, last first, each
+    recomputing its forward rows from the checkpoint (the last ``n_ckpt`` operands)."""
     lo, hi = int(lo), int(hi)
     n = max(hi - lo, 0)
-    carry, xs, consts = list(ops[:n_carry]), ops[n_carry:n_carry + n_xs], ops[n_carry + n_xs:]
+    rest = ops[n_carry + n_xs:]
+    carry, xs = list(ops[:n_carry]), ops[n_carry:n_carry + n_xs]
+    consts, ckpts = rest[:len(rest) - n_ckpt], rest[len(rest) - n_ckpt:]
     out_ys = [np.empty((n, *shape), dtype) for shape, dtype in ys]
     length = n if tape == 1 else -(-n // tape) if tape else 0
     out_tapes = [np.empty((length, *shape), dtype) for shape, dtype in tapes]
-    order = range(hi - 1, lo - 1, -1) if reverse else range(lo, hi)
-    for t, i in enumerate(order):
+
+    def run(i, rows):
+        nonlocal carry
         s = i - lo
-        if tape == 1 or (tape > 1 and t % tape == 0):
-            for tp, c in zip(out_tapes, carry):
-                tp[s if tape == 1 else t // tape] = c
-        outs = body(np.int64(i), *carry, *(x[s] for x in xs), *consts)
+        outs = body(np.int64(i), *carry, *rows, *(x[s] for x in xs), *consts)
         carry = list(outs[:n_carry])
         for y, value in zip(out_ys, outs[n_carry:]):
             y[s] = value
+
+    if recompute is None:
+        order = range(hi - 1, lo - 1, -1) if reverse else range(lo, hi)
+        for t, i in enumerate(order):
+            if tape == 1 or (tape > 1 and t % tape == 0):
+                for tp, c in zip(out_tapes, carry):
+                    tp[i - lo if tape == 1 else t // tape] = c
+            run(i, [])
+    else:
+        def index(t):  # of the forward's step t (it ran the other way)
+            return lo + t if reverse else hi - 1 - t
+
+        for seg in range(-(-n // checkpoint) - 1, -1, -1):
+            t0, t1 = seg * checkpoint, min(seg * checkpoint + checkpoint, n)
+            c = [ck[seg] for ck in ckpts]
+            local = []
+            for t in range(t0, t1):
+                local.append(c)
+                i = index(t)
+                c = list(recompute(np.int64(i), *c, *(x[i - lo] for x in xs), *consts))
+            for t in range(t1 - 1, t0 - 1, -1):
+                run(index(t), local[t - t0])
     return (*carry, *out_ys, *out_tapes)
 
 
@@ -207,24 +232,25 @@ def _loop(out: str, args: list, e: Eqn, module: Module) -> list:
     p = e.params
     _only(e, ("body", "n_carry", "n_xs", "reverse", "tape", "size", "recompute",
               "checkpoint"))
-    if p["recompute"] is not None:
-        raise Unlowerable("the numpy target does not write checkpointed loops (a loop "
-                          "differentiated with checkpoint=): export it without checkpoints")
     body = module.nested(p["body"], "body")
+    checkpointed = ""
+    if p["recompute"] is not None:  # the backward loop of a loop with checkpoint=
+        recompute = module.nested(p["recompute"], "recompute")
+        checkpointed = (f", recompute={recompute}, checkpoint={p['checkpoint']}, "
+                        f"n_ckpt={len(p['recompute'].outputs)}")
     n_carry = p["n_carry"]
     ys = _avals(a.aval for a in p["body"].outputs[n_carry:])
     tapes = _avals(v.aval for v in p["body"].inputs[1:1 + n_carry]) if p["tape"] else ()
     driver = module.copier.reference(run_loop, "run_loop", "numpy_source")
     return [f"{out} = {driver}({', '.join(args)}, body={body}, n_carry={n_carry}, "
             f"n_xs={p['n_xs']}, reverse={p['reverse']}, tape={p['tape']}, ys={ys!r}, "
-            f"tapes={tapes!r})"]
+            f"tapes={tapes!r}{checkpointed})"]
 
 
 def _while(out: str, args: list, e: Eqn, module: Module) -> list:
     p = e.params
     _only(e, ("cond", "body", "n_carry", "n_cconst", "tape", "checkpoint"))
-    if p.get("checkpoint"):
-        raise Unlowerable("the numpy target does not write checkpointed while loops")
+    # (``checkpoint`` shapes the adjoint, not this loop: the impl ignores it too)
     cond, body = module.nested(p["cond"], "cond"), module.nested(p["body"], "body")
     tapes = _avals(v.aval for v in p["body"].inputs[:p["n_carry"]])
     driver = module.copier.reference(run_while, "run_while", "numpy_source")
