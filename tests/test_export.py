@@ -26,10 +26,18 @@ SITE = [p for p in (*site.getsitepackages(), site.getusersitepackages()) if os.p
 def run_standalone(path, call: str, args: dict) -> object:
     """Import the module at ``path`` in a fresh interpreter that cannot import symgrad
     (isolated, no site processing: the editable install's hook never runs; the
-    site-packages directories are on the path for numpy and numba only), call it as
-    ``call`` with ``args`` (lists, made arrays there) and return what it printed (JSON)."""
+    site-packages directories are on the path for numpy and numba, and a finder refuses
+    symgrad should a regular install sit there), call it as ``call`` with ``args``
+    (lists, made arrays there) and return what it printed (JSON)."""
     code = textwrap.dedent(f"""
         import sys
+
+        class NoSymgrad:
+            def find_spec(self, name, path=None, target=None):
+                if name.partition(".")[0] == "symgrad":
+                    raise ModuleNotFoundError("symgrad is not installed here", name=name)
+
+        sys.meta_path.insert(0, NoSymgrad())
         sys.path[:0] = {[str(path.parent)]!r}
         sys.path += {SITE!r}
         try:
