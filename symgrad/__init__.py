@@ -35,7 +35,8 @@ checks it, with imports inside functions counted, and that there is no cycle):
   dispatch, indexing, ``sg.at``, linalg). Imports ``core``, ``prims``.
 - ``transforms/``: the adjoint and the passes. Imports ``core``, ``prims``.
 - ``backend/``: fusion, split, codegen, the kernel cache, ``program.build``.
-  Imports ``core`` only: it reads what it needs from the primitives' flags.
+  Imports ``core``: it reads what it needs from the primitives' flags; and
+  ``prims`` for its lowering tables keyed by primitives (``numpy_source``).
 - ``pipeline.py``: the one build (adjoint, passes, backend) for every front end.
   Imports ``core``, ``transforms``, ``backend``.
 - ``calls.py``: how a call reads its arguments (traced or static, cache keys,
@@ -47,7 +48,7 @@ checks it, with imports inside functions counted, and that there is no cycle):
   only then); it never imports ``api``.
 - Front ends, on top: ``api.py`` (grad, jit, vjp), ``eager/`` (Tensor, backward)
   with ``autograd/``, ``cli/`` (the command), ``sympy_bridge.py``,
-  ``testing.py``, ``ops.py``. They may import any layer below, and ``cli``
+  ``testing.py``, ``ops.py``, ``export.py`` (``sg.export``). They may import any layer below, and ``cli``
   and ``testing`` the other front ends; nothing below imports them.
 """
 
@@ -274,6 +275,9 @@ __all__ += ["linalg", "cummax", "cummin", "cumprod", "div", "divide", "einsum", 
             "index_select", "logcumsumexp", "roll", "scatter", "scatter_add", "scatter_reduce",
             "set_default_dtype", "trace", "tril", "triu", "load", "save", "float16", "half",
             "bfloat16", "int8", "int16", "int32", "short", "uint8"]
+from .export import export  # noqa: E402 -- a kernel as a standalone module (sg.export)
+
+__all__ += ["export"]
 _from_environment()
 
 def __getattr__(name: str):

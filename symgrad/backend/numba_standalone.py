@@ -1,0 +1,77 @@
+"""A Numba kernel as the text of a standalone module (``sg.export``'s ``target="numba"``).
+
+:func:`kernel_text` asks :mod:`.codegen` for the kernel of a graph, serial (no
+``prange``: the module runs wherever it is copied, on however many cores), and
+makes it standalone: its imports of numpy, Numba and math are recorded in a
+:class:`~.standalone.Copier`, and the helpers it calls from symgrad (``vm.exp``...
+of :mod:`.vecmath`, ``la.eigh_upper`` of :mod:`.lapack`) are copied there with what
+they read, only those it calls, and renamed (``_vecmath_exp``).
+
+:mod:`.vecmath` imports Numba, so it is imported only inside :func:`_helper`, which
+runs for a kernel that calls it (exporting to Numba needs Numba anyway).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..core.ir import Graph
+from .codegen import generate
+from .standalone import Copier
+
+
+def kernel_text(graph: Graph, kernel: str, what: str, copier: Copier) -> tuple[str, str]:
+    """The Numba kernel's text (its imports recorded in ``copier``, the helpers it calls
+    copied there) and the lines that make LAPACK helpers."""
+    for e in graph.eqns:
+        if e.prim.host:
+            raise NotImplementedError(
+                f"export: {graph.name} calls a Python function (primitive {e.prim.name}, "
+                "sg.pure_callback), which an exported module cannot hold: export the parts "
+                "before and after it separately")
+    source = generate(graph, kernel, what, None, parallel_min=None)
+    lines = []
+    for line in source.text.splitlines():
+        stripped = line.split("#")[0].strip()
+        if stripped.startswith(("import ", "from ")):
+            if "symgrad" not in stripped:  # symgrad's helpers are copied in below
+                _imports(copier, stripped)
+            continue
+        lines.append(line)
+    text = "\n".join(lines)
+    helpers: list[str] = []
+    for alias, attribute in sorted(set(re.findall(r"\b(vm|la)\.(\w+)", text))):
+        name = _helper(copier, alias, attribute, helpers)
+        text = re.sub(rf"\b{alias}\.{attribute}\b", name, text)
+    return "\n".join(helpers), text
+
+
+def _imports(copier: Copier, statement: str) -> None:
+    """Record an import statement of the kernel (numpy, numba, math) in ``copier``."""
+    namespace: dict[str, Any] = {}
+    exec(statement, namespace)  # noqa: S102 -- a statement codegen wrote: import lines only
+    for local, value in namespace.items():
+        if local != "__builtins__":
+            copier.reference(value, local)
+
+
+def _helper(copier: Copier, alias: str, attribute: str, helpers: list[str]) -> str:
+    """The module-level name of ``vm.<attribute>`` (:mod:`.vecmath`) or
+    ``la.<attribute>`` (:mod:`.lapack`, whose functions are made by a factory)."""
+    # imported here: vecmath imports Numba, which `import symgrad` must not load
+    from . import lapack, vecmath
+
+    if alias == "vm":
+        return copier.reference(getattr(vecmath, attribute), attribute, "vecmath")
+    factory = getattr(lapack, f"_{attribute}", None)
+    if factory is None:
+        raise NotImplementedError(f"export: the kernel calls la.{attribute}, which export "
+                                  "cannot copy")
+    made = copier.reference(factory, f"_{attribute}", "lapack")
+    name = f"_la_{attribute}"
+    helpers.append(f"{name} = {made}()")
+    return name
+
+
+__all__ = ["kernel_text"]
