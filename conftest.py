@@ -14,6 +14,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import settings
 
 # Before symgrad is imported: compile into a cache of this test run only (so
@@ -29,6 +30,40 @@ settings.register_profile("ci", max_examples=30, deadline=None, derandomize=True
                           print_blob=True)
 settings.register_profile("long", max_examples=2000, deadline=None, print_blob=True)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+#: test modules whose subject is the Tensor API's compiled backward kernels
+#: (symgrad.eager.backward): they compile them as users' programs do. Every other test
+#: runs the Tensor API's backward on the interpreter (``sg.config.eager_compile``
+#: off), where it compares numbers with PyTorch: the same graphs, without a Numba
+#: compile per graph structure. A test elsewhere that needs the kernels says
+#: ``@pytest.mark.kernels``.
+EAGER_KERNEL_MODULES = {
+    "test_eager_fastpath", "test_train_loop", "test_thread_safety", "test_compile_once",
+    "test_replay", "test_benchmarks", "test_examples",
+}
+
+
+def pytest_configure(config) -> None:
+    config.addinivalue_line("markers", "kernels: the test's subject is compiled kernels "
+                                       "(the Tensor API's backward ones included)")
+
+
+@pytest.fixture(autouse=True)
+def _eager_backward_on_the_interpreter(request):
+    module = getattr(request.node, "module", None)
+    name = getattr(module, "__name__", "").rpartition(".")[2]
+    if name in EAGER_KERNEL_MODULES or request.node.get_closest_marker("kernels"):
+        yield
+        return
+    import symgrad
+
+    before = symgrad.config.eager_compile
+    symgrad.config.eager_compile = False
+    try:
+        yield
+    finally:
+        symgrad.config.eager_compile = before
 
 
 def pytest_terminal_summary(terminalreporter) -> None:

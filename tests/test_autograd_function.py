@@ -114,6 +114,7 @@ def training_steps(torch, show, data):
             w -= 0.1 * w.grad
 
 
+@pytest.mark.kernels
 def test_repeated_steps_compile_and_match_pytorch():
     before = symgrad.autograd.backward_stats()["compiled_runs"]
     run_both(training_steps, _data(4, w=(5,)))

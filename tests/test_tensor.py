@@ -211,6 +211,7 @@ def fresh_structure_cache(monkeypatch):
     monkeypatch.setattr(autograd, "_STATS", dict.fromkeys(autograd._STATS, 0))
 
 
+@pytest.mark.kernels
 def test_a_changing_python_scalar_keeps_one_structure_that_compiles():
     """x * (0.5 + k): the scalar enters the kernel as an input, like tensor data."""
     x = Variable(torch.ones(3), requires_grad=True)
@@ -222,6 +223,7 @@ def test_a_changing_python_scalar_keeps_one_structure_that_compiles():
     assert stats["compiled_runs"] == 3
 
 
+@pytest.mark.kernels
 def test_the_structure_cache_keeps_the_last_cache_limit_structures(monkeypatch):
     monkeypatch.setattr(autograd, "CACHE_LIMIT", 4)
     for n in range(1, 11):  # one structure per shape
@@ -234,6 +236,7 @@ def test_the_structure_cache_keeps_the_last_cache_limit_structures(monkeypatch):
     assert autograd.backward_stats()["compiled_runs"] == 1
 
 
+@pytest.mark.kernels
 def test_interpreted_and_compiled_backward_agree():
     rng = np.random.default_rng(11)
     xv, cv = rng.uniform(-1, 1, (3, 4)), rng.uniform(-1, 1, 4)
@@ -249,6 +252,7 @@ def test_interpreted_and_compiled_backward_agree():
         assert_close(g, want, rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.kernels
 def test_the_lowered_graph_keeps_data_out_of_the_kernel():
     """Two runs with different data reuse one structure; no array is baked in."""
     stats0 = autograd.backward_stats()["structures"]
@@ -265,6 +269,7 @@ def test_tensors_inside_a_traced_function_are_constants():
         assert_close(torch.grad(fn)(np.array([3.0, 4.0])), [1.0, 2.0])
 
 
+@pytest.mark.kernels
 def test_a_kernel_that_fails_to_compile_falls_back_to_the_interpreter(monkeypatch):
     def broken(source):
         raise RuntimeError("no compiler today")
