@@ -209,12 +209,16 @@ print(json.dumps({"first": first.tolist(), "outs": outs}))
 """
 
 
-def test_a_fork_while_a_kernel_compiles_works(tmp_path):
-    got = result(start(FORK, tmp_path, tiered=True), timeout=300)
+def test_a_fork_while_a_kernel_compiles_or_loads_works(tmp_path):
+    """A fork pool right after a first call: while the worker compiles (empty cache),
+    then, on the filled cache, while the background thread loads the kernel (a fork
+    waits for that load: a child born holding its import locks would hang)."""
     f = lambda x: np.sinh(x) + x * np.cosh(x)  # noqa: E731
-    np.testing.assert_allclose(got["first"], f(X), rtol=1e-14)
-    for k, out in zip([1.0, 2.0, 3.0], got["outs"]):
-        np.testing.assert_allclose(out, f(X * k), rtol=1e-14)
+    for tiered in (True, False, True):  # compile in the worker; fill the cache; load
+        got = result(start(FORK, tmp_path, tiered=tiered), timeout=300)
+        np.testing.assert_allclose(got["first"], f(X), rtol=1e-14)
+        for k, out in zip([1.0, 2.0, 3.0], got["outs"]):
+            np.testing.assert_allclose(out, f(X * k), rtol=1e-14)
 
 
 def test_a_worker_that_retires_is_replaced(tiered, monkeypatch):

@@ -129,20 +129,24 @@ class _Background:
     def _run(self) -> None:
         while True:
             job, args = self._queue.get()
-            job.state, self._current = "running", job
-            try:
-                if isinstance(job.kernel, kernels.Kernel):
-                    from numba import typeof
-
-                    job.kernel.compile_signature(tuple(typeof(a) for a in args))
-                else:
-                    job.kernel(*args)
-            except Exception:  # noqa: BLE001 -- the calling thread's own call will raise it
-                job.state = "failed"
-            else:
-                job.state = "done"
-            self._current = None
+            with _RUNNING:
+                self._run_one(job, args)
             del job, args
+
+    def _run_one(self, job: worker.Job, args: tuple) -> None:
+        job.state, self._current = "running", job
+        try:
+            if isinstance(job.kernel, kernels.Kernel):
+                from numba import typeof
+
+                job.kernel.compile_signature(tuple(typeof(a) for a in args))
+            else:
+                job.kernel(*args)
+        except Exception:  # noqa: BLE001 -- the calling thread's own call will raise it
+            job.state = "failed"
+        else:
+            job.state = "done"
+        self._current = None
 
     def _forked(self) -> None:
         """In a forked child (no thread here): the calls waiting compile for themselves."""
@@ -155,9 +159,21 @@ class _Background:
         self.__init__()  # type: ignore[misc]
 
 
+#: held while the background thread runs a job: a fork waits for it (a child born while
+#: that thread held an import lock or Numba's would wait for them forever); registered
+#: after the locks of :mod:`.compile` and :mod:`.keylock`, so taken before them
+_RUNNING = threading.Lock()
 _BACKGROUND = _Background()
+
+
+def _after_fork_in_child() -> None:
+    _RUNNING.release()
+    _BACKGROUND._forked()
+
+
 if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=lambda: _BACKGROUND._forked())
+    os.register_at_fork(before=_RUNNING.acquire, after_in_parent=_RUNNING.release,
+                        after_in_child=_after_fork_in_child)
 
 
 def tiered(graph: Graph, kernel: Callable[..., tuple], consts: tuple,
