@@ -60,9 +60,9 @@ from .autograd import (  # noqa: E402
     no_grad,
     set_grad_enabled,
 )
-from .backend.compile import compile_stats  # noqa: E402
+from .backend.numba.compile import compile_stats  # noqa: E402
 from .backend.memory import _from_environment, reuse_memory  # noqa: E402
-from .backend.threads import get_num_threads, max_threads, set_num_threads  # noqa: E402
+from .backend.numba.threads import get_num_threads, max_threads, set_num_threads  # noqa: E402
 from .core.config import config  # noqa: E402
 from .core.errors import (  # noqa: E402
     EscapedTracerError,

@@ -9,8 +9,9 @@ import pytest
 
 import symgrad as torch
 from symgrad.api import Transformed
-from symgrad.backend import compile as kernels
-from symgrad.backend import program, split
+from symgrad.backend.numba import compile as kernels
+from symgrad.backend import program
+from symgrad.backend.numba import split
 from symgrad.core.check import check
 from symgrad.core.interpreter import interpret
 from symgrad.core.ir import Aval, Eqn, Graph, Literal, Var

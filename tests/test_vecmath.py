@@ -231,7 +231,7 @@ def test_a_vectorized_loop_is_simd_code(tmp_path, monkeypatch):
 def _simd_asm(f, x):
     """The machine code of ``f``'s compiled kernel for ``x`` (compiled here: code Numba
     loaded from its cache cannot be inspected)."""
-    from symgrad.backend import compile as kernels
+    from symgrad.backend.numba import compile as kernels
 
     g = sg.jit(f)
     spec, _ = g._prepare((x,), None, {})

@@ -18,7 +18,7 @@ runs) and the pieces the loops of :mod:`symgrad.prims.loops` use too:
 
 Facets of control-flow primitives get the tool of the layer that applies them:
 ``emit(..., scope=)`` renders a graph as kernel statements
-(:class:`symgrad.backend.scope.Scope`), ``sympy(..., evaluate=)`` evaluates a
+(:class:`symgrad.backend.numba.scope.Scope`), ``sympy(..., evaluate=)`` evaluates a
 graph symbolically, ``vjp(..., adjoint=)`` is the adjoint transform. The
 interpreter is :func:`symgrad.core.interpreter.interpret` itself.
 

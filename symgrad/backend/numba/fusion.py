@@ -1,6 +1,6 @@
 """Loop fusion: which equations of a graph share one loop of the kernel.
 
-A pure planning pass over an optimized graph; :mod:`symgrad.backend.codegen`
+A pure planning pass over an optimized graph; :mod:`symgrad.backend.numba.codegen`
 prints the plan. Equations are visited in program order; one loop is the
 current one, and independent elementwise work of another shape gets loops of
 its own before it:
@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..core.ir import Atom, Eqn, Graph, Primitive, Var, eqn_vars, nbytes
+from ...core.ir import Atom, Eqn, Graph, Primitive, Var, eqn_vars, nbytes
 
 #: at most this many equations (element moves of one operand not counted: they are index
 #: arithmetic) are computed again for one operand; 20 lets Rosenbrock's Hessian-vector

@@ -1,6 +1,6 @@
 """Graph -> readable Python source of one ``numba.njit`` function.
 
-The plan of :mod:`symgrad.backend.fusion` decides the body: elementwise chains and
+The plan of :mod:`symgrad.backend.numba.fusion` decides the body: elementwise chains and
 the sums that consume them become one loop nest, with scalars for
 intermediates and arrays only for what outlives the loop; every other
 equation is one statement (or one loop nest), named as in the printed IR, with
@@ -51,9 +51,9 @@ from typing import Any
 
 import numpy as np
 
-from ..core.conventions import CONVENTIONS_VERSION
-from ..core.index_text import broadcast_index, loop_nest
-from ..core.ir import (
+from ...core.conventions import CONVENTIONS_VERSION
+from ...core.index_text import broadcast_index, loop_nest
+from ...core.ir import (
     BOOL,
     Atom,
     Aval,
@@ -66,12 +66,12 @@ from ..core.ir import (
     is_float,
     origin_changes,
 )
-from ..core.version import __version__
+from ...core.version import __version__
 from .fusion import Loop, Plan, inline, plan, transposed
 from .scope import Rendered, Scope  # noqa: F401 -- Rendered: importable here as before
 from .scope import dtype_arg as _dtype_arg
 from .scope import shape_text as _tuple
-from .vecmath_facts import POWI_EXPONENTS
+from ..vecmath_facts import POWI_EXPONENTS
 
 #: bump when the generated code for the same IR changes
 CODEGEN_VERSION = 5
@@ -449,7 +449,7 @@ class _Elements:
 
     Values the loop computes sit at the loop's element ``(i0, i1, ...)``;
     values it reads through (cheap elementwise ones, and element moves by their
-    ``element`` facets: :func:`symgrad.backend.fusion.inline`) are computed where
+    ``element`` facets: :func:`symgrad.backend.numba.fusion.inline`) are computed where
     they are read, at the element that read needs (``x[1:]`` at ``i0`` is
     ``x[i0 + 1]``), once per element and name. Everything else is read from its
     array.
@@ -645,7 +645,7 @@ def generate(graph: Graph, function: str, description: str,
 def vecmath_hash(module: str = "vecmath") -> str:
     """A hash of :mod:`.vecmath`'s source (or :mod:`.lapack`'s: read, not imported, which
     would import Numba)."""
-    text = Path(__file__).with_name(f"{module}.py").read_bytes()
+    text = (Path(__file__).parent.parent / f"{module}.py").read_bytes()
     return f"{module} " + hashlib.sha256(text).hexdigest()[:12]
 
 
