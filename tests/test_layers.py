@@ -7,7 +7,7 @@ importing any module of a package runs its ``__init__`` first. The layers are
 those of the ``symgrad`` package docstring:
 
     core  <-  prims  <-  numpy_api, transforms
-    core  <-  backend
+    core, prims  <-  backend     (its lowering tables are keyed by primitives)
     transforms, backend  <-  pipeline  <-  api, eager, cli, ...
 """
 
@@ -26,7 +26,7 @@ ALLOWED = {
     "prims": {"core", "prims"},
     "numpy_api": {"core", "prims", "numpy_api"},
     "transforms": {"core", "prims", "transforms"},
-    "backend": {"core", "backend"},
+    "backend": {"core", "prims", "backend"},  # lowering tables are keyed by primitives
     "pipeline": {"core", "transforms", "backend"},
     "sympy_bridge": {"core"},
     # front ends: any layer below the pipeline through it or its parts, not each other

@@ -67,11 +67,12 @@ from ...core.ir import (
     origin_changes,
 )
 from ...core.version import __version__
+from ..vecmath_facts import POWI_EXPONENTS
 from .fusion import Loop, Plan, inline, plan, transposed
+from .lowering import lowering
 from .scope import Rendered, Scope  # noqa: F401 -- Rendered: importable here as before
 from .scope import dtype_arg as _dtype_arg
 from .scope import shape_text as _tuple
-from ..vecmath_facts import POWI_EXPONENTS
 
 #: bump when the generated code for the same IR changes
 CODEGEN_VERSION = 5
@@ -272,7 +273,7 @@ class _Kernel:
 
     def operand(self, e: Eqn, a: Atom) -> str:
         """``a`` as an argument of ``e``; ``c.T`` for a transposed matrix in a product."""
-        c = transposed(a, self.plan.producer) if e.prim.transposed_operands else None
+        c = transposed(a, self.plan.producer) if lowering(e.prim).transposed_operands else None
         return f"{self.name(c)}.T" if c is not None else self.atom(a)
 
     def body(self) -> list[str]:
@@ -298,10 +299,11 @@ class _Kernel:
             if cite is not None:
                 lines.append(f"# grad of: {self.comments.eqn(cite)}")
             tools = {"scope": Scope(self)} if e.prim.subgraphs else {}
-            lines += e.prim.emit(self.name(e.out), [self.operand(e, a) for a in e.inputs],
-                                 [self.sizes.aval(a.aval) for a in e.inputs],
-                                 self.sizes.aval(e.out.aval), **self.sizes.params(e.params),
-                                 **tools)
+            lines += lowering(e.prim).emit(self.name(e.out),
+                                           [self.operand(e, a) for a in e.inputs],
+                                           [self.sizes.aval(a.aval) for a in e.inputs],
+                                           self.sizes.aval(e.out.aval),
+                                           **self.sizes.params(e.params), **tools)
             if any("la.eigh_upper(" in line for line in lines):  # eigh of an upper triangle
                 self.root.uses_lapack = True
         return lines
@@ -534,7 +536,7 @@ class _Elements:
 
     def compute(self, e: Eqn, index: tuple[str, ...]) -> str:
         """Statements for ``e``'s output at ``index``; the text of its value."""
-        if e.prim.moves_elements:
+        if lowering(e.prim).moves_elements:
             return self.moved(e, index)
         stored = index == self.index and id(e.out) in self.kernel.plan.arrays
         out = (f"{self.kernel.name(e.out)}[{', '.join(index)}]" if stored
@@ -550,8 +552,9 @@ class _Elements:
                 self.emit(f"{self.ok} &= vm.{check}({', '.join(args)})")
             self.emit(f"{out} = vm.{function}({', '.join(args)})")
         else:
-            for line in e.prim.emit(out, args, [Aval((), a.dtype) for a in e.inputs],
-                                    Aval((), e.out.dtype), **e.params):
+            for line in lowering(e.prim).emit(out, args,
+                                              [Aval((), a.dtype) for a in e.inputs],
+                                              Aval((), e.out.dtype), **e.params):
                 self.emit(line)
         self.scopes[-1][(id(e.out), index)] = out
         return out
@@ -560,8 +563,8 @@ class _Elements:
         """An element move at ``index``: the operand's element its ``element`` facet
         names, or a choice among operands (0 where none holds it)."""
         sizes = self.kernel.sizes
-        pieces = e.prim.element(index, [sizes.aval(a.aval) for a in e.inputs],
-                                sizes.aval(e.out.aval), **sizes.params(e.params))
+        pieces = lowering(e.prim).element(index, [sizes.aval(a.aval) for a in e.inputs],
+                                          sizes.aval(e.out.aval), **sizes.params(e.params))
         if len(pieces) == 1 and not pieces[0][0]:  # one operand, everywhere: read through
             _, k, at = pieces[0]
             return self.read(e.inputs[k], at)
@@ -587,7 +590,7 @@ def vector_call(e: Eqn, args: list[str]) -> tuple[str, list[str]] | None:
     (``args``: the operands' text), or None for the primitive's ``emit`` (libm). The
     primitive names the function; ``powi`` (pow's) takes only a float base and a literal
     integer exponent in :data:`POWI_EXPONENTS`, written as an int (``vm.powi(x, 3)``)."""
-    function = e.prim.vectorized
+    function = lowering(e.prim).vectorized
     if function != "powi":
         return (function, args) if function else None
     x, y = e.inputs

@@ -1,0 +1,11 @@
+"""How the Numba backend writes each primitive: one table, filled family by family.
+
+:mod:`.table` holds the :class:`~.table.Lowering` record, the table keyed by
+primitive objects, and :func:`~.table.lowering`, which codegen and fusion call (an
+elementwise primitive of a numpy ufunc lowers to ``np.<ufunc>(...)`` without an
+entry). Importing this package files every family's entries.
+"""
+
+from .table import INTERPRETED, TABLE, Lowering, expression, lower, lowering
+
+__all__ = ["INTERPRETED", "TABLE", "Lowering", "expression", "lower", "lowering"]
