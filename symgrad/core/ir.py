@@ -302,7 +302,6 @@ class Primitive:
     shape_rule: Callable[..., Aval]
     impl: Callable[..., Any]
     vjp: Callable[..., tuple]
-    emit: Callable[..., list[str]]
     sympy: Callable[..., Any]
     numpy: Any = None
     element: Callable[..., list] | None = None
@@ -323,6 +322,7 @@ class Primitive:
     subgraphs: tuple[str, ...] = ()
     vectorized: str = ""
     host: bool = False
+    emit: Callable[..., list[str]] | None = None
 
     @property
     def moves_elements(self) -> bool:

@@ -6,6 +6,7 @@ elementwise primitive of a numpy ufunc lowers to ``np.<ufunc>(...)`` without an
 entry). Importing this package files every family's entries.
 """
 
+from . import elementwise  # noqa: F401 -- files the entries (one module per family)
 from .table import INTERPRETED, TABLE, Lowering, expression, lower, lowering
 
 __all__ = ["INTERPRETED", "TABLE", "Lowering", "expression", "lower", "lowering"]
