@@ -6,7 +6,19 @@ elementwise primitive of a numpy ufunc lowers to ``np.<ufunc>(...)`` without an
 entry). Importing this package files every family's entries.
 """
 
-from . import elementwise  # noqa: F401 -- files the entries (one module per family)
+# files the entries, one module per family of symgrad.prims
+from . import (  # noqa: F401
+    bitwise,
+    convert,
+    decompositions,
+    elementwise,
+    indexing,
+    linalg,
+    norms,
+    reductions,
+    sorting,
+    windows,
+)
 from .table import INTERPRETED, TABLE, Lowering, expression, lower, lowering
 
 __all__ = ["INTERPRETED", "TABLE", "Lowering", "expression", "lower", "lowering"]
