@@ -9,11 +9,14 @@ entry). Importing this package files every family's entries.
 # files the entries, one module per family of symgrad.prims
 from . import (  # noqa: F401
     bitwise,
+    control,
     convert,
+    custom,
     decompositions,
     elementwise,
     indexing,
     linalg,
+    loops,
     norms,
     reductions,
     sorting,

@@ -99,16 +99,14 @@ def lower(prim: Primitive, emit: Callable[..., list[str]] | str | None = None,
     return found
 
 
-def interpreted(prim: Primitive, reason: str) -> None:
-    """Declare that ``prim`` runs on the interpreter between kernels, and why."""
+def interpreted(prim: Primitive, reason: str, emit: Callable[..., list[str]]) -> None:
+    """Declare that ``prim`` runs on the interpreter between kernels, and why; ``emit``
+    is what a kernel says where one is met anyway (inside a loop body: an error that
+    says what to do)."""
     if not prim.host:
         raise TypeError(f"{prim.name}: only a host primitive (host=True) runs between kernels")
     INTERPRETED[prim] = reason
-    TABLE[prim] = Lowering(_between_kernels)
-
-
-def _between_kernels(out: str, *args: Any, **params: Any) -> list[str]:
-    raise AssertionError("a host primitive reached codegen: the split runs it between kernels")
+    lower(prim, emit)
 
 
 def lowering(prim: Primitive) -> Lowering:
