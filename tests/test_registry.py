@@ -10,6 +10,7 @@ import pytest
 
 import symgrad as sg
 from symgrad import prims as P
+from symgrad.backend.numba.lowering import lowering
 from symgrad.core.ir import Aval, Eqn, Graph, Literal, Var, subgraphs
 from symgrad.core.tracing import Trace, recording
 from symgrad.numpy_api import trace
@@ -50,7 +51,7 @@ def test_round_one_coverage():
 def test_a_primitive_missing_a_facet_fails_at_declaration():
     with pytest.raises(TypeError, match="lacks facets.*vjp"):
         P.register(name="broken", kind="elementwise", shape_rule=lambda x: x, impl=np.sin,
-                   vjp=None, emit=lambda *a, **k: [], sympy=lambda sp, x: x)
+                   vjp=None, sympy=lambda sp, x: x)
     assert "broken" not in P.REGISTRY
 
 
@@ -58,7 +59,7 @@ def test_a_primitive_cannot_be_declared_twice():
     exp = P.REGISTRY["exp"]
     with pytest.raises(ValueError, match="declared twice"):
         P.register(name="exp", kind=exp.kind, shape_rule=exp.shape_rule, impl=exp.impl,
-                   vjp=exp.vjp, emit=exp.emit, sympy=exp.sympy)
+                   vjp=exp.vjp, sympy=exp.sympy)
 
 
 ELEMENTWISE = sorted(n for n, p in P.REGISTRY.items() if p.kind == "elementwise")
@@ -165,15 +166,16 @@ NAMES = sorted(P.REGISTRY)
 @pytest.mark.parametrize("name", NAMES)
 def test_flags_agree_with_kinds(name):
     prim = P.REGISTRY[name]
-    if prim.cheap:
+    low = lowering(prim)
+    if low.cheap:
         assert prim.kind == "elementwise"
     if prim.accumulate:
         assert prim.kind == "reduction"
     if prim.view:  # (proj: a part of a loop's results, which may be one of its operands)
         assert prim.kind in ("structural", "control")
-    if prim.transposes or prim.moves_elements:
+    if low.transposes or low.moves_elements:
         assert prim.kind == "structural"
-    if prim.transposed_operands:
+    if low.transposed_operands:
         assert prim.kind == "array"
     if prim.commutative:
         assert prim.kind == "elementwise" and prim.impl.nin == 2
@@ -190,14 +192,16 @@ def test_structural_primitives_compute_nothing(name):
     assert {float(v) for v in out.ravel()} <= allowed
 
 
-@pytest.mark.parametrize("name", sorted(n for n, p in P.REGISTRY.items() if p.moves_elements))
+@pytest.mark.parametrize("name", sorted(n for n, p in P.REGISTRY.items()
+                                        if lowering(p).moves_elements))
 def test_element_facets_find_every_element(name):
     """The index arithmetic fused loops read through agrees with the numpy implementation."""
     eqn = _example(name)
     values = _operands(eqn)
     want = np.asarray(eqn.prim.impl(*values, **eqn.params))
     at = tuple(f"i{k}" for k in range(want.ndim))
-    pieces = eqn.prim.element(at, [a.aval for a in eqn.inputs], eqn.out.aval, **eqn.params)
+    pieces = lowering(eqn.prim).element(at, [a.aval for a in eqn.inputs], eqn.out.aval,
+                                        **eqn.params)
     for index in np.ndindex(*want.shape):
         names = dict(zip(at, index))
         got = 0.0
@@ -235,14 +239,15 @@ def test_linear_primitives_read_no_primal_value(name):
     """A linear VJP reads the cotangent and, of ``ans`` and the inputs, at most shapes and
     booleans (``where``'s condition): so a zero cotangent gives exact zeros."""
     graph, primal = _vjp_graph(_example(name))
-    reads = {id(v) for e in graph.eqns if not e.prim.shape_only
+    reads = {id(v) for e in graph.eqns if not lowering(e.prim).shape_only
              for v in e.inputs if isinstance(v, Var)}
     reads |= {id(a) for a in graph.outputs if isinstance(a, Var)}
     floats = {id(v) for v in primal if v.dtype == "float64"}
     assert not reads & floats, f"the VJP of {name} reads a primal value"
 
 
-@pytest.mark.parametrize("name", sorted(n for n, p in P.REGISTRY.items() if p.shape_only))
+@pytest.mark.parametrize("name", sorted(n for n, p in P.REGISTRY.items()
+                                        if lowering(p).shape_only))
 def test_shape_only_primitives_have_no_gradient(name):
     eqn = _example(name)
     graph, _ = _vjp_graph(eqn)
@@ -250,7 +255,7 @@ def test_shape_only_primitives_have_no_gradient(name):
 
 
 def test_transposes_means_the_transpose():
-    (prim,) = [p for p in P.REGISTRY.values() if p.transposes]
+    (prim,) = [p for p in P.REGISTRY.values() if lowering(p).transposes]
     x = np.arange(6.0).reshape(2, 3)
     assert np.array_equal(prim.impl(x, perm=(1, 0)), x.T)
 
@@ -271,7 +276,7 @@ def test_a_primitive_registered_late_traces_through_its_ufunc():
     imported (a new family module, a plugin) traces at once."""
     cbrt = P.register(name="test_cbrt", kind="elementwise",
                       shape_rule=lambda x: Aval(x.shape), impl=np.cbrt,
-                      vjp=lambda g, ans, x: (g / (3.0 * ans * ans),), emit=lambda *a, **k: [],
+                      vjp=lambda g, ans, x: (g / (3.0 * ans * ans),),
                       sympy=lambda sp, x: sp.cbrt(x), numpy=np.cbrt)
     try:
         graph, _ = trace(lambda x: np.cbrt(x), [Aval((3,))], [None], ["x"])

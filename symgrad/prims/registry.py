@@ -25,12 +25,10 @@ REGISTRY: dict[str, Primitive] = {}
 #: what every primitive has
 FACETS = ("shape_rule", "impl", "vjp", "sympy")
 #: what some primitives have: functions, or None
-OPTIONAL_FACETS = ("element", "simplify", "accuracy", "batch", "linearized", "emit")
+OPTIONAL_FACETS = ("simplify", "accuracy", "batch", "linearized")
 #: the facts, with their types
-FLAGS = {"view": bool, "linear": bool, "cheap": bool, "commutative": bool, "accumulate": str,
-         "shape_only": bool, "transposes": bool, "transposed_operands": bool,
-         "torch_name": str, "integer": bool, "subgraphs": tuple, "vectorized": str,
-         "host": bool}
+FLAGS = {"view": bool, "linear": bool, "commutative": bool, "accumulate": str,
+         "torch_name": str, "integer": bool, "subgraphs": tuple, "host": bool}
 KINDS = ("elementwise", "reduction", "structural", "array", "control")
 ACCUMULATIONS = ("", "sum", "mean")
 

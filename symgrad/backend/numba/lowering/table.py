@@ -115,11 +115,6 @@ def lowering(prim: Primitive) -> Lowering:
     found = TABLE.get(prim) or _DEFAULTS.get(prim)
     if found is not None:
         return found
-    if hasattr(prim, "emit") and prim.emit is not None:  # not moved yet: the primitive's own
-        found = _DEFAULTS[prim] = Lowering(prim.emit, prim.element, prim.vectorized,
-                                           prim.cheap, prim.shape_only, prim.transposes,
-                                           prim.transposed_operands)
-        return found
     template = ufunc_template(prim)
     if template is None:
         raise KeyError(f"the Numba backend has no lowering of primitive {prim.name}: add one "
