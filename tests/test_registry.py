@@ -3,6 +3,7 @@ flag, a test-table entry, and flags that agree with what its facets do."""
 
 import functools
 import re
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -10,7 +11,9 @@ import pytest
 
 import symgrad as sg
 from symgrad import prims as P
+from symgrad.backend.numba.lowering import TABLE as NUMBA_TABLE
 from symgrad.backend.numba.lowering import lowering
+from symgrad.backend.registry import BACKENDS
 from symgrad.core.ir import Aval, Eqn, Graph, Literal, Var, subgraphs
 from symgrad.core.tracing import Trace, recording
 from symgrad.numpy_api import trace
@@ -36,6 +39,63 @@ def test_every_facet_is_present(name):
         assert getattr(prim, facet) is None or callable(getattr(prim, facet))
     for flag, kind in P.FLAGS.items():
         assert type(getattr(prim, flag)) is kind, f"{name}.{flag} is not a {kind.__name__}"
+
+
+@pytest.mark.parametrize("backend", sorted(BACKENDS))
+def test_every_backend_lowers_every_primitive(backend):
+    """Each registered backend has a lowering of each registered primitive (the
+    interpreter's is the primitive's ``impl``; Numba's an entry of its lowering table,
+    or the default of an elementwise ufunc), and names a reason for each primitive it
+    hands to the interpreter. A new primitive or backend fails here until it has one."""
+    b = BACKENDS[backend]
+    missing = []
+    for name, prim in sorted(P.REGISTRY.items()):
+        try:
+            low = b.lowering(prim)
+        except KeyError:
+            missing.append(name)
+            continue
+        emit = getattr(low, "emit", low)
+        assert callable(emit), f"{backend}'s lowering of {name} is not callable"
+    assert not missing, (f"backend {backend} has no lowering of {missing}: add one to its "
+                         "lowering table (CONTRIBUTING.md, 'Adding a primitive')")
+    for prim, reason in b.interpreted.items():
+        assert prim.host and len(reason) > 20, f"{prim.name}: say why it is interpreted"
+
+
+def test_lowerings_are_keyed_by_registered_primitive_objects():
+    """No entry for a primitive the registry does not hold (an old object, a shadow)."""
+    registered = {id(p) for p in P.REGISTRY.values()}
+    stale = [p.name for p in NUMBA_TABLE if id(p) not in registered]
+    assert not stale, f"lowering entries for unregistered primitives: {stale}"
+
+
+def test_a_primitive_without_a_lowering_is_named():
+    """A non-ufunc primitive registered with no Numba entry: the backend says which and
+    where its lowering goes; a ufunc primitive lowers to its ufunc with no entry."""
+    odd = P.register(name="test_odd", kind="array", shape_rule=lambda x: x,
+                     impl=lambda x: x, vjp=lambda g, ans, x: (g,), sympy=lambda sp, x: x)
+    try:
+        with pytest.raises(KeyError, match="no lowering of primitive test_odd.*lowering/"):
+            lowering(odd)
+    finally:
+        del P.REGISTRY["test_odd"]
+    # an elementwise ufunc primitive with no entry: np.<ufunc>(...), what numpy computes
+    lines = lowering(P.REGISTRY["sqrt"]).emit("b", ["a"], [Aval(())], Aval(()))
+    a = 2.0
+    namespace = {"np": np, "a": a}
+    exec(lines[0], namespace)  # noqa: S102 -- our own kernel text
+    assert namespace["b"] == np.sqrt(a)
+
+
+def test_prims_hold_no_backend_text():
+    """Primitives say what an operation means; how a backend writes it is the
+    backend's (symgrad/backend/numba/lowering/)."""
+    prims = Path(P.__file__).parent
+    banned = re.compile(r"njit|prange|\bvm\.|\bemit\b|np\.\w+\(\{0\}")
+    found = [f"{p.name}:{k}" for p in sorted(prims.glob("*.py"))
+             for k, line in enumerate(p.read_text().splitlines(), 1) if banned.search(line)]
+    assert not found, f"backend text in symgrad/prims: {found}"
 
 
 @pytest.mark.parametrize("name", sorted(P.REGISTRY))

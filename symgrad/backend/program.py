@@ -32,6 +32,7 @@ from .numba.codegen import KernelSource, generate
 from .numba.fusion import plan
 from .numba.threads import parallel_min
 from .numba.tiered import tiered as tiered_kernel
+from .registry import backend as registered
 
 
 class Chain:
@@ -115,6 +116,7 @@ def build(graph: Graph, function: str, description: str,
     the first calls of a kernel not on disk yet run on the interpreter while it
     compiles (:mod:`.tiered`). ``nogil``: kernels that release the GIL (see
     :func:`~symgrad.backend.numba.codegen.generate`)."""
+    registered(backend)  # a ValueError naming the backends there are
     whole = plan(graph)
     if max_eqns is None:  # the defaults: split only graphs slow to compile whole
         slow = splitting.slow_to_compile(graph, whole)

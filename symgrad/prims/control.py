@@ -17,7 +17,7 @@ runs) and the pieces the loops of :mod:`symgrad.prims.loops` use too:
   has no constants: its arrays are operands of the equation that holds it).
 
 Facets of control-flow primitives get the tool of the layer that applies them:
-``emit(..., scope=)`` renders a graph as kernel statements
+the Numba backend's lowering gets a scope that renders a graph as kernel statements
 (:class:`symgrad.backend.numba.scope.Scope`), ``sympy(..., evaluate=)`` evaluates a
 graph symbolically, ``vjp(..., adjoint=)`` is the adjoint transform. The
 interpreter is :func:`symgrad.core.interpreter.interpret` itself.

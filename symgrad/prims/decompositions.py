@@ -131,7 +131,7 @@ def _no_sympy(name: str):
 
 
 # ---------------------------------------------------------------------------
-# emit: one LAPACK call per matrix, a loop over the batch axes of a stack
+# batching: the batch axis is one more axis of a stack of matrices
 
 
 def _batched(b, args, flags) -> list:
