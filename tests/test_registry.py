@@ -343,3 +343,41 @@ def test_a_primitive_registered_late_traces_through_its_ufunc():
         assert [e.prim for e in graph.eqns] == [cbrt]
     finally:
         del P.REGISTRY["test_cbrt"]
+
+
+def test_torch_facts_are_keyed_by_registered_primitives_and_agree_with_pytorch():
+    """The eager Tensor's PyTorch-facing facts (one table, :mod:`symgrad.eager.torch_facts`)
+    name registered primitives, and ``saves_output`` is what real PyTorch's node saves."""
+    torch = pytest.importorskip("torch")
+    from symgrad.eager.torch_facts import TORCH, torch_facts
+
+    registered = {id(p) for p in P.REGISTRY.values()}
+    assert all(id(p) in registered for p in TORCH)
+    checked = 0
+    for prim in P.REGISTRY.values():
+        fn = getattr(torch, prim.name, None)
+        if prim.kind != "elementwise" or prim.numpy is None or not callable(fn):
+            continue
+        x = torch.tensor([0.5, 0.25], dtype=torch.float64, requires_grad=True)
+        try:
+            out = fn(x)
+        except TypeError:  # a binary function
+            continue
+        if not isinstance(out, torch.Tensor) or out.grad_fn is None:  # no gradient (floor)
+            continue
+        saves = hasattr(out.grad_fn, "_saved_result")
+        assert torch_facts(prim).saves_output == saves, f"{prim.name}: PyTorch saves {saves}"
+        checked += 1
+    assert checked >= 10
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_transform_has_a_rule_for_every_primitive(name):
+    """The transforms that need a rule per primitive find one: the adjoint its ``vjp``
+    (a declared facet), vmap its ``batch`` facet or its kind's rule (CONTRIBUTING.md,
+    'Adding a transform')."""
+    from symgrad.transforms.batching import rule
+
+    prim = P.REGISTRY[name]
+    assert callable(prim.vjp)
+    assert callable(rule(prim))

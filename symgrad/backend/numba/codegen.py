@@ -94,9 +94,6 @@ CHUNK = 32768
 #: compile (a 400-step recurrence of sin: minutes instead of 13 s); such loops are rare
 #: and their transcendental work is spread over many statements anyway
 VECTOR_MAX = 32
-#: functions of :mod:`.vecmath` valid on a range only, and the check that an argument is
-#: in it: a loop that calls one runs again with libm if some argument was not
-RANGE_CHECKS = {"sin": "trig_in_range", "cos": "trig_in_range", "powi": "powi_in_range"}
 #: a fused loop that calls :mod:`.vecmath` and sums over its innermost axis (a gradient's
 #: ``grad_u[i0] += ...`` in a broadcast, ``grad_p += ...`` in a loop body's adjoint) stores
 #: the terms of each innermost row in a scratch row, by a loop with no dependence between
@@ -546,7 +543,7 @@ class _Elements:
         if call is not None:
             function, args = call
             self.kernel.root.uses_vecmath = True
-            check = RANGE_CHECKS.get(function)
+            check = lowering(e.prim).range_check
             if check:
                 self.checks.append(check)
                 self.emit(f"{self.ok} &= vm.{check}({', '.join(args)})")

@@ -56,13 +56,16 @@ lower(E.add_p, checked_emit(expression("{0} + {1}"), np.add), cheap=True)
 lower(E.sub_p, checked_emit(expression("{0} - {1}"), np.subtract), cheap=True)
 lower(E.mul_p, checked_emit(expression("{0} * {1}"), np.multiply), cheap=True)
 lower(E.div_p, "{0} / {1}", cheap=True)
-lower(E.pow_p, "{0} ** {1}", vectorized="powi")
+lower(E.pow_p, "{0} ** {1}", vectorized="powi", range_check="powi_in_range")
 lower(E.maximum_p, cheap=True)
 lower(E.minimum_p, cheap=True)
 lower(E.neg_p, checked_emit(expression("np.negative({0})"), np.negative), cheap=True)
 # functions: vectorized where vecmath has them
-for _prim in (E.exp_p, E.log_p, E.log1p_p, E.expm1_p, E.sin_p, E.cos_p, E.tanh_p):
+for _prim in (E.exp_p, E.log_p, E.log1p_p, E.expm1_p, E.tanh_p):
     lower(_prim, vectorized=_prim.name)
+# vecmath's sin and cos are valid for |x| up to a bound: beyond it, the loop runs on libm
+lower(E.sin_p, vectorized="sin", range_check="trig_in_range")
+lower(E.cos_p, vectorized="cos", range_check="trig_in_range")
 for _prim in (E.abs_p, E.floor_p, E.ceil_p, E.trunc_p, E.rint_p, E.square_p, E.reciprocal_p):
     lower(_prim, cheap=True)
 # "+ 0.0": numpy's sign(-0.0) is 0.0, Numba's is -0.0

@@ -39,6 +39,9 @@ class Lowering:
       does it is 0. Loops read through such primitives instead of storing their output;
     - ``vectorized``: the function of :mod:`symgrad.backend.vecmath` that fused loops
       call for it (one LLVM vectorizes, within 1 ulp); ``""``: ``emit`` (libm) everywhere;
+    - ``range_check``: where ``vectorized`` is valid on a range only, the function of
+      :mod:`symgrad.backend.vecmath` that checks an argument is in it: a loop that calls
+      it runs again with libm if some argument was not;
     - ``cheap``: a fused loop computes it again where it is read, never stores it;
     - ``shape_only``: reads only its operands' shapes, which kernels know;
     - ``transposes``: ``perm=(1, 0)`` makes its output the view ``c.T``;
@@ -49,6 +52,7 @@ class Lowering:
     emit: Callable[..., list[str]]
     element: Callable[..., list] | None = None
     vectorized: str = ""
+    range_check: str = ""
     cheap: bool = False
     shape_only: bool = False
     transposes: bool = False
