@@ -10,7 +10,7 @@ differentiated with respect to x. For each k the table gives the number of
 equations of the optimized gradient graph, the time to build it (trace, adjoint,
 passes, code generation), the Numba compile time of the whole graph as one
 kernel and split into kernels of at most ``--limit`` equations
-(``symgrad.backend.split.MAX_EQNS``), the number of kernels the split compiles (pieces
+(``symgrad.backend.numba.split.MAX_EQNS``), the number of kernels the split compiles (pieces
 of the same structure share one), and the time per call of each.
 
 Every measurement runs in a fresh process with a fresh temporary
@@ -40,8 +40,8 @@ import numba
 numba.njit(lambda v: v + 1.0)(1.0)  # Numba and LLVM loaded before the clock starts
 
 import symgrad as sg
-from symgrad.backend import compile as kernels
-from symgrad.backend import split
+from symgrad.backend.numba import compile as kernels
+from symgrad.backend.numba import split
 
 steps, limit = int(sys.argv[1]), int(sys.argv[2])
 split.MAX_EQNS = split.SPLIT_ABOVE = limit  # graphs above the limit split into pieces of it,
@@ -113,7 +113,7 @@ def markdown(table: list) -> str:
 
 
 def main() -> None:
-    from symgrad.backend import split
+    from symgrad.backend.numba import split
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--steps", default="25,50,100,200,400,800",

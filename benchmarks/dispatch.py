@@ -82,7 +82,7 @@ def cases() -> list[tuple[str, Callable, tuple]]:
 
 def bare_kernel(g, args: tuple) -> tuple[Callable, tuple]:
     """The Numba dispatcher behind ``g(*args)`` and the arguments it takes."""
-    from symgrad.backend import compile as kernels
+    from symgrad.backend.numba import compile as kernels
 
     spec, inputs = g._prepare(args, None, {})
     kernel = kernels.load(spec.source)

@@ -58,7 +58,7 @@ import numpy as np
 import symgrad as sg
 t_import = time.perf_counter() - t0
 from symgrad import api
-from symgrad.backend import compile as kernels
+from symgrad.backend.numba import compile as kernels
 
 marks = {}
 load = kernels.load
@@ -225,7 +225,7 @@ def quiet(cache: Path) -> None:
         busy = False
         for proc in Path("/proc").glob("[0-9]*"):
             try:
-                if b"symgrad.backend.worker" in (proc / "cmdline").read_bytes() \
+                if b"symgrad.backend.numba.worker" in (proc / "cmdline").read_bytes() \
                         and mark in (proc / "environ").read_bytes().split(b"\0"):
                     busy = True
             except OSError:

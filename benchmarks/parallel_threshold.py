@@ -1,4 +1,4 @@
-"""From which loop size a parallel kernel beats the serial one (symgrad/backend/threads.py).
+"""From which loop size a parallel kernel beats the serial one (symgrad/backend/numba/threads.py).
 
 For a memory-bound gradient (the seed's, ``mean(3*(x+2)**2)``) and a
 transcendental-bound one (``sum(tanh(x)**2)``), times the serial kernel

@@ -56,7 +56,7 @@ import numpy as np
 from scipy.special import expit
 
 import symgrad as sg
-from symgrad.backend.compile import compile_stats
+from symgrad.backend.numba.compile import compile_stats
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "benchmarks.md"
@@ -518,7 +518,7 @@ def compile_times() -> dict:
     """benchmarks/compile_time.py's table: unrolled recurrences, whole and split."""
     import importlib.util
 
-    from symgrad.backend import split
+    from symgrad.backend.numba import split
 
     spec = importlib.util.spec_from_file_location("compile_time", ROOT / "benchmarks" /
                                                   "compile_time.py")

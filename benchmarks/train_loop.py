@@ -43,7 +43,7 @@ def symgrad_loop(steps: int, n: int) -> tuple[float, list[float], dict, object]:
 
     import symgrad as torch
     from symgrad.autograd import Variable
-    from symgrad.backend import compile as kernels
+    from symgrad.backend.numba import compile as kernels
 
     x = Variable(torch.from_numpy(np.random.default_rng(0).standard_normal(n)),
                  requires_grad=True)

@@ -29,14 +29,14 @@ checks it, with imports inside functions counted, and that there is no cycle):
 
 - ``core/``: the IR and its text form, the checker, the interpreter, tracing
   machinery, conventions, errors. Imports nothing of symgrad.
-- ``prims/``: every primitive with all its facets and flags, and the recording
+- ``prims/``: every primitive, what it means (facets and flags), and the recording
   helpers VJP rules use. Imports ``core``.
 - ``numpy_api/``: numpy's API on traced values (ufunc and ``__array_function__``
   dispatch, indexing, ``sg.at``, linalg). Imports ``core``, ``prims``.
 - ``transforms/``: the adjoint and the passes. Imports ``core``, ``prims``.
-- ``backend/``: fusion, split, codegen, the kernel cache, ``program.build``.
-  Imports ``core``: it reads what it needs from the primitives' flags; and
-  ``prims`` for its lowering tables keyed by primitives (``numpy_source``).
+- ``backend/``: ``program.build`` and the registry of backends; ``backend/numba/``:
+  its lowering tables (keyed by primitives), fusion, split, codegen, the kernel cache.
+  Imports ``core``, ``prims``.
 - ``pipeline.py``: the one build (adjoint, passes, backend) for every front end.
   Imports ``core``, ``transforms``, ``backend``.
 - ``calls.py``: how a call reads its arguments (traced or static, cache keys,
@@ -61,9 +61,9 @@ from .autograd import (  # noqa: E402
     no_grad,
     set_grad_enabled,
 )
-from .backend.compile import compile_stats  # noqa: E402
+from .backend.numba.compile import compile_stats  # noqa: E402
 from .backend.memory import _from_environment, reuse_memory  # noqa: E402
-from .backend.threads import get_num_threads, max_threads, set_num_threads  # noqa: E402
+from .backend.numba.threads import get_num_threads, max_threads, set_num_threads  # noqa: E402
 from .core.config import config  # noqa: E402
 from .core.errors import (  # noqa: E402
     EscapedTracerError,

@@ -51,8 +51,8 @@ from typing import Any
 import numpy as np
 
 from . import pipeline
-from .backend import fusion
-from .backend.codegen import KernelSource
+from .backend.numba import fusion
+from .backend.numba.codegen import KernelSource
 from .calls import (  # noqa: F401 -- also under their old names here
     _BOOL,
     _CACHE_LIMIT,

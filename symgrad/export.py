@@ -7,7 +7,7 @@ plain function, exported as its value, which may call ``sg.vjp``, ``sg.jvp``...
 inside) as a module that imports numpy only (``target="numpy"``) or numpy and Numba
 (``target="numba"``), and runs where symgrad is not installed:
 
-- ``target="numba"``: the fused, readable kernel of :mod:`symgrad.backend.codegen`
+- ``target="numba"``: the fused, readable kernel of :mod:`symgrad.backend.numba.codegen`
   (serial: no ``prange``), with every helper it calls (the vectorized math of
   :mod:`symgrad.backend.vecmath`, the LAPACK call of :mod:`symgrad.backend.lapack`)
   copied in, only those it uses (:class:`~symgrad.backend.standalone.Copier`);
@@ -36,7 +36,7 @@ rules as IR), and for the numpy target any primitive without a lowering (named).
 
 A C target is not built. Given this lowering it would cost about what
 :mod:`symgrad.backend.numpy_source` did plus loops: the fused plan of
-:mod:`symgrad.backend.fusion` already gives loops over scalars; a C printer of
+:mod:`symgrad.backend.numba.fusion` already gives loops over scalars; a C printer of
 that plan needs a C expression per elementwise primitive (libm names nearly all of
 them), explicit loops for reductions, matmul and the structural primitives
 (index arithmetic the ``element`` facets already write as text), LAPACK calls for
@@ -71,7 +71,7 @@ import numpy as np
 
 from .api import jit
 from .backend import entry_source, numpy_source
-from .backend.numba_standalone import kernel_text
+from .backend.numba.standalone import kernel_text
 from .backend.numpy_source import literal
 from .backend.standalone import Copier
 from .core.ir import Graph

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from .backend.entry import entry as kernel_entry
+from .backend.numba.entry import entry as kernel_entry
 from .backend.program import Program
 from .backend.program import build as build_program
 from .core import check as checker

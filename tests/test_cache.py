@@ -12,12 +12,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from symgrad.backend.codegen import KernelSource
-from symgrad.backend.compile import publish
+from symgrad.backend.numba.codegen import KernelSource
+from symgrad.backend.numba.compile import publish
 
 CHILD = """
 import json, numpy as np, symgrad as sg
-from symgrad.backend import compile
+from symgrad.backend.numba import compile
 g = sg.grad(lambda x: np.sum(np.sin(x) * x))
 out = g(np.arange(3.0))
 print(json.dumps({"out": out.tolist(), **compile.compile_stats()}))
@@ -26,7 +26,7 @@ EXPECTED = (np.sin(np.arange(3.0)) + np.arange(3.0) * np.cos(np.arange(3.0))).to
 
 JIT_CHILD = """
 import json, numpy as np, symgrad as sg
-from symgrad.backend import compile
+from symgrad.backend.numba import compile
 f = sg.jit(lambda x, y: np.tanh(x @ y) * 2.0)
 out = f(np.arange(6.0).reshape(2, 3) / 6, np.ones(3))
 print(json.dumps({"out": out.tolist(), **compile.compile_stats()}))
@@ -34,7 +34,7 @@ print(json.dumps({"out": out.tolist(), **compile.compile_stats()}))
 
 BACKWARD_CHILD = """
 import json, numpy as np, symgrad as torch
-from symgrad.backend import compile
+from symgrad.backend.numba import compile
 from symgrad.autograd import Variable
 x = Variable(torch.from_numpy(np.arange(3.0)), requires_grad=True)
 for step in range(2):  # the first backward of a structure interprets, the second compiles
@@ -122,7 +122,7 @@ def test_publish_never_rewrites_an_intact_file(tmp_path):
 
 
 def test_cache_dir_is_configurable(tmp_path, monkeypatch):
-    from symgrad.backend.compile import cache_dir
+    from symgrad.backend.numba.compile import cache_dir
 
     monkeypatch.setenv("SYMGRAD_CACHE_DIR", str(tmp_path / "elsewhere"))
     assert cache_dir() == tmp_path / "elsewhere" / "kernels" and cache_dir().is_dir()

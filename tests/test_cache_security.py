@@ -24,16 +24,16 @@ import numpy as np
 import pytest
 
 import symgrad as sg
-from symgrad.backend import compile as kernels
-from symgrad.backend.codegen import KernelSource
-from symgrad.backend.compile import KernelCacheWarning, publish
+from symgrad.backend.numba import compile as kernels
+from symgrad.backend.numba.codegen import KernelSource
+from symgrad.backend.numba.compile import KernelCacheWarning, publish
 
 ROOT = Path(sg.__file__).resolve().parents[1]
 
 #: two kernels (a gradient and a jit), so that "warns once" means something
 CHILD = """
 import json, numpy as np, symgrad as sg
-from symgrad.backend import compile
+from symgrad.backend.numba import compile
 g = sg.grad(lambda x: np.sum(np.sin(x) * x))
 out = g(np.arange(3.0))
 h = sg.jit(lambda x: np.cos(x) * 2.0)

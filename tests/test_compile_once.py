@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 import symgrad as sg
-from symgrad.backend import worker
+from symgrad.backend.numba import worker
 
 from oracle import assert_close
 

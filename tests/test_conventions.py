@@ -16,7 +16,7 @@ import pytest
 
 import symgrad as sg
 from symgrad import prims as P
-from symgrad.backend import codegen
+from symgrad.backend.numba import codegen
 from symgrad.core.conventions import CONVENTIONS, CONVENTIONS_VERSION
 from symgrad.core.ir import FLOAT, Aval
 from symgrad.core.tracing import apply

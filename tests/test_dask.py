@@ -23,7 +23,7 @@ da = pytest.importorskip("dask.array")
 dask = pytest.importorskip("dask")
 
 import symgrad as sg  # noqa: E402
-from symgrad.backend import compile as kernels  # noqa: E402
+from symgrad.backend.numba import compile as kernels  # noqa: E402
 from symgrad.distributed import RowSplitError, plan_of  # noqa: E402
 
 from oracle import rng_for  # noqa: E402
@@ -446,7 +446,7 @@ RUN = textwrap.dedent('''
     import resource, sys
     import dask, dask.array as da, numpy as np
     import symgrad as sg
-    from symgrad.backend import compile as kernels
+    from symgrad.backend.numba import compile as kernels
 
     class MemmapRows:
         """A float64 file, memory-mapped afresh for each chunk Dask reads (no mapping

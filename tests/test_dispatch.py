@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import symgrad as sg
-from symgrad.backend import compile as kernels
+from symgrad.backend.numba import compile as kernels
 
 X = np.array([[1.0, 2.0], [3.0, 4.0]])
 

@@ -22,7 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import symgrad as sg
-from symgrad.backend import compile as kernels
+from symgrad.backend.numba import compile as kernels
 from symgrad.calls import _fast_key
 
 SCALE = 2.0

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import symgrad as sg
-from symgrad.backend.stats import compile_stats
+from symgrad.backend.numba.stats import compile_stats
 from symgrad.testing import check_grad
 
 BACKENDS = ("numba", "numpy")

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import symgrad as sg
-from symgrad.backend import compile as kernels
+from symgrad.backend.numba import compile as kernels
 
 from oracle import assert_close, rng_for
 

@@ -510,7 +510,7 @@ def test_a_fail_closed_function_compiles_once_while_it_interprets(monkeypatch):
     job in the worker process (no thread per call), and the answers are right meanwhile."""
     import threading
 
-    from symgrad.backend import tiered
+    from symgrad.backend.numba import tiered
 
     monkeypatch.setattr(sg.config, "tiered", True)
     monkeypatch.setattr(sg.config, "tiered_budget", 30.0)

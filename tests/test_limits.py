@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 import symgrad as sg
-from symgrad.backend import compile as kernels
 from symgrad.backend import program
+from symgrad.backend.numba import compile as kernels
 from symgrad.core import index_text
 
 # ---------------------------------------------------------------------------

@@ -16,7 +16,7 @@ import pytest
 import sympy
 
 import symgrad as sg
-from symgrad.backend import compile as kernels
+from symgrad.backend.numba import compile as kernels
 from symgrad.transforms.batching import NotBatchable
 
 from oracle import assert_close, finite_differences, rng_for

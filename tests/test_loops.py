@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 import symgrad as sg
-from symgrad.backend import compile as kernels
+from symgrad.backend.numba import compile as kernels
 from symgrad.core.ir import INT, subgraphs
 
 from oracle import assert_close, finite_differences, sympy_gradient
@@ -368,7 +368,7 @@ def test_a_new_trip_count_compiles_nothing():
 
 CHILD = """
 import json, numpy as np, symgrad as sg
-from symgrad.backend import compile
+from symgrad.backend.numba import compile
 def f(x0, p, n):
     step = lambda i, x: x + 0.01 * (-x ** 3 + np.sin(p * x))
     return np.sum(sg.fori_loop(0, n, step, x0) ** 2)

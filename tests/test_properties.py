@@ -131,7 +131,7 @@ CHILD = """
 import json, sys
 import numpy as np
 import symgrad as sg
-from symgrad.backend import compile
+from symgrad.backend.numba import compile
 from expressions import Problem
 
 out = []

@@ -3,6 +3,7 @@ flag, a test-table entry, and flags that agree with what its facets do."""
 
 import functools
 import re
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -10,6 +11,9 @@ import pytest
 
 import symgrad as sg
 from symgrad import prims as P
+from symgrad.backend.numba.lowering import TABLE as NUMBA_TABLE
+from symgrad.backend.numba.lowering import lowering
+from symgrad.backend.registry import BACKENDS
 from symgrad.core.ir import Aval, Eqn, Graph, Literal, Var, subgraphs
 from symgrad.core.tracing import Trace, recording
 from symgrad.numpy_api import trace
@@ -37,6 +41,63 @@ def test_every_facet_is_present(name):
         assert type(getattr(prim, flag)) is kind, f"{name}.{flag} is not a {kind.__name__}"
 
 
+@pytest.mark.parametrize("backend", sorted(BACKENDS))
+def test_every_backend_lowers_every_primitive(backend):
+    """Each registered backend has a lowering of each registered primitive (the
+    interpreter's is the primitive's ``impl``; Numba's an entry of its lowering table,
+    or the default of an elementwise ufunc), and names a reason for each primitive it
+    hands to the interpreter. A new primitive or backend fails here until it has one."""
+    b = BACKENDS[backend]
+    missing = []
+    for name, prim in sorted(P.REGISTRY.items()):
+        try:
+            low = b.lowering(prim)
+        except KeyError:
+            missing.append(name)
+            continue
+        emit = getattr(low, "emit", low)
+        assert callable(emit), f"{backend}'s lowering of {name} is not callable"
+    assert not missing, (f"backend {backend} has no lowering of {missing}: add one to its "
+                         "lowering table (CONTRIBUTING.md, 'Adding a primitive')")
+    for prim, reason in b.interpreted.items():
+        assert prim.host and len(reason) > 20, f"{prim.name}: say why it is interpreted"
+
+
+def test_lowerings_are_keyed_by_registered_primitive_objects():
+    """No entry for a primitive the registry does not hold (an old object, a shadow)."""
+    registered = {id(p) for p in P.REGISTRY.values()}
+    stale = [p.name for p in NUMBA_TABLE if id(p) not in registered]
+    assert not stale, f"lowering entries for unregistered primitives: {stale}"
+
+
+def test_a_primitive_without_a_lowering_is_named():
+    """A non-ufunc primitive registered with no Numba entry: the backend says which and
+    where its lowering goes; a ufunc primitive lowers to its ufunc with no entry."""
+    odd = P.register(name="test_odd", kind="array", shape_rule=lambda x: x,
+                     impl=lambda x: x, vjp=lambda g, ans, x: (g,), sympy=lambda sp, x: x)
+    try:
+        with pytest.raises(KeyError, match="no lowering of primitive test_odd.*lowering/"):
+            lowering(odd)
+    finally:
+        del P.REGISTRY["test_odd"]
+    # an elementwise ufunc primitive with no entry: np.<ufunc>(...), what numpy computes
+    lines = lowering(P.REGISTRY["sqrt"]).emit("b", ["a"], [Aval(())], Aval(()))
+    a = 2.0
+    namespace = {"np": np, "a": a}
+    exec(lines[0], namespace)  # noqa: S102 -- our own kernel text
+    assert namespace["b"] == np.sqrt(a)
+
+
+def test_prims_hold_no_backend_text():
+    """Primitives say what an operation means; how a backend writes it is the
+    backend's (symgrad/backend/numba/lowering/)."""
+    prims = Path(P.__file__).parent
+    banned = re.compile(r"njit|prange|\bvm\.|\bemit\b|np\.\w+\(\{0\}")
+    found = [f"{p.name}:{k}" for p in sorted(prims.glob("*.py"))
+             for k, line in enumerate(p.read_text().splitlines(), 1) if banned.search(line)]
+    assert not found, f"backend text in symgrad/prims: {found}"
+
+
 @pytest.mark.parametrize("name", sorted(P.REGISTRY))
 def test_every_primitive_has_a_test_case(name):
     covered = {p for case in CASES for p in case.prims}
@@ -50,7 +111,7 @@ def test_round_one_coverage():
 def test_a_primitive_missing_a_facet_fails_at_declaration():
     with pytest.raises(TypeError, match="lacks facets.*vjp"):
         P.register(name="broken", kind="elementwise", shape_rule=lambda x: x, impl=np.sin,
-                   vjp=None, emit=lambda *a, **k: [], sympy=lambda sp, x: x)
+                   vjp=None, sympy=lambda sp, x: x)
     assert "broken" not in P.REGISTRY
 
 
@@ -58,7 +119,7 @@ def test_a_primitive_cannot_be_declared_twice():
     exp = P.REGISTRY["exp"]
     with pytest.raises(ValueError, match="declared twice"):
         P.register(name="exp", kind=exp.kind, shape_rule=exp.shape_rule, impl=exp.impl,
-                   vjp=exp.vjp, emit=exp.emit, sympy=exp.sympy)
+                   vjp=exp.vjp, sympy=exp.sympy)
 
 
 ELEMENTWISE = sorted(n for n, p in P.REGISTRY.items() if p.kind == "elementwise")
@@ -165,15 +226,16 @@ NAMES = sorted(P.REGISTRY)
 @pytest.mark.parametrize("name", NAMES)
 def test_flags_agree_with_kinds(name):
     prim = P.REGISTRY[name]
-    if prim.cheap:
+    low = lowering(prim)
+    if low.cheap:
         assert prim.kind == "elementwise"
     if prim.accumulate:
         assert prim.kind == "reduction"
     if prim.view:  # (proj: a part of a loop's results, which may be one of its operands)
         assert prim.kind in ("structural", "control")
-    if prim.transposes or prim.moves_elements:
+    if low.transposes or low.moves_elements:
         assert prim.kind == "structural"
-    if prim.transposed_operands:
+    if low.transposed_operands:
         assert prim.kind == "array"
     if prim.commutative:
         assert prim.kind == "elementwise" and prim.impl.nin == 2
@@ -190,14 +252,16 @@ def test_structural_primitives_compute_nothing(name):
     assert {float(v) for v in out.ravel()} <= allowed
 
 
-@pytest.mark.parametrize("name", sorted(n for n, p in P.REGISTRY.items() if p.moves_elements))
+@pytest.mark.parametrize("name", sorted(n for n, p in P.REGISTRY.items()
+                                        if lowering(p).moves_elements))
 def test_element_facets_find_every_element(name):
     """The index arithmetic fused loops read through agrees with the numpy implementation."""
     eqn = _example(name)
     values = _operands(eqn)
     want = np.asarray(eqn.prim.impl(*values, **eqn.params))
     at = tuple(f"i{k}" for k in range(want.ndim))
-    pieces = eqn.prim.element(at, [a.aval for a in eqn.inputs], eqn.out.aval, **eqn.params)
+    pieces = lowering(eqn.prim).element(at, [a.aval for a in eqn.inputs], eqn.out.aval,
+                                        **eqn.params)
     for index in np.ndindex(*want.shape):
         names = dict(zip(at, index))
         got = 0.0
@@ -235,14 +299,15 @@ def test_linear_primitives_read_no_primal_value(name):
     """A linear VJP reads the cotangent and, of ``ans`` and the inputs, at most shapes and
     booleans (``where``'s condition): so a zero cotangent gives exact zeros."""
     graph, primal = _vjp_graph(_example(name))
-    reads = {id(v) for e in graph.eqns if not e.prim.shape_only
+    reads = {id(v) for e in graph.eqns if not lowering(e.prim).shape_only
              for v in e.inputs if isinstance(v, Var)}
     reads |= {id(a) for a in graph.outputs if isinstance(a, Var)}
     floats = {id(v) for v in primal if v.dtype == "float64"}
     assert not reads & floats, f"the VJP of {name} reads a primal value"
 
 
-@pytest.mark.parametrize("name", sorted(n for n, p in P.REGISTRY.items() if p.shape_only))
+@pytest.mark.parametrize("name", sorted(n for n, p in P.REGISTRY.items()
+                                        if lowering(p).shape_only))
 def test_shape_only_primitives_have_no_gradient(name):
     eqn = _example(name)
     graph, _ = _vjp_graph(eqn)
@@ -250,7 +315,7 @@ def test_shape_only_primitives_have_no_gradient(name):
 
 
 def test_transposes_means_the_transpose():
-    (prim,) = [p for p in P.REGISTRY.values() if p.transposes]
+    (prim,) = [p for p in P.REGISTRY.values() if lowering(p).transposes]
     x = np.arange(6.0).reshape(2, 3)
     assert np.array_equal(prim.impl(x, perm=(1, 0)), x.T)
 
@@ -271,10 +336,48 @@ def test_a_primitive_registered_late_traces_through_its_ufunc():
     imported (a new family module, a plugin) traces at once."""
     cbrt = P.register(name="test_cbrt", kind="elementwise",
                       shape_rule=lambda x: Aval(x.shape), impl=np.cbrt,
-                      vjp=lambda g, ans, x: (g / (3.0 * ans * ans),), emit=lambda *a, **k: [],
+                      vjp=lambda g, ans, x: (g / (3.0 * ans * ans),),
                       sympy=lambda sp, x: sp.cbrt(x), numpy=np.cbrt)
     try:
         graph, _ = trace(lambda x: np.cbrt(x), [Aval((3,))], [None], ["x"])
         assert [e.prim for e in graph.eqns] == [cbrt]
     finally:
         del P.REGISTRY["test_cbrt"]
+
+
+def test_torch_facts_are_keyed_by_registered_primitives_and_agree_with_pytorch():
+    """The eager Tensor's PyTorch-facing facts (one table, :mod:`symgrad.eager.torch_facts`)
+    name registered primitives, and ``saves_output`` is what real PyTorch's node saves."""
+    torch = pytest.importorskip("torch")
+    from symgrad.eager.torch_facts import TORCH, torch_facts
+
+    registered = {id(p) for p in P.REGISTRY.values()}
+    assert all(id(p) in registered for p in TORCH)
+    checked = 0
+    for prim in P.REGISTRY.values():
+        fn = getattr(torch, prim.name, None)
+        if prim.kind != "elementwise" or prim.numpy is None or not callable(fn):
+            continue
+        x = torch.tensor([0.5, 0.25], dtype=torch.float64, requires_grad=True)
+        try:
+            out = fn(x)
+        except TypeError:  # a binary function
+            continue
+        if not isinstance(out, torch.Tensor) or out.grad_fn is None:  # no gradient (floor)
+            continue
+        saves = hasattr(out.grad_fn, "_saved_result")
+        assert torch_facts(prim).saves_output == saves, f"{prim.name}: PyTorch saves {saves}"
+        checked += 1
+    assert checked >= 10
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_transform_has_a_rule_for_every_primitive(name):
+    """The transforms that need a rule per primitive find one: the adjoint its ``vjp``
+    (a declared facet), vmap its ``batch`` facet or its kind's rule (CONTRIBUTING.md,
+    'Adding a transform')."""
+    from symgrad.transforms.batching import rule
+
+    prim = P.REGISTRY[name]
+    assert callable(prim.vjp)
+    assert callable(rule(prim))

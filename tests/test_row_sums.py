@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import symgrad as sg
-from symgrad.backend import codegen
+from symgrad.backend.numba import codegen
 
 
 def broadcast(A, u, v):

@@ -390,7 +390,7 @@ def test_an_unchanged_world_compiles_nothing_again():
 
 
 def test_a_world_that_changes_back_reuses_its_kernel():
-    from symgrad.backend import compile as kernels
+    from symgrad.backend.numba import compile as kernels
 
     f, change = capture_array_in_place()
     x = np.array([0.3, -0.8, 1.1])

@@ -9,8 +9,10 @@ import pytest
 
 import symgrad as torch
 from symgrad.api import Transformed
-from symgrad.backend import compile as kernels
-from symgrad.backend import program, split
+from symgrad.backend import program
+from symgrad.backend.numba import compile as kernels
+from symgrad.backend.numba import split
+from symgrad.backend.numba.lowering import lowering
 from symgrad.core.check import check
 from symgrad.core.interpreter import interpret
 from symgrad.core.ir import Aval, Eqn, Graph, Literal, Var
@@ -65,10 +67,10 @@ def test_pieces_of_every_case_compute_the_whole_graph_bitwise(case):
     want = interpret(spec.graph, *inputs)
     # A piece's outputs are contiguous copies (never views), and BLAS may round a
     # product of contiguous arrays differently from one of a transposed view.
-    # (no primitive is of kind "linalg": the BLAS/LAPACK ones are those whose Numba emit
-    # lives in symgrad.prims.linalg or .decompositions)
-    blas = any(REGISTRY[p].emit.__module__ in ("symgrad.prims.linalg",
-                                               "symgrad.prims.decompositions")
+    # (no primitive is of kind "linalg": the BLAS/LAPACK ones are those whose Numba
+    # lowering lives in the linalg or decompositions family)
+    blas = any(lowering(REGISTRY[p]).emit.__module__ in (
+        "symgrad.backend.numba.lowering.linalg", "symgrad.backend.numba.lowering.decompositions")
                for p in case.prims)
     for max_eqns in (1, 2, 5):
         got = run_pieces(spec.graph, max_eqns, *inputs)

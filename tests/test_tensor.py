@@ -14,7 +14,7 @@ import pytest
 
 import symgrad as torch
 from symgrad.autograd import Variable
-from symgrad.backend import compile as kernels
+from symgrad.backend.numba import compile as kernels
 from symgrad.core.errors import ShapeError
 from symgrad.eager import backward as autograd
 

@@ -1,4 +1,4 @@
-"""Parallel kernels (symgrad/backend/threads.py): large loops as a prange over fixed chunks.
+"""Parallel kernels (symgrad/backend/numba/threads.py): large loops as a prange over fixed chunks.
 
 Oracles: the numpy interpreter (the same adjoint, computed by numpy) and the
 serial kernel; determinism: the same bits at 1 and at 2 threads. The threshold
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import symgrad as sg
-from symgrad.backend import threads
+from symgrad.backend.numba import threads
 
 
 def broadcast(A, u, v):  # sums over both axes: one owned by the chunks, one combined

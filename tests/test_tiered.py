@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import symgrad as sg
-from symgrad.backend.tiered import Tiered
+from symgrad.backend.numba.tiered import Tiered
 
 from oracle import assert_close
 

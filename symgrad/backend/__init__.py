@@ -1,14 +1,14 @@
-"""The backend: an optimized graph becomes Numba kernels (or runs on the interpreter).
+"""Backends: an optimized graph becomes something to call.
 
-:mod:`.fusion` (which equations share a loop), :mod:`.split` (large graphs
-as bounded pieces), :mod:`.codegen` (kernel source from a graph and its plan),
-:mod:`.compile` (the kernel cache), and :mod:`.program`, whose ``build`` runs
-them in that order; :mod:`.entry` finds the compiled overload behind a warm
-Numba dispatcher (what symgrad's fast path calls). The backend imports
-nothing of symgrad but the core: what it needs to know about a primitive it
-reads from the primitive's facets and flags; :mod:`.numpy_source`, the numpy
-target of ``sg.export``, imports ``prims`` too, for its table keyed by primitives.
-For ``sg.export``: :mod:`.standalone` copies helpers into a module's text,
-:mod:`.numba_standalone` makes a Numba kernel standalone, :mod:`.entry_source`
-writes the entry function around a kernel.
+:mod:`.program` is the one entry (``build``): it hands a graph to the backend the
+caller names. :mod:`.numba` is the compiling backend (fusion, codegen through its
+lowering tables, the kernel cache, tiers); ``"numpy"`` is the interpreter of
+:mod:`symgrad.core.interpreter`, whose lowering of each primitive is the primitive's
+``impl``. :mod:`.memory` keeps freed memory in the process (any backend). The modules
+generated kernels import by name (:mod:`.vecmath`, :mod:`.vecmath_facts`,
+:mod:`.lapack`) stay here, at the paths kernel text and cache keys name.
+For ``sg.export``: :mod:`.numpy_source` (the numpy target's lowering table, keyed by
+primitives), :mod:`.standalone` (copies helpers into a module's text),
+:mod:`.numba.standalone` (makes a Numba kernel standalone) and :mod:`.entry_source`
+(the entry function around a kernel).
 """

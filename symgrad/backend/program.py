@@ -26,12 +26,13 @@ from typing import Any
 
 from ..core.interpreter import interpret
 from ..core.ir import Graph, Literal, Var
-from . import compile as kernels
-from . import split as splitting
-from .codegen import KernelSource, generate
-from .fusion import plan
-from .threads import parallel_min
-from .tiered import tiered as tiered_kernel
+from .numba import compile as kernels
+from .numba import split as splitting
+from .numba.codegen import KernelSource, generate
+from .numba.fusion import plan
+from .numba.threads import parallel_min
+from .numba.tiered import tiered as tiered_kernel
+from .registry import backend as registered
 
 
 class Chain:
@@ -108,13 +109,14 @@ def build(graph: Graph, function: str, description: str,
           max_eqns: int | None = None, tiered: bool = False, nogil: bool = False) -> Program:
     """Generate (and for ``backend="numba"``, load) the kernels of ``graph``,
     split into pieces of at most ``max_eqns`` equations (by default, pieces of
-    :data:`~symgrad.backend.split.MAX_EQNS` when
-    :func:`~symgrad.backend.split.slow_to_compile` says so).
+    :data:`~symgrad.backend.numba.split.MAX_EQNS` when
+    :func:`~symgrad.backend.numba.split.slow_to_compile` says so).
 
     Kernels compile on their first call; with ``tiered`` (and ``sg.config.tiered``),
     the first calls of a kernel not on disk yet run on the interpreter while it
     compiles (:mod:`.tiered`). ``nogil``: kernels that release the GIL (see
-    :func:`~symgrad.backend.codegen.generate`)."""
+    :func:`~symgrad.backend.numba.codegen.generate`)."""
+    registered(backend)  # a ValueError naming the backends there are
     whole = plan(graph)
     if max_eqns is None:  # the defaults: split only graphs slow to compile whole
         slow = splitting.slow_to_compile(graph, whole)

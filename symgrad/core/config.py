@@ -9,7 +9,7 @@ run can set it without touching code, and can be changed at run time::
 
 - ``tiered`` (``SYMGRAD_TIERED``, default on): when a kernel is not in the disk
   cache yet, the first calls run on the numpy interpreter while Numba compiles
-  the kernel in a compile worker process (``symgrad.backend.worker``); later
+  the kernel in a compile worker process (``symgrad.backend.numba.worker``); later
   calls load it from the disk cache and run it. A call whose
   interpretation would take longer than ``tiered_budget`` seconds stops
   interpreting and waits for the kernel instead. Off: every first call compiles

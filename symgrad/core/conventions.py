@@ -5,7 +5,7 @@ the case, the value symgrad gives and who agrees. The VJP rules in
 :mod:`symgrad.prims` implement the rows (each rule's comment names its row),
 ``tests/test_conventions.py`` checks every row with exact values on both
 backends, and :data:`CONVENTIONS_VERSION` is part of every kernel's cache key
-(:mod:`symgrad.backend.codegen`), so a changed convention never reuses a kernel
+(:mod:`symgrad.backend.numba.codegen`), so a changed convention never reuses a kernel
 compiled under the old one.
 
     >>> from symgrad.core.conventions import CONVENTIONS

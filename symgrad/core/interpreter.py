@@ -5,7 +5,7 @@ use, :func:`symgrad.core.ir.dead_after`); :func:`peak_bytes` estimates that
 working set from the graph, before anything runs.
 
 It also answers the first calls of a function whose kernel is still compiling
-(tiered execution, :mod:`symgrad.backend.tiered`): within :func:`deadline` it
+(tiered execution, :mod:`symgrad.backend.numba.tiered`): within :func:`deadline` it
 stops with :class:`OverBudget` once the time is up (between two equations, also
 inside loops), so that a long computation waits for the kernel instead.
 """

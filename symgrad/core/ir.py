@@ -228,24 +228,20 @@ Atom = Union[Var, Literal]  # noqa: UP007 (a runtime alias: X | Y needs 3.10 typ
 
 @dataclass(frozen=True, slots=True, eq=False)
 class Primitive:
-    """One operation of the IR, with every facet and every fact the pipeline needs.
+    """One operation of the IR: what it means, with every facet and fact that says so.
 
-    Declared once, in a module of :mod:`symgrad.prims`. Facets (functions):
+    Declared once, in a module of :mod:`symgrad.prims`. How a backend writes it is the
+    backend's (the Numba backend's lowering table,
+    :mod:`symgrad.backend.numba.lowering`: emit, element moves, vectorized math, layout
+    facts); the interpreter runs ``impl``. Facets (functions):
 
     - ``shape_rule(*avals, **params) -> Aval``: type checking and inference;
     - ``impl(*arrays, **params) -> ndarray``: the numpy reference implementation;
     - ``vjp(g, ans, *inputs, **params) -> tuple``: cotangent of each input (or
       ``None`` for none), written with the recording helpers of
       :mod:`symgrad.prims` so that the adjoint is IR again;
-    - ``emit(out, args, avals, out_aval, **params) -> list[str]``: Numba source;
     - ``sympy(sp, *args, **params)``: the SymPy counterpart (see
       :mod:`symgrad.sympy_bridge` for how each ``kind`` applies it);
-    - ``element(at, avals, out_aval, **params)``, for primitives that only move
-      elements: where a fused loop finds the output's element at the index ``at``
-      (a tuple of source expressions), as a list of ``(conditions, operand,
-      operand_index)`` in kernel source; the first piece whose conditions all hold
-      gives it, and if none does it is 0. Loops read through such primitives
-      instead of making their output an array;
     - ``simplify(eqn, producer) -> Rewrite``: exact algebraic rewrites of an
       equation of this primitive (``producer(atom)`` is the equation defining an
       operand), one comment per rule; see :mod:`symgrad.transforms.passes`;
@@ -262,7 +258,7 @@ class Primitive:
       call of the user's ``fwd``: what JAX's linearized primal is, so derivatives
       of that graph differentiate ``fwd`` as written).
 
-    Facts (flags) that the adjoint, the passes, fusion and codegen read:
+    Facts (flags) that the adjoint, the passes and the backends read:
 
     - ``kind``: ``"elementwise"`` (numpy broadcasting), ``"reduction"`` (over
       ``axes``), ``"structural"`` (moves elements, computes nothing: its output
@@ -273,14 +269,9 @@ class Primitive:
     - ``linear``: the VJP is linear in the cotangent and reads no primal value
       but shapes and booleans, so a zero cotangent gives exact zeros (the
       adjoint's masks);
-    - ``cheap``: a fused loop computes it again where it is read, never stores it;
     - ``commutative``: swapping the operands changes not a single bit (CSE);
     - ``accumulate``: ``"sum"`` or ``"mean"`` for a reduction a fused loop
       accumulates (a mean divides by the count after the loop);
-    - ``shape_only``: reads only its operands' shapes, which kernels know;
-    - ``transposes``: ``perm=(1, 0)`` makes its output the view ``c.T``;
-    - ``transposed_operands``: takes ``c.T`` of a C-contiguous ``c`` as it is
-      (BLAS reads F-contiguous matrices without a copy);
     - ``torch_name``: PyTorch's name of its backward node, where it has one;
     - ``integer``: also computes on int64 operands (all of them int64: an int64
       result, or bool for a comparison), as loop counters need;
@@ -288,13 +279,10 @@ class Primitive:
       loop's ``body``, a ``cond``'s branches). Its kind is ``"control"``, and
       each layer that applies one of its facets hands it what that layer does
       to a graph: the adjoint gives ``vjp`` ``adjoint=`` (the transform
-      itself), codegen gives ``emit`` ``scope=`` (which renders a graph as
-      statements), the SymPy bridge gives ``sympy`` ``evaluate=``;
+      itself), the Numba backend gives its lowering's ``emit`` ``scope=`` (which
+      renders a graph as statements), the SymPy bridge gives ``sympy`` ``evaluate=``;
     - ``host``: it runs Python code no kernel can hold (``sg.pure_callback``): the
-      backend cuts a compiled graph around it and calls its ``impl`` in between;
-    - ``vectorized``: the function of :mod:`symgrad.backend.vecmath` that fused loops
-      call for it (one LLVM vectorizes, within 1 ulp), where it has one; ``""``: its
-      ``emit`` (libm) everywhere.
+      backend cuts a compiled graph around it and calls its ``impl`` in between.
     """
 
     name: str
@@ -302,32 +290,20 @@ class Primitive:
     shape_rule: Callable[..., Aval]
     impl: Callable[..., Any]
     vjp: Callable[..., tuple]
-    emit: Callable[..., list[str]]
     sympy: Callable[..., Any]
     numpy: Any = None
-    element: Callable[..., list] | None = None
     simplify: Callable[..., Any] | None = None
     accuracy: Callable[..., Any] | None = None
     batch: Callable[..., Any] | None = None
     linearized: Callable[..., Any] | None = None
     view: bool = False
     linear: bool = False
-    cheap: bool = False
     commutative: bool = False
     accumulate: str = ""
-    shape_only: bool = False
-    transposes: bool = False
-    transposed_operands: bool = False
     torch_name: str = ""
     integer: bool = False
     subgraphs: tuple[str, ...] = ()
-    vectorized: str = ""
     host: bool = False
-
-    @property
-    def moves_elements(self) -> bool:
-        """Fused loops read through it by index arithmetic (it has an ``element`` facet)."""
-        return self.element is not None
 
     def __repr__(self) -> str:
         return self.name

@@ -16,7 +16,7 @@ Kernels reach workers as graphs, not as code objects: a :class:`ChunkProgram`
 pickles its chunk graph (primitives by name); a worker retypes it for the
 rows of its chunk, generates the kernel source (the same text for every
 chunk length, so the same content key) and loads it through
-:mod:`symgrad.backend.compile`, once per process. The driver compiles each kernel
+:mod:`symgrad.backend.numba.compile`, once per process. The driver compiles each kernel
 first (a signature, no data), so that workers load the machine code from the
 disk cache (``SYMGRAD_CACHE_DIR``) instead of compiling it.
 

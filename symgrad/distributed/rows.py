@@ -51,7 +51,10 @@ from ..prims import (
     loop_p,
     lstsq_p,
     matmul_p,
+    max_p,
+    min_p,
     pinv_p,
+    prod_p,
     qr_p,
     reshape_p,
     scatter_add_p,
@@ -74,7 +77,7 @@ class RowSplitError(ValueError):
 
 #: the reductions whose partial results over chunks combine by the reduction itself (sums
 #: and means, which a fused loop accumulates, ``prim.accumulate``, combine by summing)
-_SELF_COMBINING = ("prod", "max", "min")
+_SELF_COMBINING = {prod_p: "prod", max_p: "max", min_p: "min"}
 #: primitives of square matrices on the last two axes; a row axis must be a batch axis
 _MATRIX = (inv_p, det_p, slogdet_p, solve_p, cholesky_p, pinv_p)
 
@@ -86,9 +89,7 @@ def combine(prim: Primitive) -> str | None:
     do not."""
     if prim.accumulate or prim is matmul_p:
         return "sum"
-    if prim.kind == "reduction" and prim.name in _SELF_COMBINING:
-        return prim.name
-    return None
+    return _SELF_COMBINING.get(prim)
 
 #: what a refused primitive does to rows, in the user's terms
 _MIXES = {

@@ -17,7 +17,7 @@ and every later backward calls the kernel. So a one-off graph never waits for
 Numba, and a training loop compiles exactly once, on its second step
 (``benchmarks/train_loop.py``; the times are in ``docs/benchmarks.md``).
 ``backward_stats()`` counts the interpreted and compiled runs;
-``symgrad.backend.compile.compile_stats()`` counts Numba compiles.
+``symgrad.backend.numba.compile.compile_stats()`` counts Numba compiles.
 
 dtypes: the IR and the kernels are float64 (the speed issue adds float32
 kernels). Tensors of float32 enter the backward converted to float64 at the
@@ -350,7 +350,7 @@ class KernelFallbackWarning(RuntimeWarning):
 
 def _run(entry: _Entry, args: list[Any]) -> list[np.ndarray]:
     """The first run of a structure interprets; the second asks for its kernel, which
-    (tiered, :mod:`symgrad.backend.tiered`) compiles in the compile worker while runs
+    (tiered, :mod:`symgrad.backend.numba.tiered`) compiles in the compile worker while runs
     go on interpreting; the runs after it is ready reuse it."""
     graph = entry.graph
     entry.runs += 1

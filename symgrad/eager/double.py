@@ -55,10 +55,12 @@ import numpy as np
 from .. import pipeline
 from ..core.ir import BOOL, FLOAT, INT, Graph, Literal, Var
 from ..core.tracing import Traced
+from ..prims.elementwise import pow_p
 from . import backward as engine
 from . import views
 from .grad_mode import enable_grad, no_grad
 from .graph import next_seq
+from .torch_facts import torch_facts
 
 #: differentiated (unoptimized) graphs for create_graph, by structure, least recent first
 _GRAPHS: collections.OrderedDict[tuple, tuple[Graph, list[Var]]] = collections.OrderedDict()
@@ -155,7 +157,7 @@ def gradients(out: Any, gradient: Any, targets: list[Any] | None, retain_graph: 
         raise NotImplementedError(
             f"a gradient with respect to the output of {suspect}, through a gradient's "
             f"graph (create_graph=True): symgrad's rule for {suspect}' reads other tensors "
-            "than PyTorch's backward saves (see symgrad.eager.double.READ_LIKE_TORCH), so "
+            "than PyTorch's backward saves (see symgrad.eager.torch_facts), so "
             "the partial derivative holding the other tensors fixed would differ from "
             "PyTorch's. Differentiate with respect to its input or to leaf tensors")
     if any(n.freed for n in nodes):
@@ -270,26 +272,24 @@ def _replay_grads(key: tuple, nodes: list, plan: list, leaves: list, deltas: lis
     return grads
 
 
-#: primitives whose derivative rule reads the tensors PyTorch's backward saves (checked
-#: rule by rule against PyTorch's derivatives.yaml), besides the linear ones. Others read
-#: different ones: ``tanh' = sech(x)**2`` and ``expm1' = exp(x)`` read the input, for
-#: accuracy in the tails where PyTorch's ``1 - tanh(x)**2`` and ``expm1(x) + 1`` from
-#: the saved output lose every digit; ``sigmoid`` and ``div`` read both. A gradient with
-#: respect to a leaf is the same either way; one with respect to an intermediate tensor
-#: of a gradient's graph is not (it holds the other tensors fixed), so through any
-#: other primitive it is refused.
-READ_LIKE_TORCH = frozenset({"mul", "matmul", "exp", "log", "sin", "cos", "square", "sqrt",
-                             "abs", "log1p", "relu", "maximum", "minimum", "max", "min",
-                             "reciprocal", "softplus", "pow"})
+# Primitives whose derivative rule reads the tensors PyTorch's backward saves (checked
+# rule by rule against PyTorch's derivatives.yaml; ``reads_like_torch`` in
+# :mod:`.torch_facts`), besides the linear ones. Others read
+# different ones: ``tanh' = sech(x)**2`` and ``expm1' = exp(x)`` read the input, for
+# accuracy in the tails where PyTorch's ``1 - tanh(x)**2`` and ``expm1(x) + 1`` from
+# the saved output lose every digit; ``sigmoid`` and ``div`` read both. A gradient with
+# respect to a leaf is the same either way; one with respect to an intermediate tensor
+# of a gradient's graph is not (it holds the other tensors fixed), so through any
+# other primitive it is refused.
 
 
 def _reads_like_torch(node: Any) -> bool:
     if node.prim.linear:
         return True
-    if node.prim.name == "pow":  # x ** y reads x for |y| >= 1, x ** y (the output) else
+    if node.prim is pow_p:  # x ** y reads x for |y| >= 1, x ** y (the output) else
         y = node.inputs[1]
         return not (isinstance(y, Literal) and 0.0 < abs(y.value) < 1.0)
-    return node.prim.name in READ_LIKE_TORCH
+    return torch_facts(node.prim).reads_like_torch
 
 
 def replay(graph: Graph, args: Sequence[Any], known: dict[int, Any], like: Any,

@@ -30,17 +30,11 @@ from ..core.ir import FLOAT, Aval, Literal, Primitive
 from ..core.tracing import Traced, Tracer
 from . import grad_mode
 from .graph import node_class, torch_name
+from .torch_facts import torch_facts
 
 _F64 = np.dtype(np.float64)
 _NUMBERS = (float, int)  # (bool is neither: type(True) is bool)
 
-#: primitives whose PyTorch node saves its output rather than its inputs
-SAVES_OUTPUT = {"exp", "expm1", "tanh", "sigmoid", "sqrt", "relu", "reciprocal"}
-#: products: PyTorch saves an operand only when the other one requires grad
-PRODUCTS = {"mul", "matmul"}
-#: primitives whose scalar operands stay literals in the structure: the passes
-#: rewrite ``x ** 2``, ``x ** 0.5`` and ``x ** -1`` as numpy computes them
-LITERAL_PRIMS = {"pow"}
 
 _AVALS: dict[tuple, Aval] = {}
 _NODE_CLASSES: dict[Primitive, type] = {}
@@ -68,8 +62,9 @@ def watched(prim: Primitive, args: Sequence[Any], result: Any) -> tuple:
     ``exp`` and the like (by weak reference)."""
     saves = _SAVES.get(prim)
     if saves is None:  # (inputs saved, a product's rule, output saved), once per primitive
-        saves = _SAVES[prim] = (not prim.linear and prim.name not in SAVES_OUTPUT,
-                                prim.name in PRODUCTS, prim.name in SAVES_OUTPUT)
+        facts = torch_facts(prim)
+        saves = _SAVES[prim] = (not prim.linear and not facts.saves_output, facts.product,
+                                facts.saves_output)
     inputs, product, output = saves
     found: list[tuple[Any, int]] = []
     for k, a in enumerate(args):
@@ -159,7 +154,7 @@ def apply_f64(prim: Primitive, args: Sequence[Any], params: dict[str, Any],
         value = np.asarray(value, dtype=np.float64)
     if not (grad and grad_mode.is_grad_enabled()):
         return make(value, None)
-    literal_ok = prim.name in LITERAL_PRIMS
+    literal_ok = torch_facts(prim).literal_operands
     inputs = []
     for a, v in zip(args, values):
         if type(v) is float:  # a Python number: a literal exponent or 0-d data

@@ -43,11 +43,12 @@ from . import double, grad_mode, views
 from . import dtypes as dt
 from .dtypes import CPU, Size, as_array, as_device, device
 from .extra_methods import ExtraMethods
-from .fastpath import LITERAL_PRIMS, apply_f64, compute, node_class_of, watched
+from .fastpath import apply_f64, compute, node_class_of, watched
 from .graph import next_seq
 from .inplace import InPlaceMethods
 from .methods import TensorMethods, named, size_arg, unwrap
 from .printing import format_tensor
+from .torch_facts import torch_facts
 
 _NON_LEAF_GRAD_WARNING = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
@@ -87,7 +88,7 @@ class EagerTrace(Trace):
         if not (out is not None and out.is_floating_point and grad_mode.is_grad_enabled()
                 and any(isinstance(a, Tensor) and a._requires_grad for a in args)):
             return Tensor._make(value)
-        literal_ok = prim.name in LITERAL_PRIMS
+        literal_ok = torch_facts(prim).literal_operands
         inputs = tuple(_operand(a, v, literal_ok) for a, v in zip(args, values))
         node = node_class_of(prim)(prim, params, inputs, Aval(aval.shape, FLOAT))
         result = Tensor._make(value, node)

@@ -41,11 +41,7 @@ import numpy as np
 from ..numpy_api.indexing import at
 from .graph import next_seq
 from .methods import named
-
-#: primitives whose PyTorch node saves its output (as :mod:`.fastpath` counts them): a
-#: backward through one whose output was changed behind its back would read the changed
-#: output in PyTorch, where symgrad recomputes it
-from .fastpath import SAVES_OUTPUT
+from .torch_facts import torch_facts
 
 OVERLAP_ERROR = (
     "unsupported operation: more than one element of the written-to tensor refers to a "
@@ -171,8 +167,10 @@ def expose(alias: Any) -> None:
 
 def refuse_saved_output(node: Any, t: Any) -> None:
     """Raise if PyTorch's node would read ``t``'s changed values as its saved output
-    (``exp``, ``tanh``, ...), which symgrad's derivative recomputes."""
-    if node.prim.name in SAVES_OUTPUT:
+    (``exp``, ``tanh``, ...: ``saves_output`` in :mod:`.torch_facts`), which symgrad's
+    derivative recomputes: a backward through one whose output was changed behind its
+    back would read the changed output in PyTorch."""
+    if torch_facts(node.prim).saves_output:
         raise RuntimeError(
             f"the values of a {t.type()} {list(t.shape)}, output 0 of {node.name()}, were "
             "changed after it was computed without being recorded (through .data, "

@@ -3,10 +3,11 @@
 One module per family; importing this package registers them all (in
 :data:`REGISTRY`). A new primitive is added to the module of its family (or a
 new module imported here): its shape rule, numpy implementation, VJP rule,
-Numba emit, SymPy counterpart, rewrite rules and flags in one ``register``
-call, and a recording helper that VJP rules and :mod:`symgrad.numpy_api` use.
-Nothing else needs editing: the adjoint, the passes, fusion and codegen read
-the declaration.
+SymPy counterpart, rewrite rules and flags in one ``register`` call, and a
+recording helper that VJP rules and :mod:`symgrad.numpy_api` use. The adjoint
+and the passes read the declaration; how a backend writes the primitive is the
+backend's (the Numba backend's lowering table, :mod:`symgrad.backend.numba.lowering`:
+a ufunc needs no entry), which ``tests/test_registry.py`` demands (CONTRIBUTING.md).
 
 - :mod:`.registry`: ``register`` and the rules every family shares;
 - :mod:`.elementwise`: arithmetic, functions, comparisons, ``where``;

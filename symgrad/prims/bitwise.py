@@ -29,7 +29,6 @@ from .registry import broadcast_shapes, register, require
 
 _UFUNCS = {"and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor,
            "invert": np.invert, "left_shift": np.left_shift, "right_shift": np.right_shift}
-_OPERATORS = {"and": "&", "or": "|", "xor": "^", "left_shift": "<<", "right_shift": ">>"}
 
 
 def _rule(*avals: Aval, op: str) -> Aval:
@@ -43,21 +42,6 @@ def _impl(*xs: Any, op: str) -> Any:
     return _UFUNCS[op](*(np.asarray(x, dtype=np.int64) for x in xs))[()]
 
 
-def _emit(out: str, args: list[str], avals: Any, out_aval: Aval, *, op: str) -> list[str]:
-    if op == "invert":
-        return [f"{out} = ~{args[0]}"]
-    x, n = args
-    if op not in ("left_shift", "right_shift"):
-        return [f"{out} = {x} {_OPERATORS[op]} {n}"]
-    # numpy shifts every bit out for a count outside 0..63 (C's shift is undefined there)
-    inside = f"({n} >= 0) & ({n} < 64)"
-    shifted = f"{x} {_OPERATORS[op]} {n}"
-    spilled = "0" if op == "left_shift" else f"-({x} < 0)"
-    if not out_aval.shape:
-        return [f"{out} = ({shifted}) if {inside} else {spilled}"]
-    return [f"{out} = np.where({inside}, {shifted}, {spilled})"]
-
-
 def _sympy(sp: Any, *xs: Any, op: str) -> Any:
     """The integer itself for integer operands (a loop counter SymPy unrolled), else an
     undefined function (integers are never differentiated)."""
@@ -67,8 +51,8 @@ def _sympy(sp: Any, *xs: Any, op: str) -> Any:
 
 
 bitwise_p = register(
-    name="bitwise", kind="elementwise", shape_rule=_rule, impl=_impl, emit=_emit,
-    vjp=lambda g, ans, *xs, op: (None,) * len(xs), sympy=_sympy, cheap=True)
+    name="bitwise", kind="elementwise", shape_rule=_rule, impl=_impl,
+    vjp=lambda g, ans, *xs, op: (None,) * len(xs), sympy=_sympy)
 
 _LOGICAL = {"and": logical_and, "or": logical_or, "xor": logical_xor, "invert": logical_not}
 

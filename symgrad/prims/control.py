@@ -17,8 +17,8 @@ runs) and the pieces the loops of :mod:`symgrad.prims.loops` use too:
   has no constants: its arrays are operands of the equation that holds it).
 
 Facets of control-flow primitives get the tool of the layer that applies them:
-``emit(..., scope=)`` renders a graph as kernel statements
-(:class:`symgrad.backend.scope.Scope`), ``sympy(..., evaluate=)`` evaluates a
+the Numba backend's lowering gets a scope that renders a graph as kernel statements
+(:class:`symgrad.backend.numba.scope.Scope`), ``sympy(..., evaluate=)`` evaluates a
 graph symbolically, ``vjp(..., adjoint=)`` is the adjoint transform. The
 interpreter is :func:`symgrad.core.interpreter.interpret` itself.
 
@@ -74,7 +74,6 @@ def _proj_rule(t: Aval, *, part: int) -> Aval:
 proj_p = register(
     name="proj", kind="control", shape_rule=_proj_rule,
     impl=lambda t, part: t[part],
-    emit=lambda out, args, avals, out_aval, *, part: [f"{out} = {args[0]}[{part}]"],
     vjp=lambda g, ans, t, *, part: ({part: g},),
     sympy=lambda sp, t, *, part: t[part], view=True,
     # a batched control-flow equation gives its parts unpacked (control_batching)
@@ -202,24 +201,6 @@ def _cond_impl(pred: Any, *ops: Any, true: Graph, false: Graph) -> tuple:
     return tuple(interpret(true if bool(pred) else false, *ops))
 
 
-def _cond_emit(out: str, args: list[str], avals: list[Aval], out_aval: Aval, *,
-               true: Graph, false: Graph, scope: Any) -> list[str]:
-    pred, *ops = args
-    results = [scope.fresh("branch") for _ in true.outputs]
-    lines = [f"# cond: {true.name} if {pred} else {false.name}"]
-    branches = []
-    for g in (true, false):
-        r = scope.render(g)
-        lines += [f"{name} = {op}" for k, (name, op) in enumerate(zip(r.inputs, ops))
-                  if k in r.used and name != op]
-        branches.append(r)
-    for head, r in zip((f"if {pred}:", "else:"), branches):
-        lines.append(head)
-        body = r.lines + [f"{res} = {scope.owned(r, k)}" for k, res in enumerate(results)]
-        lines += scope.indent(body or ["pass"])
-    return lines + [f"{out} = {scope.tuple(results)}"]
-
-
 def _cond_sympy(sp: Any, pred: Any, *ops: Any, true: Graph, false: Graph,
                 evaluate: Callable) -> tuple:
     a, b = evaluate(true, list(ops)), evaluate(false, list(ops))
@@ -254,7 +235,7 @@ def _cond_vjp(g: dict, ans: Any, pred: Any, *ops: Any, true: Graph, false: Graph
 
 
 cond_p = register(
-    name="cond", kind="control", shape_rule=_cond_rule, impl=_cond_impl, emit=_cond_emit,
+    name="cond", kind="control", shape_rule=_cond_rule, impl=_cond_impl,
     vjp=_cond_vjp, sympy=_cond_sympy, subgraphs=("true", "false"),
     batch=lambda b, args, flags, **params: batch_cond(cond_p, b, args, flags, **params))
 

@@ -31,20 +31,12 @@ def _convert_rule(x: Aval, *, dtype: str) -> Aval:
     return Aval(x.shape, dtype)
 
 
-def _convert_emit(out: str, args: list[str], avals: Any, out_aval: Aval, *,
-                  dtype: str) -> list[str]:
-    if out_aval.shape:
-        return [f"{out} = {args[0]}.astype(np.{dtype})"]
-    return [f"{out} = np.{dtype}({args[0]})"]
-
-
 convert_p = register(
     name="convert", kind="elementwise", shape_rule=_convert_rule,
     impl=lambda x, dtype: np.asarray(x, dtype=dtype)[()] if np.ndim(x) == 0
     else np.asarray(x, dtype=dtype),
-    emit=_convert_emit,
     vjp=lambda g, ans, x, dtype: (convert(g, np.dtype(x.dtype).name),),
-    sympy=lambda sp, x, **params: x, linear=True, cheap=True, torch_name="ToCopyBackward0")
+    sympy=lambda sp, x, **params: x, linear=True, torch_name="ToCopyBackward0")
 
 
 def convert(x: Any, dtype: str) -> Any:

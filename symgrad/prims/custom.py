@@ -99,16 +99,6 @@ def _call_impl(*ops: Any, fun: Graph, **params: Any) -> tuple:
     return tuple(interpret(fun, *ops[:params["n_args"] + params["n_fun"]]))
 
 
-def _call_emit(out: str, args: list[str], avals: list[Aval], out_aval: Aval, *, fun: Graph,
-               scope: Any, **params: Any) -> list[str]:
-    r = scope.render(fun)
-    lines = [f"# {params['name']}: {params['rule']} {fun.name}"]
-    lines += [f"{name} = {op}" for k, (name, op) in enumerate(zip(r.inputs, args))
-              if k in r.used and name != op]
-    lines += r.lines
-    return lines + [f"{out} = {scope.tuple([scope.owned(r, k) for k in range(len(r.outputs))])}"]
-
-
 def _call_sympy(sp: Any, *ops: Any, fun: Graph, evaluate: Callable, **params: Any) -> tuple:
     """Each output element as an undefined function named after the user's function, of
     the elements of the arguments: ``f(x)``, ``f'(x, g)``; a part of a several-output
@@ -276,7 +266,7 @@ def _jvp_primal(jvp: Graph, fun: Graph, n_args: int, n_out: int, name: str) -> G
 
 
 call_p = register(
-    name="call", kind="control", shape_rule=_call_rule, impl=_call_impl, emit=_call_emit,
+    name="call", kind="control", shape_rule=_call_rule, impl=_call_impl,
     vjp=_call_vjp, sympy=_call_sympy, subgraphs=("fun", "fwd", "bwd", "jvp"),
     batch=_call_batch, linearized=_call_linearized)
 
@@ -322,14 +312,6 @@ def _callback_impl(*ops: Any, fn: Any, avals: tuple[Aval, ...], name: str,
                              f"but result_shape_dtypes declares {a.shape}")
         out.append(np.array(x, dtype=a.dtype, order="C"))  # (ascontiguousarray is 1-d)
     return tuple(out)
-
-
-def _callback_emit(out: str, args: list[str], avals: list[Aval], out_aval: Aval,
-                   **params: Any) -> list[str]:
-    raise NotImplementedError(
-        f"pure_callback {params['name']} inside a loop or branch body cannot run in a "
-        "compiled kernel (the kernel is cut around top-level callbacks only): call it "
-        "outside sg.fori_loop/scan/while_loop/cond, or use backend='numpy'")
 
 
 def _callback_vjp(g: dict, ans: Any, *ops: Any, fn: Any, avals: tuple[Aval, ...], name: str,
@@ -404,8 +386,7 @@ def _callback_batch(b: Any, args: list, flags: list, *, fn: Any, avals: tuple[Av
 #: a Python function on numpy arrays (sg.pure_callback); kernels are cut around it
 callback_p = register(
     name="callback", kind="control", shape_rule=_callback_rule, impl=_callback_impl,
-    emit=_callback_emit, vjp=_callback_vjp, sympy=_callback_sympy, batch=_callback_batch,
-    host=True)
+    vjp=_callback_vjp, sympy=_callback_sympy, batch=_callback_batch, host=True)
 
 
 __all__ = ["call_p", "callback_p", "record", "Host", "Rows", "FORWARD_MODE_ERROR"]

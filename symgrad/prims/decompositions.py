@@ -55,7 +55,7 @@ from ..core.ir import FLOAT, Aval, float_of
 from ..core.tracing import apply, shape_of
 from .elementwise import where
 from .indexing import along, concatenate_p
-from .linalg import _square_rule, _stacked, matmul, outer, solve, swap, widened
+from .linalg import _square_rule, _stacked, matmul, outer, solve, swap
 from .reductions import broadcast_to, reduce, reshape, sum_p
 from .registry import register, require
 
@@ -131,44 +131,7 @@ def _no_sympy(name: str):
 
 
 # ---------------------------------------------------------------------------
-# emit: one LAPACK call per matrix, a loop over the batch axes of a stack
-
-
-def _emit(call: str, trailing: Any, before: tuple[str, ...] = ()) -> Any:
-    """Numba emit of ``out = call`` per matrix (``call`` and the lines ``before`` it are
-    templates over the operands and parameters); ``trailing(dim)`` lists the source of
-    the output's last axes, given ``dim(k)``, the length of the matrix's axis k."""
-    def emit(out: str, args: list[str], avals: list[Aval], out_aval: Aval,
-             **params: Any) -> list[str]:
-        def fill(template: str, operands: list[str]) -> str:
-            return template.format(*operands, **params)
-        batch = avals[0].ndim - 2
-        if not batch:
-            return [fill(b, args) for b in before] + [f"{out} = {fill(call, args)}"]
-        x = args[0]
-        dims = [f"{x}.shape[{k}]" for k in range(batch)]
-        dims += trailing(lambda k: f"{x}.shape[{batch + k}]")
-        index = ", ".join(f"i{k}" for k in range(batch))
-        lines = [f"{out} = np.empty(({', '.join(dims)},))"]
-        for k in range(batch):
-            lines.append("    " * k + f"for i{k} in range({x}.shape[{k}]):")
-        each = [f"{a}[{index}]" for a in args]
-        lines += ["    " * batch + fill(b, each) for b in before]
-        lines.append("    " * batch + f"{out}[{index}] = {fill(call, each)}")
-        return lines
-    return emit
-
-
-def _square(dim) -> list[str]:
-    return [dim(0), dim(1)]
-
-
-def _vector(dim) -> list[str]:
-    return [dim(1)]
-
-
-def _k(dim) -> str:
-    return f"min({dim(0)}, {dim(1)})"
+# batching: the batch axis is one more axis of a stack of matrices
 
 
 def _batched(b, args, flags) -> list:
@@ -211,7 +174,7 @@ def _cholesky_sympy(sp, x):
 
 cholesky_p = register(
     name="cholesky", kind="array", shape_rule=_cholesky_rule, impl=np.linalg.cholesky,
-    emit=_emit("np.linalg.cholesky({0})", _square), vjp=_cholesky_vjp,
+    vjp=_cholesky_vjp,
     sympy=_cholesky_sympy, numpy=np.linalg.cholesky, torch_name="LinalgCholeskyExBackward0",
     batch=lambda b, args, flags: _each_matrix(b, cholesky_p, args, {}))
 
@@ -235,12 +198,6 @@ def _eigh_impl(x, part, uplo):
     return np.linalg.eigh(x, UPLO=uplo)[0 if part == "values" else 1]
 
 
-def _eigh_emit(out, args, avals, out_aval, *, part, uplo):
-    call = "np.linalg.eigh({0})" if uplo == "L" else "la.eigh_upper({0})"
-    k = 0 if part == "values" else 1
-    return _emit(f"{call}[{k}]", _vector if k == 0 else _square)(out, args, avals, out_aval)
-
-
 def _eigh_vjp(g, ans, x, *, part, uplo):
     # A = V diag(w) V^T: dw_i = v_i^T dA v_i, dV = V (F o (V^T dA V)), F_ij = 1/(w_j - w_i)
     if part == "values":
@@ -253,7 +210,7 @@ def _eigh_vjp(g, ans, x, *, part, uplo):
 
 
 eigh_p = register(
-    name="eigh", kind="array", shape_rule=_eigh_rule, impl=_eigh_impl, emit=_eigh_emit,
+    name="eigh", kind="array", shape_rule=_eigh_rule, impl=_eigh_impl,
     vjp=_eigh_vjp, sympy=_no_sympy("eigh"), numpy=np.linalg.eigh,
     torch_name="LinalgEighBackward0",
     batch=lambda b, args, flags, **params: _each_matrix(b, eigh_p, args, params))
@@ -280,14 +237,6 @@ def _eig_impl(x, part):
     return w if part == "values" else v
 
 
-def _eig_emit(out, args, avals, out_aval, *, part):
-    k = 0 if part == "values" else 1
-    check = ("if np.any(np.linalg.eigvals({0} + 0j).imag != 0.0):",
-             f"    raise ValueError({_COMPLEX_EIG!r})")
-    return _emit(f"np.linalg.eig({{0}})[{k}]", _vector if k == 0 else _square, check)(
-        out, args, avals, out_aval)
-
-
 def _eig_vjp(g, ans, x, *, part):
     # PyTorch's linalg_eig_backward for real results: V^-T K V^T with K = diag(gw) or
     # F o (V^T gV - V^T V diag(diag(V^T gV))) (the second term: unit-norm eigenvectors)
@@ -302,7 +251,7 @@ def _eig_vjp(g, ans, x, *, part):
 
 
 eig_p = register(
-    name="eig", kind="array", shape_rule=_eig_rule, impl=_eig_impl, emit=_eig_emit,
+    name="eig", kind="array", shape_rule=_eig_rule, impl=_eig_impl,
     vjp=_eig_vjp, sympy=_no_sympy("eig"), numpy=np.linalg.eig,
     torch_name="LinalgEigBackward0",
     batch=lambda b, args, flags, **params: _each_matrix(b, eig_p, args, params))
@@ -359,10 +308,6 @@ def _qr_vjp(g, ans, x, *, part):
 qr_p = register(
     name="qr", kind="array", shape_rule=_qr_rule,
     impl=lambda x, part: np.linalg.qr(x)[0 if part == "q" else 1],
-    emit=lambda out, args, avals, out_aval, *, part: _emit(
-        f"np.linalg.qr({{0}})[{0 if part == 'q' else 1}]",
-        (lambda d: [d(0), _k(d)]) if part == "q" else (lambda d: [_k(d), d(1)]))(
-        out, args, avals, out_aval),
     vjp=_qr_vjp, sympy=_no_sympy("qr"), numpy=np.linalg.qr, torch_name="LinalgQrBackward0",
     batch=lambda b, args, flags, **params: _each_matrix(b, qr_p, args, params))
 
@@ -380,11 +325,6 @@ def _svd_rule(x: Aval, *, part: str) -> Aval:
     m, n = x.shape[-2:]
     k = min(m, n)
     return Aval(x.shape[:-2] + {"u": (m, k), "s": (k,), "vh": (k, n)}[part], x.dtype)
-
-
-def _svd_trailing(part: str):
-    return {"u": lambda d: [d(0), _k(d)], "s": lambda d: [_k(d)],
-            "vh": lambda d: [_k(d), d(1)]}[part]
 
 
 def _svd_vjp(g, ans, x, *, part):
@@ -417,9 +357,6 @@ def _svd_vjp(g, ans, x, *, part):
 svd_p = register(
     name="svd", kind="array", shape_rule=_svd_rule,
     impl=lambda x, part: np.linalg.svd(x, full_matrices=False)[_SVD_PARTS.index(part)],
-    emit=lambda out, args, avals, out_aval, *, part: _emit(
-        f"np.linalg.svd({{0}}, full_matrices=False)[{_SVD_PARTS.index(part)}]",
-        _svd_trailing(part))(out, args, avals, out_aval),
     vjp=_svd_vjp, sympy=_no_sympy("svd"), numpy=np.linalg.svd,
     torch_name="LinalgSvdBackward0",
     batch=lambda b, args, flags, **params: _each_matrix(b, svd_p, args, params))
@@ -456,7 +393,6 @@ def _sympy_pinv(sp, m):
 pinv_p = register(
     name="pinv", kind="array", shape_rule=_pinv_rule,
     impl=lambda x, rcond: np.linalg.pinv(x, rcond),
-    emit=_emit("np.linalg.pinv({0}, {rcond!r})", lambda d: [d(1), d(0)]),
     vjp=lambda g, ans, x, rcond: (pinv_grad(x, ans, g),),
     sympy=lambda sp, x, rcond: _stacked(
         lambda m: np.array(_sympy_pinv(sp, m).tolist(), dtype=object), x.ndim - 2, x),
@@ -484,13 +420,6 @@ def _lstsq_impl(a, b, rcond):
     for idx in np.ndindex(*a.shape[:-2]):
         out[idx] = np.linalg.lstsq(a[idx], b[idx], rcond)[0]
     return out
-
-
-def _lstsq_emit(out, args, avals, out_aval, *, rcond):
-    args = widened(args, avals, out_aval)
-    k = f"{args[1]}.shape[{avals[1].ndim - 1}]"  # a stack's right-hand sides are matrices
-    return _emit(f"np.linalg.lstsq({{0}}, {{1}}, {rcond!r})[0]", lambda d: [d(1), k])(
-        out, args, avals, out_aval)
 
 
 def _lstsq_vjp(g, ans, a, b, *, rcond):
@@ -529,7 +458,7 @@ def _lstsq_batch(b, args, flags, *, rcond):
 
 
 lstsq_p = register(
-    name="lstsq", kind="array", shape_rule=_lstsq_rule, impl=_lstsq_impl, emit=_lstsq_emit,
+    name="lstsq", kind="array", shape_rule=_lstsq_rule, impl=_lstsq_impl,
     vjp=_lstsq_vjp, sympy=_lstsq_sympy, numpy=np.linalg.lstsq,
     batch=lambda b, args, flags, *, rcond: _lstsq_batch(b, args, flags, rcond=rcond))
 

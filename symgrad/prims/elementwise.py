@@ -2,7 +2,7 @@
 
 Each primitive is declared once, in one block, with all its facets and facts
 (see :class:`symgrad.core.ir.Primitive`): shape/dtype rule (numpy
-broadcasting), numpy implementation, VJP rule, Numba emit, SymPy counterpart,
+broadcasting), numpy implementation, VJP rule, SymPy counterpart,
 its rewrite rules and flags. VJP rules take the cotangent ``g`` first, then
 ``ans`` (the primal output), then the primal inputs, and return one cotangent
 per input (``None`` for "no gradient"). They are written with the recording
@@ -31,8 +31,8 @@ from ..core.conventions import CONVENTIONS_VERSION as CONVENTIONS_VERSION  # re-
 from ..core.ir import BOOL, FLOAT, INT, Aval, Eqn, Literal, Primitive, float_of, is_float
 from ..core.rewrite import Producer, Rewrite, as_prim, lit, made_by, same_aval
 from ..core.tracing import Traced, Tracer, apply, as_constant_array, current_trace
-from .overflow import CheckedUfunc, checked_emit
-from .registry import binary, broadcast_shapes, expression, register, require, unary
+from .overflow import CheckedUfunc
+from .registry import binary, broadcast_shapes, register, require, unary
 from .registry import elementwise_rule as _elementwise_rule
 
 # ---------------------------------------------------------------------------
@@ -48,10 +48,10 @@ def _add_simplify(e: Eqn, producer: Producer) -> Rewrite:
     return None
 
 
-add_p = binary("add", np.add, emit="{0} + {1}",
+add_p = binary("add", np.add,
                vjp=lambda g, ans, x, y: (g, g),
                sympy=lambda sp, x, y: x + y,
-               simplify=_add_simplify, linear=True, cheap=True, commutative=True,
+               simplify=_add_simplify, linear=True, commutative=True,
                torch_name="AddBackward0", integer=True)
 
 
@@ -68,10 +68,10 @@ def _sub_accuracy(e: Eqn, producer: Producer) -> Rewrite:
     return None
 
 
-sub_p = binary("sub", np.subtract, emit="{0} - {1}",
+sub_p = binary("sub", np.subtract,
                vjp=lambda g, ans, x, y: (g, -g),
                sympy=lambda sp, x, y: x - y,
-               simplify=_sub_simplify, accuracy=_sub_accuracy, linear=True, cheap=True,
+               simplify=_sub_simplify, accuracy=_sub_accuracy, linear=True,
                torch_name="SubBackward0", integer=True)
 
 
@@ -83,10 +83,10 @@ def _mul_simplify(e: Eqn, producer: Producer) -> Rewrite:
     return None
 
 
-mul_p = binary("mul", np.multiply, emit="{0} * {1}",
+mul_p = binary("mul", np.multiply,
                vjp=lambda g, ans, x, y: (g * y, g * x),
                sympy=lambda sp, x, y: x * y,
-               simplify=_mul_simplify, cheap=True, commutative=True,
+               simplify=_mul_simplify, commutative=True,
                torch_name="MulBackward0", integer=True)
 
 
@@ -96,10 +96,10 @@ def _div_simplify(e: Eqn, producer: Producer) -> Rewrite:
 
 
 # d(x/y)/dy = -x/y**2 = -(x/y)/y: dividing twice never overflows where y*y would
-div_p = binary("div", np.divide, emit="{0} / {1}",
+div_p = binary("div", np.divide,
                vjp=lambda g, ans, x, y: (g / y, -(g * ans) / y),
                sympy=lambda sp, x, y: x / y,
-               simplify=_div_simplify, cheap=True, torch_name="DivBackward0")
+               simplify=_div_simplify, torch_name="DivBackward0")
 
 
 def _pow_vjp(g, ans, x, y):
@@ -167,7 +167,7 @@ def _pow_simplify(e: Eqn, producer: Producer) -> Rewrite:
 
 # fused loops call vecmath.powi for a literal integer exponent in 3..8 (codegen decides per
 # equation: vecmath_facts.POWI_EXPONENTS), libm's pow for any other
-pow_p = binary("pow", np.power, emit="{0} ** {1}", vjp=_pow_vjp, vectorized="powi",
+pow_p = binary("pow", np.power, vjp=_pow_vjp,
                sympy=lambda sp, x, y: x ** y,
                simplify=_pow_simplify, torch_name="PowBackward0")
 
@@ -179,8 +179,8 @@ def _maximum_vjp(g, ans, x, y):
             where(y > x, g, where(x == y, half, 0.0)))
 
 
-maximum_p = binary("maximum", np.maximum, emit="np.maximum({0}, {1})", vjp=_maximum_vjp,
-                   sympy=lambda sp, x, y: sp.Max(x, y), cheap=True,
+maximum_p = binary("maximum", np.maximum, vjp=_maximum_vjp,
+                   sympy=lambda sp, x, y: sp.Max(x, y),
                    torch_name="MaximumBackward0", integer=True)
 
 
@@ -191,8 +191,8 @@ def _minimum_vjp(g, ans, x, y):
             where(y < x, g, where(x == y, half, 0.0)))
 
 
-minimum_p = binary("minimum", np.minimum, emit="np.minimum({0}, {1})", vjp=_minimum_vjp,
-                   sympy=lambda sp, x, y: sp.Min(x, y), cheap=True,
+minimum_p = binary("minimum", np.minimum, vjp=_minimum_vjp,
+                   sympy=lambda sp, x, y: sp.Min(x, y),
                    torch_name="MinimumBackward0", integer=True)
 
 # ---------------------------------------------------------------------------
@@ -206,12 +206,11 @@ def _neg_simplify(e: Eqn, producer: Producer) -> Rewrite:
 neg_p = register(name="neg", kind="elementwise",
                  shape_rule=_elementwise_rule("neg", integer=True),
                  impl=CheckedUfunc(np.negative), vjp=lambda g, ans, x: (-g,),
-                 emit=checked_emit(expression("np.negative({0})"), np.negative),
                  sympy=lambda sp, x: -x, numpy=np.negative,
-                 simplify=_neg_simplify, linear=True, cheap=True, torch_name="NegBackward0",
+                 simplify=_neg_simplify, linear=True, torch_name="NegBackward0",
                  integer=True)
 
-exp_p = unary("exp", np.exp, vectorized="exp",
+exp_p = unary("exp", np.exp,
               vjp=lambda g, ans, x: (g * ans,),
               sympy=lambda sp, x: sp.exp(x))
 
@@ -224,17 +223,17 @@ def _log_accuracy(e: Eqn, producer: Producer) -> Rewrite:
     return None
 
 
-log_p = unary("log", np.log, vectorized="log",
+log_p = unary("log", np.log,
               vjp=lambda g, ans, x: (g / x,),
               sympy=lambda sp, x: sp.log(x),
               accuracy=_log_accuracy)
 
-log1p_p = unary("log1p", np.log1p, vectorized="log1p",
+log1p_p = unary("log1p", np.log1p,
                 vjp=lambda g, ans, x: (g / (1.0 + x),),
                 sympy=lambda sp, x: sp.log(1 + x))
 
 # expm1'(x) = exp(x), computed as such: expm1(x) + 1 loses every digit below x = -37
-expm1_p = unary("expm1", np.expm1, vectorized="expm1",
+expm1_p = unary("expm1", np.expm1,
                 vjp=lambda g, ans, x: (g * exp(x),),
                 sympy=lambda sp, x: sp.exp(x) - 1)
 
@@ -243,11 +242,11 @@ sqrt_p = unary("sqrt", np.sqrt,
                vjp=lambda g, ans, x: (g / (2.0 * ans),),
                sympy=lambda sp, x: sp.sqrt(x))
 
-sin_p = unary("sin", np.sin, vectorized="sin",
+sin_p = unary("sin", np.sin,
               vjp=lambda g, ans, x: (g * cos(x),),
               sympy=lambda sp, x: sp.sin(x))
 
-cos_p = unary("cos", np.cos, vectorized="cos",
+cos_p = unary("cos", np.cos,
               vjp=lambda g, ans, x: (-g * sin(x),),
               sympy=lambda sp, x: sp.cos(x))
 
@@ -272,7 +271,7 @@ def _tanh_vjp(g, ans, x):
     return (g * (4.0 * e / square(1.0 + e)),)
 
 
-tanh_p = unary("tanh", np.tanh, vectorized="tanh", vjp=_tanh_vjp,
+tanh_p = unary("tanh", np.tanh, vjp=_tanh_vjp,
                sympy=lambda sp, x: sp.tanh(x))
 
 sinh_p = unary("sinh", np.sinh,
@@ -305,25 +304,23 @@ arctan_p = unary("arctan", np.arctan, vjp=_arctan_vjp,
 # abs'(0) = sign(0) = 0, as PyTorch and SymPy
 abs_p = unary("abs", np.absolute,
               vjp=lambda g, ans, x: (g * sign(x),),
-              sympy=lambda sp, x: sp.Abs(x), cheap=True)
+              sympy=lambda sp, x: sp.Abs(x))
 
 # piecewise constant: zero gradient everywhere, as JAX and PyTorch.
-# "+ 0.0": numpy's sign(-0.0) is 0.0, Numba's is -0.0
-sign_p = unary("sign", np.sign, emit="np.sign({0}) + 0.0",
+sign_p = unary("sign", np.sign,
                vjp=lambda g, ans, x: (None,),
-               sympy=lambda sp, x: sp.sign(x), cheap=True)
+               sympy=lambda sp, x: sp.sign(x))
 
 # rounding is piecewise constant: zero gradient everywhere, as sign (and JAX,
 # PyTorch); SymPy's floor/ceiling give the values, and the derivative there is 0
 floor_p = unary("floor", np.floor, vjp=lambda g, ans, x: (None,),
-                sympy=lambda sp, x: sp.floor(x), cheap=True)
+                sympy=lambda sp, x: sp.floor(x))
 
 ceil_p = unary("ceil", np.ceil, vjp=lambda g, ans, x: (None,),
-               sympy=lambda sp, x: sp.ceiling(x), cheap=True)
+               sympy=lambda sp, x: sp.ceiling(x))
 
 trunc_p = unary("trunc", np.trunc, vjp=lambda g, ans, x: (None,),
-                sympy=lambda sp, x: sp.Piecewise((sp.floor(x), x >= 0), (sp.ceiling(x), True)),
-                cheap=True)
+                sympy=lambda sp, x: sp.Piecewise((sp.floor(x), x >= 0), (sp.ceiling(x), True)))
 
 
 def _rint_sympy(sp, x):
@@ -333,29 +330,19 @@ def _rint_sympy(sp, x):
                         (r, True))
 
 
-rint_p = unary("rint", np.rint, vjp=lambda g, ans, x: (None,), sympy=_rint_sympy, cheap=True)
+rint_p = unary("rint", np.rint, vjp=lambda g, ans, x: (None,), sympy=_rint_sympy)
 
 square_p = unary("square", np.square,
                  vjp=lambda g, ans, x: (g * (2.0 * x),),
-                 sympy=lambda sp, x: x ** 2, cheap=True)
+                 sympy=lambda sp, x: x ** 2)
 
 reciprocal_p = unary("reciprocal", np.reciprocal,
                      vjp=lambda g, ans, x: (-g * square(ans),),
-                     sympy=lambda sp, x: 1 / x, cheap=True)
+                     sympy=lambda sp, x: 1 / x)
 
 # ---------------------------------------------------------------------------
 # selection and numerically stable functions: each computed the way that
 # neither overflows nor cancels, with its kink conventions (symgrad.core.conventions)
-
-
-def _selection_emit(cond: str, a: str, b: str) -> Callable[..., list[str]]:
-    """Numba emit of ``out = a if cond else b`` elementwise, from templates over the operands."""
-    def emit(out: str, args: list[str], avals: Any, out_aval: Aval, **params: Any) -> list[str]:
-        c, x, y = (t.format(*args, out=out) for t in (cond, a, b))
-        if not out_aval.shape:
-            return [f"{out} = {x} if {c} else {y}"]
-        return [f"{out} = np.where({c}, {x}, {y})"]
-    return emit
 
 
 def _relu(x):
@@ -366,9 +353,8 @@ def _relu(x):
 # whose tie rule would give 1/2 there
 relu_p = register(
     name="relu", kind="elementwise", shape_rule=_elementwise_rule("relu"), impl=_relu,
-    emit=_selection_emit("{0} > 0.0", "{0}", "0.0"),
     vjp=lambda g, ans, x: (where(x > 0.0, g, 0.0),),
-    sympy=lambda sp, x: sp.Piecewise((x, x > 0), (0, True)), cheap=True)
+    sympy=lambda sp, x: sp.Piecewise((x, x > 0), (0, True)))
 
 
 def _sigmoid(x):
@@ -377,17 +363,11 @@ def _sigmoid(x):
     return np.where(x >= 0.0, 1.0 / (1.0 + e), e / (1.0 + e))[()]
 
 
-def _sigmoid_emit(out: str, args: list[str], avals: Any, out_aval: Aval) -> list[str]:
-    (x,) = args
-    select = _selection_emit("{0} >= 0.0", "1.0 / (1.0 + {out})", "{out} / (1.0 + {out})")
-    return [f"{out} = np.exp(-np.abs({x}))", *select(out, args, avals, out_aval)]
-
-
 # sigmoid' = sigmoid(x) * sigmoid(-x): no 1 - sigmoid(x) cancelling to 0 for large x;
 # sigmoid(-800) = 0 with gradient 0, sigmoid(800) = 1 with gradient 0
 sigmoid_p = register(
     name="sigmoid", kind="elementwise", shape_rule=_elementwise_rule("sigmoid"),
-    impl=_sigmoid, emit=_sigmoid_emit, vectorized="sigmoid",
+    impl=_sigmoid,
     vjp=lambda g, ans, x: (g * (ans * sigmoid(-x)),),
     sympy=lambda sp, x: 1 / (1 + sp.exp(-x)))
 
@@ -400,8 +380,7 @@ def _softplus(x):
 # so softplus'(800) is exactly 1 (not inf/inf = nan)
 softplus_p = register(
     name="softplus", kind="elementwise", shape_rule=_elementwise_rule("softplus"),
-    impl=_softplus, emit=expression("np.log1p(np.exp(-np.abs({0}))) + np.maximum({0}, 0.0)"),
-    vectorized="softplus",
+    impl=_softplus,
     vjp=lambda g, ans, x: (g * sigmoid(x),),
     sympy=lambda sp, x: sp.log(1 + sp.exp(x)))
 
@@ -423,7 +402,6 @@ def _xlogy_vjp(g, ans, x, y):
 # x * log(y), and 0 where x == 0 unless y is nan (scipy.special.xlogy)
 xlogy_p = register(
     name="xlogy", kind="elementwise", shape_rule=_elementwise_rule("xlogy"), impl=_xlogy,
-    emit=_selection_emit("({0} == 0.0) & ({1} == {1})", "0.0", "{0} * np.log({1})"),
     vjp=_xlogy_vjp,
     # the constant 0 only where x == 0 and y <= 0: for y > 0 x log y itself, 0 at x == 0
     # and with its derivatives there (log y in x)
@@ -444,7 +422,7 @@ def _hypot_vjp(g, ans, x, y):
     return (where(origin, 0.0, g * (xs / h)), where(origin, 0.0, g * (ys / h)))
 
 
-hypot_p = binary("hypot", np.hypot, emit="np.hypot({0}, {1})", vjp=_hypot_vjp,
+hypot_p = binary("hypot", np.hypot, vjp=_hypot_vjp,
                  sympy=lambda sp, x, y: sp.sqrt(x ** 2 + y ** 2))
 
 
@@ -455,7 +433,7 @@ def _arctan2_vjp(g, y, x):
     return (g * (x / h) / h, -(g * (y / h)) / h)
 
 
-arctan2_p = binary("arctan2", np.arctan2, emit="np.arctan2({0}, {1})",
+arctan2_p = binary("arctan2", np.arctan2,
                    vjp=lambda g, ans, y, x: _arctan2_vjp(g, y, x),
                    sympy=lambda sp, y, x: sp.atan2(y, x))
 
@@ -471,7 +449,7 @@ def _logaddexp_vjp(g, ans, x, y):
     return (g * sigmoid(d), g * sigmoid(-d))
 
 
-logaddexp_p = binary("logaddexp", np.logaddexp, emit="np.logaddexp({0}, {1})",
+logaddexp_p = binary("logaddexp", np.logaddexp,
                      vjp=_logaddexp_vjp,
                      sympy=lambda sp, x, y: sp.log(sp.exp(x) + sp.exp(y)))
 
@@ -480,8 +458,8 @@ logaddexp_p = binary("logaddexp", np.logaddexp, emit="np.logaddexp({0}, {1})",
 
 
 def _comparison(name: str, ufunc: np.ufunc, op: str, sympy: Callable, **facts: Any) -> Primitive:
-    return binary(name, ufunc, emit=f"{{0}} {op} {{1}}", out_dtype=BOOL,
-                  vjp=lambda g, ans, x, y: (None, None), sympy=sympy, cheap=True,
+    return binary(name, ufunc, out_dtype=BOOL,
+                  vjp=lambda g, ans, x, y: (None, None), sympy=sympy,
                   integer=True, **facts)
 
 
@@ -514,13 +492,6 @@ def _where_rule(c: Aval, x: Aval, y: Aval) -> Aval:
     return Aval(broadcast_shapes("where", c, x, y), float_of(x, y), weak=x.weak and y.weak)
 
 
-def _where_emit(out: str, args: list[str], avals: list[Aval], out_aval: Aval) -> list[str]:
-    c, x, y = args
-    if not out_aval.shape:
-        return [f"{out} = {x} if {c} else {y}"]
-    return [f"{out} = np.where({c}, {x}, {y})"]
-
-
 def _where_simplify(e: Eqn, producer: Producer) -> Rewrite:
     c, x, y = e.inputs
     if isinstance(c, Literal):
@@ -532,10 +503,10 @@ def _where_simplify(e: Eqn, producer: Producer) -> Rewrite:
 
 # the unselected operand gets an exact 0: the cotangent itself never mixes branches
 where_p = register(
-    name="where", kind="elementwise", shape_rule=_where_rule, impl=np.where, emit=_where_emit,
+    name="where", kind="elementwise", shape_rule=_where_rule, impl=np.where,
     vjp=lambda g, ans, c, x, y: (None, where(c, g, 0.0), where(c, 0.0, g)),
     sympy=lambda sp, c, x, y: sp.Piecewise((x, c), (y, True)), numpy=np.where,
-    simplify=_where_simplify, linear=True, cheap=True)
+    simplify=_where_simplify, linear=True)
 
 
 
@@ -544,18 +515,12 @@ def _to_float_rule(x: Aval) -> Aval:
     return Aval(x.shape, FLOAT)
 
 
-def _to_float_emit(out: str, args: list[str], avals: Any, out_aval: Aval) -> list[str]:
-    if out_aval.shape:
-        return [f"{out} = {args[0]}.astype(np.float64)"]
-    return [f"{out} = float({args[0]})"]
-
-
 # an int64 value (a loop counter, an integer argument) entering float arithmetic, as
 # numpy promotes it; integers carry no gradient
 to_float_p = register(
     name="to_float", kind="elementwise", shape_rule=_to_float_rule,
-    impl=lambda x: np.asarray(x, dtype=np.float64), emit=_to_float_emit,
-    vjp=lambda g, ans, x: (None,), sympy=lambda sp, x: x, cheap=True)
+    impl=lambda x: np.asarray(x, dtype=np.float64),
+    vjp=lambda g, ans, x: (None,), sympy=lambda sp, x: x)
 
 
 # ---------------------------------------------------------------------------

@@ -29,8 +29,7 @@ from typing import Any
 import numpy as np
 
 from ..core.errors import ShapeError
-from ..core.index_text import term
-from ..core.ir import BOOL, FLOAT, Aval, float_of
+from ..core.ir import FLOAT, Aval, float_of
 from ..core.tracing import apply, shape_of
 from .registry import register, require
 
@@ -59,18 +58,6 @@ def _slice_rule(x: Aval, *, index: tuple[Triple, ...]) -> Aval:
     return Aval(tuple(_length(t) for t in index), x.dtype)
 
 
-def _slice_text(index: tuple[Triple, ...], shape: tuple[int, ...]) -> str:
-    """``1:3, ::-1`` for the source: bounds that are the default are left out."""
-    parts = []
-    for n, (start, stop, step) in zip(shape, index):
-        first = "" if start == (0 if step > 0 else n - 1) else str(start)
-        last = "" if stop == (n if step > 0 else -1) else str(stop)
-        parts.append(f"{first}:{last}" + ("" if step == 1 else f":{step}"))
-    while len(parts) > 1 and parts[-1] == ":":  # x[::-1, :] is x[::-1]
-        parts.pop()
-    return ", ".join(parts)
-
-
 def _slice_impl(x: Any, index: tuple[Triple, ...]) -> Any:
     return x[tuple(_py_slice(*t) for t in index)]
 
@@ -81,25 +68,10 @@ def _unslice_impl(x: Any, shape: tuple[int, ...], index: tuple[Triple, ...]) -> 
     return out
 
 
-def _sliced(i: str, triple: Triple) -> str:
-    """The position in the sliced array of element ``i`` of the slice."""
-    start, _, step = triple
-    if step == 1:
-        return f"{i} + {start}" if start else i
-    if step == -1:
-        return f"{start} - {term(i)}"
-    return f"{start} + {term(i)} * {step}"
-
-
 slice_p = register(
     name="slice", kind="structural", shape_rule=_slice_rule, impl=_slice_impl,
-    emit=lambda out, args, avals, out_aval, *, index: [
-        f"{out} = {args[0]}[{_slice_text(index, avals[0].shape)}]"],
     vjp=lambda g, ans, x, index: (unslice(g, x.shape, index),),
     sympy=lambda sp, x, index: _slice_impl(x, index),
-    # element i of the slice is element start + i * step of its operand
-    element=lambda at, avals, out, *, index: [
-        ([], 0, tuple(_sliced(i, t) for i, t in zip(at, index)))],
     view=True, linear=True,
     batch=lambda b, args, flags, *, index: (
         b.bind(slice_p, args, index=((0, b.size, 1), *index)), True),
@@ -112,55 +84,10 @@ def _unslice_rule(x: Aval, *, shape: tuple[int, ...], index: tuple[Triple, ...])
     return Aval(tuple(shape), x.dtype)
 
 
-def _dtype_text(aval: Aval) -> str:
-    """The dtype argument of a new array in the kernel: float64 is numpy's default."""
-    return ", dtype=np.bool_" if aval.dtype == BOOL else ""
-
-
-def _unslice_emit(out, args, avals, out_aval, *, shape, index) -> list[str]:
-    return [f"{out} = np.zeros({tuple(shape)!r}{_dtype_text(out_aval)})",
-            f"{out}[{_slice_text(index, shape)}] = {args[0]}"]
-
-
-def _position(i: str, triple: Triple) -> str:
-    """Which element of the slice position ``i`` is (when it is one)."""
-    start, _, step = triple
-    if step == 1:
-        return f"{i} - {start}" if start else i
-    if step == -1:
-        return f"{start} - {term(i)}"
-    return f"{_offset(i, start)} // {step}"
-
-
-def _offset(i: str, start: int) -> str:
-    """``i - start`` as an operand."""
-    return f"({i} - {start})" if start else term(i)
-
-
-def _within(i: str, triple: Triple, n: int) -> list[str]:
-    """Conditions for position ``i`` of an axis of length ``n`` to be in the slice."""
-    start, stop, step = triple
-    if step > 0:
-        tests = [f"{i} >= {start}" if start != 0 else "", f"{i} < {stop}" if stop != n else ""]
-    else:
-        tests = [f"{i} <= {start}" if start != n - 1 else "", f"{i} > {stop}" if stop != -1 else ""]
-    if abs(step) != 1:
-        tests.append(f"{_offset(i, start)} % {abs(step)} == 0")
-    return [t for t in tests if t]
-
-
-def _unslice_element(at, avals, out, *, shape, index) -> list:
-    # inside the slice: the operand's element there; outside: 0
-    conditions = [c for i, t, n in zip(at, index, shape) for c in _within(i, t, n)]
-    return [(conditions, 0, tuple(_position(i, t) for i, t in zip(at, index)))]
-
-
 unslice_p = register(
     name="unslice", kind="structural", shape_rule=_unslice_rule, impl=_unslice_impl,
-    emit=_unslice_emit,
     vjp=lambda g, ans, x, shape, index: (apply(slice_p, g, index=index),),
-    sympy=lambda sp, x, shape, index: _unslice_impl(x, shape, index),
-    element=_unslice_element, linear=True,
+    sympy=lambda sp, x, shape, index: _unslice_impl(x, shape, index), linear=True,
     batch=lambda b, args, flags, *, shape, index: (b.bind(
         unslice_p, args, shape=(b.size, *shape), index=((0, b.size, 1), *index)), True))
 
@@ -199,46 +126,12 @@ def _gather_rule(x: Aval, *, indices: tuple[int, ...], axis: int) -> Aval:
     return Aval(_moved(x.shape, axis, len(indices)), x.dtype)
 
 
-def _shape_text(x: str, shape: tuple[int, ...], axis: int, n: int) -> str:
-    dims = [f"{x}.shape[{k}]" if k != axis else str(n) for k in range(len(shape))]
-    return f"({dims[0]},)" if len(dims) == 1 else f"({', '.join(dims)})"
-
-
-#: index sets up to this long are written out as tuples in kernels
-SHORT_INDICES = 16
-
-
-def _index_source(indices: tuple[int, ...]) -> str:
-    """The constant ``indices`` as kernel source: a tuple when short, a ``range``
-    when evenly spaced, else int32 bytes (Numba takes seconds to type a tuple
-    of a thousand literals, and no time to read a buffer)."""
-    if len(indices) <= SHORT_INDICES:
-        return repr(tuple(indices))
-    step = indices[1] - indices[0]
-    if step and all(b - a == step for a, b in zip(indices, indices[1:])):
-        return f"range({indices[0]}, {indices[-1] + step}, {step})"
-    data = np.asarray(indices, dtype=np.int32).tobytes()  # native order, as the kernel reads it
-    return f"np.frombuffer({data!r}, dtype=np.int32)"
-
-
-def _gather_emit(out, args, avals, out_aval, *, indices, axis) -> list[str]:
-    (x,), (aval,) = args, avals
-    lines = [f"{out} = np.empty({_shape_text(x, aval.shape, axis, len(indices))}"
-             f"{_dtype_text(out_aval)})"]
-    if indices:
-        at = ":, " * axis
-        lines += [f"for i0, i1 in enumerate({_index_source(indices)}):",
-                  f"    {out}[{at}i0] = {x}[{at}i1]"]
-    return lines
-
-
 def _take(x: Any, indices: tuple[int, ...], axis: int) -> Any:
     return np.take(x, np.asarray(indices, dtype=int), axis=axis)
 
 
 gather_p = register(
     name="gather", kind="structural", shape_rule=_gather_rule, impl=_take,
-    emit=_gather_emit,
     vjp=lambda g, ans, x, indices, axis: (
         apply(scatter_add_p, g, indices=indices, axis=axis, size=x.shape[axis]),),
     sympy=lambda sp, x, indices, axis: _take(x, indices, axis),
@@ -263,20 +156,9 @@ def _scatter_add_impl(x: Any, indices: tuple[int, ...], axis: int, size: int) ->
     return out
 
 
-def _scatter_add_emit(out, args, avals, out_aval, *, indices, axis, size) -> list[str]:
-    (x,), (aval,) = args, avals
-    lines = [f"{out} = np.zeros({_shape_text(x, aval.shape, axis, size)}{_dtype_text(out_aval)})"]
-    if indices:
-        at = ":, " * axis
-        lines += [f"for i0, i1 in enumerate({_index_source(indices)}):",
-                  f"    {out}[{at}i1] += {x}[{at}i0]"]
-    return lines
-
-
 # repeated indices add up, so an array primitive (not structural), though linear
 scatter_add_p = register(
     name="scatter_add", kind="array", shape_rule=_scatter_add_rule, impl=_scatter_add_impl,
-    emit=_scatter_add_emit,
     vjp=lambda g, ans, x, indices, axis, size: (
         apply(gather_p, g, indices=indices, axis=axis),),
     sympy=lambda sp, x, indices, axis, size: _scatter_add_impl(x, indices, axis, size),
@@ -315,27 +197,12 @@ def _concatenate_vjp(g, ans, *xs, axis):
     return tuple(cts)
 
 
-def _concatenate_element(at, avals, out, *, axis) -> list:
-    # the operand whose stretch of the axis holds the element, at its own position
-    pieces, start = [], ""  # where the operand starts along the axis, as source
-    for k, a in enumerate(avals):
-        end = f"{start} + {a.shape[axis]}" if start else str(a.shape[axis])
-        last = k == len(avals) - 1
-        i = at[axis]
-        pieces.append(([] if last else [f"{i} < {end}"], k,
-                       (*at[:axis], f"{i} - {term(start)}" if start else i, *at[axis + 1:])))
-        start = end
-    return pieces
-
-
 concatenate_p = register(
     name="concatenate", kind="structural", shape_rule=_concatenate_rule,
     impl=lambda *xs, axis: np.concatenate(xs, axis=axis),
-    emit=lambda out, args, avals, out_aval, *, axis: [
-        f"{out} = np.concatenate(({', '.join(args)},), axis={axis})"],
     vjp=_concatenate_vjp,
-    sympy=lambda sp, *xs, axis: np.concatenate(xs, axis=axis),
-    element=_concatenate_element, linear=True, torch_name="CatBackward0",
+    sympy=lambda sp, *xs, axis: np.concatenate(xs, axis=axis), linear=True,
+    torch_name="CatBackward0",
     batch=lambda b, args, flags, *, axis: (b.bind(
         concatenate_p, [x if f else b.with_batch(x) for x, f in zip(args, flags)],
         axis=axis + 1), True))
@@ -348,16 +215,6 @@ def _cumsum_rule(x: Aval, *, axis: int) -> Aval:
     return x
 
 
-def _cumsum_emit(out, args, avals, out_aval, *, axis) -> list[str]:
-    (x,), (aval,) = args, avals
-    if aval.ndim == 1:
-        return [f"{out} = np.cumsum({x})"]
-    at = ":, " * axis
-    return [f"{out} = {x}.copy()",
-            f"for i0 in range({out}.shape[{axis}] - 1):",
-            f"    {out}[{at}i0 + 1] += {out}[{at}i0]"]
-
-
 def _reverse_cumsum(g, axis: int):
     """``sum(g[k:])`` at each ``k`` along ``axis``: each prefix sum's cotangent flows back."""
     return reverse(apply(cumsum_p, reverse(g, axis), axis=axis), axis)
@@ -366,7 +223,7 @@ def _reverse_cumsum(g, axis: int):
 # computes sums, so an array primitive (not structural), though linear
 cumsum_p = register(
     name="cumsum", kind="array", shape_rule=_cumsum_rule,
-    impl=lambda x, axis: np.cumsum(x, axis=axis), emit=_cumsum_emit,
+    impl=lambda x, axis: np.cumsum(x, axis=axis),
     vjp=lambda g, ans, x, axis: (_reverse_cumsum(g, axis),),
     sympy=lambda sp, x, axis: np.cumsum(x, axis=axis), linear=True,
     batch=lambda b, args, flags, *, axis: (b.bind(cumsum_p, args, axis=axis + 1), True))

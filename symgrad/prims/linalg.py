@@ -28,7 +28,6 @@ from typing import Any
 import numpy as np
 
 from ..core.errors import ShapeError
-from ..core.index_text import loop_nest
 from ..core.ir import FLOAT, Aval, float_of
 from ..core.tracing import apply, shape_of
 from .elementwise import mul, mul_p
@@ -40,13 +39,6 @@ def swap(x: Any) -> Any:
     """The last two axes swapped: a stack of transposed matrices."""
     n = len(shape_of(x))
     return transpose(x, (*range(n - 2), n - 1, n - 2))
-
-
-def _contiguous(x: str) -> str:
-    # Numba's np.dot warns and runs slower on non-contiguous (e.g. transposed)
-    # operands; ascontiguousarray returns a contiguous array as it is. Codegen
-    # writes ``c.T`` only for a C-contiguous c: F-contiguous, which BLAS reads as is
-    return x if x.endswith(".T") else f"np.ascontiguousarray({x})"
 
 
 # ---------------------------------------------------------------------------
@@ -66,31 +58,6 @@ def _matmul_rule(x: Aval, y: Aval) -> Aval:
         raise ShapeError(f"matmul: stacks {x} and {y} must have equal batch axes "
                          "(np.matmul broadcasts them first)")
     return Aval(x.shape[:-1] + y.shape[-1:], float_of(x, y))
-
-
-def widened(args: list[str], avals: list[Aval], out_aval: Aval) -> list[str]:
-    """The operands of a LAPACK/BLAS call as the result's dtype: Numba's ``np.dot`` and
-    ``np.linalg`` take one dtype, so a float32 operand of a float64 result (numpy's
-    promotion) is converted first."""
-    return [f"{a}.astype(np.{out_aval.dtype})" if v.dtype != out_aval.dtype and v.shape
-            else a for a, v in zip(args, avals)]
-
-
-def _matmul_emit(out: str, args: list[str], avals: list[Aval], out_aval: Aval) -> list[str]:
-    (x, y), (xa, _) = widened(args, avals, out_aval), avals
-    if xa.ndim <= 2:
-        return [f"{out} = np.dot({_contiguous(x)}, {_contiguous(y)})"]
-    # a stack of matrices: one BLAS product per batch index
-    batch = range(xa.ndim - 2)
-    dims = [f"{x}.shape[{k}]" for k in batch] + [f"{x}.shape[{xa.ndim - 2}]",
-                                                 f"{y}.shape[{xa.ndim - 1}]"]
-    lines = [f"{out} = np.empty(({', '.join(dims)}), dtype=np.{out_aval.dtype})"]
-    nest, depth = loop_nest([f"{x}.shape[{k}]" for k in batch])
-    lines += nest
-    index = ", ".join(f"i{k}" for k in batch)
-    lines.append("    " * depth + f"{out}[{index}] = np.dot("
-                 f"{_contiguous(f'{x}[{index}]')}, {_contiguous(f'{y}[{index}]')})")
-    return lines
 
 
 def _matmul_vjp(g, ans, x, y):
@@ -133,10 +100,8 @@ def _matmul_batch(b, args, flags):
 
 
 matmul_p = register(
-    name="matmul", kind="array", shape_rule=_matmul_rule, impl=np.matmul,
-    emit=_matmul_emit, vjp=_matmul_vjp,
-    sympy=lambda sp, x, y: np.matmul(x, y),
-    transposed_operands=True, torch_name="MmBackward0",
+    name="matmul", kind="array", shape_rule=_matmul_rule, impl=np.matmul, vjp=_matmul_vjp,
+    sympy=lambda sp, x, y: np.matmul(x, y), torch_name="MmBackward0",
     batch=lambda b, args, flags: _matmul_batch(b, args, flags))
 
 
@@ -151,39 +116,6 @@ def _square_rule(name: str, x: Aval) -> int:
         raise ShapeError(f"{name}: needs a square matrix or a stack of them (last two axes of "
                          f"equal length), got {x}")
     return x.shape[-1]
-
-
-def _stack_emit(call: str, batch: int, out: str, args: list[str], shape: str) -> list[str]:
-    """``out = call`` for one matrix, else a loop that fills ``out[i0, ...]`` per matrix.
-
-    ``call`` is a template over the operands, indexed by the batch index in the loop.
-    """
-    if not batch:
-        return [f"{out} = {call.format(*args)}"]
-    index = ", ".join(f"i{k}" for k in range(batch))
-    lines = [f"{out} = np.empty({shape})"]
-    nest, depth = loop_nest([f"{args[0]}.shape[{k}]" for k in range(batch)])
-    lines += nest
-    lines.append("    " * depth + f"{out}[{index}] = "
-                 + call.format(*(f"{a}[{index}]" for a in args)))
-    return lines
-
-
-def _stack_shape(x: str, ndim: int) -> str:
-    dims = [f"{x}.shape[{k}]" for k in range(ndim)]
-    return f"({', '.join(dims)}{',' if ndim == 1 else ''})"
-
-
-def _linalg_emit(call: str) -> Callable:
-    """Numba emit of a square-matrix function, looping over a stack's batch axes.
-
-    The output's shape is a prefix of the last operand's (x for inv, det; b for solve).
-    """
-    def emit(out: str, args: list[str], avals: list[Aval], out_aval: Aval) -> list[str]:
-        args = widened(args, avals, out_aval)
-        return _stack_emit(call, avals[0].ndim - 2, out, args,
-                           _stack_shape(args[-1], out_aval.ndim))
-    return emit
 
 
 def _stacked(fn: Callable, batch: int, *arrays: np.ndarray) -> Any:
@@ -218,7 +150,7 @@ def _det_rule(x: Aval) -> Aval:
 
 inv_p = register(
     name="inv", kind="array", shape_rule=_inv_rule,
-    impl=np.linalg.inv, emit=_linalg_emit("np.linalg.inv({})"),
+    impl=np.linalg.inv,
     # d(A^-1) = -A^-1 dA A^-1, so the cotangent of A is -A^-T g A^-T
     vjp=lambda g, ans, x: (
         -matmul(matmul(swap(ans), g), swap(ans)),),
@@ -230,7 +162,7 @@ inv_p = register(
 # d det(A) / dA = det(A) A^-T (the Matrix Cookbook, eq. 49); A must be invertible
 det_p = register(
     name="det", kind="array", shape_rule=_det_rule,
-    impl=np.linalg.det, emit=_linalg_emit("np.linalg.det({})"),
+    impl=np.linalg.det,
     vjp=lambda g, ans, x: (
         _batch_scalar(g * ans, x) * swap(inv(x)),),
     sympy=lambda sp, x: _stacked(lambda m: _sympy_matrix(sp, m).det(), x.ndim - 2, x),
@@ -254,16 +186,10 @@ def _slogdet_sympy(sp, x, *, part):
     return _stacked(one, x.ndim - 2, x)
 
 
-def _slogdet_emit(out, args, avals, out_aval, *, part) -> list[str]:
-    call = f"np.linalg.slogdet({{}})[{_SLOGDET_PARTS.index(part)}]"
-    return _linalg_emit(call)(out, args, avals, out_aval)
-
-
 # the sign is piecewise constant (zero gradient); d log|det A| / dA = A^-T
 slogdet_p = register(
     name="slogdet", kind="array", shape_rule=_slogdet_rule,
     impl=lambda x, part: np.linalg.slogdet(x)[_SLOGDET_PARTS.index(part)],
-    emit=_slogdet_emit,
     vjp=lambda g, ans, x, part: (
         None if part == "sign" else _batch_scalar(g, x) * swap(inv(x)),),
     sympy=_slogdet_sympy, numpy=np.linalg.slogdet,
@@ -307,7 +233,6 @@ def _solve_batch(b, args, flags):
 
 solve_p = register(
     name="solve", kind="array", shape_rule=_solve_rule, impl=np.linalg.solve,
-    emit=_linalg_emit("np.linalg.solve({}, {})"),
     vjp=_solve_vjp, sympy=_solve_sympy, numpy=np.linalg.solve,
     batch=lambda b, args, flags: _solve_batch(b, args, flags))
 

@@ -26,7 +26,6 @@ from typing import Any
 
 import numpy as np
 
-from ..core.ir import Aval
 from ..core.tracing import apply
 from .elementwise import absolute, sign, where
 from .reductions import _reduction_rule, broadcast_to, expand, max_p, reduce
@@ -41,43 +40,6 @@ def _norm2(x: Any, axes: tuple[int, ...]) -> Any:
     scale = np.where((top > 0.0) & (top < np.inf), top, 1.0)
     total = np.sum(np.square(x / scale), axis=axes)
     return (np.sqrt(total) * np.squeeze(scale, axis=axes))[()]
-
-
-def _norm2_emit(out: str, args: list[str], avals: list[Aval], out_aval: Aval, *,
-                axes: tuple[int, ...]) -> list[str]:
-    """Per group (a row of the reduced axes, moved last): the largest magnitude (a nan
-    sticks), then the sum of squares of the elements divided by it."""
-    (x,), (aval,) = args, avals
-    if not axes:
-        return [f"{out} = np.abs({x})"]
-    kept = [k for k in range(aval.ndim) if k not in axes]
-    perm = (*kept, *axes)
-    rows = x if perm == tuple(range(aval.ndim)) else f"np.transpose({x}, {perm!r})"
-    m = " * ".join(f"{x}.shape[{k}]" for k in kept) or "1"
-    n = " * ".join(f"{x}.shape[{k}]" for k in axes)
-    # temporaries carry the output's name: printer names are letters and digits
-    r, o, i, j, top, s, t, v = (f"{out}_{t}" for t in
-                                ("rows", "all", "i", "j", "top", "s", "t", "v"))
-    lines = [
-        f"{r} = np.ascontiguousarray({rows}).reshape(({m}, {n}))",
-        f"{o} = np.empty({r}.shape[0])",
-        f"for {i} in range({r}.shape[0]):",
-        f"    {top} = 0.0",
-        f"    for {j} in range({r}.shape[1]):",
-        f"        {v} = abs({r}[{i}, {j}])",
-        f"        if {v} > {top} or {v} != {v}:",
-        f"            {top} = {v}",
-        f"    {s} = {top} if 0.0 < {top} < np.inf else 1.0",
-        f"    {t} = 0.0",
-        f"    for {j} in range({r}.shape[1]):",
-        f"        {v} = {r}[{i}, {j}] / {s}",
-        f"        {t} += {v} * {v}",
-        f"    {o}[{i}] = np.sqrt({t}) * {s}",
-    ]
-    if kept:
-        shape = "".join(f"{x}.shape[{k}], " for k in kept)
-        return [*lines, f"{out} = {o}.reshape(({shape}))"]
-    return [*lines, f"{out} = {o}[0]"]
 
 
 def _norm2_vjp(g, ans, x, axes):
@@ -103,7 +65,7 @@ def _norm2_sympy(sp, xs):
 
 norm2_p = register(
     name="norm2", kind="reduction", shape_rule=_reduction_rule("norm2", True), impl=_norm2,
-    emit=_norm2_emit, vjp=_norm2_vjp, sympy=_norm2_sympy,
+    vjp=_norm2_vjp, sympy=_norm2_sympy,
     torch_name="LinalgVectorNormBackward0")
 
 

@@ -22,7 +22,6 @@ from typing import Any
 import numpy as np
 
 from ..core.errors import ShapeError
-from ..core.index_text import broadcast_index, loop_nest
 from ..core.ir import FLOAT, Aval, Eqn, Var
 from ..core.rewrite import Producer, Rewrite, as_prim, made_by
 from ..core.tracing import apply, shape_of
@@ -45,34 +44,6 @@ def _reduction_rule(name: str, identity: bool) -> Callable:
     return rule
 
 
-def _reduction_emit(whole: str, init: str, update: list[str], finish: bool = False) -> Callable:
-    """Numba emit: ``whole`` for a reduction to a scalar, loops otherwise.
-
-    ``update`` lines use ``{acc}`` (the output element) and ``{x}`` (the input
-    element); ``finish`` divides by the count (mean).
-    """
-    def emit(out: str, args: list[str], avals: list[Aval], out_aval: Aval, *, axes) -> list[str]:
-        (x,), (aval,) = args, avals
-        if not axes:
-            return [f"{out} = {x}"]
-        if not out_aval.shape:
-            return [f"{out} = {whole.format(x)}"]
-        kept = [k for k in range(aval.ndim) if k not in axes]
-        shape = "".join(f"{x}.shape[{k}], " for k in kept)
-        lines = [f"{out} = np.full(({shape}), {init})"]
-        nest, depth = loop_nest([f"{x}.shape[{k}]" for k in range(aval.ndim)])
-        lines += nest
-        pad = "    " * depth
-        acc = f"{out}[{', '.join(f'i{k}' for k in kept)}]"
-        elem = f"{x}[{', '.join(f'i{k}' for k in range(aval.ndim))}]"
-        lines += [pad + u.format(acc=acc, x=elem) for u in update]
-        if finish:
-            count = " * ".join(f"{x}.shape[{k}]" for k in axes)
-            lines.append(f"{out} /= {count}")
-        return lines
-    return emit
-
-
 def _reduction_simplify(e: Eqn, producer: Producer) -> Rewrite:
     return e.inputs[0] if not e.params["axes"] else None  # sum(x, axes=()) -> x
 
@@ -80,7 +51,6 @@ def _reduction_simplify(e: Eqn, producer: Producer) -> Rewrite:
 sum_p = register(
     name="sum", kind="reduction", shape_rule=_reduction_rule("sum", True),
     impl=lambda x, axes: np.sum(x, axis=axes),
-    emit=_reduction_emit("np.sum({})", "0.0", ["{acc} += {x}"]),
     vjp=lambda g, ans, x, axes: (expand(g, x.shape, axes),),
     sympy=lambda sp, xs: sp.Add(*xs), numpy=np.sum,
     simplify=_reduction_simplify, linear=True, accumulate="sum", torch_name="SumBackward0")
@@ -102,7 +72,6 @@ def _mean(x: np.ndarray, axes: tuple[int, ...]) -> Any:
 mean_p = register(
     name="mean", kind="reduction", shape_rule=_reduction_rule("mean", True),
     impl=_mean,
-    emit=_reduction_emit("np.mean({})", "0.0", ["{acc} += {x}"], finish=True),
     vjp=lambda g, ans, x, axes: (expand(g / count(x, axes), x.shape, axes),),
     sympy=lambda sp, xs: sp.Add(*xs) / len(xs), numpy=np.mean,
     simplify=_reduction_simplify, linear=True, accumulate="mean", torch_name="MeanBackward0")
@@ -112,11 +81,6 @@ def _count_rule(x: Aval, *, axes: tuple[int, ...]) -> Aval:
     if tuple(sorted(set(axes))) != tuple(axes) or any(not 0 <= a < x.ndim for a in axes):
         raise ShapeError(f"count: axes {axes} are not sorted, unique axes of {x}")
     return Aval(())
-
-
-def _count_emit(out, args, avals, out_aval, *, axes) -> list[str]:
-    sizes = " * ".join(str(avals[0].shape[a]) for a in axes) or "1"  # named sizes in kernels
-    return [f"{out} = float({sizes})"]
 
 
 def _count_simplify(e: Eqn, producer: Producer) -> Rewrite:
@@ -138,10 +102,10 @@ def _count_simplify(e: Eqn, producer: Producer) -> Rewrite:
 count_p = register(
     name="count", kind="array", shape_rule=_count_rule,
     impl=lambda x, axes: np.float64(math.prod(np.shape(x)[a] for a in axes)),
-    emit=_count_emit, vjp=lambda g, ans, x, axes: (None,),
+    vjp=lambda g, ans, x, axes: (None,),
     sympy=lambda sp, x, axes: np.array(sp.Integer(math.prod(x.shape[a] for a in axes)),
                                        dtype=object),
-    simplify=_count_simplify, shape_only=True,
+    simplify=_count_simplify,
     # the same count for every example: no batch axis
     batch=lambda b, args, flags, *, axes: (
         b.bind(count_p, args, axes=tuple(a + 1 for a in axes)), False))
@@ -190,7 +154,6 @@ def _zeros_product(x, zero, other_zeros, axes):
 prod_p = register(
     name="prod", kind="reduction", shape_rule=_reduction_rule("prod", True),
     impl=lambda x, axes: np.prod(x, axis=axes),
-    emit=_reduction_emit("np.prod({})", "1.0", ["{acc} *= {x}"]),
     vjp=_prod_vjp, sympy=lambda sp, xs: sp.Mul(*xs), numpy=np.prod,
     simplify=_reduction_simplify, torch_name="ProdBackward0")
 
@@ -213,16 +176,12 @@ def _extremum_vjp(largest: bool) -> Callable:
 max_p = register(
     name="max", kind="reduction", shape_rule=_reduction_rule("max", False),
     impl=lambda x, axes: np.max(x, axis=axes),
-    emit=_reduction_emit("np.max({})", "-np.inf",
-                         ["acc = {x}", "if acc > {acc} or acc != acc:", "    {acc} = acc"]),
     vjp=_extremum_vjp(largest=True), sympy=lambda sp, xs: sp.Max(*xs), numpy=np.max,
     simplify=_reduction_simplify, torch_name="MaxBackward1")
 
 min_p = register(
     name="min", kind="reduction", shape_rule=_reduction_rule("min", False),
     impl=lambda x, axes: np.min(x, axis=axes),
-    emit=_reduction_emit("np.min({})", "np.inf",
-                         ["acc = {x}", "if acc < {acc} or acc != acc:", "    {acc} = acc"]),
     vjp=_extremum_vjp(largest=False), sympy=lambda sp, xs: sp.Min(*xs), numpy=np.min,
     simplify=_reduction_simplify, torch_name="MinBackward1")
 
@@ -238,49 +197,6 @@ def _extremum_weights_impl(x, axes, largest):
     hit = x == best
     w = np.where(hit, 1.0 / np.sum(hit, axis=axes, keepdims=True), 0.0)
     return np.where(np.isnan(best), np.nan, w)[()]
-
-
-def _extremum_weights_emit(out, args, avals, out_aval, *, axes, largest) -> list[str]:
-    """One row per group of the reduced axes: find the extremum (nan sticks, as
-    in numpy's max), count its ties, give each 1/k."""
-    (x,), (aval,) = args, avals
-    if not axes:
-        return [f"{out} = np.ones_like({x})" if aval.shape else f"{out} = 1.0"]
-    kept = [k for k in range(aval.ndim) if k not in axes]
-    perm = (*kept, *axes)
-    identity = perm == tuple(range(aval.ndim))
-    rows = f"{x}" if identity else f"np.transpose({x}, {perm!r})"
-    m = " * ".join(f"{x}.shape[{k}]" for k in kept) or "1"
-    n = " * ".join(f"{x}.shape[{k}]" for k in axes)
-    better = ">" if largest else "<"
-    # temporaries carry the output's name: printer names are letters and digits
-    r, w, i, j, k, best = (f"{out}_{t}" for t in ("rows", "w", "i", "j", "k", "best"))
-    lines = [
-        f"{r} = np.ascontiguousarray({rows}).reshape(({m}, {n}))",
-        f"{w} = np.zeros_like({r})",
-        f"for {i} in range({r}.shape[0]):",
-        f"    {best} = {r}[{i}, 0]",
-        f"    for {j} in range(1, {r}.shape[1]):",
-        f"        if {r}[{i}, {j}] {better} {best} or {r}[{i}, {j}] != {r}[{i}, {j}]:",
-        f"            {best} = {r}[{i}, {j}]",
-        f"    {k} = 0",
-        f"    for {j} in range({r}.shape[1]):",
-        f"        if {r}[{i}, {j}] == {best}:",
-        f"            {k} += 1",
-        f"    for {j} in range({r}.shape[1]):",
-        f"        if {best} != {best}:",
-        f"            {w}[{i}, {j}] = np.nan",
-        f"        elif {r}[{i}, {j}] == {best}:",
-        f"            {w}[{i}, {j}] = 1.0 / {k}",
-    ]
-    shape = "".join(f"{x}.shape[{k}], " for k in perm)
-    grouped = f"{w}.reshape(({shape}))"
-    if identity:
-        lines.append(f"{out} = {grouped}")
-    else:
-        inverse = tuple(int(i) for i in np.argsort(perm))
-        lines.append(f"{out} = np.ascontiguousarray(np.transpose({grouped}, {inverse!r}))")
-    return lines
 
 
 def _extremum_weights_sympy(sp, x, axes, largest):
@@ -304,7 +220,7 @@ def _extremum_weights_sympy(sp, x, axes, largest):
 # constant, so it has no gradient of its own.
 extremum_weights_p = register(
     name="extremum_weights", kind="array", shape_rule=_extremum_weights_rule,
-    impl=_extremum_weights_impl, emit=_extremum_weights_emit,
+    impl=_extremum_weights_impl,
     vjp=lambda g, ans, x, axes, largest: (None,), sympy=_extremum_weights_sympy,
     batch=lambda b, args, flags, *, axes, largest: (b.bind(
         extremum_weights_p, args, axes=tuple(a + 1 for a in axes), largest=largest), True))
@@ -320,13 +236,6 @@ def _broadcast_to_rule(x: Aval, *, shape: tuple[int, ...]) -> Aval:
     return Aval(tuple(shape), x.dtype, weak=x.weak)  # a literal broadcast stays weak
 
 
-def _broadcast_to_emit(out, args, avals, out_aval, *, shape) -> list[str]:
-    (x,), (aval,) = args, avals
-    if not aval.shape:
-        return [f"{out} = np.full({shape!r}, {x})"]
-    return [f"{out} = np.broadcast_to({x}, {shape!r})"]
-
-
 def _broadcast_to_simplify(e: Eqn, producer: Producer) -> Rewrite:
     (x,) = e.inputs
     if x.shape == e.out.shape:
@@ -340,12 +249,8 @@ def _broadcast_to_simplify(e: Eqn, producer: Producer) -> Rewrite:
 broadcast_to_p = register(
     name="broadcast_to", kind="structural", shape_rule=_broadcast_to_rule,
     impl=lambda x, shape: np.broadcast_to(x, shape),
-    emit=_broadcast_to_emit,
     vjp=lambda g, ans, x, shape: (unbroadcast(g, x.shape),),
     sympy=lambda sp, x, shape: np.broadcast_to(x, shape), numpy=np.broadcast_to,
-    # an element of the output is the operand's at the broadcast index
-    element=lambda index, avals, out, shape: [([], 0, broadcast_index(avals[0].shape, shape,
-                                                                       index))],
     simplify=_broadcast_to_simplify, view=True, linear=True, torch_name="ExpandBackward0",
     batch=lambda b, args, flags, *, shape: (
         b.broadcast_to(b.aligned(args[0], True, len(shape)), (b.size, *shape)), True))
@@ -355,15 +260,6 @@ def _reshape_rule(x: Aval, *, shape: tuple[int, ...]) -> Aval:
     if any(d < 0 for d in shape) or math.prod(shape) != x.size:
         raise ShapeError(f"reshape: cannot reshape {x} ({x.size} elements) into shape {shape}")
     return Aval(tuple(shape), x.dtype)
-
-
-def _reshape_emit(out, args, avals, out_aval, *, shape) -> list[str]:
-    (x,), (aval,) = args, avals
-    if not aval.shape:
-        return [f"{out} = np.full({shape!r}, {x})"]
-    if not shape:
-        return [f"{out} = {x}.ravel()[0]"]
-    return [f"{out} = np.ascontiguousarray({x}).reshape({shape!r})"]
 
 
 def _reshape_simplify(e: Eqn, producer: Producer) -> Rewrite:
@@ -378,7 +274,7 @@ def _reshape_simplify(e: Eqn, producer: Producer) -> Rewrite:
 
 reshape_p = register(
     name="reshape", kind="structural", shape_rule=_reshape_rule,
-    impl=lambda x, shape: np.reshape(x, shape), emit=_reshape_emit,
+    impl=lambda x, shape: np.reshape(x, shape),
     vjp=lambda g, ans, x, shape: (reshape(g, x.shape),),
     sympy=lambda sp, x, shape: np.reshape(x, shape), numpy=np.reshape,
     simplify=_reshape_simplify, view=True, linear=True, torch_name="ViewBackward0",
@@ -404,10 +300,9 @@ def _transpose_simplify(e: Eqn, producer: Producer) -> Rewrite:
 transpose_p = register(
     name="transpose", kind="structural", shape_rule=_transpose_rule,
     impl=lambda x, perm: np.transpose(x, perm),
-    emit=lambda out, args, avals, out_aval, *, perm: [f"{out} = np.transpose({args[0]}, {perm!r})"],
     vjp=lambda g, ans, x, perm: (transpose(g, tuple(int(i) for i in np.argsort(perm))),),
     sympy=lambda sp, x, perm: np.transpose(x, perm), numpy=np.transpose,
-    simplify=_transpose_simplify, view=True, linear=True, transposes=True,
+    simplify=_transpose_simplify, view=True, linear=True,
     torch_name="PermuteBackward0",
     batch=lambda b, args, flags, *, perm: (
         b.transpose(args[0], (0, *(p + 1 for p in perm))), True))

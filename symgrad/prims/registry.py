@@ -6,7 +6,7 @@ primitive missing one fails at import, and it files the primitive under its
 name. ``tests/test_registry.py`` walks :data:`REGISTRY` and checks the facts
 against each other (a linear primitive's VJP reads no primal value, a
 structural one computes nothing, ...). The shared rules below (operand dtypes,
-broadcasting, an emit from a template) and :func:`unary`/:func:`binary`, which
+broadcasting) and :func:`unary`/:func:`binary`, which
 declare an elementwise primitive of a numpy ufunc, are what families build on.
 """
 
@@ -19,18 +19,16 @@ import numpy as np
 
 from ..core.errors import ShapeError
 from ..core.ir import BOOL, DYN, FLOAT, INT, Aval, Primitive, float_of, is_float
-from .overflow import CheckedUfunc, checked_emit
+from .overflow import CheckedUfunc
 
 REGISTRY: dict[str, Primitive] = {}
 #: what every primitive has
-FACETS = ("shape_rule", "impl", "vjp", "emit", "sympy")
+FACETS = ("shape_rule", "impl", "vjp", "sympy")
 #: what some primitives have: functions, or None
-OPTIONAL_FACETS = ("element", "simplify", "accuracy", "batch", "linearized")
+OPTIONAL_FACETS = ("simplify", "accuracy", "batch", "linearized")
 #: the facts, with their types
-FLAGS = {"view": bool, "linear": bool, "cheap": bool, "commutative": bool, "accumulate": str,
-         "shape_only": bool, "transposes": bool, "transposed_operands": bool,
-         "torch_name": str, "integer": bool, "subgraphs": tuple, "vectorized": str,
-         "host": bool}
+FLAGS = {"view": bool, "linear": bool, "commutative": bool, "accumulate": str,
+         "torch_name": str, "integer": bool, "subgraphs": tuple, "host": bool}
 KINDS = ("elementwise", "reduction", "structural", "array", "control")
 ACCUMULATIONS = ("", "sum", "mean")
 
@@ -114,13 +112,6 @@ def _broadcast_dyn(shapes: list[tuple[int, ...]]) -> tuple[int, ...]:
     return tuple(out)
 
 
-def expression(template: str) -> Callable[..., list[str]]:
-    """Numba emit for ``out = <template filled with the operands>``."""
-    def emit(out: str, args: list[str], avals: Any, out_aval: Aval, **params: Any) -> list[str]:
-        return [f"{out} = {template.format(*args)}"]
-    return emit
-
-
 # ---------------------------------------------------------------------------
 # elementwise primitives of numpy ufuncs (symgrad.prims.elementwise, .special)
 
@@ -139,23 +130,21 @@ def elementwise_rule(name: str, in_dtype: str = FLOAT, out_dtype: str = FLOAT,
 
 
 def unary(name: str, ufunc: np.ufunc, vjp: Callable, sympy: Callable,
-          emit: str = "", **facts: Any) -> Primitive:
-    """An elementwise float64 function, by default spelled np.<ufunc> in Numba too."""
+          **facts: Any) -> Primitive:
+    """An elementwise float64 function of a numpy ufunc (which backends lower by default
+    to that ufunc)."""
     return register(name=name, kind="elementwise", shape_rule=elementwise_rule(name),
-                    impl=ufunc, vjp=vjp,
-                    emit=expression(emit or f"np.{ufunc.__name__}({{0}})"),
-                    sympy=sympy, numpy=ufunc, **facts)
+                    impl=ufunc, vjp=vjp, sympy=sympy, numpy=ufunc, **facts)
 
 
-def binary(name: str, ufunc: np.ufunc, vjp: Callable, sympy: Callable, emit: str,
+def binary(name: str, ufunc: np.ufunc, vjp: Callable, sympy: Callable,
            out_dtype: str = FLOAT, **facts: Any) -> Primitive:
     """An elementwise float64 operation of two broadcasting operands (also of two int64
     operands if ``integer=True``)."""
     impl: Any = ufunc
-    emit_fn = expression(emit)
     if facts.get("integer") and ufunc in (np.add, np.subtract, np.multiply):
-        impl, emit_fn = CheckedUfunc(ufunc), checked_emit(emit_fn, ufunc)  # no int64 wrap
+        impl = CheckedUfunc(ufunc)  # no int64 wrap (backends check theirs too)
     return register(name=name, kind="elementwise",
                     shape_rule=elementwise_rule(name, FLOAT, out_dtype,
                                                 facts.get("integer", False)),
-                    impl=impl, vjp=vjp, emit=emit_fn, sympy=sympy, numpy=ufunc, **facts)
+                    impl=impl, vjp=vjp, sympy=sympy, numpy=ufunc, **facts)

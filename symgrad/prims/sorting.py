@@ -50,13 +50,6 @@ def _batched(b, args, flags) -> list:
     return [x if f else b.with_batch(x) for x, f in zip(args, flags)]
 
 
-def _batch_loops(ndim: int, extent: str) -> tuple[list[str], str]:
-    """Loops over the first ``ndim - 1`` axes (``extent.format(k)`` is the length of axis
-    k), and the index text of the batch position with a trailing comma (or "")."""
-    lines = ["    " * k + f"for i{k} in range({extent.format(k)}):" for k in range(ndim - 1)]
-    return lines, "".join(f"i{k}, " for k in range(ndim - 1))
-
-
 # ---------------------------------------------------------------------------
 # argsort
 
@@ -68,20 +61,10 @@ def _argsort_rule(x: Aval) -> Aval:
     return Aval(x.shape)  # float64 indices, whatever x's dtype: float32 loses them past 2**24
 
 
-def _argsort_emit(out, args, avals, out_aval) -> list[str]:
-    (x,), (aval,) = args, avals
-    if aval.ndim == 1:  # Numba's mergesort is stable, as numpy's "stable"
-        return [f'{out} = np.argsort({x}, kind="mergesort").astype(np.float64)']
-    loops, at = _batch_loops(aval.ndim, x + ".shape[{}]")
-    pad = "    " * (aval.ndim - 1)
-    return [f"{out} = np.empty({x}.shape)", *loops,
-            pad + f'{out}[{at}:] = np.argsort({x}[{at}:], kind="mergesort")']
-
-
 argsort_p = register(
     name="argsort", kind="array", shape_rule=_argsort_rule,
     impl=lambda x: np.argsort(x, axis=-1, kind="stable").astype(np.float64),
-    emit=_argsort_emit, vjp=lambda g, ans, x: (None,), sympy=_no_sympy("argsort"),
+    vjp=lambda g, ans, x: (None,), sympy=_no_sympy("argsort"),
     batch=lambda b, args, flags: (b.bind(argsort_p, args), True))  # the last axis stays last
 
 
@@ -105,17 +88,6 @@ def _take_along_impl(x, idx):
     return np.take_along_axis(x, idx.astype(np.intp), axis=-1)
 
 
-def _take_along_emit(out, args, avals, out_aval) -> list[str]:
-    (x, idx), (aval, _) = args, avals
-    n = aval.ndim
-    loops, at = _batch_loops(n, idx + ".shape[{}]")
-    j = f"i{n - 1}"
-    pad = "    " * n
-    return [f"{out} = np.empty({idx}.shape)", *loops,
-            "    " * (n - 1) + f"for {j} in range({idx}.shape[{n - 1}]):",
-            pad + f"{out}[{at}{j}] = {x}[{at}int({idx}[{at}{j}])]"]
-
-
 def _scatter_along_rule(g: Aval, idx: Aval, *, size: int) -> Aval:
     if g.shape != idx.shape:
         raise ShapeError(f"scatter_along: values {g} and indices {idx} differ in shape")
@@ -132,27 +104,15 @@ def _scatter_along_impl(g, idx, size):
     return out
 
 
-def _scatter_along_emit(out, args, avals, out_aval, *, size) -> list[str]:
-    (g, idx), (aval, _) = args, avals
-    n = aval.ndim
-    shape = "".join(f"{g}.shape[{k}], " for k in range(n - 1)) + f"{size},"
-    loops, at = _batch_loops(n, g + ".shape[{}]")
-    j = f"i{n - 1}"
-    return [f"{out} = np.zeros(({shape}))", *loops,
-            "    " * (n - 1) + f"for {j} in range({g}.shape[{n - 1}]):",
-            "    " * n + f"{out}[{at}int({idx}[{at}{j}])] += {g}[{at}{j}]"]
-
-
 take_along_p = register(
     name="take_along", kind="array", shape_rule=_take_along_rule, impl=_take_along_impl,
-    emit=_take_along_emit,
     vjp=lambda g, ans, x, idx: (scatter_along(g, idx, x.shape[-1]), None),
     sympy=_no_sympy("take_along"),
     batch=lambda b, args, flags: (b.bind(take_along_p, _batched(b, args, flags)), True))
 
 scatter_along_p = register(
     name="scatter_along", kind="array", shape_rule=_scatter_along_rule,
-    impl=_scatter_along_impl, emit=_scatter_along_emit,
+    impl=_scatter_along_impl,
     vjp=lambda g, ans, x, idx, size: (take_along(g, idx), None),
     sympy=_no_sympy("scatter_along"),
     batch=lambda b, args, flags, *, size: (
@@ -170,20 +130,10 @@ def _cumprod_rule(x: Aval, *, axis: int) -> Aval:
     return x
 
 
-def _cumprod_emit(out, args, avals, out_aval, *, axis) -> list[str]:
-    (x,), (aval,) = args, avals
-    if aval.ndim == 1:
-        return [f"{out} = np.cumprod({x})"]
-    at = ":, " * axis
-    return [f"{out} = {x}.copy()",
-            f"for i0 in range({out}.shape[{axis}] - 1):",
-            f"    {out}[{at}i0 + 1] *= {out}[{at}i0]"]
-
-
 # d ans_j / d x_i = ans_j / x_i for i <= j: valid where x has no zeros (see above)
 cumprod_p = register(
     name="cumprod", kind="array", shape_rule=_cumprod_rule,
-    impl=lambda x, axis: np.cumprod(x, axis=axis), emit=_cumprod_emit,
+    impl=lambda x, axis: np.cumprod(x, axis=axis),
     vjp=lambda g, ans, x, axis: (_reverse_cumsum(g * ans, axis) / x,),
     sympy=lambda sp, x, axis: np.cumprod(x, axis=axis), torch_name="CumprodBackward0",
     batch=lambda b, args, flags, *, axis: (b.bind(cumprod_p, args, axis=axis + 1), True))

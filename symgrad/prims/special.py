@@ -38,7 +38,7 @@ from .elementwise import (
     unary,
     where,
 )
-from .registry import expression, register
+from .registry import register
 
 LN2, LN10 = math.log(2.0), math.log(10.0)
 
@@ -102,20 +102,20 @@ def _sinc_vjp(g, ans, x):
 
 sinc_p = register(
     name="sinc", kind="elementwise", shape_rule=_elementwise_rule("sinc"), impl=np.sinc,
-    emit=expression("np.sinc({0})"), vjp=_sinc_vjp,
+    vjp=_sinc_vjp,
     sympy=lambda sp, x: sp.Piecewise((1, sp.Eq(x, 0)), (sp.sin(sp.pi * x) / (sp.pi * x), True)),
     numpy=np.sinc)
 
 
 # the quotient is piecewise constant: zero gradient, as floor
-floor_divide_p = binary("floor_divide", np.floor_divide, emit="np.floor_divide({0}, {1})",
+floor_divide_p = binary("floor_divide", np.floor_divide,
                         vjp=lambda g, ans, x, y: (None, None),
                         sympy=lambda sp, x, y: sp.floor(x / y))
 
 
 # x - y * q with q = floor_divide(x, y) held constant: numpy's divmod pair, so q is
 # the quotient numpy's remainder subtracts (the jumps of q carry no gradient)
-remainder_p = binary("remainder", np.remainder, emit="np.remainder({0}, {1})",
+remainder_p = binary("remainder", np.remainder,
                      vjp=lambda g, ans, x, y: (g, -(g * floor_divide(x, y))),
                      sympy=lambda sp, x, y: x - y * sp.floor(x / y))
 
@@ -137,11 +137,11 @@ def _erfc_impl(x):
 # erf'(x) = 2/sqrt(pi) exp(-x**2): x * x overflows to inf for |x| > 1.3e154, where the
 # derivative is 0 (exp(-inf)); erfc' = -erf'
 erf_p = register(name="erf", kind="elementwise", shape_rule=_elementwise_rule("erf"),
-                 impl=_erf_impl, emit=expression("math.erf({0})"),
+                 impl=_erf_impl,
                  vjp=lambda g, ans, x: (g * (TWO_OVER_SQRT_PI * exp(-(x * x))),),
                  sympy=lambda sp, x: sp.erf(x), torch_name="ErfBackward0")
 erfc_p = register(name="erfc", kind="elementwise", shape_rule=_elementwise_rule("erfc"),
-                  impl=_erfc_impl, emit=expression("math.erfc({0})"),
+                  impl=_erfc_impl,
                   vjp=lambda g, ans, x: (g * (-TWO_OVER_SQRT_PI * exp(-(x * x))),),
                   sympy=lambda sp, x: sp.erfc(x), torch_name="ErfcBackward0")
 

@@ -94,65 +94,8 @@ def _unwindows_impl(g: Any, kernel: tuple, stride: tuple, dilation: tuple,
     return result
 
 
-def _dims(x: str, ndim: int, d: int) -> tuple[str, list[str]]:
-    """The product of the leading dims of ``x`` and its last ``d`` sizes, as source."""
-    lead = " * ".join(f"{x}.shape[{k}]" for k in range(ndim - d)) or "1"
-    return lead, [f"{x}.shape[{ndim - d + k}]" for k in range(d)]
-
-
-def _loops(names: list[str], bounds: list[str]) -> tuple[list[str], str]:
-    lines = [("    " * k) + f"for {n} in range({b}):" for k, (n, b) in enumerate(zip(names,
-                                                                                  bounds))]
-    return lines, "    " * len(names)
-
-
-def _windows_emit(out, args, avals, out_aval, *, kernel, stride, dilation) -> list[str]:
-    (x,), (aval,) = args, avals
-    d = len(kernel)
-    lead, size = _dims(x, aval.ndim, d)
-    outs = [f"({n} - {dil * (k - 1) + 1}) // {s} + 1"
-            for n, k, s, dil in zip(size, kernel, stride, dilation)]
-    o = [f"{out}_o{k}" for k in range(d)]
-    w = [f"{out}_k{k}" for k in range(d)]
-    lines = [f"{out}_x = np.ascontiguousarray({x}).reshape(({lead}, {', '.join(size)}))",
-             *(f"{name} = {expr}" for name, expr in zip([f"{out}_n{k}" for k in range(d)],
-                                                          outs)),
-             f"{out}_r = np.empty(({lead}, {', '.join(f'{out}_n{k}' for k in range(d))}, "
-             f"{', '.join(map(str, kernel))}))"]
-    loops, pad = _loops([f"{out}_b", *o, *w],
-                        [lead, *(f"{out}_n{k}" for k in range(d)), *map(str, kernel)])
-    source = ", ".join(f"{o[k]} * {stride[k]} + {w[k]} * {dilation[k]}" for k in range(d))
-    lines += loops + [f"{pad}{out}_r[{out}_b, {', '.join(o + w)}] = {out}_x[{out}_b, {source}]"]
-    shape = [f"{x}.shape[{k}]" for k in range(aval.ndim - d)]
-    full = ", ".join([*shape, *(f"{out}_n{k}" for k in range(d)), *map(str, kernel)])
-    lines.append(f"{out} = {out}_r.reshape(({full},))")
-    return lines
-
-
-def _unwindows_emit(out, args, avals, out_aval, *, kernel, stride, dilation, size
-                    ) -> list[str]:
-    (g,), (aval,) = args, avals
-    d = len(kernel)
-    lead = " * ".join(f"{g}.shape[{k}]" for k in range(aval.ndim - 2 * d)) or "1"
-    n = [f"{g}.shape[{aval.ndim - 2 * d + k}]" for k in range(d)]
-    o = [f"{out}_o{k}" for k in range(d)]
-    w = [f"{out}_k{k}" for k in range(d)]
-    lines = [f"{out}_g = np.ascontiguousarray({g}).reshape(({lead}, {', '.join(n)}, "
-             f"{', '.join(map(str, kernel))}))",
-             f"{out}_r = np.zeros(({lead}, {', '.join(map(str, size))}))"]
-    # offsets outermost, in order: each element's terms add up as the interpreter's do
-    loops, pad = _loops([*w, f"{out}_b", *o], [*map(str, kernel), lead, *n])
-    target = ", ".join(f"{o[k]} * {stride[k]} + {w[k]} * {dilation[k]}" for k in range(d))
-    lines += loops + [f"{pad}{out}_r[{out}_b, {target}] += {out}_g[{out}_b, "
-                      f"{', '.join(o + w)}]"]
-    shape = [f"{g}.shape[{k}]" for k in range(aval.ndim - 2 * d)]
-    lines.append(f"{out} = {out}_r.reshape(({', '.join([*shape, *map(str, size)])},))")
-    return lines
-
-
 windows_p = register(
     name="windows", kind="structural", shape_rule=_windows_rule, impl=_windows_impl,
-    emit=_windows_emit,
     vjp=lambda g, ans, x, kernel, stride, dilation: (
         apply(unwindows_p, g, kernel=kernel, stride=stride, dilation=dilation,
               size=tuple(x.shape[x.ndim - len(kernel):])),),
@@ -164,7 +107,6 @@ windows_p = register(
 # overlapping windows add up, so an array primitive (not structural), though linear
 unwindows_p = register(
     name="unwindows", kind="array", shape_rule=_unwindows_rule, impl=_unwindows_impl,
-    emit=_unwindows_emit,
     vjp=lambda g, ans, x, kernel, stride, dilation, size: (
         apply(windows_p, g, kernel=kernel, stride=stride, dilation=dilation),),
     sympy=lambda sp, g, kernel, stride, dilation, size: _unwindows_impl(g, kernel, stride,

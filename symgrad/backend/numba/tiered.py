@@ -40,9 +40,9 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from ..core.config import config
-from ..core.interpreter import OverBudget, deadline, interpret
-from ..core.ir import Graph
+from ...core.config import config
+from ...core.interpreter import OverBudget, deadline, interpret
+from ...core.ir import Graph
 from . import compile as kernels
 from . import worker
 

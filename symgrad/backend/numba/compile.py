@@ -61,7 +61,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ..core.config import config
+from ...core.config import config
 from . import integrity, keylock
 from .codegen import KernelSource
 from .stats import LOG, compile_stats, count, track  # noqa: F401 -- importable here

@@ -1,6 +1,6 @@
 """Loop fusion: which equations of a graph share one loop of the kernel.
 
-A pure planning pass over an optimized graph; :mod:`symgrad.backend.codegen`
+A pure planning pass over an optimized graph; :mod:`symgrad.backend.numba.codegen`
 prints the plan. Equations are visited in program order; one loop is the
 current one, and independent elementwise work of another shape gets loops of
 its own before it:
@@ -34,7 +34,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..core.ir import Atom, Eqn, Graph, Primitive, Var, eqn_vars, nbytes
+from ...core.ir import Atom, Eqn, Graph, Primitive, Var, eqn_vars, nbytes
+from .lowering import lowering
 
 #: at most this many equations (element moves of one operand not counted: they are index
 #: arithmetic) are computed again for one operand; 20 lets Rosenbrock's Hessian-vector
@@ -45,7 +46,8 @@ RECOMPUTE_BUDGET = 20
 def inline(prim: Primitive) -> bool:
     """What a loop computes again where it reads it (never stored for that loop's sake):
     cheap elementwise work, and element moves (read through by index arithmetic)."""
-    return prim.cheap or prim.moves_elements
+    low = lowering(prim)
+    return low.cheap or low.moves_elements
 
 
 @dataclass(eq=False)
@@ -79,7 +81,7 @@ def transposed(a: Atom, producer: dict[int, Eqn]) -> Var | None:
     F-contiguous, which BLAS takes as it is (no copy). Kernel arguments are C-contiguous,
     and so is every array a kernel makes that is not a view."""
     e = producer.get(id(a)) if isinstance(a, Var) else None
-    if e is None or not e.prim.transposes or e.params["perm"] != (1, 0):
+    if e is None or not lowering(e.prim).transposes or e.params["perm"] != (1, 0):
         return None
     c = e.inputs[0]
     made = producer.get(id(c))
@@ -89,9 +91,9 @@ def transposed(a: Atom, producer: dict[int, Eqn]) -> Var | None:
 def reads(eqn: Eqn, producer: dict[int, Eqn]) -> list[Var]:
     """The arrays ``eqn`` reads. ``count`` reads only a shape, which the kernel knows; a
     matrix product reads the matrix of a transposed operand (see :func:`transposed`)."""
-    if eqn.prim.shape_only:
+    if lowering(eqn.prim).shape_only:
         return []
-    if eqn.prim.transposed_operands:
+    if lowering(eqn.prim).transposed_operands:
         return [transposed(a, producer) or a for a in eqn.inputs if isinstance(a, Var)]
     return [a for a in eqn.inputs if isinstance(a, Var)]
 
@@ -116,9 +118,9 @@ def plan(graph: Graph) -> Plan:
         if e is not None and inline(e.prim) and id(v) not in arrays and budget[0] > 0:
             # an element move of one operand is index arithmetic: free; one of several
             # (concatenate) reads them all, and a chain of those doubles at each step
-            budget[0] -= not e.prim.moves_elements or len(reads(e, producer)) > 1
+            budget[0] -= not lowering(e.prim).moves_elements or len(reads(e, producer)) > 1
             return all(reach(a, into, identity and a.shape == v.shape
-                             and not e.prim.moves_elements, wanted, budget)
+                             and not lowering(e.prim).moves_elements, wanted, budget)
                        for a in reads(e, producer))
         if id(v) in into.scalars:  # this loop's value at another element: not stored yet
             return False
@@ -175,11 +177,11 @@ def plan(graph: Graph) -> Plan:
             loop.results.add(id(eqn.out))
         else:
             items.append(eqn)
-        if not eqn.prim.moves_elements:  # movers are read through, or made on demand below
+        if not lowering(eqn.prim).moves_elements:  # movers: read through, or made on demand
             arrays.update(id(a) for a in reads(eqn, producer))
     arrays.update(id(a) for a in graph.outputs if isinstance(a, Var))
     for eqn in reversed(graph.eqns):  # a mover made as an array needs its operand as one
-        if eqn.prim.moves_elements and id(eqn.out) in arrays:
+        if lowering(eqn.prim).moves_elements and id(eqn.out) in arrays:
             arrays.update(id(a) for a in reads(eqn, producer))
     if loop is not None:
         items.append(loop)

@@ -1,6 +1,6 @@
 """Graph -> readable Python source of one ``numba.njit`` function.
 
-The plan of :mod:`symgrad.backend.fusion` decides the body: elementwise chains and
+The plan of :mod:`symgrad.backend.numba.fusion` decides the body: elementwise chains and
 the sums that consume them become one loop nest, with scalars for
 intermediates and arrays only for what outlives the loop; every other
 equation is one statement (or one loop nest), named as in the printed IR, with
@@ -51,9 +51,9 @@ from typing import Any
 
 import numpy as np
 
-from ..core.conventions import CONVENTIONS_VERSION
-from ..core.index_text import broadcast_index, loop_nest
-from ..core.ir import (
+from ...core.conventions import CONVENTIONS_VERSION
+from ...core.index_text import broadcast_index, loop_nest
+from ...core.ir import (
     BOOL,
     Atom,
     Aval,
@@ -66,12 +66,13 @@ from ..core.ir import (
     is_float,
     origin_changes,
 )
-from ..core.version import __version__
+from ...core.version import __version__
+from ..vecmath_facts import POWI_EXPONENTS
 from .fusion import Loop, Plan, inline, plan, transposed
+from .lowering import lowering
 from .scope import Rendered, Scope  # noqa: F401 -- Rendered: importable here as before
 from .scope import dtype_arg as _dtype_arg
 from .scope import shape_text as _tuple
-from .vecmath_facts import POWI_EXPONENTS
 
 #: bump when the generated code for the same IR changes
 CODEGEN_VERSION = 5
@@ -93,9 +94,6 @@ CHUNK = 32768
 #: compile (a 400-step recurrence of sin: minutes instead of 13 s); such loops are rare
 #: and their transcendental work is spread over many statements anyway
 VECTOR_MAX = 32
-#: functions of :mod:`.vecmath` valid on a range only, and the check that an argument is
-#: in it: a loop that calls one runs again with libm if some argument was not
-RANGE_CHECKS = {"sin": "trig_in_range", "cos": "trig_in_range", "powi": "powi_in_range"}
 #: a fused loop that calls :mod:`.vecmath` and sums over its innermost axis (a gradient's
 #: ``grad_u[i0] += ...`` in a broadcast, ``grad_p += ...`` in a loop body's adjoint) stores
 #: the terms of each innermost row in a scratch row, by a loop with no dependence between
@@ -272,7 +270,7 @@ class _Kernel:
 
     def operand(self, e: Eqn, a: Atom) -> str:
         """``a`` as an argument of ``e``; ``c.T`` for a transposed matrix in a product."""
-        c = transposed(a, self.plan.producer) if e.prim.transposed_operands else None
+        c = transposed(a, self.plan.producer) if lowering(e.prim).transposed_operands else None
         return f"{self.name(c)}.T" if c is not None else self.atom(a)
 
     def body(self) -> list[str]:
@@ -298,10 +296,11 @@ class _Kernel:
             if cite is not None:
                 lines.append(f"# grad of: {self.comments.eqn(cite)}")
             tools = {"scope": Scope(self)} if e.prim.subgraphs else {}
-            lines += e.prim.emit(self.name(e.out), [self.operand(e, a) for a in e.inputs],
-                                 [self.sizes.aval(a.aval) for a in e.inputs],
-                                 self.sizes.aval(e.out.aval), **self.sizes.params(e.params),
-                                 **tools)
+            lines += lowering(e.prim).emit(self.name(e.out),
+                                           [self.operand(e, a) for a in e.inputs],
+                                           [self.sizes.aval(a.aval) for a in e.inputs],
+                                           self.sizes.aval(e.out.aval),
+                                           **self.sizes.params(e.params), **tools)
             if any("la.eigh_upper(" in line for line in lines):  # eigh of an upper triangle
                 self.root.uses_lapack = True
         return lines
@@ -449,7 +448,7 @@ class _Elements:
 
     Values the loop computes sit at the loop's element ``(i0, i1, ...)``;
     values it reads through (cheap elementwise ones, and element moves by their
-    ``element`` facets: :func:`symgrad.backend.fusion.inline`) are computed where
+    ``element`` facets: :func:`symgrad.backend.numba.fusion.inline`) are computed where
     they are read, at the element that read needs (``x[1:]`` at ``i0`` is
     ``x[i0 + 1]``), once per element and name. Everything else is read from its
     array.
@@ -534,7 +533,7 @@ class _Elements:
 
     def compute(self, e: Eqn, index: tuple[str, ...]) -> str:
         """Statements for ``e``'s output at ``index``; the text of its value."""
-        if e.prim.moves_elements:
+        if lowering(e.prim).moves_elements:
             return self.moved(e, index)
         stored = index == self.index and id(e.out) in self.kernel.plan.arrays
         out = (f"{self.kernel.name(e.out)}[{', '.join(index)}]" if stored
@@ -544,14 +543,15 @@ class _Elements:
         if call is not None:
             function, args = call
             self.kernel.root.uses_vecmath = True
-            check = RANGE_CHECKS.get(function)
+            check = lowering(e.prim).range_check
             if check:
                 self.checks.append(check)
                 self.emit(f"{self.ok} &= vm.{check}({', '.join(args)})")
             self.emit(f"{out} = vm.{function}({', '.join(args)})")
         else:
-            for line in e.prim.emit(out, args, [Aval((), a.dtype) for a in e.inputs],
-                                    Aval((), e.out.dtype), **e.params):
+            for line in lowering(e.prim).emit(out, args,
+                                              [Aval((), a.dtype) for a in e.inputs],
+                                              Aval((), e.out.dtype), **e.params):
                 self.emit(line)
         self.scopes[-1][(id(e.out), index)] = out
         return out
@@ -560,8 +560,8 @@ class _Elements:
         """An element move at ``index``: the operand's element its ``element`` facet
         names, or a choice among operands (0 where none holds it)."""
         sizes = self.kernel.sizes
-        pieces = e.prim.element(index, [sizes.aval(a.aval) for a in e.inputs],
-                                sizes.aval(e.out.aval), **sizes.params(e.params))
+        pieces = lowering(e.prim).element(index, [sizes.aval(a.aval) for a in e.inputs],
+                                          sizes.aval(e.out.aval), **sizes.params(e.params))
         if len(pieces) == 1 and not pieces[0][0]:  # one operand, everywhere: read through
             _, k, at = pieces[0]
             return self.read(e.inputs[k], at)
@@ -587,7 +587,7 @@ def vector_call(e: Eqn, args: list[str]) -> tuple[str, list[str]] | None:
     (``args``: the operands' text), or None for the primitive's ``emit`` (libm). The
     primitive names the function; ``powi`` (pow's) takes only a float base and a literal
     integer exponent in :data:`POWI_EXPONENTS`, written as an int (``vm.powi(x, 3)``)."""
-    function = e.prim.vectorized
+    function = lowering(e.prim).vectorized
     if function != "powi":
         return (function, args) if function else None
     x, y = e.inputs
@@ -645,7 +645,7 @@ def generate(graph: Graph, function: str, description: str,
 def vecmath_hash(module: str = "vecmath") -> str:
     """A hash of :mod:`.vecmath`'s source (or :mod:`.lapack`'s: read, not imported, which
     would import Numba)."""
-    text = Path(__file__).with_name(f"{module}.py").read_bytes()
+    text = (Path(__file__).parent.parent / f"{module}.py").read_bytes()
     return f"{module} " + hashlib.sha256(text).hexdigest()[:12]
 
 

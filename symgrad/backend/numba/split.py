@@ -17,7 +17,7 @@ Kernel source names values canonically (inputs ``x``, ``x_1``, ..., the rest
 loop) have the same source, hence one compiled kernel.
 
     >>> import numpy as np, symgrad as sg
-    >>> from symgrad.backend.split import split
+    >>> from symgrad.backend.numba.split import split
     >>> def f(x):
     ...     for _ in range(10):
     ...         x = np.sin(x) * 0.5 + x
@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.ir import Graph, Var
+from ...core.ir import Graph, Var
 from .fusion import Plan
 
 #: Graphs of more equations than this are split, unless their kernel is nearly

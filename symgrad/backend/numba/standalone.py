@@ -16,9 +16,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..core.ir import Graph
+from ...core.ir import Graph
 from .codegen import generate
-from .standalone import Copier
+from ..standalone import Copier
 
 
 def kernel_text(graph: Graph, kernel: str, what: str, copier: Copier) -> tuple[str, str]:
@@ -60,7 +60,7 @@ def _helper(copier: Copier, alias: str, attribute: str, helpers: list[str]) -> s
     """The module-level name of ``vm.<attribute>`` (:mod:`.vecmath`) or
     ``la.<attribute>`` (:mod:`.lapack`, whose functions are made by a factory)."""
     # imported here: vecmath imports Numba, which `import symgrad` must not load
-    from . import lapack, vecmath
+    from .. import lapack, vecmath
 
     if alias == "vm":
         return copier.reference(getattr(vecmath, attribute), attribute, "vecmath")

@@ -20,8 +20,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ..core.index_text import INDENT
-from ..core.ir import BOOL, F32, INT, Atom, Aval, Graph, Literal, Var, usable
+from ...core.index_text import INDENT
+from ...core.ir import BOOL, F32, INT, Atom, Aval, Graph, Literal, Var, usable
 
 
 class Host(Protocol):

@@ -124,7 +124,7 @@ class Pool:
                 self._finish(job, "failed")
                 continue
             job.state, job.started, self._running = "running", time.perf_counter(), job
-            from ..core.config import config
+            from ...core.config import config
             if config.log_compiles:
                 LOG.warning("symgrad: compiling k_%s (%s) in a worker process...",
                             kernel.source.key, kernel.what)
@@ -137,7 +137,7 @@ class Pool:
             return None
         root = str(Path(__file__).resolve().parents[2])
         code = (f"import sys; sys.path.insert(0, {root!r}); "
-                "from symgrad.backend.worker import main; main()")
+                "from symgrad.backend.numba.worker import main; main()")
         env = {**os.environ, "SYMGRAD_CACHE_DIR": str(kernels_dir.parent),
                "SYMGRAD_LOG_COMPILES": "0"}
         try:
@@ -193,7 +193,7 @@ class Pool:
             count("compiled_in_workers")
             count("compile_seconds", reply.get("seconds", 0.0))
         job.state = state
-        from ..core.config import config
+        from ...core.config import config
         if config.log_compiles and reply is not None:
             how = {"compiled": "compiled", "loaded": "found on disk", "had": "found on disk"}
             LOG.warning("symgrad: %s k_%s (%s) in a worker process in %.2f s%s",

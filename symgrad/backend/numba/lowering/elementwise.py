@@ -1,0 +1,90 @@
+"""Numba lowering of the elementwise primitives (:mod:`symgrad.prims.elementwise`,
+:mod:`symgrad.prims.special`).
+
+Primitives of a numpy ufunc with no entry here lower to ``np.<ufunc>(...)``
+(:func:`.table.lowering`): ``sqrt``, ``tan``, ``arcsinh``, ``hypot``, ``remainder``...
+An entry gives another spelling, the :mod:`symgrad.backend.vecmath` function fused loops
+call (``vectorized``), or ``cheap`` (a fused loop recomputes it where it is read).
+Integer ``+ - *`` and negation raise where int64 would wrap (:mod:`.overflow`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ....core.ir import Aval
+from ....prims import elementwise as E
+from ....prims import special as S
+from .overflow import checked_emit
+from .table import expression, lower
+
+
+def _selection_emit(cond: str, a: str, b: str) -> Callable[..., list[str]]:
+    """Numba emit of ``out = a if cond else b`` elementwise, from templates over the operands."""
+    def emit(out: str, args: list[str], avals: Any, out_aval: Aval, **params: Any) -> list[str]:
+        c, x, y = (t.format(*args, out=out) for t in (cond, a, b))
+        if not out_aval.shape:
+            return [f"{out} = {x} if {c} else {y}"]
+        return [f"{out} = np.where({c}, {x}, {y})"]
+    return emit
+
+
+def _sigmoid_emit(out: str, args: list[str], avals: Any, out_aval: Aval) -> list[str]:
+    (x,) = args
+    select = _selection_emit("{0} >= 0.0", "1.0 / (1.0 + {out})", "{out} / (1.0 + {out})")
+    return [f"{out} = np.exp(-np.abs({x}))", *select(out, args, avals, out_aval)]
+
+
+def _where_emit(out: str, args: list[str], avals: list[Aval], out_aval: Aval) -> list[str]:
+    c, x, y = args
+    if not out_aval.shape:
+        return [f"{out} = {x} if {c} else {y}"]
+    return [f"{out} = np.where({c}, {x}, {y})"]
+
+
+def _to_float_emit(out: str, args: list[str], avals: Any, out_aval: Aval) -> list[str]:
+    if out_aval.shape:
+        return [f"{out} = {args[0]}.astype(np.float64)"]
+    return [f"{out} = float({args[0]})"]
+
+
+# arithmetic (int64 + - * raise where they would wrap)
+lower(E.add_p, checked_emit(expression("{0} + {1}"), np.add), cheap=True)
+lower(E.sub_p, checked_emit(expression("{0} - {1}"), np.subtract), cheap=True)
+lower(E.mul_p, checked_emit(expression("{0} * {1}"), np.multiply), cheap=True)
+lower(E.div_p, "{0} / {1}", cheap=True)
+lower(E.pow_p, "{0} ** {1}", vectorized="powi", range_check="powi_in_range")
+lower(E.maximum_p, cheap=True)
+lower(E.minimum_p, cheap=True)
+lower(E.neg_p, checked_emit(expression("np.negative({0})"), np.negative), cheap=True)
+# functions: vectorized where vecmath has them
+for _prim in (E.exp_p, E.log_p, E.log1p_p, E.expm1_p, E.tanh_p):
+    lower(_prim, vectorized=_prim.name)
+# vecmath's sin and cos are valid for |x| up to a bound: beyond it, the loop runs on libm
+lower(E.sin_p, vectorized="sin", range_check="trig_in_range")
+lower(E.cos_p, vectorized="cos", range_check="trig_in_range")
+for _prim in (E.abs_p, E.floor_p, E.ceil_p, E.trunc_p, E.rint_p, E.square_p, E.reciprocal_p):
+    lower(_prim, cheap=True)
+# "+ 0.0": numpy's sign(-0.0) is 0.0, Numba's is -0.0
+lower(E.sign_p, "np.sign({0}) + 0.0", cheap=True)
+# selection and the numerically stable functions
+lower(E.relu_p, _selection_emit("{0} > 0.0", "{0}", "0.0"), cheap=True)
+lower(E.sigmoid_p, _sigmoid_emit, vectorized="sigmoid")
+lower(E.softplus_p, "np.log1p(np.exp(-np.abs({0}))) + np.maximum({0}, 0.0)",
+      vectorized="softplus")
+lower(E.xlogy_p, _selection_emit("({0} == 0.0) & ({1} == {1})", "0.0", "{0} * np.log({1})"))
+# comparisons
+for _prim, _op in ((E.gt_p, ">"), (E.ge_p, ">="), (E.lt_p, "<"), (E.le_p, "<="),
+                   (E.eq_p, "=="), (E.ne_p, "!=")):
+    lower(_prim, f"{{0}} {_op} {{1}}", cheap=True)
+lower(E.where_p, _where_emit, cheap=True)
+lower(E.to_float_p, _to_float_emit, cheap=True)
+# special functions (log2, log10, exp2, cbrt, arcsinh, arccosh, arctanh, floor_divide,
+# remainder: their ufuncs, by default)
+lower(S.sinc_p, "np.sinc({0})")
+# libm's erf, as the interpreter computes it (math.erf per element)
+lower(S.erf_p, "math.erf({0})")
+lower(S.erfc_p, "math.erfc({0})")

@@ -1,0 +1,88 @@
+"""Numba lowering of :mod:`symgrad.prims.linalg`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ....core.index_text import loop_nest
+from ....core.ir import Aval
+from ....prims import linalg as P
+from ....prims.linalg import _SLOGDET_PARTS
+from .table import lower
+
+
+def _contiguous(x: str) -> str:
+    # Numba's np.dot warns and runs slower on non-contiguous (e.g. transposed)
+    # operands; ascontiguousarray returns a contiguous array as it is. Codegen
+    # writes ``c.T`` only for a C-contiguous c: F-contiguous, which BLAS reads as is
+    return x if x.endswith(".T") else f"np.ascontiguousarray({x})"
+
+
+def widened(args: list[str], avals: list[Aval], out_aval: Aval) -> list[str]:
+    """The operands of a LAPACK/BLAS call as the result's dtype: Numba's ``np.dot`` and
+    ``np.linalg`` take one dtype, so a float32 operand of a float64 result (numpy's
+    promotion) is converted first."""
+    return [f"{a}.astype(np.{out_aval.dtype})" if v.dtype != out_aval.dtype and v.shape
+            else a for a, v in zip(args, avals)]
+
+
+def _matmul_emit(out: str, args: list[str], avals: list[Aval], out_aval: Aval) -> list[str]:
+    (x, y), (xa, _) = widened(args, avals, out_aval), avals
+    if xa.ndim <= 2:
+        return [f"{out} = np.dot({_contiguous(x)}, {_contiguous(y)})"]
+    # a stack of matrices: one BLAS product per batch index
+    batch = range(xa.ndim - 2)
+    dims = [f"{x}.shape[{k}]" for k in batch] + [f"{x}.shape[{xa.ndim - 2}]",
+                                                 f"{y}.shape[{xa.ndim - 1}]"]
+    lines = [f"{out} = np.empty(({', '.join(dims)}), dtype=np.{out_aval.dtype})"]
+    nest, depth = loop_nest([f"{x}.shape[{k}]" for k in batch])
+    lines += nest
+    index = ", ".join(f"i{k}" for k in batch)
+    lines.append("    " * depth + f"{out}[{index}] = np.dot("
+                 f"{_contiguous(f'{x}[{index}]')}, {_contiguous(f'{y}[{index}]')})")
+    return lines
+
+
+def _stack_emit(call: str, batch: int, out: str, args: list[str], shape: str) -> list[str]:
+    """``out = call`` for one matrix, else a loop that fills ``out[i0, ...]`` per matrix.
+
+    ``call`` is a template over the operands, indexed by the batch index in the loop.
+    """
+    if not batch:
+        return [f"{out} = {call.format(*args)}"]
+    index = ", ".join(f"i{k}" for k in range(batch))
+    lines = [f"{out} = np.empty({shape})"]
+    nest, depth = loop_nest([f"{args[0]}.shape[{k}]" for k in range(batch)])
+    lines += nest
+    lines.append("    " * depth + f"{out}[{index}] = "
+                 + call.format(*(f"{a}[{index}]" for a in args)))
+    return lines
+
+
+def _stack_shape(x: str, ndim: int) -> str:
+    dims = [f"{x}.shape[{k}]" for k in range(ndim)]
+    return f"({', '.join(dims)}{',' if ndim == 1 else ''})"
+
+
+def _linalg_emit(call: str) -> Callable:
+    """Numba emit of a square-matrix function, looping over a stack's batch axes.
+
+    The output's shape is a prefix of the last operand's (x for inv, det; b for solve).
+    """
+    def emit(out: str, args: list[str], avals: list[Aval], out_aval: Aval) -> list[str]:
+        args = widened(args, avals, out_aval)
+        return _stack_emit(call, avals[0].ndim - 2, out, args,
+                           _stack_shape(args[-1], out_aval.ndim))
+    return emit
+
+
+def _slogdet_emit(out, args, avals, out_aval, *, part) -> list[str]:
+    call = f"np.linalg.slogdet({{}})[{_SLOGDET_PARTS.index(part)}]"
+    return _linalg_emit(call)(out, args, avals, out_aval)
+
+
+lower(P.matmul_p, _matmul_emit, transposed_operands=True)
+lower(P.inv_p, _linalg_emit("np.linalg.inv({})"))
+lower(P.det_p, _linalg_emit("np.linalg.det({})"))
+lower(P.slogdet_p, _slogdet_emit)
+lower(P.solve_p, _linalg_emit("np.linalg.solve({}, {})"))

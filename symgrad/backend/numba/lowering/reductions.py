@@ -1,0 +1,123 @@
+"""Numba lowering of :mod:`symgrad.prims.reductions`: reductions as whole-array calls
+(to a scalar) or loop nests, and the moves ``broadcast_to`` (read through by index in
+fused loops), ``reshape`` and ``transpose`` (a view ``c.T`` that BLAS reads as it is)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from ....core.index_text import broadcast_index, loop_nest
+from ....core.ir import Aval
+from ....prims import reductions as R
+from .table import lower
+
+
+def _reduction_emit(whole: str, init: str, update: list[str], finish: bool = False) -> Callable:
+    """Numba emit: ``whole`` for a reduction to a scalar, loops otherwise.
+
+    ``update`` lines use ``{acc}`` (the output element) and ``{x}`` (the input
+    element); ``finish`` divides by the count (mean).
+    """
+    def emit(out: str, args: list[str], avals: list[Aval], out_aval: Aval, *, axes) -> list[str]:
+        (x,), (aval,) = args, avals
+        if not axes:
+            return [f"{out} = {x}"]
+        if not out_aval.shape:
+            return [f"{out} = {whole.format(x)}"]
+        kept = [k for k in range(aval.ndim) if k not in axes]
+        shape = "".join(f"{x}.shape[{k}], " for k in kept)
+        lines = [f"{out} = np.full(({shape}), {init})"]
+        nest, depth = loop_nest([f"{x}.shape[{k}]" for k in range(aval.ndim)])
+        lines += nest
+        pad = "    " * depth
+        acc = f"{out}[{', '.join(f'i{k}' for k in kept)}]"
+        elem = f"{x}[{', '.join(f'i{k}' for k in range(aval.ndim))}]"
+        lines += [pad + u.format(acc=acc, x=elem) for u in update]
+        if finish:
+            count = " * ".join(f"{x}.shape[{k}]" for k in axes)
+            lines.append(f"{out} /= {count}")
+        return lines
+    return emit
+
+
+def _count_emit(out, args, avals, out_aval, *, axes) -> list[str]:
+    sizes = " * ".join(str(avals[0].shape[a]) for a in axes) or "1"  # named sizes in kernels
+    return [f"{out} = float({sizes})"]
+
+
+def _extremum_weights_emit(out, args, avals, out_aval, *, axes, largest) -> list[str]:
+    """One row per group of the reduced axes: find the extremum (nan sticks, as
+    in numpy's max), count its ties, give each 1/k."""
+    (x,), (aval,) = args, avals
+    if not axes:
+        return [f"{out} = np.ones_like({x})" if aval.shape else f"{out} = 1.0"]
+    kept = [k for k in range(aval.ndim) if k not in axes]
+    perm = (*kept, *axes)
+    identity = perm == tuple(range(aval.ndim))
+    rows = f"{x}" if identity else f"np.transpose({x}, {perm!r})"
+    m = " * ".join(f"{x}.shape[{k}]" for k in kept) or "1"
+    n = " * ".join(f"{x}.shape[{k}]" for k in axes)
+    better = ">" if largest else "<"
+    # temporaries carry the output's name: printer names are letters and digits
+    r, w, i, j, k, best = (f"{out}_{t}" for t in ("rows", "w", "i", "j", "k", "best"))
+    lines = [
+        f"{r} = np.ascontiguousarray({rows}).reshape(({m}, {n}))",
+        f"{w} = np.zeros_like({r})",
+        f"for {i} in range({r}.shape[0]):",
+        f"    {best} = {r}[{i}, 0]",
+        f"    for {j} in range(1, {r}.shape[1]):",
+        f"        if {r}[{i}, {j}] {better} {best} or {r}[{i}, {j}] != {r}[{i}, {j}]:",
+        f"            {best} = {r}[{i}, {j}]",
+        f"    {k} = 0",
+        f"    for {j} in range({r}.shape[1]):",
+        f"        if {r}[{i}, {j}] == {best}:",
+        f"            {k} += 1",
+        f"    for {j} in range({r}.shape[1]):",
+        f"        if {best} != {best}:",
+        f"            {w}[{i}, {j}] = np.nan",
+        f"        elif {r}[{i}, {j}] == {best}:",
+        f"            {w}[{i}, {j}] = 1.0 / {k}",
+    ]
+    shape = "".join(f"{x}.shape[{k}], " for k in perm)
+    grouped = f"{w}.reshape(({shape}))"
+    if identity:
+        lines.append(f"{out} = {grouped}")
+    else:
+        inverse = tuple(int(i) for i in np.argsort(perm))
+        lines.append(f"{out} = np.ascontiguousarray(np.transpose({grouped}, {inverse!r}))")
+    return lines
+
+
+def _broadcast_to_emit(out, args, avals, out_aval, *, shape) -> list[str]:
+    (x,), (aval,) = args, avals
+    if not aval.shape:
+        return [f"{out} = np.full({shape!r}, {x})"]
+    return [f"{out} = np.broadcast_to({x}, {shape!r})"]
+
+
+def _reshape_emit(out, args, avals, out_aval, *, shape) -> list[str]:
+    (x,), (aval,) = args, avals
+    if not aval.shape:
+        return [f"{out} = np.full({shape!r}, {x})"]
+    if not shape:
+        return [f"{out} = {x}.ravel()[0]"]
+    return [f"{out} = np.ascontiguousarray({x}).reshape({shape!r})"]
+
+
+lower(R.sum_p, _reduction_emit("np.sum({})", "0.0", ["{acc} += {x}"]))
+lower(R.mean_p, _reduction_emit("np.mean({})", "0.0", ["{acc} += {x}"], finish=True))
+lower(R.count_p, _count_emit, shape_only=True)
+lower(R.prod_p, _reduction_emit("np.prod({})", "1.0", ["{acc} *= {x}"]))
+lower(R.max_p, _reduction_emit("np.max({})", "-np.inf",
+                               ["acc = {x}", "if acc > {acc} or acc != acc:", "    {acc} = acc"]))
+lower(R.min_p, _reduction_emit("np.min({})", "np.inf",
+                               ["acc = {x}", "if acc < {acc} or acc != acc:", "    {acc} = acc"]))
+lower(R.extremum_weights_p, _extremum_weights_emit)
+lower(R.broadcast_to_p, _broadcast_to_emit,
+      element=lambda index, avals, out, shape: [
+          ([], 0, broadcast_index(avals[0].shape, shape, index))])
+lower(R.reshape_p, _reshape_emit)
+lower(R.transpose_p, lambda out, args, avals, out_aval, *, perm: [
+    f"{out} = np.transpose({args[0]}, {perm!r})"], transposes=True)

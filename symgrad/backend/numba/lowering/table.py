@@ -1,0 +1,127 @@
+"""The Numba backend's lowering table: how each primitive is written in kernel source.
+
+A primitive (:mod:`symgrad.prims`) says what an operation means; this table says how
+the Numba backend writes it, keyed by the :class:`~symgrad.core.ir.Primitive` object
+(never by its name, so a renamed or shadowed primitive cannot pick up another's code).
+Each family module of this package (:mod:`.elementwise`, :mod:`.reductions`, ...)
+files its primitives' :class:`Lowering` with :func:`lower`; the registry test
+(``tests/test_registry.py``) demands one for every registered primitive.
+
+An elementwise primitive whose ``numpy`` is a ufunc needs no entry: it lowers to
+``np.<ufunc>(<operands>)`` (:func:`lowering`). An entry is needed for another
+spelling, a ``vectorized`` function of :mod:`symgrad.backend.vecmath`, or a layout
+fact that fusion reads (``cheap``, ``shape_only``, ``transposes``,
+``transposed_operands``, an ``element`` facet).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ....core.ir import Aval, Primitive
+
+
+@dataclass(frozen=True)
+class Lowering:
+    """How the Numba backend writes one primitive.
+
+    - ``emit(out, args, avals, out_aval, **params) -> list[str]``: the statements that
+      compute ``out`` from the operands' source ``args`` (control flow also gets
+      ``scope=``, which renders a held graph as statements);
+    - ``element(at, avals, out_aval, **params)``, for primitives that only move
+      elements: where a fused loop finds the output's element at the index ``at`` (a
+      tuple of source expressions), as a list of ``(conditions, operand,
+      operand_index)``; the first piece whose conditions all hold gives it, and if none
+      does it is 0. Loops read through such primitives instead of storing their output;
+    - ``vectorized``: the function of :mod:`symgrad.backend.vecmath` that fused loops
+      call for it (one LLVM vectorizes, within 1 ulp); ``""``: ``emit`` (libm) everywhere;
+    - ``range_check``: where ``vectorized`` is valid on a range only, the function of
+      :mod:`symgrad.backend.vecmath` that checks an argument is in it: a loop that calls
+      it runs again with libm if some argument was not;
+    - ``cheap``: a fused loop computes it again where it is read, never stores it;
+    - ``shape_only``: reads only its operands' shapes, which kernels know;
+    - ``transposes``: ``perm=(1, 0)`` makes its output the view ``c.T``;
+    - ``transposed_operands``: takes ``c.T`` of a C-contiguous ``c`` as it is (BLAS
+      reads F-contiguous matrices without a copy).
+    """
+
+    emit: Callable[..., list[str]]
+    element: Callable[..., list] | None = None
+    vectorized: str = ""
+    range_check: str = ""
+    cheap: bool = False
+    shape_only: bool = False
+    transposes: bool = False
+    transposed_operands: bool = False
+
+    @property
+    def moves_elements(self) -> bool:
+        """Fused loops read through it by index arithmetic (it has an ``element`` facet)."""
+        return self.element is not None
+
+
+#: primitive -> its lowering (filled by the family modules of this package)
+TABLE: dict[Primitive, Lowering] = {}
+#: primitives no Numba kernel can hold, each with the reason: the backend cuts the graph
+#: around them and runs their ``impl`` on the interpreter in between
+INTERPRETED: dict[Primitive, str] = {}
+#: the lowerings :func:`lowering` made from a ufunc, made once per primitive
+_DEFAULTS: dict[Primitive, Lowering] = {}
+
+
+def expression(template: str) -> Callable[..., list[str]]:
+    """Numba emit for ``out = <template filled with the operands>``."""
+    def emit(out: str, args: list[str], avals: Any, out_aval: Aval, **params: Any) -> list[str]:
+        return [f"{out} = {template.format(*args)}"]
+    return emit
+
+
+def ufunc_template(prim: Primitive) -> str | None:
+    """``np.<ufunc>({0}, ...)`` for an elementwise primitive of a numpy ufunc, else None."""
+    ufunc = prim.numpy
+    if prim.kind != "elementwise" or not isinstance(ufunc, np.ufunc):
+        return None
+    return f"np.{ufunc.__name__}({', '.join(f'{{{k}}}' for k in range(ufunc.nin))})"
+
+
+def lower(prim: Primitive, emit: Callable[..., list[str]] | str | None = None,
+          **facts: Any) -> Lowering:
+    """File ``prim``'s lowering: ``emit`` a function, a template (``"{0} + {1}"``) or
+    None for the ufunc default; ``facts`` the other fields of :class:`Lowering`."""
+    if prim in TABLE:
+        raise ValueError(f"primitive {prim.name} is lowered twice")
+    if emit is None:
+        emit = ufunc_template(prim)
+        if emit is None:
+            raise TypeError(f"primitive {prim.name} is not of a ufunc: give its emit")
+    found = Lowering(expression(emit) if isinstance(emit, str) else emit, **facts)
+    TABLE[prim] = found
+    return found
+
+
+def interpreted(prim: Primitive, reason: str, emit: Callable[..., list[str]]) -> None:
+    """Declare that ``prim`` runs on the interpreter between kernels, and why; ``emit``
+    is what a kernel says where one is met anyway (inside a loop body: an error that
+    says what to do)."""
+    if not prim.host:
+        raise TypeError(f"{prim.name}: only a host primitive (host=True) runs between kernels")
+    INTERPRETED[prim] = reason
+    lower(prim, emit)
+
+
+def lowering(prim: Primitive) -> Lowering:
+    """``prim``'s lowering: its entry, else the ufunc default; a primitive with neither
+    has no Numba lowering (a KeyError that says which)."""
+    found = TABLE.get(prim) or _DEFAULTS.get(prim)
+    if found is not None:
+        return found
+    template = ufunc_template(prim)
+    if template is None:
+        raise KeyError(f"the Numba backend has no lowering of primitive {prim.name}: add one "
+                       "to symgrad/backend/numba/lowering/ (see CONTRIBUTING.md)")
+    found = _DEFAULTS[prim] = Lowering(expression(template))
+    return found
