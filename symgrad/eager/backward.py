@@ -62,7 +62,7 @@ from ..core.interpreter import interpret
 from ..core.ir import Aval, Eqn, Graph, Literal, Var, freeze_params
 from ..core.tracing import Traced
 from ..prims.elementwise import add_p
-from . import views
+from . import replay, views
 from .graph import Node
 
 #: the IR's names of the dtypes Tensors hold
@@ -158,15 +158,18 @@ def _backward(out: Any, ct: Any, passed: dict[int, Node]) -> None:
     if views.stale(root) is not None:
         views.refuse_saved_output(root, out)
     plan, leaf_tensors, data_values = _plan(nodes, cuts)
+    fed = replay.fed(nodes)  # forward values the kernel reads instead of recomputing
     key = (tuple(plan), tuple([t._value.shape for t in leaf_tensors]), tuple(retained),
-           None if ct is None else np.shape(ct))
+           None if ct is None else np.shape(ct), fed)
     entry = _cached_entry(key, lambda: _lower(nodes, plan, leaf_tensors, retained,
-                                              ct is not None))
+                                              ct is not None, fed))
     args: list[Any] = [_kernel_arg(t._value) for t in leaf_tensors]
     args += [_kernel_arg(v) for v in data_values]
     args += [_kernel_arg(np.zeros(nodes[k].aval.shape)) for k in retained]
     if ct is not None:
         args.append(_kernel_arg(np.asarray(ct)))
+    args += [_kernel_arg(nodes[k].value) for k in fed]
+    replay.count(fed)
     grads = _run(entry, args)
     passed.update((id(n), n) for n in nodes)
     later = []
@@ -243,6 +246,7 @@ def _free(nodes: list[Node]) -> None:
     for n in nodes:
         n.freed = True
         n.versions = ()
+        n.value = None
         inputs = n.inputs
         if any(isinstance(a, np.ndarray) for a in inputs):
             n.inputs = tuple(None if isinstance(a, np.ndarray) and a.ndim else a
@@ -333,13 +337,15 @@ def forward_graph(nodes: list[Node], plan: list, leaves: list,
 
 
 def _lower(nodes: list[Node], plan: list, leaves: list, retained: list[int],
-           seeded: bool) -> Graph:
+           seeded: bool, fed: tuple[int, ...] = ()) -> Graph:
     """The optimized adjoint graph of a recorded structure (:func:`forward_graph`, and
-    the cotangent input if ``seeded``); outputs: the gradients of leaves and retained
-    non-leaves."""
-    graph, _ = forward_graph(nodes, plan, leaves, retained)
+    the cotangent input if ``seeded``, then the saved values of the nodes at ``fed``:
+    :func:`.replay.lower`); outputs: the gradients of leaves and retained non-leaves."""
+    graph, own = forward_graph(nodes, plan, leaves, retained)
     first = len(graph.inputs) - len(retained)
     wrt = [*range(len(leaves)), *range(first, len(graph.inputs))]
+    if fed:
+        return replay.lower(graph, own, wrt, seeded, fed)
     return pipeline.derive(graph, wrt, seeded, keep_primal=False)
 
 

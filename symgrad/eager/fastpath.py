@@ -30,6 +30,7 @@ from ..core.ir import FLOAT, Aval, Literal, Primitive
 from ..core.tracing import Traced, Tracer
 from . import grad_mode
 from .graph import node_class, torch_name
+from .replay import keep
 
 _F64 = np.dtype(np.float64)
 _NUMBERS = (float, int)  # (bool is neither: type(True) is bool)
@@ -173,4 +174,5 @@ def apply_f64(prim: Primitive, args: Sequence[Any], params: dict[str, Any],
     result = make(value, node)
     node.made = (weakref.ref(result), 0)
     node.versions = watched(prim, args, result)
+    keep(node, value, values)
     return result

@@ -1,0 +1,105 @@
+"""A training step replayed: the backward kernel reads the forward's values, not recomputes.
+
+A training loop records the same graph of Tensor operations step after step; its
+backward (:mod:`.backward`) lowers that structure once and calls one compiled
+kernel per step. That kernel used to recompute the whole forward from the
+leaves and the data (a second ``X @ W1``, ``exp``, ...), because a node kept only
+a weak reference to its result. Here a node also keeps its value (:func:`keep`,
+as PyTorch's nodes keep their saved tensors), and the backward kernel of the
+structure takes those values as inputs: the forward is computed once, by the
+eager operations, and the kernel runs the reverse sweep alone (:func:`lower`).
+
+The guard. A value is fed to the kernel only if nothing can have changed it
+since its node computed it (:func:`fed`), else the kernel recomputes it as
+before (which node values are fed is part of the structure's cache key):
+
+- it is a fresh float64 array that owns its memory (not a view of another
+  tensor, not one of the operation's inputs returned as it is), so only writes
+  into this very array can change it;
+- no tensor was written in place since the node was made (``Tensor._bump``:
+  in-place operations, optimizer updates, ``.data`` writes; ``.data = ...``;
+  ``.numpy()`` of an alias that hands the memory out, after which numpy writes
+  count nowhere): the global counter of :func:`wrote` is below the node's
+  ``seq``. So a loop that updates its parameters after ``backward`` (every
+  optimizer) feeds everything; an in-place operation inside the forward makes the
+  nodes made before it recompute, as before;
+- its primitive is a plain one (no bodies, no ``linearized`` facet:
+  ``autograd.Function`` and control flow recompute).
+
+Everything else is unchanged: the structure key (nodes, shapes, dtypes, exponents,
+retained gradients, the cotangent's shape) still decides which kernel runs, the
+version counters still raise PyTorch's "modified by an inplace operation" error
+before any kernel runs, and a changed structure (another op sequence, a shape,
+``requires_grad``, ``no_grad`` regions) is a new key and a new kernel.
+:func:`replay_stats` counts backward runs whose kernel read saved values
+(``replayed``), how many values they read, and the runs that recomputed all
+(``recomputed``), so a benchmark or a test can see the replay happen.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from .. import pipeline
+from ..core.ir import Graph, Var
+
+_F64 = np.dtype(np.float64)
+#: the ``seq`` of the last in-place write into any tensor (see the module docstring)
+_last_write = 0
+_STATS = {"replayed": 0, "fed_values": 0, "recomputed": 0}
+
+
+def replay_stats() -> dict[str, int]:
+    """Backward runs whose kernel read the forward's saved values (``replayed``), the
+    values read in all (``fed_values``), and runs that recomputed the whole forward."""
+    return dict(_STATS)
+
+
+def wrote(seq: int) -> None:
+    """A tensor's values were (or may from now on be) written in place; ``seq`` is a
+    :func:`.graph.next_seq` number taken then. Nodes made before it recompute."""
+    global _last_write
+    _last_write = seq
+
+
+def keep(node: Any, value: Any, inputs: Any) -> None:
+    """Keep ``value`` as ``node``'s saved result if it is a fresh float64 array (owning its
+    memory, none of the operation's ``inputs``) of a plain primitive."""
+    if (type(value) is np.ndarray and value.dtype is _F64 and value.flags.owndata
+            and not node.prim.subgraphs and node.prim.linearized is None):
+        for v in inputs:
+            if v is value:
+                return
+        node.value = value
+
+
+def fed(nodes: list[Any]) -> tuple[int, ...]:
+    """The positions of the nodes whose saved values the kernel may read: made after the
+    last in-place write, with a value kept (see the module docstring)."""
+    last = _last_write
+    return tuple([k for k, n in enumerate(nodes) if n.value is not None and n.seq > last])
+
+
+def count(fed_positions: tuple[int, ...]) -> None:
+    if fed_positions:
+        _STATS["replayed"] += 1
+        _STATS["fed_values"] += len(fed_positions)
+    else:
+        _STATS["recomputed"] += 1
+
+
+def lower(graph: Graph, own: list[Var], wrt: list[int], seeded: bool,
+          fed_positions: tuple[int, ...]) -> Graph:
+    """The optimized adjoint of the recorded ``graph`` (:func:`.backward.forward_graph`,
+    whose node variables are ``own``) in which the nodes at ``fed_positions`` are inputs,
+    after the graph's own (and the cotangent): the equations that made them are gone,
+    so the reverse sweep reads the values the forward computed."""
+    full = pipeline.differentiate(graph, wrt, seeded, keep_primal=False)
+    values = [own[k] for k in fed_positions]
+    gone = {id(v) for v in values}
+    eqns = tuple(e for e in full.eqns if id(e.out) not in gone)
+    return pipeline.derive(replace(full, inputs=(*full.inputs, *values), eqns=eqns))
+
