@@ -38,13 +38,16 @@ before any kernel runs, and a changed structure (another op sequence, a shape,
 
 from __future__ import annotations
 
+import collections
 from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from .. import pipeline
-from ..core.ir import Graph, Var
+from ..core.ir import Aval, Eqn, Graph, Var, freeze_params
+from ..prims.linalg import matmul_p
+from ..prims.reductions import transpose_p
 
 _F64 = np.dtype(np.float64)
 #: the ``seq`` of the last in-place write into any tensor (see the module docstring)
@@ -101,5 +104,39 @@ def lower(graph: Graph, own: list[Var], wrt: list[int], seeded: bool,
     values = [own[k] for k in fed_positions]
     gone = {id(v) for v in values}
     eqns = tuple(e for e in full.eqns if id(e.out) not in gone)
-    return pipeline.derive(replace(full, inputs=(*full.inputs, *values), eqns=eqns))
+    return pipeline.derive(transposed_products(
+        replace(full, inputs=(*full.inputs, *values), eqns=eqns)))
+
+
+_T = freeze_params({"perm": (1, 0)})
+
+
+def transposed_products(graph: Graph) -> Graph:
+    """``transpose(matmul(a, b))`` of matrices, where nothing else reads the product, as
+    ``matmul(transpose(b), transpose(a))`` (the passes fold a transpose of a transpose).
+
+    The gradient of a weight used as ``x @ W.t()`` (``nn.Linear``) comes out of the
+    adjoint as the transpose of ``x.T @ g``; a kernel returns it C-contiguous, and
+    copying a transposed 784x256 matrix costs Numba more than the product itself. The
+    product of the transposes is the same sums, written in the output's own order."""
+    made = {id(e.out): e for e in graph.eqns}
+    uses = collections.Counter(id(a) for e in graph.eqns for a in e.inputs)
+    uses.update(id(a) for a in graph.outputs)
+    eqns: list[Eqn] = []
+    changed = False
+    for e in graph.eqns:
+        inner = made.get(id(e.inputs[0])) if e.prim is transpose_p and e.inputs else None
+        if (inner is not None and inner.prim is matmul_p and e.params == _T
+                and uses[id(inner.out)] == 1 and len(inner.inputs) == 2
+                and all(isinstance(a, Var) and len(a.shape) == 2 for a in inner.inputs)):
+            flipped = []
+            for a in inner.inputs[::-1]:
+                t = Var(Aval(a.shape[::-1], a.dtype))
+                eqns.append(Eqn(transpose_p, (a,), t, _T, e.origin))
+                flipped.append(t)
+            eqns.append(Eqn(matmul_p, tuple(flipped), e.out, inner.params, e.origin))
+            changed = True
+        else:
+            eqns.append(e)
+    return replace(graph, eqns=tuple(eqns)) if changed else graph
 
