@@ -79,11 +79,14 @@ PROGRAMS = {"mlp": ("MLP classifier 784-256-10, Adam, float64, batch 64", mlp_cl
                             from_torch_nn("transformer"), 10)}
 
 
-def rate(step, n: int) -> float:
-    start = time.perf_counter()
+def rate(step, n: int) -> tuple[float, float]:
+    """Steps per second of wall time and of this process's CPU time (both libraries run
+    on one thread: on a machine shared with other work, CPU time counts only the
+    work of the step, wall time also the time the scheduler gave to others)."""
+    start, cpu = time.perf_counter(), time.process_time()
     for _ in range(n):
         step()
-    return n / (time.perf_counter() - start)
+    return n / (time.perf_counter() - start), n / max(time.process_time() - cpu, 1e-9)
 
 
 def measure(make, steps: int, rounds: int) -> dict[str, float]:
@@ -105,8 +108,12 @@ def measure(make, steps: int, rounds: int) -> dict[str, float]:
     for _ in range(rounds):
         a.append(rate(ours, per_round))
         b.append(rate(torch_step, per_round))
-    return {"symgrad": statistics.median(a), "torch": statistics.median(b),
-            "ratio": statistics.median(x / y for x, y in zip(a, b))}
+    out = {}
+    for k, what in enumerate(("", " cpu")):
+        ra, rb = [x[k] for x in a], [x[k] for x in b]
+        out.update({"symgrad" + what: statistics.median(ra), "torch" + what: statistics.median(rb),
+                    "ratio" + what: statistics.median(x / y for x, y in zip(ra, rb))})
+    return out
 
 
 def main() -> None:
@@ -119,14 +126,16 @@ def main() -> None:
     except ImportError:  # symgrad before the replay (to measure "before")
         def replay_stats():
             return {"replayed": 0, "recomputed": 0}
-    print("| program | symgrad steps/s | PyTorch eager steps/s | ratio (median of rounds) |")
-    print("|---|---|---|---|")
+    print("| program | symgrad steps/s | PyTorch eager steps/s | ratio | symgrad steps/CPU-s | "
+          "PyTorch steps/CPU-s | CPU ratio |")
+    print("|---|---|---|---|---|---|---|")
     for name in args.only.split(","):
         title, make, steps = PROGRAMS[name]
         before = replay_stats()
         r = measure(make, steps, args.rounds)
         after = replay_stats()
-        print(f"| {title} | {r['symgrad']:.0f} | {r['torch']:.0f} | {r['ratio']:.2f}x |",
+        print(f"| {title} | {r['symgrad']:.0f} | {r['torch']:.0f} | {r['ratio']:.2f}x | "
+              f"{r['symgrad cpu']:.0f} | {r['torch cpu']:.0f} | {r['ratio cpu']:.2f}x |",
               flush=True)
         print(f"  (backward runs replaying saved forward values: "
               f"{after['replayed'] - before['replayed']}, recomputing: "
