@@ -56,7 +56,6 @@ def mlp_classifier(torch, state=None):
 def seed_loop(torch, state=None):
     """The seeds' graph, rebuilt and differentiated every step (n = 1000)."""
     import numpy as np
-
     from train_loop import seed_step
 
     x = torch.tensor(np.random.default_rng(0).standard_normal(1000), requires_grad=True)

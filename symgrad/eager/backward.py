@@ -17,7 +17,9 @@ and every later backward calls the kernel. So a one-off graph never waits for
 Numba, and a training loop compiles exactly once, on its second step
 (``benchmarks/train_loop.py``; the times are in ``docs/benchmarks.md``).
 ``backward_stats()`` counts the interpreted and compiled runs;
-``symgrad.backend.compile.compile_stats()`` counts Numba compiles.
+``symgrad.backend.compile.compile_stats()`` counts Numba compiles. The kernel reads
+the values the forward computed (kept on the nodes) instead of recomputing them,
+wherever no in-place write can have changed them since (:mod:`.replay`).
 
 dtypes: the IR and the kernels are float64 (the speed issue adds float32
 kernels). Tensors of float32 enter the backward converted to float64 at the

@@ -44,11 +44,11 @@ from . import dtypes as dt
 from .dtypes import CPU, Size, as_array, as_device, device
 from .extra_methods import ExtraMethods
 from .fastpath import LITERAL_PRIMS, apply_f64, compute, node_class_of, watched
-from .replay import keep
 from .graph import next_seq
 from .inplace import InPlaceMethods
 from .methods import TensorMethods, named, size_arg, unwrap
 from .printing import format_tensor
+from .replay import keep
 
 _NON_LEAF_GRAD_WARNING = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
