@@ -13,7 +13,7 @@ The guard. A value is fed to the kernel only if nothing can have changed it
 since its node computed it (:func:`fed`), else the kernel recomputes it as
 before (which node values are fed is part of the structure's cache key):
 
-- it is a fresh float64 array that owns its memory (not a view of another
+- it is a fresh float64 (or float32) array that owns its memory (not a view of another
   tensor, not one of the operation's inputs returned as it is), so only writes
   into this very array can change it;
 - no tensor was written in place since the node was made (``Tensor._bump``:
@@ -49,7 +49,9 @@ from ..core.ir import Aval, Eqn, Graph, Var, freeze_params
 from ..prims.linalg import matmul_p
 from ..prims.reductions import transpose_p
 
-_F64 = np.dtype(np.float64)
+#: the dtypes of the values kept: float64, and float32 (the backward computes in float64,
+#: from the float32 values the forward computed, as PyTorch's from its saved tensors)
+_KEPT = (np.dtype(np.float64), np.dtype(np.float32))
 #: the ``seq`` of the last in-place write into any tensor (see the module docstring)
 _last_write = 0
 _STATS = {"replayed": 0, "fed_values": 0, "recomputed": 0}
@@ -69,9 +71,9 @@ def wrote(seq: int) -> None:
 
 
 def keep(node: Any, value: Any, inputs: Any) -> None:
-    """Keep ``value`` as ``node``'s saved result if it is a fresh float64 array (owning its
-    memory, none of the operation's ``inputs``) of a plain primitive."""
-    if (type(value) is np.ndarray and value.dtype is _F64 and value.flags.owndata
+    """Keep ``value`` as ``node``'s saved result if it is a fresh float64 or float32 array
+    (owning its memory, none of the operation's ``inputs``) of a plain primitive."""
+    if (type(value) is np.ndarray and value.dtype in _KEPT and value.flags.owndata
             and not node.prim.subgraphs and node.prim.linearized is None):
         for v in inputs:
             if v is value:
