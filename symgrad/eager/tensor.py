@@ -418,6 +418,8 @@ class Tensor(InPlaceMethods, TensorMethods, ExtraMethods, ArrayMethods, Traced):
             raise RuntimeError(f"assigned grad has data of a different type: {value.dtype} "
                                f"for a tensor of {self.dtype}; convert it with .to()")
         self._grad = None if value is None else Tensor._leaf(value)
+        if value is not None:  # backward adds into it without a version: a write to come
+            replay.wrote(next_seq())
 
     @property
     def grad_fn(self) -> Any:
