@@ -299,6 +299,6 @@ def test_replay_happens_compiled(monkeypatch):
     run_both(seed_loop, 4)
     after = replay_stats()
     assert after["replayed"] - before["replayed"] == 4
-    assert after["fed_values"] - before["fed_values"] >= 4 * 3
+    assert after["fed_values"] - before["fed_values"] == 4  # exp's value, every step
     assert after["recomputed"] == before["recomputed"]
     assert backward_stats()["compiled_runs"] - kernels == 3  # steps 2-4 on the kernel

@@ -85,6 +85,8 @@ class _Entry:
     graph: Graph
     runs: int = 0
     kernel: Callable[..., tuple] | None = None  # the compiled program's, once there is one
+    #: the positions of the nodes whose kept values the graph reads (:mod:`.replay`)
+    fed: tuple[int, ...] = ()
 
 
 #: the graph structures kept, least recently used first
@@ -170,8 +172,8 @@ def _backward(out: Any, ct: Any, passed: dict[int, Node]) -> None:
     args += [_kernel_arg(np.zeros(nodes[k].aval.shape)) for k in retained]
     if ct is not None:
         args.append(_kernel_arg(np.asarray(ct)))
-    args += [_kernel_arg(nodes[k].value) for k in fed]
-    replay.count(fed)
+    args += [_kernel_arg(nodes[k].value) for k in entry.fed]
+    replay.count(entry.fed)
     grads = _run(entry, args)
     passed.update((id(n), n) for n in nodes)
     later = []
@@ -222,17 +224,19 @@ def _plan(nodes: list[Node], cuts: dict[int, Any] | None = None,
     return plan, leaf_tensors, data_values
 
 
-def _cached_entry(key: tuple, lower: Callable[[], Graph]) -> _Entry:
+def _cached_entry(key: tuple, lower: Callable[[], Graph | tuple[Graph, tuple[int, ...]]]
+                  ) -> _Entry:
     """The cache entry of a structure, lowered on first sight; least recently used
     entries beyond ``CACHE_LIMIT`` are dropped. Threads share the cache: its order is
     changed under a lock (two threads may lower one structure at once; one keeps it)."""
     entry = _CACHE.get(key)
     if entry is None:
         graph = lower()
+        graph, fed = graph if isinstance(graph, tuple) else (graph, ())
         with _LOCK:
             entry = _CACHE.get(key)
             if entry is None:
-                entry = _CACHE[key] = _Entry(graph)
+                entry = _CACHE[key] = _Entry(graph, fed=fed)
                 while len(_CACHE) > CACHE_LIMIT:
                     _CACHE.popitem(last=False)
     else:
@@ -339,7 +343,7 @@ def forward_graph(nodes: list[Node], plan: list, leaves: list,
 
 
 def _lower(nodes: list[Node], plan: list, leaves: list, retained: list[int],
-           seeded: bool, fed: tuple[int, ...] = ()) -> Graph:
+           seeded: bool, fed: tuple[int, ...] = ()) -> Graph | tuple[Graph, tuple[int, ...]]:
     """The optimized adjoint graph of a recorded structure (:func:`forward_graph`, and
     the cotangent input if ``seeded``, then the saved values of the nodes at ``fed``:
     :func:`.replay.lower`); outputs: the gradients of leaves and retained non-leaves."""

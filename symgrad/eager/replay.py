@@ -24,7 +24,10 @@ before (which node values are fed is part of the structure's cache key):
   optimizer) feeds everything; an in-place operation inside the forward makes the
   nodes made before it recompute, as before;
 - its primitive is a plain one (no bodies, no ``linearized`` facet:
-  ``autograd.Function`` and control flow recompute).
+  ``autograd.Function`` and control flow recompute), and not one that costs less to
+  recompute inside the kernel's fused loops than to read (``RECOMPUTED``: sums,
+  products, comparisons, ``where``, reshapes); matrix products, reductions,
+  transcendentals, windows are read.
 
 Everything else is unchanged: the structure key (nodes, shapes, dtypes, exponents,
 retained gradients, the cotangent's shape) still decides which kernel runs, the
@@ -70,10 +73,22 @@ def wrote(seq: int) -> None:
     _last_write = seq
 
 
+#: primitives whose values the kernel recomputes rather than reads: a few cycles per
+#: element inside the loop it fuses them into, less than reading a saved array (and a
+#: Numba argument more to type at every call: the seeds' graph of 1000 values ran
+#: slower with its sums and products fed than recomputed)
+RECOMPUTED = frozenset({
+    "abs", "add", "sub", "mul", "neg", "div", "square", "maximum", "minimum", "relu",
+    "sign", "where", "convert", "to_float", "eq", "ne", "lt", "le", "gt", "ge", "floor",
+    "ceil", "trunc", "rint", "reshape", "transpose", "broadcast_to", "slice"})
+
+
 def keep(node: Any, value: Any, inputs: Any) -> None:
     """Keep ``value`` as ``node``'s saved result if it is a fresh float64 or float32 array
-    (owning its memory, none of the operation's ``inputs``) of a plain primitive."""
+    (owning its memory, none of the operation's ``inputs``) of a plain primitive whose
+    recomputation costs more than reading it (not in ``RECOMPUTED``)."""
     if (type(value) is np.ndarray and value.dtype in _KEPT and value.flags.owndata
+            and node.prim.name not in RECOMPUTED
             and not node.prim.subgraphs and node.prim.linearized is None):
         for v in inputs:
             if v is value:
@@ -97,17 +112,26 @@ def count(fed_positions: tuple[int, ...]) -> None:
 
 
 def lower(graph: Graph, own: list[Var], wrt: list[int], seeded: bool,
-          fed_positions: tuple[int, ...]) -> Graph:
+          fed_positions: tuple[int, ...]) -> tuple[Graph, tuple[int, ...]]:
     """The optimized adjoint of the recorded ``graph`` (:func:`.backward.forward_graph`,
     whose node variables are ``own``) in which the nodes at ``fed_positions`` are inputs,
     after the graph's own (and the cotangent): the equations that made them are gone,
-    so the reverse sweep reads the values the forward computed."""
+    so the reverse sweep reads the values the forward computed. Those the optimized
+    adjoint does not read (a sum's value, the loss) are dropped from its inputs; also
+    returned: the positions of the nodes whose values it reads, in input order."""
     full = pipeline.differentiate(graph, wrt, seeded, keep_primal=False)
     values = [own[k] for k in fed_positions]
     gone = {id(v) for v in values}
     eqns = tuple(e for e in full.eqns if id(e.out) not in gone)
-    return pipeline.derive(transposed_products(
+    final = pipeline.derive(transposed_products(
         replace(full, inputs=(*full.inputs, *values), eqns=eqns)))
+    read = {id(a) for e in final.eqns for a in e.inputs}
+    read.update(id(a) for a in final.outputs)
+    unread = {id(v) for v in values if id(v) not in read}
+    used = tuple(k for k, v in zip(fed_positions, values) if id(v) not in unread)
+    if unread:
+        final = replace(final, inputs=tuple(v for v in final.inputs if id(v) not in unread))
+    return final, used
 
 
 _T = freeze_params({"perm": (1, 0)})
