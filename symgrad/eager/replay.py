@@ -13,13 +13,16 @@ The guard. A value is fed to the kernel only if nothing can have changed it
 since its node computed it (:func:`fed`), else the kernel recomputes it as
 before (which node values are fed is part of the structure's cache key):
 
-- it is a fresh float64 (or float32) array that owns its memory (not a view of another
+- it is a fresh float64 or float32 array that owns its memory (not a view of another
   tensor, not one of the operation's inputs returned as it is), so only writes
-  into this very array can change it;
+  into this very array can change it (a float32 value enters the float64 kernel
+  converted, as a float32 leaf does: the gradient is computed from the float32
+  values the forward computed, as PyTorch's);
 - no tensor was written in place since the node was made (``Tensor._bump``:
   in-place operations, optimizer updates, ``.data`` writes; ``.data = ...``;
   ``.numpy()`` of an alias that hands the memory out, after which numpy writes
-  count nowhere): the global counter of :func:`wrote` is below the node's
+  count nowhere; ``Tensor.grad = t``, into which backward adds without a
+  version): the global counter of :func:`wrote` is below the node's
   ``seq``. So a loop that updates its parameters after ``backward`` (every
   optimizer) feeds everything; an in-place operation inside the forward makes the
   nodes made before it recompute, as before;
