@@ -32,7 +32,7 @@ import numpy as np
 
 import sys
 
-from .eager import lr_scheduler
+from .eager import fused_adam, lr_scheduler
 from .eager.grad_mode import enable_grad
 from .eager.tensor import Tensor
 
@@ -246,6 +246,13 @@ class Adam(Optimizer):
         if group["amsgrad"]:
             _buffer(state, "max_exp_avg_sq", p)
         step = _step(state)
+        step_size = lr / (1 - beta1 ** step)
+        correction2_sqrt = math.sqrt(1 - beta2 ** step)
+        if not group["amsgrad"] and fused_adam.update(
+                p, g, exp_avg, exp_avg_sq, beta1=beta1, beta2=beta2, weight_decay=wd,
+                decoupled=group["decoupled_weight_decay"], lr=lr, step_size=step_size,
+                correction2_sqrt=correction2_sqrt, eps=group["eps"]):
+            return  # the same arithmetic as below, in one loop (symgrad.eager.fused_adam)
         if wd != 0:
             if group["decoupled_weight_decay"]:
                 p *= 1 - lr * wd
@@ -254,8 +261,6 @@ class Adam(Optimizer):
         _lerp(exp_avg, g, 1 - beta1)
         exp_avg_sq *= beta2
         exp_avg_sq += (1 - beta2) * (g * g)
-        step_size = lr / (1 - beta1 ** step)
-        correction2_sqrt = math.sqrt(1 - beta2 ** step)
         if group["amsgrad"]:
             top = _buffer(state, "max_exp_avg_sq", p)
             np.maximum(top, exp_avg_sq, out=top)

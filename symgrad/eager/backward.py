@@ -17,7 +17,9 @@ and every later backward calls the kernel. So a one-off graph never waits for
 Numba, and a training loop compiles exactly once, on its second step
 (``benchmarks/train_loop.py``; the times are in ``docs/benchmarks.md``).
 ``backward_stats()`` counts the interpreted and compiled runs;
-``symgrad.backend.numba.compile.compile_stats()`` counts Numba compiles.
+``symgrad.backend.numba.compile.compile_stats()`` counts Numba compiles. The kernel reads
+the values the forward computed (kept on the nodes) instead of recomputing them,
+wherever no in-place write can have changed them since (:mod:`.replay`).
 
 dtypes: the IR and the kernels are float64 (the speed issue adds float32
 kernels). Tensors of float32 enter the backward converted to float64 at the
@@ -62,7 +64,7 @@ from ..core.interpreter import interpret
 from ..core.ir import Aval, Eqn, Graph, Literal, Var, freeze_params
 from ..core.tracing import Traced
 from ..prims.elementwise import add_p
-from . import views
+from . import replay, views
 from .graph import Node
 
 #: the IR's names of the dtypes Tensors hold
@@ -84,6 +86,8 @@ class _Entry:
     runs: int = 0
     kernel: Callable[..., tuple] | None = None  # the compiled program's, once there is one
     fast: Callable[[], Any] | None = None  # the kernel's dispatcher, when it is ready
+    #: the positions of the nodes whose kept values the graph reads (:mod:`.replay`)
+    fed: tuple[int, ...] = ()
 
 
 #: the graph structures kept, least recently used first
@@ -159,15 +163,18 @@ def _backward(out: Any, ct: Any, passed: dict[int, Node]) -> None:
     if views.stale(root) is not None:
         views.refuse_saved_output(root, out)
     plan, leaf_tensors, data_values = _plan(nodes, cuts)
+    fed = replay.fed(nodes)  # forward values the kernel reads instead of recomputing
     key = (tuple(plan), tuple([t._value.shape for t in leaf_tensors]), tuple(retained),
-           None if ct is None else np.shape(ct))
+           None if ct is None else np.shape(ct), fed)
     entry = _cached_entry(key, lambda: _lower(nodes, plan, leaf_tensors, retained,
-                                              ct is not None))
+                                              ct is not None, fed))
     args: list[Any] = [_kernel_arg(t._value) for t in leaf_tensors]
     args += [_kernel_arg(v) for v in data_values]
     args += [_kernel_arg(np.zeros(nodes[k].aval.shape)) for k in retained]
     if ct is not None:
         args.append(_kernel_arg(np.asarray(ct)))
+    args += [_kernel_arg(nodes[k].value) for k in entry.fed]
+    replay.count(entry.fed)
     grads = _run(entry, args)
     passed.update((id(n), n) for n in nodes)
     later = []
@@ -218,17 +225,19 @@ def _plan(nodes: list[Node], cuts: dict[int, Any] | None = None,
     return plan, leaf_tensors, data_values
 
 
-def _cached_entry(key: tuple, lower: Callable[[], Graph]) -> _Entry:
+def _cached_entry(key: tuple, lower: Callable[[], Graph | tuple[Graph, tuple[int, ...]]]
+                  ) -> _Entry:
     """The cache entry of a structure, lowered on first sight; least recently used
     entries beyond ``CACHE_LIMIT`` are dropped. Threads share the cache: its order is
     changed under a lock (two threads may lower one structure at once; one keeps it)."""
     entry = _CACHE.get(key)
     if entry is None:
         graph = lower()
+        graph, fed = graph if isinstance(graph, tuple) else (graph, ())
         with _LOCK:
             entry = _CACHE.get(key)
             if entry is None:
-                entry = _CACHE[key] = _Entry(graph)
+                entry = _CACHE[key] = _Entry(graph, fed=fed)
                 while len(_CACHE) > CACHE_LIMIT:
                     _CACHE.popitem(last=False)
     else:
@@ -244,6 +253,7 @@ def _free(nodes: list[Node]) -> None:
     for n in nodes:
         n.freed = True
         n.versions = ()
+        n.value = None
         inputs = n.inputs
         if any(isinstance(a, np.ndarray) for a in inputs):
             n.inputs = tuple(None if isinstance(a, np.ndarray) and a.ndim else a
@@ -334,13 +344,15 @@ def forward_graph(nodes: list[Node], plan: list, leaves: list,
 
 
 def _lower(nodes: list[Node], plan: list, leaves: list, retained: list[int],
-           seeded: bool) -> Graph:
+           seeded: bool, fed: tuple[int, ...] = ()) -> Graph | tuple[Graph, tuple[int, ...]]:
     """The optimized adjoint graph of a recorded structure (:func:`forward_graph`, and
-    the cotangent input if ``seeded``); outputs: the gradients of leaves and retained
-    non-leaves."""
-    graph, _ = forward_graph(nodes, plan, leaves, retained)
+    the cotangent input if ``seeded``, then the saved values of the nodes at ``fed``:
+    :func:`.replay.lower`); outputs: the gradients of leaves and retained non-leaves."""
+    graph, own = forward_graph(nodes, plan, leaves, retained)
     first = len(graph.inputs) - len(retained)
     wrt = [*range(len(leaves)), *range(first, len(graph.inputs))]
+    if fed:
+        return replay.lower(graph, own, wrt, seeded, fed)
     return pipeline.derive(graph, wrt, seeded, keep_primal=False)
 
 

@@ -30,6 +30,7 @@ from ..core.ir import FLOAT, Aval, Literal, Primitive
 from ..core.tracing import Traced, Tracer
 from . import grad_mode
 from .graph import node_class, torch_name
+from .replay import RECOMPUTED, keep
 from .torch_facts import torch_facts
 
 _F64 = np.dtype(np.float64)
@@ -168,4 +169,6 @@ def apply_f64(prim: Primitive, args: Sequence[Any], params: dict[str, Any],
     result = make(value, node)
     node.made = (weakref.ref(result), 0)
     node.versions = watched(prim, args, result)
+    if prim not in RECOMPUTED:  # (the check keep makes first, without the call)
+        keep(node, value, values)
     return result

@@ -55,7 +55,7 @@ class Node:
     (tensors that require grad), data (arrays that do not) or literals."""
 
     __slots__ = ("prim", "params", "inputs", "aval", "seq", "freed", "retained", "sig",
-                 "versions", "shown", "made", "unlike_torch", "__weakref__")
+                 "versions", "shown", "made", "unlike_torch", "value", "__weakref__")
 
     def __init__(self, prim: Primitive, params: dict[str, Any], inputs: tuple, aval: Aval):
         self.prim, self.params, self.inputs, self.aval = prim, params, inputs, aval
@@ -80,6 +80,8 @@ class Node:
         #: unchanged, so the new graph depends on it as PyTorch's saved tensors do
         #: (:mod:`.double`); weak, so a node never keeps its result alive
         self.made: tuple[Any, int] | None = None
+        #: the value computed, kept for the backward kernel to read (:mod:`.replay`)
+        self.value: Any = None
 
     def name(self) -> str:
         return type(self).__name__

@@ -39,7 +39,7 @@ from ..numpy_api.indexing import at
 from ..numpy_api.tracer import ArrayMethods
 from ..prims.elementwise import add_p, div_p, mul_p, sub_p
 from ..prims.tracer import Operators
-from . import double, grad_mode, views
+from . import double, grad_mode, replay, views
 from . import dtypes as dt
 from .dtypes import CPU, Size, as_array, as_device, device
 from .extra_methods import ExtraMethods
@@ -48,6 +48,7 @@ from .graph import next_seq
 from .inplace import InPlaceMethods
 from .methods import TensorMethods, named, size_arg, unwrap
 from .printing import format_tensor
+from .replay import keep
 from .torch_facts import torch_facts
 
 _NON_LEAF_GRAD_WARNING = (
@@ -94,6 +95,7 @@ class EagerTrace(Trace):
         result = Tensor._make(value, node)
         node.made = (weakref.ref(result), 0)
         node.versions = watched(prim, args, result)
+        keep(node, value, values)
         return result
 
 
@@ -251,6 +253,7 @@ class Tensor(InPlaceMethods, TensorMethods, ExtraMethods, ArrayMethods, Traced):
         their version counter), so a backward that saved any of them refuses."""
         self._version += 1
         seq = next_seq()
+        replay.wrote(seq)
         if self._untracked >= 0:  # (a recorded change gives it a new node after this)
             self._untracked = seq
         if self._data_of is not None:
@@ -398,6 +401,7 @@ class Tensor(InPlaceMethods, TensorMethods, ExtraMethods, ArrayMethods, Traced):
     def data(self, other: Any) -> None:
         self._value = other._value if isinstance(other, Tensor) else dt.as_array(other)
         self._untracked = -next_seq()
+        replay.wrote(-self._untracked)
 
     @property
     def grad(self) -> Tensor | None:
@@ -415,6 +419,8 @@ class Tensor(InPlaceMethods, TensorMethods, ExtraMethods, ArrayMethods, Traced):
             raise RuntimeError(f"assigned grad has data of a different type: {value.dtype} "
                                f"for a tensor of {self.dtype}; convert it with .to()")
         self._grad = None if value is None else Tensor._leaf(value)
+        if value is not None:  # backward adds into it without a version: a write to come
+            replay.wrote(next_seq())
 
     @property
     def grad_fn(self) -> Any:

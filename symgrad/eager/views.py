@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from ..numpy_api.indexing import at
+from . import replay
 from .graph import next_seq
 from .methods import named
 from .torch_facts import torch_facts
@@ -155,7 +156,9 @@ def stale(node: Any) -> Any:
 def expose(alias: Any) -> None:
     """``alias.numpy()`` (``y.detach().numpy()``, ``y.data.numpy()``) hands out y's memory:
     y and the other results sharing it keep a copy of their values, which :func:`stale`
-    compares with theirs (numpy writes count no version)."""
+    compares with theirs (numpy writes count no version); the saved values of the nodes
+    made so far are not fed to a backward kernel any more (:mod:`.replay`)."""
+    replay.wrote(next_seq())
     origin = alias._data_of() if alias._data_of is not None else alias
     for ref in (origin._aliases if origin is not None and origin._aliases else ()):
         t = ref()

@@ -1,0 +1,172 @@
+"""A training step replayed: the backward kernel reads the forward's values, not recomputes.
+
+A training loop records the same graph of Tensor operations step after step; its
+backward (:mod:`.backward`) lowers that structure once and calls one compiled
+kernel per step. That kernel used to recompute the whole forward from the
+leaves and the data (a second ``X @ W1``, ``exp``, ...), because a node kept only
+a weak reference to its result. Here a node also keeps its value (:func:`keep`,
+as PyTorch's nodes keep their saved tensors), and the backward kernel of the
+structure takes those values as inputs: the forward is computed once, by the
+eager operations, and the kernel runs the reverse sweep alone (:func:`lower`).
+
+The guard. A value is fed to the kernel only if nothing can have changed it
+since its node computed it (:func:`fed`), else the kernel recomputes it as
+before (which node values are fed is part of the structure's cache key):
+
+- it is a fresh float64 or float32 array that owns its memory (not a view of another
+  tensor, not one of the operation's inputs returned as it is), so only writes
+  into this very array can change it (a float32 value enters the float64 kernel
+  converted, as a float32 leaf does: the gradient is computed from the float32
+  values the forward computed, as PyTorch's);
+- no tensor was written in place since the node was made (``Tensor._bump``:
+  in-place operations, optimizer updates, ``.data`` writes; ``.data = ...``;
+  ``.numpy()`` of an alias that hands the memory out, after which numpy writes
+  count nowhere; ``Tensor.grad = t``, into which backward adds without a
+  version): the global counter of :func:`wrote` is below the node's
+  ``seq``. So a loop that updates its parameters after ``backward`` (every
+  optimizer) feeds everything; an in-place operation inside the forward makes the
+  nodes made before it recompute, as before;
+- its primitive is a plain one (no bodies, no ``linearized`` facet:
+  ``autograd.Function`` and control flow recompute), and not one that costs less to
+  recompute inside the kernel's fused loops than to read (``RECOMPUTED``: sums,
+  products, comparisons, ``where``, reshapes); matrix products, reductions,
+  transcendentals, windows are read.
+
+Everything else is unchanged: the structure key (nodes, shapes, dtypes, exponents,
+retained gradients, the cotangent's shape) still decides which kernel runs, the
+version counters still raise PyTorch's "modified by an inplace operation" error
+before any kernel runs, and a changed structure (another op sequence, a shape,
+``requires_grad``, ``no_grad`` regions) is a new key and a new kernel.
+:func:`replay_stats` counts backward runs whose kernel read saved values
+(``replayed``), how many values they read, and the runs that recomputed all
+(``recomputed``), so a benchmark or a test can see the replay happen.
+"""
+
+from __future__ import annotations
+
+import collections
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from .. import pipeline
+from ..core.ir import Aval, Eqn, Graph, Var, freeze_params
+from ..prims import REGISTRY
+from ..prims.linalg import matmul_p
+from ..prims.reductions import transpose_p
+
+#: the dtypes of the values kept: float64, and float32 (the backward computes in float64,
+#: from the float32 values the forward computed, as PyTorch's from its saved tensors)
+_KEPT = (np.dtype(np.float64), np.dtype(np.float32))
+#: the ``seq`` of the last in-place write into any tensor (see the module docstring)
+_last_write = 0
+_STATS = {"replayed": 0, "fed_values": 0, "recomputed": 0}
+
+
+def replay_stats() -> dict[str, int]:
+    """Backward runs whose kernel read the forward's saved values (``replayed``), the
+    values read in all (``fed_values``), and runs that recomputed the whole forward."""
+    return dict(_STATS)
+
+
+def wrote(seq: int) -> None:
+    """A tensor's values were (or may from now on be) written in place; ``seq`` is a
+    :func:`.graph.next_seq` number taken then. Nodes made before it recompute."""
+    global _last_write
+    _last_write = seq
+
+
+#: primitives whose values the kernel recomputes rather than reads: a few cycles per
+#: element inside the loop it fuses them into, less than reading a saved array (and a
+#: Numba argument more to type at every call: the seeds' graph of 1000 values ran
+#: slower with its sums and products fed than recomputed)
+RECOMPUTED = frozenset(REGISTRY[name] for name in (
+    "abs", "add", "sub", "mul", "neg", "div", "square", "maximum", "minimum", "relu",
+    "sign", "where", "convert", "to_float", "eq", "ne", "lt", "le", "gt", "ge", "floor",
+    "ceil", "trunc", "rint", "reshape", "transpose", "broadcast_to", "slice"))
+
+
+def keep(node: Any, value: Any, inputs: Any) -> None:
+    """Keep ``value`` as ``node``'s saved result if it is a fresh float64 or float32 array
+    (owning its memory, none of the operation's ``inputs``) of a plain primitive whose
+    recomputation costs more than reading it (not in ``RECOMPUTED``)."""
+    if (type(value) is np.ndarray and value.dtype in _KEPT and value.flags.owndata
+            and node.prim not in RECOMPUTED
+            and not node.prim.subgraphs and node.prim.linearized is None):
+        for v in inputs:
+            if v is value:
+                return
+        node.value = value
+
+
+def fed(nodes: list[Any]) -> tuple[int, ...]:
+    """The positions of the nodes whose saved values the kernel may read: made after the
+    last in-place write, with a value kept (see the module docstring)."""
+    last = _last_write
+    return tuple([k for k, n in enumerate(nodes) if n.value is not None and n.seq > last])
+
+
+def count(fed_positions: tuple[int, ...]) -> None:
+    if fed_positions:
+        _STATS["replayed"] += 1
+        _STATS["fed_values"] += len(fed_positions)
+    else:
+        _STATS["recomputed"] += 1
+
+
+def lower(graph: Graph, own: list[Var], wrt: list[int], seeded: bool,
+          fed_positions: tuple[int, ...]) -> tuple[Graph, tuple[int, ...]]:
+    """The optimized adjoint of the recorded ``graph`` (:func:`.backward.forward_graph`,
+    whose node variables are ``own``) in which the nodes at ``fed_positions`` are inputs,
+    after the graph's own (and the cotangent): the equations that made them are gone,
+    so the reverse sweep reads the values the forward computed. Those the optimized
+    adjoint does not read (a sum's value, the loss) are dropped from its inputs; also
+    returned: the positions of the nodes whose values it reads, in input order."""
+    full = pipeline.differentiate(graph, wrt, seeded, keep_primal=False)
+    values = [own[k] for k in fed_positions]
+    gone = {id(v) for v in values}
+    eqns = tuple(e for e in full.eqns if id(e.out) not in gone)
+    final = pipeline.derive(transposed_products(
+        replace(full, inputs=(*full.inputs, *values), eqns=eqns)))
+    read = {id(a) for e in final.eqns for a in e.inputs}
+    read.update(id(a) for a in final.outputs)
+    unread = {id(v) for v in values if id(v) not in read}
+    used = tuple(k for k, v in zip(fed_positions, values) if id(v) not in unread)
+    if unread:
+        final = replace(final, inputs=tuple(v for v in final.inputs if id(v) not in unread))
+    return final, used
+
+
+_T = freeze_params({"perm": (1, 0)})
+
+
+def transposed_products(graph: Graph) -> Graph:
+    """``transpose(matmul(a, b))`` of matrices, where nothing else reads the product, as
+    ``matmul(transpose(b), transpose(a))`` (the passes fold a transpose of a transpose).
+
+    The gradient of a weight used as ``x @ W.t()`` (``nn.Linear``) comes out of the
+    adjoint as the transpose of ``x.T @ g``; a kernel returns it C-contiguous, and
+    copying a transposed 784x256 matrix costs Numba more than the product itself. The
+    product of the transposes is the same sums, written in the output's own order."""
+    made = {id(e.out): e for e in graph.eqns}
+    uses = collections.Counter(id(a) for e in graph.eqns for a in e.inputs)
+    uses.update(id(a) for a in graph.outputs)
+    eqns: list[Eqn] = []
+    changed = False
+    for e in graph.eqns:
+        inner = made.get(id(e.inputs[0])) if e.prim is transpose_p and e.inputs else None
+        if (inner is not None and inner.prim is matmul_p and e.params == _T
+                and uses[id(inner.out)] == 1 and len(inner.inputs) == 2
+                and all(isinstance(a, Var) and len(a.shape) == 2 for a in inner.inputs)):
+            flipped = []
+            for a in inner.inputs[::-1]:
+                t = Var(Aval(a.shape[::-1], a.dtype))
+                eqns.append(Eqn(transpose_p, (a,), t, _T, e.origin))
+                flipped.append(t)
+            eqns.append(Eqn(matmul_p, tuple(flipped), e.out, inner.params, e.origin))
+            changed = True
+        else:
+            eqns.append(e)
+    return replace(graph, eqns=tuple(eqns)) if changed else graph
+
