@@ -33,11 +33,11 @@ checks it, with imports inside functions counted, and that there is no cycle):
   helpers VJP rules use. Imports ``core``.
 - ``numpy_api/``: numpy's API on traced values (ufunc and ``__array_function__``
   dispatch, indexing, ``sg.at``, linalg). Imports ``core``, ``prims``.
-- ``transforms/``: the adjoint and the passes. Imports ``core``, ``prims``.
+- ``passes/``: the adjoint and the passes. Imports ``core``, ``prims``.
 - ``backend/``: fusion, split, codegen, the kernel cache, ``program.build``.
   Imports ``core`` only: it reads what it needs from the primitives' flags.
 - ``pipeline.py``: the one build (adjoint, passes, backend) for every front end.
-  Imports ``core``, ``transforms``, ``backend``.
+  Imports ``core``, ``passes``, ``backend``.
 - ``calls.py``: how a call reads its arguments (traced or static, cache keys,
   ``gradient=``, Dask arrays), for ``api.py`` and ``distributed/``. Imports
   ``core``, ``prims``, ``pipeline``.

@@ -32,10 +32,10 @@ from .core.config import config
 from .core.errors import SCALAR_OUTPUT_ERROR
 from .core.ir import BOOL, F32, FLOAT, INT, Aval, Graph
 from .core.tracing import as_constant_array
-from .transforms.adjoint import adjoint
-from .transforms.passes import optimize
-from .transforms.reroll import reroll
-from .transforms.structure import one_hot_products
+from .passes.adjoint import adjoint
+from .passes.rewrites import optimize
+from .passes.reroll import reroll
+from .passes.structure import one_hot_products
 
 __all__ = ["SCALAR_OUTPUT_ERROR", "build", "cotangent", "derive", "differentiate", "kernel_entry",
            "kernel_input", "program"]
@@ -62,7 +62,7 @@ def derive(graph: Graph, wrt: Sequence[int] | None = None, seeded: bool = False,
            keep_primal: bool = True, n_aux: int = 0) -> Graph:
     """The optimized graph to run: ``graph`` itself (``wrt=None``), or
     :func:`differentiate`'s forward and adjoint; a traced Python loop in it rerolled
-    first (``sg.config.reroll``, :mod:`symgrad.transforms.reroll`)."""
+    first (``sg.config.reroll``, :mod:`symgrad.passes.reroll`)."""
     checked = checker.enabled()
     if checked:
         checker.check(graph)
@@ -74,7 +74,7 @@ def derive(graph: Graph, wrt: Sequence[int] | None = None, seeded: bool = False,
         graph = checker.check(full) if checked else full
     graph = optimize(graph, checked=checked)
     # products by one-hot matrices (a Hessian's basis) as gathers, on the graph the
-    # passes simplified (exact for finite operands, see transforms.structure)
+    # passes simplified (exact for finite operands, see passes.structure)
     structured = one_hot_products(graph)
     if structured is graph:
         return graph

@@ -3,7 +3,7 @@
 ``vmap(f, in_axes=0, out_axes=0)`` traces ``f`` once, on one example (the
 batched arguments without their batch axis), and rewrites the graph so that
 every value that depends on a batched argument carries a leading batch axis
-(:func:`symgrad.transforms.batching.batch`). The result is compiled like any
+(:func:`symgrad.passes.batching.batch`). The result is compiled like any
 other graph, and composes: ``vmap(grad(loss), in_axes=(None, 0, 0))`` gives
 per-example gradients, ``grad`` of a function that calls ``vmap`` differentiates
 the batched graph, and Jacobians (:mod:`symgrad.derivatives`) map a pullback or
@@ -29,7 +29,7 @@ from .core.tracing import Tracer, current_trace, inline, shape_of
 from .numpy_api import stage
 from .numpy_api.control import PER_EXAMPLE_FIX, BoundError
 from .pipeline import kernel_input
-from .transforms.batching import batch
+from .passes.batching import batch
 
 
 def vmap(fun: Callable, in_axes: int | None | Sequence[int | None] = 0,

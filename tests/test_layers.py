@@ -6,9 +6,9 @@ exempt. A package's ``__init__`` importing its own modules counts as well:
 importing any module of a package runs its ``__init__`` first. The layers are
 those of the ``symgrad`` package docstring:
 
-    core  <-  prims  <-  numpy_api, transforms
+    core  <-  prims  <-  numpy_api, passes
     core  <-  backend
-    transforms, backend  <-  pipeline  <-  api, eager, cli, ...
+    passes, backend  <-  pipeline  <-  api, eager, cli, ...
 """
 
 from __future__ import annotations
@@ -25,18 +25,18 @@ ALLOWED = {
     "core": {"core"},
     "prims": {"core", "prims"},
     "numpy_api": {"core", "prims", "numpy_api"},
-    "transforms": {"core", "prims", "transforms"},
+    "passes": {"core", "prims", "passes"},
     "backend": {"core", "backend"},
-    "pipeline": {"core", "transforms", "backend"},
+    "pipeline": {"core", "passes", "backend"},
     "sympy_bridge": {"core"},
     # front ends: any layer below the pipeline through it or its parts, not each other
     "captured": {"core"},  # what a function reads from outside (core: Traced, RetraceWarning)
-    "vectorize": {"core", "numpy_api", "transforms", "pipeline", "api"},
+    "vectorize": {"core", "numpy_api", "passes", "pipeline", "api"},
     "derivatives": {"core", "api", "vectorize"},
     "calls": {"core", "prims", "pipeline"},
     # gradients over Dask arrays: api hands such calls here (importing it inside a
     # function, so that Dask loads only then); it reads arguments through calls, not api
-    "distributed": {"core", "prims", "numpy_api", "transforms", "pipeline", "captured",
+    "distributed": {"core", "prims", "numpy_api", "passes", "pipeline", "captured",
                     "calls"},
     "api": {"core", "prims", "numpy_api", "backend", "pipeline", "sympy_bridge", "captured",
             "calls", "distributed"},

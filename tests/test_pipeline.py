@@ -15,7 +15,7 @@ from symgrad import pipeline
 from symgrad.autograd import Variable
 from symgrad.core.ir import Aval, IRError
 from symgrad.eager import backward as engine
-from symgrad.transforms import passes
+from symgrad.passes import rewrites as passes
 
 
 @pytest.fixture(autouse=True)
