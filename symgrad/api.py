@@ -50,7 +50,7 @@ from typing import Any
 
 import numpy as np
 
-from . import pipeline
+from .transforms import pipeline
 from .backend import fusion
 from .backend.codegen import KernelSource
 from .calls import (  # noqa: F401 -- also under their old names here
@@ -100,7 +100,7 @@ from .core.ir import Aval, Graph
 from .core.pytree import LEAF, Tree, flatten, paths, unflatten
 from .core.tracing import Tracer, arg_names, current_trace, inline
 from .numpy_api import stage
-from .pipeline import kernel_input as _traced_input
+from .transforms.pipeline import kernel_input as _traced_input
 from .prims.elementwise import as_float
 
 BACKENDS = ("numba", "numpy")

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
-from . import pipeline
+from .transforms import pipeline
 from .core.errors import SCALAR_OUTPUT_ERROR
 from .core.ir import F32, Aval, Graph, is_float
 from .core.pytree import Tree, flatten, unflatten
@@ -329,7 +329,8 @@ def _fast_entry(transformed: Transformed, args: tuple, gradient: Any, spec: Spec
     all that ``_prepare`` did: the arguments need at most a ``float()`` and static ones
     are keyed by value. (Arrays that needed a copy or a cast keep taking the checked path.)
     The runner calls the compiled Numba overload of these inputs directly
-    (:func:`symgrad.pipeline.kernel_entry`): the key fixes the Numba type of every input."""
+    (:func:`symgrad.transforms.pipeline.kernel_entry`): the key fixes the Numba type of
+    every input."""
     n = len(args)
     diff, static = transformed._positions(n)
     if spec.world is not None and spec.world.unguarded is not None:
@@ -456,7 +457,7 @@ def _cotangent_leaves(gradient: Any, outs: tuple[Aval, ...], out_tree: Tree,
 
 def _traced_cotangent(g: Tracer, out: Aval, name: str) -> Any:
     """A traced ``gradient=`` (a transformed function called inside a trace), checked
-    as :func:`symgrad.pipeline.cotangent` checks a concrete one."""
+    as :func:`symgrad.transforms.pipeline.cotangent` checks a concrete one."""
     g = as_float(g) if g.dtype == np.bool_ else g
     if g.shape == out.shape:
         return g

@@ -28,7 +28,7 @@ from .core.pytree import flatten, unflatten
 from .core.tracing import Tracer, current_trace, inline, shape_of
 from .numpy_api import stage
 from .numpy_api.control import PER_EXAMPLE_FIX, BoundError
-from .pipeline import kernel_input
+from .transforms.pipeline import kernel_input
 from .passes.batching import batch
 
 

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .. import pipeline
+from ..transforms import pipeline
 from ..calls import (
     _cotangent_leaves,
     _is_array_like,
@@ -244,7 +244,7 @@ def _build(t: Transformed, args: tuple, kwargs: dict, avals: list, data: list[in
 def _derive(t: Transformed, args: tuple, kwargs: dict, avals: list,
             seeded: bool) -> tuple[Graph, Tree, int, tuple[Aval, ...]]:
     """The optimized graph of ``t`` at these input avals (what ``_specialize`` makes
-    before it compiles: the one :func:`symgrad.pipeline.derive`), the structure of what
+    before it compiles: the one :func:`symgrad.transforms.pipeline.derive`), the structure of what
     the function returns, how many outputs of the graph are its own (the value, aux),
     and their avals. Refuses to compute any Dask array during the trace."""
     import dask

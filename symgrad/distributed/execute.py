@@ -41,7 +41,7 @@ import dask.array as da
 import numpy as np
 from dask.delayed import Delayed
 
-from .. import pipeline
+from ..transforms import pipeline
 from ..core.interpreter import interpret
 from ..core.ir import BOOL, INT, Eqn, Graph, Literal, Primitive, Var, freeze_params
 from ..prims import REGISTRY

@@ -52,7 +52,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import pipeline
+from ..transforms import pipeline
 from ..core.ir import BOOL, FLOAT, INT, Graph, Literal, Var
 from ..core.tracing import Traced
 from . import backward as engine

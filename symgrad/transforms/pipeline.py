@@ -24,18 +24,18 @@ from typing import Any
 
 import numpy as np
 
-from .backend.entry import entry as kernel_entry
-from .backend.program import Program
-from .backend.program import build as build_program
-from .core import check as checker
-from .core.config import config
-from .core.errors import SCALAR_OUTPUT_ERROR
-from .core.ir import BOOL, F32, FLOAT, INT, Aval, Graph
-from .core.tracing import as_constant_array
-from .passes.adjoint import adjoint
-from .passes.rewrites import optimize
-from .passes.reroll import reroll
-from .passes.structure import one_hot_products
+from ..backend.entry import entry as kernel_entry
+from ..backend.program import Program
+from ..backend.program import build as build_program
+from ..core import check as checker
+from ..core.config import config
+from ..core.errors import SCALAR_OUTPUT_ERROR
+from ..core.ir import BOOL, F32, FLOAT, INT, Aval, Graph
+from ..core.tracing import as_constant_array
+from ..passes.adjoint import adjoint
+from ..passes.rewrites import optimize
+from ..passes.reroll import reroll
+from ..passes.structure import one_hot_products
 
 __all__ = ["SCALAR_OUTPUT_ERROR", "build", "cotangent", "derive", "differentiate", "kernel_entry",
            "kernel_input", "program"]
