@@ -19,7 +19,7 @@ output; a function with its own parameter ``gradient`` is refused it (``jit``, w
 has no cotangent, passes it to the function).
 
 What the function reads besides its arguments (globals, closure variables,
-attributes of a bound method's object, ...) is guarded (:mod:`symgrad.captured`):
+attributes of a bound method's object, ...) is guarded (:mod:`symgrad.transforms.captured`):
 each call checks it still holds what the trace saw, and traces again if not. A
 function that reads what cannot be guarded fails closed: it is traced on every
 call (the kernel is reused) and warned about once (:class:`symgrad.RetraceWarning`).
@@ -95,7 +95,7 @@ from .calls import (  # noqa: F401 -- also under their old names here
     _value,
     _values,
 )
-from .captured import World, warn_unguarded, world
+from .transforms.captured import World, warn_unguarded, world
 from .core.ir import Aval, Graph
 from .core.pytree import LEAF, Tree, flatten, paths, unflatten
 from .core.tracing import Tracer, arg_names, current_trace, inline

@@ -306,7 +306,7 @@ def hvp(fun: Callable, x: Any, v: Any, backend: str = "numba") -> Any:
 
 def _named(f: Callable, fun: Callable, what: str) -> Callable:
     """``f`` named after ``fun`` (for the kernel and messages), and holding it as ``fun``
-    for :mod:`symgrad.captured`, which then guards what ``fun`` reads."""
+    for :mod:`symgrad.transforms.captured`, which then guards what ``fun`` reads."""
     wrapper = functools.wraps(fun, updated=())(lambda *a: f(*a))
     wrapper.fun = fun  # type: ignore[attr-defined]
     return wrapper

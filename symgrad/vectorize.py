@@ -50,7 +50,7 @@ def vmap(fun: Callable, in_axes: int | None | Sequence[int | None] = 0,
 
 class _Mapped:
     """The function a ``vmap`` compiles: called with tracers, it records ``fun``'s graph
-    batched. (``fun`` is the attribute :mod:`symgrad.captured` follows.)"""
+    batched. (``fun`` is the attribute :mod:`symgrad.transforms.captured` follows.)"""
 
     def __init__(self, fun: Callable, in_axes: Any, out_axes: Any):
         self.fun, self.in_axes, self.out_axes = fun, in_axes, out_axes

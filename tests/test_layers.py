@@ -31,16 +31,16 @@ ALLOWED = {
     "transforms.pipeline": {"core", "passes", "backend"},
     "sympy_bridge": {"core"},
     # front ends: any layer below the pipeline through it or its parts, not each other
-    "captured": {"core"},  # what a function reads from outside (core: Traced, RetraceWarning)
+    "transforms.captured": {"core"},  # what a function reads from outside (core: Traced, RetraceWarning)
     "vectorize": {"core", "numpy_api", "passes", "transforms.pipeline", "api"},
     "derivatives": {"core", "api", "vectorize"},
     "calls": {"core", "prims", "transforms.pipeline"},
     # gradients over Dask arrays: api hands such calls here (importing it inside a
     # function, so that Dask loads only then); it reads arguments through calls, not api
-    "distributed": {"core", "prims", "numpy_api", "passes", "transforms.pipeline", "captured",
+    "distributed": {"core", "prims", "numpy_api", "passes", "transforms.pipeline", "transforms.captured",
                     "calls"},
     "api": {"core", "prims", "numpy_api", "backend", "transforms.pipeline", "sympy_bridge",
-            "captured",
+            "transforms.captured",
             "calls", "distributed"},
     "eager": {"core", "prims", "numpy_api", "transforms.pipeline", "eager"},
     "ops": {"numpy_api"},

@@ -64,7 +64,7 @@ class Trace:
         self.tracer: type[Tracer] = tracer or Tracer
         #: set by the adjoint transform to the primal equation whose VJP runs now
         self.origin: Eqn | None = None
-        #: ids of the floats the function reads from outside (symgrad.captured): these
+        #: ids of the floats the function reads from outside (symgrad.transforms.captured): these
         #: become scalar consts, kernel arguments, not literals in the kernel's source
         self.numbers = numbers
         #: ids of the numbers inlined graphs gave for their literal outputs (kept alive in
@@ -494,7 +494,7 @@ def stage(fun: Callable, avals: Sequence[Aval | None], args: Sequence[Any],
     Called while another function is traced, the new trace nests inside it.
 
     ``numbers`` are the ids of the floats ``fun`` reads from outside (from
-    :func:`symgrad.captured.world`), which become scalar consts; a nested trace
+    :func:`symgrad.transforms.captured.world`), which become scalar consts; a nested trace
     inherits those of the trace it nests in.
     """
     if numbers is None:

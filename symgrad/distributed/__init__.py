@@ -46,7 +46,7 @@ from ..calls import (
     _require_hashable,
     _static_key,
 )
-from ..captured import world
+from ..transforms.captured import world
 from ..core.ir import BOOL, F32, FLOAT, Aval, Graph
 from ..core.pytree import Tree, flatten
 from ..core.tracing import current_trace
