@@ -33,7 +33,7 @@ transformation sees, differentiates and compiles it like any other code.
 Dispatch: a call whose arguments the kernel takes as they are (float64, float32 or
 bool arrays, C-contiguous, aligned and writable; numbers) is looked up by cheap facts
 (:func:`_fast_key`) in a second cache of ready-made calls (a runner per
-signature, :func:`symgrad.calls._runner`), which checks the guards of what the
+signature, :func:`symgrad.transforms.calls._runner`), which checks the guards of what the
 function reads from outside and goes straight to the compiled Numba overload.
 Anything else, and the first call of each signature, takes the checked path
 (``_prepare``), which fills it.
@@ -53,7 +53,7 @@ import numpy as np
 from .transforms import pipeline
 from .backend import fusion
 from .backend.codegen import KernelSource
-from .calls import (  # noqa: F401 -- also under their old names here
+from .transforms.calls import (  # noqa: F401 -- also under their old names here
     _BOOL,
     _CACHE_LIMIT,
     _DROP,
@@ -459,7 +459,7 @@ class Transformed:
 
     def _remember(self, args: tuple, gradient: Any, spec: Specialization, inputs: list,
                   outs: tuple) -> None:
-        """Put this call's signature on the fast path, if :func:`symgrad.calls._fast_entry`
+        """Put this call's signature on the fast path, if :func:`symgrad.transforms.calls._fast_entry`
         finds that ``_fast_key`` determines all that ``_prepare`` did."""
         entry = _fast_entry(self, args, gradient, spec, inputs, outs)
         if entry is None:

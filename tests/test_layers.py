@@ -34,14 +34,14 @@ ALLOWED = {
     "transforms.captured": {"core"},  # what a function reads from outside (core: Traced, RetraceWarning)
     "vectorize": {"core", "numpy_api", "passes", "transforms.pipeline", "api"},
     "derivatives": {"core", "api", "vectorize"},
-    "calls": {"core", "prims", "transforms.pipeline"},
+    "transforms.calls": {"core", "prims", "transforms.pipeline"},
     # gradients over Dask arrays: api hands such calls here (importing it inside a
     # function, so that Dask loads only then); it reads arguments through calls, not api
     "distributed": {"core", "prims", "numpy_api", "passes", "transforms.pipeline", "transforms.captured",
-                    "calls"},
+                    "transforms.calls"},
     "api": {"core", "prims", "numpy_api", "backend", "transforms.pipeline", "sympy_bridge",
             "transforms.captured",
-            "calls", "distributed"},
+            "transforms.calls", "distributed"},
     "eager": {"core", "prims", "numpy_api", "transforms.pipeline", "eager"},
     "ops": {"numpy_api"},
     "autograd": {"core", "eager"},

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..transforms import pipeline
-from ..calls import (
+from ..transforms.calls import (
     _cotangent_leaves,
     _is_array_like,
     _is_dask_array,

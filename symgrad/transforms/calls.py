@@ -17,16 +17,16 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
-from .transforms import pipeline
-from .core.errors import SCALAR_OUTPUT_ERROR
-from .core.ir import F32, Aval, Graph, is_float
-from .core.pytree import Tree, flatten, unflatten
-from .core.tracing import Traced, Tracer
-from .prims.elementwise import as_float
-from .prims.reductions import reshape
+from . import pipeline
+from ..core.errors import SCALAR_OUTPUT_ERROR
+from ..core.ir import F32, Aval, Graph, is_float
+from ..core.pytree import Tree, flatten, unflatten
+from ..core.tracing import Traced, Tracer
+from ..prims.elementwise import as_float
+from ..prims.reductions import reshape
 
 if TYPE_CHECKING:
-    from .api import Specialization, Transformed
+    from ..api import Specialization, Transformed
 
 
 def _positions(what: str, given: Any, distinct: bool) -> tuple[int, ...]:
