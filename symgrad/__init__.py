@@ -207,7 +207,7 @@ from .eager.tensor_ops import (  # noqa: E402
     zeros_like,
 )
 from .numpy_api import array, at, cond, fori_loop, scan, softplus, while_loop, xlogy  # noqa: E402
-from .vectorize import vmap  # noqa: E402
+from .transforms.vectorize import vmap  # noqa: E402
 from .numpy_api.custom import (  # noqa: E402 -- your own derivative rules (JAX's names)
     ShapeDtypeStruct,
     custom_jvp,

@@ -32,8 +32,8 @@ ALLOWED = {
     "sympy_bridge": {"core"},
     # front ends: any layer below the pipeline through it or its parts, not each other
     "transforms.captured": {"core"},  # what a function reads from outside (core: Traced, RetraceWarning)
-    "vectorize": {"core", "numpy_api", "passes", "transforms.pipeline", "api"},
-    "derivatives": {"core", "api", "vectorize"},
+    "transforms.vectorize": {"core", "numpy_api", "passes", "transforms.pipeline", "api"},
+    "derivatives": {"core", "api", "transforms.vectorize"},
     "transforms.calls": {"core", "prims", "transforms.pipeline"},
     # gradients over Dask arrays: api hands such calls here (importing it inside a
     # function, so that Dask loads only then); it reads arguments through calls, not api
