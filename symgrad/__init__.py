@@ -74,7 +74,7 @@ from .core.errors import (  # noqa: E402
 )
 from .core.ir import Graph  # noqa: E402
 from .core.version import __version__  # noqa: E402
-from .derivatives import hessian, hvp, jacfwd, jacobian, jacrev, jvp, linearize  # noqa: E402
+from .transforms.derivatives import hessian, hvp, jacfwd, jacobian, jacrev, jvp, linearize  # noqa: E402
 from .eager.dtypes import (  # noqa: E402
     Size,
     bool,

@@ -308,7 +308,7 @@ def _check_hessian(f: Callable, values: list[Any], names: list[str], wrt: tuple[
                    gradient: Any) -> GradReport:
     """``check_grad(..., order=2)``: each argument's Hessian block against SymPy and
     against central differences of symgrad's gradient."""
-    from .derivatives import hessian
+    from .transforms.derivatives import hessian
 
     if gradient is not None:
         raise ValueError("check_grad(order=2) checks the Hessian of a scalar function; "

@@ -122,7 +122,7 @@ def _size(shape: tuple[int, ...]) -> int:
 
 
 def _transform(p: Problem, kind: str, backend: str) -> Any:
-    from ..derivatives import hessian, jacrev
+    from ..transforms.derivatives import hessian, jacrev
 
     make = hessian if kind == "hessian" else jacrev
     return make(p.fun, argnums=p.argnums, backend=backend)

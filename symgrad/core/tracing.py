@@ -295,7 +295,7 @@ _MODE = _Mode()
 @contextmanager
 def forward_mode() -> Iterator[None]:
     """Around the double VJP's differentiation in the dummy cotangent
-    (:func:`symgrad.derivatives.jvp`): there a custom_vjp's ``bwd`` must not be
+    (:func:`symgrad.transforms.derivatives.jvp`): there a custom_vjp's ``bwd`` must not be
     differentiated in its cotangent. Only that adjoint is forward mode's: it records in
     one trace above the traces recording now, while the adjoints of the pullback it
     traces (reverse mode, such as the inner ``jacrev`` of ``hessian``) record deeper."""

@@ -6,7 +6,7 @@ every value that depends on a batched argument carries a leading batch axis
 (:func:`symgrad.passes.batching.batch`). The result is compiled like any
 other graph, and composes: ``vmap(grad(loss), in_axes=(None, 0, 0))`` gives
 per-example gradients, ``grad`` of a function that calls ``vmap`` differentiates
-the batched graph, and Jacobians (:mod:`symgrad.derivatives`) map a pullback or
+the batched graph, and Jacobians (:mod:`symgrad.transforms.derivatives`) map a pullback or
 a pushforward over a basis.
 
     >>> import numpy as np, symgrad as sg
