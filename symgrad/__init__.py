@@ -52,7 +52,7 @@ checks it, with imports inside functions counted, and that there is no cycle):
 """
 
 from . import autograd, nn, ops, optim  # noqa: E402,F401 (symgrad.ops: numpy's API, by its old name; torch.nn, torch.optim)
-from .api import grad, jit, value_and_grad, vjp  # noqa: E402
+from .transforms.api import grad, jit, value_and_grad, vjp  # noqa: E402
 from .autograd import (  # noqa: E402
     Variable,
     enable_grad,

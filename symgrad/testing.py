@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from .api import _is_array_like, grad
+from .transforms.api import _is_array_like, grad
 from .core.ir import Aval
 from .core.tracing import arg_names
 from .numpy_api import trace

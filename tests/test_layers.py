@@ -32,14 +32,14 @@ ALLOWED = {
     "sympy_bridge": {"core"},
     # front ends: any layer below the pipeline through it or its parts, not each other
     "transforms.captured": {"core"},  # what a function reads from outside (core: Traced, RetraceWarning)
-    "transforms.vectorize": {"core", "numpy_api", "passes", "transforms.pipeline", "api"},
-    "transforms.derivatives": {"core", "api", "transforms.vectorize"},
+    "transforms.vectorize": {"core", "numpy_api", "passes", "transforms.pipeline", "transforms.api"},
+    "transforms.derivatives": {"core", "transforms.api", "transforms.vectorize"},
     "transforms.calls": {"core", "prims", "transforms.pipeline"},
     # gradients over Dask arrays: api hands such calls here (importing it inside a
     # function, so that Dask loads only then); it reads arguments through calls, not api
     "distributed": {"core", "prims", "numpy_api", "passes", "transforms.pipeline", "transforms.captured",
                     "transforms.calls"},
-    "api": {"core", "prims", "numpy_api", "backend", "transforms.pipeline", "sympy_bridge",
+    "transforms.api": {"core", "prims", "numpy_api", "backend", "transforms.pipeline", "sympy_bridge",
             "transforms.captured",
             "transforms.calls", "distributed"},
     "eager": {"core", "prims", "numpy_api", "transforms.pipeline", "eager"},
@@ -48,8 +48,8 @@ ALLOWED = {
     "nn": {"core", "numpy_api", "eager", "nn"},  # torch.nn over the eager Tensor
     "optim": {"eager"},
     # tools over the front ends
-    "testing": {"core", "numpy_api", "api", "sympy_bridge", "transforms.derivatives"},
-    "cli": {"core", "prims", "numpy_api", "api", "transforms.derivatives", "sympy_bridge", "testing",
+    "testing": {"core", "numpy_api", "transforms.api", "sympy_bridge", "transforms.derivatives"},
+    "cli": {"core", "prims", "numpy_api", "transforms.api", "transforms.derivatives", "sympy_bridge", "testing",
             "cli"},
 }
 #: imported only inside functions, so that ``import symgrad`` and ``symgrad --help`` stay fast

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import symgrad as torch
-from symgrad.api import Transformed
+from symgrad.transforms.api import Transformed
 from symgrad.backend import compile as kernels
 from symgrad.backend import program, split
 from symgrad.core.check import check

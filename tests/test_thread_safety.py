@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import symgrad as sg
-from symgrad import api
+from symgrad.transforms import api
 from symgrad.eager import backward as eager_backward
 from symgrad.prims import registry
 

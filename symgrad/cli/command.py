@@ -303,7 +303,7 @@ def run_grad(args: argparse.Namespace) -> int:
         return run_jacobian(args)
     import numpy as np
 
-    from ..api import value_and_grad
+    from ..transforms.api import value_and_grad
     from ..core.errors import SCALAR_OUTPUT_ERROR
 
     p, at, sample, graph = prepared(args, "gradient")
@@ -393,7 +393,7 @@ def run_graph(args: argparse.Namespace) -> int:
     graph = forward(p, sample)
     adjoint, n_primal = None, len(graph.outputs)
     if args.adjoint:
-        from ..api import value_and_grad
+        from ..transforms.api import value_and_grad
 
         ct = None if graph.outputs[0].shape == () else np.ones(graph.outputs[0].shape)
         try:  # value_and_grad: the adjoint beside the value it starts from

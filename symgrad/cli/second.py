@@ -173,7 +173,7 @@ def _fd_block(p: Problem, kind: str, at: list[Any], b: Block, matrix: Any, jit: 
     import numpy as np
 
     if kind == "hessian":
-        from ..api import grad
+        from ..transforms.api import grad
 
         fun = grad(p.fun, argnums=p.names.index(b.row), backend="numba" if jit else "numpy")
     else:

@@ -174,7 +174,7 @@ def agrees(fun: Any, names: tuple[str, ...], shapes: dict[str, tuple[int, ...]],
     import numpy as np
     import sympy as sp
 
-    from .. import api
+    from ..transforms import api
     from .notation import numeric
 
     small = {sym: 2 + k for k, sym in enumerate(formula.dims)}

@@ -3,7 +3,7 @@ with ``dask.array.Array`` arguments (data, chunked along their rows on axis 0)
 beside numpy ones (parameters).
 
 :func:`call` is what a transformed function does when an argument is a Dask
-array (:mod:`symgrad.api` hands such calls here; Dask is imported only then).
+array (:mod:`symgrad.transforms.api` hands such calls here; Dask is imported only then).
 The function is traced with the data's full shapes, differentiated and
 optimized as usual; :mod:`.plan` splits the resulting graph at the row axis
 into passes over the chunks and driver steps between them, and
@@ -55,7 +55,7 @@ from .plan import Plan, make_plan
 from .rows import RowSplitError
 
 if TYPE_CHECKING:
-    from ..api import Transformed
+    from ..transforms.api import Transformed
 
 __all__ = ["RowSplitError", "call", "plan_of"]
 

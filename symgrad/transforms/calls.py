@@ -1,6 +1,6 @@
 """How a transformed function takes its arguments and gives its results.
 
-The helpers :class:`symgrad.api.Transformed` calls on every call, kept apart
+The helpers :class:`symgrad.transforms.api.Transformed` calls on every call, kept apart
 from it: argument positions and their checks, which arguments are traced or
 static (pytrees, Tensors, numbers), the fast path's keys, plans and entries, cotangents
 given as ``gradient=``, the method binding (``_Bound``), and which calls
@@ -26,7 +26,7 @@ from ..prims.elementwise import as_float
 from ..prims.reductions import reshape
 
 if TYPE_CHECKING:
-    from ..api import Specialization, Transformed
+    from .api import Specialization, Transformed
 
 
 def _positions(what: str, given: Any, distinct: bool) -> tuple[int, ...]:

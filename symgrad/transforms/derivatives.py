@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from ..api import Transformed, grad, vjp, world
+from .api import Transformed, grad, vjp, world
 from ..core.pytree import flatten, unflatten
 from ..core.tracing import current_trace, forward_mode, shape_of
 from .vectorize import vmap

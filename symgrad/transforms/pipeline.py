@@ -1,7 +1,7 @@
 """The one build: a traced graph, its adjoint, the passes, the backend.
 
 Every front end goes through here: ``grad``, ``value_and_grad``, ``vjp`` and
-``jit`` (:mod:`symgrad.api`) and ``Tensor.backward`` (:mod:`symgrad.eager`).
+``jit`` (:mod:`symgrad.transforms.api`) and ``Tensor.backward`` (:mod:`symgrad.eager`).
 So a check or a pass added here covers all of them: with ``SYMGRAD_CHECK_IR=1``
 (the test suite sets it) :func:`derive` runs the IR checker on the traced graph,
 on the adjoint and after every pass. The front ends also share how an argument

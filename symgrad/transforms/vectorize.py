@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from ..api import Transformed
+from .api import Transformed
 from ..core.ir import Aval
 from ..core.pytree import flatten, unflatten
 from ..core.tracing import Tracer, current_trace, inline, shape_of

@@ -50,10 +50,10 @@ from typing import Any
 
 import numpy as np
 
-from .transforms import pipeline
-from .backend import fusion
-from .backend.codegen import KernelSource
-from .transforms.calls import (  # noqa: F401 -- also under their old names here
+from . import pipeline
+from ..backend import fusion
+from ..backend.codegen import KernelSource
+from .calls import (  # noqa: F401 -- also under their old names here
     _BOOL,
     _CACHE_LIMIT,
     _DROP,
@@ -95,13 +95,13 @@ from .transforms.calls import (  # noqa: F401 -- also under their old names here
     _value,
     _values,
 )
-from .transforms.captured import World, warn_unguarded, world
-from .core.ir import Aval, Graph
-from .core.pytree import LEAF, Tree, flatten, paths, unflatten
-from .core.tracing import Tracer, arg_names, current_trace, inline
-from .numpy_api import stage
-from .transforms.pipeline import kernel_input as _traced_input
-from .prims.elementwise import as_float
+from .captured import World, warn_unguarded, world
+from ..core.ir import Aval, Graph
+from ..core.pytree import LEAF, Tree, flatten, paths, unflatten
+from ..core.tracing import Tracer, arg_names, current_trace, inline
+from ..numpy_api import stage
+from .pipeline import kernel_input as _traced_input
+from ..prims.elementwise import as_float
 
 BACKENDS = ("numba", "numpy")
 
@@ -209,7 +209,7 @@ class Transformed:
             gradient = (tuple(map(_value, gradient)) if isinstance(gradient, (tuple, list))
                         else _value(gradient))
         if _any_dask((*args, *kwargs.values(), gradient)):  # data in chunks of rows
-            from .distributed import call  # Dask loads only here
+            from ..distributed import call  # Dask loads only here
             return call(self, args, gradient, kwargs)
         trees = tuple(k for k, v in kwargs.items() if _is_tree(v))
         if trees:  # pytree keyword arguments: trailing positional ones of a wrapper
@@ -388,7 +388,7 @@ class Transformed:
             >>> sg.grad(lambda x: np.mean(3 * (x + 2) ** 2)).expressions(np.ones(2))
             array([3*(x[0] + 2), 3*(x[1] + 2)], dtype=object)
         """
-        from .sympy_bridge import adjoint_expressions, simplify_all
+        from ..sympy_bridge import adjoint_expressions, simplify_all
 
         if self.mode == "jit":
             raise TypeError("expressions() is for grad and value_and_grad; jit has no gradient")
