@@ -20,7 +20,7 @@ The same gradients, the PyTorch way (:mod:`symgrad.autograd`, :mod:`symgrad.eage
             [4.5000, 4.5000]])
 
 Importing symgrad loads numpy only; Numba is imported when a kernel is first
-compiled, SymPy only by :mod:`symgrad.sympy_bridge` and Graphviz only to draw.
+compiled, SymPy only by :mod:`symgrad.core.sympy_bridge` and Graphviz only to draw.
 ``symgrad.testing`` (``check_grad``) is imported on first use of ``sg.testing``, as
 ``np.testing``.
 

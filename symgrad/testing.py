@@ -351,7 +351,7 @@ def _sympy_hessian(f: Callable, values: list[Any], names: list[str],
         return None, f"over {SYMPY_MAX_ELEMENTS} Hessian elements"
     import sympy as sp
 
-    from .sympy_bridge import evaluate, gradient_expressions, input_symbols
+    from .core.sympy_bridge import evaluate, gradient_expressions, input_symbols
 
     try:
         graph, _ = trace(f, avals, values, names)
@@ -387,7 +387,7 @@ def _sympy_gradient(f: Callable, values: list[Any], names: list[str], wrt: tuple
              for i, v in enumerate(values)]
     if sum(int(np.prod(a.shape)) for a in avals if a is not None) > SYMPY_MAX_ELEMENTS:
         return None, f"over {SYMPY_MAX_ELEMENTS} elements"
-    from .sympy_bridge import evaluate, gradient_expressions  # imports SymPy
+    from .core.sympy_bridge import evaluate, gradient_expressions  # imports SymPy
 
     try:
         graph, _ = trace(f, avals, values, names)

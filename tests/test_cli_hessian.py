@@ -271,7 +271,7 @@ def test_a_mismatch_in_one_row_fails_the_block():
 
 
 def test_sympy_second_derivatives_it_leaves_unevaluated_are_numbers():
-    from symgrad.sympy_bridge import _numerically
+    from symgrad.core.sympy_bridge import _numerically
 
     x = sp.Symbol("x", real=True)
     point = {x: sp.Float(0.3, 60)}
@@ -282,7 +282,7 @@ def test_sympy_second_derivatives_it_leaves_unevaluated_are_numbers():
 
 
 def test_block_pattern():
-    from symgrad.sympy_bridge import block_pattern, element_symbols
+    from symgrad.core.sympy_bridge import block_pattern, element_symbols
 
     x, w = element_symbols("x", (3,)), element_symbols("w", (2,))
     y = element_symbols("y", ())

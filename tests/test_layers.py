@@ -29,7 +29,6 @@ ALLOWED = {
     "backend": {"core", "backend"},
     "transforms": set(),  # the front-end package's __init__: a docstring
     "transforms.pipeline": {"core", "passes", "backend"},
-    "sympy_bridge": {"core"},
     # front ends: any layer below the pipeline through it or its parts, not each other
     "transforms.captured": {"core"},  # what a function reads from outside (core: Traced, RetraceWarning)
     "transforms.vectorize": {"core", "numpy_api", "passes", "transforms.pipeline", "transforms.api"},
@@ -39,7 +38,7 @@ ALLOWED = {
     # function, so that Dask loads only then); it reads arguments through calls, not api
     "distributed": {"core", "prims", "numpy_api", "passes", "transforms.pipeline", "transforms.captured",
                     "transforms.calls"},
-    "transforms.api": {"core", "prims", "numpy_api", "backend", "transforms.pipeline", "sympy_bridge",
+    "transforms.api": {"core", "prims", "numpy_api", "backend", "transforms.pipeline",
             "transforms.captured",
             "transforms.calls", "distributed"},
     "eager": {"core", "prims", "numpy_api", "transforms.pipeline", "eager"},
@@ -48,8 +47,8 @@ ALLOWED = {
     "nn": {"core", "numpy_api", "eager", "nn"},  # torch.nn over the eager Tensor
     "optim": {"eager"},
     # tools over the front ends
-    "testing": {"core", "numpy_api", "transforms.api", "sympy_bridge", "transforms.derivatives"},
-    "cli": {"core", "prims", "numpy_api", "transforms.api", "transforms.derivatives", "sympy_bridge", "testing",
+    "testing": {"core", "numpy_api", "transforms.api", "transforms.derivatives"},
+    "cli": {"core", "prims", "numpy_api", "transforms.api", "transforms.derivatives", "testing",
             "cli"},
 }
 #: imported only inside functions, so that ``import symgrad`` and ``symgrad --help`` stay fast
@@ -184,7 +183,7 @@ def test_nothing_imports_the_package_it_belongs_to(module):
 
 #: the modules whose work is SymPy's: they import it at their top, and are imported
 #: only inside the functions that print or check formulas
-SYMPY_MODULES = {"symgrad.sympy_bridge", "symgrad.cli.notation", "symgrad.cli.sums",
+SYMPY_MODULES = {"symgrad.core.sympy_bridge", "symgrad.cli.notation", "symgrad.cli.sums",
                  "symgrad.cli.textbook"}
 
 

@@ -12,7 +12,7 @@ shape ``x.shape + y.shape``, as ``sg.hessian(f, argnums=(...))`` returns them;
 - the formulas symgrad derives: the optimized graph of ``sg.hessian``
   (``sg.jacrev``) as SymPy, simplified within the ``--sympy-seconds`` budget, one
   pattern per block where every element reads the same in its indices
-  (:func:`symgrad.sympy_bridge.block_pattern`, a ``Piecewise`` where the diagonal
+  (:func:`symgrad.core.sympy_bridge.block_pattern`, a ``Piecewise`` where the diagonal
   differs), else the elements listed (:mod:`.symbolic`);
 - the values at ``--at``;
 - ``--check``: SymPy's ``hessian`` (``jacobian``) of the traced function at 50

@@ -388,7 +388,7 @@ class Transformed:
             >>> sg.grad(lambda x: np.mean(3 * (x + 2) ** 2)).expressions(np.ones(2))
             array([3*(x[0] + 2), 3*(x[1] + 2)], dtype=object)
         """
-        from ..sympy_bridge import adjoint_expressions, simplify_all
+        from ..core.sympy_bridge import adjoint_expressions, simplify_all
 
         if self.mode == "jit":
             raise TypeError("expressions() is for grad and value_and_grad; jit has no gradient")
