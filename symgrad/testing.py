@@ -21,7 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from .transforms.api import _is_array_like, grad
+from .transforms.api import grad
+from .transforms.calls import _is_array_like
 from .core.ir import Aval
 from .core.tracing import arg_names
 from .numpy_api import trace

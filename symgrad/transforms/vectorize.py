@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from .api import Transformed
+from .api import Jit, Transformed
 from ..core.ir import Aval
 from ..core.pytree import flatten, unflatten
 from ..core.tracing import Tracer, current_trace, inline, shape_of
@@ -45,7 +45,7 @@ def vmap(fun: Callable, in_axes: int | None | Sequence[int | None] = 0,
     """
     if not callable(fun):
         raise TypeError(f"vmap needs a function, got {type(fun).__name__}")
-    return Transformed(_Mapped(fun, in_axes, out_axes), "jit", backend=backend)
+    return Transformed(Jit(_Mapped(fun, in_axes, out_axes), backend=backend))
 
 
 class _Mapped:
