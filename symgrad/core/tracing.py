@@ -4,7 +4,7 @@ A :class:`Tracer` stands for an array whose value is not known yet. Every
 operation on one ends in :func:`apply`, which appends one equation to the
 tracer's :class:`Trace` (or, with no traced operand, computes it with numpy).
 The operators and numpy's API on tracers are added by the layers above:
-:class:`symgrad.prims.tracer.PrimTracer` (arithmetic, for VJP rules) and
+:class:`symgrad.prims.operators.PrimTracer` (arithmetic, for VJP rules) and
 :class:`symgrad.numpy_api.ArrayTracer` (all of numpy, for user code); a trace makes
 tracers of the class it was given. Python control flow runs at trace time,
 once; ``bool()`` of a traced value therefore raises

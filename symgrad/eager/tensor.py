@@ -38,7 +38,7 @@ from ..core.tracing import Trace, Traced
 from ..numpy_api.indexing import at
 from ..numpy_api.tracer import ArrayMethods
 from ..prims.elementwise import add_p, div_p, mul_p, sub_p
-from ..prims.tracer import Operators
+from ..prims.operators import Operators
 from . import double, grad_mode, views
 from . import dtypes as dt
 from .dtypes import CPU, Size, as_array, as_device, device

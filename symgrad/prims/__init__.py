@@ -113,7 +113,7 @@ from .special import (
     remainder_p,
     sinc_p,
 )
-from .tracer import PrimTracer
+from .operators import PrimTracer
 from .windows import unwindows_p, windows_p
 
 __all__ = ["call_p", "callback_p", "erf_p", "erfc_p",
