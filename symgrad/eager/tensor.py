@@ -36,7 +36,7 @@ import numpy as np
 from ..core.ir import BOOL, FLOAT, Aval, Literal, Primitive
 from ..core.tracing import Trace, Traced
 from ..numpy_api.indexing import at
-from ..numpy_api.tracer import ArrayMethods
+from ..numpy_api.traced_array import ArrayMethods
 from ..prims.elementwise import add_p, div_p, mul_p, sub_p
 from ..prims.operators import Operators
 from . import double, grad_mode, views
