@@ -232,7 +232,7 @@ def test_check_ok(args, capsys):
 
 
 def test_check_fails_on_a_wrong_hessian(monkeypatch, capsys):
-    from symgrad.cli import second
+    from symgrad.cli import hessians as second
 
     right = second._values
 
@@ -253,7 +253,7 @@ def test_check_fails_on_a_wrong_hessian(monkeypatch, capsys):
 def test_a_mismatch_in_one_row_fails_the_block():
     # rows of a block are checked one at a time; one rule makes their verdict
     from symgrad.cli.checks import FDCheck
-    from symgrad.cli.second import _combined
+    from symgrad.cli.hessians import _combined
     from symgrad.testing import NAN_AT_STEP
 
     good, bad = FDCheck(1e-10, 3, 3), FDCheck(2e-3, 3, 3)

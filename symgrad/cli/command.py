@@ -22,7 +22,7 @@ that SymPy does runs under one budget, ``--sympy-seconds``, in a child process
 (:mod:`.symbolic` asks, :mod:`.bounds` runs); ``--check``'s comparisons and their
 one verdict are :mod:`.checks`, what is printed :mod:`.report`. What every
 command starts from (the function, its variables and values) is :mod:`.problem`;
-``hessian`` and ``grad --jacobian`` are :mod:`.second`.
+``hessian`` and ``grad --jacobian`` are :mod:`.hessians`.
 """
 
 from __future__ import annotations
@@ -261,7 +261,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     try:
         if args.command == "hessian":
-            from .second import run_hessian
+            from .hessians import run_hessian
 
             return run_hessian(args)
         return run_grad(args) if args.command == "grad" else run_graph(args)
@@ -298,7 +298,7 @@ def _error(message: str, code: int) -> int:
 
 def run_grad(args: argparse.Namespace) -> int:
     if args.jacobian:
-        from .second import run_jacobian
+        from .hessians import run_jacobian
 
         return run_jacobian(args)
     import numpy as np
