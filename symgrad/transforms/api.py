@@ -287,11 +287,11 @@ class Transformed:
     def kernel_bytes(self, *args: Any, gradient: Any = None, **kwargs: Any) -> int:
         """About the most bytes the compiled kernel of this call holds at once: its
         inputs and the arrays it makes (values its loops compute where they read them
-        take none). Compiles nothing on ``backend="numpy"``; what the interpreter
+        take none). Compiles nothing on ``backend="interpreter"``; what the interpreter
         holds is ``symgrad.core.interpreter.peak_bytes(self.graph(...))``.
 
             >>> import numpy as np, symgrad as sg
-            >>> f = sg.value_and_grad(lambda x: np.sum(np.sin(x)), backend="numpy")
+            >>> f = sg.value_and_grad(lambda x: np.sum(np.sin(x)), backend="interpreter")
             >>> f.kernel_bytes(np.ones(1000))  # x, the gradient cos(x), the sum
             16008
         """
@@ -471,7 +471,8 @@ grad = _transformation(Grad, """The gradient of a scalar-valued numpy function.
     ``argnums`` (a tuple of gradients for a tuple of argnums). For an ``f``
     with a non-scalar output pass ``gradient=`` (an array of the output's
     shape): the result is then the gradient of ``sum(f(...) * gradient)``.
-    ``backend="numpy"`` runs the numpy interpreter instead of a Numba kernel.
+    ``backend="interpreter"`` runs the core interpreter (numpy, one equation at a time)
+    instead of a Numba kernel; ``backend="numpy"`` is its older name, kept as an alias.
 
         >>> import numpy as np, symgrad as sg
         >>> g = sg.grad(lambda x: np.mean(3 * (x + 2) ** 2))
