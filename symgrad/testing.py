@@ -21,11 +21,12 @@ from typing import Any
 
 import numpy as np
 
-from .transforms.api import grad
-from .transforms.calls import _is_array_like
 from .core.ir import Aval
 from .core.tracing import arg_names
 from .numpy_api import trace
+from .transforms.api import grad
+from .transforms.calls import _is_array_like
+from .transforms.derivatives import hessian
 
 #: SymPy differentiates element by element: beyond this many input elements it is skipped
 SYMPY_MAX_ELEMENTS = 400
@@ -309,8 +310,6 @@ def _check_hessian(f: Callable, values: list[Any], names: list[str], wrt: tuple[
                    gradient: Any) -> GradReport:
     """``check_grad(..., order=2)``: each argument's Hessian block against SymPy and
     against central differences of symgrad's gradient."""
-    from .transforms.derivatives import hessian
-
     if gradient is not None:
         raise ValueError("check_grad(order=2) checks the Hessian of a scalar function; "
                          "it takes no gradient=")

@@ -11,11 +11,11 @@ import pytest
 
 import symgrad as sg
 import symgrad as torch
-from symgrad.transforms import pipeline
 from symgrad.autograd import Variable
 from symgrad.core.ir import Aval, IRError
 from symgrad.eager import backward as engine
 from symgrad.passes import rewrites as passes
+from symgrad.transforms import pipeline
 
 
 @pytest.fixture(autouse=True)

@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 
 import symgrad as torch
-from symgrad.transforms.api import Grad, Jit, Transformed, Vjp
 from symgrad.backend import compile as kernels
 from symgrad.backend import program, split
 from symgrad.core.check import check
@@ -16,6 +15,7 @@ from symgrad.core.interpreter import interpret
 from symgrad.core.ir import Aval, Eqn, Graph, Literal, Var
 from symgrad.eager import backward as autograd
 from symgrad.prims import REGISTRY, add_p, mul_p, sin_p
+from symgrad.transforms.api import Grad, Jit, Transformed, Vjp
 
 from cases import CASES
 from oracle import assert_close, finite_differences

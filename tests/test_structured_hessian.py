@@ -14,8 +14,8 @@ import symgrad as sg
 from symgrad.core.interpreter import interpret
 from symgrad.core.ir import Aval, Graph, Var
 from symgrad.core.tracing import Trace
-from symgrad.prims.linalg import matmul_p
 from symgrad.passes.structure import one_hot_products
+from symgrad.prims.linalg import matmul_p
 
 
 def loglik(x, A, b):

@@ -37,6 +37,10 @@ from typing import Any
 
 import numpy as np
 
+from ..core.ir import BOOL, F32, FLOAT, Aval, Graph
+from ..core.pytree import Tree, flatten
+from ..core.tracing import current_trace
+from ..numpy_api import stage
 from ..transforms import pipeline
 from ..transforms.calls import (
     _cotangent_leaves,
@@ -48,10 +52,6 @@ from ..transforms.calls import (
 )
 from ..transforms.captured import world
 from ..transforms.signature import Signature
-from ..core.ir import BOOL, F32, FLOAT, Aval, Graph
-from ..core.pytree import Tree, flatten
-from ..core.tracing import current_trace
-from ..numpy_api import stage
 from .plan import Plan, make_plan
 from .rows import RowSplitError
 

@@ -55,13 +55,13 @@ from typing import Any
 
 import numpy as np
 
-from ..transforms import pipeline
-from ..core.errors import SCALAR_OUTPUT_ERROR
 from ..core.config import config
+from ..core.errors import SCALAR_OUTPUT_ERROR
 from ..core.interpreter import interpret
 from ..core.ir import Aval, Eqn, Graph, Literal, Var, freeze_params
 from ..core.tracing import Traced
 from ..prims.elementwise import add_p
+from ..transforms import pipeline
 from . import views
 from .graph import Node
 

@@ -44,9 +44,9 @@ from ..core.ir import FLOATS, TUPLE, Aval, Eqn, Graph, Primitive, Var
 from ..core.tracing import Trace, recording, shape_of
 from ..prims.convert import convert
 from ..prims.elementwise import add, greater, where, where_p
+from ..prims.operators import PrimTracer
 from ..prims.reductions import broadcast_to, expand, unbroadcast
 from ..prims.registry import broadcast_shapes
-from ..prims.operators import PrimTracer
 
 
 def active_vars(graph: Graph, wrt: Sequence[int]) -> set[int]:

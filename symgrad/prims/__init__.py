@@ -24,7 +24,7 @@ the declaration.
 - :mod:`.control`: ``proj`` (a part of a tuple) and ``cond``; :mod:`.loops`:
   ``loop`` (fori_loop, scan) and ``while``: primitives whose parameters hold graphs;
 - :mod:`.norms`: ``norm2``, the Euclidean norm over axes, scaled (LAPACK's dnrm2);
-- :mod:`.tracer`: the operators of traced values, and the tracer VJP rules see.
+- :mod:`.operators`: the operators of traced values, and the tracer VJP rules see.
 """
 
 from .bitwise import bitwise_p

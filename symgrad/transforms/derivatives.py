@@ -29,10 +29,10 @@ from typing import Any
 
 import numpy as np
 
-from .api import Jit, Transformed, grad, vjp
-from .captured import world
 from ..core.pytree import flatten, unflatten
 from ..core.tracing import current_trace, forward_mode, shape_of
+from .api import Jit, Transformed, grad, vjp
+from .captured import world
 from .vectorize import vmap
 
 #: compiled helpers kept per (function, options): a jvp or hvp called in a loop traces once

@@ -33,8 +33,8 @@ from ..core.errors import SCALAR_OUTPUT_ERROR
 from ..core.ir import BOOL, F32, FLOAT, INT, Aval, Graph
 from ..core.tracing import as_constant_array
 from ..passes.adjoint import adjoint
-from ..passes.rewrites import optimize
 from ..passes.reroll import reroll
+from ..passes.rewrites import optimize
 from ..passes.structure import one_hot_products
 
 __all__ = ["SCALAR_OUTPUT_ERROR", "build", "cotangent", "derive", "differentiate", "kernel_entry",

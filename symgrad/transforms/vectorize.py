@@ -22,14 +22,14 @@ from typing import Any
 
 import numpy as np
 
-from .api import Jit, Transformed
 from ..core.ir import Aval
 from ..core.pytree import flatten, unflatten
 from ..core.tracing import Tracer, current_trace, inline, shape_of
 from ..numpy_api import stage
 from ..numpy_api.control import PER_EXAMPLE_FIX, BoundError
-from .pipeline import kernel_input
 from ..passes.batching import batch
+from .api import Jit, Transformed
+from .pipeline import kernel_input
 
 
 def vmap(fun: Callable, in_axes: int | None | Sequence[int | None] = 0,
