@@ -137,6 +137,16 @@ def test_the_graph_is_built_from_every_module():
     assert "symgrad.cli.checks" in GRAPH["symgrad.cli.report"]
 
 
+#: the modules at the top of the package beside __init__ and __main__ (issue 30: everything
+#: else lives in a layer folder); each keeps a public name: ``sg.testing`` (as
+#: ``np.testing``), and ``symgrad.ops`` (numpy's API under the name earlier code imported)
+TOP_LEVEL = {"symgrad", "symgrad.__main__", "symgrad.ops", "symgrad.testing"}
+
+
+def test_only_the_named_modules_sit_at_the_top_of_the_package():
+    assert {m for m, path in MODULES.items() if path.parent == ROOT} == TOP_LEVEL
+
+
 def test_there_is_no_import_cycle():
     index: dict[str, int] = {}
     low: dict[str, int] = {}
