@@ -57,7 +57,7 @@ t0 = time.perf_counter()
 import numpy as np
 import symgrad as sg
 t_import = time.perf_counter() - t0
-from symgrad import api
+from symgrad.transforms import api
 from symgrad.backend.numba import compile as kernels
 
 marks = {}

@@ -20,40 +20,47 @@ The same gradients, the PyTorch way (:mod:`symgrad.autograd`, :mod:`symgrad.eage
             [4.5000, 4.5000]])
 
 Importing symgrad loads numpy only; Numba is imported when a kernel is first
-compiled, SymPy only by :mod:`symgrad.sympy_bridge` and Graphviz only to draw.
+compiled, SymPy only by :mod:`symgrad.core.sympy_bridge` and Graphviz only to draw.
 ``symgrad.testing`` (``check_grad``) is imported on first use of ``sg.testing``, as
 ``np.testing``.
 
 Layers. Each folder imports only from the layers below it (``tests/test_layers.py``
-checks it, with imports inside functions counted, and that there is no cycle):
+checks it, every import counted: inside functions and under ``TYPE_CHECKING`` too,
+and that there is no cycle):
 
-- ``core/``: the IR and its text form, the checker, the interpreter, tracing
-  machinery, conventions, errors. Imports nothing of symgrad.
-- ``prims/``: every primitive, what it means (facets and flags), and the recording
-  helpers VJP rules use. Imports ``core``.
+- ``core/``: the IR and its text form, the checker, the interpreter (and the graph
+  as SymPy expressions, ``core.sympy_bridge``), tracing machinery, conventions,
+  errors. Imports nothing of symgrad.
+- ``prims/``: every primitive with all its facets and flags, the operators of traced
+  values and the recording helpers VJP rules use. Imports ``core``.
 - ``numpy_api/``: numpy's API on traced values (ufunc and ``__array_function__``
   dispatch, indexing, ``sg.at``, linalg). Imports ``core``, ``prims``.
-- ``transforms/``: the adjoint and the passes. Imports ``core``, ``prims``.
+- ``passes/``: graph -> graph passes (the adjoint, rewrites, batching, loops).
+  Imports ``core``, ``prims``.
 - ``backend/``: ``program.build`` and the registry of backends; ``backend/numba/``:
   its lowering tables (keyed by primitives), fusion, split, codegen, the kernel cache.
   Imports ``core``, ``prims``.
-- ``pipeline.py``: the one build (adjoint, passes, backend) for every front end.
-  Imports ``core``, ``transforms``, ``backend``.
-- ``calls.py``: how a call reads its arguments (traced or static, cache keys,
-  ``gradient=``, Dask arrays), for ``api.py`` and ``distributed/``. Imports
-  ``core``, ``prims``, ``pipeline``.
+- ``transforms/``: what users call, module by module from the bottom:
+  ``pipeline`` (the one build, adjoint, passes, backend, for every front end),
+  ``captured`` (what a function reads from outside, guarded), ``calls`` (how a
+  call reads its arguments), ``signature`` (one class per transformation: jit,
+  grad, value_and_grad, vjp), ``api`` (``grad``, ``jit``, ``vjp``: ``Transformed``,
+  the call machinery), ``vectorize`` (``vmap``), ``derivatives`` (``jvp``,
+  ``jacfwd``, ``hessian``, ...), ``export`` (``sg.export``).
 - ``distributed/``: calls with Dask arrays, split at the rows into passes over the
-  chunks. Imports the layers below the front ends, ``captured`` and ``calls``;
-  ``api.py`` hands it such calls, importing it inside the call (so that Dask loads
-  only then); it never imports ``api``.
-- Front ends, on top: ``api.py`` (grad, jit, vjp), ``eager/`` (Tensor, backward)
-  with ``autograd/``, ``cli/`` (the command), ``sympy_bridge.py``,
-  ``testing.py``, ``ops.py``, ``export.py`` (``sg.export``). They may import any layer below, and ``cli``
-  and ``testing`` the other front ends; nothing below imports them.
+  chunks. Imports the layers below the front ends and ``transforms`` up to
+  ``signature``; ``transforms.api`` hands it a call's ``Signature``, importing it
+  inside the call (so that Dask loads only then); it never imports ``api``.
+- Front ends over the eager Tensor: ``eager/`` (Tensor, backward) with
+  ``autograd/``, ``nn/`` and ``optim/`` (PyTorch's names); tools over the front
+  ends: ``cli/`` (the command) and ``testing.py``. Two modules stay at the top
+  level, for their public names: ``testing.py`` (``sg.testing``, as
+  ``np.testing``; it uses ``transforms`` and SymPy, so no lower layer may hold it)
+  and ``ops.py`` (``symgrad.ops``, numpy's API under the name earlier code imported:
+  a re-export of ``numpy_api``, no code of its own).
 """
 
 from . import autograd, nn, ops, optim  # noqa: E402,F401 (symgrad.ops: numpy's API, by its old name; torch.nn, torch.optim)
-from .api import grad, jit, value_and_grad, vjp  # noqa: E402
 from .autograd import (  # noqa: E402
     Variable,
     enable_grad,
@@ -75,7 +82,6 @@ from .core.errors import (  # noqa: E402
 )
 from .core.ir import Graph  # noqa: E402
 from .core.version import __version__  # noqa: E402
-from .derivatives import hessian, hvp, jacfwd, jacobian, jacrev, jvp, linearize  # noqa: E402
 from .eager.dtypes import (  # noqa: E402
     Size,
     bool,
@@ -208,13 +214,23 @@ from .eager.tensor_ops import (  # noqa: E402
     zeros_like,
 )
 from .numpy_api import array, at, cond, fori_loop, scan, softplus, while_loop, xlogy  # noqa: E402
-from .vectorize import vmap  # noqa: E402
 from .numpy_api.custom import (  # noqa: E402 -- your own derivative rules (JAX's names)
     ShapeDtypeStruct,
     custom_jvp,
     custom_vjp,
     pure_callback,
 )
+from .transforms.api import grad, jit, value_and_grad, vjp  # noqa: E402
+from .transforms.derivatives import (  # noqa: E402
+    hessian,
+    hvp,
+    jacfwd,
+    jacobian,
+    jacrev,
+    jvp,
+    linearize,
+)
+from .transforms.vectorize import vmap  # noqa: E402
 
 __all__ = ["grad", "value_and_grad", "vjp", "jit", "jvp", "linearize", "vmap", "jacfwd", "jacrev",
            "jacobian", "hessian", "hvp", "at", "softplus", "xlogy", "Graph",
@@ -275,7 +291,7 @@ __all__ += ["linalg", "cummax", "cummin", "cumprod", "div", "divide", "einsum", 
             "index_select", "logcumsumexp", "roll", "scatter", "scatter_add", "scatter_reduce",
             "set_default_dtype", "trace", "tril", "triu", "load", "save", "float16", "half",
             "bfloat16", "int8", "int16", "int32", "short", "uint8"]
-from .export import export  # noqa: E402 -- a kernel as a standalone module (sg.export)
+from .transforms.export import export  # noqa: E402 -- a kernel as a standalone module (sg.export)
 
 __all__ += ["export"]
 _from_environment()

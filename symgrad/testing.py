@@ -21,10 +21,12 @@ from typing import Any
 
 import numpy as np
 
-from .api import _is_array_like, grad
 from .core.ir import Aval
 from .core.tracing import arg_names
 from .numpy_api import trace
+from .transforms.api import grad
+from .transforms.calls import _is_array_like
+from .transforms.derivatives import hessian
 
 #: SymPy differentiates element by element: beyond this many input elements it is skipped
 SYMPY_MAX_ELEMENTS = 400
@@ -308,8 +310,6 @@ def _check_hessian(f: Callable, values: list[Any], names: list[str], wrt: tuple[
                    gradient: Any) -> GradReport:
     """``check_grad(..., order=2)``: each argument's Hessian block against SymPy and
     against central differences of symgrad's gradient."""
-    from .derivatives import hessian
-
     if gradient is not None:
         raise ValueError("check_grad(order=2) checks the Hessian of a scalar function; "
                          "it takes no gradient=")
@@ -351,7 +351,7 @@ def _sympy_hessian(f: Callable, values: list[Any], names: list[str],
         return None, f"over {SYMPY_MAX_ELEMENTS} Hessian elements"
     import sympy as sp
 
-    from .sympy_bridge import evaluate, gradient_expressions, input_symbols
+    from .core.sympy_bridge import evaluate, gradient_expressions, input_symbols
 
     try:
         graph, _ = trace(f, avals, values, names)
@@ -387,7 +387,7 @@ def _sympy_gradient(f: Callable, values: list[Any], names: list[str], wrt: tuple
              for i, v in enumerate(values)]
     if sum(int(np.prod(a.shape)) for a in avals if a is not None) > SYMPY_MAX_ELEMENTS:
         return None, f"over {SYMPY_MAX_ELEMENTS} elements"
-    from .sympy_bridge import evaluate, gradient_expressions  # imports SymPy
+    from .core.sympy_bridge import evaluate, gradient_expressions  # imports SymPy
 
     try:
         graph, _ = trace(f, avals, values, names)

@@ -38,7 +38,7 @@ import scipy.special
 import sympy as sp
 
 import symgrad as sg
-from symgrad.sympy_bridge import (  # noqa: I001
+from symgrad.core.sympy_bridge import (  # noqa: I001
     _at_point,
     _numerically,
     gradient_expressions,

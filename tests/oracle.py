@@ -15,9 +15,9 @@ import numpy as np
 
 from symgrad import prims as P
 from symgrad.core.ir import Aval
+from symgrad.core.sympy_bridge import evaluate, gradient_expressions, to_sympy
 from symgrad.core.tracing import arg_names
 from symgrad.numpy_api import trace
-from symgrad.sympy_bridge import evaluate, gradient_expressions, to_sympy
 
 RTOL = 1e-12
 ATOL = 1e-12

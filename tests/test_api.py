@@ -205,3 +205,17 @@ def test_literal_arithmetic_in_vjp_rules_follows_ieee():
 def test_vjp_of_a_ufunc():
     y, pullback = sg.vjp(np.sin, X)
     assert_close(pullback(np.ones((2, 2)))[0], np.cos(X))
+
+
+def test_the_interpreter_backend_has_its_name_and_numpy_stays_an_alias():
+    """backend="interpreter" names the core interpreter; "numpy", its older name, runs
+    the same (no program breaks); any other name is refused with the list."""
+    x = np.array([0.3, -1.2, 2.0])
+    want = 2 * x * np.cos(x ** 2)  # d/dx sum(sin(x^2)), by hand
+    by_name = sg.grad(lambda x: np.sum(np.sin(x ** 2)), backend="interpreter")
+    by_alias = sg.grad(lambda x: np.sum(np.sin(x ** 2)), backend="numpy")
+    np.testing.assert_allclose(by_name(x), want, rtol=1e-14)
+    np.testing.assert_array_equal(by_name(x), by_alias(x))
+    assert sg.jacfwd(np.sin, backend="interpreter")(x).shape == (3, 3)
+    with pytest.raises(ValueError, match="'numba', 'interpreter', 'numpy'"):
+        sg.jit(np.sin, backend="cuda")

@@ -161,7 +161,7 @@ def test_without_fork_the_steps_run_here_under_an_alarm(monkeypatch):
 
 def test_a_nested_time_limit_keeps_the_outer_deadline():
     # simplify's own limit inside a step's: before, leaving the inner one cancelled both
-    from symgrad.sympy_bridge import OutOfTime, time_limit
+    from symgrad.core.sympy_bridge import OutOfTime, time_limit
 
     start = time.monotonic()
     with pytest.raises(OutOfTime):

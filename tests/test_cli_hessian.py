@@ -232,7 +232,7 @@ def test_check_ok(args, capsys):
 
 
 def test_check_fails_on_a_wrong_hessian(monkeypatch, capsys):
-    from symgrad.cli import second
+    from symgrad.cli import hessians as second
 
     right = second._values
 
@@ -253,7 +253,7 @@ def test_check_fails_on_a_wrong_hessian(monkeypatch, capsys):
 def test_a_mismatch_in_one_row_fails_the_block():
     # rows of a block are checked one at a time; one rule makes their verdict
     from symgrad.cli.checks import FDCheck
-    from symgrad.cli.second import _combined
+    from symgrad.cli.hessians import _combined
     from symgrad.testing import NAN_AT_STEP
 
     good, bad = FDCheck(1e-10, 3, 3), FDCheck(2e-3, 3, 3)
@@ -271,7 +271,7 @@ def test_a_mismatch_in_one_row_fails_the_block():
 
 
 def test_sympy_second_derivatives_it_leaves_unevaluated_are_numbers():
-    from symgrad.sympy_bridge import _numerically
+    from symgrad.core.sympy_bridge import _numerically
 
     x = sp.Symbol("x", real=True)
     point = {x: sp.Float(0.3, 60)}
@@ -282,7 +282,7 @@ def test_sympy_second_derivatives_it_leaves_unevaluated_are_numbers():
 
 
 def test_block_pattern():
-    from symgrad.sympy_bridge import block_pattern, element_symbols
+    from symgrad.core.sympy_bridge import block_pattern, element_symbols
 
     x, w = element_symbols("x", (3,)), element_symbols("w", (2,))
     y = element_symbols("y", ())

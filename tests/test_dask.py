@@ -344,7 +344,7 @@ def test_chunk_programs_pickle_to_a_working_program():
     w, X, y, Xd, yd = data("pickle")
     g = sg.grad(logistic, backend="numpy")
     g(w, Xd, yd)
-    (prepared,) = _cache_of(g).values()
+    (prepared,) = _cache_of(g.signature).values()
     program = prepared.programs[0]
     clone = pickle.loads(pickle.dumps(program))
     inputs = prepared.plan.passes[0].graph.inputs

@@ -1,6 +1,6 @@
 """The fast path under state changes: every call gives what a fresh interpreter call gives.
 
-The fast path (``symgrad.calls._runner``) calls the compiled Numba overload
+The fast path (``symgrad.transforms.calls._runner``) calls the compiled Numba overload
 directly, keyed by cheap facts of the arguments, and checks the guards of what
 the function reads from outside. These tests change what a warm signature
 depends on between calls -- a closure array mutated in place, a global rebound,
@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 import symgrad as sg
 from symgrad.backend.numba import compile as kernels
-from symgrad.calls import _fast_key
+from symgrad.transforms.calls import _fast_key
 
 SCALE = 2.0
 TABLE = np.array([1.0, 2.0, 3.0])

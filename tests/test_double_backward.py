@@ -264,7 +264,7 @@ def test_retain_graph():
 
 
 def test_a_primitive_the_eager_trace_cannot_apply_is_named():
-    from symgrad import pipeline
+    from symgrad.transforms import pipeline
     from symgrad.core.ir import Aval
     from symgrad.eager.double import replay
     from symgrad.numpy_api import trace

@@ -18,7 +18,7 @@ import pytest
 import symgrad as sg
 from symgrad import prims
 from symgrad.backend import numpy_source
-from symgrad.export import ExportError
+from symgrad.transforms.export import ExportError
 
 SITE = [p for p in (*site.getsitepackages(), site.getusersitepackages()) if os.path.isdir(p)]
 

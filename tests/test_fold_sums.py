@@ -12,7 +12,7 @@ import sympy as sp
 import symgrad as sg
 from symgrad.cli.sums import fold_sums
 from symgrad.cli.symbolic import folded
-from symgrad.sympy_bridge import element_pattern, element_symbols, input_symbols
+from symgrad.core.sympy_bridge import element_pattern, element_symbols, input_symbols
 
 X = element_symbols("X", (2, 3))
 A = element_symbols("A", (3, 3))

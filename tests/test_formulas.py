@@ -9,7 +9,7 @@ import pytest
 import sympy as sp
 
 import symgrad as sg
-from symgrad.sympy_bridge import (
+from symgrad.core.sympy_bridge import (
     element_pattern,
     element_symbols,
     exact,

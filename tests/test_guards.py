@@ -552,7 +552,7 @@ def test_a_pullback_of_a_fail_closed_function_belongs_to_its_world():
 def test_guarded_kinds_do_not_fail_closed():
     import test_soundness
 
-    from symgrad.captured import world
+    from symgrad.transforms.captured import world
 
     for capture in test_soundness.CAPTURES + CAPTURES:
         f, _ = capture()
@@ -568,7 +568,7 @@ def test_the_warning_points_at_the_call_and_names_the_read():
 
 
 def test_library_functions_are_not_guarded():
-    from symgrad.captured import world
+    from symgrad.transforms.captured import world
 
     f = lambda x: np.sum(np.tanh(x)) + np.pi  # noqa: E731
     assert world(f, (X,)) is None

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import symgrad as sg
-from symgrad import api
+from symgrad.transforms import api
 
 
 @pytest.mark.parametrize("argnums", [0.0, "0", (0, 0.5), None, True, (1, 1)])

@@ -22,7 +22,7 @@ import pytest
 import sympy as sp
 
 import symgrad as sg
-from symgrad.sympy_bridge import evaluate, gradient_expressions, input_symbols, to_sympy
+from symgrad.core.sympy_bridge import evaluate, gradient_expressions, input_symbols, to_sympy
 
 from cases import CASES, Case
 from oracle import assert_close, forward_graph, rng_for

@@ -14,8 +14,8 @@ from hypothesis.extra import numpy as hnp
 import symgrad as sg
 from symgrad.core.check import check
 from symgrad.core.interpreter import interpret
-from symgrad.transforms.adjoint import adjoint
-from symgrad.transforms.passes import optimize
+from symgrad.passes.adjoint import adjoint
+from symgrad.passes.rewrites import optimize
 
 from oracle import assert_close, finite_differences, forward_graph, rng_for, sympy_gradient
 

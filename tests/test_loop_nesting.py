@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 import symgrad as sg
-from symgrad.transforms.batching import NotBatchable
+from symgrad.passes.batching import NotBatchable
 
 from oracle import assert_close, finite_differences
 

@@ -17,7 +17,7 @@ import sympy
 
 import symgrad as sg
 from symgrad.backend.numba import compile as kernels
-from symgrad.transforms.batching import NotBatchable
+from symgrad.passes.batching import NotBatchable
 
 from oracle import assert_close, finite_differences, rng_for
 

@@ -10,8 +10,8 @@ import symgrad as sg
 from symgrad.core.check import check
 from symgrad.core.interpreter import interpret
 from symgrad.numpy_api import functions as ops
-from symgrad.transforms.adjoint import adjoint
-from symgrad.transforms.passes import (
+from symgrad.passes.adjoint import adjoint
+from symgrad.passes.rewrites import (
     EXACT,
     PIPELINE,
     cse,

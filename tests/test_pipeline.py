@@ -1,5 +1,5 @@
 """One pipeline for every front end: grad, jit, vjp and Tensor.backward build through
-``symgrad.pipeline``, so the IR checker (``SYMGRAD_CHECK_IR=1``, set by conftest.py)
+``symgrad.transforms.pipeline``, so the IR checker (``SYMGRAD_CHECK_IR=1``, set by conftest.py)
 covers all of them, and they share argument and cotangent handling."""
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ import pytest
 
 import symgrad as sg
 import symgrad as torch
-from symgrad import pipeline
 from symgrad.autograd import Variable
 from symgrad.core.ir import Aval, IRError
 from symgrad.eager import backward as engine
-from symgrad.transforms import passes
+from symgrad.passes import rewrites as passes
+from symgrad.transforms import pipeline
 
 
 @pytest.fixture(autouse=True)
@@ -52,7 +52,7 @@ def test_every_front_end_builds_through_derive(name, monkeypatch):
     derive = pipeline.derive
     monkeypatch.setattr(pipeline, "derive", lambda *a, **k: calls.append(a) or derive(*a, **k))
     FRONT_ENDS[name]()
-    assert calls, f"{name} did not build through symgrad.pipeline.derive"
+    assert calls, f"{name} did not build through symgrad.transforms.pipeline.derive"
 
 
 @pytest.mark.parametrize("name", ["Tensor.backward", "grad", "vjp"])

@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 import symgrad as sg
-from symgrad.sympy_bridge import element_symbols, evaluate, exact, gradient_expressions
+from symgrad.core.sympy_bridge import element_symbols, evaluate, exact, gradient_expressions
 
 from cases import CASES, Case
 from expressions import load_corpus

@@ -376,7 +376,7 @@ def test_every_transform_has_a_rule_for_every_primitive(name):
     """The transforms that need a rule per primitive find one: the adjoint its ``vjp``
     (a declared facet), vmap its ``batch`` facet or its kind's rule (CONTRIBUTING.md,
     'Adding a transform')."""
-    from symgrad.transforms.batching import rule
+    from symgrad.passes.batching import rule
 
     prim = P.REGISTRY[name]
     assert callable(prim.vjp)

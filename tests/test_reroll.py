@@ -12,7 +12,7 @@ import pytest
 
 import symgrad as sg
 from symgrad.core.ir import subgraphs
-from symgrad.transforms.reroll import reroll
+from symgrad.passes.reroll import reroll
 
 from oracle import assert_close
 

@@ -15,6 +15,7 @@ import pytest
 import sympy
 
 import symgrad as sg
+from symgrad.transforms.signature import Grad
 
 # ---------------------------------------------------------------------------
 # composed transformations, against SymPy
@@ -64,8 +65,8 @@ def test_wrapping_never_changes_the_inner_transformation():
     assert outer(2.0) == pytest.approx(12.0)
     assert inner(2.0) == pytest.approx(12.0)
     assert inner.__dict__.keys() == before.keys()
-    assert inner.fun is before["fun"] and inner.mode == "grad"
-    assert outer.fun is inner and outer.mode == "grad"
+    assert inner.fun is before["fun"] and type(inner.signature) is Grad
+    assert outer.fun is inner and type(outer.signature) is Grad
     assert outer.__name__ == inner.__name__ == "<lambda>"
 
 

@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 
 import symgrad as torch
-from symgrad.api import Transformed
 from symgrad.backend import program
 from symgrad.backend.numba import compile as kernels
 from symgrad.backend.numba import split
@@ -18,6 +17,7 @@ from symgrad.core.interpreter import interpret
 from symgrad.core.ir import Aval, Eqn, Graph, Literal, Var
 from symgrad.eager import backward as autograd
 from symgrad.prims import REGISTRY, add_p, mul_p, sin_p
+from symgrad.transforms.api import Grad, Jit, Transformed, Vjp
 
 from cases import CASES
 from oracle import assert_close, finite_differences
@@ -60,9 +60,9 @@ def test_pieces_of_every_case_compute_the_whole_graph_bitwise(case):
     every 1, 2 or 5 equations."""
     args = case.args()
     n = len(args)
-    forward = Transformed(case.fn, "jit", backend="numpy")
+    forward = Transformed(Jit(case.fn, backend="numpy"))
     ct = np.ones(np.shape(forward(*args)))
-    t = Transformed(case.fn, "vjp", argnums=tuple(range(n)), backend="numpy")
+    t = Transformed(Vjp(case.fn, argnums=tuple(range(n)), backend="numpy"))
     spec, inputs = t._prepare(args, ct)
     want = interpret(spec.graph, *inputs)
     # A piece's outputs are contiguous copies (never views), and BLAS may round a
@@ -82,7 +82,7 @@ def test_pieces_of_every_case_compute_the_whole_graph_bitwise(case):
 
 
 def test_a_graph_within_the_limit_is_one_piece_itself():
-    graph = Transformed(recurrence(3), "grad", backend="numpy").graph(np.ones(3), np.ones(3))
+    graph = Transformed(Grad(recurrence(3), backend="numpy")).graph(np.ones(3), np.ones(3))
     assert split.split(graph, len(graph.eqns)) == [graph]
     assert len(split.split(graph, len(graph.eqns) - 1)) == 2
 
@@ -91,7 +91,7 @@ def test_cuts_go_where_fewest_values_cross(monkeypatch):
     """An unrolled recurrence: cut between steps (one value and its residual live), not
     inside one; the forward pieces of equal length then have the same structure."""
     monkeypatch.setattr(torch.config, "reroll", False)  # unrolled, not one loop
-    graph = Transformed(recurrence(40), "grad", backend="numpy").graph(np.ones(3), np.ones(3))
+    graph = Transformed(Grad(recurrence(40), backend="numpy")).graph(np.ones(3), np.ones(3))
     built = program.build(graph, "f", "test", backend="numpy", max_eqns=LIMIT)
     assert len(built.pieces) > 10
     assert len({s.key for s in built.sources}) <= 6, "repeated pieces share one source"
@@ -154,7 +154,7 @@ def test_tensor_backward_through_split_kernels(monkeypatch):
     monkeypatch.setattr(split, "FEW_ARRAYS", -1)  # split even a graph fused into one loop
     monkeypatch.setattr(autograd, "_CACHE", type(autograd._CACHE)())
     w = torch.tensor(-0.45)
-    want = Transformed(recurrence(30), "grad", backend="numpy")(0.7, -0.45)
+    want = Transformed(Grad(recurrence(30), backend="numpy"))(0.7, -0.45)
     for _ in range(3):  # interpreted, then compiled, then the cached kernels
         x = torch.tensor(0.7, requires_grad=True)
         y = x

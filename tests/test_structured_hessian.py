@@ -1,4 +1,4 @@
-"""Products by one-hot matrices as gathers (symgrad.transforms.structure).
+"""Products by one-hot matrices as gathers (symgrad.passes.structure).
 
 ``sg.hessian`` batches its tangents against an identity basis; the products of
 ``inv``'s batched tangent with that basis were dense ``(d², d) @ (d, d)`` matrix
@@ -14,8 +14,8 @@ import symgrad as sg
 from symgrad.core.interpreter import interpret
 from symgrad.core.ir import Aval, Graph, Var
 from symgrad.core.tracing import Trace
+from symgrad.passes.structure import one_hot_products
 from symgrad.prims.linalg import matmul_p
-from symgrad.transforms.structure import one_hot_products
 
 
 def loglik(x, A, b):

@@ -17,9 +17,9 @@ import numpy as np
 import pytest
 
 import symgrad as sg
-from symgrad import api
 from symgrad.eager import backward as eager_backward
 from symgrad.prims import registry
+from symgrad.transforms import api
 
 THREADS = 8
 

@@ -2,7 +2,7 @@
 
 The interpreter (:mod:`symgrad.core.interpreter`) runs a graph by calling each
 primitive's numpy ``impl``; this module writes the same computation as Python
-source that needs only numpy, for :func:`symgrad.export.export`'s ``target="numpy"``.
+source that needs only numpy, for :func:`symgrad.transforms.export.export`'s ``target="numpy"``.
 It is a small lowering in the shape every backend will have: :data:`LOWERINGS`, a
 table keyed by :class:`~symgrad.core.ir.Primitive` objects, says what text each
 primitive becomes; an elementwise primitive whose ``impl`` is its numpy ufunc

@@ -1,6 +1,6 @@
 """Python functions, and everything they reference, copied into one module's text.
 
-An exported module (:func:`symgrad.export.export`) must run where symgrad is not
+An exported module (:func:`symgrad.transforms.export.export`) must run where symgrad is not
 installed, yet kernels call helpers that live in symgrad (``vm.exp`` of
 :mod:`.vecmath`, a primitive's numpy implementation). :class:`Copier` copies such
 a function's source, under a new name, together with what it reads at module

@@ -10,7 +10,7 @@ pickled back), each result is sent as soon as it is ready, and at the deadline
 the child is killed. Its address space is limited to half the memory
 available, so that a runaway expression is a ``MemoryError`` there, not the
 machine's. Without ``fork`` (Windows) the steps run in this process under
-:func:`symgrad.sympy_bridge.time_limit` (``SIGALRM``, where there is one).
+:func:`symgrad.core.sympy_bridge.time_limit` (``SIGALRM``, where there is one).
 
 :func:`memory_refusal` compares the working set that the values of ``--at``
 need (the interpreter's, :func:`symgrad.core.interpreter.peak_bytes`, or with
@@ -58,7 +58,7 @@ def describe(e: BaseException) -> str:
     """An exception as one short line: ``OverflowError: too many digits in integer``."""
     import sys
 
-    bridge = sys.modules.get("symgrad.sympy_bridge")  # not imported here: it imports SymPy
+    bridge = sys.modules.get("symgrad.core.sympy_bridge")  # not imported here: it imports SymPy
     if bridge is not None and isinstance(e, bridge.TooLarge):
         return str(e)
     if isinstance(e, MemoryError):
@@ -109,7 +109,7 @@ def _in_child(steps: Mapping[str, Step], deadline: float) -> dict[str, Outcome]:
 def _child(send: Any, steps: Mapping[str, Step], deadline: float) -> None:
     import signal
 
-    from ..sympy_bridge import OutOfTime
+    from ..core.sympy_bridge import OutOfTime
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C: the parent stops, and kills this
     _limit_memory()
@@ -147,7 +147,7 @@ def _limit_memory() -> None:
 
 
 def _in_process(steps: Mapping[str, Step], deadline: float) -> dict[str, Outcome]:
-    from ..sympy_bridge import OutOfTime, time_limit
+    from ..core.sympy_bridge import OutOfTime, time_limit
 
     outcomes: dict[str, Outcome] = {}
     for name, step in steps.items():

@@ -22,7 +22,7 @@ that SymPy does runs under one budget, ``--sympy-seconds``, in a child process
 (:mod:`.symbolic` asks, :mod:`.bounds` runs); ``--check``'s comparisons and their
 one verdict are :mod:`.checks`, what is printed :mod:`.report`. What every
 command starts from (the function, its variables and values) is :mod:`.problem`;
-``hessian`` and ``grad --jacobian`` are :mod:`.second`.
+``hessian`` and ``grad --jacobian`` are :mod:`.hessians`.
 """
 
 from __future__ import annotations
@@ -261,7 +261,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     try:
         if args.command == "hessian":
-            from .second import run_hessian
+            from .hessians import run_hessian
 
             return run_hessian(args)
         return run_grad(args) if args.command == "grad" else run_graph(args)
@@ -298,12 +298,12 @@ def _error(message: str, code: int) -> int:
 
 def run_grad(args: argparse.Namespace) -> int:
     if args.jacobian:
-        from .second import run_jacobian
+        from .hessians import run_jacobian
 
         return run_jacobian(args)
     import numpy as np
 
-    from ..api import value_and_grad
+    from ..transforms.api import value_and_grad
     from ..core.errors import SCALAR_OUTPUT_ERROR
 
     p, at, sample, graph = prepared(args, "gradient")
@@ -393,7 +393,7 @@ def run_graph(args: argparse.Namespace) -> int:
     graph = forward(p, sample)
     adjoint, n_primal = None, len(graph.outputs)
     if args.adjoint:
-        from ..api import value_and_grad
+        from ..transforms.api import value_and_grad
 
         ct = None if graph.outputs[0].shape == () else np.ones(graph.outputs[0].shape)
         try:  # value_and_grad: the adjoint beside the value it starts from

@@ -2,7 +2,7 @@
 variables, their shapes and ``--at`` values (a :class:`Problem`), its traced
 graph, and :class:`CLIError`, the one-line error that every refusal is.
 
-:mod:`.command` (grad, graph) and :mod:`.second` (hessian, grad --jacobian)
+:mod:`.command` (grad, graph) and :mod:`.hessians` (hessian, grad --jacobian)
 build on it; like :mod:`.command`, it imports nothing heavy until a function runs.
 """
 

@@ -176,7 +176,7 @@ class Report:
             return {"omitted": value}
         import sympy as sp
 
-        from ..sympy_bridge import index_symbols
+        from ..core.sympy_bridge import index_symbols
 
         if kind == "matrix":
             return self._matrix(value, bare)

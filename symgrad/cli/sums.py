@@ -20,12 +20,12 @@ def fold_sums(expr: Any, symbols: dict[str, Any], letters: Sequence[str] = "jkmn
     ``Sum(x[j]**2, (j, 0, 2))``, so the formula's length does not grow with the size.
 
     ``symbols`` maps each input's name to its element symbols (as for
-    :func:`symgrad.sympy_bridge.element_pattern`); the elements of the result are
+    :func:`symgrad.core.sympy_bridge.element_pattern`); the elements of the result are
     ``Indexed`` (``x[0]`` is ``x[0]`` of ``IndexedBase("x")``), summed indices take
     the ``letters`` in order. A group of terms is folded only when every one of its ``n`` terms is
     there (with its multiplicity), so the result is the same sum, reordered.
 
-        >>> from symgrad.sympy_bridge import element_symbols
+        >>> from symgrad.core.sympy_bridge import element_symbols
         >>> x = element_symbols("x", (3,))
         >>> fold_sums(x[0]**2 + x[1]**2 + x[2]**2 + 1, {"x": x})
         Sum(x[j]**2, (j, 0, 2)) + 1

@@ -97,7 +97,7 @@ def run_sympy(p: Problem, g: Any, graph: Any, sample: list[Any], at: list[Any] |
         return SymPyResults(seconds, {}, skipped)
     import sympy  # noqa: F401  imported before the budget starts (and before a fork)
 
-    from .. import sympy_bridge  # noqa: F401
+    from ..core import sympy_bridge  # noqa: F401
     from . import bounds
 
     steps: dict[str, Any] = {}
@@ -174,7 +174,7 @@ def agrees(fun: Any, names: tuple[str, ...], shapes: dict[str, tuple[int, ...]],
     import numpy as np
     import sympy as sp
 
-    from .. import api
+    from ..transforms import api
     from .notation import numeric
 
     small = {sym: 2 + k for k, sym in enumerate(formula.dims)}
@@ -213,7 +213,7 @@ def _simplify_seconds(deadline: float, parts: int) -> float:
     ``SIMPLIFY_SECONDS`` per part; the rest is for printing."""
     import time
 
-    from ..sympy_bridge import SIMPLIFY_SECONDS
+    from ..core.sympy_bridge import SIMPLIFY_SECONDS
 
     return max(0.0, min(SIMPLIFY_SECONDS, (deadline - time.monotonic()) / 2 / max(parts, 1)))
 
@@ -225,7 +225,7 @@ def _formulas(p: Problem, g: Any, graph: Any, sample: list[Any], cotangent: Any,
     import numpy as np
 
     from ..core.ir import Printer
-    from ..sympy_bridge import element_pattern, input_symbols, simplify, simplify_all
+    from ..core.sympy_bridge import element_pattern, input_symbols, simplify, simplify_all
 
     # named as the IR names them (a variable called np or l is printed np_1, l_1)
     printer = Printer(graph)
@@ -257,7 +257,7 @@ def folded(exprs: Any, symbols: dict[str, Any], seconds: float = 1.0) -> Any:
     import numpy as np
     import sympy as sp
 
-    from ..sympy_bridge import INDEX_LETTERS, OutOfTime, time_limit
+    from ..core.sympy_bridge import INDEX_LETTERS, OutOfTime, time_limit
     from .sums import fold_sums
 
     ndim = np.ndim(exprs)
@@ -306,7 +306,7 @@ def _oracle(p: Problem, graph: Any, at: list[Any] | None, cotangent: Any) -> lis
     """SymPy's gradient of the traced function at the --at point, per wrt variable: the
     values and where they are SymPy's complex infinity ``zoo`` (an infinity of either
     sign, as ``sqrt'(0) = 1/0``), as :func:`symgrad.testing.relative_error` takes them."""
-    from ..sympy_bridge import evaluate, gradient_expressions
+    from ..core.sympy_bridge import evaluate, gradient_expressions
 
     exprs = gradient_expressions(graph, cotangent, p.argnums)
     return [evaluate(e, graph, at or [], with_zoo=True) for e in exprs]
@@ -314,7 +314,7 @@ def _oracle(p: Problem, graph: Any, at: list[Any] | None, cotangent: Any) -> lis
 
 def _sympy_derivative(p: Problem, graph: Any, cotangent: Any, deadline: float) -> dict:
     """--show sympy: the traced function and SymPy's own derivative of it."""
-    from ..sympy_bridge import gradient_expressions, simplify_all, to_sympy
+    from ..core.sympy_bridge import gradient_expressions, simplify_all, to_sympy
 
     exprs = gradient_expressions(graph, cotangent, p.argnums)
     function = to_sympy(graph)[0]
@@ -339,7 +339,7 @@ def run_sympy_blocks(p: Problem, kind: str, blocks: list[Block], graph: Any, der
         return SymPyResults(seconds, {}, skipped)
     import sympy  # noqa: F401  imported before the budget starts (and before a fork)
 
-    from .. import sympy_bridge  # noqa: F401
+    from ..core import sympy_bridge  # noqa: F401
     from . import bounds
 
     steps: dict[str, Any] = {}
@@ -357,7 +357,7 @@ def run_sympy_blocks(p: Problem, kind: str, blocks: list[Block], graph: Any, der
 def evaluate_block(exprs: Any, graph: Any, at: list[Any] | None) -> Any:
     """A block of SymPy's expressions at the --at point, 50 digits: the values and
     where they are ``zoo``, as :func:`.checks.sympy_check` takes them."""
-    from ..sympy_bridge import evaluate
+    from ..core.sympy_bridge import evaluate
 
     return evaluate(exprs, graph, at or [], with_zoo=True)
 
@@ -368,7 +368,7 @@ def _sympy_blocks(p: Problem, kind: str, blocks: list[Block], graph: Any) -> lis
     import numpy as np
     import sympy as sp
 
-    from ..sympy_bridge import exact, input_symbols, to_sympy
+    from ..core.sympy_bridge import exact, input_symbols, to_sympy
 
     symbols = input_symbols(graph)
     wrt = [np.ravel(np.asarray(symbols[p.names.index(n)], dtype=object)) for n in p.wrt]
@@ -396,7 +396,7 @@ def _sympy_blocks(p: Problem, kind: str, blocks: list[Block], graph: Any) -> lis
 def _sympy_blocks_shown(p: Problem, kind: str, blocks: list[Block], graph: Any,
                         deadline: float) -> dict:
     """--show sympy: the traced function and SymPy's own Hessian (Jacobian) of it."""
-    from ..sympy_bridge import simplify_all, to_sympy
+    from ..core.sympy_bridge import simplify_all, to_sympy
 
     exprs = _sympy_blocks(p, kind, blocks, graph)
     seconds = _simplify_seconds(deadline, len(exprs))
@@ -412,7 +412,7 @@ def _block_formulas(blocks: list[Block], derived: Any, deadline: float,
     import sympy as sp
 
     from ..core.ir import Printer
-    from ..sympy_bridge import block_pattern, input_symbols, simplify, simplify_all, to_sympy
+    from ..core.sympy_bridge import block_pattern, input_symbols, simplify, simplify_all, to_sympy
 
     printer = Printer(derived)  # named as the IR names them, as for a gradient
     symbols = input_symbols(derived)

@@ -422,7 +422,7 @@ def _swap(e: Any, swap: dict[Any, Any]) -> Any:
 
 
 def _number(value: float) -> Any:
-    from ..sympy_bridge import exact, nice_numbers
+    from ..core.sympy_bridge import exact, nice_numbers
 
     return nice_numbers(exact(value))
 

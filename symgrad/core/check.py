@@ -1,6 +1,6 @@
 """The IR checker: :func:`check` raises :class:`IRError` on a malformed graph and
 prints the equations around the bad one. ``SYMGRAD_CHECK_IR=1`` (the test
-suite sets it) makes :func:`symgrad.pipeline.derive` run it after every pass.
+suite sets it) makes :func:`symgrad.transforms.pipeline.derive` run it after every pass.
 """
 
 from __future__ import annotations

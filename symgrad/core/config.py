@@ -25,7 +25,7 @@ run can set it without touching code, and can be changed at run time::
   PyTorch, where the kernels are not what is tested).
 - ``reroll`` (``SYMGRAD_REROLL``, default on): a traced Python loop that repeats
   the same block of equations becomes one ``loop`` (see
-  :mod:`symgrad.transforms.reroll`).
+  :mod:`symgrad.passes.reroll`).
 
 The settings are plain values read when they are needed (thread-safe to read;
 set them before starting threads that use symgrad).

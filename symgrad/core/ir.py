@@ -241,10 +241,10 @@ class Primitive:
       ``None`` for none), written with the recording helpers of
       :mod:`symgrad.prims` so that the adjoint is IR again;
     - ``sympy(sp, *args, **params)``: the SymPy counterpart (see
-      :mod:`symgrad.sympy_bridge` for how each ``kind`` applies it);
+      :mod:`symgrad.core.sympy_bridge` for how each ``kind`` applies it);
     - ``simplify(eqn, producer) -> Rewrite``: exact algebraic rewrites of an
       equation of this primitive (``producer(atom)`` is the equation defining an
-      operand), one comment per rule; see :mod:`symgrad.transforms.passes`;
+      operand), one comment per rule; see :mod:`symgrad.passes.rewrites`;
     - ``accuracy(eqn, producer) -> Rewrite``: rewrites that change rounding on
       purpose (``log(1 + x) -> log1p(x)``);
     - ``batch(bind, args, batched, size, **params) -> (atom, batched)``: the
@@ -252,7 +252,7 @@ class Primitive:
       batch axis of length ``size`` (``vmap``), recorded with ``bind(prim, atoms,
       params)``; returns the result and whether it has the batch axis. Elementwise
       primitives and reductions over ``axes`` need none: their kind's rule applies
-      (:mod:`symgrad.transforms.batching`);
+      (:mod:`symgrad.passes.batching`);
     - ``linearized(eqn) -> Eqn``: the equation as it stands in the forward part of
       a graph whose adjoint differentiated it (a ``custom_vjp`` call becomes a plain
       call of the user's ``fwd``: what JAX's linearized primal is, so derivatives

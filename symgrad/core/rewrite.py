@@ -1,5 +1,5 @@
 """What rewrite rules are made of: the ``simplify`` and ``accuracy`` facets of
-primitives and the passes of :mod:`symgrad.transforms.passes` that apply them.
+primitives and the passes of :mod:`symgrad.passes.rewrites` that apply them.
 
 A rule looks at one equation (its operands already substituted) and returns a
 :data:`Rewrite`: ``None`` to keep it, an :class:`~symgrad.core.ir.Eqn` (or a list

@@ -4,7 +4,7 @@ A :class:`Tracer` stands for an array whose value is not known yet. Every
 operation on one ends in :func:`apply`, which appends one equation to the
 tracer's :class:`Trace` (or, with no traced operand, computes it with numpy).
 The operators and numpy's API on tracers are added by the layers above:
-:class:`symgrad.prims.tracer.PrimTracer` (arithmetic, for VJP rules) and
+:class:`symgrad.prims.operators.PrimTracer` (arithmetic, for VJP rules) and
 :class:`symgrad.numpy_api.ArrayTracer` (all of numpy, for user code); a trace makes
 tracers of the class it was given. Python control flow runs at trace time,
 once; ``bool()`` of a traced value therefore raises
@@ -64,7 +64,7 @@ class Trace:
         self.tracer: type[Tracer] = tracer or Tracer
         #: set by the adjoint transform to the primal equation whose VJP runs now
         self.origin: Eqn | None = None
-        #: ids of the floats the function reads from outside (symgrad.captured): these
+        #: ids of the floats the function reads from outside (symgrad.transforms.captured): these
         #: become scalar consts, kernel arguments, not literals in the kernel's source
         self.numbers = numbers
         #: ids of the numbers inlined graphs gave for their literal outputs (kept alive in
@@ -295,7 +295,7 @@ _MODE = _Mode()
 @contextmanager
 def forward_mode() -> Iterator[None]:
     """Around the double VJP's differentiation in the dummy cotangent
-    (:func:`symgrad.derivatives.jvp`): there a custom_vjp's ``bwd`` must not be
+    (:func:`symgrad.transforms.derivatives.jvp`): there a custom_vjp's ``bwd`` must not be
     differentiated in its cotangent. Only that adjoint is forward mode's: it records in
     one trace above the traces recording now, while the adjoints of the pullback it
     traces (reverse mode, such as the inner ``jacrev`` of ``hessian``) record deeper."""
@@ -494,7 +494,7 @@ def stage(fun: Callable, avals: Sequence[Aval | None], args: Sequence[Any],
     Called while another function is traced, the new trace nests inside it.
 
     ``numbers`` are the ids of the floats ``fun`` reads from outside (from
-    :func:`symgrad.captured.world`), which become scalar consts; a nested trace
+    :func:`symgrad.transforms.captured.world`), which become scalar consts; a nested trace
     inherits those of the trace it nests in.
     """
     if numbers is None:

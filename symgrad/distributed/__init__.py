@@ -3,7 +3,7 @@ with ``dask.array.Array`` arguments (data, chunked along their rows on axis 0)
 beside numpy ones (parameters).
 
 :func:`call` is what a transformed function does when an argument is a Dask
-array (:mod:`symgrad.api` hands such calls here; Dask is imported only then).
+array (:mod:`symgrad.transforms.api` hands such calls here; Dask is imported only then).
 The function is traced with the data's full shapes, differentiated and
 optimized as usual; :mod:`.plan` splits the resulting graph at the row axis
 into passes over the chunks and driver steps between them, and
@@ -33,12 +33,16 @@ from __future__ import annotations
 
 import threading
 import weakref
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from .. import pipeline
-from ..calls import (
+from ..core.ir import BOOL, F32, FLOAT, Aval, Graph
+from ..core.pytree import Tree, flatten
+from ..core.tracing import current_trace
+from ..numpy_api import stage
+from ..transforms import pipeline
+from ..transforms.calls import (
     _cotangent_leaves,
     _is_array_like,
     _is_dask_array,
@@ -46,16 +50,10 @@ from ..calls import (
     _require_hashable,
     _static_key,
 )
-from ..captured import world
-from ..core.ir import BOOL, F32, FLOAT, Aval, Graph
-from ..core.pytree import Tree, flatten
-from ..core.tracing import current_trace
-from ..numpy_api import stage
+from ..transforms.captured import world
+from ..transforms.signature import Signature
 from .plan import Plan, make_plan
 from .rows import RowSplitError
-
-if TYPE_CHECKING:
-    from ..api import Transformed
 
 __all__ = ["RowSplitError", "call", "plan_of"]
 
@@ -80,45 +78,43 @@ _LOCK = threading.Lock()
 _PER_FUNCTION = 32
 
 
-def call(t: Transformed, args: tuple, gradient: Any, kwargs: dict) -> Any:
-    """``t(*args, gradient=gradient, **kwargs)`` where some arguments are Dask arrays."""
+def call(t: Signature, args: tuple, gradient: Any, kwargs: dict) -> Any:
+    """The call ``f(*args, gradient=gradient, **kwargs)`` of the transformation whose
+    signature is ``t``, where some arguments are Dask arrays (pytree arguments come
+    flattened: :class:`symgrad.transforms.api.Transformed` hands the call of their leaves)."""
     from . import execute
 
-    flat = t._flat(args)
-    if flat is not None:  # pytree arguments: the flat function's transformation
-        inner, leaves, regroup = flat
-        return regroup(call(inner, leaves, gradient, kwargs))
     compute = kwargs.pop("compute", True)
     if not isinstance(compute, bool):
         raise TypeError(f"compute must be True or False, not {compute!r}")
     prepared, values, data = _prepare(t, args, gradient, kwargs)
     outs = execute.run(prepared.plan, prepared.programs, prepared.steps, prepared.before,
                        values, data, compute)
-    return t._result(outs, prepared.n_primal, prepared.out_tree)
+    return t.result(outs, prepared.n_primal, prepared.out_tree)
 
 
-def plan_of(t: Transformed, *args: Any, gradient: Any = None, **kwargs: Any) -> Plan:
-    """The plan that ``t(*args, **kwargs)`` runs when some arguments are Dask arrays (to
-    inspect it: ``len(plan.passes)`` is the number of passes over the data)."""
-    flat = t._flat(args)
+def plan_of(f: Any, *args: Any, gradient: Any = None, **kwargs: Any) -> Plan:
+    """The plan that ``f(*args, **kwargs)`` runs when some arguments are Dask arrays, for
+    a transformed function ``f`` (``sg.grad(g)``, ...; to inspect it: ``len(plan.passes)``
+    is the number of passes over the data)."""
+    flat = f.flattened(args)
     if flat is not None:
         return plan_of(flat[0], *flat[1], gradient=gradient, **kwargs)
     kwargs.pop("compute", None)
-    return _prepare(t, args, gradient, kwargs)[0].plan
+    return _prepare(f.signature, args, gradient, kwargs)[0].plan
 
 
-def _prepare(t: Transformed, args: tuple, gradient: Any,
+def _prepare(t: Signature, args: tuple, gradient: Any,
              kwargs: dict) -> tuple[_Prepared, dict[int, Any], dict[int, Any]]:
     """The prepared plan of this signature, and the values of the graph's inputs: numpy
     ones and Dask ones (rechunked to common row chunks), by id of the graph's input."""
-    if t.mode == "jit" and gradient is not None:
-        raise TypeError("jit functions take no gradient=; use grad or vjp")
+    t.check_gradient(gradient)
     if current_trace() is not None:
-        raise TypeError(f"{t._title} got a Dask array inside a function being traced; "
+        raise TypeError(f"{t.title} got a Dask array inside a function being traced; "
                         "call it with Dask arrays from plain Python code")
-    diff, static = t._positions(len(args))
+    diff, static = t.positions(len(args))
     values = (*args, *kwargs.values())
-    names = [*t._names(len(args)), *kwargs]
+    names = [*t.names(len(args)), *kwargs]
     key: list[Any] = [tuple(kwargs)]
     avals: list[Any] = []   # per value: its aval, None if static
     traced: list[Any] = []  # per traced value: the kernel's numpy value, or the Dask array
@@ -150,7 +146,7 @@ def _prepare(t: Transformed, args: tuple, gradient: Any,
     dask_values = [x for x in [*traced, *cts] if _is_dask_array(x)]
     n_rows = sorted({int(x.shape[0]) for x in dask_values})
     if len(n_rows) != 1:
-        raise ValueError(f"the Dask arguments of {t._title} have different numbers of rows "
+        raise ValueError(f"the Dask arguments of {t.title} have different numbers of rows "
                          f"({n_rows}); each must have one row per observation")
 
     cache = _cache_of(t)
@@ -162,14 +158,14 @@ def _prepare(t: Transformed, args: tuple, gradient: Any,
             while len(cache) > _PER_FUNCTION:
                 cache.pop(next(iter(cache)))
     if gradient is not None:  # numpy cotangents checked and converted as for a numpy call
-        cts = _cotangent_leaves(gradient, prepared.primal, prepared.out_tree, t._title)
+        cts = _cotangent_leaves(gradient, prepared.primal, prepared.out_tree, t.title)
         for j, (g, out) in enumerate(zip(cts, prepared.primal)):
             if _is_dask_array(g):
                 if tuple(g.shape) != out.shape:
-                    raise ValueError(f"gradient has shape {g.shape} but {t._title} returns "
+                    raise ValueError(f"gradient has shape {g.shape} but {t.title} returns "
                                      f"shape {out.shape}")
             else:
-                cts[j] = pipeline.cotangent(g, out, f"{t._title} returns")
+                cts[j] = pipeline.cotangent(g, out, f"{t.title} returns")
     chunks = dask_values[0].chunks[0]
     values_by_id: dict[int, Any] = {}
     data_by_id: dict[int, Any] = {}
@@ -196,7 +192,7 @@ def _dask_aval(x: Any, name: str, promote: bool) -> Aval:
     return Aval(tuple(int(d) for d in x.shape), dtype)
 
 
-def _cache_of(t: Transformed) -> dict:
+def _cache_of(t: Signature) -> dict:
     with _LOCK:
         cache = _PLANS.get(t)
         if cache is None:
@@ -204,7 +200,7 @@ def _cache_of(t: Transformed) -> dict:
     return cache
 
 
-def _build(t: Transformed, args: tuple, kwargs: dict, avals: list, data: list[int],
+def _build(t: Signature, args: tuple, kwargs: dict, avals: list, data: list[int],
            seeded: bool, n: int) -> _Prepared:
     """Trace at ``n`` rows and at a probe count, differentiate, optimize, plan.
 
@@ -225,7 +221,7 @@ def _build(t: Transformed, args: tuple, kwargs: dict, avals: list, data: list[in
             if rows == n or isinstance(e, RowSplitError):
                 raise
             raise RowSplitError(
-                f"symgrad traces {t._title} a second time with {n_probe} rows instead of "
+                f"symgrad traces {t.title} a second time with {n_probe} rows instead of "
                 f"{n}, to tell which values run over the rows, and that trace failed "
                 f"({type(e).__name__}: {e}). Either the function has the number of rows "
                 "written into it (write X.shape[0], or -1 in a reshape), or it combines the "
@@ -235,30 +231,29 @@ def _build(t: Transformed, args: tuple, kwargs: dict, avals: list, data: list[in
         if rows == n:
             first = (out_tree, n_primal, primal)
     plan = make_plan(graphs[0], graphs[1], data, n, n_probe)
-    names = t._names(len(args))
-    wrt = ", ".join(names[i % len(args)] for i in t.argnums)
-    title = t.mode if t.mode == "jit" else f"{t.mode} with respect to {wrt}"
+    wrt = ", ".join(t.wrt(len(args)))
+    title = f"{t.name} with respect to {wrt}" if t.differentiates else t.name
     return _Prepared(plan, f"{title} of {graphs[0].name}", t.backend, guards, *first)
 
 
-def _derive(t: Transformed, args: tuple, kwargs: dict, avals: list,
+def _derive(t: Signature, args: tuple, kwargs: dict, avals: list,
             seeded: bool) -> tuple[Graph, Tree, int, tuple[Aval, ...]]:
     """The optimized graph of ``t`` at these input avals (what ``_specialize`` makes
-    before it compiles: the one :func:`symgrad.pipeline.derive`), the structure of what
+    before it compiles: the one :func:`symgrad.transforms.pipeline.derive`), the structure of what
     the function returns, how many outputs of the graph are its own (the value, aux),
     and their avals. Refuses to compute any Dask array during the trace."""
     import dask
 
     def refuse_compute(*_: Any, **__: Any) -> Any:
         raise TypeError(
-            f"{t._title} reads a Dask array that is not one of its arguments (a global or a "
+            f"{t.title} reads a Dask array that is not one of its arguments (a global or a "
             "closure variable, say): symgrad would have to compute all of it into memory. "
             "Pass it as an argument")
 
-    names = t._names(len(args))
+    names = t.names(len(args))
     with dask.config.set(scheduler=refuse_compute):
         staged = stage(t.fun, avals, args, names, kwargs)
-    wrt, keep_primal, n_aux = t._plan(staged.graph, staged.out_tree, avals, len(args), seeded)
+    wrt, keep_primal, n_aux = t.plan(staged.graph, staged.out_tree, avals, len(args), seeded)
     final = pipeline.derive(staged.graph, wrt, seeded, keep_primal, n_aux)
     n_primal = len(final.outputs) if wrt is None else int(keep_primal) + n_aux
     return final, staged.out_tree, n_primal, tuple(a.aval for a in staged.graph.outputs)

@@ -41,10 +41,10 @@ import dask.array as da
 import numpy as np
 from dask.delayed import Delayed
 
-from .. import pipeline
 from ..core.interpreter import interpret
 from ..core.ir import BOOL, INT, Eqn, Graph, Literal, Primitive, Var, freeze_params
 from ..prims import REGISTRY
+from ..transforms import pipeline
 from .plan import Pass, Plan
 from .rows import Rows, for_rows
 

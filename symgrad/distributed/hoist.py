@@ -35,8 +35,8 @@ from dataclasses import replace
 import numpy as np
 
 from ..core.ir import Atom, Eqn, Graph, Literal, Primitive, Var, freeze_params
+from ..passes.rewrites import dce
 from ..prims import add_p, broadcast_to_p, div_p, matmul_p, mul_p, reshape_p, sub_p, sum_p
-from ..transforms.passes import dce
 from .rows import Rows, classify, matmul_row
 
 

@@ -1,7 +1,7 @@
 """``Tensor.backward``: the recorded graph, lowered to the IR and run through the pipeline.
 
 ``backward`` lowers the nodes a result depends on (:mod:`symgrad.eager.graph`)
-to a :class:`~symgrad.core.ir.Graph` and hands it to :func:`symgrad.pipeline.derive`
+to a :class:`~symgrad.core.ir.Graph` and hands it to :func:`symgrad.transforms.pipeline.derive`
 (the adjoint and the passes, as for ``sg.grad``, IR-checked under
 ``SYMGRAD_CHECK_IR=1``). All tensor data (leaves, tensors that need no grad,
 numpy arrays) enter as inputs, and so do Python scalars (``x * (0.5 + k)``),
@@ -12,7 +12,7 @@ shapes and its exponents, and is cached by them; the cache keeps the
 
 Execution policy: the first backward of a structure runs the optimized adjoint
 on the numpy interpreter (:func:`symgrad.core.interpreter.interpret`); when the
-same structure recurs, :func:`symgrad.pipeline.program` compiles it with Numba
+same structure recurs, :func:`symgrad.transforms.pipeline.program` compiles it with Numba
 and every later backward calls the kernel. So a one-off graph never waits for
 Numba, and a training loop compiles exactly once, on its second step
 (``benchmarks/train_loop.py``; the times are in ``docs/benchmarks.md``).
@@ -57,13 +57,13 @@ from typing import Any
 
 import numpy as np
 
-from .. import pipeline
 from ..core.config import config
 from ..core.errors import SCALAR_OUTPUT_ERROR
 from ..core.interpreter import interpret
 from ..core.ir import Aval, Eqn, Graph, Literal, Var, freeze_params
 from ..core.tracing import Traced
 from ..prims.elementwise import add_p
+from ..transforms import pipeline
 from . import replay, views
 from .graph import Node
 

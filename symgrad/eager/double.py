@@ -52,10 +52,10 @@ from typing import Any
 
 import numpy as np
 
-from .. import pipeline
 from ..core.ir import BOOL, FLOAT, INT, Graph, Literal, Var
 from ..core.tracing import Traced
 from ..prims.elementwise import pow_p
+from ..transforms import pipeline
 from . import backward as engine
 from . import views
 from .grad_mode import enable_grad, no_grad

@@ -50,7 +50,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import pipeline
+from ..transforms import pipeline
 from ..core.ir import Aval, Eqn, Graph, Var, freeze_params
 from ..prims import REGISTRY
 from ..prims.linalg import matmul_p

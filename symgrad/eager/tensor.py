@@ -36,9 +36,9 @@ import numpy as np
 from ..core.ir import BOOL, FLOAT, Aval, Literal, Primitive
 from ..core.tracing import Trace, Traced
 from ..numpy_api.indexing import at
-from ..numpy_api.tracer import ArrayMethods
+from ..numpy_api.traced_array import ArrayMethods
 from ..prims.elementwise import add_p, div_p, mul_p, sub_p
-from ..prims.tracer import Operators
+from ..prims.operators import Operators
 from . import double, grad_mode, replay, views
 from . import dtypes as dt
 from .dtypes import CPU, Size, as_array, as_device, device

@@ -25,7 +25,7 @@ from .functions import (
     xlogy,
 )
 from .indexing import at
-from .tracer import ArrayMethods, ArrayTracer, stage, trace
+from .traced_array import ArrayMethods, ArrayTracer, stage, trace
 
 __all__ = ["ArrayMethods", "ArrayTracer", "HANDLED_FUNCTIONS", "array", "at", "clip", "cond",
            "fori_loop", "implements", "scan", "while_loop",

@@ -11,7 +11,7 @@ numpy's finite-difference formula on slices.
 :func:`array` (``sg.array``) builds an array from nested lists and tuples of
 traced values and numbers, as ``np.array`` does for numbers.
 ``np.array([x, y])`` itself gives numpy's object array of traced elements
-(:meth:`symgrad.numpy_api.tracer.ArrayMethods.__array__`): arithmetic on it
+(:meth:`symgrad.numpy_api.traced_array.ArrayMethods.__array__`): arithmetic on it
 works, and symgrad turns it back into one traced array (:func:`from_elements`)
 wherever it meets a symgrad operation or is returned; numpy's own reductions
 of it (``np.max``, ``np.mean``) cannot, as they need the values.

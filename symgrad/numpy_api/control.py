@@ -44,7 +44,7 @@ from ..prims.control import cond_p, operand_aval, parts
 from ..prims.elementwise import as_bool
 from ..prims.loops import loop_p, step, while_p
 from ..prims.reductions import broadcast_to
-from .tracer import ArrayTracer
+from .traced_array import ArrayTracer
 
 __all__ = ["cond", "fori_loop", "scan", "while_loop"]
 

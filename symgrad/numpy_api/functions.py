@@ -45,7 +45,7 @@ def where(condition: Any, x: Any = None, y: Any = None) -> Any:
 
     The operand that is not selected contributes exactly 0 to the gradient,
     even where its own derivative is nan or inf (the adjoint masks it, see
-    :mod:`symgrad.transforms.adjoint`):
+    :mod:`symgrad.passes.adjoint`):
 
         >>> import numpy as np, symgrad as sg
         >>> sg.grad(lambda x: np.sum(sg.where(x > 1, x * x, 0.0)))(np.array([0.5, 3.0]))
@@ -149,7 +149,7 @@ def logsumexp(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
     x = as_float(x)
     top, finite, shifted = _shifted(x, axis)
     total = add(_log_sum_exp(shifted, axis), where(finite, top, 0.0))
-    # the unselected branch never leaks: where's adjoint masks it (symgrad.transforms.adjoint)
+    # the unselected branch never leaks: where's adjoint masks it (symgrad.passes.adjoint)
     result = where(finite, total, top)
     if keepdims:
         return result

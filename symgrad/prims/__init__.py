@@ -25,7 +25,7 @@ a ufunc needs no entry), which ``tests/test_registry.py`` demands (CONTRIBUTING.
 - :mod:`.control`: ``proj`` (a part of a tuple) and ``cond``; :mod:`.loops`:
   ``loop`` (fori_loop, scan) and ``while``: primitives whose parameters hold graphs;
 - :mod:`.norms`: ``norm2``, the Euclidean norm over axes, scaled (LAPACK's dnrm2);
-- :mod:`.tracer`: the operators of traced values, and the tracer VJP rules see.
+- :mod:`.operators`: the operators of traced values, and the tracer VJP rules see.
 """
 
 from .bitwise import bitwise_p
@@ -114,7 +114,7 @@ from .special import (
     remainder_p,
     sinc_p,
 )
-from .tracer import PrimTracer
+from .operators import PrimTracer
 from .windows import unwindows_p, windows_p
 
 __all__ = ["call_p", "callback_p", "erf_p", "erfc_p",

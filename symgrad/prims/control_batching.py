@@ -1,7 +1,7 @@
 """Batching (``vmap``) of control flow: the ``batch`` facets of ``cond``, ``loop``, ``while``.
 
 Each facet batches the graphs its equation holds with ``b.graph`` (the batching
-transform, handed down by :class:`symgrad.transforms.batching.Batcher`, as the
+transform, handed down by :class:`symgrad.passes.batching.Batcher`, as the
 adjoint transform is handed to VJP rules) and returns the equation's tuple
 *unpacked*: a Python tuple of atoms, each with the batch axis leading or
 without it, and a tuple of flags; ``proj``'s facet picks one part.

@@ -5,7 +5,7 @@ form shows (``b: f64[3] = convert(a, dtype='float64')``) and generated code
 spells ``a.astype(np.float64)`` (``np.float64(a)`` for a scalar or an element of
 a fused loop). Its VJP converts the cotangent back to the operand's dtype, so a
 cotangent always has its primal's dtype (JAX's rule). The adjoint inserts it
-where a VJP rule mixed dtypes (:mod:`symgrad.transforms.adjoint`); a primitive
+where a VJP rule mixed dtypes (:mod:`symgrad.passes.adjoint`); a primitive
 that has no float32 kernel computes in float64 between two of them.
 
     >>> import numpy as np

@@ -464,7 +464,7 @@ def _comparison(name: str, ufunc: np.ufunc, op: str, sympy: Callable, **facts: A
 
 
 def _gt_simplify(e: Eqn, producer: Producer) -> Rewrite:
-    # where(c, 1.0, 0.0) > 0.0 -> c   (the masks of symgrad.transforms.adjoint; any a > 0)
+    # where(c, 1.0, 0.0) > 0.0 -> c   (the masks of symgrad.passes.adjoint; any a > 0)
     x, y = e.inputs
     inner = made_by(producer, x, where_p)
     if lit(y, 0.0) and inner is not None:

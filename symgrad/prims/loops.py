@@ -14,7 +14,7 @@ also stores the carry before each step (``tapes[j][i - lo]``), and then a
 of ``body`` (seeded with the cotangents of its outputs) whose carries are the
 cotangents of the carries and the sums of the constants' cotangents, and whose
 xs are the tapes, the xs and the cotangents of the ys. The pass
-:func:`symgrad.transforms.loops.merge_taped` then lets the taping loop stand
+:func:`symgrad.passes.loops.merge_taped` then lets the taping loop stand
 for the forward one, so the forward runs once. With ``checkpoint=k`` the tape
 holds the carry before every k-th step only (``tape=k``), and the backward
 loop (``recompute=`` the forward body) recomputes each segment of ``k`` steps

@@ -1,7 +1,7 @@
 """The one build: a traced graph, its adjoint, the passes, the backend.
 
 Every front end goes through here: ``grad``, ``value_and_grad``, ``vjp`` and
-``jit`` (:mod:`symgrad.api`) and ``Tensor.backward`` (:mod:`symgrad.eager`).
+``jit`` (:mod:`symgrad.transforms.api`) and ``Tensor.backward`` (:mod:`symgrad.eager`).
 So a check or a pass added here covers all of them: with ``SYMGRAD_CHECK_IR=1``
 (the test suite sets it) :func:`derive` runs the IR checker on the traced graph,
 on the adjoint and after every pass. The front ends also share how an argument
@@ -24,18 +24,18 @@ from typing import Any
 
 import numpy as np
 
-from .backend.numba.entry import entry as kernel_entry
-from .backend.program import Program
-from .backend.program import build as build_program
-from .core import check as checker
-from .core.config import config
-from .core.errors import SCALAR_OUTPUT_ERROR
-from .core.ir import BOOL, F32, FLOAT, INT, Aval, Graph
-from .core.tracing import as_constant_array
-from .transforms.adjoint import adjoint
-from .transforms.passes import optimize
-from .transforms.reroll import reroll
-from .transforms.structure import one_hot_products
+from ..backend.numba.entry import entry as kernel_entry
+from ..backend.program import Program
+from ..backend.program import build as build_program
+from ..core import check as checker
+from ..core.config import config
+from ..core.errors import SCALAR_OUTPUT_ERROR
+from ..core.ir import BOOL, F32, FLOAT, INT, Aval, Graph
+from ..core.tracing import as_constant_array
+from ..passes.adjoint import adjoint
+from ..passes.reroll import reroll
+from ..passes.rewrites import optimize
+from ..passes.structure import one_hot_products
 
 __all__ = ["SCALAR_OUTPUT_ERROR", "build", "cotangent", "derive", "differentiate", "kernel_entry",
            "kernel_input", "program"]
@@ -62,7 +62,7 @@ def derive(graph: Graph, wrt: Sequence[int] | None = None, seeded: bool = False,
            keep_primal: bool = True, n_aux: int = 0) -> Graph:
     """The optimized graph to run: ``graph`` itself (``wrt=None``), or
     :func:`differentiate`'s forward and adjoint; a traced Python loop in it rerolled
-    first (``sg.config.reroll``, :mod:`symgrad.transforms.reroll`)."""
+    first (``sg.config.reroll``, :mod:`symgrad.passes.reroll`)."""
     checked = checker.enabled()
     if checked:
         checker.check(graph)
@@ -74,7 +74,7 @@ def derive(graph: Graph, wrt: Sequence[int] | None = None, seeded: bool = False,
         graph = checker.check(full) if checked else full
     graph = optimize(graph, checked=checked)
     # products by one-hot matrices (a Hessian's basis) as gathers, on the graph the
-    # passes simplified (exact for finite operands, see transforms.structure)
+    # passes simplified (exact for finite operands, see passes.structure)
     structured = one_hot_products(graph)
     if structured is graph:
         return graph

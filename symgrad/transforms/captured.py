@@ -64,8 +64,8 @@ from typing import Any
 
 import numpy as np
 
-from .core.errors import RetraceWarning
-from .core.tracing import Traced, Tracer
+from ..core.errors import RetraceWarning
+from ..core.tracing import Traced, Tracer
 
 #: top-level packages whose modules and functions are taken as fixed
 LIBRARIES = frozenset({

@@ -3,10 +3,10 @@
 ``vmap(f, in_axes=0, out_axes=0)`` traces ``f`` once, on one example (the
 batched arguments without their batch axis), and rewrites the graph so that
 every value that depends on a batched argument carries a leading batch axis
-(:func:`symgrad.transforms.batching.batch`). The result is compiled like any
+(:func:`symgrad.passes.batching.batch`). The result is compiled like any
 other graph, and composes: ``vmap(grad(loss), in_axes=(None, 0, 0))`` gives
 per-example gradients, ``grad`` of a function that calls ``vmap`` differentiates
-the batched graph, and Jacobians (:mod:`symgrad.derivatives`) map a pullback or
+the batched graph, and Jacobians (:mod:`symgrad.transforms.derivatives`) map a pullback or
 a pushforward over a basis.
 
     >>> import numpy as np, symgrad as sg
@@ -22,14 +22,14 @@ from typing import Any
 
 import numpy as np
 
-from .api import Transformed
-from .core.ir import Aval
-from .core.pytree import flatten, unflatten
-from .core.tracing import Tracer, current_trace, inline, shape_of
-from .numpy_api import stage
-from .numpy_api.control import PER_EXAMPLE_FIX, BoundError
+from ..core.ir import Aval
+from ..core.pytree import flatten, unflatten
+from ..core.tracing import Tracer, current_trace, inline, shape_of
+from ..numpy_api import stage
+from ..numpy_api.control import PER_EXAMPLE_FIX, BoundError
+from ..passes.batching import batch
+from .api import Jit, Transformed
 from .pipeline import kernel_input
-from .transforms.batching import batch
 
 
 def vmap(fun: Callable, in_axes: int | None | Sequence[int | None] = 0,
@@ -45,12 +45,12 @@ def vmap(fun: Callable, in_axes: int | None | Sequence[int | None] = 0,
     """
     if not callable(fun):
         raise TypeError(f"vmap needs a function, got {type(fun).__name__}")
-    return Transformed(_Mapped(fun, in_axes, out_axes), "jit", backend=backend)
+    return Transformed(Jit(_Mapped(fun, in_axes, out_axes), backend=backend))
 
 
 class _Mapped:
     """The function a ``vmap`` compiles: called with tracers, it records ``fun``'s graph
-    batched. (``fun`` is the attribute :mod:`symgrad.captured` follows.)"""
+    batched. (``fun`` is the attribute :mod:`symgrad.transforms.captured` follows.)"""
 
     def __init__(self, fun: Callable, in_axes: Any, out_axes: Any):
         self.fun, self.in_axes, self.out_axes = fun, in_axes, out_axes

@@ -24,7 +24,7 @@ from ..core.errors import user_location
 from ..core.ir import Aval, Graph
 from ..core.tracing import Tracer
 from ..prims import special as S
-from ..prims.tracer import Operators
+from ..prims.operators import Operators
 from . import arrays, indexing, linalg, shapes
 from . import functions as F
 from .dispatch import apply_ufunc, array_function

@@ -1,4 +1,4 @@
-"""``symgrad.optim``: PyTorch's optimizers (``SGD``, ``Adam``, ``AdamW``, ``RMSprop``).
+"""``symgrad.optim``'s optimizers: PyTorch's optimizers (``SGD``, ``Adam``, ``AdamW``, ``RMSprop``).
 
 Each follows the update rule of PyTorch 2's single-tensor implementation, step
 for step in the same order, on the parameters' arrays in place (no graph is
@@ -30,16 +30,11 @@ from typing import Any
 
 import numpy as np
 
-import sys
+from ..eager import fused_adam
+from ..eager.grad_mode import enable_grad
+from ..eager.tensor import Tensor
 
-from .eager import fused_adam, lr_scheduler
-from .eager.grad_mode import enable_grad
-from .eager.tensor import Tensor
-
-# ``from symgrad.optim.lr_scheduler import StepLR``, as from torch.optim.lr_scheduler
-sys.modules[__name__ + ".lr_scheduler"] = lr_scheduler
-
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "lr_scheduler"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop"]
 
 
 class Optimizer:

@@ -29,9 +29,10 @@ from typing import Any
 
 import numpy as np
 
-from .api import Transformed, grad, vjp, world
-from .core.pytree import flatten, unflatten
-from .core.tracing import current_trace, forward_mode, shape_of
+from ..core.pytree import flatten, unflatten
+from ..core.tracing import current_trace, forward_mode, shape_of
+from .api import Jit, Transformed, grad, vjp
+from .captured import world
 from .vectorize import vmap
 
 #: compiled helpers kept per (function, options): a jvp or hvp called in a loop traces once
@@ -45,7 +46,7 @@ def _kept(kind: str, fun: Callable, build: Callable[[], Callable], *options: Any
     if entry is None or entry[0] is not fun:
         if len(_KEPT) >= _KEPT_LIMIT:
             _KEPT.pop(next(iter(_KEPT)))
-        entry = _KEPT[key] = (fun, Transformed(build(), "jit", backend=options[-1]))
+        entry = _KEPT[key] = (fun, Transformed(Jit(build(), backend=options[-1])))
     return entry[1]
 
 
@@ -132,12 +133,12 @@ def linearize(fun: Callable, *primals: Any, backend: str = "numba") -> tuple[Any
     of this call: it raises once a value ``fun`` reads from outside its arguments has
     changed."""
     primals = tuple(_copy(p) for p in primals)
-    out = Transformed(fun, "jit", backend=backend)(*primals)
+    out = Transformed(Jit(fun, backend=backend))(*primals)
     n = len(primals)
     guards = world(fun, primals) if current_trace() is None else None
     if guards is not None and guards.unguarded is not None:
         # reads that cannot be guarded: trace f_jvp now, in this world, and keep it
-        push = Transformed(_push(fun, n), "jit", backend=backend)
+        push = Transformed(Jit(_push(fun, n), backend=backend))
         push._pinned = True
         try:
             push(*primals, *(_copy(p) for p in _zero_tangents(primals)))
@@ -240,7 +241,7 @@ def _reverse_blocks(partial: Callable, chosen: tuple, in_leaves: list) -> list:
 
 
 def _forward_blocks(partial: Callable, chosen: tuple, in_leaves: list, in_tree: Any) -> list:
-    out = Transformed(partial, "jit")(*chosen)
+    out = Transformed(Jit(partial))(*chosen)
     out_leaves, out_tree = flatten(out)
     columns = []  # columns[k][j]: (size_k, *out_j.shape)
     for k, leaf in enumerate(in_leaves):
@@ -265,7 +266,7 @@ def _jac_transform(forward: bool, name: str, doc: str) -> Callable:
         if not callable(fun):
             raise TypeError(f"{name} needs a function, got {type(fun).__name__}")
         jac = _named(lambda *args: _jacobian(fun, args, argnums, has_aux, forward), fun, name)
-        return Transformed(jac, "jit", backend=backend)
+        return Transformed(Jit(jac, backend=backend))
     transform.__name__ = transform.__qualname__ = name
     transform.__doc__ = doc
     return transform
@@ -306,7 +307,7 @@ def hvp(fun: Callable, x: Any, v: Any, backend: str = "numba") -> Any:
 
 def _named(f: Callable, fun: Callable, what: str) -> Callable:
     """``f`` named after ``fun`` (for the kernel and messages), and holding it as ``fun``
-    for :mod:`symgrad.captured`, which then guards what ``fun`` reads."""
+    for :mod:`symgrad.transforms.captured`, which then guards what ``fun`` reads."""
     wrapper = functools.wraps(fun, updated=())(lambda *a: f(*a))
     wrapper.fun = fun  # type: ignore[attr-defined]
     return wrapper

@@ -19,7 +19,7 @@ output; a function with its own parameter ``gradient`` is refused it (``jit``, w
 has no cotangent, passes it to the function).
 
 What the function reads besides its arguments (globals, closure variables,
-attributes of a bound method's object, ...) is guarded (:mod:`symgrad.captured`):
+attributes of a bound method's object, ...) is guarded (:mod:`symgrad.transforms.captured`):
 each call checks it still holds what the trace saw, and traces again if not. A
 function that reads what cannot be guarded fails closed: it is traced on every
 call (the kernel is reused) and warned about once (:class:`symgrad.RetraceWarning`).
@@ -33,7 +33,7 @@ transformation sees, differentiates and compiles it like any other code.
 Dispatch: a call whose arguments the kernel takes as they are (float64, float32 or
 bool arrays, C-contiguous, aligned and writable; numbers) is looked up by cheap facts
 (:func:`_fast_key`) in a second cache of ready-made calls (a runner per
-signature, :func:`symgrad.calls._runner`), which checks the guards of what the
+signature, :func:`symgrad.transforms.calls._runner`), which checks the guards of what the
 function reads from outside and goes straight to the compiled Numba overload.
 Anything else, and the first call of each signature, takes the checked path
 (``_prepare``), which fills it.
@@ -45,115 +45,61 @@ import functools
 import inspect
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
+from ..backend.numba import fusion
+from ..core.ir import Aval, Graph
+from ..core.pytree import Tree, flatten, paths, unflatten
+from ..core.tracing import Tracer, current_trace, inline
+from ..numpy_api import stage
+from ..prims.elementwise import as_float
 from . import pipeline
-from .backend.numba import fusion
-from .backend.numba.codegen import KernelSource
-from .calls import (  # noqa: F401 -- also under their old names here
-    _BOOL,
+from .calls import (
     _CACHE_LIMIT,
-    _DROP,
     _FAST_LIMIT,
-    _FLOAT,
-    _ONE,
-    _PASS,
-    _READY,
-    _RUN,
-    _SCALAR_TYPES,
-    _SEEDED,
-    _TUPLE,
-    _TYPE_KEYED,
-    _VALUE_AND_GRADS,
-    _VALUE_KEYED,
     Runner,
+    Specialization,
     _any_dask,
-    _aux_leaves,
-    _Bound,
-    _check_differentiable,
     _checked,
-    _converted,
     _cotangents,
-    _Fast,
     _fast_entry,
     _fast_key,
-    _finish,
     _is_array_like,
     _is_traced,
     _is_tree,
     _KeywordTrees,
-    _positions,
     _Rebuild,
     _require_hashable,
     _scalar,
     _seeded_key,
     _static_key,
-    _traced_cotangent,
     _value,
     _values,
 )
-from .captured import World, warn_unguarded, world
-from .core.ir import Aval, Graph
-from .core.pytree import LEAF, Tree, flatten, paths, unflatten
-from .core.tracing import Tracer, arg_names, current_trace, inline
-from .numpy_api import stage
+from .captured import warn_unguarded, world
 from .pipeline import kernel_input as _traced_input
-from .prims.elementwise import as_float
+from .signature import BACKENDS, Grad, Jit, Signature, ValueAndGrad, Vjp
 
-BACKENDS = ("numba", "numpy")
-
-
-@dataclass(frozen=True)
-class Specialization:
-    """What one signature of a transformed function compiled to."""
-
-    graph: Graph                  # the optimized graph the backend runs
-    kernel: Callable[..., tuple]  # kernel (or interpreter, or chain): traced inputs, consts
-    consts: tuple                 # the graph's array constants: the Numba kernel's last args
-    source: KernelSource          # the generated kernel module(s)
-    is_tuple: bool                # the function returned a tuple
-    n_primal: int                 # how many of the outputs are the function's own
-    primal: tuple[Aval, ...]      # what the function returns (a gradient= has these avals)
-    pieces: tuple[Graph, ...] = ()  # one kernel each: graph, or split.MAX_EQNS-sized parts
-    world: World | None = None    # what the function read from outside, checked per call
-    out_tree: Tree = LEAF         # the structure of what the function returned
-
-    def run(self, *inputs: Any) -> tuple:
-        """The kernel's outputs for the traced inputs (and cotangents)."""
-        return self.kernel(*inputs, *self.consts)
+__all__ = ["BACKENDS", "Grad", "Jit", "Signature", "Specialization", "Transformed",
+           "ValueAndGrad", "Vjp", "grad", "jit", "value_and_grad", "vjp"]
 
 
 class Transformed:
-    """A function transformed by :func:`grad`, :func:`value_and_grad` or :func:`jit`."""
+    """A function transformed by :func:`grad`, :func:`value_and_grad`, :func:`jit` or
+    :func:`vjp`: the call machinery (caches, the fast path, tracing, building) shared by
+    all of them. What differs between them is its :attr:`signature`, one
+    :class:`~symgrad.transforms.signature.Signature` subclass per transformation."""
 
-    def __init__(self, fun: Callable, mode: str, argnums: int | Sequence[int] = 0,
-                 static_argnums: Sequence[int] = (), backend: str = "numba",
-                 has_aux: bool = False):
-        if not callable(fun):
-            raise TypeError(f"{mode} needs a function, got {type(fun).__name__}")
-        if backend not in BACKENDS:
-            raise ValueError(f"backend must be one of {BACKENDS}, not {backend!r}")
-        self.fun = fun
-        self.mode = mode
-        self.single = isinstance(argnums, int)
-        self.argnums: tuple[int, ...] = (
-            () if mode == "jit" else _positions("argnums", argnums, distinct=True))
-        self.static_argnums = _positions("static_argnums", static_argnums, distinct=False)
-        if has_aux and mode not in ("grad", "value_and_grad"):
-            raise TypeError(f"has_aux is for grad and value_and_grad, not {mode}")
-        self.has_aux = has_aux
+    def __init__(self, signature: Signature):
+        self.signature = sig = signature
+        self.fun = sig.fun  # (the attribute symgrad.transforms.captured follows)
         #: per structure of pytree arguments: the same transformation of the flat function
         self._trees: dict[tuple, Any] = {}  # (and per pytree keyword arguments, below)
-        self.backend = backend
-        self._title = getattr(fun, "__name__", "the function")  # for messages: "<lambda>"
         self._cache: dict[tuple, Specialization] = {}
         self._lock = threading.Lock()  # inserts into the caches (lookups need none)
         self._fast: dict[tuple, Runner] = {}  # keyed by _fast_key; filled by _remember
-        self._positions_by_arity: dict[int, tuple[frozenset[int], frozenset[int]]] = {}
-        self._names = functools.cache(functools.partial(arg_names, fun))
         self._numpy_twin: Transformed | None = None  # expressions() runs on the interpreter
         #: reuse a trace whose reads could not all be guarded (a pullback, a linearization:
         #: their trace belongs to the world of the sg.vjp or sg.linearize call)
@@ -161,7 +107,7 @@ class Transformed:
         self._own_gradient: bool | None = None  # fun has a parameter `gradient` (lazily)
         # name and docstring only: the wrapped object (maybe another Transformed) keeps
         # its state to itself
-        functools.update_wrapper(self, fun, updated=())
+        functools.update_wrapper(self, sig.fun, updated=())
 
     def __get__(self, obj: Any, objtype: Any = None) -> Any:
         """As a method (``@sg.grad`` in a class body): bound to ``obj``, which is the
@@ -171,9 +117,10 @@ class Transformed:
     # -- calling -----------------------------------------------------------------
     def __call__(self, *args: Any, gradient: Any = None, **kwargs: Any) -> Any:
         if gradient is not None and self._owns_gradient():
-            if self.mode != "jit":
+            if self.signature.differentiates:
                 raise TypeError(
-                    f"{self._title} has its own parameter `gradient`, and {self.mode}'s "
+                    f"{self.signature.title} has its own parameter `gradient`, and "
+                    f"{self.signature.name}'s "
                     "gradient= is the cotangent of a non-scalar output (the result is the "
                     "gradient of sum(output * gradient)): pass the function's `gradient` "
                     "positionally, or rename the parameter")
@@ -208,26 +155,27 @@ class Transformed:
         if gradient is not None:
             gradient = (tuple(map(_value, gradient)) if isinstance(gradient, (tuple, list))
                         else _value(gradient))
-        if _any_dask((*args, *kwargs.values(), gradient)):  # data in chunks of rows
-            from .distributed import call  # Dask loads only here
-            return call(self, args, gradient, kwargs)
         trees = tuple(k for k, v in kwargs.items() if _is_tree(v))
         if trees:  # pytree keyword arguments: trailing positional ones of a wrapper
             inner = self._keyword_trees(len(args), trees)
             return inner._call_checked((*args, *(kwargs[k] for k in trees)), gradient,
                                        {k: v for k, v in kwargs.items() if k not in trees})
-        flat = self._flat(args)
+        flat = self.flattened(args)
         if flat is not None:  # pytree arguments: the flat function's transformation
             inner, leaves, regroup = flat
             return regroup(inner._call_checked(leaves, gradient, kwargs))
+        if _any_dask((*args, *kwargs.values(), gradient)):  # data in chunks of rows
+            from ..distributed import call  # Dask loads only here (not to break a cycle)
+            return call(self.signature, args, gradient, kwargs)
         if current_trace() is not None:
             return self._call_traced(args, gradient, kwargs)
         spec, inputs = self._prepare(args, gradient, kwargs)
         outs = spec.run(*inputs)
         if not kwargs:
             self._remember(args, gradient, spec, inputs, outs)
-        return self._result([_scalar(o, a.dtype) for o, a in zip(outs, spec.graph.outputs)],
-                            spec.n_primal, spec.out_tree)
+        return self.signature.result(
+            [_scalar(o, a.dtype) for o, a in zip(outs, spec.graph.outputs)], spec.n_primal,
+            spec.out_tree)
 
     def _keyword_trees(self, n: int, trees: tuple[str, ...]) -> Transformed:
         """The same transformation of ``fun`` with the keyword arguments ``trees``
@@ -237,37 +185,27 @@ class Transformed:
         key = (n, trees)
         inner = self._trees.get(key)
         if inner is None:
-            static = self._positions(n)[1]
-            argnums = tuple(i % n for i in self.argnums)
-            wrapper = _KeywordTrees(self.fun, n, trees, self._names(n))
-            inner = Transformed(wrapper, self.mode,
-                                argnums[0] if self.single and argnums else argnums,
-                                tuple(static), self.backend, self.has_aux)
+            sig = self.signature
+            static = sig.positions(n)[1]
+            argnums = tuple(i % n for i in sig.argnums)
+            wrapper = _KeywordTrees(self.fun, n, trees, sig.names(n))
+            inner = Transformed(sig.like(
+                wrapper, argnums[0] if sig.single and argnums else argnums, tuple(static)))
             inner._pinned, inner._own_gradient = self._pinned, False
             self._trees[key] = inner
         return inner
 
-    def _result(self, outs: list, n_primal: int, out_tree: Tree) -> Any:
-        """What the call returns, from the outputs of the transformed graph."""
-        primal, grads = outs[:n_primal], outs[n_primal:]
-        if self.mode == "jit":
-            return unflatten(out_tree, primal)
-        g = grads[0] if self.single else tuple(grads)
-        if self.has_aux:  # primal: the value (value_and_grad only), then aux's leaves
-            aux = unflatten(out_tree.children[1], primal[len(primal) - _aux_leaves(out_tree):])
-            return ((primal[0], aux), g) if self.mode == "value_and_grad" else (g, aux)
-        return (primal[0], g) if self.mode == "value_and_grad" else g
-
-    def _flat(self, args: tuple) -> tuple[Transformed, tuple, Callable] | None:
+    def flattened(self, args: tuple) -> tuple[Transformed, tuple, Callable] | None:
         """For a call with pytree arguments (tuples, lists, dicts of arrays; any container
         at a differentiated position): the transformation of the function of their
         leaves, the leaves, and what turns its result back into trees. ``None`` for a
         call without pytrees."""
         n = len(args)
-        diff, static = self._positions(n)
+        sig = self.signature
+        diff, static = sig.positions(n)
         if not any(i not in static and _is_tree(a) for i, a in enumerate(args)):
             return None
-        names = self._names(n)
+        names = sig.names(n)
         leaves: list[Any] = []
         trees: list[Tree | None] = []  # None: a static argument or a plain leaf
         groups: list[tuple[int, ...]] = []
@@ -285,32 +223,15 @@ class Transformed:
             flat_names = [name for i, name in enumerate(names) for name in (
                 [name] if trees[i] is None else paths(trees[i], name))]
             rebuild = _Rebuild(self.fun, tuple(trees), tuple(groups), flat_names)
-            argnums = tuple(k for i in self.argnums for k in groups[i % n])
+            argnums = tuple(k for i in sig.argnums for k in groups[i % n])
             static_leaves = tuple(groups[i % n][0] for i in static)
-            inner = Transformed(rebuild, self.mode, argnums, static_leaves, self.backend,
-                                self.has_aux)
+            inner = Transformed(sig.like(rebuild, argnums, static_leaves))
             inner._pinned = self._pinned
             known = self._trees[key] = (inner, tuple(groups))
         inner, groups = known
 
         def regroup(result: Any) -> Any:
-            if self.mode == "jit":
-                return result
-            gradients_only = self.mode in ("grad", "vjp")
-            if self.has_aux:
-                grads, aux = result if gradients_only else (result[1], result[0])
-            else:
-                grads = result if gradients_only else result[1]
-            it = iter(grads)
-            per_arg = []
-            for i in self.argnums:
-                part = [next(it) for _ in groups[i % n]]
-                tree = trees[i % n]
-                per_arg.append(part[0] if tree is None else unflatten(tree, part))
-            g = per_arg[0] if self.single else tuple(per_arg)
-            if gradients_only:
-                return (g, aux) if self.has_aux else g
-            return (result[0], g)
+            return sig.regroup(result, n, trees, groups)
 
         return inner, tuple(leaves), regroup
 
@@ -319,8 +240,9 @@ class Transformed:
         into = current_trace()
         assert into is not None
         values = (*args, *kwargs.values())
-        names = [*self._names(len(args)), *kwargs]
-        diff, static = self._positions(len(args))
+        sig = self.signature
+        names = [*sig.names(len(args)), *kwargs]
+        diff, static = sig.positions(len(args))
         avals: list[Aval | None] = []
         inputs: list[Any] = []
         for i, x in enumerate(values):
@@ -337,27 +259,27 @@ class Transformed:
             else:
                 avals.append(None)
         staged = stage(self.fun, avals, args, names[:len(args)], kwargs)
-        wrt, keep_primal, n_aux = self._plan(staged.graph, staged.out_tree, avals, len(args),
-                                             gradient is not None)
+        wrt, keep_primal, n_aux = sig.plan(staged.graph, staged.out_tree, avals, len(args),
+                                           gradient is not None)
         final = staged.graph if wrt is None else pipeline.differentiate(
             staged.graph, wrt, gradient is not None, keep_primal, n_aux)
         n_primal = len(final.outputs) if wrt is None else int(keep_primal) + n_aux
         primal = tuple(a.aval for a in staged.graph.outputs)
         cts = [] if gradient is None else _cotangents(gradient, primal, staged.out_tree,
-                                                      self._title)
+                                                      sig.title)
         outs = inline(final, [*inputs, *staged.captured, *cts], into, staged.const_sources)
-        return self._result(outs, n_primal, staged.out_tree)
+        return sig.result(outs, n_primal, staged.out_tree)
 
     def graph(self, *args: Any, gradient: Any = None, **kwargs: Any) -> Graph:
         """The optimized IR this call runs: forward, then adjoint (``print`` it)."""
-        flat = self._flat(_values(args))
+        flat = self.flattened(_values(args))
         if flat is not None:
             return flat[0].graph(*flat[1], gradient=gradient, **kwargs)
         return self._prepare(_values(args), gradient, kwargs)[0].graph
 
     def source(self, *args: Any, gradient: Any = None, **kwargs: Any) -> str:
         """The generated Numba source for this call."""
-        flat = self._flat(_values(args))
+        flat = self.flattened(_values(args))
         if flat is not None:
             return flat[0].source(*flat[1], gradient=gradient, **kwargs)
         return self._prepare(_values(args), gradient, kwargs)[0].source.text
@@ -365,11 +287,11 @@ class Transformed:
     def kernel_bytes(self, *args: Any, gradient: Any = None, **kwargs: Any) -> int:
         """About the most bytes the compiled kernel of this call holds at once: its
         inputs and the arrays it makes (values its loops compute where they read them
-        take none). Compiles nothing on ``backend="numpy"``; what the interpreter
+        take none). Compiles nothing on ``backend="interpreter"``; what the interpreter
         holds is ``symgrad.core.interpreter.peak_bytes(self.graph(...))``.
 
             >>> import numpy as np, symgrad as sg
-            >>> f = sg.value_and_grad(lambda x: np.sum(np.sin(x)), backend="numpy")
+            >>> f = sg.value_and_grad(lambda x: np.sum(np.sin(x)), backend="interpreter")
             >>> f.kernel_bytes(np.ones(1000))  # x, the gradient cos(x), the sum
             16008
         """
@@ -388,34 +310,35 @@ class Transformed:
             >>> sg.grad(lambda x: np.mean(3 * (x + 2) ** 2)).expressions(np.ones(2))
             array([3*(x[0] + 2), 3*(x[1] + 2)], dtype=object)
         """
-        from .sympy_bridge import adjoint_expressions, simplify_all
+        from ..core.sympy_bridge import adjoint_expressions, simplify_all
 
-        if self.mode == "jit":
+        sig = self.signature
+        if not sig.differentiates:
             raise TypeError("expressions() is for grad and value_and_grad; jit has no gradient")
         twin = self._numpy_twin
         if twin is None:  # the same transformation on the interpreter: no Numba compile
-            argnums = self.argnums[0] if self.single else self.argnums
-            twin = Transformed(self.fun, self.mode, argnums, self.static_argnums, "numpy")
+            argnums = sig.argnums[0] if sig.single else sig.argnums
+            twin = Transformed(sig.like(self.fun, argnums, sig.static_argnums, "numpy"))
             self._numpy_twin = twin
         spec, inputs = twin._prepare(_values(args), gradient, {})
         n_ct = 0 if gradient is None else len(spec.primal)
         grads = adjoint_expressions(spec.graph, spec.n_primal, len(inputs) - n_ct,
                                     inputs[len(inputs) - n_ct:])
         grads = [simplify_all(g, seconds / len(grads)) for g in grads]
-        return grads[0] if self.single else tuple(grads)
+        return grads[0] if sig.single else tuple(grads)
 
     def _prepare(self, args: tuple, gradient: Any,
                  kwargs: dict | None = None) -> tuple[Specialization, list]:
         kwargs = kwargs or {}
-        if self.mode == "jit" and gradient is not None:
-            raise TypeError("jit functions take no gradient=; use grad or vjp")
-        diff, static = self._positions(len(args))
+        sig = self.signature
+        sig.check_gradient(gradient)
+        diff, static = sig.positions(len(args))
         values = (*args, *kwargs.values())
         key: list[Any] = [tuple(kwargs)]
         avals: list[Aval | None] = []
         inputs: list[Any] = []
         for i, x in enumerate(values):
-            name = self._names(len(args))[i] if i < len(args) else list(kwargs)[i - len(args)]
+            name = sig.names(len(args))[i] if i < len(args) else list(kwargs)[i - len(args)]
             if _is_traced(i, x, diff, static) if i < len(args) else _is_array_like(x):
                 try:
                     value, aval = _traced_input(x, "", promote=i in diff, integers=True)
@@ -439,29 +362,18 @@ class Transformed:
                     self._cache.pop(next(iter(self._cache)))
                 self._cache[tuple(key)] = spec
         if gradient is not None:
-            inputs += _cotangents(gradient, spec.primal, spec.out_tree, self._title)
+            inputs += _cotangents(gradient, spec.primal, spec.out_tree, sig.title)
         return spec, inputs
-
-    def _positions(self, n: int) -> tuple[frozenset[int], frozenset[int]]:
-        """The differentiated and the static positions among ``n`` arguments."""
-        known = self._positions_by_arity.get(n)
-        if known is not None:
-            return known
-        for i in self.argnums:
-            if not -n <= i < n:
-                raise ValueError(f"argnums {i} is out of range for {n} arguments")
-        diff = frozenset(i % n for i in self.argnums)
-        static = frozenset(i % n for i in self.static_argnums if -n <= i < n)
-        if diff & static:
-            raise ValueError("an argument cannot be both differentiated and static")
-        self._positions_by_arity[n] = diff, static
-        return diff, static
 
     def _remember(self, args: tuple, gradient: Any, spec: Specialization, inputs: list,
                   outs: tuple) -> None:
-        """Put this call's signature on the fast path, if :func:`symgrad.calls._fast_entry`
-        finds that ``_fast_key`` determines all that ``_prepare`` did."""
-        entry = _fast_entry(self, args, gradient, spec, inputs, outs)
+        """Put this call's signature on the fast path, if
+        :func:`symgrad.transforms.calls._fast_entry` finds that ``_fast_key`` determines
+        all that ``_prepare`` did."""
+        sig = self.signature
+        picks, form = sig.fast_picks(spec.n_primal, len(outs), spec.is_tuple)
+        entry = _fast_entry(sig.positions(len(args)), sig.has_aux, picks, form, args, gradient,
+                            spec, inputs, outs)
         if entry is None:
             return
         key, run = entry
@@ -473,7 +385,8 @@ class Transformed:
     # -- building ------------------------------------------------------------------
     def _specialize(self, args: tuple, kwargs: dict, avals: list[Aval | None],
                     seeded: bool) -> Specialization:
-        names = self._names(len(args))
+        sig = self.signature
+        names = sig.names(len(args))
         guards = world(self.fun, (*args, *kwargs.values()))  # before the trace reads it
         if guards is not None and guards.unguarded is not None and not self._pinned:
             warn_unguarded(self.fun, guards.unguarded)  # fails closed: traced every call
@@ -482,43 +395,48 @@ class Transformed:
         staged = stage(self.fun, avals, args, names, kwargs,
                        guards.numbers if guards is not None else frozenset())
         graph, is_tuple = staged.graph, staged.is_tuple
-        wrt, keep_primal, n_aux = self._plan(graph, staged.out_tree, avals, len(args), seeded)
+        wrt, keep_primal, n_aux = sig.plan(graph, staged.out_tree, avals, len(args), seeded)
         n_primal = len(graph.outputs) if wrt is None else int(keep_primal) + n_aux
-        if self.mode == "jit":
-            title, out_names = f"jit of {graph.name}", {}
-        else:
-            wrt_names = [names[i % len(args)] for i in self.argnums]
-            title = f"{self.mode} of {graph.name} with respect to {', '.join(wrt_names)}"
-            out_names = {n_primal + k: f"grad_{name}" for k, name in enumerate(wrt_names)}
+        title, out_names = sig.describe(graph.name, len(args), n_primal)
         final, program = pipeline.build(
             graph, wrt=wrt, seeded=seeded, keep_primal=keep_primal, n_aux=n_aux,
-            function=graph.name, description=title, out_names=out_names, backend=self.backend,
+            function=graph.name, description=title, out_names=out_names, backend=sig.backend,
             tiered=True)
         primal = tuple(a.aval for a in graph.outputs)
         return Specialization(final, program.kernel, program.consts, program.source, is_tuple,
                               n_primal, primal, program.pieces, guards, staged.out_tree)
 
-    def _plan(self, graph: Graph, out_tree: Tree, avals: list[Aval | None], n_args: int,
-              seeded: bool) -> tuple[list[int] | None, bool, int]:
-        """What the pipeline derives from the traced ``graph`` for this transformation:
-        the inputs to differentiate (``None``: none, jit), whether the value is kept, and
-        how many outputs after it are aux's leaves (``has_aux``). Checks that the function
-        returns what the transformation needs."""
-        if self.mode == "jit":
-            return None, True, 0
-        n_aux = 0
-        if self.has_aux:
-            if out_tree.kind not in ("tuple", "list") or len(out_tree.children) != 2 \
-                    or out_tree.children[0].kind != "leaf":
-                raise TypeError(f"with has_aux=True, {self._title} must return a pair "
-                                f"(value, aux), not the structure {out_tree}")
-            n_aux = len(graph.outputs) - 1
-            graph, out_tree = replace(graph, outputs=graph.outputs[:1]), LEAF
-        _check_differentiable(graph, out_tree.kind != "leaf", seeded, self.mode, self._title)
-        # gradients come out in argnums order: wrt is the graph inputs in that order
-        position = {i: k for k, i in enumerate(i for i, a in enumerate(avals) if a is not None)}
-        return [position[i % n_args] for i in self.argnums], self.mode == "value_and_grad", n_aux
 
+class _Bound:
+    """A transformed function used as a method, bound to its object (argument 0)."""
+
+    def __init__(self, transformed: Transformed, obj: Any):
+        self.transformed, self.obj = transformed, obj
+        functools.update_wrapper(self, transformed.fun, updated=())
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        t = self.transformed
+        sig = t.signature
+        if sig.differentiates and 0 in sig.positions(len(args) + 1)[0]:
+            name = sig.names(len(args) + 1)[0]
+            raise TypeError(
+                f"{sig.name} of the method {sig.title} differentiates argument 0, which is "
+                f"`{name}` (a {type(self.obj).__name__}): as in JAX, a method's self counts "
+                f"in argnums; write @functools.partial(sg.{sig.name}, argnums=1) to "
+                "differentiate the first argument after it")
+        return t(self.obj, *args, **kwargs)
+
+    def graph(self, *args: Any, **kwargs: Any) -> Graph:
+        return self.transformed.graph(self.obj, *args, **kwargs)
+
+    def source(self, *args: Any, **kwargs: Any) -> str:
+        return self.transformed.source(self.obj, *args, **kwargs)
+
+    def kernel_bytes(self, *args: Any, **kwargs: Any) -> int:
+        return self.transformed.kernel_bytes(self.obj, *args, **kwargs)
+
+    def expressions(self, *args: Any, **kwargs: Any) -> Any:
+        return self.transformed.expressions(self.obj, *args, **kwargs)
 
 
 # ---------------------------------------------------------------------------
@@ -528,31 +446,33 @@ class Transformed:
 _NO_ARGNUMS: Any = object()  # argnums not given: 0, except for jit, which has none
 
 
-def _transformation(mode: str, doc: str) -> Callable:
+def _transformation(kind: type[Signature], doc: str) -> Callable:
     def transform(fun: Callable | None = None, argnums: int | Sequence[int] = _NO_ARGNUMS, *,
                   static_argnums: Sequence[int] = (), backend: str = "numba",
                   **options: Any) -> Any:
         """(``argnums`` may be given positionally, as ``jax.grad(f, 0)``.)"""
-        if mode == "jit" and argnums is not _NO_ARGNUMS:
+        if not kind.differentiates and argnums is not _NO_ARGNUMS:
             raise TypeError("jit has no argnums (it differentiates nothing); mark arguments "
                             "that are not arrays with static_argnums=")
         argnums = 0 if argnums is _NO_ARGNUMS else argnums
-        if fun is None:  # used as @grad(argnums=...)
-            return lambda f: Transformed(f, mode, argnums, static_argnums, backend, **options)
-        return Transformed(fun, mode, argnums, static_argnums, backend, **options)
-    transform.__name__ = transform.__qualname__ = mode
+
+        def make(f: Callable) -> Transformed:
+            return Transformed(kind(f, argnums, static_argnums, backend, **options))
+        return make if fun is None else make(fun)  # fun None: used as @grad(argnums=...)
+    transform.__name__ = transform.__qualname__ = kind.name
     transform.__doc__ = doc
     return transform
 
 
-grad = _transformation("grad", """The gradient of a scalar-valued numpy function.
+grad = _transformation(Grad, """The gradient of a scalar-valued numpy function.
 
     ``grad(f)`` (or ``@grad``, or ``@grad(argnums=(0, 1))``) returns a function
     with ``f``'s arguments that returns the gradient with respect to argument
     ``argnums`` (a tuple of gradients for a tuple of argnums). For an ``f``
     with a non-scalar output pass ``gradient=`` (an array of the output's
     shape): the result is then the gradient of ``sum(f(...) * gradient)``.
-    ``backend="numpy"`` runs the numpy interpreter instead of a Numba kernel.
+    ``backend="interpreter"`` runs the core interpreter (numpy, one equation at a time)
+    instead of a Numba kernel; ``backend="numpy"`` is its older name, kept as an alias.
 
         >>> import numpy as np, symgrad as sg
         >>> g = sg.grad(lambda x: np.mean(3 * (x + 2) ** 2))
@@ -563,14 +483,14 @@ grad = _transformation("grad", """The gradient of a scalar-valued numpy function
         array([10., 20., 30.])
     """)
 
-value_and_grad = _transformation("value_and_grad", """Like :func:`grad`, returning the value too.
+value_and_grad = _transformation(ValueAndGrad, """Like :func:`grad`, returning the value too.
 
         >>> import numpy as np, symgrad as sg
         >>> sg.value_and_grad(lambda x: np.sum(x ** 2))(np.array([1.0, 2.0]))
         (np.float64(5.0), array([2., 4.]))
     """)
 
-jit = _transformation("jit", """Compile a numpy function with Numba through symgrad's IR.
+jit = _transformation(Jit, """Compile a numpy function with Numba through symgrad's IR.
 
         >>> import numpy as np, symgrad as sg
         >>> sg.jit(lambda x: np.sin(x) ** 2 + np.cos(x) ** 2)(np.array([0.3, 1.2]))
@@ -596,8 +516,8 @@ def vjp(fun: Callable, *args: Any, backend: str = "numba") -> tuple[Any, Callabl
     traced = tuple(i for i, x in enumerate(args)
                    if _is_array_like(x) or isinstance(x, Tracer) or _is_tree(x))
     # traced afresh on every call (kernels themselves are cached by content)
-    forward = Transformed(fun, "jit", backend=backend)
-    back = Transformed(fun, "vjp", argnums=traced, backend=backend)
+    forward = Transformed(Jit(fun, backend=backend))
+    back = Transformed(Vjp(fun, argnums=traced, backend=backend))
     back._own_gradient = False  # its gradient= is the pullback's cotangent
     out = forward(*args)
     guards = None

@@ -12,7 +12,7 @@ shape ``x.shape + y.shape``, as ``sg.hessian(f, argnums=(...))`` returns them;
 - the formulas symgrad derives: the optimized graph of ``sg.hessian``
   (``sg.jacrev``) as SymPy, simplified within the ``--sympy-seconds`` budget, one
   pattern per block where every element reads the same in its indices
-  (:func:`symgrad.sympy_bridge.block_pattern`, a ``Piecewise`` where the diagonal
+  (:func:`symgrad.core.sympy_bridge.block_pattern`, a ``Piecewise`` where the diagonal
   differs), else the elements listed (:mod:`.symbolic`);
 - the values at ``--at``;
 - ``--check``: SymPy's ``hessian`` (``jacobian``) of the traced function at 50
@@ -122,7 +122,7 @@ def _size(shape: tuple[int, ...]) -> int:
 
 
 def _transform(p: Problem, kind: str, backend: str) -> Any:
-    from ..derivatives import hessian, jacrev
+    from ..transforms.derivatives import hessian, jacrev
 
     make = hessian if kind == "hessian" else jacrev
     return make(p.fun, argnums=p.argnums, backend=backend)
@@ -173,7 +173,7 @@ def _fd_block(p: Problem, kind: str, at: list[Any], b: Block, matrix: Any, jit: 
     import numpy as np
 
     if kind == "hessian":
-        from ..api import grad
+        from ..transforms.api import grad
 
         fun = grad(p.fun, argnums=p.names.index(b.row), backend="numba" if jit else "numpy")
     else:

@@ -10,7 +10,7 @@
   the ``proj`` equations renumbered). Likewise unused operands and results of
   ``cond`` and unused constants of ``while``.
 
-Both are exact, and :func:`symgrad.transforms.passes.optimize` runs them with the
+Both are exact, and :func:`symgrad.passes.rewrites.optimize` runs them with the
 other passes; it also optimizes the bodies themselves.
 
     >>> import numpy as np, symgrad as sg

@@ -11,9 +11,12 @@ so expressions mean exactly what the float64 program means.
 It is the independent oracle of the test suite (SymPy differentiates the
 *forward* graph; symgrad's VJP rules play no part) and the printer of
 derivative formulas. Importing it imports SymPy; nothing else in the core does.
+It lives in the core (it was ``symgrad/sympy_bridge.py`` until issue 30) because it
+needs nothing but the IR and the primitives' ``sympy`` facets: it is the graph
+interpreted in SymPy, as :mod:`.interpreter` is the graph interpreted in numpy.
 
     >>> import numpy as np, symgrad as sg
-    >>> from symgrad.sympy_bridge import gradient_expressions
+    >>> from symgrad.core.sympy_bridge import gradient_expressions
     >>> graph = sg.jit(lambda x: np.sum(np.sin(x) * x)).graph(np.ones(2))
     >>> list(gradient_expressions(graph)[0])
     [x[0]*cos(x[0]) + sin(x[0]), x[1]*cos(x[1]) + sin(x[1])]
@@ -29,7 +32,7 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
-from .core.ir import BOOL, Atom, Graph, Literal, Primitive, Printer
+from .ir import BOOL, Atom, Graph, Literal, Primitive, Printer
 
 
 def exact(value: float | bool) -> Any:

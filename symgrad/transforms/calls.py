@@ -1,32 +1,57 @@
 """How a transformed function takes its arguments and gives its results.
 
-The helpers :class:`symgrad.api.Transformed` calls on every call, kept apart
+The helpers :class:`symgrad.transforms.api.Transformed` calls on every call, kept apart
 from it: argument positions and their checks, which arguments are traced or
 static (pytrees, Tensors, numbers), the fast path's keys, plans and entries, cotangents
-given as ``gradient=``, the method binding (``_Bound``), and which calls
-hold Dask arrays (they go to :mod:`symgrad.distributed`, which reads their
+given as ``gradient=``, what one signature compiled to (:class:`Specialization`), and
+which calls hold Dask arrays (they go to :mod:`symgrad.distributed`, which reads their
 arguments with these same helpers). Nothing here traces or compiles.
 """
 
 from __future__ import annotations
 
-import functools
 import inspect
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, NamedTuple
+from dataclasses import dataclass
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
+from ..backend.numba.codegen import KernelSource
+from ..core.ir import F32, Aval, Graph
+from ..core.pytree import LEAF, Tree, flatten, unflatten
+from ..core.tracing import Traced, Tracer
+from ..prims.elementwise import as_float
+from ..prims.reductions import reshape
 from . import pipeline
-from .core.errors import SCALAR_OUTPUT_ERROR
-from .core.ir import F32, Aval, Graph, is_float
-from .core.pytree import Tree, flatten, unflatten
-from .core.tracing import Traced, Tracer
-from .prims.elementwise import as_float
-from .prims.reductions import reshape
+from .captured import World
 
-if TYPE_CHECKING:
-    from .api import Specialization, Transformed
+
+@dataclass(frozen=True)
+class Specialization:
+    """What one signature of a transformed function compiled to."""
+
+    graph: Graph                  # the optimized graph the backend runs
+    kernel: Callable[..., tuple]  # kernel (or interpreter, or chain): traced inputs, consts
+    consts: tuple                 # the graph's array constants: the Numba kernel's last args
+    source: KernelSource          # the generated kernel module(s)
+    is_tuple: bool                # the function returned a tuple
+    n_primal: int                 # how many of the outputs are the function's own
+    primal: tuple[Aval, ...]      # what the function returns (a gradient= has these avals)
+    pieces: tuple[Graph, ...] = ()  # one kernel each: graph, or split.MAX_EQNS-sized parts
+    world: World | None = None    # what the function read from outside, checked per call
+    out_tree: Tree = LEAF         # the structure of what the function returned
+
+    def run(self, *inputs: Any) -> tuple:
+        """The kernel's outputs for the traced inputs (and cotangents)."""
+        return self.kernel(*inputs, *self.consts)
+
+
+class Checked(Protocol):
+    """What a fast runner falls back on: the transformed function's checked path
+    (:class:`symgrad.transforms.api.Transformed`)."""
+
+    def _call_checked(self, args: tuple, gradient: Any, kwargs: dict) -> Any: ...
 
 
 def _positions(what: str, given: Any, distinct: bool) -> tuple[int, ...]:
@@ -105,53 +130,6 @@ class _KeywordTrees:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         n = self.n
         return self.fun(*args[:n], **dict(zip(self.names, args[n:])), **kwargs)
-
-
-class _Bound:
-    """A transformed function used as a method, bound to its object (argument 0)."""
-
-    def __init__(self, transformed: Transformed, obj: Any):
-        self.transformed, self.obj = transformed, obj
-        functools.update_wrapper(self, transformed.fun, updated=())
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        t = self.transformed
-        if t.mode != "jit" and 0 in t._positions(len(args) + 1)[0]:
-            name = t._names(len(args) + 1)[0]
-            raise TypeError(
-                f"{t.mode} of the method {t._title} differentiates argument 0, which is "
-                f"`{name}` (a {type(self.obj).__name__}): as in JAX, a method's self counts "
-                f"in argnums; write @functools.partial(sg.{t.mode}, argnums=1) to "
-                "differentiate the first argument after it")
-        return t(self.obj, *args, **kwargs)
-
-    def graph(self, *args: Any, **kwargs: Any) -> Graph:
-        return self.transformed.graph(self.obj, *args, **kwargs)
-
-    def source(self, *args: Any, **kwargs: Any) -> str:
-        return self.transformed.source(self.obj, *args, **kwargs)
-
-    def kernel_bytes(self, *args: Any, **kwargs: Any) -> int:
-        return self.transformed.kernel_bytes(self.obj, *args, **kwargs)
-
-    def expressions(self, *args: Any, **kwargs: Any) -> Any:
-        return self.transformed.expressions(self.obj, *args, **kwargs)
-
-
-def _check_differentiable(graph: Graph, is_tuple: bool, seeded: bool, mode: str,
-                          name: str) -> None:
-    if is_tuple and mode != "vjp":
-        raise TypeError(f"{mode} needs {name} to return one array, but it returns a tuple of "
-                        f"{len(graph.outputs)}; use symgrad.vjp for several outputs")
-    for out in graph.outputs:
-        if not is_float(out.dtype):
-            raise TypeError(f"{name} returns a {out.aval} value, which has no gradient; "
-                            "return a float array")
-    if not seeded and graph.outputs[0].shape != ():
-        raise ValueError(
-            f"{SCALAR_OUTPUT_ERROR}: {name} returns {graph.outputs[0].aval}. Pass gradient= "
-            "(an array of the output's shape) to get the gradient of sum(output * gradient), "
-            "or reduce the output to a scalar (np.sum, np.mean) in the function.")
 
 
 # ---------------------------------------------------------------------------
@@ -252,10 +230,10 @@ class _Fast(NamedTuple):
 
 
 #: a fast entry: called as ``run(transformed, args, gradient)``, returns the call's result
-Runner = Callable[["Transformed", tuple, Any], Any]
+Runner = Callable[[Checked, tuple, Any], Any]
 
 
-def _checked(transformed: Transformed, args: tuple, gradient: Any) -> Any:
+def _checked(transformed: Checked, args: tuple, gradient: Any) -> Any:
     """The runner of a call that has no fast entry: the checked path (which may add one)."""
     return transformed._call_checked(args, gradient, {})
 
@@ -268,7 +246,7 @@ def _runner(fast: _Fast, seeded: bool, total: int) -> Runner:
     call, consts, plan, picks, wraps, form, holds = fast
     first, last, wrap = picks[0], picks[-1] + 1, wraps[0]
     if seeded or plan is not None or form not in (_ONE, _RUN, _TUPLE):
-        def run(t: Transformed, args: tuple, gradient: Any) -> Any:
+        def run(t: Checked, args: tuple, gradient: Any) -> Any:
             if holds is not None and not holds(args):
                 return t._call_checked(args, gradient, {})
             inputs = (*args, gradient) if seeded else args
@@ -281,7 +259,7 @@ def _runner(fast: _Fast, seeded: bool, total: int) -> Runner:
                 return outs[first:last]
             return _finish(outs, picks, wraps, form)
     elif form == _ONE:  # (the common case: every argument as it is, one output)
-        def run(t: Transformed, args: tuple, gradient: Any) -> Any:
+        def run(t: Checked, args: tuple, gradient: Any) -> Any:
             if holds is not None and not holds(args):
                 return t._call_checked(args, None, {})
             out = (call(*args, *consts) if consts else call(*args))[first]
@@ -303,7 +281,7 @@ def _several(call: Callable[..., tuple], consts: tuple, holds: Callable[[tuple],
     count = len(picks) if picks == tuple(range(first, last)) and len(set(wraps)) == 1 \
         and 2 <= len(picks) <= 4 and not unwrapped else 0
 
-    def run(t: Transformed, args: tuple, gradient: Any) -> Any:
+    def run(t: Checked, args: tuple, gradient: Any) -> Any:
         if holds is not None and not holds(args):
             return t._call_checked(args, None, {})
         outs = call(*args, *consts) if consts else call(*args)
@@ -322,19 +300,24 @@ def _several(call: Callable[..., tuple], consts: tuple, holds: Callable[[tuple],
     return run
 
 
-def _fast_entry(transformed: Transformed, args: tuple, gradient: Any, spec: Specialization,
-                inputs: list, outs: tuple) -> tuple[tuple, Runner] | None:
-    """The fast path's key and runner for a call of ``transformed`` that ``_prepare`` made
-    into ``spec`` and ``inputs`` and ran to ``outs``; None unless ``_fast_key`` determines
-    all that ``_prepare`` did: the arguments need at most a ``float()`` and static ones
+def _fast_entry(positions: tuple[frozenset[int], frozenset[int]], has_aux: bool,
+                picks: tuple[int, ...], form: int, args: tuple, gradient: Any,
+                spec: Specialization, inputs: list,
+                outs: tuple) -> tuple[tuple, Runner] | None:
+    """The fast path's key and runner for a call that ``_prepare`` made into ``spec`` and
+    ``inputs`` and ran to ``outs``, of a transformation whose differentiated and static
+    positions are ``positions``, that returns the outputs ``picks`` in the ``form``
+    (:meth:`symgrad.transforms.signature.Signature.fast_picks`); None unless ``_fast_key``
+    determines all that ``_prepare`` did: the arguments need at most a ``float()`` and static ones
     are keyed by value. (Arrays that needed a copy or a cast keep taking the checked path.)
     The runner calls the compiled Numba overload of these inputs directly
-    (:func:`symgrad.pipeline.kernel_entry`): the key fixes the Numba type of every input."""
+    (:func:`symgrad.transforms.pipeline.kernel_entry`): the key fixes the Numba type of
+    every input."""
     n = len(args)
-    diff, static = transformed._positions(n)
+    diff, static = positions
     if spec.world is not None and spec.world.unguarded is not None:
         return None  # fails closed: every call traces (checked path)
-    if transformed.has_aux or spec.out_tree.kind not in ("leaf", "tuple") or any(
+    if has_aux or spec.out_tree.kind not in ("leaf", "tuple") or any(
             c.kind != "leaf" for c in spec.out_tree.children):
         return None  # nested results are built by _result
     if gradient is not None:
@@ -366,15 +349,6 @@ def _fast_entry(transformed: Transformed, args: tuple, gradient: Any, spec: Spec
     if kernel is None:
         return None  # still compiling in the background: calls stay on the checked path
     kernel = pipeline.kernel_entry(kernel, (*inputs, *spec.consts))
-    if transformed.mode == "jit":
-        picks = tuple(range(spec.n_primal))
-        form = _TUPLE if spec.is_tuple else _ONE
-    else:
-        picks = tuple(range(spec.n_primal, len(outs)))
-        form = _ONE if transformed.single else _TUPLE
-        if transformed.mode == "value_and_grad":  # one primal output, then the gradients
-            picks = (0, *picks)
-            form = _TUPLE if transformed.single else _VALUE_AND_GRADS
     dtypes = [a.dtype for a in spec.graph.outputs]
     wraps = tuple(_wrap(outs[k], dtypes[k]) for k in picks)
     if form == _TUPLE and wraps == (None,) * len(picks) and picks == tuple(
@@ -456,7 +430,7 @@ def _cotangent_leaves(gradient: Any, outs: tuple[Aval, ...], out_tree: Tree,
 
 def _traced_cotangent(g: Tracer, out: Aval, name: str) -> Any:
     """A traced ``gradient=`` (a transformed function called inside a trace), checked
-    as :func:`symgrad.pipeline.cotangent` checks a concrete one."""
+    as :func:`symgrad.transforms.pipeline.cotangent` checks a concrete one."""
     g = as_float(g) if g.dtype == np.bool_ else g
     if g.shape == out.shape:
         return g

@@ -5,7 +5,7 @@ for each equation, last to first, the primitive's VJP rule turns the
 cotangent of the output into cotangents of the inputs. Cotangents of a value
 used several times (fan-out) are summed; cotangents of broadcast operands are
 summed back to the operand's shape (:func:`symgrad.prims.reductions.unbroadcast`).
-VJP rules run on :class:`~symgrad.prims.tracer.PrimTracer` values: they record
+VJP rules run on :class:`~symgrad.prims.operators.PrimTracer` values: they record
 primitives, so the sweep's result is a graph.
 
 ``where`` never leaks NaN or inf from the branch it did not select. Its VJP
@@ -44,9 +44,9 @@ from ..core.ir import FLOATS, TUPLE, Aval, Eqn, Graph, Primitive, Var
 from ..core.tracing import Trace, recording, shape_of
 from ..prims.convert import convert
 from ..prims.elementwise import add, greater, where, where_p
+from ..prims.operators import PrimTracer
 from ..prims.reductions import broadcast_to, expand, unbroadcast
 from ..prims.registry import broadcast_shapes
-from ..prims.tracer import PrimTracer
 
 
 def active_vars(graph: Graph, wrt: Sequence[int]) -> set[int]:

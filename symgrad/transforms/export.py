@@ -70,14 +70,15 @@ from typing import Any
 import numpy as np
 
 from .api import jit
-from .backend import entry_source, numpy_source
-from .backend.numba.standalone import kernel_text
-from .backend.numpy_source import literal
-from .backend.standalone import Copier
-from .core.ir import Graph
-from .core.pytree import Tree, flatten, is_namedtuple, paths, unflatten
-from .core.version import __version__
-from .eager.tensor import Tensor
+from .signature import Signature
+from ..backend import entry_source, numpy_source
+from ..backend.numba.standalone import kernel_text
+from ..backend.numpy_source import literal
+from ..backend.standalone import Copier
+from ..core.ir import Graph
+from ..core.pytree import Tree, flatten, is_namedtuple, paths, unflatten
+from ..core.version import __version__
+from ..eager.tensor import Tensor
 
 TARGETS = ("numba", "numpy")
 #: tolerances of the check at export time, per dtype of an output: (rtol, atol relative to
@@ -106,7 +107,7 @@ def export(fn: Callable, example_args: Sequence[Any], path: str | os.PathLike,
     header's account of what it computes (e.g. ``"Hessian of f"``, which the
     transformations that build one from ``jit`` cannot say themselves)."""
     if target not in TARGETS:
-        hint = " (a C target is not built: see symgrad.export's docstring)" \
+        hint = " (a C target is not built: see symgrad.transforms.export's docstring)" \
             if str(target).lower() == "c" else ""
         raise ValueError(f"target must be one of {TARGETS}, not {target!r}{hint}")
     if not callable(fn):
@@ -117,7 +118,7 @@ def export(fn: Callable, example_args: Sequence[Any], path: str | os.PathLike,
     path = Path(path)
     if path.suffix != ".py" or not path.stem.isidentifier() or keyword.iskeyword(path.stem):
         raise ValueError(f"path must name a Python module (identifier.py), not {path.name!r}")
-    if getattr(fn, "static_argnums", ()):
+    if _attr(fn, "static_argnums", ()):
         raise TypeError("export takes no static arguments (static_argnums): bake them in, "
                         "e.g. sg.grad(functools.partial(f, n=3)), and export that")
     args = tuple(example_args)
@@ -297,8 +298,8 @@ def _graph(fn: Callable, args: tuple, trees: list, leaves: list, leaf_names: lis
     of the result), else ``fn`` traced inside ``jit`` (a transformed function called
     there inlines its derived graph), on the interpreter."""
     own = getattr(fn, "graph", None)
-    if callable(own) and getattr(fn, "mode", None) in ("grad", "value_and_grad", "jit") \
-            and not getattr(fn, "has_aux", False):
+    if callable(own) and _attr(fn, "name", None) in ("grad", "value_and_grad", "jit") \
+            and not _attr(fn, "has_aux", False):
         graph = own(*args)
         if len(graph.inputs) == len(leaves) and all(
                 v.shape == np.shape(x) for v, x in zip(graph.inputs, leaves)):
@@ -316,27 +317,34 @@ def _graph(fn: Callable, args: tuple, trees: list, leaves: list, leaf_names: lis
     flat.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
         [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in leaf_names])
     flat.__name__ = flat.__qualname__ = _entry_name(fn, plain=True)
-    flat.fun = fn  # type: ignore[attr-defined] -- what symgrad.captured guards
+    flat.fun = fn  # type: ignore[attr-defined] -- what symgrad.transforms.captured guards
     return jit(flat, backend="numpy").graph(*leaves)
 
 
+def _attr(fn: Callable, name: str, default: Any) -> Any:
+    """What a transformed function's signature says (its ``name`` is the transformation:
+    grad, value_and_grad, jit, vjp); ``default`` for a plain function."""
+    sig = getattr(fn, "signature", None)
+    return getattr(sig, name, default) if isinstance(sig, Signature) else default
+
+
 def _entry_name(fn: Callable, plain: bool = False) -> str:
-    base = getattr(getattr(fn, "fun", fn), "__name__", None) or _title(fn)
+    base = getattr(_attr(fn, "fun", fn), "__name__", None) or _title(fn)
     base = re.sub(r"\W", "_", base).strip("_") or "fn"
     base = "fn" if base == "lambda" else base
     base = base if base.isidentifier() else f"fn_{base}"
-    mode = getattr(fn, "mode", None)
+    mode = _attr(fn, "name", None)
     if plain or mode not in ("grad", "value_and_grad"):
         return base
     return f"{mode}_{base}"
 
 
 def _describe(fn: Callable, names: list[str]) -> str:
-    """What ``fn`` computes, from the transformation it is (read by duck typing: a
-    plain function has none of these attributes)."""
-    mode, inner = getattr(fn, "mode", None), getattr(fn, "fun", None)
+    """What ``fn`` computes, from the transformation its signature says it is (a plain
+    function has none)."""
+    mode, inner = _attr(fn, "name", None), _attr(fn, "fun", None)
     base = getattr(inner, "__name__", None) or _title(fn)
-    argnums = getattr(fn, "argnums", ())
+    argnums = _attr(fn, "argnums", ())
     wrt = ", ".join(names[i % len(names)] for i in argnums) if names else ""
     if mode == "grad":
         return f"gradient of {base} with respect to {wrt}"
