@@ -95,10 +95,24 @@ def _select(d: Deps, index: np.ndarray) -> Deps:
     return Deps(rows=d.rows[index])
 
 
+def _rows(d: Deps, size: int) -> sp.csr_matrix | None:
+    """``d`` as one row per element (a uniform one repeated), if that is small enough."""
+    if d.uniform is None:
+        return d.rows
+    if size * d.uniform.nnz > MAX_NONZEROS:
+        return None
+    return sp.csr_matrix(np.ones((size, 1), dtype=np.int32)) @ d.uniform.astype(np.int32)
+
+
 def _combine(parts: list[Deps], size: int) -> Deps:
     """The element-by-element union of ``parts`` (all of ``size`` elements)."""
     if any(p.uniform is not None for p in parts):
-        return Deps(uniform=_sum_rows([p.union() for p in parts]))
+        if all(p.uniform is not None for p in parts):
+            return Deps(uniform=_sum_rows([p.union() for p in parts]))
+        rows = [_rows(p, size) for p in parts]
+        if any(r is None for r in rows):
+            return Deps(uniform=_sum_rows([p.union() for p in parts]))
+        return Deps(rows=_sum_rows(rows))
     if len(parts) == 1:
         return parts[0]
     return Deps(rows=_sum_rows([p.rows for p in parts]))
@@ -142,7 +156,10 @@ def _elementwise(e: Any, ins: list[Deps | None]) -> Deps:
 def _structural(e: Any, ins: list[Deps | None]) -> Deps:
     """Run the primitive on codes: output element = 1 + (the operand element it holds)."""
     if any(d is not None and d.uniform is not None for d in ins):
-        return _fallback(ins)
+        rows = [None if d is None else _rows(d, _size(a.aval)) for a, d in zip(e.inputs, ins)]
+        if any(r is None for r, d in zip(rows, ins) if d is not None):
+            return _fallback(ins)
+        ins = [None if r is None else Deps(rows=r) for r in rows]
     codes, stacked, offset = [], [], 1
     for a, d in zip(e.inputs, ins):
         if isinstance(a, Literal):
