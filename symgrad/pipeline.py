@@ -34,6 +34,7 @@ from .core.ir import BOOL, F32, FLOAT, INT, Aval, Graph
 from .core.tracing import as_constant_array
 from .transforms.adjoint import adjoint
 from .transforms.passes import optimize
+from .transforms.gathers import sink_gathers
 from .transforms.reroll import reroll
 from .transforms.structure import one_hot_products
 
@@ -74,8 +75,9 @@ def derive(graph: Graph, wrt: Sequence[int] | None = None, seeded: bool = False,
         graph = checker.check(full) if checked else full
     graph = optimize(graph, checked=checked)
     # products by one-hot matrices (a Hessian's basis) as gathers, on the graph the
-    # passes simplified (exact for finite operands, see transforms.structure)
-    structured = one_hot_products(graph)
+    # passes simplified (exact for finite operands, see transforms.structure); then the
+    # gathers pulled up to where their elements are made (transforms.gathers)
+    structured = sink_gathers(one_hot_products(graph))
     if structured is graph:
         return graph
     return optimize(checker.check(structured) if checked else structured, checked=checked)
