@@ -11,13 +11,17 @@ element computed only where it is read:
 - a ``sum`` over axes along which its operand has at most one nonzero per fibre
   (the operand's *pattern*, followed from the graph's 0/1 constants by
   :func:`~symgrad.transforms.structure.patterns`) is a gather of those elements;
-- a gather (any single-operand element move that keeps fewer elements than it reads:
-  ``gather``, ``slice``, ...) of a value made by an elementwise primitive is that
+- a gather (any single-operand element move that keeps at most 1/:data:`MIN_SHRINK` of
+  the elements it reads: ``gather``, ``slice``, ...) of a value made by an elementwise primitive is that
   primitive on gathers of its operands; of a value made by an element move (or a
   ``scatter_add`` with distinct indices), one gather composed through it; of a
   constant, a smaller constant. Elsewhere the pulled gather stops, as one flat
   ``gather`` of the value (with a ``scatter_add`` into zeros for the elements the moves
   filled with zeros).
+
+Both run only on graphs that hold a 0/1 constant (a basis, a mask): elsewhere a slice of
+a big array stays a slice, which the backend's loops read through, rather than a gather
+with an index per element.
 
 An element is the same bits whichever way it is computed, except for what
 :mod:`~symgrad.transforms.structure` already drops: the sum of one element and
@@ -46,6 +50,8 @@ from .structure import MAX_ELEMENTS, patterns
 
 #: a sum is a gather only if its fibres are at least this long
 MIN_FIBRE = 4
+#: an element move is pulled up only if it reads this many times the elements it keeps
+MIN_SHRINK = 8
 
 
 def _size(a: Any) -> int:
@@ -221,6 +227,8 @@ def sink_gathers(graph: Graph) -> Graph:
     if not any(e.prim.kind == "structural" or e.prim is sum_p for e in graph.eqns):
         return graph
     known = patterns(graph)
+    if not known:  # no basis, no mask: what this pass is for is not there
+        return graph
     b = _Builder(graph)
     changed = False
     for e in graph.eqns:
@@ -232,7 +240,8 @@ def sink_gathers(graph: Graph) -> Graph:
                 changed = True
                 continue
         if e.prim.kind == "structural" and isinstance(y, Var) and not rest \
-                and _size(e.out) * 2 <= _size(y) and _worth_pulling(b, y):
+                and _size(e.out) * MIN_SHRINK <= _size(y) <= MAX_ELEMENTS \
+                and _worth_pulling(b, y):
             source = _source_map(e)
             if source is not None:
                 b.finish(e, y, source)
