@@ -33,8 +33,8 @@ from .core.errors import SCALAR_OUTPUT_ERROR
 from .core.ir import BOOL, F32, FLOAT, INT, Aval, Graph
 from .core.tracing import as_constant_array
 from .transforms.adjoint import adjoint
-from .transforms.passes import optimize
 from .transforms.gathers import sink_gathers
+from .transforms.passes import optimize
 from .transforms.reroll import reroll
 from .transforms.structure import one_hot_products
 

@@ -12,8 +12,8 @@ element computed only where it is read:
   (the operand's *pattern*, followed from the graph's 0/1 constants by
   :func:`~symgrad.transforms.structure.patterns`) is a gather of those elements;
 - a gather (any single-operand element move that keeps at most 1/:data:`MIN_SHRINK` of
-  the elements it reads: ``gather``, ``slice``, ...) of a value made by an elementwise primitive is that
-  primitive on gathers of its operands; of a value made by an element move (or a
+  the elements it reads: ``gather``, ``slice``, ...) of a value made by an elementwise
+  primitive is that primitive on gathers of its operands; of a value made by an element move (or a
   ``scatter_add`` with distinct indices), one gather composed through it; of a
   constant, a smaller constant. Elsewhere the pulled gather stops, as one flat
   ``gather`` of the value (with a ``scatter_add`` into zeros for the elements the moves
