@@ -58,7 +58,8 @@ def check_colouring(pattern: sp.csr_matrix, colours: np.ndarray) -> None:
     """Raise unless each row of ``pattern`` holds each colour at most once."""
     coo = sp.coo_matrix(pattern)
     keys = coo.row.astype(np.int64) * (int(colours.max(initial=0)) + 1) + colours[coo.col]
-    if np.unique(keys).size != keys.size:
+    keys.sort()  # (np.unique is 100x slower here, numpy 2.4)
+    if (keys[1:] == keys[:-1]).any():
         raise AssertionError("the colouring puts two columns of one row in one colour; "
                              "a compressed derivative would add them up")
 
