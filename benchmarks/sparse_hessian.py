@@ -110,6 +110,9 @@ def main(argv: list[str] | None = None) -> str:
     args = ap.parse_args(argv)
     command = "python benchmarks/sparse_hessian.py" + "".join(
         f" {a}" for a in (argv if argv is not None else sys.argv[1:]))
+    env = [f"{k}={os.environ[k]}" for k in ("SYMGRAD_PARALLEL_MIN", "NUMBA_NUM_THREADS",
+                                            "OPENBLAS_NUM_THREADS") if k in os.environ]
+    command = " ".join([*env, command])
     load = os.getloadavg()
     rows = ["| function | n | colours | nnz | first call | warm call | per element | "
             "one sg.grad | ratio to grad | peak memory (interpreter) |",
