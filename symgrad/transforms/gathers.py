@@ -62,8 +62,10 @@ def moved_from(e: Eqn) -> np.ndarray | None:
     """For an element move (``structural`` primitive), where each output element comes
     from: ``0`` for a zero it fills in, ``1 + k`` for the ``k``-th element of its
     operands (flattened one after the other; a literal operand has none). Found by
-    running the primitive's numpy implementation on those codes; ``None`` if the result
-    is not such a code (the primitive computes after all) or it does not run on them."""
+    running the primitive's numpy implementation on those codes, and again on their
+    squares (a sum of codes can be a code, a sum of squares is not that code's square);
+    ``None`` if a result is not such a code (the primitive computes after all) or it
+    does not run on them."""
     codes, offset = [], 1
     for a in e.inputs:
         if isinstance(a, Literal) or a.aval.dtype == TUPLE:
@@ -73,14 +75,17 @@ def moved_from(e: Eqn) -> np.ndarray | None:
             continue
         codes.append((offset + np.arange(_size(a), dtype=np.float64)).reshape(a.shape))
         offset += _size(a)
-    if e.out.aval.dtype == TUPLE or _size(e.out) > MAX_ELEMENTS:
+    if e.out.aval.dtype == TUPLE or _size(e.out) > MAX_ELEMENTS or offset > 1 << 26:
         return None
     try:
         out = np.asarray(e.prim.impl(*codes, **e.params), dtype=np.float64).ravel()
+        squares = np.asarray(e.prim.impl(*[c * c for c in codes], **e.params),
+                             dtype=np.float64).ravel()
     except Exception:  # noqa: BLE001 -- an implementation that does not take codes
         return None
     if out.size != _size(e.out) or not np.all((out == np.round(out)) & (out >= 0)
-                                              & (out < offset)):
+                                              & (out < offset)) \
+            or not np.array_equal(squares, out * out):
         return None
     return out.astype(np.int64)
 

@@ -14,9 +14,9 @@ declaration, never from a missing rule:
 
 - ``elementwise``: each output element depends on its (broadcast) operands' elements;
 - ``structural`` (moves elements, computes nothing): the primitive's own numpy
-  implementation is run on *codes* (``1 + k`` for the ``k``-th element of the operands,
-  ``0`` for nothing), so each output element names the one element it was moved from,
-  or none; a result that is not such a code makes it fall back as below;
+  implementation is run on *codes* (:func:`~symgrad.transforms.gathers.moved_from`),
+  so each output element names the one element it was moved from, or none; a result
+  that is not such a code makes it fall back as below;
 - ``reduction`` over ``axes``: an output element depends on its whole fibre;
 - ``matmul`` (1-D and 2-D operands), ``scatter_add`` and ``cumsum``: their own rules;
 - anything else (``inv``, ``solve``, control flow, tuples, ...): **every output element
@@ -47,6 +47,7 @@ import scipy.sparse as sp
 from ..core.ir import TUPLE, Graph, Literal
 from ..prims.indexing import cumsum_p, scatter_add_p
 from ..prims.linalg import matmul_p
+from .gathers import moved_from
 
 #: a dependency matrix larger than this is kept as the union of its rows
 MAX_NONZEROS = 20_000_000
@@ -160,26 +161,16 @@ def _structural(e: Any, ins: list[Deps | None]) -> Deps:
         if any(r is None for r, d in zip(rows, ins) if d is not None):
             return _fallback(ins)
         ins = [None if r is None else Deps(rows=r) for r in rows]
-    codes, stacked, offset = [], [], 1
-    for a, d in zip(e.inputs, ins):
-        if isinstance(a, Literal):
-            codes.append(np.zeros(a.shape))
-            continue
-        size = _size(a.aval)
-        codes.append((offset + np.arange(size, dtype=np.float64)).reshape(a.shape))
-        stacked.append(d.rows if d is not None else sp.csr_matrix((size, ins_n(ins)),
-                                                                     dtype=bool))
-        offset += size
-    try:
-        moved = np.asarray(e.prim.impl(*codes, **e.params), dtype=np.float64).ravel()
-    except Exception:  # noqa: BLE001 -- an implementation that takes no codes: the union
-        return _fallback(ins)
-    if moved.size != _size(e.out.aval) or not np.all((moved == np.round(moved))
-                                                     & (moved >= 0) & (moved < offset)):
+    moved = moved_from(e)
+    if moved is None:
         return _fallback(ins)  # not a pure move after all: stay conservative
     n = ins_n(ins)
-    table = sp.vstack([sp.csr_matrix((1, n), dtype=bool), *stacked], format="csr")
-    return _select(Deps(rows=table), moved.astype(np.int64))
+    stacked = [sp.csr_matrix((1, n), dtype=bool)]
+    for a, d in zip(e.inputs, ins):
+        if not isinstance(a, Literal):  # (a literal operand has no elements, no code)
+            stacked.append(d.rows if d is not None else
+                           sp.csr_matrix((_size(a.aval), n), dtype=bool))
+    return _select(Deps(rows=sp.vstack(stacked, format="csr")), moved)
 
 
 def ins_n(ins: list[Deps | None]) -> int:
