@@ -26,15 +26,16 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import scipy.sparse as sp
 
 from .api import Transformed, grad, vjp
 from .core.tracing import forward_mode
-from .transforms import colouring, sparsity
 from .vectorize import vmap
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
 
 KINDS = ("hessian", "jacfwd", "jacrev")
 
@@ -56,6 +57,10 @@ class SparseDerivative:
                              f"argnums), got argnums={argnums!r}; use sparse=False for "
                              "several")
         self.fun, self.kind, self.argnum, self.backend = fun, kind, argnums, backend
+        # scipy.sparse (0.1-0.6 s to import) is loaded by the first sparse derivative, not
+        # by ``import symgrad``, as SymPy is by the bridge
+        from .transforms import colouring, sparsity  # noqa: PLC0415
+        self._colouring, self._sparsity = colouring, sparsity
         # the graph the pattern is read from: the gradient's (hessian) or the function's
         self._structure = grad(fun, argnums, backend="numpy") if kind == "hessian" else \
             Transformed(fun, "jit", backend="numpy")
@@ -100,14 +105,15 @@ class SparseDerivative:
             if len(graph.outputs) != 1 or out.shape != x.shape:
                 raise ValueError("hessian(..., sparse=True) needs a function with one "
                                  "scalar output")
-            pattern = sparsity.hessian_pattern(graph, wrt)
+            pattern = self._sparsity.hessian_pattern(graph, wrt)
         else:
             if len(graph.outputs) != 1 or len(graph.outputs[0].shape) != 1:
                 raise ValueError(f"{self.kind}(..., sparse=True) needs a function with one "
                                  "1-D array output (it returns a scipy.sparse matrix); got "
                                  f"outputs of shapes {[o.shape for o in graph.outputs]}")
-            pattern = sparsity.jacobian_pattern(graph, wrt)
+            pattern = self._sparsity.jacobian_pattern(graph, wrt)
         pattern.sort_indices()
+        colouring = self._colouring
         by = "rows" if self.kind == "jacrev" else "columns"
         if by == "rows":
             colours = colouring.row_colouring(pattern)
@@ -156,9 +162,9 @@ class SparseDerivative:
 
     def __call__(self, *args: Any) -> sp.csr_matrix:
         pattern, colours, seeds, index = self._pattern(args)
-        if colours.size == 0 or pattern.nnz == 0:
-            return sp.csr_matrix(pattern.shape, dtype=np.float64)
-        return colouring.decompress(pattern, index, self._products(seeds, *args))
+        if colours.size == 0 or pattern.nnz == 0:  # nothing to compute
+            return self._colouring.decompress(pattern, index, np.zeros(0))
+        return self._colouring.decompress(pattern, index, self._products(seeds, *args))
 
 
 def _named(f: Callable, fun: Callable, what: str) -> Callable:

@@ -226,3 +226,9 @@ def test_colouring_is_checked():
     colouring.check_colouring(tri, colouring.column_colouring(tri))
     with pytest.raises(AssertionError, match="two columns of one row"):
         colouring.check_colouring(tri, np.array([0, 1, 1, 0, 1]))
+
+
+def test_a_linear_function_has_an_empty_hessian_pattern():
+    h = sg.hessian(lambda x: np.sum(x * 2.0) + x[0], sparse=True, backend="numpy")
+    H = h(np.ones(5))
+    assert H.shape == (5, 5) and H.nnz == 0 and not H.toarray().any()
