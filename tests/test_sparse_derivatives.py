@@ -232,3 +232,10 @@ def test_a_linear_function_has_an_empty_hessian_pattern():
     h = sg.hessian(lambda x: np.sum(x * 2.0) + x[0], sparse=True, backend="numpy")
     H = h(np.ones(5))
     assert H.shape == (5, 5) and H.nnz == 0 and not H.toarray().any()
+
+
+def test_the_compiled_products_agree_with_the_formula():
+    # one Numba kernel: the three Hessian-vector products, batched
+    x = np.random.default_rng(10).uniform(-1.5, 1.5, 50)
+    H = sg.hessian(rosenbrock, sparse=True)(x)
+    np.testing.assert_allclose(H.toarray(), rosenbrock_hessian(x), rtol=1e-13, atol=1e-10)
