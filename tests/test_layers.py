@@ -43,8 +43,10 @@ ALLOWED = {
                        "distributed"},
     "transforms.vectorize": {"core", "numpy_api", "passes", "transforms.pipeline",
                              "transforms.api"},
+    "transforms.sparse_derivatives": {"core", "passes", "transforms.api",
+                                      "transforms.vectorize"},
     "transforms.derivatives": {"core", "transforms.api", "transforms.captured",
-                               "transforms.vectorize"},
+                               "transforms.sparse_derivatives", "transforms.vectorize"},
     # sg.export: a transformed function's kernel as a standalone module
     "transforms.export": {"core", "backend", "transforms.api", "transforms.signature", "eager"},
     # gradients over Dask arrays: api hands such calls here (importing it inside a

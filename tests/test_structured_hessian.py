@@ -1,4 +1,5 @@
-"""Products by one-hot matrices as gathers (symgrad.passes.structure).
+"""Products by one-hot matrices as gathers (symgrad.passes.structure), and gathers
+pulled up to where their elements are made (symgrad.passes.gathers).
 
 ``sg.hessian`` batches its tangents against an identity basis; the products of
 ``inv``'s batched tangent with that basis were dense ``(d², d) @ (d, d)`` matrix
@@ -16,6 +17,8 @@ from symgrad.core.ir import Aval, Graph, Var
 from symgrad.core.tracing import Trace
 from symgrad.passes.structure import one_hot_products
 from symgrad.prims.linalg import matmul_p
+from symgrad.passes.gathers import sink_gathers
+from symgrad.passes.rewrites import optimize
 
 
 def loglik(x, A, b):
@@ -86,3 +89,49 @@ def test_products_by_one_hot_constants_equal_numpy(side):
     (got,) = interpret(rewritten, xs, other)
     want = onehot @ other if side == "left" else other @ onehot
     np.testing.assert_array_equal(got, want)  # one product and exact zeros: bit for bit
+
+
+# ---------------------------------------------------------------------------
+# gathers pulled up (symgrad.passes.gathers): every element computed where it is read
+
+
+def test_the_log_det_hessian_keeps_no_value_larger_than_d_squared():
+    d = 16
+    x, A, b = _problem(d, seed=5)
+    h = sg.hessian(loglik, backend="numpy")
+    np.testing.assert_allclose(h(x, A, b), loglik_hessian_numpy(x, A, b), rtol=1e-12,
+                               atol=1e-13)
+    graph = h.graph(x, A, b)
+    # the basis's (d, d, d) and (d², d) tangents are gone: O(d²) values, inv's O(d³) once
+    assert max(int(np.prod(e.out.shape)) for e in graph.eqns) <= d * d
+
+
+def _traced(fn, shape):
+    graph, _ = sg.numpy_api.trace(fn, [Aval(shape)], [None], ["x"])
+    return optimize(graph)
+
+
+def test_masked_sums_and_pulled_slices_give_the_same_bits():
+    n = 6
+    eye = np.eye(n)
+
+    def fn(X):
+        picked = np.sum(np.exp(X)[:, :, None] * eye[None], axis=1)  # X's elements, by a mask
+        corner = np.tanh(X[:, :, None] * X[:, None, :] + 1.0)[::3, ::2, 1]  # 1/12 of it
+        return picked[:, 1:] * 2.0 + np.sum(corner) + np.cumsum(X, axis=0)[:, :5] * eye[0, 0]
+
+    before = _traced(fn, (n, n))
+    after = sink_gathers(before)
+    assert after is not before
+    after = optimize(after)  # (as the pipeline does: the unread values go)
+    # no (n, n, n) value is made any more
+    assert max(int(np.prod(e.out.shape)) for e in after.eqns) < n ** 3
+    X = np.random.default_rng(9).normal(size=(n, n))
+    (want,), (got,) = interpret(before, X), interpret(after, X)
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_allclose(got, fn(X), rtol=1e-15)  # and numpy's own result
+
+
+def test_graphs_without_a_basis_or_mask_are_left_alone():
+    graph = _traced(lambda x: np.exp(x)[::10] * 2.0, (100,))
+    assert sink_gathers(graph) is graph

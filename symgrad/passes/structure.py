@@ -185,6 +185,23 @@ def _one_hot(p: np.ndarray | None) -> bool:
         and bool((p.sum(axis=1) <= 1).all())
 
 
+def patterns(graph: Graph) -> dict[int, np.ndarray]:
+    """The pattern of each value of ``graph`` that has one (by ``id`` of the value),
+    followed from its 0/1 constants without rewriting anything."""
+    found: dict[int, np.ndarray] = {}
+    for var, value in graph.consts:
+        p = _const_pattern(np.asarray(value))
+        if p is not None:
+            found[id(var)] = p
+    if not found:
+        return found
+    for e in graph.eqns:
+        p = _propagate(e, [_operand(a, found) for a in e.inputs])
+        if p is not None and not p.all():
+            found[id(e.out)] = p
+    return found
+
+
 def one_hot_products(graph: Graph) -> Graph:
     """``graph`` with its matrix products by one-hot operands as gathers (see the
     module docstring); ``graph`` itself when there are none."""

@@ -33,6 +33,7 @@ from ..core.pytree import flatten, unflatten
 from ..core.tracing import current_trace, forward_mode, shape_of
 from .api import Jit, Transformed, grad, vjp
 from .captured import world
+from .sparse_derivatives import SparseDerivative
 from .vectorize import vmap
 
 #: compiled helpers kept per (function, options): a jvp or hvp called in a loop traces once
@@ -262,9 +263,13 @@ def _forward_blocks(partial: Callable, chosen: tuple, in_leaves: list, in_tree: 
 
 def _jac_transform(forward: bool, name: str, doc: str) -> Callable:
     def transform(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
-                  backend: str = "numba") -> Transformed:
+                  backend: str = "numba", sparse: bool = False) -> Any:
         if not callable(fun):
             raise TypeError(f"{name} needs a function, got {type(fun).__name__}")
+        if sparse:
+            if has_aux:
+                raise ValueError(f"{name}(..., sparse=True) does not take has_aux=True")
+            return SparseDerivative(fun, name, argnums, backend)
         jac = _named(lambda *args: _jacobian(fun, args, argnums, has_aux, forward), fun, name)
         return Transformed(Jit(jac, backend=backend))
     transform.__name__ = transform.__qualname__ = name
@@ -278,21 +283,29 @@ jacrev = _jac_transform(False, "jacrev", """The Jacobian of ``fun``, by reverse 
     ``argnums`` for a tuple; pytrees of outputs and arguments give pytrees of
     blocks). One ``vjp`` per output element, batched (``vmap``) into one kernel:
     the choice when the output is smaller than the input. ``has_aux=True``: ``f``
-    returns ``(out, aux)`` and the result is ``(jacobian, aux)``.
+    returns ``(out, aux)`` and the result is ``(jacobian, aux)``. ``sparse=True``: a
+    ``scipy.sparse`` CSR matrix for a 1-D argument and output, from one product per
+    colour of the rows (:mod:`symgrad.transforms.sparse_derivatives`).
     """)
 
 jacfwd = _jac_transform(True, "jacfwd", """The Jacobian of ``fun``, by forward mode.
 
     As :func:`jacrev`; one ``jvp`` per input element, batched into one kernel: the
-    choice when the input is smaller than the output.
+    choice when the input is smaller than the output. ``sparse=True``: a ``scipy.sparse``
+    CSR matrix, one product per colour of the columns.
     """)
 
 jacobian = jacrev
 
 
-def hessian(fun: Callable, argnums: int | Sequence[int] = 0, backend: str = "numba") -> Any:
+def hessian(fun: Callable, argnums: int | Sequence[int] = 0, backend: str = "numba",
+            sparse: bool = False) -> Any:
     """The Hessian of a scalar function: shape ``x.shape + x.shape``, forward over
-    reverse (``jacfwd(jacrev(f))``), compiled as one kernel."""
+    reverse (``jacfwd(jacrev(f))``), compiled as one kernel. ``sparse=True``: a
+    ``scipy.sparse`` CSR matrix for a 1-D argument, from one Hessian-vector product per
+    colour of its sparsity pattern (:mod:`symgrad.transforms.sparse_derivatives`)."""
+    if sparse:
+        return SparseDerivative(fun, "hessian", argnums, backend)
     return jacfwd(jacrev(fun, argnums, backend=backend), argnums, backend=backend)
 
 

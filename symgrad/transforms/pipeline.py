@@ -33,6 +33,7 @@ from ..core.errors import SCALAR_OUTPUT_ERROR
 from ..core.ir import BOOL, F32, FLOAT, INT, Aval, Graph
 from ..core.tracing import as_constant_array
 from ..passes.adjoint import adjoint
+from ..passes.gathers import sink_gathers
 from ..passes.reroll import reroll
 from ..passes.rewrites import optimize
 from ..passes.structure import one_hot_products
@@ -74,8 +75,9 @@ def derive(graph: Graph, wrt: Sequence[int] | None = None, seeded: bool = False,
         graph = checker.check(full) if checked else full
     graph = optimize(graph, checked=checked)
     # products by one-hot matrices (a Hessian's basis) as gathers, on the graph the
-    # passes simplified (exact for finite operands, see passes.structure)
-    structured = one_hot_products(graph)
+    # passes simplified (exact for finite operands, see passes.structure); then the
+    # gathers pulled up to where their elements are made (passes.gathers)
+    structured = sink_gathers(one_hot_products(graph))
     if structured is graph:
         return graph
     return optimize(checker.check(structured) if checked else structured, checked=checked)
