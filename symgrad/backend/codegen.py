@@ -103,6 +103,9 @@ RANGE_CHECKS = {"sin": "trig_in_range", "cos": "trig_in_range", "powi": "powi_in
 #: before: the same bits. The scratch is one row of the loop's shape (False: not done)
 ROW_SUMS = True
 INDENT = "    "
+#: a fused loop that computes tanh(c) and tanh's derivative (as its VJP writes it) calls
+#: ``vm.tanh_sech2`` for both (False: tanh and exp separately, as before issue 31)
+TANH_PAIRS = True
 #: parameters that hold sizes (``index`` holds (start, stop, step) triples)
 SIZE_PARAMS = ("shape", "size", "index")
 
@@ -482,10 +485,20 @@ class _Elements:
 
     def body(self, live: list[Eqn], targets: Mapping[int, str]) -> list[str]:
         """The loop body; ``targets``: where a sum accumulates, if not in its own name."""
+        pairs: dict[int, TanhPair] = {}
+        skip: set[int] = set()
+        if self.vector and TANH_PAIRS:
+            for pair in tanh_pairs(live, self.kernel.plan.producer, self.kernel.plan.arrays):
+                pairs[id(pair.tanh)] = pair
+                skip.update(id(e) for e in (*pair.inner, pair.sech2))
         for cite, e in origin_changes(live):
+            if id(e) in skip:
+                continue  # computed with its tanh, by vm.tanh_sech2
             if cite is not None:
                 self.emit(f"# grad of: {self.kernel.comments.eqn(cite)}")
-            if e.prim.accumulate:
+            if id(e) in pairs:
+                self.tanh_pair(pairs[id(e)])
+            elif e.prim.accumulate:
                 axes = e.params["axes"]
                 kept = ", ".join(i for k, i in enumerate(self.index) if k not in axes)
                 acc = f"{self.kernel.name(e.out)}[{kept}]" if kept else self.kernel.name(e.out)
@@ -504,6 +517,21 @@ class _Elements:
 
     def emit(self, line: str) -> None:
         self.lines.append(INDENT * self.depth + line)
+
+    def tanh_pair(self, pair: TanhPair) -> None:
+        """tanh(c) and its derivative at the loop's element, by one ``vm.tanh_sech2``."""
+        index = self.index
+        (c,) = pair.tanh.inputs
+        arg = self.read(c, index)
+        names = [self.name_at(v, index) for v in (pair.tanh.out, pair.sech2.out)]
+        self.kernel.root.uses_vecmath = True
+        self.emit(f"# {self.kernel.name(pair.sech2.out)} = tanh'({self.kernel.name(c)}), "
+                  f"from tanh's exponential")
+        self.emit(f"{names[0]}, {names[1]} = vm.tanh_sech2({arg})")
+        for v, name in zip((pair.tanh.out, pair.sech2.out), names):
+            if id(v) in self.kernel.plan.arrays:
+                self.emit(f"{self.kernel.name(v)}[{', '.join(index)}] = {name}")
+            self.scopes[-1][(id(v), index)] = name
 
     def known(self, key: tuple[int, tuple[str, ...]]) -> str | None:
         for scope in reversed(self.scopes):
@@ -588,6 +616,94 @@ class _Elements:
             self.depth -= 1
         self.scopes[-1][(id(e.out), index)] = out
         return out
+
+
+@dataclass
+class TanhPair:
+    """tanh(c) and its derivative sech(c)**2 as tanh's VJP writes it, both in one loop:
+    computed together by ``vm.tanh_sech2`` (one exponential instead of two, each result
+    within 1 ulp). ``inner``: the derivative's own equations, skipped."""
+
+    tanh: Eqn
+    sech2: Eqn
+    inner: list[Eqn]
+
+
+def _is_lit(a: Atom, value: float) -> bool:
+    return isinstance(a, Literal) and isinstance(a.value, float) and a.value == value
+
+
+def _with_literal(e: Eqn | None, prim: str, value: float) -> Atom | None:
+    """The other operand of ``e`` if it is ``prim(value, other)`` or ``prim(other, value)``
+    (``value`` a float literal); else None."""
+    if e is None or e.prim.name != prim or len(e.inputs) != 2:
+        return None
+    a, b = e.inputs
+    return b if _is_lit(a, value) else a if _is_lit(b, value) else None
+
+
+def _sech2_of(d: Eqn, producer: Mapping[int, Eqn]) -> tuple[Var, list[Eqn]] | None:
+    """(c, the equations in between) if ``d`` is 4 e / (1 + e)**2 with e = exp(-2 |c|),
+    |c| as ``where(c >= 0, c, -c)``: tanh's VJP (:mod:`symgrad.prims.elementwise`)
+    exactly, operand for operand; None for anything else."""
+    def made(a: Atom, prim: str) -> Eqn | None:
+        e = producer.get(id(a)) if isinstance(a, Var) else None
+        return e if e is not None and e.prim.name == prim else None
+
+    if d.prim.name != "div" or not d.out.dtype == "float64":
+        return None
+    q, sq = (producer.get(id(a)) if isinstance(a, Var) else None for a in d.inputs)
+    e = _with_literal(q, "mul", 4.0)
+    r = made(d.inputs[1], "square")
+    one_plus = producer.get(id(r.inputs[0])) if r is not None and isinstance(
+        r.inputs[0], Var) else None
+    if e is None or r is None or _with_literal(one_plus, "add", 1.0) is not e:
+        return None
+    ex = made(e, "exp")
+    o = producer.get(id(ex.inputs[0])) if ex is not None and isinstance(
+        ex.inputs[0], Var) else None
+    mag = _with_literal(o, "mul", -2.0)
+    w = made(mag, "where")
+    if w is None:
+        return None
+    cond, c, negc = w.inputs
+    ge, neg = made(cond, "ge"), made(negc, "neg")
+    if (not isinstance(c, Var) or ge is None or neg is None or ge.inputs[0] is not c
+            or not _is_lit(ge.inputs[1], 0.0) or neg.inputs[0] is not c or c.shape != d.out.shape):
+        return None
+    return c, [ge, neg, w, o, ex, q, one_plus, r]
+
+
+def tanh_pairs(live: list[Eqn], producer: Mapping[int, Eqn], arrays: set[int]) -> list[TanhPair]:
+    """The tanh/derivative pairs of a loop body whose derivative's inner values nobody
+    else reads (not stored, not read by other equations)."""
+    tanhs = {id(e.inputs[0]): e for e in live
+             if e.prim.name == "tanh" and e.out.dtype == "float64"}
+    if not tanhs:
+        return []
+    in_loop = {id(e) for e in live}
+    readers: dict[int, int] = {}
+    for e in live:
+        for a in e.inputs:
+            readers[id(a)] = readers.get(id(a), 0) + 1
+    pairs = []
+    for d in live:
+        found = _sech2_of(d, producer) if tanhs else None
+        if found is None or id(found[0]) not in tanhs:
+            continue
+        c, inner = found
+        own = {id(e.out) for e in inner}
+        uses = {id(e.out): 0 for e in inner}
+        for e in [*inner, d]:
+            for a in e.inputs:
+                if id(a) in uses:
+                    uses[id(a)] += 1
+        if any(i in arrays or readers.get(i, 0) != uses[i] for i in own):
+            continue  # an inner value is read elsewhere: leave the loop as it is
+        if not all(id(e) in in_loop for e in inner):
+            continue
+        pairs.append(TanhPair(tanhs[id(c)], d, inner))
+    return pairs
 
 
 def vector_call(e: Eqn, args: list[str]) -> tuple[str, list[str]] | None:
