@@ -55,6 +55,8 @@ from ..core.conventions import CONVENTIONS_VERSION
 from ..core.index_text import broadcast_index, loop_nest
 from ..core.ir import (
     BOOL,
+    F32,
+    FLOAT,
     Atom,
     Aval,
     Eqn,
@@ -71,7 +73,7 @@ from .fusion import Loop, Plan, inline, plan, transposed
 from .scope import Rendered, Scope  # noqa: F401 -- Rendered: importable here as before
 from .scope import dtype_arg as _dtype_arg
 from .scope import shape_text as _tuple
-from .vecmath_facts import POWI_EXPONENTS
+from .vecmath_facts import FLOAT32_FUNCTIONS, POWI_EXPONENTS, TanhPair, tanh_pairs
 
 #: bump when the generated code for the same IR changes
 CODEGEN_VERSION = 5
@@ -95,7 +97,8 @@ CHUNK = 32768
 VECTOR_MAX = 32
 #: functions of :mod:`.vecmath` valid on a range only, and the check that an argument is
 #: in it: a loop that calls one runs again with libm if some argument was not
-RANGE_CHECKS = {"sin": "trig_in_range", "cos": "trig_in_range", "powi": "powi_in_range"}
+RANGE_CHECKS = {"sin": "trig_in_range", "cos": "trig_in_range", "powi": "powi_in_range",
+                "sin32": "trig_in_range32", "cos32": "trig_in_range32"}
 #: a fused loop that calls :mod:`.vecmath` and sums over its innermost axis (a gradient's
 #: ``grad_u[i0] += ...`` in a broadcast, ``grad_p += ...`` in a loop body's adjoint) stores
 #: the terms of each innermost row in a scratch row, by a loop with no dependence between
@@ -257,6 +260,7 @@ class _Kernel:
         self.parallel_min = parallel_min  # loops of at least this many elements: prange
         self.vector = vector              # fused loops call vecmath where a prim says so
         self.uses_vecmath = False
+        self.uses_vecmath32 = False       # calls symgrad.backend.vecmath32 (as vm32)
         self.uses_lapack = False          # calls symgrad.backend.lapack (as la)
         self.rows: list[str] = []  # scratch rows of serial loops, made once at the start
         self.parallel = False             # some loop is a prange
@@ -576,15 +580,22 @@ class _Elements:
         out = (f"{self.kernel.name(e.out)}[{', '.join(index)}]" if stored
                else self.name_at(e.out, index))
         args = [self.read(a, broadcast_index(a.shape, e.out.shape, index)) for a in e.inputs]
+        if _float32_only(e):  # numpy's float32 * 2.0 is float32; Numba's would be float64
+            args = [f"np.float32({t})" if isinstance(a, Literal) and isinstance(a.value, float)
+                    else t for a, t in zip(e.inputs, args)]
         call = vector_call(e, args) if self.vector else None
         if call is not None:
             function, args = call
-            self.kernel.root.uses_vecmath = True
+            module = "vm32" if function.endswith("32") else "vm"
+            if module == "vm32":
+                self.kernel.root.uses_vecmath32 = True
+            else:
+                self.kernel.root.uses_vecmath = True
             check = RANGE_CHECKS.get(function)
             if check:
                 self.checks.append(check)
-                self.emit(f"{self.ok} &= vm.{check}({', '.join(args)})")
-            self.emit(f"{out} = vm.{function}({', '.join(args)})")
+                self.emit(f"{self.ok} &= {module}.{check}({', '.join(args)})")
+            self.emit(f"{out} = {module}.{function}({', '.join(args)})")
         else:
             for line in e.prim.emit(out, args, [Aval((), a.dtype) for a in e.inputs],
                                     Aval((), e.out.dtype), **e.params):
@@ -618,92 +629,11 @@ class _Elements:
         return out
 
 
-@dataclass
-class TanhPair:
-    """tanh(c) and its derivative sech(c)**2 as tanh's VJP writes it, both in one loop:
-    computed together by ``vm.tanh_sech2`` (one exponential instead of two, each result
-    within 1 ulp). ``inner``: the derivative's own equations, skipped."""
-
-    tanh: Eqn
-    sech2: Eqn
-    inner: list[Eqn]
-
-
-def _is_lit(a: Atom, value: float) -> bool:
-    return isinstance(a, Literal) and isinstance(a.value, float) and a.value == value
-
-
-def _with_literal(e: Eqn | None, prim: str, value: float) -> Atom | None:
-    """The other operand of ``e`` if it is ``prim(value, other)`` or ``prim(other, value)``
-    (``value`` a float literal); else None."""
-    if e is None or e.prim.name != prim or len(e.inputs) != 2:
-        return None
-    a, b = e.inputs
-    return b if _is_lit(a, value) else a if _is_lit(b, value) else None
-
-
-def _sech2_of(d: Eqn, producer: Mapping[int, Eqn]) -> tuple[Var, list[Eqn]] | None:
-    """(c, the equations in between) if ``d`` is 4 e / (1 + e)**2 with e = exp(-2 |c|),
-    |c| as ``where(c >= 0, c, -c)``: tanh's VJP (:mod:`symgrad.prims.elementwise`)
-    exactly, operand for operand; None for anything else."""
-    def made(a: Atom, prim: str) -> Eqn | None:
-        e = producer.get(id(a)) if isinstance(a, Var) else None
-        return e if e is not None and e.prim.name == prim else None
-
-    if d.prim.name != "div" or not d.out.dtype == "float64":
-        return None
-    q, sq = (producer.get(id(a)) if isinstance(a, Var) else None for a in d.inputs)
-    e = _with_literal(q, "mul", 4.0)
-    r = made(d.inputs[1], "square")
-    one_plus = producer.get(id(r.inputs[0])) if r is not None and isinstance(
-        r.inputs[0], Var) else None
-    if e is None or r is None or _with_literal(one_plus, "add", 1.0) is not e:
-        return None
-    ex = made(e, "exp")
-    o = producer.get(id(ex.inputs[0])) if ex is not None and isinstance(
-        ex.inputs[0], Var) else None
-    mag = _with_literal(o, "mul", -2.0)
-    w = made(mag, "where")
-    if w is None:
-        return None
-    cond, c, negc = w.inputs
-    ge, neg = made(cond, "ge"), made(negc, "neg")
-    if (not isinstance(c, Var) or ge is None or neg is None or ge.inputs[0] is not c
-            or not _is_lit(ge.inputs[1], 0.0) or neg.inputs[0] is not c or c.shape != d.out.shape):
-        return None
-    return c, [ge, neg, w, o, ex, q, one_plus, r]
-
-
-def tanh_pairs(live: list[Eqn], producer: Mapping[int, Eqn], arrays: set[int]) -> list[TanhPair]:
-    """The tanh/derivative pairs of a loop body whose derivative's inner values nobody
-    else reads (not stored, not read by other equations)."""
-    tanhs = {id(e.inputs[0]): e for e in live
-             if e.prim.name == "tanh" and e.out.dtype == "float64"}
-    if not tanhs:
-        return []
-    in_loop = {id(e) for e in live}
-    readers: dict[int, int] = {}
-    for e in live:
-        for a in e.inputs:
-            readers[id(a)] = readers.get(id(a), 0) + 1
-    pairs = []
-    for d in live:
-        found = _sech2_of(d, producer) if tanhs else None
-        if found is None or id(found[0]) not in tanhs:
-            continue
-        c, inner = found
-        own = {id(e.out) for e in inner}
-        uses = {id(e.out): 0 for e in inner}
-        for e in [*inner, d]:
-            for a in e.inputs:
-                if id(a) in uses:
-                    uses[id(a)] += 1
-        if any(i in arrays or readers.get(i, 0) != uses[i] for i in own):
-            continue  # an inner value is read elsewhere: leave the loop as it is
-        if not all(id(e) in in_loop for e in inner):
-            continue
-        pairs.append(TanhPair(tanhs[id(c)], d, inner))
-    return pairs
+def _float32_only(e: Eqn) -> bool:
+    """Whether ``e`` computes in float32 by numpy's rules: a float32 operand, no float64
+    one (Python float literals are weak: they take the other operand's dtype)."""
+    dtypes = {a.dtype for a in e.inputs if isinstance(a, Var)}
+    return F32 in dtypes and FLOAT not in dtypes
 
 
 def vector_call(e: Eqn, args: list[str]) -> tuple[str, list[str]] | None:
@@ -712,6 +642,12 @@ def vector_call(e: Eqn, args: list[str]) -> tuple[str, list[str]] | None:
     primitive names the function; ``powi`` (pow's) takes only a float base and a literal
     integer exponent in :data:`POWI_EXPONENTS`, written as an int (``vm.powi(x, 3)``)."""
     function = e.prim.vectorized
+    if function in FLOAT32_FUNCTIONS and e.out.dtype == F32 and all(
+            a.dtype == F32 for a in e.inputs):
+        # float32 in float32 (vecmath32); np.float32(): a float64 scalar of the loop (a
+        # kernel argument) is rounded first, as numpy rounds it
+        return f"{function}32", [t if t.startswith("np.float32(") else f"np.float32({t})"
+                                 for t in args]
     if function != "powi":
         return (function, args) if function else None
     x, y = e.inputs
@@ -744,6 +680,9 @@ def generate(graph: Graph, function: str, description: str,
         imports.insert(0, "import math")
     if kernel.uses_vecmath:  # the file's hash is in the key: a change there recompiles
         imports.append(f"from symgrad.backend import vecmath as vm  # {vecmath_hash()}")
+    if kernel.uses_vecmath32:
+        imports.append(f"from symgrad.backend import vecmath32 as vm32  # "
+                       f"{vecmath_hash('vecmath32')}")
     if kernel.uses_lapack:
         imports.append(f"from symgrad.backend import lapack as la  # {vecmath_hash('lapack')}")
     code = "\n".join([
@@ -755,7 +694,8 @@ def generate(graph: Graph, function: str, description: str,
         f"@njit({PARALLEL_FLAGS if kernel.parallel else NJIT_FLAGS}"
         f"{', nogil=True' if nogil else ''})",
         f"def {function}({', '.join(args)}):",
-        *(INDENT + line for line in (*kernel.sizes.lines, *kernel.rows, *body)),
+        *(INDENT + line for line in (*kernel.sizes.lines, *_float32_scalars(graph, kernel),
+                                     *kernel.rows, *body)),
         "",
     ])
     versions = (f"symgrad {__version__}, codegen {CODEGEN_VERSION}, "
@@ -776,6 +716,15 @@ def serial_twin(source: KernelSource) -> KernelSource:
     key = hashlib.sha256(f"{source.key} serial twin".encode()).hexdigest()[:32]
     header = source.text.split("\n", 1)[0].replace(f"k_{source.key}", f"k_{key}")
     return KernelSource(key, source.function, f"{header}\n{body}", False)
+
+
+def _float32_scalars(graph: Graph, kernel: _Kernel) -> list[str]:
+    """``k = np.float32(k)`` for each 0-d float32 argument: a caller may pass a Python or
+    float64 number (a constant of the graph is), and Numba would carry it in float64
+    through every loop that reads it (``k * d``: float64 arithmetic in a float32 loop)."""
+    return [f"{kernel.name(v)} = np.float32({kernel.name(v)})"
+            for v in (*graph.inputs, *graph.const_vars)
+            if v.dtype == F32 and not v.shape and kernel.uses_vecmath32]
 
 
 @functools.cache
