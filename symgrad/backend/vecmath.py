@@ -27,6 +27,8 @@ sin, cos   k = rint(x*2/pi), pi/2 in three parts and a tail, TwoSums;  vectorize
            fdlibm's kernels. For |x| >= 2**20*pi/2 the loop that met   |x| < 1.6e6
            such an argument (trig_in_range) runs again with libm
 tanh       expm1(-2|x|) and a quotient; 1 for |x| > 22                  vectorized
+tanh_sech2 tanh and its derivative sech**2 = 4e/(1+e)**2 from one          vectorized
+           exponential e = exp(-2|x|) (tanh's gradient; issue 31)
 sigmoid    1/(1+e) or e/(1+e), e = exp(-|x|)                            vectorized
 softplus   log1p(exp(-|x|)) + max(x, 0)                                 vectorized
 pow        x**n for a literal integer n in POWI_EXPONENTS (3..8): the      vectorized for
@@ -37,8 +39,11 @@ pow        x**n for a literal integer n in POWI_EXPONENTS (3..8): the      vecto
            exponents: x**y needs log(x) to ~70 bits, libm's pow           libm otherwise
 =========  ==========================================================  ==============
 
-All functions take and return float64 (a float32 argument is widened, and the
-result rounded once by the caller: within 1 ulp of float32 too).
+All functions take and return float64. A float32 loop calls :mod:`.vecmath32`
+instead for exp, log, sin, cos, tanh, sigmoid and softplus (float32 arithmetic, 8 or 16
+lanes; ``vecmath_facts.FLOAT32_FUNCTIONS``); for the others a float32 argument is
+widened and the result rounded once by the caller (within 1 ulp of float32 too).
+Where the CPU has FMA (:data:`HAS_FMA`), TwoProd and the exp polynomial use it.
 
     >>> import math
     >>> exp(1.0) == math.exp(1.0), log(10.0) == math.log(10.0)
