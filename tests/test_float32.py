@@ -323,3 +323,104 @@ def test_like_constructors_and_var_std_keep_float32_as_numpy(name):
         g64 = sg.grad(lambda x: np.sum(fun(x)), backend=backend)(x.astype(np.float64))
         assert g.dtype == np.float32
         np.testing.assert_allclose(g, g64, rtol=1e-4, atol=1e-6)
+
+
+# ---------------------------------------------------------------------------
+# float32 math in float32 (symgrad/backend/vecmath32.py, issue 31): each function within
+# 1 ulp, checked on a sample here (the dense measurement: benchmarks/float32_accuracy.py,
+# docs/accuracy.md). Oracle: numpy's float64 function rounded to float32; a float32
+# within 1 ulp of the exact value is at most 1 ulp (an integer) from that rounding
+
+_MATH32 = {
+    "exp": (np.exp, lambda v: np.exp(v)),
+    "log": (np.log, lambda v: np.log(v)),
+    "sin": (np.sin, lambda v: np.sin(v)),
+    "cos": (np.cos, lambda v: np.cos(v)),
+    "tanh": (np.tanh, lambda v: np.tanh(v)),
+    "sigmoid": (lambda v: 1.0 / (1.0 + np.exp(-v)), lambda v: sg.sigmoid(v)),
+    "softplus": (lambda v: np.logaddexp(0.0, v), lambda v: sg.softplus(v)),
+}
+#: zeros, infinities, nan, subnormals, and each side of every overflow, underflow and
+#: rounds-to-1 threshold
+_TAILS32 = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, -1e-45, 1.1754944e-38,
+                     -1.1754944e-38, 1e-30, -1e-30, 88.72283, 88.72284, 89.0, 100.0, -87.33654,
+                     -103.27893, -103.97208, -104.0, -200.0, 9.01, 9.1, -9.1, 17.0, -17.0,
+                     -24.0, 24.0, 3.4028235e38, -3.4028235e38, 6432.9, -6432.9],
+                    dtype=np.float32)
+
+
+def _ulps32(got: np.ndarray, want: np.ndarray) -> np.ndarray:
+    """Distance in float32 steps (nan = nan, inf = inf only)."""
+    same = (got == want) | (np.isnan(got) & np.isnan(want))
+    a = got.view(np.int32).astype(np.int64)
+    b = want.view(np.int32).astype(np.int64)
+    a = np.where(a < 0, -(a & 0x7FFFFFFF), a)  # an ordered integer line (-0 = +0)
+    b = np.where(b < 0, -(b & 0x7FFFFFFF), b)
+    d = np.abs(a - b).astype(np.float64)
+    bad = ~np.isfinite(got) | ~np.isfinite(want)
+    return np.where(same, 0.0, np.where(bad, np.inf, d))
+
+
+def _sample32(n: int) -> np.ndarray:
+    """n points: random bit patterns with |x| < 6000 (sin and cos stay on their float32
+    path), uniform points where the functions vary, and points near 0, with the tails."""
+    rng = np.random.default_rng(31)
+    bits = rng.integers(0, 2**32, 4 * n, dtype=np.uint64).astype(np.uint32).view(np.float32)
+    bits = bits[np.abs(bits) < 6000.0][: n // 3]
+    uniform = rng.uniform(-110.0, 95.0, n // 3).astype(np.float32)
+    small = (rng.uniform(-1, 1, n // 3) * 10.0 ** rng.uniform(-30, 1, n // 3)).astype(np.float32)
+    return np.concatenate([bits, uniform, small])
+
+
+def test_float32_math_is_float32_code_within_one_ulp():
+    names = list(_MATH32)
+    x = _sample32(60_000)
+    f = sg.jit(lambda v: tuple(_MATH32[name][1](v) for name in names))
+    source = f.source(x)
+    for name in names:
+        assert f"vm32.{name}32(" in source, name
+    assert "vm." not in source  # no float64 detour
+    with np.errstate(all="ignore"):
+        for name, got in zip(names, f(x)):
+            assert got.dtype == np.float32
+            want = _MATH32[name][0](x.astype(np.float64)).astype(np.float32)
+            err = _ulps32(got, want)
+            worst = int(np.argmax(err))
+            assert err[worst] <= 1.0, (name, x[worst], got[worst], want[worst])
+
+
+def test_float32_math_at_its_tails_is_numpys_float32():
+    """Overflow, underflow, nan, inf and -0.0 exactly as numpy's float32 functions give
+    them (bit for bit where the value is exact; within 1 ulp elsewhere). The kernel is
+    the one test_float32_math_is_float32_code_within_one_ulp compiles; with +-3.4e38 in
+    it, sin and cos run their loop again with libm."""
+    names = list(_MATH32)
+    got = sg.jit(lambda v: tuple(_MATH32[name][1](v) for name in names))(_TAILS32)
+    with np.errstate(all="ignore"):
+        for name, g in zip(names, got):
+            ref = _MATH32[name][0]
+            want = (ref(_TAILS32) if name in ("exp", "log", "sin", "cos", "tanh")
+                    else ref(_TAILS32.astype(np.float64)).astype(np.float32))
+            assert np.array_equal(np.isnan(g), np.isnan(want)), (name, _TAILS32[np.isnan(g)])
+            exact = ~np.isfinite(want) | (want == 0.0) | ~np.isfinite(g) | (g == 0.0)
+            assert np.array_equal(g[exact].view(np.int32), want[exact].view(np.int32)), \
+                (name, _TAILS32[exact], g[exact], want[exact])
+            assert _ulps32(g, want).max() <= 1.0, (name, g, want)
+
+
+@pytest.mark.parametrize("name,fn,shapes", [
+    ("all seven", lambda x: np.sum(np.exp(-x * x) * np.sin(3.0 * x) + np.cos(x) * np.tanh(x)
+                                   + sg.sigmoid(x) * np.log(x * x + 0.5) + sg.softplus(2.0 * x)),
+     [(2000,)]),
+    ("broadcast tanh", lambda A, u, v: np.mean(np.tanh(A * u[:, None] + v) ** 2),
+     [(40, 30), (40,), (30,)]),
+], ids=["all seven", "broadcast tanh"])
+def test_float32_gradients_of_the_float32_math_agree_with_float64(name, fn, shapes):
+    args = [_f32(*s, lo=-3.0, hi=3.0, seed=k) for k, s in enumerate(shapes)]
+    argnums = tuple(range(len(args)))
+    g32 = sg.grad(fn, argnums=argnums)
+    assert "vm32." in g32.source(*args)
+    wide = [a.astype(np.float64) for a in args]
+    for g, g64 in zip(g32(*args), sg.grad(fn, argnums=argnums)(*wide)):
+        assert g.dtype == np.float32 and g64.dtype == np.float64
+        _close(g, g64, rtol=2e-6)

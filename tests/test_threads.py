@@ -8,6 +8,8 @@ path (the kernels compile fast enough for CI).
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
 
@@ -43,7 +45,7 @@ def test_parallel_kernels_agree_with_numpy_and_do_not_depend_on_the_thread_count
     for k in (1, min(2, sg.max_threads())):
         sg.set_num_threads(k)
         runs.append(g(A, u, v))
-    sg.set_num_threads(sg.max_threads())
+    sg.set_num_threads(None)
     value, (du, dv) = runs[0]
     np.testing.assert_allclose(value, want[0], rtol=1e-13)
     np.testing.assert_allclose(du, want[1][0], rtol=1e-12, atol=1e-18)
@@ -105,7 +107,7 @@ def _same_bits_at_1_and_2_threads(f, *args):
             sg.set_num_threads(k)
             runs.append(f(*args))
     finally:
-        sg.set_num_threads(sg.max_threads())
+        sg.set_num_threads(None)
     leaves = [_leaves(r) for r in runs]
     assert len(leaves[0]) == len(leaves[1])
     for a, b in zip(*leaves):
@@ -145,3 +147,58 @@ def test_fused_kernels_have_the_same_bits_at_1_and_2_threads(low_threshold):
     np.testing.assert_allclose(value, want[0], rtol=1e-12)
     np.testing.assert_allclose(du, want[1][0], rtol=1e-9, atol=1e-15)
     np.testing.assert_allclose(dv, want[1][1], rtol=1e-9, atol=1e-15)
+
+
+def test_the_adaptive_choice_keeps_the_faster_variant_and_checks_again(monkeypatch):
+    """threads.Adaptive with stand-ins whose speed we set: it times both after WARMUP
+    calls, keeps the faster, rechecks the other once per (growing) interval, and a
+    recheck that disagrees starts a full probe before the choice flips."""
+    monkeypatch.setattr(threads, "_PINNED", [None])
+    delay = {"parallel": 0.002, "serial": 0.0}
+    calls: list[str] = []
+
+    def make(which):
+        def fn(x):
+            calls.append(which)
+            end = time.perf_counter() + delay[which]
+            while time.perf_counter() < end:
+                pass
+            return x + 1.0
+        return fn
+
+    made = []
+    kernel = threads.Adaptive(make("parallel"), lambda: made.append(1) or make("serial"))
+    x = np.zeros(10)
+    for _ in range(threads.WARMUP - 1):
+        assert kernel(x)[0] == 1.0
+    assert not made and set(calls) == {"parallel"}  # no twin before the warm-up ends
+    for _ in range(2 * threads.PROBE + 1):  # + 1: the twin's first call is not timed
+        kernel(x)
+    assert made == [1] and kernel.choices() == {x.size.bit_length(): "serial"}
+    calls.clear()
+    for _ in range(3 * threads.MIN_INTERVAL):
+        kernel(x)
+    assert 1 <= calls.count("parallel") <= 2  # rechecked, once per interval
+    delay.update(parallel=0.0, serial=0.002)  # the load moved: the parallel one is faster
+    for _ in range(8 * threads.MAX_INTERVAL):
+        kernel(x)
+        if kernel.choices()[x.size.bit_length()] == "parallel":
+            break
+    assert kernel.choices()[x.size.bit_length()] == "parallel"
+    threads.set_num_threads(1)  # pinned: the twin, whatever was measured
+    calls.clear()
+    kernel(x)
+    assert calls == ["serial"]
+    threads.set_num_threads(None)
+
+
+def test_the_serial_twin_is_the_same_loops_without_parallel(low_threshold):
+    from symgrad.backend.numba import codegen
+
+    x = np.linspace(-1, 1, 1000)
+    spec, _ = sg.grad(sinexp)._prepare((x,), None, {})
+    twin = codegen.serial_twin(spec.source)
+    assert spec.source.parallel and not twin.parallel and twin.key != spec.source.key
+    assert "parallel=" not in twin.text and "prange(" in twin.text  # prange is range there
+    assert twin.text.split("\n", 1)[1].replace(codegen.NJIT_FLAGS, "") == \
+        spec.source.text.split("\n", 1)[1].replace(codegen.PARALLEL_FLAGS, "")

@@ -441,3 +441,51 @@ def test_powi_in_a_parallel_loop_and_its_libm_rerun(monkeypatch):
     big[700] = 1e300  # beyond powi's range: every chunk again with libm
     total, fourth = sg.jit(f)(big)
     assert np.array_equal(fourth, _libm_power(big, 4.0)) and total == np.inf
+
+
+def _sech2(x):
+    return mpmath.sech(x) ** 2
+
+
+def test_tanh_and_its_derivative_from_one_exponential_are_within_one_ulp():
+    """vm.tanh_sech2 (issue 31): tanh(x) and sech(x)**2 from one reduction and one
+    polynomial, each within 1 ulp of mpmath; in the tails too (sech**2 is 7e-35 at 40,
+    subnormal beyond 354, 0 beyond 373: where 1 - tanh**2 is 0 from 19 on)."""
+    import numba
+
+    @numba.njit(error_model="numpy")
+    def both(x):
+        t, d = np.empty_like(x), np.empty_like(x)
+        for i in range(x.size):
+            t[i], d[i] = vecmath.tanh_sech2(x[i])
+        return t, d
+
+    n = FULL_N if FULL else SAMPLE
+    rng = np.random.default_rng(7)
+    tails = np.array([19.0, 40.0, 354.0, 354.5, 372.5, 373.0, 379.9, 380.0, 380.1, 1e300])
+    x = np.concatenate([points("tanh", n), rng.uniform(-400.0, 400.0, n), tails, -tails])
+    t, d = both(x)
+    FUNCTIONS["sech2"] = (_sech2, (-400.0, 400.0), None)
+    try:
+        for name, got in (("tanh", t), ("sech2", d)):
+            errors = ulp_errors(name, x, got)
+            worst = int(np.argmax(errors))
+            print(f"\n{name} (tanh_sech2): max error {errors[worst]:.3f} ulp at "
+                  f"x = {x[worst]!r} over {x.size} points")
+            assert errors[worst] <= 1.0, (name, x[worst], got[worst])
+    finally:
+        del FUNCTIONS["sech2"]
+    np.testing.assert_array_equal(t, through_kernel("tanh", x))  # tanh's own bits
+
+
+def test_the_gradient_of_tanh_calls_tanh_sech2_once_per_element():
+    f = lambda v: np.sum(np.tanh(v) ** 2)  # noqa: E731
+    x = np.array([-30.0, -19.5, -1.0, -1e-9, 0.0, 2e-12, 0.3, 0.9, 5.0, 20.0, 40.0, 360.0])
+    source = sg.grad(f).source(x)
+    assert source.count("vm.tanh_sech2(") == 1 and "vm.exp(" not in source
+    got = sg.grad(f)(x)
+    with mpmath.workprec(_PREC):  # 2 tanh sech**2, rounded once: the kernel's is 2 roundings
+        want = [float(2 * mpmath.tanh(mpmath.mpf(v)) * mpmath.sech(mpmath.mpf(v)) ** 2)
+                for v in x.tolist()]
+    # two roundings: 4.5e-16 relative; at 360 the value is subnormal: 2 of its ulps
+    np.testing.assert_allclose(got, want, rtol=4.5e-16, atol=1e-323)

@@ -27,6 +27,8 @@ sin, cos   k = rint(x*2/pi), pi/2 in three parts and a tail, TwoSums;  vectorize
            fdlibm's kernels. For |x| >= 2**20*pi/2 the loop that met   |x| < 1.6e6
            such an argument (trig_in_range) runs again with libm
 tanh       expm1(-2|x|) and a quotient; 1 for |x| > 22                  vectorized
+tanh_sech2 tanh and its derivative sech**2 = 4e/(1+e)**2 from one          vectorized
+           exponential e = exp(-2|x|) (tanh's gradient; issue 31)
 sigmoid    1/(1+e) or e/(1+e), e = exp(-|x|)                            vectorized
 softplus   log1p(exp(-|x|)) + max(x, 0)                                 vectorized
 pow        x**n for a literal integer n in POWI_EXPONENTS (3..8): the      vectorized for
@@ -37,8 +39,11 @@ pow        x**n for a literal integer n in POWI_EXPONENTS (3..8): the      vecto
            exponents: x**y needs log(x) to ~70 bits, libm's pow           libm otherwise
 =========  ==========================================================  ==============
 
-All functions take and return float64 (a float32 argument is widened, and the
-result rounded once by the caller: within 1 ulp of float32 too).
+All functions take and return float64. A float32 loop calls :mod:`.vecmath32`
+instead for exp, log, sin, cos, tanh, sigmoid and softplus (float32 arithmetic, 8 or 16
+lanes; ``vecmath_facts.FLOAT32_FUNCTIONS``); for the others a float32 argument is
+widened and the result rounded once by the caller (within 1 ulp of float32 too).
+Where the CPU has FMA (:data:`HAS_FMA`), TwoProd and the exp polynomial use it.
 
     >>> import math
     >>> exp(1.0) == math.exp(1.0), log(10.0) == math.log(10.0)
@@ -49,7 +54,7 @@ from __future__ import annotations
 
 import math
 
-from llvmlite import ir
+from llvmlite import binding, ir
 from numba import njit, types
 from numba.core.extending import intrinsic
 
@@ -68,6 +73,13 @@ PATHS = {
 }
 
 
+def _host_features() -> dict:
+    try:
+        return dict(binding.get_host_cpu_features())
+    except RuntimeError:  # a platform where LLVM cannot tell: no FMA assumed
+        return {}
+
+
 @intrinsic
 def _bits(typingctx, x):  # noqa: ARG001 -- numba's intrinsic signature
     """The bits of a float64 as an int64 (an LLVM bitcast: free, and vectorizable)."""
@@ -83,6 +95,19 @@ def _double(typingctx, i):  # noqa: ARG001
         return builder.bitcast(args[0], ir.DoubleType())
     return types.float64(types.int64), codegen
 
+
+@intrinsic
+def _fma(typingctx, a, b, c):  # noqa: ARG001
+    """a * b + c rounded once (LLVM's ``llvm.fma.f64``: one instruction where the CPU has
+    FMA, and vectorizable; a libm call where it has not, still exact)."""
+    def codegen(context, builder, signature, args):
+        return builder.fma(*args)
+    return types.float64(types.float64, types.float64, types.float64), codegen
+
+
+#: whether the CPU has fused multiply-add: then TwoProd is two instructions (a product
+#: and an FMA), else Dekker's seventeen. Numba's cache is per CPU, so is this choice
+HAS_FMA = bool(_host_features().get("fma"))
 
 _JIT = {"inline": "always", "error_model": "numpy", "cache": False}
 
@@ -118,18 +143,31 @@ def _scale(y, k):
 @njit(**_JIT)
 def _expm1_poly(r):
     """exp(r) - 1 - r for |r| <= 0.35, as (r*r*0.5 + r**3 * q(r))."""
-    q = _F14
-    q = q * r + _F13
-    q = q * r + _F12
-    q = q * r + _F11
-    q = q * r + _F10
-    q = q * r + _F9
-    q = q * r + _F8
-    q = q * r + _F7
-    q = q * r + _F6
-    q = q * r + _F5
-    q = q * r + _F4
-    q = q * r + _F3
+    if HAS_FMA:  # each Horner step rounded once: as accurate, half the instructions
+        q = _fma(_F14, r, _F13)
+        q = _fma(q, r, _F12)
+        q = _fma(q, r, _F11)
+        q = _fma(q, r, _F10)
+        q = _fma(q, r, _F9)
+        q = _fma(q, r, _F8)
+        q = _fma(q, r, _F7)
+        q = _fma(q, r, _F6)
+        q = _fma(q, r, _F5)
+        q = _fma(q, r, _F4)
+        q = _fma(q, r, _F3)
+    else:
+        q = _F14
+        q = q * r + _F13
+        q = q * r + _F12
+        q = q * r + _F11
+        q = q * r + _F10
+        q = q * r + _F9
+        q = q * r + _F8
+        q = q * r + _F7
+        q = q * r + _F6
+        q = q * r + _F5
+        q = q * r + _F4
+        q = q * r + _F3
     r2 = r * r
     return r2 * 0.5 + r2 * r * q
 
@@ -164,8 +202,10 @@ def _split(a):
 
 @njit(**_JIT)
 def _two_prod(a, b):
-    """a * b as p + e exactly, without an FMA (Dekker)."""
+    """a * b as p + e exactly: by an FMA where the CPU has one, else Dekker's."""
     p = a * b
+    if HAS_FMA:  # a global constant: the branch folds away
+        return p, _fma(a, b, -p)
     ah, al = _split(a)
     bh, bl = _split(b)
     return p, ((ah * bh - p) + ah * bl + al * bh) + al * bl
@@ -178,6 +218,17 @@ def _div_dd(n_hi, n_lo, d_hi, d_lo):
     p, pe = _two_prod(q, d_hi)
     r = (((n_hi - p) - pe) + n_lo) - q * d_lo
     return q + r / d_hi
+
+
+@njit(**_JIT)
+def _div_by(n_hi, n_lo, d_hi, d_lo, w):
+    """(n_hi + n_lo) / (d_hi + d_lo) rounded once, given w ~ 1/d_hi (within a few ulp):
+    q = n*w and one exact correction r*w, as :func:`_div_dd` but with no division (one
+    reciprocal serves several quotients by the same denominator)."""
+    q = n_hi * w
+    p, pe = _two_prod(q, d_hi)
+    r = (((n_hi - p) - pe) + n_lo) - q * d_lo
+    return q + r * w
 
 
 @njit(**_JIT)
@@ -391,6 +442,45 @@ def tanh(x):
 
 
 @njit(**_JIT)
+def tanh_sech2(x):
+    """(tanh(x), sech(x)**2) from ONE exponential: tanh's value and its derivative
+    1 - tanh**2, each within 1 ulp (measured: tests/test_vecmath.py), for the fused
+    loops that need both (the gradient of tanh; :func:`.codegen.tanh_pairs`).
+
+    With e = exp(-2|x|) = 2**k * m (one reduction, one polynomial, m = 1 + expm1(r) in
+    double-double) and T = e - 1 = (2**k - 1) + 2**k * (m - 1) (exact where tanh is not
+    1): tanh(|x|) = -T / (1 + e) and sech**2 = 4e / (1 + e)**2, each a double-double
+    quotient rounded once; sech**2 is scaled by 2**k last, so that a subnormal result is
+    rounded once too. T, not 1 - e, keeps tanh right for tiny x; e, not 1 + T, keeps
+    sech**2 right in the tails (7e-35 at x = 40, subnormal beyond 354, 0 beyond 373).
+    The product 1 - t*t that XLA writes loses all of it from |x| = 19 on."""
+    a = abs(x)
+    ac = a if a < 380.0 else 380.0  # exp(-760) * 4 is below half the least subnormal
+    k, r, c = _reduce_ln2(-2.0 * ac)
+    em_hi, em_lo = _expm1_dd(r, c)
+    m_hi, m_lo = _two_sum(1.0, em_hi)
+    m_lo += em_lo                                      # m = exp(r + c), in [0.7, 1.42]
+    kt = k if k > -64 else -64                         # |x| <= 22 where T is used: k >= -64
+    s = _double((kt + 1023) << 52)                     # 2**k, normal
+    t1_hi, t1_lo = _two_sum(s, -1.0)                   # 2**k - 1, exactly
+    t_hi, t_lo = _two_sum(s * em_hi, t1_hi)            # s * em_hi is exact
+    t_lo += t1_lo + s * em_lo
+    e_hi = _scale(m_hi, k)
+    d_hi, d_lo = _two_sum(1.0, e_hi)                   # 1 + e
+    d_lo += _scale(m_lo, k)
+    w = 1.0 / d_hi                                     # the one division
+    t = _div_by(-t_hi, -t_lo, d_hi, d_lo, w)
+    t = 1.0 if a > 22.0 else t
+    t = -t if x < 0.0 else t
+    t = t if a > 1e-300 else x                         # +-0, tiny (and nan) as they are
+    sq_hi, sq_lo = _two_prod(d_hi, d_hi)               # (1 + e)**2
+    sq_lo += 2.0 * d_hi * d_lo
+    q = _div_by(4.0 * m_hi, 4.0 * m_lo, sq_hi, sq_lo, w * w)
+    d = _scale(q, k)
+    return t, (d if x == x else x)
+
+
+@njit(**_JIT)
 def sigmoid(x):
     """1/(1+e) for x >= 0, e/(1+e) below, e = exp(-|x|) in double-double: nothing
     overflows, and one rounding at the end (the scaling of a subnormal e/(1+e) last)."""
@@ -422,8 +512,11 @@ def _mul_dd_x(h, lo, x, xh, xl):
     split once by the caller into xh + xl), lo * x and the sum rounded (about 2**-104
     relative). Exact terms need 2**-960 <= |h * x| < 2**1020 (:func:`powi_in_range`)."""
     p = h * x
-    hh, hl = _split(h)
-    e = ((hh * xh - p) + hh * xl + hl * xh) + hl * xl
+    if HAS_FMA:
+        e = _fma(h, x, -p)
+    else:
+        hh, hl = _split(h)
+        e = ((hh * xh - p) + hh * xl + hl * xh) + hl * xl
     t = e + lo * x
     s = p + t
     return s, t - (s - p)
@@ -461,4 +554,5 @@ def powi(x, n):
 
 
 __all__ = ["PATHS", "POWI_EXPONENTS", "TRIG_LIMIT", "cos", "exp", "expm1", "log", "log1p",
-           "powi", "powi_in_range", "sigmoid", "sin", "softplus", "tanh", "trig_in_range"]
+           "powi", "powi_in_range", "sigmoid", "sin", "softplus", "tanh", "tanh_sech2",
+           "trig_in_range"]

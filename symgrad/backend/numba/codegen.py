@@ -55,6 +55,8 @@ from ...core.conventions import CONVENTIONS_VERSION
 from ...core.index_text import broadcast_index, loop_nest
 from ...core.ir import (
     BOOL,
+    F32,
+    FLOAT,
     Atom,
     Aval,
     Eqn,
@@ -67,12 +69,12 @@ from ...core.ir import (
     origin_changes,
 )
 from ...core.version import __version__
-from ..vecmath_facts import POWI_EXPONENTS
 from .fusion import Loop, Plan, inline, plan, transposed
 from .lowering import lowering
 from .scope import Rendered, Scope  # noqa: F401 -- Rendered: importable here as before
 from .scope import dtype_arg as _dtype_arg
 from .scope import shape_text as _tuple
+from ..vecmath_facts import FLOAT32_FUNCTIONS, POWI_EXPONENTS, TanhPair, tanh_pairs
 
 #: bump when the generated code for the same IR changes
 CODEGEN_VERSION = 5
@@ -101,6 +103,9 @@ VECTOR_MAX = 32
 #: before: the same bits. The scratch is one row of the loop's shape (False: not done)
 ROW_SUMS = True
 INDENT = "    "
+#: a fused loop that computes tanh(c) and tanh's derivative (as its VJP writes it) calls
+#: ``vm.tanh_sech2`` for both (False: tanh and exp separately, as before issue 31)
+TANH_PAIRS = True
 #: parameters that hold sizes (``index`` holds (start, stop, step) triples)
 SIZE_PARAMS = ("shape", "size", "index")
 
@@ -252,6 +257,7 @@ class _Kernel:
         self.parallel_min = parallel_min  # loops of at least this many elements: prange
         self.vector = vector              # fused loops call vecmath where a prim says so
         self.uses_vecmath = False
+        self.uses_vecmath32 = False       # calls symgrad.backend.vecmath32 (as vm32)
         self.uses_lapack = False          # calls symgrad.backend.lapack (as la)
         self.rows: list[str] = []  # scratch rows of serial loops, made once at the start
         self.parallel = False             # some loop is a prange
@@ -363,19 +369,27 @@ class _Kernel:
             lines.append(f"{self.name(e.out)} = {zero}")
         return lines
 
-    def _nest(self, shape: tuple, body: list[str], rows: str = "",
+    def _nest(self, shape: tuple, body: list[str], rows: tuple[str, str, str] = ("", "", ""),
               after: Sequence[str] = ()) -> list[str]:
-        """``for`` headers over ``shape`` and the body inside; ``rows``: the outer range.
-        Without ``rows``, at most ``MAX_NESTED`` loops deep for any rank (:func:`loop_nest`).
-        ``after`` (:attr:`_Elements.after`) runs after the innermost loop, over its axis
-        again."""
-        if not rows:
+        """``for`` headers over ``shape`` and the body inside; ``rows``: (the first row, the
+        number of rows, a counter's name) of a chunk. Without ``rows``, at most
+        ``MAX_NESTED`` loops deep for any rank (:func:`loop_nest`). ``after``
+        (:attr:`_Elements.after`) runs after the innermost loop, over its axis again.
+
+        A chunk's rows are counted from 0 (``for jc0 in range(count): i0 = first + jc0``):
+        over ``range(first, stop)`` LLVM cannot tell that ``i0`` is not negative, keeps
+        Numba's wraparound of negative indices in the loop, and does not vectorize it (the
+        seed gradient at 1e6 took 2.4 ms of CPU instead of 0.3; issue 31)."""
+        first, count, counter = rows
+        if not first:
             nest, depth = loop_nest(shape)
+            head: list[str] = []
         else:
-            nest = [INDENT * k + f"for i{k} in range({rows if k == 0 else d}):"
-                    for k, d in enumerate(shape)]
+            nest = [INDENT * k + f"for i{k} in range({d}):" for k, d in enumerate(shape)]
+            nest[0] = f"for {counter} in range({count}):"
+            head = [INDENT + f"i0 = {first} + {counter}"]
             depth = len(shape)
-        lines = nest + [INDENT * depth + line for line in body]
+        lines = nest[:1] + head + nest[1:] + [INDENT * depth + line for line in body]
         if after:
             lines.append(nest[-1])  # the innermost header again, at its own depth
             lines += [INDENT * depth + line for line in after]
@@ -422,7 +436,7 @@ class _Kernel:
         if checked:
             start.append(f"okc{k} = True")
         start += scratch  # each chunk's own rows (the chunks run in parallel)
-        rows = f"ic{k} * nr{k}, min(ic{k} * nr{k} + nr{k}, {shape[0]})"
+        rows = (f"ic{k} * nr{k}", f"min(nr{k}, {shape[0]} - ic{k} * nr{k})", f"jc{k}")
         end = [f"p{k}_{j}[ic{k}] = s{k}_{j}" for j, e in enumerate(accs)
                if 0 in e.params["axes"] and not self.sizes.aval(e.out.aval).shape]
         end += [f"oka{k}[ic{k}] = okc{k}"] if checked else []
@@ -473,10 +487,20 @@ class _Elements:
 
     def body(self, live: list[Eqn], targets: Mapping[int, str]) -> list[str]:
         """The loop body; ``targets``: where a sum accumulates, if not in its own name."""
+        pairs: dict[int, TanhPair] = {}
+        skip: set[int] = set()
+        if self.vector and TANH_PAIRS:
+            for pair in tanh_pairs(live, self.kernel.plan.producer, self.kernel.plan.arrays):
+                pairs[id(pair.tanh)] = pair
+                skip.update(id(e) for e in (*pair.inner, pair.sech2))
         for cite, e in origin_changes(live):
+            if id(e) in skip:
+                continue  # computed with its tanh, by vm.tanh_sech2
             if cite is not None:
                 self.emit(f"# grad of: {self.kernel.comments.eqn(cite)}")
-            if e.prim.accumulate:
+            if id(e) in pairs:
+                self.tanh_pair(pairs[id(e)])
+            elif e.prim.accumulate:
                 axes = e.params["axes"]
                 kept = ", ".join(i for k, i in enumerate(self.index) if k not in axes)
                 acc = f"{self.kernel.name(e.out)}[{kept}]" if kept else self.kernel.name(e.out)
@@ -495,6 +519,21 @@ class _Elements:
 
     def emit(self, line: str) -> None:
         self.lines.append(INDENT * self.depth + line)
+
+    def tanh_pair(self, pair: TanhPair) -> None:
+        """tanh(c) and its derivative at the loop's element, by one ``vm.tanh_sech2``."""
+        index = self.index
+        (c,) = pair.tanh.inputs
+        arg = self.read(c, index)
+        names = [self.name_at(v, index) for v in (pair.tanh.out, pair.sech2.out)]
+        self.kernel.root.uses_vecmath = True
+        self.emit(f"# {self.kernel.name(pair.sech2.out)} = tanh'({self.kernel.name(c)}), "
+                  f"from tanh's exponential")
+        self.emit(f"{names[0]}, {names[1]} = vm.tanh_sech2({arg})")
+        for v, name in zip((pair.tanh.out, pair.sech2.out), names):
+            if id(v) in self.kernel.plan.arrays:
+                self.emit(f"{self.kernel.name(v)}[{', '.join(index)}] = {name}")
+            self.scopes[-1][(id(v), index)] = name
 
     def known(self, key: tuple[int, tuple[str, ...]]) -> str | None:
         for scope in reversed(self.scopes):
@@ -539,15 +578,24 @@ class _Elements:
         out = (f"{self.kernel.name(e.out)}[{', '.join(index)}]" if stored
                else self.name_at(e.out, index))
         args = [self.read(a, broadcast_index(a.shape, e.out.shape, index)) for a in e.inputs]
+        if _float32_only(e):  # numpy's float32 * 2.0 is float32; Numba's would be float64
+            args = [f"np.float32({t})" if isinstance(a, Literal) and isinstance(a.value, float)
+                    else t for a, t in zip(e.inputs, args)]
         call = vector_call(e, args) if self.vector else None
         if call is not None:
             function, args = call
-            self.kernel.root.uses_vecmath = True
+            module = "vm32" if function.endswith("32") else "vm"
+            if module == "vm32":
+                self.kernel.root.uses_vecmath32 = True
+            else:
+                self.kernel.root.uses_vecmath = True
             check = lowering(e.prim).range_check
+            if check and module == "vm32":  # sin32, cos32: their own reduction's range
+                check += "32"
             if check:
                 self.checks.append(check)
-                self.emit(f"{self.ok} &= vm.{check}({', '.join(args)})")
-            self.emit(f"{out} = vm.{function}({', '.join(args)})")
+                self.emit(f"{self.ok} &= {module}.{check}({', '.join(args)})")
+            self.emit(f"{out} = {module}.{function}({', '.join(args)})")
         else:
             for line in lowering(e.prim).emit(out, args,
                                               [Aval((), a.dtype) for a in e.inputs],
@@ -582,12 +630,25 @@ class _Elements:
         return out
 
 
+def _float32_only(e: Eqn) -> bool:
+    """Whether ``e`` computes in float32 by numpy's rules: a float32 operand, no float64
+    one (Python float literals are weak: they take the other operand's dtype)."""
+    dtypes = {a.dtype for a in e.inputs if isinstance(a, Var)}
+    return F32 in dtypes and FLOAT not in dtypes
+
+
 def vector_call(e: Eqn, args: list[str]) -> tuple[str, list[str]] | None:
     """The function of :mod:`.vecmath` a fused loop calls for ``e`` and its arguments
     (``args``: the operands' text), or None for the primitive's ``emit`` (libm). The
     primitive names the function; ``powi`` (pow's) takes only a float base and a literal
     integer exponent in :data:`POWI_EXPONENTS`, written as an int (``vm.powi(x, 3)``)."""
     function = lowering(e.prim).vectorized
+    if function in FLOAT32_FUNCTIONS and e.out.dtype == F32 and all(
+            a.dtype == F32 for a in e.inputs):
+        # float32 in float32 (vecmath32); np.float32(): a float64 scalar of the loop (a
+        # kernel argument) is rounded first, as numpy rounds it
+        return f"{function}32", [t if t.startswith("np.float32(") else f"np.float32({t})"
+                                 for t in args]
     if function != "powi":
         return (function, args) if function else None
     x, y = e.inputs
@@ -620,6 +681,9 @@ def generate(graph: Graph, function: str, description: str,
         imports.insert(0, "import math")
     if kernel.uses_vecmath:  # the file's hash is in the key: a change there recompiles
         imports.append(f"from symgrad.backend import vecmath as vm  # {vecmath_hash()}")
+    if kernel.uses_vecmath32:
+        imports.append(f"from symgrad.backend import vecmath32 as vm32  # "
+                       f"{vecmath_hash('vecmath32')}")
     if kernel.uses_lapack:
         imports.append(f"from symgrad.backend import lapack as la  # {vecmath_hash('lapack')}")
     code = "\n".join([
@@ -631,7 +695,8 @@ def generate(graph: Graph, function: str, description: str,
         f"@njit({PARALLEL_FLAGS if kernel.parallel else NJIT_FLAGS}"
         f"{', nogil=True' if nogil else ''})",
         f"def {function}({', '.join(args)}):",
-        *(INDENT + line for line in (*kernel.sizes.lines, *kernel.rows, *body)),
+        *(INDENT + line for line in (*kernel.sizes.lines, *_float32_scalars(graph, kernel),
+                                     *kernel.rows, *body)),
         "",
     ])
     versions = (f"symgrad {__version__}, codegen {CODEGEN_VERSION}, "
@@ -639,6 +704,28 @@ def generate(graph: Graph, function: str, description: str,
     key = hashlib.sha256(f"{versions}\n{code}".encode()).hexdigest()[:32]
     header = f"# symgrad kernel k_{key} ({versions}); generated, do not edit\n"
     return KernelSource(key, function, header + code, kernel.parallel)
+
+
+def serial_twin(source: KernelSource) -> KernelSource:
+    """The serial twin of a parallel kernel (:mod:`.threads`): the same text compiled
+    without ``parallel=``, where ``prange`` is ``range``. Its chunks and the order in
+    which their sums are added are the parallel kernel's: the same bits. A key of its own
+    (the parallel key and "serial"), so both sit in the disk cache."""
+    if not source.parallel:
+        return source
+    body = source.text.split("\n", 1)[1].replace(f"@njit({PARALLEL_FLAGS}", f"@njit({NJIT_FLAGS}")
+    key = hashlib.sha256(f"{source.key} serial twin".encode()).hexdigest()[:32]
+    header = source.text.split("\n", 1)[0].replace(f"k_{source.key}", f"k_{key}")
+    return KernelSource(key, source.function, f"{header}\n{body}", False)
+
+
+def _float32_scalars(graph: Graph, kernel: _Kernel) -> list[str]:
+    """``k = np.float32(k)`` for each 0-d float32 argument: a caller may pass a Python or
+    float64 number (a constant of the graph is), and Numba would carry it in float64
+    through every loop that reads it (``k * d``: float64 arithmetic in a float32 loop)."""
+    return [f"{kernel.name(v)} = np.float32({kernel.name(v)})"
+            for v in (*graph.inputs, *graph.const_vars)
+            if v.dtype == F32 and not v.shape and kernel.uses_vecmath32]
 
 
 @functools.cache

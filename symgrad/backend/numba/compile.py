@@ -63,7 +63,7 @@ from typing import Any
 
 from ...core.config import config
 from . import integrity, keylock
-from .codegen import KernelSource
+from .codegen import KernelSource, serial_twin
 from .stats import LOG, compile_stats, count, track  # noqa: F401 -- importable here
 from .threads import serialized
 
@@ -282,7 +282,10 @@ class Kernel:
         return self._warm
 
     def _locked(self, function: Any) -> Any:
-        return serialized(function) if self.source.parallel else function
+        if not self.source.parallel:
+            return function
+        # the serial twin, loaded on the first call that wants it (threads.Adaptive)
+        return serialized(function, twin=lambda: load(serial_twin(self.source)))
 
     def dispatcher(self) -> Any:
         """What to call from now on: the Numba dispatcher itself once a call has run

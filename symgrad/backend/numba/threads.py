@@ -21,6 +21,29 @@ or :func:`set_num_threads` (``sg.set_num_threads``) at any time.
 Numba's default threading layer without TBB (``workqueue``) aborts the process
 when two Python threads run parallel kernels at once, so parallel kernels are
 called under one lock (:func:`serialized`): they use every core anyway.
+
+**Parallel or serial, chosen by measurement** (:class:`Adaptive`). A parallel kernel
+loses badly when another process keeps a core busy (issue 31, measured with
+``benchmarks/threads_under_load.py``): Numba's threading layer here is OpenMP
+(``omp``; no TBB), whose team runs each ``prange`` in equal static shares, so the
+whole loop waits for the thread that the scheduler has parked behind the busy
+process, and the waiting threads spin. On a loaded 2-core machine the seed
+gradient at n = 1e6 took 10-22 ms on 2 threads, 2.1-3.0 ms on 1 thread of the same
+parallel kernel (OpenMP's region still costs: the outlined loop, the team start,
+an allocation made in a parallel kernel), and 0.41-0.65 ms as the serial kernel
+(the handwritten Numba loop: 0.33-0.52 ms). So the one-thread alternative is not
+the parallel kernel at one thread but its **serial twin**: the same source
+compiled without ``parallel=`` (``prange`` is ``range`` there), made on demand by
+:func:`.codegen.serial_twin`. Its chunks and their order of summation are the
+parallel kernel's, so the results have the same bits (``tests/test_threads.py``).
+Each parallel kernel times its calls: after ``WARMUP`` calls it tries each variant
+``PROBE`` times (alternating, the first call of each untimed), keeps the faster by
+mean time, and tries the other again once after ``interval`` calls, an interval
+that doubles (up to ``MAX_INTERVAL``) while the choice holds and falls back to
+``MIN_INTERVAL`` when it flips. Sizes are kept apart (a kernel is generic over
+sizes): a power-of-two bucket of the arguments' element count keys the state.
+``sg.set_num_threads(n)`` pins the choice (1: the serial twin; more: the parallel
+kernel on n threads); ``sg.set_num_threads(None)`` returns to measuring.
 """
 
 from __future__ import annotations
@@ -28,12 +51,21 @@ from __future__ import annotations
 import functools
 import os
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
 #: loops of at least this many elements run in parallel (benchmarks/parallel_threshold.py)
 PARALLEL_MIN = 65536
 _LOCK = threading.Lock()
+#: calls of a parallel kernel before it measures anything (a kernel called once or twice,
+#: as in most tests, never compiles its serial twin)
+WARMUP = 2
+#: timed calls of each variant in a probe
+PROBE = 3
+MIN_INTERVAL, MAX_INTERVAL = 16, 1024
+#: the thread count pinned by :func:`set_num_threads` (None: measured per kernel)
+_PINNED: list[int | None] = [None]
 
 
 def parallel_min() -> int | None:
@@ -51,18 +83,25 @@ def parallel_min() -> int | None:
                          f"not {env!r}") from None
 
 
-def set_num_threads(n: int) -> None:
+def set_num_threads(n: int | None) -> None:
     """Use ``n`` threads in parallel kernels from now on (at most ``NUMBA_NUM_THREADS``,
-    which defaults to the number of cores). Results do not change with it.
+    which defaults to the number of cores; 1: each kernel's serial twin). Results do
+    not change with it. ``None``: all threads, each kernel choosing between them and its
+    serial twin by timing its calls (the default).
 
         >>> import symgrad as sg
         >>> sg.set_num_threads(1); sg.get_num_threads()
         1
-        >>> sg.set_num_threads(sg.max_threads())
+        >>> sg.set_num_threads(None)
     """
     import numba
 
+    if n is None:
+        _PINNED[0] = None
+        numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+        return
     numba.set_num_threads(int(n))
+    _PINNED[0] = int(n)
 
 
 def get_num_threads() -> int:
@@ -79,10 +118,101 @@ def max_threads() -> int:
     return numba.config.NUMBA_NUM_THREADS
 
 
-def serialized(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """``fn`` (a parallel kernel) called under the one lock of parallel kernels."""
+def serialized(fn: Callable[..., Any],
+               twin: Callable[[], Callable[..., Any]] | None = None) -> Callable[..., Any]:
+    """``fn`` (a parallel kernel) called under the one lock of parallel kernels; with
+    ``twin`` (which makes its serial twin), an :class:`Adaptive` choice between them."""
+    if twin is not None:
+        return Adaptive(fn, twin)
+
     @functools.wraps(fn)
     def call(*args: Any) -> Any:
         with _LOCK:
             return fn(*args)
     return call
+
+
+class _State:
+    """What one kernel has measured at one size bucket."""
+
+    __slots__ = ("calls", "choice", "interval", "need", "next_probe", "times")
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.choice = "parallel"
+        self.interval = MIN_INTERVAL
+        self.next_probe = WARMUP
+        self.need = PROBE  # timed calls of each variant before deciding
+        self.times: dict[str, list[float]] = {"parallel": [], "serial": []}
+
+
+class Adaptive:
+    """A parallel kernel and its serial twin, the faster one called (module docstring).
+
+    Both give the same bits, so the choice changes only the time. ``choices()`` says
+    what each size bucket uses now (for benchmarks and tests)."""
+
+    def __init__(self, parallel: Callable[..., Any], twin: Callable[[], Callable[..., Any]]):
+        self.parallel = parallel
+        self._make_twin = twin
+        self._serial: Callable[..., Any] | None = None
+        self._warm = {"parallel": True, "serial": False}  # the first call of each ran
+        self.states: dict[int, _State] = {}
+        functools.update_wrapper(self, parallel)
+
+    def serial(self) -> Callable[..., Any]:
+        """The serial twin, made (compiled, or loaded from the disk cache) on first use."""
+        if self._serial is None:
+            self._serial = self._make_twin()
+        return self._serial
+
+    def _run(self, which: str, args: tuple) -> Any:
+        return (self.parallel if which == "parallel" else self.serial())(*args)
+
+    def __call__(self, *args: Any) -> Any:
+        with _LOCK:
+            pinned = _PINNED[0]
+            if pinned is not None:
+                return self._run("serial" if pinned <= 1 else "parallel", args)
+            size = 0
+            for a in args:
+                size += getattr(a, "size", 1)
+            state = self.states.get(size.bit_length())
+            if state is None:
+                state = self.states[size.bit_length()] = _State()
+            state.calls += 1
+            if state.calls < state.next_probe:
+                return self._run(state.choice, args)
+            p, s = (len(state.times[k]) for k in ("parallel", "serial"))
+            which = "serial" if s <= p else "parallel"  # alternate, serial first
+            if not self._warm[which]:  # a first call compiles or loads: not timed
+                self._warm[which] = True
+                self._run(which, args)
+            start = time.perf_counter()
+            result = self._run(which, args)
+            state.times[which].append(time.perf_counter() - start)
+            self._decide(state)
+            return result
+
+    @staticmethod
+    def _decide(state: _State) -> None:
+        """After ``need`` timed calls of each: keep the faster (by mean time). A single-call
+        recheck that disagrees with the choice is not trusted: it starts a full probe."""
+        p, s = state.times["parallel"], state.times["serial"]
+        if len(p) < state.need or len(s) < state.need:
+            return
+        choice = "serial" if sum(s) / len(s) <= sum(p) / len(p) else "parallel"
+        full = state.need >= PROBE
+        state.times = {"parallel": [], "serial": []}
+        if not full and choice != state.choice:
+            state.need = PROBE  # probe again, now, with more calls
+            return
+        state.interval = (min(2 * state.interval, MAX_INTERVAL) if choice == state.choice
+                          else MIN_INTERVAL)
+        state.choice = choice
+        state.need = 1
+        state.next_probe = state.calls + state.interval
+
+    def choices(self) -> dict[int, str]:
+        """size bucket (bit length of the element count) -> the variant in use."""
+        return {bucket: st.choice for bucket, st in self.states.items()}
