@@ -42,6 +42,7 @@ ALLOWED = {
             "calls", "distributed"},
     "eager": {"core", "prims", "numpy_api", "pipeline", "eager"},
     "ops": {"numpy_api"},
+    "scipy": {"numpy_api", "scipy"},  # sg.scipy.special/stats: numpy_api's, by scipy's names
     "autograd": {"core", "eager"},
     "nn": {"core", "numpy_api", "eager", "nn"},  # torch.nn over the eager Tensor
     "optim": {"eager"},

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ..core import tracing
-from ..core.errors import user_location
+from ..core.errors import scipy_hint, user_location
 from ..core.ir import Aval, Graph
 from ..core.tracing import Tracer
 from ..prims import special as S
@@ -144,7 +144,9 @@ class ArrayTracer(ArrayMethods, Tracer):
         """numpy's object array of this array's elements, each a traced scalar: what
         ``np.array([x, y])`` and ``np.r_[x, y]`` hold. A numpy array of numbers cannot
         hold a traced value (``y[i] = x``, ``np.asarray(x, float)``): refused."""
-        if dtype is not None and np.dtype(dtype) != object:
+        if (dtype is not None and np.dtype(dtype) != object) or scipy_hint():
+            # (scipy's Python functions: their np.asarray of a traced value would give an
+            # object array that their ufuncs cannot take; the error names symgrad's version)
             return Tracer.__array__(self, dtype, copy)
         return arrays.elements(self)
 

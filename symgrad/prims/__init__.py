@@ -113,6 +113,7 @@ from .special import (
     remainder_p,
     sinc_p,
 )
+from . import special_functions as special_functions  # scipy.special's (registers them)
 from .tracer import PrimTracer
 from .windows import unwindows_p, windows_p
 
