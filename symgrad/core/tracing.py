@@ -31,8 +31,8 @@ from .errors import (
     EscapedTracerError,
     TracerBoolConversionError,
     TracerConversionError,
-    scipy_hint,
     called_from_numpy,
+    scipy_hint,
     user_location,
 )
 from .ir import INT, Atom, Aval, Eqn, Graph, Literal, Primitive, Var, freeze_params, usable

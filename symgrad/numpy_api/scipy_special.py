@@ -37,8 +37,8 @@ import numpy as np
 
 from ..core.errors import UnsupportedFunctionError, user_location
 from ..core.tracing import Traced
-from ..prims.elementwise import call, log, log1p, mul, neg, sigmoid_p, sub, where, xlogy_p
 from ..prims import special_functions as SF
+from ..prims.elementwise import call, log, log1p, mul, neg, sigmoid_p, sub, where, xlogy_p
 from ..prims.special import erf_p, erfc_p
 
 
