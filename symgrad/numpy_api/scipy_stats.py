@@ -96,14 +96,15 @@ class _Norm(_Distribution):
 
 
 def log_ndtr(z: Any) -> Any:
-    """``log(ndtr(z))``, as scipy's ``log_ndtr``: ``log1p(-ndtr(-z))`` above ``z = 6``,
-    ``log(ndtr(z))`` down to ``z = -20`` and below that the asymptotic series
+    """``log(ndtr(z))``, as scipy's ``log_ndtr``: ``log1p(-ndtr(-z))`` above 0 (where
+    ``log`` of a value near 1 would cancel), ``log(ndtr(z))`` down to ``z = -20`` and
+    below that the asymptotic series
     ``-z**2/2 - log(-z) - log(2 pi)/2 + log(1 - 1/z**2 + 3/z**4 - ...)`` (where erfc
     underflows from ``z = -38`` on, the series holds to a few ulp from ``z = -20``)."""
     z = as_float(z)
-    upper = E.greater(z, 6.0)
+    upper = E.greater(z, 0.0)
     lower = E.less(z, -20.0)
-    zu = E.where(upper, z, 6.0)
+    zu = E.where(upper, z, 1.0)
     zm = E.where(lower, -20.0, E.where(upper, 0.0, z))
     zl = E.where(lower, z, -20.0)
     high = E.log1p(E.mul(-0.5, erfc(E.mul(SQRT_HALF, zu))))
