@@ -22,7 +22,7 @@ YNAN[1, 2] = np.nan
 YNAN[0, 0] = np.nan
 
 
-def _check(fn, jfn, *args, argnums=0, rtol=1e-13):
+def _check(fn, jfn, *args, argnums=0, rtol=1e-13, atol=1e-14):
     """numpy's value, and JAX's gradient of sum(fn * w) for a fixed random w (``jfn``
     None: central differences of numpy's ``fn``)."""
     value = sg.jit(fn, backend="numpy")(*args)
@@ -39,7 +39,7 @@ def _check(fn, jfn, *args, argnums=0, rtol=1e-13):
         jg = jax.grad(lambda *a: jnp.sum(jfn(*a) * w), argnums=argnums)(*map(jnp.asarray, args))
     for mine, theirs in zip(g if isinstance(argnums, tuple) else (g,),
                             jg if isinstance(argnums, tuple) else (jg,)):
-        np.testing.assert_allclose(mine, np.asarray(theirs), rtol=rtol, atol=1e-14,
+        np.testing.assert_allclose(mine, np.asarray(theirs), rtol=rtol, atol=atol,
                                    equal_nan=True)
 
 
@@ -196,3 +196,21 @@ def test_vmap_pytree_axes_that_do_not_match_say_so():
     with pytest.raises(ValueError, match=r"does not match the structure \{'a': \*, 'b': \*\}"):
         sg.vmap(lambda d: d["a"], in_axes=({"a": 0, "c": 1},),
                 backend="numpy")({"a": np.ones(3), "b": 1.0})
+
+
+@pytest.mark.parametrize("scale,rtol", [(1e-3, 1e-15), (0.5, 1e-15), (3.0, 4e-15), (20.0, 1e-12)])
+def test_expm_matches_scipy_and_jax_gradient(scale, rtol):
+    import scipy.linalg
+
+    a = np.random.default_rng(1).normal(size=(3, 3)) * scale
+    expm = sg.scipy.linalg.expm
+    # (scale 20 needs 5 squarings: the conditioning of exp there, not the algorithm, is
+    # what separates the two Padé implementations)
+    want = scipy.linalg.expm(a)
+    np.testing.assert_allclose(sg.jit(expm, backend="numpy")(a), want,
+                               rtol=rtol * 100 if scale > 10 else rtol * 4,
+                               atol=1e-15 * np.max(np.abs(want)))
+    # (entries 100 times smaller than the largest carry its rounding: an absolute bound)
+    _check(expm, jax.scipy.linalg.expm, a, rtol=max(rtol, 1e-13), atol=1e-14 * (1 + scale))
+    with pytest.raises(sg.TracerConversionError, match="Call sg.scipy.linalg.expm instead"):
+        sg.grad(lambda a: np.sum(scipy.linalg.expm(a)), backend="numpy")(a)
