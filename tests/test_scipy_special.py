@@ -187,3 +187,14 @@ def test_zeta_refuses_a_traced_exponent_and_riemann():
         sg.grad(lambda s: np.sum(S.zeta(s, 2.0)), backend="numpy")(np.array([2.5]))
     with pytest.raises(sg.UnsupportedFunctionError, match="Riemann"):
         sg.grad(lambda s: sg.scipy.special.zeta(s), backend="numpy")(2.5)
+
+
+def test_tensors_take_scipy_special_with_double_backward():
+    # the eager layer computes a host primitive as any other (its impl); create_graph
+    # differentiates digamma into polygamma(1, .)
+    x = sg.tensor([0.5, 1.5, 3.0], requires_grad=True)
+    (g,) = sg.autograd.grad(S.gammaln(x).sum(), x, create_graph=True)
+    (h,) = sg.autograd.grad(g.sum(), x)
+    for k, v in enumerate([0.5, 1.5, 3.0]):
+        assert float(g.detach().numpy()[k]) == pytest.approx(float(mpmath.digamma(v)), rel=1e-14)
+        assert float(h.numpy()[k]) == pytest.approx(float(mpmath.polygamma(1, v)), rel=1e-14)
