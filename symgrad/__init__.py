@@ -214,6 +214,7 @@ from .eager.tensor_ops import (  # noqa: E402
     zeros_like,
 )
 from .numpy_api import array, at, cond, fori_loop, scan, softplus, while_loop, xlogy  # noqa: E402
+from . import scipy  # noqa: E402 -- sg.scipy.special, sg.scipy.stats (as jax.scipy)
 from .numpy_api.custom import (  # noqa: E402 -- your own derivative rules (JAX's names)
     ShapeDtypeStruct,
     custom_jvp,
@@ -262,6 +263,7 @@ __all__ += ["array"]  # np.array of traced values (symgrad.numpy_api.arrays)
 __all__ += ["cond", "fori_loop", "scan", "while_loop", "config", "compile_stats"]  # loops
 __all__ += ["set_num_threads", "get_num_threads", "max_threads"]  # parallel kernels
 __all__ += ["custom_vjp", "custom_jvp", "pure_callback", "ShapeDtypeStruct"]  # own rules
+__all__ += ["scipy"]  # scipy.special and scipy.stats on traced values
 __all__ += ["reuse_memory"]  # keep freed memory for the next call (backend.memory)
 from .eager import linalg  # noqa: E402 -- torch.linalg
 from .eager.functions import (  # noqa: E402 -- more torch.* functions (round 3)

@@ -111,3 +111,43 @@ CASES += [
     Case("scipy-xlog1py-zeros", ("where",), scipy.special.xlog1py, ((3,), (3,)), (),
          fixed=([0.0, 0.0, 1.5], [-1.0, 2.0, 0.5])),
 ]
+
+# scipy.special's functions as primitives (symgrad/prims/special_functions.py); each but
+# gammaln and gamma is a host primitive (scipy's ufunc between kernels): 2-d cases on both
+# backends, the others on the interpreter (a kernel cut per equation costs compiles)
+GAMMA_FAMILY = [
+    ("gammaln", scipy.special.gammaln, (0.2, 5)), ("gamma", scipy.special.gamma, (0.2, 4)),
+    ("digamma", scipy.special.psi, (0.2, 5)), ("erfinv", scipy.special.erfinv, (-0.95, 0.95)),
+    ("i0", scipy.special.i0, (-4, 4)), ("i1", scipy.special.i1, (-4, 4)),
+    ("i0e", scipy.special.i0e, (-4, 4)), ("i1e", scipy.special.i1e, (-4, 4)),
+]
+for prim, fn, domain in GAMMA_FAMILY:
+    for shape in [(), (3,), (2, 3)]:
+        CASES.append(Case(f"{prim}-{_shape_id(shape)}", (prim,), lambda x, f=fn: f(x),
+                          (shape,), (domain,),
+                          backends=("numba", "numpy") if len(shape) == 2 else ("numpy",)))
+CASES += [
+    # log|gamma| and its derivative digamma left of 0 too (scipy's gammaln is log|gamma|)
+    Case("gammaln-negative", ("gammaln",), scipy.special.gammaln, ((4,),), (),
+         fixed=([-0.5, -1.3, -2.7, 1e-8],), backends=("numpy",)),
+    Case("gamma-negative", ("gamma",), scipy.special.gamma, ((3,),), (),
+         fixed=([-0.5, -1.3, -2.7],), backends=("numpy",)),
+    # i1' = i0 - i1/x has the limit 1/2 at 0
+    Case("i1-zero", ("i1",), scipy.special.i1, ((3,),), (), fixed=([0.0, 1e-9, -2.0],),
+         backends=("numpy",)),
+    Case("polygamma-1", ("polygamma",), lambda x: sg.scipy.special.polygamma(1, x), ((3,),),
+         ((0.3, 4),), backends=("numpy",)),
+    Case("polygamma-3-2x3", ("polygamma",), lambda x: sg.scipy.special.polygamma(3, x),
+         ((2, 3),), ((0.3, 4),)),
+    Case("beta-2x3_3", ("beta", "digamma"), scipy.special.beta, ((2, 3), (3,)),
+         ((0.3, 3), (0.3, 3))),
+    Case("beta-scalar", ("beta",), scipy.special.beta, ((), ()), ((0.3, 3), (0.3, 3)),
+         backends=("numpy",)),
+    Case("betaln-3_3", ("betaln", "digamma"), scipy.special.betaln, ((3,), (3,)),
+         ((0.3, 5), (0.3, 5)), backends=("numpy",)),
+    Case("betaln-2x3_scalar", ("betaln",), scipy.special.betaln, ((2, 3), ()),
+         ((0.3, 5), (0.3, 5))),
+    Case("zeta-3", ("zeta",), lambda q: scipy.special.zeta(2.5, q), ((3,),), ((0.5, 4),),
+         backends=("numpy",)),
+    Case("zeta-2x3", ("zeta",), lambda q: scipy.special.zeta(3.0, q), ((2, 3),), ((0.5, 4),)),
+]

@@ -132,6 +132,29 @@ TAILS: list[Tail] = [
     # 1e150 stand for the far tails, where erfc is exactly 0 and 2 as at 1e300)
     Tail("erfc", scipy.special.erfc, _points(*SMALL, 700.0, -700.0, 710.0, -710.0, 1e16, -1e16,
                                              1e150, -1e150, 5.0, -5.0, 26.0, 26.5, -27.0)),
+    # scipy.special's functions as primitives (symgrad/prims/special_functions.py): poles,
+    # the zeros of lgamma at 1 and 2, subnormal and huge arguments
+    Tail("gammaln", scipy.special.gammaln,
+         _points(1e-300, 5e-324, 1e-310, 1e300, 1e16, 700.0, 1.0 + 2.0 ** -52, 2.0 - 2.0 ** -51,
+                 2.0 + 2.0 ** -51, 1.0 - 2.0 ** -53, -0.5, -2.5, -1e-300, 171.7, 0.5)),
+    Tail("gamma", scipy.special.gamma,
+         _points(1e-300, 5e-324, 1e-310, 171.0, 171.7, 172.0, 0.5, 1.5, -0.5, -2.5, -1e-300,
+                 -170.5, -180.5, 1.0 + 2.0 ** -52)),
+    Tail("digamma", scipy.special.psi,
+         _points(1e-300, 1e-310, 1e300, 1e16, 700.0, 1.4616321449683622, 0.5, -0.5, -2.5,
+                 -1e-300, 30.0)),
+    # erfinv' = sqrt(pi)/2 exp(erfinv(x)**2) at 1 - 2**-53: the rounding of erfinv(x) (5.86)
+    # is multiplied by 2 erfinv(x)**2 = 69 in the exponential (the formula's condition)
+    Tail("erfinv", scipy.special.erfinv,
+         _points(*SMALL, BELOW_ONE, -BELOW_ONE, 0.5, 1.0 - 2.0 ** -30, 1e-16), bound=32.0),
+    # (not 713: scipy's i0 and i1 overflow there, where the exact values are 6.7e307)
+    Tail("i0", scipy.special.i0, _points(*SMALL, 700.0, -700.0, 1e-8, 30.0)),
+    Tail("i1", scipy.special.i1, _points(*SMALL, 700.0, -700.0, 1e-8, 30.0, -30.0, 1e-9)),
+    # i0e' = i1e - sign(x) i0e and i1e' = i0e - i1e/x - sign(x) i1e are differences of
+    # nearby values (i1e'(1) = 0.466 - 0.208 - 0.208 = 0.050): their relative error is the
+    # cancellation's, up to 40 ulp here, and growing as |x| beyond 20 (README "scipy.special")
+    Tail("i0e", scipy.special.i0e, _points(*SMALL[:4], 1e-310, 1.0, -3.0, 8.0), bound=48.0),
+    Tail("i1e", scipy.special.i1e, _points(*SMALL, 1.0, -3.0, 8.0), bound=48.0),
     Tail("softplus", sg.softplus, _points(*EVERYWHERE, 40.0, -40.0, 37.0, EXP_UNDER, -746.0)),
 ]
 

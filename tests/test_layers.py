@@ -55,6 +55,7 @@ ALLOWED = {
                     "transforms.captured", "transforms.calls", "transforms.signature"},
     "eager": {"core", "prims", "numpy_api", "transforms.pipeline", "eager"},
     "ops": {"numpy_api"},
+    "scipy": {"numpy_api", "scipy"},  # sg.scipy.special/stats: numpy_api's, by scipy's names
     "autograd": {"core", "eager"},
     "nn": {"core", "numpy_api", "eager", "nn"},  # torch.nn over the eager Tensor
     "optim": {"eager"},  # torch.optim over the eager Tensor
@@ -209,11 +210,12 @@ def test_heavy_dependencies_are_imported_when_needed(module):
     """numba, sympy and graphviz load inside the functions that need them; only the
     SymPy modules (the bridge and the CLI's formula printers) import SymPy at their top,
     and nothing but another of them imports one at its top; only vecmath (the math
-    that compiled kernels import) imports Numba at its top, and nothing in symgrad
-    imports vecmath."""
+    that compiled kernels import, and its float32 twin vecmath32) imports Numba at its
+    top, and nothing else in symgrad imports vecmath."""
     top = {t.partition(".")[0] for t, at_top in _imports(module) if at_top}
     heavy = top & HEAVY - ({"sympy"} if module in SYMPY_MODULES else set())
-    heavy -= {"numba"} if module == "symgrad.backend.vecmath" else set()
+    kernel_math = ("symgrad.backend.vecmath", "symgrad.backend.vecmath32")
+    heavy -= {"numba"} if module in kernel_math else set()
     assert not heavy, f"{module} imports {heavy} when it is imported"
     eager = {_resolve(t) for t, at_top in _imports(module) if at_top and t.startswith("symgrad")}
     assert not eager & SYMPY_MODULES or module in SYMPY_MODULES
@@ -221,4 +223,5 @@ def test_heavy_dependencies_are_imported_when_needed(module):
     # vecmath inside the function that copies them (target="numba", which needs Numba)
     assert "symgrad.backend.vecmath" not in {
         _resolve(t) for t, at_top in _imports(module)
-        if at_top or module != "symgrad.backend.numba.standalone"}
+        if (at_top or module != "symgrad.backend.numba.standalone")
+        and module != "symgrad.backend.vecmath32"}  # (float32 math: vecmath's HAS_FMA)

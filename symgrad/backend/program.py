@@ -130,7 +130,7 @@ def build(graph: Graph, function: str, description: str,
     sources: tuple[KernelSource, ...]
     # chunk kernels on Dask's threads (nogil) are parallel already: no prange inside
     threshold = parallel_min() if backend == "numba" and not nogil else None
-    if len(pieces) == 1:
+    if len(pieces) == 1 and not _is_host(pieces[0]):
         sources = (generate(graph, function, description, out_names, whole, threshold,
                             nogil=nogil),)
     else:
@@ -180,7 +180,7 @@ def _host_source(piece: Graph, function: str) -> KernelSource:
     Python, on the interpreter, between the kernels before and after it)."""
     e = piece.eqns[0]
     text = (f"# {e.prim.name} {e.params.get('name', '')}: runs in Python between the "
-            "kernels before and after it (sg.pure_callback)\n")
+            "kernels before and after it (a host primitive: sg.pure_callback, scipy.special)\n")
     return KernelSource(hashlib.sha256(text.encode()).hexdigest()[:32], function, text)
 
 

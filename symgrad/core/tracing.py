@@ -32,6 +32,7 @@ from .errors import (
     TracerBoolConversionError,
     TracerConversionError,
     called_from_numpy,
+    scipy_hint,
     user_location,
 )
 from .ir import INT, Atom, Aval, Eqn, Graph, Literal, Primitive, Var, freeze_params, usable
@@ -187,7 +188,10 @@ def _written_into_numpy(e: ValueError) -> TracerConversionError | None:
 
 def _inside_numpy() -> str:
     """A hint when numpy's own code asked for the value (numpy's reductions of an object
-    array of traced values, ``np.mean([x, y])``)."""
+    array of traced values, ``np.mean([x, y])``), or scipy's (:func:`scipy_hint`)."""
+    hint = scipy_hint()
+    if hint:
+        return hint
     if not called_from_numpy():
         return ""
     return (" It was numpy's own code that needed the value: numpy computes with the "

@@ -315,7 +315,8 @@ def replay(graph: Graph, args: Sequence[Any], known: dict[int, Any], like: Any,
     for e in graph.eqns:
         if id(e.out) not in needed or id(e.out) in env:
             continue
-        if e.prim.host or e.prim.name == "proj":  # an autograd.Function (.function)
+        # an autograd.Function (.function); not scipy's host primitives (elementwise)
+        if (e.prim.host and e.prim.kind == "control") or e.prim.name == "proj":
             env[id(e.out)] = _host_or_part(e, [read(a) for a in e.inputs], like, made)
             continue
         if e.out.dtype not in (FLOAT, BOOL, INT) or e.prim.subgraphs:

@@ -12,10 +12,15 @@ functions, which take a noticeable time to load.
 - ``expit``: the ``sigmoid`` primitive (stable in both tails);
 - ``logit``: ``log(p) - log1p(-p)`` (the derivative 1/p + 1/(1 - p) follows);
 - ``xlogy``: the ``xlogy`` primitive; ``xlog1py``: ``x * log1p(y)``, and 0 where
-  ``x == 0`` (both partial derivatives 0 there, as ``xlogy``'s).
+  ``x == 0`` (both partial derivatives 0 there, as ``xlogy``'s);
+- ``gammaln``, ``gamma``, ``psi`` (``digamma``), ``beta``, ``betaln``, ``erfinv``, ``i0``,
+  ``i1``, ``i0e``, ``i1e`` and the Hurwitz ``zeta(s, q)`` (differentiable in ``q``; ``s``
+  a constant): primitives (:mod:`symgrad.prims.special_functions`).
 
-The others (``gammaln``, ``digamma``, ``erfinv``, ``i0``, ...) raise an error that
-names them and says what to do.
+scipy's ``polygamma``, ``logsumexp``, ``softmax`` and ``log_softmax`` are Python functions,
+not ufuncs, which convert their arguments to numpy arrays: ``sg.scipy.special`` has
+them (:mod:`.scipy_namespace`). The other ufuncs raise an error that names them and
+says what to do.
 
     >>> import numpy as np, scipy.special, symgrad as sg
     >>> float(sg.grad(lambda x: scipy.special.erf(x))(0.0))  # 2/sqrt(pi)
@@ -28,6 +33,11 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
+from ..core.errors import UnsupportedFunctionError, user_location
+from ..core.tracing import Traced
+from ..prims import special_functions as SF
 from ..prims.elementwise import call, log, log1p, mul, neg, sigmoid_p, sub, where, xlogy_p
 from ..prims.special import erf_p, erfc_p
 
@@ -35,6 +45,23 @@ from ..prims.special import erf_p, erfc_p
 def erf(x: Any) -> Any:
     """``scipy.special.erf`` of traced values and Tensors (``F.gelu``, ``Tensor.erf``)."""
     return call(erf_p, x)
+
+
+def _zeta(s: Any, q: Any) -> Any:
+    """The Hurwitz zeta function in ``q`` for a constant exponent ``s`` (scipy's
+    ``zeta(x, q)`` calls its ufunc ``_zeta(x, q)``)."""
+    if isinstance(s, Traced):
+        raise UnsupportedFunctionError(
+            f"scipy.special.zeta(x, q) with a traced exponent x (at {user_location()}): "
+            "symgrad differentiates zeta in q only; pass x as a number")
+    s_value = np.asarray(s, dtype=np.float64)
+    if s_value.ndim:
+        if not np.all(s_value == s_value.flat[0]):
+            raise UnsupportedFunctionError(
+                "scipy.special.zeta(x, q) with an array of exponents x on a traced q: "
+                "symgrad takes one number x; call it once per exponent")
+        s_value = s_value.flat[0]
+    return SF.zeta(q, s=float(s_value))
 
 
 def _xlog1py(x: Any, y: Any) -> Any:
@@ -50,16 +77,32 @@ SUPPORTED: dict[str, Callable[..., Any]] = {
     "logit": lambda p: sub(log(p), log1p(neg(p))),
     "xlogy": lambda x, y: call(xlogy_p, x, y),
     "xlog1py": _xlog1py,
+    "gammaln": SF.gammaln,
+    "gamma": SF.gamma,
+    "psi": SF.digamma,
+    "beta": SF.beta,
+    "betaln": SF.betaln,
+    "erfinv": SF.erfinv,
+    "i0": SF.i0,
+    "i1": SF.i1,
+    "i0e": SF.i0e,
+    "i1e": SF.i1e,
+    "_zeta": _zeta,
 }
 
 
 def scipy_name(ufunc: Any) -> str | None:
-    """``ufunc``'s name if it is a function of ``scipy.special`` (by identity), else None."""
-    special = sys.modules.get("scipy.special")
+    """``ufunc``'s name if it is a function of ``scipy.special`` (by identity; or one of
+    its private ufuncs that its Python functions call, as ``zeta`` calls ``_zeta``),
+    else None."""
     name = getattr(ufunc, "__name__", None)
-    if special is None or not isinstance(name, str) or getattr(special, name, None) is not ufunc:
+    if not isinstance(name, str):
         return None
-    return name
+    for module in ("scipy.special", "scipy.special._ufuncs"):
+        found = sys.modules.get(module)
+        if found is not None and getattr(found, name, None) is ufunc:
+            return name
+    return None
 
 
 def lookup(ufunc: Any) -> Callable[..., Any] | None:

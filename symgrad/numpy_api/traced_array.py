@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ..core import tracing
-from ..core.errors import user_location
+from ..core.errors import scipy_hint, user_location
 from ..core.ir import Aval, Graph
 from ..core.tracing import Tracer
 from ..prims import special as S
@@ -144,7 +144,9 @@ class ArrayTracer(ArrayMethods, Tracer):
         """numpy's object array of this array's elements, each a traced scalar: what
         ``np.array([x, y])`` and ``np.r_[x, y]`` hold. A numpy array of numbers cannot
         hold a traced value (``y[i] = x``, ``np.asarray(x, float)``): refused."""
-        if dtype is not None and np.dtype(dtype) != object:
+        if (dtype is not None and np.dtype(dtype) != object) or scipy_hint():
+            # (scipy's Python functions: their np.asarray of a traced value would give an
+            # object array that their ufuncs cannot take; the error names symgrad's version)
             return Tracer.__array__(self, dtype, copy)
         return arrays.elements(self)
 
@@ -156,6 +158,54 @@ class ArrayTracer(ArrayMethods, Tracer):
     # (np.exp(np.array([x, y])) calls x.exp()); conjugate is np.var's
     def conjugate(self) -> Any:
         return self
+
+    conj = conjugate  # real values: their own conjugates
+
+    # -- ndarray methods with numpy's signatures: the numpy function of the same name
+    # (on ArrayTracer only: the eager Tensor has PyTorch's methods of these names)
+    def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
+        return np.std(self, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims, **kw)
+
+    def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
+        return np.var(self, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims, **kw)
+
+    def clip(self, min=None, max=None, out=None, **kw):
+        return np.clip(self, min, max, out=out, **kw)
+
+    def round(self, decimals=0, out=None):
+        return np.round(self, decimals, out=out)
+
+    def ptp(self, axis=None, out=None, keepdims=False):
+        return np.ptp(self, axis=axis, out=out, keepdims=keepdims)
+
+    def trace(self, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+        return np.trace(self, offset, axis1, axis2, dtype, out)
+
+    def diagonal(self, offset=0, axis1=0, axis2=1):
+        return np.diagonal(self, offset, axis1, axis2)
+
+    def cumprod(self, axis=None, dtype=None, out=None):
+        return np.cumprod(self, axis, dtype, out)
+
+    def any(self, axis=None, out=None, keepdims=False, **kw):
+        return np.any(self, axis=axis, out=out, keepdims=keepdims, **kw)
+
+    def all(self, axis=None, out=None, keepdims=False, **kw):
+        return np.all(self, axis=axis, out=out, keepdims=keepdims, **kw)
+
+    def argmax(self, axis=None, out=None, **kw):
+        return np.argmax(self, axis, out, **kw)
+
+    def argmin(self, axis=None, out=None, **kw):
+        return np.argmin(self, axis, out, **kw)
+
+    def argsort(self, axis=-1, kind=None, order=None, **kw):
+        return np.argsort(self, axis, kind, order, **kw)
+
+    def sort(self, axis=-1, kind=None, order=None, **kw):
+        raise TypeError(
+            f"x.sort() sorts x in place (at {user_location()}), and traced arrays are "
+            "immutable: write x = np.sort(x) (same arguments) instead")
 
 
 def _ufunc_method(ufunc: np.ufunc) -> Callable:

@@ -114,6 +114,7 @@ from .special import (
     remainder_p,
     sinc_p,
 )
+from . import special_functions as special_functions  # scipy.special's (registers them)
 from .operators import PrimTracer
 from .windows import unwindows_p, windows_p
 

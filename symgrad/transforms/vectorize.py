@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from ..core.ir import Aval
-from ..core.pytree import flatten, unflatten
+from ..core.pytree import Tree, flatten, unflatten
 from ..core.tracing import Tracer, current_trace, inline, shape_of
 from ..numpy_api import stage
 from ..numpy_api.control import PER_EXAMPLE_FIX, BoundError
@@ -37,9 +37,11 @@ def vmap(fun: Callable, in_axes: int | None | Sequence[int | None] = 0,
     """``fun`` mapped over a batch axis of its arguments.
 
     ``in_axes``: the batch axis of every argument (an int), or one entry per
-    positional argument (an int, or ``None`` for an argument that is the same for
-    every example); a pytree argument has its entry on every leaf. ``out_axes``:
-    where the batch axis goes in each output (one entry, or one per output leaf).
+    positional argument (an int, ``None`` for an argument that is the same for
+    every example, or for a pytree argument a pytree prefix of it: ``{"w": None,
+    "x": 0}``, nested tuples, lists and dicts, as JAX's). ``out_axes``: where the
+    batch axis goes in each output, the same way (an int, or a pytree prefix of the
+    output).
     Called on its own, the mapped function compiles to one kernel; called inside a
     transformed function, it records the batched graph there.
     """
@@ -63,12 +65,11 @@ class _Mapped:
         axes = _per_argument(self.in_axes, len(args), "in_axes")
         leaves: list[Any] = []
         trees, flags = [], []
-        for x, axis in zip(args, axes):
+        for k, (x, axis) in enumerate(zip(args, axes)):
             ls, tree = flatten(x)
             trees.append((tree, len(ls)))
-            for leaf in ls:
-                leaves.append(leaf)
-                flags.append(axis)
+            leaves += ls
+            flags += _leaf_axes(axis, tree, f"in_axes of argument {k}")
         size = _batch_size(leaves, flags)
         avals: list[Aval | None] = []
         values: list[Any] = []
@@ -95,7 +96,7 @@ class _Mapped:
         graph, out_flags = batch(staged.graph, [*batched_flags, *(False,) * len(staged.captured)],
                                  size)
         outs = inline(graph, [*values, *staged.captured], into, staged.const_sources)
-        out_axes = _per_argument(self.out_axes, len(outs), "out_axes")
+        out_axes = _out_axes(self.out_axes, staged.out_tree, len(outs))
         result = []
         for out, batched, axis in zip(outs, out_flags, out_axes):
             if axis is None:
@@ -148,15 +149,55 @@ def _is_array(x: Any) -> bool:
         x, (bool, np.bool_))
 
 
-def _per_argument(axes: Any, n: int, what: str) -> list[int | None]:
-    """``in_axes`` or ``out_axes`` as one entry (an int or None) per argument or output."""
-    if axes is None or isinstance(axes, int) and not isinstance(axes, bool):
+def _is_axis(a: Any) -> bool:
+    return a is None or isinstance(a, int) and not isinstance(a, bool)
+
+
+def _per_argument(axes: Any, n: int, what: str) -> list[Any]:
+    """``in_axes`` as one entry per positional argument: an int or None for all of them,
+    or a tuple (list) of one entry each, an int, None or a pytree prefix of the argument
+    (as JAX's). A dict alone stands for the one argument of a one-argument call (JAX
+    wants ``({...},)``; a dict cannot mean anything else)."""
+    if _is_axis(axes):
         return [axes] * n
-    if isinstance(axes, (tuple, list)) and len(axes) == n and all(
-            a is None or isinstance(a, int) and not isinstance(a, bool) for a in axes):
+    if isinstance(axes, dict) and n == 1:
+        return [axes]
+    if isinstance(axes, (tuple, list)) and len(axes) == n:
         return list(axes)
-    raise ValueError(f"vmap: {what} must be an int, None, or a tuple of one int or None per "
-                     f"{'argument' if what == 'in_axes' else 'output'} ({n}), not {axes!r}")
+    raise ValueError(f"vmap: {what} must be an int, None, or a tuple of one entry (an int, "
+                     f"None or a pytree of them) per argument ({n}), not {axes!r}")
+
+
+def _leaf_axes(axes: Any, tree: Tree, what: str) -> list[int | None]:
+    """The axis of each leaf of a pytree of structure ``tree``, from ``axes``: an int or
+    None for the whole subtree, or a pytree prefix of it (dicts by key, tuples and lists
+    by position), as JAX reads ``in_axes``/``out_axes``."""
+    if _is_axis(axes):
+        return [axes] * tree.num_leaves
+    if isinstance(axes, dict) and tree.kind == "dict" and set(axes) == set(tree.meta):
+        return [a for key, child in zip(tree.meta, tree.children)
+                for a in _leaf_axes(axes[key], child, f"{what}[{key!r}]")]
+    if (isinstance(axes, (tuple, list)) and tree.kind in ("tuple", "list", "namedtuple")
+            and len(axes) == len(tree.children)):
+        return [a for k, (sub, child) in enumerate(zip(axes, tree.children))
+                for a in _leaf_axes(sub, child, f"{what}[{k}]")]
+    raise ValueError(f"vmap: {what} is {axes!r}, which does not match the structure {tree} "
+                     "it maps: give an int or None for a whole part, or a dict, tuple or list "
+                     "of the same keys or length (a pytree prefix, as JAX's)")
+
+
+def _out_axes(axes: Any, tree: Tree, n: int) -> list[int | None]:
+    """``out_axes`` as one entry per output leaf: a pytree prefix of the output (or, as
+    before pytrees, a flat tuple of one entry per leaf)."""
+    if not _is_axis(axes) and isinstance(axes, (tuple, list)) and len(axes) == n and all(
+            map(_is_axis, axes)) and tree.kind not in ("tuple", "list", "namedtuple"):
+        return list(axes)
+    try:
+        return _leaf_axes(axes, tree, "out_axes")
+    except ValueError:
+        if isinstance(axes, (tuple, list)) and len(axes) == n and all(map(_is_axis, axes)):
+            return list(axes)
+        raise
 
 
 def _batch_size(leaves: list[Any], axes: list[int | None]) -> int:

@@ -20,6 +20,7 @@ from . import (  # noqa: F401
     norms,
     reductions,
     sorting,
+    special_functions,
     windows,
 )
 from .table import INTERPRETED, TABLE, Lowering, expression, lower, lowering

@@ -1,0 +1,115 @@
+"""``sg.scipy.special``: scipy.special's functions for traced values, with scipy's
+signatures (as ``jax.scipy.special``).
+
+scipy's ufuncs (``gammaln``, ``erf``, ``psi``, ...) need none of this: called on a traced
+value they reach symgrad through ``__array_ufunc__`` (:mod:`.scipy_special`). scipy's
+*Python* functions do not: ``polygamma``, ``logsumexp``, ``softmax`` and ``log_softmax``
+first convert their arguments with ``np.asarray``, which a traced value refuses (the
+error names the function here, see :mod:`symgrad.core.errors`). Write
+``sg.scipy.special.logsumexp(x)`` instead of ``scipy.special.logsumexp(x)``; on
+numbers it computes what scipy's does.
+
+    >>> import numpy as np, symgrad as sg
+    >>> float(sg.grad(lambda x: sg.scipy.special.logsumexp(x))(np.zeros(2))[0])
+    0.5
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..core.errors import SCIPY_EQUIVALENTS, UnsupportedFunctionError, user_location
+from ..core.tracing import Traced, shape_of
+from ..prims import elementwise as E
+from ..prims import special_functions as SF
+from ..prims.elementwise import as_float
+from . import functions as F
+from .dispatch import normalize_axes
+from .scipy_special import SUPPORTED, _zeta
+
+erf, erfc, expit, logit = (SUPPORTED[k] for k in ("erf", "erfc", "expit", "logit"))
+xlogy, xlog1py = SUPPORTED["xlogy"], SUPPORTED["xlog1py"]
+gammaln, gamma, beta, betaln = SF.gammaln, SF.gamma, SF.beta, SF.betaln
+digamma = psi = SF.digamma
+erfinv, i0, i1, i0e, i1e = SF.erfinv, SF.i0, SF.i1, SF.i0e, SF.i1e
+
+
+def polygamma(n: Any, x: Any) -> Any:
+    """``scipy.special.polygamma(n, x)`` for an integer order ``n >= 0`` (a number, not a
+    traced value): the n-th derivative of ``digamma``."""
+    if isinstance(n, Traced):
+        raise UnsupportedFunctionError(
+            f"scipy.special.polygamma(n, x) with a traced order n (at {user_location()}): the "
+            "order must be a number (the function is not differentiable in n)")
+    orders = np.unique(np.asarray(n))
+    if orders.size != 1 or orders[0] != int(orders[0]) or orders[0] < 0:
+        raise UnsupportedFunctionError(
+            f"polygamma(n, x): n must be one integer >= 0, got {n!r}; call it once per order")
+    order = int(orders[0])
+    return SF.digamma(x) if order == 0 else SF.polygamma(x, n=order)
+
+
+def zeta(x: Any, q: Any = None) -> Any:
+    """``scipy.special.zeta(x, q)``: the Hurwitz zeta function, differentiable in ``q``
+    (``x`` a number). The Riemann zeta (``q=None``) is refused for a traced ``x``."""
+    if q is None:
+        raise UnsupportedFunctionError(
+            "scipy.special.zeta(x) (Riemann's) is not differentiable in symgrad; "
+            "zeta(x, q) (Hurwitz's, in q) is")
+    return _zeta(x, q)
+
+
+def logsumexp(a: Any, axis: Any = None, b: Any = None, keepdims: bool = False,
+              return_sign: bool = False) -> Any:
+    """``scipy.special.logsumexp``: ``log(sum(b * exp(a)))`` over ``axis``, shifted by the
+    maximum (no overflow). With ``b``, differentiable in ``b`` too, also where ``b == 0``
+    (gradient ``exp(a - result)``); ``return_sign`` gives ``(log|s|, sign(s))`` for
+    weights of either sign (scipy's convention), else a negative sum is nan as scipy's."""
+    a = as_float(a)
+    if b is None and not return_sign:
+        return F.logsumexp(a, axis=axis, keepdims=keepdims)
+    weights = as_float(1.0 if b is None else b)
+    shape = tuple(np.broadcast_shapes(shape_of(a), shape_of(weights)))
+    a = F.broadcast_to(a, shape) if shape_of(a) != shape else a  # scipy's broadcast
+    axes = normalize_axes(axis, len(shape))
+    top = F.max(a, axis=axes, keepdims=True)
+    top = E.where(E.less(E.absolute(top), np.inf), top, 0.0)
+    total = F.sum(E.mul(weights, E.exp(E.sub(a, top))), axis=axes, keepdims=True)
+    if return_sign:
+        value = E.add(E.log(E.absolute(total)), top)
+        sign = E.sign(total)
+    else:
+        value, sign = E.add(E.log(total), top), None
+    if not keepdims:
+        kept = tuple(d for i, d in enumerate(shape) if i not in axes)
+        value = F.reshape(value, kept)
+        sign = None if sign is None else F.reshape(sign, kept)
+    return (value, sign) if return_sign else value
+
+
+def _axis(x: Any, axis: Any) -> Any:
+    """scipy's ``axis=None`` of softmax: over all elements (sg.softmax's default is -1)."""
+    return tuple(range(len(shape_of(x)))) if axis is None else axis
+
+
+def softmax(x: Any, axis: Any = None) -> Any:
+    """``scipy.special.softmax`` (over every element by default, as scipy's)."""
+    x = as_float(x)
+    return F.softmax(x, axis=_axis(x, axis))
+
+
+def log_softmax(x: Any, axis: Any = None) -> Any:
+    """``scipy.special.log_softmax`` (over every element by default, as scipy's)."""
+    x = as_float(x)
+    return F.log_softmax(x, axis=_axis(x, axis))
+
+
+__all__ = ["beta", "betaln", "digamma", "erf", "erfc", "erfinv", "expit", "gamma", "gammaln",
+           "i0", "i0e", "i1", "i1e", "log_softmax", "logit", "logsumexp", "polygamma", "psi",
+           "softmax", "xlog1py", "xlogy", "zeta"]
+
+SCIPY_EQUIVALENTS.update({f"scipy.special.{name}": f"sg.scipy.special.{name}"
+                          for name in ("polygamma", "logsumexp", "softmax", "log_softmax",
+                                       "zeta")})

@@ -1,0 +1,242 @@
+"""scipy.special's functions as primitives: ``gammaln``, ``gamma``, ``digamma``,
+``polygamma`` (order ``n`` a parameter), ``beta``, ``betaln``, ``erfinv``, the modified
+Bessel functions ``i0``, ``i1``, ``i0e``, ``i1e`` and the Hurwitz ``zeta`` (in ``q``, the
+exponent ``s`` a parameter).
+
+Each is declared in one block with every facet; each VJP is written with these
+primitives (``gammaln' = digamma``, ``digamma' = polygamma(1, .)``,
+``erfinv' = sqrt(pi)/2 exp(erfinv**2)``, ``i0' = i1``, ``i1' = i0 - i1/x`` with its limit
+1/2 at 0, ``zeta(s, q)' = -s zeta(s + 1, q)``), so every order of derivative exists.
+
+Where they run:
+
+- ``gammaln`` and ``gamma`` are libm's ``lgamma`` and ``tgamma`` on both backends (Numba
+  calls ``math.lgamma``/``math.gamma``, which are libm's; the interpreter calls libm
+  through ctypes), so the backends agree to the bit. libm's ``lgamma`` is the accurate
+  one near its zeros 1 and 2 (scipy's ``gammaln(2 - 1e-9)`` is 3e-7 off in relative
+  terms, CPython's ``math.lgamma`` 1e-6; glibc's is exact there);
+- the others are scipy's (imported on first use: ``import symgrad`` never loads
+  scipy.special). Numba cannot call scipy, so they are ``host`` primitives: a compiled
+  graph is cut around each of their equations, which runs scipy's ufunc on the arrays
+  in between two kernels (:mod:`symgrad.backend.program`). That costs a kernel
+  boundary per equation (the arrays go through Python once), never a wrong number.
+
+Domains are scipy's: poles give scipy's inf or nan; ``gammaln`` is ``log|gamma|``,
+whose derivative is ``digamma`` for negative arguments too.
+
+    >>> import numpy as np
+    >>> float(gammaln(np.float64(5.0))) == float(np.log(24.0))
+    True
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import functools
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..core.ir import Aval
+from ..core.tracing import apply
+from .elementwise import (
+    _recorder,
+    absolute,
+    as_float,
+    exp,
+    magnitude,
+    sign,
+    square,
+    where,
+)
+from .registry import elementwise_rule, register
+
+SQRT_PI_OVER_2 = math.sqrt(math.pi) / 2.0
+
+
+@functools.cache
+def _libm() -> Any:
+    name = ctypes.util.find_library("m")
+    lib = ctypes.CDLL(name) if name else None
+    if lib is not None:
+        for fn in (lib.lgamma, lib.tgamma):
+            fn.argtypes, fn.restype = [ctypes.c_double], ctypes.c_double
+    return lib
+
+
+def _per_element(fn: Callable[[float], float], x: Any) -> Any:
+    """``fn`` of each element of ``x``, as float64 (a numpy scalar for a 0-d ``x``)."""
+    out = np.frompyfunc(fn, 1, 1)(np.asarray(x, dtype=np.float64))
+    return np.asarray(out, dtype=np.float64)[()]
+
+
+def _lgamma(x: Any) -> Any:
+    """libm's ``lgamma`` of each element (what Numba's ``math.lgamma`` calls)."""
+    lib = _libm()
+    if lib is None:  # no libm to load (not glibc): scipy's, a few ulp apart
+        return _scipy("gammaln")(x)
+    return _per_element(lib.lgamma, x)
+
+
+def _tgamma(x: Any) -> Any:
+    """libm's ``tgamma`` of each element (what Numba's ``math.gamma`` calls)."""
+    lib = _libm()
+    if lib is None:
+        return _scipy("gamma")(x)
+    return _per_element(lib.tgamma, x)
+
+
+_lgamma.nin = _tgamma.nin = 1  # type: ignore[attr-defined] (as a ufunc's)
+
+
+def _scipy(name: str) -> Callable[..., Any]:
+    """scipy.special.``name`` on arrays, imported when first called, float64 out."""
+    def impl(*args: Any, **params: Any) -> Any:
+        import scipy.special as S  # noqa: N812 (slow to import: only when used)
+        with np.errstate(all="ignore"):
+            if name == "polygamma":
+                out = S.polygamma(params["n"], *args)
+            elif name == "zeta":
+                out = S.zeta(params["s"], *args)
+            else:
+                out = getattr(S, name)(*args)
+        return np.asarray(out, dtype=np.float64)[()]
+    impl.__name__ = name
+    impl.nin = 2 if name in ("beta", "betaln") else 1  # type: ignore[attr-defined] (as a ufunc's)
+    return impl
+
+
+def _rule(name: str, nin: int = 1) -> Callable[..., Aval]:
+    base = elementwise_rule(name)
+
+    def rule(*avals: Aval, **params: Any) -> Aval:
+        if len(avals) != nin:
+            raise TypeError(f"{name} takes {nin} operand(s), got {len(avals)}")
+        return base(*avals)
+    return rule
+
+
+def _special(name: str, vjp: Callable, sympy: Callable, nin: int = 1, **facets: Any) -> Any:
+    """A scipy.special function as a host primitive (see the module docstring)."""
+    return register(name=name, kind="elementwise", shape_rule=_rule(name, nin),
+                    impl=_scipy(name), vjp=vjp, sympy=sympy,
+                    host=True, **facets)
+
+
+def _log_abs_gamma(sp: Any, x: Any) -> Any:
+    # scipy's gammaln is log|gamma(x)|: SymPy's loggamma is that for x > 0 only
+    return sp.Piecewise((sp.loggamma(x), x > 0), (sp.log(sp.Abs(sp.gamma(x))), True))
+
+
+# gammaln' = digamma, also for x < 0 (the derivative of log|gamma|)
+gammaln_p = register(name="gammaln", kind="elementwise", shape_rule=_rule("gammaln"),
+                     impl=_lgamma,
+                     vjp=lambda g, ans, x: (g * digamma(x),), sympy=_log_abs_gamma,
+                     torch_name="LgammaBackward0")
+
+# gamma' = gamma * digamma
+gamma_p = register(name="gamma", kind="elementwise", shape_rule=_rule("gamma"), impl=_tgamma,
+                   vjp=lambda g, ans, x: (g * (ans * digamma(x)),),
+                   sympy=lambda sp, x: sp.gamma(x))
+
+digamma_p = _special("digamma", vjp=lambda g, ans, x: (g * polygamma(x, n=1),),
+                     sympy=lambda sp, x: sp.polygamma(0, x), torch_name="DigammaBackward0")
+
+polygamma_p = _special("polygamma", vjp=lambda g, ans, x, n: (g * polygamma(x, n=n + 1),),
+                       sympy=lambda sp, x, n: sp.polygamma(n, x),
+                       torch_name="PolygammaBackward0")
+
+
+def _beta_vjp(g, ans, a, b):
+    both = digamma(a + b)
+    return (g * (ans * (digamma(a) - both)), g * (ans * (digamma(b) - both)))
+
+
+def _betaln_vjp(g, ans, a, b):
+    both = digamma(a + b)
+    return (g * (digamma(a) - both), g * (digamma(b) - both))
+
+
+beta_p = _special("beta", vjp=_beta_vjp, nin=2,
+                  sympy=lambda sp, a, b: sp.gamma(a) * sp.gamma(b) / sp.gamma(a + b))
+betaln_p = _special("betaln", vjp=_betaln_vjp, nin=2,
+                    sympy=lambda sp, a, b: sp.log(sp.Abs(sp.gamma(a) * sp.gamma(b)
+                                                         / sp.gamma(a + b))))
+
+# erfinv' = sqrt(pi)/2 exp(erfinv(x)**2): finite up to x = +-1 (erfinv(1 - 2**-53) = 5.86)
+erfinv_p = _special("erfinv", vjp=lambda g, ans, x: (g * (SQRT_PI_OVER_2 * exp(square(ans))),),
+                    sympy=lambda sp, x: sp.erfinv(x), torch_name="ErfinvBackward0")
+
+
+#: i1'(x) = sum_k (2k + 1)/2 (x/2)**(2k) / (k! (k + 1)!), to k = 10: below |x| = 1 the next
+#: term is under 1e-20 of the sum
+_I1_PRIME = tuple((2 * k + 1) / 2 / (math.factorial(k) * math.factorial(k + 1))
+                  for k in range(11))
+
+
+def _i1_prime(x):
+    """``i1'(x) = i0(x) - i1(x)/x``, and below ``|x| = 1`` its Taylor series: the quotient
+    is 0/0 at 0, wrong at subnormals (where ``i1(x) = x/2`` rounds) and its derivatives
+    cancel near 0 (``i1''`` through ``i1/x**2`` loses 1e-4 at 1e-6). The series carries
+    every derivative there (``i1'(0) = 1/2``, ``i1'''(0) = 3/8``)."""
+    small = absolute(x) < 1.0
+    xs = where(small, 1.0, x)
+    u = square(0.5 * where(small, x, 0.0))
+    series = _I1_PRIME[-1]
+    for c in reversed(_I1_PRIME[:-1]):
+        series = c + u * series
+    return small, where(small, series, i0(xs) - i1(xs) / xs)
+
+
+def _i1_vjp(g, ans, x):
+    return (g * _i1_prime(x)[1],)
+
+
+def _i1e_vjp(g, ans, x):
+    # i1e = exp(-|x|) i1: i1e' = exp(-|x|) i1' - sign(x) i1e; for |x| >= 1, i0e - i1e/x -
+    # sign(x) i1e, whose terms cancel (i1e'(1) = 0.466 - 0.208 - 0.208 = 0.050), and
+    # from |x| = 20 on more and more (i0e - i1e ~ i0e/(2x)): the relative error grows
+    # as x there (against i1e's own size it stays at an ulp)
+    small, prime = _i1_prime(x)
+    xs = where(small, 1.0, x)
+    scaled = where(small, exp(-magnitude(x)) * prime, i0e(xs) - i1e(xs) / xs)
+    return (g * (scaled - sign(x) * ans),)
+
+
+i0_p = _special("i0", vjp=lambda g, ans, x: (g * i1(x),),
+                sympy=lambda sp, x: sp.besseli(0, x), torch_name="I0Backward0")
+i1_p = _special("i1", vjp=_i1_vjp, sympy=lambda sp, x: sp.besseli(1, x),
+                torch_name="SpecialI1Backward0")
+# i0e = exp(-|x|) i0: i0e' = i1e - sign(x) i0e (0 at the kink x = 0, as abs'(0)); the
+# difference cancels from |x| = 20 on, as in i1e' (relative error growing as x)
+i0e_p = _special("i0e", vjp=lambda g, ans, x: (g * (i1e(x) - sign(x) * ans),),
+                 sympy=lambda sp, x: sp.exp(-sp.Abs(x)) * sp.besseli(0, x),
+                 torch_name="SpecialI0EBackward0")
+i1e_p = _special("i1e", vjp=_i1e_vjp,
+                 sympy=lambda sp, x: sp.exp(-sp.Abs(x)) * sp.besseli(1, x),
+                 torch_name="SpecialI1EBackward0")
+
+# Hurwitz zeta(s, q) = sum_k (k + q)**-s in q, for a constant s: d/dq = -s zeta(s + 1, q)
+zeta_p = _special("zeta", vjp=lambda g, ans, q, s: (g * (-s * zeta(q, s=s + 1.0)),),
+                  sympy=lambda sp, q, s: sp.zeta(sp.Float(s, 60) if s != int(s) else int(s), q))
+
+
+def _with_params(prim: Any) -> Callable[..., Any]:
+    def fn(*args: Any, **params: Any) -> Any:
+        return apply(prim, *map(as_float, args), **params)
+    fn.__name__ = fn.__qualname__ = prim.name
+    fn.__doc__ = f"Elementwise ``{prim.name}`` with its parameter (one equation)."
+    return fn
+
+
+gammaln, gamma, digamma, erfinv = map(_recorder, (gammaln_p, gamma_p, digamma_p, erfinv_p))
+beta, betaln = map(_recorder, (beta_p, betaln_p))
+i0, i1, i0e, i1e = map(_recorder, (i0_p, i1_p, i0e_p, i1e_p))
+polygamma, zeta = _with_params(polygamma_p), _with_params(zeta_p)
+
+__all__ = ["beta", "beta_p", "betaln", "betaln_p", "digamma", "digamma_p", "erfinv",
+           "erfinv_p", "gamma", "gamma_p", "gammaln", "gammaln_p", "i0", "i0_p", "i0e", "i0e_p",
+           "i1", "i1_p", "i1e", "i1e_p", "polygamma", "polygamma_p", "zeta", "zeta_p"]
