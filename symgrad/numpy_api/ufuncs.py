@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from ..prims import elementwise as E
+from ..prims import complex as C
 from ..prims import special as S
 from ..prims.bitwise import bitwise
 from ..prims.elementwise import as_float
@@ -106,31 +107,41 @@ def nan_to_num(x: Any, copy: bool = True, nan: float = 0.0, posinf: Any = None,
     return E.where(E.equal(x, -np.inf), -big if neginf is None else neginf, out)
 
 
-# complex parts of real values: symgrad's values are real (complex input is refused)
+# complex parts: of a complex value, the primitives of symgrad.prims.complex; a real
+# value is its own real part and conjugate, and its imaginary part is 0
+
+
+def _is_complex(x: Any) -> bool:
+    dtype = getattr(x, "dtype", None)
+    return (np.asarray(x) if dtype is None else np.empty(0, dtype)).dtype.kind == "c"
 
 
 @implements(np.conjugate)
 def conjugate(x: Any, /, **kwargs: Any) -> Any:
     """A real value is its own conjugate."""
     _ufunc_kwargs("np.conjugate", kwargs)
-    return as_float(x)
+    return C.conj(x) if _is_complex(x) else as_float(x)
 
 
 @implements(np.real, np.real_if_close)
 def real(val: Any, tol: float = 100) -> Any:
-    return as_float(val)
+    return C.real(val) if _is_complex(val) else as_float(val)
 
 
 @implements(np.imag)
 def imag(val: Any) -> Any:
     """0 for a real value (a constant)."""
-    return np.zeros(np.shape(val))
+    return C.imag(val) if _is_complex(val) else np.zeros(np.shape(val))
 
 
 @implements(np.angle)
 def angle(z: Any, deg: bool = False) -> Any:
-    """0 for positive values, pi (180) for negative ones, nan for nan; zero gradient."""
+    """``arctan2(imag, real)`` of a complex value; for a real one 0 for positive values,
+    pi (180) for negative ones, nan for nan, with zero gradient."""
     half_turn = 180.0 if deg else math.pi
+    if _is_complex(z):
+        a = E.arctan2(C.imag(z), C.real(z))
+        return E.mul(a, _RAD2DEG) if deg else a
     x = as_float(z)
     return E.where(_isnan(x), np.nan, E.where(E.less(x, 0.0), half_turn, 0.0))
 

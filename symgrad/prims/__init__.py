@@ -19,7 +19,8 @@ the declaration.
   ``arctanh``, ``sinc``, ``remainder``, ``floor_divide``;
 - :mod:`.decompositions`: ``cholesky``, ``eigh``, ``eig``, ``qr``, ``svd``, ``pinv``,
   ``lstsq``;
-- :mod:`.convert`: ``convert``, a float value in the other float dtype;
+- :mod:`.convert`: ``convert``, a float value in the other float dtype (or complex);
+- :mod:`.complex`: ``real``, ``imag``, ``conj``, ``cabs``; :mod:`.fft`: ``fft`` (numpy.fft);
 - :mod:`.sorting`: ``argsort``, ``take_along``, ``scatter_along``, ``cumprod``;
 - :mod:`.control`: ``proj`` (a part of a tuple) and ``cond``; :mod:`.loops`:
   ``loop`` (fori_loop, scan) and ``while``: primitives whose parameters hold graphs;
@@ -29,6 +30,7 @@ the declaration.
 
 from .bitwise import bitwise_p
 from .control import cond_p, proj_p
+from .complex import cabs_p, conj_p, imag_p, real_p
 from .convert import convert_p
 from .decompositions import cholesky_p, eig_p, eigh_p, lstsq_p, pinv_p, qr_p, svd_p
 from .elementwise import (
@@ -131,7 +133,7 @@ __all__ = ["call_p", "callback_p", "erf_p", "erfc_p",
     "log2_p", "log10_p", "remainder_p", "sinc_p", "argsort_p", "cumprod_p", "scatter_along_p",
     "take_along_p", "cholesky_p", "eig_p", "eigh_p", "lstsq_p", "pinv_p", "qr_p", "svd_p",
     "to_float_p", "convert_p", "bitwise_p", "cond_p", "proj_p", "loop_p", "while_p",
-    "windows_p", "unwindows_p",
+    "windows_p", "unwindows_p", "real_p", "imag_p", "conj_p", "cabs_p", "fft_p",
     "CONVENTIONS_VERSION", "FACETS", "FLAGS", "KINDS", "OPTIONAL_FACETS",
     "REGISTRY", "PrimTracer", "register",
 ]

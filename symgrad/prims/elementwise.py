@@ -48,7 +48,7 @@ def _add_simplify(e: Eqn, producer: Producer) -> Rewrite:
     return None
 
 
-add_p = binary("add", np.add, emit="{0} + {1}",
+add_p = binary("add", np.add, complex=True, emit="{0} + {1}",
                vjp=lambda g, ans, x, y: (g, g),
                sympy=lambda sp, x, y: x + y,
                simplify=_add_simplify, linear=True, cheap=True, commutative=True,
@@ -68,7 +68,7 @@ def _sub_accuracy(e: Eqn, producer: Producer) -> Rewrite:
     return None
 
 
-sub_p = binary("sub", np.subtract, emit="{0} - {1}",
+sub_p = binary("sub", np.subtract, complex=True, emit="{0} - {1}",
                vjp=lambda g, ans, x, y: (g, -g),
                sympy=lambda sp, x, y: x - y,
                simplify=_sub_simplify, accuracy=_sub_accuracy, linear=True, cheap=True,
@@ -83,7 +83,7 @@ def _mul_simplify(e: Eqn, producer: Producer) -> Rewrite:
     return None
 
 
-mul_p = binary("mul", np.multiply, emit="{0} * {1}",
+mul_p = binary("mul", np.multiply, complex=True, emit="{0} * {1}",
                vjp=lambda g, ans, x, y: (g * y, g * x),
                sympy=lambda sp, x, y: x * y,
                simplify=_mul_simplify, cheap=True, commutative=True,
@@ -96,7 +96,7 @@ def _div_simplify(e: Eqn, producer: Producer) -> Rewrite:
 
 
 # d(x/y)/dy = -x/y**2 = -(x/y)/y: dividing twice never overflows where y*y would
-div_p = binary("div", np.divide, emit="{0} / {1}",
+div_p = binary("div", np.divide, complex=True, emit="{0} / {1}",
                vjp=lambda g, ans, x, y: (g / y, -(g * ans) / y),
                sympy=lambda sp, x, y: x / y,
                simplify=_div_simplify, cheap=True, torch_name="DivBackward0")
@@ -167,7 +167,7 @@ def _pow_simplify(e: Eqn, producer: Producer) -> Rewrite:
 
 # fused loops call vecmath.powi for a literal integer exponent in 3..8 (codegen decides per
 # equation: vecmath_facts.POWI_EXPONENTS), libm's pow for any other
-pow_p = binary("pow", np.power, emit="{0} ** {1}", vjp=_pow_vjp, vectorized="powi",
+pow_p = binary("pow", np.power, complex=True, emit="{0} ** {1}", vjp=_pow_vjp, vectorized="powi",
                sympy=lambda sp, x, y: x ** y,
                simplify=_pow_simplify, torch_name="PowBackward0")
 
@@ -203,7 +203,7 @@ def _neg_simplify(e: Eqn, producer: Producer) -> Rewrite:
     return inner.inputs[0] if inner is not None else None  # -(-x) -> x
 
 
-neg_p = register(name="neg", kind="elementwise",
+neg_p = register(name="neg", kind="elementwise", complex=True,
                  shape_rule=_elementwise_rule("neg", integer=True),
                  impl=CheckedUfunc(np.negative), vjp=lambda g, ans, x: (-g,),
                  emit=checked_emit(expression("np.negative({0})"), np.negative),
@@ -211,7 +211,7 @@ neg_p = register(name="neg", kind="elementwise",
                  simplify=_neg_simplify, linear=True, cheap=True, torch_name="NegBackward0",
                  integer=True)
 
-exp_p = unary("exp", np.exp, vectorized="exp",
+exp_p = unary("exp", np.exp, complex=True, vectorized="exp",
               vjp=lambda g, ans, x: (g * ans,),
               sympy=lambda sp, x: sp.exp(x))
 
@@ -224,34 +224,34 @@ def _log_accuracy(e: Eqn, producer: Producer) -> Rewrite:
     return None
 
 
-log_p = unary("log", np.log, vectorized="log",
+log_p = unary("log", np.log, complex=True, vectorized="log",
               vjp=lambda g, ans, x: (g / x,),
               sympy=lambda sp, x: sp.log(x),
               accuracy=_log_accuracy)
 
-log1p_p = unary("log1p", np.log1p, vectorized="log1p",
+log1p_p = unary("log1p", np.log1p, complex=True, vectorized="log1p",
                 vjp=lambda g, ans, x: (g / (1.0 + x),),
                 sympy=lambda sp, x: sp.log(1 + x))
 
 # expm1'(x) = exp(x), computed as such: expm1(x) + 1 loses every digit below x = -37
-expm1_p = unary("expm1", np.expm1, vectorized="expm1",
+expm1_p = unary("expm1", np.expm1, complex=True, vectorized="expm1",
                 vjp=lambda g, ans, x: (g * exp(x),),
                 sympy=lambda sp, x: sp.exp(x) - 1)
 
 # sqrt'(0) = +inf, as numpy arithmetic gives
-sqrt_p = unary("sqrt", np.sqrt,
+sqrt_p = unary("sqrt", np.sqrt, complex=True,
                vjp=lambda g, ans, x: (g / (2.0 * ans),),
                sympy=lambda sp, x: sp.sqrt(x))
 
-sin_p = unary("sin", np.sin, vectorized="sin",
+sin_p = unary("sin", np.sin, complex=True, vectorized="sin",
               vjp=lambda g, ans, x: (g * cos(x),),
               sympy=lambda sp, x: sp.sin(x))
 
-cos_p = unary("cos", np.cos, vectorized="cos",
+cos_p = unary("cos", np.cos, complex=True, vectorized="cos",
               vjp=lambda g, ans, x: (-g * sin(x),),
               sympy=lambda sp, x: sp.cos(x))
 
-tan_p = unary("tan", np.tan,
+tan_p = unary("tan", np.tan, complex=True,
               vjp=lambda g, ans, x: (g * (1.0 + square(ans)),),
               sympy=lambda sp, x: sp.tan(x))
 
@@ -272,14 +272,14 @@ def _tanh_vjp(g, ans, x):
     return (g * (4.0 * e / square(1.0 + e)),)
 
 
-tanh_p = unary("tanh", np.tanh, vectorized="tanh", vjp=_tanh_vjp,
+tanh_p = unary("tanh", np.tanh, complex=True, vectorized="tanh", vjp=_tanh_vjp,
                sympy=lambda sp, x: sp.tanh(x))
 
-sinh_p = unary("sinh", np.sinh,
+sinh_p = unary("sinh", np.sinh, complex=True,
                vjp=lambda g, ans, x: (g * cosh(x),),
                sympy=lambda sp, x: sp.sinh(x))
 
-cosh_p = unary("cosh", np.cosh,
+cosh_p = unary("cosh", np.cosh, complex=True,
                vjp=lambda g, ans, x: (g * sinh(x),),
                sympy=lambda sp, x: sp.cosh(x))
 
@@ -335,11 +335,11 @@ def _rint_sympy(sp, x):
 
 rint_p = unary("rint", np.rint, vjp=lambda g, ans, x: (None,), sympy=_rint_sympy, cheap=True)
 
-square_p = unary("square", np.square,
+square_p = unary("square", np.square, complex=True,
                  vjp=lambda g, ans, x: (g * (2.0 * x),),
                  sympy=lambda sp, x: x ** 2, cheap=True)
 
-reciprocal_p = unary("reciprocal", np.reciprocal,
+reciprocal_p = unary("reciprocal", np.reciprocal, complex=True,
                      vjp=lambda g, ans, x: (-g * square(ans),),
                      sympy=lambda sp, x: 1 / x, cheap=True)
 
@@ -532,7 +532,7 @@ def _where_simplify(e: Eqn, producer: Producer) -> Rewrite:
 
 # the unselected operand gets an exact 0: the cotangent itself never mixes branches
 where_p = register(
-    name="where", kind="elementwise", shape_rule=_where_rule, impl=np.where, emit=_where_emit,
+    name="where", complex=True, kind="elementwise", shape_rule=_where_rule, impl=np.where, emit=_where_emit,
     vjp=lambda g, ans, c, x, y: (None, where(c, g, 0.0), where(c, 0.0, g)),
     sympy=lambda sp, c, x, y: sp.Piecewise((x, c), (y, True)), numpy=np.where,
     simplify=_where_simplify, linear=True, cheap=True)

@@ -92,7 +92,7 @@ def _sliced(i: str, triple: Triple) -> str:
 
 
 slice_p = register(
-    name="slice", kind="structural", shape_rule=_slice_rule, impl=_slice_impl,
+    name="slice", complex=True, kind="structural", shape_rule=_slice_rule, impl=_slice_impl,
     emit=lambda out, args, avals, out_aval, *, index: [
         f"{out} = {args[0]}[{_slice_text(index, avals[0].shape)}]"],
     vjp=lambda g, ans, x, index: (unslice(g, x.shape, index),),
@@ -156,7 +156,7 @@ def _unslice_element(at, avals, out, *, shape, index) -> list:
 
 
 unslice_p = register(
-    name="unslice", kind="structural", shape_rule=_unslice_rule, impl=_unslice_impl,
+    name="unslice", complex=True, kind="structural", shape_rule=_unslice_rule, impl=_unslice_impl,
     emit=_unslice_emit,
     vjp=lambda g, ans, x, shape, index: (apply(slice_p, g, index=index),),
     sympy=lambda sp, x, shape, index: _unslice_impl(x, shape, index),
@@ -237,7 +237,7 @@ def _take(x: Any, indices: tuple[int, ...], axis: int) -> Any:
 
 
 gather_p = register(
-    name="gather", kind="structural", shape_rule=_gather_rule, impl=_take,
+    name="gather", complex=True, kind="structural", shape_rule=_gather_rule, impl=_take,
     emit=_gather_emit,
     vjp=lambda g, ans, x, indices, axis: (
         apply(scatter_add_p, g, indices=indices, axis=axis, size=x.shape[axis]),),
@@ -275,7 +275,7 @@ def _scatter_add_emit(out, args, avals, out_aval, *, indices, axis, size) -> lis
 
 # repeated indices add up, so an array primitive (not structural), though linear
 scatter_add_p = register(
-    name="scatter_add", kind="array", shape_rule=_scatter_add_rule, impl=_scatter_add_impl,
+    name="scatter_add", complex=True, kind="array", shape_rule=_scatter_add_rule, impl=_scatter_add_impl,
     emit=_scatter_add_emit,
     vjp=lambda g, ans, x, indices, axis, size: (
         apply(gather_p, g, indices=indices, axis=axis),),
@@ -329,7 +329,7 @@ def _concatenate_element(at, avals, out, *, axis) -> list:
 
 
 concatenate_p = register(
-    name="concatenate", kind="structural", shape_rule=_concatenate_rule,
+    name="concatenate", complex=True, kind="structural", shape_rule=_concatenate_rule,
     impl=lambda *xs, axis: np.concatenate(xs, axis=axis),
     emit=lambda out, args, avals, out_aval, *, axis: [
         f"{out} = np.concatenate(({', '.join(args)},), axis={axis})"],
@@ -365,7 +365,7 @@ def _reverse_cumsum(g, axis: int):
 
 # computes sums, so an array primitive (not structural), though linear
 cumsum_p = register(
-    name="cumsum", kind="array", shape_rule=_cumsum_rule,
+    name="cumsum", complex=True, kind="array", shape_rule=_cumsum_rule,
     impl=lambda x, axis: np.cumsum(x, axis=axis), emit=_cumsum_emit,
     vjp=lambda g, ans, x, axis: (_reverse_cumsum(g, axis),),
     sympy=lambda sp, x, axis: np.cumsum(x, axis=axis), linear=True,

@@ -133,7 +133,7 @@ def _matmul_batch(b, args, flags):
 
 
 matmul_p = register(
-    name="matmul", kind="array", shape_rule=_matmul_rule, impl=np.matmul,
+    name="matmul", complex=True, kind="array", shape_rule=_matmul_rule, impl=np.matmul,
     emit=_matmul_emit, vjp=_matmul_vjp,
     sympy=lambda sp, x, y: np.matmul(x, y),
     transposed_operands=True, torch_name="MmBackward0",

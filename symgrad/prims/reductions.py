@@ -78,7 +78,7 @@ def _reduction_simplify(e: Eqn, producer: Producer) -> Rewrite:
 
 
 sum_p = register(
-    name="sum", kind="reduction", shape_rule=_reduction_rule("sum", True),
+    name="sum", complex=True, kind="reduction", shape_rule=_reduction_rule("sum", True),
     impl=lambda x, axes: np.sum(x, axis=axes),
     emit=_reduction_emit("np.sum({})", "0.0", ["{acc} += {x}"]),
     vjp=lambda g, ans, x, axes: (expand(g, x.shape, axes),),
@@ -100,7 +100,7 @@ def _mean(x: np.ndarray, axes: tuple[int, ...]) -> Any:
 
 
 mean_p = register(
-    name="mean", kind="reduction", shape_rule=_reduction_rule("mean", True),
+    name="mean", complex=True, kind="reduction", shape_rule=_reduction_rule("mean", True),
     impl=_mean,
     emit=_reduction_emit("np.mean({})", "0.0", ["{acc} += {x}"], finish=True),
     vjp=lambda g, ans, x, axes: (expand(g / count(x, axes), x.shape, axes),),
@@ -338,7 +338,7 @@ def _broadcast_to_simplify(e: Eqn, producer: Producer) -> Rewrite:
 
 
 broadcast_to_p = register(
-    name="broadcast_to", kind="structural", shape_rule=_broadcast_to_rule,
+    name="broadcast_to", complex=True, kind="structural", shape_rule=_broadcast_to_rule,
     impl=lambda x, shape: np.broadcast_to(x, shape),
     emit=_broadcast_to_emit,
     vjp=lambda g, ans, x, shape: (unbroadcast(g, x.shape),),
@@ -377,7 +377,7 @@ def _reshape_simplify(e: Eqn, producer: Producer) -> Rewrite:
 
 
 reshape_p = register(
-    name="reshape", kind="structural", shape_rule=_reshape_rule,
+    name="reshape", complex=True, kind="structural", shape_rule=_reshape_rule,
     impl=lambda x, shape: np.reshape(x, shape), emit=_reshape_emit,
     vjp=lambda g, ans, x, shape: (reshape(g, x.shape),),
     sympy=lambda sp, x, shape: np.reshape(x, shape), numpy=np.reshape,
@@ -402,7 +402,7 @@ def _transpose_simplify(e: Eqn, producer: Producer) -> Rewrite:
 
 
 transpose_p = register(
-    name="transpose", kind="structural", shape_rule=_transpose_rule,
+    name="transpose", complex=True, kind="structural", shape_rule=_transpose_rule,
     impl=lambda x, perm: np.transpose(x, perm),
     emit=lambda out, args, avals, out_aval, *, perm: [f"{out} = np.transpose({args[0]}, {perm!r})"],
     vjp=lambda g, ans, x, perm: (transpose(g, tuple(int(i) for i in np.argsort(perm))),),

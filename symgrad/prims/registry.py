@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..core.errors import ShapeError
-from ..core.ir import BOOL, DYN, FLOAT, INT, Aval, Primitive, float_of, is_float
+from ..core.ir import BOOL, DYN, FLOAT, INEXACT, INT, Aval, Primitive, float_of
 from .overflow import CheckedUfunc, checked_emit
 
 REGISTRY: dict[str, Primitive] = {}
@@ -30,7 +30,7 @@ OPTIONAL_FACETS = ("element", "simplify", "accuracy", "batch", "linearized")
 FLAGS = {"view": bool, "linear": bool, "cheap": bool, "commutative": bool, "accumulate": str,
          "shape_only": bool, "transposes": bool, "transposed_operands": bool,
          "torch_name": str, "integer": bool, "subgraphs": tuple, "vectorized": str,
-         "host": bool}
+         "host": bool, "complex": bool}
 KINDS = ("elementwise", "reduction", "structural", "array", "control")
 ACCUMULATIONS = ("", "sum", "mean")
 
@@ -80,9 +80,10 @@ def of_numpy(fn: Any) -> Primitive | None:
 
 def require(prim: str, avals: tuple[Aval, ...], dtype: str) -> None:
     """Operands of ``dtype``; ``FLOAT`` stands for any float dtype (float64 or float32,
-    the result's is :func:`symgrad.core.ir.float_of` them)."""
+    the result's is :func:`symgrad.core.ir.float_of` them), and complex ones too: only a
+    primitive declared ``complex=True`` gets this far with one (``Trace.bind``)."""
     for a in avals:
-        if a.dtype != dtype and not (dtype == FLOAT and is_float(a.dtype)):
+        if a.dtype != dtype and not (dtype == FLOAT and a.dtype in INEXACT):
             raise TypeError(f"{prim} takes {'float' if dtype == FLOAT else dtype} operands, "
                             f"got {a}")
 

@@ -34,6 +34,8 @@ import numpy as np
 
 from ..core.check import check
 from ..core.ir import (
+    C64,
+    C128,
     F32,
     FLOAT,
     INT,
@@ -181,7 +183,7 @@ def fold_constants(graph: Graph) -> Graph:
     (a literal has no float32: ``convert(0.1, dtype='float32')`` stays).
     """
     def rule(eqn: Eqn) -> Rewrite:
-        if (eqn.out.shape or eqn.out.dtype in (TUPLE, F32) or eqn.prim.kind == "control"
+        if (eqn.out.shape or eqn.out.dtype in (TUPLE, F32, C64) or eqn.prim.kind == "control"
                 or not all(isinstance(a, Literal) for a in eqn.inputs)):
             return None
         operands = [a.value for a in eqn.inputs if isinstance(a, Literal)]
@@ -189,7 +191,8 @@ def fold_constants(graph: Graph) -> Graph:
             value = np.asarray(eqn.prim.impl(*operands, **eqn.params))
         if value.dtype == np.bool_:
             return Literal(bool(value))
-        return Literal(int(value) if eqn.out.dtype == INT else float(value))
+        return Literal(int(value) if eqn.out.dtype == INT else
+                       complex(value) if eqn.out.dtype == C128 else float(value))
 
     return _rewrite(graph, rule)
 
