@@ -74,6 +74,7 @@ from .calls import (  # noqa: F401 -- also under their old names here
     _aux_leaves,
     _Bound,
     _check_differentiable,
+    check_holomorphic_inputs,
     _checked,
     _converted,
     _cotangents,
@@ -131,7 +132,7 @@ class Transformed:
 
     def __init__(self, fun: Callable, mode: str, argnums: int | Sequence[int] = 0,
                  static_argnums: Sequence[int] = (), backend: str = "numba",
-                 has_aux: bool = False):
+                 has_aux: bool = False, holomorphic: bool = False):
         if not callable(fun):
             raise TypeError(f"{mode} needs a function, got {type(fun).__name__}")
         if backend not in BACKENDS:
@@ -145,6 +146,10 @@ class Transformed:
         if has_aux and mode not in ("grad", "value_and_grad"):
             raise TypeError(f"has_aux is for grad and value_and_grad, not {mode}")
         self.has_aux = has_aux
+        if holomorphic and mode not in ("grad", "value_and_grad"):
+            raise TypeError(f"holomorphic is for grad and value_and_grad, not {mode}")
+        #: complex outputs allowed, complex inputs required (JAX's holomorphic=True)
+        self.holomorphic = holomorphic
         #: per structure of pytree arguments: the same transformation of the flat function
         self._trees: dict[tuple, Any] = {}  # (and per pytree keyword arguments, below)
         self.backend = backend
@@ -244,6 +249,7 @@ class Transformed:
                                 argnums[0] if self.single and argnums else argnums,
                                 tuple(static), self.backend, self.has_aux)
             inner._pinned, inner._own_gradient = self._pinned, False
+            inner.holomorphic = self.holomorphic
             self._trees[key] = inner
         return inner
 
@@ -289,7 +295,7 @@ class Transformed:
             static_leaves = tuple(groups[i % n][0] for i in static)
             inner = Transformed(rebuild, self.mode, argnums, static_leaves, self.backend,
                                 self.has_aux)
-            inner._pinned = self._pinned
+            inner._pinned, inner.holomorphic = self._pinned, self.holomorphic
             known = self._trees[key] = (inner, tuple(groups))
         inner, groups = known
 
@@ -514,9 +520,13 @@ class Transformed:
                                 f"(value, aux), not the structure {out_tree}")
             n_aux = len(graph.outputs) - 1
             graph, out_tree = replace(graph, outputs=graph.outputs[:1]), LEAF
-        _check_differentiable(graph, out_tree.kind != "leaf", seeded, self.mode, self._title)
+        _check_differentiable(graph, out_tree.kind != "leaf", seeded, self.mode, self._title,
+                              self.holomorphic)
         # gradients come out in argnums order: wrt is the graph inputs in that order
         position = {i: k for k, i in enumerate(i for i, a in enumerate(avals) if a is not None)}
+        if self.holomorphic:
+            check_holomorphic_inputs(self.mode, [graph.inputs[position[i % n_args]].aval
+                                                 for i in self.argnums])
         return [position[i % n_args] for i in self.argnums], self.mode == "value_and_grad", n_aux
 
 

@@ -19,7 +19,7 @@ import numpy as np
 
 from . import pipeline
 from .core.errors import SCALAR_OUTPUT_ERROR
-from .core.ir import F32, Aval, Graph, is_float
+from .core.ir import F32, Aval, Graph, is_complex, is_float
 from .core.pytree import Tree, flatten, unflatten
 from .core.tracing import Traced, Tracer
 from .prims.elementwise import as_float
@@ -139,11 +139,19 @@ class _Bound:
 
 
 def _check_differentiable(graph: Graph, is_tuple: bool, seeded: bool, mode: str,
-                          name: str) -> None:
+                          name: str, holomorphic: bool = False) -> None:
     if is_tuple and mode != "vjp":
         raise TypeError(f"{mode} needs {name} to return one array, but it returns a tuple of "
                         f"{len(graph.outputs)}; use symgrad.vjp for several outputs")
     for out in graph.outputs:
+        if is_complex(out.dtype) and (holomorphic or mode == "vjp"):
+            continue
+        if is_complex(out.dtype):  # JAX's rule and message
+            raise TypeError(
+                f"{mode} requires real-valued outputs, but {name} returns {out.aval} "
+                "(complex). For holomorphic differentiation, pass holomorphic=True. For "
+                "differentiating non-holomorphic functions involving complex outputs, use "
+                "symgrad.vjp directly (or return a real value: np.abs(z) ** 2, np.real(z))")
         if not is_float(out.dtype):
             raise TypeError(f"{name} returns a {out.aval} value, which has no gradient; "
                             "return a float array")
@@ -152,6 +160,14 @@ def _check_differentiable(graph: Graph, is_tuple: bool, seeded: bool, mode: str,
             f"{SCALAR_OUTPUT_ERROR}: {name} returns {graph.outputs[0].aval}. Pass gradient= "
             "(an array of the output's shape) to get the gradient of sum(output * gradient), "
             "or reduce the output to a scalar (np.sum, np.mean) in the function.")
+
+
+def check_holomorphic_inputs(mode: str, avals: list[Aval]) -> None:
+    """``holomorphic=True`` differentiates with respect to complex arguments only (JAX)."""
+    for aval in avals:
+        if not is_complex(aval.dtype):
+            raise TypeError(f"{mode} with holomorphic=True requires inputs with complex "
+                            f"dtype, but got {aval}")
 
 
 # ---------------------------------------------------------------------------

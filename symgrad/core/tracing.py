@@ -83,7 +83,7 @@ class Trace:
         """Append ``prim(*inputs, **params)`` and return its fresh output."""
         if not self.active:
             raise _escaped()
-        if not prim.complex and any(_complex(a.aval) for a in inputs):
+        if not (prim.complex or prim.shape_only) and any(_complex(a.aval) for a in inputs):
             raise refuse_complex(prim.name, inputs)
         out = Var(prim.shape_rule(*(a.aval for a in inputs), **params))
         if not prim.complex and _complex(out.aval):

@@ -106,7 +106,11 @@ def _pow_vjp(g, ans, x, y):
     # d/dx x**y = y*x**(y-1), and exactly 0 where y == 0 (x**0 is constant). For
     # |y| < 1 see _fractional_power
     if isinstance(y, (float, int, np.floating, np.integer)):  # a literal: choose now
+        if _dtype(x).kind == "c":  # holomorphic in x: the conventions at 0 are real ones
+            return (None if y == 0 else g * (y * x ** (y - 1.0))), None
         return _literal_pow_vjp(g, ans, x, float(y)), None
+    if _dtype(x).kind == "c" or _dtype(y).kind == "c":  # holomorphic in both (JAX's rule)
+        return g * (y * x ** (y - 1.0)), g * (ans * log(x))
     # The 0 is a constant only where y*x**(y-1) is not the number 0 (x = 0, inf or nan):
     # elsewhere that product is 0 and goes in, so that its derivative in y, x**-1,
     # reaches the mixed second derivative (x**y at y = 0 is smooth in both)
@@ -265,6 +269,8 @@ def magnitude(x):
 
 
 def _tanh_vjp(g, ans, x):
+    if _dtype(x).kind == "c":  # holomorphic: 1 - tanh**2 (magnitude compares)
+        return (g * (1.0 - square(ans)),)
     # tanh' = sech**2 = 4e/(1 + e)**2 with e = exp(-2|x|): accurate in relative terms for
     # every x (1 - tanh(x)**2 is 0 from |x| = 19 on, where sech**2 is 7e-35 at 40).
     # |x| as magnitude(x): tanh's third derivative at 0 is -2, not 0
@@ -621,7 +627,7 @@ def call(prim: Primitive, *args: Any) -> Any:
     if prim is where_p:
         c, x, y = args
         return apply(where_p, as_bool(c), as_float(x), as_float(y))
-    if prim is pow_p and _scalar_known_later(args[1]):
+    if prim is pow_p and _scalar_known_later(args[1]) and _dtype(args[0]).kind != "c":
         # numpy's power computes a scalar exponent of 0.5 as sqrt, which differs from pow
         # at -0.0 (-0.0, not 0.0) and -inf (nan, not inf): sqrt there, for an exponent known
         # only when the kernel runs (elsewhere pow, whose gradient in y is the one to keep)
