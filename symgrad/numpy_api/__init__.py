@@ -9,7 +9,7 @@ shape functions), :mod:`.indexing` (``x[index]`` and ``sg.at``),
 :mod:`symgrad.prims`; nothing here declares one.
 """
 
-from . import arrays, decompositions, matrices, statistics, ufuncs  # noqa: F401 (they register)
+from . import arrays, decompositions, fft, matrices, statistics, ufuncs  # noqa: F401 (they register)
 from .arrays import array
 from .control import cond, fori_loop, scan, while_loop
 from .dispatch import HANDLED_FUNCTIONS, implements, supported_functions

@@ -393,7 +393,14 @@ def broadcast_to(array: Any, shape: Any, subok: bool = False) -> Any:
 
 
 def astype(x: Any, dtype: Any) -> Any:
-    """float64 or float32: bools become 0.0/1.0, floats are converted (``convert``)."""
+    """float64 or float32: bools become 0.0/1.0, floats are converted (``convert``); a
+    real value as complex128 or complex64 (a complex one to a real dtype: use np.real)."""
+    if np.dtype(dtype).kind == "c" and np.dtype(dtype) in (np.complex128, np.complex64):
+        return convert(as_float(x), np.dtype(dtype).name)
+    if np.dtype(x.dtype).kind == "c":
+        raise UnsupportedFunctionError(
+            f".astype({np.dtype(dtype).name}) of a complex traced value (at "
+            f"{user_location()}) would drop the imaginary part: take np.real(z) instead")
     if np.dtype(dtype) not in (np.float64, np.float32):
         raise UnsupportedFunctionError(
             f".astype({np.dtype(dtype).name}) on a traced value (at {user_location()}): "

@@ -32,6 +32,7 @@ from .bitwise import bitwise_p
 from .control import cond_p, proj_p
 from .complex import cabs_p, conj_p, imag_p, real_p
 from .convert import convert_p
+from .fft import fft_p
 from .decompositions import cholesky_p, eig_p, eigh_p, lstsq_p, pinv_p, qr_p, svd_p
 from .elementwise import (
     CONVENTIONS_VERSION,
