@@ -116,6 +116,17 @@ def _is_complex(x: Any) -> bool:
     return (np.asarray(x) if dtype is None else np.empty(0, dtype)).dtype.kind == "c"
 
 
+@implements(np.iscomplexobj)
+def iscomplexobj(x: Any) -> bool:
+    """Whether a traced value has a complex dtype (known when tracing)."""
+    return _is_complex(x)
+
+
+@implements(np.isrealobj)
+def isrealobj(x: Any) -> bool:
+    return not _is_complex(x)
+
+
 @implements(np.conjugate)
 def conjugate(x: Any, /, **kwargs: Any) -> Any:
     """A real value is its own conjugate."""

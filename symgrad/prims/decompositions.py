@@ -262,8 +262,11 @@ eigh_p = register(
 # ---------------------------------------------------------------------------
 # eig of a real matrix with real eigenvalues (eigenvectors of unit norm, LAPACK's order)
 
-_COMPLEX_EIG = ("np.linalg.eig: the matrix has complex eigenvalues, and symgrad "
-                "differentiates real functions; for a symmetric matrix use np.linalg.eigh")
+_COMPLEX_EIG = ("np.linalg.eig: the real matrix has complex eigenvalues, which a real "
+                "result cannot hold (symgrad fixes dtypes when it traces); pass a complex "
+                "matrix, np.linalg.eig(a.astype(np.complex128)), for complex eigenvalues "
+                "(always complex, as jax.numpy.linalg.eig), or use np.linalg.eigh for a "
+                "symmetric one")
 
 
 def _eig_rule(x: Aval, *, part: str) -> Aval:
@@ -275,7 +278,7 @@ def _eig_rule(x: Aval, *, part: str) -> Aval:
 
 def _eig_impl(x, part):
     w, v = np.linalg.eig(x)
-    if np.iscomplexobj(w):
+    if np.iscomplexobj(w) and not np.iscomplexobj(x):
         raise ValueError(_COMPLEX_EIG)
     return w if part == "values" else v
 
@@ -291,6 +294,13 @@ def _eig_emit(out, args, avals, out_aval, *, part):
 def _eig_vjp(g, ans, x, *, part):
     # PyTorch's linalg_eig_backward for real results: V^-T K V^T with K = diag(gw) or
     # F o (V^T gV - V^T V diag(diag(V^T gV))) (the second term: unit-norm eigenvectors)
+    if x.dtype.kind == "c" and part == "vectors":
+        raise TypeError(
+            "the gradient through the eigenvectors of a complex np.linalg.eig is not "
+            "supported: each is determined up to a complex phase, so a function of them "
+            "has a gradient only if it does not depend on that phase. Differentiate "
+            "through the eigenvalues, or use np.linalg.eigh for a Hermitian matrix")
+    # complex eigenvalues: the same formula transposes dw = diag(V^-1 dA V) (JAX's rule)
     v = ans if part == "vectors" else eig(x, "vectors")
     if part == "values":
         n = shape_of(g)[-1]
@@ -302,7 +312,7 @@ def _eig_vjp(g, ans, x, *, part):
 
 
 eig_p = register(
-    name="eig", kind="array", shape_rule=_eig_rule, impl=_eig_impl, emit=_eig_emit,
+    name="eig", complex=True, kind="array", shape_rule=_eig_rule, impl=_eig_impl, emit=_eig_emit,
     vjp=_eig_vjp, sympy=_no_sympy("eig"), numpy=np.linalg.eig,
     torch_name="LinalgEigBackward0",
     batch=lambda b, args, flags, **params: _each_matrix(b, eig_p, args, params))

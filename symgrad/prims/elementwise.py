@@ -290,11 +290,11 @@ cosh_p = unary("cosh", np.cosh, complex=True,
                sympy=lambda sp, x: sp.cosh(x))
 
 # 1 - x**2 written (1 - x)(1 + x): no cancellation near |x| = 1
-arcsin_p = unary("arcsin", np.arcsin,
+arcsin_p = unary("arcsin", np.arcsin, complex=True,
                  vjp=lambda g, ans, x: (g / sqrt((1.0 - x) * (1.0 + x)),),
                  sympy=lambda sp, x: sp.asin(x), torch_name="AsinBackward0")
 
-arccos_p = unary("arccos", np.arccos,
+arccos_p = unary("arccos", np.arccos, complex=True,
                  vjp=lambda g, ans, x: (-g / sqrt((1.0 - x) * (1.0 + x)),),
                  sympy=lambda sp, x: sp.acos(x), torch_name="AcosBackward0")
 
