@@ -132,6 +132,7 @@ def _in_dtype(v: Any, out: dt.dtype, k: int, prim: Primitive) -> Any:
         return v
     if type(v) in (float, int, bool):
         return float(v) if out.is_floating_point else int(v)
+    dt.refuse_complex(v)
     return v if v.dtype == out.numpy else v.astype(out.numpy)
 
 
@@ -219,6 +220,7 @@ class Tensor(InPlaceMethods, TensorMethods, ExtraMethods, ArrayMethods, Traced):
 
     def __init__(self, *data: Any):
         if len(data) == 1 and not isinstance(data[0], (int, np.integer)):
+            dt.refuse_complex(np.asarray(_unwrap(data[0])))
             value = np.array(_unwrap(data[0]), dtype=self._default.numpy)
         else:
             value = np.zeros(size_arg(data), dtype=self._default.numpy)

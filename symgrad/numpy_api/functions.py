@@ -312,12 +312,13 @@ def std(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any 
     """
     refuse_kwargs("np.std", {"dtype": dtype, "out": out, **kwargs}, allowed={"dtype": float_dtype})
     a = as_float(a)
-    if np.iscomplexobj(a):  # the root of numpy's (real) variance of complex values
-        return E.sqrt(var(a, axis, ddof=ddof, keepdims=keepdims))
     shape = shape_of(a)
     axes = normalize_axes(axis, len(shape))
     centered = subtract(a, mean(a, axis, keepdims=True))
     dof = _count_as(a, E.maximum(subtract(R.count(a, axes), float(ddof)), 0.0))
+    if np.iscomplexobj(a):  # numpy's (real) std of complex values: the norm of both parts
+        centered = np.stack([np.real(centered), np.imag(centered)], axis=-1)
+        axes = (*axes, len(shape))
     result = divide(norm2(centered, axes), E.sqrt(dof))
     if keepdims:
         result = reshape(result, tuple(1 if i in axes else d for i, d in enumerate(shape)))
