@@ -32,10 +32,12 @@ import sympy as sp
 from .core.ir import BOOL, Atom, Graph, Literal, Primitive, Printer
 
 
-def exact(value: float | bool) -> Any:
-    """A float64 or bool as the SymPy number it denotes exactly."""
+def exact(value: float | bool | complex) -> Any:
+    """A float64, complex128 or bool as the SymPy number it denotes exactly."""
     if isinstance(value, (bool, np.bool_)):
         return sp.true if value else sp.false
+    if isinstance(value, (complex, np.complexfloating)):
+        return exact(value.real) + sp.I * exact(value.imag)
     value = float(value)
     if math.isnan(value):
         return sp.nan

@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core.ir import BOOL, FLOAT, Aval, Literal, Primitive
+from ..core.ir import BOOL, COMPLEXES, FLOAT, Aval, Literal, Primitive
 from ..core.tracing import Trace, Traced
 from ..numpy_api.indexing import at
 from ..numpy_api.tracer import ArrayMethods
@@ -78,6 +78,8 @@ class EagerTrace(Trace):
         raw = [a._value if isinstance(a, Tensor) else a if type(a) in (float, int, bool)
                else as_array(a) for a in args]
         aval = _shape_rule(prim, raw, params)
+        if aval.dtype in COMPLEXES:  # np.fft.rfft(t): never its real part, silently
+            raise TypeError(dt.COMPLEX_TENSOR)
         out = _result_dtype(prim, raw, aval, params)
         values = raw if out is None else [_in_dtype(v, out, k, prim) for k, v in enumerate(raw)]
         value = compute(prim, values, params)  # IEEE results (inf, nan), as the kernels give

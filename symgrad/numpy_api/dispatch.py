@@ -67,8 +67,7 @@ def apply_ufunc(ufunc: np.ufunc, method: str, inputs: Sequence[Any], kwargs: dic
         return inputs[0]
     if ufunc in HANDLED_FUNCTIONS:  # ufuncs that are not elementwise, such as np.matmul
         return HANDLED_FUNCTIONS[ufunc](*inputs, **kwargs)
-    if ufunc is np.absolute and any(np.dtype(getattr(a, "dtype", "f8")).kind == "c"
-                                    for a in inputs):
+    if ufunc is np.absolute and np.iscomplexobj(inputs[0]):
         return cabs(inputs[0])  # |z| of a complex value
     prim = of_numpy(ufunc)
     if prim is None or prim.kind != "elementwise":

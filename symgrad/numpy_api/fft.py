@@ -31,7 +31,9 @@ from .dispatch import implements
 
 
 def _dtype(x: Any) -> np.dtype:
-    return np.dtype(getattr(x, "dtype", None) or np.asarray(x).dtype)
+    dtype = getattr(x, "dtype", None)
+    dtype = getattr(dtype, "numpy", dtype)  # an eager Tensor's dtype names numpy's
+    return np.asarray(x).dtype if dtype is None else np.dtype(dtype)
 
 
 def _resized(x: Any, axis: int, n: int) -> Any:

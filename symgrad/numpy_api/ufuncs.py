@@ -113,6 +113,7 @@ def nan_to_num(x: Any, copy: bool = True, nan: float = 0.0, posinf: Any = None,
 
 def _is_complex(x: Any) -> bool:
     dtype = getattr(x, "dtype", None)
+    dtype = getattr(dtype, "numpy", dtype)  # an eager Tensor's dtype names numpy's
     return (np.asarray(x) if dtype is None else np.empty(0, dtype)).dtype.kind == "c"
 
 

@@ -126,11 +126,13 @@ def _fits(a: Atom, out: Aval) -> bool:
 def _broadcast(eqn: Eqn, a: Atom) -> Eqn | list[Eqn]:
     """``eqn`` as ``broadcast_to(a)``: ``a`` stands for its output, which is larger (a
     float literal for a float32 array: broadcast, then ``convert``)."""
-    if isinstance(a, Literal) and eqn.out.dtype == F32 and a.dtype == FLOAT:
-        wide = Var(Aval(eqn.out.shape, FLOAT, weak=True))
+    if isinstance(a, Literal) and eqn.out.dtype in (C128, C64) and a.dtype == FLOAT:
+        a = Literal(complex(a.value))  # a real literal for a complex value (x ** 0.0 -> 1.0)
+    if isinstance(a, Literal) and eqn.out.dtype in (F32, C64) and a.dtype in (FLOAT, C128):
+        wide = Var(Aval(eqn.out.shape, a.dtype, weak=True))
         return [replace(eqn, prim=broadcast_to_p, inputs=(a,), out=wide,
                         params=freeze_params({"shape": eqn.out.shape})),
-                as_prim(eqn, convert_p, wide, dtype=F32)]
+                as_prim(eqn, convert_p, wide, dtype=eqn.out.dtype)]
     if a.dtype != eqn.out.dtype:
         raise ValueError(f"a rewrite of {eqn.prim.name} gave a {a.aval} value for {eqn.out.aval}")
     return as_prim(eqn, broadcast_to_p, a, shape=eqn.out.shape)
