@@ -33,7 +33,7 @@ from .core import check as checker
 from .core.config import config
 from .core.errors import SCALAR_OUTPUT_ERROR
 from .core.interpreter import interpret
-from .core.ir import BOOL, C128, F32, FLOAT, INT, Aval, Graph, has_complex
+from .core.ir import BOOL, C64, C128, F32, FLOAT, INT, Aval, Graph, has_complex
 from .core.tracing import as_constant_array
 from .transforms.adjoint import adjoint
 from .transforms.passes import optimize
@@ -172,6 +172,10 @@ def cotangent(gradient: Any, out: Aval, subject: str,
     ``torch.Tensor([1.0])`` for a scalar). ``subject`` says whose output it is in the
     message (``"f returns"``, ``"the output has"``)."""
     value, aval = kernel_input(gradient, "gradient")
+    if aval.dtype in (C128, C64) and out.dtype not in (C128, C64):
+        raise TypeError(f"gradient is complex ({aval.dtype}) but {subject} a real value: the "
+                        "cotangent of a real output is real (its imaginary part would be "
+                        "dropped)")
     if aval.dtype != out.dtype:  # a cotangent has its output's dtype
         value = (np.ascontiguousarray(value, dtype=out.dtype) if aval.shape
                  else np.dtype(out.dtype).type(value))
