@@ -71,6 +71,8 @@ REAL_VALUED = {
     "sum-axis": (lambda n: lambda a: n.sum(n.abs(n.sum(a, axis=0)) ** 2), A),
     "var-std": (lambda n: lambda a: n.var(a) + n.sum(n.std(a, axis=1)), A),
     "matmul": (lambda n: lambda z: n.sum(n.abs(A @ z) ** 2), Z),
+    "norms": (lambda n: lambda a: n.linalg.norm(a) + n.sum(n.linalg.norm(a, axis=0) ** 3)
+              + n.sum(n.linalg.norm(a, ord=1, axis=1)), A),
     "dot": (lambda n: lambda z: n.real(n.dot(z, z * 1j)), Z),
     "matrix-arg": (lambda n: lambda a: n.sum(n.abs(a @ a.T) ** 2), A),
     "indexing": (lambda n: lambda z: n.sum(n.real(z[1:3] * z[::-1][:2] + z[n.array([0, 0])])),
