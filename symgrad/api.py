@@ -74,7 +74,6 @@ from .calls import (  # noqa: F401 -- also under their old names here
     _aux_leaves,
     _Bound,
     _check_differentiable,
-    check_holomorphic_inputs,
     _checked,
     _converted,
     _cotangents,
@@ -95,6 +94,7 @@ from .calls import (  # noqa: F401 -- also under their old names here
     _traced_cotangent,
     _value,
     _values,
+    check_holomorphic_inputs,
 )
 from .captured import World, warn_unguarded, world
 from .core.ir import Aval, Graph

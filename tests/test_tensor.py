@@ -11,6 +11,7 @@ import functools
 
 import numpy as np
 import pytest
+from cases_complex import CASES as COMPLEX_CASES
 
 import symgrad as torch
 from symgrad.autograd import Variable
@@ -19,7 +20,6 @@ from symgrad.core.errors import ShapeError
 from symgrad.eager import backward as autograd
 
 from cases import CASES, Case
-from cases_complex import CASES as COMPLEX_CASES
 from oracle import assert_close, finite_differences, rng_for, sympy_gradient
 
 pytestmark = pytest.mark.filterwarnings("error::symgrad.autograd.KernelFallbackWarning")

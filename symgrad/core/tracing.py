@@ -34,7 +34,19 @@ from .errors import (
     called_from_numpy,
     user_location,
 )
-from .ir import COMPLEXES, INT, Atom, Aval, Eqn, Graph, Literal, Primitive, Var, freeze_params, usable
+from .ir import (
+    COMPLEXES,
+    INT,
+    Atom,
+    Aval,
+    Eqn,
+    Graph,
+    Literal,
+    Primitive,
+    Var,
+    freeze_params,
+    usable,
+)
 from .pytree import LEAF, Tree, flatten
 
 

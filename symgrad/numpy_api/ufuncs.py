@@ -19,8 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from ..prims import elementwise as E
 from ..prims import complex as C
+from ..prims import elementwise as E
 from ..prims import special as S
 from ..prims.bitwise import bitwise
 from ..prims.elementwise import as_float

@@ -538,7 +538,8 @@ def _where_simplify(e: Eqn, producer: Producer) -> Rewrite:
 
 # the unselected operand gets an exact 0: the cotangent itself never mixes branches
 where_p = register(
-    name="where", complex=True, kind="elementwise", shape_rule=_where_rule, impl=np.where, emit=_where_emit,
+    name="where", complex=True, kind="elementwise", shape_rule=_where_rule, impl=np.where,
+    emit=_where_emit,
     vjp=lambda g, ans, c, x, y: (None, where(c, g, 0.0), where(c, 0.0, g)),
     sympy=lambda sp, c, x, y: sp.Piecewise((x, c), (y, True)), numpy=np.where,
     simplify=_where_simplify, linear=True, cheap=True)

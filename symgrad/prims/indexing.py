@@ -275,7 +275,8 @@ def _scatter_add_emit(out, args, avals, out_aval, *, indices, axis, size) -> lis
 
 # repeated indices add up, so an array primitive (not structural), though linear
 scatter_add_p = register(
-    name="scatter_add", complex=True, kind="array", shape_rule=_scatter_add_rule, impl=_scatter_add_impl,
+    name="scatter_add", complex=True, kind="array", shape_rule=_scatter_add_rule,
+    impl=_scatter_add_impl,
     emit=_scatter_add_emit,
     vjp=lambda g, ans, x, indices, axis, size: (
         apply(gather_p, g, indices=indices, axis=axis),),

@@ -53,8 +53,8 @@ def active_vars(graph: Graph, wrt: Sequence[int]) -> set[int]:
     """ids of the float values that depend on the inputs ``wrt``."""
     active = {id(graph.inputs[i]) for i in wrt}
     for e in graph.eqns:
-        if (e.out.dtype in INEXACT or e.out.dtype == TUPLE) and any(id(a) in active for a in e.inputs
-                                                 if isinstance(a, Var)):
+        if (e.out.dtype in INEXACT or e.out.dtype == TUPLE) and any(
+                id(a) in active for a in e.inputs if isinstance(a, Var)):
             active.add(id(e.out))
     return active
 
