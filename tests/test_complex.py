@@ -160,7 +160,7 @@ FFTS = {
     "fftn-axes": (lambda n: lambda z: n.fft.fftn(z, axes=(0, 2)), crand(2, 3, 4)),
     "ifftn": (lambda n: lambda z: n.fft.ifftn(z), crand(2, 3, 2)),
     "rfftn": (lambda n: lambda x: n.fft.rfftn(x), rand(3, 4)),
-    "irfftn-s": (lambda n: lambda z: n.fft.irfftn(z, s=(3, 5)), crand(3, 3)),
+    "irfftn-s": (lambda n: lambda z: n.fft.irfftn(z, s=(3, 5), axes=(0, 1)), crand(3, 3)),
     "fft-of-real": (lambda n: lambda x: n.fft.fft(x), rand(5)),
     "fftshift": (lambda n: lambda z: n.fft.ifftshift(n.fft.fftshift(n.fft.fft(z)) * 2.0),
                  crand(5)),
