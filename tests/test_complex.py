@@ -101,6 +101,16 @@ def test_grad_is_jaxs(name):
     close(got, want)
 
 
+def test_power_of_a_real_base_to_a_complex_exponent():
+    """x ** y with x < 0 real and y complex: numpy computes it in complex (log(-2) is not nan),
+    and so does its gradient in both arguments."""
+    x, y = np.array([-2.0, 0.5, 3.0]), np.array([0.3 + 1j, -1j, 2 + 0.5j])
+    f = lambda n: lambda x, y: n.sum(n.abs(x ** y) ** 2)  # noqa: E731
+    got = sg.grad(f(np), argnums=(0, 1), backend="numpy")(x, y)
+    for a, b in zip(got, jax.jit(jax.grad(f(jnp), argnums=(0, 1)))(x, y)):
+        close(a, b)
+
+
 # ---------------------------------------------------------------------------
 # holomorphic functions: grad, jacfwd and jacrev with holomorphic=True
 

@@ -31,6 +31,7 @@ from ..core.conventions import CONVENTIONS_VERSION as CONVENTIONS_VERSION  # re-
 from ..core.ir import BOOL, FLOAT, INT, Aval, Eqn, Literal, Primitive, float_of, is_float
 from ..core.rewrite import Producer, Rewrite, as_prim, lit, made_by, same_aval
 from ..core.tracing import Traced, Tracer, apply, as_constant_array, current_trace
+from .convert import convert_p
 from .overflow import CheckedUfunc, checked_emit
 from .registry import binary, broadcast_shapes, expression, register, require, unary
 from .registry import elementwise_rule as _elementwise_rule
@@ -110,7 +111,9 @@ def _pow_vjp(g, ans, x, y):
             return (None if y == 0 else g * (y * x ** (y - 1.0))), None
         return _literal_pow_vjp(g, ans, x, float(y)), None
     if _dtype(x).kind == "c" or _dtype(y).kind == "c":  # holomorphic in both (JAX's rule)
-        return g * (y * x ** (y - 1.0)), g * (ans * log(x))
+        # a real x enters log as complex (numpy's power computed it so: log(-2) is not nan)
+        lx = log(x if _dtype(x).kind == "c" else apply(convert_p, x, dtype=ans.dtype.name))
+        return g * (y * x ** (y - 1.0)), g * (ans * lx)
     # The 0 is a constant only where y*x**(y-1) is not the number 0 (x = 0, inf or nan):
     # elsewhere that product is 0 and goes in, so that its derivative in y, x**-1,
     # reaches the mixed second derivative (x**y at y = 0 is smooth in both)
