@@ -520,13 +520,13 @@ class Transformed:
                                 f"(value, aux), not the structure {out_tree}")
             n_aux = len(graph.outputs) - 1
             graph, out_tree = replace(graph, outputs=graph.outputs[:1]), LEAF
-        _check_differentiable(graph, out_tree.kind != "leaf", seeded, self.mode, self._title,
-                              self.holomorphic)
         # gradients come out in argnums order: wrt is the graph inputs in that order
         position = {i: k for k, i in enumerate(i for i, a in enumerate(avals) if a is not None)}
         if self.holomorphic:
             check_holomorphic_inputs(self.mode, [graph.inputs[position[i % n_args]].aval
                                                  for i in self.argnums])
+        _check_differentiable(graph, out_tree.kind != "leaf", seeded, self.mode, self._title,
+                              self.holomorphic)
         return [position[i % n_args] for i in self.argnums], self.mode == "value_and_grad", n_aux
 
 

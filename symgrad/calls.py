@@ -146,6 +146,9 @@ def _check_differentiable(graph: Graph, is_tuple: bool, seeded: bool, mode: str,
     for out in graph.outputs:
         if is_complex(out.dtype) and (holomorphic or mode == "vjp"):
             continue
+        if holomorphic and is_float(out.dtype):  # JAX's rule
+            raise TypeError(f"{mode} with holomorphic=True requires outputs with complex "
+                            f"dtype, but {name} returns {out.aval}")
         if is_complex(out.dtype):  # JAX's rule and message
             raise TypeError(
                 f"{mode} requires real-valued outputs, but {name} returns {out.aval} "

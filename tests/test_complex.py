@@ -275,6 +275,8 @@ def test_grad_matches_sympy_wirtinger(name):
 def test_grad_of_a_complex_output_needs_holomorphic():
     with pytest.raises(TypeError, match="holomorphic=True"):
         sg.grad(lambda z: np.sum(z * z), backend="numpy")(Z)
+    with pytest.raises(TypeError, match="requires outputs with complex dtype"):
+        sg.grad(lambda z: np.sum(np.abs(z)), holomorphic=True, backend="numpy")(Z)
     with pytest.raises(TypeError, match="requires inputs with complex dtype"):
         sg.grad(lambda x: np.sum(x * x), holomorphic=True, backend="numpy")(X)
     with pytest.raises(TypeError, match="jacfwd requires real-valued inputs"):
