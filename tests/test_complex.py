@@ -298,6 +298,11 @@ def test_primitives_that_take_no_complex_operands_name_themselves(fn, prim):
         sg.grad(fn, backend="numpy")(Z)
 
 
+def test_real_if_close_of_a_complex_value_is_refused():
+    with pytest.raises(sg.UnsupportedFunctionError, match="real_if_close"):
+        sg.jit(np.real_if_close, backend="numpy")(Z)
+
+
 def test_eig_refusals():
     a = np.array([[0.0, -2.0], [1.5, 0.1]])  # complex eigenvalues
     with pytest.raises(ValueError, match="astype"):

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.errors import UnsupportedFunctionError, user_location
 from ..prims import complex as C
 from ..prims import elementwise as E
 from ..prims import special as S
@@ -135,9 +136,20 @@ def conjugate(x: Any, /, **kwargs: Any) -> Any:
     return C.conj(x) if _is_complex(x) else as_float(x)
 
 
-@implements(np.real, np.real_if_close)
-def real(val: Any, tol: float = 100) -> Any:
+@implements(np.real)
+def real(val: Any) -> Any:
     return C.real(val) if _is_complex(val) else as_float(val)
+
+
+@implements(np.real_if_close)
+def real_if_close(a: Any, tol: float = 100) -> Any:
+    """A real value as it is; a complex one is refused: numpy's result is real or complex
+    depending on the values, which are not known when the function is traced."""
+    if _is_complex(a):
+        raise UnsupportedFunctionError(
+            f"np.real_if_close of a complex traced value (at {user_location()}): its result's "
+            "dtype depends on the values; take np.real(z) (or keep z complex)")
+    return as_float(a)
 
 
 @implements(np.imag)
