@@ -69,6 +69,10 @@ REAL_VALUED = {
     "neg-sub": (lambda n: lambda z: n.sum(n.abs(-z - (1 - 2j)) ** 3), Z),
     "mean": (lambda n: lambda z: n.real(n.mean(z * z)) + n.abs(n.mean(z)), Z),
     "sum-axis": (lambda n: lambda a: n.sum(n.abs(n.sum(a, axis=0)) ** 2), A),
+    "prod": (lambda n: lambda a: n.sum(n.abs(n.prod(a, axis=1)) ** 2) + n.real(n.prod(a)), A),
+    "prod-with-zeros": (lambda n: lambda z: n.real(n.prod(z * n.array([1.0, 0.0, 1.0, 0.0]))
+                                                  * (1 + 1j) + n.prod(z[:3] * n.array(
+                                                      [0.0, 1.0, 1.0])) ** 2), Z),
     "var-std": (lambda n: lambda a: n.var(a) + n.sum(n.std(a, axis=1)), A),
     "matmul": (lambda n: lambda z: n.sum(n.abs(A @ z) ** 2), Z),
     "norms": (lambda n: lambda a: n.linalg.norm(a) + n.sum(n.linalg.norm(a, axis=0) ** 3)
@@ -290,7 +294,6 @@ def test_grad_of_a_complex_output_needs_holomorphic():
     (lambda z: np.real(np.max(z)), "max"),
     (lambda z: np.sum(np.real(np.sort(z))), "argsort"),
     (lambda z: np.sum((z > 0).astype(float)), "gt"),
-    (lambda z: np.real(np.prod(z)), "prod"),
     (lambda z: np.sum(np.real(np.sign(z))), "sign"),
 ])
 def test_primitives_that_take_no_complex_operands_name_themselves(fn, prim):

@@ -26,6 +26,7 @@ from ..core.index_text import broadcast_index, loop_nest
 from ..core.ir import FLOAT, Aval, Eqn, Var
 from ..core.rewrite import Producer, Rewrite, as_prim, made_by
 from ..core.tracing import apply, shape_of
+from .complex import cabs
 from .elementwise import absolute, sign, where
 from .registry import broadcast_shapes, register, require
 
@@ -156,6 +157,12 @@ def _prod_vjp(g, ans, x, axes):
     def back(v):
         return expand(v, x.shape, axes)
 
+    if x.dtype.kind == "c":  # the zeros by their modulus; no signed infinities
+        zero = where(cabs(x) == 0.0, 1.0, 0.0)
+        other_zeros = back(reduce(sum_p, zero, axes)) - zero
+        factor = where(other_zeros > 0.0, _zeros_product(x, zero, other_zeros, axes), 1.0)
+        regular = back(reduce(prod_p, where(zero > 0.0, 1.0, x), axes))
+        return (back(g) * where(zero > 0.0, regular * factor, back(ans) / x),)
     zero = where(x == 0.0, 1.0, 0.0)
     inf = where(absolute(x) == np.inf, 1.0, 0.0)
     special = zero + inf > 0.0
@@ -188,7 +195,7 @@ def _zeros_product(x, zero, other_zeros, axes):
 
 
 prod_p = register(
-    name="prod", kind="reduction", shape_rule=_reduction_rule("prod", True),
+    name="prod", complex=True, kind="reduction", shape_rule=_reduction_rule("prod", True),
     impl=lambda x, axes: np.prod(x, axis=axes),
     emit=_reduction_emit("np.prod({})", "1.0", ["{acc} *= {x}"]),
     vjp=_prod_vjp, sympy=lambda sp, xs: sp.Mul(*xs), numpy=np.prod,
