@@ -272,6 +272,17 @@ def test_grad_matches_sympy_wirtinger(name):
     close(sg.grad(make(np), backend="numpy")(z0), want)
 
 
+def test_expressions_of_a_complex_input_use_complex_symbols():
+    """The SymPy bridge's formulas: z is a complex symbol, so re(z) is not z."""
+    sp = pytest.importorskip("sympy")
+    g = sg.grad(lambda z: np.real(np.exp(z)) + np.abs(z) ** 2, backend="numpy")
+    (formula,) = np.ravel(g.expressions(0.5 + 1j))
+    (z,) = formula.free_symbols
+    assert not z.is_real
+    at = 0.5 + 1j
+    close(complex(formula.subs(z, at)), np.exp(at) + 2 * np.conj(at))
+
+
 # ---------------------------------------------------------------------------
 # refusals: a clear error, never a wrong number
 
