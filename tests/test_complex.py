@@ -312,6 +312,30 @@ def test_primitives_that_take_no_complex_operands_name_themselves(fn, prim):
         sg.grad(fn, backend="numpy")(Z)
 
 
+@pytest.mark.parametrize("uplo", ["L", "U"])
+def test_eigvalsh_of_a_complex_matrix_against_central_differences(uplo):
+    """numpy reads one triangle of a Hermitian matrix (JAX symmetrizes instead): the oracle
+    is numpy's own eigvalsh, differentiated in the real and imaginary part of each entry
+    (d/dx - i d/dy)."""
+    n, c = 3, rand(3)
+    m = crand(n, n)
+
+    def f(a):
+        w = np.linalg.eigvalsh(a, UPLO=uplo)
+        return np.sum(w * c) + np.sum(w ** 3)
+
+    got = sg.grad(f, backend="numpy")(m)
+    h, want = 1e-6, np.zeros_like(m)
+    for i, j in np.ndindex(n, n):
+        e = np.zeros_like(m)
+        e[i, j] = h
+        want[i, j] = ((f(m + e) - f(m - e)) - 1j * (f(m + 1j * e) - f(m - 1j * e))) / (2 * h)
+    close(got, want, rtol=1e-6, atol=1e-6)
+    with pytest.raises(TypeError, match="phase"):
+        sg.grad(lambda a: np.sum(np.abs(np.linalg.eigh(a, UPLO=uplo).eigenvectors)),
+                backend="numpy")(m)
+
+
 def test_real_if_close_of_a_complex_value_is_refused():
     with pytest.raises(sg.UnsupportedFunctionError, match="real_if_close"):
         sg.jit(np.real_if_close, backend="numpy")(Z)

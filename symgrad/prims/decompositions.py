@@ -51,8 +51,9 @@ from typing import Any
 import numpy as np
 
 from ..core.errors import ShapeError
-from ..core.ir import FLOAT, Aval, float_of
+from ..core.ir import FLOAT, Aval, float_of, real_of
 from ..core.tracing import apply, shape_of
+from .complex import conj
 from .elementwise import where
 from .indexing import along, concatenate_p
 from .linalg import _square_rule, _stacked, matmul, outer, solve, swap, widened
@@ -228,7 +229,8 @@ def _eigh_rule(x: Aval, *, part: str, uplo: str) -> Aval:
     _square_rule("eigh", x)
     if part not in ("values", "vectors") or uplo not in ("L", "U"):
         raise ValueError(f"eigh: part {part!r} / uplo {uplo!r} unknown")
-    return Aval(x.shape[:-1] if part == "values" else x.shape, x.dtype)
+    # a Hermitian matrix's eigenvalues are real
+    return Aval(x.shape[:-1], real_of(x.dtype)) if part == "values" else Aval(x.shape, x.dtype)
 
 
 def _eigh_impl(x, part, uplo):
@@ -241,7 +243,29 @@ def _eigh_emit(out, args, avals, out_aval, *, part, uplo):
     return _emit(f"{call}[{k}]", _vector if k == 0 else _square)(out, args, avals, out_aval)
 
 
+def _hermitian_eigvals_vjp(g, x, uplo):
+    """A complex Hermitian matrix of which numpy reads one triangle (the other is its
+    conjugate transpose, the diagonal's imaginary part is ignored): dw_k = v_k^H dA v_k,
+    whose transpose under Re(sum(a * b)) is G = conj(V) diag(g) V^T on the full matrix;
+    an entry of the triangle read gets G_ij + conj(G_ji), the diagonal Re(G_ii)."""
+    if uplo not in ("L", "U"):
+        raise ValueError(f"eigh: uplo {uplo!r} unknown")
+    v = eigh(x, "vectors", uplo)
+    full = matmul(columns(conj(v), g), swap(v))
+    n = shape_of(full)[-1]
+    keep = np.tri(n, k=-1, dtype=bool) if uplo == "L" else np.tri(n, k=-1, dtype=bool).T
+    return where(_eye(n), 0.5 * (full + conj(full)),
+                 where(keep, full + conj(swap(full)), 0.0))
+
+
 def _eigh_vjp(g, ans, x, *, part, uplo):
+    if x.dtype.kind == "c":
+        if part == "vectors":
+            raise TypeError(
+                "the gradient through the eigenvectors of a complex np.linalg.eigh is not "
+                "supported: each is determined up to a complex phase. Differentiate "
+                "through the eigenvalues (np.linalg.eigvalsh)")
+        return (_hermitian_eigvals_vjp(g, x, uplo),)
     # A = V diag(w) V^T: dw_i = v_i^T dA v_i, dV = V (F o (V^T dA V)), F_ij = 1/(w_j - w_i)
     if part == "values":
         v = eigh(x, "vectors", uplo)
@@ -253,7 +277,7 @@ def _eigh_vjp(g, ans, x, *, part, uplo):
 
 
 eigh_p = register(
-    name="eigh", kind="array", shape_rule=_eigh_rule, impl=_eigh_impl, emit=_eigh_emit,
+    name="eigh", complex=True, kind="array", shape_rule=_eigh_rule, impl=_eigh_impl, emit=_eigh_emit,
     vjp=_eigh_vjp, sympy=_no_sympy("eigh"), numpy=np.linalg.eigh,
     torch_name="LinalgEighBackward0",
     batch=lambda b, args, flags, **params: _each_matrix(b, eigh_p, args, params))
