@@ -97,11 +97,12 @@ from .calls import (  # noqa: F401 -- also under their old names here
     check_holomorphic_inputs,
 )
 from .captured import World, warn_unguarded, world
-from .core.ir import Aval, Graph
+from .core.ir import COMPLEXES, Aval, Graph
 from .core.pytree import LEAF, Tree, flatten, paths, unflatten
 from .core.tracing import Tracer, arg_names, current_trace, inline
 from .numpy_api import stage
 from .pipeline import kernel_input as _traced_input
+from .prims.convert import convert
 from .prims.elementwise import as_float
 
 BACKENDS = ("numba", "numpy")
@@ -351,6 +352,9 @@ class Transformed:
         primal = tuple(a.aval for a in staged.graph.outputs)
         cts = [] if gradient is None else _cotangents(gradient, primal, staged.out_tree,
                                                       self._title)
+        # a real traced cotangent of a complex output enters as complex (as a kernel's does)
+        cts = [convert(c, p.dtype) if p.dtype in COMPLEXES and isinstance(c, Tracer)
+               and c.aval.dtype not in COMPLEXES else c for c, p in zip(cts, primal)]
         outs = inline(final, [*inputs, *staged.captured, *cts], into, staged.const_sources)
         return self._result(outs, n_primal, staged.out_tree)
 

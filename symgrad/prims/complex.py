@@ -111,8 +111,9 @@ def imag(z: Any) -> Any:
 
 
 def conj(z: Any) -> Any:
-    """The complex conjugate of a complex value (one ``conj`` equation)."""
-    return apply(conj_p, z)
+    """The complex conjugate of a complex value (one ``conj`` equation); a real value
+    (a real cotangent in a second derivative) is its own conjugate."""
+    return apply(conj_p, z) if np.dtype(z.dtype).kind == "c" else z
 
 
 def cabs(z: Any) -> Any:
