@@ -261,6 +261,7 @@ CASES += [
 # families keep their cases beside this table, one module each; they import
 # Case from here
 from cases_array import CASES as ARRAY_CASES  # noqa: E402
+from cases_complex import CASES as COMPLEX_CASES  # noqa: E402
 from cases_control import CASES as CONTROL_CASES  # noqa: E402
 from cases_decompositions import CASES as DECOMPOSITION_CASES  # noqa: E402
 from cases_linalg import CASES as LINALG_CASES  # noqa: E402
@@ -268,7 +269,7 @@ from cases_numpy import CASES as NUMPY_CASES  # noqa: E402
 from cases_stable import CASES as STABLE_CASES  # noqa: E402
 
 CASES += (ARRAY_CASES + LINALG_CASES + STABLE_CASES + NUMPY_CASES + DECOMPOSITION_CASES
-          + CONTROL_CASES)
+          + CONTROL_CASES + COMPLEX_CASES)
 
 assert len({c.name for c in CASES}) == len(CASES), "case names must be unique"
 

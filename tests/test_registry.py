@@ -128,12 +128,13 @@ ELEMENTWISE = sorted(n for n, p in P.REGISTRY.items() if p.kind == "elementwise"
 @pytest.mark.parametrize("name", ELEMENTWISE)
 def test_elementwise_shape_rules_broadcast(name):
     prim = P.REGISTRY[name]
-    unary = name in ("to_float", "convert")
+    unary = name in ("to_float", "convert", "real", "imag")
     n = (prim.impl.nin if isinstance(prim.impl, np.ufunc) or hasattr(prim.impl, "nin")
          else 1 if unary
          else 2 if name == "bitwise" else 3)
     dtypes = (["bool", "float64", "float64"] if name == "where" else
-              ["int64"] * n if name in ("to_float", "bitwise") else ["float64"] * n)
+              ["int64"] * n if name in ("to_float", "bitwise") else
+              ["complex128"] * n if name in ("real", "imag", "conj", "cabs") else ["float64"] * n)
     shapes = [(2, 1), (3,), ()][:n] if n > 1 else [(2, 1)]
     avals = [Aval(s, d) for s, d in zip(shapes, dtypes)]
     params = ({"dtype": "float32"} if name == "convert" else {"op": "xor"} if name == "bitwise"

@@ -42,6 +42,9 @@ import numpy as np
 
 from .. import prims
 from ..core.ir import INT, Eqn, Graph, Literal, Primitive, Printer, origin_changes
+from ..prims import complex as CX
+from ..prims import fft as FFT
+from ..prims import special_functions as SF
 from .standalone import Copier, NotStandalone
 
 
@@ -278,6 +281,13 @@ def _callback(out: str, args: list, e: Eqn, module: Module) -> list:
                       "functions before and after it separately")
 
 
+def _scipy_only(out: str, args: list, e: Eqn, module: Module) -> list:
+    raise Unlowerable(f"primitive {e.prim.name} computes with scipy.special, which a "
+                      "numpy-only module cannot call: export with target='numba' is no help "
+                      "either (it runs between kernels); compute it outside the exported "
+                      "function")
+
+
 _SUM_LIKE = {prims.sum_p: "sum", prims.max_p: "max", prims.min_p: "min",
              prims.prod_p: "prod", prims.mean_p: "mean"}
 
@@ -318,6 +328,17 @@ LOWERINGS: dict[Primitive, Lowering] = {
                                  prims.scatter_add_p, prims.take_along_p, prims.eig_p,
                                  prims.eigh_p, prims.lstsq_p, prims.scatter_along_p,
                                  prims.windows_p, prims.unwindows_p, prims.bitwise_p)},
+    # scipy.special's (libm's lgamma and tgamma; the others need scipy), complex numbers
+    # and the FFT (numpy's own functions)
+    SF.gammaln_p: _math_of_elements("lgamma"),
+    SF.gamma_p: _math_of_elements("gamma"),
+    **{p: _scipy_only for p in (SF.digamma_p, SF.polygamma_p, SF.beta_p, SF.betaln_p,
+                                SF.erfinv_p, SF.i0_p, SF.i1_p, SF.i0e_p, SF.i1e_p, SF.zeta_p)},
+    CX.real_p: _expression("np.real({0})"),
+    CX.imag_p: _expression("np.imag({0})"),
+    CX.conj_p: _expression("np.conj({0})"),
+    CX.cabs_p: _expression("np.abs({0})"),
+    FFT.fft_p: _copied_impl,
     prims.loop_p: _loop,
     prims.while_p: _while,
     prims.cond_p: _cond,

@@ -6,7 +6,7 @@ Grammar::
     Eqn      = out: Var  "="  prim  "(" Atom* ")"  params
     Atom     = Var | Literal
     Var      = a fresh value with an abstract value (shape, dtype); identity, not name
-    Literal  = a Python scalar (float, int or bool) inlined into the equation
+    Literal  = a Python scalar (float, complex, int or bool) inlined into the equation
 
 Dtypes: ``float64`` (``f64``), ``float32`` (``f32``: a float32 argument keeps its
 dtype, see :func:`promote`), ``bool``, ``int64`` (``i64``: loop counters, trip
@@ -81,9 +81,15 @@ F32 = "float32"
 BOOL = "bool"
 INT = "int64"
 TUPLE = "tuple"
-DTYPES = (FLOAT, F32, BOOL, INT, TUPLE)
+C128 = "complex128"
+C64 = "complex64"
+DTYPES = (FLOAT, F32, BOOL, INT, TUPLE, C128, C64)
 FLOATS = (FLOAT, F32)
-_SHORT = {FLOAT: "f64", F32: "f32", BOOL: "bool", INT: "i64"}
+#: complex dtypes: only primitives declared ``complex=True`` take them (checked when traced)
+COMPLEXES = (C128, C64)
+#: the dtypes that carry derivatives (a tangent, a cotangent)
+INEXACT = FLOATS + COMPLEXES
+_SHORT = {FLOAT: "f64", F32: "f32", BOOL: "bool", INT: "i64", C128: "c128", C64: "c64"}
 #: a size known only when the kernel runs (the leading axis of a tape)
 DYN = -1
 
@@ -123,6 +129,33 @@ def is_float(dtype: str) -> bool:
     return dtype in FLOATS
 
 
+def is_complex(dtype: str) -> bool:
+    """Whether ``dtype`` is a complex dtype of the IR (complex128 or complex64)."""
+    return dtype in COMPLEXES
+
+
+def real_of(dtype: str) -> str:
+    """The real dtype of a complex one (complex64 -> float32), a float dtype itself."""
+    return {C128: FLOAT, C64: F32}.get(dtype, dtype)
+
+
+def complex_of(dtype: str) -> str:
+    """The complex dtype of a float one (float32 -> complex64), a complex dtype itself."""
+    return {FLOAT: C128, F32: C64}.get(dtype, dtype if dtype in COMPLEXES else C128)
+
+
+def has_complex(graph: Graph) -> bool:
+    """Whether any value of ``graph`` (or of a graph it holds) is complex."""
+    def avals(a: Aval) -> Iterator[Aval]:
+        yield a
+        for p in a.parts:
+            yield from avals(p)
+    for v in eqn_vars(graph):
+        if any(x.dtype in COMPLEXES for x in avals(v.aval)):
+            return True
+    return any(has_complex(sub) for e in graph.eqns for _, sub in subgraphs(e))
+
+
 def promote(*dtypes: str) -> str:
     """The float dtype of an arithmetic result on operands of ``dtypes``, as numpy
     promotes them (``np.result_type``): float32 with float32 (or bool) stays float32,
@@ -133,14 +166,17 @@ def promote(*dtypes: str) -> str:
         >>> promote(F32, F32), promote(F32, FLOAT), promote(F32, BOOL), promote(INT)
         ('float32', 'float64', 'float32', 'float64')
     """
-    floats = [d for d in dtypes if d in FLOATS]
-    return F32 if floats and all(d == F32 for d in floats) else FLOAT
+    floats = [d for d in dtypes if d in INEXACT]
+    real = F32 if floats and all(d in (F32, C64) for d in floats) else FLOAT
+    return complex_of(real) if any(d in COMPLEXES for d in floats) else real
 
 
 def float_of(*avals: Aval) -> str:
     """:func:`promote` of the dtypes of the operands ``avals``; a literal's (weak) aval
-    does not count, so ``mul(x32, 2.0)`` is float32."""
-    return promote(*(a.dtype for a in avals if not a.weak))
+    does not count, so ``mul(x32, 2.0)`` is float32, but a complex literal makes the
+    result complex (``mul(x32, 1j)`` is complex64, as in numpy)."""
+    dtype = promote(*(a.dtype for a in avals if not a.weak))
+    return complex_of(dtype) if any(a.weak and a.dtype in COMPLEXES for a in avals) else dtype
 
 
 def nbytes(aval: Aval) -> int:
@@ -186,17 +222,18 @@ class Literal:
     ``0.0`` and ``-0.0`` stay distinct and ``nan`` equals ``nan`` (what CSE needs).
     """
 
-    value: float | bool | int
+    value: float | bool | int | complex
 
     def __post_init__(self) -> None:
-        if not isinstance(self.value, (float, bool, int)):
-            raise TypeError(f"Literal takes a Python float, int or bool, not {self.value!r}")
+        if not isinstance(self.value, (float, bool, int, complex)):
+            raise TypeError(f"Literal takes a Python float, complex, int or bool, not "
+                            f"{self.value!r}")
 
     @property
     def aval(self) -> Aval:
         v = self.value
-        return Aval((), BOOL if isinstance(v, bool) else INT if isinstance(v, int) else FLOAT,
-                    weak=True)
+        return Aval((), BOOL if isinstance(v, bool) else INT if isinstance(v, int)
+                    else C128 if isinstance(v, complex) else FLOAT, weak=True)
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -211,6 +248,8 @@ class Literal:
         v = self.value
         if isinstance(v, bool):
             return (BOOL, v)
+        if isinstance(v, complex):
+            return (C128, v.real.hex() + v.imag.hex())
         return (INT, v) if isinstance(v, int) else (FLOAT, v.hex())
 
     def __eq__(self, other: object) -> bool:
@@ -282,7 +321,12 @@ class Primitive:
       itself), the Numba backend gives its lowering's ``emit`` ``scope=`` (which
       renders a graph as statements), the SymPy bridge gives ``sympy`` ``evaluate=``;
     - ``host``: it runs Python code no kernel can hold (``sg.pure_callback``): the
-      backend cuts a compiled graph around it and calls its ``impl`` in between.
+      backend cuts a compiled graph around it and calls its ``impl`` in between;
+    - ``complex``: it takes complex operands (complex128, complex64), with numpy's
+      meaning, and its VJP rule is then the transpose of its JVP under the pairing
+      ``Re(sum(a * b))`` (JAX's convention: ``g * f'(x)`` for a holomorphic ``f``, no
+      conjugate). A complex operand to any other primitive is a TypeError when traced
+      (:meth:`symgrad.core.tracing.Trace.bind`), naming the primitive.
     """
 
     name: str
@@ -304,6 +348,7 @@ class Primitive:
     integer: bool = False
     subgraphs: tuple[str, ...] = ()
     host: bool = False
+    complex: bool = False
 
     def __repr__(self) -> str:
         return self.name
@@ -474,12 +519,14 @@ def assign_names(graph: Graph, out_names: Mapping[int, str] | None = None,
     return names
 
 
-def format_literal(value: float | bool | int) -> str:
+def format_literal(value: float | bool | int | complex) -> str:
     """A literal as Python source would spell it."""
     if isinstance(value, (bool, np.bool_)):
         return repr(bool(value))
     if isinstance(value, (int, np.integer)):
         return repr(int(value))
+    if isinstance(value, (complex, np.complexfloating)):
+        return repr(complex(value))
     return repr(float(value))
 
 

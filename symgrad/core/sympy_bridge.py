@@ -32,13 +32,15 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
-from .ir import BOOL, Atom, Graph, Literal, Primitive, Printer
+from .ir import BOOL, COMPLEXES, Atom, Graph, Literal, Primitive, Printer
 
 
-def exact(value: float | bool) -> Any:
-    """A float64 or bool as the SymPy number it denotes exactly."""
+def exact(value: float | bool | complex) -> Any:
+    """A float64, complex128 or bool as the SymPy number it denotes exactly."""
     if isinstance(value, (bool, np.bool_)):
         return sp.true if value else sp.false
+    if isinstance(value, (complex, np.complexfloating)):
+        return exact(value.real) + sp.I * exact(value.imag)
     value = float(value)
     if math.isnan(value):
         return sp.nan
@@ -47,20 +49,23 @@ def exact(value: float | bool) -> Any:
     return sp.Rational(value)
 
 
-def element_symbols(name: str, shape: tuple[int, ...]) -> Any:
-    """``x`` for a scalar, else an object array of real symbols ``x[i, j]``."""
+def element_symbols(name: str, shape: tuple[int, ...], real: bool = True) -> Any:
+    """``x`` for a scalar, else an object array of symbols ``x[i, j]``: real ones, or
+    complex ones (``real=False``, for a complex input: ``re(z)`` stays ``re(z)``)."""
     if not shape:
-        return sp.Symbol(name, real=True)
+        return sp.Symbol(name, real=True) if real else sp.Symbol(name, complex=True)
     out = np.empty(shape, dtype=object)
     for idx in np.ndindex(*shape):
-        out[idx] = sp.Symbol(f"{name}[{', '.join(map(str, idx))}]", real=True)
+        label = f"{name}[{', '.join(map(str, idx))}]"
+        out[idx] = sp.Symbol(label, real=True) if real else sp.Symbol(label, complex=True)
     return out
 
 
 def input_symbols(graph: Graph) -> list[Any]:
     """Symbols for every input of ``graph``, named as the printer names them."""
     p = Printer(graph)
-    return [element_symbols(p.name(v), v.shape) for v in graph.inputs]
+    return [element_symbols(p.name(v), v.shape, v.dtype not in COMPLEXES)
+            for v in graph.inputs]
 
 
 def to_sympy(graph: Graph, inputs: Sequence[Any] | None = None) -> list[Any]:

@@ -35,7 +35,19 @@ from .errors import (
     scipy_hint,
     user_location,
 )
-from .ir import INT, Atom, Aval, Eqn, Graph, Literal, Primitive, Var, freeze_params, usable
+from .ir import (
+    COMPLEXES,
+    INT,
+    Atom,
+    Aval,
+    Eqn,
+    Graph,
+    Literal,
+    Primitive,
+    Var,
+    freeze_params,
+    usable,
+)
 from .pytree import LEAF, Tree, flatten
 
 
@@ -84,7 +96,11 @@ class Trace:
         """Append ``prim(*inputs, **params)`` and return its fresh output."""
         if not self.active:
             raise _escaped()
+        if not prim.complex and any(_complex(a.aval) for a in inputs):
+            raise refuse_complex(prim.name, inputs)
         out = Var(prim.shape_rule(*(a.aval for a in inputs), **params))
+        if not prim.complex and _complex(out.aval):
+            raise refuse_complex(prim.name, inputs)
         self.eqns.append(Eqn(prim, tuple(inputs), out, freeze_params(params), self.origin))
         return out
 
@@ -131,7 +147,8 @@ class Trace:
         array = as_constant_array(x)
         if array.ndim == 0 and not (keep or self.takes_as_argument(x, array)):
             value = array[()]
-            return Literal(bool(value) if array.dtype == np.bool_ else float(value))
+            return Literal(bool(value) if array.dtype == np.bool_ else
+                           complex(value) if array.dtype.kind == "c" else float(value))
         key = id(x)  # ``x`` is kept alive in ``_sources``, so its id stays its own
         if key not in self._consts:
             frozen = np.array(array, copy=True, order="C")  # kernels take C-contiguous arrays
@@ -156,7 +173,7 @@ class Trace:
             return False
         if self.user and isinstance(x, (np.ndarray, np.floating, np.integer)):
             return True
-        if array is not None and array.dtype == np.float32:
+        if array is not None and array.dtype in (np.float32, np.complex64):
             return True
         return isinstance(x, float) and id(x) in self.numbers
 
@@ -221,9 +238,9 @@ def refuse_masked(x: Any, what: str = "") -> None:
 
 
 def as_constant_array(x: Any, what: str = "") -> np.ndarray:
-    """``x`` as a float64, float32 (or bool) array: the one place that decides which
-    dtypes symgrad accepts. float32 stays float32; integers, float16 and longdouble
-    become float64 (as before float32 kernels). Anything else is a TypeError about
+    """``x`` as a float64, float32, complex128, complex64 (or bool) array: the one place
+    that decides which dtypes symgrad accepts. float32 and complex64 stay as they are;
+    integers, float16 and longdouble become float64 (as before float32 kernels). Anything else is a TypeError about
     ``what`` (default: ``x`` itself, formatted only then); a masked array too
     (:func:`refuse_masked`)."""
     refuse_masked(x, what)
@@ -244,13 +261,28 @@ def as_constant_array(x: Any, what: str = "") -> np.ndarray:
         return array
     if kind in "iuf":
         return array.astype(np.float64, copy=False)  # integers are promoted
-    if kind == "c":
-        raise TypeError(f"{_subject(x, what)} is complex ({array.dtype}): symgrad "
-                        "differentiates real float64 functions; pass the real and imaginary "
-                        "parts separately")
+    if kind == "c":  # complex64 stays, complex128 and clongdouble are complex128
+        return array if array.dtype == np.complex64 else array.astype(np.complex128, copy=False)
     raise TypeError(f"{_subject(x, what)} has dtype {array.dtype}, which symgrad cannot "
                     "trace: only numbers, bools and numeric arrays can be mixed with traced "
                     "values")
+
+
+def _complex(aval: Aval) -> bool:
+    return aval.dtype in COMPLEXES or any(map(_complex, aval.parts))
+
+
+def refuse_complex(name: str, inputs: Sequence[Atom] = ()) -> TypeError:
+    """The error for a complex operand of a primitive not declared ``complex=True``:
+    numpy's meaning of it on complex numbers (an order, a branch) and its derivative
+    are not symgrad's to guess."""
+    shown = ", ".join(str(a.aval) for a in inputs)
+    return TypeError(
+        f"{name} does not take complex operands (got {shown}) in symgrad: complex numbers "
+        "are supported through arithmetic, exp/log/sqrt/power, sin/cos/tanh, sums and means, "
+        "matmul, indexing and reshaping, where, np.real/imag/conj/abs/angle and np.fft (see "
+        "README, 'Complex numbers'). Comparisons, max/min and sorting have no complex "
+        "meaning; for the others, compute with np.real(z) and np.imag(z) separately")
 
 
 def _subject(x: Any, what: str) -> str:

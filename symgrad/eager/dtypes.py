@@ -248,3 +248,21 @@ CPU = device("cpu")
 
 def as_device(d: Any) -> device:
     return d if isinstance(d, device) else device(d)
+
+
+#: why a Tensor refuses complex values (README, "Complex numbers")
+COMPLEX_TENSOR = ("symgrad Tensors hold real values (float64, float32, integers, bool): "
+                  "complex values are differentiated by the numpy front end (sg.grad, sg.vjp, "
+                  "sg.jvp, with JAX's convention), not by Tensors, whose PyTorch convention "
+                  "for complex gradients (the conjugate Wirtinger derivative) symgrad does "
+                  "not implement. Use sg.grad on a numpy function, or keep the real and "
+                  "imaginary parts in two Tensors")
+
+
+def refuse_complex(value: Any) -> None:
+    """A TypeError for a complex number or array given to a Tensor or its operations:
+    never its real part, silently (numpy's astype would drop the imaginary part)."""
+    if isinstance(value, complex) or (isinstance(value, (np.ndarray, np.generic))
+                                      and value.dtype.kind == "c"):
+        raise TypeError(COMPLEX_TENSOR)
+

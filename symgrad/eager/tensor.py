@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core.ir import BOOL, FLOAT, Aval, Literal, Primitive
+from ..core.ir import BOOL, COMPLEXES, FLOAT, Aval, Literal, Primitive
 from ..core.tracing import Trace, Traced
 from ..numpy_api.indexing import at
 from ..numpy_api.traced_array import ArrayMethods
@@ -80,6 +80,8 @@ class EagerTrace(Trace):
         raw = [a._value if isinstance(a, Tensor) else a if type(a) in (float, int, bool)
                else as_array(a) for a in args]
         aval = _shape_rule(prim, raw, params)
+        if aval.dtype in COMPLEXES:  # np.fft.rfft(t): never its real part, silently
+            raise TypeError(dt.COMPLEX_TENSOR)
         out = _result_dtype(prim, raw, aval, params)
         values = raw if out is None else [_in_dtype(v, out, k, prim) for k, v in enumerate(raw)]
         value = compute(prim, values, params)  # IEEE results (inf, nan), as the kernels give
@@ -135,6 +137,7 @@ def _in_dtype(v: Any, out: dt.dtype, k: int, prim: Primitive) -> Any:
         return v
     if type(v) in (float, int, bool):
         return float(v) if out.is_floating_point else int(v)
+    dt.refuse_complex(v)
     return v if v.dtype == out.numpy else v.astype(out.numpy)
 
 
@@ -222,6 +225,7 @@ class Tensor(InPlaceMethods, TensorMethods, ExtraMethods, ArrayMethods, Traced):
 
     def __init__(self, *data: Any):
         if len(data) == 1 and not isinstance(data[0], (int, np.integer)):
+            dt.refuse_complex(np.asarray(_unwrap(data[0])))
             value = np.array(_unwrap(data[0]), dtype=self._default.numpy)
         else:
             value = np.zeros(size_arg(data), dtype=self._default.numpy)

@@ -12,6 +12,7 @@ shape functions), :mod:`.indexing` (``x[index]`` and ``sg.at``),
 from . import (  # noqa: F401 (they register)
     arrays,
     decompositions,
+    fft,
     matrices,
     quantiles,
     signals,

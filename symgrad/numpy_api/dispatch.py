@@ -16,6 +16,7 @@ import numpy as np
 
 from ..core.errors import UnsupportedFunctionError, user_location
 from ..core.tracing import Traced
+from ..prims.complex import cabs
 from ..prims.elementwise import as_float, call
 from ..prims.registry import REGISTRY, of_numpy
 from .scipy_special import SUPPORTED, lookup, scipy_name
@@ -66,6 +67,8 @@ def apply_ufunc(ufunc: np.ufunc, method: str, inputs: Sequence[Any], kwargs: dic
         return inputs[0]
     if ufunc in HANDLED_FUNCTIONS:  # ufuncs that are not elementwise, such as np.matmul
         return HANDLED_FUNCTIONS[ufunc](*inputs, **kwargs)
+    if ufunc is np.absolute and np.iscomplexobj(inputs[0]):
+        return cabs(inputs[0])  # |z| of a complex value
     prim = of_numpy(ufunc)
     if prim is None or prim.kind != "elementwise":
         special = lookup(ufunc)

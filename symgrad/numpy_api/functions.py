@@ -272,14 +272,18 @@ def _variance(name: str, a: Any, axis: Any, dtype: Any, out: Any, ddof: Any,
     a = as_float(a)
     axes = normalize_axes(axis, len(shape_of(a)))
     centered = subtract(a, mean(a, axis, keepdims=True))
-    return divide(sum(E.square(centered), axis, keepdims=keepdims),
+    if np.iscomplexobj(a):  # numpy's var of complex values: the mean of |a - mean(a)|**2
+        squares = E.add(E.square(np.real(centered)), E.square(np.imag(centered)))
+    else:
+        squares = E.square(centered)
+    return divide(sum(squares, axis, keepdims=keepdims),
                   _count_as(a, E.maximum(subtract(R.count(a, axes), float(ddof)), 0.0)))
 
 
 def _count_as(a: Any, n: Any) -> Any:
     """A count ``n`` (float64) in ``a``'s float dtype: numpy's var and std of float32
     values are float32."""
-    return convert(n, "float32") if a.dtype == np.float32 else n
+    return convert(n, "float32") if getattr(a, "dtype", None) in (np.float32, np.complex64) else n
 
 
 @implements(np.var)
@@ -312,6 +316,9 @@ def std(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any 
     axes = normalize_axes(axis, len(shape))
     centered = subtract(a, mean(a, axis, keepdims=True))
     dof = _count_as(a, E.maximum(subtract(R.count(a, axes), float(ddof)), 0.0))
+    if np.iscomplexobj(a):  # numpy's (real) std of complex values: the norm of both parts
+        centered = np.stack([np.real(centered), np.imag(centered)], axis=-1)
+        axes = (*axes, len(shape))
     result = divide(norm2(centered, axes), E.sqrt(dof))
     if keepdims:
         result = reshape(result, tuple(1 if i in axes else d for i, d in enumerate(shape)))
@@ -393,7 +400,14 @@ def broadcast_to(array: Any, shape: Any, subok: bool = False) -> Any:
 
 
 def astype(x: Any, dtype: Any) -> Any:
-    """float64 or float32: bools become 0.0/1.0, floats are converted (``convert``)."""
+    """float64 or float32: bools become 0.0/1.0, floats are converted (``convert``); a
+    real value as complex128 or complex64 (a complex one to a real dtype: use np.real)."""
+    if np.dtype(dtype).kind == "c" and np.dtype(dtype) in (np.complex128, np.complex64):
+        return convert(as_float(x), np.dtype(dtype).name)
+    if np.iscomplexobj(x):
+        raise UnsupportedFunctionError(
+            f".astype({np.dtype(dtype).name}) of a complex traced value (at "
+            f"{user_location()}) would drop the imaginary part: take np.real(z) instead")
     if np.dtype(dtype) not in (np.float64, np.float32):
         raise UnsupportedFunctionError(
             f".astype({np.dtype(dtype).name}) on a traced value (at {user_location()}): "

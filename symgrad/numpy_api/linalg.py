@@ -295,6 +295,10 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> A
         if len(axes) > 2:
             raise ValueError(f"np.linalg.norm: axis {axis!r} names more than two axes")
     if ord is None or (ord == "fro" and matrix) or (ord == 2 and not matrix):
+        if np.iscomplexobj(x):  # |z|: the 2-norm of the real and imaginary parts together
+            parts = np.stack([np.real(x), np.imag(x)], axis=-1)
+            two = _two_norm(parts, (*axes, ndim), keepdims)
+            return two[..., 0] if keepdims else two
         return _two_norm(x, axes, keepdims)
     if not matrix and not isinstance(ord, str) and ord in _VECTOR_ORDS:
         magnitude = np.absolute(x)

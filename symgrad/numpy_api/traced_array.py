@@ -134,6 +134,21 @@ class ArrayMethods(Operators):
     def astype(self, dtype: Any, copy: bool = True) -> Any:
         return F.astype(self, dtype)
 
+    # complex values: np.real, np.imag, np.conj and np.abs (|z| of a complex value)
+    @property
+    def real(self) -> Any:
+        return np.real(self)
+
+    @property
+    def imag(self) -> Any:
+        return np.imag(self)
+
+    def conj(self) -> Any:
+        return np.conjugate(self)
+
+    def __abs__(self) -> Any:
+        return np.absolute(self)
+
 
 class ArrayTracer(ArrayMethods, Tracer):
     """An array value inside a function being traced, with numpy's whole API."""
@@ -157,7 +172,7 @@ class ArrayTracer(ArrayMethods, Tracer):
     # numpy's loops over object arrays call the method named as the ufunc on each element
     # (np.exp(np.array([x, y])) calls x.exp()); conjugate is np.var's
     def conjugate(self) -> Any:
-        return self
+        return np.conjugate(self)
 
     conj = conjugate  # real values: their own conjugates
 

@@ -19,6 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from ..core.errors import UnsupportedFunctionError, user_location
+from ..prims import complex as C
 from ..prims import elementwise as E
 from ..prims import special as S
 from ..prims.bitwise import bitwise
@@ -106,31 +108,64 @@ def nan_to_num(x: Any, copy: bool = True, nan: float = 0.0, posinf: Any = None,
     return E.where(E.equal(x, -np.inf), -big if neginf is None else neginf, out)
 
 
-# complex parts of real values: symgrad's values are real (complex input is refused)
+# complex parts: of a complex value, the primitives of symgrad.prims.complex; a real
+# value is its own real part and conjugate, and its imaginary part is 0
+
+
+def _is_complex(x: Any) -> bool:
+    dtype = getattr(x, "dtype", None)
+    dtype = getattr(dtype, "numpy", dtype)  # an eager Tensor's dtype names numpy's
+    return (np.asarray(x) if dtype is None else np.empty(0, dtype)).dtype.kind == "c"
+
+
+@implements(np.iscomplexobj)
+def iscomplexobj(x: Any) -> bool:
+    """Whether a traced value has a complex dtype (known when tracing)."""
+    return _is_complex(x)
+
+
+@implements(np.isrealobj)
+def isrealobj(x: Any) -> bool:
+    return not _is_complex(x)
 
 
 @implements(np.conjugate)
 def conjugate(x: Any, /, **kwargs: Any) -> Any:
     """A real value is its own conjugate."""
     _ufunc_kwargs("np.conjugate", kwargs)
-    return as_float(x)
+    return C.conj(x) if _is_complex(x) else as_float(x)
 
 
-@implements(np.real, np.real_if_close)
-def real(val: Any, tol: float = 100) -> Any:
-    return as_float(val)
+@implements(np.real)
+def real(val: Any) -> Any:
+    return C.real(val) if _is_complex(val) else as_float(val)
+
+
+@implements(np.real_if_close)
+def real_if_close(a: Any, tol: float = 100) -> Any:
+    """A real value as it is; a complex one is refused: numpy's result is real or complex
+    depending on the values, which are not known when the function is traced."""
+    if _is_complex(a):
+        raise UnsupportedFunctionError(
+            f"np.real_if_close of a complex traced value (at {user_location()}): its result's "
+            "dtype depends on the values; take np.real(z) (or keep z complex)")
+    return as_float(a)
 
 
 @implements(np.imag)
 def imag(val: Any) -> Any:
     """0 for a real value (a constant)."""
-    return np.zeros(np.shape(val))
+    return C.imag(val) if _is_complex(val) else np.zeros(np.shape(val))
 
 
 @implements(np.angle)
 def angle(z: Any, deg: bool = False) -> Any:
-    """0 for positive values, pi (180) for negative ones, nan for nan; zero gradient."""
+    """``arctan2(imag, real)`` of a complex value; for a real one 0 for positive values,
+    pi (180) for negative ones, nan for nan, with zero gradient."""
     half_turn = 180.0 if deg else math.pi
+    if _is_complex(z):
+        a = E.arctan2(C.imag(z), C.real(z))
+        return E.mul(a, _RAD2DEG) if deg else a
     x = as_float(z)
     return E.where(_isnan(x), np.nan, E.where(E.less(x, 0.0), half_turn, 0.0))
 

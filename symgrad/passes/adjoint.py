@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 
 from ..core.errors import SCALAR_OUTPUT_ERROR, Refused
-from ..core.ir import FLOATS, TUPLE, Aval, Eqn, Graph, Primitive, Var
+from ..core.ir import INEXACT, TUPLE, Aval, Eqn, Graph, Primitive, Var
 from ..core.tracing import Trace, recording, shape_of
 from ..prims.convert import convert
 from ..prims.elementwise import add, greater, where, where_p
@@ -53,8 +53,8 @@ def active_vars(graph: Graph, wrt: Sequence[int]) -> set[int]:
     """ids of the float values that depend on the inputs ``wrt``."""
     active = {id(graph.inputs[i]) for i in wrt}
     for e in graph.eqns:
-        if (e.out.dtype in FLOATS or e.out.dtype == TUPLE) and any(id(a) in active for a in e.inputs
-                                                 if isinstance(a, Var)):
+        if (e.out.dtype in INEXACT or e.out.dtype == TUPLE) and any(
+                id(a) in active for a in e.inputs if isinstance(a, Var)):
             active.add(id(e.out))
     return active
 

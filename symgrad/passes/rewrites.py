@@ -34,6 +34,8 @@ import numpy as np
 
 from ..core.check import check
 from ..core.ir import (
+    C64,
+    C128,
     F32,
     FLOAT,
     INT,
@@ -124,11 +126,13 @@ def _fits(a: Atom, out: Aval) -> bool:
 def _broadcast(eqn: Eqn, a: Atom) -> Eqn | list[Eqn]:
     """``eqn`` as ``broadcast_to(a)``: ``a`` stands for its output, which is larger (a
     float literal for a float32 array: broadcast, then ``convert``)."""
-    if isinstance(a, Literal) and eqn.out.dtype == F32 and a.dtype == FLOAT:
-        wide = Var(Aval(eqn.out.shape, FLOAT, weak=True))
+    if isinstance(a, Literal) and eqn.out.dtype in (C128, C64) and a.dtype == FLOAT:
+        a = Literal(complex(a.value))  # a real literal for a complex value (x ** 0.0 -> 1.0)
+    if isinstance(a, Literal) and eqn.out.dtype in (F32, C64) and a.dtype in (FLOAT, C128):
+        wide = Var(Aval(eqn.out.shape, a.dtype, weak=True))
         return [replace(eqn, prim=broadcast_to_p, inputs=(a,), out=wide,
                         params=freeze_params({"shape": eqn.out.shape})),
-                as_prim(eqn, convert_p, wide, dtype=F32)]
+                as_prim(eqn, convert_p, wide, dtype=eqn.out.dtype)]
     if a.dtype != eqn.out.dtype:
         raise ValueError(f"a rewrite of {eqn.prim.name} gave a {a.aval} value for {eqn.out.aval}")
     return as_prim(eqn, broadcast_to_p, a, shape=eqn.out.shape)
@@ -181,7 +185,7 @@ def fold_constants(graph: Graph) -> Graph:
     (a literal has no float32: ``convert(0.1, dtype='float32')`` stays).
     """
     def rule(eqn: Eqn) -> Rewrite:
-        if (eqn.out.shape or eqn.out.dtype in (TUPLE, F32) or eqn.prim.kind == "control"
+        if (eqn.out.shape or eqn.out.dtype in (TUPLE, F32, C64) or eqn.prim.kind == "control"
                 or not all(isinstance(a, Literal) for a in eqn.inputs)):
             return None
         operands = [a.value for a in eqn.inputs if isinstance(a, Literal)]
@@ -189,7 +193,8 @@ def fold_constants(graph: Graph) -> Graph:
             value = np.asarray(eqn.prim.impl(*operands, **eqn.params))
         if value.dtype == np.bool_:
             return Literal(bool(value))
-        return Literal(int(value) if eqn.out.dtype == INT else float(value))
+        return Literal(int(value) if eqn.out.dtype == INT else
+                       complex(value) if eqn.out.dtype == C128 else float(value))
 
     return _rewrite(graph, rule)
 

@@ -20,7 +20,8 @@ a ufunc needs no entry), which ``tests/test_registry.py`` demands (CONTRIBUTING.
   ``arctanh``, ``sinc``, ``remainder``, ``floor_divide``;
 - :mod:`.decompositions`: ``cholesky``, ``eigh``, ``eig``, ``qr``, ``svd``, ``pinv``,
   ``lstsq``;
-- :mod:`.convert`: ``convert``, a float value in the other float dtype;
+- :mod:`.convert`: ``convert``, a float value in the other float dtype (or complex);
+- :mod:`.complex`: ``real``, ``imag``, ``conj``, ``cabs``; :mod:`.fft`: ``fft`` (numpy.fft);
 - :mod:`.sorting`: ``argsort``, ``take_along``, ``scatter_along``, ``cumprod``;
 - :mod:`.control`: ``proj`` (a part of a tuple) and ``cond``; :mod:`.loops`:
   ``loop`` (fori_loop, scan) and ``while``: primitives whose parameters hold graphs;
@@ -28,9 +29,13 @@ a ufunc needs no entry), which ``tests/test_registry.py`` demands (CONTRIBUTING.
 - :mod:`.operators`: the operators of traced values, and the tracer VJP rules see.
 """
 
+from . import integers as integers  # numpy's rules on bools and integers (fills call's tables)
+from . import special_functions as special_functions  # scipy.special's (registers them)
 from .bitwise import bitwise_p
+from .complex import cabs_p, conj_p, imag_p, real_p
 from .control import cond_p, proj_p
 from .convert import convert_p
+from .custom import call_p, callback_p
 from .decompositions import cholesky_p, eig_p, eigh_p, lstsq_p, pinv_p, qr_p, svd_p
 from .elementwise import (
     CONVENTIONS_VERSION,
@@ -80,12 +85,12 @@ from .elementwise import (
     where_p,
     xlogy_p,
 )
-from . import integers as integers  # numpy's rules on bools and integers (fills call's tables)
+from .fft import fft_p
 from .indexing import concatenate_p, cumsum_p, gather_p, scatter_add_p, slice_p, unslice_p
 from .linalg import det_p, inv_p, matmul_p, slogdet_p, solve_p
 from .loops import loop_p, while_p
-from .custom import call_p, callback_p
 from .norms import norm2_p
+from .operators import PrimTracer
 from .reductions import (
     broadcast_to_p,
     count_p,
@@ -114,8 +119,6 @@ from .special import (
     remainder_p,
     sinc_p,
 )
-from . import special_functions as special_functions  # scipy.special's (registers them)
-from .operators import PrimTracer
 from .windows import unwindows_p, windows_p
 
 __all__ = ["call_p", "callback_p", "erf_p", "erfc_p",
@@ -133,7 +136,7 @@ __all__ = ["call_p", "callback_p", "erf_p", "erfc_p",
     "log2_p", "log10_p", "remainder_p", "sinc_p", "argsort_p", "cumprod_p", "scatter_along_p",
     "take_along_p", "cholesky_p", "eig_p", "eigh_p", "lstsq_p", "pinv_p", "qr_p", "svd_p",
     "to_float_p", "convert_p", "bitwise_p", "cond_p", "proj_p", "loop_p", "while_p",
-    "windows_p", "unwindows_p",
+    "windows_p", "unwindows_p", "real_p", "imag_p", "conj_p", "cabs_p", "fft_p",
     "CONVENTIONS_VERSION", "FACETS", "FLAGS", "KINDS", "OPTIONAL_FACETS",
     "REGISTRY", "PrimTracer", "register",
 ]

@@ -51,8 +51,9 @@ from typing import Any
 import numpy as np
 
 from ..core.errors import ShapeError
-from ..core.ir import FLOAT, Aval, float_of
+from ..core.ir import FLOAT, Aval, float_of, real_of
 from ..core.tracing import apply, shape_of
+from .complex import conj
 from .elementwise import where
 from .indexing import along, concatenate_p
 from .linalg import _square_rule, _stacked, matmul, outer, solve, swap
@@ -191,14 +192,37 @@ def _eigh_rule(x: Aval, *, part: str, uplo: str) -> Aval:
     _square_rule("eigh", x)
     if part not in ("values", "vectors") or uplo not in ("L", "U"):
         raise ValueError(f"eigh: part {part!r} / uplo {uplo!r} unknown")
-    return Aval(x.shape[:-1] if part == "values" else x.shape, x.dtype)
+    # a Hermitian matrix's eigenvalues are real
+    return Aval(x.shape[:-1], real_of(x.dtype)) if part == "values" else Aval(x.shape, x.dtype)
 
 
 def _eigh_impl(x, part, uplo):
     return np.linalg.eigh(x, UPLO=uplo)[0 if part == "values" else 1]
 
 
+def _hermitian_eigvals_vjp(g, x, uplo):
+    """A complex Hermitian matrix of which numpy reads one triangle (the other is its
+    conjugate transpose, the diagonal's imaginary part is ignored): dw_k = v_k^H dA v_k,
+    whose transpose under Re(sum(a * b)) is G = conj(V) diag(g) V^T on the full matrix;
+    an entry of the triangle read gets G_ij + conj(G_ji), the diagonal Re(G_ii)."""
+    if uplo not in ("L", "U"):
+        raise ValueError(f"eigh: uplo {uplo!r} unknown")
+    v = eigh(x, "vectors", uplo)
+    full = matmul(columns(conj(v), g), swap(v))
+    n = shape_of(full)[-1]
+    keep = np.tri(n, k=-1, dtype=bool) if uplo == "L" else np.tri(n, k=-1, dtype=bool).T
+    return where(_eye(n), 0.5 * (full + conj(full)),
+                 where(keep, full + conj(swap(full)), 0.0))
+
+
 def _eigh_vjp(g, ans, x, *, part, uplo):
+    if x.dtype.kind == "c":
+        if part == "vectors":
+            raise TypeError(
+                "the gradient through the eigenvectors of a complex np.linalg.eigh is not "
+                "supported: each is determined up to a complex phase. Differentiate "
+                "through the eigenvalues (np.linalg.eigvalsh)")
+        return (_hermitian_eigvals_vjp(g, x, uplo),)
     # A = V diag(w) V^T: dw_i = v_i^T dA v_i, dV = V (F o (V^T dA V)), F_ij = 1/(w_j - w_i)
     if part == "values":
         v = eigh(x, "vectors", uplo)
@@ -210,7 +234,7 @@ def _eigh_vjp(g, ans, x, *, part, uplo):
 
 
 eigh_p = register(
-    name="eigh", kind="array", shape_rule=_eigh_rule, impl=_eigh_impl,
+    name="eigh", complex=True, kind="array", shape_rule=_eigh_rule, impl=_eigh_impl,
     vjp=_eigh_vjp, sympy=_no_sympy("eigh"), numpy=np.linalg.eigh,
     torch_name="LinalgEighBackward0",
     batch=lambda b, args, flags, **params: _each_matrix(b, eigh_p, args, params))
@@ -219,8 +243,11 @@ eigh_p = register(
 # ---------------------------------------------------------------------------
 # eig of a real matrix with real eigenvalues (eigenvectors of unit norm, LAPACK's order)
 
-_COMPLEX_EIG = ("np.linalg.eig: the matrix has complex eigenvalues, and symgrad "
-                "differentiates real functions; for a symmetric matrix use np.linalg.eigh")
+_COMPLEX_EIG = ("np.linalg.eig: the real matrix has complex eigenvalues, which a real "
+                "result cannot hold (symgrad fixes dtypes when it traces); pass a complex "
+                "matrix, np.linalg.eig(a.astype(np.complex128)), for complex eigenvalues "
+                "(always complex, as jax.numpy.linalg.eig), or use np.linalg.eigh for a "
+                "symmetric one")
 
 
 def _eig_rule(x: Aval, *, part: str) -> Aval:
@@ -232,7 +259,7 @@ def _eig_rule(x: Aval, *, part: str) -> Aval:
 
 def _eig_impl(x, part):
     w, v = np.linalg.eig(x)
-    if np.iscomplexobj(w):
+    if np.iscomplexobj(w) and not np.iscomplexobj(x):
         raise ValueError(_COMPLEX_EIG)
     return w if part == "values" else v
 
@@ -240,6 +267,13 @@ def _eig_impl(x, part):
 def _eig_vjp(g, ans, x, *, part):
     # PyTorch's linalg_eig_backward for real results: V^-T K V^T with K = diag(gw) or
     # F o (V^T gV - V^T V diag(diag(V^T gV))) (the second term: unit-norm eigenvectors)
+    if x.dtype.kind == "c" and part == "vectors":
+        raise TypeError(
+            "the gradient through the eigenvectors of a complex np.linalg.eig is not "
+            "supported: each is determined up to a complex phase, so a function of them "
+            "has a gradient only if it does not depend on that phase. Differentiate "
+            "through the eigenvalues, or use np.linalg.eigh for a Hermitian matrix")
+    # complex eigenvalues: the same formula transposes dw = diag(V^-1 dA V) (JAX's rule)
     v = ans if part == "vectors" else eig(x, "vectors")
     if part == "values":
         n = shape_of(g)[-1]
@@ -251,7 +285,7 @@ def _eig_vjp(g, ans, x, *, part):
 
 
 eig_p = register(
-    name="eig", kind="array", shape_rule=_eig_rule, impl=_eig_impl,
+    name="eig", complex=True, kind="array", shape_rule=_eig_rule, impl=_eig_impl,
     vjp=_eig_vjp, sympy=_no_sympy("eig"), numpy=np.linalg.eig,
     torch_name="LinalgEigBackward0",
     batch=lambda b, args, flags, **params: _each_matrix(b, eig_p, args, params))

@@ -31,6 +31,7 @@ from ..core.conventions import CONVENTIONS_VERSION as CONVENTIONS_VERSION  # re-
 from ..core.ir import BOOL, FLOAT, INT, Aval, Eqn, Literal, Primitive, float_of, is_float
 from ..core.rewrite import Producer, Rewrite, as_prim, lit, made_by, same_aval
 from ..core.tracing import Traced, Tracer, apply, as_constant_array, current_trace
+from .convert import convert_p
 from .overflow import CheckedUfunc
 from .registry import binary, broadcast_shapes, register, require, unary
 from .registry import elementwise_rule as _elementwise_rule
@@ -48,7 +49,7 @@ def _add_simplify(e: Eqn, producer: Producer) -> Rewrite:
     return None
 
 
-add_p = binary("add", np.add,
+add_p = binary("add", np.add, complex=True,
                vjp=lambda g, ans, x, y: (g, g),
                sympy=lambda sp, x, y: x + y,
                simplify=_add_simplify, linear=True, commutative=True,
@@ -68,7 +69,7 @@ def _sub_accuracy(e: Eqn, producer: Producer) -> Rewrite:
     return None
 
 
-sub_p = binary("sub", np.subtract,
+sub_p = binary("sub", np.subtract, complex=True,
                vjp=lambda g, ans, x, y: (g, -g),
                sympy=lambda sp, x, y: x - y,
                simplify=_sub_simplify, accuracy=_sub_accuracy, linear=True,
@@ -83,7 +84,7 @@ def _mul_simplify(e: Eqn, producer: Producer) -> Rewrite:
     return None
 
 
-mul_p = binary("mul", np.multiply,
+mul_p = binary("mul", np.multiply, complex=True,
                vjp=lambda g, ans, x, y: (g * y, g * x),
                sympy=lambda sp, x, y: x * y,
                simplify=_mul_simplify, commutative=True,
@@ -96,7 +97,7 @@ def _div_simplify(e: Eqn, producer: Producer) -> Rewrite:
 
 
 # d(x/y)/dy = -x/y**2 = -(x/y)/y: dividing twice never overflows where y*y would
-div_p = binary("div", np.divide,
+div_p = binary("div", np.divide, complex=True,
                vjp=lambda g, ans, x, y: (g / y, -(g * ans) / y),
                sympy=lambda sp, x, y: x / y,
                simplify=_div_simplify, torch_name="DivBackward0")
@@ -106,7 +107,13 @@ def _pow_vjp(g, ans, x, y):
     # d/dx x**y = y*x**(y-1), and exactly 0 where y == 0 (x**0 is constant). For
     # |y| < 1 see _fractional_power
     if isinstance(y, (float, int, np.floating, np.integer)):  # a literal: choose now
+        if _dtype(x).kind == "c":  # holomorphic in x: the conventions at 0 are real ones
+            return (None if y == 0 else g * (y * x ** (y - 1.0))), None
         return _literal_pow_vjp(g, ans, x, float(y)), None
+    if _dtype(x).kind == "c" or _dtype(y).kind == "c":  # holomorphic in both (JAX's rule)
+        # a real x enters log as complex (numpy's power computed it so: log(-2) is not nan)
+        lx = log(x if _dtype(x).kind == "c" else apply(convert_p, x, dtype=ans.dtype.name))
+        return g * (y * x ** (y - 1.0)), g * (ans * lx)
     # The 0 is a constant only where y*x**(y-1) is not the number 0 (x = 0, inf or nan):
     # elsewhere that product is 0 and goes in, so that its derivative in y, x**-1,
     # reaches the mixed second derivative (x**y at y = 0 is smooth in both)
@@ -167,7 +174,7 @@ def _pow_simplify(e: Eqn, producer: Producer) -> Rewrite:
 
 # fused loops call vecmath.powi for a literal integer exponent in 3..8 (codegen decides per
 # equation: vecmath_facts.POWI_EXPONENTS), libm's pow for any other
-pow_p = binary("pow", np.power, vjp=_pow_vjp,
+pow_p = binary("pow", np.power, complex=True, vjp=_pow_vjp,
                sympy=lambda sp, x, y: x ** y,
                simplify=_pow_simplify, torch_name="PowBackward0")
 
@@ -203,14 +210,14 @@ def _neg_simplify(e: Eqn, producer: Producer) -> Rewrite:
     return inner.inputs[0] if inner is not None else None  # -(-x) -> x
 
 
-neg_p = register(name="neg", kind="elementwise",
+neg_p = register(name="neg", kind="elementwise", complex=True,
                  shape_rule=_elementwise_rule("neg", integer=True),
                  impl=CheckedUfunc(np.negative), vjp=lambda g, ans, x: (-g,),
                  sympy=lambda sp, x: -x, numpy=np.negative,
                  simplify=_neg_simplify, linear=True, torch_name="NegBackward0",
                  integer=True)
 
-exp_p = unary("exp", np.exp,
+exp_p = unary("exp", np.exp, complex=True,
               vjp=lambda g, ans, x: (g * ans,),
               sympy=lambda sp, x: sp.exp(x))
 
@@ -223,34 +230,34 @@ def _log_accuracy(e: Eqn, producer: Producer) -> Rewrite:
     return None
 
 
-log_p = unary("log", np.log,
+log_p = unary("log", np.log, complex=True,
               vjp=lambda g, ans, x: (g / x,),
               sympy=lambda sp, x: sp.log(x),
               accuracy=_log_accuracy)
 
-log1p_p = unary("log1p", np.log1p,
+log1p_p = unary("log1p", np.log1p, complex=True,
                 vjp=lambda g, ans, x: (g / (1.0 + x),),
                 sympy=lambda sp, x: sp.log(1 + x))
 
 # expm1'(x) = exp(x), computed as such: expm1(x) + 1 loses every digit below x = -37
-expm1_p = unary("expm1", np.expm1,
+expm1_p = unary("expm1", np.expm1, complex=True,
                 vjp=lambda g, ans, x: (g * exp(x),),
                 sympy=lambda sp, x: sp.exp(x) - 1)
 
 # sqrt'(0) = +inf, as numpy arithmetic gives
-sqrt_p = unary("sqrt", np.sqrt,
+sqrt_p = unary("sqrt", np.sqrt, complex=True,
                vjp=lambda g, ans, x: (g / (2.0 * ans),),
                sympy=lambda sp, x: sp.sqrt(x))
 
-sin_p = unary("sin", np.sin,
+sin_p = unary("sin", np.sin, complex=True,
               vjp=lambda g, ans, x: (g * cos(x),),
               sympy=lambda sp, x: sp.sin(x))
 
-cos_p = unary("cos", np.cos,
+cos_p = unary("cos", np.cos, complex=True,
               vjp=lambda g, ans, x: (-g * sin(x),),
               sympy=lambda sp, x: sp.cos(x))
 
-tan_p = unary("tan", np.tan,
+tan_p = unary("tan", np.tan, complex=True,
               vjp=lambda g, ans, x: (g * (1.0 + square(ans)),),
               sympy=lambda sp, x: sp.tan(x))
 
@@ -264,6 +271,8 @@ def magnitude(x):
 
 
 def _tanh_vjp(g, ans, x):
+    if _dtype(x).kind == "c":  # holomorphic: 1 - tanh**2 (magnitude compares)
+        return (g * (1.0 - square(ans)),)
     # tanh' = sech**2 = 4e/(1 + e)**2 with e = exp(-2|x|): accurate in relative terms for
     # every x (1 - tanh(x)**2 is 0 from |x| = 19 on, where sech**2 is 7e-35 at 40).
     # |x| as magnitude(x): tanh's third derivative at 0 is -2, not 0
@@ -271,23 +280,23 @@ def _tanh_vjp(g, ans, x):
     return (g * (4.0 * e / square(1.0 + e)),)
 
 
-tanh_p = unary("tanh", np.tanh, vjp=_tanh_vjp,
+tanh_p = unary("tanh", np.tanh, complex=True, vjp=_tanh_vjp,
                sympy=lambda sp, x: sp.tanh(x))
 
-sinh_p = unary("sinh", np.sinh,
+sinh_p = unary("sinh", np.sinh, complex=True,
                vjp=lambda g, ans, x: (g * cosh(x),),
                sympy=lambda sp, x: sp.sinh(x))
 
-cosh_p = unary("cosh", np.cosh,
+cosh_p = unary("cosh", np.cosh, complex=True,
                vjp=lambda g, ans, x: (g * sinh(x),),
                sympy=lambda sp, x: sp.cosh(x))
 
 # 1 - x**2 written (1 - x)(1 + x): no cancellation near |x| = 1
-arcsin_p = unary("arcsin", np.arcsin,
+arcsin_p = unary("arcsin", np.arcsin, complex=True,
                  vjp=lambda g, ans, x: (g / sqrt((1.0 - x) * (1.0 + x)),),
                  sympy=lambda sp, x: sp.asin(x), torch_name="AsinBackward0")
 
-arccos_p = unary("arccos", np.arccos,
+arccos_p = unary("arccos", np.arccos, complex=True,
                  vjp=lambda g, ans, x: (-g / sqrt((1.0 - x) * (1.0 + x)),),
                  sympy=lambda sp, x: sp.acos(x), torch_name="AcosBackward0")
 
@@ -332,11 +341,11 @@ def _rint_sympy(sp, x):
 
 rint_p = unary("rint", np.rint, vjp=lambda g, ans, x: (None,), sympy=_rint_sympy)
 
-square_p = unary("square", np.square,
+square_p = unary("square", np.square, complex=True,
                  vjp=lambda g, ans, x: (g * (2.0 * x),),
                  sympy=lambda sp, x: x ** 2)
 
-reciprocal_p = unary("reciprocal", np.reciprocal,
+reciprocal_p = unary("reciprocal", np.reciprocal, complex=True,
                      vjp=lambda g, ans, x: (-g * square(ans),),
                      sympy=lambda sp, x: 1 / x)
 
@@ -503,7 +512,7 @@ def _where_simplify(e: Eqn, producer: Producer) -> Rewrite:
 
 # the unselected operand gets an exact 0: the cotangent itself never mixes branches
 where_p = register(
-    name="where", kind="elementwise", shape_rule=_where_rule, impl=np.where,
+    name="where", complex=True, kind="elementwise", shape_rule=_where_rule, impl=np.where,
     vjp=lambda g, ans, c, x, y: (None, where(c, g, 0.0), where(c, 0.0, g)),
     sympy=lambda sp, c, x, y: sp.Piecewise((x, c), (y, True)), numpy=np.where,
     simplify=_where_simplify, linear=True)
@@ -586,7 +595,7 @@ def call(prim: Primitive, *args: Any) -> Any:
     if prim is where_p:
         c, x, y = args
         return apply(where_p, as_bool(c), as_float(x), as_float(y))
-    if prim is pow_p and _scalar_known_later(args[1]):
+    if prim is pow_p and _scalar_known_later(args[1]) and _dtype(args[0]).kind != "c":
         # numpy's power computes a scalar exponent of 0.5 as sqrt, which differs from pow
         # at -0.0 (-0.0, not 0.0) and -inf (nan, not inf): sqrt there, for an exponent known
         # only when the kernel runs (elsewhere pow, whose gradient in y is the one to keep)

@@ -69,7 +69,7 @@ def _unslice_impl(x: Any, shape: tuple[int, ...], index: tuple[Triple, ...]) -> 
 
 
 slice_p = register(
-    name="slice", kind="structural", shape_rule=_slice_rule, impl=_slice_impl,
+    name="slice", complex=True, kind="structural", shape_rule=_slice_rule, impl=_slice_impl,
     vjp=lambda g, ans, x, index: (unslice(g, x.shape, index),),
     sympy=lambda sp, x, index: _slice_impl(x, index),
     view=True, linear=True,
@@ -85,7 +85,7 @@ def _unslice_rule(x: Aval, *, shape: tuple[int, ...], index: tuple[Triple, ...])
 
 
 unslice_p = register(
-    name="unslice", kind="structural", shape_rule=_unslice_rule, impl=_unslice_impl,
+    name="unslice", complex=True, kind="structural", shape_rule=_unslice_rule, impl=_unslice_impl,
     vjp=lambda g, ans, x, shape, index: (apply(slice_p, g, index=index),),
     sympy=lambda sp, x, shape, index: _unslice_impl(x, shape, index), linear=True,
     batch=lambda b, args, flags, *, shape, index: (b.bind(
@@ -131,7 +131,7 @@ def _take(x: Any, indices: tuple[int, ...], axis: int) -> Any:
 
 
 gather_p = register(
-    name="gather", kind="structural", shape_rule=_gather_rule, impl=_take,
+    name="gather", complex=True, kind="structural", shape_rule=_gather_rule, impl=_take,
     vjp=lambda g, ans, x, indices, axis: (
         apply(scatter_add_p, g, indices=indices, axis=axis, size=x.shape[axis]),),
     sympy=lambda sp, x, indices, axis: _take(x, indices, axis),
@@ -158,7 +158,7 @@ def _scatter_add_impl(x: Any, indices: tuple[int, ...], axis: int, size: int) ->
 
 # repeated indices add up, so an array primitive (not structural), though linear
 scatter_add_p = register(
-    name="scatter_add", kind="array", shape_rule=_scatter_add_rule, impl=_scatter_add_impl,
+    name="scatter_add", complex=True, kind="array", shape_rule=_scatter_add_rule, impl=_scatter_add_impl,
     vjp=lambda g, ans, x, indices, axis, size: (
         apply(gather_p, g, indices=indices, axis=axis),),
     sympy=lambda sp, x, indices, axis, size: _scatter_add_impl(x, indices, axis, size),
@@ -198,7 +198,7 @@ def _concatenate_vjp(g, ans, *xs, axis):
 
 
 concatenate_p = register(
-    name="concatenate", kind="structural", shape_rule=_concatenate_rule,
+    name="concatenate", complex=True, kind="structural", shape_rule=_concatenate_rule,
     impl=lambda *xs, axis: np.concatenate(xs, axis=axis),
     vjp=_concatenate_vjp,
     sympy=lambda sp, *xs, axis: np.concatenate(xs, axis=axis), linear=True,
@@ -222,7 +222,7 @@ def _reverse_cumsum(g, axis: int):
 
 # computes sums, so an array primitive (not structural), though linear
 cumsum_p = register(
-    name="cumsum", kind="array", shape_rule=_cumsum_rule,
+    name="cumsum", complex=True, kind="array", shape_rule=_cumsum_rule,
     impl=lambda x, axis: np.cumsum(x, axis=axis),
     vjp=lambda g, ans, x, axis: (_reverse_cumsum(g, axis),),
     sympy=lambda sp, x, axis: np.cumsum(x, axis=axis), linear=True,

@@ -100,7 +100,7 @@ def _matmul_batch(b, args, flags):
 
 
 matmul_p = register(
-    name="matmul", kind="array", shape_rule=_matmul_rule, impl=np.matmul, vjp=_matmul_vjp,
+    name="matmul", complex=True, kind="array", shape_rule=_matmul_rule, impl=np.matmul, vjp=_matmul_vjp,
     sympy=lambda sp, x, y: np.matmul(x, y), torch_name="MmBackward0",
     batch=lambda b, args, flags: _matmul_batch(b, args, flags))
 
@@ -149,7 +149,7 @@ def _det_rule(x: Aval) -> Aval:
 
 
 inv_p = register(
-    name="inv", kind="array", shape_rule=_inv_rule,
+    name="inv", complex=True, kind="array", shape_rule=_inv_rule,
     impl=np.linalg.inv,
     # d(A^-1) = -A^-1 dA A^-1, so the cotangent of A is -A^-T g A^-T
     vjp=lambda g, ans, x: (
@@ -161,7 +161,7 @@ inv_p = register(
 
 # d det(A) / dA = det(A) A^-T (the Matrix Cookbook, eq. 49); A must be invertible
 det_p = register(
-    name="det", kind="array", shape_rule=_det_rule,
+    name="det", complex=True, kind="array", shape_rule=_det_rule,
     impl=np.linalg.det,
     vjp=lambda g, ans, x: (
         _batch_scalar(g * ans, x) * swap(inv(x)),),
@@ -232,7 +232,7 @@ def _solve_batch(b, args, flags):
 
 
 solve_p = register(
-    name="solve", kind="array", shape_rule=_solve_rule, impl=np.linalg.solve,
+    name="solve", complex=True, kind="array", shape_rule=_solve_rule, impl=np.linalg.solve,
     vjp=_solve_vjp, sympy=_solve_sympy, numpy=np.linalg.solve,
     batch=lambda b, args, flags: _solve_batch(b, args, flags))
 

@@ -25,6 +25,7 @@ from ..core.errors import ShapeError
 from ..core.ir import FLOAT, Aval, Eqn, Var
 from ..core.rewrite import Producer, Rewrite, as_prim, made_by
 from ..core.tracing import apply, shape_of
+from .complex import cabs
 from .elementwise import absolute, sign, where
 from .registry import broadcast_shapes, register, require
 
@@ -49,7 +50,7 @@ def _reduction_simplify(e: Eqn, producer: Producer) -> Rewrite:
 
 
 sum_p = register(
-    name="sum", kind="reduction", shape_rule=_reduction_rule("sum", True),
+    name="sum", complex=True, kind="reduction", shape_rule=_reduction_rule("sum", True),
     impl=lambda x, axes: np.sum(x, axis=axes),
     vjp=lambda g, ans, x, axes: (expand(g, x.shape, axes),),
     sympy=lambda sp, xs: sp.Add(*xs), numpy=np.sum,
@@ -70,7 +71,7 @@ def _mean(x: np.ndarray, axes: tuple[int, ...]) -> Any:
 
 
 mean_p = register(
-    name="mean", kind="reduction", shape_rule=_reduction_rule("mean", True),
+    name="mean", complex=True, kind="reduction", shape_rule=_reduction_rule("mean", True),
     impl=_mean,
     vjp=lambda g, ans, x, axes: (expand(g / count(x, axes), x.shape, axes),),
     sympy=lambda sp, xs: sp.Add(*xs) / len(xs), numpy=np.mean,
@@ -100,7 +101,7 @@ def _count_simplify(e: Eqn, producer: Producer) -> Rewrite:
 # ``n`` of a mean's gradient ``g / n``. A value computed in the kernel from x's
 # shape, never a literal, so that one kernel serves every length.
 count_p = register(
-    name="count", kind="array", shape_rule=_count_rule,
+    name="count", kind="array", complex=True, shape_rule=_count_rule,  # (reads shapes only)
     impl=lambda x, axes: np.float64(math.prod(np.shape(x)[a] for a in axes)),
     vjp=lambda g, ans, x, axes: (None,),
     sympy=lambda sp, x, axes: np.array(sp.Integer(math.prod(x.shape[a] for a in axes)),
@@ -120,6 +121,12 @@ def _prod_vjp(g, ans, x, axes):
     def back(v):
         return expand(v, x.shape, axes)
 
+    if x.dtype.kind == "c":  # the zeros by their modulus; no signed infinities
+        zero = where(cabs(x) == 0.0, 1.0, 0.0)
+        other_zeros = back(reduce(sum_p, zero, axes)) - zero
+        factor = where(other_zeros > 0.0, _zeros_product(x, zero, other_zeros, axes), 1.0)
+        regular = back(reduce(prod_p, where(zero > 0.0, 1.0, x), axes))
+        return (back(g) * where(zero > 0.0, regular * factor, back(ans) / x),)
     zero = where(x == 0.0, 1.0, 0.0)
     inf = where(absolute(x) == np.inf, 1.0, 0.0)
     special = zero + inf > 0.0
@@ -152,7 +159,7 @@ def _zeros_product(x, zero, other_zeros, axes):
 
 
 prod_p = register(
-    name="prod", kind="reduction", shape_rule=_reduction_rule("prod", True),
+    name="prod", complex=True, kind="reduction", shape_rule=_reduction_rule("prod", True),
     impl=lambda x, axes: np.prod(x, axis=axes),
     vjp=_prod_vjp, sympy=lambda sp, xs: sp.Mul(*xs), numpy=np.prod,
     simplify=_reduction_simplify, torch_name="ProdBackward0")
@@ -247,7 +254,7 @@ def _broadcast_to_simplify(e: Eqn, producer: Producer) -> Rewrite:
 
 
 broadcast_to_p = register(
-    name="broadcast_to", kind="structural", shape_rule=_broadcast_to_rule,
+    name="broadcast_to", complex=True, kind="structural", shape_rule=_broadcast_to_rule,
     impl=lambda x, shape: np.broadcast_to(x, shape),
     vjp=lambda g, ans, x, shape: (unbroadcast(g, x.shape),),
     sympy=lambda sp, x, shape: np.broadcast_to(x, shape), numpy=np.broadcast_to,
@@ -273,7 +280,7 @@ def _reshape_simplify(e: Eqn, producer: Producer) -> Rewrite:
 
 
 reshape_p = register(
-    name="reshape", kind="structural", shape_rule=_reshape_rule,
+    name="reshape", complex=True, kind="structural", shape_rule=_reshape_rule,
     impl=lambda x, shape: np.reshape(x, shape),
     vjp=lambda g, ans, x, shape: (reshape(g, x.shape),),
     sympy=lambda sp, x, shape: np.reshape(x, shape), numpy=np.reshape,
@@ -298,7 +305,7 @@ def _transpose_simplify(e: Eqn, producer: Producer) -> Rewrite:
 
 
 transpose_p = register(
-    name="transpose", kind="structural", shape_rule=_transpose_rule,
+    name="transpose", complex=True, kind="structural", shape_rule=_transpose_rule,
     impl=lambda x, perm: np.transpose(x, perm),
     vjp=lambda g, ans, x, perm: (transpose(g, tuple(int(i) for i in np.argsort(perm))),),
     sympy=lambda sp, x, perm: np.transpose(x, perm), numpy=np.transpose,

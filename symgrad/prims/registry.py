@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..core.errors import ShapeError
-from ..core.ir import BOOL, DYN, FLOAT, INT, Aval, Primitive, float_of, is_float
+from ..core.ir import BOOL, DYN, FLOAT, INEXACT, INT, Aval, Primitive, float_of
 from .overflow import CheckedUfunc
 
 REGISTRY: dict[str, Primitive] = {}
@@ -28,7 +28,8 @@ FACETS = ("shape_rule", "impl", "vjp", "sympy")
 OPTIONAL_FACETS = ("simplify", "accuracy", "batch", "linearized")
 #: the facts, with their types
 FLAGS = {"view": bool, "linear": bool, "commutative": bool, "accumulate": str,
-         "torch_name": str, "integer": bool, "subgraphs": tuple, "host": bool}
+         "torch_name": str, "integer": bool, "subgraphs": tuple, "host": bool,
+         "complex": bool}
 KINDS = ("elementwise", "reduction", "structural", "array", "control")
 ACCUMULATIONS = ("", "sum", "mean")
 
@@ -78,9 +79,10 @@ def of_numpy(fn: Any) -> Primitive | None:
 
 def require(prim: str, avals: tuple[Aval, ...], dtype: str) -> None:
     """Operands of ``dtype``; ``FLOAT`` stands for any float dtype (float64 or float32,
-    the result's is :func:`symgrad.core.ir.float_of` them)."""
+    the result's is :func:`symgrad.core.ir.float_of` them), and complex ones too: only a
+    primitive declared ``complex=True`` gets this far with one (``Trace.bind``)."""
     for a in avals:
-        if a.dtype != dtype and not (dtype == FLOAT and is_float(a.dtype)):
+        if a.dtype != dtype and not (dtype == FLOAT and a.dtype in INEXACT):
             raise TypeError(f"{prim} takes {'float' if dtype == FLOAT else dtype} operands, "
                             f"got {a}")
 

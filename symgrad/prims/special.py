@@ -42,15 +42,15 @@ from .registry import register
 
 LN2, LN10 = math.log(2.0), math.log(10.0)
 
-log2_p = unary("log2", np.log2,
+log2_p = unary("log2", np.log2, complex=True,
                vjp=lambda g, ans, x: (g / (x * LN2),),
                sympy=lambda sp, x: sp.log(x) / sp.log(2))
 
-log10_p = unary("log10", np.log10,
+log10_p = unary("log10", np.log10, complex=True,
                 vjp=lambda g, ans, x: (g / (x * LN10),),
                 sympy=lambda sp, x: sp.log(x) / sp.log(10))
 
-exp2_p = unary("exp2", np.exp2,
+exp2_p = unary("exp2", np.exp2, complex=True,
                vjp=lambda g, ans, x: (g * (ans * LN2),),
                sympy=lambda sp, x: 2 ** x)
 
@@ -66,18 +66,19 @@ cbrt_p = unary("cbrt", np.cbrt,
                sympy=_cbrt_sympy)
 
 # 1 / sqrt(1 + x^2) as 1 / hypot(1, x): no overflow for |x| > 1e154
-arcsinh_p = unary("arcsinh", np.arcsinh,
-                  vjp=lambda g, ans, x: (g / hypot(1.0, x),),
+arcsinh_p = unary("arcsinh", np.arcsinh, complex=True,
+                  vjp=lambda g, ans, x: (g / (sqrt(1.0 + square(x)) if x.dtype.kind == "c"
+                                             else hypot(1.0, x)),),
                   sympy=lambda sp, x: sp.asinh(x), torch_name="AsinhBackward0")
 
 # 1 / sqrt(x^2 - 1) as 1 / (sqrt(x - 1) sqrt(x + 1)): no cancellation near 1, no overflow
-arccosh_p = unary("arccosh", np.arccosh,
+arccosh_p = unary("arccosh", np.arccosh, complex=True,
                   vjp=lambda g, ans, x: (g / (sqrt(x - 1.0) * sqrt(x + 1.0)),),
                   sympy=lambda sp, x: sp.acosh(x), torch_name="AcoshBackward0")
 
 
 
-arctanh_p = unary("arctanh", np.arctanh,
+arctanh_p = unary("arctanh", np.arctanh, complex=True,
                   vjp=lambda g, ans, x: (g / ((1.0 - x) * (1.0 + x)),),
                   sympy=lambda sp, x: sp.atanh(x), torch_name="AtanhBackward0")
 

@@ -50,10 +50,11 @@ from typing import Any
 import numpy as np
 
 from ..backend.numba import fusion
-from ..core.ir import Aval, Graph
+from ..core.ir import COMPLEXES, Aval, Graph
 from ..core.pytree import Tree, flatten, paths, unflatten
 from ..core.tracing import Tracer, current_trace, inline
 from ..numpy_api import stage
+from ..prims.convert import convert
 from ..prims.elementwise import as_float
 from . import pipeline
 from .calls import (
@@ -267,6 +268,9 @@ class Transformed:
         primal = tuple(a.aval for a in staged.graph.outputs)
         cts = [] if gradient is None else _cotangents(gradient, primal, staged.out_tree,
                                                       sig.title)
+        # a real traced cotangent of a complex output enters as complex (as a kernel's does)
+        cts = [convert(c, p.dtype) if p.dtype in COMPLEXES and isinstance(c, Tracer)
+               and c.aval.dtype not in COMPLEXES else c for c, p in zip(cts, primal)]
         outs = inline(final, [*inputs, *staged.captured, *cts], into, staged.const_sources)
         return sig.result(outs, n_primal, staged.out_tree)
 

@@ -52,17 +52,22 @@ def _kept(kind: str, fun: Callable, build: Callable[[], Callable], *options: Any
 
 
 def _vdot(a: Any, b: Any) -> Any:
-    """The sum of the products of the leaves of two pytrees of one structure."""
+    """The sum of the products of the leaves of two pytrees of one structure; its real
+    part for complex leaves: ``Re <J^T ct, t> = Re <ct, J t>``, whose gradient in ``ct``
+    is ``J t`` under JAX's convention (README, "Complex numbers")."""
     total = 0.0
     for x, y in zip(flatten(a)[0], flatten(b)[0], strict=True):
-        total = total + np.sum(x * y)
+        total = total + np.sum(np.real(x * y))
     return total
 
 
 def _float_dtype(x: Any) -> Any:
-    """float32 for a float32 ``x`` (a tangent, a cotangent has its primal's dtype),
-    else float64."""
-    return np.float32 if getattr(x, "dtype", None) == np.float32 else np.float64
+    """The dtype of a tangent of ``x`` (a cotangent has its primal's dtype): float32 for a
+    float32 ``x``, complex for a complex one, else float64."""
+    dtype = getattr(x, "dtype", None)
+    if dtype is not None and np.dtype(dtype).kind == "c":
+        return np.dtype(dtype).type
+    return np.float32 if dtype == np.float32 else np.float64
 
 
 def _zeros_like(x: Any) -> np.ndarray:
@@ -198,9 +203,11 @@ def _basis(x: Any) -> Any:
     return np.eye(size, dtype=_float_dtype(x)).reshape((size, *shape))
 
 
-def _jacobian(fun: Callable, args: tuple, argnums: Any, has_aux: bool, forward: bool) -> Any:
+def _jacobian(fun: Callable, args: tuple, argnums: Any, has_aux: bool, forward: bool,
+              holomorphic: bool = False) -> Any:
     nums, single = _argnums(argnums, len(args))
     chosen = tuple(args[i] for i in nums)
+    _check_complex(chosen, forward, holomorphic)
     aux = None
     if has_aux:
         aux = _pair(fun(*args))[1]  # recorded here; the value's graph is derived below
@@ -213,11 +220,34 @@ def _jacobian(fun: Callable, args: tuple, argnums: Any, has_aux: bool, forward: 
     else:
         blocks = _reverse_blocks(partial, chosen, in_leaves)
     out_leaves, out_tree = blocks.pop()
+    if not holomorphic and not forward and any(_is_complex(o) for o in out_leaves):
+        raise TypeError("jacrev requires real-valued outputs, but the function returns a "
+                        "complex value. For holomorphic differentiation, pass "
+                        "holomorphic=True; for a non-holomorphic function use symgrad.vjp")
     # blocks[j][k]: d out_j / d in_k, of shape out_j.shape + in_k.shape
     per_out = [unflatten(in_tree, blocks[j]) for j in range(len(out_leaves))]
     per_out = [b[0] if single else b for b in per_out]
     jac = unflatten(out_tree, per_out)
     return (jac, aux) if has_aux else jac
+
+
+def _is_complex(x: Any) -> bool:
+    return np.dtype(_float_dtype(x)).kind == "c"
+
+
+def _check_complex(chosen: tuple, forward: bool, holomorphic: bool) -> None:
+    """JAX's rules: ``holomorphic=True`` takes complex arguments only; without it,
+    ``jacfwd`` takes real arguments only (a real basis would miss the imaginary
+    directions) and ``jacrev`` real outputs only (checked once they are known)."""
+    leaves = flatten(chosen)[0]
+    name = "jacfwd" if forward else "jacrev"
+    if holomorphic and not all(map(_is_complex, leaves)):
+        raise TypeError(f"{name} with holomorphic=True requires inputs with complex dtype")
+    if forward and not holomorphic and any(map(_is_complex, leaves)):
+        raise TypeError("jacfwd requires real-valued inputs, but got a complex one. For "
+                        "holomorphic differentiation, pass holomorphic=True; for a "
+                        "non-holomorphic function, differentiate in the real and imaginary "
+                        "parts")
 
 
 def _pair(result: Any) -> tuple:
@@ -263,14 +293,17 @@ def _forward_blocks(partial: Callable, chosen: tuple, in_leaves: list, in_tree: 
 
 def _jac_transform(forward: bool, name: str, doc: str) -> Callable:
     def transform(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
-                  backend: str = "numba", sparse: bool = False) -> Any:
+                  backend: str = "numba", sparse: bool = False,
+                  holomorphic: bool = False) -> Any:
         if not callable(fun):
             raise TypeError(f"{name} needs a function, got {type(fun).__name__}")
         if sparse:
-            if has_aux:
-                raise ValueError(f"{name}(..., sparse=True) does not take has_aux=True")
+            if has_aux or holomorphic:
+                raise ValueError(f"{name}(..., sparse=True) does not take has_aux=True or "
+                                 "holomorphic=True")
             return SparseDerivative(fun, name, argnums, backend)
-        jac = _named(lambda *args: _jacobian(fun, args, argnums, has_aux, forward), fun, name)
+        jac = _named(lambda *args: _jacobian(fun, args, argnums, has_aux, forward,
+                                             holomorphic), fun, name)
         return Transformed(Jit(jac, backend=backend))
     transform.__name__ = transform.__qualname__ = name
     transform.__doc__ = doc

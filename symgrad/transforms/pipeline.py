@@ -18,19 +18,22 @@ against its output (:func:`cotangent`).
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
+from ..backend.numba.codegen import KernelSource
 from ..backend.numba.entry import entry as kernel_entry
 from ..backend.program import Program
 from ..backend.program import build as build_program
 from ..core import check as checker
 from ..core.config import config
 from ..core.errors import SCALAR_OUTPUT_ERROR
-from ..core.ir import BOOL, F32, FLOAT, INT, Aval, Graph
+from ..core.interpreter import interpret
+from ..core.ir import BOOL, C64, C128, F32, FLOAT, INT, Aval, Graph, has_complex
 from ..core.tracing import as_constant_array
 from ..passes.adjoint import adjoint
 from ..passes.gathers import sink_gathers
@@ -88,9 +91,26 @@ def program(graph: Graph, function: str, description: str,
             tiered: bool = False, nogil: bool = False) -> Program:
     """The backend's :class:`~symgrad.backend.program.Program` for an optimized graph
     (with ``tiered``, its first calls may run on the interpreter while it compiles;
-    ``nogil``: kernels that release the GIL, to run on several threads at once)."""
+    ``nogil``: kernels that release the GIL, to run on several threads at once). A graph
+    with complex values runs on the numpy interpreter whatever ``backend`` says: the
+    Numba backend has no complex kernels (README, "Complex numbers")."""
+    if has_complex(graph):
+        return _interpreted(graph, function, description)
     return build_program(graph, function, description, out_names, backend, tiered=tiered,
                          nogil=nogil)
+
+
+def _interpreted(graph: Graph, function: str, description: str) -> Program:
+    """A complex graph's program: the numpy interpreter, whatever the backend (Numba
+    kernels have no complex values here). Its "source" is the IR, as comments, with
+    a note saying so, so that ``.source()`` still shows what runs."""
+    text = "\n".join([f"# {function}: {description}",
+                      "# complex values: this graph runs on the numpy interpreter "
+                      "(symgrad generates no Numba kernel for complex dtypes)",
+                      *("# " + line for line in str(graph).splitlines())])
+    key = hashlib.sha256(text.encode()).hexdigest()[:32]
+    return Program((graph,), (KernelSource(key, function, text),),
+                   lambda *args: tuple(interpret(graph, *args)), ())
 
 
 def build(graph: Graph, *, wrt: Sequence[int] | None = None, seeded: bool = False,
@@ -116,10 +136,11 @@ def kernel_input(x: Any, what: str = "", promote: bool = True,
         return _integer_array(x, what)
     array = as_constant_array(x, what)
     dtype = (BOOL if array.dtype == np.bool_ and not promote
+             else array.dtype.name if array.dtype.kind == "c"
              else F32 if array.dtype == np.float32 else FLOAT)
     if array.ndim == 0:
         value = (bool(array) if dtype == BOOL else float(array) if dtype == FLOAT
-                 else np.float32(array))
+                 else complex(array) if dtype == C128 else np.dtype(dtype).type(array))
         return value, Aval((), dtype)
     array = np.ascontiguousarray(array, dtype=dtype)
     if not array.flags.writeable:  # Numba compiles read-only arrays separately
@@ -153,6 +174,10 @@ def cotangent(gradient: Any, out: Aval, subject: str,
     ``torch.Tensor([1.0])`` for a scalar). ``subject`` says whose output it is in the
     message (``"f returns"``, ``"the output has"``)."""
     value, aval = kernel_input(gradient, "gradient")
+    if aval.dtype in (C128, C64) and out.dtype not in (C128, C64):
+        raise TypeError(f"gradient is complex ({aval.dtype}) but {subject} a real value: the "
+                        "cotangent of a real output is real (its imaginary part would be "
+                        "dropped)")
     if aval.dtype != out.dtype:  # a cotangent has its output's dtype
         value = (np.ascontiguousarray(value, dtype=out.dtype) if aval.shape
                  else np.dtype(out.dtype).type(value))

@@ -26,7 +26,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..core.errors import SCALAR_OUTPUT_ERROR
-from ..core.ir import Aval, Graph, is_float
+from ..core.ir import Aval, Graph, is_complex, is_float
 from ..core.pytree import LEAF, Tree, unflatten
 from ..core.tracing import arg_names
 from .calls import _ONE, _TUPLE, _VALUE_AND_GRADS, _aux_leaves, _positions
@@ -44,6 +44,14 @@ def backend_name(backend: str) -> str:
     return "numpy" if backend == "interpreter" else backend
 
 
+def check_holomorphic_inputs(name: str, avals: list[Aval]) -> None:
+    """``holomorphic=True`` differentiates with respect to complex arguments only (JAX)."""
+    for aval in avals:
+        if not is_complex(aval.dtype):
+            raise TypeError(f"{name} with holomorphic=True requires inputs with complex "
+                            f"dtype, but got {aval}")
+
+
 class Signature:
     """How a transformation takes a call of ``fun`` and gives its result (the base class:
     what all transformations share; a subclass per transformation says what differs)."""
@@ -55,7 +63,7 @@ class Signature:
 
     def __init__(self, fun: Callable, argnums: int | Sequence[int] = 0,
                  static_argnums: Sequence[int] = (), backend: str = "numba",
-                 has_aux: bool = False):
+                 has_aux: bool = False, holomorphic: bool = False):
         if not callable(fun):
             raise TypeError(f"{self.name} needs a function, got {type(fun).__name__}")
         self.backend = backend_name(backend)
@@ -66,6 +74,10 @@ class Signature:
         self.static_argnums = _positions("static_argnums", static_argnums, distinct=False)
         self._check_aux(has_aux)
         self.has_aux = has_aux
+        if holomorphic and not isinstance(self, Grad) or holomorphic and self.several_outputs:
+            raise TypeError(f"holomorphic is for grad and value_and_grad, not {self.name}")
+        #: complex outputs allowed, complex inputs required (JAX's holomorphic=True)
+        self.holomorphic = holomorphic
         self.title = getattr(fun, "__name__", "the function")  # for messages: "<lambda>"
         #: the names of the arguments of a call with n of them
         self.names: Callable[[int], list[str]] = functools.cache(
@@ -80,7 +92,8 @@ class Signature:
              static_argnums: Sequence[int], backend: str | None = None) -> Signature:
         """The same transformation of another function (the function of a pytree's
         leaves, of keyword trees; on another backend)."""
-        return type(self)(fun, argnums, static_argnums, backend or self.backend, self.has_aux)
+        return type(self)(fun, argnums, static_argnums, backend or self.backend, self.has_aux,
+                          self.holomorphic)
 
     def positions(self, n: int) -> tuple[frozenset[int], frozenset[int]]:
         """The differentiated and the static positions among ``n`` arguments."""
@@ -184,9 +197,12 @@ class Grad(Signature):
                                 f"(value, aux), not the structure {out_tree}")
             n_aux = len(graph.outputs) - 1
             graph, out_tree = replace(graph, outputs=graph.outputs[:1]), LEAF
-        self._check_differentiable(graph, out_tree.kind != "leaf", seeded)
         # gradients come out in argnums order: wrt is the graph inputs in that order
         position = {i: k for k, i in enumerate(i for i, a in enumerate(avals) if a is not None)}
+        if self.holomorphic:
+            check_holomorphic_inputs(self.name, [graph.inputs[position[i % n_args]].aval
+                                                 for i in self.argnums])
+        self._check_differentiable(graph, out_tree.kind != "leaf", seeded)
         return [position[i % n_args] for i in self.argnums], self.keeps_value, n_aux
 
     def _check_differentiable(self, graph: Graph, is_tuple: bool, seeded: bool) -> None:
@@ -196,6 +212,18 @@ class Grad(Signature):
                             f"tuple of {len(graph.outputs)}; use symgrad.vjp for several "
                             "outputs")
         for out in graph.outputs:
+            if is_complex(out.dtype) and (self.holomorphic or self.several_outputs):
+                continue
+            if self.holomorphic and is_float(out.dtype):  # JAX's rule
+                raise TypeError(f"{self.name} with holomorphic=True requires outputs with "
+                                f"complex dtype, but {name} returns {out.aval}")
+            if is_complex(out.dtype):  # JAX's rule and message
+                raise TypeError(
+                    f"{self.name} requires real-valued outputs, but {name} returns "
+                    f"{out.aval} (complex). For holomorphic differentiation, pass "
+                    "holomorphic=True. For differentiating non-holomorphic functions "
+                    "involving complex outputs, use symgrad.vjp directly (or return a real "
+                    "value: np.abs(z) ** 2, np.real(z))")
             if not is_float(out.dtype):
                 raise TypeError(f"{name} returns a {out.aval} value, which has no gradient; "
                                 "return a float array")

@@ -9,6 +9,7 @@ entry). Importing this package files every family's entries.
 # files the entries, one module per family of symgrad.prims
 from . import (  # noqa: F401
     bitwise,
+    complex,
     control,
     convert,
     custom,

@@ -1,0 +1,105 @@
+"""The parts of a complex value: ``real``, ``imag``, ``conj`` and ``cabs`` (``|z|``).
+
+symgrad differentiates complex code with JAX's convention (README, "Complex
+numbers"): a VJP rule is the transpose of the JVP under the real pairing
+``<a, b> = Re(sum(a * b))`` (no conjugate), so for a real-valued ``f`` of a
+complex ``z = x + iy`` the gradient is ``df/dx - i df/dy``, and for a
+holomorphic ``f`` it is ``f'(z)`` itself. The rules here are the transposes of
+the four maps that are not complex-linear:
+
+- ``real(z)``: cotangent ``g`` (a real ``g`` as a complex value);
+- ``imag(z)``: ``-1j * g``;
+- ``conj(z)``: ``conj(g)``;
+- ``cabs(z) = |z|``: ``g * conj(z) / |z|``, and 0 at ``z = 0`` (``abs'(0) = 0``,
+  as for real ``abs`` and JAX).
+
+A real value entering complex arithmetic is converted (``convert``), whose
+transpose takes the real part of the cotangent: a real input's gradient is real.
+These primitives only take complex operands (``np.real`` of a real value is the
+value itself, in :mod:`symgrad.numpy_api.ufuncs`). Generated Numba code never
+holds them: a graph with complex values runs on the interpreter
+(:func:`symgrad.transforms.pipeline.program`); their Numba lowering
+(``backend/numba/lowering/complex.py``) spells them in numpy for the record.
+
+    >>> import numpy as np
+    >>> float(cabs_p.impl(np.complex128(3 + 4j)))
+    5.0
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..core.ir import COMPLEXES, Aval, real_of
+from ..core.tracing import apply
+from .convert import convert
+from .elementwise import div, eq_p, mul, where
+from .registry import broadcast_shapes, register
+
+
+def _part_rule(name: str, real: bool):
+    """A complex operand; a real result (``real``, ``imag``, ``cabs``) or a complex one."""
+    def rule(x: Aval) -> Aval:
+        if x.dtype not in COMPLEXES:
+            raise TypeError(f"{name} takes a complex operand, got {x}")
+        return Aval(broadcast_shapes(name, x), real_of(x.dtype) if real else x.dtype)
+    return rule
+
+
+real_p = register(
+    name="real", kind="elementwise", complex=True, shape_rule=_part_rule("real", True),
+    impl=np.real,
+    vjp=lambda g, ans, z: (convert(g, z.dtype.name),),
+    sympy=lambda sp, z: sp.re(z), linear=True, torch_name="RealBackward0")
+
+imag_p = register(
+    name="imag", kind="elementwise", complex=True, shape_rule=_part_rule("imag", True),
+    impl=np.imag,
+    vjp=lambda g, ans, z: (mul(convert(g, z.dtype.name), -1j),),
+    sympy=lambda sp, z: sp.im(z), linear=True, torch_name="ImagBackward0")
+
+
+def _conj_vjp(g: Any, ans: Any, z: Any) -> tuple:
+    return (conj(g),)
+
+
+conj_p = register(
+    name="conj", kind="elementwise", complex=True, shape_rule=_part_rule("conj", False),
+    impl=np.conjugate, vjp=_conj_vjp,
+    sympy=lambda sp, z: sp.conjugate(z), linear=True,
+    torch_name="ConjBackward0")
+
+
+def _cabs_vjp(g: Any, ans: Any, z: Any) -> tuple:
+    # d|z| = Re(conj(z) dz) / |z|: its transpose is g * conj(z) / |z|; 0 at z = 0
+    safe = where(apply(eq_p, ans, 0.0), 1.0, ans)
+    return (mul(convert(g, z.dtype.name), div(conj(z), safe)),)
+
+
+cabs_p = register(
+    name="cabs", kind="elementwise", complex=True, shape_rule=_part_rule("cabs", True),
+    impl=np.absolute, vjp=_cabs_vjp,
+    sympy=lambda sp, z: sp.Abs(z), torch_name="AbsBackward0")
+
+
+def real(z: Any) -> Any:
+    """The real part of a complex value (one ``real`` equation)."""
+    return apply(real_p, z)
+
+
+def imag(z: Any) -> Any:
+    """The imaginary part of a complex value (one ``imag`` equation)."""
+    return apply(imag_p, z)
+
+
+def conj(z: Any) -> Any:
+    """The complex conjugate of a complex value (one ``conj`` equation); a real value
+    (a real cotangent in a second derivative) is its own conjugate."""
+    return apply(conj_p, z) if np.dtype(z.dtype).kind == "c" else z
+
+
+def cabs(z: Any) -> Any:
+    """``|z|`` of a complex value (one ``cabs`` equation), a real value."""
+    return apply(cabs_p, z)

@@ -1,0 +1,36 @@
+"""Cases of the complex primitives (``real``, ``imag``, ``conj``, ``cabs``, ``fft``): real
+arguments and real results with complex values in between (``x + 1j * y``), so that every
+table over :data:`cases.CASES` (SymPy at 50 digits, both backends, second order) runs them
+as it runs the others. A graph with complex values runs on the numpy interpreter on either
+backend (README, "Complex numbers"). JAX, the oracle of complex inputs and holomorphic
+derivatives, is tests/test_complex.py's."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from cases import Case
+
+CASES = [
+    Case("cabs-3", ("cabs",), lambda x, y: np.abs(x + 1j * y), ((3,), (3,)),
+         ((-2, 2), (0.2, 2))),
+    Case("real-imag-2x2", ("real", "imag"),
+         lambda x, y: np.real((x + 1j * y) ** 2) + np.imag(np.exp(x + 1j * y)),
+         ((2, 2), (2, 2)), ((-1, 1), (-1, 1))),
+    Case("conj-3", ("conj",), lambda x, y: np.real(np.conj(x + 1j * y) * (x + 2j * y) * 1j),
+         ((3,), (3,)), ((-1, 1), (-1, 1))),
+    # the other shapes of the elementwise parts: 0-d, 2-d, size-1, empty, non-contiguous
+    *(Case(f"{name}-shape-{tag}", (name,), fn, (shape, shape), ((-2, 2), (0.2, 2)), layout=layout,
+           backends=("numpy",))
+      for name, fn in (("cabs", lambda x, y: np.abs(x + 1j * y)),
+                       ("real", lambda x, y: np.real((x + 1j * y) * (y - 2j))),
+                       ("conj", lambda x, y: np.imag(np.conj(x + 1j * y) ** 2)))
+      for tag, shape, layout in (("0d", (), "C"), ("2x3-F", (2, 3), "F"), ("1x1", (1, 1), "C"),
+                                 ("2x0", (2, 0), "C"), ("3", (3,), "C"))),
+    Case("fft-rfft-4", ("fft",), lambda x: np.abs(np.fft.rfft(x)) ** 2, ((4,),), ((-1, 1),)),
+    Case("fft-ifft-3", ("fft",),
+         lambda x, y: np.real(np.fft.ifft(np.fft.fft(x + 1j * y) * x, norm="ortho")),
+         ((3,), (3,)), ((-1, 1), (-1, 1))),
+    Case("fft-irfft-2x5", ("fft",), lambda x: np.fft.irfft(np.fft.rfft(x) ** 2, n=5),
+         ((2, 5),), ((-1, 1),)),
+]

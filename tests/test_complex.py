@@ -1,0 +1,361 @@
+"""Complex numbers against JAX (the convention symgrad follows), SymPy and numpy.
+
+JAX's ``grad`` of a real-valued ``f`` of a complex ``z = x + iy`` is
+``df/dx - i df/dy``; with ``holomorphic=True``, ``f'(z)``; ``vjp`` and ``jvp`` are
+transposes under ``Re(sum(a * b))`` (README, "Complex numbers"). Every check here
+runs on the numpy interpreter (a complex graph runs there on either backend) and
+compares with ``jax.grad``/``jax.vjp``/``jax.jvp``/``jax.jacfwd``/``jax.jacrev`` in
+float64 at rtol 1e-12, with SymPy's derivatives of ``f(x + iy)`` in ``x`` and ``y``
+at 50 digits, or with numpy's values.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import symgrad as sg
+
+jax = pytest.importorskip("jax", reason="JAX is the oracle of complex derivatives (test extra)")
+jax.config.update("jax_enable_x64", True)
+jnp = jax.numpy
+
+RTOL = ATOL = 1e-12
+R = np.random.default_rng(28)
+
+
+def rand(*shape):
+    return R.standard_normal(shape)
+
+
+def crand(*shape):
+    return R.standard_normal(shape) + 1j * R.standard_normal(shape)
+
+
+Z = crand(4)
+A = crand(3, 4)
+X = rand(4)
+
+
+def close(got, want, rtol=RTOL, atol=ATOL):
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=rtol, atol=atol)
+
+
+# ---------------------------------------------------------------------------
+# grad of real-valued functions of complex arguments, as jax.grad: each entry is
+# a function of the numpy module (np or jax.numpy) and its argument
+
+
+def _lstsq(n):  # a complex-parameter least squares: |A w - b|^2, w complex
+    b = np.array([1.0 + 0.5j, -0.3j, 2.0])
+    return lambda w: n.sum(n.abs(A @ w - b) ** 2)
+
+
+REAL_VALUED = {
+    "abs2": (lambda n: lambda z: n.sum(n.abs(z) ** 2), Z),
+    "abs": (lambda n: lambda z: n.sum(n.abs(z) * n.arange(4.0)), Z),
+    "python-abs": (lambda n: lambda z: n.sum(abs(z * z)), Z),
+    "angle": (lambda n: lambda z: n.sum(n.angle(z) * n.arange(1.0, 5.0)), Z),
+    "angle-deg": (lambda n: lambda z: n.sum(n.angle(z * 1j, deg=True) ** 2), Z),
+    "real-imag": (lambda n: lambda z: n.sum(n.real(z) ** 3 + n.imag(z) * n.real(z)), Z),
+    "attributes": (lambda n: lambda z: n.sum(z.real * z.imag ** 2), Z),
+    "conj": (lambda n: lambda z: n.real(n.sum(n.conj(z) * z * (1 + 2j) + n.conjugate(z))), Z),
+    "exp-log": (lambda n: lambda z: n.sum(n.real(n.exp(z) + n.log(z) * 1j)), Z),
+    "sin-cos-tanh": (lambda n: lambda z: n.sum(n.imag(n.sin(z) * n.cos(z) + n.tanh(z))), Z),
+    "sqrt": (lambda n: lambda z: n.sum(n.abs(n.sqrt(z)) + n.real(n.sqrt(z))), Z),
+    "power": (lambda n: lambda z: n.sum(n.real(z ** 3 + z ** 0.5 + z ** -1.5)), Z),
+    "square-reciprocal-div": (
+        lambda n: lambda z: n.sum(n.imag(n.square(z) + n.reciprocal(z) - z / (z + 2.0))), Z),
+    "neg-sub": (lambda n: lambda z: n.sum(n.abs(-z - (1 - 2j)) ** 3), Z),
+    "mean": (lambda n: lambda z: n.real(n.mean(z * z)) + n.abs(n.mean(z)), Z),
+    "sum-axis": (lambda n: lambda a: n.sum(n.abs(n.sum(a, axis=0)) ** 2), A),
+    "prod": (lambda n: lambda a: n.sum(n.abs(n.prod(a, axis=1)) ** 2) + n.real(n.prod(a)), A),
+    "prod-with-zeros": (lambda n: lambda z: n.real(n.prod(z * n.array([1.0, 0.0, 1.0, 0.0]))
+                                                  * (1 + 1j) + n.prod(z[:3] * n.array(
+                                                      [0.0, 1.0, 1.0])) ** 2), Z),
+    "var-std": (lambda n: lambda a: n.var(a) + n.sum(n.std(a, axis=1)), A),
+    "matmul": (lambda n: lambda z: n.sum(n.abs(A @ z) ** 2), Z),
+    "norms": (lambda n: lambda a: n.linalg.norm(a) + n.sum(n.linalg.norm(a, axis=0) ** 3)
+              + n.sum(n.linalg.norm(a, ord=1, axis=1)), A),
+    "dot": (lambda n: lambda z: n.real(n.dot(z, z * 1j)), Z),
+    "matrix-arg": (lambda n: lambda a: n.sum(n.abs(a @ a.T) ** 2), A),
+    "indexing": (lambda n: lambda z: n.sum(n.real(z[1:3] * z[::-1][:2] + z[n.array([0, 0])])),
+                 Z),
+    "reshape-transpose-concat": (
+        lambda n: lambda z: n.sum(n.abs(n.concatenate([z, z * 2]).reshape(2, 4).T @ n.ones(2))),
+        Z),
+    "where": (lambda n: lambda z: n.sum(n.abs(n.where(n.real(z) > 0, z * z, n.conj(z)))), Z),
+    "fft-power": (lambda n: lambda z: n.sum(n.abs(n.fft.fft(z)) ** 2 * n.arange(4.0)), Z),
+    "least-squares": (lambda n: _lstsq(n), Z),
+    "exp-i-theta": (lambda n: lambda t: n.sum(n.real(n.exp(1j * t) * (1 + 2j))), X),
+    "real-in-complex-mid": (lambda n: lambda t: n.sum(n.abs(t * (1.0 - 0.5j) + 3.0) ** 2), X),
+    "rfft-power": (lambda n: lambda t: n.sum(n.abs(n.fft.rfft(t, n=6)) ** 2 * n.arange(4.0)), X),
+    "eigvals": (lambda n: lambda a: n.sum(n.real(n.linalg.eigvals(
+        a.astype(n.complex128)) ** 3)), np.array([[0.0, -2.0, 0.3], [1.5, 0.1, 0.0],
+                                                  [0.2, 0.4, 1.0]])),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REAL_VALUED))
+def test_grad_is_jaxs(name):
+    make, arg = REAL_VALUED[name]
+    got = sg.grad(make(np), backend="numpy")(arg)
+    want = jax.jit(jax.grad(make(jnp)))(jnp.asarray(arg))
+    assert np.asarray(got).dtype == np.asarray(want).dtype
+    close(got, want)
+
+
+def test_power_of_a_real_base_to_a_complex_exponent():
+    """x ** y with x < 0 real and y complex: numpy computes it in complex (log(-2) is not nan),
+    and so does its gradient in both arguments."""
+    x, y = np.array([-2.0, 0.5, 3.0]), np.array([0.3 + 1j, -1j, 2 + 0.5j])
+    f = lambda n: lambda x, y: n.sum(n.abs(x ** y) ** 2)  # noqa: E731
+    got = sg.grad(f(np), argnums=(0, 1), backend="numpy")(x, y)
+    for a, b in zip(got, jax.jit(jax.grad(f(jnp), argnums=(0, 1)))(x, y)):
+        close(a, b)
+
+
+# ---------------------------------------------------------------------------
+# holomorphic functions: grad, jacfwd and jacrev with holomorphic=True
+
+
+def _holomorphic(n):
+    return lambda z: n.sin(z) * z ** 2 + n.exp(z) / (z + 3.0)
+
+
+def test_holomorphic_grad_is_the_complex_derivative():
+    z = 0.3 - 0.8j
+    got = sg.grad(_holomorphic(np), holomorphic=True, backend="numpy")(z)
+    close(got, jax.jit(jax.grad(_holomorphic(jnp), holomorphic=True))(z))
+    # f'(z) by its formula: the complex derivative itself
+    close(got, np.cos(z) * z ** 2 + 2 * z * np.sin(z) + np.exp(z) * (z + 2.0) / (z + 3.0) ** 2)
+
+
+@pytest.mark.parametrize("name", ["jacfwd", "jacrev"])
+def test_holomorphic_jacobians_are_jaxs(name):
+    ours, theirs = getattr(sg, name), getattr(jax, name)
+    got = ours(lambda z: A @ _holomorphic(np)(z), holomorphic=True, backend="numpy")(Z)
+    close(got, jax.jit(theirs(lambda z: A @ _holomorphic(jnp)(z), holomorphic=True))(Z))
+
+
+def test_jacobians_of_real_functions_of_complex_values():
+    f = lambda n: lambda z: n.abs(n.sin(z)) ** 2  # noqa: E731
+    close(sg.jacrev(f(np), backend="numpy")(Z), jax.jit(jax.jacrev(f(jnp)))(Z))
+    g = lambda n: lambda t: n.abs(n.exp(1j * t) + 0.5 * t) ** 2  # noqa: E731
+    close(sg.jacfwd(g(np), backend="numpy")(X), jax.jit(jax.jacfwd(g(jnp)))(X))
+    h = lambda n: lambda t: n.sum(g(n)(t))  # noqa: E731
+    close(sg.hessian(h(np), backend="numpy")(X), jax.jit(jax.hessian(h(jnp)))(X))
+
+
+# ---------------------------------------------------------------------------
+# vjp and jvp of complex-valued functions (no holomorphy needed), the fft family
+
+
+def _nonholomorphic(n):
+    return lambda z: n.exp(z) * n.conj(z) + n.abs(z) ** 2 + n.real(z) * 1j - n.imag(z)
+
+
+FFTS = {
+    "fft": (lambda n: lambda z: n.fft.fft(z), crand(6)),
+    "fft-n-pad-ortho": (lambda n: lambda z: n.fft.fft(z, n=8, norm="ortho"), crand(6)),
+    "fft-n-truncate-forward": (lambda n: lambda z: n.fft.fft(z, n=4, norm="forward"), crand(6)),
+    "ifft": (lambda n: lambda z: n.fft.ifft(z), crand(5)),
+    "ifft-axis0-ortho": (lambda n: lambda z: n.fft.ifft(z, axis=0, norm="ortho"), crand(5, 3)),
+    "rfft-even": (lambda n: lambda x: n.fft.rfft(x), rand(6)),
+    "rfft-odd-forward": (lambda n: lambda x: n.fft.rfft(x, norm="forward"), rand(7)),
+    "rfft-n-axis0-ortho": (lambda n: lambda x: n.fft.rfft(x, n=6, axis=0, norm="ortho"),
+                           rand(5, 2)),
+    "irfft-even": (lambda n: lambda z: n.fft.irfft(z), crand(4)),
+    "irfft-n-odd": (lambda n: lambda z: n.fft.irfft(z, n=7), crand(4)),
+    "irfft-n-ortho": (lambda n: lambda z: n.fft.irfft(z, n=5, norm="ortho"), crand(4)),
+    "irfft-forward": (lambda n: lambda z: n.fft.irfft(z, norm="forward"), crand(5)),
+    "fft2": (lambda n: lambda z: n.fft.fft2(z), crand(3, 4)),
+    "ifft2-s-ortho": (lambda n: lambda z: n.fft.ifft2(z, s=(4, 2), norm="ortho"), crand(3, 4)),
+    "fftn-axes": (lambda n: lambda z: n.fft.fftn(z, axes=(0, 2)), crand(2, 3, 4)),
+    "ifftn": (lambda n: lambda z: n.fft.ifftn(z), crand(2, 3, 2)),
+    "rfftn": (lambda n: lambda x: n.fft.rfftn(x), rand(3, 4)),
+    "irfftn-s": (lambda n: lambda z: n.fft.irfftn(z, s=(3, 5), axes=(0, 1)), crand(3, 3)),
+    "fft-of-real": (lambda n: lambda x: n.fft.fft(x), rand(5)),
+    "fftshift": (lambda n: lambda z: n.fft.ifftshift(n.fft.fftshift(n.fft.fft(z)) * 2.0),
+                 crand(5)),
+    "non-holomorphic": (_nonholomorphic, crand(3)),
+}
+
+
+def _like(y):
+    shape = np.shape(y)
+    return crand(*shape) if np.iscomplexobj(y) else rand(*shape)
+
+
+@pytest.mark.parametrize("name", sorted(FFTS))
+def test_vjp_and_jvp_are_jaxs(name):
+    make, arg = FFTS[name]
+    value, pullback = sg.vjp(make(np), arg, backend="numpy")
+    want = make(np)(arg)  # numpy's own value
+    close(value, want)
+    assert value.dtype == want.dtype
+    ct, tangent = _like(want), _like(arg)
+
+    @jax.jit
+    def oracle(a, ct, t):  # one XLA compile for JAX's vjp and jvp
+        f = make(jnp)
+        return jax.vjp(f, a)[1](ct)[0], jax.jvp(f, (a,), (t,))[1]
+
+    expected, jt = oracle(jnp.asarray(arg), jnp.asarray(ct), jnp.asarray(tangent))
+    (got,) = pullback(ct)
+    assert got.dtype == expected.dtype
+    close(got, expected)
+    close(sg.jvp(make(np), (arg,), (tangent,), backend="numpy")[1], jt)
+
+
+def test_vmap_of_fft_and_of_its_gradient():
+    z = crand(2, 3)
+    close(sg.vmap(lambda z: np.abs(np.fft.fft(z)) ** 2)(z), np.abs(np.fft.fft(z, axis=-1)) ** 2)
+    f = lambda n: lambda x: n.sum(n.abs(n.fft.rfft(x, n=6)) ** 2)  # noqa: E731
+    x = rand(2, 5)
+    close(sg.vmap(sg.grad(f(np), backend="numpy"))(x), jax.jit(jax.vmap(jax.grad(f(jnp))))(x))
+
+
+def test_complex64_stays_complex64():
+    z = Z.astype(np.complex64)
+    f = lambda n: lambda z: n.sum(n.abs(n.exp(z) * z) ** 2)  # noqa: E731
+    got = sg.grad(f(np), backend="numpy")(z)
+    want = jax.jit(jax.grad(f(jnp)))(jnp.asarray(z))
+    assert got.dtype == np.complex64 == want.dtype
+    close(got, want, rtol=1e-5, atol=1e-5)
+    assert sg.jit(np.fft.fft, backend="numpy")(z).dtype == np.complex64 == np.fft.fft(z).dtype
+
+
+def test_default_backend_runs_complex_graphs_on_the_interpreter():
+    """No Numba kernel: the program is the interpreter, and its source says so."""
+    f = lambda n: lambda z: n.sum(n.abs(n.fft.fft(z * n.exp(z))) ** 2)  # noqa: E731
+    g, oracle = sg.grad(f(np)), jax.jit(jax.grad(f(jnp)))
+    close(g(Z), oracle(Z))
+    close(g(2 * Z), oracle(2 * Z))  # the fast path of a second call
+    assert "runs on the numpy interpreter" in g.source(Z)
+    h = sg.grad(lambda w: np.abs(w * w + 1.0) ** 2)  # a Python complex argument
+    close(h(1 + 2j), 4 * (1 + 2j) * np.conj((1 + 2j) ** 2 + 1))
+
+
+def test_values_match_numpy():
+    f = lambda z: (np.abs(z), np.angle(z), np.conj(z), np.fft.irfft(z, n=7),  # noqa: E731
+                   np.var(z), np.std(z), z.real, z.imag)
+    for got, want in zip(sg.jit(f, backend="numpy")(Z), f(Z)):
+        close(got, want, rtol=1e-15, atol=1e-15)
+
+
+# ---------------------------------------------------------------------------
+# SymPy: the gradient of f(x + iy) is df/dx - i df/dy, at 50 digits
+
+
+SYMBOLIC = {
+    "exp-conj": (lambda n: lambda z: n.real(n.exp(z) * n.conj(z)),
+                 lambda sp, z: sp.re(sp.exp(z) * sp.conjugate(z))),
+    "abs-sin": (lambda n: lambda z: n.abs(n.sin(z)), lambda sp, z: sp.Abs(sp.sin(z))),
+    "angle-square": (lambda n: lambda z: n.angle(z * z + 1.0),
+                     lambda sp, z: sp.arg(z * z + 1)),
+    "imag-log-div": (lambda n: lambda z: n.imag(n.log(z) / (z + 2.0)),
+                     lambda sp, z: sp.im(sp.log(z) / (z + 2))),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SYMBOLIC))
+def test_grad_matches_sympy_wirtinger(name):
+    sp = pytest.importorskip("sympy")
+    make, symbolic = SYMBOLIC[name]
+    x, y = sp.symbols("x y", real=True)
+    expr = symbolic(sp, x + sp.I * y)
+    z0 = 0.7 - 0.4j
+    at = {x: sp.Float(z0.real, 50), y: sp.Float(z0.imag, 50)}
+    want = complex(sp.N(sp.diff(expr, x).subs(at), 50)) - 1j * complex(
+        sp.N(sp.diff(expr, y).subs(at), 50))
+    close(sg.grad(make(np), backend="numpy")(z0), want)
+
+
+def test_expressions_of_a_complex_input_use_complex_symbols():
+    """The SymPy bridge's formulas: z is a complex symbol, so re(z) is not z."""
+    sp = pytest.importorskip("sympy")
+    g = sg.grad(lambda z: np.real(np.exp(z)) + np.abs(z) ** 2, backend="numpy")
+    (formula,) = np.ravel(g.expressions(0.5 + 1j))
+    (z,) = formula.free_symbols
+    assert not z.is_real
+    at = 0.5 + 1j
+    close(complex(formula.subs(z, at)), np.exp(at) + 2 * np.conj(at))
+
+
+# ---------------------------------------------------------------------------
+# refusals: a clear error, never a wrong number
+
+
+def test_grad_of_a_complex_output_needs_holomorphic():
+    with pytest.raises(TypeError, match="holomorphic=True"):
+        sg.grad(lambda z: np.sum(z * z), backend="numpy")(Z)
+    with pytest.raises(TypeError, match="requires outputs with complex dtype"):
+        sg.grad(lambda z: np.sum(np.abs(z)), holomorphic=True, backend="numpy")(Z)
+    with pytest.raises(TypeError, match="requires inputs with complex dtype"):
+        sg.grad(lambda x: np.sum(x * x), holomorphic=True, backend="numpy")(X)
+    with pytest.raises(TypeError, match="jacfwd requires real-valued inputs"):
+        sg.jacfwd(lambda z: z * z, backend="numpy")(Z)
+    with pytest.raises(TypeError, match="jacrev requires real-valued outputs"):
+        sg.jacrev(lambda z: z * z, backend="numpy")(Z)
+
+
+@pytest.mark.parametrize("fn, prim", [
+    (lambda z: np.sum(np.maximum(z, 0.0).real), "maximum"),
+    (lambda z: np.real(np.max(z)), "max"),
+    (lambda z: np.sum(np.real(np.sort(z))), "argsort"),
+    (lambda z: np.sum((z > 0).astype(float)), "gt"),
+    (lambda z: np.sum(np.real(np.sign(z))), "sign"),
+])
+def test_primitives_that_take_no_complex_operands_name_themselves(fn, prim):
+    with pytest.raises(TypeError, match=f"{prim} does not take complex operands"):
+        sg.grad(fn, backend="numpy")(Z)
+
+
+@pytest.mark.parametrize("uplo", ["L", "U"])
+def test_eigvalsh_of_a_complex_matrix_against_central_differences(uplo):
+    """numpy reads one triangle of a Hermitian matrix (JAX symmetrizes instead): the oracle
+    is numpy's own eigvalsh, differentiated in the real and imaginary part of each entry
+    (d/dx - i d/dy)."""
+    n, c = 3, rand(3)
+    m = crand(n, n)
+
+    def f(a):
+        w = np.linalg.eigvalsh(a, UPLO=uplo)
+        return np.sum(w * c) + np.sum(w ** 3)
+
+    got = sg.grad(f, backend="numpy")(m)
+    h, want = 1e-6, np.zeros_like(m)
+    for i, j in np.ndindex(n, n):
+        e = np.zeros_like(m)
+        e[i, j] = h
+        want[i, j] = ((f(m + e) - f(m - e)) - 1j * (f(m + 1j * e) - f(m - 1j * e))) / (2 * h)
+    close(got, want, rtol=1e-6, atol=1e-6)
+    with pytest.raises(TypeError, match="phase"):
+        sg.grad(lambda a: np.sum(np.abs(np.linalg.eigh(a, UPLO=uplo).eigenvectors)),
+                backend="numpy")(m)
+
+
+def test_real_if_close_of_a_complex_value_is_refused():
+    with pytest.raises(sg.UnsupportedFunctionError, match="real_if_close"):
+        sg.jit(np.real_if_close, backend="numpy")(Z)
+
+
+def test_eig_refusals():
+    a = np.array([[0.0, -2.0], [1.5, 0.1]])  # complex eigenvalues
+    with pytest.raises(ValueError, match="astype"):
+        sg.jit(np.linalg.eigvals, backend="numpy")(a)
+    close(sg.jit(lambda a: np.linalg.eigvals(a.astype(np.complex128)), backend="numpy")(a),
+          np.linalg.eigvals(a))
+    with pytest.raises(TypeError, match="phase"):
+        sg.grad(lambda a: np.real(np.sum(np.linalg.eig(a.astype(complex)).eigenvectors)),
+                backend="numpy")(a)
+
+
+def test_tensors_refuse_complex_values():
+    with pytest.raises(TypeError, match="complex"):
+        sg.tensor(np.array([1 + 2j]), requires_grad=True)
+    with pytest.raises(TypeError, match="Tensors hold real values"):
+        sg.tensor([1.0, 2.0], requires_grad=True) * 1j
+    with pytest.raises(TypeError, match="Tensors hold real values"):
+        np.fft.rfft(sg.tensor([1.0, 2.0, 3.0], requires_grad=True))
