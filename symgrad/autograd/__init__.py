@@ -31,6 +31,8 @@ from ..eager.graph import AccumulateGrad, Node
 from ..eager.tensor import EagerTrace
 from ..eager.tensor_ops import Variable
 
+from ..eager import scatter_extreme  # noqa: F401,E402,I001 -- sets scatter_reduce's amax/amin
+
 __all__ = ["Variable", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled",
            "Node", "AccumulateGrad", "EagerTrace", "backward_stats", "KernelFallbackWarning",
            "SCALAR_OUTPUT_ERROR", "grad", "functional", "Function", "FunctionCtx",

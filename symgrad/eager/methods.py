@@ -257,6 +257,11 @@ class TensorMethods:
         """``torch.gather``: ``out[i][j] = self[index[i][j]][j]`` for ``dim=0``, ..."""
         d = _one_dim(dim, self.ndim)
         idx = np.asarray(getattr(index, "_value", index))
+        size = self.shape[d] if self.ndim else 1
+        bad = idx[(idx < 0) | (idx >= size)]
+        if bad.size:  # PyTorch's error; it does not wrap negative indices
+            raise RuntimeError(f"index {int(bad.flat[0])} is out of bounds for dimension {d} "
+                               f"with size {size}")
         flat = np.arange(self._value.size).reshape(self.shape)
         grid = list(np.indices(idx.shape, sparse=True))
         grid[d] = idx
