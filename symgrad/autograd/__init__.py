@@ -23,6 +23,7 @@ implementation is :mod:`symgrad.eager`.
 """
 
 from ..core.errors import SCALAR_OUTPUT_ERROR
+from ..eager import scatter_extreme  # noqa: F401 -- sets scatter_reduce's amax/amin
 from ..eager.backward import KernelFallbackWarning, backward_stats
 from ..eager.double import grad
 from ..eager.function import Function, FunctionCtx, once_differentiable
@@ -30,8 +31,6 @@ from ..eager.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_en
 from ..eager.graph import AccumulateGrad, Node
 from ..eager.tensor import EagerTrace
 from ..eager.tensor_ops import Variable
-
-from ..eager import scatter_extreme  # noqa: F401,E402,I001 -- sets scatter_reduce's amax/amin
 
 __all__ = ["Variable", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled",
            "Node", "AccumulateGrad", "EagerTrace", "backward_stats", "KernelFallbackWarning",

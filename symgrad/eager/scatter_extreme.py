@@ -12,10 +12,21 @@ from typing import Any
 
 import numpy as np
 
-from . import extra_methods
 from ..numpy_api import functions as ops
+from . import extra_methods
 from .function import Function
 from .tensor import Tensor
+
+
+def _identity(dtype: np.dtype, reduce: str) -> Any:
+    """The start of a maximum (minimum) that drops ``self``: -inf (inf) for floats, the
+    dtype's least (greatest) value for integers and booleans."""
+    if dtype.kind == "f":
+        return -np.inf if reduce == "amax" else np.inf
+    if dtype.kind == "b":
+        return reduce != "amax"
+    info = np.iinfo(dtype)
+    return info.min if reduce == "amax" else info.max
 
 
 class ScatterExtreme(Function):
@@ -29,16 +40,8 @@ class ScatterExtreme(Function):
         ufunc = np.maximum if reduce == "amax" else np.minimum
         result = mine.copy()
         scattered = np.isin(np.arange(mine.size), flat)
-        if not include_self:  # the identity of the reduction, for integers too
-            kind = np.finfo if mine.dtype.kind == "f" else np.iinfo
-            info = kind(mine.dtype) if mine.dtype.kind in "fiu" else None
-            if info is None:
-                raise RuntimeError(f"scatter_reduce {reduce} of {mine.dtype} tensors is not "
-                                   "supported; convert to a number type")
-            if mine.dtype.kind == "f":
-                result[scattered] = -np.inf if reduce == "amax" else np.inf
-            else:
-                result[scattered] = info.min if reduce == "amax" else info.max
+        if not include_self:  # the reduction's identity, for integers too
+            result[scattered] = _identity(mine.dtype, reduce)
         ufunc.at(result, flat, given)
         if own.requires_grad or src.requires_grad:
             self_hit = (mine == result).astype(np.float64)
