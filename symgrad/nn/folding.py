@@ -125,7 +125,8 @@ def _max_unpool(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any, p
 
 class _Unpool(Function):
     """The values put at their indices in planes of zeros (the last of repeated
-    indices wins, as on PyTorch's CPU), and PyTorch's gradient, which is no
+    indices wins; PyTorch's choice among different values there is unspecified,
+    and max_pool's indices repeat only with equal values), and PyTorch's gradient, which is no
     transpose of that when indices repeat: a gather, ``grad_in = grad_out[index]``
     for every input (linear, so its own double backward is a scatter-add)."""
 
