@@ -477,3 +477,33 @@ def test_out_of_range_indices_raise_as_pytorch(name, bad):
             NEGATIVE_INDEX[name](lib, lib.zeros(3), lib.tensor([bad]))
         errors.append((e.type, str(e.value).split("\n")[0]))
     assert errors[0] == errors[1]
+
+
+@pytest.mark.parametrize("other_path", [False, True])
+def test_function_none_gradient_leaves_grad_none_as_pytorch(other_path):
+    """A backward returning None for an input: PyTorch leaves its ``.grad`` None (an
+    optimizer then skips it) unless another path reaches it; twice, so the second step
+    runs the compiled kernel."""
+    outcomes = []
+    for lib in (symgrad, torch_real):
+        class Scale(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, y):
+                return x * 2.0 + y
+
+            @staticmethod
+            def backward(ctx, g):
+                return None, g * 3.0
+
+        got = []
+        for _ in range(2):
+            x, y = lib.ones(3, requires_grad=True), lib.ones(3, requires_grad=True)
+            out = Scale.apply(x, y).sum() + ((x * x).sum() if other_path else 0.0)
+            out.backward()
+            got.append((None if x.grad is None else x.grad.numpy(), y.grad.numpy()))
+        outcomes.append(got)
+    for (gx, gy), (wx, wy) in zip(*outcomes):
+        assert (gx is None) == (wx is None)
+        if wx is not None:
+            np.testing.assert_array_equal(gx, wx)
+        np.testing.assert_array_equal(gy, wy)

@@ -77,6 +77,8 @@ class FunctionCtx:
         self._live: list[int] = []       # the outputs that have a node
         self._shapes: list[tuple | None] = []  # each output's shape (None: not a Tensor)
         self._tensors: set[int] = set()  # the arguments that are Tensors
+        #: the node's inputs whose gradient ``backward`` gave as None (in its last run)
+        self.silent_inputs: frozenset[int] = frozenset()
 
     def save_for_backward(self, *tensors: Any) -> None:
         """Keep ``tensors`` (or None) for ``backward``, as ``ctx.saved_tensors``."""
@@ -172,14 +174,18 @@ class _Backward(Host):
         cts = [None if not ctx.materialize_grads and not np.any(c) else
                Tensor._make(np.array(c, dtype=np.float64)) for c in args[n:]]
 
+        silent: set[int] = set()
+
         def value(g: Any, j: int, k: int) -> np.ndarray:
             shape = np.shape(args[1 + j])
             if g is None:
+                silent.add(1 + j)
                 return np.zeros(shape)
             g = np.asarray(_value(g), dtype=np.float64)
             return np.array(_sum_to(g, shape, k, self.cls.__name__), dtype=np.float64)
         with no_grad():
             grads = self._grads(ctx, cts, value)
+        ctx.silent_inputs = frozenset(silent)  # read by Tensor.backward: .grad stays None
         return [np.zeros(()), *grads]
 
     def replay(self, values: list[Any], like: Any) -> tuple:
