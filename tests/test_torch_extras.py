@@ -294,3 +294,216 @@ def test_float32_and_float16_gradients_round_once_from_float64():
         np.testing.assert_allclose(grads[0], grads[1], rtol=rtol)
         if kind == "float16":
             np.testing.assert_array_equal(grads[0], exact.astype(np.float16).astype(float))
+
+
+# -- review findings 01, 02, 06, 09 and the minor ones (issue 31 review) ----------------
+INF, NAN = np.inf, np.nan
+EXTREME_CASES = [  # self, index, src, reduce, include_self
+    ([1.0, INF, 3.0, 4.0], [0, 0], [5.0, 2.0], "amax", True),
+    ([1.0, 2.0, 3.0, 4.0], [0, 0], [INF, 2.0], "amax", True),
+    ([1.0, 2.0, -INF, 4.0], [0, 2], [5.0, 2.0], "amin", True),
+    ([1.0, NAN, 3.0, 4.0], [0, 1], [5.0, 2.0], "amax", False),
+    ([-INF, -INF, -INF], [0, 0, 2, 2], [1.0, 5.0, 2.0, 3.0], "amax", True),  # segment max
+    ([0.7, 0.7, 0.3], [0, 0, 1, 2], [0.7, 0.7, 0.7, 0.3], "amax", False),  # ties, 1/3 shares
+]
+
+
+@pytest.mark.parametrize("case", range(len(EXTREME_CASES)))
+def test_scatter_reduce_extremes_with_inf_nan_are_bit_identical_to_pytorch(case):
+    """amax/amin are selections: values and gradients bit for bit PyTorch's, +-inf in
+    self or src and a nan of an excluded self included (a zero-valued gradient term
+    built from the values was nan there: inf - inf)."""
+    s, i, v, reduce, include_self = EXTREME_CASES[case]
+    w = np.array([0.7, 1.1, 0.3, 2.9])[:len(s)]
+    results = []
+    for lib in (symgrad, torch_real):
+        x, y = lib.tensor(s, requires_grad=True), lib.tensor(v, requires_grad=True)
+        r = x.scatter_reduce(0, lib.tensor(i), y, reduce, include_self=include_self)
+        (r * lib.tensor(w)).sum().backward()
+        results.append((r.detach().numpy(), x.grad.numpy(), y.grad.numpy()))
+    for got, want in zip(*results):
+        np.testing.assert_array_equal(got, want)
+
+
+def test_scatter_reduce_amax_double_backward_equals_pytorch():
+    """The gradient is linear in the cotangent (masks and counts are data): its own
+    gradient with respect to the weights is PyTorch's."""
+    a, b = np.array([1.0, 2.0, 2.0, 0.0]), np.array([2.0, 3.0, 2.0, 1.0])
+    index, v = [1, 1, 2, 3], np.array([0.5, -1.0, 2.0, 3.0])
+    results = []
+    for lib in (symgrad, torch_real):
+        x, y = lib.tensor(a, requires_grad=True), lib.tensor(b, requires_grad=True)
+        w = lib.tensor([0.3, 0.9, 1.7, 2.1], requires_grad=True)
+        r = x.scatter_reduce(0, lib.tensor(index), y, "amax", include_self=False)
+        gx, gy = lib.autograd.grad((r * w).sum(), (x, y), create_graph=True)
+        ((gx * lib.tensor(v)).sum() + (gy * gy).sum()).backward()
+        results.append((gx.detach().numpy(), gy.detach().numpy(), w.grad.numpy()))
+    for got, want in zip(*results):
+        np.testing.assert_allclose(got, want, rtol=1e-15, atol=0)
+
+
+@pytest.mark.parametrize("reduce", ["sum", "prod", "mean", "amax", "amin"])
+@pytest.mark.parametrize("include_self", [True, False])
+def test_scatter_reduce_integer_tensors_equal_pytorch(reduce, include_self):
+    """int64 stays int64 (mean floor-divides, as PyTorch's), and amax/amin without self
+    start from the dtype's extreme, not an infinity."""
+    a, i, b = [1, -2, 3, 4], [0, 0, 1, 1, 2], [2, 5, -3, -4, 7]
+    got, want = (lib.tensor(a).scatter_reduce(0, lib.tensor(i), lib.tensor(b), reduce,
+                                              include_self=include_self)
+                 for lib in (symgrad, torch_real))
+    assert str(got.dtype) == str(want.dtype)
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+@pytest.mark.parametrize("method", ["scatter_reduce", "scatter", "scatter_add", "gather"])
+def test_zero_dim_scatters_equal_pytorch(method):
+    results = []
+    for lib in (symgrad, torch_real):
+        x, i, s = lib.tensor(2.0, requires_grad=True), lib.tensor(0), lib.tensor(5.0)
+        args = {"scatter_reduce": (0, i, s, "amax"), "gather": (0, i)}.get(method, (0, i, s))
+        r = getattr(x, method)(*args)
+        (r * 3.0).backward()
+        results.append((r.detach().numpy(), x.grad.numpy()))
+    for got, want in zip(*results):
+        np.testing.assert_array_equal(got, want)
+
+
+def test_max_unpool_gradient_gathers_at_repeated_indices_as_pytorch():
+    """Overlapping windows (3x3, stride 2) repeat an index: PyTorch's gradient gives
+    every input grad_out[index], not only the last one written; its double backward
+    (with respect to the weights) is the matching scatter-add."""
+    rng = np.random.default_rng(3)
+    x = np.round(rng.standard_normal((1, 2, 5, 5)), 1)
+    x[0, 0, 2, 2] = 9.0                                     # the maximum of four windows
+    pooled, idx = torch_real.nn.functional.max_pool2d(torch_real.tensor(x), 3, 2,
+                                                      return_indices=True)
+    assert len(np.unique(idx[0, 0].numpy())) < idx[0, 0].numel()
+    # the pooled values (equal where indices repeat: PyTorch's forward is
+    # nondeterministic for different values written to one position)
+    v, w0 = pooled.numpy(), rng.standard_normal((1, 2, 5, 5))
+    results = []
+    for lib in (symgrad, torch_real):
+        t, w = lib.tensor(v, requires_grad=True), lib.tensor(w0, requires_grad=True)
+        out = lib.nn.functional.max_unpool2d(t, lib.tensor(idx.numpy()), 3, 2,
+                                             output_size=(5, 5))
+        (g,) = lib.autograd.grad((out * w).sum(), t, create_graph=True)
+        (g * lib.tensor(v)).sum().backward()
+        results.append((out.detach().numpy(), g.detach().numpy(), w.grad.numpy()))
+    for got, want in zip(*results):
+        np.testing.assert_array_equal(got, want)
+
+
+def _shape_function(lib, mode):
+    class F(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, k):
+            return x * k
+
+        @staticmethod
+        def backward(ctx, g):
+            return {"bigger": lambda: (g.unsqueeze(0).expand(2, 3) * 1.5, None),
+                    "keepdim": lambda: ((g * 2.0).reshape(3, 1).expand(3, 4), None),
+                    "scalar": lambda: (g.sum(), None),
+                    "shorter": lambda: (g[:2], None),
+                    "extra": lambda: (g * 2.0, None, None),
+                    "extra grad": lambda: (g * 2.0, None, g),
+                    "too few": lambda: (g,),
+                    "not tensor": lambda: (g, g)}[mode]()
+    return F
+
+
+@pytest.mark.parametrize("mode", ["bigger", "keepdim", "scalar", "shorter", "extra",
+                                  "extra grad", "too few", "not tensor"])
+def test_function_gradient_shapes_checked_as_pytorch(mode):
+    """PyTorch's validate_outputs: a gradient the input's shape broadcasts to is summed
+    to it; any other shape (a 0-d one included) raises PyTorch's message; extra
+    trailing Nones are allowed; a gradient for a non-Tensor argument raises."""
+    outcomes = []
+    for lib in (symgrad, torch_real):
+        x = lib.tensor([[1.0], [2.0], [3.0]] if mode == "keepdim" else [1.0, 2.0, 3.0],
+                       requires_grad=True)
+        try:
+            _shape_function(lib, mode).apply(x, 2.0).sum().backward()
+            outcomes.append(x.grad.numpy())
+        except RuntimeError as e:
+            outcomes.append(str(e).split("\n")[0])
+    got, want = outcomes
+    if isinstance(want, str):
+        assert got == want
+    else:
+        np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("dimension,size,step", [(0, 3, 2), (1, 2, 1), (-1, 4, 3), (1, 4, 2)])
+def test_tensor_unfold_equals_pytorch(dimension, size, step):
+    _both(lambda L, x: x.unfold(dimension, size, step) * L.tensor(2.0), X)
+
+
+@pytest.mark.parametrize("shape,args", [((3,), (0, 4, 1)), ((3,), (0, 2, 0)), ((), (0, 2, 1)),
+                                        ((), (0, 1, 1)), ((), (0, 0, 1))])
+def test_tensor_unfold_edges_equal_pytorch(shape, args):
+    outcomes = []
+    for lib in (symgrad, torch_real):
+        try:
+            outcomes.append(lib.ones(shape).unfold(*args).numpy())
+        except RuntimeError as e:
+            outcomes.append(str(e))
+    got, want = outcomes
+    if isinstance(want, str):
+        assert got == want
+    else:
+        np.testing.assert_array_equal(got, want)
+        assert got.shape == want.shape
+
+
+NEGATIVE_INDEX = {
+    "scatter": lambda L, x, i: x.scatter(0, i, L.ones(1)),
+    "scatter value": lambda L, x, i: x.scatter(0, i, 2.0),
+    "scatter_add": lambda L, x, i: x.scatter_add(0, i, L.ones(1)),
+    "scatter_reduce": lambda L, x, i: x.scatter_reduce(0, i, L.ones(1), "amax"),
+    "gather": lambda L, x, i: x.gather(0, i),
+    "index_add": lambda L, x, i: x.index_add(0, i, L.ones(1)),
+    "index_select": lambda L, x, i: x.index_select(0, i),
+}
+
+
+@pytest.mark.parametrize("name", NEGATIVE_INDEX)
+@pytest.mark.parametrize("bad", [-1, 3])
+def test_out_of_range_indices_raise_as_pytorch(name, bad):
+    """PyTorch does not wrap negative indices in these methods: it raises."""
+    errors = []
+    for lib in (symgrad, torch_real):
+        with pytest.raises((RuntimeError, IndexError)) as e:
+            NEGATIVE_INDEX[name](lib, lib.zeros(3), lib.tensor([bad]))
+        errors.append((e.type, str(e.value).split("\n")[0]))
+    assert errors[0] == errors[1]
+
+
+@pytest.mark.parametrize("other_path", [False, True])
+def test_function_none_gradient_leaves_grad_none_as_pytorch(other_path):
+    """A backward returning None for an input: PyTorch leaves its ``.grad`` None (an
+    optimizer then skips it) unless another path reaches it; twice, so the second step
+    runs the compiled kernel."""
+    outcomes = []
+    for lib in (symgrad, torch_real):
+        class Scale(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, y):
+                return x * 2.0 + y
+
+            @staticmethod
+            def backward(ctx, g):
+                return None, g * 3.0
+
+        got = []
+        for _ in range(2):
+            x, y = lib.ones(3, requires_grad=True), lib.ones(3, requires_grad=True)
+            out = Scale.apply(x, y).sum() + ((x * x).sum() if other_path else 0.0)
+            out.backward()
+            got.append((None if x.grad is None else x.grad.numpy(), y.grad.numpy()))
+        outcomes.append(got)
+    for (gx, gy), (wx, wy) in zip(*outcomes):
+        assert (gx is None) == (wx is None)
+        if wx is not None:
+            np.testing.assert_array_equal(gx, wx)
+        np.testing.assert_array_equal(gy, wy)

@@ -23,6 +23,7 @@ implementation is :mod:`symgrad.eager`.
 """
 
 from ..core.errors import SCALAR_OUTPUT_ERROR
+from ..eager import scatter_extreme  # noqa: F401 -- sets scatter_reduce's amax/amin
 from ..eager.backward import KernelFallbackWarning, backward_stats
 from ..eager.double import grad
 from ..eager.function import Function, FunctionCtx, once_differentiable

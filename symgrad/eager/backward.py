@@ -178,10 +178,11 @@ def _backward(out: Any, ct: Any, passed: dict[int, Node]) -> None:
     grads = _run(entry, args)
     passed.update((id(n), n) for n in nodes)
     later = []
+    reached = _reached(root, nodes)
     for t, g in zip(leaf_tensors, grads):
         if t._node is not None and id(t._node) in cuts:  # a cut: on through its node
             later.append((t, g))
-        else:
+        elif reached is None or id(t) in reached or t._grad is not None:
             _accumulate(t, g)
     for k, g in zip(retained, grads[len(leaf_tensors):]):
         t = nodes[k].retained()
@@ -401,6 +402,35 @@ def _upgrade(entry: _Entry) -> None:
         fast = entry.fast()
         if fast is not None:
             entry.kernel, entry.fast = fast, None
+
+
+def _silent(n: Node) -> frozenset[int]:
+    """The inputs of an autograd.Function's node whose gradient its ``backward`` gave as
+    None (the node's first input is the handle of the call's ctx)."""
+    ctx = getattr(n.inputs[0], "ctx", None) if n.inputs else None
+    return getattr(ctx, "silent_inputs", frozenset())
+
+
+def _reached(root: Node, nodes: list[Node]) -> set[int] | None:
+    """The leaves some gradient reaches when autograd.Function backwards returned None
+    for some inputs (None when none did): PyTorch leaves ``.grad`` of the others None
+    (not zeros), so an optimizer skips them."""
+    if not any(_silent(n) for n in nodes):
+        return None
+    seen, leaves, stack = {id(root)}, set(), [root]
+    while stack:
+        n = stack.pop()
+        drop = _silent(n)
+        for k, a in enumerate(n.inputs):
+            if k in drop:
+                continue
+            if isinstance(a, Node):
+                if id(a) not in seen:
+                    seen.add(id(a))
+                    stack.append(a)
+            else:
+                leaves.add(id(a))
+    return leaves
 
 
 def _as_float64(r: Any) -> np.ndarray:

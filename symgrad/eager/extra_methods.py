@@ -30,6 +30,9 @@ from .methods import _one_dim, _return_type, named
 
 cummax_result = _return_type("cummax")
 cummin_result = _return_type("cummin")
+#: scatter_reduce's amax/amin: an autograd.Function set by :mod:`.scatter_extreme` (which
+#: this module cannot import: that Function's module imports the Tensor class)
+_SCATTER_EXTREME: list = []
 _EXACT_LOGCUMSUMEXP = 64  # up to this length a chain of logaddexp, exact at any spread
 
 
@@ -38,6 +41,21 @@ def _index(index: Any) -> np.ndarray:
     if value.dtype.kind not in "iu":
         raise RuntimeError(f"index must be an integer (int64) tensor, not {value.dtype}")
     return value.astype(np.int64)
+
+
+def _check_bounds(idx: np.ndarray, size: int, d: int) -> None:
+    """PyTorch's error for the first index (in order) outside ``[0, size)``."""
+    bad = idx[(idx < 0) | (idx >= size)]
+    if bad.size:
+        raise RuntimeError(f"index {int(bad.flat[0])} is out of bounds for dimension {d} "
+                           f"with size {size}")
+
+
+def _in_range(idx: np.ndarray, size: int) -> None:
+    """``index_add``'s and ``index_select``'s error (PyTorch's words) for an index outside
+    ``[0, size)``: negative ones are not wrapped."""
+    if idx.size and (idx.min() < 0 or idx.max() >= size):
+        raise IndexError("index out of range in self")
 
 
 def rebuild_tensor(cls: type, value: np.ndarray, requires_grad: bool) -> Any:
@@ -141,22 +159,41 @@ class ExtraMethods:
             out = np.log(np.cumsum(np.exp(self - top), axis=d)) + top
         return named(out, self, "LogcumsumexpBackward0", (self,))
 
+    def unfold(self, dimension, size, step):
+        """PyTorch's sliding windows along ``dimension``: that axis becomes the windows'
+        count, ``(n - size) // step + 1``, and a new last axis holds each window (a
+        gather, so overlapping windows add their gradients)."""
+        d = _one_dim(dimension, self.ndim) if self.ndim else _one_dim(dimension, 1)
+        n = self.shape[d] if self.ndim else 1
+        if size > n:
+            raise RuntimeError(f"maximum size for tensor at dimension {d} is {n} but size "
+                               f"is {size}")
+        if step <= 0:
+            raise RuntimeError(f"step is {step} but must be > 0")
+        if not self.ndim:  # PyTorch: a 0-d tensor's one window is itself, of shape (1,)
+            return named(self.reshape(1)[:size], self, "UnfoldBackward0", (self,))
+        x = self
+        starts = np.arange((n - size) // step + 1) * step
+        windows = np.take(x, starts[:, None] + np.arange(size), axis=d)
+        return named(np.moveaxis(windows, d + 1, -1), self, "UnfoldBackward0", (self,))
+
     def erf(self):
         return named(_erf(self), self, "ErfBackward0", (self,))
 
     # -- scatters ---------------------------------------------------------------
     def _scatter_positions(self, dim: Any, index: Any) -> tuple[int, np.ndarray]:
-        """Flat positions in ``self`` that ``index`` addresses along ``dim``."""
+        """Flat positions in ``self`` that ``index`` addresses along ``dim``; an index
+        outside ``[0, size)`` raises PyTorch's error (PyTorch does not wrap negative ones)."""
         d = _one_dim(dim, self.ndim) if self.ndim else 0
         idx = _index(index)
         if idx.ndim != self.ndim:
             raise RuntimeError(f"Index tensor must have the same number of dimensions as self "
                                f"tensor ({idx.ndim} vs {self.ndim})")
-        if idx.size and (idx.min() < -self.shape[d] or idx.max() >= self.shape[d]):
-            raise RuntimeError(f"index {int(idx.max())} is out of bounds for dimension {d} "
-                               f"with size {self.shape[d]}")
+        _check_bounds(idx, self.shape[d] if self.ndim else 1, d)
+        if not self.ndim:
+            return d, np.zeros((), np.int64)
         grid = list(np.indices(idx.shape, sparse=True))
-        grid[d] = idx % self.shape[d] if self.ndim else idx
+        grid[d] = idx
         flat = np.arange(self._value.size).reshape(self.shape)
         return d, flat[tuple(grid)]
 
@@ -196,15 +233,22 @@ class ExtraMethods:
         if reduce == "prod":
             total = self._scatter_prod(values, flat, include_self)
         elif reduce in ("amax", "amin"):
-            total = self._scatter_extreme(values, flat, include_self, reduce)
+            if not _SCATTER_EXTREME:
+                raise RuntimeError("scatter_reduce amax/amin: import symgrad (or "
+                                   "symgrad.autograd) first; it sets their autograd.Function")
+            total = _SCATTER_EXTREME[0](self.reshape(-1), values, flat, include_self, reduce)
         else:
+            zero = np.zeros((), self._value.dtype)  # (a Python 0.0 would promote integers)
             base = self.reshape(-1) if include_self else ops.where(
-                np.isin(np.arange(self._value.size), flat), 0.0, self.reshape(-1))
+                np.isin(np.arange(self._value.size), flat), zero, self.reshape(-1))
             total = at(base)[flat].add(values)
         if reduce == "mean":
-            count = np.bincount(flat, minlength=self._value.size).astype(np.float64)
-            count += 1.0 if include_self else 0.0
-            total = total / np.maximum(count, 1.0).astype(self._value.dtype)
+            count = np.bincount(flat, minlength=self._value.size)
+            count = np.maximum(count + (1 if include_self else 0), 1)
+            if self._value.dtype.kind in "iu":  # PyTorch floor-divides integers
+                total = total // count.astype(self._value.dtype)
+            else:
+                total = total / count.astype(self._value.dtype)
         return named(total.reshape(tuple(self.shape)), self, "ScatterReduceBackward0",
                      (self,))
 
@@ -225,37 +269,19 @@ class ExtraMethods:
         factors = np.concatenate([self.reshape(-1), values, np.ones(1, self._value.dtype)])
         return factors[layout].prod(1)
 
-    def _scatter_extreme(self, values, flat: np.ndarray, include_self: bool, reduce: str):
-        """The extreme's value from numpy, and a term equal to zero that carries
-        PyTorch's gradient: shared evenly among the elements equal to the result, where
-        the count includes ``self`` even when ``include_self=False`` excludes its share."""
-        n, dtype = self._value.size, self._value.dtype
-        own, given = self._value.reshape(-1), np.asarray(getattr(values, "_value", values))
-        ufunc = np.maximum if reduce == "amax" else np.minimum
-        result = own.copy()
-        scattered = np.isin(np.arange(n), flat)
-        if not include_self:
-            result[scattered] = -np.inf if reduce == "amax" else np.inf
-        ufunc.at(result, flat, given)
-        self_hit = (own == result).astype(dtype)
-        src_hit = (given == result[flat]).astype(dtype)
-        shares = self_hit + np.bincount(flat, weights=src_hit, minlength=n).astype(dtype)
-        self_weight = self_hit / shares
-        if not include_self:
-            self_weight[scattered] = 0
-        carrier = at(self.reshape(-1) * self_weight)[flat].add(values * (src_hit / shares[flat]))
-        return (carrier - carrier.detach()) + result.astype(dtype)
-
     def index_add(self, dim, index, source, *, alpha=1):
         d = _one_dim(dim, self.ndim)
         idx = _index(index)
         if idx.ndim != 1:
             raise IndexError("index_add_(): Index is supposed to be a vector")
+        _in_range(idx, self.shape[d] if self.ndim else 1)
         target = (slice(None),) * d + (idx,)
         out = at(self)[target].add(source * alpha if alpha != 1 else source)
         return named(out, self, "IndexAddBackward0", (self,))
 
     def index_select(self, dim, index):
         d = _one_dim(dim, self.ndim)
-        return named(np.take(self, _index(index), axis=d), self, "IndexSelectBackward0",
+        idx = _index(index)
+        _in_range(idx, self.shape[d] if self.ndim else 1)
+        return named(np.take(self, idx, axis=d), self, "IndexSelectBackward0",
                      (self,))

@@ -76,6 +76,9 @@ class FunctionCtx:
         self._positions: list[int] = []  # the argument of each Tensor operand
         self._live: list[int] = []       # the outputs that have a node
         self._shapes: list[tuple | None] = []  # each output's shape (None: not a Tensor)
+        self._tensors: set[int] = set()  # the arguments that are Tensors
+        #: the node's inputs whose gradient ``backward`` gave as None (in its last run)
+        self.silent_inputs: frozenset[int] = frozenset()
 
     def save_for_backward(self, *tensors: Any) -> None:
         """Keep ``tensors`` (or None) for ``backward``, as ``ctx.saved_tensors``."""
@@ -154,11 +157,16 @@ class _Backward(Host):
                 full[k] = Tensor._make(np.zeros(shape))
         result = self.cls.backward(ctx, *full)
         result = result if isinstance(result, tuple) else (result,)
-        if len(result) != len(ctx.needs_input_grad):
-            raise RuntimeError(f"function {self.cls.__name__}Backward returned an incorrect "
-                               f"number of gradients (expected {len(ctx.needs_input_grad)}, "
-                               f"got {len(result)})")
-        return [make(result[k], j) for j, k in enumerate(ctx._positions)]
+        n, name = len(ctx.needs_input_grad), self.cls.__name__
+        if len(result) < n or any(g is not None for g in result[n:]):
+            raise RuntimeError(f"function {name}Backward returned an incorrect number of "
+                               f"gradients (expected {n}, got {len(result)})")
+        for k, g in enumerate(result[:n]):
+            if g is not None and k not in ctx._tensors:
+                raise RuntimeError(f"function {name}Backward returned a gradient different than "
+                                   f"None at position {k + 1}, but the corresponding forward "
+                                   "input was not a Variable")
+        return [make(result[k], j, k) for j, k in enumerate(ctx._positions)]
 
     def _run(self, *args: Any) -> list[np.ndarray]:
         ctx = _ctx(args[0])
@@ -166,13 +174,18 @@ class _Backward(Host):
         cts = [None if not ctx.materialize_grads and not np.any(c) else
                Tensor._make(np.array(c, dtype=np.float64)) for c in args[n:]]
 
-        def value(g: Any, j: int) -> np.ndarray:
+        silent: set[int] = set()
+
+        def value(g: Any, j: int, k: int) -> np.ndarray:
             shape = np.shape(args[1 + j])
             if g is None:
+                silent.add(1 + j)
                 return np.zeros(shape)
-            return np.broadcast_to(np.asarray(_value(g), dtype=np.float64), shape).copy()
+            g = np.asarray(_value(g), dtype=np.float64)
+            return np.array(_sum_to(g, shape, k, self.cls.__name__), dtype=np.float64)
         with no_grad():
             grads = self._grads(ctx, cts, value)
+        ctx.silent_inputs = frozenset(silent)  # read by Tensor.backward: .grad stays None
         return [np.zeros(()), *grads]
 
     def replay(self, values: list[Any], like: Any) -> tuple:
@@ -185,9 +198,12 @@ class _Backward(Host):
                for c in values[n:]]
         once = getattr(self.cls.backward, "_once_differentiable", False)
 
-        def tensor(g: Any, j: int) -> Any:
+        def tensor(g: Any, j: int, k: int) -> Any:
+            shape = np.shape(_value(values[1 + j]))
             if g is None:
-                return make(np.zeros(np.shape(_value(values[1 + j]))))
+                return make(np.zeros(shape))
+            g = _sum_to(g if isinstance(g, Tensor) else make(np.asarray(g, dtype=np.float64)),
+                        shape, k, self.cls.__name__)
             if once and any(isinstance(t, Tensor) and t.requires_grad
                             for t in (*cts, *ctx._saved)):
                 return _delayed_error(g, cts, ctx)
@@ -199,6 +215,25 @@ class _Backward(Host):
 
 def _value(a: Any) -> Any:
     return a._value if isinstance(a, Tensor) else a
+
+
+def _sum_to(g: Any, shape: tuple, k: int, name: str) -> Any:
+    """PyTorch's check of a gradient's shape (``validate_outputs``): a gradient of
+    another shape is summed to the input's when the input's shape broadcasts to it
+    (a (2, 3) gradient of a (3,) input), and raises otherwise (a 0-d or (2,) one)."""
+    have = tuple(np.shape(_value(g)))
+    if have == tuple(shape):
+        return g
+    lead = len(have) - len(shape)
+    if lead < 0 or any(n not in (1, m) for n, m in zip(shape, have[lead:])):
+        raise RuntimeError(f"Function {name}Backward returned an invalid gradient at index {k} "
+                           f"- got {list(have)} but expected shape compatible with "
+                           f"{list(shape)}")
+    dims = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(shape)
+                                      if n == 1 and have[lead + i] != 1)
+    if isinstance(g, Tensor):
+        return g.sum(dim=dims, keepdim=True).reshape(tuple(shape))
+    return np.sum(g, axis=dims, keepdims=True).reshape(shape)
 
 
 def _delayed_error(g: Any, cts: list[Any], ctx: FunctionCtx) -> Any:
@@ -263,6 +298,7 @@ class Function:
                           and a.is_floating_point()]
         ctx._outputs = [np.asarray(outs[k]._value, dtype=np.float64) for k in live]
         ctx._live = live
+        ctx._tensors = {k for k, a in enumerate(args) if isinstance(a, Tensor)}
         ctx._shapes = [tuple(o.shape) if isinstance(o, Tensor) else None for o in outs]
         ops = tuple(_operand(args[k]) for k in ctx._positions)
         avals = tuple(Aval(v.shape, FLOAT) for v in ctx._outputs)

@@ -255,8 +255,15 @@ class TensorMethods:
 
     def gather(self, dim, index):
         """``torch.gather``: ``out[i][j] = self[index[i][j]][j]`` for ``dim=0``, ..."""
-        d = _one_dim(dim, self.ndim)
+        d = _one_dim(dim, self.ndim) if self.ndim else _one_dim(dim, 1)
         idx = np.asarray(getattr(index, "_value", index))
+        size = self.shape[d] if self.ndim else 1
+        bad = idx[(idx < 0) | (idx >= size)]
+        if bad.size:  # PyTorch's error; it does not wrap negative indices
+            raise RuntimeError(f"index {int(bad.flat[0])} is out of bounds for dimension {d} "
+                               f"with size {size}")
+        if not self.ndim:  # a 0-d tensor's one element (index 0 of a size-1 dimension)
+            return named(self.reshape(idx.shape) * 1, self, "GatherBackward0", (self,))
         flat = np.arange(self._value.size).reshape(self.shape)
         grid = list(np.indices(idx.shape, sparse=True))
         grid[d] = idx

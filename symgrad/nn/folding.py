@@ -2,9 +2,10 @@
 ``F.max_unpool1d/2d/3d``, with their modules.
 
 Compositions of the ``windows``/``unwindows`` primitives of the convolutions and
-of ``scatter``, so their gradients are those primitives' own: ``unfold`` and
-``fold`` are each other's transpose, and ``max_unpool``'s gradient gathers the
-cotangent at the indices, as PyTorch's does.
+so their gradients are those primitives' own: ``unfold`` and ``fold`` are each
+other's transpose. ``max_unpool`` is an autograd.Function: its gradient gathers the
+cotangent at the indices for every input, as PyTorch's does, also where indices
+repeat (overlapping pooling windows), which no derivative of a scatter gives.
 
     >>> import symgrad as torch
     >>> import symgrad.nn.functional as F
@@ -25,9 +26,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
+from ..eager.function import Function
 from ..eager.methods import named
 from ..eager.tensor import Tensor
-from ..eager.tensor_ops import zeros
 from ..numpy_api.shapes import add_windows
 from .convolution import _out_size, _tuple, _windows, pad
 from .module import Module
@@ -116,9 +119,27 @@ def _max_unpool(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any, p
     if flat_index.numel() and (int(flat_index.min()) < 0 or int(flat_index.max()) >= planes):
         raise RuntimeError(f"{name}: an index is outside the output plane of {planes} elements "
                            f"(output size {size})")
-    out = zeros(*lead, planes, dtype=input.dtype).scatter(
-        len(lead), flat_index, input.reshape(*lead, -1))
+    out = _Unpool.apply(input.reshape(*lead, -1), flat_index._value, planes)
     return named(out.reshape(*lead, *size), input, f"MaxUnpool{d}DBackward0", (input,))
+
+
+class _Unpool(Function):
+    """The values put at their indices in planes of zeros (the last of repeated
+    indices wins; PyTorch's choice among different values there is unspecified,
+    and max_pool's indices repeat only with equal values), and PyTorch's gradient, which is no
+    transpose of that when indices repeat: a gather, ``grad_in = grad_out[index]``
+    for every input (linear, so its own double backward is a scatter-add)."""
+
+    @staticmethod
+    def forward(ctx: Any, x: Tensor, index: np.ndarray, planes: int) -> Tensor:
+        ctx.index = index
+        out = np.zeros((*index.shape[:-1], planes), dtype=x._value.dtype)
+        np.put_along_axis(out, index, x._value, axis=-1)
+        return Tensor._make(out)
+
+    @staticmethod
+    def backward(ctx: Any, g: Any) -> tuple:
+        return g.gather(g.ndim - 1, Tensor._make(ctx.index)), None, None
 
 
 def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
