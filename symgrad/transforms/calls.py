@@ -162,7 +162,8 @@ _FAST_LIMIT = 256
 _CACHE_LIMIT = 64
 
 
-def _fast_key(args: tuple) -> tuple:
+def _fast_key(args: tuple, _float: type = float, _ndarray: type = np.ndarray,
+              _facts: tuple = _FLOAT_FACTS, _typed: frozenset = _TYPE_KEYED) -> tuple:
     """What the fast path is keyed on: each argument's facts in turn, in one flat tuple.
     An array's are its shape, dtype and flags (the kernel takes it as it is when the
     :data:`_READY` ones are set; they also fix its Numba type, which lets the fast path
@@ -172,15 +173,17 @@ def _fast_key(args: tuple) -> tuple:
     its type and value (so an unhashable argument raises TypeError). The first fact of
     each argument (a shape is a tuple, the others start with a type) says how many
     follow, so different arguments never give one key. (A new fact of an array, such as
-    a dtype-dependent one, goes in the ndarray line and nowhere else.)"""
+    a dtype-dependent one, goes in the ndarray line and nowhere else.) It runs on every
+    call: the names it reads are bound as defaults (local reads, not a global and an
+    attribute lookup per argument); callers pass ``args`` alone."""
     key: tuple = ()
     for x in args:
         t = type(x)
-        if t is float:
-            key += _FLOAT_FACTS
-        elif t is np.ndarray:
+        if t is _float:
+            key += _facts
+        elif t is _ndarray:
             key += (x.shape, x.dtype, x.flags.num)
-        elif t in _TYPE_KEYED:
+        elif t in _typed:
             key += (t,)
         else:
             key += (t, x)

@@ -1,0 +1,151 @@
+"""What fresh output pages cost a 1e6-element gradient, against JAX (issue 31, item 4).
+
+One process, interleaved rounds (load from other processes hits every variant
+alike); per variant the median time per call over the rounds and the minor page
+faults per call (``getrusage``):
+
+- ``symgrad``: ``sg.grad(f)(x)`` as users call it (fresh output arrays per call);
+- ``symgrad reuse``: the same with ``sg.reuse_memory(True)`` (glibc keeps freed blocks,
+  so the next call's arrays reuse mapped pages); switched on and off per round;
+- ``symgrad 1 thread``: ``sg.set_num_threads(1)``; ``symgrad reuse 1t``: both;
+- ``numba fresh``: the handwritten serial Numba gradient, returning a fresh array;
+- ``numba pooled``: the same loop writing into a buffer from a pool, reused only when
+  the pool holds the only reference (``sys.getrefcount``; the caller holds each result
+  until the next call returns, as a loop ``r = g(x)`` does): what a per-kernel output
+  pool could at best save;
+- ``jax``: ``jax.jit(jax.grad(f))`` in float64 with ``block_until_ready``; ``jax reuse``:
+  the same under ``sg.reuse_memory(True)``, which is process-wide (JAX's CPU buffers
+  come from the same ``malloc``).
+
+Run:  python benchmarks/fresh_pages.py [--repeat 15] [--problem seed|rosenbrock]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import statistics
+import sys
+import time
+
+import numba
+import numpy as np
+
+N = 10**6
+
+
+@numba.njit
+def seed_into(x, out):
+    scale = 6 / x.size
+    for i in range(x.size):
+        out[i] = scale * (x[i] + 2)
+    return out
+
+
+@numba.njit
+def rosenbrock_into(x, g):
+    g[0] = 0.0
+    for i in range(x.size - 1):
+        r = x[i + 1] - x[i] * x[i]
+        g[i] += -400 * x[i] * r - 2 * (1 - x[i])
+        g[i + 1] = 200 * r
+    return g
+
+
+class Pool:
+    """Output buffers per (shape, dtype), a buffer handed out again only when nobody
+    else holds it (refcount: the pool's list, the loop variable and getrefcount's
+    argument). A loop ``r = g(x)`` still holds the last result while the next call
+    runs, so one buffer is never free then: the pool keeps up to ``LIMIT``."""
+
+    LIMIT = 4
+
+    def __init__(self):
+        self.buffers: dict = {}
+
+    def take(self, shape, dtype):
+        kept = self.buffers.setdefault((shape, dtype), [])
+        for buf in kept:
+            if sys.getrefcount(buf) == 3:
+                return buf
+        buf = np.empty(shape, dtype)
+        if len(kept) < self.LIMIT:
+            kept.append(buf)
+        return buf
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=15)
+    parser.add_argument("--problem", default="seed", choices=("seed", "rosenbrock"))
+    parser.add_argument("--calls", type=int, default=20, help="calls per round and variant")
+    opts = parser.parse_args()
+    sys.path.insert(0, os.path.dirname(__file__))
+    import jax
+
+    jax.config.update("jax_enable_x64", True)
+    import jax.numpy as jnp
+    from run import rosenbrock, rosenbrock_numba, seed, seed_numba
+
+    import symgrad as sg
+
+    sg.config.tiered = False
+    f, hand, into = ((seed, seed_numba, seed_into) if opts.problem == "seed"
+                     else (rosenbrock, rosenbrock_numba, rosenbrock_into))
+    x = np.random.default_rng(0).random(N)
+    g = sg.grad(f)
+    jg = jax.jit(jax.grad(lambda v: f(v, xp=jnp)))
+    jx = jnp.asarray(x)
+    pool = Pool()
+    threads = sg.get_num_threads()
+
+    def pooled():
+        out = pool.take(x.shape, x.dtype)
+        if opts.problem == "rosenbrock":
+            out[:] = 0.0
+        return into(x, out)
+
+    variants = {
+        "symgrad": lambda: g(x),
+        "symgrad reuse": lambda: g(x),
+        "symgrad 1 thread": lambda: g(x),
+        "symgrad reuse 1t": lambda: g(x),
+        "numba fresh": lambda: hand(x),
+        "numba pooled": pooled,
+        "jax": lambda: jax.block_until_ready(jg(jx)),
+        "jax reuse": lambda: jax.block_until_ready(jg(jx)),
+    }
+    ref = np.asarray(jg(jx))
+    for run in variants.values():  # warm (compile) and check
+        np.testing.assert_allclose(np.asarray(run()), ref, rtol=1e-12, atol=1e-12)
+    times = {k: [] for k in variants}
+    faults = {k: [] for k in variants}
+    for _ in range(opts.repeat):
+        for name, run in variants.items():
+            sg.reuse_memory("reuse" in name)
+            sg.set_num_threads(1 if name.endswith(("1t", "1 thread")) else threads)
+            keep = None
+            f0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+            t0 = time.perf_counter()
+            for _ in range(opts.calls):
+                keep = run()  # the user holds each result until the next call
+            dt = (time.perf_counter() - t0) / opts.calls
+            faults[name].append((resource.getrusage(resource.RUSAGE_SELF).ru_minflt - f0)
+                                / opts.calls)
+            times[name].append(dt)
+            del keep
+    sg.reuse_memory(False)
+    sg.set_num_threads(threads)
+    base = statistics.median(times["jax"])
+    print(f"{opts.problem}-1e6, {opts.repeat} rounds x {opts.calls} calls; load "
+          f"{os.getloadavg()[0]:.1f}; threads {threads}")
+    print(f"{'variant':18} {'median':>10} {'best':>10} {'/ jax':>7} {'faults/call':>12}")
+    for name in variants:
+        med = statistics.median(times[name])
+        print(f"{name:18} {med * 1e3:8.3f}ms {min(times[name]) * 1e3:8.3f}ms "
+              f"{med / base:7.2f} {statistics.median(faults[name]):12.0f}")
+
+
+if __name__ == "__main__":
+    main()
