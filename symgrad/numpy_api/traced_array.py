@@ -25,7 +25,7 @@ from ..core.ir import Aval, Graph
 from ..core.tracing import Tracer
 from ..prims import special as S
 from ..prims.operators import Operators
-from . import arrays, indexing, linalg, shapes
+from . import arrays, indexing, shapes
 from . import functions as F
 from .dispatch import apply_ufunc, array_function
 

@@ -18,7 +18,8 @@ import numpy as np
 from ....core.ir import Aval
 from ....prims import elementwise as E
 from ....prims import special as S
-from .overflow import EXACT_LIMIT, TOTAL_LIMIT, checked_emit, inexact_message
+from ....prims.overflow import EXACT_LIMIT, TOTAL_LIMIT, inexact_message
+from .overflow import checked_emit
 from .table import expression, lower
 
 

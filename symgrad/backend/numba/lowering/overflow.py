@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ....core.ir import INT, Aval
-from ....prims.overflow import EXACT_LIMIT, TOTAL_LIMIT, inexact_message, message  # noqa: F401
+from ....prims.overflow import message
 
 #: |a * b| at least this (2**63 (1 - 2**-50)) in float64 may not fit an int64
 PRODUCT_LIMIT = 9223372036854767616.0
