@@ -70,3 +70,10 @@ def test_numba_refuses_and_computes():
     assert f(SMALL) == (SMALL[SMALL > 0] % 10).sum() + np.abs(SMALL[SMALL <= 0]).sum()
     with pytest.raises(ValueError, match=r"np\.remainder"):
         f(BIG)
+    assert "9007199254740992" in f.source(SMALL)  # the kernel's own test, not a tier's
+    # a sum's test reads the whole array (not fused into the loop, element by element):
+    # each value is below 2**53, partial sums are not, numpy's exact answer is 3
+    total = sg.jit(np.sum)
+    with pytest.raises(ValueError, match=r"np\.sum .*sum of their magnitudes"):
+        total(np.array([2**52 + 1] * 3 + [-(2**52)] * 3))
+    assert "np.sum(np.abs(" in total.source(SMALL)
