@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ...core.ir import Atom, Eqn, Graph, Primitive, Var, eqn_vars, nbytes
+from ...core.ir import Atom, Eqn, Graph, Var, eqn_vars, nbytes
 from .lowering import lowering
 
 #: at most this many equations (element moves of one operand not counted: they are index
