@@ -45,6 +45,7 @@ from ..core.ir import INT, Eqn, Graph, Literal, Primitive, Printer, origin_chang
 from ..prims import complex as CX
 from ..prims import fft as FFT
 from ..prims import special_functions as SF
+from ..prims.overflow import check_exact
 from .standalone import Copier, NotStandalone
 
 
@@ -129,6 +130,17 @@ def _gather(out: str, args: list, e: Eqn, module: Module) -> list:
 def _concatenate(out: str, args: list, e: Eqn, module: Module) -> list:
     _only(e, ("axis",))
     return [f"{out} = np.concatenate(({', '.join(args)},), axis={e.params['axis']})"]
+
+
+def _to_float(out: str, args: list, e: Eqn, module: Module) -> list:
+    """``to_float``, and where it must be exact (``exact``) the test that refuses what
+    float64 would round (prims.overflow.check_exact)."""
+    lines = _as_dtype(lambda e: "float64")(out, args, e, module)
+    if e.params.get("exact") is None:
+        return lines
+    total = bool(e.params.get("total", False))
+    check = module.copier.reference(check_exact, "check_exact", "prims")
+    return [f"{check}({args[0]}, {e.params['exact']!r}, {total})", *lines]
 
 
 def _as_dtype(dtype_of: Callable[[Eqn], str]) -> Lowering:
@@ -308,7 +320,7 @@ LOWERINGS: dict[Primitive, Lowering] = {
     prims.gather_p: _gather,
     prims.concatenate_p: _concatenate,
     prims.convert_p: _as_dtype(lambda e: e.params["dtype"]),
-    prims.to_float_p: _as_dtype(lambda e: "float64"),
+    prims.to_float_p: _to_float,
     prims.inv_p: _expression("np.linalg.inv({0})"),
     prims.solve_p: _expression("np.linalg.solve({0}, {1})"),
     prims.det_p: _expression("np.linalg.det({0})"),

@@ -54,7 +54,6 @@ from ..core.pytree import Tree, flatten, unflatten
 from ..core.tracing import Tracer
 from ..prims.control import operand_aval, parts
 from ..prims.custom import Host, _callback_impl, call_p, callback_p
-from ..prims.reductions import broadcast_to
 from .control import _name, _operand, _recording, _stage
 
 __all__ = ["custom_vjp", "custom_jvp", "pure_callback", "ShapeDtypeStruct"]
@@ -169,21 +168,18 @@ def _as_operand(x: Any, a: Aval) -> Any:
 
 
 def _conform(leaves: list, want: Sequence[Aval], what: str, name: str) -> list:
-    """Leaves a rule returned, as values of ``want``'s avals: ``None`` is zeros, a number
-    fills the shape; another shape is an error (JAX's too)."""
+    """Leaves a rule returned, as values of ``want``'s avals: ``None`` is zeros; any other
+    shape is an error, a 0-d value (a number too) for a larger shape included: JAX's
+    rule (a bwd or jvp rule that summed by mistake would otherwise be broadcast)."""
     out = []
     for k, (x, a) in enumerate(zip(leaves, want, strict=True)):
         if x is None:
-            x = 0.0
+            x = np.zeros(a.shape, dtype=a.dtype) if a.shape else 0.0
         shape = tuple(x.shape) if isinstance(x, Tracer) else np.shape(x)
         if shape != a.shape:
-            if shape == ():
-                x = broadcast_to(x, a.shape) if isinstance(x, Tracer) else \
-                    np.broadcast_to(np.asarray(x, dtype=a.dtype), a.shape).copy()
-            else:
-                raise TypeError(f"{name} at {user_location()}: {what} leaf {k} has shape "
-                                f"{shape}, but it must have shape {a.shape} (that of the "
-                                "value it stands for)")
+            raise TypeError(f"{name} at {user_location()}: {what} leaf {k} has shape "
+                            f"{shape}, but it must have shape {a.shape} (that of the "
+                            "value it stands for); None stands for zeros")
         out.append(x)
     return out
 

@@ -95,12 +95,54 @@ def array_function(func: Callable, args: Any, kwargs: Any) -> Any:
             f"np.{qualname(func)} is not supported on traced values (at {user_location()}); "
             "symgrad.ops.supported_functions() lists what is")
     # a traced integer (an int argument, a loop counter) enters numpy's functions as a float
-    args = [as_float(a) if _is_integer(a) else a for a in args]
+    if any(_is_integer(a) or isinstance(a, (list, tuple)) for a in args):
+        args = _integers_as_floats(func, args)
     return impl(*args, **kwargs)
 
 
 def _is_integer(x: Any) -> bool:
     return isinstance(x, Traced) and x.dtype == np.int64
+
+
+#: numpy functions whose result on integers is a float: numpy rounds int64 too
+_FLOAT_RESULT = frozenset({
+    "mean", "average", "std", "var", "median", "percentile", "quantile", "nanmean",
+    "nanstd", "nanvar", "nanmedian", "nanpercentile", "nanquantile", "gradient", "interp",
+    "trapezoid", "trapz", "cov", "corrcoef", "linspace", "logspace", "geomspace", "hypot"})
+#: numpy functions that sum integers: exact in float64 where the sum of magnitudes is
+_SUMS = frozenset({"sum", "nansum", "cumsum", "nancumsum", "trace", "diff", "ediff1d",
+                   "cumulative_sum"})
+#: numpy functions that multiply integers: float64 cannot follow them exactly
+_PRODUCTS = frozenset({"prod", "nanprod", "cumprod", "nancumprod", "cumulative_prod", "dot",
+                       "vdot", "inner", "outer", "matmul", "tensordot", "einsum", "kron",
+                       "cross", "convolve", "correlate", "polyval", "linalg.multi_dot",
+                       "linalg.matrix_power"})
+
+
+def _integers_as_floats(func: Callable, args: Sequence[Any]) -> list[Any]:
+    """Traced int64 operands as float64, which symgrad computes in. Where numpy's result
+    is an integer, exact in int64, that conversion refuses what float64 would round
+    (values above 2**53, for sums a sum of magnitudes above it); products of integers,
+    with no such bound on an operand, are refused here."""
+    name = qualname(func)
+    if name in _FLOAT_RESULT or name.startswith("linalg.") and name not in _PRODUCTS:
+        return [as_float(a) if _is_integer(a) else a for a in args]
+    if name in _PRODUCTS and sum(map(_is_integer, args)) >= 2 - (name in _ONE_OPERAND):
+        raise TypeError(
+            f"np.{name} of traced int64 arrays (at {user_location()}): numpy computes it "
+            "in int64, symgrad in float64, which rounds products above 2**53; convert the "
+            "integers to float first (x.astype(np.float64)) to accept that")
+    total = name in _SUMS
+
+    def convert(a: Any) -> Any:
+        if isinstance(a, (list, tuple)):  # np.concatenate([a, b]), np.stack
+            return type(a)(map(convert, a))
+        return as_float(a, f"np.{name}", total) if _is_integer(a) else a
+    return [convert(a) for a in args]
+
+
+_ONE_OPERAND = frozenset({"prod", "nanprod", "cumprod", "nancumprod", "cumulative_prod",
+                          "linalg.matrix_power"})
 
 
 def float_dtype(dtype: Any) -> bool:

@@ -25,7 +25,7 @@ from ..core.ir import Aval, Graph
 from ..core.tracing import Tracer
 from ..prims import special as S
 from ..prims.operators import Operators
-from . import arrays, indexing, linalg, shapes
+from . import arrays, indexing, shapes
 from . import functions as F
 from .dispatch import apply_ufunc, array_function
 
@@ -63,8 +63,10 @@ class ArrayMethods(Operators):
         return indexing.at(self)
 
     # -- operators beyond arithmetic -----------------------------------------------
-    def __matmul__(self, o): return linalg.matmul(self, o)
-    def __rmatmul__(self, o): return linalg.matmul(o, self)
+    # (the methods that compute go through array_function: an int64 operand enters as
+    # numpy's function would take it, refusing what float64 would round)
+    def __matmul__(self, o): return array_function(np.matmul, (self, o), {})
+    def __rmatmul__(self, o): return array_function(np.matmul, (o, self), {})
 
     # numpy's floor division and remainder: the quotient has zero gradient, the
     # remainder x - y * (x // y) gradients 1 and -(x // y)
@@ -77,19 +79,19 @@ class ArrayMethods(Operators):
 
     # -- methods -------------------------------------------------------------------
     def sum(self, axis=None, dtype=None, out=None, keepdims=False, **kw):
-        return F.sum(self, axis, dtype, out, keepdims, **kw)
+        return array_function(np.sum, (self, axis, dtype, out, keepdims), kw)
 
     def mean(self, axis=None, dtype=None, out=None, keepdims=False, **kw):
-        return F.mean(self, axis, dtype, out, keepdims, **kw)
+        return array_function(np.mean, (self, axis, dtype, out, keepdims), kw)
 
     def prod(self, axis=None, dtype=None, out=None, keepdims=False, **kw):
-        return F.prod(self, axis, dtype, out, keepdims, **kw)
+        return array_function(np.prod, (self, axis, dtype, out, keepdims), kw)
 
     def max(self, axis=None, out=None, keepdims=False, **kw):
-        return F.max(self, axis, out, keepdims, **kw)
+        return array_function(np.max, (self, axis, out, keepdims), kw)
 
     def min(self, axis=None, out=None, keepdims=False, **kw):
-        return F.min(self, axis, out, keepdims, **kw)
+        return array_function(np.min, (self, axis, out, keepdims), kw)
 
     @property
     def T(self) -> Any:
@@ -114,19 +116,19 @@ class ArrayMethods(Operators):
         return shapes.squeeze(self, axis)
 
     def repeat(self, repeats: Any, axis: Any = None) -> Any:
-        return shapes.repeat(self, repeats, axis)
+        return array_function(np.repeat, (self, repeats, axis), {})
 
     def cumsum(self, axis: Any = None, dtype: Any = None, out: Any = None) -> Any:
-        return shapes.cumsum(self, axis, dtype, out)
+        return array_function(np.cumsum, (self, axis, dtype, out), {})
 
     def swapaxes(self, axis1: int, axis2: int) -> Any:
         return shapes.swapaxes(self, axis1, axis2)
 
     def take(self, indices: Any, axis: Any = None, out: Any = None, mode: str = "raise") -> Any:
-        return shapes.take(self, indices, axis, out, mode)
+        return array_function(np.take, (self, indices, axis, out, mode), {})
 
     def dot(self, b: Any, out: Any = None) -> Any:
-        return linalg.dot(self, b, out)
+        return array_function(np.dot, (self, b, out), {})
 
     def copy(self) -> Any:
         return self  # traced values are immutable, so a copy is the value itself

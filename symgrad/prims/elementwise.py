@@ -32,7 +32,7 @@ from ..core.ir import BOOL, FLOAT, INT, Aval, Eqn, Literal, Primitive, float_of,
 from ..core.rewrite import Producer, Rewrite, as_prim, lit, made_by, same_aval
 from ..core.tracing import Traced, Tracer, apply, as_constant_array, current_trace
 from .convert import convert_p
-from .overflow import CheckedUfunc
+from .overflow import CheckedUfunc, check_exact
 from .registry import binary, broadcast_shapes, register, require, unary
 from .registry import elementwise_rule as _elementwise_rule
 
@@ -519,16 +519,24 @@ where_p = register(
 
 
 
-def _to_float_rule(x: Aval) -> Aval:
+def _to_float_rule(x: Aval, exact: str | None = None, total: bool = False) -> Aval:
     require("to_float", (x,), INT)
     return Aval(x.shape, FLOAT)
 
 
+def _to_float(x: Any, exact: str | None = None, total: bool = False) -> Any:
+    if exact is not None:
+        check_exact(x, exact, total)
+    return np.asarray(x, dtype=np.float64)
+
+
 # an int64 value (a loop counter, an integer argument) entering float arithmetic, as
-# numpy promotes it; integers carry no gradient
+# numpy promotes it; integers carry no gradient. ``exact`` (the numpy function's name)
+# where numpy's result is an integer, which float64 gives only below 2**53: there the
+# conversion refuses larger values (``total``: a larger sum of magnitudes, for sums)
+# rather than round them (prims.overflow.check_exact)
 to_float_p = register(
-    name="to_float", kind="elementwise", shape_rule=_to_float_rule,
-    impl=lambda x: np.asarray(x, dtype=np.float64),
+    name="to_float", kind="elementwise", shape_rule=_to_float_rule, impl=_to_float,
     vjp=lambda g, ans, x: (None,), sympy=lambda sp, x: x)
 
 
@@ -544,13 +552,17 @@ def _dtype(x: Any) -> np.dtype:
     return as_constant_array(x).dtype
 
 
-def as_float(x: Any) -> Any:
-    """Booleans enter arithmetic as 0.0/1.0, integers as floats, as numpy promotes them."""
+def as_float(x: Any, exact: str | None = None, total: bool = False) -> Any:
+    """Booleans enter arithmetic as 0.0/1.0, integers as floats, as numpy promotes them.
+    ``exact`` names the numpy function whose result is an integer: a traced int64 is
+    then converted refusing values float64 would round (see ``to_float_p``)."""
     dtype = _dtype(x)
     if dtype == np.int64 and isinstance(x, Tracer):
         # a traced integer (concrete integers are floats already; an int64 Tensor
         # computes in the dtype PyTorch's promotion gives, see symgrad.eager)
-        return apply(to_float_p, x)
+        if exact is None:
+            return apply(to_float_p, x)
+        return apply(to_float_p, x, exact=exact, **({"total": True} if total else {}))
     if dtype != np.bool_:
         return x
     if isinstance(x, Traced):
@@ -594,7 +606,8 @@ def call(prim: Primitive, *args: Any) -> Any:
             return _ON_INTEGERS[prim](*args)
     if prim is where_p:
         c, x, y = args
-        return apply(where_p, as_bool(c), as_float(x), as_float(y))
+        exact = "np.where" if _kind(x) + _kind(y) in ("ii", "ib", "bi") else None
+        return apply(where_p, as_bool(c), as_float(x, exact), as_float(y, exact))
     if prim is pow_p and _scalar_known_later(args[1]) and _dtype(args[0]).kind != "c":
         # numpy's power computes a scalar exponent of 0.5 as sqrt, which differs from pow
         # at -0.0 (-0.0, not 0.0) and -inf (nan, not inf): sqrt there, for an exponent known
@@ -607,7 +620,25 @@ def call(prim: Primitive, *args: Any) -> Any:
     if prim.integer and all(map(_integer, args)) and any(isinstance(a, Tracer) for a in args):
         # integer arithmetic on a traced counter stays integer: i + 1, n - 1, i < n
         return apply(prim, *(a if isinstance(a, Traced) else Literal(int(a)) for a in args))
-    return apply(prim, *map(as_float, args))
+    if prim is square_p and _integer(args[0]) and isinstance(args[0], Tracer):
+        return call(mul_p, args[0], args[0])  # int64 x * x, exact (and refusing to wrap)
+    exact = _integer_result(prim, args)
+    return apply(prim, *(as_float(a, exact) for a in args))
+
+
+def _integer_result(prim: Primitive, args: tuple) -> str | None:
+    """numpy's name for ``prim`` where numpy's result on these operands is an integer
+    (``abs``, ``sign``, ``maximum`` of integers) which symgrad computes in float64: the
+    integers then enter refusing values above 2**53 (as_float's ``exact``)."""
+    if not any(_integer(a) and isinstance(a, Tracer) for a in args):
+        return None
+    kinds = "".join(map(_kind, args))
+    ufunc = prim.numpy
+    if kinds.strip("bi") or not isinstance(ufunc, np.ufunc):
+        return None
+    with np.errstate(all="ignore"):
+        out = ufunc(*(np.int64(1) for _ in args))
+    return f"np.{ufunc.__name__}" if np.asarray(out).dtype.kind in "iub" else None
 
 
 # ---------------------------------------------------------------------------

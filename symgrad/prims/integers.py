@@ -92,7 +92,8 @@ def _integer_division(prim: Primitive) -> Callable[..., Any]:
     """numpy's integer ``//`` and ``%``: the float quotient's values, and 0 where the
     divisor is 0 (not inf or nan, as for floats)."""
     def divide(x: Any, y: Any) -> Any:
-        x, y = as_float(x), as_float(y)
+        name = f"np.{prim.numpy.__name__}"
+        x, y = as_float(x, name), as_float(y, name)
         return apply(where_p, apply(eq_p, y, 0.0), 0.0, apply(prim, x, y))
     return divide
 

@@ -44,3 +44,30 @@ class CheckedUfunc:
             if np.any(np.asarray(exact != out, dtype=bool)):
                 raise OverflowError(message(f"np.{self.__name__}"))
         return out
+
+
+#: the largest magnitude below which every int64 is a float64 (2**53)
+EXACT_LIMIT = 9007199254740992
+#: a bound on the sum of magnitudes below which every partial sum, in any order, is exact
+#: in float64 (2**53 less a margin for the rounding of that float sum itself)
+TOTAL_LIMIT = float(2**53 - 2**33)
+
+
+def inexact_message(what: str, total: bool = False) -> str:
+    values = ("the sum of their magnitudes is" if total else "a value is")
+    return (f"{what} of an int64 array whose values are too large: numpy computes it exactly "
+            f"in int64, symgrad in float64, which is exact only where {values} at most 2**53; "
+            "here it would round. Convert to float first (x.astype(np.float64)) to accept "
+            "the rounding, or keep the integers smaller")
+
+
+def check_exact(x: Any, what: str, total: bool = False) -> None:
+    """Refuse (ValueError) int64 values that float64 would not carry exactly: each
+    value's magnitude, or (``total``) the sum of magnitudes, for sums of them."""
+    x = np.asarray(x)
+    if total:
+        bad = np.sum(np.abs(x.astype(np.float64))) > TOTAL_LIMIT
+    else:
+        bad = np.any((x > EXACT_LIMIT) | (x < -EXACT_LIMIT))
+    if bad:
+        raise ValueError(inexact_message(what, total))

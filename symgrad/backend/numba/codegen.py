@@ -566,7 +566,7 @@ class _Elements:
             return hit
         e = self.kernel.plan.producer.get(id(a))
         ours = id(a) in self.loop.scalars
-        if e is not None and (ours or (inline(e.prim) and id(a) not in self.kernel.plan.arrays)):
+        if e is not None and (ours or (inline(e) and id(a) not in self.kernel.plan.arrays)):
             return self.compute(e, index)
         return f"{self.kernel.name(a)}[{', '.join(index)}]"
 

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ...core.ir import Atom, Eqn, Graph, Primitive, Var, eqn_vars, nbytes
+from ...core.ir import Atom, Eqn, Graph, Var, eqn_vars, nbytes
 from .lowering import lowering
 
 #: at most this many equations (element moves of one operand not counted: they are index
@@ -43,11 +43,19 @@ from .lowering import lowering
 RECOMPUTE_BUDGET = 20
 
 
-def inline(prim: Primitive) -> bool:
+def inline(eqn: Eqn) -> bool:
     """What a loop computes again where it reads it (never stored for that loop's sake):
-    cheap elementwise work, and element moves (read through by index arithmetic)."""
-    low = lowering(prim)
-    return low.cheap or low.moves_elements
+    cheap elementwise work, and element moves (read through by index arithmetic); not a
+    whole-array test (:func:`whole_array`)."""
+    low = lowering(eqn.prim)
+    return (low.cheap or low.moves_elements) and not whole_array(eqn)
+
+
+def whole_array(eqn: Eqn) -> bool:
+    """An elementwise equation whose test reads the whole array: ``to_float`` with
+    ``total`` (the sum of magnitudes of integers a sum will add exactly, see
+    symgrad.prims.overflow.check_exact), which an element of a loop cannot make."""
+    return bool(eqn.params.get("total"))
 
 
 @dataclass(eq=False)
@@ -73,7 +81,7 @@ class Plan:
 
 def fusible(eqn: Eqn) -> bool:
     """Elementwise work over a non-empty shape: the equations that start a loop."""
-    return eqn.prim.kind == "elementwise" and bool(eqn.out.shape)
+    return eqn.prim.kind == "elementwise" and bool(eqn.out.shape) and not whole_array(eqn)
 
 
 def transposed(a: Atom, producer: dict[int, Eqn]) -> Var | None:
@@ -115,7 +123,7 @@ def plan(graph: Graph) -> Plan:
         if identity and id(v) in into.scalars:
             return True
         e = producer.get(id(v))
-        if e is not None and inline(e.prim) and id(v) not in arrays and budget[0] > 0:
+        if e is not None and inline(e) and id(v) not in arrays and budget[0] > 0:
             # an element move of one operand is index arithmetic: free; one of several
             # (concatenate) reads them all, and a chain of those doubles at each step
             budget[0] -= not lowering(e.prim).moves_elements or len(reads(e, producer)) > 1

@@ -18,6 +18,7 @@ import numpy as np
 from ....core.ir import Aval
 from ....prims import elementwise as E
 from ....prims import special as S
+from ....prims.overflow import EXACT_LIMIT, TOTAL_LIMIT, inexact_message
 from .overflow import checked_emit
 from .table import expression, lower
 
@@ -45,10 +46,20 @@ def _where_emit(out: str, args: list[str], avals: list[Aval], out_aval: Aval) ->
     return [f"{out} = np.where({c}, {x}, {y})"]
 
 
-def _to_float_emit(out: str, args: list[str], avals: Any, out_aval: Aval) -> list[str]:
-    if out_aval.shape:
-        return [f"{out} = {args[0]}.astype(np.float64)"]
-    return [f"{out} = float({args[0]})"]
+def _to_float_emit(out: str, args: list[str], avals: Any, out_aval: Aval,
+                   exact: str | None = None, total: bool = False) -> list[str]:
+    (x,) = args
+    lines = ([f"{out} = {x}.astype(np.float64)"] if out_aval.shape
+             else [f"{out} = float({x})"])
+    if exact is None:  # (else refuse what float64 would round: prims.overflow.check_exact)
+        return lines
+    if total:
+        test = (f"np.sum(np.abs({out})) > {TOTAL_LIMIT!r}" if out_aval.shape
+                else f"abs({out}) > {TOTAL_LIMIT!r}")
+    else:
+        test = f"({x} > {EXACT_LIMIT}) | ({x} < -{EXACT_LIMIT})"
+        test = f"np.any({test})" if out_aval.shape else test
+    return [*lines, f"if {test}: raise ValueError({inexact_message(exact, total)!r})"]
 
 
 # arithmetic (int64 + - * raise where they would wrap)

@@ -1,0 +1,36 @@
+"""A Python float ARGUMENT is weak in dtype promotion (review finding 07), as numpy 2
+(NEP 50) and jax.jit take it: ``x32 * a`` stays float32 and rounds as numpy's float32
+product (``1e300`` overflows to inf). Oracle: numpy itself on the same operands."""
+
+import numpy as np
+import pytest
+
+import symgrad as sg
+
+X32 = np.array([1.0, 2.0, 3.0], np.float32)
+
+
+@pytest.mark.parametrize("a", [0.1, 1e300, -2.5e-40])
+def test_float_argument_keeps_float32(a):
+    f = sg.jit(lambda x, a: x * a, backend="numpy")
+    with np.errstate(over="ignore", under="ignore"):
+        want = X32 * a
+    got = f(X32, a)
+    assert got.dtype == want.dtype == np.float32
+    np.testing.assert_array_equal(got, want)
+
+
+def test_numpy_float64_argument_stays_strong():
+    # a numpy float64 scalar is not weak (numpy: float32 array * float64 scalar is float64)
+    got = sg.jit(lambda x, a: x * a, backend="numpy")(X32, np.float64(0.1))
+    want = X32 * np.float64(0.1)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+
+
+def test_gradients_with_a_weak_argument():
+    f = lambda x, a: (x * a).sum()  # noqa: E731
+    gx = sg.grad(f, argnums=0, backend="numpy")(X32, 0.1)
+    ga = sg.grad(f, argnums=1, backend="numpy")(X32, 0.1)
+    assert gx.dtype == np.float32 and np.array_equal(gx, np.full(3, np.float32(0.1)))
+    assert float(ga) == float(X32.astype(np.float64).sum())
