@@ -274,6 +274,7 @@ from .eager.functions import (  # noqa: E402 -- more torch.* functions (round 3)
     divide,
     einsum,
     erf,
+    erfinv,
     index_add,
     index_select,
     logcumsumexp,
@@ -289,7 +290,8 @@ from .eager.functions import (  # noqa: E402 -- more torch.* functions (round 3)
 from .eager.dtypes import bfloat16, float16, half, int8, int16, int32, short, uint8  # noqa: E402
 from .eager.serialization import load, save  # noqa: E402 -- torch.save, torch.load
 
-__all__ += ["linalg", "cummax", "cummin", "cumprod", "div", "divide", "einsum", "erf", "index_add",
+__all__ += ["linalg", "cummax", "cummin", "cumprod", "div", "divide", "einsum", "erf", "erfinv",
+            "index_add",
             "index_select", "logcumsumexp", "roll", "scatter", "scatter_add", "scatter_reduce",
             "set_default_dtype", "trace", "tril", "triu", "load", "save", "float16", "half",
             "bfloat16", "int8", "int16", "int32", "short", "uint8"]

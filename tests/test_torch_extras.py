@@ -84,6 +84,7 @@ METHODS = {
     "logcumsumexp": lambda L, x: x.logcumsumexp(1),
     "logcumsumexp-wide": lambda L, x: (x * 400).logcumsumexp(1),
     "erf": lambda L, x: L.erf(x),
+    "erfinv": lambda L, x: L.erfinv(L.tanh(x)),  # tanh: inside (-1, 1)
     "scatter": lambda L, x: x.scatter(1, _t(L, [[0, 1], [1, 3], [2, 0]]), x[:, 2:] * 2),
     "scatter-value": lambda L, x: x.scatter(0, _t(L, [[0, 1, 2, 0]]), 5.0),
     "scatter_add": lambda L, x: x.scatter_add(1, _t(L, [[0, 0], [1, 3], [2, 2]]), x[:, :2]),

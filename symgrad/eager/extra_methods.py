@@ -26,6 +26,7 @@ import numpy as np
 from ..numpy_api import functions as ops
 from ..numpy_api.indexing import at
 from ..numpy_api.scipy_special import erf as _erf
+from ..prims.special_functions import erfinv as _erfinv
 from .methods import _one_dim, _return_type, named
 
 cummax_result = _return_type("cummax")
@@ -179,6 +180,11 @@ class ExtraMethods:
 
     def erf(self):
         return named(_erf(self), self, "ErfBackward0", (self,))
+
+    def erfinv(self):
+        """PyTorch's ``erfinv`` (scipy.special's, a primitive with its own derivative
+        ``sqrt(pi)/2 * exp(erfinv(x)**2)``); outside [-1, 1] nan, as PyTorch's."""
+        return named(_erfinv(self), self, "ErfinvBackward0", (self,))
 
     # -- scatters ---------------------------------------------------------------
     def _scatter_positions(self, dim: Any, index: Any) -> tuple[int, np.ndarray]:
