@@ -68,12 +68,16 @@ def test_grad_of_float32_is_float32_and_right(name, fn, shapes, backend):
     assert all(g.dtype == np.float32 for g in grads)
     # float64 oracles: numpy's value, symgrad's float64 gradient at the same values,
     # and check_grad's SymPy and central differences (float32 tolerances)
+    # (the float64 gradient from the interpreter: for the Numba row an independent
+    # computation, and no second kernel to compile; the interpreter row's check_grad
+    # compares the same function with SymPy and central differences)
     wide = [a.astype(np.float64) for a in args]
     _close(value, fn(*wide))
-    for g, g64 in zip(grads, sg.grad(fn, argnums=argnums, backend=backend)(*wide)):
+    for g, g64 in zip(grads, sg.grad(fn, argnums=argnums, backend="numpy")(*wide)):
         assert g64.dtype == np.float64
         _close(g, g64)
-    check_grad(fn, *args, backend=backend, sympy=name not in ("fori_loop", "scan"))
+    if backend == "numpy":
+        check_grad(fn, *args, backend=backend, sympy=name not in ("fori_loop", "scan"))
 
 
 LINALG = {
