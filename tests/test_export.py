@@ -287,3 +287,16 @@ def test_the_numpy_lowering_covers_the_registry_or_says_which_it_does_not():
     # every primitive has a row or the ufunc default; callback's row refuses when used, and
     # so does bitwise's copy of its impl (which reads a dict of ufuncs)
     assert refused == []
+
+
+def test_a_description_cannot_end_the_docstring_it_goes_into(tmp_path):
+    """The description (or a function's __name__) is text in the module's docstring and
+    comments, which the export's check executes: quotes, backslashes and newlines in it
+    are neutralized, never run."""
+    f = lambda x: np.sum(x ** 2)  # noqa: E731
+    f.__name__ = 'f"""\nraise SystemExit("ran")\n"""'
+    path = sg.export(sg.grad(f, backend="numpy"), (np.ones(3),), tmp_path / "quoted.py",
+                     target="numpy", description='g"""\nraise SystemExit("ran")\n"""\\')
+    text = path.read_text()  # (the check ran it: a SystemExit would have ended the test)
+    assert "\nraise SystemExit" not in text
+    assert text.splitlines()[0].startswith('"""G\'\'\' raise SystemExit')  # still the docstring

@@ -136,7 +136,10 @@ def export(fn: Callable, example_args: Sequence[Any], path: str | os.PathLike,
 
     # the kernel's own avals: a differentiated integer argument is float64 there
     expected = [(tuple(v.shape), str(np.dtype(v.dtype))) for v in graph.inputs]
-    what = description or _describe(fn, names)
+    # the description goes into the module's docstring and comments, which the check
+    # executes: one line, no quote or backslash that could end them (never user code)
+    what = " ".join((description or _describe(fn, names)).split())
+    what = what.replace("\\", "/").replace('"', "'")
     entry = name or _entry_name(fn)
     if not entry.isidentifier() or keyword.iskeyword(entry):
         raise ValueError(f"name must be a Python identifier, not {entry!r}")
