@@ -175,15 +175,34 @@ def _conv(input: Tensor, weight: Tensor, bias: Any, stride: Any, padding: Any, d
         x = np.pad(x, [(0, 0), (0, 0), *widths])
     out = [_out_size(x.shape[2 + i], kernel[i], stride[i], 0, dilation[i]) for i in range(d)]
     cols = _windows(x, out, kernel, stride, dilation)
-    cols = cols.reshape(n, groups, c // groups, *out, *kernel)
-    w = weight.reshape(groups, weight.shape[0] // groups, c // groups, *kernel)
-    o, k = _letters(d)
-    y = np.einsum(f"ngc{o}{k},gzc{k}->ngz{o}", cols, w).reshape(n, weight.shape[0], *out)
+    y = _contract(cols, weight, groups, n, out)
     if bias is not None:
         y = y + bias.reshape(-1, *([1] * d))
     if unbatched:
         y = y.squeeze(0)
     return named(y, input, "ConvolutionBackward0", (input, weight, bias))
+
+
+def _contract(cols: Tensor, weight: Tensor, groups: int, n: int, out: Sequence[int]) -> Tensor:
+    """The windows ``(N, C, *out, *kernel)`` contracted with the weight ``(O, C/groups,
+    *kernel)`` into ``(N, O, *out)`` as one matrix product ``(N*P, C*K) @ (C*K, O)``
+    (a batched one over the groups): ``matmul`` stays a BLAS call in the forward and
+    in both products of its gradient, where an ``einsum`` over six axes is a loop."""
+    d, cout = len(out), weight.shape[0]
+    c, span = cols.shape[1], math.prod(weight.shape[2:])
+    places = n * math.prod(out)
+    spatial = tuple(range(2, 2 + d))
+    if groups == 1:
+        rows = cols.permute(0, *spatial, 1, *range(2 + d, 2 + 2 * d)).reshape(places, c * span)
+        y = rows @ weight.reshape(cout, c * span).T  # (N*P, O)
+        return y.reshape(n, *out, cout).permute(0, 1 + d, *range(1, 1 + d))
+    cg, og = c // groups, cout // groups
+    cols = cols.reshape(n, groups, cg, *out, *weight.shape[2:])
+    rows = cols.permute(1, 0, *(s + 1 for s in spatial), 2, *range(3 + d, 3 + 2 * d))
+    rows = rows.reshape(groups, places, cg * span)
+    y = rows @ weight.reshape(groups, og, cg * span).permute(0, 2, 1)  # (G, N*P, O/G)
+    y = y.reshape(groups, n, *out, og).permute(1, 0, 2 + d, *range(2, 2 + d))
+    return y.reshape(n, cout, *out)
 
 
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
