@@ -5,8 +5,9 @@ knows, so values and gradients (and double backward) come from the primitives'
 own rules; nothing here has a derivative of its own. The windows of a
 convolution are one primitive, ``windows`` (im2col: the shape ``(N, C, *out,
 *kernel)``, parameters the kernel, stride and dilation only), and the
-contraction with the weight is one ``einsum``. A transposed convolution adds
-``einsum(x, w)`` back into its output with ``unwindows`` (col2im), the
+contraction with the weight is one matrix product (a BLAS call, forward and
+backward). A transposed convolution adds the product of ``x`` and ``w`` back
+into its output with ``unwindows`` (col2im), the
 transpose of ``windows``, so each is the other's gradient. Pooling takes the
 same windows; max pooling picks the first maximum of each window (numpy's
 ``argmax``, as PyTorch's kernels do), so its gradient goes to that one element
@@ -82,10 +83,6 @@ def _out_size(size: int, kernel: int, stride: int, padding: int, dilation: int,
                            f"{padding}, stride {stride}) over {size} elements would be empty: "
                            "the input is too small")
     return out
-
-
-def _letters(d: int) -> tuple[str, str]:
-    return "pqr"[:d], "klm"[:d]
 
 
 # ---------------------------------------------------------------------------
@@ -175,15 +172,34 @@ def _conv(input: Tensor, weight: Tensor, bias: Any, stride: Any, padding: Any, d
         x = np.pad(x, [(0, 0), (0, 0), *widths])
     out = [_out_size(x.shape[2 + i], kernel[i], stride[i], 0, dilation[i]) for i in range(d)]
     cols = _windows(x, out, kernel, stride, dilation)
-    cols = cols.reshape(n, groups, c // groups, *out, *kernel)
-    w = weight.reshape(groups, weight.shape[0] // groups, c // groups, *kernel)
-    o, k = _letters(d)
-    y = np.einsum(f"ngc{o}{k},gzc{k}->ngz{o}", cols, w).reshape(n, weight.shape[0], *out)
+    y = _contract(cols, weight, groups, n, out)
     if bias is not None:
         y = y + bias.reshape(-1, *([1] * d))
     if unbatched:
         y = y.squeeze(0)
     return named(y, input, "ConvolutionBackward0", (input, weight, bias))
+
+
+def _contract(cols: Tensor, weight: Tensor, groups: int, n: int, out: Sequence[int]) -> Tensor:
+    """The windows ``(N, C, *out, *kernel)`` contracted with the weight ``(O, C/groups,
+    *kernel)`` into ``(N, O, *out)`` as one matrix product ``(N*P, C*K) @ (C*K, O)``
+    (a batched one over the groups): ``matmul`` stays a BLAS call in the forward and
+    in both products of its gradient, where an ``einsum`` over six axes is a loop."""
+    d, cout = len(out), weight.shape[0]
+    c, span = cols.shape[1], math.prod(weight.shape[2:])
+    places = n * math.prod(out)
+    spatial = tuple(range(2, 2 + d))
+    if groups == 1:
+        rows = cols.permute(0, *spatial, 1, *range(2 + d, 2 + 2 * d)).reshape(places, c * span)
+        y = rows @ weight.reshape(cout, c * span).T  # (N*P, O)
+        return y.reshape(n, *out, cout).permute(0, 1 + d, *range(1, 1 + d))
+    cg, og = c // groups, cout // groups
+    cols = cols.reshape(n, groups, cg, *out, *weight.shape[2:])
+    rows = cols.permute(1, 0, *(s + 1 for s in spatial), 2, *range(3 + d, 3 + 2 * d))
+    rows = rows.reshape(groups, places, cg * span)
+    y = rows @ weight.reshape(groups, og, cg * span).permute(0, 2, 1)  # (G, N*P, O/G)
+    y = y.reshape(groups, n, *out, og).permute(1, 0, 2 + d, *range(2, 2 + d))
+    return y.reshape(n, cout, *out)
 
 
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
@@ -214,11 +230,7 @@ def _conv_transpose(input: Tensor, weight: Tensor, bias: Any, stride: Any, paddi
     if c != weight.shape[0] or c % groups:
         raise RuntimeError(f"{name}: input with {c} channels and weight of shape "
                            f"{tuple(weight.shape)} (groups={groups}) do not fit")
-    cout = weight.shape[1] * groups
-    o, k = _letters(d)
-    xg = x.reshape(n, groups, c // groups, *spatial)
-    w = weight.reshape(groups, c // groups, weight.shape[1], *kernel)
-    cols = np.einsum(f"ngc{o},gcz{k}->ngz{o}{k}", xg, w).reshape(n, cout, *spatial, *kernel)
+    cols = _spread(x, weight, groups, n, spatial)
     full = [(spatial[i] - 1) * stride[i] + dilation[i] * (kernel[i] - 1) + 1 + extra[i]
             for i in range(d)]
     y = add_windows(cols, kernel, stride, dilation, tuple(full))
@@ -231,6 +243,24 @@ def _conv_transpose(input: Tensor, weight: Tensor, bias: Any, stride: Any, paddi
     if unbatched:
         y = y.squeeze(0)
     return named(y, input, "ConvolutionBackward0", (input, weight, bias))
+
+
+def _spread(x: Tensor, weight: Tensor, groups: int, n: int, spatial: Sequence[int]) -> Tensor:
+    """The windows ``(N, O, *spatial, *kernel)`` a transposed convolution adds back:
+    the input ``(N, C, *spatial)`` times the weight ``(C, O/groups, *kernel)`` as one
+    matrix product ``(N*S, C) @ (C, O*K)`` (batched over the groups), as in :func:`_contract`."""
+    d, c, og, kernel = len(spatial), x.shape[1], weight.shape[1], tuple(weight.shape[2:])
+    cg, span, places = c // groups, math.prod(kernel), n * math.prod(spatial)
+    inner = tuple(range(2 + d, 2 + 2 * d))
+    if groups == 1:
+        rows = x.permute(0, *range(2, 2 + d), 1).reshape(places, c)
+        cols = (rows @ weight.reshape(c, og * span)).reshape(n, *spatial, og, *kernel)
+        return cols.permute(0, 1 + d, *range(1, 1 + d), *inner)
+    rows = x.reshape(n, groups, cg, *spatial).permute(1, 0, *range(3, 3 + d), 2)
+    cols = rows.reshape(groups, places, cg) @ weight.reshape(groups, cg, og * span)
+    cols = cols.reshape(groups, n, *spatial, og, *kernel)
+    cols = cols.permute(1, 0, 2 + d, *range(2, 2 + d), *(a + 1 for a in inner))
+    return cols.reshape(n, groups * og, *spatial, *kernel)
 
 
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,

@@ -64,7 +64,10 @@ def _windows_impl(x: Any, kernel: tuple, stride: tuple, dilation: tuple) -> np.n
                                                                                x.ndim)))
     picked = view[(..., *(slice(0, (o - 1) * s + 1, s) for o, s in zip(out, stride)),
                    *(slice(None, None, dil) for dil in dilation))]
-    return np.array(picked)  # a copy: values are never views of one another
+    # a C-ordered copy: values are never views of one another, and numpy's default
+    # order ('K', the view's strides) would leave the windows scattered, so that the
+    # reshape of a convolution's matrix product copies them a second time
+    return np.array(picked, order="C")
 
 
 def _unwindows_rule(g: Aval, *, kernel: tuple, stride: tuple, dilation: tuple,
