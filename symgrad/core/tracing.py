@@ -13,12 +13,13 @@ once; ``bool()`` of a traced value therefore raises
 The trace interface is open: any :class:`Traced` value names the trace that
 records operations on it. The eager layer's ``Tensor`` is one, whose trace
 computes each operation as it records it.
+
+The messages of its errors, and the operands it refuses, are :mod:`.trace_errors`'s.
 """
 
 from __future__ import annotations
 
 import inspect
-import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -31,12 +32,9 @@ from .errors import (
     EscapedTracerError,
     TracerBoolConversionError,
     TracerConversionError,
-    called_from_numpy,
-    scipy_hint,
     user_location,
 )
 from .ir import (
-    COMPLEXES,
     INT,
     Atom,
     Aval,
@@ -49,6 +47,17 @@ from .ir import (
     usable,
 )
 from .pytree import LEAF, Tree, flatten
+from .trace_errors import (
+    BUILD_INSTEAD,
+    NUMPY_HOLDS,
+    complex_aval,
+    escaped,
+    inside_numpy,
+    refuse_complex,
+    refuse_masked,
+    subject,
+    written_into_numpy,
+)
 
 
 class Trace:
@@ -95,11 +104,11 @@ class Trace:
     def bind(self, prim: Primitive, inputs: Sequence[Atom], params: dict[str, Any]) -> Var:
         """Append ``prim(*inputs, **params)`` and return its fresh output."""
         if not self.active:
-            raise _escaped()
-        if not prim.complex and any(_complex(a.aval) for a in inputs):
+            raise escaped()
+        if not prim.complex and any(complex_aval(a.aval) for a in inputs):
             raise refuse_complex(prim.name, inputs)
         out = Var(prim.shape_rule(*(a.aval for a in inputs), **params))
-        if not prim.complex and _complex(out.aval):
+        if not prim.complex and complex_aval(out.aval):
             raise refuse_complex(prim.name, inputs)
         self.eqns.append(Eqn(prim, tuple(inputs), out, freeze_params(params), self.origin))
         return out
@@ -121,7 +130,7 @@ class Trace:
             if other is self:
                 return x._var
             if not other.active:
-                raise _escaped()
+                raise escaped()
             if 0 < other.level < self.level:
                 return self._lift(x)
             raise EscapedTracerError(
@@ -182,70 +191,15 @@ class Trace:
                      self.consts, name)
 
 
-_NUMPY_HOLDS = "a numpy array holds concrete numbers, but"
-_BUILD_INSTEAD = ("Build arrays of traced values with np.stack([a, b]) (or np.concatenate), "
-                  "and write into an array with y = sg.at(y)[i].set(x), which returns the "
-                  "updated array. Other libraries' functions (math, scipy) cannot take traced "
-                  "values either: use numpy's.")
-
-
-def _written_into_numpy(e: ValueError) -> TracerConversionError | None:
-    """The error symgrad means by numpy's ``y[i] = x`` for a traced ``x``, else None.
-
-    numpy asks ``x`` for ``float()`` and, as a Tracer has ``__getitem__`` (a sequence
-    to numpy), replaces the TracerConversionError with "setting an array element with
-    a sequence", which points the wrong way."""
-    if not (isinstance(e.__cause__, TracerConversionError) and "with a sequence" in str(e)):
-        return None
-    return TracerConversionError(
-        f"a traced value was written into a numpy array (y[i] = x) at "
-        f"{user_location(e.__traceback__)}: {_NUMPY_HOLDS} x is known only when the compiled "
-        f"function runs. {_BUILD_INSTEAD}")
-
-
-def _inside_numpy() -> str:
-    """A hint when numpy's own code asked for the value (numpy's reductions of an object
-    array of traced values, ``np.mean([x, y])``), or scipy's (:func:`scipy_hint`)."""
-    hint = scipy_hint()
-    if hint:
-        return hint
-    if not called_from_numpy():
-        return ""
-    return (" It was numpy's own code that needed the value: numpy computes with the "
-            "elements themselves when given a list or numpy array of traced values "
-            "(np.mean([x, y]), np.max(np.array([x, y]))). Give numpy functions one traced "
-            "array instead: np.stack([x, y]) or sg.array([x, y]).")
-
-
-def _escaped() -> EscapedTracerError:
-    return EscapedTracerError(
-        f"a traced value was used after its function returned (at {user_location()}); "
-        "do not keep traced values in globals or closures between calls")
-
-
-def refuse_masked(x: Any, what: str = "") -> None:
-    """A TypeError for a ``numpy.ma`` masked array: symgrad computes with every element,
-    and ``np.asarray`` would drop the mask silently."""
-    ma = sys.modules.get("numpy.ma")  # not imported: no masked array can exist
-    # (another thread may be importing it: no MaskedArray yet, so none can exist either)
-    masked = getattr(ma, "MaskedArray", None)
-    if masked is not None and isinstance(x, masked):
-        raise TypeError(
-            f"{what or 'a value'} is a numpy.ma masked array: symgrad computes with every "
-            "element, so its mask would be dropped silently. Pass x.filled(value) "
-            "(masked elements replaced by a value, e.g. 0.0 in a sum) or x.compressed() "
-            "(the unmasked elements only, flat) instead")
-
-
 def as_constant_array(x: Any, what: str = "") -> np.ndarray:
     """``x`` as a float64, float32, complex128, complex64 (or bool) array: the one place
     that decides which dtypes symgrad accepts. float32 and complex64 stay as they are;
-    integers, float16 and longdouble become float64 (as before float32 kernels). Anything else is a TypeError about
-    ``what`` (default: ``x`` itself, formatted only then); a masked array too
-    (:func:`refuse_masked`)."""
+    integers, float16 and longdouble become float64 (as before float32 kernels). Anything
+    else is a TypeError about ``what`` (default: ``x`` itself, formatted only then); a
+    masked array too (:func:`refuse_masked`)."""
     refuse_masked(x, what)
     if isinstance(x, Tracer):  # (a Tensor is no Tracer: np.asarray gives its value)
-        raise TypeError(f"{_subject(x, what)} is a traced value of a function being traced: "
+        raise TypeError(f"{subject(x, what)} is a traced value of a function being traced: "
                         "its value is known only when the compiled function runs, so it "
                         "cannot be used where a concrete array is needed")
     if type(x) is int and not -2 ** 63 <= x < 2 ** 63:
@@ -253,7 +207,7 @@ def as_constant_array(x: Any, what: str = "") -> np.ndarray:
     try:
         array = np.asarray(x)
     except Exception as e:  # ragged lists and the like
-        raise TypeError(f"{_subject(x, what)} is not array-like: {e}") from None
+        raise TypeError(f"{subject(x, what)} is not array-like: {e}") from None
     kind = array.dtype.kind
     if kind == "b":
         return array
@@ -263,31 +217,9 @@ def as_constant_array(x: Any, what: str = "") -> np.ndarray:
         return array.astype(np.float64, copy=False)  # integers are promoted
     if kind == "c":  # complex64 stays, complex128 and clongdouble are complex128
         return array if array.dtype == np.complex64 else array.astype(np.complex128, copy=False)
-    raise TypeError(f"{_subject(x, what)} has dtype {array.dtype}, which symgrad cannot "
+    raise TypeError(f"{subject(x, what)} has dtype {array.dtype}, which symgrad cannot "
                     "trace: only numbers, bools and numeric arrays can be mixed with traced "
                     "values")
-
-
-def _complex(aval: Aval) -> bool:
-    return aval.dtype in COMPLEXES or any(map(_complex, aval.parts))
-
-
-def refuse_complex(name: str, inputs: Sequence[Atom] = ()) -> TypeError:
-    """The error for a complex operand of a primitive not declared ``complex=True``:
-    numpy's meaning of it on complex numbers (an order, a branch) and its derivative
-    are not symgrad's to guess."""
-    shown = ", ".join(str(a.aval) for a in inputs)
-    return TypeError(
-        f"{name} does not take complex operands (got {shown}) in symgrad: complex numbers "
-        "are supported through arithmetic, exp/log/sqrt/power, sin/cos/tanh, sums and means, "
-        "matmul, indexing and reshaping, where, np.real/imag/conj/abs/angle and np.fft (see "
-        "README, 'Complex numbers'). Comparisons, max/min and sorting have no complex "
-        "meaning; for the others, compute with np.real(z) and np.imag(z) separately")
-
-
-def _subject(x: Any, what: str) -> str:
-    """How error messages name ``x``: its repr is formatted only when one is raised."""
-    return what or f"{type(x).__name__} {x!r:.60}"
 
 
 class _Stack(threading.local):
@@ -453,13 +385,13 @@ class Tracer(Traced):
             "function once for all inputs; select values elementwise with "
             "symgrad.where(condition, a, b) (or np.where), run one of two functions with "
             "sg.cond(pred, true_fun, false_fun, *operands), and loop while a traced "
-            "condition holds with sg.while_loop(cond_fun, body_fun, init)." + _inside_numpy())
+            "condition holds with sg.while_loop(cond_fun, body_fun, init)." + inside_numpy())
 
     def _concrete(self, what: str) -> Any:
         raise TracerConversionError(
             f"{what} of a traced value at {user_location()}: the value of this {self.aval} "
             "array is not known while symgrad traces your function. Use numpy functions "
-            "(np.exp, not math.exp) and keep the value an array." + _inside_numpy())
+            "(np.exp, not math.exp) and keep the value an array." + inside_numpy())
 
     @classmethod
     def assemble(cls, objects: np.ndarray) -> Any:
@@ -491,9 +423,9 @@ class Tracer(Traced):
         # numpy asks for this in np.array([x, y]), np.asarray(x) and y[...] = x
         raise TracerConversionError(
             f"a traced value was converted to a numpy array (by np.array, np.asarray, or "
-            f"y[i] = x into a numpy array) at {user_location()}: {_NUMPY_HOLDS} this "
-            f"{self.aval} value is known only when the compiled function runs. {_BUILD_INSTEAD}"
-            + _inside_numpy())
+            f"y[i] = x into a numpy array) at {user_location()}: {NUMPY_HOLDS} this "
+            f"{self.aval} value is known only when the compiled function runs. {BUILD_INSTEAD}"
+            + inside_numpy())
 
 
     def tolist(self) -> list:
@@ -556,7 +488,7 @@ def stage(fun: Callable, avals: Sequence[Aval | None], args: Sequence[Any],
             outputs = [t.atom(o) if isinstance(o, np.ndarray) and o.dtype == object else o
                        for o in outputs]  # np.array([x, y]) returned: one traced array
     except ValueError as e:
-        written = _written_into_numpy(e)
+        written = written_into_numpy(e)
         if written is None:
             raise
         raise written.with_traceback(e.__traceback__) from None  # the traceback of y[i] = x

@@ -27,7 +27,9 @@ from ..numpy_api import functions as ops
 from ..numpy_api.indexing import at
 from ..numpy_api.scipy_special import erf as _erf
 from ..prims.special_functions import erfinv as _erfinv
-from .methods import _one_dim, _return_type, named
+from .method_args import named
+from .method_args import one_dim as _one_dim
+from .method_args import return_type as _return_type
 
 cummax_result = _return_type("cummax")
 cummin_result = _return_type("cummin")

@@ -6,6 +6,8 @@ it runs eagerly, records its primitives when a graph is being built and is
 differentiated by the same adjoint as ``sg.grad``. PyTorch's argument forms are
 accepted: ``dim=`` (an int, a negative int or a tuple), ``keepdim=``, numpy's
 ``axis=``/``keepdims=`` too, ``x.view(2, 3)`` and ``x.view((2, 3))``.
+The reductions are its base's, :class:`.reduction_methods.ReductionMethods`, and
+the argument forms are read by :mod:`.method_args`.
 
     >>> import symgrad as torch
     >>> x = torch.tensor([[1.0, 5.0], [4.0, 2.0]], requires_grad=True)
@@ -24,315 +26,32 @@ names (PyTorch's), while ``amax``/``max()`` share it among ties (1/k each).
 from __future__ import annotations
 
 import builtins
-import collections
-import operator
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from ..core.tracing import refuse_masked
 from ..numpy_api import functions as ops
 from ..numpy_api import linalg
 from ..numpy_api import shapes as shape_ops
-from ..prims.reductions import mean_p, prod_p, sum_p
 from . import dtypes as dt
-from .fastpath import apply_f64
+from .method_args import dim_axes as _dims
+from .method_args import named, size_arg
+from .method_args import ndim_of as _ndim
+from .method_args import one_dim as _one_dim
+from .method_args import unwrap as unwrap  # importable here as before (Tensor's modules)
+from .reduction_methods import (  # noqa: F401 -- PyTorch's return types, importable here
+    ReductionMethods,
+    max_result,
+    min_result,
+    sort_result,
+    topk_result,
+)
 
 
-def size_arg(size: Sequence[Any]) -> tuple[int, ...]:
-    """``(2, 3)``, ``((2, 3),)`` and ``([2, 3],)`` as the shape ``(2, 3)``."""
-    if len(size) == 1 and isinstance(size[0], (tuple, list)):
-        size = tuple(size[0])
-    if len(size) == 1 and hasattr(size[0], "_value") and getattr(size[0], "ndim", 0) == 1:
-        size = tuple(size[0].tolist())
-    return tuple(operator.index(d) for d in size)
-
-
-def unwrap(x: Any) -> Any:
-    """Tensors (also inside lists and tuples) as their arrays; a numpy.ma masked array
-    is refused (its mask would be dropped silently)."""
-    refuse_masked(x)
-    if hasattr(x, "_value") and hasattr(x, "_node"):
-        return x._value
-    if isinstance(x, (list, tuple)):
-        return [unwrap(v) for v in x]
-    return x
-
-
-def named(result: Any, source: Any, name: str | None, shown: Sequence[Any] = ()) -> Any:
-    """Give ``result``'s new node PyTorch's name for the method that made it
-    (``x.t()`` is ``TBackward0``, though its primitive is ``transpose``). For a
-    composite of several primitives, ``shown`` lists its operands as PyTorch's one
-    node has them (``next_functions`` then skips the composite's inner nodes)."""
-    node = getattr(result, "_node", None)
-    if name is not None and node is not None and node is not getattr(source, "_node", None):
-        node.rename(name)
-        if shown:
-            node.shown = tuple(_shown(a) for a in shown)
-    return result
-
-
-def _shown(a: Any) -> Any:
-    """What ``next_functions`` shows for an operand: its node, a leaf that requires
-    grad, or None."""
-    node = getattr(a, "_node", None)
-    if node is not None:
-        return node
-    return a if getattr(a, "_requires_grad", False) else None
-
-
-def _return_type(name: str) -> type:
-    """PyTorch's ``torch.return_types.<name>``: a named tuple (values, indices)."""
-    base = collections.namedtuple(name, ["values", "indices"])  # type: ignore[misc]
-
-    def __repr__(self: Any) -> str:
-        return f"torch.return_types.{name}(\nvalues={self.values},\nindices={self.indices})"
-
-    return type(name, (base,), {"__slots__": (), "__repr__": __repr__})
-
-
-max_result = _return_type("max")
-min_result = _return_type("min")
-sort_result = _return_type("sort")
-topk_result = _return_type("topk")
-
-
-#: the primitive of each reduction _reduce takes (numpy_api's function applies it)
-_REDUCTIONS = {ops.sum: sum_p, ops.mean: mean_p, ops.prod: prod_p}
-
-
-def _dims(dim: Any, ndim: int) -> tuple[int, ...] | None:
-    """``dim`` (None, an int, a negative int, a tuple or list) as sorted axes."""
-    if dim is None:
-        return None
-    dims = (dim,) if isinstance(dim, (int, np.integer)) else tuple(dim)
-    if not dims:
-        return None  # PyTorch: dim=() reduces over everything
-    n = builtins.max(ndim, 1)
-    for d in dims:
-        if not -n <= d < n:
-            raise IndexError(f"Dimension out of range (expected to be in range of "
-                             f"[{-n}, {n - 1}], but got {d})")
-    return tuple(sorted({d % n for d in dims})) if ndim else ()
-
-
-def _ndim(x: Any) -> int:
-    return len(np.shape(x)) if not hasattr(x, "shape") else len(x.shape)
-
-
-def _one_dim(dim: Any, ndim: int) -> int:
-    (d,) = _dims(operator.index(dim), ndim) or (0,)
-    return d
-
-
-class TensorMethods:
+class TensorMethods(ReductionMethods):
     """PyTorch's Tensor methods (the mixin of :class:`symgrad.Tensor`)."""
 
     __slots__ = ()
-
-    # -- reductions ------------------------------------------------------------------
-    def _reduce(self, op: Any, name: str, dim: Any, keepdim: bool, kw: dict) -> Any:
-        """``op`` over all elements (torch's ``<name>Backward0``) or over ``dim``
-        (``<name>Backward1``); numpy's ``axis=``/``keepdims=`` are accepted too."""
-        dim = kw.pop("axis", dim)
-        keepdim = kw.pop("keepdims", keepdim)
-        dtype = kw.pop("dtype", None)
-        if kw:
-            raise TypeError(f"{name.lower()}() got unexpected keyword arguments {sorted(kw)}")
-        if dtype is None and not keepdim:  # float64: the fast path, the same operation
-            prim = _REDUCTIONS.get(op)
-            axes = _dims(dim, self.ndim)
-            result = None if prim is None else apply_f64(
-                prim, (self,), {"axes": tuple(range(self.ndim)) if axes is None else axes},
-                self._make)
-            if result is not None:
-                return named(result, self, None if dim is None else f"{name}Backward1")
-        x = self.to(dtype) if dtype is not None else self
-        if x.dtype is dt.bool:  # PyTorch sums bools as int64
-            x = x.long()
-        axes = _dims(dim, x.ndim)
-        result = op(x, axes, keepdims=keepdim)
-        return named(result, x, None if dim is None else f"{name}Backward1")
-
-    def sum(self, dim=None, keepdim=False, **kw):  # type: ignore[override]
-        return self._reduce(ops.sum, "Sum", dim, keepdim, kw)
-
-    def mean(self, dim=None, keepdim=False, **kw):  # type: ignore[override]
-        if not self.dtype.is_floating_point and kw.get("dtype") is None:
-            raise RuntimeError(
-                f"mean(): could not infer output dtype. Input dtype must be either a floating "
-                f"point or complex dtype. Got: {self.dtype.name.capitalize()}; convert it first "
-                "(x.double().mean(), or x.mean(dtype=torch.float64))")
-        return self._reduce(ops.mean, "Mean", dim, keepdim, kw)
-
-    def prod(self, dim=None, keepdim=False, **kw):  # type: ignore[override]
-        return self._reduce(ops.prod, "Prod", dim, keepdim, kw)
-
-    def _extremum(self, dim: Any, keepdim: bool, kw: dict, largest: bool) -> Any:
-        """``max()``: the largest element; ``max(dim)``: (values, indices), as PyTorch;
-        ``max(other)``: the elementwise maximum."""
-        dim = kw.pop("axis", dim)
-        keepdim = kw.pop("keepdims", keepdim)
-        if hasattr(dim, "_value") or isinstance(dim, np.ndarray):
-            return self.maximum(dim) if largest else self.minimum(dim)
-        if self._value.dtype == np.bool_:  # of masks: any/all, a bool result as PyTorch's
-            found = self.long()._extremum(dim, keepdim, kw, largest)
-            if dim is None:
-                return found.bool()
-            return type(found)(found.values.bool(), found.indices)
-        name = "Max" if largest else "Min"
-        if dim is None:
-            return named((ops.max if largest else ops.min)(self), self, f"{name}Backward1")
-        d = _one_dim(dim, self.ndim)
-        indices = (np.argmax if largest else np.argmin)(self._value, axis=d, keepdims=True)
-        values = self._pick(indices, d, keepdim)
-        named(values, self, f"{name}Backward0", (self,))
-        if not keepdim:
-            indices = np.squeeze(indices, axis=d)
-        result = max_result if largest else min_result
-        return result(values, type(self)._make(indices.astype(np.int64)))
-
-    def _pick(self, indices: np.ndarray, d: int, keepdim: bool) -> Any:
-        """The elements at ``indices`` along ``d`` (``take_along_axis``): their gradient
-        goes to those elements only. A mask enters as data, so the recorded structure
-        does not depend on where the maxima are."""
-        if self.ndim == 0:
-            return self * 1.0 if self._requires_grad else self
-        mask = np.zeros(self.shape, dtype=bool)
-        np.put_along_axis(mask, indices, True, axis=d)
-        zero = np.zeros((), dtype=self._value.dtype)
-        return ops.sum(ops.where(mask, self, zero), d, keepdims=keepdim)
-
-    def max(self, dim=None, keepdim=False, **kw):  # type: ignore[override]
-        return self._extremum(dim, keepdim, kw, largest=True)
-
-    def min(self, dim=None, keepdim=False, **kw):  # type: ignore[override]
-        return self._extremum(dim, keepdim, kw, largest=False)
-
-    def amax(self, dim=(), keepdim=False):
-        return named(ops.max(self, _dims(dim, self.ndim), keepdims=keepdim), self,
-                     "AmaxBackward0")
-
-    def amin(self, dim=(), keepdim=False):
-        return named(ops.min(self, _dims(dim, self.ndim), keepdims=keepdim), self,
-                     "AminBackward0")
-
-    def argmax(self, dim=None, keepdim=False):
-        return self._arg(np.argmax, dim, keepdim)
-
-    def argmin(self, dim=None, keepdim=False):
-        return self._arg(np.argmin, dim, keepdim)
-
-    def _arg(self, fn: Any, dim: Any, keepdim: bool) -> Any:
-        if dim is None:
-            index = fn(self._value.reshape(-1))
-            out = np.reshape(index, (1,) * self.ndim if keepdim else ())
-        else:
-            out = fn(self._value, axis=_one_dim(dim, self.ndim), keepdims=keepdim)
-        return type(self)._make(np.asarray(out, dtype=np.int64))
-
-    def sort(self, dim=-1, descending=False, stable=False):
-        """``(values, indices)`` sorted along ``dim`` (stable: equal elements keep their
-        order); the gradient of a value goes to the element it came from."""
-        d = _one_dim(dim, self.ndim)
-        key = -self._value.astype(np.float64) if descending else self._value
-        indices = np.argsort(key, axis=d, kind="stable") if self.ndim else np.zeros((), int)
-        return sort_result(self._gather(indices, d), type(self)._make(indices.astype(np.int64)))
-
-    def topk(self, k, dim=-1, largest=True, sorted=True):
-        d = _one_dim(dim, self.ndim)
-        key = -self._value.astype(np.float64) if largest else self._value
-        indices = np.take(np.argsort(key, axis=d, kind="stable"), np.arange(k), axis=d)
-        return topk_result(self._gather(indices, d), type(self)._make(indices.astype(np.int64)))
-
-    def _gather(self, indices: np.ndarray, d: int) -> Any:
-        """``torch.gather(self, d, indices)`` for concrete ``indices``."""
-        if self.ndim == 0:
-            return self * 1.0 if self._requires_grad else self
-        flat = np.arange(self._value.size).reshape(self.shape)
-        return self.reshape(-1)[np.take_along_axis(flat, indices, axis=d)]
-
-    def gather(self, dim, index):
-        """``torch.gather``: ``out[i][j] = self[index[i][j]][j]`` for ``dim=0``, ..."""
-        d = _one_dim(dim, self.ndim) if self.ndim else _one_dim(dim, 1)
-        idx = np.asarray(getattr(index, "_value", index))
-        size = self.shape[d] if self.ndim else 1
-        bad = idx[(idx < 0) | (idx >= size)]
-        if bad.size:  # PyTorch's error; it does not wrap negative indices
-            raise RuntimeError(f"index {int(bad.flat[0])} is out of bounds for dimension {d} "
-                               f"with size {size}")
-        if not self.ndim:  # a 0-d tensor's one element (index 0 of a size-1 dimension)
-            return named(self.reshape(idx.shape) * 1, self, "GatherBackward0", (self,))
-        flat = np.arange(self._value.size).reshape(self.shape)
-        grid = list(np.indices(idx.shape, sparse=True))
-        grid[d] = idx
-        return named(self.reshape(-1)[flat[tuple(grid)]], self, "GatherBackward0", (self,))
-
-    def std(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
-        return self._spread(ops.std, "Std", dim, unbiased, keepdim, correction)
-
-    def var(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
-        return self._spread(ops.var, "Var", dim, unbiased, keepdim, correction)
-
-    def _spread(self, op: Any, name: str, dim: Any, unbiased: Any, keepdim: bool,
-                correction: Any) -> Any:
-        if isinstance(dim, bool):  # x.std(False): the old positional ``unbiased``
-            dim, unbiased = None, dim
-        ddof = correction if correction is not None else 0 if unbiased is False else 1
-        return named(op(self, _dims(dim, self.ndim), ddof=ddof, keepdims=keepdim), self,
-                     f"{name}Backward0", (self,))
-
-    def norm(self, p="fro", dim=None, keepdim=False, dtype=None):
-        """``x.norm()``: the 2-norm of all elements (gradient 0 at 0, as PyTorch);
-        ``p`` = 1, 2, inf, -inf, 'fro' or another number; ``dim`` an int or a tuple."""
-        x = self.to(dtype) if dtype is not None else self
-        axes = _dims(dim, x.ndim) or tuple(range(x.ndim))
-        if p in ("fro", 2, 2.0, None):
-            flat = dim is None
-            result = linalg.norm(x.reshape(-1) if flat else x, None, None if flat else axes,
-                                 keepdims=keepdim and not flat)
-            if keepdim and dim is None:
-                result = result.reshape((1,) * x.ndim)
-            return named(result, x, "NormBackward1" if dim is not None else "NormBackward0",
-                         (x,))
-        magnitude = x.abs()
-        if p == np.inf:
-            return magnitude.amax(axes, keepdim)
-        if p == -np.inf:
-            return magnitude.amin(axes, keepdim)
-        if p == 1:
-            return magnitude.sum(axes, keepdim)
-        if p == 0:
-            return (magnitude != 0).to(x.dtype).sum(axes, keepdim)
-        return (magnitude ** p).sum(axes, keepdim) ** (1.0 / p)
-
-    def logsumexp(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
-        # PyTorch's dim/keepdim, or numpy's axis/keepdims as sg.logsumexp takes them
-        dim = axis if dim is None else dim
-        keepdim = keepdim if keepdims is None else keepdims
-        return named(ops.logsumexp(self, _dims(dim, self.ndim), keepdims=keepdim), self,
-                     "LogsumexpBackward0", (self,))
-
-    def cumsum(self, dim=None, dtype=None, *, axis=None):  # type: ignore[override]
-        x = self.to(dtype) if dtype is not None else self
-        if x.ndim == 0 and (dim is not None or axis is not None):  # PyTorch: a 0-d result
-            _one_dim(dim if dim is not None else axis, 1)
-            return named(x * 1, x, "CumsumBackward0")
-        if dim is None and axis is None:
-            return named(shape_ops.cumsum(x), x, "CumsumBackward0")  # numpy's: flattened
-        dim = dim if dim is not None else axis
-        return named(shape_ops.cumsum(x, _one_dim(dim, x.ndim)), x, "CumsumBackward0")
-
-    def all(self, dim=None, keepdim=False):
-        return self._logical(np.all, dim, keepdim)
-
-    def any(self, dim=None, keepdim=False):
-        return self._logical(np.any, dim, keepdim)
-
-    def _logical(self, fn: Any, dim: Any, keepdim: bool) -> Any:
-        axes = _dims(dim, self.ndim)
-        return type(self)._make(np.asarray(fn(self._value, axis=axes, keepdims=keepdim)))
 
     # -- elementwise -------------------------------------------------------------------
     def pow(self, exponent): return self ** exponent

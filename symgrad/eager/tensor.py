@@ -47,6 +47,7 @@ from .fastpath import apply_f64, compute, node_class_of, watched
 from .graph import next_seq
 from .inplace import InPlaceMethods
 from .methods import TensorMethods, named, size_arg, unwrap
+from .op_dtypes import in_dtype, ir_shape_rule, result_dtype
 from .printing import format_tensor
 from .replay import keep
 from .torch_facts import torch_facts
@@ -62,7 +63,7 @@ class EagerTrace(Trace):
     """The trace Tensors belong to: computes each operation now, records it if needed.
 
     The IR knows float64 and bool; Tensors also hold float32 and int64. An operation
-    takes its result dtype from PyTorch's promotion (:func:`.dtypes.result_type`),
+    takes its result dtype from PyTorch's promotion (:func:`.op_dtypes.result_dtype`),
     computes in it with numpy, and records (for floating results only) an equation
     on float64 values: backward converts float32 leaves to float64 at the kernel's
     boundary and their gradients back (see :mod:`.backward`)."""
@@ -79,11 +80,11 @@ class EagerTrace(Trace):
             return fast
         raw = [a._value if isinstance(a, Tensor) else a if type(a) in (float, int, bool)
                else as_array(a) for a in args]
-        aval = _shape_rule(prim, raw, params)
+        aval = ir_shape_rule(prim, raw, params)
         if aval.dtype in COMPLEXES:  # np.fft.rfft(t): never its real part, silently
             raise TypeError(dt.COMPLEX_TENSOR)
-        out = _result_dtype(prim, raw, aval, params)
-        values = raw if out is None else [_in_dtype(v, out, k, prim) for k, v in enumerate(raw)]
+        out = result_dtype(prim, raw, aval, params)
+        values = raw if out is None else [in_dtype(v, out, k, prim) for k, v in enumerate(raw)]
         value = compute(prim, values, params)  # IEEE results (inf, nan), as the kernels give
         want = np.bool_ if out is None else out.numpy
         if type(value) is not np.ndarray or value.dtype != want:
@@ -100,72 +101,6 @@ class EagerTrace(Trace):
         keep(node, value, values)
         return result
 
-
-#: primitives whose result keeps an integer dtype, as PyTorch's do (``x + 1`` on int64
-#: is int64); every other one computes integer operands in the default float dtype
-_INTEGER_KEEPING = {"add", "sub", "mul", "neg", "abs", "sign", "maximum", "minimum", "pow",
-                    "square", "floor", "ceil", "trunc", "rint", "relu", "where", "sum", "prod",
-                    "max", "min", "cumsum", "matmul", "scatter_add"}
-
-
-#: integer reductions that PyTorch computes and returns in int64 (``int32.sum()`` is int64)
-_WIDENING = {"sum", "prod", "cumsum"}
-
-
-def _result_dtype(prim: Primitive, values: list[Any], aval: Aval, params: dict[str, Any]
-                  ) -> dt.dtype | None:
-    """The dtype of ``prim``'s result, or None for a bool result (a comparison)."""
-    if aval.dtype == BOOL:
-        return None
-    if prim.name == "convert":  # numpy's float32 results (np.var of float32 values)
-        return dt.as_dtype(params["dtype"])
-    operands = values[1:] if prim.name == "where" else values  # not the condition
-    out = dt.result_type(operands)
-    if not out.is_floating_point and not (prim.name in _INTEGER_KEEPING
-                                          or prim.kind == "structural"):
-        return dt.DEFAULT
-    if out is dt.bool:  # bools in arithmetic count as integers (numpy_api makes them floats)
-        return dt.int64
-    if not out.is_floating_point and prim.name in _WIDENING:
-        return dt.int64
-    return out
-
-
-def _in_dtype(v: Any, out: dt.dtype, k: int, prim: Primitive) -> Any:
-    """An operand converted to the dtype the operation computes in (not a condition)."""
-    if k == 0 and prim.name == "where":
-        return v
-    if type(v) in (float, int, bool):
-        return float(v) if out.is_floating_point else int(v)
-    dt.refuse_complex(v)
-    return v if v.dtype == out.numpy else v.astype(out.numpy)
-
-
-def _ir_dtype(v: Any) -> str:
-    return BOOL if (type(v) is bool or (type(v) is not float and type(v) is not int
-                                        and v.dtype == np.bool_)) else FLOAT
-
-
-_RULES: dict[tuple, Aval] = {}
-
-
-def _shape_rule(prim: Primitive, values: list[Any], params: dict[str, Any]) -> Aval:
-    """``prim.shape_rule`` on the values' IR avals (float64 for every number type; checks
-    shapes, names the output's shape), memoized: a training loop asks the same question
-    every step."""
-    types = tuple(((), _ir_dtype(v)) if type(v) in (float, int, bool) else
-                  (v.shape, _ir_dtype(v)) for v in values)
-    try:
-        key: tuple | None = (prim.name, types, tuple(params.items()) if params else ())
-        hash(key)
-    except TypeError:
-        key = None
-    aval = _RULES.get(key) if key is not None else None
-    if aval is None:
-        aval = prim.shape_rule(*(Aval(*t) for t in types), **params)
-        if key is not None and len(_RULES) < 100_000:
-            _RULES[key] = aval
-    return aval
 
 
 

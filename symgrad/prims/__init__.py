@@ -11,6 +11,7 @@ a ufunc needs no entry), which ``tests/test_registry.py`` demands (CONTRIBUTING.
 
 - :mod:`.registry`: ``register`` and the rules every family shares;
 - :mod:`.elementwise`: arithmetic, functions, comparisons, ``where``;
+- :mod:`.promotion`: numpy's promotion of operands, ``to_float`` (an int64 as float);
 - :mod:`.reductions`: ``sum``, ``mean``, ... and ``broadcast_to``, ``reshape``,
   ``transpose`` (each other's adjoints);
 - :mod:`.indexing`: ``slice``, ``unslice``, ``gather``, ``scatter_add``,

@@ -25,6 +25,7 @@ from ..core.ir import INT, Aval, Literal
 from ..core.tracing import Traced, apply
 from . import elementwise as E
 from .integers import logical_and, logical_not, logical_or, logical_xor
+from .promotion import dtype_of, kind
 from .registry import broadcast_shapes, register, require
 
 _UFUNCS = {"and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor,
@@ -60,13 +61,13 @@ _LOGICAL = {"and": logical_and, "or": logical_or, "xor": logical_xor, "invert": 
 def bitwise(*xs: Any, op: str) -> Any:
     """numpy's bitwise ``op`` on ``xs``: on int64 values one ``bitwise`` equation, on bools
     numpy's logical operation; float operands (and bool shifts) are a TypeError, as in numpy."""
-    kinds = "".join(map(E._kind, xs))
+    kinds = "".join(map(kind, xs))
     if not any(isinstance(x, Traced) for x in xs):
         return _UFUNCS[op](*xs)  # no traced operand: numpy itself
     if kinds.strip("b") == "" and op in _LOGICAL:
         return _LOGICAL[op](*xs)
     if kinds.strip("bi") != "":
-        types = ", ".join(str(E._dtype(x)) if isinstance(x, Traced) else type(x).__name__
+        types = ", ".join(str(dtype_of(x)) if isinstance(x, Traced) else type(x).__name__
                           for x in xs)
         raise TypeError(f"ufunc '{_UFUNCS[op].__name__}' not supported for the input types "
                         f"({types}): numpy's bitwise operations take integers and bools; for "

@@ -8,7 +8,8 @@ its rewrite rules and flags. VJP rules take the cotangent ``g`` first, then
 per input (``None`` for "no gradient"). They are written with the recording
 helpers at the end of this module (``cos(x)``, ``where(c, a, b)``) and Python
 operators, so the adjoint they build is IR like any other: printable,
-optimizable, compilable and differentiable again. Literal inputs (and the seed
+optimizable, compilable and differentiable again (numpy's promotion of their
+operands, and ``to_float_p``, are :mod:`.promotion`'s). Literal inputs (and the seed
 1.0 of a scalar output) arrive as numpy scalars, so arithmetic on them is IEEE's.
 
 Conventions at kinks and singular points follow the table in
@@ -28,11 +29,21 @@ from typing import Any
 import numpy as np
 
 from ..core.conventions import CONVENTIONS_VERSION as CONVENTIONS_VERSION  # re-exported
-from ..core.ir import BOOL, FLOAT, INT, Aval, Eqn, Literal, Primitive, float_of, is_float
+from ..core.ir import BOOL, FLOAT, INT, Aval, Eqn, Literal, Primitive, float_of
 from ..core.rewrite import Producer, Rewrite, as_prim, lit, made_by, same_aval
-from ..core.tracing import Traced, Tracer, apply, as_constant_array, current_trace
+from ..core.tracing import Traced, Tracer, apply, as_constant_array
 from .convert import convert_p
-from .overflow import CheckedUfunc, check_exact
+from .overflow import CheckedUfunc
+from .promotion import (
+    ON_BOOLS,
+    ON_INTEGERS,
+    dtype_of,
+    integer_result,
+    is_integer,
+    kind,
+    scalar_known_later,
+    to_float_p,
+)
 from .registry import binary, broadcast_shapes, register, require, unary
 from .registry import elementwise_rule as _elementwise_rule
 
@@ -107,12 +118,12 @@ def _pow_vjp(g, ans, x, y):
     # d/dx x**y = y*x**(y-1), and exactly 0 where y == 0 (x**0 is constant). For
     # |y| < 1 see _fractional_power
     if isinstance(y, (float, int, np.floating, np.integer)):  # a literal: choose now
-        if _dtype(x).kind == "c":  # holomorphic in x: the conventions at 0 are real ones
+        if dtype_of(x).kind == "c":  # holomorphic in x: the conventions at 0 are real ones
             return (None if y == 0 else g * (y * x ** (y - 1.0))), None
         return _literal_pow_vjp(g, ans, x, float(y)), None
-    if _dtype(x).kind == "c" or _dtype(y).kind == "c":  # holomorphic in both (JAX's rule)
+    if dtype_of(x).kind == "c" or dtype_of(y).kind == "c":  # holomorphic in both (JAX's rule)
         # a real x enters log as complex (numpy's power computed it so: log(-2) is not nan)
-        lx = log(x if _dtype(x).kind == "c" else apply(convert_p, x, dtype=ans.dtype.name))
+        lx = log(x if dtype_of(x).kind == "c" else apply(convert_p, x, dtype=ans.dtype.name))
         return g * (y * x ** (y - 1.0)), g * (ans * lx)
     # The 0 is a constant only where y*x**(y-1) is not the number 0 (x = 0, inf or nan):
     # elsewhere that product is 0 and goes in, so that its derivative in y, x**-1,
@@ -271,7 +282,7 @@ def magnitude(x):
 
 
 def _tanh_vjp(g, ans, x):
-    if _dtype(x).kind == "c":  # holomorphic: 1 - tanh**2 (magnitude compares)
+    if dtype_of(x).kind == "c":  # holomorphic: 1 - tanh**2 (magnitude compares)
         return (g * (1.0 - square(ans)),)
     # tanh' = sech**2 = 4e/(1 + e)**2 with e = exp(-2|x|): accurate in relative terms for
     # every x (1 - tanh(x)**2 is 0 from |x| = 19 on, where sech**2 is 7e-35 at 40).
@@ -519,44 +530,17 @@ where_p = register(
 
 
 
-def _to_float_rule(x: Aval, exact: str | None = None, total: bool = False) -> Aval:
-    require("to_float", (x,), INT)
-    return Aval(x.shape, FLOAT)
-
-
-def _to_float(x: Any, exact: str | None = None, total: bool = False) -> Any:
-    if exact is not None:
-        check_exact(x, exact, total)
-    return np.asarray(x, dtype=np.float64)
-
-
-# an int64 value (a loop counter, an integer argument) entering float arithmetic, as
-# numpy promotes it; integers carry no gradient. ``exact`` (the numpy function's name)
-# where numpy's result is an integer, which float64 gives only below 2**53: there the
-# conversion refuses larger values (``total``: a larger sum of magnitudes, for sums)
-# rather than round them (prims.overflow.check_exact)
-to_float_p = register(
-    name="to_float", kind="elementwise", shape_rule=_to_float_rule, impl=_to_float,
-    vjp=lambda g, ans, x: (None,), sympy=lambda sp, x: x)
-
-
 # ---------------------------------------------------------------------------
 # recording helpers: one per primitive, for VJP rules and the layers above.
 # Operands are promoted as numpy promotes them (booleans enter arithmetic as
 # 0.0/1.0); with no traced operand the result is computed by numpy.
 
 
-def _dtype(x: Any) -> np.dtype:
-    if isinstance(x, Traced) or (isinstance(x, np.ndarray) and x.dtype == object):
-        return x.dtype  # (an object array of traced elements: its trace assembles it)
-    return as_constant_array(x).dtype
-
-
 def as_float(x: Any, exact: str | None = None, total: bool = False) -> Any:
     """Booleans enter arithmetic as 0.0/1.0, integers as floats, as numpy promotes them.
     ``exact`` names the numpy function whose result is an integer: a traced int64 is
     then converted refusing values float64 would round (see ``to_float_p``)."""
-    dtype = _dtype(x)
+    dtype = dtype_of(x)
     if dtype == np.int64 and isinstance(x, Tracer):
         # a traced integer (concrete integers are floats already; an int64 Tensor
         # computes in the dtype PyTorch's promotion gives, see symgrad.eager)
@@ -572,43 +556,24 @@ def as_float(x: Any, exact: str | None = None, total: bool = False) -> Any:
     return as_constant_array(x).astype(np.float64)
 
 
-def _integer(x: Any) -> bool:
-    """A traced int64 value, or a Python/numpy integer. (An int64 Tensor is not one:
-    the eager layer computes in the dtype PyTorch's promotion gives.)"""
-    if isinstance(x, Traced):
-        return isinstance(x, Tracer) and x.dtype == np.int64
-    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
-
-
 def as_bool(x: Any) -> Any:
     """A condition: booleans as they are, numbers compared with 0 (numpy's truth)."""
-    return x if _dtype(x) == np.bool_ else apply(ne_p, as_float(x), 0.0)
-
-
-def _scalar_known_later(y: Any) -> bool:
-    """A scalar whose value the kernel takes as an argument: a traced 0-d value, or a
-    float that the trace makes a 0-d constant (read from outside, or computed by numpy:
-    see Trace.takes_as_argument)."""
-    if isinstance(y, Tracer):
-        return y.aval.shape == () and is_float(y.aval.dtype)
-    trace = current_trace()
-    return (isinstance(y, (float, np.floating)) and trace is not None
-            and trace.takes_as_argument(y))
+    return x if dtype_of(x) == np.bool_ else apply(ne_p, as_float(x), 0.0)
 
 
 def call(prim: Primitive, *args: Any) -> Any:
     """``prim`` on ``args``, floats and booleans promoted as numpy does."""
-    if (prim in _ON_BOOLS or prim in _ON_INTEGERS) and any(isinstance(a, Traced) for a in args):
-        kinds = "".join(map(_kind, args))
-        if kinds.strip("b") == "" and prim in _ON_BOOLS:
-            return _ON_BOOLS[prim](*args)  # bool + bool is logical or, as numpy
-        if kinds.strip("bi") == "" and prim in _ON_INTEGERS:
-            return _ON_INTEGERS[prim](*args)
+    if (prim in ON_BOOLS or prim in ON_INTEGERS) and any(isinstance(a, Traced) for a in args):
+        kinds = "".join(map(kind, args))
+        if kinds.strip("b") == "" and prim in ON_BOOLS:
+            return ON_BOOLS[prim](*args)  # bool + bool is logical or, as numpy
+        if kinds.strip("bi") == "" and prim in ON_INTEGERS:
+            return ON_INTEGERS[prim](*args)
     if prim is where_p:
         c, x, y = args
-        exact = "np.where" if _kind(x) + _kind(y) in ("ii", "ib", "bi") else None
+        exact = "np.where" if kind(x) + kind(y) in ("ii", "ib", "bi") else None
         return apply(where_p, as_bool(c), as_float(x, exact), as_float(y, exact))
-    if prim is pow_p and _scalar_known_later(args[1]) and _dtype(args[0]).kind != "c":
+    if prim is pow_p and scalar_known_later(args[1]) and dtype_of(args[0]).kind != "c":
         # numpy's power computes a scalar exponent of 0.5 as sqrt, which differs from pow
         # at -0.0 (-0.0, not 0.0) and -inf (nan, not inf): sqrt there, for an exponent known
         # only when the kernel runs (elsewhere pow, whose gradient in y is the one to keep)
@@ -617,57 +582,13 @@ def call(prim: Primitive, *args: Any) -> Any:
         special = apply(where_p, apply(eq_p, x, 0.0), root,
                         apply(where_p, apply(eq_p, x, -np.inf), root, power))
         return apply(where_p, apply(eq_p, y, 0.5), special, power)
-    if prim.integer and all(map(_integer, args)) and any(isinstance(a, Tracer) for a in args):
+    if prim.integer and all(map(is_integer, args)) and any(isinstance(a, Tracer) for a in args):
         # integer arithmetic on a traced counter stays integer: i + 1, n - 1, i < n
         return apply(prim, *(a if isinstance(a, Traced) else Literal(int(a)) for a in args))
-    if prim is square_p and _integer(args[0]) and isinstance(args[0], Tracer):
+    if prim is square_p and is_integer(args[0]) and isinstance(args[0], Tracer):
         return call(mul_p, args[0], args[0])  # int64 x * x, exact (and refusing to wrap)
-    exact = _integer_result(prim, args)
+    exact = integer_result(prim, args)
     return apply(prim, *(as_float(a, exact) for a in args))
-
-
-def _integer_result(prim: Primitive, args: tuple) -> str | None:
-    """numpy's name for ``prim`` where numpy's result on these operands is an integer
-    (``abs``, ``sign``, ``maximum`` of integers) which symgrad computes in float64: the
-    integers then enter refusing values above 2**53 (as_float's ``exact``)."""
-    if not any(_integer(a) and isinstance(a, Tracer) for a in args):
-        return None
-    kinds = "".join(map(_kind, args))
-    ufunc = prim.numpy
-    if kinds.strip("bi") or not isinstance(ufunc, np.ufunc):
-        return None
-    with np.errstate(all="ignore"):
-        out = ufunc(*(np.int64(1) for _ in args))
-    return f"np.{ufunc.__name__}" if np.asarray(out).dtype.kind in "iub" else None
-
-
-# ---------------------------------------------------------------------------
-# numpy's arithmetic on bools and integers where it differs from float arithmetic on
-# their values (the oracle: the ufunc itself on bool and int64 arrays). Elsewhere
-# bools enter as 0.0/1.0 and integers as floats, which gives numpy's values.
-
-
-_KINDS = {"float64": "f", "float32": "f", "bool": "b", "int64": "i"}
-
-
-def _kind(x: Any) -> str:
-    """numpy's dtype kind of an operand as numpy sees it: ``b``, ``i`` (``u``), ``f``;
-    a Python int is an integer (NEP 50), though it enters float arithmetic as a float."""
-    t = type(x)
-    if t is float:
-        return "f"
-    if t is int or t is bool:
-        return "i" if t is int else "b"
-    if isinstance(x, Traced):  # a Tensor's aval: an int64 Tensor computes as PyTorch's, in
-        return _KINDS.get(x.aval.dtype, "O")  # floats (symgrad.eager), so it is no integer
-    return "b" if isinstance(x, (bool, np.bool_)) else np.asarray(x).dtype.kind.replace("u", "i")
-
-
-#: numpy's results on bool operands only, and on bool and integer ones, where they differ
-#: from float arithmetic on their values: prim -> function of the operands (filled by
-#: :mod:`symgrad.prims.integers`)
-_ON_BOOLS: dict[Primitive, Callable[..., Any]] = {}
-_ON_INTEGERS: dict[Primitive, Callable[..., Any]] = {}
 
 
 def _recorder(prim: Primitive) -> Callable[..., Any]:

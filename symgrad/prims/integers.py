@@ -15,7 +15,7 @@ where numpy's result differs (the oracle: each ufunc on bool and int64 arrays,
   (``x != 0``): compositions of comparisons and selections, no primitive of their own.
 
 Importing this module fills the tables that :func:`symgrad.prims.elementwise.call`
-consults (:data:`symgrad.prims.elementwise._ON_BOOLS`, ``_ON_INTEGERS``).
+consults (:data:`symgrad.prims.promotion.ON_BOOLS`, ``ON_INTEGERS``).
 
     >>> import numpy as np
     >>> bool(logical_xor(np.array(True), np.array(False)))
@@ -32,9 +32,6 @@ import numpy as np
 from ..core.ir import Primitive
 from ..core.tracing import Traced, Tracer, apply
 from .elementwise import (
-    _ON_BOOLS,
-    _ON_INTEGERS,
-    _kind,
     abs_p,
     add_p,
     as_bool,
@@ -55,6 +52,7 @@ from .elementwise import (
     trunc_p,
     where_p,
 )
+from .promotion import ON_BOOLS, ON_INTEGERS, kind
 from .special import floor_divide_p, remainder_p
 
 
@@ -106,7 +104,7 @@ def _integer_power(x: Any, y: Any) -> Any:
     """numpy's integer ``x ** k`` for a traced int64 ``x`` and a literal ``k`` >= 0: int64
     products by squaring (each refusing to wrap, :mod:`.overflow`); a negative ``k`` is
     numpy's ValueError. Other integer powers are computed in float64 (exact below 2**53)."""
-    if not (isinstance(x, Tracer) and x.dtype == np.int64 and _kind(y) == "i"
+    if not (isinstance(x, Tracer) and x.dtype == np.int64 and kind(y) == "i"
             and not isinstance(y, Traced) and np.ndim(y) == 0):
         return apply(pow_p, as_float(x), as_float(y))
     k = int(y)
@@ -123,7 +121,7 @@ def _integer_power(x: Any, y: Any) -> Any:
 
 
 #: bool operands only: numpy's result is bool (the Boolean algebra) or an error
-_ON_BOOLS.update({
+ON_BOOLS.update({
     add_p: logical_or, maximum_p: logical_or, mul_p: logical_and, minimum_p: logical_and,
     abs_p: _identity, floor_p: _identity, ceil_p: _identity, trunc_p: _identity,
     sub_p: _refuse("numpy boolean subtract, the `-` operator, is not supported, use the "
@@ -133,7 +131,7 @@ _ON_BOOLS.update({
                     "contain a loop with signature matching types bool); use x.astype(float)"),
 })
 #: bool and integer operands (at least one traced): numpy's integer arithmetic
-_ON_INTEGERS.update({
+ON_INTEGERS.update({
     reciprocal_p: _refuse(_INTEGER_RECIPROCAL), pow_p: _integer_power,
     floor_divide_p: _integer_division(floor_divide_p),  # x // 0 is 0 for integers
     remainder_p: _integer_division(remainder_p),  # and x % 0 too

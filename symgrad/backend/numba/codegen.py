@@ -25,6 +25,8 @@ from :mod:`.vecmath` (``vm.exp``), which LLVM vectorizes; loops of at least
 ``parallel_min`` elements become a ``prange`` over chunks of rows whose sums
 are added in chunk order (:mod:`.threads`). Graphs that control-flow equations
 hold (loop bodies, branches) are rendered inside the kernel through :mod:`.scope`.
+The body of a fused loop is written by :mod:`.elements`, and sizes and literals as
+source text (``n0``, ``np.inf``) are :mod:`.sizes`'s.
 
     >>> import numpy as np, symgrad as sg
     >>> source = sg.jit(lambda x: np.exp(x) * 2.0).source(np.ones(3))
@@ -47,34 +49,20 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import numpy as np
 
 from ...core.conventions import CONVENTIONS_VERSION
-from ...core.index_text import broadcast_index, loop_nest
-from ...core.ir import (
-    BOOL,
-    F32,
-    FLOAT,
-    Atom,
-    Aval,
-    Eqn,
-    Graph,
-    Literal,
-    Printer,
-    Var,
-    format_param,
-    is_float,
-    origin_changes,
-)
+from ...core.index_text import loop_nest
+from ...core.ir import F32, Atom, Aval, Eqn, Graph, Literal, Printer, Var, origin_changes
 from ...core.version import __version__
-from .fusion import Loop, Plan, inline, plan, transposed
+from .elements import Elements, vector_call
+from .fusion import Loop, Plan, plan, transposed
 from .lowering import lowering
 from .scope import Rendered, Scope  # noqa: F401 -- Rendered: importable here as before
 from .scope import dtype_arg as _dtype_arg
 from .scope import shape_text as _tuple
-from ..vecmath_facts import FLOAT32_FUNCTIONS, POWI_EXPONENTS, TanhPair, tanh_pairs
+from .sizes import SIZE_PARAMS as SIZE_PARAMS  # importable here as before
+from .sizes import Comments, Sizes, numba_literal
+from .sizes import Dim as Dim  # importable here as before
 
 #: bump when the generated code for the same IR changes
 CODEGEN_VERSION = 5
@@ -106,8 +94,6 @@ INDENT = "    "
 #: a fused loop that computes tanh(c) and tanh's derivative (as its VJP writes it) calls
 #: ``vm.tanh_sech2`` for both (False: tanh and exp separately, as before issue 31)
 TANH_PAIRS = True
-#: parameters that hold sizes (``index`` holds (start, stop, step) triples)
-SIZE_PARAMS = ("shape", "size", "index")
 
 
 @dataclass(frozen=True)
@@ -119,114 +105,6 @@ class KernelSource:
     text: str
     parallel: bool = False  # compiled with PARALLEL_FLAGS (some loop is a prange)
 
-
-def numba_literal(value: float | bool | int) -> str:
-    """A literal as Numba source: ``np.inf``/``np.nan`` where repr would say inf/nan,
-    negative values parenthesized (``-2.0 ** y`` would mean ``-(2.0 ** y)``)."""
-    if isinstance(value, bool):
-        return repr(value)
-    if isinstance(value, int):
-        return f"({value})" if value < 0 else repr(value)
-    if math.isnan(value):
-        return "np.nan"
-    text = ("np.inf" if value > 0 else "-np.inf") if math.isinf(value) else repr(float(value))
-    return f"({text})" if text.startswith("-") else text
-
-
-class Dim(int):
-    """A size in kernel source: computes and compares as its value, prints as its name.
-
-    Shapes and size parameters reach the primitives' ``emit`` as Dims, so the
-    text they write says ``n0`` where the graph says 4; arithmetic on a Dim
-    gives a plain int (a number in the source, correct but size-specific).
-    """
-
-    text: str
-
-    def __new__(cls, value: int, text: str) -> Dim:
-        dim = super().__new__(cls, value)
-        dim.text = text
-        return dim
-
-    def __repr__(self) -> str:
-        return self.text
-
-    __str__ = __repr__
-
-    def __format__(self, spec: str) -> str:
-        return self.text if not spec else format(int(self), spec)
-
-
-class Sizes:
-    """The names of a graph's sizes, bound from the kernel's arguments on demand."""
-
-    def __init__(self, graph: Graph, names: Printer):
-        self.lines: list[str] = []
-        self._named: dict[int, Dim] = {}
-        self._given: list[Dim] = []  # sizes read from an argument's shape
-        for v in (*graph.inputs, *graph.const_vars):
-            for axis, d in enumerate(v.shape):
-                if d > 1 and d not in self._named:
-                    self._given.append(self._bind(d, f"{names.name(v)}.shape[{axis}]"))
-
-    def _bind(self, value: int, definition: str) -> Dim:
-        dim = self._named[value] = Dim(value, f"n{len(self.lines)}")
-        self.lines.append(f"{dim} = {definition}")
-        return dim
-
-    def dim(self, value: Any) -> Any:
-        """``value`` as a named size if it is one the arguments determine."""
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value <= 1:
-            return value
-        value = int(value)
-        if value in self._named:
-            return self._named[value]
-        for offset in (1, 2, -1, -2):  # x[1:], x[:-1], np.diff: one or two less or more
-            for d in self._given:
-                if d - offset == value:
-                    sign = "-" if offset > 0 else "+"
-                    return self._bind(value, f"{d} {sign} {abs(offset)}")
-        for i, d in enumerate(self._given):  # a reshape that merges two axes
-            for e in self._given[i:]:
-                if d * e == value:
-                    return self._bind(value, f"{d} * {e}")
-        return value
-
-    def aval(self, a: Aval) -> Aval:
-        if a.parts:
-            return Aval(a.shape, a.dtype, tuple(map(self.aval, a.parts)))
-        return Aval(tuple(self.dim(d) for d in a.shape), a.dtype)
-
-    def params(self, params: Mapping[str, Any]) -> dict[str, Any]:
-        out = dict(params)
-        for key in SIZE_PARAMS:
-            if key not in out:
-                continue
-            value = out[key]
-            if key == "index":
-                out[key] = tuple((self.dim(a), self.dim(b), c) for a, b, c in value)
-            elif isinstance(value, tuple):
-                out[key] = tuple(self.dim(d) for d in value)
-            else:
-                out[key] = self.dim(value)
-        return out
-
-
-class _Comments(Printer):
-    """The IR text of the comments, with sizes by name as in the code."""
-
-    def __init__(self, graph: Graph, out_names: Mapping[int, str] | None, sizes: Sizes,
-                 reserved: frozenset[str] = frozenset()):
-        super().__init__(graph, out_names, reserved)
-        self.sizes = sizes
-
-    def typed(self, v: Var) -> str:
-        return f"{self.name(v)}: {self.sizes.aval(v.aval)}"
-
-    def eqn(self, e: Eqn) -> str:
-        args = [self.atom(a) for a in e.inputs]
-        args += [f"{k}={format_param(v)}" for k, v in self.sizes.params(e.params).items()]
-        return f"{self.typed(e.out)} = {e.prim.name}({', '.join(args)})"
 
 
 class _Kernel:
@@ -244,7 +122,7 @@ class _Kernel:
         reserved = frozenset(within.all_names) if within is not None else frozenset()
         self.names = Printer(graph, out_names, reserved)
         self.sizes = within.sizes if within is not None else Sizes(graph, self.names)
-        self.comments = _Comments(graph, out_names, self.sizes, reserved)
+        self.comments = Comments(graph, out_names, self.sizes, reserved)
         self.plan = loops
         #: every name the kernel uses (shared with the graphs rendered inside it)
         self.all_names: set[str] = within.all_names if within is not None else set()
@@ -334,8 +212,8 @@ class _Kernel:
             calls = sum(1 for e in live if vector_call(e, []))  # about: read-through ones too
             vector = self.vector and calls <= VECTOR_MAX
             rows = ROW_SUMS and vector and calls and not (chunked and len(shape) == 1)
-            fast = _Elements(self, loop, vector=vector, ok=f"okc{k}" if chunked else f"ok{k}",
-                             rows=f"r{k}" if rows else "")
+            fast = Elements(self, loop, vector=vector, ok=f"okc{k}" if chunked else f"ok{k}",
+                            rows=f"r{k}" if rows else "", pairs=TANH_PAIRS)
             body = fast.body(live, self._partials(accs, k) if chunked else {})
             scratch = [f"{row} = np.empty({shape[-1]})" for row in fast.scratch]
             if chunked:
@@ -352,7 +230,7 @@ class _Kernel:
                 lines += [f"ok{k} = True"] if fast.checks else []
                 lines += self._nest(shape, body, after=fast.after)
             if fast.checks:  # an argument out of a vectorized function's range: libm
-                exact = _Elements(self, loop, vector=False).body(live, {})
+                exact = Elements(self, loop, vector=False).body(live, {})
                 lines.append(f"if not ok{k}:")
                 lines += [INDENT + line for line in self._inits(accs) + self._nest(shape, exact)]
         for e in live:  # means: the sums divided by their counts
@@ -374,7 +252,7 @@ class _Kernel:
         """``for`` headers over ``shape`` and the body inside; ``rows``: (the first row, the
         number of rows, a counter's name) of a chunk. Without ``rows``, at most
         ``MAX_NESTED`` loops deep for any rank (:func:`loop_nest`). ``after``
-        (:attr:`_Elements.after`) runs after the innermost loop, over its axis again.
+        (:attr:`.elements.Elements.after`) runs after the innermost loop, over its axis again.
 
         A chunk's rows are counted from 0 (``for jc0 in range(count): i0 = first + jc0``):
         over ``range(first, stop)`` LLVM cannot tell that ``i0`` is not negative, keeps
@@ -456,207 +334,6 @@ def _live(loop: Loop, arrays: set[int]) -> list[Eqn]:
             needed.update(id(a) for a in e.inputs if isinstance(a, Var))
     return live[::-1]
 
-
-class _Elements:
-    """The statements of one loop body: each value as a scalar at an element.
-
-    Values the loop computes sit at the loop's element ``(i0, i1, ...)``;
-    values it reads through (cheap elementwise ones, and element moves by their
-    ``element`` facets: :func:`symgrad.backend.numba.fusion.inline`) are computed where
-    they are read, at the element that read needs (``x[1:]`` at ``i0`` is
-    ``x[i0 + 1]``), once per element and name. Everything else is read from its
-    array.
-    """
-
-    def __init__(self, kernel: _Kernel, loop: Loop, vector: bool = False, ok: str = "",
-                 rows: str = ""):
-        self.kernel = kernel
-        self.loop = loop
-        self.vector = vector  # call vecmath's functions where the primitive names one
-        self.ok = ok          # the flag that range checks clear
-        self.rows = rows      # if set, the prefix of scratch rows for sums over the last axis
-        self.scratch: list[str] = []  # the scratch rows made: r<k>_<j>
-        self.after: list[str] = []    # what adds them up, after each innermost loop
-        self.checks: list[str] = []  # the range checks emitted
-        self.index = tuple(f"i{k}" for k in range(len(loop.shape)))
-        self.lines: list[str] = []
-        self.depth = 0
-        self.scopes: list[dict[tuple[int, tuple[str, ...]], str]] = [{}]
-        self.names: dict[tuple[int, tuple[str, ...]], str] = {}
-        self.taken: set[str] = set()
-
-    def body(self, live: list[Eqn], targets: Mapping[int, str]) -> list[str]:
-        """The loop body; ``targets``: where a sum accumulates, if not in its own name."""
-        pairs: dict[int, TanhPair] = {}
-        skip: set[int] = set()
-        if self.vector and TANH_PAIRS:
-            for pair in tanh_pairs(live, self.kernel.plan.producer, self.kernel.plan.arrays):
-                pairs[id(pair.tanh)] = pair
-                skip.update(id(e) for e in (*pair.inner, pair.sech2))
-        for cite, e in origin_changes(live):
-            if id(e) in skip:
-                continue  # computed with its tanh, by vm.tanh_sech2
-            if cite is not None:
-                self.emit(f"# grad of: {self.kernel.comments.eqn(cite)}")
-            if id(e) in pairs:
-                self.tanh_pair(pairs[id(e)])
-            elif e.prim.accumulate:
-                axes = e.params["axes"]
-                kept = ", ".join(i for k, i in enumerate(self.index) if k not in axes)
-                acc = f"{self.kernel.name(e.out)}[{kept}]" if kept else self.kernel.name(e.out)
-                target, term = targets.get(id(e.out), acc), self.read(e.inputs[0], self.index)
-                last = len(self.index) - 1
-                if self.rows and last in axes:  # every element of the last axis adds here
-                    row = f"{self.rows}_{len(self.scratch)}"
-                    self.scratch.append(row)
-                    self.emit(f"{row}[i{last}] = {term}")
-                    self.after.append(f"{target} += {row}[i{last}]")
-                else:
-                    self.emit(f"{target} += {term}")
-            else:
-                self.compute(e, self.index)
-        return self.lines
-
-    def emit(self, line: str) -> None:
-        self.lines.append(INDENT * self.depth + line)
-
-    def tanh_pair(self, pair: TanhPair) -> None:
-        """tanh(c) and its derivative at the loop's element, by one ``vm.tanh_sech2``."""
-        index = self.index
-        (c,) = pair.tanh.inputs
-        arg = self.read(c, index)
-        names = [self.name_at(v, index) for v in (pair.tanh.out, pair.sech2.out)]
-        self.kernel.root.uses_vecmath = True
-        self.emit(f"# {self.kernel.name(pair.sech2.out)} = tanh'({self.kernel.name(c)}), "
-                  f"from tanh's exponential")
-        self.emit(f"{names[0]}, {names[1]} = vm.tanh_sech2({arg})")
-        for v, name in zip((pair.tanh.out, pair.sech2.out), names):
-            if id(v) in self.kernel.plan.arrays:
-                self.emit(f"{self.kernel.name(v)}[{', '.join(index)}] = {name}")
-            self.scopes[-1][(id(v), index)] = name
-
-    def known(self, key: tuple[int, tuple[str, ...]]) -> str | None:
-        for scope in reversed(self.scopes):
-            if key in scope:
-                return scope[key]
-        return None
-
-    def name_at(self, v: Var, index: tuple[str, ...]) -> str:
-        """The scalar holding ``v`` at ``index``: v's own name the first time, unless that
-        names v's array; then ``<name>_1``, ``<name>_2``... (never a name the kernel has)."""
-        key = (id(v), index)
-        if key not in self.names:
-            base = name = self.kernel.name(v)
-            k = 0
-            while (name in self.taken or (name != base and name in self.kernel.all_names)
-                   or (name == base and id(v) in self.kernel.plan.arrays)):
-                k += 1
-                name = f"{base}_{k}"
-            self.names[key] = name
-            self.taken.add(name)
-            self.kernel.all_names.add(name)
-        return self.names[key]
-
-    def read(self, a: Atom, index: tuple[str, ...]) -> str:
-        """``a`` at the element ``index`` (one index per axis of ``a``)."""
-        if isinstance(a, Literal) or not a.shape:
-            return self.kernel.atom(a)
-        hit = self.known((id(a), index))
-        if hit is not None:
-            return hit
-        e = self.kernel.plan.producer.get(id(a))
-        ours = id(a) in self.loop.scalars
-        if e is not None and (ours or (inline(e) and id(a) not in self.kernel.plan.arrays)):
-            return self.compute(e, index)
-        return f"{self.kernel.name(a)}[{', '.join(index)}]"
-
-    def compute(self, e: Eqn, index: tuple[str, ...]) -> str:
-        """Statements for ``e``'s output at ``index``; the text of its value."""
-        if lowering(e.prim).moves_elements:
-            return self.moved(e, index)
-        stored = index == self.index and id(e.out) in self.kernel.plan.arrays
-        out = (f"{self.kernel.name(e.out)}[{', '.join(index)}]" if stored
-               else self.name_at(e.out, index))
-        args = [self.read(a, broadcast_index(a.shape, e.out.shape, index)) for a in e.inputs]
-        if _float32_only(e):  # numpy's float32 * 2.0 is float32; Numba's would be float64
-            args = [f"np.float32({t})" if isinstance(a, Literal) and isinstance(a.value, float)
-                    else t for a, t in zip(e.inputs, args)]
-        call = vector_call(e, args) if self.vector else None
-        if call is not None:
-            function, args = call
-            module = "vm32" if function.endswith("32") else "vm"
-            if module == "vm32":
-                self.kernel.root.uses_vecmath32 = True
-            else:
-                self.kernel.root.uses_vecmath = True
-            check = lowering(e.prim).range_check
-            if check and module == "vm32":  # sin32, cos32: their own reduction's range
-                check += "32"
-            if check:
-                self.checks.append(check)
-                self.emit(f"{self.ok} &= {module}.{check}({', '.join(args)})")
-            self.emit(f"{out} = {module}.{function}({', '.join(args)})")
-        else:
-            for line in lowering(e.prim).emit(out, args,
-                                              [Aval((), a.dtype) for a in e.inputs],
-                                              Aval((), e.out.dtype), **e.params):
-                self.emit(line)
-        self.scopes[-1][(id(e.out), index)] = out
-        return out
-
-    def moved(self, e: Eqn, index: tuple[str, ...]) -> str:
-        """An element move at ``index``: the operand's element its ``element`` facet
-        names, or a choice among operands (0 where none holds it)."""
-        sizes = self.kernel.sizes
-        pieces = lowering(e.prim).element(index, [sizes.aval(a.aval) for a in e.inputs],
-                                          sizes.aval(e.out.aval), **sizes.params(e.params))
-        if len(pieces) == 1 and not pieces[0][0]:  # one operand, everywhere: read through
-            _, k, at = pieces[0]
-            return self.read(e.inputs[k], at)
-        out = self.name_at(e.out, index)
-        if pieces[-1][0]:  # the element is 0 where no piece holds it
-            self.emit(f"{out} = {'False' if e.out.dtype == BOOL else '0.0'}")
-        for n, (conditions, k, at) in enumerate(pieces):
-            if len(pieces) > 1 and n == len(pieces) - 1 and not conditions:
-                self.emit("else:")
-            else:
-                self.emit(f"{'elif' if n else 'if'} {' and '.join(conditions)}:")
-            self.depth += 1
-            self.scopes.append({})
-            self.emit(f"{out} = {self.read(e.inputs[k], at)}")
-            self.scopes.pop()
-            self.depth -= 1
-        self.scopes[-1][(id(e.out), index)] = out
-        return out
-
-
-def _float32_only(e: Eqn) -> bool:
-    """Whether ``e`` computes in float32 by numpy's rules: a float32 operand, no float64
-    one (Python float literals are weak: they take the other operand's dtype)."""
-    dtypes = {a.dtype for a in e.inputs if isinstance(a, Var)}
-    return F32 in dtypes and FLOAT not in dtypes
-
-
-def vector_call(e: Eqn, args: list[str]) -> tuple[str, list[str]] | None:
-    """The function of :mod:`.vecmath` a fused loop calls for ``e`` and its arguments
-    (``args``: the operands' text), or None for the primitive's ``emit`` (libm). The
-    primitive names the function; ``powi`` (pow's) takes only a float base and a literal
-    integer exponent in :data:`POWI_EXPONENTS`, written as an int (``vm.powi(x, 3)``)."""
-    function = lowering(e.prim).vectorized
-    if function in FLOAT32_FUNCTIONS and e.out.dtype == F32 and all(
-            a.dtype == F32 for a in e.inputs):
-        # float32 in float32 (vecmath32); np.float32(): a float64 scalar of the loop (a
-        # kernel argument) is rounded first, as numpy rounds it
-        return f"{function}32", [t if t.startswith("np.float32(") else f"np.float32({t})"
-                                 for t in args]
-    if function != "powi":
-        return (function, args) if function else None
-    x, y = e.inputs
-    n = y.value if isinstance(y, Literal) else None
-    if (is_float(x.dtype) and isinstance(n, (int, float)) and not isinstance(n, bool)
-            and float(n).is_integer() and int(n) in POWI_EXPONENTS):
-        return function, [*args[:1], str(int(n))]
-    return None
 
 
 def generate(graph: Graph, function: str, description: str,

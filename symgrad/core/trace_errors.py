@@ -1,0 +1,103 @@
+"""What tracing says when a traced value is misused, and the operands it refuses.
+
+The messages of :mod:`.tracing`'s errors in one place: a traced value written into a
+numpy array (numpy's own message points the wrong way), one kept after its function
+returned, numpy's or scipy's code asking for a value (:func:`inside_numpy`), a
+masked array (:func:`refuse_masked`) and a complex operand of a primitive that takes
+none (:func:`refuse_complex`). Nothing here knows a trace; :mod:`.tracing` imports it.
+
+    >>> subject(1.5, ""), subject(1.5, "the argument x")
+    ('float 1.5', 'the argument x')
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from .errors import (
+    EscapedTracerError,
+    TracerConversionError,
+    called_from_numpy,
+    scipy_hint,
+    user_location,
+)
+from .ir import COMPLEXES, Atom, Aval
+
+NUMPY_HOLDS = "a numpy array holds concrete numbers, but"
+BUILD_INSTEAD = ("Build arrays of traced values with np.stack([a, b]) (or np.concatenate), "
+                 "and write into an array with y = sg.at(y)[i].set(x), which returns the "
+                 "updated array. Other libraries' functions (math, scipy) cannot take traced "
+                 "values either: use numpy's.")
+
+
+def written_into_numpy(e: ValueError) -> TracerConversionError | None:
+    """The error symgrad means by numpy's ``y[i] = x`` for a traced ``x``, else None.
+
+    numpy asks ``x`` for ``float()`` and, as a Tracer has ``__getitem__`` (a sequence
+    to numpy), replaces the TracerConversionError with "setting an array element with
+    a sequence", which points the wrong way."""
+    if not (isinstance(e.__cause__, TracerConversionError) and "with a sequence" in str(e)):
+        return None
+    return TracerConversionError(
+        f"a traced value was written into a numpy array (y[i] = x) at "
+        f"{user_location(e.__traceback__)}: {NUMPY_HOLDS} x is known only when the compiled "
+        f"function runs. {BUILD_INSTEAD}")
+
+
+def inside_numpy() -> str:
+    """A hint when numpy's own code asked for the value (numpy's reductions of an object
+    array of traced values, ``np.mean([x, y])``), or scipy's (:func:`scipy_hint`)."""
+    hint = scipy_hint()
+    if hint:
+        return hint
+    if not called_from_numpy():
+        return ""
+    return (" It was numpy's own code that needed the value: numpy computes with the "
+            "elements themselves when given a list or numpy array of traced values "
+            "(np.mean([x, y]), np.max(np.array([x, y]))). Give numpy functions one traced "
+            "array instead: np.stack([x, y]) or sg.array([x, y]).")
+
+
+def escaped() -> EscapedTracerError:
+    return EscapedTracerError(
+        f"a traced value was used after its function returned (at {user_location()}); "
+        "do not keep traced values in globals or closures between calls")
+
+
+def refuse_masked(x: Any, what: str = "") -> None:
+    """A TypeError for a ``numpy.ma`` masked array: symgrad computes with every element,
+    and ``np.asarray`` would drop the mask silently."""
+    ma = sys.modules.get("numpy.ma")  # not imported: no masked array can exist
+    # (another thread may be importing it: no MaskedArray yet, so none can exist either)
+    masked = getattr(ma, "MaskedArray", None)
+    if masked is not None and isinstance(x, masked):
+        raise TypeError(
+            f"{what or 'a value'} is a numpy.ma masked array: symgrad computes with every "
+            "element, so its mask would be dropped silently. Pass x.filled(value) "
+            "(masked elements replaced by a value, e.g. 0.0 in a sum) or x.compressed() "
+            "(the unmasked elements only, flat) instead")
+
+
+def complex_aval(aval: Aval) -> bool:
+    """Whether ``aval`` (or a part of a tuple) is complex."""
+    return aval.dtype in COMPLEXES or any(map(complex_aval, aval.parts))
+
+
+def refuse_complex(name: str, inputs: Sequence[Atom] = ()) -> TypeError:
+    """The error for a complex operand of a primitive not declared ``complex=True``:
+    numpy's meaning of it on complex numbers (an order, a branch) and its derivative
+    are not symgrad's to guess."""
+    shown = ", ".join(str(a.aval) for a in inputs)
+    return TypeError(
+        f"{name} does not take complex operands (got {shown}) in symgrad: complex numbers "
+        "are supported through arithmetic, exp/log/sqrt/power, sin/cos/tanh, sums and means, "
+        "matmul, indexing and reshaping, where, np.real/imag/conj/abs/angle and np.fft (see "
+        "README, 'Complex numbers'). Comparisons, max/min and sorting have no complex "
+        "meaning; for the others, compute with np.real(z) and np.imag(z) separately")
+
+
+def subject(x: Any, what: str) -> str:
+    """How error messages name ``x``: its repr is formatted only when one is raised."""
+    return what or f"{type(x).__name__} {x!r:.60}"

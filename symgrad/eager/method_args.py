@@ -1,0 +1,100 @@
+"""PyTorch's argument forms, as the Tensor methods read them, and their node names.
+
+``dim=`` as sorted axes (:func:`dim_axes`: an int, a negative int, a tuple; out of
+range is PyTorch's IndexError), a size given as ``(2, 3)`` or ``2, 3``
+(:func:`size_arg`), Tensors as their arrays (:func:`unwrap`), and PyTorch's name
+for the node a method made (:func:`named`); PyTorch's named tuples of
+values and indices (:func:`return_type`). Shared by :mod:`.methods` and
+:mod:`.reduction_methods`.
+
+    >>> dim_axes(-1, 3), dim_axes((0, -1), 3), size_arg(((2, 3),)), one_dim(-1, 2)
+    ((2,), (0, 2), (2, 3), 1)
+"""
+
+from __future__ import annotations
+
+import builtins
+import collections
+import operator
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..core.tracing import refuse_masked
+
+
+def size_arg(size: Sequence[Any]) -> tuple[int, ...]:
+    """``(2, 3)``, ``((2, 3),)`` and ``([2, 3],)`` as the shape ``(2, 3)``."""
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    if len(size) == 1 and hasattr(size[0], "_value") and getattr(size[0], "ndim", 0) == 1:
+        size = tuple(size[0].tolist())
+    return tuple(operator.index(d) for d in size)
+
+
+def unwrap(x: Any) -> Any:
+    """Tensors (also inside lists and tuples) as their arrays; a numpy.ma masked array
+    is refused (its mask would be dropped silently)."""
+    refuse_masked(x)
+    if hasattr(x, "_value") and hasattr(x, "_node"):
+        return x._value
+    if isinstance(x, (list, tuple)):
+        return [unwrap(v) for v in x]
+    return x
+
+
+def named(result: Any, source: Any, name: str | None, shown: Sequence[Any] = ()) -> Any:
+    """Give ``result``'s new node PyTorch's name for the method that made it
+    (``x.t()`` is ``TBackward0``, though its primitive is ``transpose``). For a
+    composite of several primitives, ``shown`` lists its operands as PyTorch's one
+    node has them (``next_functions`` then skips the composite's inner nodes)."""
+    node = getattr(result, "_node", None)
+    if name is not None and node is not None and node is not getattr(source, "_node", None):
+        node.rename(name)
+        if shown:
+            node.shown = tuple(_shown(a) for a in shown)
+    return result
+
+
+def _shown(a: Any) -> Any:
+    """What ``next_functions`` shows for an operand: its node, a leaf that requires
+    grad, or None."""
+    node = getattr(a, "_node", None)
+    if node is not None:
+        return node
+    return a if getattr(a, "_requires_grad", False) else None
+
+
+def dim_axes(dim: Any, ndim: int) -> tuple[int, ...] | None:
+    """``dim`` (None, an int, a negative int, a tuple or list) as sorted axes."""
+    if dim is None:
+        return None
+    dims = (dim,) if isinstance(dim, (int, np.integer)) else tuple(dim)
+    if not dims:
+        return None  # PyTorch: dim=() reduces over everything
+    n = builtins.max(ndim, 1)
+    for d in dims:
+        if not -n <= d < n:
+            raise IndexError(f"Dimension out of range (expected to be in range of "
+                             f"[{-n}, {n - 1}], but got {d})")
+    return tuple(sorted({d % n for d in dims})) if ndim else ()
+
+
+def ndim_of(x: Any) -> int:
+    return len(np.shape(x)) if not hasattr(x, "shape") else len(x.shape)
+
+
+def one_dim(dim: Any, ndim: int) -> int:
+    (d,) = dim_axes(operator.index(dim), ndim) or (0,)
+    return d
+
+
+def return_type(name: str) -> type:
+    """PyTorch's ``torch.return_types.<name>``: a named tuple (values, indices)."""
+    base = collections.namedtuple(name, ["values", "indices"])  # type: ignore[misc]
+
+    def __repr__(self: Any) -> str:
+        return f"torch.return_types.{name}(\nvalues={self.values},\nindices={self.indices})"
+
+    return type(name, (base,), {"__slots__": (), "__repr__": __repr__})

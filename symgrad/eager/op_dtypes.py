@@ -1,0 +1,89 @@
+"""The dtype an eager operation computes in, and the IR aval it records.
+
+The IR knows float64 and bool; Tensors also hold float32 and int64.
+:class:`symgrad.eager.tensor.EagerTrace` asks :func:`result_dtype` for the dtype of an
+operation's result (PyTorch's promotion, :func:`.dtypes.result_type`, with PyTorch's
+rules on integers and bools), converts each operand to it (:func:`in_dtype`), and
+checks shapes with the primitive's own rule on the float64 avals the IR sees
+(:func:`ir_shape_rule`, memoized).
+
+    >>> from symgrad.prims.elementwise import add_p
+    >>> import numpy as np
+    >>> result_dtype(add_p, [np.ones(2, np.int64), 1], Aval((2,), "float64"), {})
+    torch.int64
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..core.ir import BOOL, FLOAT, Aval, Primitive
+from . import dtypes as dt
+
+#: primitives whose result keeps an integer dtype, as PyTorch's do (``x + 1`` on int64
+#: is int64); every other one computes integer operands in the default float dtype
+_INTEGER_KEEPING = {"add", "sub", "mul", "neg", "abs", "sign", "maximum", "minimum", "pow",
+                    "square", "floor", "ceil", "trunc", "rint", "relu", "where", "sum", "prod",
+                    "max", "min", "cumsum", "matmul", "scatter_add"}
+
+
+#: integer reductions that PyTorch computes and returns in int64 (``int32.sum()`` is int64)
+_WIDENING = {"sum", "prod", "cumsum"}
+
+
+def result_dtype(prim: Primitive, values: list[Any], aval: Aval, params: dict[str, Any]
+                  ) -> dt.dtype | None:
+    """The dtype of ``prim``'s result, or None for a bool result (a comparison)."""
+    if aval.dtype == BOOL:
+        return None
+    if prim.name == "convert":  # numpy's float32 results (np.var of float32 values)
+        return dt.as_dtype(params["dtype"])
+    operands = values[1:] if prim.name == "where" else values  # not the condition
+    out = dt.result_type(operands)
+    if not out.is_floating_point and not (prim.name in _INTEGER_KEEPING
+                                          or prim.kind == "structural"):
+        return dt.DEFAULT
+    if out is dt.bool:  # bools in arithmetic count as integers (numpy_api makes them floats)
+        return dt.int64
+    if not out.is_floating_point and prim.name in _WIDENING:
+        return dt.int64
+    return out
+
+
+def in_dtype(v: Any, out: dt.dtype, k: int, prim: Primitive) -> Any:
+    """An operand converted to the dtype the operation computes in (not a condition)."""
+    if k == 0 and prim.name == "where":
+        return v
+    if type(v) in (float, int, bool):
+        return float(v) if out.is_floating_point else int(v)
+    dt.refuse_complex(v)
+    return v if v.dtype == out.numpy else v.astype(out.numpy)
+
+
+def _ir_dtype(v: Any) -> str:
+    return BOOL if (type(v) is bool or (type(v) is not float and type(v) is not int
+                                        and v.dtype == np.bool_)) else FLOAT
+
+
+_RULES: dict[tuple, Aval] = {}
+
+
+def ir_shape_rule(prim: Primitive, values: list[Any], params: dict[str, Any]) -> Aval:
+    """``prim.shape_rule`` on the values' IR avals (float64 for every number type; checks
+    shapes, names the output's shape), memoized: a training loop asks the same question
+    every step."""
+    types = tuple(((), _ir_dtype(v)) if type(v) in (float, int, bool) else
+                  (v.shape, _ir_dtype(v)) for v in values)
+    try:
+        key: tuple | None = (prim.name, types, tuple(params.items()) if params else ())
+        hash(key)
+    except TypeError:
+        key = None
+    aval = _RULES.get(key) if key is not None else None
+    if aval is None:
+        aval = prim.shape_rule(*(Aval(*t) for t in types), **params)
+        if key is not None and len(_RULES) < 100_000:
+            _RULES[key] = aval
+    return aval
