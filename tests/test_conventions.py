@@ -253,9 +253,13 @@ FLOAT_ELEMENTWISE = sorted(
 SPECIAL = a(-2, -1, -0.0, 0, 1, 2, 1e308, inf, -inf, nan)
 
 
+#: the parameters of the elementwise primitives that take one (a number, not an operand)
+PARAMS = {"polygamma": {"n": 1}, "zeta": {"s": 2.0}}
+
+
 def _apply(name, x, y):
-    prim = P.REGISTRY[name]
-    return apply(prim, x) if _arity(prim) == 1 else apply(prim, x, y)
+    prim, params = P.REGISTRY[name], PARAMS.get(name, {})
+    return apply(prim, x, **params) if _arity(prim) == 1 else apply(prim, x, y, **params)
 
 
 #: the interpreter masks every primitive; Numba every third one (two compiles each), all

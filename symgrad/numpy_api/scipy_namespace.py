@@ -74,9 +74,16 @@ def logsumexp(a: Any, axis: Any = None, b: Any = None, keepdims: bool = False,
     shape = tuple(np.broadcast_shapes(shape_of(a), shape_of(weights)))
     a = F.broadcast_to(a, shape) if shape_of(a) != shape else a  # scipy's broadcast
     axes = normalize_axes(axis, len(shape))
-    top = F.max(a, axis=axes, keepdims=True)
+    # shifted by the largest entry of nonzero weight (scipy's): an entry of weight 0 may
+    # be larger by any amount (inf too), so its shift is capped where exp stays finite:
+    # its term is 0 either way, its weight's gradient exp(a - result) exact below the cap
+    if b is None:
+        top = F.max(a, axis=axes, keepdims=True)
+    else:
+        top = F.max(E.where(E.not_equal(weights, 0.0), a, -np.inf), axis=axes, keepdims=True)
     top = E.where(E.less(E.absolute(top), np.inf), top, 0.0)
-    total = F.sum(E.mul(weights, E.exp(E.sub(a, top))), axis=axes, keepdims=True)
+    shifted = E.minimum(E.sub(a, top), 709.0)
+    total = F.sum(E.mul(weights, E.exp(shifted)), axis=axes, keepdims=True)
     if return_sign:
         value = E.add(E.log(E.absolute(total)), top)
         sign = E.sign(total)
