@@ -17,6 +17,8 @@ CASES = [
     Case("real-imag-2x2", ("real", "imag"),
          lambda x, y: np.real((x + 1j * y) ** 2) + np.imag(np.exp(x + 1j * y)),
          ((2, 2), (2, 2)), ((-1, 1), (-1, 1))),
+    Case("imag-3", ("imag",), lambda x, y: np.imag(np.exp(x + 1j * y) * (y - 1j)),
+         ((3,), (3,)), ((-1, 1), (-1, 1)), backends=("numpy",)),
     Case("conj-3", ("conj",), lambda x, y: np.real(np.conj(x + 1j * y) * (x + 2j * y) * 1j),
          ((3,), (3,)), ((-1, 1), (-1, 1))),
     # the other shapes of the elementwise parts: 0-d, 2-d, size-1, empty, non-contiguous

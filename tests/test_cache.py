@@ -37,9 +37,9 @@ import json, numpy as np, symgrad as torch
 from symgrad.backend.numba import compile
 from symgrad.autograd import Variable
 x = Variable(torch.from_numpy(np.arange(3.0)), requires_grad=True)
-for step in range(2):  # the first backward of a structure interprets, the second compiles
-    (torch.sin(x) * x).sum().backward()
-    if step == 0:
+for step in range(3):  # a structure's first backward interprets, its second compiles (the
+    (torch.sin(x) * x).sum().backward()  # first step's reads no kept value: another one)
+    if step < 2:
         x.grad.data.zero_()
 print(json.dumps({"out": x.grad.numpy().tolist(), **compile.compile_stats()}))
 """

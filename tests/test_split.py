@@ -148,6 +148,7 @@ def test_an_unrolled_200_step_recurrence_runs_as_bounded_kernels(monkeypatch):
     assert_close(got, whole[-1], rtol=1e-13, atol=0)  # grad computes only the gradient
 
 
+@pytest.mark.kernels
 def test_tensor_backward_through_split_kernels(monkeypatch):
     monkeypatch.setattr(split, "MAX_EQNS", LIMIT)
     monkeypatch.setattr(split, "SPLIT_ABOVE", LIMIT)
@@ -155,13 +156,15 @@ def test_tensor_backward_through_split_kernels(monkeypatch):
     monkeypatch.setattr(autograd, "_CACHE", type(autograd._CACHE)())
     w = torch.tensor(-0.45)
     want = Transformed(Grad(recurrence(30), backend="numpy"))(0.7, -0.45)
-    for _ in range(3):  # interpreted, then compiled, then the cached kernels
+    # interpreted, then compiled, then the cached kernels (the first step's structure
+    # reads no kept value of the forward: a structure of its own, interpreted once)
+    for _ in range(4):
         x = torch.tensor(0.7, requires_grad=True)
         y = x
         for _ in range(30):
             y = np.sin(y) * w + 0.5 * y
         y.sum().backward()
         assert_close(x.grad.numpy(), want, rtol=1e-13, atol=1e-15)
-    (entry,) = autograd._CACHE.values()
+    (entry,) = [e for e in autograd._CACHE.values() if e.kernel is not None]
     assert isinstance(entry.kernel, program.Chain) and len(entry.kernel.pieces) > 1
     assert all(len(p.eqns) <= LIMIT for p in entry.kernel.pieces)

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from ..core.conventions import CONVENTIONS_VERSION as CONVENTIONS_VERSION  # re-exported
-from ..core.ir import BOOL, FLOAT, INT, Aval, Eqn, Literal, Primitive, float_of
+from ..core.ir import BOOL, F32, FLOAT, INT, Aval, Eqn, Literal, Primitive, float_of
 from ..core.rewrite import Producer, Rewrite, as_prim, lit, made_by, same_aval
 from ..core.tracing import Traced, Tracer, apply, as_constant_array
 from .convert import convert_p
@@ -588,7 +588,21 @@ def call(prim: Primitive, *args: Any) -> Any:
     if prim is square_p and is_integer(args[0]) and isinstance(args[0], Tracer):
         return call(mul_p, args[0], args[0])  # int64 x * x, exact (and refusing to wrap)
     exact = integer_result(prim, args)
-    return apply(prim, *(as_float(a, exact) for a in args))
+    return apply(prim, *_rounded_weak([as_float(a, exact) for a in args]))
+
+
+def _rounded_weak(args: list) -> list:
+    """A weak float64 value (a Python float argument, or one read from outside) next to
+    float32 operands enters as float32, rounded first, as numpy 2 rounds a Python float
+    (NEP 50): ``x32 == 0.1`` compares with float32(0.1), ``x32 - 0.1`` subtracts it."""
+    avals = [a.aval for a in args if isinstance(a, Traced)]
+    if not any(v.weak and v.dtype == FLOAT for v in avals):
+        return args
+    strong = [v.dtype for v in avals if not v.weak]
+    if not strong or any(d != F32 for d in strong):
+        return args
+    return [apply(convert_p, a, dtype=F32) if isinstance(a, Traced) and a.aval.weak
+            and a.aval.dtype == FLOAT else a for a in args]
 
 
 def _recorder(prim: Primitive) -> Callable[..., Any]:
