@@ -79,6 +79,24 @@ def test_outside_the_support_is_scipys_minus_inf_with_zero_gradient():
                                atol=1e-9)
 
 
+@pytest.mark.parametrize("mine, theirs", [
+    (lambda s, k: s.poisson.logpmf(k, -1.0), lambda k: st.poisson.logpmf(k, -1.0)),
+    (lambda s, k: s.binom.logpmf(k, 2.5, 0.3), lambda k: st.binom.logpmf(k, 2.5, 0.3)),
+    (lambda s, k: s.binom.logpmf(k, 3, 1.5), lambda k: st.binom.logpmf(k, 3, 1.5)),
+    (lambda s, k: s.gamma.logpdf(k, -1.0), lambda k: st.gamma.logpdf(k, -1.0)),
+    (lambda s, k: s.gamma.logpdf(k, 2.0, scale=-1.0), lambda k: st.gamma.logpdf(k, 2.0,
+                                                                                scale=-1.0)),
+    (lambda s, k: s.beta.logpdf(k / 4, 0.0, 2.0), lambda k: st.beta.logpdf(k / 4, 0.0, 2.0)),
+    (lambda s, k: s.t.logpdf(k, -2.0), lambda k: st.t.logpdf(k, -2.0)),
+    (lambda s, k: s.norm.logcdf(k, scale=-1.0), lambda k: st.norm.logcdf(k, scale=-1.0)),
+], ids=["poisson-mu", "binom-n", "binom-p", "gamma-a", "gamma-scale", "beta-a", "t-df",
+        "norm-scale"])
+def test_parameters_outside_the_domain_give_scipys_nan(mine, theirs):
+    k = np.array([0.0, 1.0, 2.0, 3.0])
+    got = sg.jit(lambda k: mine(sg.scipy.stats, k), backend="numpy")(k)
+    np.testing.assert_array_equal(got, theirs(k))
+
+
 def test_multivariate_normal_gradients_in_x_mean_and_cov():
     x = np.array([[0.2, -0.3, 1.0], [1.1, 0.5, -0.7]])
     mean = np.array([0.1, 0.0, 0.4])

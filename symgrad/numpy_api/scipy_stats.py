@@ -49,6 +49,18 @@ def _z(x: Any, loc: Any, scale: Any) -> Any:
     return E.div(E.sub(as_float(x), as_float(loc)), as_float(scale))
 
 
+def _nan_unless(value: Any, *valid: Any) -> Any:
+    """``value`` where every condition on the parameters holds, else nan, as scipy gives
+    for parameters outside a distribution's domain (a negative scale, ``mu < 0``, ...)."""
+    for ok in valid:
+        value = E.where(ok, value, np.nan)
+    return value
+
+
+def _positive(x: Any) -> Any:
+    return E.greater(as_float(x), 0.0)
+
+
 def _xlog1py(x: Any, y: Any) -> Any:
     zero = E.equal(x, 0.0)
     return E.where(zero, 0.0, E.mul(x, E.log1p(E.where(zero, 0.0, y))))
@@ -76,23 +88,26 @@ class _Norm(_Distribution):
 
     def logpdf(self, x: Any, loc: Any = 0.0, scale: Any = 1.0) -> Any:
         z = _z(x, loc, scale)
-        return E.sub(E.mul(-0.5, E.square(z)), E.add(LOG_SQRT_2PI, E.log(as_float(scale))))
+        return _nan_unless(E.sub(E.mul(-0.5, E.square(z)),
+                                 E.add(LOG_SQRT_2PI, E.log(as_float(scale)))), _positive(scale))
 
     def pdf(self, x: Any, loc: Any = 0.0, scale: Any = 1.0) -> Any:
         return E.exp(self.logpdf(x, loc, scale))
 
     def cdf(self, x: Any, loc: Any = 0.0, scale: Any = 1.0) -> Any:
         # ndtr(z) = erfc(-z/sqrt(2))/2: accurate in relative terms in the lower tail
-        return E.mul(0.5, erfc(E.mul(-SQRT_HALF, _z(x, loc, scale))))
+        return _nan_unless(E.mul(0.5, erfc(E.mul(-SQRT_HALF, _z(x, loc, scale)))),
+                           _positive(scale))
 
     def sf(self, x: Any, loc: Any = 0.0, scale: Any = 1.0) -> Any:
-        return E.mul(0.5, erfc(E.mul(SQRT_HALF, _z(x, loc, scale))))
+        return _nan_unless(E.mul(0.5, erfc(E.mul(SQRT_HALF, _z(x, loc, scale)))),
+                           _positive(scale))
 
     def logcdf(self, x: Any, loc: Any = 0.0, scale: Any = 1.0) -> Any:
-        return log_ndtr(_z(x, loc, scale))
+        return _nan_unless(log_ndtr(_z(x, loc, scale)), _positive(scale))
 
     def logsf(self, x: Any, loc: Any = 0.0, scale: Any = 1.0) -> Any:
-        return log_ndtr(E.neg(_z(x, loc, scale)))
+        return _nan_unless(log_ndtr(E.neg(_z(x, loc, scale))), _positive(scale))
 
 
 def log_ndtr(z: Any) -> Any:
@@ -129,7 +144,8 @@ class _T(_Distribution):
         norm = E.sub(SF.gammaln(E.add(half, 0.5)), SF.gammaln(half))
         norm = E.sub(norm, E.mul(0.5, E.log(E.mul(math.pi, df))))
         kernel = E.mul(E.add(half, 0.5), E.log1p(E.div(E.square(z), df)))
-        return E.sub(E.sub(norm, kernel), E.log(as_float(scale)))
+        return _nan_unless(E.sub(E.sub(norm, kernel), E.log(as_float(scale))),
+                           _positive(df), _positive(scale))
 
     def pdf(self, *args: Any, **kwargs: Any) -> Any:
         return E.exp(self.logpdf(*args, **kwargs))
@@ -147,7 +163,7 @@ class _Gamma(_Distribution):
         zs = E.where(inside, z, 1.0)
         value = E.sub(E.sub(E.xlogy(E.sub(a, 1.0), zs), zs),
                       E.add(SF.gammaln(a), E.log(as_float(scale))))
-        return E.where(inside, value, NEG_INF)
+        return _nan_unless(E.where(inside, value, NEG_INF), _positive(a), _positive(scale))
 
     def pdf(self, *args: Any, **kwargs: Any) -> Any:
         return E.exp(self.logpdf(*args, **kwargs))
@@ -166,7 +182,8 @@ class _Beta(_Distribution):
         zs = E.where(inside, z, 0.5)
         value = E.add(E.xlogy(E.sub(a, 1.0), zs), _xlog1py(E.sub(b, 1.0), E.neg(zs)))
         value = E.sub(value, E.add(SF.betaln(a, b), E.log(as_float(scale))))
-        return E.where(inside, value, NEG_INF)
+        return _nan_unless(E.where(inside, value, NEG_INF), _positive(a), _positive(b),
+                           _positive(scale))
 
     def pdf(self, *args: Any, **kwargs: Any) -> Any:
         return E.exp(self.logpdf(*args, **kwargs))
@@ -188,7 +205,7 @@ class _Poisson(_Distribution):
         inside = _on_integers(k, 0.0, None)
         ks = E.where(inside, k, 0.0)
         value = E.sub(E.sub(E.xlogy(ks, mu), SF.gammaln(E.add(ks, 1.0))), mu)
-        return E.where(inside, value, NEG_INF)
+        return _nan_unless(E.where(inside, value, NEG_INF), E.greater_equal(mu, 0.0))
 
     def pmf(self, *args: Any, **kwargs: Any) -> Any:
         return E.exp(self.logpmf(*args, **kwargs))
@@ -207,7 +224,8 @@ class _Binom(_Distribution):
         comb = E.sub(SF.gammaln(E.add(n, 1.0)),
                      E.add(SF.gammaln(E.add(ks, 1.0)), SF.gammaln(E.add(E.sub(n, ks), 1.0))))
         value = E.add(comb, E.add(E.xlogy(ks, p), _xlog1py(E.sub(n, ks), E.neg(p))))
-        return E.where(inside, value, NEG_INF)
+        return _nan_unless(E.where(inside, value, NEG_INF), _on_integers(n, 0.0, None),
+                           E.greater_equal(p, 0.0), E.less_equal(p, 1.0))
 
     def pmf(self, *args: Any, **kwargs: Any) -> Any:
         return E.exp(self.logpmf(*args, **kwargs))
