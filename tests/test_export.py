@@ -300,3 +300,21 @@ def test_a_description_cannot_end_the_docstring_it_goes_into(tmp_path):
     text = path.read_text()  # (the check ran it: a SystemExit would have ended the test)
     assert "\nraise SystemExit" not in text
     assert text.splitlines()[0].startswith('"""G\'\'\' raise SystemExit')  # still the docstring
+
+
+def test_complex_graphs_export_to_numpy_and_are_refused_for_numba(tmp_path):
+    """A graph with complex values (an FFT, a complex literal) exports to numpy; the Numba
+    target, which has no complex kernels, refuses it by name."""
+    f = lambda x: np.sum(np.abs(np.fft.fft(x * (1.0 + 0.5j))) ** 2 * x)  # noqa: E731
+    x = np.linspace(-1.0, 1.0, 6)
+    g = sg.grad(f, backend="numpy")
+    path = sg.export(g, (x,), tmp_path / "fft_grad.py", target="numpy")
+    spec = importlib.util.spec_from_file_location("fft_grad", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    eps = 1e-6
+    fd = [(f(x + eps * e) - f(x - eps * e)) / (2 * eps) for e in np.eye(len(x))]
+    np.testing.assert_allclose(module.grad_f(x), fd, rtol=1e-7, atol=1e-8)
+    with pytest.raises(NotImplementedError, match="complex values"):
+        sg.export(g, (x,), tmp_path / "fft_grad_numba.py", target="numba")
+    assert not (tmp_path / "fft_grad_numba.py").exists()

@@ -57,8 +57,11 @@ class Unlowerable(NotImplementedError):
 Lowering = Callable[[str, list, Eqn, "Module"], list]
 
 
-def literal(value: float | bool | int) -> str:
-    """A literal as source: ``np.inf``/``np.nan`` by name, negatives parenthesized."""
+def literal(value: float | bool | int | complex) -> str:
+    """A literal as source: ``np.inf``/``np.nan`` by name, negatives parenthesized, a
+    complex number as ``complex(re, im)``."""
+    if isinstance(value, complex):
+        return f"complex({literal(value.real)}, {literal(value.imag)})"
     if isinstance(value, bool):
         return repr(value)
     if isinstance(value, int):
@@ -145,10 +148,12 @@ def _to_float(out: str, args: list, e: Eqn, module: Module) -> list:
 
 def _as_dtype(dtype_of: Callable[[Eqn], str]) -> Lowering:
     def lower(out: str, args: list, e: Eqn, module: Module) -> list:
-        dtype = dtype_of(e)
+        dtype, x = dtype_of(e), args[0]
+        if "complex" in str(e.inputs[0].aval.dtype) and "complex" not in dtype:
+            x = f"np.real({x})"  # complex to real is the real part (prims.convert)
         if not e.out.shape:
-            return [f"{out} = np.{dtype}({args[0]})"]
-        return [f"{out} = np.asarray({args[0]}, dtype=np.{dtype})"]
+            return [f"{out} = np.{dtype}({x})"]
+        return [f"{out} = np.asarray({x}, dtype=np.{dtype})"]
     return lower
 
 

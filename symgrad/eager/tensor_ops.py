@@ -66,7 +66,8 @@ def Variable(data: Any, requires_grad: bool = False) -> Tensor:
 
 def from_numpy(array: np.ndarray) -> Tensor:
     """A tensor sharing ``array``'s memory (float64, float32, int64 or bool; others are
-    converted)."""
+    converted; complex data is refused, as by ``tensor``)."""
+    dt.refuse_complex(np.asarray(array))
     return Tensor._leaf(array)
 
 

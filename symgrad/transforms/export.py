@@ -75,7 +75,7 @@ from ..backend import entry_source, numpy_source
 from ..backend.numba.standalone import kernel_text
 from ..backend.numpy_source import literal
 from ..backend.standalone import Copier
-from ..core.ir import Graph
+from ..core.ir import Graph, has_complex
 from ..core.pytree import Tree, flatten, is_namedtuple, paths, unflatten
 from ..core.version import __version__
 from ..eager.tensor import Tensor
@@ -140,6 +140,11 @@ def export(fn: Callable, example_args: Sequence[Any], path: str | os.PathLike,
     # executes: one line, no quote or backslash that could end them (never user code)
     what = " ".join((description or _describe(fn, names)).split())
     what = what.replace("\\", "/").replace('"', "'")
+    if target == "numba" and has_complex(graph):
+        raise NotImplementedError(
+            "export(target='numba'): the graph has complex values, which symgrad runs on "
+            "the interpreter (Numba has no FFT and symgrad's kernels take no complex values): "
+            "export with target='numpy'")
     entry = name or _entry_name(fn)
     if not entry.isidentifier() or keyword.iskeyword(entry):
         raise ValueError(f"name must be a Python identifier, not {entry!r}")
