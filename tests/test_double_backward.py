@@ -264,10 +264,10 @@ def test_retain_graph():
 
 
 def test_a_primitive_the_eager_trace_cannot_apply_is_named():
-    from symgrad.transforms import pipeline
     from symgrad.core.ir import Aval
     from symgrad.eager.double import replay
     from symgrad.numpy_api import trace
+    from symgrad.transforms import pipeline
 
     def f(x):
         return np.sum(symgrad.fori_loop(0, 3, lambda i, c: np.sin(c) * c, x))

@@ -24,10 +24,10 @@ import os
 import numpy as np
 import pytest
 import sympy as sp
+from cases_kinks import KINKS, Kink
 
 import symgrad as sg
 
-from cases_kinks import KINKS, Kink
 from oracle import assert_close, rng_for
 
 FULL = os.environ.get("SYMGRAD_FULL") == "1"

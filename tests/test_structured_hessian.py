@@ -15,10 +15,10 @@ import symgrad as sg
 from symgrad.core.interpreter import interpret
 from symgrad.core.ir import Aval, Graph, Var
 from symgrad.core.tracing import Trace
-from symgrad.passes.structure import one_hot_products
-from symgrad.prims.linalg import matmul_p
 from symgrad.passes.gathers import sink_gathers
 from symgrad.passes.rewrites import optimize
+from symgrad.passes.structure import one_hot_products
+from symgrad.prims.linalg import matmul_p
 
 
 def loglik(x, A, b):

@@ -28,7 +28,7 @@ from typing import Any
 def _eigh_upper() -> Any:
     import numpy as np
     from numba import njit, types
-    from numba.np.linalg import _copy_to_fortran_order, _LAPACK, ensure_lapack
+    from numba.np.linalg import _LAPACK, _copy_to_fortran_order, ensure_lapack
 
     ensure_lapack()
     syevd = _LAPACK().numba_ez_xxxevd(types.float64)

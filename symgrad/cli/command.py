@@ -303,8 +303,8 @@ def run_grad(args: argparse.Namespace) -> int:
         return run_jacobian(args)
     import numpy as np
 
-    from ..transforms.api import value_and_grad
     from ..core.errors import SCALAR_OUTPUT_ERROR
+    from ..transforms.api import value_and_grad
 
     p, at, sample, graph = prepared(args, "gradient")
     out = graph.outputs[0]

@@ -25,10 +25,10 @@ from typing import Any
 
 import sympy as sp
 from sympy.matrices.expressions.matexpr import MatrixExpr
+from sympy.printing.latex import LatexPrinter
 from sympy.printing.precedence import PRECEDENCE, precedence
 from sympy.printing.pretty.pretty import PrettyPrinter
 from sympy.printing.pretty.stringpict import prettyForm
-from sympy.printing.latex import LatexPrinter
 from sympy.printing.str import StrPrinter
 
 

@@ -50,11 +50,11 @@ from typing import Any
 
 import numpy as np
 
-from ..transforms import pipeline
 from ..core.ir import Aval, Eqn, Graph, Var, freeze_params
 from ..prims import REGISTRY
 from ..prims.linalg import matmul_p
 from ..prims.reductions import transpose_p
+from ..transforms import pipeline
 
 #: the dtypes of the values kept: float64, and float32 (the backward computes in float64,
 #: from the float32 values the forward computed, as PyTorch's from its saved tensors)

@@ -15,8 +15,8 @@ import numpy as np
 
 from ..core.errors import ShapeError, UnsupportedFunctionError, user_location
 from ..core.tracing import Traced, apply, as_constant_array, shape_of
-from ..prims.elementwise import as_float
 from ..prims import windows as W
+from ..prims.elementwise import as_float
 from ..prims.indexing import along, concatenate_p, cumsum_p, gather, normalize, strided, unslice
 from .dispatch import float_dtype, implements, normalize_axes, refuse_kwargs
 from .functions import broadcast_to, reshape, transpose

@@ -69,8 +69,6 @@ from typing import Any
 
 import numpy as np
 
-from .api import jit
-from .signature import Signature
 from ..backend import entry_source, numpy_source
 from ..backend.numba.standalone import kernel_text
 from ..backend.numpy_source import literal
@@ -79,6 +77,8 @@ from ..core.ir import Graph, has_complex
 from ..core.pytree import Tree, flatten, is_namedtuple, paths, unflatten
 from ..core.version import __version__
 from ..eager.tensor import Tensor
+from .api import jit
+from .signature import Signature
 
 TARGETS = ("numba", "numpy")
 #: tolerances of the check at export time, per dtype of an output: (rtol, atol relative to

@@ -30,8 +30,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .api import Jit, Transformed, grad, vjp
 from ..core.tracing import forward_mode
+from .api import Jit, Transformed, grad, vjp
 from .vectorize import vmap
 
 if TYPE_CHECKING:

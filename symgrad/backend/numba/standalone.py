@@ -17,8 +17,8 @@ import re
 from typing import Any
 
 from ...core.ir import Graph
-from .codegen import generate
 from ..standalone import Copier
+from .codegen import generate
 
 
 def kernel_text(graph: Graph, kernel: str, what: str, copier: Copier) -> tuple[str, str]:
