@@ -18,7 +18,7 @@ CASES = [
          lambda x, y: np.real((x + 1j * y) ** 2) + np.imag(np.exp(x + 1j * y)),
          ((2, 2), (2, 2)), ((-1, 1), (-1, 1))),
     Case("imag-3", ("imag",), lambda x, y: np.imag(np.exp(x + 1j * y) * (y - 1j)),
-         ((3,), (3,)), ((-1, 1), (-1, 1)), backends=("numpy",)),
+         ((3,), (3,)), ((-1, 1), (-1, 1))),
     Case("conj-3", ("conj",), lambda x, y: np.real(np.conj(x + 1j * y) * (x + 2j * y) * 1j),
          ((3,), (3,)), ((-1, 1), (-1, 1))),
     # the other shapes of the elementwise parts: 0-d, 2-d, size-1, empty, non-contiguous
@@ -26,6 +26,7 @@ CASES = [
            backends=("numpy",))
       for name, fn in (("cabs", lambda x, y: np.abs(x + 1j * y)),
                        ("real", lambda x, y: np.real((x + 1j * y) * (y - 2j))),
+                       ("imag", lambda x, y: np.imag((x + 1j * y) * (y - 2j))),
                        ("conj", lambda x, y: np.imag(np.conj(x + 1j * y) ** 2)))
       for tag, shape, layout in (("0d", (), "C"), ("2x3-F", (2, 3), "F"), ("1x1", (1, 1), "C"),
                                  ("2x0", (2, 0), "C"), ("3", (3,), "C"))),
