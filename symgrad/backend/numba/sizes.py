@@ -12,29 +12,16 @@ written as Numba source by :func:`numba_literal`.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
 from ...core.ir import Aval, Eqn, Graph, Printer, Var, format_param
+from ..numpy_source import literal as numba_literal  # noqa: F401 -- one spelling, both backends
 
 #: parameters that hold sizes (``index`` holds (start, stop, step) triples)
 SIZE_PARAMS = ("shape", "size", "index")
-
-
-def numba_literal(value: float | bool | int) -> str:
-    """A literal as Numba source: ``np.inf``/``np.nan`` where repr would say inf/nan,
-    negative values parenthesized (``-2.0 ** y`` would mean ``-(2.0 ** y)``)."""
-    if isinstance(value, bool):
-        return repr(value)
-    if isinstance(value, int):
-        return f"({value})" if value < 0 else repr(value)
-    if math.isnan(value):
-        return "np.nan"
-    text = ("np.inf" if value > 0 else "-np.inf") if math.isinf(value) else repr(float(value))
-    return f"({text})" if text.startswith("-") else text
 
 
 class Dim(int):
