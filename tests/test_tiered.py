@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 import symgrad as sg
+from symgrad.backend.numba import worker
 from symgrad.backend.numba.tiered import Tiered
 
 from oracle import assert_close
@@ -64,6 +65,35 @@ def test_a_call_over_the_budget_waits_for_the_kernel(monkeypatch):
     got = g(np.array([0.2, 0.3]), 50)
     assert sg.compile_stats()["interpreted_calls"] == before
     assert_close(got, sg.grad(f, backend="numpy")(np.array([0.2, 0.3]), 50), rtol=1e-14)
+
+
+def test_a_loop_over_the_budget_waits_for_the_worker_and_never_compiles_itself(monkeypatch):
+    monkeypatch.setattr(sg.config, "tiered", True)
+    monkeypatch.setattr(sg.config, "tiered_budget", 0.0)
+    f = _fresh(0.5 + uuid.uuid4().int % 1000 / 1e6)
+    before = sg.compile_stats()
+    got = sg.grad(f)(np.array([0.2, 0.3]), 50)
+    after = sg.compile_stats()
+    assert after["compiled_in_workers"] == before["compiled_in_workers"] + 1
+    assert after["compiled"] == before["compiled"] + 1  # that one: none on this thread
+    assert_close(got, sg.grad(f, backend="numpy")(np.array([0.2, 0.3]), 50), rtol=1e-14)
+
+
+def test_a_graph_without_loops_is_interpreted_whatever_the_budget(monkeypatch):
+    monkeypatch.setattr(sg.config, "tiered", True)
+    monkeypatch.setattr(sg.config, "tiered_budget", 0.0)
+    k = 3 + uuid.uuid4().int % 100_000  # a literal exponent: a kernel source new to the cache
+    g = sg.grad(lambda x: np.sum(np.tanh(x) ** k))
+    x = np.array([0.2, 0.3, -0.1])
+    before = sg.compile_stats()
+    got = g(x)
+    after = sg.compile_stats()
+    assert after["interpreted_calls"] == before["interpreted_calls"] + 1
+    assert after["compiled"] - after["compiled_in_workers"] \
+        == before["compiled"] - before["compiled_in_workers"]  # none on this thread
+    want = k * np.tanh(x) ** (k - 1) / np.cosh(x) ** 2
+    assert_close(got, want, rtol=1e-14)
+    assert worker.wait(timeout=600)  # its compile ends here, not in the next test's counts
 
 
 def test_compile_first_when_tiering_is_off(monkeypatch):

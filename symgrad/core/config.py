@@ -11,8 +11,9 @@ run can set it without touching code, and can be changed at run time::
   cache yet, the first calls run on the numpy interpreter while Numba compiles
   the kernel in a compile worker process (``symgrad.backend.numba.worker``); later
   calls load it from the disk cache and run it. A call whose
-  interpretation would take longer than ``tiered_budget`` seconds stops
-  interpreting and waits for the kernel instead. Off: every first call compiles
+  loop runs longer than ``tiered_budget`` seconds stops interpreting and waits
+  for the kernel instead (a graph without loops is always interpreted until the
+  kernel is ready). Off: every first call compiles
   first (what benchmarks measure).
 - ``tiered_budget`` (``SYMGRAD_TIERED_BUDGET``, default 0.5): seconds.
 - ``log_compiles`` (``SYMGRAD_LOG_COMPILES``, default off): the start and end

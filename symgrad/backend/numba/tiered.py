@@ -11,11 +11,13 @@ call loads it. A kernel with no file in the cache (an unusable cache) or a
 split graph's chain of kernels compiles on one daemon thread instead (the chain
 by running it once with the first call's arguments, whose types its later
 pieces' inputs depend on): never a thread per call, and nothing waits for it at
-exit. A call whose interpretation runs past ``sg.config.tiered_budget``
-seconds (a loop of many steps) stops interpreting and waits for the kernel
+exit. A call whose loop runs past ``sg.config.tiered_budget`` seconds (a loop of
+many steps) stops interpreting and waits for the kernel
 (:class:`symgrad.core.interpreter.OverBudget`; graphs are pure, so nothing is
-left half done; the wait is the worker's compile, through the kernel's lock,
-then a load). The answer does not depend on the tier beyond rounding: the
+left half done; the wait is for the job in flight, then a load: the calling
+thread never compiles it a second time). A graph without loops is always
+interpreted until the kernel is ready: its cost is numpy's for the same operations.
+The answer does not depend on the tier beyond rounding: the
 interpreter is numpy's arithmetic and the kernel LLVM's, which the test suite
 compares (``tests/test_primitives.py::test_backends_agree``).
 
@@ -73,7 +75,9 @@ class Tiered:
         try:
             with deadline(config.tiered_budget):
                 out = tuple(interpret(self.graph, *args[:self._n]))
-        except OverBudget:  # a long computation: the kernel is worth the wait
+        except OverBudget:  # a loop of many steps: the kernel is worth the wait
+            job.wait()  # for the compile in flight, never a second one on this thread
+            self._ready, self._failed = job.state == "done", job.state != "done"
             return self.kernel(*args)
         kernels.count("interpreted_calls")
         return out
