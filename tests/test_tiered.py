@@ -96,6 +96,23 @@ def test_a_graph_without_loops_is_interpreted_whatever_the_budget(monkeypatch):
     assert worker.wait(timeout=600)  # its compile ends here, not in the next test's counts
 
 
+def test_the_worker_compiles_kernels_that_call_blas(tiered):
+    # the worker once put symgrad's own directory first on its path, where the
+    # ``symgrad.scipy`` subpackage shadowed scipy: every kernel with a matrix product
+    # failed there ("scipy 0.16+ is required"), so no process ever compiled one
+    k = 3 + uuid.uuid4().int % 100_000
+    a = np.array([[0.5, -1.0], [2.0, 0.25], [1.0, 1.0]])
+    g = sg.grad(lambda w: np.sum(np.tanh(a @ w) ** k))
+    w = np.array([0.3, -0.2])
+    before = sg.compile_stats()
+    g(w)
+    spec = g._prepare((w,), None)[0]
+    assert spec.kernel.wait(timeout=600)  # done, not failed
+    assert sg.compile_stats()["compiled_in_workers"] == before["compiled_in_workers"] + 1
+    t = np.tanh(a @ w)
+    assert_close(g(w), a.T @ (k * t ** (k - 1) * (1 - t * t)), rtol=1e-13)
+
+
 def test_compile_first_when_tiering_is_off(monkeypatch):
     monkeypatch.setattr(sg.config, "tiered", False)
     f = _fresh(0.75 + uuid.uuid4().int % 1000 / 1e6)

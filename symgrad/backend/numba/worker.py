@@ -48,6 +48,9 @@ from typing import Any
 from .stats import LOG, count
 
 _HEADER = struct.Struct(">Q")
+#: the directory holding the ``symgrad`` package, first on the worker's path (never the
+#: package's own directory: its ``scipy`` subpackage would shadow scipy there)
+_PACKAGE_ROOT = Path(__file__).resolve().parents[3]
 MAX_RESTARTS = 3  # workers that died in one process before it stops starting them
 #: jobs a worker takes before it ends (and the next job starts a new one): Numba keeps
 #: the machine code of every kernel it compiled until its process ends
@@ -135,7 +138,7 @@ class Pool:
         kernels_dir = _cache_base()
         if kernels_dir is None:
             return None
-        root = str(Path(__file__).resolve().parents[2])
+        root = str(_PACKAGE_ROOT)
         code = (f"import sys; sys.path.insert(0, {root!r}); "
                 "from symgrad.backend.numba.worker import main; main()")
         env = {**os.environ, "SYMGRAD_CACHE_DIR": str(kernels_dir.parent),
