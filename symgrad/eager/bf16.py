@@ -1,0 +1,51 @@
+"""bfloat16 operations computed as PyTorch's CPU kernels compute them.
+
+A bfloat16 Tensor stores ``ml_dtypes.bfloat16`` values (:mod:`.dtypes`). An operation
+whose result is bfloat16 (:func:`.op_dtypes.result_dtype`, PyTorch's promotion) converts
+each operand to bfloat16 (through float32, :func:`.dtypes.cast`), computes in float32 and
+rounds the result to the nearest even bfloat16: PyTorch's CPU kernels for bfloat16 do the
+same (elementwise operations upcast, compute and round; ``sum``, ``mean`` and ``matmul``
+accumulate in float32 and round at the end). One exception, PyTorch's: a Python number
+or a 0-d tensor multiplying or dividing a bfloat16 tensor is taken in float32, not
+rounded to bfloat16 first (``x * 0.1`` is ``round(float(x) * float32(0.1))``); in
+``x + 0.1``, ``x ** 1.1`` and the rest the number is rounded to bfloat16 first.
+
+    >>> import symgrad as torch
+    >>> x = torch.tensor([1.0, 3.0, 100.0], dtype=torch.bfloat16)
+    >>> x * 0.1
+    tensor([ 0.1001,  0.3008, 10.0000], dtype=torch.bfloat16)
+
+float32 arithmetic is numpy's: transcendental functions (``exp``, ``tanh``) can differ
+from PyTorch's vectorized float32 ones in the last float32 bit, which changes the
+bfloat16 result only when it lands on a rounding tie's edge; and the order of a long
+float32 sum is numpy's (pairwise), not PyTorch's.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..core.ir import Primitive
+from . import dtypes as dt
+
+#: the operations whose PyTorch CPU kernel takes a scalar operand in float32 ("opmath")
+_FLOAT32_SCALAR = frozenset({"mul", "div"})
+
+
+def operand(v: Any, prim: Primitive) -> Any:
+    """An operand of an operation with a bfloat16 result, as the float32 value it
+    computes with: bfloat16 data (ints and floats rounded to it first), or a scalar
+    kept in float32 where PyTorch's kernel keeps it (:data:`_FLOAT32_SCALAR`)."""
+    if type(v) in (float, int, bool):
+        v = np.asarray(float(v))
+    dt.refuse_complex(v)
+    if v.ndim == 0 and prim.name in _FLOAT32_SCALAR:
+        return v.astype(np.float32)
+    return dt.cast(v, dt.bfloat16).astype(np.float32)
+
+
+def rounded(value: Any) -> np.ndarray:
+    """An operation's float32 result rounded to bfloat16 (round to nearest even)."""
+    return dt.cast(np.asarray(value), dt.bfloat16)
