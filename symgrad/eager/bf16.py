@@ -23,6 +23,7 @@ float32 sum is numpy's (pairwise), not PyTorch's.
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 import numpy as np
@@ -49,3 +50,29 @@ def operand(v: Any, prim: Primitive) -> Any:
 def rounded(value: Any) -> np.ndarray:
     """An operation's float32 result rounded to bfloat16 (round to nearest even)."""
     return dt.cast(np.asarray(value), dt.bfloat16)
+
+
+#: why no gradient flows through bfloat16 values (see :func:`refuse_gradients`)
+GRADIENT_ERROR = (
+    "gradients through bfloat16 tensors are not supported: PyTorch computes each backward "
+    "node in bfloat16 (rounding every node's gradient), while symgrad's backward is one "
+    "fused float64 computation, so its gradients would differ from PyTorch's by more than "
+    "one rounding. Train in float32 (model.float(), x.float()), or run bfloat16 inference "
+    "under torch.no_grad()")
+
+#: the recorded nodes whose result or differentiated operand is bfloat16
+_NODES: weakref.WeakSet = weakref.WeakSet()
+
+
+def note(node: Any, out: Any, args: Any) -> None:
+    """Remember ``node`` if its result is bfloat16 or a bfloat16 operand requires grad."""
+    if out is dt.bfloat16 or any(getattr(a, "_requires_grad", False)
+                                 and a._value.dtype == dt.bfloat16.numpy for a in args):
+        _NODES.add(node)
+
+
+def refuse_gradients(nodes: Any) -> None:
+    """A NotImplementedError (a RuntimeError) for a backward through bfloat16 values,
+    before it computes anything: :data:`GRADIENT_ERROR`."""
+    if _NODES and any(n in _NODES for n in nodes):
+        raise NotImplementedError(GRADIENT_ERROR)

@@ -41,6 +41,7 @@ from ..prims.elementwise import add_p, div_p, mul_p, sub_p
 from ..prims.operators import Operators
 from . import double, grad_mode, replay, views
 from . import dtypes as dt
+from .bf16 import note as note_bf16
 from .bf16 import rounded
 from .dtypes import CPU, Size, as_array, as_device, device
 from .extra_methods import ExtraMethods
@@ -100,6 +101,7 @@ class EagerTrace(Trace):
         node.made = (weakref.ref(result), 0)
         node.versions = watched(prim, args, result)
         keep(node, value, values)
+        note_bf16(node, out, args)
         return result
 
 
@@ -298,6 +300,7 @@ class Tensor(InPlaceMethods, TensorMethods, ExtraMethods, ArrayMethods, Traced):
         if target.is_floating_point and self._requires_grad and grad_mode.is_grad_enabled():
             result = named(self * 1.0, self, "ToCopyBackward0")
             result._value = value
+            note_bf16(result._node, target, ())
             return result
         return Tensor._make(value)
 
