@@ -23,7 +23,9 @@ float32 sum is numpy's (pairwise), not PyTorch's.
 
 from __future__ import annotations
 
+import functools
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -76,3 +78,43 @@ def refuse_gradients(nodes: Any) -> None:
     before it computes anything: :data:`GRADIENT_ERROR`."""
     if _NODES and any(n in _NODES for n in nodes):
         raise NotImplementedError(GRADIENT_ERROR)
+
+
+def _is_bf16(a: Any) -> bool:
+    return getattr(a, "dtype", None) is dt.bfloat16  # (a Tensor's dtype, not numpy's)
+
+
+def in_float32(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` as PyTorch's fused bfloat16 CPU kernels compute it (``softmax``, ``gelu``,
+    ``layer_norm``, ``addmm`` and the others this decorates): on the float32 values of its
+    bfloat16 tensor arguments, its result rounded to bfloat16 once, not after each of the
+    operations it is made of. Without a bfloat16 argument, ``fn`` itself."""
+    @functools.wraps(fn)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        given = (*args, *kwargs.values())
+        if not any(map(_is_bf16, given)) or any(isinstance(a, dt.dtype) for a in given):
+            return fn(*args, **kwargs)  # (an explicit dtype= decides the result's dtype)
+        args = tuple(a.float() if _is_bf16(a) else a for a in args)
+        kwargs = {k: v.float() if _is_bf16(v) else v for k, v in kwargs.items()}
+        return fn(*args, **kwargs).to(dt.bfloat16)
+    return run
+
+
+def add_scaled(a: np.ndarray, alpha: float, b: np.ndarray) -> np.ndarray:
+    """``a + alpha * b`` as PyTorch's ``a.add(b, alpha=alpha)`` on arrays: for bfloat16
+    ones, ``alpha`` rounded to bfloat16 (as ``x + 0.1`` rounds 0.1), the sum computed in
+    float32 (the product of two bfloat16 values is exact there) and rounded once. That is
+    PyTorch's vectorized loop; the elements past its last full vector (a tensor's last
+    ``numel % 32`` on AVX-512) take its scalar loop, which rounds ``alpha * b`` to bfloat16
+    before adding: those can differ by one rounding here."""
+    if a.dtype != dt.bfloat16.numpy:
+        return a + alpha * b
+    alpha32 = dt.cast(np.asarray(alpha), dt.bfloat16).astype(np.float32)
+    return rounded(a.astype(np.float32) + alpha32 * b.astype(np.float32))
+
+
+def scaled(a: np.ndarray, s: float) -> np.ndarray:
+    """``a * s`` as PyTorch's ``a.mul(s)``: for bfloat16, ``s`` in float32, one rounding."""
+    if a.dtype != dt.bfloat16.numpy:
+        return a * s
+    return rounded(a.astype(np.float32) * np.float32(s))

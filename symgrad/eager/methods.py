@@ -34,6 +34,7 @@ from ..numpy_api import functions as ops
 from ..numpy_api import linalg
 from ..numpy_api import shapes as shape_ops
 from . import dtypes as dt
+from .bf16 import in_float32
 from .method_args import dim_axes as _dims
 from .method_args import named, size_arg
 from .method_args import ndim_of as _ndim
@@ -62,6 +63,7 @@ class TensorMethods(ReductionMethods):
     def log1p(self): return np.log1p(self)
     def expm1(self): return np.expm1(self)
     def sqrt(self): return np.sqrt(self)
+    @in_float32
     def rsqrt(self): return named(1.0 / np.sqrt(self), self, "RsqrtBackward0", (self,))
     def sin(self): return np.sin(self)
     def cos(self): return np.cos(self)
@@ -154,6 +156,7 @@ class TensorMethods(ReductionMethods):
     def clamp_min(self, min): return self.clamp(min=min)  # noqa: A002
     def clamp_max(self, max): return self.clamp(max=max)  # noqa: A002
 
+    @in_float32
     def softmax(self, dim, dtype=None):
         x = self.to(dtype) if dtype is not None else self
         if x.ndim == 0:  # one element: 1 (nan at ±inf and nan), gradient 0
