@@ -15,10 +15,23 @@ rounded to bfloat16 first (``x * 0.1`` is ``round(float(x) * float32(0.1))``); i
     >>> x * 0.1
     tensor([ 0.1001,  0.3008, 10.0000], dtype=torch.bfloat16)
 
-float32 arithmetic is numpy's: transcendental functions (``exp``, ``tanh``) can differ
-from PyTorch's vectorized float32 ones in the last float32 bit, which changes the
-bfloat16 result only when it lands on a rounding tie's edge; and the order of a long
-float32 sum is numpy's (pairwise), not PyTorch's.
+PyTorch's fused kernels (``addmm`` of ``F.linear``, ``layer_norm``, ``softmax``,
+``gelu``, ``silu``, ``hardswish``, ``rsqrt``, ``var``, ``std``) compute in float32 and
+round once: the functions symgrad composes them of do too (:func:`in_float32`).
+Autograd is refused (:data:`GRADIENT_ERROR`), and so are optimizers other than SGD.
+
+Known differences from PyTorch 2.13 (tests/test_bfloat16.py shows the equalities):
+
+- float32 arithmetic is numpy's: ``exp``, ``erf``, ``tanh`` differ from PyTorch's
+  vectorized float32 ones in the last float32 bit in many elements, which changes the
+  bfloat16 result only near a rounding boundary (``softmax``: 1 element in 3072,
+  ``gelu``: 8, mostly in its negative tail where ``1 + erf`` cancels); a long float32
+  sum is added in numpy's (pairwise) order, not PyTorch's;
+- ``log_softmax`` over the last dimension (so ``cross_entropy``): PyTorch's kernel is
+  neither float32-inside nor per-operation rounding; up to 2 ulps apart;
+- ``x ** 3`` (PyTorch: ``x * x * x``, rounding each product) and ``prod`` (PyTorch
+  rounds each partial product) are computed in float32 and rounded once here;
+- ``add(b, alpha=)`` in PyTorch's scalar tail loop (below, :func:`add_scaled`).
 """
 
 from __future__ import annotations
