@@ -92,6 +92,30 @@ def test_elementwise_equals_pytorch(name):
     _same(got, want)
 
 
+#: a float64 just above a float32 tie of bfloat16: PyTorch's fill rounds it through float32
+TIE = 1.00390625 + 2.0 ** -40
+IN_PLACE = {
+    "mul_": lambda L, x, y: x.mul_(0.3337), "itruediv": lambda L, x, y: x.__itruediv__(3.3),
+    "iadd": lambda L, x, y: x.__iadd__(0.3337), "isub": lambda L, x, y: x.__isub__(y),
+    "add_-alpha": lambda L, x, y: x.add_(y[:, :1], alpha=0.3),
+    "sub_-alpha": lambda L, x, y: x.sub_(y, alpha=0.3), "clamp_": lambda L, x, y: x.clamp_(-1, 1),
+    "fill_": lambda L, x, y: x.fill_(TIE), "setitem": lambda L, x, y: x.__setitem__(0, TIE) or x,
+    "copy_": lambda L, x, y: x.copy_(y.double() + 2.0 ** -30),
+    "masked_fill_": lambda L, x, y: x.masked_fill_(y > 0, TIE),
+    "addcmul_": lambda L, x, y: x.addcmul_(y, y, value=0.3),
+    "addcdiv_": lambda L, x, y: x.addcdiv_(y, y.abs() + 1, value=0.3),
+    "lerp_": lambda L, x, y: x.lerp_(y, 0.3), "new_full": lambda L, x, y: x.new_full((2,), TIE),
+}
+
+
+@pytest.mark.parametrize("name", IN_PLACE)
+def test_in_place_operations_round_as_pytorch(name):
+    x = np.tile(X, (1, 32))  # (160 elements: 5 full vectors of PyTorch's, see add_scaled)
+    y = np.tile(Y, (1, 32))
+    got, want = (IN_PLACE[name](L, _bf(L, x), _bf(L, y)) for L in (symgrad, torch_real))
+    _same(got, want)
+
+
 PROMOTION = {
     "bf16+f16": lambda L: _bf(L, X) + L.tensor(Y, dtype=L.float16),
     "bf16+f32": lambda L: _bf(L, X) + L.tensor(Y, dtype=L.float32),

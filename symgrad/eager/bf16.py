@@ -93,8 +93,16 @@ def refuse_gradients(nodes: Any) -> None:
         raise NotImplementedError(GRADIENT_ERROR)
 
 
-def _is_bf16(a: Any) -> bool:
-    return getattr(a, "dtype", None) is dt.bfloat16  # (a Tensor's dtype, not numpy's)
+def _is_bf16(a: Any) -> bool:  # (a Tensor's dtype, not numpy's; or a tuple's element's)
+    if type(a) is tuple:
+        return any(map(_is_bf16, a))
+    return getattr(a, "dtype", None) is dt.bfloat16
+
+
+def _up(a: Any) -> Any:
+    if type(a) is tuple:
+        return tuple(map(_up, a))
+    return a.float() if _is_bf16(a) else a
 
 
 def in_float32(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -107,8 +115,8 @@ def in_float32(fn: Callable[..., Any]) -> Callable[..., Any]:
         given = (*args, *kwargs.values())
         if not any(map(_is_bf16, given)) or any(isinstance(a, dt.dtype) for a in given):
             return fn(*args, **kwargs)  # (an explicit dtype= decides the result's dtype)
-        args = tuple(a.float() if _is_bf16(a) else a for a in args)
-        kwargs = {k: v.float() if _is_bf16(v) else v for k, v in kwargs.items()}
+        args = tuple(map(_up, args))
+        kwargs = {k: _up(v) for k, v in kwargs.items()}
         return fn(*args, **kwargs).to(dt.bfloat16)
     return run
 

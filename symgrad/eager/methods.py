@@ -135,12 +135,14 @@ class TensorMethods(ReductionMethods):
     def masked_fill(self, mask, value):
         """``value`` where ``mask`` is true (those elements get no gradient), else ``self``."""
         mask = getattr(mask, "_value", mask)
-        fill = value if hasattr(value, "_value") else np.asarray(value, self._value.dtype)
+        fill = value if hasattr(value, "_value") else (
+            np.asarray(value, self._value.dtype) if self.dtype is not dt.bfloat16
+            else dt.cast(np.asarray(value), self.dtype))  # (through float32, as PyTorch's)
         return named(ops.where(mask, fill, self), self, "MaskedFillBackward0", (self,))
 
     # -- new tensors like this one ----------------------------------------------------
     def new_tensor(self, data, dtype=None, requires_grad=False):
-        value = np.array(getattr(data, "_value", data), dtype=(dtype or self.dtype).numpy)
+        value = dt.cast(np.array(getattr(data, "_value", data)), dt.as_dtype(dtype or self.dtype))
         return type(self)._make(value).requires_grad_(requires_grad)
 
     def new_zeros(self, *size, dtype=None, requires_grad=False):
@@ -150,7 +152,7 @@ class TensorMethods(ReductionMethods):
         return self.new_full(size_arg(size), 1, dtype=dtype, requires_grad=requires_grad)
 
     def new_full(self, size, fill_value, dtype=None, requires_grad=False):
-        value = np.full(size_arg((size,)), fill_value, dtype=(dtype or self.dtype).numpy)
+        value = dt.cast(np.full(size_arg((size,)), fill_value), dt.as_dtype(dtype or self.dtype))
         return type(self)._make(value).requires_grad_(requires_grad)
 
     def clamp_min(self, min): return self.clamp(min=min)  # noqa: A002
