@@ -82,7 +82,7 @@ _NODES: weakref.WeakSet = weakref.WeakSet()
 def note(node: Any, out: Any, args: Any) -> None:
     """Remember ``node`` if its result is bfloat16 or a bfloat16 operand requires grad."""
     if out is dt.bfloat16 or any(getattr(a, "_requires_grad", False)
-                                 and a._value.dtype == dt.bfloat16.numpy for a in args):
+                                 and dt.is_bfloat16(a._value) for a in args):
         _NODES.add(node)
 
 
@@ -128,7 +128,7 @@ def add_scaled(a: np.ndarray, alpha: float, b: np.ndarray) -> np.ndarray:
     PyTorch's vectorized loop; the elements past its last full vector (a tensor's last
     ``numel % 32`` on AVX-512) take its scalar loop, which rounds ``alpha * b`` to bfloat16
     before adding: those can differ by one rounding here."""
-    if a.dtype != dt.bfloat16.numpy:
+    if not dt.is_bfloat16(a):
         return a + alpha * b
     alpha32 = dt.cast(np.asarray(alpha), dt.bfloat16).astype(np.float32)
     return rounded(a.astype(np.float32) + alpha32 * b.astype(np.float32))
@@ -136,6 +136,6 @@ def add_scaled(a: np.ndarray, alpha: float, b: np.ndarray) -> np.ndarray:
 
 def scaled(a: np.ndarray, s: float) -> np.ndarray:
     """``a * s`` as PyTorch's ``a.mul(s)``: for bfloat16, ``s`` in float32, one rounding."""
-    if a.dtype != dt.bfloat16.numpy:
+    if not dt.is_bfloat16(a):
         return a * s
     return rounded(a.astype(np.float32) * np.float32(s))

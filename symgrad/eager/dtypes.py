@@ -160,6 +160,11 @@ def cast(a: np.ndarray, target: dtype) -> np.ndarray:
         return a.astype(target.numpy)
 
 
+def is_bfloat16(a: np.ndarray) -> builtins.bool:
+    """Whether ``a`` holds bfloat16 values (never without ``ml_dtypes``)."""
+    return isinstance(bfloat16, dtype) and a.dtype == bfloat16.numpy
+
+
 def of_array(a: np.ndarray) -> dtype:
     """The dtype of a tensor's array (which always has one of the four)."""
     return _BY_NUMPY[a.dtype]

@@ -30,9 +30,8 @@ from typing import Any
 
 import numpy as np
 
-from . import bf16
+from . import bf16, grad_mode, views
 from . import dtypes as dt
-from . import grad_mode, views
 from .graph import Node, next_seq
 from .methods import named, unwrap
 from .random import numpy_generator
@@ -230,7 +229,7 @@ def _overwrite(a: Any, b: Any) -> Any:
     """``b`` in ``a``'s shape; on Tensors a recorded ``a * 0 + b`` (zero gradient to ``a``)."""
     if _is_tensor(a):
         return a * 0 + b
-    if a.dtype == getattr(dt.bfloat16, "numpy", None):  # (through float32, as PyTorch's)
+    if dt.is_bfloat16(a):  # (through float32, as PyTorch's)
         return np.broadcast_to(dt.cast(np.asarray(b), dt.bfloat16), a.shape)
     return np.broadcast_to(np.asarray(b, dtype=a.dtype), a.shape)
 
