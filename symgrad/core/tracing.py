@@ -194,7 +194,7 @@ class Trace:
 def as_constant_array(x: Any, what: str = "") -> np.ndarray:
     """``x`` as a float64, float32, complex128, complex64 (or bool) array: the one place
     that decides which dtypes symgrad accepts. float32 and complex64 stay as they are;
-    integers, float16 and longdouble become float64 (as before float32 kernels). Anything
+    integers, float16, bfloat16 and longdouble become float64 (as before float32 kernels). Anything
     else is a TypeError about ``what`` (default: ``x`` itself, formatted only then); a
     masked array too (:func:`refuse_masked`)."""
     refuse_masked(x, what)
@@ -213,7 +213,7 @@ def as_constant_array(x: Any, what: str = "") -> np.ndarray:
         return array
     if array.dtype == np.float32:
         return array
-    if kind in "iuf":
+    if kind in "iuf" or array.dtype.name == "bfloat16":  # (ml_dtypes' bfloat16, as float16)
         return array.astype(np.float64, copy=False)  # integers are promoted
     if kind == "c":  # complex64 stays, complex128 and clongdouble are complex128
         return array if array.dtype == np.complex64 else array.astype(np.complex128, copy=False)

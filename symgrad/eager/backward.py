@@ -65,6 +65,7 @@ from ..core.tracing import Traced
 from ..prims.elementwise import add_p
 from ..transforms import pipeline
 from . import replay, views
+from .bf16 import refuse_gradients as refuse_bf16
 from .graph import Node
 
 #: the IR's names of the dtypes Tensors hold
@@ -121,9 +122,9 @@ def _collect(root: Node, cuts: dict[int, Any] | None = None) -> list[Node]:
                         continue
                 seen[id(a)] = a
                 stack.append(a)
-    if len(seen) == 1:
-        return [root]
-    return sorted(seen.values(), key=_SEQ)
+    nodes = [root] if len(seen) == 1 else sorted(seen.values(), key=_SEQ)
+    refuse_bf16(nodes)  # (PyTorch rounds each node's gradient to bfloat16: see .bf16)
+    return nodes
 
 
 _SEQ = operator.attrgetter("seq")

@@ -3,9 +3,12 @@
 A Tensor holds a numpy array of a storage dtype: ``float64`` (the default,
 as after PyTorch's ``torch.set_default_dtype(torch.float64)``), ``float32``,
 ``float16``, ``int64`` (integer data, class labels, indices: ``torch.long``),
-``int32``, ``int16``, ``int8``, ``uint8`` and ``bool`` (masks); operations compute
-in the promoted dtype with numpy, so integers wrap as PyTorch's do. ``bfloat16``
-names itself but is refused wherever it is used: numpy has no such type.
+``int32``, ``int16``, ``int8``, ``uint8``, ``bool`` (masks) and ``bfloat16``;
+operations compute in the promoted dtype with numpy, so integers wrap as PyTorch's
+do. numpy has no bfloat16: its storage is ``ml_dtypes.bfloat16`` (the package JAX
+uses), and :mod:`.bf16` computes in float32 and rounds as PyTorch's CPU does;
+without ``ml_dtypes`` installed, ``bfloat16`` names itself but is refused wherever
+it is used.
 :data:`float64` and friends are the ``symgrad.float64`` objects user code passes as
 ``dtype=``; they print as PyTorch prints its dtypes (``torch.float32``), so a
 program's output reads the same under either import.
@@ -34,15 +37,20 @@ import numpy as np
 
 from ..core.tracing import as_constant_array
 
+try:  # numpy's bfloat16 type (JAX's dependency); without it bfloat16 is refused
+    import ml_dtypes
+except ImportError:  # pragma: no cover -- the test extra installs it (through jax)
+    ml_dtypes = None
+
 
 class dtype:  # noqa: N801 -- PyTorch's name: ``torch.dtype``
     """A tensor storage dtype; compares equal to the numpy dtype it holds."""
 
     __slots__ = ("name", "numpy", "is_floating_point", "category", "itemsize")
 
-    def __init__(self, name: str, category: int):
+    def __init__(self, name: str, category: int, storage: Any = None):
         self.name = name
-        self.numpy = np.dtype(name)
+        self.numpy = np.dtype(name if storage is None else storage)
         self.is_floating_point = category == FLOATING
         self.category = category
         self.itemsize = self.numpy.itemsize
@@ -79,8 +87,9 @@ float64 = dtype("float64", FLOATING)
 
 
 class _NoStorage:
-    """A PyTorch dtype with no numpy storage (``bfloat16``): it names itself as PyTorch
-    does, and every use goes through :func:`as_dtype`, which refuses it saying why."""
+    """A PyTorch dtype with no numpy storage (``bfloat16`` without ``ml_dtypes``): it
+    names itself as PyTorch does, and every use goes through :func:`as_dtype`, which
+    refuses it saying why."""
 
     __slots__ = ("name",)
 
@@ -91,12 +100,14 @@ class _NoStorage:
         return f"torch.{self.name}"
 
 
-bfloat16 = _NoStorage("bfloat16")
+bfloat16: Any = (dtype("bfloat16", FLOATING, ml_dtypes.bfloat16) if ml_dtypes is not None
+                 else _NoStorage("bfloat16"))
 long, float, double = int64, float32, float64  # noqa: A001 -- torch.long, torch.float, ...
 short, int, half = int16, int32, float16  # noqa: A001 -- torch.short, torch.int, torch.half
 
-#: the storage dtypes; bfloat16 is not one (numpy has no bfloat16 type)
-DTYPES = (bool, uint8, int8, int16, int32, int64, float16, float32, float64)
+#: the storage dtypes (bfloat16 only with ml_dtypes: numpy has no bfloat16 type)
+DTYPES = (bool, uint8, int8, int16, int32, int64, float16, float32, float64,
+          *((bfloat16,) if isinstance(bfloat16, dtype) else ()))
 _BY_NUMPY = {d.numpy: d for d in DTYPES}
 #: the dtype of a float tensor made without ``dtype=`` (PyTorch's is float32; ours float64)
 DEFAULT = float64
@@ -109,6 +120,9 @@ def promote_types(a: dtype, b: dtype) -> dtype:
         return a
     if a.category != b.category:
         return a if a.category > b.category else b
+    if a is bfloat16 or b is bfloat16:  # float16 with bfloat16 is float32, as PyTorch's
+        other = b if a is bfloat16 else a
+        return float32 if other is float16 else other
     return _BY_NUMPY[np.promote_types(a.numpy, b.numpy)]
 
 
@@ -126,11 +140,29 @@ def as_dtype(x: Any) -> dtype:
     except TypeError:
         found = None
     if found is None:
-        hint = (" (numpy has no bfloat16: use float32 or float16)" if "bfloat16" in str(x)
-                else "")
+        hint = (" (numpy has no bfloat16: install ml_dtypes, or use float32 or float16)"
+                if "bfloat16" in str(x) else "")
         raise TypeError(f"dtype {x!r} is not supported: Tensors hold float64 (the default), "
-                        f"float32, float16, int64, int32, int16, int8, uint8 or bool{hint}")
+                        f"float32, float16, bfloat16, int64, int32, int16, int8, uint8 or "
+                        f"bool{hint}")
     return found
+
+
+def cast(a: np.ndarray, target: dtype) -> np.ndarray:
+    """``a`` converted to ``target`` as PyTorch converts: to bfloat16 through float32,
+    so a float64 or an integer is rounded twice (to float32, then to the nearest even
+    bfloat16), as by PyTorch's ``c10::BFloat16(float)``; numpy's casts otherwise."""
+    if a.dtype == target.numpy:
+        return a
+    with np.errstate(all="ignore"):  # (nan, inf and overflow to inf, as PyTorch's)
+        if target is bfloat16:
+            return a.astype(np.float32).astype(target.numpy)
+        return a.astype(target.numpy)
+
+
+def is_bfloat16(a: np.ndarray) -> builtins.bool:
+    """Whether ``a`` holds bfloat16 values (never without ``ml_dtypes``)."""
+    return isinstance(bfloat16, dtype) and a.dtype == bfloat16.numpy
 
 
 def of_array(a: np.ndarray) -> dtype:

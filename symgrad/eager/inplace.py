@@ -30,8 +30,8 @@ from typing import Any
 
 import numpy as np
 
+from . import bf16, grad_mode, views
 from . import dtypes as dt
-from . import grad_mode, views
 from .graph import Node, next_seq
 from .methods import named, unwrap
 from .random import numpy_generator
@@ -93,6 +93,13 @@ class InPlaceMethods:
             self._node, self._requires_grad = node, True
             _made(node, self)
             views.after_inplace(self, _made)  # a view's root, the root's other views
+        elif self.dtype is dt.bfloat16:  # PyTorch's bfloat16 rounding (.bf16), not numpy's
+            new = fn(type(self)._make(self._value) if fn is not _overwrite else self._value,
+                     other if fn is not _overwrite else unwrap(other))
+            new = new._value if _is_tensor(new) else np.asarray(new)
+            self._check_inplace(dt.of_array(dt.as_array(new)), np.shape(new))
+            self._value[...] = dt.cast(new, dt.bfloat16)
+            self._bump()
         else:
             new = fn(self._value, unwrap(other))
             self._check_inplace(dt.of_array(dt.as_array(new)), np.shape(new))
@@ -143,10 +150,10 @@ class InPlaceMethods:
         return self._inplace(_overwrite, other, "CopyBackwards")
 
     def add_(self, other: Any, alpha: float = 1) -> Any:
-        return self._inplace(lambda a, b: a + alpha * b if alpha != 1 else a + b, other)
+        return self._inplace(_plus_scaled(alpha), other)
 
     def sub_(self, other: Any, alpha: float = 1) -> Any:
-        return self._inplace(lambda a, b: a - alpha * b if alpha != 1 else a - b, other)
+        return self._inplace(_plus_scaled(-alpha), other)
 
     def mul_(self, other: Any) -> Any:
         return self._inplace(operator.mul, other)
@@ -155,13 +162,15 @@ class InPlaceMethods:
         return self._inplace(operator.truediv, other)
 
     def addcmul_(self, tensor1: Any, tensor2: Any, value: float = 1) -> Any:
-        return self._inplace(lambda a, b: a + value * b[0] * b[1], (tensor1, tensor2))
+        return self._inplace(bf16.in_float32(lambda a, b: a + value * b[0] * b[1]),
+                             (tensor1, tensor2))
 
     def addcdiv_(self, tensor1: Any, tensor2: Any, value: float = 1) -> Any:
-        return self._inplace(lambda a, b: a + value * b[0] / b[1], (tensor1, tensor2))
+        return self._inplace(bf16.in_float32(lambda a, b: a + value * b[0] / b[1]),
+                             (tensor1, tensor2))
 
     def lerp_(self, end: Any, weight: float) -> Any:
-        return self._inplace(lambda a, b: a + weight * (b - a), end)
+        return self._inplace(bf16.in_float32(lambda a, b: a + weight * (b - a)), end)
 
     def _unary_(self, method: str, *args: Any, **kwargs: Any) -> Any:
         """``x.exp_()`` and friends: ``x.exp()`` written into ``x``."""
@@ -220,4 +229,20 @@ def _overwrite(a: Any, b: Any) -> Any:
     """``b`` in ``a``'s shape; on Tensors a recorded ``a * 0 + b`` (zero gradient to ``a``)."""
     if _is_tensor(a):
         return a * 0 + b
+    if dt.is_bfloat16(a):  # (through float32, as PyTorch's)
+        return np.broadcast_to(dt.cast(np.asarray(b), dt.bfloat16), a.shape)
     return np.broadcast_to(np.asarray(b, dtype=a.dtype), a.shape)
+
+
+def _plus_scaled(alpha: float) -> Any:
+    """``a + alpha * b`` (``add_(b, alpha=)``); on unrecorded bfloat16 tensors rounded once,
+    as PyTorch's (:func:`.bf16.add_scaled`)."""
+    def fn(a: Any, b: Any) -> Any:
+        if alpha == 1:
+            return a + b
+        if (_is_tensor(a) and a.dtype is dt.bfloat16 and not a._requires_grad
+                and not (_is_tensor(b) and (b._requires_grad or b.dtype is not dt.bfloat16))):
+            b = dt.cast(np.asarray(unwrap(b)), dt.bfloat16)
+            return type(a)._make(bf16.add_scaled(a._value, alpha, np.broadcast_to(b, a.shape)))
+        return a + alpha * b if alpha != -1 else a - b
+    return fn

@@ -34,6 +34,7 @@ from ..numpy_api import functions as ops
 from ..numpy_api import linalg
 from ..numpy_api import shapes as shape_ops
 from . import dtypes as dt
+from .bf16 import in_float32
 from .method_args import dim_axes as _dims
 from .method_args import named, size_arg
 from .method_args import ndim_of as _ndim
@@ -62,6 +63,7 @@ class TensorMethods(ReductionMethods):
     def log1p(self): return np.log1p(self)
     def expm1(self): return np.expm1(self)
     def sqrt(self): return np.sqrt(self)
+    @in_float32
     def rsqrt(self): return named(1.0 / np.sqrt(self), self, "RsqrtBackward0", (self,))
     def sin(self): return np.sin(self)
     def cos(self): return np.cos(self)
@@ -133,12 +135,14 @@ class TensorMethods(ReductionMethods):
     def masked_fill(self, mask, value):
         """``value`` where ``mask`` is true (those elements get no gradient), else ``self``."""
         mask = getattr(mask, "_value", mask)
-        fill = value if hasattr(value, "_value") else np.asarray(value, self._value.dtype)
+        fill = value if hasattr(value, "_value") else (
+            np.asarray(value, self._value.dtype) if self.dtype is not dt.bfloat16
+            else dt.cast(np.asarray(value), self.dtype))  # (through float32, as PyTorch's)
         return named(ops.where(mask, fill, self), self, "MaskedFillBackward0", (self,))
 
     # -- new tensors like this one ----------------------------------------------------
     def new_tensor(self, data, dtype=None, requires_grad=False):
-        value = np.array(getattr(data, "_value", data), dtype=(dtype or self.dtype).numpy)
+        value = dt.cast(np.array(getattr(data, "_value", data)), dt.as_dtype(dtype or self.dtype))
         return type(self)._make(value).requires_grad_(requires_grad)
 
     def new_zeros(self, *size, dtype=None, requires_grad=False):
@@ -148,12 +152,13 @@ class TensorMethods(ReductionMethods):
         return self.new_full(size_arg(size), 1, dtype=dtype, requires_grad=requires_grad)
 
     def new_full(self, size, fill_value, dtype=None, requires_grad=False):
-        value = np.full(size_arg((size,)), fill_value, dtype=(dtype or self.dtype).numpy)
+        value = dt.cast(np.full(size_arg((size,)), fill_value), dt.as_dtype(dtype or self.dtype))
         return type(self)._make(value).requires_grad_(requires_grad)
 
     def clamp_min(self, min): return self.clamp(min=min)  # noqa: A002
     def clamp_max(self, max): return self.clamp(max=max)  # noqa: A002
 
+    @in_float32
     def softmax(self, dim, dtype=None):
         x = self.to(dtype) if dtype is not None else self
         if x.ndim == 0:  # one element: 1 (nan at ±inf and nan), gradient 0

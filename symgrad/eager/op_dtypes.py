@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from ..core.ir import BOOL, FLOAT, Aval, Primitive
+from . import bf16
 from . import dtypes as dt
 
 #: primitives whose result keeps an integer dtype, as PyTorch's do (``x + 1`` on int64
@@ -56,6 +57,8 @@ def in_dtype(v: Any, out: dt.dtype, k: int, prim: Primitive) -> Any:
     """An operand converted to the dtype the operation computes in (not a condition)."""
     if k == 0 and prim.name == "where":
         return v
+    if out is dt.bfloat16:  # computed in float32, rounded by the caller (:mod:`.bf16`)
+        return bf16.operand(v, prim)
     if type(v) in (float, int, bool):
         return float(v) if out.is_floating_point else int(v)
     dt.refuse_complex(v)

@@ -24,6 +24,7 @@ from ..numpy_api import linalg
 from ..numpy_api import shapes as shape_ops
 from ..prims.reductions import mean_p, prod_p, sum_p
 from . import dtypes as dt
+from .bf16 import in_float32
 from .fastpath import apply_f64
 from .method_args import dim_axes as _dims
 from .method_args import named
@@ -189,6 +190,7 @@ class ReductionMethods:
     def var(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
         return self._spread(ops.var, "Var", dim, unbiased, keepdim, correction)
 
+    @in_float32
     def _spread(self, op: Any, name: str, dim: Any, unbiased: Any, keepdim: bool,
                 correction: Any) -> Any:
         if isinstance(dim, bool):  # x.std(False): the old positional ``unbiased``

@@ -41,6 +41,8 @@ from ..prims.elementwise import add_p, div_p, mul_p, sub_p
 from ..prims.operators import Operators
 from . import double, grad_mode, replay, views
 from . import dtypes as dt
+from .bf16 import note as note_bf16
+from .bf16 import rounded
 from .dtypes import CPU, Size, as_array, as_device, device
 from .extra_methods import ExtraMethods
 from .fastpath import apply_f64, compute, node_class_of, watched
@@ -88,7 +90,7 @@ class EagerTrace(Trace):
         value = compute(prim, values, params)  # IEEE results (inf, nan), as the kernels give
         want = np.bool_ if out is None else out.numpy
         if type(value) is not np.ndarray or value.dtype != want:
-            value = np.asarray(value, dtype=want)
+            value = np.asarray(value, dtype=want) if out is not dt.bfloat16 else rounded(value)
         if not (out is not None and out.is_floating_point and grad_mode.is_grad_enabled()
                 and any(isinstance(a, Tensor) and a._requires_grad for a in args)):
             return Tensor._make(value)
@@ -99,6 +101,7 @@ class EagerTrace(Trace):
         node.made = (weakref.ref(result), 0)
         node.versions = watched(prim, args, result)
         keep(node, value, values)
+        note_bf16(node, out, args)
         return result
 
 
@@ -293,10 +296,11 @@ class Tensor(InPlaceMethods, TensorMethods, ExtraMethods, ArrayMethods, Traced):
         IR: the backward runs in float64 and gives a float32 leaf a float32 gradient."""
         if self.dtype is target:
             return self
-        value = self._value.astype(target.numpy)
+        value = dt.cast(self._value, target)
         if target.is_floating_point and self._requires_grad and grad_mode.is_grad_enabled():
             result = named(self * 1.0, self, "ToCopyBackward0")
             result._value = value
+            note_bf16(result._node, target, ())
             return result
         return Tensor._make(value)
 
@@ -318,6 +322,7 @@ class Tensor(InPlaceMethods, TensorMethods, ExtraMethods, ArrayMethods, Traced):
     def long(self) -> Tensor: return self._cast(dt.int64)
     def bool(self) -> Tensor: return self._cast(dt.bool)
     def half(self) -> Tensor: return self._cast(dt.float16)
+    def bfloat16(self) -> Tensor: return self._cast(dt.as_dtype(dt.bfloat16))
     def int(self) -> Tensor: return self._cast(dt.int32)
     def short(self) -> Tensor: return self._cast(dt.int16)
     def char(self) -> Tensor: return self._cast(dt.int8)
@@ -422,6 +427,8 @@ class Tensor(InPlaceMethods, TensorMethods, ExtraMethods, ArrayMethods, Traced):
 
     # -- values ------------------------------------------------------------------------
     def numpy(self) -> np.ndarray:
+        if self.dtype is dt.bfloat16:  # PyTorch's error: numpy has no bfloat16
+            raise TypeError("Got unsupported ScalarType BFloat16")
         if self._requires_grad:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
                                "Use tensor.detach().numpy() instead.")
@@ -477,7 +484,9 @@ class Tensor(InPlaceMethods, TensorMethods, ExtraMethods, ArrayMethods, Traced):
             suffixes.append(f"grad_fn=<{self._node.name()}>")
         elif self._requires_grad:
             suffixes.append("requires_grad=True")
-        return format_tensor(self._value, suffixes)
+        value = self._value  # (bfloat16 prints as its float32 values, as PyTorch's)
+        return format_tensor(value.astype(np.float32) if dtype is dt.bfloat16 else value,
+                             suffixes)
 
     __str__ = __repr__
 

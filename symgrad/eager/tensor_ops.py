@@ -35,8 +35,8 @@ def _new(value: np.ndarray, dtype: Any, requires_grad: bool, device: Any = None,
         as_device(device)
     target = dt.as_dtype(dtype) if dtype is not None else default
     if target is not None and value.dtype != target.numpy:
-        value = value.astype(target.numpy)
-    if requires_grad and value.dtype.kind != "f":
+        value = dt.cast(value, target)
+    if requires_grad and not dt.of_array(value).is_floating_point:
         raise RuntimeError(f"Only Tensors of floating point and complex dtype can require "
                            f"gradients (this one would be {dt.of_array(value)}); pass float "
                            "data or dtype=torch.float64")
@@ -74,7 +74,7 @@ def from_numpy(array: np.ndarray) -> Tensor:
 def _filled(fill: Any, size: Any, dtype: Any, requires_grad: bool, device: Any) -> Tensor:
     shape = size_arg(size)
     target = dt.as_dtype(dtype) if dtype is not None else dt.DEFAULT
-    return _new(np.full(shape, fill, dtype=target.numpy), None, requires_grad, device)
+    return _new(dt.cast(np.full(shape, fill), target), None, requires_grad, device)
 
 
 def zeros(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,

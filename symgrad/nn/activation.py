@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from ..eager.bf16 import in_float32
 from ..eager.methods import named
 from ..eager.random import numpy_generator
 from ..eager.tensor import Tensor
@@ -33,6 +34,7 @@ SELU_ALPHA = 1.6732632423543772848170429916717
 SELU_SCALE = 1.0507009873554804934193349852946
 
 
+@in_float32
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     """``x·Φ(x)``; ``approximate='tanh'`` is ``0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))``."""
     if approximate == "tanh":
@@ -45,6 +47,7 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     return named(out, input, "GeluBackward0", (input,))
 
 
+@in_float32
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
     return named(input * input.sigmoid(), input, "SiluBackward0", (input,))
 
@@ -71,6 +74,7 @@ def softsign(input: Tensor) -> Tensor:
     return input / (1.0 + input.abs())
 
 
+@in_float32
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
     """``x·relu6(x + 3)/6``, with PyTorch's derivative: (2x + 3)/6 strictly inside
     (-3, 3), 0 at -3 and 1 at 3."""
@@ -169,6 +173,7 @@ def _affine(out: Tensor, weight: Any, bias: Any, shape: Sequence[int]) -> Tensor
     return out
 
 
+@in_float32
 def layer_norm(input: Tensor, normalized_shape: Sequence[int] | int, weight: Any = None,
                bias: Any = None, eps: float = 1e-5) -> Tensor:
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)

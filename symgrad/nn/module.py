@@ -295,9 +295,9 @@ class Module:
             for registry in ("_parameters", "_buffers"):
                 for value in module.__dict__[registry].values():
                     if value is not None and value.dtype.is_floating_point:
-                        value._value = value._value.astype(target.numpy)
+                        value._value = dt.cast(value._value, target)
                         if value._grad is not None:
-                            value._grad._value = value._grad._value.astype(target.numpy)
+                            value._grad._value = dt.cast(value._grad._value, target)
 
     def float(self) -> Module:
         self._convert(dt.float32)
@@ -305,6 +305,10 @@ class Module:
 
     def double(self) -> Module:
         self._convert(dt.float64)
+        return self
+
+    def bfloat16(self) -> Module:
+        self._convert(dt.as_dtype(dt.bfloat16))
         return self
 
     def cpu(self) -> Module:

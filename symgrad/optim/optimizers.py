@@ -30,7 +30,8 @@ from typing import Any
 
 import numpy as np
 
-from ..eager import fused_adam
+from ..eager import bf16, fused_adam
+from ..eager import dtypes as dt
 from ..eager.grad_mode import enable_grad
 from ..eager.tensor import Tensor
 
@@ -39,6 +40,9 @@ __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop"]
 
 class Optimizer:
     """The base class: parameter groups, per-parameter state and their (de)serialization."""
+
+    #: whether ``_update`` rounds bfloat16 parameters as PyTorch's does (else: refused)
+    _bfloat16 = False
 
     def __init__(self, params: Iterable[Any], defaults: dict[str, Any]):
         self.defaults = defaults
@@ -92,6 +96,11 @@ class Optimizer:
         for group in self.param_groups:
             for p in group["params"]:
                 if p._grad is not None:
+                    if not self._bfloat16 and p.dtype is dt.bfloat16:
+                        raise NotImplementedError(
+                            f"{type(self).__name__} does not update bfloat16 parameters as "
+                            "PyTorch does (rounding each operation of the update to "
+                            "bfloat16); use SGD, or train in float32")
                     grad = p._grad._value
                     if group.get("maximize", False):
                         grad = -grad
@@ -193,20 +202,22 @@ class SGD(Optimizer):
                                       maximize=maximize, foreach=foreach,
                                       differentiable=differentiable, fused=fused))
 
+    _bfloat16 = True  # (each PyTorch operation below, rounded as PyTorch's: see .bf16)
+
     def _update(self, p, g, state, group):
         wd, momentum = group["weight_decay"], group["momentum"]
         if wd != 0:
-            g = g + wd * p
+            g = bf16.add_scaled(g, wd, p)
         if momentum != 0:
             if state.get("momentum_buffer") is None:
                 state["momentum_buffer"] = Tensor._make(np.array(g, copy=True))
                 buf = state["momentum_buffer"]._value
             else:
                 buf = state["momentum_buffer"]._value
-                buf *= momentum
-                buf += (1 - group["dampening"]) * g
-            g = g + momentum * buf if group["nesterov"] else buf
-        p -= group["lr"] * g
+                buf[...] = bf16.add_scaled(bf16.scaled(buf, momentum), 1 - group["dampening"],
+                                           g)
+            g = bf16.add_scaled(g, momentum, buf) if group["nesterov"] else buf
+        p[...] = bf16.add_scaled(p, -group["lr"], g)
 
 
 class Adam(Optimizer):

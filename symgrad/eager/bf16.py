@@ -1,0 +1,141 @@
+"""bfloat16 operations computed as PyTorch's CPU kernels compute them.
+
+A bfloat16 Tensor stores ``ml_dtypes.bfloat16`` values (:mod:`.dtypes`). An operation
+whose result is bfloat16 (:func:`.op_dtypes.result_dtype`, PyTorch's promotion) converts
+each operand to bfloat16 (through float32, :func:`.dtypes.cast`), computes in float32 and
+rounds the result to the nearest even bfloat16: PyTorch's CPU kernels for bfloat16 do the
+same (elementwise operations upcast, compute and round; ``sum``, ``mean`` and ``matmul``
+accumulate in float32 and round at the end). One exception, PyTorch's: a Python number
+or a 0-d tensor multiplying or dividing a bfloat16 tensor is taken in float32, not
+rounded to bfloat16 first (``x * 0.1`` is ``round(float(x) * float32(0.1))``); in
+``x + 0.1``, ``x ** 1.1`` and the rest the number is rounded to bfloat16 first.
+
+    >>> import symgrad as torch
+    >>> x = torch.tensor([1.0, 3.0, 100.0], dtype=torch.bfloat16)
+    >>> x * 0.1
+    tensor([ 0.1001,  0.3008, 10.0000], dtype=torch.bfloat16)
+
+PyTorch's fused kernels (``addmm`` of ``F.linear``, ``layer_norm``, ``softmax``,
+``gelu``, ``silu``, ``hardswish``, ``rsqrt``, ``var``, ``std``) compute in float32 and
+round once: the functions symgrad composes them of do too (:func:`in_float32`).
+Autograd is refused (:data:`GRADIENT_ERROR`), and so are optimizers other than SGD.
+
+Known differences from PyTorch 2.13 (tests/test_bfloat16.py shows the equalities):
+
+- float32 arithmetic is numpy's: ``exp``, ``erf``, ``tanh`` differ from PyTorch's
+  vectorized float32 ones in the last float32 bit in many elements, which changes the
+  bfloat16 result only near a rounding boundary (``softmax``: 1 element in 3072,
+  ``gelu``: 8, mostly in its negative tail where ``1 + erf`` cancels); a long float32
+  sum is added in numpy's (pairwise) order, not PyTorch's;
+- ``log_softmax`` over the last dimension (so ``cross_entropy``): PyTorch's kernel is
+  neither float32-inside nor per-operation rounding; up to 2 ulps apart;
+- ``x ** 3`` (PyTorch: ``x * x * x``, rounding each product) and ``prod`` (PyTorch
+  rounds each partial product) are computed in float32 and rounded once here;
+- ``add(b, alpha=)`` in PyTorch's scalar tail loop (below, :func:`add_scaled`).
+"""
+
+from __future__ import annotations
+
+import functools
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..core.ir import Primitive
+from . import dtypes as dt
+
+#: the operations whose PyTorch CPU kernel takes a scalar operand in float32 ("opmath")
+_FLOAT32_SCALAR = frozenset({"mul", "div"})
+
+
+def operand(v: Any, prim: Primitive) -> Any:
+    """An operand of an operation with a bfloat16 result, as the float32 value it
+    computes with: bfloat16 data (ints and floats rounded to it first), or a scalar
+    kept in float32 where PyTorch's kernel keeps it (:data:`_FLOAT32_SCALAR`)."""
+    if type(v) in (float, int, bool):
+        v = np.asarray(float(v))
+    dt.refuse_complex(v)
+    if v.ndim == 0 and prim.name in _FLOAT32_SCALAR:
+        return v.astype(np.float32)
+    return dt.cast(v, dt.bfloat16).astype(np.float32)
+
+
+def rounded(value: Any) -> np.ndarray:
+    """An operation's float32 result rounded to bfloat16 (round to nearest even)."""
+    return dt.cast(np.asarray(value), dt.bfloat16)
+
+
+#: why no gradient flows through bfloat16 values (see :func:`refuse_gradients`)
+GRADIENT_ERROR = (
+    "gradients through bfloat16 tensors are not supported: PyTorch computes each backward "
+    "node in bfloat16 (rounding every node's gradient), while symgrad's backward is one "
+    "fused float64 computation, so its gradients would differ from PyTorch's by more than "
+    "one rounding. Train in float32 (model.float(), x.float()), or run bfloat16 inference "
+    "under torch.no_grad()")
+
+#: the recorded nodes whose result or differentiated operand is bfloat16
+_NODES: weakref.WeakSet = weakref.WeakSet()
+
+
+def note(node: Any, out: Any, args: Any) -> None:
+    """Remember ``node`` if its result is bfloat16 or a bfloat16 operand requires grad."""
+    if out is dt.bfloat16 or any(getattr(a, "_requires_grad", False)
+                                 and dt.is_bfloat16(a._value) for a in args):
+        _NODES.add(node)
+
+
+def refuse_gradients(nodes: Any) -> None:
+    """A NotImplementedError (a RuntimeError) for a backward through bfloat16 values,
+    before it computes anything: :data:`GRADIENT_ERROR`."""
+    if _NODES and any(n in _NODES for n in nodes):
+        raise NotImplementedError(GRADIENT_ERROR)
+
+
+def _is_bf16(a: Any) -> bool:  # (a Tensor's dtype, not numpy's; or a tuple's element's)
+    if type(a) is tuple:
+        return any(map(_is_bf16, a))
+    return getattr(a, "dtype", None) is dt.bfloat16
+
+
+def _up(a: Any) -> Any:
+    if type(a) is tuple:
+        return tuple(map(_up, a))
+    return a.float() if _is_bf16(a) else a
+
+
+def in_float32(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` as PyTorch's fused bfloat16 CPU kernels compute it (``softmax``, ``gelu``,
+    ``layer_norm``, ``addmm`` and the others this decorates): on the float32 values of its
+    bfloat16 tensor arguments, its result rounded to bfloat16 once, not after each of the
+    operations it is made of. Without a bfloat16 argument, ``fn`` itself."""
+    @functools.wraps(fn)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        given = (*args, *kwargs.values())
+        if not any(map(_is_bf16, given)) or any(isinstance(a, dt.dtype) for a in given):
+            return fn(*args, **kwargs)  # (an explicit dtype= decides the result's dtype)
+        args = tuple(map(_up, args))
+        kwargs = {k: _up(v) for k, v in kwargs.items()}
+        return fn(*args, **kwargs).to(dt.bfloat16)
+    return run
+
+
+def add_scaled(a: np.ndarray, alpha: float, b: np.ndarray) -> np.ndarray:
+    """``a + alpha * b`` as PyTorch's ``a.add(b, alpha=alpha)`` on arrays: for bfloat16
+    ones, ``alpha`` rounded to bfloat16 (as ``x + 0.1`` rounds 0.1), the sum computed in
+    float32 (the product of two bfloat16 values is exact there) and rounded once. That is
+    PyTorch's vectorized loop; the elements past its last full vector (a tensor's last
+    ``numel % 32`` on AVX-512) take its scalar loop, which rounds ``alpha * b`` to bfloat16
+    before adding: those can differ by one rounding here."""
+    if not dt.is_bfloat16(a):
+        return a + alpha * b
+    alpha32 = dt.cast(np.asarray(alpha), dt.bfloat16).astype(np.float32)
+    return rounded(a.astype(np.float32) + alpha32 * b.astype(np.float32))
+
+
+def scaled(a: np.ndarray, s: float) -> np.ndarray:
+    """``a * s`` as PyTorch's ``a.mul(s)``: for bfloat16, ``s`` in float32, one rounding."""
+    if not dt.is_bfloat16(a):
+        return a * s
+    return rounded(a.astype(np.float32) * np.float32(s))
