@@ -11,7 +11,7 @@ import functools
 
 import numpy as np
 import pytest
-from cases_complex import CASES as COMPLEX_CASES
+from cases import COMPLEX_CASES  # cases.py imports cases_complex after defining Case
 
 import symgrad as torch
 from symgrad.autograd import Variable
