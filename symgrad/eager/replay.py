@@ -59,6 +59,7 @@ from ..transforms import pipeline
 #: the dtypes of the values kept: float64, and float32 (the backward computes in float64,
 #: from the float32 values the forward computed, as PyTorch's from its saved tensors)
 _KEPT = (np.dtype(np.float64), np.dtype(np.float32))
+_F32 = np.dtype(np.float32)
 #: the ``seq`` of the last in-place write into any tensor (see the module docstring)
 _last_write = 0
 _STATS = {"replayed": 0, "fed_values": 0, "recomputed": 0}
@@ -90,9 +91,12 @@ RECOMPUTED = frozenset(REGISTRY[name] for name in (
 def keep(node: Any, value: Any, inputs: Any) -> None:
     """Keep ``value`` as ``node``'s saved result if it is a fresh float64 or float32 array
     (owning its memory, none of the operation's ``inputs``) of a plain primitive whose
-    recomputation costs more than reading it (not in ``RECOMPUTED``)."""
+    recomputation costs more than reading it (not in ``RECOMPUTED``), or of any plain
+    primitive when it is float32: the kernel computes in float64, so a recomputed float32
+    value is not the forward's (``W*X - Y`` exactly 0 in float32 is not 0 in float64, and
+    a ``relu`` or ``abs`` after it would take the other side of its kink)."""
     if (type(value) is np.ndarray and value.dtype in _KEPT and value.flags.owndata
-            and node.prim not in RECOMPUTED
+            and (node.prim not in RECOMPUTED or value.dtype is _F32)
             and not node.prim.subgraphs and node.prim.linearized is None):
         for v in inputs:
             if v is value:
@@ -100,11 +104,22 @@ def keep(node: Any, value: Any, inputs: Any) -> None:
         node.value = value
 
 
+def expose(t: Any) -> None:
+    """``t``'s values were written in place, or its memory was handed to a tensor or an
+    array that may write it (``detach()``, ``.data``, ``numpy()``): the node that made them
+    feeds its value only while no write at all happened since (:func:`fed`)."""
+    node = t._node
+    if node is not None:
+        node.exposed = True
+
+
 def fed(nodes: list[Any]) -> tuple[int, ...]:
-    """The positions of the nodes whose saved values the kernel may read: made after the
-    last in-place write, with a value kept (see the module docstring)."""
+    """The positions of the nodes whose saved values the kernel may read: a value kept
+    that nothing can have written (its tensor's memory was never written nor handed out:
+    ``Node.exposed``), or that was made after the last in-place write of any tensor."""
     last = _last_write
-    return tuple([k for k, n in enumerate(nodes) if n.value is not None and n.seq > last])
+    return tuple([k for k, n in enumerate(nodes)
+                  if n.value is not None and (not n.exposed or n.seq > last)])
 
 
 def count(fed_positions: tuple[int, ...]) -> None:
