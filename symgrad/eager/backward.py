@@ -163,7 +163,10 @@ def _backward(out: Any, ct: Any, passed: dict[int, Node]) -> None:
     if views.stale(root) is not None:
         views.refuse_saved_output(root, out)
     plan, leaf_tensors, data_values = _plan(nodes, cuts)
-    fed = replay.fed(nodes)  # forward values the kernel reads instead of recomputing
+    changed = replay.changed_inputs(nodes)  # leaves changed since, that PyTorch allows
+    fed = replay.fed(nodes, bool(changed))  # forward values the kernel reads, not recomputes
+    if changed:
+        replay.refuse_unmatched(nodes, fed, changed)
     key = (tuple(plan), tuple([t._value.shape for t in leaf_tensors]), tuple(retained),
            None if ct is None else np.shape(ct), fed)
     entry = _cached_entry(key, lambda: _lower(nodes, plan, leaf_tensors, retained,
@@ -253,7 +256,7 @@ def _free(nodes: list[Node]) -> None:
     stay as they were, and a second backward raises ``FREED_ERROR``."""
     for n in nodes:
         n.freed = True
-        n.versions = ()
+        n.versions = n.reads = ()
         n.value = None
         inputs = n.inputs
         if any(isinstance(a, np.ndarray) for a in inputs):

@@ -55,7 +55,7 @@ class Node:
     (tensors that require grad), data (arrays that do not) or literals."""
 
     __slots__ = ("prim", "params", "inputs", "aval", "seq", "freed", "retained", "sig",
-                 "versions", "shown", "made", "unlike_torch", "value", "exposed",
+                 "versions", "reads", "shown", "made", "unlike_torch", "value", "exposed",
                  "__weakref__")
 
     def __init__(self, prim: Primitive, params: dict[str, Any], inputs: tuple, aval: Aval):
@@ -73,6 +73,10 @@ class Node:
         #: (tensor, its _version) for each leaf or data tensor input: backward reads their
         #: values then, so an in-place change in between must be caught
         self.versions: tuple[tuple[Any, int], ...] = ()
+        #: (position, tensor, its _version) for each leaf or data input, saved or not: a
+        #: backward must not recompute this node's value from one changed since
+        #: (:func:`symgrad.eager.replay.refuse_unmatched`)
+        self.reads: tuple[tuple[int, Any, int], ...] = ()
         #: for the last node of a composite (``F.mse_loss`` is a mean of squares): the
         #: composite's own inputs, which ``next_functions`` shows as PyTorch's one node does
         self.shown: tuple[Any, ...] | None = None

@@ -97,7 +97,7 @@ class EagerTrace(Trace):
         node = node_class_of(prim)(prim, params, inputs, Aval(aval.shape, FLOAT))
         result = Tensor._make(value, node)
         node.made = (weakref.ref(result), 0)
-        node.versions = watched(prim, args, result)
+        node.versions, node.reads = watched(prim, args, result)
         keep(node, value, values)
         return result
 
