@@ -62,7 +62,7 @@ def watched(prim: Primitive, args: Sequence[Any], result: Any) -> tuple[tuple, t
     First, (tensor, version) for the tensors PyTorch's node would have saved, for which
     PyTorch raises when they change in place: the inputs of a non-linear primitive
     (of a product only those whose partner requires grad), the output of ``exp`` and
-    the like (by weak reference). Second, (position, tensor, version) for every leaf or
+    the like (by weak reference), and any mask or indices (``where``, ``gather``). Second, (position, tensor, version) for every leaf or
     data input: PyTorch reads a leaf it saved as it is at backward time, and does not
     read one it did not save, so backward must not recompute a value from a leaf
     changed since (:func:`.replay.refuse_unmatched`)."""
@@ -79,6 +79,9 @@ def watched(prim: Primitive, args: Sequence[Any], result: Any) -> tuple[tuple, t
             continue
         if a._node is None:
             read.append((k, a, a._version))
+            if a._value.dtype.kind in "biu":  # a mask or indices: read by any rule
+                found.append((a, a._version))
+                continue
         if inputs and (not product or _other_requires_grad(args, k)):
             found.append((a, a._version))
     if output:
