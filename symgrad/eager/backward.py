@@ -31,11 +31,11 @@ as ``x.float()`` is the identity in the IR.
 
 Differences from PyTorch: a backward without ``retain_graph=True`` frees every
 node it passed through, so a second backward through any of them raises (PyTorch
-only raises for nodes that saved tensors). Leaves and data are read at backward
-time, so changing any of them in place between a node's creation and backward
-raises (PyTorch only raises for the tensors a node saved); results raise where
-PyTorch's node would have saved them (:mod:`.inplace`); ``.data`` writes are
-not counted, as in PyTorch. An in-place operation on a result is recorded: the
+only raises for nodes that saved tensors). Changing a leaf, data or a result
+in place between a node's creation and backward raises where PyTorch's node saved
+it (:mod:`.inplace`; ``.data`` writes are not counted, as in PyTorch); otherwise the
+kernel reads the forward's saved values, and refuses where it would recompute from
+the changed values (:mod:`.replay`). An in-place operation on a result is recorded: the
 tensor takes the new node (``y.mul_(3)`` is ``y = y * 3`` for the gradient). A
 result whose values were changed without a new node (``y.data.mul_(2)``: see
 :mod:`.views`) is not recomputed: the graph is cut there, its values enter the

@@ -62,10 +62,11 @@ def watched(prim: Primitive, args: Sequence[Any], result: Any) -> tuple[tuple, t
     First, (tensor, version) for the tensors PyTorch's node would have saved, for which
     PyTorch raises when they change in place: the inputs of a non-linear primitive
     (of a product only those whose partner requires grad), the output of ``exp`` and
-    the like (by weak reference), and any mask or indices (``where``, ``gather``). Second, (position, tensor, version) for every leaf or
-    data input: PyTorch reads a leaf it saved as it is at backward time, and does not
-    read one it did not save, so backward must not recompute a value from a leaf
-    changed since (:func:`.replay.refuse_unmatched`)."""
+    the like (by weak reference), and any mask or indices (``where``, ``gather``).
+    Second, (position, tensor, version) for every leaf or data input: PyTorch reads a
+    leaf it saved as it is at backward time, and does not read one it did not save, so
+    backward must not recompute a value from a leaf changed since
+    (:func:`.replay.refuse_unmatched`)."""
     saves = _SAVES.get(prim)
     if saves is None:  # (inputs saved, a product's rule, output saved), once per primitive
         facts = torch_facts(prim)

@@ -18,19 +18,30 @@ before (which node values are fed is part of the structure's cache key):
   into this very array can change it (a float32 value enters the float64 kernel
   converted, as a float32 leaf does: the gradient is computed from the float32
   values the forward computed, as PyTorch's);
-- no tensor was written in place since the node was made (``Tensor._bump``:
-  in-place operations, optimizer updates, ``.data`` writes; ``.data = ...``;
-  ``.numpy()`` of an alias that hands the memory out, after which numpy writes
-  count nowhere; ``Tensor.grad = t``, into which backward adds without a
-  version): the global counter of :func:`wrote` is below the node's
+- its tensor was never written in place nor its memory handed out (``Node.exposed``,
+  set by ``Tensor._bump``, ``detach()``, ``.data``, ``.numpy()`` of an alias), or no
+  tensor was written in place since the node was made (``Tensor._bump``: in-place
+  operations, optimizer updates, ``.data`` writes; ``.data = ...``; ``.numpy()``;
+  ``Tensor.grad = t``): the global counter of :func:`wrote` is below the node's
   ``seq``. So a loop that updates its parameters after ``backward`` (every
-  optimizer) feeds everything; an in-place operation inside the forward makes the
-  nodes made before it recompute, as before;
+  optimizer) feeds everything, and so does a write of a leaf between forward and
+  backward;
 - its primitive is a plain one (no bodies, no ``linearized`` facet:
-  ``autograd.Function`` and control flow recompute), and not one that costs less to
-  recompute inside the kernel's fused loops than to read (``RECOMPUTED``: sums,
-  products, comparisons, ``where``, reshapes); matrix products, reductions,
-  transcendentals, windows are read.
+  ``autograd.Function`` and control flow recompute). Of those values, the kernel reads
+  the ones that cost more to recompute than to read (not ``RECOMPUTED``: sums,
+  products, comparisons, ``where``, reshapes are recomputed in its fused loops), and
+  every float32 one: recomputed in float64 it is not the forward's value, and a
+  ``relu``, ``abs``, ``maximum``, ``sign`` ... of it could take the other side of its
+  kink.
+
+Leaves changed between forward and backward. A node watches the version of a leaf
+or data input only where PyTorch's node saves it (so the same programs raise
+"modified by an inplace operation"); PyTorch's backward then reads its saved values
+and never recomputes. When a leaf or data input was changed since the forward (under
+``no_grad``, through ``.data``: :func:`changed_inputs`), the kernel reads every valid
+kept value, and :func:`refuse_unmatched` raises a RuntimeError where it would still
+recompute a needed value from the changed values, or read them by a rule unlike
+PyTorch's, instead of returning another gradient.
 
 Everything else is unchanged: the structure key (nodes, shapes, dtypes, exponents,
 retained gradients, the cotangent's shape) still decides which kernel runs, the
