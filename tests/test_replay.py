@@ -494,3 +494,24 @@ def test_optimizer_step_between_retained_backwards():
         assert (theirs[1] is RuntimeError) is not first_only
         for k, (a, b) in enumerate(zip(ours, theirs)):
             _same(a, b, RTOL, f"first_only={first_only} step {k}")
+
+
+@pytest.mark.parametrize("name", ["exp", "tanh", "square"])
+def test_result_changed_through_data_before_backward(name):
+    """``z.data.add_(1)`` on an intermediate after its consumer was recorded: PyTorch's
+    ``exp`` reads its saved output and ``z * z`` reads z as it is now, which symgrad
+    matches; its ``tanh`` rule reads the input where PyTorch reads the saved output,
+    so it refuses (it used to return the gradient at the changed input)."""
+    def run(L):
+        W = L.tensor([1.5, 0.7], dtype=L.float64, requires_grad=True)
+        z = W * 2
+        out = (z * z if name == "square" else getattr(z, name)()).sum()
+        z.data.add_(1)
+        out.backward()
+        return [W.grad]
+    theirs = _outcome(lambda: run(torch_real))
+    if name == "tanh":
+        with pytest.raises(RuntimeError, match="cannot read what PyTorch's would"):
+            run(symgrad)
+    else:
+        _same(_outcome(lambda: run(symgrad)), theirs, RTOL, name)

@@ -163,7 +163,7 @@ def _backward(out: Any, ct: Any, passed: dict[int, Node]) -> None:
     if views.stale(root) is not None:
         views.refuse_saved_output(root, out)
     plan, leaf_tensors, data_values = _plan(nodes, cuts)
-    changed = replay.changed_inputs(nodes)  # leaves changed since, that PyTorch allows
+    changed = replay.changed_inputs(nodes, cuts)  # changed since, as PyTorch allows
     fed = replay.fed(nodes, bool(changed))  # forward values the kernel reads, not recomputes
     if changed:
         replay.refuse_unmatched(nodes, fed, changed)

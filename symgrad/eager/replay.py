@@ -147,15 +147,23 @@ def saved_value(node: Any) -> Any:
     return v if v is not None and (not node.exposed or node.seq > _last_write) else None
 
 
-def changed_inputs(nodes: list[Any]) -> dict[int, dict[int, tuple[bool, bool]]]:
+def changed_inputs(nodes: list[Any], cuts: dict[int, Any] | None = None
+                   ) -> dict[int, dict[int, tuple[bool, bool]]]:
     """For each node (by id) with a leaf or data input changed in place since the node was
     made (PyTorch lets a backward through it run when its node did not save that input,
-    or when the change went through ``.data``): those inputs' positions, each with
-    whether a version counted the change (an in-place operation, an optimizer's update)
-    and whether the backward reads the changed values (a leaf; data unless the node
-    holds a copy of the old ones, as of float32 data)."""
+    or when the change went through ``.data``), or an input that is a result whose
+    values changed behind its node's back (``cuts``: :func:`.views.stale`, read as
+    they are now): those inputs' positions, each with whether a version counted the
+    change (an in-place operation, an optimizer's update) and whether the backward
+    reads the changed values (a leaf or a cut; data unless the node holds a copy of
+    the old ones, as of float32 data)."""
     found: dict[int, dict[int, tuple[bool, bool]]] = {}
     for n in nodes:
+        if cuts:
+            for k, a in enumerate(n.inputs):
+                t = cuts.get(id(a))
+                if t is not None and abs(t._untracked) > n.seq:  # (changed after n)
+                    found.setdefault(id(n), {})[k] = (t._untracked > 0, True)
         for k, t, version in n.reads:
             counted = t._version != version
             if counted or (t._untracked < 0 and -t._untracked > n.seq):
@@ -196,14 +204,14 @@ def refuse_unmatched(nodes: list[Any], fed_positions: tuple[int, ...],
                 g for j, g in enumerate(grads) if j != k))
             if not (by_rule or recompute):
                 continue
-            if isinstance(a, Node):
-                need.add(id(a))
-            elif k in ins:
+            if k in ins:  # a changed leaf or data, or a cut result
                 counted, live = ins[k]
                 if (live and recompute) or (by_rule and (
                         counted or not live or facts.saves_output
                         or not facts.reads_like_torch)):
                     raise RuntimeError(_unmatched(n, recompute and live))
+            elif isinstance(a, Node):
+                need.add(id(a))
 
 
 def _unmatched(n: Any, recomputed: bool) -> str:
@@ -212,8 +220,9 @@ def _unmatched(n: Any, recomputed: bool) -> str:
            "backward reads the saved one" if recomputed else
            f"symgrad's derivative of {n.prim.name} reads that input, where PyTorch's "
            f"{n.name()} reads {saved}")
-    return (f"a leaf or data input of {n.name()} was changed in place (under no_grad, or "
-            "through .data) after the forward computed it, and this backward cannot read "
+    return (f"an input of {n.name()} (a leaf, data, or a result changed behind its node's "
+            "back) was changed in place (under no_grad, or through .data) after the "
+            "forward computed it, and this backward cannot read "
             f"what PyTorch's would: {how}, so symgrad refuses rather than return another "
             "gradient. Change it after backward(), or run the forward again.")
 
