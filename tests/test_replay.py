@@ -302,3 +302,216 @@ def test_replay_happens_compiled(monkeypatch):
     assert after["fed_values"] - before["fed_values"] == 4  # exp's value, every step
     assert after["recomputed"] == before["recomputed"]
     assert backward_stats()["compiled_runs"] - kernels == 3  # steps 2-4 on the kernel
+
+
+# -- saved values: what PyTorch's backward reads, not a recomputation -----------------
+# float32 values on which W*X - Y rounds to exactly 0 (in float64 it is 9.5e-8 > 0): a
+# backward that recomputed the forward in float64 took the other side of every kink
+_W, _X, _Y = np.float32(1.7199054), np.float32(1.8691334), np.float32(3.2147324)
+
+KINKS = {
+    "relu": lambda L, z: z.relu(),
+    "abs": lambda L, z: z.abs(),
+    "clamp": lambda L, z: z.clamp(min=0.0),
+    "maximum": lambda L, z: L.maximum(z, L.zeros_like(z)),  # a tie: half to each
+    "minimum": lambda L, z: L.minimum(z, L.zeros_like(z)),
+    "max_dim": lambda L, z: L.stack([z, L.zeros_like(z)]).max(0)[0],
+    "amax": lambda L, z: L.stack([z, L.zeros_like(z)]).amax(0),
+    "max_all": lambda L, z: z.max() + z * 0.5,
+    "where": lambda L, z: L.where(z > 0, z, z * 0.25),
+    "sign": lambda L, z: z.sign() * z.detach(),
+    "hardtanh": lambda L, z: L.nn.functional.hardtanh(z, 0.0, 1.0),
+    "l1_loss": lambda L, z: L.nn.functional.l1_loss(z, L.zeros_like(z), reduction="none"),
+    "smooth_l1": lambda L, z: L.nn.functional.smooth_l1_loss(
+        z, L.zeros_like(z), reduction="none"),
+    "softplus": lambda L, z: L.nn.functional.softplus(z * 1e8, threshold=20) * 1e-8,
+    "reciprocal": lambda L, z: 1 / (z + 1),
+}
+
+
+def _outcome(fn):
+    """``fn()``'s arrays (float64 copies), or the type of the RuntimeError it raised."""
+    try:
+        return [None if v is None else np.asarray(v.detach().numpy(), np.float64).copy()
+                for v in fn()]
+    except RuntimeError:
+        return RuntimeError
+
+
+def _same(ours, theirs, rtol, what):
+    if theirs is RuntimeError or ours is RuntimeError:
+        assert ours is theirs, what
+        return
+    for a, b in zip(ours, theirs, strict=True):
+        np.testing.assert_allclose(a, b, rtol=rtol, atol=1e-30, err_msg=what)
+
+
+def kink_program(L, dtype, kink):
+    """``exp(kink(W*X - Y)).sum()`` at a float32 kink, differentiated as a training loop
+    does and more: two backwards with ``retain_graph`` around an SGD step (PyTorch's
+    nodes did not save W, so the second reads the saved values), a gradient of a
+    gradient, and a new forward at the updated W."""
+    dt = getattr(L, dtype)
+    W = L.tensor([_W, _W, 1.0], dtype=dt, requires_grad=True)
+    X, Y = L.tensor([_X, _X, 1.0], dtype=dt), L.tensor([_Y, _Y, 0.5], dtype=dt)
+
+    def loss():
+        return KINKS[kink](L, W * X - Y).exp().sum()
+
+    out = loss()
+    steps = [lambda: (out.backward(retain_graph=True), [out, W.grad])[1]]
+
+    def double():
+        (g,) = L.autograd.grad(out, W, create_graph=True)
+        (gg,) = L.autograd.grad((g * g).sum(), W)
+        return [g, gg]
+
+    def sgd():
+        with L.no_grad():
+            W.sub_(0.125 * W.grad)
+        out.backward()  # into W.grad: the first backward's gradient, twice
+        return [W, W.grad]
+
+    def again():
+        W.grad = None
+        new = loss()
+        new.backward()
+        return [new, W.grad]
+    return steps + [double, sgd, again]
+
+
+@pytest.mark.parametrize("kink", sorted(KINKS))
+def test_float32_kinks_read_the_forward_values(kink):
+    for dtype, rtol in (("float32", 2e-6), ("float64", 1e-10)):  # (gg: rounding x 1e8)
+        theirs = kink_program(torch_real, dtype, kink)
+        ours = kink_program(symgrad, dtype, kink)
+        for k, (a, b) in enumerate(zip(ours, theirs)):
+            _same(_outcome(a), _outcome(b), rtol, f"{dtype} step {k}")
+
+
+#: programs of a leaf W and data X whose W changes between forward and backward
+CHANGED = {
+    "mul_data": lambda W, X: (W * X).sum(),
+    "mul_self": lambda W, X: (W * W).sum(),
+    "exp": lambda W, X: W.exp().sum(),
+    "exp_lin": lambda W, X: (W * 2 + 1).exp().sum(),
+    "tanh": lambda W, X: (W * X).tanh().sum(),
+    "sigmoid": lambda W, X: (W * X).sigmoid().sum(),
+    "relu": lambda W, X: (W * X - 1).relu().sum(),
+    "abs": lambda W, X: (W * X - 1).abs().sum(),
+    "square_of_result": lambda W, X: ((W * 2) * (W * 2)).sum(),
+    "pow": lambda W, X: (W ** 2).sum(),
+    "sqrt": lambda W, X: (W * X).sqrt().sum(),
+    "log": lambda W, X: (W * X).log().sum(),
+    "div": lambda W, X: (X / W).sum(),
+    "mm": lambda W, X: (W.reshape(1, 2) @ X.reshape(2, 1)).sum(),
+    "mse": lambda W, X: ((W - X) ** 2).mean(),
+    "add": lambda W, X: (W + X).sum(),
+    "two_layers": lambda W, X: ((W * X).tanh() * X).relu().sum(),
+}
+#: (program, how W changes) where symgrad refuses and PyTorch gives a number: symgrad's
+#: DivBackward reads the output too, PyTorch's only W (its current values after .data)
+REFUSED = {("div", "data")}
+
+
+def changed_program(L, dtype, name, how):
+    W = L.tensor([1.5, 0.7], dtype=getattr(L, dtype), requires_grad=True)
+    X = L.tensor([2.0, 3.0], dtype=getattr(L, dtype))
+    out = CHANGED[name](W, X)
+
+    def first():
+        out.backward(retain_graph=True)
+        return [out, W.grad]
+
+    def change():
+        if how == "data":
+            W.data.mul_(3)
+        else:
+            with L.no_grad():
+                W.add_(1)
+        W.grad = None
+        out.backward(retain_graph=True)  # PyTorch: the saved values, W as it is now
+        return [W.grad]
+
+    def once_more():  # a third backward of the same graph, and a fresh forward
+        out.backward()
+        fresh = CHANGED[name](W, X)
+        fresh.backward()
+        return [fresh, W.grad]
+    return [first, change, once_more]
+
+
+@pytest.mark.parametrize("how", ["data", "no_grad"])
+@pytest.mark.parametrize("name", sorted(CHANGED))
+def test_leaf_changed_between_forward_and_backward(name, how):
+    """A leaf written through ``.data`` or under ``no_grad`` after the forward: PyTorch
+    raises where its nodes saved it (by version), else reads the values its nodes saved
+    (the old results; a saved leaf as it is now). symgrad gives the same numbers, or the
+    same error, or (``REFUSED``) a RuntimeError saying why it cannot."""
+    for dtype, rtol in (("float64", RTOL), ("float32", 2e-5)):  # (float32 1 - tanh²)
+        theirs = [_outcome(f) for f in changed_program(torch_real, dtype, name, how)]
+        steps = changed_program(symgrad, dtype, name, how)
+        ours = [_outcome(steps[0])]
+        if (name, how) in REFUSED:
+            assert theirs[1] is not RuntimeError
+            with pytest.raises(RuntimeError, match="cannot read what PyTorch's would"):
+                steps[1]()
+            continue
+        ours += [_outcome(f) for f in steps[1:]]
+        for k, (a, b) in enumerate(zip(ours, theirs)):
+            _same(a, b, rtol, f"{dtype} step {k}")
+
+
+def test_optimizer_step_between_retained_backwards():
+    """A classifier's loss backwarded twice (``retain_graph``) around an optimizer step.
+    Updating the first layer only: no PyTorch node saved its parameters, so the second
+    backward runs and reads the saved values (before, symgrad raised); updating every
+    layer: the second layer's node saved its weight, and both raise."""
+    def program(L, first_only):
+        L.manual_seed(0)
+        model = L.nn.Sequential(L.nn.Linear(4, 5), L.nn.ReLU(), L.nn.Linear(5, 2)).double()
+        if L is symgrad:
+            model.load_state_dict({k: symgrad.tensor(v) for k, v in state.items()})
+        x = L.tensor(np.random.default_rng(7).standard_normal((6, 4)))
+        params = model[0].parameters() if first_only else model.parameters()
+        opt = L.optim.SGD(params, lr=0.5)
+        loss = model(x).pow(2).mean()
+        grads = lambda: [p.grad for p in model.parameters()]  # noqa: E731
+
+        def second():
+            opt.step()
+            loss.backward()
+            return [loss, *grads()]
+        return [lambda: (loss.backward(retain_graph=True), [loss, *grads()])[1], second]
+
+    torch_real.manual_seed(0)
+    state = {k: v.detach().numpy().copy() for k, v in torch_real.nn.Sequential(
+        torch_real.nn.Linear(4, 5), torch_real.nn.ReLU(),
+        torch_real.nn.Linear(5, 2)).double().state_dict().items()}
+    for first_only in (True, False):
+        theirs = [_outcome(f) for f in program(torch_real, first_only)]
+        ours = [_outcome(f) for f in program(symgrad, first_only)]
+        assert (theirs[1] is RuntimeError) is not first_only
+        for k, (a, b) in enumerate(zip(ours, theirs)):
+            _same(a, b, RTOL, f"first_only={first_only} step {k}")
+
+
+@pytest.mark.parametrize("name", ["exp", "tanh", "square"])
+def test_result_changed_through_data_before_backward(name):
+    """``z.data.add_(1)`` on an intermediate after its consumer was recorded: PyTorch's
+    ``exp`` reads its saved output and ``z * z`` reads z as it is now, which symgrad
+    matches; its ``tanh`` rule reads the input where PyTorch reads the saved output,
+    so it refuses (it used to return the gradient at the changed input)."""
+    def run(L):
+        W = L.tensor([1.5, 0.7], dtype=L.float64, requires_grad=True)
+        z = W * 2
+        out = (z * z if name == "square" else getattr(z, name)()).sum()
+        z.data.add_(1)
+        out.backward()
+        return [W.grad]
+    theirs = _outcome(lambda: run(torch_real))
+    if name == "tanh":
+        with pytest.raises(RuntimeError, match="cannot read what PyTorch's would"):
+            run(symgrad)
+    else:
+        _same(_outcome(lambda: run(symgrad)), theirs, RTOL, name)

@@ -31,11 +31,11 @@ as ``x.float()`` is the identity in the IR.
 
 Differences from PyTorch: a backward without ``retain_graph=True`` frees every
 node it passed through, so a second backward through any of them raises (PyTorch
-only raises for nodes that saved tensors). Leaves and data are read at backward
-time, so changing any of them in place between a node's creation and backward
-raises (PyTorch only raises for the tensors a node saved); results raise where
-PyTorch's node would have saved them (:mod:`.inplace`); ``.data`` writes are
-not counted, as in PyTorch. An in-place operation on a result is recorded: the
+only raises for nodes that saved tensors). Changing a leaf, data or a result
+in place between a node's creation and backward raises where PyTorch's node saved
+it (:mod:`.inplace`; ``.data`` writes are not counted, as in PyTorch); otherwise the
+kernel reads the forward's saved values, and refuses where it would recompute from
+the changed values (:mod:`.replay`). An in-place operation on a result is recorded: the
 tensor takes the new node (``y.mul_(3)`` is ``y = y * 3`` for the gradient). A
 result whose values were changed without a new node (``y.data.mul_(2)``: see
 :mod:`.views`) is not recomputed: the graph is cut there, its values enter the
@@ -164,7 +164,10 @@ def _backward(out: Any, ct: Any, passed: dict[int, Node]) -> None:
     if views.stale(root) is not None:
         views.refuse_saved_output(root, out)
     plan, leaf_tensors, data_values = _plan(nodes, cuts)
-    fed = replay.fed(nodes)  # forward values the kernel reads instead of recomputing
+    changed = replay.changed_inputs(nodes, cuts)  # changed since, as PyTorch allows
+    fed = replay.fed(nodes, bool(changed))  # forward values the kernel reads, not recomputes
+    if changed:
+        replay.refuse_unmatched(nodes, fed, changed)
     key = (tuple(plan), tuple([t._value.shape for t in leaf_tensors]), tuple(retained),
            None if ct is None else np.shape(ct), fed)
     entry = _cached_entry(key, lambda: _lower(nodes, plan, leaf_tensors, retained,
@@ -254,7 +257,7 @@ def _free(nodes: list[Node]) -> None:
     stay as they were, and a second backward raises ``FREED_ERROR``."""
     for n in nodes:
         n.freed = True
-        n.versions = ()
+        n.versions = n.reads = ()
         n.value = None
         inputs = n.inputs
         if any(isinstance(a, np.ndarray) for a in inputs):

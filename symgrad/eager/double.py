@@ -60,10 +60,19 @@ from . import backward as engine
 from . import views
 from .grad_mode import enable_grad, no_grad
 from .graph import next_seq
+from .replay import changed_inputs, saved_value
+from .replay import fed as replay_fed
+from .replay import lower as replay_lower
 from .torch_facts import torch_facts
 
 #: differentiated (unoptimized) graphs for create_graph, by structure, least recent first
 _GRAPHS: collections.OrderedDict[tuple, tuple[Graph, list[Var]]] = collections.OrderedDict()
+CHANGED_LEAF = (
+    "a leaf or data tensor of this graph was changed in place (under no_grad, or through "
+    ".data) after the forward used it; torch.autograd.grad, backward(inputs=) and "
+    "create_graph=True recompute the forward from the leaves, where PyTorch's backward "
+    "reads the values it saved, so symgrad refuses rather than return another gradient. "
+    "Call backward() without inputs= or create_graph, or run the forward again.")
 UNUSED_ERROR = ("The differentiated Tensor at index {} appears to not have been used in the "
                 "graph. Set allow_unused=True if this is the desired behavior.")
 
@@ -174,6 +183,8 @@ def gradients(out: Any, gradient: Any, targets: list[Any] | None, retain_graph: 
     if all(s is None for s in slots):  # nothing to run: PyTorch checks no saved tensor
         return [(t, None) for t in targets]
     engine._check_versions(nodes)
+    if changed_inputs(nodes):
+        raise RuntimeError(CHANGED_LEAF)
     key = (tuple(plan), tuple(t._value.shape for t in leaves), tuple(deltas),
            None if ct is None else np.shape(ct), tuple(wrt_leaves))
     args: list[Any] = [*leaves, *data_values, *(np.zeros(nodes[k].aval.shape) for k in deltas)]
@@ -181,11 +192,13 @@ def gradients(out: Any, gradient: Any, targets: list[Any] | None, retain_graph: 
         args.append(ct)
     if create_graph:
         grads = _replay_grads(key, nodes, plan, leaves, deltas, wrt_leaves, ct, args, out)
-    else:
-        entry = engine._cached_entry(("grad", *key), lambda: _lower(
-            nodes, plan, leaves, deltas, wrt_leaves, ct is not None))
+    else:  # the kernel reads the forward's values it may (as Tensor.backward's: .replay)
+        fed = replay_fed(nodes)
+        entry = engine._cached_entry(("grad", *key, fed), lambda: _lower(
+            nodes, plan, leaves, deltas, wrt_leaves, ct is not None, fed))
         values = engine._run(entry, [engine._kernel_arg(
-            a._value if isinstance(a, Traced) else np.asarray(a)) for a in args])
+            a._value if isinstance(a, Traced) else np.asarray(a)) for a in args]
+            + [engine._kernel_arg(nodes[k].value) for k in entry.fed])
         grads = [type(out)._make(np.asarray(v)) for v in values]
     if not retain_graph:
         engine._free(nodes)
@@ -240,8 +253,10 @@ def _differentiated(nodes: list, plan: list, leaves: list, deltas: list[int],
 
 
 def _lower(nodes: list, plan: list, leaves: list, deltas: list[int], wrt_leaves: list[int],
-           seeded: bool) -> Graph:
-    graph, _, wrt = _differentiated(nodes, plan, leaves, deltas, wrt_leaves)
+           seeded: bool, fed: tuple[int, ...]) -> Graph | tuple[Graph, tuple[int, ...]]:
+    graph, own, wrt = _differentiated(nodes, plan, leaves, deltas, wrt_leaves)
+    if fed:
+        return replay_lower(graph, own, wrt, seeded, fed)
     return pipeline.derive(graph, wrt, seeded, keep_primal=False)
 
 
@@ -332,8 +347,10 @@ def replay(graph: Graph, args: Sequence[Any], known: dict[int, Any], like: Any,
                 env[id(e.out)] = trace.apply(e.prim, [read(a) for a in e.inputs],
                                              dict(e.params))
             else:
+                kept = saved_value(node)  # the forward's own value (float32 stays float32)
                 with no_grad():
-                    value = trace.apply(e.prim, [read(a) for a in e.inputs], dict(e.params))
+                    value = (type(like)._make(kept) if kept is not None else
+                             trace.apply(e.prim, [read(a) for a in e.inputs], dict(e.params)))
                 env[id(e.out)] = saved(node, value)
         except Exception as err:  # noqa: BLE001 -- name the primitive, keep the cause
             raise NotImplementedError(_cannot(e.prim.name, f"{type(err).__name__}: {err}")

@@ -30,7 +30,7 @@ from ..core.ir import FLOAT, Aval, Literal, Primitive
 from ..core.tracing import Traced, Tracer
 from . import grad_mode
 from .graph import node_class, torch_name
-from .replay import RECOMPUTED, keep
+from .replay import keep
 from .torch_facts import torch_facts
 
 _F64 = np.dtype(np.float64)
@@ -56,11 +56,17 @@ def node_class_of(prim: Primitive) -> type:
     return cls
 
 
-def watched(prim: Primitive, args: Sequence[Any], result: Any) -> tuple:
-    """(tensor, version) for what backward must find unchanged: every leaf and data input
-    (backward recomputes from them), and the results PyTorch's node would have saved (for
-    which PyTorch raises too): the inputs of a non-linear primitive, the output of
-    ``exp`` and the like (by weak reference)."""
+def watched(prim: Primitive, args: Sequence[Any], result: Any) -> tuple[tuple, tuple]:
+    """What backward must find unchanged, and what it must know the changes of.
+
+    First, (tensor, version) for the tensors PyTorch's node would have saved, for which
+    PyTorch raises when they change in place: the inputs of a non-linear primitive
+    (of a product only those whose partner requires grad), the output of ``exp`` and
+    the like (by weak reference), and any mask or indices (``where``, ``gather``).
+    Second, (position, tensor, version) for every leaf or data input: PyTorch reads a
+    leaf it saved as it is at backward time, and does not read one it did not save, so
+    backward must not recompute a value from a leaf changed since
+    (:func:`.replay.refuse_unmatched`)."""
     saves = _SAVES.get(prim)
     if saves is None:  # (inputs saved, a product's rule, output saved), once per primitive
         facts = torch_facts(prim)
@@ -68,14 +74,20 @@ def watched(prim: Primitive, args: Sequence[Any], result: Any) -> tuple:
                                 facts.saves_output)
     inputs, product, output = saves
     found: list[tuple[Any, int]] = []
+    read: list[tuple[int, Any, int]] = []
     for k, a in enumerate(args):
         if not isinstance(a, Traced):
             continue
-        if a._node is None or (inputs and (not product or _other_requires_grad(args, k))):
+        if a._node is None:
+            read.append((k, a, a._version))
+            if a._value.dtype.kind in "biu":  # a mask or indices: read by any rule
+                found.append((a, a._version))
+                continue
+        if inputs and (not product or _other_requires_grad(args, k)):
             found.append((a, a._version))
     if output:
         found.append((weakref.ref(result), 0))
-    return tuple(found)
+    return tuple(found), tuple(read)
 
 
 _SAVES: dict[Primitive, tuple[bool, bool, bool]] = {}
@@ -168,7 +180,6 @@ def apply_f64(prim: Primitive, args: Sequence[Any], params: dict[str, Any],
     node = cls(prim, params, tuple(inputs), aval)
     result = make(value, node)
     node.made = (weakref.ref(result), 0)
-    node.versions = watched(prim, args, result)
-    if prim not in RECOMPUTED:  # (the check keep makes first, without the call)
-        keep(node, value, values)
+    node.versions, node.reads = watched(prim, args, result)
+    keep(node, value, values)
     return result

@@ -118,8 +118,8 @@ def where(condition: Any, input: Any = None, other: Any = None) -> Any:
         # numbers: the tensor PyTorch makes (int64 for ints, the default float for floats)
         kind = dt.result_type([input, other])
         input, other = (Tensor._leaf(np.asarray(v, dtype=kind.numpy)) for v in (input, other))
-    return named(ops.where(getattr(condition, "_value", condition) if isinstance(
-        condition, Tensor) else condition, input, other), input, "WhereBackward0")
+    # (the condition as a Tensor: the node watches its version, as PyTorch's saves it)
+    return named(ops.where(condition, input, other), input, "WhereBackward0")
 
 
 def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Any:

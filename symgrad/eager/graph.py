@@ -55,7 +55,8 @@ class Node:
     (tensors that require grad), data (arrays that do not) or literals."""
 
     __slots__ = ("prim", "params", "inputs", "aval", "seq", "freed", "retained", "sig",
-                 "versions", "shown", "made", "unlike_torch", "value", "__weakref__")
+                 "versions", "reads", "shown", "made", "unlike_torch", "value", "exposed",
+                 "__weakref__")
 
     def __init__(self, prim: Primitive, params: dict[str, Any], inputs: tuple, aval: Aval):
         self.prim, self.params, self.inputs, self.aval = prim, params, inputs, aval
@@ -72,6 +73,10 @@ class Node:
         #: (tensor, its _version) for each leaf or data tensor input: backward reads their
         #: values then, so an in-place change in between must be caught
         self.versions: tuple[tuple[Any, int], ...] = ()
+        #: (position, tensor, its _version) for each leaf or data input, saved or not: a
+        #: backward must not recompute this node's value from one changed since
+        #: (:func:`symgrad.eager.replay.refuse_unmatched`)
+        self.reads: tuple[tuple[int, Any, int], ...] = ()
         #: for the last node of a composite (``F.mse_loss`` is a mean of squares): the
         #: composite's own inputs, which ``next_functions`` shows as PyTorch's one node does
         self.shown: tuple[Any, ...] | None = None
@@ -82,6 +87,10 @@ class Node:
         self.made: tuple[Any, int] | None = None
         #: the value computed, kept for the backward kernel to read (:mod:`.replay`)
         self.value: Any = None
+        #: the Tensor this node made was written in place, or its memory was handed to
+        #: another tensor or array that may write it (``detach()``, ``.data``, ``numpy()``):
+        #: ``value`` is fed only while no write at all happened since (:mod:`.replay`)
+        self.exposed = False
 
     def name(self) -> str:
         return type(self).__name__

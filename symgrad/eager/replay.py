@@ -18,19 +18,30 @@ before (which node values are fed is part of the structure's cache key):
   into this very array can change it (a float32 value enters the float64 kernel
   converted, as a float32 leaf does: the gradient is computed from the float32
   values the forward computed, as PyTorch's);
-- no tensor was written in place since the node was made (``Tensor._bump``:
-  in-place operations, optimizer updates, ``.data`` writes; ``.data = ...``;
-  ``.numpy()`` of an alias that hands the memory out, after which numpy writes
-  count nowhere; ``Tensor.grad = t``, into which backward adds without a
-  version): the global counter of :func:`wrote` is below the node's
+- its tensor was never written in place nor its memory handed out (``Node.exposed``,
+  set by ``Tensor._bump``, ``detach()``, ``.data``, ``.numpy()`` of an alias), or no
+  tensor was written in place since the node was made (``Tensor._bump``: in-place
+  operations, optimizer updates, ``.data`` writes; ``.data = ...``; ``.numpy()``;
+  ``Tensor.grad = t``): the global counter of :func:`wrote` is below the node's
   ``seq``. So a loop that updates its parameters after ``backward`` (every
-  optimizer) feeds everything; an in-place operation inside the forward makes the
-  nodes made before it recompute, as before;
+  optimizer) feeds everything, and so does a write of a leaf between forward and
+  backward;
 - its primitive is a plain one (no bodies, no ``linearized`` facet:
-  ``autograd.Function`` and control flow recompute), and not one that costs less to
-  recompute inside the kernel's fused loops than to read (``RECOMPUTED``: sums,
-  products, comparisons, ``where``, reshapes); matrix products, reductions,
-  transcendentals, windows are read.
+  ``autograd.Function`` and control flow recompute). Of those values, the kernel reads
+  the ones that cost more to recompute than to read (not ``RECOMPUTED``: sums,
+  products, comparisons, ``where``, reshapes are recomputed in its fused loops), and
+  every float32 one: recomputed in float64 it is not the forward's value, and a
+  ``relu``, ``abs``, ``maximum``, ``sign`` ... of it could take the other side of its
+  kink.
+
+Leaves changed between forward and backward. A node watches the version of a leaf
+or data input only where PyTorch's node saves it (so the same programs raise
+"modified by an inplace operation"); PyTorch's backward then reads its saved values
+and never recomputes. When a leaf or data input was changed since the forward (under
+``no_grad``, through ``.data``: :func:`changed_inputs`), the kernel reads every valid
+kept value, and :func:`refuse_unmatched` raises a RuntimeError where it would still
+recompute a needed value from the changed values, or read them by a rule unlike
+PyTorch's, instead of returning another gradient.
 
 Everything else is unchanged: the structure key (nodes, shapes, dtypes, exponents,
 retained gradients, the cotangent's shape) still decides which kernel runs, the
@@ -51,14 +62,18 @@ from typing import Any
 import numpy as np
 
 from ..core.ir import Aval, Eqn, Graph, Var, freeze_params
+from ..core.tracing import Traced
 from ..prims import REGISTRY
 from ..prims.linalg import matmul_p
 from ..prims.reductions import transpose_p
 from ..transforms import pipeline
+from .graph import Node
+from .torch_facts import torch_facts
 
 #: the dtypes of the values kept: float64, and float32 (the backward computes in float64,
 #: from the float32 values the forward computed, as PyTorch's from its saved tensors)
 _KEPT = (np.dtype(np.float64), np.dtype(np.float32))
+_F32 = np.dtype(np.float32)
 #: the ``seq`` of the last in-place write into any tensor (see the module docstring)
 _last_write = 0
 _STATS = {"replayed": 0, "fed_values": 0, "recomputed": 0}
@@ -89,10 +104,10 @@ RECOMPUTED = frozenset(REGISTRY[name] for name in (
 
 def keep(node: Any, value: Any, inputs: Any) -> None:
     """Keep ``value`` as ``node``'s saved result if it is a fresh float64 or float32 array
-    (owning its memory, none of the operation's ``inputs``) of a plain primitive whose
-    recomputation costs more than reading it (not in ``RECOMPUTED``)."""
+    (owning its memory, none of the operation's ``inputs``) of a plain primitive (as
+    PyTorch's nodes keep their saved tensors: which of them a backward reads is
+    :func:`fed`'s choice)."""
     if (type(value) is np.ndarray and value.dtype in _KEPT and value.flags.owndata
-            and node.prim not in RECOMPUTED
             and not node.prim.subgraphs and node.prim.linearized is None):
         for v in inputs:
             if v is value:
@@ -100,11 +115,116 @@ def keep(node: Any, value: Any, inputs: Any) -> None:
         node.value = value
 
 
-def fed(nodes: list[Any]) -> tuple[int, ...]:
-    """The positions of the nodes whose saved values the kernel may read: made after the
-    last in-place write, with a value kept (see the module docstring)."""
+def expose(t: Any) -> None:
+    """``t``'s values were written in place, or its memory was handed to a tensor or an
+    array that may write it (``detach()``, ``.data``, ``numpy()``): the node that made them
+    feeds its value only while no write at all happened since (:func:`fed`)."""
+    node = t._node
+    if node is not None:
+        node.exposed = True
+
+
+def fed(nodes: list[Any], every: bool = False) -> tuple[int, ...]:
+    """The positions of the nodes whose saved values the kernel reads. A value is valid
+    if nothing can have written it: its tensor's memory was never written nor handed
+    out (``Node.exposed``), or it was made after the last in-place write of any tensor.
+    Of the valid values, the kernel reads those that cost more to recompute than to
+    read (not ``RECOMPUTED``), and every float32 one: the kernel computes in float64, so
+    a recomputed float32 value is not the forward's (``W*X - Y`` exactly 0 in float32
+    is not 0 in float64, and a ``relu`` or ``abs`` after it would take the other side of
+    its kink). With ``every``, it reads every valid value (a leaf changed since the
+    forward: :func:`refuse_unmatched`)."""
     last = _last_write
-    return tuple([k for k, n in enumerate(nodes) if n.value is not None and n.seq > last])
+    return tuple([k for k, n in enumerate(nodes)
+                  if (v := n.value) is not None and (not n.exposed or n.seq > last)
+                  and (every or v.dtype is _F32 or n.prim not in RECOMPUTED)])
+
+
+def saved_value(node: Any) -> Any:
+    """``node``'s kept value if nothing can have written it since (see :func:`fed`), else
+    None."""
+    v = node.value
+    return v if v is not None and (not node.exposed or node.seq > _last_write) else None
+
+
+def changed_inputs(nodes: list[Any], cuts: dict[int, Any] | None = None
+                   ) -> dict[int, dict[int, tuple[bool, bool]]]:
+    """For each node (by id) with a leaf or data input changed in place since the node was
+    made (PyTorch lets a backward through it run when its node did not save that input,
+    or when the change went through ``.data``), or an input that is a result whose
+    values changed behind its node's back (``cuts``: :func:`.views.stale`, read as
+    they are now): those inputs' positions, each with whether a version counted the
+    change (an in-place operation, an optimizer's update) and whether the backward
+    reads the changed values (a leaf or a cut; data unless the node holds a copy of
+    the old ones, as of float32 data)."""
+    found: dict[int, dict[int, tuple[bool, bool]]] = {}
+    for n in nodes:
+        if cuts:
+            for k, a in enumerate(n.inputs):
+                t = cuts.get(id(a))
+                if t is not None and abs(t._untracked) > n.seq:  # (changed after n)
+                    found.setdefault(id(n), {})[k] = (t._untracked > 0, True)
+        for k, t, version in n.reads:
+            counted = t._version != version
+            if counted or (t._untracked < 0 and -t._untracked > n.seq):
+                a = n.inputs[k]
+                live = not isinstance(a, np.ndarray) or np.may_share_memory(a, t._value)
+                found.setdefault(id(n), {})[k] = (counted, live)
+    return found
+
+
+def refuse_unmatched(nodes: list[Any], fed_positions: tuple[int, ...],
+                     changed: dict[int, dict[int, tuple[bool, bool]]]) -> None:
+    """Raise unless the backward, reading the saved values at ``fed_positions``, reads
+    the ``changed`` leaves and data (:func:`changed_inputs`) exactly where PyTorch's
+    does. PyTorch never recomputes, and reads a leaf it saved as it is now (a change
+    through ``.data``: a counted change of a saved tensor raised before). So no value
+    the backward needs may be recomputed from changed values, and a changed input may
+    be read only by a derivative rule that reads what PyTorch's does
+    (``reads_like_torch``), of a node that saved the input, reading its current values.
+    Walks the nodes from the output back, marking the values the backward needs (read
+    by a rule, or to recompute a needed value that is not fed)."""
+    fed_ids = {id(nodes[k]) for k in fed_positions}
+    need: set[int] = set()
+    for n in reversed(nodes):
+        facts = torch_facts(n.prim)
+        if n.prim.linear:
+            reads_inputs = reads_output = False
+        elif facts.saves_output and facts.reads_like_torch:  # exp, sqrt, relu: the output
+            reads_inputs, reads_output = False, True
+        else:  # (a rule unlike PyTorch's may read the output too: tanh, sigmoid, div)
+            reads_inputs, reads_output = True, not facts.reads_like_torch
+        if reads_output:
+            need.add(id(n))
+        recompute = id(n) in need and id(n) not in fed_ids
+        grads = [isinstance(a, (Node, Traced)) for a in n.inputs]
+        ins = changed.get(id(n), {})
+        for k, a in enumerate(n.inputs):
+            by_rule = reads_inputs and (not facts.product or any(
+                g for j, g in enumerate(grads) if j != k))
+            if not (by_rule or recompute):
+                continue
+            if k in ins:  # a changed leaf or data, or a cut result
+                counted, live = ins[k]
+                if (live and recompute) or (by_rule and (
+                        counted or not live or facts.saves_output
+                        or not facts.reads_like_torch)):
+                    raise RuntimeError(_unmatched(n, recompute and live))
+            elif isinstance(a, Node):
+                need.add(id(a))
+
+
+def _unmatched(n: Any, recomputed: bool) -> str:
+    saved = "its saved output" if torch_facts(n.prim).saves_output else "other values"
+    how = ("its value would be recomputed from the changed values, where PyTorch's "
+           "backward reads the saved one" if recomputed else
+           f"symgrad's derivative of {n.prim.name} reads that input, where PyTorch's "
+           f"{n.name()} reads {saved}")
+    return (f"an input of {n.name()} (a leaf, data, or a result changed behind its node's "
+            "back) was changed in place (under no_grad, or through .data) after the "
+            "forward computed it, and this backward cannot read "
+            f"what PyTorch's would: {how}, so symgrad refuses rather than return another "
+            "gradient. Change it after backward(), or run the forward again.")
 
 
 def count(fed_positions: tuple[int, ...]) -> None:

@@ -99,7 +99,7 @@ class EagerTrace(Trace):
         node = node_class_of(prim)(prim, params, inputs, Aval(aval.shape, FLOAT))
         result = Tensor._make(value, node)
         node.made = (weakref.ref(result), 0)
-        node.versions = watched(prim, args, result)
+        node.versions, node.reads = watched(prim, args, result)
         keep(node, value, values)
         note_bf16(node, out, args)
         return result
@@ -196,6 +196,8 @@ class Tensor(InPlaceMethods, TensorMethods, ExtraMethods, ArrayMethods, Traced):
         self._version += 1
         seq = next_seq()
         replay.wrote(seq)
+        if self._node is not None:
+            self._node.exposed = True  # its kept value is these values (see .replay)
         if self._untracked >= 0:  # (a recorded change gives it a new node after this)
             self._untracked = seq
         if self._data_of is not None:
@@ -205,6 +207,8 @@ class Tensor(InPlaceMethods, TensorMethods, ExtraMethods, ArrayMethods, Traced):
                 t = ref()
                 if t is not None and t is not self:
                     t._version += 1
+                    if t._node is not None:
+                        t._node.exposed = True
                     if t._untracked >= 0:
                         t._untracked = seq
                     if t._data_of is not None:
@@ -338,7 +342,10 @@ class Tensor(InPlaceMethods, TensorMethods, ExtraMethods, ArrayMethods, Traced):
         are not counted by this tensor's version (as in PyTorch); a backward reads the
         changed values where PyTorch's would (:mod:`.views`)."""
         t = Tensor._make(self._value)
-        t._data_of = weakref.ref(self._base if self._base is not None else self)
+        origin = self._base if self._base is not None else self
+        t._data_of = weakref.ref(origin)
+        replay.expose(origin)  # (a write through t counts no version of origin's)
+        replay.expose(self)
         return t
 
     @data.setter
@@ -411,9 +418,11 @@ class Tensor(InPlaceMethods, TensorMethods, ExtraMethods, ArrayMethods, Traced):
     def detach(self) -> Tensor:
         t = Tensor._make(self._value)
         views.join(self, t)  # one version counter, as in PyTorch
+        replay.expose(self)  # (t may write self's values after self is gone)
         return t
 
     def detach_(self) -> Tensor:
+        replay.expose(self)
         self._node, self._requires_grad = None, False
         return self
 

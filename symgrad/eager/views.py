@@ -164,8 +164,10 @@ def expose(alias: Any) -> None:
         t = ref()
         if t is not None and t._node is not None and t._seen is None:
             t._seen = t._value.copy()
+            replay.expose(t)
     if origin is not None and origin._node is not None and origin._seen is None:
         origin._seen = origin._value.copy()
+        replay.expose(origin)
 
 
 def refuse_saved_output(node: Any, t: Any) -> None:
