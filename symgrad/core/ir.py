@@ -229,6 +229,9 @@ class Primitive:
       holds only its inputs' elements and zeros) or ``"array"`` (whole arrays in, a
       new array out: matmul, inv, cumsum, ...);
     - ``numpy``: the numpy function that traces to this primitive, if any;
+    - ``scipy``: the name of the ``scipy.special`` ufunc that traces to it, if any (the
+      dispatch of :mod:`symgrad.numpy_api.scipy_special` and ``sg.scipy.special`` are
+      built from it);
     - ``view``: its output may be a view of an input (codegen copies such outputs);
     - ``linear``: the VJP is linear in the cotangent and reads no primal value
       but shapes and booleans, so a zero cotangent gives exact zeros (the
@@ -261,6 +264,7 @@ class Primitive:
     vjp: Callable[..., tuple]
     sympy: Callable[..., Any]
     numpy: Any = None
+    scipy: str = ""
     simplify: Callable[..., Any] | None = None
     accuracy: Callable[..., Any] | None = None
     batch: Callable[..., Any] | None = None

@@ -389,7 +389,7 @@ sigmoid_p = register(
     name="sigmoid", kind="elementwise", shape_rule=_elementwise_rule("sigmoid"),
     impl=_sigmoid,
     vjp=lambda g, ans, x: (g * (ans * sigmoid(-x)),),
-    sympy=lambda sp, x: 1 / (1 + sp.exp(-x)))
+    sympy=lambda sp, x: 1 / (1 + sp.exp(-x)), scipy="expit")
 
 
 def _softplus(x):
@@ -426,7 +426,8 @@ xlogy_p = register(
     # the constant 0 only where x == 0 and y <= 0: for y > 0 x log y itself, 0 at x == 0
     # and with its derivatives there (log y in x)
     sympy=lambda sp, x, y: sp.Piecewise((0, sp.And(sp.Eq(x, 0), y <= 0)),
-                                        (x * sp.log(y), True)))
+                                        (x * sp.log(y), True)),
+    scipy="xlogy")
 
 
 def _hypot_vjp(g, ans, x, y):

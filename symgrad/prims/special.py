@@ -140,11 +140,12 @@ def _erfc_impl(x):
 erf_p = register(name="erf", kind="elementwise", shape_rule=_elementwise_rule("erf"),
                  impl=_erf_impl,
                  vjp=lambda g, ans, x: (g * (TWO_OVER_SQRT_PI * exp(-(x * x))),),
-                 sympy=lambda sp, x: sp.erf(x), torch_name="ErfBackward0")
+                 sympy=lambda sp, x: sp.erf(x), scipy="erf", torch_name="ErfBackward0")
 erfc_p = register(name="erfc", kind="elementwise", shape_rule=_elementwise_rule("erfc"),
                   impl=_erfc_impl,
                   vjp=lambda g, ans, x: (g * (-TWO_OVER_SQRT_PI * exp(-(x * x))),),
-                  sympy=lambda sp, x: sp.erfc(x), torch_name="ErfcBackward0")
+                  sympy=lambda sp, x: sp.erfc(x), scipy="erfc",
+                  torch_name="ErfcBackward0")
 
 
 log2, log10, exp2, cbrt = map(_recorder, (log2_p, log10_p, exp2_p, cbrt_p))

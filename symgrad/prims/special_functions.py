@@ -120,7 +120,9 @@ def _rule(name: str, nin: int = 1) -> Callable[..., Aval]:
 
 
 def _special(name: str, vjp: Callable, sympy: Callable, nin: int = 1, **facets: Any) -> Any:
-    """A scipy.special function as a host primitive (see the module docstring)."""
+    """A scipy.special function as a host primitive (see the module docstring); the
+    scipy.special ufunc ``name`` traces to it unless ``scipy=`` says otherwise."""
+    facets.setdefault("scipy", name)
     return register(name=name, kind="elementwise", shape_rule=_rule(name, nin),
                     impl=_scipy(name), vjp=vjp, sympy=sympy,
                     host=True, **facets)
@@ -135,19 +137,20 @@ def _log_abs_gamma(sp: Any, x: Any) -> Any:
 gammaln_p = register(name="gammaln", kind="elementwise", shape_rule=_rule("gammaln"),
                      impl=_lgamma,
                      vjp=lambda g, ans, x: (g * digamma(x),), sympy=_log_abs_gamma,
-                     torch_name="LgammaBackward0")
+                     scipy="gammaln", torch_name="LgammaBackward0")
 
 # gamma' = gamma * digamma
 gamma_p = register(name="gamma", kind="elementwise", shape_rule=_rule("gamma"), impl=_tgamma,
                    vjp=lambda g, ans, x: (g * (ans * digamma(x)),),
-                   sympy=lambda sp, x: sp.gamma(x))
+                   sympy=lambda sp, x: sp.gamma(x), scipy="gamma")
 
 digamma_p = _special("digamma", vjp=lambda g, ans, x: (g * polygamma(x, n=1),),
-                     sympy=lambda sp, x: sp.polygamma(0, x), torch_name="DigammaBackward0")
+                     sympy=lambda sp, x: sp.polygamma(0, x), scipy="psi",
+                     torch_name="DigammaBackward0")
 
 polygamma_p = _special("polygamma", vjp=lambda g, ans, x, n: (g * polygamma(x, n=n + 1),),
                        sympy=lambda sp, x, n: sp.polygamma(n, x),
-                       torch_name="PolygammaBackward0")
+                       scipy="", torch_name="PolygammaBackward0")  # (a Python function)
 
 
 def _beta_vjp(g, ans, a, b):
@@ -221,7 +224,8 @@ i1e_p = _special("i1e", vjp=_i1e_vjp,
 
 # Hurwitz zeta(s, q) = sum_k (k + q)**-s in q, for a constant s: d/dq = -s zeta(s + 1, q)
 zeta_p = _special("zeta", vjp=lambda g, ans, q, s: (g * (-s * zeta(q, s=s + 1.0)),),
-                  sympy=lambda sp, q, s: sp.zeta(sp.Float(s, 60) if s != int(s) else int(s), q))
+                  sympy=lambda sp, q, s: sp.zeta(sp.Float(s, 60) if s != int(s) else int(s), q),
+                  scipy="")  # (scipy's zeta is a Python function; see numpy_api.scipy_special)
 
 
 def _with_params(prim: Any) -> Callable[..., Any]:
