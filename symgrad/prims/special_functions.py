@@ -1,6 +1,6 @@
 """scipy.special's functions as primitives: ``gammaln``, ``gamma``, ``digamma``,
-``polygamma`` (order ``n`` a parameter), ``beta``, ``betaln``, ``erfinv``, the modified
-Bessel functions ``i0``, ``i1``, ``i0e``, ``i1e`` and the Hurwitz ``zeta`` (in ``q``, the
+``polygamma`` (order ``n`` a parameter), ``beta``, ``betaln``, ``erfinv``, ``ndtr`` (the
+normal distribution's CDF), the modified Bessel functions ``i0``, ``i1``, ``i0e``, ``i1e`` and the Hurwitz ``zeta`` (in ``q``, the
 exponent ``s`` a parameter).
 
 Each is declared in one block with every facet; each VJP is written with these
@@ -55,6 +55,7 @@ from .elementwise import (
 from .registry import elementwise_rule, register
 
 SQRT_PI_OVER_2 = math.sqrt(math.pi) / 2.0
+INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 
 
 @functools.cache
@@ -222,6 +223,11 @@ i1e_p = _special("i1e", vjp=_i1e_vjp,
                  sympy=lambda sp, x: sp.exp(-sp.Abs(x)) * sp.besseli(1, x),
                  torch_name="SpecialI1EBackward0")
 
+# ndtr' = exp(-x**2/2)/sqrt(2 pi), the normal density: x * x overflows to inf past
+# |x| = 1.3e154, where the density is 0 (exp(-inf))
+ndtr_p = _special("ndtr", vjp=lambda g, ans, x: (g * (INV_SQRT_2PI * exp(-0.5 * (x * x))),),
+                  sympy=lambda sp, x: (1 + sp.erf(x / sp.sqrt(2))) / 2)
+
 # Hurwitz zeta(s, q) = sum_k (k + q)**-s in q, for a constant s: d/dq = -s zeta(s + 1, q)
 zeta_p = _special("zeta", vjp=lambda g, ans, q, s: (g * (-s * zeta(q, s=s + 1.0)),),
                   sympy=lambda sp, q, s: sp.zeta(sp.Float(s, 60) if s != int(s) else int(s), q),
@@ -238,9 +244,9 @@ def _with_params(prim: Any) -> Callable[..., Any]:
 
 gammaln, gamma, digamma, erfinv = map(_recorder, (gammaln_p, gamma_p, digamma_p, erfinv_p))
 beta, betaln = map(_recorder, (beta_p, betaln_p))
-i0, i1, i0e, i1e = map(_recorder, (i0_p, i1_p, i0e_p, i1e_p))
+i0, i1, i0e, i1e, ndtr = map(_recorder, (i0_p, i1_p, i0e_p, i1e_p, ndtr_p))
 polygamma, zeta = _with_params(polygamma_p), _with_params(zeta_p)
 
 __all__ = ["beta", "beta_p", "betaln", "betaln_p", "digamma", "digamma_p", "erfinv",
            "erfinv_p", "gamma", "gamma_p", "gammaln", "gammaln_p", "i0", "i0_p", "i0e", "i0e_p",
-           "i1", "i1_p", "i1e", "i1e_p", "polygamma", "polygamma_p", "zeta", "zeta_p"]
+           "i1", "i1_p", "i1e", "i1e_p", "ndtr", "ndtr_p", "polygamma", "polygamma_p", "zeta", "zeta_p"]
