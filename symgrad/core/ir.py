@@ -239,7 +239,6 @@ class Primitive:
     - ``commutative``: swapping the operands changes not a single bit (CSE);
     - ``accumulate``: ``"sum"`` or ``"mean"`` for a reduction a fused loop
       accumulates (a mean divides by the count after the loop);
-    - ``torch_name``: PyTorch's name of its backward node, where it has one;
     - ``integer``: also computes on int64 operands (all of them int64: an int64
       result, or bool for a comparison), as loop counters need;
     - ``subgraphs``: the names of its parameters that hold a :class:`Graph` (a
@@ -273,7 +272,6 @@ class Primitive:
     linear: bool = False
     commutative: bool = False
     accumulate: str = ""
-    torch_name: str = ""
     integer: bool = False
     subgraphs: tuple[str, ...] = ()
     host: bool = False

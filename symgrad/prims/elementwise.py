@@ -63,8 +63,7 @@ def _add_simplify(e: Eqn, producer: Producer) -> Rewrite:
 add_p = binary("add", np.add, complex=True,
                vjp=lambda g, ans, x, y: (g, g),
                sympy=lambda sp, x, y: x + y,
-               simplify=_add_simplify, linear=True, commutative=True,
-               torch_name="AddBackward0", integer=True)
+               simplify=_add_simplify, linear=True, commutative=True, integer=True)
 
 
 def _sub_simplify(e: Eqn, producer: Producer) -> Rewrite:
@@ -83,8 +82,7 @@ def _sub_accuracy(e: Eqn, producer: Producer) -> Rewrite:
 sub_p = binary("sub", np.subtract, complex=True,
                vjp=lambda g, ans, x, y: (g, -g),
                sympy=lambda sp, x, y: x - y,
-               simplify=_sub_simplify, accuracy=_sub_accuracy, linear=True,
-               torch_name="SubBackward0", integer=True)
+               simplify=_sub_simplify, accuracy=_sub_accuracy, linear=True, integer=True)
 
 
 def _mul_simplify(e: Eqn, producer: Producer) -> Rewrite:
@@ -98,8 +96,7 @@ def _mul_simplify(e: Eqn, producer: Producer) -> Rewrite:
 mul_p = binary("mul", np.multiply, complex=True,
                vjp=lambda g, ans, x, y: (g * y, g * x),
                sympy=lambda sp, x, y: x * y,
-               simplify=_mul_simplify, commutative=True,
-               torch_name="MulBackward0", integer=True)
+               simplify=_mul_simplify, commutative=True, integer=True)
 
 
 def _div_simplify(e: Eqn, producer: Producer) -> Rewrite:
@@ -111,7 +108,7 @@ def _div_simplify(e: Eqn, producer: Producer) -> Rewrite:
 div_p = binary("div", np.divide, complex=True,
                vjp=lambda g, ans, x, y: (g / y, -(g * ans) / y),
                sympy=lambda sp, x, y: x / y,
-               simplify=_div_simplify, torch_name="DivBackward0")
+               simplify=_div_simplify)
 
 
 def _pow_vjp(g, ans, x, y):
@@ -187,7 +184,7 @@ def _pow_simplify(e: Eqn, producer: Producer) -> Rewrite:
 # equation: vecmath_facts.POWI_EXPONENTS), libm's pow for any other
 pow_p = binary("pow", np.power, complex=True, vjp=_pow_vjp,
                sympy=lambda sp, x, y: x ** y,
-               simplify=_pow_simplify, torch_name="PowBackward0")
+               simplify=_pow_simplify)
 
 
 def _maximum_vjp(g, ans, x, y):
@@ -198,8 +195,7 @@ def _maximum_vjp(g, ans, x, y):
 
 
 maximum_p = binary("maximum", np.maximum, vjp=_maximum_vjp,
-                   sympy=lambda sp, x, y: sp.Max(x, y),
-                   torch_name="MaximumBackward0", integer=True)
+                   sympy=lambda sp, x, y: sp.Max(x, y), integer=True)
 
 
 def _minimum_vjp(g, ans, x, y):
@@ -210,8 +206,7 @@ def _minimum_vjp(g, ans, x, y):
 
 
 minimum_p = binary("minimum", np.minimum, vjp=_minimum_vjp,
-                   sympy=lambda sp, x, y: sp.Min(x, y),
-                   torch_name="MinimumBackward0", integer=True)
+                   sympy=lambda sp, x, y: sp.Min(x, y), integer=True)
 
 # ---------------------------------------------------------------------------
 # elementwise functions
@@ -225,7 +220,7 @@ neg_p = register(name="neg", kind="elementwise", complex=True,
                  shape_rule=_elementwise_rule("neg", integer=True),
                  impl=CheckedUfunc(np.negative), vjp=lambda g, ans, x: (-g,),
                  sympy=lambda sp, x: -x, numpy=np.negative,
-                 simplify=_neg_simplify, linear=True, torch_name="NegBackward0",
+                 simplify=_neg_simplify, linear=True,
                  integer=True)
 
 exp_p = unary("exp", np.exp, complex=True,
@@ -305,11 +300,11 @@ cosh_p = unary("cosh", np.cosh, complex=True,
 # 1 - x**2 written (1 - x)(1 + x): no cancellation near |x| = 1
 arcsin_p = unary("arcsin", np.arcsin, complex=True,
                  vjp=lambda g, ans, x: (g / sqrt((1.0 - x) * (1.0 + x)),),
-                 sympy=lambda sp, x: sp.asin(x), torch_name="AsinBackward0")
+                 sympy=lambda sp, x: sp.asin(x))
 
 arccos_p = unary("arccos", np.arccos, complex=True,
                  vjp=lambda g, ans, x: (-g / sqrt((1.0 - x) * (1.0 + x)),),
-                 sympy=lambda sp, x: sp.acos(x), torch_name="AcosBackward0")
+                 sympy=lambda sp, x: sp.acos(x))
 
 def _arctan_vjp(g, ans, x):
     # 1/(1 + x**2); beyond |x| = 1e150, where x**2 overflows and 1 + 1/x**2 is 1,
@@ -319,7 +314,7 @@ def _arctan_vjp(g, ans, x):
 
 
 arctan_p = unary("arctan", np.arctan, vjp=_arctan_vjp,
-                 sympy=lambda sp, x: sp.atan(x), torch_name="AtanBackward0")
+                 sympy=lambda sp, x: sp.atan(x))
 
 # abs'(0) = sign(0) = 0, as PyTorch and SymPy
 abs_p = unary("abs", np.absolute,

@@ -28,7 +28,7 @@ FACETS = ("shape_rule", "impl", "vjp", "sympy")
 OPTIONAL_FACETS = ("simplify", "accuracy", "batch", "linearized")
 #: the facts, with their types
 FLAGS = {"scipy": str, "view": bool, "linear": bool, "commutative": bool, "accumulate": str,
-         "torch_name": str, "integer": bool, "subgraphs": tuple, "host": bool,
+         "integer": bool, "subgraphs": tuple, "host": bool,
          "complex": bool}
 KINDS = ("elementwise", "reduction", "structural", "array", "control")
 ACCUMULATIONS = ("", "sum", "mean")

@@ -1,7 +1,7 @@
 """scipy.special's functions as primitives: ``gammaln``, ``gamma``, ``digamma``,
 ``polygamma`` (order ``n`` a parameter), ``beta``, ``betaln``, ``erfinv``, ``ndtr`` (the
-normal distribution's CDF), the modified Bessel functions ``i0``, ``i1``, ``i0e``, ``i1e`` and the Hurwitz ``zeta`` (in ``q``, the
-exponent ``s`` a parameter).
+normal distribution's CDF), the modified Bessel functions ``i0``, ``i1``, ``i0e``, ``i1e``
+and the Hurwitz ``zeta`` (in ``q``, the exponent ``s`` a parameter).
 
 Each is declared in one block with every facet; each VJP is written with these
 primitives (``gammaln' = digamma``, ``digamma' = polygamma(1, .)``,
@@ -138,7 +138,7 @@ def _log_abs_gamma(sp: Any, x: Any) -> Any:
 gammaln_p = register(name="gammaln", kind="elementwise", shape_rule=_rule("gammaln"),
                      impl=_lgamma,
                      vjp=lambda g, ans, x: (g * digamma(x),), sympy=_log_abs_gamma,
-                     scipy="gammaln", torch_name="LgammaBackward0")
+                     scipy="gammaln")
 
 # gamma' = gamma * digamma
 gamma_p = register(name="gamma", kind="elementwise", shape_rule=_rule("gamma"), impl=_tgamma,
@@ -146,12 +146,11 @@ gamma_p = register(name="gamma", kind="elementwise", shape_rule=_rule("gamma"), 
                    sympy=lambda sp, x: sp.gamma(x), scipy="gamma")
 
 digamma_p = _special("digamma", vjp=lambda g, ans, x: (g * polygamma(x, n=1),),
-                     sympy=lambda sp, x: sp.polygamma(0, x), scipy="psi",
-                     torch_name="DigammaBackward0")
+                     sympy=lambda sp, x: sp.polygamma(0, x), scipy="psi")
 
 polygamma_p = _special("polygamma", vjp=lambda g, ans, x, n: (g * polygamma(x, n=n + 1),),
                        sympy=lambda sp, x, n: sp.polygamma(n, x),
-                       scipy="", torch_name="PolygammaBackward0")  # (a Python function)
+                       scipy="")  # (a Python function)
 
 
 def _beta_vjp(g, ans, a, b):
@@ -172,7 +171,7 @@ betaln_p = _special("betaln", vjp=_betaln_vjp, nin=2,
 
 # erfinv' = sqrt(pi)/2 exp(erfinv(x)**2): finite up to x = +-1 (erfinv(1 - 2**-53) = 5.86)
 erfinv_p = _special("erfinv", vjp=lambda g, ans, x: (g * (SQRT_PI_OVER_2 * exp(square(ans))),),
-                    sympy=lambda sp, x: sp.erfinv(x), torch_name="ErfinvBackward0")
+                    sympy=lambda sp, x: sp.erfinv(x))
 
 
 #: i1'(x) = sum_k (2k + 1)/2 (x/2)**(2k) / (k! (k + 1)!), to k = 10: below |x| = 1 the next
@@ -211,17 +210,14 @@ def _i1e_vjp(g, ans, x):
 
 
 i0_p = _special("i0", vjp=lambda g, ans, x: (g * i1(x),),
-                sympy=lambda sp, x: sp.besseli(0, x), torch_name="I0Backward0")
-i1_p = _special("i1", vjp=_i1_vjp, sympy=lambda sp, x: sp.besseli(1, x),
-                torch_name="SpecialI1Backward0")
+                sympy=lambda sp, x: sp.besseli(0, x))
+i1_p = _special("i1", vjp=_i1_vjp, sympy=lambda sp, x: sp.besseli(1, x))
 # i0e = exp(-|x|) i0: i0e' = i1e - sign(x) i0e (0 at the kink x = 0, as abs'(0)); the
 # difference cancels from |x| = 20 on, as in i1e' (relative error growing as x)
 i0e_p = _special("i0e", vjp=lambda g, ans, x: (g * (i1e(x) - sign(x) * ans),),
-                 sympy=lambda sp, x: sp.exp(-sp.Abs(x)) * sp.besseli(0, x),
-                 torch_name="SpecialI0EBackward0")
+                 sympy=lambda sp, x: sp.exp(-sp.Abs(x)) * sp.besseli(0, x))
 i1e_p = _special("i1e", vjp=_i1e_vjp,
-                 sympy=lambda sp, x: sp.exp(-sp.Abs(x)) * sp.besseli(1, x),
-                 torch_name="SpecialI1EBackward0")
+                 sympy=lambda sp, x: sp.exp(-sp.Abs(x)) * sp.besseli(1, x))
 
 # ndtr' = exp(-x**2/2)/sqrt(2 pi), the normal density: x * x overflows to inf past
 # |x| = 1.3e154, where the density is 0 (exp(-inf))
@@ -249,4 +245,5 @@ polygamma, zeta = _with_params(polygamma_p), _with_params(zeta_p)
 
 __all__ = ["beta", "beta_p", "betaln", "betaln_p", "digamma", "digamma_p", "erfinv",
            "erfinv_p", "gamma", "gamma_p", "gammaln", "gammaln_p", "i0", "i0_p", "i0e", "i0e_p",
-           "i1", "i1_p", "i1e", "i1e_p", "ndtr", "ndtr_p", "polygamma", "polygamma_p", "zeta", "zeta_p"]
+           "i1", "i1_p", "i1e", "i1e_p", "ndtr", "ndtr_p", "polygamma", "polygamma_p", "zeta",
+           "zeta_p"]
