@@ -7,8 +7,9 @@ own new, empty kernel cache directory and the same environment otherwise. Both r
 *this* tree's problem definitions (benchmarks/run.py), so only symgrad differs.
 
 Each worker first calls each problem's gradient once (the compile, timed as
-``first call``; ``SYMGRAD_TIERED=0``, so it waits for the kernel) and checks it against
-the handwritten numpy gradient. Then, for ``rounds`` rounds, the parent asks for one
+``first call``; ``SYMGRAD_TIERED=0``, so it waits for the kernel; the two workers in
+turns, alternating which goes first) and checks it against the handwritten numpy
+gradient. Then, for ``rounds`` rounds, the parent asks for one
 timing of each problem from one worker and then from the other, alternating which goes
 first; only one worker runs at a time. A timing is the median over batches of calls of
 about 2 ms (garbage collection off), as run.py's. The table shows each side's median
@@ -33,8 +34,8 @@ ROOT = HERE.parent
 
 
 def worker() -> None:
-    """Answer lines on stdin: ``first`` (first calls and checks, all problems) or
-    ``time <problem> <budget>``; one JSON line out per request."""
+    """Answer lines on stdin: ``first <problem>`` (its first call, timed, and the check)
+    or ``time <problem> <budget>``; one JSON line out per request (``names`` first)."""
     sys.path.insert(0, str(HERE))
     import numpy as np
     import run as R  # this tree's problems; `symgrad` is whichever PYTHONPATH names
@@ -43,23 +44,21 @@ def worker() -> None:
 
     problems = {p.name: p for p in R.PROBLEMS}
     grads: dict = {}
-    print(json.dumps({"symgrad": sg.__file__}), flush=True)
+    print(json.dumps({"symgrad": sg.__file__, "names": list(problems)}), flush=True)
     for line in sys.stdin:
-        words = line.split()
-        if words[0] == "first":
-            out = {}
-            for name, p in problems.items():
-                args = p.make_args(p.quick_n, np.random.default_rng(0))
-                fn = R.symgrad_impl(p, args)
-                start = R.time.perf_counter()
-                got = fn()
-                out[name] = R.time.perf_counter() - start
-                R.check_gradients(p, "symgrad", got, p.numpy_grad(*args))
-                grads[name] = fn
-            print(json.dumps(out), flush=True)
-        elif words[0] == "time":
-            seconds = R.per_call({"grad": grads[words[1]]}, float(words[2]), rounds=1)["grad"]
-            print(json.dumps(seconds), flush=True)
+        request, name, *rest = line.split()
+        if request == "first":
+            p = problems[name]
+            args = p.make_args(p.quick_n, np.random.default_rng(0))
+            fn = R.symgrad_impl(p, args)
+            start = R.time.perf_counter()
+            got = fn()
+            seconds = R.time.perf_counter() - start
+            R.check_gradients(p, "symgrad", got, p.numpy_grad(*args))
+            grads[name] = fn
+        else:
+            seconds = R.per_call({"grad": grads[name]}, float(rest[0]), rounds=1)["grad"]
+        print(json.dumps(seconds), flush=True)
 
 
 def _start(tree: Path, cache: Path) -> subprocess.Popen:
@@ -70,9 +69,10 @@ def _start(tree: Path, cache: Path) -> subprocess.Popen:
     proc = subprocess.Popen([sys.executable, __file__, "--worker"], env=env, text=True,
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             cwd=tempfile.gettempdir())
-    where = _ask(proc, None)["symgrad"]
-    if not Path(where).resolve().is_relative_to(tree.resolve()):
-        raise SystemExit(f"the worker for {tree} imported symgrad from {where}")
+    hello = _ask(proc, None)
+    if not Path(hello["symgrad"]).resolve().is_relative_to(tree.resolve()):
+        raise SystemExit(f"the worker for {tree} imported symgrad from {hello['symgrad']}")
+    proc.names = hello["names"]  # type: ignore[attr-defined]
     return proc
 
 
@@ -100,11 +100,15 @@ def compare(rev: str, rounds: int = 5, budget: float = 0.2) -> str:
                 cache = Path(tmp) / f"cache-{side}"
                 cache.mkdir()
                 procs[side] = _start(tree, cache)
-            first = {side: _ask(p, "first") for side, p in procs.items()}
-            times: dict = {side: {name: [] for name in first[side]} for side in procs}
+            names = procs["new"].names
+            first: dict = {side: {} for side in procs}
+            for k, name in enumerate(names):  # the compiles in turns too
+                for side in ("old", "new") if k % 2 == 0 else ("new", "old"):
+                    first[side][name] = _ask(procs[side], f"first {name}")
+            times: dict = {side: {name: [] for name in names} for side in procs}
             for k in range(rounds):
                 order = ("old", "new") if k % 2 == 0 else ("new", "old")
-                for name in first["new"]:
+                for name in names:
                     for side in order:
                         times[side][name].append(_ask(procs[side], f"time {name} {budget}"))
         finally:
@@ -117,7 +121,7 @@ def compare(rev: str, rounds: int = 5, budget: float = 0.2) -> str:
             "first call = compile, empty caches",
             f"{'problem':22} {'old':>10} {'new':>10} {'new/old':>8}   "
             f"{'first old':>9} {'first new':>9}"]
-    for name in first["new"]:
+    for name in names:
         old, new = (statistics.median(times[s][name]) for s in ("old", "new"))
         rows.append(f"{name:22} {old * 1e6:8.1f}us {new * 1e6:8.1f}us {new / old:8.2f}   "
                     f"{first['old'][name]:8.2f}s {first['new'][name]:8.2f}s")
