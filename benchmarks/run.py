@@ -23,6 +23,8 @@ the n = 10**7 seed gradient in a third.
 
 Run:  python benchmarks/run.py [--quick] [--no-write]
 (writes docs/benchmarks.md unless --no-write; --quick is a smoke run on tiny sizes)
+      python benchmarks/run.py --quick --compare REV [--rounds 5]
+(symgrad at commit REV against this tree on the quick problems, in turns: compare.py)
 
 On a machine whose cores are busy with other work, multi-threaded BLAS stalls
 (a 0.4 ms matrix-vector product took 16 ms, a scheduler slice); there, run
@@ -56,8 +58,8 @@ import numpy as np
 from scipy.special import expit
 
 import symgrad as sg
-from symgrad.backend.numba.compile import compile_stats
 
+compile_stats = sg.compile_stats  # (not by its module path, so --compare runs older trees)
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "benchmarks.md"
 MEMORY_N = 10**7
@@ -803,8 +805,16 @@ def main() -> None:
     parser.add_argument("--no-write", action="store_true", help="do not write docs/benchmarks.md")
     parser.add_argument("--skip-compile-time", action="store_true",
                         help="leave out benchmarks/compile_time.py (minutes on a busy machine)")
+    parser.add_argument("--compare", metavar="REV",
+                        help="time the quick problems of commit REV and of this tree in turns "
+                             "and print new/old per problem (benchmarks/compare.py)")
+    parser.add_argument("--rounds", type=int, default=5, help="rounds of --compare")
     parser.add_argument("--child", choices=["first-call", "memory"], help=argparse.SUPPRESS)
     options = parser.parse_args()
+    if options.compare:
+        import compare  # (beside this file)
+        print(compare.compare(options.compare, options.rounds))
+        return
     sizes = {p.name: p.quick_n if options.quick else p.n for p in PROBLEMS}
     if options.child == "first-call":
         print(json.dumps(first_calls(sizes)))

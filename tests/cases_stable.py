@@ -120,6 +120,7 @@ GAMMA_FAMILY = [
     ("digamma", scipy.special.psi, (0.2, 5)), ("erfinv", scipy.special.erfinv, (-0.95, 0.95)),
     ("i0", scipy.special.i0, (-4, 4)), ("i1", scipy.special.i1, (-4, 4)),
     ("i0e", scipy.special.i0e, (-4, 4)), ("i1e", scipy.special.i1e, (-4, 4)),
+    ("ndtr", scipy.special.ndtr, (-4, 4)),
 ]
 for prim, fn, domain in GAMMA_FAMILY:
     for shape in [(), (3,), (2, 3)]:
@@ -132,6 +133,9 @@ CASES += [
          fixed=([-0.5, -1.3, -2.7, 1e-8],), backends=("numpy",)),
     Case("gamma-negative", ("gamma",), scipy.special.gamma, ((3,),), (),
          fixed=([-0.5, -1.3, -2.7],), backends=("numpy",)),
+    # ndtr's tails: 0 and 1 to the last bit far out, its density 0 past |x| = 38.6
+    Case("ndtr-tails", ("ndtr",), scipy.special.ndtr, ((6,),), (), fixed=EXTREMES,
+         backends=("numpy",)),
     # i1' = i0 - i1/x has the limit 1/2 at 0
     Case("i1-zero", ("i1",), scipy.special.i1, ((3,),), (), fixed=([0.0, 1e-9, -2.0],),
          backends=("numpy",)),

@@ -24,6 +24,7 @@ import numpy as np
 import pytest
 
 import symgrad as sg
+from symgrad.backend.numba import cache_files
 from symgrad.backend.numba import compile as kernels
 from symgrad.backend.numba.codegen import KernelSource
 from symgrad.backend.numba.compile import KernelCacheWarning, publish
@@ -246,7 +247,7 @@ def fresh(tmp_path, monkeypatch) -> Path:
     """An empty cache for this test, nothing loaded, nothing warned about yet."""
     monkeypatch.setenv("SYMGRAD_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setattr(kernels, "_LOADED", OrderedDict())
-    monkeypatch.setattr(kernels, "_WARNED", set(), raising=False)
+    monkeypatch.setattr(cache_files, "_WARNED", set())
     return tmp_path / "cache"
 
 
@@ -259,14 +260,14 @@ def tiny(k: float, tag: str = "") -> KernelSource:
 def test_a_file_swapped_after_the_check_does_not_run(fresh, monkeypatch):
     source = tiny(1.0)
     path = publish(source, kernels.cache_dir())
-    read = kernels._read_own
+    read = kernels.read_own
 
     def read_then_swap(p):
         data = read(p)  # the check sees the right text; then someone replaces the file
         p.write_text(source.text.replace("x + 1.0", "x * 0.0 + 666.0"))
         return data
 
-    monkeypatch.setattr(kernels, "_read_own", read_then_swap)
+    monkeypatch.setattr(kernels, "read_own", read_then_swap)
     assert kernels.load(source)(1.0) == (2.0,)
     assert "666" in path.read_text()
 
@@ -347,7 +348,7 @@ def test_a_cache_path_that_is_a_regular_file(fresh, monkeypatch, tmp_path):
 @pytest.mark.parametrize("failing", ["every write", "Numba's files"])
 @pytest.mark.parametrize("code", [errno.ENOSPC, errno.EFBIG])
 def test_a_full_disk(fresh, monkeypatch, failing, code):
-    real = kernels._write_all
+    real = cache_files.write_all
 
     def full(fd, data):
         if failing == "every write" or data[:1] == b"\x80":  # Numba's files are pickles
@@ -355,7 +356,7 @@ def test_a_full_disk(fresh, monkeypatch, failing, code):
             raise OSError(code, os.strerror(code))
         real(fd, data)
 
-    monkeypatch.setattr(kernels, "_write_all", full)
+    monkeypatch.setattr(cache_files, "write_all", full)
     with pytest.warns(KernelCacheWarning, match=os.strerror(code)) as caught:
         check_both_gradients()
     assert len(ours(caught)) == 1, "warned once"

@@ -241,7 +241,6 @@ def test_flags_agree_with_kinds(name):
         assert prim.kind == "array"
     if prim.commutative:
         assert prim.kind == "elementwise" and prim.impl.nin == 2
-    assert prim.torch_name == "" or re.fullmatch(r"[A-Z]\w*Backward\d", prim.torch_name)
 
 
 @pytest.mark.parametrize("name", sorted(n for n, p in P.REGISTRY.items() if p.kind == "structural"))
@@ -347,14 +346,56 @@ def test_a_primitive_registered_late_traces_through_its_ufunc():
         del P.REGISTRY["test_cbrt"]
 
 
+@pytest.mark.parametrize("name", sorted(P.REGISTRY[n].scipy for n in P.REGISTRY
+                                        if P.REGISTRY[n].scipy))
+def test_every_scipy_named_primitive_traces_through_scipy_and_sg_scipy(name):
+    """A primitive's ``scipy`` fact is the one home of its scipy.special name: the ufunc
+    of that name traces to it (``__array_ufunc__``) and ``sg.scipy.special`` has it, with
+    no entry anywhere else (CONTRIBUTING.md, 'Adding a primitive')."""
+    special = pytest.importorskip("scipy.special")
+    prim = P.registry.of_scipy()[name]
+    ufunc = getattr(special, name)
+    assert isinstance(ufunc, np.ufunc)
+    avals = [Aval((2,)) for _ in range(ufunc.nin)]
+    for fn in (ufunc, getattr(sg.scipy.special, name)):
+        graph, _ = trace(lambda *xs, fn=fn: fn(*xs), avals, [None] * len(avals),
+                         [f"x{k}" for k in range(len(avals))])
+        assert [e.prim for e in graph.eqns] == [prim]
+    assert name in sg.scipy.special.__all__
+
+
+def test_a_scipy_named_primitive_registered_late_traces_through_scipy():
+    """The scipy.special table is the registry itself: a primitive declaring a scipy name
+    after symgrad was imported traces at once (the dispatch has no list of its own)."""
+    special = pytest.importorskip("scipy.special")
+    erfcx = P.register(name="test_erfcx", kind="elementwise",
+                       shape_rule=lambda x: Aval(x.shape), impl=special.erfcx,
+                       vjp=lambda g, ans, x: (g * (2.0 * x * ans - 1.1283791670955126),),
+                       sympy=lambda sp, x: sp.exp(x * x) * sp.erfc(x), scipy="erfcx")
+    try:
+        graph, _ = trace(lambda x: special.erfcx(x), [Aval((3,))], [None], ["x"])
+        assert [e.prim for e in graph.eqns] == [erfcx]
+    finally:
+        del P.REGISTRY["test_erfcx"]
+
+
 def test_torch_facts_are_keyed_by_registered_primitives_and_agree_with_pytorch():
     """The eager Tensor's PyTorch-facing facts (one table, :mod:`symgrad.eager.torch_facts`)
     name registered primitives, and ``saves_output`` is what real PyTorch's node saves."""
     torch = pytest.importorskip("torch")
-    from symgrad.eager.torch_facts import TORCH, torch_facts
+    from symgrad.eager.torch_facts import NODE_NAMES, TORCH, node_name, torch_facts
 
     registered = {id(p) for p in P.REGISTRY.values()}
     assert all(id(p) in registered for p in TORCH)
+    assert all(id(p) in registered for p in NODE_NAMES)
+    # a row only where the default <Name>Backward0 is not PyTorch's name
+    for prim, name in list(NODE_NAMES.items()):
+        assert re.fullmatch(r"[A-Z]\w*Backward\d", name)
+        del NODE_NAMES[prim]
+        try:
+            assert node_name(prim) != name, f"{prim.name}: the row repeats the default"
+        finally:
+            NODE_NAMES[prim] = name
     checked = 0
     for prim in P.REGISTRY.values():
         fn = getattr(torch, prim.name, None)

@@ -11,7 +11,6 @@ import functools
 
 import numpy as np
 import pytest
-from cases import COMPLEX_CASES  # cases.py imports cases_complex after defining Case
 
 import symgrad as torch
 from symgrad.autograd import Variable
@@ -19,7 +18,7 @@ from symgrad.backend.numba import compile as kernels
 from symgrad.core.errors import ShapeError
 from symgrad.eager import backward as autograd
 
-from cases import CASES, Case
+from cases import CASES, COMPLEX_CASES, Case
 from oracle import assert_close, finite_differences, rng_for, sympy_gradient
 
 pytestmark = pytest.mark.filterwarnings("error::symgrad.autograd.KernelFallbackWarning")

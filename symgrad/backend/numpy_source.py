@@ -349,8 +349,9 @@ LOWERINGS: dict[Primitive, Lowering] = {
     # and the FFT (numpy's own functions)
     SF.gammaln_p: _math_of_elements("lgamma"),
     SF.gamma_p: _math_of_elements("gamma"),
-    **{p: _scipy_only for p in (SF.digamma_p, SF.polygamma_p, SF.beta_p, SF.betaln_p,
-                                SF.erfinv_p, SF.i0_p, SF.i1_p, SF.i0e_p, SF.i1e_p, SF.zeta_p)},
+    # (a host primitive declaring its scipy.special name needs no row: see lowering)
+    SF.polygamma_p: _scipy_only,
+    SF.zeta_p: _scipy_only,
     CX.real_p: _expression("np.real({0})"),
     CX.imag_p: _expression("np.imag({0})"),
     CX.conj_p: _expression("np.conj({0})"),
@@ -365,11 +366,14 @@ LOWERINGS: dict[Primitive, Lowering] = {
 
 
 def lowering(prim: Primitive) -> Lowering:
-    """The lowering of ``prim``: its row of :data:`LOWERINGS`, or for an elementwise
+    """The lowering of ``prim``: its row of :data:`LOWERINGS`; for an elementwise
     primitive whose ``impl`` is its numpy ufunc (float results; int64 ones are checked
-    for overflow as the impl checks), ``np.<ufunc>(...)``."""
+    for overflow as the impl checks), ``np.<ufunc>(...)``; for a host primitive of a
+    scipy.special function (``scipy=`` declared), a refusal that says so."""
     if prim in LOWERINGS:
         return LOWERINGS[prim]
+    if prim.host and prim.scipy:
+        return _scipy_only
     ufunc = prim.numpy
     if prim.kind == "elementwise" and isinstance(ufunc, np.ufunc) and (
             prim.impl is ufunc or getattr(prim.impl, "ufunc", None) is ufunc):

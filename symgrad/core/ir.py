@@ -229,6 +229,9 @@ class Primitive:
       holds only its inputs' elements and zeros) or ``"array"`` (whole arrays in, a
       new array out: matmul, inv, cumsum, ...);
     - ``numpy``: the numpy function that traces to this primitive, if any;
+    - ``scipy``: the name of the ``scipy.special`` ufunc that traces to it, if any (the
+      dispatch of :mod:`symgrad.numpy_api.scipy_special` and ``sg.scipy.special`` are
+      built from it);
     - ``view``: its output may be a view of an input (codegen copies such outputs);
     - ``linear``: the VJP is linear in the cotangent and reads no primal value
       but shapes and booleans, so a zero cotangent gives exact zeros (the
@@ -236,7 +239,6 @@ class Primitive:
     - ``commutative``: swapping the operands changes not a single bit (CSE);
     - ``accumulate``: ``"sum"`` or ``"mean"`` for a reduction a fused loop
       accumulates (a mean divides by the count after the loop);
-    - ``torch_name``: PyTorch's name of its backward node, where it has one;
     - ``integer``: also computes on int64 operands (all of them int64: an int64
       result, or bool for a comparison), as loop counters need;
     - ``subgraphs``: the names of its parameters that hold a :class:`Graph` (a
@@ -261,6 +263,7 @@ class Primitive:
     vjp: Callable[..., tuple]
     sympy: Callable[..., Any]
     numpy: Any = None
+    scipy: str = ""
     simplify: Callable[..., Any] | None = None
     accuracy: Callable[..., Any] | None = None
     batch: Callable[..., Any] | None = None
@@ -269,7 +272,6 @@ class Primitive:
     linear: bool = False
     commutative: bool = False
     accumulate: str = ""
-    torch_name: str = ""
     integer: bool = False
     subgraphs: tuple[str, ...] = ()
     host: bool = False

@@ -25,7 +25,7 @@ import numpy as np
 
 from ..numpy_api import functions as ops
 from ..numpy_api.indexing import at
-from ..numpy_api.scipy_special import erf as _erf
+from ..prims.special import erf as _erf
 from ..prims.special_functions import erfinv as _erfinv
 from .method_args import named
 from .method_args import one_dim as _one_dim

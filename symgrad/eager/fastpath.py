@@ -29,9 +29,9 @@ import numpy as np
 from ..core.ir import FLOAT, Aval, Literal, Primitive
 from ..core.tracing import Traced, Tracer
 from . import grad_mode
-from .graph import node_class, torch_name
+from .graph import node_class
 from .replay import keep
-from .torch_facts import torch_facts
+from .torch_facts import node_name, torch_facts
 
 _F64 = np.dtype(np.float64)
 _NUMBERS = (float, int)  # (bool is neither: type(True) is bool)
@@ -52,7 +52,7 @@ def node_class_of(prim: Primitive) -> type:
     """The class PyTorch names ``prim``'s node by, looked up once per primitive."""
     cls = _NODE_CLASSES.get(prim)
     if cls is None:
-        cls = _NODE_CLASSES[prim] = node_class(torch_name(prim))
+        cls = _NODE_CLASSES[prim] = node_class(node_name(prim))
     return cls
 
 

@@ -3,7 +3,7 @@
 A :class:`Node` is one recorded equation; its inputs are other nodes, leaves
 (tensors that require grad), data (arrays that do not) or literals. Its class
 is named as PyTorch names the backward function (``AddBackward0``): the
-primitive's ``torch_name``, or ``<Name>Backward0``.
+name :func:`.torch_facts.node_name` gives the primitive.
 """
 
 from __future__ import annotations
@@ -42,12 +42,6 @@ def node_class(name: str) -> type[Node]:
             if cls is None:
                 cls = _CLASSES[name] = type(name, (Node,), {"__slots__": ()})
     return cls
-
-
-def torch_name(prim: Primitive) -> str:
-    """The primitive's ``torch_name`` (``AddBackward0`` for ``add``), else
-    ``<Name>Backward0``."""
-    return prim.torch_name or "".join(p.capitalize() for p in prim.name.split("_")) + "Backward0"
 
 
 class Node:

@@ -50,9 +50,9 @@ from .graph import next_seq
 from .inplace import InPlaceMethods
 from .methods import TensorMethods, named, size_arg, unwrap
 from .op_dtypes import in_dtype, ir_shape_rule, result_dtype
-from .printing import format_tensor
 from .replay import keep
 from .torch_facts import torch_facts
+from .value_methods import ValueMethods
 
 _NON_LEAF_GRAD_WARNING = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
@@ -148,7 +148,7 @@ def _untracked_change(data: Any, seq: int) -> None:
                 t._untracked = -seq
 
 
-class Tensor(InPlaceMethods, TensorMethods, ExtraMethods, ArrayMethods, Traced):
+class Tensor(ValueMethods, InPlaceMethods, TensorMethods, ExtraMethods, ArrayMethods, Traced):
     """An n-d array (float64 by default; float32, int64, bool) with autograd state:
     ``data``, ``grad``, ``grad_fn``, ``requires_grad``, ``is_leaf``.
     ``Tensor([[1., 2.]])`` copies data as float64; ``Tensor(2, 3)`` is a zero-filled
@@ -433,74 +433,6 @@ class Tensor(InPlaceMethods, TensorMethods, ExtraMethods, ArrayMethods, Traced):
         with ``create_graph`` the gradients are recorded, to be differentiated again
         (:mod:`.double`)."""
         double.backward(self, gradient, retain_graph, create_graph, inputs)
-
-    # -- values ------------------------------------------------------------------------
-    def numpy(self) -> np.ndarray:
-        if self.dtype is dt.bfloat16:  # PyTorch's error: numpy has no bfloat16
-            raise TypeError("Got unsupported ScalarType BFloat16")
-        if self._requires_grad:
-            raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
-                               "Use tensor.detach().numpy() instead.")
-        if self._aliases is not None or self._data_of is not None:
-            views.expose(self)  # writes into the array are seen by a backward
-        return self._value
-
-    def _held_value(self) -> np.ndarray:
-        return self._value
-
-    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        # as PyTorch's: numpy would drop the graph (np.array([x, 2 * x]) of Tensors that
-        # require grad would give values whose gradient is silently lost)
-        value = self.numpy()
-        return value if dtype is None else value.astype(dtype)
-
-    def item(self) -> Any:
-        if self._value.size != 1:
-            raise RuntimeError(f"a Tensor with {self._value.size} elements cannot be "
-                               "converted to Scalar")
-        return self._value.reshape(()).item()
-
-    def tolist(self) -> Any:
-        return self._value.tolist()
-
-    def __float__(self) -> float:
-        return builtins.float(self.item())
-
-    def __int__(self) -> int:
-        return int(self.item())
-
-    def __index__(self) -> int:
-        if self.dtype.is_floating_point or self._value.size != 1:
-            raise TypeError("only integer tensors of a single element can be converted to an "
-                            "index")
-        return int(self.item())
-
-    def __bool__(self) -> bool:
-        if self._value.size != 1:
-            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous "
-                               f"(this one has {self._value.size}); use .any() or .all()")
-        return builtins.bool(self.item())
-
-    def __format__(self, spec: str) -> str:
-        return format(self.item(), spec) if self.ndim == 0 else repr(self)
-
-    def __repr__(self) -> str:
-        suffixes = []
-        dtype = self.dtype
-        if dtype not in (dt.DEFAULT, dt.int64, dt.bool):
-            suffixes.append(f"dtype={dtype!r}")
-        if self._node is not None:
-            suffixes.append(f"grad_fn=<{self._node.name()}>")
-        elif self._requires_grad:
-            suffixes.append("requires_grad=True")
-        value = self._value  # (bfloat16 prints as its float32 values, as PyTorch's)
-        return format_tensor(value.astype(np.float32) if dtype is dt.bfloat16 else value,
-                             suffixes)
-
-    __str__ = __repr__
-
-    def __iter__(self) -> Any:
-        return (self[i] for i in range(len(self)))
 
     # -- indexing ----------------------------------------------------------------------
     def __getitem__(self, index: Any) -> Any:

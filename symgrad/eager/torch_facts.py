@@ -7,7 +7,8 @@ PyTorch's would. These are facts about PyTorch, not about what a primitive means
 they live here rather than on :class:`~symgrad.core.ir.Primitive`; keyed by the
 primitive object (never its name), so that ``tests/test_registry.py`` sees them.
 A primitive with no entry saves its inputs (unless linear) and reads like PyTorch
-only if linear. (The name of a primitive's backward node is ``Primitive.torch_name``.)
+only if linear. :data:`NODE_NAMES` holds the name of PyTorch's backward node (``grad_fn``)
+where it is not ``<Name>Backward0`` of the primitive's name (:func:`node_name`).
 """
 
 from __future__ import annotations
@@ -15,10 +16,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..core.ir import Primitive
+from ..prims import complex as CX
+from ..prims import convert as C
+from ..prims import decompositions as D
 from ..prims import elementwise as E
+from ..prims import fft as FFT
+from ..prims import indexing as I
 from ..prims import linalg as L
+from ..prims import norms as N
 from ..prims import reductions as R
 from ..prims import special as S
+from ..prims import special_functions as SF
+from ..prims import windows as W
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,3 +71,31 @@ TORCH: dict[Primitive, TorchFacts] = {
 def torch_facts(prim: Primitive) -> TorchFacts:
     """``prim``'s entry, or the facts of a primitive PyTorch treats plainly."""
     return TORCH.get(prim, NOTHING)
+
+#: PyTorch's name of a primitive's backward node where it is not ``<Name>Backward0``
+NODE_NAMES: dict[Primitive, str] = {
+    C.convert_p: "ToCopyBackward0",
+    E.arcsin_p: "AsinBackward0", E.arccos_p: "AcosBackward0", E.arctan_p: "AtanBackward0",
+    S.arcsinh_p: "AsinhBackward0", S.arccosh_p: "AcoshBackward0",
+    S.arctanh_p: "AtanhBackward0",
+    SF.gammaln_p: "LgammaBackward0", SF.i1_p: "SpecialI1Backward0",
+    SF.i0e_p: "SpecialI0EBackward0", SF.i1e_p: "SpecialI1EBackward0",
+    CX.cabs_p: "AbsBackward0",
+    R.max_p: "MaxBackward1", R.min_p: "MinBackward1",
+    R.broadcast_to_p: "ExpandBackward0", R.reshape_p: "ViewBackward0",
+    R.transpose_p: "PermuteBackward0",
+    I.gather_p: "IndexBackward0", I.concatenate_p: "CatBackward0",
+    L.matmul_p: "MmBackward0", L.inv_p: "LinalgInvExBackward0", L.det_p: "LinalgDetBackward0",
+    D.cholesky_p: "LinalgCholeskyExBackward0", D.eigh_p: "LinalgEighBackward0",
+    D.eig_p: "LinalgEigBackward0", D.qr_p: "LinalgQrBackward0", D.svd_p: "LinalgSvdBackward0",
+    FFT.fft_p: "FftC2CBackward0",
+    N.norm2_p: "LinalgVectorNormBackward0",
+    W.windows_p: "Im2ColBackward0", W.unwindows_p: "Col2ImBackward0",
+}
+
+
+def node_name(prim: Primitive) -> str:
+    """The name of PyTorch's backward node of ``prim``: :data:`NODE_NAMES`, else
+    ``<Name>Backward0`` (``AddBackward0`` for ``add``, ``ErfBackward0`` for ``erf``)."""
+    return NODE_NAMES.get(prim) or (
+        "".join(p.capitalize() for p in prim.name.split("_")) + "Backward0")

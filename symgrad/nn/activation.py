@@ -28,7 +28,7 @@ from ..eager.methods import named
 from ..eager.random import numpy_generator
 from ..eager.tensor import Tensor
 from ..numpy_api import functions as ops
-from ..numpy_api.scipy_special import erf
+from ..numpy_api import scipy_namespace as special
 
 SELU_ALPHA = 1.6732632423543772848170429916717
 SELU_SCALE = 1.0507009873554804934193349852946
@@ -41,7 +41,7 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
         inner = math.sqrt(2.0 / math.pi) * (input + 0.044715 * input * input * input)
         out = 0.5 * input * (1.0 + inner.tanh())
     elif approximate == "none":
-        out = 0.5 * input * (1.0 + erf(input * (1.0 / math.sqrt(2.0))))
+        out = 0.5 * input * (1.0 + special.erf(input * (1.0 / math.sqrt(2.0))))
     else:
         raise ValueError(f"approximate argument must be either none or tanh, not {approximate!r}")
     return named(out, input, "GeluBackward0", (input,))

@@ -19,7 +19,7 @@ from ..core.tracing import Traced
 from ..prims.complex import cabs
 from ..prims.elementwise import as_float, call
 from ..prims.registry import REGISTRY, of_numpy
-from .scipy_special import SUPPORTED, lookup, scipy_name
+from .scipy_special import lookup, scipy_name, supported
 
 HANDLED_FUNCTIONS: dict[Callable, Callable] = {}
 
@@ -78,7 +78,7 @@ def apply_ufunc(ufunc: np.ufunc, method: str, inputs: Sequence[Any], kwargs: dic
             name = f"scipy.special.{ufunc.__name__}"
             raise UnsupportedFunctionError(
                 f"{name} is not supported on traced values (at {user_location()}); the "
-                f"scipy.special functions symgrad differentiates are {sorted(SUPPORTED)}. "
+                f"scipy.special functions symgrad differentiates are {supported()}. "
                 "Compute it with sg.pure_callback(..., vjp=...) and give its derivative, "
                 "or write it with numpy functions")
         raise UnsupportedFunctionError(

@@ -25,15 +25,17 @@ from ..core.tracing import Traced, shape_of
 from ..prims import elementwise as E
 from ..prims import special_functions as SF
 from ..prims.elementwise import as_float
+from ..prims.registry import of_scipy
 from . import functions as F
 from .dispatch import normalize_axes
-from .scipy_special import SUPPORTED, _zeta
+from .scipy_special import COMPOSITES, _zeta, recorder
 
-erf, erfc, expit, logit = (SUPPORTED[k] for k in ("erf", "erfc", "expit", "logit"))
-xlogy, xlog1py = SUPPORTED["xlogy"], SUPPORTED["xlog1py"]
-gammaln, gamma, beta, betaln = SF.gammaln, SF.gamma, SF.beta, SF.betaln
-digamma = psi = SF.digamma
-erfinv, i0, i1, i0e, i1e = SF.erfinv, SF.i0, SF.i1, SF.i0e, SF.i1e
+#: scipy.special's ufuncs that are primitives (each declares its ``scipy`` name: a new one
+#: appears here with no edit), and the composites logit and xlog1py
+UFUNCS = {name: recorder(name, prim) for name, prim in of_scipy().items()}
+UFUNCS.update(logit=COMPOSITES["logit"], xlog1py=COMPOSITES["xlog1py"])
+globals().update(UFUNCS)
+digamma = UFUNCS["psi"]  # (scipy's alias)
 
 
 def polygamma(n: Any, x: Any) -> Any:
@@ -113,9 +115,8 @@ def log_softmax(x: Any, axis: Any = None) -> Any:
     return F.log_softmax(x, axis=_axis(x, axis))
 
 
-__all__ = ["beta", "betaln", "digamma", "erf", "erfc", "erfinv", "expit", "gamma", "gammaln",
-           "i0", "i0e", "i1", "i1e", "log_softmax", "logit", "logsumexp", "polygamma", "psi",
-           "softmax", "xlog1py", "xlogy", "zeta"]
+__all__ = sorted([*UFUNCS, "digamma", "log_softmax", "logsumexp", "polygamma", "softmax",
+                  "zeta"])
 
 SCIPY_EQUIVALENTS.update({f"scipy.special.{name}": f"sg.scipy.special.{name}"
                           for name in ("polygamma", "logsumexp", "softmax", "log_softmax",

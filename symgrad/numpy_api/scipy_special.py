@@ -7,15 +7,14 @@ ufunc. The ufunc is matched by identity against ``scipy.special`` *if the user's
 has imported it* (``sys.modules``): ``import symgrad`` never imports SciPy's special
 functions, which take a noticeable time to load.
 
-- ``erf``, ``erfc``: primitives (:mod:`symgrad.prims.special`), ``erf'`` =
-  2/sqrt(pi) exp(-x**2);
-- ``expit``: the ``sigmoid`` primitive (stable in both tails);
-- ``logit``: ``log(p) - log1p(-p)`` (the derivative 1/p + 1/(1 - p) follows);
-- ``xlogy``: the ``xlogy`` primitive; ``xlog1py``: ``x * log1p(y)``, and 0 where
-  ``x == 0`` (both partial derivatives 0 there, as ``xlogy``'s);
-- ``gammaln``, ``gamma``, ``psi`` (``digamma``), ``beta``, ``betaln``, ``erfinv``, ``i0``,
-  ``i1``, ``i0e``, ``i1e`` and the Hurwitz ``zeta(s, q)`` (differentiable in ``q``; ``s``
-  a constant): primitives (:mod:`symgrad.prims.special_functions`).
+- the primitives that declare a ``scipy`` name (``erf``, ``erfc``, ``expit`` (the
+  ``sigmoid`` primitive), ``xlogy``, ``gammaln``, ``gamma``, ``psi``, ``beta``,
+  ``betaln``, ``erfinv``, ``i0``, ``i1``, ``i0e``, ``i1e``, ...): found in the registry
+  (:func:`symgrad.prims.registry.of_scipy`), so a new one needs no entry here;
+- composites, in :data:`COMPOSITES`: ``logit`` is ``log(p) - log1p(-p)`` (the derivative
+  1/p + 1/(1 - p) follows); ``xlog1py`` is ``x * log1p(y)``, and 0 where ``x == 0``
+  (both partial derivatives 0 there, as ``xlogy``'s); the Hurwitz ``zeta(s, q)``'s ufunc
+  ``_zeta`` is the ``zeta`` primitive in ``q`` with ``s`` a constant.
 
 scipy's ``polygamma``, ``logsumexp``, ``softmax`` and ``log_softmax`` are Python functions,
 not ufuncs, which convert their arguments to numpy arrays: ``sg.scipy.special`` has
@@ -36,15 +35,11 @@ from typing import Any
 import numpy as np
 
 from ..core.errors import UnsupportedFunctionError, user_location
+from ..core.ir import Primitive
 from ..core.tracing import Traced
 from ..prims import special_functions as SF
-from ..prims.elementwise import call, log, log1p, mul, neg, sigmoid_p, sub, where, xlogy_p
-from ..prims.special import erf_p, erfc_p
-
-
-def erf(x: Any) -> Any:
-    """``scipy.special.erf`` of traced values and Tensors (``F.gelu``, ``Tensor.erf``)."""
-    return call(erf_p, x)
+from ..prims.elementwise import call, log, log1p, mul, neg, sub, where
+from ..prims.registry import of_scipy
 
 
 def _zeta(s: Any, q: Any) -> Any:
@@ -69,26 +64,27 @@ def _xlog1py(x: Any, y: Any) -> Any:
     return where(zero, 0.0, mul(x, log1p(where(zero, 0.0, y))))
 
 
-#: scipy.special name -> the function of traced operands that computes it
-SUPPORTED: dict[str, Callable[..., Any]] = {
-    "erf": erf,
-    "erfc": lambda x: call(erfc_p, x),
-    "expit": lambda x: call(sigmoid_p, x),
+def recorder(name: str, prim: Primitive) -> Callable[..., Any]:
+    """``scipy.special.<name>`` on traced operands: one equation of ``prim``."""
+    def fn(*args: Any) -> Any:
+        return call(prim, *args)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"``scipy.special.{name}`` on traced values: the ``{prim.name}`` primitive."
+    return fn
+
+
+#: scipy.special ufuncs that are no primitive of their own -> what computes them
+COMPOSITES: dict[str, Callable[..., Any]] = {
     "logit": lambda p: sub(log(p), log1p(neg(p))),
-    "xlogy": lambda x, y: call(xlogy_p, x, y),
     "xlog1py": _xlog1py,
-    "gammaln": SF.gammaln,
-    "gamma": SF.gamma,
-    "psi": SF.digamma,
-    "beta": SF.beta,
-    "betaln": SF.betaln,
-    "erfinv": SF.erfinv,
-    "i0": SF.i0,
-    "i1": SF.i1,
-    "i0e": SF.i0e,
-    "i1e": SF.i1e,
     "_zeta": _zeta,
 }
+
+
+def supported() -> list[str]:
+    """The scipy.special ufuncs symgrad traces: the primitives' ``scipy`` names and the
+    composites."""
+    return sorted({*of_scipy(), *COMPOSITES})
 
 
 def scipy_name(ufunc: Any) -> str | None:
@@ -109,7 +105,10 @@ def lookup(ufunc: Any) -> Callable[..., Any] | None:
     """What computes the ``scipy.special`` ufunc ``ufunc`` on traced values, if symgrad
     has it."""
     name = scipy_name(ufunc)
-    return None if name is None else SUPPORTED.get(name)
+    if name is None:
+        return None
+    prim = of_scipy().get(name)
+    return recorder(name, prim) if prim is not None else COMPOSITES.get(name)
 
 
-__all__ = ["SUPPORTED", "erf", "lookup", "scipy_name"]
+__all__ = ["COMPOSITES", "lookup", "recorder", "scipy_name", "supported"]

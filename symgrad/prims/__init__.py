@@ -10,7 +10,8 @@ backend's (the Numba backend's lowering table, :mod:`symgrad.backend.numba.lower
 a ufunc needs no entry), which ``tests/test_registry.py`` demands (CONTRIBUTING.md).
 
 - :mod:`.registry`: ``register`` and the rules every family shares;
-- :mod:`.elementwise`: arithmetic, functions, comparisons, ``where``;
+- :mod:`.elementwise`: arithmetic, functions, the recording helpers;
+  :mod:`.selection`: comparisons, ``where``, booleans entering arithmetic;
 - :mod:`.promotion`: numpy's promotion of operands, ``to_float`` (an int64 as float);
 - :mod:`.reductions`: ``sum``, ``mean``, ... and ``broadcast_to``, ``reshape``,
   ``transpose`` (each other's adjoints);

@@ -52,13 +52,13 @@ real_p = register(
     name="real", kind="elementwise", complex=True, shape_rule=_part_rule("real", True),
     impl=np.real,
     vjp=lambda g, ans, z: (convert(g, z.dtype.name),),
-    sympy=lambda sp, z: sp.re(z), linear=True, torch_name="RealBackward0")
+    sympy=lambda sp, z: sp.re(z), linear=True)
 
 imag_p = register(
     name="imag", kind="elementwise", complex=True, shape_rule=_part_rule("imag", True),
     impl=np.imag,
     vjp=lambda g, ans, z: (mul(convert(g, z.dtype.name), -1j),),
-    sympy=lambda sp, z: sp.im(z), linear=True, torch_name="ImagBackward0")
+    sympy=lambda sp, z: sp.im(z), linear=True)
 
 
 def _conj_vjp(g: Any, ans: Any, z: Any) -> tuple:
@@ -68,8 +68,7 @@ def _conj_vjp(g: Any, ans: Any, z: Any) -> tuple:
 conj_p = register(
     name="conj", kind="elementwise", complex=True, shape_rule=_part_rule("conj", False),
     impl=np.conjugate, vjp=_conj_vjp,
-    sympy=lambda sp, z: sp.conjugate(z), linear=True,
-    torch_name="ConjBackward0")
+    sympy=lambda sp, z: sp.conjugate(z), linear=True)
 
 
 def _cabs_vjp(g: Any, ans: Any, z: Any) -> tuple:
@@ -81,7 +80,7 @@ def _cabs_vjp(g: Any, ans: Any, z: Any) -> tuple:
 cabs_p = register(
     name="cabs", kind="elementwise", complex=True, shape_rule=_part_rule("cabs", True),
     impl=np.absolute, vjp=_cabs_vjp,
-    sympy=lambda sp, z: sp.Abs(z), torch_name="AbsBackward0")
+    sympy=lambda sp, z: sp.Abs(z))
 
 
 def real(z: Any) -> Any:

@@ -44,7 +44,7 @@ convert_p = register(
     name="convert", complex=True, kind="elementwise", shape_rule=_convert_rule,
     impl=_convert_impl,
     vjp=lambda g, ans, x, dtype: (convert(g, np.dtype(x.dtype).name),),
-    sympy=lambda sp, x, **params: x, linear=True, torch_name="ToCopyBackward0")
+    sympy=lambda sp, x, **params: x, linear=True)
 
 
 def convert(x: Any, dtype: str) -> Any:

@@ -176,7 +176,7 @@ def _cholesky_sympy(sp, x):
 cholesky_p = register(
     name="cholesky", kind="array", shape_rule=_cholesky_rule, impl=np.linalg.cholesky,
     vjp=_cholesky_vjp,
-    sympy=_cholesky_sympy, numpy=np.linalg.cholesky, torch_name="LinalgCholeskyExBackward0",
+    sympy=_cholesky_sympy, numpy=np.linalg.cholesky,
     batch=lambda b, args, flags: _each_matrix(b, cholesky_p, args, {}))
 
 
@@ -236,7 +236,6 @@ def _eigh_vjp(g, ans, x, *, part, uplo):
 eigh_p = register(
     name="eigh", complex=True, kind="array", shape_rule=_eigh_rule, impl=_eigh_impl,
     vjp=_eigh_vjp, sympy=_no_sympy("eigh"), numpy=np.linalg.eigh,
-    torch_name="LinalgEighBackward0",
     batch=lambda b, args, flags, **params: _each_matrix(b, eigh_p, args, params))
 
 
@@ -287,7 +286,6 @@ def _eig_vjp(g, ans, x, *, part):
 eig_p = register(
     name="eig", complex=True, kind="array", shape_rule=_eig_rule, impl=_eig_impl,
     vjp=_eig_vjp, sympy=_no_sympy("eig"), numpy=np.linalg.eig,
-    torch_name="LinalgEigBackward0",
     batch=lambda b, args, flags, **params: _each_matrix(b, eig_p, args, params))
 
 
@@ -342,7 +340,7 @@ def _qr_vjp(g, ans, x, *, part):
 qr_p = register(
     name="qr", kind="array", shape_rule=_qr_rule,
     impl=lambda x, part: np.linalg.qr(x)[0 if part == "q" else 1],
-    vjp=_qr_vjp, sympy=_no_sympy("qr"), numpy=np.linalg.qr, torch_name="LinalgQrBackward0",
+    vjp=_qr_vjp, sympy=_no_sympy("qr"), numpy=np.linalg.qr,
     batch=lambda b, args, flags, **params: _each_matrix(b, qr_p, args, params))
 
 
@@ -392,7 +390,6 @@ svd_p = register(
     name="svd", kind="array", shape_rule=_svd_rule,
     impl=lambda x, part: np.linalg.svd(x, full_matrices=False)[_SVD_PARTS.index(part)],
     vjp=_svd_vjp, sympy=_no_sympy("svd"), numpy=np.linalg.svd,
-    torch_name="LinalgSvdBackward0",
     batch=lambda b, args, flags, **params: _each_matrix(b, svd_p, args, params))
 
 
@@ -430,7 +427,7 @@ pinv_p = register(
     vjp=lambda g, ans, x, rcond: (pinv_grad(x, ans, g),),
     sympy=lambda sp, x, rcond: _stacked(
         lambda m: np.array(_sympy_pinv(sp, m).tolist(), dtype=object), x.ndim - 2, x),
-    numpy=np.linalg.pinv, torch_name="PinvBackward0",
+    numpy=np.linalg.pinv,
     batch=lambda b, args, flags, **params: _each_matrix(b, pinv_p, args, params))
 
 

@@ -1,4 +1,5 @@
-"""Elementwise primitives: arithmetic, functions, comparisons, selection.
+"""Elementwise primitives: arithmetic, functions, numerically stable functions, and the
+recording helpers (comparisons and ``where`` are :mod:`.selection`'s, re-exported here).
 
 Each primitive is declared once, in one block, with all its facets and facts
 (see :class:`symgrad.core.ir.Primitive`): shape/dtype rule (numpy
@@ -29,9 +30,9 @@ from typing import Any
 import numpy as np
 
 from ..core.conventions import CONVENTIONS_VERSION as CONVENTIONS_VERSION  # re-exported
-from ..core.ir import BOOL, F32, FLOAT, INT, Aval, Eqn, Literal, Primitive, float_of
+from ..core.ir import F32, FLOAT, Eqn, Literal, Primitive
 from ..core.rewrite import Producer, Rewrite, as_prim, lit, made_by, same_aval
-from ..core.tracing import Traced, Tracer, apply, as_constant_array
+from ..core.tracing import Traced, Tracer, apply
 from .convert import convert_p
 from .overflow import CheckedUfunc
 from .promotion import (
@@ -44,8 +45,19 @@ from .promotion import (
     scalar_known_later,
     to_float_p,
 )
-from .registry import binary, broadcast_shapes, register, require, unary
+from .registry import binary, register, unary
 from .registry import elementwise_rule as _elementwise_rule
+from .selection import (  # noqa: F401 -- re-exported: the recording helpers' operands
+    as_bool,
+    as_float,
+    eq_p,
+    ge_p,
+    gt_p,
+    le_p,
+    lt_p,
+    ne_p,
+    where_p,
+)
 
 # ---------------------------------------------------------------------------
 # arithmetic
@@ -63,8 +75,7 @@ def _add_simplify(e: Eqn, producer: Producer) -> Rewrite:
 add_p = binary("add", np.add, complex=True,
                vjp=lambda g, ans, x, y: (g, g),
                sympy=lambda sp, x, y: x + y,
-               simplify=_add_simplify, linear=True, commutative=True,
-               torch_name="AddBackward0", integer=True)
+               simplify=_add_simplify, linear=True, commutative=True, integer=True)
 
 
 def _sub_simplify(e: Eqn, producer: Producer) -> Rewrite:
@@ -83,8 +94,7 @@ def _sub_accuracy(e: Eqn, producer: Producer) -> Rewrite:
 sub_p = binary("sub", np.subtract, complex=True,
                vjp=lambda g, ans, x, y: (g, -g),
                sympy=lambda sp, x, y: x - y,
-               simplify=_sub_simplify, accuracy=_sub_accuracy, linear=True,
-               torch_name="SubBackward0", integer=True)
+               simplify=_sub_simplify, accuracy=_sub_accuracy, linear=True, integer=True)
 
 
 def _mul_simplify(e: Eqn, producer: Producer) -> Rewrite:
@@ -98,8 +108,7 @@ def _mul_simplify(e: Eqn, producer: Producer) -> Rewrite:
 mul_p = binary("mul", np.multiply, complex=True,
                vjp=lambda g, ans, x, y: (g * y, g * x),
                sympy=lambda sp, x, y: x * y,
-               simplify=_mul_simplify, commutative=True,
-               torch_name="MulBackward0", integer=True)
+               simplify=_mul_simplify, commutative=True, integer=True)
 
 
 def _div_simplify(e: Eqn, producer: Producer) -> Rewrite:
@@ -111,7 +120,7 @@ def _div_simplify(e: Eqn, producer: Producer) -> Rewrite:
 div_p = binary("div", np.divide, complex=True,
                vjp=lambda g, ans, x, y: (g / y, -(g * ans) / y),
                sympy=lambda sp, x, y: x / y,
-               simplify=_div_simplify, torch_name="DivBackward0")
+               simplify=_div_simplify)
 
 
 def _pow_vjp(g, ans, x, y):
@@ -187,7 +196,7 @@ def _pow_simplify(e: Eqn, producer: Producer) -> Rewrite:
 # equation: vecmath_facts.POWI_EXPONENTS), libm's pow for any other
 pow_p = binary("pow", np.power, complex=True, vjp=_pow_vjp,
                sympy=lambda sp, x, y: x ** y,
-               simplify=_pow_simplify, torch_name="PowBackward0")
+               simplify=_pow_simplify)
 
 
 def _maximum_vjp(g, ans, x, y):
@@ -198,8 +207,7 @@ def _maximum_vjp(g, ans, x, y):
 
 
 maximum_p = binary("maximum", np.maximum, vjp=_maximum_vjp,
-                   sympy=lambda sp, x, y: sp.Max(x, y),
-                   torch_name="MaximumBackward0", integer=True)
+                   sympy=lambda sp, x, y: sp.Max(x, y), integer=True)
 
 
 def _minimum_vjp(g, ans, x, y):
@@ -210,8 +218,7 @@ def _minimum_vjp(g, ans, x, y):
 
 
 minimum_p = binary("minimum", np.minimum, vjp=_minimum_vjp,
-                   sympy=lambda sp, x, y: sp.Min(x, y),
-                   torch_name="MinimumBackward0", integer=True)
+                   sympy=lambda sp, x, y: sp.Min(x, y), integer=True)
 
 # ---------------------------------------------------------------------------
 # elementwise functions
@@ -225,7 +232,7 @@ neg_p = register(name="neg", kind="elementwise", complex=True,
                  shape_rule=_elementwise_rule("neg", integer=True),
                  impl=CheckedUfunc(np.negative), vjp=lambda g, ans, x: (-g,),
                  sympy=lambda sp, x: -x, numpy=np.negative,
-                 simplify=_neg_simplify, linear=True, torch_name="NegBackward0",
+                 simplify=_neg_simplify, linear=True,
                  integer=True)
 
 exp_p = unary("exp", np.exp, complex=True,
@@ -305,11 +312,11 @@ cosh_p = unary("cosh", np.cosh, complex=True,
 # 1 - x**2 written (1 - x)(1 + x): no cancellation near |x| = 1
 arcsin_p = unary("arcsin", np.arcsin, complex=True,
                  vjp=lambda g, ans, x: (g / sqrt((1.0 - x) * (1.0 + x)),),
-                 sympy=lambda sp, x: sp.asin(x), torch_name="AsinBackward0")
+                 sympy=lambda sp, x: sp.asin(x))
 
 arccos_p = unary("arccos", np.arccos, complex=True,
                  vjp=lambda g, ans, x: (-g / sqrt((1.0 - x) * (1.0 + x)),),
-                 sympy=lambda sp, x: sp.acos(x), torch_name="AcosBackward0")
+                 sympy=lambda sp, x: sp.acos(x))
 
 def _arctan_vjp(g, ans, x):
     # 1/(1 + x**2); beyond |x| = 1e150, where x**2 overflows and 1 + 1/x**2 is 1,
@@ -319,7 +326,7 @@ def _arctan_vjp(g, ans, x):
 
 
 arctan_p = unary("arctan", np.arctan, vjp=_arctan_vjp,
-                 sympy=lambda sp, x: sp.atan(x), torch_name="AtanBackward0")
+                 sympy=lambda sp, x: sp.atan(x))
 
 # abs'(0) = sign(0) = 0, as PyTorch and SymPy
 abs_p = unary("abs", np.absolute,
@@ -389,7 +396,7 @@ sigmoid_p = register(
     name="sigmoid", kind="elementwise", shape_rule=_elementwise_rule("sigmoid"),
     impl=_sigmoid,
     vjp=lambda g, ans, x: (g * (ans * sigmoid(-x)),),
-    sympy=lambda sp, x: 1 / (1 + sp.exp(-x)))
+    sympy=lambda sp, x: 1 / (1 + sp.exp(-x)), scipy="expit")
 
 
 def _softplus(x):
@@ -426,7 +433,8 @@ xlogy_p = register(
     # the constant 0 only where x == 0 and y <= 0: for y > 0 x log y itself, 0 at x == 0
     # and with its derivatives there (log y in x)
     sympy=lambda sp, x, y: sp.Piecewise((0, sp.And(sp.Eq(x, 0), y <= 0)),
-                                        (x * sp.log(y), True)))
+                                        (x * sp.log(y), True)),
+    scipy="xlogy")
 
 
 def _hypot_vjp(g, ans, x, y):
@@ -474,91 +482,9 @@ logaddexp_p = binary("logaddexp", np.logaddexp,
                      sympy=lambda sp, x, y: sp.log(sp.exp(x) + sp.exp(y)))
 
 # ---------------------------------------------------------------------------
-# comparisons and selection: booleans carry no gradient
-
-
-def _comparison(name: str, ufunc: np.ufunc, op: str, sympy: Callable, **facts: Any) -> Primitive:
-    return binary(name, ufunc, out_dtype=BOOL,
-                  vjp=lambda g, ans, x, y: (None, None), sympy=sympy,
-                  integer=True, **facts)
-
-
-def _gt_simplify(e: Eqn, producer: Producer) -> Rewrite:
-    # where(c, 1.0, 0.0) > 0.0 -> c   (the masks of symgrad.passes.adjoint; any a > 0)
-    x, y = e.inputs
-    inner = made_by(producer, x, where_p)
-    if lit(y, 0.0) and inner is not None:
-        c, a, b = inner.inputs
-        if (isinstance(a, Literal) and isinstance(b, Literal) and a.value > 0.0
-                and b.value == 0.0):
-            return same_aval(e, c)
-    return None
-
-
-gt_p = _comparison("gt", np.greater, ">", lambda sp, x, y: sp.StrictGreaterThan(x, y),
-                   simplify=_gt_simplify)
-ge_p = _comparison("ge", np.greater_equal, ">=", lambda sp, x, y: sp.GreaterThan(x, y))
-lt_p = _comparison("lt", np.less, "<", lambda sp, x, y: sp.StrictLessThan(x, y))
-le_p = _comparison("le", np.less_equal, "<=", lambda sp, x, y: sp.LessThan(x, y))
-eq_p = _comparison("eq", np.equal, "==", lambda sp, x, y: sp.Eq(x, y), commutative=True)
-ne_p = _comparison("ne", np.not_equal, "!=", lambda sp, x, y: sp.Ne(x, y), commutative=True)
-
-
-def _where_rule(c: Aval, x: Aval, y: Aval) -> Aval:
-    require("where", (c,), BOOL)
-    if x.dtype == y.dtype == INT:  # a select of integers (vmap of a loop counter)
-        return Aval(broadcast_shapes("where", c, x, y), INT)
-    require("where", (x, y), FLOAT)  # a choice of two literals is weak: bool 0.0/1.0
-    return Aval(broadcast_shapes("where", c, x, y), float_of(x, y), weak=x.weak and y.weak)
-
-
-def _where_simplify(e: Eqn, producer: Producer) -> Rewrite:
-    c, x, y = e.inputs
-    if isinstance(c, Literal):
-        return x if c.value else y  # where(True, x, y) -> x   (broadcast to the output)
-    if x == y:
-        return x  # where(c, x, x) -> x
-    return None
-
-
-# the unselected operand gets an exact 0: the cotangent itself never mixes branches
-where_p = register(
-    name="where", complex=True, kind="elementwise", shape_rule=_where_rule, impl=np.where,
-    vjp=lambda g, ans, c, x, y: (None, where(c, g, 0.0), where(c, 0.0, g)),
-    sympy=lambda sp, c, x, y: sp.Piecewise((x, c), (y, True)), numpy=np.where,
-    simplify=_where_simplify, linear=True)
-
-
-
-# ---------------------------------------------------------------------------
 # recording helpers: one per primitive, for VJP rules and the layers above.
 # Operands are promoted as numpy promotes them (booleans enter arithmetic as
 # 0.0/1.0); with no traced operand the result is computed by numpy.
-
-
-def as_float(x: Any, exact: str | None = None, total: bool = False) -> Any:
-    """Booleans enter arithmetic as 0.0/1.0, integers as floats, as numpy promotes them.
-    ``exact`` names the numpy function whose result is an integer: a traced int64 is
-    then converted refusing values float64 would round (see ``to_float_p``)."""
-    dtype = dtype_of(x)
-    if dtype == np.int64 and isinstance(x, Tracer):
-        # a traced integer (concrete integers are floats already; an int64 Tensor
-        # computes in the dtype PyTorch's promotion gives, see symgrad.eager)
-        if exact is None:
-            return apply(to_float_p, x)
-        return apply(to_float_p, x, exact=exact, **({"total": True} if total else {}))
-    if dtype != np.bool_:
-        return x
-    if isinstance(x, Traced):
-        return apply(where_p, x, 1.0, 0.0)
-    if isinstance(x, bool):  # a Python bool stays a Python number (a literal when traced)
-        return float(x)
-    return as_constant_array(x).astype(np.float64)
-
-
-def as_bool(x: Any) -> Any:
-    """A condition: booleans as they are, numbers compared with 0 (numpy's truth)."""
-    return x if dtype_of(x) == np.bool_ else apply(ne_p, as_float(x), 0.0)
 
 
 def call(prim: Primitive, *args: Any) -> Any:

@@ -157,8 +157,7 @@ def _fft_batch(b: Any, args: Any, flags: Any, **params: Any) -> tuple:
 
 fft_p = register(
     name="fft", kind="array", complex=True, shape_rule=_fft_rule, impl=_fft_impl,
-    vjp=_fft_vjp, sympy=_fft_sympy, batch=_fft_batch, linear=True,
-    torch_name="FftC2CBackward0")
+    vjp=_fft_vjp, sympy=_fft_sympy, batch=_fft_batch, linear=True)
 
 
 def fft(x: Any, *, fft_type: str, axes: tuple[int, ...], lengths: tuple[int, ...],

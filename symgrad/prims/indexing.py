@@ -74,8 +74,7 @@ slice_p = register(
     sympy=lambda sp, x, index: _slice_impl(x, index),
     view=True, linear=True,
     batch=lambda b, args, flags, *, index: (
-        b.bind(slice_p, args, index=((0, b.size, 1), *index)), True),
-    torch_name="SliceBackward0")
+        b.bind(slice_p, args, index=((0, b.size, 1), *index)), True))
 
 
 def _unslice_rule(x: Aval, *, shape: tuple[int, ...], index: tuple[Triple, ...]) -> Aval:
@@ -135,7 +134,7 @@ gather_p = register(
     vjp=lambda g, ans, x, indices, axis: (
         apply(scatter_add_p, g, indices=indices, axis=axis, size=x.shape[axis]),),
     sympy=lambda sp, x, indices, axis: _take(x, indices, axis),
-    linear=True, torch_name="IndexBackward0",
+    linear=True,
     batch=lambda b, args, flags, *, indices, axis: (
         b.bind(gather_p, args, indices=indices, axis=axis + 1), True))
 
@@ -202,7 +201,6 @@ concatenate_p = register(
     impl=lambda *xs, axis: np.concatenate(xs, axis=axis),
     vjp=_concatenate_vjp,
     sympy=lambda sp, *xs, axis: np.concatenate(xs, axis=axis), linear=True,
-    torch_name="CatBackward0",
     batch=lambda b, args, flags, *, axis: (b.bind(
         concatenate_p, [x if f else b.with_batch(x) for x, f in zip(args, flags)],
         axis=axis + 1), True))

@@ -101,7 +101,7 @@ def _matmul_batch(b, args, flags):
 
 matmul_p = register(
     name="matmul", complex=True, kind="array", shape_rule=_matmul_rule, impl=np.matmul, vjp=_matmul_vjp,
-    sympy=lambda sp, x, y: np.matmul(x, y), torch_name="MmBackward0",
+    sympy=lambda sp, x, y: np.matmul(x, y),
     batch=lambda b, args, flags: _matmul_batch(b, args, flags))
 
 
@@ -156,7 +156,7 @@ inv_p = register(
         -matmul(matmul(swap(ans), g), swap(ans)),),
     sympy=lambda sp, x: _stacked(
         lambda m: np.array(_sympy_matrix(sp, m).inv().tolist(), dtype=object), x.ndim - 2, x),
-    numpy=np.linalg.inv, torch_name="LinalgInvExBackward0",
+    numpy=np.linalg.inv,
     batch=lambda b, args, flags: (b.bind(inv_p, args), True))  # a stack is a stack
 
 # d det(A) / dA = det(A) A^-T (the Matrix Cookbook, eq. 49); A must be invertible
@@ -166,7 +166,7 @@ det_p = register(
     vjp=lambda g, ans, x: (
         _batch_scalar(g * ans, x) * swap(inv(x)),),
     sympy=lambda sp, x: _stacked(lambda m: _sympy_matrix(sp, m).det(), x.ndim - 2, x),
-    numpy=np.linalg.det, torch_name="LinalgDetBackward0",
+    numpy=np.linalg.det,
     batch=lambda b, args, flags: (b.bind(det_p, args), True))
 
 _SLOGDET_PARTS = ("sign", "logabsdet")

@@ -65,8 +65,7 @@ def _norm2_sympy(sp, xs):
 
 norm2_p = register(
     name="norm2", kind="reduction", shape_rule=_reduction_rule("norm2", True), impl=_norm2,
-    vjp=_norm2_vjp, sympy=_norm2_sympy,
-    torch_name="LinalgVectorNormBackward0")
+    vjp=_norm2_vjp, sympy=_norm2_sympy)
 
 
 def norm2(x: Any, axes: tuple[int, ...]) -> Any:

@@ -54,7 +54,7 @@ sum_p = register(
     impl=lambda x, axes: np.sum(x, axis=axes),
     vjp=lambda g, ans, x, axes: (expand(g, x.shape, axes),),
     sympy=lambda sp, xs: sp.Add(*xs), numpy=np.sum,
-    simplify=_reduction_simplify, linear=True, accumulate="sum", torch_name="SumBackward0")
+    simplify=_reduction_simplify, linear=True, accumulate="sum")
 
 def _mean(x: np.ndarray, axes: tuple[int, ...]) -> Any:
     """``np.mean(x, axis=axes)``, bit for bit (the sum, then numpy's division by the count
@@ -75,7 +75,7 @@ mean_p = register(
     impl=_mean,
     vjp=lambda g, ans, x, axes: (expand(g / count(x, axes), x.shape, axes),),
     sympy=lambda sp, xs: sp.Add(*xs) / len(xs), numpy=np.mean,
-    simplify=_reduction_simplify, linear=True, accumulate="mean", torch_name="MeanBackward0")
+    simplify=_reduction_simplify, linear=True, accumulate="mean")
 
 
 def _count_rule(x: Aval, *, axes: tuple[int, ...]) -> Aval:
@@ -162,7 +162,7 @@ prod_p = register(
     name="prod", complex=True, kind="reduction", shape_rule=_reduction_rule("prod", True),
     impl=lambda x, axes: np.prod(x, axis=axes),
     vjp=_prod_vjp, sympy=lambda sp, xs: sp.Mul(*xs), numpy=np.prod,
-    simplify=_reduction_simplify, torch_name="ProdBackward0")
+    simplify=_reduction_simplify)
 
 
 def _extremum_vjp(largest: bool) -> Callable:
@@ -184,13 +184,13 @@ max_p = register(
     name="max", kind="reduction", shape_rule=_reduction_rule("max", False),
     impl=lambda x, axes: np.max(x, axis=axes),
     vjp=_extremum_vjp(largest=True), sympy=lambda sp, xs: sp.Max(*xs), numpy=np.max,
-    simplify=_reduction_simplify, torch_name="MaxBackward1")
+    simplify=_reduction_simplify)
 
 min_p = register(
     name="min", kind="reduction", shape_rule=_reduction_rule("min", False),
     impl=lambda x, axes: np.min(x, axis=axes),
     vjp=_extremum_vjp(largest=False), sympy=lambda sp, xs: sp.Min(*xs), numpy=np.min,
-    simplify=_reduction_simplify, torch_name="MinBackward1")
+    simplify=_reduction_simplify)
 
 
 def _extremum_weights_rule(x: Aval, *, axes: tuple[int, ...], largest: bool) -> Aval:
@@ -258,7 +258,7 @@ broadcast_to_p = register(
     impl=lambda x, shape: np.broadcast_to(x, shape),
     vjp=lambda g, ans, x, shape: (unbroadcast(g, x.shape),),
     sympy=lambda sp, x, shape: np.broadcast_to(x, shape), numpy=np.broadcast_to,
-    simplify=_broadcast_to_simplify, view=True, linear=True, torch_name="ExpandBackward0",
+    simplify=_broadcast_to_simplify, view=True, linear=True,
     batch=lambda b, args, flags, *, shape: (
         b.broadcast_to(b.aligned(args[0], True, len(shape)), (b.size, *shape)), True))
 
@@ -284,7 +284,7 @@ reshape_p = register(
     impl=lambda x, shape: np.reshape(x, shape),
     vjp=lambda g, ans, x, shape: (reshape(g, x.shape),),
     sympy=lambda sp, x, shape: np.reshape(x, shape), numpy=np.reshape,
-    simplify=_reshape_simplify, view=True, linear=True, torch_name="ViewBackward0",
+    simplify=_reshape_simplify, view=True, linear=True,
     batch=lambda b, args, flags, *, shape: (b.reshape(args[0], (b.size, *shape)), True))
 
 
@@ -310,7 +310,6 @@ transpose_p = register(
     vjp=lambda g, ans, x, perm: (transpose(g, tuple(int(i) for i in np.argsort(perm))),),
     sympy=lambda sp, x, perm: np.transpose(x, perm), numpy=np.transpose,
     simplify=_transpose_simplify, view=True, linear=True,
-    torch_name="PermuteBackward0",
     batch=lambda b, args, flags, *, perm: (
         b.transpose(args[0], (0, *(p + 1 for p in perm))), True))
 

@@ -27,8 +27,8 @@ FACETS = ("shape_rule", "impl", "vjp", "sympy")
 #: what some primitives have: functions, or None
 OPTIONAL_FACETS = ("simplify", "accuracy", "batch", "linearized")
 #: the facts, with their types
-FLAGS = {"view": bool, "linear": bool, "commutative": bool, "accumulate": str,
-         "torch_name": str, "integer": bool, "subgraphs": tuple, "host": bool,
+FLAGS = {"scipy": str, "view": bool, "linear": bool, "commutative": bool, "accumulate": str,
+         "integer": bool, "subgraphs": tuple, "host": bool,
          "complex": bool}
 KINDS = ("elementwise", "reduction", "structural", "array", "control")
 ACCUMULATIONS = ("", "sum", "mean")
@@ -71,6 +71,12 @@ def of_numpy(fn: Any) -> Primitive | None:
         index = {p.numpy: p for p in list(REGISTRY.values()) if p.numpy is not None}
         _BY_NUMPY = (len(REGISTRY), index)
     return index.get(fn)
+
+
+def of_scipy() -> dict[str, Primitive]:
+    """``scipy.special`` name -> the primitive that declares it (its ``scipy`` fact): the
+    one home of which scipy.special ufuncs are primitives."""
+    return {p.scipy: p for p in list(REGISTRY.values()) if p.scipy}
 
 
 # ---------------------------------------------------------------------------

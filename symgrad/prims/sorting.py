@@ -135,7 +135,7 @@ cumprod_p = register(
     name="cumprod", kind="array", shape_rule=_cumprod_rule,
     impl=lambda x, axis: np.cumprod(x, axis=axis),
     vjp=lambda g, ans, x, axis: (_reverse_cumsum(g * ans, axis) / x,),
-    sympy=lambda sp, x, axis: np.cumprod(x, axis=axis), torch_name="CumprodBackward0",
+    sympy=lambda sp, x, axis: np.cumprod(x, axis=axis),
     batch=lambda b, args, flags, *, axis: (b.bind(cumprod_p, args, axis=axis + 1), True))
 
 

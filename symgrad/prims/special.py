@@ -69,18 +69,18 @@ cbrt_p = unary("cbrt", np.cbrt,
 arcsinh_p = unary("arcsinh", np.arcsinh, complex=True,
                   vjp=lambda g, ans, x: (g / (sqrt(1.0 + square(x)) if x.dtype.kind == "c"
                                              else hypot(1.0, x)),),
-                  sympy=lambda sp, x: sp.asinh(x), torch_name="AsinhBackward0")
+                  sympy=lambda sp, x: sp.asinh(x))
 
 # 1 / sqrt(x^2 - 1) as 1 / (sqrt(x - 1) sqrt(x + 1)): no cancellation near 1, no overflow
 arccosh_p = unary("arccosh", np.arccosh, complex=True,
                   vjp=lambda g, ans, x: (g / (sqrt(x - 1.0) * sqrt(x + 1.0)),),
-                  sympy=lambda sp, x: sp.acosh(x), torch_name="AcoshBackward0")
+                  sympy=lambda sp, x: sp.acosh(x))
 
 
 
 arctanh_p = unary("arctanh", np.arctanh, complex=True,
                   vjp=lambda g, ans, x: (g / ((1.0 - x) * (1.0 + x)),),
-                  sympy=lambda sp, x: sp.atanh(x), torch_name="AtanhBackward0")
+                  sympy=lambda sp, x: sp.atanh(x))
 
 # sinc'(x) = (cos(pi x) - sinc(x)) / x cancels for small x; below |pi x| = 0.5 the
 # Taylor series of d/du sin(u)/u = sum_k (-1)^k 2k u^(2k-1) / (2k+1)!, to u^11
@@ -140,11 +140,11 @@ def _erfc_impl(x):
 erf_p = register(name="erf", kind="elementwise", shape_rule=_elementwise_rule("erf"),
                  impl=_erf_impl,
                  vjp=lambda g, ans, x: (g * (TWO_OVER_SQRT_PI * exp(-(x * x))),),
-                 sympy=lambda sp, x: sp.erf(x), torch_name="ErfBackward0")
+                 sympy=lambda sp, x: sp.erf(x), scipy="erf")
 erfc_p = register(name="erfc", kind="elementwise", shape_rule=_elementwise_rule("erfc"),
                   impl=_erfc_impl,
                   vjp=lambda g, ans, x: (g * (-TWO_OVER_SQRT_PI * exp(-(x * x))),),
-                  sympy=lambda sp, x: sp.erfc(x), torch_name="ErfcBackward0")
+                  sympy=lambda sp, x: sp.erfc(x), scipy="erfc")
 
 
 log2, log10, exp2, cbrt = map(_recorder, (log2_p, log10_p, exp2_p, cbrt_p))

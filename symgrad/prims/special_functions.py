@@ -1,7 +1,7 @@
 """scipy.special's functions as primitives: ``gammaln``, ``gamma``, ``digamma``,
-``polygamma`` (order ``n`` a parameter), ``beta``, ``betaln``, ``erfinv``, the modified
-Bessel functions ``i0``, ``i1``, ``i0e``, ``i1e`` and the Hurwitz ``zeta`` (in ``q``, the
-exponent ``s`` a parameter).
+``polygamma`` (order ``n`` a parameter), ``beta``, ``betaln``, ``erfinv``, ``ndtr`` (the
+normal distribution's CDF), the modified Bessel functions ``i0``, ``i1``, ``i0e``, ``i1e``
+and the Hurwitz ``zeta`` (in ``q``, the exponent ``s`` a parameter).
 
 Each is declared in one block with every facet; each VJP is written with these
 primitives (``gammaln' = digamma``, ``digamma' = polygamma(1, .)``,
@@ -55,6 +55,7 @@ from .elementwise import (
 from .registry import elementwise_rule, register
 
 SQRT_PI_OVER_2 = math.sqrt(math.pi) / 2.0
+INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 
 
 @functools.cache
@@ -120,7 +121,9 @@ def _rule(name: str, nin: int = 1) -> Callable[..., Aval]:
 
 
 def _special(name: str, vjp: Callable, sympy: Callable, nin: int = 1, **facets: Any) -> Any:
-    """A scipy.special function as a host primitive (see the module docstring)."""
+    """A scipy.special function as a host primitive (see the module docstring); the
+    scipy.special ufunc ``name`` traces to it unless ``scipy=`` says otherwise."""
+    facets.setdefault("scipy", name)
     return register(name=name, kind="elementwise", shape_rule=_rule(name, nin),
                     impl=_scipy(name), vjp=vjp, sympy=sympy,
                     host=True, **facets)
@@ -135,19 +138,19 @@ def _log_abs_gamma(sp: Any, x: Any) -> Any:
 gammaln_p = register(name="gammaln", kind="elementwise", shape_rule=_rule("gammaln"),
                      impl=_lgamma,
                      vjp=lambda g, ans, x: (g * digamma(x),), sympy=_log_abs_gamma,
-                     torch_name="LgammaBackward0")
+                     scipy="gammaln")
 
 # gamma' = gamma * digamma
 gamma_p = register(name="gamma", kind="elementwise", shape_rule=_rule("gamma"), impl=_tgamma,
                    vjp=lambda g, ans, x: (g * (ans * digamma(x)),),
-                   sympy=lambda sp, x: sp.gamma(x))
+                   sympy=lambda sp, x: sp.gamma(x), scipy="gamma")
 
 digamma_p = _special("digamma", vjp=lambda g, ans, x: (g * polygamma(x, n=1),),
-                     sympy=lambda sp, x: sp.polygamma(0, x), torch_name="DigammaBackward0")
+                     sympy=lambda sp, x: sp.polygamma(0, x), scipy="psi")
 
 polygamma_p = _special("polygamma", vjp=lambda g, ans, x, n: (g * polygamma(x, n=n + 1),),
                        sympy=lambda sp, x, n: sp.polygamma(n, x),
-                       torch_name="PolygammaBackward0")
+                       scipy="")  # (a Python function)
 
 
 def _beta_vjp(g, ans, a, b):
@@ -168,7 +171,7 @@ betaln_p = _special("betaln", vjp=_betaln_vjp, nin=2,
 
 # erfinv' = sqrt(pi)/2 exp(erfinv(x)**2): finite up to x = +-1 (erfinv(1 - 2**-53) = 5.86)
 erfinv_p = _special("erfinv", vjp=lambda g, ans, x: (g * (SQRT_PI_OVER_2 * exp(square(ans))),),
-                    sympy=lambda sp, x: sp.erfinv(x), torch_name="ErfinvBackward0")
+                    sympy=lambda sp, x: sp.erfinv(x))
 
 
 #: i1'(x) = sum_k (2k + 1)/2 (x/2)**(2k) / (k! (k + 1)!), to k = 10: below |x| = 1 the next
@@ -207,21 +210,24 @@ def _i1e_vjp(g, ans, x):
 
 
 i0_p = _special("i0", vjp=lambda g, ans, x: (g * i1(x),),
-                sympy=lambda sp, x: sp.besseli(0, x), torch_name="I0Backward0")
-i1_p = _special("i1", vjp=_i1_vjp, sympy=lambda sp, x: sp.besseli(1, x),
-                torch_name="SpecialI1Backward0")
+                sympy=lambda sp, x: sp.besseli(0, x))
+i1_p = _special("i1", vjp=_i1_vjp, sympy=lambda sp, x: sp.besseli(1, x))
 # i0e = exp(-|x|) i0: i0e' = i1e - sign(x) i0e (0 at the kink x = 0, as abs'(0)); the
 # difference cancels from |x| = 20 on, as in i1e' (relative error growing as x)
 i0e_p = _special("i0e", vjp=lambda g, ans, x: (g * (i1e(x) - sign(x) * ans),),
-                 sympy=lambda sp, x: sp.exp(-sp.Abs(x)) * sp.besseli(0, x),
-                 torch_name="SpecialI0EBackward0")
+                 sympy=lambda sp, x: sp.exp(-sp.Abs(x)) * sp.besseli(0, x))
 i1e_p = _special("i1e", vjp=_i1e_vjp,
-                 sympy=lambda sp, x: sp.exp(-sp.Abs(x)) * sp.besseli(1, x),
-                 torch_name="SpecialI1EBackward0")
+                 sympy=lambda sp, x: sp.exp(-sp.Abs(x)) * sp.besseli(1, x))
+
+# ndtr' = exp(-x**2/2)/sqrt(2 pi), the normal density: x * x overflows to inf past
+# |x| = 1.3e154, where the density is 0 (exp(-inf))
+ndtr_p = _special("ndtr", vjp=lambda g, ans, x: (g * (INV_SQRT_2PI * exp(-0.5 * (x * x))),),
+                  sympy=lambda sp, x: (1 + sp.erf(x / sp.sqrt(2))) / 2)
 
 # Hurwitz zeta(s, q) = sum_k (k + q)**-s in q, for a constant s: d/dq = -s zeta(s + 1, q)
 zeta_p = _special("zeta", vjp=lambda g, ans, q, s: (g * (-s * zeta(q, s=s + 1.0)),),
-                  sympy=lambda sp, q, s: sp.zeta(sp.Float(s, 60) if s != int(s) else int(s), q))
+                  sympy=lambda sp, q, s: sp.zeta(sp.Float(s, 60) if s != int(s) else int(s), q),
+                  scipy="")  # (scipy's zeta is a Python function; see numpy_api.scipy_special)
 
 
 def _with_params(prim: Any) -> Callable[..., Any]:
@@ -234,9 +240,10 @@ def _with_params(prim: Any) -> Callable[..., Any]:
 
 gammaln, gamma, digamma, erfinv = map(_recorder, (gammaln_p, gamma_p, digamma_p, erfinv_p))
 beta, betaln = map(_recorder, (beta_p, betaln_p))
-i0, i1, i0e, i1e = map(_recorder, (i0_p, i1_p, i0e_p, i1e_p))
+i0, i1, i0e, i1e, ndtr = map(_recorder, (i0_p, i1_p, i0e_p, i1e_p, ndtr_p))
 polygamma, zeta = _with_params(polygamma_p), _with_params(zeta_p)
 
 __all__ = ["beta", "beta_p", "betaln", "betaln_p", "digamma", "digamma_p", "erfinv",
            "erfinv_p", "gamma", "gamma_p", "gammaln", "gammaln_p", "i0", "i0_p", "i0e", "i0e_p",
-           "i1", "i1_p", "i1e", "i1e_p", "polygamma", "polygamma_p", "zeta", "zeta_p"]
+           "i1", "i1_p", "i1e", "i1e_p", "ndtr", "ndtr_p", "polygamma", "polygamma_p", "zeta",
+           "zeta_p"]

@@ -103,7 +103,7 @@ windows_p = register(
         apply(unwindows_p, g, kernel=kernel, stride=stride, dilation=dilation,
               size=tuple(x.shape[x.ndim - len(kernel):])),),
     sympy=lambda sp, x, kernel, stride, dilation: _windows_impl(x, kernel, stride, dilation),
-    linear=True, torch_name="Im2ColBackward0",
+    linear=True,
     # a leading batch axis is one more leading axis: the windows are over the last ones
     batch=lambda b, args, flags, **params: (b.bind(windows_p, args, **params), True))
 
@@ -114,7 +114,7 @@ unwindows_p = register(
         apply(windows_p, g, kernel=kernel, stride=stride, dilation=dilation),),
     sympy=lambda sp, g, kernel, stride, dilation, size: _unwindows_impl(g, kernel, stride,
                                                                         dilation, size),
-    linear=True, torch_name="Col2ImBackward0",
+    linear=True,
     batch=lambda b, args, flags, **params: (b.bind(unwindows_p, args, **params), True))
 
 

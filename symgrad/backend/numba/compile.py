@@ -27,7 +27,7 @@ anything is unpickled), are moved aside (``*.quarantined``) and rebuilt. Each
 compile holds the kernel's lock (:mod:`.keylock`): threads and processes
 wanting one kernel at once wait for one compile and load it from disk.
 
-The cache directory is ``$SYMGRAD_CACHE_DIR`` if set, else the user cache
+The cache directory (:mod:`.cache_files`) is ``$SYMGRAD_CACHE_DIR`` if set, else the user cache
 directory (``platformdirs.user_cache_dir("symgrad")``), plus ``kernels/``.
 At most :data:`MAX_LOADED` kernels stay loaded in a process.
 
@@ -49,13 +49,11 @@ import hashlib
 import io
 import os
 import pickle
-import stat
 import sys
 import threading
 import time
 import types
 import uuid
-import warnings
 from collections import OrderedDict
 from collections.abc import Iterator
 from pathlib import Path
@@ -63,6 +61,20 @@ from typing import Any
 
 from ...core.config import config
 from . import integrity, keylock
+from .cache_files import (  # noqa: F401 -- KernelCacheWarning, NotPrivateError importable here
+    KernelCacheWarning,
+    NotPrivateError,
+    cache_dir,
+    check_own,
+    check_private,
+    quarantine,
+    read_own,
+    refuse,
+    replace,
+    usable_cache_dir,
+    warn_once,
+    write_new,
+)
 from .codegen import KernelSource, serial_twin
 from .stats import LOG, compile_stats, count, track  # noqa: F401 -- importable here
 from .threads import serialized
@@ -77,8 +89,6 @@ MAX_LOADED = 256
 
 _LOADED: OrderedDict[str, Kernel] = OrderedDict()
 _LOCK = threading.Lock()
-_WARNED: set[tuple[str, str]] = set()
-_LOCK_WARN = threading.Lock()
 
 
 def _fork_waits_for_a_load() -> None:
@@ -95,116 +105,6 @@ def _release_after_fork() -> None:
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(before=_fork_waits_for_a_load, after_in_parent=_release_after_fork,
                         after_in_child=_release_after_fork)
-
-
-class KernelCacheWarning(UserWarning):
-    """The kernel cache is not used (not private, or not writable): kernels compile in memory."""
-
-
-class NotPrivateError(PermissionError):
-    """A cache directory that someone other than this user could have written to."""
-
-
-def cache_dir() -> Path:
-    """Where kernel sources (and Numba's cache of them) live; created private on demand.
-
-    Raises :class:`NotPrivateError` for a directory that is not private (owned
-    by another user, or writable by group or others) and ``OSError`` for one
-    that cannot be made.
-
-        >>> d = cache_dir()
-        >>> d.name, oct(d.stat().st_mode & 0o777)
-        ('kernels', '0o700')
-    """
-    env = os.environ.get("SYMGRAD_CACHE_DIR")
-    if env:
-        base = Path(env)
-    else:
-        import platformdirs
-
-        base = Path(platformdirs.user_cache_dir("symgrad"))
-    path = base / "kernels"
-    made = _make_dirs(path / "__pycache__")
-    for d in dict.fromkeys([*made, base, path, path / "__pycache__"]):
-        _check_private(d, tighten=d in made or d != base)
-    return path
-
-
-def _check_private(path: Path, tighten: bool = False) -> None:
-    """Raise :class:`NotPrivateError` unless ``path`` is a directory of this user's
-    (or root's) that nobody else can write to; with ``tighten``, make it 0700."""
-    st = os.stat(path)
-    if not stat.S_ISDIR(st.st_mode):
-        raise NotADirectoryError(f"{path} is not a directory")
-    if os.name != "posix":  # no uids or modes to go by
-        return
-    if st.st_uid not in (os.geteuid(), 0):
-        raise NotPrivateError(f"{path} is owned by uid {st.st_uid}, not by you "
-                              f"(uid {os.geteuid()})")
-    if st.st_mode & 0o022:
-        who = " and ".join(w for w, bit in (("group", 0o020), ("others", 0o002))
-                           if st.st_mode & bit)
-        raise NotPrivateError(f"{path} is writable by {who} "
-                              f"(mode {stat.S_IMODE(st.st_mode):o})")
-    if tighten and st.st_mode & 0o077 and st.st_uid == os.geteuid():
-        with contextlib.suppress(OSError):  # read by others is no danger; a read-only cache
-            os.chmod(path, 0o700)
-
-
-def _make_dirs(path: Path) -> list[Path]:
-    """Make ``path`` and its missing parents, each 0700; the ones this call made."""
-    missing = []
-    while not path.exists() and path.parent != path:
-        missing.append(path)
-        path = path.parent
-    made = []
-    for d in reversed(missing):
-        try:
-            os.mkdir(d, 0o700)
-        except FileExistsError:
-            continue  # someone else made it: _check_private judges it
-        os.chmod(d, 0o700)  # whatever the umask
-        made.append(d)
-    return made
-
-
-def _usable_cache_dir() -> Path | None:
-    """The cache directory, or None (after a warning, once) if it must not or cannot be used."""
-    try:
-        return cache_dir()
-    except OSError as e:
-        _refuse(e)
-    return None
-
-
-def _refuse(e: OSError) -> None:
-    """Warn, once per problem, that kernels are compiled in memory because of ``e``."""
-    if isinstance(e, NotPrivateError):
-        _warn_once(("not private", str(e)), (
-            f"symgrad is not using its kernel cache: {e}, so someone else could "
-            "have put code in it (Numba's cache files are pickles, which run code when "
-            "loaded). Kernels are compiled in memory. Fix: delete that directory "
-            "(symgrad makes it again, private), or set SYMGRAD_CACHE_DIR to a directory "
-            "only you can write to."))
-    else:
-        _warn_once(("cannot write", os.environ.get("SYMGRAD_CACHE_DIR", "")), (
-            f"symgrad cannot use its kernel cache ({e}); kernels are compiled in memory "
-            "and the next process compiles them again. Fix: make the cache directory "
-            "writable, free some space, or set SYMGRAD_CACHE_DIR to a writable directory."))
-
-
-def _warn_once(key: tuple[str, str], message: str) -> None:
-    with _LOCK_WARN:
-        if key in _WARNED:
-            return
-        _WARNED.add(key)
-    # point at the user's line: skip symgrad's frames (and Numba's, for a first call)
-    level, frame = 1, sys._getframe()
-    while frame.f_back is not None and frame.f_globals.get("__name__", "").startswith(
-            ("symgrad", "numba")):
-        level, frame = level + 1, frame.f_back
-    warnings.warn(message, KernelCacheWarning, stacklevel=level)
-
 
 
 class Kernel:
@@ -324,13 +224,13 @@ def load(source: KernelSource) -> Kernel:
         if kernel is not None:
             _LOADED.move_to_end(source.key)
             return kernel
-        directory = _usable_cache_dir()
+        directory = usable_cache_dir()
         path = None
         if directory is not None:
             try:
                 path = publish(source, directory)
             except OSError as e:
-                _refuse(e)
+                refuse(e)
         kernel = Kernel(source, path, _import(source, path))
         _LOADED[source.key] = kernel
         while len(_LOADED) > max(MAX_LOADED, 1):
@@ -364,15 +264,15 @@ def publish(source: KernelSource, directory: Path) -> Path:
     text = source.text.encode("utf-8")
     for _ in range(3):
         try:
-            if _read_own(path) == text:
+            if read_own(path) == text:
                 return path
-            _quarantine(path)  # truncated, garbled or edited: set it aside
+            quarantine(path)  # truncated, garbled or edited: set it aside
         except FileNotFoundError:
             pass
         except OSError:  # a symlink, a directory, someone else's file
-            _quarantine(path)
+            quarantine(path)
         tmp = directory / f".k_{source.key}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp"
-        _write_new(tmp, text)
+        write_new(tmp, text)
         try:
             os.link(tmp, path)  # atomic, and never replaces what another process published
             return path
@@ -384,59 +284,6 @@ def publish(source: KernelSource, directory: Path) -> Path:
         finally:
             tmp.unlink(missing_ok=True)
     raise OSError(f"{path} changed under symgrad three times in a row")
-
-
-def _read_own(path: Path) -> bytes:
-    """The bytes of the regular file at ``path`` (never through a symlink), if it is
-    this user's (or root's) and nobody else could have written it; else OSError."""
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
-    with open(os.open(path, flags), "rb") as f:  # O_NONBLOCK: a FIFO does not hang us
-        st = os.fstat(f.fileno())
-        if not stat.S_ISREG(st.st_mode):
-            raise OSError(f"{path} is not a regular file")
-        if os.name == "posix" and (st.st_uid not in (os.geteuid(), 0) or st.st_mode & 0o022):
-            raise NotPrivateError(f"{path} could have been written by someone else")
-        return f.read()
-
-
-def _write_new(path: Path, data: bytes) -> None:
-    """Create ``path`` (0600, whatever the umask) holding ``data``; on failure, no file."""
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-    fd = os.open(path, flags, 0o600)
-    try:
-        if hasattr(os, "fchmod"):
-            os.fchmod(fd, 0o600)
-        _write_all(fd, data)
-    except BaseException:
-        os.close(fd)
-        path.unlink(missing_ok=True)
-        raise
-    os.close(fd)
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view):]
-
-
-def _replace(path: Path, data: bytes) -> None:
-    """Put ``data`` at ``path`` atomically (a 0600 file), whatever was there."""
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
-    _write_new(tmp, data)
-    try:
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-
-
-def _quarantine(path: Path) -> None:
-    """Move ``path`` aside, to a name of its own (so nothing there can be in the way)."""
-    aside = path.with_name(f"{path.name}.{int(time.time())}.{uuid.uuid4().hex[:8]}.quarantined")
-    try:
-        os.replace(path, aside)
-    except FileNotFoundError:
-        pass
 
 
 def _module_name(source: KernelSource) -> str:
@@ -503,7 +350,7 @@ class _Numba:
                 try:
                     dispatcher._cache = _numba_cache()(fn, self._numba_dir, self._stamp)
                 except Exception as e:  # noqa: BLE001 -- a Numba whose internals moved
-                    _warn_once(("numba", type(e).__name__), (
+                    warn_once(("numba", type(e).__name__), (
                         f"symgrad cannot keep Numba's cache of its kernels ({type(e).__name__}: "
                         f"{e}); kernels are compiled in every process. Fix: install a "
                         "Numba version symgrad supports (see pyproject.toml)."))
@@ -536,7 +383,7 @@ def _numba_cache() -> type:
             self._stamp = stamp
 
         def ensure_cache_path(self) -> None:  # before every save
-            _check_private(self._directory)
+            check_private(self._directory)
 
         def get_cache_path(self) -> str:
             return str(self._directory)
@@ -559,7 +406,7 @@ def _numba_cache() -> type:
         # anything unpickles it (:mod:`.integrity`); Numba's own logic otherwise.
         def _load_index(self) -> Any:
             path = Path(self._index_path)
-            _check_own(path)
+            check_own(path)
             data = integrity.read(path)
             if data is None:
                 return {}
@@ -571,7 +418,7 @@ def _numba_cache() -> type:
 
         def _load_data(self, name: str) -> Any:
             path = Path(self._data_path(name))
-            _check_own(path)
+            check_own(path)
             data = integrity.read(path)
             if data is None:
                 raise FileNotFoundError(path)  # Numba: no entry
@@ -581,7 +428,7 @@ def _numba_cache() -> type:
         def _open_for_write(self, filepath: str) -> Iterator[io.BytesIO]:
             buffer = io.BytesIO()
             yield buffer
-            integrity.write(Path(filepath), buffer.getvalue(), _replace)
+            integrity.write(Path(filepath), buffer.getvalue(), replace)
 
     class PrivateCache(caching.FunctionCache):
         def __init__(self, py_func: Any, directory: Path, stamp: bytes):
@@ -600,9 +447,9 @@ def _numba_cache() -> type:
             if not self._enabled:
                 return None
             try:
-                _check_private(self._directory)  # still, at the first call
+                check_private(self._directory)  # still, at the first call
             except OSError as e:
-                _refuse(e)
+                refuse(e)
                 self.disable()
                 return None
             try:
@@ -619,7 +466,7 @@ def _numba_cache() -> type:
                     self._set_aside()
                     super().save_overload(sig, data)
             except OSError as e:
-                _refuse(e)
+                refuse(e)
                 self.disable()
 
         def _set_aside(self) -> None:
@@ -628,18 +475,6 @@ def _numba_cache() -> type:
             for f in [index, integrity.manifest(index),
                       *self._directory.glob(f"{glob.escape(base)}.*.nbc"),
                       *self._directory.glob(f"{glob.escape(base)}.*.nbc{integrity.SUFFIX}")]:
-                _quarantine(f)
+                quarantine(f)
 
     return PrivateCache
-
-
-def _check_own(path: Path) -> None:
-    """Raise ``NotPrivateError`` for a file at ``path`` that someone else could have
-    written (absent is fine: Numba treats it as no entry)."""
-    try:
-        st = os.lstat(path)
-    except FileNotFoundError:
-        return
-    if not stat.S_ISREG(st.st_mode) or (os.name == "posix" and (
-            st.st_uid not in (os.geteuid(), 0) or st.st_mode & 0o022)):
-        raise NotPrivateError(f"{path} could have been written by someone else")
