@@ -100,7 +100,8 @@ def add(name: str, op: Callable[..., Any], **kw: Any) -> None:
 
 
 def known(name: str, reason: str, *keys: str) -> None:
-    """Record ``name`` disagrees with PyTorch in ``keys`` ("dtype" or "check:dtype")."""
+    """Record ``name`` disagrees with PyTorch in ``keys``: "dtype", "check:dtype" or
+    "dtype:sample" (check ``values`` or ``gradgrad``; sample an index of ``samples``)."""
     (r,) = [r for r in RECORDS if r.name == name]
     r.known.update(dict.fromkeys(keys, reason))
 
@@ -189,7 +190,9 @@ add("shift operators", lambda L, x, y: (x << y, x >> y, 1 << y, 64 >> y), sample
 known("floor division and modulo", "// and % of int32/int16/int8/uint8 tensors return int64",
       "int32", "int16", "int8", "uint8")
 known("bitwise operators", "& | ^ ~ of integer tensors raise TypeError (symgrad holds "
-      "integer tensors as floats; only bool operands work)", *INTS)
+      "integer tensors as floats; bool & bool works, 3 & bool raises too)", *INTS, "bool")
+for _name in ("log2", "log10"):
+    known(_name, "a 0-d float32 tensor's log2/log10 is float64", "float32:1")
 known("shift operators", "<< and >> of integer tensors raise TypeError", *INTS)
 add("where", lambda L, x, y: (L.where(x > 0, x, y), L.where(x > 0, x, 2.0),
                               L.where(y > 0, 1.0, y)),

@@ -186,6 +186,9 @@ _LINALG = {  # name -> (call, samples, domain, double backward)
     "svdvals": (lambda L, a: L.linalg.svdvals(a), (((4, 4),), ((3, 5),)), "matrix", True),
     "svd": (lambda L, a: L.linalg.svd(a, full_matrices=False)[1], (((4, 4),),), "matrix", True),
     "eigh": (lambda L, a: (L.linalg.eigh(a)[0], L.linalg.eigh(a, "U")[0]), _SQUARE, "spd", True),
+    # UPLO="U" of a nonsymmetric matrix: the upper triangle is the matrix's
+    "eigh(U)": (lambda L, a: (L.linalg.eigh(a, "U")[0], L.linalg.eigvalsh(a, UPLO="U")),
+                _SQUARE, "matrix", True),
     "eigvalsh": (lambda L, a: L.linalg.eigvalsh(a), _SQUARE, "spd", True),
     "vector_norm": (lambda L, b: (L.linalg.vector_norm(b), L.linalg.vector_norm(b, 1, dim=0),
                                   L.linalg.vector_norm(b, 3, dim=-1, keepdim=True)),
@@ -201,7 +204,8 @@ for _name, (_fn, _samples, _domain, _gg) in _LINALG.items():
     # PyTorch 2.13's float32 det backward raises under a float64 default dtype (its lu_solve
     # gets a float64 right-hand side): no oracle there
     add(f"linalg.{_name}", _fn, samples=_samples, domain=_domain, gradgrad=_gg, rtol=1e-9,
-        dtypes=("float64",) if _name == "det" else FLOAT)
+        dtypes=("float64",) if _name == "det" else FLOAT,
+        covers=("linalg.eigh", "linalg.eigvalsh") if _name == "eigh(U)" else None)
 
 # -- disagreements with PyTorch found by the table, not fixed yet (reported) --------------
 _BOOL_KEPT = "symgrad returns float64 for a bool tensor where PyTorch keeps bool"
@@ -227,6 +231,7 @@ known("linalg.matrix_power", "matrix_power(a, 0) requires grad in symgrad; PyTor
 known("linalg.cholesky", "the gradient is lower triangular; PyTorch's is symmetric (the "
       "same on symmetric perturbations)", "gradgrad:float64", "float64", "float32")
 known("linalg.eigh", "float32 eigh returns float64 eigenvalues", "float32")
+known("linalg.eigh(U)", "float32 eigh returns float64 eigenvalues", "float32")
 known("linalg.eigvalsh", "float32 eigvalsh returns float64", "float32")
 
 # -- factories: no inputs; values and dtypes -------------------------------------------
