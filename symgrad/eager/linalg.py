@@ -85,7 +85,16 @@ def _zero_gradient(value: Any, source: Any) -> Any:
 
 
 def cholesky(A: Any, *, upper: bool = False) -> Any:
-    L = named(np.linalg.cholesky(_square(A, "cholesky")), A, "LinalgCholeskyExBackward0", (A,))
+    """The factor of A's lower triangle (as PyTorch's, which reads only it), with PyTorch's
+    symmetric gradient: taken through (A + A^T) / 2, equal to A where A is symmetric."""
+    A = _square(A, "cholesky")
+    if A.requires_grad:
+        symmetric = (A + A.transpose(-2, -1)) * 0.5
+        lower = A.tril() + A.tril(-1).transpose(-2, -1)
+        A_used = symmetric + (lower - symmetric).detach()
+    else:
+        A_used = A
+    L = named(np.linalg.cholesky(A_used), A, "LinalgCholeskyExBackward0", (A,))
     return L.transpose(-2, -1) if upper else L
 
 
