@@ -267,6 +267,7 @@ __all__ += ["scipy"]  # scipy.special and scipy.stats on traced values
 __all__ += ["reuse_memory"]  # keep freed memory for the next call (backend.memory)
 from .eager import linalg  # noqa: E402 -- torch.linalg
 from .eager.functions import (  # noqa: E402 -- more torch.* functions (round 3)
+    add,
     cummax,
     cummin,
     cumprod,
@@ -278,19 +279,22 @@ from .eager.functions import (  # noqa: E402 -- more torch.* functions (round 3)
     index_add,
     index_select,
     logcumsumexp,
+    mul,
     roll,
     scatter,
     scatter_add,
     scatter_reduce,
     set_default_dtype,
+    sub,
     trace,
     tril,
     triu,
+    true_divide,
 )
 from .eager.dtypes import bfloat16, float16, half, int8, int16, int32, short, uint8  # noqa: E402
 from .eager.serialization import load, save  # noqa: E402 -- torch.save, torch.load
 
-__all__ += ["linalg", "cummax", "cummin", "cumprod", "div", "divide", "einsum", "erf", "erfinv",
+__all__ += ["linalg", "add", "sub", "mul", "true_divide", "cummax", "cummin", "cumprod", "div", "divide", "einsum", "erf", "erfinv",
             "index_add",
             "index_select", "logcumsumexp", "roll", "scatter", "scatter_add", "scatter_reduce",
             "set_default_dtype", "trace", "tril", "triu", "load", "save", "float16", "half",

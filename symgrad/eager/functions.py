@@ -131,6 +131,21 @@ def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Any:
 divide = true_divide = div
 
 
+def add(input: Any, other: Any, *, alpha: Any = 1) -> Any:
+    """``torch.add``: ``input + alpha * other``."""
+    return _as_tensor(input).add(other, alpha)
+
+
+def sub(input: Any, other: Any, *, alpha: Any = 1) -> Any:
+    """``torch.sub``: ``input - alpha * other``."""
+    return _as_tensor(input).sub(other, alpha)
+
+
+def mul(input: Any, other: Any) -> Any:
+    """``torch.mul``: ``input * other``."""
+    return _as_tensor(input).mul(other)
+
+
 def cat(tensors: Sequence[Any], dim: int = 0, out: Any = None) -> Any:
     """``torch.cat``: joins tensors along an existing dimension (dtypes promoted)."""
     tensors = [_as_tensor(t) for t in tensors]

@@ -5,7 +5,7 @@ names, defaults and result tuples (gradients from the decompositions' own rules)
     >>> a = torch.tensor([[2.0, 1.0], [1.0, 3.0]], requires_grad=True)
     >>> torch.linalg.slogdet(a)
     torch.return_types.linalg_slogdet(
-    sign=tensor(1.),
+    sign=tensor(1., grad_fn=<LinalgSlogdetBackward0>),
     logabsdet=tensor(1.6094, grad_fn=<LinalgSlogdetBackward0>))
 """
 
@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from ..numpy_api import functions as ops
 from .methods import named
 from .tensor import Tensor
 
@@ -68,12 +69,32 @@ def det(A: Any) -> Any:
 def slogdet(A: Any) -> Any:
     A = _square(A, "slogdet")
     sign, logabsdet = np.linalg.slogdet(A)
-    return _slogdet(sign.detach() if isinstance(sign, Tensor) else sign,
+    if isinstance(sign, Tensor):
+        sign = _zero_gradient(sign.detach(), A[..., 0, 0])
+    return _slogdet(named(sign, A, "LinalgSlogdetBackward0", (A,)),
                     named(logabsdet, A, "LinalgSlogdetBackward0", (A,)))
 
 
+def _zero_gradient(value: Any, source: Any) -> Any:
+    """``value``, an output of ``source``'s graph with a zero gradient, as PyTorch's
+    piecewise-constant outputs (slogdet's sign, matrix_power(A, 0)): it requires grad
+    when ``source`` does (a selection: exact zeros, whatever ``source``'s values)."""
+    if not getattr(source, "requires_grad", False):
+        return value
+    return ops.where(np.ones(tuple(value.shape), dtype=bool), value, source)
+
+
 def cholesky(A: Any, *, upper: bool = False) -> Any:
-    L = named(np.linalg.cholesky(_square(A, "cholesky")), A, "LinalgCholeskyExBackward0", (A,))
+    """The factor of A's lower triangle (as PyTorch's, which reads only it), with PyTorch's
+    symmetric gradient: taken through (A + A^T) / 2, equal to A where A is symmetric."""
+    A = _square(A, "cholesky")
+    if A.requires_grad:
+        symmetric = (A + A.transpose(-2, -1)) * 0.5
+        lower = A.tril() + A.tril(-1).transpose(-2, -1)
+        A_used = symmetric + (lower - symmetric).detach()
+    else:
+        A_used = A
+    L = named(np.linalg.cholesky(A_used), A, "LinalgCholeskyExBackward0", (A,))
     return L.transpose(-2, -1) if upper else L
 
 
@@ -166,7 +187,8 @@ def matrix_power(A: Any, n: int) -> Any:
             base = base @ base
     if result is None:
         eye = np.broadcast_to(np.eye(A.shape[-1]), tuple(A.shape))
-        return Tensor._leaf(eye.astype(A._value.dtype))
+        return named(_zero_gradient(Tensor._leaf(eye.astype(A._value.dtype)), A), A,
+                     "CopyBackwards", (A,))  # A: the identity's shape
     return result
 
 
