@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from ..eager.bf16 import in_float32
+from ..eager.bf16 import in_float32 as _in_float32
 from ..eager.methods import named
 from ..eager.tensor import Tensor
 from ..numpy_api import functions as ops
@@ -103,7 +103,7 @@ def _value(x: Any) -> Any:
 # layers and activations
 
 
-@in_float32
+@_in_float32
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``input @ weight.T + bias``."""
     wt = weight.t()
