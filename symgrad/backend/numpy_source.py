@@ -166,6 +166,16 @@ def _part(template: str, parts: tuple[str, ...]) -> Lowering:
     return lower
 
 
+def _svd(out: str, args: list, e: Eqn, module: Module) -> list:
+    """``np.linalg.svd``'s u, s or vh; ``uv`` (complex matrices) is U above Vh^T."""
+    if e.params["part"] != "uv":
+        return _part("np.linalg.svd({0}, full_matrices=False)", ("u", "s", "vh"))(
+            out, args, e, module)
+    _only(e, ("part",))
+    return [f"_u, _s, _vh = np.linalg.svd({args[0]}, full_matrices=False)",
+            f"{out} = np.concatenate([_u, np.swapaxes(_vh, -1, -2)], axis=-2)"]
+
+
 def _math_of_elements(function: str) -> Lowering:
     """``math.<function>`` on each element (as the impls of erf and erfc compute it)."""
     def lower(out: str, args: list, e: Eqn, module: Module) -> list:
@@ -338,7 +348,7 @@ LOWERINGS: dict[Primitive, Lowering] = {
     prims.cumprod_p: _expression("np.cumprod({0}, axis={axis})", "axis"),
     prims.pinv_p: _expression("np.linalg.pinv({0}, {rcond})", "rcond"),
     prims.qr_p: _part("np.linalg.qr({0})", ("q", "r")),
-    prims.svd_p: _part("np.linalg.svd({0}, full_matrices=False)", ("u", "s", "vh")),
+    prims.svd_p: _svd,
     # self-contained numpy implementations, copied with what they read
     **{p: _copied_impl for p in (prims.relu_p, prims.sigmoid_p, prims.softplus_p,
                                  prims.xlogy_p, prims.extremum_weights_p, prims.norm2_p,

@@ -251,8 +251,26 @@ def _record_weights(a: Any, axis: Any, largest: bool) -> None:
         R.extremum_weights(a, normalize_axes(axis, a.ndim), largest)
 
 
+def _complex_extremum(a: Any, axis: Any, out: Any, keepdims: bool, kwargs: dict,
+                      largest: bool) -> Any:
+    """np.max / np.min of complex values, ordered as numpy orders them: by real part, then
+    by imaginary part. The gradient goes to the elements equal to the result, shared
+    evenly among them (autograd's rule); the value is their weighted sum (exact for one
+    such element, which is all but ties of equal values)."""
+    pick = _max if largest else _min
+    re, im = np.real(a), np.imag(a)
+    tied = np.equal(re, pick(re, axis, None, out, True, **kwargs))
+    fill = -np.inf if largest else np.inf
+    chosen = np.logical_and(tied, np.equal(im, pick(np.where(tied, im, fill), axis, keepdims=True)))
+    ones = np.where(chosen, 1.0, 0.0)
+    weights = ones / sum(ones, axis, keepdims=True)
+    return sum(np.where(chosen, a, 0.0) * weights, axis, keepdims=keepdims)
+
+
 @implements(np.max, np.amax)
 def max(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False, **kwargs: Any) -> Any:
+    if np.iscomplexobj(a):
+        return _complex_extremum(a, axis, out, keepdims, kwargs, largest=True)
     result = _max(a, axis, None, out, keepdims, **kwargs)
     _record_weights(a, axis, largest=True)
     return result
@@ -260,6 +278,8 @@ def max(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False, **kwa
 
 @implements(np.min, np.amin)
 def min(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False, **kwargs: Any) -> Any:
+    if np.iscomplexobj(a):
+        return _complex_extremum(a, axis, out, keepdims, kwargs, largest=False)
     result = _min(a, axis, None, out, keepdims, **kwargs)
     _record_weights(a, axis, largest=False)
     return result

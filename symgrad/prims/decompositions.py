@@ -27,6 +27,12 @@ Conventions (rows of :mod:`symgrad.core.conventions`):
   (the Golub-Pereyra formula, as PyTorch): at a rank-deficient matrix, the
   gradient of the map restricted to matrices of that rank;
 - ``eig`` of a real matrix with complex eigenvalues is refused when it runs.
+- complex eigenvectors (``eig``, ``eigh``): a loss that depends on their phases
+  gets nan (PyTorch raises).
+- ``svd`` of a complex matrix: JAX's rule (the phase of each pair of singular
+  vectors put on U); a loss that depends on those phases gets nan (PyTorch
+  raises), tested on the cotangents of U and Vh together, which the part ``uv``
+  (U above Vh^T) brings to one VJP.
 
 ``cholesky``, ``pinv`` and ``lstsq`` have SymPy forms (for matrices of full
 rank); the others are checked against finite differences.
@@ -53,11 +59,12 @@ import numpy as np
 from ..core.errors import ShapeError
 from ..core.ir import FLOAT, Aval, float_of, real_of
 from ..core.tracing import apply, shape_of
-from .complex import conj
+from .complex import cabs, conj, imag, real
+from .convert import convert
 from .elementwise import where
 from .indexing import along, concatenate_p
 from .linalg import _square_rule, _stacked, matmul, outer, solve, swap
-from .reductions import broadcast_to, reduce, reshape, sum_p
+from .reductions import broadcast_to, max_p, reduce, reshape, sum_p
 from .registry import register, require
 
 NAN = float("nan")
@@ -116,7 +123,8 @@ def _gaps(w: Any, squares: bool = False) -> Any:
     d = wj - wi
     denominator = d * (wj + wi) if squares else d
     safe = where(_eye(n), 1.0, denominator)
-    return where(_eye(n), 0.0, where(d == 0.0, NAN, 1.0 / safe))
+    zero = (cabs(d) if np.dtype(d.dtype).kind == "c" else d) == 0.0
+    return where(_eye(n), 0.0, where(zero, NAN, 1.0 / safe))
 
 
 def _right_inverse_transpose(b: Any, r: Any) -> Any:
@@ -208,20 +216,42 @@ def _hermitian_eigvals_vjp(g, x, uplo):
     if uplo not in ("L", "U"):
         raise ValueError(f"eigh: uplo {uplo!r} unknown")
     v = eigh(x, "vectors", uplo)
-    full = matmul(columns(conj(v), g), swap(v))
+    return _hermitian_triangle(matmul(columns(conj(v), g), swap(v)), uplo)
+
+
+def _hermitian_triangle(full, uplo):
     n = shape_of(full)[-1]
     keep = np.tri(n, k=-1, dtype=bool) if uplo == "L" else np.tri(n, k=-1, dtype=bool).T
     return where(_eye(n), 0.5 * (full + conj(full)),
                  where(keep, full + conj(swap(full)), 0.0))
 
 
+def _vector_phases_free(vtg: Any, ga: Any) -> Any:
+    """``ga``, or nan where the loss depends on the phases of complex eigenvectors:
+    ``Im(diag(V^T g))`` is that dependence (PyTorch raises where it is not 0)."""
+    d = diagonal(vtg)
+    last = (len(shape_of(d)) - 1,)
+    im = imag(d)
+    n = len(shape_of(vtg))
+    scale = reduce(max_p, cabs(vtg), (n - 2, n - 1))
+    bad = reduce(max_p, im * im, last) > 1e-16 * scale * scale
+    return where(reshape(bad, shape_of(bad) + (1, 1)), NAN, ga)
+
+
+def _complex_eigh_vectors_vjp(g, v, x, uplo):
+    # PyTorch's linalg_eig_backward (Hermitian), conjugated into symgrad's convention:
+    # G = conj(V) (F o (X - X^H) / 2) V^T with X = V^T g on the full matrix, then the
+    # triangle numpy reads
+    vtg = matmul(swap(v), g)
+    skew = 0.5 * (vtg - conj(swap(vtg)))
+    full = matmul(matmul(conj(v), _gaps(eigh(x, "values", uplo)) * skew), swap(v))
+    return _vector_phases_free(vtg, _hermitian_triangle(full, uplo))
+
+
 def _eigh_vjp(g, ans, x, *, part, uplo):
     if x.dtype.kind == "c":
         if part == "vectors":
-            raise TypeError(
-                "the gradient through the eigenvectors of a complex np.linalg.eigh is not "
-                "supported: each is determined up to a complex phase. Differentiate "
-                "through the eigenvalues (np.linalg.eigvalsh)")
+            return (_complex_eigh_vectors_vjp(g, ans, x, uplo),)
         return (_hermitian_eigvals_vjp(g, x, uplo),)
     # A = V diag(w) V^T: dw_i = v_i^T dA v_i, dV = V (F o (V^T dA V)), F_ij = 1/(w_j - w_i)
     if part == "values":
@@ -266,21 +296,23 @@ def _eig_impl(x, part):
 def _eig_vjp(g, ans, x, *, part):
     # PyTorch's linalg_eig_backward for real results: V^-T K V^T with K = diag(gw) or
     # F o (V^T gV - V^T V diag(diag(V^T gV))) (the second term: unit-norm eigenvectors)
-    if x.dtype.kind == "c" and part == "vectors":
-        raise TypeError(
-            "the gradient through the eigenvectors of a complex np.linalg.eig is not "
-            "supported: each is determined up to a complex phase, so a function of them "
-            "has a gradient only if it does not depend on that phase. Differentiate "
-            "through the eigenvalues, or use np.linalg.eigh for a Hermitian matrix")
-    # complex eigenvalues: the same formula transposes dw = diag(V^-1 dA V) (JAX's rule)
+    # complex eigenvalues: the same formula transposes dw = diag(V^-1 dA V) (JAX's rule);
+    # complex eigenvectors: PyTorch's rule conjugated into symgrad's convention, V^T conj(V)
+    # and Re(diag(V^T g)) in place of V^T V and diag(V^T g), nan where the loss depends on
+    # the eigenvectors' phases
     v = ans if part == "vectors" else eig(x, "vectors")
     if part == "values":
         n = shape_of(g)[-1]
         k = where(_eye(n), reshape(g, shape_of(g) + (1,)), 0.0)
     else:
         vtg = matmul(swap(v), g)
-        k = _gaps(eig(x, "values")) * (vtg - columns(matmul(swap(v), v), diagonal(vtg)))
-    return (solve(swap(v), matmul(k, swap(v))),)
+        if x.dtype.kind == "c":
+            norms = columns(matmul(swap(v), conj(v)), convert(real(diagonal(vtg)), x.dtype.name))
+        else:
+            norms = columns(matmul(swap(v), v), diagonal(vtg))
+        k = _gaps(eig(x, "values")) * (vtg - norms)
+    ga = solve(swap(v), matmul(k, swap(v)))
+    return (_vector_phases_free(vtg, ga) if part == "vectors" and x.dtype.kind == "c" else ga,)
 
 
 eig_p = register(
@@ -352,17 +384,92 @@ _SVD_PARTS = ("u", "s", "vh")
 
 def _svd_rule(x: Aval, *, part: str) -> Aval:
     require("svd", (x,), FLOAT)
-    if x.ndim < 2 or part not in _SVD_PARTS:
+    if x.ndim < 2 or part not in _SVD_PARTS + ("uv",):
         raise ShapeError(f"svd: needs a matrix or a stack of them, got {x}")
     m, n = x.shape[-2:]
     k = min(m, n)
-    return Aval(x.shape[:-2] + {"u": (m, k), "s": (k,), "vh": (k, n)}[part], x.dtype)
+    shape = x.shape[:-2] + {"u": (m, k), "s": (k,), "vh": (k, n), "uv": (m + n, k)}[part]
+    return Aval(shape, real_of(x.dtype) if part == "s" else x.dtype)
+
+
+def _svd_impl(x, part):
+    u, s, vh = np.linalg.svd(x, full_matrices=False)
+    if part == "uv":
+        return np.concatenate([u, np.swapaxes(vh, -1, -2)], axis=-2)
+    return {"u": u, "s": s, "vh": vh}[part]
+
+
+# A complex matrix's singular vectors: one part "uv" holds U above Vh^T (rows m..m+n),
+# so one VJP sees the cotangents of U and Vh together. The pair (U, V) is determined up
+# to (U D, V D) with D = diag(e^{i phi}): a loss has a gradient only if it does not
+# depend on those phases, which only both cotangents together tell.
+
+
+def complex_vectors(x: Any, both: Any = None) -> tuple[Any, Any]:
+    """``U, Vh`` of a complex matrix (or stack), from the part ``uv`` (``both``, if
+    given, is that part already recorded)."""
+    m, n = shape_of(x)[-2:]
+    both = svd(x, "uv") if both is None else both
+    last = len(shape_of(both)) - 2
+    return along(both, last, 0, m), swap(along(both, last, m, m + n))
+
+
+def _h(x: Any) -> Any:
+    """The conjugate transpose of a stack of matrices."""
+    return conj(swap(x))
+
+
+def _phase_free(du: Any, dv: Any, ga: Any) -> Any:
+    """``ga``, or nan where the loss depends on the singular vectors' phases: ``du``,
+    ``dv`` are the diagonals of ``U^H gU`` and ``V^H gV`` (PyTorch's convention), and
+    ``Im(du + dv)`` is that dependence (PyTorch raises where it is not 0)."""
+    last = (len(shape_of(du)) - 1,)
+    im = imag(du + dv)
+    worst = reduce(max_p, im * im, last)
+    scale = reduce(max_p, cabs(du) + cabs(dv), last)
+    bad = worst > 1e-16 * scale * scale
+    return where(reshape(bad, shape_of(bad) + (1, 1)), NAN, ga)
+
+
+def _complex_svd_vjp(g, ans, x, part):
+    # PyTorch's svd_backward for complex matrices, in its convention (cotangents
+    # conjugated): gA = conj(PyTorch's gA for conj(g)), the transpose under symgrad's
+    # pairing Re(sum(a * b)); the diagonal term i Im(diag(U^H gU)) / S puts the phase on
+    # U as JAX's rule does (the same number wherever the loss is phase-free).
+    m, n = shape_of(x)[-2:]
+    k = min(m, n)
+    # (the vectors of the part differentiated are its own result: a second derivative
+    # then sends one cotangent to them, which must be phase-free as a whole)
+    u, vh = complex_vectors(x, ans if part == "uv" else None)
+    s = svd(x, "s")
+    if part == "s":
+        return (conj(matmul(columns(u, convert(g, x.dtype.name)), vh)),)
+    last = len(shape_of(g)) - 2
+    gu = conj(along(g, last, 0, m))          # PyTorch's cotangent of U
+    gvh = conj(swap(along(g, last, m, m + n)))  # and of Vh
+    inverse = where(s == 0.0, NAN, 1.0 / where(s == 0.0, 1.0, s))
+    gaps = _gaps(s, squares=True)
+    utg = matmul(_h(u), gu)
+    vtg = matmul(vh, _h(gvh))  # V^H gV, gV = gVh^H
+    du, dv = diagonal(utg), diagonal(vtg)
+    core = (columns(gaps * (utg - _h(utg)), s) + rows(s, gaps * (vtg - _h(vtg)))
+            + where(_eye(k), reshape(imag(du) * inverse, shape_of(du) + (1,)) * 1j, 0.0))
+    ga = matmul(matmul(u, core), vh)
+    if m > k:
+        ga = ga + matmul(columns(gu - matmul(u, utg), inverse), vh)
+    if n > k:
+        ga = ga + matmul(columns(u, inverse), gvh - matmul(matmul(gvh, _h(vh)), vh))
+    return (conj(_phase_free(du, dv, ga)),)
 
 
 def _svd_vjp(g, ans, x, *, part):
     # PyTorch's svd_backward for real matrices (Townsend 2016), one part at a time:
     # gA = U [F o (U^T gU - gU^T U) S + S F o (V^T gV - gV^T V) + diag(gS)] V^T
     #      + (I - U U^T) gU S^-1 V^T + U S^-1 gV^T (I - V V^T),  F_ij = 1/(s_j^2 - s_i^2)
+    if x.dtype.kind == "c":
+        if part in ("u", "vh"):
+            raise TypeError("svd: a complex matrix's U and Vh are the part 'uv'")
+        return _complex_svd_vjp(g, ans, x, part)
     m, n = shape_of(x)[-2:]
     k = min(m, n)
     u = ans if part == "u" else svd(x, "u")
@@ -387,8 +494,8 @@ def _svd_vjp(g, ans, x, *, part):
 
 
 svd_p = register(
-    name="svd", kind="array", shape_rule=_svd_rule,
-    impl=lambda x, part: np.linalg.svd(x, full_matrices=False)[_SVD_PARTS.index(part)],
+    name="svd", complex=True, kind="array", shape_rule=_svd_rule,
+    impl=_svd_impl,
     vjp=_svd_vjp, sympy=_no_sympy("svd"), numpy=np.linalg.svd,
     batch=lambda b, args, flags, **params: _each_matrix(b, svd_p, args, params))
 
