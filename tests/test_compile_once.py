@@ -92,7 +92,11 @@ def test_the_worker_compiles_the_signature_real_calls_use(tiered):
     before = sg.compile_stats()
     first = h(X)
     assert sg.compile_stats()["interpreted_calls"] == before["interpreted_calls"] + 1
+    # the worker takes a second to start: the job is still in flight, and said so
+    assert sg.compile_stats()["compiling"] == before["compiling"] + 1
+    assert "1 kernel still compiling in the background" in sg.compile_note()
     assert worker.wait(timeout=300)
+    assert sg.compile_stats()["compiling"] == before["compiling"]
     second = h(X)
     after = sg.compile_stats()
     assert after["compiled_in_workers"] == before["compiled_in_workers"] + 1
@@ -239,3 +243,19 @@ def test_a_worker_that_retires_is_replaced(tiered, monkeypatch):
         assert_close(a, np.sin(X) * (scale + k), rtol=1e-15, atol=0)
         assert_close(b, np.sin(X) * (scale + k), rtol=1e-14, atol=0)
 
+
+
+def test_the_command_says_when_its_kernel_compiles_in_the_background(tmp_path):
+    """``symgrad grad ... --jit`` on an empty cache, tiered: the answer is the
+    interpreter's, and one stderr line says the kernel compiles in the background (or,
+    had the worker been quicker than the command, that it compiled)."""
+    done = subprocess.run([sys.executable, "-m", "symgrad", "grad", "sum(sin(x)*x)", "--shape",
+                           "x=3", "--at", "x=1,2,3", "--jit", "--format", "json"],
+                          env=env(tmp_path, True), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    x = np.array([1.0, 2.0, 3.0])
+    assert_close(np.array(json.loads(done.stdout)["grad"]["x"]), np.sin(x) + x * np.cos(x),
+                 rtol=1e-14, atol=0)
+    (line,) = done.stderr.splitlines()
+    assert line.startswith(("symgrad: 1 kernel still compiling in the background",
+                            "symgrad: 1 kernel compiled")), line

@@ -88,7 +88,7 @@ class Tiered:
 
                     self._job = worker.submit(kernel, tuple(typeof(a) for a in args))
                 else:
-                    self._job = _BACKGROUND.submit(kernel, args)
+                    self._job = _BACKGROUND.submit(kernel, args, compiles=not self._load)
             return self._job
 
     def wait(self, timeout: float | None = None) -> bool:
@@ -115,9 +115,15 @@ class _Background:
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
         self._current: worker.Job | None = None
+        self._compiles = 0  # compile jobs queued or running
 
-    def submit(self, kernel: Callable[..., tuple], args: tuple) -> worker.Job:
+    def submit(self, kernel: Callable[..., tuple], args: tuple,
+               compiles: bool = True) -> worker.Job:
+        """Compile ``kernel`` for ``args`` (``compiles``), or load it from disk."""
         job = worker.Job(kernel, ())
+        job.compiles = compiles
+        with self._lock:
+            self._compiles += compiles
         self._queue.put((job, args))
         with self._lock:
             if self._thread is None or not self._thread.is_alive():
@@ -125,6 +131,10 @@ class _Background:
                                                 daemon=True)
                 self._thread.start()
         return job
+
+    def pending(self) -> int:
+        """Compiles queued or running (loads from disk are not counted)."""
+        return self._compiles
 
     def _run(self) -> None:
         while True:
@@ -147,6 +157,8 @@ class _Background:
         else:
             job.state = "done"
         self._current = None
+        with self._lock:
+            self._compiles -= job.compiles
 
     def _forked(self) -> None:
         """In a forked child (no thread here): the calls waiting compile for themselves."""
@@ -164,6 +176,7 @@ class _Background:
 #: after the locks of :mod:`.compile` and :mod:`.keylock`, so taken before them
 _RUNNING = threading.Lock()
 _BACKGROUND = _Background()
+kernels.in_flight(_BACKGROUND.pending)
 
 
 def _after_fork_in_child() -> None:

@@ -45,7 +45,7 @@ from collections import deque
 from pathlib import Path
 from typing import Any
 
-from .stats import LOG, count
+from .stats import LOG, count, in_flight
 
 _HEADER = struct.Struct(">Q")
 MAX_RESTARTS = 3  # workers that died in one process before it stops starting them
@@ -62,6 +62,7 @@ class Job:
         self.signature = signature
         self.state = "queued"
         self.started = 0.0
+        self.compiles = True  # False: a load from disk (:mod:`.tiered`'s background thread)
 
     def done(self) -> bool:
         return self.state in ("done", "failed")
@@ -237,6 +238,7 @@ def _receive(stream: Any) -> dict | None:
 
 
 POOL = Pool()
+in_flight(lambda: len(POOL._jobs))
 
 
 def submit(kernel: Any, signature: tuple) -> Job:
