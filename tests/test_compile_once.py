@@ -259,3 +259,33 @@ def test_the_command_says_when_its_kernel_compiles_in_the_background(tmp_path):
     (line,) = done.stderr.splitlines()
     assert line.startswith(("symgrad: 1 kernel still compiling in the background",
                             "symgrad: 1 kernel compiled")), line
+
+
+def test_a_split_graphs_pieces_compile_in_the_worker(tiered):
+    """A chain of kernels (a graph split into pieces): each piece is compiled in the
+    compile worker for the arguments it gets, then loaded; nothing compiles here."""
+    from symgrad.backend.program import build
+
+    cs = 0.5 + np.random.default_rng().random(12) * 1e-3
+
+    def f(x):
+        for c in cs:
+            x = np.sin(x) * c + x
+        return np.sum(np.cos(x) * x)  # kernels no test compiled
+
+    g = sg.grad(f, backend="numpy")
+    graph = g.graph(X)
+    program = build(graph, "f", "a split chain", max_eqns=30, tiered=True)
+    assert len(program.pieces) >= 3
+    before = sg.compile_stats()
+    first = program.kernel(X, *program.consts)
+    assert sg.compile_stats()["interpreted_calls"] == before["interpreted_calls"] + 1
+    assert program.kernel.wait(timeout=600)
+    second = program.kernel(X, *program.consts)
+    after = sg.compile_stats()
+    workers = after["compiled_in_workers"] - before["compiled_in_workers"]
+    assert workers >= 1 and after["compiled"] - before["compiled"] == workers
+    assert after["loaded_from_disk"] - before["loaded_from_disk"] == workers
+    want = g(X)
+    assert_close(first[0], want, rtol=1e-14, atol=0)
+    assert_close(second[0], want, rtol=1e-13, atol=0)

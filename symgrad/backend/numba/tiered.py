@@ -7,11 +7,12 @@ interpreter while the kernel compiles elsewhere, and every call after the
 kernel is ready on the kernel. Where: in the compile worker process
 (:mod:`.worker`), for exactly the Numba types of the first call's arguments
 (no copies); the kernel's machine code lands in the disk cache and the next
-call loads it. A kernel with no file in the cache (an unusable cache) or a
-split graph's chain of kernels compiles on one daemon thread instead (the chain
-by running it once with the first call's arguments, whose types its later
-pieces' inputs depend on): never a thread per call, and nothing waits for it at
-exit. A call whose interpretation runs past ``sg.config.tiered_budget``
+call loads it. A split graph's chain of kernels is driven from one daemon
+thread: it runs the chain once with the first call's arguments (its later
+pieces' input types depend on the earlier pieces' outputs), each piece compiled
+in the worker for exactly the arguments it gets before it runs, then loaded. A
+kernel with no file in the cache (an unusable cache) compiles on that thread.
+Never a thread per call, and nothing waits for it at exit. A call whose interpretation runs past ``sg.config.tiered_budget``
 seconds (a loop of many steps) stops interpreting and waits for the kernel
 (:class:`symgrad.core.interpreter.OverBudget`; graphs are pure, so nothing is
 left half done; the wait is the worker's compile, through the kernel's lock,
@@ -106,9 +107,11 @@ class Tiered:
 
 
 class _Background:
-    """One daemon thread compiling what the worker process cannot: kernels with no file
-    in the cache, and chains of a split graph's kernels (run once with a first call's
-    arguments). Nothing waits for it at exit; an unfinished compile is redone later."""
+    """One daemon thread for what the worker process cannot do alone: kernels with no
+    file in the cache (compiled here), chains of a split graph's kernels (run once with
+    a first call's arguments, each piece compiled in the worker first), a process's
+    first load from disk. Nothing waits for it at exit; an unfinished compile is redone
+    later."""
 
     def __init__(self) -> None:
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
@@ -150,6 +153,8 @@ class _Background:
                 from numba import typeof
 
                 job.kernel.compile_signature(tuple(typeof(a) for a in args))
+            elif hasattr(job.kernel, "run"):  # a split graph's Chain
+                job.kernel.run(args, before=_compile_in_the_worker)
             else:
                 job.kernel(*args)
         except Exception:  # noqa: BLE001 -- the calling thread's own call will raise it
@@ -177,6 +182,28 @@ class _Background:
 _RUNNING = threading.Lock()
 _BACKGROUND = _Background()
 kernels.in_flight(_BACKGROUND.pending)
+
+
+def _compile_in_the_worker(kernel: Any, args: tuple) -> None:
+    """Before a split graph's piece runs on the background thread: have the compile worker
+    compile its kernel for exactly ``args`` (unless this process or the disk cache has
+    it), and wait without holding :data:`_RUNNING` (a fork need not wait for the
+    worker). The piece's call then loads the machine code; a failed job leaves the
+    compile to that call."""
+    if not isinstance(kernel, kernels.Kernel) or kernel.path is None \
+            or kernels.on_disk(kernel.source):
+        return
+    from numba import typeof
+
+    signature = tuple(typeof(a) for a in args)
+    if signature in kernel.function.overloads:
+        return
+    job = worker.submit(kernel, signature)
+    _RUNNING.release()
+    try:
+        job.wait()
+    finally:
+        _RUNNING.acquire()
 
 
 def _after_fork_in_child() -> None:
