@@ -269,9 +269,9 @@ calls = {
     "Tensor hessian": lambda: jax.jit(jax.hessian(f))(x),
     "hessian d=100": lambda: jax.jit(jax.hessian(loglik))(xx, A, bb),
 }
-t = time.perf_counter()
+t, cpu = time.perf_counter(), time.process_time()
 jax.block_until_ready(calls[which]())
-print(json.dumps({"first call": time.perf_counter() - t}))
+print(json.dumps({"first call": time.perf_counter() - t, "first cpu": time.process_time() - cpu}))
 """
 
 #: an example run as ``python examples/<name>.py``; the time of its last statement
@@ -320,15 +320,16 @@ def finish(process: Any, timeout: float = 1800) -> dict:
     return result
 
 
-def jax_first(which: str) -> float | None:
-    """JAX's first call of ``which`` in a fresh process (None: JAX not installed)."""
+def jax_first(which: str) -> dict | None:
+    """JAX's first call of ``which`` in a fresh process, seconds and CPU seconds (None:
+    JAX not installed)."""
     done = subprocess.run([sys.executable, "-c", JAX, which], env=_env(Path("."), True),
                           capture_output=True, text=True, timeout=600)
     if done.returncode:
         if "No module named 'jax'" in done.stderr:
             return None
         raise SystemExit(done.stderr)
-    return json.loads(done.stdout.splitlines()[-1])["first call"]
+    return json.loads(done.stdout.splitlines()[-1])
 
 
 def quiet(cache: Path) -> None:
@@ -369,8 +370,10 @@ def measure_row(which: str, with_jax: bool) -> dict:
         "cold compiles": cold["compiled"], "left": fill["compiled"],
         "warm first": warm["first call"], "warm cpu": warm["first cpu"],
         "warm compiles": warm["compiled"], "ready": ready["first call"],
-        "kernels": ready["kernels compiled"],
-        "jax first": jax_first(which) if with_jax else None})
+        "ready cpu": ready["first cpu"], "kernels": ready["kernels compiled"]})
+    jax = jax_first(which) if with_jax else None
+    row["jax first"], row["jax cpu"] = (jax["first call"], jax["first cpu"]) if jax else (None,
+                                                                                        None)
     row["misses"] = misses(row)
     return row
 
@@ -454,15 +457,16 @@ def _s(v: float | None) -> str:
 
 def markdown(results: dict) -> str:
     lines = ["| row | load | cold first s (cpu) | exit s | compiles in cold / left | warm first s "
-             "(cpu) | warm compiles | ready s (compile-first) | compiles > 1 s (s) | JAX first s "
-             "| missed |", "|" + "---|" * 11]
+             "(cpu) | warm compiles | ready s (cpu), compile-first | compiles > 1 s (s) | JAX "
+             "first s (cpu) | missed |", "|" + "---|" * 11]
     for r in results["rows"]:
         slow = ", ".join(f"{k['seconds']:.1f}" for k in r["kernels"] if k["seconds"] > 1.0)
         lines.append(
             f"| {r['row']} | {r['load']} | {r['cold first']:.2f} ({r['cold cpu']:.2f}) | "
             f"{r['exit']:.2f} | {r['cold compiles']} / {r['left']} | {r['warm first']:.2f} "
             f"({r['warm cpu']:.2f}) | {r['warm compiles']} | {r['ready']:.2f} "
-            f"({len(r['kernels'])} kernels) | {slow} | {_s(r['jax first'])} | "
+            f"({r['ready cpu']:.2f}), {len(r['kernels'])} compiled | {slow} | "
+            f"{_s(r['jax first'])} ({_s(r['jax cpu'])}) | "
             f"{'; '.join(r['misses']) or 'met'} |")
     if results["counted"]:
         lines += ["", "| compile-first, one empty cache | load | compiles | missed |",

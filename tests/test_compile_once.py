@@ -107,6 +107,25 @@ def test_the_worker_compiles_the_signature_real_calls_use(tiered):
     assert_close(second, want, rtol=1e-14, atol=1e-300)
 
 
+def test_a_kernel_calling_lapack_compiles_in_the_worker(tiered):
+    """Numba's linear algebra imports scipy: the worker's ``sys.path`` must not let
+    ``symgrad/scipy`` stand for it (it did: every kernel with a matrix product or a
+    determinant failed there, and compiled on the calling thread instead)."""
+    M = np.random.default_rng().random((3, 5)) + np.eye(3, 5)  # a kernel no test compiled
+    g = sg.grad(lambda x: np.linalg.slogdet(M @ np.diag(np.exp(x)) @ M.T)[1])
+    before = sg.compile_stats()
+    first = g(X)
+    assert worker.wait(timeout=300)
+    second = g(X)
+    after = sg.compile_stats()
+    assert after["compiled_in_workers"] == before["compiled_in_workers"] + 1
+    assert after["compiled"] == before["compiled"] + 1, "compiled in the worker only"
+    B = M * np.exp(X)  # M diag(e^x); d/dx_k log det(B Mᵀ) = e^x_k (Mᵀ (B Mᵀ)⁻¹ M)_kk
+    want = np.exp(X) * np.diag(M.T @ np.linalg.inv(B @ M.T) @ M)
+    assert_close(first, want, rtol=1e-12, atol=0)
+    assert_close(second, want, rtol=1e-12, atol=0)
+
+
 def test_the_tensor_apis_hessian_compiles_in_the_worker(tiered):
     """``autograd.functional.hessian`` (Tensor API): its backward kernels compile in the
     worker while this thread interprets, and are then loaded, never compiled here."""

@@ -136,7 +136,7 @@ class Pool:
         kernels_dir = _cache_base()
         if kernels_dir is None:
             return None
-        root = str(Path(__file__).resolve().parents[2])
+        root = str(Path(__file__).resolve().parents[3])  # the directory holding symgrad/
         code = (f"import sys; sys.path.insert(0, {root!r}); "
                 "from symgrad.backend.numba.worker import main; main()")
         env = {**os.environ, "SYMGRAD_CACHE_DIR": str(kernels_dir.parent),
