@@ -44,6 +44,7 @@ comes, then a markdown table; ``--json FILE`` and ``--markdown FILE`` write them
     python benchmarks/first_call.py --json first_call.json --markdown first_call.md
     python benchmarks/first_call.py --only hessian "six lambdas" --no-jax
     python benchmarks/first_call.py --only --examples mlp torch_classifier   # examples only
+    python benchmarks/first_call.py --checkout /tmp/before    # a before column: another commit
 
 Python's bytecode is cached, as it is for an installed package: the children
 write it to a temporary ``PYTHONPYCACHEPREFIX``, filled by a first, untimed run
@@ -152,7 +153,11 @@ def main() -> None:
     parser.add_argument("--no-jax", action="store_true", help="no JAX column")
     parser.add_argument("--json", help="write the results here")
     parser.add_argument("--markdown", help="write the tables here")
+    parser.add_argument("--checkout", help="measure the symgrad of this checkout (e.g. a "
+                        "`git worktree add /tmp/before <commit>`), not the one importable here")
     opts = parser.parse_args()
+    if opts.checkout:
+        CHECKOUT.append(str(Path(opts.checkout).resolve()))
     if not opts.stages:
         return waits(opts)
     print(f"{'function':8} {'cache':5} " + " ".join(f"{c:>11}" for c in COLUMNS)
@@ -294,9 +299,15 @@ COUNTED = ["six lambdas", "24 hvp threads", "training loop"]
 COMPILED = re.compile(r"compiled k_(\S+) \((.*)\): (\d+) lines, (\d+) loops, in ([\d.]+) s")
 
 
+#: ``--checkout DIR``: the symgrad the measured processes import (for a "before" column)
+CHECKOUT: list[str] = []
+
+
 def _env(cache: Path, tiered: bool, log: bool = False) -> dict:
-    env = {**os.environ, "SYMGRAD_CACHE_DIR": str(cache), "SYMGRAD_TIERED": "1" if tiered else "0",
-           "SYMGRAD_LOG_COMPILES": "1" if log else "0", "JAX_PLATFORMS": "cpu"}
+    path = os.pathsep.join([*CHECKOUT, os.environ.get("PYTHONPATH", "")]).strip(os.pathsep)
+    env = {**os.environ, "PYTHONPATH": path, "SYMGRAD_CACHE_DIR": str(cache),
+           "SYMGRAD_TIERED": "1" if tiered else "0", "SYMGRAD_LOG_COMPILES": "1" if log else "0",
+           "JAX_PLATFORMS": "cpu"}
     env.pop("NUMBA_CACHE_DIR", None)
     return env
 
