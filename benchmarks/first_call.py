@@ -40,6 +40,11 @@ from a closure, and of four processes on one empty cache (target: one compile ea
 with ``--examples [NAME ...]``, each example (all by default) on an empty cache and
 then warm (target: <= 2x warm + 8 s; exit <= 1 s). Each JSON result is printed as it
 comes, then a markdown table; ``--json FILE`` and ``--markdown FILE`` write them.
+"missed" compares wall seconds with the targets, which assume a quiet machine: under
+load, read the CPU seconds beside them (the load average is in each row). Runtime: the
+rows and counts about 10 min, six small examples 3 min more (2 cores at load 14); the
+large examples (lenet, transformer_lm, unet_block, dask_logistic_regression) are slow
+on an empty cache, so ``--examples`` takes names.
 
     python benchmarks/first_call.py --json first_call.json --markdown first_call.md
     python benchmarks/first_call.py --only hessian "six lambdas" --no-jax
