@@ -31,6 +31,7 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
 import argparse  # noqa: E402
+import sys  # noqa: E402
 import time  # noqa: E402
 
 import dask  # noqa: E402
@@ -112,3 +113,5 @@ if __name__ == "__main__":
                         help="regenerate the chunks at each evaluation (out of core)")
     args = parser.parse_args()
     main(args.n, args.d, args.chunk, args.seed, args.persist)
+    if note := sg.compile_note():  # kernels compiled, or compiling in the background
+        print(note, file=sys.stderr)

@@ -9,6 +9,8 @@ weights).
 
 Run:  python examples/lenet.py
 """
+import sys
+
 import symgrad as torch
 import symgrad.nn as nn
 import symgrad.nn.functional as F
@@ -66,3 +68,5 @@ def main(steps=30, batch=32, verbose=True):
 
 if __name__ == "__main__":
     main()
+    if note := torch.compile_note():  # kernels compiled, or compiling in the background
+        print(note, file=sys.stderr)

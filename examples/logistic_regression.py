@@ -12,6 +12,7 @@ Run:  python examples/logistic_regression.py [--steps 200] [--n 500]
 from __future__ import annotations
 
 import argparse
+import sys
 
 import numpy as np
 
@@ -61,3 +62,5 @@ if __name__ == "__main__":
     parser.add_argument("--n", type=int, default=500)
     args = parser.parse_args()
     main(steps=args.steps, n=args.n)
+    if note := sg.compile_note():  # kernels compiled, or compiling in the background
+        print(note, file=sys.stderr)

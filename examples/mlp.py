@@ -12,6 +12,7 @@ Run:  python examples/mlp.py [--steps 500] [--hidden 16]
 from __future__ import annotations
 
 import argparse
+import sys
 
 import numpy as np
 
@@ -67,3 +68,5 @@ if __name__ == "__main__":
     parser.add_argument("--hidden", type=int, default=16)
     args = parser.parse_args()
     main(steps=args.steps, hidden=args.hidden)
+    if note := sg.compile_note():  # kernels compiled, or compiling in the background
+        print(note, file=sys.stderr)

@@ -10,6 +10,7 @@ Run:  python examples/rosenbrock_scipy.py [--n 5] [--method BFGS]
 from __future__ import annotations
 
 import argparse
+import sys
 
 import numpy as np
 import scipy.optimize
@@ -53,3 +54,5 @@ if __name__ == "__main__":
     parser.add_argument("--method", default="BFGS", choices=["BFGS", "L-BFGS-B"])
     args = parser.parse_args()
     main(n=args.n, method=args.method)
+    if note := sg.compile_note():  # kernels compiled, or compiling in the background
+        print(note, file=sys.stderr)

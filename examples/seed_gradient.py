@@ -52,3 +52,5 @@ def main(show: bool = False) -> None:
 
 if __name__ == "__main__":
     main(show="--show" in sys.argv)
+    if note := sg.compile_note():  # kernels compiled, or compiling in the background
+        print(note, file=sys.stderr)

@@ -7,6 +7,7 @@ on PyTorch (tests/test_torch_programs.py compares such programs line by line).
 Run:  python examples/torch_classifier.py
 """
 import math
+import sys
 
 import symgrad as torch
 import symgrad.nn as nn
@@ -57,3 +58,5 @@ def main(epochs=300, n=300, verbose=True):
 
 if __name__ == "__main__":
     main()
+    if note := torch.compile_note():  # kernels compiled, or compiling in the background
+        print(note, file=sys.stderr)

@@ -52,3 +52,5 @@ if __name__ == "__main__":
     stats = torch.autograd.backward_stats()
     print(f"backward runs: {stats['interpreted']} interpreted, {stats['compiled_runs']} compiled")
     assert losses[-1] < 0.5 * losses[0], "the loss did not go down"
+    if note := torch.compile_note():  # kernels compiled, or compiling in the background
+        print(note, file=sys.stderr)

@@ -9,6 +9,8 @@ compares the two step by step).
 
 Run:  python examples/transformer_lm.py
 """
+import sys
+
 import symgrad as torch
 import symgrad.nn as nn
 
@@ -68,3 +70,5 @@ def main(steps=60, batch=16, verbose=True):
 
 if __name__ == "__main__":
     main()
+    if note := torch.compile_note():  # kernels compiled, or compiling in the background
+        print(note, file=sys.stderr)

@@ -7,6 +7,8 @@ on PyTorch (tests/test_torch_nn.py compares the two step by step).
 
 Run:  python examples/unet_block.py
 """
+import sys
+
 import symgrad as torch
 import symgrad.nn as nn
 import symgrad.nn.functional as F
@@ -67,3 +69,5 @@ def main(steps=60, batch=8, verbose=True):
 
 if __name__ == "__main__":
     main()
+    if note := torch.compile_note():  # kernels compiled, or compiling in the background
+        print(note, file=sys.stderr)

@@ -68,7 +68,7 @@ from .autograd import (  # noqa: E402
     no_grad,
     set_grad_enabled,
 )
-from .backend.numba.compile import compile_stats  # noqa: E402
+from .backend.numba.compile import compile_note, compile_stats  # noqa: E402
 from .backend.memory import _from_environment, reuse_memory  # noqa: E402
 from .backend.numba.threads import get_num_threads, max_threads, set_num_threads  # noqa: E402
 from .core.config import config  # noqa: E402
@@ -260,7 +260,8 @@ __all__ = ["grad", "value_and_grad", "vjp", "jit", "jvp", "linearize", "vmap", "
            "tan", "tanh", "topk", "transpose", "trunc", "unbind", "unsqueeze", "var",
            "where"]
 __all__ += ["array"]  # np.array of traced values (symgrad.numpy_api.arrays)
-__all__ += ["cond", "fori_loop", "scan", "while_loop", "config", "compile_stats"]  # loops
+__all__ += ["cond", "fori_loop", "scan", "while_loop", "config", "compile_stats",
+            "compile_note"]  # loops
 __all__ += ["set_num_threads", "get_num_threads", "max_threads"]  # parallel kernels
 __all__ += ["custom_vjp", "custom_jvp", "pure_callback", "ShapeDtypeStruct"]  # own rules
 __all__ += ["scipy"]  # scipy.special and scipy.stats on traced values

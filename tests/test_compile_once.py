@@ -92,7 +92,11 @@ def test_the_worker_compiles_the_signature_real_calls_use(tiered):
     before = sg.compile_stats()
     first = h(X)
     assert sg.compile_stats()["interpreted_calls"] == before["interpreted_calls"] + 1
+    # the worker takes a second to start: the job is still in flight, and said so
+    assert sg.compile_stats()["compiling"] == before["compiling"] + 1
+    assert "1 kernel still compiling in the background" in sg.compile_note()
     assert worker.wait(timeout=300)
+    assert sg.compile_stats()["compiling"] == before["compiling"]
     second = h(X)
     after = sg.compile_stats()
     assert after["compiled_in_workers"] == before["compiled_in_workers"] + 1
@@ -101,6 +105,25 @@ def test_the_worker_compiles_the_signature_real_calls_use(tiered):
     want = np.diag(-np.sin(X) * c)
     assert_close(first, want, rtol=1e-14, atol=1e-300)
     assert_close(second, want, rtol=1e-14, atol=1e-300)
+
+
+def test_a_kernel_calling_lapack_compiles_in_the_worker(tiered):
+    """Numba's linear algebra imports scipy: the worker's ``sys.path`` must not let
+    ``symgrad/scipy`` stand for it (it did: every kernel with a matrix product or a
+    determinant failed there, and compiled on the calling thread instead)."""
+    M = np.random.default_rng().random((3, 5)) + np.eye(3, 5)  # a kernel no test compiled
+    g = sg.grad(lambda x: np.linalg.slogdet(M @ np.diag(np.exp(x)) @ M.T)[1])
+    before = sg.compile_stats()
+    first = g(X)
+    assert worker.wait(timeout=300)
+    second = g(X)
+    after = sg.compile_stats()
+    assert after["compiled_in_workers"] == before["compiled_in_workers"] + 1
+    assert after["compiled"] == before["compiled"] + 1, "compiled in the worker only"
+    B = M * np.exp(X)  # M diag(e^x); d/dx_k log det(B Mᵀ) = e^x_k (Mᵀ (B Mᵀ)⁻¹ M)_kk
+    want = np.exp(X) * np.diag(M.T @ np.linalg.inv(B @ M.T) @ M)
+    assert_close(first, want, rtol=1e-12, atol=0)
+    assert_close(second, want, rtol=1e-12, atol=0)
 
 
 def test_the_tensor_apis_hessian_compiles_in_the_worker(tiered):
@@ -239,3 +262,49 @@ def test_a_worker_that_retires_is_replaced(tiered, monkeypatch):
         assert_close(a, np.sin(X) * (scale + k), rtol=1e-15, atol=0)
         assert_close(b, np.sin(X) * (scale + k), rtol=1e-14, atol=0)
 
+
+
+def test_the_command_says_when_its_kernel_compiles_in_the_background(tmp_path):
+    """``symgrad grad ... --jit`` on an empty cache, tiered: the answer is the
+    interpreter's, and one stderr line says the kernel compiles in the background (or,
+    had the worker been quicker than the command, that it compiled)."""
+    done = subprocess.run([sys.executable, "-m", "symgrad", "grad", "sum(sin(x)*x)", "--shape",
+                           "x=3", "--at", "x=1,2,3", "--jit", "--format", "json"],
+                          env=env(tmp_path, True), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    x = np.array([1.0, 2.0, 3.0])
+    assert_close(np.array(json.loads(done.stdout)["grad"]["x"]), np.sin(x) + x * np.cos(x),
+                 rtol=1e-14, atol=0)
+    (line,) = done.stderr.splitlines()
+    assert line.startswith(("symgrad: 1 kernel still compiling in the background",
+                            "symgrad: 1 kernel compiled")), line
+
+
+def test_a_split_graphs_pieces_compile_in_the_worker(tiered):
+    """A chain of kernels (a graph split into pieces): each piece is compiled in the
+    compile worker for the arguments it gets, then loaded; nothing compiles here."""
+    from symgrad.backend.program import build
+
+    cs = 0.5 + np.random.default_rng().random(12) * 1e-3
+
+    def f(x):
+        for c in cs:
+            x = np.sin(x) * c + x
+        return np.sum(np.cos(x) * x)  # kernels no test compiled
+
+    g = sg.grad(f, backend="numpy")
+    graph = g.graph(X)
+    program = build(graph, "f", "a split chain", max_eqns=30, tiered=True)
+    assert len(program.pieces) >= 3
+    before = sg.compile_stats()
+    first = program.kernel(X, *program.consts)
+    assert sg.compile_stats()["interpreted_calls"] == before["interpreted_calls"] + 1
+    assert program.kernel.wait(timeout=600)
+    second = program.kernel(X, *program.consts)
+    after = sg.compile_stats()
+    workers = after["compiled_in_workers"] - before["compiled_in_workers"]
+    assert workers >= 1 and after["compiled"] - before["compiled"] == workers
+    assert after["loaded_from_disk"] - before["loaded_from_disk"] == workers
+    want = g(X)
+    assert_close(first[0], want, rtol=1e-14, atol=0)
+    assert_close(second[0], want, rtol=1e-13, atol=0)

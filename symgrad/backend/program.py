@@ -38,11 +38,15 @@ from .registry import backend as registered
 class Chain:
     """Runs ``steps`` (one callable per piece, taking its inputs) in order and
     returns the outputs of ``graph``, as one kernel of the whole graph would:
-    arrays the caller owns (copies of inputs, constants and repeated outputs)."""
+    arrays the caller owns (copies of inputs, constants and repeated outputs).
+    ``kernels``: each step's kernel and the constants it takes after the piece's inputs
+    (for :meth:`run`)."""
 
     def __init__(self, graph: Graph, pieces: Sequence[Graph],
-                 steps: Sequence[Callable[..., tuple]]):
+                 steps: Sequence[Callable[..., tuple]],
+                 kernels: Sequence[tuple[Callable[..., tuple], tuple]] = ()):
         self.pieces = tuple(pieces)
+        self._kernels = tuple(kernels)
         slot: dict[int, int] = {id(v): k for k, v in enumerate(graph.inputs)}
         for piece in pieces:
             for v in piece.outputs:
@@ -71,9 +75,19 @@ class Chain:
             seen.add(id(a))
 
     def __call__(self, *args: Any) -> tuple:
+        return self.run(args)
+
+    def run(self, args: tuple, before: Callable[[Any, tuple], None] | None = None) -> tuple:
+        """The outputs for ``args``; ``before(kernel, arguments)`` is called before each
+        step runs its kernel (tiered execution has each piece compiled in the compile
+        worker, for exactly the arguments it gets, before it runs)."""
         env: list[Any] = [*args, *[None] * (self._size - len(args))]
-        for step, ins, outs in self._steps:
-            for k, value in zip(outs, step(*[env[i] for i in ins])):
+        for n, (step, ins, outs) in enumerate(self._steps):
+            inputs = [env[i] for i in ins]
+            if before is not None and n < len(self._kernels):
+                kernel, consts = self._kernels[n]
+                before(kernel, (*inputs, *consts))
+            for k, value in zip(outs, step(*inputs)):
                 env[k] = value
         return tuple(x if how == "value" else x.copy() if how == "copy"
                      else env[x] if how == "slot" else env[x].copy()
@@ -148,7 +162,7 @@ def build(graph: Graph, function: str, description: str,
         kernel, consts = loaded[0]
     else:
         steps = [(lambda *a, k=k, c=c: k(*a, *c)) if c else k for k, c in loaded]
-        kernel, consts = Chain(graph, pieces, steps), ()
+        kernel, consts = Chain(graph, pieces, steps, loaded), ()
     if tiered and backend == "numba":
         kernel = tiered_kernel(graph, kernel, consts,
                                tuple(s for s, p in zip(sources, pieces) if not _is_host(p)))

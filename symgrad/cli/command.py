@@ -263,8 +263,11 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "hessian":
             from .hessians import run_hessian
 
-            return run_hessian(args)
-        return run_grad(args) if args.command == "grad" else run_graph(args)
+            code = run_hessian(args)
+        else:
+            code = run_grad(args) if args.command == "grad" else run_graph(args)
+        _note_background_compiles(args)
+        return code
     except CLIError as e:
         return _error(str(e), e.code)
     except KeyboardInterrupt:
@@ -283,6 +286,19 @@ def main(argv: list[str] | None = None) -> int:
 
         return _error(f"unexpected {describe(e)}; this is a bug in symgrad: please report it "
                       "with the command line", 1)
+
+
+def _note_background_compiles(args: argparse.Namespace) -> None:
+    """With ``--jit``, say on stderr when the numpy interpreter answered because the
+    kernel still compiles in the background (tiered execution), or when a compile took
+    the time: the next run, loading the kernel from disk, is faster."""
+    if not getattr(args, "jit", False):
+        return
+    from ..backend.numba.stats import compile_note
+
+    note = compile_note()
+    if note:
+        print(note, file=sys.stderr)
 
 
 def _error(message: str, code: int) -> int:

@@ -76,7 +76,7 @@ from .cache_files import (  # noqa: F401 -- KernelCacheWarning, NotPrivateError 
     write_new,
 )
 from .codegen import KernelSource, serial_twin
-from .stats import LOG, compile_stats, count, track  # noqa: F401 -- importable here
+from .stats import LOG, compile_note, compile_stats, count, in_flight, track  # noqa: F401 -- importable here
 from .threads import serialized
 
 #: Kernels kept loaded (in ``_LOADED`` and ``sys.modules``), the least recently

@@ -7,12 +7,14 @@ interpreter while the kernel compiles elsewhere, and every call after the
 kernel is ready on the kernel. Where: in the compile worker process
 (:mod:`.worker`), for exactly the Numba types of the first call's arguments
 (no copies); the kernel's machine code lands in the disk cache and the next
-call loads it. A kernel with no file in the cache (an unusable cache) or a
-split graph's chain of kernels compiles on one daemon thread instead (the chain
-by running it once with the first call's arguments, whose types its later
-pieces' inputs depend on): never a thread per call, and nothing waits for it at
-exit. A call whose loop runs past ``sg.config.tiered_budget`` seconds (a loop of
-many steps) stops interpreting and waits for the kernel
+call loads it. A split graph's chain of kernels is driven from one daemon
+thread: it runs the chain once with the first call's arguments (its later
+pieces' input types depend on the earlier pieces' outputs), each piece compiled
+in the worker for exactly the arguments it gets before it runs, then loaded. A
+kernel with no file in the cache (an unusable cache) compiles on that thread.
+Never a thread per call, and nothing waits for it at exit. A call whose loop runs
+past ``sg.config.tiered_budget`` seconds (a loop of many steps) stops interpreting
+and waits for the kernel
 (:class:`symgrad.core.interpreter.OverBudget`; graphs are pure, so nothing is
 left half done; the wait is for the job in flight, then a load: the calling
 thread never compiles it a second time). A graph without loops is always
@@ -92,7 +94,7 @@ class Tiered:
 
                     self._job = worker.submit(kernel, tuple(typeof(a) for a in args))
                 else:
-                    self._job = _BACKGROUND.submit(kernel, args)
+                    self._job = _BACKGROUND.submit(kernel, args, compiles=not self._load)
             return self._job
 
     def wait(self, timeout: float | None = None) -> bool:
@@ -110,18 +112,26 @@ class Tiered:
 
 
 class _Background:
-    """One daemon thread compiling what the worker process cannot: kernels with no file
-    in the cache, and chains of a split graph's kernels (run once with a first call's
-    arguments). Nothing waits for it at exit; an unfinished compile is redone later."""
+    """One daemon thread for what the worker process cannot do alone: kernels with no
+    file in the cache (compiled here), chains of a split graph's kernels (run once with
+    a first call's arguments, each piece compiled in the worker first), a process's
+    first load from disk. Nothing waits for it at exit; an unfinished compile is redone
+    later."""
 
     def __init__(self) -> None:
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
         self._current: worker.Job | None = None
+        self._compiles = 0  # compile jobs queued or running
 
-    def submit(self, kernel: Callable[..., tuple], args: tuple) -> worker.Job:
+    def submit(self, kernel: Callable[..., tuple], args: tuple,
+               compiles: bool = True) -> worker.Job:
+        """Compile ``kernel`` for ``args`` (``compiles``), or load it from disk."""
         job = worker.Job(kernel, ())
+        job.compiles = compiles
+        with self._lock:
+            self._compiles += compiles
         self._queue.put((job, args))
         with self._lock:
             if self._thread is None or not self._thread.is_alive():
@@ -129,6 +139,10 @@ class _Background:
                                                 daemon=True)
                 self._thread.start()
         return job
+
+    def pending(self) -> int:
+        """Compiles queued or running (loads from disk are not counted)."""
+        return self._compiles
 
     def _run(self) -> None:
         while True:
@@ -144,6 +158,8 @@ class _Background:
                 from numba import typeof
 
                 job.kernel.compile_signature(tuple(typeof(a) for a in args))
+            elif hasattr(job.kernel, "run"):  # a split graph's Chain
+                job.kernel.run(args, before=_compile_in_the_worker)
             else:
                 job.kernel(*args)
         except Exception:  # noqa: BLE001 -- the calling thread's own call will raise it
@@ -151,6 +167,8 @@ class _Background:
         else:
             job.state = "done"
         self._current = None
+        with self._lock:
+            self._compiles -= job.compiles
 
     def _forked(self) -> None:
         """In a forked child (no thread here): the calls waiting compile for themselves."""
@@ -168,6 +186,29 @@ class _Background:
 #: after the locks of :mod:`.compile` and :mod:`.keylock`, so taken before them
 _RUNNING = threading.Lock()
 _BACKGROUND = _Background()
+kernels.in_flight(_BACKGROUND.pending)
+
+
+def _compile_in_the_worker(kernel: Any, args: tuple) -> None:
+    """Before a split graph's piece runs on the background thread: have the compile worker
+    compile its kernel for exactly ``args`` (unless this process or the disk cache has
+    it), and wait without holding :data:`_RUNNING` (a fork need not wait for the
+    worker). The piece's call then loads the machine code; a failed job leaves the
+    compile to that call."""
+    if not isinstance(kernel, kernels.Kernel) or kernel.path is None \
+            or kernels.on_disk(kernel.source):
+        return
+    from numba import typeof
+
+    signature = tuple(typeof(a) for a in args)
+    if signature in kernel.function.overloads:
+        return
+    job = worker.submit(kernel, signature)
+    _RUNNING.release()
+    try:
+        job.wait()
+    finally:
+        _RUNNING.acquire()
 
 
 def _after_fork_in_child() -> None:

@@ -45,7 +45,7 @@ from collections import deque
 from pathlib import Path
 from typing import Any
 
-from .stats import LOG, count
+from .stats import LOG, count, in_flight
 
 _HEADER = struct.Struct(">Q")
 #: the directory holding the ``symgrad`` package, first on the worker's path (never the
@@ -65,6 +65,7 @@ class Job:
         self.signature = signature
         self.state = "queued"
         self.started = 0.0
+        self.compiles = True  # False: a load from disk (:mod:`.tiered`'s background thread)
 
     def done(self) -> bool:
         return self.state in ("done", "failed")
@@ -240,6 +241,7 @@ def _receive(stream: Any) -> dict | None:
 
 
 POOL = Pool()
+in_flight(lambda: len(POOL._jobs))
 
 
 def submit(kernel: Any, signature: tuple) -> Job:

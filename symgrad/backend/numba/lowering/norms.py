@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ....core.ir import Aval
 from ....prims import norms as P
-from .table import lower
+from .table import lower, transposed
 
 
 def _norm2_emit(out: str, args: list[str], avals: list[Aval], out_aval: Aval, *,
@@ -16,7 +16,7 @@ def _norm2_emit(out: str, args: list[str], avals: list[Aval], out_aval: Aval, *,
         return [f"{out} = np.abs({x})"]
     kept = [k for k in range(aval.ndim) if k not in axes]
     perm = (*kept, *axes)
-    rows = x if perm == tuple(range(aval.ndim)) else f"np.transpose({x}, {perm!r})"
+    rows = transposed(x, perm)
     m = " * ".join(f"{x}.shape[{k}]" for k in kept) or "1"
     n = " * ".join(f"{x}.shape[{k}]" for k in axes)
     # temporaries carry the output's name: printer names are letters and digits

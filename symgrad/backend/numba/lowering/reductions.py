@@ -11,7 +11,7 @@ import numpy as np
 from ....core.index_text import broadcast_index, loop_nest
 from ....core.ir import Aval
 from ....prims import reductions as R
-from .table import lower
+from .table import lower, transposed
 
 
 def _reduction_emit(whole: str, init: str, update: list[str], finish: bool = False) -> Callable:
@@ -56,7 +56,7 @@ def _extremum_weights_emit(out, args, avals, out_aval, *, axes, largest) -> list
     kept = [k for k in range(aval.ndim) if k not in axes]
     perm = (*kept, *axes)
     identity = perm == tuple(range(aval.ndim))
-    rows = f"{x}" if identity else f"np.transpose({x}, {perm!r})"
+    rows = transposed(x, perm)
     m = " * ".join(f"{x}.shape[{k}]" for k in kept) or "1"
     n = " * ".join(f"{x}.shape[{k}]" for k in axes)
     better = ">" if largest else "<"
@@ -86,7 +86,7 @@ def _extremum_weights_emit(out, args, avals, out_aval, *, axes, largest) -> list
         lines.append(f"{out} = {grouped}")
     else:
         inverse = tuple(int(i) for i in np.argsort(perm))
-        lines.append(f"{out} = np.ascontiguousarray(np.transpose({grouped}, {inverse!r}))")
+        lines.append(f"{out} = np.ascontiguousarray({transposed(grouped, inverse)})")
     return lines
 
 
@@ -120,4 +120,4 @@ lower(R.broadcast_to_p, _broadcast_to_emit,
           ([], 0, broadcast_index(avals[0].shape, shape, index))])
 lower(R.reshape_p, _reshape_emit)
 lower(R.transpose_p, lambda out, args, avals, out_aval, *, perm: [
-    f"{out} = np.transpose({args[0]}, {perm!r})"], transposes=True)
+    f"{out} = {transposed(args[0], perm)}"], transposes=True)
