@@ -60,7 +60,13 @@ and that there is no cycle):
   a re-export of ``numpy_api``, no code of its own).
 """
 
-from . import autograd, nn, ops, optim  # noqa: E402,F401 (symgrad.ops: numpy's API, by its old name; torch.nn, torch.optim)
+from . import (  # noqa: E402,F401 (symgrad.ops: numpy's API, by its old name; torch.nn, torch.optim)
+    autograd,
+    nn,
+    ops,
+    optim,
+    scipy,  # noqa: E402 -- sg.scipy.special, sg.scipy.stats (as jax.scipy)
+)
 from .autograd import (  # noqa: E402
     Variable,
     enable_grad,
@@ -68,8 +74,8 @@ from .autograd import (  # noqa: E402
     no_grad,
     set_grad_enabled,
 )
-from .backend.numba.compile import compile_note, compile_stats  # noqa: E402
 from .backend.memory import _from_environment, reuse_memory  # noqa: E402
+from .backend.numba.compile import compile_note, compile_stats  # noqa: E402
 from .backend.numba.threads import get_num_threads, max_threads, set_num_threads  # noqa: E402
 from .core.config import config  # noqa: E402
 from .core.errors import (  # noqa: E402
@@ -214,7 +220,6 @@ from .eager.tensor_ops import (  # noqa: E402
     zeros_like,
 )
 from .numpy_api import array, at, cond, fori_loop, scan, softplus, while_loop, xlogy  # noqa: E402
-from . import scipy  # noqa: E402 -- sg.scipy.special, sg.scipy.stats (as jax.scipy)
 from .numpy_api.custom import (  # noqa: E402 -- your own derivative rules (JAX's names)
     ShapeDtypeStruct,
     custom_jvp,
@@ -267,6 +272,7 @@ __all__ += ["custom_vjp", "custom_jvp", "pure_callback", "ShapeDtypeStruct"]  # 
 __all__ += ["scipy"]  # scipy.special and scipy.stats on traced values
 __all__ += ["reuse_memory"]  # keep freed memory for the next call (backend.memory)
 from .eager import linalg  # noqa: E402 -- torch.linalg
+from .eager.dtypes import bfloat16, float16, half, int8, int16, int32, short, uint8  # noqa: E402
 from .eager.functions import (  # noqa: E402 -- more torch.* functions (round 3)
     add,
     cummax,
@@ -292,11 +298,10 @@ from .eager.functions import (  # noqa: E402 -- more torch.* functions (round 3)
     triu,
     true_divide,
 )
-from .eager.dtypes import bfloat16, float16, half, int8, int16, int32, short, uint8  # noqa: E402
 from .eager.serialization import load, save  # noqa: E402 -- torch.save, torch.load
 
-__all__ += ["linalg", "add", "sub", "mul", "true_divide", "cummax", "cummin", "cumprod", "div", "divide", "einsum", "erf", "erfinv",
-            "index_add",
+__all__ += ["linalg", "add", "sub", "mul", "true_divide", "cummax", "cummin", "cumprod", "div",
+            "divide", "einsum", "erf", "erfinv", "index_add",
             "index_select", "logcumsumexp", "roll", "scatter", "scatter_add", "scatter_reduce",
             "set_default_dtype", "trace", "tril", "triu", "load", "save", "float16", "half",
             "bfloat16", "int8", "int16", "int32", "short", "uint8"]

@@ -82,7 +82,7 @@ OPTIONS = {
     "eigvals": (lambda x: np.linalg.eigvals(x), S),
 }
 NORMS = {f"norm-ord={o}-axis={a}-keepdims={k}": (
-    (lambda o, a, k: lambda x: np.linalg.norm(x, o, a, k))(o, a, k), A)
+    (lambda o, a, k: lambda x: np.linalg.norm(x, o, a, k))(o, a, k), A)  # noqa: B023
     for o in (None, "fro", "nuc", np.inf, -np.inf, 0, 1, -1, 2, -2, 3, 0.5)
     for a in (None, 0, 1, (0, 1), (1, 0), -1) for k in (False, True)}
 NORMS["norm-3d-axis=(2,0)"] = (lambda x: np.linalg.norm(x, 2, (2, 0)), STACK)

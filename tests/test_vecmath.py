@@ -176,7 +176,8 @@ EDGES = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, -np.nan, 5e-324, -5e-324, 
 #: there)
 NUMPY = {"sigmoid": lambda v: 1.0 / (1.0 + np.exp(-v)),
          "softplus": lambda v: np.logaddexp(0.0, v),
-         **{name: (lambda n: lambda v: np.power(v, float(n)))(n) for name, n in POWERS.items()}}
+         **{name: (lambda n: lambda v: np.power(v, float(n)))(n)  # noqa: B023 (bound)
+            for name, n in POWERS.items()}}
 
 
 @pytest.mark.parametrize("name", list(FUNCTIONS))

@@ -14,7 +14,8 @@ starting with ``_``); the constants ``pi`` and ``e``; ``+ - * / **``, unary
 ``False``); ``@`` and the linear algebra of :data:`FUNCTIONS` (``dot det inv solve
 trace norm logdet transpose``), ``.T``, and indexing by literal integers and slices
 (``x[0]``, ``x[1:]``, ``A[0, 1:3]``). Limits: :data:`MAX_LENGTH` characters,
-:data:`MAX_NODES` AST nodes, depth :data:`MAX_DEPTH`, constants up to :data:`MAX_CONSTANT` in magnitude and
+:data:`MAX_NODES` AST nodes, depth :data:`MAX_DEPTH`, constants up to
+:data:`MAX_CONSTANT` in magnitude and
 constant exponents up to :data:`MAX_EXPONENT`. Anything else is an
 :class:`ExpressionError` naming the offending part.
 

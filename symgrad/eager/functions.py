@@ -75,7 +75,8 @@ _METHODS = ("sum mean prod max min amax amin argmax argmin std var norm logsumex
             "clamp clip mm mv dot outer t transpose permute "
             "reshape flatten squeeze unsqueeze flip narrow chunk split unbind gather sort topk "
             "clone detach numel allclose equal rsqrt log2 log10 round isnan isfinite "
-            "logical_not all any tril triu roll trace cumprod cummax cummin logcumsumexp erf erfinv "
+            "logical_not all any tril triu roll trace cumprod cummax cummin logcumsumexp erf "
+            "erfinv "
             "scatter scatter_add scatter_reduce index_add index_select").split()
 for _name in _METHODS:
     globals()[_name] = _method(_name)

@@ -157,7 +157,8 @@ def _scatter_add_impl(x: Any, indices: tuple[int, ...], axis: int, size: int) ->
 
 # repeated indices add up, so an array primitive (not structural), though linear
 scatter_add_p = register(
-    name="scatter_add", complex=True, kind="array", shape_rule=_scatter_add_rule, impl=_scatter_add_impl,
+    name="scatter_add", complex=True, kind="array", shape_rule=_scatter_add_rule,
+    impl=_scatter_add_impl,
     vjp=lambda g, ans, x, indices, axis, size: (
         apply(gather_p, g, indices=indices, axis=axis),),
     sympy=lambda sp, x, indices, axis, size: _scatter_add_impl(x, indices, axis, size),

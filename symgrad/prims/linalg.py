@@ -100,7 +100,8 @@ def _matmul_batch(b, args, flags):
 
 
 matmul_p = register(
-    name="matmul", complex=True, kind="array", shape_rule=_matmul_rule, impl=np.matmul, vjp=_matmul_vjp,
+    name="matmul", complex=True, kind="array", shape_rule=_matmul_rule, impl=np.matmul,
+    vjp=_matmul_vjp,
     sympy=lambda sp, x, y: np.matmul(x, y),
     batch=lambda b, args, flags: _matmul_batch(b, args, flags))
 

@@ -156,7 +156,8 @@ def _integer_array(x: np.ndarray, what: str) -> tuple[Any, Aval]:
     arithmetic in them (uint8's ``1 - 3`` is 254) is not int64's."""
     if x.dtype != np.int64:
         raise TypeError(
-            f"{what or 'an argument'} is a {x.dtype} array: symgrad computes integers in int64 only, and "
+            f"{what or 'an argument'} is a {x.dtype} array: symgrad computes integers in int64 "
+            "only, and "
             f"numpy's {x.dtype} arithmetic differs (it wraps at other bounds: uint8 1 - 3 is "
             "254). Pass x.astype(np.int64) for integer arithmetic, or x.astype(np.float64) "
             "where x only enters float arithmetic")
