@@ -43,6 +43,7 @@ from . import double, grad_mode, replay, views
 from . import dtypes as dt
 from .bf16 import note as note_bf16
 from .bf16 import rounded
+from .bitwise import BitwiseMethods
 from .dtypes import CPU, Size, as_array, as_device, device
 from .extra_methods import ExtraMethods
 from .fastpath import apply_f64, compute, node_class_of, watched
@@ -148,7 +149,8 @@ def _untracked_change(data: Any, seq: int) -> None:
                 t._untracked = -seq
 
 
-class Tensor(ValueMethods, InPlaceMethods, TensorMethods, ExtraMethods, ArrayMethods, Traced):
+class Tensor(ValueMethods, BitwiseMethods, InPlaceMethods, TensorMethods, ExtraMethods,
+             ArrayMethods, Traced):
     """An n-d array (float64 by default; float32, int64, bool) with autograd state:
     ``data``, ``grad``, ``grad_fn``, ``requires_grad``, ``is_leaf``.
     ``Tensor([[1., 2.]])`` copies data as float64; ``Tensor(2, 3)`` is a zero-filled
