@@ -190,10 +190,6 @@ add("shift operators", lambda L, x, y: (x << y, x >> y, 1 << y, 64 >> y), sample
     domain=("real", "positive"), dtypes=INTS, grad=False,
     covers=("Tensor.__lshift__", "Tensor.__rshift__", "Tensor.__rlshift__",
             "Tensor.__rrshift__"))
-known("floor division and modulo", "// and % of int32/int16/int8/uint8 tensors return int64",
-      "int32", "int16", "int8", "uint8")
-for _name in ("log2", "log10"):
-    known(_name, "a 0-d float32 tensor's log2/log10 is float64", "float32:1")
 
 
 def _bitwise_inplace(L, x, y, ops=("__iand__", "__ior__", "__ixor__")):

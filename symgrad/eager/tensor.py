@@ -81,7 +81,10 @@ class EagerTrace(Trace):
         fast = apply_f64(prim, args, params, Tensor._make)
         if fast is not None:
             return fast
+        # numpy's scalars (np.log(2.0)) are Python numbers to PyTorch's promotion: a 0-d
+        # float32 tensor times np.float64(0.5) stays float32
         raw = [a._value if isinstance(a, Tensor) else a if type(a) in (float, int, bool)
+               else a.item() if isinstance(a, np.generic) and a.dtype.kind in "biuf"
                else as_array(a) for a in args]
         aval = ir_shape_rule(prim, raw, params)
         if aval.dtype in COMPLEXES:  # np.fft.rfft(t): never its real part, silently
@@ -498,19 +501,26 @@ _TYPE_NAMES = {dt.float64: "torch.DoubleTensor", dt.float32: "torch.FloatTensor"
 
 
 def _floordiv(a: Any, b: Any) -> Any:
-    """``a // b``, rounded down (PyTorch's and numpy's); integers stay integers. Its
+    """``a // b``, rounded down (PyTorch's and numpy's); integers keep their dtype. Its
     gradient is 0."""
-    if not dt.result_type([a, b]).is_floating_point:
-        return Tensor._make(np.floor_divide(_unwrap(a), _unwrap(b)).astype(np.int64))
+    out = dt.result_type([a, b])
+    if not out.is_floating_point:
+        return Tensor._make(np.floor_divide(*_as_integers(a, b, out)))
     return np.floor(a / b)
 
 
 def _remainder(a: Any, b: Any) -> Any:
     """``a % b`` with the sign of ``b`` (PyTorch's ``remainder``, numpy's ``mod``):
     ``a - floor(a / b) * b``, whose gradient is 1 in ``a`` and ``-floor(a / b)`` in ``b``."""
-    if not dt.result_type([a, b]).is_floating_point:
-        return Tensor._make(np.mod(_unwrap(a), _unwrap(b)).astype(np.int64))
+    out = dt.result_type([a, b])
+    if not out.is_floating_point:
+        return Tensor._make(np.mod(*_as_integers(a, b, out)))
     return a - np.floor(a / b) * b
+
+
+def _as_integers(a: Any, b: Any, out: dt.dtype) -> tuple[np.ndarray, np.ndarray]:
+    """Integer operands as arrays of their result dtype ``out`` (``int8 // 3`` is int8)."""
+    return tuple(np.asarray(_unwrap(v)).astype(out.numpy, copy=False) for v in (a, b))
 
 
 def _no_bools(a: Any, b: Any) -> tuple[Any, Any]:
