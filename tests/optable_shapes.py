@@ -224,9 +224,6 @@ known("take", "Tensor.take refuses a tensor index (np.take's indices must be con
 known("gather/scatter of 0-d", "scatter_add of a 0-d source that requires grad into a 0-d "
       "tensor raises AttributeError ('float' has no attribute 'reshape')",
       "gradgrad:float64", "float64", "float32")
-known("linalg.eigh", "float32 eigh returns float64 eigenvalues", "float32")
-known("linalg.eigh(U)", "float32 eigh returns float64 eigenvalues", "float32")
-known("linalg.eigvalsh", "float32 eigvalsh returns float64", "float32")
 
 # -- factories: no inputs; values and dtypes -------------------------------------------
 add("factories", lambda L: (L.zeros(2, 3), L.ones((3,), dtype=L.int32), L.full((2,), 7),
