@@ -212,9 +212,6 @@ _BOOL_KEPT = "symgrad returns float64 for a bool tensor where PyTorch keeps bool
 for _name in ("repeat", "roll", "tril", "triu", "unfold", "cat"):
     known(_name, _BOOL_KEPT, "bool")
 known("conversions", _BOOL_KEPT + " (Tensor.conj)", "bool")
-known("cumsum", "bool cumsum is float64 in symgrad (PyTorch: int64)", "bool")
-known("trace", "int64 trace is float64 in symgrad (PyTorch: int64)", "int64")
-known("cumprod", "int32 cumprod is float64 in symgrad (PyTorch: int64)", "int32")
 known("min", "uint8 min(dim) values are int64 in symgrad (PyTorch: uint8)", "uint8")
 known("any", "uint8 any() is bool in symgrad; PyTorch 2.13 returns uint8", "uint8")
 known("scatter", "scatter of a Python number value into float32/int64 returns float64",

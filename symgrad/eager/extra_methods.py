@@ -108,13 +108,20 @@ class ExtraMethods:
     def trace(self):
         if self.ndim != 2:
             raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {self.ndim}")
-        return named(np.trace(self), self, "TraceBackward0", (self,))
+        # the diagonal's sum: integers summed in int64, exactly (np.trace of a Tensor masks
+        # with a float 0.0, so an int64 trace went through float64)
+        k = np.arange(min(self.shape))
+        return named(self[k, k].sum(), self, "TraceBackward0", (self,))
 
     def cumprod(self, dim, dtype=None):
         x = self.to(dtype) if dtype is not None else self
         if x.ndim == 0:
             return x * 1
-        return named(np.cumprod(x, axis=_one_dim(dim, x.ndim)), x, "CumprodBackward0", (x,))
+        d = _one_dim(dim, x.ndim)
+        if not x.dtype.is_floating_point:  # int64, exactly and wrapping, as PyTorch's (no
+            # gradient: numpy's own; the traced cumprod computes integers in float64)
+            return type(x)._make(np.cumprod(x._value, axis=d, dtype=np.int64))
+        return named(np.cumprod(x, axis=d), x, "CumprodBackward0", (x,))
 
     def _running(self, dim: Any, largest: bool) -> tuple[Any, Any]:
         """Values and indices of the running maximum (or minimum) along ``dim``; ties and

@@ -232,6 +232,8 @@ class ReductionMethods:
 
     def cumsum(self, dim=None, dtype=None, *, axis=None):  # type: ignore[override]
         x = self.to(dtype) if dtype is not None else self
+        if x.dtype is dt.bool:  # counted in int64, as PyTorch's (numpy's API: in float64)
+            x = x.long()
         if x.ndim == 0 and (dim is not None or axis is not None):  # PyTorch: a 0-d result
             _one_dim(dim if dim is not None else axis, 1)
             return named(x * 1, x, "CumsumBackward0")

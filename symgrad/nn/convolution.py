@@ -144,7 +144,8 @@ def _padded(x: Tensor, widths: Sequence[tuple[int, int]], value: float) -> Tenso
     would add a float64 border: a float32 ``x`` would come back float64, integers through
     float64)."""
     shape = tuple(n + lo + hi for n, (lo, hi) in zip(x.shape, widths))
-    base = Tensor._make(dt.cast(np.full(shape, value), x.dtype))
+    # (value is a float, as PyTorch's: an int64 pad value above 2**53 rounds as there)
+    base = Tensor._make(dt.cast(np.full(shape, float(value)), x.dtype))
     return at(base)[tuple(slice(lo, lo + n) for n, (lo, _) in zip(x.shape, widths))].set(x)
 
 
