@@ -214,13 +214,8 @@ for _name in ("repeat", "roll", "tril", "triu", "unfold", "cat"):
 known("conversions", _BOOL_KEPT + " (Tensor.conj)", "bool")
 known("min", "uint8 min(dim) values are int64 in symgrad (PyTorch: uint8)", "uint8")
 known("any", "uint8 any() is bool in symgrad; PyTorch 2.13 returns uint8", "uint8")
-known("scatter", "scatter of a Python number value into float32/int64 returns float64",
-      "float32", "int64")
 known("take", "Tensor.take refuses a tensor index (np.take's indices must be constants)",
       "float64", "gradgrad:float64", "float32", "int64", "bool")
-known("gather/scatter of 0-d", "scatter_add of a 0-d source that requires grad into a 0-d "
-      "tensor raises AttributeError ('float' has no attribute 'reshape')",
-      "gradgrad:float64", "float64", "float32")
 
 # -- factories: no inputs; values and dtypes -------------------------------------------
 add("factories", lambda L: (L.zeros(2, 3), L.ones((3,), dtype=L.int32), L.full((2,), 7),

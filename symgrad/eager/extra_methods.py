@@ -27,6 +27,7 @@ from ..numpy_api import functions as ops
 from ..numpy_api.indexing import at
 from ..prims.special import erf as _erf
 from ..prims.special_functions import erfinv as _erfinv
+from . import dtypes as dt
 from .method_args import named
 from .method_args import one_dim as _one_dim
 from .method_args import return_type as _return_type
@@ -213,8 +214,10 @@ class ExtraMethods:
         return d, flat[tuple(grid)]
 
     def _source(self, src: Any, shape: tuple[int, ...]) -> Any:
-        if isinstance(src, (int, float)) or np.ndim(getattr(src, "_value", src)) == 0:
-            return ops.broadcast_to(src * 1.0 if isinstance(src, (int, float)) else src, shape)
+        if isinstance(src, (int, float)):  # a value: in self's dtype, as PyTorch casts it
+            return type(self)._make(dt.cast(np.full(shape, src), self.dtype))
+        if np.ndim(getattr(src, "_value", src)) == 0:
+            return ops.broadcast_to(src, shape)
         region = tuple(slice(0, n) for n in shape)
         return src[region]
 
