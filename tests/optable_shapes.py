@@ -212,8 +212,6 @@ _BOOL_KEPT = "symgrad returns float64 for a bool tensor where PyTorch keeps bool
 for _name in ("repeat", "roll", "tril", "triu", "unfold", "cat"):
     known(_name, _BOOL_KEPT, "bool")
 known("conversions", _BOOL_KEPT + " (Tensor.conj)", "bool")
-known("min", "uint8 min(dim) values are int64 in symgrad (PyTorch: uint8)", "uint8")
-known("any", "uint8 any() is bool in symgrad; PyTorch 2.13 returns uint8", "uint8")
 known("take", "Tensor.take refuses a tensor index (np.take's indices must be constants)",
       "float64", "gradgrad:float64", "float32", "int64", "bool")
 

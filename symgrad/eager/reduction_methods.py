@@ -114,6 +114,9 @@ class ReductionMethods:
         does not depend on where the maxima are."""
         if self.ndim == 0:
             return self * 1.0 if self._requires_grad else self
+        if not self.dtype.is_floating_point:  # no gradient; the dtype kept (a sum widens)
+            picked = np.take_along_axis(self._value, indices, axis=d)
+            return type(self)._make(picked if keepdim else np.squeeze(picked, axis=d))
         mask = np.zeros(self.shape, dtype=bool)
         np.put_along_axis(mask, indices, True, axis=d)
         zero = np.zeros((), dtype=self._value.dtype)
@@ -250,4 +253,6 @@ class ReductionMethods:
 
     def _logical(self, fn: Any, dim: Any, keepdim: bool) -> Any:
         axes = _dims(dim, self.ndim)
-        return type(self)._make(np.asarray(fn(self._value, axis=axes, keepdims=keepdim)))
+        found = np.asarray(fn(self._value, axis=axes, keepdims=keepdim))
+        # PyTorch's any/all of a uint8 tensor are uint8 (of others bool)
+        return type(self)._make(found.astype(np.uint8) if self.dtype is dt.uint8 else found)
