@@ -208,10 +208,6 @@ for _name, (_fn, _samples, _domain, _gg) in _LINALG.items():
         covers=("linalg.eigh", "linalg.eigvalsh") if _name == "eigh(U)" else None)
 
 # -- disagreements with PyTorch found by the table, not fixed yet (reported) --------------
-_BOOL_KEPT = "symgrad returns float64 for a bool tensor where PyTorch keeps bool"
-for _name in ("repeat", "roll", "tril", "triu", "unfold", "cat"):
-    known(_name, _BOOL_KEPT, "bool")
-known("conversions", _BOOL_KEPT + " (Tensor.conj)", "bool")
 known("take", "Tensor.take refuses a tensor index (np.take's indices must be constants)",
       "float64", "gradgrad:float64", "float32", "int64", "bool")
 

@@ -28,7 +28,7 @@ from ..numpy_api.indexing import at
 from ..prims.special import erf as _erf
 from ..prims.special_functions import erfinv as _erfinv
 from . import dtypes as dt
-from .method_args import named
+from .method_args import keeps_bool, named
 from .method_args import one_dim as _one_dim
 from .method_args import return_type as _return_type
 
@@ -93,14 +93,24 @@ class ExtraMethods:
         memo[id(self)] = result
         return result
 
+    def conj(self):  # a real tensor is its own conjugate: PyTorch returns it, any dtype
+        return self
+
+    @property
+    def real(self):  # and its own real part (numpy's API would make a bool float64)
+        return self
+
+    @keeps_bool
     def tril(self, diagonal=0):
         keep = np.tril(np.ones(self.shape[-2:], dtype=bool), diagonal)
         return named(ops.where(keep, self, 0), self, "TrilBackward0", (self,))
 
+    @keeps_bool
     def triu(self, diagonal=0):
         keep = np.triu(np.ones(self.shape[-2:], dtype=bool), diagonal)
         return named(ops.where(keep, self, 0), self, "TriuBackward0", (self,))
 
+    @keeps_bool
     def roll(self, shifts, dims=None):
         if dims is None:
             return np.roll(self.reshape(-1), shifts).reshape(tuple(self.shape))
@@ -170,6 +180,7 @@ class ExtraMethods:
             out = np.log(np.cumsum(np.exp(self - top), axis=d)) + top
         return named(out, self, "LogcumsumexpBackward0", (self,))
 
+    @keeps_bool
     def unfold(self, dimension, size, step):
         """PyTorch's sliding windows along ``dimension``: that axis becomes the windows'
         count, ``(n - size) // step + 1``, and a new last axis holds each window (a
