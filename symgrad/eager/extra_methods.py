@@ -93,6 +93,16 @@ class ExtraMethods:
         memo[id(self)] = result
         return result
 
+    def take(self, index):
+        """PyTorch's ``take``: the elements of the flattened tensor at ``index`` (an integer
+        tensor; negative entries count from the end), in ``index``'s shape."""
+        idx, n = _index(index), self.numel()
+        bad = idx[(idx < -n) | (idx >= n)]
+        if bad.size:
+            raise IndexError(f"out of range: tried to access index {int(bad.flat[0])} on a "
+                             f"tensor of {n} elements.")
+        return named(self.reshape(-1)[idx % max(n, 1)], self, "TakeBackward0", (self,))
+
     def conj(self):  # a real tensor is its own conjugate: PyTorch returns it, any dtype
         return self
 
