@@ -183,20 +183,31 @@ add("floor division and modulo", lambda L, x, y: (x // y, x % y, 7.5 // y, 7 % y
     samples=BINARY, domain=("real", "positive"), dtypes=FLOAT + INTS, grad=False,
     covers=("Tensor.__floordiv__", "Tensor.__mod__", "Tensor.__rfloordiv__", "Tensor.__rmod__"))
 add("bitwise operators", lambda L, x, y: (x & y, x | y, x ^ y, ~x, 3 & x, 5 | x, 6 ^ x),
-    samples=BINARY, domain="index", dtypes=INTS + ("bool",), grad=False,
-    covers=("Tensor.__and__", "Tensor.__or__", "Tensor.__xor__", "Tensor.__invert__",
+    samples=BINARY, domain="real", dtypes=("int64", "bool", "uint8", "int8", "int16", "int32"),
+    grad=False, covers=("Tensor.__and__", "Tensor.__or__", "Tensor.__xor__", "Tensor.__invert__",
             "Tensor.__rand__", "Tensor.__ror__", "Tensor.__rxor__"))
 add("shift operators", lambda L, x, y: (x << y, x >> y, 1 << y, 64 >> y), samples=BINARY,
     domain=("real", "positive"), dtypes=INTS, grad=False,
     covers=("Tensor.__lshift__", "Tensor.__rshift__", "Tensor.__rlshift__",
             "Tensor.__rrshift__"))
-known("floor division and modulo", "// and % of int32/int16/int8/uint8 tensors return int64",
-      "int32", "int16", "int8", "uint8")
-known("bitwise operators", "& | ^ ~ of integer tensors raise TypeError (symgrad holds "
-      "integer tensors as floats; bool & bool works, 3 & bool raises too)", *INTS, "bool")
-for _name in ("log2", "log10"):
-    known(_name, "a 0-d float32 tensor's log2/log10 is float64", "float32:1")
-known("shift operators", "<< and >> of integer tensors raise TypeError", *INTS)
+
+
+def _bitwise_inplace(L, x, y, ops=("__iand__", "__ior__", "__ixor__")):
+    """Each in-place operator on a clone of ``x``, and the clone itself (the same object)."""
+    outs = []
+    for op in ops:
+        a = x.clone()
+        b = getattr(a, op)(y)
+        outs += [a, L.tensor(b is a)]
+    return outs
+
+
+add("bitwise in place", _bitwise_inplace, samples=(((3, 4), (3, 4)), ((3, 4), (4,))),
+    domain="real", dtypes=("int64", "bool", "uint8", "int8", "int16", "int32"), grad=False,
+    covers=("Tensor.__iand__", "Tensor.__ior__", "Tensor.__ixor__"))
+add("shift in place", lambda L, x, y: _bitwise_inplace(L, x, y, ("__ilshift__", "__irshift__")),
+    samples=(((3, 4), (3, 4)), ((3, 4), (4,))), domain=("real", "positive"), dtypes=INTS,
+    grad=False, covers=("Tensor.__ilshift__", "Tensor.__irshift__"))
 add("where", lambda L, x, y: (L.where(x > 0, x, y), L.where(x > 0, x, 2.0),
                               L.where(y > 0, 1.0, y)),
     samples=BINARY, dtypes=FLOAT + ("int64",), covers=("torch.where",))

@@ -4,7 +4,7 @@ interpolation, normalization, attention, embedding and the losses with class tar
 
 from __future__ import annotations
 
-from optable import add, known
+from optable import add
 
 # (function, input shapes, options)
 _CALLS = [
@@ -76,14 +76,10 @@ def _call(F, name, tensors, options):
     return getattr(F, name)(*tensors, **options)
 
 
-_FLOAT32_WIDENED = "float32 input, float64 result (padding with a float constant)"
 for _k, (_name, _shapes, _options) in enumerate(_CALLS):
     add(f"F.{_name}-{_k}", lambda L, *xs, n=_name, o=_options: _call(L.nn.functional, n, xs, o),
         samples=(tuple(_shapes),), domain="normal3", gradgrad=_name not in _NO_GRADGRAD,
         covers=(f"F.{_name}",))
-    if _name == "max_pool2d" or (_name == "pad" and "mode" in _options and
-                                 _options["mode"] == "constant"):
-        known(f"F.{_name}-{_k}", _FLOAT32_WIDENED, "float32")
 
 
 def _unpool(d, options, size):
@@ -100,7 +96,6 @@ for _d, _shape, _options, _size in [(1, (2, 3, 9), dict(kernel_size=3), [10]),
                                     (3, (1, 2, 4, 6, 4), dict(kernel_size=2), [5, 7, 5])]:
     add(f"F.max_unpool{_d}d", _unpool(_d, _options, _size), samples=((_shape,),),
         domain="normal3", covers=(f"F.max_unpool{_d}d", f"F.max_pool{_d}d"))
-known("F.max_unpool2d", _FLOAT32_WIDENED, "float32")
 
 
 def _batch_norm(L, x, w, b):

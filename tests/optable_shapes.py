@@ -4,7 +4,7 @@ matrix products, torch.linalg and the factories."""
 from __future__ import annotations
 
 import numpy as np
-from optable import FLOAT, INTS, add, known
+from optable import FLOAT, INTS, add
 
 X3 = (((2, 3, 4),),)
 UNARY = (((3, 4),), ((),))
@@ -208,25 +208,6 @@ for _name, (_fn, _samples, _domain, _gg) in _LINALG.items():
         covers=("linalg.eigh", "linalg.eigvalsh") if _name == "eigh(U)" else None)
 
 # -- disagreements with PyTorch found by the table, not fixed yet (reported) --------------
-_BOOL_KEPT = "symgrad returns float64 for a bool tensor where PyTorch keeps bool"
-for _name in ("repeat", "roll", "tril", "triu", "unfold", "cat"):
-    known(_name, _BOOL_KEPT, "bool")
-known("conversions", _BOOL_KEPT + " (Tensor.conj)", "bool")
-known("cumsum", "bool cumsum is float64 in symgrad (PyTorch: int64)", "bool")
-known("trace", "int64 trace is float64 in symgrad (PyTorch: int64)", "int64")
-known("cumprod", "int32 cumprod is float64 in symgrad (PyTorch: int64)", "int32")
-known("min", "uint8 min(dim) values are int64 in symgrad (PyTorch: uint8)", "uint8")
-known("any", "uint8 any() is bool in symgrad; PyTorch 2.13 returns uint8", "uint8")
-known("scatter", "scatter of a Python number value into float32/int64 returns float64",
-      "float32", "int64")
-known("take", "Tensor.take refuses a tensor index (np.take's indices must be constants)",
-      "float64", "gradgrad:float64", "float32", "int64", "bool")
-known("gather/scatter of 0-d", "scatter_add of a 0-d source that requires grad into a 0-d "
-      "tensor raises AttributeError ('float' has no attribute 'reshape')",
-      "gradgrad:float64", "float64", "float32")
-known("linalg.eigh", "float32 eigh returns float64 eigenvalues", "float32")
-known("linalg.eigh(U)", "float32 eigh returns float64 eigenvalues", "float32")
-known("linalg.eigvalsh", "float32 eigvalsh returns float64", "float32")
 
 # -- factories: no inputs; values and dtypes -------------------------------------------
 add("factories", lambda L: (L.zeros(2, 3), L.ones((3,), dtype=L.int32), L.full((2,), 7),

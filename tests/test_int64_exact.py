@@ -77,3 +77,19 @@ def test_numba_refuses_and_computes():
     with pytest.raises(ValueError, match=r"np\.sum .*sum of their magnitudes"):
         total(np.array([2**52 + 1] * 3 + [-(2**52)] * 3))
     assert "np.sum(np.abs(" in total.source(SMALL)
+
+
+_TENSOR_OPS = {  # int64 Tensor results PyTorch computes exactly (values above 2**53)
+    "trace": lambda L, a: a.reshape(1, 3).trace(), "cumprod": lambda L, a: a.cumprod(0),
+    "//": lambda L, a: a // 3, "%": lambda L, a: a % 7, "&": lambda L, a: a & (2**60 + 3),
+    "^": lambda L, a: 2**62 ^ a, "<<": lambda L, a: a << 3, ">>": lambda L, a: a >> 2,
+    "~": lambda L, a: ~a, "pad": lambda L, a: L.nn.functional.pad(a, (1, 2), value=2**60 + 1),
+}
+
+
+@pytest.mark.parametrize("name", _TENSOR_OPS)
+def test_int64_tensor_ops_equal_pytorch_exactly(name):
+    torch = pytest.importorskip("torch")
+    got = _TENSOR_OPS[name](sg, sg.tensor(BIG))
+    want = _TENSOR_OPS[name](torch, torch.tensor(BIG))
+    assert got.dtype == sg.int64 and got.tolist() == want.tolist()

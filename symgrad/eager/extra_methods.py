@@ -27,7 +27,8 @@ from ..numpy_api import functions as ops
 from ..numpy_api.indexing import at
 from ..prims.special import erf as _erf
 from ..prims.special_functions import erfinv as _erfinv
-from .method_args import named
+from . import dtypes as dt
+from .method_args import keeps_bool, named
 from .method_args import one_dim as _one_dim
 from .method_args import return_type as _return_type
 
@@ -92,14 +93,34 @@ class ExtraMethods:
         memo[id(self)] = result
         return result
 
+    def take(self, index):
+        """PyTorch's ``take``: the elements of the flattened tensor at ``index`` (an integer
+        tensor; negative entries count from the end), in ``index``'s shape."""
+        idx, n = _index(index), self.numel()
+        bad = idx[(idx < -n) | (idx >= n)]
+        if bad.size:
+            raise IndexError(f"out of range: tried to access index {int(bad.flat[0])} on a "
+                             f"tensor of {n} elements.")
+        return named(self.reshape(-1)[idx % max(n, 1)], self, "TakeBackward0", (self,))
+
+    def conj(self):  # a real tensor is its own conjugate: PyTorch returns it, any dtype
+        return self
+
+    @property
+    def real(self):  # and its own real part (numpy's API would make a bool float64)
+        return self
+
+    @keeps_bool
     def tril(self, diagonal=0):
         keep = np.tril(np.ones(self.shape[-2:], dtype=bool), diagonal)
         return named(ops.where(keep, self, 0), self, "TrilBackward0", (self,))
 
+    @keeps_bool
     def triu(self, diagonal=0):
         keep = np.triu(np.ones(self.shape[-2:], dtype=bool), diagonal)
         return named(ops.where(keep, self, 0), self, "TriuBackward0", (self,))
 
+    @keeps_bool
     def roll(self, shifts, dims=None):
         if dims is None:
             return np.roll(self.reshape(-1), shifts).reshape(tuple(self.shape))
@@ -108,13 +129,20 @@ class ExtraMethods:
     def trace(self):
         if self.ndim != 2:
             raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {self.ndim}")
-        return named(np.trace(self), self, "TraceBackward0", (self,))
+        # the diagonal's sum: integers summed in int64, exactly (np.trace of a Tensor masks
+        # with a float 0.0, so an int64 trace went through float64)
+        k = np.arange(min(self.shape))
+        return named(self[k, k].sum(), self, "TraceBackward0", (self,))
 
     def cumprod(self, dim, dtype=None):
         x = self.to(dtype) if dtype is not None else self
         if x.ndim == 0:
             return x * 1
-        return named(np.cumprod(x, axis=_one_dim(dim, x.ndim)), x, "CumprodBackward0", (x,))
+        d = _one_dim(dim, x.ndim)
+        if not x.dtype.is_floating_point:  # int64, exactly and wrapping, as PyTorch's (no
+            # gradient: numpy's own; the traced cumprod computes integers in float64)
+            return type(x)._make(np.cumprod(x._value, axis=d, dtype=np.int64))
+        return named(np.cumprod(x, axis=d), x, "CumprodBackward0", (x,))
 
     def _running(self, dim: Any, largest: bool) -> tuple[Any, Any]:
         """Values and indices of the running maximum (or minimum) along ``dim``; ties and
@@ -162,6 +190,7 @@ class ExtraMethods:
             out = np.log(np.cumsum(np.exp(self - top), axis=d)) + top
         return named(out, self, "LogcumsumexpBackward0", (self,))
 
+    @keeps_bool
     def unfold(self, dimension, size, step):
         """PyTorch's sliding windows along ``dimension``: that axis becomes the windows'
         count, ``(n - size) // step + 1``, and a new last axis holds each window (a
@@ -206,8 +235,10 @@ class ExtraMethods:
         return d, flat[tuple(grid)]
 
     def _source(self, src: Any, shape: tuple[int, ...]) -> Any:
-        if isinstance(src, (int, float)) or np.ndim(getattr(src, "_value", src)) == 0:
-            return ops.broadcast_to(src * 1.0 if isinstance(src, (int, float)) else src, shape)
+        if isinstance(src, (int, float)):  # a value: in self's dtype, as PyTorch casts it
+            return type(self)._make(dt.cast(np.full(shape, src), self.dtype))
+        if np.ndim(getattr(src, "_value", src)) == 0:
+            return ops.broadcast_to(src, shape)
         region = tuple(slice(0, n) for n in shape)
         return src[region]
 

@@ -154,6 +154,8 @@ def cat(tensors: Sequence[Any], dim: int = 0, out: Any = None) -> Any:
     tensors = [t.to(result_dtype) if isinstance(t, Tensor) else t for t in tensors]
     if len(tensors) == 1:
         return tensors[0].clone()
+    if result_dtype is dt.bool:  # joined as uint8 (numpy's API would make bools float64)
+        return cat([t.byte() for t in tensors], dim).bool()
     return named(shape_ops.concatenate(tensors, axis=dim), tensors[0], "CatBackward0", tensors)
 
 

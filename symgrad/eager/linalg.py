@@ -124,7 +124,7 @@ def _hermitian(A: Any, UPLO: str, name: str) -> Any:
     A = _square(A, name)
     kept = np.tril(np.ones(A.shape[-2:], dtype=bool), 0 if UPLO == "L" else -1)
     value = np.where(kept if UPLO == "L" else ~kept, A._value, 0.0)
-    triangle = value + np.swapaxes(value, -1, -2) - value * np.eye(A.shape[-1])
+    triangle = value + np.swapaxes(value, -1, -2) - value * np.eye(A.shape[-1], dtype=value.dtype)
     change = A - A.detach()
     return (change + change.transpose(-2, -1)) * 0.5 + Tensor._leaf(triangle)
 

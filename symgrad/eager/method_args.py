@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import builtins
 import collections
+import functools
 import operator
 from collections.abc import Sequence
 from typing import Any
@@ -98,3 +99,15 @@ def return_type(name: str) -> type:
         return f"torch.return_types.{name}(\nvalues={self.values},\nindices={self.indices})"
 
     return type(name, (base,), {"__slots__": (), "__repr__": __repr__})
+
+
+def keeps_bool(op: Any) -> Any:
+    """A structural method (it moves elements, computes none) that keeps a bool tensor
+    bool, as PyTorch's: computed on its 0/1 values as uint8 (exact) and made bool again,
+    where numpy's API would make the bools float64."""
+    @functools.wraps(op)
+    def run(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if self._value.dtype != np.bool_:
+            return op(self, *args, **kwargs)
+        return op(self.byte(), *args, **kwargs).bool()
+    return run

@@ -36,7 +36,7 @@ from ..numpy_api import shapes as shape_ops
 from . import dtypes as dt
 from .bf16 import in_float32
 from .method_args import dim_axes as _dims
-from .method_args import named, size_arg
+from .method_args import keeps_bool, named, size_arg
 from .method_args import ndim_of as _ndim
 from .method_args import one_dim as _one_dim
 from .method_args import unwrap as unwrap  # importable here as before (Tensor's modules)
@@ -268,6 +268,7 @@ class TensorMethods(ReductionMethods):
     def expand_as(self, other: Any) -> Any:
         return self.expand(other.shape)
 
+    @keeps_bool
     def repeat(self, *sizes: Any, axis: Any = None) -> Any:  # type: ignore[override]
         """PyTorch's ``repeat``: tiles the tensor (numpy's ``tile``); with ``axis=``, numpy's
         ``repeat`` (each element ``sizes`` times along ``axis``)."""

@@ -114,6 +114,9 @@ class ReductionMethods:
         does not depend on where the maxima are."""
         if self.ndim == 0:
             return self * 1.0 if self._requires_grad else self
+        if not self.dtype.is_floating_point:  # no gradient; the dtype kept (a sum widens)
+            picked = np.take_along_axis(self._value, indices, axis=d)
+            return type(self)._make(picked if keepdim else np.squeeze(picked, axis=d))
         mask = np.zeros(self.shape, dtype=bool)
         np.put_along_axis(mask, indices, True, axis=d)
         zero = np.zeros((), dtype=self._value.dtype)
@@ -232,6 +235,8 @@ class ReductionMethods:
 
     def cumsum(self, dim=None, dtype=None, *, axis=None):  # type: ignore[override]
         x = self.to(dtype) if dtype is not None else self
+        if x.dtype is dt.bool:  # counted in int64, as PyTorch's (numpy's API: in float64)
+            x = x.long()
         if x.ndim == 0 and (dim is not None or axis is not None):  # PyTorch: a 0-d result
             _one_dim(dim if dim is not None else axis, 1)
             return named(x * 1, x, "CumsumBackward0")
@@ -248,4 +253,6 @@ class ReductionMethods:
 
     def _logical(self, fn: Any, dim: Any, keepdim: bool) -> Any:
         axes = _dims(dim, self.ndim)
-        return type(self)._make(np.asarray(fn(self._value, axis=axes, keepdims=keepdim)))
+        found = np.asarray(fn(self._value, axis=axes, keepdims=keepdim))
+        # PyTorch's any/all of a uint8 tensor are uint8 (of others bool)
+        return type(self)._make(found.astype(np.uint8) if self.dtype is dt.uint8 else found)

@@ -43,6 +43,7 @@ from . import double, grad_mode, replay, views
 from . import dtypes as dt
 from .bf16 import note as note_bf16
 from .bf16 import rounded
+from .bitwise import BitwiseMethods
 from .dtypes import CPU, Size, as_array, as_device, device
 from .extra_methods import ExtraMethods
 from .fastpath import apply_f64, compute, node_class_of, watched
@@ -80,7 +81,10 @@ class EagerTrace(Trace):
         fast = apply_f64(prim, args, params, Tensor._make)
         if fast is not None:
             return fast
+        # numpy's scalars (np.log(2.0)) are Python numbers to PyTorch's promotion: a 0-d
+        # float32 tensor times np.float64(0.5) stays float32
         raw = [a._value if isinstance(a, Tensor) else a if type(a) in (float, int, bool)
+               else a.item() if isinstance(a, np.generic) and a.dtype.kind in "biuf"
                else as_array(a) for a in args]
         aval = ir_shape_rule(prim, raw, params)
         if aval.dtype in COMPLEXES:  # np.fft.rfft(t): never its real part, silently
@@ -148,7 +152,8 @@ def _untracked_change(data: Any, seq: int) -> None:
                 t._untracked = -seq
 
 
-class Tensor(ValueMethods, InPlaceMethods, TensorMethods, ExtraMethods, ArrayMethods, Traced):
+class Tensor(ValueMethods, BitwiseMethods, InPlaceMethods, TensorMethods, ExtraMethods,
+             ArrayMethods, Traced):
     """An n-d array (float64 by default; float32, int64, bool) with autograd state:
     ``data``, ``grad``, ``grad_fn``, ``requires_grad``, ``is_leaf``.
     ``Tensor([[1., 2.]])`` copies data as float64; ``Tensor(2, 3)`` is a zero-filled
@@ -496,12 +501,13 @@ _TYPE_NAMES = {dt.float64: "torch.DoubleTensor", dt.float32: "torch.FloatTensor"
 
 
 def _floordiv(a: Any, b: Any) -> Any:
-    """``a // b``, rounded down (PyTorch's and numpy's); integers stay integers. Its
+    """``a // b``, rounded down (PyTorch's and numpy's); integers keep their dtype. Its
     gradient is 0. Floats go through numpy's ``floor_divide``, as PyTorch computes it
     (from ``fmod``): ``floor(a / b)`` of the rounded quotient gives 10 for ``1.0 // 0.1``,
     where both give 9."""
-    if not dt.result_type([a, b]).is_floating_point:
-        return Tensor._make(np.floor_divide(_unwrap(a), _unwrap(b)).astype(np.int64))
+    out = dt.result_type([a, b])
+    if not out.is_floating_point:
+        return Tensor._make(np.floor_divide(*_as_integers(a, b, out)))
     return np.floor_divide(a, b)
 
 
@@ -509,9 +515,15 @@ def _remainder(a: Any, b: Any) -> Any:
     """``a % b`` with the sign of ``b`` (PyTorch's ``remainder``, numpy's ``mod``),
     whose gradient is 1 in ``a`` and ``-(a // b)`` in ``b``; numpy's ``remainder`` for
     floats, as :func:`_floordiv` (``1.0 % 0.1`` is 0.09999999999999995, not 0)."""
-    if not dt.result_type([a, b]).is_floating_point:
-        return Tensor._make(np.mod(_unwrap(a), _unwrap(b)).astype(np.int64))
+    out = dt.result_type([a, b])
+    if not out.is_floating_point:
+        return Tensor._make(np.mod(*_as_integers(a, b, out)))
     return np.remainder(a, b)
+
+
+def _as_integers(a: Any, b: Any, out: dt.dtype) -> tuple[np.ndarray, np.ndarray]:
+    """Integer operands as arrays of their result dtype ``out`` (``int8 // 3`` is int8)."""
+    return tuple(np.asarray(_unwrap(v)).astype(out.numpy, copy=False) for v in (a, b))
 
 
 def _no_bools(a: Any, b: Any) -> tuple[Any, Any]:

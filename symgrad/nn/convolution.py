@@ -32,8 +32,10 @@ from typing import Any
 
 import numpy as np
 
+from ..eager import dtypes as dt
 from ..eager.methods import named
 from ..eager.tensor import Tensor
+from ..numpy_api.indexing import at
 from ..numpy_api.shapes import add_windows, sliding_windows
 
 PAD_MODES = {"constant": None, "reflect": "reflect", "replicate": "edge", "circular": "wrap"}
@@ -133,8 +135,18 @@ def _pad_constant(input: Tensor, widths: list[tuple[int, int]], value: float) ->
     out = input[crop] if any(min(w) < 0 for w in widths) else input
     grow = [(max(lo, 0), max(hi, 0)) for lo, hi in widths]
     if any(lo or hi for lo, hi in grow):
-        out = np.pad(out, grow, mode="constant", constant_values=value)
+        out = _padded(out, grow, value)
     return named(out, input, "ConstantPadNdBackward0", (input,))
+
+
+def _padded(x: Tensor, widths: Sequence[tuple[int, int]], value: float) -> Tensor:
+    """``x`` placed in a tensor of ``value`` of its dtype, as PyTorch's constant pad (np.pad
+    would add a float64 border: a float32 ``x`` would come back float64, integers through
+    float64)."""
+    shape = tuple(n + lo + hi for n, (lo, hi) in zip(x.shape, widths))
+    # (value is a float, as PyTorch's: an int64 pad value above 2**53 rounds as there)
+    base = Tensor._make(dt.cast(np.full(shape, float(value)), x.dtype))
+    return at(base)[tuple(slice(lo, lo + n) for n, (lo, _) in zip(x.shape, widths))].set(x)
 
 
 # ---------------------------------------------------------------------------
@@ -311,7 +323,7 @@ def _max_pool(input: Tensor, kernel_size: Any, stride: Any, padding: Any, dilati
         x, d, kernel_size, stride, padding, dilation, ceil_mode)
     spatial = tuple(x.shape[2:])
     widths = [(0, 0), (0, 0), *zip(padding, right)]
-    xp = np.pad(x, widths, constant_values=-np.inf) if any(map(any, widths)) else x
+    xp = _padded(x, widths, -np.inf) if any(map(any, widths)) else x
     windows = _windows(xp, out, kernel, stride, dilation)
     flat = windows.reshape(*windows.shape[:2 + d], math.prod(kernel))
     choice = np.argmax(flat.detach().numpy(), axis=-1)[..., None]
