@@ -185,6 +185,7 @@ def refuse_unmatched(nodes: list[Any], fed_positions: tuple[int, ...],
     Walks the nodes from the output back, marking the values the backward needs (read
     by a rule, or to recompute a needed value that is not fed)."""
     fed_ids = {id(nodes[k]) for k in fed_positions}
+    refuse_composites(nodes, fed_ids, changed)
     need: set[int] = set()
     for n in reversed(nodes):
         facts = torch_facts(n.prim)
@@ -207,11 +208,61 @@ def refuse_unmatched(nodes: list[Any], fed_positions: tuple[int, ...],
             if k in ins:  # a changed leaf or data, or a cut result
                 counted, live = ins[k]
                 if (live and recompute) or (by_rule and (
-                        counted or not live or facts.saves_output
+                        counted or not live or facts.saves_output or facts.saves_both
                         or not facts.reads_like_torch)):
                     raise RuntimeError(_unmatched(n, recompute and live))
             elif isinstance(a, Node):
                 need.add(id(a))
+
+
+def refuse_composites(nodes: list[Any], fed_ids: set[int],
+                      changed: dict[int, dict[int, tuple[bool, bool]]]) -> None:
+    """Raise where a changed input enters a composite (``F.gelu``, ``F.mse_loss``,
+    ``clamp``: several nodes here, one in PyTorch, marked by ``Node.composite``) ahead of
+    a non-linear node of it or a mask computed from the old values. PyTorch's one node
+    saved its operands and reads them as they are now (or raises, for a change its
+    version counted); here the values inside the composite were computed from the old
+    ones and would be read or fed as they are, so the gradient would be another.
+    A changed input enters where a node of the composite reads it, or reads a value
+    outside the composite that the kernel recomputes from it (one fed is the old value,
+    as PyTorch's node saved it)."""
+    tainted: set[int] = set()
+    inner: set[int] = set()  # nodes of a composite whose values depend on a change
+    versions: set[int] = set()  # composites with a change a version counted
+    for n in nodes:  # (forward order)
+        ins = changed.get(id(n), {})
+        c = n.composite
+        dep = [k for k, a in enumerate(n.inputs) if k in ins or (isinstance(a, Node) and (
+            id(a) in inner and a.composite is c
+            or id(a) in tainted and a.composite is not c))]
+        if (ins or dep) and id(n) not in fed_ids:  # (recomputed from the new values)
+            tainted.add(id(n))
+        if c is None or not dep:
+            continue
+        inner.add(id(n))
+        if any(counted for counted, _ in ins.values()):
+            versions.add(id(c))
+        if n.prim.linear and not any(isinstance(a, np.ndarray) and a.dtype == np.bool_
+                                     for a in n.inputs):
+            continue
+        if torch_facts(n.prim).product and not any(
+                isinstance(b, (Node, Traced)) for j, b in enumerate(n.inputs)
+                for k in dep if j != k):
+            continue  # (reads the changed operand only for the gradient of another)
+        if id(c) in versions:
+            raise RuntimeError(
+                "one of the variables needed for gradient computation has been modified "
+                f"by an inplace operation: an input of {c.name()}, which PyTorch's node "
+                "saves, was changed in place after the forward. Hint: change it after "
+                "backward(), or compute with a copy (.clone()) instead.")
+        raise RuntimeError(
+            f"an input of {c.name()} (a leaf, data, or a result changed behind its "
+            "node's back) was changed in place (under no_grad, or through .data) after "
+            f"the forward computed it, and this backward cannot read what PyTorch's "
+            f"would: {c.name()} is one node in PyTorch, which reads its inputs as they "
+            "are now, and several here, whose inner values were computed from the old "
+            "ones, so symgrad refuses rather than return another gradient. Change it "
+            "after backward(), or run the forward again.")
 
 
 def _unmatched(n: Any, recomputed: bool) -> str:
