@@ -68,7 +68,7 @@ from ..prims.linalg import matmul_p
 from ..prims.reductions import transpose_p
 from ..transforms import pipeline
 from .graph import Node
-from .torch_facts import torch_facts
+from .torch_facts import READS_NO_INPUTS, torch_facts
 
 #: the dtypes of the values kept: float64, and float32 (the backward computes in float64,
 #: from the float32 values the forward computed, as PyTorch's from its saved tensors)
@@ -208,11 +208,18 @@ def refuse_unmatched(nodes: list[Any], fed_positions: tuple[int, ...],
             if k in ins:  # a changed leaf or data, or a cut result
                 counted, live = ins[k]
                 if (live and recompute) or (by_rule and (
-                        counted or not live or facts.saves_output or facts.saves_both
-                        or not facts.reads_like_torch)):
+                        counted or not live or facts.saves_output or not facts.reads_like_torch
+                        or facts.saves_both and not _shift(n))):
                     raise RuntimeError(_unmatched(n, recompute and live))
             elif isinstance(a, Node):
                 need.add(id(a))
+
+
+def _shift(n: Any) -> bool:
+    """``n`` is inside a softmax (the max it subtracts): its cotangent is the sum of the
+    cotangents of a softmax's exponents, 0, so which elements it picks is immaterial."""
+    c = n.composite
+    return c is not None and c.name() in ("SoftmaxBackward0", "LogSoftmaxBackward0")
 
 
 def refuse_composites(nodes: list[Any], fed_ids: set[int],
@@ -237,7 +244,7 @@ def refuse_composites(nodes: list[Any], fed_ids: set[int],
             or id(a) in tainted and a.composite is not c))]
         if (ins or dep) and id(n) not in fed_ids:  # (recomputed from the new values)
             tainted.add(id(n))
-        if c is None or not dep:
+        if c is None or not dep or c.name() in READS_NO_INPUTS:
             continue
         inner.add(id(n))
         if any(counted for counted, _ in ins.values()):

@@ -77,6 +77,12 @@ def torch_facts(prim: Primitive) -> TorchFacts:
     """``prim``'s entry, or the facts of a primitive PyTorch treats plainly."""
     return TORCH.get(prim, NOTHING)
 
+#: PyTorch's nodes that symgrad builds from several primitives and whose backward reads
+#: only the saved result or indices, never the inputs: an input changed through ``.data``
+#: after the forward changes nothing there (:func:`.replay.refuse_composites`)
+READS_NO_INPUTS = frozenset({"SoftmaxBackward0", "LogSoftmaxBackward0", "RsqrtBackward0",
+                             "MaxBackward0", "MinBackward0"})
+
 #: PyTorch's name of a primitive's backward node where it is not ``<Name>Backward0``
 NODE_NAMES: dict[Primitive, str] = {
     C.convert_p: "ToCopyBackward0",
