@@ -535,6 +535,7 @@ FUSED = {
     "max": lambda F, x, w: x.max() * 2,
     "amax": lambda F, x, w: (x.amax(0) * w[0]).sum(),
     "addmm_bias": lambda F, x, w: F.linear(w, x, x[0]).exp().sum(),  # (linear in the bias)
+    "linear_weight": lambda F, x, w: F.gelu(F.linear(w, x)).sum(),  # (mm reads x.t() now)
     # PyTorch's node reads only its saved result or indices: the same numbers after .data
     "softmax": lambda F, x, w: (x.softmax(1) * w).sum(),
     "cross_entropy": lambda F, x, w: F.cross_entropy(x, w.argmax(1)),
@@ -542,7 +543,7 @@ FUSED = {
     "rsqrt": lambda F, x, w: (x.abs().rsqrt() * w).sum(),
 }
 #: the ops above for which PyTorch still gives numbers after a .data write
-DATA_READ = {"addmm_bias", "softmax", "cross_entropy", "max_dim", "rsqrt"}
+DATA_READ = {"addmm_bias", "linear_weight", "softmax", "cross_entropy", "max_dim", "rsqrt"}
 #: (op, change) where PyTorch computes and symgrad raises its version-counter error
 #: (symgrad's softmax watches its input, PyTorch's node its result)
 OVER_REFUSED = {(n, h) for n in ("softmax", "cross_entropy") for h in ("no_grad", "detach")}

@@ -222,6 +222,23 @@ def _shift(n: Any) -> bool:
     return c is not None and c.name() in ("SoftmaxBackward0", "LogSoftmaxBackward0")
 
 
+def _reads_changed(n: Any, dep: list[int], inside: list[int]) -> bool:
+    """Whether the derivative of ``n`` (a node of a composite) reads changed values
+    otherwise than PyTorch's node would: a value of the composite computed from them
+    (``inside``: PyTorch has no such value), a mask (computed from the old values), or
+    a changed operand (``dep``) by a rule that does not read it as PyTorch's does."""
+    if any(isinstance(a, np.ndarray) and a.dtype == np.bool_ for a in n.inputs):
+        return True
+    if n.prim.linear:
+        return False
+    facts = torch_facts(n.prim)
+    if facts.product:  # (reads an operand for the gradient of the other, as PyTorch's)
+        return any(isinstance(b, (Node, Traced)) for k in inside
+                   for j, b in enumerate(n.inputs) if j != k)
+    return bool(inside) or not facts.reads_like_torch or facts.saves_output \
+        or facts.saves_both
+
+
 def refuse_composites(nodes: list[Any], fed_ids: set[int],
                       changed: dict[int, dict[int, tuple[bool, bool]]]) -> None:
     """Raise where a changed input enters a composite (``F.gelu``, ``F.mse_loss``,
@@ -249,13 +266,8 @@ def refuse_composites(nodes: list[Any], fed_ids: set[int],
         inner.add(id(n))
         if any(counted for counted, _ in ins.values()):
             versions.add(id(c))
-        if n.prim.linear and not any(isinstance(a, np.ndarray) and a.dtype == np.bool_
-                                     for a in n.inputs):
+        if not _reads_changed(n, dep, [k for k in dep if id(n.inputs[k]) in inner]):
             continue
-        if torch_facts(n.prim).product and not any(
-                isinstance(b, (Node, Traced)) for j, b in enumerate(n.inputs)
-                for k in dep if j != k):
-            continue  # (reads the changed operand only for the gradient of another)
         if id(c) in versions:
             raise RuntimeError(
                 "one of the variables needed for gradient computation has been modified "
