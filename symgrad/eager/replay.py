@@ -41,7 +41,11 @@ and never recomputes. When a leaf or data input was changed since the forward (u
 ``no_grad``, through ``.data``: :func:`changed_inputs`), the kernel reads every valid
 kept value, and :func:`refuse_unmatched` raises a RuntimeError where it would still
 recompute a needed value from the changed values, or read them by a rule unlike
-PyTorch's, instead of returning another gradient.
+PyTorch's, instead of returning another gradient. A composite (``F.gelu``,
+``F.mse_loss``, ``clamp``, ``layer_norm``: one node in PyTorch, several here, marked by
+:func:`.method_args.named`) reads its inputs as they are now in PyTorch, against values
+computed from the old ones here: :func:`refuse_composites` raises where a changed input
+reaches one of its inner values or masks (PyTorch's version error for a counted change).
 
 Everything else is unchanged: the structure key (nodes, shapes, dtypes, exponents,
 retained gradients, the cotangent's shape) still decides which kernel runs, the
