@@ -186,6 +186,8 @@ def _backward(out: Any, ct: Any, passed: dict[int, Node]) -> None:
     for t, g in zip(leaf_tensors, grads):
         if t._node is not None and id(t._node) in cuts:  # a cut: on through its node
             later.append((t, g))
+        elif t._node is None and not t._requires_grad:
+            continue  # requires_grad_(False) after the forward: PyTorch's AccumulateGrad skips it
         elif reached is None or id(t) in reached or t._grad is not None:
             _accumulate(t, g)
     for k, g in zip(retained, grads[len(leaf_tensors):]):

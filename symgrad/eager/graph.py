@@ -50,7 +50,7 @@ class Node:
 
     __slots__ = ("prim", "params", "inputs", "aval", "seq", "freed", "retained", "sig",
                  "versions", "reads", "shown", "made", "unlike_torch", "value", "exposed",
-                 "__weakref__")
+                 "composite", "__weakref__")
 
     def __init__(self, prim: Primitive, params: dict[str, Any], inputs: tuple, aval: Aval):
         self.prim, self.params, self.inputs, self.aval = prim, params, inputs, aval
@@ -85,6 +85,10 @@ class Node:
         #: another tensor or array that may write it (``detach()``, ``.data``, ``numpy()``):
         #: ``value`` is fed only while no write at all happened since (:mod:`.replay`)
         self.exposed = False
+        #: for the nodes of a composite (``F.gelu`` is several primitives, one node in
+        #: PyTorch): the composite's last node, whose ``shown`` are its operands
+        #: (:func:`symgrad.eager.replay.refuse_unmatched`)
+        self.composite: Node | None = None
 
     def name(self) -> str:
         return type(self).__name__

@@ -90,6 +90,9 @@ class InPlaceMethods:
             node = named(result, self, name)._node
             self._bump()
             _renew(node, mark, self)
+            before = self._node
+            if before is not None and before.retained is not None and before.retained() is self:
+                node.retained, before.retained = before.retained, None  # (PyTorch 2's rule)
             self._node, self._requires_grad = node, True
             _made(node, self)
             views.after_inplace(self, _made)  # a view's root, the root's other views

@@ -55,7 +55,27 @@ def named(result: Any, source: Any, name: str | None, shown: Sequence[Any] = ())
         node.rename(name)
         if shown:
             node.shown = tuple(_shown(a) for a in shown)
+            _mark_composite(node)
     return result
+
+
+def _mark_composite(last: Any) -> None:
+    """Mark the nodes of the composite that ends at ``last`` (those made after its
+    operands, walking back from ``last`` to them) with ``composite = last``; a single
+    node (``softmax``) is no composite."""
+    operands = [a for a in last.shown if a is not None and hasattr(a, "seq")]
+    start = builtins.max((a.seq for a in operands), default=-1)
+    stack, seen = [last], {}
+    while stack:
+        n = stack.pop()
+        if id(n) in seen:
+            continue
+        seen[id(n)] = n
+        stack.extend(a for a in n.inputs if hasattr(a, "seq") and hasattr(a, "composite")
+                     and a.seq > start)
+    if len(seen) > 1:
+        for n in seen.values():
+            n.composite = last
 
 
 def _shown(a: Any) -> Any:

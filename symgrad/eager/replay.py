@@ -41,7 +41,11 @@ and never recomputes. When a leaf or data input was changed since the forward (u
 ``no_grad``, through ``.data``: :func:`changed_inputs`), the kernel reads every valid
 kept value, and :func:`refuse_unmatched` raises a RuntimeError where it would still
 recompute a needed value from the changed values, or read them by a rule unlike
-PyTorch's, instead of returning another gradient.
+PyTorch's, instead of returning another gradient. A composite (``F.gelu``,
+``F.mse_loss``, ``clamp``, ``layer_norm``: one node in PyTorch, several here, marked by
+:func:`.method_args.named`) reads its inputs as they are now in PyTorch, against values
+computed from the old ones here: :func:`refuse_composites` raises where a changed input
+reaches one of its inner values or masks (PyTorch's version error for a counted change).
 
 Everything else is unchanged: the structure key (nodes, shapes, dtypes, exponents,
 retained gradients, the cotangent's shape) still decides which kernel runs, the
@@ -68,7 +72,7 @@ from ..prims.linalg import matmul_p
 from ..prims.reductions import transpose_p
 from ..transforms import pipeline
 from .graph import Node
-from .torch_facts import torch_facts
+from .torch_facts import READS_NO_INPUTS, torch_facts
 
 #: the dtypes of the values kept: float64, and float32 (the backward computes in float64,
 #: from the float32 values the forward computed, as PyTorch's from its saved tensors)
@@ -185,6 +189,7 @@ def refuse_unmatched(nodes: list[Any], fed_positions: tuple[int, ...],
     Walks the nodes from the output back, marking the values the backward needs (read
     by a rule, or to recompute a needed value that is not fed)."""
     fed_ids = {id(nodes[k]) for k in fed_positions}
+    refuse_composites(nodes, fed_ids, changed)
     need: set[int] = set()
     for n in reversed(nodes):
         facts = torch_facts(n.prim)
@@ -207,11 +212,80 @@ def refuse_unmatched(nodes: list[Any], fed_positions: tuple[int, ...],
             if k in ins:  # a changed leaf or data, or a cut result
                 counted, live = ins[k]
                 if (live and recompute) or (by_rule and (
-                        counted or not live or facts.saves_output
-                        or not facts.reads_like_torch)):
+                        counted or not live or facts.saves_output or not facts.reads_like_torch
+                        or facts.saves_both and not _shift(n))):
                     raise RuntimeError(_unmatched(n, recompute and live))
             elif isinstance(a, Node):
                 need.add(id(a))
+
+
+def _shift(n: Any) -> bool:
+    """``n`` is inside a softmax (the max it subtracts): its cotangent is the sum of the
+    cotangents of a softmax's exponents, 0, so which elements it picks is immaterial."""
+    c = n.composite
+    return c is not None and c.name() in ("SoftmaxBackward0", "LogSoftmaxBackward0")
+
+
+def _reads_changed(n: Any, dep: list[int], inside: list[int]) -> bool:
+    """Whether the derivative of ``n`` (a node of a composite) reads changed values
+    otherwise than PyTorch's node would: a value of the composite computed from them
+    (``inside``: PyTorch has no such value), a mask (computed from the old values), or
+    a changed operand (``dep``) by a rule that does not read it as PyTorch's does."""
+    if any(isinstance(a, np.ndarray) and a.dtype == np.bool_ for a in n.inputs):
+        return True
+    if n.prim.linear:
+        return False
+    facts = torch_facts(n.prim)
+    if facts.product:  # (reads an operand for the gradient of the other, as PyTorch's)
+        return any(isinstance(b, (Node, Traced)) for k in inside
+                   for j, b in enumerate(n.inputs) if j != k)
+    return bool(inside) or not facts.reads_like_torch or facts.saves_output \
+        or facts.saves_both
+
+
+def refuse_composites(nodes: list[Any], fed_ids: set[int],
+                      changed: dict[int, dict[int, tuple[bool, bool]]]) -> None:
+    """Raise where a changed input enters a composite (``F.gelu``, ``F.mse_loss``,
+    ``clamp``: several nodes here, one in PyTorch, marked by ``Node.composite``) ahead of
+    a non-linear node of it or a mask computed from the old values. PyTorch's one node
+    saved its operands and reads them as they are now (or raises, for a change its
+    version counted); here the values inside the composite were computed from the old
+    ones and would be read or fed as they are, so the gradient would be another.
+    A changed input enters where a node of the composite reads it, or reads a value
+    outside the composite that the kernel recomputes from it (one fed is the old value,
+    as PyTorch's node saved it)."""
+    tainted: set[int] = set()
+    inner: set[int] = set()  # nodes of a composite whose values depend on a change
+    versions: set[int] = set()  # composites with a change a version counted
+    for n in nodes:  # (forward order)
+        ins = changed.get(id(n), {})
+        c = n.composite
+        dep = [k for k, a in enumerate(n.inputs) if k in ins or (isinstance(a, Node) and (
+            id(a) in inner and a.composite is c
+            or id(a) in tainted and a.composite is not c))]
+        if (ins or dep) and id(n) not in fed_ids:  # (recomputed from the new values)
+            tainted.add(id(n))
+        if c is None or not dep or c.name() in READS_NO_INPUTS:
+            continue
+        inner.add(id(n))
+        if any(counted for counted, _ in ins.values()):
+            versions.add(id(c))
+        if not _reads_changed(n, dep, [k for k in dep if id(n.inputs[k]) in inner]):
+            continue
+        if id(c) in versions:
+            raise RuntimeError(
+                "one of the variables needed for gradient computation has been modified "
+                f"by an inplace operation: an input of {c.name()}, which PyTorch's node "
+                "saves, was changed in place after the forward. Hint: change it after "
+                "backward(), or compute with a copy (.clone()) instead.")
+        raise RuntimeError(
+            f"an input of {c.name()} (a leaf, data, or a result changed behind its "
+            "node's back) was changed in place (under no_grad, or through .data) after "
+            f"the forward computed it, and this backward cannot read what PyTorch's "
+            f"would: {c.name()} is one node in PyTorch, which reads its inputs as they "
+            "are now, and several here, whose inner values were computed from the old "
+            "ones, so symgrad refuses rather than return another gradient. Change it "
+            "after backward(), or run the forward again.")
 
 
 def _unmatched(n: Any, recomputed: bool) -> str:

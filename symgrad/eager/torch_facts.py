@@ -39,12 +39,16 @@ class TorchFacts:
       (the passes rewrite ``x ** 2``, ``x ** 0.5``, ``x ** -1`` as numpy computes them);
     - ``reads_like_torch``: its derivative reads the values PyTorch's backward reads, so
       a gradient with respect to an intermediate tensor of a gradient's graph is the
-      same (see :mod:`symgrad.eager.double`; ``pow`` for ``|y| >= 1`` only)."""
+      same (see :mod:`symgrad.eager.double`; ``pow`` for ``|y| >= 1`` only);
+    - ``saves_both``: its node saves the output as well as the inputs (``max``, ``amax``:
+      the elements equal to the saved result share the gradient), so a backward after a
+      ``.data`` change of an input mixes old and new values (:mod:`.replay` refuses)."""
 
     saves_output: bool = False
     product: bool = False
     literal_operands: bool = False
     reads_like_torch: bool = False
+    saves_both: bool = False
 
 
 NOTHING = TorchFacts()
@@ -64,13 +68,20 @@ TORCH: dict[Primitive, TorchFacts] = {
     E.pow_p: TorchFacts(literal_operands=True, reads_like_torch=True),
     **{p: TorchFacts(reads_like_torch=True)
        for p in (E.log_p, E.sin_p, E.cos_p, E.square_p, E.abs_p, E.log1p_p, E.maximum_p,
-                 E.minimum_p, R.max_p, R.min_p, E.softplus_p)},
+                 E.minimum_p, E.softplus_p)},
+    **{p: TorchFacts(reads_like_torch=True, saves_both=True) for p in (R.max_p, R.min_p)},
 }
 
 
 def torch_facts(prim: Primitive) -> TorchFacts:
     """``prim``'s entry, or the facts of a primitive PyTorch treats plainly."""
     return TORCH.get(prim, NOTHING)
+
+#: PyTorch's nodes that symgrad builds from several primitives and whose backward reads
+#: only the saved result or indices, never the inputs: an input changed through ``.data``
+#: after the forward changes nothing there (:func:`.replay.refuse_composites`)
+READS_NO_INPUTS = frozenset({"SoftmaxBackward0", "LogSoftmaxBackward0", "RsqrtBackward0",
+                             "MaxBackward0", "MinBackward0"})
 
 #: PyTorch's name of a primitive's backward node where it is not ``<Name>Backward0``
 NODE_NAMES: dict[Primitive, str] = {
