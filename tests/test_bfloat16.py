@@ -244,3 +244,60 @@ def test_numpy_is_refused_as_by_pytorch():
     for lib in (symgrad, torch_real):
         with pytest.raises(TypeError, match="unsupported ScalarType BFloat16"):
             _bf(lib, [1.0]).numpy()
+
+
+#: in-place writes through views of every kind symgrad has (PyTorch: all write the base)
+VIEW_WRITES = {
+    "index": lambda x, T: x[0].add_(10), "slice": lambda x, T: x[1:].zero_(),
+    "t": lambda x, T: x.t()[1].mul_(3), "T": lambda x, T: x.T[0].add_(0.3),
+    "mT": lambda x, T: x.mT[1].sub_(0.7), "view": lambda x, T: x.view(6).add_(0.1),
+    "reshape": lambda x, T: x.reshape(6)[2:4].mul_(1.3),
+    "narrow": lambda x, T: x.narrow(0, 1, 2).div_(3),
+    "unsqueeze": lambda x, T: x.unsqueeze(0)[0, 1].mul_(1.7),
+    "squeeze": lambda x, T: x[:1].squeeze(0).add_(0.1),
+    "permute": lambda x, T: x.permute(1, 0)[0].div_(3),
+    "swapaxes": lambda x, T: x.swapaxes(0, 1)[1].add_(1),
+    "flatten_step": lambda x, T: x.flatten()[::2].add_(0.01),
+    "view_as": lambda x, T: x.view_as(x)[2].clamp_(0, 5.5),
+    "ellipsis_none": lambda x, T: x[None, ..., 1].neg_(),
+    "unbind": lambda x, T: x.unbind(0)[1].add_(2),
+    "split": lambda x, T: x.split(1, 0)[2].mul_(0.1),
+    "chunk": lambda x, T: x.chunk(2, 1)[0].fill_(7.3),
+    "setitem": lambda x, T: x[1:].__setitem__(0, 9.1),
+    "copy_": lambda x, T: x[0].copy_(T.tensor([1.1, 2.2])),
+    "add_alpha": lambda x, T: x[0].add_(x[1], alpha=0.3),
+    "detach": lambda x, T: x.detach()[0].add_(1),
+    "data": lambda x, T: x.data[:, 1].mul_(-2),
+}
+
+
+def test_views_share_memory_with_their_base():
+    for name, write in VIEW_WRITES.items():
+        got, want = ({"x": T.tensor([[1.0, 2.5], [3.0, 4.0], [5.0, 6.0]], dtype=T.bfloat16)}
+                     for T in (symgrad, torch_real))
+        for lib, d in ((symgrad, got), (torch_real, want)):
+            x = d["x"]
+            d["v"], d["w"] = x[:2], x.t()  # read after the writes below
+            write(x, lib)
+            x.mul_(1.1)
+        for k in ("x", "v", "w"):
+            try:
+                _same(got[k], want[k])
+            except AssertionError as e:
+                raise AssertionError(f"{name}: {k}") from e
+
+
+def test_parameter_views_after_module_to_bfloat16():
+    result = []
+    for T in (symgrad, torch_real):
+        m = T.nn.Sequential(T.nn.Linear(3, 2))
+        with T.no_grad():
+            m[0].weight.copy_(T.tensor([[1., 2, 3], [4, 5, 6]]) / 7)
+            m[0].bias.copy_(T.tensor([0.3, -0.2]))
+            m.to(T.bfloat16)
+            m[0].weight[0].mul_(2)
+            m[0].weight.t()[1].add_(0.1)
+            m[0].bias[1:].zero_()
+        result.append([m[0].weight, m[0].bias])
+    for g, w in zip(*result):
+        _same(g, w)
