@@ -98,7 +98,9 @@ IN_PLACE = {
     "mul_": lambda L, x, y: x.mul_(0.3337), "itruediv": lambda L, x, y: x.__itruediv__(3.3),
     "iadd": lambda L, x, y: x.__iadd__(0.3337), "isub": lambda L, x, y: x.__isub__(y),
     "add_-alpha": lambda L, x, y: x.add_(y[:, :1], alpha=0.3),
-    "sub_-alpha": lambda L, x, y: x.sub_(y, alpha=0.3), "clamp_": lambda L, x, y: x.clamp_(-1, 1),
+    "sub_-alpha": lambda L, x, y: x.sub_(y, alpha=0.3),
+    "add-alpha": lambda L, x, y: x.add(y[:, :1], alpha=0.3),  # (out of place: as add_)
+    "sub-alpha": lambda L, x, y: L.sub(x, y, alpha=-2.7), "clamp_": lambda L, x, y: x.clamp_(-1, 1),
     "fill_": lambda L, x, y: x.fill_(TIE), "setitem": lambda L, x, y: x.__setitem__(0, TIE) or x,
     "copy_": lambda L, x, y: x.copy_(y.double() + 2.0 ** -30),
     "masked_fill_": lambda L, x, y: x.masked_fill_(y > 0, TIE),
@@ -301,3 +303,22 @@ def test_parameter_views_after_module_to_bfloat16():
         result.append([m[0].weight, m[0].bias])
     for g, w in zip(*result):
         _same(g, w)
+
+
+def test_add_alpha_sizes_past_pytorchs_vectors():
+    """PyTorch's ``add(b, alpha=)`` at any size: its vectorized loop (every element when
+    the size is a multiple of 32) rounds once, as symgrad's; its scalar loop over the
+    last ``numel % 32`` elements (on AVX-512) rounds ``alpha * b`` to bfloat16 first, a
+    documented difference (:func:`symgrad.eager.bf16.add_scaled`)."""
+    def r(v):
+        return np.asarray(v, np.float32).astype(symgrad.bfloat16.numpy).astype(np.float32)
+    for n in (3, 31, 33, 100, 4096, 4100):
+        a, b = r(RNG.standard_normal(n) * 3), r(RNG.standard_normal(n) * 100)
+        for alpha, add in ((0.3, lambda x, y: x.add(y, alpha=0.3)),
+                           (-2.7, lambda x, y: x.sub_(y, alpha=2.7))):
+            got, want = (add(_bf(L, a), _bf(L, b)) for L in (symgrad, torch_real))
+            body = n - n % 32
+            _same(got[:body], want[:body])
+            if torch_real.backends.cpu.get_cpu_capability() == "AVX512":
+                scalar_loop = r(a[body:] + r(r(alpha) * b[body:]))
+                assert (want[body:].float().numpy() == scalar_loop).all()

@@ -31,7 +31,9 @@ Known differences from PyTorch 2.13 (tests/test_bfloat16.py shows the equalities
   neither float32-inside nor per-operation rounding; up to 2 ulps apart;
 - ``x ** 3`` (PyTorch: ``x * x * x``, rounding each product) and ``prod`` (PyTorch
   rounds each partial product) are computed in float32 and rounded once here;
-- ``add(b, alpha=)`` in PyTorch's scalar tail loop (below, :func:`add_scaled`).
+- ``add(b, alpha=)``, ``sub``, ``add_``, ``sub_`` in PyTorch's scalar tail loop (the
+  last ``numel % 32`` elements on AVX-512, below, :func:`add_scaled`): PyTorch's own
+  result for an element depends on the tensor's size there.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ import numpy as np
 
 from ..core.ir import Primitive
 from . import dtypes as dt
+from . import grad_mode
 
 #: the operations whose PyTorch CPU kernel takes a scalar operand in float32 ("opmath")
 _FLOAT32_SCALAR = frozenset({"mul", "div"})
@@ -132,6 +135,17 @@ def add_scaled(a: np.ndarray, alpha: float, b: np.ndarray) -> np.ndarray:
         return a + alpha * b
     alpha32 = dt.cast(np.asarray(alpha), dt.bfloat16).astype(np.float32)
     return rounded(a.astype(np.float32) + alpha32 * b.astype(np.float32))
+
+
+def add_tensors(a: Any, b: Any, alpha: Any) -> Any:
+    """``a.add(b, alpha=alpha)`` of two bfloat16 Tensors when nothing records it, as
+    PyTorch's kernel computes it (:func:`add_scaled`, the same as ``add_``); None
+    otherwise (``a + b * alpha`` then)."""
+    if not (_is_bf16(a) and _is_bf16(b) and type(alpha) in (int, float)) or (
+            grad_mode.is_grad_enabled() and (a._requires_grad or b._requires_grad)):
+        return None
+    x, y = np.broadcast_arrays(a._value, b._value)
+    return type(a)._make(add_scaled(x, alpha, y))
 
 
 def scaled(a: np.ndarray, s: float) -> np.ndarray:

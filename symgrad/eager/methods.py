@@ -34,7 +34,7 @@ from ..numpy_api import functions as ops
 from ..numpy_api import linalg
 from ..numpy_api import shapes as shape_ops
 from . import dtypes as dt
-from .bf16 import in_float32
+from .bf16 import add_tensors, in_float32
 from .method_args import dim_axes as _dims
 from .method_args import named, size_arg
 from .method_args import ndim_of as _ndim
@@ -88,8 +88,16 @@ class TensorMethods(ReductionMethods):
     def sigmoid(self): return named(ops.sigmoid(self), self, "SigmoidBackward0")
     def maximum(self, other): return np.maximum(self, other)
     def minimum(self, other): return np.minimum(self, other)
-    def add(self, other, alpha=1): return self + (other if alpha == 1 else other * alpha)
-    def sub(self, other, alpha=1): return self - (other if alpha == 1 else other * alpha)
+    def add(self, other, alpha=1):
+        if alpha == 1:
+            return self + other
+        fused = add_tensors(self, other, alpha)  # bfloat16: rounded once, as PyTorch's
+        return self + other * alpha if fused is None else fused
+    def sub(self, other, alpha=1):
+        if alpha == 1:
+            return self - other
+        fused = add_tensors(self, other, -alpha)
+        return self - other * alpha if fused is None else fused
     def mul(self, other): return self * other
     def div(self, other, rounding_mode=None):
         if rounding_mode is not None and not dt.result_type([self, other]).is_floating_point:
