@@ -273,29 +273,75 @@ CASES += (ARRAY_CASES + LINALG_CASES + STABLE_CASES + NUMPY_CASES + DECOMPOSITIO
 
 assert len({c.name for c in CASES}) == len(CASES), "case names must be unique"
 
-#: Numba compiles for the first NUMBA_PER_PRIMITIVE C-contiguous cases of each primitive
-#: (0-d, 1-d, 2-d, in table order) and the non-contiguous variants of those shapes,
-#: which reuse their kernels; every case with ``SYMGRAD_FULL=1``. The interpreter runs
-#: every case against SymPy either way (the test budget: about a second per compile).
+#: The Numba column: the first NUMBA_PER_PRIMITIVE C-contiguous cases of each primitive
+#: (0-d, 1-d, 2-d, in table order) and the non-contiguous variants of those shapes run on
+#: Numba. The elementwise family's run as *family kernels* (:data:`FAMILIES`): one kernel
+#: per slot (the primitive's first, second, third case) holds one case of each
+#: elementwise primitive (at most FAMILY_SIZE), and runs again on the arguments in the
+#: other layouts (the same kernel: it takes contiguous copies), so that the column costs a
+#: few compiles instead of three per primitive (16 0-d cases: one compile of 15 s instead
+#: of 44 s for 16 on a loaded machine; 16 2-d ones 110 s instead of 160 s). The other
+#: families' cases run alone: a kernel of several reductions compiles slower than they
+#: do one by one (16: 260 s, 1: 6 s; LLVM's time grows faster than the kernel).
+#: Every case runs on Numba alone with ``SYMGRAD_FULL=1``. The interpreter runs every case
+#: against SymPy either way.
 NUMBA_PER_PRIMITIVE = 3
 FULL = os.environ.get("SYMGRAD_FULL") == "1"
+#: the most cases one family kernel holds (a kernel's compile grows with its size; xdist
+#: balances several shorter tests better than one long one)
+FAMILY_SIZE = 16
 
 
-def _budgeted(cases: list[Case]) -> list[Case]:
+@dataclass(frozen=True)
+class Family:
+    """Cases of one primitive family that run as one Numba kernel: a scalar function of
+    all their arguments, the sum of each case's output weighted by its cotangent
+    (``tests/test_primitives.py``), whose gradient with respect to a case's arguments is
+    that case's gradient."""
+    name: str
+    members: tuple[Case, ...]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+def _elementwise(case: Case) -> bool:
+    from symgrad import prims
+
+    return all(prims.REGISTRY[p].kind == "elementwise" for p in case.prims)
+
+
+def _budgeted(cases: list[Case], alone: set[str]) -> tuple[list[Case], list[Family]]:
+    """The cases with the Numba column cut to the budget above, and the family kernels
+    that run the kept ones; cases named in ``alone`` (complex values: the numpy
+    interpreter runs them on either backend) keep their own Numba test."""
     count: dict[tuple[str, ...], int] = {}
-    kept: set[tuple] = set()
+    kept: dict[tuple, int] = {}  # (prims, shapes) -> slot
+    groups: dict[tuple, list[Case]] = {}
     out = []
     for case in cases:
-        if "numba" in case.backends and not FULL:
+        if "numba" in case.backends:
             key = (case.prims, case.shapes)
             if case.layout == "C":
                 count[case.prims] = count.get(case.prims, 0) + 1
                 if count[case.prims] <= NUMBA_PER_PRIMITIVE:
-                    kept.add(key)
-            if key not in kept:
+                    kept.setdefault(key, count[case.prims] - 1)
+            if key in kept and case.prims and case.name not in alone and _elementwise(case):
+                if case.layout == "C":  # (the family test runs the other layouts)
+                    groups.setdefault(("elementwise", kept[key]), []).append(case)
+            elif key in kept or FULL:
+                out.append(case)
+                continue
+            if not FULL:
                 case = replace(case, backends=tuple(b for b in case.backends if b != "numba"))
         out.append(case)
-    return out
+    families = []
+    for (family, slot), members in groups.items():
+        for k in range(0, len(members), FAMILY_SIZE):
+            chunk = f"-{k // FAMILY_SIZE}" if len(members) > FAMILY_SIZE else ""
+            families.append(Family(f"{family}-{slot}{chunk}",
+                                   tuple(members[k:k + FAMILY_SIZE])))
+    return out, families
 
 
-CASES = _budgeted(CASES)
+CASES, FAMILIES = _budgeted(CASES, {c.name for c in COMPLEX_CASES})

@@ -65,6 +65,20 @@ def run_child(cache: Path | None, code: str = CHILD, **extra_env: str) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+@pytest.fixture(scope="module")
+def warm_cache(tmp_path_factory) -> Path:
+    """A cache holding CHILD's kernel and Numba's index and data for it (copy it)."""
+    cache = tmp_path_factory.mktemp("warm")
+    assert run_child(cache)["compiled"] == 1
+    return cache
+
+
+def copy_of(warm: Path, tmp_path: Path) -> Path:
+    cache = tmp_path / "cache"
+    shutil.copytree(warm, cache)  # copy2: mtimes kept, as Numba's index expects
+    return cache
+
+
 @pytest.mark.parametrize("entry", CHILDREN)
 def test_a_fresh_process_loads_the_kernel_from_disk(entry, tmp_path):
     code, expected = CHILDREN[entry]
@@ -77,26 +91,26 @@ def test_a_fresh_process_loads_the_kernel_from_disk(entry, tmp_path):
     assert len(list((tmp_path / "kernels").glob("k_*.py"))) == 1
 
 
-def test_a_garbled_source_file_is_quarantined_and_rebuilt(tmp_path):
-    run_child(tmp_path)
-    (source,) = (tmp_path / "kernels").glob("k_*.py")
+def test_a_garbled_source_file_is_quarantined_and_rebuilt(warm_cache, tmp_path):
+    cache = copy_of(warm_cache, tmp_path)  # (a copy: one compile per worker, not per test)
+    (source,) = (cache / "kernels").glob("k_*.py")
     source.write_text(source.read_text()[:80])  # truncated
-    result = run_child(tmp_path)
+    result = run_child(cache)
     np.testing.assert_allclose(result["out"], EXPECTED, rtol=1e-15)
-    assert list((tmp_path / "kernels").glob("k_*.py.*.quarantined"))
+    assert list((cache / "kernels").glob("k_*.py.*.quarantined"))
 
 
-def test_a_garbled_numba_cache_is_quarantined_and_recompiled(tmp_path):
-    run_child(tmp_path)
-    index = list((tmp_path / "kernels" / "__pycache__").glob("*.nbi"))
+def test_a_garbled_numba_cache_is_quarantined_and_recompiled(warm_cache, tmp_path):
+    cache = copy_of(warm_cache, tmp_path)
+    index = list((cache / "kernels" / "__pycache__").glob("*.nbi"))
     assert index, "Numba wrote its index next to the kernel source"
     for f in index:
         f.write_bytes(b"\x80\x04garbage" * 7)
-    result = run_child(tmp_path)
+    result = run_child(cache)
     np.testing.assert_allclose(result["out"], EXPECTED, rtol=1e-15)
     assert result["compiled"] == 1
-    assert list((tmp_path / "kernels" / "__pycache__").glob("*.quarantined"))
-    assert run_child(tmp_path)["compiled"] == 0, "the rebuilt cache is used again"
+    assert list((cache / "kernels" / "__pycache__").glob("*.quarantined"))
+    assert run_child(cache)["compiled"] == 0, "the rebuilt cache is used again"
 
 
 def test_two_processes_compiling_the_same_kernel_both_succeed(tmp_path):
@@ -126,20 +140,6 @@ def test_cache_dir_is_configurable(tmp_path, monkeypatch):
 
     monkeypatch.setenv("SYMGRAD_CACHE_DIR", str(tmp_path / "elsewhere"))
     assert cache_dir() == tmp_path / "elsewhere" / "kernels" and cache_dir().is_dir()
-
-
-@pytest.fixture(scope="module")
-def warm_cache(tmp_path_factory) -> Path:
-    """A cache holding CHILD's kernel and Numba's index and data for it (copy it)."""
-    cache = tmp_path_factory.mktemp("warm")
-    assert run_child(cache)["compiled"] == 1
-    return cache
-
-
-def copy_of(warm: Path, tmp_path: Path) -> Path:
-    cache = tmp_path / "cache"
-    shutil.copytree(warm, cache)  # copy2: mtimes kept, as Numba's index expects
-    return cache
 
 
 def test_a_copied_cache_is_warm(warm_cache, tmp_path):

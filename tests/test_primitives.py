@@ -1,7 +1,8 @@
 """Every primitive against SymPy at 50 digits, plain numpy, and the other backend.
 
 Generated from the table in ``cases.py``: one test per case and backend (each
-case names its backends; see the budget note there).
+case names its backends), and the Numba column as one kernel per primitive family
+(``FAMILIES``; every case alone on Numba with ``SYMGRAD_FULL=1``: the budget note there).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import pytest
 
 import symgrad as sg
 
-from cases import CASES, Case
+from cases import CASES, FAMILIES, Case, Family, with_layout
 from oracle import assert_close, finite_differences, rng_for, sympy_gradient, sympy_value
 
 CASE_BACKENDS = [pytest.param(case, backend, id=f"{case}-{backend}")
@@ -58,9 +59,70 @@ def test_value_and_gradient_match_sympy(case: Case, backend: str):
         assert_close(got, want, **tol, what=f"{case} gradient {k} vs {case.oracle}")
 
 
+def _family_problem(family: Family):
+    """The family's function (each member's output weighted by its cotangent, summed),
+    its arguments, and where each member's arguments sit among them."""
+    problems = [_problem(case) for case in family.members]
+    args, spans = [], []
+    for case_args, *_ in problems:
+        spans.append(slice(len(args), len(args) + len(case_args)))
+        args += case_args
+
+    def fn(*xs):
+        total = 0.0
+        for case, span, (_, ct, *_) in zip(family.members, spans, problems):
+            out = case.fn(*xs[span])
+            total = total + (out if ct is None else np.sum(out * ct))
+        return total
+
+    return fn, args, spans, problems
+
+
+@pytest.mark.parametrize("family", FAMILIES, ids=str)
+def test_family_kernel_matches_sympy(family: Family):
+    """The Numba column of the table: one kernel holds a case of each primitive of a
+    family; its gradient with respect to a case's arguments is that case's gradient
+    (against SymPy, as the interpreter's), its value the cotangent-weighted sum of the
+    cases' values; and it agrees with the interpreter on the same function."""
+    fn, args, spans, problems = _family_problem(family)
+    argnums = tuple(range(len(args)))
+    value, grads = sg.value_and_grad(fn, argnums=argnums, backend="numba")(*args)
+    value_np, grads_np = sg.value_and_grad(fn, argnums=argnums, backend="numpy")(*args)
+    # float32 values round once per equation on the interpreter, once per stored array in
+    # a fused loop (README, "float32"): the backends agree to float32's precision there
+    convert = any("convert" in case.prims for case in family.members)
+    rtol, atol = (1e-6, 1e-7) if convert else (1e-14, 1e-15)
+    assert_close(value, value_np, rtol=rtol, atol=atol, what=f"{family} value vs numpy backend")
+    want_value, slack = 0.0, 0.0
+    for case, span, (case_args, ct, _, want, want_grads) in zip(family.members, spans, problems):
+        weighted = np.asarray(want) if ct is None else np.asarray(want) * ct
+        want_value += np.sum(weighted)
+        slack += case.atol * (1 if ct is None else np.sum(np.abs(ct)))
+        slack += case.rtol * np.sum(np.abs(weighted))
+        tol = {"rtol": case.rtol, "atol": case.atol}
+        if case.oracle == "fd":  # central differences: truncation and rounding near 1e-9
+            tol = {"rtol": max(case.rtol, 1e-6), "atol": max(case.atol, 1e-7)}
+        for k, got, got_np, want_grad in zip(range(len(case_args)), grads[span],
+                                              grads_np[span], want_grads):
+            assert np.shape(got) == np.shape(case_args[k]), f"{case} gradient {k}: shape"
+            assert_close(got, want_grad, **tol, what=f"{case} gradient {k} vs {case.oracle}")
+            assert_close(got, got_np, rtol=rtol, atol=atol, what=f"{case} gradient {k}")
+    assert_close(value, want_value, rtol=0, atol=slack, what=f"{family} value vs SymPy")
+    # the same kernel on non-contiguous arguments (it takes contiguous copies)
+    for layout in ("F", "strided"):
+        moved = [with_layout(a, layout) if np.ndim(a) else a for a in args]
+        if all(m is a for m, a in zip(moved, args)):
+            continue
+        value_l, grads_l = sg.value_and_grad(fn, argnums=argnums, backend="numba")(*moved)
+        assert_close(value_l, value, rtol=1e-15, atol=0, what=f"{family} value, {layout}")
+        for k, (got, want) in enumerate(zip(grads_l, grads)):
+            assert_close(got, want, rtol=1e-15, atol=0, what=f"{family} gradient {k}, {layout}")
+
+
 def test_the_table_has_every_kind_of_shape_for_every_primitive():
     """0-d, 1-d, 2-d, size-1, empty and non-contiguous arguments, per primitive."""
     kinds: dict[str, set[str]] = {}
+    numba_cases = {case.name for family in FAMILIES for case in family.members}
     for case in CASES:
         if case.fixed is not None or not case.prims:
             continue
@@ -70,7 +132,7 @@ def test_the_table_has_every_kind_of_shape_for_every_primitive():
         found |= {"empty" for s in case.shapes if 0 in s}
         found |= {"non-contiguous" for a in case.args() if np.ndim(a) and
                   not a.flags.c_contiguous}
-        if "numba" in case.backends:
+        if "numba" in case.backends or case.name in numba_cases:
             found.add("numba")
     want = {"0-d", "1-d", "2-d", "size-1", "empty", "non-contiguous", "numba"}
     # the families added in parallel (array, linalg, stable) bring their own shapes

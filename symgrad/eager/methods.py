@@ -102,6 +102,8 @@ class TensorMethods(ReductionMethods):
     def div(self, other, rounding_mode=None):
         if rounding_mode is not None and not dt.result_type([self, other]).is_floating_point:
             return _integer_division(self, other, rounding_mode)
+        if rounding_mode == "floor":  # from fmod, as PyTorch: not floor of the rounded a / b
+            return self // other
         return _rounded(self / other, rounding_mode)
     def true_divide(self, other): return self / other
     def matmul(self, other): return self @ other

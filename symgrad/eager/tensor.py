@@ -497,18 +497,21 @@ _TYPE_NAMES = {dt.float64: "torch.DoubleTensor", dt.float32: "torch.FloatTensor"
 
 def _floordiv(a: Any, b: Any) -> Any:
     """``a // b``, rounded down (PyTorch's and numpy's); integers stay integers. Its
-    gradient is 0."""
+    gradient is 0. Floats go through numpy's ``floor_divide``, as PyTorch computes it
+    (from ``fmod``): ``floor(a / b)`` of the rounded quotient gives 10 for ``1.0 // 0.1``,
+    where both give 9."""
     if not dt.result_type([a, b]).is_floating_point:
         return Tensor._make(np.floor_divide(_unwrap(a), _unwrap(b)).astype(np.int64))
-    return np.floor(a / b)
+    return np.floor_divide(a, b)
 
 
 def _remainder(a: Any, b: Any) -> Any:
-    """``a % b`` with the sign of ``b`` (PyTorch's ``remainder``, numpy's ``mod``):
-    ``a - floor(a / b) * b``, whose gradient is 1 in ``a`` and ``-floor(a / b)`` in ``b``."""
+    """``a % b`` with the sign of ``b`` (PyTorch's ``remainder``, numpy's ``mod``),
+    whose gradient is 1 in ``a`` and ``-(a // b)`` in ``b``; numpy's ``remainder`` for
+    floats, as :func:`_floordiv` (``1.0 % 0.1`` is 0.09999999999999995, not 0)."""
     if not dt.result_type([a, b]).is_floating_point:
         return Tensor._make(np.mod(_unwrap(a), _unwrap(b)).astype(np.int64))
-    return a - np.floor(a / b) * b
+    return np.remainder(a, b)
 
 
 def _no_bools(a: Any, b: Any) -> tuple[Any, Any]:

@@ -30,7 +30,7 @@ import numpy as np
 from ..core.errors import ShapeError, UnsupportedFunctionError, user_location
 from ..core.tracing import Traced, shape_of
 from ..prims import decompositions as D
-from ..prims.elementwise import as_float, dtype_of
+from ..prims.elementwise import as_float
 from ..prims.linalg import swap
 from .dispatch import implements, normalize_axes
 from .functions import max, min, reshape, sum, transpose, where
@@ -146,7 +146,7 @@ def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True,
         raise _refuse("np.linalg.svd(..., hermitian=True)", "its singular vectors come from "
                       "np.linalg.eigh, with other signs; pass hermitian=False, or use "
                       "np.linalg.eigh")
-    if dtype_of(a).kind == "c":  # U and Vh from one part (their phases go together)
+    if np.iscomplexobj(a):  # U and Vh from one part (their phases go together)
         u, vh = D.complex_vectors(a)
         return SVDResult(u, D.svd(a, "s"), vh)
     return SVDResult(D.svd(a, "u"), D.svd(a, "s"), D.svd(a, "vh"))
