@@ -524,6 +524,31 @@ def writes_into_numpy_arrays_of_results(torch):
     return [y, z, x.grad, print_it]
 
 
+def augmented_assignments_through_views(torch):
+    """``v //= 2``, ``%=``, ``**=``, ``&=``, ``|=``, ``^=`` on views: in place, as PyTorch's
+    (a Tensor without ``__ifloordiv__`` makes Python compute them out of place)."""
+    x = torch.tensor([3., 5., 7.], requires_grad=True)
+    y = x * 2
+    v = y[1:]
+    v %= 4
+    v **= 2
+    z = y.detach()
+    w = z[:2]
+    w //= 3
+    i = torch.tensor([[5, 6], [7, 12]])
+    j = i[0]
+    j //= 2
+    j &= 3
+    k = i[:, 1]
+    k |= 1
+    k ^= 2
+    m = torch.tensor([True, False, True])
+    n = m[1:]
+    n ^= torch.tensor([True, True])
+    (y * x).sum().backward()
+    return [y, z, x.grad, i, m]
+
+
 CASES = [
     data_intermediate, data_intermediate_exp, data_intermediate_sum_only, data_leaf,
     data_leaf_before, view_of_result, view_of_result_then_sum, transpose_view_of_result,
@@ -543,7 +568,7 @@ CASES = [
     autograd_grad_change_not_read, data_change_after_the_product_saved_it,
     autograd_grad_data_change_after_the_product, strided_and_permuted_views_of_result,
     chunk_view_inplace, several_views_of_a_tensor_without_history,
-    writes_into_numpy_arrays_of_results,
+    writes_into_numpy_arrays_of_results, augmented_assignments_through_views,
 ]
 
 

@@ -121,7 +121,7 @@ class InPlaceMethods:
         Unrecorded on float64 with a float64 operand of the same shape or a Python
         number (an optimizer's update), numpy writes the result into the array itself."""
         v = self._value
-        if v.dtype is _F64 and not (grad_mode.is_grad_enabled() and (
+        if op in _UFUNCS and v.dtype is _F64 and not (grad_mode.is_grad_enabled() and (
                 self._requires_grad or (_is_tensor(other) and other._requires_grad))):
             o = other._value if _is_tensor(other) else other
             if type(o) in (float, int) or (type(o) is np.ndarray and o.dtype is _F64
@@ -135,6 +135,13 @@ class InPlaceMethods:
     def __isub__(self, o): return self._augmented(o, operator.sub)
     def __imul__(self, o): return self._augmented(o, operator.mul)
     def __itruediv__(self, o): return self._augmented(o, operator.truediv)
+    # (without these Python computes ``v //= 2`` out of place: a view's base keeps its values)
+    def __ifloordiv__(self, o): return self._augmented(o, operator.floordiv)
+    def __imod__(self, o): return self._augmented(o, operator.mod)
+    def __ipow__(self, o): return self._augmented(o, operator.pow)
+    def __iand__(self, o): return self._augmented(o, operator.and_)
+    def __ior__(self, o): return self._augmented(o, operator.or_)
+    def __ixor__(self, o): return self._augmented(o, operator.xor)
 
     def zero_(self) -> Any:
         if not (self._requires_grad and grad_mode.is_grad_enabled()):  # nothing to record
