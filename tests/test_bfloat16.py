@@ -270,6 +270,8 @@ VIEW_WRITES = {
     "add_alpha": lambda x, T: x[0].add_(x[1], alpha=0.3),
     "detach": lambda x, T: x.detach()[0].add_(1),
     "data": lambda x, T: x.data[:, 1].mul_(-2),
+    "ifloordiv": lambda x, T: x[1].__ifloordiv__(0.3),
+    "imod": lambda x, T: x.t()[0].__imod__(0.7), "ipow": lambda x, T: x[2].__ipow__(2),
 }
 
 
@@ -322,3 +324,29 @@ def test_add_alpha_sizes_past_pytorchs_vectors():
             if torch_real.backends.cpu.get_cpu_capability() == "AVX512":
                 scalar_loop = r(a[body:] + r(r(alpha) * b[body:]))
                 assert (want[body:].float().numpy() == scalar_loop).all()
+
+
+FLOOR = {
+    "a//b": lambda L, a, b: a // b, "a%b": lambda L, a, b: a % b,
+    "div-floor": lambda L, a, b: a.div(b, rounding_mode="floor"),
+    "ifloordiv": lambda L, a, b: a.clone().__ifloordiv__(b),
+    "a//7": lambda L, a, b: a // 7, "a//0.3": lambda L, a, b: a // 0.3,
+    "a//0d-bf16": lambda L, a, b: a // L.tensor(-2.7, dtype=L.bfloat16),
+    "a//0d-f64": lambda L, a, b: a // L.tensor(-2.7),
+    "a//1-element": lambda L, a, b: a // b[:1], "0.3//b": lambda L, a, b: 0.3 // b,
+    "a%0.3": lambda L, a, b: a % 0.3,
+}
+
+
+def test_floor_division_rounds_as_pytorch():
+    """PyTorch's bfloat16 ``//`` rounds each step of its fmod-based formula (``548 // b``
+    with a tensor ``b`` of 7s is 77), but by one number (``548 // 7``: 78) or one element
+    computes in float32 and rounds once (:func:`symgrad.eager.bf16._floor_divide`)."""
+    a = np.concatenate([RNG.standard_normal(600) * 600, [1000, 548, 0, -0.0, np.inf, np.nan]])
+    b = np.concatenate([RNG.standard_normal(600) * 3, [7, 7, 3, 0, 2, 1]])
+    for name, f in FLOOR.items():
+        got, want = (f(L, _bf(L, a), _bf(L, b)) for L in (symgrad, torch_real))
+        try:
+            _same(got, want)
+        except AssertionError as e:
+            raise AssertionError(name) from e
