@@ -31,9 +31,12 @@ Known differences from PyTorch 2.13 (tests/test_bfloat16.py shows the equalities
   neither float32-inside nor per-operation rounding; up to 2 ulps apart;
 - ``x ** 3`` (PyTorch: ``x * x * x``, rounding each product) and ``prod`` (PyTorch
   rounds each partial product) are computed in float32 and rounded once here;
-- ``add(b, alpha=)``, ``sub``, ``add_``, ``sub_`` in PyTorch's scalar tail loop (the
-  last ``numel % 32`` elements on AVX-512, below, :func:`add_scaled`): PyTorch's own
-  result for an element depends on the tensor's size there.
+- PyTorch's scalar tail loop (the last ``numel % 32`` elements on AVX-512) rounds
+  between steps where its vectorized loop rounds once, and symgrad computes as the
+  vectorized loop: ``add(b, alpha=)``, ``sub``, ``add_``, ``sub_`` (below,
+  :func:`add_scaled`) and ``rsqrt`` (its tail rounds ``sqrt`` to bfloat16, then ``1 /``
+  it: 5 of 2000 elements differ by one ulp, all in the last 16). PyTorch's own result
+  for an element depends on the tensor's size there.
 """
 
 from __future__ import annotations
