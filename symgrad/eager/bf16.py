@@ -140,29 +140,35 @@ def add_scaled(a: np.ndarray, alpha: float, b: np.ndarray) -> np.ndarray:
     return rounded(a.astype(np.float32) + alpha32 * b.astype(np.float32))
 
 
-def _floor_divide(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """``a // b`` of bfloat16 values (as float32 arrays) as PyTorch's CPU kernel computes
-    it: c10's ``div_floor_floating`` (numpy's ``floor_divide``, from ``fmod``) in bfloat16
-    arithmetic, each step rounded (``548 // 7`` is 77: ``548 - 2`` rounds to 544). By a
-    divisor of one element PyTorch's kernel computes in float32 and rounds once, that
-    divisor in float32 if it is a number or a 0-d tensor of another dtype (``548 // 7``
-    with the Python number 7 is 78): :func:`operand` gives it so (:data:`_FLOAT32_SCALAR`)."""
+def _floor_divide(a: np.ndarray, b: Any, storage: Any = None) -> np.ndarray:
+    """``a // b`` of bfloat16 (or float16, ``storage``) values as PyTorch's CPU kernel
+    computes it: c10's ``div_floor_floating`` (numpy's ``floor_divide``, from ``fmod``)
+    in bfloat16 arithmetic, each step rounded (``548 // 7`` is 77: ``548 - 2`` rounds to
+    544). By a divisor of one element PyTorch's kernel computes in float32 and rounds
+    once, that divisor in float32 if it is a number or a 0-d tensor of another dtype
+    (``548 // 7`` with the Python number 7 is 78): :func:`operand` gives it so
+    (:data:`_FLOAT32_SCALAR`)."""
+    storage = dt.bfloat16.numpy if storage is None else storage
+
     def r(v: Any) -> np.ndarray:
-        return rounded(v).astype(np.float32)
+        return np.asarray(v, np.float32).astype(storage).astype(np.float32)
+    a = r(a)
     if np.size(b) == 1:
-        return rounded(np.floor_divide(r(a), b))
-    a, b = np.broadcast_arrays(r(a), b)
+        return np.floor_divide(a, np.asarray(b, np.float32)).astype(storage)
+    a, b = np.broadcast_arrays(a, np.asarray(b, np.float32))
     mod = r(np.fmod(a, b))
     div = r(r(a - mod) / b)
     div = np.where((mod != 0) & ((b < 0) != (mod < 0)), r(div - 1), div)
     low = np.floor(div)
     low = np.where(r(div - low) > 0.5, r(low + 1), low)
     low = np.where(div != 0, low, np.copysign(np.float32(0), a / b))
-    return rounded(np.where(b == 0, a / b, low))
+    return np.where(b == 0, a / b, low).astype(storage)
 
 
-#: operations whose PyTorch bfloat16 kernel rounds between its steps: computed here
-KERNELS: dict[str, Callable[..., np.ndarray]] = {"floor_divide": _floor_divide}
+#: operations whose PyTorch kernel for bfloat16 (and float16) rounds between its steps
+KERNELS: dict[tuple[str, Any], Callable[..., np.ndarray]] = {
+    ("floor_divide", dt.bfloat16): _floor_divide,
+    ("floor_divide", dt.float16): functools.partial(_floor_divide, storage=np.float16)}
 
 
 def add_tensors(a: Any, b: Any, alpha: Any) -> Any:

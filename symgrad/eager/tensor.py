@@ -87,7 +87,7 @@ class EagerTrace(Trace):
             raise TypeError(dt.COMPLEX_TENSOR)
         out = result_dtype(prim, raw, aval, params)
         values = raw if out is None else [in_dtype(v, out, k, prim) for k, v in enumerate(raw)]
-        kernel = KERNELS.get(prim.name) if out is dt.bfloat16 else None
+        kernel = KERNELS.get((prim.name, out))
         value = compute(prim, values, params, kernel)  # IEEE results (inf, nan)
         want = np.bool_ if out is None else out.numpy
         if type(value) is not np.ndarray or value.dtype != want:
