@@ -612,3 +612,25 @@ def test_a_tensor_viewed_every_step_keeps_a_short_list_of_views():
     with symgrad.no_grad():
         w.add_(1)
     assert v._version == w._version == 1  # one counter
+
+
+def test_copies_views_and_contiguity_as_pytorch():
+    """flip() is a copy (numpy's flip is a view), view() of a strided tensor raises where
+    numpy's reshape would copy, contiguous() copies a strided view, is_contiguous() tells
+    them apart; unfold() (PyTorch: a view, symgrad: a copy) refuses in-place writes."""
+    got = []
+    for L in (symgrad, torch_real):
+        x = L.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+        x.flip(0)[0].add_(100)
+        x.t().contiguous().add_(7)
+        x[1:].contiguous().add_(1000)
+        x[:, :1].contiguous().view(3).add_(10)
+        flags = [t.is_contiguous() for t in (x, x.t(), x[:, :1], x[1:], x[:, 1], x.flip(0))]
+        with pytest.raises(RuntimeError, match="view size is not compatible"):
+            x.t().view(-1)
+        got.append((x.tolist(), flags))
+    assert got[0] == got[1]
+    u = symgrad.tensor([1.0, 2.0, 3.0]).unfold(0, 2, 1)
+    for write in (lambda: u[0].add_(1), lambda: u.zero_(), lambda: u.__setitem__(0, 5.0)):
+        with pytest.raises(RuntimeError, match="unfold"):
+            write()

@@ -42,6 +42,12 @@ _UFUNCS = {operator.add: np.add, operator.sub: np.subtract, operator.mul: np.mul
            operator.truediv: np.true_divide}
 
 
+READ_ONLY_ERROR = (
+    "this tensor's memory is read-only: it is the result of unfold() (a view in PyTorch, "
+    "a copy in symgrad, so an in-place change would not reach the unfolded tensor) or of a "
+    "read-only numpy array. Change the tensor it came from, or a .clone() of this one.")
+
+
 def _is_tensor(x: Any) -> bool:
     return hasattr(x, "_value") and hasattr(x, "_node")
 
@@ -64,8 +70,10 @@ class InPlaceMethods:
         (an int64 tensor cannot take a float result)."""
         records = grad_mode.is_grad_enabled() and (
             self._requires_grad or (_is_tensor(other) and other._requires_grad))
-        if not self._value.flags.writeable and 0 in self._value.strides:
-            raise RuntimeError(views.OVERLAP_ERROR)  # an expand()ed view: no place per element
+        if not self._value.flags.writeable:
+            if 0 in self._value.strides:  # an expand()ed view: no place per element
+                raise RuntimeError(views.OVERLAP_ERROR)
+            raise RuntimeError(READ_ONLY_ERROR)
         if records and self._multi is not None:
             raise RuntimeError(
                 f"{self._multi} is a view and is being modified inplace. This view is the "
@@ -144,7 +152,8 @@ class InPlaceMethods:
     def __ixor__(self, o): return self._augmented(o, operator.xor)
 
     def zero_(self) -> Any:
-        if not (self._requires_grad and grad_mode.is_grad_enabled()):  # nothing to record
+        if self._value.flags.writeable and not (
+                self._requires_grad and grad_mode.is_grad_enabled()):  # nothing to record
             self._value.fill(0)
             self._bump()
             return self

@@ -208,7 +208,13 @@ class TensorMethods(ReductionMethods):
     def view(self, *shape: Any) -> Any:
         if len(shape) == 1 and isinstance(shape[0], dt.dtype):
             raise NotImplementedError("view(dtype) reinterprets bits; use .to(dtype)")
-        return named(ops.reshape(self, size_arg(shape)), self, "ViewBackward0")
+        out = named(ops.reshape(self, size_arg(shape)), self, "ViewBackward0")
+        if self._value.size and not np.shares_memory(out._value, self._value):
+            raise RuntimeError(  # (numpy copied: a view's writes would not reach self)
+                "view size is not compatible with input tensor's size and stride (at least "
+                "one dimension spans across two contiguous subspaces). Use .reshape(...) "
+                "instead.")
+        return out
 
     def reshape(self, *shape: Any, order: str = "C") -> Any:  # type: ignore[override]
         return named(ops.reshape(self, size_arg(shape), order=order), self, "ViewBackward0")
@@ -284,7 +290,8 @@ class TensorMethods(ReductionMethods):
         return named(shape_ops.tile(self, size_arg(sizes)), self, "RepeatBackward0")
 
     def flip(self, *dims: Any) -> Any:
-        return named(shape_ops.flip(self, size_arg(dims)), self, "FlipBackward0")
+        # a copy, as PyTorch's (numpy's flip is a view: writes to it would reach self)
+        return named(shape_ops.flip(self, size_arg(dims)).clone(), self, "FlipBackward0")
 
     def narrow(self, dim: int, start: int, length: int) -> Any:
         d = _one_dim(dim, self.ndim)
@@ -311,14 +318,14 @@ class TensorMethods(ReductionMethods):
         return _several(tuple(self[(slice(None),) * d + (i,)] for i in range(self.shape[d])),
                         "Unbind")
 
-    def contiguous(self) -> Any:
-        return self
+    def contiguous(self) -> Any:  # (a copy of a strided view, whose writes stay in it)
+        return self if self.is_contiguous() else self.clone()
 
     def cpu(self) -> Any:
         return self
 
     def is_contiguous(self) -> bool:
-        return True
+        return bool(self._value.flags.c_contiguous)
 
 
 def _integer_division(a: Any, b: Any, mode: str) -> Any:
