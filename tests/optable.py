@@ -239,6 +239,8 @@ _INPLACE = {
     "zero_": lambda x, y: x.zero_() + y,
     "__iadd__": lambda x, y: x.__iadd__(y), "__isub__": lambda x, y: x.__isub__(y),
     "__imul__": lambda x, y: x.__imul__(y), "__itruediv__": lambda x, y: x.__itruediv__(y + 3),
+    "__imod__": lambda x, y: x.__imod__(y.abs() + 0.5),
+    "__ipow__": lambda x, y: x.abs_().add_(1).__ipow__(y),
 }
 for _name, _fn in _INPLACE.items():
     add(_name, lambda L, x, y, fn=_fn: fn(x.clone() * 1.0, y),

@@ -524,6 +524,31 @@ def writes_into_numpy_arrays_of_results(torch):
     return [y, z, x.grad, print_it]
 
 
+def augmented_assignments_through_views(torch):
+    """``v //= 2``, ``%=``, ``**=``, ``&=``, ``|=``, ``^=`` on views: in place, as PyTorch's
+    (a Tensor without ``__ifloordiv__`` makes Python compute them out of place)."""
+    x = torch.tensor([3., 5., 7.], requires_grad=True)
+    y = x * 2
+    v = y[1:]
+    v %= 4
+    v **= 2
+    z = y.detach()
+    w = z[:2]
+    w //= 3
+    i = torch.tensor([[5, 6], [7, 12]])
+    j = i[0]
+    j //= 2
+    j &= 3
+    k = i[:, 1]
+    k |= 1
+    k ^= 2
+    m = torch.tensor([True, False, True])
+    n = m[1:]
+    n ^= torch.tensor([True, True])
+    (y * x).sum().backward()
+    return [y, z, x.grad, i, m]
+
+
 CASES = [
     data_intermediate, data_intermediate_exp, data_intermediate_sum_only, data_leaf,
     data_leaf_before, view_of_result, view_of_result_then_sum, transpose_view_of_result,
@@ -543,7 +568,7 @@ CASES = [
     autograd_grad_change_not_read, data_change_after_the_product_saved_it,
     autograd_grad_data_change_after_the_product, strided_and_permuted_views_of_result,
     chunk_view_inplace, several_views_of_a_tensor_without_history,
-    writes_into_numpy_arrays_of_results,
+    writes_into_numpy_arrays_of_results, augmented_assignments_through_views,
 ]
 
 
@@ -587,3 +612,25 @@ def test_a_tensor_viewed_every_step_keeps_a_short_list_of_views():
     with symgrad.no_grad():
         w.add_(1)
     assert v._version == w._version == 1  # one counter
+
+
+def test_copies_views_and_contiguity_as_pytorch():
+    """flip() is a copy (numpy's flip is a view), view() of a strided tensor raises where
+    numpy's reshape would copy, contiguous() copies a strided view, is_contiguous() tells
+    them apart; unfold() (PyTorch: a view, symgrad: a copy) refuses in-place writes."""
+    got = []
+    for L in (symgrad, torch_real):
+        x = L.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+        x.flip(0)[0].add_(100)
+        x.t().contiguous().add_(7)
+        x[1:].contiguous().add_(1000)
+        x[:, :1].contiguous().view(3).add_(10)
+        flags = [t.is_contiguous() for t in (x, x.t(), x[:, :1], x[1:], x[:, 1], x.flip(0))]
+        with pytest.raises(RuntimeError, match="view size is not compatible"):
+            x.t().view(-1)
+        got.append((x.tolist(), flags))
+    assert got[0] == got[1]
+    u = symgrad.tensor([1.0, 2.0, 3.0]).unfold(0, 2, 1)
+    for write in (lambda: u[0].add_(1), lambda: u.zero_(), lambda: u.__setitem__(0, 5.0)):
+        with pytest.raises(RuntimeError, match="unfold"):
+            write()

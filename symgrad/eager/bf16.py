@@ -31,7 +31,12 @@ Known differences from PyTorch 2.13 (tests/test_bfloat16.py shows the equalities
   neither float32-inside nor per-operation rounding; up to 2 ulps apart;
 - ``x ** 3`` (PyTorch: ``x * x * x``, rounding each product) and ``prod`` (PyTorch
   rounds each partial product) are computed in float32 and rounded once here;
-- ``add(b, alpha=)`` in PyTorch's scalar tail loop (below, :func:`add_scaled`).
+- PyTorch's scalar tail loop (the last ``numel % 32`` elements on AVX-512) rounds
+  between steps where its vectorized loop rounds once, and symgrad computes as the
+  vectorized loop: ``add(b, alpha=)``, ``sub``, ``add_``, ``sub_`` (below,
+  :func:`add_scaled`) and ``rsqrt`` (its tail rounds ``sqrt`` to bfloat16, then ``1 /``
+  it: 5 of 2000 elements differ by one ulp, all in the last 16). PyTorch's own result
+  for an element depends on the tensor's size there.
 """
 
 from __future__ import annotations
@@ -45,9 +50,10 @@ import numpy as np
 
 from ..core.ir import Primitive
 from . import dtypes as dt
+from . import grad_mode
 
 #: the operations whose PyTorch CPU kernel takes a scalar operand in float32 ("opmath")
-_FLOAT32_SCALAR = frozenset({"mul", "div"})
+_FLOAT32_SCALAR = frozenset({"mul", "div", "floor_divide"})
 
 
 def operand(v: Any, prim: Primitive) -> Any:
@@ -132,6 +138,48 @@ def add_scaled(a: np.ndarray, alpha: float, b: np.ndarray) -> np.ndarray:
         return a + alpha * b
     alpha32 = dt.cast(np.asarray(alpha), dt.bfloat16).astype(np.float32)
     return rounded(a.astype(np.float32) + alpha32 * b.astype(np.float32))
+
+
+def _floor_divide(a: np.ndarray, b: Any, storage: Any = None) -> np.ndarray:
+    """``a // b`` of bfloat16 (or float16, ``storage``) values as PyTorch's CPU kernel
+    computes it: c10's ``div_floor_floating`` (numpy's ``floor_divide``, from ``fmod``)
+    in bfloat16 arithmetic, each step rounded (``548 // 7`` is 77: ``548 - 2`` rounds to
+    544). By a divisor of one element PyTorch's kernel computes in float32 and rounds
+    once, that divisor in float32 if it is a number or a 0-d tensor of another dtype
+    (``548 // 7`` with the Python number 7 is 78): :func:`operand` gives it so
+    (:data:`_FLOAT32_SCALAR`)."""
+    storage = dt.bfloat16.numpy if storage is None else storage
+
+    def r(v: Any) -> np.ndarray:
+        return np.asarray(v, np.float32).astype(storage).astype(np.float32)
+    a = r(a)
+    if np.size(b) == 1:
+        return np.floor_divide(a, np.asarray(b, np.float32)).astype(storage)
+    a, b = np.broadcast_arrays(a, np.asarray(b, np.float32))
+    mod = r(np.fmod(a, b))
+    div = r(r(a - mod) / b)
+    div = np.where((mod != 0) & ((b < 0) != (mod < 0)), r(div - 1), div)
+    low = np.floor(div)
+    low = np.where(r(div - low) > 0.5, r(low + 1), low)
+    low = np.where(div != 0, low, np.copysign(np.float32(0), a / b))
+    return np.where(b == 0, a / b, low).astype(storage)
+
+
+#: operations whose PyTorch kernel for bfloat16 (and float16) rounds between its steps
+KERNELS: dict[tuple[str, Any], Callable[..., np.ndarray]] = {
+    ("floor_divide", dt.bfloat16): _floor_divide,
+    ("floor_divide", dt.float16): functools.partial(_floor_divide, storage=np.float16)}
+
+
+def add_tensors(a: Any, b: Any, alpha: Any) -> Any:
+    """``a.add(b, alpha=alpha)`` of two bfloat16 Tensors when nothing records it, as
+    PyTorch's kernel computes it (:func:`add_scaled`, the same as ``add_``); None
+    otherwise (``a + b * alpha`` then)."""
+    if not (_is_bf16(a) and _is_bf16(b) and type(alpha) in (int, float)) or (
+            grad_mode.is_grad_enabled() and (a._requires_grad or b._requires_grad)):
+        return None
+    x, y = np.broadcast_arrays(a._value, b._value)
+    return type(a)._make(add_scaled(x, alpha, y))
 
 
 def scaled(a: np.ndarray, s: float) -> np.ndarray:

@@ -194,7 +194,9 @@ class ExtraMethods:
     def unfold(self, dimension, size, step):
         """PyTorch's sliding windows along ``dimension``: that axis becomes the windows'
         count, ``(n - size) // step + 1``, and a new last axis holds each window (a
-        gather, so overlapping windows add their gradients)."""
+        gather, so overlapping windows add their gradients). PyTorch's is a view of
+        ``self``; this one is a copy, read-only, so that an in-place change of it (which
+        PyTorch's would write to ``self``) raises instead of being lost."""
         d = _one_dim(dimension, self.ndim) if self.ndim else _one_dim(dimension, 1)
         n = self.shape[d] if self.ndim else 1
         if size > n:
@@ -207,7 +209,9 @@ class ExtraMethods:
         x = self
         starts = np.arange((n - size) // step + 1) * step
         windows = np.take(x, starts[:, None] + np.arange(size), axis=d)
-        return named(np.moveaxis(windows, d + 1, -1), self, "UnfoldBackward0", (self,))
+        out = named(np.moveaxis(windows, d + 1, -1), self, "UnfoldBackward0", (self,))
+        out._value.flags.writeable = False  # a copy, PyTorch's a view: refuse in-place writes
+        return out
 
     def erf(self):
         return named(_erf(self), self, "ErfBackward0", (self,))

@@ -100,15 +100,17 @@ def _other_requires_grad(args: Sequence[Any], k: int) -> bool:
     return False
 
 
-def compute(prim: Primitive, values: Sequence[Any], params: dict[str, Any]) -> Any:
-    """``prim.impl`` with numpy's floating-point warnings off (IEEE results, as the
-    kernels give)."""
+def compute(prim: Primitive, values: Sequence[Any], params: dict[str, Any],
+            impl: Any = None) -> Any:
+    """``prim.impl`` (or ``impl`` in its place) with numpy's floating-point warnings off
+    (IEEE results, as the kernels give)."""
+    impl = prim.impl if impl is None else impl
     if _ERRSTATE is None:
         with np.errstate(all="ignore"):
-            return prim.impl(*values, **params)
+            return impl(*values, **params)
     token = _ERRSTATE.set(_IGNORE)
     try:
-        return prim.impl(*values, **params)
+        return impl(*values, **params)
     finally:
         _ERRSTATE.reset(token)
 

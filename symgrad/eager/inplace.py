@@ -42,6 +42,12 @@ _UFUNCS = {operator.add: np.add, operator.sub: np.subtract, operator.mul: np.mul
            operator.truediv: np.true_divide}
 
 
+READ_ONLY_ERROR = (
+    "this tensor's memory is read-only: it is the result of unfold() (a view in PyTorch, "
+    "a copy in symgrad, so an in-place change would not reach the unfolded tensor) or of a "
+    "read-only numpy array. Change the tensor it came from, or a .clone() of this one.")
+
+
 def _is_tensor(x: Any) -> bool:
     return hasattr(x, "_value") and hasattr(x, "_node")
 
@@ -64,8 +70,10 @@ class InPlaceMethods:
         (an int64 tensor cannot take a float result)."""
         records = grad_mode.is_grad_enabled() and (
             self._requires_grad or (_is_tensor(other) and other._requires_grad))
-        if not self._value.flags.writeable and 0 in self._value.strides:
-            raise RuntimeError(views.OVERLAP_ERROR)  # an expand()ed view: no place per element
+        if not self._value.flags.writeable:
+            if 0 in self._value.strides:  # an expand()ed view: no place per element
+                raise RuntimeError(views.OVERLAP_ERROR)
+            raise RuntimeError(READ_ONLY_ERROR)
         if records and self._multi is not None:
             raise RuntimeError(
                 f"{self._multi} is a view and is being modified inplace. This view is the "
@@ -124,7 +132,7 @@ class InPlaceMethods:
         Unrecorded on float64 with a float64 operand of the same shape or a Python
         number (an optimizer's update), numpy writes the result into the array itself."""
         v = self._value
-        if v.dtype is _F64 and not (grad_mode.is_grad_enabled() and (
+        if op in _UFUNCS and v.dtype is _F64 and not (grad_mode.is_grad_enabled() and (
                 self._requires_grad or (_is_tensor(other) and other._requires_grad))):
             o = other._value if _is_tensor(other) else other
             if type(o) in (float, int) or (type(o) is np.ndarray and o.dtype is _F64
@@ -138,9 +146,15 @@ class InPlaceMethods:
     def __isub__(self, o): return self._augmented(o, operator.sub)
     def __imul__(self, o): return self._augmented(o, operator.mul)
     def __itruediv__(self, o): return self._augmented(o, operator.truediv)
+    # (without these Python computes ``v //= 2`` out of place: a view's base keeps its values)
+    def __ifloordiv__(self, o): return self._augmented(o, operator.floordiv)
+    def __imod__(self, o): return self._augmented(o, operator.mod)
+    def __ipow__(self, o): return self._augmented(o, operator.pow)
+    # (&=, |=, ^=, <<=, >>=: .bitwise.BitwiseMethods, with PyTorch's integer rules)
 
     def zero_(self) -> Any:
-        if not (self._requires_grad and grad_mode.is_grad_enabled()):  # nothing to record
+        if self._value.flags.writeable and not (
+                self._requires_grad and grad_mode.is_grad_enabled()):  # nothing to record
             self._value.fill(0)
             self._bump()
             return self

@@ -34,7 +34,7 @@ from ..numpy_api import functions as ops
 from ..numpy_api import linalg
 from ..numpy_api import shapes as shape_ops
 from . import dtypes as dt
-from .bf16 import in_float32
+from .bf16 import add_tensors, in_float32
 from .method_args import dim_axes as _dims
 from .method_args import keeps_bool, named, size_arg
 from .method_args import ndim_of as _ndim
@@ -88,8 +88,16 @@ class TensorMethods(ReductionMethods):
     def sigmoid(self): return named(ops.sigmoid(self), self, "SigmoidBackward0")
     def maximum(self, other): return np.maximum(self, other)
     def minimum(self, other): return np.minimum(self, other)
-    def add(self, other, alpha=1): return self + (other if alpha == 1 else other * alpha)
-    def sub(self, other, alpha=1): return self - (other if alpha == 1 else other * alpha)
+    def add(self, other, alpha=1):
+        if alpha == 1:
+            return self + other
+        fused = add_tensors(self, other, alpha)  # bfloat16: rounded once, as PyTorch's
+        return self + other * alpha if fused is None else fused
+    def sub(self, other, alpha=1):
+        if alpha == 1:
+            return self - other
+        fused = add_tensors(self, other, -alpha)
+        return self - other * alpha if fused is None else fused
     def mul(self, other): return self * other
     def div(self, other, rounding_mode=None):
         if rounding_mode is not None and not dt.result_type([self, other]).is_floating_point:
@@ -200,7 +208,13 @@ class TensorMethods(ReductionMethods):
     def view(self, *shape: Any) -> Any:
         if len(shape) == 1 and isinstance(shape[0], dt.dtype):
             raise NotImplementedError("view(dtype) reinterprets bits; use .to(dtype)")
-        return named(ops.reshape(self, size_arg(shape)), self, "ViewBackward0")
+        out = named(ops.reshape(self, size_arg(shape)), self, "ViewBackward0")
+        if self._value.size and not np.shares_memory(out._value, self._value):
+            raise RuntimeError(  # (numpy copied: a view's writes would not reach self)
+                "view size is not compatible with input tensor's size and stride (at least "
+                "one dimension spans across two contiguous subspaces). Use .reshape(...) "
+                "instead.")
+        return out
 
     def reshape(self, *shape: Any, order: str = "C") -> Any:  # type: ignore[override]
         return named(ops.reshape(self, size_arg(shape), order=order), self, "ViewBackward0")
@@ -277,7 +291,8 @@ class TensorMethods(ReductionMethods):
         return named(shape_ops.tile(self, size_arg(sizes)), self, "RepeatBackward0")
 
     def flip(self, *dims: Any) -> Any:
-        return named(shape_ops.flip(self, size_arg(dims)), self, "FlipBackward0")
+        # a copy, as PyTorch's (numpy's flip is a view: writes to it would reach self)
+        return named(shape_ops.flip(self, size_arg(dims)).clone(), self, "FlipBackward0")
 
     def narrow(self, dim: int, start: int, length: int) -> Any:
         d = _one_dim(dim, self.ndim)
@@ -304,14 +319,14 @@ class TensorMethods(ReductionMethods):
         return _several(tuple(self[(slice(None),) * d + (i,)] for i in range(self.shape[d])),
                         "Unbind")
 
-    def contiguous(self) -> Any:
-        return self
+    def contiguous(self) -> Any:  # (a copy of a strided view, whose writes stay in it)
+        return self if self.is_contiguous() else self.clone()
 
     def cpu(self) -> Any:
         return self
 
     def is_contiguous(self) -> bool:
-        return True
+        return bool(self._value.flags.c_contiguous)
 
 
 def _integer_division(a: Any, b: Any, mode: str) -> Any:

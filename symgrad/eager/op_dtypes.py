@@ -57,8 +57,10 @@ def in_dtype(v: Any, out: dt.dtype, k: int, prim: Primitive) -> Any:
     """An operand converted to the dtype the operation computes in (not a condition)."""
     if k == 0 and prim.name == "where":
         return v
-    if out is dt.bfloat16:  # computed in float32, rounded by the caller (:mod:`.bf16`)
-        return bf16.operand(v, prim)
+    if out is dt.bfloat16:
+        if prim.view and type(v) is np.ndarray and dt.is_bfloat16(v):
+            return v  # y[0], y.t(), y.view(4): a numpy view of the same bfloat16 memory
+        return bf16.operand(v, prim)  # computed in float32, rounded by the caller (.bf16)
     if type(v) in (float, int, bool):
         return float(v) if out.is_floating_point else int(v)
     dt.refuse_complex(v)

@@ -41,8 +41,8 @@ from ..prims.elementwise import add_p, div_p, mul_p, sub_p
 from ..prims.operators import Operators
 from . import double, grad_mode, replay, views
 from . import dtypes as dt
+from .bf16 import KERNELS, rounded
 from .bf16 import note as note_bf16
-from .bf16 import rounded
 from .bitwise import BitwiseMethods
 from .dtypes import CPU, Size, as_array, as_device, device
 from .extra_methods import ExtraMethods
@@ -91,7 +91,8 @@ class EagerTrace(Trace):
             raise TypeError(dt.COMPLEX_TENSOR)
         out = result_dtype(prim, raw, aval, params)
         values = raw if out is None else [in_dtype(v, out, k, prim) for k, v in enumerate(raw)]
-        value = compute(prim, values, params)  # IEEE results (inf, nan), as the kernels give
+        kernel = KERNELS.get((prim.name, out))
+        value = compute(prim, values, params, kernel)  # IEEE results (inf, nan)
         want = np.bool_ if out is None else out.numpy
         if type(value) is not np.ndarray or value.dtype != want:
             value = np.asarray(value, dtype=want) if out is not dt.bfloat16 else rounded(value)
