@@ -78,6 +78,9 @@ def _positions(shape: tuple[int, ...], index: Any) -> np.ndarray:
 
 def getitem(x: Any, index: Any) -> Any:
     """``x[index]`` for a traced ``x`` with numpy's semantics (see the module docstring)."""
+    if isinstance(index, Traced) and index.dtype == np.int64:  # x[np.argmax(x)]
+        from .positions import getitem_traced
+        return getitem_traced(x, index)
     parts = _check_index(index)
     shape = shape_of(x)
     if not _is_basic(parts):
