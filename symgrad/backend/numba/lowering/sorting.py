@@ -33,15 +33,15 @@ def _take_along_emit(out, args, avals, out_aval) -> list[str]:
     n = aval.ndim
     loops, at = _batch_loops(n, idx + ".shape[{}]")
     j = f"i{n - 1}"
-    pad = "    " * n
+    pad, k = "    " * n, f"{out}_at"  # (a name of its own: the kernel's are v1, x, k...)
     return [f"{out} = np.empty({idx}.shape)", *loops,
             "    " * (n - 1) + f"for {j} in range({idx}.shape[{n - 1}]):",
-            pad + f"k = int({idx}[{at}{j}])",
+            pad + f"{k} = int({idx}[{at}{j}])",
             # np.take_along_axis's IndexError (indices computed by np.argsort are in
             # range; an int64 argument's may not be, and Numba does not check bounds)
-            pad + f"if k < 0 or k >= {x}.shape[{n - 1}]:",
+            pad + f"if {k} < 0 or {k} >= {x}.shape[{n - 1}]:",
             pad + '    raise IndexError("take_along: index out of bounds")',
-            pad + f"{out}[{at}{j}] = {x}[{at}k]"]
+            pad + f"{out}[{at}{j}] = {x}[{at}{k}]"]
 
 
 def _scatter_along_emit(out, args, avals, out_aval, *, size) -> list[str]:
