@@ -111,3 +111,34 @@ def test_numba_kernel_matches_numpy_with_nan_and_ties():
     np.testing.assert_array_equal(g, [0.0, 10.0, 0.0])
     with pytest.raises(IndexError):
         sg.jit(lambda x, i: np.take_along_axis(x, i, 0), backend="numba")(x, np.array([7]))
+
+
+NANS = np.random.default_rng(6).normal(size=(4, 6))
+NANS[0, [1, 4]] = NANS[2, 0] = np.nan
+NANS[3] = np.nan
+NAN_QUANTILES = [
+    ("nanmedian", lambda np_, x: np_.nanmedian(x, axis=1)),
+    ("nanmedian-odd-keepdims", lambda np_, x: np_.nanmedian(x[:3, :5], axis=-1, keepdims=True)),
+    ("nanmedian-flat", lambda np_, x: np_.nanmedian(x[:3])),
+    ("nanquantile-qs", lambda np_, x: np_.nanquantile(x, np_.array([0.0, 0.3, 0.75, 1.0]),
+                                                      axis=1)),
+    ("nanquantile-axis0", lambda np_, x: np_.nanquantile(x[:3], 0.4, axis=0)),
+    ("nanpercentile-lower", lambda np_, x: np_.nanpercentile(x, 35, axis=1, method="lower")),
+    ("nanpercentile-higher", lambda np_, x: np_.nanpercentile(x, 35, axis=1, method="higher")),
+    # (at a position of exactly k + 0.5 numpy rounds to even and JAX down: symgrad is numpy's)
+    ("nanquantile-nearest", lambda np_, x: np_.nanquantile(x, 0.4, axis=1, method="nearest")),
+    ("nanquantile-midpoint", lambda np_, x: np_.nanquantile(x, 0.7, axis=1, method="midpoint")),
+]
+
+
+@pytest.mark.filterwarnings("ignore:All-NaN slice")
+@pytest.mark.parametrize("fn", [q[1] for q in NAN_QUANTILES], ids=[q[0] for q in NAN_QUANTILES])
+def test_nan_quantiles_match_numpy_and_jax_gradients(fn):
+    got = sg.jit(lambda x: fn(np, x), backend="interpreter")(NANS)
+    want = fn(np, NANS)
+    assert np.shape(got) == np.shape(want)
+    np.testing.assert_array_equal(got, want)  # exactly numpy's, NaN for a row of NaNs
+    w = np.random.default_rng(7).normal(size=np.shape(want))
+    g = sg.grad(lambda x: np.nansum(fn(np, x) * w), backend="interpreter")(NANS)
+    jg = jax.grad(lambda x: jnp.nansum(fn(jnp, x) * w))(jnp.asarray(NANS))
+    np.testing.assert_allclose(g, jg, rtol=1e-13, atol=1e-15)
