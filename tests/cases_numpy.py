@@ -141,6 +141,10 @@ CASES: list[Case] = [
     Case("partition", ("argsort", "take_along"),
          lambda x: np.partition(x, 2)[2] + np.partition(x, (0, 4), axis=-1)[0] ** 2,
          ((5,),), (D,), oracle="fd", backends=NUMPY_ONLY),
+    Case("argsort-argmax-gather", ("to_int", "argsort", "take_along", "scatter_along"),
+         lambda x: np.take_along_axis(x, np.argsort(x), -1) ** 2
+         * x[np.argmax(np.sum(x, axis=1))] + x.T[np.argmin(x, axis=1)].sum(),
+         ((2, 3),), (D,), oracle="fd"),
     Case("cumprod", ("cumprod", "cumsum"), lambda x: np.cumprod(x), ((4,),), (D,)),
     Case("cumprod-axis-zeros", ("cumprod",), lambda x: np.cumprod(x, axis=1), ((2, 5),), (),
          fixed=([[2.0, 0.0, 3.0, 0.0, 5.0], [0.5, -1.5, 0.0, 2.0, -3.0]],)),

@@ -112,8 +112,7 @@ def test_sg_array_builds_from_nested_lists():
 
 
 @pytest.mark.parametrize("fn, match", [
-    (lambda x: x[np.argsort(x)], "np.argsort.*np.sort"),
-    (lambda x: np.argmax(x), "np.argmax"),
+    (lambda x: np.argpartition(x, 1), "np.argpartition.*np.argsort"),
     (lambda x: np.asarray(np.concatenate([x] * 40)), "120 elements.*np.stack"),
     (lambda x: np.partition(x, 5), "out of bounds"),
     (lambda x: np.sort(x, order="a"), "structured"),

@@ -344,6 +344,7 @@ LOWERINGS: dict[Primitive, Lowering] = {
     prims.sinc_p: _expression("np.sinc({0})"),
     prims.erf_p: _math_of_elements("erf"),
     prims.erfc_p: _math_of_elements("erfc"),
+    prims.to_int_p: _as_dtype(lambda e: "int64"),
     prims.argsort_p: _expression('np.argsort({0}, axis=-1, kind="stable").astype(np.float64)'),
     prims.cumprod_p: _expression("np.cumprod({0}, axis={axis})", "axis"),
     prims.pinv_p: _expression("np.linalg.pinv({0}, {rcond})", "rcond"),

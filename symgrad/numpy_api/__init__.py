@@ -14,6 +14,7 @@ from . import (  # noqa: F401 (they register)
     decompositions,
     fft,
     matrices,
+    positions,
     quantiles,
     signals,
     statistics,

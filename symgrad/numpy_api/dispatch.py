@@ -138,6 +138,8 @@ def _integers_as_floats(func: Callable, args: Sequence[Any]) -> list[Any]:
         if isinstance(a, (list, tuple)):  # np.concatenate([a, b]), np.stack
             return type(a)(map(convert, a))
         return as_float(a, f"np.{name}", total) if _is_integer(a) else a
+    if name == "take_along_axis":  # its indices stay integers (positions.py)
+        return [convert(args[0]), *args[1:]]
     return [convert(a) for a in args]
 
 

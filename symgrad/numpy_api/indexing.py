@@ -49,7 +49,8 @@ def _check_index(index: Any) -> tuple[Any, ...]:
                 index, "the index is a traced value, but symgrad compiles each index into "
                 "the kernel, so it must be known while tracing",
                 "pass constant integers, slices, integer arrays or boolean masks (a mask "
-                "computed from traced values selects with sg.where(mask, x, 0.0) instead)")
+                "computed from traced values selects with sg.where(mask, x, 0.0) instead; "
+                "traced int64 positions index alone, x[i], or through np.take_along_axis)")
         if p is None or p is Ellipsis or isinstance(p, slice):
             continue
         if isinstance(p, list) and not p:
@@ -78,6 +79,9 @@ def _positions(shape: tuple[int, ...], index: Any) -> np.ndarray:
 
 def getitem(x: Any, index: Any) -> Any:
     """``x[index]`` for a traced ``x`` with numpy's semantics (see the module docstring)."""
+    if isinstance(index, Traced) and index.dtype == np.int64:  # x[np.argmax(x)]
+        from .positions import getitem_traced
+        return getitem_traced(x, index)
     parts = _check_index(index)
     shape = shape_of(x)
     if not _is_basic(parts):

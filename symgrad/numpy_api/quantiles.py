@@ -1,6 +1,7 @@
 """numpy's quantiles and nan-aware reductions on traced values: ``median``, ``percentile``,
 ``quantile`` (``method=`` linear, lower, higher, nearest, midpoint: what JAX supports),
-``nansum``, ``nanmean``, ``nanvar``, ``nanstd``, ``nanmax``, ``nanmin``, ``nanprod``, and
+their nan-ignoring ``nanmedian``, ``nanpercentile``, ``nanquantile``, ``nansum``,
+``nanmean``, ``nanvar``, ``nanstd``, ``nanmax``, ``nanmin``, ``nanprod``, and
 ``any``/``all``.
 
 Quantiles sort along the axis (:func:`.statistics.sort`) and pick or interpolate the
@@ -8,7 +9,8 @@ sorted elements at the static positions ``q * (n - 1)``: the gradient flows to t
 selected elements (two, with weights ``1 - f`` and ``f``, for ``linear``), as JAX's.
 ``q`` must be a number or an array of numbers (a traced ``q`` is refused: its gradient
 would be the slope between the two sorted neighbours, which JAX gives and symgrad does
-not yet).
+not yet). The nan-ignoring ones count each row's numbers (NaNs sort last) and take
+the sorted elements at the traced positions ``q * (count - 1)`` (``take_along``).
 
 The nan-aware reductions replace nan by the reduction's identity (0, 1, -inf, inf)
 before reducing, so nan entries get gradient 0; a group of nan only is nan, as
@@ -30,6 +32,7 @@ import numpy as np
 from ..core.errors import UnsupportedFunctionError, user_location
 from ..core.tracing import Traced, shape_of
 from ..prims import elementwise as E
+from ..prims import sorting as P
 from ..prims.elementwise import as_float
 from .dispatch import implements, normalize_axes, refuse_kwargs
 from .functions import max, min, prod, reshape, sum
@@ -41,11 +44,11 @@ METHODS = ("linear", "lower", "higher", "nearest", "midpoint")
 
 
 def _quantile(name: str, a: Any, q: Any, axis: Any, out: Any, overwrite_input: bool,
-              method: str, keepdims: bool, interpolation: Any) -> Any:
+              method: str, keepdims: bool, interpolation: Any, nan: bool = False) -> Any:
     refuse_kwargs(name, {"out": out}, allowed={})
     if interpolation is not None:  # numpy's deprecated spelling of method=
         method = interpolation
-    if method not in METHODS:
+    if method not in METHODS and not (nan and method == "median"):
         raise UnsupportedFunctionError(
             f"{name}(..., method={method!r}) on a traced value (at {user_location()}): "
             f"symgrad has the methods {', '.join(METHODS)} (those JAX supports)")
@@ -68,7 +71,11 @@ def _quantile(name: str, a: Any, q: Any, axis: Any, out: Any, overwrite_input: b
     if n == 0:
         raise ValueError(f"{name} of an empty axis")
     ordered = sort(rows, axis=-1)
-    picks = [_pick(ordered, float(v), n, method) for v in qs.ravel()]
+    if nan:  # NaNs sort last: the first `count` elements of each row are the others
+        count = sum(E.where(E.not_equal(rows, rows), 0.0, 1.0), axis=-1, keepdims=True)
+        picks = [_nan_pick(ordered, float(v), count, method) for v in qs.ravel()]
+    else:
+        picks = [_pick(ordered, float(v), n, method) for v in qs.ravel()]
     result = picks[0] if qs.ndim == 0 else reshape(stack(picks), (*qs.shape, *kept))
     if keepdims:
         ones = tuple(1 if i in axes else d for i, d in enumerate(shape))
@@ -96,6 +103,66 @@ def _pick(ordered: Any, q: float, n: int, method: str) -> Any:
     if frac >= 0.5:
         return E.sub(above, E.mul(diff, 1.0 - frac))
     return E.add(below, E.mul(diff, frac))
+
+
+def _nan_pick(ordered: Any, q: float, count: Any, method: str) -> Any:
+    """``_pick`` at the traced positions ``q * (count - 1)`` of each row's ``count``
+    numbers (sorted first); nan for a row of NaNs only, as numpy's (which warns)."""
+    last = E.maximum(E.sub(count, 1.0), 0.0)
+    position = E.mul(q, last)
+    lo = E.floor(position)
+    hi = E.minimum(E.add(lo, 1.0), last)
+    frac = E.sub(position, lo)
+
+    def at(p: Any) -> Any:
+        return reshape(P.take_along(ordered, p), shape_of(ordered)[:-1])
+    below, above = at(lo), at(hi)
+    frac = reshape(frac, shape_of(below))
+    if method == "lower":
+        result = below
+    elif method == "higher":
+        result = E.where(E.equal(frac, 0.0), below, above)
+    elif method == "nearest":  # numpy rounds the position half to even
+        result = at(E.rint(position))
+    elif method in ("midpoint", "median"):  # median: the middle one, or the two's mean
+        result = E.where(E.equal(frac, 0.0), below, E.mul(0.5, E.add(below, above)))
+    else:  # linear, as numpy's _lerp: from the nearer end
+        diff = E.sub(above, below)
+        result = E.where(E.greater_equal(frac, 0.5), E.sub(above, E.mul(diff, E.sub(1.0, frac))),
+                         E.add(below, E.mul(diff, frac)))
+    return E.where(E.equal(reshape(count, shape_of(below)), 0.0), np.nan, result)
+
+
+@implements(np.nanquantile)
+def nanquantile(a: Any, q: Any, axis: Any = None, out: Any = None,
+                overwrite_input: bool = False, method: str = "linear",
+                keepdims: bool = False, *, weights: Any = None,
+                interpolation: Any = None) -> Any:
+    """``np.nanquantile``: ``np.quantile`` of each row's numbers, NaNs ignored."""
+    _no_weights("np.nanquantile", weights)
+    return _quantile("np.nanquantile", a, q, axis, out, overwrite_input, method, keepdims,
+                     interpolation, nan=True)
+
+
+@implements(np.nanpercentile)
+def nanpercentile(a: Any, q: Any, axis: Any = None, out: Any = None,
+                  overwrite_input: bool = False, method: str = "linear",
+                  keepdims: bool = False, *, weights: Any = None,
+                  interpolation: Any = None) -> Any:
+    """``np.nanpercentile``: ``np.nanquantile`` of ``q / 100``."""
+    _no_weights("np.nanpercentile", weights)
+    if isinstance(q, Traced) or np.any(np.abs(np.asarray(q, dtype=float) - 50.0) > 50.0):
+        raise ValueError("Percentiles must be in the range [0, 100]")
+    return _quantile("np.nanpercentile", a, np.asarray(q, dtype=np.float64) / 100.0, axis,
+                     out, overwrite_input, method, keepdims, interpolation, nan=True)
+
+
+@implements(np.nanmedian)
+def nanmedian(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
+              keepdims: bool = False) -> Any:
+    """``np.nanmedian``: the middle number of each row, or the mean of the two."""
+    return _quantile("np.nanmedian", a, 0.5, axis, out, overwrite_input, "median", keepdims,
+                     None, nan=True)
 
 
 @implements(np.quantile)

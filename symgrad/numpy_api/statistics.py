@@ -7,8 +7,8 @@ sort, which is one of the arrangements numpy allows (the order within the two
 sides of the kth element is unspecified, and numpy's own differs);
 ``cumprod`` is exact where ``x`` has zeros (the gradient at the first zero of a
 run is the product of the others); ``average`` is numpy's weighted mean;
-``ptp`` is ``max - min``, with their tie rules. ``np.argsort`` and friends,
-which return integer positions, are refused: symgrad's arrays are float64.
+``ptp`` is ``max - min``, with their tie rules. ``np.argsort``, ``np.argmax`` and
+``np.argmin`` are :mod:`.positions`'; ``np.argpartition`` is refused.
 
     >>> import numpy as np, symgrad as sg
     >>> sg.grad(lambda x: np.sum(np.sort(x) * np.array([1.0, 2.0, 3.0])))(np.array([5.0, 1.0, 3.0]))
@@ -72,14 +72,12 @@ def _refuse_positions(name: str) -> Any:
     def refuse(*args: Any, **kwargs: Any) -> Any:
         raise UnsupportedFunctionError(
             f"{name} of a traced value (at {user_location()}) returns integer positions that "
-            "depend on the values, which symgrad's float64 arrays cannot index with; use "
-            "np.sort, np.max/np.min, or np.where(x == np.max(x), ...) instead")
+            "depend on the values; use np.argsort (a full sort, one of the arrangements "
+            "numpy allows) instead")
     return refuse
 
 
-for _f, _name in [(np.argsort, "np.argsort"), (np.argpartition, "np.argpartition"),
-                  (np.argmax, "np.argmax"), (np.argmin, "np.argmin")]:
-    implements(_f)(_refuse_positions(_name))
+implements(np.argpartition)(_refuse_positions("np.argpartition"))
 
 
 @implements(np.cumprod)

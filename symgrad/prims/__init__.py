@@ -106,7 +106,7 @@ from .reductions import (
     transpose_p,
 )
 from .registry import FACETS, FLAGS, KINDS, OPTIONAL_FACETS, REGISTRY, register
-from .sorting import argsort_p, cumprod_p, scatter_along_p, take_along_p
+from .sorting import argsort_p, cumprod_p, scatter_along_p, take_along_p, to_int_p
 from .special import (
     arccosh_p,
     arcsinh_p,
@@ -135,7 +135,8 @@ __all__ = ["call_p", "callback_p", "erf_p", "erfc_p",
     "sub_p", "sum_p", "tan_p", "tanh_p", "transpose_p", "trunc_p", "unslice_p", "where_p",
     "xlogy_p", "arccosh_p", "arcsinh_p", "arctanh_p", "cbrt_p", "exp2_p",
     "floor_divide_p",
-    "log2_p", "log10_p", "remainder_p", "sinc_p", "argsort_p", "cumprod_p", "scatter_along_p",
+    "log2_p", "log10_p", "remainder_p", "sinc_p", "argsort_p", "to_int_p", "cumprod_p",
+    "scatter_along_p",
     "take_along_p", "cholesky_p", "eig_p", "eigh_p", "lstsq_p", "pinv_p", "qr_p", "svd_p",
     "to_float_p", "convert_p", "bitwise_p", "cond_p", "proj_p", "loop_p", "while_p",
     "windows_p", "unwindows_p", "real_p", "imag_p", "conj_p", "cabs_p", "fft_p",

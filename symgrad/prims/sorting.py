@@ -6,6 +6,9 @@
 - ``take_along``: ``np.take_along_axis(x, idx, -1)`` for traced float indices;
 - ``scatter_along``: its adjoint, ``out[..., idx[..., j]] += g[..., j]`` into
   zeros of ``size`` along the last axis;
+- ``to_int``: float64 positions (whole numbers, computed by the above or by
+  :mod:`symgrad.numpy_api.positions`) as int64, what ``np.argsort``/``np.argmax``
+  return; no gradient, as integers carry none;
 - ``cumprod`` along an axis. Its VJP, ``reverse_cumsum(g * ans) / x``, needs
   ``x`` without zeros; :func:`symgrad.numpy_api.reductions.cumprod` gives it
   such an ``x`` and handles zeros exactly around it.
@@ -33,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from ..core.errors import ShapeError
-from ..core.ir import FLOAT, Aval
+from ..core.ir import FLOAT, INT, Aval
 from ..core.tracing import apply
 from .indexing import _reverse_cumsum
 from .registry import register, require
@@ -66,6 +69,23 @@ argsort_p = register(
     impl=lambda x: np.argsort(x, axis=-1, kind="stable").astype(np.float64),
     vjp=lambda g, ans, x: (None,), sympy=_no_sympy("argsort"),
     batch=lambda b, args, flags: (b.bind(argsort_p, args), True))  # the last axis stays last
+
+
+# ---------------------------------------------------------------------------
+# to_int: whole-number float positions as int64
+
+
+def _to_int_rule(x: Aval) -> Aval:
+    require("to_int", (x,), FLOAT)
+    return Aval(x.shape, INT)
+
+
+to_int_p = register(
+    name="to_int", kind="array", shape_rule=_to_int_rule,
+    impl=lambda x: np.asarray(x).astype(np.int64)[()] if np.ndim(x) == 0
+    else np.asarray(x).astype(np.int64),
+    vjp=lambda g, ans, x: (None,), sympy=lambda sp, x: x,
+    batch=lambda b, args, flags: (b.bind(to_int_p, args), True))  # elementwise
 
 
 # ---------------------------------------------------------------------------
@@ -141,6 +161,11 @@ cumprod_p = register(
 
 # ---------------------------------------------------------------------------
 # recording helpers
+
+
+def to_int(x: Any) -> Any:
+    """Whole-number float positions as int64."""
+    return apply(to_int_p, x)
 
 
 def argsort(x: Any) -> Any:

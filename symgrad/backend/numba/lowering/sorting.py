@@ -23,15 +23,25 @@ def _argsort_emit(out, args, avals, out_aval) -> list[str]:
             pad + f'{out}[{at}:] = np.argsort({x}[{at}:], kind="mergesort")']
 
 
+def _to_int_emit(out, args, avals, out_aval) -> list[str]:
+    (x,) = args
+    return [f"{out} = {x}.astype(np.int64)" if out_aval.shape else f"{out} = int({x})"]
+
+
 def _take_along_emit(out, args, avals, out_aval) -> list[str]:
     (x, idx), (aval, _) = args, avals
     n = aval.ndim
     loops, at = _batch_loops(n, idx + ".shape[{}]")
     j = f"i{n - 1}"
-    pad = "    " * n
+    pad, k = "    " * n, f"{out}_at"  # (a name of its own: the kernel's are v1, x, k...)
     return [f"{out} = np.empty({idx}.shape)", *loops,
             "    " * (n - 1) + f"for {j} in range({idx}.shape[{n - 1}]):",
-            pad + f"{out}[{at}{j}] = {x}[{at}int({idx}[{at}{j}])]"]
+            pad + f"{k} = int({idx}[{at}{j}])",
+            # np.take_along_axis's IndexError (indices computed by np.argsort are in
+            # range; an int64 argument's may not be, and Numba does not check bounds)
+            pad + f"if {k} < 0 or {k} >= {x}.shape[{n - 1}]:",
+            pad + '    raise IndexError("take_along: index out of bounds")',
+            pad + f"{out}[{at}{j}] = {x}[{at}{k}]"]
 
 
 def _scatter_along_emit(out, args, avals, out_aval, *, size) -> list[str]:
@@ -56,6 +66,7 @@ def _cumprod_emit(out, args, avals, out_aval, *, axis) -> list[str]:
 
 
 lower(P.argsort_p, _argsort_emit)
+lower(P.to_int_p, _to_int_emit)
 lower(P.take_along_p, _take_along_emit)
 lower(P.scatter_along_p, _scatter_along_emit)
 lower(P.cumprod_p, _cumprod_emit)
