@@ -45,8 +45,6 @@ def _operand(x: Any) -> Any:
 def binary(a: Any, b: Any, op: str) -> Any:
     """``a op b`` as PyTorch computes it, or NotImplemented for an operand that is no
     Tensor nor Python int (Python then tries the other operand's method)."""
-    from .tensor import Tensor
-
     values = [_operand(a), _operand(b)]
     if any(v is None for v in values):
         return NotImplemented
@@ -55,17 +53,16 @@ def binary(a: Any, b: Any, op: str) -> Any:
         raise NotImplementedError(f'"{_TORCH_NAMES[op]}_cpu" not implemented for '
                                   f"'{_SCALAR_TYPES.get(out.name, out.name)}'")
     args = [np.asarray(v).astype(out.numpy, copy=False) for v in values]
-    return Tensor._make(np.asarray(_UFUNCS[op](*args)))
+    tensor = type(a) if hasattr(a, "_make") else type(b)  # (no import of .tensor: a cycle)
+    return tensor._make(np.asarray(_UFUNCS[op](*args)))
 
 
 def invert(a: Any) -> Any:
     """``~a``: logical not of a bool tensor, bitwise not of an integer one."""
-    from .tensor import Tensor
-
     if a.dtype.is_floating_point:
         raise TypeError("~ (operator.invert) is only implemented on integer and "
                         "Boolean-type tensors")
-    return Tensor._make(np.asarray(np.invert(a._value)))
+    return type(a)._make(np.asarray(np.invert(a._value)))
 
 
 class BitwiseMethods:
