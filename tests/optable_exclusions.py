@@ -21,8 +21,7 @@ _STATE = "process state, not an op: tests/test_torch_extras.py, tests/test_threa
 _IMPORT = "a name the module imports (typing or a decorator), not an op"
 
 EXCLUDED: dict[str, str] = {
-    **dict.fromkeys(["Tensor.__ifloordiv__", "Tensor.__iand__", "Tensor.__ior__",
-                     "Tensor.__ixor__"],
+    **dict.fromkeys(["Tensor.__ifloordiv__"],
                     "in place, of the out-of-place op's values (no gradient): through views, "
                     "int64 and bool in tests/test_torch_views.py (augmented assignments)"),
     "Tensor.bfloat16": "a conversion to bfloat16, whose gradients are refused: compared with "
@@ -60,7 +59,8 @@ EXCLUDED: dict[str, str] = {
     "Tensor.at": "jax-style functional update (x.at[i].set), symgrad's own: tests/test_indexing.py",
     "torch.at": "jax-style functional update (sg.at), symgrad's own: tests/test_indexing.py",
     "Tensor.__setitem__": "in-place assignment through views: tests/test_torch_views.py",
-    **dict.fromkeys(["torch.compile_stats", "torch.cond", "torch.export", "torch.fori_loop",
+    **dict.fromkeys(["torch.compile_stats", "torch.compile_note", "torch.cond", "torch.export",
+                     "torch.fori_loop",
                      "torch.grad", "torch.hessian", "torch.hvp", "torch.jacfwd",
                      "torch.jacobian", "torch.jacrev", "torch.jit", "torch.jvp",
                      "torch.linearize", "torch.pure_callback", "torch.reuse_memory",
