@@ -52,6 +52,10 @@ def test_every_primitive_case_runs_on_tensors(case: Case):
         with pytest.raises(TypeError, match="Tensors hold real values"):
             case.fn(*xs)
         return
+    if "to_int" in case.prims:  # numpy's positions of a Tensor come back as float64 values
+        with pytest.raises(IndexError, match="integer array|must be long"):  # (torch.argmax)
+            case.fn(*xs)
+        return
     if "callback" in case.prims:  # sg.pure_callback: the Tensor API's is autograd.Function
         with pytest.raises(RuntimeError, match="symgrad.autograd.Function"):
             case.fn(*xs)
