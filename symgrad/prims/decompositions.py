@@ -27,6 +27,9 @@ Conventions (rows of :mod:`symgrad.core.conventions`):
   (the Golub-Pereyra formula, as PyTorch): at a rank-deficient matrix, the
   gradient of the map restricted to matrices of that rank;
 - ``eig`` of a real matrix with complex eigenvalues is refused when it runs.
+- ``cholesky`` and ``qr`` of complex matrices: PyTorch's rules (conjugate transposes)
+  conjugated into symgrad's convention (JAX's); ``cholesky`` reads the lower triangle
+  of a Hermitian matrix, ``qr``'s R has a real diagonal (LAPACK's).
 - complex eigenvectors (``eig``, ``eigh``): a loss that depends on their phases
   gets nan (PyTorch raises).
 - ``svd`` of a complex matrix: JAX's rule (the phase of each pair of singular
@@ -165,10 +168,15 @@ def _cholesky_rule(x: Aval) -> Aval:
 
 def _cholesky_vjp(g, ans, x):
     # PyTorch's cholesky_backward: L^-T Phi(L^T gL) L^-1, symmetrized, where Phi takes
-    # the lower triangle with the diagonal halved (Murray 2016, arXiv:1602.07527)
+    # the lower triangle with the diagonal halved (Murray 2016, arXiv:1602.07527). A
+    # complex (Hermitian) matrix: PyTorch's L^-H Phi(L^H gL) L^-1 conjugated into
+    # symgrad's convention is L^-T Phi(L^T g) conj(L)^-1, on the triangle numpy reads
     n = shape_of(ans)[-1]
     phi = tril(matmul(swap(ans), g))
     phi = where(_eye(n), phi * 0.5, phi)
+    if x.dtype.kind == "c":
+        s = _right_inverse_transpose(solve(swap(ans), phi), conj(swap(ans)))
+        return (_hermitian_triangle(s, "L"),)
     s = _right_inverse_transpose(solve(swap(ans), phi), swap(ans))
     return (from_triangle(_sym(s), lower=True),)
 
@@ -182,7 +190,7 @@ def _cholesky_sympy(sp, x):
 
 
 cholesky_p = register(
-    name="cholesky", kind="array", shape_rule=_cholesky_rule, impl=np.linalg.cholesky,
+    name="cholesky", complex=True, kind="array", shape_rule=_cholesky_rule, impl=np.linalg.cholesky,
     vjp=_cholesky_vjp,
     sympy=_cholesky_sympy, numpy=np.linalg.cholesky,
     batch=lambda b, args, flags: _each_matrix(b, cholesky_p, args, {}))
@@ -334,43 +342,57 @@ def _qr_rule(x: Aval, *, part: str) -> Aval:
     return Aval(x.shape[:-2] + ((m, k) if part == "q" else (k, n)), x.dtype)
 
 
-def _qr_tall(q, r, gq, gr):
+def _qr_tall(q, r, gq, gr, h):
     # m >= n (PyTorch's linalg_qr_backward, Walter & Lehmann 2018): with
-    # M = R gR^T - gQ^T Q, gA = (gQ + Q copyltu(M)) R^-T, copyltu(M) = tril(M) + tril(M, -1)^T
+    # M = R gR^H - gQ^H Q, gA = (gQ + Q copyltu(M)) R^-H, where
+    # copyltu(M) = tril(M, -1) + tril(M, -1)^H + Re(diag(M)) (``h``: the transpose, the
+    # conjugate one for complex matrices, whose R has a real diagonal)
     m = 0.0
     if gr is not None:
-        m = matmul(r, swap(gr))
+        m = matmul(r, h(gr))
     if gq is not None:
-        m = m - matmul(swap(gq), q)
-    b = matmul(q, tril(m) + swap(tril(m, -1)))
+        m = m - matmul(h(gq), q)
+    n = shape_of(m)[-1]
+    low = tril(m, -1)
+    b = matmul(q, low + h(low) + where(_eye(n), 0.5 * (m + h(m)), 0.0))
     if gq is not None:
         b = b + gq
-    return _right_inverse_transpose(b, r)
+    return _right_inverse_transpose(b, h(swap(r)))
 
 
-def _qr_vjp(g, ans, x, *, part):
+def _qr_pytorch(x, q, r, gq, gr, h):
+    """PyTorch's gradient (the conjugate one for complex matrices) of A = QR."""
     m, n = shape_of(x)[-2:]
     last = len(shape_of(x)) - 1
-    q = ans if part == "q" else qr(x, "q")
-    r = ans if part == "r" else qr(x, "r")
-    gq, gr = (g, None) if part == "q" else (None, g)
     if m >= n:
-        return (_qr_tall(q, r, gq, gr),)
+        return _qr_tall(q, r, gq, gr, h)
     # wide: A = [X | Y] and R = [U | V] with X = Q U square and Y = Q V, so gY = Q gV and
-    # X sees the cotangent gQ + Y gV^T for Q
+    # X sees the cotangent gQ + Y gV^H for Q
     u = along(r, last, 0, m)
     if gr is None:
-        gx = _qr_tall(q, u, gq, None)
+        gx = _qr_tall(q, u, gq, None, h)
         gy = broadcast_to(0.0, shape_of(x)[:-1] + (n - m,))
     else:
         gv = along(gr, last, m, n)
-        gx = _qr_tall(q, u, matmul(along(x, last, m, n), swap(gv)), along(gr, last, 0, m))
+        gqx = matmul(along(x, last, m, n), h(gv))
+        gx = _qr_tall(q, u, gqx if gq is None else gq + gqx, along(gr, last, 0, m), h)
         gy = matmul(q, gv)
-    return (apply(concatenate_p, gx, gy, axis=last),)
+    return apply(concatenate_p, gx, gy, axis=last)
+
+
+def _qr_vjp(g, ans, x, *, part):
+    q = ans if part == "q" else qr(x, "q")
+    r = ans if part == "r" else qr(x, "r")
+    if x.dtype.kind != "c":
+        gq, gr = (g, None) if part == "q" else (None, g)
+        return (_qr_pytorch(x, q, r, gq, gr, swap),)
+    # complex: PyTorch's conjugate gradient of conj(g), conjugated (symgrad's convention)
+    gq, gr = (conj(g), None) if part == "q" else (None, conj(g))
+    return (conj(_qr_pytorch(x, q, r, gq, gr, lambda a: conj(swap(a)))),)
 
 
 qr_p = register(
-    name="qr", kind="array", shape_rule=_qr_rule,
+    name="qr", complex=True, kind="array", shape_rule=_qr_rule,
     impl=lambda x, part: np.linalg.qr(x)[0 if part == "q" else 1],
     vjp=_qr_vjp, sympy=_no_sympy("qr"), numpy=np.linalg.qr,
     batch=lambda b, args, flags, **params: _each_matrix(b, qr_p, args, params))
