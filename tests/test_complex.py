@@ -437,6 +437,78 @@ def test_complex_svd_loss_that_depends_on_the_phases_has_no_gradient():
     assert np.isnan(g).all()
 
 
+def _hermitian_cholesky(n):
+    w = crand(3, 3)
+
+    def loss(z):  # numpy reads the lower triangle of a Hermitian matrix, JAX symmetrizes
+        b = z.reshape(3, 3)
+        low = n.linalg.cholesky(b @ n.conj(b).T + 3.0 * n.eye(3))
+        return n.sum(n.real(low * w) + n.imag(low) ** 2)
+    return loss
+
+
+def _qr_both(n, shape):
+    wq, wr = crand(shape[0], min(shape)), crand(min(shape), shape[1])
+
+    def loss(a):  # both factors, and |R|'s first row (R's diagonal is real: LAPACK's)
+        q, r = n.linalg.qr(a)
+        return n.sum(n.real(q * wq)) + n.sum(n.imag(r * wr)) + n.sum(n.abs(r[0]) ** 2)
+    return loss
+
+
+def _cumprod_with_zeros(n, axis):
+    w = crand(12)
+
+    def loss(z):
+        return n.sum(n.real(n.cumprod(z, axis=axis).reshape(-1) * w))
+    return loss
+
+
+_CHOL_QR_CUMPROD = {
+    "cholesky": (lambda n: _hermitian_cholesky(n), (9,)),
+    "qr-tall": (lambda n: _qr_both(n, (4, 3)), (4, 3)),
+    "qr-square": (lambda n: _qr_both(n, (3, 3)), (3, 3)),
+    "qr-wide": (lambda n: _qr_both(n, (3, 5)), (3, 5)),
+    "cumprod-axis0": (lambda n: _cumprod_with_zeros(n, 0), (3, 4)),
+    "cumprod-flat": (lambda n: _cumprod_with_zeros(n, None), (3, 4)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_CHOL_QR_CUMPROD))
+def test_complex_cholesky_qr_and_cumprod_are_jaxs(name):
+    """PyTorch's cholesky and QR rules with conjugate transposes, conjugated into JAX's
+    convention; cumprod's rule is holomorphic (zeros included)."""
+    make, shape = _CHOL_QR_CUMPROD[name]
+    R2 = np.random.default_rng(len(name))
+    z = R2.standard_normal(shape) + 1j * R2.standard_normal(shape)
+    if name.startswith("cumprod"):
+        z.reshape(-1)[[1, 6, 7]] = 0.0  # zeros: the rule past the first and second zero
+    state = R.bit_generator.state  # the same weights for both sides
+    f = make(np)
+    R.bit_generator.state = state
+    fj = make(jnp)
+    close(sg.grad(f, backend="numpy")(z), jax.grad(fj)(z), rtol=1e-10, atol=1e-10)
+
+
+def test_complex_qr_second_order_and_cholesky_forward_mode_are_jaxs():
+    a, w = crand(4, 3), crand(4, 3)
+    state = R.bit_generator.state
+    f = _qr_both(np, (4, 3))
+    R.bit_generator.state = state
+    fj = _qr_both(jnp, (4, 3))
+    second = sg.grad(lambda a: np.sum(np.real(sg.grad(f, backend="numpy")(a) * w)),
+                     backend="numpy")(a)
+    close(second, jax.grad(lambda a: jnp.sum(jnp.real(jax.grad(fj)(a) * w)))(a),
+          rtol=1e-8, atol=1e-8)
+    b, t = crand(3, 3), crand(3, 3)
+
+    def chol(n):
+        return lambda b: n.linalg.cholesky(b @ n.conj(b).T + 3.0 * n.eye(3))
+
+    close(sg.jvp(chol(np), (b,), (t,), backend="numpy")[1], jax.jvp(chol(jnp), (b,), (t,))[1],
+          rtol=1e-10, atol=1e-10)
+
+
 def test_complex_max_and_min_are_jaxs():
     """numpy and JAX order complex values by real part, then imaginary part (ties in the
     real part here, none in the whole value); the gradient goes to the element chosen."""

@@ -375,8 +375,13 @@ def test_a_scipy_named_primitive_registered_late_traces_through_scipy():
     try:
         graph, _ = trace(lambda x: special.erfcx(x), [Aval((3,))], [None], ["x"])
         assert [e.prim for e in graph.eqns] == [erfcx]
+        # and sg.scipy.special has it (its module __getattr__ reads the registry)
+        graph, _ = trace(lambda x: sg.scipy.special.erfcx(x), [Aval((3,))], [None], ["x"])
+        assert [e.prim for e in graph.eqns] == [erfcx]
     finally:
         del P.REGISTRY["test_erfcx"]
+    with pytest.raises(AttributeError, match="erfcx"):  # unregistered: gone again
+        sg.scipy.special.erfcx  # noqa: B018
 
 
 def test_torch_facts_are_keyed_by_registered_primitives_and_agree_with_pytorch():

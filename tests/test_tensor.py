@@ -52,10 +52,6 @@ def test_every_primitive_case_runs_on_tensors(case: Case):
         with pytest.raises(TypeError, match="Tensors hold real values"):
             case.fn(*xs)
         return
-    if "to_int" in case.prims:  # numpy's positions of a Tensor come back as float64 values
-        with pytest.raises(IndexError, match="integer array|must be long"):  # (torch.argmax)
-            case.fn(*xs)
-        return
     if "callback" in case.prims:  # sg.pure_callback: the Tensor API's is autograd.Function
         with pytest.raises(RuntimeError, match="symgrad.autograd.Function"):
             case.fn(*xs)
@@ -78,6 +74,23 @@ def test_every_primitive_case_runs_on_tensors(case: Case):
     for k, (x, g) in enumerate(zip(xs, grads)):
         got = np.zeros(x.shape) if x.grad is None else x.grad.numpy()  # unused: no grad
         assert_close(got, g, **tol, what=f"gradient of argument {k}")
+
+
+def test_numpy_positions_of_a_tensor_are_int64_and_gather_as_pytorchs():
+    """np.argmax/argmin/argsort of a Tensor: int64 Tensors without a graph, as PyTorch's
+    (numpy calls the Tensor's method there); indexing with them carries the gradient."""
+    real = pytest.importorskip("torch")
+    a = np.array([[1.0, 3.0, 2.0], [0.5, -1.0, 4.0]])
+    w = np.array([1.0, 10.0, 100.0])
+    for position in (np.argmax, np.argmin, np.argsort, lambda t: np.argsort(t, axis=0)):
+        got, want = position(torch.tensor(a)), position(real.tensor(a))
+        assert str(got.dtype) == str(want.dtype) == "torch.int64"
+        assert not got.requires_grad and got.grad_fn is None
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+    x, xt = torch.tensor(a[0], requires_grad=True), real.tensor(a[0], requires_grad=True)
+    (x[np.argsort(x.detach())] * torch.tensor(w)).sum().backward()
+    (xt[np.argsort(xt.detach())] * real.tensor(w)).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), xt.grad.numpy())
 
 
 R = np.random.default_rng(7)

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core.ir import BOOL, FLOAT, Aval, Primitive
+from ..core.ir import BOOL, FLOAT, INT, Aval, Primitive
 from . import bf16
 from . import dtypes as dt
 
@@ -39,6 +39,8 @@ def result_dtype(prim: Primitive, values: list[Any], aval: Aval, params: dict[st
     """The dtype of ``prim``'s result, or None for a bool result (a comparison)."""
     if aval.dtype == BOOL:
         return None
+    if aval.dtype == INT:  # positions (np.argmax, np.argsort of a Tensor): int64, as PyTorch's
+        return dt.int64
     if prim.name == "convert":  # numpy's float32 results (np.var of float32 values)
         return dt.as_dtype(params["dtype"])
     operands = values[1:] if prim.name == "where" else values  # not the condition

@@ -27,6 +27,7 @@ from ..prims import norms as N
 from ..prims import reductions as R
 from ..prims import special as S
 from ..prims import special_functions as SF
+from ..prims import svd as SVD
 from ..prims import windows as W
 
 
@@ -98,7 +99,7 @@ NODE_NAMES: dict[Primitive, str] = {
     I.gather_p: "IndexBackward0", I.concatenate_p: "CatBackward0",
     L.matmul_p: "MmBackward0", L.inv_p: "LinalgInvExBackward0", L.det_p: "LinalgDetBackward0",
     D.cholesky_p: "LinalgCholeskyExBackward0", D.eigh_p: "LinalgEighBackward0",
-    D.eig_p: "LinalgEigBackward0", D.qr_p: "LinalgQrBackward0", D.svd_p: "LinalgSvdBackward0",
+    D.eig_p: "LinalgEigBackward0", D.qr_p: "LinalgQrBackward0", SVD.svd_p: "LinalgSvdBackward0",
     FFT.fft_p: "FftC2CBackward0",
     N.norm2_p: "LinalgVectorNormBackward0",
     W.windows_p: "Im2ColBackward0", W.unwindows_p: "Col2ImBackward0",

@@ -30,6 +30,7 @@ import numpy as np
 from ..core.errors import ShapeError, UnsupportedFunctionError, user_location
 from ..core.tracing import Traced, shape_of
 from ..prims import decompositions as D
+from ..prims import svd as SVD
 from ..prims.elementwise import as_float
 from ..prims.linalg import swap
 from .dispatch import implements, normalize_axes
@@ -136,7 +137,7 @@ def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True,
         # numpy's: |eigvalsh(a)| in descending order, of the lower triangle alone
         return np.flip(np.sort(np.absolute(D.eigh(a, "values", "L")), axis=-1), axis=-1)
     if not compute_uv:
-        return D.svd(a, "s")
+        return SVD.svd(a, "s")
     m, n = shape_of(a)[-2:]
     if full_matrices and m != n:
         raise _refuse("np.linalg.svd(..., full_matrices=True) of a non-square matrix",
@@ -147,15 +148,15 @@ def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True,
                       "np.linalg.eigh, with other signs; pass hermitian=False, or use "
                       "np.linalg.eigh")
     if np.iscomplexobj(a):  # U and Vh from one part (their phases go together)
-        u, vh = D.complex_vectors(a)
-        return SVDResult(u, D.svd(a, "s"), vh)
-    return SVDResult(D.svd(a, "u"), D.svd(a, "s"), D.svd(a, "vh"))
+        u, vh = SVD.complex_vectors(a)
+        return SVDResult(u, SVD.svd(a, "s"), vh)
+    return SVDResult(SVD.svd(a, "u"), SVD.svd(a, "s"), SVD.svd(a, "vh"))
 
 
 if hasattr(np.linalg, "svdvals"):
     @implements(np.linalg.svdvals)
     def svdvals(x: Any, /) -> Any:
-        return D.svd(as_float(x), "s")
+        return SVD.svd(as_float(x), "s")
 
 
 def _scalar(value: Any, what: str) -> float:
@@ -188,7 +189,7 @@ def pinv(a: Any, rcond: Any = None, hermitian: bool = False, *, rtol: Any = np._
                       "pseudo-inverse from np.linalg.svd(a, full_matrices=False) instead")
     if hermitian:
         a = np.tril(a) + swap(np.tril(a, -1))  # the symmetric matrix of the lower triangle
-    return D.pinv(a, rcond)
+    return SVD.pinv(a, rcond)
 
 
 #: the largest pinv cutoff (relative to the largest singular value) differentiated
@@ -207,9 +208,9 @@ def lstsq(a: Any, b: Any, rcond: Any = None) -> LstsqResult:
                          f"{shape_of(a)}; for a stack of matrices use sg.vmap(np.linalg.lstsq)")
     if rcond is None:
         rcond = np.finfo(np.float64).eps * builtins.max(shape_of(a)[-2:] or (0,))
-    x = D.lstsq(a, b, _scalar(rcond, "np.linalg.lstsq's rcond"))  # checks the shapes
+    x = SVD.lstsq(a, b, _scalar(rcond, "np.linalg.lstsq's rcond"))  # checks the shapes
     m, n = shape_of(a)
-    s = D.svd(a, "s")
+    s = SVD.svd(a, "s")
     top = max(s) if shape_of(s)[0] else 0.0
     rank = sum(where(np.greater(s, rcond * top), 1.0, 0.0))
     if m > n:
@@ -239,7 +240,7 @@ def _matrix_norm(x: Any, ord: Any, axes: tuple[int, int], keepdims: bool) -> Any
     row, col = axes
     if ord in ("nuc", 2, -2):  # from the singular values of the matrices over (row, col)
         rest = [k for k in range(len(shape_of(x))) if k not in axes]
-        s = D.svd(transpose(x, (*rest, row, col)), "s")
+        s = SVD.svd(transpose(x, (*rest, row, col)), "s")
         reduce = {"nuc": sum, 2: max, -2: min}[ord]
         result = reduce(s, axis=-1)
     elif ord in (1, -1, np.inf, -np.inf):

@@ -115,6 +115,15 @@ def log_softmax(x: Any, axis: Any = None) -> Any:
     return F.log_softmax(x, axis=_axis(x, axis))
 
 
+def registered_later(name: str) -> Any:
+    """The recorder of a scipy.special ufunc whose primitive was registered after this
+    module was imported (``sg.scipy.special``'s module ``__getattr__``)."""
+    prim = of_scipy().get(name)
+    if prim is None:
+        raise AttributeError(f"module 'symgrad.scipy.special' has no attribute {name!r}")
+    return recorder(name, prim)
+
+
 __all__ = sorted([*UFUNCS, "digamma", "log_softmax", "logsumexp", "polygamma", "softmax",
                   "zeta"])
 

@@ -25,6 +25,7 @@ import numpy as np
 
 from ..core.errors import UnsupportedFunctionError, user_location
 from ..core.tracing import Traced, shape_of
+from ..prims import complex as CX
 from ..prims import elementwise as E
 from ..prims import sorting as P
 from ..prims.elementwise import as_float
@@ -97,7 +98,7 @@ def cumprod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Any
     if axis is None or not shape_of(a):
         a, axis = reshape(a, (-1,)), 0
     (axis,) = normalize_axes(axis, len(shape_of(a)))
-    zero = E.equal(a, 0.0)
+    zero = E.equal(CX.cabs(a) if np.iscomplexobj(a) else a, 0.0)
     zeros = cumsum(E.where(zero, 1.0, 0.0), axis)  # how many zeros so far
     y = P.cumprod(E.where(zero, 1.0, a), axis)
     result = E.mul(y, 0.0)

@@ -38,7 +38,7 @@ from .complex import cabs_p, conj_p, imag_p, real_p
 from .control import cond_p, proj_p
 from .convert import convert_p
 from .custom import call_p, callback_p
-from .decompositions import cholesky_p, eig_p, eigh_p, lstsq_p, pinv_p, qr_p, svd_p
+from .decompositions import cholesky_p, eig_p, eigh_p, qr_p
 from .elementwise import (
     CONVENTIONS_VERSION,
     abs_p,
@@ -121,6 +121,7 @@ from .special import (
     remainder_p,
     sinc_p,
 )
+from .svd import lstsq_p, pinv_p, svd_p
 from .windows import unwindows_p, windows_p
 
 __all__ = ["call_p", "callback_p", "erf_p", "erfc_p",

@@ -152,7 +152,7 @@ def _cumprod_rule(x: Aval, *, axis: int) -> Aval:
 
 # d ans_j / d x_i = ans_j / x_i for i <= j: valid where x has no zeros (see above)
 cumprod_p = register(
-    name="cumprod", kind="array", shape_rule=_cumprod_rule,
+    name="cumprod", complex=True, kind="array", shape_rule=_cumprod_rule,
     impl=lambda x, axis: np.cumprod(x, axis=axis),
     vjp=lambda g, ans, x, axis: (_reverse_cumsum(g * ans, axis) / x,),
     sympy=lambda sp, x, axis: np.cumprod(x, axis=axis),

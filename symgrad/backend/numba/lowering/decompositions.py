@@ -1,4 +1,4 @@
-"""Numba lowering of :mod:`symgrad.prims.decompositions`."""
+"""Numba lowering of :mod:`symgrad.prims.decompositions` and :mod:`symgrad.prims.svd`."""
 
 from __future__ import annotations
 
@@ -6,7 +6,9 @@ from typing import Any
 
 from ....core.ir import Aval
 from ....prims import decompositions as P
-from ....prims.decompositions import _COMPLEX_EIG, _SVD_PARTS
+from ....prims import svd as SVD
+from ....prims.decompositions import _COMPLEX_EIG
+from ....prims.svd import _SVD_PARTS
 from .linalg import widened
 from .table import lower
 
@@ -81,8 +83,8 @@ lower(P.qr_p, lambda out, args, avals, out_aval, *, part: _emit(
         f"np.linalg.qr({{0}})[{0 if part == 'q' else 1}]",
         (lambda d: [d(0), _k(d)]) if part == "q" else (lambda d: [_k(d), d(1)]))(
         out, args, avals, out_aval))
-lower(P.svd_p, lambda out, args, avals, out_aval, *, part: _emit(
+lower(SVD.svd_p, lambda out, args, avals, out_aval, *, part: _emit(
         f"np.linalg.svd({{0}}, full_matrices=False)[{_SVD_PARTS.index(part)}]",
         _svd_trailing(part))(out, args, avals, out_aval))
-lower(P.pinv_p, _emit("np.linalg.pinv({0}, {rcond!r})", lambda d: [d(1), d(0)]))
-lower(P.lstsq_p, _lstsq_emit)
+lower(SVD.pinv_p, _emit("np.linalg.pinv({0}, {rcond!r})", lambda d: [d(1), d(0)]))
+lower(SVD.lstsq_p, _lstsq_emit)
