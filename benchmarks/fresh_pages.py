@@ -4,9 +4,12 @@ One process, interleaved rounds (load from other processes hits every variant
 alike); per variant the median time per call over the rounds and the minor page
 faults per call (``getrusage``):
 
-- ``symgrad``: ``sg.grad(f)(x)`` as users call it (fresh output arrays per call);
+- ``symgrad``: ``sg.grad(f)(x)`` as users call it (fresh output arrays per call; the
+  thread count not pinned, so each parallel kernel measures its serial twin against
+  itself and runs the faster, :mod:`symgrad.backend.numba.threads`);
 - ``symgrad reuse``: the same with ``sg.reuse_memory(True)`` (glibc keeps freed blocks,
   so the next call's arrays reuse mapped pages); switched on and off per round;
+- ``symgrad 2 threads``: ``sg.set_num_threads(2)`` (always the parallel loop);
 - ``symgrad 1 thread``: ``sg.set_num_threads(1)``; ``symgrad reuse 1t``: both;
 - ``numba fresh``: the handwritten serial Numba gradient, returning a fresh array;
 - ``numba pooled``: the same loop writing into a buffer from a pool, reused only when
@@ -109,6 +112,7 @@ def main() -> None:
     variants = {
         "symgrad": lambda: g(x),
         "symgrad reuse": lambda: g(x),
+        "symgrad 2 threads": lambda: g(x),
         "symgrad 1 thread": lambda: g(x),
         "symgrad reuse 1t": lambda: g(x),
         "numba fresh": lambda: hand(x),
@@ -124,7 +128,8 @@ def main() -> None:
     for _ in range(opts.repeat):
         for name, run in variants.items():
             sg.reuse_memory("reuse" in name)
-            sg.set_num_threads(1 if name.endswith(("1t", "1 thread")) else threads)
+            sg.set_num_threads(1 if name.endswith(("1t", "1 thread")) else
+                               2 if name.endswith("2 threads") else None)
             keep = None
             f0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
             t0 = time.perf_counter()
@@ -136,7 +141,7 @@ def main() -> None:
             times[name].append(dt)
             del keep
     sg.reuse_memory(False)
-    sg.set_num_threads(threads)
+    sg.set_num_threads(None)
     base = statistics.median(times["jax"])
     print(f"{opts.problem}-1e6, {opts.repeat} rounds x {opts.calls} calls; load "
           f"{os.getloadavg()[0]:.1f}; threads {threads}")

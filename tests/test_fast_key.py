@@ -9,6 +9,7 @@ path, the second must not be answered by the first one's entry. Interpreter back
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import symgrad as sg
 from symgrad.transforms.calls import _fast_key
@@ -50,3 +51,56 @@ def test_a_cotangent_of_another_dtype_or_shape_is_not_a_hit():
         half = np.full(3, 0.5, np.float32)  # another dtype: cast on the checked path
         np.testing.assert_allclose(f(X, gradient=half), 0.5 * np.cos(X), rtol=1e-15)
         np.testing.assert_allclose(f(X[:2], gradient=np.ones(2)), np.cos(X[:2]), rtol=1e-15)
+
+
+def test_the_key_of_one_to_four_arrays_is_the_general_one():
+    """One to four plain arrays get their key in one expression, not by the loop over the
+    arguments: the same tuple (each argument's facts in turn), and each array's facts
+    still count (a changed dtype, flag or shape in any position)."""
+    read_only = X.copy()
+    read_only.flags.writeable = False
+    others = [X.astype(np.float32), X.astype(">f8"), read_only, np.repeat(X, 2)[::2],
+              X.reshape(1, 3), X[:2]]
+
+    def facts(args):
+        return sum(((x.shape, x.dtype, x.flags.num) for x in args), ())
+
+    for n in range(1, 6):  # (5: the loop)
+        args = (X,) * n
+        assert _fast_key(args) == facts(args)
+        for k in range(n):
+            for other in others:
+                changed = args[:k] + (other,) + args[k + 1:]
+                assert _fast_key(changed) == facts(changed) != _fast_key(args)
+    assert _fast_key((X, 0.5)) == (*facts((X,)), float)  # not all arrays: the loop
+    for n in range(1, 6):  # one to four Python floats in one expression too
+        floats = (0.5,) * n
+        assert _fast_key(floats) == (float,) * n
+        for k in range(n):
+            for other in (np.float64(0.5), np.float32(0.5), 1, True, X):
+                changed = floats[:k] + (other,) + floats[k + 1:]
+                assert _fast_key(changed) != _fast_key(floats)
+    assert _fast_key((X, np.float64(0.5))) != _fast_key((X, 0.5))
+    sub = X.view(type("Sub", (np.ndarray,), {}))  # a subclass: never keyed as an ndarray
+    with pytest.raises(TypeError):  # (keyed by value: unhashable, the checked path)
+        hash(_fast_key((sub,)))
+
+
+def test_four_arrays_on_the_fast_path_follow_a_changed_fact():
+    f = sg.grad(lambda a, b, c, d: np.sum(a * b + np.sin(c) * d), argnums=(0, 2),
+                backend="numpy")
+    y = X + 1.0
+    for _ in range(2):  # the second round runs on the fast path where it can
+        ga, gc = f(X, y, X, y)
+        np.testing.assert_allclose(ga, y, rtol=1e-15)
+        np.testing.assert_allclose(gc, np.cos(X) * y, rtol=1e-15)
+        c32 = X.astype(np.float32)
+        ga, gc = f(X, y, c32, y)
+        assert gc.dtype == np.float32 and ga.dtype == np.float64
+        np.testing.assert_allclose(gc, np.cos(c32.astype(np.float64)) * y, rtol=1e-6)
+        view = np.repeat(y, 2)[::2]
+        ga, gc = f(X, y, X, view)
+        np.testing.assert_allclose(gc, np.cos(X) * y, rtol=1e-15)
+        ga, gc = f(X[:2], y[:2], X[:2], y[:2])
+        np.testing.assert_allclose(ga, y[:2], rtol=1e-15)
+    assert _fast_key((X, y, X, y)) in f._fast  # the fast path was taken
