@@ -30,6 +30,13 @@ CASES = [
                        ("conj", lambda x, y: np.imag(np.conj(x + 1j * y) ** 2)))
       for tag, shape, layout in (("0d", (), "C"), ("2x3-F", (2, 3), "F"), ("1x1", (1, 1), "C"),
                                  ("2x0", (2, 0), "C"), ("3", (3,), "C"))),
+    Case("cumprod-complex-4", ("cumprod",),
+         lambda x, y: np.real(np.cumprod(x + 1j * y) * (1.0 - 2.0j)), ((4,), (4,)),
+         ((-1.5, 1.5), (0.2, 1))),
+    Case("cholesky-hermitian-2x2", ("cholesky",),  # B B^H + 2I: Hermitian, positive definite
+         lambda x, y: np.abs(np.linalg.cholesky(
+             (x + 1j * y) @ np.conj(x + 1j * y).T + 2.0 * np.eye(2))) ** 2,
+         ((2, 2), (2, 2)), ((-1, 1), (-1, 1))),
     Case("fft-rfft-4", ("fft",), lambda x: np.abs(np.fft.rfft(x)) ** 2, ((4,),), ((-1, 1),)),
     Case("fft-ifft-3", ("fft",),
          lambda x, y: np.real(np.fft.ifft(np.fft.fft(x + 1j * y) * x, norm="ortho")),

@@ -182,10 +182,11 @@ def _cholesky_vjp(g, ans, x):
 
 
 def _cholesky_sympy(sp, x):
-    def one(m):
+    def one(m):  # the lower triangle, its conjugate above, the diagonal's real part (LAPACK)
         n = m.shape[0]
-        full = sp.Matrix(n, n, lambda i, j: m[max(i, j), min(i, j)])  # the lower triangle
-        return np.array(full.cholesky(hermitian=False).tolist(), dtype=object)
+        full = sp.Matrix(n, n, lambda i, j: m[i, j] if i > j else sp.re(m[i, i]) if i == j
+                         else sp.conjugate(m[j, i]))
+        return np.array(full.cholesky(hermitian=True).tolist(), dtype=object)
     return _stacked(one, x.ndim - 2, x)
 
 
