@@ -67,6 +67,7 @@ from ..transforms import pipeline
 from . import replay, views
 from .bf16 import refuse_gradients as refuse_bf16
 from .graph import Node
+from .saved_indices import check_indices
 
 #: the IR's names of the dtypes Tensors hold
 DTYPE_NAMES = {np.dtype(np.float64): "float64", np.dtype(np.bool_): "bool"}
@@ -259,7 +260,7 @@ def _free(nodes: list[Node]) -> None:
     stay as they were, and a second backward raises ``FREED_ERROR``."""
     for n in nodes:
         n.freed = True
-        n.versions = n.reads = ()
+        n.versions = n.reads = n.indices = ()
         n.value = None
         inputs = n.inputs
         if any(isinstance(a, np.ndarray) for a in inputs):
@@ -272,12 +273,14 @@ def _check_versions(nodes: list[Node]) -> None:
     leaf or data input (backward reads their values then), or a result that PyTorch's
     node would have saved (an input of a product, the output of ``exp``)."""
     for n in nodes:
+        if n.indices:
+            check_indices(n)
         for ref, version in n.versions:
             t = ref() if isinstance(ref, weakref.ref) else ref
             if t is None or t._version == version:
                 continue
-            if isinstance(ref, weakref.ref):
-                role = f"which is output 0 of {n.name()}"
+            if t._node is n:  # (its saved output, held by a weak reference or, once
+                role = f"which is output 0 of {n.name()}"  # handed out, itself)
             elif t._node is None and t._requires_grad:
                 role = f"a leaf that requires grad, an input of {n.name()}"
             else:

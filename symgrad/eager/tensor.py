@@ -52,6 +52,7 @@ from .inplace import InPlaceMethods
 from .methods import TensorMethods, named, size_arg, unwrap
 from .op_dtypes import in_dtype, ir_shape_rule, result_dtype
 from .replay import keep
+from .saved_indices import watch_indices
 from .torch_facts import torch_facts
 from .value_methods import ValueMethods
 
@@ -201,7 +202,7 @@ class Tensor(ValueMethods, BitwiseMethods, InPlaceMethods, TensorMethods, ExtraM
         their version counter), so a backward that saved any of them refuses."""
         self._version += 1
         seq = next_seq()
-        replay.wrote(seq)
+        replay.written(self._value)
         if self._node is not None:
             self._node.exposed = True  # its kept value is these values (see .replay)
         if self._untracked >= 0:  # (a recorded change gives it a new node after this)
@@ -356,9 +357,10 @@ class Tensor(ValueMethods, BitwiseMethods, InPlaceMethods, TensorMethods, ExtraM
 
     @data.setter
     def data(self, other: Any) -> None:
+        if isinstance(other, Tensor):  # (writes into self now write other's memory)
+            replay.expose(other)
         self._value = other._value if isinstance(other, Tensor) else dt.as_array(other)
         self._untracked = -next_seq()
-        replay.wrote(-self._untracked)
 
     @property
     def grad(self) -> Tensor | None:
@@ -376,8 +378,12 @@ class Tensor(ValueMethods, BitwiseMethods, InPlaceMethods, TensorMethods, ExtraM
             raise RuntimeError(f"assigned grad has data of a different type: {value.dtype} "
                                f"for a tensor of {self.dtype}; convert it with .to()")
         self._grad = None if value is None else Tensor._leaf(value)
-        if value is not None:  # backward adds into it without a version: a write to come
-            replay.wrote(next_seq())
+        if isinstance(value, Tensor):  # backward adds into it without a version: a write
+            replay.written(value._value)  # to come into its memory
+            for ref in value._aliases or ((lambda: value),):
+                t = ref()
+                if t is not None and t._node is not None:
+                    t._node.exposed = True
 
     @property
     def grad_fn(self) -> Any:
@@ -442,15 +448,16 @@ class Tensor(ValueMethods, BitwiseMethods, InPlaceMethods, TensorMethods, ExtraM
 
     # -- indexing ----------------------------------------------------------------------
     def __getitem__(self, index: Any) -> Any:
-        index = _index_of(index)
-        result = super().__getitem__(index)  # what the traced indexing supports
-        return named(result, self, "SelectBackward0" if _is_int(index) else None)
+        arrays = _index_of(index)
+        result = super().__getitem__(arrays)  # what the traced indexing supports
+        result = named(result, self, "SelectBackward0" if _is_int(arrays) else None)
+        return watch_indices(result, *_saved_indices(index))
 
     def __setitem__(self, index: Any, value: Any) -> None:
         """``t[index] = value``, in place. On a tensor that requires grad (a result, or
         one that takes a value that requires grad) it is recorded (``CopySlices``): the
         overwritten elements get a zero gradient, ``value`` theirs."""
-        index = _index_of(index)
+        original, index = index, _index_of(index)
 
         def write(a: Any, v: Any) -> Any:
             if isinstance(a, Tensor):
@@ -459,6 +466,8 @@ class Tensor(ValueMethods, BitwiseMethods, InPlaceMethods, TensorMethods, ExtraM
             a[index] = v
             return a
         self._inplace(write, value, "CopySlices")
+        if self._node is not None:
+            watch_indices(self, *_saved_indices(original))
 
     # -- arithmetic: bool tensors count as int64, as in PyTorch (numpy makes them float) --
     # float64 tensors and Python numbers take the fast path (the same operation)
@@ -561,6 +570,14 @@ def _index_of(index: Any) -> Any:
         return index._value.item() if index.ndim == 0 and index.dtype is dt.int64 \
             else index._value
     return index
+
+
+def _saved_indices(index: Any) -> list[Tensor]:
+    """The index tensors PyTorch's indexing node saves: all but a 0-d int64 one (an
+    integer, read once)."""
+    parts = index if isinstance(index, tuple) else (index,)
+    return [p for p in parts if isinstance(p, Tensor)
+            and not (p.ndim == 0 and p.dtype is dt.int64)]
 
 
 def _is_int(x: Any) -> bool:

@@ -26,6 +26,7 @@ import numpy as np
 from ..eager.bf16 import in_float32
 from ..eager.methods import named
 from ..eager.random import numpy_generator
+from ..eager.saved_indices import watch_indices
 from ..eager.tensor import Tensor
 from ..numpy_api import functions as ops
 from ..numpy_api import scipy_namespace as special
@@ -263,7 +264,7 @@ def embedding(input: Any, weight: Tensor, padding_idx: int | None = None, max_no
     if padding_idx is not None:
         pad = padding_idx % weight.shape[0]
         rows = ops.where((index == pad)[..., None], rows.detach(), rows)
-    return named(rows, weight, "EmbeddingBackward0", (weight,))
+    return watch_indices(named(rows, weight, "EmbeddingBackward0", (weight,)), input)
 
 
 # ---------------------------------------------------------------------------
