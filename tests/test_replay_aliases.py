@@ -17,6 +17,8 @@ Where symgrad refuses and PyTorch gives a number, the case is listed as refused.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 
@@ -232,3 +234,62 @@ def test_index_changed_message():
     i.data[0] = 1
     with pytest.raises(RuntimeError, match="indices of GatherBackward0.*new indices"):
         y.sum().backward()
+
+
+def _retained_twice(L, W, X, Y):
+    p = W * X
+    alias = p.detach()  # noqa: F841 (handed out, never written)
+    out = (L.maximum(p, Y) * 3).sum()
+    del p
+    out.backward(retain_graph=True)
+    first = W.grad.clone()
+    with L.no_grad():
+        W.sub_(0.1)  # a leaf PyTorch's nodes did not save: the saved values are read
+    out.backward()
+    return [first, W.grad]
+
+
+def _grad_shares_memory(L, W, X, Y):
+    p = W * X
+    other = L.zeros(2, dtype=W.dtype, requires_grad=True)
+    other.grad = p.detach()  # a later backward into other.grad would write p's memory
+    out = ((p - Y).abs() * 3 + p * p).sum()
+    out.backward()
+    return [W.grad, other.grad]
+
+
+def _relu_of_dead_written(L, W, X, Y):
+    h = W * X
+    alias = h.detach()
+    g = (h - Y).relu() * h  # MulBackward0 saved h: the write makes PyTorch raise
+    del h
+    alias.mul_(2)
+    g.sum().backward()
+    return [W.grad]
+
+
+def _view_written_under_no_grad(L, W, X, Y):
+    h = (W * X).exp()
+    v = h[0:1]
+    g = h.tanh()
+    del h
+    with L.no_grad():
+        v.mul_(2)  # ExpBackward0 saved h, whose version the view shares
+    g.sum().backward()
+    return [W.grad]
+
+
+VARIATIONS = {f.__name__[1:]: f for f in (
+    _retained_twice, _grad_shares_memory, _relu_of_dead_written, _view_written_under_no_grad)}
+
+
+@pytest.mark.parametrize("name", sorted(VARIATIONS))
+def test_alias_variations(name):
+    for dtype in ("float32", "float64"):
+        outcomes = []
+        for L in (symgrad, torch_real):
+            dt = getattr(L, dtype)
+            W = L.tensor([_W, 2.0], dtype=dt, requires_grad=True)
+            X, Y = L.tensor([_X, 1.0], dtype=dt), L.tensor([_Y, 0.5], dtype=dt)
+            outcomes.append(_outcome(functools.partial(VARIATIONS[name], L, W, X, Y)))
+        _compare(*outcomes, RTOL[dtype], dtype)
