@@ -50,7 +50,7 @@ class Node:
 
     __slots__ = ("prim", "params", "inputs", "aval", "seq", "freed", "retained", "sig",
                  "versions", "reads", "shown", "made", "unlike_torch", "value", "exposed",
-                 "seen", "indices", "composite", "__weakref__")
+                 "seen", "indices", "hooked", "composite", "__weakref__")
 
     def __init__(self, prim: Primitive, params: dict[str, Any], inputs: tuple, aval: Aval):
         self.prim, self.params, self.inputs, self.aval = prim, params, inputs, aval
@@ -91,6 +91,8 @@ class Node:
         #: node saves (``gather``, ``x[i]``, ``scatter``): the positions were computed
         #: from them in the forward (:func:`symgrad.eager.views.watch_indices`)
         self.indices: tuple[tuple[Any, int, Any], ...] = ()
+        #: the tensor whose hooks (``register_hook``) the backward calls here (:mod:`.hooks`)
+        self.hooked: Any = None
         #: for the nodes of a composite (``F.gelu`` is several primitives, one node in
         #: PyTorch): the composite's last node, whose ``shown`` are its operands
         #: (:func:`symgrad.eager.replay.refuse_unmatched`)

@@ -46,6 +46,14 @@ def watch_indices(result: Any, *indices: Any) -> Any:
     return result
 
 
+def saved_by_indexing(index: Any) -> list[Any]:
+    """The index tensors of ``x[index]`` that PyTorch's indexing node saves: all but a 0-d
+    int64 one (an integer, read once)."""
+    parts = index if isinstance(index, tuple) else (index,)
+    return [p for p in parts if hasattr(p, "_version") and hasattr(p, "_value")
+            and not (p._value.ndim == 0 and p._value.dtype == np.int64)]
+
+
 def check_indices(node: Any) -> None:
     """Raise if an index tensor of ``node`` (:func:`watch_indices`) changed since the
     forward: PyTorch's error for a counted change, a refusal for one through ``.data``

@@ -39,7 +39,7 @@ from ..numpy_api.indexing import at
 from ..numpy_api.traced_array import ArrayMethods
 from ..prims.elementwise import add_p, div_p, mul_p, sub_p
 from ..prims.operators import Operators
-from . import double, grad_mode, replay, views
+from . import double, grad_mode, hooks, replay, views
 from . import dtypes as dt
 from .bf16 import KERNELS, rounded
 from .bf16 import note as note_bf16
@@ -50,9 +50,10 @@ from .fastpath import apply_f64, compute, node_class_of, watched
 from .graph import next_seq
 from .inplace import InPlaceMethods
 from .methods import TensorMethods, named, size_arg, unwrap
+from .more_methods import MoreMethods
 from .op_dtypes import in_dtype, ir_shape_rule, result_dtype
 from .replay import keep
-from .saved_indices import watch_indices
+from .saved_indices import saved_by_indexing, watch_indices
 from .torch_facts import torch_facts
 from .value_methods import ValueMethods
 
@@ -154,7 +155,8 @@ def _untracked_change(data: Any, seq: int) -> None:
                 t._untracked = -seq
 
 
-class Tensor(ValueMethods, BitwiseMethods, InPlaceMethods, TensorMethods, ExtraMethods,
+class Tensor(ValueMethods, BitwiseMethods, InPlaceMethods, MoreMethods, TensorMethods,
+             ExtraMethods,
              ArrayMethods, Traced):
     """An n-d array (float64 by default; float32, int64, bool) with autograd state:
     ``data``, ``grad``, ``grad_fn``, ``requires_grad``, ``is_leaf``.
@@ -162,7 +164,7 @@ class Tensor(ValueMethods, BitwiseMethods, InPlaceMethods, TensorMethods, ExtraM
     tensor of that shape."""
 
     __slots__ = ("_value", "_node", "_requires_grad", "_grad", "_accumulate", "_version",
-                 "_aliases", "_base", "_data_of", "_untracked", "_multi", "_seen",
+                 "_aliases", "_base", "_data_of", "_untracked", "_multi", "_seen", "_hooks",
                  "__weakref__")
     __hash__ = object.__hash__  # type: ignore[assignment]  # by identity, as in PyTorch
     _trace = EAGER  # every operation on a Tensor is computed and recorded by it
@@ -195,6 +197,7 @@ class Tensor(ValueMethods, BitwiseMethods, InPlaceMethods, TensorMethods, ExtraM
         #: ``no_grad``), negated when no version counted it (``.data``). A backward reads
         #: the values then (:func:`.views.stale`)
         self._untracked = 0
+        self._hooks: dict[int, Any] | None = None  # register_hook's (.hooks)
 
     def _bump(self) -> None:
         """Count one in-place change: in this tensor's version and in those of the tensors
@@ -427,6 +430,12 @@ class Tensor(ValueMethods, BitwiseMethods, InPlaceMethods, TensorMethods, ExtraM
     def retains_grad(self) -> bool:
         return self._node is not None and self._node.retained is not None
 
+    def register_hook(self, hook: Any) -> Any:
+        """Call ``hook(grad)`` with this tensor's gradient in ``backward()``; a returned
+        tensor replaces the gradient. Returns a handle whose ``remove()`` undoes it
+        (:mod:`.hooks`)."""
+        return hooks.register(self, hook)
+
     def detach(self) -> Tensor:
         t = Tensor._make(self._value)
         views.join(self, t)  # one version counter, as in PyTorch
@@ -451,7 +460,7 @@ class Tensor(ValueMethods, BitwiseMethods, InPlaceMethods, TensorMethods, ExtraM
         arrays = _index_of(index)
         result = super().__getitem__(arrays)  # what the traced indexing supports
         result = named(result, self, "SelectBackward0" if _is_int(arrays) else None)
-        return watch_indices(result, *_saved_indices(index))
+        return watch_indices(result, *saved_by_indexing(index))
 
     def __setitem__(self, index: Any, value: Any) -> None:
         """``t[index] = value``, in place. On a tensor that requires grad (a result, or
@@ -467,7 +476,7 @@ class Tensor(ValueMethods, BitwiseMethods, InPlaceMethods, TensorMethods, ExtraM
             return a
         self._inplace(write, value, "CopySlices")
         if self._node is not None:
-            watch_indices(self, *_saved_indices(original))
+            watch_indices(self, *saved_by_indexing(original))
 
     # -- arithmetic: bool tensors count as int64, as in PyTorch (numpy makes them float) --
     # float64 tensors and Python numbers take the fast path (the same operation)
@@ -532,8 +541,12 @@ def _remainder(a: Any, b: Any) -> Any:
 
 
 def _as_integers(a: Any, b: Any, out: dt.dtype) -> tuple[np.ndarray, np.ndarray]:
-    """Integer operands as arrays of their result dtype ``out`` (``int8 // 3`` is int8)."""
-    return tuple(np.asarray(_unwrap(v)).astype(out.numpy, copy=False) for v in (a, b))
+    """Integer operands as arrays of their result dtype ``out`` (``int8 // 3`` is int8); a
+    zero divisor raises PyTorch's error (numpy would give 0)."""
+    x, y = (np.asarray(_unwrap(v)).astype(out.numpy, copy=False) for v in (a, b))
+    if (y == 0).any():
+        raise RuntimeError("ZeroDivisionError")
+    return x, y
 
 
 def _no_bools(a: Any, b: Any) -> tuple[Any, Any]:
@@ -570,14 +583,6 @@ def _index_of(index: Any) -> Any:
         return index._value.item() if index.ndim == 0 and index.dtype is dt.int64 \
             else index._value
     return index
-
-
-def _saved_indices(index: Any) -> list[Tensor]:
-    """The index tensors PyTorch's indexing node saves: all but a 0-d int64 one (an
-    integer, read once)."""
-    parts = index if isinstance(index, tuple) else (index,)
-    return [p for p in parts if isinstance(p, Tensor)
-            and not (p.ndim == 0 and p.dtype is dt.int64)]
 
 
 def _is_int(x: Any) -> bool:
