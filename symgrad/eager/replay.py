@@ -128,7 +128,8 @@ def expose(t: Any) -> None:
     node = t._node
     if node is None:
         return
-    _HANDED.add(node)
+    if node.value is not None:
+        _HANDED.add(node)
     if any(isinstance(r, weakref.ref) and r() is t for r, _ in node.versions):
         node.versions = tuple((t, v) if isinstance(r, weakref.ref) and r() is t else (r, v)
                               for r, v in node.versions)
@@ -139,10 +140,18 @@ def written(array: np.ndarray) -> None:
     tensor that backward will add into): the handed-out nodes whose values share it
     are not fed any more (:func:`valid`). Their own tensor's node is marked by the
     caller."""
+    if not _HANDED:
+        return
+    done = []
     for n in _HANDED:
         v = n.value
-        if v is not None and not n.exposed and np.may_share_memory(v, array):
+        if v is None or n.exposed:  # (freed by a backward, or marked: no more to watch)
+            done.append(n)
+        elif np.may_share_memory(v, array):
             n.exposed = True
+            done.append(n)
+    for n in done:
+        _HANDED.discard(n)
 
 
 def handed_array(array: np.ndarray) -> None:
