@@ -69,6 +69,35 @@ def test_hook_errors():
         z.sum().backward()
 
 
+def test_hook_reached_twice_is_refused():
+    """A result changed through .data below a hooked result: the backward would reach the
+    hook twice (once per cut), PyTorch once with the total; symgrad refuses."""
+    x = symgrad.tensor([1.0, 2.0], requires_grad=True)
+    h = x * 3
+    calls = []
+    h.register_hook(lambda g: calls.append(g))
+    c = h * 2
+    c.data.mul_(1.0)  # (an uncounted write: c is read as it is now, a cut)
+    with pytest.raises(RuntimeError, match="reached twice"):
+        (c + h).sum().backward()
+
+
+def test_hook_on_two_paths_is_called_once():
+    for L in (symgrad, torch_real):
+        x = L.tensor([1.0, 2.0], dtype=L.float64, requires_grad=True)
+        h = x.exp()
+        calls = []
+        h.register_hook(lambda g, calls=calls: calls.append(g.clone()))
+        x.register_hook(lambda g, calls=calls: calls.append(g.clone()))
+        (h * h + h.sin() + x).sum().backward()
+        if L is symgrad:
+            ours = [c.numpy() for c in calls] + [x.grad.numpy()]
+    theirs = [c.numpy() for c in calls] + [x.grad.numpy()]
+    assert len(ours) == len(theirs) == 3
+    for a, b in zip(ours, theirs):
+        np.testing.assert_allclose(a, b, rtol=1e-12)
+
+
 def test_fmod_remainder_special_values():
     values = [0.0, -0.0, -4.0, 4.0, np.inf, -np.inf, 1e-20, -1e-20, 5.5, -7.25]
     for divisor in (2.0, -2.0, np.inf, 0.0, -0.5):

@@ -276,7 +276,7 @@ def _free(nodes: list[Node]) -> None:
     for n in nodes:
         n.freed = True
         n.versions = n.reads = n.indices = ()
-        n.value = None
+        n.value = n.hooked = None
         inputs = n.inputs
         if any(isinstance(a, np.ndarray) for a in inputs):
             n.inputs = tuple(None if isinstance(a, np.ndarray) and a.ndim else a
