@@ -273,24 +273,38 @@ __all__ += ["scipy"]  # scipy.special and scipy.stats on traced values
 __all__ += ["reuse_memory"]  # keep freed memory for the next call (backend.memory)
 from .eager import linalg  # noqa: E402 -- torch.linalg
 from .eager.dtypes import bfloat16, float16, half, int8, int16, int32, short, uint8  # noqa: E402
-from .eager.functions import (  # noqa: E402 -- more torch.* functions (round 3)
+from .eager.functions import (  # noqa: E402 -- more torch.* functions (rounds 3, issue 27)
     add,
+    addmm,
+    bitwise_and,
+    bitwise_left_shift,
+    bitwise_not,
+    bitwise_or,
+    bitwise_right_shift,
+    bitwise_xor,
     cummax,
     cummin,
     cumprod,
+    diagonal,
     div,
     divide,
     einsum,
     erf,
     erfinv,
+    floor_divide,
+    fmod,
     index_add,
+    index_put,
     index_select,
+    lerp,
     logcumsumexp,
     mul,
+    remainder,
     roll,
     scatter,
     scatter_add,
     scatter_reduce,
+    select,
     set_default_dtype,
     sub,
     trace,
@@ -305,6 +319,9 @@ __all__ += ["linalg", "add", "sub", "mul", "true_divide", "cummax", "cummin", "c
             "index_select", "logcumsumexp", "roll", "scatter", "scatter_add", "scatter_reduce",
             "set_default_dtype", "trace", "tril", "triu", "load", "save", "float16", "half",
             "bfloat16", "int8", "int16", "int32", "short", "uint8"]
+__all__ += ["addmm", "bitwise_and", "bitwise_left_shift", "bitwise_not", "bitwise_or",
+            "bitwise_right_shift", "bitwise_xor", "diagonal", "floor_divide", "fmod",
+            "index_put", "lerp", "remainder", "select"]
 from .transforms.export import export  # noqa: E402 -- a kernel as a standalone module (sg.export)
 
 __all__ += ["export"]

@@ -10,8 +10,9 @@ scalar), so the backward either reads the forward's saved values or recomputes t
 and either way the numbers are PyTorch's. Most tests run the backward on the numpy
 interpreter (``eager_compile`` off: the same lowered graphs, no Numba compile);
 ``test_replay_happens_compiled`` compiles one kernel and checks the counters, so that
-the speed-up cannot silently disappear. Tensor and module hooks (``register_hook``)
-do not exist in symgrad's Tensor API, so there is no hook case.
+the speed-up cannot silently disappear. Tensor hooks (``register_hook``) added and
+removed between steps are in tests/test_hooks.py; writes through aliases and index
+tensors between forward and backward in tests/test_replay_aliases.py.
 """
 
 from __future__ import annotations

@@ -64,9 +64,10 @@ from ..core.ir import Aval, Eqn, Graph, Literal, Var, freeze_params
 from ..core.tracing import Traced
 from ..prims.elementwise import add_p
 from ..transforms import pipeline
-from . import replay, views
+from . import hooks, replay, views
 from .bf16 import refuse_gradients as refuse_bf16
 from .graph import Node
+from .saved_indices import check_indices
 
 #: the IR's names of the dtypes Tensors hold
 DTYPE_NAMES = {np.dtype(np.float64): "float64", np.dtype(np.bool_): "bool"}
@@ -115,8 +116,10 @@ def _collect(root: Node, cuts: dict[int, Any] | None = None) -> list[Node]:
     while stack:
         for a in stack.pop().inputs:
             if isinstance(a, Node) and id(a) not in seen:
-                if cuts is not None and a.made is not None:
-                    t = views.stale(a)
+                if cuts is not None and (a.made is not None or a.hooked is not None):
+                    t = views.stale(a) if a.made is not None else None
+                    if t is None and a.hooked is not None:
+                        t = hooks.hooked(a)  # a tensor with hooks: its gradient first
                     if t is not None:
                         cuts[id(a)] = t
                         continue
@@ -136,22 +139,32 @@ def run_backward(out: Any, gradient: Any, retain_graph: bool | None) -> None:
         raise RuntimeError("element 0 of tensors does not require grad and does not have a "
                            "grad_fn: set requires_grad=True on a leaf the output depends on")
     ct = _seed(out, gradient)
+    fired: set[int] = set()  # tensors whose hooks ran
     if out._node is None:  # backward on a leaf itself
-        _accumulate(out, np.broadcast_to(1.0 if ct is None else ct, out.shape))
+        g = np.broadcast_to(1.0 if ct is None else ct, out.shape)
+        _accumulate(out, hooks.apply(out, g, fired) if out._hooks else g)
         return
     passed: dict[int, Node] = {}
-    _backward(out, ct, passed)
+    pending: dict[int, tuple[Any, Any]] = {}  # leaves with hooks: their total gradient
+    _backward(out, ct, passed, fired, pending)
+    for t, g in pending.values():
+        _accumulate(t, hooks.apply(t, g, fired))
     if not retain_graph:
         _free(list(passed.values()))
 
 
-def _backward(out: Any, ct: Any, passed: dict[int, Node]) -> None:
+def _backward(out: Any, ct: Any, passed: dict[int, Node], fired: set[int],
+              pending: dict[int, tuple[Any, Any]]) -> None:
     """Add to the leaves' ``.grad`` the gradient of ``sum(out * ct)`` (``ct`` None: an
     implicit 1). A result whose values were changed without a new node (through ``.data``
     and the like) is read as it is, as PyTorch's saved tensors are, and its cotangent
     goes on through its own node by another call of this function (the chain rule, cut
-    there); ``passed`` collects the nodes gone through."""
+    there); ``passed`` collects the nodes gone through. A tensor with hooks is such a
+    cut too (:mod:`.hooks`): ``fired`` holds those whose hooks ran, ``pending`` the
+    gradients of leaves with hooks, added into ``.grad`` by the caller."""
     root = out._node
+    if hooks.hooked(root) is out:
+        ct = hooks.apply(out, np.ones(out.shape) if ct is None else ct, fired)
     cuts: dict[int, Any] = {}
     nodes = _collect(root, cuts)
     retained = []
@@ -188,6 +201,9 @@ def _backward(out: Any, ct: Any, passed: dict[int, Node]) -> None:
             later.append((t, g))
         elif t._node is None and not t._requires_grad:
             continue  # requires_grad_(False) after the forward: PyTorch's AccumulateGrad skips it
+        elif t._hooks and (reached is None or id(t) in reached or t._grad is not None):
+            before = pending.get(id(t))
+            pending[id(t)] = (t, g if before is None else before[1] + g)
         elif reached is None or id(t) in reached or t._grad is not None:
             _accumulate(t, g)
     for k, g in zip(retained, grads[len(leaf_tensors):]):
@@ -195,7 +211,7 @@ def _backward(out: Any, ct: Any, passed: dict[int, Node]) -> None:
         if t is not None:
             _accumulate(t, g)
     for t, g in later:
-        _backward(t, np.array(g, dtype=np.float64).reshape(t.shape), passed)
+        _backward(t, np.array(g, dtype=np.float64).reshape(t.shape), passed, fired, pending)
 
 
 def _plan(nodes: list[Node], cuts: dict[int, Any] | None = None,
@@ -259,8 +275,8 @@ def _free(nodes: list[Node]) -> None:
     stay as they were, and a second backward raises ``FREED_ERROR``."""
     for n in nodes:
         n.freed = True
-        n.versions = n.reads = ()
-        n.value = None
+        n.versions = n.reads = n.indices = ()
+        n.value = n.hooked = None
         inputs = n.inputs
         if any(isinstance(a, np.ndarray) for a in inputs):
             n.inputs = tuple(None if isinstance(a, np.ndarray) and a.ndim else a
@@ -272,12 +288,14 @@ def _check_versions(nodes: list[Node]) -> None:
     leaf or data input (backward reads their values then), or a result that PyTorch's
     node would have saved (an input of a product, the output of ``exp``)."""
     for n in nodes:
+        if n.indices:
+            check_indices(n)
         for ref, version in n.versions:
             t = ref() if isinstance(ref, weakref.ref) else ref
             if t is None or t._version == version:
                 continue
-            if isinstance(ref, weakref.ref):
-                role = f"which is output 0 of {n.name()}"
+            if t._node is n:  # (its saved output, held by a weak reference or, once
+                role = f"which is output 0 of {n.name()}"  # handed out, itself)
             elif t._node is None and t._requires_grad:
                 role = f"a leaf that requires grad, an input of {n.name()}"
             else:

@@ -57,7 +57,7 @@ from ..core.tracing import Traced
 from ..prims.elementwise import pow_p
 from ..transforms import pipeline
 from . import backward as engine
-from . import views
+from . import hooks, views
 from .grad_mode import enable_grad, no_grad
 from .graph import next_seq
 from .replay import changed_inputs, saved_value
@@ -172,6 +172,9 @@ def gradients(out: Any, gradient: Any, targets: list[Any] | None, retain_graph: 
     if any(n.freed for n in nodes):
         raise RuntimeError(engine.FREED_ERROR)
     plan, leaves, data_values = engine._plan(nodes)
+    if any(n.hooked is not None and n.hooked._hooks for n in nodes) or any(
+            isinstance(t, Traced) and t._hooks for t in leaves):
+        raise RuntimeError(hooks.GRAPH_ERROR)
     index = {id(n): k for k, n in enumerate(nodes)}
     if targets is None:
         wrt_leaves = list(range(len(leaves)))

@@ -31,6 +31,7 @@ from . import dtypes as dt
 from .method_args import keeps_bool, named
 from .method_args import one_dim as _one_dim
 from .method_args import return_type as _return_type
+from .saved_indices import watch_indices
 
 cummax_result = _return_type("cummax")
 cummin_result = _return_type("cummin")
@@ -101,7 +102,8 @@ class ExtraMethods:
         if bad.size:
             raise IndexError(f"out of range: tried to access index {int(bad.flat[0])} on a "
                              f"tensor of {n} elements.")
-        return named(self.reshape(-1)[idx % max(n, 1)], self, "TakeBackward0", (self,))
+        return watch_indices(named(self.reshape(-1)[idx % max(n, 1)], self, "TakeBackward0",
+                                   (self,)), index)
 
     def conj(self):  # a real tensor is its own conjugate: PyTorch returns it, any dtype
         return self
@@ -254,13 +256,15 @@ class ExtraMethods:
         _, positions = self._scatter_positions(dim, index)
         values = self._source(source, positions.shape)
         out = at(self.reshape(-1))[positions.reshape(-1)].set(values.reshape(-1))
-        return named(out.reshape(tuple(self.shape)), self, "ScatterBackward0", (self,))
+        return watch_indices(named(out.reshape(tuple(self.shape)), self, "ScatterBackward0",
+                                   (self,)), index)
 
     def scatter_add(self, dim, index, src):
         _, positions = self._scatter_positions(dim, index)
         values = self._source(src, positions.shape)
         out = at(self.reshape(-1))[positions.reshape(-1)].add(values.reshape(-1))
-        return named(out.reshape(tuple(self.shape)), self, "ScatterAddBackward0", (self,))
+        return watch_indices(named(out.reshape(tuple(self.shape)), self,
+                                   "ScatterAddBackward0", (self,)), index)
 
     def scatter_reduce(self, dim, index, src, reduce, *, include_self=True):
         """PyTorch's ``scatter_reduce`` for ``reduce`` in sum, mean (counting ``self``
@@ -292,8 +296,8 @@ class ExtraMethods:
                 total = total // count.astype(self._value.dtype)
             else:
                 total = total / count.astype(self._value.dtype)
-        return named(total.reshape(tuple(self.shape)), self, "ScatterReduceBackward0",
-                     (self,))
+        return watch_indices(named(total.reshape(tuple(self.shape)), self,
+                                   "ScatterReduceBackward0", (self,)), index)
 
     def _scatter_prod(self, values, flat: np.ndarray, include_self: bool):
         """Each output the product of its factors laid out in a row padded with ones,
@@ -320,11 +324,11 @@ class ExtraMethods:
         _in_range(idx, self.shape[d] if self.ndim else 1)
         target = (slice(None),) * d + (idx,)
         out = at(self)[target].add(source * alpha if alpha != 1 else source)
-        return named(out, self, "IndexAddBackward0", (self,))
+        return watch_indices(named(out, self, "IndexAddBackward0", (self,)), index)
 
     def index_select(self, dim, index):
         d = _one_dim(dim, self.ndim)
         idx = _index(index)
         _in_range(idx, self.shape[d] if self.ndim else 1)
-        return named(np.take(self, idx, axis=d), self, "IndexSelectBackward0",
-                     (self,))
+        return watch_indices(named(np.take(self, idx, axis=d), self, "IndexSelectBackward0",
+                                   (self,)), index)

@@ -77,7 +77,9 @@ _METHODS = ("sum mean prod max min amax amin argmax argmin std var norm logsumex
             "clone detach numel allclose equal rsqrt log2 log10 round isnan isfinite "
             "logical_not all any tril triu roll trace cumprod cummax cummin logcumsumexp erf "
             "erfinv "
-            "scatter scatter_add scatter_reduce index_add index_select").split()
+            "scatter scatter_add scatter_reduce index_add index_select "
+            "fmod remainder floor_divide lerp addmm bitwise_and bitwise_or bitwise_xor "
+            "bitwise_not bitwise_left_shift bitwise_right_shift select diagonal index_put").split()
 for _name in _METHODS:
     globals()[_name] = _method(_name)
 del _name

@@ -50,7 +50,7 @@ class Node:
 
     __slots__ = ("prim", "params", "inputs", "aval", "seq", "freed", "retained", "sig",
                  "versions", "reads", "shown", "made", "unlike_torch", "value", "exposed",
-                 "composite", "__weakref__")
+                 "seen", "indices", "hooked", "composite", "__weakref__")
 
     def __init__(self, prim: Primitive, params: dict[str, Any], inputs: tuple, aval: Aval):
         self.prim, self.params, self.inputs, self.aval = prim, params, inputs, aval
@@ -81,10 +81,18 @@ class Node:
         self.made: tuple[Any, int] | None = None
         #: the value computed, kept for the backward kernel to read (:mod:`.replay`)
         self.value: Any = None
-        #: the Tensor this node made was written in place, or its memory was handed to
-        #: another tensor or array that may write it (``detach()``, ``.data``, ``numpy()``):
-        #: ``value`` is fed only while no write at all happened since (:mod:`.replay`)
+        #: the memory of ``value`` was written in place since: it is not fed any more
+        #: (:func:`symgrad.eager.replay.valid`)
         self.exposed = False
+        #: a copy of ``value`` taken when its memory was handed to numpy (``numpy()`` of
+        #: an alias): ``value`` is fed while it equals the copy (:mod:`.replay`)
+        self.seen: Any = None
+        #: (tensor, its _version, a copy of its values) for each index tensor PyTorch's
+        #: node saves (``gather``, ``x[i]``, ``scatter``): the positions were computed
+        #: from them in the forward (:func:`symgrad.eager.views.watch_indices`)
+        self.indices: tuple[tuple[Any, int, Any], ...] = ()
+        #: the tensor whose hooks (``register_hook``) the backward calls here (:mod:`.hooks`)
+        self.hooked: Any = None
         #: for the nodes of a composite (``F.gelu`` is several primitives, one node in
         #: PyTorch): the composite's last node, whose ``shown`` are its operands
         #: (:func:`symgrad.eager.replay.refuse_unmatched`)

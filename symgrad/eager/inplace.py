@@ -187,7 +187,10 @@ class InPlaceMethods:
                              (tensor1, tensor2))
 
     def lerp_(self, end: Any, weight: float) -> Any:
-        return self._inplace(bf16.in_float32(lambda a, b: a + weight * (b - a)), end)
+        # (PyTorch's formula: from ``end`` for |weight| >= 0.5, see MoreMethods.lerp)
+        return self._inplace(bf16.in_float32(
+            lambda a, b: a + weight * (b - a) if abs(weight) < 0.5 else b - (b - a) * (1 - weight)),
+            end)
 
     def _unary_(self, method: str, *args: Any, **kwargs: Any) -> Any:
         """``x.exp_()`` and friends: ``x.exp()`` written into ``x``."""

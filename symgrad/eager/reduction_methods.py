@@ -30,6 +30,7 @@ from .method_args import dim_axes as _dims
 from .method_args import named
 from .method_args import one_dim as _one_dim
 from .method_args import return_type as _return_type
+from .saved_indices import watch_indices
 
 max_result = _return_type("max")
 min_result = _return_type("min")
@@ -185,7 +186,8 @@ class ReductionMethods:
         flat = np.arange(self._value.size).reshape(self.shape)
         grid = list(np.indices(idx.shape, sparse=True))
         grid[d] = idx
-        return named(self.reshape(-1)[flat[tuple(grid)]], self, "GatherBackward0", (self,))
+        return watch_indices(named(self.reshape(-1)[flat[tuple(grid)]], self,
+                                   "GatherBackward0", (self,)), index)
 
     def std(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
         return self._spread(ops.std, "Std", dim, unbiased, keepdim, correction)

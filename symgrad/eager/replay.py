@@ -18,14 +18,17 @@ before (which node values are fed is part of the structure's cache key):
   into this very array can change it (a float32 value enters the float64 kernel
   converted, as a float32 leaf does: the gradient is computed from the float32
   values the forward computed, as PyTorch's);
-- its tensor was never written in place nor its memory handed out (``Node.exposed``,
-  set by ``Tensor._bump``, ``detach()``, ``.data``, ``.numpy()`` of an alias), or no
-  tensor was written in place since the node was made (``Tensor._bump``: in-place
-  operations, optimizer updates, ``.data`` writes; ``.data = ...``; ``.numpy()``;
-  ``Tensor.grad = t``): the global counter of :func:`wrote` is below the node's
-  ``seq``. So a loop that updates its parameters after ``backward`` (every
-  optimizer) feeds everything, and so does a write of a leaf between forward and
-  backward;
+- its memory was not written since (``Node.exposed``): set by ``Tensor._bump`` (in-place
+  operations, optimizer updates, ``.data`` writes) on the tensor's own node and those
+  of its aliases, and, for a node whose memory was handed out (``detach()``, ``.data``:
+  :func:`expose`), by :func:`written` on any write into memory it shares, even after
+  its tensor is gone. A handout alone does not stop the feed: the value is the
+  forward's until a write happens (a float32 value recomputed in float64 could take
+  the other side of a kink). Memory handed to numpy (``alias.numpy()``), whose writes
+  count nothing, is compared bit for bit with a copy taken then (:func:`handed_array`).
+  So a loop that updates its parameters after ``backward`` (every optimizer) feeds
+  everything, and so does a write of a leaf or of an unrelated tensor between forward
+  and backward;
 - its primitive is a plain one (no bodies, no ``linearized`` facet:
   ``autograd.Function`` and control flow recompute). Of those values, the kernel reads
   the ones that cost more to recompute than to read (not ``RECOMPUTED``: sums,
@@ -60,6 +63,7 @@ before any kernel runs, and a changed structure (another op sequence, a shape,
 from __future__ import annotations
 
 import collections
+import weakref
 from dataclasses import replace
 from typing import Any
 
@@ -78,8 +82,8 @@ from .torch_facts import READS_NO_INPUTS, torch_facts
 #: from the float32 values the forward computed, as PyTorch's from its saved tensors)
 _KEPT = (np.dtype(np.float64), np.dtype(np.float32))
 _F32 = np.dtype(np.float32)
-#: the ``seq`` of the last in-place write into any tensor (see the module docstring)
-_last_write = 0
+#: the nodes whose values' memory was handed out (:func:`expose`), watched by :func:`written`
+_HANDED: weakref.WeakSet = weakref.WeakSet()
 _STATS = {"replayed": 0, "fed_values": 0, "recomputed": 0}
 
 
@@ -87,13 +91,6 @@ def replay_stats() -> dict[str, int]:
     """Backward runs whose kernel read the forward's saved values (``replayed``), the
     values read in all (``fed_values``), and runs that recomputed the whole forward."""
     return dict(_STATS)
-
-
-def wrote(seq: int) -> None:
-    """A tensor's values were (or may from now on be) written in place; ``seq`` is a
-    :func:`.graph.next_seq` number taken then. Nodes made before it recompute."""
-    global _last_write
-    _last_write = seq
 
 
 #: primitives whose values the kernel recomputes rather than reads: a few cycles per
@@ -120,35 +117,87 @@ def keep(node: Any, value: Any, inputs: Any) -> None:
 
 
 def expose(t: Any) -> None:
-    """``t``'s values were written in place, or its memory was handed to a tensor or an
-    array that may write it (``detach()``, ``.data``, ``numpy()``): the node that made them
-    feeds its value only while no write at all happened since (:func:`fed`)."""
+    """``t``'s memory was handed to a tensor that may write it (``detach()``, ``.data``,
+    ``.data = t``): its node is watched by :func:`written`, which marks it when a write
+    into that memory really happens; until then its value is the forward's and is fed
+    (a float32 value recomputed in float64 could take the other side of a kink). A node
+    that saves its output (``exp``) now holds ``t`` itself rather than a weak reference:
+    PyTorch's version counter is shared with the alias, so a write through the alias
+    after ``t`` is gone still makes the backward raise "modified by an inplace
+    operation"."""
     node = t._node
-    if node is not None:
-        node.exposed = True
+    if node is None:
+        return
+    if node.value is not None:
+        _HANDED.add(node)
+    if any(isinstance(r, weakref.ref) and r() is t for r, _ in node.versions):
+        node.versions = tuple((t, v) if isinstance(r, weakref.ref) and r() is t else (r, v)
+                              for r, v in node.versions)
+
+
+def written(array: np.ndarray) -> None:
+    """``array``'s memory was written in place (``Tensor._bump``, or a gradient set to a
+    tensor that backward will add into): the handed-out nodes whose values share it
+    are not fed any more (:func:`valid`). Their own tensor's node is marked by the
+    caller."""
+    if not _HANDED:
+        return
+    done = []
+    for n in _HANDED:
+        v = n.value
+        if v is None or n.exposed:  # (freed by a backward, or marked: no more to watch)
+            done.append(n)
+        elif np.may_share_memory(v, array):
+            n.exposed = True
+            done.append(n)
+    for n in done:
+        _HANDED.discard(n)
+
+
+def handed_array(array: np.ndarray) -> None:
+    """``array`` (``alias.numpy()``) was handed to numpy, whose writes count no version:
+    each handed-out node sharing its memory keeps a copy of its value, and feeds the
+    value only while the two are equal, bit for bit (:func:`valid`)."""
+    for n in _HANDED:
+        v = n.value
+        if (v is not None and not n.exposed and n.seen is None
+                and np.may_share_memory(v, array)):
+            n.seen = v.copy()
+
+
+def valid(n: Any) -> bool:
+    """``n``'s kept value is still what its forward computed: its memory was not written
+    since (``Node.exposed``), nor changed through a numpy array handed out (``Node.seen``,
+    compared bit for bit, so -0.0 is not 0.0)."""
+    v = n.value
+    if v is None or n.exposed:
+        return False
+    seen = n.seen
+    if seen is None:
+        return True
+    bits = np.dtype(f"u{v.dtype.itemsize}")
+    if np.array_equal(seen.view(bits), v.view(bits)):
+        return True
+    n.exposed = True
+    return False
 
 
 def fed(nodes: list[Any], every: bool = False) -> tuple[int, ...]:
-    """The positions of the nodes whose saved values the kernel reads. A value is valid
-    if nothing can have written it: its tensor's memory was never written nor handed
-    out (``Node.exposed``), or it was made after the last in-place write of any tensor.
-    Of the valid values, the kernel reads those that cost more to recompute than to
+    """The positions of the nodes whose saved values the kernel reads. A value is read
+    only if it is :func:`valid` (nothing wrote its memory since the forward). Of those,
+    the kernel reads those that cost more to recompute than to
     read (not ``RECOMPUTED``), and every float32 one: the kernel computes in float64, so
     a recomputed float32 value is not the forward's (``W*X - Y`` exactly 0 in float32
     is not 0 in float64, and a ``relu`` or ``abs`` after it would take the other side of
     its kink). With ``every``, it reads every valid value (a leaf changed since the
     forward: :func:`refuse_unmatched`)."""
-    last = _last_write
     return tuple([k for k, n in enumerate(nodes)
-                  if (v := n.value) is not None and (not n.exposed or n.seq > last)
-                  and (every or v.dtype is _F32 or n.prim not in RECOMPUTED)])
+                  if valid(n) and (every or n.value.dtype is _F32 or n.prim not in RECOMPUTED)])
 
 
 def saved_value(node: Any) -> Any:
-    """``node``'s kept value if nothing can have written it since (see :func:`fed`), else
-    None."""
-    v = node.value
-    return v if v is not None and (not node.exposed or node.seq > _last_write) else None
+    """``node``'s kept value if nothing wrote it since (see :func:`fed`), else None."""
+    return node.value if valid(node) else None
 
 
 def changed_inputs(nodes: list[Any], cuts: dict[int, Any] | None = None

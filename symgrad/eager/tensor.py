@@ -39,7 +39,7 @@ from ..numpy_api.indexing import at
 from ..numpy_api.traced_array import ArrayMethods
 from ..prims.elementwise import add_p, div_p, mul_p, sub_p
 from ..prims.operators import Operators
-from . import double, grad_mode, replay, views
+from . import double, grad_mode, hooks, replay, views
 from . import dtypes as dt
 from .bf16 import KERNELS, rounded
 from .bf16 import note as note_bf16
@@ -50,8 +50,10 @@ from .fastpath import apply_f64, compute, node_class_of, watched
 from .graph import next_seq
 from .inplace import InPlaceMethods
 from .methods import TensorMethods, named, size_arg, unwrap
+from .more_methods import MoreMethods
 from .op_dtypes import in_dtype, ir_shape_rule, result_dtype
 from .replay import keep
+from .saved_indices import saved_by_indexing, watch_indices
 from .torch_facts import torch_facts
 from .value_methods import ValueMethods
 
@@ -153,7 +155,8 @@ def _untracked_change(data: Any, seq: int) -> None:
                 t._untracked = -seq
 
 
-class Tensor(ValueMethods, BitwiseMethods, InPlaceMethods, TensorMethods, ExtraMethods,
+class Tensor(ValueMethods, BitwiseMethods, InPlaceMethods, MoreMethods, TensorMethods,
+             ExtraMethods,
              ArrayMethods, Traced):
     """An n-d array (float64 by default; float32, int64, bool) with autograd state:
     ``data``, ``grad``, ``grad_fn``, ``requires_grad``, ``is_leaf``.
@@ -161,7 +164,7 @@ class Tensor(ValueMethods, BitwiseMethods, InPlaceMethods, TensorMethods, ExtraM
     tensor of that shape."""
 
     __slots__ = ("_value", "_node", "_requires_grad", "_grad", "_accumulate", "_version",
-                 "_aliases", "_base", "_data_of", "_untracked", "_multi", "_seen",
+                 "_aliases", "_base", "_data_of", "_untracked", "_multi", "_seen", "_hooks",
                  "__weakref__")
     __hash__ = object.__hash__  # type: ignore[assignment]  # by identity, as in PyTorch
     _trace = EAGER  # every operation on a Tensor is computed and recorded by it
@@ -194,6 +197,7 @@ class Tensor(ValueMethods, BitwiseMethods, InPlaceMethods, TensorMethods, ExtraM
         #: ``no_grad``), negated when no version counted it (``.data``). A backward reads
         #: the values then (:func:`.views.stale`)
         self._untracked = 0
+        self._hooks: dict[int, Any] | None = None  # register_hook's (.hooks)
 
     def _bump(self) -> None:
         """Count one in-place change: in this tensor's version and in those of the tensors
@@ -201,7 +205,7 @@ class Tensor(ValueMethods, BitwiseMethods, InPlaceMethods, TensorMethods, ExtraM
         their version counter), so a backward that saved any of them refuses."""
         self._version += 1
         seq = next_seq()
-        replay.wrote(seq)
+        replay.written(self._value)
         if self._node is not None:
             self._node.exposed = True  # its kept value is these values (see .replay)
         if self._untracked >= 0:  # (a recorded change gives it a new node after this)
@@ -356,9 +360,10 @@ class Tensor(ValueMethods, BitwiseMethods, InPlaceMethods, TensorMethods, ExtraM
 
     @data.setter
     def data(self, other: Any) -> None:
+        if isinstance(other, Tensor):  # (writes into self now write other's memory)
+            replay.expose(other)
         self._value = other._value if isinstance(other, Tensor) else dt.as_array(other)
         self._untracked = -next_seq()
-        replay.wrote(-self._untracked)
 
     @property
     def grad(self) -> Tensor | None:
@@ -376,8 +381,12 @@ class Tensor(ValueMethods, BitwiseMethods, InPlaceMethods, TensorMethods, ExtraM
             raise RuntimeError(f"assigned grad has data of a different type: {value.dtype} "
                                f"for a tensor of {self.dtype}; convert it with .to()")
         self._grad = None if value is None else Tensor._leaf(value)
-        if value is not None:  # backward adds into it without a version: a write to come
-            replay.wrote(next_seq())
+        if isinstance(value, Tensor):  # backward adds into it without a version: a write
+            replay.written(value._value)  # to come into its memory
+            for ref in value._aliases or ((lambda: value),):
+                t = ref()
+                if t is not None and t._node is not None:
+                    t._node.exposed = True
 
     @property
     def grad_fn(self) -> Any:
@@ -421,6 +430,12 @@ class Tensor(ValueMethods, BitwiseMethods, InPlaceMethods, TensorMethods, ExtraM
     def retains_grad(self) -> bool:
         return self._node is not None and self._node.retained is not None
 
+    def register_hook(self, hook: Any) -> Any:
+        """Call ``hook(grad)`` with this tensor's gradient in ``backward()``; a returned
+        tensor replaces the gradient. Returns a handle whose ``remove()`` undoes it
+        (:mod:`.hooks`)."""
+        return hooks.register(self, hook)
+
     def detach(self) -> Tensor:
         t = Tensor._make(self._value)
         views.join(self, t)  # one version counter, as in PyTorch
@@ -442,15 +457,16 @@ class Tensor(ValueMethods, BitwiseMethods, InPlaceMethods, TensorMethods, ExtraM
 
     # -- indexing ----------------------------------------------------------------------
     def __getitem__(self, index: Any) -> Any:
-        index = _index_of(index)
-        result = super().__getitem__(index)  # what the traced indexing supports
-        return named(result, self, "SelectBackward0" if _is_int(index) else None)
+        arrays = _index_of(index)
+        result = super().__getitem__(arrays)  # what the traced indexing supports
+        result = named(result, self, "SelectBackward0" if _is_int(arrays) else None)
+        return watch_indices(result, *saved_by_indexing(index))
 
     def __setitem__(self, index: Any, value: Any) -> None:
         """``t[index] = value``, in place. On a tensor that requires grad (a result, or
         one that takes a value that requires grad) it is recorded (``CopySlices``): the
         overwritten elements get a zero gradient, ``value`` theirs."""
-        index = _index_of(index)
+        original, index = index, _index_of(index)
 
         def write(a: Any, v: Any) -> Any:
             if isinstance(a, Tensor):
@@ -459,6 +475,8 @@ class Tensor(ValueMethods, BitwiseMethods, InPlaceMethods, TensorMethods, ExtraM
             a[index] = v
             return a
         self._inplace(write, value, "CopySlices")
+        if self._node is not None:
+            watch_indices(self, *saved_by_indexing(original))
 
     # -- arithmetic: bool tensors count as int64, as in PyTorch (numpy makes them float) --
     # float64 tensors and Python numbers take the fast path (the same operation)
@@ -523,8 +541,12 @@ def _remainder(a: Any, b: Any) -> Any:
 
 
 def _as_integers(a: Any, b: Any, out: dt.dtype) -> tuple[np.ndarray, np.ndarray]:
-    """Integer operands as arrays of their result dtype ``out`` (``int8 // 3`` is int8)."""
-    return tuple(np.asarray(_unwrap(v)).astype(out.numpy, copy=False) for v in (a, b))
+    """Integer operands as arrays of their result dtype ``out`` (``int8 // 3`` is int8); a
+    zero divisor raises PyTorch's error (numpy would give 0)."""
+    x, y = (np.asarray(_unwrap(v)).astype(out.numpy, copy=False) for v in (a, b))
+    if (y == 0).any():
+        raise RuntimeError("ZeroDivisionError")
+    return x, y
 
 
 def _no_bools(a: Any, b: Any) -> tuple[Any, Any]:

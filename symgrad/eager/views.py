@@ -156,9 +156,8 @@ def stale(node: Any) -> Any:
 def expose(alias: Any) -> None:
     """``alias.numpy()`` (``y.detach().numpy()``, ``y.data.numpy()``) hands out y's memory:
     y and the other results sharing it keep a copy of their values, which :func:`stale`
-    compares with theirs (numpy writes count no version); the saved values of the nodes
-    made so far are not fed to a backward kernel any more (:mod:`.replay`)."""
-    replay.wrote(next_seq())
+    compares with theirs (numpy writes count no version), and so do the nodes whose kept
+    values share it (:func:`.replay.handed_array`)."""
     origin = alias._data_of() if alias._data_of is not None else alias
     for ref in (origin._aliases if origin is not None and origin._aliases else ()):
         t = ref()
@@ -168,6 +167,7 @@ def expose(alias: Any) -> None:
     if origin is not None and origin._node is not None and origin._seen is None:
         origin._seen = origin._value.copy()
         replay.expose(origin)
+    replay.handed_array(alias._value)
 
 
 def refuse_saved_output(node: Any, t: Any) -> None:

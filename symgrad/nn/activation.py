@@ -26,6 +26,7 @@ import numpy as np
 from ..eager.bf16 import in_float32
 from ..eager.methods import named
 from ..eager.random import numpy_generator
+from ..eager.saved_indices import watch_indices
 from ..eager.tensor import Tensor
 from ..numpy_api import functions as ops
 from ..numpy_api import scipy_namespace as special
@@ -161,6 +162,20 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -
     return input / norm.clamp_min(eps)
 
 
+def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
+    """``sum(x1 / max(‖x1‖, eps) * x2 / max(‖x2‖, eps))`` along ``dim`` (broadcast first),
+    by PyTorch's formula: each operand divided by its norm, the norm clamped at ``eps``
+    without a gradient of the clamp (PyTorch clamps it in place under ``no_grad``)."""
+    shape = np.broadcast_shapes(tuple(x1.shape), tuple(x2.shape))
+    x1, x2 = (x if tuple(x.shape) == shape else x.expand(*shape) for x in (x1, x2))
+
+    def unit(x: Tensor) -> Tensor:
+        norm = x.norm(2, dim, keepdim=True)
+        floor = (norm.clamp_min(eps) - norm).detach()  # 0 unless the norm is below eps
+        return x / (norm + floor)
+    return named((unit(x1) * unit(x2)).sum(dim), x1, "SumBackward1", (x1, x2))
+
+
 # ---------------------------------------------------------------------------
 # normalization and embedding
 
@@ -263,7 +278,7 @@ def embedding(input: Any, weight: Tensor, padding_idx: int | None = None, max_no
     if padding_idx is not None:
         pad = padding_idx % weight.shape[0]
         rows = ops.where((index == pad)[..., None], rows.detach(), rows)
-    return named(rows, weight, "EmbeddingBackward0", (weight,))
+    return watch_indices(named(rows, weight, "EmbeddingBackward0", (weight,)), input)
 
 
 # ---------------------------------------------------------------------------

@@ -34,6 +34,7 @@ from .activation import (  # noqa: F401 -- torch.nn.functional's namespace
     _implicit_dim,
     batch_norm,
     celu,
+    cosine_similarity,
     dropout,
     embedding,
     gelu,

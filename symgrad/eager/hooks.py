@@ -1,0 +1,105 @@
+"""``Tensor.register_hook``: a function called with a tensor's gradient during ``backward()``,
+which may return a replacement (PyTorch's tensor hooks).
+
+On a leaf the hook sees the gradient of this backward (the sum over all paths, once)
+before it is added into ``.grad``. On a result, the backward cuts the graph at its node
+(as for a value changed behind its node's back, :func:`.views.stale`): the kernel of the
+part above computes the tensor's gradient, the hooks run on it, and the backward goes on
+through the node with what they returned. So a structure with a hooked result is another
+structure to the kernel cache (its plan has the cut), and never replays a kernel compiled
+without the hook; a hook on a leaf runs after the kernel, on its output. The handle's
+``remove()`` takes the hook away. ``torch.autograd.grad``, ``backward(inputs=)`` and
+``create_graph=True`` refuse a graph with hooks (a clear error, not a gradient without
+them).
+
+    >>> import symgrad as torch
+    >>> x = torch.tensor([1.0, 2.0], requires_grad=True)
+    >>> y = x * 3
+    >>> handle = y.register_hook(lambda g: g * 10)
+    >>> y.sum().backward()
+    >>> x.grad
+    tensor([30., 30.])
+    >>> handle.remove()
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import numpy as np
+
+from . import grad_mode
+
+_IDS = itertools.count()
+
+GRAPH_ERROR = (
+    "this graph has tensor hooks (register_hook), which symgrad applies in backward() "
+    "only: torch.autograd.grad, backward(inputs=) and create_graph=True would compute "
+    "the gradient without them. Call backward(), or remove the hooks (handle.remove()).")
+
+
+class RemovableHandle:
+    """What ``register_hook`` returns: ``remove()`` takes the hook away."""
+
+    __slots__ = ("_hooks", "id")
+
+    def __init__(self, hooks: dict[int, Any], key: int):
+        self._hooks, self.id = hooks, key
+
+    def remove(self) -> None:
+        self._hooks.pop(self.id, None)
+
+    def __enter__(self) -> RemovableHandle:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.remove()
+
+
+def register(t: Any, hook: Any) -> RemovableHandle:
+    """Add ``hook`` to ``t``'s hooks (see the module docstring)."""
+    if not t._requires_grad:
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    if t._hooks is None:
+        t._hooks = {}
+    key = next(_IDS)
+    t._hooks[key] = hook
+    if t._node is not None:
+        t._node.hooked = t  # (held: the backward reads its values at the cut)
+    return RemovableHandle(t._hooks, key)
+
+
+def hooked(node: Any) -> Any:
+    """The tensor whose hooks the backward must call at ``node``, or None."""
+    t = node.hooked
+    if t is None or not t._hooks:
+        return None
+    if t._node is not node:
+        raise RuntimeError(
+            "a tensor with a hook (register_hook) was changed in place after the hook was "
+            "registered; symgrad does not know which of its versions the hook belongs to. "
+            "Register the hook after the in-place change, or change a .clone().")
+    return t
+
+
+def apply(t: Any, g: np.ndarray, fired: set[int]) -> np.ndarray:
+    """``g`` (``t``'s gradient, as an array) after ``t``'s hooks, in order of registration;
+    each is called once per backward (``fired``)."""
+    if id(t) in fired:
+        raise RuntimeError(
+            "a tensor with a hook (register_hook) is reached twice by this backward (through "
+            "a result changed behind its node's back, or another hooked result), where "
+            "PyTorch calls the hook once with the total; symgrad refuses rather than call it "
+            "with a part. Call backward() on a graph without that cut.")
+    fired.add(id(t))
+    grad = type(t)._make(np.array(np.broadcast_to(g, t.shape), dtype=t._value.dtype))
+    with grad_mode.no_grad():
+        for hook in list(t._hooks.values()):
+            new = hook(grad)
+            if new is not None:
+                if tuple(new.shape) != tuple(t.shape):
+                    raise RuntimeError(f"hook returned a gradient of shape {list(new.shape)} "
+                                       f"for a tensor of shape {list(t.shape)}")
+                grad = new
+    return np.asarray(grad._value)
