@@ -1,0 +1,30 @@
+"""sg.scipy.stats.t.logpdf loses all accuracy as df grows: gammaln((df+1)/2) - gammaln(df/2)
+cancels. At df = 1e15 the log-density is +1.91 (scipy and mpmath: -1.1639); at df = 1e8 the
+value is off by 1e-8 relative and d/ddf by a factor 25 (1.1e-15 against 4.3e-17).
+(JAX's jax.scipy.stats.t.logpdf has the same cancellation; scipy's is right.)
+Cause guess: symgrad/numpy_api/scipy_stats.py t.logpdf: the normalizing constant as a
+difference of gammaln; scipy uses an asymptotic form for large df (or write it with
+betaln(df/2, 1/2), whose large-argument form cancels analytically)."""
+import sys
+import numpy as np
+import scipy.stats as st
+import mpmath as mp
+import symgrad as sg
+
+mp.mp.dps = 50
+
+
+def ref(x, n):
+    x, n = mp.mpf(x), mp.mpf(n)
+    return float(mp.loggamma((n + 1) / 2) - mp.loggamma(n / 2) - mp.log(mp.sqrt(n * mp.pi))
+                 - (n + 1) / 2 * mp.log1p(x * x / n))
+
+
+bad = False
+for be in ["interpreter", "numba"]:
+    for df in [1e8, 1e15]:
+        v = sg.jit(lambda x, d: sg.scipy.stats.t.logpdf(x, d), backend=be)(0.7, df)
+        r = ref(0.7, df)
+        print(f"{be} df={df:g}: symgrad {v!r}  scipy {st.t.logpdf(0.7, df)!r}  mpmath {r!r}")
+        bad |= not np.isclose(v, r, rtol=1e-12)
+sys.exit(1 if bad else 0)
