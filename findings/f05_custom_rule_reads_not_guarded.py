@@ -1,0 +1,58 @@
+"""A custom rule's reads from outside are not guarded: the trace of a gradient is reused after
+(a) a global read only by a custom_vjp `bwd` is rebound, (b) a closure list read only by a
+custom_jvp rule changes, (c) the rule is redefined with defvjp on the same function.
+The second call silently returns the first world's gradient. (Reads of the primal function
+and of fwd are guarded; pure_callback's vjp reads are current.)
+Cause guess: symgrad/transforms/captured.py collects reads from the traced function's
+bytecode and the helpers it calls, but not from the rule functions stored on the
+custom_vjp/custom_jvp object (numpy_api/custom.py: fwd/bwd/jvp), nor their identity."""
+import sys
+import numpy as np
+import symgrad as sg
+
+x = np.array([0.5, 1.0, 2.0])
+bad = False
+
+
+def chk(name, got, ref):
+    global bad
+    ok = np.allclose(got, ref)
+    bad |= not ok
+    print(("ok  " if ok else "BAD ") + name, "symgrad", got, "expected", ref)
+
+
+for be in ["interpreter", "numba"]:
+    K = 2.0
+
+    @sg.custom_vjp
+    def f(x):
+        return np.sin(x)
+
+    f.defvjp(lambda x: (np.sin(x), x), lambda r, g: (g * K * np.cos(r),))
+    gf = sg.grad(lambda x: np.sum(f(x)), backend=be)
+    chk(be + " (a) bwd reads K=2", gf(x), 2 * np.cos(x))
+    K = 5.0
+    chk(be + " (a) after K=5", gf(x), 5 * np.cos(x))
+
+    s = [1.0]
+
+    @sg.custom_jvp
+    def h(x):
+        return x ** 2
+
+    h.defjvps(lambda t, ans, x: t * 2 * x * s[0])
+    gh = sg.grad(lambda x: np.sum(h(x)), backend=be)
+    chk(be + " (b) rule reads s[0]=1", gh(x), 2 * x)
+    s[0] = 10.0
+    chk(be + " (b) after s[0]=10", gh(x), 20 * x)
+
+    @sg.custom_vjp
+    def e(x):
+        return np.exp(x)
+
+    e.defvjp(lambda x: (np.exp(x), x), lambda r, g: (g * 1.0,))
+    ge = sg.grad(lambda x: np.sum(e(x)), backend=be)
+    chk(be + " (c) rule g*1", ge(x), np.ones(3))
+    e.defvjp(lambda x: (np.exp(x), x), lambda r, g: (g * 2.0,))
+    chk(be + " (c) after defvjp(g*2)", ge(x), 2 * np.ones(3))
+sys.exit(1 if bad else 0)
