@@ -2,9 +2,10 @@
 raises IndexError (as the forward does on both backends), the Numba kernel returns a
 gradient silently (zeros here) -- the scatter-add of the cotangent writes at an unchecked
 position (out of the array: this script ends with glibc "corrupted size vs. prev_size", a heap corruption).
-Cause guess: the Numba lowering of the take_along adjoint (scatter-add) in
-symgrad/backend/numba/lowering/ lacks the bounds check its forward gather has
-("take_along: index out of bounds")."""
+Cause: symgrad/backend/numba/lowering/sorting.py _scatter_along_emit (the adjoint of
+take_along) indexes `out[int(idx[j])] += g[j]` with no bounds check, where
+_take_along_emit raises IndexError("take_along: index out of bounds"); the grad graph
+never runs the forward gather, so nothing checks."""
 import sys
 import numpy as np
 import symgrad as sg
