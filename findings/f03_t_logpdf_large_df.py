@@ -1,4 +1,4 @@
-"""sg.scipy.stats.t.logpdf loses all accuracy as df grows: gammaln((df+1)/2) - gammaln(df/2)
+"""sg.scipy.stats.t.logpdf (and binom.logpmf at huge n: 4.0 off at n=1e15, k=10) loses all accuracy as df grows: gammaln((df+1)/2) - gammaln(df/2)
 cancels. At df = 1e15 the log-density is +1.91 (scipy and mpmath: -1.1639); at df = 1e8 the
 value is off by 1e-8 relative and d/ddf by a factor 25 (1.1e-15 against 4.3e-17).
 (JAX's jax.scipy.stats.t.logpdf has the same cancellation; scipy's is right.)
@@ -27,4 +27,11 @@ for be in ["interpreter", "numba"]:
         r = ref(0.7, df)
         print(f"{be} df={df:g}: symgrad {v!r}  scipy {st.t.logpdf(0.7, df)!r}  mpmath {r!r}")
         bad |= not np.isclose(v, r, rtol=1e-12)
+# the same cancellation in binom.logpmf (gammaln(n+1) - gammaln(n-k+1)) at n = 1e15:
+ks = np.array([0.0, 1.0, 3.0, 10.0])
+for be in ["interpreter", "numba"]:
+    v = sg.jit(lambda k: sg.scipy.stats.binom.logpmf(k, 1e15, 3e-15), backend=be)(ks)
+    r = st.binom.logpmf(ks, 1e15, 3e-15)
+    print(f"{be} binom.logpmf(k, 1e15, 3e-15): symgrad {v}  scipy {r}")
+    bad |= not np.allclose(v, r, rtol=1e-9)
 sys.exit(1 if bad else 0)
