@@ -5,9 +5,10 @@ custom_jvp rule changes, (c) the rule is redefined with defvjp on the same funct
 by a helper that `bwd` calls is rebound.
 The second call silently returns the first world's gradient. (Reads of the primal function
 are guarded; pure_callback's function and vjp reads are current; autograd.Function is fine.)
-Cause guess: symgrad/transforms/captured.py collects reads from the traced function's
-bytecode and the helpers it calls, but not from the rule functions stored on the
-custom_vjp/custom_jvp object (numpy_api/custom.py: fwd/bwd/jvp), nor their identity."""
+Cause guess: symgrad/transforms/captured.py _Finder.function follows a symgrad object's
+`.fun` only (`inner = getattr(fun, "fun", None)` ... return): the rules stored on the
+custom_vjp/custom_jvp object (numpy_api/custom.py: fwd, bwd, jvp) are neither guarded by
+identity nor followed for their reads."""
 import sys
 import numpy as np
 import symgrad as sg
