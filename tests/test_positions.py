@@ -111,6 +111,13 @@ def test_numba_kernel_matches_numpy_with_nan_and_ties():
     np.testing.assert_array_equal(g, [0.0, 10.0, 0.0])
     with pytest.raises(IndexError):
         sg.jit(lambda x, i: np.take_along_axis(x, i, 0), backend="numba")(x, np.array([7]))
+    # the gradient alone (its kernel never runs the gather): the same IndexError, never a
+    # write outside the array (the review's heap corruption)
+    g = sg.grad(lambda x, i: np.sum(np.take_along_axis(x, i, 0) ** 2), backend="numba")
+    np.testing.assert_array_equal(g(np.arange(4.0), np.array([3, 1])), [0.0, 2.0, 0.0, 6.0])
+    for i in ([4, 0], [0, 11]):
+        with pytest.raises(IndexError, match="out of bounds"):
+            g(np.arange(4.0), np.array(i))
 
 
 NANS = np.random.default_rng(6).normal(size=(4, 6))
