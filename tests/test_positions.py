@@ -135,6 +135,12 @@ NAN_QUANTILES = [
     # (at a position of exactly k + 0.5 numpy rounds to even and JAX down: symgrad is numpy's)
     ("nanquantile-nearest", lambda np_, x: np_.nanquantile(x, 0.4, axis=1, method="nearest")),
     ("nanquantile-midpoint", lambda np_, x: np_.nanquantile(x, 0.7, axis=1, method="midpoint")),
+    # the functions without nan: a row holding a NaN gives nan (the review's f04)
+    ("median", lambda np_, x: np_.median(x, axis=1)),
+    ("median-flat", lambda np_, x: np_.median(x[1:3])),
+    ("quantile-lower", lambda np_, x: np_.quantile(x, np_.array([0.0, 0.1]), axis=1,
+                                                   method="lower")),
+    ("percentile-linear", lambda np_, x: np_.percentile(x, 35, axis=1)),
 ]
 
 
