@@ -30,6 +30,8 @@ CASES = [
     ("gamma.pdf", ss.gamma.pdf, st.gamma.pdf, ([0.3, 1.5, 6.0], 0.7)),
     ("beta.logpdf", ss.beta.logpdf, st.beta.logpdf, ([0.05, 0.4, 0.93], 2.5, 0.8)),
     ("beta.pdf", ss.beta.pdf, st.beta.pdf, ([0.2, 1.1, 2.5], 1.5, 3.0, 0.1, 3.0)),
+    # b == 1: (b - 1) log1p(-x)'s b-derivative at b - 1 == 0 (xlog1py's x-partial there)
+    ("beta.logpdf-b1", ss.beta.logpdf, st.beta.logpdf, ([0.05, 0.4, 0.93], 2.0, 1.0)),
     ("poisson.logpmf", ss.poisson.logpmf, st.poisson.logpmf, ([0.0, 2.0, 7.0], 3.3)),
     ("poisson.pmf", ss.poisson.pmf, st.poisson.pmf, ([0.0, 2.0, 7.0], 0.4)),
     ("binom.logpmf", ss.binom.logpmf, st.binom.logpmf, ([0.0, 3.0, 10.0], 10.0, 0.35)),

@@ -39,6 +39,7 @@ from ..prims.elementwise import as_float
 from ..prims.special import erfc
 from . import functions as F
 from . import linalg as L
+from .scipy_special import xlog1py
 
 LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 SQRT_HALF = math.sqrt(0.5)
@@ -59,11 +60,6 @@ def _nan_unless(value: Any, *valid: Any) -> Any:
 
 def _positive(x: Any) -> Any:
     return E.greater(as_float(x), 0.0)
-
-
-def _xlog1py(x: Any, y: Any) -> Any:
-    zero = E.equal(x, 0.0)
-    return E.where(zero, 0.0, E.mul(x, E.log1p(E.where(zero, 0.0, y))))
 
 
 def _refuse(dist: str, method: str, why: str) -> Any:
@@ -180,7 +176,7 @@ class _Beta(_Distribution):
         z = _z(x, loc, scale)
         inside = E.where(E.greater_equal(z, 0.0), E.less_equal(z, 1.0), False)
         zs = E.where(inside, z, 0.5)
-        value = E.add(E.xlogy(E.sub(a, 1.0), zs), _xlog1py(E.sub(b, 1.0), E.neg(zs)))
+        value = E.add(E.xlogy(E.sub(a, 1.0), zs), xlog1py(E.sub(b, 1.0), E.neg(zs)))
         value = E.sub(value, E.add(SF.betaln(a, b), E.log(as_float(scale))))
         return _nan_unless(E.where(inside, value, NEG_INF), _positive(a), _positive(b),
                            _positive(scale))
@@ -223,7 +219,7 @@ class _Binom(_Distribution):
         ks = E.where(inside, k, 0.0)
         comb = E.sub(SF.gammaln(E.add(n, 1.0)),
                      E.add(SF.gammaln(E.add(ks, 1.0)), SF.gammaln(E.add(E.sub(n, ks), 1.0))))
-        value = E.add(comb, E.add(E.xlogy(ks, p), _xlog1py(E.sub(n, ks), E.neg(p))))
+        value = E.add(comb, E.add(E.xlogy(ks, p), xlog1py(E.sub(n, ks), E.neg(p))))
         return _nan_unless(E.where(inside, value, NEG_INF), _on_integers(n, 0.0, None),
                            E.greater_equal(p, 0.0), E.less_equal(p, 1.0))
 
