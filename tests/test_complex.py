@@ -517,10 +517,12 @@ def test_correlate_of_complex_values_conjugates_v(mode):
     for x, y in ((a, v), (v, a)):
         close(sg.jit(lambda x, y: np.correlate(x, y, mode), backend="numpy")(x, y),
               np.correlate(x, y, mode))
-        n = len(np.correlate(x, y, mode))
-        f = lambda n_, x, y: n_.sum(n_.real(n_.correlate(x, y, mode) * w[:n]))  # noqa: E731
-        got = sg.grad(lambda x, y: f(np, x, y), argnums=(0, 1), backend="numpy")(x, y)
-        want = jax.grad(lambda x, y: f(jnp, x, y), argnums=(0, 1))(x, y)
+        wk = w[:len(np.correlate(x, y, mode))]
+
+        def f(n_, x, y, wk=wk):
+            return n_.sum(n_.real(n_.correlate(x, y, mode) * wk))
+        got = sg.grad(lambda x, y, f=f: f(np, x, y), argnums=(0, 1), backend="numpy")(x, y)
+        want = jax.grad(lambda x, y, f=f: f(jnp, x, y), argnums=(0, 1))(x, y)
         close(got[0], want[0])
         close(got[1], want[1])
 
