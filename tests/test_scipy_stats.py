@@ -118,7 +118,7 @@ def test_multivariate_normal_refuses_what_scipy_refuses():
         with pytest.raises(ValueError):
             st.multivariate_normal.logpdf(np.zeros(2), mean, cov)
         with pytest.raises((ValueError, sg.ShapeError)):
-            sg.jit(lambda x: ss.multivariate_normal.logpdf(x, mean, cov),
+            sg.jit(lambda x, m=mean, c=cov: ss.multivariate_normal.logpdf(x, m, c),
                    backend="numpy")(np.zeros(2))
 
 
