@@ -509,6 +509,24 @@ def test_complex_qr_second_order_and_cholesky_forward_mode_are_jaxs():
           rtol=1e-10, atol=1e-10)
 
 
+@pytest.mark.parametrize("mode", ["valid", "full"])
+def test_correlate_of_complex_values_conjugates_v(mode):
+    """numpy's sum_n a[n + k] conj(v[n]), also with the longer array second (the review's
+    f06: v was not conjugated); the gradient is JAX's."""
+    a, v, w = crand(5), crand(2), crand(6)
+    for x, y in ((a, v), (v, a)):
+        close(sg.jit(lambda x, y: np.correlate(x, y, mode), backend="numpy")(x, y),
+              np.correlate(x, y, mode))
+        wk = w[:len(np.correlate(x, y, mode))]
+
+        def f(n_, x, y, wk=wk):
+            return n_.sum(n_.real(n_.correlate(x, y, mode) * wk))
+        got = sg.grad(lambda x, y, f=f: f(np, x, y), argnums=(0, 1), backend="numpy")(x, y)
+        want = jax.grad(lambda x, y, f=f: f(jnp, x, y), argnums=(0, 1))(x, y)
+        close(got[0], want[0])
+        close(got[1], want[1])
+
+
 def test_complex_max_and_min_are_jaxs():
     """numpy and JAX order complex values by real part, then imaginary part (ties in the
     real part here, none in the whole value); the gradient goes to the element chosen."""

@@ -111,6 +111,13 @@ def test_numba_kernel_matches_numpy_with_nan_and_ties():
     np.testing.assert_array_equal(g, [0.0, 10.0, 0.0])
     with pytest.raises(IndexError):
         sg.jit(lambda x, i: np.take_along_axis(x, i, 0), backend="numba")(x, np.array([7]))
+    # the gradient alone (its kernel never runs the gather): the same IndexError, never a
+    # write outside the array (the review's heap corruption)
+    g = sg.grad(lambda x, i: np.sum(np.take_along_axis(x, i, 0) ** 2), backend="numba")
+    np.testing.assert_array_equal(g(np.arange(4.0), np.array([3, 1])), [0.0, 2.0, 0.0, 6.0])
+    for i in ([4, 0], [0, 11]):
+        with pytest.raises(IndexError, match="out of bounds"):
+            g(np.arange(4.0), np.array(i))
 
 
 NANS = np.random.default_rng(6).normal(size=(4, 6))
@@ -128,6 +135,12 @@ NAN_QUANTILES = [
     # (at a position of exactly k + 0.5 numpy rounds to even and JAX down: symgrad is numpy's)
     ("nanquantile-nearest", lambda np_, x: np_.nanquantile(x, 0.4, axis=1, method="nearest")),
     ("nanquantile-midpoint", lambda np_, x: np_.nanquantile(x, 0.7, axis=1, method="midpoint")),
+    # the functions without nan: a row holding a NaN gives nan (the review's f04)
+    ("median", lambda np_, x: np_.median(x, axis=1)),
+    ("median-flat", lambda np_, x: np_.median(x[1:3])),
+    ("quantile-lower", lambda np_, x: np_.quantile(x, np_.array([0.0, 0.1]), axis=1,
+                                                   method="lower")),
+    ("percentile-linear", lambda np_, x: np_.percentile(x, 35, axis=1)),
 ]
 
 

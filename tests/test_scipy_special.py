@@ -47,19 +47,26 @@ def test_values_and_two_derivatives_match_mpmath(name, fn, exact, points):
 
 
 def test_xlog1py_matches_mpmath_and_is_zero_at_x_zero():
-    x = np.array([0.0, 0.0, 1.5, -2.0, 3.0])
-    y = np.array([-1.0, 2.0, 1e-10, 0.5, -0.9])
+    """As xlogy: both partial derivatives 0 only where x == 0 and log1p(y) is infinite
+    (y == -1: PyTorch's convention); elsewhere x log1p(y)'s own, log1p(y) in x at x == 0
+    too (JAX's; it was 0 there, which dropped beta.logpdf's b-derivative at b == 1)."""
+    x = np.array([0.0, 0.0, 0.0, 1.5, -2.0, 3.0])
+    y = np.array([-1.0, 2.0, -0.5, 1e-10, 0.5, -0.9])
     gx, gy = sg.grad(lambda x, y: np.sum(S.xlog1py(x, y)), argnums=(0, 1),
                      backend="numpy")(x, y)
     np.testing.assert_allclose(sg.jit(S.xlog1py, backend="numpy")(x, y), S.xlog1py(x, y),
                                rtol=1e-15)
     for k in range(len(x)):
-        if x[k] == 0.0:  # xlogy's convention: both partial derivatives 0 (PyTorch's too)
+        if x[k] == 0.0 and y[k] == -1.0:
             assert gx[k] == 0.0 and gy[k] == 0.0
             continue
         xm, ym = mpmath.mpf(x[k]), mpmath.mpf(y[k])
         np.testing.assert_allclose(gx[k], float(mpmath.log1p(ym)), rtol=1e-14)
         np.testing.assert_allclose(gy[k], float(xm / (1 + ym)), rtol=1e-14)
+    # scipy's values at the edges: 0 at x == 0 unless y is nan
+    ex, ey = np.zeros(5), np.array([-1.0, -2.0, np.inf, np.nan, 3.0])
+    np.testing.assert_array_equal(sg.jit(S.xlog1py, backend="numpy")(ex, ey),
+                                  S.xlog1py(ex, ey))
 
 
 def test_numba_kernel_calls_libm_erf():

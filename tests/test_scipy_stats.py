@@ -30,6 +30,8 @@ CASES = [
     ("gamma.pdf", ss.gamma.pdf, st.gamma.pdf, ([0.3, 1.5, 6.0], 0.7)),
     ("beta.logpdf", ss.beta.logpdf, st.beta.logpdf, ([0.05, 0.4, 0.93], 2.5, 0.8)),
     ("beta.pdf", ss.beta.pdf, st.beta.pdf, ([0.2, 1.1, 2.5], 1.5, 3.0, 0.1, 3.0)),
+    # b == 1: (b - 1) log1p(-x)'s b-derivative at b - 1 == 0 (xlog1py's x-partial there)
+    ("beta.logpdf-b1", ss.beta.logpdf, st.beta.logpdf, ([0.05, 0.4, 0.93], 2.0, 1.0)),
     ("poisson.logpmf", ss.poisson.logpmf, st.poisson.logpmf, ([0.0, 2.0, 7.0], 3.3)),
     ("poisson.pmf", ss.poisson.pmf, st.poisson.pmf, ([0.0, 2.0, 7.0], 0.4)),
     ("binom.logpmf", ss.binom.logpmf, st.binom.logpmf, ([0.0, 3.0, 10.0], 10.0, 0.35)),
@@ -97,6 +99,29 @@ def test_parameters_outside_the_domain_give_scipys_nan(mine, theirs):
     np.testing.assert_array_equal(got, theirs(k))
 
 
+@pytest.mark.parametrize("x, mean, cov", [
+    ([0.1, 0.7, 0.2], 0.5, 2.0),  # dimension 1 (mean's size): three points (review f13)
+    ([0.1, 0.7], None, 1.0), (0.3, None, 2.0), ([[0.1], [0.7]], [0.5], [[2.0]]),
+    ([0.1, 0.7], [0.0, 1.0], [1.0, 2.0]), ([[0.1, 0.7]], [0.0, 1.0], 1.5),
+    ([[[0.1, 0.7], [1.0, 2.0]]], None, [[2.0, 0.3], [0.3, 1.0]]),
+], ids=lambda v: str(np.shape(v)))
+def test_multivariate_normal_infers_dimension_and_shape_as_scipy(x, mean, cov):
+    x = np.asarray(x, dtype=float)
+    got = sg.jit(lambda x: ss.multivariate_normal.logpdf(x, mean, cov), backend="numpy")(x)
+    want = st.multivariate_normal.logpdf(x, mean, cov)
+    assert np.shape(got) == np.shape(want)
+    np.testing.assert_allclose(got, want, rtol=1e-13)
+
+
+def test_multivariate_normal_refuses_what_scipy_refuses():
+    for mean, cov in ((None, [1.0, 2.0]), ([0.0, 1.0], np.eye(3))):
+        with pytest.raises(ValueError):
+            st.multivariate_normal.logpdf(np.zeros(2), mean, cov)
+        with pytest.raises((ValueError, sg.ShapeError)):
+            sg.jit(lambda x, m=mean, c=cov: ss.multivariate_normal.logpdf(x, m, c),
+                   backend="numpy")(np.zeros(2))
+
+
 def test_multivariate_normal_gradients_in_x_mean_and_cov():
     x = np.array([[0.2, -0.3, 1.0], [1.1, 0.5, -0.7]])
     mean = np.array([0.1, 0.0, 0.4])
@@ -106,7 +131,7 @@ def test_multivariate_normal_gradients_in_x_mean_and_cov():
                                st.multivariate_normal.logpdf(x, mean, cov), rtol=1e-13)
     np.testing.assert_allclose(ss.multivariate_normal.pdf(x[0], mean, 2.0),
                                st.multivariate_normal.pdf(x[0], mean, 2.0), rtol=1e-13)
-    np.testing.assert_allclose(ss.multivariate_normal.logpdf(x, None, np.diag(cov)),
+    np.testing.assert_allclose(ss.multivariate_normal.logpdf(x, np.zeros(3), np.diag(cov)),
                                st.multivariate_normal.logpdf(x, np.zeros(3), np.diag(cov)),
                                rtol=1e-13)
     grads = sg.grad(lambda x, m, c: np.sum(ss.multivariate_normal.logpdf(x, m, c)),

@@ -74,8 +74,11 @@ def _quantile(name: str, a: Any, q: Any, axis: Any, out: Any, overwrite_input: b
     if nan:  # NaNs sort last: the first `count` elements of each row are the others
         count = sum(E.where(E.not_equal(rows, rows), 0.0, 1.0), axis=-1, keepdims=True)
         picks = [_nan_pick(ordered, float(v), count, method) for v in qs.ravel()]
-    else:
-        picks = [_pick(ordered, float(v), n, method) for v in qs.ravel()]
+    else:  # a row holding a NaN (sorted last) has the quantile nan, as numpy's and JAX's
+        last = getitem(ordered, (..., n - 1))
+        has_nan = E.not_equal(last, last)
+        picks = [E.where(has_nan, np.nan, _pick(ordered, float(v), n, method))
+                 for v in qs.ravel()]
     result = picks[0] if qs.ndim == 0 else reshape(stack(picks), (*qs.shape, *kept))
     if keepdims:
         ones = tuple(1 if i in axes else d for i, d in enumerate(shape))

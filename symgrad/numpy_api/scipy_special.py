@@ -38,7 +38,7 @@ from ..core.errors import UnsupportedFunctionError, user_location
 from ..core.ir import Primitive
 from ..core.tracing import Traced
 from ..prims import special_functions as SF
-from ..prims.elementwise import call, log, log1p, mul, neg, sub, where
+from ..prims.elementwise import call, equal, greater, less_equal, log, log1p, mul, neg, sub, where
 from ..prims.registry import of_scipy
 
 
@@ -59,9 +59,14 @@ def _zeta(s: Any, q: Any) -> Any:
     return SF.zeta(q, s=float(s_value))
 
 
-def _xlog1py(x: Any, y: Any) -> Any:
-    zero = x == 0.0
-    return where(zero, 0.0, mul(x, log1p(where(zero, 0.0, y))))
+def xlog1py(x: Any, y: Any) -> Any:
+    """``x * log1p(y)``, and 0 where ``x == 0`` unless ``y`` is nan (scipy's). As ``xlogy``:
+    the constant 0 only where ``log1p(y)`` is infinite or nan (``y <= -1``, ``y == inf``);
+    elsewhere ``x * log1p(y)`` itself, so that the x-derivative at ``x == 0`` is
+    ``log1p(y)`` (JAX's; ``beta.logpdf``'s b-derivative at ``b == 1`` needs it)."""
+    edge = where(less_equal(y, -1.0), 1.0, where(equal(y, np.inf), 1.0, 0.0))
+    dead = greater(where(equal(x, 0.0), edge, 0.0), 0.0)
+    return where(dead, 0.0, mul(x, log1p(where(dead, 0.0, y))))
 
 
 def recorder(name: str, prim: Primitive) -> Callable[..., Any]:
@@ -76,7 +81,7 @@ def recorder(name: str, prim: Primitive) -> Callable[..., Any]:
 #: scipy.special ufuncs that are no primitive of their own -> what computes them
 COMPOSITES: dict[str, Callable[..., Any]] = {
     "logit": lambda p: sub(log(p), log1p(neg(p))),
-    "xlog1py": _xlog1py,
+    "xlog1py": xlog1py,
     "_zeta": _zeta,
 }
 

@@ -16,7 +16,8 @@ signature and parametrization (``loc``, ``scale``; ``a``, ``b``; ``df``; ``mu``;
   incomplete beta and gamma functions, which symgrad does not have: refused);
 - ``poisson``, ``binom``: ``logpmf``, ``pmf`` (``-inf``/0 off the integers of the support);
 - ``multivariate_normal``: ``logpdf``, ``pdf`` (``mean``, ``cov`` a matrix, a vector of
-  variances or a number), through a Cholesky-free ``solve`` and ``slogdet``;
+  variances or a number; the dimension and the shapes as scipy infers them), through a
+  Cholesky-free ``solve`` and ``slogdet``;
 - ``dirichlet``: ``logpdf``, ``pdf`` (components along the first axis, as scipy's).
 
     >>> import numpy as np, symgrad as sg
@@ -39,6 +40,7 @@ from ..prims.elementwise import as_float
 from ..prims.special import erfc
 from . import functions as F
 from . import linalg as L
+from .scipy_special import xlog1py
 
 LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 SQRT_HALF = math.sqrt(0.5)
@@ -59,11 +61,6 @@ def _nan_unless(value: Any, *valid: Any) -> Any:
 
 def _positive(x: Any) -> Any:
     return E.greater(as_float(x), 0.0)
-
-
-def _xlog1py(x: Any, y: Any) -> Any:
-    zero = E.equal(x, 0.0)
-    return E.where(zero, 0.0, E.mul(x, E.log1p(E.where(zero, 0.0, y))))
 
 
 def _refuse(dist: str, method: str, why: str) -> Any:
@@ -180,7 +177,7 @@ class _Beta(_Distribution):
         z = _z(x, loc, scale)
         inside = E.where(E.greater_equal(z, 0.0), E.less_equal(z, 1.0), False)
         zs = E.where(inside, z, 0.5)
-        value = E.add(E.xlogy(E.sub(a, 1.0), zs), _xlog1py(E.sub(b, 1.0), E.neg(zs)))
+        value = E.add(E.xlogy(E.sub(a, 1.0), zs), xlog1py(E.sub(b, 1.0), E.neg(zs)))
         value = E.sub(value, E.add(SF.betaln(a, b), E.log(as_float(scale))))
         return _nan_unless(E.where(inside, value, NEG_INF), _positive(a), _positive(b),
                            _positive(scale))
@@ -223,7 +220,7 @@ class _Binom(_Distribution):
         ks = E.where(inside, k, 0.0)
         comb = E.sub(SF.gammaln(E.add(n, 1.0)),
                      E.add(SF.gammaln(E.add(ks, 1.0)), SF.gammaln(E.add(E.sub(n, ks), 1.0))))
-        value = E.add(comb, E.add(E.xlogy(ks, p), _xlog1py(E.sub(n, ks), E.neg(p))))
+        value = E.add(comb, E.add(E.xlogy(ks, p), xlog1py(E.sub(n, ks), E.neg(p))))
         return _nan_unless(E.where(inside, value, NEG_INF), _on_integers(n, 0.0, None),
                            E.greater_equal(p, 0.0), E.less_equal(p, 1.0))
 
@@ -237,20 +234,44 @@ class _MultivariateNormal(_Distribution):
     name = "multivariate_normal"
 
     def logpdf(self, x: Any, mean: Any = None, cov: Any = 1.0) -> Any:
+        """scipy's rules (``_process_parameters_psd``, ``_process_quantiles``): the dimension
+        is ``mean``'s size, else ``cov``'s rows (1 for a number or a vector); a 1-d ``x`` is
+        one point, or with dimension 1 that many points; the result's axes of length 1
+        are squeezed."""
         x = as_float(x)
-        d = shape_of(x)[-1] if shape_of(x) else 1
-        if not shape_of(x):
-            x = F.reshape(x, (1,))
-        cov = as_float(cov)
-        if len(shape_of(cov)) < 2:  # a number, or the diagonal's variances
-            cov = E.mul(np.eye(d), F.reshape(cov, (1, d)) if shape_of(cov) else cov)
-        diff = x if mean is None else E.sub(x, as_float(mean))
+        cov = as_float(1.0 if cov is None else cov)
+        if mean is None:
+            d = shape_of(cov)[0] if len(shape_of(cov)) >= 2 else 1
+        else:
+            mean = as_float(mean)
+            d = math.prod(shape_of(mean))
+        if d == 1:
+            if mean is not None:
+                mean = F.reshape(mean, (1,))
+            cov = F.reshape(cov, (1, 1))
+        if mean is not None and shape_of(mean) != (d,):
+            raise ValueError(f"Array 'mean' must be a vector of length {d}.")
+        if not shape_of(cov):
+            cov = E.mul(np.eye(d), cov)
+        elif len(shape_of(cov)) == 1:
+            if shape_of(cov) != (d,):
+                raise ValueError(f"Array 'cov' must be a vector of length {d}.")
+            cov = E.mul(np.eye(d), F.reshape(cov, (1, d)))
+        elif shape_of(cov) != (d, d):
+            raise ValueError(f"Dimension mismatch: array 'cov' is of shape {shape_of(cov)}, "
+                             f"but 'mean' is a vector of length {d}.")
+        if len(shape_of(x)) <= 1:
+            x = F.reshape(x, (-1, 1) if d == 1 else (1, -1))
+        if shape_of(x)[-1] != d:
+            raise ValueError(f"multivariate_normal.logpdf: x's last axis has length "
+                             f"{shape_of(x)[-1]}, the distribution's dimension is {d}")
+        diff = x if mean is None else E.sub(x, mean)
         rows = F.reshape(diff, (-1, d))
         solved = L.solve(cov, F.transpose(rows))  # (d, n)
         maha = F.sum(E.mul(rows, F.transpose(solved)), axis=-1)
         _, logdet = L.slogdet(cov)
         value = E.mul(-0.5, E.add(maha, E.add(logdet, d * math.log(2.0 * math.pi))))
-        return F.reshape(value, shape_of(diff)[:-1])
+        return F.reshape(value, tuple(n for n in shape_of(diff)[:-1] if n != 1))
 
     def pdf(self, *args: Any, **kwargs: Any) -> Any:
         return E.exp(self.logpdf(*args, **kwargs))

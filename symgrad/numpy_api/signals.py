@@ -28,6 +28,7 @@ import numpy as np
 
 from ..core.errors import UnsupportedFunctionError, user_location
 from ..core.tracing import shape_of
+from ..prims import complex as CX
 from ..prims import elementwise as E
 from ..prims.elementwise import as_float
 from .dispatch import implements
@@ -110,14 +111,17 @@ def _reversed(a: Any) -> Any:
 
 @implements(np.correlate)
 def correlate(a: Any, v: Any, mode: str = "valid") -> Any:
-    """``np.correlate`` of two real 1-d arrays: ``sum_n a[n + k] v[n]`` (modes as
-    ``convolve``'s; numpy's order of the output when ``v`` is longer)."""
+    """``np.correlate`` of two 1-d arrays: ``sum_n a[n + k] conj(v[n])`` (modes as
+    ``convolve``'s; numpy's order of the output when ``v`` is longer: the conjugate of
+    ``correlate(v, a)`` reversed)."""
     mode = _mode("np.correlate", mode)
     a, v = _one_d("np.correlate", a), _one_d("np.correlate", v)
+    complex_ = np.iscomplexobj(a) or np.iscomplexobj(v)
     if shape_of(v)[0] > shape_of(a)[0]:
-        return _reversed(correlate(v, a, mode))
+        swapped = _reversed(correlate(v, a, mode))
+        return CX.conj(swapped) if complex_ else swapped
     n, m = shape_of(a)[0], shape_of(v)[0]
-    return _window(_full(a, _reversed(v)), n, m, mode)
+    return _window(_full(a, _reversed(CX.conj(v) if np.iscomplexobj(v) else v)), n, m, mode)
 
 
 @implements(np.interp)

@@ -104,8 +104,18 @@ def _take_along_rule(x: Aval, idx: Aval) -> Aval:
     return Aval(idx.shape, x.dtype)
 
 
+def _in_range(idx, size: int):
+    """``idx`` as positions, or the kernels' IndexError for one outside ``[0, size)``
+    (negative ones included: the front end has made numpy's negative indices positive)."""
+    if idx.size and (idx.min() < 0 or idx.max() >= size):
+        bad = idx.min() if idx.min() < 0 else idx.max()
+        raise IndexError(f"take_along: index out of bounds ({bad:.0f} for an axis of "
+                         f"length {size})")
+    return idx.astype(np.intp)
+
+
 def _take_along_impl(x, idx):
-    return np.take_along_axis(x, idx.astype(np.intp), axis=-1)
+    return np.take_along_axis(x, _in_range(idx, x.shape[-1]), axis=-1)
 
 
 def _scatter_along_rule(g: Aval, idx: Aval, *, size: int) -> Aval:
@@ -118,8 +128,8 @@ def _scatter_along_rule(g: Aval, idx: Aval, *, size: int) -> Aval:
 def _scatter_along_impl(g, idx, size):
     out = np.zeros(g.shape[:-1] + (size,))
     batch = np.indices(g.shape[:-1]).reshape(g.ndim - 1, -1, 1) if g.ndim > 1 else ()
-    index = (*batch, idx.reshape(-1, g.shape[-1]).astype(np.intp)) if g.ndim > 1 \
-        else (idx.astype(np.intp),)
+    idx = _in_range(idx, size)
+    index = (*batch, idx.reshape(-1, g.shape[-1])) if g.ndim > 1 else (idx,)
     np.add.at(out, index, g.reshape(-1, g.shape[-1]) if g.ndim > 1 else g)
     return out
 

@@ -50,9 +50,15 @@ def _scatter_along_emit(out, args, avals, out_aval, *, size) -> list[str]:
     shape = "".join(f"{g}.shape[{k}], " for k in range(n - 1)) + f"{size},"
     loops, at = _batch_loops(n, g + ".shape[{}]")
     j = f"i{n - 1}"
+    pad, k = "    " * n, f"{out}_at"
     return [f"{out} = np.zeros(({shape}))", *loops,
             "    " * (n - 1) + f"for {j} in range({g}.shape[{n - 1}]):",
-            "    " * n + f"{out}[{at}int({idx}[{at}{j}])] += {g}[{at}{j}]"]
+            pad + f"{k} = int({idx}[{at}{j}])",
+            # the gradient of a gather whose forward never ran in this kernel: the same
+            # IndexError (an unchecked position would write outside the array)
+            pad + f"if {k} < 0 or {k} >= {size}:",
+            pad + '    raise IndexError("take_along: index out of bounds")',
+            pad + f"{out}[{at}{k}] += {g}[{at}{j}]"]
 
 
 def _cumprod_emit(out, args, avals, out_aval, *, axis) -> list[str]:
