@@ -122,6 +122,25 @@ def test_multivariate_normal_refuses_what_scipy_refuses():
                    backend="numpy")(np.zeros(2))
 
 
+def test_large_parameters_keep_their_digits_against_mpmath():
+    """t.logpdf at df = 1e8, 1e15 and binom.logpmf at n = 1e15: differences of gammaln
+    cancelled there (+1.9 for -1.16; 4.0 off); betaln does not (the review's f03). scipy's
+    own binom.logpmf loses these digits (-4.44 for -1.90 at k = 1), so mpmath decides."""
+    mpmath = pytest.importorskip("mpmath")
+    mpmath.mp.dps = 50
+    for df in (1e8, 1e15):
+        d = mpmath.mpf(df)
+        want = (mpmath.loggamma((d + 1) / 2) - mpmath.loggamma(d / 2)
+                - mpmath.log(mpmath.sqrt(d * mpmath.pi)) - (d + 1) / 2 * mpmath.log1p(0.49 / d))
+        got = sg.jit(lambda d: ss.t.logpdf(0.7, d), backend="numpy")(df)
+        np.testing.assert_allclose(got, float(want), rtol=1e-14)
+    n, p, ks = mpmath.mpf(10) ** 15, mpmath.mpf(3e-15), [0.0, 1.0, 3.0, 10.0]
+    want = [float(mpmath.log(mpmath.binomial(n, k)) + k * mpmath.log(p)
+                  + (n - k) * mpmath.log1p(-p)) for k in ks]
+    got = sg.jit(lambda k: ss.binom.logpmf(k, 1e15, 3e-15), backend="numpy")(np.array(ks))
+    np.testing.assert_allclose(got, want, rtol=1e-13)
+
+
 def test_multivariate_normal_gradients_in_x_mean_and_cov():
     x = np.array([[0.2, -0.3, 1.0], [1.1, 0.5, -0.7]])
     mean = np.array([0.1, 0.0, 0.4])

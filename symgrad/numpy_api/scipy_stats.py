@@ -138,8 +138,10 @@ class _T(_Distribution):
         df = as_float(df)
         z = _z(x, loc, scale)
         half = E.mul(0.5, df)
-        norm = E.sub(SF.gammaln(E.add(half, 0.5)), SF.gammaln(half))
-        norm = E.sub(norm, E.mul(0.5, E.log(E.mul(math.pi, df))))
+        # gammaln(df/2 + 1/2) - gammaln(df/2) - log(pi df)/2 = -betaln(df/2, 1/2) - log(df)/2:
+        # no cancellation at large df (scipy's log(poch(df/2, 1/2)); the difference of
+        # gammaln was +1.9 for -1.16 at df = 1e15)
+        norm = E.sub(E.neg(SF.betaln(half, 0.5)), E.mul(0.5, E.log(df)))
         kernel = E.mul(E.add(half, 0.5), E.log1p(E.div(E.square(z), df)))
         return _nan_unless(E.sub(E.sub(norm, kernel), E.log(as_float(scale))),
                            _positive(df), _positive(scale))
@@ -218,8 +220,9 @@ class _Binom(_Distribution):
         k, n, p = E.sub(as_float(k), as_float(loc)), as_float(n), as_float(p)
         inside = _on_integers(k, 0.0, n)
         ks = E.where(inside, k, 0.0)
-        comb = E.sub(SF.gammaln(E.add(n, 1.0)),
-                     E.add(SF.gammaln(E.add(ks, 1.0)), SF.gammaln(E.add(E.sub(n, ks), 1.0))))
+        # log C(n, k) = -log(n + 1) - betaln(n - k + 1, k + 1): scipy's betaln has no
+        # cancellation where gammaln(n + 1) - gammaln(n - k + 1) loses all digits (n = 1e15)
+        comb = E.sub(E.neg(E.log1p(n)), SF.betaln(E.add(E.sub(n, ks), 1.0), E.add(ks, 1.0)))
         value = E.add(comb, E.add(E.xlogy(ks, p), xlog1py(E.sub(n, ks), E.neg(p))))
         return _nan_unless(E.where(inside, value, NEG_INF), _on_integers(n, 0.0, None),
                            E.greater_equal(p, 0.0), E.less_equal(p, 1.0))
