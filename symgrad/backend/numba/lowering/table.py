@@ -67,7 +67,8 @@ class Lowering:
 #: primitive -> its lowering (filled by the family modules of this package)
 TABLE: dict[Primitive, Lowering] = {}
 #: primitives no Numba kernel can hold, each with the reason: the backend cuts the graph
-#: around them and runs their ``impl`` on the interpreter in between
+#: around them and runs their ``impl`` on the interpreter in between (host primitives,
+#: Python callbacks, and the FFT, which Numba does not have)
 INTERPRETED: dict[Primitive, str] = {}
 #: the lowerings :func:`lowering` made from a ufunc, made once per primitive
 _DEFAULTS: dict[Primitive, Lowering] = {}
@@ -107,10 +108,16 @@ def interpreted(prim: Primitive, reason: str, emit: Callable[..., list[str]]) ->
     """Declare that ``prim`` runs on the interpreter between kernels, and why; ``emit``
     is what a kernel says where one is met anyway (inside a loop body: an error that
     says what to do)."""
-    if not prim.host:
-        raise TypeError(f"{prim.name}: only a host primitive (host=True) runs between kernels")
+    if prim.subgraphs:
+        raise TypeError(f"{prim.name}: a control-flow primitive cannot run between kernels")
     INTERPRETED[prim] = reason
     lower(prim, emit)
+
+
+def between(prim: Primitive) -> bool:
+    """Whether ``prim`` runs in Python between kernels: a host primitive (a callback), or
+    one of :data:`INTERPRETED`."""
+    return prim.host or prim in INTERPRETED
 
 
 def lowering(prim: Primitive) -> Lowering:
