@@ -30,7 +30,7 @@ from .numba import compile as kernels
 from .numba import split as splitting
 from .numba.codegen import KernelSource, generate
 from .numba.fusion import plan
-from .numba.lowering import INTERPRETED, between
+from .numba.lowering import between
 from .numba.threads import parallel_min
 from .numba.tiered import tiered as tiered_kernel
 from .registry import backend as registered
@@ -138,7 +138,7 @@ def build(graph: Graph, function: str, description: str,
         pieces = splitting.split(graph, splitting.MAX_EQNS) if slow else [graph]
     else:
         pieces = splitting.split(graph, max_eqns)
-    if any(between(e.prim) for e in graph.eqns):  # Python callbacks, FFTs: between kernels
+    if any(between(e) for e in graph.eqns):  # Python callbacks, FFTs: between kernels
         pieces = [p for piece in pieces for p in splitting.split_at(
             piece, splitting.host_cuts(piece))]
     names = out_names or {}
@@ -171,7 +171,7 @@ def build(graph: Graph, function: str, description: str,
 
 
 def _is_host(piece: Graph) -> bool:
-    return len(piece.eqns) == 1 and between(piece.eqns[0].prim)
+    return len(piece.eqns) == 1 and between(piece.eqns[0]) is not None
 
 
 def _host_step(piece: Graph) -> Callable[..., tuple]:
@@ -194,10 +194,13 @@ def _host_source(piece: Graph, function: str) -> KernelSource:
     """What stands for a callback's piece in the kernel source: a comment (it runs in
     Python, on the interpreter, between the kernels before and after it)."""
     e = piece.eqns[0]
-    what = ("a host primitive: sg.pure_callback, scipy.special" if e.prim.host
-            else INTERPRETED[e.prim])
-    text = (f"# {e.prim.name} {e.params.get('name', '')}: runs in Python between the "
-            f"kernels before and after it ({what})\n")
+    what = between(e)
+    if e.prim.host:
+        params = e.params.get("name", "")
+    else:
+        params = "(" + ", ".join(f"{k}={v!r}" for k, v in e.params.items()) + ")"
+    text = (f"# {e.prim.name} {params}: runs in Python between the kernels before and after "
+            f"it ({what})\n")
     return KernelSource(hashlib.sha256(text.encode()).hexdigest()[:32], function, text)
 
 

@@ -73,11 +73,11 @@ def split(graph: Graph, max_eqns: int) -> list[Graph]:
 
 def host_cuts(graph: Graph) -> list[int]:
     """Cuts that put each equation of a ``host`` primitive (a Python callback) or of one
-    no kernel holds (:func:`~.lowering.table.between`: the FFT) in a piece of its own,
+    no kernel holds (:func:`~.lowering.table.between`: the FFT, complex log) in a piece of its own,
     which runs in Python between the kernels of the others."""
     cuts: set[int] = set()
     for k, e in enumerate(graph.eqns):
-        if between(e.prim):
+        if between(e) is not None:
             cuts.update((k, k + 1))
     return sorted(c for c in cuts if 0 < c < len(graph.eqns))
 

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from ....core.ir import Aval, Primitive
+from ....core.ir import Aval, Eqn, Primitive, is_complex
 
 
 @dataclass(frozen=True)
@@ -114,10 +114,22 @@ def interpreted(prim: Primitive, reason: str, emit: Callable[..., list[str]]) ->
     lower(prim, emit)
 
 
-def between(prim: Primitive) -> bool:
-    """Whether ``prim`` runs in Python between kernels: a host primitive (a callback), or
-    one of :data:`INTERPRETED`."""
-    return prim.host or prim in INTERPRETED
+#: primitives whose Numba functions of complex values are not numpy's to a few ulps (the
+#: reason): an equation of one with a complex operand runs between kernels
+COMPLEX_INTERPRETED: dict[Primitive, str] = {}
+
+
+def between(e: Eqn) -> str | None:
+    """Why equation ``e`` runs in Python between kernels, or None (it is kernel code): a
+    host primitive (a callback), one of :data:`INTERPRETED`, or one of
+    :data:`COMPLEX_INTERPRETED` of a complex operand."""
+    if e.prim.host:
+        return "a host primitive: sg.pure_callback, scipy.special"
+    if e.prim in INTERPRETED:
+        return INTERPRETED[e.prim]
+    if e.prim in COMPLEX_INTERPRETED and any(is_complex(a.dtype) for a in e.inputs):
+        return COMPLEX_INTERPRETED[e.prim]
+    return None
 
 
 def lowering(prim: Primitive) -> Lowering:
