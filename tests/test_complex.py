@@ -4,9 +4,9 @@ JAX's ``grad`` of a real-valued ``f`` of a complex ``z = x + iy`` is
 ``df/dx - i df/dy``; with ``holomorphic=True``, ``f'(z)``; ``vjp`` and ``jvp`` are
 transposes under ``Re(sum(a * b))`` (README, "Complex numbers"). Every check here
 runs on the numpy interpreter (``backend="numpy"``; the Numba backend's complex
-kernels are tests/test_complex_numba.py's) and compares with ``jax.grad``/``jax.vjp``/``jax.jvp``/``jax.jacfwd``/``jax.jacrev`` in
-float64 at rtol 1e-12, with SymPy's derivatives of ``f(x + iy)`` in ``x`` and ``y``
-at 50 digits, or with numpy's values.
+kernels are tests/test_complex_numba.py's) and compares with ``jax.grad``/``jax.vjp``/
+``jax.jvp``/``jax.jacfwd``/``jax.jacrev`` in float64 at rtol 1e-12, with SymPy's
+derivatives of ``f(x + iy)`` in ``x`` and ``y`` at 50 digits, or with numpy's values.
 """
 
 from __future__ import annotations

@@ -57,9 +57,8 @@ from ...core.version import __version__
 from .elements import Elements, vector_call
 from .fusion import Loop, Plan, plan, transposed
 from .lowering import lowering
-from .scope import Rendered, Scope  # noqa: F401 -- Rendered: importable here as before
+from .scope import Rendered, Scope, sum_dtype_arg, zero  # noqa: F401 -- Rendered: importable here as before
 from .scope import dtype_arg as _dtype_arg
-from .scope import sum_dtype_arg, zero
 from .scope import shape_text as _tuple
 from .sizes import SIZE_PARAMS as SIZE_PARAMS  # importable here as before
 from .sizes import Comments, Sizes, numba_literal
