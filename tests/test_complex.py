@@ -476,3 +476,13 @@ def test_tensors_refuse_complex_values():
         sg.tensor([1.0, 2.0], requires_grad=True) * 1j
     with pytest.raises(TypeError, match="Tensors hold real values"):
         np.fft.rfft(sg.tensor([1.0, 2.0, 3.0], requires_grad=True))
+
+
+def test_a_one_element_cotangent_of_a_complex_scalar_output_keeps_its_imaginary_part():
+    """A cotangent of shape (1,) for a 0-d complex output was made a float32 (the imaginary
+    part dropped, with a ComplexWarning): the pullback must take it as the 0-d one."""
+    value, pullback = sg.vjp(lambda z: np.sum(z * z), Z, backend="numpy")
+    (want,) = pullback(1 + 1j)
+    (got,) = pullback(np.array([1 + 1j]))
+    close(got, want, rtol=0, atol=0)
+    close(want, 2 * Z * (1 + 1j))

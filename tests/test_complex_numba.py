@@ -107,6 +107,11 @@ def test_complex64_stays_complex64_on_numba():
     assert got.dtype == interpreted.dtype == np.complex64
     close(got, jax.jit(jax.grad(f(jnp)))(jnp.asarray(z)), rtol=1e-5, atol=1e-5)
     close(got, interpreted, rtol=1e-5, atol=1e-5)
+    # a complex constant of a complex64 graph (a 0-d complex argument of the kernel)
+    h = lambda z: np.real(np.sum(np.log(z) * 1j + z * z * (2 - 1j)))  # noqa: E731
+    got = sg.grad(h, backend="numba")(z)
+    assert got.dtype == np.complex64
+    close(got, sg.grad(h, backend="numpy")(z), rtol=1e-5, atol=1e-5)
     # complex64 results: an array, a sum (a scalar the kernel adds in complex128)
     values = sg.jit(lambda z: (z * z + 1j, np.sum(z * 2.0), np.fft.fft(z)), backend="numba")(z)
     for got, want in zip(values, (z * z + 1j, np.sum(z * 2.0), np.fft.fft(z))):

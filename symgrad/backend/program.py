@@ -67,7 +67,7 @@ class Chain:
                 self._outputs.append(("value", a.value))
             elif id(a) in consts:
                 value = consts[id(a)]
-                self._outputs.append(("value", float(value)) if value.ndim == 0
+                self._outputs.append(("value", _number(value)) if value.ndim == 0
                                      else ("copy", value))
             elif a.shape and (id(a) in borrowed or id(a) in seen):
                 self._outputs.append(("copy slot", slot[id(a)]))
@@ -204,6 +204,11 @@ def _host_source(piece: Graph, function: str) -> KernelSource:
     return KernelSource(hashlib.sha256(text.encode()).hexdigest()[:32], function, text)
 
 
+def _number(c: Any) -> float | complex:
+    """A 0-d constant as a kernel's scalar argument: a Python float, or complex."""
+    return complex(c) if c.dtype.kind == "c" else float(c)
+
+
 class KernelSourceWarning(RuntimeWarning):
     """Python could not compile a generated kernel; its graph runs on the numpy interpreter."""
 
@@ -229,6 +234,6 @@ def _kernel(piece: Graph, source: KernelSource, backend: str) -> tuple[Callable[
                               "its graph runs on the numpy interpreter instead",
                               KernelSourceWarning, stacklevel=2)
         else:
-            # a 0-d const (a float the function read from outside) is a scalar argument
-            return kernel, tuple(float(c) if c.ndim == 0 else c for _, c in piece.consts)
+            # a 0-d const (a number the function read from outside) is a scalar argument
+            return kernel, tuple(_number(c) if c.ndim == 0 else c for _, c in piece.consts)
     return (lambda *args: tuple(interpret(piece, *args))), ()

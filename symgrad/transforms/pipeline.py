@@ -193,7 +193,7 @@ def cotangent(gradient: Any, out: Aval, subject: str,
         value = np.reshape(value, out.shape)
         if out.shape:
             return np.ascontiguousarray(value)
-        return float(value) if out.dtype == FLOAT else np.float32(value)
+        return float(value) if out.dtype == FLOAT else np.dtype(out.dtype).type(value)
     raise error(f"gradient has shape {aval.shape} but {subject} shape {out.shape}: pass a "
                 "gradient of the output's shape (the result is the gradient of "
                 "sum(output * gradient))")
