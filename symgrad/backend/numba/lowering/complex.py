@@ -12,6 +12,9 @@ between FFTs. Measured (process time per call, a loaded 2-core machine): the gra
 of ``sum(abs(rfft(x))**2)`` (two FFTs, one kernel between them) takes 0.023 ms at
 n = 8 (the interpreter: 0.057 ms; numpy's rfft and irfft alone: 0.007 ms) and
 3.6-4.4 ms at n = 65536 (interpreter 3.6-4.9 ms; numpy's transforms 2.0-2.6 ms).
+An object-mode block would cost the same per call (measured on ``x * 2`` -> fft ->
+``* 3`` at n = 8: objmode 5.7-7.1 us, two kernels and numpy's fft between them 5.0-6.8
+us, the fft alone 3.6-5.1 us), with one kernel instead of one per piece to compile.
 
 A complex value met by a primitive outside :data:`KERNEL_PRIMITIVES` (none of
 ``complex=True`` today but ``eigh`` of an upper triangle) or inside a loop or branch
