@@ -311,10 +311,9 @@ def _elementwise(case: Case) -> bool:
     return all(prims.REGISTRY[p].kind == "elementwise" for p in case.prims)
 
 
-def _budgeted(cases: list[Case], alone: set[str]) -> tuple[list[Case], list[Family]]:
+def _budgeted(cases: list[Case]) -> tuple[list[Case], list[Family]]:
     """The cases with the Numba column cut to the budget above, and the family kernels
-    that run the kept ones; cases named in ``alone`` (complex values: the numpy
-    interpreter runs them on either backend) keep their own Numba test."""
+    that run the kept ones."""
     count: dict[tuple[str, ...], int] = {}
     kept: dict[tuple, int] = {}  # (prims, shapes) -> slot
     groups: dict[tuple, list[Case]] = {}
@@ -326,7 +325,7 @@ def _budgeted(cases: list[Case], alone: set[str]) -> tuple[list[Case], list[Fami
                 count[case.prims] = count.get(case.prims, 0) + 1
                 if count[case.prims] <= NUMBA_PER_PRIMITIVE:
                     kept.setdefault(key, count[case.prims] - 1)
-            if key in kept and case.prims and case.name not in alone and _elementwise(case):
+            if key in kept and case.prims and _elementwise(case):
                 if case.layout == "C":  # (the family test runs the other layouts)
                     groups.setdefault(("elementwise", kept[key]), []).append(case)
             elif key in kept or FULL:
@@ -344,4 +343,4 @@ def _budgeted(cases: list[Case], alone: set[str]) -> tuple[list[Case], list[Fami
     return out, families
 
 
-CASES, FAMILIES = _budgeted(CASES, {c.name for c in COMPLEX_CASES})
+CASES, FAMILIES = _budgeted(CASES)

@@ -1,15 +1,22 @@
 """Cases of the complex primitives (``real``, ``imag``, ``conj``, ``cabs``, ``fft``): real
 arguments and real results with complex values in between (``x + 1j * y``), so that every
 table over :data:`cases.CASES` (SymPy at 50 digits, both backends, second order) runs them
-as it runs the others. A graph with complex values runs on the numpy interpreter on either
-backend (README, "Complex numbers"). JAX, the oracle of complex inputs and holomorphic
-derivatives, is tests/test_complex.py's."""
+as it runs the others. On Numba the kernels take the complex values (the elementwise cases
+join the table's family kernels) and the FFT runs on numpy between kernels (README,
+"Complex numbers"): one FFT case runs on Numba in CI, all three with ``SYMGRAD_FULL=1``
+(each is several kernels, a few seconds of compiling). JAX, the oracle of complex inputs
+and holomorphic derivatives, is tests/test_complex.py's and tests/test_complex_numba.py's."""
 
 from __future__ import annotations
+
+import os
 
 import numpy as np
 
 from cases import Case
+
+#: the FFT cases other than fft-ifft-3 on the numpy backend only, unless SYMGRAD_FULL=1
+_FFT_BACKENDS = ("numba", "numpy") if os.environ.get("SYMGRAD_FULL") == "1" else ("numpy",)
 
 CASES = [
     Case("cabs-3", ("cabs",), lambda x, y: np.abs(x + 1j * y), ((3,), (3,)),
@@ -37,10 +44,11 @@ CASES = [
          lambda x, y: np.abs(np.linalg.cholesky(
              (x + 1j * y) @ np.conj(x + 1j * y).T + 2.0 * np.eye(2))) ** 2,
          ((2, 2), (2, 2)), ((-1, 1), (-1, 1))),
-    Case("fft-rfft-4", ("fft",), lambda x: np.abs(np.fft.rfft(x)) ** 2, ((4,),), ((-1, 1),)),
+    Case("fft-rfft-4", ("fft",), lambda x: np.abs(np.fft.rfft(x)) ** 2, ((4,),), ((-1, 1),),
+         backends=_FFT_BACKENDS),
     Case("fft-ifft-3", ("fft",),
          lambda x, y: np.real(np.fft.ifft(np.fft.fft(x + 1j * y) * x, norm="ortho")),
          ((3,), (3,)), ((-1, 1), (-1, 1))),
     Case("fft-irfft-2x5", ("fft",), lambda x: np.fft.irfft(np.fft.rfft(x) ** 2, n=5),
-         ((2, 5),), ((-1, 1),)),
+         ((2, 5),), ((-1, 1),), backends=_FFT_BACKENDS),
 ]

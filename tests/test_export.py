@@ -304,7 +304,7 @@ def test_a_description_cannot_end_the_docstring_it_goes_into(tmp_path):
 
 def test_complex_graphs_export_to_numpy_and_are_refused_for_numba(tmp_path):
     """A graph with complex values (an FFT, a complex literal) exports to numpy; the Numba
-    target, which has no complex kernels, refuses it by name."""
+    target, whose modules take real values only, refuses it by name."""
     f = lambda x: np.sum(np.abs(np.fft.fft(x * (1.0 + 0.5j))) ** 2 * x)  # noqa: E731
     x = np.linspace(-1.0, 1.0, 6)
     g = sg.grad(f, backend="numpy")

@@ -37,6 +37,10 @@ def ratio(x, y):
     return np.sum(x / y + np.maximum(x, y))
 
 
+def modulus(z):
+    return np.sum(np.abs(z * z + 1j) ** 2)
+
+
 # golden file stem: (transformed function, arguments, gradient)
 W = np.array([0.5, -1.0, 2.0])
 XS = np.array([[1.0, 2.0, 3.0], [0.5, -0.5, 0.25]])
@@ -46,6 +50,8 @@ GOLDENS = {
     "reductions_over_axes": (sg.grad(loss, argnums=(0, 1)), (W, XS), None),
     "broadcast_pair": (sg.value_and_grad(ratio, argnums=(0, 1)),
                        (np.array([[1.0], [2.0]]), np.array([0.5, 4.0])), None),
+    # complex values in a kernel: complex128 arrays, |z|'s gradient by np.divide
+    "complex_modulus": (sg.grad(modulus), (np.array([1 + 2j, -0.5j, 3.0 + 0j]),), None),
 }
 
 

@@ -46,9 +46,13 @@ def _representatives() -> list[Case]:
 
 REPRESENTATIVES = _representatives()
 FULL = os.environ.get("SYMGRAD_FULL") == "1"
+#: on Numba in CI besides every sixth: complex values in kernels (|z|'s VJP) and between
+#: them (the FFT runs on numpy between kernels)
+ON_NUMBA = {"cabs", "fft"}
 PARAMS = [pytest.param(case, backend, id=f"{case}-{backend}")
           for k, case in enumerate(REPRESENTATIVES)
-          for backend in ("numpy", "numba") if backend == "numpy" or FULL or k % 6 == 0]
+          for backend in ("numpy", "numba")
+          if backend == "numpy" or FULL or k % 6 == 0 or case.prims[0] in ON_NUMBA]
 #: second order on Numba with SYMGRAD_FULL=1 only: eig's is a compile of about 40 s (the
 #: suite's longest test, at the end of a worker's share); its forward mode, which runs
 #: on Numba in CI, compiles the VJP of eig's VJP as well (the double-VJP trick)

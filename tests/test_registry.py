@@ -60,7 +60,22 @@ def test_every_backend_lowers_every_primitive(backend):
     assert not missing, (f"backend {backend} has no lowering of {missing}: add one to its "
                          "lowering table (CONTRIBUTING.md, 'Adding a primitive')")
     for prim, reason in b.interpreted.items():
-        assert prim.host and len(reason) > 20, f"{prim.name}: say why it is interpreted"
+        assert not prim.subgraphs and len(reason) > 20, f"{prim.name}: say why it is interpreted"
+
+
+def test_every_complex_primitive_has_a_complex_kernel_or_runs_between_kernels():
+    """A primitive that takes complex values (``complex=True``) is in the Numba backend's
+    list of complex kernels, or runs between kernels (the FFT, complex log): a new one must
+    say which
+    (else a complex graph holding it runs on the interpreter, the reason in its source)."""
+    from symgrad.backend.numba.lowering.complex import KERNEL_PRIMITIVES
+
+    takes_complex = {name for name, prim in P.REGISTRY.items() if prim.complex}
+    from symgrad.backend.numba.lowering import COMPLEX_INTERPRETED
+
+    between = {prim.name for prim in (*BACKENDS["numba"].interpreted, *COMPLEX_INTERPRETED)}
+    assert takes_complex - KERNEL_PRIMITIVES - between == set()
+    assert KERNEL_PRIMITIVES - takes_complex == set(), "names of no complex primitive"
 
 
 def test_lowerings_are_keyed_by_registered_primitive_objects():

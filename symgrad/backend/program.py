@@ -30,6 +30,7 @@ from .numba import compile as kernels
 from .numba import split as splitting
 from .numba.codegen import KernelSource, generate
 from .numba.fusion import plan
+from .numba.lowering import between
 from .numba.threads import parallel_min
 from .numba.tiered import tiered as tiered_kernel
 from .registry import backend as registered
@@ -66,7 +67,7 @@ class Chain:
                 self._outputs.append(("value", a.value))
             elif id(a) in consts:
                 value = consts[id(a)]
-                self._outputs.append(("value", float(value)) if value.ndim == 0
+                self._outputs.append(("value", _number(value)) if value.ndim == 0
                                      else ("copy", value))
             elif a.shape and (id(a) in borrowed or id(a) in seen):
                 self._outputs.append(("copy slot", slot[id(a)]))
@@ -137,7 +138,7 @@ def build(graph: Graph, function: str, description: str,
         pieces = splitting.split(graph, splitting.MAX_EQNS) if slow else [graph]
     else:
         pieces = splitting.split(graph, max_eqns)
-    if any(e.prim.host for e in graph.eqns):  # Python callbacks run between kernels
+    if any(between(e) for e in graph.eqns):  # Python callbacks, FFTs: between kernels
         pieces = [p for piece in pieces for p in splitting.split_at(
             piece, splitting.host_cuts(piece))]
     names = out_names or {}
@@ -170,7 +171,7 @@ def build(graph: Graph, function: str, description: str,
 
 
 def _is_host(piece: Graph) -> bool:
-    return len(piece.eqns) == 1 and piece.eqns[0].prim.host
+    return len(piece.eqns) == 1 and between(piece.eqns[0]) is not None
 
 
 def _host_step(piece: Graph) -> Callable[..., tuple]:
@@ -193,9 +194,19 @@ def _host_source(piece: Graph, function: str) -> KernelSource:
     """What stands for a callback's piece in the kernel source: a comment (it runs in
     Python, on the interpreter, between the kernels before and after it)."""
     e = piece.eqns[0]
-    text = (f"# {e.prim.name} {e.params.get('name', '')}: runs in Python between the "
-            "kernels before and after it (a host primitive: sg.pure_callback, scipy.special)\n")
+    what = between(e)
+    if e.prim.host:
+        params = e.params.get("name", "")
+    else:
+        params = "(" + ", ".join(f"{k}={v!r}" for k, v in e.params.items()) + ")"
+    text = (f"# {e.prim.name} {params}: runs in Python between the kernels before and after "
+            f"it ({what})\n")
     return KernelSource(hashlib.sha256(text.encode()).hexdigest()[:32], function, text)
+
+
+def _number(c: Any) -> float | complex:
+    """A 0-d constant as a kernel's scalar argument: a Python float, or complex."""
+    return complex(c) if c.dtype.kind == "c" else float(c)
 
 
 class KernelSourceWarning(RuntimeWarning):
@@ -223,6 +234,6 @@ def _kernel(piece: Graph, source: KernelSource, backend: str) -> tuple[Callable[
                               "its graph runs on the numpy interpreter instead",
                               KernelSourceWarning, stacklevel=2)
         else:
-            # a 0-d const (a float the function read from outside) is a scalar argument
-            return kernel, tuple(float(c) if c.ndim == 0 else c for _, c in piece.consts)
+            # a 0-d const (a number the function read from outside) is a scalar argument
+            return kernel, tuple(_number(c) if c.ndim == 0 else c for _, c in piece.consts)
     return (lambda *args: tuple(interpret(piece, *args))), ()

@@ -16,10 +16,8 @@ the four maps that are not complex-linear:
 A real value entering complex arithmetic is converted (``convert``), whose
 transpose takes the real part of the cotangent: a real input's gradient is real.
 These primitives only take complex operands (``np.real`` of a real value is the
-value itself, in :mod:`symgrad.numpy_api.ufuncs`). Generated Numba code never
-holds them: a graph with complex values runs on the interpreter
-(:func:`symgrad.transforms.pipeline.program`); their Numba lowering
-(``backend/numba/lowering/complex.py``) spells them in numpy for the record.
+value itself, in :mod:`symgrad.numpy_api.ufuncs`). Numba kernels compute them with
+numpy's functions (``backend/numba/lowering/complex.py``).
 
     >>> import numpy as np
     >>> float(cabs_p.impl(np.complex128(3 + 4j)))

@@ -26,9 +26,8 @@ rules with the normalization carried along (``swap`` exchanges "backward" and
 
 All four are linear, so forward mode (the double VJP) and second derivatives follow.
 The SymPy form is the DFT sum itself (small sizes only: it has ``n**2`` terms).
-Kernels: a graph with complex values runs on the numpy interpreter
-(:func:`symgrad.transforms.pipeline.program`), so its Numba lowering
-(``backend/numba/lowering/complex.py``) is the record of what runs.
+Kernels: Numba has no FFT, so on the Numba backend an ``fft`` equation runs numpy's
+transform between the kernels before and after it (``backend/numba/lowering/complex.py``).
 """
 
 from __future__ import annotations

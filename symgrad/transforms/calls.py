@@ -18,7 +18,7 @@ from typing import Any, NamedTuple, Protocol
 import numpy as np
 
 from ..backend.numba.codegen import KernelSource
-from ..core.ir import F32, Aval, Graph
+from ..core.ir import C64, F32, Aval, Graph
 from ..core.pytree import LEAF, Tree, flatten, unflatten
 from ..core.tracing import Traced, Tracer
 from ..prims.elementwise import as_float
@@ -155,7 +155,8 @@ _READY = 0x1 | 0x100 | 0x400
 _FLOAT_FACTS = (float,)
 #: kernel scalars as numpy scalars, like numpy's reductions: np.float64(x) copies the
 #: bits (exact); a bool picks numpy's own True_ or False_
-_SCALAR_TYPES = {float: np.float64, bool: (np.False_, np.True_).__getitem__}
+_SCALAR_TYPES = {float: np.float64, complex: np.complex128,
+                 bool: (np.False_, np.True_).__getitem__}
 _FAST_LIMIT = 256
 #: signatures a transformed function keeps specialized (a loop over many shapes or
 #: static values would otherwise keep every graph and kernel it ever made)
@@ -483,29 +484,41 @@ def _traced_cotangent(g: Tracer, out: Aval, name: str) -> Any:
 
 
 def _scalar(x: Any, dtype: str = "") -> Any:
-    """Kernel scalars (Python floats/bools) as numpy scalars, like numpy's reductions; an
-    output of a float32 aval (``dtype``) as float32 (Numba boxes a float32 as a Python
-    float; a sum accumulates in float64 and is rounded here, once)."""
+    """Kernel scalars (Python floats/bools/complex numbers) as numpy scalars, like numpy's
+    reductions; an output of a float32 or complex64 aval (``dtype``) in that dtype (Numba
+    boxes a float32 as a Python float; a sum accumulates in float64, or complex128, and is
+    rounded here, once)."""
     if isinstance(x, bool):
         return np.bool_(x)
     if dtype == F32:
         return _to_f32(x)
-    if isinstance(x, float):
-        return np.float64(x)
-    return x
+    if dtype == C64:
+        return _to_c64(x)
+    return _SCALAR_TYPES[type(x)](x) if type(x) in (float, complex) else x
+
+
+def _narrowed(x: Any, dtype: type) -> Any:
+    """An output as ``dtype``: an array (a copy only if it is not of it), or a scalar."""
+    if isinstance(x, np.ndarray):
+        return x if x.dtype == dtype else x.astype(dtype)
+    return dtype(x)
 
 
 def _to_f32(x: Any) -> Any:
     """A float32 output as float32: an array (a copy only if it is not float32), or a
     ``np.float32`` scalar."""
-    if isinstance(x, np.ndarray):
-        return x if x.dtype == np.float32 else x.astype(np.float32)
-    return np.float32(x)
+    return _narrowed(x, np.float32)
+
+
+def _to_c64(x: Any) -> Any:
+    """A complex64 output as complex64 (a kernel computes complex64 sums in complex128)."""
+    return _narrowed(x, np.complex64)
 
 
 def _wrap(x: Any, dtype: str) -> Any:
     """How the fast path finishes an output the kernel gave as ``x`` for an aval of
-    ``dtype``: None (as it is), a numpy scalar type, or :func:`_to_f32`."""
-    if dtype == F32 and not (isinstance(x, np.ndarray) and x.dtype == np.float32):
-        return _to_f32
+    ``dtype``: None (as it is), a numpy scalar type, :func:`_to_f32` or :func:`_to_c64`."""
+    narrow = {F32: (_to_f32, np.float32), C64: (_to_c64, np.complex64)}.get(dtype)
+    if narrow is not None and not (isinstance(x, np.ndarray) and x.dtype == narrow[1]):
+        return narrow[0]
     return _SCALAR_TYPES.get(type(x))

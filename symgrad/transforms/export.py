@@ -142,9 +142,9 @@ def export(fn: Callable, example_args: Sequence[Any], path: str | os.PathLike,
     what = what.replace("\\", "/").replace('"', "'")
     if target == "numba" and has_complex(graph):
         raise NotImplementedError(
-            "export(target='numba'): the graph has complex values, which symgrad runs on "
-            "the interpreter (Numba has no FFT and symgrad's kernels take no complex values): "
-            "export with target='numpy'")
+            "export(target='numba'): the graph has complex values, which an exported Numba "
+            "module does not take yet (in the process, symgrad's kernels do, with the FFT "
+            "between them): export with target='numpy'")
     entry = name or _entry_name(fn)
     if not entry.isidentifier() or keyword.iskeyword(entry):
         raise ValueError(f"name must be a Python identifier, not {entry!r}")

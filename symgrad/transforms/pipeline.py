@@ -27,6 +27,7 @@ import numpy as np
 
 from ..backend.numba.codegen import KernelSource
 from ..backend.numba.entry import entry as kernel_entry
+from ..backend.numba.lowering.complex import interpreted_reason
 from ..backend.program import Program
 from ..backend.program import build as build_program
 from ..core import check as checker
@@ -92,21 +93,23 @@ def program(graph: Graph, function: str, description: str,
     """The backend's :class:`~symgrad.backend.program.Program` for an optimized graph
     (with ``tiered``, its first calls may run on the interpreter while it compiles;
     ``nogil``: kernels that release the GIL, to run on several threads at once). A graph
-    with complex values runs on the numpy interpreter whatever ``backend`` says: the
-    Numba backend has no complex kernels (README, "Complex numbers")."""
-    if has_complex(graph):
-        return _interpreted(graph, function, description)
+    with complex values is Numba kernels when every primitive that sees one has a complex
+    kernel, else it runs on the numpy interpreter, and its source says why
+    (:func:`~symgrad.backend.numba.lowering.complex.interpreted_reason`; README, "Complex
+    numbers")."""
+    reason = interpreted_reason(graph) if backend == "numba" and has_complex(graph) else None
+    if reason is not None:
+        return _interpreted(graph, function, description, reason)
     return build_program(graph, function, description, out_names, backend, tiered=tiered,
                          nogil=nogil)
 
 
-def _interpreted(graph: Graph, function: str, description: str) -> Program:
-    """A complex graph's program: the numpy interpreter, whatever the backend (Numba
-    kernels have no complex values here). Its "source" is the IR, as comments, with
-    a note saying so, so that ``.source()`` still shows what runs."""
+def _interpreted(graph: Graph, function: str, description: str, reason: str) -> Program:
+    """A complex graph's program on the numpy interpreter, where some primitive has no
+    complex Numba kernel (``reason``). Its "source" is the IR, as comments, with a note
+    saying so, so that ``.source()`` still shows what runs."""
     text = "\n".join([f"# {function}: {description}",
-                      "# complex values: this graph runs on the numpy interpreter "
-                      "(symgrad generates no Numba kernel for complex dtypes)",
+                      f"# complex values: this graph runs on the numpy interpreter ({reason})",
                       *("# " + line for line in str(graph).splitlines())])
     key = hashlib.sha256(text.encode()).hexdigest()[:32]
     return Program((graph,), (KernelSource(key, function, text),),
@@ -190,7 +193,7 @@ def cotangent(gradient: Any, out: Aval, subject: str,
         value = np.reshape(value, out.shape)
         if out.shape:
             return np.ascontiguousarray(value)
-        return float(value) if out.dtype == FLOAT else np.float32(value)
+        return float(value) if out.dtype == FLOAT else np.dtype(out.dtype).type(value)
     raise error(f"gradient has shape {aval.shape} but {subject} shape {out.shape}: pass a "
                 "gradient of the output's shape (the result is the gradient of "
                 "sum(output * gradient))")

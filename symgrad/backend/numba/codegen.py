@@ -57,7 +57,7 @@ from ...core.version import __version__
 from .elements import Elements, vector_call
 from .fusion import Loop, Plan, plan, transposed
 from .lowering import lowering
-from .scope import Rendered, Scope  # noqa: F401 -- Rendered: importable here as before
+from .scope import Rendered, Scope, sum_dtype_arg, zero  # noqa: F401 -- Rendered: importable here as before
 from .scope import dtype_arg as _dtype_arg
 from .scope import shape_text as _tuple
 from .sizes import SIZE_PARAMS as SIZE_PARAMS  # importable here as before
@@ -242,9 +242,7 @@ class _Kernel:
     def _inits(self, accs: list[Eqn]) -> list[str]:
         lines = []
         for e in accs:
-            kept = self.sizes.aval(e.out.aval).shape
-            zero = f"np.zeros({_tuple(kept)})" if kept else "0.0"
-            lines.append(f"{self.name(e.out)} = {zero}")
+            lines.append(f"{self.name(e.out)} = {_zeros(self.sizes.aval(e.out.aval))}")
         return lines
 
     def _nest(self, shape: tuple, body: list[str], rows: tuple[str, str, str] = ("", "", ""),
@@ -300,8 +298,9 @@ class _Kernel:
             if 0 not in e.params["axes"]:
                 lines += self._inits([e])
                 continue
-            lines.append(f"p{k}_{j} = np.zeros({_tuple((f'nc{k}', *kept))})")
-            combine += [f"{name} = " + (f"np.zeros({_tuple(kept)})" if kept else "0.0"),
+            lines.append(f"p{k}_{j} = np.zeros({_tuple((f'nc{k}', *kept))}"
+                         f"{sum_dtype_arg(e.out.dtype)})")
+            combine += [f"{name} = {_zeros(Aval(kept, e.out.dtype))}",
                         f"for ic{k} in range(nc{k}):",
                         INDENT + f"{name} += p{k}_{j}[ic{k}]"]
         if checked:
@@ -310,7 +309,7 @@ class _Kernel:
         start = []
         for j, e in enumerate(accs):
             if 0 in e.params["axes"] and not self.sizes.aval(e.out.aval).shape:
-                start.append(f"s{k}_{j} = 0.0")
+                start.append(f"s{k}_{j} = {zero(e.out.dtype)}")
         if checked:
             start.append(f"okc{k} = True")
         start += scratch  # each chunk's own rows (the chunks run in parallel)
@@ -322,6 +321,14 @@ class _Kernel:
         if checked:
             lines.append(f"ok{k} = oka{k}.all()")
         return lines + combine
+
+
+def _zeros(aval: Aval) -> str:
+    """Where a sum of ``aval`` starts: 0 of its dtype, an array of zeros for a shape
+    (complex sums in complex128, real ones in float64)."""
+    if not aval.shape:
+        return zero(aval.dtype)
+    return f"np.zeros({_tuple(aval.shape)}{sum_dtype_arg(aval.dtype)})"
 
 
 def _live(loop: Loop, arrays: set[int]) -> list[Eqn]:

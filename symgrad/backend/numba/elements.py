@@ -13,10 +13,23 @@ from collections.abc import Mapping
 from typing import Any
 
 from ...core.index_text import INDENT, broadcast_index
-from ...core.ir import BOOL, F32, FLOAT, Atom, Aval, Eqn, Literal, Var, is_float, origin_changes
+from ...core.ir import (
+    BOOL,
+    F32,
+    FLOAT,
+    Atom,
+    Aval,
+    Eqn,
+    Literal,
+    Var,
+    is_complex,
+    is_float,
+    origin_changes,
+)
 from ..vecmath_facts import FLOAT32_FUNCTIONS, POWI_EXPONENTS, TanhPair, tanh_pairs
 from .fusion import Loop, inline
 from .lowering import lowering
+from .scope import zero
 
 
 class Elements:
@@ -178,7 +191,7 @@ class Elements:
             return self.read(e.inputs[k], at)
         out = self.name_at(e.out, index)
         if pieces[-1][0]:  # the element is 0 where no piece holds it
-            self.emit(f"{out} = {'False' if e.out.dtype == BOOL else '0.0'}")
+            self.emit(f"{out} = {'False' if e.out.dtype == BOOL else zero(e.out.dtype)}")
         for n, (conditions, k, at) in enumerate(pieces):
             if len(pieces) > 1 and n == len(pieces) - 1 and not conditions:
                 self.emit("else:")
@@ -206,6 +219,8 @@ def vector_call(e: Eqn, args: list[str]) -> tuple[str, list[str]] | None:
     primitive names the function; ``powi`` (pow's) takes only a float base and a literal
     integer exponent in :data:`POWI_EXPONENTS`, written as an int (``vm.powi(x, 3)``)."""
     function = lowering(e.prim).vectorized
+    if function and any(is_complex(a.dtype) for a in (*e.inputs, e.out)):
+        return None  # vecmath computes real values only: complex ones call numpy's (libm's)
     if function in FLOAT32_FUNCTIONS and e.out.dtype == F32 and all(
             a.dtype == F32 for a in e.inputs):
         # float32 in float32 (vecmath32); np.float32(): a float64 scalar of the loop (a

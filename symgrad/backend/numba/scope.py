@@ -21,7 +21,20 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ...core.index_text import INDENT
-from ...core.ir import BOOL, F32, INT, Atom, Aval, Graph, Literal, Var, usable
+from ...core.ir import (
+    BOOL,
+    C64,
+    C128,
+    COMPLEXES,
+    F32,
+    INT,
+    Atom,
+    Aval,
+    Graph,
+    Literal,
+    Var,
+    usable,
+)
 
 
 class Host(Protocol):
@@ -50,7 +63,27 @@ def shape_text(shape: tuple[Any, ...]) -> str:
 def dtype_arg(dtype: str) -> str:
     """The ``dtype=`` argument of ``np.empty`` for a dtype of the IR (none for float64)."""
     return {BOOL: ", dtype=np.bool_", INT: ", dtype=np.int64",
-            F32: ", dtype=np.float32"}.get(dtype, "")
+            F32: ", dtype=np.float32", C128: ", dtype=np.complex128",
+            C64: ", dtype=np.complex64"}.get(dtype, "")
+
+
+def complex_arg(dtype: str) -> str:
+    """The ``dtype=`` argument of a new array of a complex dtype; none for a real one (the
+    arrays of LAPACK's results, float64 whatever the operands were)."""
+    return dtype_arg(dtype) if dtype in COMPLEXES else ""
+
+
+def zero(dtype: str) -> str:
+    """A 0 of ``dtype`` as kernel source: ``0j`` for a complex value, so that Numba types
+    a scalar that starts at 0 and takes complex values later as complex."""
+    return "0j" if dtype in COMPLEXES else "0.0"
+
+
+def sum_dtype_arg(dtype: str) -> str:
+    """The ``dtype=`` of ``np.zeros`` for a sum of ``dtype`` values: complex128 for both
+    complex dtypes (a complex64 sum accumulates in complex128 and is rounded once, as a
+    float32 one in float64), else float64 (none)."""
+    return ", dtype=np.complex128" if dtype in COMPLEXES else ""
 
 
 @dataclass(frozen=True)

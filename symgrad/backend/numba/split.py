@@ -35,6 +35,7 @@ import numpy as np
 
 from ...core.ir import Graph, Var
 from .fusion import Plan
+from .lowering import between
 
 #: Graphs of more equations than this are split, unless their kernel is nearly
 #: all fused loops. What Numba's compile time grows with is the arrays a kernel
@@ -71,11 +72,12 @@ def split(graph: Graph, max_eqns: int) -> list[Graph]:
 
 
 def host_cuts(graph: Graph) -> list[int]:
-    """Cuts that put each equation of a ``host`` primitive (a Python callback) in a piece
-    of its own, which runs in Python between the kernels of the others."""
+    """Cuts that put each equation of a ``host`` primitive (a Python callback) or of one
+    no kernel holds (:func:`~.lowering.table.between`: the FFT, complex log) in a piece of its own,
+    which runs in Python between the kernels of the others."""
     cuts: set[int] = set()
     for k, e in enumerate(graph.eqns):
-        if e.prim.host:
+        if between(e) is not None:
             cuts.update((k, k + 1))
     return sorted(c for c in cuts if 0 < c < len(graph.eqns))
 

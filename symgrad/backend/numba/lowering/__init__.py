@@ -24,6 +24,16 @@ from . import (  # noqa: F401
     special_functions,
     windows,
 )
-from .table import INTERPRETED, TABLE, Lowering, expression, lower, lowering
+from .table import (
+    COMPLEX_INTERPRETED,
+    INTERPRETED,
+    TABLE,
+    Lowering,
+    between,
+    expression,
+    lower,
+    lowering,
+)
 
-__all__ = ["INTERPRETED", "TABLE", "Lowering", "expression", "lower", "lowering"]
+__all__ = ["COMPLEX_INTERPRETED", "INTERPRETED", "TABLE", "Lowering", "between", "expression",
+           "lower", "lowering"]

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from ....core.ir import Aval
+from ....core.ir import COMPLEXES, Aval
 from ....prims import decompositions as P
 from ....prims import svd as SVD
 from ....prims.decompositions import _COMPLEX_EIG
 from ....prims.svd import _SVD_PARTS
+from ..scope import complex_arg
 from .linalg import widened
 from .table import lower
 
@@ -28,7 +29,7 @@ def _emit(call: str, trailing: Any, before: tuple[str, ...] = ()) -> Any:
         dims = [f"{x}.shape[{k}]" for k in range(batch)]
         dims += trailing(lambda k: f"{x}.shape[{batch + k}]")
         index = ", ".join(f"i{k}" for k in range(batch))
-        lines = [f"{out} = np.empty(({', '.join(dims)},))"]
+        lines = [f"{out} = np.empty(({', '.join(dims)},){complex_arg(out_aval.dtype)})"]
         for k in range(batch):
             lines.append("    " * k + f"for i{k} in range({x}.shape[{k}]):")
         each = [f"{a}[{index}]" for a in args]
@@ -58,8 +59,10 @@ def _eigh_emit(out, args, avals, out_aval, *, part, uplo):
 
 def _eig_emit(out, args, avals, out_aval, *, part):
     k = 0 if part == "values" else 1
-    check = ("if np.any(np.linalg.eigvals({0} + 0j).imag != 0.0):",
-             f"    raise ValueError({_COMPLEX_EIG!r})")
+    # a real matrix must have real eigenvalues (else: refused); a complex one has complex
+    check = () if avals[0].dtype in COMPLEXES else (
+        "if np.any(np.linalg.eigvals({0} + 0j).imag != 0.0):",
+        f"    raise ValueError({_COMPLEX_EIG!r})")
     return _emit(f"np.linalg.eig({{0}})[{k}]", _vector if k == 0 else _square, check)(
         out, args, avals, out_aval)
 
@@ -67,6 +70,18 @@ def _eig_emit(out, args, avals, out_aval, *, part):
 def _svd_trailing(part: str):
     return {"u": lambda d: [d(0), _k(d)], "s": lambda d: [_k(d)],
             "vh": lambda d: [_k(d), d(1)]}[part]
+
+
+def _svd_emit(out, args, avals, out_aval, *, part):
+    if part != "uv":
+        return _emit(f"np.linalg.svd({{0}}, full_matrices=False)[{_SVD_PARTS.index(part)}]",
+                     _svd_trailing(part))(out, args, avals, out_aval)
+    # a complex matrix's singular vectors: U above Vh^T, from one decomposition
+    t = f"{out}_svd"
+    return _emit(f"np.concatenate(({t}[0], np.ascontiguousarray(np.transpose({t}[2]))), "
+                 "axis=0)", lambda d: [f"{d(0)} + {d(1)}", _k(d)],
+                 (f"{t} = np.linalg.svd({{0}}, full_matrices=False)",))(
+        out, args, avals, out_aval)
 
 
 def _lstsq_emit(out, args, avals, out_aval, *, rcond):
@@ -83,8 +98,6 @@ lower(P.qr_p, lambda out, args, avals, out_aval, *, part: _emit(
         f"np.linalg.qr({{0}})[{0 if part == 'q' else 1}]",
         (lambda d: [d(0), _k(d)]) if part == "q" else (lambda d: [_k(d), d(1)]))(
         out, args, avals, out_aval))
-lower(SVD.svd_p, lambda out, args, avals, out_aval, *, part: _emit(
-        f"np.linalg.svd({{0}}, full_matrices=False)[{_SVD_PARTS.index(part)}]",
-        _svd_trailing(part))(out, args, avals, out_aval))
+lower(SVD.svd_p, _svd_emit)
 lower(SVD.pinv_p, _emit("np.linalg.pinv({0}, {rcond!r})", lambda d: [d(1), d(0)]))
 lower(SVD.lstsq_p, _lstsq_emit)

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ....core.ir import Aval
+from ....core.ir import COMPLEXES, Aval
 from ....prims import elementwise as E
 from ....prims import special as S
 from ....prims.overflow import EXACT_LIMIT, TOTAL_LIMIT, inexact_message
@@ -62,12 +62,24 @@ def _to_float_emit(out: str, args: list[str], avals: Any, out_aval: Aval,
     return [*lines, f"if {test}: raise ValueError({inexact_message(exact, total)!r})"]
 
 
+def _complex_ufunc(real: str, complex_: str) -> Callable[..., list[str]]:
+    """Numba emit of ``real`` (a template), or of the ufunc ``complex_`` where a value is
+    complex: Numba's ``/`` and ``**`` of complex scalars are Python's, which raise
+    ZeroDivisionError at 0 where numpy's give inf or nan (``np.divide`` is numpy's loop:
+    the same bits)."""
+    def emit(out: str, args: list[str], avals: list[Aval], out_aval: Aval) -> list[str]:
+        template = complex_ if out_aval.dtype in COMPLEXES else real
+        return [f"{out} = {template.format(*args)}"]
+    return emit
+
+
 # arithmetic (int64 + - * raise where they would wrap)
 lower(E.add_p, checked_emit(expression("{0} + {1}"), np.add), cheap=True)
 lower(E.sub_p, checked_emit(expression("{0} - {1}"), np.subtract), cheap=True)
 lower(E.mul_p, checked_emit(expression("{0} * {1}"), np.multiply), cheap=True)
-lower(E.div_p, "{0} / {1}", cheap=True)
-lower(E.pow_p, "{0} ** {1}", vectorized="powi", range_check="powi_in_range")
+lower(E.div_p, _complex_ufunc("{0} / {1}", "np.divide({0}, {1})"), cheap=True)
+lower(E.pow_p, _complex_ufunc("{0} ** {1}", "np.power({0}, {1})"), vectorized="powi",
+      range_check="powi_in_range")
 lower(E.maximum_p, cheap=True)
 lower(E.minimum_p, cheap=True)
 lower(E.neg_p, checked_emit(expression("np.negative({0})"), np.negative), cheap=True)

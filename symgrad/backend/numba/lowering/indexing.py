@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ....core.index_text import term
-from ....core.ir import BOOL, Aval
+from ....core.ir import BOOL, COMPLEXES, Aval
 from ....prims import indexing as P
 from ....prims.indexing import Triple
 from .table import lower
@@ -35,7 +35,8 @@ def _sliced(i: str, triple: Triple) -> str:
 
 def _dtype_text(aval: Aval) -> str:
     """The dtype argument of a new array in the kernel: float64 is numpy's default."""
-    return ", dtype=np.bool_" if aval.dtype == BOOL else ""
+    return (", dtype=np.bool_" if aval.dtype == BOOL
+            else f", dtype=np.{aval.dtype}" if aval.dtype in COMPLEXES else "")
 
 
 def _unslice_emit(out, args, avals, out_aval, *, shape, index) -> list[str]:

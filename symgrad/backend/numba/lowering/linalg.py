@@ -8,6 +8,7 @@ from ....core.index_text import loop_nest
 from ....core.ir import Aval
 from ....prims import linalg as P
 from ....prims.linalg import _SLOGDET_PARTS
+from ..scope import complex_arg
 from .table import lower
 
 
@@ -43,7 +44,8 @@ def _matmul_emit(out: str, args: list[str], avals: list[Aval], out_aval: Aval) -
     return lines
 
 
-def _stack_emit(call: str, batch: int, out: str, args: list[str], shape: str) -> list[str]:
+def _stack_emit(call: str, batch: int, out: str, args: list[str], shape: str,
+                dtype: str = "float64") -> list[str]:
     """``out = call`` for one matrix, else a loop that fills ``out[i0, ...]`` per matrix.
 
     ``call`` is a template over the operands, indexed by the batch index in the loop.
@@ -51,7 +53,7 @@ def _stack_emit(call: str, batch: int, out: str, args: list[str], shape: str) ->
     if not batch:
         return [f"{out} = {call.format(*args)}"]
     index = ", ".join(f"i{k}" for k in range(batch))
-    lines = [f"{out} = np.empty({shape})"]
+    lines = [f"{out} = np.empty({shape}{complex_arg(dtype)})"]
     nest, depth = loop_nest([f"{args[0]}.shape[{k}]" for k in range(batch)])
     lines += nest
     lines.append("    " * depth + f"{out}[{index}] = "
@@ -72,7 +74,7 @@ def _linalg_emit(call: str) -> Callable:
     def emit(out: str, args: list[str], avals: list[Aval], out_aval: Aval) -> list[str]:
         args = widened(args, avals, out_aval)
         return _stack_emit(call, avals[0].ndim - 2, out, args,
-                           _stack_shape(args[-1], out_aval.ndim))
+                           _stack_shape(args[-1], out_aval.ndim), out_aval.dtype)
     return emit
 
 

@@ -9,7 +9,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ....core.index_text import broadcast_index, loop_nest
-from ....core.ir import Aval
+from ....core.ir import COMPLEXES, Aval
 from ....prims import reductions as R
 from .table import lower, transposed
 
@@ -28,7 +28,8 @@ def _reduction_emit(whole: str, init: str, update: list[str], finish: bool = Fal
             return [f"{out} = {whole.format(x)}"]
         kept = [k for k in range(aval.ndim) if k not in axes]
         shape = "".join(f"{x}.shape[{k}], " for k in kept)
-        lines = [f"{out} = np.full(({shape}), {init})"]
+        start = f"complex({init}, 0.0)" if out_aval.dtype in COMPLEXES else init
+        lines = [f"{out} = np.full(({shape}), {start})"]
         nest, depth = loop_nest([f"{x}.shape[{k}]" for k in range(aval.ndim)])
         lines += nest
         pad = "    " * depth

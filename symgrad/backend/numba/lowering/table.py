@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from ....core.ir import Aval, Primitive
+from ....core.ir import Aval, Eqn, Primitive, is_complex
 
 
 @dataclass(frozen=True)
@@ -67,7 +67,8 @@ class Lowering:
 #: primitive -> its lowering (filled by the family modules of this package)
 TABLE: dict[Primitive, Lowering] = {}
 #: primitives no Numba kernel can hold, each with the reason: the backend cuts the graph
-#: around them and runs their ``impl`` on the interpreter in between
+#: around them and runs their ``impl`` on the interpreter in between (host primitives,
+#: Python callbacks, and the FFT, which Numba does not have)
 INTERPRETED: dict[Primitive, str] = {}
 #: the lowerings :func:`lowering` made from a ufunc, made once per primitive
 _DEFAULTS: dict[Primitive, Lowering] = {}
@@ -107,10 +108,28 @@ def interpreted(prim: Primitive, reason: str, emit: Callable[..., list[str]]) ->
     """Declare that ``prim`` runs on the interpreter between kernels, and why; ``emit``
     is what a kernel says where one is met anyway (inside a loop body: an error that
     says what to do)."""
-    if not prim.host:
-        raise TypeError(f"{prim.name}: only a host primitive (host=True) runs between kernels")
+    if prim.subgraphs:
+        raise TypeError(f"{prim.name}: a control-flow primitive cannot run between kernels")
     INTERPRETED[prim] = reason
     lower(prim, emit)
+
+
+#: primitives whose Numba functions of complex values are not numpy's to a few ulps (the
+#: reason): an equation of one with a complex operand runs between kernels
+COMPLEX_INTERPRETED: dict[Primitive, str] = {}
+
+
+def between(e: Eqn) -> str | None:
+    """Why equation ``e`` runs in Python between kernels, or None (it is kernel code): a
+    host primitive (a callback), one of :data:`INTERPRETED`, or one of
+    :data:`COMPLEX_INTERPRETED` of a complex operand."""
+    if e.prim.host:
+        return "a host primitive: sg.pure_callback, scipy.special"
+    if e.prim in INTERPRETED:
+        return INTERPRETED[e.prim]
+    if e.prim in COMPLEX_INTERPRETED and any(is_complex(a.dtype) for a in e.inputs):
+        return COMPLEX_INTERPRETED[e.prim]
+    return None
 
 
 def lowering(prim: Primitive) -> Lowering:
