@@ -150,3 +150,29 @@ def test_complex_functions_where_numbas_lose_digits_are_numpys():
     got = sg.jit(lambda z: tuple(f(z) * 2.0 for f in fns), backend="numba")(z)
     for f, value in zip(fns, got):
         np.testing.assert_array_equal(value, f(z) * 2.0, err_msg=f.__name__)
+
+
+def test_cholesky_qr_and_cumprod_kernels_are_jaxs():
+    """The complex QR, and with SYMGRAD_FULL=1 cholesky (Hermitian) and cumprod in the same
+    kernel (in CI their cases of the SymPy table run on Numba: cases_complex.py)."""
+    w, wq, wr = crand(3, 3), crand(4, 3), crand(3, 3)
+
+    def loss(n):
+        def f(z, a, c):
+            q, r = n.linalg.qr(a)
+            if FULL:
+                b = z.reshape(3, 3)
+                low = n.linalg.cholesky(b @ n.conj(b).T + 3.0 * n.eye(3))
+            qr_part = n.sum(n.real(q * wq)) + n.sum(n.imag(r * wr))
+            if not FULL:
+                return qr_part
+            return (qr_part + n.sum(n.real(low * w) + n.imag(low) ** 2)
+                    + n.sum(n.real(n.cumprod(c, axis=1) * w)))
+        return f
+
+    args = (crand(9), crand(4, 3), crand(3, 3))
+    g = sg.grad(loss(np), argnums=(0, 1, 2), backend="numba")
+    assert "njit" in g.source(*args)  # a kernel, not the interpreter
+    want = jax.grad(loss(jnp), argnums=(0, 1, 2))(*args)
+    for got, w_ in zip(g(*args), want):
+        close(got, w_, rtol=1e-10, atol=1e-10)

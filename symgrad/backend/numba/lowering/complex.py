@@ -78,7 +78,7 @@ KERNEL_PRIMITIVES = frozenset({
     # indexing
     "slice", "unslice", "gather", "scatter_add", "concatenate", "cumsum",
     # linear algebra (Numba's LAPACK calls take complex matrices)
-    "matmul", "inv", "det", "solve", "eig", "eigh", "svd",
+    "matmul", "inv", "det", "solve", "eig", "eigh", "svd", "cholesky", "qr", "cumprod",
 })
 
 
