@@ -1,6 +1,7 @@
 """The numpy implementations that take a faster path for some shapes give numpy's own
 result there, bit for bit (the interpreter is the reference every backend is compared
-with): ``sum`` over short trailing axes, ``windows`` of small kernels."""
+with): ``sum`` over short trailing axes, ``windows`` of small kernels, ``where`` (and
+``relu``) as bit masks."""
 
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ import numpy as np
 import pytest
 
 from symgrad.prims import windows as W
+from symgrad.prims.elementwise import _relu
 from symgrad.prims.reductions import _sum
+from symgrad.prims.selection import select
 
 
 def _awkward(shape, dtype, seed=0):
@@ -62,3 +65,19 @@ def test_windows_of_small_and_large_kernels_are_the_same_copies(shape, kernel, s
         got = W._windows_impl(x, kernel, stride, dilation)
         assert got.flags.c_contiguous and got.dtype == x.dtype
         np.testing.assert_array_equal(_bits(got), _bits(want))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_where_as_bit_masks_is_numpys_bit_for_bit(dtype):
+    x, y = _awkward((64, 3, 40), dtype, 1), _awkward((64, 3, 40), dtype, 2)
+    rng = np.random.default_rng(3)
+    c, narrow = rng.random((64, 3, 40)) > 0.5, rng.random((64, 3, 1)) > 0.5
+    cases = [(c, x, 0.0), (c, 0.0, x), (c, x, y), (c, x, -0.0), (c, x, 1.5), (c, 0.1, x),
+             (narrow, x, y), (narrow, 0.0, x), (c, x[:, :1], y), (c, x[:, :1], 0.0),
+             (c, 0.0, 1.0), (c[:2], x[:2], y[:2]),  # two floats, too small: numpy's where
+             (c, x.astype(np.float64), y.astype(np.float32))]  # two dtypes: numpy's where
+    for args in cases:
+        got, want = select(*args), np.where(*args)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_array_equal(_bits(got), _bits(want))
+    np.testing.assert_array_equal(_bits(_relu(x)), _bits(np.where(x > 0.0, x, 0.0)))
