@@ -8,7 +8,7 @@ machine weighs on both, and the medians of the rounds are compared. Writes the
 section "## CNN and transformer training steps (issue 27)" of docs/benchmarks.md
 with ``--write``.
 
-Run:  OMP_NUM_THREADS=1 NUMBA_NUM_THREADS=1 python benchmarks/torch_nn.py [--write]
+Run:  OMP_NUM_THREADS=1 NUMBA_NUM_THREADS=1 python benchmarks/torch_nn.py [--reuse-memory] [--write]
 """
 
 from __future__ import annotations
@@ -118,9 +118,17 @@ def measure(build) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--write", action="store_true", help="update docs/benchmarks.md")
+    parser.add_argument("--reuse-memory", action="store_true",
+                        help="sg.reuse_memory() first: freed memory stays in the process "
+                             "(process-wide, so PyTorch's steps run under it too)")
     args = parser.parse_args()
+    if args.reuse_memory:
+        import symgrad
+
+        symgrad.reuse_memory()
     lines = ["## CNN and transformer training steps (issue 27)", "",
-             "`OMP_NUM_THREADS=1 NUMBA_NUM_THREADS=1 python benchmarks/torch_nn.py`, float32, "
+             "`OMP_NUM_THREADS=1 NUMBA_NUM_THREADS=1 python benchmarks/torch_nn.py"
+             + (" --reuse-memory" if args.reuse_memory else "") + "`, float32, "
              "batch 64, Adam, one thread each; medians of alternating rounds.", "",
              "| program | symgrad step | PyTorch eager step | ratio | target (<= 2x) | "
              "symgrad's first 3 steps |", "|---|---|---|---|---|---|"]

@@ -155,6 +155,24 @@ def test_simplification_rules(fn, expected):
     assert prims(new) == expected, str(new)
 
 
+def test_relu_under_a_where_mask_needs_no_mask_of_its_own():
+    """relu's VJP, where(x > 0, g, 0), is 0 wherever a where zeroed its cotangent g, so the
+    adjoint adds no where(mask > 0, ...) after it (LeNet's backward computed a col2im of
+    the mask for it); the gradient is unchanged (and where(x > 1, sqrt(x - 1), 0) still
+    gets its mask: no nan leaks)."""
+    def f(x):
+        return np.sum(sg.where(x > 0, sg.relu(x - 2.0), 0.0) + sg.where(x > 1, np.sqrt(x - 1.0),
+                                                                         0.0))
+    x = np.array([-1.0, 0.0, 1.5, 3.0, 5.0])
+    graph = forward_graph(f, x)
+    full = check(optimize(adjoint(graph, [0], seed_inputs=False)))
+    expected = np.where(x > 2, 1.0, 0.0) + np.where(x > 1, 0.5 / np.sqrt(np.abs(x - 1.0)), 0.0)
+    np.testing.assert_array_equal(interpret(full, x)[1], expected)
+    # each where's cotangent (its mask too), sqrt's masked VJP, relu's VJP: no fifth where
+    # (relu's VJP masked again)
+    assert prims(full)[len(graph.eqns):].count("where") == 4, str(full)
+
+
 def test_broadcast_hoisting_computes_small_then_broadcasts():
     graph = forward_graph(lambda x: np.broadcast_to(x, (3, 4)) * 2.0, np.ones(4))
     new = check(optimize(graph))

@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 
 from ..core.errors import SCALAR_OUTPUT_ERROR, Refused
-from ..core.ir import INEXACT, TUPLE, Aval, Eqn, Graph, Primitive, Var
+from ..core.ir import INEXACT, TUPLE, Aval, Eqn, Graph, Literal, Primitive, Var
 from ..core.tracing import Trace, recording, shape_of
 from ..prims.convert import convert
 from ..prims.elementwise import add, greater, where, where_p
@@ -117,6 +117,7 @@ def adjoint(graph: Graph, wrt: Sequence[int], seed_inputs: bool) -> Graph:
             trace.origin = eqn
             ran.add(id(eqn))
             ans, primals = PrimTracer(eqn.out, trace), list(map(primal, eqn.inputs))
+            first = len(trace.eqns)
             if eqn.prim.subgraphs:  # control flow: its bodies' adjoints come from here
                 in_cts = eqn.prim.vjp(g, ans, *primals, **eqn.params, adjoint=adjoint)
             else:
@@ -126,7 +127,8 @@ def adjoint(graph: Graph, wrt: Sequence[int], seed_inputs: bool) -> Graph:
                 if ct is not None and isinstance(a, Var) and id(a) in active:
                     if isinstance(ct, Refused):  # a rule that cannot give this one
                         raise ct.error
-                    if m is not None and not eqn.prim.linear:
+                    if m is not None and not eqn.prim.linear and \
+                            not _selects(ct, g, trace.eqns[first:]):
                         ct = where(greater(m, 0.0), ct, 0.0)
                     accumulate(a, ct, m)
             trace.origin = None
@@ -138,6 +140,23 @@ def adjoint(graph: Graph, wrt: Sequence[int], seed_inputs: bool) -> Graph:
             if e.prim.linearized is not None and id(e) in ran:
                 trace.eqns[k] = e.prim.linearized(e)
         return trace.to_graph([*graph.inputs, *ct_vars], [*graph.outputs, *grads], graph.name)
+
+
+def _selects(ct: Any, g: Any, made: list[Eqn]) -> bool:
+    """Whether ``ct`` is ``where(c, g, 0.0)`` (or ``where(c, 0.0, g)``) of the cotangent
+    ``g`` itself, made by the VJP rule that just ran (the equations ``made``; relu's rule):
+    it is already 0 wherever ``g`` is a selected-away 0, so a mask's ``where`` would only
+    copy it (LeNet's backward computed a col2im of the mask for it)."""
+    if not (isinstance(ct, PrimTracer) and isinstance(g, PrimTracer)):
+        return False
+    for e in reversed(made):
+        if e.out is ct._var:
+            if e.prim is not where_p:
+                return False
+            _, x, y = e.inputs
+            zero = Literal(0.0)
+            return (x is g._var and y == zero) or (x == zero and y is g._var)
+    return False
 
 
 def _fit(mask: Any, shape: tuple[int, ...]) -> Any:

@@ -56,6 +56,7 @@ from .selection import (  # noqa: F401 -- re-exported: the recording helpers' op
     le_p,
     lt_p,
     ne_p,
+    select,
     where_p,
 )
 
@@ -373,7 +374,7 @@ reciprocal_p = unary("reciprocal", np.reciprocal, complex=True,
 
 
 def _relu(x):
-    return np.where(x > 0.0, x, 0.0)[()]
+    return select(x > 0.0, x, 0.0)[()]  # np.where's bits
 
 
 # relu'(0) = 0, as PyTorch: the kink belongs to the flat side. Not maximum(x, 0),

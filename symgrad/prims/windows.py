@@ -20,6 +20,7 @@ index set per element would make the graph as large as the data).
 from __future__ import annotations
 
 import itertools
+import math
 from typing import Any
 
 import numpy as np
@@ -54,11 +55,25 @@ def _windows_rule(x: Aval, *, kernel: tuple, stride: tuple, dilation: tuple) -> 
     return Aval((*x.shape[:x.ndim - d], *out, *kernel), x.dtype)
 
 
+#: windows of at most this many elements are copied one kernel offset at a time
+SMALL_KERNEL = 9
+
+
 def _windows_impl(x: Any, kernel: tuple, stride: tuple, dilation: tuple) -> np.ndarray:
     x = np.asarray(x)
     d = len(kernel)
     size = x.shape[x.ndim - d:]
     out = _out(size, kernel, stride, dilation)
+    if math.prod(kernel) <= SMALL_KERNEL:
+        # one copy per kernel offset: numpy copies a strided view with the kernel's few
+        # elements innermost one short row at a time (5x slower for a 2x2 pool's
+        # windows, 2.7x for a 3x3 kernel's)
+        result = np.empty((*x.shape[:x.ndim - d], *out, *kernel), dtype=x.dtype)
+        for offset in itertools.product(*(range(k) for k in kernel)):
+            source = tuple(slice(o * dil, o * dil + (n - 1) * s + 1, s)
+                           for o, dil, n, s in zip(offset, dilation, out, stride))
+            result[(..., *(slice(None),) * d, *offset)] = x[(..., *source)]
+        return result
     span = tuple(dil * (k - 1) + 1 for k, dil in zip(kernel, dilation))
     view = np.lib.stride_tricks.sliding_window_view(x, span, axis=tuple(range(x.ndim - d,
                                                                                x.ndim)))
