@@ -7,6 +7,8 @@ import symgrad as S
 def to_np(x):
     if isinstance(x, (list, tuple)):
         return [to_np(v) for v in x]
+    if x is None:
+        return np.array("None")
     if hasattr(x, "detach"):
         x = x.detach()
     if hasattr(x, "numpy"):
