@@ -191,3 +191,24 @@ def test_unet_block_trains_as_pytorch(interpreted_backward):
     rng = np.random.default_rng(7)
     data = {"x": rng.standard_normal((2, 3, 9, 9)), "target": rng.standard_normal((2, 3, 18, 18))}
     run_both(unet_block, data, rtol=1e-9)
+
+
+@pytest.mark.parametrize("kind", ["bool", "float"])
+def test_attention_with_a_fully_masked_query_is_pytorchs_safe_softmax(kind):
+    """A query row whose every key is masked attends to nothing: 0, with finite gradients
+    everywhere (it was nan, and nan reached all of k.grad)."""
+    rng = np.random.default_rng(5)
+    q, k, v = (rng.normal(size=(2, 3, 4)) for _ in range(3))
+    keep = np.ones((3, 3), dtype=bool)
+    keep[1] = False  # query 1 sees no key
+    mask = keep if kind == "bool" else np.where(keep, 0.0, -np.inf)
+    w = rng.normal(size=(2, 3, 4))
+    results = []
+    for lib, F in ((symgrad, FS), (torch_real, torch_real.nn.functional)):
+        ts = [lib.tensor(a, requires_grad=True) for a in (q, k, v)]
+        out = F.scaled_dot_product_attention(*ts, attn_mask=lib.tensor(mask))
+        (out * lib.tensor(w)).sum().backward()
+        results.append([out.detach().numpy(), *(t.grad.numpy() for t in ts)])
+    for got, want in zip(*results):
+        assert np.isfinite(got).all()
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
