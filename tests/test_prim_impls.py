@@ -80,4 +80,4 @@ def test_where_as_bit_masks_is_numpys_bit_for_bit(dtype):
         got, want = select(*args), np.where(*args)
         assert got.dtype == want.dtype and got.shape == want.shape
         np.testing.assert_array_equal(_bits(got), _bits(want))
-    np.testing.assert_array_equal(_bits(_relu(x)), _bits(np.where(x > 0.0, x, 0.0)))
+    np.testing.assert_array_equal(_bits(_relu(x)), _bits(np.where(x < 0.0, 0.0, x)))

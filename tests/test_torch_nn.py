@@ -212,3 +212,20 @@ def test_attention_with_a_fully_masked_query_is_pytorchs_safe_softmax(kind):
     for got, want in zip(*results):
         assert np.isfinite(got).all()
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+def test_relu_keeps_nan_and_negative_zero_as_pytorch():
+    """relu(x) = x < 0 ? 0 : x and its gradient x <= 0 ? 0 : g: a NaN passes (a diverged
+    loss stays visible), -0.0 stays -0.0 (it was where(x > 0, x, 0): NaN became 0)."""
+    x = np.array([np.nan, -0.0, 0.0, -1.5, 2.0, np.inf, -np.inf])
+    results = []
+    for lib in (symgrad, torch_real):
+        t = lib.tensor(x, requires_grad=True)
+        for y in (t.relu(), lib.nn.functional.relu(t)):
+            (y * lib.tensor(np.arange(1.0, 8.0))).sum().backward()
+            results.append((y.detach().numpy(), t.grad.numpy().copy()))
+            t.grad = None
+    for (got, gg), (want, gw) in zip(results[:2], results[2:]):
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+        np.testing.assert_array_equal(gg, gw)

@@ -374,14 +374,15 @@ reciprocal_p = unary("reciprocal", np.reciprocal, complex=True,
 
 
 def _relu(x):
-    return select(x > 0.0, x, 0.0)[()]  # np.where's bits
+    return select(x < 0.0, 0.0, x)[()]  # np.where's bits
 
 
 # relu'(0) = 0, as PyTorch: the kink belongs to the flat side. Not maximum(x, 0),
-# whose tie rule would give 1/2 there
+# whose tie rule would give 1/2 there. A NaN stays NaN (gradient g) and -0.0 stays -0.0,
+# as PyTorch's (x < 0 ? 0 : x; its backward: x <= 0 ? 0 : g) and JAX's
 relu_p = register(
     name="relu", kind="elementwise", shape_rule=_elementwise_rule("relu"), impl=_relu,
-    vjp=lambda g, ans, x: (where(x > 0.0, g, 0.0),),
+    vjp=lambda g, ans, x: (where(x <= 0.0, 0.0, g),),
     sympy=lambda sp, x: sp.Piecewise((x, x > 0), (0, True)))
 
 

@@ -94,7 +94,7 @@ for _prim in (E.abs_p, E.floor_p, E.ceil_p, E.trunc_p, E.rint_p, E.square_p, E.r
 # "+ 0.0": numpy's sign(-0.0) is 0.0, Numba's is -0.0
 lower(E.sign_p, "np.sign({0}) + 0.0", cheap=True)
 # selection and the numerically stable functions
-lower(E.relu_p, _selection_emit("{0} > 0.0", "{0}", "0.0"), cheap=True)
+lower(E.relu_p, _selection_emit("{0} < 0.0", "0.0", "{0}"), cheap=True)
 lower(E.sigmoid_p, _sigmoid_emit, vectorized="sigmoid")
 lower(E.softplus_p, "np.log1p(np.exp(-np.abs({0}))) + np.maximum({0}, 0.0)",
       vectorized="softplus")
