@@ -513,3 +513,22 @@ def test_init_helpers_equal_pytorchs():
     w = symgrad.nn.init.eye_(symgrad.empty(2, 3))
     assert w.tolist() == torch_real.nn.init.eye_(torch_real.empty(2, 3)).tolist()
     assert symgrad.nn.init.constant_(symgrad.empty(2), 0.5).tolist() == [0.5, 0.5]
+
+
+def test_alpha_scales_the_other_operand_in_the_result_dtype():
+    """add/sub(alpha=) and add_/sub_ compute alpha * other in the promoted dtype, as PyTorch
+    (int8 + 2 * uint8 is int16 arithmetic; 2 * uint8 wrapped in uint8 before; a float32
+    other of a float64 tensor is scaled in float64)."""
+    outs = []
+    for L in (symgrad, torch_real):
+        u = L.tensor([200, 3, 255, 0], dtype=L.uint8)
+        i = L.tensor([-100, 7, -1, 127], dtype=L.int8)
+        f, g = L.tensor([1.0, 2.0], dtype=L.float64), L.tensor([0.1, 0.3], dtype=L.float32)
+        j, h = i.to(L.int16), f.clone()
+        j.add_(u, alpha=2)
+        h.sub_(g, alpha=0.1)
+        outs.append([i.add(u, alpha=2), L.add(i, u, alpha=2), i.sub(u, alpha=2),
+                     u.add(i, alpha=3), f.add(g, alpha=0.1), j, h])
+    for got, want in zip(*outs):
+        assert str(got.dtype) == str(want.dtype)
+        np.testing.assert_array_equal(got.numpy(), want.numpy())

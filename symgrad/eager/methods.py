@@ -92,12 +92,12 @@ class TensorMethods(ReductionMethods):
         if alpha == 1:
             return self + other
         fused = add_tensors(self, other, alpha)  # bfloat16: rounded once, as PyTorch's
-        return self + other * alpha if fused is None else fused
+        return self + promoted(self, other) * alpha if fused is None else fused
     def sub(self, other, alpha=1):
         if alpha == 1:
             return self - other
         fused = add_tensors(self, other, -alpha)
-        return self - other * alpha if fused is None else fused
+        return self - promoted(self, other) * alpha if fused is None else fused
     def mul(self, other): return self * other
     def div(self, other, rounding_mode=None):
         if rounding_mode is not None and not dt.result_type([self, other]).is_floating_point:
@@ -364,3 +364,13 @@ def _several(views: tuple[Any, ...], name: str) -> tuple[Any, ...]:
         if v._node is not None:
             v._multi = f"Output {k} of {name}"
     return views
+
+
+def promoted(self: Any, other: Any) -> Any:
+    """``other`` in the dtype of ``self + other``, where PyTorch computes ``alpha * other``
+    (int8 + 2 * uint8 is int16 arithmetic: 2 * uint8 wrapped in uint8 before)."""
+    value = getattr(other, "_value", None)
+    if value is None:
+        return other
+    dtype = dt.result_type([self._value, value])
+    return other if other.dtype == dtype else other.to(dtype)
