@@ -532,3 +532,19 @@ def test_alpha_scales_the_other_operand_in_the_result_dtype():
     for got, want in zip(*outs):
         assert str(got.dtype) == str(want.dtype)
         np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+def test_integer_reductions_in_a_narrower_dtype_wrap_as_pytorchs():
+    """sum/prod/cumsum(dtype=uint8/int8/int16/int32) accumulate in that dtype, wrapping
+    around, and return it (they returned the exact int64 number: 307 for 51)."""
+    outs = []
+    for L in (symgrad, torch_real):
+        a = L.tensor([200, 100, 7], dtype=L.uint8)
+        b = L.tensor([[100, 100, 7], [-128, 127, 3]], dtype=L.int8)
+        outs.append([a.sum(dtype=L.uint8), a.sum(0, dtype=L.uint8), b.sum(dtype=L.int8),
+                     b.sum(1, keepdim=True, dtype=L.int8), a.cumsum(0, dtype=L.uint8),
+                     b.prod(dtype=L.int8), b.prod(1, dtype=L.int16), a.sum(dtype=L.int16),
+                     L.sum(a, dtype=L.uint8), b.cumsum(1, dtype=L.int32), b.sum()])
+    for got, want in zip(*outs):
+        assert str(got.dtype) == str(want.dtype)
+        np.testing.assert_array_equal(got.numpy(), want.numpy())

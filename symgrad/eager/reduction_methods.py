@@ -68,7 +68,7 @@ class ReductionMethods:
         if x.dtype is dt.bool:  # PyTorch sums bools as int64
             x = x.long()
         axes = _dims(dim, x.ndim)
-        result = op(x, axes, keepdims=keepdim)
+        result = _wrapped(op(x, axes, keepdims=keepdim), dtype)
         return named(result, x, None if dim is None else f"{name}Backward1")
 
     def sum(self, dim=None, keepdim=False, **kw):  # type: ignore[override]
@@ -242,10 +242,11 @@ class ReductionMethods:
         if x.ndim == 0 and (dim is not None or axis is not None):  # PyTorch: a 0-d result
             _one_dim(dim if dim is not None else axis, 1)
             return named(x * 1, x, "CumsumBackward0")
-        if dim is None and axis is None:
-            return named(shape_ops.cumsum(x), x, "CumsumBackward0")  # numpy's: flattened
+        if dim is None and axis is None:  # numpy's: flattened
+            return named(_wrapped(shape_ops.cumsum(x), dtype), x, "CumsumBackward0")
         dim = dim if dim is not None else axis
-        return named(shape_ops.cumsum(x, _one_dim(dim, x.ndim)), x, "CumsumBackward0")
+        return named(_wrapped(shape_ops.cumsum(x, _one_dim(dim, x.ndim)), dtype), x,
+                     "CumsumBackward0")
 
     def all(self, dim=None, keepdim=False):
         return self._logical(np.all, dim, keepdim)
@@ -258,3 +259,15 @@ class ReductionMethods:
         found = np.asarray(fn(self._value, axis=axes, keepdims=keepdim))
         # PyTorch's any/all of a uint8 tensor are uint8 (of others bool)
         return type(self)._make(found.astype(np.uint8) if self.dtype is dt.uint8 else found)
+
+
+def _wrapped(result: Any, dtype: Any) -> Any:
+    """An integer sum or product asked for in a narrower integer ``dtype`` (``sum(dtype=
+    torch.uint8)``): PyTorch accumulates in it, wrapping around; the exact int64 result
+    taken modulo the dtype's range is the same number (modular arithmetic)."""
+    if dtype is None:
+        return result
+    want = dt.as_dtype(dtype)
+    if want.is_floating_point or want is dt.bool or result.dtype is want:
+        return result
+    return result.to(want)
