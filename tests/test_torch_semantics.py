@@ -548,3 +548,17 @@ def test_integer_reductions_in_a_narrower_dtype_wrap_as_pytorchs():
     for got, want in zip(*outs):
         assert str(got.dtype) == str(want.dtype)
         np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+def test_nan_in_threshold_sort_topk_and_sign_as_pytorchs():
+    """A NaN stays NaN through F.threshold, ranks largest in sort(descending) and topk,
+    and has sign 0 (they dropped it, skipped it, or gave nan)."""
+    x = np.array([3.0, np.nan, 1.0, np.inf, -1.0, np.nan, 2.0])
+    outs = []
+    for L in (symgrad, torch_real):
+        t = L.tensor(x)
+        outs.append([L.nn.functional.threshold(t, 1.5, -1.0), t.sort(descending=True)[1],
+                     t.sort()[1], t.topk(3)[1], t.topk(3, largest=False)[1], t.sign(),
+                     L.sign(t), t.topk(2)[0]])
+    for got, want in zip(*outs):
+        np.testing.assert_array_equal(got.numpy(), want.numpy())

@@ -32,8 +32,14 @@ from .tensor import Tensor
 
 exp, log, log1p, expm1, sqrt = np.exp, np.log, np.log1p, np.expm1, np.sqrt
 sin, cos, tan, tanh, sinh, cosh = np.sin, np.cos, np.tan, np.tanh, np.sinh, np.cosh
-asin, acos, atan, abs, sign, square = (np.arcsin, np.arccos, np.arctan, np.abs, np.sign,
-                                       np.square)
+asin, acos, atan, abs, square = np.arcsin, np.arccos, np.arctan, np.abs, np.square
+
+
+def sign(input: Any) -> Any:
+    """``torch.sign``: ``Tensor.sign`` (0 at NaN, PyTorch's), numpy's on other values."""
+    return input.sign() if isinstance(input, Tensor) else np.sign(input)
+
+
 pow, matmul, maximum, minimum = np.power, np.matmul, np.maximum, np.minimum
 atan2, neg, reciprocal = np.arctan2, np.negative, np.reciprocal
 floor, ceil, trunc = np.floor, np.ceil, np.trunc

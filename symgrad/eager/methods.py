@@ -77,7 +77,11 @@ class TensorMethods(ReductionMethods):
     def atan2(self, other): return np.arctan2(self, other)
     def abs(self): return np.abs(self)
     def neg(self): return -self
-    def sign(self): return np.sign(self)
+    def sign(self):
+        out = np.sign(self)
+        if self.dtype.is_floating_point and np.isnan(self._value).any():  # PyTorch's 0
+            out = named(ops.where(self != self, 0.0, out), self, "SignBackward0")
+        return out
     def square(self): return np.square(self)
     def reciprocal(self): return np.reciprocal(self)
     def floor(self): return np.floor(self) if self.dtype.is_floating_point else self.clone()

@@ -155,14 +155,12 @@ class ReductionMethods:
         """``(values, indices)`` sorted along ``dim`` (stable: equal elements keep their
         order); the gradient of a value goes to the element it came from."""
         d = _one_dim(dim, self.ndim)
-        key = -self._value.astype(np.float64) if descending else self._value
-        indices = np.argsort(key, axis=d, kind="stable") if self.ndim else np.zeros((), int)
+        indices = (_order(self._value, d, descending) if self.ndim else np.zeros((), int))
         return sort_result(self._gather(indices, d), type(self)._make(indices.astype(np.int64)))
 
     def topk(self, k, dim=-1, largest=True, sorted=True):
         d = _one_dim(dim, self.ndim)
-        key = -self._value.astype(np.float64) if largest else self._value
-        indices = np.take(np.argsort(key, axis=d, kind="stable"), np.arange(k), axis=d)
+        indices = np.take(_order(self._value, d, largest), np.arange(k), axis=d)
         return topk_result(self._gather(indices, d), type(self)._make(indices.astype(np.int64)))
 
     def _gather(self, indices: np.ndarray, d: int) -> Any:
@@ -271,3 +269,14 @@ def _wrapped(result: Any, dtype: Any) -> Any:
     if want.is_floating_point or want is dt.bool or result.dtype is want:
         return result
     return result.to(want)
+
+
+def _order(values: np.ndarray, d: int, descending: bool) -> np.ndarray:
+    """The stable sorting permutation along ``d``, with PyTorch's NaN: the largest value,
+    so last ascending and first descending (``sort(descending=True)``, ``topk``)."""
+    if not descending:
+        return np.argsort(values, axis=d, kind="stable")
+    key = -values.astype(np.float64)
+    if values.dtype.kind != "f":
+        return np.argsort(key, axis=d, kind="stable")
+    return np.lexsort((key, ~np.isnan(values)), axis=d)  # NaNs first, then descending

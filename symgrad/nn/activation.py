@@ -109,7 +109,8 @@ def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
 
 
 def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
-    return named(ops.where(input > threshold, input, value), input, "ThresholdBackward0",
+    # x <= threshold ? value : x, as PyTorch's: a NaN stays NaN
+    return named(ops.where(input <= threshold, value, input), input, "ThresholdBackward0",
                  (input,))
 
 
