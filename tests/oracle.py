@@ -48,6 +48,16 @@ def sympy_gradient(fn: Callable, args: Sequence[Any], cotangent: Any = None,
     return [evaluate(e, graph, args) for e in exprs]
 
 
+def sympy_value_and_gradient(fn: Callable, args: Sequence[Any],
+                             cotangent: Any = None) -> tuple[Any, list[Any]]:
+    """:func:`sympy_value` and :func:`sympy_gradient` of one SymPy form of the graph
+    (built once: the same numbers as the two calls)."""
+    graph = forward_graph(fn, *args)
+    outputs = to_sympy(graph)
+    exprs = gradient_expressions(graph, cotangent, outputs=outputs)
+    return evaluate(outputs[0], graph, args), [evaluate(e, graph, args) for e in exprs]
+
+
 def finite_differences(fn: Callable, args: Sequence[Any], k: int, cotangent: Any = None,
                        h: float = 1e-6) -> np.ndarray:
     """Central differences of sum(fn(*args) * cotangent) in argument ``k``."""

@@ -1,7 +1,16 @@
-"""The ``symgrad`` command, run as a subprocess of the checkout under test.
+"""The ``symgrad`` command: ``main(argv)`` in this process, and the real command.
 
-Every test runs ``python -m symgrad`` with this process's environment (so
-PYTHONPATH picks the same checkout). Printed gradient formulas are compared
+Most tests run the command in this process (``symgrad()``: ``main`` with its own
+stdout and stderr, working directory, environment and warnings filters, the exit
+status from its return or ``SystemExit``), which spares each test a Python start-up
+and the imports of numpy, SymPy and Numba. The entry point itself runs as a
+subprocess of the checkout under test (``python -m symgrad``, with this process's
+environment, so PYTHONPATH picks the same checkout) where it is what is tested: the
+seed example, exit codes and one-line refusals, imports (``-X importtime``), the
+environment (PATH), hostile input, and in the other CLI files signals and pipes
+(``command()``, or ``symgrad(..., real=True)``).
+
+Printed gradient formulas are compared
 with ``sympy.diff`` of the same function built here with SymPy; the JSON
 output carries ``srepr`` strings, which the test (only the test) rebuilds
 with SymPy's parser: they are symgrad's own output, not user text.
@@ -9,12 +18,16 @@ with SymPy's parser: they are symgrad's own output, not user text.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
+import locale
 import os
 import re
 import shutil
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -26,11 +39,75 @@ from oracle import replaced_vjp
 ROOT = Path(__file__).parent.parent
 
 
-def symgrad(*args: str, cwd: Path | None = None, env: dict | None = None,
+def command(*args: str, cwd: Path | None = None, env: dict | None = None,
             python: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
+    """``python -m symgrad ARGS``, the real command, as a subprocess."""
     return subprocess.run([sys.executable, *python, "-m", "symgrad", *args], cwd=cwd or ROOT,
                           capture_output=True, text=True, timeout=120,
                           env={**os.environ, **(env or {})})
+
+
+class _Stream(io.StringIO):
+    """A captured stdout or stderr with the encoding the real command's pipe would have."""
+
+    def __init__(self, encoding: str) -> None:
+        super().__init__()
+        self._encoding = encoding
+
+    @property
+    def encoding(self) -> str:
+        return self._encoding
+
+
+#: what Python starts with (``python -m symgrad`` shows what these leave through)
+_DEFAULT_WARNINGS = [("ignore", DeprecationWarning), ("ignore", PendingDeprecationWarning),
+                     ("ignore", ImportWarning), ("ignore", ResourceWarning)]
+#: variables that act at the start-up of Python only: no meaning in this process
+_START_UP = {"PYTHONPATH", "PYTHONIOENCODING", "PYTHONDONTWRITEBYTECODE"}
+
+
+def symgrad(*args: str, cwd: Path | None = None, env: dict | None = None,
+            python: tuple[str, ...] = (), real: bool = False) -> subprocess.CompletedProcess:
+    """``symgrad ARGS`` as ``main(ARGS)`` in this process (the real command with
+    ``real=True`` or Python options): the exit status, stdout and stderr it would
+    have, with warnings printed on stderr as a fresh Python prints them (pytest's
+    own capture of warnings would hide them)."""
+    if real or python:
+        return command(*args, cwd=cwd, env=env, python=python)
+    from symgrad.cli import main
+
+    encoding = (env or {}).get("PYTHONIOENCODING") or locale.getpreferredencoding(False)
+    out, err = _Stream(encoding), _Stream(encoding)
+    changed = {k: v for k, v in (env or {}).items() if k not in _START_UP}
+    saved = {k: os.environ.get(k) for k in changed}
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        err.write(warnings.formatwarning(message, category, filename, lineno, line))
+
+    here = os.getcwd()
+    try:
+        os.environ.update(changed)
+        os.chdir(cwd or ROOT)
+        with warnings.catch_warnings(), contextlib.redirect_stdout(out), \
+                contextlib.redirect_stderr(err):
+            warnings.resetwarnings()
+            for action, category in _DEFAULT_WARNINGS:
+                warnings.simplefilter(action, category)
+            warnings.filterwarnings("default", category=DeprecationWarning, module="__main__")
+            warnings.showwarning = show
+            try:
+                code = main(list(args))
+            except SystemExit as e:  # argparse: --help, and its usage errors
+                code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+    finally:
+        os.chdir(here)
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    return subprocess.CompletedProcess([sys.executable, "-m", "symgrad", *args], code,
+                                       out.getvalue(), err.getvalue())
 
 
 def ok(*args: str, **kw) -> str:
@@ -54,7 +131,7 @@ def refused(done: subprocess.CompletedProcess, code: int = 2) -> str:
 
 def test_seed_mean_square_formula_and_values():
     out = ok("grad", "mean(3*(x+2)**2)", "--wrt", "x", "--shape", "x=2,2", "--at", "x=1",
-             "--format", "text")
+             "--format", "text", real=True)  # the README's example, as the user runs it
     assert "df/dx[i, j] = 3*(x[i, j] + 2)/2    for i < 2, j < 2" in out.splitlines()
     assert "f = 27.0" in out
     assert "df/dx =\n[[4.5 4.5]\n [4.5 4.5]]" in out
@@ -429,7 +506,7 @@ def test_formulas_that_sympy_cannot_build_in_time_are_omitted(seconds, capsys):
 # ---------------------------------------------------------------------------
 # hostile expressions: refused with exit code 2, one line, and nothing done
 
-HOSTILE = {  # run as subprocesses
+HOSTILE = {  # in this process; REAL_HOSTILE as subprocesses too
     "attribute": "x.__class__",
     "dunder name": "__builtins__",
     "import": "__import__('os').system('touch CANARY')",
@@ -444,7 +521,9 @@ HOSTILE = {  # run as subprocesses
     "starred": "sum(*x)",
     "walrus": "(y := x)",
 }
-MORE_HOSTILE = {  # the same refusals, run in this process to keep the file fast
+#: the real command, exit status 2 and nothing run, for code that would write a file
+REAL_HOSTILE = ("import", "lambda")
+MORE_HOSTILE = {  # the same refusals, run in this process with main() directly
     "open": "open('CANARY', 'w')",
     "eval": "eval('1')",
     "subclasses": "x.__class__.__base__.__subclasses__()",
@@ -464,9 +543,10 @@ MORE_HOSTILE = {  # the same refusals, run in this process to keep the file fast
 }
 
 
-@pytest.mark.parametrize("text", HOSTILE.values(), ids=HOSTILE.keys())
-def test_hostile_expression_is_refused(text, tmp_path):
-    done = symgrad("grad", text, "--at", "x=1", "--check", "--show", "code", cwd=tmp_path,
+@pytest.mark.parametrize("name", HOSTILE)
+def test_hostile_expression_is_refused(name, tmp_path):
+    done = symgrad("grad", HOSTILE[name], "--at", "x=1", "--check", "--show", "code",
+                   cwd=tmp_path, real=name in REAL_HOSTILE,
                    env={"PYTHONPATH": os.environ.get("PYTHONPATH", "") or str(ROOT)})
     line = refused(done)
     assert len(line) < 400
@@ -549,7 +629,8 @@ def test_graph_renders_svg(tmp_path):
 
 def test_graph_without_dot_says_so(tmp_path):
     out = tmp_path / "seed.svg"
-    done = symgrad("graph", SEED, "--shape", "x=2,2", "-o", str(out), env={"PATH": str(tmp_path)})
+    done = symgrad("graph", SEED, "--shape", "x=2,2", "-o", str(out), env={"PATH": str(tmp_path)},
+                   real=True)  # exit status 1 of the real command
     line = refused(done, code=1)
     assert "dot" in line and ".dot file" in line
     assert not out.exists()

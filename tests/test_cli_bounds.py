@@ -5,6 +5,8 @@ SymPy's work runs under one budget (``--sympy-seconds``); the numpy interpreter
 frees what nothing reads again, and the command refuses what would not fit;
 finite differences sample large inputs; every failure is one
 ``symgrad: error:`` line. Budgets here are small, so that the file stays fast.
+The command runs in this process (``test_cli.symgrad``), as a subprocess where signals,
+pipes, interrupts and Python's start-up are the subject.
 """
 
 from __future__ import annotations
@@ -284,10 +286,12 @@ def test_json_has_no_nan_or_infinity():
 def test_keyboard_interrupt_in_a_file_target_is_one_line(tmp_path):
     source = tmp_path / "model.py"
     source.write_text("def f(x):\n    raise KeyboardInterrupt\n")
-    line = refused(symgrad("grad", f"{source}:f", "--at", "x=1"), code=130)
+    # the real command: an interrupt that escaped main() here would stop the test run
+    line = refused(symgrad("grad", f"{source}:f", "--at", "x=1", real=True), code=130)
     assert line == "symgrad: error: interrupted"
     source.write_text("raise KeyboardInterrupt\n")
-    assert refused(symgrad("grad", f"{source}:f"), code=130) == "symgrad: error: interrupted"
+    assert refused(symgrad("grad", f"{source}:f", real=True), code=130) == \
+        "symgrad: error: interrupted"
 
 
 def _default_sigint() -> None:
@@ -373,7 +377,8 @@ def test_graph_to_a_path_that_cannot_be_written(where, message, tmp_path):
     target.write_text(Path(SEED).read_text())
     before = sorted(tmp_path.rglob("*"))
     done = symgrad("graph", f"{target}:seed", "--shape", "x=2,2", "-o", str(tmp_path / where),
-                   cwd=tmp_path, env={"PYTHONDONTWRITEBYTECODE": "", "PYTHONPATH": ROOT})
+                   cwd=tmp_path, env={"PYTHONDONTWRITEBYTECODE": "", "PYTHONPATH": ROOT},
+                   real=True)  # Python as started, writing bytecode unless symgrad says no
     assert refused(done).endswith(message.format(tmp=tmp_path))
     assert sorted(tmp_path.rglob("*")) == before  # no __pycache__, no temporary file
 

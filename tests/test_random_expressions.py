@@ -45,7 +45,7 @@ from expressions import (
     tied_nodes,
     vocabulary,
 )
-from oracle import replaced_vjp, sympy_gradient, sympy_value
+from oracle import replaced_vjp, sympy_value_and_gradient
 
 RTOL = 1e-9       # float64 vs 50 digits through a few operations, conditioning included
 LARGE = 1e30      # intermediate values beyond this are classified as overflow
@@ -75,13 +75,12 @@ def check(problem: Problem, backend: str) -> str:
     if scale > LARGE:
         return "overflow (huge intermediate)"
     ct = problem.cotangent(out.shape)
-    want = sympy_gradient(problem.fn, args, ct)
+    want_value, want = sympy_value_and_gradient(problem.fn, args, ct)  # one SymPy form
     if not all(np.isfinite(w).all() for w in want):
         return "non-finite derivative (SymPy)"
     scale = max([scale] + [float(np.max(np.abs(w), initial=0.0)) for w in want])
     if scale > LARGE:
         return "overflow (huge derivative)"
-    want_value = sympy_value(problem.fn, *args)
 
     f = sg.value_and_grad(problem.fn, argnums=tuple(range(len(args))), backend=backend)
     value, grads = f(*args, gradient=ct)

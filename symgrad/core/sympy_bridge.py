@@ -180,25 +180,38 @@ def _reduce(prim: Primitive, x: np.ndarray, axes: tuple[int, ...]) -> Any:
 
 
 def gradient_expressions(graph: Graph, cotangent: Any = None,
-                         wrt: Sequence[int] | None = None) -> list[Any]:
+                         wrt: Sequence[int] | None = None, outputs: Any = None) -> list[Any]:
     """SymPy's gradient of ``sum(output * cotangent)`` for the first output of ``graph``.
 
     ``cotangent`` defaults to 1 (a scalar output); it may be numbers or symbols.
     Returns one expression (or object array) per input in ``wrt`` (default: all).
+    ``outputs``: what ``to_sympy(graph)`` returned, if the caller has it already.
+
+    The sum's terms are differentiated with respect to a symbol where they contain it
+    (the derivative of a sum is the sum of its terms' derivatives; SymPy's own
+    ``diff`` of the sum would look through every term for every symbol).
     """
     symbols = input_symbols(graph)
-    y = np.asarray(to_sympy(graph, symbols)[0], dtype=object)
+    y = np.asarray((to_sympy(graph, symbols) if outputs is None else outputs)[0], dtype=object)
     ct = np.broadcast_to(np.asarray(1 if cotangent is None else cotangent, dtype=object), y.shape)
     ct = np.asarray(np.frompyfunc(lambda c: c if isinstance(c, sp.Basic) else exact(c), 1, 1)(ct),
                     dtype=object)
     total = sp.Add(*(yi * ci for yi, ci in zip(y.ravel(), ct.ravel())))
+    containing: dict[Any, list[Any]] = {}
+    for term in sp.Add.make_args(total):
+        for s in term.free_symbols:
+            containing.setdefault(s, []).append(term)
+
+    def derivative(s: Any) -> Any:
+        return sp.Add(*(term.diff(s) for term in containing.get(s, ())))
+
     result = []
     for k in (range(len(graph.inputs)) if wrt is None else wrt):
         s = symbols[k]
         if graph.inputs[k].dtype == BOOL:
             raise TypeError(f"input {k} is boolean and has no gradient")
-        result.append(sp.diff(total, s) if not np.ndim(s)
-                      else np.frompyfunc(lambda e: sp.diff(total, e), 1, 1)(s))
+        result.append(derivative(s) if not np.ndim(s)
+                      else np.frompyfunc(derivative, 1, 1)(s))
     return result
 
 
