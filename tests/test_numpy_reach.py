@@ -118,6 +118,10 @@ def test_interp_matches_numpy_and_jax_in_x_xp_and_fp():
     knots = np.array([0.0, 1.0, 4.0, np.nan])
     np.testing.assert_array_equal(sg.jit(lambda x: np.interp(x, xp, fp), backend="numpy")(knots),
                                   np.interp(knots, xp, fp))
+    # at the first and the last point: its segment's slope, as JAX's (the last had 0)
+    ends = np.array([0.0, 4.0])
+    _check(lambda x, xp, fp: np.interp(x, xp, fp), lambda x, xp, fp: jnp.interp(x, xp, fp),
+           ends, xp, fp, argnums=(0, 1, 2))
 
 
 def test_polyval_and_matrix_power_match_numpy_and_jax():

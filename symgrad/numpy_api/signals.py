@@ -146,9 +146,13 @@ def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None,
         slope = E.div(E.sub(f1, f0), E.sub(x1, x0))
         piece = E.add(f0, E.mul(E.sub(xs, x0), slope))
         value = sum(E.where(inside, piece, 0.0), axis=-1)
+        # at the last point exactly numpy's fp[-1], with the last segment's slope as the
+        # derivative (JAX's; the first point already has its segment's)
+        at_end = E.add(last, E.mul(E.sub(x, hi_x), getitem(slope, k - 2)))
     else:
         value = E.mul(x, 0.0)
-    value = E.where(E.equal(x, hi_x), last, value)
+        at_end = last
+    value = E.where(E.equal(x, hi_x), at_end, value)
     value = E.where(E.greater(x, hi_x), last if right is None else as_float(right), value)
     value = E.where(E.less(x, lo_x), first if left is None else as_float(left), value)
     return E.where(E.not_equal(x, x), np.nan, value)
