@@ -173,6 +173,10 @@ TAILS += [
     Tail("arctan2", np.arctan2, _grid(PAIRS, PAIRS)),
     Tail("logaddexp", np.logaddexp, _grid(PAIRS, PAIRS[1:])),
     Tail("xlogy", sg.xlogy, _grid(PAIRS, POSITIVE)),
+    # complex values in between: |x + iy| is hypot's tails, real(z * conj(z)) a square's
+    Tail("cabs", lambda x, y: np.abs(x + 1j * y), _grid(PAIRS, PAIRS)),
+    Tail("conj", lambda x, y: np.real((x + 1j * y) * np.conj(x + 0.5j * y)),
+         _grid(PAIRS[2:], PAIRS[2:])),
 ]
 
 #: rows reduced along the last axis

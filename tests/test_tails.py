@@ -25,9 +25,10 @@ from cases_tails import EPS, TAILS, Tail, error, exact
 
 import symgrad as sg
 
-#: the Numba rows run by default: the rules issue 14 changed
+#: the Numba rows run by default: the rules issue 14 changed (gammaln: libm in the kernel,
+#: digamma cut; cabs: a complex kernel)
 NUMBA_SAMPLE = {"expm1", "tanh", "arctan", "pow", "hypot", "logsumexp", "softmax",
-                "log_softmax", "norm", "std", "gammaln"}  # gammaln: libm in the kernel, digamma cut
+                "log_softmax", "norm", "std", "gammaln", "cabs"}
 FULL = os.environ.get("SYMGRAD_FULL") == "1"
 
 

@@ -33,7 +33,7 @@ import numpy as np
 from ..core.ir import COMPLEXES, Aval, real_of
 from ..core.tracing import apply
 from .convert import convert
-from .elementwise import div, eq_p, mul, where
+from .elementwise import absolute, add, div, eq_p, maximum, mul, where
 from .registry import broadcast_shapes, register
 
 
@@ -70,9 +70,17 @@ conj_p = register(
 
 
 def _cabs_vjp(g: Any, ans: Any, z: Any) -> tuple:
-    # d|z| = Re(conj(z) dz) / |z|: its transpose is g * conj(z) / |z|; 0 at z = 0
-    safe = where(apply(eq_p, ans, 0.0), 1.0, ans)
-    return (mul(convert(g, z.dtype.name), div(conj(z), safe)),)
+    # d|z| = Re(conj(z) dz) / |z|: its transpose is g * conj(z) / |z|; 0 at z = 0. As
+    # hypot's, computed on z divided by the larger magnitude m of its parts: right where
+    # |z| is subnormal (|5e-324 (1 + i)| rounds to 5e-324; complex division there gave
+    # nan) or overflows
+    x, y = real(z), imag(z)
+    m = maximum(absolute(x), absolute(y))
+    s = where(m > 0.0, where(m < np.inf, m, 1.0), 1.0)
+    kind = z.dtype.name
+    zs = add(convert(div(x, s), kind), mul(convert(div(y, s), kind), 1j))
+    unit = div(conj(zs), convert(apply(cabs_p, zs), kind))  # |zs| is in [1, sqrt(2)]
+    return (where(apply(eq_p, m, 0.0), 0.0, mul(convert(g, kind), unit)),)
 
 
 cabs_p = register(
