@@ -191,3 +191,33 @@ def test_unet_block_trains_as_pytorch(interpreted_backward):
     rng = np.random.default_rng(7)
     data = {"x": rng.standard_normal((2, 3, 9, 9)), "target": rng.standard_normal((2, 3, 18, 18))}
     run_both(unet_block, data, rtol=1e-9)
+
+
+# ---------------------------------------------------------------------------
+# module options: each changes the numbers, so each is run against PyTorch (two steps)
+
+
+def conv_same_padding_modes(torch, show, data):
+    for mode in ("reflect", "replicate", "circular"):
+        for d, kernel in ((1, 3), (2, (3, 2)), (3, (2, 3, 1))):  # even kernels: split unevenly
+            conv = getattr(torch.nn, f"Conv{d}d")(2, 3, kernel, padding="same", padding_mode=mode)
+            shape = conv.weight.shape
+            with torch.no_grad():
+                conv.weight.copy_(torch.tensor(data["w"].ravel()[:conv.weight.numel()]
+                                               .reshape(tuple(shape))))
+                conv.bias.copy_(torch.tensor(data["w"][-3:]))
+            x = torch.tensor(data["x"][(slice(None),) * (2 + d) + (0,) * (3 - d)],
+                             requires_grad=True)
+            opt = torch.optim.SGD(conv.parameters(), lr=0.1)
+            for _ in range(2):
+                opt.zero_grad()
+                y = conv(x)
+                (y * y.sin()).sum().backward()
+                opt.step()
+                show(mode, d, y.detach(), x.grad, conv.weight.grad, conv.weight.detach())
+
+
+def test_conv_same_padding_in_the_padding_mode_as_pytorch():
+    rng = np.random.default_rng(11)
+    run_both(conv_same_padding_modes, {"x": rng.standard_normal((1, 2, 5, 4, 4)),
+                                       "w": rng.standard_normal(60)})

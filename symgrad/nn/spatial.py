@@ -23,7 +23,7 @@ from ..eager.tensor import Tensor
 from ..eager.tensor_ops import empty, ones, zeros
 from . import functional as F
 from . import init
-from .convolution import _tuple
+from .convolution import _conv_padding, _tuple
 from .layers import _Activation
 from .module import Module
 from .parameter import Parameter
@@ -73,10 +73,12 @@ class _ConvNd(Module):
 
     def forward(self, input: Tensor) -> Tensor:
         conv = getattr(F, f"conv{self._d}d")
-        if self.padding_mode == "zeros" or isinstance(self.padding, str):
+        if self.padding_mode == "zeros":
             return conv(input, self.weight, self.bias, self.stride, self.padding, self.dilation,
                         self.groups)
-        widths = [p for p in reversed(self.padding) for _ in range(2)]
+        # PyTorch pads in the mode first ('same' split as F.conv splits it: the extra on the right)
+        sides = _conv_padding(self.padding, self._d, self.kernel_size, self.stride, self.dilation)
+        widths = [w for pair in reversed(sides) for w in pair]
         return conv(F.pad(input, widths, mode=self.padding_mode), self.weight, self.bias,
                     self.stride, 0, self.dilation, self.groups)
 
