@@ -249,15 +249,35 @@ def batch_norm(input: Tensor, running_mean: Any, running_var: Any, weight: Any =
     return named(out, input, "NativeBatchNormBackward0", (input, weight, bias))
 
 
-def instance_norm(input: Tensor, weight: Any = None, bias: Any = None, eps: float = 1e-5
-                  ) -> Tensor:
-    axes = tuple(range(2, input.ndim))
-    mean = input.mean(axes, keepdim=True)
-    centred = input - mean
-    var = (centred * centred).mean(axes, keepdim=True)
-    out = _affine(centred / (var + eps).sqrt(), weight, bias,
-                  (input.shape[1], *([1] * (input.ndim - 2))))
-    return out
+def instance_norm(input: Tensor, running_mean: Any = None, running_var: Any = None,
+                  weight: Any = None, bias: Any = None, use_input_stats: bool = True,
+                  momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    """Each instance's statistics over its spatial axes (and the running ones, when given,
+    updated in place with the mean over the batch of the instances', the variance unbiased,
+    as PyTorch's); the running statistics with ``use_input_stats=False``."""
+    shape = (input.shape[1], *([1] * (input.ndim - 2)))
+    if use_input_stats:
+        count = input.numel() // (input.shape[0] * input.shape[1]) if input.numel() else 0
+        if count <= 1:
+            raise ValueError(f"Expected more than 1 spatial element when training, got input "
+                             f"size {list(input.shape)}")
+        axes = tuple(range(2, input.ndim))
+        mean = input.mean(axes, keepdim=True)
+        centred = input - mean
+        var = (centred * centred).mean(axes, keepdim=True)
+        m, flat = float(momentum), (input.shape[0], input.shape[1])
+        if running_mean is not None:
+            running_mean.data.mul_(1 - m).add_(mean.detach().reshape(flat).mean(0) * m)
+        if running_var is not None:
+            unbiased = var.detach().reshape(flat) * (count / (count - 1))
+            running_var.data.mul_(1 - m).add_(unbiased.mean(0) * m)
+        out = centred / (var + eps).sqrt()
+    else:
+        if running_mean is None or running_var is None:
+            raise RuntimeError("Expected running_mean and running_var to be defined when "
+                               "use_input_stats is false")
+        out = (input - running_mean.reshape(shape)) / (running_var.reshape(shape) + eps).sqrt()
+    return _affine(out, weight, bias, shape)
 
 
 def embedding(input: Any, weight: Tensor, padding_idx: int | None = None, max_norm: Any = None,
