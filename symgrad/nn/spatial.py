@@ -389,6 +389,8 @@ class Embedding(Module):
                 raise AssertionError("Padding_idx must be within num_embeddings")
             padding_idx %= num_embeddings
         self.padding_idx = padding_idx
+        self.max_norm, self.norm_type = max_norm, norm_type
+        self.scale_grad_by_freq, self.sparse = scale_grad_by_freq, sparse
         if _weight is None:
             self.weight = Parameter(empty(num_embeddings, embedding_dim, dtype=_kind(dtype)),
                                     requires_grad=not _freeze)
@@ -405,12 +407,22 @@ class Embedding(Module):
         return cls(rows, dim, padding_idx, _weight=embeddings, _freeze=freeze, **kwargs)
 
     def forward(self, input: Any) -> Tensor:
-        return F.embedding(input, self.weight, self.padding_idx)
+        return F.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
+                           self.scale_grad_by_freq, self.sparse)
 
     def extra_repr(self) -> str:
         text = f"{self.num_embeddings}, {self.embedding_dim}"
-        return text + (f", padding_idx={self.padding_idx}" if self.padding_idx is not None
-                       else "")
+        if self.padding_idx is not None:
+            text += f", padding_idx={self.padding_idx}"
+        if self.max_norm is not None:
+            text += f", max_norm={self.max_norm}"
+        if self.norm_type != 2:
+            text += f", norm_type={self.norm_type}"
+        if self.scale_grad_by_freq is not False:
+            text += f", scale_grad_by_freq={self.scale_grad_by_freq}"
+        if self.sparse is not False:
+            text += ", sparse=True"
+        return text
 
 
 # ---------------------------------------------------------------------------
