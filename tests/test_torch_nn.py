@@ -198,23 +198,25 @@ def test_unet_block_trains_as_pytorch(interpreted_backward):
 
 
 def conv_same_padding_modes(torch, show, data):
-    for mode in ("reflect", "replicate", "circular"):
-        for d, kernel in ((1, 3), (2, (3, 2)), (3, (2, 3, 1))):  # even kernels: split unevenly
-            conv = getattr(torch.nn, f"Conv{d}d")(2, 3, kernel, padding="same", padding_mode=mode)
-            shape = conv.weight.shape
-            with torch.no_grad():
-                conv.weight.copy_(torch.tensor(data["w"].ravel()[:conv.weight.numel()]
-                                               .reshape(tuple(shape))))
-                conv.bias.copy_(torch.tensor(data["w"][-3:]))
-            x = torch.tensor(data["x"][(slice(None),) * (2 + d) + (0,) * (3 - d)],
-                             requires_grad=True)
-            opt = torch.optim.SGD(conv.parameters(), lr=0.1)
-            for _ in range(2):
-                opt.zero_grad()
-                y = conv(x)
-                (y * y.sin()).sum().backward()
-                opt.step()
-                show(mode, d, y.detach(), x.grad, conv.weight.grad, conv.weight.detach())
+    # even kernels: the 'same' amounts split unevenly
+    for mode, d, kernel in (("reflect", 2, (3, 2)), ("replicate", 2, (3, 2)),
+                            ("circular", 2, (2, 3)), ("circular", 1, 4),
+                            ("reflect", 3, (2, 3, 1))):
+        conv = getattr(torch.nn, f"Conv{d}d")(2, 3, kernel, padding="same", padding_mode=mode)
+        shape = conv.weight.shape
+        with torch.no_grad():
+            conv.weight.copy_(torch.tensor(data["w"].ravel()[:conv.weight.numel()]
+                                           .reshape(tuple(shape))))
+            conv.bias.copy_(torch.tensor(data["w"][-3:]))
+        x = torch.tensor(data["x"][(slice(None),) * (2 + d) + (0,) * (3 - d)],
+                         requires_grad=True)
+        opt = torch.optim.SGD(conv.parameters(), lr=0.1)
+        for _ in range(2):
+            opt.zero_grad()
+            y = conv(x)
+            (y * y.sin()).sum().backward()
+            opt.step()
+            show(mode, d, y.detach(), x.grad, conv.weight.grad, conv.weight.detach())
 
 
 def test_conv_same_padding_in_the_padding_mode_as_pytorch():
@@ -245,5 +247,5 @@ def embedding_options(torch, show, data):
     show(y.detach(), w.grad, w.detach())
 
 
-def test_embedding_max_norm_and_scale_grad_by_freq_as_pytorch():
+def test_embedding_max_norm_and_scale_grad_by_freq_as_pytorch(interpreted_backward):
     run_both(embedding_options, {"w": np.random.default_rng(12).standard_normal((6, 3)) * 2})
