@@ -107,6 +107,18 @@ def _batch_norm(L, x, w, b):
 
 add("F.batch_norm", _batch_norm, samples=(((4, 3, 5), (3,), (3,)), ((4, 3), (3,), (3,))),
     domain="normal3")
+
+
+def _instance_norm(L, x, w, b):  # PyTorch's positional order; the running stats twice updated
+    F = L.nn.functional
+    mean, var = L.zeros(3, dtype=x.dtype), L.ones(3, dtype=x.dtype)
+    first = F.instance_norm(x, mean, var, w, b, momentum=0.3)
+    second = F.instance_norm(x * 2 + 1, mean, var, w, b, True, 0.3)
+    return (first, second, mean, var, F.instance_norm(x, mean, var, w, b, use_input_stats=False))
+
+
+add("F.instance_norm", _instance_norm, samples=(((4, 3, 5), (3,), (3,)),
+                                                 ((2, 3, 2, 3), (3,), (3,))), domain="normal3")
 add("F.embedding", lambda L, w: (L.nn.functional.embedding(L.tensor([[1, 0, 3], [3, 2, 0]]), w,
                                                            padding_idx=0),
                                  L.nn.functional.embedding(L.tensor(2), w)),

@@ -229,3 +229,61 @@ def test_relu_keeps_nan_and_negative_zero_as_pytorch():
         np.testing.assert_array_equal(got, want)
         np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
         np.testing.assert_array_equal(gg, gw)
+
+
+# ---------------------------------------------------------------------------
+# module options: each changes the numbers, so each is run against PyTorch (two steps)
+
+
+def conv_same_padding_modes(torch, show, data):
+    # even kernels: the 'same' amounts split unevenly
+    for mode, d, kernel in (("reflect", 2, (3, 2)), ("replicate", 2, (3, 2)),
+                            ("circular", 2, (2, 3)), ("circular", 1, 4),
+                            ("reflect", 3, (2, 3, 1))):
+        conv = getattr(torch.nn, f"Conv{d}d")(2, 3, kernel, padding="same", padding_mode=mode)
+        shape = conv.weight.shape
+        with torch.no_grad():
+            conv.weight.copy_(torch.tensor(data["w"].ravel()[:conv.weight.numel()]
+                                           .reshape(tuple(shape))))
+            conv.bias.copy_(torch.tensor(data["w"][-3:]))
+        x = torch.tensor(data["x"][(slice(None),) * (2 + d) + (0,) * (3 - d)],
+                         requires_grad=True)
+        opt = torch.optim.SGD(conv.parameters(), lr=0.1)
+        for _ in range(2):
+            opt.zero_grad()
+            y = conv(x)
+            (y * y.sin()).sum().backward()
+            opt.step()
+            show(mode, d, y.detach(), x.grad, conv.weight.grad, conv.weight.detach())
+
+
+def test_conv_same_padding_in_the_padding_mode_as_pytorch():
+    rng = np.random.default_rng(11)
+    run_both(conv_same_padding_modes, {"x": rng.standard_normal((1, 2, 5, 4, 4)),
+                                       "w": rng.standard_normal(60)})
+
+
+def embedding_options(torch, show, data):
+    tokens = torch.tensor([[0, 2, 2], [5, 1, 2]])
+    for options in (dict(max_norm=1.0), dict(max_norm=1.5, norm_type=1.0, padding_idx=2),
+                    dict(scale_grad_by_freq=True), dict(scale_grad_by_freq=True, padding_idx=0),
+                    dict(max_norm=2.0, scale_grad_by_freq=True)):
+        embed = torch.nn.Embedding(6, 3, **options)
+        with torch.no_grad():
+            embed.weight.copy_(torch.tensor(data["w"]))
+        show(embed)
+        opt = torch.optim.SGD(embed.parameters(), lr=0.5)
+        for _ in range(2):  # the second step renormalizes the rows the first one changed
+            opt.zero_grad()
+            y = embed(tokens)
+            (y * y.sin()).sum().backward()
+            opt.step()
+            show(y.detach(), embed.weight.grad, embed.weight.detach())
+    w = torch.tensor(data["w"], requires_grad=True)
+    y = torch.nn.functional.embedding(tokens, w, None, 1.0, 2.0, True)
+    (y * y.sin()).sum().backward()
+    show(y.detach(), w.grad, w.detach())
+
+
+def test_embedding_max_norm_and_scale_grad_by_freq_as_pytorch(interpreted_backward):
+    run_both(embedding_options, {"w": np.random.default_rng(12).standard_normal((6, 3)) * 2})

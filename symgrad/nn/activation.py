@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from ..eager.bf16 import in_float32
+from ..eager.grad_mode import no_grad
 from ..eager.methods import named
 from ..eager.random import numpy_generator
 from ..eager.saved_indices import watch_indices
@@ -250,32 +251,78 @@ def batch_norm(input: Tensor, running_mean: Any, running_var: Any, weight: Any =
     return named(out, input, "NativeBatchNormBackward0", (input, weight, bias))
 
 
-def instance_norm(input: Tensor, weight: Any = None, bias: Any = None, eps: float = 1e-5
-                  ) -> Tensor:
-    axes = tuple(range(2, input.ndim))
-    mean = input.mean(axes, keepdim=True)
-    centred = input - mean
-    var = (centred * centred).mean(axes, keepdim=True)
-    out = _affine(centred / (var + eps).sqrt(), weight, bias,
-                  (input.shape[1], *([1] * (input.ndim - 2))))
-    return out
+def instance_norm(input: Tensor, running_mean: Any = None, running_var: Any = None,
+                  weight: Any = None, bias: Any = None, use_input_stats: bool = True,
+                  momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    """Each instance's statistics over its spatial axes (and the running ones, when given,
+    updated in place with the mean over the batch of the instances', the variance unbiased,
+    as PyTorch's); the running statistics with ``use_input_stats=False``."""
+    shape = (input.shape[1], *([1] * (input.ndim - 2)))
+    if use_input_stats:
+        count = input.numel() // (input.shape[0] * input.shape[1]) if input.numel() else 0
+        if count <= 1:
+            raise ValueError(f"Expected more than 1 spatial element when training, got input "
+                             f"size {list(input.shape)}")
+        axes = tuple(range(2, input.ndim))
+        mean = input.mean(axes, keepdim=True)
+        centred = input - mean
+        var = (centred * centred).mean(axes, keepdim=True)
+        m, flat = float(momentum), (input.shape[0], input.shape[1])
+        if running_mean is not None:
+            running_mean.data.mul_(1 - m).add_(mean.detach().reshape(flat).mean(0) * m)
+        if running_var is not None:
+            unbiased = var.detach().reshape(flat) * (count / (count - 1))
+            running_var.data.mul_(1 - m).add_(unbiased.mean(0) * m)
+        out = centred / (var + eps).sqrt()
+    else:
+        if running_mean is None or running_var is None:
+            raise RuntimeError("Expected running_mean and running_var to be defined when "
+                               "use_input_stats is false")
+        out = (input - running_mean.reshape(shape)) / (running_var.reshape(shape) + eps).sqrt()
+    return _affine(out, weight, bias, shape)
+
+
+def _embedding_renorm_(weight: Tensor, index: np.ndarray, max_norm: float,
+                       norm_type: float) -> None:
+    """PyTorch's ``embedding_renorm_``: each row of ``weight`` that ``index`` refers to and
+    whose ``norm_type``-norm exceeds ``max_norm`` scaled in place to ``max_norm`` (with
+    PyTorch's 1e-7 in the denominator), under no_grad."""
+    rows = np.unique(index)
+    if not rows.size:
+        return
+    values = weight._value[rows]
+    norms = np.linalg.norm(values.astype(np.float64), ord=norm_type, axis=1)
+    over = norms > max_norm
+    if over.any():
+        scale = (max_norm / (norms[over] + 1e-7)).astype(values.dtype)
+        with no_grad():
+            weight[Tensor._make(rows[over])] = Tensor._make(values[over] * scale[:, None])
 
 
 def embedding(input: Any, weight: Tensor, padding_idx: int | None = None, max_norm: Any = None,
               norm_type: float = 2.0, scale_grad_by_freq: bool = False, sparse: bool = False
               ) -> Tensor:
     """The rows of ``weight`` at the int64 ``input``; the row at ``padding_idx`` gets no
-    gradient, as PyTorch's."""
-    if max_norm is not None or scale_grad_by_freq or sparse:
-        raise NotImplementedError("F.embedding: max_norm, scale_grad_by_freq and sparse are "
-                                  "not supported; leave them at their defaults")
+    gradient, as PyTorch's. With ``max_norm`` the rows referred to are first renormalized
+    in place (as PyTorch's); with ``scale_grad_by_freq`` each row's gradient is divided by
+    the number of times ``input`` refers to it."""
+    if sparse:
+        raise NotImplementedError("F.embedding: sparse gradients are not supported; use "
+                                  "sparse=False (the gradient is then dense, same values)")
     index = input._value if isinstance(input, Tensor) else np.asarray(input)
     if index.dtype.kind not in "iu":
         raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the "
                            f"following scalar types: Long, Int; but got {index.dtype} instead")
     if index.size and (index.min() < 0 or index.max() >= weight.shape[0]):
         raise IndexError("index out of range in self")
+    if max_norm is not None:
+        _embedding_renorm_(weight, index, float(max_norm), float(norm_type))
     rows = weight[index]
+    if scale_grad_by_freq and index.size:
+        counts = np.bincount(index.ravel(), minlength=weight.shape[0])[index]
+        scale = Tensor._make((1.0 / counts)[..., None].astype(weight._value.dtype))
+        frozen = rows.detach()
+        rows = frozen + (rows - frozen) * scale  # the same values; the gradient divided
     if padding_idx is not None:
         pad = padding_idx % weight.shape[0]
         rows = ops.where((index == pad)[..., None], rows.detach(), rows)

@@ -23,7 +23,7 @@ from ..eager.tensor import Tensor
 from ..eager.tensor_ops import empty, ones, zeros
 from . import functional as F
 from . import init
-from .convolution import _tuple
+from .convolution import _conv_padding, _tuple
 from .layers import _Activation
 from .module import Module
 from .parameter import Parameter
@@ -73,10 +73,12 @@ class _ConvNd(Module):
 
     def forward(self, input: Tensor) -> Tensor:
         conv = getattr(F, f"conv{self._d}d")
-        if self.padding_mode == "zeros" or isinstance(self.padding, str):
+        if self.padding_mode == "zeros":
             return conv(input, self.weight, self.bias, self.stride, self.padding, self.dilation,
                         self.groups)
-        widths = [p for p in reversed(self.padding) for _ in range(2)]
+        # PyTorch pads in the mode first ('same' split as F.conv splits it: the extra on the right)
+        sides = _conv_padding(self.padding, self._d, self.kernel_size, self.stride, self.dilation)
+        widths = [w for pair in reversed(sides) for w in pair]
         return conv(F.pad(input, widths, mode=self.padding_mode), self.weight, self.bias,
                     self.stride, 0, self.dilation, self.groups)
 
@@ -387,6 +389,8 @@ class Embedding(Module):
                 raise AssertionError("Padding_idx must be within num_embeddings")
             padding_idx %= num_embeddings
         self.padding_idx = padding_idx
+        self.max_norm, self.norm_type = max_norm, norm_type
+        self.scale_grad_by_freq, self.sparse = scale_grad_by_freq, sparse
         if _weight is None:
             self.weight = Parameter(empty(num_embeddings, embedding_dim, dtype=_kind(dtype)),
                                     requires_grad=not _freeze)
@@ -403,12 +407,22 @@ class Embedding(Module):
         return cls(rows, dim, padding_idx, _weight=embeddings, _freeze=freeze, **kwargs)
 
     def forward(self, input: Any) -> Tensor:
-        return F.embedding(input, self.weight, self.padding_idx)
+        return F.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
+                           self.scale_grad_by_freq, self.sparse)
 
     def extra_repr(self) -> str:
         text = f"{self.num_embeddings}, {self.embedding_dim}"
-        return text + (f", padding_idx={self.padding_idx}" if self.padding_idx is not None
-                       else "")
+        if self.padding_idx is not None:
+            text += f", padding_idx={self.padding_idx}"
+        if self.max_norm is not None:
+            text += f", max_norm={self.max_norm}"
+        if self.norm_type != 2:
+            text += f", norm_type={self.norm_type}"
+        if self.scale_grad_by_freq is not False:
+            text += f", scale_grad_by_freq={self.scale_grad_by_freq}"
+        if self.sparse is not False:
+            text += ", sparse=True"
+        return text
 
 
 # ---------------------------------------------------------------------------
