@@ -243,6 +243,44 @@ def test_rules_that_call_their_own_function_match_jax_to_order_three(which):
             sg.grad(fs, backend=B)(0.7)
 
 
+K = 2.0
+
+
+def _bwd_helper(g):
+    return g * K
+
+
+def test_a_rule_reads_from_outside_are_guarded_as_in_plain_python():
+    """A reused gradient trace sees what its rules read now (finding f05): a global read
+    only by ``bwd``, by ``fwd``, by a helper ``bwd`` calls, a list read by a defjvps
+    rule, and a rule redefined with defvjp. Oracle: the rule evaluated now, in numpy."""
+    global K
+    K = 2.0
+    s = [1.0]
+
+    @sg.custom_vjp
+    def f(x):
+        return np.sin(x)
+
+    f.defvjp(lambda x: (np.sin(x), np.cos(x) * K), lambda c, g: (_bwd_helper(g) * c,))
+
+    @sg.custom_jvp
+    def h(x):
+        return x ** 2
+
+    h.defjvps(lambda t, ans, x: t * 2 * x * s[0])
+    gf = sg.grad(lambda x: np.sum(f(x)), backend=B)
+    gh = sg.grad(lambda x: np.sum(h(x)), backend=B)
+    _close(gf(X), 4 * np.cos(X))
+    _close(gh(X), 2 * X)
+    K, s[0] = 3.0, 10.0
+    _close(gf(X), 9 * np.cos(X))
+    _close(gh(X), 20 * X)
+    f.defvjp(lambda x: (np.sin(x), None), lambda c, g: (-g,))
+    _close(gf(X), -np.ones(3))
+    K = 2.0
+
+
 def test_custom_jvp_nondiff_argnums_matches_jax():
     def make(lib, custom_jvp):
         @custom_jvp

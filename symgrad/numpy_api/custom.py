@@ -289,6 +289,9 @@ class custom_jvp(_Custom):  # noqa: N801 -- JAX's name
     def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = ()):
         super().__init__(fun, nondiff_argnums)
         self.jvp: Callable | None = None
+        #: the rules given to defjvps (what ``jvp`` calls), so that the guards of a
+        #: trace follow their reads (symgrad/transforms/captured.py)
+        self.jvps: tuple = ()
 
     def defjvp(self, jvp: Callable, symbolic_zeros: bool = False) -> Callable:
         """Set the rule ``jvp(primals, tangents) -> (out, tangent_out)``; returns ``jvp``
@@ -296,7 +299,7 @@ class custom_jvp(_Custom):  # noqa: N801 -- JAX's name
         if symbolic_zeros:
             raise NotImplementedError("custom_jvp: symbolic_zeros=True is not supported; "
                                       "the rule gets zero tangents as arrays of zeros")
-        self.jvp = jvp
+        self.jvp, self.jvps = jvp, ()
         return jvp
 
     def defjvps(self, *rules: Callable | None) -> None:
@@ -315,7 +318,7 @@ class custom_jvp(_Custom):  # noqa: N801 -- JAX's name
                     got = _leaves(rule(t, ans, *primals), tree, "a defjvps rule", self.name)
                     total = [s + (0.0 if x is None else x) for s, x in zip(total, got)]
             return ans, unflatten(tree, total)
-        self.jvp = jvp
+        self.jvp, self.jvps = jvp, rules
 
     def _check_rule(self) -> None:
         if self.jvp is None:

@@ -100,6 +100,8 @@ _SIMPLE = frozenset({"LOAD_FAST", "LOAD_DEREF", "LOAD_CLOSURE", "LOAD_GLOBAL", "
                      "LOAD_CONST", "LOAD_ATTR", "LOAD_METHOD", "PUSH_NULL", "EXTENDED_ARG"})
 _CALLS = frozenset({"PRECALL", "CALL", "CALL_FUNCTION", "CALL_METHOD", "CALL_KW",
                     "CALL_FUNCTION_EX", "CALL_FUNCTION_KW", "KW_NAMES"})
+#: the user's rules a symgrad custom function holds (custom_vjp, custom_jvp)
+_RULES = ("fwd", "bwd", "jvp", "jvps")
 _HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made by a class statement
 
 Getter = Callable[[tuple], Any]
@@ -449,6 +451,10 @@ class _Finder:
         inner = getattr(fun, "fun", None)  # symgrad's Transformed
         if inner is not None and type(fun).__module__.startswith("symgrad"):
             self.value(inner, _attr(get, "fun"), 1, getattr(inner, "__name__", "fun"))
+            for name in _RULES:  # a custom_vjp's or custom_jvp's rules: by identity (a
+                rule = getattr(fun, name, None)  # defvjp again is a change) and followed
+                if rule is not None:
+                    self.value(rule, _attr(get, name), 1, f"the {name} rule of {getattr(fun, 'name', '?')}")
             return
         if isinstance(fun, types.MethodType):
             self.value(fun.__self__, _Fixed(fun.__self__), 1, "self", fixed=True)
