@@ -505,6 +505,34 @@ def test_a_random_generator_is_drawn_from_on_every_call_as_in_python():
     assert first != second
 
 
+class Scaled:
+    k = 1.0
+
+    @classmethod
+    def by_cls(cls, v):
+        return v * cls.k
+
+    @staticmethod
+    def by_name(v):
+        return v * Scaled.k
+
+
+@pytest.mark.parametrize("read", ["attribute", "classmethod", "staticmethod"])
+def test_reads_through_a_class_object_are_guarded(read):
+    """``C.k`` read directly, by a classmethod and by a staticmethod (finding f11): a
+    class is callable and its type is ``type``, yet its attributes are the user's."""
+    f = {"attribute": lambda x: np.sum(np.sin(x) * Scaled.k),
+         "classmethod": lambda x: np.sum(Scaled.by_cls(np.sin(x))),
+         "staticmethod": lambda x: np.sum(Scaled.by_name(np.sin(x)))}[read]
+    g = sg.grad(f, backend="numpy")
+    try:
+        close(g(X), central_difference(f, X), "grad")
+        Scaled.k = -3.0
+        close(g(X), central_difference(f, X), "grad")
+    finally:
+        Scaled.k = 1.0
+
+
 def test_a_fail_closed_function_compiles_once_while_it_interprets(monkeypatch):
     """With tiered execution each retrace makes a Tiered kernel; they share one compile
     job in the worker process (no thread per call), and the answers are right meanwhile."""

@@ -556,7 +556,8 @@ class _Finder:
             self.value(x.args, _attr(get, "args"), depth + 1, f"{where}.args")
             self.value(x.keywords, _attr(get, "keywords"), depth + 1, f"{where}.keywords")
             return
-        if callable(x) and _library(type(x)) and not _symgrad(type(x)):
+        if callable(x) and _library(type(x)) and not _symgrad(type(x)) and not isinstance(
+                x, type):  # (a user's class: its attributes are followed)
             return  # a library's function object (np.sum is a numpy._ArrayFunctionDispatcher)
         if _state_in_c(x) and not (_symgrad(type(x)) or isinstance(x, type)):
             self.fail(f"{where}, a {type(x).__module__}.{type(x).__qualname__} (its state is "
