@@ -281,6 +281,22 @@ def test_a_rule_reads_from_outside_are_guarded_as_in_plain_python():
     K = 2.0
 
 
+def test_defjvps_rules_get_the_custom_function_as_ans_to_order_three():
+    """``ans`` is the custom function's output, as JAX's ``self(*primals)`` (finding f01):
+    its derivative is the rule again, not the primal code (whose derivative is 0 here)."""
+    def make(lib, np_like):
+        @lib.custom_jvp
+        def e(x):
+            return np_like.exp(np_like.round(x * 1e6) / 1e6)
+
+        e.defjvps(lambda t, ans, x: t * ans * 0.5)
+        return e
+    fs, fj = make(sg, np), make(jax, jnp)
+    _close(sg.hessian(fs, backend=B)(0.7), jax.hessian(fj)(0.7))
+    _close(sg.grad(sg.grad(sg.grad(fs, backend=B), backend=B), backend=B)(0.7),
+           jax.grad(jax.grad(jax.grad(fj)))(0.7))
+
+
 def test_custom_jvp_nondiff_argnums_matches_jax():
     def make(lib, custom_jvp):
         @custom_jvp

@@ -310,7 +310,7 @@ class custom_jvp(_Custom):  # noqa: N801 -- JAX's name
             if len(rules) != len(primals):
                 raise TypeError(f"{self.name}: defjvps got {len(rules)} rules for "
                                 f"{len(primals)} differentiated arguments")
-            ans = self.fun(*self._merge(primals, nondiff))
+            ans = self(*self._merge(primals, nondiff))  # (as JAX: its rule again)
             leaves, tree = flatten(ans)
             total: list[Any] = [0.0] * len(leaves)
             for rule, t in zip(rules, tangents):
