@@ -343,6 +343,23 @@ def test_pure_callback_values_gradients_and_errors():
     _close(sg.pure_callback(np.tanh, sg.ShapeDtypeStruct((3,), np.float64), X), np.tanh(X))
 
 
+def test_pure_callback_gets_read_only_arrays_and_refuses_a_lossy_dtype():
+    """As JAX (finding f08): a callback cannot write into the caller's array (JAX's
+    refusal), and a complex result for a float64 declaration is refused, not cast."""
+    def scribble(a):
+        a[0] = 99.0
+        return a
+    x = np.array([0.5, 1.0, 2.0])
+    sd = sg.ShapeDtypeStruct(x.shape, np.float64)
+    with pytest.raises(Exception, match="immutable"):  # (JAX passes jax arrays)
+        jax.jit(lambda x: jax.pure_callback(scribble, sd, x))(x).block_until_ready()
+    with pytest.raises(ValueError, match="read-only"):
+        sg.jit(lambda x: sg.pure_callback(scribble, sd, x) + x, backend=B)(x)
+    assert x[0] == 0.5
+    with pytest.raises(TypeError, match="dtype complex128.*declares float64"):
+        sg.jit(lambda x: sg.pure_callback(lambda a: a * 1j, sd, x) * 2, backend=B)(x)
+
+
 def test_pure_callback_under_vmap_sequential_matches_jax():
     calls = []
 
