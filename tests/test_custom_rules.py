@@ -360,6 +360,28 @@ def test_pure_callback_gets_read_only_arrays_and_refuses_a_lossy_dtype():
         sg.jit(lambda x: sg.pure_callback(lambda a: a * 1j, sd, x) * 2, backend=B)(x)
 
 
+def test_pure_callback_in_a_cond_branch_and_a_loop_body_runs_as_plain_python():
+    """Finding f07 (it crashed, the interpreter too): the cond or loop holding a callback
+    runs on the interpreter; values against plain numpy, gradients against central
+    differences of it."""
+    sd = sg.ShapeDtypeStruct((3,), np.float64)
+
+    def sin(v):
+        return sg.pure_callback(np.sin, sd, v, vjp=lambda ct, v: (ct * np.cos(v),))
+    def plain_loop(x):
+        for _ in range(3):
+            x = np.sin(x) * 1.5
+        return np.sum(x)
+    loop = lambda x: np.sum(sg.fori_loop(0, 3, lambda i, v: sin(v) * 1.5, x))  # noqa: E731
+    branch = lambda x: np.sum(sg.cond(x[0] > 0, lambda v: sin(v) * 2.0, lambda v: v, x))  # noqa: E731
+    plain_branch = lambda x: np.sum(np.sin(x) * 2.0 if x[0] > 0 else x)  # noqa: E731
+    for f, plain in ((loop, plain_loop), (branch, plain_branch)):
+        _close(sg.jit(f, backend=B)(X), plain(X))
+        h = 1e-6
+        fd = [(plain(X + h * e) - plain(X - h * e)) / (2 * h) for e in np.eye(3)]
+        _close(sg.grad(f, backend=B)(X), fd, rtol=1e-7)
+
+
 def test_pure_callback_under_vmap_sequential_matches_jax():
     calls = []
 

@@ -137,7 +137,7 @@ def build(graph: Graph, function: str, description: str,
         pieces = splitting.split(graph, splitting.MAX_EQNS) if slow else [graph]
     else:
         pieces = splitting.split(graph, max_eqns)
-    if any(e.prim.host for e in graph.eqns):  # Python callbacks run between kernels
+    if any(map(splitting.hosted, graph.eqns)):  # Python callbacks run between kernels
         pieces = [p for piece in pieces for p in splitting.split_at(
             piece, splitting.host_cuts(piece))]
     names = out_names or {}
@@ -170,7 +170,7 @@ def build(graph: Graph, function: str, description: str,
 
 
 def _is_host(piece: Graph) -> bool:
-    return len(piece.eqns) == 1 and piece.eqns[0].prim.host
+    return len(piece.eqns) == 1 and splitting.hosted(piece.eqns[0])
 
 
 def _host_step(piece: Graph) -> Callable[..., tuple]:

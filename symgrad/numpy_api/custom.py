@@ -23,7 +23,9 @@ the function, as JAX's do. What JAX does, symgrad does:
   function the tracer never enters, called on numpy arrays; compiled functions
   are cut around it and it runs in Python between two kernels (a few µs per
   call, measured in the README). ``vjp(ct, *args) -> tuple`` (one cotangent per
-  argument) makes it differentiable; without it a gradient raises. Under ``sg.vmap``
+  argument) makes it differentiable; without it a gradient raises. In a
+  ``sg.cond`` branch or a loop body, the whole ``cond`` or loop runs on the
+  interpreter, between the kernels before and after it. Under ``sg.vmap``
   it needs ``vmap_method="sequential"`` (a call per example, as JAX's).
 
 A rule may not close over a value being differentiated (pass it as an argument):

@@ -31,6 +31,8 @@ loop) have the same source, hence one compiled kernel.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ...core.ir import Graph, Var
@@ -70,12 +72,20 @@ def split(graph: Graph, max_eqns: int) -> list[Graph]:
     return split_at(graph, cut_points(graph, max_eqns))
 
 
+def hosted(e: Any) -> bool:
+    """Whether equation ``e`` runs Python: a ``host`` primitive (a Python callback), or a
+    loop or branch whose body holds one (the loop then runs on the interpreter)."""
+    return e.prim.host or any(
+        isinstance(g, Graph) and any(map(hosted, g.eqns))
+        for v in e.params.values() for g in (v if isinstance(v, tuple) else (v,)))
+
+
 def host_cuts(graph: Graph) -> list[int]:
-    """Cuts that put each equation of a ``host`` primitive (a Python callback) in a piece
-    of its own, which runs in Python between the kernels of the others."""
+    """Cuts that put each equation that runs Python (:func:`hosted`) in a piece of its
+    own, which runs in Python between the kernels of the others."""
     cuts: set[int] = set()
     for k, e in enumerate(graph.eqns):
-        if e.prim.host:
+        if hosted(e):
             cuts.update((k, k + 1))
     return sorted(c for c in cuts if 0 < c < len(graph.eqns))
 
