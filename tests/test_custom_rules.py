@@ -243,6 +243,60 @@ def test_rules_that_call_their_own_function_match_jax_to_order_three(which):
             sg.grad(fs, backend=B)(0.7)
 
 
+K = 2.0
+
+
+def _bwd_helper(g):
+    return g * K
+
+
+def test_a_rule_reads_from_outside_are_guarded_as_in_plain_python():
+    """A reused gradient trace sees what its rules read now (finding f05): a global read
+    only by ``bwd``, by ``fwd``, by a helper ``bwd`` calls, a list read by a defjvps
+    rule, and a rule redefined with defvjp. Oracle: the rule evaluated now, in numpy."""
+    global K
+    K = 2.0
+    s = [1.0]
+
+    @sg.custom_vjp
+    def f(x):
+        return np.sin(x)
+
+    f.defvjp(lambda x: (np.sin(x), np.cos(x) * K), lambda c, g: (_bwd_helper(g) * c,))
+
+    @sg.custom_jvp
+    def h(x):
+        return x ** 2
+
+    h.defjvps(lambda t, ans, x: t * 2 * x * s[0])
+    gf = sg.grad(lambda x: np.sum(f(x)), backend=B)
+    gh = sg.grad(lambda x: np.sum(h(x)), backend=B)
+    _close(gf(X), 4 * np.cos(X))
+    _close(gh(X), 2 * X)
+    K, s[0] = 3.0, 10.0
+    _close(gf(X), 9 * np.cos(X))
+    _close(gh(X), 20 * X)
+    f.defvjp(lambda x: (np.sin(x), None), lambda c, g: (-g,))
+    _close(gf(X), -np.ones(3))
+    K = 2.0
+
+
+def test_defjvps_rules_get_the_custom_function_as_ans_to_order_three():
+    """``ans`` is the custom function's output, as JAX's ``self(*primals)`` (finding f01):
+    its derivative is the rule again, not the primal code (whose derivative is 0 here)."""
+    def make(lib, np_like):
+        @lib.custom_jvp
+        def e(x):
+            return np_like.exp(np_like.round(x * 1e6) / 1e6)
+
+        e.defjvps(lambda t, ans, x: t * ans * 0.5)
+        return e
+    fs, fj = make(sg, np), make(jax, jnp)
+    _close(sg.hessian(fs, backend=B)(0.7), jax.hessian(fj)(0.7))
+    _close(sg.grad(sg.grad(sg.grad(fs, backend=B), backend=B), backend=B)(0.7),
+           jax.grad(jax.grad(jax.grad(fj)))(0.7))
+
+
 def test_custom_jvp_nondiff_argnums_matches_jax():
     def make(lib, custom_jvp):
         @custom_jvp
@@ -287,6 +341,45 @@ def test_pure_callback_values_gradients_and_errors():
                                            x))(X)
     # outside a trace it calls the function (JAX's pure_callback does too)
     _close(sg.pure_callback(np.tanh, sg.ShapeDtypeStruct((3,), np.float64), X), np.tanh(X))
+
+
+def test_pure_callback_gets_read_only_arrays_and_refuses_a_lossy_dtype():
+    """As JAX (finding f08): a callback cannot write into the caller's array (JAX's
+    refusal), and a complex result for a float64 declaration is refused, not cast."""
+    def scribble(a):
+        a[0] = 99.0
+        return a
+    x = np.array([0.5, 1.0, 2.0])
+    sd = sg.ShapeDtypeStruct(x.shape, np.float64)
+    with pytest.raises(Exception, match="immutable"):  # (JAX passes jax arrays)
+        jax.jit(lambda x: jax.pure_callback(scribble, sd, x))(x).block_until_ready()
+    with pytest.raises(ValueError, match="read-only"):
+        sg.jit(lambda x: sg.pure_callback(scribble, sd, x) + x, backend=B)(x)
+    assert x[0] == 0.5
+    with pytest.raises(TypeError, match="dtype complex128.*declares float64"):
+        sg.jit(lambda x: sg.pure_callback(lambda a: a * 1j, sd, x) * 2, backend=B)(x)
+
+
+def test_pure_callback_in_a_cond_branch_and_a_loop_body_runs_as_plain_python():
+    """Finding f07 (it crashed, the interpreter too): the cond or loop holding a callback
+    runs on the interpreter; values against plain numpy, gradients against central
+    differences of it."""
+    sd = sg.ShapeDtypeStruct((3,), np.float64)
+
+    def sin(v):
+        return sg.pure_callback(np.sin, sd, v, vjp=lambda ct, v: (ct * np.cos(v),))
+    def plain_loop(x):
+        for _ in range(3):
+            x = np.sin(x) * 1.5
+        return np.sum(x)
+    loop = lambda x: np.sum(sg.fori_loop(0, 3, lambda i, v: sin(v) * 1.5, x))  # noqa: E731
+    branch = lambda x: np.sum(sg.cond(x[0] > 0, lambda v: sin(v) * 2.0, lambda v: v, x))  # noqa: E731
+    plain_branch = lambda x: np.sum(np.sin(x) * 2.0 if x[0] > 0 else x)  # noqa: E731
+    for f, plain in ((loop, plain_loop), (branch, plain_branch)):
+        _close(sg.jit(f, backend=B)(X), plain(X))
+        h = 1e-6
+        fd = [(plain(X + h * e) - plain(X - h * e)) / (2 * h) for e in np.eye(3)]
+        _close(sg.grad(f, backend=B)(X), fd, rtol=1e-7)
 
 
 def test_pure_callback_under_vmap_sequential_matches_jax():

@@ -19,6 +19,7 @@ once with :class:`symgrad.RetraceWarning`.
 
 import functools
 import operator
+import os
 import warnings
 
 import numpy as np
@@ -503,6 +504,61 @@ def test_a_random_generator_is_drawn_from_on_every_call_as_in_python():
     assert first == pytest.approx(np.sum(X * twin.standard_normal(3)), rel=1e-12)
     assert second == pytest.approx(np.sum(X * twin.standard_normal(3)), rel=1e-12)
     assert first != second
+
+
+class Scaled:
+    k = 1.0
+
+    @classmethod
+    def by_cls(cls, v):
+        return v * cls.k
+
+    @staticmethod
+    def by_name(v):
+        return v * Scaled.k
+
+
+@pytest.mark.parametrize("read", ["attribute", "classmethod", "staticmethod"])
+def test_reads_through_a_class_object_are_guarded(read):
+    """``C.k`` read directly, by a classmethod and by a staticmethod (finding f11): a
+    class is callable and its type is ``type``, yet its attributes are the user's."""
+    f = {"attribute": lambda x: np.sum(np.sin(x) * Scaled.k),
+         "classmethod": lambda x: np.sum(Scaled.by_cls(np.sin(x))),
+         "staticmethod": lambda x: np.sum(Scaled.by_name(np.sin(x)))}[read]
+    g = sg.grad(f, backend="numpy")
+    try:
+        close(g(X), central_difference(f, X), "grad")
+        Scaled.k = -3.0
+        close(g(X), central_difference(f, X), "grad")
+    finally:
+        Scaled.k = 1.0
+
+
+def test_library_state_is_read_on_every_call_as_in_python(monkeypatch):
+    """numpy's global random state fails closed (a new draw per call, the same seed is the
+    oracle), os.environ is guarded by its contents, and an lru_cache function by what
+    the function it caches reads (finding f12)."""
+    f = lambda x: np.sum(x * np.random.rand(3))  # noqa: E731
+    g = sg.jit(f, backend="numpy")
+    np.random.seed(3)
+    with pytest.warns(sg.RetraceWarning, match="np.random.rand"):
+        got = [g(X), g(X)]
+    np.random.seed(3)
+    np.testing.assert_allclose(got, [f(X), f(X)], rtol=1e-12)
+    monkeypatch.setenv("SYMGRAD_TEST_SCALE", "1.5")
+    state = {"v": 1.0}
+
+    @functools.lru_cache
+    def table():
+        return np.full(3, state["v"])
+    h = lambda x: np.sum(np.sin(x) * table()) * float(os.environ["SYMGRAD_TEST_SCALE"])  # noqa: E731
+    gh = sg.grad(h, backend="numpy")
+    close(gh(X), central_difference(h, X), "grad")
+    monkeypatch.setenv("SYMGRAD_TEST_SCALE", "-2.0")
+    close(gh(X), central_difference(h, X), "grad")
+    state["v"] = 3.0
+    table.cache_clear()
+    close(gh(X), central_difference(h, X), "grad")
 
 
 def test_a_fail_closed_function_compiles_once_while_it_interprets(monkeypatch):

@@ -209,6 +209,21 @@ def test_a_masked_array_is_refused_not_unmasked(make):
     assert list(sg.grad(lambda x: np.sum(x * x))(m.compressed())) == [2.0, 6.0]
 
 
+
+@pytest.mark.parametrize("make", [
+    lambda g, m: g(m, m),                                                # an argument
+    lambda g, m: sg.jit(lambda x: x * m, backend="numpy")(np.eye(2)),   # a captured value
+    lambda g, m: sg.Tensor(m),                                           # a Tensor's data
+])
+def test_an_np_matrix_is_refused_not_traced_elementwise(make):
+    """``*`` of two np.matrix is a matrix product in numpy, elementwise in a trace
+    (finding f10): refused, and what the message says to do gives numpy's product."""
+    m = np.matrix([[1.0, 2.0], [3.0, 4.0]])
+    with pytest.raises(TypeError, match=r"np\.matrix.*np\.asarray\(m\).*`@`"):
+        make(sg.jit(lambda a, b: a * b, backend="numpy"), m)
+    a = np.asarray(m)
+    np.testing.assert_array_equal(sg.jit(lambda a, b: a @ b, backend="numpy")(a, a), m * m)
+
 if __name__ == "__main__":
     for backend in sys.argv[1:] or ["numpy", "numba"]:
         print(format_table(table(backend), backend))

@@ -138,7 +138,7 @@ def build(graph: Graph, function: str, description: str,
         pieces = splitting.split(graph, splitting.MAX_EQNS) if slow else [graph]
     else:
         pieces = splitting.split(graph, max_eqns)
-    if any(between(e) for e in graph.eqns):  # Python callbacks, FFTs: between kernels
+    if any(map(splitting.hosted, graph.eqns)):  # Python callbacks run between kernels
         pieces = [p for piece in pieces for p in splitting.split_at(
             piece, splitting.host_cuts(piece))]
     names = out_names or {}
@@ -171,7 +171,7 @@ def build(graph: Graph, function: str, description: str,
 
 
 def _is_host(piece: Graph) -> bool:
-    return len(piece.eqns) == 1 and between(piece.eqns[0]) is not None
+    return len(piece.eqns) == 1 and splitting.hosted(piece.eqns[0])
 
 
 def _host_step(piece: Graph) -> Callable[..., tuple]:
@@ -194,7 +194,7 @@ def _host_source(piece: Graph, function: str) -> KernelSource:
     """What stands for a callback's piece in the kernel source: a comment (it runs in
     Python, on the interpreter, between the kernels before and after it)."""
     e = piece.eqns[0]
-    what = between(e)
+    what = between(e) or "a loop or branch whose body calls Python"
     if e.prim.host:
         params = e.params.get("name", "")
     else:

@@ -16,6 +16,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from .errors import (
     EscapedTracerError,
     TracerConversionError,
@@ -67,8 +69,15 @@ def escaped() -> EscapedTracerError:
 
 
 def refuse_masked(x: Any, what: str = "") -> None:
-    """A TypeError for a ``numpy.ma`` masked array: symgrad computes with every element,
-    and ``np.asarray`` would drop the mask silently."""
+    """A TypeError for a ``numpy.ma`` masked array (symgrad computes with every element,
+    and ``np.asarray`` would drop the mask silently) or an ``np.matrix`` (whose ``*`` and
+    ``**`` are matrix products, where symgrad's are elementwise)."""
+    if isinstance(x, np.matrix):
+        raise TypeError(
+            f"{what or 'a value'} is an np.matrix: its `*` and `**` are matrix products, "
+            "but symgrad traces arrays, whose operators are elementwise, so the numbers "
+            "would differ silently. Pass np.asarray(m) instead, and write matrix products "
+            "with `@` (np.linalg.matrix_power for a power)")
     ma = sys.modules.get("numpy.ma")  # not imported: no masked array can exist
     # (another thread may be importing it: no MaskedArray yet, so none can exist either)
     masked = getattr(ma, "MaskedArray", None)

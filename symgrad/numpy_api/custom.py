@@ -23,7 +23,9 @@ the function, as JAX's do. What JAX does, symgrad does:
   function the tracer never enters, called on numpy arrays; compiled functions
   are cut around it and it runs in Python between two kernels (a few µs per
   call, measured in the README). ``vjp(ct, *args) -> tuple`` (one cotangent per
-  argument) makes it differentiable; without it a gradient raises. Under ``sg.vmap``
+  argument) makes it differentiable; without it a gradient raises. In a
+  ``sg.cond`` branch or a loop body, the whole ``cond`` or loop runs on the
+  interpreter, between the kernels before and after it. Under ``sg.vmap``
   it needs ``vmap_method="sequential"`` (a call per example, as JAX's).
 
 A rule may not close over a value being differentiated (pass it as an argument):
@@ -289,6 +291,9 @@ class custom_jvp(_Custom):  # noqa: N801 -- JAX's name
     def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = ()):
         super().__init__(fun, nondiff_argnums)
         self.jvp: Callable | None = None
+        #: the rules given to defjvps (what ``jvp`` calls), so that the guards of a
+        #: trace follow their reads (symgrad/transforms/captured.py)
+        self.jvps: tuple = ()
 
     def defjvp(self, jvp: Callable, symbolic_zeros: bool = False) -> Callable:
         """Set the rule ``jvp(primals, tangents) -> (out, tangent_out)``; returns ``jvp``
@@ -296,7 +301,7 @@ class custom_jvp(_Custom):  # noqa: N801 -- JAX's name
         if symbolic_zeros:
             raise NotImplementedError("custom_jvp: symbolic_zeros=True is not supported; "
                                       "the rule gets zero tangents as arrays of zeros")
-        self.jvp = jvp
+        self.jvp, self.jvps = jvp, ()
         return jvp
 
     def defjvps(self, *rules: Callable | None) -> None:
@@ -307,7 +312,7 @@ class custom_jvp(_Custom):  # noqa: N801 -- JAX's name
             if len(rules) != len(primals):
                 raise TypeError(f"{self.name}: defjvps got {len(rules)} rules for "
                                 f"{len(primals)} differentiated arguments")
-            ans = self.fun(*self._merge(primals, nondiff))
+            ans = self(*self._merge(primals, nondiff))  # (as JAX: its rule again)
             leaves, tree = flatten(ans)
             total: list[Any] = [0.0] * len(leaves)
             for rule, t in zip(rules, tangents):
@@ -315,7 +320,7 @@ class custom_jvp(_Custom):  # noqa: N801 -- JAX's name
                     got = _leaves(rule(t, ans, *primals), tree, "a defjvps rule", self.name)
                     total = [s + (0.0 if x is None else x) for s, x in zip(total, got)]
             return ans, unflatten(tree, total)
-        self.jvp = jvp
+        self.jvp, self.jvps = jvp, rules
 
     def _check_rule(self) -> None:
         if self.jvp is None:

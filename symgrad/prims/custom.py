@@ -299,7 +299,7 @@ def _callback_rule(*ops: Aval, fn: Any, avals: tuple[Aval, ...], **params: Any) 
 def _callback_impl(*ops: Any, fn: Any, avals: tuple[Aval, ...], name: str,
                    **params: Any) -> tuple:
     """Call the user's function on numpy arrays; check what it returns against ``avals``."""
-    result = fn(*(np.asarray(x) for x in ops))
+    result = fn(*map(_read_only, ops))
     leaves = list(result) if isinstance(result, list | tuple) else [result]
     if len(leaves) != len(avals):
         raise ValueError(f"pure_callback {name} returned {len(leaves)} values, but "
@@ -310,8 +310,22 @@ def _callback_impl(*ops: Any, fn: Any, avals: tuple[Aval, ...], name: str,
         if x.shape != a.shape:
             raise ValueError(f"pure_callback {name} returned result {k} of shape {x.shape}, "
                              f"but result_shape_dtypes declares {a.shape}")
+        if not np.can_cast(x.dtype, a.dtype, "same_kind"):
+            raise TypeError(f"pure_callback {name} returned result {k} of dtype {x.dtype}, "
+                            f"but result_shape_dtypes declares {a.dtype}: symgrad does not "
+                            "cast it (that would drop an imaginary part or a fraction); "
+                            "declare the dtype the callback returns, or convert the result "
+                            "in the callback")
         out.append(np.array(x, dtype=a.dtype, order="C"))  # (ascontiguousarray is 1-d)
     return tuple(out)
+
+
+def _read_only(x: Any) -> np.ndarray:
+    """A read-only view of an argument for a callback (as JAX's): a callback that writes
+    into its argument would change the caller's array and the rest of the function."""
+    view = np.asarray(x).view()
+    view.flags.writeable = False
+    return view
 
 
 def _callback_vjp(g: dict, ans: Any, *ops: Any, fn: Any, avals: tuple[Aval, ...], name: str,

@@ -11,7 +11,7 @@ array constants are kernel arguments, not literals).
 
 **The rule: a trace is reused only when every value it read is guarded.**
 
-The reads are found from the bytecode, as TorchDynamo's guards are: the
+The reads are found from the bytecode (:mod:`.captured_code`), as TorchDynamo's guards are: the
 globals the code loads, its closure cells and default values, and the
 attributes it names (by ``LOAD_ATTR``, or by a literal string such as
 ``getattr(m, "w")``, ``vars(o)["k"]``, ``globals()["G"]``, an
@@ -35,7 +35,8 @@ np.tanh`` then ``act = np.sin`` is a change) but not followed; library modules
 What the analysis cannot cover makes the function **fail closed**
 (:attr:`World.unguarded` says what and where): it is traced on every call and
 warned about once (:class:`symgrad.RetraceWarning`). That is: an object whose
-state lives in C code (a random generator, a lock, a file; an instance of a
+state lives in C code (a random generator, numpy's global one that
+``np.random.rand`` and its kind draw from, a lock, a file; an instance of a
 library class that is not known immutable), ``getattr``/``hasattr`` with a name
 computed at run time, ``vars()``/``globals()``/``__dict__`` used other than by
 a literal key, ``eval``/``exec``, a container of more than :data:`MAX_ITEMS`
@@ -51,7 +52,6 @@ that differ only in the numbers they capture share one kernel.
 
 from __future__ import annotations
 
-import dis
 import functools
 import operator
 import os
@@ -59,13 +59,15 @@ import sys
 import types
 import warnings
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from ..core.errors import RetraceWarning
 from ..core.tracing import Traced, Tracer
+from .captured_code import names as _names
+from .captured_code import strings as _strings
 
 #: top-level packages whose modules and functions are taken as fixed
 LIBRARIES = frozenset({
@@ -80,8 +82,6 @@ MAX_GUARDS = 512
 #: attributes followed from a root; deeper objects fail closed
 MAX_DEPTH = 6
 _MISSING = object()
-_LOADS_ATTR = frozenset({"LOAD_ATTR", "LOAD_METHOD", "STORE_ATTR", "DELETE_ATTR"})
-_LOADS_GLOBAL = frozenset({"LOAD_GLOBAL", "LOAD_NAME"})
 _VALUE_TYPES = (int, float, complex, str, bytes, bool, type(None), np.generic)
 #: library objects that cannot change: guarded by identity, nothing to follow
 _IMMUTABLE = (slice, range, frozenset, type(Ellipsis), type(NotImplemented), np.dtype,
@@ -89,17 +89,8 @@ _IMMUTABLE = (slice, range, frozenset, type(Ellipsis), type(NotImplemented), np.
 #: C functions (made anew on every attribute access when bound): not followed
 _OPAQUE = (types.BuiltinFunctionType, types.BuiltinMethodType, types.MethodWrapperType,
            types.WrapperDescriptorType, types.MethodDescriptorType, np.ufunc)
-#: callables that read by a name given as an argument; ``_NAME_ARG``: which argument
-_BY_NAME = {"getattr": 1, "hasattr": 1, "attrgetter": None, "methodcaller": 0}
-#: calls and attributes that give a namespace as a dict: literal keys only
-_NAMESPACES = frozenset({"vars", "globals", "locals", "__dict__"})
-#: reads the analysis never sees through
-_HIDDEN = frozenset({"eval", "exec", "__import__", "import_module", "__getattribute__",
-                     "__getattr__"})
-_SIMPLE = frozenset({"LOAD_FAST", "LOAD_DEREF", "LOAD_CLOSURE", "LOAD_GLOBAL", "LOAD_NAME",
-                     "LOAD_CONST", "LOAD_ATTR", "LOAD_METHOD", "PUSH_NULL", "EXTENDED_ARG"})
-_CALLS = frozenset({"PRECALL", "CALL", "CALL_FUNCTION", "CALL_METHOD", "CALL_KW",
-                    "CALL_FUNCTION_EX", "CALL_FUNCTION_KW", "KW_NAMES"})
+#: the user's rules a symgrad custom function holds (custom_vjp, custom_jvp)
+_RULES = ("fwd", "bwd", "jvp", "jvps")
 _HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made by a class statement
 
 Getter = Callable[[tuple], Any]
@@ -122,94 +113,6 @@ def _symgrad(obj: Any) -> bool:
         return os.path.abspath(code.co_filename).startswith(_PACKAGE)
     name = getattr(obj, "__module__", None)
     return isinstance(name, str) and name.partition(".")[0] == "symgrad"
-
-
-def _code_objects(code: types.CodeType) -> Iterator[types.CodeType]:
-    yield code
-    for c in code.co_consts:
-        if isinstance(c, types.CodeType):
-            yield from _code_objects(c)
-
-
-def _strings(value: Any) -> Iterator[str]:
-    """Attribute names a literal string may stand for (``"a.b"``: ``a`` and ``b``)."""
-    if isinstance(value, str):
-        for part in value.split("."):
-            if part.isidentifier():
-                yield part
-    elif isinstance(value, (tuple, frozenset)):
-        for v in value:
-            yield from _strings(v)
-
-
-@functools.lru_cache(maxsize=1024)  # (a function that fails closed is analysed per call)
-def _names(code: types.CodeType) -> tuple[frozenset[str], frozenset[str], str | None]:
-    """The global names and the attribute names that ``code`` (and code nested in it)
-    uses, the literal strings counted as both (``getattr(m, "w")``, ``globals()["G"]``);
-    and what makes it unguardable, if anything (a name computed at run time)."""
-    globals_, attrs = set(), set()
-    hidden = None
-    for c in _code_objects(code):
-        instructions = list(dis.get_instructions(c))
-        for k, ins in enumerate(instructions):
-            if ins.opname in _LOADS_GLOBAL:
-                globals_.add(ins.argval)
-            elif ins.opname in _LOADS_ATTR:
-                attrs.add(ins.argval)
-            elif ins.opname == "LOAD_CONST":
-                attrs.update(_strings(ins.argval))
-            if ins.opname in _LOADS_GLOBAL or ins.opname in _LOADS_ATTR:
-                why = _computed(instructions, k)
-                if why is not None and hidden is None:
-                    line = ins.positions.lineno if ins.positions else c.co_firstlineno
-                    hidden = f"{why} (line {line} of {c.co_name})"
-    if "globals" in globals_ or "vars" in globals_:
-        globals_ |= attrs
-    return frozenset(globals_), frozenset(attrs), hidden
-
-
-def _computed(instructions: list, k: int) -> str | None:
-    """Why the name loaded at ``instructions[k]`` reads what the analysis cannot see
-    (a name computed at run time), or None."""
-    name = instructions[k].argval
-    if name in _HIDDEN:
-        return f"`{name}`"
-    if name not in _BY_NAME and name not in _NAMESPACES:
-        return None
-    if name == "__dict__":
-        end = k
-    else:  # the arguments of the call of ``name``: simple loads only, up to the call
-        args: list[list] = []
-        end = k + 1
-        while end < len(instructions) and instructions[end].opname not in _CALLS:
-            ins = instructions[end]
-            if ins.opname not in _SIMPLE:
-                return f"`{name}` with a name computed at run time"
-            if ins.opname in ("LOAD_ATTR", "LOAD_METHOD") and args:
-                args[-1].append(ins)
-            elif ins.opname not in ("PUSH_NULL", "EXTENDED_ARG"):
-                args.append([ins])
-            end += 1
-        if end == len(instructions) or instructions[end].opname == "KW_NAMES":
-            return f"`{name}` not called with literal names"
-        if name in _BY_NAME:
-            which = _BY_NAME[name]
-            chosen = args if which is None else args[which:which + 1]
-            if not chosen or any(len(a) != 1 or a[0].opname != "LOAD_CONST"
-                                 or not isinstance(a[0].argval, str) for a in chosen):
-                return f"`{name}` with a name computed at run time"
-            return None
-        while end + 1 < len(instructions) and instructions[end + 1].opname in _CALLS:
-            end += 1  # PRECALL, CALL
-    # a namespace as a dict: only ``[literal]`` or ``.get(literal...)`` right after it
-    after = instructions[end + 1:end + 3]
-    if len(after) == 2 and after[0].opname == "LOAD_CONST" and isinstance(
-            after[0].argval, str) and after[1].opname in ("BINARY_SUBSCR", "BINARY_OP"):
-        return None
-    if len(after) == 2 and after[0].opname in ("LOAD_ATTR", "LOAD_METHOD") and \
-            after[0].argval == "get" and after[1].opname == "LOAD_CONST":
-        return None
-    return f"`{name}` used other than by a literal key"
 
 
 def _check(get: Getter, value: Any) -> Callable[[tuple], bool]:
@@ -241,6 +144,9 @@ def _check(get: Getter, value: Any) -> Callable[[tuple], bool]:
             now = get(args)
             return now is value or type(now) is kind and _value_key(now) == key
         return same_value
+    if isinstance(value, os._Environ):  # (its dict is no attribute): by its contents
+        environ = dict(value)
+        return lambda args: get(args) is value and dict(value) == environ
     return lambda args: get(args) is value
 
 
@@ -449,6 +355,11 @@ class _Finder:
         inner = getattr(fun, "fun", None)  # symgrad's Transformed
         if inner is not None and type(fun).__module__.startswith("symgrad"):
             self.value(inner, _attr(get, "fun"), 1, getattr(inner, "__name__", "fun"))
+            for name in _RULES:  # a custom_vjp's or custom_jvp's rules: by identity (a
+                rule = getattr(fun, name, None)  # defvjp again is a change) and followed
+                if rule is not None:
+                    self.value(rule, _attr(get, name), 1,
+                               f"the {name} rule of {getattr(fun, 'name', '?')}")
             return
         if isinstance(fun, types.MethodType):
             self.value(fun.__self__, _Fixed(fun.__self__), 1, "self", fixed=True)
@@ -485,7 +396,12 @@ class _Finder:
         ``fixed``: ``x`` cannot be another object (a bound method's ``self``), so its
         identity needs no guard."""
         if isinstance(x, types.ModuleType) and _library(x):
+            if x is np or x is np.random:
+                self.global_random(x)
             return  # numpy, math, symgrad: fixed, and so is what they hold
+        if isinstance(x, os._Environ):  # by its contents (_check)
+            self.guard(get, x, where)
+            return
         if isinstance(x, (np.ndarray, *_VALUE_TYPES)):
             if self.guard(get, x, where) and isinstance(x, (float, np.floating)):
                 self.numbers.add(id(x))
@@ -550,7 +466,12 @@ class _Finder:
             self.value(x.args, _attr(get, "args"), depth + 1, f"{where}.args")
             self.value(x.keywords, _attr(get, "keywords"), depth + 1, f"{where}.keywords")
             return
-        if callable(x) and _library(type(x)) and not _symgrad(type(x)):
+        if callable(x) and _library(type(x)) and not _symgrad(type(x)) and not isinstance(
+                x, type):  # (a user's class: its attributes are followed)
+            wrapped = getattr(x, "__wrapped__", None)  # a functools.lru_cache of the user's
+            if wrapped is not None:  # (a cleared cache computes again: what it reads)
+                self.value(wrapped, _attr(get, "__wrapped__"), depth + 1,
+                           f"{where}.__wrapped__")
             return  # a library's function object (np.sum is a numpy._ArrayFunctionDispatcher)
         if _state_in_c(x) and not (_symgrad(type(x)) or isinstance(x, type)):
             self.fail(f"{where}, a {type(x).__module__}.{type(x).__qualname__} (its state is "
@@ -564,6 +485,18 @@ class _Finder:
                 continue
             if attr is not _MISSING:
                 self.value(attr, _attr(get, name), depth + 1, f"{where}.{name}")
+
+    def global_random(self, module: types.ModuleType) -> None:
+        """``np.random.rand`` and its kind draw from numpy's global RandomState, whose
+        state is in C: a function that may call one fails closed, as for a Generator."""
+        if module is np and "random" not in self.attrs:
+            return
+        for name in sorted(self.attrs):
+            drawn = getattr(np.random, name, None)
+            if isinstance(getattr(drawn, "__self__", None), np.random.RandomState):
+                self.fail(f"np.random.{name}, numpy's global random state (its state is "
+                          "not visible to the guards)")
+                return
 
     def methods(self, x: Any) -> None:
         """The code of ``x``'s class (and its bases: a method reached through ``super()``

@@ -31,6 +31,8 @@ loop) have the same source, hence one compiled kernel.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ...core.ir import Graph, Var
@@ -71,13 +73,21 @@ def split(graph: Graph, max_eqns: int) -> list[Graph]:
     return split_at(graph, cut_points(graph, max_eqns))
 
 
+def hosted(e: Any) -> bool:
+    """Whether equation ``e`` runs in Python between kernels: a ``host`` primitive (a Python
+    callback) or one no kernel holds (:func:`~.lowering.table.between`: the FFT, complex
+    log), or a loop or branch whose body holds one (the loop then runs on the interpreter)."""
+    return between(e) is not None or any(
+        isinstance(g, Graph) and any(map(hosted, g.eqns))
+        for v in e.params.values() for g in (v if isinstance(v, tuple) else (v,)))
+
+
 def host_cuts(graph: Graph) -> list[int]:
-    """Cuts that put each equation of a ``host`` primitive (a Python callback) or of one
-    no kernel holds (:func:`~.lowering.table.between`: the FFT, complex log) in a piece of its own,
-    which runs in Python between the kernels of the others."""
+    """Cuts that put each equation that runs Python (:func:`hosted`) in a piece of its
+    own, which runs in Python between the kernels of the others."""
     cuts: set[int] = set()
     for k, e in enumerate(graph.eqns):
-        if between(e) is not None:
+        if hosted(e):
             cuts.update((k, k + 1))
     return sorted(c for c in cuts if 0 < c < len(graph.eqns))
 

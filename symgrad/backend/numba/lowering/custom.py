@@ -20,12 +20,12 @@ def _call_emit(out: str, args: list[str], avals: list[Aval], out_aval: Aval, *, 
     return lines + [f"{out} = {scope.tuple([scope.owned(r, k) for k in range(len(r.outputs))])}"]
 
 
-def _callback_emit(out: str, args: list[str], avals: list[Aval], out_aval: Aval,
-                   **params: Any) -> list[str]:
+def _callback_emit(out: str, args: list[str], in_avals: list[Aval], out_aval: Aval,
+                   **params: Any) -> list[str]:  # (params hold the callback's own avals)
     raise NotImplementedError(
-        f"pure_callback {params['name']} inside a loop or branch body cannot run in a "
-        "compiled kernel (the kernel is cut around top-level callbacks only): call it "
-        "outside sg.fori_loop/scan/while_loop/cond, or use backend='numpy'")
+        f"pure_callback {params['name']} cannot run inside a compiled kernel (a loop or "
+        "branch holding one runs on the interpreter between kernels, but this kernel "
+        "cannot be cut): call it outside the compiled function")
 
 
 lower(P.call_p, _call_emit)

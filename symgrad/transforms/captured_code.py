@@ -1,0 +1,118 @@
+"""What a function's code names: the bytecode half of :mod:`.captured`.
+
+:func:`names` lists the globals and the attribute names the code (and code nested
+in it) loads, literal strings counted as both (``getattr(m, "w")``,
+``globals()["G"]``), and what makes the code unguardable: a name computed at run
+time (``getattr(o, name)``), a namespace used other than by a literal key,
+``eval``/``exec``.
+"""
+
+from __future__ import annotations
+
+import dis
+import functools
+import types
+from collections.abc import Iterator
+from typing import Any
+
+_LOADS_ATTR = frozenset({"LOAD_ATTR", "LOAD_METHOD", "STORE_ATTR", "DELETE_ATTR"})
+_LOADS_GLOBAL = frozenset({"LOAD_GLOBAL", "LOAD_NAME"})
+
+#: callables that read by a name given as an argument; ``_NAME_ARG``: which argument
+_BY_NAME = {"getattr": 1, "hasattr": 1, "attrgetter": None, "methodcaller": 0}
+#: calls and attributes that give a namespace as a dict: literal keys only
+_NAMESPACES = frozenset({"vars", "globals", "locals", "__dict__"})
+#: reads the analysis never sees through
+_HIDDEN = frozenset({"eval", "exec", "__import__", "import_module", "__getattribute__",
+                     "__getattr__"})
+_SIMPLE = frozenset({"LOAD_FAST", "LOAD_DEREF", "LOAD_CLOSURE", "LOAD_GLOBAL", "LOAD_NAME",
+                     "LOAD_CONST", "LOAD_ATTR", "LOAD_METHOD", "PUSH_NULL", "EXTENDED_ARG"})
+_CALLS = frozenset({"PRECALL", "CALL", "CALL_FUNCTION", "CALL_METHOD", "CALL_KW",
+                    "CALL_FUNCTION_EX", "CALL_FUNCTION_KW", "KW_NAMES"})
+
+def _code_objects(code: types.CodeType) -> Iterator[types.CodeType]:
+    yield code
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            yield from _code_objects(c)
+
+
+def strings(value: Any) -> Iterator[str]:
+    """Attribute names a literal string may stand for (``"a.b"``: ``a`` and ``b``)."""
+    if isinstance(value, str):
+        for part in value.split("."):
+            if part.isidentifier():
+                yield part
+    elif isinstance(value, (tuple, frozenset)):
+        for v in value:
+            yield from strings(v)
+
+
+@functools.lru_cache(maxsize=1024)  # (a function that fails closed is analysed per call)
+def names(code: types.CodeType) -> tuple[frozenset[str], frozenset[str], str | None]:
+    """The global names and the attribute names that ``code`` (and code nested in it)
+    uses, the literal strings counted as both (``getattr(m, "w")``, ``globals()["G"]``);
+    and what makes it unguardable, if anything (a name computed at run time)."""
+    globals_, attrs = set(), set()
+    hidden = None
+    for c in _code_objects(code):
+        instructions = list(dis.get_instructions(c))
+        for k, ins in enumerate(instructions):
+            if ins.opname in _LOADS_GLOBAL:
+                globals_.add(ins.argval)
+            elif ins.opname in _LOADS_ATTR:
+                attrs.add(ins.argval)
+            elif ins.opname == "LOAD_CONST":
+                attrs.update(strings(ins.argval))
+            if ins.opname in _LOADS_GLOBAL or ins.opname in _LOADS_ATTR:
+                why = _computed(instructions, k)
+                if why is not None and hidden is None:
+                    line = ins.positions.lineno if ins.positions else c.co_firstlineno
+                    hidden = f"{why} (line {line} of {c.co_name})"
+    if "globals" in globals_ or "vars" in globals_:
+        globals_ |= attrs
+    return frozenset(globals_), frozenset(attrs), hidden
+
+
+def _computed(instructions: list, k: int) -> str | None:
+    """Why the name loaded at ``instructions[k]`` reads what the analysis cannot see
+    (a name computed at run time), or None."""
+    name = instructions[k].argval
+    if name in _HIDDEN:
+        return f"`{name}`"
+    if name not in _BY_NAME and name not in _NAMESPACES:
+        return None
+    if name == "__dict__":
+        end = k
+    else:  # the arguments of the call of ``name``: simple loads only, up to the call
+        args: list[list] = []
+        end = k + 1
+        while end < len(instructions) and instructions[end].opname not in _CALLS:
+            ins = instructions[end]
+            if ins.opname not in _SIMPLE:
+                return f"`{name}` with a name computed at run time"
+            if ins.opname in ("LOAD_ATTR", "LOAD_METHOD") and args:
+                args[-1].append(ins)
+            elif ins.opname not in ("PUSH_NULL", "EXTENDED_ARG"):
+                args.append([ins])
+            end += 1
+        if end == len(instructions) or instructions[end].opname == "KW_NAMES":
+            return f"`{name}` not called with literal names"
+        if name in _BY_NAME:
+            which = _BY_NAME[name]
+            chosen = args if which is None else args[which:which + 1]
+            if not chosen or any(len(a) != 1 or a[0].opname != "LOAD_CONST"
+                                 or not isinstance(a[0].argval, str) for a in chosen):
+                return f"`{name}` with a name computed at run time"
+            return None
+        while end + 1 < len(instructions) and instructions[end + 1].opname in _CALLS:
+            end += 1  # PRECALL, CALL
+    # a namespace as a dict: only ``[literal]`` or ``.get(literal...)`` right after it
+    after = instructions[end + 1:end + 3]
+    if len(after) == 2 and after[0].opname == "LOAD_CONST" and isinstance(
+            after[0].argval, str) and after[1].opname in ("BINARY_SUBSCR", "BINARY_OP"):
+        return None
+    if len(after) == 2 and after[0].opname in ("LOAD_ATTR", "LOAD_METHOD") and \
+            after[0].argval == "get" and after[1].opname == "LOAD_CONST":
+        return None
+    return f"`{name}` used other than by a literal key"
