@@ -289,10 +289,10 @@ assert len({c.name for c in CASES}) == len(CASES), "case names must be unique"
 #:   1-d (the fused loop, where ``vecmath``'s vectorized functions run); the 2-d slot
 #:   (the same loop body in a deeper nest) with ``SYMGRAD_FULL=1``;
 #: - every other case runs alone: in CI the first case of each primitive (its first in
-#:   ``prims``) and a case that exercises a primitive that no family member and no earlier
-#:   case exercises, in table order, with their non-contiguous variants (the same shapes:
-#:   the same kernel); the other shapes, axes and values of the same primitives with
-#:   ``SYMGRAD_FULL=1``.
+#:   ``prims``; its first of complex values apart) and a case that exercises a primitive
+#:   that no family member and no earlier case exercises, in table order, with their
+#:   non-contiguous variants (the same shapes: the same kernel); the other shapes, axes
+#:   and values of the same primitives with ``SYMGRAD_FULL=1``.
 ELEMENTWISE_SLOTS = 2
 FULL = os.environ.get("SYMGRAD_FULL") == "1"
 #: the most cases one family kernel holds, by slot: the 0-d kernels are cheap, while
@@ -339,15 +339,20 @@ def _budgeted(cases: list[Case]) -> tuple[list[Case], list[Family]]:
                 slot_of[key] = count[case.prims] - 1
         if key in slot_of:
             groups.setdefault(slot_of[key], []).append(case)
+    complex_values = {c.name for c in COMPLEX_CASES}  # a primitive's complex kernels: apart
+
+    def subject(case: Case) -> tuple:
+        return case.prims[:1], case.name in complex_values
+
     members = [case for group in groups.values() for case in group]
     covered = {p for case in members for p in case.prims}  # the primitives run on Numba
-    subjects = {case.prims[0] for case in members}  # and those run as a case's first
+    subjects = {subject(case) for case in members}  # and those run as a case's first
     alone_names, alone_shapes = set(), set()  # the cases run alone; their variants' keys
     for case in numba:
-        if not member(case) and (case.prims[:1] and case.prims[0] not in subjects
+        if not member(case) and (case.prims and subject(case) not in subjects
                                  or not set(case.prims) <= covered):
             covered |= set(case.prims)
-            subjects |= set(case.prims[:1])
+            subjects.add(subject(case))
             alone_names.add(case.name)
             alone_shapes.add((case.prims, case.shapes))
     out = []
