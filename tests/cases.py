@@ -273,23 +273,32 @@ CASES += (ARRAY_CASES + LINALG_CASES + STABLE_CASES + NUMPY_CASES + DECOMPOSITIO
 
 assert len({c.name for c in CASES}) == len(CASES), "case names must be unique"
 
-#: The Numba column: the first NUMBA_PER_PRIMITIVE C-contiguous cases of each primitive
-#: (0-d, 1-d, 2-d, in table order) and the non-contiguous variants of those shapes run on
-#: Numba. The elementwise family's run as *family kernels* (:data:`FAMILIES`): one kernel
-#: per slot (the primitive's first, second, third case) holds one case of each
-#: elementwise primitive (at most FAMILY_SIZE), and runs again on the arguments in the
-#: other layouts (the same kernel: it takes contiguous copies), so that the column costs a
-#: few compiles instead of three per primitive (16 0-d cases: one compile of 15 s instead
-#: of 44 s for 16 on a loaded machine; 16 2-d ones 110 s instead of 160 s). The other
-#: families' cases run alone: a kernel of several reductions compiles slower than they
-#: do one by one (16: 260 s, 1: 6 s; LLVM's time grows faster than the kernel).
-#: Every case runs on Numba alone with ``SYMGRAD_FULL=1``. The interpreter runs every case
-#: against SymPy either way.
-NUMBA_PER_PRIMITIVE = 3
+#: The Numba column in CI: each primitive at least once, each case alone on Numba with
+#: ``SYMGRAD_FULL=1``; the interpreter runs every case against SymPy either way.
+#: A Numba compile costs CPU time per statement of the kernel, not per kernel, except for
+#: the smallest kernels (measured, CPU seconds on 2 loaded cores: 16 0-d elementwise cases
+#: alone 0.8, as one kernel 0.2; two sets of 16 1-d ones alone 4.8 and 7.5, as one kernel
+#: 5.5 and 14.8, in kernels of 4 4.4 and 9.7; 6 reductions alone 7.4, as one kernel 11.3;
+#: inv, det and solve alone 12.4, in kernels of 3 15.2). So:
+#:
+#: - the elementwise primitives run as *family kernels* (:data:`FAMILIES`): one kernel per
+#:   slot (a primitive's first, second, ... C-contiguous case) holds one case of each
+#:   elementwise primitive (at most :data:`FAMILY_SIZE` of them), and runs again on the
+#:   arguments in the other layouts (the same kernel: it takes contiguous copies). CI runs
+#:   the first :data:`ELEMENTWISE_SLOTS` slots: 0-d (the scalar code of every formula) and
+#:   1-d (the fused loop, where ``vecmath``'s vectorized functions run); the 2-d slot
+#:   (the same loop body in a deeper nest) with ``SYMGRAD_FULL=1``;
+#: - every other case runs alone: in CI the first case of each primitive (its first in
+#:   ``prims``; its first of complex values apart) and a case that exercises a primitive
+#:   that no family member and no earlier case exercises, in table order, with their
+#:   non-contiguous variants (the same shapes: the same kernel); the other shapes, axes
+#:   and values of the same primitives with ``SYMGRAD_FULL=1``.
+ELEMENTWISE_SLOTS = 2
 FULL = os.environ.get("SYMGRAD_FULL") == "1"
-#: the most cases one family kernel holds (a kernel's compile grows with its size; xdist
-#: balances several shorter tests better than one long one)
-FAMILY_SIZE = 16
+#: the most cases one family kernel holds, by slot: the 0-d kernels are cheap, while
+#: an array kernel's compile grows faster than its size (the measurements above)
+FAMILY_SIZE = {0: 16}
+ARRAY_FAMILY_SIZE = 4
 
 
 @dataclass(frozen=True)
@@ -314,33 +323,54 @@ def _elementwise(case: Case) -> bool:
 def _budgeted(cases: list[Case]) -> tuple[list[Case], list[Family]]:
     """The cases with the Numba column cut to the budget above, and the family kernels
     that run the kept ones."""
+    def member(case: Case) -> bool:
+        return bool(case.prims) and _elementwise(case)
+
+    numba = [c for c in cases if "numba" in c.backends and c.layout == "C"]
+    slots = ELEMENTWISE_SLOTS + 1 if FULL else ELEMENTWISE_SLOTS
     count: dict[tuple[str, ...], int] = {}
-    kept: dict[tuple, int] = {}  # (prims, shapes) -> slot
-    groups: dict[tuple, list[Case]] = {}
+    slot_of: dict[tuple, int] = {}  # (prims, shapes) -> the slot of its first case
+    groups: dict[int, list[Case]] = {}
+    for case in filter(member, numba):  # (a later case of the same shapes: the same slot)
+        key = (case.prims, case.shapes)
+        if key not in slot_of:
+            count[case.prims] = count.get(case.prims, 0) + 1
+            if count[case.prims] <= slots:
+                slot_of[key] = count[case.prims] - 1
+        if key in slot_of:
+            groups.setdefault(slot_of[key], []).append(case)
+    complex_values = {c.name for c in COMPLEX_CASES}  # a primitive's complex kernels: apart
+
+    def subject(case: Case) -> tuple:
+        return case.prims[:1], case.name in complex_values
+
+    members = [case for group in groups.values() for case in group]
+    covered = {p for case in members for p in case.prims}  # the primitives run on Numba
+    subjects = {subject(case) for case in members}  # and those run as a case's first
+    alone_names, alone_shapes = set(), set()  # the cases run alone; their variants' keys
+    for case in numba:
+        if not member(case) and (case.prims and subject(case) not in subjects
+                                 or not set(case.prims) <= covered):
+            covered |= set(case.prims)
+            subjects.add(subject(case))
+            alone_names.add(case.name)
+            alone_shapes.add((case.prims, case.shapes))
     out = []
     for case in cases:
-        if "numba" in case.backends:
-            key = (case.prims, case.shapes)
-            if case.layout == "C":
-                count[case.prims] = count.get(case.prims, 0) + 1
-                if count[case.prims] <= NUMBA_PER_PRIMITIVE:
-                    kept.setdefault(key, count[case.prims] - 1)
-            if key in kept and case.prims and _elementwise(case):
-                if case.layout == "C":  # (the family test runs the other layouts)
-                    groups.setdefault(("elementwise", kept[key]), []).append(case)
-            elif key in kept or FULL:
-                out.append(case)
-                continue
-            if not FULL:
-                case = replace(case, backends=tuple(b for b in case.backends if b != "numba"))
+        on_numba = case.name in alone_names or (
+            case.layout != "C" and (case.prims, case.shapes) in alone_shapes)
+        if "numba" in case.backends and not FULL and (member(case) or not on_numba):
+            case = replace(case, backends=tuple(b for b in case.backends if b != "numba"))
         out.append(case)
     families = []
-    for (family, slot), members in groups.items():
-        for k in range(0, len(members), FAMILY_SIZE):
-            chunk = f"-{k // FAMILY_SIZE}" if len(members) > FAMILY_SIZE else ""
-            families.append(Family(f"{family}-{slot}{chunk}",
-                                   tuple(members[k:k + FAMILY_SIZE])))
+    for slot, group in groups.items():
+        size = FAMILY_SIZE.get(slot, ARRAY_FAMILY_SIZE)
+        for k in range(0, len(group), size):
+            chunk = f"-{k // size}" if len(group) > size else ""
+            families.append(Family(f"elementwise-{slot}{chunk}", tuple(group[k:k + size])))
     return out, families
 
 
-CASES, FAMILIES = _budgeted(CASES)
+#: the table as written, every case on the backends it names
+TABLE = CASES
+CASES, FAMILIES = _budgeted(TABLE)

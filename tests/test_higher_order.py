@@ -11,7 +11,7 @@ Two columns of the per-primitive table (``cases.py``), one case per primitive
 
 Both on the numpy interpreter; on Numba for every sixth primitive (CI time:
 each is a kernel compile; ``SYMGRAD_FULL=1`` runs all of them on Numba), except the
-second order of ``eig`` (``SECOND_ORDER_FULL_ONLY``).
+second order of ``eig`` and ``cholesky`` (``SECOND_ORDER_FULL_ONLY``).
 """
 
 from __future__ import annotations
@@ -54,9 +54,10 @@ PARAMS = [pytest.param(case, backend, id=f"{case}-{backend}")
           for backend in ("numpy", "numba")
           if backend == "numpy" or FULL or k % 6 == 0 or case.prims[0] in ON_NUMBA]
 #: second order on Numba with SYMGRAD_FULL=1 only: eig's is a compile of about 40 s (the
-#: suite's longest test, at the end of a worker's share); its forward mode, which runs
-#: on Numba in CI, compiles the VJP of eig's VJP as well (the double-VJP trick)
-SECOND_ORDER_FULL_ONLY = {"eig"}
+#: suite's longest test, at the end of a worker's share), cholesky's of 13 s CPU (the
+#: column's others: under 4 s); cholesky's forward mode, which runs on Numba in CI,
+#: compiles the VJP of its VJP as well (the double-VJP trick)
+SECOND_ORDER_FULL_ONLY = {"eig", "cholesky"}
 SECOND_ORDER_PARAMS = [p for p in PARAMS if FULL or p.values[1] == "numpy"
                        or p.values[0].prims[0] not in SECOND_ORDER_FULL_ONLY]
 
