@@ -94,6 +94,10 @@ def symgrad(*args: str, cwd: Path | None = None, env: dict | None = None,
             for action, category in _DEFAULT_WARNINGS:
                 warnings.simplefilter(action, category)
             warnings.filterwarnings("default", category=DeprecationWarning, module="__main__")
+            # this test process's own state, not the command's: JAX (imported by other
+            # tests in this worker) warns at every fork, which a real `symgrad` never sees
+            warnings.filterwarnings("ignore", message=r"os\.fork\(\) was called",
+                                    category=RuntimeWarning)
             warnings.showwarning = show
             try:
                 code = main(list(args))

@@ -79,8 +79,9 @@ def _cabs_vjp(g: Any, ans: Any, z: Any) -> tuple:
     s = where(m > 0.0, where(m < np.inf, m, 1.0), 1.0)
     kind = z.dtype.name
     zs = add(convert(div(x, s), kind), mul(convert(div(y, s), kind), 1j))
-    unit = div(conj(zs), convert(apply(cabs_p, zs), kind))  # |zs| is in [1, sqrt(2)]
-    return (where(apply(eq_p, m, 0.0), 0.0, mul(convert(g, kind), unit)),)
+    h = apply(cabs_p, zs)  # in [1, sqrt(2)], or 0 at z = 0 (where zs is 0 too)
+    unit = div(conj(zs), convert(where(apply(eq_p, h, 0.0), 1.0, h), kind))
+    return (mul(convert(g, kind), unit),)
 
 
 cabs_p = register(

@@ -1,4 +1,4 @@
-# symgrad kernel k_233cb1922b8137b37a295a545ef47668 (symgrad 0.1.0, codegen 5, conventions 5); generated, do not edit
+# symgrad kernel k_556fca77058a73669820557f033b8450 (symgrad 0.1.0, codegen 5, conventions 5); generated, do not edit
 # grad of modulus with respect to z
 # modulus(z: c128[n0])
 import numpy as np
@@ -13,16 +13,33 @@ def modulus(z):
         a = z[i0] * z[i0]
         b = a + complex(0.0, 1.0)
         c = np.abs(b)
-        # grad of: m: f64[n0] = square(c)
+        # grad of: ae: f64[n0] = square(c)
         d = 2.0 * c
         # grad of: c: f64[n0] = cabs(b)
-        e = c == 0.0
-        f = 1.0 if e else c
-        g = np.complex128(d)
-        h = np.conj(b)
-        i = np.divide(h, f)
-        j = g * i
+        e = np.real(b)
+        f = np.imag(b)
+        g = np.absolute(e)
+        h = np.absolute(f)
+        i = np.maximum(g, h)
+        j = i > 0.0
+        k = i < np.inf
+        m = i if k else 1.0
+        n = m if j else 1.0
+        o = e / n
+        p = np.complex128(o)
+        q = f / n
+        r = np.complex128(q)
+        s = r * complex(0.0, 1.0)
+        t = p + s
+        u = np.abs(t)
+        v = np.conj(t)
+        w = u == 0.0
+        x = 1.0 if w else u
+        y = np.complex128(x)
+        aa = np.divide(v, y)
+        ab = np.complex128(d)
+        ac = ab * aa
         # grad of: a: c128[n0] = mul(z, z)
-        k = j * z[i0]
-        grad_z[i0] = k + k
+        ad = ac * z[i0]
+        grad_z[i0] = ad + ad
     return (grad_z,)
