@@ -154,7 +154,8 @@ def test_complex_functions_where_numbas_lose_digits_are_numpys():
 
 def test_cholesky_qr_and_cumprod_kernels_are_jaxs():
     """The complex QR, and with SYMGRAD_FULL=1 cholesky (Hermitian) and cumprod in the same
-    kernel (in CI their cases of the SymPy table run on Numba: cases_complex.py)."""
+    kernel (in CI cholesky's case of the SymPy table runs on Numba, cumprod's with
+    SYMGRAD_FULL=1: cases_complex.py)."""
     w, wq, wr = crand(3, 3), crand(4, 3), crand(3, 3)
 
     def loss(n):
