@@ -24,6 +24,8 @@ import pytest
 
 torch_real = pytest.importorskip("torch")
 
+from test_replay import _outcome  # noqa: E402 (a step's arrays, or the RuntimeError's type)
+
 import symgrad  # noqa: E402
 from symgrad.core.config import config  # noqa: E402
 
@@ -31,14 +33,6 @@ from symgrad.core.config import config  # noqa: E402
 @pytest.fixture(autouse=True)
 def interpreted(monkeypatch):
     monkeypatch.setattr(config, "eager_compile", False)
-
-
-def _outcome(fn):
-    try:
-        return [None if v is None else np.asarray(v.detach().numpy(), np.float64).copy()
-                for v in fn()]
-    except RuntimeError:
-        return RuntimeError
 
 
 def _compare(ours, theirs, rtol, what, may_refuse=False):
