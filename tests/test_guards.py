@@ -692,3 +692,24 @@ def test_pytree_keyword_arguments(transformation):
     got = t(X, params=params, scales=scales)
     if transformation == "grad":
         np.testing.assert_allclose(got, central_difference(plain, X), rtol=1e-6)
+
+
+def test_an_assert_under_pytest_reads_no_guard_that_always_fails():
+    """pytest rewrites this module's asserts to call its own helpers, whose classes lead to
+    the standard library's (importlib's loaders): those are guarded by identity, as a
+    library's classes; following their attributes made guards that never hold (a
+    ``__dict__`` is a new object at every read), so a pullback refused to run (autograd's
+    test_len)."""
+    def fun(x):
+        assert len(x) == 3
+        return np.sum(x * x)
+
+    x = np.arange(3.0)
+    with warnings.catch_warnings():
+        # (the rewritten assert reads locals(), which no guard can follow: a RetraceWarning)
+        warnings.simplefilter("ignore", sg.RetraceWarning)
+        g = sg.grad(fun, backend="interpreter")
+        for _ in range(3):
+            np.testing.assert_array_equal(g(x), 2 * x)
+        y, pullback = sg.vjp(fun, x, backend="interpreter")
+        np.testing.assert_array_equal(pullback(1.0)[0], 2 * x)

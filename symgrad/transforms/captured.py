@@ -102,6 +102,15 @@ def _library(obj: Any) -> bool:
     return isinstance(name, str) and name.partition(".")[0] in LIBRARIES
 
 
+def _library_class(x: Any) -> bool:
+    """A class of a library or of Python's standard library (``importlib``'s loaders,
+    ``pathlib.Path``): guarded by identity; a user's class has its attributes followed
+    (their ``__dict__`` and ``__call__`` are new objects at every read)."""
+    name = getattr(x, "__module__", None)
+    return _library(x) or (isinstance(name, str)
+                           and name.partition(".")[0] in sys.stdlib_module_names)
+
+
 _PACKAGE = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -411,7 +420,7 @@ class _Finder:
                 self.guard(get, x, where)
             self.guard(_held(get), x._held_value(), f"the values of {where}")
             return
-        if isinstance(x, _OPAQUE) or isinstance(x, type) and _library(x) or isinstance(
+        if isinstance(x, _OPAQUE) or isinstance(x, type) and _library_class(x) or isinstance(
                 x, (types.FunctionType, types.MethodType)) and _library(x) and not (
                 isinstance(x, types.FunctionType) and _symgrad(x)) or isinstance(x, _IMMUTABLE):
             # a library function, ufunc or class, read from a user's name: by identity
