@@ -264,10 +264,6 @@ def _plus_scaled(alpha: float) -> Any:
                 and not (_is_tensor(b) and (b._requires_grad or b.dtype is not dt.bfloat16))):
             b = dt.cast(np.asarray(unwrap(b)), dt.bfloat16)
             return type(a)._make(bf16.add_scaled(a._value, alpha, np.broadcast_to(b, a.shape)))
-        if _is_tensor(a):  # alpha * b in the dtype of a + b, as PyTorch computes it
-            b = promoted(a, b)
-        elif type(a) is np.ndarray and type(b) is np.ndarray:
-            want = dt.result_type([a, b]).numpy
-            b = b if b.dtype == want else b.astype(want)
+        b = promoted(a, b)  # alpha * b in the dtype of a + b, as PyTorch computes it
         return a + alpha * b if alpha != -1 else a - b
     return fn

@@ -371,10 +371,13 @@ def _several(views: tuple[Any, ...], name: str) -> tuple[Any, ...]:
 
 
 def promoted(self: Any, other: Any) -> Any:
-    """``other`` in the dtype of ``self + other``, where PyTorch computes ``alpha * other``
-    (int8 + 2 * uint8 is int16 arithmetic: 2 * uint8 wrapped in uint8 before)."""
-    value = getattr(other, "_value", None)
-    if value is None:
+    """``other`` (a Tensor or an array; ``self`` too) in the dtype of ``self + other``, where
+    PyTorch computes ``alpha * other`` (int8 + 2 * uint8 is int16 arithmetic: 2 * uint8
+    wrapped in uint8 before)."""
+    value = getattr(other, "_value", other)
+    if type(value) is not np.ndarray:
+        return other  # a number: PyTorch's promotion keeps it weak
+    dtype = dt.result_type([getattr(self, "_value", self), value])
+    if value.dtype == dtype.numpy:
         return other
-    dtype = dt.result_type([self._value, value])
-    return other if other.dtype == dtype else other.to(dtype)
+    return other.to(dtype) if hasattr(other, "_value") else value.astype(dtype.numpy)
