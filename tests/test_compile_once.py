@@ -87,8 +87,11 @@ def tiered(monkeypatch):
 def test_the_worker_compiles_the_signature_real_calls_use(tiered):
     """A closure over a constant (read-only, frozen) array: the compile worker compiles
     the read-only signature, and this process then only loads it (no second compile)."""
-    c = C * (1 + np.random.default_rng().random() * 1e-3)  # a kernel no test compiled
-    h = sg.hessian(lambda x: np.sum(np.sin(x) * c))
+    # a kernel no test (and no earlier run on this cache) compiled: a captured number is
+    # a kernel argument, but an integer exponent is part of the kernel (x**k underflows
+    # to 0 on X, so the Hessian is sin's alone)
+    k = int(np.random.default_rng().integers(10**5, 10**9))
+    h = sg.hessian(lambda x: np.sum(np.sin(x) * C + x ** k))
     before = sg.compile_stats()
     first = h(X)
     assert sg.compile_stats()["interpreted_calls"] == before["interpreted_calls"] + 1
@@ -102,7 +105,7 @@ def test_the_worker_compiles_the_signature_real_calls_use(tiered):
     assert after["compiled_in_workers"] == before["compiled_in_workers"] + 1
     assert after["compiled"] == before["compiled"] + 1, "compiled in the worker only"
     assert after["loaded_from_disk"] == before["loaded_from_disk"] + 1
-    want = np.diag(-np.sin(X) * c)
+    want = np.diag(-np.sin(X) * C)
     assert_close(first, want, rtol=1e-14, atol=1e-300)
     assert_close(second, want, rtol=1e-14, atol=1e-300)
 
@@ -111,8 +114,10 @@ def test_a_kernel_calling_lapack_compiles_in_the_worker(tiered):
     """Numba's linear algebra imports scipy: the worker's ``sys.path`` must not let
     ``symgrad/scipy`` stand for it (it did: every kernel with a matrix product or a
     determinant failed there, and compiled on the calling thread instead)."""
-    M = np.random.default_rng().random((3, 5)) + np.eye(3, 5)  # a kernel no test compiled
-    g = sg.grad(lambda x: np.linalg.slogdet(M @ np.diag(np.exp(x)) @ M.T)[1])
+    M = np.random.default_rng().random((3, 5)) + np.eye(3, 5)
+    k = int(np.random.default_rng().integers(10**5, 10**9))  # a kernel no run compiled
+    g = sg.grad(lambda x: np.linalg.slogdet(M @ np.diag(np.exp(x)) @ M.T)[1]
+                + np.sum(x ** k))  # x**k underflows to 0 on X
     before = sg.compile_stats()
     first = g(X)
     assert worker.wait(timeout=300)
