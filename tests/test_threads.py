@@ -8,6 +8,9 @@ path (the kernels compile fast enough for CI).
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import time
 
 import numpy as np
@@ -202,3 +205,36 @@ def test_the_serial_twin_is_the_same_loops_without_parallel(low_threshold):
     assert "parallel=" not in twin.text and "prange(" in twin.text  # prange is range there
     assert twin.text.split("\n", 1)[1].replace(codegen.NJIT_FLAGS, "") == \
         spec.source.text.split("\n", 1)[1].replace(codegen.PARALLEL_FLAGS, "")
+
+
+# a parallel kernel compiled first (the hook in compile.py; sinexp's, which the tests above
+# leave in the disk cache), or the thread count read first
+_COMPILE = ("import os, numpy as np, numba, symgrad as sg\n"
+            "def sinexp(x):\n    return np.sum(np.sin(x) * np.exp(-x * x))\n"
+            "sg.value_and_grad(sinexp)(np.linspace(-2.5, 3, 1001))\n"
+            "print(numba.threading_layer(), 'OMP_WAIT_POLICY' in os.environ)")
+_COUNT = ("import os, numba, symgrad as sg; sg.get_num_threads(); "
+          "print(numba.threading_layer(), 'OMP_WAIT_POLICY' in os.environ)")
+
+
+def _openmp(program: str, **env: str) -> tuple[str, str]:
+    clean = {k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")}
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
+                          check=True, timeout=300,
+                          env={**clean, "OMP_DISPLAY_ENV": "VERBOSE", "SYMGRAD_PARALLEL_MIN": "256",
+                               **env})
+    layer, kept = done.stdout.split()
+    if layer != "omp":
+        pytest.skip(f"Numba's threading layer is {layer}, not OpenMP: no wait policy to set")
+    return kept, done.stderr
+
+
+def test_idle_openmp_workers_sleep_unless_the_environment_chooses():
+    """libgomp's workers spin (300000 rounds) after each parallel region by default, which
+    burnt 2-8 ms of CPU per call under load; symgrad starts the layer with passive waits
+    (spin count 0), the environment restored, and keeps a policy the user set."""
+    kept, err = _openmp(_COMPILE)
+    assert "GOMP_SPINCOUNT = '0'" in err and kept == "False"
+    kept, err = _openmp(_COUNT, OMP_WAIT_POLICY="ACTIVE")
+    assert "OMP_WAIT_POLICY = 'ACTIVE'" in err and "GOMP_SPINCOUNT = '0'" not in err
+    assert kept == "True"

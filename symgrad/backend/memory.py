@@ -1,18 +1,18 @@
 """Keeping freed memory in the process, so a loop of calls does not page-fault.
 
 A kernel returns fresh arrays and frees its temporaries when it returns. glibc's
-``malloc`` gives a large block (over 128 KiB, or the size of the last large
-block freed) back to the system when it is freed, so the next call maps it
-again and touches every page afresh: a page fault per 4 KiB page. ``hvp`` of
-Rosenbrock at n = 1e6 took 6 fresh 8 MB arrays per call, about 11,700 page
-faults; on the idle 2-core machine of ``docs/benchmarks.md`` they cost 3% of
-the call (8.76 ms against 8.49 ms), under a load of 4-7 they took 80% (132 ms
-against 27 ms; ``python benchmarks/higher_order.py --only hvp`` with and without
-``SYMGRAD_REUSE_MEMORY=1``). Since it is one loop making only its result, about
-1,600 faults per call, which under a load of about 2 still cost 93 ms against
-9.9 ms (2026-12-01, the README's measurement; idle, 2.9 ms per call in all).
-numpy code has the same cost; JAX and PyTorch keep
-their own pools.
+``malloc`` maps a block of at least its *mmap threshold* afresh and unmaps it when it
+is freed, so the next call touches every page afresh: a page fault per 4 KiB page
+(6 µs each on the 2-core benchmark machine under a load of 10, docs/benchmarks.md).
+The threshold starts at 128 KiB and is dynamic: when a mapped block is freed it rises to
+that block's size, up to :data:`DYNAMIC_MAX` (32 MiB on 64-bit), with the trim threshold
+at twice it (more free at the heap's top is given back). So in a process that never
+calls ``mallopt``, a loop of compiled calls whose arrays are at most 32 MiB reuses the
+heap's pages after its first calls (measured 2026-12-02: 0 faults per call for the
+seed and Rosenbrock gradients and Rosenbrock's ``hvp`` at n = 1e6, 1680 for the
+interpreter's Rosenbrock gradient, whose temporaries are trimmed), and each call on
+larger arrays faults all of them (the seed gradient at n = 5e6, 40 MB: 9766 faults and
+15 ms per call, against 0 and 3.1 ms at n = 4e6).
 
 :func:`reuse_memory` tells ``malloc`` to keep freed blocks of any size in the
 process heap (``mallopt(M_MMAP_THRESHOLD)`` and ``mallopt(M_TRIM_THRESHOLD)``
@@ -22,7 +22,14 @@ it runs (its resident size stays at its peak), and a large block freed in the
 middle of the heap can only be reused by blocks that fit in it. It is process-
 wide (numpy's and every other library's ``malloc`` calls too), so it is off
 unless asked for: ``sg.reuse_memory()`` or ``SYMGRAD_REUSE_MEMORY=1`` at start.
-``sg.reuse_memory(False)`` restores glibc's defaults and trims the heap.
+
+Any ``mallopt`` call switches glibc's dynamic threshold off for good, so
+``sg.reuse_memory(False)`` cannot restore it: it sets the thresholds where the dynamic
+ones end (:data:`DYNAMIC_MAX`, trim at twice it) and trims the heap. Setting glibc's
+starting values instead (128 KiB, as before session 5) pinned them there: every later
+block over 128 KiB was fresh pages (the interpreter's Rosenbrock gradient at n = 1e6:
+6736 faults per call, against 1680 in a process that never called ``mallopt`` and 0
+with these values).
 
 Only glibc has ``mallopt``; elsewhere (macOS, Windows, musl) :func:`reuse_memory`
 raises a RuntimeError rather than pretending.
@@ -36,8 +43,9 @@ import os
 
 #: blocks up to this size are kept when freed (2 GiB: mallopt takes a C int)
 KEEP = 2**31 - 1
-#: glibc's default threshold for both settings (128 KiB)
-DEFAULT = 128 * 1024
+#: the most glibc's dynamic mmap threshold grows to (its DEFAULT_MMAP_THRESHOLD_MAX:
+#: 4 MiB per byte of a C long, 32 MiB on 64-bit); off, the trim threshold is twice it
+DYNAMIC_MAX = 4 * 1024 * 1024 * ctypes.sizeof(ctypes.c_long)
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
 
 
@@ -51,8 +59,9 @@ def _libc() -> ctypes.CDLL | None:
 
 def reuse_memory(on: bool = True) -> None:
     """Keep freed memory in the process (``on``) so repeated calls on large arrays do
-    not page-fault fresh memory each time, or give it back as glibc does by default
-    (``on=False``). Process-wide; see the module docstring for what it costs.
+    not page-fault fresh memory each time, or (``on=False``) give it back now and later
+    keep only blocks of at most 32 MiB, as glibc's dynamic threshold does by default.
+    Process-wide; see the module docstring for what it costs.
 
         >>> import symgrad as sg
         >>> sg.reuse_memory(); sg.reuse_memory(False)
@@ -61,11 +70,11 @@ def reuse_memory(on: bool = True) -> None:
     if libc is None:
         raise RuntimeError("sg.reuse_memory needs glibc's mallopt (Linux with glibc); "
                            "this platform's allocator has no such setting")
-    value = KEEP if on else DEFAULT
-    ok = libc.mallopt(_M_MMAP_THRESHOLD, ctypes.c_int(value)) and \
-        libc.mallopt(_M_TRIM_THRESHOLD, ctypes.c_int(value))
+    mmap, trim = (KEEP, KEEP) if on else (DYNAMIC_MAX, 2 * DYNAMIC_MAX)
+    ok = libc.mallopt(_M_MMAP_THRESHOLD, ctypes.c_int(mmap)) and \
+        libc.mallopt(_M_TRIM_THRESHOLD, ctypes.c_int(trim))
     if not ok:
-        raise RuntimeError(f"glibc refused mallopt(..., {value}): memory reuse is unchanged")
+        raise RuntimeError(f"glibc refused mallopt(..., {mmap}): memory reuse is unchanged")
     if not on:
         libc.malloc_trim(ctypes.c_size_t(0))
 

@@ -78,6 +78,7 @@ from .cache_files import (  # noqa: F401 -- KernelCacheWarning, NotPrivateError 
 from .codegen import KernelSource, serial_twin
 from .stats import LOG, compile_note, compile_stats, count, in_flight, track  # noqa: F401 -- importable here
 from .threads import serialized
+from .threads import start as start_threads
 
 #: Kernels kept loaded (in ``_LOADED`` and ``sys.modules``), the least recently
 #: loaded dropped first; one dropped and needed again is imported again (from the
@@ -154,6 +155,8 @@ class Kernel:
             if config.log_compiles and signature not in self.function.overloads \
                     and not on_disk(self.source):
                 LOG.warning("symgrad: compiling k_%s (%s)...", self.source.key, self.what)
+            if self.source.parallel:
+                start_threads()  # before Numba launches its threads
             self.function.compile(signature)
         seconds = time.perf_counter() - start
         _NUMBA_READY.set()

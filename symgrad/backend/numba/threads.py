@@ -44,6 +44,18 @@ that doubles (up to ``MAX_INTERVAL``) while the choice holds and falls back to
 sizes): a power-of-two bucket of the arguments' element count keys the state.
 ``sg.set_num_threads(n)`` pins the choice (1: the serial twin; more: the parallel
 kernel on n threads); ``sg.set_num_threads(None)`` returns to measuring.
+
+**Idle workers sleep** (:func:`start`). libgomp's workers spin after each parallel
+region before they sleep: after one 2-thread call of the seed gradient at n = 1e6
+(about 0.3 ms of work) the process burnt 2.2-8.4 ms of CPU during the next 200 ms, on
+the core the serial twin or anything else then wanted (load 5.4-5.7); the pinned
+2-thread Rosenbrock gradient took 7.9 ms of CPU a call, 2.3-2.6 ms with passive waits
+(docs/benchmarks.md, issue 31 item 7). So symgrad starts Numba's threading layer itself,
+before its first parallel kernel compiles or runs, with ``OMP_WAIT_POLICY=PASSIVE`` in
+the environment for that moment only (libgomp reads it once, when it is loaded), unless
+``OMP_WAIT_POLICY`` or ``GOMP_SPINCOUNT`` is set. It applies to that libgomp, which
+other Numba parallel code in the process shares; a libgomp loaded before (the layer
+already started) or loaded later keeps its own policy.
 """
 
 from __future__ import annotations
@@ -66,6 +78,30 @@ PROBE = 3
 MIN_INTERVAL, MAX_INTERVAL = 16, 1024
 #: the thread count pinned by :func:`set_num_threads` (None: measured per kernel)
 _PINNED: list[int | None] = [None]
+#: whether :func:`start` ran (under its lock)
+_STARTED = [False]
+_START_LOCK = threading.Lock()
+
+
+def start() -> None:
+    """Start Numba's threading layer once, its OpenMP workers waiting passively unless
+    the environment chooses (module docstring). Safe to call from any thread."""
+    if _STARTED[0]:
+        return
+    import numba
+
+    with _START_LOCK:
+        if _STARTED[0]:
+            return
+        chosen = any(k in os.environ for k in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT"))
+        if not chosen:
+            os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
+        try:
+            numba.get_num_threads()  # launches the layer: libgomp reads its environment
+        finally:
+            if not chosen:
+                del os.environ["OMP_WAIT_POLICY"]
+        _STARTED[0] = True
 
 
 def parallel_min() -> int | None:
@@ -96,6 +132,7 @@ def set_num_threads(n: int | None) -> None:
     """
     import numba
 
+    start()
     if n is None:
         _PINNED[0] = None
         numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
@@ -108,6 +145,7 @@ def get_num_threads() -> int:
     """The number of threads parallel kernels use now."""
     import numba
 
+    start()
     return numba.get_num_threads()
 
 
