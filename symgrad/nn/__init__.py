@@ -6,7 +6,8 @@
 normalizations, ``Embedding``, more activations), :mod:`.transformer`
 (``MultiheadAttention``, the Transformer layers), :mod:`.functional`
 (``torch.nn.functional``, with :mod:`.convolution` and :mod:`.activation`) and
-:mod:`.init` (initializers). A model written against ``torch.nn`` runs with
+:mod:`.init` (initializers), :mod:`.recurrent` (``RNN``, ``LSTM``, ``GRU`` and their
+cells). A model written against ``torch.nn`` runs with
 ``import symgrad as torch``; its ``loss.backward()`` goes through symgrad's
 compiler like any Tensor's.
 
@@ -45,6 +46,7 @@ from .layers import (
 )
 from .module import Module, ModuleDict, ModuleList, Sequential
 from .parameter import Parameter
+from .recurrent import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from .spatial import (
     CELU,
     GELU,
@@ -134,4 +136,6 @@ __all__ = ["functional", "init", "utils", "Module", "Sequential", "ModuleList", 
            "Threshold", "GLU", "Softmin", "PReLU",
            # attention and Transformer layers (.transformer)
            "MultiheadAttention", "TransformerEncoderLayer", "TransformerDecoderLayer",
-           "TransformerEncoder", "TransformerDecoder", "Transformer"]
+           "TransformerEncoder", "TransformerDecoder", "Transformer",
+           # recurrent layers (.recurrent)
+           "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
