@@ -125,3 +125,60 @@ def test_iterable_dataset_and_training_loop():
             torch.nn.functional.mse_loss(model(xb), yb).backward()
             opt.step()
     assert abs(model.weight.item() - 3) < 1e-3
+
+
+class SequenceClassifier:
+    """A reader's next program, written once against ``torch``: an embedding, a
+    bidirectional GRU and a linear head over a DataLoader of padded sequences, NAdam
+    with a warm-up then cosine schedule, gradient clipping."""
+
+    def __init__(self, torch):
+        nn = torch.nn
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.embed = nn.Embedding(6, 4)
+                self.gru = nn.GRU(4, 5, batch_first=True, bidirectional=True)
+                self.head = nn.Linear(10, 3)
+
+            def forward(self, tokens):
+                out, h = self.gru(self.embed(tokens))
+                return self.head(torch.cat([h[0], h[1]], dim=1))
+
+        self.torch, self.model = torch, Net()
+
+    def train(self, tokens, labels, epochs=2):
+        torch = self.torch
+        loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(tokens, labels),
+                                             batch_size=3)
+        opt = torch.optim.NAdam(self.model.parameters(), lr=0.05)
+        warm = torch.optim.lr_scheduler.LinearLR(opt, start_factor=0.5, total_iters=2)
+        cos = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=4)
+        sched = torch.optim.lr_scheduler.SequentialLR(opt, [warm, cos], milestones=[2])
+        losses = []
+        for _ in range(epochs):
+            for x, y in loader:
+                opt.zero_grad()
+                loss = torch.nn.functional.cross_entropy(self.model(x), y)
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(self.model.parameters(), 1.0)
+                opt.step()
+                sched.step()
+                losses.append(loss.item())
+        return losses
+
+
+def test_a_sequence_program_runs_unchanged_and_equals_pytorch():
+    rng = np.random.default_rng(5)
+    seqs = [rng.integers(1, 6, n) for n in (4, 2, 3, 4, 1, 3, 2)]
+    labels = rng.integers(0, 3, len(seqs))
+    runs = {lib: SequenceClassifier(lib) for lib in (torch_real, symgrad)}
+    state = runs[torch_real].model.state_dict()
+    runs[symgrad].model.load_state_dict({k: symgrad.tensor(v.numpy()) for k, v in state.items()})
+    losses = []
+    for lib, run in runs.items():
+        padded = lib.nn.utils.rnn.pad_sequence([lib.tensor(s) for s in seqs], batch_first=True)
+        losses.append(run.train(padded, lib.tensor(labels)))
+    np.testing.assert_allclose(losses[1], losses[0], rtol=1e-10)
+    assert len(losses[0]) == 6
