@@ -177,3 +177,59 @@ def test_parameters_to_vector_and_back_equal_pytorch():
                         *[p.detach().numpy() for p in model.parameters()]])
     for a, b in zip(*results):
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("name, options, sort", [
+    ("LSTM", dict(num_layers=2, bidirectional=True), False),
+    ("GRU", dict(bidirectional=True), True),
+    ("RNN", dict(num_layers=2, nonlinearity="relu"), False)])
+def test_packed_sequences_equal_pytorch(name, options, sort):
+    torch_real.manual_seed(3)
+    theirs = getattr(torch_real.nn, name)(2, 3, **options)
+    mine = getattr(symgrad.nn, name)(2, 3, **options)
+    _copy_into(mine, theirs)
+    rng = np.random.default_rng(5)
+    lengths = [4, 3, 3, 1] if sort else [2, 4, 1, 4, 3]
+    x = rng.standard_normal((len(lengths), 4, 2))
+    layers = options.get("num_layers", 1) * (2 if options.get("bidirectional") else 1)
+    h0 = [rng.standard_normal((layers, len(lengths), 3)) for _ in range(1 + (name == "LSTM"))]
+    weight = rng.standard_normal((4, len(lengths), 3 * (1 + options.get("bidirectional", 0))))
+    results = []
+    for lib, module in ((symgrad, mine), (torch_real, theirs)):
+        rnn = lib.nn.utils.rnn
+        inp = lib.tensor(x, requires_grad=True)
+        hx = [lib.tensor(h, requires_grad=True) for h in h0]
+        packed = rnn.pack_padded_sequence(inp, lengths, batch_first=True, enforce_sorted=sort)
+        out, h_n = module(packed, tuple(hx) if name == "LSTM" else hx[0])
+        padded, out_lengths = rnn.pad_packed_sequence(out, total_length=4)
+        finals = h_n if name == "LSTM" else (h_n,)
+        loss = (padded * lib.tensor(weight)).sum() + sum((h * h).sum() for h in finals)
+        loss.backward()
+        results.append([out.data.detach().numpy(), out.batch_sizes.numpy(),
+                        padded.detach().numpy(), out_lengths.numpy()]
+                       + [h.detach().numpy() for h in finals] + [inp.grad.numpy()]
+                       + [h.grad.numpy() for h in hx]
+                       + [p.grad.numpy() for p in module.parameters()])
+    for a, b in zip(*results):
+        assert a.shape == b.shape
+        np.testing.assert_allclose(a, b, rtol=RTOL, atol=ATOL)
+
+
+def test_pack_and_pad_layouts_equal_pytorch():
+    rng = np.random.default_rng(6)
+    seqs = [rng.standard_normal((n, 2)) for n in (2, 4, 1, 4)]
+    results = []
+    for lib in (symgrad, torch_real):
+        rnn = lib.nn.utils.rnn
+        parts = [lib.tensor(s, requires_grad=True) for s in seqs]
+        packed = rnn.pack_sequence(parts, enforce_sorted=False)
+        padded, lengths = rnn.pad_packed_sequence(packed, batch_first=True, padding_value=-1.0)
+        (padded * padded).sum().backward()
+        results.append([packed.data.detach().numpy(), packed.batch_sizes.numpy(),
+                        packed.sorted_indices.numpy(), packed.unsorted_indices.numpy(),
+                        padded.detach().numpy(), lengths.numpy()]
+                       + [p.grad.numpy() for p in parts])
+        with pytest.raises(RuntimeError, match="sorted in decreasing order"):
+            rnn.pack_sequence(parts)
+    for a, b in zip(*results):
+        np.testing.assert_array_equal(a, b)

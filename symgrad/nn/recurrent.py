@@ -8,9 +8,9 @@ order (LSTM: input, forget, cell, output; GRU: reset, update, new, with the rese
 gate applied to ``W_hn h + b_hn``), and the same initialization (uniform in
 ``±1/sqrt(hidden_size)``), so a PyTorch ``state_dict`` loads and gives the same
 outputs. ``num_layers``, ``bias``, ``batch_first``, ``bidirectional``, initial states,
-unbatched inputs and ``dropout`` between layers (in training mode; the mask is
-drawn as ``nn.Dropout``'s, from numpy's generator) are PyTorch's; ``proj_size`` and
-``PackedSequence`` inputs are refused.
+unbatched inputs, ``PackedSequence`` inputs (each sequence's state stops at its last
+step) and ``dropout`` between layers (in training mode; the mask is drawn as
+``nn.Dropout``'s, from numpy's generator) are PyTorch's; ``proj_size`` is refused.
 
     >>> import symgrad as torch
     >>> from symgrad import nn
@@ -27,14 +27,18 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
 from ..eager import dtypes as dt
 from ..eager.functions import cat, stack
 from ..eager.tensor import Tensor
 from ..eager.tensor_ops import empty, zeros
+from ..numpy_api import functions as ops
 from . import functional as F
 from . import init
 from .module import Module
 from .parameter import Parameter
+from .utils.rnn import PackedSequence, _padded_sorted
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
 
@@ -128,11 +132,12 @@ class RNNBase(Module):
             return list(zip(hx[0].unbind(0), hx[1].unbind(0)))
         return list(hx.unbind(0))
 
-    def forward(self, input: Tensor, hx: Any = None) -> tuple[Tensor, Any]:
+    def forward(self, input: Any, hx: Any = None) -> tuple[Any, Any]:
+        if isinstance(input, PackedSequence):
+            return self._forward_packed(input, hx)
         if not isinstance(input, Tensor):
-            raise NotImplementedError(f"{type(self).__name__} takes a Tensor; PackedSequence "
-                                      "inputs are not supported by symgrad (pad the batch and "
-                                      "mask the loss instead)")
+            raise TypeError(f"{type(self).__name__} takes a Tensor or a PackedSequence, not "
+                            f"{type(input).__name__}")
         if input.dim() not in (2, 3):
             raise ValueError(f"{type(self).__name__}: Expected input to be 2D or 3D, got "
                              f"{input.dim()}D instead")
@@ -144,6 +149,34 @@ class RNNBase(Module):
                     else hx.unsqueeze(1)
         elif self.batch_first:
             input = input.transpose(0, 1)
+        x, h_n = self._run(input, hx, None)
+        if not batched:
+            x = x.squeeze(1)
+            h_n = tuple(h.squeeze(1) for h in h_n) if self.mode == "LSTM" else h_n.squeeze(1)
+        elif self.batch_first:
+            x = x.transpose(0, 1)
+        return x, h_n
+
+    def _forward_packed(self, input: PackedSequence, hx: Any) -> tuple[PackedSequence, Any]:
+        """PyTorch's packed run: the batch in the packed (sorted) order, each sequence's
+        state kept from its last step on; ``hx`` and ``h_n`` in the caller's order."""
+        padded, lengths = _padded_sorted(input)
+        order, back = (None, None) if input.sorted_indices is None else (
+            input.sorted_indices._value.tolist(), input.unsorted_indices._value.tolist())
+        if hx is not None and order is not None:
+            hx = tuple(h[:, order] for h in hx) if self.mode == "LSTM" else hx[:, order]
+        x, h_n = self._run(padded, hx, lengths)
+        sizes = input.batch_sizes._value.tolist()
+        data = cat([x[t, :b] for t, b in enumerate(sizes)], 0)
+        if back is not None:
+            h_n = tuple(h[:, back] for h in h_n) if self.mode == "LSTM" else h_n[:, back]
+        return PackedSequence(data, input.batch_sizes, input.sorted_indices,
+                              input.unsorted_indices), h_n
+
+    def _run(self, input: Tensor, hx: Any, lengths: np.ndarray | None) -> tuple[Tensor, Any]:
+        """The layers over a ``(T, N, input_size)`` input; with ``lengths``, sequence ``n``'s
+        state stops changing after step ``lengths[n] - 1`` (and the reverse direction
+        starts there)."""
         if input.shape[-1] != self.input_size:
             raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected "
                                f"{self.input_size}, got {input.shape[-1]}")
@@ -160,7 +193,12 @@ class RNNBase(Module):
                 state = states[layer * directions + direction]
                 seq: list[Tensor] = [None] * len(xg)  # type: ignore[list-item]
                 for t in steps:
-                    state = _rnn_step(self.mode, xg[t], state, w_hh, b_hh)
+                    new = _rnn_step(self.mode, xg[t], state, w_hh, b_hh)
+                    if lengths is not None and t >= lengths.min():
+                        valid = Tensor._make((t < lengths)[:, None])
+                        new = (tuple(ops.where(valid, a, b) for a, b in zip(new, state))
+                               if self.mode == "LSTM" else ops.where(valid, new, state))
+                    state = new
                     seq[t] = state[0] if self.mode == "LSTM" else state
                 finals.append(state)
                 outputs.append(stack(seq, 0))
@@ -168,15 +206,8 @@ class RNNBase(Module):
             if self.dropout and self.training and layer < self.num_layers - 1:
                 x = F.dropout(x, self.dropout, True)
         if self.mode == "LSTM":
-            h_n = (stack([h for h, _ in finals], 0), stack([c for _, c in finals], 0))
-        else:
-            h_n = stack(finals, 0)
-        if not batched:
-            x = x.squeeze(1)
-            h_n = tuple(h.squeeze(1) for h in h_n) if self.mode == "LSTM" else h_n.squeeze(1)
-        elif self.batch_first:
-            x = x.transpose(0, 1)
-        return x, h_n
+            return x, (stack([h for h, _ in finals], 0), stack([c for _, c in finals], 0))
+        return x, stack(finals, 0)
 
     def extra_repr(self) -> str:
         text = f"{self.input_size}, {self.hidden_size}"
