@@ -182,3 +182,27 @@ def test_a_sequence_program_runs_unchanged_and_equals_pytorch():
         losses.append(run.train(padded, lib.tensor(labels)))
     np.testing.assert_allclose(losses[1], losses[0], rtol=1e-10)
     assert len(losses[0]) == 6
+
+
+def test_random_samplers_draw_what_they_promise():
+    ds = data.TensorDataset(symgrad.arange(5))
+    g = symgrad.Generator().manual_seed(0)
+    twice = list(data.RandomSampler(ds, num_samples=12, generator=g))
+    assert len(twice) == 12 and sorted(twice[:5]) == sorted(twice[5:10]) == list(range(5))
+    drawn = list(data.RandomSampler(ds, replacement=True, num_samples=200, generator=g))
+    assert set(drawn) == set(range(5))
+    subset = list(data.SubsetRandomSampler([7, 8, 9], generator=g))
+    assert sorted(subset) == [7, 8, 9]
+    weighted = list(data.WeightedRandomSampler([0.0, 1.0, 3.0], 400, generator=g))
+    assert 0 not in weighted and 0.6 < weighted.count(2) / 400 < 0.9
+    for mod in (data, torch_real.utils.data):
+        assert sorted(mod.WeightedRandomSampler([1.0, 0.0, 2.0, 1.0], 3,
+                                                replacement=False)) == [0, 2, 3]
+        assert list(mod.WeightedRandomSampler([1.0, 0.0], 2, replacement=False)) == [0, 1]
+    loader = data.DataLoader(ds, batch_size=2, sampler=data.SubsetRandomSampler([0, 4]))
+    assert sorted(int(v) for (b,) in loader for v in b) == [0, 4]
+    for mod in (data, torch_real.utils.data):
+        with pytest.raises(ValueError, match="num_samples should be a positive integer"):
+            mod.RandomSampler(ds, num_samples=0)
+        with pytest.raises(RuntimeError, match="cannot sample n_sample"):
+            list(mod.WeightedRandomSampler([1.0, 0.0], 3, replacement=False))

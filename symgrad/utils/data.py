@@ -36,7 +36,8 @@ from ..eager.tensor_ops import tensor
 
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "Subset", "ConcatDataset",
            "random_split", "DataLoader", "default_collate", "Sampler", "SequentialSampler",
-           "RandomSampler", "BatchSampler", "default_convert"]
+           "RandomSampler", "BatchSampler", "default_convert", "SubsetRandomSampler",
+           "WeightedRandomSampler"]
 
 
 class Dataset:
@@ -153,27 +154,88 @@ class SequentialSampler(Sampler):
         return len(self.data_source)
 
 
+def _stream(generator: Generator | None) -> np.random.Generator:
+    """``generator``'s numbers, else a generator seeded from the default one (PyTorch's
+    scheme, numpy's numbers)."""
+    if generator is not None:
+        return numpy_generator(generator)
+    return np.random.default_rng(int(numpy_generator(None).integers(0, 2 ** 63)))
+
+
 class RandomSampler(Sampler):
-    """A new permutation at each iteration: from ``generator``, else from a generator
-    seeded by a number drawn from the default one (PyTorch's scheme; numpy's numbers)."""
+    """A new permutation at each iteration (or ``num_samples`` indices, drawn with
+    ``replacement`` or as repeated permutations), from ``generator`` or a seed drawn from
+    the default generator."""
 
     def __init__(self, data_source: Any, replacement: bool = False,
                  num_samples: int | None = None, generator: Generator | None = None):
-        if replacement or num_samples is not None:
-            raise NotImplementedError("RandomSampler(replacement=, num_samples=) is not "
-                                      "supported; draw the indices with torch.randint and "
-                                      "pass them as a sampler")
-        self.data_source, self.generator = data_source, generator
+        if not isinstance(replacement, bool):
+            raise TypeError(f"replacement should be a boolean value, but got "
+                            f"replacement={replacement}")
+        self.data_source, self.replacement = data_source, replacement
+        self._num_samples, self.generator = num_samples, generator
+        if not isinstance(self.num_samples, int) or self.num_samples <= 0:
+            raise ValueError(f"num_samples should be a positive integer value, but got "
+                             f"num_samples={self.num_samples}")
+
+    @property
+    def num_samples(self) -> int:
+        return len(self.data_source) if self._num_samples is None else self._num_samples
 
     def __iter__(self) -> Iterator[int]:
-        generator = self.generator
-        if generator is None:
-            seed = int(numpy_generator(None).integers(0, 2 ** 63))
-            generator = Generator().manual_seed(seed)
-        return iter(_permutation(len(self.data_source), generator))
+        n, rng = len(self.data_source), _stream(self.generator)
+        if self.replacement:
+            return iter(rng.integers(0, n, self.num_samples).tolist())
+        order = [rng.permutation(n).tolist() for _ in range(-(-self.num_samples // n))]
+        return iter([i for block in order for i in block][:self.num_samples])
 
     def __len__(self) -> int:
-        return len(self.data_source)
+        return self.num_samples
+
+
+class SubsetRandomSampler(Sampler):
+    """The ``indices`` in a new random order at each iteration."""
+
+    def __init__(self, indices: Sequence[int], generator: Generator | None = None):
+        self.indices, self.generator = indices, generator
+
+    def __iter__(self) -> Iterator[int]:
+        return iter([self.indices[i] for i in
+                     numpy_generator(self.generator).permutation(len(self.indices))])
+
+    def __len__(self) -> int:
+        return len(self.indices)
+
+
+class WeightedRandomSampler(Sampler):
+    """``num_samples`` indices drawn with probabilities proportional to ``weights``."""
+
+    def __init__(self, weights: Sequence[float], num_samples: int, replacement: bool = True,
+                 generator: Generator | None = None):
+        if not isinstance(num_samples, int) or isinstance(num_samples, bool) \
+                or num_samples <= 0:
+            raise ValueError(f"num_samples should be a positive integer value, but got "
+                             f"num_samples={num_samples}")
+        w = np.asarray(weights._value if isinstance(weights, Tensor) else weights, float)
+        if w.ndim != 1:
+            raise ValueError(f"weights should be a 1d sequence but given weights have shape "
+                             f"{tuple(w.shape)}")
+        if not replacement and num_samples > len(w):
+            raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without "
+                               "replacement")
+        self.weights, self.num_samples = tensor(w), num_samples
+        self.replacement, self.generator = replacement, generator
+
+    def __iter__(self) -> Iterator[int]:
+        w, rng = self.weights._value, numpy_generator(self.generator)
+        if self.replacement:
+            picks = rng.choice(len(w), self.num_samples, p=w / w.sum())
+        else:  # PyTorch's multinomial: the largest w / Exp(1) first (zero weights last)
+            picks = np.argsort(-(w / rng.exponential(size=len(w))), kind="stable")
+        return iter(picks[:self.num_samples].tolist())
+
+    def __len__(self) -> int:
+        return self.num_samples
 
 
 class BatchSampler(Sampler):
