@@ -33,6 +33,10 @@ OPTIMIZERS = [
     ("RAdam", dict(lr=0.05, betas=(0.9, 0.9), weight_decay=0.1, decoupled_weight_decay=True)),
     ("RAdam", dict(lr=0.05, weight_decay=0.1)),
     ("RMSprop", dict(lr=0.01, momentum=0.5, centered=True, weight_decay=0.1)),
+    ("Rprop", dict(lr=0.05)),  # the sign flips within 8 steps: both branches
+    ("Rprop", dict(lr=0.3, etas=(0.3, 1.5), step_sizes=(1e-3, 0.4), maximize=True)),
+    ("ASGD", dict(lr=0.05, t0=3)),  # averaging from step 4 on
+    ("ASGD", dict(lr=0.05, lambd=0.1, alpha=0.5, weight_decay=0.2)),
 ]
 
 

@@ -2,7 +2,8 @@
 
 :mod:`.optimizers` (``SGD``, ``Adam``, ``AdamW``, ``RMSprop`` and their base
 ``Optimizer``), :mod:`.more_optimizers` (``Adagrad``, ``Adadelta``, ``Adamax``, ``NAdam``,
-``RAdam``) and :mod:`.lr_scheduler` (``StepLR``, ``CosineAnnealingLR``, ...), under
+``RAdam``, ``Rprop``, ``ASGD``) and :mod:`.lr_scheduler` (``StepLR``,
+``CosineAnnealingLR``, ...), under
 PyTorch's names, so that ``import symgrad as torch`` code finds ``torch.optim.SGD``
 and ``torch.optim.lr_scheduler.StepLR``. A folder beside :mod:`symgrad.nn` (until issue
 30 it was ``symgrad/optim.py``, and the schedulers ``symgrad/eager/lr_scheduler.py``,
@@ -10,8 +11,8 @@ reached through a ``sys.modules`` entry). It imports :mod:`symgrad.eager` only.
 """
 
 from . import lr_scheduler
-from .more_optimizers import Adadelta, Adagrad, Adamax, NAdam, RAdam
+from .more_optimizers import ASGD, Adadelta, Adagrad, Adamax, NAdam, RAdam, Rprop
 from .optimizers import SGD, Adam, AdamW, Optimizer, RMSprop
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax",
-           "NAdam", "RAdam", "lr_scheduler"]
+           "NAdam", "RAdam", "Rprop", "ASGD", "lr_scheduler"]

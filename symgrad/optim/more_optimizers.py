@@ -1,4 +1,5 @@
-"""More of PyTorch's optimizers: ``Adagrad``, ``Adadelta``, ``Adamax``, ``NAdam``, ``RAdam``.
+"""More of PyTorch's optimizers: ``Adagrad``, ``Adadelta``, ``Adamax``, ``NAdam``, ``RAdam``,
+``Rprop``, ``ASGD``.
 
 Each follows PyTorch 2.13's single-tensor update (``torch/optim/<name>.py``, the
 implementation PyTorch runs on CPU tensors) step for step, on the parameters'
@@ -25,7 +26,7 @@ import numpy as np
 from ..eager.tensor import Tensor
 from .optimizers import Optimizer, _buffer, _check, _lerp, _step
 
-__all__ = ["Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam"]
+__all__ = ["Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam", "Rprop", "ASGD"]
 
 
 def _check_betas(betas: tuple[float, float]) -> None:
@@ -236,3 +237,71 @@ class RAdam(Optimizer):
             p -= corrected * lr * adaptive * rect
         else:
             p -= corrected * lr
+
+
+class Rprop(Optimizer):
+    """Resilient backpropagation: each element's step grows by ``etas[1]`` while its
+    gradient keeps its sign and shrinks by ``etas[0]`` (skipping that update) when it
+    flips, within ``step_sizes``; ``p -= sign(g) * step``."""
+
+    def __init__(self, params: Iterable[Any], lr: float = 1e-2,
+                 etas: tuple[float, float] = (0.5, 1.2),
+                 step_sizes: tuple[float, float] = (1e-6, 50), *, capturable: bool = False,
+                 foreach: Any = None, maximize: bool = False, differentiable: bool = False):
+        _check("learning rate", lr)
+        if not 0.0 < etas[0] < 1.0 < etas[1]:
+            raise ValueError(f"Invalid eta values: {etas[0]}, {etas[1]}")
+        super().__init__(params, dict(lr=lr, etas=etas, step_sizes=step_sizes, foreach=foreach,
+                                      maximize=maximize, differentiable=differentiable,
+                                      capturable=capturable))
+
+    def _update(self, p, g, state, group):
+        (minus, plus), (low, high) = group["etas"], group["step_sizes"]
+        _scalar(state, "step", 0.0)
+        prev = _buffer(state, "prev", p)
+        if "step_size" not in state:
+            state["step_size"] = Tensor._make(np.full_like(p, group["lr"]))
+        step_size = state["step_size"]._value
+        _step(state)
+        sign = np.sign(g * prev)
+        factor = np.where(sign > 0, plus, np.where(sign < 0, minus, 1.0))
+        step_size *= factor
+        np.clip(step_size, low, high, out=step_size)
+        g = np.where(factor == minus, 0.0, g)
+        p -= np.sign(g) * step_size
+        prev[...] = g
+
+
+class ASGD(Optimizer):
+    """Averaged SGD: ``p = p (1 - lambd eta) - eta g``, the average ``ax`` of the iterates
+    from step ``t0`` on, ``eta = lr / (1 + lambd lr t)^alpha``, as PyTorch's."""
+
+    def __init__(self, params: Iterable[Any], lr: float = 1e-2, lambd: float = 1e-4,
+                 alpha: float = 0.75, t0: float = 1e6, weight_decay: float = 0,
+                 foreach: Any = None, maximize: bool = False, differentiable: bool = False,
+                 capturable: bool = False):
+        _check("learning rate", lr)
+        _check("weight_decay value", weight_decay)
+        super().__init__(params, dict(lr=lr, lambd=lambd, alpha=alpha, t0=t0,
+                                      weight_decay=weight_decay, foreach=foreach,
+                                      maximize=maximize, differentiable=differentiable,
+                                      capturable=capturable))
+
+    def _update(self, p, g, state, group):
+        lr, lambd = group["lr"], group["lambd"]
+        _scalar(state, "step", 0.0)
+        _scalar(state, "eta", lr)
+        _scalar(state, "mu", 1.0)
+        ax = _buffer(state, "ax", p)
+        step = _step(state)
+        g = _weight_decay(p, g, group)
+        eta = float(state["eta"]._value)
+        p *= 1 - lambd * eta
+        p += -eta * g
+        mu = float(state["mu"]._value)
+        if mu != 1:
+            ax += (p - ax) * mu
+        else:
+            ax[...] = p
+        state["eta"]._value[...] = lr / ((1 + lambd * lr * step) ** group["alpha"])
+        state["mu"]._value[...] = 1 / max(1, step - group["t0"])
