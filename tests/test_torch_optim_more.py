@@ -194,3 +194,45 @@ def test_resuming_with_last_epoch_keeps_the_rate_at_construction(name, options):
             sched.step()
             rates[-1].append(opt.param_groups[0]["lr"])
     assert rates[0] == rates[1]
+
+
+@pytest.mark.parametrize("options, network", [
+    (dict(line_search_fn="strong_wolfe"), True),
+    (dict(lr=0.5, max_iter=7, history_size=3, line_search_fn="strong_wolfe"), True),
+    (dict(), False),
+    (dict(lr=0.7, max_iter=6, history_size=2, tolerance_change=1e-5), False)])
+def test_lbfgs_follows_pytorch_step_by_step(options, network):
+    """Three ``step(closure)`` calls of several iterations each: a small tanh network's
+    least squares with the line search (non-convex: it brackets, the history is cut),
+    and a logistic regression without (fixed steps; on the network those amplify the
+    last bits of rounding until the two runs part)."""
+    rng = np.random.default_rng(4)
+    arrays = [rng.standard_normal(s) for s in ((3, 2), (1, 3), (8, 2), (8, 1))]
+    got, want = (_lbfgs_run(lib, arrays, options, network) for lib in (symgrad, torch_real))
+    np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)
+    assert got[-1, 0] < got[0, 0]
+
+
+def _lbfgs_run(lib, arrays, options, network):
+    w0, v0, x, y = arrays
+    w, v = lib.tensor(w0, requires_grad=True), lib.tensor(v0, requires_grad=True)
+    X, Y = lib.tensor(x), lib.tensor(y)
+    opt = lib.optim.LBFGS([w, v], **options)
+
+    def closure():
+        opt.zero_grad()
+        if network:
+            loss = (((X @ w.T).tanh() @ v.T - Y) ** 2).mean()
+        else:
+            loss = lib.nn.functional.binary_cross_entropy_with_logits(
+                X @ w[0] + v[0, 0], (Y[:, 0] > 0).to(X.dtype)) + 0.1 * (w * w).sum()
+        loss.backward()
+        return loss
+
+    steps = []
+    for _ in range(3):
+        loss = opt.step(closure)
+        state = opt.state[w]
+        steps.append([loss.item(), state["func_evals"], state["n_iter"],
+                      *w.detach().numpy().ravel(), *v.detach().numpy().ravel()])
+    return np.array(steps)
