@@ -52,7 +52,8 @@ and that there is no cycle):
   ``signature``; ``transforms.api`` hands it a call's ``Signature``, importing it
   inside the call (so that Dask loads only then); it never imports ``api``.
 - Front ends over the eager Tensor: ``eager/`` (Tensor, backward) with
-  ``autograd/``, ``nn/`` and ``optim/`` (PyTorch's names); tools over the front
+  ``autograd/``, ``nn/``, ``optim/`` and ``utils/`` (``torch.utils.data``), PyTorch's
+  names; tools over the front
   ends: ``cli/`` (the command) and ``testing.py``. Two modules stay at the top
   level, for their public names: ``testing.py`` (``sg.testing``, as
   ``np.testing``; it uses ``transforms`` and SymPy, so no lower layer may hold it)
