@@ -113,6 +113,7 @@ def test_iterable_dataset_and_training_loop():
                                                                              [4]]
     with pytest.raises(NotImplementedError, match="num_workers=0"):
         data.DataLoader(Stream(), num_workers=2)
+    assert data.get_worker_info() is None is torch_real.utils.data.get_worker_info()
     # a loop as readers write it, through `import symgrad as torch` names
     torch = symgrad
     x = torch.linspace(-1, 1, 16).reshape(16, 1)

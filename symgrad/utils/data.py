@@ -37,7 +37,7 @@ from ..eager.tensor_ops import tensor
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "Subset", "ConcatDataset",
            "random_split", "DataLoader", "default_collate", "Sampler", "SequentialSampler",
            "RandomSampler", "BatchSampler", "default_convert", "SubsetRandomSampler",
-           "WeightedRandomSampler"]
+           "WeightedRandomSampler", "get_worker_info"]
 
 
 class Dataset:
@@ -296,6 +296,11 @@ def default_collate(batch: Sequence[Any]) -> Any:
         return columns if isinstance(elem, tuple) else type(elem)(columns)  # (as PyTorch)
     raise TypeError(f"default_collate: batch must contain tensors, numpy arrays, numbers, "
                     f"dicts or lists; found {type(elem)}")
+
+
+def get_worker_info() -> None:
+    """None: symgrad's loader runs in the main process (PyTorch's answer there)."""
+    return None
 
 
 def default_convert(data: Any) -> Any:
