@@ -88,7 +88,8 @@ def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Any, margin: f
 
 def _pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
                        keepdim: bool = False) -> Tensor:
-    """ATen's ``norm(x1 - x2 + eps, p, -1)`` (the module ``nn.PairwiseDistance``)."""
+    """ATen's ``norm(x1 - x2 + eps, p, -1)`` (F.pairwise_distance's formula; here for
+    ``triplet_margin_loss``)."""
     return (x1 - x2 + eps).norm(p, -1, keepdim)
 
 

@@ -1,7 +1,7 @@
 """More of ``torch.nn``'s modules: ``Upsample`` (and ``UpsamplingNearest2d``,
 ``UpsamplingBilinear2d``), ``PixelShuffle``, ``PixelUnshuffle``, ``Unflatten``,
 ``ParameterList``, ``ParameterDict``, ``Bilinear``, ``Dropout1d/2d/3d``, ``RMSNorm``,
-``CosineSimilarity``, ``PairwiseDistance`` and the loss modules of
+``CosineSimilarity`` and the loss modules of
 :mod:`.more_functional` (``MarginRankingLoss``, ``HingeEmbeddingLoss``,
 ``SoftMarginLoss``, ``CosineEmbeddingLoss``, ``TripletMarginLoss``, ``PoissonNLLLoss``,
 ``GaussianNLLLoss``, ``MultiMarginLoss``, ``MultiLabelSoftMarginLoss``), each calling
@@ -26,13 +26,12 @@ from ..eager.tensor_ops import empty, ones
 from . import functional as F
 from . import init
 from .module import Module
-from .more_functional import _pairwise_distance
 from .parameter import Parameter
 
 __all__ = ["Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d", "PixelShuffle",
            "PixelUnshuffle", "Unflatten", "ParameterList", "ParameterDict", "Bilinear",
            "Dropout1d", "Dropout2d", "Dropout3d", "RMSNorm", "CosineSimilarity",
-           "PairwiseDistance", "MarginRankingLoss", "HingeEmbeddingLoss", "SoftMarginLoss",
+           "MarginRankingLoss", "HingeEmbeddingLoss", "SoftMarginLoss",
            "CosineEmbeddingLoss", "TripletMarginLoss", "PoissonNLLLoss", "GaussianNLLLoss",
            "MultiMarginLoss", "MultiLabelSoftMarginLoss"]
 
@@ -324,17 +323,6 @@ class CosineSimilarity(Module):
 
     def forward(self, x1: Tensor, x2: Tensor) -> Tensor:
         return F.cosine_similarity(x1, x2, self.dim, self.eps)
-
-
-class PairwiseDistance(Module):
-    """``‖x1 - x2 + eps‖_p`` over the last dimension."""
-
-    def __init__(self, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False):
-        super().__init__()
-        self.norm, self.eps, self.keepdim = p, eps, keepdim
-
-    def forward(self, x1: Tensor, x2: Tensor) -> Tensor:
-        return _pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)
 
 
 # ---------------------------------------------------------------------------
