@@ -211,3 +211,18 @@ add("F.rms_norm", lambda L, x, w: (L.nn.functional.rms_norm(x, (3, 4), w),
 add("F.bilinear", lambda L, a, b, w, c: (L.nn.functional.bilinear(a, b, w, c),
                                          L.nn.functional.bilinear(a[0], b[0], w)),
     samples=(((3, 4), (3, 5), (2, 4, 5), (2,)),))
+_BAG = [1, 2, 4, 5, 4, 3, 2, 0]
+
+
+def _embedding_bag(L, w):
+    F, bag = L.nn.functional, L.tensor(_BAG)
+    return (F.embedding_bag(bag, w, L.tensor([0, 2, 2, 5])),  # an empty bag: zeros
+            F.embedding_bag(bag, w, L.tensor([0, 2, 2, 5]), mode="sum", padding_idx=2),
+            F.embedding_bag(bag, w, L.tensor([0, 3, 3, 5]), mode="max", padding_idx=4),
+            F.embedding_bag(bag.reshape(2, 4), w, mode="max"),
+            F.embedding_bag(bag[:5], w, L.tensor([0, 2, 5]), mode="sum",
+                            include_last_offset=True,
+                            per_sample_weights=L.arange(1.0, 6.0).to(w.dtype)))
+
+
+add("F.embedding_bag", _embedding_bag, samples=(((6, 3),),))

@@ -133,3 +133,48 @@ def test_parameter_list_and_dict_equal_pytorch():
     assert list(md.keys()) == list(td.keys()) and tuple(ml[-1].shape) == (1,)
     (ml[0].sum() + md["c"].sum()).backward()
     assert (ml[0].grad.numpy() == 1).all() and md["a"].grad is None
+
+
+class TextClassifier:
+    """PyTorch's text classification tutorial's model, written once against ``torch``:
+    ``EmbeddingBag`` (mean of each text's tokens, texts given by offsets) and a linear
+    layer, trained with SGD and StepLR."""
+
+    def __init__(self, torch, **options):
+        self.torch = torch
+        self.bag = torch.nn.EmbeddingBag(12, 4, **options)
+        self.fc = torch.nn.Linear(4, 3)
+
+    def train(self, text, offsets, labels, steps=3):
+        torch = self.torch
+        params = list(self.bag.parameters()) + list(self.fc.parameters())
+        opt = torch.optim.SGD(params, lr=2.0)
+        sched = torch.optim.lr_scheduler.StepLR(opt, 1, gamma=0.5)
+        losses = []
+        for _ in range(steps):
+            opt.zero_grad()
+            loss = torch.nn.CrossEntropyLoss()(self.fc(self.bag(text, offsets)), labels)
+            loss.backward()
+            opt.step()
+            sched.step()
+            losses.append(loss.item())
+        return losses, self.bag.weight.grad.numpy().copy()
+
+
+@pytest.mark.parametrize("options", [dict(), dict(mode="sum", padding_idx=0),
+                                     dict(mode="max", include_last_offset=True)])
+def test_embedding_bag_text_classifier_equals_pytorch(options):
+    text = [3, 1, 4, 1, 5, 9, 2, 6, 0, 5, 3, 5]
+    offsets = [0, 4, 4, 9] + ([12] if options.get("include_last_offset") else [])
+    labels = [0, 2, 1, 2]
+    torch_real.manual_seed(0)
+    theirs, mine = TextClassifier(torch_real, **options), TextClassifier(symgrad, **options)
+    for a, b in ((mine.bag, theirs.bag), (mine.fc, theirs.fc)):
+        a.load_state_dict({k: symgrad.tensor(v.numpy()) for k, v in b.state_dict().items()})
+    assert repr(mine.bag) == repr(theirs.bag)
+    got = mine.train(*(symgrad.tensor(v) for v in (text, offsets, labels)))
+    want = theirs.train(*(torch_real.tensor(v) for v in (text, offsets, labels)))
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-12)
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-12, atol=1e-14)
+    with pytest.raises(ValueError, match="offsets has to be a 1D Tensor but got None"):
+        mine.bag(symgrad.tensor(text))

@@ -53,6 +53,7 @@ from .more_layers import (
     Dropout1d,
     Dropout2d,
     Dropout3d,
+    EmbeddingBag,
     GaussianNLLLoss,
     HingeEmbeddingLoss,
     MarginRankingLoss,
@@ -168,7 +169,7 @@ __all__ = ["functional", "init", "utils", "Module", "Sequential", "ModuleList", 
            # upsampling, containers of parameters, channel dropout, more losses (.more_layers)
            "Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d", "PixelShuffle",
            "PixelUnshuffle", "Unflatten", "ParameterList", "ParameterDict", "Bilinear",
-           "Dropout1d", "Dropout2d", "Dropout3d", "RMSNorm", "CosineSimilarity",
+           "EmbeddingBag", "Dropout1d", "Dropout2d", "Dropout3d", "RMSNorm", "CosineSimilarity",
            "MarginRankingLoss", "HingeEmbeddingLoss", "SoftMarginLoss",
            "CosineEmbeddingLoss", "TripletMarginLoss", "PoissonNLLLoss", "GaussianNLLLoss",
            "MultiMarginLoss", "MultiLabelSoftMarginLoss"]

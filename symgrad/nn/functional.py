@@ -87,6 +87,7 @@ from .more_functional import (  # noqa: F401
     dropout1d,
     dropout2d,
     dropout3d,
+    embedding_bag,
     gaussian_nll_loss,
     hinge_embedding_loss,
     margin_ranking_loss,

@@ -3,7 +3,7 @@
 ``cosine_embedding_loss``, ``triplet_margin_loss``, ``poisson_nll_loss``,
 ``gaussian_nll_loss``, ``multi_margin_loss``, ``multilabel_soft_margin_loss``),
 ``pixel_shuffle``/``pixel_unshuffle``, channel dropout (``dropout1d/2d/3d``),
-``rms_norm`` and ``bilinear``.
+``rms_norm``, ``bilinear`` and ``embedding_bag``.
 
 Each is PyTorch's formula (ATen's kernel or ``torch/nn/functional.py``) written with
 Tensor operations, so values, gradients and double backward come from symgrad's
@@ -26,13 +26,13 @@ from ..eager.functions import einsum
 from ..eager.random import numpy_generator
 from ..eager.tensor import Tensor
 from ..numpy_api import functions as ops
-from .activation import logsigmoid
+from .activation import embedding, logsigmoid
 
 __all__ = ["margin_ranking_loss", "hinge_embedding_loss", "soft_margin_loss",
            "cosine_embedding_loss", "triplet_margin_loss", "poisson_nll_loss",
            "gaussian_nll_loss", "multi_margin_loss", "multilabel_soft_margin_loss",
            "pixel_shuffle", "pixel_unshuffle", "dropout1d", "dropout2d", "dropout3d",
-           "rms_norm", "bilinear"]
+           "rms_norm", "bilinear", "embedding_bag"]
 
 
 def _reduce(loss: Any, reduction: str) -> Any:
@@ -269,3 +269,73 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor,
     """``y[..., o] = sum_ij input1[..., i] weight[o, i, j] input2[..., j] + bias[o]``."""
     out = einsum("...i,oij,...j->...o", input1, weight, input2)
     return out if bias is None else out + bias
+
+
+def _bags(index: np.ndarray, offsets: Any, include_last_offset: bool
+          ) -> tuple[np.ndarray, np.ndarray, int]:
+    """The indices, each one's bag and the number of bags."""
+    if index.ndim == 2:
+        if offsets is not None:
+            raise ValueError("if input is 2D, then offsets has to be None, as input is "
+                             "treated is a mini-batch of fixed length sequences.")
+        return index.ravel(), np.repeat(np.arange(index.shape[0]), index.shape[1]), \
+            index.shape[0]
+    if index.ndim != 1:
+        raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension "
+                         f"{index.ndim}")
+    if offsets is None:
+        raise ValueError("offsets has to be a 1D Tensor but got None")
+    starts = np.asarray(offsets._value if isinstance(offsets, Tensor) else offsets)
+    starts = starts.astype(np.int64).reshape(-1)
+    if include_last_offset:
+        if starts.size == 0 or starts[-1] != index.size:
+            # (PyTorch's float32 kernel then drops the entries after it, its float64 kernel
+            # adds them to the last bag)
+            raise ValueError(f"embedding_bag(include_last_offset=True): the last offset must "
+                             f"be the number of indices, {index.size}")
+        starts = starts[:-1]
+    bag = np.searchsorted(starts, np.arange(index.size), side="right") - 1
+    return index, bag, len(starts)
+
+
+def embedding_bag(input: Any, weight: Tensor, offsets: Any = None, max_norm: Any = None,
+                  norm_type: float = 2, scale_grad_by_freq: bool = False, mode: str = "mean",
+                  sparse: bool = False, per_sample_weights: Tensor | None = None,
+                  include_last_offset: bool = False,
+                  padding_idx: int | None = None) -> Tensor:
+    """The sum, mean or max of each bag of embedding rows: the rows of a 2-D ``input``,
+    or the runs of a 1-D ``input`` that ``offsets`` start; entries equal to
+    ``padding_idx`` left out (and not counted); an empty bag gives zeros."""
+    if mode not in ("sum", "mean", "max"):
+        raise ValueError(f"mode has to be one of sum, mean or max, but got {mode}")
+    if per_sample_weights is not None and mode != "sum":
+        raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. "
+                                  f"per_sample_weights is only supported for mode='sum' (got "
+                                  f"mode='{mode}'). Please open a feature request on GitHub.")
+    index = np.asarray(input._value if isinstance(input, Tensor) else input)
+    flat, bag, count = _bags(index, offsets, include_last_offset)
+    keep = bag >= 0
+    if padding_idx is not None:
+        keep &= flat != padding_idx % weight.shape[0]
+    rows = embedding(Tensor._make(flat), weight, None, max_norm, norm_type,
+                     scale_grad_by_freq, sparse)
+    if per_sample_weights is not None:
+        rows = rows * per_sample_weights.reshape(-1, 1)
+    dtype = weight._value.dtype
+    if mode != "max":
+        member = np.zeros((count, flat.size), dtype)
+        member[bag[keep], np.nonzero(keep)[0]] = 1
+        out = Tensor._make(member) @ rows
+        if mode == "mean":
+            sizes = np.maximum(member.sum(1), 1)[:, None].astype(dtype)
+            out = out / Tensor._make(sizes)
+        return out
+    positions = [np.nonzero(keep & (bag == b))[0] for b in range(count)]
+    width = max([len(p) for p in positions] + [1])
+    gather = np.zeros((count, width), np.int64)
+    valid = np.zeros((count, width, 1), bool)
+    for b, p in enumerate(positions):
+        gather[b, :len(p)], valid[b, :len(p)] = p, True
+    padded = ops.where(Tensor._make(valid), rows[gather], -np.inf)
+    out = padded.max(1).values
+    return ops.where(Tensor._make(valid.any(1)), out, 0.0)

@@ -1,6 +1,7 @@
 """More of ``torch.nn``'s modules: ``Upsample`` (and ``UpsamplingNearest2d``,
 ``UpsamplingBilinear2d``), ``PixelShuffle``, ``PixelUnshuffle``, ``Unflatten``,
-``ParameterList``, ``ParameterDict``, ``Bilinear``, ``Dropout1d/2d/3d``, ``RMSNorm``,
+``ParameterList``, ``ParameterDict``, ``Bilinear``, ``EmbeddingBag``,
+``Dropout1d/2d/3d``, ``RMSNorm``,
 ``CosineSimilarity`` and the loss modules of
 :mod:`.more_functional` (``MarginRankingLoss``, ``HingeEmbeddingLoss``,
 ``SoftMarginLoss``, ``CosineEmbeddingLoss``, ``TripletMarginLoss``, ``PoissonNLLLoss``,
@@ -30,7 +31,7 @@ from .parameter import Parameter
 
 __all__ = ["Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d", "PixelShuffle",
            "PixelUnshuffle", "Unflatten", "ParameterList", "ParameterDict", "Bilinear",
-           "Dropout1d", "Dropout2d", "Dropout3d", "RMSNorm", "CosineSimilarity",
+           "EmbeddingBag", "Dropout1d", "Dropout2d", "Dropout3d", "RMSNorm", "CosineSimilarity",
            "MarginRankingLoss", "HingeEmbeddingLoss", "SoftMarginLoss",
            "CosineEmbeddingLoss", "TripletMarginLoss", "PoissonNLLLoss", "GaussianNLLLoss",
            "MultiMarginLoss", "MultiLabelSoftMarginLoss"]
@@ -260,6 +261,64 @@ class Bilinear(Module):
     def extra_repr(self) -> str:
         return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
                 f"out_features={self.out_features}, bias={self.bias is not None}")
+
+
+class EmbeddingBag(Module):
+    """Sums, means or maxima of bags of embeddings (``F.embedding_bag``); the weight is
+    initialized normal, the ``padding_idx`` row zero, as PyTorch's."""
+
+    def __init__(self, num_embeddings: int, embedding_dim: int, max_norm: Any = None,
+                 norm_type: float = 2.0, scale_grad_by_freq: bool = False, mode: str = "mean",
+                 sparse: bool = False, _weight: Any = None, include_last_offset: bool = False,
+                 padding_idx: int | None = None, device: Any = None, dtype: Any = None):
+        super().__init__()
+        self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
+        self.max_norm, self.norm_type = max_norm, norm_type
+        self.scale_grad_by_freq, self.mode, self.sparse = scale_grad_by_freq, mode, sparse
+        self.include_last_offset = include_last_offset
+        if padding_idx is not None:
+            if not -num_embeddings <= padding_idx < num_embeddings:
+                raise AssertionError("padding_idx must be within num_embeddings")
+            padding_idx %= num_embeddings
+        self.padding_idx = padding_idx
+        if _weight is None:
+            self.weight = Parameter(empty(num_embeddings, embedding_dim, dtype=_kind(dtype)))
+            init.normal_(self.weight)
+            if padding_idx is not None:
+                self.weight.data[padding_idx] = 0.0
+        else:
+            self.weight = Parameter(_weight)
+
+    @classmethod
+    def from_pretrained(cls, embeddings: Tensor, freeze: bool = True, max_norm: Any = None,
+                        norm_type: float = 2.0, scale_grad_by_freq: bool = False,
+                        mode: str = "mean", sparse: bool = False,
+                        include_last_offset: bool = False,
+                        padding_idx: int | None = None) -> EmbeddingBag:
+        rows, dim = embeddings.shape
+        bag = cls(rows, dim, max_norm, norm_type, scale_grad_by_freq, mode, sparse,
+                  embeddings, include_last_offset, padding_idx)
+        bag.weight.requires_grad = not freeze
+        return bag
+
+    def forward(self, input: Any, offsets: Any = None,
+                per_sample_weights: Tensor | None = None) -> Tensor:
+        return F.embedding_bag(input, self.weight, offsets, self.max_norm, self.norm_type,
+                               self.scale_grad_by_freq, self.mode, self.sparse,
+                               per_sample_weights, self.include_last_offset, self.padding_idx)
+
+    def extra_repr(self) -> str:
+        text = f"{self.num_embeddings}, {self.embedding_dim}"
+        if self.max_norm is not None:
+            text += f", max_norm={self.max_norm}"
+        if self.norm_type != 2:
+            text += f", norm_type={self.norm_type}"
+        if self.scale_grad_by_freq is not False:
+            text += f", scale_grad_by_freq={self.scale_grad_by_freq}"
+        text += f", mode={self.mode!r}"
+        if self.padding_idx is not None:
+            text += f", padding_idx={self.padding_idx}"
+        return text
 
 
 class _ChannelDropout(Module):
