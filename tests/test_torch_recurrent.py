@@ -231,5 +231,8 @@ def test_pack_and_pad_layouts_equal_pytorch():
                        + [p.grad.numpy() for p in parts])
         with pytest.raises(RuntimeError, match="sorted in decreasing order"):
             rnn.pack_sequence(parts)
+        back = rnn.unpack_sequence(packed) + rnn.unpad_sequence(padded, lengths, True)
+        assert [tuple(b.shape) for b in back] == [s.shape for s in seqs] * 2
+        assert all((b.detach().numpy() == s).all() for b, s in zip(back, seqs + seqs))
     for a, b in zip(*results):
         np.testing.assert_array_equal(a, b)

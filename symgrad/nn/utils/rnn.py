@@ -1,5 +1,6 @@
 """``torch.nn.utils.rnn``: ``pad_sequence``, ``PackedSequence``,
-``pack_padded_sequence``, ``pad_packed_sequence`` and ``pack_sequence``, in PyTorch's
+``pack_padded_sequence``, ``pad_packed_sequence``, ``pack_sequence``, ``unpad_sequence``
+and ``unpack_sequence``, in PyTorch's
 layout (``data`` time-major over the sequences sorted by decreasing length, stably,
 ``batch_sizes``, ``sorted_indices``, ``unsorted_indices``), made of ``cat``, ``stack``
 and indexing so that the gradient reaches each sequence. symgrad's recurrent layers
@@ -24,7 +25,7 @@ from ...eager.tensor import Tensor
 from ...eager.tensor_ops import full, tensor
 
 __all__ = ["pad_sequence", "PackedSequence", "pack_padded_sequence", "pad_packed_sequence",
-           "pack_sequence"]
+           "pack_sequence", "unpad_sequence", "unpack_sequence"]
 
 
 class PackedSequence(NamedTuple):
@@ -132,3 +133,16 @@ def pad_sequence(sequences: Sequence[Tensor] | Tensor, batch_first: bool = False
         pad = full((length - s.shape[0], *s.shape[1:]), padding_value, dtype=s.dtype)
         padded.append(cat([s, pad] if padding_side == "right" else [pad, s], 0))
     return stack(padded, 0 if batch_first else 1)
+
+
+def unpad_sequence(padded_sequences: Tensor, lengths: Any,
+                   batch_first: bool = False) -> list[Tensor]:
+    """The sequences of a padded batch, each cut to its length."""
+    x = padded_sequences if batch_first else padded_sequences.transpose(0, 1)
+    return [x[i, :int(n)] for i, n in enumerate(_lengths(lengths))]
+
+
+def unpack_sequence(packed_sequences: PackedSequence) -> list[Tensor]:
+    """The sequences of a ``PackedSequence``, in their original order."""
+    padded, lengths = pad_packed_sequence(packed_sequences, batch_first=True)
+    return unpad_sequence(padded, lengths, batch_first=True)
