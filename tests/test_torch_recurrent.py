@@ -49,6 +49,9 @@ CASES = [
     ("LSTM", dict(), dict(batch_first=False), True, True),
     ("LSTM", dict(num_layers=2, bidirectional=True), dict(batch_first=True), True, True),
     ("LSTM", dict(num_layers=2, bias=False), dict(batch_first=False), False, False),
+    ("LSTM", dict(num_layers=2, bidirectional=True, proj_size=2), dict(batch_first=True), True,
+     True),
+    ("LSTM", dict(proj_size=3, bias=False), dict(batch_first=False), False, True),
     ("GRU", dict(), dict(batch_first=True), True, True),
     ("GRU", dict(num_layers=3, bidirectional=True), dict(batch_first=False), True, False),
     ("GRU", dict(bias=False), dict(batch_first=False), False, True),
@@ -68,9 +71,10 @@ def test_recurrent_layers_equal_pytorch(name, options, layout, batched, with_h0)
         else (length, 3)
     x = rng.standard_normal(shape)
     layers = options.get("num_layers", 1) * (2 if options.get("bidirectional") else 1)
-    h_shape = (layers, batch, 4) if batched else (layers, 4)
-    h0 = None if not with_h0 else tuple(rng.standard_normal(h_shape)
-                                        for _ in range(2 if name == "LSTM" else 1))
+    width = options.get("proj_size", 4)
+    h0 = None if not with_h0 else tuple(
+        rng.standard_normal((layers, batch, size) if batched else (layers, size))
+        for size in ((width, 4) if name == "LSTM" else (width,)))
     got = _run(symgrad, mine, x, h0, batched, name == "LSTM")
     want = _run(torch_real, theirs, x, h0, batched, name == "LSTM")
     for a, b in zip(got[0] + got[1], want[0] + want[1]):
@@ -141,8 +145,8 @@ def test_dropout_between_layers_and_errors():
     np.testing.assert_array_equal(gru(x)[0].detach().numpy(), gru(x)[0].detach().numpy())
     with pytest.raises(RuntimeError, match="Expected hidden size"):
         gru(x, symgrad.zeros(1, 1, 3))
-    with pytest.raises(NotImplementedError, match="proj_size"):
-        symgrad.nn.LSTM(2, 3, proj_size=2)
+    with pytest.raises(ValueError, match="proj_size has to be smaller"):
+        symgrad.nn.LSTM(2, 3, proj_size=3)
     with pytest.raises(ValueError, match="Unknown nonlinearity"):
         symgrad.nn.RNN(2, 3, nonlinearity="gelu")
 

@@ -10,7 +10,8 @@ gate applied to ``W_hn h + b_hn``), and the same initialization (uniform in
 outputs. ``num_layers``, ``bias``, ``batch_first``, ``bidirectional``, initial states,
 unbatched inputs, ``PackedSequence`` inputs (each sequence's state stops at its last
 step) and ``dropout`` between layers (in training mode; the mask is drawn as
-``nn.Dropout``'s, from numpy's generator) are PyTorch's; ``proj_size`` is refused.
+``nn.Dropout``'s, from numpy's generator) are PyTorch's, and the LSTM's ``proj_size``
+(``weight_hr_l*``).
 
     >>> import symgrad as torch
     >>> from symgrad import nn
@@ -45,14 +46,17 @@ __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell"
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
 
 
-def _rnn_step(mode: str, xg: Tensor, h: Any, w_hh: Tensor, b_hh: Tensor | None) -> Any:
+def _rnn_step(mode: str, xg: Tensor, h: Any, w_hh: Tensor, b_hh: Tensor | None,
+              w_hr: Tensor | None = None) -> Any:
     """One step from the input's projection ``xg = x W_ih^T + b_ih`` and the state
-    (``(h, c)`` for an LSTM); returns the new state."""
+    (``(h, c)`` for an LSTM, ``h`` projected by ``w_hr`` with ``proj_size``); returns the
+    new state."""
     if mode == "LSTM":
         h, c = h
         i, f, g, o = (xg + F.linear(h, w_hh, b_hh)).chunk(4, -1)
         c = f.sigmoid() * c + i.sigmoid() * g.tanh()
-        return o.sigmoid() * c.tanh(), c
+        h = o.sigmoid() * c.tanh()
+        return (h if w_hr is None else F.linear(h, w_hr)), c
     hg = F.linear(h, w_hh, b_hh)
     if mode == "GRU":
         x_r, x_z, x_n = xg.chunk(3, -1)
@@ -87,23 +91,32 @@ class RNNBase(Module):
                              "probability of an element being zeroed")
         if hidden_size <= 0 or num_layers <= 0:
             raise ValueError("hidden_size and num_layers must be greater than zero")
-        if proj_size != 0:
-            raise NotImplementedError("LSTM(proj_size=) is not supported by symgrad")
+        if proj_size < 0:
+            raise ValueError("proj_size should be a positive integer or zero to disable "
+                             "projections")
+        if proj_size >= hidden_size:
+            raise ValueError("proj_size has to be smaller than hidden_size")
+        if proj_size and mode != "LSTM":
+            raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
         self.mode, self.input_size, self.hidden_size = mode, input_size, hidden_size
         self.num_layers, self.bias, self.batch_first = num_layers, bias, batch_first
-        self.dropout, self.bidirectional, self.proj_size = float(dropout), bidirectional, 0
+        self.dropout, self.bidirectional = float(dropout), bidirectional
+        self.proj_size = proj_size
+        out_size = proj_size or hidden_size
         gate_size = _GATES[mode] * hidden_size
         kind = _kind(dtype)
         directions = 2 if bidirectional else 1
         self._flat_weights_names: list[str] = []
         for layer in range(num_layers):
             for direction in range(directions):
-                width = input_size if layer == 0 else hidden_size * directions
+                width = input_size if layer == 0 else out_size * directions
                 suffix = f"_l{layer}" + ("_reverse" if direction == 1 else "")
                 shapes = [("weight_ih", (gate_size, width)), ("weight_hh",
-                                                             (gate_size, hidden_size))]
+                                                             (gate_size, out_size))]
                 if bias:
                     shapes += [("bias_ih", (gate_size,)), ("bias_hh", (gate_size,))]
+                if proj_size:
+                    shapes.append(("weight_hr", (proj_size, hidden_size)))
                 for name, shape in shapes:
                     setattr(self, name + suffix, Parameter(empty(*shape, dtype=kind)))
                     self._flat_weights_names.append(name + suffix)
@@ -114,20 +127,23 @@ class RNNBase(Module):
 
     def _weights(self, layer: int, direction: int) -> tuple[Any, ...]:
         suffix = f"_l{layer}" + ("_reverse" if direction == 1 else "")
-        return tuple(getattr(self, name + suffix, None)
-                     for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"))
+        return tuple(getattr(self, name + suffix, None) for name in
+                     ("weight_ih", "weight_hh", "bias_ih", "bias_hh", "weight_hr"))
 
     def _initial(self, hx: Any, batch: int, like: Tensor) -> list[Any]:
-        """The initial state of each layer and direction, ``(N, H)`` each."""
+        """The initial state of each layer and direction, ``(N, H)`` each (``h`` of
+        ``proj_size`` with projections)."""
         directions = 2 if self.bidirectional else 1
         shape = (self.num_layers * directions, batch, self.hidden_size)
+        h_shape = shape[:2] + (self.proj_size or self.hidden_size,)
         if hx is None:
-            zero = zeros(*shape, dtype=like.dtype)
-            hx = (zero, zero) if self.mode == "LSTM" else zero
+            hx = zeros(*h_shape, dtype=like.dtype)
+            if self.mode == "LSTM":
+                hx = (hx, zeros(*shape, dtype=like.dtype))
         parts = hx if self.mode == "LSTM" else (hx,)
-        for part in parts:
-            if tuple(part.shape) != shape:
-                raise RuntimeError(f"Expected hidden size {shape}, got {tuple(part.shape)}")
+        for part, want in zip(parts, (h_shape, shape)):
+            if tuple(part.shape) != want:
+                raise RuntimeError(f"Expected hidden size {want}, got {tuple(part.shape)}")
         if self.mode == "LSTM":
             return list(zip(hx[0].unbind(0), hx[1].unbind(0)))
         return list(hx.unbind(0))
@@ -187,13 +203,13 @@ class RNNBase(Module):
         for layer in range(self.num_layers):
             outputs = []
             for direction in range(directions):
-                w_ih, w_hh, b_ih, b_hh = self._weights(layer, direction)
+                w_ih, w_hh, b_ih, b_hh, w_hr = self._weights(layer, direction)
                 xg = F.linear(x, w_ih, b_ih).unbind(0)  # every step's input projection
                 steps = range(len(xg) - 1, -1, -1) if direction == 1 else range(len(xg))
                 state = states[layer * directions + direction]
                 seq: list[Tensor] = [None] * len(xg)  # type: ignore[list-item]
                 for t in steps:
-                    new = _rnn_step(self.mode, xg[t], state, w_hh, b_hh)
+                    new = _rnn_step(self.mode, xg[t], state, w_hh, b_hh, w_hr)
                     if lengths is not None and t >= lengths.min():
                         valid = Tensor._make((t < lengths)[:, None])
                         new = (tuple(ops.where(valid, a, b) for a, b in zip(new, state))
@@ -211,6 +227,8 @@ class RNNBase(Module):
 
     def extra_repr(self) -> str:
         text = f"{self.input_size}, {self.hidden_size}"
+        if self.proj_size:
+            text += f", proj_size={self.proj_size}"
         if self.num_layers != 1:
             text += f", num_layers={self.num_layers}"
         if not self.bias:
