@@ -52,7 +52,8 @@ and that there is no cycle):
   ``signature``; ``transforms.api`` hands it a call's ``Signature``, importing it
   inside the call (so that Dask loads only then); it never imports ``api``.
 - Front ends over the eager Tensor: ``eager/`` (Tensor, backward) with
-  ``autograd/``, ``nn/`` and ``optim/`` (PyTorch's names); tools over the front
+  ``autograd/``, ``nn/``, ``optim/`` and ``utils/`` (``torch.utils.data``), PyTorch's
+  names; tools over the front
   ends: ``cli/`` (the command) and ``testing.py``. Two modules stay at the top
   level, for their public names: ``testing.py`` (``sg.testing``, as
   ``np.testing``; it uses ``transforms`` and SymPy, so no lower layer may hold it)
@@ -66,6 +67,7 @@ from . import (  # noqa: E402,F401 (symgrad.ops: numpy's API, by its old name; t
     ops,
     optim,
     scipy,  # noqa: E402 -- sg.scipy.special, sg.scipy.stats (as jax.scipy)
+    utils,  # torch.utils.data
 )
 from .autograd import (  # noqa: E402
     Variable,
@@ -243,8 +245,9 @@ __all__ = ["grad", "value_and_grad", "vjp", "jit", "jvp", "linearize", "vmap", "
            "ShapeError", "TracerBoolConversionError", "TracerConversionError",
            "UnsupportedFunctionError", "EscapedTracerError", "RetraceWarning", "__version__",
            # PyTorch-style autograd: tensors, dtypes, factories, random numbers
-           "Tensor", "Variable", "autograd", "nn", "optim", "tensor", "from_numpy", "zeros", "ones",
-           "full", "zeros_like", "ones_like", "randn", "rand", "arange", "manual_seed",
+           "Tensor", "Variable", "autograd", "nn", "optim", "utils", "tensor", "from_numpy",
+           "zeros", "ones", "full", "zeros_like", "ones_like", "randn", "rand", "arange",
+           "manual_seed",
            "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "dtype",
            "float32", "float64", "int64", "bool", "float", "double", "long", "Size",
            "device", "promote_types", "FloatTensor", "DoubleTensor", "LongTensor",

@@ -141,3 +141,88 @@ add("F.nll_loss", lambda L, x, w: (L.nn.functional.nll_loss(x, L.tensor(_TARGET)
 add("F.dropout", lambda L, x: (L.nn.functional.dropout(x, 0.5, training=False),
                                L.nn.functional.dropout(x, 0.0)),
     samples=(((3, 4),),))
+
+
+# -- symgrad/nn/more_functional.py: margin and likelihood losses, pixel shuffle, channel
+# dropout, rms_norm, bilinear
+def _signs(L, x, n):
+    return L.tensor([1.0, -1.0, -1.0, 1.0, 1.0][:n], dtype=x.dtype)
+
+
+add("F.margin_ranking_loss", lambda L, a, b: (
+    L.nn.functional.margin_ranking_loss(a, b, _signs(L, a, 5)),
+    L.nn.functional.margin_ranking_loss(a, b, _signs(L, a, 5), margin=0.5, reduction="none")),
+    samples=(((5,), (5,)),))
+add("F.hinge_embedding_loss", lambda L, x: (
+    L.nn.functional.hinge_embedding_loss(x, _signs(L, x, 5)),
+    L.nn.functional.hinge_embedding_loss(x, _signs(L, x, 5), margin=0.3, reduction="sum")),
+    samples=(((5,),),))
+add("F.soft_margin_loss", lambda L, x: L.nn.functional.soft_margin_loss(x, _signs(L, x, 5)),
+    samples=(((5,),),))
+add("F.cosine_embedding_loss", lambda L, a, b: (
+    L.nn.functional.cosine_embedding_loss(a, b, _signs(L, a, 3)),
+    L.nn.functional.cosine_embedding_loss(a, b, _signs(L, a, 3), margin=-0.5,
+                                          reduction="none"),
+    L.nn.functional.cosine_embedding_loss(a[0], b[1], _signs(L, a, 1)[0])),
+    samples=(((3, 4), (3, 4)),))
+add("F.triplet_margin_loss", lambda L, a, p, n: (
+    L.nn.functional.triplet_margin_loss(a, p, n),
+    L.nn.functional.triplet_margin_loss(a, p, n, margin=0.5, p=1, swap=True, reduction="none")),
+    samples=(((3, 4), (3, 4), (3, 4)),), domain="normal3")
+_COUNTS = [[0.0, 1.0, 2.0, 3.0], [4.0, 0.0, 2.0, 5.0], [1.0, 1.0, 3.0, 7.0]]
+add("F.poisson_nll_loss", lambda L, x: (
+    L.nn.functional.poisson_nll_loss(x, L.tensor(_COUNTS, dtype=x.dtype)),
+    L.nn.functional.poisson_nll_loss(x, L.tensor(_COUNTS, dtype=x.dtype), full=True,
+                                     reduction="none"),
+    L.nn.functional.poisson_nll_loss(x.exp(), L.tensor(_COUNTS, dtype=x.dtype),
+                                     log_input=False, reduction="sum")),
+    samples=(((3, 4),),))
+add("F.gaussian_nll_loss", lambda L, x, y, v: (
+    L.nn.functional.gaussian_nll_loss(x, y, v),
+    L.nn.functional.gaussian_nll_loss(x, y, v, eps=1.0, full=True, reduction="none"),
+    L.nn.functional.gaussian_nll_loss(x, y, v[:, 0]),
+    L.nn.functional.gaussian_nll_loss(x, y, v[:, :1], reduction="sum")),
+    samples=(((3, 4), (3, 4), (3, 4)),), domain=("real", "real", "positive"))
+add("F.multi_margin_loss", lambda L, x, w: (
+    L.nn.functional.multi_margin_loss(x, L.tensor(_TARGET)),
+    L.nn.functional.multi_margin_loss(x, L.tensor(_TARGET), p=2, margin=0.7, weight=w.detach(),
+                                      reduction="none"),
+    L.nn.functional.multi_margin_loss(x[1], L.tensor(2))),
+    samples=(((3, 4), (4,)),), domain=("real", "positive"),
+    gradgrad=False)  # PyTorch: derivative for aten::multi_margin_loss_backward not implemented
+add("F.multilabel_soft_margin_loss", lambda L, x, w: (
+    L.nn.functional.multilabel_soft_margin_loss(x, (L.tensor(_COUNTS) > 1.5).to(x.dtype)),
+    L.nn.functional.multilabel_soft_margin_loss(x, (L.tensor(_COUNTS) > 1.5).to(x.dtype),
+                                                weight=w, reduction="none")),
+    samples=(((3, 4), (4,)),), domain=("real", "positive"))
+add("F.pixel_shuffle", lambda L, x: (L.nn.functional.pixel_shuffle(x, 2),
+                                     L.nn.functional.pixel_shuffle(x[0], 2)),
+    samples=(((2, 8, 3, 2),),))
+add("F.pixel_unshuffle", lambda L, x: (L.nn.functional.pixel_unshuffle(x, 2),
+                                       L.nn.functional.pixel_unshuffle(x[0], 3)),
+    samples=(((2, 2, 6, 6),),))
+for _d, _shape in ((1, (2, 3, 4)), (2, (2, 3, 4, 2)), (3, (2, 3, 2, 2, 2))):
+    add(f"F.dropout{_d}d", lambda L, x, d=_d: (
+        getattr(L.nn.functional, f"dropout{d}d")(x, 0.5, training=False),
+        getattr(L.nn.functional, f"dropout{d}d")(x, 0.0)), samples=((_shape,),))
+add("F.rms_norm", lambda L, x, w: (L.nn.functional.rms_norm(x, (3, 4), w),
+                                   L.nn.functional.rms_norm(x, [4], eps=1e-3)),
+    samples=(((2, 3, 4), (3, 4)),))
+add("F.bilinear", lambda L, a, b, w, c: (L.nn.functional.bilinear(a, b, w, c),
+                                         L.nn.functional.bilinear(a[0], b[0], w)),
+    samples=(((3, 4), (3, 5), (2, 4, 5), (2,)),))
+_BAG = [1, 2, 4, 5, 4, 3, 2, 0]
+
+
+def _embedding_bag(L, w):
+    F, bag = L.nn.functional, L.tensor(_BAG)
+    return (F.embedding_bag(bag, w, L.tensor([0, 2, 2, 5])),  # an empty bag: zeros
+            F.embedding_bag(bag, w, L.tensor([0, 2, 2, 5]), mode="sum", padding_idx=2),
+            F.embedding_bag(bag, w, L.tensor([0, 3, 3, 5]), mode="max", padding_idx=4),
+            F.embedding_bag(bag.reshape(2, 4), w, mode="max"),
+            F.embedding_bag(bag[:5], w, L.tensor([0, 2, 5]), mode="sum",
+                            include_last_offset=True,
+                            per_sample_weights=L.arange(1.0, 6.0).to(w.dtype)))
+
+
+add("F.embedding_bag", _embedding_bag, samples=(((6, 3),),))

@@ -60,6 +60,7 @@ ALLOWED = {
     "autograd": {"core", "eager"},
     "nn": {"core", "numpy_api", "eager", "nn"},  # torch.nn over the eager Tensor
     "optim": {"eager"},  # torch.optim over the eager Tensor
+    "utils": {"eager"},  # torch.utils.data over the eager Tensor
     # tools over the front ends
     "testing": {"core", "numpy_api", "transforms.api", "transforms.calls",
                 "transforms.derivatives"},

@@ -6,7 +6,9 @@
 normalizations, ``Embedding``, more activations), :mod:`.transformer`
 (``MultiheadAttention``, the Transformer layers), :mod:`.functional`
 (``torch.nn.functional``, with :mod:`.convolution` and :mod:`.activation`) and
-:mod:`.init` (initializers). A model written against ``torch.nn`` runs with
+:mod:`.init` (initializers), :mod:`.recurrent` (``RNN``, ``LSTM``, ``GRU`` and their
+cells), :mod:`.more_layers` (upsampling, ``ParameterList``, ``Bilinear``, ``RMSNorm``,
+channel dropout, more losses). A model written against ``torch.nn`` runs with
 ``import symgrad as torch``; its ``loss.backward()`` goes through symgrad's
 compiler like any Tensor's.
 
@@ -44,7 +46,34 @@ from .layers import (
     Tanh,
 )
 from .module import Module, ModuleDict, ModuleList, Sequential
+from .more_layers import (
+    Bilinear,
+    CosineEmbeddingLoss,
+    CosineSimilarity,
+    Dropout1d,
+    Dropout2d,
+    Dropout3d,
+    EmbeddingBag,
+    GaussianNLLLoss,
+    HingeEmbeddingLoss,
+    MarginRankingLoss,
+    MultiLabelSoftMarginLoss,
+    MultiMarginLoss,
+    ParameterDict,
+    ParameterList,
+    PixelShuffle,
+    PixelUnshuffle,
+    PoissonNLLLoss,
+    RMSNorm,
+    SoftMarginLoss,
+    TripletMarginLoss,
+    Unflatten,
+    Upsample,
+    UpsamplingBilinear2d,
+    UpsamplingNearest2d,
+)
 from .parameter import Parameter
+from .recurrent import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from .spatial import (
     CELU,
     GELU,
@@ -134,4 +163,13 @@ __all__ = ["functional", "init", "utils", "Module", "Sequential", "ModuleList", 
            "Threshold", "GLU", "Softmin", "PReLU",
            # attention and Transformer layers (.transformer)
            "MultiheadAttention", "TransformerEncoderLayer", "TransformerDecoderLayer",
-           "TransformerEncoder", "TransformerDecoder", "Transformer"]
+           "TransformerEncoder", "TransformerDecoder", "Transformer",
+           # recurrent layers (.recurrent)
+           "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell",
+           # upsampling, containers of parameters, channel dropout, more losses (.more_layers)
+           "Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d", "PixelShuffle",
+           "PixelUnshuffle", "Unflatten", "ParameterList", "ParameterDict", "Bilinear",
+           "EmbeddingBag", "Dropout1d", "Dropout2d", "Dropout3d", "RMSNorm", "CosineSimilarity",
+           "MarginRankingLoss", "HingeEmbeddingLoss", "SoftMarginLoss",
+           "CosineEmbeddingLoss", "TripletMarginLoss", "PoissonNLLLoss", "GaussianNLLLoss",
+           "MultiMarginLoss", "MultiLabelSoftMarginLoss"]

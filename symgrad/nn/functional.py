@@ -81,6 +81,25 @@ from .convolution import (  # noqa: F401
     pad,
 )
 from .folding import fold, max_unpool1d, max_unpool2d, max_unpool3d, unfold  # noqa: F401
+from .more_functional import (  # noqa: F401
+    bilinear,
+    cosine_embedding_loss,
+    dropout1d,
+    dropout2d,
+    dropout3d,
+    embedding_bag,
+    gaussian_nll_loss,
+    hinge_embedding_loss,
+    margin_ranking_loss,
+    multi_margin_loss,
+    multilabel_soft_margin_loss,
+    pixel_shuffle,
+    pixel_unshuffle,
+    poisson_nll_loss,
+    rms_norm,
+    soft_margin_loss,
+    triplet_margin_loss,
+)
 
 _REDUCTIONS = ("mean", "sum", "none")
 

@@ -1,7 +1,9 @@
 """``symgrad.optim``: ``torch.optim`` over the eager Tensor.
 
 :mod:`.optimizers` (``SGD``, ``Adam``, ``AdamW``, ``RMSprop`` and their base
-``Optimizer``) and :mod:`.lr_scheduler` (``StepLR``, ``CosineAnnealingLR``, ...), under
+``Optimizer``), :mod:`.more_optimizers` (``Adagrad``, ``Adadelta``, ``Adamax``, ``NAdam``,
+``RAdam``, ``Rprop``, ``ASGD``), :mod:`.lbfgs` (``LBFGS``) and :mod:`.lr_scheduler` (``StepLR``,
+``CosineAnnealingLR``, ...), under
 PyTorch's names, so that ``import symgrad as torch`` code finds ``torch.optim.SGD``
 and ``torch.optim.lr_scheduler.StepLR``. A folder beside :mod:`symgrad.nn` (until issue
 30 it was ``symgrad/optim.py``, and the schedulers ``symgrad/eager/lr_scheduler.py``,
@@ -9,6 +11,9 @@ reached through a ``sys.modules`` entry). It imports :mod:`symgrad.eager` only.
 """
 
 from . import lr_scheduler
+from .lbfgs import LBFGS
+from .more_optimizers import ASGD, Adadelta, Adagrad, Adamax, NAdam, RAdam, Rprop
 from .optimizers import SGD, Adam, AdamW, Optimizer, RMSprop
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "lr_scheduler"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax",
+           "NAdam", "RAdam", "Rprop", "ASGD", "LBFGS", "lr_scheduler"]

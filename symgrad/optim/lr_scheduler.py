@@ -1,7 +1,10 @@
 """``torch.optim.lr_scheduler``: learning-rate schedules over an optimizer's
 ``param_groups``, with PyTorch's update rules (the recursive forms PyTorch uses, so
 the rates agree to the last bit): ``LambdaLR``, ``StepLR``, ``MultiStepLR``,
-``ExponentialLR``, ``CosineAnnealingLR``, ``OneCycleLR``, ``ReduceLROnPlateau``.
+``ExponentialLR``, ``CosineAnnealingLR``, ``OneCycleLR``, ``ReduceLROnPlateau``,
+``MultiplicativeLR``, ``ConstantLR``, ``LinearLR``, ``PolynomialLR``, ``CyclicLR``,
+``CosineAnnealingWarmRestarts``, and the composites ``SequentialLR`` and
+``ChainedScheduler``.
 
     >>> import symgrad as torch
     >>> w = torch.nn.Parameter(torch.ones(1))
@@ -15,52 +18,19 @@ the rates agree to the last bit): ``LambdaLR``, ``StepLR``, ``MultiStepLR``,
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
-
-class LRScheduler:
-    """The base: ``step()`` advances ``last_epoch`` and sets each group's ``lr``."""
-
-    def __init__(self, optimizer: Any, last_epoch: int = -1):
-        self.optimizer = optimizer
-        for group in optimizer.param_groups:
-            if last_epoch == -1:
-                group.setdefault("initial_lr", group["lr"])
-            elif "initial_lr" not in group:
-                raise KeyError("param 'initial_lr' is not specified in param_groups when "
-                               "resuming an optimizer")
-        self.base_lrs = [group["initial_lr"] for group in optimizer.param_groups]
-        self.last_epoch = last_epoch
-        self._step_count = 0
-        self.step()
-
-    def get_lr(self) -> list[float]:
-        raise NotImplementedError
-
-    def get_last_lr(self) -> list[float]:
-        return self._last_lr
-
-    def step(self, epoch: int | None = None) -> None:
-        self._step_count += 1
-        if epoch is not None:
-            raise NotImplementedError("step(epoch) is deprecated in PyTorch and not supported: "
-                                      "call step() once per epoch")
-        self.last_epoch += 1
-        for group, lr in zip(self.optimizer.param_groups, self.get_lr()):
-            group["lr"] = lr
-        self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
-
-    def state_dict(self) -> dict[str, Any]:
-        return {k: v for k, v in self.__dict__.items() if k != "optimizer"}
-
-    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        self.__dict__.update(state_dict)
-
-    def _lrs(self) -> list[float]:
-        return [group["lr"] for group in self.optimizer.param_groups]
+from .more_schedulers import (
+    ChainedScheduler,
+    CosineAnnealingWarmRestarts,
+    CyclicLR,
+    SequentialLR,
+)
+from .scheduler_base import LRScheduler
 
 
 class LambdaLR(LRScheduler):
@@ -91,6 +61,10 @@ class StepLR(LRScheduler):
             return self._lrs()
         return [lr * self.gamma for lr in self._lrs()]
 
+    def _get_closed_form_lr(self) -> list[float]:
+        return [base * self.gamma ** (self.last_epoch // self.step_size)
+                for base in self.base_lrs]
+
 
 class MultiStepLR(LRScheduler):
     def __init__(self, optimizer: Any, milestones: Sequence[int], gamma: float = 0.1,
@@ -103,6 +77,11 @@ class MultiStepLR(LRScheduler):
             return self._lrs()
         return [lr * self.gamma ** self.milestones[self.last_epoch] for lr in self._lrs()]
 
+    def _get_closed_form_lr(self) -> list[float]:
+        milestones = sorted(self.milestones.elements())
+        return [base * self.gamma ** bisect.bisect_right(milestones, self.last_epoch)
+                for base in self.base_lrs]
+
 
 class ExponentialLR(LRScheduler):
     def __init__(self, optimizer: Any, gamma: float, last_epoch: int = -1):
@@ -110,9 +89,12 @@ class ExponentialLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[float]:
-        if self.last_epoch == 0:
+        if self._is_initial:
             return self._lrs()
         return [lr * self.gamma for lr in self._lrs()]
+
+    def _get_closed_form_lr(self) -> list[float]:
+        return [base * self.gamma ** self.last_epoch for base in self.base_lrs]
 
 
 class CosineAnnealingLR(LRScheduler):
@@ -123,7 +105,7 @@ class CosineAnnealingLR(LRScheduler):
 
     def get_lr(self) -> list[float]:
         t, T, low = self.last_epoch, self.T_max, self.eta_min  # noqa: N806
-        if t == 0:
+        if self._is_initial:
             return self._lrs()
         if self._step_count == 1 and t > 0:
             return [low + (base - low) * (1 + math.cos(t * math.pi / T)) / 2
@@ -133,6 +115,11 @@ class CosineAnnealingLR(LRScheduler):
                     for base, lr in zip(self.base_lrs, self._lrs())]
         return [(1 + math.cos(math.pi * t / T)) / (1 + math.cos(math.pi * (t - 1) / T))
                 * (lr - low) + low for lr in self._lrs()]
+
+    def _get_closed_form_lr(self) -> list[float]:
+        return [self.eta_min + (base - self.eta_min)
+                * (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / 2
+                for base in self.base_lrs]
 
 
 class OneCycleLR(LRScheduler):
@@ -217,6 +204,98 @@ class OneCycleLR(LRScheduler):
         return lrs
 
 
+class MultiplicativeLR(LRScheduler):
+    """Each step multiplies the rate by ``lr_lambda(epoch)``."""
+
+    def __init__(self, optimizer: Any, lr_lambda: Callable | Sequence[Callable],
+                 last_epoch: int = -1):
+        n = len(optimizer.param_groups)
+        self.lr_lambdas = list(lr_lambda) if isinstance(lr_lambda, (list, tuple)) \
+            else [lr_lambda] * n
+        if len(self.lr_lambdas) != n:
+            raise ValueError(f"Expected {n} lr_lambdas, but got {len(self.lr_lambdas)}")
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        if self._is_initial:
+            return self._lrs()
+        return [lr * f(self.last_epoch) for lr, f in zip(self._lrs(), self.lr_lambdas)]
+
+    def state_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in super().state_dict().items() if k != "lr_lambdas"}
+
+
+class ConstantLR(LRScheduler):
+    """The rate times ``factor`` until ``total_iters``, then the rate."""
+
+    def __init__(self, optimizer: Any, factor: float = 1.0 / 3, total_iters: int = 5,
+                 last_epoch: int = -1):
+        if factor > 1.0 or factor < 0:
+            raise ValueError("Constant multiplicative factor expected to be between 0 and 1.")
+        self.factor, self.total_iters = factor, total_iters
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        if self.last_epoch == 0:
+            return [lr * self.factor for lr in self._lrs()]
+        if self.last_epoch != self.total_iters:
+            return self._lrs()
+        return [lr * (1.0 / self.factor) for lr in self._lrs()]
+
+    def _get_closed_form_lr(self) -> list[float]:
+        return [base * (self.factor + (self.last_epoch >= self.total_iters) * (1 - self.factor))
+                for base in self.base_lrs]
+
+
+class LinearLR(LRScheduler):
+    """The factor goes linearly from ``start_factor`` to ``end_factor`` in ``total_iters``
+    steps (PyTorch's recursive form)."""
+
+    def __init__(self, optimizer: Any, start_factor: float = 1.0 / 3, end_factor: float = 1.0,
+                 total_iters: int = 5, last_epoch: int = -1):
+        if start_factor > 1.0 or start_factor <= 0:
+            raise ValueError("Starting multiplicative factor expected to be greater than 0 and "
+                             "less or equal to 1.")
+        if end_factor > 1.0 or end_factor < 0:
+            raise ValueError("Ending multiplicative factor expected to be between 0 and 1.")
+        self.start_factor, self.end_factor = start_factor, end_factor
+        self.total_iters = total_iters
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        a, b, n, t = self.start_factor, self.end_factor, self.total_iters, self.last_epoch
+        if t == 0:
+            return [lr * a for lr in self._lrs()]
+        if self._is_initial or t > n:
+            return self._lrs()
+        return [lr * (1.0 + (b - a) / (n * a + (t - 1) * (b - a))) for lr in self._lrs()]
+
+    def _get_closed_form_lr(self) -> list[float]:
+        a, b, n = self.start_factor, self.end_factor, self.total_iters
+        return [base * (a + (b - a) * min(n, self.last_epoch) / n) for base in self.base_lrs]
+
+
+class PolynomialLR(LRScheduler):
+    """``base * (1 - t / total_iters) ** power`` up to ``total_iters`` (recursively)."""
+
+    def __init__(self, optimizer: Any, total_iters: int = 5, power: float = 1.0,
+                 last_epoch: int = -1):
+        self.total_iters, self.power = total_iters, power
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        t, n = self.last_epoch, self.total_iters
+        if self._is_initial or t > n:
+            return self._lrs()
+        factor = ((1.0 - t / n) / (1.0 - (t - 1) / n)) ** self.power
+        return [lr * factor for lr in self._lrs()]
+
+    def _get_closed_form_lr(self) -> list[float]:
+        n = self.total_iters
+        return [base * (1.0 - min(n, self.last_epoch) / n) ** self.power
+                for base in self.base_lrs]
+
+
 class ReduceLROnPlateau:
     """Multiply the rates by ``factor`` when ``metrics`` passed to ``step`` stop
     improving for ``patience`` epochs (PyTorch's thresholds and cooldown)."""
@@ -270,4 +349,6 @@ class ReduceLROnPlateau:
 
 
 __all__ = ["LRScheduler", "LambdaLR", "StepLR", "MultiStepLR", "ExponentialLR",
-           "CosineAnnealingLR", "OneCycleLR", "ReduceLROnPlateau"]
+           "CosineAnnealingLR", "OneCycleLR", "ReduceLROnPlateau", "MultiplicativeLR",
+           "ConstantLR", "LinearLR", "PolynomialLR", "SequentialLR", "ChainedScheduler",
+           "CyclicLR", "CosineAnnealingWarmRestarts"]

@@ -1,4 +1,5 @@
-"""``torch.nn.utils``: gradient clipping.
+"""``torch.nn.utils``: gradient clipping, ``parameters_to_vector`` and
+``vector_to_parameters``, and :mod:`.rnn` (``pad_sequence``).
 
     >>> import symgrad as torch
     >>> from symgrad import nn
@@ -18,7 +19,12 @@ from typing import Any
 
 import numpy as np
 
-from ..eager.tensor import Tensor
+from ...eager.functions import cat
+from ...eager.tensor import Tensor
+from . import rnn
+
+__all__ = ["clip_grad_norm_", "clip_grad_value_", "parameters_to_vector",
+           "vector_to_parameters", "rnn"]
 
 
 def _grads(parameters: Any) -> list[Tensor]:
@@ -59,3 +65,19 @@ def clip_grad_value_(parameters: Iterable[Tensor] | Tensor, clip_value: float,
     """Clamp every gradient element into ``[-clip_value, clip_value]`` in place."""
     for g in _grads(parameters):
         g.data.clamp_(-clip_value, clip_value)
+
+
+def parameters_to_vector(parameters: Iterable[Tensor]) -> Tensor:
+    """The parameters flattened and concatenated (differentiable, as PyTorch's)."""
+    return cat([p.reshape(-1) for p in parameters], 0)
+
+
+def vector_to_parameters(vec: Tensor, parameters: Iterable[Tensor]) -> None:
+    """Make each parameter's data the next slice of ``vec`` (no graph)."""
+    if not isinstance(vec, Tensor):
+        raise TypeError(f"expected torch.Tensor, but got: {type(vec).__name__}")
+    start = 0
+    for p in parameters:
+        n = p.numel()
+        p.data = vec[start:start + n].view_as(p).data  # (a view of vec, as in PyTorch)
+        start += n

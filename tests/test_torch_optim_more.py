@@ -1,0 +1,267 @@
+"""The optimizers of symgrad/optim/more_optimizers.py and the schedulers of
+symgrad/optim/more_schedulers.py against real PyTorch 2.13 (float64): the same
+parameters after each of a few training steps (two parameter groups, weight decay,
+maximize, the options that change the update), the same state after a state_dict round
+trip, and the same learning rates over 30 scheduler steps, bit for bit."""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+
+torch_real = pytest.importorskip("torch")
+from torch_oracle import float64_default  # noqa: E402,F401
+
+import symgrad  # noqa: E402
+
+RTOL = 1e-12
+
+OPTIMIZERS = [
+    ("Adagrad", dict(lr=0.1)),
+    ("Adagrad", dict(lr=0.1, lr_decay=0.05, weight_decay=0.1, initial_accumulator_value=0.3,
+                     maximize=True)),
+    ("Adadelta", dict()),
+    ("Adadelta", dict(lr=0.5, rho=0.8, weight_decay=0.2)),
+    ("Adamax", dict(lr=0.05)),
+    ("Adamax", dict(lr=0.05, betas=(0.8, 0.9), weight_decay=0.1, maximize=True)),
+    ("NAdam", dict(lr=0.05)),
+    ("NAdam", dict(lr=0.05, weight_decay=0.1, momentum_decay=0.01)),
+    ("NAdam", dict(lr=0.05, weight_decay=0.1, decoupled_weight_decay=True)),
+    ("RAdam", dict(lr=0.05)),  # rho_t > 5 from step 6 on: both branches in 8 steps
+    ("RAdam", dict(lr=0.05, betas=(0.9, 0.9), weight_decay=0.1, decoupled_weight_decay=True)),
+    ("RAdam", dict(lr=0.05, weight_decay=0.1)),
+    ("RMSprop", dict(lr=0.01, momentum=0.5, centered=True, weight_decay=0.1)),
+    ("Rprop", dict(lr=0.05)),  # the sign flips within 8 steps: both branches
+    ("Rprop", dict(lr=0.3, etas=(0.3, 1.5), step_sizes=(1e-3, 0.4), maximize=True)),
+    ("ASGD", dict(lr=0.05, t0=3)),  # averaging from step 4 on
+    ("ASGD", dict(lr=0.05, lambd=0.1, alpha=0.5, weight_decay=0.2)),
+]
+
+
+def _train(lib, name, options, steps=8, resume_at=None):
+    rng = np.random.default_rng(0)
+    w0, b0, x, y = (rng.standard_normal(s) for s in ((3, 4), (3,), (6, 4), (6, 3)))
+    w, b = lib.tensor(w0, requires_grad=True), lib.tensor(b0, requires_grad=True)
+    X, Y = lib.tensor(x), lib.tensor(y)
+    make = getattr(lib.optim, name)
+    opt = make([{"params": [w]}, {"params": [b], "lr": 0.02}], **options)
+    history = []
+    for k in range(steps):
+        if k == resume_at:  # a new optimizer from the old one's state_dict
+            saved = copy.deepcopy(opt.state_dict())
+            opt = make([{"params": [w]}, {"params": [b], "lr": 0.02}], **options)
+            opt.load_state_dict(saved)
+        opt.zero_grad()
+        ((X @ w.T + b - Y) ** 2).mean().backward()
+        opt.step()
+        history.append(np.concatenate([w.detach().numpy().ravel(), b.detach().numpy()]))
+    return np.array(history), opt
+
+
+@pytest.mark.parametrize("name, options", OPTIMIZERS,
+                         ids=[f"{n}-{i}" for i, (n, _) in enumerate(OPTIMIZERS)])
+def test_optimizer_steps_equal_pytorch(name, options):
+    got, opt = _train(symgrad, name, options, resume_at=3)
+    want, ref = _train(torch_real, name, options)
+    np.testing.assert_allclose(got, want, rtol=RTOL, atol=1e-14)
+    assert not np.allclose(got[0], got[-1])  # it moved
+    mine, theirs = opt.state_dict(), ref.state_dict()
+    assert mine["param_groups"] == theirs["param_groups"]
+    for k in theirs["state"]:
+        assert list(mine["state"][k]) == list(theirs["state"][k])  # keys in PyTorch's order
+        for key, value in theirs["state"][k].items():
+            np.testing.assert_allclose(np.asarray(mine["state"][k][key]), value.numpy(),
+                                       rtol=RTOL, atol=1e-14)
+
+
+def test_adagrad_makes_state_at_construction_and_errors_match():
+    for lib in (symgrad, torch_real):
+        w = lib.zeros(2, requires_grad=True)
+        opt = lib.optim.Adagrad([w], initial_accumulator_value=0.5)
+        state = opt.state_dict()["state"][0]
+        assert list(state) == ["step", "sum"] and float(state["sum"][0]) == 0.5
+        for make, kwargs, text in ((lib.optim.Adadelta, dict(rho=1.5), "Invalid rho"),
+                                   (lib.optim.NAdam, dict(betas=(1.0, 0.9)), "index 0"),
+                                   (lib.optim.RAdam, dict(lr=-1), "Invalid learning rate")):
+            with pytest.raises(ValueError, match=text):
+                make([w], **kwargs)
+
+
+def _lr(lib):
+    return lib.optim.lr_scheduler
+
+
+SCHEDULES = {
+    "MultiplicativeLR": lambda lib, o: _lr(lib).MultiplicativeLR(o, lambda e: 0.9 + 0.01 * e),
+    "ConstantLR": lambda lib, o: _lr(lib).ConstantLR(o, factor=0.3, total_iters=4),
+    "LinearLR": lambda lib, o: _lr(lib).LinearLR(o, start_factor=0.1, end_factor=0.7,
+                                                 total_iters=9),
+    "PolynomialLR": lambda lib, o: _lr(lib).PolynomialLR(o, total_iters=20, power=1.7),
+    "CyclicLR": lambda lib, o: _lr(lib).CyclicLR(o, 0.01, 0.2, step_size_up=4,
+                                                 step_size_down=3),
+    "CyclicLR-triangular2": lambda lib, o: _lr(lib).CyclicLR(
+        o, [0.01, 0.02], 0.3, step_size_up=3, mode="triangular2", base_momentum=0.7),
+    "CyclicLR-exp_range": lambda lib, o: _lr(lib).CyclicLR(o, 0.01, 0.2, step_size_up=5,
+                                                           mode="exp_range", gamma=0.95),
+    "CosineAnnealingWarmRestarts": lambda lib, o: _lr(lib).CosineAnnealingWarmRestarts(
+        o, T_0=4, T_mult=2, eta_min=0.001),
+    "CosineAnnealingWarmRestarts-1": lambda lib, o: _lr(lib).CosineAnnealingWarmRestarts(
+        o, T_0=7),
+    "SequentialLR": lambda lib, o: _lr(lib).SequentialLR(o, [
+        _lr(lib).LinearLR(o, start_factor=0.2, total_iters=5),
+        _lr(lib).CosineAnnealingLR(o, T_max=10, eta_min=0.01),
+        _lr(lib).ExponentialLR(o, gamma=0.8)], milestones=[5, 15]),
+    "SequentialLR-step": lambda lib, o: _lr(lib).SequentialLR(o, [
+        _lr(lib).ConstantLR(o, factor=0.5, total_iters=3),
+        _lr(lib).MultiStepLR(o, milestones=[2, 6], gamma=0.5),
+        _lr(lib).StepLR(o, step_size=4, gamma=0.7)], milestones=[4, 12]),
+    "ChainedScheduler": lambda lib, o: _lr(lib).ChainedScheduler([
+        _lr(lib).ConstantLR(o, factor=0.5, total_iters=6),
+        _lr(lib).ExponentialLR(o, gamma=0.9), _lr(lib).PolynomialLR(o, total_iters=25)]),
+}
+
+
+def _rates(lib, make, optimizer, steps=30):
+    w, v = lib.nn.Parameter(lib.ones(2)), lib.nn.Parameter(lib.ones(1))
+    extra = {"momentum": 0.9} if optimizer == "SGD" else {}
+    opt = getattr(lib.optim, optimizer)([{"params": [w]}, {"params": [v], "lr": 0.5}],
+                                        lr=0.1, **extra)
+    sched = make(lib, opt)
+    rates = [sched.get_last_lr() + [g["lr"] for g in opt.param_groups]]
+    for _ in range(steps):
+        opt.step()
+        sched.step()
+        rates.append(sched.get_last_lr() + [g["lr"] for g in opt.param_groups]
+                     + [g.get("momentum", g.get("betas", (0,))[0]) for g in opt.param_groups])
+    return np.array(rates, dtype=object), sched
+
+
+@pytest.mark.parametrize("name", list(SCHEDULES))
+@pytest.mark.parametrize("optimizer", ["SGD", "Adam"])
+def test_schedulers_give_pytorch_rates_bit_for_bit(name, optimizer):
+    got, _ = _rates(symgrad, SCHEDULES[name], optimizer)
+    want, _ = _rates(torch_real, SCHEDULES[name], optimizer)
+    assert got.tolist() == want.tolist()
+    assert len({tuple(r[:1]) for r in got}) > 1  # the schedule moves
+
+
+def test_warm_restarts_with_fractional_epochs_equal_pytorch():
+    rates = []
+    for lib in (symgrad, torch_real):
+        opt = lib.optim.SGD([lib.nn.Parameter(lib.ones(1))], lr=0.1)
+        sched = lib.optim.lr_scheduler.CosineAnnealingWarmRestarts(opt, T_0=3, T_mult=2)
+        rates.append([])
+        for epoch in range(10):
+            for i in range(4):
+                opt.step()
+                sched.step(epoch + i / 4)
+                rates[-1].append(opt.param_groups[0]["lr"])
+    assert rates[0] == rates[1]
+
+
+def test_composite_errors_and_resume_keyerror():
+    for lib in (symgrad, torch_real):
+        opt = lib.optim.SGD([lib.nn.Parameter(lib.ones(1))], lr=0.1)
+        other = lib.optim.SGD([lib.nn.Parameter(lib.ones(1))], lr=0.1)
+        a = lib.optim.lr_scheduler.ExponentialLR(opt, 0.9)
+        b = lib.optim.lr_scheduler.ExponentialLR(other, 0.9)
+        with pytest.raises(ValueError, match="same optimizer"):
+            lib.optim.lr_scheduler.SequentialLR(opt, [a, b], milestones=[2])
+        with pytest.raises(ValueError, match="number of milestones"):
+            lib.optim.lr_scheduler.SequentialLR(opt, [a], milestones=[2])
+        with pytest.raises(ValueError, match="does not support `ReduceLROnPlateau`"):
+            lib.optim.lr_scheduler.ChainedScheduler(
+                [a, lib.optim.lr_scheduler.ReduceLROnPlateau(opt)])
+
+
+@pytest.mark.parametrize("name, options", [("ExponentialLR", dict(gamma=0.5)),
+                                           ("CosineAnnealingLR", dict(T_max=10)),
+                                           ("PolynomialLR", dict(total_iters=9)),
+                                           ("LinearLR", dict(total_iters=8))])
+def test_resuming_with_last_epoch_keeps_the_rate_at_construction(name, options):
+    """PyTorch's constructor step leaves the rate alone when resuming (``_is_initial``);
+    symgrad's ExponentialLR and CosineAnnealingLR used to apply one more step."""
+    rates = []
+    for lib in (symgrad, torch_real):
+        opt = lib.optim.SGD([lib.nn.Parameter(lib.ones(1))], lr=0.1)
+        opt.param_groups[0]["initial_lr"] = 0.2
+        sched = getattr(lib.optim.lr_scheduler, name)(opt, last_epoch=3, **options)
+        rates.append([opt.param_groups[0]["lr"]])
+        for _ in range(4):
+            opt.step()
+            sched.step()
+            rates[-1].append(opt.param_groups[0]["lr"])
+    assert rates[0] == rates[1]
+
+
+@pytest.mark.parametrize("options, network", [
+    (dict(line_search_fn="strong_wolfe"), True),
+    (dict(lr=0.5, max_iter=7, history_size=3, line_search_fn="strong_wolfe"), True),
+    (dict(), False),
+    (dict(lr=0.7, max_iter=6, history_size=2, tolerance_change=1e-5), False)])
+def test_lbfgs_follows_pytorch_step_by_step(options, network):
+    """Three ``step(closure)`` calls of several iterations each: a small tanh network's
+    least squares with the line search (non-convex: it brackets, the history is cut),
+    and a logistic regression without (fixed steps; on the network those amplify the
+    last bits of rounding until the two runs part)."""
+    rng = np.random.default_rng(4)
+    arrays = [rng.standard_normal(s) for s in ((3, 2), (1, 3), (8, 2), (8, 1))]
+    got, want = (_lbfgs_run(lib, arrays, options, network) for lib in (symgrad, torch_real))
+    np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)
+    assert got[-1, 0] < got[0, 0]
+
+
+def _lbfgs_run(lib, arrays, options, network):
+    w0, v0, x, y = arrays
+    w, v = lib.tensor(w0, requires_grad=True), lib.tensor(v0, requires_grad=True)
+    X, Y = lib.tensor(x), lib.tensor(y)
+    opt = lib.optim.LBFGS([w, v], **options)
+
+    def closure():
+        opt.zero_grad()
+        if network:
+            loss = (((X @ w.T).tanh() @ v.T - Y) ** 2).mean()
+        else:
+            loss = lib.nn.functional.binary_cross_entropy_with_logits(
+                X @ w[0] + v[0, 0], (Y[:, 0] > 0).to(X.dtype)) + 0.1 * (w * w).sum()
+        loss.backward()
+        return loss
+
+    steps = []
+    for _ in range(3):
+        loss = opt.step(closure)
+        state = opt.state[w]
+        steps.append([loss.item(), state["func_evals"], state["n_iter"],
+                      *w.detach().numpy().ravel(), *v.detach().numpy().ravel()])
+    return np.array(steps)
+
+
+@pytest.mark.parametrize("name", ["SequentialLR", "ChainedScheduler", "CyclicLR",
+                                  "CosineAnnealingWarmRestarts", "LinearLR"])
+def test_scheduler_state_dict_resumes_the_same_rates(name):
+    """Stop after 11 steps, save the optimizer's and the scheduler's state dicts, build
+    both afresh, load them, go on: the rates equal an uninterrupted run's."""
+    def build():
+        w = symgrad.nn.Parameter(symgrad.ones(2))
+        opt = symgrad.optim.SGD([{"params": [w]}], lr=0.1, momentum=0.9)
+        return opt, SCHEDULES[name](symgrad, opt)
+
+    def advance(opt, sched, n):
+        rates = []
+        for _ in range(n):
+            opt.step()
+            sched.step()
+            rates.append((opt.param_groups[0]["lr"], opt.param_groups[0]["momentum"]))
+        return rates
+
+    opt, sched = build()
+    straight = advance(opt, sched, 25)
+    opt, sched = build()
+    first = advance(opt, sched, 11)
+    saved = copy.deepcopy((opt.state_dict(), sched.state_dict()))
+    opt, sched = build()
+    opt.load_state_dict(saved[0])
+    sched.load_state_dict(saved[1])
+    assert first + advance(opt, sched, 14) == straight
