@@ -113,3 +113,65 @@ def test_fmod_remainder_special_values():
         for fn in (L.fmod, L.remainder, L.floor_divide):
             with pytest.raises(RuntimeError, match="ZeroDivisionError"):
                 fn(L.tensor([5, -5]), L.tensor([2, 0]))
+
+
+def module_hook_program(L):
+    """Forward pre-hooks and hooks of modules (prepend, with_kwargs, removal, a handle as
+    a context manager, always_call) over three training steps."""
+    rng = np.random.default_rng(7)
+    m = L.nn.Sequential(L.nn.Linear(3, 4), L.nn.Tanh(), L.nn.Linear(4, 2)).double()
+    with L.no_grad():
+        for p in m.parameters():
+            p.copy_(L.tensor(rng.normal(size=tuple(p.shape))))
+    x = L.tensor(rng.normal(size=(5, 3)), requires_grad=True)
+    log = []
+    m[0].register_forward_pre_hook(lambda mod, args: args[0] * 2)  # not a tuple: wrapped
+    h2 = m[1].register_forward_hook(lambda mod, args, out: out + 1)
+    m[1].register_forward_hook(lambda mod, args, out: log.append(out.sum().item()),
+                               prepend=True)  # runs before h2: sees tanh's own output
+    m.register_forward_pre_hook(lambda mod, args, kwargs: ((args[0] - 1,), kwargs),
+                                with_kwargs=True)
+    h5 = m[2].register_forward_hook(lambda mod, args, kwargs, out: out * args[0].sum(),
+                                    with_kwargs=True)
+    out = []
+    for step in range(3):
+        y = m(x)
+        (y ** 2).sum().backward()
+        out.append([y.detach().numpy().copy(), x.grad.numpy().copy(),
+                    m[0].weight.grad.numpy().copy()])
+        x.grad = None
+        m.zero_grad()
+        if step == 0:
+            h2.remove()
+        if step == 1:
+            with h5:
+                pass
+    return out, log
+
+
+def test_module_forward_hooks_equal_pytorch():
+    mine, theirs = module_hook_program(symgrad), module_hook_program(torch_real)
+    np.testing.assert_allclose(mine[1], theirs[1], rtol=1e-13)
+    for a, b in zip(mine[0], theirs[0]):
+        for u, v in zip(a, b):
+            np.testing.assert_allclose(u, v, rtol=1e-12, atol=1e-14)
+
+
+def test_always_call_forward_hooks_run_when_forward_raises():
+    def program(L):
+        class Broken(L.nn.Module):
+            def forward(self, x):
+                raise ValueError("broken forward")
+        seen, m = [], Broken()
+        m.register_forward_hook(lambda mod, args, out: seen.append(("plain", out)))
+        m.register_forward_hook(lambda mod, args, out: seen.append(("always", out)),
+                                always_call=True)
+        with pytest.raises(ValueError, match="broken forward"):
+            m(L.ones(2))
+        return seen
+    assert program(symgrad) == program(torch_real) == [("always", None)]
+
+
+def test_module_backward_hooks_are_refused_with_the_alternative():
+    with pytest.raises(NotImplementedError, match="register_hook"):
+        symgrad.nn.Linear(2, 1).register_full_backward_hook(lambda *a: None)

@@ -57,6 +57,11 @@ class RemovableHandle:
         self.remove()
 
 
+def new_id() -> int:
+    """A key no other hook (of a tensor or a module) has."""
+    return next(_IDS)
+
+
 def register(t: Any, hook: Any) -> RemovableHandle:
     """Add ``hook`` to ``t``'s hooks (see the module docstring)."""
     if not t._requires_grad:

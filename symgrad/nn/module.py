@@ -35,7 +35,9 @@ from typing import Any
 
 from ..eager import dtypes as dt
 from ..eager.grad_mode import no_grad
+from ..eager.hooks import RemovableHandle
 from ..eager.tensor import Tensor
+from . import module_hooks
 from .parameter import Parameter
 
 
@@ -70,7 +72,32 @@ class Module:
                                   '"forward" function')
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        d = self.__dict__
+        if d.get(module_hooks.PRE) or d.get(module_hooks.POST):
+            return module_hooks.call(self, args, kwargs)
         return self.forward(*args, **kwargs)
+
+    def register_forward_pre_hook(self, hook: Callable, *, prepend: bool = False,
+                                  with_kwargs: bool = False) -> RemovableHandle:
+        """``hook(module, args)`` before each forward (:mod:`.module_hooks`)."""
+        return module_hooks.register(self, module_hooks.PRE, hook, prepend,
+                                     with_kwargs=with_kwargs)
+
+    def register_forward_hook(self, hook: Callable, *, prepend: bool = False,
+                              with_kwargs: bool = False,
+                              always_call: bool = False) -> RemovableHandle:
+        """``hook(module, args, output)`` after each forward (:mod:`.module_hooks`)."""
+        return module_hooks.register(self, module_hooks.POST, hook, prepend,
+                                     with_kwargs=with_kwargs, always_call=always_call)
+
+    def register_full_backward_hook(self, hook: Callable, prepend: bool = False) -> None:
+        raise NotImplementedError(
+            "Module backward hooks are not supported by symgrad (module_hooks' docstring "
+            "says why); register a hook on the module's output instead: "
+            "out.register_hook(lambda grad: ...) sees the gradient of the output")
+
+    register_backward_hook = register_full_backward_hook
+    register_full_backward_pre_hook = register_full_backward_hook
 
     # -- attribute registration ----------------------------------------------------------
     def _registries(self) -> tuple[dict, dict, dict]:
