@@ -85,7 +85,8 @@ _METHODS = ("sum mean prod max min amax amin argmax argmin std var norm logsumex
             "erfinv "
             "scatter scatter_add scatter_reduce index_add index_select "
             "fmod remainder floor_divide lerp addmm bitwise_and bitwise_or bitwise_xor "
-            "bitwise_not bitwise_left_shift bitwise_right_shift select diagonal index_put").split()
+            "bitwise_not bitwise_left_shift bitwise_right_shift select diagonal index_put "
+            "median nanmean nan_to_num fmax fmin argsort index_fill").split()
 for _name in _METHODS:
     globals()[_name] = _method(_name)
 del _name

@@ -176,7 +176,9 @@ class InPlaceMethods:
     def mul_(self, other: Any) -> Any:
         return self._inplace(operator.mul, other)
 
-    def div_(self, other: Any) -> Any:
+    def div_(self, other: Any, *, rounding_mode: str | None = None) -> Any:
+        if rounding_mode is not None:  # (no gradient: PyTorch's is zero)
+            return self._unary_("div", other, rounding_mode=rounding_mode)
         return self._inplace(operator.truediv, other)
 
     def addcmul_(self, tensor1: Any, tensor2: Any, value: float = 1) -> Any:

@@ -54,6 +54,7 @@ from .more_methods import MoreMethods
 from .op_dtypes import compared, in_dtype, ir_shape_rule, result_dtype
 from .replay import keep
 from .saved_indices import saved_by_indexing, watch_indices
+from .select_methods import SelectMethods
 from .torch_facts import torch_facts
 from .value_methods import ValueMethods
 
@@ -157,7 +158,7 @@ def _untracked_change(data: Any, seq: int) -> None:
 
 
 class Tensor(ValueMethods, BitwiseMethods, InPlaceMethods, MoreMethods, TensorMethods,
-             ExtraMethods,
+             ExtraMethods, SelectMethods,
              ArrayMethods, Traced):
     """An n-d array (float64 by default; float32, int64, bool) with autograd state:
     ``data``, ``grad``, ``grad_fn``, ``requires_grad``, ``is_leaf``.
