@@ -67,7 +67,7 @@ def _index_fill(L, x, v):
 add("index_fill", _index_fill, samples=(((3, 4), (2,)),), dtypes=FLOAT,
     covers=("Tensor.index_fill", "torch.index_fill"))
 add("index_fill(int)", lambda L, x: (x.index_fill(1, L.tensor([0, 2]), 3),
-                                     x.index_fill(0, L.tensor([1]), -2)),
+                                     x.index_fill(0, L.tensor([1]), 2)),
     samples=(((3, 4),),), dtypes=INTS + ("bool",), grad=False, covers=())
 add("Tensor.index_fill_", lambda L, x: (x * 1).index_fill_(1, L.tensor([1, 3]), -1.5),
     samples=(((3, 4),),), dtypes=FLOAT + ("int64",))
