@@ -29,7 +29,7 @@ import numpy as np
 
 from ..numpy_api import functions as ops
 from . import dtypes as dt
-from .method_args import named
+from .method_args import keeps_bool, named
 from .method_args import one_dim as _one_dim
 from .method_args import return_type as _return_type
 from .op_dtypes import wrapped_int
@@ -127,6 +127,7 @@ class SelectMethods:
     def argsort(self, dim=-1, descending=False, stable=False):
         return self.sort(dim, descending, stable).indices
 
+    @keeps_bool
     def index_fill(self, dim, index, value):
         """``value`` in the slices ``index`` along ``dim`` (they get no gradient; a tensor
         ``value`` gets theirs), ``self`` elsewhere."""
