@@ -320,6 +320,8 @@ from .eager.functions import (  # noqa: E402 -- more torch.* functions (rounds 3
     true_divide,
 )
 from .eager.serialization import load, save  # noqa: E402 -- torch.save, torch.load
+from .eager.functions import cdist  # noqa: E402
+from .eager.linalg import _torch_cross as cross  # noqa: E402 -- torch.cross (dim=None: PyTorch's)
 
 __all__ += ["linalg", "add", "sub", "mul", "true_divide", "cummax", "cummin", "cumprod", "div",
             "divide", "einsum", "erf", "erfinv", "index_add",
@@ -329,7 +331,7 @@ __all__ += ["linalg", "add", "sub", "mul", "true_divide", "cummax", "cummin", "c
 __all__ += ["addmm", "bitwise_and", "bitwise_left_shift", "bitwise_not", "bitwise_or",
             "bitwise_right_shift", "bitwise_xor", "diagonal", "floor_divide", "fmod",
             "index_put", "lerp", "remainder", "select", "argsort", "fmax", "fmin", "index_fill",
-            "median", "nan_to_num", "nanmean"]
+            "median", "nan_to_num", "nanmean", "cdist", "cross"]
 from .transforms.export import export  # noqa: E402 -- a kernel as a standalone module (sg.export)
 
 __all__ += ["export"]

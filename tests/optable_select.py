@@ -80,3 +80,72 @@ add("div_(int)", lambda L, x, y: ((x * 1).div_(y, rounding_mode="floor"),
                                   (x * 1).div_(-y, rounding_mode="trunc")),
     samples=(((3, 4), (3, 4)),), domain=("real", "positive"), dtypes=INTS[:3], grad=False,
     covers=())
+
+# -- distances and products --------------------------------------------------------------
+
+
+def _cdist(L, x, y):
+    """p = 2, 1, 3, inf, 0, with a zero distance (a row of y is one of x: PyTorch's
+    gradient there is 0)."""
+    y = L.cat([y[..., :1, :], x[..., :1, :], y[..., 2:, :]], -2)
+    return tuple(L.cdist(x, y, p=p) for p in (2.0, 1.0, 3.0, float("inf"), 0.0))
+
+
+add("cdist", _cdist, samples=(((3, 4), (5, 4)), ((2, 3, 2), (2, 4, 2))), gradgrad=False,
+    covers=("torch.cdist",))  # PyTorch: "the derivative for '_cdist_backward' is not
+# implemented"
+add("cdist(mm)", lambda L, x, y: (L.cdist(x, y), L.cdist(x[:4], y,
+                                                        compute_mode="use_mm_for_euclid_dist")),
+    samples=(((27, 3), (4, 3)),), gradgrad=False, covers=())
+add("cross", lambda L, x, y: (L.cross(x, y, dim=1), L.linalg.cross(x.mT, y.mT, dim=0),
+                              L.linalg.cross(x[0], y[1], dim=0), L.cross(x, y)),
+    samples=(((4, 3), (4, 3)),), ref=lambda L, x, y: (
+        L.cross(x, y, dim=1), L.linalg.cross(x.mT, y.mT, dim=0), L.linalg.cross(x[0], y[1], dim=0),
+        L.cross(x, y, dim=1)),  # (PyTorch's dim=None is the first of size 3: 1, with a warning)
+    covers=("torch.cross", "linalg.cross"))
+add("linalg.cross(broadcast)", lambda L, x, y: L.linalg.cross(x, y),
+    samples=(((2, 1, 3), (1, 4, 3)),), covers=())
+
+# -- torch.linalg ------------------------------------------------------------------------
+_SQUARE = (((4, 4),), ((2, 3, 3),))
+_LINALG = {  # name -> (call, samples, domain, double backward)
+    "pinv": (lambda L, a: (L.linalg.pinv(a), L.linalg.pinv(a[..., :3, :3].detach(), hermitian=True),
+                           L.linalg.pinv(a, rtol=1e-12)),
+             (((4, 4),), ((3, 5),), ((2, 4, 3),)), "matrix", True),
+    "lstsq": (lambda L, a, b: (L.linalg.lstsq(a, b).solution, L.linalg.lstsq(a, b)[2],
+                               L.linalg.lstsq(a, b, driver="gelsd"),
+                               L.linalg.lstsq(a, b[..., 0]).solution),
+              (((5, 3), (5, 2)), ((2, 4, 4), (2, 4, 3)), ((3, 5), (3, 2))), "matrix", True),
+    "matrix_rank": (lambda L, a: (L.linalg.matrix_rank(a), L.linalg.matrix_rank(a @ a.mT),
+                                  L.linalg.matrix_rank(a[..., :1] * a[..., :1, :]),
+                                  L.linalg.matrix_rank(a @ a.mT, hermitian=True),
+                                  L.linalg.matrix_rank(a, atol=1.0, rtol=0.0)),
+                    (((4, 4),), ((2, 3, 5),)), "matrix", False),
+    "cond": (lambda L, a: (L.linalg.cond(a), L.linalg.cond(a, -2), L.linalg.cond(a, "nuc")),
+             _SQUARE, "matrix", True),
+    # PyTorch 2.13's backward of these raises (its inv_ex output modified in place): values
+    "cond(p)": (lambda L, a: (L.linalg.cond(a, "fro"), L.linalg.cond(a, 1),
+                              L.linalg.cond(a, float("inf")), L.linalg.cond(a, -1)),
+                _SQUARE, "matrix", False),
+    "multi_dot": (lambda L, a, b, c: (L.linalg.multi_dot([a, b, c]),
+                                      L.linalg.multi_dot([a[0], b, c]),
+                                      L.linalg.multi_dot([a, b, c[:, 0]]),
+                                      L.linalg.multi_dot((a[0], b, c[:, 0]))),
+                  (((2, 3), (3, 4), (4, 2)),), "matrix", True),
+    "vecdot": (lambda L, x, y: (L.linalg.vecdot(x, y), L.linalg.vecdot(x, y, dim=0)),
+               (((3, 4), (3, 4)), ((3, 4), (4,))), "matrix", True),
+    "matrix_exp": (lambda L, a: L.linalg.matrix_exp(a * 0.3), _SQUARE, "matrix", True),
+    "solve_triangular": (lambda L, a, b: (
+        L.linalg.solve_triangular(a, b, upper=True),
+        L.linalg.solve_triangular(a, b, upper=False, unitriangular=True),
+        L.linalg.solve_triangular(a, b.mT, upper=False, left=False)),
+        (((4, 4), (4, 2)), ((2, 3, 3), (2, 3, 3))), "matrix", True),
+    "inv_ex": (lambda L, a: L.linalg.inv_ex(a), _SQUARE, "matrix", True),
+    "cholesky_ex": (lambda L, a: (L.linalg.cholesky_ex(a), L.linalg.cholesky_ex(a, upper=True)),
+                    _SQUARE, "spd", True),
+    "solve(batch of vectors)": (lambda L, a, b: (L.linalg.solve(a, b), L.linalg.solve(a[0], b[0])),
+                                (((2, 3, 3), (2, 3)), ((4, 2, 3, 3), (4, 2, 3))), "matrix", True),
+}
+for _name, (_fn, _samples, _domain, _gg) in _LINALG.items():
+    add(f"linalg.{_name}", _fn, samples=_samples, domain=_domain, gradgrad=_gg, rtol=1e-9,
+        grad=_name not in ("matrix_rank", "cond(p)"), covers=() if "(" in _name else None)
