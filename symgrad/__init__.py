@@ -283,6 +283,7 @@ from .eager.functions import (  # noqa: E402 -- more torch.* functions (rounds 3
     bitwise_or,
     bitwise_right_shift,
     bitwise_xor,
+    cdist,
     cummax,
     cummin,
     cumprod,
@@ -319,9 +320,8 @@ from .eager.functions import (  # noqa: E402 -- more torch.* functions (rounds 3
     triu,
     true_divide,
 )
+from .eager.linalg import _torch_cross as cross  # noqa: E402 -- torch.cross
 from .eager.serialization import load, save  # noqa: E402 -- torch.save, torch.load
-from .eager.functions import cdist  # noqa: E402
-from .eager.linalg import _torch_cross as cross  # noqa: E402 -- torch.cross (dim=None: PyTorch's)
 
 __all__ += ["linalg", "add", "sub", "mul", "true_divide", "cummax", "cummin", "cumprod", "div",
             "divide", "einsum", "erf", "erfinv", "index_add",

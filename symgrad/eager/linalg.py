@@ -370,7 +370,8 @@ def matrix_exp(A: Any) -> Any:
         raise RuntimeError("linalg.matrix_exp: A must be batches of square matrices, but "
                            f"they are {A.shape[-2]} by {A.shape[-1]} matrices")
     out = _expm(A)
-    return named(out if out.dtype == A.dtype else out.to(A.dtype), A, "LinalgMatrixExpBackward0", (A,))
+    return named(out if out.dtype == A.dtype else out.to(A.dtype), A,
+                 "LinalgMatrixExpBackward0", (A,))
 
 
 def solve_triangular(A: Any, B: Any, *, upper: bool, left: bool = True,
