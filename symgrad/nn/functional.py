@@ -74,13 +74,13 @@ from .convolution import (  # noqa: F401
     conv_transpose1d,
     conv_transpose2d,
     conv_transpose3d,
-    interpolate,
     max_pool1d,
     max_pool2d,
     max_pool3d,
     pad,
 )
 from .folding import fold, max_unpool1d, max_unpool2d, max_unpool3d, unfold  # noqa: F401
+from .resampling import interpolate  # noqa: F401
 
 _REDUCTIONS = ("mean", "sum", "none")
 
