@@ -79,7 +79,7 @@ def wrapped_int(v: Any, out: dt.dtype, name: str) -> Any:
     """A Python int operand of an integer operation computed in ``out``: itself where it
     fits, PyTorch's value where not (wrapped modulo 2**bits for ``+ - *`` and comparisons;
     PyTorch's errors otherwise, and beyond int64's range)."""
-    info = np.iinfo(out.numpy) if out.numpy != np.bool_ else None
+    info = np.iinfo(out.numpy) if np.dtype(out.numpy).kind in "iu" else None
     if type(v) is bool or info is None or info.min <= v <= info.max:
         return int(v)
     if name not in _WRAPPING:
