@@ -15,7 +15,7 @@ replaced elements; ``fmax`` all of it to ``self`` at ties.
     >>> x.median(1)
     torch.return_types.median(
     values=tensor([1.], grad_fn=<MedianBackward1>),
-    indices=tensor([1]))
+    indices=tensor([3]))
     >>> torch.fmax(torch.tensor([1.0, float("nan")]), torch.tensor([float("nan"), 2.0]))
     tensor([1., 2.])
 """
