@@ -98,11 +98,13 @@ add("cdist(mm)", lambda L, x, y: (L.cdist(x, y), L.cdist(x[:4], y,
                                                         compute_mode="use_mm_for_euclid_dist")),
     samples=(((27, 3), (4, 3)),), gradgrad=False, covers=())
 add("cross", lambda L, x, y: (L.cross(x, y, dim=1), L.linalg.cross(x.mT, y.mT, dim=0),
-                              L.linalg.cross(x[0], y[1], dim=0), L.cross(x, y)),
+                              L.linalg.cross(x[0], y[1], dim=0), L.cross(x, y),
+                              x.cross(y, dim=-1), x.mT.cross(y.mT)),
     samples=(((4, 3), (4, 3)),), ref=lambda L, x, y: (
         L.cross(x, y, dim=1), L.linalg.cross(x.mT, y.mT, dim=0), L.linalg.cross(x[0], y[1], dim=0),
-        L.cross(x, y, dim=1)),  # (PyTorch's dim=None is the first of size 3: 1, with a warning)
-    covers=("torch.cross", "linalg.cross"))
+        L.cross(x, y, dim=1), x.cross(y, dim=-1), x.mT.cross(y.mT, dim=0)),
+    # (PyTorch's dim=None is the first of size 3, with a deprecation warning)
+    covers=("torch.cross", "linalg.cross", "Tensor.cross"))
 add("linalg.cross(broadcast)", lambda L, x, y: L.linalg.cross(x, y),
     samples=(((2, 1, 3), (1, 4, 3)),), covers=())
 

@@ -20,6 +20,7 @@ import numpy as np
 from ..numpy_api import functions as ops
 from ..numpy_api.scipy_linalg import expm as _expm
 from .methods import named
+from .select_methods import cross3 as _cross3
 from .tensor import Tensor
 
 
@@ -320,29 +321,13 @@ def cond(A: Any, p: Any = None) -> Any:
 
 def cross(input: Any, other: Any, *, dim: int = -1) -> Any:
     """The cross product of 3-vectors along ``dim`` (broadcast)."""
-    a, b = _tensor(input), _tensor(other)
-    if a.ndim != b.ndim:
-        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
-    shape = np.broadcast_shapes(tuple(a.shape), tuple(b.shape))
-    if not shape or shape[dim] != 3 or a.shape[dim] != 3 or b.shape[dim] != 3:
-        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got "
-                           f"{a.shape[dim] if a.ndim else 0} and "
-                           f"{b.shape[dim] if b.ndim else 0}")
-    a, b = a.expand(*shape), b.expand(*shape)
-    a0, a1, a2 = (a.select(dim, k) for k in range(3))
-    b0, b1, b2 = (b.select(dim, k) for k in range(3))
-    out = np.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0],
-                    axis=dim % len(shape))
-    return named(out, a, "LinalgCrossBackward0", (input, other))
+    return _cross3(_tensor(input), _tensor(other), dim)
 
 
 def _torch_cross(input: Any, other: Any, dim: int | None = None) -> Any:
-    """``torch.cross``: ``dim=None`` is the first dimension of size 3 (PyTorch's deprecated
-    default), else :func:`cross`."""
-    if dim is None:
-        a = _tensor(input)
-        dim = next((d for d, n in enumerate(a.shape) if n == 3), -1)
-    return cross(input, other, dim=dim)
+    """``torch.cross``: ``Tensor.cross`` (``dim=None`` is the first dimension of size 3,
+    PyTorch's deprecated default)."""
+    return _tensor(input).cross(_tensor(other), dim)
 
 
 def multi_dot(tensors: Any) -> Any:

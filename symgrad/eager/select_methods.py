@@ -124,6 +124,13 @@ class SelectMethods:
             mine = keeps(a, b) | (np.isnan(b) if b.dtype.kind == "f" else False)
         return named(ops.where(mine, self, other), self, name, (self, other))
 
+    def cross(self, other, dim=None):
+        """The cross product of 3-vectors along ``dim`` (``None``: the first dimension of
+        size 3, PyTorch's deprecated default)."""
+        if dim is None:
+            dim = next((d for d, n in enumerate(self.shape) if n == 3), -1)
+        return cross3(self, other, dim)
+
     def argsort(self, dim=-1, descending=False, stable=False):
         return self.sort(dim, descending, stable).indices
 
@@ -157,6 +164,24 @@ class SelectMethods:
 
     def index_fill_(self, dim, index, value):
         return self._unary_("index_fill", dim, index, value)
+
+
+def cross3(a: Any, b: Any, dim: int) -> Any:
+    """``linalg.cross(a, b, dim=dim)`` of Tensors: PyTorch's checks, then the three
+    components (the gradient from the products)."""
+    if a.ndim != b.ndim:
+        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
+    shape = np.broadcast_shapes(tuple(a.shape), tuple(b.shape))
+    if not shape or shape[dim] != 3 or a.shape[dim] != 3 or b.shape[dim] != 3:
+        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got "
+                           f"{a.shape[dim] if a.ndim else 0} and "
+                           f"{b.shape[dim] if b.ndim else 0}")
+    x, y = a.expand(*shape), b.expand(*shape)
+    x0, x1, x2 = (x.select(dim, k) for k in range(3))
+    y0, y1, y2 = (y.select(dim, k) for k in range(3))
+    out = np.stack([x1 * y2 - x2 * y1, x2 * y0 - x0 * y2, x0 * y1 - x1 * y0],
+                   axis=dim % len(shape))
+    return named(out, a, "LinalgCrossBackward0", (a, b))
 
 
 def _axes(dim: Any, ndim: int) -> Any:
