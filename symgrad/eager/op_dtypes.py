@@ -72,7 +72,7 @@ def in_dtype(v: Any, out: dt.dtype, k: int, prim: Primitive) -> Any:
 #: the operations whose Python int operand PyTorch wraps into a narrower integer dtype
 #: (``int8 + 300`` is ``int8 + 44``, a wrapped-number tensor cast); the others (``where``,
 #: ``clamp``, ``pow``, fills) check the value and raise, as PyTorch's Scalar arguments do
-_WRAPPING = {"add", "sub", "mul", "gt", "ge", "lt", "le", "eq", "ne"}
+_WRAPPING = {"add", "sub", "mul", "gt", "ge", "lt", "le", "eq", "ne", "floordiv", "mod"}
 
 
 def wrapped_int(v: Any, out: dt.dtype, name: str) -> Any:
