@@ -149,9 +149,14 @@ _LINALG = {  # name -> (call, samples, domain, double backward)
     "solve(batch of vectors)": (lambda L, a, b: (L.linalg.solve(a, b), L.linalg.solve(a[0], b[0])),
                                 (((2, 3, 3), (2, 3)), ((4, 2, 3, 3), (4, 2, 3))), "matrix", True),
 }
+# a symmetric matrix's hermitian pinv requiring grad (float64: PyTorch's float32 eigh-based
+# gradient is off by 1e-4 relative at these condition numbers, symgrad's rounds once)
+_LINALG["pinv(hermitian)"] = (lambda L, a: L.linalg.pinv(a + a.mT, hermitian=True),
+                              _SQUARE, "matrix", True)
 #: double backward with SYMGRAD_FULL=1 only: the same as linalg.inv's and cholesky's (CI time)
 _SAME_GRADGRAD = ("inv_ex", "cholesky_ex")
 for _name, (_fn, _samples, _domain, _gg) in _LINALG.items():
     add(f"linalg.{_name}", _fn, samples=_samples, domain=_domain, gradgrad=_gg, rtol=1e-9,
         grad=_name not in ("matrix_rank", "cond(p)"), covers=() if "(" in _name else None,
-        full_only=("gradgrad",) if _name in _SAME_GRADGRAD else ())
+        full_only=("gradgrad",) if _name in _SAME_GRADGRAD else (),
+        dtypes=("float64",) if _name == "pinv(hermitian)" else FLOAT)

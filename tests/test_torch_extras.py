@@ -207,6 +207,18 @@ def test_out_of_range_python_ints_with_narrow_integers_equal_pytorch(expression)
     assert outcomes[0] == outcomes[1]
 
 
+def test_pinv_hermitian_of_a_nonsymmetric_matrix_requiring_grad_is_refused():
+    """PyTorch's gradient there mixes the whole matrix and its lower triangle's pseudo-
+    inverse (no derivative of anything symgrad computes): a clear error, not a guess; its
+    values without grad and a symmetric matrix's gradient are in the op table."""
+    a = symgrad.tensor([[2.0, 1.0], [0.5, 3.0]], requires_grad=True)
+    with pytest.raises(NotImplementedError, match="nonsymmetric"):
+        symgrad.linalg.pinv(a, hermitian=True)
+    want = torch_real.linalg.pinv(torch_real.tensor(a.detach().numpy()), hermitian=True)
+    np.testing.assert_allclose(symgrad.linalg.pinv(a.detach(), hermitian=True).numpy(),
+                               want.numpy(), rtol=1e-12)
+
+
 def test_shape_errors_are_runtime_errors_and_integer_division_by_zero_raises():
     for bad in (lambda: symgrad.ones(3) + symgrad.ones(4),
                 lambda: symgrad.ones(3, 2) @ symgrad.ones(3, 2),

@@ -237,12 +237,16 @@ def pinv(A: Any, *, atol: Any = None, rtol: Any = None, hermitian: bool = False)
         raise NotImplementedError("linalg.pinv: atol= (an absolute cutoff) is not supported; "
                                   "pass rtol= relative to the largest singular value")
     if hermitian:  # the symmetric matrix of the lower triangle (PyTorch's eigh reads it)
-        if A.requires_grad:
+        if A.requires_grad and not np.array_equal(A._value, np.swapaxes(A._value, -1, -2)):
             raise NotImplementedError(
-                "linalg.pinv(hermitian=True) of a tensor that requires grad: PyTorch's "
-                "gradient follows its eigh's unsymmetrized convention, which symgrad does not "
-                "reproduce; use hermitian=False (the same values, the SVD's gradient)")
-        A = _hermitian(A, "L", "pinv")
+                "linalg.pinv(hermitian=True) of a nonsymmetric tensor that requires grad: "
+                "PyTorch's gradient is its general pinv formula applied to the whole matrix "
+                "and the pseudo-inverse of its lower triangle's symmetric matrix, which "
+                "symgrad does not reproduce; pass the symmetric matrix (A.tril() + "
+                "A.tril(-1).mT) or use hermitian=False")
+        if not A.requires_grad:
+            A = _hermitian(A, "L", "pinv")
+        # (a symmetric A requiring grad: the general pinv, PyTorch's gradient there)
     return named(np.linalg.pinv(A, rcond=_cutoff(A, _default_rtol(A, atol, rtol))), A,
                  "LinalgPinvBackward0", (A,))
 
