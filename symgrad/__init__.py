@@ -279,12 +279,14 @@ from .eager.dtypes import bfloat16, float16, half, int8, int16, int32, short, ui
 from .eager.functions import (  # noqa: E402 -- more torch.* functions (rounds 3, issue 27)
     add,
     addmm,
+    argsort,
     bitwise_and,
     bitwise_left_shift,
     bitwise_not,
     bitwise_or,
     bitwise_right_shift,
     bitwise_xor,
+    cdist,
     cummax,
     cummin,
     cumprod,
@@ -295,13 +297,19 @@ from .eager.functions import (  # noqa: E402 -- more torch.* functions (rounds 3
     erf,
     erfinv,
     floor_divide,
+    fmax,
+    fmin,
     fmod,
     index_add,
+    index_fill,
     index_put,
     index_select,
     lerp,
     logcumsumexp,
+    median,
     mul,
+    nan_to_num,
+    nanmean,
     remainder,
     roll,
     scatter,
@@ -315,6 +323,7 @@ from .eager.functions import (  # noqa: E402 -- more torch.* functions (rounds 3
     triu,
     true_divide,
 )
+from .eager.linalg import _torch_cross as cross  # noqa: E402 -- torch.cross
 from .eager.serialization import load, save  # noqa: E402 -- torch.save, torch.load
 
 __all__ += ["linalg", "add", "sub", "mul", "true_divide", "cummax", "cummin", "cumprod", "div",
@@ -324,7 +333,8 @@ __all__ += ["linalg", "add", "sub", "mul", "true_divide", "cummax", "cummin", "c
             "bfloat16", "int8", "int16", "int32", "short", "uint8"]
 __all__ += ["addmm", "bitwise_and", "bitwise_left_shift", "bitwise_not", "bitwise_or",
             "bitwise_right_shift", "bitwise_xor", "diagonal", "floor_divide", "fmod",
-            "index_put", "lerp", "remainder", "select"]
+            "index_put", "lerp", "remainder", "select", "argsort", "fmax", "fmin", "index_fill",
+            "median", "nan_to_num", "nanmean", "cdist", "cross"]
 from .transforms.export import export  # noqa: E402 -- a kernel as a standalone module (sg.export)
 
 __all__ += ["export"]

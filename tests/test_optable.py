@@ -24,6 +24,8 @@ torch_real = pytest.importorskip("torch")
 
 import optable_more  # noqa: E402,F401 -- registers its records
 import optable_nn  # noqa: E402,F401
+import optable_nn_more  # noqa: E402,F401
+import optable_select  # noqa: E402,F401
 import optable_shapes  # noqa: E402,F401
 from optable import RECORDS, OpInfo, make_input  # noqa: E402
 from optable_exclusions import EXCLUDED  # noqa: E402

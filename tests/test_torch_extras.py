@@ -180,6 +180,45 @@ def test_dtype_rules_equal_pytorch(name):
     np.testing.assert_array_equal(got.detach().numpy(), want.detach().numpy())
 
 
+#: a Python int out of an int8/uint8 tensor's range: PyTorch wraps it into the dtype for
+#: + - * and comparisons, and refuses it in fills, clamp, where, pow (RuntimeError)
+_OUT_OF_RANGE = ["i8 + 300", "300 - i8", "i8 * 300", "i8 - 300", "i8 < 300", "i8 == 300",
+                 "i8 > -200", "u8 < -1", "u8 == 257", "u8 + 300", "u8 + -3", "u8 * -1",
+                 "u8 + 2**40", "u8 + 2**63", "i8.sub(300, alpha=2)", "i8.lt(300)",
+                 "i8.clone().add_(300)", "i8.clone().mul_(300)", "u8.clone().sub_(1000)",
+                 "i8 + 3.5", "i8 // 300", "i8 % 300", "i8 & 300", "i8.clone().__ifloordiv__(300)",
+                 "i8.clone().__imod__(300)", "i8.clone().__imul__(1000)",
+                 "i8.clone().fill_(300)", "L.full((2,), 300, dtype=L.int8)",
+                 "L.tensor([300], dtype=L.int8)", "i8.new_full((2,), 300)",
+                 "i8.clamp(min=-300)", "i8 ** 300", "u8 + 2**64"]
+
+
+@pytest.mark.parametrize("expression", _OUT_OF_RANGE)
+def test_out_of_range_python_ints_with_narrow_integers_equal_pytorch(expression):
+    outcomes = []
+    for L in (symgrad, torch_real):
+        env = {"L": L, "i8": L.tensor([50, -3], dtype=L.int8),
+               "u8": L.tensor([1, 200], dtype=L.uint8)}
+        try:
+            r = eval(expression, env)  # noqa: S307 -- the test's own expressions
+            outcomes.append((str(r.dtype), r.numpy().tolist()))
+        except (RuntimeError, OverflowError) as e:
+            outcomes.append(type(e).__name__)
+    assert outcomes[0] == outcomes[1]
+
+
+def test_pinv_hermitian_of_a_nonsymmetric_matrix_requiring_grad_is_refused():
+    """PyTorch's gradient there mixes the whole matrix and its lower triangle's pseudo-
+    inverse (no derivative of anything symgrad computes): a clear error, not a guess; its
+    values without grad and a symmetric matrix's gradient are in the op table."""
+    a = symgrad.tensor([[2.0, 1.0], [0.5, 3.0]], requires_grad=True)
+    with pytest.raises(NotImplementedError, match="nonsymmetric"):
+        symgrad.linalg.pinv(a, hermitian=True)
+    want = torch_real.linalg.pinv(torch_real.tensor(a.detach().numpy()), hermitian=True)
+    np.testing.assert_allclose(symgrad.linalg.pinv(a.detach(), hermitian=True).numpy(),
+                               want.numpy(), rtol=1e-12)
+
+
 def test_shape_errors_are_runtime_errors_and_integer_division_by_zero_raises():
     for bad in (lambda: symgrad.ones(3) + symgrad.ones(4),
                 lambda: symgrad.ones(3, 2) @ symgrad.ones(3, 2),

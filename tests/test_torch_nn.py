@@ -287,3 +287,31 @@ def embedding_options(torch, show, data):
 
 def test_embedding_max_norm_and_scale_grad_by_freq_as_pytorch(interpreted_backward):
     run_both(embedding_options, {"w": np.random.default_rng(12).standard_normal((6, 3)) * 2})
+
+
+def test_module_half_stores_float16_and_computes_as_pytorch():
+    """``Module.half()``: float16 parameters and buffers; a forward and backward of a small
+    network in float16 equal PyTorch's to float16 precision (symgrad computes through
+    float64 and rounds each result once; PyTorch's CPU half kernels may differ by an ulp)."""
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((5, 3))
+    results = []
+    for torch in (symgrad, torch_real):
+        model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.ReLU(),
+                                    torch.nn.Linear(4, 2), torch.nn.BatchNorm1d(2))
+        with torch.no_grad():
+            for p in model.parameters():
+                p.copy_(torch.tensor(rng.standard_normal(tuple(p.shape))))
+        rng = np.random.default_rng(4)  # the same weights for both
+        rng.standard_normal((5, 3))
+        assert model.half() is model
+        dtypes = {k: str(v.dtype) for k, v in model.state_dict().items()}
+        out = model(torch.tensor(x, dtype=torch.float16))
+        out.float().pow(2).sum().backward()
+        results.append((dtypes, out.detach().float().numpy(),
+                        model[0].weight.grad.float().numpy()))
+    (d1, o1, g1), (d2, o2, g2) = results
+    assert d1 == d2 and d1["0.weight"] == "torch.float16"
+    assert d1["3.num_batches_tracked"] == "torch.int64"
+    np.testing.assert_allclose(o1, o2, rtol=4e-3, atol=4e-3)
+    np.testing.assert_allclose(g1, g2, rtol=2e-2, atol=2e-2)

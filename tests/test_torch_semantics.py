@@ -454,6 +454,28 @@ def test_dropout_zeroes_a_fraction_p_and_scales_the_rest():
     assert (symgrad.nn.Dropout(1.0)(symgrad.ones(3)) == 0).all()
 
 
+def test_rrelu_in_training_draws_slopes_uniformly_and_reproducibly():
+    """Training-mode rrelu: each negative element scaled by a slope uniform in [lower,
+    upper] from the default generator (so its law is PyTorch's, checked on PyTorch's own
+    samples too; the streams differ), positives kept, the gradient the slope."""
+    lower, upper = 0.1, 0.4
+    slopes = []
+    for torch, seed in ((symgrad, 3), (torch_real, 3)):
+        torch.manual_seed(seed)
+        x = torch.full((20000,), -1.0, dtype=torch.float64, requires_grad=True)
+        out = torch.nn.functional.rrelu(x, lower, upper, training=True)
+        out.sum().backward()
+        s = -out.detach().numpy()
+        np.testing.assert_array_equal(x.grad.numpy(), s)
+        assert _uniform_ks(s - (lower + upper) / 2, (upper - lower) / 2) < 0.015
+        slopes.append(s)
+    symgrad.manual_seed(3)
+    again = symgrad.nn.RReLU(lower, upper)(-symgrad.ones(20000))
+    np.testing.assert_array_equal(-again.numpy(), slopes[0])  # seeded: the same slopes
+    x = symgrad.tensor([2.0, 0.0, -1.0])
+    assert symgrad.nn.functional.rrelu(x, training=True)[:2].tolist() == [2.0, 0.0]
+
+
 def _uniform_ks(values, bound):
     """Kolmogorov-Smirnov distance of ``values`` from uniform(-bound, bound)."""
     v = np.sort(values.ravel())

@@ -85,7 +85,8 @@ _METHODS = ("sum mean prod max min amax amin argmax argmin std var norm logsumex
             "erfinv "
             "scatter scatter_add scatter_reduce index_add index_select "
             "fmod remainder floor_divide lerp addmm bitwise_and bitwise_or bitwise_xor "
-            "bitwise_not bitwise_left_shift bitwise_right_shift select diagonal index_put").split()
+            "bitwise_not bitwise_left_shift bitwise_right_shift select diagonal index_put "
+            "median nanmean nan_to_num fmax fmin argsort index_fill").split()
 for _name in _METHODS:
     globals()[_name] = _method(_name)
 del _name
@@ -227,3 +228,50 @@ __all__ = ["exp", "log", "log1p", "expm1", "sqrt", "sin", "cos", "tan", "tanh", 
            "relu", "sigmoid", "softmax", "log_softmax", "where", "cat", "concat", "stack",
            "is_tensor", "is_floating_point", "result_type", "get_default_dtype",
            "set_default_dtype", "einsum", "div", "divide", "true_divide"]
+
+
+def cdist(x1: Any, x2: Any, p: float = 2.0,
+          compute_mode: str = "use_mm_for_euclid_dist_if_necessary") -> Any:
+    """``torch.cdist``: the ``p``-norm distances between the rows of ``x1`` (..., P, M)
+    and of ``x2`` (..., R, M), shape (..., P, R). As PyTorch's: a zero distance has
+    gradient 0; for ``p=2`` with more than 25 rows (or ``compute_mode=
+    'use_mm_for_euclid_dist'``) the distances come from ``|x1|^2 + |x2|^2 - 2 x1 x2``
+    (matrix products; rounding near zero as PyTorch's)."""
+    x1, x2 = _as_tensor(x1), _as_tensor(x2)
+    if x1.ndim < 2 or x2.ndim < 2 or x1.shape[-1] != x2.shape[-1]:
+        raise RuntimeError(f"cdist only supports at least 2D tensors with the same number of "
+                           f"columns, got X1: {x1.ndim}D, X2: {x2.ndim}D")
+    if p < 0:
+        raise RuntimeError("cdist only supports non-negative p values")
+    modes = ("use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist",
+             "donot_use_mm_for_euclid_dist")
+    if compute_mode not in modes:
+        raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
+    mm = p == 2 and (compute_mode == modes[1] or compute_mode == modes[0] and (
+        x1.shape[-2] > 25 or x2.shape[-2] > 25))
+    if mm:  # PyTorch's _euclidean_dist
+        n1, n2 = (x1 * x1).sum(-1, keepdim=True), (x2 * x2).sum(-1, keepdim=True)
+        ones1, ones2 = n1.detach() * 0 + 1, n2.detach() * 0 + 1
+        left = cat([x1 * -2, n1, ones1], -1)
+        right = cat([x2, ones2, n2], -1)
+        squares = left @ right.transpose(-2, -1)
+        # sqrt(clamp_min(squares, 0)) with gradient 0 where it is 0 (PyTorch's is 0 where
+        # its rounding left the square negative, inf where exactly 0)
+        positive = squares._value > 0
+        return ops.where(positive, np.sqrt(ops.where(positive, squares, 1.0)), 0.0)
+    diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)
+    if p == 1:
+        return diff.abs().sum(-1)
+    if p == float("inf"):
+        return diff.abs().amax(-1)
+    if p == 0:
+        return (diff != 0).to(diff.dtype).sum(-1) + diff.sum(-1) * 0  # no gradient
+    total = diff.abs() ** p if p != 2 else diff * diff
+    total = total.sum(-1)
+    zero = total.detach() == 0  # gradient 0 at a zero distance, as PyTorch's
+    safe = ops.where(zero._value, 1.0, total)
+    root = np.sqrt(safe) if p == 2 else safe ** (1.0 / p)
+    return named(ops.where(zero._value, 0.0, root), x1, "CdistBackward0", (x1, x2))
+
+
+__all__ += ["cdist"]

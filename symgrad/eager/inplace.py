@@ -34,6 +34,7 @@ from . import bf16, grad_mode, views
 from . import dtypes as dt
 from .graph import Node, next_seq
 from .methods import named, promoted, unwrap
+from .op_dtypes import wrapped_int
 from .random import numpy_generator
 
 _F64 = np.dtype(np.float64)
@@ -112,7 +113,7 @@ class InPlaceMethods:
             self._value[...] = dt.cast(new, dt.bfloat16)
             self._bump()
         else:
-            new = fn(self._value, unwrap(other))
+            new = fn(self._value, _in_range(self, fn, unwrap(other)))
             self._check_inplace(dt.of_array(dt.as_array(new)), np.shape(new))
             self._value[...] = new
             self._bump()
@@ -175,7 +176,9 @@ class InPlaceMethods:
     def mul_(self, other: Any) -> Any:
         return self._inplace(operator.mul, other)
 
-    def div_(self, other: Any) -> Any:
+    def div_(self, other: Any, *, rounding_mode: str | None = None) -> Any:
+        if rounding_mode is not None:  # (no gradient: PyTorch's is zero)
+            return self._unary_("div", other, rounding_mode=rounding_mode)
         return self._inplace(operator.truediv, other)
 
     def addcmul_(self, tensor1: Any, tensor2: Any, value: float = 1) -> Any:
@@ -230,6 +233,15 @@ def _made(node: Any, t: Any) -> None:
         t._seen = t._value.copy()
 
 
+def _in_range(self: Any, fn: Any, other: Any) -> Any:
+    """A Python int operand of an integer tensor's in-place op as PyTorch takes it: wrapped
+    into the dtype by ``add_``, ``sub_``, ``mul_`` (``int8.add_(300)`` adds 44), refused by
+    the others (``fill_(300)``: PyTorch's RuntimeError)."""
+    if type(other) is not int or self.dtype.is_floating_point or self.dtype is dt.bool:
+        return other
+    return wrapped_int(other, self.dtype, getattr(fn, "__name__", ""))
+
+
 def _renew(node: Any, mark: int, target: Any) -> None:
     """After an in-place change of ``target`` recorded as the nodes made since ``mark``:
     those nodes read ``target`` as it was (through its old node, recomputed by backward;
@@ -266,4 +278,5 @@ def _plus_scaled(alpha: float) -> Any:
             return type(a)._make(bf16.add_scaled(a._value, alpha, np.broadcast_to(b, a.shape)))
         b = promoted(a, b)  # alpha * b in the dtype of a + b, as PyTorch computes it
         return a + alpha * b if alpha != -1 else a - b
+    fn.__name__ = "add"  # (an int operand wraps as add's: _in_range)
     return fn

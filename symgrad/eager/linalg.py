@@ -12,12 +12,15 @@ names, defaults and result tuples (gradients from the decompositions' own rules)
 from __future__ import annotations
 
 import collections
+import functools
 from typing import Any
 
 import numpy as np
 
 from ..numpy_api import functions as ops
+from ..numpy_api.scipy_linalg import expm as _expm
 from .methods import named
+from .select_methods import cross3 as _cross3
 from .tensor import Tensor
 
 
@@ -53,6 +56,10 @@ def solve(A: Any, B: Any, *, left: bool = True) -> Any:
     A, B = _square(A, "solve"), _tensor(B)
     if not left:  # X A = B  <=>  A^T X^T = B^T
         return solve(A.transpose(-2, -1), B.transpose(-2, -1)).transpose(-2, -1)
+    if 1 < B.ndim == A.ndim - 1 and tuple(B.shape) == tuple(A.shape[:-1]):
+        # PyTorch's batch of vectors (B's shape is A's without its last dim, exactly;
+        # numpy's solve takes only a 1-d B as a vector)
+        return solve(A, B.unsqueeze(-1)).squeeze(-1)
     return named(np.linalg.solve(A, B), A, "LinalgSolveExBackward0", (A, B))
 
 
@@ -192,5 +199,201 @@ def matrix_power(A: Any, n: int) -> Any:
     return result
 
 
+# ---------------------------------------------------------------------------
+# pinv, lstsq, matrix_rank, cond, cross, multi_dot, vecdot, matrix_exp, solve_triangular,
+# inv_ex, cholesky_ex: compositions of the primitives (gradients from the core): pinv and
+# lstsq from the SVD (differentiated at constant rank, PyTorch's convention), matrix_exp
+# from sg.scipy.linalg.expm, solve_triangular as solve of the triangle it reads (A's
+# gradient is that triangle's, as PyTorch's). inv_ex/cholesky_ex return PyTorch's info
+# (int32 zeros): a singular or non positive-definite input raises instead of returning a
+# nonzero info with NaN or partial values.
+
+_lstsq = _result("linalg_lstsq", ["solution", "residuals", "rank", "singular_values"])
+_inv_ex = _result("linalg_inv_ex", ["inverse", "info"])
+_cholesky_ex = _result("linalg_cholesky_ex", ["L", "info"])
+
+
+def _matrices(A: Any, name: str) -> Any:
+    A = _tensor(A)
+    if A.ndim < 2:
+        raise RuntimeError(f"linalg.{name}: The input tensor A must have at least 2 "
+                           f"dimensions.")
+    return A
+
+
+def _default_rtol(A: Any, atol: Any, rtol: Any) -> float:
+    if rtol is not None:
+        return float(rtol)
+    if atol is not None and atol > 0:
+        return 0.0
+    return max(A.shape[-2:]) * float(np.finfo(A._value.dtype).eps)
+
+
+def pinv(A: Any, *, atol: Any = None, rtol: Any = None, hermitian: bool = False) -> Any:
+    """The pseudo-inverse, dropping singular values at most ``rtol`` times the largest
+    (PyTorch's default ``max(m, n) * eps``)."""
+    A = _matrices(A, "pinv")
+    if atol is not None and atol != 0:
+        raise NotImplementedError("linalg.pinv: atol= (an absolute cutoff) is not supported; "
+                                  "pass rtol= relative to the largest singular value")
+    if hermitian:  # the symmetric matrix of the lower triangle (PyTorch's eigh reads it)
+        if A.requires_grad and not np.array_equal(A._value, np.swapaxes(A._value, -1, -2)):
+            raise NotImplementedError(
+                "linalg.pinv(hermitian=True) of a nonsymmetric tensor that requires grad: "
+                "PyTorch's gradient is its general pinv formula applied to the whole matrix "
+                "and the pseudo-inverse of its lower triangle's symmetric matrix, which "
+                "symgrad does not reproduce; pass the symmetric matrix (A.tril() + "
+                "A.tril(-1).mT) or use hermitian=False")
+        if not A.requires_grad:
+            A = _hermitian(A, "L", "pinv")
+        # (a symmetric A requiring grad: the general pinv, PyTorch's gradient there)
+    return named(np.linalg.pinv(A, rcond=_cutoff(A, _default_rtol(A, atol, rtol))), A,
+                 "LinalgPinvBackward0", (A,))
+
+
+def _cutoff(A: Any, rtol: float) -> float:
+    """``rtol`` as the pseudo-inverse's cutoff, lowered to the most symgrad differentiates
+    (``PINV_MAX_RCOND``) where no singular value lies between the two: the same result
+    (float32's default ``max(m, n) * eps`` is above it). A singular value in between is
+    refused: dropping it is not differentiated at constant rank."""
+    from ..numpy_api.decompositions import PINV_MAX_RCOND
+    if rtol <= PINV_MAX_RCOND:
+        return rtol
+    s = np.linalg.svd(A._value.astype(np.float64), compute_uv=False)
+    ratio = s / np.maximum(s[..., :1], np.finfo(np.float64).tiny)
+    if ((ratio > PINV_MAX_RCOND) & (ratio <= rtol)).any():
+        raise NotImplementedError(
+            f"linalg.pinv/lstsq: a singular value is between {PINV_MAX_RCOND} and the cutoff "
+            f"{rtol:g} times the largest: dropping it has no gradient at constant rank; pass "
+            "rtol= (rcond=) at most 1e-8, or compute in float64")
+    return PINV_MAX_RCOND
+
+
+def matrix_rank(A: Any, *, atol: Any = None, rtol: Any = None, hermitian: bool = False) -> Any:
+    """The number of singular values above ``max(atol, rtol * largest)`` (int64)."""
+    A = _matrices(A, "matrix_rank")
+    a = A._value
+    if hermitian:
+        a = np.tril(a) + np.swapaxes(np.tril(a, -1), -1, -2)
+        s = np.abs(np.linalg.eigvalsh(a))
+    else:
+        s = np.linalg.svd(a, compute_uv=False)
+    top = s.max(axis=-1, initial=0.0)
+    cutoff = np.maximum(0.0 if atol is None else atol, _default_rtol(A, atol, rtol) * top)
+    return Tensor._make(np.asarray((s > cutoff[..., None]).sum(axis=-1), dtype=np.int64))
+
+
+def lstsq(A: Any, B: Any, rcond: Any = None, *, driver: str | None = None) -> Any:
+    """``(solution, residuals, rank, singular_values)``: the minimum-norm least-squares
+    solution ``pinv(A) @ B`` (PyTorch's gradient, at constant rank); ``residuals`` and
+    ``singular_values`` as PyTorch's CPU drivers give them (empty for ``gelsy``, the
+    default)."""
+    A, B = _matrices(A, "lstsq"), _tensor(B)
+    if driver not in (None, "gelsy", "gelsd", "gelss", "gels"):
+        raise RuntimeError(f"torch.linalg.lstsq: parameter `driver` should be one of (gels, "
+                           f"gelsy, gelsd, gelss), got {driver}")
+    vector = B.ndim == A.ndim - 1
+    Bm = B.unsqueeze(-1) if vector else B
+    m, n = A.shape[-2:]
+    if Bm.shape[-2] != m:
+        raise RuntimeError(f"torch.linalg.lstsq: input.size(-2) should match other.size(-2), "
+                           f"got {m} and {Bm.shape[-2]}")
+    eps = float(np.finfo(A._value.dtype).eps)
+    cut = max(m, n) * eps if rcond is None else float(rcond)
+    X = np.linalg.pinv(A, rcond=_cutoff(A, cut)) @ Bm
+    s = np.linalg.svd(A._value, compute_uv=False)
+    rank = Tensor._make(np.asarray((s > cut * s.max(axis=-1, keepdims=True)).sum(-1),
+                                   dtype=np.int64))
+    svals = Tensor._make(s if driver in ("gelsd", "gelss") else np.zeros(0, A._value.dtype))
+    residuals = X.reshape(-1)[:0]  # empty (PyTorch's, requiring grad as it does)
+    if driver not in (None, "gelsy") and m > n and bool((rank._value == n).all()):
+        residuals = ((A @ X - Bm) ** 2).sum(-2)
+    X = X.squeeze(-1) if vector else X
+    return _lstsq(named(X, A, "LinalgLstsqBackward0", (A, B)), residuals, rank, svals)
+
+
+def cond(A: Any, p: Any = None) -> Any:
+    """The condition number in the norm ``p``: the ratio of the extreme singular values
+    for ``p`` None, 2 or -2; ``norm(A, p) * norm(inv(A), p)`` for the others."""
+    A = _matrices(A, "cond")
+    if p in (None, 2, -2):
+        s = svdvals(A)
+        big, small = s[..., 0], s[..., -1]
+        return big / small if p != -2 else small / big
+    return matrix_norm(A, p) * matrix_norm(inv(A), p)
+
+
+def cross(input: Any, other: Any, *, dim: int = -1) -> Any:
+    """The cross product of 3-vectors along ``dim`` (broadcast)."""
+    return _cross3(_tensor(input), _tensor(other), dim)
+
+
+def _torch_cross(input: Any, other: Any, dim: int | None = None) -> Any:
+    """``torch.cross``: ``Tensor.cross`` (``dim=None`` is the first dimension of size 3,
+    PyTorch's deprecated default)."""
+    return _tensor(input).cross(_tensor(other), dim)
+
+
+def multi_dot(tensors: Any) -> Any:
+    """``A @ B @ ...``; the first may be a row vector and the last a column (1-d)."""
+    tensors = [_tensor(t) for t in tensors]
+    if len(tensors) < 2:
+        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(tensors)}")
+    for k, t in enumerate(tensors):
+        allowed = (1, 2) if k in (0, len(tensors) - 1) else (2,)
+        if t.ndim not in allowed:
+            raise RuntimeError(f"multi_dot(): tensor {k} must be "
+                               f"{'1D or 2D' if len(allowed) == 2 else '2D'} but got "
+                               f"{t.ndim}D")
+    return functools.reduce(lambda x, y: x @ y, tensors)
+
+
+def vecdot(x: Any, y: Any, *, dim: int = -1) -> Any:
+    """``sum(x * y, dim)`` (real tensors: no conjugate), broadcast."""
+    return (_tensor(x) * _tensor(y)).sum(dim)
+
+
+def matrix_exp(A: Any) -> Any:
+    A = _matrices(A, "matrix_exp")
+    if A.shape[-1] != A.shape[-2]:
+        raise RuntimeError("linalg.matrix_exp: A must be batches of square matrices, but "
+                           f"they are {A.shape[-2]} by {A.shape[-1]} matrices")
+    out = _expm(A)
+    return named(out if out.dtype == A.dtype else out.to(A.dtype), A,
+                 "LinalgMatrixExpBackward0", (A,))
+
+
+def solve_triangular(A: Any, B: Any, *, upper: bool, left: bool = True,
+                     unitriangular: bool = False) -> Any:
+    """``X`` with ``A X = B`` (``X A = B`` for ``left=False``), reading only ``A``'s
+    upper or lower triangle (its diagonal taken as ones if ``unitriangular``)."""
+    A, B = _matrices(A, "solve_triangular"), _tensor(B)
+    if B.ndim < 2:
+        raise RuntimeError("linalg.solve_triangular: The input tensor B must have at least 2 "
+                           "dimensions.")
+    T = A.triu() if upper else A.tril()
+    if unitriangular:
+        T = T.triu(1) if upper else T.tril(-1)
+        T = T + Tensor._make(np.eye(A.shape[-1], dtype=A._value.dtype))
+    X = solve(T, B) if left else solve(T.transpose(-2, -1), B.transpose(-2, -1)).transpose(-2, -1)
+    return named(X, A, "LinalgSolveTriangularBackward0", (A, B))
+
+
+def inv_ex(A: Any, *, check_errors: bool = False) -> Any:
+    A = _square(A, "inv_ex")
+    return _inv_ex(inv(A), _info(A))
+
+
+def cholesky_ex(A: Any, *, upper: bool = False, check_errors: bool = False) -> Any:
+    A = _square(A, "cholesky_ex")
+    return _cholesky_ex(cholesky(A, upper=upper), _info(A))
+
+
+def _info(A: Any) -> Any:
+    return Tensor._make(np.zeros(tuple(A.shape[:-2]), dtype=np.int32))
+
+
 __all__ = ["solve", "inv", "det", "slogdet", "cholesky", "qr", "svd", "svdvals", "eigh",
-           "eigvalsh", "vector_norm", "matrix_norm", "norm", "matrix_power"]
+           "eigvalsh", "vector_norm", "matrix_norm", "norm", "matrix_power", "pinv", "matrix_rank",
+           "lstsq", "cond", "cross", "multi_dot", "vecdot", "matrix_exp", "solve_triangular",
+           "inv_ex", "cholesky_ex"]

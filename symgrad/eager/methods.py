@@ -40,6 +40,7 @@ from .method_args import keeps_bool, named, size_arg
 from .method_args import ndim_of as _ndim
 from .method_args import one_dim as _one_dim
 from .method_args import unwrap as unwrap  # importable here as before (Tensor's modules)
+from .op_dtypes import wrapped_int
 from .reduction_methods import (  # noqa: F401 -- PyTorch's return types, importable here
     ReductionMethods,
     max_result,
@@ -166,6 +167,8 @@ class TensorMethods(ReductionMethods):
         return self.new_full(size_arg(size), 1, dtype=dtype, requires_grad=requires_grad)
 
     def new_full(self, size, fill_value, dtype=None, requires_grad=False):
+        if type(fill_value) is int:  # PyTorch's check: no wrapping of a fill
+            wrapped_int(fill_value, dt.as_dtype(dtype or self.dtype), "fill")
         value = dt.cast(np.full(size_arg((size,)), fill_value), dt.as_dtype(dtype or self.dtype))
         return type(self)._make(value).requires_grad_(requires_grad)
 

@@ -64,9 +64,42 @@ def in_dtype(v: Any, out: dt.dtype, k: int, prim: Primitive) -> Any:
             return v  # y[0], y.t(), y.view(4): a numpy view of the same bfloat16 memory
         return bf16.operand(v, prim)  # computed in float32, rounded by the caller (.bf16)
     if type(v) in (float, int, bool):
-        return float(v) if out.is_floating_point else int(v)
+        return float(v) if out.is_floating_point else wrapped_int(v, out, prim.name)
     dt.refuse_complex(v)
     return v if v.dtype == out.numpy else v.astype(out.numpy)
+
+
+#: the operations whose Python int operand PyTorch wraps into a narrower integer dtype
+#: (``int8 + 300`` is ``int8 + 44``, a wrapped-number tensor cast); the others (``where``,
+#: ``clamp``, ``pow``, fills) check the value and raise, as PyTorch's Scalar arguments do
+_WRAPPING = {"add", "sub", "mul", "gt", "ge", "lt", "le", "eq", "ne", "floordiv", "mod"}
+
+
+def wrapped_int(v: Any, out: dt.dtype, name: str) -> Any:
+    """A Python int operand of an integer operation computed in ``out``: itself where it
+    fits, PyTorch's value where not (wrapped modulo 2**bits for ``+ - *`` and comparisons;
+    PyTorch's errors otherwise, and beyond int64's range)."""
+    info = np.iinfo(out.numpy) if np.dtype(out.numpy).kind in "iu" else None
+    if type(v) is bool or info is None or info.min <= v <= info.max:
+        return int(v)
+    if name not in _WRAPPING:
+        raise RuntimeError(f"value cannot be converted to type {np.dtype(out.numpy).name}_t "
+                           "without overflow")
+    if not -2**63 <= v < 2**64:
+        raise OverflowError("int too big to convert")
+    r = v % 2**info.bits
+    return np.dtype(out.numpy).type(r - 2**info.bits if info.min < 0 and r > info.max else r)
+
+
+def compared(raw: list[Any], prim: Primitive) -> list[Any]:
+    """A comparison's operands: a Python int against an integer tensor wrapped into the
+    tensor's dtype, as PyTorch compares (``int8 == 300`` is ``int8 == 44``)."""
+    if prim.name not in _WRAPPING or not any(type(v) is int for v in raw):
+        return raw
+    out = dt.result_type(raw)
+    if out.is_floating_point or out is dt.bool:
+        return raw
+    return [wrapped_int(v, out, prim.name) if type(v) is int else v for v in raw]
 
 
 def _ir_dtype(v: Any) -> str:

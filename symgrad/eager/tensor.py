@@ -51,9 +51,10 @@ from .graph import next_seq
 from .inplace import InPlaceMethods
 from .methods import TensorMethods, named, size_arg, unwrap
 from .more_methods import MoreMethods
-from .op_dtypes import in_dtype, ir_shape_rule, result_dtype
+from .op_dtypes import compared, in_dtype, ir_shape_rule, result_dtype
 from .replay import keep
 from .saved_indices import saved_by_indexing, watch_indices
+from .select_methods import SelectMethods
 from .torch_facts import torch_facts
 from .value_methods import ValueMethods
 
@@ -92,7 +93,8 @@ class EagerTrace(Trace):
         if aval.dtype in COMPLEXES:  # np.fft.rfft(t): never its real part, silently
             raise TypeError(dt.COMPLEX_TENSOR)
         out = result_dtype(prim, raw, aval, params)
-        values = raw if out is None else [in_dtype(v, out, k, prim) for k, v in enumerate(raw)]
+        values = compared(raw, prim) if out is None else [in_dtype(v, out, k, prim)
+                                                          for k, v in enumerate(raw)]
         kernel = KERNELS.get((prim.name, out))
         value = compute(prim, values, params, kernel)  # IEEE results (inf, nan)
         want = np.bool_ if out is None else out.numpy
@@ -156,7 +158,7 @@ def _untracked_change(data: Any, seq: int) -> None:
 
 
 class Tensor(ValueMethods, BitwiseMethods, InPlaceMethods, MoreMethods, TensorMethods,
-             ExtraMethods,
+             ExtraMethods, SelectMethods,
              ArrayMethods, Traced):
     """An n-d array (float64 by default; float32, int64, bool) with autograd state:
     ``data``, ``grad``, ``grad_fn``, ``requires_grad``, ``is_leaf``.

@@ -47,7 +47,19 @@ def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool
            pin_memory: bool = False) -> Tensor:
     """A new leaf holding a copy of ``data``; the dtype is inferred as PyTorch does."""
     value = np.array(_unwrap(data), copy=True)
+    if dtype is not None and isinstance(data, (int, list, tuple)) and value.dtype.kind in "iu":
+        _fits(value, dt.as_dtype(dtype))
     return _new(value, dtype, requires_grad, device, dt.infer(value))
+
+
+def _fits(value: np.ndarray, target: dt.dtype) -> None:
+    """PyTorch's check of Python integers made a narrower integer dtype (no wrapping)."""
+    if target.is_floating_point or target is dt.bool or not value.size:
+        return
+    info = np.iinfo(target.numpy)
+    if value.min() < info.min or value.max() > info.max:
+        raise RuntimeError(f"value cannot be converted to type {np.dtype(target.numpy).name} "
+                           "without overflow")
 
 
 as_tensor = tensor
@@ -74,6 +86,8 @@ def from_numpy(array: np.ndarray) -> Tensor:
 def _filled(fill: Any, size: Any, dtype: Any, requires_grad: bool, device: Any) -> Tensor:
     shape = size_arg(size)
     target = dt.as_dtype(dtype) if dtype is not None else dt.DEFAULT
+    if type(fill) is int:
+        _fits(np.asarray(fill, dtype=object if abs(fill) >= 2**63 else None), target)
     return _new(dt.cast(np.full(shape, fill), target), None, requires_grad, device)
 
 

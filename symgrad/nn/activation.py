@@ -349,6 +349,8 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
         raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set "
                            "when is_causal=True")
     scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
+    if enable_gqa and query.ndim >= 3 and key.shape[-3] != query.shape[-3]:
+        key, value = (_repeat_heads(t, query.shape[-3]) for t in (key, value))
     scores = (query @ key.transpose(-2, -1)) * scale
     if is_causal:
         length, source = query.shape[-2], key.shape[-2]
@@ -365,3 +367,16 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
     if dropout_p > 0.0:
         weights = dropout(weights, dropout_p)
     return weights @ value
+
+
+def _repeat_heads(t: Tensor, heads: int) -> Tensor:
+    """Grouped-query attention: each of ``t``'s heads (dim -3) repeated for its group of
+    query heads (PyTorch's ``repeat_interleave``)."""
+    n = t.shape[-3]
+    if heads % n:
+        raise RuntimeError(f"scaled_dot_product_attention(enable_gqa=True): the number of "
+                           f"query heads ({heads}) must be a multiple of the key/value heads' "
+                           f"({n})")
+    shape = tuple(t.shape)
+    grouped = t.unsqueeze(-3).expand(*shape[:-2], heads // n, *shape[-2:])
+    return grouped.reshape(*shape[:-3], heads, *shape[-2:])

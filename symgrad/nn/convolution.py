@@ -9,9 +9,9 @@ contraction with the weight is one matrix product (a BLAS call, forward and
 backward). A transposed convolution adds the product of ``x`` and ``w`` back
 into its output with ``unwindows`` (col2im), the
 transpose of ``windows``, so each is the other's gradient. Pooling takes the
-same windows; max pooling picks the first maximum of each window (numpy's
-``argmax``, as PyTorch's kernels do), so its gradient goes to that one element
-as PyTorch's does, ties included.
+same windows; max pooling picks the first maximum of each window (or its last NaN,
+as PyTorch's kernels do), so its gradient goes to that one element as PyTorch's
+does, ties and NaNs included. ``interpolate`` is in :mod:`.resampling`.
 
     >>> import symgrad as torch
     >>> import symgrad.nn.functional as F
@@ -95,7 +95,7 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float 
         ) -> Tensor:
     """``F.pad``: ``pad`` lists (left, right) pairs from the last axis backwards;
     ``mode`` is ``constant`` (``value``, 0 by default), ``reflect``, ``replicate``
-    or ``circular``. Negative pads crop, as PyTorch's do (constant mode)."""
+    or ``circular``. Negative pads crop, as PyTorch's do."""
     if mode not in PAD_MODES:
         raise NotImplementedError(f"F.pad: mode must be one of {', '.join(PAD_MODES)}, "
                                   f"not {mode!r}")
@@ -115,18 +115,32 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float 
         if lo == hi == 0:
             continue
         size = input.shape[axis]
-        if min(lo, hi) < 0:
-            raise RuntimeError(f"F.pad: negative padding is for mode='constant' only ({mode!r})")
+        if size + lo + hi < (mode != "circular"):
+            raise RuntimeError(f"F.pad: padding ({lo}, {hi}) leaves no element of a dimension "
+                               f"of size {size}")
         if mode == "reflect" and max(lo, hi) >= size:
             raise RuntimeError(f"F.pad: padding ({lo}, {hi}) must be less than the size of "
                                f"the padded dimension ({size}) in reflect mode")
-        if mode == "circular" and max(lo, hi) > size:
-            raise RuntimeError(f"F.pad: padding ({lo}, {hi}) must be at most the size of the "
-                               f"padded dimension ({size}) in circular mode")
-        index = np.pad(np.arange(size), (lo, hi), mode=PAD_MODES[mode])
-        out = np.take(out, index, axis=axis)
+        out = np.take(out, _pad_index(size, lo, hi, mode), axis=axis)
     return named(out, input, {"reflect": "ReflectionPad", "replicate": "ReplicationPad",
                               "circular": "CircularPad"}[mode] + "Backward0", (input,))
+
+
+def _pad_index(size: int, lo: int, hi: int, mode: str) -> np.ndarray:
+    """The source of each element along a padded axis (a negative pad crops first)."""
+    if mode == "circular":  # PyTorch crops first, then wraps around what is left
+        start, kept = max(-lo, 0), size - max(-lo, 0) - max(-hi, 0)
+        if kept == 0 and max(lo, hi) <= 0:
+            return np.zeros(0, dtype=np.int64)
+        if kept <= 0 or max(lo, hi) > kept:
+            raise RuntimeError(f"F.pad: circular padding ({lo}, {hi}) must be at most the "
+                               f"size left after cropping ({max(kept, 0)})")
+        return start + np.arange(-max(lo, 0), kept + max(hi, 0)) % kept
+    index = np.arange(-lo, size + hi)
+    if mode == "reflect":
+        index = np.abs(index)
+        return np.where(index >= size, 2 * (size - 1) - index, index)
+    return np.clip(index, 0, size - 1)
 
 
 def _pad_constant(input: Tensor, widths: list[tuple[int, int]], value: float) -> Tensor:
@@ -316,6 +330,18 @@ def _pool_geometry(x: Tensor, d: int, kernel_size: Any, stride: Any, padding: An
     return kernel, stride, padding, dilation, out, right
 
 
+def window_argmax(values: np.ndarray) -> np.ndarray:
+    """The position of each window's maximum (last axis), kept as a trailing axis: the
+    first maximum, or the last NaN where there is one (PyTorch's kernels replace the
+    running maximum on ``val > max or isnan(val)``)."""
+    choice = np.argmax(values, axis=-1)
+    nan = np.isnan(values)
+    if nan.any():
+        last = values.shape[-1] - 1 - np.argmax(nan[..., ::-1], axis=-1)
+        choice = np.where(nan.any(axis=-1), last, choice)
+    return choice[..., None]
+
+
 def _max_pool(input: Tensor, kernel_size: Any, stride: Any, padding: Any, dilation: Any,
               ceil_mode: bool, return_indices: bool, d: int, name: str) -> Any:
     x, unbatched = _batched(input, d, name)
@@ -326,7 +352,7 @@ def _max_pool(input: Tensor, kernel_size: Any, stride: Any, padding: Any, dilati
     xp = _padded(x, widths, -np.inf) if any(map(any, widths)) else x
     windows = _windows(xp, out, kernel, stride, dilation)
     flat = windows.reshape(*windows.shape[:2 + d], math.prod(kernel))
-    choice = np.argmax(flat.detach().numpy(), axis=-1)[..., None]
+    choice = window_argmax(flat.detach().numpy())
     # the first maximum of each window, picked by a mask that enters as data (a gather
     # would carry one index per output element in the graph)
     picked = choice == np.arange(flat.shape[-1])
@@ -478,7 +504,7 @@ def _adaptive_max(input: Tensor, output_size: Any, return_indices: bool, d: int,
         kernel.append(k)
     windows = x[(slice(None), slice(None), *index)]
     flat = windows.reshape(*windows.shape[:2 + d], math.prod(kernel))
-    choice = np.argmax(flat.detach().numpy(), axis=-1)[..., None]
+    choice = window_argmax(flat.detach().numpy())
     y = flat.gather(-1, Tensor._make(choice)).squeeze(-1)
     y = named(y.squeeze(0) if unbatched else y, input, f"AdaptiveMaxPool{d}DBackward0", (input,))
     if not return_indices:
@@ -506,88 +532,3 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):
 
 def adaptive_max_pool3d(input, output_size, return_indices=False):
     return _adaptive_max(input, output_size, return_indices, 3, "adaptive_max_pool3d")
-
-
-# ---------------------------------------------------------------------------
-# resampling
-
-
-def _resample_matrix(size: int, out: int, mode: str, align_corners: bool | None,
-                     scale: float | None) -> np.ndarray:
-    """The ``(out, size)`` matrix that resamples one axis as PyTorch's kernels do;
-    ``scale`` is PyTorch's ``1 / scale_factor`` when one was given."""
-    i = np.arange(out, dtype=np.float64)
-    ratio = scale if scale is not None else size / out
-    matrix = np.zeros((out, size))
-    rows = np.arange(out)
-    if mode in ("nearest", "nearest-exact"):
-        src = np.floor((i + 0.5) * ratio) if mode == "nearest-exact" else np.floor(i * ratio)
-        matrix[rows, np.minimum(src.astype(np.int64), size - 1)] = 1.0
-        return matrix
-    if align_corners:
-        src = i * ((size - 1) / (out - 1)) if out > 1 else np.zeros(out)
-    else:
-        src = (i + 0.5) * ratio - 0.5
-    if mode == "linear":
-        src = np.maximum(src, 0.0) if not align_corners else src
-        low = np.minimum(np.floor(src).astype(np.int64), size - 1)
-        high = np.minimum(low + 1, size - 1)
-        frac = src - low
-        np.add.at(matrix, (rows, low), 1.0 - frac)
-        np.add.at(matrix, (rows, high), frac)
-        return matrix
-    # cubic convolution with A = -0.75, indices clamped at the borders (PyTorch's bicubic)
-    a = -0.75
-    low = np.floor(src).astype(np.int64)
-    t = src - low
-
-    def near(x: np.ndarray) -> np.ndarray:
-        return ((a + 2) * x - (a + 3)) * x * x + 1
-
-    def far(x: np.ndarray) -> np.ndarray:
-        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
-
-    for offset, weight in ((-1, far(t + 1)), (0, near(t)), (1, near(1 - t)), (2, far(2 - t))):
-        np.add.at(matrix, (rows, np.clip(low + offset, 0, size - 1)), weight)
-    return matrix
-
-
-_INTERPOLATE_DIMS = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}
-
-
-def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None, mode: str = "nearest",
-                align_corners: bool | None = None, recompute_scale_factor: bool | None = None,
-                antialias: bool = False) -> Tensor:
-    """``F.interpolate`` for ``nearest``, ``nearest-exact``, ``linear``, ``bilinear``,
-    ``bicubic`` and ``trilinear``: one resampling matrix per spatial axis, so the
-    gradient is the transposed resampling, as PyTorch's."""
-    d = input.ndim - 2
-    if d < 1 or (mode in _INTERPOLATE_DIMS and _INTERPOLATE_DIMS[mode] != d):
-        raise ValueError(f"interpolate: mode {mode!r} does not fit a {input.ndim}-d input")
-    if mode not in ("nearest", "nearest-exact", *_INTERPOLATE_DIMS):
-        raise NotImplementedError(f"interpolate: mode must be nearest, nearest-exact, linear, "
-                                  f"bilinear, bicubic or trilinear, not {mode!r}")
-    if antialias:
-        raise NotImplementedError("interpolate: antialias=True is not supported")
-    if mode.startswith("nearest") and align_corners is not None:
-        raise ValueError("align_corners option can only be set with the interpolating modes: "
-                         "linear | bilinear | bicubic | trilinear")
-    if (size is None) == (scale_factor is None):
-        raise ValueError("only one of size or scale_factor should be defined")
-    spatial = tuple(input.shape[2:])
-    scales: list[float | None]
-    if size is not None:
-        out = list(_tuple(size, d, "size"))
-        scales = [None] * d
-    else:
-        factors = ([float(scale_factor)] * d if not isinstance(scale_factor, (tuple, list))
-                   else [float(f) for f in scale_factor])
-        out = [int(math.floor(s * f)) for s, f in zip(spatial, factors)]
-        scales = [None if recompute_scale_factor else 1.0 / f for f in factors]
-    kind = "cubic" if mode == "bicubic" else "linear" if mode in _INTERPOLATE_DIMS else mode
-    y = input
-    for i in range(d):
-        matrix = _resample_matrix(spatial[i], out[i], kind, bool(align_corners), scales[i])
-        y = np.moveaxis(np.moveaxis(y, 2 + i, -1) @ matrix.T.astype(input._value.dtype), -1,
-                        2 + i)
-    return named(y, input, None, (input,))

@@ -28,6 +28,7 @@ import numpy as np
 
 from ..eager.bf16 import in_float32 as _in_float32
 from ..eager.methods import named
+from ..eager.random import numpy_generator as _numpy_generator
 from ..eager.tensor import Tensor
 from ..numpy_api import functions as ops
 from .activation import (  # noqa: F401 -- torch.nn.functional's namespace
@@ -74,7 +75,6 @@ from .convolution import (  # noqa: F401
     conv_transpose1d,
     conv_transpose2d,
     conv_transpose3d,
-    interpolate,
     max_pool1d,
     max_pool2d,
     max_pool3d,
@@ -100,6 +100,7 @@ from .more_functional import (  # noqa: F401
     soft_margin_loss,
     triplet_margin_loss,
 )
+from .resampling import interpolate  # noqa: F401
 
 _REDUCTIONS = ("mean", "sum", "none")
 
@@ -349,7 +350,86 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Any, weight: Any = N
                  (input, target, weight, pos_weight))
 
 
+# ---------------------------------------------------------------------------
+# huber_loss, kl_div, pairwise_distance, rrelu. rrelu in training mode draws each negative
+# element's slope uniformly from [lower, upper] with the default generator
+# (torch.manual_seed), as dropout draws its mask: the slopes differ from PyTorch's (its
+# generator is not reproduced), their law is the same; in evaluation mode it is PyTorch's
+# leaky_relu with the slope (lower + upper) / 2.
+
+
+def huber_loss(input: Tensor, target: Any, reduction: str = "mean", delta: float = 1.0,
+               weight: Any = None) -> Tensor:
+    """``u**2 / 2`` where ``|u| < delta``, else ``delta * (|u| - delta / 2)`` (``u = input -
+    target``), times ``weight`` if given."""
+    if delta <= 0:
+        raise RuntimeError(f"huber_loss does not support non-positive values for delta, got "
+                           f"{delta}")
+    u = input - target
+    # |u| as a where (abs'(0) = 0 would make the second derivative 0 at input == target;
+    # PyTorch's is 1 there), the quadratic branch fed only small values
+    d = ops.where(u >= 0, u, -u)
+    small = ops.where(d < delta, u, 0.0)
+    loss = ops.where(d < delta, 0.5 * small * small, delta * (d - 0.5 * delta))
+    if weight is not None:
+        if tuple(weight.shape) != tuple(input.shape):
+            raise ValueError("Weights and input must have the same size.")
+        loss = loss * weight
+    return named(_reduce(loss, reduction), input, "HuberLossBackward0", (input, target))
+
+
+def kl_div(input: Tensor, target: Any, size_average: Any = None, reduce: Any = None,
+           reduction: str = "mean", log_target: bool = False) -> Tensor:
+    """The pointwise ``target * (log(target) - input)`` (``input`` holds log-probabilities;
+    ``target`` too with ``log_target=True``): ``xlogy(t, t) - t * input``, 0 where ``t`` is
+    0, as PyTorch's. ``reduction='batchmean'`` divides the sum by the batch size."""
+    if size_average is not None or reduce is not None:
+        raise NotImplementedError("kl_div: size_average and reduce are deprecated; pass "
+                                  "reduction=")
+    if log_target:
+        loss = np.exp(target) * (target - input)
+    else:
+        loss = ops.xlogy(target, target) - target * input
+    if reduction == "batchmean":
+        total = loss.sum()
+        return total / input.shape[0] if input.ndim else total
+    return _reduce(loss, reduction)
+
+
+def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
+                      keepdim: bool = False) -> Tensor:
+    """``‖x1 - x2 + eps‖_p`` along the last dim (PyTorch's formula, ``eps`` inside)."""
+    dim = max(x1.ndim, x2.ndim, 1) - 1
+    diff = x1 - x2 + eps
+    if diff.ndim == 0:
+        diff = diff.reshape(1)
+    return diff.norm(p, dim, keepdim)
+
+
+def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
+          training: bool = False, inplace: bool = False) -> Tensor:
+    """``x`` where ``x >= 0``, else ``a * x``: ``a`` uniform in ``[lower, upper]`` per
+    element in training (drawn from ``torch.manual_seed``'s stream), ``(lower + upper) / 2``
+    in evaluation."""
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"\"rrelu_with_noise\" not implemented for "
+                           f"'{input.dtype.name.capitalize()}'")
+    if training:
+        slopes = _numpy_generator(None).uniform(lower, upper, tuple(input.shape))
+        slopes = np.where(input._value >= 0, 1.0, slopes).astype(input._value.dtype)
+        out = named(input * slopes, input, "RreluWithNoiseBackward0", (input,))
+    else:
+        out = leaky_relu(input, (lower + upper) / 2)
+    return input.copy_(out) if inplace else out
+
+
+def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
+           training: bool = False) -> Tensor:
+    return rrelu(input, lower, upper, training, inplace=True)
+
+
 __all__ = ["linear", "relu", "relu6", "hardtanh", "leaky_relu", "elu", "tanh", "sigmoid",
            "softplus", "softmax", "log_softmax", "dropout", "one_hot", "mse_loss", "l1_loss",
            "smooth_l1_loss", "nll_loss", "cross_entropy", "binary_cross_entropy",
-           "binary_cross_entropy_with_logits"]
+           "binary_cross_entropy_with_logits", "huber_loss", "kl_div", "pairwise_distance",
+           "rrelu", "rrelu_"]

@@ -153,6 +153,29 @@ class LogSoftmax(Softmax):
         return F.log_softmax(input, self.dim)
 
 
+class Softmax2d(Module):
+    """The softmax over the channels (dim -3) of a (C, H, W) or (N, C, H, W) input."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        if input.ndim not in (3, 4):
+            raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.ndim}D "
+                             "instead")
+        return F.softmax(input, -3)
+
+
+class RReLU(_Activation):
+    def __init__(self, lower: float = 1.0 / 8, upper: float = 1.0 / 3, inplace: bool = False):
+        super().__init__(inplace)
+        self.lower, self.upper = lower, upper
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"lower={self.lower}, upper={self.upper}" + (", inplace=True" if self.inplace
+                                                            else "")
+
+
 class Dropout(Module):
     """Zeroes elements with probability ``p`` in training mode (``model.train()``), using
     the default generator (``torch.manual_seed``) or ``generator``; the identity in
@@ -198,6 +221,34 @@ class SmoothL1Loss(_Loss):
 
     def forward(self, input: Tensor, target: Any) -> Tensor:
         return F.smooth_l1_loss(input, target, self.reduction, self.beta)
+
+
+class HuberLoss(_Loss):
+    def __init__(self, reduction: str = "mean", delta: float = 1.0):
+        super().__init__(reduction)
+        self.delta = delta
+
+    def forward(self, input: Tensor, target: Any, weight: Any = None) -> Tensor:
+        return F.huber_loss(input, target, self.reduction, self.delta, weight)
+
+
+class KLDivLoss(_Loss):
+    def __init__(self, size_average: Any = None, reduce: Any = None, reduction: str = "mean",
+                 log_target: bool = False):
+        super().__init__(reduction)
+        self.log_target = log_target
+
+    def forward(self, input: Tensor, target: Any) -> Tensor:
+        return F.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
+
+
+class PairwiseDistance(Module):
+    def __init__(self, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False):
+        super().__init__()
+        self.norm, self.eps, self.keepdim = p, eps, keepdim
+
+    def forward(self, x1: Tensor, x2: Tensor) -> Tensor:
+        return F.pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)
 
 
 class NLLLoss(_Loss):

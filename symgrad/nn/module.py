@@ -334,6 +334,12 @@ class Module:
         self._convert(dt.float64)
         return self
 
+    def half(self) -> Module:
+        """float16 parameters and buffers (symgrad computes float16 tensors through float64
+        and rounds each result, as :mod:`symgrad.eager.dtypes` says)."""
+        self._convert(dt.float16)
+        return self
+
     def bfloat16(self) -> Module:
         self._convert(dt.as_dtype(dt.bfloat16))
         return self

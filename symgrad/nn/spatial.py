@@ -377,6 +377,56 @@ class BatchNorm3d(_BatchNorm):
     _dims = (5,)
 
 
+class _InstanceNorm(Module):
+    _dim = 1  # spatial dims
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
+                 affine: bool = False, track_running_stats: bool = False, device: Any = None,
+                 dtype: Any = None):
+        super().__init__()
+        self.num_features, self.eps, self.momentum = num_features, eps, momentum
+        self.affine, self.track_running_stats = affine, track_running_stats
+        kind = _kind(dtype)
+        self.weight = Parameter(ones(num_features, dtype=kind)) if affine else None
+        self.bias = Parameter(zeros(num_features, dtype=kind)) if affine else None
+        if track_running_stats:
+            self.register_buffer("running_mean", zeros(num_features, dtype=kind))
+            self.register_buffer("running_var", ones(num_features, dtype=kind))
+            self.register_buffer("num_batches_tracked", zeros((), dtype=dt.as_dtype("int64")))
+        else:
+            self.running_mean = self.running_var = self.num_batches_tracked = None
+
+    def forward(self, input: Tensor) -> Tensor:
+        if input.ndim not in (self._dim + 1, self._dim + 2):
+            raise ValueError(f"expected {self._dim + 1}D or {self._dim + 2}D input (got "
+                             f"{input.ndim}D input)")
+        unbatched = input.ndim == self._dim + 1
+        x = input.unsqueeze(0) if unbatched else input
+        if self.affine and x.shape[1] != self.num_features:
+            raise ValueError(f"expected input's size at dim=1 to match num_features "
+                             f"({self.num_features}), but got: {x.shape[1]}.")
+        out = F.instance_norm(x, self.running_mean, self.running_var, self.weight, self.bias,
+                              self.training or not self.track_running_stats,
+                              0.0 if self.momentum is None else self.momentum, self.eps)
+        return out.squeeze(0) if unbatched else out
+
+    def extra_repr(self) -> str:
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
+                f"affine={self.affine}, track_running_stats={self.track_running_stats}")
+
+
+class InstanceNorm1d(_InstanceNorm):
+    _dim = 1
+
+
+class InstanceNorm2d(_InstanceNorm):
+    _dim = 2
+
+
+class InstanceNorm3d(_InstanceNorm):
+    _dim = 3
+
+
 class Embedding(Module):
     def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None,
                  max_norm: Any = None, norm_type: float = 2.0, scale_grad_by_freq: bool = False,

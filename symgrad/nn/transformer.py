@@ -53,22 +53,33 @@ class MultiheadAttention(Module):
                  vdim: int | None = None, batch_first: bool = False, device: Any = None,
                  dtype: Any = None):
         super().__init__()
-        if add_bias_kv or add_zero_attn or (kdim not in (None, embed_dim)) or \
-                (vdim not in (None, embed_dim)):
-            raise NotImplementedError("MultiheadAttention: add_bias_kv, add_zero_attn and "
-                                      "kdim/vdim other than embed_dim are not supported")
+        if add_bias_kv or add_zero_attn:
+            raise NotImplementedError("MultiheadAttention: add_bias_kv and add_zero_attn are "
+                                      "not supported")
+        self.kdim = embed_dim if kdim is None else kdim
+        self.vdim = embed_dim if vdim is None else vdim
+        self._qkv_same_embed_dim = self.kdim == embed_dim and self.vdim == embed_dim
         if embed_dim % num_heads:
             raise AssertionError("embed_dim must be divisible by num_heads")
         self.embed_dim, self.num_heads, self.dropout = embed_dim, num_heads, dropout
         self.batch_first, self.head_dim = batch_first, embed_dim // num_heads
         kind = _kind(dtype)
-        self.in_proj_weight = Parameter(empty(3 * embed_dim, embed_dim, dtype=kind))
+        if self._qkv_same_embed_dim:
+            self.in_proj_weight = Parameter(empty(3 * embed_dim, embed_dim, dtype=kind))
+            projections = [self.in_proj_weight]
+        else:  # PyTorch's separate projections (and names) when kdim or vdim differ
+            self.q_proj_weight = Parameter(empty(embed_dim, embed_dim, dtype=kind))
+            self.k_proj_weight = Parameter(empty(embed_dim, self.kdim, dtype=kind))
+            self.v_proj_weight = Parameter(empty(embed_dim, self.vdim, dtype=kind))
+            self.register_parameter("in_proj_weight", None)
+            projections = [self.q_proj_weight, self.k_proj_weight, self.v_proj_weight]
         if bias:
             self.in_proj_bias = Parameter(zeros(3 * embed_dim, dtype=kind))
         else:
             self.register_parameter("in_proj_bias", None)
         self.out_proj = Linear(embed_dim, embed_dim, bias=bias, dtype=dtype)
-        init.xavier_uniform_(self.in_proj_weight)
+        for weight in projections:
+            init.xavier_uniform_(weight)
         if bias:
             init.constant_(self.out_proj.bias, 0.0)
 
@@ -85,10 +96,15 @@ class MultiheadAttention(Module):
         length, batch, e = query.shape
         source = key.shape[0]
         h, d = self.num_heads, self.head_dim
-        w, b = self.in_proj_weight, self.in_proj_bias
-        q = F.linear(query, w[:e], None if b is None else b[:e])
-        k = F.linear(key, w[e:2 * e], None if b is None else b[e:2 * e])
-        v = F.linear(value, w[2 * e:], None if b is None else b[2 * e:])
+        b = self.in_proj_bias
+        if self._qkv_same_embed_dim:
+            w = self.in_proj_weight
+            wq, wk, wv = w[:e], w[e:2 * e], w[2 * e:]
+        else:
+            wq, wk, wv = self.q_proj_weight, self.k_proj_weight, self.v_proj_weight
+        q = F.linear(query, wq, None if b is None else b[:e])
+        k = F.linear(key, wk, None if b is None else b[e:2 * e])
+        v = F.linear(value, wv, None if b is None else b[2 * e:])
         # (L, N, E) -> (N, H, L, D)
         q, k, v = (t.reshape(t.shape[0], batch, h, d).permute(1, 2, 0, 3) for t in (q, k, v))
         scores = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(d))
