@@ -227,8 +227,8 @@ def test_autograd_function_and_detach():
 
 
 def test_dtype_change():
-    """A float32 step between float64 ones: another structure; its float32 values are
-    fed too (the backward computes in float64 from them, PyTorch in float32)."""
+    """A float32 step between float64 ones: another structure (a float32 backward, as
+    PyTorch's); its float32 values are fed too."""
     for torch in (torch_real, symgrad):
         rng = np.random.default_rng(4)
         w64 = torch.tensor(rng.standard_normal(5), requires_grad=True)

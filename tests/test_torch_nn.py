@@ -287,3 +287,16 @@ def embedding_options(torch, show, data):
 
 def test_embedding_max_norm_and_scale_grad_by_freq_as_pytorch(interpreted_backward):
     run_both(embedding_options, {"w": np.random.default_rng(12).standard_normal((6, 3)) * 2})
+
+
+def test_causal_mask_has_the_dtype_asked_for():
+    """``generate_square_subsequent_mask(n, dtype=...)`` in that dtype (it was float64
+    whatever the dtype: a float32 transformer's attention became float64), else in the
+    default dtype, as PyTorch's: the same values."""
+    for dtype in ("float32", "float64", None):
+        kw = {} if dtype is None else {"dtype": getattr(symgrad, dtype)}
+        got = symgrad.nn.Transformer.generate_square_subsequent_mask(4, **kw)
+        want = torch_real.nn.Transformer.generate_square_subsequent_mask(
+            4, **({} if dtype is None else {"dtype": getattr(torch_real, dtype)}))
+        assert str(got.dtype) == str(want.dtype if dtype else symgrad.get_default_dtype())
+        np.testing.assert_array_equal(got.numpy(), want.numpy())

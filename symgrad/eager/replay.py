@@ -15,9 +15,9 @@ before (which node values are fed is part of the structure's cache key):
 
 - it is a fresh float64 or float32 array that owns its memory (not a view of another
   tensor, not one of the operation's inputs returned as it is), so only writes
-  into this very array can change it (a float32 value enters the float64 kernel
-  converted, as a float32 leaf does: the gradient is computed from the float32
-  values the forward computed, as PyTorch's);
+  into this very array can change it (a float32 value enters a float32 kernel as it
+  is, a float64 one converted, as a float32 leaf does: :mod:`.backward`; either way
+  the gradient is computed from the float32 values the forward computed, as PyTorch's);
 - its memory was not written since (``Node.exposed``): set by ``Tensor._bump`` (in-place
   operations, optimizer updates, ``.data`` writes) on the tensor's own node and those
   of its aliases, and, for a node whose memory was handed out (``detach()``, ``.data``:
@@ -33,9 +33,10 @@ before (which node values are fed is part of the structure's cache key):
   ``autograd.Function`` and control flow recompute). Of those values, the kernel reads
   the ones that cost more to recompute than to read (not ``RECOMPUTED``: sums,
   products, comparisons, ``where``, reshapes are recomputed in its fused loops), and
-  every float32 one: recomputed in float64 it is not the forward's value, and a
-  ``relu``, ``abs``, ``maximum``, ``sign`` ... of it could take the other side of its
-  kink.
+  every float32 one: recomputed in float64 it is not the forward's value (nor,
+  through a function such as ``exp``, necessarily in a float32 kernel, whose
+  ``exp`` is not numpy's), and a ``relu``, ``abs``, ``maximum``, ``sign`` ... of it
+  could take the other side of its kink.
 
 Leaves changed between forward and backward. A node watches the version of a leaf
 or data input only where PyTorch's node saves it (so the same programs raise
@@ -78,8 +79,8 @@ from ..transforms import pipeline
 from .graph import Node
 from .torch_facts import READS_NO_INPUTS, torch_facts
 
-#: the dtypes of the values kept: float64, and float32 (the backward computes in float64,
-#: from the float32 values the forward computed, as PyTorch's from its saved tensors)
+#: the dtypes of the values kept: float64, and float32 (the backward computes from the
+#: float32 values the forward computed, as PyTorch's from its saved tensors)
 _KEPT = (np.dtype(np.float64), np.dtype(np.float32))
 _F32 = np.dtype(np.float32)
 #: the nodes whose values' memory was handed out (:func:`expose`), watched by :func:`written`
@@ -186,11 +187,12 @@ def fed(nodes: list[Any], every: bool = False) -> tuple[int, ...]:
     """The positions of the nodes whose saved values the kernel reads. A value is read
     only if it is :func:`valid` (nothing wrote its memory since the forward). Of those,
     the kernel reads those that cost more to recompute than to
-    read (not ``RECOMPUTED``), and every float32 one: the kernel computes in float64, so
-    a recomputed float32 value is not the forward's (``W*X - Y`` exactly 0 in float32
-    is not 0 in float64, and a ``relu`` or ``abs`` after it would take the other side of
-    its kink). With ``every``, it reads every valid value (a leaf changed since the
-    forward: :func:`refuse_unmatched`)."""
+    read (not ``RECOMPUTED``), and every float32 one: a kernel in float64 (a graph not
+    all of float32) would recompute another value than the forward's (``W*X - Y``
+    exactly 0 in float32 is not 0 in float64, and a ``relu`` or ``abs`` after it would
+    take the other side of its kink), a float32 kernel another ``exp`` than numpy's.
+    With ``every``, it reads every valid value (a leaf changed since the forward:
+    :func:`refuse_unmatched`)."""
     return tuple([k for k, n in enumerate(nodes)
                   if valid(n) and (every or n.value.dtype is _F32 or n.prim not in RECOMPUTED)])
 
