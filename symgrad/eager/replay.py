@@ -64,6 +64,7 @@ before any kernel runs, and a changed structure (another op sequence, a shape,
 from __future__ import annotations
 
 import collections
+import sys
 import weakref
 from dataclasses import replace
 from typing import Any
@@ -106,15 +107,27 @@ RECOMPUTED = frozenset(REGISTRY[name] for name in (
 
 def keep(node: Any, value: Any, inputs: Any) -> None:
     """Keep ``value`` as ``node``'s saved result if it is a fresh float64 or float32 array
-    (owning its memory, none of the operation's ``inputs``) of a plain primitive (as
-    PyTorch's nodes keep their saved tensors: which of them a backward reads is
-    :func:`fed`'s choice)."""
-    if (type(value) is np.ndarray and value.dtype in _KEPT and value.flags.owndata
+    (owning its memory, none of the operation's ``inputs``; or the only view of a fresh
+    array: numpy's reshape of a permuted array copies it and returns a view of the copy)
+    of a plain primitive (as PyTorch's nodes keep their saved tensors: which of them a
+    backward reads is :func:`fed`'s choice)."""
+    if (type(value) is np.ndarray and value.dtype in _KEPT
+            and (value.flags.owndata or _sole_view(value))
             and not node.prim.subgraphs and node.prim.linearized is None):
         for v in inputs:
             if v is value:
                 return
         node.value = value
+
+
+def _sole_view(value: np.ndarray) -> bool:
+    """``value`` is a view of all of an array that owns its memory and that nothing else
+    refers to (so of none of the operation's inputs, nor shared with any other array):
+    only writes into ``value`` can change it, as for an array owning its memory."""
+    if sys.getrefcount(value.base) != 2:  # (value's reference, and the call's)
+        return False
+    base = value.base
+    return type(base) is np.ndarray and base.flags.owndata and base.nbytes == value.nbytes
 
 
 def expose(t: Any) -> None:
