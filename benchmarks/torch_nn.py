@@ -58,7 +58,9 @@ def transformer(torch):
             self.head = nn.Linear(64, 10)
 
         def forward(self, x):
-            mask = nn.Transformer.generate_square_subsequent_mask(x.shape[1])
+            # (its dtype: float32 in both; symgrad's default dtype is float64, PyTorch's
+            # float32, and a float64 mask would make the attention float64)
+            mask = nn.Transformer.generate_square_subsequent_mask(x.shape[1], dtype=x.dtype)
             return self.head(self.encoder(x, mask=mask).mean(1))
 
     return Encoder(), (64, 16, 64), 10

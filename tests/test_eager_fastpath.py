@@ -108,15 +108,21 @@ def test_operand_kinds_match_pytorch():
 
 def test_the_fast_path_is_the_general_path():
     """apply_f64 and the general path of EagerTrace.apply give the same value, node
-    class, inputs and watched versions (the general one with the fast path off)."""
+    class, inputs and watched versions (the general one with the fast path off), for
+    float64 and for float32 Tensors (whose nodes say float32: their backward runs in
+    float32) with Python numbers."""
     from symgrad.prims.elementwise import add_p, mul_p, pow_p, tanh_p
     from symgrad.prims.reductions import sum_p
 
-    x = symgrad.tensor(np.array([0.5, -1.0, 2.0]), requires_grad=True)
-    d = symgrad.tensor(np.array([3.0, 4.0, 5.0]))
-    cases = [(add_p, (x, 2), {}), (mul_p, (x, d), {}), (mul_p, (x * 1, x), {}),
-             (pow_p, (x, 2.0), {}), (tanh_p, (x,), {}), (sum_p, (x,), {"axes": (0,)})]
+    cases = []
+    for kind in (np.float64, np.float32):
+        x = symgrad.tensor(np.array([0.5, -1.0, 2.0], dtype=kind), requires_grad=True)
+        d = symgrad.tensor(np.array([3.0, 4.0, 5.0], dtype=kind))
+        cases += [(add_p, (x, 2), {}), (mul_p, (x, d), {}), (mul_p, (x * 1, x), {}),
+                  (pow_p, (x, 2.0), {}), (tanh_p, (x,), {}), (mul_p, (0.1, x), {}),
+                  (sum_p, (x,), {"axes": (0,)})]
     for prim, args, params in cases:
+        assert fastpath.apply_f64(prim, args, dict(params), symgrad.Tensor._make) is not None
         fast = EAGER.apply(prim, args, dict(params))
         original = fastpath.apply_f64
         fastpath_off = lambda *a: None  # noqa: E731
@@ -129,6 +135,7 @@ def test_the_fast_path_is_the_general_path():
         assert fast._value.tobytes() == slow._value.tobytes() and fast.dtype == slow.dtype
         f, s = fast._node, slow._node
         assert type(f) is type(s) and f.aval == s.aval and f.sig == s.sig
+        assert f.aval.dtype == str(fast.dtype).replace("torch.", "")
         assert [type(a) for a in f.inputs] == [type(a) for a in s.inputs]
         for fa, sa in zip(f.inputs, s.inputs):
             if isinstance(fa, np.ndarray):

@@ -227,8 +227,8 @@ def test_autograd_function_and_detach():
 
 
 def test_dtype_change():
-    """A float32 step between float64 ones: another structure; its float32 values are
-    fed too (the backward computes in float64 from them, PyTorch in float32)."""
+    """A float32 step between float64 ones: another structure (a float32 backward, as
+    PyTorch's); its float32 values are fed too."""
     for torch in (torch_real, symgrad):
         rng = np.random.default_rng(4)
         w64 = torch.tensor(rng.standard_normal(5), requires_grad=True)
@@ -664,3 +664,23 @@ def test_retain_grad_then_inplace_and_requires_grad_off(monkeypatch):
             for k in range(3):
                 _same(_outcome(lambda d=dtype: program(symgrad, d)),
                       _outcome(lambda d=dtype: program(torch_real, d)), RTOL, f"{dtype} {k}")
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_a_reshape_that_copies_is_read_as_saved(dtype):
+    """``h.reshape(-1)`` of a permuted ``h`` is a copy (in PyTorch too), which numpy returns
+    as the only view of a fresh array: its value is kept and read like any fresh result,
+    so a later write into ``h`` leaves the gradient PyTorch's (the backward refused
+    before, recomputing the copy from the changed ``h``)."""
+    grads = []
+    for lib in (symgrad, torch_real):
+        w = lib.tensor(np.arange(6.0).reshape(2, 3) / 7, dtype=getattr(lib, dtype),
+                       requires_grad=True)
+        h = (w * 2).permute(1, 0)
+        r = h.reshape(-1)
+        loss = (r.exp() * r).sum()
+        with lib.no_grad():
+            h.mul_(3)  # changes w * 2 and h, not r
+        loss.backward()
+        grads.append(w.grad.numpy().astype(np.float64))
+    np.testing.assert_allclose(grads[0], grads[1], rtol=RTOL if dtype == "float64" else 2e-7)

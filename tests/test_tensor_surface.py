@@ -353,7 +353,8 @@ def test_tensor_surface_against_pytorch(case: Surface):
     wants, gots = _flat(want), _flat(got)
     assert len(gots) == len(wants)
     floats = []
-    # float32 computes in float32 (PyTorch) or rounds a float64 backward (symgrad)
+    # float32 computes in float32 (PyTorch; symgrad's backward of a graph all of
+    # float32) or rounds a float64 backward (symgrad's of a mixed graph)
     single = any(kind == "float32" for _, kind in case.specs) or any(
         "float32" in str(getattr(w, "dtype", "")) for w in wants) or ".float()" in case.name
     rtol = 2e-6 if single else RTOL

@@ -315,3 +315,16 @@ def test_module_half_stores_float16_and_computes_as_pytorch():
     assert d1["3.num_batches_tracked"] == "torch.int64"
     np.testing.assert_allclose(o1, o2, rtol=4e-3, atol=4e-3)
     np.testing.assert_allclose(g1, g2, rtol=2e-2, atol=2e-2)
+
+
+def test_causal_mask_has_the_dtype_asked_for():
+    """``generate_square_subsequent_mask(n, dtype=...)`` in that dtype (it was float64
+    whatever the dtype: a float32 transformer's attention became float64), else in the
+    default dtype, as PyTorch's: the same values."""
+    for dtype in ("float32", "float64", None):
+        kw = {} if dtype is None else {"dtype": getattr(symgrad, dtype)}
+        got = symgrad.nn.Transformer.generate_square_subsequent_mask(4, **kw)
+        want = torch_real.nn.Transformer.generate_square_subsequent_mask(
+            4, **({} if dtype is None else {"dtype": getattr(torch_real, dtype)}))
+        assert str(got.dtype) == str(want.dtype if dtype else symgrad.get_default_dtype())
+        np.testing.assert_array_equal(got.numpy(), want.numpy())

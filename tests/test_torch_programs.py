@@ -169,7 +169,7 @@ def test_learning_pytorch_with_examples_autograd():
 
 def test_learning_pytorch_with_examples_in_float32():
     """float32 throughout: forward in float32, gradients float32 (symgrad's backward runs
-    in float64 and rounds them: close to PyTorch's to float32 rounding, not bit for bit)."""
+    in float32 too: close to PyTorch's to float32 rounding, not bit for bit)."""
     run_both(learning_pytorch_autograd, _data(2, **LEARNING_DATA), rtol=2e-4,
              dtype_name="float32", steps=20)
     run_both(learning_pytorch_old_style, _data(3, **LEARNING_DATA), rtol=2e-4)

@@ -21,13 +21,18 @@ Numba, and a training loop compiles exactly once, on its second step
 the values the forward computed (kept on the nodes) instead of recomputing them,
 wherever no in-place write can have changed them since (:mod:`.replay`).
 
-dtypes: the IR and the kernels are float64 (the speed issue adds float32
-kernels). Tensors of float32 enter the backward converted to float64 at the
-kernel's boundary (leaves and data alike, int64 data too), the adjoint runs in
-float64, and each gradient is converted back to its leaf's dtype: a float32 leaf
-gets a float32 ``.grad``, as in PyTorch, rounded from a float64 computation (so
-it can differ from PyTorch's float32 arithmetic in the last bits). A cast such
-as ``x.float()`` is the identity in the IR.
+dtypes: a graph all of float32 (every node computed a float32 result and every
+leaf holds float32 values: :func:`all_float32`) is differentiated in float32, as
+PyTorch's backward computes it: leaves, data (each node converted its operands to
+float32 before computing, so its data are float32 values, kept as float64) and the
+forward's saved values enter the kernel as float32, and the gradients are float32
+arithmetic (PyTorch's to float32 rounding, not bit for bit). Any other graph (a
+float64 tensor or a cast anywhere, an ``autograd.Function``, bfloat16) runs in
+float64: its float32 tensors enter converted to float64 at the kernel's boundary
+(leaves and data alike, int64 data too), and each gradient is converted back to
+its leaf's dtype (a float32 leaf gets a float32 ``.grad``, rounded from the float64
+computation). Which of the two is part of the structure's key. A cast such as
+``x.float()`` is the identity in the IR.
 
 Differences from PyTorch: a backward without ``retain_graph=True`` frees every
 node it passed through, so a second backward through any of them raises (PyTorch
@@ -60,7 +65,7 @@ import numpy as np
 from ..core.config import config
 from ..core.errors import SCALAR_OUTPUT_ERROR
 from ..core.interpreter import interpret
-from ..core.ir import Aval, Eqn, Graph, Literal, Var, freeze_params
+from ..core.ir import F32, FLOAT, Aval, Eqn, Graph, Literal, Var, freeze_params
 from ..core.tracing import Traced
 from ..prims.elementwise import add_p
 from ..transforms import pipeline
@@ -181,18 +186,20 @@ def _backward(out: Any, ct: Any, passed: dict[int, Node], fired: set[int],
     fed = replay.fed(nodes, bool(changed))  # forward values the kernel reads, not recomputes
     if changed:
         replay.refuse_unmatched(nodes, fed, changed)
+    f32 = all_float32(nodes, leaf_tensors)
     key = (tuple(plan), tuple([t._value.shape for t in leaf_tensors]), tuple(retained),
-           None if ct is None else np.shape(ct), fed)
+           None if ct is None else np.shape(ct), fed, f32)
     entry = _cached_entry(key, lambda: _lower(nodes, plan, leaf_tensors, retained,
-                                              ct is not None, fed))
-    args: list[Any] = [_kernel_arg(t._value) for t in leaf_tensors]
-    args += [_kernel_arg(v) for v in data_values]
-    args += [_kernel_arg(np.zeros(nodes[k].aval.shape)) for k in retained]
+                                              ct is not None, fed, f32))
+    arg = _kernel_arg32 if f32 else _kernel_arg
+    args: list[Any] = [arg(t._value) for t in leaf_tensors]
+    args += [arg(v) for v in data_values]
+    args += [arg(np.zeros(nodes[k].aval.shape)) for k in retained]
     if ct is not None:
-        args.append(_kernel_arg(np.asarray(ct)))
-    args += [_kernel_arg(nodes[k].value) for k in entry.fed]
+        args.append(arg(np.asarray(ct)))
+    args += [arg(nodes[k].value) for k in entry.fed]
     replay.count(entry.fed)
-    grads = _run(entry, args)
+    grads = _run(entry, args, f32)
     passed.update((id(n), n) for n in nodes)
     later = []
     reached = _reached(root, nodes)
@@ -320,6 +327,29 @@ def _seed(out: Any, gradient: Any) -> Any:
     return pipeline.cotangent(gradient, Aval(out._value.shape), "the output has", RuntimeError)
 
 
+def all_float32(nodes: list[Node], leaf_tensors: list[Any]) -> bool:
+    """Whether the backward runs in float32: every node computed a float32 result and
+    every leaf (and cut) holds float32 values (the module docstring)."""
+    for n in nodes:
+        if n.aval.dtype != F32:
+            return False
+    for t in leaf_tensors:
+        if t._value.dtype is not _F32:
+            return False
+    return True
+
+
+def _kernel_arg32(v: np.ndarray) -> Any:
+    """A kernel argument of a float32 backward: floating values in float32 (data, saved
+    as float64, holds float32 values: each node converted its operands to float32)."""
+    if type(v) is np.ndarray and v.dtype is _F32 and v.ndim and v.flags.c_contiguous \
+            and v.flags.writeable:
+        return v
+    if v.dtype.kind == "f":
+        v = np.asarray(v, dtype=np.float32)
+    return pipeline.kernel_input(v, promote=False)[0]
+
+
 def _kernel_arg(v: np.ndarray) -> Any:
     if (type(v) is np.ndarray and v.dtype is _F64 and v.ndim and v.flags.c_contiguous
             and v.flags.writeable):
@@ -332,21 +362,26 @@ def _kernel_arg(v: np.ndarray) -> Any:
 
 
 _F64 = np.dtype(np.float64)
+_F32 = np.dtype(np.float32)
 
 
-def forward_graph(nodes: list[Node], plan: list, leaves: list,
-                  retained: list[int]) -> tuple[Graph, list[Var]]:
+def forward_graph(nodes: list[Node], plan: list, leaves: list, retained: list[int],
+                  f32: bool = False) -> tuple[Graph, list[Var]]:
     """The recorded structure as a graph. Inputs: leaves, data, one zero per retained
     non-leaf (added to it, so its gradient is theirs); output: the last node's value.
-    Also each node's own variable (before that zero is added), in node order."""
-    inputs = [Var(Aval(t._value.shape), f"leaf{k}") for k, t in enumerate(leaves)]
+    Also each node's own variable (before that zero is added), in node order. Its
+    floating values are float64, or float32 with ``f32`` (:func:`all_float32`)."""
+    real = F32 if f32 else FLOAT
+    inputs = [Var(Aval(t._value.shape, real), f"leaf{k}") for k, t in enumerate(leaves)]
     data_vars: dict[int, Var] = {}
     for _, refs in plan:
         for r in refs:
             if isinstance(r, tuple) and r[0] == "data" and r[1] not in data_vars:
-                data_vars[r[1]] = Var(Aval(r[2], r[3]), f"data{r[1]}")
+                kind = r[3] if r[3] == "bool" or not f32 else real
+                data_vars[r[1]] = Var(Aval(r[2], kind), f"data{r[1]}")
     inputs += [data_vars[k] for k in sorted(data_vars)]
-    deltas = {k: Var(nodes[k].aval, f"retained{j}") for j, k in enumerate(retained)}
+    deltas = {k: Var(Aval(nodes[k].aval.shape, real), f"retained{j}")
+              for j, k in enumerate(retained)}
     outs: list[Var] = []
     own: list[Var] = []
     eqns: list[Eqn] = []
@@ -355,11 +390,13 @@ def forward_graph(nodes: list[Node], plan: list, leaves: list,
                  outs[r[1]] if r[0] == "eqn" else
                  inputs[r[1]] if r[0] == "leaf" else data_vars[r[1]]
                  for a, r in zip(n.inputs, refs)]
-        v = Var(n.aval)
+        aval = n.aval if n.aval.dtype == real or n.aval.dtype not in (F32, FLOAT) else \
+            Aval(n.aval.shape, real)  # (a tuple: an autograd.Function's results)
+        v = Var(aval)
         eqns.append(Eqn(n.prim, tuple(atoms), v, freeze_params(n.params)))
         own.append(v)
         if k in deltas:  # v + 0: the cotangent of this input is the cotangent of v
-            v2 = Var(n.aval)
+            v2 = Var(aval)
             eqns.append(Eqn(add_p, (v, deltas[k]), v2))
             v = v2
         outs.append(v)
@@ -369,11 +406,12 @@ def forward_graph(nodes: list[Node], plan: list, leaves: list,
 
 
 def _lower(nodes: list[Node], plan: list, leaves: list, retained: list[int],
-           seeded: bool, fed: tuple[int, ...] = ()) -> Graph | tuple[Graph, tuple[int, ...]]:
+           seeded: bool, fed: tuple[int, ...] = (), f32: bool = False
+           ) -> Graph | tuple[Graph, tuple[int, ...]]:
     """The optimized adjoint graph of a recorded structure (:func:`forward_graph`, and
     the cotangent input if ``seeded``, then the saved values of the nodes at ``fed``:
     :func:`.replay.lower`); outputs: the gradients of leaves and retained non-leaves."""
-    graph, own = forward_graph(nodes, plan, leaves, retained)
+    graph, own = forward_graph(nodes, plan, leaves, retained, f32)
     first = len(graph.inputs) - len(retained)
     wrt = [*range(len(leaves)), *range(first, len(graph.inputs))]
     if fed:
@@ -385,10 +423,12 @@ class KernelFallbackWarning(RuntimeWarning):
     """Compiling a backward kernel failed; the graph runs on the numpy interpreter."""
 
 
-def _run(entry: _Entry, args: list[Any]) -> list[np.ndarray]:
+def _run(entry: _Entry, args: list[Any], f32: bool = False) -> list[np.ndarray]:
     """The first run of a structure interprets; the second asks for its kernel, which
     (tiered, :mod:`symgrad.backend.numba.tiered`) compiles in the compile worker while runs
-    go on interpreting; the runs after it is ready reuse it."""
+    go on interpreting; the runs after it is ready reuse it. The gradients come back in
+    float64, or as the kernel gives them with ``f32`` (float32)."""
+    result = _as_float32 if f32 else _as_float64
     graph = entry.graph
     entry.runs += 1
     if entry.kernel is None and entry.runs == COMPILE_AT_RUN and config.eager_compile:
@@ -409,7 +449,7 @@ def _run(entry: _Entry, args: list[Any]) -> list[np.ndarray]:
             entry.fast = None if consts else getattr(kernel, "dispatcher", None)
             _upgrade(entry)
             _STATS["compiled_runs"] += 1
-            return [_as_float64(r) for r in results]
+            return [result(r) for r in results]
     if entry.kernel is None:
         _STATS["interpreted"] += 1
         results = interpret(graph, *args)
@@ -417,7 +457,7 @@ def _run(entry: _Entry, args: list[Any]) -> list[np.ndarray]:
         _upgrade(entry)
         _STATS["compiled_runs"] += 1
         results = entry.kernel(*args)
-    return [_as_float64(r) for r in results]
+    return [result(r) for r in results]
 
 
 def _upgrade(entry: _Entry) -> None:
@@ -459,6 +499,10 @@ def _reached(root: Node, nodes: list[Node]) -> set[int] | None:
 
 def _as_float64(r: Any) -> np.ndarray:
     return r if type(r) is np.ndarray and r.dtype is _F64 else np.asarray(r, dtype=np.float64)
+
+
+def _as_float32(r: Any) -> np.ndarray:
+    return r if type(r) is np.ndarray and r.dtype is _F32 else np.asarray(r, dtype=np.float32)
 
 
 def _accumulate(t: Any, g: np.ndarray) -> None:

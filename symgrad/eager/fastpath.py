@@ -1,9 +1,11 @@
-"""The eager Tensor's fast path: one operation on float64 tensors in few Python steps.
+"""The eager Tensor's fast path: one operation on float64 (or float32) tensors in few
+Python steps.
 
 A training loop spends its time in :meth:`symgrad.eager.tensor.EagerTrace.apply`
-on float64 tensors and Python numbers. :func:`apply_f64` does what that general
-path does for exactly those operands (every Tensor float64, every other operand
-a Python ``float`` or ``int``, a floating result), with the work that cannot
+on float64 or float32 tensors and Python numbers. :func:`apply_f64` does what that
+general path does for exactly those operands (every Tensor float64, or every Tensor
+float32, every other operand a Python ``float`` or ``int``, a floating result; not
+``convert``, whose result has its own dtype), with the work that cannot
 change between steps memoized: the output aval per (primitive, shapes,
 parameters), the node class per primitive, numpy's error state as one prepared
 object. It returns None for anything else, and the general path decides.
@@ -26,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core.ir import FLOAT, Aval, Literal, Primitive
+from ..core.ir import F32, FLOAT, Aval, Literal, Primitive
 from ..core.tracing import Traced, Tracer
 from . import grad_mode
 from .graph import node_class
@@ -34,10 +36,13 @@ from .replay import keep
 from .torch_facts import node_name, torch_facts
 
 _F64 = np.dtype(np.float64)
+_F32 = np.dtype(np.float32)
 _NUMBERS = (float, int)  # (bool is neither: type(True) is bool)
 
 
 _AVALS: dict[tuple, Aval] = {}
+#: a float32 node's aval, per float64 aval
+_AVALS32: dict[Aval, Aval] = {}
 _NODE_CLASSES: dict[Primitive, type] = {}
 
 try:  # numpy's error state as a context variable: set once, not built per operation
@@ -133,24 +138,31 @@ def _aval(prim: Primitive, shapes: tuple, params: dict[str, Any]) -> Aval | None
 def apply_f64(prim: Primitive, args: Sequence[Any], params: dict[str, Any],
               make: Any) -> Any:
     """``prim(*args)`` computed now and recorded when an input requires grad, for float64
-    Tensors and Python numbers with a float64 result; None for other operands (the
-    general path's). ``make(value, node)`` makes the result Tensor."""
+    Tensors and Python numbers with a float64 result, or float32 Tensors and Python
+    numbers with a float32 result (the node's aval says float32, its data are float64
+    copies, as the general path's); None for other operands (the general path's).
+    ``make(value, node)`` makes the result Tensor."""
     values: list[Any] = []
     shapes: list[tuple] = []
     grad = False
+    kind = None  # the Tensors' dtype
     for a in args:
         if type(a) in _NUMBERS:
             values.append(float(a))
             shapes.append(())
         elif isinstance(a, Traced) and not isinstance(a, Tracer):  # a Tensor
             v = a._value
-            if v.dtype is not _F64:
-                return None
+            if v.dtype is not kind:
+                if kind is not None or (v.dtype is not _F64 and v.dtype is not _F32):
+                    return None
+                kind = v.dtype
             values.append(v)
             shapes.append(v.shape)
             grad = grad or a._requires_grad
         else:
             return None
+    if kind is _F32 and prim.name == "convert":
+        return None  # (its result's dtype is its parameter's: the general path)
     shapes_key = tuple(shapes)
     aval = None if params else _AVALS.get((prim, shapes_key))
     if not aval:  # (False: a bool result, which the general path computes)
@@ -165,8 +177,10 @@ def apply_f64(prim: Primitive, args: Sequence[Any], params: dict[str, Any],
             value = prim.impl(*values, **params)
         finally:
             _ERRSTATE.reset(token)
-    if type(value) is not np.ndarray or value.dtype is not _F64:
-        value = np.asarray(value, dtype=np.float64)
+    if kind is None:  # (no Tensor: Python numbers)
+        kind = _F64
+    if type(value) is not np.ndarray or value.dtype is not kind:
+        value = np.asarray(value, dtype=kind)
     if not (grad and grad_mode.is_grad_enabled()):
         return make(value, None)
     literal_ok = torch_facts(prim).literal_operands
@@ -176,8 +190,10 @@ def apply_f64(prim: Primitive, args: Sequence[Any], params: dict[str, Any],
             inputs.append(Literal(v) if literal_ok else np.array(v))
         elif a._requires_grad:
             inputs.append(a._node if a._node is not None else a)
-        else:
-            inputs.append(v)
+        else:  # data (float32 data: a float64 copy, as the general path keeps it)
+            inputs.append(v if kind is _F64 else v.astype(np.float64))
+    if kind is _F32:
+        aval = _AVALS32.get(aval) or _AVALS32.setdefault(aval, Aval(aval.shape, F32))
     cls = _NODE_CLASSES.get(prim) or node_class_of(prim)
     node = cls(prim, params, tuple(inputs), aval)
     result = make(value, node)

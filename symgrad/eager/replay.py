@@ -15,9 +15,9 @@ before (which node values are fed is part of the structure's cache key):
 
 - it is a fresh float64 or float32 array that owns its memory (not a view of another
   tensor, not one of the operation's inputs returned as it is), so only writes
-  into this very array can change it (a float32 value enters the float64 kernel
-  converted, as a float32 leaf does: the gradient is computed from the float32
-  values the forward computed, as PyTorch's);
+  into this very array can change it (a float32 value enters a float32 kernel as it
+  is, a float64 one converted, as a float32 leaf does: :mod:`.backward`; either way
+  the gradient is computed from the float32 values the forward computed, as PyTorch's);
 - its memory was not written since (``Node.exposed``): set by ``Tensor._bump`` (in-place
   operations, optimizer updates, ``.data`` writes) on the tensor's own node and those
   of its aliases, and, for a node whose memory was handed out (``detach()``, ``.data``:
@@ -33,9 +33,10 @@ before (which node values are fed is part of the structure's cache key):
   ``autograd.Function`` and control flow recompute). Of those values, the kernel reads
   the ones that cost more to recompute than to read (not ``RECOMPUTED``: sums,
   products, comparisons, ``where``, reshapes are recomputed in its fused loops), and
-  every float32 one: recomputed in float64 it is not the forward's value, and a
-  ``relu``, ``abs``, ``maximum``, ``sign`` ... of it could take the other side of its
-  kink.
+  every float32 one: recomputed in float64 it is not the forward's value (nor,
+  through a function such as ``exp``, necessarily in a float32 kernel, whose
+  ``exp`` is not numpy's), and a ``relu``, ``abs``, ``maximum``, ``sign`` ... of it
+  could take the other side of its kink.
 
 Leaves changed between forward and backward. A node watches the version of a leaf
 or data input only where PyTorch's node saves it (so the same programs raise
@@ -63,6 +64,7 @@ before any kernel runs, and a changed structure (another op sequence, a shape,
 from __future__ import annotations
 
 import collections
+import sys
 import weakref
 from dataclasses import replace
 from typing import Any
@@ -78,8 +80,8 @@ from ..transforms import pipeline
 from .graph import Node
 from .torch_facts import READS_NO_INPUTS, torch_facts
 
-#: the dtypes of the values kept: float64, and float32 (the backward computes in float64,
-#: from the float32 values the forward computed, as PyTorch's from its saved tensors)
+#: the dtypes of the values kept: float64, and float32 (the backward computes from the
+#: float32 values the forward computed, as PyTorch's from its saved tensors)
 _KEPT = (np.dtype(np.float64), np.dtype(np.float32))
 _F32 = np.dtype(np.float32)
 #: the nodes whose values' memory was handed out (:func:`expose`), watched by :func:`written`
@@ -105,15 +107,27 @@ RECOMPUTED = frozenset(REGISTRY[name] for name in (
 
 def keep(node: Any, value: Any, inputs: Any) -> None:
     """Keep ``value`` as ``node``'s saved result if it is a fresh float64 or float32 array
-    (owning its memory, none of the operation's ``inputs``) of a plain primitive (as
-    PyTorch's nodes keep their saved tensors: which of them a backward reads is
-    :func:`fed`'s choice)."""
-    if (type(value) is np.ndarray and value.dtype in _KEPT and value.flags.owndata
+    (owning its memory, none of the operation's ``inputs``; or the only view of a fresh
+    array: numpy's reshape of a permuted array copies it and returns a view of the copy)
+    of a plain primitive (as PyTorch's nodes keep their saved tensors: which of them a
+    backward reads is :func:`fed`'s choice)."""
+    if (type(value) is np.ndarray and value.dtype in _KEPT
+            and (value.flags.owndata or _sole_view(value))
             and not node.prim.subgraphs and node.prim.linearized is None):
         for v in inputs:
             if v is value:
                 return
         node.value = value
+
+
+def _sole_view(value: np.ndarray) -> bool:
+    """``value`` is a view of all of an array that owns its memory and that nothing else
+    refers to (so of none of the operation's inputs, nor shared with any other array):
+    only writes into ``value`` can change it, as for an array owning its memory."""
+    if sys.getrefcount(value.base) != 2:  # (value's reference, and the call's)
+        return False
+    base = value.base
+    return type(base) is np.ndarray and base.flags.owndata and base.nbytes == value.nbytes
 
 
 def expose(t: Any) -> None:
@@ -186,11 +200,12 @@ def fed(nodes: list[Any], every: bool = False) -> tuple[int, ...]:
     """The positions of the nodes whose saved values the kernel reads. A value is read
     only if it is :func:`valid` (nothing wrote its memory since the forward). Of those,
     the kernel reads those that cost more to recompute than to
-    read (not ``RECOMPUTED``), and every float32 one: the kernel computes in float64, so
-    a recomputed float32 value is not the forward's (``W*X - Y`` exactly 0 in float32
-    is not 0 in float64, and a ``relu`` or ``abs`` after it would take the other side of
-    its kink). With ``every``, it reads every valid value (a leaf changed since the
-    forward: :func:`refuse_unmatched`)."""
+    read (not ``RECOMPUTED``), and every float32 one: a kernel in float64 (a graph not
+    all of float32) would recompute another value than the forward's (``W*X - Y``
+    exactly 0 in float32 is not 0 in float64, and a ``relu`` or ``abs`` after it would
+    take the other side of its kink), a float32 kernel another ``exp`` than numpy's.
+    With ``every``, it reads every valid value (a leaf changed since the forward:
+    :func:`refuse_unmatched`)."""
     return tuple([k for k, n in enumerate(nodes)
                   if valid(n) and (every or n.value.dtype is _F32 or n.prim not in RECOMPUTED)])
 

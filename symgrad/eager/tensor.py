@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core.ir import BOOL, COMPLEXES, FLOAT, Aval, Literal, Primitive
+from ..core.ir import BOOL, COMPLEXES, F32, FLOAT, Aval, Literal, Primitive
 from ..core.tracing import Trace, Traced
 from ..numpy_api.indexing import at
 from ..numpy_api.traced_array import ArrayMethods
@@ -68,11 +68,12 @@ _NON_LEAF_GRAD_WARNING = (
 class EagerTrace(Trace):
     """The trace Tensors belong to: computes each operation now, records it if needed.
 
-    The IR knows float64 and bool; Tensors also hold float32 and int64. An operation
-    takes its result dtype from PyTorch's promotion (:func:`.op_dtypes.result_dtype`),
-    computes in it with numpy, and records (for floating results only) an equation
-    on float64 values: backward converts float32 leaves to float64 at the kernel's
-    boundary and their gradients back (see :mod:`.backward`)."""
+    Tensors hold float64, float32, int64 and more. An operation takes its result dtype
+    from PyTorch's promotion (:func:`.op_dtypes.result_dtype`), computes in it with
+    numpy, and records (for floating results only) an equation whose node notes the
+    result's dtype (float32, or float64 for every other one): backward runs a graph all
+    of float32 in float32, any other in float64, converting float32 leaves at the
+    kernel's boundary and their gradients back (see :mod:`.backward`)."""
 
     def apply(self, prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
         result = self._apply(prim, args, params)
@@ -105,7 +106,9 @@ class EagerTrace(Trace):
             return Tensor._make(value)
         literal_ok = torch_facts(prim).literal_operands
         inputs = tuple(_operand(a, v, literal_ok) for a, v in zip(args, values))
-        node = node_class_of(prim)(prim, params, inputs, Aval(aval.shape, FLOAT))
+        # (the node's dtype: a graph all of float32 runs its backward in float32)
+        node = node_class_of(prim)(prim, params, inputs,
+                                   Aval(aval.shape, F32 if out is dt.float32 else FLOAT))
         result = Tensor._make(value, node)
         node.made = (weakref.ref(result), 0)
         node.versions, node.reads = watched(prim, args, result)

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from ..eager import dtypes as dt
 from ..eager.tensor import Tensor
 from ..eager.tensor_ops import empty, zeros
 from . import functional as F
@@ -43,8 +44,10 @@ def _as_additive(mask: Any, like: Tensor) -> Any:
 
 
 def generate_square_subsequent_mask(size: int, dtype: Any = None) -> Tensor:
-    """``-inf`` above the diagonal, 0 on and below it."""
-    return Tensor._make(np.triu(np.full((size, size), -np.inf), 1))
+    """``-inf`` above the diagonal, 0 on and below it, of ``dtype`` (the default dtype
+    when None, as PyTorch's: float64 in symgrad unless ``set_default_dtype`` says)."""
+    kind = dt.DEFAULT if dtype is None else dt.as_dtype(dtype)
+    return Tensor._make(np.triu(np.full((size, size), -np.inf, dtype=kind.numpy), 1))
 
 
 class MultiheadAttention(Module):
