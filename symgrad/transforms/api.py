@@ -267,7 +267,7 @@ class Transformed:
         n_primal = len(final.outputs) if wrt is None else int(keep_primal) + n_aux
         primal = tuple(a.aval for a in staged.graph.outputs)
         cts = [] if gradient is None else _cotangents(gradient, primal, staged.out_tree,
-                                                      sig.title)
+                                                      sig.title, sig.has_aux)
         # a real traced cotangent of a complex output enters as complex (as a kernel's does)
         cts = [convert(c, p.dtype) if p.dtype in COMPLEXES and isinstance(c, Tracer)
                and c.aval.dtype not in COMPLEXES else c for c, p in zip(cts, primal)]
@@ -325,7 +325,7 @@ class Transformed:
             twin = Transformed(sig.like(self.fun, argnums, sig.static_argnums, "numpy"))
             self._numpy_twin = twin
         spec, inputs = twin._prepare(_values(args), gradient, {})
-        n_ct = 0 if gradient is None else len(spec.primal)
+        n_ct = 0 if gradient is None else 1 if sig.has_aux else len(spec.primal)
         grads = adjoint_expressions(spec.graph, spec.n_primal, len(inputs) - n_ct,
                                     inputs[len(inputs) - n_ct:])
         grads = [simplify_all(g, seconds / len(grads)) for g in grads]
@@ -366,7 +366,8 @@ class Transformed:
                     self._cache.pop(next(iter(self._cache)))
                 self._cache[tuple(key)] = spec
         if gradient is not None:
-            inputs += _cotangents(gradient, spec.primal, spec.out_tree, sig.title)
+            inputs += _cotangents(gradient, spec.primal, spec.out_tree, sig.title,
+                                  sig.has_aux)
         return spec, inputs
 
     def _remember(self, args: tuple, gradient: Any, spec: Specialization, inputs: list,
