@@ -343,6 +343,25 @@ def test_dtype_float64_of_float32_values_is_numpys_float64(name):
     np.testing.assert_allclose(g, g64, rtol=1e-6)
 
 
+MASK = np.array([True, False, True, True])
+
+
+@pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.uint16, np.float16, np.int32])
+def test_a_constant_of_a_small_dtype_with_float32_promotes_as_numpy(dtype):
+    """x32 * c for a constant c of a dtype float32 holds (a captured mask) is float32 in
+    numpy; it was float64 (the constant converted to float64 first). int32 stays float64."""
+    c = MASK.astype(dtype) * (3 if dtype is not np.bool_ else 1)
+    x = _f32(4)
+    for fun in (lambda x: x * c + 1.0, lambda x: np.where(x > 0, x, c), lambda x: c - x):
+        want = fun(x)  # numpy itself
+        got = sg.jit(fun, backend="interpreter")(x)
+        assert got.dtype == want.dtype
+        np.testing.assert_allclose(got, want, rtol=1e-6)
+    g = sg.grad(lambda x: np.sum(np.sin(x * c)), backend="interpreter")(x)
+    assert g.dtype == np.float32
+    np.testing.assert_allclose(g, np.cos(x.astype(np.float64) * c) * c, rtol=1e-5)
+
+
 @pytest.mark.parametrize("name", ["zeros_like", "ones_like", "full_like", "var", "std"])
 def test_like_constructors_and_var_std_keep_float32_as_numpy(name):
     fun = {"zeros_like": lambda x: x + np.zeros_like(x), "ones_like": lambda x: x * np.ones_like(x),
