@@ -153,9 +153,11 @@ class Transformed:
     def _call_checked(self, args: tuple, gradient: Any, kwargs: dict) -> Any:
         """A call through every check, which (for a plain call) fills the fast path."""
         args, kwargs = _values(args), {k: _value(v) for k, v in kwargs.items()}
-        if gradient is not None:
-            gradient = (tuple(map(_value, gradient)) if isinstance(gradient, (tuple, list))
-                        else _value(gradient))
+        if isinstance(gradient, (tuple, list)):  # (a named tuple keeps its type: its
+            values = tuple(map(_value, gradient))  # structure is compared with the output's)
+            gradient = type(gradient)(*values) if hasattr(gradient, "_fields") else values
+        elif gradient is not None:
+            gradient = _value(gradient)
         trees = tuple(k for k, v in kwargs.items() if _is_tree(v))
         if trees:  # pytree keyword arguments: trailing positional ones of a wrapper
             inner = self._keyword_trees(len(args), trees)
