@@ -192,6 +192,22 @@ def test_gradient_with_respect_to_the_data_is_a_dask_array_with_its_chunks():
     assert_same(gX.compute(), gX0)
 
 
+def test_a_gradient_in_the_data_made_from_parameters_only():
+    """The gradient of mean(X * w) in X is w / X.size on every row: a pass whose chunk
+    graph reads no data (it raised dask's ValueError('Unknown dimension'))."""
+    w, X, y, Xd, yd = data("wrt data, parameters only", chunks=((0, 400, 600), 6))
+    for compute in (True, False):
+        gX = sg.grad(lambda w, X: 3.0 * np.mean(X * w), argnums=1, backend=B)(
+            w, Xd, compute=compute)
+        assert isinstance(gX, da.Array) and gX.chunks == Xd.chunks
+        assert_same(gX.compute(), np.broadcast_to(3.0 * w / X.size, X.shape))
+    gw, gX = sg.grad(lambda w, X: np.sum(X * w, axis=(0, 1)) ** 2, argnums=(0, 1),
+                     backend=B)(w, Xd)
+    s = np.sum(X @ w)
+    assert_same(gw, 2 * s * X.sum(axis=0))
+    assert_same(gX.compute(), np.broadcast_to(2 * s * w, X.shape))
+
+
 def test_value_and_grad_and_jit():
     w, X, y, Xd, yd = data("jit")
     v, gw = sg.value_and_grad(logistic, backend=B)(w, Xd, yd)

@@ -312,6 +312,56 @@ def test_a_float32_scalar_in_a_while_carry():
         np.testing.assert_allclose(got, X32.astype(np.float64) * 1.1 ** 4, rtol=1e-6)
 
 
+DTYPE_FLOAT64 = {  # numpy's dtype=np.float64 on float32 values: computed and returned in float64
+    "sum": lambda x: np.sum(x, dtype=np.float64),
+    "x.mean": lambda x: x.mean(axis=0, dtype=np.float64),
+    "var": lambda x: np.var(x, dtype=np.float64),
+    "std": lambda x: np.std(x, axis=1, dtype=np.float64),
+    "cumsum": lambda x: np.cumsum(x, dtype=np.float64),
+    "cumprod": lambda x: np.cumprod(x, axis=1, dtype=np.float64),
+    "trace": lambda x: np.trace(x, dtype=np.float64),
+    "einsum": lambda x: np.einsum("ij,ij->i", x, x, dtype=np.float64),
+    "matmul": lambda x: np.matmul(x, x.T, dtype=np.float64),
+    "ufunc": lambda x: np.exp(x, dtype=np.float64),
+    "concatenate": lambda x: np.concatenate([x, x], dtype=np.float64),
+}
+
+
+@pytest.mark.parametrize("name", DTYPE_FLOAT64)
+def test_dtype_float64_of_float32_values_is_numpys_float64(name):
+    """np.sum(x32, dtype=np.float64) was float32 (the dtype accepted and ignored): 1e-8
+    off numpy's float64 sum. Values against numpy, gradients float32 against float64."""
+    fun = DTYPE_FLOAT64[name]
+    x = (np.arange(1, 7, dtype=np.float32) / 7).reshape(2, 3)
+    want = fun(x)  # numpy itself
+    got = sg.jit(fun, backend="interpreter")(x)
+    assert np.asarray(got).dtype == np.asarray(want).dtype == np.float64
+    np.testing.assert_allclose(got, want, rtol=1e-15)
+    g = sg.grad(lambda x: np.sum(np.sin(fun(x))), backend="interpreter")(x)
+    g64 = sg.grad(lambda x: np.sum(np.sin(fun(x))), backend="interpreter")(x.astype(np.float64))
+    assert g.dtype == np.float32
+    np.testing.assert_allclose(g, g64, rtol=1e-6)
+
+
+MASK = np.array([True, False, True, True])
+
+
+@pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.uint16, np.float16, np.int32])
+def test_a_constant_of_a_small_dtype_with_float32_promotes_as_numpy(dtype):
+    """x32 * c for a constant c of a dtype float32 holds (a captured mask) is float32 in
+    numpy; it was float64 (the constant converted to float64 first). int32 stays float64."""
+    c = MASK.astype(dtype) * (3 if dtype is not np.bool_ else 1)
+    x = _f32(4)
+    for fun in (lambda x: x * c + 1.0, lambda x: np.where(x > 0, x, c), lambda x: c - x):
+        want = fun(x)  # numpy itself
+        got = sg.jit(fun, backend="interpreter")(x)
+        assert got.dtype == want.dtype
+        np.testing.assert_allclose(got, want, rtol=1e-6)
+    g = sg.grad(lambda x: np.sum(np.sin(x * c)), backend="interpreter")(x)
+    assert g.dtype == np.float32
+    np.testing.assert_allclose(g, np.cos(x.astype(np.float64) * c) * c, rtol=1e-5)
+
+
 @pytest.mark.parametrize("name", ["zeros_like", "ones_like", "full_like", "var", "std"])
 def test_like_constructors_and_var_std_keep_float32_as_numpy(name):
     fun = {"zeros_like": lambda x: x + np.zeros_like(x), "ones_like": lambda x: x * np.ones_like(x),

@@ -258,13 +258,57 @@ def capture_tensor_model_in_place():
     return m, change
 
 
+class Table:  # reads by special methods Python calls without naming them
+    def __init__(self):
+        self.d = {"k": 2.0}
+        self.items = [1.0, 2.0]
+
+    def __getitem__(self, key):
+        return self.d[key]
+
+    def __iter__(self):
+        return iter(self.items)
+
+    def __add__(self, x):
+        return x * self.d["k"]
+
+
+def capture_getitem_of_an_object():
+    t = Table()
+    f = lambda x: np.sum(np.sin(t["k"] * x))  # noqa: E731
+
+    def change():
+        t.d["k"] = -1.5
+    return f, change
+
+
+def capture_iteration_over_an_object():
+    t = Table()
+    f = lambda x: np.sum(np.sin(sum(t) * x))  # noqa: E731
+
+    def change():
+        t.items.append(4.0)
+    return f, change
+
+
+def capture_operator_of_an_object():
+    t = Table()
+    f = lambda x: np.sum(np.sin(t + x))  # noqa: E731
+
+    def change():
+        t.d["k"] = 0.5
+    return f, change
+
+
 CAPTURES = [capture_tensor_model_in_place, capture_callable_object,
             capture_callable_object_in_place, capture_partial, capture_global_function,
             capture_dict_function, capture_attribute_symgrad_function,
             capture_two_names_one_list, capture_base_class_attribute,
             capture_property_over_slots, capture_getattr_literal, capture_vars_literal,
             capture_attrgetter_literal, capture_globals_literal,
-            capture_ndarray_subclass_in_place, capture_memmap_in_place, capture_tensor_in_place]
+            capture_ndarray_subclass_in_place, capture_memmap_in_place, capture_tensor_in_place,
+            capture_getitem_of_an_object, capture_iteration_over_an_object,
+            capture_operator_of_an_object]
 
 
 # past the analysis' limits: these fail closed (retrace on every call, warn once)
@@ -713,3 +757,32 @@ def test_an_assert_under_pytest_reads_no_guard_that_always_fails():
             np.testing.assert_array_equal(g(x), 2 * x)
         y, pullback = sg.vjp(fun, x, backend="interpreter")
         np.testing.assert_array_equal(pullback(1.0)[0], 2 * x)
+
+
+class Config:
+    k = 2.0
+
+
+def _scaled_by_config(x):
+    return x * Config.k
+
+
+def test_values_made_anew_at_every_read_are_guarded_by_what_they_are():
+    """``Config.__call__`` (a C method bound to the class) and ``Config.__dict__`` (a
+    mapping proxy) are new objects at every read: guarded by identity they never held, so
+    a pullback always refused. They are guarded by owner and name, and by contents."""
+    def f(x):
+        return np.sum(_scaled_by_config.__call__(x) * Config.__dict__["k"])
+
+    x = np.array([1.0, 2.0])
+    _, pullback = sg.vjp(f, x, backend="interpreter")
+    np.testing.assert_allclose(pullback(1.0)[0], central_difference(f, x), rtol=1e-6)
+    g = sg.grad(f, backend="interpreter")
+    np.testing.assert_allclose(g(x), [4.0, 4.0])
+    Config.k = 3.0
+    try:
+        np.testing.assert_allclose(g(x), central_difference(f, x), rtol=1e-6)
+        with pytest.raises(RuntimeError, match="call sg.vjp again"):
+            pullback(1.0)
+    finally:
+        Config.k = 2.0

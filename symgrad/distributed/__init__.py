@@ -158,7 +158,8 @@ def _prepare(t: Signature, args: tuple, gradient: Any,
             while len(cache) > _PER_FUNCTION:
                 cache.pop(next(iter(cache)))
     if gradient is not None:  # numpy cotangents checked and converted as for a numpy call
-        cts = _cotangent_leaves(gradient, prepared.primal, prepared.out_tree, t.title)
+        cts = _cotangent_leaves(gradient, prepared.primal, prepared.out_tree, t.title,
+                                t.has_aux)
         for j, (g, out) in enumerate(zip(cts, prepared.primal)):
             if _is_dask_array(g):
                 if tuple(g.shape) != out.shape:

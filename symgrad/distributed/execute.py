@@ -175,9 +175,13 @@ class ChunkProgram(Shipped):
         """The task of one chunk: the data blocks, then the driver's values."""
         c: _ChunkPass = self.value
         graph, combine, n_data = c.graph, c.combine, c.n_data
+        if not n_data:  # a pass that reads no data: its first argument only counts the rows
+            r = _only(args[0]).shape[0]
+            args = args[1:]
         blocks = [_kernel_array(_only(b), v.dtype) for b, v in zip(args[:n_data], graph.inputs)]
         values = [_kernel_value(x, v) for x, v in zip(args[n_data:], graph.inputs[n_data:])]
-        r = blocks[0].shape[0]
+        if n_data:
+            r = blocks[0].shape[0]
         if r:
             program = self.program(r)
             outs = program.kernel(*blocks, *values, *program.consts)
@@ -321,8 +325,9 @@ class Run:
         row_chunks = first.chunks[0]
         args: list[Any] = []
         letters = iter(f"a{k}" for k in range(10_000))
-        for v in graph.inputs[:p.n_data]:
-            x = self.data[id(v)]
+        # a pass that reads no data (the gradient of mean(X * w) in X: w / n on every
+        # row) still runs per chunk: the first data array gives it its chunks of rows
+        for x in [self.data[id(v)] for v in graph.inputs[:p.n_data]] or [first]:
             args += [x, ("rows", *(next(letters) for _ in range(x.ndim - 1)))]
         values = [self.env[id(v)] for v in graph.inputs[p.n_data:]]
         for x in values:

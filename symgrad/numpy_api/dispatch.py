@@ -17,6 +17,7 @@ import numpy as np
 from ..core.errors import UnsupportedFunctionError, user_location
 from ..core.tracing import Traced
 from ..prims.complex import cabs
+from ..prims.convert import convert
 from ..prims.elementwise import as_float, call
 from ..prims.registry import REGISTRY, of_numpy
 from .scipy_special import lookup, scipy_name, supported
@@ -63,6 +64,9 @@ def apply_ufunc(ufunc: np.ufunc, method: str, inputs: Sequence[Any], kwargs: dic
             f"{name}.{method} on a traced value (at {user_location()}) is not supported; "
             "use the numpy function instead (np.sum for np.add.reduce, ...)")
     refuse_kwargs(name, kwargs, allowed={"dtype": float_dtype})
+    if kwargs.get("dtype") is not None:  # np.add(x32, y, dtype=np.float64): in float64
+        inputs = [in_dtype(kwargs["dtype"], x) for x in inputs]
+    kwargs = {k: v for k, v in kwargs.items() if k != "dtype"}
     if ufunc is np.positive:
         return inputs[0]
     if ufunc in HANDLED_FUNCTIONS:  # ufuncs that are not elementwise, such as np.matmul
@@ -149,6 +153,15 @@ _ONE_OPERAND = frozenset({"prod", "nanprod", "cumprod", "nancumprod", "cumulativ
 
 def float_dtype(dtype: Any) -> bool:
     return dtype is None or np.dtype(dtype) == np.float64
+
+
+def in_dtype(dtype: Any, x: Any) -> Any:
+    """``x`` as numpy computes it for ``dtype=`` (None or float64, :func:`float_dtype`):
+    a float32 value with ``dtype=np.float64`` converted first, since numpy computes
+    (accumulates, for a sum) and returns float64 then; anything else as it is."""
+    if dtype is None or getattr(x, "dtype", None) != np.float32:
+        return x
+    return convert(x, "float64")
 
 
 def refuse_kwargs(name: str, kwargs: dict, allowed: dict[str, Callable[[Any], bool]]) -> None:

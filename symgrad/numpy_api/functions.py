@@ -27,7 +27,7 @@ from ..prims.convert import convert
 from ..prims.elementwise import as_float
 from ..prims.integers import logical_or
 from ..prims.norms import norm2
-from .dispatch import float_dtype, implements, normalize_axes, refuse_kwargs
+from .dispatch import float_dtype, implements, in_dtype, normalize_axes, refuse_kwargs
 
 add, subtract, multiply, divide, power = E.add, E.sub, E.mul, E.div, E.power
 negative, absolute, exp, log = E.neg, E.absolute, E.exp, E.log
@@ -225,7 +225,7 @@ def _reduction(prim: Primitive, numpy_name: str) -> Callable:
            keepdims: bool = False, **kwargs: Any) -> Any:
         refuse_kwargs(numpy_name, {"dtype": dtype, "out": out, **kwargs},
                       allowed={"dtype": float_dtype})
-        a = as_float(a)
+        a = in_dtype(dtype, as_float(a))
         shape = shape_of(a)
         axes = normalize_axes(axis, len(shape))
         result = apply(prim, a, axes=axes)
@@ -289,7 +289,7 @@ def _variance(name: str, a: Any, axis: Any, dtype: Any, out: Any, ddof: Any,
               keepdims: bool, kwargs: dict) -> Any:
     # numpy's formula: sum((a - mean(a))**2) / (n - ddof), the mean kept for broadcasting
     refuse_kwargs(name, {"dtype": dtype, "out": out, **kwargs}, allowed={"dtype": float_dtype})
-    a = as_float(a)
+    a = in_dtype(dtype, as_float(a))
     axes = normalize_axes(axis, len(shape_of(a)))
     centered = subtract(a, mean(a, axis, keepdims=True))
     if np.iscomplexobj(a):  # numpy's var of complex values: the mean of |a - mean(a)|**2
@@ -331,7 +331,7 @@ def std(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any 
         0.0
     """
     refuse_kwargs("np.std", {"dtype": dtype, "out": out, **kwargs}, allowed={"dtype": float_dtype})
-    a = as_float(a)
+    a = in_dtype(dtype, as_float(a))
     shape = shape_of(a)
     axes = normalize_axes(axis, len(shape))
     centered = subtract(a, mean(a, axis, keepdims=True))

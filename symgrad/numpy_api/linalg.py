@@ -28,7 +28,7 @@ from ..prims.elementwise import as_float
 from ..prims.linalg import det_p, inv_p, matmul_p, slogdet_p, solve_p
 from ..prims.norms import norm2
 from .decompositions import axes_of, other_norm
-from .dispatch import float_dtype, implements, normalize_axes, refuse_kwargs
+from .dispatch import float_dtype, implements, in_dtype, normalize_axes, refuse_kwargs
 from .einsum_spec import in_pairs
 from .einsum_spec import normalize as normalize_einsum
 from .functions import broadcast_to, multiply, reshape, sum, transpose, where
@@ -52,6 +52,7 @@ def _not_aligned(name: str, sa: tuple, sb: tuple, ka: int, kb: int, which: str) 
 def matmul(x1: Any, x2: Any, /, out: Any = None, **kwargs: Any) -> Any:
     """``x1 @ x2`` with numpy's rules: 1-D operands promoted, batch axes broadcast."""
     refuse_kwargs("np.matmul", {"out": out, **kwargs}, allowed={"dtype": float_dtype})
+    x1, x2 = (in_dtype(kwargs.get("dtype"), a) for a in (x1, x2))
     x, y, sx, sy = _operands(x1, x2)
     if not sx or not sy:
         raise ShapeError(f"matmul: operands of shapes {sx} and {sy} must have at least one "
@@ -129,7 +130,7 @@ def trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = 
           out: Any = None) -> Any:
     """``np.trace``: the sum of a diagonal, over ``axis1`` and ``axis2``."""
     refuse_kwargs("np.trace", {"dtype": dtype, "out": out}, allowed={"dtype": float_dtype})
-    a = as_float(a)
+    a = in_dtype(dtype, as_float(a))
     ndim = len(shape_of(a))
     if ndim < 2:
         raise ShapeError(f"trace: needs at least two axes, got shape {shape_of(a)}")
@@ -167,6 +168,7 @@ def einsum(subscripts: Any, *operands: Any, out: Any = None, optimize: Any = Fal
     """``np.einsum``: subscripts or sublists, ``...``, any number of operands (contracted
     in pairs, left to right), each pair as transposes, sums and one ``matmul``."""
     refuse_kwargs("np.einsum", {"out": out, **kwargs}, allowed={"dtype": float_dtype})
+    operands = tuple(in_dtype(kwargs.get("dtype"), a) for a in operands)
     spec, operands = normalize_einsum(subscripts, operands)
     if len(operands) > 2:
         return in_pairs(spec, operands, einsum)

@@ -18,7 +18,7 @@ from ..core.tracing import Traced, apply, as_constant_array, shape_of
 from ..prims import windows as W
 from ..prims.elementwise import as_float
 from ..prims.indexing import along, concatenate_p, cumsum_p, gather, normalize, strided, unslice
-from .dispatch import float_dtype, implements, normalize_axes, refuse_kwargs
+from .dispatch import float_dtype, implements, in_dtype, normalize_axes, refuse_kwargs
 from .functions import broadcast_to, reshape, transpose
 
 
@@ -51,7 +51,7 @@ def concatenate(arrays: Any, axis: Any = 0, out: Any = None, dtype: Any = None,
                 casting: str = "same_kind") -> Any:
     refuse_kwargs("np.concatenate", {"out": out, "dtype": dtype},
                   allowed={"dtype": float_dtype})
-    arrays = [as_float(a) for a in arrays]
+    arrays = [in_dtype(dtype, as_float(a)) for a in arrays]
     if not arrays:
         raise ValueError("need at least one array to concatenate")
     if axis is None:
@@ -69,7 +69,7 @@ def concatenate(arrays: Any, axis: Any = 0, out: Any = None, dtype: Any = None,
 @implements(np.stack)
 def stack(arrays: Any, axis: int = 0, out: Any = None, **kwargs: Any) -> Any:
     refuse_kwargs("np.stack", {"out": out, **kwargs}, allowed={"dtype": float_dtype})
-    arrays = list(arrays)
+    arrays = [in_dtype(kwargs.get("dtype"), a) for a in arrays]
     if not arrays:
         raise ValueError("need at least one array to stack")
     shapes = {shape_of(a) for a in arrays}
@@ -92,7 +92,7 @@ def flip(m: Any, axis: Any = None) -> Any:
 def cumsum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Any:
     refuse_kwargs("np.cumsum", {"dtype": dtype, "out": out},
                   allowed={"dtype": float_dtype})
-    a = as_float(a)
+    a = in_dtype(dtype, as_float(a))
     if axis is None or _ndim(a) == 0:
         a, axis = reshape(a, (-1,)), 0
     (axis,) = normalize_axes(axis, _ndim(a))

@@ -29,7 +29,7 @@ from ..prims import complex as CX
 from ..prims import elementwise as E
 from ..prims import sorting as P
 from ..prims.elementwise import as_float
-from .dispatch import float_dtype, implements, normalize_axes, refuse_kwargs
+from .dispatch import float_dtype, implements, in_dtype, normalize_axes, refuse_kwargs
 from .functions import max, mean, min, reshape, sum
 from .shapes import cumsum, moveaxis
 
@@ -94,7 +94,7 @@ def cumprod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Any
     derivatives up to the third (every one keeps a zero factor).
     """
     refuse_kwargs("np.cumprod", {"dtype": dtype, "out": out}, allowed={"dtype": float_dtype})
-    a = as_float(a)
+    a = in_dtype(dtype, as_float(a))
     if axis is None or not shape_of(a):
         a, axis = reshape(a, (-1,)), 0
     (axis,) = normalize_axes(axis, len(shape_of(a)))

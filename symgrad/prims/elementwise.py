@@ -497,6 +497,7 @@ def call(prim: Primitive, *args: Any) -> Any:
             return ON_BOOLS[prim](*args)  # bool + bool is logical or, as numpy
         if kinds.strip("bi") == "" and prim in ON_INTEGERS:
             return ON_INTEGERS[prim](*args)
+    args = _narrow_constants(args)
     if prim is where_p:
         c, x, y = args
         exact = "np.where" if kind(x) + kind(y) in ("ii", "ib", "bi") else None
@@ -517,6 +518,18 @@ def call(prim: Primitive, *args: Any) -> Any:
         return call(mul_p, args[0], args[0])  # int64 x * x, exact (and refusing to wrap)
     exact = integer_result(prim, args)
     return apply(prim, *_rounded_weak([as_float(a, exact) for a in args]))
+
+
+def _narrow_constants(args: tuple) -> tuple:
+    """A constant array of a dtype that float32 holds exactly (bool, int8, int16, uint8,
+    uint16, float16) next to a float32 traced value enters as float32, as numpy promotes
+    it: ``x32 * mask`` is float32 (it became float64, the constant being converted
+    first)."""
+    if not any(isinstance(a, Traced) and a.dtype == F32 for a in args):
+        return args
+    return tuple(a.astype(np.float32) if isinstance(a, np.ndarray) and a.dtype.kind in "biuf"
+                 and a.dtype != F32 and np.result_type(a.dtype, np.float32) == F32 else a
+                 for a in args)
 
 
 def _rounded_weak(args: list) -> list:

@@ -153,9 +153,11 @@ class Transformed:
     def _call_checked(self, args: tuple, gradient: Any, kwargs: dict) -> Any:
         """A call through every check, which (for a plain call) fills the fast path."""
         args, kwargs = _values(args), {k: _value(v) for k, v in kwargs.items()}
-        if gradient is not None:
-            gradient = (tuple(map(_value, gradient)) if isinstance(gradient, (tuple, list))
-                        else _value(gradient))
+        if isinstance(gradient, (tuple, list)):  # (a named tuple keeps its type: its
+            values = tuple(map(_value, gradient))  # structure is compared with the output's)
+            gradient = type(gradient)(*values) if hasattr(gradient, "_fields") else values
+        elif gradient is not None:
+            gradient = _value(gradient)
         trees = tuple(k for k, v in kwargs.items() if _is_tree(v))
         if trees:  # pytree keyword arguments: trailing positional ones of a wrapper
             inner = self._keyword_trees(len(args), trees)
@@ -267,7 +269,7 @@ class Transformed:
         n_primal = len(final.outputs) if wrt is None else int(keep_primal) + n_aux
         primal = tuple(a.aval for a in staged.graph.outputs)
         cts = [] if gradient is None else _cotangents(gradient, primal, staged.out_tree,
-                                                      sig.title)
+                                                      sig.title, sig.has_aux)
         # a real traced cotangent of a complex output enters as complex (as a kernel's does)
         cts = [convert(c, p.dtype) if p.dtype in COMPLEXES and isinstance(c, Tracer)
                and c.aval.dtype not in COMPLEXES else c for c, p in zip(cts, primal)]
@@ -325,7 +327,7 @@ class Transformed:
             twin = Transformed(sig.like(self.fun, argnums, sig.static_argnums, "numpy"))
             self._numpy_twin = twin
         spec, inputs = twin._prepare(_values(args), gradient, {})
-        n_ct = 0 if gradient is None else len(spec.primal)
+        n_ct = 0 if gradient is None else 1 if sig.has_aux else len(spec.primal)
         grads = adjoint_expressions(spec.graph, spec.n_primal, len(inputs) - n_ct,
                                     inputs[len(inputs) - n_ct:])
         grads = [simplify_all(g, seconds / len(grads)) for g in grads]
@@ -366,7 +368,8 @@ class Transformed:
                     self._cache.pop(next(iter(self._cache)))
                 self._cache[tuple(key)] = spec
         if gradient is not None:
-            inputs += _cotangents(gradient, spec.primal, spec.out_tree, sig.title)
+            inputs += _cotangents(gradient, spec.primal, spec.out_tree, sig.title,
+                                  sig.has_aux)
         return spec, inputs
 
     def _remember(self, args: tuple, gradient: Any, spec: Specialization, inputs: list,

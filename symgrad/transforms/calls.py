@@ -442,18 +442,21 @@ def _require_hashable(x: Any, name: str) -> None:
 
 
 def _cotangents(gradient: Any, outs: tuple[Aval, ...], out_tree: Tree,
-                name: str) -> list[Any]:
+                name: str, has_aux: bool = False) -> list[Any]:
     """``gradient=`` as kernel arguments (or tracers, when traced), one per output,
     checked against the outputs' avals ``outs`` and their structure ``out_tree``."""
-    given = _cotangent_leaves(gradient, outs, out_tree, name)
+    given = _cotangent_leaves(gradient, outs, out_tree, name, has_aux)
     return [_traced_cotangent(g, out, name) if isinstance(g, Tracer)
             else pipeline.cotangent(g, out, f"{name} returns") for g, out in zip(given, outs)]
 
 
 def _cotangent_leaves(gradient: Any, outs: tuple[Aval, ...], out_tree: Tree,
-                      name: str) -> list[Any]:
+                      name: str, has_aux: bool = False) -> list[Any]:
     """``gradient=`` as one value per output, as given (numpy, traced or Dask), checked
-    to have the structure ``out_tree`` of ``name``'s output (whose avals are ``outs``)."""
+    to have the structure ``out_tree`` of ``name``'s output (whose avals are ``outs``);
+    with ``has_aux``, of its value only (aux passes through, with no cotangent)."""
+    if has_aux and out_tree.kind in ("tuple", "list") and len(out_tree.children) == 2:
+        outs, out_tree = outs[:1], out_tree.children[0]
     given = [gradient]
     if out_tree.kind != "leaf":
         given, tree = flatten(gradient)

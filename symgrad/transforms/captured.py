@@ -89,9 +89,21 @@ _IMMUTABLE = (slice, range, frozenset, type(Ellipsis), type(NotImplemented), np.
 #: C functions (made anew on every attribute access when bound): not followed
 _OPAQUE = (types.BuiltinFunctionType, types.BuiltinMethodType, types.MethodWrapperType,
            types.WrapperDescriptorType, types.MethodDescriptorType, np.ufunc)
+#: C methods bound anew at every attribute access (guarded by owner and name)
+_BOUND_ANEW = (types.BuiltinMethodType, types.MethodWrapperType)
 #: the user's rules a symgrad custom function holds (custom_vjp, custom_jvp)
 _RULES = ("fwd", "bwd", "jvp", "jvps")
+#: followed element by element (a class's ``__dict__`` is a mapping proxy)
+_CONTAINERS = (list, tuple, dict, types.MappingProxyType)
 _HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made by a class statement
+#: special methods that make, show, copy or change an object: no value of a computation
+_NOT_READING = frozenset({
+    "__init__", "__new__", "__del__", "__init_subclass__", "__class_getitem__",
+    "__set_name__", "__post_init__", "__repr__", "__str__", "__format__", "__dir__",
+    "__sizeof__", "__reduce__", "__reduce_ex__", "__getstate__", "__setstate__",
+    "__getnewargs__", "__getnewargs_ex__", "__copy__", "__deepcopy__", "__setattr__",
+    "__delattr__", "__setitem__", "__delitem__", "__subclasshook__", "__instancecheck__",
+    "__subclasscheck__"})
 
 Getter = Callable[[tuple], Any]
 
@@ -156,6 +168,17 @@ def _check(get: Getter, value: Any) -> Callable[[tuple], bool]:
     if isinstance(value, os._Environ):  # (its dict is no attribute): by its contents
         environ = dict(value)
         return lambda args: get(args) is value and dict(value) == environ
+    if isinstance(value, types.MappingProxyType):  # a class's __dict__: new at every read
+        items = dict(value)
+        return lambda args: isinstance(now := get(args), types.MappingProxyType) and (
+            now.keys() == items.keys() and all(now[k] is v for k, v in items.items()))
+    owner = getattr(value, "__self__", None)
+    if isinstance(value, _BOUND_ANEW) and owner is not None:
+        # a C method bound to an object (``Cls.__call__``, ``lst.append``, a module's
+        # ``__setattr__``): new at every read, so by its owner and name
+        kind, name = type(value), value.__name__
+        return lambda args: type(now := get(args)) is kind and getattr(
+            now, "__self__", None) is owner and now.__name__ == name
     return lambda args: get(args) is value
 
 
@@ -461,7 +484,7 @@ class _Finder:
         if isinstance(x, types.FunctionType):
             self.function(x, get)
             return
-        if isinstance(x, (list, tuple, dict)):
+        if isinstance(x, _CONTAINERS):
             self.container(x, get, depth, where)
             return
         if isinstance(x, (operator.attrgetter, operator.methodcaller)):
@@ -509,13 +532,17 @@ class _Finder:
 
     def methods(self, x: Any) -> None:
         """The code of ``x``'s class (and its bases: a method reached through ``super()``
-        is not what ``getattr`` finds) for ``__call__`` and every attribute name used:
-        methods, properties, static and class methods."""
+        is not what ``getattr`` finds) for every attribute name used and every special
+        method Python may call without naming it (``T["k"]`` calls ``__getitem__``,
+        ``sum(bag)`` ``__iter__``, ``obj + x`` ``__add__``): methods, properties, static
+        and class methods."""
         classes = x.__mro__ if isinstance(x, type) else type(x).__mro__
         for cls in classes:
             if _library(cls):
                 continue
-            for name in ("__call__", *sorted(self.attrs)):
+            special = sorted(n for n in cls.__dict__ if n.startswith("__") and n.endswith("__")
+                             and n not in _NOT_READING)
+            for name in (*special, *sorted(self.attrs)):
                 member = cls.__dict__.get(name)
                 if isinstance(member, (staticmethod, classmethod)):
                     member = member.__func__
@@ -534,8 +561,8 @@ class _Finder:
 
         def length(a: tuple) -> Any:
             now = get(a)
-            return len(now) if isinstance(now, (list, tuple, dict)) else _MISSING
+            return len(now) if isinstance(now, _CONTAINERS) else _MISSING
         self.guard(length, len(x), where)
-        items = x.items() if isinstance(x, dict) else enumerate(x)
+        items = x.items() if isinstance(x, (dict, types.MappingProxyType)) else enumerate(x)
         for key, item in items:
             self.value(item, _item(get, key), depth + 1, f"{where}[{key!r}]")
