@@ -39,9 +39,11 @@ import numpy as np
 from ..core.interpreter import interpret
 from ..core.ir import (
     BOOL,
+    C64,
+    C128,
     F32,
     FLOAT,
-    FLOATS,
+    INEXACT,
     INT,
     TUPLE,
     Aval,
@@ -72,7 +74,7 @@ def _proj_rule(t: Aval, *, part: int) -> Aval:
 # a part of a control-flow equation's results; a tuple's cotangent is a dict from
 # part index to cotangent, so proj gives its one entry
 proj_p = register(
-    name="proj", kind="control", shape_rule=_proj_rule,
+    name="proj", complex=True, kind="control", shape_rule=_proj_rule,
     impl=lambda t, part: t[part],
     vjp=lambda g, ans, t, *, part: ({part: g},),
     sympy=lambda sp, t, *, part: t[part], view=True,
@@ -97,7 +99,8 @@ def parts(t: Any, n: int) -> list[Any]:
 
 
 def is_float(a: Aval) -> bool:
-    return a.dtype in FLOATS
+    """Whether values of ``a`` carry derivatives: float and complex ones."""
+    return a.dtype in INEXACT
 
 
 def atom(x: Any) -> Any:
@@ -109,19 +112,22 @@ def atom(x: Any) -> Any:
 
 
 def of_dtype(x: Any, aval: Aval) -> Any:
-    """``x`` (a cotangent, traced or a number) in ``aval``'s float dtype: a ``convert``
-    when it differs (a float64 seed of a float32 carry; a literal has no float32)."""
+    """``x`` (a cotangent, traced or a number) in ``aval``'s float or complex dtype: a
+    ``convert`` when it differs (a float64 seed of a float32 carry; a literal has no
+    float32; a real cotangent of a complex carry)."""
     dtype = x.dtype if isinstance(x, Traced) else np.asarray(x).dtype
-    if aval.dtype in FLOATS and dtype != np.dtype(aval.dtype):
+    if aval.dtype in INEXACT and dtype != np.dtype(aval.dtype):
         return apply(convert_p, x, dtype=aval.dtype)
     return x
 
 
 def zeros(aval: Aval) -> Any:
-    """Zeros of ``aval`` (a float literal for a float64 scalar; a float32 value is a
-    ``convert`` of the float64 zeros, as a literal has no float32)."""
+    """Zeros of ``aval`` (a float literal for a float64 scalar; a float32 or complex value
+    is a ``convert`` of the float64 zeros, as a literal has neither)."""
     zero = np.float64(0.0) if not aval.shape else broadcast_to(0.0, aval.shape)
-    return apply(convert_p, zero, dtype=F32) if aval.dtype == F32 else zero
+    if aval.dtype in (F32, C64, C128):
+        return apply(convert_p, zero, dtype=aval.dtype)
+    return zero
 
 
 # ---------------------------------------------------------------------------
@@ -235,7 +241,7 @@ def _cond_vjp(g: dict, ans: Any, pred: Any, *ops: Any, true: Graph, false: Graph
 
 
 cond_p = register(
-    name="cond", kind="control", shape_rule=_cond_rule, impl=_cond_impl,
+    name="cond", complex=True, kind="control", shape_rule=_cond_rule, impl=_cond_impl,
     vjp=_cond_vjp, sympy=_cond_sympy, subgraphs=("true", "false"),
     batch=lambda b, args, flags, **params: batch_cond(cond_p, b, args, flags, **params))
 
@@ -252,4 +258,6 @@ def operand_aval(x: Any) -> Aval:
         return Aval(array.shape, BOOL)
     if array.dtype.kind in "iu" and array.ndim == 0:
         return Aval((), INT)
+    if array.dtype.kind == "c":
+        return Aval(array.shape, C64 if array.dtype == np.complex64 else C128)
     return Aval(array.shape, F32 if array.dtype == np.float32 else FLOAT)

@@ -283,7 +283,7 @@ def _loop_vjp(g: dict, ans: Any, lo: Any, hi: Any, *ops: Any, body: Graph, n_car
 
 
 loop_p = register(
-    name="loop", kind="control", shape_rule=_loop_rule, impl=_loop_impl,
+    name="loop", complex=True, kind="control", shape_rule=_loop_rule, impl=_loop_impl,
     vjp=_loop_vjp, sympy=_loop_sympy, subgraphs=("body", "recompute"),
     batch=lambda b, args, flags, **params: batch_loop(loop_p, b, args, flags, **params))
 
@@ -375,6 +375,6 @@ def _while_vjp(g: dict, ans: Any, *ops: Any, cond: Graph, body: Graph, n_carry: 
 
 
 while_p = register(
-    name="while", kind="control", shape_rule=_while_rule, impl=_while_impl,
+    name="while", complex=True, kind="control", shape_rule=_while_rule, impl=_while_impl,
     vjp=_while_vjp, sympy=_while_sympy, subgraphs=("cond", "body"),
     batch=lambda b, args, flags, **params: batch_while(while_p, b, args, flags, **params))
