@@ -17,8 +17,9 @@ An object-mode block would cost the same per call (measured on ``x * 2`` -> fft 
 us, the fft alone 3.6-5.1 us), with one kernel instead of one per piece to compile.
 
 A complex value met by a primitive outside :data:`KERNEL_PRIMITIVES` (none of
-``complex=True`` today but ``eigh`` of an upper triangle) or inside a loop or branch
-body sends the whole graph to the interpreter (:func:`interpreted_reason`). Numba's
+``complex=True`` today), or by one that runs between kernels (the FFT, complex ``log``,
+...) inside a loop or branch body, sends the whole graph to the interpreter
+(:func:`interpreted_reason`). Numba's
 complex functions are not numpy's bits everywhere: ``**`` of a complex base (numpy
 multiplies for integer exponents, Numba takes exp and log) and the transcendental
 functions differ in the last bits (relative 1e-15), ``/`` is numpy's own loop.
@@ -107,7 +108,4 @@ def interpreted_reason(graph: Graph, inside: str = "") -> str | None:
             continue
         if e.prim.name not in KERNEL_PRIMITIVES:
             return f"primitive {e.prim.name} has no complex Numba kernel"
-        if e.prim.name == "eigh" and e.params.get("uplo") == "U":
-            return ("eigh of a complex matrix's upper triangle (Numba's eigh reads the lower "
-                    "one, and symgrad's own reads real matrices)")
     return None
