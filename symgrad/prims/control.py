@@ -171,6 +171,51 @@ def seeded_adjoint(body: Graph, seeded: Sequence[int], wrt: Sequence[int],
     return SeededAdjoint(graph, tuple(cts))
 
 
+#: id(graph) -> (graph, its linearized form): one object per body, so a loop's forward
+#: equation (``linearized`` facet) and the taping loop of its VJP hold the same body and
+#: :func:`symgrad.passes.loops.merge_taped` merges them
+_LINEARIZED: dict[int, tuple[Graph, Graph]] = {}
+
+
+def linearized_graph(graph: Graph, skip: tuple[str, ...] = ()) -> Graph:
+    """``graph`` as it computes under differentiation (JAX's linearized primal): each
+    equation that depends on a float or complex input and has a ``linearized`` facet
+    (a ``custom_jvp`` call, whose jvp rule's primal output is then the value; a
+    ``custom_vjp`` call, its ``fwd``; a loop or branch holding one) stands as that facet
+    makes it. Every float input counts as differentiated (the adjoint of a body, which
+    recomputes the step from the tape, takes them all). ``graph`` itself when nothing
+    changes."""
+    known = _LINEARIZED.get(id(graph))
+    if known is not None and known[0] is graph:
+        return known[1]
+    active = {id(v) for v in graph.inputs if v.aval.dtype in INEXACT}
+    eqns, changed = [], False
+    for e in graph.eqns:
+        if any(isinstance(a, Var) and id(a) in active for a in e.inputs):
+            active.add(id(e.out))
+            if e.prim.linearized is not None:
+                new = e.prim.linearized(e)
+                changed |= new is not e
+                e = new
+        eqns.append(e)
+    result = Graph(graph.inputs, tuple(eqns), graph.outputs, graph.consts, graph.name) \
+        if changed else graph
+    if len(_LINEARIZED) > 1024:
+        _LINEARIZED.clear()
+    _LINEARIZED[id(graph)] = (graph, result)
+    return result
+
+
+def with_linearized(eqn: Eqn, *names: str) -> Eqn:
+    """``eqn`` with its graphs ``names`` linearized (:func:`linearized_graph`): a loop's
+    or branch's ``linearized`` facet. ``eqn`` itself when they do not change."""
+    new = {k: linearized_graph(eqn.params[k]) for k in names
+           if isinstance(eqn.params.get(k), Graph)}
+    if all(new[k] is eqn.params[k] for k in new):
+        return eqn
+    return Eqn(eqn.prim, eqn.inputs, eqn.out, freeze_params({**eqn.params, **new}), eqn.origin)
+
+
 def add_eqn(x: Var, y: Any) -> Eqn:
     """``out = x + y`` as an equation of a graph under construction (no trace)."""
     y_atom = y if isinstance(y, Var | Literal) else Literal(float(y))
@@ -243,6 +288,7 @@ def _cond_vjp(g: dict, ans: Any, pred: Any, *ops: Any, true: Graph, false: Graph
 cond_p = register(
     name="cond", complex=True, kind="control", shape_rule=_cond_rule, impl=_cond_impl,
     vjp=_cond_vjp, sympy=_cond_sympy, subgraphs=("true", "false"),
+    linearized=lambda eqn: with_linearized(eqn, "true", "false"),
     batch=lambda b, args, flags, **params: batch_cond(cond_p, b, args, flags, **params))
 
 

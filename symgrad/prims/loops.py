@@ -54,9 +54,11 @@ from .control import (
     add_eqn,
     atom,
     is_float,
+    linearized_graph,
     of_dtype,
     proj,
     seeded_adjoint,
+    with_linearized,
     zeros,
 )
 from .control_batching import batch_loop, batch_while
@@ -243,7 +245,7 @@ def backward(body: Graph, n_carry: int, n_xs: int, g: dict, lo: Any, hi: Any,
     if checkpoint > 1:
         unused = [Var(v.aval) for v in ct_y]
         recompute = Graph((ins[0], *ins[1:1 + C + X], *unused, *ins[1 + C + X:]),
-                          body.eqns, body.outputs[:C], (), body.name)
+                          linearized_graph(body).eqns, body.outputs[:C], (), body.name)
         t = apply(loop_p, atom(lo), atom(hi), *ct_final, *acc0, *xs, *ct_ys, *consts, *tapes,
                   n_xs=X + len(ct_ys), recompute=recompute, checkpoint=checkpoint, **common)
     else:
@@ -273,8 +275,11 @@ def _loop_vjp(g: dict, ans: Any, lo: Any, hi: Any, *ops: Any, body: Graph, n_car
                      (), body.name)
     carry, xs, consts, _ = _split(ops, n_carry, n_xs, 0)
     k = checkpoint if checkpoint > 1 else 1
-    fwd = apply(loop_p, atom(lo), atom(hi), *ops, body=body, n_carry=n_carry, n_xs=n_xs,
-                reverse=reverse, tape=k, size=size, recompute=None, checkpoint=checkpoint)
+    # the forward as differentiated: custom rules' primals (the forward loop's equation
+    # becomes the same loop once this ran: its linearized facet, then merge_taped)
+    fwd = apply(loop_p, atom(lo), atom(hi), *ops, body=linearized_graph(body), n_carry=n_carry,
+                n_xs=n_xs, reverse=reverse, tape=k, size=size, recompute=None,
+                checkpoint=checkpoint)
     first_tape = len(body.outputs)
     tapes = [proj(fwd, first_tape + j) for j in range(n_carry)]
     cts_c, cts_x, cts_k = backward(body, n_carry, n_xs, g, lo, hi, carry, xs, consts, tapes,
@@ -285,6 +290,7 @@ def _loop_vjp(g: dict, ans: Any, lo: Any, hi: Any, *ops: Any, body: Graph, n_car
 loop_p = register(
     name="loop", complex=True, kind="control", shape_rule=_loop_rule, impl=_loop_impl,
     vjp=_loop_vjp, sympy=_loop_sympy, subgraphs=("body", "recompute"),
+    linearized=lambda eqn: with_linearized(eqn, "body"),
     batch=lambda b, args, flags, **params: batch_loop(loop_p, b, args, flags, **params))
 
 
@@ -356,8 +362,8 @@ def _while_vjp(g: dict, ans: Any, *ops: Any, cond: Graph, body: Graph, n_carry: 
             "taped), or as sg.fori_loop with a trip count if there is one"))
     ops = tuple(map(atom, ops))
     k = checkpoint if checkpoint > 1 else 1
-    fwd = apply(while_p, *ops, cond=cond, body=body, n_carry=n_carry, n_cconst=n_cconst,
-                tape=k, checkpoint=checkpoint)
+    fwd = apply(while_p, *ops, cond=cond, body=linearized_graph(body), n_carry=n_carry,
+                n_cconst=n_cconst, tape=k, checkpoint=checkpoint)
     count = proj(fwd, n_carry)
     tapes = [proj(fwd, n_carry + 1 + j) for j in range(n_carry)]
     index = Var(Aval((), INT), "i")
@@ -377,4 +383,5 @@ def _while_vjp(g: dict, ans: Any, *ops: Any, cond: Graph, body: Graph, n_carry: 
 while_p = register(
     name="while", complex=True, kind="control", shape_rule=_while_rule, impl=_while_impl,
     vjp=_while_vjp, sympy=_while_sympy, subgraphs=("cond", "body"),
+    linearized=lambda eqn: with_linearized(eqn, "body"),  # cond_fun sees primals (JAX)
     batch=lambda b, args, flags, **params: batch_while(while_p, b, args, flags, **params))

@@ -33,6 +33,7 @@ from ..core.pytree import flatten, unflatten
 from ..core.tracing import current_trace, forward_mode, shape_of
 from .api import Jit, Transformed, grad, vjp
 from .captured import world
+from .signature import LinearizedJit
 from .sparse_derivatives import SparseDerivative
 from .vectorize import vmap
 
@@ -139,7 +140,7 @@ def linearize(fun: Callable, *primals: Any, backend: str = "numba") -> tuple[Any
     of this call: it raises once a value ``fun`` reads from outside its arguments has
     changed."""
     primals = tuple(_copy(p) for p in primals)
-    out = Transformed(Jit(fun, backend=backend))(*primals)
+    out = Transformed(LinearizedJit(fun, backend=backend))(*primals)  # JAX's primal
     n = len(primals)
     guards = world(fun, primals) if current_trace() is None else None
     if guards is not None and guards.unguarded is not None:
