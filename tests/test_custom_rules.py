@@ -280,6 +280,14 @@ def test_a_jvp_rule_whose_primal_differs_is_followed_as_jax_follows_it():
            jax.jvp(wl(F, lax.while_loop), (0.5,), (1.0,)))
     _close(sg.value_and_grad(wl(f, sg.while_loop), backend=B)(0.5),
            jax.jvp(wl(F, lax.while_loop), (0.5,), (1.0,)))
+    # a call on a value not differentiated (c) inside a differentiated body: the function's
+    # primal, as JAX's (no tangent reaches it); x's carry gets the rule's
+    inner = lambda g, loop: lambda x, c: loop(  # noqa: E731
+        0, 2, lambda i, v: g(c) * v + g(v), x)
+    _close(sg.value_and_grad(inner(f, sg.fori_loop), backend=B)(0.5, 0.3),
+           jax.value_and_grad(inner(F, lax.fori_loop))(0.5, 0.3))
+    _close(sg.grad(inner(f, sg.fori_loop), argnums=(0, 1), backend=B)(0.5, 0.3),
+           jax.grad(inner(F, lax.fori_loop), argnums=(0, 1))(0.5, 0.3))
     ck = lambda x: sg.fori_loop(0, 5, lambda i, v: f(v) * 0.5 + v, x, checkpoint=2)  # noqa: E731
     _close(sg.value_and_grad(ck, backend=B)(0.5), jax.value_and_grad(
         lambda x: lax.fori_loop(0, 5, lambda i, v: F(v) * 0.5 + v, x))(0.5))

@@ -171,30 +171,62 @@ def seeded_adjoint(body: Graph, seeded: Sequence[int], wrt: Sequence[int],
     return SeededAdjoint(graph, tuple(cts))
 
 
-#: id(graph) -> (graph, its linearized form): one object per body, so a loop's forward
-#: equation (``linearized`` facet) and the taping loop of its VJP hold the same body and
-#: :func:`symgrad.passes.loops.merge_taped` merges them
-_LINEARIZED: dict[int, tuple[Graph, Graph]] = {}
+#: (id(graph), active inputs) -> (graph, its linearized form): one object per body, so a
+#: loop's forward equation (``linearized`` facet) and the taping loop of its VJP hold the
+#: same body and :func:`symgrad.passes.loops.merge_taped` merges them
+_LINEARIZED: dict[tuple, tuple[Graph, Graph]] = {}
 
 
-def linearized_graph(graph: Graph, skip: tuple[str, ...] = ()) -> Graph:
+def active_inputs(graph: Graph, active: Sequence[bool] | None) -> tuple[bool, ...]:
+    """Which inputs of ``graph`` are differentiated: ``active`` (one flag per input, as
+    the adjoint gives an equation's operands), or every float and complex one."""
+    if active is None:
+        return tuple(v.aval.dtype in INEXACT for v in graph.inputs)
+    return tuple(bool(a) and v.aval.dtype in INEXACT for a, v in zip(active, graph.inputs))
+
+
+def active_outputs(graph: Graph, active: Sequence[bool]) -> tuple[bool, ...]:
+    """Which outputs of ``graph`` depend on its ``active`` inputs."""
+    live = {id(v) for v, a in zip(graph.inputs, active) if a}
+    for e in graph.eqns:
+        if any(isinstance(a, Var) and id(a) in live for a in e.inputs):
+            live.add(id(e.out))
+    return tuple(isinstance(o, Var) and id(o) in live for o in graph.outputs)
+
+
+def active_carries(body: Graph, first: int, n_carry: int, active: Sequence[bool]) -> tuple:
+    """The active inputs of a loop body whose inputs ``first .. first + n_carry`` are the
+    carries (its first ``n_carry`` outputs): a carry is active if it starts active or the
+    body makes it from active values (a fixed point, as JAX's loop JVP finds it)."""
+    flags = list(active_inputs(body, active))
+    while True:
+        outs = active_outputs(body, flags)
+        new = [flags[first + j] or outs[j] for j in range(n_carry)]
+        if new == flags[first:first + n_carry]:
+            return tuple(flags)
+        flags[first:first + n_carry] = new
+
+
+def linearized_graph(graph: Graph, active: Sequence[bool] | None = None) -> Graph:
     """``graph`` as it computes under differentiation (JAX's linearized primal): each
-    equation that depends on a float or complex input and has a ``linearized`` facet
-    (a ``custom_jvp`` call, whose jvp rule's primal output is then the value; a
-    ``custom_vjp`` call, its ``fwd``; a loop or branch holding one) stands as that facet
-    makes it. Every float input counts as differentiated (the adjoint of a body, which
-    recomputes the step from the tape, takes them all). ``graph`` itself when nothing
-    changes."""
-    known = _LINEARIZED.get(id(graph))
+    equation that depends on a differentiated input (``active``: one flag per input;
+    None: every float and complex one) and has a ``linearized`` facet (a ``custom_jvp``
+    call, whose jvp rule's primal output is then the value; a ``custom_vjp`` call, its
+    ``fwd``; a loop or branch holding one) stands as that facet makes it. ``graph``
+    itself when nothing changes."""
+    flags = active_inputs(graph, active)
+    key = (id(graph), flags)
+    known = _LINEARIZED.get(key)
     if known is not None and known[0] is graph:
         return known[1]
-    active = {id(v) for v in graph.inputs if v.aval.dtype in INEXACT}
+    live = {id(v) for v, a in zip(graph.inputs, flags) if a}
     eqns, changed = [], False
     for e in graph.eqns:
-        if any(isinstance(a, Var) and id(a) in active for a in e.inputs):
-            active.add(id(e.out))
+        operands = tuple(isinstance(a, Var) and id(a) in live for a in e.inputs)
+        if any(operands):
+            live.add(id(e.out))
             if e.prim.linearized is not None:
-                new = e.prim.linearized(e)
+                new = e.prim.linearized(e, operands)
                 changed |= new is not e
                 e = new
         eqns.append(e)
@@ -202,14 +234,15 @@ def linearized_graph(graph: Graph, skip: tuple[str, ...] = ()) -> Graph:
         if changed else graph
     if len(_LINEARIZED) > 1024:
         _LINEARIZED.clear()
-    _LINEARIZED[id(graph)] = (graph, result)
+    _LINEARIZED[key] = (graph, result)
     return result
 
 
-def with_linearized(eqn: Eqn, *names: str) -> Eqn:
-    """``eqn`` with its graphs ``names`` linearized (:func:`linearized_graph`): a loop's
-    or branch's ``linearized`` facet. ``eqn`` itself when they do not change."""
-    new = {k: linearized_graph(eqn.params[k]) for k in names
+def with_linearized(eqn: Eqn, graphs: dict[str, Sequence[bool] | None]) -> Eqn:
+    """``eqn`` with its graphs (name -> their active inputs) linearized
+    (:func:`linearized_graph`): a loop's or branch's ``linearized`` facet. ``eqn`` itself
+    when they do not change."""
+    new = {k: linearized_graph(eqn.params[k], a) for k, a in graphs.items()
            if isinstance(eqn.params.get(k), Graph)}
     if all(new[k] is eqn.params[k] for k in new):
         return eqn
@@ -265,11 +298,13 @@ def _cond_sympy(sp: Any, pred: Any, *ops: Any, true: Graph, false: Graph,
 
 
 def _cond_vjp(g: dict, ans: Any, pred: Any, *ops: Any, true: Graph, false: Graph,
-              adjoint: Callable) -> tuple:
-    """The adjoint of the branch taken: a cond of the two branches' adjoints."""
+              adjoint: Callable, active: Sequence[bool] | None = None) -> tuple:
+    """The adjoint of the branch taken: a cond of the two branches' adjoints (with
+    respect to the ``active`` operands, the adjoint's flags; None: every float one)."""
     outs = [a.aval for a in true.outputs]
     seeded = [k for k in sorted(g) if is_float(outs[k])]
-    wrt = [k for k, v in enumerate(true.inputs) if is_float(v.aval)]
+    flags = active_inputs(true, None if active is None else active[1:])
+    wrt = [k for k, a in enumerate(flags) if a]
     if not seeded or not wrt:
         return (None,) * (1 + len(ops))
     branches = []
@@ -288,7 +323,8 @@ def _cond_vjp(g: dict, ans: Any, pred: Any, *ops: Any, true: Graph, false: Graph
 cond_p = register(
     name="cond", complex=True, kind="control", shape_rule=_cond_rule, impl=_cond_impl,
     vjp=_cond_vjp, sympy=_cond_sympy, subgraphs=("true", "false"),
-    linearized=lambda eqn: with_linearized(eqn, "true", "false"),
+    linearized=lambda eqn, active=None: with_linearized(
+        eqn, dict.fromkeys(("true", "false"), None if active is None else active[1:])),
     batch=lambda b, args, flags, **params: batch_cond(cond_p, b, args, flags, **params))
 
 
