@@ -140,6 +140,30 @@ def test_holomorphic_jacobians_are_jaxs(name):
     close(got, jax.jit(theirs(lambda z: A @ _holomorphic(jnp)(z), holomorphic=True))(Z))
 
 
+def test_holomorphic_hessian_is_jaxs():
+    """hessian(holomorphic=True): f''(z) of a holomorphic f, tuple argnums too; a real
+    output is refused as JAX refuses it (a real function is not holomorphic)."""
+    f = lambda n: lambda z: n.sum(n.sin(z) * z ** 2 + n.exp(A[:, :3] @ z) / (z + 3.0))  # noqa: E731
+    z = Z[:3]
+    close(sg.hessian(f(np), holomorphic=True, backend="numpy")(z),
+          jax.hessian(f(jnp), holomorphic=True)(z))
+    g = lambda n: lambda z, w: n.sum(z * z * w + n.exp(w) * z)  # noqa: E731
+    got = sg.hessian(g(np), argnums=(0, 1), holomorphic=True, backend="numpy")(z, 2 * z)
+    want = jax.hessian(g(jnp), argnums=(0, 1), holomorphic=True)(z, 2 * z)
+    for got_row, want_row in zip(got, want):
+        for a, b in zip(got_row, want_row):
+            close(a, b)
+    s = lambda z: np.sin(z) * z ** 3  # noqa: E731
+    close(sg.hessian(s, holomorphic=True, backend="numpy")(0.3 + 0.2j),
+          -np.sin(0.3 + 0.2j) * (0.3 + 0.2j) ** 3 + 6 * np.cos(0.3 + 0.2j) * (0.3 + 0.2j) ** 2
+          + 6 * np.sin(0.3 + 0.2j) * (0.3 + 0.2j))
+    real = lambda z: np.abs(z) ** 2  # noqa: E731
+    for transform, fn in ((sg.jacfwd, real), (sg.jacrev, real),
+                          (sg.hessian, lambda z: np.sum(real(z)))):
+        with pytest.raises(TypeError, match="requires outputs with complex dtype"):
+            transform(fn, holomorphic=True, backend="numpy")(z)
+
+
 def test_jacobians_of_real_functions_of_complex_values():
     f = lambda n: lambda z: n.abs(n.sin(z)) ** 2  # noqa: E731
     close(sg.jacrev(f(np), backend="numpy")(Z), jax.jit(jax.jacrev(f(jnp)))(Z))

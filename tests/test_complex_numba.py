@@ -119,15 +119,18 @@ def test_complex64_stays_complex64_on_numba():
         close(got, want, rtol=1e-5, atol=1e-5)
 
 
-def test_a_primitive_without_a_complex_kernel_runs_on_the_interpreter_and_says_why():
-    """eigh of a complex matrix's upper triangle has no Numba kernel: the whole graph runs
-    on the interpreter, numpy's answer, and the source names the primitive."""
+def test_eigh_of_a_complex_upper_triangle_is_a_kernel():
+    """eigh(a, UPLO="U") of a complex matrix calls LAPACK's zheevd on the upper triangle,
+    as numpy does (symgrad.backend.lapack): numpy's eigenvalues, and gradients through
+    the eigenvalues and the eigenvectors' moduli equal to the interpreter's."""
     m = crand(3, 3)
-    f = lambda a: np.sum(np.linalg.eigvalsh(a, UPLO="U") ** 3)  # noqa: E731
-    g = sg.grad(f, backend="numba")
-    close(g(m), sg.grad(f, backend="numpy")(m), rtol=1e-14, atol=1e-14)
-    assert "eigh of a complex matrix's upper triangle" in g.source(m)
-    assert "@njit" not in g.source(m)
+    f = lambda a: (np.sum(np.linalg.eigvalsh(a, UPLO="U") ** 3)  # noqa: E731
+                   + np.sum(np.abs(np.linalg.eigh(a, UPLO="U")[1]) ** 3))
+    g = sg.value_and_grad(f, backend="numba")
+    assert "la.eigh_upper(" in g.source(m) and "interpreter" not in g.source(m)
+    value, grad = g(m)
+    close(value, f(m), rtol=1e-14, atol=1e-14)
+    close(grad, sg.grad(f, backend="numpy")(m), rtol=1e-12, atol=1e-12)
 
 
 def test_the_fft_runs_between_kernels():

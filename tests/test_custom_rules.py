@@ -227,6 +227,73 @@ def _self_calling(lib, np_like):
     return f, h, clip_gradient
 
 
+def _broken(np_like, custom_jvp):
+    """A jvp rule whose primal output (sin(x) + 1) is not the function's (sin(x)): JAX's
+    broken contract, whose behaviour is still defined: under jvp, linearize, vjp and grad
+    the rule's primal is the value, also as a loop carry or a branch's result."""
+    @custom_jvp
+    def f(x):
+        return np_like.sin(x)
+
+    @f.defjvp
+    def f_jvp(primals, tangents):
+        return np_like.sin(primals[0]) + 1.0, 3.0 * tangents[0]
+
+    return f
+
+
+def test_a_jvp_rule_whose_primal_differs_is_followed_as_jax_follows_it():
+    f, F = _broken(np, sg.custom_jvp), _broken(jnp, jax.custom_jvp)
+    lax = jax.lax
+
+    def programs(n, ours):
+        fori = sg.fori_loop if ours else lax.fori_loop
+        scan = sg.scan if ours else lax.scan
+        cond = sg.cond if ours else lax.cond
+        g = f if ours else F
+        return {
+            "call": lambda x: g(x) * x,
+            "fori": lambda x: fori(0, 3, lambda i, v: g(v) * v, x),
+            "scan": lambda x: n.sum(scan(lambda c, _: (g(c) * c, g(c)), x, None, length=3)[1]),
+            "cond": lambda x: cond(x > 0, lambda v: g(v) * 2.0, lambda v: v, x),
+            "cond-in-loop": lambda x: fori(0, 2, lambda i, v: cond(
+                v > 0, lambda w: g(w) * w, lambda w: -w, v), x),
+        }
+
+    ours, theirs = programs(np, True), programs(jnp, False)
+    x = 0.5
+    for name in ours:
+        _close(sg.jit(ours[name], backend=B)(x), theirs[name](x))
+        _close(sg.value_and_grad(ours[name], backend=B)(x), jax.value_and_grad(theirs[name])(x))
+        _close(sg.jvp(ours[name], (x,), (1.0,), backend=B), jax.jvp(theirs[name], (x,), (1.0,)))
+    value, pullback = sg.vjp(ours["scan"], x, backend=B)
+    want, jax_pullback = jax.vjp(theirs["scan"], x)
+    _close(value, want)
+    _close(pullback(1.0), jax_pullback(1.0))
+    value, f_jvp = sg.linearize(ours["fori"], 0.7, backend=B)  # another point
+    want, jax_f_jvp = jax.linearize(theirs["fori"], 0.7)
+    _close(value, want)
+    _close(f_jvp(2.0), jax_f_jvp(2.0))
+    # a while_loop (JAX has forward mode only there) and a checkpointed loop
+    wl = lambda g, loop: lambda x: loop(lambda v: v < 3.0, lambda v: g(v) + v, x)  # noqa: E731
+    _close(sg.jvp(wl(f, sg.while_loop), (0.5,), (1.0,), backend=B),
+           jax.jvp(wl(F, lax.while_loop), (0.5,), (1.0,)))
+    _close(sg.value_and_grad(wl(f, sg.while_loop), backend=B)(0.5),
+           jax.jvp(wl(F, lax.while_loop), (0.5,), (1.0,)))
+    # a call on a value not differentiated (c) inside a differentiated body: the function's
+    # primal, as JAX's (no tangent reaches it); x's carry gets the rule's
+    inner = lambda g, loop: lambda x, c: loop(  # noqa: E731
+        0, 2, lambda i, v: g(c) * v + g(v), x)
+    _close(sg.value_and_grad(inner(f, sg.fori_loop), backend=B)(0.5, 0.3),
+           jax.value_and_grad(inner(F, lax.fori_loop))(0.5, 0.3))
+    _close(sg.grad(inner(f, sg.fori_loop), argnums=(0, 1), backend=B)(0.5, 0.3),
+           jax.grad(inner(F, lax.fori_loop), argnums=(0, 1))(0.5, 0.3))
+    ck = lambda x: sg.fori_loop(0, 5, lambda i, v: f(v) * 0.5 + v, x, checkpoint=2)  # noqa: E731
+    _close(sg.value_and_grad(ck, backend=B)(0.5), jax.value_and_grad(
+        lambda x: lax.fori_loop(0, 5, lambda i, v: F(v) * 0.5 + v, x))(0.5))
+
+
+
 @pytest.mark.parametrize("which", [0, 1, 2], ids=["fwd_calls_f", "jvp_calls_h", "clip"])
 def test_rules_that_call_their_own_function_match_jax_to_order_three(which):
     g_sg, g_jax = _self_calling(sg, np)[which], _self_calling(jax, jnp)[which]

@@ -29,7 +29,8 @@ def run_standalone(path, call: str, args: dict) -> object:
     (isolated, no site processing: the editable install's hook never runs; the
     site-packages directories are on the path for numpy and numba, and a finder refuses
     symgrad should a regular install sit there), call it as ``call`` with ``args``
-    (lists, made arrays there) and return what it printed (JSON)."""
+    (lists, made arrays there; ``{"re": ..., "im": ...}`` a complex one) and return what
+    it printed (JSON; a complex result as such a dict)."""
     code = textwrap.dedent(f"""
         import sys
 
@@ -50,7 +51,12 @@ def run_standalone(path, call: str, args: dict) -> object:
         import json
         import numpy as np
         import {path.stem} as m
-        args = {{k: np.array(v) for k, v in json.loads({json.dumps(args)!r}).items()}}
+
+        def array(v):
+            if isinstance(v, dict):
+                return np.array(v["re"]) + 1j * np.array(v["im"])
+            return np.array(v)
+        args = {{k: array(v) for k, v in json.loads({json.dumps(args)!r}).items()}}
         result = {call}
 
         def plain(x):
@@ -58,6 +64,9 @@ def run_standalone(path, call: str, args: dict) -> object:
                 return {{k: plain(v) for k, v in x.items()}}
             if isinstance(x, (tuple, list)):
                 return [plain(v) for v in x]
+            if np.iscomplexobj(x):
+                return {{"re": np.real(x).tolist(), "im": np.imag(x).tolist(),
+                         "dtype": str(np.asarray(x).dtype)}}
             return np.asarray(x).tolist()
         print(json.dumps(plain(result)))
     """)
@@ -302,9 +311,9 @@ def test_a_description_cannot_end_the_docstring_it_goes_into(tmp_path):
     assert text.splitlines()[0].startswith('"""G\'\'\' raise SystemExit')  # still the docstring
 
 
-def test_complex_graphs_export_to_numpy_and_are_refused_for_numba(tmp_path):
+def test_complex_graphs_export_to_numpy_and_to_numba_without_an_fft(tmp_path):
     """A graph with complex values (an FFT, a complex literal) exports to numpy; the Numba
-    target, whose modules take real values only, refuses it by name."""
+    target, one kernel, refuses the FFT (which symgrad runs between kernels) by name."""
     f = lambda x: np.sum(np.abs(np.fft.fft(x * (1.0 + 0.5j))) ** 2 * x)  # noqa: E731
     x = np.linspace(-1.0, 1.0, 6)
     g = sg.grad(f, backend="numpy")
@@ -315,6 +324,32 @@ def test_complex_graphs_export_to_numpy_and_are_refused_for_numba(tmp_path):
     eps = 1e-6
     fd = [(f(x + eps * e) - f(x - eps * e)) / (2 * eps) for e in np.eye(len(x))]
     np.testing.assert_allclose(module.grad_fn(x), fd, rtol=1e-7, atol=1e-8)  # (a lambda)
-    with pytest.raises(NotImplementedError, match="complex values"):
+    with pytest.raises(NotImplementedError, match="has a fft equation.*Numba has no FFT.*"
+                                                  "target='numpy'"):
         sg.export(g, (x,), tmp_path / "fft_grad_numba.py", target="numba")
     assert not (tmp_path / "fft_grad_numba.py").exists()
+
+
+def test_a_complex_gradient_exports_to_numba(tmp_path):
+    """JAX's gradient of a real loss of a complex vector (complex matmul, exp, a complex
+    fori_loop carry) and a real one, as one Numba kernel that takes and returns complex
+    arrays, run where symgrad cannot be imported: sg.grad's numbers."""
+    a = np.array([[1.0 - 0.5j, 0.3j, 2.0], [0.5, -1.0 + 1j, 0.25j]])
+
+    def loss(z, t):
+        w = sg.fori_loop(0, 3, lambda i, v: v * v * (0.3 - 0.1j) + np.exp(1j * t), z)
+        return np.sum(np.abs(a @ w) ** 2) + np.real(np.sum(w * np.conj(z)))
+
+    z, t = np.array([0.5 + 0.2j, -0.3 + 0.1j, 0.2 - 0.4j]), np.array([0.1, -0.7, 1.2])
+    g = sg.value_and_grad(loss, argnums=(0, 1), backend="numpy")
+    path = sg.export(g, (z, t), tmp_path / "cgrad.py", target="numba")
+    assert "@njit" in path.read_text()
+    got = run_standalone(path, "m.value_and_grad_loss(args['z'], args['t'])",
+                         {"z": {"re": z.real.tolist(), "im": z.imag.tolist()},
+                          "t": t.tolist()})
+    value, (gz, gt) = g(z, t)
+    np.testing.assert_allclose(got[0], value, rtol=1e-14)
+    assert got[1][0]["dtype"] == "complex128"
+    np.testing.assert_allclose(np.array(got[1][0]["re"]) + 1j * np.array(got[1][0]["im"]), gz,
+                               rtol=1e-13, atol=1e-14)
+    np.testing.assert_allclose(got[1][1], gt, rtol=1e-13, atol=1e-14)

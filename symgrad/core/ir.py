@@ -217,10 +217,11 @@ class Primitive:
       params)``; returns the result and whether it has the batch axis. Elementwise
       primitives and reductions over ``axes`` need none: their kind's rule applies
       (:mod:`symgrad.passes.batching`);
-    - ``linearized(eqn) -> Eqn``: the equation as it stands in the forward part of
-      a graph whose adjoint differentiated it (a ``custom_vjp`` call becomes a plain
-      call of the user's ``fwd``: what JAX's linearized primal is, so derivatives
-      of that graph differentiate ``fwd`` as written).
+    - ``linearized(eqn, active) -> Eqn``: the equation as it stands in the forward
+      part of a graph whose adjoint differentiated it, ``active`` flagging its
+      differentiated operands (a ``custom_vjp`` call becomes a plain call of the
+      user's ``fwd``: what JAX's linearized primal is, so derivatives of that graph
+      differentiate ``fwd`` as written; a loop or branch, its bodies so changed).
 
     Facts (flags) that the adjoint, the passes and the backends read:
 

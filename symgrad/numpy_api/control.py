@@ -37,10 +37,11 @@ from typing import Any
 import numpy as np
 
 from ..core.errors import user_location
-from ..core.ir import BOOL, DYN, INT, Aval, Graph, Literal, Var, usable
+from ..core.ir import BOOL, COMPLEXES, DYN, INT, Aval, Graph, Literal, Var, usable
 from ..core.pytree import Tree, flatten, paths, unflatten
 from ..core.tracing import Trace, Tracer, arg_names, current_trace, find_trace, recording
 from ..prims.control import cond_p, operand_aval, parts
+from ..prims.convert import convert
 from ..prims.elementwise import as_bool
 from ..prims.loops import loop_p, step, while_p
 from ..prims.reductions import broadcast_to
@@ -286,7 +287,9 @@ def _conform(result: Any, tree: Tree, avals: Sequence[Aval], api: str, fun: str)
     out = []
     for k, (x, want) in enumerate(zip(leaves, avals)):
         have = operand_aval(x)
-        if not isinstance(x, Tracer) and want.dtype == INT and have.dtype == INT:
+        if not isinstance(x, Tracer) and not have.shape and want.dtype in COMPLEXES:
+            x, have = convert(broadcast_to(complex(x), want.shape), want.dtype), want
+        elif not isinstance(x, Tracer) and want.dtype == INT and have.dtype == INT:
             x = Literal(int(x))
         elif not isinstance(x, Tracer) and not have.shape and want.shape and want.dtype != INT:
             x = broadcast_to(float(x) if want.dtype != BOOL else bool(x), want.shape)

@@ -27,9 +27,12 @@ Control flow (:mod:`symgrad.prims.loops`, :mod:`symgrad.prims.control`): the
 cotangent of a tuple (the results of a loop) is a dict from part index to the
 cotangent of that part, filled by the ``proj`` equations that read it; the
 VJP rule of a primitive holding graphs gets this transform as ``adjoint=``, to
-derive the adjoints of its bodies. An equation whose primitive has a ``linearized``
-facet stands in the forward part as that facet makes it, once its VJP ran (a
-``custom_vjp`` call becomes a plain call of the user's ``fwd``).
+derive the adjoints of its bodies, and ``active=``, which of its operands are
+differentiated (a body's custom rules follow JAX's linearized primal for those). An
+equation whose primitive has a ``linearized`` facet stands in the forward part as
+that facet makes it, once its VJP ran (a ``custom_vjp`` call becomes a plain call of
+the user's ``fwd``; a loop whose body holds a ``custom_jvp`` call runs its rule's
+primal there).
 """
 
 from __future__ import annotations
@@ -104,7 +107,7 @@ def adjoint(graph: Graph, wrt: Sequence[int], seed_inputs: bool) -> Graph:
         # meets a literal) follow IEEE arithmetic as the kernels do, never raise
         return PrimTracer(a, trace) if isinstance(a, Var) else np.asarray(a.value)[()]
 
-    ran: set[int] = set()  # ids of the equations whose VJP rule ran
+    ran: dict[int, tuple] = {}  # id -> its operands' activity, of the eqns whose VJP ran
     with recording(trace), np.errstate(all="ignore"):
         for out, seed in zip(graph.outputs, seeds):
             if isinstance(out, Var) and id(out) in active:
@@ -115,11 +118,14 @@ def adjoint(graph: Graph, wrt: Sequence[int], seed_inputs: bool) -> Graph:
                 continue
             mask = masks.pop(id(eqn.out))
             trace.origin = eqn
-            ran.add(id(eqn))
             ans, primals = PrimTracer(eqn.out, trace), list(map(primal, eqn.inputs))
             first = len(trace.eqns)
+            flags = tuple(isinstance(a, Var) and id(a) in active for a in eqn.inputs)
+            ran[id(eqn)] = flags
             if eqn.prim.subgraphs:  # control flow: its bodies' adjoints come from here
-                in_cts = eqn.prim.vjp(g, ans, *primals, **eqn.params, adjoint=adjoint)
+                # (and which operands are differentiated: a body's custom rules follow)
+                in_cts = eqn.prim.vjp(g, ans, *primals, **eqn.params, adjoint=adjoint,
+                                      active=flags)
             else:
                 in_cts = eqn.prim.vjp(g, ans, *primals, **eqn.params)
             in_masks = _input_masks(eqn, mask, ans, primals)
@@ -138,7 +144,7 @@ def adjoint(graph: Graph, wrt: Sequence[int], seed_inputs: bool) -> Graph:
                  if g is None else g for g, i in zip(grads, wrt)]
         for k, e in enumerate(graph.eqns):  # the forward part, as differentiated
             if e.prim.linearized is not None and id(e) in ran:
-                trace.eqns[k] = e.prim.linearized(e)
+                trace.eqns[k] = e.prim.linearized(e, ran[id(e)])
         return trace.to_graph([*graph.inputs, *ct_vars], [*graph.outputs, *grads], graph.name)
 
 

@@ -39,9 +39,11 @@ import numpy as np
 from ..core.interpreter import interpret
 from ..core.ir import (
     BOOL,
+    C64,
+    C128,
     F32,
     FLOAT,
-    FLOATS,
+    INEXACT,
     INT,
     TUPLE,
     Aval,
@@ -72,7 +74,7 @@ def _proj_rule(t: Aval, *, part: int) -> Aval:
 # a part of a control-flow equation's results; a tuple's cotangent is a dict from
 # part index to cotangent, so proj gives its one entry
 proj_p = register(
-    name="proj", kind="control", shape_rule=_proj_rule,
+    name="proj", complex=True, kind="control", shape_rule=_proj_rule,
     impl=lambda t, part: t[part],
     vjp=lambda g, ans, t, *, part: ({part: g},),
     sympy=lambda sp, t, *, part: t[part], view=True,
@@ -97,7 +99,8 @@ def parts(t: Any, n: int) -> list[Any]:
 
 
 def is_float(a: Aval) -> bool:
-    return a.dtype in FLOATS
+    """Whether values of ``a`` carry derivatives: float and complex ones."""
+    return a.dtype in INEXACT
 
 
 def atom(x: Any) -> Any:
@@ -109,19 +112,22 @@ def atom(x: Any) -> Any:
 
 
 def of_dtype(x: Any, aval: Aval) -> Any:
-    """``x`` (a cotangent, traced or a number) in ``aval``'s float dtype: a ``convert``
-    when it differs (a float64 seed of a float32 carry; a literal has no float32)."""
+    """``x`` (a cotangent, traced or a number) in ``aval``'s float or complex dtype: a
+    ``convert`` when it differs (a float64 seed of a float32 carry; a literal has no
+    float32; a real cotangent of a complex carry)."""
     dtype = x.dtype if isinstance(x, Traced) else np.asarray(x).dtype
-    if aval.dtype in FLOATS and dtype != np.dtype(aval.dtype):
+    if aval.dtype in INEXACT and dtype != np.dtype(aval.dtype):
         return apply(convert_p, x, dtype=aval.dtype)
     return x
 
 
 def zeros(aval: Aval) -> Any:
-    """Zeros of ``aval`` (a float literal for a float64 scalar; a float32 value is a
-    ``convert`` of the float64 zeros, as a literal has no float32)."""
+    """Zeros of ``aval`` (a float literal for a float64 scalar; a float32 or complex value
+    is a ``convert`` of the float64 zeros, as a literal has neither)."""
     zero = np.float64(0.0) if not aval.shape else broadcast_to(0.0, aval.shape)
-    return apply(convert_p, zero, dtype=F32) if aval.dtype == F32 else zero
+    if aval.dtype in (F32, C64, C128):
+        return apply(convert_p, zero, dtype=aval.dtype)
+    return zero
 
 
 # ---------------------------------------------------------------------------
@@ -163,6 +169,84 @@ def seeded_adjoint(body: Graph, seeded: Sequence[int], wrt: Sequence[int],
     if consts:  # a VJP rule made an array constant: not expected of any rule today
         raise NotImplementedError(f"the adjoint of {body.name} has array constants")
     return SeededAdjoint(graph, tuple(cts))
+
+
+#: (id(graph), active inputs) -> (graph, its linearized form): one object per body, so a
+#: loop's forward equation (``linearized`` facet) and the taping loop of its VJP hold the
+#: same body and :func:`symgrad.passes.loops.merge_taped` merges them
+_LINEARIZED: dict[tuple, tuple[Graph, Graph]] = {}
+
+
+def active_inputs(graph: Graph, active: Sequence[bool] | None) -> tuple[bool, ...]:
+    """Which inputs of ``graph`` are differentiated: ``active`` (one flag per input, as
+    the adjoint gives an equation's operands), or every float and complex one."""
+    if active is None:
+        return tuple(v.aval.dtype in INEXACT for v in graph.inputs)
+    return tuple(bool(a) and v.aval.dtype in INEXACT for a, v in zip(active, graph.inputs))
+
+
+def active_outputs(graph: Graph, active: Sequence[bool]) -> tuple[bool, ...]:
+    """Which outputs of ``graph`` depend on its ``active`` inputs."""
+    live = {id(v) for v, a in zip(graph.inputs, active) if a}
+    for e in graph.eqns:
+        if any(isinstance(a, Var) and id(a) in live for a in e.inputs):
+            live.add(id(e.out))
+    return tuple(isinstance(o, Var) and id(o) in live for o in graph.outputs)
+
+
+def active_carries(body: Graph, first: int, n_carry: int, active: Sequence[bool]) -> tuple:
+    """The active inputs of a loop body whose inputs ``first .. first + n_carry`` are the
+    carries (its first ``n_carry`` outputs): a carry is active if it starts active or the
+    body makes it from active values (a fixed point, as JAX's loop JVP finds it)."""
+    flags = list(active_inputs(body, active))
+    while True:
+        outs = active_outputs(body, flags)
+        new = [flags[first + j] or outs[j] for j in range(n_carry)]
+        if new == flags[first:first + n_carry]:
+            return tuple(flags)
+        flags[first:first + n_carry] = new
+
+
+def linearized_graph(graph: Graph, active: Sequence[bool] | None = None) -> Graph:
+    """``graph`` as it computes under differentiation (JAX's linearized primal): each
+    equation that depends on a differentiated input (``active``: one flag per input;
+    None: every float and complex one) and has a ``linearized`` facet (a ``custom_jvp``
+    call, whose jvp rule's primal output is then the value; a ``custom_vjp`` call, its
+    ``fwd``; a loop or branch holding one) stands as that facet makes it. ``graph``
+    itself when nothing changes."""
+    flags = active_inputs(graph, active)
+    key = (id(graph), flags)
+    known = _LINEARIZED.get(key)
+    if known is not None and known[0] is graph:
+        return known[1]
+    live = {id(v) for v, a in zip(graph.inputs, flags) if a}
+    eqns, changed = [], False
+    for e in graph.eqns:
+        operands = tuple(isinstance(a, Var) and id(a) in live for a in e.inputs)
+        if any(operands):
+            live.add(id(e.out))
+            if e.prim.linearized is not None:
+                new = e.prim.linearized(e, operands)
+                changed |= new is not e
+                e = new
+        eqns.append(e)
+    result = Graph(graph.inputs, tuple(eqns), graph.outputs, graph.consts, graph.name) \
+        if changed else graph
+    if len(_LINEARIZED) > 1024:
+        _LINEARIZED.clear()
+    _LINEARIZED[key] = (graph, result)
+    return result
+
+
+def with_linearized(eqn: Eqn, graphs: dict[str, Sequence[bool] | None]) -> Eqn:
+    """``eqn`` with its graphs (name -> their active inputs) linearized
+    (:func:`linearized_graph`): a loop's or branch's ``linearized`` facet. ``eqn`` itself
+    when they do not change."""
+    new = {k: linearized_graph(eqn.params[k], a) for k, a in graphs.items()
+           if isinstance(eqn.params.get(k), Graph)}
+    if all(new[k] is eqn.params[k] for k in new):
+        return eqn
+    return Eqn(eqn.prim, eqn.inputs, eqn.out, freeze_params({**eqn.params, **new}), eqn.origin)
 
 
 def add_eqn(x: Var, y: Any) -> Eqn:
@@ -214,11 +298,13 @@ def _cond_sympy(sp: Any, pred: Any, *ops: Any, true: Graph, false: Graph,
 
 
 def _cond_vjp(g: dict, ans: Any, pred: Any, *ops: Any, true: Graph, false: Graph,
-              adjoint: Callable) -> tuple:
-    """The adjoint of the branch taken: a cond of the two branches' adjoints."""
+              adjoint: Callable, active: Sequence[bool] | None = None) -> tuple:
+    """The adjoint of the branch taken: a cond of the two branches' adjoints (with
+    respect to the ``active`` operands, the adjoint's flags; None: every float one)."""
     outs = [a.aval for a in true.outputs]
     seeded = [k for k in sorted(g) if is_float(outs[k])]
-    wrt = [k for k, v in enumerate(true.inputs) if is_float(v.aval)]
+    flags = active_inputs(true, None if active is None else active[1:])
+    wrt = [k for k, a in enumerate(flags) if a]
     if not seeded or not wrt:
         return (None,) * (1 + len(ops))
     branches = []
@@ -235,8 +321,10 @@ def _cond_vjp(g: dict, ans: Any, pred: Any, *ops: Any, true: Graph, false: Graph
 
 
 cond_p = register(
-    name="cond", kind="control", shape_rule=_cond_rule, impl=_cond_impl,
+    name="cond", complex=True, kind="control", shape_rule=_cond_rule, impl=_cond_impl,
     vjp=_cond_vjp, sympy=_cond_sympy, subgraphs=("true", "false"),
+    linearized=lambda eqn, active=None: with_linearized(
+        eqn, dict.fromkeys(("true", "false"), None if active is None else active[1:])),
     batch=lambda b, args, flags, **params: batch_cond(cond_p, b, args, flags, **params))
 
 
@@ -252,4 +340,6 @@ def operand_aval(x: Any) -> Aval:
         return Aval(array.shape, BOOL)
     if array.dtype.kind in "iu" and array.ndim == 0:
         return Aval((), INT)
+    if array.dtype.kind == "c":
+        return Aval(array.shape, C64 if array.dtype == np.complex64 else C128)
     return Aval(array.shape, F32 if array.dtype == np.float32 else FLOAT)

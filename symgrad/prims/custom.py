@@ -223,7 +223,7 @@ def _call_batch(b: Any, args: list, flags: list, **params: Any) -> tuple:
     return _unpack(b, t, [True] * n, [False] * n)
 
 
-def _call_linearized(eqn: Eqn) -> Eqn:
+def _call_linearized(eqn: Eqn, active: Any = None) -> Eqn:
     """A custom call, once differentiated, is a plain call of what computed its primal
     in JAX's linearization: a custom_vjp's ``fwd`` (its ``fun``), a custom_jvp's jvp
     rule at zero tangents. So the second derivatives of its outputs

@@ -48,15 +48,19 @@ from typing import Any
 import numpy as np
 
 from ..core.interpreter import runner
-from ..core.ir import BOOL, DYN, INT, Aval, Graph, Literal, Var, tuple_aval
+from ..core.ir import BOOL, DYN, INT, Aval, Eqn, Graph, Literal, Var, tuple_aval
 from ..core.tracing import apply
 from .control import (
+    active_carries,
+    active_inputs,
     add_eqn,
     atom,
     is_float,
+    linearized_graph,
     of_dtype,
     proj,
     seeded_adjoint,
+    with_linearized,
     zeros,
 )
 from .control_batching import batch_loop, batch_while
@@ -207,17 +211,20 @@ def _loop_sympy(sp: Any, lo: Any, hi: Any, *ops: Any, body: Graph, n_carry: int,
 
 def backward(body: Graph, n_carry: int, n_xs: int, g: dict, lo: Any, hi: Any,
              carry: tuple, xs: tuple, consts: tuple, tapes: list, reverse: bool, size: int,
-             checkpoint: int, adjoint: Callable) -> tuple[list, list, list]:
+             checkpoint: int, adjoint: Callable,
+             active: tuple[bool, ...] | None = None) -> tuple[list, list, list]:
     """The backward ``loop`` of a forward loop of ``body`` (inputs ``(i, *carry, *x,
     *consts)``, outputs ``(*carry, *ys)``) whose tapes are ``tapes`` (every step, or every
     ``checkpoint``-th); ``g`` the cotangents of its results. Returns the cotangents of
-    the carries, xs and consts (None where there is none)."""
+    the carries, xs and consts (None where there is none). ``active``: the body's
+    differentiated inputs (:func:`~.control.active_carries`; None: every float one)."""
     C, X = n_carry, n_xs
     ins = body.inputs
     n_y = len(body.outputs) - C
-    float_c = [j for j in range(C) if is_float(ins[1 + j].aval)]
-    float_x = [j for j in range(X) if is_float(ins[1 + C + j].aval)]
-    float_k = [j for j in range(len(consts)) if is_float(ins[1 + C + X + j].aval)]
+    flags = active_inputs(body, active)
+    float_c = [j for j in range(C) if flags[1 + j]]
+    float_x = [j for j in range(X) if flags[1 + C + j]]
+    float_k = [j for j in range(len(consts)) if flags[1 + C + X + j]]
     seeded_y = [y for y in range(n_y) if C + y in g and is_float(body.outputs[C + y].aval)]
     adj = seeded_adjoint(body, [*float_c, *(C + y for y in seeded_y)],
                          [1 + j for j in float_c] + [1 + C + j for j in float_x]
@@ -243,7 +250,7 @@ def backward(body: Graph, n_carry: int, n_xs: int, g: dict, lo: Any, hi: Any,
     if checkpoint > 1:
         unused = [Var(v.aval) for v in ct_y]
         recompute = Graph((ins[0], *ins[1:1 + C + X], *unused, *ins[1 + C + X:]),
-                          body.eqns, body.outputs[:C], (), body.name)
+                          linearized_graph(body, flags).eqns, body.outputs[:C], (), body.name)
         t = apply(loop_p, atom(lo), atom(hi), *ct_final, *acc0, *xs, *ct_ys, *consts, *tapes,
                   n_xs=X + len(ct_ys), recompute=recompute, checkpoint=checkpoint, **common)
     else:
@@ -263,7 +270,7 @@ def backward(body: Graph, n_carry: int, n_xs: int, g: dict, lo: Any, hi: Any,
 
 def _loop_vjp(g: dict, ans: Any, lo: Any, hi: Any, *ops: Any, body: Graph, n_carry: int,
               n_xs: int, reverse: bool, tape: int, size: int, recompute: Graph | None,
-              checkpoint: int, adjoint: Callable) -> tuple:
+              checkpoint: int, adjoint: Callable, active: tuple | None = None) -> tuple:
     if recompute is not None or tape > 1:
         raise NotImplementedError(_SECOND_ORDER.format(
             what="a loop with checkpoint=", fix="without checkpoint= (every carry taped)"))
@@ -272,19 +279,42 @@ def _loop_vjp(g: dict, ans: Any, lo: Any, hi: Any, *ops: Any, body: Graph, n_car
         body = Graph(body.inputs, body.eqns, (*body.outputs, *body.inputs[1:1 + n_carry]),
                      (), body.name)
     carry, xs, consts, _ = _split(ops, n_carry, n_xs, 0)
+    flags = _body_flags(body, n_carry, active)
     k = checkpoint if checkpoint > 1 else 1
-    fwd = apply(loop_p, atom(lo), atom(hi), *ops, body=body, n_carry=n_carry, n_xs=n_xs,
-                reverse=reverse, tape=k, size=size, recompute=None, checkpoint=checkpoint)
+    # the forward as differentiated: custom rules' primals (the forward loop's equation
+    # becomes the same loop once this ran: its linearized facet, then merge_taped)
+    fwd = apply(loop_p, atom(lo), atom(hi), *ops, body=linearized_graph(body, flags),
+                n_carry=n_carry,
+                n_xs=n_xs, reverse=reverse, tape=k, size=size, recompute=None,
+                checkpoint=checkpoint)
     first_tape = len(body.outputs)
     tapes = [proj(fwd, first_tape + j) for j in range(n_carry)]
     cts_c, cts_x, cts_k = backward(body, n_carry, n_xs, g, lo, hi, carry, xs, consts, tapes,
-                                   reverse, size, checkpoint, adjoint)
+                                   reverse, size, checkpoint, adjoint, flags)
     return (None, None, *cts_c, *cts_x, *cts_k)
 
 
+def _body_flags(body: Graph, n_carry: int, active: tuple | None) -> tuple[bool, ...] | None:
+    """The differentiated inputs ``(i, *carry, *xs, *consts)`` of a loop's body, given the
+    adjoint's flags of the loop's operands ``(lo, hi, *carry, *xs, *consts)``."""
+    if active is None:
+        return None
+    return active_carries(body, 1, n_carry, (False, *active[2:]))
+
+
+def _loop_linearized(eqn: Eqn, active: tuple | None = None) -> Eqn:
+    """A forward loop as differentiated (its body's custom rules' primals); a backward
+    loop of checkpoints (``recompute``) comes from an adjoint, linearized already."""
+    if eqn.params["recompute"] is not None:
+        return eqn
+    return with_linearized(eqn, {"body": _body_flags(eqn.params["body"],
+                                                     eqn.params["n_carry"], active)})
+
+
 loop_p = register(
-    name="loop", kind="control", shape_rule=_loop_rule, impl=_loop_impl,
+    name="loop", complex=True, kind="control", shape_rule=_loop_rule, impl=_loop_impl,
     vjp=_loop_vjp, sympy=_loop_sympy, subgraphs=("body", "recompute"),
+    linearized=_loop_linearized,
     batch=lambda b, args, flags, **params: batch_loop(loop_p, b, args, flags, **params))
 
 
@@ -349,15 +379,17 @@ def _while_sympy(sp: Any, *ops: Any, cond: Graph, body: Graph, n_carry: int, n_c
 
 
 def _while_vjp(g: dict, ans: Any, *ops: Any, cond: Graph, body: Graph, n_carry: int,
-               n_cconst: int, tape: int, checkpoint: int, adjoint: Callable) -> tuple:
+               n_cconst: int, tape: int, checkpoint: int, adjoint: Callable,
+               active: tuple | None = None) -> tuple:
     if tape > 1:
         raise NotImplementedError(_SECOND_ORDER.format(
             what="a while_loop with checkpoint=", fix="without checkpoint= (every carry "
             "taped), or as sg.fori_loop with a trip count if there is one"))
     ops = tuple(map(atom, ops))
     k = checkpoint if checkpoint > 1 else 1
-    fwd = apply(while_p, *ops, cond=cond, body=body, n_carry=n_carry, n_cconst=n_cconst,
-                tape=k, checkpoint=checkpoint)
+    flags = _while_flags(body, n_carry, n_cconst, active)
+    fwd = apply(while_p, *ops, cond=cond, body=linearized_graph(body, flags), n_carry=n_carry,
+                n_cconst=n_cconst, tape=k, checkpoint=checkpoint)
     count = proj(fwd, n_carry)
     tapes = [proj(fwd, n_carry + 1 + j) for j in range(n_carry)]
     index = Var(Aval((), INT), "i")
@@ -370,11 +402,24 @@ def _while_vjp(g: dict, ans: Any, *ops: Any, cond: Graph, body: Graph, n_carry: 
     stepper = Graph((index, *body.inputs), body.eqns, outs, (), body.name)
     carry, consts = ops[:n_carry], ops[n_carry + n_cconst:]
     cts_c, _, cts_k = backward(stepper, n_carry, 0, g, Literal(0), count, carry, (), consts,
-                               tapes, False, DYN, checkpoint, adjoint)
+                               tapes, False, DYN, checkpoint, adjoint,
+                               None if flags is None else (False, *flags))
     return (*cts_c, *([None] * n_cconst), *cts_k)
 
 
+def _while_flags(body: Graph, n_carry: int, n_cconst: int,
+                 active: tuple | None) -> tuple[bool, ...] | None:
+    """The differentiated inputs ``(*carry, *consts)`` of a while loop's body, given the
+    adjoint's flags of its operands ``(*carry, *cond's consts, *body's consts)``."""
+    if active is None:
+        return None
+    return active_carries(body, 0, n_carry, (*active[:n_carry], *active[n_carry + n_cconst:]))
+
+
 while_p = register(
-    name="while", kind="control", shape_rule=_while_rule, impl=_while_impl,
+    name="while", complex=True, kind="control", shape_rule=_while_rule, impl=_while_impl,
     vjp=_while_vjp, sympy=_while_sympy, subgraphs=("cond", "body"),
+    # cond_fun sees primals only, as JAX's
+    linearized=lambda eqn, active=None: with_linearized(eqn, {"body": _while_flags(
+        eqn.params["body"], eqn.params["n_carry"], eqn.params["n_cconst"], active)}),
     batch=lambda b, args, flags, **params: batch_while(while_p, b, args, flags, **params))

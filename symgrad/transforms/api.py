@@ -81,7 +81,7 @@ from .calls import (
 )
 from .captured import warn_unguarded, world
 from .pipeline import kernel_input as _traced_input
-from .signature import BACKENDS, Grad, Jit, Signature, ValueAndGrad, Vjp
+from .signature import BACKENDS, Grad, Jit, LinearizedJit, Signature, ValueAndGrad, Vjp
 
 __all__ = ["BACKENDS", "Grad", "Jit", "Signature", "Specialization", "Transformed",
            "ValueAndGrad", "Vjp", "grad", "jit", "value_and_grad", "vjp"]
@@ -262,10 +262,11 @@ class Transformed:
             else:
                 avals.append(None)
         staged = stage(self.fun, avals, args, names[:len(args)], kwargs)
-        wrt, keep_primal, n_aux = sig.plan(staged.graph, staged.out_tree, avals, len(args),
+        graph = sig.prepare(staged.graph)
+        wrt, keep_primal, n_aux = sig.plan(graph, staged.out_tree, avals, len(args),
                                            gradient is not None)
-        final = staged.graph if wrt is None else pipeline.differentiate(
-            staged.graph, wrt, gradient is not None, keep_primal, n_aux)
+        final = graph if wrt is None else pipeline.differentiate(
+            graph, wrt, gradient is not None, keep_primal, n_aux)
         n_primal = len(final.outputs) if wrt is None else int(keep_primal) + n_aux
         primal = tuple(a.aval for a in staged.graph.outputs)
         cts = [] if gradient is None else _cotangents(gradient, primal, staged.out_tree,
@@ -401,7 +402,7 @@ class Transformed:
         # that differ only in such numbers share one kernel (the guards retrace on change)
         staged = stage(self.fun, avals, args, names, kwargs,
                        guards.numbers if guards is not None else frozenset())
-        graph, is_tuple = staged.graph, staged.is_tuple
+        graph, is_tuple = sig.prepare(staged.graph), staged.is_tuple
         wrt, keep_primal, n_aux = sig.plan(graph, staged.out_tree, avals, len(args), seeded)
         n_primal = len(graph.outputs) if wrt is None else int(keep_primal) + n_aux
         title, out_names = sig.describe(graph.name, len(args), n_primal)
@@ -523,7 +524,7 @@ def vjp(fun: Callable, *args: Any, backend: str = "numba") -> tuple[Any, Callabl
     traced = tuple(i for i, x in enumerate(args)
                    if _is_array_like(x) or isinstance(x, Tracer) or _is_tree(x))
     # traced afresh on every call (kernels themselves are cached by content)
-    forward = Transformed(Jit(fun, backend=backend))
+    forward = Transformed(LinearizedJit(fun, backend=backend))  # JAX's primal of a vjp
     back = Transformed(Vjp(fun, argnums=traced, backend=backend))
     back._own_gradient = False  # its gradient= is the pullback's cotangent
     out = forward(*args)

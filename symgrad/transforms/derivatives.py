@@ -33,6 +33,7 @@ from ..core.pytree import flatten, unflatten
 from ..core.tracing import current_trace, forward_mode, shape_of
 from .api import Jit, Transformed, grad, vjp
 from .captured import world
+from .signature import LinearizedJit
 from .sparse_derivatives import SparseDerivative
 from .vectorize import vmap
 
@@ -139,7 +140,7 @@ def linearize(fun: Callable, *primals: Any, backend: str = "numba") -> tuple[Any
     of this call: it raises once a value ``fun`` reads from outside its arguments has
     changed."""
     primals = tuple(_copy(p) for p in primals)
-    out = Transformed(Jit(fun, backend=backend))(*primals)
+    out = Transformed(LinearizedJit(fun, backend=backend))(*primals)  # JAX's primal
     n = len(primals)
     guards = world(fun, primals) if current_trace() is None else None
     if guards is not None and guards.unguarded is not None:
@@ -220,6 +221,11 @@ def _jacobian(fun: Callable, args: tuple, argnums: Any, has_aux: bool, forward: 
     else:
         blocks = _reverse_blocks(partial, chosen, in_leaves)
     out_leaves, out_tree = blocks.pop()
+    if holomorphic and not all(_is_complex(o) for o in out_leaves):  # JAX's rule
+        raise TypeError(f"{'jacfwd' if forward else 'jacrev'} with holomorphic=True requires "
+                        "outputs with complex dtype, but the function returns a real value "
+                        "(a real function of complex values is not holomorphic: use "
+                        "holomorphic=False)")
     if not holomorphic and not forward and any(_is_complex(o) for o in out_leaves):
         raise TypeError("jacrev requires real-valued outputs, but the function returns a "
                         "complex value. For holomorphic differentiation, pass "
@@ -332,14 +338,19 @@ jacobian = jacrev
 
 
 def hessian(fun: Callable, argnums: int | Sequence[int] = 0, backend: str = "numba",
-            sparse: bool = False) -> Any:
+            sparse: bool = False, holomorphic: bool = False) -> Any:
     """The Hessian of a scalar function: shape ``x.shape + x.shape``, forward over
     reverse (``jacfwd(jacrev(f))``), compiled as one kernel. ``sparse=True``: a
     ``scipy.sparse`` CSR matrix for a 1-D argument, from one Hessian-vector product per
-    colour of its sparsity pattern (:mod:`symgrad.transforms.sparse_derivatives`)."""
+    colour of its sparsity pattern (:mod:`symgrad.transforms.sparse_derivatives`).
+    ``holomorphic=True`` (JAX's): both Jacobians holomorphic, so a holomorphic ``f`` of
+    complex arguments has the complex Hessian ``f''(z)``."""
     if sparse:
+        if holomorphic:
+            raise ValueError("hessian(..., sparse=True) does not take holomorphic=True")
         return SparseDerivative(fun, "hessian", argnums, backend)
-    return jacfwd(jacrev(fun, argnums, backend=backend), argnums, backend=backend)
+    return jacfwd(jacrev(fun, argnums, backend=backend, holomorphic=holomorphic), argnums,
+                  backend=backend, holomorphic=holomorphic)
 
 
 def hvp(fun: Callable, x: Any, v: Any, backend: str = "numba") -> Any:

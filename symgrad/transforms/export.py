@@ -73,7 +73,7 @@ from ..backend import entry_source, numpy_source
 from ..backend.numba.standalone import kernel_text
 from ..backend.numpy_source import literal
 from ..backend.standalone import Copier
-from ..core.ir import Graph, has_complex
+from ..core.ir import Graph
 from ..core.pytree import Tree, flatten, is_namedtuple, paths, unflatten
 from ..core.version import __version__
 from ..eager.tensor import Tensor
@@ -85,11 +85,11 @@ TARGETS = ("numba", "numpy")
 #: the output's largest magnitude). Kernels and the interpreter differ in summation order
 #: and by the vectorized math's ulp, far below these
 TOLERANCE = {"float64": (1e-9, 1e-12), "float32": (1e-4, 1e-6)}
+TOLERANCE.update(complex128=TOLERANCE["float64"], complex64=TOLERANCE["float32"])
 #: what an exported module may import: numpy and the standard library's math, and
 #: Numba (and its llvmlite) for the Numba target
 _NUMPY_ROOTS = frozenset({"numpy", "math", "itertools", "functools"})
 _NUMBA_ROOTS = _NUMPY_ROOTS | {"numba", "llvmlite"}
-_DTYPES = ("float64", "float32", "bool", "int64")
 
 
 class ExportError(RuntimeError):
@@ -140,11 +140,6 @@ def export(fn: Callable, example_args: Sequence[Any], path: str | os.PathLike,
     # executes: one line, no quote or backslash that could end them (never user code)
     what = " ".join((description or _describe(fn, names)).split())
     what = what.replace("\\", "/").replace('"', "'")
-    if target == "numba" and has_complex(graph):
-        raise NotImplementedError(
-            "export(target='numba'): the graph has complex values, which an exported Numba "
-            "module does not take yet (in the process, symgrad's kernels do, with the FFT "
-            "between them): export with target='numpy'")
     entry = name or _entry_name(fn)
     if not entry.isidentifier() or keyword.iskeyword(entry):
         raise ValueError(f"name must be a Python identifier, not {entry!r}")
@@ -154,8 +149,9 @@ def export(fn: Callable, example_args: Sequence[Any], path: str | os.PathLike,
         helpers, function = kernel_text(graph, kernel, what, module.copier)
     else:
         helpers, function = "", _numpy_kernel(graph, kernel, module)
-    consts = [literal(float(value)) if value.ndim == 0 and target == "numba"
-              else module.constant(value) for _, value in graph.consts]
+    consts = [literal(complex(value) if value.dtype.kind == "c" else float(value))
+              if value.ndim == 0 and target == "numba" else module.constant(value)
+              for _, value in graph.consts]
     checks = module.copier.reference(entry_source.check_input, "check_input", "export")
     owned = module.copier.reference(entry_source.owned_output, "owned_output", "export")
     signature = ", ".join(f"{n}: {_aval_text(a)}" for n, a in zip(leaf_names, expected))
@@ -263,19 +259,19 @@ def _flat_arguments(args: tuple, names: list[str]) -> tuple[list, list, list[str
 def _aval_of(x: Any, what: str = "") -> tuple[tuple[int, ...], str]:
     """(shape, dtype) of an argument as the kernel takes it; refuses other values."""
     if isinstance(x, (bool, np.bool_)) or not isinstance(
-            x, (np.ndarray, np.floating, np.integer, float, int)):
+            x, (np.ndarray, np.floating, np.integer, np.complexfloating, float, int, complex)):
         raise TypeError(f"{what or 'an argument'} is a {type(x).__name__}: export takes numpy "
-                        "arrays and numbers (float, int) as arguments; bake other values in "
-                        "with functools.partial or a lambda")
+                        "arrays and numbers (float, int, complex) as arguments; bake other "
+                        "values in with functools.partial or a lambda")
     array = np.asarray(x)
     if array.dtype.kind in "iu":
         if array.dtype != np.int64 and isinstance(x, np.ndarray):
             raise TypeError(f"{what} is a {array.dtype} array; symgrad computes integers in "
                             "int64: pass x.astype(np.int64) or x.astype(np.float64)")
         return array.shape, "int64"
-    if array.dtype not in (np.float64, np.float32, np.bool_):
+    if array.dtype not in (np.float64, np.float32, np.complex128, np.complex64, np.bool_):
         raise TypeError(f"{what} has dtype {array.dtype}: export takes float64, float32, "
-                        "bool and int64 arrays")
+                        "complex128, complex64, bool and int64 arrays")
     return array.shape, str(array.dtype)
 
 
@@ -403,8 +399,8 @@ def _header(what: str, entry: str, signature: str, out_tree: Tree, graph: Graph,
                    f"rel difference {worst_rel:.3g} (tolerance per output: rtol "
                    f"{TOLERANCE['float64'][0]:g}, atol {TOLERANCE['float64'][1]:g} times its "
                    "largest magnitude, for float64; float32 "
-                   f"{TOLERANCE['float32'][0]:g}/{TOLERANCE['float32'][1]:g}; exact for "
-                   "integers and booleans).")
+                   f"{TOLERANCE['float32'][0]:g}/{TOLERANCE['float32'][1]:g}; complex as "
+                   "its real dtype; exact for integers and booleans).")
     n = len(graph.consts)
     held = (f"\nIt holds {n} constant{'s' if n > 1 else ''} that the function read from outside "
             "its arguments (captured arrays and numbers, a pullback's point), as they were "

@@ -29,6 +29,7 @@ from ..core.errors import SCALAR_OUTPUT_ERROR
 from ..core.ir import Aval, Graph, is_complex, is_float
 from ..core.pytree import LEAF, Tree, unflatten
 from ..core.tracing import arg_names
+from ..prims.control import linearized_graph
 from .calls import _ONE, _TUPLE, _VALUE_AND_GRADS, _aux_leaves, _positions
 
 #: what ``backend=`` may name: the Numba kernels, or the core interpreter
@@ -125,6 +126,11 @@ class Signature:
         title = f"{self.name} of {graph_name} with respect to {', '.join(wrt)}"
         return title, {n_primal + k: f"grad_{name}" for k, name in enumerate(wrt)}
 
+    def prepare(self, graph: Graph) -> Graph:
+        """The traced graph as this transformation computes it (itself, but for
+        :class:`LinearizedJit`)."""
+        return graph
+
     def plan(self, graph: Graph, out_tree: Tree, avals: list[Aval | None], n_args: int,
              seeded: bool) -> tuple[list[int] | None, bool, int]:
         """What the pipeline derives from the traced ``graph``: the inputs to
@@ -173,6 +179,16 @@ class Jit(Signature):
 
     def fast_picks(self, n_primal: int, n_outs: int, is_tuple: bool) -> tuple[tuple, int]:
         return tuple(range(n_primal)), _TUPLE if is_tuple else _ONE
+
+
+class LinearizedJit(Jit):
+    """The primal output of ``sg.vjp``, ``sg.jvp`` and ``sg.linearize``: the function
+    as differentiated (JAX's linearized primal), where a ``custom_jvp`` call gives its jvp
+    rule's primal output (:func:`symgrad.prims.control.linearized_graph`; the same as
+    the function's unless the rule breaks JAX's contract)."""
+
+    def prepare(self, graph: Graph) -> Graph:
+        return linearized_graph(graph)
 
 
 class Grad(Signature):

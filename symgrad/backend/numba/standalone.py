@@ -16,9 +16,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ...core.ir import Graph
+from ...core.ir import Graph, subgraphs
 from ..standalone import Copier
 from .codegen import generate
+from .lowering.table import between
 
 
 def kernel_text(graph: Graph, kernel: str, what: str, copier: Copier) -> tuple[str, str]:
@@ -30,6 +31,7 @@ def kernel_text(graph: Graph, kernel: str, what: str, copier: Copier) -> tuple[s
                 f"export: {graph.name} calls a Python function (primitive {e.prim.name}, "
                 "sg.pure_callback), which an exported module cannot hold: export the parts "
                 "before and after it separately")
+    _require_one_kernel(graph)
     source = generate(graph, kernel, what, None, parallel_min=None)
     lines = []
     for line in source.text.splitlines():
@@ -45,6 +47,21 @@ def kernel_text(graph: Graph, kernel: str, what: str, copier: Copier) -> tuple[s
         name = _helper(copier, alias, attribute, helpers)
         text = re.sub(rf"\b{alias}\.{attribute}\b", name, text)
     return "\n".join(helpers), text
+
+
+def _require_one_kernel(graph: Graph) -> None:
+    """Refuse an equation that symgrad runs in Python between kernels (the FFT, numpy's
+    complex log...: :func:`~.lowering.table.between`): an exported Numba module is one
+    kernel. The numpy target writes them as numpy calls."""
+    for e in graph.eqns:
+        reason = between(e)
+        if reason is not None:
+            raise NotImplementedError(
+                f"export(target='numba'): {graph.name} has a {e.prim.name} equation, which "
+                f"runs in Python between kernels ({reason}); an exported Numba module is one "
+                "kernel: export with target='numpy'")
+        for _, sub in subgraphs(e):
+            _require_one_kernel(sub)
 
 
 def _imports(copier: Copier, statement: str) -> None:

@@ -17,8 +17,9 @@ An object-mode block would cost the same per call (measured on ``x * 2`` -> fft 
 us, the fft alone 3.6-5.1 us), with one kernel instead of one per piece to compile.
 
 A complex value met by a primitive outside :data:`KERNEL_PRIMITIVES` (none of
-``complex=True`` today but ``eigh`` of an upper triangle) or inside a loop or branch
-body sends the whole graph to the interpreter (:func:`interpreted_reason`). Numba's
+``complex=True`` today), or by one that runs between kernels (the FFT, complex ``log``,
+...) inside a loop or branch body, sends the whole graph to the interpreter
+(:func:`interpreted_reason`). Numba's
 complex functions are not numpy's bits everywhere: ``**`` of a complex base (numpy
 multiplies for integer exponents, Numba takes exp and log) and the transcendental
 functions differ in the last bits (relative 1e-15), ``/`` is numpy's own loop.
@@ -29,6 +30,7 @@ from __future__ import annotations
 from typing import Any
 
 from ....core.ir import COMPLEXES, Graph, has_complex, subgraphs
+from ....core.trace_errors import complex_aval
 from ....prims import complex as C
 from ....prims import elementwise as E
 from ....prims import fft as F
@@ -79,23 +81,31 @@ KERNEL_PRIMITIVES = frozenset({
     "slice", "unslice", "gather", "scatter_add", "concatenate", "cumsum",
     # linear algebra (Numba's LAPACK calls take complex matrices)
     "matmul", "inv", "det", "solve", "eig", "eigh", "svd", "cholesky", "qr", "cumprod",
+    # control flow: loops and branches whose bodies hold complex values (each body's
+    # equations are checked too)
+    "loop", "while", "cond", "proj",
 })
 
 
-def interpreted_reason(graph: Graph) -> str | None:
+def interpreted_reason(graph: Graph, inside: str = "") -> str | None:
     """Why a graph with complex values runs on the interpreter rather than as Numba
-    kernels, or None when every equation that sees a complex value lowers (the FFT
-    runs between kernels)."""
+    kernels, or None when every equation that sees a complex value lowers (the FFT and
+    :data:`.table.COMPLEX_INTERPRETED` run between kernels, which a loop or branch body
+    (``inside``: the primitive holding it) cannot do)."""
     for e in graph.eqns:
-        held = [sub for _, sub in subgraphs(e)]
-        if any(has_complex(sub) for sub in held):
-            return f"complex values inside {e.prim.name}'s body (kernels hold loops of reals)"
+        for _, sub in subgraphs(e):
+            reason = interpreted_reason(sub, e.prim.name) if has_complex(sub) else None
+            if reason is not None:
+                return reason
         dtypes = {a.dtype for a in (*e.inputs, e.out)}
-        if not dtypes & set(COMPLEXES) or between(e) is not None:
+        if not dtypes & set(COMPLEXES) and not complex_aval(e.out.aval):
+            continue
+        cut = between(e)
+        if cut is not None and inside:
+            return (f"complex {e.prim.name} inside {inside}'s body: {cut}; numpy's runs "
+                    "between kernels, which a body inside a kernel cannot")
+        if cut is not None:
             continue
         if e.prim.name not in KERNEL_PRIMITIVES:
             return f"primitive {e.prim.name} has no complex Numba kernel"
-        if e.prim.name == "eigh" and e.params.get("uplo") == "U":
-            return ("eigh of a complex matrix's upper triangle (Numba's eigh reads the lower "
-                    "one, and symgrad's own reads real matrices)")
     return None
