@@ -31,6 +31,7 @@ import numpy as np
 
 from ..core.errors import UnsupportedFunctionError, user_location
 from ..core.tracing import Traced, shape_of
+from ..prims import complex as CX
 from ..prims import elementwise as E
 from ..prims import sorting as P
 from ..prims.elementwise import as_float
@@ -46,6 +47,9 @@ METHODS = ("linear", "lower", "higher", "nearest", "midpoint")
 def _quantile(name: str, a: Any, q: Any, axis: Any, out: Any, overwrite_input: bool,
               method: str, keepdims: bool, interpolation: Any, nan: bool = False) -> Any:
     refuse_kwargs(name, {"out": out}, allowed={})
+    if np.iscomplexobj(a) and "median" not in name:  # (a median of complex values sorts them)
+        raise TypeError(f"{name} of a complex traced value: a must be an array of real "
+                        "numbers (numpy's error; np.median takes complex values)")
     if interpolation is not None:  # numpy's deprecated spelling of method=
         method = interpolation
     if method not in METHODS and not (nan and method == "median"):
@@ -263,7 +267,11 @@ def nanvar(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: A
     count = _nan_count(nan, axis, True)
     centered = E.where(nan, 0.0, E.sub(filled, E.div(sum(filled, axis, keepdims=True), count)))
     dof = E.maximum(E.sub(_nan_count(nan, axis, keepdims), float(ddof)), 0.0)
-    return E.div(sum(E.square(centered), axis, keepdims=keepdims), dof)
+    if np.iscomplexobj(centered):  # numpy's: the mean of |a - mean(a)|**2, a real value
+        squares = E.add(E.square(CX.real(centered)), E.square(CX.imag(centered)))
+    else:
+        squares = E.square(centered)
+    return E.div(sum(squares, axis, keepdims=keepdims), dof)
 
 
 @implements(np.nanstd)
