@@ -160,6 +160,8 @@ GRADS = {
                                                + n.real(n.round(w * 3, 1) * w * z)),
     "nan_to_num": lambda n: lambda z, w: n.sum(n.real(n.nan_to_num(z * w) ** 2)),
     "max": lambda n: lambda z, w: n.abs(n.max(z * w)) ** 2,
+    # (not an order: complex arctan, holomorphic, Numba's within 6e-16 relative of numpy's)
+    "arctan": lambda n: lambda z, w: n.sum(n.imag(n.arctan(z * 0.7 + w))),
 }
 
 

@@ -322,13 +322,15 @@ arccos_p = unary("arccos", np.arccos, complex=True,
                  sympy=lambda sp, x: sp.acos(x))
 
 def _arctan_vjp(g, ans, x):
+    if dtype_of(x).kind == "c":  # holomorphic: 1/(1 + z**2), as JAX's
+        return (g / (1.0 + square(x)),)
     # 1/(1 + x**2); beyond |x| = 1e150, where x**2 overflows and 1 + 1/x**2 is 1,
     # (1/x)**2: 4.4e-309 at x = 1.5e154, not 0
     far = absolute(x) > 1e150
     return (where(far, g * square(reciprocal(x)), g / (1.0 + square(x))),)
 
 
-arctan_p = unary("arctan", np.arctan, vjp=_arctan_vjp,
+arctan_p = unary("arctan", np.arctan, complex=True, vjp=_arctan_vjp,
                  sympy=lambda sp, x: sp.atan(x))
 
 # abs'(0) = sign(0) = 0, as PyTorch and SymPy
