@@ -83,8 +83,8 @@ KERNEL_PRIMITIVES = frozenset({
     # elementwise: numpy's ufuncs (libm's complex functions) and arithmetic
     # (log, log2, log10, expm1, tanh, arccosh, sign: numpy's, between kernels)
     "add", "sub", "mul", "div", "pow", "neg", "exp", "log1p", "sqrt", "sin", "cos", "tan",
-    "sinh", "cosh", "arcsin", "arccos", "arctan", "square", "reciprocal", "exp2", "arcsinh", "arctanh",
-    "where", "convert",
+    "sinh", "cosh", "arcsin", "arccos", "arctan", "square", "reciprocal", "exp2", "arcsinh",
+    "arctanh", "where", "convert",
     "real", "imag", "conj", "cabs", "complex",
     # numpy's order of complex values (lowering/elementwise.py's _complex_comparison)
     "gt", "ge", "lt", "le", "eq", "ne", "maximum", "minimum",
