@@ -5,7 +5,8 @@ Comparisons, ``maximum``/``minimum``/``fmax``/``fmin``, ``clip``, ``sort``/``arg
 ``nan_to_num`` and ``x + iy`` of complex values: numpy's results bit for bit (a nan's
 payload aside) on every pair of the special values -inf, -1, -0, 0, 1, inf and nan as
 real and imaginary parts, on the interpreter and in one Numba program; gradients of
-real-valued functions against ``jax.grad`` (first order) and ``jax.hessian`` (second).
+real-valued functions against ``jax.grad`` and ``jax.jvp`` (first order) and
+``jax.hessian`` (second).
 """
 
 from __future__ import annotations
@@ -176,6 +177,11 @@ def test_gradients_are_jaxs(name):
     fn = GRADS[name]
     got = sg.grad(fn(np), argnums=(0, 1), backend="numpy")(Z, W)
     want = jax.grad(fn(jnp), argnums=(0, 1))(jnp.asarray(Z), jnp.asarray(W))
+    for g, w in zip(got, want):
+        close(g, w)
+    tangents = (np.conj(W) * 0.3 + 1j, Z * 0.5)  # forward mode: JAX's jvp
+    got = sg.jvp(fn(np), (Z, W), tangents, backend="numpy")
+    want = jax.jvp(fn(jnp), (jnp.asarray(Z), jnp.asarray(W)), tuple(map(jnp.asarray, tangents)))
     for g, w in zip(got, want):
         close(g, w)
 
