@@ -1,17 +1,19 @@
-"""The parts of a complex value: ``real``, ``imag``, ``conj`` and ``cabs`` (``|z|``).
+"""The parts of a complex value: ``real``, ``imag``, ``conj`` and ``cabs`` (``|z|``), and
+``complex``, the value ``x + iy`` of two real parts.
 
 symgrad differentiates complex code with JAX's convention (README, "Complex
 numbers"): a VJP rule is the transpose of the JVP under the real pairing
 ``<a, b> = Re(sum(a * b))`` (no conjugate), so for a real-valued ``f`` of a
 complex ``z = x + iy`` the gradient is ``df/dx - i df/dy``, and for a
 holomorphic ``f`` it is ``f'(z)`` itself. The rules here are the transposes of
-the four maps that are not complex-linear:
+the maps that are not complex-linear:
 
 - ``real(z)``: cotangent ``g`` (a real ``g`` as a complex value);
 - ``imag(z)``: ``-1j * g``;
 - ``conj(z)``: ``conj(g)``;
 - ``cabs(z) = |z|``: ``g * conj(z) / |z|``, and 0 at ``z = 0`` (``abs'(0) = 0``,
-  as for real ``abs`` and JAX).
+  as for real ``abs`` and JAX);
+- ``complex(x, y) = x + iy``: ``(Re g, -Im g)``, JAX's ``lax.complex``'s.
 
 A real value entering complex arithmetic is converted (``convert``), whose
 transpose takes the real part of the cotangent: a real input's gradient is real.
