@@ -76,6 +76,8 @@ VALUES = {
     "max-finite": lambda x, y: np.max(np.nan_to_num(x[:49]) * np.array([1, 1j])[:, None]),
     "max-infinite-parts": lambda x, y: np.max(np.where(np.isnan(x[:49]), 0.5, x[:49])),
     "min-infinite-parts": lambda x, y: np.min(np.where(np.isnan(x[:49]), 0.5, x[:49])),
+    "max-rows": lambda x, y: np.max(y.reshape(49, 49)[::-1], axis=0),  # (the first nan)
+    "min-rows": lambda x, y: np.min(x.reshape(49, 49), axis=1),
 }
 #: functions of M, a 3x5 complex matrix with nans and ties, along each axis
 ALONG = {
@@ -111,7 +113,8 @@ def test_values_along_axes_are_numpys(name):
 #: the functions of VALUES that run on Numba in CI (one program: each family of them,
 #: about 15 s of compiling on a loaded machine); all of them with SYMGRAD_FULL=1
 NUMBA = sorted(VALUES) if FULL else ["argmax", "clip-zero-ties", "fmin", "isinf", "lt", "maximum",
-                                     "nan_to_num", "ne", "rint", "round-2", "sign", "sort"]
+                                     "max-rows", "nan_to_num", "ne", "rint", "round-2", "sign",
+                                     "sort"]
 
 
 def test_numba_kernels_compute_numpys_bits():

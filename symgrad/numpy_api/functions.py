@@ -258,7 +258,8 @@ def _record_weights(a: Any, axis: Any, largest: bool) -> None:
 def _complex_extremum(a: Any, axis: Any, out: Any, keepdims: bool, kwargs: dict,
                       largest: bool) -> Any:
     """np.max / np.min of complex values, ordered as numpy orders them: by real part, then
-    by imaginary part. The gradient goes to the elements equal to the result, shared
+    by imaginary part, and the first element with a nan part where there is one (numpy's
+    ``maximum.reduce``). The gradient goes to the elements equal to the result, shared
     evenly among them (autograd's rule); the value is their weighted sum (exact for one
     such element, which is all but ties of equal values)."""
     pick = _max if largest else _min
@@ -266,6 +267,10 @@ def _complex_extremum(a: Any, axis: Any, out: Any, keepdims: bool, kwargs: dict,
     tied = np.equal(re, pick(re, axis, None, out, True, **kwargs))
     fill = -np.inf if largest else np.inf
     chosen = np.logical_and(tied, np.equal(im, pick(np.where(tied, im, fill), axis, keepdims=True)))
+    # the first nan in C order (numpy reduces in it): the least flat position holding one
+    position = np.arange(math.prod(shape_of(a)), dtype=np.float64).reshape(shape_of(a))
+    first = _min(np.where(np.not_equal(a, a), position, np.inf), axis, keepdims=True)
+    chosen = np.where(np.less(first, np.inf), np.equal(position, first), chosen)
     ones = np.where(chosen, 1.0, 0.0)
     weights = ones / sum(ones, axis, keepdims=True)
     # the weighted sum of each part (of a complex one, 0 * an infinite part would be nan)
