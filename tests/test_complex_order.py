@@ -71,13 +71,15 @@ VALUES = {
     "argmax": lambda x, y: np.argmax(x[:49]), "argmin": lambda x, y: np.argmin(x[:49]),
     "argmax-finite": lambda x, y: np.argmax(np.where(np.isfinite(x), x, 0.0)),
     "argmin-finite": lambda x, y: np.argmin(np.where(np.isfinite(y), y, 0.0)),
-    # (an infinite part; at a tie of equal values numpy's max is one of them, symgrad's
-    # their mean, README "Complex numbers")
+    # (infinite parts; ties of equal values, the sign of a zero part the first one's)
     "max-finite": lambda x, y: np.max(np.nan_to_num(x[:49]) * np.array([1, 1j])[:, None]),
     "max-infinite-parts": lambda x, y: np.max(np.where(np.isnan(x[:49]), 0.5, x[:49])),
     "min-infinite-parts": lambda x, y: np.min(np.where(np.isnan(x[:49]), 0.5, x[:49])),
     "max-rows": lambda x, y: np.max(y.reshape(49, 49)[::-1], axis=0),  # (the first nan)
     "min-rows": lambda x, y: np.min(x.reshape(49, 49), axis=1),
+    "nanmax-pairs": lambda x, y: np.nanmax(np.stack([x[:49], x[48::-1], x[:49]], 1), axis=1),
+    "nanmax-rows": lambda x, y: np.nanmax(y.reshape(49, 49), axis=1),  # (rows of one value)
+    "nanmin-columns": lambda x, y: np.nanmin((x * 0.5 + y[::-1]).reshape(49, 49), axis=0),
 }
 #: functions of M, a 3x5 complex matrix with nans and ties, along each axis
 ALONG = {

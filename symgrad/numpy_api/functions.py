@@ -259,9 +259,9 @@ def _complex_extremum(a: Any, axis: Any, out: Any, keepdims: bool, kwargs: dict,
                       largest: bool) -> Any:
     """np.max / np.min of complex values, ordered as numpy orders them: by real part, then
     by imaginary part, and the first element with a nan part where there is one (numpy's
-    ``maximum.reduce``). The gradient goes to the elements equal to the result, shared
-    evenly among them (autograd's rule); the value is their weighted sum (exact for one
-    such element, which is all but ties of equal values)."""
+    ``maximum.reduce``), bit for bit. The gradient goes to the elements equal to the
+    result, shared evenly among them (autograd's and JAX's rule; a part equal to -inf
+    shares it with the elements not chosen)."""
     pick = _max if largest else _min
     re, im = np.real(a), np.imag(a)
     tied = np.equal(re, pick(re, axis, None, out, True, **kwargs))
@@ -271,10 +271,10 @@ def _complex_extremum(a: Any, axis: Any, out: Any, keepdims: bool, kwargs: dict,
     position = np.arange(math.prod(shape_of(a)), dtype=np.float64).reshape(shape_of(a))
     first = _min(np.where(np.not_equal(a, a), position, np.inf), axis, keepdims=True)
     chosen = np.where(np.less(first, np.inf), np.equal(position, first), chosen)
-    ones = np.where(chosen, 1.0, 0.0)
-    weights = ones / sum(ones, axis, keepdims=True)
-    # the weighted sum of each part (of a complex one, 0 * an infinite part would be nan)
-    re, im = (sum(np.where(chosen, part, 0.0) * weights, axis, keepdims=keepdims)
+    # each part: the largest among the chosen elements, whose parts are equal (but for
+    # the sign of a zero: the first one's, as numpy's), so that the real reduction's
+    # gradient goes to them, shared evenly at a tie of equal values
+    re, im = (_max(np.where(chosen, part, -np.inf), axis, keepdims=keepdims)
               for part in (re, im))
     return make_complex(re, im)
 

@@ -287,18 +287,25 @@ def nanstd(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: A
 def nanmax(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False,
            **kwargs: Any) -> Any:
     """``np.nanmax``: the maximum of the entries that are not nan (nan if none)."""
-    filled, nan = _nan_filled(a, -np.inf)
-    result = max(filled, axis, out, keepdims, **kwargs)
-    return E.where(E.equal(_nan_count(nan, axis, keepdims), 0.0), np.nan, result)
+    return _nan_extremum(max, a, axis, out, keepdims, kwargs, -np.inf)
+
+
+def _nan_extremum(pick: Any, a: Any, axis: Any, out: Any, keepdims: bool, kwargs: dict,
+                  fill: float) -> Any:
+    # numpy's fmax.reduce (fmin): of complex values, the least (greatest) complex number
+    # stands for a nan element, and a row of nan elements only gives its first, as numpy's
+    complex_ = np.iscomplexobj(a)
+    filled, nan = _nan_filled(a, complex(fill, fill) if complex_ else fill)
+    result = pick(filled, axis, out, keepdims, **kwargs)
+    empty = pick(a, axis, out, keepdims, **kwargs) if complex_ else np.nan
+    return E.where(E.equal(_nan_count(nan, axis, keepdims), 0.0), empty, result)
 
 
 @implements(np.nanmin)
 def nanmin(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False,
            **kwargs: Any) -> Any:
     """``np.nanmin``: the minimum of the entries that are not nan (nan if none)."""
-    filled, nan = _nan_filled(a, np.inf)
-    result = min(filled, axis, out, keepdims, **kwargs)
-    return E.where(E.equal(_nan_count(nan, axis, keepdims), 0.0), np.nan, result)
+    return _nan_extremum(min, a, axis, out, keepdims, kwargs, np.inf)
 
 
 # ---------------------------------------------------------------------------
