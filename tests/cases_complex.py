@@ -29,13 +29,17 @@ CASES = [
          ((3,), (3,)), ((-1, 1), (-1, 1))),
     Case("conj-3", ("conj",), lambda x, y: np.real(np.conj(x + 1j * y) * (x + 2j * y) * 1j),
          ((3,), (3,)), ((-1, 1), (-1, 1))),
+    # x + iy of two real values (np.nan_to_num of a complex value: each part on its own)
+    Case("complex-3", ("complex",), lambda x, y: np.real(np.nan_to_num(x + 1j * y) ** 2 * (1 - 2j)),
+         ((3,), (3,)), ((-1, 1), (-1, 1))),
     # the other shapes of the elementwise parts: 0-d, 2-d, size-1, empty, non-contiguous
     *(Case(f"{name}-shape-{tag}", (name,), fn, (shape, shape), ((-2, 2), (0.2, 2)), layout=layout,
            backends=("numpy",))
       for name, fn in (("cabs", lambda x, y: np.abs(x + 1j * y)),
                        ("real", lambda x, y: np.real((x + 1j * y) * (y - 2j))),
                        ("imag", lambda x, y: np.imag((x + 1j * y) * (y - 2j))),
-                       ("conj", lambda x, y: np.imag(np.conj(x + 1j * y) ** 2)))
+                       ("conj", lambda x, y: np.imag(np.conj(x + 1j * y) ** 2)),
+                       ("complex", lambda x, y: np.imag(np.nan_to_num(x + 1j * y) * (y - 2j))))
       for tag, shape, layout in (("0d", (), "C"), ("2x3-F", (2, 3), "F"), ("1x1", (1, 1), "C"),
                                  ("2x0", (2, 0), "C"), ("3", (3,), "C"))),
     # (on Numba with SYMGRAD_FULL=1: numpy's cumprod of complex zeros is a large kernel,

@@ -146,7 +146,7 @@ def test_elementwise_shape_rules_broadcast(name):
     unary = name in ("to_float", "convert", "real", "imag")
     n = (prim.impl.nin if isinstance(prim.impl, np.ufunc) or hasattr(prim.impl, "nin")
          else 1 if unary
-         else 2 if name == "bitwise" else 3)
+         else 2 if name in ("bitwise", "complex") else 3)
     dtypes = (["bool", "float64", "float64"] if name == "where" else
               ["int64"] * n if name in ("to_float", "bitwise") else
               ["complex128"] * n if name in ("real", "imag", "conj", "cabs") else ["float64"] * n)

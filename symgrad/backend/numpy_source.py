@@ -367,6 +367,7 @@ LOWERINGS: dict[Primitive, Lowering] = {
     CX.imag_p: _expression("np.imag({0})"),
     CX.conj_p: _expression("np.conj({0})"),
     CX.cabs_p: _expression("np.abs({0})"),
+    CX.complex_p: _copied_impl,
     FFT.fft_p: _copied_impl,
     prims.loop_p: _loop,
     prims.while_p: _while,

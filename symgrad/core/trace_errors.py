@@ -96,15 +96,16 @@ def complex_aval(aval: Aval) -> bool:
 
 def refuse_complex(name: str, inputs: Sequence[Atom] = ()) -> TypeError:
     """The error for a complex operand of a primitive not declared ``complex=True``:
-    numpy's meaning of it on complex numbers (an order, a branch) and its derivative
-    are not symgrad's to guess."""
+    numpy has no complex meaning for some (``floor``, ``logaddexp``, ``hypot``), and
+    the others' derivatives (a branch cut) are not symgrad's to guess."""
     shown = ", ".join(str(a.aval) for a in inputs)
     return TypeError(
         f"{name} does not take complex operands (got {shown}) in symgrad: complex numbers "
         "are supported through arithmetic, exp/log/sqrt/power, sin/cos/tanh, sums and means, "
-        "matmul, indexing and reshaping, where, np.real/imag/conj/abs/angle and np.fft (see "
-        "README, 'Complex numbers'). Comparisons, max/min and sorting have no complex "
-        "meaning; for the others, compute with np.real(z) and np.imag(z) separately")
+        "matmul, indexing and reshaping, where, comparisons, maximum/minimum, sorting, clip, "
+        "sign, rint, np.real/imag/conj/abs/angle and np.fft (see README, 'Complex "
+        "numbers'). numpy itself refuses complex floor, ceil, trunc, logaddexp, hypot and "
+        "arctan2; for the others, compute with np.real(z) and np.imag(z) separately")
 
 
 def subject(x: Any, what: str) -> str:

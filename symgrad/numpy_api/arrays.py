@@ -31,6 +31,7 @@ import numpy as np
 from ..core.errors import ShapeError, UnsupportedFunctionError, user_location
 from ..core.tracing import Traced, apply, shape_of
 from ..prims import elementwise as E
+from ..prims.convert import convert
 from ..prims.elementwise import as_float
 from ..prims.indexing import along, concatenate_p
 from .dispatch import implements, normalize_axes
@@ -46,11 +47,13 @@ def _shape(a: Any, shape: Any) -> tuple[int, ...]:
 
 
 def _like(a: Any, dtype: Any) -> Any:
-    """The dtype of ``*_like(a)``: ``dtype`` if given, else float32 for a float32 ``a``
-    (as numpy), float64 otherwise (a float constant, as every value symgrad traces)."""
+    """The dtype of ``*_like(a)``: ``dtype`` if given, else ``a``'s for a float32 or
+    complex ``a`` (as numpy), float64 otherwise (a float constant, as every value
+    symgrad traces)."""
     if dtype is not None:
         return dtype
-    return np.float32 if getattr(a, "dtype", None) == np.float32 else np.float64
+    kind = getattr(a, "dtype", None)
+    return kind if kind in (np.float32, np.complex128, np.complex64) else np.float64
 
 
 @implements(np.zeros_like, np.empty_like)
@@ -72,7 +75,11 @@ def full_like(a: Any, fill_value: Any, dtype: Any = None, order: str = "K", subo
     """``fill_value`` (traced or not) broadcast to ``a``'s shape."""
     shape = _shape(a, shape)
     if isinstance(fill_value, Traced):
-        return broadcast_to(as_float(fill_value), shape)
+        kind = np.dtype(_like(a, dtype))
+        value = as_float(fill_value)
+        if kind.kind == "c" and not np.iscomplexobj(value):  # numpy casts it to a's dtype
+            value = convert(value, kind.name)
+        return broadcast_to(value, shape)
     return np.full(shape, fill_value, dtype=_like(a, dtype))
 
 

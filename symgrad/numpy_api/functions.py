@@ -23,10 +23,12 @@ from ..core.ir import Primitive
 from ..core.tracing import Tracer, apply, shape_of
 from ..prims import elementwise as E
 from ..prims import reductions as R
+from ..prims.complex import imag, make_complex, real
 from ..prims.convert import convert
 from ..prims.elementwise import as_float
 from ..prims.integers import logical_or
 from ..prims.norms import norm2
+from . import complex_order
 from .dispatch import float_dtype, implements, in_dtype, normalize_axes, refuse_kwargs
 
 add, subtract, multiply, divide, power = E.add, E.sub, E.mul, E.div, E.power
@@ -207,6 +209,8 @@ def clip(a: Any, a_min: Any = None, a_max: Any = None, out: Any = None, **kwargs
     a_min = kwargs.pop("min", a_min)
     a_max = kwargs.pop("max", a_max)
     refuse_kwargs("np.clip", {"out": out, **kwargs}, allowed={})
+    if any(map(np.iscomplexobj, (a, a_min, a_max))):  # numpy's order of complex values
+        return complex_order.clip(a, a_min, a_max)
     result = as_float(a)
     if a_min is not None:  # (a nan bound is the result: it is not equal to itself)
         result = where(logical_or(less(result, a_min), not_equal(a_min, a_min)), a_min, result)
@@ -254,17 +258,25 @@ def _record_weights(a: Any, axis: Any, largest: bool) -> None:
 def _complex_extremum(a: Any, axis: Any, out: Any, keepdims: bool, kwargs: dict,
                       largest: bool) -> Any:
     """np.max / np.min of complex values, ordered as numpy orders them: by real part, then
-    by imaginary part. The gradient goes to the elements equal to the result, shared
-    evenly among them (autograd's rule); the value is their weighted sum (exact for one
-    such element, which is all but ties of equal values)."""
+    by imaginary part, and the first element with a nan part where there is one (numpy's
+    ``maximum.reduce``), bit for bit. The gradient goes to the elements equal to the
+    result, shared evenly among them (autograd's and JAX's rule; a part equal to -inf
+    shares it with the elements not chosen)."""
     pick = _max if largest else _min
     re, im = np.real(a), np.imag(a)
     tied = np.equal(re, pick(re, axis, None, out, True, **kwargs))
     fill = -np.inf if largest else np.inf
     chosen = np.logical_and(tied, np.equal(im, pick(np.where(tied, im, fill), axis, keepdims=True)))
-    ones = np.where(chosen, 1.0, 0.0)
-    weights = ones / sum(ones, axis, keepdims=True)
-    return sum(np.where(chosen, a, 0.0) * weights, axis, keepdims=keepdims)
+    # the first nan in C order (numpy reduces in it): the least flat position holding one
+    position = np.arange(math.prod(shape_of(a)), dtype=np.float64).reshape(shape_of(a))
+    first = _min(np.where(np.not_equal(a, a), position, np.inf), axis, keepdims=True)
+    chosen = np.where(np.less(first, np.inf), np.equal(position, first), chosen)
+    # each part: the largest among the chosen elements, whose parts are equal (but for
+    # the sign of a zero: the first one's, as numpy's), so that the real reduction's
+    # gradient goes to them, shared evenly at a tie of equal values
+    re, im = (_max(np.where(chosen, part, -np.inf), axis, keepdims=keepdims)
+              for part in (re, im))
+    return make_complex(re, im)
 
 
 @implements(np.max, np.amax)
@@ -352,7 +364,9 @@ def round(a: Any, decimals: int = 0, out: Any = None) -> Any:
     refuse_kwargs("np.round", {"out": out}, allowed={})
     a, decimals = as_float(a), operator.index(decimals)
     if decimals == 0:
-        return E.rint(a)
+        return E.rint(a)  # (of a complex value: of each part, as numpy's)
+    if np.iscomplexobj(a):  # numpy's: each part rounded
+        return make_complex(round(real(a), decimals), round(imag(a), decimals))
     if decimals > 0:
         factor = 10.0 ** decimals
         return divide(E.rint(multiply(a, factor)), factor)

@@ -29,6 +29,7 @@ from ..prims import elementwise as E
 from ..prims import reductions as R
 from ..prims import sorting as P
 from ..prims.elementwise import as_float
+from . import complex_order
 from .dispatch import implements, normalize_axes
 from .functions import broadcast_to, reshape
 from .shapes import moveaxis
@@ -54,11 +55,15 @@ def _extreme_position(name: str, a: Any, axis: Any, out: Any, keepdims: Any,
     if n == 0:
         raise ValueError(f"attempt to get {name.removeprefix('np.')} of an empty sequence")
     rp = R.max_p if largest else R.min_p
-    m = reshape(apply(rp, a, axes=(ax,)), shape[:ax] + (1,) + shape[ax + 1:])
-    isnan = E.not_equal(a, a)
-    anynan = reshape(apply(R.max_p, E.where(isnan, 1.0, 0.0), axes=(ax,)),
-                     shape[:ax] + (1,) + shape[ax + 1:])
-    hit = E.where(E.greater(anynan, 0.0), isnan, E.equal(a, m))
+    kept = shape[:ax] + (1,) + shape[ax + 1:]
+
+    def extreme(x: Any) -> Any:
+        return reshape(apply(rp, x, axes=(ax,)), kept)
+    isnan = E.not_equal(a, a)  # (of a complex value: a nan part)
+    anynan = reshape(apply(R.max_p, E.where(isnan, 1.0, 0.0), axes=(ax,)), kept)
+    hits = (complex_order.extreme_hits(a, largest, extreme) if np.iscomplexobj(a)
+            else E.equal(a, extreme(a)))
+    hit = E.where(E.greater(anynan, 0.0), isnan, hits)
     iota = np.arange(n, dtype=np.float64).reshape((n,) + (1,) * (len(shape) - ax - 1))
     pos = apply(R.min_p, E.where(hit, iota, float(n)), axes=(ax,))
     if keepdims is True:
@@ -89,7 +94,8 @@ def argsort(a: Any, axis: Any = -1, kind: Any = None, order: Any = None, *,
     if axis is None or not shape_of(a):
         a, axis = reshape(a, (-1,)), 0  # a 0-d array's argsort is [0], as numpy's
     (ax,) = normalize_axes(axis, len(shape_of(a)))
-    return P.to_int(moveaxis(P.argsort(moveaxis(a, ax, -1)), -1, ax))
+    sort = complex_order.order if np.iscomplexobj(a) else P.argsort
+    return P.to_int(moveaxis(sort(moveaxis(a, ax, -1)), -1, ax))
 
 
 def _float_positions(indices: Any, n: int) -> Any:

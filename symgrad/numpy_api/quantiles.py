@@ -31,6 +31,7 @@ import numpy as np
 
 from ..core.errors import UnsupportedFunctionError, user_location
 from ..core.tracing import Traced, shape_of
+from ..prims import complex as CX
 from ..prims import elementwise as E
 from ..prims import sorting as P
 from ..prims.elementwise import as_float
@@ -46,6 +47,9 @@ METHODS = ("linear", "lower", "higher", "nearest", "midpoint")
 def _quantile(name: str, a: Any, q: Any, axis: Any, out: Any, overwrite_input: bool,
               method: str, keepdims: bool, interpolation: Any, nan: bool = False) -> Any:
     refuse_kwargs(name, {"out": out}, allowed={})
+    if np.iscomplexobj(a) and "median" not in name:  # (a median of complex values sorts them)
+        raise TypeError(f"{name} of a complex traced value: a must be an array of real "
+                        "numbers (numpy's error; np.median takes complex values)")
     if interpolation is not None:  # numpy's deprecated spelling of method=
         method = interpolation
     if method not in METHODS and not (nan and method == "median"):
@@ -263,7 +267,11 @@ def nanvar(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: A
     count = _nan_count(nan, axis, True)
     centered = E.where(nan, 0.0, E.sub(filled, E.div(sum(filled, axis, keepdims=True), count)))
     dof = E.maximum(E.sub(_nan_count(nan, axis, keepdims), float(ddof)), 0.0)
-    return E.div(sum(E.square(centered), axis, keepdims=keepdims), dof)
+    if np.iscomplexobj(centered):  # numpy's: the mean of |a - mean(a)|**2, a real value
+        squares = E.add(E.square(CX.real(centered)), E.square(CX.imag(centered)))
+    else:
+        squares = E.square(centered)
+    return E.div(sum(squares, axis, keepdims=keepdims), dof)
 
 
 @implements(np.nanstd)
@@ -279,18 +287,25 @@ def nanstd(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: A
 def nanmax(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False,
            **kwargs: Any) -> Any:
     """``np.nanmax``: the maximum of the entries that are not nan (nan if none)."""
-    filled, nan = _nan_filled(a, -np.inf)
-    result = max(filled, axis, out, keepdims, **kwargs)
-    return E.where(E.equal(_nan_count(nan, axis, keepdims), 0.0), np.nan, result)
+    return _nan_extremum(max, a, axis, out, keepdims, kwargs, -np.inf)
+
+
+def _nan_extremum(pick: Any, a: Any, axis: Any, out: Any, keepdims: bool, kwargs: dict,
+                  fill: float) -> Any:
+    # numpy's fmax.reduce (fmin): of complex values, the least (greatest) complex number
+    # stands for a nan element, and a row of nan elements only gives its first, as numpy's
+    complex_ = np.iscomplexobj(a)
+    filled, nan = _nan_filled(a, complex(fill, fill) if complex_ else fill)
+    result = pick(filled, axis, out, keepdims, **kwargs)
+    empty = pick(a, axis, out, keepdims, **kwargs) if complex_ else np.nan
+    return E.where(E.equal(_nan_count(nan, axis, keepdims), 0.0), empty, result)
 
 
 @implements(np.nanmin)
 def nanmin(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False,
            **kwargs: Any) -> Any:
     """``np.nanmin``: the minimum of the entries that are not nan (nan if none)."""
-    filled, nan = _nan_filled(a, np.inf)
-    result = min(filled, axis, out, keepdims, **kwargs)
-    return E.where(E.equal(_nan_count(nan, axis, keepdims), 0.0), np.nan, result)
+    return _nan_extremum(min, a, axis, out, keepdims, kwargs, np.inf)
 
 
 # ---------------------------------------------------------------------------

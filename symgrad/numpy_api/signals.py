@@ -133,6 +133,9 @@ def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None,
             f"np.interp(..., period=...) on traced values (at {user_location()}): reduce x "
             "modulo the period first (np.remainder) and extend xp, fp by one period")
     x, xp, fp = as_float(x), as_float(xp), as_float(fp)
+    if np.iscomplexobj(x) or np.iscomplexobj(xp):
+        raise TypeError("np.interp of complex x or xp: numpy cannot cast them to float64 "
+                        "(complex fp, the values, are numpy's and symgrad's)")
     if len(shape_of(xp)) != 1 or shape_of(xp) != shape_of(fp):
         raise ValueError("fp and xp are not of the same length.")
     k = shape_of(xp)[0]

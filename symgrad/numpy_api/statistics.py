@@ -29,6 +29,7 @@ from ..prims import complex as CX
 from ..prims import elementwise as E
 from ..prims import sorting as P
 from ..prims.elementwise import as_float
+from . import complex_order
 from .dispatch import float_dtype, implements, in_dtype, normalize_axes, refuse_kwargs
 from .functions import max, mean, min, reshape, sum
 from .shapes import cumsum, moveaxis
@@ -52,7 +53,8 @@ def sort(a: Any, axis: Any = -1, kind: Any = None, order: Any = None, *,
                                        "which symgrad does not trace")
     a, axis = _flat_or_axis(a, axis)
     last = moveaxis(a, axis, -1)
-    return moveaxis(P.take_along(last, P.argsort(last)), -1, axis)
+    sort = complex_order.order if np.iscomplexobj(a) else P.argsort
+    return moveaxis(P.take_along(last, sort(last)), -1, axis)
 
 
 @implements(np.partition)

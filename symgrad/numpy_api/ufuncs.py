@@ -103,6 +103,9 @@ def nan_to_num(x: Any, copy: bool = True, nan: float = 0.0, posinf: Any = None,
     given); the replaced entries have zero gradient, the others gradient 1."""
     big = float(np.finfo(np.float64).max)
     x = as_float(x)
+    if _is_complex(x):  # numpy's: each part on its own (nan + 1j -> 0 + 1j)
+        return C.make_complex(*(nan_to_num(part, copy, nan, posinf, neginf)
+                                for part in (C.real(x), C.imag(x))))
     out = E.where(_isnan(x), nan, x)
     out = E.where(E.equal(x, np.inf), big if posinf is None else posinf, out)
     return E.where(E.equal(x, -np.inf), -big if neginf is None else neginf, out)

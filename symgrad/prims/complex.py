@@ -1,17 +1,19 @@
-"""The parts of a complex value: ``real``, ``imag``, ``conj`` and ``cabs`` (``|z|``).
+"""The parts of a complex value: ``real``, ``imag``, ``conj`` and ``cabs`` (``|z|``), and
+``complex``, the value ``x + iy`` of two real parts.
 
 symgrad differentiates complex code with JAX's convention (README, "Complex
 numbers"): a VJP rule is the transpose of the JVP under the real pairing
 ``<a, b> = Re(sum(a * b))`` (no conjugate), so for a real-valued ``f`` of a
 complex ``z = x + iy`` the gradient is ``df/dx - i df/dy``, and for a
 holomorphic ``f`` it is ``f'(z)`` itself. The rules here are the transposes of
-the four maps that are not complex-linear:
+the maps that are not complex-linear:
 
 - ``real(z)``: cotangent ``g`` (a real ``g`` as a complex value);
 - ``imag(z)``: ``-1j * g``;
 - ``conj(z)``: ``conj(g)``;
 - ``cabs(z) = |z|``: ``g * conj(z) / |z|``, and 0 at ``z = 0`` (``abs'(0) = 0``,
-  as for real ``abs`` and JAX).
+  as for real ``abs`` and JAX);
+- ``complex(x, y) = x + iy``: ``(Re g, -Im g)``, JAX's ``lax.complex``'s.
 
 A real value entering complex arithmetic is converted (``convert``), whose
 transpose takes the real part of the cotangent: a real input's gradient is real.
@@ -30,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core.ir import COMPLEXES, Aval, real_of
+from ..core.ir import COMPLEXES, Aval, complex_of, real_of
 from ..core.tracing import apply
 from .convert import convert
 from .elementwise import absolute, add, div, eq_p, maximum, mul, where
@@ -88,6 +90,36 @@ cabs_p = register(
     name="cabs", kind="elementwise", complex=True, shape_rule=_part_rule("cabs", True),
     impl=np.absolute, vjp=_cabs_vjp,
     sympy=lambda sp, z: sp.Abs(z))
+
+
+def _make_rule(x: Aval, y: Aval) -> Aval:
+    if x.dtype in COMPLEXES or y.dtype in COMPLEXES or x.dtype != y.dtype:
+        raise TypeError(f"complex takes two real operands of one dtype, got {x} and {y}")
+    return Aval(broadcast_shapes("complex", x, y), complex_of(x.dtype))
+
+
+def _make_impl(x: Any, y: Any) -> Any:
+    x, y = np.asarray(x), np.asarray(y)
+    out = np.empty(np.broadcast_shapes(x.shape, y.shape), complex_of(x.dtype.name))
+    out.real, out.imag = x, y  # (x + 1j * y would turn -0.0 into 0.0, inf into nan)
+    return out[()]
+
+
+def _make_vjp(g: Any, ans: Any, x: Any, y: Any) -> tuple:
+    # dz = dx + i dy: Re(g dz) = Re(g) dx - Im(g) dy
+    return (real(g), mul(imag(g), -1.0)) if np.dtype(g.dtype).kind == "c" else (g, None)
+
+
+#: the complex number ``x + iy`` of two real values, each part exact (``lax.complex``)
+complex_p = register(
+    name="complex", kind="elementwise", complex=True, shape_rule=_make_rule,
+    impl=_make_impl, vjp=_make_vjp, sympy=lambda sp, x, y: x + sp.I * y, linear=True)
+
+
+def make_complex(x: Any, y: Any) -> Any:
+    """``x + iy`` of real ``x``, ``y`` (one ``complex`` equation), bit for bit: numpy
+    computes ``x + 1j * y`` with a complex product, whose ``0 * inf`` is nan."""
+    return apply(complex_p, x, y)
 
 
 def real(z: Any) -> Any:

@@ -207,8 +207,10 @@ def _maximum_vjp(g, ans, x, y):
             where(y > x, g, where(x == y, half, 0.0)))
 
 
+# complex operands: numpy's order (the comparisons'), and a nan operand is the result;
+# the gradient goes to the operand chosen, split at a tie (JAX's rule)
 maximum_p = binary("maximum", np.maximum, vjp=_maximum_vjp,
-                   sympy=lambda sp, x, y: sp.Max(x, y), integer=True)
+                   sympy=lambda sp, x, y: sp.Max(x, y), integer=True, complex=True)
 
 
 def _minimum_vjp(g, ans, x, y):
@@ -219,7 +221,7 @@ def _minimum_vjp(g, ans, x, y):
 
 
 minimum_p = binary("minimum", np.minimum, vjp=_minimum_vjp,
-                   sympy=lambda sp, x, y: sp.Min(x, y), integer=True)
+                   sympy=lambda sp, x, y: sp.Min(x, y), integer=True, complex=True)
 
 # ---------------------------------------------------------------------------
 # elementwise functions
@@ -320,13 +322,15 @@ arccos_p = unary("arccos", np.arccos, complex=True,
                  sympy=lambda sp, x: sp.acos(x))
 
 def _arctan_vjp(g, ans, x):
+    if dtype_of(x).kind == "c":  # holomorphic: 1/(1 + z**2), as JAX's
+        return (g / (1.0 + square(x)),)
     # 1/(1 + x**2); beyond |x| = 1e150, where x**2 overflows and 1 + 1/x**2 is 1,
     # (1/x)**2: 4.4e-309 at x = 1.5e154, not 0
     far = absolute(x) > 1e150
     return (where(far, g * square(reciprocal(x)), g / (1.0 + square(x))),)
 
 
-arctan_p = unary("arctan", np.arctan, vjp=_arctan_vjp,
+arctan_p = unary("arctan", np.arctan, complex=True, vjp=_arctan_vjp,
                  sympy=lambda sp, x: sp.atan(x))
 
 # abs'(0) = sign(0) = 0, as PyTorch and SymPy
@@ -334,8 +338,9 @@ abs_p = unary("abs", np.absolute,
               vjp=lambda g, ans, x: (g * sign(x),),
               sympy=lambda sp, x: sp.Abs(x))
 
-# piecewise constant: zero gradient everywhere, as JAX and PyTorch.
-sign_p = unary("sign", np.sign,
+# piecewise constant: zero gradient everywhere, as JAX and PyTorch. Of a complex value,
+# numpy 2's z / |z| (0 at 0), whose gradient JAX also defines as zero
+sign_p = unary("sign", np.sign, complex=True,
                vjp=lambda g, ans, x: (None,),
                sympy=lambda sp, x: sp.sign(x))
 
@@ -358,7 +363,9 @@ def _rint_sympy(sp, x):
                         (r, True))
 
 
-rint_p = unary("rint", np.rint, vjp=lambda g, ans, x: (None,), sympy=_rint_sympy)
+# of a complex value: each part rounded (numpy's), zero gradient (JAX's)
+rint_p = unary("rint", np.rint, vjp=lambda g, ans, x: (None,), sympy=_rint_sympy,
+               complex=True)
 
 square_p = unary("square", np.square, complex=True,
                  vjp=lambda g, ans, x: (g * (2.0 * x),),

@@ -53,6 +53,7 @@ from .elementwise import (
     where_p,
 )
 from .promotion import ON_BOOLS, ON_INTEGERS, kind
+from .sorting import to_int_p
 from .special import floor_divide_p, remainder_p
 
 
@@ -88,11 +89,15 @@ _INTEGER_RECIPROCAL = (
 
 def _integer_division(prim: Primitive) -> Callable[..., Any]:
     """numpy's integer ``//`` and ``%``: the float quotient's values, and 0 where the
-    divisor is 0 (not inf or nan, as for floats)."""
+    divisor is 0 (not inf or nan, as for floats); an int64 result where an operand is
+    an integer, as numpy's (``x[np.argmax(x) // 2]``), of operands below 2**53 (larger
+    ones refused), whose float quotient is exact."""
     def divide(x: Any, y: Any) -> Any:
         name = f"np.{prim.numpy.__name__}"
+        integer = "i" in kind(x) + kind(y)
         x, y = as_float(x, name), as_float(y, name)
-        return apply(where_p, apply(eq_p, y, 0.0), 0.0, apply(prim, x, y))
+        out = apply(where_p, apply(eq_p, y, 0.0), 0.0, apply(prim, x, y))
+        return apply(to_int_p, out) if integer else out
     return divide
 
 

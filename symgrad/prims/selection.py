@@ -27,9 +27,11 @@ from .registry import binary, broadcast_shapes, register, require
 
 
 def _comparison(name: str, ufunc: np.ufunc, op: str, sympy: Callable, **facts: Any) -> Primitive:
+    # complex operands: numpy's order, by real part, then by imaginary part (a nan part
+    # compares false), which numpy's ufunc computes
     return binary(name, ufunc, out_dtype=BOOL,
                   vjp=lambda g, ans, x, y: (None, None), sympy=sympy,
-                  integer=True, **facts)
+                  integer=True, complex=True, **facts)
 
 
 def _gt_simplify(e: Eqn, producer: Producer) -> Rewrite:

@@ -126,7 +126,7 @@ def _scatter_along_rule(g: Aval, idx: Aval, *, size: int) -> Aval:
 
 
 def _scatter_along_impl(g, idx, size):
-    out = np.zeros(g.shape[:-1] + (size,))
+    out = np.zeros(g.shape[:-1] + (size,), g.dtype if g.dtype.kind == "c" else np.float64)
     batch = np.indices(g.shape[:-1]).reshape(g.ndim - 1, -1, 1) if g.ndim > 1 else ()
     idx = _in_range(idx, size)
     index = (*batch, idx.reshape(-1, g.shape[-1])) if g.ndim > 1 else (idx,)
@@ -135,13 +135,14 @@ def _scatter_along_impl(g, idx, size):
 
 
 take_along_p = register(
-    name="take_along", kind="array", shape_rule=_take_along_rule, impl=_take_along_impl,
+    name="take_along", kind="array", complex=True, shape_rule=_take_along_rule,
+    impl=_take_along_impl,
     vjp=lambda g, ans, x, idx: (scatter_along(g, idx, x.shape[-1]), None),
     sympy=_no_sympy("take_along"),
     batch=lambda b, args, flags: (b.bind(take_along_p, _batched(b, args, flags)), True))
 
 scatter_along_p = register(
-    name="scatter_along", kind="array", shape_rule=_scatter_along_rule,
+    name="scatter_along", kind="array", complex=True, shape_rule=_scatter_along_rule,
     impl=_scatter_along_impl,
     vjp=lambda g, ans, x, idx, size: (take_along(g, idx), None),
     sympy=_no_sympy("scatter_along"),

@@ -43,6 +43,18 @@ lower(C.conj_p, "np.conj({0})", cheap=True)
 lower(C.cabs_p, "np.abs({0})", cheap=True)
 
 
+def _complex_emit(out: str, args: list[str], avals: Any, out_aval: Any) -> list[str]:
+    """``x + iy``, each part as it is (``complex(x, y)``; float32 parts widen exactly)."""
+    (x, y), kind = args, f"np.{out_aval.dtype}"
+    if not out_aval.shape:
+        return [f"{out} = {kind}(complex({x}, {y}))"]
+    return [f"{out} = np.empty(np.broadcast({x}, {y}).shape, {kind})",
+            f"{out}.real[...] = {x}", f"{out}.imag[...] = {y}"]
+
+
+lower(C.complex_p, _complex_emit, cheap=True)
+
+
 def _fft_emit(out: str, args: list[str], avals: Any, out_aval: Any, **params: Any) -> list[str]:
     raise NotImplementedError(
         "fft has no Numba source (Numba has no FFT): it runs on numpy between kernels, which "
@@ -61,6 +73,7 @@ COMPLEX_INTERPRETED.update({
     E.expm1_p: "Numba's complex expm1 is exp(z) - 1 (all digits lost at |z| = 1e-17)",
     E.tanh_p: "Numba's complex tanh overflows to nan for |Re z| > 355 (numpy's gives +-1)",
     S.arccosh_p: "Numba's complex arccosh loses digits (2e-11 relative against numpy)",
+    E.sign_p: "Numba's complex sign is nan where a part is infinite (numpy's: +-1 or +-1j)",
 })
 
 
@@ -70,15 +83,19 @@ COMPLEX_INTERPRETED.update({
 #: interpreter (:func:`interpreted_reason`)
 KERNEL_PRIMITIVES = frozenset({
     # elementwise: numpy's ufuncs (libm's complex functions) and arithmetic
-    # (log, log2, log10, expm1, tanh, arccosh: numpy's, between kernels)
+    # (log, log2, log10, expm1, tanh, arccosh, sign: numpy's, between kernels)
     "add", "sub", "mul", "div", "pow", "neg", "exp", "log1p", "sqrt", "sin", "cos", "tan",
-    "sinh", "cosh", "arcsin", "arccos", "square", "reciprocal", "exp2", "arcsinh", "arctanh",
-    "where", "convert",
-    "real", "imag", "conj", "cabs",
+    "sinh", "cosh", "arcsin", "arccos", "arctan", "square", "reciprocal", "exp2", "arcsinh",
+    "arctanh", "where", "convert",
+    "real", "imag", "conj", "cabs", "complex",
+    # numpy's order of complex values (lowering/elementwise.py's _complex_comparison)
+    "gt", "ge", "lt", "le", "eq", "ne", "maximum", "minimum",
+    "rint",  # (each part rounded: numpy's bits, complex128 and complex64)
     # reductions and moves
     "sum", "mean", "count", "prod", "broadcast_to", "reshape", "transpose",
     # indexing
     "slice", "unslice", "gather", "scatter_add", "concatenate", "cumsum",
+    "take_along", "scatter_along",
     # linear algebra (Numba's LAPACK calls take complex matrices)
     "matmul", "inv", "det", "solve", "eig", "eigh", "svd", "cholesky", "qr", "cumprod",
     # control flow: loops and branches whose bodies hold complex values (each body's

@@ -73,6 +73,46 @@ def _complex_ufunc(real: str, complex_: str) -> Callable[..., list[str]]:
     return emit
 
 
+def _parts(x: str, aval: Aval) -> tuple[str, str]:
+    return (f"np.real({x})", f"np.imag({x})") if aval.dtype in COMPLEXES else (x, "0.0")
+
+
+def _complex_comparison(op: str, args: list[str], avals: list[Aval]) -> str:
+    """numpy's comparison of complex values (its ``CLT``, ``CLE``, ... of loops.c): by
+    real part, then by imaginary part; a nan imaginary part makes an order of real parts
+    false. Numba's own ``<`` of complex numbers is Python's (a TypeError)."""
+    (xr, xi), (yr, yi) = map(_parts, args, avals)
+    if op in ("==", "!="):
+        join = " & " if op == "==" else " | "
+        return f"(({xr} {op} {yr}){join}({xi} {op} {yi}))"
+    return (f"((({xr} {op[0]} {yr}) & ({xi} == {xi}) & ({yi} == {yi})) | "
+            f"(({xr} == {yr}) & ({xi} {op} {yi})))")
+
+
+def _comparison_emit(op: str) -> Callable[..., list[str]]:
+    def emit(out: str, args: list[str], avals: list[Aval], out_aval: Aval) -> list[str]:
+        if not any(a.dtype in COMPLEXES for a in avals):
+            return [f"{out} = {args[0]} {op} {args[1]}"]
+        return [f"{out} = {_complex_comparison(op, args, avals)}"]
+    return emit
+
+
+def _extremum_emit(op: str, ufunc: str) -> Callable[..., list[str]]:
+    """``np.maximum``/``np.minimum``; of complex values numpy's: the first operand where it
+    is ``>=`` (``<=``) the second in numpy's order or has a nan part, else the second."""
+    def emit(out: str, args: list[str], avals: list[Aval], out_aval: Aval) -> list[str]:
+        if out_aval.dtype not in COMPLEXES:
+            return [f"{out} = {ufunc}({args[0]}, {args[1]})"]
+        xr, xi = _parts(args[0], avals[0])
+        first = f"{_complex_comparison(op, args, avals)} | ({xr} != {xr}) | ({xi} != {xi})"
+        dtype = f"np.{out_aval.dtype}"
+        if not out_aval.shape:  # (a real operand as complex: one type for the choice)
+            x, y = (f"{dtype}({a})" for a in args)
+            return [f"{out} = {x} if {first} else {y}"]
+        return [f"{out} = np.where({first}, {args[0]}, {args[1]}).astype({dtype})"]
+    return emit
+
+
 # arithmetic (int64 + - * raise where they would wrap)
 lower(E.add_p, checked_emit(expression("{0} + {1}"), np.add), cheap=True)
 lower(E.sub_p, checked_emit(expression("{0} - {1}"), np.subtract), cheap=True)
@@ -80,8 +120,8 @@ lower(E.mul_p, checked_emit(expression("{0} * {1}"), np.multiply), cheap=True)
 lower(E.div_p, _complex_ufunc("{0} / {1}", "np.divide({0}, {1})"), cheap=True)
 lower(E.pow_p, _complex_ufunc("{0} ** {1}", "np.power({0}, {1})"), vectorized="powi",
       range_check="powi_in_range")
-lower(E.maximum_p, cheap=True)
-lower(E.minimum_p, cheap=True)
+lower(E.maximum_p, _extremum_emit(">=", "np.maximum"), cheap=True)
+lower(E.minimum_p, _extremum_emit("<=", "np.minimum"), cheap=True)
 lower(E.neg_p, checked_emit(expression("np.negative({0})"), np.negative), cheap=True)
 # functions: vectorized where vecmath has them
 for _prim in (E.exp_p, E.log_p, E.log1p_p, E.expm1_p, E.tanh_p):
@@ -99,10 +139,10 @@ lower(E.sigmoid_p, _sigmoid_emit, vectorized="sigmoid")
 lower(E.softplus_p, "np.log1p(np.exp(-np.abs({0}))) + np.maximum({0}, 0.0)",
       vectorized="softplus")
 lower(E.xlogy_p, _selection_emit("({0} == 0.0) & ({1} == {1})", "0.0", "{0} * np.log({1})"))
-# comparisons
+# comparisons (of complex values: numpy's order, _complex_comparison)
 for _prim, _op in ((E.gt_p, ">"), (E.ge_p, ">="), (E.lt_p, "<"), (E.le_p, "<="),
                    (E.eq_p, "=="), (E.ne_p, "!=")):
-    lower(_prim, f"{{0}} {_op} {{1}}", cheap=True)
+    lower(_prim, _comparison_emit(_op), cheap=True)
 lower(E.where_p, _where_emit, cheap=True)
 lower(E.to_float_p, _to_float_emit, cheap=True)
 # special functions (log2, log10, exp2, cbrt, arcsinh, arccosh, arctanh, floor_divide,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ....core.ir import COMPLEXES
 from ....prims import sorting as P
 from .table import lower
 
@@ -28,13 +29,18 @@ def _to_int_emit(out, args, avals, out_aval) -> list[str]:
     return [f"{out} = {x}.astype(np.int64)" if out_aval.shape else f"{out} = int({x})"]
 
 
+def _complex(aval) -> str:
+    """The dtype argument of a complex result's ``np.empty``/``np.zeros`` (else float64)."""
+    return f", np.{aval.dtype}" if aval.dtype in COMPLEXES else ""
+
+
 def _take_along_emit(out, args, avals, out_aval) -> list[str]:
     (x, idx), (aval, _) = args, avals
     n = aval.ndim
     loops, at = _batch_loops(n, idx + ".shape[{}]")
     j = f"i{n - 1}"
     pad, k = "    " * n, f"{out}_at"  # (a name of its own: the kernel's are v1, x, k...)
-    return [f"{out} = np.empty({idx}.shape)", *loops,
+    return [f"{out} = np.empty({idx}.shape{_complex(out_aval)})", *loops,
             "    " * (n - 1) + f"for {j} in range({idx}.shape[{n - 1}]):",
             pad + f"{k} = int({idx}[{at}{j}])",
             # np.take_along_axis's IndexError (indices computed by np.argsort are in
@@ -51,7 +57,7 @@ def _scatter_along_emit(out, args, avals, out_aval, *, size) -> list[str]:
     loops, at = _batch_loops(n, g + ".shape[{}]")
     j = f"i{n - 1}"
     pad, k = "    " * n, f"{out}_at"
-    return [f"{out} = np.zeros(({shape}))", *loops,
+    return [f"{out} = np.zeros(({shape}){_complex(out_aval)})", *loops,
             "    " * (n - 1) + f"for {j} in range({g}.shape[{n - 1}]):",
             pad + f"{k} = int({idx}[{at}{j}])",
             # the gradient of a gather whose forward never ran in this kernel: the same
