@@ -107,6 +107,19 @@ def test_convolve_and_correlate_match_numpy_and_jax(mode, n, m):
            argnums=(0, 1))
 
 
+def test_convolve_and_correlate_with_nan_and_inf_are_numpys():
+    """A nan or inf meets only the products numpy forms (zero padding multiplied by it
+    made every output nan: ``convolve([1, nan, 2], itself)`` is ``[1, nan, nan, nan, 4]``)."""
+    a, b = np.array([1.0, np.nan, 2.0]), np.array([1.0, np.inf, 2.0, 3.0])
+    z = (np.array([1 + 2j, 3j]), np.array([1.0, np.inf * 1j]))
+    for x, y in ((a, a), (b, a), (a, b), (b, np.array([0.5, -1.0])), z):
+        for mode in ("full", "same", "valid"):
+            for name in ("convolve", "correlate"):
+                f = getattr(np, name)
+                got = sg.jit(lambda u, v: f(u, v, mode), backend="interpreter")(x, y)
+                np.testing.assert_array_equal(got, f(x, y, mode), err_msg=f"{name} {mode}")
+
+
 def test_interp_matches_numpy_and_jax_in_x_xp_and_fp():
     xp = np.array([0.0, 1.0, 2.5, 4.0])
     fp = np.array([1.0, 3.0, 2.0, -1.0])

@@ -4,7 +4,8 @@ and ``np.linalg.matrix_power``, as compositions of elementwise operations, slice
 matrix products.
 
 - ``polyval``: Horner's rule, as numpy's;
-- ``convolve``: the sum over the shorter operand of the longer one shifted (zero-padded),
+- ``convolve``: the sum over the shorter operand of its products with the longer one,
+  shifted (zero-padded after the product, so a nan or inf meets only numpy's terms),
   then numpy's window for the mode; ``correlate(a, v)`` is ``convolve(a, v[::-1])`` for
   real values, with numpy's order when ``v`` is the longer one;
 - ``interp``: the piecewise-linear function of ``(xp, fp)`` as a sum over the intervals
@@ -69,10 +70,10 @@ def _full(long: Any, short: Any) -> Any:
     """The full convolution, ``len(long) + len(short) - 1`` values."""
     n, m = shape_of(long)[0], shape_of(short)[0]
     total = None
-    for j in range(m):
-        parts = [p for p in (np.zeros(j), long, np.zeros(m - 1 - j)) if np.shape(p) != (0,)]
-        shifted = concatenate(parts) if len(parts) > 1 else parts[0]
-        term = E.mul(getitem(short, j), shifted)
+    for j in range(m):  # zeros padded after the product: nan * 0 is not numpy's term
+        product = E.mul(getitem(short, j), long)
+        parts = [p for p in (np.zeros(j), product, np.zeros(m - 1 - j)) if np.shape(p) != (0,)]
+        term = concatenate(parts) if len(parts) > 1 else parts[0]
         total = term if total is None else E.add(total, term)
     assert shape_of(total) == (n + m - 1,)
     return total
