@@ -32,8 +32,9 @@ def check_input(value, what, shape, dtype, expected):
         raise ValueError(f"{what} has shape {array.shape}, but this module was exported for "
                          f"{expected}; export again from symgrad for other shapes")
     if array.dtype == object or not np.can_cast(array.dtype, dtype, "safe"):
-        raise ValueError(f"{what} has dtype {array.dtype}, which does not convert to {dtype} "
-                         f"without loss; this module was exported for {expected}")
+        raise ValueError(f"{what} has dtype {array.dtype}, which numpy does not cast safely "
+                         f"to {dtype} (np.can_cast(..., 'safe')); this module was exported "
+                         f"for {expected}: pass a {dtype} value")
     if not array.shape:
         return np.dtype(dtype).type(array)  # a numpy scalar, as the interpreter has it
     return np.ascontiguousarray(array, dtype=dtype)
