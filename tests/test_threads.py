@@ -196,15 +196,34 @@ def test_the_adaptive_choice_keeps_the_faster_variant_and_checks_again(monkeypat
 
 
 def test_the_serial_twin_is_the_same_loops_without_parallel(low_threshold):
+    """A loop that sums over its rows keeps the chunks in the twin (``prange`` is ``range``
+    there); a loop without such sums is one flat loop. Either way the same bits as the
+    parallel kernel at 1 and 2 threads, the libm rerun of an argument out of range too."""
     from symgrad.backend.numba import codegen
 
     x = np.linspace(-1, 1, 1000)
-    spec, _ = sg.grad(sinexp)._prepare((x,), None, {})
+    spec, _ = sg.value_and_grad(sinexp)._prepare((x,), None, {})
     twin = codegen.serial_twin(spec.source)
     assert spec.source.parallel and not twin.parallel and twin.key != spec.source.key
     assert "parallel=" not in twin.text and "prange(" in twin.text  # prange is range there
     assert twin.text.split("\n", 1)[1].replace(codegen.NJIT_FLAGS, "") == \
         spec.source.text.split("\n", 1)[1].replace(codegen.PARALLEL_FLAGS, "")
+    g = sg.grad(sinexp)
+    spec, _ = g._prepare((x,), None, {})
+    twin = codegen.serial_twin(spec.source)
+    assert "prange(" in spec.source.text and "prange" not in twin.text
+    assert "for i0 in range(n0):" in twin.text and "parallel=" not in twin.text
+    big = x.copy()
+    big[500] = 1e7  # beyond vecmath's range for sin
+    for arg in (x, big):
+        runs = []
+        for k in (1, min(2, sg.max_threads())):  # 1: pinned to the twin
+            sg.set_num_threads(k)
+            runs.append(g(arg))
+        sg.set_num_threads(None)
+        assert np.array_equal(runs[0], runs[1])  # the same bits
+        np.testing.assert_allclose(runs[0], sg.grad(sinexp, backend="numpy")(arg),
+                                   rtol=1e-13, atol=1e-16)
 
 
 # a parallel kernel compiled first (the hook in compile.py; sinexp's, which the tests above
