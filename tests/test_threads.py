@@ -28,6 +28,10 @@ def sinexp(x):  # a scalar sum over the chunked axis, and sin's range check
     return np.sum(np.sin(x) * np.exp(-x * x))
 
 
+def rowsums(A, u):  # the gradient in u sums over the inner axis only
+    return np.sum(np.tanh(A * u[:, None]) ** 2)
+
+
 @pytest.fixture
 def low_threshold(monkeypatch):
     monkeypatch.setenv("SYMGRAD_PARALLEL_MIN", "256")
@@ -224,6 +228,20 @@ def test_the_serial_twin_is_the_same_loops_without_parallel(low_threshold):
         assert np.array_equal(runs[0], runs[1])  # the same bits
         np.testing.assert_allclose(runs[0], sg.grad(sinexp, backend="numpy")(arg),
                                    rtol=1e-13, atol=1e-16)
+    # sums over the inner axis only (each row's own, the vectorized terms in a scratch row)
+    A, u, _ = _args(np.random.default_rng(1))
+    g = sg.grad(rowsums, argnums=1)
+    spec, _ = g._prepare((A, u), None, {})
+    twin = codegen.serial_twin(spec.source)
+    assert "prange(" in spec.source.text and "prange" not in twin.text
+    runs = []
+    for k in (1, min(2, sg.max_threads())):
+        sg.set_num_threads(k)
+        runs.append(g(A, u))
+    sg.set_num_threads(None)
+    assert np.array_equal(runs[0], runs[1])
+    np.testing.assert_allclose(runs[0], sg.grad(rowsums, argnums=1, backend="numpy")(A, u),
+                               rtol=1e-12, atol=1e-15)
 
 
 # a parallel kernel compiled first (the hook in compile.py; sinexp's, which the tests above
