@@ -28,6 +28,10 @@ def sinexp(x):  # a scalar sum over the chunked axis, and sin's range check
     return np.sum(np.sin(x) * np.exp(-x * x))
 
 
+def rowsums(A, u):  # the gradient in u sums over the inner axis only
+    return np.sum(np.tanh(A * u[:, None]) ** 2)
+
+
 @pytest.fixture
 def low_threshold(monkeypatch):
     monkeypatch.setenv("SYMGRAD_PARALLEL_MIN", "256")
@@ -196,15 +200,48 @@ def test_the_adaptive_choice_keeps_the_faster_variant_and_checks_again(monkeypat
 
 
 def test_the_serial_twin_is_the_same_loops_without_parallel(low_threshold):
+    """A loop that sums over its rows keeps the chunks in the twin (``prange`` is ``range``
+    there); a loop without such sums is one flat loop. Either way the same bits as the
+    parallel kernel at 1 and 2 threads, the libm rerun of an argument out of range too."""
     from symgrad.backend.numba import codegen
 
     x = np.linspace(-1, 1, 1000)
-    spec, _ = sg.grad(sinexp)._prepare((x,), None, {})
+    spec, _ = sg.value_and_grad(sinexp)._prepare((x,), None, {})
     twin = codegen.serial_twin(spec.source)
     assert spec.source.parallel and not twin.parallel and twin.key != spec.source.key
     assert "parallel=" not in twin.text and "prange(" in twin.text  # prange is range there
     assert twin.text.split("\n", 1)[1].replace(codegen.NJIT_FLAGS, "") == \
         spec.source.text.split("\n", 1)[1].replace(codegen.PARALLEL_FLAGS, "")
+    g = sg.grad(sinexp)
+    spec, _ = g._prepare((x,), None, {})
+    twin = codegen.serial_twin(spec.source)
+    assert "prange(" in spec.source.text and "prange" not in twin.text
+    assert "for i0 in range(n0):" in twin.text and "parallel=" not in twin.text
+    big = x.copy()
+    big[500] = 1e7  # beyond vecmath's range for sin
+    for arg in (x, big):
+        runs = []
+        for k in (1, min(2, sg.max_threads())):  # 1: pinned to the twin
+            sg.set_num_threads(k)
+            runs.append(g(arg))
+        sg.set_num_threads(None)
+        assert np.array_equal(runs[0], runs[1])  # the same bits
+        np.testing.assert_allclose(runs[0], sg.grad(sinexp, backend="numpy")(arg),
+                                   rtol=1e-13, atol=1e-16)
+    # sums over the inner axis only (each row's own, the vectorized terms in a scratch row)
+    A, u, _ = _args(np.random.default_rng(1))
+    g = sg.grad(rowsums, argnums=1)
+    spec, _ = g._prepare((A, u), None, {})
+    twin = codegen.serial_twin(spec.source)
+    assert "prange(" in spec.source.text and "prange" not in twin.text
+    runs = []
+    for k in (1, min(2, sg.max_threads())):
+        sg.set_num_threads(k)
+        runs.append(g(A, u))
+    sg.set_num_threads(None)
+    assert np.array_equal(runs[0], runs[1])
+    np.testing.assert_allclose(runs[0], sg.grad(rowsums, argnums=1, backend="numpy")(A, u),
+                               rtol=1e-12, atol=1e-15)
 
 
 # a parallel kernel compiled first (the hook in compile.py; sinexp's, which the tests above

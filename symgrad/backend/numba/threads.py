@@ -33,9 +33,11 @@ parallel kernel (OpenMP's region still costs: the outlined loop, the team start,
 an allocation made in a parallel kernel), and 0.41-0.65 ms as the serial kernel
 (the handwritten Numba loop: 0.33-0.52 ms). So the one-thread alternative is not
 the parallel kernel at one thread but its **serial twin**: the same source
-compiled without ``parallel=`` (``prange`` is ``range`` there), made on demand by
-:func:`.codegen.serial_twin`. Its chunks and their order of summation are the
-parallel kernel's, so the results have the same bits (``tests/test_threads.py``).
+compiled without ``parallel=`` (``prange`` is ``range`` there), compiled on demand
+(:func:`.codegen.serial_twin`), except that a loop with no sum over its rows is one flat
+loop there (the chunks cost Rosenbrock's gradient a third of its time). A loop that sums
+over its rows keeps the parallel kernel's chunks and their order of summation, so the
+results have the same bits (``tests/test_threads.py``).
 Each parallel kernel times its calls: after ``WARMUP`` calls it tries each variant
 ``PROBE`` times (alternating, the first call of each untimed), keeps the faster by
 mean time, and tries the other again once after ``interval`` calls, an interval
