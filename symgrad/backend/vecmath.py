@@ -26,9 +26,10 @@ log1p      log of u = 1 + x plus the rounding error of u, (1+x-u)/u     vectoriz
 sin, cos   k = rint(x*2/pi), pi/2 in three parts and a tail, TwoSums;  vectorized for
            fdlibm's kernels. For |x| >= 2**20*pi/2 the loop that met   |x| < 1.6e6
            such an argument (trig_in_range) runs again with libm
-tanh       expm1(-2|x|) and a quotient; 1 for |x| > 22                  vectorized
-tanh_sech2 tanh and its derivative sech**2 = 4e/(1+e)**2 from one          vectorized
-           exponential e = exp(-2|x|) (tanh's gradient; issue 31)
+tanh       tanh_sech2's first value                                     vectorized
+tanh_sech2 tanh and its derivative sech**2 from one exponential             vectorized
+           e = exp(-2|x|): (1-e)/(1+e) in double-double, one division,
+           sech**2 = (1-t)(1+t); 4e(1-2e) beyond 11 (issue 31)
 sigmoid    1/(1+e) or e/(1+e), e = exp(-|x|)                            vectorized
 softplus   log1p(exp(-|x|)) + max(x, 0)                                 vectorized
 pow        x**n for a literal integer n in POWI_EXPONENTS (3..8): the      vectorized for
@@ -218,17 +219,6 @@ def _div_dd(n_hi, n_lo, d_hi, d_lo):
     p, pe = _two_prod(q, d_hi)
     r = (((n_hi - p) - pe) + n_lo) - q * d_lo
     return q + r / d_hi
-
-
-@njit(**_JIT)
-def _div_by(n_hi, n_lo, d_hi, d_lo, w):
-    """(n_hi + n_lo) / (d_hi + d_lo) rounded once, given w ~ 1/d_hi (within a few ulp):
-    q = n*w and one exact correction r*w, as :func:`_div_dd` but with no division (one
-    reciprocal serves several quotients by the same denominator)."""
-    q = n_hi * w
-    p, pe = _two_prod(q, d_hi)
-    r = (((n_hi - p) - pe) + n_lo) - q * d_lo
-    return q + r * w
 
 
 @njit(**_JIT)
@@ -429,16 +419,46 @@ def cos(x):
 
 
 @njit(**_JIT)
+def _fast_two_sum(a, b):
+    """a + b as s + e exactly, for |a| >= |b| or a == 0 (Dekker's Fast2Sum)."""
+    s = a + b
+    return s, b - (s - a)
+
+
+@njit(**_JIT)
+def _expm1_poly_estrin(r):
+    """:func:`_expm1_poly`'s polynomial (the same terms) by Estrin's scheme: four dependent
+    steps instead of eleven. A loop of :func:`tanh_sech2` is bound by the latency of its
+    chain of dependent operations, not by their number (issue 31)."""
+    r2 = r * r
+    r4 = r2 * r2
+    r8 = r4 * r4
+    if HAS_FMA:
+        b0 = _fma(_fma(_F6, r, _F5), r2, _fma(_F4, r, _F3))
+        b1 = _fma(_fma(_F10, r, _F9), r2, _fma(_F8, r, _F7))
+        b2 = _fma(_fma(_F14, r, _F13), r2, _fma(_F12, r, _F11))
+        q = _fma(b2, r8, _fma(b1, r4, b0))
+    else:
+        b0 = (_F6 * r + _F5) * r2 + (_F4 * r + _F3)
+        b1 = (_F10 * r + _F9) * r2 + (_F8 * r + _F7)
+        b2 = (_F14 * r + _F13) * r2 + (_F12 * r + _F11)
+        q = b2 * r8 + (b1 * r4 + b0)
+    return r2 * 0.5 + r2 * r * q
+
+
+@njit(**_JIT)
+def _residual(q, d, n):
+    """n - q*d, with q*d exact: one FMA where the CPU has it."""
+    if HAS_FMA:
+        return _fma(-q, d, n)
+    p, pe = _two_prod(q, d)
+    return (n - p) - pe
+
+
+@njit(**_JIT)
 def tanh(x):
-    """tanh(|x|) = -t/(t + 2) with t = expm1(-2|x|) in double-double, one rounding at the
-    end; 1 beyond 22, x itself for tiny x."""
-    a = abs(x)
-    t_hi, t_lo = _expm1_small_dd(-2.0 * min(a, 22.0))
-    d_hi, d_lo = _two_sum(t_hi, 2.0)
-    z = _div_dd(-t_hi, -t_lo, d_hi, d_lo + t_lo)
-    z = 1.0 if a > 22.0 else z
-    z = -z if x < 0.0 else z
-    return z if a > 1e-300 else x  # +-0, tiny (and nan) as they are
+    """tanh(x) within 1 ulp: :func:`tanh_sech2`'s first value (LLVM drops the rest)."""
+    return tanh_sech2(x)[0]
 
 
 @njit(**_JIT)
@@ -447,36 +467,44 @@ def tanh_sech2(x):
     1 - tanh**2, each within 1 ulp (measured: tests/test_vecmath.py), for the fused
     loops that need both (the gradient of tanh; :func:`.codegen.tanh_pairs`).
 
-    With e = exp(-2|x|) = 2**k * m (one reduction, one polynomial, m = 1 + expm1(r) in
-    double-double) and T = e - 1 = (2**k - 1) + 2**k * (m - 1) (exact where tanh is not
-    1): tanh(|x|) = -T / (1 + e) and sech**2 = 4e / (1 + e)**2, each a double-double
-    quotient rounded once; sech**2 is scaled by 2**k last, so that a subnormal result is
-    rounded once too. T, not 1 - e, keeps tanh right for tiny x; e, not 1 + T, keeps
-    sech**2 right in the tails (7e-35 at x = 40, subnormal beyond 354, 0 beyond 373).
-    The product 1 - t*t that XLA writes loses all of it from |x| = 19 on."""
+    e = exp(-2|x|) = 2**k (1 + em), em = expm1(r + c) as em_hi + em_lo (one reduction,
+    one polynomial). 1 - e = (1 - 2**k) - 2**k em and 1 + e are each a sum rounded
+    once plus its exact error (no cancellation: for k = 0, 1 - e is -em itself), and
+    tanh|x| = (1 - e) / (1 + e) is one division and one exact correction, t0 + tc to
+    about 2**-100. sech**2 = (1 - t)(1 + t) from t0 + tc, both factors exact pairs; for
+    |x| > 11, where 1 - t is below 2**-30 and tc's last bits would show, 4e(1 - 2e)
+    instead (e < 2**-31: the next term is below 2**-60), scaled by 2**k last, so that a
+    subnormal result (|x| > 354) is rounded once. The product 1 - t*t that XLA writes is
+    0 from |x| = 19 on, where sech**2 is 1.7e-17 at 20."""
     a = abs(x)
-    ac = a if a < 380.0 else 380.0  # exp(-760) * 4 is below half the least subnormal
+    ac = a if a < 380.0 else 380.0                 # exp(-760) * 4 is below half the least subnormal
     k, r, c = _reduce_ln2(-2.0 * ac)
-    em_hi, em_lo = _expm1_dd(r, c)
-    m_hi, m_lo = _two_sum(1.0, em_hi)
-    m_lo += em_lo                                      # m = exp(r + c), in [0.7, 1.42]
-    kt = k if k > -64 else -64                         # |x| <= 22 where T is used: k >= -64
-    s = _double((kt + 1023) << 52)                     # 2**k, normal
-    t1_hi, t1_lo = _two_sum(s, -1.0)                   # 2**k - 1, exactly
-    t_hi, t_lo = _two_sum(s * em_hi, t1_hi)            # s * em_hi is exact
-    t_lo += t1_lo + s * em_lo
-    e_hi = _scale(m_hi, k)
-    d_hi, d_lo = _two_sum(1.0, e_hi)                   # 1 + e
-    d_lo += _scale(m_lo, k)
-    w = 1.0 / d_hi                                     # the one division
-    t = _div_by(-t_hi, -t_lo, d_hi, d_lo, w)
-    t = 1.0 if a > 22.0 else t
+    em_hi, em_lo = _fast_two_sum(r, _expm1_poly_estrin(r) + c * (1.0 + r))  # |r| >= its tail
+    kt = k if k > -64 else -64                     # below, e < 2**-64 and 1 +- e is 1 +- tiny
+    s = _double((kt + 1023) << 52)                 # 2**k, normal
+    one_m, one_m_lo = _fast_two_sum(1.0, -s)       # 1 - 2**k and 1 + 2**k, exactly
+    one_p, one_p_lo = _fast_two_sum(1.0, s)
+    se_hi, se_lo = s * em_hi, s * em_lo            # exact
+    n_hi = one_m - se_hi                           # 1 - e; one_m - n_hi is exact (Sterbenz)
+    n_lo = ((one_m - n_hi) - se_hi) + (one_m_lo - se_lo)
+    d_hi = one_p + se_hi                           # 1 + e
+    d_lo = ((one_p - d_hi) + se_hi) + (one_p_lo + se_lo)
+    w = 1.0 / d_hi                                 # the one division
+    t0 = n_hi * w
+    tc = ((_residual(t0, d_hi, n_hi) + n_lo) - t0 * d_lo) * w
+    t = t0 + tc
     t = -t if x < 0.0 else t
-    t = t if a > 1e-300 else x                         # +-0, tiny (and nan) as they are
-    sq_hi, sq_lo = _two_prod(d_hi, d_hi)               # (1 + e)**2
-    sq_lo += 2.0 * d_hi * d_lo
-    q = _div_by(4.0 * m_hi, 4.0 * m_lo, sq_hi, sq_lo, w * w)
-    d = _scale(q, k)
+    t = t if a > 1e-300 else x                     # +-0, tiny (and nan) as they are
+    u_hi, u_lo = _fast_two_sum(1.0, -t0)           # 1 - tanh|x|
+    u_lo -= tc
+    v_hi, v_lo = _fast_two_sum(1.0, t0)            # 1 + tanh|x|
+    v_lo += tc
+    q_hi, q_lo = _two_prod(u_hi, v_hi)
+    d = q_hi + (q_lo + (u_hi * v_lo + u_lo * v_hi))
+    m_hi, m_lo = _fast_two_sum(1.0, em_hi)         # e = 2**k (m_hi + m_lo)
+    m = m_hi + (m_lo + (em_lo - (2.0 * s * m_hi) * m_hi))  # m (1 - 2e)
+    tail = _scale(4.0 * m, k)
+    d = tail if a > 11.0 else d
     return t, (d if x == x else x)
 
 
