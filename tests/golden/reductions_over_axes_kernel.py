@@ -1,9 +1,9 @@
-# symgrad kernel k_a478182367c8b35c3af1e6c9a4876153 (symgrad 0.1.0, codegen 5, conventions 5); generated, do not edit
+# symgrad kernel k_5914e349e1090a46c62291a42b5e169b (symgrad 0.1.0, codegen 5, conventions 5); generated, do not edit
 # grad of loss with respect to w, x
 # loss(w: f64[n0], x: f64[n1,n0])
 import numpy as np
 from numba import njit
-from symgrad.backend import vecmath as vm  # vecmath 38216e37ccd0
+from symgrad.backend import vecmath as vm  # vecmath 7eab683ea9a8
 
 
 @njit(cache=True, error_model="numpy", fastmath=False)
