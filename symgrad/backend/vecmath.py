@@ -28,8 +28,8 @@ sin, cos   k = rint(x*2/pi), pi/2 in three parts and a tail, TwoSums;  vectorize
            such an argument (trig_in_range) runs again with libm
 tanh       tanh_sech2's first value                                     vectorized
 tanh_sech2 tanh and its derivative sech**2 from one exponential             vectorized
-           e = exp(-2|x|): (1-e)/(1+e) in double-double, one division,
-           sech**2 = (1-t)(1+t); 4e(1-2e) beyond 11 (issue 31)
+           e = exp(-2|x|): (1-e)/(1+e) and 4e/(1+e)**2 in double-double
+           from one division (issue 31)
 sigmoid    1/(1+e) or e/(1+e), e = exp(-|x|)                            vectorized
 softplus   log1p(exp(-|x|)) + max(x, 0)                                 vectorized
 pow        x**n for a literal integer n in POWI_EXPONENTS (3..8): the      vectorized for
@@ -425,24 +425,31 @@ def _fast_two_sum(a, b):
     return s, b - (s - a)
 
 
+#: (expm1(r) - r - r**2/2) / r**3 on |r| <= ln2/2: Chebyshev fit of degree 9 (mpmath,
+#: 200 bits), within 1.9e-17 = 2**-55.5 with these rounded coefficients (two degrees
+#: fewer than the Taylor terms _F3.._F14 for what tanh_sech2 needs: r**3 times the error
+#: is below 2**-60 of e)
+_Q0, _Q1, _Q2 = 0.16666666666666669, 0.041666666666666664, 0.008333333333330062
+_Q3, _Q4, _Q5 = 0.0013888888888886552, 0.00019841269863053618, 2.4801587317144498e-05
+_Q6, _Q7, _Q8 = 2.7557268459997064e-06, 2.755728296954995e-07, 2.510038549551032e-08
+_Q9 = 2.0911236630261545e-09
+
+
 @njit(**_JIT)
 def _expm1_poly_estrin(r):
-    """:func:`_expm1_poly`'s polynomial (the same terms) by Estrin's scheme: four dependent
-    steps instead of eleven. A loop of :func:`tanh_sech2` is bound by the latency of its
-    chain of dependent operations, not by their number (issue 31)."""
+    """expm1(r) - r for |r| <= ln2/2 by Estrin's scheme: four dependent steps instead of
+    Horner's nine, since a loop of :func:`tanh_sech2` is bound by its chain's latency."""
     r2 = r * r
     r4 = r2 * r2
     r8 = r4 * r4
     if HAS_FMA:
-        b0 = _fma(_fma(_F6, r, _F5), r2, _fma(_F4, r, _F3))
-        b1 = _fma(_fma(_F10, r, _F9), r2, _fma(_F8, r, _F7))
-        b2 = _fma(_fma(_F14, r, _F13), r2, _fma(_F12, r, _F11))
-        q = _fma(b2, r8, _fma(b1, r4, b0))
+        e0 = _fma(_fma(_Q3, r, _Q2), r2, _fma(_Q1, r, _Q0))
+        e1 = _fma(_fma(_Q7, r, _Q6), r2, _fma(_Q5, r, _Q4))
+        q = _fma(_fma(_Q9, r, _Q8), r8, _fma(e1, r4, e0))
     else:
-        b0 = (_F6 * r + _F5) * r2 + (_F4 * r + _F3)
-        b1 = (_F10 * r + _F9) * r2 + (_F8 * r + _F7)
-        b2 = (_F14 * r + _F13) * r2 + (_F12 * r + _F11)
-        q = b2 * r8 + (b1 * r4 + b0)
+        e0 = (_Q3 * r + _Q2) * r2 + (_Q1 * r + _Q0)
+        e1 = (_Q7 * r + _Q6) * r2 + (_Q5 * r + _Q4)
+        q = (_Q9 * r + _Q8) * r8 + (e1 * r4 + e0)
     return r2 * 0.5 + r2 * r * q
 
 
@@ -460,10 +467,10 @@ def tanh_sech2(x):
     one polynomial). 1 - e = (1 - 2**k) - 2**k em and 1 + e are each a sum rounded
     once plus its exact error (no cancellation: for k = 0, 1 - e is -em itself), and
     tanh|x| = (1 - e) / (1 + e) is one division and one exact correction, t0 + tc to
-    about 2**-100. sech**2 = (1 - t)(1 + t) from t0 + tc, both factors exact pairs; for
-    |x| > 11, where 1 - t is below 2**-30 and tc's last bits would show, 4e(1 - 2e)
-    instead (e < 2**-31: the next term is below 2**-60), scaled by 2**k last, so that a
-    subnormal result (|x| > 354) is rounded once. (XLA's 1 - t*t is 0 from |x| = 19 on.)"""
+    about 2**-100. sech**2 = 4e/(1 + e)**2 = 4 * 2**k * (m/D) * (1/D), m = 1 + em: m/D
+    and 1/D by the same reciprocal with exact corrections, scaled by 2**k last, so that a
+    subnormal result (|x| > 354) is rounded once. (XLA's 1 - t*t is 0 from |x| = 19 on.)
+    Where the CPU has no FMA, the exact products are Dekker's (slower, as exact)."""
     a = abs(x)
     ac = a if a < 380.0 else 380.0                 # exp(-760) * 4 is below half the least subnormal
     k, r, c = _reduce_ln2(-2.0 * ac)
@@ -482,21 +489,20 @@ def tanh_sech2(x):
     p, pe = _two_prod(t0, d_hi)
     rho = _fma(-t0, d_hi, n_hi) if HAS_FMA else (n_hi - p) - pe  # n - t0 d, exact
     tc = ((rho + n_lo) - t0 * d_lo) * w
-    t = t0 + tc
-    t = -t if x < 0.0 else t
-    t = t if a > 1e-300 else x                     # +-0, tiny (and nan) as they are
+    t = math.copysign(t0 + tc, x)                  # tiny x: t0 = |x|, tc = 0 (+-0 too)
     m_hi, m_lo = _fast_two_sum(1.0, em_hi)         # e = 2**k (m_hi + m_lo)
     m_lo += em_lo
     g0 = m_hi * w                                  # m/D = g0 + gc
     gp, gpe = _two_prod(g0, d_hi)
     gr = _fma(-g0, d_hi, m_hi) if HAS_FMA else (m_hi - gp) - gpe
     gc = ((gr + m_lo) - g0 * d_lo) * w
-    dw = _fma(-w, d_hi, 1.0) if HAS_FMA else (1.0 - w * d_hi)  # 1/D = w (1 + dw)
-    dw -= w * d_lo
+    wp, wpe = _two_prod(w, d_hi)
+    dw = (_fma(-w, d_hi, 1.0) if HAS_FMA else (1.0 - wp) - wpe) - w * d_lo  # 1/D = w (1 + dw)
     f_hi, f_lo = _two_prod(g0, w)                  # m/D**2 = (g0 + gc) w (1 + dw)
     f = 4.0 * (f_hi + (f_lo + w * (g0 * dw + gc)))
     d = _scale(f, k)                               # sech**2 = 4e/D**2, rounded once
-    return t, (d if x == x else x)
+    number = x == x
+    return (t if number else x), (d if number else x)
 
 
 @njit(**_JIT)
