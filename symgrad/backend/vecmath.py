@@ -178,7 +178,7 @@ def _reduce_ln2(x):
     """x = k*ln2 + r + c with |r| <= ln2/2: (k, r, c), c the rounding error of r."""
     t = x * INV_LN2 + SHIFT
     k, kf = _as_int_float(t)
-    hi = x - kf * LN2_HI  # exact: k*LN2_HI is, and it cancels x's leading bits
+    hi = _fma(-kf, LN2_HI, x) if HAS_FMA else x - kf * LN2_HI  # exact: k*LN2_HI is
     lo = kf * LN2_LO
     r = hi - lo
     c = (hi - r) - lo
@@ -474,7 +474,8 @@ def tanh_sech2(x):
     a = abs(x)
     ac = a if a < 380.0 else 380.0                 # exp(-760) * 4 is below half the least subnormal
     k, r, c = _reduce_ln2(-2.0 * ac)
-    em_hi, em_lo = _fast_two_sum(r, _expm1_poly_estrin(r) + c * (1.0 + r))  # |r| >= its tail
+    cr = _fma(c, r, c) if HAS_FMA else c * (1.0 + r)
+    em_hi, em_lo = _fast_two_sum(r, _expm1_poly_estrin(r) + cr)  # |r| >= the rest
     kt = k if k > -64 else -64                     # below, e < 2**-64 and 1 +- e is 1 +- tiny
     s = _double((kt + 1023) << 52)                 # 2**k, normal
     one_m, one_m_lo = _fast_two_sum(1.0, -s)       # 1 - 2**k and 1 + 2**k, exactly

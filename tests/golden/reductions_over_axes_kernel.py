@@ -1,9 +1,9 @@
-# symgrad kernel k_13a66b579af78ebefa566dbc8f9bb70b (symgrad 0.1.0, codegen 5, conventions 5); generated, do not edit
+# symgrad kernel k_55c05b084da0d0814fd080654fe3b293 (symgrad 0.1.0, codegen 5, conventions 5); generated, do not edit
 # grad of loss with respect to w, x
 # loss(w: f64[n0], x: f64[n1,n0])
 import numpy as np
 from numba import njit
-from symgrad.backend import vecmath as vm  # vecmath dc11dd9cac22
+from symgrad.backend import vecmath as vm  # vecmath 3cb43d940406
 
 
 @njit(cache=True, error_model="numpy", fastmath=False)
