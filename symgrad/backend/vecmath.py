@@ -26,10 +26,9 @@ log1p      log of u = 1 + x plus the rounding error of u, (1+x-u)/u     vectoriz
 sin, cos   k = rint(x*2/pi), pi/2 in three parts and a tail, TwoSums;  vectorized for
            fdlibm's kernels. For |x| >= 2**20*pi/2 the loop that met   |x| < 1.6e6
            such an argument (trig_in_range) runs again with libm
-tanh       tanh_sech2's first value                                     vectorized
-tanh_sech2 tanh and its derivative sech**2 from one exponential             vectorized
-           e = exp(-2|x|): (1-e)/(1+e) and 4e/(1+e)**2 in double-double
-           from one division (issue 31)
+tanh       tanh_sech2's first value                                    vectorized
+tanh_sech2 tanh and its derivative sech**2 from one exponential e =        vectorized
+           exp(-2|x|): (1-e)/(1+e), 4e/(1+e)**2 from one division
 sigmoid    1/(1+e) or e/(1+e), e = exp(-|x|)                            vectorized
 softplus   log1p(exp(-|x|)) + max(x, 0)                                 vectorized
 pow        x**n for a literal integer n in POWI_EXPONENTS (3..8): the      vectorized for
@@ -425,10 +424,8 @@ def _fast_two_sum(a, b):
     return s, b - (s - a)
 
 
-#: (expm1(r) - r - r**2/2) / r**3 on |r| <= ln2/2: Chebyshev fit of degree 9 (mpmath,
-#: 200 bits), within 1.9e-17 = 2**-55.5 with these rounded coefficients (two degrees
-#: fewer than the Taylor terms _F3.._F14 for what tanh_sech2 needs: r**3 times the error
-#: is below 2**-60 of e)
+#: (expm1(r) - r - r**2/2) / r**3 on |r| <= ln2/2, Chebyshev fit of degree 9 (mpmath): within
+#: 2**-55.5 as rounded here; times r**3, below 2**-60 of e (tanh_sech2 needs no more)
 _Q0, _Q1, _Q2 = 0.16666666666666669, 0.041666666666666664, 0.008333333333330062
 _Q3, _Q4, _Q5 = 0.0013888888888886552, 0.00019841269863053618, 2.4801587317144498e-05
 _Q6, _Q7, _Q8 = 2.7557268459997064e-06, 2.755728296954995e-07, 2.510038549551032e-08
@@ -437,8 +434,8 @@ _Q9 = 2.0911236630261545e-09
 
 @njit(**_JIT)
 def _expm1_poly_estrin(r):
-    """expm1(r) - r for |r| <= ln2/2 by Estrin's scheme: four dependent steps instead of
-    Horner's nine, since a loop of :func:`tanh_sech2` is bound by its chain's latency."""
+    """expm1(r) - r, |r| <= ln2/2, by Estrin's scheme: 4 dependent steps, not Horner's 9
+    (a loop of :func:`tanh_sech2` is bound by the latency of its chain)."""
     r2 = r * r
     r4 = r2 * r2
     r8 = r4 * r4
@@ -451,12 +448,6 @@ def _expm1_poly_estrin(r):
         e1 = (_Q7 * r + _Q6) * r2 + (_Q5 * r + _Q4)
         q = (_Q9 * r + _Q8) * r8 + (e1 * r4 + e0)
     return r2 * 0.5 + r2 * r * q
-
-
-@njit(**_JIT)
-def tanh(x):
-    """tanh(x) within 1 ulp: :func:`tanh_sech2`'s first value (LLVM drops the rest)."""
-    return tanh_sech2(x)[0]
 
 
 @njit(**_JIT)
@@ -490,7 +481,7 @@ def tanh_sech2(x):
     p, pe = _two_prod(t0, d_hi)
     rho = _fma(-t0, d_hi, n_hi) if HAS_FMA else (n_hi - p) - pe  # n - t0 d, exact
     tc = ((rho + n_lo) - t0 * d_lo) * w
-    t = math.copysign(t0 + tc, x)                  # tiny x: t0 = |x|, tc = 0 (+-0 too)
+    t = math.copysign(t0 + tc, x)                  # +-0 and subnormals come out as they are
     m_hi, m_lo = _fast_two_sum(1.0, em_hi)         # e = 2**k (m_hi + m_lo)
     m_lo += em_lo
     g0 = m_hi * w                                  # m/D = g0 + gc
@@ -504,6 +495,12 @@ def tanh_sech2(x):
     d = _scale(f, k)                               # sech**2 = 4e/D**2, rounded once
     number = x == x
     return (t if number else x), (d if number else x)
+
+
+@njit(**_JIT)
+def tanh(x):
+    """tanh(x) within 1 ulp: :func:`tanh_sech2`'s first value (LLVM drops the rest)."""
+    return tanh_sech2(x)[0]
 
 
 @njit(**_JIT)

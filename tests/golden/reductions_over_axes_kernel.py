@@ -1,9 +1,9 @@
-# symgrad kernel k_55c05b084da0d0814fd080654fe3b293 (symgrad 0.1.0, codegen 5, conventions 5); generated, do not edit
+# symgrad kernel k_fccc1aff6124d45521bf5f5490f9e553 (symgrad 0.1.0, codegen 5, conventions 5); generated, do not edit
 # grad of loss with respect to w, x
 # loss(w: f64[n0], x: f64[n1,n0])
 import numpy as np
 from numba import njit
-from symgrad.backend import vecmath as vm  # vecmath 3cb43d940406
+from symgrad.backend import vecmath as vm  # vecmath fc35d7248dde
 
 
 @njit(cache=True, error_model="numpy", fastmath=False)
