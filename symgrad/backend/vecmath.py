@@ -455,8 +455,8 @@ def tanh_sech2(x):
     """(tanh(x), sech(x)**2) from ONE exponential, each within 1 ulp (measured:
     tests/test_vecmath.py), for the loops that need both (tanh's gradient; tanh_pairs).
     e = exp(-2|x|) = 2**k (1 + em), em = expm1(r + c) as em_hi + em_lo (one reduction,
-    one polynomial). 1 - e = (1 - 2**k) - 2**k em and 1 + e are each a sum rounded
-    once plus its exact error (no cancellation: for k = 0, 1 - e is -em itself), and
+    one polynomial). 1 - e and 1 + e are each a sum rounded once plus its exact error
+    (for k = 0, 1 - e is -em itself: no cancellation for tiny x), and
     tanh|x| = (1 - e) / (1 + e) is one division and one exact correction, t0 + tc to
     about 2**-100. sech**2 = 4e/(1 + e)**2 = 4 * 2**k * (m/D) * (1/D), m = 1 + em: m/D
     and 1/D by the same reciprocal with exact corrections, scaled by 2**k last, so that a
@@ -469,21 +469,21 @@ def tanh_sech2(x):
     em_hi, em_lo = _fast_two_sum(r, _expm1_poly_estrin(r) + cr)  # |r| >= the rest
     kt = k if k > -64 else -64                     # below, e < 2**-64 and 1 +- e is 1 +- tiny
     s = _double((kt + 1023) << 52)                 # 2**k, normal
-    one_m, one_m_lo = _fast_two_sum(1.0, -s)       # 1 - 2**k and 1 + 2**k, exactly
-    one_p, one_p_lo = _fast_two_sum(1.0, s)
-    se_hi, se_lo = s * em_hi, s * em_lo            # exact
-    n_hi = one_m - se_hi                           # 1 - e; one_m - n_hi is exact (Sterbenz)
-    n_lo = ((one_m - n_hi) - se_hi) + (one_m_lo - se_lo)
-    d_hi = one_p + se_hi                           # 1 + e
-    d_lo = ((one_p - d_hi) + se_hi) + (one_p_lo + se_lo)
+    m_hi, m_lo = _fast_two_sum(1.0, em_hi)         # e = 2**k (m_hi + m_lo), each exact
+    m_lo += em_lo
+    e_hi, e_lo = s * m_hi, s * m_lo
+    n_hi, n_lo = _fast_two_sum(1.0, -e_hi)         # 1 - e
+    n_lo -= e_lo
+    n_hi = n_hi if k != 0 else -em_hi              # k = 0: -em itself (tiny x: no cancellation)
+    n_lo = n_lo if k != 0 else -em_lo
+    d_hi, d_lo = _fast_two_sum(1.0, e_hi)          # 1 + e
+    d_lo += e_lo
     w = 1.0 / d_hi                                 # the one division
     t0 = n_hi * w
     p, pe = _two_prod(t0, d_hi)
     rho = _fma(-t0, d_hi, n_hi) if HAS_FMA else (n_hi - p) - pe  # n - t0 d, exact
     tc = ((rho + n_lo) - t0 * d_lo) * w
     t = math.copysign(t0 + tc, x)                  # +-0 and subnormals come out as they are
-    m_hi, m_lo = _fast_two_sum(1.0, em_hi)         # e = 2**k (m_hi + m_lo)
-    m_lo += em_lo
     g0 = m_hi * w                                  # m/D = g0 + gc
     gp, gpe = _two_prod(g0, d_hi)
     gr = _fma(-g0, d_hi, m_hi) if HAS_FMA else (m_hi - gp) - gpe
@@ -492,7 +492,8 @@ def tanh_sech2(x):
     dw = (_fma(-w, d_hi, 1.0) if HAS_FMA else (1.0 - wp) - wpe) - w * d_lo  # 1/D = w (1 + dw)
     f_hi, f_lo = _two_prod(g0, w)                  # m/D**2 = (g0 + gc) w (1 + dw)
     f = 4.0 * (f_hi + (f_lo + w * (g0 * dw + gc)))
-    d = _scale(f, k)                               # sech**2 = 4e/D**2, rounded once
+    d = (f * _double((k + 74 + 1023) << 52)) * 2.0 ** -74  # 4e/D**2: k >= -1096, the
+    # first product is exact (normal), the second the one rounding of a subnormal result
     number = x == x
     return (t if number else x), (d if number else x)
 

@@ -1,9 +1,9 @@
-# symgrad kernel k_fccc1aff6124d45521bf5f5490f9e553 (symgrad 0.1.0, codegen 5, conventions 5); generated, do not edit
+# symgrad kernel k_8b1c2555bcc4b69efe422b0d68f3dbce (symgrad 0.1.0, codegen 5, conventions 5); generated, do not edit
 # grad of loss with respect to w, x
 # loss(w: f64[n0], x: f64[n1,n0])
 import numpy as np
 from numba import njit
-from symgrad.backend import vecmath as vm  # vecmath fc35d7248dde
+from symgrad.backend import vecmath as vm  # vecmath fe2ddd6c6c66
 
 
 @njit(cache=True, error_model="numpy", fastmath=False)
