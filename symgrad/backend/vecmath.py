@@ -458,12 +458,13 @@ def tanh_sech2(x):
     one polynomial). 1 - e and 1 + e are each a sum rounded once plus its exact error
     (for k = 0, 1 - e is -em itself: no cancellation for tiny x), and
     tanh|x| = (1 - e) / (1 + e) is one division and one exact correction, t0 + tc to
-    about 2**-100. sech**2 = 4e/(1 + e)**2 = 4 * 2**k * (m/D) * (1/D), m = 1 + em: m/D
-    and 1/D by the same reciprocal with exact corrections, scaled by 2**k last, so that a
+    about 2**-100. sech**2 = 4e/(1 + e)**2 = 4 * 2**k * (m/D)/D, m = 1 + em: each quotient
+    by the same reciprocal with an exact correction, scaled by 2**k last, so that a
     subnormal result (|x| > 354) is rounded once. (XLA's 1 - t*t is 0 from |x| = 19 on.)
     Where the CPU has no FMA, the exact products are Dekker's (slower, as exact)."""
     a = abs(x)
-    ac = a if a < 380.0 else 380.0                 # exp(-760) * 4 is below half the least subnormal
+    ac = 380.0 if a > 380.0 else a                 # exp(-760) * 4 < half the least subnormal;
+    # nan stays nan, and so do both results
     k, r, c = _reduce_ln2(-2.0 * ac)
     cr = _fma(c, r, c) if HAS_FMA else c * (1.0 + r)
     em_hi, em_lo = _fast_two_sum(r, _expm1_poly_estrin(r) + cr)  # |r| >= the rest
@@ -488,14 +489,13 @@ def tanh_sech2(x):
     gp, gpe = _two_prod(g0, d_hi)
     gr = _fma(-g0, d_hi, m_hi) if HAS_FMA else (m_hi - gp) - gpe
     gc = ((gr + m_lo) - g0 * d_lo) * w
-    wp, wpe = _two_prod(w, d_hi)
-    dw = (_fma(-w, d_hi, 1.0) if HAS_FMA else (1.0 - wp) - wpe) - w * d_lo  # 1/D = w (1 + dw)
-    f_hi, f_lo = _two_prod(g0, w)                  # m/D**2 = (g0 + gc) w (1 + dw)
-    f = 4.0 * (f_hi + (f_lo + w * (g0 * dw + gc)))
+    h0 = g0 * w                                    # m/D**2 = h0 + hc, another correction
+    hp, hpe = _two_prod(h0, d_hi)
+    hr = _fma(-h0, d_hi, g0) if HAS_FMA else (g0 - hp) - hpe
+    f = 4.0 * (h0 + ((hr + gc) - h0 * d_lo) * w)
     d = (f * _double((k + 74 + 1023) << 52)) * 2.0 ** -74  # 4e/D**2: k >= -1096, the
     # first product is exact (normal), the second the one rounding of a subnormal result
-    number = x == x
-    return (t if number else x), (d if number else x)
+    return t, d
 
 
 @njit(**_JIT)
