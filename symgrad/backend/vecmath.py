@@ -452,16 +452,12 @@ def _expm1_poly_estrin(r):
 
 @njit(**_JIT)
 def tanh_sech2(x):
-    """(tanh(x), sech(x)**2) from ONE exponential, each within 1 ulp (measured:
-    tests/test_vecmath.py), for the loops that need both (tanh's gradient; tanh_pairs).
-    e = exp(-2|x|) = 2**k (1 + em), em = expm1(r + c) as em_hi + em_lo (one reduction,
-    one polynomial). 1 - e and 1 + e are each a sum rounded once plus its exact error
-    (for k = 0, 1 - e is -em itself: no cancellation for tiny x), and
-    tanh|x| = (1 - e) / (1 + e) is one division and one exact correction, t0 + tc to
-    about 2**-100. sech**2 = 4e/(1 + e)**2 = 4 * 2**k * (m/D)/D, m = 1 + em: each quotient
-    by the same reciprocal with an exact correction, scaled by 2**k last, so that a
-    subnormal result (|x| > 354) is rounded once. (XLA's 1 - t*t is 0 from |x| = 19 on.)
-    Where the CPU has no FMA, the exact products are Dekker's (slower, as exact)."""
+    """(tanh(x), sech(x)**2) from ONE exponential, each within 1 ulp (tests/test_vecmath.py),
+    for tanh's gradient (tanh_pairs). e = exp(-2|x|) = 2**k m, m = 1 + expm1(r + c) in
+    double-double; 1 - e (-expm1 itself at k = 0: no cancellation) and D = 1 + e as Fast2Sums;
+    tanh|x| = (1 - e)/D and sech**2 = 4 * 2**k * (m/D)/D by one reciprocal, each quotient
+    with an exact correction, 2**k last (a subnormal result, |x| > 354, rounded once). XLA's
+    1 - t*t is 0 from |x| = 19 on. Without FMA, the exact products are Dekker's."""
     a = abs(x)
     ac = 380.0 if a > 380.0 else a                 # exp(-760) * 4 < half the least subnormal;
     # nan stays nan, and so do both results

@@ -1,9 +1,9 @@
-# symgrad kernel k_87dbc2fecb12c9eddab4e67d7681b0e3 (symgrad 0.1.0, codegen 5, conventions 5); generated, do not edit
+# symgrad kernel k_8017ff3cb54788db60d703ff1f5010aa (symgrad 0.1.0, codegen 5, conventions 5); generated, do not edit
 # grad of loss with respect to w, x
 # loss(w: f64[n0], x: f64[n1,n0])
 import numpy as np
 from numba import njit
-from symgrad.backend import vecmath as vm  # vecmath 26373bb7bb2d
+from symgrad.backend import vecmath as vm  # vecmath 9983fcb1db52
 
 
 @njit(cache=True, error_model="numpy", fastmath=False)
