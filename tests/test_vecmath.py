@@ -464,7 +464,15 @@ def test_tanh_and_its_derivative_from_one_exponential_are_within_one_ulp():
     n = FULL_N if FULL else SAMPLE
     rng = np.random.default_rng(7)
     tails = np.array([19.0, 40.0, 354.0, 354.5, 372.5, 373.0, 379.9, 380.0, 380.1, 1e300])
-    x = np.concatenate([points("tanh", n), rng.uniform(-400.0, 400.0, n), tails, -tails])
+    # where its cases change: k = 0 -> -1 (ln2/4), 0.55 (where others switch), 1 +- 2**k
+    # inexact (k <= -53, |x| > 18.37), tanh = 1 (19.06), k clamped (-64: 22.18), subnormal
+    # sech**2 (354), 0 (373), the clamp (380); each with points either side
+    edges = np.array([math.log(2) / 4, 0.55, 11.0, 18.37, 18.7, 19.06, 64 * math.log(2) / 2,
+                      354.0, 373.0, 380.0])
+    near = (edges[:, None] * (1.0 + np.linspace(-1e-3, 1e-3, 11))).ravel()
+    near = np.concatenate([near, np.nextafter(edges, 0.0), np.nextafter(edges, np.inf)])
+    x = np.concatenate([points("tanh", n), rng.uniform(-400.0, 400.0, n), tails, -tails,
+                        near, -near])
     t, d = both(x)
     FUNCTIONS["sech2"] = (_sech2, (-400.0, 400.0), None)
     try:

@@ -26,9 +26,9 @@ log1p      log of u = 1 + x plus the rounding error of u, (1+x-u)/u     vectoriz
 sin, cos   k = rint(x*2/pi), pi/2 in three parts and a tail, TwoSums;  vectorized for
            fdlibm's kernels. For |x| >= 2**20*pi/2 the loop that met   |x| < 1.6e6
            such an argument (trig_in_range) runs again with libm
-tanh       expm1(-2|x|) and a quotient; 1 for |x| > 22                  vectorized
-tanh_sech2 tanh and its derivative sech**2 = 4e/(1+e)**2 from one          vectorized
-           exponential e = exp(-2|x|) (tanh's gradient; issue 31)
+tanh       tanh_sech2's first value                                    vectorized
+tanh_sech2 tanh and its derivative sech**2 from one exponential e =        vectorized
+           exp(-2|x|): (1-e)/(1+e), 4e/(1+e)**2 from one division
 sigmoid    1/(1+e) or e/(1+e), e = exp(-|x|)                            vectorized
 softplus   log1p(exp(-|x|)) + max(x, 0)                                 vectorized
 pow        x**n for a literal integer n in POWI_EXPONENTS (3..8): the      vectorized for
@@ -177,7 +177,7 @@ def _reduce_ln2(x):
     """x = k*ln2 + r + c with |r| <= ln2/2: (k, r, c), c the rounding error of r."""
     t = x * INV_LN2 + SHIFT
     k, kf = _as_int_float(t)
-    hi = x - kf * LN2_HI  # exact: k*LN2_HI is, and it cancels x's leading bits
+    hi = _fma(-kf, LN2_HI, x) if HAS_FMA else x - kf * LN2_HI  # exact: k*LN2_HI is
     lo = kf * LN2_LO
     r = hi - lo
     c = (hi - r) - lo
@@ -218,17 +218,6 @@ def _div_dd(n_hi, n_lo, d_hi, d_lo):
     p, pe = _two_prod(q, d_hi)
     r = (((n_hi - p) - pe) + n_lo) - q * d_lo
     return q + r / d_hi
-
-
-@njit(**_JIT)
-def _div_by(n_hi, n_lo, d_hi, d_lo, w):
-    """(n_hi + n_lo) / (d_hi + d_lo) rounded once, given w ~ 1/d_hi (within a few ulp):
-    q = n*w and one exact correction r*w, as :func:`_div_dd` but with no division (one
-    reciprocal serves several quotients by the same denominator)."""
-    q = n_hi * w
-    p, pe = _two_prod(q, d_hi)
-    r = (((n_hi - p) - pe) + n_lo) - q * d_lo
-    return q + r * w
 
 
 @njit(**_JIT)
@@ -429,55 +418,86 @@ def cos(x):
 
 
 @njit(**_JIT)
-def tanh(x):
-    """tanh(|x|) = -t/(t + 2) with t = expm1(-2|x|) in double-double, one rounding at the
-    end; 1 beyond 22, x itself for tiny x."""
-    a = abs(x)
-    t_hi, t_lo = _expm1_small_dd(-2.0 * min(a, 22.0))
-    d_hi, d_lo = _two_sum(t_hi, 2.0)
-    z = _div_dd(-t_hi, -t_lo, d_hi, d_lo + t_lo)
-    z = 1.0 if a > 22.0 else z
-    z = -z if x < 0.0 else z
-    return z if a > 1e-300 else x  # +-0, tiny (and nan) as they are
+def _fast_two_sum(a, b):
+    """a + b as s + e exactly, for |a| >= |b| or a == 0 (Dekker's Fast2Sum)."""
+    s = a + b
+    return s, b - (s - a)
+
+
+#: (expm1(r) - r - r**2/2) / r**3 on |r| <= ln2/2, Chebyshev fit of degree 9 (mpmath): within
+#: 2**-55.5 as rounded here; times r**3, below 2**-60 of e (tanh_sech2 needs no more)
+_Q0, _Q1, _Q2 = 0.16666666666666669, 0.041666666666666664, 0.008333333333330062
+_Q3, _Q4, _Q5 = 0.0013888888888886552, 0.00019841269863053618, 2.4801587317144498e-05
+_Q6, _Q7, _Q8 = 2.7557268459997064e-06, 2.755728296954995e-07, 2.510038549551032e-08
+_Q9 = 2.0911236630261545e-09
+
+
+@njit(**_JIT)
+def _expm1_poly_estrin(r):
+    """expm1(r) - r, |r| <= ln2/2, by Estrin's scheme: 4 dependent steps, not Horner's 9
+    (a loop of :func:`tanh_sech2` is bound by the latency of its chain)."""
+    r2 = r * r
+    r4 = r2 * r2
+    r8 = r4 * r4
+    if HAS_FMA:
+        e0 = _fma(_fma(_Q3, r, _Q2), r2, _fma(_Q1, r, _Q0))
+        e1 = _fma(_fma(_Q7, r, _Q6), r2, _fma(_Q5, r, _Q4))
+        q = _fma(_fma(_Q9, r, _Q8), r8, _fma(e1, r4, e0))
+    else:
+        e0 = (_Q3 * r + _Q2) * r2 + (_Q1 * r + _Q0)
+        e1 = (_Q7 * r + _Q6) * r2 + (_Q5 * r + _Q4)
+        q = (_Q9 * r + _Q8) * r8 + (e1 * r4 + e0)
+    return r2 * 0.5 + r2 * r * q
 
 
 @njit(**_JIT)
 def tanh_sech2(x):
-    """(tanh(x), sech(x)**2) from ONE exponential: tanh's value and its derivative
-    1 - tanh**2, each within 1 ulp (measured: tests/test_vecmath.py), for the fused
-    loops that need both (the gradient of tanh; :func:`.codegen.tanh_pairs`).
-
-    With e = exp(-2|x|) = 2**k * m (one reduction, one polynomial, m = 1 + expm1(r) in
-    double-double) and T = e - 1 = (2**k - 1) + 2**k * (m - 1) (exact where tanh is not
-    1): tanh(|x|) = -T / (1 + e) and sech**2 = 4e / (1 + e)**2, each a double-double
-    quotient rounded once; sech**2 is scaled by 2**k last, so that a subnormal result is
-    rounded once too. T, not 1 - e, keeps tanh right for tiny x; e, not 1 + T, keeps
-    sech**2 right in the tails (7e-35 at x = 40, subnormal beyond 354, 0 beyond 373).
-    The product 1 - t*t that XLA writes loses all of it from |x| = 19 on."""
+    """(tanh(x), sech(x)**2) from ONE exponential, each within 1 ulp (tests/test_vecmath.py),
+    for tanh's gradient (tanh_pairs). e = exp(-2|x|) = 2**k m, m = 1 + expm1(r + c) in
+    double-double; 1 - e (-expm1 itself at k = 0: no cancellation) and D = 1 + e as Fast2Sums;
+    tanh|x| = (1 - e)/D and sech**2 = 4 * 2**k * (m/D)/D by one reciprocal, each quotient
+    with an exact correction, 2**k last (a subnormal result, |x| > 354, rounded once). XLA's
+    1 - t*t is 0 from |x| = 19 on. Without FMA, the exact products are Dekker's."""
     a = abs(x)
-    ac = a if a < 380.0 else 380.0  # exp(-760) * 4 is below half the least subnormal
+    ac = 380.0 if a > 380.0 else a                 # exp(-760) * 4 < half the least subnormal;
+    # nan stays nan, and so do both results
     k, r, c = _reduce_ln2(-2.0 * ac)
-    em_hi, em_lo = _expm1_dd(r, c)
-    m_hi, m_lo = _two_sum(1.0, em_hi)
-    m_lo += em_lo                                      # m = exp(r + c), in [0.7, 1.42]
-    kt = k if k > -64 else -64                         # |x| <= 22 where T is used: k >= -64
-    s = _double((kt + 1023) << 52)                     # 2**k, normal
-    t1_hi, t1_lo = _two_sum(s, -1.0)                   # 2**k - 1, exactly
-    t_hi, t_lo = _two_sum(s * em_hi, t1_hi)            # s * em_hi is exact
-    t_lo += t1_lo + s * em_lo
-    e_hi = _scale(m_hi, k)
-    d_hi, d_lo = _two_sum(1.0, e_hi)                   # 1 + e
-    d_lo += _scale(m_lo, k)
-    w = 1.0 / d_hi                                     # the one division
-    t = _div_by(-t_hi, -t_lo, d_hi, d_lo, w)
-    t = 1.0 if a > 22.0 else t
-    t = -t if x < 0.0 else t
-    t = t if a > 1e-300 else x                         # +-0, tiny (and nan) as they are
-    sq_hi, sq_lo = _two_prod(d_hi, d_hi)               # (1 + e)**2
-    sq_lo += 2.0 * d_hi * d_lo
-    q = _div_by(4.0 * m_hi, 4.0 * m_lo, sq_hi, sq_lo, w * w)
-    d = _scale(q, k)
-    return t, (d if x == x else x)
+    cr = _fma(c, r, c) if HAS_FMA else c * (1.0 + r)
+    em_hi, em_lo = _fast_two_sum(r, _expm1_poly_estrin(r) + cr)  # |r| >= the rest
+    kt = k if k > -64 else -64                     # below, e < 2**-64 and 1 +- e is 1 +- tiny
+    s = _double((kt + 1023) << 52)                 # 2**k, normal
+    m_hi, m_lo = _fast_two_sum(1.0, em_hi)         # e = 2**k (m_hi + m_lo), each exact
+    m_lo += em_lo
+    e_hi, e_lo = s * m_hi, s * m_lo
+    n_hi, n_lo = _fast_two_sum(1.0, -e_hi)         # 1 - e
+    n_lo -= e_lo
+    n_hi = n_hi if k != 0 else -em_hi              # k = 0: -em itself (tiny x: no cancellation)
+    n_lo = n_lo if k != 0 else -em_lo
+    d_hi, d_lo = _fast_two_sum(1.0, e_hi)          # 1 + e
+    d_lo += e_lo
+    w = 1.0 / d_hi                                 # the one division
+    t0 = n_hi * w
+    p, pe = _two_prod(t0, d_hi)
+    rho = _fma(-t0, d_hi, n_hi) if HAS_FMA else (n_hi - p) - pe  # n - t0 d, exact
+    tc = ((rho + n_lo) - t0 * d_lo) * w
+    t = math.copysign(t0 + tc, x)                  # +-0 and subnormals come out as they are
+    g0 = m_hi * w                                  # m/D = g0 + gc
+    gp, gpe = _two_prod(g0, d_hi)
+    gr = _fma(-g0, d_hi, m_hi) if HAS_FMA else (m_hi - gp) - gpe
+    gc = ((gr + m_lo) - g0 * d_lo) * w
+    h0 = g0 * w                                    # m/D**2 = h0 + hc, another correction
+    hp, hpe = _two_prod(h0, d_hi)
+    hr = _fma(-h0, d_hi, g0) if HAS_FMA else (g0 - hp) - hpe
+    f = 4.0 * (h0 + ((hr + gc) - h0 * d_lo) * w)
+    d = (f * _double((k + 74 + 1023) << 52)) * 2.0 ** -74  # 4e/D**2: k >= -1096, the
+    # first product is exact (normal), the second the one rounding of a subnormal result
+    return t, d
+
+
+@njit(**_JIT)
+def tanh(x):
+    """tanh(x) within 1 ulp: :func:`tanh_sech2`'s first value (LLVM drops the rest)."""
+    return tanh_sech2(x)[0]
 
 
 @njit(**_JIT)
@@ -504,6 +524,30 @@ def softplus(x):
     y = hi + (lo + l_lo)
     y = _scale(m_hi + m_lo, k) if x < -37.0 else y
     return y if abs(x) < math.inf else (0.0 if x < 0.0 else x)  # -inf: 0; inf, nan: x
+
+
+@njit(**_JIT)
+def row_sum(r):
+    """The sum of a fused loop's scratch row (:data:`.codegen.ROW_SUMS`) in 8 lanes: lane
+    l adds r[l], r[l + 8], ... in order, the lanes pairwise, then the last len(r) % 8
+    elements in order (below 8, a plain loop's order). Eight chains of additions instead
+    of one: a third of a plain loop's time at 1000; the order depends on len(r) alone."""
+    n = r.size
+    m = n - n % 8
+    a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = 0.0
+    for j in range(0, m, 8):
+        a0 += r[j]
+        a1 += r[j + 1]
+        a2 += r[j + 2]
+        a3 += r[j + 3]
+        a4 += r[j + 4]
+        a5 += r[j + 5]
+        a6 += r[j + 6]
+        a7 += r[j + 7]
+    total = ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7))
+    for j in range(m, n):
+        total += r[j]
+    return total
 
 
 @njit(**_JIT)
@@ -554,5 +598,5 @@ def powi(x, n):
 
 
 __all__ = ["PATHS", "POWI_EXPONENTS", "TRIG_LIMIT", "cos", "exp", "expm1", "log", "log1p",
-           "powi", "powi_in_range", "sigmoid", "sin", "softplus", "tanh", "tanh_sech2",
-           "trig_in_range"]
+           "powi", "powi_in_range", "row_sum", "sigmoid", "sin", "softplus", "tanh",
+           "tanh_sech2", "trig_in_range"]

@@ -1,9 +1,9 @@
-# symgrad kernel k_a478182367c8b35c3af1e6c9a4876153 (symgrad 0.1.0, codegen 5, conventions 5); generated, do not edit
+# symgrad kernel k_8017ff3cb54788db60d703ff1f5010aa (symgrad 0.1.0, codegen 5, conventions 5); generated, do not edit
 # grad of loss with respect to w, x
 # loss(w: f64[n0], x: f64[n1,n0])
 import numpy as np
 from numba import njit
-from symgrad.backend import vecmath as vm  # vecmath 38216e37ccd0
+from symgrad.backend import vecmath as vm  # vecmath 9983fcb1db52
 
 
 @njit(cache=True, error_model="numpy", fastmath=False)

@@ -87,8 +87,10 @@ VECTOR_MAX = 32
 #: a fused loop that calls :mod:`.vecmath` and sums over its innermost axis (a gradient's
 #: ``grad_u[i0] += ...`` in a broadcast, ``grad_p += ...`` in a loop body's adjoint) stores
 #: the terms of each innermost row in a scratch row, by a loop with no dependence between
-#: iterations (which LLVM vectorizes), and adds them up after the row in the same order as
-#: before: the same bits. The scratch is one row of the loop's shape (False: not done)
+#: iterations (which LLVM vectorizes), and adds them up after the row by ``vm.row_sum``
+#: (8 lanes, in an order fixed by the row's length: 3x faster than a plain loop's chain
+#: of additions, and other bits than it from 8 elements on). The scratch is one row of
+#: the loop's shape (False: not done, each term added where it is made)
 ROW_SUMS = True
 INDENT = "    "
 #: a fused loop that computes tanh(c) and tanh's derivative (as its VJP writes it) calls
@@ -256,7 +258,7 @@ class _Kernel:
         """``for`` headers over ``shape`` and the body inside; ``rows``: (the first row, the
         number of rows, a counter's name) of a chunk. Without ``rows``, at most
         ``MAX_NESTED`` loops deep for any rank (:func:`loop_nest`). ``after``
-        (:attr:`.elements.Elements.after`) runs after the innermost loop, over its axis again.
+        (:attr:`.elements.Elements.after`) runs after the innermost loop, once per row.
 
         A chunk's rows are counted from 0 (``for jc0 in range(count): i0 = first + jc0``):
         over ``range(first, stop)`` LLVM cannot tell that ``i0`` is not negative, keeps
@@ -272,9 +274,7 @@ class _Kernel:
             head = [INDENT + f"i0 = {first} + {counter}"]
             depth = len(shape)
         lines = nest[:1] + head + nest[1:] + [INDENT * depth + line for line in body]
-        if after:
-            lines.append(nest[-1])  # the innermost header again, at its own depth
-            lines += [INDENT * depth + line for line in after]
+        lines += [INDENT * (depth - 1) + line for line in after]  # after the innermost loop
         return lines
 
     def _partials(self, accs: list[Eqn], k: int) -> dict[int, str]:

@@ -86,7 +86,7 @@ class Elements:
                     row = f"{self.rows}_{len(self.scratch)}"
                     self.scratch.append(row)
                     self.emit(f"{row}[i{last}] = {term}")
-                    self.after.append(f"{target} += {row}[i{last}]")
+                    self.after.append(f"{target} += vm.row_sum({row})")
                 else:
                     self.emit(f"{target} += {term}")
             else:
