@@ -1,0 +1,148 @@
+"""Op table records (tests/optable.py) of the linear algebra and shape ops of
+symgrad/eager/linalg_methods.py, shape_methods.py and shape_functions.py: each as the
+Tensor method and the torch-level function where PyTorch has both."""
+
+from __future__ import annotations
+
+from optable import FLOAT, add
+
+
+def _both(name, *args, **kw):
+    """``x.name(*args)`` and ``torch.name(x, *args)``: the method and the function."""
+    return lambda L, x, *rest: (getattr(x, name)(*rest, *args, **kw),
+                                getattr(L, name)(x, *rest, *args, **kw))
+
+
+def _mf(name):
+    return (f"Tensor.{name}", f"torch.{name}")
+
+
+# -- products ----------------------------------------------------------------------------
+add("bmm", _both("bmm"), samples=(((2, 3, 4), (2, 4, 5)),), covers=_mf("bmm"))
+add("baddbmm", lambda L, c, a, b: (c.baddbmm(a, b), L.baddbmm(c[0], a, b, beta=0.5, alpha=2),
+                                   c.baddbmm(a, b, beta=0)),
+    samples=(((2, 3, 5), (2, 3, 4), (2, 4, 5)),), covers=_mf("baddbmm"))
+add("addbmm", lambda L, c, a, b: (c.addbmm(a, b), L.addbmm(c[0], a, b, beta=2, alpha=0.5)),
+    samples=(((1, 5), (2, 3, 4), (2, 4, 5)),), covers=_mf("addbmm"))
+add("addmv", lambda L, c, a, b: (c.addmv(a, b), L.addmv(c[0], a, b, beta=0.5, alpha=2)),
+    samples=(((3,), (3, 4), (4,)),), covers=_mf("addmv"))
+add("addr", lambda L, c, a, b: (c.addr(a, b), L.addr(c, a, b, beta=0.5, alpha=2)),
+    samples=(((3, 4), (3,), (4,)),), covers=_mf("addr"))
+add("addcmul", lambda L, c, a, b: (c.addcmul(a, b), L.addcmul(c, a, b, value=-1.5)),
+    samples=(((3, 4), (3, 4), (4,)), ((), (2, 1), (3,))), dtypes=FLOAT + ("int64",),
+    covers=_mf("addcmul"))
+add("addcdiv", lambda L, c, a, b: (c.addcdiv(a, b), L.addcdiv(c, a, b, value=-0.5)),
+    samples=(((3, 4), (3, 4), (4,)),), domain=("real", "real", "positive"),
+    covers=_mf("addcdiv"))
+add("ger", _both("ger"), samples=(((3,), (4,)),), covers=_mf("ger"))
+add("inner", _both("inner"), samples=(((3, 4), (2, 4)), ((4,), (4,)), ((), (2, 3))),
+    covers=_mf("inner"))
+add("vdot", _both("vdot"), samples=(((4,), (4,)),), covers=_mf("vdot"))
+# (int64 products: refused, as matmul's, tests/optable_shapes.py)
+add("kron", _both("kron"), samples=(((2, 3), (3, 2)), ((2,), (2, 3)), ((2, 1, 2), (2, 2))),
+    covers=_mf("kron"))
+add("dist", lambda L, x, y: (x.dist(y), L.dist(x, y, 1), x.dist(y, 3), x.dist(y, float("inf"))),
+    samples=(((3, 4), (3, 4)), ((3, 4), (4,))), covers=_mf("dist"))
+
+# -- the older names of torch.linalg -------------------------------------------------------
+_SQUARE = (((4, 4),), ((2, 3, 3),))
+add("det", _both("det"), samples=_SQUARE, domain="matrix", dtypes=("float64",),
+    covers=_mf("det"))
+add("logdet", _both("logdet"), samples=_SQUARE, domain="spd", dtypes=("float64",),
+    covers=_mf("logdet"))
+add("slogdet", _both("slogdet"), samples=_SQUARE, domain="matrix", covers=_mf("slogdet"))
+add("inverse", _both("inverse"), samples=_SQUARE, domain="matrix", rtol=1e-9,
+    covers=_mf("inverse"))
+add("pinverse", lambda L, a: (a.pinverse(), L.pinverse(a, rcond=1e-10)),
+    samples=(((4, 3),), ((2, 3, 5),)), domain="matrix", rtol=1e-9, covers=_mf("pinverse"))
+add("matrix_power", lambda L, a: (a.matrix_power(3), L.matrix_power(a, -1)), samples=_SQUARE,
+    domain="spd", rtol=1e-9, covers=_mf("matrix_power"))
+add("matrix_exp", _both("matrix_exp"), samples=(((3, 3),),), domain="unit", rtol=1e-9,
+    covers=_mf("matrix_exp"))
+add("cholesky", lambda L, a: (a.cholesky(), L.cholesky(a, upper=True)), samples=_SQUARE,
+    domain="spd", rtol=1e-9, covers=_mf("cholesky"))
+add("cholesky_solve",
+    lambda L, b, a: (b.cholesky_solve(a.tril()), L.cholesky_solve(b, a.triu(), upper=True)),
+    samples=(((3, 2), (3, 3)), ((2, 3, 1), (2, 3, 3))), domain=("real", "matrix"), rtol=1e-9,
+    covers=_mf("cholesky_solve"))
+add("cholesky_inverse",
+    lambda L, a: (a.tril().cholesky_inverse(), L.cholesky_inverse(a.triu(), upper=True)),
+    samples=(((3, 3),),), domain="matrix", rtol=1e-9, covers=_mf("cholesky_inverse"))
+# (complete Q of a tall matrix: no gradient in PyTorch either)
+add("qr", lambda L, a: (a.qr(), L.qr(a[..., :3, :], some=False)), samples=(((4, 3),), ((3, 3),)),
+    domain="matrix", rtol=1e-9, covers=_mf("qr"))
+# U and V up to the signs of their columns: U diag(S) V^T and U V^T are unique
+add("svd", lambda L, a: tuple((U * S.unsqueeze(-2)) @ V.mT for U, S, V in (a.svd(),))
+    + tuple((U[..., :, :3] @ V.mT, S) for U, S, V in (L.svd(a, some=False),))[0]
+    + (L.svd(a, compute_uv=False),),
+    samples=(((4, 3),), ((3, 3),)), domain="matrix", rtol=1e-8, covers=_mf("svd"))
+add("triangular_solve", lambda L, b, a: (b.triangular_solve(a), L.triangular_solve(
+    b, a, upper=False, transpose=True), L.triangular_solve(b, a, unitriangular=True)),
+    samples=(((3, 2), (3, 3)), ((2, 3, 1), (2, 3, 3))), domain=("real", "matrix"), rtol=1e-9,
+    covers=_mf("triangular_solve"))
+
+# -- shapes --------------------------------------------------------------------------------
+_SHAPES = {
+    "diag": (lambda L, x: (x[0].diag(), L.diag(x[1], 1), x[:, 0].diag(-2), x[0, 0].diag(2)),
+             (((2, 3, 4),),)),
+    "diag_embed": (lambda L, x: (x.diag_embed(), L.diag_embed(x, 1), x.diag_embed(-1, 0, 2)),
+                   (((2, 3),),)),
+    "diagflat": (lambda L, x: (x.diagflat(), L.diagflat(x, -1)), (((2, 3),),)),
+    "tile": (lambda L, x: (x.tile((2,)), L.tile(x, (2, 1, 1, 2))), (((2, 3),),)),
+    "repeat_interleave": (lambda L, x: (x.repeat_interleave(2), L.repeat_interleave(
+        x, L.tensor([1, 0, 3]), 1), x.repeat_interleave(L.tensor([2]), dim=0)), (((2, 3),),)),
+    "rot90": (lambda L, x: (x.rot90(), L.rot90(x, 2, (1, 2)), x.rot90(-1, (2, 0))),
+              (((2, 3, 4),),)),
+    "fliplr": (lambda L, x: (x.fliplr(), L.fliplr(x)), (((2, 3, 4),),)),
+    "flipud": (lambda L, x: (x.flipud(), L.flipud(x)), (((2, 3, 4),),)),
+    "movedim": (lambda L, x: (x.movedim(0, 2), L.movedim(x, (0, 1), (2, 0))),
+                (((2, 3, 4),),)),
+    "moveaxis": (lambda L, x: (x.moveaxis(-1, 0), L.moveaxis(x, (1,), (2,))),
+                 (((2, 3, 4),),)),
+    "unflatten": (lambda L, x: (x.unflatten(1, (2, -1)), L.unflatten(x, -1, (3, 1))),
+                  (((2, 6, 3),),)),
+    "tensor_split": (lambda L, x: (x.tensor_split(3, 1), L.tensor_split(x, [1, 4], -1),
+                                   x.tensor_split(L.tensor([0, 2, 7]), 2)), (((2, 4, 5),),)),
+    "hsplit": (lambda L, x: (x.hsplit(2), L.hsplit(x, [1, 3]), x[0, 0].hsplit(5)),
+               (((2, 4, 5),),)),
+    "vsplit": (lambda L, x: (x.vsplit(2), L.vsplit(x, [1])), (((2, 4, 5),),)),
+    "dsplit": (lambda L, x: (x.dsplit(5), L.dsplit(x, [2, 3])), (((2, 4, 5),),)),
+    "split_with_sizes": (lambda L, x: (x.split_with_sizes([1, 3], 1),
+                                       L.split_with_sizes(x, [2, 0, 3], -1)), (((2, 4, 5),),)),
+    "narrow_copy": (lambda L, x: (x.narrow_copy(1, 1, 2), L.narrow_copy(x, -1, 0, 3)),
+                    (((2, 4, 5),),)),
+    "broadcast_to": (lambda L, x: (x.broadcast_to((2, 3, 4)), L.broadcast_to(x, (3, -1))),
+                     (((3, 4),), ((1, 4),))),
+}
+for _name, (_fn, _samples) in _SHAPES.items():
+    add(_name, _fn, samples=_samples, dtypes=FLOAT + ("int64", "bool"), covers=_mf(_name))
+add("take_along_dim", lambda L, x: (
+    x.take_along_dim(L.tensor([[[0], [2]]]), 1), L.take_along_dim(x, L.tensor([3, 0, 23])),
+    L.take_along_dim(x, L.tensor([[[1, -1, 0]]]), dim=-1)),
+    samples=(((2, 3, 4),),), dtypes=FLOAT + ("int64",), covers=_mf("take_along_dim"))
+add("torch.masked_fill", lambda L, x, y: L.masked_fill(x, y > 0, 0.5), samples=(((3, 4), (4,)),),
+    covers=("torch.masked_fill",))
+add("broadcast_tensors", lambda L, x, y, z: L.broadcast_tensors(x, y, z),
+    samples=(((3, 1), (4,), ()),), covers=("torch.broadcast_tensors",))
+add("meshgrid", lambda L, x, y, z: (L.meshgrid(x, y, z, indexing="ij"),
+                                    L.meshgrid([x, y, z], indexing="xy"),
+                                    L.meshgrid(x, y, indexing="xy"), L.meshgrid(z, indexing="xy")),
+    samples=(((2,), (3,), ()),), dtypes=FLOAT + ("int64",), covers=("torch.meshgrid",))
+add("cartesian_prod", lambda L, x, y, z: (L.cartesian_prod(x, y, z), L.cartesian_prod(x)),
+    samples=(((2,), (3,), (1,)),), dtypes=FLOAT + ("int64",), covers=("torch.cartesian_prod",))
+add("tril_indices", lambda L: (L.tril_indices(3, 4), L.tril_indices(4, 3, -1),
+                               L.triu_indices(3, 4, 1), L.triu_indices(3, 3, dtype=L.int32),
+                               L.tril_indices(0, 3)),
+    samples=((),), dtypes=("float64",), grad=False,
+    covers=("torch.tril_indices", "torch.triu_indices"))
+add("atleast", lambda L, x, y, z: (L.atleast_1d(x), L.atleast_1d(x, y), L.atleast_2d(x),
+                                   L.atleast_2d([y, z]), L.atleast_3d(x), L.atleast_3d(y),
+                                   L.atleast_3d(z), L.atleast_3d((z.unsqueeze(0),))),
+    samples=(((), (3,), (2, 3)),), dtypes=FLOAT + ("int64", "bool"),
+    covers=("torch.atleast_1d", "torch.atleast_2d", "torch.atleast_3d"))
+add("stacks", lambda L, x, y, z: (L.hstack([y, y]), L.hstack((z, z)), L.vstack([y, z]),
+                                  L.row_stack([x, y]), L.dstack([y, y]), L.dstack([z, z]),
+                                  L.column_stack([x, y, z.mT])),
+    samples=(((3,), (3,), (2, 3)),), dtypes=FLOAT + ("int64", "bool"),
+    covers=("torch.hstack", "torch.vstack", "torch.row_stack", "torch.dstack",
+            "torch.column_stack"))
