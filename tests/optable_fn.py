@@ -146,3 +146,109 @@ add("stacks", lambda L, x, y, z: (L.hstack([y, y]), L.hstack((z, z)), L.vstack([
     samples=(((3,), (3,), (2, 3)),), dtypes=FLOAT + ("int64", "bool"),
     covers=("torch.hstack", "torch.vstack", "torch.row_stack", "torch.dstack",
             "torch.column_stack"))
+
+# -- positions and selections ------------------------------------------------------------
+_POS = (((3, 4),), ((),))
+add("nonzero", lambda L, x: (x.nonzero(), L.nonzero(x > 0), x.nonzero(as_tuple=True),
+                             L.nonzero(x > 0.5, as_tuple=True)),
+    samples=_POS, dtypes=FLOAT + ("int64", "bool"), grad=False, covers=_mf("nonzero"))
+add("argwhere", lambda L, x: (x.argwhere(), L.argwhere(x > 0)), samples=_POS,
+    dtypes=FLOAT + ("int64", "bool"), grad=False, covers=_mf("argwhere"))
+add("masked_select", lambda L, x, y: (x.masked_select(y > 0), L.masked_select(x, x < 0),
+                                      y.masked_select(x > 0)),
+    samples=(((3, 4), (3, 4)), ((3, 4), (4,))), dtypes=FLOAT + ("int64",),
+    covers=_mf("masked_select"))
+add("masked_scatter", lambda L, x, y: (x.masked_scatter(y > 0, y * 3),
+                                       L.masked_scatter(x, x < 0, y.flip(-1))),
+    samples=(((3, 4), (3, 4)),), dtypes=FLOAT + ("int64",), covers=_mf("masked_scatter"))
+add("index_copy", lambda L, x, y: (x.index_copy(0, L.tensor([2, 0]), y[:2] * 2),
+                                   L.index_copy(x, 1, L.tensor([3, 1, 0]), y[:, :3]),
+                                   x[0, 0].index_copy(0, L.tensor(0), y[1, 1])),
+    samples=(((3, 4), (3, 4)),), dtypes=FLOAT + ("int64",), covers=_mf("index_copy"))
+add("put", lambda L, x, y: (x.put(L.tensor([[0, -1], [5, 3]]), y[:2, :2]),
+                            L.put(x, L.tensor([2, 2, 7]), y[0, :3], accumulate=True)),
+    samples=(((3, 4), (3, 4)),), dtypes=FLOAT + ("int64",), covers=_mf("put"))
+# (values with ties: an integer sample; PyTorch's unique has no derivative)
+add("unique", lambda L, x: (x.unique(), L.unique(x, return_inverse=True, return_counts=True),
+                            L.unique(x, sorted=False, return_counts=True),
+                            x.unique(dim=0, return_inverse=True),
+                            L.unique(x, dim=1, return_counts=True)),
+    samples=(((4, 5),),), domain="index", dtypes=("int64", "float64", "bool"),
+    grad=False, covers=_mf("unique"))
+add("unique_consecutive", lambda L, x: (x.unique_consecutive(), L.unique_consecutive(
+    x, return_inverse=True, return_counts=True), x.unique_consecutive(dim=1,
+                                                                      return_counts=True)),
+    samples=(((4, 5),),), domain="index", dtypes=("int64", "float64"), grad=False,
+    covers=_mf("unique_consecutive"))
+add("bincount", lambda L, i, w: (i.bincount(), L.bincount(i, minlength=5),
+                                 L.bincount(i, w)),
+    samples=(((6,), (6,)),), domain=("index", "real"), grad=False,  # (no derivative)
+    covers=_mf("bincount"))
+add("histc", lambda L, x: (x.histc(4), L.histc(x, 5, -1.0, 0.5), x.histc(3, 0, 0)),
+    samples=(((3, 4),),), grad=False, covers=_mf("histc"))
+add("bucketize", lambda L, x, b: (L.bucketize(x, b.sort().values),
+                                  L.bucketize(x, b.sort().values, right=True, out_int32=True),
+                                  L.bucketize(x, b.sort().values[1:2])),
+    samples=(((3, 4), (5,)),), dtypes=FLOAT + ("int64",), grad=False,
+    covers=("torch.bucketize",))
+add("searchsorted", lambda L, s, x: (L.searchsorted(s.sort().values, x),
+                                     L.searchsorted(s.sort().values, x, side="right"),
+                                     L.searchsorted(s, x, sorter=s.argsort()),
+                                     L.searchsorted(s.sort().values[0], x[0], right=True)),
+    samples=(((3, 5), (3, 4)),), dtypes=FLOAT + ("int64",), grad=False,
+    covers=("torch.searchsorted",))
+
+# -- reductions and statistics --------------------------------------------------------------
+_X = (((3, 4),),)
+add("count_nonzero", lambda L, x: (x.count_nonzero(), L.count_nonzero(x > 0, 1),
+                                   x.count_nonzero((0, 1))),
+    samples=_X, dtypes=FLOAT + ("int64", "bool"), grad=False, covers=_mf("count_nonzero"))
+add("diff", lambda L, x: (x.diff(), L.diff(x, 2, 0), x.diff(dim=0, prepend=x[:1] * 2,
+                                                            append=x[1:])),
+    samples=(((3, 4),),), dtypes=FLOAT + ("int64", "bool"), covers=_mf("diff"))
+# (distinct values: PyTorch's index among equal values is its quickselect's)
+add("kthvalue", lambda L, x: (x.kthvalue(2), L.kthvalue(x, 1, 0, keepdim=True),
+                              x[0, 0].kthvalue(1)),
+    samples=(((3, 4),),), covers=_mf("kthvalue"))
+add("mode", lambda L, x: (x.mode(), L.mode(x, 0, keepdim=True)), samples=(((4, 5),),),
+    domain="index", dtypes=("int64", "float64"), covers=_mf("mode"))
+add("quantile", lambda L, x: (x.quantile(0.3),
+                              L.quantile(x, L.tensor([0.0, 0.25, 1.0], dtype=x.dtype), 1),
+                              x.quantile(0.6, 0, keepdim=True, interpolation="lower"),
+                              x.quantile(0.5, 1, interpolation="higher"),
+                              x.quantile(0.75, -1, interpolation="midpoint"),
+                              x.quantile(0.5, None, True, interpolation="nearest")),
+    samples=(((3, 4),),), covers=_mf("quantile"))
+add("nanquantile", lambda L, x: (x.nanquantile(0.3), L.nanquantile(
+    x.masked_fill(x > 0.5, float("nan")), L.tensor([0.1, 0.9], dtype=x.dtype), 1),
+    L.nanquantile(x.masked_fill(x > -2, float("nan")), 0.5)),
+    samples=(((3, 4),),), covers=_mf("nanquantile"))
+add("nanmedian", lambda L, x: (x.nanmedian(), L.nanmedian(x.masked_fill(x > 0.5, float("nan")),
+                                                          1), x.nanmedian(0, keepdim=True)),
+    samples=(((3, 4),),), covers=_mf("nanmedian"))
+add("nansum", lambda L, x: (x.nansum(), L.nansum(x.masked_fill(x > 0.5, float("nan")) if
+                                                 x.is_floating_point() else x, 1),
+                            x.nansum((0, 1), keepdim=True)),
+    samples=(((3, 4),),), dtypes=FLOAT + ("int64",), covers=_mf("nansum"))
+add("aminmax", lambda L, x: (x.aminmax(), L.aminmax(x, dim=1, keepdim=True)),
+    samples=(((3, 4),),), dtypes=FLOAT + ("int64",), covers=_mf("aminmax"))
+add("renorm", lambda L, x: (x.renorm(2, 0, 1.0), L.renorm(x, 1, 1, 0.8)),
+    samples=(((3, 4),),), covers=_mf("renorm"))
+add("cov", lambda L, x, f, a: (x.cov(), L.cov(x, correction=0), x[0].cov(),
+                               L.cov(x, fweights=L.tensor([1, 2, 1, 3])),
+                               L.cov(x, aweights=a.detach()),
+                               L.cov(x, fweights=L.tensor([1, 2, 1, 3]), aweights=a.detach())),
+    samples=(((3, 4), (4,), (4,)),), domain=("real", "real", "positive"),
+    covers=_mf("cov"))
+add("corrcoef", lambda L, x: (x.corrcoef(), L.corrcoef(x[:1])), samples=(((3, 4),),),
+    covers=_mf("corrcoef"))
+add("msort", lambda L, x: (x.msort(), L.msort(x)), samples=(((3, 4),),),
+    dtypes=FLOAT + ("int64",), covers=_mf("msort"))
+add("trapezoid", lambda L, y, x: (L.trapezoid(y), L.trapezoid(y, dx=0.5, dim=0),
+                                  L.trapezoid(y, x), L.trapezoid(y, x[:3].sort().values, dim=0),
+                                  L.cumulative_trapezoid(y), L.cumulative_trapezoid(y, dx=2.0),
+                                  L.cumulative_trapezoid(y, x[:3], dim=0)),
+    samples=(((3, 4), (4,)),), covers=("torch.trapezoid", "torch.cumulative_trapezoid"))
+add("std_mean", lambda L, x: (L.std_mean(x), L.std_mean(x, 1, correction=0, keepdim=True),
+                              L.var_mean(x), L.var_mean(x, (0, 1))),
+    samples=(((3, 4),),), covers=("torch.std_mean", "torch.var_mean"))

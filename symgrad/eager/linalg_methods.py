@@ -1,40 +1,26 @@
 """PyTorch's linear algebra Tensor methods: batched products (``bmm``, ``baddbmm``,
 ``addbmm``, ``addmv``, ``addr``), ``addcmul``/``addcdiv``, ``ger``, ``inner``, ``vdot``,
-``kron``, ``dist`` and the older names of :mod:`torch.linalg` (``det``, ``logdet``,
-``slogdet``, ``inverse``, ``pinverse``, ``matrix_power``, ``matrix_exp``, ``cholesky``,
-``cholesky_solve``, ``cholesky_inverse``, ``qr``, ``svd`` with its ``some=`` and ``V``,
-``triangular_solve``). A mixin of :class:`~symgrad.eager.tensor.Tensor`; the functions
-of the same names (``torch.bmm``) are in :mod:`.shape_functions`.
+``kron`` and ``dist``. A mixin of :class:`~symgrad.eager.tensor.Tensor` (the older names
+of :mod:`torch.linalg`, ``x.det()``, are in :mod:`.linalg_names`); the functions of the
+same names (``torch.bmm``) are in :mod:`.shape_functions`.
 
-Each is a composite of ops with their own gradients (products, :mod:`.linalg`), so its
-gradient and double backward come from those. Where PyTorch's gradient reads the whole
-factor (``cholesky_solve``, ``cholesky_inverse``: ``A = L L^T`` of the full ``L``), the
-composite reads it too.
+Each is a composite of ops with their own gradients, so its gradient and double backward
+come from those.
 
     >>> import symgrad as torch
     >>> b = torch.ones(2, 2, 3)
     >>> torch.bmm(b, b.mT).shape
     torch.Size([2, 2, 2])
-    >>> torch.tensor([[2.0, 0.0], [0.0, 3.0]]).logdet()
-    tensor(1.7918)
 """
 
 from __future__ import annotations
 
-import collections
 from typing import Any
 
 import numpy as np
 
-from ..numpy_api import functions as ops
 from . import dtypes as dt
 from .method_args import named
-
-
-def _la() -> Any:
-    from . import linalg  # (linalg imports the Tensor class)
-
-    return linalg
 
 
 def _scaled_sum(self: Any, product: Any, beta: Any, alpha: Any, name: str) -> Any:
@@ -52,17 +38,6 @@ def _check_ndim(x: Any, n: int, what: str) -> None:
         raise RuntimeError(f"{what} must be a {n}D tensor, got {x.ndim}-D")
 
 
-_svd_result = collections.namedtuple("svd", ["U", "S", "V"])
-_qr_result = collections.namedtuple("qr", ["Q", "R"])
-_slogdet_result = collections.namedtuple("slogdet", ["sign", "logabsdet"])
-_triangular_result = collections.namedtuple("triangular_solve",
-                                            ["solution", "cloned_coefficient"])
-
-
-def _cat_columns(a: Any, b: Any) -> Any:
-    from .functions import cat
-
-    return cat([a, b], -1)
 
 
 class LinalgMethods:
@@ -128,78 +103,4 @@ class LinalgMethods:
 
     def dist(self, other: Any, p: Any = 2) -> Any:
         """``norm(self - other, p)``, gradient 0 at a zero distance (PyTorch's)."""
-        return named(_la().vector_norm(self - other, p), self, "DistBackward0")
-
-    # -- the older names of torch.linalg -------------------------------------------------
-    def det(self) -> Any:
-        return _la().det(self)
-
-    def slogdet(self) -> Any:
-        return _slogdet_result(*_la().slogdet(self))
-
-    def logdet(self) -> Any:
-        """``log(det)``: nan for a negative determinant, -inf for a zero one."""
-        sign, logabsdet = _la().slogdet(self)
-        bad = sign._value <= 0
-        if not bad.any():
-            return named(logabsdet, self, "LogdetBackward0")
-        fill = np.where(sign._value < 0, np.nan, -np.inf).astype(logabsdet._value.dtype)
-        return named(ops.where(bad, fill, logabsdet), self, "LogdetBackward0")
-
-    def inverse(self) -> Any:
-        return _la().inv(self)
-
-    def pinverse(self, rcond: float = 1e-15) -> Any:
-        return _la().pinv(self, rtol=rcond)
-
-    def matrix_power(self, n: int) -> Any:
-        return _la().matrix_power(self, n)
-
-    def matrix_exp(self) -> Any:
-        return _la().matrix_exp(self)
-
-    def cholesky(self, upper: bool = False) -> Any:
-        return _la().cholesky(self, upper=upper)
-
-    def cholesky_solve(self, input2: Any, upper: bool = False) -> Any:
-        """``X`` with ``A X = self``, ``A = L L^T`` (``U^T U`` for ``upper``) of the factor
-        ``input2``; as PyTorch's gradient, the whole factor is read."""
-        L = input2
-        A = L.mT @ L if upper else L @ L.mT
-        return named(_la().solve(A, self), self, "CholeskySolveBackward0", (self, L))
-
-    def cholesky_inverse(self, upper: bool = False) -> Any:
-        A = self.mT @ self if upper else self @ self.mT
-        return named(_la().inv(A), self, "CholeskyInverseBackward0", (self,))
-
-    def qr(self, some: bool = True) -> Any:
-        return _qr_result(*_la().qr(self, "reduced" if some else "complete"))
-
-    def svd(self, some: bool = True, compute_uv: bool = True) -> Any:
-        """``(U, S, V)`` with ``self = U diag(S) V^T`` (``V``, not ``linalg.svd``'s ``Vh``);
-        ``some=False``: square ``U`` and ``V``; ``compute_uv=False``: zero ``U`` and ``V``
-        (PyTorch's), and no gradient through them."""
-        m, n = self.shape[-2:]
-        if not compute_uv:  # zero (m, m) and (n, n) U and V, as PyTorch's
-            S = _la().svdvals(self)
-            batch, kind = tuple(self.shape[:-2]), S._value.dtype
-            U, V = (type(self)._make(np.zeros(batch + (k, k), kind)) for k in (m, n))
-            return _svd_result(U, S, V)
-        U, S, Vh = _la().svd(self, full_matrices=some is False and m == n)
-        if not some and m != n:  # the extra columns as data: PyTorch's gradient ignores them
-            k = min(m, n)
-            Uf, _, Vhf = np.linalg.svd(self._value, full_matrices=True)
-            make = type(self)._make
-            U = U if m == k else _cat_columns(U, make(Uf[..., :, k:]))
-            Vh = Vh if n == k else _cat_columns(Vh.mT, make(Vhf[..., k:, :]).mT).mT
-        return _svd_result(U, S, Vh.mT)
-
-    def triangular_solve(self, A: Any, upper: bool = True, transpose: bool = False,
-                         unitriangular: bool = False) -> Any:
-        """``X`` with ``op(A) X = self`` (``op(A) = A^T`` for ``transpose``), reading only
-        ``A``'s upper or lower triangle; ``(solution, A.clone())``."""
-        T = A.mT if transpose else A
-        X = _la().solve_triangular(T, self, upper=upper != transpose,
-                                   unitriangular=unitriangular)
-        return _triangular_result(named(X, self, "TriangularSolveBackward0", (self, A)),
-                                  A.clone())
+        return named((self - other).norm(p), self, "DistBackward0")

@@ -1,9 +1,10 @@
 """More torch-level functions (re-exported by :mod:`symgrad`): the Tensor methods of
-:mod:`.linalg_methods` and :mod:`.shape_methods` as functions (``torch.bmm(a, b)`` is
-``a.bmm(b)``), and the functions of several tensors or of sizes: ``broadcast_tensors``,
-``meshgrid``, ``cartesian_prod``, ``tril_indices``/``triu_indices``,
-``atleast_1d``/``2d``/``3d``, ``hstack``/``vstack``/``dstack``/``column_stack``/
-``row_stack``.
+:mod:`.torch_methods` and :mod:`.linalg_names` as functions (``torch.bmm(a, b)`` is
+``a.bmm(b)``), and the
+functions of several tensors or of sizes: ``broadcast_tensors``, ``meshgrid``,
+``cartesian_prod``, ``tril_indices``/``triu_indices``, ``atleast_1d``/``2d``/``3d``,
+``hstack``/``vstack``/``dstack``/``column_stack``/``row_stack``, ``bucketize``/
+``searchsorted``, ``trapezoid``/``cumulative_trapezoid``, ``std_mean``/``var_mean``.
 
     >>> import symgrad as torch
     >>> torch.meshgrid(torch.arange(2), torch.arange(3), indexing="xy")[0]
@@ -23,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from . import dtypes as dt
+from . import linalg_names  # noqa: F401 -- sets x.det(), x.svd(), ... on Tensor
 from .functions import _as_tensor, _method, cat, stack
 from .tensor import Tensor
 
@@ -31,7 +33,10 @@ _METHODS = ("bmm baddbmm addbmm addmv addr addcmul addcdiv ger inner vdot kron d
             "cholesky_inverse qr svd triangular_solve "
             "diag diag_embed diagflat tile rot90 fliplr flipud movedim moveaxis "
             "unflatten tensor_split hsplit vsplit dsplit split_with_sizes narrow_copy "
-            "broadcast_to take_along_dim masked_fill").split()
+            "broadcast_to take_along_dim masked_fill "
+            "nonzero argwhere masked_select masked_scatter index_copy put unique "
+            "unique_consecutive bincount histc count_nonzero diff kthvalue mode quantile "
+            "nanquantile nanmedian nansum aminmax renorm cov corrcoef msort").split()
 for _name in _METHODS:
     globals()[_name] = _method(_name)
 del _name
@@ -149,6 +154,97 @@ def column_stack(tensors: Sequence[Any]) -> Any:
     return cat(ts, 1)
 
 
-__all__ = [*_METHODS, "repeat_interleave", "broadcast_tensors", "meshgrid", "cartesian_prod",
+def searchsorted(sorted_sequence: Any, input: Any, *, out_int32: bool = False,
+                 right: bool = False, side: str | None = None, sorter: Any = None) -> Any:
+    """The indices where ``input``'s values would go in the last dim of
+    ``sorted_sequence`` (row by row for an n-d one), ``side="left"`` unless ``right``."""
+    seq = np.asarray(getattr(sorted_sequence, "_value", sorted_sequence))
+    values = np.asarray(getattr(input, "_value", input))
+    if side is not None and side not in ("left", "right"):
+        raise RuntimeError(f"torch.searchsorted(): side can only be 'left' or 'right' but "
+                           f"got {side}")
+    if side == "left" and right:
+        raise RuntimeError("torch.searchsorted(): side and right can't be set to opposites, "
+                           "got side of left while right was True")
+    how = "right" if right or side == "right" else "left"
+    if sorter is not None:
+        seq = np.take_along_axis(seq, np.asarray(getattr(sorter, "_value", sorter)), -1)
+    if seq.ndim <= 1:
+        out = np.searchsorted(seq, values, side=how)
+    else:
+        if seq.shape[:-1] != values.shape[:-1]:
+            raise RuntimeError("torch.searchsorted(): boundaries tensor should be 1 dimension "
+                               "or the first N-1 dimensions of boundaries tensor and input "
+                               "value tensor must match")
+        rows = seq.reshape(-1, seq.shape[-1])
+        vals = values.reshape(rows.shape[0], -1)
+        out = np.stack([np.searchsorted(r, v, side=how) for r, v in zip(rows, vals)])
+        out = out.reshape(values.shape)
+    return Tensor._make(np.asarray(out, np.int32 if out_int32 else np.int64))
+
+
+def bucketize(input: Any, boundaries: Any, *, out_int32: bool = False,
+              right: bool = False) -> Any:
+    """The bucket of each value: ``boundaries[i-1] < x <= boundaries[i]`` (``<= x <`` for
+    ``right``)."""
+    if np.ndim(getattr(boundaries, "_value", boundaries)) != 1:
+        raise RuntimeError("boundaries tensor must be 1 dimension")
+    return searchsorted(boundaries, input, out_int32=out_int32, right=right)
+
+
+def trapezoid(y: Any, x: Any = None, *, dx: Any = None, dim: int = -1) -> Any:
+    """The trapezoidal rule along ``dim``: spacing ``dx`` (1 by default) or sample points
+    ``x`` (PyTorch's formulas)."""
+    y = _as_tensor(y)
+    d = y.ndim + dim if dim < 0 else dim
+    n = y.shape[d]
+    if x is None:
+        if n == 0:
+            return y.sum(d)
+        spacing = 1.0 if dx is None else dx
+        return (y.sum(d) - (y.select(d, 0) + y.select(d, -1)) * 0.5) * spacing
+    x = _as_tensor(x)
+    if n == 0:
+        return y.sum(d)
+    steps = x.diff(dim=-1 if x.ndim == 1 else d)
+    if x.ndim == 1:
+        steps = steps.reshape(*([-1] + [1] * (y.ndim - d - 1)))
+    return (steps * (y.narrow(d, 1, n - 1) + y.narrow(d, 0, n - 1))).sum(d) / 2.0
+
+
+def cumulative_trapezoid(y: Any, x: Any = None, *, dx: Any = None, dim: int = -1) -> Any:
+    y = _as_tensor(y)
+    d = y.ndim + dim if dim < 0 else dim
+    n = y.shape[d]
+    pairs = y.narrow(d, 1, max(n - 1, 0)) + y.narrow(d, 0, max(n - 1, 0))
+    if x is None:
+        return (pairs * ((1.0 if dx is None else dx) / 2.0)).cumsum(d)
+    x = _as_tensor(x)
+    steps = x.diff(dim=-1 if x.ndim == 1 else d)
+    if x.ndim == 1:
+        steps = steps.reshape(*([-1] + [1] * (y.ndim - d - 1)))
+    return (steps * pairs / 2.0).cumsum(d)
+
+
+def _moments(input: Any, dim: Any, correction: Any, keepdim: bool, name: str) -> Any:
+    x = _as_tensor(input)
+    spread = getattr(x, name)(dim, correction=1 if correction is None else correction,
+                              keepdim=keepdim)
+    return spread, x.mean(dim, keepdim=keepdim)
+
+
+def std_mean(input: Any, dim: Any = None, *, correction: Any = None,
+             keepdim: bool = False) -> tuple[Any, Any]:
+    return _moments(input, dim, correction, keepdim, "std")
+
+
+def var_mean(input: Any, dim: Any = None, *, correction: Any = None,
+             keepdim: bool = False) -> tuple[Any, Any]:
+    return _moments(input, dim, correction, keepdim, "var")
+
+
+__all__ = [*_METHODS, "searchsorted", "bucketize", "trapezoid", "cumulative_trapezoid",
+           "std_mean", "var_mean", "repeat_interleave", "broadcast_tensors", "meshgrid",
+           "cartesian_prod",
            "tril_indices", "triu_indices", "atleast_1d", "atleast_2d", "atleast_3d", "hstack",
            "vstack", "row_stack", "dstack", "column_stack"]

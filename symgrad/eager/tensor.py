@@ -49,15 +49,14 @@ from .extra_methods import ExtraMethods
 from .fastpath import apply_f64, compute, node_class_of, watched
 from .graph import next_seq
 from .inplace import InPlaceMethods
-from .linalg_methods import LinalgMethods
 from .methods import TensorMethods, named, size_arg, unwrap
 from .more_methods import MoreMethods
 from .op_dtypes import compared, in_dtype, ir_shape_rule, result_dtype
 from .replay import keep
 from .saved_indices import saved_by_indexing, watch_indices
 from .select_methods import SelectMethods
-from .shape_methods import ShapeMethods
 from .torch_facts import torch_facts
+from .torch_methods import TorchMethods
 from .value_methods import ValueMethods
 
 _NON_LEAF_GRAD_WARNING = (
@@ -160,7 +159,7 @@ def _untracked_change(data: Any, seq: int) -> None:
 
 
 class Tensor(ValueMethods, BitwiseMethods, InPlaceMethods, MoreMethods, TensorMethods,
-             ExtraMethods, SelectMethods, LinalgMethods, ShapeMethods,
+             ExtraMethods, SelectMethods, TorchMethods,
              ArrayMethods, Traced):
     """An n-d array (float64 by default; float32, int64, bool) with autograd state:
     ``data``, ``grad``, ``grad_fn``, ``requires_grad``, ``is_leaf``.
