@@ -102,7 +102,8 @@ _SHAPES = {
     "unflatten": (lambda L, x: (x.unflatten(1, (2, -1)), L.unflatten(x, -1, (3, 1))),
                   (((2, 6, 3),),)),
     "tensor_split": (lambda L, x: (x.tensor_split(3, 1), L.tensor_split(x, [1, 4], -1),
-                                   x.tensor_split(L.tensor([0, 2, 7]), 2)), (((2, 4, 5),),)),
+                                   x.tensor_split(L.tensor([0, 2, 7]), 2),
+                                   x.tensor_split([-1, 2, -4], 2)), (((2, 4, 5),),)),
     "hsplit": (lambda L, x: (x.hsplit(2), L.hsplit(x, [1, 3]), x[0, 0].hsplit(5)),
                (((2, 4, 5),),)),
     "vsplit": (lambda L, x: (x.vsplit(2), L.vsplit(x, [1])), (((2, 4, 5),),)),
@@ -198,6 +199,17 @@ add("searchsorted", lambda L, s, x: (L.searchsorted(s.sort().values, x),
     samples=(((3, 5), (3, 4)),), dtypes=FLOAT + ("int64",), grad=False,
     covers=("torch.searchsorted",))
 
+def _nan(L, x, above):
+    """``x`` with NaN where it exceeds ``above``, the gradient still reaching every element."""
+    return x + L.where(x.detach() > above, float("nan"), 0.0)
+
+
+def _ties(x):
+    """``2 x`` rounded (values with ties), with the gradient of ``2 x``."""
+    y = x * 2
+    return y - y.detach() + y.detach().round()
+
+
 # -- reductions and statistics --------------------------------------------------------------
 _X = (((3, 4),),)
 add("count_nonzero", lambda L, x: (x.count_nonzero(), L.count_nonzero(x > 0, 1),
@@ -217,12 +229,18 @@ add("quantile", lambda L, x: (x.quantile(0.3),
                               x.quantile(0.6, 0, keepdim=True, interpolation="lower"),
                               x.quantile(0.5, 1, interpolation="higher"),
                               x.quantile(0.75, -1, interpolation="midpoint"),
-                              x.quantile(0.5, None, True, interpolation="nearest")),
+                              x.quantile(0.5, None, True, interpolation="nearest"),
+                              _nan(L, x, 0.5).quantile(0.4, 1)),
     samples=(((3, 4),),), covers=_mf("quantile"))
 add("nanquantile", lambda L, x: (x.nanquantile(0.3), L.nanquantile(
     x.masked_fill(x > 0.5, float("nan")), L.tensor([0.1, 0.9], dtype=x.dtype), 1),
-    L.nanquantile(x.masked_fill(x > -2, float("nan")), 0.5)),
+    L.nanquantile(x.masked_fill(x > -2, float("nan")), 0.5),
+    _nan(L, x, 0.0).nanquantile(0.7, 0), _nan(L, x, -2.0).nanquantile(0.5, 1)),
     samples=(((3, 4),),), covers=_mf("nanquantile"))
+# values with ties (the gradient of nanmedian() shared among them) and NaN
+add("nanmedian(ties)", lambda L, x: (_ties(x).nanmedian(), _nan(L, _ties(x), 1.5).nanmedian(),
+                                     _nan(L, _ties(x), 0.5).nanmedian(1)),
+    samples=(((4, 5),),), dtypes=("float64",), covers=())
 add("nanmedian", lambda L, x: (x.nanmedian(), L.nanmedian(x.masked_fill(x > 0.5, float("nan")),
                                                           1), x.nanmedian(0, keepdim=True)),
     samples=(((3, 4),),), covers=_mf("nanmedian"))

@@ -84,9 +84,10 @@ class IndexMethods:
             raise IndexError("index_copy_(): Index should have dimension 1 or 0 and dtype "
                              "int64")
         idx = idx.reshape(-1)
-        if idx.size and (idx.min() < -n or idx.max() >= n):
-            raise IndexError(f"index_copy_(): index out of range for a dim of size {n}")
-        idx = np.where(idx < 0, idx + n, idx)
+        bad = idx[(idx < 0) | (idx >= n)]
+        if bad.size:  # (negative indices too, as PyTorch's)
+            raise IndexError(f"index_copy_(): index {bad[0]} is out of bounds for dimension "
+                             f"{d} with size {n}")
         slot = np.zeros(n, np.int64)
         slot[idx] = np.arange(idx.size)  # (of repeated indices, the last one)
         chosen = np.zeros(n, bool)

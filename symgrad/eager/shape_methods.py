@@ -164,8 +164,7 @@ class ShapeMethods:
         else:
             bounds = [0, *split, n]
         index = (slice(None),) * d
-        return tuple(self[index + (slice(min(max(a, 0), n), max(min(b, n), min(max(a, 0), n))),)]
-                     for a, b in zip(bounds, bounds[1:]))
+        return tuple(self[index + (slice(a, b),)] for a, b in zip(bounds, bounds[1:]))
 
     def _split_along(self, sections: Any, dim: int, name: str, ndim: int) -> tuple[Any, ...]:
         if self.ndim < ndim:

@@ -126,10 +126,13 @@ class StatMethods:
         nan = np.isnan(x._value)
         size = (~nan).sum(-1, keepdims=True) if ignore_nan else np.full(
             nan.shape[:-1] + (1,), x.shape[-1])
-        any_nan = nan.all(-1, keepdims=True) if ignore_nan else nan.any(-1, keepdims=True)
         outs = []
         for qv in qs.reshape(-1):
+            # PyTorch's ranks: the last (a NaN) where quantile meets one; 0 (a NaN) where
+            # nanquantile meets only NaN; the value and its gradient from there
             rank = qv * (np.maximum(size, 1) - 1)
+            if not ignore_nan:
+                rank = np.where(nan.any(-1, keepdims=True), x.shape[-1] - 1, rank)
             lo = np.floor(rank).astype(np.int64)
             hi = np.ceil(rank).astype(np.int64)
             if interpolation == "lower":
@@ -148,7 +151,6 @@ class StatMethods:
                                   v_hi - (v_hi - v_lo) * (1 - w))
             else:
                 value = v_lo
-            value = ops.where(any_nan, np.asarray(np.nan, x._value.dtype), value)
             outs.append(value)
         out = shape_ops.stack(outs, axis=0).squeeze(-1)  # (q, *rest)
         if keepdim:
@@ -177,7 +179,14 @@ class StatMethods:
             if nan.all():
                 return x[0]
             order = np.argsort(x._value, kind="stable")
-            return x[int(order[(int((~nan).sum()) - 1) // 2])]
+            median = x._value[int(order[(int((~nan).sum()) - 1) // 2])]
+            # its gradient shared evenly among the elements equal to it (PyTorch's
+            # evenly_distribute_backward); ``share - share.detach()`` is 0 exactly
+            mask = x._value == median
+            share = ops.where(mask, x, np.zeros((), x._value.dtype)).sum() * (1.0 / mask.sum())
+            exact = type(self)._make(np.asarray(median))
+            return named(exact + (share - share.detach()), self, "NanmedianBackward0",
+                         (self,))
         x = self if self.ndim else self.reshape(1)
         d = _one_dim(dim, x.ndim)
         a = x._value
