@@ -270,3 +270,41 @@ add("trapezoid", lambda L, y, x: (L.trapezoid(y), L.trapezoid(y, dx=0.5, dim=0),
 add("std_mean", lambda L, x: (L.std_mean(x), L.std_mean(x, 1, correction=0, keepdim=True),
                               L.var_mean(x), L.var_mean(x, (0, 1))),
     samples=(((3, 4),),), covers=("torch.std_mean", "torch.var_mean"))
+
+# -- in place, on a clone (and into a tensor that does not require grad: the operands'
+# gradients kept) ------------------------------------------------------------------------
+def _fresh(x):
+    """Zeros of ``x``'s shape and dtype that do not require grad."""
+    return x.detach() * 0
+
+
+_INPLACE = {
+    "baddbmm_": (lambda L, c, a, b: (c.clone().baddbmm_(a, b, beta=0.5, alpha=2),
+                                     _fresh(c).baddbmm_(a, b, beta=0)),
+                 (((2, 3, 5), (2, 3, 4), (2, 4, 5)),)),
+    "addbmm_": (lambda L, c, a, b: (c.clone().addbmm_(a, b, alpha=2),
+                                    _fresh(c).addbmm_(a, b)),
+                (((3, 5), (2, 3, 4), (2, 4, 5)),)),
+    "addmv_": (lambda L, c, a, b: (c.clone().addmv_(a, b, beta=2), (_fresh(c) + 1).addmv_(a, b)),
+               (((3,), (3, 4), (4,)),)),
+    "addr_": (lambda L, c, a, b: (c.clone().addr_(a, b, alpha=0.5), (_fresh(c) + 1).addr_(a, b)),
+              (((3, 4), (3,), (4,)),)),
+    "addcmul_(operands)": (lambda L, c, a, b: (c.clone().addcmul_(a, b, value=2),
+                                     _fresh(c).addcmul_(a, b),
+                                     _fresh(c).addcdiv_(a, b.abs() + 1, value=0.5)),
+                 (((3, 4), (3, 4), (4,)),)),
+    "index_copy_": (lambda L, x, y: (x.clone().index_copy_(1, L.tensor([2, 0]), y[:, :2]),
+                                     _fresh(x).index_copy_(0, L.tensor([1]), y[:1])),
+                    (((3, 4), (3, 4)),)),
+    "masked_scatter_": (lambda L, x, y: (x.clone().masked_scatter_(x > 0, y),
+                                         _fresh(x).masked_scatter_(y < 0, y * 2)),
+                        (((3, 4), (3, 4)),)),
+    "put_": (lambda L, x, y: (x.clone().put_(L.tensor([1, -2]), y[0, :2]),
+                              _fresh(x).put_(L.tensor([3, 3]), y[1, :2], accumulate=True)),
+             (((3, 4), (3, 4)),)),
+    "renorm_": (lambda L, x: x.clone().renorm_(2, 1, 0.5), (((3, 4),),)),
+}
+for _name, (_fn, _samples) in _INPLACE.items():
+    add(_name, _fn, samples=_samples, full_only=("gradgrad",),
+        covers=(f"Tensor.{_name}",) if "(" not in _name else
+        ("Tensor.addcmul_", "Tensor.addcdiv_"))

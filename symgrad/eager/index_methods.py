@@ -116,6 +116,19 @@ class IndexMethods:
         out = flat.index_add(0, idx, values) if accumulate else flat.index_copy(0, idx, values)
         return named(out.reshape(*self.shape), self, "PutBackward0", (self, source))
 
+    # -- in place: the out-of-place op written into ``self`` (the source recorded) -------
+    def masked_scatter_(self, mask: Any, source: Any) -> Any:
+        return self._inplace(lambda a, s: a.masked_scatter(mask, s) if hasattr(a, "_node")
+                             else self._make(a).masked_scatter(mask, s)._value, source)
+
+    def index_copy_(self, dim: int, index: Any, source: Any) -> Any:
+        return self._inplace(lambda a, s: a.index_copy(dim, index, s) if hasattr(a, "_node")
+                             else self._make(a).index_copy(dim, index, s)._value, source)
+
+    def put_(self, index: Any, source: Any, accumulate: bool = False) -> Any:
+        return self._inplace(lambda a, s: a.put(index, s, accumulate) if hasattr(a, "_node")
+                             else self._make(a).put(index, s, accumulate)._value, source)
+
     def _no_derivative(self, name: str) -> None:
         if self.requires_grad and grad_mode.is_grad_enabled():
             raise RuntimeError(f"{name} has no derivative (PyTorch's backward raises: the "

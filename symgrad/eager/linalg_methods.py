@@ -69,6 +69,29 @@ class LinalgMethods:
         _check_ndim(vec2, 1, "vec2")
         return _scaled_sum(self, vec1.outer(vec2), beta, alpha, "AddrBackward0")
 
+    def _add_product_(self, product: Any, beta: Any, alpha: Any) -> Any:
+        """``self = beta * self + alpha * product`` in place (``self`` not read for
+        ``beta=0``); the product is recorded before, so that its operands' gradients are
+        kept when ``self`` does not require grad."""
+        scaled = product * alpha if alpha != 1 else product
+        if beta == 0:
+            return self._inplace(lambda a, p: p, scaled)
+        return self._inplace(lambda a, p: (a * beta if beta != 1 else a) + p, scaled)
+
+    def baddbmm_(self, batch1: Any, batch2: Any, *, beta: Any = 1, alpha: Any = 1) -> Any:
+        return self._add_product_(batch1.bmm(batch2), beta, alpha)
+
+    def addbmm_(self, batch1: Any, batch2: Any, *, beta: Any = 1, alpha: Any = 1) -> Any:
+        return self._add_product_(batch1.bmm(batch2).sum(0), beta, alpha)
+
+    def addmv_(self, mat: Any, vec: Any, *, beta: Any = 1, alpha: Any = 1) -> Any:
+        return self._add_product_(mat.mv(vec), beta, alpha)
+
+    def addr_(self, vec1: Any, vec2: Any, *, beta: Any = 1, alpha: Any = 1) -> Any:
+        _check_ndim(vec1, 1, "vec1")
+        _check_ndim(vec2, 1, "vec2")
+        return self._add_product_(vec1.outer(vec2), beta, alpha)
+
     def addcmul(self, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Any:
         """``self + value * tensor1 * tensor2`` (PyTorch's order of the products)."""
         if not dt.result_type([self, tensor1, tensor2]).is_floating_point:

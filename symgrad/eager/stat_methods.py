@@ -220,6 +220,9 @@ class StatMethods:
         factor = ops.where(over, maxnorm / (norms + 1e-7), np.ones((), self._value.dtype))
         return named(self * factor, self, "RenormBackward0", (self,))
 
+    def renorm_(self, p: float, dim: int, maxnorm: float) -> Any:
+        return self._unary_("renorm", p, dim, maxnorm)
+
     def cov(self, *, correction: int = 1, fweights: Any = None, aweights: Any = None) -> Any:
         """The covariance of the rows (variables) over the columns (observations)."""
         if self.ndim > 2:
