@@ -306,5 +306,14 @@ _INPLACE = {
 }
 for _name, (_fn, _samples) in _INPLACE.items():
     add(_name, _fn, samples=_samples, full_only=("gradgrad",),
+        dtypes=FLOAT + ("int64",) if _name in ("index_copy_", "masked_scatter_", "put_") else
+        FLOAT,
         covers=(f"Tensor.{_name}",) if "(" not in _name else
         ("Tensor.addcmul_", "Tensor.addcdiv_"))
+add("index_reduce", lambda L, x, y: tuple(
+    x.index_reduce(0, L.tensor([2, 0, 2]), y[:3] * 2, r, include_self=s)
+    for r in ("prod", "mean", "amax", "amin") for s in (True, False))
+    + (L.index_reduce(x, 1, L.tensor([3, 3]), y[:3, :2], "amax"),
+       x.clone().index_reduce_(1, L.tensor([0]), y[:3, :1], "mean", include_self=False)),
+    samples=(((3, 4), (4, 4)),), dtypes=FLOAT + ("int64",),
+    covers=("Tensor.index_reduce", "torch.index_reduce", "Tensor.index_reduce_"))

@@ -1,6 +1,7 @@
 """PyTorch's Tensor methods that find or place elements by position or value:
-``nonzero``/``argwhere``, ``masked_select``, ``masked_scatter``, ``index_copy``, ``put``,
-``unique``, ``unique_consecutive``, ``bincount`` and ``histc``. A mixin of
+``nonzero``/``argwhere``, ``masked_select``, ``masked_scatter``, ``index_copy``,
+``index_reduce``, ``put`` (and their in-place forms), ``unique``, ``unique_consecutive``,
+``bincount`` and ``histc``. A mixin of
 :class:`~symgrad.eager.tensor.Tensor`; the functions of the same names
 (``torch.nonzero``) are in :mod:`.shape_functions`.
 
@@ -116,18 +117,48 @@ class IndexMethods:
         out = flat.index_add(0, idx, values) if accumulate else flat.index_copy(0, idx, values)
         return named(out.reshape(*self.shape), self, "PutBackward0", (self, source))
 
+    def index_reduce(self, dim: int, index: Any, source: Any, reduce: str, *,
+                     include_self: bool = True) -> Any:
+        """``source``'s slices reduced (``prod``, ``mean``, ``amax``, ``amin``) into the
+        slices ``index`` along ``dim``: ``scatter_reduce`` with the index spread over the
+        source's other dims (its gradients)."""
+        if reduce not in ("prod", "mean", "amax", "amin"):
+            raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, "
+                               f"amax or amin but got {reduce}.")
+        d = _one_dim(dim, self.ndim) if self.ndim else 0
+        idx = _array(index).reshape(-1)
+        shape = [1] * max(source.ndim, 1)
+        shape[d] = idx.size
+        spread = np.broadcast_to(idx.reshape(shape), tuple(source.shape) or (1,))
+        out = self.scatter_reduce(d, _int64(type(self), np.ascontiguousarray(spread)), source,
+                                  reduce, include_self=include_self)
+        return named(out, self, "IndexReduceBackward0", (self, source))
+
+    def index_reduce_(self, dim: int, index: Any, source: Any, reduce: str, *,
+                      include_self: bool = True) -> Any:
+        return self._inplace(self._written("index_reduce", dim, index, reduce=reduce,
+                                           include_self=include_self), source)
+
     # -- in place: the out-of-place op written into ``self`` (the source recorded) -------
+    def _written(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        """``fn(a, source)`` for ``_inplace``: ``a.name(*args, source, **kwargs)``, on
+        Tensors when the change is recorded, else on arrays (made Tensors for the call)."""
+        def fn(a: Any, source: Any) -> Any:
+            recorded = hasattr(a, "_node")
+            t = a if recorded else self._make(a)
+            src = source if hasattr(source, "_node") else self._make(np.asarray(source))
+            out = getattr(t, name)(*args, src, **kwargs)
+            return out if recorded else out._value
+        return fn
+
     def masked_scatter_(self, mask: Any, source: Any) -> Any:
-        return self._inplace(lambda a, s: a.masked_scatter(mask, s) if hasattr(a, "_node")
-                             else self._make(a).masked_scatter(mask, s)._value, source)
+        return self._inplace(self._written("masked_scatter", mask), source)
 
     def index_copy_(self, dim: int, index: Any, source: Any) -> Any:
-        return self._inplace(lambda a, s: a.index_copy(dim, index, s) if hasattr(a, "_node")
-                             else self._make(a).index_copy(dim, index, s)._value, source)
+        return self._inplace(self._written("index_copy", dim, index), source)
 
     def put_(self, index: Any, source: Any, accumulate: bool = False) -> Any:
-        return self._inplace(lambda a, s: a.put(index, s, accumulate) if hasattr(a, "_node")
-                             else self._make(a).put(index, s, accumulate)._value, source)
+        return self._inplace(self._written("put", index, accumulate=accumulate), source)
 
     def _no_derivative(self, name: str) -> None:
         if self.requires_grad and grad_mode.is_grad_enabled():

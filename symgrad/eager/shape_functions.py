@@ -34,7 +34,7 @@ _METHODS = ("bmm baddbmm addbmm addmv addr addcmul addcdiv ger inner vdot kron d
             "diag diag_embed diagflat tile rot90 fliplr flipud movedim moveaxis "
             "unflatten tensor_split hsplit vsplit dsplit split_with_sizes narrow_copy "
             "broadcast_to take_along_dim masked_fill "
-            "nonzero argwhere masked_select masked_scatter index_copy put unique "
+            "nonzero argwhere masked_select masked_scatter index_copy index_reduce put unique "
             "unique_consecutive bincount histc count_nonzero diff kthvalue mode quantile "
             "nanquantile nanmedian nansum aminmax renorm cov corrcoef msort").split()
 for _name in _METHODS:
