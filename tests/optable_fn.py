@@ -317,3 +317,17 @@ add("index_reduce", lambda L, x, y: tuple(
        x.clone().index_reduce_(1, L.tensor([0]), y[:3, :1], "mean", include_self=False)),
     samples=(((3, 4), (4, 4)),), dtypes=FLOAT + ("int64",),
     covers=("Tensor.index_reduce", "torch.index_reduce", "Tensor.index_reduce_"))
+add("lu", lambda L, a: (a.detach().lu(), L.lu(a.detach(), get_infos=True),
+                        L.lu(a.detach()[..., :3, :])),
+    samples=(((4, 4),), ((2, 3, 3),)), domain="matrix", grad=False, rtol=1e-9,
+    covers=_mf("lu"))
+
+
+def _lu_solves(L, b, a):
+    """lu_solve with lu's factors, and with factors that depend on ``a`` (their gradient)."""
+    lu, piv = L.lu(a.detach())
+    return b.lu_solve(lu, piv), L.lu_solve(b * 2, lu, piv), b.lu_solve(lu + 0.1 * a, piv)
+
+
+add("lu_solve", _lu_solves, samples=(((4, 2), (4, 4)), ((2, 3, 1), (2, 3, 3))),
+    domain=("real", "matrix"), rtol=1e-9, covers=_mf("lu_solve"))

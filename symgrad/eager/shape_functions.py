@@ -30,7 +30,7 @@ from .tensor import Tensor
 
 _METHODS = ("bmm baddbmm addbmm addmv addr addcmul addcdiv ger inner vdot kron dist det "
             "logdet slogdet inverse pinverse matrix_power matrix_exp cholesky cholesky_solve "
-            "cholesky_inverse qr svd triangular_solve "
+            "cholesky_inverse qr svd triangular_solve lu lu_solve "
             "diag diag_embed diagflat tile rot90 fliplr flipud movedim moveaxis "
             "unflatten tensor_split hsplit vsplit dsplit split_with_sizes narrow_copy "
             "broadcast_to take_along_dim masked_fill "
