@@ -338,6 +338,11 @@ __all__ += ["addmm", "bitwise_and", "bitwise_left_shift", "bitwise_not", "bitwis
 from .transforms.export import export  # noqa: E402 -- a kernel as a standalone module (sg.export)
 
 __all__ += ["export"]
+# torch.bmm, torch.tile, torch.meshgrid, ...: linear algebra, shapes, selections, reductions
+from .eager import shape_functions as _shape_functions  # noqa: E402
+
+globals().update({_n: getattr(_shape_functions, _n) for _n in _shape_functions.__all__})
+__all__ += _shape_functions.__all__
 _from_environment()
 
 def __getattr__(name: str):

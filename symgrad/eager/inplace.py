@@ -182,10 +182,14 @@ class InPlaceMethods:
         return self._inplace(operator.truediv, other)
 
     def addcmul_(self, tensor1: Any, tensor2: Any, value: float = 1) -> Any:
+        if _requires_grad(tensor1, tensor2):  # the product recorded (the same rounding)
+            return self._inplace(operator.add, value * tensor1 * tensor2)
         return self._inplace(bf16.in_float32(lambda a, b: a + value * b[0] * b[1]),
                              (tensor1, tensor2))
 
     def addcdiv_(self, tensor1: Any, tensor2: Any, value: float = 1) -> Any:
+        if _requires_grad(tensor1, tensor2):
+            return self._inplace(operator.add, value * tensor1 / tensor2)
         return self._inplace(bf16.in_float32(lambda a, b: a + value * b[0] / b[1]),
                              (tensor1, tensor2))
 
@@ -280,3 +284,9 @@ def _plus_scaled(alpha: float) -> Any:
         return a + alpha * b if alpha != -1 else a - b
     fn.__name__ = "add"  # (an int operand wraps as add's: _in_range)
     return fn
+
+
+def _requires_grad(*operands: Any) -> bool:
+    """Whether an operand of an in-place op requires grad (its change must be recorded
+    even when ``self`` does not: ``zeros(3).addcmul_(w, w)``)."""
+    return any(_is_tensor(t) and t._requires_grad for t in operands)

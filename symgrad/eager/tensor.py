@@ -56,6 +56,7 @@ from .replay import keep
 from .saved_indices import saved_by_indexing, watch_indices
 from .select_methods import SelectMethods
 from .torch_facts import torch_facts
+from .torch_methods import TorchMethods
 from .value_methods import ValueMethods
 
 _NON_LEAF_GRAD_WARNING = (
@@ -161,7 +162,7 @@ def _untracked_change(data: Any, seq: int) -> None:
 
 
 class Tensor(ValueMethods, BitwiseMethods, InPlaceMethods, MoreMethods, TensorMethods,
-             ExtraMethods, SelectMethods,
+             ExtraMethods, SelectMethods, TorchMethods,
              ArrayMethods, Traced):
     """An n-d array (float64 by default; float32, int64, bool) with autograd state:
     ``data``, ``grad``, ``grad_fn``, ``requires_grad``, ``is_leaf``.

@@ -1,0 +1,129 @@
+"""PyTorch's linear algebra Tensor methods: batched products (``bmm``, ``baddbmm``,
+``addbmm``, ``addmv``, ``addr``), ``addcmul``/``addcdiv``, ``ger``, ``inner``, ``vdot``,
+``kron`` and ``dist``. A mixin of :class:`~symgrad.eager.tensor.Tensor` (the older names
+of :mod:`torch.linalg`, ``x.det()``, are in :mod:`.linalg_names`); the functions of the
+same names (``torch.bmm``) are in :mod:`.shape_functions`.
+
+Each is a composite of ops with their own gradients, so its gradient and double backward
+come from those.
+
+    >>> import symgrad as torch
+    >>> b = torch.ones(2, 2, 3)
+    >>> torch.bmm(b, b.mT).shape
+    torch.Size([2, 2, 2])
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from . import dtypes as dt
+from .method_args import named
+
+
+def _scaled_sum(self: Any, product: Any, beta: Any, alpha: Any, name: str) -> Any:
+    """``beta * self + alpha * product``; ``self`` is not read for ``beta=0`` (its NaNs do
+    not reach the result), as PyTorch's."""
+    if alpha != 1:
+        product = product * alpha
+    if beta == 0:
+        return named(product, self, name)
+    return named((self if beta == 1 else self * beta) + product, self, name)
+
+
+def _check_ndim(x: Any, n: int, what: str) -> None:
+    if x.ndim != n:
+        raise RuntimeError(f"{what} must be a {n}D tensor, got {x.ndim}-D")
+
+
+
+
+class LinalgMethods:
+    """See the module docstring."""
+
+    __slots__ = ()
+
+    # -- products ---------------------------------------------------------------------
+    def bmm(self, mat2: Any) -> Any:
+        _check_ndim(self, 3, "batch1")
+        _check_ndim(mat2, 3, "batch2")
+        if self.shape[0] != mat2.shape[0] or self.shape[2] != mat2.shape[1]:
+            raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                               f"[{self.shape[0]}, {self.shape[2]}] but got: "
+                               f"[{mat2.shape[0]}, {mat2.shape[1]}].")
+        return named(self @ mat2, self, "BmmBackward0")
+
+    def baddbmm(self, batch1: Any, batch2: Any, *, beta: Any = 1, alpha: Any = 1) -> Any:
+        return _scaled_sum(self, batch1.bmm(batch2), beta, alpha, "BaddbmmBackward0")
+
+    def addbmm(self, batch1: Any, batch2: Any, *, beta: Any = 1, alpha: Any = 1) -> Any:
+        return _scaled_sum(self, batch1.bmm(batch2).sum(0), beta, alpha, "AddbmmBackward0")
+
+    def addmv(self, mat: Any, vec: Any, *, beta: Any = 1, alpha: Any = 1) -> Any:
+        return _scaled_sum(self, mat.mv(vec), beta, alpha, "AddmvBackward0")
+
+    def addr(self, vec1: Any, vec2: Any, *, beta: Any = 1, alpha: Any = 1) -> Any:
+        _check_ndim(vec1, 1, "vec1")
+        _check_ndim(vec2, 1, "vec2")
+        return _scaled_sum(self, vec1.outer(vec2), beta, alpha, "AddrBackward0")
+
+    def _add_product_(self, product: Any, beta: Any, alpha: Any) -> Any:
+        """``self = beta * self + alpha * product`` in place (``self`` not read for
+        ``beta=0``); the product is recorded before, so that its operands' gradients are
+        kept when ``self`` does not require grad."""
+        scaled = product * alpha if alpha != 1 else product
+        if beta == 0:
+            return self._inplace(lambda a, p: p, scaled)
+        return self._inplace(lambda a, p: (a * beta if beta != 1 else a) + p, scaled)
+
+    def baddbmm_(self, batch1: Any, batch2: Any, *, beta: Any = 1, alpha: Any = 1) -> Any:
+        return self._add_product_(batch1.bmm(batch2), beta, alpha)
+
+    def addbmm_(self, batch1: Any, batch2: Any, *, beta: Any = 1, alpha: Any = 1) -> Any:
+        return self._add_product_(batch1.bmm(batch2).sum(0), beta, alpha)
+
+    def addmv_(self, mat: Any, vec: Any, *, beta: Any = 1, alpha: Any = 1) -> Any:
+        return self._add_product_(mat.mv(vec), beta, alpha)
+
+    def addr_(self, vec1: Any, vec2: Any, *, beta: Any = 1, alpha: Any = 1) -> Any:
+        _check_ndim(vec1, 1, "vec1")
+        _check_ndim(vec2, 1, "vec2")
+        return self._add_product_(vec1.outer(vec2), beta, alpha)
+
+    def addcmul(self, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Any:
+        """``self + value * tensor1 * tensor2`` (PyTorch's order of the products)."""
+        if not dt.result_type([self, tensor1, tensor2]).is_floating_point:
+            value = int(value)  # (PyTorch's cast of the scalar to the integer dtype)
+        return named(self + value * tensor1 * tensor2, self, "AddcmulBackward0")
+
+    def addcdiv(self, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Any:
+        if not (tensor1.dtype.is_floating_point or tensor2.dtype.is_floating_point):
+            raise RuntimeError("Integer division with addcdiv is no longer supported, and in "
+                               "a future release addcdiv will perform a true division of "
+                               "tensor1 and tensor2. Use addcmul with 1/tensor2 or true "
+                               "division instead.")
+        return named(self + value * tensor1 / tensor2, self, "AddcdivBackward0")
+
+    def ger(self, vec2: Any) -> Any:
+        return self.outer(vec2)
+
+    def inner(self, other: Any) -> Any:
+        """The sums of products over the last dim (a product with a 0-d operand)."""
+        if self.ndim == 0 or other.ndim == 0:
+            return self * other
+        return named(np.inner(self, other), self, "InnerBackward0")
+
+    def vdot(self, other: Any) -> Any:
+        if self.ndim != 1 or other.ndim != 1:
+            raise RuntimeError(f"1D tensors expected, but got {self.ndim}D and {other.ndim}D "
+                               "tensors")
+        return self.dot(other)
+
+    def kron(self, other: Any) -> Any:
+        return named(np.kron(self, other), self, "KronBackward0")
+
+    def dist(self, other: Any, p: Any = 2) -> Any:
+        """``norm(self - other, p)``, gradient 0 at a zero distance (PyTorch's)."""
+        return named((self - other).norm(p), self, "DistBackward0")
