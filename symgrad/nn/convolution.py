@@ -352,7 +352,7 @@ def _max_pool(input: Tensor, kernel_size: Any, stride: Any, padding: Any, dilati
     xp = _padded(x, widths, -np.inf) if any(map(any, widths)) else x
     windows = _windows(xp, out, kernel, stride, dilation)
     flat = windows.reshape(*windows.shape[:2 + d], math.prod(kernel))
-    choice = window_argmax(flat._value)  # (read only: .numpy() would expose its memory)
+    choice = window_argmax(flat.detach().numpy())
     # the first maximum of each window, picked by a mask that enters as data (a gather
     # would carry one index per output element in the graph)
     picked = choice == np.arange(flat.shape[-1])
@@ -504,7 +504,7 @@ def _adaptive_max(input: Tensor, output_size: Any, return_indices: bool, d: int,
         kernel.append(k)
     windows = x[(slice(None), slice(None), *index)]
     flat = windows.reshape(*windows.shape[:2 + d], math.prod(kernel))
-    choice = window_argmax(flat._value)
+    choice = window_argmax(flat.detach().numpy())
     y = flat.gather(-1, Tensor._make(choice)).squeeze(-1)
     y = named(y.squeeze(0) if unbatched else y, input, f"AdaptiveMaxPool{d}DBackward0", (input,))
     if not return_indices:
