@@ -116,7 +116,9 @@ def test_convolve_and_correlate_with_nan_and_inf_are_numpys():
         for mode in ("full", "same", "valid"):
             for name in ("convolve", "correlate"):
                 f = getattr(np, name)
-                got = sg.jit(lambda u, v: f(u, v, mode), backend="interpreter")(x, y)
+                jitted = sg.jit(lambda u, v, f=f, mode=mode: f(u, v, mode),
+                                backend="interpreter")
+                got = jitted(x, y)
                 np.testing.assert_array_equal(got, f(x, y, mode), err_msg=f"{name} {mode}")
 
 
