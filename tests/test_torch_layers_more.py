@@ -178,3 +178,25 @@ def test_embedding_bag_text_classifier_equals_pytorch(options):
     np.testing.assert_allclose(got[1], want[1], rtol=1e-12, atol=1e-14)
     with pytest.raises(ValueError, match="offsets has to be a 1D Tensor but got None"):
         mine.bag(symgrad.tensor(text))
+
+
+def test_embedding_bag_scale_grad_by_freq():
+    """Each row's gradient divided by its index's count in the batch (the documented rule,
+    as PyTorch's Embedding and embedding_bag on CUDA: PyTorch 2.13's CPU embedding_bag
+    divides a once-seen row that sorts after a repeated one by that one's count,
+    pytorch/pytorch#190063); max mode refused, as PyTorch."""
+    w = symgrad.ones(4, 2, requires_grad=True)
+    idx, offsets = symgrad.tensor([1, 1, 3, 2]), symgrad.tensor([0, 3])
+    out = symgrad.nn.functional.embedding_bag(idx, w, offsets, mode="sum",
+                                              scale_grad_by_freq=True)
+    (out * symgrad.tensor([[1.0], [5.0]])).sum().backward()
+    assert w.grad[:, 0].tolist() == [0.0, 1.0, 5.0, 1.0]
+    plain = torch_real.ones(4, 2, requires_grad=True)  # the unbagged oracle
+    torch_real.nn.functional.embedding(torch_real.tensor([1, 1, 3, 2]), plain,
+                                       scale_grad_by_freq=True).sum(0).sum().backward()
+    assert plain.grad[:, 0].tolist() == [0.0, 1.0, 1.0, 1.0]
+    for lib in (symgrad, torch_real):
+        with pytest.raises(ValueError, match="max mode does not support scaling"):
+            lib.nn.functional.embedding_bag(lib.tensor([1, 2]), lib.ones(4, 2),
+                                            lib.tensor([0]), mode="max",
+                                            scale_grad_by_freq=True)

@@ -308,6 +308,8 @@ def embedding_bag(input: Any, weight: Tensor, offsets: Any = None, max_norm: Any
     ``padding_idx`` left out (and not counted); an empty bag gives zeros."""
     if mode not in ("sum", "mean", "max"):
         raise ValueError(f"mode has to be one of sum, mean or max, but got {mode}")
+    if scale_grad_by_freq and mode == "max":  # (PyTorch's refusal: not a guess)
+        raise ValueError("max mode does not support scaling the gradient by the frequency")
     if per_sample_weights is not None and mode != "sum":
         raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. "
                                   f"per_sample_weights is only supported for mode='sum' (got "
