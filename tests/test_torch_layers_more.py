@@ -200,3 +200,32 @@ def test_embedding_bag_scale_grad_by_freq():
             lib.nn.functional.embedding_bag(lib.tensor([1, 2]), lib.ones(4, 2),
                                             lib.tensor([0]), mode="max",
                                             scale_grad_by_freq=True)
+
+
+@pytest.mark.parametrize("legacy", [dict(size_average=False), dict(reduce=False),
+                                    dict(size_average=False, reduce=True)])
+def test_loss_functions_honour_legacy_size_average_and_reduce(legacy):
+    """The functional forms took PyTorch's deprecated ``size_average``/``reduce`` and
+    ignored them (size_average=False gave the mean, PyTorch the sum)."""
+    import warnings
+    x, y, t = [0.3, -1.2, 2.0], [1.0, 0.5, -0.4], [1.0, -1.0, 1.0]
+    calls = [
+        lambda F, a, b, s, kw: F.margin_ranking_loss(a, b, s, **kw),
+        lambda F, a, b, s, kw: F.hinge_embedding_loss(a, s, **kw),
+        lambda F, a, b, s, kw: F.soft_margin_loss(a, s, **kw),
+        lambda F, a, b, s, kw: F.cosine_embedding_loss(a.reshape(3, 1) * b, b.expand(3, 3), s,
+                                                       **kw),
+        lambda F, a, b, s, kw: F.triplet_margin_loss(a.reshape(3, 1) * b, b.expand(3, 3),
+                                                     s.expand(3, 3), **kw),
+        lambda F, a, b, s, kw: F.poisson_nll_loss(a, s.abs(), **kw),
+        lambda F, a, b, s, kw: F.multi_margin_loss(a.reshape(3, 1) * b, (s > 0).long(), **kw),
+        lambda F, a, b, s, kw: F.multilabel_soft_margin_loss(a.reshape(3, 1) * b,
+                                                             (s > 0).double().expand(3, 3),
+                                                             **kw)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (PyTorch's deprecation warnings)
+        for call in calls:
+            got, want = (call(lib.nn.functional, lib.tensor(x), lib.tensor(y), lib.tensor(t),
+                              legacy).numpy() for lib in (symgrad, torch_real))
+            assert got.shape == want.shape
+            np.testing.assert_allclose(got, want, rtol=1e-13)
