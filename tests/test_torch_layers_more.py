@@ -205,8 +205,8 @@ def test_embedding_bag_scale_grad_by_freq():
 @pytest.mark.parametrize("legacy", [dict(size_average=False), dict(reduce=False),
                                     dict(size_average=False, reduce=True)])
 def test_loss_functions_honour_legacy_size_average_and_reduce(legacy):
-    """The functional forms took PyTorch's deprecated ``size_average``/``reduce`` and
-    ignored them (size_average=False gave the mean, PyTorch the sum)."""
+    """The functional forms (and nn.KLDivLoss) took PyTorch's deprecated ``size_average``/
+    ``reduce`` and ignored them (size_average=False gave the mean, PyTorch the sum)."""
     import warnings
     x, y, t = [0.3, -1.2, 2.0], [1.0, 0.5, -0.4], [1.0, -1.0, 1.0]
     calls = [
@@ -221,11 +221,23 @@ def test_loss_functions_honour_legacy_size_average_and_reduce(legacy):
         lambda F, a, b, s, kw: F.multi_margin_loss(a.reshape(3, 1) * b, (s > 0).long(), **kw),
         lambda F, a, b, s, kw: F.multilabel_soft_margin_loss(a.reshape(3, 1) * b,
                                                              (s > 0).double().expand(3, 3),
-                                                             **kw)]
+                                                             **kw),
+        lambda F, a, b, s, kw: F.nn_module.KLDivLoss(**kw)(-a.abs(), b.abs())]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # (PyTorch's deprecation warnings)
         for call in calls:
-            got, want = (call(lib.nn.functional, lib.tensor(x), lib.tensor(y), lib.tensor(t),
+            got, want = (call(_Functional(lib), lib.tensor(x), lib.tensor(y), lib.tensor(t),
                               legacy).numpy() for lib in (symgrad, torch_real))
             assert got.shape == want.shape
             np.testing.assert_allclose(got, want, rtol=1e-13)
+
+
+class _Functional:
+    """``lib.nn.functional``'s names, and ``nn_module`` for ``lib.nn``."""
+
+    def __init__(self, lib):
+        self.nn_module = lib.nn
+        self._functional = lib.nn.functional
+
+    def __getattr__(self, name):
+        return getattr(self._functional, name)
