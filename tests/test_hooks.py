@@ -157,6 +157,23 @@ def test_module_forward_hooks_equal_pytorch():
             np.testing.assert_allclose(u, v, rtol=1e-12, atol=1e-14)
 
 
+def test_forward_hook_registered_during_the_call_runs_in_that_call():
+    """PyTorch reads the module's forward hooks after forward: one that a pre-hook (or
+    forward itself) registers already scales this call's output (it was left out)."""
+    def program(L):
+        m = L.nn.Linear(2, 1).double()
+        with L.no_grad():
+            m.weight.copy_(L.tensor([[1.0, 2.0]]))
+            m.bias.fill_(0.5)
+        m.register_forward_pre_hook(
+            lambda mod, args: mod.register_forward_hook(lambda mo, a, out: out * 3) and None)
+        x = L.tensor([[1.0, 1.0]], dtype=L.float64, requires_grad=True)
+        y = m(x)
+        y.sum().backward()
+        return y.item(), x.grad.tolist()
+    assert program(symgrad) == program(torch_real) == (10.5, [[3.0, 6.0]])
+
+
 def test_always_call_forward_hooks_run_when_forward_raises():
     def program(L):
         class Broken(L.nn.Module):

@@ -53,6 +53,23 @@ def test_dataloader_batches_equal_pytorch(batch_size, drop_last):
     assert got == want
 
 
+def test_collate_keeps_the_mapping_type_as_pytorch():
+    """An OrderedDict sample (nested too) collates to an OrderedDict, also without
+    batching (default_convert), as PyTorch's (symgrad made a plain dict)."""
+    import collections
+    for batch_size in (2, None):
+        got, want = [], []
+        for sink, mod in ((got, data), (want, torch_real.utils.data)):
+            samples = [collections.OrderedDict(b=np.float32(i), a={"c": collections.OrderedDict(
+                d=i)}) for i in range(3)]
+            for batch in mod.DataLoader(samples, batch_size=batch_size):
+                sink.append((type(batch).__name__, type(batch["a"]["c"]).__name__,
+                             list(batch), _flat(batch["a"]["c"]["d"])
+                             if batch_size else batch["a"]["c"]["d"]))
+        assert got == want
+        assert got[0][:3] == ("OrderedDict", "OrderedDict", ["b", "a"])
+
+
 def test_tensor_dataset_subset_concat_and_errors():
     for lib, mod in ((symgrad, data), (torch_real, torch_real.utils.data)):
         x, y = lib.arange(12.0).reshape(6, 2), lib.arange(6)

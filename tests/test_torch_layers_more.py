@@ -178,3 +178,66 @@ def test_embedding_bag_text_classifier_equals_pytorch(options):
     np.testing.assert_allclose(got[1], want[1], rtol=1e-12, atol=1e-14)
     with pytest.raises(ValueError, match="offsets has to be a 1D Tensor but got None"):
         mine.bag(symgrad.tensor(text))
+
+
+def test_embedding_bag_scale_grad_by_freq():
+    """Each row's gradient divided by its index's count in the batch (the documented rule,
+    as PyTorch's Embedding and embedding_bag on CUDA: PyTorch 2.13's CPU embedding_bag
+    divides a once-seen row that sorts after a repeated one by that one's count,
+    pytorch/pytorch#190063); max mode refused, as PyTorch."""
+    w = symgrad.ones(4, 2, requires_grad=True)
+    idx, offsets = symgrad.tensor([1, 1, 3, 2]), symgrad.tensor([0, 3])
+    out = symgrad.nn.functional.embedding_bag(idx, w, offsets, mode="sum",
+                                              scale_grad_by_freq=True)
+    (out * symgrad.tensor([[1.0], [5.0]])).sum().backward()
+    assert w.grad[:, 0].tolist() == [0.0, 1.0, 5.0, 1.0]
+    plain = torch_real.ones(4, 2, requires_grad=True)  # the unbagged oracle
+    torch_real.nn.functional.embedding(torch_real.tensor([1, 1, 3, 2]), plain,
+                                       scale_grad_by_freq=True).sum(0).sum().backward()
+    assert plain.grad[:, 0].tolist() == [0.0, 1.0, 1.0, 1.0]
+    for lib in (symgrad, torch_real):
+        with pytest.raises(ValueError, match="max mode does not support scaling"):
+            lib.nn.functional.embedding_bag(lib.tensor([1, 2]), lib.ones(4, 2),
+                                            lib.tensor([0]), mode="max",
+                                            scale_grad_by_freq=True)
+
+
+@pytest.mark.parametrize("legacy", [dict(size_average=False), dict(reduce=False),
+                                    dict(size_average=False, reduce=True)])
+def test_loss_functions_honour_legacy_size_average_and_reduce(legacy):
+    """The functional forms (and nn.KLDivLoss) took PyTorch's deprecated ``size_average``/
+    ``reduce`` and ignored them (size_average=False gave the mean, PyTorch the sum)."""
+    import warnings
+    x, y, t = [0.3, -1.2, 2.0], [1.0, 0.5, -0.4], [1.0, -1.0, 1.0]
+    calls = [
+        lambda F, a, b, s, kw: F.margin_ranking_loss(a, b, s, **kw),
+        lambda F, a, b, s, kw: F.hinge_embedding_loss(a, s, **kw),
+        lambda F, a, b, s, kw: F.soft_margin_loss(a, s, **kw),
+        lambda F, a, b, s, kw: F.cosine_embedding_loss(a.reshape(3, 1) * b, b.expand(3, 3), s,
+                                                       **kw),
+        lambda F, a, b, s, kw: F.triplet_margin_loss(a.reshape(3, 1) * b, b.expand(3, 3),
+                                                     s.expand(3, 3), **kw),
+        lambda F, a, b, s, kw: F.poisson_nll_loss(a, s.abs(), **kw),
+        lambda F, a, b, s, kw: F.multi_margin_loss(a.reshape(3, 1) * b, (s > 0).long(), **kw),
+        lambda F, a, b, s, kw: F.multilabel_soft_margin_loss(a.reshape(3, 1) * b,
+                                                             (s > 0).double().expand(3, 3),
+                                                             **kw),
+        lambda F, a, b, s, kw: F.nn_module.KLDivLoss(**kw)(-a.abs(), b.abs())]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (PyTorch's deprecation warnings)
+        for call in calls:
+            got, want = (call(_Functional(lib), lib.tensor(x), lib.tensor(y), lib.tensor(t),
+                              legacy).numpy() for lib in (symgrad, torch_real))
+            assert got.shape == want.shape
+            np.testing.assert_allclose(got, want, rtol=1e-13)
+
+
+class _Functional:
+    """``lib.nn.functional``'s names, and ``nn_module`` for ``lib.nn``."""
+
+    def __init__(self, lib):
+        self.nn_module = lib.nn
+        self._functional = lib.nn.functional
+
+    def __getattr__(self, name):
+        return getattr(self._functional, name)

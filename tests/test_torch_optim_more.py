@@ -265,3 +265,28 @@ def test_scheduler_state_dict_resumes_the_same_rates(name):
     opt.load_state_dict(saved[0])
     sched.load_state_dict(saved[1])
     assert first + advance(opt, sched, 14) == straight
+
+
+def test_reduce_lr_on_plateau_state_dict_resumes_as_pytorch():
+    """ReduceLROnPlateau had no state_dict: a checkpoint could not keep its best value,
+    bad-epoch count and cooldown. Saved after 6 epochs and loaded into a fresh one, the
+    rates and counters go on as PyTorch's."""
+    metrics = [5, 4, 4, 4.0001, 4, 3.9999, 4, 4, 4, 4, 3, 3, 3, 3]
+
+    def run(lib):
+        w = lib.nn.Parameter(lib.ones(1))
+        opt = lib.optim.SGD([w], lr=0.1)
+        build = lambda: lib.optim.lr_scheduler.ReduceLROnPlateau(  # noqa: E731
+            opt, patience=2, cooldown=2, factor=0.5)
+        sched, out = build(), []
+        for k, metric in enumerate(metrics):
+            sched.step(metric)
+            if k == 6:
+                saved = copy.deepcopy(sched.state_dict())
+                sched = build()
+                sched.load_state_dict(saved)
+            out.append((opt.param_groups[0]["lr"], sched.num_bad_epochs,
+                        sched.cooldown_counter, sched.best))
+        return out
+
+    assert run(symgrad) == run(torch_real)

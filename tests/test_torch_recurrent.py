@@ -240,3 +240,17 @@ def test_pack_and_pad_layouts_equal_pytorch():
         assert all((b.detach().numpy() == s).all() for b, s in zip(back, seqs + seqs))
     for a, b in zip(*results):
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("options", [dict(num_layers=2, bidirectional=True, proj_size=2),
+                                     dict(bias=False)])
+def test_flatten_parameters_and_all_weights_as_pytorch(options):
+    """Programs call ``rnn.flatten_parameters()`` (a no-op off cuDNN; it was an
+    AttributeError) and read ``all_weights``: the same names and shapes per layer."""
+    mine, theirs = symgrad.nn.LSTM(3, 4, **options), torch_real.nn.LSTM(3, 4, **options)
+    mine.flatten_parameters()
+    theirs.flatten_parameters()
+    assert [[tuple(w.shape) for w in ws] for ws in mine.all_weights] == \
+        [[tuple(w.shape) for w in ws] for ws in theirs.all_weights]
+    named = dict(mine.named_parameters())
+    assert [w for ws in mine.all_weights for w in ws] == [named[n] for n in named]

@@ -25,6 +25,7 @@ from ..eager.tensor_ops import empty
 from . import functional as F
 from . import init
 from .module import Module
+from .more_functional import legacy_reduction
 from .parameter import Parameter
 
 
@@ -235,7 +236,7 @@ class HuberLoss(_Loss):
 class KLDivLoss(_Loss):
     def __init__(self, size_average: Any = None, reduce: Any = None, reduction: str = "mean",
                  log_target: bool = False):
-        super().__init__(reduction)
+        super().__init__(legacy_reduction(size_average, reduce, reduction))
         self.log_target = log_target
 
     def forward(self, input: Tensor, target: Any) -> Tensor:

@@ -58,7 +58,6 @@ def register(module: Any, kind: str, hook: Any, prepend: bool, **flags: bool) ->
 
 def call(module: Any, args: tuple, kwargs: dict) -> Any:
     """``module(*args, **kwargs)`` with its forward hooks (PyTorch's ``_call_impl``)."""
-    post = list(module.__dict__.get(POST, {}).items())
     output, called = None, set()
     try:
         for hook, flags in list(module.__dict__.get(PRE, {}).values()):
@@ -74,14 +73,16 @@ def call(module: Any, args: tuple, kwargs: dict) -> Any:
                 if result is not None:
                     args = result if isinstance(result, tuple) else (result,)
         output = module.forward(*args, **kwargs)
-        for key, (hook, flags) in post:
+        # read after forward, as PyTorch: a hook registered by a pre-hook or by forward
+        # itself runs in this call
+        for key, (hook, flags) in _posts(module):
             if flags["always_call"]:
                 called.add(key)
             result = _run(hook, flags, module, args, kwargs, output)
             if result is not None:
                 output = result
     except Exception:
-        for key, (hook, flags) in post:  # PyTorch's: the error raised is the first one
+        for key, (hook, flags) in _posts(module):  # PyTorch's: the first error is raised
             if flags["always_call"] and key not in called:
                 try:
                     result = _run(hook, flags, module, args, kwargs, output)
@@ -93,6 +94,10 @@ def call(module: Any, args: tuple, kwargs: dict) -> Any:
                                   f"in forward: {e}", stacklevel=2)
         raise
     return output
+
+
+def _posts(module: Any) -> list:
+    return list(module.__dict__.get(POST, {}).items())
 
 
 def _run(hook: Any, flags: dict, module: Any, args: tuple, kwargs: dict, output: Any) -> Any:

@@ -35,7 +35,19 @@ __all__ = ["margin_ranking_loss", "hinge_embedding_loss", "soft_margin_loss",
            "rms_norm", "bilinear", "embedding_bag"]
 
 
-def _reduce(loss: Any, reduction: str) -> Any:
+def legacy_reduction(size_average: Any, reduce: Any, reduction: str) -> str:
+    """``reduction``, or what PyTorch's deprecated ``size_average``/``reduce`` say when
+    either is given (None counts as True): ``reduce=False`` is 'none', ``size_average=False``
+    'sum'."""
+    if size_average is None and reduce is None:
+        return reduction
+    if reduce is not None and not reduce:
+        return "none"
+    return "sum" if size_average is not None and not size_average else "mean"
+
+
+def _reduce(loss: Any, reduction: str, size_average: Any = None, reduce: Any = None) -> Any:
+    reduction = legacy_reduction(size_average, reduce, reduction)
     if reduction == "mean":
         return loss.mean()
     if reduction == "sum":
@@ -49,7 +61,8 @@ def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Any, margin: flo
                         size_average: Any = None, reduce: Any = None,
                         reduction: str = "mean") -> Tensor:
     """``max(0, -target * (input1 - input2) + margin)``."""
-    return _reduce((-target * (input1 - input2) + margin).clamp_min(0), reduction)
+    return _reduce((-target * (input1 - input2) + margin).clamp_min(0), reduction,
+                   size_average, reduce)
 
 
 def hinge_embedding_loss(input: Tensor, target: Any, margin: float = 1.0,
@@ -58,13 +71,14 @@ def hinge_embedding_loss(input: Tensor, target: Any, margin: float = 1.0,
     """``input`` where ``target == 1``, ``max(0, margin - input)`` where ``target == -1``."""
     zero = input * 0
     hinge = ops.where(target != 1, (margin - input).clamp_min(0), zero)
-    return _reduce(hinge + ops.where(target != -1, input, zero), reduction)
+    return _reduce(hinge + ops.where(target != -1, input, zero), reduction, size_average,
+                   reduce)
 
 
 def soft_margin_loss(input: Tensor, target: Any, size_average: Any = None,
                      reduce: Any = None, reduction: str = "mean") -> Tensor:
     """``log(1 + exp(-target * input))`` (ATen's ``log1p(exp(.))``)."""
-    return _reduce((-input * target).exp().log1p(), reduction)
+    return _reduce((-input * target).exp().log1p(), reduction, size_average, reduce)
 
 
 def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Any, margin: float = 0.0,
@@ -83,7 +97,7 @@ def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Any, margin: f
     zero = cos * 0
     loss = ops.where(target == 1, 1 - cos, zero) + ops.where(
         target == -1, (cos - margin).clamp_min(0), zero)
-    return _reduce(loss, reduction)
+    return _reduce(loss, reduction, size_average, reduce)
 
 
 def _pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
@@ -106,7 +120,8 @@ def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor,
     d_neg = _pairwise_distance(anchor, negative, p, eps)
     if swap:
         d_neg = np.minimum(d_neg, _pairwise_distance(positive, negative, p, eps))
-    return _reduce((margin + d_pos - d_neg).clamp_min(0), reduction)
+    return _reduce((margin + d_pos - d_neg).clamp_min(0), reduction, size_average,
+                   reduce)
 
 
 def poisson_nll_loss(input: Tensor, target: Any, log_input: bool = True, full: bool = False,
@@ -122,7 +137,7 @@ def poisson_nll_loss(input: Tensor, target: Any, log_input: bool = True, full: b
         safe = ops.where(t > 1, t, t * 0 + 2)  # (the masked-out entries' logs stay finite)
         stirling = safe * safe.log() - safe + 0.5 * (2 * math.pi * safe).log()
         loss = loss + ops.where(t > 1, stirling, stirling * 0)
-    return _reduce(loss, reduction)
+    return _reduce(loss, reduction, size_average, reduce)
 
 
 def gaussian_nll_loss(input: Tensor, target: Any, var: Any, full: bool = False,
@@ -170,7 +185,7 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
     loss = (z * (1 - mask)).sum(1) / x.shape[1]
     if input.dim() < 2:
         loss = loss.reshape(target.shape)
-    return _reduce(loss, reduction)
+    return _reduce(loss, reduction, size_average, reduce)
 
 
 def multilabel_soft_margin_loss(input: Tensor, target: Any, weight: Tensor | None = None,
@@ -181,7 +196,7 @@ def multilabel_soft_margin_loss(input: Tensor, target: Any, weight: Tensor | Non
     if weight is not None:
         loss = loss * weight
     loss = loss.sum(input.dim() - 1) / input.shape[-1]
-    return _reduce(loss, reduction)
+    return _reduce(loss, reduction, size_average, reduce)
 
 
 def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
@@ -308,6 +323,8 @@ def embedding_bag(input: Any, weight: Tensor, offsets: Any = None, max_norm: Any
     ``padding_idx`` left out (and not counted); an empty bag gives zeros."""
     if mode not in ("sum", "mean", "max"):
         raise ValueError(f"mode has to be one of sum, mean or max, but got {mode}")
+    if scale_grad_by_freq and mode == "max":  # (PyTorch's refusal: not a guess)
+        raise ValueError("max mode does not support scaling the gradient by the frequency")
     if per_sample_weights is not None and mode != "sum":
         raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. "
                                   f"per_sample_weights is only supported for mode='sum' (got "

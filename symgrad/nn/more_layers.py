@@ -27,6 +27,7 @@ from ..eager.tensor_ops import empty, ones
 from . import functional as F
 from . import init
 from .module import Module
+from .more_functional import legacy_reduction
 from .parameter import Parameter
 
 __all__ = ["Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d", "PixelShuffle",
@@ -392,11 +393,7 @@ class _Loss(Module):
     def __init__(self, size_average: Any = None, reduce: Any = None,
                  reduction: str = "mean"):
         super().__init__()
-        if size_average is not None or reduce is not None:  # PyTorch's legacy arguments
-            size_average = True if size_average is None else size_average
-            reduce = True if reduce is None else reduce
-            reduction = "none" if not reduce else "mean" if size_average else "sum"
-        self.reduction = reduction
+        self.reduction = legacy_reduction(size_average, reduce, reduction)
 
 
 class _WeightedLoss(_Loss):

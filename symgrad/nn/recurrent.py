@@ -125,6 +125,18 @@ class RNNBase(Module):
     def reset_parameters(self) -> None:
         _uniform_init(self, self.hidden_size)
 
+    def flatten_parameters(self) -> None:
+        """Nothing to do (PyTorch's packs the weights for cuDNN; programs call it anyway)."""
+
+    @property
+    def all_weights(self) -> list[list[Parameter]]:
+        """The parameters of each layer and direction, in PyTorch's order."""
+        per = len(self._flat_weights_names) // (self.num_layers * (2 if self.bidirectional
+                                                                    else 1))
+        names = self._flat_weights_names
+        return [[getattr(self, n) for n in names[k:k + per]]
+                for k in range(0, len(names), per)]
+
     def _weights(self, layer: int, direction: int) -> tuple[Any, ...]:
         suffix = f"_l{layer}" + ("_reverse" if direction == 1 else "")
         return tuple(getattr(self, name + suffix, None) for name in

@@ -347,6 +347,13 @@ class ReduceLROnPlateau:
     def get_last_lr(self) -> list[float]:
         return self._last_lr
 
+    def state_dict(self) -> dict[str, Any]:
+        """Everything but the optimizer, as PyTorch's (a checkpoint resumes the counts)."""
+        return {k: v for k, v in self.__dict__.items() if k != "optimizer"}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        self.__dict__.update(state_dict)
+
 
 __all__ = ["LRScheduler", "LambdaLR", "StepLR", "MultiStepLR", "ExponentialLR",
            "CosineAnnealingLR", "OneCycleLR", "ReduceLROnPlateau", "MultiplicativeLR",

@@ -22,8 +22,9 @@ PyTorch step by step uses ``shuffle=False`` or passes its own ``sampler`` of ind
 from __future__ import annotations
 
 import bisect
+import copy
 import math
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -286,7 +287,8 @@ def default_collate(batch: Sequence[Any]) -> Any:
     if isinstance(elem, (str, bytes)):
         return list(batch)
     if isinstance(elem, Mapping):
-        return {key: default_collate([d[key] for d in batch]) for key in elem}
+        return _same_mapping(elem, {key: default_collate([d[key] for d in batch])
+                                    for key in elem})
     if isinstance(elem, tuple) and hasattr(elem, "_fields"):
         return type(elem)(*(default_collate(list(s)) for s in zip(*batch)))
     if isinstance(elem, (tuple, list)):
@@ -296,6 +298,19 @@ def default_collate(batch: Sequence[Any]) -> Any:
         return columns if isinstance(elem, tuple) else type(elem)(columns)  # (as PyTorch)
     raise TypeError(f"default_collate: batch must contain tensors, numpy arrays, numbers, "
                     f"dicts or lists; found {type(elem)}")
+
+
+def _same_mapping(like: Mapping, items: dict) -> Any:
+    """``items`` in ``like``'s mapping type (an ``OrderedDict`` stays one), as PyTorch's:
+    a copy updated if it is mutable, else built from a dict, else a plain dict."""
+    if isinstance(like, MutableMapping):
+        clone = copy.copy(like)
+        clone.update(items)
+        return clone
+    try:
+        return type(like)(items)
+    except TypeError:
+        return items
 
 
 def get_worker_info() -> None:
@@ -310,7 +325,8 @@ def default_convert(data: Any) -> Any:
                                                                             np.bytes_)):
         return data if data.dtype.kind in "OSU" else tensor(data)
     if isinstance(data, Mapping):
-        return {key: default_convert(value) for key, value in data.items()}
+        return _same_mapping(data, {key: default_convert(value)
+                                    for key, value in data.items()})
     if isinstance(data, tuple) and hasattr(data, "_fields"):
         return type(data)(*(default_convert(d) for d in data))
     if isinstance(data, (tuple, list)):
