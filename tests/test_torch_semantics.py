@@ -584,3 +584,27 @@ def test_nan_in_threshold_sort_topk_and_sign_as_pytorchs():
                      L.sign(t), t.topk(2)[0]])
     for got, want in zip(*outs):
         np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+def test_a_python_bool_is_the_lowest_category_as_in_pytorch():
+    """``int8 * True`` stays int8 (and ``+``, ``**``, ``//``, ``%``, ``&``, ``/``, the
+    reflected forms, ``torch.mul``/``add``): a Python bool is below every tensor dtype; it
+    was made 1.0 first and gave float64. ``x - True`` is refused, as by PyTorch."""
+    exprs = ("a * True", "a + True", "True * a", "True + a", "a * False", "b * True",
+             "m * True", "m + True", "z * True", "z + False", "a / True", "a ** True",
+             "a // True", "a % True", "True // a", "a & True", "True / a", "u + True",
+             "L.mul(a, True)", "L.add(a, True)", "d * True", "a == True")
+    for e in exprs:
+        outs = []
+        for L in (symgrad, torch_real):
+            a, u = L.tensor([1, 2], dtype=L.int8), L.tensor([200, 3], dtype=L.uint8)
+            b, d = L.tensor([1.0, 2.0], dtype=L.float32), L.tensor([0.5, 1.5])
+            m, z = L.tensor([True, False]), L.tensor(3, dtype=L.int16)
+            r = eval(e)  # noqa: S307 -- the expressions above
+            outs.append((str(r.dtype), r.tolist()))
+        assert outs[0] == outs[1], e
+    for e in ("a - True", "True - a", "d - False", "L.sub(a, True)"):
+        for L in (symgrad, torch_real):
+            a, d = L.tensor([1, 2], dtype=L.int8), L.tensor([0.5, 1.5])
+            with pytest.raises(RuntimeError, match="Subtraction, the `-` operator, with a bool"):
+                eval(e)  # noqa: S307

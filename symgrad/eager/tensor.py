@@ -45,6 +45,7 @@ from .bf16 import KERNELS, rounded
 from .bf16 import note as note_bf16
 from .bitwise import BitwiseMethods
 from .dtypes import CPU, Size, as_array, as_device, device
+from .elementwise_methods import ElementwiseMethods
 from .extra_methods import ExtraMethods
 from .fastpath import apply_f64, compute, node_class_of, watched
 from .graph import next_seq
@@ -114,8 +115,6 @@ class EagerTrace(Trace):
         return result
 
 
-
-
 def _operand(a: Any, value: Any, literal_ok: bool) -> Any:
     """What a node keeps of an operand: a node, a leaf, a literal or float64 (or bool) data."""
     if isinstance(a, Tensor) and a._requires_grad:
@@ -158,8 +157,7 @@ def _untracked_change(data: Any, seq: int) -> None:
 
 
 class Tensor(ValueMethods, BitwiseMethods, InPlaceMethods, MoreMethods, TensorMethods,
-             ExtraMethods, SelectMethods,
-             ArrayMethods, Traced):
+             ExtraMethods, SelectMethods, ElementwiseMethods, ArrayMethods, Traced):
     """An n-d array (float64 by default; float32, int64, bool) with autograd state:
     ``data``, ``grad``, ``grad_fn``, ``requires_grad``, ``is_leaf``.
     ``Tensor([[1., 2.]])`` copies data as float64; ``Tensor(2, 3)`` is a zero-filled
@@ -552,18 +550,20 @@ def _as_integers(a: Any, b: Any, out: dt.dtype) -> tuple[np.ndarray, np.ndarray]
 
 
 def _no_bools(a: Any, b: Any) -> tuple[Any, Any]:
-    """Bool tensors as int64 (``mask + 1`` is int64 in PyTorch, float64 in numpy); two
-    bools stay bools (``mask + mask`` is logical or, ``*`` and, in PyTorch as in numpy)."""
+    """Bool tensors as int64 (``mask + 1`` is int64 in PyTorch, float64 in numpy) and a
+    Python bool as an int, the lowest category (``int8 * True`` is int8); two bools stay
+    bools (``mask + mask`` is logical or, ``*`` and, in PyTorch as in numpy)."""
     if all(type(t) is bool or (isinstance(t, Tensor) and t._value.dtype == np.bool_)
            for t in (a, b)):
         return a, b
-    return (a.long() if isinstance(a, Tensor) and a._value.dtype == np.bool_ else a,
-            b.long() if isinstance(b, Tensor) and b._value.dtype == np.bool_ else b)
+    return tuple(t.long() if isinstance(t, Tensor) and t._value.dtype == np.bool_ else
+                 int(t) if type(t) is bool else t for t in (a, b))
 
 
 def _no_bool_sub(a: Any, b: Any) -> tuple[Any, Any]:
-    """PyTorch refuses ``-`` with a bool tensor (``mask - 1``, ``x - mask``)."""
-    bools = [isinstance(t, Tensor) and t._value.dtype == np.bool_ for t in (a, b)]
+    """PyTorch refuses ``-`` with a bool tensor or a Python bool (``mask - 1``, ``x - True``)."""
+    bools = [type(t) is bool or isinstance(t, Tensor) and t._value.dtype == np.bool_
+             for t in (a, b)]
     if all(bools):
         raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
                            "supported. Use the `^` or `logical_xor()` operator instead.")
