@@ -131,7 +131,8 @@ add("heaviside", lambda L, x, y: (x.heaviside(y), L.heaviside(x, y), L.heaviside
 add("nextafter", lambda L, x, y: (x.nextafter(y), L.nextafter(x, y), L.nextafter(x, x)),
     samples=BINARY, dtypes=FLOAT, grad=False, covers=_both("nextafter"))
 for _name in ("gcd", "lcm"):
-    add(_name, lambda L, x, y, n=_name: (getattr(x, n)(y), getattr(L, n)(x, y), getattr(x, n)(y * 2)),
+    add(_name, lambda L, x, y, n=_name: (getattr(x, n)(y), getattr(L, n)(x, y),
+                                         getattr(x, n)(y * 2)),
         samples=BINARY, dtypes=INTS, grad=False, covers=_both(_name))
 add("hardshrink", lambda L, x: (x.hardshrink(), L.hardshrink(x, 0.3), x.hardshrink(lambd=2.0)),
     samples=(((4, 6),),), domain="wide", gradgrad=False, covers=_both("hardshrink"))
@@ -199,9 +200,11 @@ add("clamp in place", lambda L, x: (
     (x.clone() * 1).clamp_min_(0.3), (x.clone() * 1).clamp_max_(-0.3), (x.clone() * 1).clip_(
         -0.5, 0.5), L.clamp_(x.clone() * 1, max=0.2), L.clamp_min_(x.clone() * 1, 0.1),
     L.clamp_max_(x.clone() * 1, 0.1), L.clip_(x.clone() * 1, min=-0.2)),
-    full_only=("gradgrad",), covers=("Tensor.clamp_min_", "Tensor.clamp_max_", "Tensor.clip_", "torch.clamp_",
+    full_only=("gradgrad",),
+    covers=("Tensor.clamp_min_", "Tensor.clamp_max_", "Tensor.clip_", "torch.clamp_",
             "torch.clamp_min_", "torch.clamp_max_", "torch.clip_"))
-add("clamp in place (int64)", lambda L, x: ((x.clone() * 1).clamp_min_(1), L.clip_(x.clone(), -1, 2)),
+add("clamp in place (int64)", lambda L, x: ((x.clone() * 1).clamp_min_(1),
+                                            L.clip_(x.clone(), -1, 2)),
     dtypes=("int64",), grad=False, covers=("Tensor.clamp_min_", "torch.clip_"))
 add("integer ops in place", lambda L, x, y: (
     x.clone().gcd_(y), x.clone().lcm_(y), L.gcd_(x.clone(), y), L.lcm_(x.clone(), y)),

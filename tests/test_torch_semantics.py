@@ -597,14 +597,14 @@ def test_a_python_bool_is_the_lowest_category_as_in_pytorch():
     for e in exprs:
         outs = []
         for L in (symgrad, torch_real):
-            a, u = L.tensor([1, 2], dtype=L.int8), L.tensor([200, 3], dtype=L.uint8)
-            b, d = L.tensor([1.0, 2.0], dtype=L.float32), L.tensor([0.5, 1.5])
-            m, z = L.tensor([True, False]), L.tensor(3, dtype=L.int16)
-            r = eval(e)  # noqa: S307 -- the expressions above
+            env = dict(L=L, a=L.tensor([1, 2], dtype=L.int8), u=L.tensor([200, 3], dtype=L.uint8),
+                       b=L.tensor([1.0, 2.0], dtype=L.float32), d=L.tensor([0.5, 1.5]),
+                       m=L.tensor([True, False]), z=L.tensor(3, dtype=L.int16))
+            r = eval(e, {}, env)  # noqa: S307 -- the expressions above
             outs.append((str(r.dtype), r.tolist()))
         assert outs[0] == outs[1], e
     for e in ("a - True", "True - a", "d - False", "L.sub(a, True)"):
         for L in (symgrad, torch_real):
-            a, d = L.tensor([1, 2], dtype=L.int8), L.tensor([0.5, 1.5])
+            env = dict(L=L, a=L.tensor([1, 2], dtype=L.int8), d=L.tensor([0.5, 1.5]))
             with pytest.raises(RuntimeError, match="Subtraction, the `-` operator, with a bool"):
-                eval(e)  # noqa: S307
+                eval(e, {}, env)  # noqa: S307
