@@ -128,7 +128,8 @@ add("float_power(number)", lambda L, x: (x.float_power(2), L.float_power(x, 0.5)
 add("heaviside", lambda L, x, y: (x.heaviside(y), L.heaviside(x, y), L.heaviside(x * 0, y)),
     samples=BINARY, domain=("kinks", "real"), dtypes=FLOAT + INTS, grad=False,
     covers=_both("heaviside"))
-add("nextafter", lambda L, x, y: (x.nextafter(y), L.nextafter(x, y), L.nextafter(x, x)),
+add("nextafter", lambda L, x, y: (x.nextafter(y), L.nextafter(x, y), L.nextafter(x, x),
+                                  x.nextafter((y * 3).long())),
     samples=BINARY, dtypes=FLOAT, grad=False, covers=_both("nextafter"))
 for _name in ("gcd", "lcm"):
     add(_name, lambda L, x, y, n=_name: (getattr(x, n)(y), getattr(L, n)(x, y),
@@ -215,3 +216,16 @@ add("heaviside_, nextafter_", lambda L, x, y: (x.clone().heaviside_(y), x.clone(
     covers=("Tensor.heaviside_", "Tensor.nextafter_"))
 add("fill_, zero_ functions", lambda L, x: (L.fill_(x.clone() * 1, 2.5), L.zero_(x.clone() * 1)),
     dtypes=FLOAT + ("int64",), full_only=("gradgrad",), covers=("torch.fill_", "torch.zero_"))
+# (ldexp's exponent >= 0 here: PyTorch 2.13's gradient of ldexp(x, e) for a negative
+# integer e is 0, from 2 ** e in integers; symgrad's is 2.0 ** e, test_torch_semantics.py)
+add("integer and bool operands", lambda L, x, y: (
+    x.hypot(y > 0), x.logaddexp((y * 3).long()), x.atan2(y > 0), x.arctan2((y * 3).to(L.int8)),
+    x.xlogy(y > 0), L.xlogy(x, (y * 3).long()), x.ldexp((x * 2).long().abs()), x * (y > 0),
+    (y > 0) * x, (y > 0) + (y * 3).to(L.int8), L.logaddexp2(x, (y * 3).long()), x.copysign(y > 0)),
+    samples=BINARY, dtypes=FLOAT, gradgrad=False,
+    covers=("Tensor.hypot", "Tensor.logaddexp", "Tensor.atan2", "Tensor.arctan2",
+            "Tensor.xlogy", "torch.xlogy", "Tensor.ldexp", "Tensor.__mul__", "Tensor.__rmul__",
+            "Tensor.__add__", "torch.logaddexp2", "Tensor.copysign"))
+add("hardshrink(nan)", lambda L, x: ((x / (x - x)).hardshrink(), L.hardshrink(x / (x - x), 0.1),
+                                     L.sign(x > 0), (x > 0).sgn()),
+    grad=False, covers=("Tensor.hardshrink", "torch.hardshrink", "torch.sign", "Tensor.sgn"))

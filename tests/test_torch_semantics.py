@@ -608,3 +608,17 @@ def test_a_python_bool_is_the_lowest_category_as_in_pytorch():
             env = dict(L=L, a=L.tensor([1, 2], dtype=L.int8), d=L.tensor([0.5, 1.5]))
             with pytest.raises(RuntimeError, match="Subtraction, the `-` operator, with a bool"):
                 eval(e, {}, env)  # noqa: S307
+
+
+def test_ldexp_gradient_with_a_negative_integer_exponent_is_two_to_the_exponent():
+    """d/dx ldexp(x, e) = 2**e, also for a negative integer e: PyTorch 2.13 gives 0 there
+    (its 2**e in integers), so the oracle is the formula (and PyTorch's float exponent)."""
+    x = symgrad.tensor([3.0, -1.5, 0.25], requires_grad=True)
+    e = symgrad.tensor([-1, -3, 2])
+    out = x.ldexp(e)
+    out.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), 2.0 ** e.numpy())
+    np.testing.assert_array_equal(out.detach().numpy(), x.detach().numpy() * 2.0 ** e.numpy())
+    t = torch_real.tensor([3.0, -1.5, 0.25], requires_grad=True)
+    torch_real.ldexp(t, torch_real.tensor([-1.0, -3.0, 2.0])).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), t.grad.numpy())

@@ -16,7 +16,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..numpy_api.functions import xlogy as _numpy_xlogy
 from .functions import _as_tensor, _method
+from .tensor import Tensor
 
 #: ``torch.name(input, *args)`` is ``input.name(*args)``
 NAMES = (
@@ -42,4 +44,16 @@ def polygamma(n: int, input: Any) -> Any:
     return _as_tensor(input).polygamma(n)
 
 
-__all__ = [*NAMES, "polygamma"]
+def xlogy(input: Any, other: Any) -> Any:
+    """``torch.xlogy``: ``input * log(other)``, 0 where ``input`` is 0 (unless ``other`` is
+    nan): ``input.xlogy(other)`` on a Tensor (PyTorch's dtypes), ``symgrad.xlogy`` of the
+    numpy API on arrays and traced values."""
+    if isinstance(input, Tensor):
+        return input.xlogy(other)
+    if isinstance(other, Tensor) and not hasattr(input, "_trace"):
+        return _as_tensor(input).xlogy(other) if hasattr(input, "shape") else \
+            _numpy_xlogy(input, other)
+    return _numpy_xlogy(input, other)
+
+
+__all__ = [*NAMES, "polygamma", "xlogy"]

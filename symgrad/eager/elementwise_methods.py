@@ -52,6 +52,18 @@ def _only(self: Any, name: str, floating: bool) -> None:
         raise RuntimeError(f'"{name}_cpu" not implemented for \'{_type_name(self.dtype)}\'')
 
 
+def _floats(self: Any, other: Any, name: str | None = None) -> tuple[Any, Any]:
+    """Operands of a floating binary op with the integer and bool tensors among them in the
+    result's dtype: ``float32`` with an int64 or bool tensor is float32 in PyTorch (numpy's
+    API would compute them in float64). ``name``: an op PyTorch refuses on integers."""
+    kind = dt.result_type([self, other])
+    if name is not None and not kind.is_floating_point:
+        raise NotImplementedError(f'"{name}_cpu" not implemented for \'{_type_name(kind)}\'')
+    kind = kind if kind.is_floating_point else dt.DEFAULT
+    return tuple(t.to(kind) if hasattr(t, "_value") and not t.dtype.is_floating_point else t
+                 for t in (self, other))
+
+
 def _type_name(d: dt.dtype) -> str:
     return {"float64": "Double", "float32": "Float", "float16": "Half", "int64": "Long",
             "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
@@ -75,6 +87,7 @@ class ElementwiseMethods:
     def arcsin(self): return self.asin()
     def arctan(self): return self.atan()
     def arctan2(self, other): return self.atan2(other)
+    def atan2(self, other): return np.arctan2(*_floats(self, other))
     def asinh(self): return np.arcsinh(self)
     def acosh(self): return np.arccosh(self)
     def atanh(self): return np.arctanh(self)
@@ -179,10 +192,10 @@ class ElementwiseMethods:
             x = x.clamp(eps, 1 - eps)
         return named(np.log(x / (1 - x)), self, "LogitBackward0", (self,))
 
-    def hypot(self, other): return np.hypot(self, other)
-    def logaddexp(self, other): return np.logaddexp(self, other)
-    def logaddexp2(self, other): return np.logaddexp2(self, other)
-    def xlogy(self, other): return _xlogy(self, other)
+    def hypot(self, other): return np.hypot(*_floats(self, other, "hypot"))
+    def logaddexp(self, other): return np.logaddexp(*_floats(self, other, "logaddexp"))
+    def logaddexp2(self, other): return np.logaddexp2(*_floats(self, other, "logaddexp2"))
+    def xlogy(self, other): return _xlogy(*_floats(self, other))
     def deg2rad(self): return np.deg2rad(_floating(self, "deg2rad"))
     def rad2deg(self): return np.rad2deg(_floating(self, "rad2deg"))
 
@@ -208,8 +221,10 @@ class ElementwiseMethods:
                      else "PowBackward1", (self,))
 
     def ldexp(self, other):
-        """``self * 2 ** other`` (PyTorch's composite: both operands have gradients)."""
-        return self * (2.0 ** other if hasattr(other, "_value") else 2.0 ** float(other))
+        """``self * 2 ** other``, in the promoted floating dtype (float32 with an int64
+        ``other`` is float32, as PyTorch's); both operands have gradients."""
+        x, e = _floats(self, other)
+        return x * (2.0 ** e if hasattr(e, "_value") else 2.0 ** float(e))
 
     def heaviside(self, values):
         """0 where ``self < 0``, ``values`` where ``self == 0``, 1 where ``self > 0``; no
@@ -224,8 +239,9 @@ class ElementwiseMethods:
 
     def nextafter(self, other):
         """The next representable value after ``self`` towards ``other``; no gradient."""
-        _only(self, "nextafter", floating=True)
         kind = dt.result_type([self, other])
+        if not kind.is_floating_point:
+            raise RuntimeError(f'"nextafter_cpu" not implemented for \'{_type_name(kind)}\'')
         a, b = (np.asarray(_values(v)).astype(kind.numpy) for v in (self, other))
         return self._make(np.asarray(np.nextafter(a, b), dtype=kind.numpy))
 
@@ -243,8 +259,9 @@ class ElementwiseMethods:
 
     # -- activations PyTorch also has as methods ---------------------------------------
     def hardshrink(self, lambd=0.5):
-        return named(ops.where(self.abs() > lambd, self, 0.0), self, "HardshrinkBackward0",
-                     (self,))
+        """0 on ``[-lambd, lambd]`` (gradient 0 there too), ``x`` elsewhere: NaN stays NaN."""
+        inside = (self._value >= -lambd) & (self._value <= lambd)
+        return named(ops.where(inside, 0.0, self), self, "HardshrinkBackward0", (self,))
 
     def prelu(self, weight):
         """``x`` where positive, ``weight * x`` elsewhere (``weight`` per channel, dim 1)."""

@@ -550,14 +550,16 @@ def _as_integers(a: Any, b: Any, out: dt.dtype) -> tuple[np.ndarray, np.ndarray]
 
 
 def _no_bools(a: Any, b: Any) -> tuple[Any, Any]:
-    """Bool tensors as int64 (``mask + 1`` is int64 in PyTorch, float64 in numpy) and a
-    Python bool as an int, the lowest category (``int8 * True`` is int8); two bools stay
-    bools (``mask + mask`` is logical or, ``*`` and, in PyTorch as in numpy)."""
-    if all(type(t) is bool or (isinstance(t, Tensor) and t._value.dtype == np.bool_)
-           for t in (a, b)):
+    """A bool tensor in the result's dtype (``mask + 1`` is int64, ``int8 * mask`` int8;
+    numpy: float64), a Python bool an int, the lowest category (``int8 * True`` is int8);
+    two bools stay bools (``mask + mask`` is logical or, ``*`` and, as in PyTorch)."""
+    flags = [type(t) is bool or isinstance(t, Tensor) and t._value.dtype == np.bool_
+             for t in (a, b)]
+    if flags[0] == flags[1]:  # (no bool, or two)
         return a, b
-    return tuple(t.long() if isinstance(t, Tensor) and t._value.dtype == np.bool_ else
-                 int(t) if type(t) is bool else t for t in (a, b))
+    kind = dt.result_type([a, b])
+    return tuple(int(t) if type(t) is bool else t.to(kind) if f else t
+                 for t, f in zip((a, b), flags))
 
 
 def _no_bool_sub(a: Any, b: Any) -> tuple[Any, Any]:
