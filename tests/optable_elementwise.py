@@ -229,3 +229,12 @@ add("integer and bool operands", lambda L, x, y: (
 add("hardshrink(nan)", lambda L, x: ((x / (x - x)).hardshrink(), L.hardshrink(x / (x - x), 0.1),
                                      L.sign(x > 0), (x > 0).sgn()),
     grad=False, covers=("Tensor.hardshrink", "torch.hardshrink", "torch.sign", "Tensor.sgn"))
+add("addcmul, addcdiv", lambda L, x, a, b: (
+    x.addcmul(a, b), L.addcmul(x, a, b, value=0.5), x.addcdiv(a, b), L.addcdiv(x, a, b, value=-2)),
+    samples=(((3, 4), (3, 4), (3, 4)), ((3, 1), (4,), ())), domain=("real", "real", "positive"),
+    covers=_both("addcmul") + _both("addcdiv"))
+add("addcmul (integers)", lambda L, x, a, b: (x.addcmul(a, b), L.addcmul(x, a, b, value=3)),
+    samples=(((3, 4), (3, 4), (3, 4)),), dtypes=INTS, grad=False, covers=_both("addcmul"))
+add("Tensor.where, type_as", lambda L, x, y: (
+    x.where(y > 0, y), x.where(x > 0, 0.5), x.type_as(y > 0), (y > 0).type_as(x)),
+    samples=BINARY, dtypes=FLOAT + ("int64",), covers=("Tensor.where", "Tensor.type_as"))

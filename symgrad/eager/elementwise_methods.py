@@ -32,6 +32,7 @@ from ..numpy_api.functions import xlogy as _xlogy
 from ..prims import special as S
 from ..prims import special_functions as SF
 from . import dtypes as dt
+from .bf16 import in_float32
 from .method_args import named
 from .more_methods import _method_on
 
@@ -256,6 +257,31 @@ class ElementwiseMethods:
         a, b = (np.asarray(_values(v)).astype(kind.numpy) for v in (self, other))
         with np.errstate(all="ignore"):
             return self._make(np.asarray(fn(a, b), dtype=kind.numpy))
+
+    @in_float32
+    def addcmul(self, tensor1, tensor2, *, value=1):
+        """``self + value * tensor1 * tensor2``, in PyTorch's order (bfloat16 rounded once)."""
+        return self + (value * tensor1 * tensor2 if value != 1 else tensor1 * tensor2)
+
+    @in_float32
+    def addcdiv(self, tensor1, tensor2, *, value=1):
+        """``self + value * tensor1 / tensor2``; integer operands refused, as PyTorch does."""
+        if not dt.result_type([tensor1, tensor2]).is_floating_point:
+            raise RuntimeError("Integer division with addcdiv is no longer supported, and in a "
+                               "future release addcdiv will perform a true division of tensor1 "
+                               "and tensor2. The historic addcdiv behavior can be implemented "
+                               "as (input + value * torch.trunc(tensor1 / tensor2)).to(input."
+                               "dtype) for integer inputs and as (input + value * tensor1 / "
+                               "tensor2) for float inputs. The future addcdiv behavior is just "
+                               "the latter implementation: (input + value * tensor1 / tensor2), "
+                               "for all dtypes.")
+        return self + (value * tensor1 / tensor2 if value != 1 else tensor1 / tensor2)
+
+    def where(self, condition, y):  # type: ignore[override]
+        """``torch.where(condition, self, y)``: ``self`` where ``condition``, else ``y``."""
+        return named(ops.where(condition, self, y), self, "WhereBackward0")
+
+    def type_as(self, other): return self.to(other.dtype)
 
     # -- activations PyTorch also has as methods ---------------------------------------
     def hardshrink(self, lambd=0.5):
