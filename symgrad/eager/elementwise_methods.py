@@ -22,6 +22,7 @@ have no gradient in PyTorch: their results do not require grad here.
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -63,6 +64,20 @@ def _floats(self: Any, other: Any, name: str | None = None) -> tuple[Any, Any]:
     kind = kind if kind.is_floating_point else dt.DEFAULT
     return tuple(t.to(kind) if hasattr(t, "_value") and not t.dtype.is_floating_point else t
                  for t in (self, other))
+
+
+def _half_in_float32(fn: Any) -> Any:
+    """``fn`` of float16 tensors computed on their float32 values and rounded to float16
+    once, as PyTorch's CPU kernels compute half (``sinc(-1.0)`` is -0.0, not the
+    3e-4 of ``sin(pi * x) / (pi * x)`` rounded after each step)."""
+    @functools.wraps(fn)
+    def run(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if self.dtype is not dt.float16:
+            return fn(self, *args, **kwargs)
+        up = [a.float() if hasattr(a, "_value") and a.dtype is dt.float16 else a for a in args]
+        out = fn(self.float(), *up, **kwargs)
+        return out.half() if out.dtype is dt.float32 else out
+    return run
 
 
 def _type_name(d: dt.dtype) -> str:
@@ -160,6 +175,7 @@ class ElementwiseMethods:
     def digamma(self): return named(SF.digamma(_floating(self, "digamma")), self,
                                     "DigammaBackward0", (self,))
     def i0(self): return named(SF.i0(_floating(self, "i0")), self, "I0Backward0", (self,))
+    @_half_in_float32
     def sinc(self): return np.sinc(_floating(self, "sinc"))
 
     def polygamma(self, n):
@@ -258,11 +274,13 @@ class ElementwiseMethods:
         with np.errstate(all="ignore"):
             return self._make(np.asarray(fn(a, b), dtype=kind.numpy))
 
+    @_half_in_float32
     @in_float32
     def addcmul(self, tensor1, tensor2, *, value=1):
         """``self + value * tensor1 * tensor2``, in PyTorch's order (bfloat16 rounded once)."""
         return self + (value * tensor1 * tensor2 if value != 1 else tensor1 * tensor2)
 
+    @_half_in_float32
     @in_float32
     def addcdiv(self, tensor1, tensor2, *, value=1):
         """``self + value * tensor1 / tensor2``; integer operands refused, as PyTorch does."""
