@@ -238,3 +238,5 @@ add("addcmul (integers)", lambda L, x, a, b: (x.addcmul(a, b), L.addcmul(x, a, b
 add("Tensor.where, type_as", lambda L, x, y: (
     x.where(y > 0, y), x.where(x > 0, 0.5), x.type_as(y > 0), (y > 0).type_as(x)),
     samples=BINARY, dtypes=FLOAT + ("int64",), covers=("Tensor.where", "Tensor.type_as"))
+add("frexp", lambda L, x: (*x.frexp(), *L.frexp(x * 1000), L.frexp(x / x.abs() * 1e-310).mantissa),
+    covers=_both("frexp"))

@@ -34,8 +34,10 @@ from ..prims import special as S
 from ..prims import special_functions as SF
 from . import dtypes as dt
 from .bf16 import in_float32
-from .method_args import named
+from .method_args import named, return_type
 from .more_methods import _method_on
+
+frexp_result = return_type("frexp", ("mantissa", "exponent"))
 
 
 def _values(x: Any) -> Any:
@@ -261,6 +263,20 @@ class ElementwiseMethods:
             raise RuntimeError(f'"nextafter_cpu" not implemented for \'{_type_name(kind)}\'')
         a, b = (np.asarray(_values(v)).astype(kind.numpy) for v in (self, other))
         return self._make(np.asarray(np.nextafter(a, b), dtype=kind.numpy))
+
+    def frexp(self):
+        """``(mantissa, exponent)`` with ``self = mantissa * 2 ** exponent``, ``|mantissa|``
+        in [0.5, 1) (int32 exponents); the mantissa's gradient is ``2 ** -exponent``."""
+        if not self.dtype.is_floating_point:
+            raise RuntimeError("torch.frexp() only supports floating-point dtypes")
+        v = self._value.astype(np.float32) if dt.is_bfloat16(self._value) else self._value
+        exponent = np.frexp(v)[1].astype(np.int32)
+        half = -exponent // 2  # (two exact scalings: 2 ** 1029 of a subnormal overflows)
+        one = np.ones((), v.dtype)
+        first, second = (np.ldexp(one, k).astype(self._value.dtype)
+                         for k in (half, -exponent - half))
+        return frexp_result(named(self * first * second, self, "FrexpBackward0"),
+                            self._make(exponent))
 
     def gcd(self, other): return self._integers(other, np.gcd, "gcd")
     def lcm(self, other): return self._integers(other, np.lcm, "lcm")
