@@ -335,6 +335,11 @@ __all__ += ["addmm", "bitwise_and", "bitwise_left_shift", "bitwise_not", "bitwis
             "bitwise_right_shift", "bitwise_xor", "diagonal", "floor_divide", "fmod",
             "index_put", "lerp", "remainder", "select", "argsort", "fmax", "fmin", "index_fill",
             "median", "nan_to_num", "nanmean", "cdist", "cross"]
+from .eager import elementwise_functions as _elementwise  # noqa: E402
+
+# torch.isclose, torch.logical_and, torch.lgamma, torch.sin_, ... (eager.elementwise_functions)
+globals().update({n: getattr(_elementwise, n) for n in _elementwise.__all__})
+__all__ += _elementwise.__all__
 from .transforms.export import export  # noqa: E402 -- a kernel as a standalone module (sg.export)
 
 __all__ += ["export"]

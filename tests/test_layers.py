@@ -38,7 +38,8 @@ ALLOWED = {
     "transforms.captured": {"core", "transforms.captured_code"},  # what it reads from outside
     "transforms.calls": {"core", "prims", "backend", "transforms.pipeline",
                          "transforms.captured"},
-    "transforms.signature": {"core", "transforms.calls"},  # one class per transformation
+    # one class per transformation (prims: custom_jvp's linearized primal, JAX's)
+    "transforms.signature": {"core", "prims", "transforms.calls"},
     "transforms.api": {"core", "prims", "numpy_api", "backend", "transforms.pipeline",
                        "transforms.captured", "transforms.calls", "transforms.signature",
                        "distributed"},
@@ -47,7 +48,8 @@ ALLOWED = {
     "transforms.sparse_derivatives": {"core", "passes", "transforms.api",
                                       "transforms.vectorize"},
     "transforms.derivatives": {"core", "transforms.api", "transforms.captured",
-                               "transforms.sparse_derivatives", "transforms.vectorize"},
+                               "transforms.signature", "transforms.sparse_derivatives",
+                               "transforms.vectorize"},
     # sg.export: a transformed function's kernel as a standalone module
     "transforms.export": {"core", "backend", "transforms.api", "transforms.signature", "eager"},
     # gradients over Dask arrays: api hands such calls here (importing it inside a

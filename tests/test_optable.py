@@ -22,8 +22,9 @@ import pytest
 
 torch_real = pytest.importorskip("torch")
 
+import optable_elementwise  # noqa: E402,F401 -- registers its records
 import optable_fn  # noqa: E402,F401
-import optable_more  # noqa: E402,F401 -- registers its records
+import optable_more  # noqa: E402,F401
 import optable_nn  # noqa: E402,F401
 import optable_nn_more  # noqa: E402,F401
 import optable_select  # noqa: E402,F401

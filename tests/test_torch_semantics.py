@@ -584,3 +584,59 @@ def test_nan_in_threshold_sort_topk_and_sign_as_pytorchs():
                      L.sign(t), t.topk(2)[0]])
     for got, want in zip(*outs):
         np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+def test_a_python_bool_is_the_lowest_category_as_in_pytorch():
+    """``int8 * True`` stays int8 (and ``+``, ``**``, ``//``, ``%``, ``&``, ``/``, the
+    reflected forms, ``torch.mul``/``add``): a Python bool is below every tensor dtype; it
+    was made 1.0 first and gave float64. ``x - True`` is refused, as by PyTorch."""
+    exprs = ("a * True", "a + True", "True * a", "True + a", "a * False", "b * True",
+             "m * True", "m + True", "z * True", "z + False", "a / True", "a ** True",
+             "a // True", "a % True", "True // a", "a & True", "True / a", "u + True",
+             "L.mul(a, True)", "L.add(a, True)", "d * True", "a == True")
+    for e in exprs:
+        outs = []
+        for L in (symgrad, torch_real):
+            env = dict(L=L, a=L.tensor([1, 2], dtype=L.int8), u=L.tensor([200, 3], dtype=L.uint8),
+                       b=L.tensor([1.0, 2.0], dtype=L.float32), d=L.tensor([0.5, 1.5]),
+                       m=L.tensor([True, False]), z=L.tensor(3, dtype=L.int16))
+            r = eval(e, {}, env)  # noqa: S307 -- the expressions above
+            outs.append((str(r.dtype), r.tolist()))
+        assert outs[0] == outs[1], e
+    for e in ("a - True", "True - a", "d - False", "L.sub(a, True)"):
+        for L in (symgrad, torch_real):
+            env = dict(L=L, a=L.tensor([1, 2], dtype=L.int8), d=L.tensor([0.5, 1.5]))
+            with pytest.raises(RuntimeError, match="Subtraction, the `-` operator, with a bool"):
+                eval(e, {}, env)  # noqa: S307
+
+
+def test_ldexp_gradient_with_a_negative_integer_exponent_is_two_to_the_exponent():
+    """d/dx ldexp(x, e) = 2**e, also for a negative integer e: PyTorch 2.13 gives 0 there
+    (its 2**e in integers), so the oracle is the formula (and PyTorch's float exponent)."""
+    x = symgrad.tensor([3.0, -1.5, 0.25], requires_grad=True)
+    e = symgrad.tensor([-1, -3, 2])
+    out = x.ldexp(e)
+    out.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), 2.0 ** e.numpy())
+    np.testing.assert_array_equal(out.detach().numpy(), x.detach().numpy() * 2.0 ** e.numpy())
+    t = torch_real.tensor([3.0, -1.5, 0.25], requires_grad=True)
+    torch_real.ldexp(t, torch_real.tensor([-1.0, -3.0, 2.0])).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), t.grad.numpy())
+
+
+def test_half_sinc_addcmul_addcdiv_compute_in_float32_as_pytorchs():
+    """float16 sinc, addcmul and addcdiv are computed in float32 and rounded once, as
+    PyTorch's CPU kernels (rounded after each step, sinc(-1) was 3e-4, not -0, and a third
+    of addcmul's results were an ulp off); logit stays in half steps, as PyTorch's."""
+    rng = np.random.default_rng(0)
+    a, b, c = rng.uniform(-4, 4, 2000), rng.uniform(0.02, 0.98, 2000), rng.uniform(1.1, 5, 2000)
+    outs = []
+    for L in (symgrad, torch_real):
+        x, y, z = (L.tensor(v).half() for v in (a, b, c))
+        outs.append([(x * 4).round().sinc(), x.sinc(), x.addcmul(y, z, value=0.3),
+                     L.addcdiv(x, y, z, value=-2.1), y.logit()])
+    for got, want in zip(*outs):
+        assert str(got.dtype) == str(want.dtype) == "torch.float16"
+        g, w = got.float().numpy(), want.float().numpy()
+        assert (g != w).sum() <= 2  # (PyTorch's vectorized float32 may differ in one ulp)
+        np.testing.assert_allclose(g, w, rtol=1e-3, atol=1e-7)

@@ -1,5 +1,5 @@
 """PyTorch's linear algebra Tensor methods: batched products (``bmm``, ``baddbmm``,
-``addbmm``, ``addmv``, ``addr``), ``addcmul``/``addcdiv``, ``ger``, ``inner``, ``vdot``,
+``addbmm``, ``addmv``, ``addr``), ``ger``, ``inner``, ``vdot``,
 ``kron`` and ``dist``. A mixin of :class:`~symgrad.eager.tensor.Tensor` (the older names
 of :mod:`torch.linalg`, ``x.det()``, are in :mod:`.linalg_names`); the functions of the
 same names (``torch.bmm``) are in :mod:`.shape_functions`.
@@ -19,7 +19,6 @@ from typing import Any
 
 import numpy as np
 
-from . import dtypes as dt
 from .method_args import named
 
 
@@ -91,20 +90,6 @@ class LinalgMethods:
         _check_ndim(vec1, 1, "vec1")
         _check_ndim(vec2, 1, "vec2")
         return self._add_product_(vec1.outer(vec2), beta, alpha)
-
-    def addcmul(self, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Any:
-        """``self + value * tensor1 * tensor2`` (PyTorch's order of the products)."""
-        if not dt.result_type([self, tensor1, tensor2]).is_floating_point:
-            value = int(value)  # (PyTorch's cast of the scalar to the integer dtype)
-        return named(self + value * tensor1 * tensor2, self, "AddcmulBackward0")
-
-    def addcdiv(self, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Any:
-        if not (tensor1.dtype.is_floating_point or tensor2.dtype.is_floating_point):
-            raise RuntimeError("Integer division with addcdiv is no longer supported, and in "
-                               "a future release addcdiv will perform a true division of "
-                               "tensor1 and tensor2. Use addcmul with 1/tensor2 or true "
-                               "division instead.")
-        return named(self + value * tensor1 / tensor2, self, "AddcdivBackward0")
 
     def ger(self, vec2: Any) -> Any:
         return self.outer(vec2)

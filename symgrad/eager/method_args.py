@@ -111,12 +111,13 @@ def one_dim(dim: Any, ndim: int) -> int:
     return d
 
 
-def return_type(name: str) -> type:
+def return_type(name: str, fields: tuple[str, str] = ("values", "indices")) -> type:
     """PyTorch's ``torch.return_types.<name>``: a named tuple (values, indices)."""
-    base = collections.namedtuple(name, ["values", "indices"])  # type: ignore[misc]
+    base = collections.namedtuple(name, fields)  # type: ignore[misc]
 
     def __repr__(self: Any) -> str:
-        return f"torch.return_types.{name}(\nvalues={self.values},\nindices={self.indices})"
+        return (f"torch.return_types.{name}(\n{fields[0]}={self[0]},\n"
+                f"{fields[1]}={self[1]})")
 
     return type(name, (base,), {"__slots__": (), "__repr__": __repr__})
 

@@ -75,10 +75,11 @@ class TensorMethods(ReductionMethods):
     def asin(self): return np.arcsin(self)
     def acos(self): return np.arccos(self)
     def atan(self): return np.arctan(self)
-    def atan2(self, other): return np.arctan2(self, other)
     def abs(self): return np.abs(self)
     def neg(self): return -self
     def sign(self):
+        if self.dtype is dt.bool:  # (PyTorch's: the values)
+            return self.clone()
         out = np.sign(self)
         if self.dtype.is_floating_point and np.isnan(self._value).any():  # PyTorch's 0
             out = named(ops.where(self != self, 0.0, out), self, "SignBackward0")

@@ -28,7 +28,7 @@ from . import linalg_names  # noqa: F401 -- sets x.det(), x.svd(), ... on Tensor
 from .functions import _as_tensor, _method, cat, stack
 from .tensor import Tensor
 
-_METHODS = ("bmm baddbmm addbmm addmv addr addcmul addcdiv ger inner vdot kron dist det "
+_METHODS = ("bmm baddbmm addbmm addmv addr ger inner vdot kron dist det "
             "logdet slogdet inverse pinverse matrix_power matrix_exp cholesky cholesky_solve "
             "cholesky_inverse qr svd triangular_solve lu lu_solve "
             "diag diag_embed diagflat tile rot90 fliplr flipud movedim moveaxis "

@@ -118,8 +118,6 @@ class EagerTrace(Trace):
         return result
 
 
-
-
 def _operand(a: Any, value: Any, literal_ok: bool) -> Any:
     """What a node keeps of an operand: a node, a leaf, a literal or float64 (or bool) data."""
     if isinstance(a, Tensor) and a._requires_grad:
@@ -162,8 +160,7 @@ def _untracked_change(data: Any, seq: int) -> None:
 
 
 class Tensor(ValueMethods, BitwiseMethods, InPlaceMethods, MoreMethods, TensorMethods,
-             ExtraMethods, SelectMethods, TorchMethods,
-             ArrayMethods, Traced):
+             ExtraMethods, SelectMethods, TorchMethods, ArrayMethods, Traced):
     """An n-d array (float64 by default; float32, int64, bool) with autograd state:
     ``data``, ``grad``, ``grad_fn``, ``requires_grad``, ``is_leaf``.
     ``Tensor([[1., 2.]])`` copies data as float64; ``Tensor(2, 3)`` is a zero-filled
@@ -556,18 +553,22 @@ def _as_integers(a: Any, b: Any, out: dt.dtype) -> tuple[np.ndarray, np.ndarray]
 
 
 def _no_bools(a: Any, b: Any) -> tuple[Any, Any]:
-    """Bool tensors as int64 (``mask + 1`` is int64 in PyTorch, float64 in numpy); two
-    bools stay bools (``mask + mask`` is logical or, ``*`` and, in PyTorch as in numpy)."""
-    if all(type(t) is bool or (isinstance(t, Tensor) and t._value.dtype == np.bool_)
-           for t in (a, b)):
+    """A bool tensor in the result's dtype (``mask + 1`` is int64, ``int8 * mask`` int8;
+    numpy: float64), a Python bool an int, the lowest category (``int8 * True`` is int8);
+    two bools stay bools (``mask + mask`` is logical or, ``*`` and, as in PyTorch)."""
+    flags = [type(t) is bool or isinstance(t, Tensor) and t._value.dtype == np.bool_
+             for t in (a, b)]
+    if flags[0] == flags[1]:  # (no bool, or two)
         return a, b
-    return (a.long() if isinstance(a, Tensor) and a._value.dtype == np.bool_ else a,
-            b.long() if isinstance(b, Tensor) and b._value.dtype == np.bool_ else b)
+    kind = dt.result_type([a, b])
+    return tuple(int(t) if type(t) is bool else t.to(kind) if f else t
+                 for t, f in zip((a, b), flags))
 
 
 def _no_bool_sub(a: Any, b: Any) -> tuple[Any, Any]:
-    """PyTorch refuses ``-`` with a bool tensor (``mask - 1``, ``x - mask``)."""
-    bools = [isinstance(t, Tensor) and t._value.dtype == np.bool_ for t in (a, b)]
+    """PyTorch refuses ``-`` with a bool tensor or a Python bool (``mask - 1``, ``x - True``)."""
+    bools = [type(t) is bool or isinstance(t, Tensor) and t._value.dtype == np.bool_
+             for t in (a, b)]
     if all(bools):
         raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
                            "supported. Use the `^` or `logical_xor()` operator instead.")

@@ -105,8 +105,7 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
 
 
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
-    return named(ops.where(input.abs() > lambd, input, 0.0), input,
-                 "HardshrinkBackward0", (input,))
+    return input.hardshrink(lambd)
 
 
 def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
@@ -124,10 +123,7 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
 
 
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
-    w = weight.reshape(-1, *([1] * (input.ndim - 2))) if input.ndim >= 2 and weight.numel() > 1 \
-        else weight
-    return named(ops.where(input > 0, input, w * input), input, "PreluKernelBackward0",
-                 (input, weight))
+    return input.prelu(weight)
 
 
 def softmin(input: Tensor, dim: int | None = None, dtype: Any = None) -> Tensor:
