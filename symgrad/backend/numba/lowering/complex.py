@@ -97,7 +97,8 @@ KERNEL_PRIMITIVES = frozenset({
     "slice", "unslice", "gather", "scatter_add", "concatenate", "cumsum",
     "take_along", "scatter_along",
     # linear algebra (Numba's LAPACK calls take complex matrices)
-    "matmul", "inv", "det", "solve", "eig", "eigh", "svd", "cholesky", "qr", "cumprod",
+    "matmul", "inv", "det", "slogdet", "solve", "eig", "eigh", "svd", "cholesky", "qr",
+    "cumprod", "pinv", "lstsq",
     # control flow: loops and branches whose bodies hold complex values (each body's
     # equations are checked too)
     "loop", "while", "cond", "proj",
