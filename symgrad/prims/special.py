@@ -25,6 +25,7 @@ import math
 
 import numpy as np
 
+from .complex import cabs
 from .elementwise import (
     _elementwise_rule,
     _recorder,
@@ -89,8 +90,9 @@ _SINC_SERIES = (-1 / 3, 1 / 30, -1 / 840, 1 / 45360, -1 / 3991680, 1 / 518918400
 
 
 def _sinc_vjp(g, ans, x):
+    # (holomorphic: the same series and quotient of a complex x, JAX's g * sinc'(x))
     u = math.pi * x
-    small = absolute(u) < 0.5
+    small = (cabs(u) if np.dtype(x.dtype).kind == "c" else absolute(u)) < 0.5
     us = where(small, u, 0.0)
     u2 = square(us)
     poly = _SINC_SERIES[-1]
@@ -102,7 +104,7 @@ def _sinc_vjp(g, ans, x):
 
 
 sinc_p = register(
-    name="sinc", kind="elementwise", shape_rule=_elementwise_rule("sinc"), impl=np.sinc,
+    name="sinc", complex=True, kind="elementwise", shape_rule=_elementwise_rule("sinc"), impl=np.sinc,
     vjp=_sinc_vjp,
     sympy=lambda sp, x: sp.Piecewise((1, sp.Eq(x, 0)), (sp.sin(sp.pi * x) / (sp.pi * x), True)),
     numpy=np.sinc)

@@ -86,7 +86,7 @@ KERNEL_PRIMITIVES = frozenset({
     # (log, log2, log10, expm1, tanh, arccosh, sign: numpy's, between kernels)
     "add", "sub", "mul", "div", "pow", "neg", "exp", "log1p", "sqrt", "sin", "cos", "tan",
     "sinh", "cosh", "arcsin", "arccos", "arctan", "square", "reciprocal", "exp2", "arcsinh",
-    "arctanh", "where", "convert",
+    "arctanh", "sinc", "where", "convert",
     "real", "imag", "conj", "cabs", "complex",
     # numpy's order of complex values (lowering/elementwise.py's _complex_comparison)
     "gt", "ge", "lt", "le", "eq", "ne", "maximum", "minimum",
@@ -95,7 +95,7 @@ KERNEL_PRIMITIVES = frozenset({
     "sum", "mean", "count", "prod", "broadcast_to", "reshape", "transpose",
     # indexing
     "slice", "unslice", "gather", "scatter_add", "concatenate", "cumsum",
-    "take_along", "scatter_along",
+    "take_along", "scatter_along", "windows", "unwindows",
     # linear algebra (Numba's LAPACK calls take complex matrices)
     "matmul", "inv", "det", "slogdet", "solve", "eig", "eigh", "svd", "cholesky", "qr",
     "cumprod", "pinv", "lstsq",
