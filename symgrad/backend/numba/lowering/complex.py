@@ -74,6 +74,9 @@ COMPLEX_INTERPRETED.update({
     E.tanh_p: "Numba's complex tanh overflows to nan for |Re z| > 355 (numpy's gives +-1)",
     S.arccosh_p: "Numba's complex arccosh loses digits (2e-11 relative against numpy)",
     E.sign_p: "Numba's complex sign is nan where a part is infinite (numpy's: +-1 or +-1j)",
+    E.xlogy_p: "xlogy of a complex y takes its log: " + _NEAR_ONE,
+    S.erf_p: "Numba has no complex erf: scipy.special's (Faddeeva's algorithm)",
+    S.erfc_p: "Numba has no complex erfc: scipy.special's (Faddeeva's algorithm)",
 })
 
 
