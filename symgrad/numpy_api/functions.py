@@ -140,12 +140,13 @@ def _complex_logsumexp(x: Any, axis: Any) -> Any:
     chosen = equal(ranked, max(ranked, axis=axis, keepdims=True))
     top = sum(where(chosen, x, 0.0), axis=axis, keepdims=True)
     others = sum(where(chosen, 0.0, exp(subtract(x, top))), axis=axis, keepdims=True)
-    shifted = add(E.log1p(others), top)
-    im = imag(shifted)
-    wrapped = E.neg(E.sub(remainder(E.add(E.neg(im), math.pi), 2 * math.pi), math.pi))
-    value = make_complex(real(shifted), where(less(absolute(im), math.pi), im, wrapped))
+    value = add(E.log1p(others), top)
     finite = less(E.maximum(absolute(real(value)), absolute(imag(value))), np.inf)
-    return where(finite, value, log(sum(exp(x), axis=axis, keepdims=True)))
+    value = where(finite, value, log(sum(exp(x), axis=axis, keepdims=True)))
+    im = imag(value)
+    wrapped = E.neg(E.sub(remainder(E.add(E.neg(im), math.pi), 2 * math.pi), math.pi))
+    im = convert(where(less(absolute(im), math.pi), im, wrapped), x.dtype.name)
+    return add(real(value), E.mul(im, 1j))  # (scipy's sum: a nan imaginary part's real too)
 
 
 def _log_sum_exp(shifted: Any, axis: Any) -> Any:
