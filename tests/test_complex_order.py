@@ -317,8 +317,8 @@ LINALG_GRADS = {  # name: (loss of np, loss of jnp, arguments)
     "logsumexp": (_lse(np, sg.scipy.special.logsumexp),
                   _lse(jnp, jax.scipy.special.logsumexp), (ZS,)),
     "softmax": (_softmax(np, sg.scipy.special.softmax),
-                _softmax(jnp, lambda z, axis: jnp.exp(z) / jnp.sum(jnp.exp(z), axis, keepdims=True)),
-                (ZS,)),
+                _softmax(jnp, lambda z, axis: jnp.exp(z)
+                         / jnp.sum(jnp.exp(z), axis, keepdims=True)), (ZS,)),
     "xlogy": (_xlogy(np, ss.xlogy), _xlogy(jnp, lambda x, y: x * jnp.log(y)),
               (np.array([0.0, 1 - 2j, 0.5j]), np.array([2 - 1j, -2 + 0j, 0.3 + 4j]))),
     "xlog1py": (_xlogy(np, ss.xlog1py), _xlogy(jnp, lambda x, y: x * jnp.log1p(y)),

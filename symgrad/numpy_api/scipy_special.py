@@ -39,8 +39,20 @@ from ..core.ir import Primitive
 from ..core.tracing import Traced
 from ..prims import special_functions as SF
 from ..prims.complex import imag, real
-from ..prims.elementwise import (absolute, call, equal, greater, less_equal, log, log1p, maximum,
-                                 mul, neg, sub, where)
+from ..prims.elementwise import (
+    absolute,
+    call,
+    equal,
+    greater,
+    less_equal,
+    log,
+    log1p,
+    maximum,
+    mul,
+    neg,
+    sub,
+    where,
+)
 from ..prims.registry import of_scipy
 
 
@@ -66,7 +78,8 @@ def xlog1py(x: Any, y: Any) -> Any:
     the constant 0 only where ``log1p(y)`` is infinite or nan (``y <= -1``, ``y == inf``);
     elsewhere ``x * log1p(y)`` itself, so that the x-derivative at ``x == 0`` is
     ``log1p(y)`` (JAX's; ``beta.logpdf``'s b-derivative at ``b == 1`` needs it)."""
-    if np.dtype(getattr(y, "dtype", None) or np.asarray(y).dtype).kind == "c":  # log1p of a complex y is finite but at -1 and inf
+    # log1p of a complex y is finite but at -1 and inf
+    if np.dtype(y.dtype if hasattr(y, "dtype") else np.asarray(y).dtype).kind == "c":
         inf = equal(maximum(absolute(real(y)), absolute(imag(y))), np.inf)
         edge = where(equal(y, -1.0), 1.0, where(inf, 1.0, 0.0))
     else:
