@@ -6,7 +6,10 @@ Comparisons, ``maximum``/``minimum``/``fmax``/``fmin``, ``clip``, ``sort``/``arg
 payload aside) on every pair of the special values -inf, -1, -0, 0, 1, inf and nan as
 real and imaginary parts, on the interpreter and in one Numba program; gradients of
 real-valued functions against ``jax.grad`` and ``jax.jvp`` (first order) and
-``jax.hessian`` (second).
+``jax.hessian`` (second). And, in a section of their own, what numpy and scipy compute of
+complex values beyond the order (``slogdet``, ``pinv``, ``lstsq``, ``sinc``,
+``sliding_window_view``, scipy.special's ``logsumexp``/``softmax``/``log_softmax``/
+``xlogy``/``xlog1py``/``erf``/``erfc``), against numpy, scipy, JAX and mpmath.
 """
 
 from __future__ import annotations
@@ -451,3 +454,15 @@ def test_what_scipy_refuses_of_complex_values_is_refused():
         sg.jit(lambda z: sg.scipy.special.logsumexp(z, b=2.0), backend="numpy")(ZS)
     with pytest.raises(ValueError, match="repeats an axis"):
         sg.jit(lambda z: SWV(z, (2, 2), axis=(0, 0)), backend="numpy")(ZS)
+
+
+def test_pinv_and_slogdet_forward_mode_are_jaxs():
+    """pinv is not holomorphic (its rule has conjugates): jvp against jax.jvp."""
+    t = _c(4, 3)
+    for make in (lambda n: lambda a: (n.linalg.pinv(a),),
+                 lambda n: lambda a: tuple(n.linalg.slogdet(a[:3]))):  # (sign, log|det|)
+        got = sg.jvp(make(np), (TALL,), (t,), backend="numpy")[1]
+        want = jax.jvp(make(jnp), (TALL,), (t,))[1]
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            close(g, w, rtol=1e-10, atol=1e-10)
