@@ -330,7 +330,6 @@ def test_grad_of_a_complex_output_needs_holomorphic():
 
 @pytest.mark.parametrize("fn, prim", [
     (lambda z: np.sum(np.hypot(z, z).real), "hypot"),  # (numpy's hypot refuses them too)
-    (lambda z: np.sum(np.real(np.sinc(z))), "sinc"),
     (lambda z: np.sum(np.floor(z).real), "floor"),  # (numpy has no complex floor either)
     (lambda z: np.sum(np.logaddexp(z, z).real), "logaddexp"),
 ])

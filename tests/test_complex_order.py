@@ -6,7 +6,10 @@ Comparisons, ``maximum``/``minimum``/``fmax``/``fmin``, ``clip``, ``sort``/``arg
 payload aside) on every pair of the special values -inf, -1, -0, 0, 1, inf and nan as
 real and imaginary parts, on the interpreter and in one Numba program; gradients of
 real-valued functions against ``jax.grad`` and ``jax.jvp`` (first order) and
-``jax.hessian`` (second).
+``jax.hessian`` (second). And, in a section of their own, what numpy and scipy compute of
+complex values beyond the order (``slogdet``, ``pinv``, ``lstsq``, ``sinc``,
+``sliding_window_view``, scipy.special's ``logsumexp``/``softmax``/``log_softmax``/
+``xlogy``/``xlog1py``/``erf``/``erfc``), against numpy, scipy, JAX and mpmath.
 """
 
 from __future__ import annotations
@@ -244,3 +247,222 @@ def test_floor_division_of_positions_is_int64():
             assert np.asarray(got).dtype == np.asarray(want).dtype and got == want
     grad = sg.grad(lambda a: a[np.argmax(a) // 2] ** 2 + a[np.argmin(a) % 3], backend="numpy")
     close(grad(a), [1.0, 0.0, 4.0, 0.0, 0.0])
+
+
+# ---------------------------------------------------------------------------
+# what numpy and scipy compute of complex values beyond the order: slogdet (the sign is
+# the phase), pinv, lstsq, sinc, sliding_window_view, and scipy.special's logsumexp,
+# softmax, log_softmax, xlogy, erf and erfc; values against numpy's and scipy's,
+# gradients against JAX's (mpmath's erf where JAX has no complex one)
+
+import scipy.special as ss  # noqa: E402
+
+Rc = np.random.default_rng(2828)
+SWV = np.lib.stride_tricks.sliding_window_view
+
+
+def _c(*shape):
+    return Rc.standard_normal(shape) + 1j * Rc.standard_normal(shape)
+
+
+SQ, TALL, RHS, WP, ZS = _c(2, 3, 3), _c(4, 3), _c(4, 2), _c(4, 4), _c(3, 4)
+
+
+def _slogdet(n):
+    def loss(a):
+        sign, lad = n.linalg.slogdet(a)
+        return n.sum(n.real(sign * (1 - 2j))) + n.sum(lad ** 2)
+    return loss
+
+
+def _pinv(n):
+    return lambda a: n.sum(n.abs(n.linalg.pinv(a) * WP[:a.shape[1], :a.shape[0]]) ** 2) + \
+        n.sum(n.imag(n.linalg.pinv(a)))
+
+
+def _lstsq(n):
+    return lambda a, b: n.sum(n.abs(n.linalg.lstsq(a, b)[0] - 1j) ** 2)
+
+
+def _lse(n, lse):  # the oracle's logsumexp: jax.scipy.special's
+    return lambda z: n.sum(n.abs(lse(z, axis=1)) ** 2) + n.real(lse(z) * (2 + 1j))
+
+
+def _softmax(n, sm):
+    return lambda z: n.sum(n.real(sm(z, axis=0) * (1 + 2j)))
+
+
+def _swv(n):
+    w = np.cos(np.arange(6.0)).reshape(2, 3)
+    if n is np:
+        return lambda z: np.sum(np.abs(SWV(z, (2, 3)) * w) ** 2)
+    # JAX has no sliding_window_view: the windows one slice at a time
+    return lambda z: sum(jnp.sum(jnp.abs(z[i:i + 2, j:j + 3] * w) ** 2)
+                         for i in range(z.shape[0] - 1) for j in range(z.shape[1] - 2))
+
+
+def _xlogy(n, xlogy):
+    return lambda x, y: n.sum(n.abs(xlogy(x, y)) ** 2 + n.real(xlogy(x, y) * (1 - 1j)))
+
+
+LINALG_GRADS = {  # name: (loss of np, loss of jnp, arguments)
+    "slogdet-stack": (_slogdet(np), _slogdet(jnp), (SQ,)),
+    "pinv-tall": (_pinv(np), _pinv(jnp), (TALL,)),
+    "pinv-wide": (_pinv(np), _pinv(jnp), (TALL.T.copy(),)),
+    "pinv-square": (_pinv(np), _pinv(jnp), (SQ[0],)),
+    "lstsq": (_lstsq(np), _lstsq(jnp), (TALL, RHS)),
+    "lstsq-wide-vector": (_lstsq(np), _lstsq(jnp), (TALL.T.copy(), RHS[:3, 0].copy())),
+    "lstsq-real-a": (_lstsq(np), _lstsq(jnp), (TALL.real.copy(), RHS)),
+    "sinc": (lambda z: np.sum(np.abs(np.sinc(z)) ** 2 + np.real(np.sinc(z) * (1 - 2j))),
+             lambda z: jnp.sum(jnp.abs(jnp.sinc(z)) ** 2 + jnp.real(jnp.sinc(z) * (1 - 2j))),
+             (np.array([0.05 - 0.1j, 0.3 + 0.2j, 1.5 - 0.7j, -2 + 1j, 2.0 + 0j, 1j]),)),
+    "sliding-window-view": (_swv(np), _swv(jnp), (ZS,)),
+    "logsumexp": (_lse(np, sg.scipy.special.logsumexp),
+                  _lse(jnp, jax.scipy.special.logsumexp), (ZS,)),
+    "softmax": (_softmax(np, sg.scipy.special.softmax),
+                _softmax(jnp, lambda z, axis: jnp.exp(z)
+                         / jnp.sum(jnp.exp(z), axis, keepdims=True)), (ZS,)),
+    "xlogy": (_xlogy(np, ss.xlogy), _xlogy(jnp, lambda x, y: x * jnp.log(y)),
+              (np.array([0.0, 1 - 2j, 0.5j]), np.array([2 - 1j, -2 + 0j, 0.3 + 4j]))),
+    "xlog1py": (_xlogy(np, ss.xlog1py), _xlogy(jnp, lambda x, y: x * jnp.log1p(y)),
+                (np.array([0.0, 1 - 2j, 0.0]), np.array([-3 + 1j, -2 + 0j, 0.3 + 4j]))),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LINALG_GRADS))
+def test_linalg_and_special_gradients_are_jaxs(name):
+    f, fj, args = LINALG_GRADS[name]
+    argnums = tuple(range(len(args)))
+    got = sg.grad(f, argnums=argnums, backend="numpy")(*args)
+    for g, w in zip(got, jax.grad(fj, argnums=argnums)(*args)):
+        assert g.dtype == np.asarray(w).dtype
+        close(g, w, rtol=1e-10, atol=1e-10)
+
+
+def test_linalg_and_special_values_are_numpys_and_scipys():
+    def close15(got, want):
+        close(got, want, rtol=1e-14, atol=1e-14)
+
+    def run(fn, *args):
+        return sg.jit(fn, backend="numpy")(*args)
+
+    for got, want in zip(run(np.linalg.slogdet, SQ), np.linalg.slogdet(SQ)):
+        assert got.dtype == want.dtype  # a complex sign, a real log|det|
+        close15(got, want)
+    for a in (TALL, TALL.T, SQ[0]):
+        close15(run(np.linalg.pinv, a), np.linalg.pinv(a))
+    herm = run(lambda a: np.linalg.pinv(a, hermitian=True), SQ[1])  # the lower triangle
+    close15(herm, np.linalg.pinv(SQ[1], hermitian=True))
+    for got, want in zip(run(np.linalg.lstsq, TALL, RHS), np.linalg.lstsq(TALL, RHS)):
+        assert np.asarray(got).dtype == np.asarray(want).dtype or np.ndim(want) == 0
+        close15(got, want)
+    z = np.array([0, 1e-9 + 2e-9j, 0.3 + 0.2j, -2 + 3j, 2.0 + 0j])
+    same_bits(run(np.sinc, z), np.sinc(z))
+    for kw in ({"window_shape": 3, "axis": 1}, {"window_shape": (3, 2), "axis": (1, 0)},
+               {"window_shape": (2, 2)}):
+        same_bits(run(lambda z, kw=kw: SWV(z, **kw), ZS), SWV(ZS, **kw))
+    tie = ZS.copy()
+    tie[1, 2] = tie[1, 0].real + 5j  # two largest real parts: scipy shifts by the last
+    special = np.array([[1 + 1j, complex(np.inf, 1), 2 - 3j], [np.nan, 1, 2]])
+    S = sg.scipy.special
+    with np.errstate(all="ignore"):
+        for axis in (None, 0, 1):
+            same_bits(run(lambda z, axis=axis: S.logsumexp(z, axis=axis), tie),
+                      ss.logsumexp(tie, axis=axis))
+            same_bits(run(lambda z, axis=axis: S.logsumexp(z, axis=axis), special),
+                      ss.logsumexp(special, axis=axis))
+            close15(run(lambda z, axis=axis: S.softmax(z, axis=axis), tie),
+                    ss.softmax(tie, axis=axis))
+            close15(run(lambda z, axis=axis: S.log_softmax(z, axis=axis), tie),
+                    ss.log_softmax(tie, axis=axis))
+        x, y = np.array([0.5, 0, 0, 2, -1.0]) + 0j, np.array([1 + 1j, 2j, 0, 0, -2])
+        same_bits(run(ss.xlogy, x, y), ss.xlogy(x, y))
+        same_bits(run(ss.xlogy, x.real, y), ss.xlogy(x.real, y))
+        y1 = np.array([-1 + 0j, -3 + 1j, complex(np.inf, 1), 0.5j, np.nan])
+        close15(run(ss.xlog1py, x, y1), ss.xlog1py(x, y1))  # (scipy's own complex log1p)
+    same_bits(run(ss.erf, ZS), ss.erf(ZS))
+    same_bits(run(ss.erfc, ZS), ss.erfc(ZS))
+
+
+def test_holomorphic_derivatives_are_jaxs_and_mpmaths():
+    """det = sign * exp(log|det|), lstsq in b, sinc, logsumexp, xlogy in y: jacfwd with
+    holomorphic=True against JAX's; erf's against mpmath's 2/sqrt(pi) exp(-z^2)."""
+    mpmath = pytest.importorskip("mpmath")
+    cases = [
+        (lambda n: lambda a: n.linalg.slogdet(a)[0] * n.exp(n.linalg.slogdet(a)[1]), SQ[0]),
+        (lambda n: lambda b: n.linalg.lstsq(TALL, b)[0], RHS[:, 0].copy()),
+        (lambda n: lambda z: n.sinc(z), np.array([0.3 + 0.2j, -2 + 1j])),
+        (lambda n: lambda z: (sg.scipy.special.logsumexp if n is np
+                              else jax.scipy.special.logsumexp)(z, axis=0), ZS),
+        (lambda n: lambda y: (ss.xlogy if n is np else lambda x, y: x * jnp.log(y))(
+            ZS[0], y), ZS[1]),
+    ]
+    for make, arg in cases:
+        close(sg.jacfwd(make(np), holomorphic=True, backend="numpy")(arg),
+              jax.jacfwd(make(jnp), holomorphic=True)(arg), rtol=1e-10, atol=1e-10)
+    z = np.array([0.3 + 0.2j, -1.5 + 0.7j, 2 - 2j, 1e-3j])
+    want = [complex(2 / mpmath.sqrt(mpmath.pi) * mpmath.exp(-mpmath.mpc(w) ** 2)) for w in z]
+    close(np.diagonal(sg.jacfwd(ss.erf, holomorphic=True, backend="numpy")(z)), want)
+    close(np.diagonal(sg.jacrev(ss.erfc, holomorphic=True, backend="numpy")(z)),
+          -np.array(want))
+
+
+def test_sinc_gradient_near_zero_is_the_series():
+    """Below |pi z| = 0.5 the derivative is a series (JAX's quotient loses half the digits
+    at |z| = 1e-9): against mpmath's derivative of sin(pi z)/(pi z)."""
+    mpmath = pytest.importorskip("mpmath")
+    z = np.array([1e-9 + 2e-9j, 0.01 - 0.1j, 0.1 + 0.1j])
+    got = np.diagonal(sg.jacfwd(np.sinc, holomorphic=True, backend="numpy")(z))
+    with mpmath.workdps(40):  # (mpmath's precision is global: other modules set theirs)
+        want = [complex(mpmath.diff(lambda u: mpmath.sin(mpmath.pi * u) / (mpmath.pi * u),
+                                    mpmath.mpc(w))) for w in z]
+    close(got, want, rtol=1e-14, atol=0)
+
+
+def test_linalg_and_special_in_one_numba_kernel_are_jaxs():
+    """slogdet, pinv and the windows in one kernel (Numba's LAPACK calls take complex
+    matrices); with SYMGRAD_FULL=1 lstsq, sinc and logsumexp in it too, and erf and xlogy
+    of complex values, which run between kernels."""
+    names = ["slogdet-stack", "pinv-tall", "sliding-window-view"]
+    names += ["lstsq", "sinc", "logsumexp"] if FULL else []
+    fs = [LINALG_GRADS[n][0] for n in names]
+    fjs = [LINALG_GRADS[n][1] for n in names]
+    args = [a for n in names for a in LINALG_GRADS[n][2]]
+    spans = np.cumsum([0] + [len(LINALG_GRADS[n][2]) for n in names])
+
+    def group(fns):
+        return lambda *a: sum(f(*a[i:j]) for f, i, j in zip(fns, spans[:-1], spans[1:]))
+
+    argnums = tuple(range(len(args)))
+    g = sg.grad(group(fs), argnums=argnums, backend="numba")
+    assert "@njit" in g.source(*args) and "interpreter" not in g.source(*args)
+    for got, want in zip(g(*args), jax.grad(group(fjs), argnums=argnums)(*args)):
+        close(got, want, rtol=1e-10, atol=1e-10)
+    if not FULL:
+        return
+    h = sg.grad(lambda z: np.sum(np.abs(ss.erf(z) * ss.xlogy(z, z + 1.0)) ** 2),
+                backend="numba")
+    close(h(ZS), sg.grad(lambda z: np.sum(np.abs(ss.erf(z) * ss.xlogy(z, z + 1.0)) ** 2),
+                         backend="numpy")(ZS), rtol=1e-13, atol=1e-13)
+    assert "Faddeeva" in h.source(ZS)
+
+
+def test_what_scipy_refuses_of_complex_values_is_refused():
+    with pytest.raises(TypeError, match="sigmoid does not take complex operands"):
+        sg.grad(lambda z: np.sum(np.real(ss.expit(z))), backend="numpy")(ZS)  # (as scipy's)
+    with pytest.raises(TypeError, match="logsumexp of complex values with b="):
+        sg.jit(lambda z: sg.scipy.special.logsumexp(z, b=2.0), backend="numpy")(ZS)
+    with pytest.raises(ValueError, match="repeats an axis"):
+        sg.jit(lambda z: SWV(z, (2, 2), axis=(0, 0)), backend="numpy")(ZS)
+
+
+def test_pinv_and_slogdet_forward_mode_are_jaxs():
+    """pinv is not holomorphic (its rule has conjugates): jvp against jax.jvp."""
+    t = _c(4, 3)
+    for make in (lambda n: lambda a: (n.linalg.pinv(a),),
+                 lambda n: lambda a: tuple(n.linalg.slogdet(a[:3]))):  # (sign, log|det|)
+        got = sg.jvp(make(np), (TALL,), (t,), backend="numpy")[1]
+        want = jax.jvp(make(jnp), (TALL,), (t,))[1]
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            close(g, w, rtol=1e-10, atol=1e-10)

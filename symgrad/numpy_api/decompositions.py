@@ -187,7 +187,10 @@ def pinv(a: Any, rcond: Any = None, hermitian: bool = False, *, rtol: Any = np._
                       "singular values it drops are 0; with a cutoff above "
                       f"{PINV_MAX_RCOND} it may drop others. Compute the truncated "
                       "pseudo-inverse from np.linalg.svd(a, full_matrices=False) instead")
-    if hermitian:
+    if hermitian and np.dtype(a.dtype).kind == "c":  # (numpy's eigh: the diagonal's real part)
+        low = np.tril(a, -1)
+        a = low + np.conj(swap(low)) + np.eye(shape_of(a)[-1]) * np.real(a)
+    elif hermitian:
         a = np.tril(a) + swap(np.tril(a, -1))  # the symmetric matrix of the lower triangle
     return SVD.pinv(a, rcond)
 
@@ -214,7 +217,8 @@ def lstsq(a: Any, b: Any, rcond: Any = None) -> LstsqResult:
     top = max(s) if shape_of(s)[0] else 0.0
     rank = sum(where(np.greater(s, rcond * top), 1.0, 0.0))
     if m > n:
-        residual = sum(np.square(b - np.matmul(a, x)), axis=0)
+        r = b - np.matmul(a, x)
+        residual = sum(np.square(np.abs(r) if np.dtype(r.dtype).kind == "c" else r), axis=0)
         residuals = where(np.equal(rank, float(n)),
                           reshape(residual, shape_of(residual) or (1,)), np.nan)
     else:

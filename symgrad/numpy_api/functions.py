@@ -28,6 +28,7 @@ from ..prims.convert import convert
 from ..prims.elementwise import as_float
 from ..prims.integers import logical_or
 from ..prims.norms import norm2
+from ..prims.special import remainder
 from . import complex_order
 from .dispatch import float_dtype, implements, in_dtype, normalize_axes, refuse_kwargs
 
@@ -115,9 +116,37 @@ def xlogy(x: Any, y: Any) -> Any:
 def _shifted(x: Any, axis: Any) -> tuple[Any, Any, Any]:
     """The maximum along ``axis`` (kept), whether it is finite, and ``x - max`` (``x`` where
     the maximum is infinite, which is then the result itself)."""
-    top = max(x, axis=axis, keepdims=True)
-    finite = less(absolute(top), np.inf)
+    top = max(x, axis=axis, keepdims=True)  # (numpy's order of complex values: scipy's)
+    if _is_complex(x):  # both parts finite
+        finite = less(E.maximum(absolute(real(top)), absolute(imag(top))), np.inf)
+    else:
+        finite = less(absolute(top), np.inf)
     return top, finite, subtract(x, where(finite, top, 0.0))
+
+
+def _is_complex(x: Any) -> bool:
+    return np.dtype(x.dtype).kind == "c"
+
+
+def _complex_logsumexp(x: Any, axis: Any) -> Any:
+    """scipy's ``logsumexp`` of complex values (kept axes): shifted by the last element of
+    largest real part ``m``, ``log1p`` of the others' ``sum(exp(x - m))``, plus ``m``, the
+    imaginary part wrapped into (-pi, pi] (the principal log, as scipy's); where that is
+    not finite (an infinite or nan entry), ``log(sum(exp(x)))`` itself, as scipy's."""
+    re = real(x)
+    first = equal(re, max(re, axis=axis, keepdims=True))
+    index = np.arange(math.prod(shape_of(x)), dtype=np.float64).reshape(shape_of(x))
+    ranked = where(first, index, -1.0)
+    chosen = equal(ranked, max(ranked, axis=axis, keepdims=True))
+    top = sum(where(chosen, x, 0.0), axis=axis, keepdims=True)
+    others = sum(where(chosen, 0.0, exp(subtract(x, top))), axis=axis, keepdims=True)
+    value = add(E.log1p(others), top)
+    finite = less(E.maximum(absolute(real(value)), absolute(imag(value))), np.inf)
+    value = where(finite, value, log(sum(exp(x), axis=axis, keepdims=True)))
+    im = imag(value)
+    wrapped = E.neg(E.sub(remainder(E.add(E.neg(im), math.pi), 2 * math.pi), math.pi))
+    im = convert(where(less(absolute(im), math.pi), im, wrapped), x.dtype.name)
+    return add(real(value), E.mul(im, 1j))  # (scipy's sum: a nan imaginary part's real too)
 
 
 def _log_sum_exp(shifted: Any, axis: Any) -> Any:
@@ -149,10 +178,13 @@ def logsumexp(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
         4.248354255291589e-18
     """
     x = as_float(x)
-    top, finite, shifted = _shifted(x, axis)
-    total = add(_log_sum_exp(shifted, axis), where(finite, top, 0.0))
-    # the unselected branch never leaks: where's adjoint masks it (symgrad.passes.adjoint)
-    result = where(finite, total, top)
+    if _is_complex(x):
+        result = _complex_logsumexp(x, axis)
+    else:
+        top, finite, shifted = _shifted(x, axis)
+        total = add(_log_sum_exp(shifted, axis), where(finite, top, 0.0))
+        # the unselected branch never leaks: where's adjoint masks it (symgrad.passes.adjoint)
+        result = where(finite, total, top)
     if keepdims:
         return result
     return reshape(result, tuple(d for i, d in enumerate(shape_of(x))

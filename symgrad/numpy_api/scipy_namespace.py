@@ -72,6 +72,10 @@ def logsumexp(a: Any, axis: Any = None, b: Any = None, keepdims: bool = False,
     a = as_float(a)
     if b is None and not return_sign:
         return F.logsumexp(a, axis=axis, keepdims=keepdims)
+    if np.dtype(a.dtype).kind == "c" or (b is not None and np.iscomplexobj(b)) or (
+            isinstance(b, Traced) and np.dtype(b.dtype).kind == "c"):
+        raise TypeError("scipy.special.logsumexp of complex values with b= or return_sign="
+                        " is not supported in symgrad; without them it is (scipy's value)")
     weights = as_float(1.0 if b is None else b)
     shape = tuple(np.broadcast_shapes(shape_of(a), shape_of(weights)))
     a = F.broadcast_to(a, shape) if shape_of(a) != shape else a  # scipy's broadcast

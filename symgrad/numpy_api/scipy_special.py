@@ -38,7 +38,21 @@ from ..core.errors import UnsupportedFunctionError, user_location
 from ..core.ir import Primitive
 from ..core.tracing import Traced
 from ..prims import special_functions as SF
-from ..prims.elementwise import call, equal, greater, less_equal, log, log1p, mul, neg, sub, where
+from ..prims.complex import imag, real
+from ..prims.elementwise import (
+    absolute,
+    call,
+    equal,
+    greater,
+    less_equal,
+    log,
+    log1p,
+    maximum,
+    mul,
+    neg,
+    sub,
+    where,
+)
 from ..prims.registry import of_scipy
 
 
@@ -64,7 +78,12 @@ def xlog1py(x: Any, y: Any) -> Any:
     the constant 0 only where ``log1p(y)`` is infinite or nan (``y <= -1``, ``y == inf``);
     elsewhere ``x * log1p(y)`` itself, so that the x-derivative at ``x == 0`` is
     ``log1p(y)`` (JAX's; ``beta.logpdf``'s b-derivative at ``b == 1`` needs it)."""
-    edge = where(less_equal(y, -1.0), 1.0, where(equal(y, np.inf), 1.0, 0.0))
+    # log1p of a complex y is finite but at -1 and inf
+    if np.dtype(y.dtype if hasattr(y, "dtype") else np.asarray(y).dtype).kind == "c":
+        inf = equal(maximum(absolute(real(y)), absolute(imag(y))), np.inf)
+        edge = where(equal(y, -1.0), 1.0, where(inf, 1.0, 0.0))
+    else:
+        edge = where(less_equal(y, -1.0), 1.0, where(equal(y, np.inf), 1.0, 0.0))
     dead = greater(where(equal(x, 0.0), edge, 0.0), 0.0)
     return where(dead, 0.0, mul(x, log1p(where(dead, 0.0, y))))
 

@@ -348,6 +348,41 @@ def roll(a: Any, shift: Any, axis: Any = None) -> Any:
     return a
 
 
+@implements(np.lib.stride_tricks.sliding_window_view)
+def sliding_window_view(x: Any, window_shape: Any, axis: Any = None, *, subok: bool = False,
+                        writeable: bool = False) -> Any:
+    """numpy's windows of ``window_shape`` over ``axis`` (every axis when None), their
+    sizes appended in ``axis``'s order: a copy (numpy's is a read-only view; a traced
+    value is never written), whose gradient adds the overlapping windows back."""
+    if writeable:
+        raise ValueError("np.lib.stride_tricks.sliding_window_view(..., writeable=True): a "
+                         "traced value cannot be written; use the windows as they are")
+    ndim, shape = _ndim(x), tuple(np.atleast_1d(window_shape).tolist())
+    if axis is None:
+        if len(shape) != ndim:
+            raise ValueError(f"Since axis is `None`, must provide window_shape for all "
+                             f"dimensions of `x`; got {len(shape)} window_shape elements "
+                             f"and `x.ndim` is {ndim}.")
+        axis = tuple(range(ndim))
+    axes = [normalize_axes(a, ndim)[0] for a in np.atleast_1d(axis).tolist()]
+    if len(axes) != len(shape):
+        raise ValueError(f"Must provide matching length window_shape and axis; got "
+                         f"{len(shape)} window_shape elements and {len(axes)} axes elements.")
+    if len(set(axes)) != len(axes):
+        raise ValueError(f"np.lib.stride_tricks.sliding_window_view: axis {axis!r} repeats "
+                         "an axis, which symgrad does not support; take the windows of one "
+                         "axis at a time")
+    for a, w in zip(axes, shape):
+        if not 0 < w <= shape_of(x)[a]:
+            raise ValueError("window shape cannot be larger than input array shape"
+                             if w > 0 else f"window_shape {window_shape!r}: symgrad needs "
+                             "windows of at least one element")
+    d = len(axes)
+    last = list(range(ndim - d, ndim))
+    windows = W.windows(moveaxis(x, axes, last), shape, (1,) * d, (1,) * d)
+    return moveaxis(windows, last, axes)
+
+
 def sliding_windows(x: Any, kernel: tuple[int, ...], stride: tuple[int, ...],
                     dilation: tuple[int, ...]) -> Any:
     """The windows of ``kernel`` elements (spaced by ``dilation``, starting every

@@ -430,14 +430,18 @@ def _xlogy_vjp(g, ans, x, y):
     # where x == 0 and y <= 0 (log y is -inf or nan) we take both derivatives to be 0
     # (PyTorch), so that xlogy(0, 0) has gradient (0, 0) and sum(xlogy(p, q)) with p = 0
     # stays finite. Not where y > 0: x log y is smooth there, also at x == 0, with
-    # derivatives log(y) and x / y (and the mixed second derivative 1/y), as PyTorch's
-    dead = where(x == 0.0, where(y > 0.0, 0.0, 1.0), 0.0) > 0.0
+    # derivatives log(y) and x / y (and the mixed second derivative 1/y), as PyTorch's.
+    # Of a complex y, log y is finite but at 0: dead only where y == 0 there (numpy's
+    # order of complex values would read y > 0 lexicographically)
+    live = (y != 0.0) if np.dtype(y.dtype).kind == "c" else (y > 0.0)
+    dead = where(x == 0.0, where(live, 0.0, 1.0), 0.0) > 0.0
     return (where(dead, 0.0, g * log(y)), where(dead, 0.0, g * x / y))
 
 
 # x * log(y), and 0 where x == 0 unless y is nan (scipy.special.xlogy)
 xlogy_p = register(
-    name="xlogy", kind="elementwise", shape_rule=_elementwise_rule("xlogy"), impl=_xlogy,
+    name="xlogy", complex=True, kind="elementwise", shape_rule=_elementwise_rule("xlogy"),
+    impl=_xlogy,
     vjp=_xlogy_vjp,
     # the constant 0 only where x == 0 and y <= 0: for y > 0 x log y itself, 0 at x == 0
     # and with its derivatives there (log y in x)

@@ -28,8 +28,10 @@ from typing import Any
 import numpy as np
 
 from ..core.errors import ShapeError
-from ..core.ir import FLOAT, Aval, float_of
+from ..core.ir import COMPLEXES, FLOAT, Aval, float_of, real_of
 from ..core.tracing import apply, shape_of
+from .complex import imag
+from .convert import convert
 from .elementwise import mul, mul_p
 from .reductions import reshape, sum_p, transpose
 from .registry import register, require
@@ -177,7 +179,8 @@ def _slogdet_rule(x: Aval, *, part: str) -> Aval:
     if part not in _SLOGDET_PARTS:
         raise ValueError(f"slogdet: part must be one of {_SLOGDET_PARTS}, not {part!r}")
     _square_rule("slogdet", x)
-    return Aval(x.shape[:-2], x.dtype)
+    real = part == "logabsdet" and x.dtype in COMPLEXES  # (a complex sign is the phase)
+    return Aval(x.shape[:-2], real_of(x.dtype) if real else x.dtype)
 
 
 def _slogdet_sympy(sp, x, *, part):
@@ -187,12 +190,24 @@ def _slogdet_sympy(sp, x, *, part):
     return _stacked(one, x.ndim - 2, x)
 
 
-# the sign is piecewise constant (zero gradient); d log|det A| / dA = A^-T
+def _slogdet_vjp(g, ans, x, part):
+    # with t = tr(A^-1 dA) = sum(A^-T * dA): d log|det A| = Re(t), and a complex sign
+    # s (the phase) has ds = i s Im(t) (JAX's rule); a real sign is piecewise constant
+    # (zero gradient). So the cotangent of t is g, or i Im(g s), times A^-T
+    kind = np.dtype(x.dtype).name
+    if part == "sign":
+        if kind not in COMPLEXES:
+            return (None,)
+        g = mul(convert(imag(mul(g, ans)), kind), 1j)
+    elif kind in COMPLEXES:
+        g = convert(g, kind)
+    return (_batch_scalar(g, x) * swap(inv(x)),)
+
+
 slogdet_p = register(
-    name="slogdet", kind="array", shape_rule=_slogdet_rule,
+    name="slogdet", complex=True, kind="array", shape_rule=_slogdet_rule,
     impl=lambda x, part: np.linalg.slogdet(x)[_SLOGDET_PARTS.index(part)],
-    vjp=lambda g, ans, x, part: (
-        None if part == "sign" else _batch_scalar(g, x) * swap(inv(x)),),
+    vjp=_slogdet_vjp,
     sympy=_slogdet_sympy, numpy=np.linalg.slogdet,
     batch=lambda b, args, flags, *, part: (b.bind(slogdet_p, args, part=part), True))
 

@@ -25,6 +25,7 @@ import math
 
 import numpy as np
 
+from .complex import cabs
 from .elementwise import (
     _elementwise_rule,
     _recorder,
@@ -89,8 +90,9 @@ _SINC_SERIES = (-1 / 3, 1 / 30, -1 / 840, 1 / 45360, -1 / 3991680, 1 / 518918400
 
 
 def _sinc_vjp(g, ans, x):
+    # (holomorphic: the same series and quotient of a complex x, JAX's g * sinc'(x))
     u = math.pi * x
-    small = absolute(u) < 0.5
+    small = (cabs(u) if np.dtype(x.dtype).kind == "c" else absolute(u)) < 0.5
     us = where(small, u, 0.0)
     u2 = square(us)
     poly = _SINC_SERIES[-1]
@@ -102,7 +104,8 @@ def _sinc_vjp(g, ans, x):
 
 
 sinc_p = register(
-    name="sinc", kind="elementwise", shape_rule=_elementwise_rule("sinc"), impl=np.sinc,
+    name="sinc", complex=True, kind="elementwise", shape_rule=_elementwise_rule("sinc"),
+    impl=np.sinc,
     vjp=_sinc_vjp,
     sympy=lambda sp, x: sp.Piecewise((1, sp.Eq(x, 0)), (sp.sin(sp.pi * x) / (sp.pi * x), True)),
     numpy=np.sinc)
@@ -127,22 +130,34 @@ _ERF, _ERFC = np.frompyfunc(math.erf, 1, 1), np.frompyfunc(math.erfc, 1, 1)
 TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
 
+def _complex_scipy(name: str, x):
+    """scipy.special's ``name`` of complex values (Faddeeva's algorithm, which libm and
+    Numba do not have: these run on the interpreter, between kernels)."""
+    import scipy.special  # (only a complex operand needs SciPy)
+    x = np.asarray(x)
+    return getattr(scipy.special, name)(x).astype(x.dtype)[()]
+
+
 def _erf_impl(x):
+    if np.iscomplexobj(x):
+        return _complex_scipy("erf", x)
     return np.asarray(_ERF(x), dtype=np.float64)[()]
 
 
 def _erfc_impl(x):
+    if np.iscomplexobj(x):
+        return _complex_scipy("erfc", x)
     return np.asarray(_ERFC(x), dtype=np.float64)[()]
 
 
 # erf'(x) = 2/sqrt(pi) exp(-x**2): x * x overflows to inf for |x| > 1.3e154, where the
-# derivative is 0 (exp(-inf)); erfc' = -erf'
-erf_p = register(name="erf", kind="elementwise", shape_rule=_elementwise_rule("erf"),
+# derivative is 0 (exp(-inf)); erfc' = -erf'; holomorphic, the same of a complex x
+erf_p = register(name="erf", complex=True, kind="elementwise", shape_rule=_elementwise_rule("erf"),
                  impl=_erf_impl,
                  vjp=lambda g, ans, x: (g * (TWO_OVER_SQRT_PI * exp(-(x * x))),),
                  sympy=lambda sp, x: sp.erf(x), scipy="erf")
-erfc_p = register(name="erfc", kind="elementwise", shape_rule=_elementwise_rule("erfc"),
-                  impl=_erfc_impl,
+erfc_p = register(name="erfc", complex=True, kind="elementwise",
+                  shape_rule=_elementwise_rule("erfc"), impl=_erfc_impl,
                   vjp=lambda g, ans, x: (g * (-TWO_OVER_SQRT_PI * exp(-(x * x))),),
                   sympy=lambda sp, x: sp.erfc(x), scipy="erfc")
 

@@ -173,22 +173,24 @@ def _pinv_rule(x: Aval, *, rcond: float) -> Aval:
 def pinv_grad(a: Any, p: Any, g: Any) -> Any:
     """The cotangent of ``a`` from that of ``p = pinv(a)``, at constant rank (Golub and
     Pereyra 1973; PyTorch's pinv_backward):
-    ``-P^T G P^T + (I - A P) G^T P P^T + P^T P G^T (I - P A)``."""
+    ``-P^T G P^T + (I - A P) G^T P P^T + P^T P G^T (I - P A)``; of a complex ``a``,
+    PyTorch's rule (conjugate transposes) conjugated into symgrad's convention (JAX's):
+    ``-P^T G P^T + conj(I - A P) G^H conj(P) P^T + P^T conj(P) G^H conj(I - P A)``."""
     m, n = shape_of(a)[-2:]
-    pt, gt = swap(p), swap(g)
+    pt, gh, pc = swap(p), conj(swap(g)), conj(p)
     return (-matmul(matmul(pt, g), pt)
-            + matmul(matmul(np.eye(m) - matmul(a, p), gt), matmul(p, pt))
-            + matmul(matmul(matmul(pt, p), gt), np.eye(n) - matmul(p, a)))
+            + matmul(matmul(conj(np.eye(m) - matmul(a, p)), gh), matmul(pc, pt))
+            + matmul(matmul(matmul(pt, pc), gh), conj(np.eye(n) - matmul(p, a))))
 
 
 def _sympy_pinv(sp, m):
     a = sp.Matrix(np.asarray(m, dtype=object).tolist())
-    # a matrix of full rank: (A^T A)^-1 A^T or A^T (A A^T)^-1
-    return (a.T * a).inv() * a.T if a.rows >= a.cols else a.T * (a * a.T).inv()
+    # a matrix of full rank: (A^H A)^-1 A^H or A^H (A A^H)^-1
+    return (a.H * a).inv() * a.H if a.rows >= a.cols else a.H * (a * a.H).inv()
 
 
 pinv_p = register(
-    name="pinv", kind="array", shape_rule=_pinv_rule,
+    name="pinv", complex=True, kind="array", shape_rule=_pinv_rule,
     impl=lambda x, rcond: np.linalg.pinv(x, rcond),
     vjp=lambda g, ans, x, rcond: (pinv_grad(x, ans, g),),
     sympy=lambda sp, x, rcond: _stacked(
@@ -213,7 +215,7 @@ def _lstsq_rule(a: Aval, b: Aval, *, rcond: float) -> Aval:
 def _lstsq_impl(a, b, rcond):
     if a.ndim == 2:
         return np.linalg.lstsq(a, b, rcond)[0]
-    out = np.empty(a.shape[:-2] + (a.shape[-1], b.shape[-1]))
+    out = np.empty(a.shape[:-2] + (a.shape[-1], b.shape[-1]), np.result_type(a, b))
     for idx in np.ndindex(*a.shape[:-2]):
         out[idx] = np.linalg.lstsq(a[idx], b[idx], rcond)[0]
     return out
@@ -255,7 +257,7 @@ def _lstsq_batch(b, args, flags, *, rcond):
 
 
 lstsq_p = register(
-    name="lstsq", kind="array", shape_rule=_lstsq_rule, impl=_lstsq_impl,
+    name="lstsq", complex=True, kind="array", shape_rule=_lstsq_rule, impl=_lstsq_impl,
     vjp=_lstsq_vjp, sympy=_lstsq_sympy, numpy=np.linalg.lstsq,
     batch=lambda b, args, flags, *, rcond: _lstsq_batch(b, args, flags, rcond=rcond))
 

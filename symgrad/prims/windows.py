@@ -119,7 +119,7 @@ def _unwindows_impl(g: Any, kernel: tuple, stride: tuple, dilation: tuple,
 
 
 windows_p = register(
-    name="windows", kind="structural", shape_rule=_windows_rule, impl=_windows_impl,
+    name="windows", complex=True, kind="structural", shape_rule=_windows_rule, impl=_windows_impl,
     vjp=lambda g, ans, x, kernel, stride, dilation: (
         apply(unwindows_p, g, kernel=kernel, stride=stride, dilation=dilation,
               size=tuple(x.shape[x.ndim - len(kernel):])),),
@@ -130,7 +130,7 @@ windows_p = register(
 
 # overlapping windows add up, so an array primitive (not structural), though linear
 unwindows_p = register(
-    name="unwindows", kind="array", shape_rule=_unwindows_rule, impl=_unwindows_impl,
+    name="unwindows", complex=True, kind="array", shape_rule=_unwindows_rule, impl=_unwindows_impl,
     vjp=lambda g, ans, x, kernel, stride, dilation, size: (
         apply(windows_p, g, kernel=kernel, stride=stride, dilation=dilation),),
     sympy=lambda sp, g, kernel, stride, dilation, size: _unwindows_impl(g, kernel, stride,

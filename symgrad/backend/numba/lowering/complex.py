@@ -74,6 +74,9 @@ COMPLEX_INTERPRETED.update({
     E.tanh_p: "Numba's complex tanh overflows to nan for |Re z| > 355 (numpy's gives +-1)",
     S.arccosh_p: "Numba's complex arccosh loses digits (2e-11 relative against numpy)",
     E.sign_p: "Numba's complex sign is nan where a part is infinite (numpy's: +-1 or +-1j)",
+    E.xlogy_p: "xlogy of a complex y takes its log: " + _NEAR_ONE,
+    S.erf_p: "Numba has no complex erf: scipy.special's (Faddeeva's algorithm)",
+    S.erfc_p: "Numba has no complex erfc: scipy.special's (Faddeeva's algorithm)",
 })
 
 
@@ -86,7 +89,7 @@ KERNEL_PRIMITIVES = frozenset({
     # (log, log2, log10, expm1, tanh, arccosh, sign: numpy's, between kernels)
     "add", "sub", "mul", "div", "pow", "neg", "exp", "log1p", "sqrt", "sin", "cos", "tan",
     "sinh", "cosh", "arcsin", "arccos", "arctan", "square", "reciprocal", "exp2", "arcsinh",
-    "arctanh", "where", "convert",
+    "arctanh", "sinc", "where", "convert",
     "real", "imag", "conj", "cabs", "complex",
     # numpy's order of complex values (lowering/elementwise.py's _complex_comparison)
     "gt", "ge", "lt", "le", "eq", "ne", "maximum", "minimum",
@@ -95,9 +98,10 @@ KERNEL_PRIMITIVES = frozenset({
     "sum", "mean", "count", "prod", "broadcast_to", "reshape", "transpose",
     # indexing
     "slice", "unslice", "gather", "scatter_add", "concatenate", "cumsum",
-    "take_along", "scatter_along",
+    "take_along", "scatter_along", "windows", "unwindows",
     # linear algebra (Numba's LAPACK calls take complex matrices)
-    "matmul", "inv", "det", "solve", "eig", "eigh", "svd", "cholesky", "qr", "cumprod",
+    "matmul", "inv", "det", "slogdet", "solve", "eig", "eigh", "svd", "cholesky", "qr",
+    "cumprod", "pinv", "lstsq",
     # control flow: loops and branches whose bodies hold complex values (each body's
     # equations are checked too)
     "loop", "while", "cond", "proj",

@@ -79,8 +79,10 @@ def _linalg_emit(call: str) -> Callable:
 
 
 def _slogdet_emit(out, args, avals, out_aval, *, part) -> list[str]:
+    # (the operand as it is: a complex matrix's log|det| is real, its result's dtype)
     call = f"np.linalg.slogdet({{}})[{_SLOGDET_PARTS.index(part)}]"
-    return _linalg_emit(call)(out, args, avals, out_aval)
+    return _stack_emit(call, avals[0].ndim - 2, out, args,
+                       _stack_shape(args[-1], out_aval.ndim), out_aval.dtype)
 
 
 lower(P.matmul_p, _matmul_emit, transposed_operands=True)

@@ -6,6 +6,11 @@ from ....prims import windows as P
 from .table import lower
 
 
+def _dtype(aval) -> str:
+    """A complex result's dtype, as source (float64 arrays are np.empty's default)."""
+    return f", np.{aval.dtype}" if str(aval.dtype).startswith("complex") else ""
+
+
 def _dims(x: str, ndim: int, d: int) -> tuple[str, list[str]]:
     """The product of the leading dims of ``x`` and its last ``d`` sizes, as source."""
     lead = " * ".join(f"{x}.shape[{k}]" for k in range(ndim - d)) or "1"
@@ -30,7 +35,7 @@ def _windows_emit(out, args, avals, out_aval, *, kernel, stride, dilation) -> li
              *(f"{name} = {expr}" for name, expr in zip([f"{out}_n{k}" for k in range(d)],
                                                           outs)),
              f"{out}_r = np.empty(({lead}, {', '.join(f'{out}_n{k}' for k in range(d))}, "
-             f"{', '.join(map(str, kernel))}))"]
+             f"{', '.join(map(str, kernel))}){_dtype(out_aval)})"]
     loops, pad = _loops([f"{out}_b", *o, *w],
                         [lead, *(f"{out}_n{k}" for k in range(d)), *map(str, kernel)])
     source = ", ".join(f"{o[k]} * {stride[k]} + {w[k]} * {dilation[k]}" for k in range(d))
@@ -51,7 +56,7 @@ def _unwindows_emit(out, args, avals, out_aval, *, kernel, stride, dilation, siz
     w = [f"{out}_k{k}" for k in range(d)]
     lines = [f"{out}_g = np.ascontiguousarray({g}).reshape(({lead}, {', '.join(n)}, "
              f"{', '.join(map(str, kernel))}))",
-             f"{out}_r = np.zeros(({lead}, {', '.join(map(str, size))}))"]
+             f"{out}_r = np.zeros(({lead}, {', '.join(map(str, size))}){_dtype(out_aval)})"]
     # offsets outermost, in order: each element's terms add up as the interpreter's do
     loops, pad = _loops([*w, f"{out}_b", *o], [*map(str, kernel), lead, *n])
     target = ", ".join(f"{o[k]} * {stride[k]} + {w[k]} * {dilation[k]}" for k in range(d))
