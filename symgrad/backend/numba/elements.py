@@ -87,6 +87,7 @@ class Elements:
                     self.scratch.append(row)
                     self.emit(f"{row}[i{last}] = {term}")
                     self.after.append(f"{target} += vm.row_sum({row})")
+                    self.kernel.root.uses_vecmath = True  # (a float32 kernel imports vm32 only)
                 else:
                     self.emit(f"{target} += {term}")
             else:
