@@ -71,6 +71,14 @@ def is_complex(dtype: str) -> bool:
     return dtype in COMPLEXES
 
 
+def holds_complex(x: object) -> bool:
+    """Whether the value ``x`` (an array, a traced value, an eager Tensor, a number) holds
+    complex numbers."""
+    dtype = getattr(x, "dtype", None)
+    dtype = getattr(dtype, "numpy", dtype)  # an eager Tensor's dtype names numpy's
+    return (np.asarray(x) if dtype is None else np.empty(0, dtype)).dtype.kind == "c"
+
+
 def real_of(dtype: str) -> str:
     """The real dtype of a complex one (complex64 -> float32), a float dtype itself."""
     return {C128: FLOAT, C64: F32}.get(dtype, dtype)

@@ -92,6 +92,7 @@ from .avals import (  # noqa: F401 -- the IR's dtypes and avals, importable here
     Aval,
     complex_of,
     float_of,
+    holds_complex,
     is_complex,
     is_float,
     nbytes,

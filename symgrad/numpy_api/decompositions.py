@@ -33,6 +33,7 @@ from ..prims import decompositions as D
 from ..prims import svd as SVD
 from ..prims.elementwise import as_float
 from ..prims.linalg import swap
+from .complex_order import is_complex
 from .dispatch import implements, normalize_axes
 from .functions import max, min, reshape, sum, transpose, where
 
@@ -187,7 +188,7 @@ def pinv(a: Any, rcond: Any = None, hermitian: bool = False, *, rtol: Any = np._
                       "singular values it drops are 0; with a cutoff above "
                       f"{PINV_MAX_RCOND} it may drop others. Compute the truncated "
                       "pseudo-inverse from np.linalg.svd(a, full_matrices=False) instead")
-    if hermitian and np.dtype(a.dtype).kind == "c":  # (numpy's eigh: the diagonal's real part)
+    if hermitian and is_complex(a):  # (numpy's eigh: the diagonal's real part)
         low = np.tril(a, -1)
         a = low + np.conj(swap(low)) + np.eye(shape_of(a)[-1]) * np.real(a)
     elif hermitian:
@@ -218,7 +219,7 @@ def lstsq(a: Any, b: Any, rcond: Any = None) -> LstsqResult:
     rank = sum(where(np.greater(s, rcond * top), 1.0, 0.0))
     if m > n:
         r = b - np.matmul(a, x)
-        residual = sum(np.square(np.abs(r) if np.dtype(r.dtype).kind == "c" else r), axis=0)
+        residual = sum(np.square(np.abs(r) if is_complex(r) else r), axis=0)
         residuals = where(np.equal(rank, float(n)),
                           reshape(residual, shape_of(residual) or (1,)), np.nan)
     else:

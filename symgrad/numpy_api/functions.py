@@ -117,15 +117,11 @@ def _shifted(x: Any, axis: Any) -> tuple[Any, Any, Any]:
     """The maximum along ``axis`` (kept), whether it is finite, and ``x - max`` (``x`` where
     the maximum is infinite, which is then the result itself)."""
     top = max(x, axis=axis, keepdims=True)  # (numpy's order of complex values: scipy's)
-    if _is_complex(x):  # both parts finite
+    if complex_order.is_complex(x):  # both parts finite
         finite = less(E.maximum(absolute(real(top)), absolute(imag(top))), np.inf)
     else:
         finite = less(absolute(top), np.inf)
     return top, finite, subtract(x, where(finite, top, 0.0))
-
-
-def _is_complex(x: Any) -> bool:
-    return np.dtype(x.dtype).kind == "c"
 
 
 def _complex_logsumexp(x: Any, axis: Any) -> Any:
@@ -178,7 +174,7 @@ def logsumexp(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
         4.248354255291589e-18
     """
     x = as_float(x)
-    if _is_complex(x):
+    if complex_order.is_complex(x):
         result = _complex_logsumexp(x, axis)
     else:
         top, finite, shifted = _shifted(x, axis)

@@ -27,6 +27,7 @@ from ..prims import special_functions as SF
 from ..prims.elementwise import as_float
 from ..prims.registry import of_scipy
 from . import functions as F
+from .complex_order import is_complex
 from .dispatch import normalize_axes
 from .scipy_special import COMPOSITES, _zeta, recorder
 
@@ -72,8 +73,7 @@ def logsumexp(a: Any, axis: Any = None, b: Any = None, keepdims: bool = False,
     a = as_float(a)
     if b is None and not return_sign:
         return F.logsumexp(a, axis=axis, keepdims=keepdims)
-    if np.dtype(a.dtype).kind == "c" or (b is not None and np.iscomplexobj(b)) or (
-            isinstance(b, Traced) and np.dtype(b.dtype).kind == "c"):
+    if is_complex(a) or (b is not None and is_complex(b)):
         raise TypeError("scipy.special.logsumexp of complex values with b= or return_sign="
                         " is not supported in symgrad; without them it is (scipy's value)")
     weights = as_float(1.0 if b is None else b)

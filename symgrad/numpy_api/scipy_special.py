@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from ..core.errors import UnsupportedFunctionError, user_location
-from ..core.ir import Primitive
+from ..core.ir import Primitive, holds_complex
 from ..core.tracing import Traced
 from ..prims import special_functions as SF
 from ..prims.complex import imag, real
@@ -79,7 +79,7 @@ def xlog1py(x: Any, y: Any) -> Any:
     elsewhere ``x * log1p(y)`` itself, so that the x-derivative at ``x == 0`` is
     ``log1p(y)`` (JAX's; ``beta.logpdf``'s b-derivative at ``b == 1`` needs it)."""
     # log1p of a complex y is finite but at -1 and inf
-    if np.dtype(y.dtype if hasattr(y, "dtype") else np.asarray(y).dtype).kind == "c":
+    if holds_complex(y):
         inf = equal(maximum(absolute(real(y)), absolute(imag(y))), np.inf)
         edge = where(equal(y, -1.0), 1.0, where(inf, 1.0, 0.0))
     else:

@@ -29,6 +29,7 @@ from ..prims.integers import logical_and as _and
 from ..prims.integers import logical_not as _not
 from ..prims.integers import logical_or as _or
 from ..prims.integers import logical_xor as _xor
+from .complex_order import is_complex
 from .dispatch import float_dtype, implements, refuse_kwargs
 
 _DEG2RAD = math.pi / 180.0  # numpy's constants (npy_math: NPY_PI / 180.0, 180.0 / NPY_PI)
@@ -103,7 +104,7 @@ def nan_to_num(x: Any, copy: bool = True, nan: float = 0.0, posinf: Any = None,
     given); the replaced entries have zero gradient, the others gradient 1."""
     big = float(np.finfo(np.float64).max)
     x = as_float(x)
-    if _is_complex(x):  # numpy's: each part on its own (nan + 1j -> 0 + 1j)
+    if is_complex(x):  # numpy's: each part on its own (nan + 1j -> 0 + 1j)
         return C.make_complex(*(nan_to_num(part, copy, nan, posinf, neginf)
                                 for part in (C.real(x), C.imag(x))))
     out = E.where(_isnan(x), nan, x)
@@ -115,40 +116,34 @@ def nan_to_num(x: Any, copy: bool = True, nan: float = 0.0, posinf: Any = None,
 # value is its own real part and conjugate, and its imaginary part is 0
 
 
-def _is_complex(x: Any) -> bool:
-    dtype = getattr(x, "dtype", None)
-    dtype = getattr(dtype, "numpy", dtype)  # an eager Tensor's dtype names numpy's
-    return (np.asarray(x) if dtype is None else np.empty(0, dtype)).dtype.kind == "c"
-
-
 @implements(np.iscomplexobj)
 def iscomplexobj(x: Any) -> bool:
     """Whether a traced value has a complex dtype (known when tracing)."""
-    return _is_complex(x)
+    return is_complex(x)
 
 
 @implements(np.isrealobj)
 def isrealobj(x: Any) -> bool:
-    return not _is_complex(x)
+    return not is_complex(x)
 
 
 @implements(np.conjugate)
 def conjugate(x: Any, /, **kwargs: Any) -> Any:
     """A real value is its own conjugate."""
     _ufunc_kwargs("np.conjugate", kwargs)
-    return C.conj(x) if _is_complex(x) else as_float(x)
+    return C.conj(x) if is_complex(x) else as_float(x)
 
 
 @implements(np.real)
 def real(val: Any) -> Any:
-    return C.real(val) if _is_complex(val) else as_float(val)
+    return C.real(val) if is_complex(val) else as_float(val)
 
 
 @implements(np.real_if_close)
 def real_if_close(a: Any, tol: float = 100) -> Any:
     """A real value as it is; a complex one is refused: numpy's result is real or complex
     depending on the values, which are not known when the function is traced."""
-    if _is_complex(a):
+    if is_complex(a):
         raise UnsupportedFunctionError(
             f"np.real_if_close of a complex traced value (at {user_location()}): its result's "
             "dtype depends on the values; take np.real(z) (or keep z complex)")
@@ -158,7 +153,7 @@ def real_if_close(a: Any, tol: float = 100) -> Any:
 @implements(np.imag)
 def imag(val: Any) -> Any:
     """0 for a real value (a constant)."""
-    return C.imag(val) if _is_complex(val) else np.zeros(np.shape(val))
+    return C.imag(val) if is_complex(val) else np.zeros(np.shape(val))
 
 
 @implements(np.angle)
@@ -166,7 +161,7 @@ def angle(z: Any, deg: bool = False) -> Any:
     """``arctan2(imag, real)`` of a complex value; for a real one 0 for positive values,
     pi (180) for negative ones, nan for nan, with zero gradient."""
     half_turn = 180.0 if deg else math.pi
-    if _is_complex(z):
+    if is_complex(z):
         a = E.arctan2(C.imag(z), C.real(z))
         return E.mul(a, _RAD2DEG) if deg else a
     x = as_float(z)
