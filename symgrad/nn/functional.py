@@ -82,6 +82,7 @@ from .convolution import (  # noqa: F401
 )
 from .folding import fold, max_unpool1d, max_unpool2d, max_unpool3d, unfold  # noqa: F401
 from .more_functional import (  # noqa: F401
+    _reduce,  # the one rule of reductions (and the legacy arguments)
     bilinear,
     cosine_embedding_loss,
     dropout1d,
@@ -101,19 +102,6 @@ from .more_functional import (  # noqa: F401
     triplet_margin_loss,
 )
 from .resampling import interpolate  # noqa: F401
-
-_REDUCTIONS = ("mean", "sum", "none")
-
-
-def _reduce(loss: Any, reduction: str) -> Any:
-    if reduction == "mean":
-        return loss.mean()
-    if reduction == "sum":
-        return loss.sum()
-    if reduction == "none":
-        return loss
-    raise ValueError(f"{reduction} is not a valid value for reduction: use one of "
-                     f"{', '.join(_REDUCTIONS)}")
 
 
 def _value(x: Any) -> Any:

@@ -46,7 +46,12 @@ def legacy_reduction(size_average: Any, reduce: Any, reduction: str) -> str:
     return "sum" if size_average is not None and not size_average else "mean"
 
 
+_REDUCTIONS = ("mean", "sum", "none")
+
+
 def _reduce(loss: Any, reduction: str, size_average: Any = None, reduce: Any = None) -> Any:
+    """A loss's elements reduced as ``reduction`` (or the legacy arguments) says; the one
+    home of this rule (``nn.functional``'s losses call it too)."""
     reduction = legacy_reduction(size_average, reduce, reduction)
     if reduction == "mean":
         return loss.mean()
@@ -54,7 +59,8 @@ def _reduce(loss: Any, reduction: str, size_average: Any = None, reduce: Any = N
         return loss.sum()
     if reduction == "none":
         return loss
-    raise ValueError(f"{reduction} is not a valid value for reduction")
+    raise ValueError(f"{reduction} is not a valid value for reduction: use one of "
+                     f"{', '.join(_REDUCTIONS)}")
 
 
 def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Any, margin: float = 0.0,

@@ -325,12 +325,12 @@ class GroupNorm(Module):
         return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}"
 
 
-class _BatchNorm(Module):
-    _dims: tuple[int, ...] = (2, 3)
+class _NormBase(Module):
+    """The state of batch and instance norms: the affine weight and bias, the running
+    statistics as buffers (PyTorch's ``_NormBase``)."""
 
-    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
-                 affine: bool = True, track_running_stats: bool = True, device: Any = None,
-                 dtype: Any = None):
+    def __init__(self, num_features: int, eps: float, momentum: float | None, affine: bool,
+                 track_running_stats: bool, dtype: Any):
         super().__init__()
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
@@ -343,6 +343,19 @@ class _BatchNorm(Module):
             self.register_buffer("num_batches_tracked", zeros((), dtype=dt.as_dtype("int64")))
         else:
             self.running_mean = self.running_var = self.num_batches_tracked = None
+
+    def extra_repr(self) -> str:
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
+                f"affine={self.affine}, track_running_stats={self.track_running_stats}")
+
+
+class _BatchNorm(_NormBase):
+    _dims: tuple[int, ...] = (2, 3)
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
+                 affine: bool = True, track_running_stats: bool = True, device: Any = None,
+                 dtype: Any = None):
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, dtype)
 
     def forward(self, input: Tensor) -> Tensor:
         if input.ndim not in self._dims:
@@ -360,10 +373,6 @@ class _BatchNorm(Module):
                             self.track_running_stats else None,
                             self.weight, self.bias, use_batch, momentum, self.eps)
 
-    def extra_repr(self) -> str:
-        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
-                f"affine={self.affine}, track_running_stats={self.track_running_stats}")
-
 
 class BatchNorm1d(_BatchNorm):
     _dims = (2, 3)
@@ -377,24 +386,13 @@ class BatchNorm3d(_BatchNorm):
     _dims = (5,)
 
 
-class _InstanceNorm(Module):
+class _InstanceNorm(_NormBase):
     _dim = 1  # spatial dims
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
                  affine: bool = False, track_running_stats: bool = False, device: Any = None,
                  dtype: Any = None):
-        super().__init__()
-        self.num_features, self.eps, self.momentum = num_features, eps, momentum
-        self.affine, self.track_running_stats = affine, track_running_stats
-        kind = _kind(dtype)
-        self.weight = Parameter(ones(num_features, dtype=kind)) if affine else None
-        self.bias = Parameter(zeros(num_features, dtype=kind)) if affine else None
-        if track_running_stats:
-            self.register_buffer("running_mean", zeros(num_features, dtype=kind))
-            self.register_buffer("running_var", ones(num_features, dtype=kind))
-            self.register_buffer("num_batches_tracked", zeros((), dtype=dt.as_dtype("int64")))
-        else:
-            self.running_mean = self.running_var = self.num_batches_tracked = None
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, dtype)
 
     def forward(self, input: Tensor) -> Tensor:
         if input.ndim not in (self._dim + 1, self._dim + 2):
@@ -409,10 +407,6 @@ class _InstanceNorm(Module):
                               self.training or not self.track_running_stats,
                               0.0 if self.momentum is None else self.momentum, self.eps)
         return out.squeeze(0) if unbatched else out
-
-    def extra_repr(self) -> str:
-        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
-                f"affine={self.affine}, track_running_stats={self.track_running_stats}")
 
 
 class InstanceNorm1d(_InstanceNorm):

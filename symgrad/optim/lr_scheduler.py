@@ -33,14 +33,19 @@ from .more_schedulers import (
 from .scheduler_base import LRScheduler
 
 
+def _per_group(optimizer: Any, lr_lambda: Callable | Sequence[Callable]) -> list[Callable]:
+    """One function per parameter group: a list as given, one function for every group."""
+    n = len(optimizer.param_groups)
+    lambdas = list(lr_lambda) if isinstance(lr_lambda, (list, tuple)) else [lr_lambda] * n
+    if len(lambdas) != n:
+        raise ValueError(f"Expected {n} lr_lambdas, but got {len(lambdas)}")
+    return lambdas
+
+
 class LambdaLR(LRScheduler):
     def __init__(self, optimizer: Any, lr_lambda: Callable | Sequence[Callable],
                  last_epoch: int = -1):
-        n = len(optimizer.param_groups)
-        self.lr_lambdas = list(lr_lambda) if isinstance(lr_lambda, (list, tuple)) \
-            else [lr_lambda] * n
-        if len(self.lr_lambdas) != n:
-            raise ValueError(f"Expected {n} lr_lambdas, but got {len(self.lr_lambdas)}")
+        self.lr_lambdas = _per_group(optimizer, lr_lambda)
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[float]:
@@ -209,11 +214,7 @@ class MultiplicativeLR(LRScheduler):
 
     def __init__(self, optimizer: Any, lr_lambda: Callable | Sequence[Callable],
                  last_epoch: int = -1):
-        n = len(optimizer.param_groups)
-        self.lr_lambdas = list(lr_lambda) if isinstance(lr_lambda, (list, tuple)) \
-            else [lr_lambda] * n
-        if len(self.lr_lambdas) != n:
-            raise ValueError(f"Expected {n} lr_lambdas, but got {len(self.lr_lambdas)}")
+        self.lr_lambdas = _per_group(optimizer, lr_lambda)
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[float]:
