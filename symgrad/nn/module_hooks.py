@@ -84,10 +84,8 @@ def call(module: Any, args: tuple, kwargs: dict) -> Any:
     except Exception:
         for key, (hook, flags) in _posts(module):  # PyTorch's: the first error is raised
             if flags["always_call"] and key not in called:
-                try:
-                    result = _run(hook, flags, module, args, kwargs, output)
-                    if result is not None:
-                        output = result
+                try:  # (its result is dropped: the error goes on)
+                    _run(hook, flags, module, args, kwargs, output)
                 except Exception as e:
                     warnings.warn("module forward hook with ``always_call=True`` raised an "
                                   "exception that was silenced as another error was raised "
