@@ -1,4 +1,4 @@
-# symgrad kernel k_8017ff3cb54788db60d703ff1f5010aa (symgrad 0.1.0, codegen 5, conventions 5); generated, do not edit
+# symgrad kernel k_a53a2163621e61cfb51a1144ed3ba8c7 (symgrad 0.1.0, codegen 6, conventions 5); generated, do not edit
 # grad of loss with respect to w, x
 # loss(w: f64[n0], x: f64[n1,n0])
 import numpy as np

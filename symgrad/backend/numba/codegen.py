@@ -65,7 +65,7 @@ from .sizes import Comments, Sizes, numba_literal
 from .sizes import Dim as Dim  # importable here as before
 
 #: bump when the generated code for the same IR changes
-CODEGEN_VERSION = 5
+CODEGEN_VERSION = 6
 NJIT_FLAGS = 'cache=True, error_model="numpy", fastmath=False'
 #: a parallel kernel's only parallel loops are its ``prange``s over fixed chunks: Numba's
 #: other conversions are off. Its ``numpy`` conversion would turn a whole-array
@@ -219,7 +219,8 @@ class _Kernel:
                 chunked = False  # the chunks change no sum: one flat loop, the same bits
             calls = sum(1 for e in live if vector_call(e, []))  # about: read-through ones too
             vector = self.vector and calls <= VECTOR_MAX
-            rows = ROW_SUMS and vector and calls and not (chunked and len(shape) == 1)
+            rows = (ROW_SUMS and vector and (calls or len(shape) > 1)
+                    and not (chunked and len(shape) == 1))
             fast = Elements(self, loop, vector=vector, ok=f"okc{k}" if chunked else f"ok{k}",
                             rows=f"r{k}" if rows else "", pairs=TANH_PAIRS)
             body = fast.body(live, self._partials(accs, k) if chunked else {})
