@@ -21,7 +21,8 @@ at the default thread setting (symgrad: parallel kernel or serial twin by timing
 (``sg.set_num_threads(1)``; JAX/XLA is then told nothing: its CPU client decides).
 Every gradient is checked against the fused one first.
 
-Run:  python benchmarks/tanh_broadcast.py [--rounds 31] [--threads 1] [--n 1000] [--only tanh|square]
+Run:  python benchmarks/tanh_broadcast.py [--rounds 31] [--threads 1] [--n 1000]
+          [--only tanh|square]
 """
 
 from __future__ import annotations

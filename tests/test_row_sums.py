@@ -3,12 +3,12 @@
 A loop over two or more axes, or one that calls vectorized math, that adds every
 element of its innermost axis into one place (``grad_u[i0] += ...`` in a broadcast
 gradient, ``grad_p += ...`` in a loop body's adjoint) stores the row's terms in a
-scratch row, then adds them after the row by ``vm.row_sum`` (8 lanes; issue 31). Below 8 elements that is the
-plain loop's order, so the result has the bits of the kernel without scratch rows
-(``ROW_SUMS = False``); from 8 on it is another order, checked against that kernel
-and the numpy interpreter to a few ulp, and ``row_sum`` itself against a Python
-transcription of its order (bit for bit) and ``math.fsum``. The serial and the
-parallel (chunked) paths, a loop body and the libm rerun are covered.
+scratch row, then adds them after the row by ``vm.row_sum`` (8 lanes; issue 31). Below
+8 elements that is the plain loop's order, so the result has the bits of the kernel
+without scratch rows (``ROW_SUMS = False``); from 8 on it is another order, checked
+against that kernel and the numpy interpreter to a few ulp, and ``row_sum`` itself
+against a Python transcription of its order (bit for bit) and ``math.fsum``. The serial
+and the parallel (chunked) paths, a loop body and the libm rerun are covered.
 """
 
 from __future__ import annotations
