@@ -19,7 +19,7 @@ error is at most 1 ulp over the whole float64 range; the others stay libm.
 function   method                                                       path
 =========  ==========================================================  ==============
 exp        k = rint(x/ln2), r = x - k ln2 (Cody-Waite), degree-13      vectorized
-           polynomial, 2**k in two exact steps (no overflow of 2**k)
+           polynomial (Estrin), 2**k in two exact steps (no overflow)
 expm1      as exp, the polynomial for expm1(r), 2**k*em + (2**k - 1)   vectorized
 log        fdlibm: x = 2**k m, m in [sqrt(2)/2, sqrt(2)), s = f/(2+f)  vectorized
 log1p      log of u = 1 + x plus the rounding error of u, (1+x-u)/u     vectorized
@@ -30,7 +30,7 @@ tanh       tanh_sech2's first value                                    vectorize
 tanh_sech2 tanh and its derivative sech**2 from one exponential e =        vectorized
            exp(-2|x|): (1-e)/(1+e), 4e/(1+e)**2 from one division
 sigmoid    1/(1+e) or e/(1+e), e = exp(-|x|)                            vectorized
-softplus   log1p(exp(-|x|)) + max(x, 0)                                 vectorized
+softplus   log1p(exp(-|x|)) + max(x, 0); e - e**2/2 below -30           vectorized
 pow        x**n for a literal integer n in POWI_EXPONENTS (3..8): the      vectorized for
            double-double product chain x*x*...*x (Dekker's TwoProd, no    n in 3..8 and
            FMA), rounded once at the end (powi). The split and the error  1e-36 < |x| <

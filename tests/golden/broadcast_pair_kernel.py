@@ -1,9 +1,9 @@
-# symgrad kernel k_974f76d45034d0ae280499401f3e359d (symgrad 0.1.0, codegen 6, conventions 5); generated, do not edit
+# symgrad kernel k_0b75d7b36ae9fd71d58026026473cdde (symgrad 0.1.0, codegen 6, conventions 5); generated, do not edit
 # value_and_grad of ratio with respect to x, y
 # ratio(x: f64[n0,1], y: f64[n0])
 import numpy as np
 from numba import njit
-from symgrad.backend import vecmath as vm  # vecmath 8b218d7b8949
+from symgrad.backend import vecmath as vm  # vecmath 3b3facbab0e8
 
 
 @njit(cache=True, error_model="numpy", fastmath=False)
