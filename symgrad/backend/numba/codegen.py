@@ -54,7 +54,7 @@ from ...core.conventions import CONVENTIONS_VERSION
 from ...core.index_text import loop_nest
 from ...core.ir import F32, FLOAT, Atom, Aval, Eqn, Graph, Literal, Printer, Var, origin_changes
 from ...core.version import __version__
-from . import pool
+from . import pool as output_pool
 from .elements import Elements, vector_call
 from .fusion import Loop, Plan, plan, transposed
 from .lowering import lowering
@@ -98,10 +98,11 @@ INDENT = "    "
 #: a fused loop that computes tanh(c) and tanh's derivative (as its VJP writes it) calls
 #: ``vm.tanh_sech2`` for both (False: tanh and exp separately, as before issue 31)
 TANH_PAIRS = True
-#: the Numba type of a float output array that a loop makes: at least pool.MIN_BYTES of
-#: it come from :mod:`.pool` (False: every output by np.empty, as before issue 31's item 4)
-POOLED = {FLOAT: ("float64", 8), F32: ("float32", 4)}
+#: a float output array that a loop makes, of at least pool.MIN_BYTES, comes from
+#: :mod:`.pool` (False: every output by np.empty, as before issue 31's item 4)
 OUTPUT_POOL = True
+#: the dtypes it applies to: their Numba type and item size
+POOLED = {FLOAT: ("float64", 8), F32: ("float32", 4)}
 
 
 @dataclass(frozen=True)
@@ -265,12 +266,12 @@ class _Kernel:
         name, empty = self.name(v), f"np.empty({_tuple(shape)}{_dtype_arg(v.dtype)})"
         numba_type, size = POOLED.get(v.dtype, ("", 0))
         if not (self.pool and OUTPUT_POOL and size and id(v) in self.outputs
-                and math.prod(v.shape) * size >= pool.MIN_BYTES):
+                and math.prod(v.shape) * size >= output_pool.MIN_BYTES):
             return [f"{name} = {empty}"]  # (traced at a smaller size: a kernel of its own)
         self.uses_pool = True
         layout = ", ".join([":"] * (len(shape) - 1) + ["::1"])
         count = " * ".join(str(d) for d in shape)
-        return [f"if {count} >= {pool.MIN_BYTES // size}:  # from the output pool",
+        return [f"if {count} >= {output_pool.MIN_BYTES // size}:  # from the output pool",
                 INDENT + f'with objmode({name}="{numba_type}[{layout}]"):',
                 INDENT * 2 + f'{name} = pool_take({_tuple(shape)}, "{numba_type}")',
                 "else:",
