@@ -7,6 +7,8 @@ alike); per variant the median wall time per call over the rounds, its CPU time
 - ``symgrad``: ``sg.grad(f)(x)`` as users call it (the thread count not pinned, so
   each parallel kernel measures its serial twin against itself and runs the faster,
   :mod:`symgrad.backend.numba.threads`);
+- ``symgrad no pool``: the same with ``codegen.OUTPUT_POOL = False`` (its own kernel):
+  every output by ``np.empty``, as before the output pool (:mod:`symgrad.backend.numba.pool`);
 - ``symgrad 2 threads``: ``sg.set_num_threads(2)`` (always the parallel loop);
 - ``symgrad 1 thread``: ``sg.set_num_threads(1)`` (always the serial twin);
 - ``numba fresh``: the handwritten serial Numba gradient, returning a fresh array;
@@ -27,6 +29,7 @@ fresh pages (1954 faults per call), which a user's process does not see (0 fault
 per call for arrays up to 32 MiB, docs/benchmarks.md).
 
 Run:  python benchmarks/fresh_pages.py [--repeat 15] [--problem seed|rosenbrock] [--reuse]
+          [--n 1000000]
 """
 
 from __future__ import annotations
@@ -89,6 +92,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=15)
     parser.add_argument("--problem", default="seed", choices=("seed", "rosenbrock"))
     parser.add_argument("--calls", type=int, default=20, help="calls per round and variant")
+    parser.add_argument("--n", type=int, default=N, help="elements of x")
     parser.add_argument("--reuse", action="store_true",
                         help="sg.reuse_memory(True) once at the start (default: no mallopt)")
     opts = parser.parse_args()
@@ -100,14 +104,19 @@ def main() -> None:
     from run import rosenbrock, rosenbrock_numba, seed, seed_numba
 
     import symgrad as sg
+    from symgrad.backend.numba import codegen
 
     sg.config.tiered = False
     if opts.reuse:
         sg.reuse_memory(True)
     f, hand, into = ((seed, seed_numba, seed_into) if opts.problem == "seed"
                      else (rosenbrock, rosenbrock_numba, rosenbrock_into))
-    x = np.random.default_rng(0).random(N)
+    x = np.random.default_rng(0).random(opts.n)
     g = sg.grad(f)
+    codegen.OUTPUT_POOL = False
+    unpooled = sg.grad(f)
+    assert "pool_take" not in unpooled.source(x)
+    codegen.OUTPUT_POOL = True
     jg = jax.jit(jax.grad(lambda v: f(v, xp=jnp)))
     jx = jnp.asarray(x)
     pool = Pool()
@@ -121,6 +130,7 @@ def main() -> None:
 
     variants = {
         "symgrad": lambda: g(x),
+        "symgrad no pool": lambda: unpooled(x),
         "symgrad 2 threads": lambda: g(x),
         "symgrad 1 thread": lambda: g(x),
         "numba fresh": lambda: hand(x),
@@ -150,7 +160,7 @@ def main() -> None:
             del keep
     sg.set_num_threads(None)
     base, cbase = statistics.median(times["jax"]), statistics.median(cpu["jax"])
-    print(f"{opts.problem}-1e6, {opts.repeat} rounds x {opts.calls} calls; load "
+    print(f"{opts.problem}-{opts.n:.0e}, {opts.repeat} rounds x {opts.calls} calls; load "
           f"{os.getloadavg()[0]:.1f}; threads {threads}; "
           f"{'sg.reuse_memory(True)' if opts.reuse else 'no mallopt'}")
     print(f"{'variant':18} {'median':>10} {'best':>10} {'/ jax':>7} {'cpu':>10} {'/ jax':>7} "

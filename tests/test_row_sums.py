@@ -1,14 +1,14 @@
 """Sums over a fused loop's innermost axis through a scratch row (codegen's ``ROW_SUMS``).
 
-A loop that calls vectorized math and adds every element of its innermost axis
-into one place (``grad_u[i0] += ...`` in a broadcast gradient, ``grad_p += ...``
-in a loop body's adjoint) stores the row's terms in a scratch row, then adds them
-after the row by ``vm.row_sum`` (8 lanes; issue 31). Below 8 elements that is the
-plain loop's order, so the result has the bits of the kernel without scratch rows
-(``ROW_SUMS = False``); from 8 on it is another order, checked against that kernel
-and the numpy interpreter to a few ulp, and ``row_sum`` itself against a Python
-transcription of its order (bit for bit) and ``math.fsum``. The serial and the
-parallel (chunked) paths, a loop body and the libm rerun are covered.
+A loop over two or more axes, or one that calls vectorized math, that adds every
+element of its innermost axis into one place (``grad_u[i0] += ...`` in a broadcast
+gradient, ``grad_p += ...`` in a loop body's adjoint) stores the row's terms in a
+scratch row, then adds them after the row by ``vm.row_sum`` (8 lanes; issue 31). Below
+8 elements that is the plain loop's order, so the result has the bits of the kernel
+without scratch rows (``ROW_SUMS = False``); from 8 on it is another order, checked
+against that kernel and the numpy interpreter to a few ulp, and ``row_sum`` itself
+against a Python transcription of its order (bit for bit) and ``math.fsum``. The serial
+and the parallel (chunked) paths, a loop body and the libm rerun are covered.
 """
 
 from __future__ import annotations
@@ -144,7 +144,55 @@ def test_parallel_chunks_and_the_libm_rerun_keep_the_bits(monkeypatch):
             np.testing.assert_allclose(a, b, rtol=1e-11, atol=1e-12)
 
 
-def test_sums_without_vectorized_math_are_left_as_they_were():
-    source = sg.grad(lambda x, y: np.sum((x[:, None] * y) ** 2), argnums=(0,)).source(
-        np.ones(3), np.ones(4))
+def square(A, u, v):
+    return np.mean((A * u[:, None] + v) ** 2)
+
+
+@pytest.mark.parametrize("m", [5, 300])
+def test_a_broadcast_gradient_without_vectorized_math_sums_through_a_scratch_row(
+        monkeypatch, m):
+    """No vecmath call in the loop (issue 31, round 3): the row sum was one chain of
+    dependent additions; now the scratch row, the same bits at 1 and 2 threads, on the
+    parallel chunks (and their serial twin) and on the serial kernel."""
+    rng = np.random.default_rng(m + 1)  # 60 rows: at least 256 elements, chunked below
+    A, u, v = rng.standard_normal((60, m)), rng.uniform(0.5, 1.5, 60), rng.uniform(-1, 1, m)
+    source, got, plain = _both(monkeypatch, lambda: sg.grad(square, argnums=(1, 2)), A, u, v)
+    assert "grad_u[i0] += vm.row_sum(r0_0)" in source and "from symgrad.backend import " \
+        "vecmath as vm" in source
+    if m < 8:
+        _same_bits(got, plain)
+    else:
+        _close(got, plain)
+    want = sg.grad(square, argnums=(1, 2), backend="numpy")(A, u, v)
+    _close(got, want, rtol=1e-12)
+    monkeypatch.setenv("SYMGRAD_PARALLEL_MIN", "256")
+    g = sg.grad(square, argnums=(1, 2))
+    assert "prange(" in g.source(A, u, v) and "vm.row_sum(" in g.source(A, u, v)
+    runs = []
+    for k in (1, min(2, sg.max_threads())):  # 1: the serial twin
+        sg.set_num_threads(k)
+        runs.append(g(A, u, v))
+    sg.set_num_threads(None)
+    _same_bits(runs[0], runs[1])
+    _same_bits(runs[0], got)  # the chunks change no row's order
+
+
+def test_one_axis_sums_without_vectorized_math_are_left_as_they_were():
+    source = sg.grad(lambda x: np.sum(x * x)).source(np.ones(30))
     assert not re.search(r"\br\d+_0\b", source)
+
+
+def test_complex_sums_over_rows_add_where_their_terms_are_made():
+    """The scratch rows are float64: a complex term stored there did not compile (a
+    TypingError for ``sum(exp(u * v) * A, axis=1)`` with a complex A, before this)."""
+    rng = np.random.default_rng(3)
+    A = rng.standard_normal((4, 9)) + 1j * rng.standard_normal((4, 9))
+    u, v = np.linspace(0.5, 1, 4), np.linspace(-1, 1, 9)
+
+    def f(A, u, v):
+        return np.sum(np.exp(u[:, None] * v) * A, axis=1), np.sum(A * u[:, None] + v, axis=1)
+
+    j = sg.jit(f)
+    assert "vm.exp(" in j.source(A, u, v) and "vm.row_sum(" not in j.source(A, u, v)
+    for got, want in zip(j(A, u, v), f(A, u, v)):
+        np.testing.assert_allclose(got, want, rtol=1e-14)

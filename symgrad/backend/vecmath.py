@@ -19,7 +19,7 @@ error is at most 1 ulp over the whole float64 range; the others stay libm.
 function   method                                                       path
 =========  ==========================================================  ==============
 exp        k = rint(x/ln2), r = x - k ln2 (Cody-Waite), degree-13      vectorized
-           polynomial, 2**k in two exact steps (no overflow of 2**k)
+           polynomial (Estrin), 2**k in two exact steps (no overflow)
 expm1      as exp, the polynomial for expm1(r), 2**k*em + (2**k - 1)   vectorized
 log        fdlibm: x = 2**k m, m in [sqrt(2)/2, sqrt(2)), s = f/(2+f)  vectorized
 log1p      log of u = 1 + x plus the rounding error of u, (1+x-u)/u     vectorized
@@ -30,7 +30,7 @@ tanh       tanh_sech2's first value                                    vectorize
 tanh_sech2 tanh and its derivative sech**2 from one exponential e =        vectorized
            exp(-2|x|): (1-e)/(1+e), 4e/(1+e)**2 from one division
 sigmoid    1/(1+e) or e/(1+e), e = exp(-|x|)                            vectorized
-softplus   log1p(exp(-|x|)) + max(x, 0)                                 vectorized
+softplus   log1p(exp(-|x|)) + max(x, 0); e - e**2/2 below -30           vectorized
 pow        x**n for a literal integer n in POWI_EXPONENTS (3..8): the      vectorized for
            double-double product chain x*x*...*x (Dekker's TwoProd, no    n in 3..8 and
            FMA), rounded once at the end (powi). The split and the error  1e-36 < |x| <
@@ -142,33 +142,23 @@ def _scale(y, k):
 
 @njit(**_JIT)
 def _expm1_poly(r):
-    """exp(r) - 1 - r for |r| <= 0.35, as (r*r*0.5 + r**3 * q(r))."""
-    if HAS_FMA:  # each Horner step rounded once: as accurate, half the instructions
-        q = _fma(_F14, r, _F13)
-        q = _fma(q, r, _F12)
-        q = _fma(q, r, _F11)
-        q = _fma(q, r, _F10)
-        q = _fma(q, r, _F9)
-        q = _fma(q, r, _F8)
-        q = _fma(q, r, _F7)
-        q = _fma(q, r, _F6)
-        q = _fma(q, r, _F5)
-        q = _fma(q, r, _F4)
-        q = _fma(q, r, _F3)
-    else:
-        q = _F14
-        q = q * r + _F13
-        q = q * r + _F12
-        q = q * r + _F11
-        q = q * r + _F10
-        q = q * r + _F9
-        q = q * r + _F8
-        q = q * r + _F7
-        q = q * r + _F6
-        q = q * r + _F5
-        q = q * r + _F4
-        q = q * r + _F3
+    """exp(r) - 1 - r for |r| <= 0.35, as (r*r*0.5 + r**3 * q(r)), q (degree 11) by
+    Estrin's scheme: 4 dependent steps after r**8, not Horner's 11 (exp's loop was bound
+    by the chain: 0.79-0.89x the time of Horner's for exp, expm1, sigmoid, softplus;
+    the same measured error bounds)."""
     r2 = r * r
+    r4 = r2 * r2
+    r8 = r4 * r4
+    if HAS_FMA:
+        a = _fma(_fma(_F6, r, _F5), r2, _fma(_F4, r, _F3))
+        b = _fma(_fma(_F10, r, _F9), r2, _fma(_F8, r, _F7))
+        c = _fma(_fma(_F14, r, _F13), r2, _fma(_F12, r, _F11))
+        q = _fma(c, r8, _fma(b, r4, a))
+    else:
+        a = (_F6 * r + _F5) * r2 + (_F4 * r + _F3)
+        b = (_F10 * r + _F9) * r2 + (_F8 * r + _F7)
+        c = (_F14 * r + _F13) * r2 + (_F12 * r + _F11)
+        q = c * r8 + (b * r4 + a)
     return r2 * 0.5 + r2 * r * q
 
 
@@ -516,13 +506,15 @@ def sigmoid(x):
 @njit(**_JIT)
 def softplus(x):
     """log(1 + exp(x)) = log1p(exp(-|x|)) + max(x, 0): no overflow; log1p and exp in
-    double-double, one rounding at the end; exp(x) itself below -37 (log1p(e) = e there)."""
+    double-double, one rounding at the end. Below -30, e - e**2/2 (e = exp(x); the next
+    term is 2**-81 of e): log1p's double-double lost up to 0.64 ulp where 1 + e rounds
+    to 1 + 2**-52 (1.14 ulp in all at x = -36.5147, before)."""
     m_hi, m_lo, k = _exp_parts(-abs(x))
     e_hi = _scale(m_hi, k)
     l_hi, l_lo = _log1p_dd(e_hi, _scale(m_lo, k))
     hi, lo = _two_sum(max(x, 0.0), l_hi)
     y = hi + (lo + l_lo)
-    y = _scale(m_hi + m_lo, k) if x < -37.0 else y
+    y = _scale(m_hi + (m_lo - 0.5 * m_hi * e_hi), k) if x < -30.0 else y
     return y if abs(x) < math.inf else (0.0 if x < 0.0 else x)  # -inf: 0; inf, nan: x
 
 

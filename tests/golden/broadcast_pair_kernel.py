@@ -1,13 +1,17 @@
-# symgrad kernel k_652af62c4c52a581bdd5471a78e851e1 (symgrad 0.1.0, codegen 5, conventions 5); generated, do not edit
+# symgrad kernel k_0b75d7b36ae9fd71d58026026473cdde (symgrad 0.1.0, codegen 6, conventions 5); generated, do not edit
 # value_and_grad of ratio with respect to x, y
 # ratio(x: f64[n0,1], y: f64[n0])
 import numpy as np
 from numba import njit
+from symgrad.backend import vecmath as vm  # vecmath 3b3facbab0e8
 
 
 @njit(cache=True, error_model="numpy", fastmath=False)
 def ratio(x, y):
     n0 = x.shape[0]
+    r0_0 = np.empty(n0)
+    r0_1 = np.empty(n0)
+    r0_2 = np.empty(n0)
     r = np.empty((n0, n0))
     d = 0.0
     k = np.zeros((n0,))
@@ -18,7 +22,7 @@ def ratio(x, y):
             a = x[i0, 0] / y[i1]
             b = np.maximum(x[i0, 0], y[i1])
             c = a + b
-            d += c
+            r0_0[i1] = c
             # grad of: b: f64[n0,n0] = maximum(x, y)
             e = x[i0, 0] > y[i1]
             f = x[i0, 0] == y[i1]
@@ -26,13 +30,16 @@ def ratio(x, y):
             h = 1.0 if e else g
             i = y[i1] > x[i0, 0]
             j = 1.0 if i else g
-            k[i0] += h
+            r0_1[i1] = h
             n[i1] += j
             # grad of: a: f64[n0,n0] = div(x, y)
             q = np.negative(a)
             r[i0, i1] = q / y[i1]
             o = 1.0 / y[i1]
-            s[i0] += o
+            r0_2[i1] = o
+        d += vm.row_sum(r0_0)
+        k[i0] += vm.row_sum(r0_1)
+        s[i0] += vm.row_sum(r0_2)
     # grad of: b: f64[n0,n0] = maximum(x, y)
     m = np.ascontiguousarray(k).reshape((n0, 1))
     # grad of: a: f64[n0,n0] = div(x, y)

@@ -1,4 +1,4 @@
-# symgrad kernel k_556fca77058a73669820557f033b8450 (symgrad 0.1.0, codegen 5, conventions 5); generated, do not edit
+# symgrad kernel k_222a65b1b101e8527476fd28f9b7881b (symgrad 0.1.0, codegen 6, conventions 5); generated, do not edit
 # grad of modulus with respect to z
 # modulus(z: c128[n0])
 import numpy as np

@@ -1,9 +1,9 @@
-# symgrad kernel k_8017ff3cb54788db60d703ff1f5010aa (symgrad 0.1.0, codegen 5, conventions 5); generated, do not edit
+# symgrad kernel k_759fd10c9235e803ba9262d2c46bf273 (symgrad 0.1.0, codegen 6, conventions 5); generated, do not edit
 # grad of loss with respect to w, x
 # loss(w: f64[n0], x: f64[n1,n0])
 import numpy as np
 from numba import njit
-from symgrad.backend import vecmath as vm  # vecmath 9983fcb1db52
+from symgrad.backend import vecmath as vm  # vecmath 3b3facbab0e8
 
 
 @njit(cache=True, error_model="numpy", fastmath=False)

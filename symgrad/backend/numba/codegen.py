@@ -52,8 +52,9 @@ from pathlib import Path
 
 from ...core.conventions import CONVENTIONS_VERSION
 from ...core.index_text import loop_nest
-from ...core.ir import F32, Atom, Aval, Eqn, Graph, Literal, Printer, Var, origin_changes
+from ...core.ir import F32, FLOAT, Atom, Aval, Eqn, Graph, Literal, Printer, Var, origin_changes
 from ...core.version import __version__
+from . import pool as output_pool
 from .elements import Elements, vector_call
 from .fusion import Loop, Plan, plan, transposed
 from .lowering import lowering
@@ -65,7 +66,7 @@ from .sizes import Comments, Sizes, numba_literal
 from .sizes import Dim as Dim  # importable here as before
 
 #: bump when the generated code for the same IR changes
-CODEGEN_VERSION = 5
+CODEGEN_VERSION = 6
 NJIT_FLAGS = 'cache=True, error_model="numpy", fastmath=False'
 #: a parallel kernel's only parallel loops are its ``prange``s over fixed chunks: Numba's
 #: other conversions are off. Its ``numpy`` conversion would turn a whole-array
@@ -84,8 +85,9 @@ CHUNK = 32768
 #: compile (a 400-step recurrence of sin: minutes instead of 13 s); such loops are rare
 #: and their transcendental work is spread over many statements anyway
 VECTOR_MAX = 32
-#: a fused loop that calls :mod:`.vecmath` and sums over its innermost axis (a gradient's
-#: ``grad_u[i0] += ...`` in a broadcast, ``grad_p += ...`` in a loop body's adjoint) stores
+#: a fused loop over 2+ axes, or one that calls :mod:`.vecmath`, that sums real terms over
+#: its innermost axis (a gradient's ``grad_u[i0] += ...`` in a broadcast, ``grad_p += ...``
+#: in a loop body's adjoint; the mean((A*u+v)**2) gradient 0.86-2.8 -> 0.4-0.5 ms) stores
 #: the terms of each innermost row in a scratch row, by a loop with no dependence between
 #: iterations (which LLVM vectorizes), and adds them up after the row by ``vm.row_sum``
 #: (8 lanes, in an order fixed by the row's length: 3x faster than a plain loop's chain
@@ -96,6 +98,11 @@ INDENT = "    "
 #: a fused loop that computes tanh(c) and tanh's derivative (as its VJP writes it) calls
 #: ``vm.tanh_sech2`` for both (False: tanh and exp separately, as before issue 31)
 TANH_PAIRS = True
+#: a float output array that a loop makes, of at least pool.MIN_BYTES, comes from
+#: :mod:`.pool` (False: every output by np.empty, as before issue 31's item 4)
+OUTPUT_POOL = True
+#: the dtypes it applies to: their Numba type and item size
+POOLED = {FLOAT: ("float64", 8), F32: ("float32", 4)}
 
 
 @dataclass(frozen=True)
@@ -119,8 +126,12 @@ class _Kernel:
     def __init__(self, graph: Graph, out_names: Mapping[int, str] | None, loops: Plan,
                  parallel_min: int | None = None, vector: bool = True,
                  within: _Kernel | None = None, buffers: Mapping[int, str] | None = None,
-                 twin: bool = False):
+                 twin: bool = False, pool: bool = False):
         self.graph = graph
+        #: the kernel's outputs that a loop makes may come from the output pool
+        self.pool = pool and within is None
+        self.uses_pool = False
+        self.outputs = {id(v) for v in graph.outputs if isinstance(v, Var)}
         #: id(var) -> an array to write it into instead of a new one (a loop's carry)
         self.buffers = dict(buffers or {})
         self.used_buffers: set[int] = set()
@@ -207,8 +218,7 @@ class _Kernel:
                 lines.append(f"{self.name(e.out)} = {self.buffers[id(e.out)]}")
                 self.used_buffers.add(id(e.out))
             elif id(e.out) in arrays:
-                lines.append(f"{self.name(e.out)} = np.empty({_tuple(shape)}"
-                             f"{_dtype_arg(e.out.dtype)})")
+                lines += self._new_array(e.out, shape)
         if live:
             k = self.root.loops
             self.root.loops += 1
@@ -219,7 +229,8 @@ class _Kernel:
                 chunked = False  # the chunks change no sum: one flat loop, the same bits
             calls = sum(1 for e in live if vector_call(e, []))  # about: read-through ones too
             vector = self.vector and calls <= VECTOR_MAX
-            rows = ROW_SUMS and vector and calls and not (chunked and len(shape) == 1)
+            rows = (ROW_SUMS and vector and (calls or len(shape) > 1)
+                    and not (chunked and len(shape) == 1))
             fast = Elements(self, loop, vector=vector, ok=f"okc{k}" if chunked else f"ok{k}",
                             rows=f"r{k}" if rows else "", pairs=TANH_PAIRS)
             body = fast.body(live, self._partials(accs, k) if chunked else {})
@@ -246,6 +257,25 @@ class _Kernel:
                 count = " * ".join(str(shape[k]) for k in e.params["axes"])
                 lines.append(f"{self.name(e.out)} /= {count}")
         return lines + self.statements(loop.post)
+
+    def _new_array(self, v: Var, shape: tuple) -> list[str]:
+        """``v``'s array, by np.empty; a float output of the kernel of at least
+        pool.MIN_BYTES from the output pool (:mod:`.pool`, in objmode: a few µs a call).
+        Only where the traced size is that large: the objmode block costs about 0.07 s
+        of compile time, which the small kernels of tests and of most calls do not pay."""
+        name, empty = self.name(v), f"np.empty({_tuple(shape)}{_dtype_arg(v.dtype)})"
+        numba_type, size = POOLED.get(v.dtype, ("", 0))
+        if not (self.pool and OUTPUT_POOL and size and id(v) in self.outputs
+                and math.prod(v.shape) * size >= output_pool.MIN_BYTES):
+            return [f"{name} = {empty}"]  # (traced at a smaller size: a kernel of its own)
+        self.uses_pool = True
+        layout = ", ".join([":"] * (len(shape) - 1) + ["::1"])
+        count = " * ".join(str(d) for d in shape)
+        return [f"if {count} >= {output_pool.MIN_BYTES // size}:  # from the output pool",
+                INDENT + f'with objmode({name}="{numba_type}[{layout}]"):',
+                INDENT * 2 + f'{name} = pool_take({_tuple(shape)}, "{numba_type}")',
+                "else:",
+                INDENT + f"{name} = {empty}"]
 
     def _inits(self, accs: list[Eqn]) -> list[str]:
         lines = []
@@ -352,37 +382,40 @@ def _live(loop: Loop, arrays: set[int]) -> list[Eqn]:
 def generate(graph: Graph, function: str, description: str,
              out_names: Mapping[int, str] | None = None,
              loops: Plan | None = None, parallel_min: int | None = None,
-             vector: bool = True, nogil: bool = False) -> KernelSource:
+             vector: bool = True, nogil: bool = False, pool: bool = True) -> KernelSource:
     """The kernel module for ``graph``; ``function`` names the njit function.
 
     ``loops`` is the fusion plan of ``graph`` (made here if not given). Loops of at
     least ``parallel_min`` elements run as ``prange`` over chunks (``None``: none do);
     ``vector=False`` calls libm where :mod:`.vecmath` would be called. ``nogil``
     compiles it with ``nogil=True``, for callers that run kernels on several threads
-    at once (:mod:`symgrad.distributed` on Dask's threads); a kernel of its own key."""
+    at once (:mod:`symgrad.distributed` on Dask's threads); a kernel of its own key.
+    ``pool``: large float outputs may come from :mod:`.pool` (an exported module: not)."""
     loops = plan(graph) if loops is None else loops
+    pool = pool and not nogil  # nogil kernels run on several threads: no objmode there
     code, parallel = _module(graph, function, description, out_names, loops, parallel_min,
-                             vector, nogil)
+                             vector, nogil, pool=pool)
     versions = (f"symgrad {__version__}, codegen {CODEGEN_VERSION}, "
                 f"conventions {CONVENTIONS_VERSION}")
     key = hashlib.sha256(f"{versions}\n{code}".encode()).hexdigest()[:32]
     header = f"# symgrad kernel k_{key} ({versions}); generated, do not edit\n"
     twin = _module(graph, function, description, out_names, loops, parallel_min, vector,
-                   nogil, twin=True)[0] if parallel else ""
+                   nogil, twin=True, pool=pool)[0] if parallel else ""
     return KernelSource(key, function, header + code, parallel, twin)
 
 
 def _module(graph: Graph, function: str, description: str,
             out_names: Mapping[int, str] | None, loops: Plan, parallel_min: int | None,
-            vector: bool, nogil: bool, twin: bool = False) -> tuple[str, bool]:
+            vector: bool, nogil: bool, twin: bool = False,
+            pool: bool = False) -> tuple[str, bool]:
     """The module's text below its header, and whether it is parallel; ``twin``: the
     serial twin's text (:func:`serial_twin`), compiled without ``parallel=``."""
-    kernel = _Kernel(graph, out_names, loops, parallel_min, vector, twin=twin)
+    kernel = _Kernel(graph, out_names, loops, parallel_min, vector, twin=twin, pool=pool)
     args = [kernel.name(v) for v in (*graph.inputs, *graph.const_vars)]
     body = kernel.body()
     body.append(f"return ({_returns(graph, kernel)})")
     imports = ["import numpy as np", "from numba import njit" + (
-        ", prange" if kernel.parallel else "")]
+        ", objmode" if kernel.uses_pool else "") + (", prange" if kernel.parallel else "")]
     if any("math." in line.split("#")[0] for line in body):  # math.erf (prims.special)
         imports.insert(0, "import math")
     if kernel.uses_vecmath:  # the file's hash is in the key: a change there recompiles
@@ -390,6 +423,8 @@ def _module(graph: Graph, function: str, description: str,
     if kernel.uses_vecmath32:
         imports.append(f"from symgrad.backend import vecmath32 as vm32  # "
                        f"{vecmath_hash('vecmath32')}")
+    if kernel.uses_pool:
+        imports.append("from symgrad.backend.numba.pool import take as pool_take")
     if kernel.uses_lapack:
         imports.append(f"from symgrad.backend import lapack as la  # {vecmath_hash('lapack')}")
     code = "\n".join([

@@ -82,7 +82,9 @@ class Elements:
                 acc = f"{self.kernel.name(e.out)}[{kept}]" if kept else self.kernel.name(e.out)
                 target, term = targets.get(id(e.out), acc), self.read(e.inputs[0], self.index)
                 last = len(self.index) - 1
-                if self.rows and last in axes:  # every element of the last axis adds here
+                # every element of the last axis adds here; the rows are float64 (a
+                # complex sum adds where its terms are made)
+                if self.rows and last in axes and not is_complex(e.inputs[0].dtype):
                     row = f"{self.rows}_{len(self.scratch)}"
                     self.scratch.append(row)
                     self.emit(f"{row}[i{last}] = {term}")

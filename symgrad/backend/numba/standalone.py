@@ -32,7 +32,7 @@ def kernel_text(graph: Graph, kernel: str, what: str, copier: Copier) -> tuple[s
                 "sg.pure_callback), which an exported module cannot hold: export the parts "
                 "before and after it separately")
     _require_one_kernel(graph)
-    source = generate(graph, kernel, what, None, parallel_min=None)
+    source = generate(graph, kernel, what, None, parallel_min=None, pool=False)
     lines = []
     for line in source.text.splitlines():
         stripped = line.split("#")[0].strip()
