@@ -38,6 +38,21 @@ add("median(0-d)", lambda L, x: (x.median(), x.median(0), x.median(-1, keepdim=T
 add("nanmean", lambda L, x: (_with_nans(L, x).nanmean(), L.nanmean(_with_nans(L, x), 1),
                              x.nanmean(dim=(0, 1), keepdim=True), L.nanmean(x)),
     samples=(((3, 4),), ((2, 3, 2),)), covers=("Tensor.nanmean", "torch.nanmean"))
+def _nan_where(L, x, mask):
+    """x with NaN where ``mask`` (from x's values, detached): added to x, so x's gradient
+    reaches the NaN elements (a masked_fill would give them 0)."""
+    return x + L.where(mask, NAN, 0.0)
+
+
+# a row and a column of NaN only (with NaN elsewhere too): value NaN, gradient NaN there
+# (PyTorch's (g / 0) * 0); everything NaN
+add("nanmean(all-NaN rows)", lambda L, x: (
+    L.nanmean(_nan_where(L, x, (L.arange(3) == 0)[:, None] | (x.detach() > 0.6)), 1),
+    _nan_where(L, x, (L.arange(4) == 1) | (x.detach() < -0.6)).nanmean(0, keepdim=True)),
+    samples=(((3, 4),),), covers=())
+add("nanmean(all NaN)", lambda L, x: (_nan_where(L, x, x.detach() == x.detach()).nanmean(),
+                                      _nan_where(L, x, x.detach() < 9).nanmean(0)),
+    samples=(((3, 4),), ((),)), covers=())
 add("nan_to_num", lambda L, x: (_with_nans(L, x).nan_to_num(), L.nan_to_num(x * 1),
                                 L.nan_to_num(_with_nans(L, x), nan=2.0, posinf=1e3,
                                              neginf=-7.0)),
