@@ -163,6 +163,11 @@ _LINALG = {  # name -> (call, samples, domain, double backward)
                     _SQUARE, "spd", True),
     "solve(batch of vectors)": (lambda L, a, b: (L.linalg.solve(a, b), L.linalg.solve(a[0], b[0])),
                                 (((2, 3, 3), (2, 3)), ((4, 2, 3, 3), (4, 2, 3))), "matrix", True),
+    # (double backward: PyTorch has it, symgrad raises once_differentiable's error)
+    "lu": (lambda L, a: L.linalg.lu(a), _SQUARE, "matrix", False),
+    "lu_factor": (lambda L, a: (L.linalg.lu_factor(a), a.lu(), L.lu(a * 2, get_infos=True)),
+                  _SQUARE, "matrix", False),
+    "lu_factor_ex": (lambda L, a: L.linalg.lu_factor_ex(a), _SQUARE, "matrix", False),
 }
 # a symmetric matrix's hermitian pinv requiring grad (float64: PyTorch's float32 eigh-based
 # gradient is off by 1e-4 relative at these condition numbers, symgrad's rounds once)
@@ -175,3 +180,7 @@ for _name, (_fn, _samples, _domain, _gg) in _LINALG.items():
         grad=_name not in ("matrix_rank", "cond(p)"), covers=() if "(" in _name else None,
         full_only=("gradgrad",) if _name in _SAME_GRADGRAD else (),
         dtypes=("float64",) if _name == "pinv(hermitian)" else FLOAT)
+# wide and tall matrices factor (their gradient is refused: values only)
+add("linalg.lu(non-square)", lambda L, a: (L.linalg.lu(a), L.linalg.lu(a.mT),
+                                           L.linalg.lu_factor(a), L.linalg.lu_factor_ex(a.mT)),
+    samples=(((3, 5),), ((2, 2, 4),)), domain="matrix", grad=False, covers=())

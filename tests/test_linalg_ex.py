@@ -113,3 +113,44 @@ def test_errors_equal_pytorchs(name):
         assert isinstance(e.value, L.linalg.LinAlgError)
         messages.append(str(e.value))
     assert messages[0] == messages[1]
+
+
+def _lu_loss(L, a, g):
+    P, lower, upper = L.linalg.lu(a)
+    LU, _ = L.linalg.lu_factor(a)
+    return (lower * L.tensor(g[0])).sum() + (upper * L.tensor(g[1])).sum() + (
+        LU * L.tensor(g[2])).sum()
+
+
+def test_lu_gradient_equals_finite_differences_and_pytorch():
+    a, g = RNG.standard_normal((2, 4, 4)), RNG.standard_normal((3, 2, 4, 4))
+    x = symgrad.tensor(a, requires_grad=True)
+    (got,) = symgrad.autograd.grad(_lu_loss(symgrad, x, g), x)
+    t = torch_real.tensor(a, requires_grad=True)
+    (want,) = torch_real.autograd.grad(_lu_loss(torch_real, t, g), t)
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-10, atol=1e-12)
+    h, fd = 1e-6, np.empty_like(a)
+    for index in np.ndindex(a.shape):  # (central differences: the pivots stay put)
+        e = np.zeros_like(a)
+        e[index] = h
+        f = [float(_lu_loss(symgrad, symgrad.tensor(a + s * e), g)) for s in (1, -1)]
+        fd[index] = (f[0] - f[1]) / (2 * h)
+    np.testing.assert_allclose(got.numpy(), fd, rtol=1e-6, atol=1e-7)
+
+
+def test_lu_refusals_and_errors():
+    x = symgrad.tensor(RNG.standard_normal((3, 3)), requires_grad=True)
+    with pytest.raises(NotImplementedError, match="create_graph"):  # (PyTorch has it)
+        symgrad.autograd.grad(symgrad.linalg.lu(x).U.sum() + (x ** 3).sum(), x,
+                              create_graph=True)
+    with pytest.raises(NotImplementedError, match="non-square"):
+        symgrad.linalg.lu(symgrad.ones(2, 3, requires_grad=True))
+    messages = []
+    for L in (symgrad, torch_real):
+        for call in (lambda L: L.linalg.lu_factor(L.zeros(3, 3)),
+                     lambda L: L.linalg.lu_factor_ex(L.zeros(2, 3, 3), check_errors=True)):
+            with pytest.raises(RuntimeError) as e:
+                call(L)
+            messages.append(str(e.value))
+        assert int(L.linalg.lu_factor_ex(L.tensor([[1.0, 2.0], [2.0, 4.0]])).info) == 2
+    assert messages[:2] == messages[2:]

@@ -19,7 +19,11 @@ import numpy as np
 
 from ..numpy_api import functions as ops
 from ..numpy_api.scipy_linalg import expm as _expm
-from .linalg_ex import LinAlgError, around_failures, infos, linalg_error
+from .linalg_ex import LinAlgError
+from .linalg_ex import around_failures as _around_failures
+from .linalg_ex import infos as _infos
+from .linalg_ex import linalg_error as _linalg_error
+from .lu import lu, lu_factor, lu_factor_ex
 from .methods import named
 from .select_methods import cross3 as _cross3
 from .tensor import Tensor
@@ -69,7 +73,7 @@ def inv(A: Any) -> Any:
     try:
         return named(np.linalg.inv(A), A, "LinalgInvExBackward0", (A,))
     except np.linalg.LinAlgError:  # PyTorch's error, naming the matrix and its zero pivot
-        error = linalg_error("linalg.inv", infos(A._value, "getrf"))
+        error = _linalg_error("linalg.inv", _infos(A._value, "getrf"))
         if error is None:
             raise
         raise error from None
@@ -111,7 +115,7 @@ def cholesky(A: Any, *, upper: bool = False) -> Any:
     try:
         L = named(np.linalg.cholesky(A_used), A, "LinalgCholeskyExBackward0", (A,))
     except np.linalg.LinAlgError:  # PyTorch's error, naming the matrix and its minor
-        error = linalg_error("linalg.cholesky", infos(A._value, "potrf"))
+        error = _linalg_error("linalg.cholesky", _infos(A._value, "potrf"))
         if error is None:
             raise
         raise error from None
@@ -410,11 +414,11 @@ def _ex(fn: Any, result: type, name: str, routine: str, A: Any, check_errors: bo
     try:
         return result(fn(A), Tensor._make(np.zeros(tuple(A.shape[:-2]), np.int32)))
     except LinAlgError:
-        info = infos(A._value, routine)
-    error = linalg_error(f"linalg.{name}", info) if check_errors else None
+        info = _infos(A._value, routine)
+    error = _linalg_error(f"linalg.{name}", info) if check_errors else None
     if error is not None:
         raise error
-    out = named(around_failures(fn, A, info), A, f"Linalg{name.title().replace('_', '')}"
+    out = named(_around_failures(fn, A, info), A, f"Linalg{name.title().replace('_', '')}"
                 "Backward0", (A,))
     return result(out, Tensor._make(info))
 
@@ -422,4 +426,4 @@ def _ex(fn: Any, result: type, name: str, routine: str, A: Any, check_errors: bo
 __all__ = ["solve", "inv", "det", "slogdet", "cholesky", "qr", "svd", "svdvals", "eigh",
            "eigvalsh", "vector_norm", "matrix_norm", "norm", "matrix_power", "pinv", "matrix_rank",
            "lstsq", "cond", "cross", "multi_dot", "vecdot", "matrix_exp", "solve_triangular",
-           "inv_ex", "cholesky_ex", "LinAlgError"]
+           "inv_ex", "cholesky_ex", "LinAlgError", "lu", "lu_factor", "lu_factor_ex"]
