@@ -184,3 +184,13 @@ for _name, (_fn, _samples, _domain, _gg) in _LINALG.items():
 add("linalg.lu(non-square)", lambda L, a: (L.linalg.lu(a), L.linalg.lu(a.mT),
                                            L.linalg.lu_factor(a), L.linalg.lu_factor_ex(a.mT)),
     samples=(((3, 5),), ((2, 2, 4),)), domain="matrix", grad=False, covers=())
+# the regularized incomplete gamma functions: gradient in x (a's raises, as PyTorch's:
+# tests/test_igamma.py)
+add("igamma", lambda L, a, x: (L.igamma(a.detach(), x), a.detach().igammac(x),
+                               a.detach().igamma(x * 3), L.igammac(a.detach() * 4, x)),
+    samples=(((3, 4), (3, 4)), ((3, 1), (4,)), ((), (2, 3))), domain="positive",
+    covers=("torch.igamma", "torch.igammac", "Tensor.igamma", "Tensor.igammac"))
+add("igamma_", lambda L, a, x: (a.detach().clone().igamma_(x), a.detach().clone().igammac_(x),
+                                a.detach().igamma(x[0, 0])),
+    samples=(((3, 4), (3, 4)),), domain="positive", grad=False,
+    covers=("Tensor.igamma_", "Tensor.igammac_"))

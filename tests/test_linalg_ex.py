@@ -154,3 +154,4 @@ def test_lu_refusals_and_errors():
             messages.append(str(e.value))
         assert int(L.linalg.lu_factor_ex(L.tensor([[1.0, 2.0], [2.0, 4.0]])).info) == 2
     assert messages[:2] == messages[2:]
+
