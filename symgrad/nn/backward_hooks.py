@@ -23,11 +23,11 @@ cannot tell a zero gradient from none).
     >>> import symgrad as torch
     >>> from symgrad import nn
     >>> m = nn.Linear(2, 1)
-    >>> h = m.register_full_backward_hook(lambda mod, gin, gout: (gin[0] * 0,))
+    >>> h = m.register_full_backward_hook(lambda mod, gin, gout: (gin[0] * 0 + 1,))
     >>> x = torch.ones(1, 2, requires_grad=True)
     >>> m(x).sum().backward()
     >>> x.grad
-    tensor([[0., 0.]])
+    tensor([[1., 1.]])
 """
 
 from __future__ import annotations

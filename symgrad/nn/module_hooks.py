@@ -20,9 +20,9 @@ inputs after the forward pre-hooks, the outputs after the forward hooks, as PyTo
     >>> import symgrad as torch
     >>> from symgrad import nn
     >>> m = nn.Linear(2, 1)
-    >>> handle = m.register_forward_hook(lambda mod, args, out: out * 0)
+    >>> handle = m.register_forward_hook(lambda mod, args, out: out * 0 + 1)
     >>> m(torch.ones(1, 2)).tolist()
-    [[0.0]]
+    [[1.0]]
     >>> handle.remove()
 """
 
