@@ -38,6 +38,21 @@ add("median(0-d)", lambda L, x: (x.median(), x.median(0), x.median(-1, keepdim=T
 add("nanmean", lambda L, x: (_with_nans(L, x).nanmean(), L.nanmean(_with_nans(L, x), 1),
                              x.nanmean(dim=(0, 1), keepdim=True), L.nanmean(x)),
     samples=(((3, 4),), ((2, 3, 2),)), covers=("Tensor.nanmean", "torch.nanmean"))
+def _nan_where(L, x, mask):
+    """x with NaN where ``mask`` (from x's values, detached): added to x, so x's gradient
+    reaches the NaN elements (a masked_fill would give them 0)."""
+    return x + L.where(mask, NAN, 0.0)
+
+
+# a row and a column of NaN only (with NaN elsewhere too): value NaN, gradient NaN there
+# (PyTorch's (g / 0) * 0); everything NaN
+add("nanmean(all-NaN rows)", lambda L, x: (
+    L.nanmean(_nan_where(L, x, (L.arange(3) == 0)[:, None] | (x.detach() > 0.6)), 1),
+    _nan_where(L, x, (L.arange(4) == 1) | (x.detach() < -0.6)).nanmean(0, keepdim=True)),
+    samples=(((3, 4),),), covers=())
+add("nanmean(all NaN)", lambda L, x: (_nan_where(L, x, x.detach() == x.detach()).nanmean(),
+                                      _nan_where(L, x, x.detach() < 9).nanmean(0)),
+    samples=(((3, 4),), ((),)), covers=())
 add("nan_to_num", lambda L, x: (_with_nans(L, x).nan_to_num(), L.nan_to_num(x * 1),
                                 L.nan_to_num(_with_nans(L, x), nan=2.0, posinf=1e3,
                                              neginf=-7.0)),
@@ -148,6 +163,11 @@ _LINALG = {  # name -> (call, samples, domain, double backward)
                     _SQUARE, "spd", True),
     "solve(batch of vectors)": (lambda L, a, b: (L.linalg.solve(a, b), L.linalg.solve(a[0], b[0])),
                                 (((2, 3, 3), (2, 3)), ((4, 2, 3, 3), (4, 2, 3))), "matrix", True),
+    # (double backward: PyTorch has it, symgrad raises once_differentiable's error)
+    "lu": (lambda L, a: L.linalg.lu(a), _SQUARE, "matrix", False),
+    "lu_factor": (lambda L, a: (L.linalg.lu_factor(a), a.lu(), L.lu(a * 2, get_infos=True)),
+                  _SQUARE, "matrix", False),
+    "lu_factor_ex": (lambda L, a: L.linalg.lu_factor_ex(a), _SQUARE, "matrix", False),
 }
 # a symmetric matrix's hermitian pinv requiring grad (float64: PyTorch's float32 eigh-based
 # gradient is off by 1e-4 relative at these condition numbers, symgrad's rounds once)
@@ -160,3 +180,17 @@ for _name, (_fn, _samples, _domain, _gg) in _LINALG.items():
         grad=_name not in ("matrix_rank", "cond(p)"), covers=() if "(" in _name else None,
         full_only=("gradgrad",) if _name in _SAME_GRADGRAD else (),
         dtypes=("float64",) if _name == "pinv(hermitian)" else FLOAT)
+# wide and tall matrices factor (their gradient is refused: values only)
+add("linalg.lu(non-square)", lambda L, a: (L.linalg.lu(a), L.linalg.lu(a.mT),
+                                           L.linalg.lu_factor(a), L.linalg.lu_factor_ex(a.mT)),
+    samples=(((3, 5),), ((2, 2, 4),)), domain="matrix", grad=False, covers=())
+# the regularized incomplete gamma functions: gradient in x (a's raises, as PyTorch's:
+# tests/test_igamma.py)
+add("igamma", lambda L, a, x: (L.igamma(a.detach(), x), a.detach().igammac(x),
+                               a.detach().igamma(x * 3), L.igammac(a.detach() * 4, x)),
+    samples=(((3, 4), (3, 4)), ((3, 1), (4,)), ((), (2, 3))), domain="positive",
+    covers=("torch.igamma", "torch.igammac", "Tensor.igamma", "Tensor.igammac"))
+add("igamma_", lambda L, a, x: (a.detach().clone().igamma_(x), a.detach().clone().igammac_(x),
+                                a.detach().igamma(x[0, 0])),
+    samples=(((3, 4), (3, 4)),), domain="positive", grad=False,
+    covers=("Tensor.igamma_", "Tensor.igammac_"))

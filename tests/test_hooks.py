@@ -189,6 +189,7 @@ def test_always_call_forward_hooks_run_when_forward_raises():
     assert program(symgrad) == program(torch_real) == [("always", None)]
 
 
-def test_module_backward_hooks_are_refused_with_the_alternative():
-    with pytest.raises(NotImplementedError, match="register_hook"):
-        symgrad.nn.Linear(2, 1).register_full_backward_hook(lambda *a: None)
+def test_deprecated_module_backward_hook_is_refused_with_the_alternative():
+    # (register_full_backward_hook: tests/test_module_backward_hooks.py)
+    with pytest.raises(NotImplementedError, match="register_full_backward_hook"):
+        symgrad.nn.Linear(2, 1).register_backward_hook(lambda *a: None)

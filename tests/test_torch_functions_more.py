@@ -17,8 +17,9 @@ def test_no_derivative_is_refused_at_once_and_values_agree_without_grad():
     a = np.array([[3.0, 1.0, 3.0], [2.0, 1.0, 2.0]])
     x = sg.tensor(a, requires_grad=True)
     for call in (lambda: x.unique(), lambda: sg.unique_consecutive(x),
-                 lambda: sg.tensor([0, 2, 2]).bincount(x[0]), lambda: x[:, :2].lu()):
-        with pytest.raises((RuntimeError, NotImplementedError), match="no derivative|lu: its"):
+                 lambda: sg.tensor([0, 2, 2]).bincount(x[0]), lambda: x.lu()):
+        # (lu of a square matrix has its gradient: tests/test_linalg_ex.py)
+        with pytest.raises((RuntimeError, NotImplementedError), match="no derivative|non-square"):
             call()
     with sg.no_grad():
         got = x.unique(return_inverse=True, return_counts=True)

@@ -5,10 +5,14 @@ whose result is bfloat16 (:func:`.op_dtypes.result_dtype`, PyTorch's promotion) 
 each operand to bfloat16 (through float32, :func:`.dtypes.cast`), computes in float32 and
 rounds the result to the nearest even bfloat16: PyTorch's CPU kernels for bfloat16 do the
 same (elementwise operations upcast, compute and round; ``sum``, ``mean`` and ``matmul``
-accumulate in float32 and round at the end). One exception, PyTorch's: a Python number
-or a 0-d tensor multiplying or dividing a bfloat16 tensor is taken in float32, not
-rounded to bfloat16 first (``x * 0.1`` is ``round(float(x) * float32(0.1))``); in
-``x + 0.1``, ``x ** 1.1`` and the rest the number is rounded to bfloat16 first.
+accumulate in float32 and round at the end). One exception, PyTorch's: a Python number,
+or a 0-d tensor as the second operand, multiplying or dividing a bfloat16 (or float16)
+tensor is taken in float32, not rounded to bfloat16 first (``x * 0.1`` is
+``round(float(x) * float32(0.1))``, :func:`opmath_scalar`); in ``x + 0.1``, ``x ** 1.1``
+and the rest the number is rounded to bfloat16 first. float16 tensors compute in numpy's
+float16 (float32 inside, one rounding) but for that exception, ``add(b, alpha=)`` and
+``div(rounding_mode="trunc")`` by a number, which follow the same rules here
+(tests/test_reduced_float_arithmetic.py).
 
     >>> import symgrad as torch
     >>> x = torch.tensor([1.0, 3.0, 100.0], dtype=torch.bfloat16)
@@ -56,14 +60,26 @@ from . import grad_mode
 _FLOAT32_SCALAR = frozenset({"mul", "div", "floor_divide"})
 
 
-def operand(v: Any, prim: Primitive) -> Any:
-    """An operand of an operation with a bfloat16 result, as the float32 value it
-    computes with: bfloat16 data (ints and floats rounded to it first), or a scalar
-    kept in float32 where PyTorch's kernel keeps it (:data:`_FLOAT32_SCALAR`)."""
+def opmath_scalar(v: Any, k: int, name: str) -> bool:
+    """Whether PyTorch's CPU kernel for a bfloat16 or float16 result takes the operand
+    ``v`` (the ``k``-th) in float32, unrounded: a Python number, or a 0-d tensor as the
+    second operand (``x * t``, not ``t * x``), of ``mul``, ``div`` and ``floor_divide``
+    (their kernels read ``original_scalar_value<opmath_t>(2)``; ``2 * x`` is
+    ``x.mul(2)``). Other operands are rounded to the result's dtype first, as in
+    ``x + 0.1``: the rounded sum of two rounded values is then the same in float32."""
+    return name in _FLOAT32_SCALAR and (
+        type(v) in (float, int, bool) or (k == 1 and np.ndim(v) == 0))
+
+
+def operand(v: Any, k: int, prim: Primitive) -> Any:
+    """The ``k``-th operand of an operation with a bfloat16 result, as the float32 value
+    it computes with: bfloat16 data (ints and floats rounded to it first), or a scalar
+    kept in float32 where PyTorch's kernel keeps it (:func:`opmath_scalar`)."""
+    float32 = opmath_scalar(v, k, prim.name)
     if type(v) in (float, int, bool):
         v = np.asarray(float(v))
     dt.refuse_complex(v)
-    if v.ndim == 0 and prim.name in _FLOAT32_SCALAR:
+    if float32:
         return v.astype(np.float32)
     return dt.cast(v, dt.bfloat16).astype(np.float32)
 
@@ -129,15 +145,21 @@ def in_float32(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 def add_scaled(a: np.ndarray, alpha: float, b: np.ndarray) -> np.ndarray:
     """``a + alpha * b`` as PyTorch's ``a.add(b, alpha=alpha)`` on arrays: for bfloat16
-    ones, ``alpha`` rounded to bfloat16 (as ``x + 0.1`` rounds 0.1), the sum computed in
-    float32 (the product of two bfloat16 values is exact there) and rounded once. That is
-    PyTorch's vectorized loop; the elements past its last full vector (a tensor's last
-    ``numel % 32`` on AVX-512) take its scalar loop, which rounds ``alpha * b`` to bfloat16
-    before adding: those can differ by one rounding here."""
-    if not dt.is_bfloat16(a):
+    (float16) ones, ``alpha`` rounded to bfloat16 (float16, as ``x + 0.1`` rounds 0.1),
+    the sum computed in float32 (the product of two such values is exact there) and
+    rounded once. That is PyTorch's vectorized loop; the elements past its last full
+    vector (a tensor's last ``numel % 32`` on AVX-512) take its scalar loop, which rounds
+    ``alpha * b`` before adding: those can differ by one rounding here."""
+    reduced = _reduced(a)
+    if reduced is None:
         return a + alpha * b
-    alpha32 = dt.cast(np.asarray(alpha), dt.bfloat16).astype(np.float32)
-    return rounded(a.astype(np.float32) + alpha32 * b.astype(np.float32))
+    alpha32 = dt.cast(np.asarray(alpha), reduced).astype(np.float32)
+    return dt.cast(a.astype(np.float32) + alpha32 * b.astype(np.float32), reduced)
+
+
+def _reduced(a: np.ndarray) -> Any:
+    """bfloat16 or float16, the dtype of ``a``'s data if it is one of them, else None."""
+    return dt.bfloat16 if dt.is_bfloat16(a) else dt.float16 if a.dtype == np.float16 else None
 
 
 def _floor_divide(a: np.ndarray, b: Any, storage: Any = None) -> np.ndarray:
@@ -172,10 +194,12 @@ KERNELS: dict[tuple[str, Any], Callable[..., np.ndarray]] = {
 
 
 def add_tensors(a: Any, b: Any, alpha: Any) -> Any:
-    """``a.add(b, alpha=alpha)`` of two bfloat16 Tensors when nothing records it, as
-    PyTorch's kernel computes it (:func:`add_scaled`, the same as ``add_``); None
-    otherwise (``a + b * alpha`` then)."""
-    if not (_is_bf16(a) and _is_bf16(b) and type(alpha) in (int, float)) or (
+    """``a.add(b, alpha=alpha)`` of two bfloat16 (or two float16) Tensors when nothing
+    records it, as PyTorch's kernel computes it (:func:`add_scaled`, the same as
+    ``add_``); None otherwise (``a + b * alpha`` then; recorded float16 ones round
+    ``alpha * b`` first)."""
+    if not (getattr(b, "dtype", None) is a.dtype and a.dtype in (dt.bfloat16, dt.float16)
+            and type(alpha) in (int, float)) or (
             grad_mode.is_grad_enabled() and (a._requires_grad or b._requires_grad)):
         return None
     x, y = np.broadcast_arrays(a._value, b._value)

@@ -149,13 +149,15 @@ def as_dtype(x: Any) -> dtype:
 
 
 def cast(a: np.ndarray, target: dtype) -> np.ndarray:
-    """``a`` converted to ``target`` as PyTorch converts: to bfloat16 through float32,
-    so a float64 or an integer is rounded twice (to float32, then to the nearest even
-    bfloat16), as by PyTorch's ``c10::BFloat16(float)``; numpy's casts otherwise."""
+    """``a`` converted to ``target`` as PyTorch converts: to bfloat16 and float16 through
+    float32, so a float64 or an integer is rounded twice (to float32, then to the nearest
+    even bfloat16 or float16), as by PyTorch's ``c10::BFloat16(float)`` and
+    ``c10::Half(float)`` (numpy rounds float64 to float16 once: 1 + 2**-11 + 2**-40 is
+    1.0 in PyTorch, 1.00098 in numpy); numpy's casts otherwise."""
     if a.dtype == target.numpy:
         return a
     with np.errstate(all="ignore"):  # (nan, inf and overflow to inf, as PyTorch's)
-        if target is bfloat16:
+        if target is bfloat16 or target is float16:
             return a.astype(np.float32).astype(target.numpy)
         return a.astype(target.numpy)
 

@@ -28,7 +28,7 @@ NAMES = (
     "erfc lgamma digamma mvlgamma i0 sinc logit hypot logaddexp logaddexp2 copysign "
     "float_power heaviside deg2rad rad2deg nextafter ldexp gcd lcm arccos arcsin arctan "
     "arctan2 arccosh arcsinh arctanh acosh asinh atanh hardshrink prelu clamp_min clamp_max "
-    "addcmul addcdiv frexp "
+    "addcmul addcdiv frexp igamma igammac "
     # in place
     "abs_ acos_ arccos_ asin_ arcsin_ atan_ arctan_ acosh_ arccosh_ asinh_ "
     "arcsinh_ atanh_ arctanh_ ceil_ clamp_ clamp_min_ clamp_max_ clip_ cos_ cosh_ deg2rad_ "

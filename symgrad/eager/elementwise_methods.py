@@ -211,6 +211,17 @@ class ElementwiseMethods:
             x = x.clamp(eps, 1 - eps)
         return named(np.log(x / (1 - x)), self, "LogitBackward0", (self,))
 
+    def igamma(self, other):
+        """The regularized lower incomplete gamma function ``P(self, other)``; its gradient
+        in ``self`` raises, as PyTorch's (:data:`.special_functions.IGAMMA_A_ERROR`)."""
+        return named(SF.gammainc(*_floats(self, other, "igamma")), self, "IgammaBackward0",
+                     (self, other))
+
+    def igammac(self, other):
+        """The regularized upper incomplete gamma function ``Q = 1 - P``."""
+        return named(SF.gammaincc(*_floats(self, other, "igammac")), self, "IgammacBackward0",
+                     (self, other))
+
     def hypot(self, other): return np.hypot(*_floats(self, other, "hypot"))
     def logaddexp(self, other): return np.logaddexp(*_floats(self, other, "logaddexp"))
     def logaddexp2(self, other): return np.logaddexp2(*_floats(self, other, "logaddexp2"))
@@ -351,6 +362,8 @@ class ElementwiseMethods:
     def clamp_max_(self, max): return self._unary_("clamp", None, max)  # noqa: A002
     def clip_(self, min=None, max=None): return self._unary_("clamp", min, max)  # noqa: A002
     def polygamma_(self, n): return self._unary_("polygamma", n)
+    def igamma_(self, other): return self._unary_("igamma", other)
+    def igammac_(self, other): return self._unary_("igammac", other)
     def mvlgamma_(self, p): return self._unary_("mvlgamma", p)
     def logit_(self, eps=None): return self._unary_("logit", eps)
     def subtract_(self, other, alpha=1): return self.sub_(other, alpha)

@@ -105,12 +105,13 @@ class InPlaceMethods:
             self._node, self._requires_grad = node, True
             _made(node, self)
             views.after_inplace(self, _made)  # a view's root, the root's other views
-        elif self.dtype is dt.bfloat16:  # PyTorch's bfloat16 rounding (.bf16), not numpy's
+        elif self.dtype is dt.bfloat16 or self.dtype is dt.float16:
+            # PyTorch's rounding (.bf16: x *= 0.1 takes 0.1 in float32), not numpy's
             new = fn(type(self)._make(self._value) if fn is not _overwrite else self._value,
                      other if fn is not _overwrite else unwrap(other))
             new = new._value if _is_tensor(new) else np.asarray(new)
             self._check_inplace(dt.of_array(dt.as_array(new)), np.shape(new))
-            self._value[...] = dt.cast(new, dt.bfloat16)
+            self._value[...] = dt.cast(new, self.dtype)
             self._bump()
         else:
             new = fn(self._value, _in_range(self, fn, unwrap(other)))
@@ -271,14 +272,14 @@ def _overwrite(a: Any, b: Any) -> Any:
 
 
 def _plus_scaled(alpha: float) -> Any:
-    """``a + alpha * b`` (``add_(b, alpha=)``); on unrecorded bfloat16 tensors rounded once,
-    as PyTorch's (:func:`.bf16.add_scaled`)."""
+    """``a + alpha * b`` (``add_(b, alpha=)``); on unrecorded bfloat16 and float16 tensors
+    rounded once, as PyTorch's (:func:`.bf16.add_scaled`)."""
     def fn(a: Any, b: Any) -> Any:
         if alpha == 1:
             return a + b
-        if (_is_tensor(a) and a.dtype is dt.bfloat16 and not a._requires_grad
-                and not (_is_tensor(b) and (b._requires_grad or b.dtype is not dt.bfloat16))):
-            b = dt.cast(np.asarray(unwrap(b)), dt.bfloat16)
+        if (_is_tensor(a) and a.dtype in (dt.bfloat16, dt.float16) and not a._requires_grad
+                and not (_is_tensor(b) and (b._requires_grad or b.dtype is not a.dtype))):
+            b = dt.cast(np.asarray(unwrap(b)), a.dtype)
             return type(a)._make(bf16.add_scaled(a._value, alpha, np.broadcast_to(b, a.shape)))
         b = promoted(a, b)  # alpha * b in the dtype of a + b, as PyTorch computes it
         return a + alpha * b if alpha != -1 else a - b

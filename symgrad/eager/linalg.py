@@ -19,6 +19,11 @@ import numpy as np
 
 from ..numpy_api import functions as ops
 from ..numpy_api.scipy_linalg import expm as _expm
+from .linalg_ex import LinAlgError
+from .linalg_ex import around_failures as _around_failures
+from .linalg_ex import infos as _infos
+from .linalg_ex import linalg_error as _linalg_error
+from .lu import lu, lu_factor, lu_factor_ex
 from .methods import named
 from .select_methods import cross3 as _cross3
 from .tensor import Tensor
@@ -65,7 +70,13 @@ def solve(A: Any, B: Any, *, left: bool = True) -> Any:
 
 def inv(A: Any) -> Any:
     A = _square(A, "inv")
-    return named(np.linalg.inv(A), A, "LinalgInvExBackward0", (A,))
+    try:
+        return named(np.linalg.inv(A), A, "LinalgInvExBackward0", (A,))
+    except np.linalg.LinAlgError:  # PyTorch's error, naming the matrix and its zero pivot
+        error = _linalg_error("linalg.inv", _infos(A._value, "getrf"))
+        if error is None:
+            raise
+        raise error from None
 
 
 def det(A: Any) -> Any:
@@ -101,7 +112,13 @@ def cholesky(A: Any, *, upper: bool = False) -> Any:
         A_used = symmetric + (lower - symmetric).detach()
     else:
         A_used = A
-    L = named(np.linalg.cholesky(A_used), A, "LinalgCholeskyExBackward0", (A,))
+    try:
+        L = named(np.linalg.cholesky(A_used), A, "LinalgCholeskyExBackward0", (A,))
+    except np.linalg.LinAlgError:  # PyTorch's error, naming the matrix and its minor
+        error = _linalg_error("linalg.cholesky", _infos(A._value, "potrf"))
+        if error is None:
+            raise
+        raise error from None
     return L.transpose(-2, -1) if upper else L
 
 
@@ -204,9 +221,8 @@ def matrix_power(A: Any, n: int) -> Any:
 # inv_ex, cholesky_ex: compositions of the primitives (gradients from the core): pinv and
 # lstsq from the SVD (differentiated at constant rank, PyTorch's convention), matrix_exp
 # from sg.scipy.linalg.expm, solve_triangular as solve of the triangle it reads (A's
-# gradient is that triangle's, as PyTorch's). inv_ex/cholesky_ex return PyTorch's info
-# (int32 zeros): a singular or non positive-definite input raises instead of returning a
-# nonzero info with NaN or partial values.
+# gradient is that triangle's, as PyTorch's). inv_ex/cholesky_ex return LAPACK's info: a
+# singular or non positive-definite matrix gets NaN values and gradients (.linalg_ex).
 
 _lstsq = _result("linalg_lstsq", ["solution", "residuals", "rank", "singular_values"])
 _inv_ex = _result("linalg_inv_ex", ["inverse", "info"])
@@ -380,20 +396,34 @@ def solve_triangular(A: Any, B: Any, *, upper: bool, left: bool = True,
 
 
 def inv_ex(A: Any, *, check_errors: bool = False) -> Any:
-    A = _square(A, "inv_ex")
-    return _inv_ex(inv(A), _info(A))
+    """``(inverse, info)``: LAPACK's info per matrix; a singular one's inverse is NaN
+    (:mod:`.linalg_ex`), or with ``check_errors`` PyTorch's ``LinAlgError``."""
+    return _ex(inv, _inv_ex, "inv_ex", "getrf", A, check_errors)
 
 
 def cholesky_ex(A: Any, *, upper: bool = False, check_errors: bool = False) -> Any:
-    A = _square(A, "cholesky_ex")
-    return _cholesky_ex(cholesky(A, upper=upper), _info(A))
+    """``(L, info)``: LAPACK's info per matrix; the factor of one that is not
+    positive-definite is NaN (:mod:`.linalg_ex`), or with ``check_errors`` PyTorch's
+    ``LinAlgError``."""
+    return _ex(functools.partial(cholesky, upper=upper), _cholesky_ex, "cholesky_ex",
+               "potrf", A, check_errors)
 
 
-def _info(A: Any) -> Any:
-    return Tensor._make(np.zeros(tuple(A.shape[:-2]), dtype=np.int32))
+def _ex(fn: Any, result: type, name: str, routine: str, A: Any, check_errors: bool) -> Any:
+    A = _square(A, name)
+    try:
+        return result(fn(A), Tensor._make(np.zeros(tuple(A.shape[:-2]), np.int32)))
+    except LinAlgError:
+        info = _infos(A._value, routine)
+    error = _linalg_error(f"linalg.{name}", info) if check_errors else None
+    if error is not None:
+        raise error
+    out = named(_around_failures(fn, A, info), A, f"Linalg{name.title().replace('_', '')}"
+                "Backward0", (A,))
+    return result(out, Tensor._make(info))
 
 
 __all__ = ["solve", "inv", "det", "slogdet", "cholesky", "qr", "svd", "svdvals", "eigh",
            "eigvalsh", "vector_norm", "matrix_norm", "norm", "matrix_power", "pinv", "matrix_rank",
            "lstsq", "cond", "cross", "multi_dot", "vecdot", "matrix_exp", "solve_triangular",
-           "inv_ex", "cholesky_ex"]
+           "inv_ex", "cholesky_ex", "LinAlgError", "lu", "lu_factor", "lu_factor_ex"]

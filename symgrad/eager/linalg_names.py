@@ -1,9 +1,8 @@
 """The older names of :mod:`torch.linalg` as Tensor methods: ``det``, ``logdet``,
 ``slogdet``, ``inverse``, ``pinverse``, ``matrix_power``, ``matrix_exp``, ``cholesky``,
 ``cholesky_solve``, ``cholesky_inverse``, ``qr``, ``svd`` (PyTorch's ``some=`` and ``V``,
-not ``linalg.svd``'s ``Vh``), ``triangular_solve``, ``lu`` (values only: its gradient is
-refused) and ``lu_solve``. They are :mod:`.linalg`'s
-functions, which import the Tensor class: so they are set on it here (imported by
+not ``linalg.svd``'s ``Vh``), ``triangular_solve``, ``lu`` and ``lu_solve``. They are
+:mod:`.linalg`'s functions, which import the Tensor class: so they are set on it here (imported by
 :mod:`symgrad` through :mod:`.shape_functions`) rather than inherited from a mixin. The
 functions of the same names (``torch.det``) are in :mod:`.shape_functions`.
 
@@ -24,7 +23,8 @@ import numpy as np
 
 from ..numpy_api import functions as ops
 from ..numpy_api import shapes as shape_ops
-from . import grad_mode, linalg
+from . import linalg
+from .lu import lu_factor_ex
 from .method_args import named
 from .tensor import Tensor
 
@@ -127,49 +127,13 @@ def triangular_solve(self, A: Any, upper: bool = True, transpose: bool = False,
 
 
 
-def _getrf(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """LAPACK's ``getrf`` of one matrix: the packed ``L`` (unit diagonal, below) and
-    ``U``, and the 1-based row swaps (partial pivoting: the first largest magnitude).
-    Unblocked: where two candidate pivots differ only by rounding, PyTorch's blocked
-    LAPACK may choose the other row (another exact factorization)."""
-    a = a.copy()
-    m, n = a.shape
-    k_max = min(m, n)
-    pivots = np.empty(k_max, np.int32)
-    for k in range(k_max):
-        p = k + int(np.argmax(np.abs(a[k:, k])))
-        pivots[k] = p + 1
-        if p != k:
-            a[[k, p]] = a[[p, k]]
-        if a[k, k] != 0:
-            a[k + 1:, k] /= a[k, k]
-            a[k + 1:, k + 1:] -= np.outer(a[k + 1:, k], a[k, k + 1:])
-    return a, pivots
-
-
 def lu(self, pivot: bool = True, get_infos: bool = False) -> Any:
-    """``(LU, pivots)`` (with ``infos``), PyTorch's packed factors of ``A = P L U``. Its
-    gradient is not derived here: on a tensor that requires grad it raises."""
+    """``(LU, pivots)`` (with ``infos``), PyTorch's packed factors of ``A = P L U``
+    (``linalg.lu_factor_ex``, :mod:`.lu`: its gradient for a square matrix)."""
     if not pivot:
         raise RuntimeError("lu without pivoting is not implemented on the CPU")
-    if self.requires_grad and grad_mode.is_grad_enabled():
-        raise NotImplementedError("lu: its gradient is not implemented in symgrad; call it "
-                                  "on x.detach() (lu_solve differentiates through the "
-                                  "factors), or use linalg.solve / linalg.det")
-    if self.ndim < 2:
-        raise RuntimeError("linalg.lu_factor: Expected tensor with 2 or more dimensions.")
-    a = self._value
-    batch = a.shape[:-2]
-    flat = a.reshape((-1,) + a.shape[-2:])
-    factors = [_getrf(m) for m in flat] if flat.shape[0] else []
-    k = min(a.shape[-2:])
-    packed = np.stack([f[0] for f in factors]).reshape(a.shape) if factors else a.copy()
-    pivots = (np.stack([f[1] for f in factors]).reshape(batch + (k,)) if factors
-              else np.zeros(batch + (k,), np.int32))
-    singular = np.abs(np.diagonal(packed, axis1=-2, axis2=-1)) == 0
-    first = np.where(singular.any(-1), np.argmax(singular, -1) + 1, 0).astype(np.int32)
-    out = (type(self)._make(packed), type(self)._make(pivots))
-    return _lu_infos(*out, type(self)._make(first)) if get_infos else out
+    LU, pivots, infos = lu_factor_ex(self)
+    return _lu_infos(LU, pivots, infos) if get_infos else (LU, pivots)
 
 
 def lu_solve(self, LU_data: Any, LU_pivots: Any) -> Any:

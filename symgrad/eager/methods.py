@@ -34,7 +34,7 @@ from ..numpy_api import functions as ops
 from ..numpy_api import linalg
 from ..numpy_api import shapes as shape_ops
 from . import dtypes as dt
-from .bf16 import add_tensors, in_float32
+from .bf16 import add_tensors, in_float32, opmath_scalar
 from .method_args import dim_axes as _dims
 from .method_args import keeps_bool, named, size_arg
 from .method_args import ndim_of as _ndim
@@ -110,6 +110,11 @@ class TensorMethods(ReductionMethods):
             return _integer_division(self, other, rounding_mode)
         if rounding_mode == "floor":  # from fmod, as PyTorch: not floor of the rounded a / b
             return self // other
+        if rounding_mode == "trunc" and self.dtype in (dt.bfloat16, dt.float16) and \
+                opmath_scalar(getattr(other, "_value", other), 1, "div"):
+            # PyTorch's kernel divides by the number in float32, then truncates, rounds once
+            other = other.float() if hasattr(other, "_value") else other
+            return (self.float() / other).trunc().to(self.dtype)
         return _rounded(self / other, rounding_mode)
     def true_divide(self, other): return self / other
     def matmul(self, other): return self @ other

@@ -62,11 +62,14 @@ def in_dtype(v: Any, out: dt.dtype, k: int, prim: Primitive) -> Any:
     if out is dt.bfloat16:
         if prim.view and type(v) is np.ndarray and dt.is_bfloat16(v):
             return v  # y[0], y.t(), y.view(4): a numpy view of the same bfloat16 memory
-        return bf16.operand(v, prim)  # computed in float32, rounded by the caller (.bf16)
+        return bf16.operand(v, k, prim)  # computed in float32, rounded by the caller (.bf16)
+    if out is dt.float16 and bf16.opmath_scalar(v, k, prim.name):  # x * 0.1: 0.1 in float32,
+        dt.refuse_complex(v)  # the product in float32, rounded once (by the caller)
+        return np.asarray(v, np.float32)
     if type(v) in (float, int, bool):
         return float(v) if out.is_floating_point else wrapped_int(v, out, prim.name)
     dt.refuse_complex(v)
-    return v if v.dtype == out.numpy else v.astype(out.numpy)
+    return v if v.dtype == out.numpy else dt.cast(v, out)
 
 
 #: the operations whose Python int operand PyTorch wraps into a narrower integer dtype

@@ -90,9 +90,17 @@ class SelectMethods:
                                f"dtype but got {x.dtype.name.capitalize()}")
         nan = np.isnan(x._value)
         zero = np.zeros((), x._value.dtype)
-        count = type(self)._make(np.asarray((~nan).sum(axis=_axes(dim, x.ndim),
-                                                       keepdims=keepdim), x._value.dtype))
-        return ops.where(nan, zero, x).sum(dim, keepdim) / count
+        axes = _axes(dim, x.ndim)
+        counts = (~nan).sum(axis=axes, keepdims=keepdim)
+        count = type(self)._make(np.asarray(counts, x._value.dtype))
+        mean = ops.where(nan, zero, x).sum(dim, keepdim) / count
+        if not (counts == 0).any():
+            return mean
+        # a row of NaN only: PyTorch's nansum(x) / count has the gradient (g / 0) * 0, NaN,
+        # for each of its elements (the where above gives them 0): the same product here
+        empty = np.broadcast_to((~nan).sum(axis=axes, keepdims=True) == 0, x.shape)
+        nan_rows = ops.where(empty, x, zero).sum(dim, keepdim) * 0.0 / count
+        return named(ops.where(counts == 0, nan_rows, mean), x, "DivBackward0")
 
     def nan_to_num(self, nan=0.0, posinf=None, neginf=None):
         """NaN, +inf and -inf replaced (by default with 0 and the dtype's largest and

@@ -41,7 +41,7 @@ from ..prims.elementwise import add_p, div_p, mul_p, sub_p
 from ..prims.operators import Operators
 from . import double, grad_mode, hooks, replay, views
 from . import dtypes as dt
-from .bf16 import KERNELS, rounded
+from .bf16 import KERNELS
 from .bf16 import note as note_bf16
 from .bitwise import BitwiseMethods
 from .dtypes import CPU, Size, as_array, as_device, device
@@ -101,7 +101,7 @@ class EagerTrace(Trace):
         value = compute(prim, values, params, kernel)  # IEEE results (inf, nan)
         want = np.bool_ if out is None else out.numpy
         if type(value) is not np.ndarray or value.dtype != want:
-            value = np.asarray(value, dtype=want) if out is not dt.bfloat16 else rounded(value)
+            value = np.asarray(value, want) if out is None else dt.cast(np.asarray(value), out)
         if not (out is not None and out.is_floating_point and grad_mode.is_grad_enabled()
                 and any(isinstance(a, Tensor) and a._requires_grad for a in args)):
             return Tensor._make(value)

@@ -73,7 +73,8 @@ class Module:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         d = self.__dict__
-        if d.get(module_hooks.PRE) or d.get(module_hooks.POST):
+        if d.get(module_hooks.PRE) or d.get(module_hooks.POST) or d.get(
+                module_hooks.BACKWARD) or d.get(module_hooks.BACKWARD_PRE):
             return module_hooks.call(self, args, kwargs)
         return self.forward(*args, **kwargs)
 
@@ -90,14 +91,23 @@ class Module:
         return module_hooks.register(self, module_hooks.POST, hook, prepend,
                                      with_kwargs=with_kwargs, always_call=always_call)
 
-    def register_full_backward_hook(self, hook: Callable, prepend: bool = False) -> None:
-        raise NotImplementedError(
-            "Module backward hooks are not supported by symgrad (module_hooks' docstring "
-            "says why); register a hook on the module's output instead: "
-            "out.register_hook(lambda grad: ...) sees the gradient of the output")
+    def register_full_backward_hook(self, hook: Callable,
+                                    prepend: bool = False) -> RemovableHandle:
+        """``hook(module, grad_input, grad_output)`` when the gradients of the module's
+        inputs are computed (:mod:`.backward_hooks`)."""
+        return module_hooks.register(self, module_hooks.BACKWARD, hook, prepend)
 
-    register_backward_hook = register_full_backward_hook
-    register_full_backward_pre_hook = register_full_backward_hook
+    def register_full_backward_pre_hook(self, hook: Callable,
+                                        prepend: bool = False) -> RemovableHandle:
+        """``hook(module, grad_output)`` when the gradients of the module's outputs are
+        computed (:mod:`.backward_hooks`)."""
+        return module_hooks.register(self, module_hooks.BACKWARD_PRE, hook, prepend)
+
+    def register_backward_hook(self, hook: Callable) -> None:
+        raise NotImplementedError(
+            "Module.register_backward_hook (deprecated in PyTorch: its grad_input is that of "
+            "the module's last operation) is not supported by symgrad; use "
+            "register_full_backward_hook, which sees the gradients of the module's inputs")
 
     # -- attribute registration ----------------------------------------------------------
     def _registries(self) -> tuple[dict, dict, dict]:

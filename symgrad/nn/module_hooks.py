@@ -13,17 +13,16 @@ the graph: a hook that scales the output scales its gradient, as in PyTorch. Eac
 registration returns a handle whose ``remove()`` takes the hook away (also as a
 context manager).
 
-Backward hooks of modules (``register_full_backward_hook``) are not built: PyTorch
-gives them the gradient of the module's own inputs, which needs an identity node
-around the module; they raise a NotImplementedError naming ``Tensor.register_hook``
-on the module's output, which symgrad has.
+Backward hooks (``register_full_backward_hook``, ``register_full_backward_pre_hook``)
+are registered here too and set up around ``forward`` by :mod:`.backward_hooks`: the
+inputs after the forward pre-hooks, the outputs after the forward hooks, as PyTorch's.
 
     >>> import symgrad as torch
     >>> from symgrad import nn
     >>> m = nn.Linear(2, 1)
-    >>> handle = m.register_forward_hook(lambda mod, args, out: out * 0)
+    >>> handle = m.register_forward_hook(lambda mod, args, out: out * 0 + 1)
     >>> m(torch.ones(1, 2)).tolist()
-    [[0.0]]
+    [[1.0]]
     >>> handle.remove()
 """
 
@@ -32,17 +31,21 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
+from ..eager import grad_mode
 from ..eager.hooks import RemovableHandle, new_id
+from .backward_hooks import BACKWARD, BACKWARD_PRE, BackwardHook
 
-#: the attributes a Module keeps its forward hooks in (absent until one is registered)
+#: the attributes a Module keeps its forward hooks in (absent until one is registered); a
+#: module with one of them or of BACKWARD, BACKWARD_PRE is called through :func:`call`
 PRE, POST = "_forward_pre_hooks", "_forward_hooks"
+__all__ = ["BACKWARD", "BACKWARD_PRE", "POST", "PRE", "call", "register"]
 
 
 def register(module: Any, kind: str, hook: Any, prepend: bool, **flags: bool) -> RemovableHandle:
     """Add ``hook`` (with ``flags``: with_kwargs, always_call) to ``module``'s hooks
     of ``kind`` (:data:`PRE` or :data:`POST`)."""
     if not callable(hook):
-        raise TypeError(f"a forward hook must be callable, got {type(hook).__name__}")
+        raise TypeError(f"a hook must be callable, got {type(hook).__name__}")
     hooks = module.__dict__.get(kind)
     if hooks is None:
         hooks = {}
@@ -58,7 +61,7 @@ def register(module: Any, kind: str, hook: Any, prepend: bool, **flags: bool) ->
 
 def call(module: Any, args: tuple, kwargs: dict) -> Any:
     """``module(*args, **kwargs)`` with its forward hooks (PyTorch's ``_call_impl``)."""
-    output, called = None, set()
+    output, called, backward = None, set(), None
     try:
         for hook, flags in list(module.__dict__.get(PRE, {}).values()):
             if flags["with_kwargs"]:
@@ -72,6 +75,11 @@ def call(module: Any, args: tuple, kwargs: dict) -> Any:
                 result = hook(module, args)
                 if result is not None:
                     args = result if isinstance(result, tuple) else (result,)
+        hooks, pre_hooks = (list(module.__dict__.get(k, {}).values())
+                            for k in (BACKWARD, BACKWARD_PRE))
+        if (hooks or pre_hooks) and grad_mode.is_grad_enabled():
+            backward = BackwardHook(module, [h for h, _ in hooks], [h for h, _ in pre_hooks])
+            args = backward.setup_input_hook(args)
         output = module.forward(*args, **kwargs)
         # read after forward, as PyTorch: a hook registered by a pre-hook or by forward
         # itself runs in this call
@@ -81,6 +89,8 @@ def call(module: Any, args: tuple, kwargs: dict) -> Any:
             result = _run(hook, flags, module, args, kwargs, output)
             if result is not None:
                 output = result
+        if backward is not None:
+            output = backward.setup_output_hook(output)
     except Exception:
         for key, (hook, flags) in _posts(module):  # PyTorch's: the first error is raised
             if flags["always_call"] and key not in called:

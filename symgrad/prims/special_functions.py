@@ -1,5 +1,6 @@
 """scipy.special's functions as primitives: ``gammaln``, ``gamma``, ``digamma``,
-``polygamma`` (order ``n`` a parameter), ``beta``, ``betaln``, ``erfinv``, ``ndtr`` (the
+``polygamma`` (order ``n`` a parameter), ``beta``, ``betaln``, ``gammainc``,
+``gammaincc`` (differentiable in ``x`` only), ``erfinv``, ``ndtr`` (the
 normal distribution's CDF), the modified Bessel functions ``i0``, ``i1``, ``i0e``, ``i1e``
 and the Hurwitz ``zeta`` (in ``q``, the exponent ``s`` a parameter).
 
@@ -40,6 +41,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.errors import Refused
 from ..core.ir import Aval
 from ..core.tracing import apply
 from .elementwise import (
@@ -47,6 +49,7 @@ from .elementwise import (
     absolute,
     as_float,
     exp,
+    log,
     magnitude,
     sign,
     square,
@@ -106,7 +109,7 @@ def _scipy(name: str) -> Callable[..., Any]:
                 out = getattr(S, name)(*args)
         return np.asarray(out, dtype=np.float64)[()]
     impl.__name__ = name
-    impl.nin = 2 if name in ("beta", "betaln") else 1  # type: ignore[attr-defined] (as a ufunc's)
+    impl.nin = 2 if name in ("beta", "betaln", "gammainc", "gammaincc") else 1  # type: ignore[attr-defined] (as a ufunc's)
     return impl
 
 
@@ -224,6 +227,29 @@ i1e_p = _special("i1e", vjp=_i1e_vjp,
 ndtr_p = _special("ndtr", vjp=lambda g, ans, x: (g * (INV_SQRT_2PI * exp(-0.5 * (x * x))),),
                   sympy=lambda sp, x: (1 + sp.erf(x / sp.sqrt(2))) / 2)
 
+# the regularized incomplete gamma functions P(a, x) (gammainc, torch.igamma) and
+# Q(a, x) = 1 - P (gammaincc, torch.igammac): d/dx P = x**(a-1) exp(-x) / gamma(a), written
+# as PyTorch's backward writes it; d/da has no closed form and PyTorch raises for it: so
+# does the adjoint here, when a depends on what is differentiated (Refused)
+IGAMMA_A_ERROR = (
+    "the derivative of {name} with respect to its first argument a is not implemented (as in "
+    "PyTorch, whose igamma/igammac raise for it): differentiate with respect to x only "
+    "(a.detach())")
+
+
+def _gammainc_density(a: Any, x: Any) -> Any:
+    return exp((a - 1.0) * log(x) - x - gammaln(a))
+
+
+gammainc_p = _special(
+    "gammainc", nin=2, sympy=lambda sp, a, x: sp.lowergamma(a, x) / sp.gamma(a),
+    vjp=lambda g, ans, a, x: (Refused(NotImplementedError(IGAMMA_A_ERROR.format(
+        name="gammainc (igamma)"))), g * _gammainc_density(a, x)))
+gammaincc_p = _special(
+    "gammaincc", nin=2, sympy=lambda sp, a, x: sp.uppergamma(a, x) / sp.gamma(a),
+    vjp=lambda g, ans, a, x: (Refused(NotImplementedError(IGAMMA_A_ERROR.format(
+        name="gammaincc (igammac)"))), -(g * _gammainc_density(a, x))))
+
 # Hurwitz zeta(s, q) = sum_k (k + q)**-s in q, for a constant s: d/dq = -s zeta(s + 1, q)
 zeta_p = _special("zeta", vjp=lambda g, ans, q, s: (g * (-s * zeta(q, s=s + 1.0)),),
                   sympy=lambda sp, q, s: sp.zeta(sp.Float(s, 60) if s != int(s) else int(s), q),
@@ -240,10 +266,12 @@ def _with_params(prim: Any) -> Callable[..., Any]:
 
 gammaln, gamma, digamma, erfinv = map(_recorder, (gammaln_p, gamma_p, digamma_p, erfinv_p))
 beta, betaln = map(_recorder, (beta_p, betaln_p))
+gammainc, gammaincc = map(_recorder, (gammainc_p, gammaincc_p))
 i0, i1, i0e, i1e, ndtr = map(_recorder, (i0_p, i1_p, i0e_p, i1e_p, ndtr_p))
 polygamma, zeta = _with_params(polygamma_p), _with_params(zeta_p)
 
 __all__ = ["beta", "beta_p", "betaln", "betaln_p", "digamma", "digamma_p", "erfinv",
-           "erfinv_p", "gamma", "gamma_p", "gammaln", "gammaln_p", "i0", "i0_p", "i0e", "i0e_p",
+           "erfinv_p", "gamma", "gamma_p", "gammainc", "gammainc_p", "gammaincc", "gammaincc_p",
+           "gammaln", "gammaln_p", "i0", "i0_p", "i0e", "i0e_p",
            "i1", "i1_p", "i1e", "i1e_p", "ndtr", "ndtr_p", "polygamma", "polygamma_p", "zeta",
            "zeta_p"]

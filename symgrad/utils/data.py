@@ -10,7 +10,8 @@ the default generator, so ``torch.manual_seed`` makes the order reproducible, as
 PyTorch. The permutations are numpy's (PCG64, like every random draw of symgrad's:
 see :mod:`symgrad.eager.random`), not PyTorch's numbers; a program compared with
 PyTorch step by step uses ``shuffle=False`` or passes its own ``sampler`` of indices.
-``num_workers`` other than 0 is refused (no worker processes).
+``num_workers > 0`` loads in worker processes (:mod:`.data_workers`), the same batches in
+the same order.
 
     >>> import symgrad as torch
     >>> from symgrad.utils.data import DataLoader, TensorDataset
@@ -34,6 +35,7 @@ from ..eager.functions import stack
 from ..eager.random import Generator, numpy_generator
 from ..eager.tensor import Tensor
 from ..eager.tensor_ops import tensor
+from .data_workers import Workers, get_worker_info
 
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "Subset", "ConcatDataset",
            "random_split", "DataLoader", "default_collate", "Sampler", "SequentialSampler",
@@ -313,11 +315,6 @@ def _same_mapping(like: Mapping, items: dict) -> Any:
         return items
 
 
-def get_worker_info() -> None:
-    """None: symgrad's loader runs in the main process (PyTorch's answer there)."""
-    return None
-
-
 def default_convert(data: Any) -> Any:
     """Without batching (``batch_size=None``): numpy arrays and scalars made tensors,
     tuples made lists, everything else kept, recursively (PyTorch's)."""
@@ -347,11 +344,21 @@ class DataLoader:
                  multiprocessing_context: Any = None, generator: Generator | None = None,
                  *, prefetch_factor: int | None = None, persistent_workers: bool = False,
                  pin_memory_device: str = "", in_order: bool = True):
-        if num_workers != 0:
-            raise NotImplementedError("DataLoader(num_workers>0) is not supported: symgrad "
-                                      "loads in the main process; use num_workers=0")
+        if num_workers < 0:
+            raise ValueError("num_workers option should be non-negative; use num_workers=0 "
+                             "to disable multiprocessing.")
+        if num_workers == 0 and prefetch_factor is not None:
+            raise ValueError("prefetch_factor option could only be specified in "
+                             "multiprocessing.let num_workers > 0 to enable multiprocessing, "
+                             "otherwise set prefetch_factor to None.")
+        if num_workers == 0 and persistent_workers:
+            raise ValueError("persistent_workers option needs num_workers > 0")
         self.dataset, self.batch_size, self.drop_last = dataset, batch_size, drop_last
         self.num_workers, self.generator = num_workers, generator
+        self.prefetch_factor = 2 if num_workers and prefetch_factor is None else prefetch_factor
+        self.persistent_workers, self.worker_init_fn = persistent_workers, worker_init_fn
+        self.timeout, self.multiprocessing_context = timeout, multiprocessing_context
+        self._workers: Workers | None = None
         self._iterable = isinstance(dataset, IterableDataset)
         if self._iterable and (shuffle or sampler is not None or batch_sampler is not None):
             raise ValueError("DataLoader with IterableDataset: expected unspecified shuffle, "
@@ -379,20 +386,44 @@ class DataLoader:
                                          else default_convert)
 
     def __iter__(self) -> Iterator[Any]:
-        if self._iterable:
-            if self.batch_size is None:
-                yield from (self.collate_fn(x) for x in self.dataset)  # type: ignore[attr-defined]
-                return
-            batches = BatchSampler(iter(self.dataset), self.batch_size,  # type: ignore
-                                   self.drop_last)
-            yield from (self.collate_fn(b) for b in batches)
+        if not self.num_workers:
+            if self._iterable:
+                return self._single_process_batches()
+            return (self._fetch(task) for task in self._index_batches())
+        return self._from_workers()
+
+    def _from_workers(self) -> Iterator[Any]:
+        workers = self._workers or Workers(self)
+        if self.persistent_workers:
+            self._workers = workers
+        try:
+            yield from workers.epoch(self)
+        finally:
+            if not self.persistent_workers:
+                workers.shutdown()
+
+    def __del__(self) -> None:
+        if getattr(self, "_workers", None) is not None:
+            self._workers.shutdown()  # type: ignore[union-attr]
+
+    def _single_process_batches(self) -> Iterator[Any]:
+        """An IterableDataset's batches (in the process that runs it)."""
+        if self.batch_size is None:
+            yield from (self.collate_fn(x) for x in self.dataset)  # type: ignore[attr-defined]
             return
+        batches = BatchSampler(iter(self.dataset), self.batch_size,  # type: ignore
+                               self.drop_last)
+        yield from (self.collate_fn(b) for b in batches)
+
+    def _index_batches(self) -> Iterator[Any]:
+        """A map-style dataset's tasks: each batch's indices (an index without batching)."""
+        return iter(self.batch_sampler if self.batch_sampler is not None
+                    else self.sampler)  # type: ignore[arg-type]
+
+    def _fetch(self, task: Any) -> Any:
         if self.batch_sampler is not None:
-            for indices in self.batch_sampler:
-                yield self.collate_fn([self.dataset[i] for i in indices])
-        else:
-            for i in self.sampler:  # type: ignore[union-attr]
-                yield self.collate_fn(self.dataset[i])
+            return self.collate_fn([self.dataset[i] for i in task])
+        return self.collate_fn(self.dataset[task])
 
     def __len__(self) -> int:
         if self._iterable:
