@@ -49,9 +49,11 @@ def test_col2im_kernel_has_the_interpreters_bits(dtype):
 
 def windows_and_products(x, y):
     """im2col of a float32 image, and products of transposed reshapes (a convolution's
-    weight gradient ``rows.T @ windows``) that BLAS reads as they are."""
+    weight gradient ``rows.T @ windows``) that BLAS reads as they are; windows of a
+    boolean mask stay boolean."""
     rows = x.reshape(4, 16)
-    return windows(x, (3, 3), (1, 1), (1, 1)), rows.T @ y, y.T @ rows
+    return (windows(x, (3, 3), (1, 1), (1, 1)), rows.T @ y, y.T @ rows,
+            windows(x > 0, (2, 2), (2, 2), (1, 1)))
 
 
 def test_windows_and_transposed_reshapes_agree_with_the_interpreter():
@@ -63,9 +65,11 @@ def test_windows_and_transposed_reshapes_agree_with_the_interpreter():
     got = compiled(x, y)
     want = sg.jit(windows_and_products, backend="numpy")(x, y)
     tol = 1e-5
-    for a, b in zip(got, want):
+    for a, b in zip(got[:3], want):
         assert a.dtype == b.dtype == dtype
         np.testing.assert_allclose(a, b, rtol=tol, atol=tol)
+    assert got[3].dtype == want[3].dtype == np.bool_
+    np.testing.assert_array_equal(got[3], want[3])
     np.testing.assert_allclose(got[1], x.reshape(4, 16).T.astype(np.float64) @ y, rtol=tol)
     source = compiled.source(x, y)
     assert "np.dot(a.T, " in source and "a.T)" not in source.replace("np.dot(a.T,", "")

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from ....prims import windows as P
+from ..scope import dtype_arg
 from .table import lower
 
 
 def _dtype(aval) -> str:
-    """The result's dtype, as source (float64 arrays are np.empty's default): a float32
-    graph's windows and sums stay float32, as the interpreter's do."""
-    return "" if str(aval.dtype) == "float64" else f", np.{aval.dtype}"
+    """The result's dtype, as source (none for float64): a float32 graph's windows and
+    sums stay float32, as the interpreter's do."""
+    return dtype_arg(aval.dtype)
 
 
 def _dims(x: str, ndim: int, d: int) -> tuple[str, list[str]]:
