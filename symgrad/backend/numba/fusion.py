@@ -87,13 +87,14 @@ def fusible(eqn: Eqn) -> bool:
 def transposed(a: Atom, producer: dict[int, Eqn]) -> Var | None:
     """``c`` if ``a`` is ``transpose(c)`` of a C-contiguous matrix ``c``: then ``c.T`` is
     F-contiguous, which BLAS takes as it is (no copy). Kernel arguments are C-contiguous,
-    and so is every array a kernel makes that is not a view."""
+    and so is every array a kernel makes that is not a view, and a reshape's."""
     e = producer.get(id(a)) if isinstance(a, Var) else None
     if e is None or not lowering(e.prim).transposes or e.params["perm"] != (1, 0):
         return None
     c = e.inputs[0]
     made = producer.get(id(c))
-    return c if isinstance(c, Var) and (made is None or not made.prim.view) else None
+    return c if isinstance(c, Var) and (made is None or not made.prim.view
+                                        or lowering(made.prim).contiguous) else None
 
 
 def reads(eqn: Eqn, producer: dict[int, Eqn]) -> list[Var]:

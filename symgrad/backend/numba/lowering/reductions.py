@@ -119,6 +119,6 @@ lower(R.extremum_weights_p, _extremum_weights_emit)
 lower(R.broadcast_to_p, _broadcast_to_emit,
       element=lambda index, avals, out, shape: [
           ([], 0, broadcast_index(avals[0].shape, shape, index))])
-lower(R.reshape_p, _reshape_emit)
+lower(R.reshape_p, _reshape_emit, contiguous=True)
 lower(R.transpose_p, lambda out, args, avals, out_aval, *, perm: [
     f"{out} = {transposed(args[0], perm)}"], transposes=True)

@@ -46,7 +46,9 @@ class Lowering:
     - ``shape_only``: reads only its operands' shapes, which kernels know;
     - ``transposes``: ``perm=(1, 0)`` makes its output the view ``c.T``;
     - ``transposed_operands``: takes ``c.T`` of a C-contiguous ``c`` as it is (BLAS
-      reads F-contiguous matrices without a copy).
+      reads F-contiguous matrices without a copy);
+    - ``contiguous``: a view primitive whose output the kernel makes C-contiguous
+      (reshape's emit copies an operand that is not).
     """
 
     emit: Callable[..., list[str]]
@@ -57,6 +59,7 @@ class Lowering:
     shape_only: bool = False
     transposes: bool = False
     transposed_operands: bool = False
+    contiguous: bool = False
 
     @property
     def moves_elements(self) -> bool:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from ....prims import windows as P
+from ..scope import dtype_arg
 from .table import lower
 
 
 def _dtype(aval) -> str:
-    """A complex result's dtype, as source (float64 arrays are np.empty's default)."""
-    return f", np.{aval.dtype}" if str(aval.dtype).startswith("complex") else ""
+    """The result's dtype, as source (none for float64): a float32 graph's windows and
+    sums stay float32, as the interpreter's do."""
+    return dtype_arg(aval.dtype)
 
 
 def _dims(x: str, ndim: int, d: int) -> tuple[str, list[str]]:
@@ -50,20 +52,21 @@ def _unwindows_emit(out, args, avals, out_aval, *, kernel, stride, dilation, siz
                     ) -> list[str]:
     (g,), (aval,) = args, avals
     d = len(kernel)
-    lead = " * ".join(f"{g}.shape[{k}]" for k in range(aval.ndim - 2 * d)) or "1"
-    n = [f"{g}.shape[{aval.ndim - 2 * d + k}]" for k in range(d)]
+    lead = aval.ndim - 2 * d
+    b = [f"{out}_b{k}" for k in range(lead)]
     o = [f"{out}_o{k}" for k in range(d)]
     w = [f"{out}_k{k}" for k in range(d)]
-    lines = [f"{out}_g = np.ascontiguousarray({g}).reshape(({lead}, {', '.join(n)}, "
-             f"{', '.join(map(str, kernel))}))",
-             f"{out}_r = np.zeros(({lead}, {', '.join(map(str, size))}){_dtype(out_aval)})"]
-    # offsets outermost, in order: each element's terms add up as the interpreter's do
-    loops, pad = _loops([*w, f"{out}_b", *o], [*map(str, kernel), lead, *n])
-    target = ", ".join(f"{o[k]} * {stride[k]} + {w[k]} * {dilation[k]}" for k in range(d))
-    lines += loops + [f"{pad}{out}_r[{out}_b, {target}] += {out}_g[{out}_b, "
-                      f"{', '.join(o + w)}]"]
-    shape = [f"{g}.shape[{k}]" for k in range(aval.ndim - 2 * d)]
-    lines.append(f"{out} = {out}_r.reshape(({', '.join([*shape, *map(str, size)])},))")
+    shape = [f"{g}.shape[{k}]" for k in range(lead)]
+    lines = [f"{out} = np.zeros(({', '.join([*shape, *map(str, size)])},){_dtype(out_aval)})"]
+    # g as it is (a convolution's gradient comes transposed from its matrix product: no
+    # copy of it); its leading indices outermost, so that each window block is read
+    # while it is in cache, then the kernel offsets in order, so that each element's
+    # terms add up in the interpreter's order (the same bits)
+    loops, pad = _loops([*b, *w, *o], [*shape, *map(str, kernel),
+                                       *(f"{g}.shape[{lead + k}]" for k in range(d))])
+    target = ", ".join([*b, *(f"{o[k]} * {stride[k]} + {w[k]} * {dilation[k]}"
+                              for k in range(d))])
+    lines += loops + [f"{pad}{out}[{target}] += {g}[{', '.join(b + o + w)}]"]
     return lines
 
 
