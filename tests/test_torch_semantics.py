@@ -640,3 +640,22 @@ def test_half_sinc_addcmul_addcdiv_compute_in_float32_as_pytorchs():
         g, w = got.float().numpy(), want.float().numpy()
         assert (g != w).sum() <= 2  # (PyTorch's vectorized float32 may differ in one ulp)
         np.testing.assert_allclose(g, w, rtol=1e-3, atol=1e-7)
+
+
+def test_as_tensor_keeps_a_tensors_graph_and_shares_a_numpy_arrays_memory():
+    """as_tensor(t) is t itself (as_tensor(t, dtype=) a differentiable cast) and
+    as_tensor(ndarray) shares its memory, as PyTorch's (it was tensor(): a detached copy,
+    so as_tensor(x * 2) gave x no gradient)."""
+    outs = []
+    for L in (symgrad, torch_real):
+        x = L.tensor([1.0, 2.0], requires_grad=True)
+        y, z = L.as_tensor(x * 2), L.as_tensor(x * 3, dtype=L.float32)
+        (y.sum() + z.sum()).backward()
+        a, b = np.arange(3.0), np.arange(3, dtype=np.int32)
+        c = np.arange(3, dtype=np.float32)
+        ta, tb, tc = L.as_tensor(a), L.as_tensor(b), L.as_tensor(c, dtype=L.float64)
+        a[0] = b[0] = c[0] = 5
+        outs.append([x.grad, z, ta, tb, tc, L.tensor([L.as_tensor(x) is x])])
+    for got, want in zip(*outs):
+        assert str(got.dtype) == str(want.dtype)
+        np.testing.assert_array_equal(got.detach().numpy(), want.detach().numpy())
