@@ -28,6 +28,7 @@ from ..eager.tensor import Tensor
 from ..eager.tensor_ops import empty, zeros
 from . import functional as F
 from . import init
+from .activation import safe_softmax
 from .layers import Dropout, Linear
 from .module import Module, ModuleList
 from .parameter import Parameter
@@ -123,7 +124,9 @@ class MultiheadAttention(Module):
         if padding is not None:
             padding = padding if not isinstance(padding, np.ndarray) else Tensor._make(padding)
             scores = scores + padding.reshape(batch, 1, 1, source)
-        weights = scores.softmax(-1)
+        # without weights PyTorch calls scaled_dot_product_attention: a query that sees no
+        # key gives 0 there (nan with need_weights=True, as PyTorch's)
+        weights = scores.softmax(-1) if need_weights else safe_softmax(scores)
         if self.dropout > 0.0 and self.training:
             weights = F.dropout(weights, self.dropout)
         out = (weights @ v).permute(2, 0, 1, 3).reshape(length, batch, e)
