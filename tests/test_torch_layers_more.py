@@ -241,3 +241,24 @@ class _Functional:
 
     def __getattr__(self, name):
         return getattr(self._functional, name)
+
+
+def test_batch_norm_reset_running_stats_and_parameters_as_pytorch():
+    """reset_running_stats()/reset_parameters() of batch and instance norms (an
+    AttributeError before), mid-training, against PyTorch."""
+    x = np.array([[1.0, 2.0], [3.0, 5.0], [0.0, -1.0]])
+    outs = []
+    for lib in (symgrad, torch_real):
+        bn = lib.nn.BatchNorm1d(2)
+        with lib.no_grad():
+            bn.weight.fill_(2.0)
+        bn(lib.tensor(x))
+        bn.reset_running_stats()
+        bn(lib.tensor(x * 2))
+        stats = [bn.running_mean.clone(), bn.running_var.clone(), bn.num_batches_tracked.clone()]
+        bn.reset_parameters()
+        outs.append(stats + [bn.running_mean, bn.num_batches_tracked, bn.weight.detach(),
+                             bn(lib.tensor(x)).detach()])
+    for got, want in zip(*outs):
+        assert str(got.dtype) == str(want.dtype)
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12)

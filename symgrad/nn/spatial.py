@@ -344,6 +344,19 @@ class _NormBase(Module):
         else:
             self.running_mean = self.running_var = self.num_batches_tracked = None
 
+    def reset_running_stats(self) -> None:
+        """Running mean 0, variance 1, no batch tracked (in place, as PyTorch's)."""
+        if self.track_running_stats:
+            self.running_mean.data.zero_()
+            self.running_var.data.fill_(1.0)
+            self.num_batches_tracked.data.zero_()
+
+    def reset_parameters(self) -> None:
+        self.reset_running_stats()
+        if self.affine:
+            self.weight.data.fill_(1.0)
+            self.bias.data.zero_()
+
     def extra_repr(self) -> str:
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
                 f"affine={self.affine}, track_running_stats={self.track_running_stats}")
