@@ -659,3 +659,22 @@ def test_as_tensor_keeps_a_tensors_graph_and_shares_a_numpy_arrays_memory():
     for got, want in zip(*outs):
         assert str(got.dtype) == str(want.dtype)
         np.testing.assert_array_equal(got.detach().numpy(), want.detach().numpy())
+
+
+def test_inference_mode_records_no_graph_as_pytorch():
+    """torch.inference_mode (block, call, bare decorator, mode=False) as PyTorch's grad mode
+    (it was an AttributeError)."""
+    def program(torch):
+        out, x = [], torch.ones(2, requires_grad=True)
+        with torch.inference_mode():
+            out.append(((x * 2).requires_grad, torch.is_inference_mode_enabled()))
+            with torch.inference_mode(False):
+                out.append(((x * 2).requires_grad, torch.is_inference_mode_enabled()))
+        with torch.no_grad(), torch.inference_mode(False):
+            out.append(torch.is_grad_enabled())
+        f = torch.inference_mode()(lambda: (x * 3).requires_grad)
+        g = torch.inference_mode(lambda: torch.is_grad_enabled())
+        out.append((f(), g(), torch.is_grad_enabled(), torch.is_inference_mode_enabled()))
+        return out
+
+    assert program(symgrad) == program(torch_real)
