@@ -298,8 +298,12 @@ class TensorMethods(ReductionMethods):
             return shape_ops.repeat(self, sizes[0], axis)
         return named(shape_ops.tile(self, size_arg(sizes)), self, "RepeatBackward0")
 
-    def flip(self, *dims: Any) -> Any:
+    def flip(self, *dims: Any, **kwargs: Any) -> Any:
         # a copy, as PyTorch's (numpy's flip is a view: writes to it would reach self)
+        if "dims" in kwargs:  # torch.flip(x, dims=...), PyTorch's own spelling
+            dims = (kwargs.pop("dims"),)
+        if kwargs or not dims:
+            raise TypeError(f"flip() takes dims, not {sorted(kwargs) or 'nothing'}")
         return named(shape_ops.flip(self, size_arg(dims)).clone(), self, "FlipBackward0")
 
     def narrow(self, dim: int, start: int, length: int) -> Any:
