@@ -678,3 +678,25 @@ def test_inference_mode_records_no_graph_as_pytorch():
         return out
 
     assert program(symgrad) == program(torch_real)
+
+
+def test_a_0d_integer_tensor_wraps_into_the_dtype_it_is_compared_in_and_divides():
+    """uint8 < tensor(-3) compares in uint8 (253), as PyTorch (all False before: the
+    exact int64 comparison), clamp too; u8 //= tensor(-3) and %= compute in uint8 (numpy's
+    int64 gave 255); x //= a bool tensor with a False is PyTorch's ZeroDivisionError (it
+    silently gave 0)."""
+    outs = []
+    for L in (symgrad, torch_real):
+        u = L.tensor([3, 250, 2], dtype=L.uint8)
+        i = L.tensor([3, -7, 100], dtype=L.int8)
+        q, r = u.clone(), u.clone()
+        q //= L.tensor(-3)
+        r %= L.tensor(-3)
+        outs.append([u < L.tensor(-3), u > L.tensor(300), i < L.tensor(200),
+                     i == L.tensor(-253), u.clamp(min=L.tensor(-1)), q, r])
+        with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+            j = L.tensor([3, -7, 2])
+            j //= L.tensor([True, False, True])
+    for got, want in zip(*outs):
+        assert str(got.dtype) == str(want.dtype)
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
