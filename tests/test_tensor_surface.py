@@ -251,6 +251,8 @@ _SHAPES = {
     "x.repeat(2,1)": lambda torch, x: x.repeat(2, 1),
     "x.flip(0)": lambda torch, x: x.flip(0),
     "torch.flip(x,dims=(0,1))": lambda torch, x: torch.flip(x, dims=(0, 1)),
+    "torch.round(x*7,decimals=2)": lambda torch, x: torch.round(x * 7, decimals=2),
+    "(x*70).round(decimals=-1)": lambda torch, x: (x * 70).round(decimals=-1),
     "x.narrow(1,1,2)": lambda torch, x: x.narrow(1, 1, 2),
     "x.chunk(2,1)": lambda torch, x: x.chunk(2, 1), "x.split(2)": lambda torch, x: x.split(2),
     "x.unbind(1)": lambda torch, x: x.unbind(1),
