@@ -32,7 +32,9 @@ def _is_int(k: Any) -> bool:
 def ints_first(index: Any) -> tuple[Any, Any] | None:
     """``index`` as two steps (the integers with every other dim kept, then the rest)
     when it mixes integers with advanced indices; None when numpy's rule is PyTorch's."""
-    parts = index if isinstance(index, tuple) else (index,)
+    if not isinstance(index, tuple):  # one part mixes nothing
+        return None
+    parts = index
     kinds = [_part(p) for p in parts]
     ints = [_is_int(k) for k in kinds]
     if not any(ints) or not any(isinstance(k, (list, np.ndarray)) and np.ndim(k) > 0
