@@ -72,7 +72,9 @@ from . import (  # noqa: E402,F401 (symgrad.ops: numpy's API, by its old name; t
 from .autograd import (  # noqa: E402
     Variable,
     enable_grad,
+    inference_mode,
     is_grad_enabled,
+    is_inference_mode_enabled,
     no_grad,
     set_grad_enabled,
 )
@@ -249,6 +251,7 @@ __all__ = ["grad", "value_and_grad", "vjp", "jit", "jvp", "linearize", "vmap", "
            "zeros", "ones", "full", "zeros_like", "ones_like", "randn", "rand", "arange",
            "manual_seed",
            "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "dtype",
+           "inference_mode", "is_inference_mode_enabled",
            "float32", "float64", "int64", "bool", "float", "double", "long", "Size",
            "device", "promote_types", "FloatTensor", "DoubleTensor", "LongTensor",
            "BoolTensor", "as_tensor", "empty", "empty_like", "eye", "full_like",

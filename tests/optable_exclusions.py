@@ -40,7 +40,7 @@ EXCLUDED: dict[str, str] = {
                      "Tensor.requires_grad", "Tensor.requires_grad_", "Tensor.retain_grad",
                      "Tensor.retains_grad", "Tensor.detach_", "torch.Variable",
                      "Tensor.register_hook",
-                     "torch.is_grad_enabled"], _AUTOGRAD),
+                     "torch.is_grad_enabled", "torch.is_inference_mode_enabled"], _AUTOGRAD),
     **dict.fromkeys(["Tensor.normal_", "Tensor.uniform_", "torch.rand", "torch.rand_like",
                      "torch.randint", "torch.randn", "torch.randn_like", "torch.randperm",
                      "torch.manual_seed", "torch.seed", "torch.initial_seed"], _RANDOM),

@@ -241,3 +241,46 @@ class _Functional:
 
     def __getattr__(self, name):
         return getattr(self._functional, name)
+
+
+def test_batch_norm_reset_running_stats_and_parameters_as_pytorch():
+    """reset_running_stats()/reset_parameters() of batch and instance norms (an
+    AttributeError before), mid-training, against PyTorch."""
+    x = np.array([[1.0, 2.0], [3.0, 5.0], [0.0, -1.0]])
+    outs = []
+    for lib in (symgrad, torch_real):
+        bn = lib.nn.BatchNorm1d(2)
+        with lib.no_grad():
+            bn.weight.fill_(2.0)
+        bn(lib.tensor(x))
+        bn.reset_running_stats()
+        bn(lib.tensor(x * 2))
+        stats = [bn.running_mean.clone(), bn.running_var.clone(), bn.num_batches_tracked.clone()]
+        bn.reset_parameters()
+        outs.append(stats + [bn.running_mean, bn.num_batches_tracked, bn.weight.detach(),
+                             bn(lib.tensor(x)).detach()])
+    for got, want in zip(*outs):
+        assert str(got.dtype) == str(want.dtype)
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12)
+
+
+def test_conv_transpose_output_size_chooses_the_output_padding_as_pytorch():
+    """ConvTranspose*(x, output_size=...) (with or without the batch and channel sizes; a
+    U-Net passes skip.shape) was refused; sizes outside the stride's range are PyTorch's
+    ValueError."""
+    x = np.random.default_rng(8).standard_normal((2, 2, 4, 5))
+    outs, saved = [], {}
+    for lib in (torch_real, symgrad):
+        m = lib.nn.ConvTranspose2d(2, 3, 3, stride=2, padding=1)
+        if lib is symgrad:
+            m.load_state_dict({k: symgrad.tensor(v) for k, v in saved.items()})
+        else:
+            saved = {k: v.detach().numpy() for k, v in m.state_dict().items()}
+        t = lib.tensor(x, requires_grad=True)
+        ys = [m(t, output_size=size) for size in ((7, 9), (8, 10), [2, 3, 8, 9])]
+        sum(y.sum() for y in ys).backward()
+        outs.append([*ys, t.grad])
+        with pytest.raises(ValueError, match="valid sizes range from"):
+            m(t, output_size=(9, 9))
+    for want, got in zip(*outs):
+        np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-12)

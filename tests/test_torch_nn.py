@@ -328,3 +328,60 @@ def test_causal_mask_has_the_dtype_asked_for():
             4, **({} if dtype is None else {"dtype": getattr(torch_real, dtype)}))
         assert str(got.dtype) == str(want.dtype if dtype else symgrad.get_default_dtype())
         np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+def test_encoder_in_eval_without_grad_zeroes_padded_positions_as_pytorchs_nested_path():
+    """PyTorch's TransformerEncoder (enable_nested_tensor, batch_first, relu/gelu, even heads)
+    runs a left-aligned key padding mask as nested tensors in eval under no_grad: its output
+    is 0 at the padded positions (the final norm's bias after the norm); symgrad gave the
+    layers' values there. In training, with grad, a right-aligned mask or odd heads, the
+    values are the layers'."""
+    x = np.random.default_rng(3).standard_normal((3, 5, 8))
+    pad = np.zeros((3, 5), bool)
+    pad[0, 3:] = pad[2, 4] = True
+    right = pad.copy()
+    right[1, 0] = True
+    for heads, norm in ((2, True), (1, False)):
+        outs, saved = [], {}
+        for lib in (torch_real, symgrad):
+            layer = lib.nn.TransformerEncoderLayer(8, heads, 16, dropout=0.0, batch_first=True)
+            model = lib.nn.TransformerEncoder(layer, 2, norm=lib.nn.LayerNorm(8) if norm else None,
+                                              enable_nested_tensor=heads % 2 == 0)
+            if lib is symgrad:
+                model.load_state_dict({k: symgrad.tensor(v) for k, v in saved.items()})
+            else:
+                saved = _state(model)
+            model.eval()
+            src = lib.tensor(x)
+            with lib.no_grad():
+                outs += [model(src, src_key_padding_mask=lib.tensor(pad)),
+                         model(src, src_key_padding_mask=lib.tensor(right))]
+            outs.append(model(src, src_key_padding_mask=lib.tensor(pad)).detach())
+        for want, got in zip(outs[:3], outs[3:]):
+            np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-9, atol=1e-12)
+
+
+def test_attention_without_weights_gives_a_query_that_sees_no_key_zero_as_pytorch():
+    """MultiheadAttention(need_weights=False), so every Transformer layer, is PyTorch's
+    scaled_dot_product_attention: a fully padded sequence (or a fully masked query) gives 0
+    and finite gradients (symgrad gave nan, which reached every gradient of the step);
+    need_weights=True keeps nan, as PyTorch's."""
+    x = np.random.default_rng(6).standard_normal((3, 5, 8))
+    pad = np.zeros((3, 5), bool)
+    pad[0, 3:] = pad[1] = True
+    outs, saved = [], {}
+    for lib in (torch_real, symgrad):
+        layer = lib.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=True)
+        if lib is symgrad:
+            layer.load_state_dict({k: symgrad.tensor(v) for k, v in saved.items()})
+        else:
+            saved = _state(layer)
+        src = lib.tensor(x, requires_grad=True)
+        y = layer(src, src_key_padding_mask=lib.tensor(pad))
+        (y ** 2).sum().backward()
+        weighted = layer.self_attn(src, src, src, key_padding_mask=lib.tensor(pad))[0]
+        outs.append([y, src.grad, layer.linear1.weight.grad, weighted])
+    for want, got in zip(*outs):
+        np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-9,
+                                   atol=1e-12)
+    assert np.isfinite(outs[1][1].numpy()).all() and np.isnan(outs[1][3][1].detach().numpy()).all()

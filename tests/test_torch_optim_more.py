@@ -290,3 +290,26 @@ def test_reduce_lr_on_plateau_state_dict_resumes_as_pytorch():
         return out
 
     assert run(symgrad) == run(torch_real)
+
+
+def test_reduce_lr_on_plateau_reduces_a_param_group_added_later():
+    """A group added by add_param_group is reduced too with a single min_lr (it kept its
+    rate: zip with the min_lrs of the construction), and refused with a list, as PyTorch."""
+    def run(lib, min_lr):
+        w, v = lib.nn.Parameter(lib.ones(1)), lib.nn.Parameter(lib.ones(1))
+        opt = lib.optim.SGD([w], lr=0.1)
+        sched, out = lib.optim.lr_scheduler.ReduceLROnPlateau(opt, patience=0, min_lr=min_lr), []
+        for k in range(4):
+            if k == 1:
+                opt.add_param_group({"params": [v], "lr": 0.5})
+            sched.step(1.0)
+            out.append([g["lr"] for g in opt.param_groups])
+        return out
+
+    assert run(symgrad, 0.01) == run(torch_real, 0.01)
+    for lib in (symgrad, torch_real):
+        with pytest.raises(RuntimeError, match="number of param groups"):
+            run(lib, [0.01])
+        with pytest.raises(ValueError, match="expected 1 min_lrs, got 2"):
+            lib.optim.lr_scheduler.ReduceLROnPlateau(lib.optim.SGD([lib.ones(1)], lr=0.1),
+                                                     min_lr=[0.1, 0.2])

@@ -640,3 +640,63 @@ def test_half_sinc_addcmul_addcdiv_compute_in_float32_as_pytorchs():
         g, w = got.float().numpy(), want.float().numpy()
         assert (g != w).sum() <= 2  # (PyTorch's vectorized float32 may differ in one ulp)
         np.testing.assert_allclose(g, w, rtol=1e-3, atol=1e-7)
+
+
+def test_as_tensor_keeps_a_tensors_graph_and_shares_a_numpy_arrays_memory():
+    """as_tensor(t) is t itself (as_tensor(t, dtype=) a differentiable cast) and
+    as_tensor(ndarray) shares its memory, as PyTorch's (it was tensor(): a detached copy,
+    so as_tensor(x * 2) gave x no gradient)."""
+    outs = []
+    for L in (symgrad, torch_real):
+        x = L.tensor([1.0, 2.0], requires_grad=True)
+        y, z = L.as_tensor(x * 2), L.as_tensor(x * 3, dtype=L.float32)
+        (y.sum() + z.sum()).backward()
+        a, b = np.arange(3.0), np.arange(3, dtype=np.int32)
+        c = np.arange(3, dtype=np.float32)
+        ta, tb, tc = L.as_tensor(a), L.as_tensor(b), L.as_tensor(c, dtype=L.float64)
+        a[0] = b[0] = c[0] = 5
+        outs.append([x.grad, z, ta, tb, tc, L.tensor([L.as_tensor(x) is x])])
+    for got, want in zip(*outs):
+        assert str(got.dtype) == str(want.dtype)
+        np.testing.assert_array_equal(got.detach().numpy(), want.detach().numpy())
+
+
+def test_inference_mode_records_no_graph_as_pytorch():
+    """torch.inference_mode (block, call, bare decorator, mode=False) as PyTorch's grad mode
+    (it was an AttributeError)."""
+    def program(torch):
+        out, x = [], torch.ones(2, requires_grad=True)
+        with torch.inference_mode():
+            out.append(((x * 2).requires_grad, torch.is_inference_mode_enabled()))
+            with torch.inference_mode(False):
+                out.append(((x * 2).requires_grad, torch.is_inference_mode_enabled()))
+        with torch.no_grad(), torch.inference_mode(False):
+            out.append(torch.is_grad_enabled())
+        f = torch.inference_mode()(lambda: (x * 3).requires_grad)
+        g = torch.inference_mode(lambda: torch.is_grad_enabled())
+        out.append((f(), g(), torch.is_grad_enabled(), torch.is_inference_mode_enabled()))
+        return out
+
+    assert program(symgrad) == program(torch_real)
+
+
+def test_a_0d_integer_tensor_wraps_into_the_dtype_it_is_compared_in_and_divides():
+    """uint8 < tensor(-3) compares in uint8 (253), as PyTorch (all False before: the
+    exact int64 comparison), clamp too; u8 //= tensor(-3) and %= compute in uint8 (numpy's
+    int64 gave 255); x //= a bool tensor with a False is PyTorch's ZeroDivisionError (it
+    silently gave 0)."""
+    outs = []
+    for L in (symgrad, torch_real):
+        u = L.tensor([3, 250, 2], dtype=L.uint8)
+        i = L.tensor([3, -7, 100], dtype=L.int8)
+        q, r = u.clone(), u.clone()
+        q //= L.tensor(-3)
+        r %= L.tensor(-3)
+        outs.append([u < L.tensor(-3), u > L.tensor(300), i < L.tensor(200),
+                     i == L.tensor(-253), u.clamp(min=L.tensor(-1)), q, r])
+        with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+            j = L.tensor([3, -7, 2])
+            j //= L.tensor([True, False, True])
+    for got, want in zip(*outs):
+        assert str(got.dtype) == str(want.dtype)
+        np.testing.assert_array_equal(got.numpy(), want.numpy())

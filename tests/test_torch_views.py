@@ -549,6 +549,27 @@ def augmented_assignments_through_views(torch):
     return [y, z, x.grad, i, m]
 
 
+def view_of_a_leaf_that_is_itself_a_view(torch):
+    """x, a reshape of a tensor without grad, made a leaf: x[1].mul_(2) is PyTorch's
+    error (symgrad wrote it through the memory root, and x silently stopped being a leaf)."""
+    x = torch.arange(6.0).reshape(2, 3).requires_grad_()
+    x[1].mul_(2)
+    return [x]
+
+
+def integer_and_advanced_indices(torch):
+    """x[1, :, idx]: PyTorch selects the integer's dim first, (4, 2) (numpy's rule gave
+    (2, 4)); read, written with a broadcast value, and differentiated."""
+    x = torch.arange(60.0).reshape(3, 4, 5).requires_grad_()
+    y = x * 1
+    a = y[1, :, torch.tensor([4, 0])]
+    y[2, 1:3, [0, 1]] = torch.tensor([7.0, 9.0]) * a[0, 0]
+    y[0, :, torch.tensor([True, False, True, False, False])] = torch.tensor([-1.0, -2.0])
+    b = y[..., 0, [1, 2]] * y[[0, 1], 1, [4, 0]]
+    (a.sin().sum() + (y ** 2).sum() + b.sum()).backward()
+    return [a, y, b, x.grad]
+
+
 CASES = [
     data_intermediate, data_intermediate_exp, data_intermediate_sum_only, data_leaf,
     data_leaf_before, view_of_result, view_of_result_then_sum, transpose_view_of_result,
@@ -569,6 +590,7 @@ CASES = [
     autograd_grad_data_change_after_the_product, strided_and_permuted_views_of_result,
     chunk_view_inplace, several_views_of_a_tensor_without_history,
     writes_into_numpy_arrays_of_results, augmented_assignments_through_views,
+    view_of_a_leaf_that_is_itself_a_view, integer_and_advanced_indices,
 ]
 
 

@@ -27,12 +27,20 @@ from ..eager import scatter_extreme  # noqa: F401 -- sets scatter_reduce's amax/
 from ..eager.backward import KernelFallbackWarning, backward_stats
 from ..eager.double import grad
 from ..eager.function import Function, FunctionCtx, once_differentiable
-from ..eager.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from ..eager.grad_mode import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
 from ..eager.graph import AccumulateGrad, Node
 from ..eager.tensor import EagerTrace
 from ..eager.tensor_ops import Variable
 
 __all__ = ["Variable", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled",
+           "inference_mode", "is_inference_mode_enabled",
            "Node", "AccumulateGrad", "EagerTrace", "backward_stats", "KernelFallbackWarning",
            "SCALAR_OUTPUT_ERROR", "grad", "functional", "Function", "FunctionCtx",
            "once_differentiable"]

@@ -24,6 +24,8 @@ class _Mode(threading.local):
         self.enabled = True
         #: the modes the ``with`` blocks open in this thread replaced, innermost last
         self.stack: list[bool] = []
+        #: the inference_mode blocks open in this thread, innermost last
+        self.inference: list[bool] = []
 
 
 _MODE = _Mode()
@@ -115,6 +117,46 @@ class enable_grad(no_grad):
     """The opposite of :class:`no_grad`."""
 
     _mode = True
+
+
+class inference_mode(_GradMode):
+    """``with torch.inference_mode():`` (or as a decorator): no graph is recorded, as under
+    :class:`no_grad`; ``inference_mode(False)`` enables grad inside, as PyTorch's. (PyTorch's
+    inference tensors, refused later by autograd, are not modelled: such uses compute.)
+
+        >>> import symgrad as torch
+        >>> x = torch.ones(2, requires_grad=True)
+        >>> with torch.inference_mode():
+        ...     (x * 2).requires_grad, torch.is_inference_mode_enabled()
+        (False, True)
+    """
+
+    def __init__(self, mode: bool = True) -> None:
+        super().__init__()
+        self._inference = bool(mode)
+
+    def __enter__(self) -> None:
+        _MODE.stack.append(_MODE.enabled)
+        _MODE.inference.append(self._inference)
+        _MODE.enabled = not self._inference  # PyTorch's: (False) enables grad
+
+    def __exit__(self, *exc: Any) -> None:
+        _MODE.inference.pop()
+        _MODE.enabled = _MODE.stack.pop()
+
+    def __call__(self, fn: Callable) -> Callable:
+        inference = self._inference
+
+        @functools.wraps(fn)
+        def wrapped(*args: Any, **kwargs: Any) -> Any:
+            with inference_mode(inference):
+                return fn(*args, **kwargs)
+        return wrapped
+
+
+def is_inference_mode_enabled() -> bool:
+    """Whether this thread is inside an ``inference_mode()`` block."""
+    return bool(_MODE.inference) and _MODE.inference[-1]
 
 
 def _mode_class(mode: bool) -> type[_GradMode]:

@@ -142,6 +142,15 @@ class InPlaceMethods:
                 _UFUNCS[op](v, o, out=v)
                 self._bump()
                 return self
+        if op in (operator.floordiv, operator.mod) and not self.dtype.is_floating_point:
+            # integer // and % as the out-of-place Tensor ops (PyTorch's dtype, its error
+            # for a zero divisor), not numpy's (int64 promotion, 0 for a zero divisor)
+            make = type(self)._make
+
+            def divide(a: Any, b: Any) -> Any:
+                return op(make(a), make(b) if isinstance(b, np.ndarray) else b)._value
+            divide.__name__ = op.__name__  # (a Python int wrapped as for ``op``)
+            return self._inplace(divide, other)
         return self._inplace(op, other)
 
     def __iadd__(self, o): return self._augmented(o, operator.add)

@@ -89,7 +89,15 @@ class TensorMethods(ReductionMethods):
     def floor(self): return np.floor(self) if self.dtype.is_floating_point else self.clone()
     def ceil(self): return np.ceil(self) if self.dtype.is_floating_point else self.clone()
     def trunc(self): return np.trunc(self) if self.dtype.is_floating_point else self.clone()
-    def round(self): return np.rint(self) if self.dtype.is_floating_point else self.clone()
+    def round(self, decimals: int = 0) -> Any:
+        """Halves to even; with ``decimals``, PyTorch's ``rint(x * 10**d) / 10**d`` (or
+        ``rint(x / 10**-d) * 10**-d``) in the tensor's dtype."""
+        if not self.dtype.is_floating_point:
+            return self.clone()
+        if not decimals:
+            return np.rint(self)
+        ten = 10.0 ** abs(decimals)
+        return np.rint(self * ten) / ten if decimals > 0 else np.rint(self / ten) * ten
     def relu(self): return named(ops.relu(self), self, "ReluBackward0")
     def sigmoid(self): return named(ops.sigmoid(self), self, "SigmoidBackward0")
     def maximum(self, other): return np.maximum(self, other)
@@ -303,8 +311,12 @@ class TensorMethods(ReductionMethods):
             return shape_ops.repeat(self, sizes[0], axis)
         return named(shape_ops.tile(self, size_arg(sizes)), self, "RepeatBackward0")
 
-    def flip(self, *dims: Any) -> Any:
+    def flip(self, *dims: Any, **kwargs: Any) -> Any:
         # a copy, as PyTorch's (numpy's flip is a view: writes to it would reach self)
+        if "dims" in kwargs:  # torch.flip(x, dims=...), PyTorch's own spelling
+            dims = (kwargs.pop("dims"),)
+        if kwargs or not dims:
+            raise TypeError(f"flip() takes dims, not {sorted(kwargs) or 'nothing'}")
         return named(shape_ops.flip(self, size_arg(dims)).clone(), self, "FlipBackward0")
 
     def narrow(self, dim: int, start: int, length: int) -> Any:

@@ -95,14 +95,20 @@ def wrapped_int(v: Any, out: dt.dtype, name: str) -> Any:
 
 
 def compared(raw: list[Any], prim: Primitive) -> list[Any]:
-    """A comparison's operands: a Python int against an integer tensor wrapped into the
-    tensor's dtype, as PyTorch compares (``int8 == 300`` is ``int8 == 44``)."""
-    if prim.name not in _WRAPPING or not any(type(v) is int for v in raw):
+    """A comparison's operands: a Python int or a 0-d integer tensor against an integer
+    tensor wrapped into the tensor's dtype, as PyTorch compares (``int8 == 300`` is
+    ``int8 == 44``, ``uint8 < tensor(-3)`` is ``uint8 < 253``)."""
+    if prim.name not in _WRAPPING or not any(type(v) is int or _int_0d(v) for v in raw):
         return raw
     out = dt.result_type(raw)
     if out.is_floating_point or out is dt.bool:
         return raw
-    return [wrapped_int(v, out, prim.name) if type(v) is int else v for v in raw]
+    return [wrapped_int(v, out, prim.name) if type(v) is int
+            else v.astype(out.numpy) if _int_0d(v) else v for v in raw]
+
+
+def _int_0d(v: Any) -> bool:
+    return isinstance(v, np.ndarray) and v.ndim == 0 and v.dtype.kind in "iu"
 
 
 def _ir_dtype(v: Any) -> str:

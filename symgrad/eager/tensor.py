@@ -48,6 +48,7 @@ from .dtypes import CPU, Size, as_array, as_device, device
 from .extra_methods import ExtraMethods
 from .fastpath import apply_f64, compute, node_class_of, watched
 from .graph import next_seq
+from .index_order import ints_first
 from .inplace import InPlaceMethods
 from .methods import TensorMethods, named, size_arg, unwrap
 from .more_methods import MoreMethods
@@ -460,6 +461,9 @@ class Tensor(ValueMethods, BitwiseMethods, InPlaceMethods, MoreMethods, TensorMe
 
     # -- indexing ----------------------------------------------------------------------
     def __getitem__(self, index: Any) -> Any:
+        split = ints_first(index)
+        if split is not None:  # PyTorch selects the integers' dims first
+            return self[split[0]][split[1]]
         arrays = _index_of(index)
         result = super().__getitem__(arrays)  # what the traced indexing supports
         result = named(result, self, "SelectBackward0" if _is_int(arrays) else None)
@@ -469,6 +473,10 @@ class Tensor(ValueMethods, BitwiseMethods, InPlaceMethods, MoreMethods, TensorMe
         """``t[index] = value``, in place. On a tensor that requires grad (a result, or
         one that takes a value that requires grad) it is recorded (``CopySlices``): the
         overwritten elements get a zero gradient, ``value`` theirs."""
+        split = ints_first(index)
+        if split is not None:  # PyTorch selects the integers' dims first (a view)
+            self[split[0]][split[1]] = value
+            return
         original, index = index, _index_of(index)
 
         def write(a: Any, v: Any) -> Any:

@@ -62,7 +62,24 @@ def _fits(value: np.ndarray, target: dt.dtype) -> None:
                            "without overflow")
 
 
-as_tensor = tensor
+def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
+    """PyTorch's ``as_tensor``: a Tensor is returned itself (its graph kept), or ``.to(dtype)``
+    (a differentiable cast); a numpy array of a tensor dtype shares its memory, as
+    ``from_numpy``; other data is copied, as by ``tensor``.
+
+        >>> import symgrad as torch
+        >>> x = torch.ones(2, requires_grad=True)
+        >>> torch.as_tensor(x * 2).requires_grad
+        True
+    """
+    if device is not None:
+        as_device(device)
+    if isinstance(data, Tensor):
+        return data if dtype is None else data.to(dtype)
+    if isinstance(data, np.ndarray) and data.dtype.kind != "c" and dt.as_array(data) is data \
+            and (dtype is None or dt.as_dtype(dtype).numpy == data.dtype):
+        return from_numpy(data)
+    return tensor(data, dtype=dtype)
 
 
 def Variable(data: Any, requires_grad: bool = False) -> Tensor:

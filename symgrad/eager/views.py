@@ -76,9 +76,20 @@ def note(args: Any, result: Any) -> None:
 
 
 def root_is_leaf(t: Any) -> bool:
-    """``t`` is a view of a leaf that requires grad."""
+    """``t`` is a view of a leaf that requires grad: its root, or another view of the root
+    that is such a leaf and shares ``t``'s memory (``x = a.view(3, 4).requires_grad_()``:
+    for PyTorch ``x[1]`` is a view of the leaf ``x``; its in-place change made x a result)."""
     base = t._base
-    return base is not None and base._node is None and base._requires_grad
+    if base is None:
+        return False
+    if base._node is None and base._requires_grad:
+        return True
+    for ref in base._aliases or ():
+        w = ref()
+        if (w is not None and w is not t and w._node is None and w._requires_grad
+                and np.may_share_memory(w._value, t._value)):
+            return True
+    return False
 
 
 def _offsets(a: np.ndarray) -> np.ndarray:

@@ -353,16 +353,20 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
         scores = _attention_mask(np.tril(np.ones((length, source), dtype=bool)), scores)
     elif attn_mask is not None:
         scores = _attention_mask(attn_mask, scores)
-    # PyTorch's safe softmax: a query whose every position is masked (-inf) attends to
-    # nothing (0), not nan, and its gradient is 0 (nan reached every element of k.grad)
-    masked = (scores == -np.inf).all(-1, keepdim=True)
-    if masked._value.any():
-        weights = ops.where(masked, 0.0, ops.where(masked, 0.0, scores).softmax(-1))
-    else:
-        weights = scores.softmax(-1)
+    weights = safe_softmax(scores)
     if dropout_p > 0.0:
         weights = dropout(weights, dropout_p)
     return weights @ value
+
+
+def safe_softmax(scores: Tensor) -> Tensor:
+    """PyTorch's safe softmax over the last axis: a query whose every position is masked
+    (-inf) attends to nothing (0), not nan, and its gradient is 0 (nan reached every
+    element of k.grad)."""
+    masked = (scores == -np.inf).all(-1, keepdim=True)
+    if masked._value.any():
+        return ops.where(masked, 0.0, ops.where(masked, 0.0, scores).softmax(-1))
+    return scores.softmax(-1)
 
 
 def _repeat_heads(t: Tensor, heads: int) -> Tensor:

@@ -127,12 +127,30 @@ class _ConvTransposeNd(_ConvNd):
                          groups, bias, padding_mode, device, dtype, output_padding)
 
     def forward(self, input: Tensor, output_size: Any = None) -> Tensor:
-        if output_size is not None:
-            raise NotImplementedError("output_size= is not supported: pass output_padding to "
-                                      "the layer instead")
         conv = getattr(F, f"conv_transpose{self._d}d")
         return conv(input, self.weight, self.bias, self.stride, self.padding,
-                    self.output_padding, self.groups, self.dilation)
+                    self._output_padding(input, output_size), self.groups, self.dilation)
+
+    def _output_padding(self, input: Tensor, output_size: Any) -> Any:
+        """The output padding that gives ``output_size`` (with or without the batch and
+        channel sizes), as PyTorch's: it must lie within ``stride - 1`` of the smallest."""
+        if output_size is None:
+            return self.output_padding
+        d, lead = self._d, 2 if input.ndim == self._d + 2 else 1
+        size = [int(n) for n in output_size]
+        if len(size) == lead + d:
+            size = size[lead:]
+        if len(size) != d:
+            raise ValueError(f"ConvTranspose{d}D: for {input.ndim}D input, output_size must have "
+                             f"{d} or {lead + d} elements (got {len(size)})")
+        k, st, pad, dil = self.kernel_size, self.stride, self.padding, self.dilation
+        low = [(input.shape[lead + i] - 1) * st[i] - 2 * pad[i] + dil[i] * (k[i] - 1) + 1
+               for i in range(d)]
+        high = [n + s - 1 for n, s in zip(low, st)]
+        if any(not lo <= n <= hi for n, lo, hi in zip(size, low, high)):
+            raise ValueError(f"requested an output size of {size}, but valid sizes range from "
+                             f"{low} to {high} (for an input of {input.shape[lead:]})")
+        return tuple(n - lo for n, lo in zip(size, low))
 
 
 class ConvTranspose1d(_ConvTransposeNd):
@@ -343,6 +361,19 @@ class _NormBase(Module):
             self.register_buffer("num_batches_tracked", zeros((), dtype=dt.as_dtype("int64")))
         else:
             self.running_mean = self.running_var = self.num_batches_tracked = None
+
+    def reset_running_stats(self) -> None:
+        """Running mean 0, variance 1, no batch tracked (in place, as PyTorch's)."""
+        if self.track_running_stats:
+            self.running_mean.data.zero_()
+            self.running_var.data.fill_(1.0)
+            self.num_batches_tracked.data.zero_()
+
+    def reset_parameters(self) -> None:
+        self.reset_running_stats()
+        if self.affine:
+            self.weight.data.fill_(1.0)
+            self.bias.data.zero_()
 
     def extra_repr(self) -> str:
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "

@@ -23,10 +23,12 @@ from typing import Any
 import numpy as np
 
 from ..eager import dtypes as dt
+from ..eager.grad_mode import is_grad_enabled
 from ..eager.tensor import Tensor
 from ..eager.tensor_ops import empty, zeros
 from . import functional as F
 from . import init
+from .activation import safe_softmax
 from .layers import Dropout, Linear
 from .module import Module, ModuleList
 from .parameter import Parameter
@@ -122,7 +124,9 @@ class MultiheadAttention(Module):
         if padding is not None:
             padding = padding if not isinstance(padding, np.ndarray) else Tensor._make(padding)
             scores = scores + padding.reshape(batch, 1, 1, source)
-        weights = scores.softmax(-1)
+        # without weights PyTorch calls scaled_dot_product_attention: a query that sees no
+        # key gives 0 there (nan with need_weights=True, as PyTorch's)
+        weights = scores.softmax(-1) if need_weights else safe_softmax(scores)
         if self.dropout > 0.0 and self.training:
             weights = F.dropout(weights, self.dropout)
         out = (weights @ v).permute(2, 0, 1, 3).reshape(length, batch, e)
@@ -135,6 +139,17 @@ class MultiheadAttention(Module):
             return out, None
         weights = weights.mean(1) if average_attn_weights else weights
         return out, weights.squeeze(0) if unbatched else weights
+
+
+def _nested_layer(layer: Any) -> bool:
+    """Whether PyTorch's TransformerEncoder (enable_nested_tensor=True) may run ``layer``
+    on nested tensors (its conditions at construction)."""
+    attn = getattr(layer, "self_attn", None)
+    return (isinstance(layer, TransformerEncoderLayer) and not layer.norm_first
+            and attn.batch_first and attn._qkv_same_embed_dim and attn.in_proj_bias is not None
+            and (layer.activation is F.relu or layer.activation is F.gelu
+                 or type(layer.activation).__name__ in ("ReLU", "GELU"))
+            and layer.norm1.eps == layer.norm2.eps and attn.num_heads % 2 == 0)
 
 
 def _activation(activation: Any) -> Any:
@@ -237,6 +252,8 @@ class TransformerEncoder(Module):
         super().__init__()
         self.layers = ModuleList([copy.deepcopy(encoder_layer) for _ in range(num_layers)])
         self.num_layers, self.norm = num_layers, norm
+        self.enable_nested_tensor, self.mask_check = enable_nested_tensor, mask_check
+        self.use_nested_tensor = enable_nested_tensor and _nested_layer(encoder_layer)
 
     def forward(self, src: Tensor, mask: Any = None, src_key_padding_mask: Any = None,
                 is_causal: bool | None = None) -> Tensor:
@@ -244,7 +261,32 @@ class TransformerEncoder(Module):
         for layer in self.layers:
             x = layer(x, src_mask=mask, src_key_padding_mask=src_key_padding_mask,
                       is_causal=bool(is_causal))
+        padded = self._nested_padding(src, mask, src_key_padding_mask)
+        if padded is not None:  # PyTorch's nested tensor, padded back with zeros
+            x = x.masked_fill(Tensor._make(padded[..., None]), 0.0)
         return self.norm(x) if self.norm is not None else x
+
+    def _nested_padding(self, src: Tensor, mask: Any, key_padding: Any) -> np.ndarray | None:
+        """The padded positions when PyTorch's encoder takes its nested-tensor path (its
+        output is then 0 there, before the final norm): in eval, a batched ``src`` with a
+        key padding mask, left-aligned, and no ``mask``; nothing requiring grad."""
+        first = self.layers[0] if len(self.layers) else None
+        if (not getattr(self, "use_nested_tensor", False) or first is None or first.training
+                or src.ndim != 3 or key_padding is None or mask is not None):
+            return None
+        padding = np.asarray(key_padding._value if isinstance(key_padding, Tensor)
+                             else key_padding)
+        padded = padding if padding.dtype == np.bool_ else padding != 0
+        if self.mask_check and (np.diff(padded.astype(np.int8), axis=-1) < 0).any():
+            return None  # not left-aligned: PyTorch's layers see the mask instead
+        attn = first.self_attn
+        weights = (src, attn.in_proj_weight, attn.in_proj_bias, attn.out_proj.weight,
+                   attn.out_proj.bias, first.norm1.weight, first.norm1.bias, first.norm2.weight,
+                   first.norm2.bias, first.linear1.weight, first.linear1.bias,
+                   first.linear2.weight, first.linear2.bias)
+        if is_grad_enabled() and any(getattr(w, "requires_grad", False) for w in weights):
+            return None
+        return padded
 
 
 class TransformerDecoder(Module):

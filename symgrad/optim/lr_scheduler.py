@@ -314,6 +314,10 @@ class ReduceLROnPlateau:
                                                                         threshold_mode,
                                                                         cooldown, eps)
         n = len(optimizer.param_groups)
+        if isinstance(min_lr, (list, tuple)) and len(min_lr) != n:
+            raise ValueError(f"expected {n} min_lrs, got {len(min_lr)}")
+        # a single min_lr also covers groups added later (PyTorch's default_min_lr)
+        self.default_min_lr = None if isinstance(min_lr, (list, tuple)) else min_lr
         self.min_lrs = list(min_lr) if isinstance(min_lr, (list, tuple)) else [min_lr] * n
         self.best = math.inf if mode == "min" else -math.inf
         self.num_bad_epochs = self.cooldown_counter = 0
@@ -338,12 +342,27 @@ class ReduceLROnPlateau:
             self.cooldown_counter -= 1
             self.num_bad_epochs = 0
         if self.num_bad_epochs > self.patience:
+            self._match_groups()
             for group, low in zip(self.optimizer.param_groups, self.min_lrs):
                 new = max(group["lr"] * self.factor, low)
                 if group["lr"] - new > self.eps:
                     group["lr"] = new
             self.cooldown_counter, self.num_bad_epochs = self.cooldown, 0
         self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
+
+    def _match_groups(self) -> None:
+        """One min_lr per param group, groups added since included (PyTorch's error when
+        a list was given: it would silently skip the new groups)."""
+        groups = len(self.optimizer.param_groups)
+        if groups == len(self.min_lrs):
+            return
+        if self.default_min_lr is None:
+            raise RuntimeError(
+                f"The number of param groups in the `optimizer` ({groups}) differs from when "
+                f"`ReduceLROnPlateau` was initialized ({len(self.min_lrs)}), usually due to a "
+                "new param group being added to the optimizer. Please modify the `min_lrs` "
+                "field to match the length of the `optimizer` param groups.")
+        self.min_lrs = [self.default_min_lr] * groups
 
     def get_last_lr(self) -> list[float]:
         return self._last_lr
