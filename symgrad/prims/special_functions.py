@@ -42,6 +42,7 @@ import numpy as np
 
 from ..core.ir import Aval
 from ..core.tracing import apply
+from .complex_polygamma import complex_polygamma
 from .elementwise import (
     _recorder,
     absolute,
@@ -83,9 +84,10 @@ def _lgamma(x: Any) -> Any:
 
 
 def _tgamma(x: Any) -> Any:
-    """libm's ``tgamma`` of each element (what Numba's ``math.gamma`` calls)."""
+    """libm's ``tgamma`` of each element (what Numba's ``math.gamma`` calls); scipy's
+    ``gamma`` of complex values (both backends: Numba runs it between kernels)."""
     lib = _libm()
-    if lib is None:
+    if lib is None or np.iscomplexobj(x):
         return _scipy("gamma")(x)
     return _per_element(lib.tgamma, x)
 
@@ -94,17 +96,21 @@ _lgamma.nin = _tgamma.nin = 1  # type: ignore[attr-defined] (as a ufunc's)
 
 
 def _scipy(name: str) -> Callable[..., Any]:
-    """scipy.special.``name`` on arrays, imported when first called, float64 out."""
+    """scipy.special.``name`` on arrays, imported when first called, float64 out (of
+    complex operands, scipy's complex result: complex64 of complex64, as its loops)."""
     def impl(*args: Any, **params: Any) -> Any:
         import scipy.special as S  # noqa: N812 (slow to import: only when used)
         with np.errstate(all="ignore"):
-            if name == "polygamma":
+            if name == "polygamma" and np.iscomplexobj(args[0]):
+                out = complex_polygamma(params["n"], *args)  # (scipy's is real only)
+            elif name == "polygamma":
                 out = S.polygamma(params["n"], *args)
             elif name == "zeta":
                 out = S.zeta(params["s"], *args)
             else:
                 out = getattr(S, name)(*args)
-        return np.asarray(out, dtype=np.float64)[()]
+        out = np.asarray(out)
+        return (out if out.dtype.kind == "c" else out.astype(np.float64))[()]
     impl.__name__ = name
     impl.nin = 2 if name in ("beta", "betaln") else 1  # type: ignore[attr-defined] (as a ufunc's)
     return impl
@@ -141,14 +147,17 @@ gammaln_p = register(name="gammaln", kind="elementwise", shape_rule=_rule("gamma
                      scipy="gammaln")
 
 # gamma' = gamma * digamma
-gamma_p = register(name="gamma", kind="elementwise", shape_rule=_rule("gamma"), impl=_tgamma,
+gamma_p = register(name="gamma", complex=True, kind="elementwise", shape_rule=_rule("gamma"),
+                   impl=_tgamma,
                    vjp=lambda g, ans, x: (g * (ans * digamma(x)),),
                    sympy=lambda sp, x: sp.gamma(x), scipy="gamma")
 
-digamma_p = _special("digamma", vjp=lambda g, ans, x: (g * polygamma(x, n=1),),
+digamma_p = _special("digamma", complex=True,
+                     vjp=lambda g, ans, x: (g * polygamma(x, n=1),),
                      sympy=lambda sp, x: sp.polygamma(0, x), scipy="psi")
 
-polygamma_p = _special("polygamma", vjp=lambda g, ans, x, n: (g * polygamma(x, n=n + 1),),
+polygamma_p = _special("polygamma", complex=True,
+                       vjp=lambda g, ans, x, n: (g * polygamma(x, n=n + 1),),
                        sympy=lambda sp, x, n: sp.polygamma(n, x),
                        scipy="")  # (a Python function)
 
@@ -221,7 +230,8 @@ i1e_p = _special("i1e", vjp=_i1e_vjp,
 
 # ndtr' = exp(-x**2/2)/sqrt(2 pi), the normal density: x * x overflows to inf past
 # |x| = 1.3e154, where the density is 0 (exp(-inf))
-ndtr_p = _special("ndtr", vjp=lambda g, ans, x: (g * (INV_SQRT_2PI * exp(-0.5 * (x * x))),),
+ndtr_p = _special("ndtr", complex=True,
+                  vjp=lambda g, ans, x: (g * (INV_SQRT_2PI * exp(-0.5 * (x * x))),),
                   sympy=lambda sp, x: (1 + sp.erf(x / sp.sqrt(2))) / 2)
 
 # Hurwitz zeta(s, q) = sum_k (k + q)**-s in q, for a constant s: d/dq = -s zeta(s + 1, q)
