@@ -42,6 +42,7 @@ import numpy as np
 
 from ..core.ir import Aval
 from ..core.tracing import apply
+from .complex import cabs
 from .complex_polygamma import complex_polygamma
 from .elementwise import (
     _recorder,
@@ -240,9 +241,19 @@ ndtr_p = _special("ndtr", complex=True,
 loggamma_p = _special("loggamma", complex=True, vjp=lambda g, ans, x: (g * digamma(x),),
                       sympy=lambda sp, x: sp.loggamma(x))
 
-# rgamma = 1/gamma (entire): rgamma' = -rgamma digamma; nan at its zeros 0, -1, -2, ...
-# (the poles of digamma: 0 * inf), where the derivative is (-1)**n n!
-rgamma_p = _special("rgamma", complex=True, vjp=lambda g, ans, x: (g * -(ans * digamma(x)),),
+def _rgamma_vjp(g, ans, x):
+    # rgamma' = -rgamma digamma; below |x| = 1/2, rgamma(x + 1) (1 - x digamma(x + 1))
+    # (rgamma(x) = x rgamma(x + 1)): digamma(x) overflows at subnormal x and is infinite at
+    # 0, where rgamma' is 1. At the other zeros -1, -2, ... (digamma's poles) nan, where
+    # the derivative is (-1)**n n!
+    small = (cabs(x) if np.dtype(x.dtype).kind == "c" else absolute(x)) < 0.5
+    xs = where(small, x, 0.0)
+    near = rgamma(xs + 1.0) * (1.0 - xs * digamma(xs + 1.0))
+    return (g * where(small, near, -(ans * digamma(where(small, 1.0, x)))),)
+
+
+# rgamma = 1/gamma (entire)
+rgamma_p = _special("rgamma", complex=True, vjp=_rgamma_vjp,
                     sympy=lambda sp, x: 1 / sp.gamma(x))
 
 # erfi(x) = -i erf(ix): erfi' = 2/sqrt(pi) exp(x**2) (inf past |x| = 26.6, as erfi)
