@@ -1,7 +1,14 @@
 """scipy.special's functions as primitives: ``gammaln``, ``gamma``, ``digamma``,
 ``polygamma`` (order ``n`` a parameter), ``beta``, ``betaln``, ``erfinv``, ``ndtr`` (the
-normal distribution's CDF), the modified Bessel functions ``i0``, ``i1``, ``i0e``, ``i1e``
-and the Hurwitz ``zeta`` (in ``q``, the exponent ``s`` a parameter).
+normal distribution's CDF), the modified Bessel functions ``i0``, ``i1``, ``i0e``, ``i1e``,
+the Hurwitz ``zeta`` (in ``q``, the exponent ``s`` a parameter), ``loggamma``, ``rgamma``,
+``erfi``, ``erfcx`` and ``dawsn``.
+
+Those scipy computes of complex values (its ufuncs with a ``D->D`` loop: ``gamma``,
+``psi``, ``ndtr``, ``loggamma``, ``rgamma``, ``erfi``, ``erfcx``, ``dawsn``) take complex
+operands (``complex=True``), scipy's values; their derivatives are the holomorphic ones
+of the same rules, with ``polygamma`` of complex values from
+:mod:`.complex_polygamma` (scipy's is real only).
 
 Each is declared in one block with every facet; each VJP is written with these
 primitives (``gammaln' = digamma``, ``digamma' = polygamma(1, .)``,
@@ -42,15 +49,19 @@ import numpy as np
 
 from ..core.ir import Aval
 from ..core.tracing import apply
-from .complex import cabs
+from .complex import cabs, real
 from .complex_polygamma import complex_polygamma
 from .elementwise import (
     _recorder,
     absolute,
     as_float,
+    cos,
     exp,
+    floor,
     magnitude,
+    rint,
     sign,
+    sin,
     square,
     where,
 )
@@ -242,14 +253,22 @@ loggamma_p = _special("loggamma", complex=True, vjp=lambda g, ans, x: (g * digam
                       sympy=lambda sp, x: sp.loggamma(x))
 
 def _rgamma_vjp(g, ans, x):
-    # rgamma' = -rgamma digamma; below |x| = 1/2, rgamma(x + 1) (1 - x digamma(x + 1))
-    # (rgamma(x) = x rgamma(x + 1)): digamma(x) overflows at subnormal x and is infinite at
-    # 0, where rgamma' is 1. At the other zeros -1, -2, ... (digamma's poles) nan, where
-    # the derivative is (-1)**n n!
-    small = (cabs(x) if np.dtype(x.dtype).kind == "c" else absolute(x)) < 0.5
-    xs = where(small, x, 0.0)
-    near = rgamma(xs + 1.0) * (1.0 - xs * digamma(xs + 1.0))
-    return (g * where(small, near, -(ans * digamma(where(small, 1.0, x)))),)
+    # rgamma' = -rgamma digamma, but within 1/4 of its zeros 0, -1, -2, ... (digamma's
+    # poles: 0 * inf at them, and the second derivative rgamma (digamma**2 -
+    # polygamma(1, .)) cancels near them) by the reflection rgamma(x) = gamma(1 - x)
+    # sin(pi x)/pi: gamma(1 - x) (cos(pi x) - digamma(1 - x) sin(pi x)/pi), with
+    # sin(pi r) and cos(pi r) of r = x - k, k the nearest integer (exact), times (-1)**k.
+    # (Only there: at the half-integers cos(pi r) is 6e-17, not 0.)
+    cplx = np.dtype(x.dtype).kind == "c"
+    k = rint(real(x) if cplx else x)
+    near = (cabs(x - k) if cplx else absolute(x - k)) < where(k < 0.5, 0.25, -1.0)
+    xl = where(near, x, 0.0)
+    k = where(near, k, 0.0)
+    turn = 1.0 - 2.0 * (k - 2.0 * floor(0.5 * k))  # (-1)**k
+    u = math.pi * (xl - k)
+    reflected = gamma(1.0 - xl) * (turn * cos(u) - digamma(1.0 - xl) * (turn * sin(u))
+                                   / math.pi)
+    return (g * where(near, reflected, -(ans * digamma(where(near, 1.0, x)))),)
 
 
 # rgamma = 1/gamma (entire)
