@@ -22,7 +22,7 @@ Measured against mpmath (tests/test_complex_special.py): a few ulp away from the
 of ``psi_n``, which the reflection's difference approaches only in absolute terms.
 
     >>> import numpy as np
-    >>> round(complex_polygamma(1, np.complex128(1.0)).real, 12)  # pi**2 / 6
+    >>> print(round(complex_polygamma(1, np.complex128(1.0)).real, 12))  # pi**2 / 6
     1.644934066848
 """
 
