@@ -191,3 +191,13 @@ def test_what_scipy_refuses_of_complex_values_is_refused():
             f(z)
         with pytest.raises(TypeError, match="does not take complex operands"):
             sg.jit(f, backend="numpy")(z)
+
+
+def test_the_numpy_export_refuses_complex_math_functions(tmp_path):
+    """The numpy target writes real erf and gamma as ``math.erf``/``math.gamma`` per
+    element, which complex values would reach only as a TypeError when the module runs:
+    refused when it is written, saying why."""
+    z = np.array([1.0 + 1j, 2.0 - 0.5j])
+    for f in (ss.gamma, ss.erf):
+        with pytest.raises(NotImplementedError, match="computes with scipy.special"):
+            sg.export(sg.jit(f, backend="numpy"), (z,), tmp_path / "f.py", target="numpy")
