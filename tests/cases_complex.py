@@ -33,6 +33,8 @@ COMPLEX_SPECIAL = [
     ("erfi", scipy.special.erfi, ((-2, 2), (-2, 2))),
     ("erfcx", scipy.special.erfcx, ((-2, 4), (-2, 2))),
     ("dawsn", scipy.special.dawsn, ((-3, 3), (-2, 2))),
+    ("exp1", scipy.special.exp1, ((-2, 3), (0.2, 2))),
+    ("expi", scipy.special.expi, ((-2, 3), (-2, -0.2))),
 ]
 
 CASES = [

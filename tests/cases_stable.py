@@ -126,6 +126,7 @@ GAMMA_FAMILY = [
     ("loggamma", scipy.special.loggamma, (0.2, 5)), ("rgamma", scipy.special.rgamma, (-2.9, 4)),
     ("erfi", scipy.special.erfi, (-3, 3)), ("erfcx", scipy.special.erfcx, (-3, 12)),
     ("dawsn", scipy.special.dawsn, (-12, 12)),
+    ("exp1", scipy.special.exp1, (0.1, 5)), ("expi", scipy.special.expi, (-4, 6)),
 ]
 for prim, fn, domain in GAMMA_FAMILY:
     for shape in [(), (3,), (2, 3)]:

@@ -171,6 +171,12 @@ TAILS: list[Tail] = [
          _points(*SMALL, 1e16, 700.0, 50.0, 7.0, -5.0, -26.0, -27.0), bound=16.0),
     Tail("dawsn", scipy.special.dawsn,
          _points(*SMALL, 1e16, -1e16, 700.0, 50.0, 7.0, -7.0), bound=16.0),
+    # exp1' = -exp(-x)/x underflows past 740; expi' = exp(x/2) (exp(x/2)/x) is finite
+    # past exp's overflow (scipy's expi itself is inf from 709.8 on, and 0 at the float
+    # nearest its zero 0.3725..., where the exact value is -5.1e-17: no points there)
+    Tail("exp1", scipy.special.exp1, _points(1e-300, 5e-324, 1e-310, 1e16, 700.0, 745.0, 0.5)),
+    Tail("expi", scipy.special.expi,
+         _points(1e-300, -1e-300, 5e-324, -1e-310, -700.0, -745.0, 700.0, 0.5, -1e16)),
     Tail("softplus", sg.softplus, _points(*EVERYWHERE, 40.0, -40.0, 37.0, EXP_UNDER, -746.0)),
 ]
 

@@ -1,7 +1,7 @@
 """scipy.special's functions of complex values, where scipy has a complex loop: ``gamma``,
-``psi``, ``ndtr``, ``loggamma``, ``rgamma``, ``erfi``, ``erfcx``, ``dawsn`` (``erf`` and
-``erfc`` are tests/test_complex_order.py's), and the complex ``polygamma`` their
-derivatives need (scipy's is real only).
+``psi``, ``ndtr``, ``loggamma``, ``rgamma``, ``erfi``, ``erfcx``, ``dawsn``, ``exp1``,
+``expi`` (``erf`` and ``erfc`` are tests/test_complex_order.py's), and the complex
+``polygamma`` their derivatives need (scipy's is real only).
 
 Oracles: scipy's own values (bit for bit, both backends, complex128 and complex64);
 mpmath at 30 digits for the first and second holomorphic derivatives (``mpmath.diff`` of
@@ -39,6 +39,8 @@ FUNCTIONS = {
     "erfi": (ss.erfi, mp.erfi),
     "erfcx": (ss.erfcx, lambda w: mp.exp(w * w) * mp.erfc(w)),
     "dawsn": (ss.dawsn, lambda w: mp.sqrt(mp.pi) / 2 * mp.exp(-w * w) * mp.erfi(w)),
+    "exp1": (ss.exp1, mp.e1),
+    "expi": (ss.expi, mp.ei),
 }
 #: points of every function, and each one's own: near the poles of gamma and psi (and the
 #: zeros of rgamma), both sides of loggamma's branch cut (its derivative psi is the same),
@@ -53,6 +55,8 @@ NEAR = {
     "erfi": [4.0 + 0.5j],
     "erfcx": [8.0 + 1.0j, -2.0 + 3.0j],
     "dawsn": [8.0 - 1.0j, 0.1 + 4.0j],
+    "exp1": [-2.0 + 1e-9j, -2.0 - 1e-9j, 30.0 + 5.0j],  # (both sides of its cut)
+    "expi": [2.0 + 1e-9j, -3.0 - 1e-9j, 700.0 + 1.0j],
 }
 
 
@@ -116,7 +120,8 @@ def _loss(z):
     return (np.sum(np.abs(ss.gamma(z)) ** 2) + np.sum(np.real(ss.psi(z) * (1 - 2j)))
             + np.sum(np.imag(ss.ndtr(z))) + np.sum(np.abs(ss.loggamma(z + 2.0)))
             + np.sum(np.real(ss.rgamma(z) * ss.erfi(z)))
-            + np.sum(np.imag(ss.erfcx(z) + ss.dawsn(z) * 1j)))
+            + np.sum(np.imag(ss.erfcx(z) + ss.dawsn(z) * 1j))
+            + np.sum(np.real(ss.exp1(z) * (2 - 1j) + ss.expi(z))))
 
 
 @pytest.mark.parametrize("backend", ["numpy", "numba"])

@@ -2,10 +2,11 @@
 ``polygamma`` (order ``n`` a parameter), ``beta``, ``betaln``, ``erfinv``, ``ndtr`` (the
 normal distribution's CDF), the modified Bessel functions ``i0``, ``i1``, ``i0e``, ``i1e``,
 the Hurwitz ``zeta`` (in ``q``, the exponent ``s`` a parameter), ``loggamma``, ``rgamma``,
-``erfi``, ``erfcx`` and ``dawsn``.
+``erfi``, ``erfcx``, ``dawsn`` and the exponential integrals ``exp1`` and ``expi``.
 
 Those scipy computes of complex values (its ufuncs with a ``D->D`` loop: ``gamma``,
-``psi``, ``ndtr``, ``loggamma``, ``rgamma``, ``erfi``, ``erfcx``, ``dawsn``) take complex
+``psi``, ``ndtr``, ``loggamma``, ``rgamma``, ``erfi``, ``erfcx``, ``dawsn``, ``exp1``,
+``expi``) take complex
 operands (``complex=True``), scipy's values; their derivatives are the holomorphic ones
 of the same rules, with ``polygamma`` of complex values from
 :mod:`.complex_polygamma` (scipy's is real only).
@@ -329,6 +330,16 @@ dawsn_p = _special("dawsn", complex=True, vjp=_dawsn_vjp,
                    sympy=lambda sp, x: sp.sqrt(sp.pi) / 2 * sp.exp(-x ** 2) * sp.erfi(x))
 
 
+# the exponential integrals E1 (exp1; scipy's nan for real x < 0) and Ei (expi):
+# exp1' = -exp(-x)/x, expi' = exp(x)/x, the latter as exp(x/2) (exp(x/2)/x), finite
+# past exp's overflow (e**710/710 = 3.2e305, which scipy's expi(710) gives as inf)
+exp1_p = _special("exp1", complex=True, vjp=lambda g, ans, x: (g * (-exp(-x) / x),),
+                  sympy=lambda sp, x: sp.expint(1, x))
+expi_p = _special("expi", complex=True,
+                  vjp=lambda g, ans, x: (g * (exp(0.5 * x) * (exp(0.5 * x) / x)),),
+                  sympy=lambda sp, x: sp.Ei(x))
+
+
 # Hurwitz zeta(s, q) = sum_k (k + q)**-s in q, for a constant s: d/dq = -s zeta(s + 1, q)
 zeta_p = _special("zeta", vjp=lambda g, ans, q, s: (g * (-s * zeta(q, s=s + 1.0)),),
                   sympy=lambda sp, q, s: sp.zeta(sp.Float(s, 60) if s != int(s) else int(s), q),
@@ -348,10 +359,12 @@ beta, betaln = map(_recorder, (beta_p, betaln_p))
 i0, i1, i0e, i1e, ndtr = map(_recorder, (i0_p, i1_p, i0e_p, i1e_p, ndtr_p))
 loggamma, rgamma, erfi, erfcx, dawsn = map(_recorder, (loggamma_p, rgamma_p, erfi_p, erfcx_p,
                                                        dawsn_p))
+exp1, expi = map(_recorder, (exp1_p, expi_p))
 polygamma, zeta = _with_params(polygamma_p), _with_params(zeta_p)
 
 __all__ = ["beta", "beta_p", "betaln", "betaln_p", "dawsn", "dawsn_p", "digamma", "digamma_p",
-           "erfcx", "erfcx_p", "erfi", "erfi_p", "erfinv", "erfinv_p", "gamma", "gamma_p",
+           "erfcx", "erfcx_p", "erfi", "erfi_p", "erfinv", "erfinv_p", "exp1", "exp1_p", "expi",
+           "expi_p", "gamma", "gamma_p",
            "gammaln", "gammaln_p", "i0", "i0_p", "i0e", "i0e_p", "i1", "i1_p", "i1e", "i1e_p",
            "loggamma", "loggamma_p", "ndtr", "ndtr_p", "polygamma", "polygamma_p", "rgamma",
            "rgamma_p", "zeta", "zeta_p"]
