@@ -206,3 +206,17 @@ def test_the_numpy_export_refuses_complex_math_functions(tmp_path):
     for f in (ss.gamma, ss.erf):
         with pytest.raises(NotImplementedError, match="computes with scipy.special"):
             sg.export(sg.jit(f, backend="numpy"), (z,), tmp_path / "f.py", target="numpy")
+
+
+def test_gamma_loggamma_erfcx_derivatives_are_jaxs():
+    """JAX has complex gamma, loggamma and erfcx (not psi, ndtr, expi, ...; it cannot
+    reverse them: loops inside): their holomorphic Jacobians against jax.jacfwd."""
+    from test_complex import jax
+
+    z = np.array([1.5 + 0.5j, -0.3 + 1.2j, 2.2 - 0.7j])
+    for name in ("gamma", "loggamma", "erfcx"):
+        want = jax.jacfwd(getattr(jax.scipy.special, name), holomorphic=True)(z)
+        for jac in (sg.jacfwd, sg.jacrev):
+            np.testing.assert_allclose(
+                jac(getattr(ss, name), holomorphic=True, backend="numpy")(z), want,
+                rtol=1e-12, atol=1e-15)
