@@ -104,7 +104,7 @@ def test_complex_polygamma_is_mpmaths():
     rng = np.random.default_rng(28)
     z = np.concatenate([rng.uniform(-30, 30, 12) + 1j * rng.uniform(-30, 30, 12),
                         [0.5 + 0j, 1.0 + 0j, -0.5 + 1e-8j, -7.9999 + 1e-3j, 1e-10 + 1e-10j,
-                         -1e6 + 0.5j, 3.0 + 1e5j, -3.3 + 200.0j, 0.49 + 0.1j, -21.9 - 3.6j]])
+                         -2000.75 + 0.1j, 3.0 + 1e5j, -3.3 + 200.0j, 0.49 + 0.1j, -21.9 - 3.6j]])
     for n in (1, 2, 3, 5):
         got = complex_polygamma(n, z)
         with mp.workdps(30):
@@ -208,13 +208,14 @@ def test_the_numpy_export_refuses_complex_math_functions(tmp_path):
             sg.export(sg.jit(f, backend="numpy"), (z,), tmp_path / "f.py", target="numpy")
 
 
-def test_gamma_loggamma_erfcx_derivatives_are_jaxs():
+def test_gamma_and_loggamma_derivatives_are_jaxs():
     """JAX has complex gamma, loggamma and erfcx (not psi, ndtr, expi, ...; it cannot
-    reverse them: loops inside): their holomorphic Jacobians against jax.jacfwd."""
+    reverse them: loops inside): gamma's and loggamma's holomorphic Jacobians against
+    jax.jacfwd (erfcx's costs another second of JAX compiling: mpmath's above)."""
     from test_complex import jax
 
     z = np.array([1.5 + 0.5j, -0.3 + 1.2j, 2.2 - 0.7j])
-    for name in ("gamma", "loggamma", "erfcx"):
+    for name in ("gamma", "loggamma"):
         want = jax.jacfwd(getattr(jax.scipy.special, name), holomorphic=True)(z)
         for jac in (sg.jacfwd, sg.jacrev):
             np.testing.assert_allclose(
