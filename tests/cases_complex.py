@@ -12,12 +12,30 @@ from __future__ import annotations
 import os
 
 import numpy as np
+import scipy.special
 
 from cases import Case
 
 #: the FFT cases other than fft-ifft-3 (and complex cumprod) on the numpy backend only,
 #: unless SYMGRAD_FULL=1
 _FFT_BACKENDS = ("numba", "numpy") if os.environ.get("SYMGRAD_FULL") == "1" else ("numpy",)
+
+#: scipy.special's functions of complex values (scipy's complex loops: symgrad/prims/
+#: special_functions.py), each of z = x + iy: the real part of f(z) (1 - 2i), so that both
+#: parts of the holomorphic derivative count; the points avoid the poles and branch cuts
+#: (tests/test_complex_special.py has those, against mpmath)
+COMPLEX_SPECIAL = [
+    ("gamma", scipy.special.gamma, ((-2.5, 3), (0.2, 1.5))),
+    ("digamma", scipy.special.psi, ((-2.5, 3), (0.2, 1.5))),
+    ("ndtr", scipy.special.ndtr, ((-3, 3), (-2, 2))),
+    ("loggamma", scipy.special.loggamma, ((-2.5, 3), (0.2, 1.5))),
+    ("rgamma", scipy.special.rgamma, ((-2.5, 3), (-1.5, 1.5))),
+    ("erfi", scipy.special.erfi, ((-2, 2), (-2, 2))),
+    ("erfcx", scipy.special.erfcx, ((-2, 4), (-2, 2))),
+    ("dawsn", scipy.special.dawsn, ((-3, 3), (-2, 2))),
+    ("exp1", scipy.special.exp1, ((-2, 3), (0.2, 2))),
+    ("expi", scipy.special.expi, ((-2, 3), (-2, -0.2))),
+]
 
 CASES = [
     Case("cabs-3", ("cabs",), lambda x, y: np.abs(x + 1j * y), ((3,), (3,)),
@@ -59,3 +77,6 @@ CASES = [
     Case("fft-irfft-2x5", ("fft",), lambda x: np.fft.irfft(np.fft.rfft(x) ** 2, n=5),
          ((2, 5),), ((-1, 1),), backends=_FFT_BACKENDS),
 ]
+CASES += [Case(f"{name}-complex-3", (name,),
+               lambda x, y, f=f: np.real(f(x + 1j * y) * (1.0 - 2.0j)), ((3,), (3,)), domains)
+          for name, f, domains in COMPLEX_SPECIAL]

@@ -121,6 +121,12 @@ GAMMA_FAMILY = [
     ("i0", scipy.special.i0, (-4, 4)), ("i1", scipy.special.i1, (-4, 4)),
     ("i0e", scipy.special.i0e, (-4, 4)), ("i1e", scipy.special.i1e, (-4, 4)),
     ("ndtr", scipy.special.ndtr, (-4, 4)),
+    # scipy's loggamma (the principal branch), rgamma = 1/gamma, erfi, erfcx (its derivative
+    # an asymptotic series from 7 on) and Dawson's integral (the same from |x| = 7 on)
+    ("loggamma", scipy.special.loggamma, (0.2, 5)), ("rgamma", scipy.special.rgamma, (-2.9, 4)),
+    ("erfi", scipy.special.erfi, (-3, 3)), ("erfcx", scipy.special.erfcx, (-3, 12)),
+    ("dawsn", scipy.special.dawsn, (-12, 12)),
+    ("exp1", scipy.special.exp1, (0.1, 5)), ("expi", scipy.special.expi, (-4, 6)),
 ]
 for prim, fn, domain in GAMMA_FAMILY:
     for shape in [(), (3,), (2, 3)]:

@@ -155,6 +155,28 @@ TAILS: list[Tail] = [
     # cancellation's, up to 40 ulp here, and growing as |x| beyond 20 (README "scipy.special")
     Tail("i0e", scipy.special.i0e, _points(*SMALL[:4], 1e-310, 1.0, -3.0, 8.0), bound=48.0),
     Tail("i1e", scipy.special.i1e, _points(*SMALL, 1.0, -3.0, 8.0), bound=48.0),
+    # loggamma (scipy's principal branch; real for x > 0), rgamma = 1/gamma (its zeros at
+    # 0, -1, ... are digamma's poles: nan gradients there, tests/test_complex_special.py),
+    # erfi (inf past 26.6), erfcx and dawsn (their derivatives an asymptotic series from
+    # |x| = 7 on: below, 2x f(x) - 1 cancels as x**2, 2 x**2 ulp at most)
+    # (no subnormals nor 171.7: scipy's loggamma(1e-310) is inf, its rgamma(171.7) 0,
+    # where the exact values are 713.8 and 3.8e-309; symgrad's values are scipy's)
+    Tail("loggamma", scipy.special.loggamma, _points(1e-300, 1e300, 1e16, 700.0, 0.5, 30.0)),
+    Tail("rgamma", scipy.special.rgamma,
+         _points(1e-300, -1e-300, 5e-324, 1e-310, 180.0, 0.5, -0.5, -2.5, -170.5, 1e-8)),
+    # (mpmath's erfc and erfi overflow past |x| = 1e154, as for erfc above: 1e16 stands
+    # for the far tails)
+    Tail("erfi", scipy.special.erfi, _points(*SMALL, 5.0, -5.0, 26.0, -26.0, 27.0)),
+    Tail("erfcx", scipy.special.erfcx,
+         _points(*SMALL, 1e16, 700.0, 50.0, 7.0, -5.0, -26.0, -27.0), bound=16.0),
+    Tail("dawsn", scipy.special.dawsn,
+         _points(*SMALL, 1e16, -1e16, 700.0, 50.0, 7.0, -7.0), bound=16.0),
+    # exp1' = -exp(-x)/x underflows past 740; expi' = exp(x/2) (exp(x/2)/x) is finite
+    # past exp's overflow (scipy's expi itself is inf from 709.8 on, and 0 at the float
+    # nearest its zero 0.3725..., where the exact value is -5.1e-17: no points there)
+    Tail("exp1", scipy.special.exp1, _points(1e-300, 5e-324, 1e-310, 1e16, 700.0, 745.0, 0.5)),
+    Tail("expi", scipy.special.expi,
+         _points(1e-300, -1e-300, 5e-324, -1e-310, -700.0, -745.0, 700.0, 0.5, -1e16)),
     Tail("softplus", sg.softplus, _points(*EVERYWHERE, 40.0, -40.0, 37.0, EXP_UNDER, -746.0)),
 ]
 

@@ -383,20 +383,21 @@ def test_a_scipy_named_primitive_registered_late_traces_through_scipy():
     """The scipy.special table is the registry itself: a primitive declaring a scipy name
     after symgrad was imported traces at once (the dispatch has no list of its own)."""
     special = pytest.importorskip("scipy.special")
-    erfcx = P.register(name="test_erfcx", kind="elementwise",
-                       shape_rule=lambda x: Aval(x.shape), impl=special.erfcx,
-                       vjp=lambda g, ans, x: (g * (2.0 * x * ans - 1.1283791670955126),),
-                       sympy=lambda sp, x: sp.exp(x * x) * sp.erfc(x), scipy="erfcx")
+    # (exprel, (exp(x) - 1)/x: a scipy ufunc symgrad has no primitive for)
+    exprel = P.register(name="test_exprel", kind="elementwise",
+                        shape_rule=lambda x: Aval(x.shape), impl=special.exprel,
+                        vjp=lambda g, ans, x: (g * ((1.0 - ans) / x + ans),),
+                        sympy=lambda sp, x: (sp.exp(x) - 1) / x, scipy="exprel")
     try:
-        graph, _ = trace(lambda x: special.erfcx(x), [Aval((3,))], [None], ["x"])
-        assert [e.prim for e in graph.eqns] == [erfcx]
+        graph, _ = trace(lambda x: special.exprel(x), [Aval((3,))], [None], ["x"])
+        assert [e.prim for e in graph.eqns] == [exprel]
         # and sg.scipy.special has it (its module __getattr__ reads the registry)
-        graph, _ = trace(lambda x: sg.scipy.special.erfcx(x), [Aval((3,))], [None], ["x"])
-        assert [e.prim for e in graph.eqns] == [erfcx]
+        graph, _ = trace(lambda x: sg.scipy.special.exprel(x), [Aval((3,))], [None], ["x"])
+        assert [e.prim for e in graph.eqns] == [exprel]
     finally:
-        del P.REGISTRY["test_erfcx"]
-    with pytest.raises(AttributeError, match="erfcx"):  # unregistered: gone again
-        sg.scipy.special.erfcx  # noqa: B018
+        del P.REGISTRY["test_exprel"]
+    with pytest.raises(AttributeError, match="exprel"):  # unregistered: gone again
+        sg.scipy.special.exprel  # noqa: B018
 
 
 def test_torch_facts_are_keyed_by_registered_primitives_and_agree_with_pytorch():

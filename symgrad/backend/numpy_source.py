@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 
 from .. import prims
-from ..core.ir import INT, Eqn, Graph, Literal, Primitive, Printer, origin_changes
+from ..core.ir import INT, Eqn, Graph, Literal, Primitive, Printer, is_complex, origin_changes
 from ..prims import complex as CX
 from ..prims import fft as FFT
 from ..prims import special_functions as SF
@@ -180,6 +180,8 @@ def _math_of_elements(function: str) -> Lowering:
     """``math.<function>`` on each element (as the impls of erf and erfc compute it)."""
     def lower(out: str, args: list, e: Eqn, module: Module) -> list:
         _only(e, ())
+        if any(is_complex(a.dtype) for a in e.inputs):  # (math's are real only)
+            _scipy_only(out, args, e, module)
         math_name = module.copier.reference(math, "math")
         return [f"{out} = np.asarray(np.frompyfunc({math_name}.{function}, 1, 1)({args[0]}), "
                 "dtype=np.float64)[()]"]

@@ -259,6 +259,14 @@ def evaluate(expressions: Any, graph: Graph, values: Sequence[Any], digits: int 
         value = sp.N(e.xreplace(subs), digits)
         if value is sp.zoo:
             return (math.inf if with_zoo else math.nan), True
+        if not value.is_extended_real and value.is_finite:
+            # a real part of complex values (re(erf(x + I*y))): evalf leaves the imaginary
+            # parts' difference as a residue below its precision ("0.e-62*I", 2**-205);
+            # an imaginary part above it is a complex value (sqrt(-1): nan)
+            real, imag = value.as_real_imag()
+            if real.is_extended_real and imag.is_extended_real and \
+                    abs(imag) <= sp.Float(10, digits) ** (10 - digits) * max(abs(real), 1):
+                value = real
         return (float(value) if value.is_extended_real else math.nan), False  # nan, complex
 
     if np.ndim(expressions) == 0:

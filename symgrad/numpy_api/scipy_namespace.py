@@ -51,6 +51,11 @@ def polygamma(n: Any, x: Any) -> Any:
         raise UnsupportedFunctionError(
             f"polygamma(n, x): n must be one integer >= 0, got {n!r}; call it once per order")
     order = int(orders[0])
+    if is_complex(x):
+        raise TypeError(
+            "scipy.special.polygamma(n, x) of complex x: scipy's refuses it (its zeta is real "
+            "only), and so does symgrad; scipy.special.psi of complex values is "
+            "differentiable to every order (its derivatives are complex polygammas)")
     return SF.digamma(x) if order == 0 else SF.polygamma(x, n=order)
 
 

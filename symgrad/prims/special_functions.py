@@ -1,8 +1,16 @@
 """scipy.special's functions as primitives: ``gammaln``, ``gamma``, ``digamma``,
 ``polygamma`` (order ``n`` a parameter), ``beta``, ``betaln``, ``gammainc``,
 ``gammaincc`` (differentiable in ``x`` only), ``erfinv``, ``ndtr`` (the
-normal distribution's CDF), the modified Bessel functions ``i0``, ``i1``, ``i0e``, ``i1e``
-and the Hurwitz ``zeta`` (in ``q``, the exponent ``s`` a parameter).
+normal distribution's CDF), the modified Bessel functions ``i0``, ``i1``, ``i0e``, ``i1e``,
+the Hurwitz ``zeta`` (in ``q``, the exponent ``s`` a parameter), ``loggamma``, ``rgamma``,
+``erfi``, ``erfcx``, ``dawsn`` and the exponential integrals ``exp1`` and ``expi``.
+
+Those scipy computes of complex values (its ufuncs with a ``D->D`` loop: ``gamma``,
+``psi``, ``ndtr``, ``loggamma``, ``rgamma``, ``erfi``, ``erfcx``, ``dawsn``, ``exp1``,
+``expi``) take complex
+operands (``complex=True``), scipy's values; their derivatives are the holomorphic ones
+of the same rules, with ``polygamma`` of complex values from
+:mod:`.complex_polygamma` (scipy's is real only).
 
 Each is declared in one block with every facet; each VJP is written with these
 primitives (``gammaln' = digamma``, ``digamma' = polygamma(1, .)``,
@@ -44,20 +52,27 @@ import numpy as np
 from ..core.errors import Refused
 from ..core.ir import Aval
 from ..core.tracing import apply
+from .complex import cabs, real
+from .complex_polygamma import complex_polygamma
 from .elementwise import (
     _recorder,
     absolute,
     as_float,
+    cos,
     exp,
+    floor,
     log,
     magnitude,
+    rint,
     sign,
+    sin,
     square,
     where,
 )
 from .registry import elementwise_rule, register
 
 SQRT_PI_OVER_2 = math.sqrt(math.pi) / 2.0
+TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 
 
@@ -86,9 +101,10 @@ def _lgamma(x: Any) -> Any:
 
 
 def _tgamma(x: Any) -> Any:
-    """libm's ``tgamma`` of each element (what Numba's ``math.gamma`` calls)."""
+    """libm's ``tgamma`` of each element (what Numba's ``math.gamma`` calls); scipy's
+    ``gamma`` of complex values (both backends: Numba runs it between kernels)."""
     lib = _libm()
-    if lib is None:
+    if lib is None or np.iscomplexobj(x):
         return _scipy("gamma")(x)
     return _per_element(lib.tgamma, x)
 
@@ -97,17 +113,21 @@ _lgamma.nin = _tgamma.nin = 1  # type: ignore[attr-defined] (as a ufunc's)
 
 
 def _scipy(name: str) -> Callable[..., Any]:
-    """scipy.special.``name`` on arrays, imported when first called, float64 out."""
+    """scipy.special.``name`` on arrays, imported when first called, float64 out (of
+    complex operands, scipy's complex result: complex64 of complex64, as its loops)."""
     def impl(*args: Any, **params: Any) -> Any:
         import scipy.special as S  # noqa: N812 (slow to import: only when used)
         with np.errstate(all="ignore"):
-            if name == "polygamma":
+            if name == "polygamma" and np.iscomplexobj(args[0]):
+                out = complex_polygamma(params["n"], *args)  # (scipy's is real only)
+            elif name == "polygamma":
                 out = S.polygamma(params["n"], *args)
             elif name == "zeta":
                 out = S.zeta(params["s"], *args)
             else:
                 out = getattr(S, name)(*args)
-        return np.asarray(out, dtype=np.float64)[()]
+        out = np.asarray(out)
+        return (out if out.dtype.kind == "c" else out.astype(np.float64))[()]
     impl.__name__ = name
     impl.nin = 2 if name in ("beta", "betaln", "gammainc", "gammaincc") else 1  # type: ignore[attr-defined] (as a ufunc's)
     return impl
@@ -144,14 +164,17 @@ gammaln_p = register(name="gammaln", kind="elementwise", shape_rule=_rule("gamma
                      scipy="gammaln")
 
 # gamma' = gamma * digamma
-gamma_p = register(name="gamma", kind="elementwise", shape_rule=_rule("gamma"), impl=_tgamma,
+gamma_p = register(name="gamma", complex=True, kind="elementwise", shape_rule=_rule("gamma"),
+                   impl=_tgamma,
                    vjp=lambda g, ans, x: (g * (ans * digamma(x)),),
                    sympy=lambda sp, x: sp.gamma(x), scipy="gamma")
 
-digamma_p = _special("digamma", vjp=lambda g, ans, x: (g * polygamma(x, n=1),),
+digamma_p = _special("digamma", complex=True,
+                     vjp=lambda g, ans, x: (g * polygamma(x, n=1),),
                      sympy=lambda sp, x: sp.polygamma(0, x), scipy="psi")
 
-polygamma_p = _special("polygamma", vjp=lambda g, ans, x, n: (g * polygamma(x, n=n + 1),),
+polygamma_p = _special("polygamma", complex=True,
+                       vjp=lambda g, ans, x, n: (g * polygamma(x, n=n + 1),),
                        sympy=lambda sp, x, n: sp.polygamma(n, x),
                        scipy="")  # (a Python function)
 
@@ -224,7 +247,8 @@ i1e_p = _special("i1e", vjp=_i1e_vjp,
 
 # ndtr' = exp(-x**2/2)/sqrt(2 pi), the normal density: x * x overflows to inf past
 # |x| = 1.3e154, where the density is 0 (exp(-inf))
-ndtr_p = _special("ndtr", vjp=lambda g, ans, x: (g * (INV_SQRT_2PI * exp(-0.5 * (x * x))),),
+ndtr_p = _special("ndtr", complex=True,
+                  vjp=lambda g, ans, x: (g * (INV_SQRT_2PI * exp(-0.5 * (x * x))),),
                   sympy=lambda sp, x: (1 + sp.erf(x / sp.sqrt(2))) / 2)
 
 # the regularized incomplete gamma functions P(a, x) (gammainc, torch.igamma) and
@@ -250,6 +274,99 @@ gammaincc_p = _special(
     vjp=lambda g, ans, a, x: (Refused(NotImplementedError(IGAMMA_A_ERROR.format(
         name="gammaincc (igammac)"))), -(g * _gammainc_density(a, x))))
 
+
+# the principal branch of log(gamma) (scipy's loggamma: nan for real x < 0, where
+# gammaln is log|gamma|); loggamma' = digamma
+loggamma_p = _special("loggamma", complex=True, vjp=lambda g, ans, x: (g * digamma(x),),
+                      sympy=lambda sp, x: sp.loggamma(x))
+
+def _rgamma_vjp(g, ans, x):
+    # rgamma' = -rgamma digamma, but within 1/4 of its zeros 0, -1, -2, ... (digamma's
+    # poles: 0 * inf at them, and the second derivative rgamma (digamma**2 -
+    # polygamma(1, .)) cancels near them) by the reflection rgamma(x) = gamma(1 - x)
+    # sin(pi x)/pi: gamma(1 - x) (cos(pi x) - digamma(1 - x) sin(pi x)/pi), with
+    # sin(pi r) and cos(pi r) of r = x - k, k the nearest integer (exact), times (-1)**k.
+    # (Only there: at the half-integers cos(pi r) is 6e-17, not 0.)
+    cplx = np.dtype(x.dtype).kind == "c"
+    k = rint(real(x) if cplx else x)
+    near = (cabs(x - k) if cplx else absolute(x - k)) < where(k < 0.5, 0.25, -1.0)
+    xl = where(near, x, 0.0)
+    k = where(near, k, 0.0)
+    turn = 1.0 - 2.0 * (k - 2.0 * floor(0.5 * k))  # (-1)**k
+    u = math.pi * (xl - k)
+    reflected = gamma(1.0 - xl) * (turn * cos(u) - digamma(1.0 - xl) * (turn * sin(u))
+                                   / math.pi)
+    return (g * where(near, reflected, -(ans * digamma(where(near, 1.0, x)))),)
+
+
+# rgamma = 1/gamma (entire)
+rgamma_p = _special("rgamma", complex=True, vjp=_rgamma_vjp,
+                    sympy=lambda sp, x: 1 / sp.gamma(x))
+
+# erfi(x) = -i erf(ix): erfi' = 2/sqrt(pi) exp(x**2) (inf past |x| = 26.6, as erfi)
+erfi_p = _special("erfi", complex=True,
+                  vjp=lambda g, ans, x: (g * (TWO_OVER_SQRT_PI * exp(x * x)),),
+                  sympy=lambda sp, x: sp.erfi(x))
+
+
+#: (2k - 1)!! for k = 1..48: the asymptotic series of erfcx' and dawsn' (below)
+_DOUBLE_FACTORIALS = tuple(float(math.prod(range(1, 2 * k, 2))) for k in range(1, 49))
+ASYMPTOTIC_FROM = 7.0
+
+
+def _asymptotic_tail(x: Any, far: Any, sign: float) -> Any:
+    """``sum_(k=1..48) sign**k (2k-1)!! t**k`` with ``t = 1/(2 x**2)`` where ``far``
+    (``|x| >= 7``; elsewhere of x = 7): ``2x erfcx(x)`` and ``2x dawsn(x)`` are ``1 +``
+    this sum (times ``2/sqrt(pi)`` for erfcx), so ``erfcx'`` and ``dawsn'``, which cancel
+    to ``1/x**2`` in ``2x f(x) - 1``, are the sum itself. At 7 the terms are smallest at
+    k = 48, 1e-19 of the first; past 7 they fall faster."""
+    xs = where(far, x, ASYMPTOTIC_FROM)
+    t = (0.5 / xs) / xs  # (no overflow of x**2 at 1e154)
+    total = sign ** 48 * _DOUBLE_FACTORIALS[-1]
+    for k in range(47, 0, -1):
+        total = sign ** k * _DOUBLE_FACTORIALS[k - 1] + t * total
+    return t * total
+
+
+def _erfcx_vjp(g, ans, x):
+    # erfcx' = 2x erfcx(x) - 2/sqrt(pi): for real x >= 7 the series (the difference
+    # cancels as x**2: 100 ulp at 7); below -26.6 erfcx overflows to inf, and so does
+    # erfcx'; of complex values the difference (holomorphic)
+    direct = 2.0 * (x * ans) - TWO_OVER_SQRT_PI
+    if np.dtype(x.dtype).kind == "c":
+        return (g * direct,)
+    far = x >= ASYMPTOTIC_FROM
+    return (g * where(far, TWO_OVER_SQRT_PI * _asymptotic_tail(x, far, -1.0), direct),)
+
+
+def _dawsn_vjp(g, ans, x):
+    # dawsn' = 1 - 2x dawsn(x): for real |x| >= 7 the series (the difference cancels as
+    # x**2); of complex values the difference (holomorphic)
+    direct = 1.0 - 2.0 * (x * ans)
+    if np.dtype(x.dtype).kind == "c":
+        return (g * direct,)
+    far = absolute(x) >= ASYMPTOTIC_FROM
+    return (g * where(far, -_asymptotic_tail(x, far, 1.0), direct),)
+
+
+# erfcx(x) = exp(x**2) erfc(x), the scaled complementary error function
+erfcx_p = _special("erfcx", complex=True, vjp=_erfcx_vjp,
+                   sympy=lambda sp, x: sp.exp(x ** 2) * sp.erfc(x))
+# Dawson's integral sqrt(pi)/2 exp(-x**2) erfi(x)
+dawsn_p = _special("dawsn", complex=True, vjp=_dawsn_vjp,
+                   sympy=lambda sp, x: sp.sqrt(sp.pi) / 2 * sp.exp(-x ** 2) * sp.erfi(x))
+
+
+# the exponential integrals E1 (exp1; scipy's nan for real x < 0) and Ei (expi):
+# exp1' = -exp(-x)/x, expi' = exp(x)/x, the latter as exp(x/2) (exp(x/2)/x), finite
+# past exp's overflow (e**710/710 = 3.2e305, which scipy's expi(710) gives as inf)
+exp1_p = _special("exp1", complex=True, vjp=lambda g, ans, x: (g * (-exp(-x) / x),),
+                  sympy=lambda sp, x: sp.expint(1, x))
+expi_p = _special("expi", complex=True,
+                  vjp=lambda g, ans, x: (g * (exp(0.5 * x) * (exp(0.5 * x) / x)),),
+                  sympy=lambda sp, x: sp.Ei(x))
+
+
 # Hurwitz zeta(s, q) = sum_k (k + q)**-s in q, for a constant s: d/dq = -s zeta(s + 1, q)
 zeta_p = _special("zeta", vjp=lambda g, ans, q, s: (g * (-s * zeta(q, s=s + 1.0)),),
                   sympy=lambda sp, q, s: sp.zeta(sp.Float(s, 60) if s != int(s) else int(s), q),
@@ -268,10 +385,14 @@ gammaln, gamma, digamma, erfinv = map(_recorder, (gammaln_p, gamma_p, digamma_p,
 beta, betaln = map(_recorder, (beta_p, betaln_p))
 gammainc, gammaincc = map(_recorder, (gammainc_p, gammaincc_p))
 i0, i1, i0e, i1e, ndtr = map(_recorder, (i0_p, i1_p, i0e_p, i1e_p, ndtr_p))
+loggamma, rgamma, erfi, erfcx, dawsn = map(_recorder, (loggamma_p, rgamma_p, erfi_p, erfcx_p,
+                                                       dawsn_p))
+exp1, expi = map(_recorder, (exp1_p, expi_p))
 polygamma, zeta = _with_params(polygamma_p), _with_params(zeta_p)
 
-__all__ = ["beta", "beta_p", "betaln", "betaln_p", "digamma", "digamma_p", "erfinv",
-           "erfinv_p", "gamma", "gamma_p", "gammainc", "gammainc_p", "gammaincc", "gammaincc_p",
-           "gammaln", "gammaln_p", "i0", "i0_p", "i0e", "i0e_p",
-           "i1", "i1_p", "i1e", "i1e_p", "ndtr", "ndtr_p", "polygamma", "polygamma_p", "zeta",
-           "zeta_p"]
+__all__ = ["beta", "beta_p", "betaln", "betaln_p", "dawsn", "dawsn_p", "digamma", "digamma_p",
+           "erfcx", "erfcx_p", "erfi", "erfi_p", "erfinv", "erfinv_p", "exp1", "exp1_p", "expi",
+           "expi_p", "gamma", "gamma_p", "gammainc", "gammainc_p", "gammaincc", "gammaincc_p",
+           "gammaln", "gammaln_p", "i0", "i0_p", "i0e", "i0e_p", "i1", "i1_p", "i1e", "i1e_p",
+           "loggamma", "loggamma_p", "ndtr", "ndtr_p", "polygamma", "polygamma_p", "rgamma",
+           "rgamma_p", "zeta", "zeta_p"]
