@@ -1,4 +1,4 @@
-# symgrad kernel k_556fca77058a73669820557f033b8450 (symgrad 0.1.0, codegen 5, conventions 5); generated, do not edit
+# symgrad kernel k_1d7c983ae47b504cc6d28c7b936554dc (symgrad 0.1.0, codegen 5, conventions 5); generated, do not edit
 # grad of modulus with respect to z
 # modulus(z: c128[n0])
 import numpy as np
@@ -20,7 +20,7 @@ def modulus(z):
         f = np.imag(b)
         g = np.absolute(e)
         h = np.absolute(f)
-        i = np.maximum(g, h)
+        i = g if (g > h) or (g != g) else h
         j = i > 0.0
         k = i < np.inf
         m = i if k else 1.0
