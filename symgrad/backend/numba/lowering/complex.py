@@ -3,26 +3,30 @@ the FFT (:mod:`symgrad.prims.fft`).
 
 Kernels take complex128 and complex64 values (README, "Complex numbers"): ``real``,
 ``imag``, ``conj`` and ``|z|`` are numpy's functions, which Numba compiles for complex
-scalars and arrays. Numba has no FFT: an ``fft`` equation runs between kernels
-(:data:`.table.INTERPRETED`), numpy's ``fftn``/``rfftn``/``irfftn`` on the
-interpreter, as a Python callback does: the backend's existing cut around host
-primitives, rather than an object-mode block inside a kernel. It costs a return to
-Python and a call into the next kernel per FFT, and a kernel to compile per piece
-between FFTs. Measured (process time per call, a loaded 2-core machine): the gradient
-of ``sum(abs(rfft(x))**2)`` (two FFTs, one kernel between them) takes 0.023 ms at
-n = 8 (the interpreter: 0.057 ms; numpy's rfft and irfft alone: 0.007 ms) and
-3.6-4.4 ms at n = 65536 (interpreter 3.6-4.9 ms; numpy's transforms 2.0-2.6 ms).
-An object-mode block would cost the same per call (measured on ``x * 2`` -> fft ->
-``* 3`` at n = 8: objmode 5.7-7.1 us, two kernels and numpy's fft between them 5.0-6.8
-us, the fft alone 3.6-5.1 us), with one kernel instead of one per piece to compile.
+scalars and arrays; the transcendental functions, ``sign`` and ``**`` are numpy's own
+(:mod:`symgrad.backend.npymath`, called from :mod:`.elementwise`: libm's ``clog``,
+``ctanh``... as numpy calls them, and numpy's compositions: the same bits, where
+Numba's own differ, by up to every digit). Numba has no FFT: an ``fft`` equation at
+the top of a graph runs between kernels (:data:`.table.INTERPRETED`), numpy's
+``fftn``/``rfftn``/``irfftn`` on the interpreter, as a Python callback does: the
+backend's existing cut around host primitives. It costs a return to Python and a call
+into the next kernel per FFT, and a kernel to compile per piece between FFTs.
+Measured (process time per call, a loaded 2-core machine): the gradient of
+``sum(abs(rfft(x))**2)`` (two FFTs, one kernel between them) takes 0.023 ms at n = 8
+(the interpreter: 0.057 ms; numpy's rfft and irfft alone: 0.007 ms) and 3.6-4.4 ms at
+n = 65536 (interpreter 3.6-4.9 ms; numpy's transforms 2.0-2.6 ms). Inside a loop or
+branch body, and in an exported module, the kernel calls numpy's transform in an
+object-mode block (:func:`_fft_emit`, :data:`.table.IN_KERNELS`): numpy's bits, about
+1 us more per call than from Python, where the alternatives were a radix FFT of our
+own (not numpy's pocketfft bits, and Bluestein's algorithm for other lengths) or the
+whole graph on the interpreter (as before: every operation of every step from Python).
 
-A complex value met by a primitive outside :data:`KERNEL_PRIMITIVES` (none of
-``complex=True`` today), or by one that runs between kernels (the FFT, complex ``log``,
-...) inside a loop or branch body, sends the whole graph to the interpreter
-(:func:`interpreted_reason`). Numba's
-complex functions are not numpy's bits everywhere: ``**`` of a complex base (numpy
-multiplies for integer exponents, Numba takes exp and log) and the transcendental
-functions differ in the last bits (relative 1e-15), ``/`` is numpy's own loop.
+A complex value met by a primitive outside :data:`KERNEL_PRIMITIVES`, or by one of
+:data:`.table.COMPLEX_INTERPRETED` (complex ``erf``: scipy's) inside a loop or branch
+body, sends the whole graph to the interpreter (:func:`interpreted_reason`). Complex
+``/`` is numpy's loop (``np.divide``); complex ``*`` is Numba's, which is numpy's
+scalar formula where numpy's array loop may use FMA (AVX-512: the last bit differs in
+about 4 of 10 random products).
 """
 
 from __future__ import annotations
