@@ -135,7 +135,7 @@ def _comparison_emit(op: str) -> Callable[..., list[str]]:
     return emit
 
 
-def _extremum_emit(op: str, ufunc: str) -> Callable[..., list[str]]:
+def _extremum_emit(op: str) -> Callable[..., list[str]]:
     """``np.maximum``/``np.minimum``; of complex values numpy's: the first operand where it
     is ``>=`` (``<=``) the second in numpy's order or has a nan part, else the second."""
     def emit(out: str, args: list[str], avals: list[Aval], out_aval: Aval) -> list[str]:
@@ -160,8 +160,8 @@ lower(E.div_p, _complex_ufunc("{0} / {1}", "np.divide({0}, {1})"), cheap=True)
 lower(E.pow_p, _npymath_emit(E.pow_p, _complex_ufunc("{0} ** {1}", "np.power({0}, {1})")),
       vectorized="powi",
       range_check="powi_in_range")
-lower(E.maximum_p, _extremum_emit(">=", "np.maximum"), cheap=True)
-lower(E.minimum_p, _extremum_emit("<=", "np.minimum"), cheap=True)
+lower(E.maximum_p, _extremum_emit(">="), cheap=True)
+lower(E.minimum_p, _extremum_emit("<="), cheap=True)
 lower(E.neg_p, checked_emit(expression("np.negative({0})"), np.negative), cheap=True)
 # functions: vectorized where vecmath has them
 for _prim in (E.exp_p, E.log_p, E.log1p_p, E.expm1_p, E.tanh_p):

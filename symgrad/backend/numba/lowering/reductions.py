@@ -121,10 +121,10 @@ def _extremum_emit(op: str, init: str) -> Callable:
     by_axes = _reduction_emit("", init, update)
 
     def emit(out: str, args: list[str], avals: list[Aval], out_aval: Aval, *, axes) -> list[str]:
-        (x,), (aval,) = args, avals
-        if out_aval.shape or not axes or out_aval.dtype in COMPLEXES:
-            if out_aval.shape or not axes:
-                return by_axes(out, args, avals, out_aval, axes=axes)
+        if out_aval.shape or not axes:
+            return by_axes(out, args, avals, out_aval, axes=axes)
+        (x,) = args
+        if out_aval.dtype in COMPLEXES:
             return [f"{out} = np.{'max' if op == '>' else 'min'}({x})"]
         flat = f"{out}_flat"
         return [f"{flat} = {x}.ravel()", f"{out} = {flat}[0]",

@@ -16,9 +16,9 @@ fact that fusion reads (``cheap``, ``shape_only``, ``transposes``,
 
 from __future__ import annotations
 
-from collections.abc import Callable
 import platform
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
