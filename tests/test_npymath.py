@@ -68,11 +68,15 @@ def test_complex_functions_in_a_kernel_are_numpys_to_the_bit(dtype):
 
 def _loop_loss(n):
     """A real loss of a complex vector through a loop body holding numpy's complex log,
-    expm1, tanh, arccosh and an FFT (each once ran the whole graph on the interpreter)."""
+    expm1, tanh, arccosh and an FFT, then a branch with an inverse FFT (each once ran the
+    whole graph on the interpreter)."""
     def body(i, v):
         w = n.log(v) * 0.25 + n.expm1(v * 0.1) + n.tanh(v) * 0.5 + n.arccosh(v) * 0.125
         return n.fft.fft(w) * 0.2 + v
-    return lambda z: n.sum(n.abs(sg.fori_loop(0, 2, body, z)) ** 2)
+    def branch(v):  # (a cond's branches hold them too)
+        return sg.cond(n.real(v[0]) > 0, lambda u: n.fft.ifft(n.arcsinh(u)) + n.log10(u),
+                       lambda u: n.sign(u) * 2.0, v)
+    return lambda z: n.sum(n.abs(branch(sg.fori_loop(0, 2, body, z))) ** 2)
 
 
 def test_complex_functions_and_fft_inside_a_loop_body_are_one_kernel():
@@ -85,7 +89,7 @@ def test_complex_functions_and_fft_inside_a_loop_body_are_one_kernel():
     assert "@njit" in source and "interpreter" not in source
     assert "nm.fft_complex128(" in source and "nm.cacosh(" in source
     interpreted = sg.value_and_grad(f, backend="numpy")
-    for args in (z, z * 0.5 + 0.25j):  # twice, the inputs changed
+    for args in (z, -z * 0.5 + 0.25j):  # twice, the inputs changed (the other branch)
         (value, grad), (v_i, g_i) = g(args), interpreted(args)
         np.testing.assert_allclose(value, v_i, rtol=1e-14)
         np.testing.assert_allclose(grad, g_i, rtol=1e-13, atol=1e-13)
