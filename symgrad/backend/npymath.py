@@ -1,9 +1,11 @@
-"""numpy's complex functions, and its ``cbrt``, for Numba kernels: the same bits.
+"""numpy's complex functions, its ``cbrt`` and its FFT, for Numba kernels: the same bits.
 
 Numba writes its own complex ``log``, ``tanh``, ``arccosh``... (``numba.cpython.cmathimpl``,
 Python's algorithms), which are not numpy's: its complex log loses digits near |z| = 1,
-its ``expm1`` is ``exp(z) - 1``, its ``tanh`` is nan for |Re z| > 355, and its ``cbrt`` is
-``x ** (1/3)`` (``cbrt(27.0) == 3.0000000000000004``). numpy calls the C library's
+its ``expm1`` is ``exp(z) - 1``, its ``tanh`` is nan for |Re z| > 355. Its ``cbrt`` is
+``x ** (1/3)`` or libm's ``cbrt`` (``cbrt(27.0) == 3.0000000000000004``), where numpy's is
+its own SIMD loop on a CPU with AVX-512 (3.0): kernels call numpy's loop itself
+(:func:`numpy_loop`, registered as a symbol, :data:`NUMPY_CBRT`). numpy calls the C library's
 ``clog``, ``ctanh``, ``cacosh``, ``csqrt``... (npymath's ``npy_clog`` and the others, where
 the platform has them: every one on Linux and macOS) and writes a few itself
 (``funcs.inc.src``: ``log1p``, ``expm1``, ``exp2``, ``log2``, ``log10``; ``npy_cpow``'s
@@ -160,6 +162,10 @@ def numpy_loop(ufunc, types_: str) -> tuple[int, int]:
     ``cbrt`` where the CPU has AVX-512: not libm's, whose ``cbrt(27.0)`` is
     3.0000000000000004 where numpy's is 3.0)."""
     k = ufunc.types.index(types_)
+    head = [ctypes.c_int.from_address(id(ufunc) + 16 + 4 * j).value for j in range(3)]
+    if head != [ufunc.nin, ufunc.nout, ufunc.nargs] or \
+            ctypes.c_int.from_address(id(ufunc) + 48).value != ufunc.ntypes:
+        raise TypeError("numpy's PyUFuncObject is not laid out as numpy 1.x-2.x lays it out")
     functions = ctypes.c_void_p.from_address(id(ufunc) + 32).value
     data = ctypes.c_void_p.from_address(id(ufunc) + 40).value
     return (ctypes.c_void_p.from_address(functions + 8 * k).value,
