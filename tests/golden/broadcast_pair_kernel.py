@@ -1,4 +1,4 @@
-# symgrad kernel k_0b75d7b36ae9fd71d58026026473cdde (symgrad 0.1.0, codegen 6, conventions 5); generated, do not edit
+# symgrad kernel k_49d177b2ec57de02fcf55b2188cb0550 (symgrad 0.1.0, codegen 6, conventions 5); generated, do not edit
 # value_and_grad of ratio with respect to x, y
 # ratio(x: f64[n0,1], y: f64[n0])
 import numpy as np
@@ -20,7 +20,7 @@ def ratio(x, y):
     for i0 in range(n0):
         for i1 in range(n0):
             a = x[i0, 0] / y[i1]
-            b = np.maximum(x[i0, 0], y[i1])
+            b = x[i0, 0] if (x[i0, 0] > y[i1]) or (x[i0, 0] != x[i0, 0]) else y[i1]
             c = a + b
             r0_0[i1] = c
             # grad of: b: f64[n0,n0] = maximum(x, y)

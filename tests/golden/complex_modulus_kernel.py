@@ -1,4 +1,4 @@
-# symgrad kernel k_222a65b1b101e8527476fd28f9b7881b (symgrad 0.1.0, codegen 6, conventions 5); generated, do not edit
+# symgrad kernel k_6a02119367efa3428b4ac1aa4b9a43b0 (symgrad 0.1.0, codegen 6, conventions 5); generated, do not edit
 # grad of modulus with respect to z
 # modulus(z: c128[n0])
 import numpy as np
@@ -20,7 +20,7 @@ def modulus(z):
         f = np.imag(b)
         g = np.absolute(e)
         h = np.absolute(f)
-        i = np.maximum(g, h)
+        i = g if (g > h) or (g != g) else h
         j = i > 0.0
         k = i < np.inf
         m = i if k else 1.0

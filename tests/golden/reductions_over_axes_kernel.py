@@ -1,4 +1,4 @@
-# symgrad kernel k_759fd10c9235e803ba9262d2c46bf273 (symgrad 0.1.0, codegen 6, conventions 5); generated, do not edit
+# symgrad kernel k_454ccef30322258e5c827b66dd847091 (symgrad 0.1.0, codegen 6, conventions 5); generated, do not edit
 # grad of loss with respect to w, x
 # loss(w: f64[n0], x: f64[n1,n0])
 import numpy as np
@@ -27,7 +27,7 @@ def loss(w, x):
     for i0 in range(b.shape[0]):
         for i1 in range(b.shape[1]):
             acc = b[i0, i1]
-            if acc > c[i0] or acc != acc:
+            if not (c[i0] > acc or c[i0] != c[i0]):
                 c[i0] = acc
     d_rows = np.ascontiguousarray(b).reshape((b.shape[0], b.shape[1]))
     d_w = np.zeros_like(d_rows)

@@ -46,6 +46,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -76,6 +77,8 @@ NJIT_FLAGS = 'cache=True, error_model="numpy", fastmath=False'
 #: ``functools.reduce``. Elementwise conversions would be deterministic, but the
 #: kernel's elementwise work is in its fused loops already
 PARALLEL_FLAGS = NJIT_FLAGS + ', parallel={"prange": True, "numpy": False, "reduction": False}'
+#: a call of :mod:`symgrad.backend.npymath` (numpy's complex functions and FFT, libm's cbrt)
+_NPYMATH_CALL = re.compile(r"\bnm\.")
 #: elements per chunk of a parallel loop: rows are grouped into chunks of about this many
 #: elements, fixed by the shape alone, so sums combine in the same order whatever the
 #: number of threads
@@ -427,6 +430,8 @@ def _module(graph: Graph, function: str, description: str,
         imports.append("from symgrad.backend.numba.pool import take as pool_take")
     if kernel.uses_lapack:
         imports.append(f"from symgrad.backend import lapack as la  # {vecmath_hash('lapack')}")
+    if any(_NPYMATH_CALL.search(line.split("#")[0]) for line in body):  # numpy's complex log...
+        imports.append(f"from symgrad.backend import npymath as nm  # {vecmath_hash('npymath')}")
     code = "\n".join([
         f"# {description}",
         f"# {graph.name}({', '.join(kernel.comments.typed(v) for v in graph.inputs)})",

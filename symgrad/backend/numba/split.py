@@ -38,6 +38,7 @@ import numpy as np
 from ...core.ir import Graph, Var
 from .fusion import Plan
 from .lowering import between
+from .lowering.table import IN_KERNELS
 
 #: Graphs of more equations than this are split, unless their kernel is nearly
 #: all fused loops. What Numba's compile time grows with is the arrays a kernel
@@ -73,12 +74,13 @@ def split(graph: Graph, max_eqns: int) -> list[Graph]:
     return split_at(graph, cut_points(graph, max_eqns))
 
 
-def hosted(e: Any) -> bool:
+def hosted(e: Any, inside: bool = False) -> bool:
     """Whether equation ``e`` runs in Python between kernels: a ``host`` primitive (a Python
     callback) or one no kernel holds (:func:`~.lowering.table.between`: the FFT, complex
-    log), or a loop or branch whose body holds one (the loop then runs on the interpreter)."""
-    return between(e) is not None or any(
-        isinstance(g, Graph) and any(map(hosted, g.eqns))
+    erf), or a loop or branch whose body holds one (the loop then runs on the interpreter);
+    ``inside`` a body, the FFT is kernel code (:data:`~.lowering.table.IN_KERNELS`)."""
+    return (between(e) is not None and not (inside and e.prim in IN_KERNELS)) or any(
+        isinstance(g, Graph) and any(hosted(x, True) for x in g.eqns)
         for v in e.params.values() for g in (v if isinstance(v, tuple) else (v,)))
 
 

@@ -19,7 +19,7 @@ from typing import Any
 from ...core.ir import Graph, subgraphs
 from ..standalone import Copier
 from .codegen import generate
-from .lowering.table import between
+from .lowering.table import IN_KERNELS, between
 
 
 def kernel_text(graph: Graph, kernel: str, what: str, copier: Copier) -> tuple[str, str]:
@@ -43,19 +43,20 @@ def kernel_text(graph: Graph, kernel: str, what: str, copier: Copier) -> tuple[s
         lines.append(line)
     text = "\n".join(lines)
     helpers: list[str] = []
-    for alias, attribute in sorted(set(re.findall(r"\b(vm|la)\.(\w+)", text))):
+    for alias, attribute in sorted(set(re.findall(r"\b(vm|la|nm)\.(\w+)", text))):
         name = _helper(copier, alias, attribute, helpers)
         text = re.sub(rf"\b{alias}\.{attribute}\b", name, text)
     return "\n".join(helpers), text
 
 
 def _require_one_kernel(graph: Graph) -> None:
-    """Refuse an equation that symgrad runs in Python between kernels (the FFT, numpy's
-    complex log...: :func:`~.lowering.table.between`): an exported Numba module is one
-    kernel. The numpy target writes them as numpy calls."""
+    """Refuse an equation that symgrad runs in Python between kernels (complex erf...:
+    :func:`~.lowering.table.between`; not the FFT, which the kernel calls numpy for in an
+    object-mode block): an exported Numba module is one kernel. The numpy target writes
+    them as numpy calls."""
     for e in graph.eqns:
         reason = between(e)
-        if reason is not None:
+        if reason is not None and e.prim not in IN_KERNELS:  # (the FFT: object mode)
             raise NotImplementedError(
                 f"export(target='numba'): {graph.name} has a {e.prim.name} equation, which "
                 f"runs in Python between kernels ({reason}); an exported Numba module is one "
@@ -77,10 +78,13 @@ def _helper(copier: Copier, alias: str, attribute: str, helpers: list[str]) -> s
     """The module-level name of ``vm.<attribute>`` (:mod:`.vecmath`) or
     ``la.<attribute>`` (:mod:`.lapack`, whose functions are made by a factory)."""
     # imported here: vecmath imports Numba, which `import symgrad` must not load
-    from .. import lapack, vecmath
+    from .. import lapack, npymath, vecmath
 
     if alias == "vm":
         return copier.reference(getattr(vecmath, attribute), attribute, "vecmath")
+    if alias == "nm":  # (numpy's cbrt loop is a symbol of this process only: libm's there)
+        name = "libm_cbrt" if attribute == "cbrt" else attribute
+        return copier.reference(getattr(npymath, name), name, "npymath")
     factory = getattr(lapack, f"_{attribute}", None)
     if factory is None:
         raise NotImplementedError(f"export: the kernel calls la.{attribute}, which export "

@@ -20,7 +20,7 @@ from ....prims import elementwise as E
 from ....prims import special as S
 from ....prims.overflow import EXACT_LIMIT, TOTAL_LIMIT, inexact_message
 from .overflow import checked_emit
-from .table import expression, lower
+from .table import NPYMATH, expression, lower, ufunc_template
 
 
 def _selection_emit(cond: str, a: str, b: str) -> Callable[..., list[str]]:
@@ -73,6 +73,44 @@ def _complex_ufunc(real: str, complex_: str) -> Callable[..., list[str]]:
     return emit
 
 
+#: numpy's function of complex values, by primitive: the one of :mod:`symgrad.backend.npymath`
+#: a kernel calls (libm's complex function, as numpy calls it, or numpy's composition:
+#: the same bits; Numba's own differ, see npymath). Where libm's complex functions cannot
+#: be called so (:data:`.complex.NPYMATH`), Numba's own: log, expm1... run between kernels
+NPYMATH_FUNCTIONS = {
+    E.exp_p: "cexp", E.log_p: "clog", E.log1p_p: "log1p", E.expm1_p: "expm1",
+    E.sqrt_p: "csqrt", E.sin_p: "csin", E.cos_p: "ccos", E.tan_p: "ctan", E.tanh_p: "ctanh",
+    E.sinh_p: "csinh", E.cosh_p: "ccosh", E.arcsin_p: "casin", E.arccos_p: "cacos",
+    E.arctan_p: "catan", S.arcsinh_p: "casinh", S.arccosh_p: "cacosh", S.arctanh_p: "catanh",
+    S.log2_p: "log2", S.log10_p: "log10", S.exp2_p: "exp2", E.sign_p: "sign",
+    E.pow_p: "power",
+}
+
+
+def npymath_call(prim: Any, args: list[str], avals: list[Aval], out_aval: Aval) -> str:
+    """``nm.<function>(...)`` of :data:`NPYMATH_FUNCTIONS` for ``prim`` of complex
+    ``out_aval``, each operand of another dtype converted to the result's first (numpy's
+    loop casts them so)."""
+    kind = f"np.{out_aval.dtype}"
+    ops = [a if av.dtype == out_aval.dtype else f"{kind}({a})" for a, av in zip(args, avals)]
+    return f"nm.{NPYMATH_FUNCTIONS[prim]}({', '.join(ops)})"
+
+
+def _npymath_emit(prim: Any, real: Callable[..., list[str]] | str | None = None
+                  ) -> Callable[..., list[str]]:
+    """Numba emit of ``prim``: ``real`` (a template; None: its ufunc) for real values,
+    :func:`npymath_call` (numpy's bits) for complex ones where NPYMATH holds."""
+    real_emit = expression(real if isinstance(real, str) else ufunc_template(prim)) \
+        if not callable(real) else real
+
+    def emit(out: str, args: list[str], avals: list[Aval], out_aval: Aval,
+             **params: Any) -> list[str]:
+        if out_aval.dtype in COMPLEXES and NPYMATH:
+            return [f"{out} = {npymath_call(prim, args, avals, out_aval)}"]
+        return real_emit(out, args, avals, out_aval, **params)
+    return emit
+
+
 def _parts(x: str, aval: Aval) -> tuple[str, str]:
     return (f"np.real({x})", f"np.imag({x})") if aval.dtype in COMPLEXES else (x, "0.0")
 
@@ -97,12 +135,13 @@ def _comparison_emit(op: str) -> Callable[..., list[str]]:
     return emit
 
 
-def _extremum_emit(op: str, ufunc: str) -> Callable[..., list[str]]:
+def _extremum_emit(op: str) -> Callable[..., list[str]]:
     """``np.maximum``/``np.minimum``; of complex values numpy's: the first operand where it
     is ``>=`` (``<=``) the second in numpy's order or has a nan part, else the second."""
     def emit(out: str, args: list[str], avals: list[Aval], out_aval: Aval) -> list[str]:
-        if out_aval.dtype not in COMPLEXES:
-            return [f"{out} = {ufunc}({args[0]}, {args[1]})"]
+        if out_aval.dtype not in COMPLEXES:  # numpy's: x where x op y or x is nan, else y
+            x, y = args                       # (a tie of 0.0 and -0.0: y; Numba's gives x)
+            return [f"{out} = {x} if ({x} {op[0]} {y}) or ({x} != {x}) else {y}"]
         xr, xi = _parts(args[0], avals[0])
         first = f"{_complex_comparison(op, args, avals)} | ({xr} != {xr}) | ({xi} != {xi})"
         dtype = f"np.{out_aval.dtype}"
@@ -118,35 +157,54 @@ lower(E.add_p, checked_emit(expression("{0} + {1}"), np.add), cheap=True)
 lower(E.sub_p, checked_emit(expression("{0} - {1}"), np.subtract), cheap=True)
 lower(E.mul_p, checked_emit(expression("{0} * {1}"), np.multiply), cheap=True)
 lower(E.div_p, _complex_ufunc("{0} / {1}", "np.divide({0}, {1})"), cheap=True)
-lower(E.pow_p, _complex_ufunc("{0} ** {1}", "np.power({0}, {1})"), vectorized="powi",
+lower(E.pow_p, _npymath_emit(E.pow_p, _complex_ufunc("{0} ** {1}", "np.power({0}, {1})")),
+      vectorized="powi",
       range_check="powi_in_range")
-lower(E.maximum_p, _extremum_emit(">=", "np.maximum"), cheap=True)
-lower(E.minimum_p, _extremum_emit("<=", "np.minimum"), cheap=True)
+lower(E.maximum_p, _extremum_emit(">="), cheap=True)
+lower(E.minimum_p, _extremum_emit("<="), cheap=True)
 lower(E.neg_p, checked_emit(expression("np.negative({0})"), np.negative), cheap=True)
 # functions: vectorized where vecmath has them
 for _prim in (E.exp_p, E.log_p, E.log1p_p, E.expm1_p, E.tanh_p):
-    lower(_prim, vectorized=_prim.name)
+    lower(_prim, _npymath_emit(_prim), vectorized=_prim.name)
 # vecmath's sin and cos are valid for |x| up to a bound: beyond it, the loop runs on libm
-lower(E.sin_p, vectorized="sin", range_check="trig_in_range")
-lower(E.cos_p, vectorized="cos", range_check="trig_in_range")
+lower(E.sin_p, _npymath_emit(E.sin_p), vectorized="sin", range_check="trig_in_range")
+lower(E.cos_p, _npymath_emit(E.cos_p), vectorized="cos", range_check="trig_in_range")
+# the other complex functions: numpy's (npymath); of real values their ufuncs
+for _prim in (E.sqrt_p, E.tan_p, E.sinh_p, E.cosh_p, E.arcsin_p, E.arccos_p, E.arctan_p,
+              S.arcsinh_p, S.arccosh_p, S.arctanh_p, S.log2_p, S.log10_p, S.exp2_p):
+    lower(_prim, _npymath_emit(_prim))
 for _prim in (E.abs_p, E.floor_p, E.ceil_p, E.trunc_p, E.rint_p, E.square_p, E.reciprocal_p):
     lower(_prim, cheap=True)
 # "+ 0.0": numpy's sign(-0.0) is 0.0, Numba's is -0.0
-lower(E.sign_p, "np.sign({0}) + 0.0", cheap=True)
+lower(E.sign_p, _npymath_emit(E.sign_p, "np.sign({0}) + 0.0"), cheap=True)
 # selection and the numerically stable functions
 lower(E.relu_p, _selection_emit("{0} < 0.0", "0.0", "{0}"), cheap=True)
 lower(E.sigmoid_p, _sigmoid_emit, vectorized="sigmoid")
 lower(E.softplus_p, "np.log1p(np.exp(-np.abs({0}))) + np.maximum({0}, 0.0)",
       vectorized="softplus")
-lower(E.xlogy_p, _selection_emit("({0} == 0.0) & ({1} == {1})", "0.0", "{0} * np.log({1})"))
+_XLOGY_REAL = _selection_emit("({0} == 0.0) & ({1} == {1})", "0.0", "{0} * np.log({1})")
+
+
+def _xlogy_emit(out: str, args: list[str], avals: list[Aval], out_aval: Aval) -> list[str]:
+    """x * log(y), 0 where x == 0 and y is not nan; of a complex y numpy's clog."""
+    if out_aval.dtype not in COMPLEXES or not NPYMATH:
+        return _XLOGY_REAL(out, args, avals, out_aval)
+    log = npymath_call(E.log_p, args[1:], avals[1:], out_aval)
+    zero = f"np.{out_aval.dtype}(0.0)"  # (one type for both choices)
+    return [f"{out} = {zero} if ({args[0]} == 0.0) & ({args[1]} == {args[1]}) "
+            f"else {args[0]} * {log}"]
+
+
+lower(E.xlogy_p, _xlogy_emit)
 # comparisons (of complex values: numpy's order, _complex_comparison)
 for _prim, _op in ((E.gt_p, ">"), (E.ge_p, ">="), (E.lt_p, "<"), (E.le_p, "<="),
                    (E.eq_p, "=="), (E.ne_p, "!=")):
     lower(_prim, _comparison_emit(_op), cheap=True)
 lower(E.where_p, _where_emit, cheap=True)
 lower(E.to_float_p, _to_float_emit, cheap=True)
-# special functions (log2, log10, exp2, cbrt, arcsinh, arccosh, arctanh, floor_divide,
-# remainder: their ufuncs, by default)
+# special functions (floor_divide, remainder: their ufuncs, by default); cbrt libm's
+# (numpy's npy_cbrt: Numba's np.cbrt is x ** (1/3), cbrt(27.0) = 3.0000000000000004)
+lower(S.cbrt_p, "nm.cbrt({0})")
 lower(S.sinc_p, "np.sinc({0})")
 # libm's erf, as the interpreter computes it (math.erf per element)
 lower(S.erf_p, "math.erf({0})")

@@ -111,10 +111,31 @@ lower(R.sum_p, _reduction_emit("np.sum({})", "0.0", ["{acc} += {x}"]))
 lower(R.mean_p, _reduction_emit("np.mean({})", "0.0", ["{acc} += {x}"], finish=True))
 lower(R.count_p, _count_emit, shape_only=True)
 lower(R.prod_p, _reduction_emit("np.prod({})", "1.0", ["{acc} *= {x}"]))
-lower(R.max_p, _reduction_emit("np.max({})", "-np.inf",
-                               ["acc = {x}", "if acc > {acc} or acc != acc:", "    {acc} = acc"]))
-lower(R.min_p, _reduction_emit("np.min({})", "np.inf",
-                               ["acc = {x}", "if acc < {acc} or acc != acc:", "    {acc} = acc"]))
+def _extremum_emit(op: str, init: str) -> Callable:
+    """max/min as numpy's loop takes them: the element replaces the extremum so far unless
+    that is ``op`` it or nan (numpy's ``scalar_max(acc, x)``: nan sticks, a tie of 0.0 and
+    -0.0 gives the later element, where Numba's ``np.max`` keeps the first). numpy's
+    SIMD loop over a contiguous whole array picks among such ties by lanes (from 9
+    elements on, measured): there its sign of a zero maximum can differ."""
+    update = ["acc = {x}", f"if not ({{acc}} {op} acc or {{acc}} != {{acc}}):", "    {acc} = acc"]
+    by_axes = _reduction_emit("", init, update)
+
+    def emit(out: str, args: list[str], avals: list[Aval], out_aval: Aval, *, axes) -> list[str]:
+        if out_aval.shape or not axes:
+            return by_axes(out, args, avals, out_aval, axes=axes)
+        (x,) = args
+        if out_aval.dtype in COMPLEXES:
+            return [f"{out} = np.{'max' if op == '>' else 'min'}({x})"]
+        flat = f"{out}_flat"
+        return [f"{flat} = {x}.ravel()", f"{out} = {flat}[0]",
+                f"for {out}_k in range(1, {flat}.size):",
+                f"    if not ({out} {op} {flat}[{out}_k] or {out} != {out}):",
+                f"        {out} = {flat}[{out}_k]"]
+    return emit
+
+
+lower(R.max_p, _extremum_emit(">", "-np.inf"))
+lower(R.min_p, _extremum_emit("<", "np.inf"))
 lower(R.extremum_weights_p, _extremum_weights_emit)
 lower(R.broadcast_to_p, _broadcast_to_emit,
       element=lambda index, avals, out, shape: [

@@ -16,6 +16,8 @@ fact that fusion reads (``cheap``, ``shape_only``, ``transposes``,
 
 from __future__ import annotations
 
+import platform
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -73,6 +75,9 @@ TABLE: dict[Primitive, Lowering] = {}
 #: around them and runs their ``impl`` on the interpreter in between (host primitives,
 #: Python callbacks, and the FFT, which Numba does not have)
 INTERPRETED: dict[Primitive, str] = {}
+#: those of :data:`INTERPRETED` a kernel still holds inside a loop or branch body (or an
+#: exported module), by an object-mode block: the FFT (filled by .complex)
+IN_KERNELS: set[Primitive] = set()
 #: the lowerings :func:`lowering` made from a ufunc, made once per primitive
 _DEFAULTS: dict[Primitive, Lowering] = {}
 
@@ -117,6 +122,9 @@ def interpreted(prim: Primitive, reason: str, emit: Callable[..., list[str]]) ->
     lower(prim, emit)
 
 
+#: whether kernels call numpy's complex functions (:mod:`symgrad.backend.npymath`: libm's
+#: ``clog``, ``ctanh``... through the C ABI of x86-64, which Windows' numpy does not use)
+NPYMATH = platform.machine().lower() in ("x86_64", "amd64") and sys.platform != "win32"
 #: primitives whose Numba functions of complex values are not numpy's to a few ulps (the
 #: reason): an equation of one with a complex operand runs between kernels
 COMPLEX_INTERPRETED: dict[Primitive, str] = {}
