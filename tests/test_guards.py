@@ -233,6 +233,15 @@ def capture_memmap_in_place(tmp_path_factory=None):
     return f, change
 
 
+def capture_object_array_in_place():
+    w = np.array([1.0, 2.0, 3.0], dtype=object)  # its bytes are pointers to the floats
+    f = lambda x: np.sum(np.sin(w.astype(float) * x))  # noqa: E731
+
+    def change():
+        w[0] = -4.0
+    return f, change
+
+
 def capture_tensor_in_place():
     t = sg.tensor([1.0, 2.0, 3.0])
     f = lambda x: np.sum(np.sin(t.numpy() * x))  # noqa: E731
@@ -306,7 +315,8 @@ CAPTURES = [capture_tensor_model_in_place, capture_callable_object,
             capture_two_names_one_list, capture_base_class_attribute,
             capture_property_over_slots, capture_getattr_literal, capture_vars_literal,
             capture_attrgetter_literal, capture_globals_literal,
-            capture_ndarray_subclass_in_place, capture_memmap_in_place, capture_tensor_in_place,
+            capture_ndarray_subclass_in_place, capture_memmap_in_place,
+            capture_object_array_in_place, capture_tensor_in_place,
             capture_getitem_of_an_object, capture_iteration_over_an_object,
             capture_operator_of_an_object]
 

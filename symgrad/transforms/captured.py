@@ -26,7 +26,8 @@ the value was already reached by another name (``a = b = L``).
 
 Each read becomes a guard: an array (an ndarray of any subclass, a memmap, a
 symgrad Tensor's values) by its type, shape, dtype and bytes (an in-place change
-is a change), a number or string by value, anything else by identity (and then
+is a change; an array of Python objects, whose bytes are pointers, by identity and
+its elements, as a list), a number or string by value, anything else by identity (and then
 by the attributes the code names). A library function, ufunc or class read from
 a user's global, cell, attribute or container is guarded by identity (``act =
 np.tanh`` then ``act = np.sin`` is a change) but not followed; library modules
@@ -434,6 +435,9 @@ class _Finder:
         if isinstance(x, os._Environ):  # by its contents (_check)
             self.guard(get, x, where)
             return
+        if isinstance(x, np.ndarray) and x.dtype.kind == "O":  # its bytes are pointers
+            self.objects(x, get, depth, where, fixed)
+            return
         if isinstance(x, (np.ndarray, *_VALUE_TYPES)):
             if self.guard(get, x, where) and isinstance(x, (float, np.floating)):
                 self.numbers.add(id(x))
@@ -552,6 +556,19 @@ class _Finder:
                             self.function(part, _Fixed(part))
                 elif isinstance(member, types.FunctionType):
                     self.function(member, _Fixed(member))
+
+    def objects(self, x: np.ndarray, get: Getter, depth: int, where: str,
+                fixed: bool) -> None:
+        """An ndarray of Python objects: by identity, each element followed as a list's
+        (an element replaced in place is a change; a reshape in place moves some index out
+        of range or onto another element)."""
+        if x.size > MAX_ITEMS:
+            self.fail(f"{where}, an ndarray of {x.size} Python objects (more than {MAX_ITEMS})")
+            return
+        if not (fixed or self.guard(get, x, where)):
+            return
+        for index in np.ndindex(x.shape):
+            self.value(x[index], _item(get, index), depth + 1, f"{where}[{index}]")
 
     def container(self, x: Any, get: Getter, depth: int, where: str) -> None:
         if len(x) > MAX_ITEMS:
