@@ -221,6 +221,16 @@ def capture_ndarray_subclass_in_place():
     return f, change
 
 
+def capture_ndarray_subclass_attribute():
+    w = np.array([1.0, 2.0, 3.0]).view(Sub)
+    w.scale = 0.5  # an attribute the subclass's instance adds (its bytes do not change)
+    f = lambda x: np.sum(np.sin(np.asarray(w) * x)) * w.scale  # noqa: E731
+
+    def change():
+        w.scale = 4.0
+    return f, change
+
+
 def capture_memmap_in_place(tmp_path_factory=None):
     import tempfile
     path = tempfile.NamedTemporaryFile(suffix=".dat", delete=False).name
@@ -315,7 +325,8 @@ CAPTURES = [capture_tensor_model_in_place, capture_callable_object,
             capture_two_names_one_list, capture_base_class_attribute,
             capture_property_over_slots, capture_getattr_literal, capture_vars_literal,
             capture_attrgetter_literal, capture_globals_literal,
-            capture_ndarray_subclass_in_place, capture_memmap_in_place,
+            capture_ndarray_subclass_in_place, capture_ndarray_subclass_attribute,
+            capture_memmap_in_place,
             capture_object_array_in_place, capture_tensor_in_place,
             capture_getitem_of_an_object, capture_iteration_over_an_object,
             capture_operator_of_an_object]

@@ -27,8 +27,9 @@ the value was already reached by another name (``a = b = L``).
 Each read becomes a guard: an array (an ndarray of any subclass, a memmap, a
 symgrad Tensor's values) by its type, shape, dtype and bytes (an in-place change
 is a change; an array of Python objects, whose bytes are pointers, by identity and
-its elements, as a list), a number or string by value, anything else by identity (and then
-by the attributes the code names). A library function, ufunc or class read from
+its elements, as a list; the attributes a user's ndarray subclass adds are followed),
+a number or string by value, anything else by identity (and then by the attributes
+the code names). A library function, ufunc or class read from
 a user's global, cell, attribute or container is guarded by identity (``act =
 np.tanh`` then ``act = np.sin`` is a change) but not followed; library modules
 (``np``, ``math``, ``sg``) and what is reached through them are taken as fixed.
@@ -441,6 +442,8 @@ class _Finder:
         if isinstance(x, (np.ndarray, *_VALUE_TYPES)):
             if self.guard(get, x, where) and isinstance(x, (float, np.floating)):
                 self.numbers.add(id(x))
+            if isinstance(x, np.ndarray) and not _library(type(x)):
+                self.own_attributes(x, get, depth, where)
             return
         if isinstance(x, Traced) and not isinstance(x, Tracer):  # a symgrad Tensor
             if not fixed:
@@ -556,6 +559,22 @@ class _Finder:
                             self.function(part, _Fixed(part))
                 elif isinstance(member, types.FunctionType):
                     self.function(member, _Fixed(member))
+
+    def own_attributes(self, x: np.ndarray, get: Getter, depth: int, where: str) -> None:
+        """The attributes a user's ndarray subclass adds (``w.lr`` of a ``Param(np.ndarray)``;
+        its bytes are guarded already): those of the instance's ``__dict__`` and of the
+        user's classes in its MRO that the code names, and those classes' methods."""
+        key = (id(x), depth)
+        if key in self._visited or depth > MAX_DEPTH:
+            return
+        self._visited.add(key)
+        self.methods(x)
+        own = set(getattr(x, "__dict__", {})).union(
+            *(vars(c) for c in type(x).__mro__ if not _library(c)))
+        for name in sorted(self.attrs & own):
+            attr = getattr(x, name, _MISSING)
+            if attr is not _MISSING:
+                self.value(attr, _attr(get, name), depth + 1, f"{where}.{name}")
 
     def objects(self, x: np.ndarray, get: Getter, depth: int, where: str,
                 fixed: bool) -> None:
