@@ -379,8 +379,17 @@ def capture_computed_getattr():
     return f, change
 
 
+def capture_polynomial_in_place():
+    p = np.polynomial.Polynomial([1.0, 2.0, 3.0])  # a library's callable holding data
+    f = lambda x: np.sum(np.sin(p(x)))  # noqa: E731
+
+    def change():
+        p.coef[2] = -4.0
+    return f, change
+
+
 FAIL_CLOSED = [capture_many_floats, capture_long_list, capture_deep_attribute,
-               capture_computed_getattr]
+               capture_computed_getattr, capture_polynomial_in_place]
 
 
 @pytest.fixture(autouse=True)

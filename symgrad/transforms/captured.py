@@ -511,7 +511,9 @@ class _Finder:
             if wrapped is not None:  # (a cleared cache computes again: what it reads)
                 self.value(wrapped, _attr(get, "__wrapped__"), depth + 1,
                            f"{where}.__wrapped__")
-            return  # a library's function object (np.sum is a numpy._ArrayFunctionDispatcher)
+                return  # a library's function object (np.sum: numpy._ArrayFunctionDispatcher)
+            # else a library's callable holding data (np.poly1d, np.polynomial.Polynomial,
+            # scipy's interp1d), which its library code reads: fails closed below
         if _state_in_c(x) and not (_symgrad(type(x)) or isinstance(x, type)):
             self.fail(f"{where}, a {type(x).__module__}.{type(x).__qualname__} (its state is "
                       "not visible to the guards)")
