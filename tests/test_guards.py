@@ -231,6 +231,20 @@ def capture_ndarray_subclass_attribute():
     return f, change
 
 
+class Bag(list):
+    pass
+
+
+def capture_list_subclass_attribute():
+    bag = Bag([1.0, 2.0])
+    bag.scale = 0.5  # an attribute the list subclass's instance adds (its items do not change)
+    f = lambda x: np.sum(np.sin(bag[0] * x)) * bag.scale  # noqa: E731
+
+    def change():
+        bag.scale = 4.0
+    return f, change
+
+
 def capture_memmap_in_place(tmp_path_factory=None):
     import tempfile
     path = tempfile.NamedTemporaryFile(suffix=".dat", delete=False).name
@@ -326,6 +340,7 @@ CAPTURES = [capture_tensor_model_in_place, capture_callable_object,
             capture_property_over_slots, capture_getattr_literal, capture_vars_literal,
             capture_attrgetter_literal, capture_globals_literal,
             capture_ndarray_subclass_in_place, capture_ndarray_subclass_attribute,
+            capture_list_subclass_attribute,
             capture_memmap_in_place,
             capture_object_array_in_place, capture_tensor_in_place,
             capture_getitem_of_an_object, capture_iteration_over_an_object,

@@ -27,7 +27,7 @@ the value was already reached by another name (``a = b = L``).
 Each read becomes a guard: an array (an ndarray of any subclass, a memmap, a
 symgrad Tensor's values) by its type, shape, dtype and bytes (an in-place change
 is a change; an array of Python objects, whose bytes are pointers, by identity and
-its elements, as a list; the attributes a user's ndarray subclass adds are followed),
+its elements, as a list; the attributes a user's subclass adds are followed),
 a number or string by value, anything else by identity (and then by the attributes
 the code names). A library function, ufunc or class read from
 a user's global, cell, attribute or container is guarded by identity (``act =
@@ -442,7 +442,9 @@ class _Finder:
         if isinstance(x, (np.ndarray, *_VALUE_TYPES)):
             if self.guard(get, x, where) and isinstance(x, (float, np.floating)):
                 self.numbers.add(id(x))
-            if isinstance(x, np.ndarray) and not _library(type(x)):
+            if isinstance(x, np.ndarray) and not _library(type(x)) and (
+                    key := (id(x), depth)) not in self._visited:
+                self._visited.add(key)
                 self.own_attributes(x, get, depth, where)
             return
         if isinstance(x, Traced) and not isinstance(x, Tracer):  # a symgrad Tensor
@@ -493,6 +495,8 @@ class _Finder:
             return
         if isinstance(x, _CONTAINERS):
             self.container(x, get, depth, where)
+            if not _library(type(x)):  # a user's subclass (a list with attributes)
+                self.own_attributes(x, get, depth, where)
             return
         if isinstance(x, (operator.attrgetter, operator.methodcaller)):
             self.attrs.update(_strings(tuple(x.__reduce__()[1])))
@@ -562,27 +566,20 @@ class _Finder:
                 elif isinstance(member, types.FunctionType):
                     self.function(member, _Fixed(member))
 
-    def own_attributes(self, x: np.ndarray, get: Getter, depth: int, where: str) -> None:
-        """The attributes a user's ndarray subclass adds (``w.lr`` of a ``Param(np.ndarray)``;
-        its bytes are guarded already): those of the instance's ``__dict__`` and of the
-        user's classes in its MRO that the code names, and those classes' methods."""
-        key = (id(x), depth)
-        if key in self._visited or depth > MAX_DEPTH:
-            return
-        self._visited.add(key)
+    def own_attributes(self, x: Any, get: Getter, depth: int, where: str) -> None:
+        """What a user's subclass of an ndarray or a container adds to its guarded bytes or
+        items (``w.lr`` of a ``Param(np.ndarray)``): its own attributes, its classes' code."""
         self.methods(x)
         own = set(getattr(x, "__dict__", {})).union(
             *(vars(c) for c in type(x).__mro__ if not _library(c)))
         for name in sorted(self.attrs & own):
-            attr = getattr(x, name, _MISSING)
-            if attr is not _MISSING:
+            if (attr := getattr(x, name, _MISSING)) is not _MISSING:
                 self.value(attr, _attr(get, name), depth + 1, f"{where}.{name}")
 
     def objects(self, x: np.ndarray, get: Getter, depth: int, where: str,
                 fixed: bool) -> None:
-        """An ndarray of Python objects: by identity, each element followed as a list's
-        (an element replaced in place is a change; a reshape in place moves some index out
-        of range or onto another element)."""
+        """An ndarray of Python objects: by identity, each element as a list's (a reshape in
+        place moves some index out of range or onto another element)."""
         if x.size > MAX_ITEMS:
             self.fail(f"{where}, an ndarray of {x.size} Python objects (more than {MAX_ITEMS})")
             return
