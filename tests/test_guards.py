@@ -20,6 +20,8 @@ once with :class:`symgrad.RetraceWarning`.
 import functools
 import operator
 import os
+import sys
+import types
 import warnings
 
 import numpy as np
@@ -231,6 +233,20 @@ def capture_ndarray_subclass_attribute():
     return f, change
 
 
+def capture_import_in_the_body():
+    config = types.ModuleType("_guards_config")  # a user's module, imported by f's body
+    config.S = 2.0
+    sys.modules["_guards_config"] = config
+
+    def f(x):
+        from _guards_config import S
+        return np.sum(np.sin(x)) * S
+
+    def change():
+        config.S = -1.5
+    return f, change
+
+
 class Bag(list):
     pass
 
@@ -340,7 +356,7 @@ CAPTURES = [capture_tensor_model_in_place, capture_callable_object,
             capture_property_over_slots, capture_getattr_literal, capture_vars_literal,
             capture_attrgetter_literal, capture_globals_literal,
             capture_ndarray_subclass_in_place, capture_ndarray_subclass_attribute,
-            capture_list_subclass_attribute,
+            capture_list_subclass_attribute, capture_import_in_the_body,
             capture_memmap_in_place,
             capture_object_array_in_place, capture_tensor_in_place,
             capture_getitem_of_an_object, capture_iteration_over_an_object,

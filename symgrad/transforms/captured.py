@@ -404,10 +404,17 @@ class _Finder:
         if id(fun) in self._codes:  # (by function: one code has as many closures as calls
             return                  # made it, e.g. jacfwd's wrapper around jacrev's)
         self._codes.add(id(fun))
-        globals_, attrs, hidden = _names(code)
+        globals_, attrs, hidden, modules = _names(code)
         if hidden is not None:
             self.fail(hidden)
         self.attrs |= attrs
+        for name in sorted(modules):  # imported in its body: each module and its package
+            for full in {name, name.partition(".")[0]}:
+                get_module = (lambda n: lambda a: sys.modules.get(n, _MISSING))(full)
+                if full not in sys.modules:  # the trace loads it: traced once more then
+                    self.guard(get_module, _MISSING, f"the module `{full}`, not loaded")
+                else:
+                    self.value(sys.modules[full], get_module, 1, f"the module `{full}`")
         namespace = fun.__globals__
         for name in sorted(globals_):
             if name in namespace:
@@ -578,8 +585,7 @@ class _Finder:
 
     def objects(self, x: np.ndarray, get: Getter, depth: int, where: str,
                 fixed: bool) -> None:
-        """An ndarray of Python objects: by identity, each element as a list's (a reshape in
-        place moves some index out of range or onto another element)."""
+        """An ndarray of Python objects: by identity, each element as a list's."""
         if x.size > MAX_ITEMS:
             self.fail(f"{where}, an ndarray of {x.size} Python objects (more than {MAX_ITEMS})")
             return
