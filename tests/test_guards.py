@@ -247,6 +247,15 @@ def capture_import_in_the_body():
     return f, change
 
 
+def capture_complex_sign_of_zero():
+    c = [complex(-4.0, 0.0)]  # -4 + 0j == -4 - 0j, but their square roots are 2j and -2j
+    f = lambda x: np.sum(np.sin(x) * np.imag(np.sqrt(c[0] * np.ones(3))))  # noqa: E731
+
+    def change():
+        c[0] = complex(-4.0, -0.0)
+    return f, change
+
+
 class Bag(list):
     pass
 
@@ -357,6 +366,7 @@ CAPTURES = [capture_tensor_model_in_place, capture_callable_object,
             capture_attrgetter_literal, capture_globals_literal,
             capture_ndarray_subclass_in_place, capture_ndarray_subclass_attribute,
             capture_list_subclass_attribute, capture_import_in_the_body,
+            capture_complex_sign_of_zero,
             capture_memmap_in_place,
             capture_object_array_in_place, capture_tensor_in_place,
             capture_getitem_of_an_object, capture_iteration_over_an_object,

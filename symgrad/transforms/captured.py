@@ -197,9 +197,12 @@ def _bits(a: np.ndarray) -> np.ndarray:
 
 
 def _value_key(x: Any) -> Any:
-    """A number as a comparable key that tells 0.0 from -0.0 and finds nan again."""
+    """A number as a comparable key that tells 0.0 from -0.0 and finds nan again (each
+    part of a complex number: sqrt(-4 - 0j) is -2j)."""
     if isinstance(x, (float, np.floating)):
         return float(x).hex()
+    if isinstance(x, (complex, np.complexfloating)):
+        return float(x.real).hex(), float(x.imag).hex()
     return x
 
 
