@@ -192,6 +192,13 @@ def test_static_values_are_keyed_by_their_bits():
     for _ in range(3):
         h(np.ones(2), float("nan"))
     assert len(h._cache) == 3, "nan finds its specialization again"
+    r = sg.jit(lambda x, s: np.sum(x * np.imag(np.sqrt(s * np.ones(2)))), static_argnums=(1,),
+               backend="numpy")
+    for s in (complex(-4, 0.0), np.complex128(-4), np.complex64(-4)):  # sqrt: 2j
+        assert r(np.ones(2), s) == 4.0
+        assert r(np.ones(2), np.conj(s)) == -4.0, "-4 - 0j is not -4 + 0j"
+    assert h(np.ones(2), np.float32(-0.0)) == -np.inf
+    assert h(np.ones(2), np.float32(0.0)) == np.inf
 
 
 def test_literal_arithmetic_in_vjp_rules_follows_ieee():

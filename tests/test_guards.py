@@ -20,6 +20,8 @@ once with :class:`symgrad.RetraceWarning`.
 import functools
 import operator
 import os
+import sys
+import types
 import warnings
 
 import numpy as np
@@ -221,6 +223,53 @@ def capture_ndarray_subclass_in_place():
     return f, change
 
 
+def capture_ndarray_subclass_attribute():
+    w = np.array([1.0, 2.0, 3.0]).view(Sub)
+    w.scale = 0.5  # an attribute the subclass's instance adds (its bytes do not change)
+    f = lambda x: np.sum(np.sin(np.asarray(w) * x)) * w.scale  # noqa: E731
+
+    def change():
+        w.scale = 4.0
+    return f, change
+
+
+def capture_import_in_the_body():
+    config = types.ModuleType("_guards_config")  # a user's module, imported by f's body
+    config.S = 2.0
+    sys.modules["_guards_config"] = config
+
+    def f(x):
+        from _guards_config import S
+        return np.sum(np.sin(x)) * S
+
+    def change():
+        config.S = -1.5
+    return f, change
+
+
+def capture_complex_sign_of_zero():
+    c = [complex(-4.0, 0.0)]  # -4 + 0j == -4 - 0j, but their square roots are 2j and -2j
+    f = lambda x: np.sum(np.sin(x) * np.imag(np.sqrt(c[0] * np.ones(3))))  # noqa: E731
+
+    def change():
+        c[0] = complex(-4.0, -0.0)
+    return f, change
+
+
+class Bag(list):
+    pass
+
+
+def capture_list_subclass_attribute():
+    bag = Bag([1.0, 2.0])
+    bag.scale = 0.5  # an attribute the list subclass's instance adds (its items do not change)
+    f = lambda x: np.sum(np.sin(bag[0] * x)) * bag.scale  # noqa: E731
+
+    def change():
+        bag.scale = 4.0
+    return f, change
+
+
 def capture_memmap_in_place(tmp_path_factory=None):
     import tempfile
     path = tempfile.NamedTemporaryFile(suffix=".dat", delete=False).name
@@ -230,6 +279,15 @@ def capture_memmap_in_place(tmp_path_factory=None):
 
     def change():
         w[2] = 0.5
+    return f, change
+
+
+def capture_object_array_in_place():
+    w = np.array([1.0, 2.0, 3.0], dtype=object)  # its bytes are pointers to the floats
+    f = lambda x: np.sum(np.sin(w.astype(float) * x))  # noqa: E731
+
+    def change():
+        w[0] = -4.0
     return f, change
 
 
@@ -306,7 +364,11 @@ CAPTURES = [capture_tensor_model_in_place, capture_callable_object,
             capture_two_names_one_list, capture_base_class_attribute,
             capture_property_over_slots, capture_getattr_literal, capture_vars_literal,
             capture_attrgetter_literal, capture_globals_literal,
-            capture_ndarray_subclass_in_place, capture_memmap_in_place, capture_tensor_in_place,
+            capture_ndarray_subclass_in_place, capture_ndarray_subclass_attribute,
+            capture_list_subclass_attribute, capture_import_in_the_body,
+            capture_complex_sign_of_zero,
+            capture_memmap_in_place,
+            capture_object_array_in_place, capture_tensor_in_place,
             capture_getitem_of_an_object, capture_iteration_over_an_object,
             capture_operator_of_an_object]
 
@@ -358,8 +420,17 @@ def capture_computed_getattr():
     return f, change
 
 
+def capture_polynomial_in_place():
+    p = np.polynomial.Polynomial([1.0, 2.0, 3.0])  # a library's callable holding data
+    f = lambda x: np.sum(np.sin(p(x)))  # noqa: E731
+
+    def change():
+        p.coef[2] = -4.0
+    return f, change
+
+
 FAIL_CLOSED = [capture_many_floats, capture_long_list, capture_deep_attribute,
-               capture_computed_getattr]
+               capture_computed_getattr, capture_polynomial_in_place]
 
 
 @pytest.fixture(autouse=True)

@@ -371,7 +371,7 @@ def _fast_entry(positions: tuple[frozenset[int], frozenset[int]], has_aux: bool,
     for i, x in enumerate(args):
         t = type(x)
         if i < n and not _is_traced(i, x, diff, static):
-            if t in _TYPE_KEYED or isinstance(x, (float, tuple)):
+            if t in _TYPE_KEYED or isinstance(x, (float, complex, np.complexfloating, tuple)):
                 return None  # a static value the fast key holds only the type of (or -0.0)
             plan.append(_DROP)
             continue
@@ -425,9 +425,12 @@ def _is_array_like(x: Any) -> bool:
 
 
 def _static_key(x: Any) -> Any:
-    """A static value as a cache key that tells 0.0 from -0.0 and finds nan again."""
-    if isinstance(x, float):
-        return (type(x), x.hex())
+    """A static value as a cache key that tells 0.0 from -0.0 and finds nan again (each
+    part of a complex number, numpy's scalars too: sqrt(-4 - 0j) is -2j)."""
+    if isinstance(x, (float, np.floating)):
+        return (type(x), float(x).hex())
+    if isinstance(x, (complex, np.complexfloating)):
+        return (type(x), float(x.real).hex(), float(x.imag).hex())
     if isinstance(x, tuple):
         return (tuple, tuple(map(_static_key, x)))
     return (type(x), x)

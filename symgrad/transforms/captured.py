@@ -26,8 +26,10 @@ the value was already reached by another name (``a = b = L``).
 
 Each read becomes a guard: an array (an ndarray of any subclass, a memmap, a
 symgrad Tensor's values) by its type, shape, dtype and bytes (an in-place change
-is a change), a number or string by value, anything else by identity (and then
-by the attributes the code names). A library function, ufunc or class read from
+is a change; an array of Python objects, whose bytes are pointers, by identity and
+its elements, as a list; the attributes a user's subclass adds are followed),
+a number or string by value, anything else by identity (and then by the attributes
+the code names). A library function, ufunc or class read from
 a user's global, cell, attribute or container is guarded by identity (``act =
 np.tanh`` then ``act = np.sin`` is a change) but not followed; library modules
 (``np``, ``math``, ``sg``) and what is reached through them are taken as fixed.
@@ -195,9 +197,12 @@ def _bits(a: np.ndarray) -> np.ndarray:
 
 
 def _value_key(x: Any) -> Any:
-    """A number as a comparable key that tells 0.0 from -0.0 and finds nan again."""
+    """A number as a comparable key that tells 0.0 from -0.0 and finds nan again (each
+    part of a complex number: sqrt(-4 - 0j) is -2j)."""
     if isinstance(x, (float, np.floating)):
         return float(x).hex()
+    if isinstance(x, (complex, np.complexfloating)):
+        return float(x.real).hex(), float(x.imag).hex()
     return x
 
 
@@ -402,10 +407,17 @@ class _Finder:
         if id(fun) in self._codes:  # (by function: one code has as many closures as calls
             return                  # made it, e.g. jacfwd's wrapper around jacrev's)
         self._codes.add(id(fun))
-        globals_, attrs, hidden = _names(code)
+        globals_, attrs, hidden, modules = _names(code)
         if hidden is not None:
             self.fail(hidden)
         self.attrs |= attrs
+        for name in sorted(modules):  # imported in its body: each module and its package
+            for full in {name, name.partition(".")[0]}:
+                get_module = (lambda n: lambda a: sys.modules.get(n, _MISSING))(full)
+                if full not in sys.modules:  # the trace loads it: traced once more then
+                    self.guard(get_module, _MISSING, f"the module `{full}`, not loaded")
+                else:
+                    self.value(sys.modules[full], get_module, 1, f"the module `{full}`")
         namespace = fun.__globals__
         for name in sorted(globals_):
             if name in namespace:
@@ -434,9 +446,16 @@ class _Finder:
         if isinstance(x, os._Environ):  # by its contents (_check)
             self.guard(get, x, where)
             return
+        if isinstance(x, np.ndarray) and x.dtype.kind == "O":  # its bytes are pointers
+            self.objects(x, get, depth, where, fixed)
+            return
         if isinstance(x, (np.ndarray, *_VALUE_TYPES)):
             if self.guard(get, x, where) and isinstance(x, (float, np.floating)):
                 self.numbers.add(id(x))
+            if isinstance(x, np.ndarray) and not _library(type(x)) and (
+                    key := (id(x), depth)) not in self._visited:
+                self._visited.add(key)
+                self.own_attributes(x, get, depth, where)
             return
         if isinstance(x, Traced) and not isinstance(x, Tracer):  # a symgrad Tensor
             if not fixed:
@@ -486,6 +505,8 @@ class _Finder:
             return
         if isinstance(x, _CONTAINERS):
             self.container(x, get, depth, where)
+            if not _library(type(x)):  # a user's subclass (a list with attributes)
+                self.own_attributes(x, get, depth, where)
             return
         if isinstance(x, (operator.attrgetter, operator.methodcaller)):
             self.attrs.update(_strings(tuple(x.__reduce__()[1])))
@@ -504,7 +525,9 @@ class _Finder:
             if wrapped is not None:  # (a cleared cache computes again: what it reads)
                 self.value(wrapped, _attr(get, "__wrapped__"), depth + 1,
                            f"{where}.__wrapped__")
-            return  # a library's function object (np.sum is a numpy._ArrayFunctionDispatcher)
+                return  # a library's function object (np.sum: numpy._ArrayFunctionDispatcher)
+            # else a library's callable holding data (np.poly1d, np.polynomial.Polynomial,
+            # scipy's interp1d), which its library code reads: fails closed below
         if _state_in_c(x) and not (_symgrad(type(x)) or isinstance(x, type)):
             self.fail(f"{where}, a {type(x).__module__}.{type(x).__qualname__} (its state is "
                       "not visible to the guards)")
@@ -552,6 +575,27 @@ class _Finder:
                             self.function(part, _Fixed(part))
                 elif isinstance(member, types.FunctionType):
                     self.function(member, _Fixed(member))
+
+    def own_attributes(self, x: Any, get: Getter, depth: int, where: str) -> None:
+        """What a user's subclass of an ndarray or a container adds to its guarded bytes or
+        items (``w.lr`` of a ``Param(np.ndarray)``): its own attributes, its classes' code."""
+        self.methods(x)
+        own = set(getattr(x, "__dict__", {})).union(
+            *(vars(c) for c in type(x).__mro__ if not _library(c)))
+        for name in sorted(self.attrs & own):
+            if (attr := getattr(x, name, _MISSING)) is not _MISSING:
+                self.value(attr, _attr(get, name), depth + 1, f"{where}.{name}")
+
+    def objects(self, x: np.ndarray, get: Getter, depth: int, where: str,
+                fixed: bool) -> None:
+        """An ndarray of Python objects: by identity, each element as a list's."""
+        if x.size > MAX_ITEMS:
+            self.fail(f"{where}, an ndarray of {x.size} Python objects (more than {MAX_ITEMS})")
+            return
+        if not (fixed or self.guard(get, x, where)):
+            return
+        for index in np.ndindex(x.shape):
+            self.value(x[index], _item(get, index), depth + 1, f"{where}[{index}]")
 
     def container(self, x: Any, get: Getter, depth: int, where: str) -> None:
         if len(x) > MAX_ITEMS:

@@ -49,19 +49,27 @@ def strings(value: Any) -> Iterator[str]:
 
 
 @functools.lru_cache(maxsize=1024)  # (a function that fails closed is analysed per call)
-def names(code: types.CodeType) -> tuple[frozenset[str], frozenset[str], str | None]:
+def names(code: types.CodeType) -> tuple[frozenset[str], frozenset[str], str | None,
+                                         frozenset[str]]:
     """The global names and the attribute names that ``code`` (and code nested in it)
     uses, the literal strings counted as both (``getattr(m, "w")``, ``globals()["G"]``);
-    and what makes it unguardable, if anything (a name computed at run time)."""
-    globals_, attrs = set(), set()
+    what makes it unguardable, if anything (a name computed at run time); and the
+    modules it imports (``import cfg`` or ``from cfg import S`` in its body: ``S`` is
+    an attribute name)."""
+    globals_, attrs, modules = set(), set(), set()
     hidden = None
     for c in _code_objects(code):
         instructions = list(dis.get_instructions(c))
         for k, ins in enumerate(instructions):
             if ins.opname in _LOADS_GLOBAL:
                 globals_.add(ins.argval)
-            elif ins.opname in _LOADS_ATTR:
+            elif ins.opname in _LOADS_ATTR or ins.opname == "IMPORT_FROM":
                 attrs.add(ins.argval)
+            elif ins.opname == "IMPORT_NAME":
+                modules.add(ins.argval)
+                level = instructions[k - 2].argval if k >= 2 else 0
+                if level and hidden is None:  # (relative to a package: not resolved here)
+                    hidden = f"a relative import of {ins.argval!r} in {c.co_name}"
             elif ins.opname == "LOAD_CONST":
                 attrs.update(strings(ins.argval))
             if ins.opname in _LOADS_GLOBAL or ins.opname in _LOADS_ATTR:
@@ -71,7 +79,7 @@ def names(code: types.CodeType) -> tuple[frozenset[str], frozenset[str], str | N
                     hidden = f"{why} (line {line} of {c.co_name})"
     if "globals" in globals_ or "vars" in globals_:
         globals_ |= attrs
-    return frozenset(globals_), frozenset(attrs), hidden
+    return frozenset(globals_), frozenset(attrs), hidden, frozenset(modules)
 
 
 def _computed(instructions: list, k: int) -> str | None:
