@@ -56,12 +56,14 @@ def test_complex_functions_in_a_kernel_are_numpys_to_the_bit(dtype):
     with np.errstate(over="ignore"):  # (1e300 is inf in complex64)
         z = _points().astype(dtype)
     exponents = np.resize(np.array([2, 3, -1, -7, 0.5, 99, 100, 1.5 - 0.5j, 0], dtype), z.size)
-    g = sg.jit(lambda z, w: (*(f(z) for f in FUNCTIONS), z ** w), backend="numba")
-    assert "nm.clog(" in g.source(z, exponents) and "interpreter" not in g.source(z, exponents)
-    got = g(z, exponents)
+    divisors = z[::-1]  # (zeros of either sign: numpy's 1/(-0-0j) is inf+nanj)
+    g = sg.jit(lambda z, w, d: (*(f(z) for f in FUNCTIONS), z ** w, z / d), backend="numba")
+    assert "nm.clog(" in g.source(z, exponents, divisors)
+    assert "interpreter" not in g.source(z, exponents, divisors)
+    got = g(z, exponents, divisors)
     with np.errstate(all="ignore"):
-        want = (*(f(z) for f in FUNCTIONS), z ** exponents)
-    for name, a, b in zip([f.__name__ for f in FUNCTIONS] + ["power"], got, want):
+        want = (*(f(z) for f in FUNCTIONS), z ** exponents, z / divisors)
+    for name, a, b in zip([f.__name__ for f in FUNCTIONS] + ["power", "divide"], got, want):
         bad = ~_same_bits(a, b)
         assert not bad.any(), f"{name}({z[bad][:3]}): {a[bad][:3]}, numpy's {b[bad][:3]}"
 

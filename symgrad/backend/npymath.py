@@ -348,13 +348,15 @@ def _cmul(a, b):
 
 
 @njit(**_JIT)
-def _cdiv(a, b):
-    """npymath's ``cdiv`` (Smith's algorithm)."""
+def divide(a, b):
+    """numpy's complex division (its loop and npymath's ``cdiv``: Smith's algorithm; a
+    zero divisor divides the parts by its real part's magnitude, so ``1/(-0-0j)`` is
+    ``inf+nanj`` where Numba's gives ``-inf+nanj``)."""
     ar, ai, br, bi = a.real, a.imag, b.real, b.imag
     abs_br, abs_bi = np.abs(br), np.abs(bi)
     if abs_br >= abs_bi:
         if abs_br == like(a, 0.0) and abs_bi == like(a, 0.0):
-            return pack(a, ar / abs_br, ai / abs_bi)
+            return pack(a, ar / abs_br, ai / abs_br)
         rat = bi / br
         scl = like(a, 1.0) / (br + bi * rat)
         return pack(a, (ar + ai * rat) * scl, (ai - ar * rat) * scl)
@@ -393,7 +395,7 @@ def power(a, b):
                 break
             p = _cmul(p, p)
         if br < zero:
-            return _cdiv(pack(a, like(a, 1.0), zero), aa)
+            return divide(pack(a, like(a, 1.0), zero), aa)
         return aa
     return cpow(a, b)
 

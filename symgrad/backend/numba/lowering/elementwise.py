@@ -83,7 +83,7 @@ NPYMATH_FUNCTIONS = {
     E.sinh_p: "csinh", E.cosh_p: "ccosh", E.arcsin_p: "casin", E.arccos_p: "cacos",
     E.arctan_p: "catan", S.arcsinh_p: "casinh", S.arccosh_p: "cacosh", S.arctanh_p: "catanh",
     S.log2_p: "log2", S.log10_p: "log10", S.exp2_p: "exp2", E.sign_p: "sign",
-    E.pow_p: "power",
+    E.pow_p: "power", E.div_p: "divide",
 }
 
 
@@ -156,7 +156,8 @@ def _extremum_emit(op: str) -> Callable[..., list[str]]:
 lower(E.add_p, checked_emit(expression("{0} + {1}"), np.add), cheap=True)
 lower(E.sub_p, checked_emit(expression("{0} - {1}"), np.subtract), cheap=True)
 lower(E.mul_p, checked_emit(expression("{0} * {1}"), np.multiply), cheap=True)
-lower(E.div_p, _complex_ufunc("{0} / {1}", "np.divide({0}, {1})"), cheap=True)
+lower(E.div_p, _npymath_emit(E.div_p, _complex_ufunc("{0} / {1}", "np.divide({0}, {1})")),
+      cheap=True)
 lower(E.pow_p, _npymath_emit(E.pow_p, _complex_ufunc("{0} ** {1}", "np.power({0}, {1})")),
       vectorized="powi",
       range_check="powi_in_range")
