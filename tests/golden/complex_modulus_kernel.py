@@ -1,8 +1,9 @@
-# symgrad kernel k_6a02119367efa3428b4ac1aa4b9a43b0 (symgrad 0.1.0, codegen 6, conventions 5); generated, do not edit
+# symgrad kernel k_dbba8d74a26c83d8d3e4c9f91c36db4d (symgrad 0.1.0, codegen 6, conventions 5); generated, do not edit
 # grad of modulus with respect to z
 # modulus(z: c128[n0])
 import numpy as np
 from numba import njit
+from symgrad.backend import npymath as nm  # npymath 88b56731d0dc
 
 
 @njit(cache=True, error_model="numpy", fastmath=False)
@@ -36,7 +37,7 @@ def modulus(z):
         w = u == 0.0
         x = 1.0 if w else u
         y = np.complex128(x)
-        aa = np.divide(v, y)
+        aa = nm.divide(v, y)
         ab = np.complex128(d)
         ac = ab * aa
         # grad of: a: c128[n0] = mul(z, z)
