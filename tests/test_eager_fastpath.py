@@ -244,3 +244,27 @@ def test_detach_shares_the_version_counter_as_in_pytorch(which):
 
     assert _detached_change(symgrad, which) == _detached_change(real, which)
     assert _detached_change(symgrad, which) == ("raises", True)
+
+
+def means(torch, show, data, dtype_name):
+    """``x.mean()`` (its own fast exit for float64 and float32) against the general path's
+    cases: 0-d, 2-d, empty (nan), no grad, under no_grad, integer (an error)."""
+    for name in ("v", "m", "s"):
+        for dtype in (getattr(torch, dtype_name),):
+            x = torch.tensor(data[name], dtype=dtype, requires_grad=True)
+            out = x.mean()
+            show(name, str(out.dtype), out.shape, _functions(out), out.requires_grad)
+            (out * 3).backward()
+            show(out, x.grad, str(x.grad.dtype))
+            with torch.no_grad():
+                show(x.mean(), x.mean().requires_grad)
+    show(torch.zeros(0, 3, dtype=torch.float64).mean())
+    show(torch.ones(3, dtype=torch.float64).mean().grad_fn)
+    show_error(show, lambda: torch.arange(4).mean())
+
+
+@pytest.mark.parametrize("dtype_name", ["float64", "float32"])
+def test_mean_of_every_dim_matches_pytorch(dtype_name):
+    # (float32: numpy's pairwise sum and PyTorch's differ by an ulp, here and before)
+    run_both(means, normal_data(9, v=(5,), m=(3, 4), s=()),
+             rtol=1e-9 if dtype_name == "float64" else 3e-7, dtype_name=dtype_name)

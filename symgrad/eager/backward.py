@@ -200,7 +200,8 @@ def _backward(out: Any, ct: Any, passed: dict[int, Node], fired: set[int],
     args += [arg(nodes[k].value) for k in entry.fed]
     replay.count(entry.fed)
     grads = _run(entry, args, f32)
-    passed.update((id(n), n) for n in nodes)
+    for n in nodes:
+        passed[id(n)] = n
     later = []
     reached = _reached(root, nodes)
     for t, g in zip(leaf_tensors, grads):
@@ -236,7 +237,8 @@ def _plan(nodes: list[Node], cuts: dict[int, Any] | None = None,
     for n in nodes:
         refs: list[Any] = []
         for a in n.inputs:
-            ref = index.get(id(a)) or leaves.get(id(a)) or data.get(id(a))
+            i = id(a)
+            ref = index.get(i) or leaves.get(i) or data.get(i)
             if ref is None:
                 if isinstance(a, Node):  # a cut
                     ref = leaves[id(a)] = ("leaf", len(leaf_tensors))
@@ -285,9 +287,13 @@ def _free(nodes: list[Node]) -> None:
         n.versions = n.reads = n.indices = ()
         n.value = n.hooked = None
         inputs = n.inputs
-        if any(isinstance(a, np.ndarray) for a in inputs):
-            n.inputs = tuple(None if isinstance(a, np.ndarray) and a.ndim else a
-                             for a in inputs)
+        for a in inputs:
+            if isinstance(a, np.ndarray):
+                break
+        else:
+            continue
+        n.inputs = tuple(None if isinstance(a, np.ndarray) and a.ndim else a
+                         for a in inputs)
 
 
 def _check_versions(nodes: list[Node]) -> None:
@@ -479,7 +485,10 @@ def _reached(root: Node, nodes: list[Node]) -> set[int] | None:
     """The leaves some gradient reaches when autograd.Function backwards returned None
     for some inputs (None when none did): PyTorch leaves ``.grad`` of the others None
     (not zeros), so an optimizer skips them."""
-    if not any(_silent(n) for n in nodes):
+    for n in nodes:  # (a loop: no generator per backward)
+        if n.inputs and getattr(n.inputs[0], "ctx", None) is not None and _silent(n):
+            break
+    else:
         return None
     seen, leaves, stack = {id(root)}, set(), [root]
     while stack:

@@ -38,6 +38,14 @@ sort_result = _return_type("sort")
 topk_result = _return_type("topk")
 
 
+_ALL_AXES = [tuple(range(n)) for n in range(33)]
+
+
+def _all_axes(ndim: int) -> tuple[int, ...]:
+    """``(0, 1, ..., ndim - 1)``: a reduction over every dim."""
+    return _ALL_AXES[ndim] if ndim < 33 else tuple(range(ndim))
+
+
 #: the primitive of each reduction _reduce takes (numpy_api's function applies it)
 _REDUCTIONS = {ops.sum: sum_p, ops.mean: mean_p, ops.prod: prod_p}
 
@@ -75,6 +83,11 @@ class ReductionMethods:
         return self._reduce(ops.sum, "Sum", dim, keepdim, kw)
 
     def mean(self, dim=None, keepdim=False, **kw):  # type: ignore[override]
+        if dim is None and not keepdim and not kw:  # x.mean() of float64 or float32: at once
+            result = apply_f64(mean_p, (self,), {"axes": _all_axes(self._value.ndim)},
+                               self._make)
+            if result is not None:  # (what _reduce's fast path gives, without its steps)
+                return result
         if not self.dtype.is_floating_point and kw.get("dtype") is None:
             raise RuntimeError(
                 f"mean(): could not infer output dtype. Input dtype must be either a floating "
