@@ -10,6 +10,7 @@ keeps never changes), the buffers' addresses (a dropped result's buffer is reuse
 from __future__ import annotations
 
 import threading
+import weakref
 
 import numpy as np
 import pytest
@@ -88,6 +89,23 @@ def test_a_result_passed_back_in_is_not_overwritten_by_its_own_call():
     second = g(first)  # first is the argument: its buffer is held
     np.testing.assert_array_equal(first, copy)
     np.testing.assert_allclose(second, sg.grad(f, backend="numpy")(copy), rtol=1e-13)
+
+
+def test_a_result_held_only_by_a_weak_reference_dies_rather_than_changes():
+    """weakref.ref counts nothing in getrefcount: a dropped result the pool kept alive
+    was handed out again, and the weak reference (a WeakValueDictionary cache, the
+    eager layer's nodes) saw the next call's numbers. Such a buffer leaves the pool."""
+    g = sg.grad(seed)
+    rng = np.random.default_rng(8)
+    r = g(rng.random(N))
+    ref = weakref.ref(r)
+    copy = r.copy()
+    del r
+    for _ in range(3):
+        g(rng.random(N))
+    held = ref()
+    assert held is None, np.array_equal(held, copy)  # dead, as an np.empty result is
+    assert pool.kept_bytes() <= pool.PER_SHAPE * N * 8
 
 
 def test_small_outputs_and_other_dtypes():

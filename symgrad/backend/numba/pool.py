@@ -10,7 +10,11 @@ A buffer is handed out again only when nothing but this pool holds it: its refer
 count (``sys.getrefcount``) is the pool's own, measured at import on a buffer that
 nothing else holds. An array the caller keeps (a result, a view of it, a
 memoryview) holds a reference, so it is never handed out and never overwritten;
-the buffers are numpy arrays the caller owns like any other. Taking is safe under
+the buffers are numpy arrays the caller owns like any other. A weak reference counts
+nothing there: a free buffer that has one leaves the pool instead (it dies, and the
+weak reference with it, as an np.empty result's would), so a result held only weakly
+never shows a later call's numbers. A raw address (``r.ctypes.data``, a kept
+``__array_interface__`` dict) keeps nothing alive, with or without the pool. Taking is safe under
 threads without a lock: a thread that looks at a buffer holds a reference to it while
 it looks, so two threads never both see it free; the pool's lists change under a lock.
 
@@ -25,6 +29,7 @@ from __future__ import annotations
 
 import sys
 import threading
+import weakref
 
 import numpy as np
 
@@ -70,7 +75,10 @@ def take(shape: tuple, dtype: str) -> np.ndarray:
     if kept is not None:
         buf = _first_free(kept, _BASE)
         if buf is not None:
-            return buf
+            if not weakref.getweakrefcount(buf):
+                return buf
+            _drop(key, buf)  # a weakly held result: not overwritten, released
+        buf = None
     buf = np.empty(shape, dtype)
     with _lock:
         kept = _kept.setdefault(key, [])
@@ -78,6 +86,16 @@ def take(shape: tuple, dtype: str) -> np.ndarray:
             kept.append(buf)
             _bytes += buf.nbytes
     return buf
+
+
+def _drop(key: tuple, buf: np.ndarray) -> None:
+    global _bytes
+    with _lock:  # (after a clear(), key's list is gone or another: nothing to drop)
+        for i, b in enumerate(_kept.get(key, ())):
+            if b is buf:
+                del _kept[key][i]
+                _bytes -= buf.nbytes
+                break
 
 
 def clear() -> None:
