@@ -208,7 +208,8 @@ NUMPY_CBRT = _register_numpy_cbrt()
 @intrinsic
 def cbrt(typingctx, x):  # noqa: ARG001 -- numba's intrinsic signature
     """numpy's cbrt of a float64 or float32: its own loop on one element (the symbols of
-    :data:`CBRT_SYMBOLS`), where registered, else libm's ``cbrt``/``cbrtf``."""
+    :data:`CBRT_SYMBOLS`), where registered, else libm's ``cbrt``/``cbrtf`` (generated
+    kernels call :func:`libm_cbrt` then: their source, the cache's key, says which)."""
     if not isinstance(x, types.Float):
         return None
     code = "d" if x.bitwidth == 64 else "f"
