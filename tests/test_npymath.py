@@ -175,7 +175,7 @@ def test_a_kernels_source_names_the_cbrt_it_calls(monkeypatch):
     monkeypatch.setattr(npymath, "NUMPY_CBRT", False)
     g = sg.jit(np.cbrt, backend="numba")
     assert "nm.libm_cbrt(" in g.source(x) and "nm.cbrt(" not in g.source(x)
-    np.testing.assert_allclose(g(x), np.cbrt(x), rtol=4e-16)  # libm's: within 1 ulp
+    np.testing.assert_allclose(g(x), np.cbrt(x), rtol=1e-15)  # glibc's: a few ulps
 
 
 def test_extrema_give_numpys_signed_zeros_and_nans():
