@@ -13,7 +13,8 @@ memoryview) holds a reference, so it is never handed out and never overwritten;
 the buffers are numpy arrays the caller owns like any other. A weak reference counts
 nothing there: a free buffer that has one leaves the pool instead (it dies, and the
 weak reference with it, as an np.empty result's would), so a result held only weakly
-never shows a later call's numbers. A raw address (``r.ctypes.data``, a kept
+never shows a later call's numbers; so does one whose shape, strides, dtype or flags
+the caller set in place (``r.shape = (m, n)`` then ``del r``). A raw address (``r.ctypes.data``, a kept
 ``__array_interface__`` dict) keeps nothing alive, with or without the pool. Taking is safe under
 threads without a lock: a thread that looks at a buffer holds a reference to it while
 it looks, so two threads never both see it free; the pool's lists change under a lock.
@@ -75,9 +76,9 @@ def take(shape: tuple, dtype: str) -> np.ndarray:
     if kept is not None:
         buf = _first_free(kept, _BASE)
         if buf is not None:
-            if not weakref.getweakrefcount(buf):
+            if _intact(buf, shape, dtype) and not weakref.getweakrefcount(buf):
                 return buf
-            _drop(key, buf)  # a weakly held result: not overwritten, released
+            _drop(key, buf)  # weakly held, or reshaped in place: released
         buf = None
     buf = np.empty(shape, dtype)
     with _lock:
@@ -86,6 +87,14 @@ def take(shape: tuple, dtype: str) -> np.ndarray:
             kept.append(buf)
             _bytes += buf.nbytes
     return buf
+
+
+def _intact(buf: np.ndarray, shape: tuple, dtype: str) -> bool:
+    """Whether ``buf`` is still as it was made: the caller owned it, and may have set its
+    ``shape``, ``strides``, ``dtype`` or flags in place (``r.shape = (m, n)``) before
+    dropping it; the kernel writes ``shape`` C-contiguous into whatever it gets."""
+    return (buf.shape == tuple(shape) and buf.dtype == np.dtype(dtype)
+            and buf.flags.c_contiguous and buf.flags.writeable and buf.flags.aligned)
 
 
 def _drop(key: tuple, buf: np.ndarray) -> None:
