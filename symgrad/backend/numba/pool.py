@@ -14,9 +14,9 @@ the buffers are numpy arrays the caller owns like any other. A weak reference co
 nothing there: a free buffer that has one leaves the pool instead (it dies, and the
 weak reference with it, as an np.empty result's would), so a result held only weakly
 never shows a later call's numbers; so does one whose shape, strides, dtype or flags
-the caller set in place (``r.shape = (m, n)`` then ``del r``). A raw address (``r.ctypes.data``, a kept
-``__array_interface__`` dict) keeps nothing alive, with or without the pool. Taking is safe under
-threads without a lock: a thread that looks at a buffer holds a reference to it while
+the caller set in place (``r.shape = (m, n)`` then ``del r``). A raw address
+(``r.ctypes.data``, a kept ``__array_interface__`` dict) keeps nothing alive, with or
+without the pool. Taking is safe under threads without a lock: a thread that looks at a buffer holds a reference to it while
 it looks, so two threads never both see it free; the pool's lists change under a lock.
 
 At most :data:`PER_SHAPE` buffers are kept per (shape, dtype) (a loop ``r = g(x)``
