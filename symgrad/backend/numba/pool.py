@@ -10,14 +10,14 @@ A buffer is handed out again only when nothing but this pool holds it: its refer
 count (``sys.getrefcount``) is the pool's own, measured at import on a buffer that
 nothing else holds. An array the caller keeps (a result, a view of it, a
 memoryview) holds a reference, so it is never handed out and never overwritten;
-the buffers are numpy arrays the caller owns like any other. A weak reference counts
-nothing there: a free buffer that has one leaves the pool instead (it dies, and the
-weak reference with it, as an np.empty result's would), so a result held only weakly
-never shows a later call's numbers; so does one whose shape, strides, dtype or flags
-the caller set in place (``r.shape = (m, n)`` then ``del r``). A raw address
-(``r.ctypes.data``, a kept ``__array_interface__`` dict) keeps nothing alive, with or
-without the pool. Taking is safe under threads without a lock: a thread that looks at a buffer holds a reference to it while
-it looks, so two threads never both see it free; the pool's lists change under a lock.
+the buffers are numpy arrays the caller owns like any other. A free buffer leaves the
+pool (dies, as an np.empty result would) instead of being handed out when a weak
+reference to it exists (``weakref.ref`` counts nothing in getrefcount: it would see a
+later call's numbers) or when its last holder set its shape, strides, dtype or flags in
+place (``r.shape = (m, n)``; ``del r``). A raw address (``r.ctypes.data``, a kept
+``__array_interface__`` dict) keeps nothing alive, with or without the pool. Taking is
+safe under threads without a lock: a thread that looks at a buffer holds a reference
+to it while it looks, so two threads never both see it free; the pool's lists change under a lock.
 
 At most :data:`PER_SHAPE` buffers are kept per (shape, dtype) (a loop ``r = g(x)``
 holds the last result while the next call runs: two per output), :data:`MAX_BYTES` in
