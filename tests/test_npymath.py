@@ -164,6 +164,20 @@ def test_cbrt_in_a_kernel_is_numpys_to_the_bit():
     assert sg.jit(np.cbrt, backend="numba")(np.array([27.0]))[0] == np.cbrt(27.0)
 
 
+def test_a_kernels_source_names_the_cbrt_it_calls(monkeypatch):
+    """The source is the disk cache's key: a kernel cached by a process that registered
+    numpy's loop (a symbol of that process), loaded by one that had not, called a null
+    address (a segfault); the other way, libm's cbrt where numpy's was meant."""
+    from symgrad.backend import npymath
+
+    x = np.array([27.0, -8.0, 0.1, 1e-310])
+    assert ("nm.cbrt(" in sg.jit(np.cbrt, backend="numba").source(x)) == npymath.NUMPY_CBRT
+    monkeypatch.setattr(npymath, "NUMPY_CBRT", False)
+    g = sg.jit(np.cbrt, backend="numba")
+    assert "nm.libm_cbrt(" in g.source(x) and "nm.cbrt(" not in g.source(x)
+    np.testing.assert_allclose(g(x), np.cbrt(x), rtol=1e-15)  # glibc's: a few ulps
+
+
 def test_extrema_give_numpys_signed_zeros_and_nans():
     """numpy's minimum/maximum take the second operand on a tie (minimum(0.0, -0.0) is -0.0,
     Numba's 0.0), and nan from either; its max/min reductions let the later of tied zeros

@@ -10,6 +10,8 @@ keeps never changes), the buffers' addresses (a dropped result's buffer is reuse
 from __future__ import annotations
 
 import threading
+import warnings
+import weakref
 
 import numpy as np
 import pytest
@@ -88,6 +90,50 @@ def test_a_result_passed_back_in_is_not_overwritten_by_its_own_call():
     second = g(first)  # first is the argument: its buffer is held
     np.testing.assert_array_equal(first, copy)
     np.testing.assert_allclose(second, sg.grad(f, backend="numpy")(copy), rtol=1e-13)
+
+
+def test_a_result_held_only_by_a_weak_reference_dies_rather_than_changes():
+    """weakref.ref counts nothing in getrefcount: a dropped result the pool kept alive
+    was handed out again, and the weak reference (a WeakValueDictionary cache, the
+    eager layer's nodes) saw the next call's numbers. Such a buffer leaves the pool."""
+    g = sg.grad(seed)
+    rng = np.random.default_rng(8)
+    r = g(rng.random(N))
+    ref = weakref.ref(r)
+    copy = r.copy()
+    del r
+    for _ in range(3):
+        g(rng.random(N))
+    held = ref()
+    assert held is None, np.array_equal(held, copy)  # dead, as an np.empty result is
+    assert pool.kept_bytes() <= pool.PER_SHAPE * N * 8
+
+
+def test_a_result_reshaped_in_place_and_dropped_is_not_handed_out_so():
+    """``r.shape = ...`` / ``r.strides = ...`` change the pool's own array object: the next
+    call's gradient came back (500, 400) for a (400, 500) input, its rows in the wrong
+    places. Such a buffer leaves the pool."""
+    def f(x):
+        return np.sum(np.sin(x) * x)
+
+    g, oracle = sg.grad(f), sg.grad(f, backend="numpy")
+    rng = np.random.default_rng(9)
+    x = rng.random((400, 500))  # 1.6 MB
+    for change in ("shape", "strides", "writeable"):
+        r = g(x)
+        if change == "shape":
+            r.shape = (500, 400)
+        elif change == "strides":
+            with warnings.catch_warnings():  # (numpy deprecates setting strides)
+                warnings.simplefilter("ignore", DeprecationWarning)
+                r.strides = (8, 3200)
+        else:
+            r.flags.writeable = False
+        del r
+        x2 = rng.random((400, 500))
+        got = g(x2)
+        assert got.shape == (400, 500) and got.flags.c_contiguous
+        np.testing.assert_allclose(got, oracle(x2), rtol=1e-13)
 
 
 def test_small_outputs_and_other_dtypes():

@@ -208,7 +208,8 @@ NUMPY_CBRT = _register_numpy_cbrt()
 @intrinsic
 def cbrt(typingctx, x):  # noqa: ARG001 -- numba's intrinsic signature
     """numpy's cbrt of a float64 or float32: its own loop on one element (the symbols of
-    :data:`CBRT_SYMBOLS`), where registered, else libm's ``cbrt``/``cbrtf``."""
+    :data:`CBRT_SYMBOLS`), where registered, else libm's ``cbrt``/``cbrtf`` (generated
+    kernels call :func:`libm_cbrt` then: their source, the cache's key, says which)."""
     if not isinstance(x, types.Float):
         return None
     code = "d" if x.bitwidth == 64 else "f"
@@ -241,8 +242,9 @@ def cbrt(typingctx, x):  # noqa: ARG001 -- numba's intrinsic signature
 
 @intrinsic
 def libm_cbrt(typingctx, x):  # noqa: ARG001
-    """libm's ``cbrt``/``cbrtf`` (an exported module's: numpy's loop is not a symbol there;
-    within 1 ulp of numpy's)."""
+    """libm's ``cbrt``/``cbrtf`` (an exported module's: numpy's loop is not a symbol there).
+    Not within 1 ulp: glibc's ``cbrt(360.5104896409217)`` is 3 ulps below numpy's (which
+    is correctly rounded there)."""
     if not isinstance(x, types.Float):
         return None
     name = "cbrt" if x.bitwidth == 64 else "cbrtf"

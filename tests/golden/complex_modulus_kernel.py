@@ -1,9 +1,9 @@
-# symgrad kernel k_dbba8d74a26c83d8d3e4c9f91c36db4d (symgrad 0.1.0, codegen 6, conventions 5); generated, do not edit
+# symgrad kernel k_64b31f4627bfef416de36f7773ffb3c0 (symgrad 0.1.0, codegen 6, conventions 5); generated, do not edit
 # grad of modulus with respect to z
 # modulus(z: c128[n0])
 import numpy as np
 from numba import njit
-from symgrad.backend import npymath as nm  # npymath 88b56731d0dc
+from symgrad.backend import npymath as nm  # npymath ae8bb6366a26
 
 
 @njit(cache=True, error_model="numpy", fastmath=False)

@@ -10,9 +10,14 @@ A buffer is handed out again only when nothing but this pool holds it: its refer
 count (``sys.getrefcount``) is the pool's own, measured at import on a buffer that
 nothing else holds. An array the caller keeps (a result, a view of it, a
 memoryview) holds a reference, so it is never handed out and never overwritten;
-the buffers are numpy arrays the caller owns like any other. Taking is safe under
-threads without a lock: a thread that looks at a buffer holds a reference to it while
-it looks, so two threads never both see it free; the pool's lists change under a lock.
+the buffers are numpy arrays the caller owns like any other. A free buffer leaves the
+pool (dies, as an np.empty result would) instead of being handed out when a weak
+reference to it exists (``weakref.ref`` counts nothing in getrefcount: it would see a
+later call's numbers) or when its last holder set its shape, strides, dtype or flags in
+place (``r.shape = (m, n)``; ``del r``). A raw address (``r.ctypes.data``, a kept
+``__array_interface__`` dict) keeps nothing alive, with or without the pool. Taking is
+safe under threads without a lock: a thread that looks at a buffer holds a reference
+to it while it looks, so two threads never both see it free; the pool's lists change under a lock.
 
 At most :data:`PER_SHAPE` buffers are kept per (shape, dtype) (a loop ``r = g(x)``
 holds the last result while the next call runs: two per output), :data:`MAX_BYTES` in
@@ -25,6 +30,7 @@ from __future__ import annotations
 
 import sys
 import threading
+import weakref
 
 import numpy as np
 
@@ -70,7 +76,10 @@ def take(shape: tuple, dtype: str) -> np.ndarray:
     if kept is not None:
         buf = _first_free(kept, _BASE)
         if buf is not None:
-            return buf
+            if _intact(buf, shape, dtype) and not weakref.getweakrefcount(buf):
+                return buf
+            _drop(key, buf)  # weakly held, or reshaped in place: released
+        buf = None
     buf = np.empty(shape, dtype)
     with _lock:
         kept = _kept.setdefault(key, [])
@@ -78,6 +87,24 @@ def take(shape: tuple, dtype: str) -> np.ndarray:
             kept.append(buf)
             _bytes += buf.nbytes
     return buf
+
+
+def _intact(buf: np.ndarray, shape: tuple, dtype: str) -> bool:
+    """Whether ``buf`` is still as it was made: the caller owned it, and may have set its
+    ``shape``, ``strides``, ``dtype`` or flags in place (``r.shape = (m, n)``) before
+    dropping it; the kernel writes ``shape`` C-contiguous into whatever it gets."""
+    return (buf.shape == tuple(shape) and buf.dtype == np.dtype(dtype)
+            and buf.flags.c_contiguous and buf.flags.writeable and buf.flags.aligned)
+
+
+def _drop(key: tuple, buf: np.ndarray) -> None:
+    global _bytes
+    with _lock:  # (after a clear(), key's list is gone or another: nothing to drop)
+        for i, b in enumerate(_kept.get(key, ())):
+            if b is buf:
+                del _kept[key][i]
+                _bytes -= buf.nbytes
+                break
 
 
 def clear() -> None:

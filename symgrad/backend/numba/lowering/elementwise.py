@@ -203,9 +203,20 @@ for _prim, _op in ((E.gt_p, ">"), (E.ge_p, ">="), (E.lt_p, "<"), (E.le_p, "<="),
     lower(_prim, _comparison_emit(_op), cheap=True)
 lower(E.where_p, _where_emit, cheap=True)
 lower(E.to_float_p, _to_float_emit, cheap=True)
-# special functions (floor_divide, remainder: their ufuncs, by default); cbrt libm's
-# (numpy's npy_cbrt: Numba's np.cbrt is x ** (1/3), cbrt(27.0) = 3.0000000000000004)
-lower(S.cbrt_p, "nm.cbrt({0})")
+
+
+def _cbrt_emit(out: str, args: list[str], avals: Any, out_aval: Aval) -> list[str]:
+    """numpy's cbrt loop (``nm.cbrt``) where this process registered it, else libm's
+    (``nm.libm_cbrt``; Numba's np.cbrt is x ** (1/3), cbrt(27.0) = 3.0000000000000004).
+    The source says which: it is the disk cache's key, and a kernel cached by a process
+    that registered numpy's loop calls a symbol that another may not have (a segfault)."""
+    from ...npymath import NUMPY_CBRT  # (imports Numba: at generation, not at import)
+
+    return [f"{out} = nm.{'cbrt' if NUMPY_CBRT else 'libm_cbrt'}({args[0]})"]
+
+
+# special functions (floor_divide, remainder: their ufuncs, by default); cbrt: _cbrt_emit
+lower(S.cbrt_p, _cbrt_emit)
 lower(S.sinc_p, "np.sinc({0})")
 # libm's erf, as the interpreter computes it (math.erf per element)
 lower(S.erf_p, "math.erf({0})")
