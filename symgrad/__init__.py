@@ -278,6 +278,7 @@ __all__ += ["custom_vjp", "custom_jvp", "pure_callback", "ShapeDtypeStruct"]  # 
 __all__ += ["scipy"]  # scipy.special and scipy.stats on traced values
 __all__ += ["reuse_memory"]  # keep freed memory for the next call (backend.memory)
 from .eager import linalg  # noqa: E402 -- torch.linalg
+from .eager import special  # noqa: E402 -- torch.special
 from .eager.dtypes import bfloat16, float16, half, int8, int16, int32, short, uint8  # noqa: E402
 from .eager.functions import (  # noqa: E402 -- more torch.* functions (rounds 3, issue 27)
     add,
@@ -329,7 +330,7 @@ from .eager.functions import (  # noqa: E402 -- more torch.* functions (rounds 3
 from .eager.linalg import _torch_cross as cross  # noqa: E402 -- torch.cross
 from .eager.serialization import load, save  # noqa: E402 -- torch.save, torch.load
 
-__all__ += ["linalg", "add", "sub", "mul", "true_divide", "cummax", "cummin", "cumprod", "div",
+__all__ += ["linalg", "special", "add", "sub", "mul", "true_divide", "cummax", "cummin", "cumprod", "div",
             "divide", "einsum", "erf", "erfinv", "index_add",
             "index_select", "logcumsumexp", "roll", "scatter", "scatter_add", "scatter_reduce",
             "set_default_dtype", "trace", "tril", "triu", "load", "save", "float16", "half",
