@@ -202,7 +202,8 @@ def _double_backward(r: OpInfo, k: int) -> None:
 def public_ops() -> set[str]:
     """Every public op of the Tensor API: Tensor's methods, properties and operators,
     the functions of ``symgrad`` (PyTorch's ``torch.*``; numpy's ufuncs where symgrad
-    exports them under PyTorch's name), ``symgrad.nn.functional``, ``symgrad.linalg`` and ``symgrad.special``."""
+    exports them under PyTorch's name), ``symgrad.nn.functional``, ``symgrad.linalg`` and
+    ``symgrad.special``."""
     own = [vars(c) for c in symgrad.Tensor.__mro__[:-1]]  # not object's
     names = {f"Tensor.{n}" for n in dir(symgrad.Tensor)
              if not n.startswith("_") or (n.startswith("__") and any(n in v for v in own))}
