@@ -83,9 +83,7 @@ def _half_in_float32(fn: Any) -> Any:
 
 
 def _type_name(d: dt.dtype) -> str:
-    return {"float64": "Double", "float32": "Float", "float16": "Half", "int64": "Long",
-            "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-            "bool": "Bool", "bfloat16": "BFloat16"}[d.name]
+    return dt.TYPE_NAMES[d.name]
 
 
 class ElementwiseMethods:

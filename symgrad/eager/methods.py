@@ -95,9 +95,8 @@ class TensorMethods(ReductionMethods):
         as PyTorch's ``round.decimals`` kernel)."""
         if not self.dtype.is_floating_point:
             if decimals is not None and self.dtype is not dt.bool:
-                from .elementwise_methods import _type_name
                 raise NotImplementedError(
-                    f'"round_vml_cpu" not implemented for \'{_type_name(self.dtype)}\'')
+                    f'"round_vml_cpu" not implemented for \'{dt.TYPE_NAMES[self.dtype.name]}\'')
             return self.clone()
         if not decimals:
             return np.rint(self)
