@@ -72,3 +72,16 @@ add("F.triplet_margin_with_distance_loss", lambda L, a, p, n: (
     L.nn.functional.triplet_margin_with_distance_loss(a, p, n, margin=3.0, reduction="sum")),
     samples=(((4, 3), (4, 3), (4, 3)),), domain="normal3",
     covers=("F.triplet_margin_with_distance_loss",))
+
+# -- in-place shape changes (symgrad/eager/inplace.py): recorded on results; the leaf
+# refusals, views, version counters and saved tensors in tests/test_torch_gaps.py
+add("in-place shape methods", lambda L, x: (
+    (x * 1).unsqueeze_(0), (x * 1).unsqueeze_(-1).squeeze_(), (x * 1).unsqueeze_(1).squeeze_(1),
+    (x * 1).t_(), (x * 1).transpose_(0, 1), (x * 1).swapdims_(0, 1),
+    (x * 1).unsqueeze_(0).swapaxes_(2, 0)),
+    samples=(((3, 4),),), dtypes=FLOAT + ("int64",),
+    covers=("Tensor.unsqueeze_", "Tensor.squeeze_", "Tensor.t_", "Tensor.transpose_",
+            "Tensor.swapdims_", "Tensor.swapaxes_"))
+add("resize_", lambda L, x: (x.detach().clone().resize_(2, 6), x.detach().clone().resize_(5),
+                             x.detach().clone().resize_((2, 2, 3))),
+    samples=(((3, 4),),), dtypes=FLOAT + ("int64",), grad=False, covers=("Tensor.resize_",))

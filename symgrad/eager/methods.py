@@ -95,8 +95,9 @@ class TensorMethods(ReductionMethods):
         as PyTorch's ``round.decimals`` kernel)."""
         if not self.dtype.is_floating_point:
             if decimals is not None and self.dtype is not dt.bool:
+                kernel = "round_vml_cpu" if decimals == 0 else "round_cpu"  # (PyTorch's)
                 raise NotImplementedError(
-                    f'"round_vml_cpu" not implemented for \'{dt.TYPE_NAMES[self.dtype.name]}\'')
+                    f'"{kernel}" not implemented for \'{dt.TYPE_NAMES[self.dtype.name]}\'')
             return self.clone()
         if not decimals:
             return np.rint(self)
