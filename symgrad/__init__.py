@@ -351,10 +351,10 @@ from .eager import shape_functions as _shape_functions  # noqa: E402
 
 globals().update({_n: getattr(_shape_functions, _n) for _n in _shape_functions.__all__})
 __all__ += _shape_functions.__all__
-# torch.tensordot, torch.block_diag, torch.logspace (eager.composite_functions)
-from .eager.composite_functions import block_diag, logspace, tensordot  # noqa: E402
+# torch.tensordot, torch.block_diag, torch.logspace, torch.as_strided (eager.composite_functions)
+from .eager.composite_functions import as_strided, block_diag, logspace, tensordot  # noqa: E402
 
-__all__ += ["block_diag", "logspace", "tensordot"]
+__all__ += ["as_strided", "block_diag", "logspace", "tensordot"]
 _from_environment()
 
 def __getattr__(name: str):

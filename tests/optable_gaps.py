@@ -85,3 +85,8 @@ add("in-place shape methods", lambda L, x: (
 add("resize_", lambda L, x: (x.detach().clone().resize_(2, 6), x.detach().clone().resize_(5),
                              x.detach().clone().resize_((2, 2, 3))),
     samples=(((3, 4),),), dtypes=FLOAT + ("int64",), grad=False, covers=("Tensor.resize_",))
+add("as_strided", lambda L, x: (x.as_strided((2, 2), (1, 2)), L.as_strided(x, (3,), (4,), 1),
+                                x.as_strided((3, 3), (1, 1)), (x * 1)[1:].as_strided((2,), (1,)),
+                                x.t().as_strided((4,), (3,))),
+    samples=(((3, 4),),), dtypes=FLOAT + ("int64",),
+    covers=("torch.as_strided", "Tensor.as_strided"))

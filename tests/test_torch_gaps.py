@@ -85,6 +85,30 @@ def test_inplace_shape_change_with_views_and_saved_tensors(code):
     _same(code)
 
 
+@pytest.mark.parametrize("code", [
+    "x = L.arange(12.).reshape(3, 4)\nout = [x[1:].as_strided((2,), (1,)), "
+    "x[1:].as_strided((2,), (1,), 4)]",
+    "x = L.arange(12.)\nx.as_strided((2,), (-1,))",
+    "x = L.arange(12.)\nx.as_strided((20,), (1,))",
+    _A + "y = a * 1\nw = y.as_strided((2, 2), (3, 1), 1)\nw.mul_(10)\n"
+         "(y * L.arange(6.).reshape(2, 3)).sum().backward()\nout = [y, a.grad]",
+    "x = L.arange(6.)\nw = x.as_strided((2,), (2,), 1)\nx[1] = 100\nout = [w]",
+    _A + "y = a * a\nv = y.as_strided((2, 2), (2, 1))\n"
+         "g, = L.autograd.grad((v * v).sum(), a, create_graph=True)\n"
+         "g2, = L.autograd.grad(g.sum(), a)\nout = [g, g2]",
+    "x = L.arange(6.)\nout = [x.as_strided((0, 2), (1, 1))]",
+])
+def test_as_strided_is_a_view(code):
+    """Writes through it reach the input and the input's reach it; its errors."""
+    _same(code)
+
+
+def test_as_strided_refuses_storage_outside_the_input():
+    x = sg.arange(12.0).reshape(3, 4)
+    with pytest.raises(NotImplementedError, match="outside the input"):
+        x[1:].as_strided((2,), (1,), 0)  # (PyTorch's: the base's first two elements)
+
+
 def test_resize_refuses_what_it_cannot_do_exactly():
     x = sg.arange(6.0).reshape(2, 3).t()
     with pytest.raises(NotImplementedError, match="contiguous"):

@@ -1,8 +1,11 @@
-"""``torch.tensordot``, ``torch.block_diag``, ``torch.logspace`` and ``torch.linalg.vander``
-(re-exported by :mod:`symgrad` and :mod:`.linalg`), each composed of Tensor methods the
+"""``torch.tensordot``, ``torch.block_diag``, ``torch.logspace``, ``torch.linalg.vander``
+and ``torch.as_strided`` (re-exported by :mod:`symgrad` and :mod:`.linalg`; ``as_strided``
+also a Tensor method), each composed of Tensor methods the
 way ATen composes it, so values, dtypes and gradients follow from theirs: ``tensordot``
 permutes, reshapes and multiplies matrices; ``vander`` is a ``cumprod`` of repeated
-``x``; ``logspace`` is ATen's two-sided ``base ** (start + i * step)``.
+``x``; ``logspace`` is ATen's two-sided ``base ** (start + i * step)``; ``as_strided`` a gather
+of the input's elements whose value is a strided view of their memory (as ``diagonal``'s),
+so writes through it reach the input (:mod:`.views`).
 
     >>> import symgrad as torch
     >>> torch.block_diag(torch.tensor([[1, 2]]), torch.tensor(3))
@@ -21,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from . import dtypes as dt
+from . import views
 from .functions import _as_tensor, cat
 from .method_args import named
 from .tensor import Tensor
@@ -125,4 +129,53 @@ def vander(x: Any, N: int | None = None) -> Any:
     return cat([ones, powers], -1)
 
 
-__all__ = ["block_diag", "logspace", "tensordot"]
+def as_strided(input: Any, size: Any, stride: Any, storage_offset: int | None = None) -> Any:
+    """``torch.as_strided``: element ``i`` of the result is the storage's element
+    ``storage_offset + sum(i_k * stride_k)`` (``storage_offset`` by default the input's).
+    The storage is the input's root tensor (:mod:`.views`), which must be C-contiguous,
+    and every element reached must be one of the input's (else a clear error, not a guess:
+    PyTorch may reach storage outside a view). A view: writes through it reach the input;
+    overlapping elements add their gradients."""
+    x = _as_tensor(input)
+    size, stride = [int(n) for n in size], [int(n) for n in stride]
+    if len(size) != len(stride):
+        raise RuntimeError(f"mismatch in length of strides and shape: {len(stride)} strides "
+                           f"for {len(size)} sizes")
+    if any(s < 0 for s in stride):
+        raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, "
+                           f"got strides: {stride}")
+    root = x._base if x._base is not None else x
+    r, a = root._value, x._value
+    if not r.flags.c_contiguous:
+        raise NotImplementedError("as_strided of a tensor whose root is not C-contiguous "
+                                  "(its storage order is not tracked): .contiguous() first")
+    item = a.itemsize
+    start = (views._address(a) - views._address(r)) // item if a.size else 0
+    offset = start if storage_offset is None else int(storage_offset)
+    index = np.full((), offset, np.int64)
+    for n, st in zip(size, stride):
+        index = np.add.outer(index, np.arange(n, dtype=np.int64) * st)
+    index = index.reshape(-1)
+    if index.size and (index.min() < 0 or index.max() >= r.size):
+        raise RuntimeError(f"setStorage: sizes {size}, strides {stride}, storage offset "
+                           f"{offset}, and itemsize {item} requiring a storage size of "
+                           f"{(int(index.max()) + 1) * item} are out of bounds for storage of "
+                           f"size {r.size * item}")
+    own = views._offsets(a) // item + start  # the input's elements in the storage
+    order = np.argsort(own, kind="stable")
+    k = np.minimum(np.searchsorted(own[order], index), max(own.size - 1, 0))
+    if index.size and not (own.size and (own[order][k] == index).all()):
+        raise NotImplementedError("as_strided reaching storage outside the input tensor "
+                                  "(another part of its base): call it on the base")
+    out = named(x.reshape(-1)[order[k]].reshape(*size), x, "AsStridedBackward0", (x,))
+    if index.size:
+        out._value = np.lib.stride_tricks.as_strided(
+            r.reshape(-1)[offset:], tuple(size), tuple(s * item for s in stride),
+            writeable=r.flags.writeable)
+        views.note((x,), out)
+    return out
+
+
+Tensor.as_strided = as_strided  # (a method too, as PyTorch's)
+
+__all__ = ["as_strided", "block_diag", "logspace", "tensordot"]
