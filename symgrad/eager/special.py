@@ -90,7 +90,17 @@ i0e = _unary(SF.i0e, "i0e", "SpecialI0EBackward0")
 i1 = _unary(SF.i1, "i1", "SpecialI1Backward0")
 i1e = _unary(SF.i1e, "i1e", "SpecialI1EBackward0")
 ndtr = _unary(SF.ndtr, "ndtr", "MulBackward1")  # (PyTorch's composite: its last node)
-log_ndtr = _unary(_log_ndtr, "log_ndtr", "SpecialLogNdtrBackward0")
+
+
+def _log_ndtr_in_float64(x: Any) -> Any:
+    """``log_ndtr`` of float32 and float16 computed in float64 and rounded once: in float32
+    ``ndtr`` underflows from -13.2 on, before the asymptotic series takes over at -20."""
+    if x.dtype.itemsize >= 8:
+        return _log_ndtr(x)
+    return _log_ndtr(x.double()).to(x.dtype)
+
+
+log_ndtr = _unary(_log_ndtr_in_float64, "log_ndtr", "SpecialLogNdtrBackward0")
 
 
 def entr(input: Any) -> Any:
