@@ -277,7 +277,7 @@ __all__ += ["set_num_threads", "get_num_threads", "max_threads"]  # parallel ker
 __all__ += ["custom_vjp", "custom_jvp", "pure_callback", "ShapeDtypeStruct"]  # own rules
 __all__ += ["scipy"]  # scipy.special and scipy.stats on traced values
 __all__ += ["reuse_memory"]  # keep freed memory for the next call (backend.memory)
-from .eager import linalg  # noqa: E402 -- torch.linalg
+from .eager import linalg, special  # noqa: E402 -- torch.linalg, torch.special
 from .eager.dtypes import bfloat16, float16, half, int8, int16, int32, short, uint8  # noqa: E402
 from .eager.functions import (  # noqa: E402 -- more torch.* functions (rounds 3, issue 27)
     add,
@@ -329,8 +329,8 @@ from .eager.functions import (  # noqa: E402 -- more torch.* functions (rounds 3
 from .eager.linalg import _torch_cross as cross  # noqa: E402 -- torch.cross
 from .eager.serialization import load, save  # noqa: E402 -- torch.save, torch.load
 
-__all__ += ["linalg", "add", "sub", "mul", "true_divide", "cummax", "cummin", "cumprod", "div",
-            "divide", "einsum", "erf", "erfinv", "index_add",
+__all__ += ["linalg", "special", "add", "sub", "mul", "true_divide", "cummax", "cummin",
+            "cumprod", "div", "divide", "einsum", "erf", "erfinv", "index_add",
             "index_select", "logcumsumexp", "roll", "scatter", "scatter_add", "scatter_reduce",
             "set_default_dtype", "trace", "tril", "triu", "load", "save", "float16", "half",
             "bfloat16", "int8", "int16", "int32", "short", "uint8"]
@@ -351,6 +351,10 @@ from .eager import shape_functions as _shape_functions  # noqa: E402
 
 globals().update({_n: getattr(_shape_functions, _n) for _n in _shape_functions.__all__})
 __all__ += _shape_functions.__all__
+# torch.tensordot, torch.block_diag, torch.logspace, torch.as_strided (eager.composite_functions)
+from .eager.composite_functions import as_strided, block_diag, logspace, tensordot  # noqa: E402
+
+__all__ += ["as_strided", "block_diag", "logspace", "tensordot"]
 _from_environment()
 
 def __getattr__(name: str):

@@ -106,7 +106,7 @@ add("polygamma", lambda L, x: (L.polygamma(0, x), L.polygamma(1, x), x.polygamma
                                L.polygamma(3, x)),
     domain="positive", dtypes=FLOAT + ("int64",), covers=_both("polygamma"), rtol=TRIGAMMA_RTOL)
 add("mvlgamma", lambda L, x: (x.mvlgamma(1), L.mvlgamma(x + 1, 2), (x + 1).mvlgamma(p=3)),
-    domain="positive", covers=_both("mvlgamma"), rtol=TRIGAMMA_RTOL)
+    domain="positive", dtypes=FLOAT + ("int64",), covers=_both("mvlgamma"), rtol=TRIGAMMA_RTOL)
 _BINARY = {  # name -> (domains, dtypes)
     "hypot": (("real", "real"), FLOAT), "logaddexp": (("real", "real"), FLOAT),
     "logaddexp2": (("real", "real"), FLOAT),

@@ -24,11 +24,13 @@ torch_real = pytest.importorskip("torch")
 
 import optable_elementwise  # noqa: E402,F401 -- registers its records
 import optable_fn  # noqa: E402,F401
+import optable_gaps  # noqa: E402,F401
 import optable_more  # noqa: E402,F401
 import optable_nn  # noqa: E402,F401
 import optable_nn_more  # noqa: E402,F401
 import optable_select  # noqa: E402,F401
 import optable_shapes  # noqa: E402,F401
+import optable_special  # noqa: E402,F401
 from optable import RECORDS, OpInfo, make_input  # noqa: E402
 from optable_exclusions import EXCLUDED  # noqa: E402
 from torch_oracle import float64_default  # noqa: E402,F401
@@ -201,12 +203,13 @@ def _double_backward(r: OpInfo, k: int) -> None:
 def public_ops() -> set[str]:
     """Every public op of the Tensor API: Tensor's methods, properties and operators,
     the functions of ``symgrad`` (PyTorch's ``torch.*``; numpy's ufuncs where symgrad
-    exports them under PyTorch's name), ``symgrad.nn.functional`` and ``symgrad.linalg``."""
+    exports them under PyTorch's name), ``symgrad.nn.functional``, ``symgrad.linalg`` and
+    ``symgrad.special``."""
     own = [vars(c) for c in symgrad.Tensor.__mro__[:-1]]  # not object's
     names = {f"Tensor.{n}" for n in dir(symgrad.Tensor)
              if not n.startswith("_") or (n.startswith("__") and any(n in v for v in own))}
     for prefix, module in (("torch", symgrad), ("F", symgrad.nn.functional),
-                           ("linalg", symgrad.linalg)):
+                           ("linalg", symgrad.linalg), ("special", symgrad.special)):
         for n in dir(module):
             obj = getattr(module, n)
             if (n.startswith("_") or inspect.isclass(obj) or inspect.ismodule(obj)

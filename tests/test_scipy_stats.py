@@ -210,3 +210,12 @@ def test_scipy_stats_on_a_traced_value_names_sg_scipy_stats(call, hint):
 def test_refused_distribution_functions_say_why():
     with pytest.raises(sg.UnsupportedFunctionError, match="incomplete beta"):
         ss.t.cdf(0.3, 2.0)
+
+
+def test_log_ndtr_in_float32_does_not_underflow():
+    """float32's ndtr underflows from z = -13 on: the series takes over at -10 there (it
+    gave -inf down to -20, where the float64 switch is)."""
+    z = np.array([-9.9, -10.1, -13.0, -15.0, -18.0, -19.5, -25.0, -3.0, 2.0], np.float32)
+    got = sg.jit(lambda v: sg.scipy.stats.norm.logcdf(v))(z)
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got, st.norm.logcdf(z.astype(np.float64)), rtol=1e-6)

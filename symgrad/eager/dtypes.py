@@ -300,3 +300,8 @@ def refuse_complex(value: Any) -> None:
                                       and value.dtype.kind == "c"):
         raise TypeError(COMPLEX_TENSOR)
 
+
+#: ATen's names of the dtypes, as its errors print them ("not implemented for 'Long'")
+TYPE_NAMES = {"float64": "Double", "float32": "Float", "float16": "Half", "int64": "Long",
+              "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+              "bool": "Bool", "bfloat16": "BFloat16"}

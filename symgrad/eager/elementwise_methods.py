@@ -83,9 +83,7 @@ def _half_in_float32(fn: Any) -> Any:
 
 
 def _type_name(d: dt.dtype) -> str:
-    return {"float64": "Double", "float32": "Float", "float16": "Half", "int64": "Long",
-            "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-            "bool": "Bool", "bfloat16": "BFloat16"}[d.name]
+    return dt.TYPE_NAMES[d.name]
 
 
 class ElementwiseMethods:
@@ -193,13 +191,12 @@ class ElementwiseMethods:
         ``j < p``, plus ``p (p - 1) / 4 log(pi)``; every element must exceed ``(p - 1)/2``."""
         if p < 1:
             raise RuntimeError("p has to be greater than or equal to 1")
-        if not self.dtype.is_floating_point:
-            raise RuntimeError("mvlgamma is not implemented for integer tensors")
-        if not (self._value > (p - 1) / 2).all():
+        x = _floating(self, "mvlgamma")  # (integers in the default float, PyTorch 2.13's)
+        if not (x._value > (p - 1) / 2).all():
             raise RuntimeError(f"All elements must be greater than (p-1)/2 = {(p - 1) / 2}")
-        total = SF.gammaln(self)
+        total = SF.gammaln(x)
         for j in range(1, p):
-            total = total + SF.gammaln(self - j / 2)
+            total = total + SF.gammaln(x - j / 2)
         return named(total + p * (p - 1) / 4 * math.log(math.pi), self, "MvlgammaBackward0",
                      (self,))
 

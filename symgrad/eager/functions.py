@@ -40,7 +40,17 @@ def sign(input: Any) -> Any:
     return input.sign() if isinstance(input, Tensor) else np.sign(input)
 
 
-pow, matmul, maximum, minimum = np.power, np.matmul, np.maximum, np.minimum
+def pow(input: Any, exponent: Any) -> Any:
+    """``torch.pow``: ``input ** exponent`` when either is a Tensor (PyTorch's integer
+    powers, :func:`.op_dtypes.int_power`), numpy's ``power`` on other values."""
+    if isinstance(input, Tensor):
+        return input ** exponent
+    if isinstance(exponent, Tensor) and not hasattr(input, "_trace"):
+        return exponent.__rpow__(input) if np.ndim(input) == 0 else _as_tensor(input) ** exponent
+    return np.power(input, exponent)
+
+
+matmul, maximum, minimum = np.matmul, np.maximum, np.minimum
 atan2, neg, reciprocal = np.arctan2, np.negative, np.reciprocal
 floor, ceil, trunc = np.floor, np.ceil, np.trunc
 

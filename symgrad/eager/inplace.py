@@ -239,6 +239,79 @@ class InPlaceMethods:
         return self._inplace(lambda a, _: draw(numpy_generator(generator)), None)
 
 
+    # -- in-place shape changes: the same memory seen in a new shape ---------------------
+    def _reshaped_(self, method: str, name: str, *args: Any) -> Any:
+        """``self`` takes ``self.method(*args)``'s view of its memory (``y.t_()``); recorded
+        as PyTorch's (``name``) when grad is enabled and ``self`` requires grad, refused on
+        a leaf that requires grad or a view of one (PyTorch's error)."""
+        records = grad_mode.is_grad_enabled() and self._requires_grad
+        if records and (self._node is None or views.root_is_leaf(self)):
+            raise RuntimeError(("a view of " if self._base is not None else "")
+                               + "a leaf Variable that requires grad is being used in an "
+                               "in-place operation.")
+        if records and self._multi is not None:
+            raise RuntimeError(f"{self._multi} is a view and is being modified inplace.")
+        mark = next_seq()
+        result = getattr(self, method)(*args)
+        if not np.may_share_memory(result._value, self._value) and self._value.size:
+            raise AssertionError(f"{method} copied")  # (a view always: never reached)
+        self._bump()
+        self._value = result._value
+        if records:
+            node = result._node if result._node is not self._node else (self * 1)._node
+            node.rename(name)
+            _renew(node, mark, self)
+            self._node = node
+            _made(node, self)
+        return self
+
+    def unsqueeze_(self, dim: int) -> Any:
+        return self._reshaped_("unsqueeze", "UnsqueezeBackward1", dim)
+
+    def squeeze_(self, dim: Any = None) -> Any:
+        name = ("SqueezeBackward3" if dim is None else
+                "SqueezeBackward4" if isinstance(dim, (int, np.integer)) else "SqueezeBackward5")
+        return self._reshaped_("squeeze", name, *(() if dim is None else (dim,)))
+
+    def t_(self) -> Any:
+        if self.ndim > 2:
+            raise RuntimeError(f"t_() expects a tensor with <= 2 dimensions, but self is "
+                               f"{self.ndim}D")
+        return self._reshaped_("t", "TBackward1")
+
+    def transpose_(self, dim0: int, dim1: int) -> Any:
+        return self._reshaped_("transpose", "TransposeBackward1", dim0, dim1)
+
+    swapdims_ = swapaxes_ = transpose_
+
+    def resize_(self, *sizes: Any, memory_format: Any = None) -> Any:
+        """PyTorch's ``resize_`` where it is exact here: of a tensor that does not require
+        grad (PyTorch refuses one that does), C-contiguous (its memory in its order); to
+        fewer elements a view of the first ones, to more (only a tensor no view shares
+        memory with) the old values followed by zeros (PyTorch's are uninitialised)."""
+        shape = tuple(int(n) for n in (sizes[0] if len(sizes) == 1 and not isinstance(
+            sizes[0], (int, np.integer)) else sizes))
+        if self._requires_grad:  # (under no_grad too, as PyTorch)
+            raise RuntimeError("cannot resize variables that require grad")
+        if not self._value.flags.c_contiguous:
+            raise NotImplementedError(
+                "resize_ of a non-contiguous tensor (PyTorch keeps its storage order, which "
+                "symgrad does not track): call .contiguous() first")
+        n = int(np.prod(shape))
+        if n <= self._value.size:
+            self._value = self._value.reshape(-1)[:n].reshape(shape)
+        elif self._base is not None or len([r for r in self._aliases or () if r() is not None]) > 1:
+            raise NotImplementedError(
+                "resize_ to more elements of a tensor that shares its memory (a view, or "
+                "viewed): PyTorch grows the shared storage, symgrad cannot; clone() first")
+        else:
+            grown = np.zeros(n, self._value.dtype)
+            grown[:self._value.size] = self._value.reshape(-1)
+            self._value = grown.reshape(shape)
+        self._bump()
+        return self
+
+
 def _made(node: Any, t: Any) -> None:
     """``t`` now holds ``node``'s value (a backward may read it: :func:`.views.stale`)."""
     node.made = (weakref.ref(t), t._version)

@@ -19,6 +19,7 @@ import numpy as np
 
 from ..numpy_api import functions as ops
 from ..numpy_api.scipy_linalg import expm as _expm
+from .composite_functions import vander
 from .linalg_ex import LinAlgError
 from .linalg_ex import around_failures as _around_failures
 from .linalg_ex import infos as _infos
@@ -426,4 +427,4 @@ def _ex(fn: Any, result: type, name: str, routine: str, A: Any, check_errors: bo
 __all__ = ["solve", "inv", "det", "slogdet", "cholesky", "qr", "svd", "svdvals", "eigh",
            "eigvalsh", "vector_norm", "matrix_norm", "norm", "matrix_power", "pinv", "matrix_rank",
            "lstsq", "cond", "cross", "multi_dot", "vecdot", "matrix_exp", "solve_triangular",
-           "inv_ex", "cholesky_ex", "LinAlgError", "lu", "lu_factor", "lu_factor_ex"]
+           "inv_ex", "cholesky_ex", "LinAlgError", "lu", "lu_factor", "lu_factor_ex", "vander"]

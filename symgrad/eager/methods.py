@@ -89,10 +89,15 @@ class TensorMethods(ReductionMethods):
     def floor(self): return np.floor(self) if self.dtype.is_floating_point else self.clone()
     def ceil(self): return np.ceil(self) if self.dtype.is_floating_point else self.clone()
     def trunc(self): return np.trunc(self) if self.dtype.is_floating_point else self.clone()
-    def round(self, decimals: int = 0) -> Any:
+    def round(self, decimals: int | None = None) -> Any:
         """Halves to even; with ``decimals``, PyTorch's ``rint(x * 10**d) / 10**d`` (or
-        ``rint(x / 10**-d) * 10**-d``) in the tensor's dtype."""
+        ``rint(x / 10**-d) * 10**-d``) in the tensor's dtype (integers refuse ``decimals``,
+        as PyTorch's ``round.decimals`` kernel)."""
         if not self.dtype.is_floating_point:
+            if decimals is not None and self.dtype is not dt.bool:
+                kernel = "round_vml_cpu" if decimals == 0 else "round_cpu"  # (PyTorch's)
+                raise NotImplementedError(
+                    f'"{kernel}" not implemented for \'{dt.TYPE_NAMES[self.dtype.name]}\'')
             return self.clone()
         if not decimals:
             return np.rint(self)

@@ -136,3 +136,37 @@ def ir_shape_rule(prim: Primitive, values: list[Any], params: dict[str, Any]) ->
         if key is not None and len(_RULES) < 100_000:
             _RULES[key] = aval
     return aval
+
+
+def int_power(base: Any, exponent: Any, otherwise: Any) -> Any:
+    """``base ** exponent`` of integer (and bool) operands with a negative exponent, as
+    PyTorch's ``powi``: a Python integer exponent below 0 raises (PyTorch's RuntimeError);
+    negative entries of an integer tensor exponent give 1 for a base of 1, +-1 for -1 (by the
+    exponent's parity) and 0 otherwise (numpy would raise). ``otherwise()`` computes every
+    other case."""
+    kinds = [_int_kind(v) for v in (base, exponent)]
+    if not all(kinds):
+        return otherwise()
+    if "python" == kinds[1]:
+        if int(exponent) < 0:
+            raise RuntimeError("Integers to negative integer powers are not allowed.")
+        return otherwise()
+    e = np.asarray(getattr(exponent, "_value", exponent), np.int64)
+    if not (e < 0).any():
+        return otherwise()
+    out = dt.result_type([base, exponent])
+    b = np.asarray(getattr(base, "_value", base), np.int64)
+    with np.errstate(over="ignore"):
+        positive = np.power(b, np.maximum(e, 0))  # (wraps, as PyTorch's in its dtype)
+    negative = np.where(b == 1, 1, np.where(b == -1, np.where(e % 2 == 0, 1, -1), 0))
+    value = np.where(e < 0, negative, positive).astype(out.numpy)
+    tensor = next(v for v in (base, exponent) if hasattr(v, "_make"))
+    return tensor._make(value)
+
+
+def _int_kind(v: Any) -> str | None:
+    """``"tensor"`` for an integer or bool tensor, ``"python"`` for a Python or numpy integer
+    (or bool) number, else None."""
+    if hasattr(v, "_value"):
+        return "tensor" if v._value.dtype.kind in "iub" else None
+    return "python" if isinstance(v, (int, np.integer, np.bool_)) else None

@@ -52,7 +52,7 @@ from .index_order import ints_first
 from .inplace import InPlaceMethods
 from .methods import TensorMethods, named, size_arg, unwrap
 from .more_methods import MoreMethods
-from .op_dtypes import compared, in_dtype, ir_shape_rule, result_dtype
+from .op_dtypes import compared, in_dtype, int_power, ir_shape_rule, result_dtype
 from .replay import keep
 from .saved_indices import saved_by_indexing, watch_indices
 from .select_methods import SelectMethods
@@ -505,7 +505,7 @@ class Tensor(ValueMethods, BitwiseMethods, InPlaceMethods, MoreMethods, TensorMe
         if _is_scalar(o) and self.dtype.is_floating_point:
             return self.reciprocal() * o
         return self._rdivide(o)
-    def __pow__(self, o): return Operators.__pow__(*_no_bools(self, o))
+    def __pow__(self, o): return int_power(self, o, lambda: Operators.__pow__(*_no_bools(self, o)))
 
     def __floordiv__(self, o): return _floordiv(*_no_bools(self, o))
     def __rfloordiv__(self, o): return _floordiv(*_no_bools(o, self))
@@ -517,7 +517,7 @@ class Tensor(ValueMethods, BitwiseMethods, InPlaceMethods, MoreMethods, TensorMe
         return named(result, self, "RsubBackward1" if _is_scalar(o) else None)
 
     def __rpow__(self, o: Any) -> Any:
-        result = Operators.__rpow__(*_no_bools(self, o))
+        result = int_power(o, self, lambda: Operators.__rpow__(*_no_bools(self, o)))
         return named(result, self, "PowBackward2" if _is_scalar(o) else None)
 
     def clone(self) -> Any:

@@ -23,6 +23,16 @@ compiler like any Tensor's.
 """
 
 from . import functional, init, utils
+from .extra_layers import (
+    AlphaDropout,
+    ChannelShuffle,
+    FeatureAlphaDropout,
+    LocalResponseNorm,
+    LPPool1d,
+    LPPool2d,
+    MultiLabelMarginLoss,
+    TripletMarginWithDistanceLoss,
+)
 from .folding import Fold, MaxUnpool1d, MaxUnpool2d, MaxUnpool3d, Unfold
 from .layers import (
     ELU,
@@ -182,4 +192,7 @@ __all__ = ["functional", "init", "utils", "Module", "Sequential", "ModuleList", 
            "EmbeddingBag", "Dropout1d", "Dropout2d", "Dropout3d", "RMSNorm", "CosineSimilarity",
            "MarginRankingLoss", "HingeEmbeddingLoss", "SoftMarginLoss",
            "CosineEmbeddingLoss", "TripletMarginLoss", "PoissonNLLLoss", "GaussianNLLLoss",
-           "MultiMarginLoss", "MultiLabelSoftMarginLoss"]
+           "MultiMarginLoss", "MultiLabelSoftMarginLoss",
+           # LP pooling, LRN, channel shuffle, alpha dropout, more losses (.extra_layers)
+           "LPPool1d", "LPPool2d", "LocalResponseNorm", "ChannelShuffle", "AlphaDropout",
+           "FeatureAlphaDropout", "MultiLabelMarginLoss", "TripletMarginWithDistanceLoss"]

@@ -80,6 +80,18 @@ from .convolution import (  # noqa: F401
     max_pool3d,
     pad,
 )
+from .extra_functional import (  # noqa: F401
+    alpha_dropout,
+    channel_shuffle,
+    feature_alpha_dropout,
+    local_response_norm,
+    lp_pool1d,
+    lp_pool2d,
+    multilabel_margin_loss,
+    pairwise_distance,
+    pdist,
+    triplet_margin_with_distance_loss,
+)
 from .folding import fold, max_unpool1d, max_unpool2d, max_unpool3d, unfold  # noqa: F401
 from .more_functional import (  # noqa: F401
     _reduce,  # the one rule of reductions (and the legacy arguments)
@@ -339,8 +351,8 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Any, weight: Any = N
 
 
 # ---------------------------------------------------------------------------
-# huber_loss, kl_div, pairwise_distance, rrelu. rrelu in training mode draws each negative
-# element's slope uniformly from [lower, upper] with the default generator
+# huber_loss, kl_div, rrelu (pairwise_distance: .extra_functional). rrelu in training
+# mode draws each negative element's slope uniformly from [lower, upper] with the default generator
 # (torch.manual_seed), as dropout draws its mask: the slopes differ from PyTorch's (its
 # generator is not reproduced), their law is the same; in evaluation mode it is PyTorch's
 # leaky_relu with the slope (lower + upper) / 2.
@@ -382,16 +394,6 @@ def kl_div(input: Tensor, target: Any, size_average: Any = None, reduce: Any = N
         total = loss.sum()
         return total / input.shape[0] if input.ndim else total
     return _reduce(loss, reduction)
-
-
-def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
-                      keepdim: bool = False) -> Tensor:
-    """``‖x1 - x2 + eps‖_p`` along the last dim (PyTorch's formula, ``eps`` inside)."""
-    dim = max(x1.ndim, x2.ndim, 1) - 1
-    diff = x1 - x2 + eps
-    if diff.ndim == 0:
-        diff = diff.reshape(1)
-    return diff.norm(p, dim, keepdim)
 
 
 def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,

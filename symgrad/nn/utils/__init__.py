@@ -24,7 +24,7 @@ from ...eager.tensor import Tensor
 from . import rnn
 
 __all__ = ["clip_grad_norm_", "clip_grad_value_", "parameters_to_vector",
-           "vector_to_parameters", "rnn"]
+           "vector_to_parameters", "rnn", "get_total_norm", "clip_grads_with_norm_"]
 
 
 def _grads(parameters: Any) -> list[Tensor]:
@@ -58,6 +58,39 @@ def clip_grad_norm_(parameters: Iterable[Tensor] | Tensor, max_norm: float,
     for g in grads:
         g.data.mul_(scale)
     return Tensor._make(np.array(total, dtype=values[0].dtype))
+
+
+def get_total_norm(tensors: Iterable[Tensor] | Tensor, norm_type: float = 2.0,
+                   error_if_nonfinite: bool = False, foreach: Any = None) -> Tensor:
+    """The ``norm_type`` norm of the tensors' norms (PyTorch's: ``vector_norm`` of each,
+    stacked, ``vector_norm`` again, under ``no_grad``); 0.0 for no tensors."""
+    from ...eager.functions import stack
+    from ...eager.grad_mode import no_grad
+    from ...eager.linalg import vector_norm
+
+    tensors = [tensors] if isinstance(tensors, Tensor) else list(tensors)
+    if not tensors:
+        return Tensor._make(np.array(0.0))
+    norm_type = float(norm_type)
+    with no_grad():
+        total = vector_norm(stack([vector_norm(t, norm_type) for t in tensors]), norm_type)
+    if error_if_nonfinite and not math.isfinite(float(total)):
+        raise RuntimeError(f"The total norm of order {norm_type} for gradients from "
+                           "`parameters` is non-finite, so it cannot be clipped. To disable "
+                           "this error and scale the gradients by the non-finite norm anyway, "
+                           "set `error_if_nonfinite=False`")
+    return total
+
+
+def clip_grads_with_norm_(parameters: Iterable[Tensor] | Tensor, max_norm: float,
+                          total_norm: Tensor, foreach: Any = None) -> None:
+    """Scale the gradients in place by ``min(max_norm / (total_norm + 1e-6), 1)``."""
+    grads = _grads(parameters)
+    if not grads:
+        return
+    scale = (max_norm / (total_norm + 1e-6)).clamp(max=1.0)
+    for g in grads:
+        g.mul_(scale.detach())
 
 
 def clip_grad_value_(parameters: Iterable[Tensor] | Tensor, clip_value: float,
