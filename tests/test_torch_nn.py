@@ -304,6 +304,32 @@ def test_conv_of_data_and_of_a_tensor_needing_grad_as_pytorch(interpreted_backwa
                                        atol=1e-5 * float(np.abs(w[2]).max()), err_msg=what)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_max_pool_of_ties_infinities_signed_zeros_and_nans_as_pytorch(interpreted_backward,
+                                                                     dtype):
+    # windows of four take the first maximum from a comparison of bytes, others (and
+    # windows with a NaN: its last NaN) from argmax: indices, values and the gradient's
+    # routing, against PyTorch (not the sign of a -0.0 maximum: the masked sum that
+    # picks it gives +0.0, PyTorch -0.0; a known difference, not yet fixed)
+    rng = np.random.default_rng(5)
+    for trial in range(6):
+        x = rng.integers(-1, 2, (2, 3, 6, 8)).astype(dtype)
+        r = rng.random(x.shape)
+        x[r < 0.1], x[r > 0.9], x[(r > 0.4) & (r < 0.55)] = np.inf, -np.inf, -0.0
+        if trial % 2:
+            x[rng.random(x.shape) < 0.05] = np.nan
+        for kernel in (2, (1, 3)):
+            got, want = [], []
+            for lib, out in ((symgrad, got), (torch_real, want)):
+                t = lib.tensor(x, requires_grad=True)
+                y, i = lib.nn.functional.max_pool2d(t, kernel, return_indices=True)
+                (y * lib.tensor(np.arange(y.numel()).reshape(y.shape).astype(dtype))).sum(
+                    ).backward()
+                out += [y.detach().numpy(), i.numpy(), t.grad.numpy()]
+            for g, w in zip(got, want):
+                assert g.dtype == w.dtype and np.array_equal(g, w, equal_nan=True)
+
+
 def embedding_options(torch, show, data):
     tokens = torch.tensor([[0, 2, 2], [5, 1, 2]])
     for options in (dict(max_norm=1.0), dict(max_norm=1.5, norm_type=1.0, padding_idx=2),

