@@ -26,7 +26,9 @@ does, ties and NaNs included. ``interpolate`` is in :mod:`.resampling`.
 
 from __future__ import annotations
 
+import itertools
 import math
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -194,16 +196,46 @@ def _conv(input: Tensor, weight: Tensor, bias: Any, stride: Any, padding: Any, d
                            f"shape {tuple(weight.shape)} do not fit: expected "
                            f"{weight.shape[1] * groups} input channels")
     widths = _conv_padding(padding, d, kernel, stride, dilation)
+    data = groups == 1 and _plain_data(x)
     if any(lo or hi for lo, hi in widths):
-        x = np.pad(x, [(0, 0), (0, 0), *widths])
+        x = np.pad(x._value if data else x, [(0, 0), (0, 0), *widths])
+    elif data:
+        x = x._value
     out = [_out_size(x.shape[2 + i], kernel[i], stride[i], 0, dilation[i]) for i in range(d)]
-    cols = _windows(x, out, kernel, stride, dilation)
-    y = _contract(cols, weight, groups, n, out)
+    if data:  # the windows as data: (C*K, N*P) @ ... needs no node and no reordering copy
+        rows = Tensor._make(_window_rows(x, kernel, stride, dilation, out))
+        y = weight.reshape(weight.shape[0], rows.shape[0]) @ rows  # (O, N*P)
+        y = y.reshape(weight.shape[0], n, *out).permute(1, 0, *range(2, 2 + d))
+    else:
+        y = _contract(_windows(x, out, kernel, stride, dilation), weight, groups, n, out)
     if bias is not None:
         y = y + bias.reshape(-1, *([1] * d))
     if unbatched:
         y = y.squeeze(0)
     return named(y, input, "ConvolutionBackward0", (input, weight, bias))
+
+
+def _plain_data(x: Any) -> bool:
+    """``x`` is a Tensor of floating-point numbers whose windows need no gradient (a
+    network's input): a convolution takes its windows from its numpy data."""
+    return (isinstance(x, Tensor) and not x.requires_grad and type(x._value) is np.ndarray
+            and x._value.dtype.kind == "f")
+
+
+def _window_rows(x: np.ndarray, kernel: Sequence[int], stride: Sequence[int],
+                 dilation: Sequence[int], out: Sequence[int]) -> np.ndarray:
+    """The windows of ``x`` ``(N, C, *spatial)`` as the matrix ``(C*K, N*P)`` (rows in
+    the order of the weight's ``(C, *kernel)``, columns in that of ``(N, *out)``), one
+    copy per kernel offset: each reads and writes rows of the output's width, 3x faster
+    than a copy of the sliding view with the kernel's few elements innermost."""
+    n, c = x.shape[:2]
+    rows = np.empty((c, *kernel, n, *out), dtype=x.dtype)
+    planes = np.swapaxes(x, 0, 1)  # (C, N, *spatial)
+    for offset in itertools.product(*(range(k) for k in kernel)):
+        source = tuple(slice(o * dil, o * dil + (m - 1) * s + 1, s)
+                       for o, dil, m, s in zip(offset, dilation, out, stride))
+        rows[(slice(None), *offset)] = planes[(slice(None), slice(None), *source)]
+    return rows.reshape(c * math.prod(kernel), n * math.prod(out))
 
 
 def _contract(cols: Tensor, weight: Tensor, groups: int, n: int, out: Sequence[int]) -> Tensor:
@@ -330,10 +362,31 @@ def _pool_geometry(x: Tensor, d: int, kernel_size: Any, stride: Any, padding: An
     return kernel, stride, padding, dilation, out, right
 
 
+#: the first set bit of four (bit j: element j of a window equals its maximum)
+_FIRST_OF_FOUR = np.array([0, 0, 1, 0, 2, 0, 1, 0, 3, 0, 1, 0, 2, 0, 1, 0], dtype=np.int64)
+
+
+def _first_max_of_four(values: np.ndarray) -> np.ndarray | None:
+    """:func:`window_argmax` of windows of four floats without NaN (None if one has a
+    NaN), 3x faster than numpy's argmax, which loops over each window of four: each
+    window's four ``== max`` bytes read as one little-endian uint32, multiplied by
+    0x01020408, gather into bits 24-27 (no carries: every lower byte stays below 16)."""
+    v = np.ascontiguousarray(values)
+    top = np.maximum(np.maximum(v[..., 0], v[..., 1]), np.maximum(v[..., 2], v[..., 3]))
+    if np.isnan(top).any():
+        return None
+    same = (v == top[..., None]).view(np.uint32)[..., 0]
+    return _FIRST_OF_FOUR[(same * np.uint32(0x01020408)) >> np.uint32(24)][..., None]
+
+
 def window_argmax(values: np.ndarray) -> np.ndarray:
     """The position of each window's maximum (last axis), kept as a trailing axis: the
     first maximum, or the last NaN where there is one (PyTorch's kernels replace the
     running maximum on ``val > max or isnan(val)``)."""
+    if values.shape[-1] == 4 and values.dtype.kind == "f" and sys.byteorder == "little":
+        found = _first_max_of_four(values)
+        if found is not None:
+            return found
     choice = np.argmax(values, axis=-1)
     nan = np.isnan(values)
     if nan.any():
