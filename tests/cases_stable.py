@@ -167,3 +167,16 @@ CASES += [
     Case("gammaincc-2x3", ("gammaincc",), lambda x: scipy.special.gammaincc(1.7, x), ((2, 3),),
          ((0.2, 6),)),
 ]
+# the Bessel functions of any order (symgrad/prims/bessel.py), differentiable in x (the
+# order's derivative raises: tests/test_bessel.py): integer, half-integer, negative and
+# elementwise orders
+BESSEL = [("iv", scipy.special.iv, (-3, 3), 1.5), ("ive", scipy.special.ive, (-4, 4), 0.0),
+          ("kv", scipy.special.kv, (0.2, 4), -0.7), ("kve", scipy.special.kve, (0.2, 6), 2.0),
+          ("jv", scipy.special.jv, (-4, 4), 3.0), ("yv", scipy.special.yv, (0.3, 5), 0.5)]
+for prim, fn, domain, order in BESSEL:
+    CASES += [
+        Case(f"{prim}-3", (prim,), lambda x, f=fn, v=order: f(v, x), ((3,),), (domain,),
+             backends=("numpy",)),
+        Case(f"{prim}-2x3", (prim,), lambda x, f=fn: f(np.array([0.0, 1.0, -2.5]), x),
+             ((2, 3),), ((max(domain[0], 0.2), domain[1]),)),
+    ]

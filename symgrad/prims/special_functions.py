@@ -112,7 +112,7 @@ def _tgamma(x: Any) -> Any:
 _lgamma.nin = _tgamma.nin = 1  # type: ignore[attr-defined] (as a ufunc's)
 
 
-def _scipy(name: str) -> Callable[..., Any]:
+def _scipy(name: str, nin: int = 1) -> Callable[..., Any]:
     """scipy.special.``name`` on arrays, imported when first called, float64 out (of
     complex operands, scipy's complex result: complex64 of complex64, as its loops)."""
     def impl(*args: Any, **params: Any) -> Any:
@@ -129,7 +129,7 @@ def _scipy(name: str) -> Callable[..., Any]:
         out = np.asarray(out)
         return (out if out.dtype.kind == "c" else out.astype(np.float64))[()]
     impl.__name__ = name
-    impl.nin = 2 if name in ("beta", "betaln", "gammainc", "gammaincc") else 1  # type: ignore[attr-defined] (as a ufunc's)
+    impl.nin = nin  # type: ignore[attr-defined] (as a ufunc's)
     return impl
 
 
@@ -148,7 +148,7 @@ def _special(name: str, vjp: Callable, sympy: Callable, nin: int = 1, **facets: 
     scipy.special ufunc ``name`` traces to it unless ``scipy=`` says otherwise."""
     facets.setdefault("scipy", name)
     return register(name=name, kind="elementwise", shape_rule=_rule(name, nin),
-                    impl=_scipy(name), vjp=vjp, sympy=sympy,
+                    impl=_scipy(name, nin), vjp=vjp, sympy=sympy,
                     host=True, **facets)
 
 
