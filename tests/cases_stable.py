@@ -127,6 +127,7 @@ GAMMA_FAMILY = [
     ("erfi", scipy.special.erfi, (-3, 3)), ("erfcx", scipy.special.erfcx, (-3, 12)),
     ("dawsn", scipy.special.dawsn, (-12, 12)),
     ("exp1", scipy.special.exp1, (0.1, 5)), ("expi", scipy.special.expi, (-4, 6)),
+    ("spence", scipy.special.spence, (0.05, 3)),
 ]
 for prim, fn, domain in GAMMA_FAMILY:
     for shape in [(), (3,), (2, 3)]:
@@ -145,6 +146,9 @@ CASES += [
     # i1' = i0 - i1/x has the limit 1/2 at 0
     Case("i1-zero", ("i1",), scipy.special.i1, ((3,),), (), fixed=([0.0, 1e-9, -2.0],),
          backends=("numpy",)),
+    # spence' = log(x)/(1 - x) has the limit -1 at 1: its series within 1/4 of 1
+    Case("spence-near-one", ("spence",), scipy.special.spence, ((4,),), (),
+         fixed=([1.0 - 2.0 ** -30, 0.8, 1.2, 1e-8],), backends=("numpy",)),
     Case("polygamma-1", ("polygamma",), lambda x: sg.scipy.special.polygamma(1, x), ((3,),),
          ((0.3, 4),), backends=("numpy",)),
     Case("polygamma-3-2x3", ("polygamma",), lambda x: sg.scipy.special.polygamma(3, x),

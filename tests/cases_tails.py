@@ -194,6 +194,11 @@ TAILS: list[Tail] = [
          _points(1e-8, 0.5, 2.0, 30.0, 100.0, 700.0, -30.0), bound=12.0),
     Tail("yv", lambda x: scipy.special.yv(1.5, x),
          _points(1e-100, 1e-8, 0.5, 2.0, 30.0, 100.0, 700.0)),
+    # spence' = log(x)/(1 - x), its series within 1/4 of 1 (-1 at 1); (scipy's own
+    # spence(0.5) is 7 ulp off)
+    Tail("spence", scipy.special.spence,
+         _points(1e-300, 5e-324, 1e-310, 1e300, 1e16, 700.0, 0.5, 1.0, 1.0 + 2.0 ** -52, 2.0),
+         bound=8.0),
     Tail("softplus", sg.softplus, _points(*EVERYWHERE, 40.0, -40.0, 37.0, EXP_UNDER, -746.0)),
 ]
 

@@ -100,6 +100,9 @@ NEW = [
     ("i0e", S.i0e, lambda x: mpmath.exp(-abs(x)) * mpmath.besseli(0, x), B),
     ("i1e", S.i1e, lambda x: mpmath.exp(-abs(x)) * mpmath.besseli(1, x), np.r_[B, 0.0]),
     ("zeta", lambda q: S.zeta(2.5, q), lambda q: mpmath.zeta(2.5, q), G),
+    # spence' = log(x)/(1 - x), its series within 1/4 of 1 (the limit -1 at 1)
+    ("spence", S.spence, lambda x: mpmath.polylog(2, 1 - x),
+     np.array([1e-8, 0.3, 0.76, 0.9999, 1.0, 1.0 + 1e-9, 1.3, 10.0, 1e10])),
 ]
 
 

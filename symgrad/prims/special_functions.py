@@ -3,7 +3,8 @@
 ``gammaincc`` (differentiable in ``x`` only), ``erfinv``, ``ndtr`` (the
 normal distribution's CDF), the modified Bessel functions ``i0``, ``i1``, ``i0e``, ``i1e``,
 the Hurwitz ``zeta`` (in ``q``, the exponent ``s`` a parameter), ``loggamma``, ``rgamma``,
-``erfi``, ``erfcx``, ``dawsn`` and the exponential integrals ``exp1`` and ``expi``.
+``erfi``, ``erfcx``, ``dawsn``, the exponential integrals ``exp1`` and ``expi`` and the
+dilogarithm ``spence`` (real). The Bessel functions of any order are in :mod:`.bessel`.
 
 Those scipy computes of complex values (its ufuncs with a ``D->D`` loop: ``gamma``,
 ``psi``, ``ndtr``, ``loggamma``, ``rgamma``, ``erfi``, ``erfcx``, ``dawsn``, ``exp1``,
@@ -367,6 +368,30 @@ expi_p = _special("expi", complex=True,
                   sympy=lambda sp, x: sp.Ei(x))
 
 
+#: -log1p(u)/u = -sum_k (-u)**k/(k + 1), to k = 30: below |u| = 1/4 the next term is
+#: under 1e-19 of the sum
+_SPENCE_SERIES = tuple(-((-1.0) ** k) / (k + 1) for k in range(31))
+
+
+def _spence_vjp(g, ans, x):
+    # scipy's spence(x) = int_1^x log(t)/(1 - t) dt (= polylog(2, 1 - x)): spence' =
+    # log(x)/(1 - x); within 1/4 of 1 the series of log1p(u)/-u in u = x - 1 (exact
+    # there), which carries the limit -1 at 1 and the higher derivatives (the quotient's
+    # cancel). (At x = 0 the second derivative is inf - inf: nan, for the exact +inf.)
+    u = x - 1.0
+    near = absolute(u) < 0.25
+    us = where(near, u, 0.0)
+    series = _SPENCE_SERIES[-1]
+    for c in reversed(_SPENCE_SERIES[:-1]):
+        series = c + us * series
+    xf = where(near, 2.0, x)
+    return (g * where(near, series, log(xf) / (1.0 - xf)),)
+
+
+# dilogarithm (real x >= 0; scipy's nan below)
+spence_p = _special("spence", vjp=_spence_vjp, sympy=lambda sp, x: sp.polylog(2, 1 - x))
+
+
 # Hurwitz zeta(s, q) = sum_k (k + q)**-s in q, for a constant s: d/dq = -s zeta(s + 1, q)
 zeta_p = _special("zeta", vjp=lambda g, ans, q, s: (g * (-s * zeta(q, s=s + 1.0)),),
                   sympy=lambda sp, q, s: sp.zeta(sp.Float(s, 60) if s != int(s) else int(s), q),
@@ -387,7 +412,7 @@ gammainc, gammaincc = map(_recorder, (gammainc_p, gammaincc_p))
 i0, i1, i0e, i1e, ndtr = map(_recorder, (i0_p, i1_p, i0e_p, i1e_p, ndtr_p))
 loggamma, rgamma, erfi, erfcx, dawsn = map(_recorder, (loggamma_p, rgamma_p, erfi_p, erfcx_p,
                                                        dawsn_p))
-exp1, expi = map(_recorder, (exp1_p, expi_p))
+exp1, expi, spence = map(_recorder, (exp1_p, expi_p, spence_p))
 polygamma, zeta = _with_params(polygamma_p), _with_params(zeta_p)
 
 __all__ = ["beta", "beta_p", "betaln", "betaln_p", "dawsn", "dawsn_p", "digamma", "digamma_p",
@@ -395,4 +420,4 @@ __all__ = ["beta", "beta_p", "betaln", "betaln_p", "dawsn", "dawsn_p", "digamma"
            "expi_p", "gamma", "gamma_p", "gammainc", "gammainc_p", "gammaincc", "gammaincc_p",
            "gammaln", "gammaln_p", "i0", "i0_p", "i0e", "i0e_p", "i1", "i1_p", "i1e", "i1e_p",
            "loggamma", "loggamma_p", "ndtr", "ndtr_p", "polygamma", "polygamma_p", "rgamma",
-           "rgamma_p", "zeta", "zeta_p"]
+           "rgamma_p", "spence", "spence_p", "zeta", "zeta_p"]
