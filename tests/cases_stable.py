@@ -127,7 +127,7 @@ GAMMA_FAMILY = [
     ("erfi", scipy.special.erfi, (-3, 3)), ("erfcx", scipy.special.erfcx, (-3, 12)),
     ("dawsn", scipy.special.dawsn, (-12, 12)),
     ("exp1", scipy.special.exp1, (0.1, 5)), ("expi", scipy.special.expi, (-4, 6)),
-    ("spence", scipy.special.spence, (0.05, 3)),
+    ("spence", scipy.special.spence, (0.05, 3)), ("log_ndtr", scipy.special.log_ndtr, (-8, 5)),
 ]
 for prim, fn, domain in GAMMA_FAMILY:
     for shape in [(), (3,), (2, 3)]:
@@ -145,6 +145,9 @@ CASES += [
          backends=("numpy",)),
     # i1' = i0 - i1/x has the limit 1/2 at 0
     Case("i1-zero", ("i1",), scipy.special.i1, ((3,),), (), fixed=([0.0, 1e-9, -2.0],),
+         backends=("numpy",)),
+    # log_ndtr far out: its derivative sqrt(2/pi)/erfcx(-x/sqrt(2)) left of 0 (~ -x)
+    Case("log_ndtr-tails", ("log_ndtr",), scipy.special.log_ndtr, ((6,),), (), fixed=EXTREMES,
          backends=("numpy",)),
     # spence' = log(x)/(1 - x) has the limit -1 at 1: its series within 1/4 of 1
     Case("spence-near-one", ("spence",), scipy.special.spence, ((4,),), (),

@@ -199,6 +199,13 @@ TAILS: list[Tail] = [
     Tail("spence", scipy.special.spence,
          _points(1e-300, 5e-324, 1e-310, 1e300, 1e16, 700.0, 0.5, 1.0, 1.0 + 2.0 ** -52, 2.0),
          bound=8.0),
+    # log_ndtr' = phi/Phi: left of 0 sqrt(2/pi)/erfcx(-x/sqrt(2)) (no underflow, ~ -x),
+    # right of it the quotient, carrying the rounding of x*x in exp(-x**2/2) (up to x**2/2
+    # ulp). scipy's values right of 3 are up to 33 ulp off (the bound), and 511 at 37
+    # (-5.72557122252393e-300: no point there)
+    Tail("log_ndtr", scipy.special.log_ndtr,
+         _points(-1e150, -1e16, -1000.0, -40.0, -20.0, -5.0, 0.0, 1e-300, 5.0, 8.3, 10.0),
+         bound=48.0),
     Tail("softplus", sg.softplus, _points(*EVERYWHERE, 40.0, -40.0, 37.0, EXP_UNDER, -746.0)),
 ]
 
