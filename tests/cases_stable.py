@@ -127,6 +127,7 @@ GAMMA_FAMILY = [
     ("erfi", scipy.special.erfi, (-3, 3)), ("erfcx", scipy.special.erfcx, (-3, 12)),
     ("dawsn", scipy.special.dawsn, (-12, 12)),
     ("exp1", scipy.special.exp1, (0.1, 5)), ("expi", scipy.special.expi, (-4, 6)),
+    ("spence", scipy.special.spence, (0.05, 3)), ("log_ndtr", scipy.special.log_ndtr, (-8, 5)),
 ]
 for prim, fn, domain in GAMMA_FAMILY:
     for shape in [(), (3,), (2, 3)]:
@@ -145,6 +146,12 @@ CASES += [
     # i1' = i0 - i1/x has the limit 1/2 at 0
     Case("i1-zero", ("i1",), scipy.special.i1, ((3,),), (), fixed=([0.0, 1e-9, -2.0],),
          backends=("numpy",)),
+    # log_ndtr far out: its derivative sqrt(2/pi)/erfcx(-x/sqrt(2)) left of 0 (~ -x)
+    Case("log_ndtr-tails", ("log_ndtr",), scipy.special.log_ndtr, ((6,),), (), fixed=EXTREMES,
+         backends=("numpy",)),
+    # spence' = log(x)/(1 - x) has the limit -1 at 1: its series within 1/4 of 1
+    Case("spence-near-one", ("spence",), scipy.special.spence, ((4,),), (),
+         fixed=([1.0 - 2.0 ** -30, 0.8, 1.2, 1e-8],), backends=("numpy",)),
     Case("polygamma-1", ("polygamma",), lambda x: sg.scipy.special.polygamma(1, x), ((3,),),
          ((0.3, 4),), backends=("numpy",)),
     Case("polygamma-3-2x3", ("polygamma",), lambda x: sg.scipy.special.polygamma(3, x),
@@ -167,3 +174,16 @@ CASES += [
     Case("gammaincc-2x3", ("gammaincc",), lambda x: scipy.special.gammaincc(1.7, x), ((2, 3),),
          ((0.2, 6),)),
 ]
+# the Bessel functions of any order (symgrad/prims/bessel.py), differentiable in x (the
+# order's derivative raises: tests/test_bessel.py): integer, half-integer, negative and
+# elementwise orders
+BESSEL = [("iv", scipy.special.iv, (-3, 3), 1.5), ("ive", scipy.special.ive, (-4, 4), 0.0),
+          ("kv", scipy.special.kv, (0.2, 4), -0.7), ("kve", scipy.special.kve, (0.2, 6), 2.0),
+          ("jv", scipy.special.jv, (-4, 4), 3.0), ("yv", scipy.special.yv, (0.3, 5), 0.5)]
+for prim, fn, domain, order in BESSEL:
+    CASES += [
+        Case(f"{prim}-3", (prim,), lambda x, f=fn, v=order: f(v, x), ((3,),), (domain,),
+             backends=("numpy",)),
+        Case(f"{prim}-2x3", (prim,), lambda x, f=fn: f(np.array([0.0, 1.0, -2.5]), x),
+             ((2, 3),), ((max(domain[0], 0.2), domain[1]),)),
+    ]

@@ -177,6 +177,35 @@ TAILS: list[Tail] = [
     Tail("exp1", scipy.special.exp1, _points(1e-300, 5e-324, 1e-310, 1e16, 700.0, 745.0, 0.5)),
     Tail("expi", scipy.special.expi,
          _points(1e-300, -1e-300, 5e-324, -1e-310, -700.0, -745.0, 700.0, 0.5, -1e16)),
+    # the Bessel functions of any order (symgrad/prims/bessel.py), one order each: the
+    # recurrences are accurate where scipy's values are; ive' and kve' cancel as |x| grows
+    # (as i0e'), kve' is -inf where kve overflows. (No points where scipy's values are
+    # off: iv(0, 1e-310) is nan, iv(0.5, 1e-300) 0 (exact 8e-151, so iv(1.5, .)' is 0
+    # there), kv(0.5, 700) 0 (exact 4.7e-306), kv(0.5, 1e-310) inf (exact 1.3e155),
+    # yv(-2.5, 1e-300) inf (exact 5e-751, i.e. 0); ive(2.5, 1e-100) is 348 ulp off.)
+    Tail("iv", lambda x: scipy.special.iv(1.5, x), _points(1e-8, 0.5, 2.0, 30.0, 100.0, 700.0)),
+    Tail("ive", lambda x: scipy.special.ive(3.0, x),
+         _points(1e-8, 0.5, 2.0, -3.0, 30.0, -30.0), bound=24.0),
+    Tail("kv", lambda x: scipy.special.kv(0.5, x),
+         _points(1e-300, 1e-100, 1e-8, 0.5, 2.0, 30.0, 100.0)),
+    Tail("kve", lambda x: scipy.special.kve(1.5, x),
+         _points(1e-300, 1e-100, 1e-8, 0.5, 2.0, 30.0, 100.0), bound=24.0),
+    Tail("jv", lambda x: scipy.special.jv(2.0, x),
+         _points(1e-8, 0.5, 2.0, 30.0, 100.0, 700.0, -30.0), bound=12.0),
+    Tail("yv", lambda x: scipy.special.yv(1.5, x),
+         _points(1e-100, 1e-8, 0.5, 2.0, 30.0, 100.0, 700.0)),
+    # spence' = log(x)/(1 - x), its series within 1/4 of 1 (-1 at 1); (scipy's own
+    # spence(0.5) is 7 ulp off)
+    Tail("spence", scipy.special.spence,
+         _points(1e-300, 5e-324, 1e-310, 1e300, 1e16, 700.0, 0.5, 1.0, 1.0 + 2.0 ** -52, 2.0),
+         bound=8.0),
+    # log_ndtr' = phi/Phi: left of 0 sqrt(2/pi)/erfcx(-x/sqrt(2)) (no underflow, ~ -x),
+    # right of it the quotient, carrying the rounding of x*x in exp(-x**2/2) (up to x**2/2
+    # ulp). scipy's values right of 3 are up to 33 ulp off (the bound), and 511 at 37
+    # (-5.72557122252393e-300: no point there)
+    Tail("log_ndtr", scipy.special.log_ndtr,
+         _points(-1e150, -1e16, -1000.0, -40.0, -20.0, -5.0, 0.0, 1e-300, 5.0, 8.3, 10.0),
+         bound=48.0),
     Tail("softplus", sg.softplus, _points(*EVERYWHERE, 40.0, -40.0, 37.0, EXP_UNDER, -746.0)),
 ]
 

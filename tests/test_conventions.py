@@ -256,8 +256,8 @@ SPECIAL = a(-2, -1, -0.0, 0, 1, 2, 1e308, inf, -inf, nan)
 #: the parameters of the elementwise primitives that take one (a number, not an operand)
 PARAMS = {"polygamma": {"n": 1}, "zeta": {"s": 2.0}}
 #: the primitives differentiable in their second operand only (the first's raises, as
-#: PyTorch's igamma: tests/test_igamma.py)
-SECOND_ONLY = {"gammainc", "gammaincc"}
+#: PyTorch's igamma: tests/test_igamma.py; the Bessel functions' order: tests/test_bessel.py)
+SECOND_ONLY = {"gammainc", "gammaincc", "iv", "ive", "kv", "kve", "jv", "yv"}
 
 
 def _apply(name, x, y):

@@ -100,6 +100,14 @@ NEW = [
     ("i0e", S.i0e, lambda x: mpmath.exp(-abs(x)) * mpmath.besseli(0, x), B),
     ("i1e", S.i1e, lambda x: mpmath.exp(-abs(x)) * mpmath.besseli(1, x), np.r_[B, 0.0]),
     ("zeta", lambda q: S.zeta(2.5, q), lambda q: mpmath.zeta(2.5, q), G),
+    # spence' = log(x)/(1 - x), its series within 1/4 of 1 (the limit -1 at 1)
+    ("spence", S.spence, lambda x: mpmath.polylog(2, 1 - x),
+     np.array([1e-8, 0.3, 0.76, 0.9999, 1.0, 1.0 + 1e-9, 1.3, 10.0, 1e10])),
+    # log_ndtr' = sqrt(2/pi)/erfcx(-x/sqrt(2)) left of 0 (never phi/Phi, both underflowing)
+    ("log_ndtr", S.log_ndtr, lambda x: mpmath.log(mpmath.erfc(-x / mpmath.sqrt(2)) / 2),
+     # (none above 2: scipy's log_ndtr(x) is up to 33 ulp off there, 4 at 3, 17 at 6, 33 at
+     # 10; its derivative here is exact: tests/cases_tails.py)
+     np.array([-1e4, -300.0, -40.0, -7.0, -1.0, 0.0, 0.5, 2.0])),
 ]
 
 

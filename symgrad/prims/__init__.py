@@ -31,6 +31,7 @@ a ufunc needs no entry), which ``tests/test_registry.py`` demands (CONTRIBUTING.
 - :mod:`.operators`: the operators of traced values, and the tracer VJP rules see.
 """
 
+from . import bessel as bessel  # scipy.special's Bessel functions of any order
 from . import integers as integers  # numpy's rules on bools and integers (fills call's tables)
 from . import special_functions as special_functions  # scipy.special's (registers them)
 from .bitwise import bitwise_p

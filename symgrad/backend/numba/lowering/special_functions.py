@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ....prims import bessel as BESSEL
 from ....prims import special_functions as SF
 from .table import COMPLEX_INTERPRETED, interpreted, lower
 
@@ -34,6 +35,6 @@ def _host_emit(name: str) -> Any:
 for _prim in (SF.digamma_p, SF.polygamma_p, SF.beta_p, SF.betaln_p, SF.erfinv_p, SF.i0_p,
               SF.i1_p, SF.i0e_p, SF.i1e_p, SF.zeta_p, SF.ndtr_p, SF.gammainc_p, SF.gammaincc_p,
               SF.loggamma_p, SF.rgamma_p, SF.erfi_p, SF.erfcx_p, SF.dawsn_p, SF.exp1_p,
-              SF.expi_p):
+              SF.expi_p, SF.spence_p, SF.log_ndtr_p, *BESSEL.PRIMITIVES):
     interpreted(_prim, f"it computes with scipy.special.{_prim.name}, which Numba cannot "
                 "call: the split cuts a compiled graph around it", _host_emit(_prim.name))
