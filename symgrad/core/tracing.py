@@ -313,8 +313,24 @@ def apply(prim: Primitive, *args: Any, **params: Any) -> Any:
     trace = find_trace(args)
     if trace is None:
         with np.errstate(all="ignore"):
-            return prim.impl(*(as_constant_array(a) for a in args), **params)
+            return prim.impl(*_weak_numbers(args, [as_constant_array(a) for a in args]),
+                             **params)
     return trace.apply(prim, args, params)
+
+
+_NUMBERS = (int, float, complex)
+
+
+def _weak_numbers(args: Sequence[Any], arrays: list[np.ndarray]) -> list[np.ndarray]:
+    """Python numbers next to float32 or complex64 arrays (and no wider ones) in their
+    precision, as numpy 2 promotes them (NEP 50): ``x32 - 1.0`` is float32, and so is
+    ``sg.logsumexp(x32)`` computed without a trace."""
+    strong = {a.dtype for x, a in zip(args, arrays) if type(x) not in (*_NUMBERS, bool)}
+    if not strong or not strong <= {np.dtype(np.float32), np.dtype(np.complex64),
+                                    np.dtype(np.bool_)} or strong == {np.dtype(np.bool_)}:
+        return arrays
+    return [a.astype(np.complex64 if a.dtype.kind == "c" else np.float32)
+            if type(x) in _NUMBERS else a for x, a in zip(args, arrays)]
 
 
 class Traced:
