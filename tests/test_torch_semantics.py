@@ -593,7 +593,8 @@ def test_a_python_bool_is_the_lowest_category_as_in_pytorch():
     exprs = ("a * True", "a + True", "True * a", "True + a", "a * False", "b * True",
              "m * True", "m + True", "z * True", "z + False", "a / True", "a ** True",
              "a // True", "a % True", "True // a", "a & True", "True / a", "u + True",
-             "L.mul(a, True)", "L.add(a, True)", "d * True", "a == True")
+             "L.mul(a, True)", "L.add(a, True)", "d * True", "a == True",
+             "m ** True", "m ** False", "m[0] ** True", "m ** 2", "m ** L.tensor(2)")
     for e in exprs:
         outs = []
         for L in (symgrad, torch_real):
@@ -608,6 +609,10 @@ def test_a_python_bool_is_the_lowest_category_as_in_pytorch():
             env = dict(L=L, a=L.tensor([1, 2], dtype=L.int8), d=L.tensor([0.5, 1.5]))
             with pytest.raises(RuntimeError, match="Subtraction, the `-` operator, with a bool"):
                 eval(e, {}, env)  # noqa: S307
+    for e in ("m ** m", "m ** L.tensor(True)", "True ** m", "m[0] ** m"):  # bools' pow
+        for L in (symgrad, torch_real):
+            with pytest.raises(NotImplementedError, match="\"pow\" not implemented for 'Bool'"):
+                eval(e, {}, dict(L=L, m=L.tensor([True, False])))  # noqa: S307
 
 
 def test_ldexp_gradient_with_a_negative_integer_exponent_is_two_to_the_exponent():
