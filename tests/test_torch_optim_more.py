@@ -37,6 +37,9 @@ OPTIMIZERS = [
     ("Rprop", dict(lr=0.3, etas=(0.3, 1.5), step_sizes=(1e-3, 0.4), maximize=True)),
     ("ASGD", dict(lr=0.05, t0=3)),  # averaging from step 4 on
     ("ASGD", dict(lr=0.05, lambd=0.1, alpha=0.5, weight_decay=0.2)),
+    ("SGD", dict(lr=0.05)),  # no state at all (it kept an empty entry per parameter)
+    ("SGD", dict(lr=0.05, momentum=0.9, nesterov=True)),
+    ("Adam", dict(lr=0.05, amsgrad=True)),
 ]
 
 
@@ -69,11 +72,13 @@ def test_optimizer_steps_equal_pytorch(name, options):
     assert not np.allclose(got[0], got[-1])  # it moved
     mine, theirs = opt.state_dict(), ref.state_dict()
     assert mine["param_groups"] == theirs["param_groups"]
+    assert list(mine["state"]) == list(theirs["state"])
     for k in theirs["state"]:
         assert list(mine["state"][k]) == list(theirs["state"][k])  # keys in PyTorch's order
         for key, value in theirs["state"][k].items():
             np.testing.assert_allclose(np.asarray(mine["state"][k][key]), value.numpy(),
                                        rtol=RTOL, atol=1e-14)
+            assert str(mine["state"][k][key].dtype) == str(value.dtype), key  # step's too
 
 
 def test_adagrad_makes_state_at_construction_and_errors_match():

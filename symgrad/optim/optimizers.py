@@ -104,7 +104,10 @@ class Optimizer:
                     grad = p._grad._value
                     if group.get("maximize", False):
                         grad = -grad
-                    self._update(p._value, grad, self.state[p], group)
+                    state = self.state.get(p, {})
+                    self._update(p._value, grad, state, group)
+                    if state and p not in self.state:  # (SGD without momentum keeps none,
+                        self.state[p] = state          # as PyTorch's)
                     p._bump()
         return loss
 
