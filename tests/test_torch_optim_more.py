@@ -81,6 +81,37 @@ def test_optimizer_steps_equal_pytorch(name, options):
             assert str(mine["state"][k][key].dtype) == str(value.dtype), key  # step's too
 
 
+def _float32_state(lib, name, options, convert):
+    layer = lib.nn.Linear(3, 2)
+    opt = getattr(lib.optim, name)(layer.parameters(), **options)
+    x = np.linspace(0.0, 1.0, 12).reshape(4, 3)
+    for k in range(3):
+        if k == 1:  # the state made in float32 stays float32, as PyTorch keeps it
+            getattr(layer, convert)()
+        opt.zero_grad()
+        layer(lib.tensor(x, dtype=layer.weight.dtype)).pow(2).sum().backward()
+        opt.step()
+    return {k: {key: str(v.dtype) for key, v in s.items()}
+            for k, s in opt.state_dict()["state"].items()}
+
+
+@pytest.mark.parametrize("name, options, convert", [
+    ("SGD", dict(lr=0.1, momentum=0.9), "double"), ("RMSprop", dict(momentum=0.5), "double"),
+    ("Adam", dict(), "float"), ("ASGD", dict(), "float"), ("Rprop", dict(), "float")])
+def test_state_dtypes_follow_pytorch_under_a_float32_default(name, options, convert):
+    """The 0-d ``step`` (ASGD's ``eta``, ``mu``) in the default dtype, float32 here (it was
+    float64 always); buffers in the dtype the parameter had when they were made."""
+    before = symgrad.get_default_dtype()
+    try:
+        for lib in (symgrad, torch_real):
+            lib.set_default_dtype(lib.float32)
+        assert _float32_state(symgrad, name, options, convert) == _float32_state(
+            torch_real, name, options, convert)
+    finally:
+        symgrad.set_default_dtype(before)
+        torch_real.set_default_dtype(torch_real.float64)
+
+
 def test_adagrad_makes_state_at_construction_and_errors_match():
     for lib in (symgrad, torch_real):
         w = lib.zeros(2, requires_grad=True)

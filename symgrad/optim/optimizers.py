@@ -165,10 +165,16 @@ def _buffer(state: dict[str, Any], key: str, like: np.ndarray) -> np.ndarray:
     return state[key]._value
 
 
+def _scalar_tensor(value: float) -> Tensor:
+    """A 0-d state tensor (``step``, ASGD's ``eta``) in the default dtype, as PyTorch's
+    (float32 after ``set_default_dtype(torch.float32)``)."""
+    return Tensor._make(np.array(value, dtype=dt.DEFAULT.numpy))
+
+
 def _step(state: dict[str, Any]) -> float:
     """Count the step (kept as a 0-d tensor, as PyTorch does) and return its number."""
     if "step" not in state:
-        state["step"] = Tensor._make(np.array(0.0))
+        state["step"] = _scalar_tensor(0.0)
     state["step"]._value += 1.0
     return float(state["step"]._value)
 
@@ -249,7 +255,7 @@ class Adam(Optimizer):
 
     def _update(self, p, g, state, group):
         lr, (beta1, beta2), wd = group["lr"], group["betas"], group["weight_decay"]
-        state.setdefault("step", Tensor._make(np.array(0.0)))  # PyTorch's order of the state
+        state.setdefault("step", _scalar_tensor(0.0))  # PyTorch's order of the state
         exp_avg = _buffer(state, "exp_avg", p)
         exp_avg_sq = _buffer(state, "exp_avg_sq", p)
         if group["amsgrad"]:
@@ -315,7 +321,7 @@ class RMSprop(Optimizer):
 
     def _update(self, p, g, state, group):
         alpha, wd, momentum = group["alpha"], group["weight_decay"], group["momentum"]
-        state.setdefault("step", Tensor._make(np.array(0.0)))
+        state.setdefault("step", _scalar_tensor(0.0))
         square_avg = _buffer(state, "square_avg", p)
         if momentum > 0:
             _buffer(state, "momentum_buffer", p)
