@@ -112,6 +112,22 @@ def test_state_dtypes_follow_pytorch_under_a_float32_default(name, options, conv
         torch_real.set_default_dtype(torch_real.float64)
 
 
+@pytest.mark.parametrize("name", ["Adam", "AdamW", "NAdam"])
+def test_lerped_state_of_another_dtype_raises_as_pytorch(name):
+    """PyTorch's ``exp_avg.lerp_(grad)`` refuses a float32 state after ``model.double()``
+    (symgrad went on, mixing float32 state with float64 gradients)."""
+    before = symgrad.get_default_dtype()
+    try:
+        for lib in (symgrad, torch_real):
+            lib.set_default_dtype(lib.float32)
+            with pytest.raises(RuntimeError, match="expected dtype float for `end` but got "
+                                                   "dtype double"):
+                _float32_state(lib, name, {}, "double")
+    finally:
+        symgrad.set_default_dtype(before)
+        torch_real.set_default_dtype(torch_real.float64)
+
+
 def test_adagrad_makes_state_at_construction_and_errors_match():
     for lib in (symgrad, torch_real):
         w = lib.zeros(2, requires_grad=True)

@@ -312,9 +312,13 @@ def apply(prim: Primitive, *args: Any, **params: Any) -> Any:
     """``prim(*args, **params)``: recorded while tracing, computed with numpy otherwise."""
     trace = find_trace(args)
     if trace is None:
+        arrays = [as_constant_array(a) for a in args]
+        if not prim.complex and any(a.dtype.kind == "c" for a in arrays):
+            # (a trace refuses it in bind: sg.sigmoid(z) of a plain complex array took
+            # the real part)
+            raise refuse_complex(prim.name, [Var(Aval(a.shape, a.dtype.name)) for a in arrays])
         with np.errstate(all="ignore"):
-            return prim.impl(*_weak_numbers(args, [as_constant_array(a) for a in args]),
-                             **params)
+            return prim.impl(*_weak_numbers(args, arrays), **params)
     return trace.apply(prim, args, params)
 
 

@@ -180,7 +180,12 @@ def _step(state: dict[str, Any]) -> float:
 
 
 def _lerp(start: np.ndarray, end: np.ndarray, weight: float) -> None:
-    """``start.lerp_(end, weight)`` in place, with PyTorch's two formulas."""
+    """``start.lerp_(end, weight)`` in place, with PyTorch's two formulas; PyTorch's error
+    for a state of another dtype than the gradient (Adam's after ``model.double()``)."""
+    if start.dtype != end.dtype:
+        names = {"float32": "float", "float64": "double", "float16": "Half"}
+        raise RuntimeError(f"expected dtype {names.get(start.dtype.name, start.dtype.name)} "
+                           f"for `end` but got dtype {names.get(end.dtype.name, end.dtype.name)}")
     if weight < 0.5:
         start += weight * (end - start)
     else:
