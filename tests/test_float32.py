@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import scipy.special as ss
 
 import symgrad as sg
 from symgrad.backend.numba.stats import compile_stats
@@ -478,3 +479,35 @@ def test_float32_gradients_of_the_float32_math_agree_with_float64(name, fn, shap
     for g, g64 in zip(g32(*args), sg.grad(fn, argnums=argnums)(*wide)):
         assert g.dtype == np.float32 and g64.dtype == np.float64
         _close(g, g64, rtol=2e-6)
+
+
+# symgrad's functions on plain arrays (no trace) against scipy's: float32 and complex64
+# values keep their precision, integers become float64
+PLAIN = {
+    "sg.logsumexp": (lambda x: sg.logsumexp(x, axis=1), lambda x: ss.logsumexp(x, axis=1)),
+    "sg.softmax": (lambda x: sg.softmax(x, axis=1), lambda x: ss.softmax(x, axis=1)),
+    "sg.log_softmax": (lambda x: sg.log_softmax(x, axis=1), lambda x: ss.log_softmax(x, axis=1)),
+    "special.logsumexp": (sg.scipy.special.logsumexp, ss.logsumexp),
+    "special.softmax": (sg.scipy.special.softmax, ss.softmax),
+    "special.log_softmax": (sg.scipy.special.log_softmax, ss.log_softmax),
+    "sg.sigmoid": (sg.sigmoid, ss.expit),
+    "sg.xlogy": (lambda x: sg.xlogy(x, x * x), lambda x: ss.xlogy(x, x * x)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PLAIN))
+@pytest.mark.parametrize("dtype", [np.float32, np.complex64, np.int64])
+def test_functions_on_plain_arrays_keep_scipys_dtype(name, dtype):
+    mine, scipys = PLAIN[name]
+    x = (np.arange(12).reshape(3, 4) % 5 - 1.5) * (1 if dtype is np.int64 else 0.75)
+    x = (x + (0.5j if dtype is np.complex64 else 0)).astype(dtype)
+    try:
+        want = scipys(x)
+    except TypeError:  # scipy's expit takes no complex values: neither does symgrad's
+        with pytest.raises(TypeError, match="does not take complex operands"):
+            mine(x)  # (it took the real part)
+        return
+    got = mine(x)
+    assert got.dtype == want.dtype
+    tol = 1e-6 if want.dtype in (np.float32, np.complex64) else 1e-12
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol)

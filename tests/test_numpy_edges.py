@@ -168,6 +168,15 @@ INTEGER_EXPRESSIONS = {
     "where": lambda u, b: np.where(b, u, -u), "invert_mask": lambda u, b: ~b,
     "xor": lambda u, b: u ^ b, "pow0": lambda u, b: u ** 0, "pow3": lambda u, b: (u % 1000) ** 3,
     "float_mix": lambda u, b: u * 0.5 + b,
+    # reductions of integers and bools: int64 as numpy's (bools' extrema: bools)
+    "sum_rows": lambda u, b: np.sum((u % 7)[:, None] * b + b, axis=1),
+    "cumsum": lambda u, b: np.cumsum(u), "max": lambda u, b: np.max(u), "min": lambda u, b: u.min(),
+    "mean": lambda u, b: np.mean(u), "sign": lambda u, b: np.sign(u), "trace": lambda u, b:
+    np.trace((u % 7)[:, None] * b), "diff": lambda u, b: np.diff(u), "ptp": lambda u, b: np.ptp(u),
+    "nansum": lambda u, b: np.nansum(u), "sum_float": lambda u, b: np.sum(u, dtype=np.float64),
+    "bool_sum": lambda u, b: np.sum(b), "bool_prod": lambda u, b: np.prod(b),
+    "bool_cumsum": lambda u, b: b.cumsum(), "bool_max": lambda u, b: np.max(b),
+    "bool_min": lambda u, b: np.min(b),
 }
 
 
@@ -179,16 +188,27 @@ def test_int64_and_bool_arrays_compute_as_numpy(name):
         want = f(U, B)
     got = sg.jit(f, backend="numpy")(U, B)
     assert np.array_equal(got, want)
-    # bool and the integer kinds as numpy gives them (float64 where symgrad computes an
-    # integer result in floats: exact below 2**53)
-    assert np.asarray(got).dtype == want.dtype or (want.dtype.kind == "i"
-                                                    and np.asarray(got).dtype == np.float64)
+    assert np.asarray(got).dtype == want.dtype  # (int64 computed in float64: exact)
 
 
 def test_int64_arrays_on_numba():
-    for name in ("sub", "shift", "pow3", "bools"):
+    for name in ("sub", "shift", "pow3", "bools", "sum_rows", "cumsum", "bool_max", "abs"):
         f = INTEGER_EXPRESSIONS[name]
-        _same(sg.jit(f)(U, B), f(U, B))
+        got, want = sg.jit(f)(U, B), f(U, B)
+        _same(got, want)
+        assert np.asarray(got).dtype == want.dtype, name
+
+
+def test_integer_intermediates_keep_numpys_dtype_under_grad():
+    def f(x, u, b):
+        counts = np.sum(u * b[:, None] + u, axis=1)  # int64, as numpy's
+        return np.sum(x * counts) + np.max(u), counts
+    x, u, b = np.array([0.5, -1.5]), np.array([[1, 2], [3, -4]]), np.array([True, False])
+    (value, counts), g = sg.value_and_grad(f, has_aux=True, backend="numpy")(x, u, b)
+    want_value, want_counts = f(x, u, b)
+    assert value == want_value and counts.dtype == want_counts.dtype == np.int64
+    _same(counts, want_counts)
+    _same(g, want_counts.astype(np.float64))
 
 
 @pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16, np.int32, np.uint32,

@@ -37,6 +37,9 @@ OPTIMIZERS = [
     ("Rprop", dict(lr=0.3, etas=(0.3, 1.5), step_sizes=(1e-3, 0.4), maximize=True)),
     ("ASGD", dict(lr=0.05, t0=3)),  # averaging from step 4 on
     ("ASGD", dict(lr=0.05, lambd=0.1, alpha=0.5, weight_decay=0.2)),
+    ("SGD", dict(lr=0.05)),  # no state at all (it kept an empty entry per parameter)
+    ("SGD", dict(lr=0.05, momentum=0.9, nesterov=True)),
+    ("Adam", dict(lr=0.05, amsgrad=True)),
 ]
 
 
@@ -69,11 +72,60 @@ def test_optimizer_steps_equal_pytorch(name, options):
     assert not np.allclose(got[0], got[-1])  # it moved
     mine, theirs = opt.state_dict(), ref.state_dict()
     assert mine["param_groups"] == theirs["param_groups"]
+    assert list(mine["state"]) == list(theirs["state"])
     for k in theirs["state"]:
         assert list(mine["state"][k]) == list(theirs["state"][k])  # keys in PyTorch's order
         for key, value in theirs["state"][k].items():
             np.testing.assert_allclose(np.asarray(mine["state"][k][key]), value.numpy(),
                                        rtol=RTOL, atol=1e-14)
+            assert str(mine["state"][k][key].dtype) == str(value.dtype), key  # step's too
+
+
+def _float32_state(lib, name, options, convert):
+    layer = lib.nn.Linear(3, 2)
+    opt = getattr(lib.optim, name)(layer.parameters(), **options)
+    x = np.linspace(0.0, 1.0, 12).reshape(4, 3)
+    for k in range(3):
+        if k == 1:  # the state made in float32 stays float32, as PyTorch keeps it
+            getattr(layer, convert)()
+        opt.zero_grad()
+        layer(lib.tensor(x, dtype=layer.weight.dtype)).pow(2).sum().backward()
+        opt.step()
+    return {k: {key: str(v.dtype) for key, v in s.items()}
+            for k, s in opt.state_dict()["state"].items()}
+
+
+@pytest.mark.parametrize("name, options, convert", [
+    ("SGD", dict(lr=0.1, momentum=0.9), "double"), ("RMSprop", dict(momentum=0.5), "double"),
+    ("Adam", dict(), "float"), ("ASGD", dict(), "float"), ("Rprop", dict(), "float")])
+def test_state_dtypes_follow_pytorch_under_a_float32_default(name, options, convert):
+    """The 0-d ``step`` (ASGD's ``eta``, ``mu``) in the default dtype, float32 here (it was
+    float64 always); buffers in the dtype the parameter had when they were made."""
+    before = symgrad.get_default_dtype()
+    try:
+        for lib in (symgrad, torch_real):
+            lib.set_default_dtype(lib.float32)
+        assert _float32_state(symgrad, name, options, convert) == _float32_state(
+            torch_real, name, options, convert)
+    finally:
+        symgrad.set_default_dtype(before)
+        torch_real.set_default_dtype(torch_real.float64)
+
+
+@pytest.mark.parametrize("name", ["Adam", "AdamW", "NAdam"])
+def test_lerped_state_of_another_dtype_raises_as_pytorch(name):
+    """PyTorch's ``exp_avg.lerp_(grad)`` refuses a float32 state after ``model.double()``
+    (symgrad went on, mixing float32 state with float64 gradients)."""
+    before = symgrad.get_default_dtype()
+    try:
+        for lib in (symgrad, torch_real):
+            lib.set_default_dtype(lib.float32)
+            with pytest.raises(RuntimeError, match="expected dtype float for `end` but got "
+                                                   "dtype double"):
+                _float32_state(lib, name, {}, "double")
+    finally:
+        symgrad.set_default_dtype(before)
+        torch_real.set_default_dtype(torch_real.float64)
 
 
 def test_adagrad_makes_state_at_construction_and_errors_match():

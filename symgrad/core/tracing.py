@@ -312,9 +312,29 @@ def apply(prim: Primitive, *args: Any, **params: Any) -> Any:
     """``prim(*args, **params)``: recorded while tracing, computed with numpy otherwise."""
     trace = find_trace(args)
     if trace is None:
+        arrays = [as_constant_array(a) for a in args]
+        if not prim.complex and any(a.dtype.kind == "c" for a in arrays):
+            # (a trace refuses it in bind: sg.sigmoid(z) of a plain complex array took
+            # the real part)
+            raise refuse_complex(prim.name, [Var(Aval(a.shape, a.dtype.name)) for a in arrays])
         with np.errstate(all="ignore"):
-            return prim.impl(*(as_constant_array(a) for a in args), **params)
+            return prim.impl(*_weak_numbers(args, arrays), **params)
     return trace.apply(prim, args, params)
+
+
+_NUMBERS = (int, float, complex)
+
+
+def _weak_numbers(args: Sequence[Any], arrays: list[np.ndarray]) -> list[np.ndarray]:
+    """Python numbers next to float32 or complex64 arrays (and no wider ones) in their
+    precision, as numpy 2 promotes them (NEP 50): ``x32 - 1.0`` is float32, and so is
+    ``sg.logsumexp(x32)`` computed without a trace."""
+    strong = {a.dtype for x, a in zip(args, arrays) if type(x) not in (*_NUMBERS, bool)}
+    if not strong or not strong <= {np.dtype(np.float32), np.dtype(np.complex64),
+                                    np.dtype(np.bool_)} or strong == {np.dtype(np.bool_)}:
+        return arrays
+    return [a.astype(np.complex64 if a.dtype.kind == "c" else np.float32)
+            if type(x) in _NUMBERS else a for x, a in zip(args, arrays)]
 
 
 class Traced:

@@ -152,9 +152,52 @@ def add_scaled(a: np.ndarray, alpha: float, b: np.ndarray) -> np.ndarray:
     ``alpha * b`` before adding: those can differ by one rounding here."""
     reduced = _reduced(a)
     if reduced is None:
-        return a + alpha * b
+        return fma(a, alpha, b) if a.dtype in (np.float32, np.float64) else a + alpha * b
     alpha32 = dt.cast(np.asarray(alpha), reduced).astype(np.float32)
     return dt.cast(a.astype(np.float32) + alpha32 * b.astype(np.float32), reduced)
+
+
+def _two_sum(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    s = x + y
+    t = s - x
+    return s, (x - (s - t)) + (y - t)
+
+
+def _round_to_odd(s: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """``s + e`` (``s`` its rounding to nearest, ``e`` the exact rest) rounded to odd: the
+    neighbour whose last bit is odd where it is inexact."""
+    even = (s.view(np.int64) & 1) == 0
+    return np.where((e != 0) & even, np.nextafter(s, s + e), s)
+
+
+def fma(a: np.ndarray, alpha: float, b: np.ndarray) -> np.ndarray:
+    """``a + alpha * b`` rounded once, as PyTorch's CPU kernels of ``add``/``sub`` with
+    ``alpha`` (and ``add_``, an optimizer's update) compute it: one fused multiply-add
+    (bits checked against exact rationals, tests/test_torch_optim_more.py). float32
+    through float64 rounded to odd, float64 by Boldo and Melquiond's emulation
+    (``RN(th + RO(tl + ul))``), both exact; where a value is not finite or beyond what
+    the split holds (|x| > 2**900, < 2**-900), the two roundings of ``a + alpha * b``."""
+    a, b = np.asarray(a), np.asarray(b)
+    if a.dtype == np.float32:
+        x, p = a.astype(np.float64), np.float64(np.float32(alpha)) * b.astype(np.float64)
+        s, e = _two_sum(x, p)  # (p exact: 24 + 24 bits)
+        return _round_to_odd(s, e).astype(np.float32)
+    with np.errstate(all="ignore"):
+        big = np.float64(134217729.0)  # 2**27 + 1 (Veltkamp's split)
+        al = np.float64(alpha)
+        c = big * al
+        ah = c - (c - al)
+        c = big * b
+        bh = c - (c - b)
+        uh = al * b
+        ul = ((ah * bh - uh) + ah * (b - bh) + (al - ah) * bh) + (al - ah) * (b - bh)
+        th, tl = _two_sum(a, uh)
+        v, w = _two_sum(tl, ul)
+        fused = th + _round_to_odd(v, w)
+        naive = a + al * b
+        safe = ((np.abs(a) < 2.0 ** 900) & (np.abs(uh) < 2.0 ** 900)
+                & ((np.abs(uh) > 2.0 ** -900) | (uh == 0)) & ((np.abs(a) > 2.0 ** -900) | (a == 0)))
+    return np.where(safe, fused, naive)
 
 
 def _reduced(a: np.ndarray) -> Any:
@@ -194,11 +237,12 @@ KERNELS: dict[tuple[str, Any], Callable[..., np.ndarray]] = {
 
 
 def add_tensors(a: Any, b: Any, alpha: Any) -> Any:
-    """``a.add(b, alpha=alpha)`` of two bfloat16 (or two float16) Tensors when nothing
-    records it, as PyTorch's kernel computes it (:func:`add_scaled`, the same as
-    ``add_``); None otherwise (``a + b * alpha`` then; recorded float16 ones round
-    ``alpha * b`` first)."""
-    if not (getattr(b, "dtype", None) is a.dtype and a.dtype in (dt.bfloat16, dt.float16)
+    """``a.add(b, alpha=alpha)`` of two float Tensors of one dtype when nothing records
+    it, as PyTorch's kernel computes it (:func:`add_scaled`, the same as ``add_``; its
+    fused multiply-add for float32 and float64); None otherwise (``a + b * alpha`` then;
+    recorded float16 ones round ``alpha * b`` first)."""
+    if not (getattr(b, "dtype", None) is a.dtype
+            and a.dtype in (dt.bfloat16, dt.float16, dt.float32, dt.float64)
             and type(alpha) in (int, float)) or (
             grad_mode.is_grad_enabled() and (a._requires_grad or b._requires_grad)):
         return None

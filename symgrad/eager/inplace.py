@@ -354,11 +354,15 @@ def _overwrite(a: Any, b: Any) -> Any:
 
 
 def _plus_scaled(alpha: float) -> Any:
-    """``a + alpha * b`` (``add_(b, alpha=)``); on unrecorded bfloat16 and float16 tensors
-    rounded once, as PyTorch's (:func:`.bf16.add_scaled`)."""
+    """``a + alpha * b`` (``add_(b, alpha=)``); on unrecorded float tensors rounded once,
+    as PyTorch's (:func:`.bf16.add_scaled`: its fused multiply-add for float32 and
+    float64)."""
     def fn(a: Any, b: Any) -> Any:
         if alpha == 1:
             return a + b
+        if (isinstance(a, np.ndarray) and a.dtype in (np.float32, np.float64)
+                and type(alpha) in (int, float) and np.asarray(b).dtype == a.dtype):
+            return bf16.add_scaled(a, alpha, np.broadcast_to(b, a.shape))  # (unrecorded)
         if (_is_tensor(a) and a.dtype in (dt.bfloat16, dt.float16) and not a._requires_grad
                 and not (_is_tensor(b) and (b._requires_grad or b.dtype is not a.dtype))):
             b = dt.cast(np.asarray(unwrap(b)), a.dtype)

@@ -505,7 +505,10 @@ class Tensor(ValueMethods, BitwiseMethods, InPlaceMethods, MoreMethods, TensorMe
         if _is_scalar(o) and self.dtype.is_floating_point:
             return self.reciprocal() * o
         return self._rdivide(o)
-    def __pow__(self, o): return int_power(self, o, lambda: Operators.__pow__(*_no_bools(self, o)))
+    def __pow__(self, o: Any) -> Any:
+        if _is_bool(self) and (type(o) is bool or _is_bool(o)):
+            return _bool_power(self, o)
+        return int_power(self, o, lambda: Operators.__pow__(*_no_bools(self, o)))
 
     def __floordiv__(self, o): return _floordiv(*_no_bools(self, o))
     def __rfloordiv__(self, o): return _floordiv(*_no_bools(o, self))
@@ -517,6 +520,8 @@ class Tensor(ValueMethods, BitwiseMethods, InPlaceMethods, MoreMethods, TensorMe
         return named(result, self, "RsubBackward1" if _is_scalar(o) else None)
 
     def __rpow__(self, o: Any) -> Any:
+        if _is_bool(self) and type(o) is bool:
+            _bool_power(self, self)  # (PyTorch refuses it)
         result = int_power(o, self, lambda: Operators.__rpow__(*_no_bools(self, o)))
         return named(result, self, "PowBackward2" if _is_scalar(o) else None)
 
@@ -571,6 +576,18 @@ def _no_bools(a: Any, b: Any) -> tuple[Any, Any]:
     kind = dt.result_type([a, b])
     return tuple(int(t) if type(t) is bool else t.to(kind) if f else t
                  for t, f in zip((a, b), flags))
+
+
+def _is_bool(t: Any) -> bool:
+    return isinstance(t, Tensor) and t._value.dtype == np.bool_
+
+
+def _bool_power(x: Any, e: Any) -> Any:
+    """PyTorch's ``mask ** True`` (the mask) and ``mask ** False`` (all True), bools; a
+    bool tensor as the exponent of a bool is its NotImplementedError."""
+    if isinstance(e, Tensor):
+        raise NotImplementedError('"pow" not implemented for \'Bool\'')
+    return x.clone() if e else x == x
 
 
 def _no_bool_sub(a: Any, b: Any) -> tuple[Any, Any]:

@@ -15,11 +15,13 @@ from typing import Any, TypeVar
 import numpy as np
 
 from ..core.errors import UnsupportedFunctionError, user_location
-from ..core.tracing import Traced
+from ..core.tracing import Traced, Tracer
 from ..prims.complex import cabs
 from ..prims.convert import convert
 from ..prims.elementwise import as_float, call
+from ..prims.promotion import kind
 from ..prims.registry import REGISTRY, of_numpy
+from ..prims.sorting import to_int
 from .scipy_special import lookup, scipy_name, supported
 
 HANDLED_FUNCTIONS: dict[Callable, Callable] = {}
@@ -99,9 +101,38 @@ def array_function(func: Callable, args: Any, kwargs: Any) -> Any:
             f"np.{qualname(func)} is not supported on traced values (at {user_location()}); "
             "symgrad.ops.supported_functions() lists what is")
     # a traced integer (an int argument, a loop counter) enters numpy's functions as a float
+    integer = _integer_result(func, args, kwargs)
     if any(_is_integer(a) or isinstance(a, (list, tuple)) for a in args):
         args = _integers_as_floats(func, args)
-    return impl(*args, **kwargs)
+    result = impl(*args, **kwargs)
+    if integer and isinstance(result, Tracer) and result.dtype == np.float64:
+        return to_int(result)  # exact: the conversion of the integers refused larger sums
+    return result
+
+
+#: numpy functions whose result on int64 values is int64 (symgrad computes it in float64),
+#: and where the function has one, the position of their ``dtype`` argument
+_INTEGER_SUMS = {"sum": 2, "nansum": 2, "cumsum": 2, "nancumsum": 2, "cumulative_sum": 2,
+                 "prod": 2, "nanprod": 2, "cumprod": 2, "nancumprod": 2, "trace": 4}
+_INTEGER_RESULTS = {**_INTEGER_SUMS, "diff": None, "ediff1d": None, "max": None, "amax": None,
+                    "min": None, "amin": None, "nanmax": None, "nanmin": None, "ptp": None}
+
+
+def _integer_result(func: Callable, args: Sequence[Any], kwargs: dict) -> bool:
+    """Whether numpy's result is int64 where symgrad computes float64: sums, products
+    and extrema of traced int64 values, and sums and products of bools (numpy sums bools
+    as int64; their extrema are bools), without a ``dtype=`` (float64, the only one
+    allowed, which numpy then returns)."""
+    name = qualname(func)
+    if name == "where" and len(args) == 3:  # np.where(c, u, -u) of integers (and bools)
+        return any(map(_is_integer, args[1:])) and kind(args[1]) + kind(args[2]) in (
+            "ii", "ib", "bi")
+    if name not in _INTEGER_RESULTS or not args or not isinstance(args[0], Tracer):
+        return False
+    if not (args[0].dtype == np.int64 or args[0].dtype == np.bool_ and name in _INTEGER_SUMS):
+        return False
+    at = _INTEGER_RESULTS[name]
+    return kwargs.get("dtype", args[at] if at is not None and len(args) > at else None) is None
 
 
 def _is_integer(x: Any) -> bool:

@@ -275,6 +275,10 @@ _max = _reduction(R.max_p, "np.max")
 _min = _reduction(R.min_p, "np.min")
 
 
+def _is_bool(a: Any) -> bool:
+    return isinstance(a, Tracer) and a.dtype == np.bool_
+
+
 def _record_weights(a: Any, axis: Any, largest: bool) -> None:
     # recorded in the forward pass for the VJP to reuse (see prims.reductions._extremum_vjp);
     # dead, and dropped by DCE, when nothing differentiates the result. Not for an eager
@@ -312,6 +316,8 @@ def max(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False, **kwa
     if np.iscomplexobj(a):
         return _complex_extremum(a, axis, out, keepdims, kwargs, largest=True)
     result = _max(a, axis, None, out, keepdims, **kwargs)
+    if _is_bool(a):  # numpy's extremum of bools is a bool (no gradient)
+        return not_equal(result, 0.0)
     _record_weights(a, axis, largest=True)
     return result
 
@@ -321,6 +327,8 @@ def min(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False, **kwa
     if np.iscomplexobj(a):
         return _complex_extremum(a, axis, out, keepdims, kwargs, largest=False)
     result = _min(a, axis, None, out, keepdims, **kwargs)
+    if _is_bool(a):  # numpy's extremum of bools is a bool (no gradient)
+        return not_equal(result, 0.0)
     _record_weights(a, axis, largest=False)
     return result
 

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from ..eager.tensor import Tensor
-from .optimizers import Optimizer, _buffer, _check, _lerp, _step
+from .optimizers import Optimizer, _buffer, _check, _lerp, _scalar_tensor, _step
 
 __all__ = ["Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam", "Rprop", "ASGD"]
 
@@ -37,7 +37,7 @@ def _check_betas(betas: tuple[float, float]) -> None:
 
 def _scalar(state: dict[str, Any], key: str, value: float) -> None:
     if key not in state:
-        state[key] = Tensor._make(np.array(value))
+        state[key] = _scalar_tensor(value)
 
 
 def _weight_decay(p: np.ndarray, g: np.ndarray, group: dict[str, Any]) -> np.ndarray:

@@ -104,7 +104,10 @@ class Optimizer:
                     grad = p._grad._value
                     if group.get("maximize", False):
                         grad = -grad
-                    self._update(p._value, grad, self.state[p], group)
+                    state = self.state.get(p, {})
+                    self._update(p._value, grad, state, group)
+                    if state and p not in self.state:  # (SGD without momentum keeps none,
+                        self.state[p] = state          # as PyTorch's)
                     p._bump()
         return loss
 
@@ -162,16 +165,27 @@ def _buffer(state: dict[str, Any], key: str, like: np.ndarray) -> np.ndarray:
     return state[key]._value
 
 
+def _scalar_tensor(value: float) -> Tensor:
+    """A 0-d state tensor (``step``, ASGD's ``eta``) in the default dtype, as PyTorch's
+    (float32 after ``set_default_dtype(torch.float32)``)."""
+    return Tensor._make(np.array(value, dtype=dt.DEFAULT.numpy))
+
+
 def _step(state: dict[str, Any]) -> float:
     """Count the step (kept as a 0-d tensor, as PyTorch does) and return its number."""
     if "step" not in state:
-        state["step"] = Tensor._make(np.array(0.0))
+        state["step"] = _scalar_tensor(0.0)
     state["step"]._value += 1.0
     return float(state["step"]._value)
 
 
 def _lerp(start: np.ndarray, end: np.ndarray, weight: float) -> None:
-    """``start.lerp_(end, weight)`` in place, with PyTorch's two formulas."""
+    """``start.lerp_(end, weight)`` in place, with PyTorch's two formulas; PyTorch's error
+    for a state of another dtype than the gradient (Adam's after ``model.double()``)."""
+    if start.dtype != end.dtype:
+        names = {"float32": "float", "float64": "double", "float16": "Half"}
+        raise RuntimeError(f"expected dtype {names.get(start.dtype.name, start.dtype.name)} "
+                           f"for `end` but got dtype {names.get(end.dtype.name, end.dtype.name)}")
     if weight < 0.5:
         start += weight * (end - start)
     else:
@@ -246,7 +260,7 @@ class Adam(Optimizer):
 
     def _update(self, p, g, state, group):
         lr, (beta1, beta2), wd = group["lr"], group["betas"], group["weight_decay"]
-        state.setdefault("step", Tensor._make(np.array(0.0)))  # PyTorch's order of the state
+        state.setdefault("step", _scalar_tensor(0.0))  # PyTorch's order of the state
         exp_avg = _buffer(state, "exp_avg", p)
         exp_avg_sq = _buffer(state, "exp_avg_sq", p)
         if group["amsgrad"]:
@@ -312,7 +326,7 @@ class RMSprop(Optimizer):
 
     def _update(self, p, g, state, group):
         alpha, wd, momentum = group["alpha"], group["weight_decay"], group["momentum"]
-        state.setdefault("step", Tensor._make(np.array(0.0)))
+        state.setdefault("step", _scalar_tensor(0.0))
         square_avg = _buffer(state, "square_avg", p)
         if momentum > 0:
             _buffer(state, "momentum_buffer", p)

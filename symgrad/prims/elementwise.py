@@ -512,7 +512,8 @@ def call(prim: Primitive, *args: Any) -> Any:
     if prim is where_p:
         c, x, y = args
         exact = "np.where" if kind(x) + kind(y) in ("ii", "ib", "bi") else None
-        return apply(where_p, as_bool(c), as_float(x, exact), as_float(y, exact))
+        return _as_integer(exact, apply(where_p, as_bool(c), as_float(x, exact),
+                                        as_float(y, exact)))
     if prim is pow_p and scalar_known_later(args[1]) and dtype_of(args[0]).kind != "c":
         # numpy's power computes a scalar exponent of 0.5 as sqrt, which differs from pow
         # at -0.0 (-0.0, not 0.0) and -inf (nan, not inf): sqrt there, for an exponent known
@@ -528,7 +529,16 @@ def call(prim: Primitive, *args: Any) -> Any:
     if prim is square_p and is_integer(args[0]) and isinstance(args[0], Tracer):
         return call(mul_p, args[0], args[0])  # int64 x * x, exact (and refusing to wrap)
     exact = integer_result(prim, args)
-    return apply(prim, *_rounded_weak([as_float(a, exact) for a in args]))
+    return _as_integer(exact, apply(prim, *_rounded_weak([as_float(a, exact) for a in args])))
+
+
+def _as_integer(exact: str | None, result: Any) -> Any:
+    """numpy's int64 result (np.abs, np.sign, np.where of traced integers) computed in
+    float64: exact, the conversion of the operands having refused what float64 rounds."""
+    if exact is None or not isinstance(result, Tracer):
+        return result
+    from .sorting import to_int  # (sorting's module imports this one)
+    return to_int(result)
 
 
 def _narrow_constants(args: tuple) -> tuple:
