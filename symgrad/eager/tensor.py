@@ -39,7 +39,7 @@ from ..numpy_api.indexing import at
 from ..numpy_api.traced_array import ArrayMethods
 from ..prims.elementwise import add_p, div_p, mul_p, sub_p
 from ..prims.operators import Operators
-from . import double, grad_mode, hooks, replay, views
+from . import double, grad_mode, hooks, operand_rules, replay, views
 from . import dtypes as dt
 from .bf16 import KERNELS
 from .bf16 import note as note_bf16
@@ -53,6 +53,12 @@ from .inplace import InPlaceMethods
 from .methods import TensorMethods, named, size_arg, unwrap
 from .more_methods import MoreMethods
 from .op_dtypes import compared, in_dtype, int_power, ir_shape_rule, result_dtype
+from .operand_rules import bool_power as _bool_power
+from .operand_rules import floordiv as _floordiv
+from .operand_rules import is_bool as _is_bool
+from .operand_rules import no_bool_sub as _no_bool_sub
+from .operand_rules import no_bools as _no_bools
+from .operand_rules import remainder as _remainder
 from .replay import keep
 from .saved_indices import saved_by_indexing, watch_indices
 from .select_methods import SelectMethods
@@ -535,75 +541,6 @@ _TYPE_NAMES = {dt.float64: "torch.DoubleTensor", dt.float32: "torch.FloatTensor"
                dt.int64: "torch.LongTensor", dt.bool: "torch.BoolTensor"}
 
 
-def _floordiv(a: Any, b: Any) -> Any:
-    """``a // b``, rounded down (PyTorch's and numpy's); integers keep their dtype. Its
-    gradient is 0. Floats go through numpy's ``floor_divide``, as PyTorch computes it
-    (from ``fmod``): ``floor(a / b)`` of the rounded quotient gives 10 for ``1.0 // 0.1``,
-    where both give 9."""
-    out = dt.result_type([a, b])
-    if not out.is_floating_point:
-        return Tensor._make(np.floor_divide(*_as_integers(a, b, out)))
-    return np.floor_divide(a, b)
-
-
-def _remainder(a: Any, b: Any) -> Any:
-    """``a % b`` with the sign of ``b`` (PyTorch's ``remainder``, numpy's ``mod``),
-    whose gradient is 1 in ``a`` and ``-(a // b)`` in ``b``; numpy's ``remainder`` for
-    floats, as :func:`_floordiv` (``1.0 % 0.1`` is 0.09999999999999995, not 0)."""
-    out = dt.result_type([a, b])
-    if not out.is_floating_point:
-        return Tensor._make(np.mod(*_as_integers(a, b, out)))
-    return np.remainder(a, b)
-
-
-def _as_integers(a: Any, b: Any, out: dt.dtype) -> tuple[np.ndarray, np.ndarray]:
-    """Integer operands as arrays of their result dtype ``out`` (``int8 // 3`` is int8); a
-    zero divisor raises PyTorch's error (numpy would give 0)."""
-    x, y = (np.asarray(_unwrap(v)).astype(out.numpy, copy=False) for v in (a, b))
-    if (y == 0).any():
-        raise RuntimeError("ZeroDivisionError")
-    return x, y
-
-
-def _no_bools(a: Any, b: Any) -> tuple[Any, Any]:
-    """A bool tensor in the result's dtype (``mask + 1`` is int64, ``int8 * mask`` int8;
-    numpy: float64), a Python bool an int, the lowest category (``int8 * True`` is int8);
-    two bools stay bools (``mask + mask`` is logical or, ``*`` and, as in PyTorch)."""
-    flags = [type(t) is bool or isinstance(t, Tensor) and t._value.dtype == np.bool_
-             for t in (a, b)]
-    if flags[0] == flags[1]:  # (no bool, or two)
-        return a, b
-    kind = dt.result_type([a, b])
-    return tuple(int(t) if type(t) is bool else t.to(kind) if f else t
-                 for t, f in zip((a, b), flags))
-
-
-def _is_bool(t: Any) -> bool:
-    return isinstance(t, Tensor) and t._value.dtype == np.bool_
-
-
-def _bool_power(x: Any, e: Any) -> Any:
-    """PyTorch's ``mask ** True`` (the mask) and ``mask ** False`` (all True), bools; a
-    bool tensor as the exponent of a bool is its NotImplementedError."""
-    if isinstance(e, Tensor):
-        raise NotImplementedError('"pow" not implemented for \'Bool\'')
-    return x.clone() if e else x == x
-
-
-def _no_bool_sub(a: Any, b: Any) -> tuple[Any, Any]:
-    """PyTorch refuses ``-`` with a bool tensor or a Python bool (``mask - 1``, ``x - True``)."""
-    bools = [type(t) is bool or isinstance(t, Tensor) and t._value.dtype == np.bool_
-             for t in (a, b)]
-    if all(bools):
-        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
-                           "supported. Use the `^` or `logical_xor()` operator instead.")
-    if any(bools):
-        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not "
-                           "supported. If you are trying to invert a mask, use the `~` or "
-                           "`logical_not()` operator instead.")
-    return a, b
-
-
 def _index_of(index: Any) -> Any:
     """An index with its Tensor parts as the arrays they hold (integer or bool)."""
     if isinstance(index, tuple):
@@ -626,3 +563,4 @@ def _is_scalar(x: Any) -> bool:
 
 
 _unwrap = unwrap  # the name the sibling modules import
+operand_rules.Tensor = Tensor
