@@ -338,32 +338,45 @@ def _can_time() -> bool:
     return hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
 
 
+#: after its first alarm, a time limit rings again this often: an OutOfTime raised where
+#: Python only prints exceptions (a gc callback such as hypothesis's, a ``__del__``) is
+#: lost, and a limit that rang once would then never end its block
+ALARM_REPEAT = 0.05
+
+
 @contextlib.contextmanager
 def time_limit(seconds: float) -> Iterator[None]:
-    """Raise :class:`OutOfTime` in the block after ``seconds``: SymPy has no timeouts
-    of its own. Uses ``SIGALRM``, so it limits only the main thread of a Unix
-    process; elsewhere the block runs unlimited. Nested limits keep the outer
-    one's deadline (an inner block ends at the earlier of the two)."""
+    """Raise :class:`OutOfTime` in the block after ``seconds`` (and again every
+    :data:`ALARM_REPEAT` seconds until it leaves): SymPy has no timeouts of its own.
+    Uses ``SIGALRM``, so it limits only the main thread of a Unix process; elsewhere
+    the block runs unlimited. Nested limits keep the outer one's deadline (an inner
+    block ends at the earlier of the two)."""
     if not _can_time():
         yield
         return
     import signal
     import time
 
+    inside = [True]
+
     def out_of_time(signum: int, frame: Any) -> None:
-        raise OutOfTime
+        if inside[0]:
+            raise OutOfTime
 
     outer = signal.getitimer(signal.ITIMER_REAL)[0]  # 0.0: no limit around this one
     start = time.monotonic()
     previous = signal.signal(signal.SIGALRM, out_of_time)
-    signal.setitimer(signal.ITIMER_REAL, max(min(seconds, outer or seconds), 1e-3))
+    signal.setitimer(signal.ITIMER_REAL, max(min(seconds, outer or seconds), 1e-3),
+                     ALARM_REPEAT)
     try:
         yield
     finally:
+        inside[0] = False
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
         if outer:  # the outer limit goes on (and fires at once if it was this one's)
-            signal.setitimer(signal.ITIMER_REAL, max(outer - (time.monotonic() - start), 1e-3))
+            signal.setitimer(signal.ITIMER_REAL, max(outer - (time.monotonic() - start), 1e-3),
+                             ALARM_REPEAT)
 
 
 def nice_numbers(expr: Any, max_denominator: int = 10**6) -> Any:
