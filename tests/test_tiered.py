@@ -96,6 +96,36 @@ def test_a_graph_without_loops_is_interpreted_whatever_the_budget(monkeypatch):
     assert worker.wait(timeout=600)  # its compile ends here, not in the next test's counts
 
 
+def test_a_graph_calling_python_runs_it_once_per_call(monkeypatch):
+    # tiers ran the user's Python again: the background thread runs a split graph's chain
+    # once to compile it, and an interpretation over the budget was redone by the kernel
+    # (a module's backward hook fired twice in a training step); such graphs compile first
+    monkeypatch.setattr(sg.config, "tiered", True)
+    monkeypatch.setattr(sg.config, "tiered_budget", 0.0)  # any loop is too long
+    calls = []
+    scale = 0.5 + uuid.uuid4().int % 1000 / 1e6
+
+    def host(x):
+        calls.append(1)
+        return np.tanh(x)
+
+    def f(x):
+        y = sg.pure_callback(host, sg.ShapeDtypeStruct(x.shape, np.float64), x,
+                             vjp=lambda ct, x: (ct * (1.0 - np.tanh(x) ** 2),))
+        return np.sum(sg.fori_loop(0, 30, lambda i, v: np.sin(v) * scale + v, y) ** 2)
+
+    x = np.array([0.2, 0.3])
+    got = sg.grad(f)(x)
+    assert len(calls) == 1
+    assert_close(got, sg.grad(f, backend="numpy")(x), rtol=1e-14)
+    monkeypatch.setattr(sg.config, "tiered_budget", 30.0)  # (the background chain too)
+    g = sg.grad(lambda x: f(x) * 2.0)
+    before = len(calls)
+    g(x)
+    assert worker.wait(timeout=600)
+    assert len(calls) == before + 1
+
+
 def test_the_worker_compiles_kernels_that_call_blas(tiered):
     # the worker once put symgrad's own directory first on its path, where the
     # ``symgrad.scipy`` subpackage shadowed scipy: every kernel with a matrix product

@@ -22,6 +22,9 @@ interpreted until the kernel is ready: its cost is numpy's for the same operatio
 The answer does not depend on the tier beyond rounding: the
 interpreter is numpy's arithmetic and the kernel LLVM's, which the test suite
 compares (``tests/test_primitives.py::test_backends_agree``).
+A graph that calls the user's Python (``callback``: ``sg.pure_callback``, an
+``autograd.Function``'s backward, a module's backward hook) is not tiered: it
+compiles first, as both of the above would run that Python a second time.
 
 ``sg.config.tiered = False`` (``SYMGRAD_TIERED=0``) compiles first, on the
 calling thread, as benchmarks measure it.
@@ -46,9 +49,16 @@ from typing import Any
 
 from ...core.config import config
 from ...core.interpreter import OverBudget, deadline, interpret
-from ...core.ir import Graph
+from ...core.ir import Graph, subgraphs
+from ...prims.custom import callback_p
 from . import compile as kernels
 from . import worker
+
+
+def _calls_python(graph: Graph) -> bool:
+    """Whether ``graph`` (or a graph it holds) calls the user's Python (``callback``)."""
+    return any(e.prim is callback_p or any(_calls_python(g) for _, g in subgraphs(e))
+               for e in graph.eqns)
 
 
 class Tiered:
@@ -227,7 +237,11 @@ def tiered(graph: Graph, kernel: Callable[..., tuple], consts: tuple,
     is fast, else a :class:`Tiered` of it: compiling in the worker, or, for a process's
     first load from disk (Numba's target set-up costs more than interpreting a small
     problem), loading on the background thread."""
-    if not config.tiered:
+    if not config.tiered or _calls_python(graph):
+        # (a graph that calls the user's Python, an autograd.Function's backward, a module
+        # hook, sg.pure_callback, runs it once per call: tiers would run it again, on the
+        # background thread that runs a chain to compile it, or after an interpretation
+        # abandoned over the budget; a module's backward hook fired twice in a step)
         return kernel
     if all(kernels.on_disk(s) for s in sources):
         return kernel if kernels.numba_ready() else Tiered(graph, kernel, consts, load=True)
