@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gc
 import time
 
 import numpy as np
@@ -95,21 +94,32 @@ def test_a_time_limit_whose_alarm_was_swallowed_rings_again():
     assert time.monotonic() - start < 1.0
 
 
+_BUDGET_PROGRAM = """
+import time
+import sympy as sp
+from symgrad.core.sympy_bridge import simplify
+a, b, c = sp.symbols("a b c")
+# sp.simplify needs seconds for this one (it cancels the fraction)
+slow = sp.expand((a + b + c + 1) ** 10) / sp.expand((a + b + c + 1) ** 4)
+start = time.monotonic()
+result = simplify(slow, seconds=0.2)
+seconds = time.monotonic() - start
+point = {a: sp.Rational(1, 3), b: sp.Rational(2, 5), c: sp.Rational(-3, 7)}
+print(seconds, result.subs(point) == slow.subs(point))
+"""
+
+
 def test_simplify_keeps_to_its_time_budget():
-    a, b, c = sp.symbols("a b c")
-    # sp.simplify needs seconds for this one (it cancels the fraction)
-    slow = sp.expand((a + b + c + 1) ** 10) / sp.expand((a + b + c + 1) ** 4)
-    # hypothesis's pytest plugin times every garbage collection with a gc callback; an
-    # alarm that arrives during a collection is handled inside that callback, which drops
-    # its exception (the limit rings again, but SymPy collects so often that most rings
-    # land there): measured without the test environment's callbacks, as a user runs it
-    callbacks = gc.callbacks[:]
-    gc.callbacks.clear()
-    try:
-        start = time.monotonic()
-        result = simplify(slow, seconds=0.2)
-        assert time.monotonic() - start < 2.5  # sp.simplify alone: about 4 s
-    finally:
-        gc.callbacks.extend(callbacks)
-    point = {a: sp.Rational(1, 3), b: sp.Rational(2, 5), c: sp.Rational(-3, 7)}
-    assert result.subs(point) == slow.subs(point)
+    # in a process of its own, as a user runs it: a test worker's process holds what
+    # thousands of tests left (gc callbacks such as hypothesis's, finalizers, threads),
+    # where an alarm can land in code whose exceptions Python drops; CI's worker once
+    # took 2.85 s on this 0.2 s budget, a fresh process 0.2-0.3 s
+    import subprocess
+    import sys
+
+    run = subprocess.run([sys.executable, "-c", _BUDGET_PROGRAM], capture_output=True,
+                         text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    seconds, equal = run.stdout.split()
+    assert float(seconds) < 2.5, seconds  # sp.simplify alone: about 4 s
+    assert equal == "True"
