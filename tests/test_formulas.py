@@ -99,8 +99,8 @@ import time
 import sympy as sp
 from symgrad.core.sympy_bridge import simplify
 a, b, c = sp.symbols("a b c")
-# sp.simplify needs seconds for this one (it cancels the fraction)
-slow = sp.expand((a + b + c + 1) ** 10) / sp.expand((a + b + c + 1) ** 4)
+# sp.simplify needs about 6 s for this one (it cancels the fraction)
+slow = sp.expand((a + b + c + 1) ** 20) / sp.expand((a + b + c + 1) ** 8)
 start = time.monotonic()
 result = simplify(slow, seconds=0.2)
 seconds = time.monotonic() - start
@@ -111,9 +111,9 @@ print(seconds, result.subs(point) == slow.subs(point))
 
 def test_simplify_keeps_to_its_time_budget():
     # in a process of its own, as a user runs it: a test worker's process holds what
-    # thousands of tests left (gc callbacks such as hypothesis's, finalizers, threads),
-    # where an alarm can land in code whose exceptions Python drops; CI's worker once
-    # took 2.85 s on this 0.2 s budget, a fresh process 0.2-0.3 s
+    # thousands of tests left (a heap whose full collections take seconds, gc callbacks
+    # such as hypothesis's, finalizers); CI's worker once took 2.85 s on a 0.2 s budget
+    # for an expression that sp.simplify finished in 0.7 s without any limit
     import subprocess
     import sys
 
@@ -121,5 +121,5 @@ def test_simplify_keeps_to_its_time_budget():
                          text=True, timeout=120)
     assert run.returncode == 0, run.stderr
     seconds, equal = run.stdout.split()
-    assert float(seconds) < 2.5, seconds  # sp.simplify alone: about 4 s
+    assert float(seconds) < 2.0, seconds  # without the limit: about 6 s
     assert equal == "True"
