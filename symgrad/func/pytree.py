@@ -1,0 +1,95 @@
+"""Pytrees as ``torch.func`` reads them: tuples (namedtuples too), lists and dicts of
+leaves, nested; ``None`` is an empty node. A spec rebuilds the structure around new
+leaves (:func:`unflatten`); two specs are equal when the structures are."""
+
+from __future__ import annotations
+
+from typing import Any
+
+#: a leaf's spec
+LEAF = ("*",)
+
+
+def flatten(tree: Any) -> tuple[list[Any], Any]:
+    """(the leaves in order, the structure's spec)."""
+    leaves: list[Any] = []
+    return leaves, _flatten(tree, leaves)
+
+
+def _flatten(tree: Any, leaves: list[Any]) -> Any:
+    if tree is None:
+        return ("None",)
+    if isinstance(tree, (tuple, list)):
+        return (type(tree), tuple(_flatten(t, leaves) for t in tree))
+    if isinstance(tree, dict):
+        keys = tuple(tree)
+        return (type(tree), tuple(_flatten(tree[k], leaves) for k in keys), keys)
+    leaves.append(tree)
+    return LEAF
+
+
+def unflatten(leaves: list[Any], spec: Any) -> Any:
+    it = iter(leaves)
+    return _build(spec, it)
+
+
+def _build(spec: Any, it: Any) -> Any:
+    if spec == LEAF:
+        return next(it)
+    if spec == ("None",):
+        return None
+    kind, children = spec[0], [_build(s, it) for s in spec[1]]
+    if issubclass(kind, dict):
+        return kind(zip(spec[2], children))
+    if issubclass(kind, tuple) and hasattr(kind, "_fields"):  # a namedtuple
+        return kind(*children)
+    return kind(children)
+
+
+def leaves_count(spec: Any) -> int:
+    if spec == LEAF:
+        return 1
+    if spec == ("None",):
+        return 0
+    return sum(leaves_count(s) for s in spec[1])
+
+
+def describe(spec: Any) -> str:
+    """The structure in a message: ``*`` for a leaf, as PyTorch's ``TreeSpec`` shows it."""
+    if spec == LEAF:
+        return "*"
+    if spec == ("None",):
+        return "None"
+    inner = ", ".join(describe(s) for s in spec[1])
+    if issubclass(spec[0], dict):
+        inner = ", ".join(f"{k!r}: {describe(s)}" for k, s in zip(spec[2], spec[1]))
+        return "{" + inner + "}"
+    return f"{spec[0].__name__}({inner})"
+
+
+def broadcast_prefix(prefix: Any, tree: Any, is_leaf_value: Any) -> list[Any] | None:
+    """``prefix`` (``in_dims``/``out_dims``: a value or a tree matching the top of
+    ``tree``) as one value per leaf of ``tree``; None when the structures differ."""
+    if is_leaf_value(prefix):
+        return [prefix] * len(flatten(tree)[0])
+    if isinstance(prefix, (tuple, list)) and isinstance(tree, (tuple, list)):
+        if len(prefix) != len(tree):
+            return None
+        out: list[Any] = []
+        for p, t in zip(prefix, tree):
+            sub = broadcast_prefix(p, t, is_leaf_value)
+            if sub is None:
+                return None
+            out += sub
+        return out
+    if isinstance(prefix, dict) and isinstance(tree, dict):
+        if set(prefix) != set(tree):
+            return None
+        out = []
+        for k in tree:
+            sub = broadcast_prefix(prefix[k], tree[k], is_leaf_value)
+            if sub is None:
+                return None
+            out += sub
+        return out
+    return None
