@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from ..eager.double import grad as autograd_grad
-from ..eager.grad_mode import enable_grad
+from ..eager.grad_mode import enable_grad, is_grad_enabled
 from ..eager.graph import Node
 from ..eager.tensor import Tensor
 
@@ -69,13 +69,6 @@ def reaches_outer(t: Any, level: float) -> bool:
     return False
 
 
-def unwrap(t: Any, level: float) -> Any:
-    """``t`` as a level hands it back: with its graph if it reaches an outer level."""
-    if isinstance(t, Tensor) and t._requires_grad and not reaches_outer(t, level):
-        return t.detach()
-    return t
-
-
 def _zeros_like(t: Any) -> Tensor:
     return Tensor._make(np.zeros(t.shape, dtype=t._value.dtype))
 
@@ -86,6 +79,9 @@ class Level:
 
     def __enter__(self) -> Level:
         self.number: float = len(_STACK)
+        #: whether the caller records: under its no_grad nothing leaves with a graph (a
+        #: transform runs its function with grad enabled all the same, as PyTorch's)
+        self.recording = is_grad_enabled()
         self.leaves: list[Any] = []
         _STACK.append(self)
         return self
@@ -127,12 +123,22 @@ class Level:
         if not pairs or not inputs:
             return [_zeros_like(t) for t in inputs]
         outs, cts = [p[0] for p in pairs], [p[1] for p in pairs]
-        graph = keep_graph or any(reaches_outer(t, self.number) for t in outs + cts)
+        graph = keep_graph or any(self.connected(t) for t in outs + cts)
         with enable_grad():
             found = autograd_grad(outs, inputs, None if cotangents is None else cts,
                                   retain_graph=True, create_graph=graph, allow_unused=True)
         result = [_zeros_like(t) if g is None else g for g, t in zip(found, inputs)]
-        return result if keep_graph else [unwrap(g, self.number) for g in result]
+        return result if keep_graph else [self.unwrap(g) for g in result]
+
+    def connected(self, t: Any) -> bool:
+        """Whether ``t`` depends on a tensor the caller differentiates."""
+        return self.recording and reaches_outer(t, self.number)
+
+    def unwrap(self, t: Any) -> Any:
+        """``t`` as this level hands it back: with its graph if it is :meth:`connected`."""
+        if isinstance(t, Tensor) and t._requires_grad and not self.connected(t):
+            return t.detach()
+        return t
 
 
 def _drop(key: int, ref: Any) -> None:

@@ -54,17 +54,19 @@ def leaves_count(spec: Any) -> int:
     return sum(leaves_count(s) for s in spec[1])
 
 
-def describe(spec: Any) -> str:
-    """The structure in a message: ``*`` for a leaf, as PyTorch's ``TreeSpec`` shows it."""
+def describe(spec: Any, indent: int = 0) -> str:
+    """The structure in a message, as PyTorch's ``TreeSpec`` prints it (``*``: a leaf)."""
     if spec == LEAF:
         return "*"
-    if spec == ("None",):
-        return "None"
-    inner = ", ".join(describe(s) for s in spec[1])
-    if issubclass(spec[0], dict):
-        inner = ", ".join(f"{k!r}: {describe(s)}" for k, s in zip(spec[2], spec[1]))
-        return "{" + inner + "}"
-    return f"{spec[0].__name__}({inner})"
+    kind = type(None) if spec == ("None",) else spec[0]
+    children = [] if spec == ("None",) else list(spec[1])
+    context = list(spec[2]) if len(spec) > 2 else None
+    text = ""
+    if children:
+        indent += 2
+        text = describe(children[0], indent) + ("," if len(children) > 1 else "")
+        text += ",".join("\n" + " " * indent + describe(c, indent) for c in children[1:])
+    return f"TreeSpec({kind.__name__}, {context}, [{text}])"
 
 
 def broadcast_prefix(prefix: Any, tree: Any, is_leaf_value: Any) -> list[Any] | None:

@@ -33,7 +33,7 @@ from ..eager.functions import stack
 from ..eager.grad_mode import enable_grad
 from ..eager.tensor import Tensor
 from . import pytree
-from .levels import Level, unwrap
+from .levels import Level
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian"]
 
@@ -96,7 +96,7 @@ def _split_aux(out: Any, has_aux: bool, fn: str) -> tuple[Any, Any]:
 
 def _unwrap_tree(tree: Any, level: Level) -> Any:
     leaves, spec = pytree.flatten(tree)
-    return pytree.unflatten([unwrap(t, level.number) for t in leaves], spec)
+    return pytree.unflatten([level.unwrap(t) for t in leaves], spec)
 
 
 def _run(func: Callable, args: list, kwargs: dict) -> Any:
@@ -124,7 +124,7 @@ def grad_and_value(func: Callable, argnums: int | tuple[int, ...] = 0,
                                    f"scalar Tensor, got tensor with {out.dim()} dims. Maybe you "
                                    "wanted to use the vjp or jacrev APIs instead?")
             g = inputs.rebuild(level.grads([out], inputs.leaves, None))
-            value = unwrap(out, level.number)
+            value = level.unwrap(out)
             if has_aux:
                 return g, (value, _unwrap_tree(aux, level))
             return g, value
@@ -161,7 +161,7 @@ def vjp(func: Callable, *primals: Any, has_aux: bool = False) -> tuple[Any, ...]
         out, aux = _split_aux(_run(func, inputs.args, {}), has_aux, "vjp(f, *primals)")
         outs, out_spec = _tensor_leaves(out, "vjp(f, *primals): expected f(*primals) to "
                                              "return only tensors, got unsupported type {}")
-        value = pytree.unflatten([unwrap(t, level.number) for t in outs], out_spec)
+        value = pytree.unflatten([level.unwrap(t) for t in outs], out_spec)
         aux = _unwrap_tree(aux, level) if has_aux else None
 
     def vjp_fn(cotangents: Any) -> tuple[Any, ...]:
@@ -182,7 +182,7 @@ def vjp(func: Callable, *primals: Any, has_aux: bool = False) -> tuple[Any, ...]
 def _linear_in_tangents(level: Level, outs: list[Any], xs: list[Any]) -> tuple[list, list]:
     """(private cotangents ``u``, the VJP ``uᵀJ`` per input, recorded): the double-vjp
     trick's first half; :meth:`Level.grads` of it in ``u`` with ``v`` is ``J v``."""
-    us = [level.private(Tensor._make(o._value * 0.0)) for o in outs]
+    us = [level.private(Tensor._make(np.zeros_like(o._value))) for o in outs]
     back = level.grads(outs, xs, us, keep_graph=True)
     return us, back
 
@@ -216,7 +216,7 @@ def jvp(func: Callable, primals: Any, tangents: Any, *, strict: bool = False,
                                          "return only tensors, got unsupported type {}")
         us, back = _linear_in_tangents(level, outs, inputs.leaves)
         tangent_out = level.grads(back, us, vs)
-        result = (pytree.unflatten([unwrap(t, level.number) for t in outs], spec),
+        result = (pytree.unflatten([level.unwrap(t) for t in outs], spec),
                   pytree.unflatten(tangent_out, spec))
         return (*result, _unwrap_tree(aux, level)) if has_aux else result
 
@@ -257,15 +257,14 @@ def jacrev(func: Callable, argnums: int | tuple[int, ...] = 0, *, has_aux: bool 
             inputs = _Inputs(level, args, argnums)
             out, aux = _split_aux(_run(func, inputs.args, kwargs), has_aux,
                                   "jacrev(f, ...)(*args)")
-            outs, spec = _tensor_leaves(out, "jacrev(f, ...)(*args): expected f(*args) to "
+            outs, spec = _tensor_leaves(out, "vjp(f, *primals): expected f(*primals) to "
                                              "return only tensors, got unsupported type {}")
             blocks = {}
             for i, o in enumerate(outs):
                 rows = [level.grads([o], inputs.leaves, [_basis(o, k)])
                         for k in range(o.numel())]
                 for j, x in enumerate(inputs.leaves):
-                    blocks[i, j] = unwrap(_block([r[j] for r in rows], o, x, False),
-                                          level.number)
+                    blocks[i, j] = level.unwrap(_block([r[j] for r in rows], o, x, False))
             jac = _jac_tree(blocks, outs, spec, inputs)
             return (jac, _unwrap_tree(aux, level)) if has_aux else jac
 
@@ -286,7 +285,7 @@ def jacfwd(func: Callable, argnums: int | tuple[int, ...] = 0, has_aux: bool = F
             outs, spec = _tensor_leaves(out, "jvp(f, primals, tangents): Expected f(*args) "
                                              "to return only tensors, got unsupported type {}")
             us, back = _linear_in_tangents(level, outs, inputs.leaves)
-            zeros = [Tensor._make(x._value * 0.0) for x in inputs.leaves]
+            zeros = [Tensor._make(np.zeros_like(x._value)) for x in inputs.leaves]
             blocks = {}
             for j, x in enumerate(inputs.leaves):
                 cols = []
@@ -295,8 +294,7 @@ def jacfwd(func: Callable, argnums: int | tuple[int, ...] = 0, has_aux: bool = F
                     vs[j] = _basis(x, k)
                     cols.append(level.grads(back, us, vs))
                 for i, o in enumerate(outs):
-                    blocks[i, j] = unwrap(_block([c[i] for c in cols], o, x, True),
-                                          level.number)
+                    blocks[i, j] = level.unwrap(_block([c[i] for c in cols], o, x, True))
             jac = _jac_tree(blocks, outs, spec, inputs)
             return (jac, _unwrap_tree(aux, level)) if has_aux else jac
 
