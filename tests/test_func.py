@@ -48,7 +48,8 @@ def _error(show, fn, length=200):
 
 
 def transforms(torch, show, data):
-    grad, grad_and_value, hessian, jacfwd, jacrev, jvp, vjp = _func(torch, "grad grad_and_value hessian jacfwd jacrev jvp vjp")
+    grad, grad_and_value, hessian, jacfwd, jacrev, jvp, vjp = _func(
+        torch, "grad grad_and_value hessian jacfwd jacrev jvp vjp")
     x, y = torch.tensor(data["x"]), torch.tensor(data["y"])
     m = torch.tensor(data["m"])
 
@@ -181,7 +182,8 @@ _MLP = {"0.weight": (4, 3), "0.bias": (4,), "2.weight": (2, 4), "2.bias": (2,)}
 
 def per_sample_gradients(torch, show, data):
     """The torch.func tutorial: per-sample gradients with vmap(grad(loss))."""
-    functional_call, grad, hessian, jacrev, vmap = _func(torch, "functional_call grad hessian jacrev vmap")
+    functional_call, grad, hessian, jacrev, vmap = _func(
+        torch, "functional_call grad hessian jacrev vmap")
     model = _mlp(torch, data)
     params = {k: v.detach() for k, v in model.named_parameters()}
     x, target = torch.tensor(data["x"]), torch.tensor(data["t"])
@@ -219,7 +221,8 @@ def test_per_sample_gradients():
 
 def ensembling(torch, show, data):
     """The torch.func tutorial: model ensembling with stack_module_state."""
-    functional_call, grad, stack_module_state, vmap = _func(torch, "functional_call grad stack_module_state vmap")
+    functional_call, grad, stack_module_state, vmap = _func(
+        torch, "functional_call grad stack_module_state vmap")
     models = []
     for k in range(3):
         m = _mlp(torch, {n: data[n] * (k + 1) for n in _MLP})
