@@ -77,6 +77,15 @@ def transforms(torch, show, data):
     _show(show, (out, fn(y), aux))
     _show(show, jvp(lambda a, b: (a.sin() * b, a @ m), (x, y), (y, x)))
     _show(show, jvp(lambda a: (a ** 2, {"s": a.sum()}), (x,), (y,), has_aux=True))
+    _show(show, jvp(lambda a, b: a * 2, (x, y), (y, x), strict=True))
+    _error(show, lambda: jvp(lambda a, b: (a * 2, b * 0 + m[0, 0]), (x, y), (y, x),
+                             strict=True))
+    lin = lambda a, b: (a.sin() * b, {"m": a @ m})  # noqa: E731
+    if torch.__name__ == "symgrad":  # (PyTorch's linearize traces with FX: seconds; its
+        out, jvp_fn = torch.func.linearize(lin, x, y)  # jvp is the oracle, and cheap)
+        _show(show, (out, jvp_fn(y, x), jvp_fn(x, x * 3)))
+    else:
+        _show(show, (lin(x, y), jvp(lin, (x, y), (y, x))[1], jvp(lin, (x, y), (x, x * 3))[1]))
     h = lambda a, b: torch.sin(a)[:, None] * b[None, :] + (a @ m).sum()  # noqa: E731
     for jac in (jacrev, jacfwd):
         _show(show, jac(h)(x, y))
@@ -91,6 +100,13 @@ def transforms(torch, show, data):
     _show(show, jacfwd(jacrev(s, argnums=1), argnums=0)(x, y))
     _show(show, jacrev(grad(s))(x, y))
     _show(show, hessian(g)({"a": x, "b": y}))
+    # nesting without perturbation confusion: the inner transform's variable is its own
+    _show(show, grad(lambda a: grad(lambda b: (a * b).sum())(y).sum())(x))
+    _show(show, grad(lambda a: grad(lambda b: (a * b ** 2).sum())(a).sum())(x))
+    _show(show, grad(lambda a: jvp(lambda b: b.sin() * a, (a,), (y,))[1].sum())(x))
+    _, fn2 = vjp(lambda a, b: (a.sin() * b, a @ m), x, y)
+    _show(show, grad(lambda c: fn2((c, c[:2]))[0].pow(2).sum())(y))  # vjp_fn in a grad
+    _show(show, jacfwd(lambda a: vjp(lambda b: b.exp() * a, a)[1](y)[0])(x))
 
 
 def test_transforms():
@@ -345,6 +361,14 @@ def vmaps(torch, show, data):
 
 def test_vmap():
     run_both(vmaps, _data(6, a=(3, 3), b=(3, 3), c=(2, 3)))
+
+
+def test_functional_call_refuses_a_parametrized_name():
+    import symgrad as sg
+    m = sg.nn.utils.parametrizations.weight_norm(sg.nn.Linear(3, 2))
+    with pytest.raises(NotImplementedError, match="parametrized tensor 'weight'"):
+        sg.func.functional_call(m, {"weight": sg.ones(2, 3)}, sg.ones(3))
+    assert m.parametrizations.weight.original1.shape == (2, 3)  # untouched
 
 
 def test_vmap_refuses_what_its_loop_cannot_match():

@@ -168,6 +168,7 @@ def parametrizations(torch, show, data):
     show(m.weight, len(m.parametrizations.weight))
     _train(torch, show, m, data)
     show_error(show, lambda: setattr(m, "weight", torch.eye(3)), 200)  # Scale: no inverse
+    show_error(show, lambda: setattr(m, "weight", nn.Parameter(torch.eye(3))))
     with P.cached():
         show(m.weight is m.weight)
     show(m.weight is m.weight)

@@ -1,7 +1,7 @@
 """``torch.func``: composable function transforms over the eager Tensor.
 
-``grad``, ``grad_and_value``, ``vjp``, ``jvp``, ``jacrev``, ``jacfwd``, ``hessian``
-(:mod:`.transforms`, built on the eager autograd's double backward, nestable),
+``grad``, ``grad_and_value``, ``vjp``, ``jvp``, ``linearize``, ``jacrev``, ``jacfwd``,
+``hessian`` (:mod:`.transforms`, built on the eager autograd's double backward, nestable),
 ``vmap`` (:mod:`.vmap`: a loop over the batch, composable with them),
 ``functional_call`` and ``stack_module_state`` (:mod:`.stateless`). Arguments and
 results are pytrees (tuples, lists, dicts) of Tensors.
@@ -19,8 +19,8 @@ results are pytrees (tuples, lists, dicts) of Tensors.
 """
 
 from .stateless import functional_call, stack_module_state
-from .transforms import grad, grad_and_value, hessian, jacfwd, jacrev, jvp, vjp
+from .transforms import grad, grad_and_value, hessian, jacfwd, jacrev, jvp, linearize, vjp
 from .vmap import vmap
 
 __all__ = ["functional_call", "stack_module_state", "grad", "grad_and_value", "vjp", "jvp",
-           "jacrev", "jacfwd", "hessian", "vmap"]
+           "linearize", "jacrev", "jacfwd", "hessian", "vmap"]

@@ -69,6 +69,28 @@ def reaches_outer(t: Any, level: float) -> bool:
     return False
 
 
+def depends_on(t: Any, targets: list[Any]) -> bool:
+    """Whether ``t``'s graph reaches one of ``targets`` (leaves or recorded tensors)."""
+    if not isinstance(t, Tensor) or not t._requires_grad:
+        return False
+    leaves = {id(x) for x in targets if x._node is None}
+    nodes = {id(x._node) for x in targets if x._node is not None}
+    if id(t) in leaves or (t._node is not None and id(t._node) in nodes):
+        return True
+    todo, seen = ([t._node] if t._node is not None else []), set()
+    while todo:
+        for a in todo.pop().inputs:
+            if isinstance(a, Node):
+                if id(a) in nodes:
+                    return True
+                if id(a) not in seen:
+                    seen.add(id(a))
+                    todo.append(a)
+            elif id(a) in leaves:
+                return True
+    return False
+
+
 def _zeros_like(t: Any) -> Tensor:
     return Tensor._make(np.zeros(t.shape, dtype=t._value.dtype))
 

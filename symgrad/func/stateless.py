@@ -26,6 +26,7 @@ from typing import Any
 from ..eager.functions import stack
 from ..eager.tensor import Tensor
 from ..nn.module import Module
+from ..nn.utils.parametrize import is_parametrized
 
 __all__ = ["functional_call", "stack_module_state"]
 
@@ -84,7 +85,7 @@ def _owner(module: Module, path: str) -> tuple[Module, str]:
 
 def _swap(module: Module, name: str, value: Any) -> tuple[Any, str, Any]:
     """Put ``value`` in place of ``module.<name>``; what :func:`_restore` needs."""
-    if name in module.__dict__.get("_parametrized_names", ()):
+    if is_parametrized(module, name):
         raise NotImplementedError(
             f"functional_call with a value for the parametrized tensor '{name}' is not "
             "supported by symgrad: pass values for its originals "

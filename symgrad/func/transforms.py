@@ -1,5 +1,5 @@
 """``torch.func``'s derivative transforms over the eager autograd: ``grad``,
-``grad_and_value``, ``vjp``, ``jvp``, ``jacrev``, ``jacfwd``, ``hessian``.
+``grad_and_value``, ``vjp``, ``jvp``, ``linearize``, ``jacrev``, ``jacfwd``, ``hessian``.
 
 Each call is a level of :mod:`.levels`: the differentiated arguments (pytrees of
 Tensors: tuples, lists, dicts) enter as private leaves, the function runs, and
@@ -33,9 +33,12 @@ from ..eager.functions import stack
 from ..eager.grad_mode import enable_grad
 from ..eager.tensor import Tensor
 from . import pytree
-from .levels import Level
+from .levels import Level, depends_on
 
-__all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian"]
+__all__ = ["grad", "grad_and_value", "vjp", "jvp", "linearize", "jacrev", "jacfwd", "hessian"]
+
+_JVP_OUTPUTS = ("jvp(f, primals, tangents): expected f(*args) to return only tensors, got "
+                "unsupported type {}")
 
 
 def _argnums(argnums: Any, n: int) -> tuple[int, ...]:
@@ -195,9 +198,6 @@ def jvp(func: Callable, primals: Any, tangents: Any, *, strict: bool = False,
         if not isinstance(v, tuple):
             raise RuntimeError(f"jvp(f, primals, tangents): Expected {name} to be a tuple. "
                                "E.g. it should be valid to call f(*primals).")
-    if strict:
-        raise RuntimeError("jvp(f, primals, tangents, strict=True): strict mode for jvp "
-                           "is not implemented in PyTorch either")
     if pytree.flatten(primals)[1] != pytree.flatten(tangents)[1]:
         raise RuntimeError("jvp(f, primals, tangents): Expected primals and tangents to "
                            "have the same python structure.")
@@ -212,13 +212,37 @@ def jvp(func: Callable, primals: Any, tangents: Any, *, strict: bool = False,
                                    f"given forward gradient is of size {list(v.shape)}.")
         out, aux = _split_aux(_run(func, inputs.args, {}), has_aux,
                               "jvp(f, primals, tangents)")
-        outs, spec = _tensor_leaves(out, "jvp(f, primals, tangents): Expected f(*args) to "
-                                         "return only tensors, got unsupported type {}")
+        outs, spec = _tensor_leaves(out, _JVP_OUTPUTS)
+        if strict and not all(depends_on(o, inputs.leaves) for o in outs):
+            raise RuntimeError("jvp(f, primals, tangents, strict=True): The output of f is "
+                               "independent of the inputs. This is not allowed with "
+                               "strict=True.")
         us, back = _linear_in_tangents(level, outs, inputs.leaves)
         tangent_out = level.grads(back, us, vs)
         result = (pytree.unflatten([level.unwrap(t) for t in outs], spec),
                   pytree.unflatten(tangent_out, spec))
         return (*result, _unwrap_tree(aux, level)) if has_aux else result
+
+
+def linearize(func: Callable, *primals: Any) -> tuple[Any, Callable]:
+    """``(func(*primals), jvp_fn)``: ``jvp_fn(*tangents)`` is ``J tangents`` at the
+    primals, for many tangents (the double-vjp trick's first half is kept)."""
+    with Level() as level:
+        inputs = _Inputs(level, primals, tuple(range(len(primals))) or 0)
+        outs, spec = _tensor_leaves(_run(func, inputs.args, {}), _JVP_OUTPUTS)
+        us, back = _linear_in_tangents(level, outs, inputs.leaves)
+        value = pytree.unflatten([level.unwrap(t) for t in outs], spec)
+
+    def jvp_fn(*tangents: Any) -> Any:
+        vs, tspec = pytree.flatten(tangents)
+        if tspec != pytree.flatten(primals)[1]:
+            raise RuntimeError("Expected the tangents to have the same pytree structure as "
+                               f"the primals {pytree.describe(pytree.flatten(primals)[1])}, "
+                               f"got {pytree.describe(tspec)}")
+        with Level() as outer:  # (a level of its own: the primals' leaves are finished)
+            return pytree.unflatten(outer.grads(back, us, vs), spec)
+
+    return value, jvp_fn
 
 
 def _block(cols: list[Any], out: Any, x: Any, along_end: bool) -> Any:
@@ -282,8 +306,7 @@ def jacfwd(func: Callable, argnums: int | tuple[int, ...] = 0, has_aux: bool = F
             inputs = _Inputs(level, args, argnums)
             out, aux = _split_aux(_run(func, inputs.args, kwargs), has_aux,
                                   "jvp(f, primals, tangents)")
-            outs, spec = _tensor_leaves(out, "jvp(f, primals, tangents): Expected f(*args) "
-                                             "to return only tensors, got unsupported type {}")
+            outs, spec = _tensor_leaves(out, _JVP_OUTPUTS)
             us, back = _linear_in_tangents(level, outs, inputs.leaves)
             zeros = [Tensor._make(np.zeros_like(x._value)) for x in inputs.leaves]
             blocks = {}

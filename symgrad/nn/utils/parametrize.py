@@ -175,7 +175,13 @@ def _inject_new_class(module: Module) -> None:
                            "saving_loading_models.html#saving-loading-a-general-checkpoint-"
                            "for-inference-and-or-resuming-training")
 
-    module.__class__ = type(f"Parametrized{cls.__name__}", (cls,), {"__getstate__": getstate})
+    def setattr_(self: Any, name: str, value: Any) -> None:
+        if isinstance(value, (Parameter, Module)) and is_parametrized(self, name):
+            raise KeyError(f"attribute '{name}' already exists")  # (PyTorch's register_*)
+        cls.__setattr__(self, name, value)
+
+    module.__class__ = type(f"Parametrized{cls.__name__}", (cls,),
+                            {"__getstate__": getstate, "__setattr__": setattr_})
 
 
 def _inject_property(module: Module, tensor_name: str) -> None:
