@@ -150,7 +150,7 @@ def test_closures_and_requires_grad():
 
 
 def errors(torch, show, data):
-    grad, jacrev, jvp, vjp, vmap = _func(torch, "grad jacrev jvp vjp vmap")
+    grad, jacfwd, jacrev, jvp, vjp, vmap = _func(torch, "grad jacfwd jacrev jvp vjp vmap")
     x = torch.tensor(data["x"])
     _error(show, lambda: grad(lambda a: a * 2)(x))
     _error(show, lambda: grad(lambda a: 2.0)(x))
@@ -165,6 +165,10 @@ def errors(torch, show, data):
     _error(show, lambda: vjp(lambda a: a * 2, x)[1](torch.ones(2)))
     _error(show, lambda: vjp(lambda a: 2.0, x))
     _error(show, lambda: jacrev(lambda a: 2.0)(x))
+    _error(show, lambda: grad(lambda a: (a.sum(), {"k": 1}), has_aux=True)(x))
+    _error(show, lambda: grad(lambda a: (a.sum(), None), has_aux=True)(x))
+    _error(show, lambda: vjp(lambda a: (a.sum(), 1), x, has_aux=True))
+    _error(show, lambda: jacfwd(lambda a: (a.sum(), [x, 1]), has_aux=True)(x))
     t = torch.tensor(data["m"])
     _error(show, lambda: vmap(lambda a, b: a * b)(t, torch.ones(3, 3)))
     _error(show, lambda: vmap(lambda a: a * 2, in_dims=(None,))(t))

@@ -46,6 +46,13 @@ def _build(spec: Any, it: Any) -> Any:
     return kind(children)
 
 
+def has_none(spec: Any) -> bool:
+    """Whether the structure holds a None."""
+    if spec == ("None",):
+        return True
+    return spec != LEAF and any(has_none(s) for s in spec[1])
+
+
 def leaves_count(spec: Any) -> int:
     if spec == LEAF:
         return 1

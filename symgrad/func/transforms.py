@@ -98,7 +98,13 @@ def _split_aux(out: Any, has_aux: bool, fn: str) -> tuple[Any, Any]:
 
 
 def _unwrap_tree(tree: Any, level: Level) -> Any:
+    """``aux`` handed back: a pytree of Tensors only (None too is refused, as PyTorch's)."""
     leaves, spec = pytree.flatten(tree)
+    if pytree.has_none(spec):
+        raise RuntimeError("Expected tensors, got unsupported type <class 'NoneType'>")
+    for t in leaves:
+        if not isinstance(t, Tensor):
+            raise RuntimeError(f"Expected tensors, got unsupported type {type(t)}")
     return pytree.unflatten([level.unwrap(t) for t in leaves], spec)
 
 

@@ -127,7 +127,14 @@ def _stack_outputs(outputs: list[Any], out_dims: Any, name: str) -> Any:
                          "compatible with the structure of `outputs`. out_dims has structure "
                          f"{pytree.describe(pytree.flatten(out_dims)[1])} but outputs has "
                          f"structure {pytree.describe(spec)}.")
-    columns = [pytree.flatten(o)[0] for o in outputs]
+    columns = []
+    for o in outputs:
+        leaves, other = pytree.flatten(o)
+        if other != spec:
+            raise ValueError(f"vmap({name}, ...): `{name}` returned outputs of different "
+                             f"structures for different batch elements: "
+                             f"{pytree.describe(spec)} and {pytree.describe(other)}")
+        columns.append(leaves)
     stacked = []
     for k, (value, d) in enumerate(zip(first, dims)):
         values = [c[k] for c in columns]
