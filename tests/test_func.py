@@ -233,6 +233,7 @@ def per_sample_gradients(torch, show, data):
     with torch.no_grad():  # (the transforms ignore the caller's no_grad, but their
         _show(show, hessian(loss)(small, x[0], target[0]))  # results carry no graph)
         _show(show, vmap(grad(loss), in_dims=(None, 0, 0))(small, x, target))
+        _show(show, vmap(hessian(loss), in_dims=(None, 0, 0))(small, x[:2], target[:2]))
 
 
 def test_per_sample_gradients():

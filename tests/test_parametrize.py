@@ -10,6 +10,7 @@ the errors (:mod:`torch_oracle`).
 
 from __future__ import annotations
 
+import copy
 import warnings
 
 import pytest
@@ -62,6 +63,12 @@ def weight_norms(torch, show, data):
         P.weight_norm(w, dim=dim)
         show(dim, w.parametrizations.weight.original0, w.weight)
         _train(torch, show, w, data, steps=2)
+    twin = P.weight_norm(nn.Linear(3, 2))                    # state_dict round trip
+    twin.load_state_dict(m.state_dict())
+    show(twin.weight, twin.parametrizations.weight.original0)
+    replica = copy.deepcopy(m)                                # a copy trains on its own
+    _train(torch, show, replica, data, steps=1)
+    show(m.weight, replica.weight, type(replica).__name__)
     removed = nn.utils.parametrize.remove_parametrizations(m, "weight")
     show(removed, type(removed).__name__, [n for n, _ in m.named_parameters()], m.weight,
          hasattr(m, "parametrizations"))

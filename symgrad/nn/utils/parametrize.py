@@ -28,6 +28,7 @@ printed form, the error messages and the consistency checks are PyTorch's.
 from __future__ import annotations
 
 import contextlib
+import copy
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -180,8 +181,19 @@ def _inject_new_class(module: Module) -> None:
             raise KeyError(f"attribute '{name}' already exists")  # (PyTorch's register_*)
         cls.__setattr__(self, name, value)
 
-    module.__class__ = type(f"Parametrized{cls.__name__}", (cls,),
-                            {"__getstate__": getstate, "__setattr__": setattr_})
+    def default_deepcopy(self: Any, memo: dict) -> Any:  # (getstate refuses pickling)
+        obj = memo.get(id(self))
+        if obj is not None:
+            return obj
+        replica = self.__new__(self.__class__)
+        memo[id(self)] = replica
+        replica.__dict__ = copy.deepcopy(self.__dict__, memo)
+        return replica
+
+    namespace = {"__getstate__": getstate, "__setattr__": setattr_}
+    if not hasattr(cls, "__deepcopy__"):
+        namespace["__deepcopy__"] = default_deepcopy
+    module.__class__ = type(f"Parametrized{cls.__name__}", (cls,), namespace)
 
 
 def _inject_property(module: Module, tensor_name: str) -> None:
