@@ -188,6 +188,13 @@ def test_errors():
     run_both(errors, _data(2, x=(3,), m=(2, 3)))
 
 
+def _copy_params(torch, module, values):
+    with torch.no_grad():
+        for name, p in module.named_parameters():
+            if name in values:
+                p.copy_(torch.tensor(values[name]))
+
+
 def _mlp(torch, data):
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh(), torch.nn.Linear(4, 2))
@@ -324,6 +331,12 @@ def functional_calls(torch, show, data):
     _show(show, (mean, bn.running_mean, bn.running_var))
     bn.eval()
     _show(show, functional_call(bn, {"running_mean": mean}, torch.tensor(data["n"])))
+    net = nn.Sequential(nn.Linear(2, 2), nn.BatchNorm1d(2))
+    _copy_params(torch, net, {"0.weight": data["e"], "0.bias": data["v"]})
+    torch.func.replace_all_batch_norm_modules_(net)
+    show([n for n, _ in net.named_buffers()], net[1].track_running_stats)
+    batches = torch.tensor(data["n"]).reshape(2, 2, 2)  # vmap over batches of two
+    _show(show, torch.func.vmap(net)(batches))
 
 
 def test_functional_call():

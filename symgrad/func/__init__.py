@@ -3,8 +3,8 @@
 ``grad``, ``grad_and_value``, ``vjp``, ``jvp``, ``linearize``, ``jacrev``, ``jacfwd``,
 ``hessian`` (:mod:`.transforms`, built on the eager autograd's double backward, nestable),
 ``vmap`` (:mod:`.vmap`: a loop over the batch, composable with them),
-``functional_call`` and ``stack_module_state`` (:mod:`.stateless`). Arguments and
-results are pytrees (tuples, lists, dicts) of Tensors.
+``functional_call``, ``stack_module_state`` and ``replace_all_batch_norm_modules_``
+(:mod:`.stateless`). Arguments and results are pytrees (tuples, lists, dicts) of Tensors.
 
     >>> import symgrad as torch
     >>> from symgrad.func import functional_call, grad, vmap
@@ -18,9 +18,9 @@ results are pytrees (tuples, lists, dicts) of Tensors.
     torch.Size([4, 1, 3])
 """
 
-from .stateless import functional_call, stack_module_state
+from .stateless import functional_call, replace_all_batch_norm_modules_, stack_module_state
 from .transforms import grad, grad_and_value, hessian, jacfwd, jacrev, jvp, linearize, vjp
 from .vmap import vmap
 
-__all__ = ["functional_call", "stack_module_state", "grad", "grad_and_value", "vjp", "jvp",
-           "linearize", "jacrev", "jacfwd", "hessian", "vmap"]
+__all__ = ["functional_call", "stack_module_state", "replace_all_batch_norm_modules_", "grad",
+           "grad_and_value", "vjp", "jvp", "linearize", "jacrev", "jacfwd", "hessian", "vmap"]

@@ -26,9 +26,10 @@ from typing import Any
 from ..eager.functions import stack
 from ..eager.tensor import Tensor
 from ..nn.module import Module
+from ..nn.spatial import _BatchNorm
 from ..nn.utils.parametrize import is_parametrized
 
-__all__ = ["functional_call", "stack_module_state"]
+__all__ = ["functional_call", "stack_module_state", "replace_all_batch_norm_modules_"]
 
 _MISSING = object()
 
@@ -158,3 +159,16 @@ def stack_module_state(models: Sequence[Module]) -> tuple[dict[str, Tensor], dic
     buffers = {name: stack([dict(m.named_buffers())[name] for m in models]).detach()
                for name, _ in models[0].named_buffers()}
     return params, buffers
+
+
+def replace_all_batch_norm_modules_(root: Module) -> Module:
+    """Make every batch norm under ``root`` stop tracking running statistics (in place:
+    its buffers become None, it normalizes with the batch's statistics), so that it can
+    run under ``vmap``."""
+    for module in root.modules():
+        if isinstance(module, _BatchNorm) and module.track_running_stats:
+            module.running_mean = None
+            module.running_var = None
+            module.num_batches_tracked = None
+            module.track_running_stats = False
+    return root
