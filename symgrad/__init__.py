@@ -63,6 +63,7 @@ and that there is no cycle):
 
 from . import (  # noqa: E402,F401 (symgrad.ops: numpy's API, by its old name; torch.nn, torch.optim)
     autograd,
+    func,  # torch.func: grad, vmap, functional_call, ... over the eager Tensor
     nn,
     ops,
     optim,
@@ -247,7 +248,7 @@ __all__ = ["grad", "value_and_grad", "vjp", "jit", "jvp", "linearize", "vmap", "
            "ShapeError", "TracerBoolConversionError", "TracerConversionError",
            "UnsupportedFunctionError", "EscapedTracerError", "RetraceWarning", "__version__",
            # PyTorch-style autograd: tensors, dtypes, factories, random numbers
-           "Tensor", "Variable", "autograd", "nn", "optim", "utils", "tensor", "from_numpy",
+           "Tensor", "Variable", "autograd", "func", "nn", "optim", "utils", "tensor", "from_numpy",
            "zeros", "ones", "full", "zeros_like", "ones_like", "randn", "rand", "arange",
            "manual_seed",
            "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "dtype",

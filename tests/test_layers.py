@@ -63,6 +63,7 @@ ALLOWED = {
     "nn": {"core", "numpy_api", "eager", "nn"},  # torch.nn over the eager Tensor
     "optim": {"eager"},  # torch.optim over the eager Tensor
     "utils": {"eager"},  # torch.utils.data over the eager Tensor
+    "func": {"eager", "nn", "func"},  # torch.func over the eager Tensor and nn.Module
     # tools over the front ends
     "testing": {"core", "numpy_api", "transforms.api", "transforms.calls",
                 "transforms.derivatives"},

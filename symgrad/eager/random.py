@@ -65,6 +65,14 @@ def initial_seed() -> int:
     return default_generator.initial_seed()
 
 
+#: called with the Generator before each draw (``torch.func.vmap``'s randomness modes
+#: refuse a draw, or replay one per batch element: :mod:`symgrad.func.vmap`)
+draw_guards: list[Any] = []
+
+
 def numpy_generator(generator: Generator | None) -> np.random.Generator:
     """The numpy generator behind ``generator`` (the default one for None)."""
-    return (generator or default_generator).rng
+    g = generator or default_generator
+    for guard in draw_guards:
+        guard(g)
+    return g.rng

@@ -1,0 +1,225 @@
+"""``nn.utils.parametrize``, ``parametrizations.weight_norm``/``spectral_norm`` and the
+legacy ``nn.utils.weight_norm`` against real PyTorch 2.13.
+
+Each program runs with real PyTorch and with symgrad on the same data (weights, and
+spectral norm's ``_u``/``_v`` buffers, copied in) and must print the same: names,
+printed modules, values and gradients at each of three SGD steps (rtol 1e-9,
+float64), eval-mode behaviour, assignments through ``right_inverse``, removal, and
+the errors (:mod:`torch_oracle`).
+"""
+
+from __future__ import annotations
+
+import copy
+import warnings
+
+import pytest
+
+pytest.importorskip("torch")
+
+from torch_oracle import (  # noqa: E402,F401 (a fixture)
+    float64_default,
+    run_both,
+    show_error,
+)
+from torch_oracle import normal_data as _data  # noqa: E402
+
+
+def _copy(torch, module, data, names):
+    with torch.no_grad():
+        for name in names:
+            getattr(module, name).copy_(torch.tensor(data[name]))
+
+
+def _train(torch, show, model, data, steps=3, **sgd):
+    opt = torch.optim.SGD(model.parameters(), lr=0.1, **sgd)
+    x, t = torch.tensor(data["x"]), torch.tensor(data["t"])
+    for step in range(steps):
+        opt.zero_grad()
+        loss = ((model(x) - t) ** 2).mean()
+        loss.backward()
+        show("step", step, loss)
+        for name, p in model.named_parameters():
+            show(name, p, p.grad)
+        opt.step()
+
+
+def weight_norms(torch, show, data):
+    nn = torch.nn
+    P = nn.utils.parametrizations
+    m = nn.Linear(3, 2)
+    _copy(torch, m, data, ["weight", "bias"])
+    P.weight_norm(m)
+    show(m)
+    show([n for n, _ in m.named_parameters()], list(m.state_dict()))
+    show(type(m).__name__, m.weight, m.parametrizations.weight.original0)
+    _train(torch, show, m, data, momentum=0.9)
+    m.weight = torch.tensor(data["weight"]) * 2               # through right_inverse
+    show(m.parametrizations.weight.original0, m.parametrizations.weight.original1, m.weight)
+    _train(torch, show, m, data, steps=1)
+    for dim in (None, 1, -1):
+        w = nn.Linear(3, 2)
+        _copy(torch, w, data, ["weight", "bias"])
+        P.weight_norm(w, dim=dim)
+        show(dim, w.parametrizations.weight.original0, w.weight)
+        _train(torch, show, w, data, steps=2)
+    twin = P.weight_norm(nn.Linear(3, 2))                    # state_dict round trip
+    twin.load_state_dict(m.state_dict())
+    show(twin.weight, twin.parametrizations.weight.original0)
+    replica = copy.deepcopy(m)                                # a copy trains on its own
+    _train(torch, show, replica, data, steps=1)
+    show(m.weight, replica.weight, type(replica).__name__)
+    removed = nn.utils.parametrize.remove_parametrizations(m, "weight")
+    show(removed, type(removed).__name__, [n for n, _ in m.named_parameters()], m.weight,
+         hasattr(m, "parametrizations"))
+
+
+def test_weight_norm():
+    run_both(weight_norms, _data(0, weight=(2, 3), bias=(2,), x=(4, 3), t=(4, 2)))
+
+
+def spectral_norms(torch, show, data):
+    nn = torch.nn
+    m = nn.Linear(3, 4)
+    _copy(torch, m, data, ["weight", "bias"])
+    nn.utils.parametrizations.spectral_norm(m)
+    sn = m.parametrizations.weight[0]
+    with torch.no_grad():  # the random start is each library's own: copied in
+        sn._u.copy_(torch.tensor(data["u"]))
+        sn._v.copy_(torch.tensor(data["v"]))
+    show(m, [n for n, _ in m.named_parameters()], list(m.state_dict()))
+    _train(torch, show, m, data)
+    show(sn._u, sn._v)
+    m.eval()
+    x = torch.tensor(data["x"])
+    show(m(x), m(x), sn._u, sn._v)                          # eval: no iteration
+    m.train()
+    show(m.weight, sn._u)
+    c = nn.Linear(3, 4)
+    _copy(torch, c, data, ["bias"])
+    nn.utils.parametrizations.spectral_norm(c, n_power_iterations=3, dim=1, eps=1e-6)
+    sc = c.parametrizations.weight[0]
+    _copy(torch, c.parametrizations.weight, data, ["original"])
+    with torch.no_grad():
+        sc._u.copy_(torch.tensor(data["v"]))
+        sc._v.copy_(torch.tensor(data["u"]))
+    _train(torch, show, c, data, steps=2)
+    b = nn.Linear(3, 4)
+    _copy(torch, b, data, ["bias"])
+    nn.utils.parametrizations.spectral_norm(b, name="bias")  # one dimension: normalize
+    show(b.bias)
+    show_error(show, lambda: nn.utils.parametrizations.spectral_norm(nn.Linear(3, 4),
+                                                                     n_power_iterations=0))
+    show_error(show, lambda: nn.utils.parametrizations.spectral_norm(nn.Linear(3, 4),
+                                                                     name="foo"))
+
+
+def test_spectral_norm():
+    run_both(spectral_norms, _data(1, weight=(4, 3), bias=(4,), x=(5, 3), t=(5, 4), u=(4,),
+                                   v=(3,), original=(4, 3)))
+
+
+def legacy_weight_norm(torch, show, data):
+    nn = torch.nn
+    m = nn.Linear(3, 2)
+    _copy(torch, m, data, ["weight", "bias"])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        nn.utils.weight_norm(m)
+    show([str(w.message) for w in caught])
+    show([n for n, _ in m.named_parameters()], m.weight_g, m.weight_v, m.weight)
+    show(m.weight.requires_grad, m.weight.is_leaf)
+    _train(torch, show, m, data)
+    show_error(show, lambda: nn.utils.weight_norm(m))
+    nn.utils.remove_weight_norm(m)
+    show([n for n, _ in m.named_parameters()], type(m.weight).__name__, m.weight)
+    show_error(show, lambda: nn.utils.remove_weight_norm(m))
+    c = nn.Linear(3, 2)
+    _copy(torch, c, data, ["weight", "bias"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        nn.utils.weight_norm(c, dim=None)
+    show(c.weight_g, c.weight)
+    _train(torch, show, c, data, steps=2)
+
+
+def test_legacy_weight_norm():
+    run_both(legacy_weight_norm, _data(2, weight=(2, 3), bias=(2,), x=(4, 3), t=(4, 2)))
+
+
+def parametrizations(torch, show, data):
+    nn = torch.nn
+    P = nn.utils.parametrize
+
+    class Symmetric(nn.Module):
+        def forward(self, X):
+            return X.triu() + X.triu(1).transpose(-1, -2)
+
+        def right_inverse(self, A):
+            return A.triu()
+
+    class Scale(nn.Module):
+        def forward(self, X):
+            return X * 2.0
+
+    class NoInverse(nn.Module):
+        def forward(self, X):
+            return X.tanh()
+
+    m = nn.Linear(3, 3)
+    _copy(torch, m, data, ["weight", "bias"])
+    P.register_parametrization(m, "weight", Symmetric())
+    show(m, P.is_parametrized(m), P.is_parametrized(m, "weight"), P.is_parametrized(m, "bias"))
+    show(m.weight, m.parametrizations.weight.original)
+    P.register_parametrization(m, "weight", Scale())        # a second one, applied after
+    show(m.weight, len(m.parametrizations.weight))
+    _train(torch, show, m, data)
+    show_error(show, lambda: setattr(m, "weight", torch.eye(3)), 200)  # Scale: no inverse
+    show_error(show, lambda: setattr(m, "weight", nn.Parameter(torch.eye(3))))
+    with P.cached():
+        show(m.weight is m.weight)
+    show(m.weight is m.weight)
+    P.register_parametrization(m, "bias", NoInverse())
+    show(m.bias, [n for n, _ in m.named_parameters()])
+    P.remove_parametrizations(m, "bias", leave_parametrized=False)
+    show(m.bias, [n for n, _ in m.named_parameters()])
+    P.remove_parametrizations(m, "weight")
+    show(m, type(m).__name__, m.weight, [n for n, _ in m.named_parameters()])
+    show_error(show, lambda: P.remove_parametrizations(m, "weight"))
+    show_error(show, lambda: P.register_parametrization(nn.Linear(3, 4), "foo", Scale()))
+    bn = nn.BatchNorm1d(3)
+    P.register_parametrization(bn, "running_var", Scale())   # a buffer
+    show([n for n, _ in bn.named_buffers()], bn.running_var)
+
+
+def test_register_parametrization():
+    run_both(parametrizations, _data(3, weight=(3, 3), bias=(3,), x=(4, 3), t=(4, 3)))
+
+
+def with_torch_func(torch, show, data):
+    """A parametrized module's originals through functional_call and grad."""
+    nn = torch.nn
+    grad, functional_call = torch.func.grad, torch.func.functional_call
+    m = nn.Linear(3, 2)
+    _copy(torch, m, data, ["weight", "bias"])
+    nn.utils.parametrizations.weight_norm(m)
+    params = {k: v.detach() for k, v in m.named_parameters()}
+    x, t = torch.tensor(data["x"]), torch.tensor(data["t"])
+
+    def loss(p):
+        return ((functional_call(m, p, (x,)) - t) ** 2).mean()
+
+    g = grad(loss)(params)
+    for k in g:
+        show(k, g[k], g[k].requires_grad)
+    ((m(x) - t) ** 2).mean().backward()
+    for k, p in m.named_parameters():
+        show(k, p.grad)
+    g0 = {"parametrizations.weight.original0": params["parametrizations.weight.original0"]}
+    with torch.no_grad():  # second derivatives through the weight norm (PyTorch has no
+        h = torch.func.jacrev(torch.func.jacrev(loss))(g0)  # forward mode for it)
+    show(h["parametrizations.weight.original0"]["parametrizations.weight.original0"])
+
+
+def test_parametrized_module_under_torch_func():
+    run_both(with_torch_func, _data(4, weight=(2, 3), bias=(2,), x=(4, 3), t=(4, 2)))
