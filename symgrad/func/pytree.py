@@ -1,5 +1,7 @@
 """Pytrees as ``torch.func`` reads them: tuples (namedtuples too), lists and dicts of
-leaves, nested; ``None`` is an empty node. A spec rebuilds the structure around new
+leaves, nested; ``None`` is an empty node. Dict keys keep their insertion order, as
+PyTorch's pytrees do (:mod:`symgrad.core.pytree` sorts them, as JAX does: a separate home
+for a different rule). A spec rebuilds the structure around new
 leaves (:func:`unflatten`); two specs are equal when the structures are."""
 
 from __future__ import annotations
