@@ -15,6 +15,7 @@ the count (``SURFACE_CASES``).
 from __future__ import annotations
 
 import itertools
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -348,7 +349,7 @@ def _numbers(x: Any) -> np.ndarray:
 
 @pytest.mark.parametrize("case", CASES, ids=str)
 def test_tensor_surface_against_pytorch(case: Surface):
-    rng = np.random.default_rng(abs(hash(case.name)) % 2**32)
+    rng = np.random.default_rng(zlib.crc32(case.name.encode()))  # the same in every process
     arrays = [_input(spec, k, rng) for k, spec in enumerate(case.specs)]
     want, want_inputs = _run(torch_real, case, arrays)
     got, got_inputs = _run(symgrad, case, arrays)
@@ -362,12 +363,15 @@ def test_tensor_surface_against_pytorch(case: Surface):
     single = any(kind == "float32" for _, kind in case.specs) or any(
         "float32" in str(getattr(w, "dtype", "")) for w in wants) or ".float()" in case.name
     rtol = 2e-6 if single else RTOL
+    # a float32 sum or mean that cancels (12 values of about 1 to a result of 0.006) differs
+    # from PyTorch's by its own summation order's rounding, a few float32 eps of the terms
+    atol = 1e-6 if single else 1e-12
     for k, (w, g) in enumerate(zip(wants, gots)):
         assert _describe(g) == _describe(w), f"result {k}"
         if isinstance(w, str):
             assert g == w
             continue
-        np.testing.assert_allclose(_numbers(g), _numbers(w), rtol=rtol, atol=1e-12,
+        np.testing.assert_allclose(_numbers(g), _numbers(w), rtol=rtol, atol=atol,
                                    err_msg=f"value of result {k}")
         if getattr(w, "requires_grad", False):
             assert getattr(g, "requires_grad", False), f"result {k} requires grad"
