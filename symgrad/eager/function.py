@@ -250,6 +250,20 @@ def _delayed_error(g: Any, cts: list[Any], ctx: FunctionCtx) -> Any:
     return Tensor._make(value, part)
 
 
+def no_derivative(value: np.ndarray, inputs: tuple, node: str, message: str) -> Tensor:
+    """``value`` as the result of a node named ``node`` of the Tensors ``inputs``, whose
+    backward raises ``RuntimeError(message)``: PyTorch's results of an op without a
+    derivative (``unique``'s ``Unique2Backward0``) require grad, and only a backward
+    through them fails."""
+    aval = Aval(value.shape, value.dtype.name)
+    fn = Host(lambda *a: [value], node)
+    params = dict(fn=fn, avals=(aval,), name=node, vjp=RuntimeError(message))
+    ops = tuple(_operand(t) for t in inputs)
+    call = node_class(node)(callback_p, params, ops, tuple_aval([aval]))
+    part = node_class(node)(proj_p, {"part": 0}, (call,), aval)
+    return Tensor._make(value, part)
+
+
 def _hosts(cls: type) -> tuple[Host, Host]:
     hosts = _HOSTS.get(cls)
     if hosts is None:
@@ -341,4 +355,4 @@ def once_differentiable(fn: Callable) -> Callable:
     return wrapper
 
 
-__all__ = ["Function", "FunctionCtx", "once_differentiable", "ONCE_ERROR"]
+__all__ = ["Function", "FunctionCtx", "once_differentiable", "no_derivative", "ONCE_ERROR"]
