@@ -39,7 +39,6 @@ there, and its results raise PyTorch's error when differentiated.
 from __future__ import annotations
 
 import functools
-import itertools
 import threading
 import weakref
 from collections.abc import Callable
@@ -52,14 +51,13 @@ from ..prims.control import proj_p
 from ..prims.custom import Host, callback_p
 from .grad_mode import enable_grad, is_grad_enabled, no_grad
 from .graph import node_class
+from .host_nodes import _ctx, _handle, _operand
 from .tensor import Tensor
 
 #: PyTorch's words when a backward marked once_differentiable is differentiated
 ONCE_ERROR = ("trying to differentiate twice a function that was marked with "
               "@once_differentiable")
 
-_CONTEXTS: weakref.WeakValueDictionary[int, FunctionCtx] = weakref.WeakValueDictionary()
-_HANDLES = itertools.count(1)
 _HOSTS: dict[type, tuple[Host, Host]] = {}
 _HOSTS_LOCK = threading.Lock()
 
@@ -100,30 +98,6 @@ class FunctionCtx:
         """With False, ``backward`` gets None for outputs nothing depends on (the default,
         True, gives zeros)."""
         self.materialize_grads = bool(value)
-
-
-class _Handle(np.ndarray):
-    """The number that names a call's ctx, as a 0-d data operand; it keeps the ctx alive
-    as long as the node holding it."""
-
-    ctx: FunctionCtx
-
-
-def _handle(ctx: FunctionCtx) -> _Handle:
-    key = next(_HANDLES)
-    _CONTEXTS[key] = ctx
-    h = np.array(float(key)).view(_Handle)
-    h.ctx = ctx
-    return h
-
-
-def _ctx(handle: Any) -> FunctionCtx:
-    ctx = _CONTEXTS.get(int(np.asarray(handle._value if isinstance(handle, Tensor)
-                                       else handle)))
-    if ctx is None:
-        raise RuntimeError("Trying to backward through the graph a second time (or directly "
-                           "access saved tensors after they have already been freed)")
-    return ctx
 
 
 class _Forward(Host):
@@ -250,20 +224,6 @@ def _delayed_error(g: Any, cts: list[Any], ctx: FunctionCtx) -> Any:
     return Tensor._make(value, part)
 
 
-def no_derivative(value: np.ndarray, inputs: tuple, node: str, message: str) -> Tensor:
-    """``value`` as the result of a node named ``node`` of the Tensors ``inputs``, whose
-    backward raises ``RuntimeError(message)``: PyTorch's results of an op without a
-    derivative (``unique``'s ``Unique2Backward0``) require grad, and only a backward
-    through them fails."""
-    aval = Aval(value.shape, value.dtype.name)
-    fn = Host(lambda *a: [value], node)
-    params = dict(fn=fn, avals=(aval,), name=node, vjp=RuntimeError(message))
-    ops = tuple(_operand(t) for t in inputs)
-    call = node_class(node)(callback_p, params, ops, tuple_aval([aval]))
-    part = node_class(node)(proj_p, {"part": 0}, (call,), aval)
-    return Tensor._make(value, part)
-
-
 def _hosts(cls: type) -> tuple[Host, Host]:
     hosts = _HOSTS.get(cls)
     if hosts is None:
@@ -336,13 +296,6 @@ class Function:
         return tuple(results) if isinstance(out, tuple) else results[0]
 
 
-def _operand(a: Tensor) -> Any:
-    """What the node keeps of a Tensor argument: its node, the leaf, or float64 data."""
-    if a._requires_grad:
-        return a._node if a._node is not None else a
-    return np.asarray(a._value, dtype=np.float64)
-
-
 def once_differentiable(fn: Callable) -> Callable:
     """Mark a ``backward`` as not differentiable (PyTorch's
     ``torch.autograd.function.once_differentiable``): it runs without recording, and a
@@ -355,4 +308,4 @@ def once_differentiable(fn: Callable) -> Callable:
     return wrapper
 
 
-__all__ = ["Function", "FunctionCtx", "once_differentiable", "no_derivative", "ONCE_ERROR"]
+__all__ = ["Function", "FunctionCtx", "once_differentiable", "ONCE_ERROR"]

@@ -29,6 +29,7 @@ import numpy as np
 
 from ..numpy_api import functions as ops
 from . import grad_mode
+from .host_nodes import no_derivative
 from .method_args import named
 from .method_args import one_dim as _one_dim
 
@@ -166,7 +167,6 @@ class IndexMethods:
         error when ``self`` requires grad (PyTorch has no derivative for it)."""
         if not (self.requires_grad and grad_mode.is_grad_enabled()):
             return type(self)._make(values)
-        from .function import no_derivative
         return no_derivative(values, (self,), node,
                              f"the derivative for '{op}' is not implemented.")
 
