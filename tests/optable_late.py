@@ -33,3 +33,14 @@ add("F.ctc_loss", lambda L, x: (
                              reduction="none")),
     samples=(((6, 3, 5),),), dtypes=("float64", "float32"), gradgrad=False,
     covers=("F.ctc_loss",))  # (PyTorch has no double backward: tests/test_ctc_interpolate.py)
+
+# -- F.interpolate(antialias=True) (symgrad/nn/resampling.py): PyTorch's separable
+# antialiasing filters, shrinking (sizes, scale factors, recomputed), growing, align_corners;
+# and mode="lanczos" (PyTorch 2.13's, antialiased only, no align_corners)
+add("F.interpolate(antialias)", lambda L, x: tuple(
+    L.nn.functional.interpolate(x, mode=mode, antialias=True, **kw)
+    for mode in ("bilinear", "bicubic", "lanczos") for kw in (
+        dict(size=(3, 4)), dict(scale_factor=(0.45, 0.3)),
+        dict(scale_factor=0.37, recompute_scale_factor=True),
+        dict(size=(9, 5), align_corners=mode != "lanczos"), dict(size=(12, 2)))),
+    samples=(((2, 2, 7, 11),),), covers=())

@@ -90,3 +90,16 @@ def test_ctc_refuses_what_pytorch_reads_outside_its_tables():
         sg.nn.functional.ctc_loss(lp, sg.tensor([[1, 3]]), (4,), (2,))
     with pytest.raises(NotImplementedError, match="input length of 0"):
         sg.nn.functional.ctc_loss(lp, sg.tensor([[1, 2]]), (0,), (0,))
+
+
+@pytest.mark.parametrize("shape, mode, options", [
+    ((1, 2, 6), "linear", {}), ((1, 2, 6, 6), "nearest", {}), ((1, 1, 4, 4, 4), "trilinear", {}),
+    ((1, 2, 6, 6), "area", {}), ((1, 2, 6, 6), "lanczos", dict(antialias=False)),
+    ((1, 2, 6, 6), "lanczos", dict(align_corners=True))])
+def test_interpolate_antialias_refusals_match_pytorch(shape, mode, options):
+    errors = []
+    for L in (torch, sg):
+        x = L.zeros(shape)
+        errors.append(_raised(lambda L=L, x=x: L.nn.functional.interpolate(
+            x, scale_factor=0.5, mode=mode, **{"antialias": True, **options})))
+    assert errors[1] == errors[0]
