@@ -49,9 +49,11 @@ import numpy as np
 from ..core.ir import FLOAT, Aval, tuple_aval
 from ..prims.control import proj_p
 from ..prims.custom import Host, callback_p
+from . import views
 from .grad_mode import enable_grad, is_grad_enabled, no_grad
 from .graph import node_class
 from .host_nodes import _ctx, _handle, _operand
+from .inplace import _made
 from .tensor import Tensor
 
 #: PyTorch's words when a backward marked once_differentiable is differentiated
@@ -70,6 +72,7 @@ class FunctionCtx:
         self.materialize_grads = True
         self._saved: tuple = ()
         self._non_differentiable: set[int] = set()
+        self._dirty: tuple = ()
         self._outputs: list[np.ndarray] = []
         self._positions: list[int] = []  # the argument of each Tensor operand
         self._live: list[int] = []       # the outputs that have a node
@@ -89,6 +92,11 @@ class FunctionCtx:
     @property
     def saved_tensors(self) -> tuple:
         return self._saved
+
+    def mark_dirty(self, *tensors: Any) -> None:
+        """Inputs ``forward`` changed in place (and returns): each is then the output
+        itself, its version bumped, its ``grad_fn`` this node, as PyTorch's."""
+        self._dirty = tuple(tensors)
 
     def mark_non_differentiable(self, *tensors: Any) -> None:
         """Outputs that get no gradient (``requires_grad=False``), as integer results."""
@@ -261,9 +269,10 @@ class Function:
         ctx = FunctionCtx(needs)
         with no_grad():
             out = cls.forward(ctx, *args)
+        outs = out if isinstance(out, tuple) else (out,)
+        _dirty(ctx, outs)
         if not (is_grad_enabled() and any(needs)):
             return out
-        outs = out if isinstance(out, tuple) else (out,)
         live = [k for k, o in enumerate(outs) if isinstance(o, Tensor)
                 and o.is_floating_point() and id(o) not in ctx._non_differentiable]
         if not live:
@@ -286,14 +295,40 @@ class Function:
         for j, k in enumerate(live):
             part = node_class(f"{cls.__name__}Backward")(proj_p, {"part": j}, (node,),
                                                          avals[j])
-            t = Tensor._make(outs[k]._value, part)
-            part.made = (weakref.ref(t), 0)
+            if any(outs[k] is d for d in ctx._dirty):  # the input itself takes the node
+                t = outs[k]
+                t._node, t._requires_grad = part, True
+                _made(part, t)
+                views.after_inplace(t, _made)  # a view's root, the root's other views
+            else:
+                t = Tensor._make(outs[k]._value, part)
+                part.made = (weakref.ref(t), 0)
             results[k] = t
         # a saved output is the output with its node when backward reads it (PyTorch's
         # saved outputs): a double backward differentiates through it
         made = {id(outs[k]): results[k] for k in live}
         ctx._saved = tuple(made.get(id(t), t) for t in ctx._saved)
         return tuple(results) if isinstance(out, tuple) else results[0]
+
+
+def _dirty(ctx: FunctionCtx, outs: tuple) -> None:
+    """The version bumps of the tensors ``forward`` marked dirty, then PyTorch's checks
+    (returned; not a leaf that requires grad, nor a view of one, while recording)."""
+    for t in ctx._dirty:
+        t._bump()
+    for t in ctx._dirty:
+        if not any(o is t for o in outs):
+            raise RuntimeError("Some elements marked as dirty during the forward method were "
+                               "not returned as output. The inputs that are modified inplace "
+                               "must all be outputs of the Function.")
+    if is_grad_enabled():
+        for t in ctx._dirty:
+            if t._requires_grad and t._node is None and t._base is None:
+                raise RuntimeError("a leaf Variable that requires grad has been used in an "
+                                   "in-place operation.")
+            if views.root_is_leaf(t):
+                raise RuntimeError("a view of a leaf Variable that requires grad is being "
+                                   "used in an in-place operation.")
 
 
 def once_differentiable(fn: Callable) -> Callable:
