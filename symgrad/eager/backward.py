@@ -38,9 +38,10 @@ A backward without ``retain_graph=True`` frees the nodes it passed through that 
 tensors in PyTorch (:data:`SAVES_NOTHING` lists the others, which stay usable), so a
 second backward through one of them raises, as PyTorch's. Differences from PyTorch: a
 composite's inner node of another kind than PyTorch's one node is freed (a second
-backward through ``F.pad`` raises; PyTorch's ``ConstantPadNdBackward0`` saves nothing). Changing a leaf, data or a result
-in place between a node's creation and backward raises where PyTorch's node saved
-it (:mod:`.inplace`; ``.data`` writes are not counted, as in PyTorch); otherwise the
+backward through ``F.pad`` raises; PyTorch's ``ConstantPadNdBackward0`` saves nothing).
+Changing a leaf, data or a result in place between a node's creation and backward
+raises where PyTorch's node saved it (:mod:`.inplace`; ``.data`` writes are not
+counted, as in PyTorch); otherwise the
 kernel reads the forward's saved values, and refuses where it would recompute from
 the changed values (:mod:`.replay`). An in-place operation on a result is recorded: the
 tensor takes the new node (``y.mul_(3)`` is ``y = y * 3`` for the gradient). A
