@@ -44,12 +44,26 @@ OPS = {  # name -> the loss of x, a (2, 2) leaf
     + L.nn.functional.mse_loss(x, L.zeros(2, 2)) + x.max(),
     "clamp, norm": lambda L, x: x.clamp(-0.5, 0.5).sum() + x.norm(),
     "saving after not saving": lambda L, x: ((x + 1).t() * 3).sum(),
+    "einsum, tensordot": lambda L, x: L.einsum("ij,jk->ik", x, L.ones(2, 2)).sum()
+    + L.tensordot(x, L.ones(2, 2), 1).sum(),
+    "embedding, take_along_dim": lambda L, x: L.nn.functional.embedding(
+        L.tensor([0, 1, 1]), x).sum() + L.take_along_dim(x, L.tensor([[0], [1]]), 1).sum(),
+    "cumprod, masked_select, dot": lambda L, x: x.cumprod(0).sum()
+    + x.masked_select(L.tensor(_MASK)).sum() + L.dot(x[0], L.ones(2)),
+    # (and composites of nodes that save nothing)
+    "einsum sum, tile, movedim": lambda L, x: L.einsum("ij->j", x).sum() + x.tile(2).sum()
+    + x.movedim(0, 1).sum(),
+    "hstack, unflatten, fliplr": lambda L, x: L.hstack([x, x]).sum()
+    + x.flatten().unflatten(0, (2, 2)).fliplr().sum(),
 }
 #: PyTorch runs these twice; symgrad refuses (composites of other nodes: see SAVES_NOTHING)
 REFUSED = {
     "pad": lambda L, x: L.nn.functional.pad(x, (1, 1)).sum(),
     "trace": lambda L, x: x.trace(),
     "addmm of constants": lambda L, x: L.addmm(x, L.ones(2, 2), L.ones(2, 2)).sum(),
+    "interpolate": lambda L, x: L.nn.functional.interpolate(x[None, None], scale_factor=2).sum(),
+    "lerp, rot90, diag": lambda L, x: L.lerp(x, L.ones(2, 2), 0.3).sum() + x.rot90().sum()
+    + L.diag(x[0]).sum(),
 }
 
 
