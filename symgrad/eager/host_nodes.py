@@ -82,6 +82,10 @@ def host_node(node: str, state: Any, inputs: tuple, aval: Aval, fn: Host, vjp: A
 
 
 _HELD_VALUE = Host(lambda handle, *inputs: [held(handle).value], "held value")
+
+
+#: one error per message: the graph's structure holds it, and stays the same from one call
+#: to the next (the adjoint raises a copy: symgrad.passes.adjoint)
 _ERRORS: dict[str, RuntimeError] = {}
 
 
@@ -89,7 +93,7 @@ def no_derivative(value: np.ndarray, inputs: tuple, node: str, message: str) -> 
     """``value`` as the result (a Tensor of the inputs' class) of a node named ``node``
     of the Tensors ``inputs``, whose backward raises ``RuntimeError(message)``."""
     aval = Aval(value.shape, FLOAT)  # (a callback's values are float64, as a Function's)
-    error = _ERRORS.setdefault(message, RuntimeError(message))
+    error = _ERRORS.get(message) or _ERRORS.setdefault(message, RuntimeError(message))
     state = Held(value=np.asarray(value, dtype=np.float64))
     part = host_node(node, state, inputs, aval, _HELD_VALUE, error)
     return type(inputs[0])._make(value, part)
