@@ -136,3 +136,91 @@ def test_function_outside_autograd_and_legacy_style():
     x = symgrad.tensor(np.array([1.0, 2.0]), requires_grad=True)
     with symgrad.no_grad():
         assert not Twice.apply(x).requires_grad
+
+
+def _dirty_functions(torch):
+    class AddOne(torch.autograd.Function):
+        """PyTorch's documentation example of ctx.mark_dirty: forward changes its input in
+        place and returns it."""
+
+        @staticmethod
+        def forward(ctx, x):
+            x.add_(1)
+            ctx.mark_dirty(x)
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    class MulBy(torch.autograd.Function):
+        """x *= w in place, saving the changed x (its output) and w."""
+
+        @staticmethod
+        def forward(ctx, x, w):
+            x.mul_(w)
+            ctx.mark_dirty(x)
+            ctx.save_for_backward(x, w)
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            x, w = ctx.saved_tensors
+            return g * w, (g * x / w).sum()
+
+    class NotReturned(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            x.add_(1)
+            ctx.mark_dirty(x)
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    return AddOne, MulBy, NotReturned
+
+
+def dirty_program(torch, show, data):
+    AddOne, MulBy, NotReturned = _dirty_functions(torch)
+    x = torch.tensor(data["x"], requires_grad=True)
+    a = x * 1.5
+    r = AddOne.apply(a)  # the input itself, its version bumped, AddOneBackward its grad_fn
+    show(r is a, a._version, type(a.grad_fn).__name__, a.detach())
+    (r * r).sum().backward()
+    show(x.grad)
+    b = x * x  # saves x... and a product saving a: changed by the Function, it raises
+    c = x * 2.0
+    d = c * c
+    AddOne.apply(c)
+    show_error(show, lambda: d.sum().backward(), 80)
+    show_error(show, lambda: b.sum().backward(), 10)
+    w = torch.tensor(1.5, requires_grad=True)
+    e = x * 1.0
+    out = MulBy.apply(AddOne.apply(e), w)  # twice in place, saved output
+    g, = torch.autograd.grad((out ** 3).sum(), [w], create_graph=True)
+    show(out is e, e._version, g.detach())
+    # a view of a non-leaf: the change reaches its base (CopySlices), gradients follow
+    x.grad = None
+    base = x * 1.0
+    AddOne.apply(base[1:])
+    show(base.detach(), type(base.grad_fn).__name__)
+    (base * base).sum().backward()
+    show(x.grad)
+    # refusals: a leaf that requires grad, a dirty input not returned
+    show_error(show, lambda: AddOne.apply(x), 80)
+    show_error(show, lambda: NotReturned.apply(x * 1.0), 80)
+    z = torch.zeros(2)
+    show_error(show, lambda: NotReturned.apply(z), 80)
+    show_error(show, lambda: AddOne.apply(x[1:]), 80)
+    show(z._version, x._version)
+    # without grad: only the change and the version
+    y = torch.zeros(3)
+    with torch.no_grad():
+        AddOne.apply(x)
+    show(x.detach(), x._version, AddOne.apply(y).requires_grad, y._version)
+
+
+def test_mark_dirty_matches_pytorch():
+    run_both(dirty_program, _data(5, x=(3,)))

@@ -13,11 +13,10 @@ import symgrad as sg
 torch = pytest.importorskip("torch")
 
 
-def test_no_derivative_is_refused_at_once_and_values_agree_without_grad():
+def test_no_derivative_is_refused_and_values_agree_without_grad():
     a = np.array([[3.0, 1.0, 3.0], [2.0, 1.0, 2.0]])
     x = sg.tensor(a, requires_grad=True)
-    for call in (lambda: x.unique(), lambda: sg.unique_consecutive(x),
-                 lambda: sg.tensor([0, 2, 2]).bincount(x[0]), lambda: x.lu()):
+    for call in (lambda: sg.tensor([0, 2, 2]).bincount(x[0]), lambda: x.lu()):
         # (lu of a square matrix has its gradient: tests/test_linalg_ex.py)
         with pytest.raises((RuntimeError, NotImplementedError), match="no derivative|non-square"):
             call()
@@ -29,6 +28,32 @@ def test_no_derivative_is_refused_at_once_and_values_agree_without_grad():
         np.testing.assert_array_equal(g.numpy(), w.numpy())
     counts = sg.tensor([0, 2, 2]).bincount(x[0].detach())
     np.testing.assert_array_equal(counts.numpy(), [3.0, 0.0, 4.0])
+
+
+@pytest.mark.parametrize("call", [
+    lambda L, x: x.unique(), lambda L, x: L.unique(x * 2, sorted=False, return_counts=True)[0],
+    lambda L, x: x.unique(dim=1, return_inverse=True)[0], lambda L, x: L.unique_consecutive(x),
+    lambda L, x: x.float().unique_consecutive(dim=0, return_counts=True)[0]])
+def test_unique_of_a_tensor_that_requires_grad_is_recorded_and_its_backward_raises(call):
+    """PyTorch's unique computes on a tensor that requires grad, its values require grad
+    (a node named for the op) and only a backward through them raises; not under
+    no_grad nor of a detached tensor."""
+    a = np.array([[3.0, 1.0, 3.0], [2.0, 1.0, 2.0]])
+    seen = []
+    for L in (torch, sg):
+        x = L.tensor(a, requires_grad=True)
+        u = call(L, x)
+        with pytest.raises(RuntimeError) as error:
+            (u * 2).sum().backward()
+        with pytest.raises(RuntimeError, match="derivative for"):
+            L.autograd.grad(u.sum() + x.sum(), x)
+        with L.no_grad():
+            plain = call(L, x)
+        seen.append((u.detach().numpy(), str(u.dtype), u.requires_grad, type(u.grad_fn).__name__,
+                     str(error.value), x.grad, plain.requires_grad,
+                     call(L, x.detach()).requires_grad))
+    np.testing.assert_array_equal(seen[1][0], seen[0][0])
+    assert seen[1][1:] == seen[0][1:]
 
 
 def test_views_of_the_new_shape_ops_see_in_place_changes_as_pytorch():

@@ -40,6 +40,10 @@ OPTIMIZERS = [
     ("SGD", dict(lr=0.05)),  # no state at all (it kept an empty entry per parameter)
     ("SGD", dict(lr=0.05, momentum=0.9, nesterov=True)),
     ("Adam", dict(lr=0.05, amsgrad=True)),
+    ("Adafactor", dict()),  # (a matrix: row and column variances; a vector: variance)
+    ("Adafactor", dict(lr=0.05, beta2_decay=-0.5, eps=(1e-3, 0.5), d=1.5, weight_decay=0.1,
+                       maximize=True)),
+    ("Adafactor", dict(lr=0.5, eps=(None, 1e-2), d=4.0)),  # (no clipping: d above the rms)
 ]
 
 
@@ -97,7 +101,8 @@ def _float32_state(lib, name, options, convert):
 
 @pytest.mark.parametrize("name, options, convert", [
     ("SGD", dict(lr=0.1, momentum=0.9), "double"), ("RMSprop", dict(momentum=0.5), "double"),
-    ("Adam", dict(), "float"), ("ASGD", dict(), "float"), ("Rprop", dict(), "float")])
+    ("Adam", dict(), "float"), ("ASGD", dict(), "float"), ("Rprop", dict(), "float"),
+    ("Adafactor", dict(), "float")])
 def test_state_dtypes_follow_pytorch_under_a_float32_default(name, options, convert):
     """The 0-d ``step`` (ASGD's ``eta``, ``mu``) in the default dtype, float32 here (it was
     float64 always); buffers in the dtype the parameter had when they were made."""
@@ -112,7 +117,7 @@ def test_state_dtypes_follow_pytorch_under_a_float32_default(name, options, conv
         torch_real.set_default_dtype(torch_real.float64)
 
 
-@pytest.mark.parametrize("name", ["Adam", "AdamW", "NAdam"])
+@pytest.mark.parametrize("name", ["Adam", "AdamW", "NAdam", "Adafactor"])
 def test_lerped_state_of_another_dtype_raises_as_pytorch(name):
     """PyTorch's ``exp_avg.lerp_(grad)`` refuses a float32 state after ``model.double()``
     (symgrad went on, mixing float32 state with float64 gradients)."""
@@ -126,6 +131,72 @@ def test_lerped_state_of_another_dtype_raises_as_pytorch(name):
     finally:
         symgrad.set_default_dtype(before)
         torch_real.set_default_dtype(torch_real.float64)
+
+
+def _adafactor(lib, dtypes, options, steps=6):
+    """Adafactor on a stack of matrices, a vector and a 0-d parameter (each of its dtype,
+    one group: ``eps1=None`` is the first's epsilon for all, as PyTorch's loop keeps it),
+    resumed from a state_dict halfway; the parameters after each step."""
+    rng = np.random.default_rng(1)
+    shapes = ((2, 3, 4), (4,), ())
+    starts = [rng.standard_normal(s) for s in shapes]
+    ends = [rng.standard_normal(s) for s in shapes[:2]] + [starts[2] + 1e-3]
+    # (the scalar's gradient ~4e-9: its variance below float32's eps1^2, above float64's)
+    ps = [lib.tensor(a, dtype=getattr(lib, d), requires_grad=True)
+          for a, d in zip(starts, dtypes)]
+    targets = [lib.tensor(a, dtype=getattr(lib, d)) for a, d in zip(ends, dtypes)]
+    opt = lib.optim.Adafactor(ps, **options)
+    history = []
+    for k in range(steps):
+        if k == steps // 2:
+            saved = copy.deepcopy(opt.state_dict())
+            opt = lib.optim.Adafactor(ps, **options)
+            opt.load_state_dict(saved)
+        opt.zero_grad()
+        sum(((p - t) ** 4).sum() for p, t in zip(ps, targets)).backward()
+        opt.step()
+        history.append([p.detach().numpy().copy() for p in ps])
+    return history, opt.state_dict()
+
+
+@pytest.mark.parametrize("dtypes, options", [
+    (("float64",) * 3, dict(lr=0.1)),
+    (("float32",) * 3, dict(lr=0.1, weight_decay=0.2, d=2.0)),
+    (("float32", "float64", "float64"), dict(lr=0.3)),  # float32's eps1 for the others
+    (("float64", "float32", "float32"), dict(lr=0.3, eps=(1e-2, 1e-3), beta2_decay=-0.3)),
+])
+def test_adafactor_stacks_vectors_scalars_and_dtypes_equal_pytorch(dtypes, options):
+    got, mine = _adafactor(symgrad, dtypes, options)
+    want, theirs = _adafactor(torch_real, dtypes, options)
+    for g, w in zip(got, want):
+        for a, b in zip(g, w):
+            assert a.dtype == b.dtype
+            tol = 1e-12 if a.dtype == np.float64 else 2e-6
+            np.testing.assert_allclose(a, b, rtol=tol, atol=tol)
+    assert not np.allclose(got[0][0], got[-1][0])
+    for k, state in theirs["state"].items():
+        assert list(mine["state"][k]) == list(state)
+        for key, value in state.items():
+            assert str(mine["state"][k][key].dtype) == str(value.dtype)
+            np.testing.assert_allclose(mine["state"][k][key].numpy(), value.numpy(),
+                                       rtol=1e-5, atol=1e-7)
+
+
+def test_adafactor_lr_tensor_and_errors_equal_pytorch():
+    got, _ = _adafactor(symgrad, ("float64",) * 3, dict(lr=symgrad.tensor(0.2)), steps=3)
+    want, _ = _adafactor(torch_real, ("float64",) * 3, dict(lr=torch_real.tensor(0.2)), steps=3)
+    np.testing.assert_allclose(got[-1][0], want[-1][0], rtol=1e-12)
+    for options in (dict(lr=-1.0), dict(beta2_decay=0.1), dict(eps=(-1.0, 1e-3)),
+                    dict(eps=(None, -1.0)), dict(d=0.5), dict(weight_decay=-0.1),
+                    dict(lr=[0.1, 0.2])):
+        errors = []
+        for lib in (symgrad, torch_real):
+            lr = options.get("lr")
+            opts = dict(options, lr=lib.tensor(lr)) if isinstance(lr, list) else options
+            with pytest.raises(ValueError) as error:
+                lib.optim.Adafactor([lib.zeros(2, requires_grad=True)], **opts)
+            errors.append(str(error.value))
+        assert errors[0] == errors[1]
 
 
 def test_adagrad_makes_state_at_construction_and_errors_match():

@@ -34,11 +34,14 @@ its leaf's dtype (a float32 leaf gets a float32 ``.grad``, rounded from the floa
 computation). Which of the two is part of the structure's key. A cast such as
 ``x.float()`` is the identity in the IR.
 
-Differences from PyTorch: a backward without ``retain_graph=True`` frees every
-node it passed through, so a second backward through any of them raises (PyTorch
-only raises for nodes that saved tensors). Changing a leaf, data or a result
-in place between a node's creation and backward raises where PyTorch's node saved
-it (:mod:`.inplace`; ``.data`` writes are not counted, as in PyTorch); otherwise the
+A backward without ``retain_graph=True`` frees the nodes it passed through that save
+tensors in PyTorch (:data:`SAVES_NOTHING` lists the others, which stay usable), so a
+second backward through one of them raises, as PyTorch's. Differences from PyTorch: a
+composite's inner node of another kind than PyTorch's one node is freed (a second
+backward through ``F.pad`` raises; PyTorch's ``ConstantPadNdBackward0`` saves nothing).
+Changing a leaf, data or a result in place between a node's creation and backward
+raises where PyTorch's node saved it (:mod:`.inplace`; ``.data`` writes are not
+counted, as in PyTorch); otherwise the
 kernel reads the forward's saved values, and refuses where it would recompute from
 the changed values (:mod:`.replay`). An in-place operation on a result is recorded: the
 tensor takes the new node (``y.mul_(3)`` is ``y = y * 3`` for the gradient). A
@@ -279,10 +282,36 @@ def _cached_entry(key: tuple, lower: Callable[[], Graph | tuple[Graph, tuple[int
     return entry
 
 
+#: PyTorch's nodes that never save a tensor (derivatives.yaml: sizes, dims, scalars and
+#: dtypes only), whichever inputs require grad: a backward without ``retain_graph`` leaves
+#: them usable, and a second backward that passes through nothing else runs, as PyTorch's.
+#: Any other node is freed (``MulBackward0`` and ``DivBackward0`` save even a Python
+#: scalar operand, ``AddmmBackward0`` its matrices when they require grad, ``Index*``,
+#: ``Gather``, ``MaskedFill``, ``Where`` their indices or masks); so is a composite's
+#: inner node of another name (``F.pad``'s), which refuses where PyTorch might not.
+#: tests/test_backward_twice.py runs each against PyTorch, both ways.
+SAVES_NOTHING = frozenset({
+    "AddBackward0", "AddBackward1", "SubBackward0", "SubBackward1", "RsubBackward0",
+    "RsubBackward1", "NegBackward0", "SumBackward0", "SumBackward1", "MeanBackward0",
+    "MeanBackward1", "ViewBackward0", "UnsafeViewBackward0", "ReshapeAliasBackward0",
+    "AliasBackward0", "TBackward0", "TransposeBackward0", "PermuteBackward0",
+    "SqueezeBackward0", "SqueezeBackward1", "SqueezeBackward2", "UnsqueezeBackward0",
+    "ExpandBackward0", "SelectBackward0", "SliceBackward0", "CatBackward0",
+    "StackBackward0", "CloneBackward0", "ToCopyBackward0", "FlipBackward0",
+    "RollBackward0", "RepeatBackward0", "CumsumBackward0", "DiagonalBackward0",
+    "TraceBackward0", "TrilBackward0", "TriuBackward0", "UnbindBackward0",
+    "SplitBackward0", "SplitWithSizesBackward0"})
+
+
 def _free(nodes: list[Node]) -> None:
     """Drop the saved data of a graph backward passed through; ``next_functions``
-    stay as they were, and a second backward raises ``FREED_ERROR``."""
+    stay as they were, and a second backward through a node that saved a tensor raises
+    ``FREED_ERROR``. A node of :data:`SAVES_NOTHING` stays usable (its kept forward value
+    is dropped: a later backward recomputes it)."""
     for n in nodes:
+        if type(n).__name__ in SAVES_NOTHING:
+            n.value = None
+            continue
         n.freed = True
         n.versions = n.reads = n.indices = ()
         n.value = n.hooked = None

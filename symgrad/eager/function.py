@@ -39,7 +39,6 @@ there, and its results raise PyTorch's error when differentiated.
 from __future__ import annotations
 
 import functools
-import itertools
 import threading
 import weakref
 from collections.abc import Callable
@@ -50,16 +49,17 @@ import numpy as np
 from ..core.ir import FLOAT, Aval, tuple_aval
 from ..prims.control import proj_p
 from ..prims.custom import Host, callback_p
+from . import views
 from .grad_mode import enable_grad, is_grad_enabled, no_grad
 from .graph import node_class
+from .host_nodes import _ctx, _handle, _operand
+from .inplace import _made
 from .tensor import Tensor
 
 #: PyTorch's words when a backward marked once_differentiable is differentiated
 ONCE_ERROR = ("trying to differentiate twice a function that was marked with "
               "@once_differentiable")
 
-_CONTEXTS: weakref.WeakValueDictionary[int, FunctionCtx] = weakref.WeakValueDictionary()
-_HANDLES = itertools.count(1)
 _HOSTS: dict[type, tuple[Host, Host]] = {}
 _HOSTS_LOCK = threading.Lock()
 
@@ -72,6 +72,7 @@ class FunctionCtx:
         self.materialize_grads = True
         self._saved: tuple = ()
         self._non_differentiable: set[int] = set()
+        self._dirty: tuple = ()
         self._outputs: list[np.ndarray] = []
         self._positions: list[int] = []  # the argument of each Tensor operand
         self._live: list[int] = []       # the outputs that have a node
@@ -92,6 +93,11 @@ class FunctionCtx:
     def saved_tensors(self) -> tuple:
         return self._saved
 
+    def mark_dirty(self, *tensors: Any) -> None:
+        """Inputs ``forward`` changed in place (and returns): each is then the output
+        itself, its version bumped, its ``grad_fn`` this node, as PyTorch's."""
+        self._dirty = tuple(tensors)
+
     def mark_non_differentiable(self, *tensors: Any) -> None:
         """Outputs that get no gradient (``requires_grad=False``), as integer results."""
         self._non_differentiable.update(id(t) for t in tensors)
@@ -100,30 +106,6 @@ class FunctionCtx:
         """With False, ``backward`` gets None for outputs nothing depends on (the default,
         True, gives zeros)."""
         self.materialize_grads = bool(value)
-
-
-class _Handle(np.ndarray):
-    """The number that names a call's ctx, as a 0-d data operand; it keeps the ctx alive
-    as long as the node holding it."""
-
-    ctx: FunctionCtx
-
-
-def _handle(ctx: FunctionCtx) -> _Handle:
-    key = next(_HANDLES)
-    _CONTEXTS[key] = ctx
-    h = np.array(float(key)).view(_Handle)
-    h.ctx = ctx
-    return h
-
-
-def _ctx(handle: Any) -> FunctionCtx:
-    ctx = _CONTEXTS.get(int(np.asarray(handle._value if isinstance(handle, Tensor)
-                                       else handle)))
-    if ctx is None:
-        raise RuntimeError("Trying to backward through the graph a second time (or directly "
-                           "access saved tensors after they have already been freed)")
-    return ctx
 
 
 class _Forward(Host):
@@ -287,9 +269,10 @@ class Function:
         ctx = FunctionCtx(needs)
         with no_grad():
             out = cls.forward(ctx, *args)
+        outs = out if isinstance(out, tuple) else (out,)
+        _dirty(ctx, outs)
         if not (is_grad_enabled() and any(needs)):
             return out
-        outs = out if isinstance(out, tuple) else (out,)
         live = [k for k, o in enumerate(outs) if isinstance(o, Tensor)
                 and o.is_floating_point() and id(o) not in ctx._non_differentiable]
         if not live:
@@ -312,8 +295,14 @@ class Function:
         for j, k in enumerate(live):
             part = node_class(f"{cls.__name__}Backward")(proj_p, {"part": j}, (node,),
                                                          avals[j])
-            t = Tensor._make(outs[k]._value, part)
-            part.made = (weakref.ref(t), 0)
+            if any(outs[k] is d for d in ctx._dirty):  # the input itself takes the node
+                t = outs[k]
+                t._node, t._requires_grad = part, True
+                _made(part, t)
+                views.after_inplace(t, _made)  # a view's root, the root's other views
+            else:
+                t = Tensor._make(outs[k]._value, part)
+                part.made = (weakref.ref(t), 0)
             results[k] = t
         # a saved output is the output with its node when backward reads it (PyTorch's
         # saved outputs): a double backward differentiates through it
@@ -322,11 +311,24 @@ class Function:
         return tuple(results) if isinstance(out, tuple) else results[0]
 
 
-def _operand(a: Tensor) -> Any:
-    """What the node keeps of a Tensor argument: its node, the leaf, or float64 data."""
-    if a._requires_grad:
-        return a._node if a._node is not None else a
-    return np.asarray(a._value, dtype=np.float64)
+def _dirty(ctx: FunctionCtx, outs: tuple) -> None:
+    """The version bumps of the tensors ``forward`` marked dirty, then PyTorch's checks
+    (returned; not a leaf that requires grad, nor a view of one, while recording)."""
+    for t in ctx._dirty:
+        t._bump()
+    for t in ctx._dirty:
+        if not any(o is t for o in outs):
+            raise RuntimeError("Some elements marked as dirty during the forward method were "
+                               "not returned as output. The inputs that are modified inplace "
+                               "must all be outputs of the Function.")
+    if is_grad_enabled():
+        for t in ctx._dirty:
+            if t._requires_grad and t._node is None and t._base is None:
+                raise RuntimeError("a leaf Variable that requires grad has been used in an "
+                                   "in-place operation.")
+            if views.root_is_leaf(t):
+                raise RuntimeError("a view of a leaf Variable that requires grad is being "
+                                   "used in an in-place operation.")
 
 
 def once_differentiable(fn: Callable) -> Callable:

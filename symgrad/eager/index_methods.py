@@ -9,8 +9,9 @@ Positions are computed in numpy and enter as data (indices, masks), so each valu
 gradient goes where PyTorch's does: ``masked_scatter`` and ``index_copy`` to the source
 elements that land in the result, ``put`` (``accumulate=True``) to every one. Integer
 results (indices, inverses, counts, ``bincount`` without weights) are int64, as PyTorch's.
-``unique`` and ``unique_consecutive`` have no derivative in PyTorch (its backward
-raises): on a tensor that requires grad they raise here, at once.
+``unique`` and ``unique_consecutive`` have no derivative in PyTorch: on a tensor that
+requires grad their values require grad too (``Unique2Backward0``), and a backward
+through them raises PyTorch's error.
 
     >>> import symgrad as torch
     >>> torch.tensor([[0.0, 1.5], [2.0, 0.0]]).nonzero()
@@ -28,6 +29,7 @@ import numpy as np
 
 from ..numpy_api import functions as ops
 from . import grad_mode
+from .host_nodes import no_derivative
 from .method_args import named
 from .method_args import one_dim as _one_dim
 
@@ -160,18 +162,19 @@ class IndexMethods:
     def put_(self, index: Any, source: Any, accumulate: bool = False) -> Any:
         return self._inplace(self._written("put", index, accumulate=accumulate), source)
 
-    def _no_derivative(self, name: str) -> None:
-        if self.requires_grad and grad_mode.is_grad_enabled():
-            raise RuntimeError(f"{name} has no derivative (PyTorch's backward raises: the "
-                               f"derivative for '_{name}' is not implemented); call it on "
-                               f"x.detach()")
+    def _no_derivative(self, values: np.ndarray, node: str, op: str) -> Any:
+        """The values of ``op`` as a Tensor; of a node whose backward raises PyTorch's
+        error when ``self`` requires grad (PyTorch has no derivative for it)."""
+        if not (self.requires_grad and grad_mode.is_grad_enabled()):
+            return type(self)._make(values)
+        return no_derivative(values, (self,), node,
+                             f"the derivative for '{op}' is not implemented.")
 
     def unique(self, sorted: bool = True, return_inverse: bool = False,
                return_counts: bool = False, dim: int | None = None) -> Any:
         """The distinct values (slices along ``dim``) in ascending order, with the
         inverse indices and the counts if asked (``sorted=False``: also ascending, as
         PyTorch's on the CPU)."""
-        self._no_derivative("unique2" if dim is None else "unique_dim")
         a = self._value
         if dim is None:
             values, inverse, counts = np.unique(a.reshape(-1), return_inverse=True,
@@ -182,14 +185,15 @@ class IndexMethods:
             values, inverse, counts = np.unique(a, return_inverse=True, return_counts=True,
                                                 axis=d)
             inverse = inverse.reshape(-1)
-        out = [type(self)._make(values.astype(a.dtype))]
+        out = [self._no_derivative(values.astype(a.dtype), *(
+            ("Unique2Backward0", "_unique2") if dim is None else
+            ("UniqueDimBackward0", "unique_dim")))]
         out += [_int64(type(self), inverse)] if return_inverse else []
         out += [_int64(type(self), counts)] if return_counts else []
         return out[0] if len(out) == 1 else tuple(out)
 
     def unique_consecutive(self, return_inverse: bool = False, return_counts: bool = False,
                            dim: int | None = None) -> Any:
-        self._no_derivative("unique_consecutive")
         a = self._value.reshape(-1) if dim is None else self._value
         d = 0 if dim is None else _one_dim(dim, self.ndim)
         a = np.moveaxis(a, d, 0)
@@ -204,7 +208,8 @@ class IndexMethods:
         if dim is None:
             inverse = inverse.reshape(self._value.shape)
         counts = np.diff(np.append(starts, n))
-        out = [type(self)._make(np.ascontiguousarray(values))]
+        out = [self._no_derivative(np.ascontiguousarray(values), "UniqueConsecutiveBackward0",
+                                   "unique_consecutive")]
         out += [_int64(type(self), inverse)] if return_inverse else []
         out += [_int64(type(self), counts)] if return_counts else []
         return out[0] if len(out) == 1 else tuple(out)

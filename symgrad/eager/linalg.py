@@ -19,6 +19,7 @@ import numpy as np
 
 from ..numpy_api import functions as ops
 from ..numpy_api.scipy_linalg import expm as _expm
+from ..prims import svd as _svd_prims
 from .composite_functions import vander
 from .linalg_ex import LinAlgError
 from .linalg_ex import around_failures as _around_failures
@@ -247,12 +248,11 @@ def _default_rtol(A: Any, atol: Any, rtol: Any) -> float:
 
 
 def pinv(A: Any, *, atol: Any = None, rtol: Any = None, hermitian: bool = False) -> Any:
-    """The pseudo-inverse, dropping singular values at most ``rtol`` times the largest
-    (PyTorch's default ``max(m, n) * eps``)."""
+    """The pseudo-inverse, dropping singular values at most ``max(atol, rtol * largest)``
+    (PyTorch's default ``rtol = max(m, n) * eps``). Its gradient is PyTorch's
+    ``pinv_backward`` of the truncated result, also where a dropped singular value is not
+    0 (which is then no derivative of the function, as PyTorch's)."""
     A = _matrices(A, "pinv")
-    if atol is not None and atol != 0:
-        raise NotImplementedError("linalg.pinv: atol= (an absolute cutoff) is not supported; "
-                                  "pass rtol= relative to the largest singular value")
     if hermitian:  # the symmetric matrix of the lower triangle (PyTorch's eigh reads it)
         if A.requires_grad and not np.array_equal(A._value, np.swapaxes(A._value, -1, -2)):
             raise NotImplementedError(
@@ -264,8 +264,32 @@ def pinv(A: Any, *, atol: Any = None, rtol: Any = None, hermitian: bool = False)
         if not A.requires_grad:
             A = _hermitian(A, "L", "pinv")
         # (a symmetric A requiring grad: the general pinv, PyTorch's gradient there)
-    return named(np.linalg.pinv(A, rcond=_cutoff(A, _default_rtol(A, atol, rtol))), A,
-                 "LinalgPinvBackward0", (A,))
+    rcond = _relative_cutoffs(A, atol, rtol)
+    if rcond.size <= 1 or np.all(rcond == rcond.flat[0]):
+        result = _svd_prims.pinv(A, float(rcond.flat[0]) if rcond.size else 0.0)
+    else:  # an absolute cutoff: a relative one per matrix
+        flat = A.reshape(-1, *A.shape[-2:])
+        result = np.stack([_svd_prims.pinv(flat[k], float(r)) for k, r in
+                            enumerate(rcond.reshape(-1))]).reshape(*A.shape[:-2], A.shape[-1],
+                                                                   A.shape[-2])
+    return named(result, A, "LinalgPinvBackward0", (A,))
+
+
+def _relative_cutoffs(A: Any, atol: Any, rtol: Any) -> np.ndarray:
+    """``max(atol, rtol * largest)`` over each matrix's largest singular value, per matrix
+    (PyTorch's cutoff as the pinv primitive's ``rcond``); without ``rtol``, PyTorch's
+    default where ``atol`` is not above 0, and 0 where it is."""
+    default = max(A.shape[-2:]) * float(np.finfo(A._value.dtype).eps)
+    value = (lambda t: np.asarray(getattr(t, "_value", t), dtype=np.float64))
+    if atol is None:
+        return np.full(A.shape[:-2], default if rtol is None else value(rtol))
+    atol = value(atol)
+    rtol = np.where(atol > 0, 0.0, default) if rtol is None else value(rtol)
+    s = np.linalg.svd(A._value.astype(np.float64), compute_uv=False)
+    top = s[..., 0] if s.shape[-1] else np.zeros(s.shape[:-1])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = np.maximum(np.where(atol > 0, atol / top, 0.0), rtol)
+    return np.where(np.isfinite(r), r, np.inf) * np.ones(A.shape[:-2])
 
 
 def _cutoff(A: Any, rtol: float) -> float:

@@ -26,6 +26,7 @@ from . import functional, init, utils
 from .extra_layers import (
     AlphaDropout,
     ChannelShuffle,
+    CTCLoss,
     FeatureAlphaDropout,
     LocalResponseNorm,
     LPPool1d,
@@ -195,4 +196,5 @@ __all__ = ["functional", "init", "utils", "Module", "Sequential", "ModuleList", 
            "MultiMarginLoss", "MultiLabelSoftMarginLoss",
            # LP pooling, LRN, channel shuffle, alpha dropout, more losses (.extra_layers)
            "LPPool1d", "LPPool2d", "LocalResponseNorm", "ChannelShuffle", "AlphaDropout",
-           "FeatureAlphaDropout", "MultiLabelMarginLoss", "TripletMarginWithDistanceLoss"]
+           "FeatureAlphaDropout", "MultiLabelMarginLoss", "TripletMarginWithDistanceLoss",
+           "CTCLoss"]

@@ -1,7 +1,7 @@
 """Still more ``torch.nn`` layers (exported there) over :mod:`.extra_functional`:
 ``LPPool1d``/``LPPool2d``, ``LocalResponseNorm``, ``ChannelShuffle``, ``AlphaDropout``,
 ``FeatureAlphaDropout`` (their masks from the default generator, not PyTorch's stream),
-``MultiLabelMarginLoss`` and ``TripletMarginWithDistanceLoss``; printed as PyTorch's.
+``MultiLabelMarginLoss``, ``TripletMarginWithDistanceLoss`` and ``CTCLoss``; printed as PyTorch's.
 
     >>> import symgrad as torch
     >>> torch.nn.LPPool1d(2, 3)
@@ -20,7 +20,8 @@ from .module import Module
 from .more_layers import _Loss
 
 __all__ = ["LPPool1d", "LPPool2d", "LocalResponseNorm", "ChannelShuffle", "AlphaDropout",
-           "FeatureAlphaDropout", "MultiLabelMarginLoss", "TripletMarginWithDistanceLoss"]
+           "FeatureAlphaDropout", "MultiLabelMarginLoss", "TripletMarginWithDistanceLoss",
+           "CTCLoss"]
 
 
 class _LPPoolNd(Module):
@@ -94,6 +95,19 @@ class FeatureAlphaDropout(AlphaDropout):
     """``AlphaDropout`` of whole channels."""
 
     _feature = True
+
+
+class CTCLoss(_Loss):
+    """``F.ctc_loss`` as a module: ``blank``, ``reduction``, ``zero_infinity``."""
+
+    def __init__(self, blank: int = 0, reduction: str = "mean", zero_infinity: bool = False):
+        super().__init__(reduction=reduction)
+        self.blank, self.zero_infinity = blank, zero_infinity
+
+    def forward(self, log_probs: Tensor, targets: Tensor, input_lengths: Any,
+                target_lengths: Any) -> Tensor:
+        return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank,
+                          self.reduction, self.zero_infinity)
 
 
 class MultiLabelMarginLoss(_Loss):

@@ -80,6 +80,7 @@ from .convolution import (  # noqa: F401
     max_pool3d,
     pad,
 )
+from .ctc import ctc_loss  # noqa: F401
 from .extra_functional import (  # noqa: F401
     alpha_dropout,
     channel_shuffle,

@@ -1,5 +1,5 @@
 """More of PyTorch's optimizers: ``Adagrad``, ``Adadelta``, ``Adamax``, ``NAdam``, ``RAdam``,
-``Rprop``, ``ASGD``.
+``Rprop``, ``ASGD``, ``Adafactor``.
 
 Each follows PyTorch 2.13's single-tensor update (``torch/optim/<name>.py``, the
 implementation PyTorch runs on CPU tensors) step for step, on the parameters'
@@ -26,7 +26,7 @@ import numpy as np
 from ..eager.tensor import Tensor
 from .optimizers import Optimizer, _buffer, _check, _lerp, _scalar_tensor, _step
 
-__all__ = ["Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam", "Rprop", "ASGD"]
+__all__ = ["Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam", "Rprop", "ASGD", "Adafactor"]
 
 
 def _check_betas(betas: tuple[float, float]) -> None:
@@ -305,3 +305,71 @@ class ASGD(Optimizer):
             ax[...] = p
         state["eta"]._value[...] = lr / ((1 + lambd * lr * step) ** group["alpha"])
         state["mu"]._value[...] = 1 / max(1, step - group["t0"])
+
+
+class Adafactor(Optimizer):
+    """Adafactor (Shazeer & Stern), PyTorch's: the second moment of a matrix (or a stack)
+    kept as row and column means of ``g^2`` (``row_var``, ``col_var``), of a vector as
+    ``variance``, both lerped by ``step^beta2_decay``; ``update = g / sqrt(var)`` clipped
+    to a root mean square of ``d``, scaled by ``max(eps2, rms(p)) * min(lr, 1/sqrt(step))``;
+    ``weight_decay`` decoupled. ``eps1=None`` is the epsilon of the dtype of the group's
+    first parameter with a gradient (PyTorch's loop keeps it for the rest)."""
+
+    def __init__(self, params: Iterable[Any], lr: Any = 1e-2, beta2_decay: float = -0.8,
+                 eps: tuple[float | None, float] = (None, 1e-3), d: float = 1.0,
+                 weight_decay: float = 0.0, *, foreach: Any = None, maximize: bool = False):
+        if isinstance(lr, Tensor) and lr.numel() != 1:
+            raise ValueError("Tensor lr must be 1-element")
+        for ok, text in ((0.0 <= lr, f"Learning rate should be >= 0 but is: {lr}"),
+                         (0.0 >= beta2_decay, f"beta2_decay should be <= 0 but is: "
+                                              f"{beta2_decay}"),
+                         (eps[0] is None or 0.0 <= eps[0],
+                          f"epsilon1 should be >= 0 but is: {eps[0]}"),
+                         (0.0 <= eps[1], f"epsilon2 should be >= 0 but is: {eps[1]}"),
+                         (1.0 <= d, f"Clipping threshold d should be >= 1 but is: {d}"),
+                         (0.0 <= weight_decay, f"weight_decay should be >= 0 but is: "
+                                               f"{weight_decay}")):
+            if not ok:
+                raise ValueError(text)
+        super().__init__(params, dict(lr=lr, beta2_decay=beta2_decay, eps=eps, d=d,
+                                      weight_decay=weight_decay, foreach=foreach,
+                                      maximize=maximize))
+
+    def _update(self, p, g, state, group):
+        if np.iscomplexobj(p):
+            raise RuntimeError("Adafactor does not support complex parameters")
+        if not state:
+            state["step"] = _scalar_tensor(0.0)
+            if g.ndim > 1:
+                state["row_var"] = Tensor._make(np.zeros(g.shape[:-1] + (1,), g.dtype))
+                state["col_var"] = Tensor._make(np.zeros(g.shape[:-2] + (1, g.shape[-1]),
+                                                         g.dtype))
+            else:
+                state["variance"] = Tensor._make(np.zeros_like(g))
+        eps1, eps2 = group["eps"]
+        if eps1 is None:  # the first parameter's dtype with a gradient (PyTorch's loop)
+            first = next(q for q in group["params"] if q._grad is not None)
+            eps1 = float(np.finfo(first._value.dtype).eps)
+        lr = group["lr"]
+        lr = float(lr._value if isinstance(lr, Tensor) else lr)
+        step = _step(state)
+        one_minus_beta2 = step ** group["beta2_decay"]
+        rho = min(lr, 1 / step ** 0.5)
+        alpha = max(eps2, float(np.linalg.norm(p)) / p.size ** 0.5) * rho
+        if group["weight_decay"] != 0:
+            p *= 1 - lr * group["weight_decay"]
+        if g.ndim > 1:
+            row_var, col_var = state["row_var"]._value, state["col_var"]._value
+            square = g * g
+            _lerp(row_var, np.sqrt(square.sum(-1, keepdims=True)) ** 2 / g.shape[-1],
+                  one_minus_beta2)
+            _lerp(col_var, np.sqrt(square.sum(-2, keepdims=True)) ** 2 / g.shape[-2],
+                  one_minus_beta2)
+            estimate = (row_var @ col_var) / np.maximum(row_var.mean(-2, keepdims=True), eps1)
+        else:
+            variance = state["variance"]._value
+            _lerp(variance, g * g, one_minus_beta2)
+            estimate = variance.copy()
+        update = 1 / np.sqrt(np.maximum(estimate, eps1 * eps1)) * g
+        denom = max(1.0, float(np.linalg.norm(update)) / (update.size ** 0.5 * group["d"]))
+        p += (-alpha / denom) * update

@@ -37,6 +37,7 @@ primal there).
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from typing import Any
 
@@ -132,7 +133,7 @@ def adjoint(graph: Graph, wrt: Sequence[int], seed_inputs: bool) -> Graph:
             for a, ct, m in zip(eqn.inputs, in_cts, in_masks, strict=True):
                 if ct is not None and isinstance(a, Var) and id(a) in active:
                     if isinstance(ct, Refused):  # a rule that cannot give this one
-                        raise ct.error
+                        raise _fresh(ct.error)
                     if m is not None and not eqn.prim.linear and \
                             not _selects(ct, g, trace.eqns[first:]):
                         ct = where(greater(m, 0.0), ct, 0.0)
@@ -146,6 +147,15 @@ def adjoint(graph: Graph, wrt: Sequence[int], seed_inputs: bool) -> Graph:
             if e.prim.linearized is not None and id(e) in ran:
                 trace.eqns[k] = e.prim.linearized(e, ran[id(e)])
         return trace.to_graph([*graph.inputs, *ct_vars], [*graph.outputs, *grads], graph.name)
+
+
+def _fresh(error: Exception) -> Exception:
+    """A copy of a refusal's error to raise: the error a rule holds (one object, shared by
+    every graph of a structure) then gathers no traceback, nor the frames it holds."""
+    try:
+        return copy.copy(error)
+    except Exception:  # noqa: BLE001 -- an exception class that does not copy: itself
+        return error
 
 
 def _selects(ct: Any, g: Any, made: list[Eqn]) -> bool:

@@ -1,0 +1,147 @@
+"""A second backward without ``retain_graph`` (symgrad/eager/backward.py, SAVES_NOTHING):
+PyTorch raises "Trying to backward through the graph a second time" only when it reaches
+a node that saved a tensor (a Python scalar of ``x * 2`` included) and otherwise
+accumulates again; the same ops, both ways, and the programs around them (a new node on a
+freed one, hooks, retain_grad, autograd.grad, a changed input), against PyTorch 2.13."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import symgrad as sg
+
+torch = pytest.importorskip("torch")
+from torch_oracle import float64_default, run_both  # noqa: E402,F401
+
+_MASK = [[True, False], [False, True]]
+OPS = {  # name -> the loss of x, a (2, 2) leaf
+    # PyTorch's nodes that save no tensor: a second backward accumulates again
+    "sum": lambda L, x: x.sum(), "add scalar": lambda L, x: (x + 1).sum(),
+    "sub, rsub, neg": lambda L, x: (1 - (-x - x.detach())).sum(),
+    "mean, mean dim": lambda L, x: x.mean(0).mean(), "add tensors": lambda L, x: (x + x).sum(),
+    "views": lambda L, x: x.view(4).reshape(2, 2).t().permute(1, 0).flatten().sum(),
+    "transpose, squeeze": lambda L, x: x.transpose(0, 1).unsqueeze(0).squeeze(0).sum(),
+    "index, slice, narrow": lambda L, x: x[0].sum() + x[:, 1:].sum() + x.narrow(0, 0, 1).sum(),
+    "expand, repeat": lambda L, x: x[:1].expand(3, 2).sum() + x.repeat(2, 1).sum(),
+    "cat, stack": lambda L, x: L.cat([x, x]).sum() + L.stack([x, x]).sum(),
+    "clone, float": lambda L, x: x.clone().float().sum(dim=1).sum(),
+    "flip, roll, cumsum, tril": lambda L, x: x.flip(0).roll(1, 0).cumsum(0).tril().sum(),
+    "unbind, split, chunk": lambda L, x: x.unbind(0)[0].sum() + x.split(1, 0)[1].sum()
+    + x.chunk(2, 1)[0].sum(),
+    "diagonal": lambda L, x: x.diagonal().sum(),
+    # nodes that save a tensor (a scalar operand too): the second backward raises
+    "mul scalar": lambda L, x: (x * 2).sum(), "div scalar": lambda L, x: x.sum() / 4,
+    "mul tensor": lambda L, x: (x * L.ones(2, 2)).sum(), "exp": lambda L, x: x.exp().sum(),
+    "relu, abs": lambda L, x: x.relu().sum() + x.abs().sum(), "pow": lambda L, x: (x ** 2).sum(),
+    "matmul": lambda L, x: (x @ L.ones(2, 2)).sum(), "tanh": lambda L, x: x.tanh().sum(),
+    "sum times sum": lambda L, x: x.sum() * x.sum(), "reciprocal": lambda L, x: (1 / x).sum(),
+    "masked_fill": lambda L, x: x.masked_fill(L.tensor(_MASK), 0.0).sum(),
+    "where": lambda L, x: L.where(L.tensor(_MASK), x, 0.0).sum(),
+    "index_select, gather": lambda L, x: x.index_select(0, L.tensor([1, 0])).sum()
+    + x.gather(0, L.tensor([[1, 0]])).sum(),
+    "softmax, mse, max": lambda L, x: x.softmax(0).sum()
+    + L.nn.functional.mse_loss(x, L.zeros(2, 2)) + x.max(),
+    "clamp, norm": lambda L, x: x.clamp(-0.5, 0.5).sum() + x.norm(),
+    "saving after not saving": lambda L, x: ((x + 1).t() * 3).sum(),
+    "einsum, tensordot": lambda L, x: L.einsum("ij,jk->ik", x, L.ones(2, 2)).sum()
+    + L.tensordot(x, L.ones(2, 2), 1).sum(),
+    "embedding, take_along_dim": lambda L, x: L.nn.functional.embedding(
+        L.tensor([0, 1, 1]), x).sum() + L.take_along_dim(x, L.tensor([[0], [1]]), 1).sum(),
+    "cumprod, masked_select, dot": lambda L, x: x.cumprod(0).sum()
+    + x.masked_select(L.tensor(_MASK)).sum() + L.dot(x[0], L.ones(2)),
+    # (and composites of nodes that save nothing)
+    "einsum sum, tile, movedim": lambda L, x: L.einsum("ij->j", x).sum() + x.tile(2).sum()
+    + x.movedim(0, 1).sum(),
+    "hstack, unflatten, fliplr": lambda L, x: L.hstack([x, x]).sum()
+    + x.flatten().unflatten(0, (2, 2)).fliplr().sum(),
+}
+#: PyTorch runs these twice; symgrad refuses (composites of other nodes: see SAVES_NOTHING)
+REFUSED = {
+    "pad": lambda L, x: L.nn.functional.pad(x, (1, 1)).sum(),
+    "trace": lambda L, x: x.trace(),
+    "addmm of constants": lambda L, x: L.addmm(x, L.ones(2, 2), L.ones(2, 2)).sum(),
+    "interpolate": lambda L, x: L.nn.functional.interpolate(x[None, None], scale_factor=2).sum(),
+    "lerp, rot90, diag": lambda L, x: L.lerp(x, L.ones(2, 2), 0.3).sum() + x.rot90().sum()
+    + L.diag(x[0]).sum(),
+}
+
+
+def _twice(L, op):
+    """(after the first backward, after the second or the error's kind)."""
+    x = L.tensor(np.array([[0.3, -1.2], [2.0, 0.7]]), requires_grad=True)
+    loss = op(L, x)
+    loss.backward()
+    first = x.grad.numpy().copy()
+    try:
+        loss.backward()
+    except RuntimeError as e:
+        assert "backward through the graph a second time" in str(e)
+        np.testing.assert_array_equal(x.grad.numpy(), first)  # nothing added
+        return first, "raises"
+    return first, x.grad.numpy().copy()
+
+
+@pytest.mark.parametrize("name", list(OPS))
+def test_second_backward_raises_or_accumulates_as_pytorch(name):
+    (want_first, want), (got_first, got) = (_twice(L, OPS[name]) for L in (torch, sg))
+    np.testing.assert_allclose(got_first, want_first, rtol=1e-12)
+    if isinstance(want, str):
+        assert got == want
+    else:
+        assert not isinstance(got, str), f"{name}: PyTorch runs the second backward"
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", list(REFUSED))
+def test_composites_refuse_the_second_backward_pytorch_runs(name):
+    assert not isinstance(_twice(torch, REFUSED[name])[1], str)
+    assert _twice(sg, REFUSED[name])[1] == "raises"
+
+
+def twice_program(torch, show, data):
+    def attempt(f):
+        try:
+            f()
+            show("ran")
+        except RuntimeError as e:
+            show("second time" in str(e))
+    x = torch.tensor(data["x"], requires_grad=True)
+    y = x + 1
+    y.sum().backward()
+    attempt(lambda: (y * y).sum().backward())  # a new node on a node that saved nothing
+    y = x.exp()
+    (y + 1).sum().backward()
+    attempt(lambda: y.sum().backward())        # through the freed exp
+    show(x.grad)
+    x.grad = None
+    y = x.view(4)
+    y.sum().backward()
+    with torch.no_grad():
+        x.add_(1)                              # not saved: no error
+    attempt(lambda: (y * 2).sum().backward())
+    s = x.sum()
+    torch.autograd.grad(s, x)
+    show(torch.autograd.grad(s, x))
+    x.grad = None
+    y = x - 1
+    y.retain_grad()
+    y.register_hook(lambda g: g * 3)
+    s = y.t().sum()
+    s.backward()
+    attempt(s.backward)
+    show(x.grad, y.grad)
+    y = x.sum(1)
+    s = (y * y).sum()
+    s.backward()
+    attempt(lambda: y.sum().backward())        # y's node saved nothing, the product did
+    attempt(s.backward)
+    y = x + 1
+    g, = torch.autograd.grad((y * y).sum(), x, create_graph=True)
+    g.sum().backward()
+    attempt(lambda: g.sum().backward())
+    show(x.grad)
+
+
+def test_second_backward_programs_match_pytorch():
+    run_both(twice_program, {"x": np.array([[0.3, -1.2], [2.0, 0.7]])})
