@@ -246,6 +246,18 @@ def _protect_target(argv: list[str]) -> tuple[list[str], str | None]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the command in ``argv`` (the command line's, ``sys.argv``, if None); the exit
+    status. Run from the command line, the process ends next, and its exit skips
+    collecting what SymPy and Numba left alive (:mod:`symgrad.core.teardown`)."""
+    code = _main(argv)
+    if argv is None:
+        from ..core.teardown import skip_teardown
+
+        skip_teardown()
+    return code
+
+
+def _main(argv: list[str] | None) -> int:
     parser = build_parser()
     argv, dashed = _protect_target(sys.argv[1:] if argv is None else list(argv))
     args = parser.parse_args(argv)
