@@ -170,21 +170,24 @@ def _round_to_odd(s: np.ndarray, e: np.ndarray) -> np.ndarray:
     return np.where((e != 0) & even, np.nextafter(s, s + e), s)
 
 
-def fma(a: np.ndarray, alpha: float, b: np.ndarray) -> np.ndarray:
+def fma(a: np.ndarray, alpha: Any, b: np.ndarray) -> np.ndarray:
     """``a + alpha * b`` rounded once, as PyTorch's CPU kernels of ``add``/``sub`` with
-    ``alpha`` (and ``add_``, an optimizer's update) compute it: one fused multiply-add
-    (bits checked against exact rationals, tests/test_torch_optim_more.py). float32
-    through float64 rounded to odd, float64 by Boldo and Melquiond's emulation
-    (``RN(th + RO(tl + ul))``), both exact; where a value is not finite or beyond what
-    the split holds (|x| > 2**900, < 2**-900), the two roundings of ``a + alpha * b``."""
+    ``alpha`` (and ``add_``, an optimizer's update), ``lerp`` and ``addcmul`` compute it:
+    one fused multiply-add (bits checked against exact rationals,
+    tests/test_torch_optim_more.py, and LLVM's ``fma``, tests/test_fused_values.py);
+    ``alpha`` a number or an array of ``a``'s dtype. float32 through float64 rounded to
+    odd, float64 by Boldo and Melquiond's emulation (``RN(th + RO(tl + ul))``), both
+    exact; where a value is not finite or beyond what the split holds (|x| > 2**900,
+    < 2**-900), the two roundings of ``a + alpha * b``."""
     a, b = np.asarray(a), np.asarray(b)
     if a.dtype == np.float32:
-        x, p = a.astype(np.float64), np.float64(np.float32(alpha)) * b.astype(np.float64)
+        x = a.astype(np.float64)
+        p = np.asarray(alpha, np.float32).astype(np.float64) * b.astype(np.float64)
         s, e = _two_sum(x, p)  # (p exact: 24 + 24 bits)
         return _round_to_odd(s, e).astype(np.float32)
     with np.errstate(all="ignore"):
         big = np.float64(134217729.0)  # 2**27 + 1 (Veltkamp's split)
-        al = np.float64(alpha)
+        al = np.asarray(alpha, np.float64)
         c = big * al
         ah = c - (c - al)
         c = big * b
@@ -195,9 +198,12 @@ def fma(a: np.ndarray, alpha: float, b: np.ndarray) -> np.ndarray:
         v, w = _two_sum(tl, ul)
         fused = th + _round_to_odd(v, w)
         naive = a + al * b
-        safe = ((np.abs(a) < 2.0 ** 900) & (np.abs(uh) < 2.0 ** 900)
+        safe = ((np.abs(a) < 2.0 ** 900) & (np.abs(uh) < 2.0 ** 900) & (np.abs(al) < 2.0 ** 900)
+                & (np.abs(b) < 2.0 ** 900) & ((np.abs(al) > 2.0 ** -900) | (al == 0))
+                & ((np.abs(b) > 2.0 ** -900) | (b == 0))
                 & ((np.abs(uh) > 2.0 ** -900) | (uh == 0)) & ((np.abs(a) > 2.0 ** -900) | (a == 0)))
-    return np.where(safe, fused, naive)
+    # (an exact zero is naive's, with IEEE's sign of a sum: the product was exact then)
+    return np.where(safe & (fused != 0), fused, naive)
 
 
 def _reduced(a: np.ndarray) -> Any:
