@@ -25,6 +25,7 @@ torch_real = pytest.importorskip("torch")
 import optable_elementwise  # noqa: E402,F401 -- registers its records
 import optable_fn  # noqa: E402,F401
 import optable_gaps  # noqa: E402,F401
+import optable_late  # noqa: E402,F401
 import optable_more  # noqa: E402,F401
 import optable_nn  # noqa: E402,F401
 import optable_nn_more  # noqa: E402,F401
