@@ -5,7 +5,7 @@ round 3's seventh session: nuclear and spectral norms through ``torch.norm``, th
 
 from __future__ import annotations
 
-from optable import add
+from optable import FLOAT, add
 
 # -- nuclear and spectral norms (symgrad/eager/reduction_methods.py: matrix_norm): the
 # singular values' sum, largest and smallest, their gradients PyTorch's through svdvals
@@ -16,3 +16,30 @@ add("norm(nuc)", lambda L, a: (
     L.linalg.matrix_norm(a, -2), L.linalg.matrix_norm(a, "nuc", dim=(2, 0))),
     samples=(((2, 3, 4),),), domain="matrix", rtol=1e-9,
     covers=("torch.norm", "Tensor.norm", "linalg.norm", "linalg.matrix_norm"))
+
+# -- the *_scatter ops (symgrad/eager/scatter_views.py): gradients to input and src
+add("select_scatter", lambda L, x, s: (
+    L.select_scatter(x, s[0], 0, 1), x.select_scatter(s[1, :3], 1, -1),
+    L.select_scatter(x[0], s[0, 0], 0, 2), x.select_scatter(s[1].detach().to(L.float32), 0, 0)),
+    samples=(((3, 4), (2, 4)),), dtypes=FLOAT + ("int64",),
+    covers=("torch.select_scatter", "Tensor.select_scatter"))
+add("slice_scatter", lambda L, x, a, b: (
+    L.slice_scatter(x, a, 1, 1, 5, 2), x.slice_scatter(b, 0, -2), L.slice_scatter(x, x * 2),
+    x.slice_scatter(a[:, :0], 1, 4, 2), L.slice_scatter(x, b[:1], dim=0, end=-2, step=3)),
+    samples=(((3, 5), (3, 2), (2, 5)),), dtypes=FLOAT + ("int64",),
+    covers=("torch.slice_scatter", "Tensor.slice_scatter"))
+add("diagonal_scatter", lambda L, x, d: (
+    L.diagonal_scatter(x, d, 0, 0, 1), x[0].diagonal_scatter(d[:3, 0]),
+    x.diagonal_scatter(d[:3, :1], 1, 2, 0), L.diagonal_scatter(x[1], d[:2, 1], -1)),
+    samples=(((2, 3, 4), (4, 2)),), dtypes=FLOAT + ("int64",),
+    covers=("torch.diagonal_scatter", "Tensor.diagonal_scatter"))
+# PyTorch 2.13's gradient for the input is wrong (the cotangent at the written places, not
+# at the others: its gradcheck fails): compared with finite differences in
+# tests/test_scatter_grid.py; here the values and src's gradient
+add("as_strided_scatter", lambda L, x, s: (
+    L.as_strided_scatter(x.detach(), s, (2, 2), (1, 2), 1),
+    x.detach().as_strided_scatter(s.reshape(4), (4,), (3,)),
+    L.as_strided_scatter(x.detach(), s[:1], (1, 2), (0, 5), 2),
+    L.as_strided_scatter(x.detach().t(), s.detach(), (2, 2), (4, 1))),
+    samples=(((3, 4), (2, 2)),), dtypes=FLOAT + ("int64",),
+    covers=("torch.as_strided_scatter", "Tensor.as_strided_scatter"))
