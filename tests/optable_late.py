@@ -43,3 +43,23 @@ add("as_strided_scatter", lambda L, x, s: (
     L.as_strided_scatter(x.detach().t(), s.detach(), (2, 2), (4, 1))),
     samples=(((3, 4), (2, 2)),), dtypes=FLOAT + ("int64",),
     covers=("torch.as_strided_scatter", "Tensor.as_strided_scatter"))
+
+# -- F.affine_grid and F.grid_sample (symgrad/nn/grid_sampling.py): the grid's points reach
+# past the borders (domain "real": -1.4 to 1.6); points on them in tests/test_scatter_grid.py
+add("F.affine_grid", lambda L, t: (
+    L.nn.functional.affine_grid(t, (2, 1, 3, 4), align_corners=False),
+    L.nn.functional.affine_grid(t, [2, 3, 2, 5], align_corners=True),
+    L.nn.functional.affine_grid(t, (2, 1, 2, 1), align_corners=False)),
+    samples=(((2, 2, 3),),), covers=("F.affine_grid",))
+add("F.affine_grid(3-D)", lambda L, t: (
+    L.nn.functional.affine_grid(t, (2, 1, 2, 3, 4), align_corners=False),
+    L.nn.functional.affine_grid(t, (2, 1, 3, 1, 2), align_corners=False),
+    L.nn.functional.affine_grid(t, (2, 1, 3, 2, 2), align_corners=True)),
+    samples=(((2, 3, 4),),), covers=())
+_PADDINGS = [(p, a) for p in ("zeros", "border", "reflection") for a in (False, True)]
+for _mode in ("bilinear", "nearest"):
+    add(f"F.grid_sample({_mode})", lambda L, x, g, m=_mode: tuple(
+        L.nn.functional.grid_sample(x, g, mode=m, padding_mode=p, align_corners=a)
+        for p, a in _PADDINGS),
+        samples=(((2, 3, 4, 5), (2, 3, 4, 2)), ((1, 2, 3, 4, 5), (1, 2, 3, 2, 3))),
+        domain=("normal3", "real"), covers=("F.grid_sample",))

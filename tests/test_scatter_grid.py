@@ -86,3 +86,49 @@ def test_scatter_ops_twice_after_the_inputs_changed():
     assert first.sum().item() == 4.0 and second.sum().item() == 2.0 * 8 + 12
     second.sum().backward()
     assert s.grad.tolist() == [1.0] * 4
+
+
+# -- F.grid_sample at the borders: points on them, past them and on reflection points
+_BORDERS = [-1.0, 1.0, 0.0, -1.0, 1.0, 1.0, -1.25, 1.25, 0.5, -0.5, 1.2, -1.1, -3.0, 2.75,
+            -1.5, 3.5, 0.75, 1.0 / 3.0]
+
+
+@pytest.mark.parametrize("d", [2, 3])
+def test_grid_sample_gradients_at_the_borders_are_pytorchs(d):
+    rng = np.random.default_rng(d)
+    xs = rng.standard_normal((1, 2) + ((4, 5) if d == 2 else (3, 4, 2)))
+    gs = rng.uniform(-1.3, 1.3, (1, 3, 3) + ((d,) if d == 2 else (2, d)))
+    gs.flat[:len(_BORDERS)] = _BORDERS
+    w = rng.standard_normal((1, 2, 3, 3) + (() if d == 2 else (2,)))
+    for mode in ("bilinear", "nearest"):
+        for pad in ("zeros", "border", "reflection"):
+            for align in (False, True):
+                res = []
+                for L in (sg, torch):
+                    x, g = L.tensor(xs, requires_grad=True), L.tensor(gs, requires_grad=True)
+                    o = L.nn.functional.grid_sample(x, g, mode, pad, align)
+                    gx, gg = L.autograd.grad((o * L.tensor(w)).sum(), (x, g), allow_unused=True,
+                                             create_graph=d == 2)
+                    gg = np.zeros(gs.shape) if gg is None else gg.detach().numpy()
+                    res.append([o.detach().numpy(), gx.detach().numpy(), gg])
+                    if d == 2 and mode == "bilinear":  # (nearest: second order zero)
+                        firsts = L.autograd.grad((o * L.tensor(w)).sum(), (x, g),
+                                                 create_graph=True)
+                        total = sum((f * f).sum() for f in firsts)
+                        res[-1] += [s.numpy() for s in L.autograd.grad(total, (x, g))]
+                for j, (a, b) in enumerate(zip(*res)):
+                    np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12,
+                                               err_msg=f"{mode} {pad} {align} result {j}")
+
+
+def test_grid_sample_refuses_bicubic_and_checks_its_arguments():
+    x, g = sg.ones(1, 1, 3, 3), sg.zeros(1, 2, 2, 2)
+    with pytest.raises(NotImplementedError, match="bicubic"):
+        sg.nn.functional.grid_sample(x, g, mode="bicubic")
+    for L in (sg, torch):
+        with pytest.raises(ValueError, match="padding_mode"):
+            L.nn.functional.grid_sample(L.ones(1, 1, 3, 3), L.zeros(1, 2, 2, 2),
+                                        padding_mode="circular", align_corners=False)
+        with pytest.raises(RuntimeError, match="expected scalar type Double but found Float"):
+            L.nn.functional.grid_sample(L.ones(1, 1, 3, 3), L.zeros(1, 2, 2, 2).float(),
+                                        align_corners=False)
