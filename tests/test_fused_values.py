@@ -11,6 +11,8 @@ whose maximum is -0.0 gives -0.0, as PyTorch's.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 
@@ -19,13 +21,14 @@ torch = pytest.importorskip("torch")
 from torch_oracle import float64_default  # noqa: E402,F401
 
 import symgrad as sg  # noqa: E402
-from symgrad.eager.bf16 import fma  # noqa: E402
+from symgrad.eager.bf16 import _fma_numpy, fma  # noqa: E402
 
 FUSED_CPU = torch.backends.cpu.get_cpu_capability() != "DEFAULT"
 needs_fused = pytest.mark.skipif(not FUSED_CPU, reason="PyTorch's DEFAULT CPU kernels round "
                                  "lerp and addcmul twice (checked against LLVM's fma here)")
 
 
+@functools.lru_cache
 def _llvm_fma(dtype):
     from numba import njit
 
@@ -50,10 +53,15 @@ def test_fma_is_llvms_fused_multiply_add(dtype):
     a[:20], b[:20] = -0.0, -0.0  # signed zeros
     a, b, c = (v.astype(dtype) for v in (a, b, c))
     want = _llvm_fma(dtype)(a, b, c)
-    got = fma(a, b, c)
-    assert got.dtype == dtype
-    np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))
-    assert (got != a + b * c).sum() > n // 20  # (the two roundings differ: the test can fail)
+    # the numpy emulation (SYMGRAD_EAGER_COMPILE=0), and fma as called (a compiled loop)
+    for got in (_fma_numpy(a, b, c), fma(a, b, c), fma(a[:7, None], b[:5], c[:5])):
+        assert got.dtype == dtype
+        k = got.shape[0]
+        expected = want if got.ndim == 1 else _llvm_fma(dtype)(
+            *(np.ascontiguousarray(np.broadcast_to(v, got.shape)).reshape(-1)
+              for v in (a[:k, None], b[:5], c[:5]))).reshape(got.shape)
+        np.testing.assert_array_equal(got.view(np.uint8), expected.view(np.uint8))
+    assert (_fma_numpy(a, b, c) != a + b * c).sum() > n // 20  # (the roundings differ)
 
 
 def _bits(t):

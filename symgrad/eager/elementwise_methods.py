@@ -306,9 +306,10 @@ class ElementwiseMethods:
         ``value`` cast to an integer result's dtype, as PyTorch casts it)."""
         if not dt.result_type([self, tensor1, tensor2]).is_floating_point:
             value = int(value)
-        product = value * tensor1 * tensor2 if value != 1 else tensor1 * tensor2
+        def formula() -> Any:
+            return self + (value * tensor1 * tensor2 if value != 1 else tensor1 * tensor2)
         # (its value rounded once, as PyTorch's kernel: fused_values)
-        return named(fused_values.addcmul(self, tensor1, tensor2, value, self + product), self,
+        return named(fused_values.addcmul(self, tensor1, tensor2, value, formula), self,
                      "AddcmulBackward0")
 
     @_half_in_float32

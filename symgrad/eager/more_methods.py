@@ -98,13 +98,14 @@ class MoreMethods:
             def up(v: Any) -> Any:
                 return v.float() if getattr(v, "dtype", None) is self.dtype else v
             return up(self).lerp(up(end), up(weight)).to(self.dtype)
-        diff = end - self
-        if not hasattr(weight, "_value"):
-            plain = self + weight * diff if abs(weight) < 0.5 else end - diff * (1 - weight)
-            return named(fused_values.lerp(self, end, weight, plain), self, "LerpBackward0")
-        near = np.abs(weight._value) < 0.5
-        plain = ops.where(near, self + weight * diff, end - diff * (1 - weight))
-        return named(fused_values.lerp(self, end, weight, plain), self, "LerpBackward1")
+        def formula() -> Any:
+            diff = end - self
+            if not hasattr(weight, "_value"):
+                return self + weight * diff if abs(weight) < 0.5 else end - diff * (1 - weight)
+            near = np.abs(weight._value) < 0.5
+            return ops.where(near, self + weight * diff, end - diff * (1 - weight))
+        return named(fused_values.lerp(self, end, weight, formula), self,
+                     "LerpBackward1" if hasattr(weight, "_value") else "LerpBackward0")
 
     def addmm(self, mat1: Any, mat2: Any, *, beta: Any = 1, alpha: Any = 1) -> Any:
         """``beta * self + alpha * (mat1 @ mat2)``; with ``beta=0`` ``self`` is not read (its
