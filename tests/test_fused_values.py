@@ -47,7 +47,7 @@ def _llvm_fma(dtype):
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_fma_is_llvms_fused_multiply_add(dtype):
     rng = np.random.default_rng(3)
-    n = 3000
+    n = 5000
     a, b, c = (rng.standard_normal(n) * np.exp2(rng.integers(-40, 40, n)) for _ in range(3))
     a[:n // 3] = -(b[:n // 3] * c[:n // 3])  # near cancellation, the hard case
     a[:20], b[:20] = -0.0, -0.0  # signed zeros
@@ -85,10 +85,13 @@ _OPS = {
 
 
 @needs_fused
-@pytest.mark.parametrize("dtype", ["float64", "float32", "bfloat16", "float16"])
-def test_lerp_addcmul_addcdiv_equal_pytorch_bit_for_bit(dtype):
+@pytest.mark.parametrize("dtype, shape", [("float64", (6, 50)), ("float32", (6, 50)),
+                                          ("bfloat16", (6, 50)), ("float16", (6, 50)),
+                                          ("float64", (90, 50)), ("float32", (90, 50))])
+def test_lerp_addcmul_addcdiv_equal_pytorch_bit_for_bit(dtype, shape):
+    """(90 x 50: the compiled loop of :func:`fma`, where eager kernels are on)"""
     rng = np.random.default_rng(11)
-    arrays = [rng.standard_normal((6, 50)) for _ in range(4)]
+    arrays = [rng.standard_normal(shape) for _ in range(4)]
     reduced = "16" in dtype
     for name, op in _OPS.items():
         for grad in (False,) if reduced else (False, True):

@@ -185,37 +185,20 @@ def fma(a: np.ndarray, alpha: Any, b: np.ndarray) -> np.ndarray:
     return compiled if compiled is not None else _fma_numpy(a, alpha, b)
 
 
-_FMA_LOOPS: dict[Any, Any] = {}
-
-
-def _fma_loop(dtype: Any) -> Any:
-    """A Numba loop of LLVM's ``fma`` over 1-D arrays of ``dtype`` (compiled once)."""
-    loop = _FMA_LOOPS.get(dtype)
-    if loop is None:
-        from numba import njit
-
-        from ..backend import vecmath, vecmath32
-        one = (vecmath32 if dtype == np.float32 else vecmath)._fma
-
-        def run(a, alpha, b, out):  # pragma: no cover (Numba)
-            for i in range(out.size):
-                out[i] = one(alpha[i], b[i], a[i])
-        loop = _FMA_LOOPS[dtype] = njit(cache=True, nogil=True)(run)
-    return loop
-
-
 def _compiled_fma(a: np.ndarray, alpha: Any, b: np.ndarray) -> np.ndarray | None:
     """:func:`fma` as one compiled loop (30x faster than the emulation), where eager
     kernels are on (``SYMGRAD_EAGER_COMPILE``) and the operands are float32 or float64
-    arrays of one dtype; None otherwise."""
+    arrays of one dtype, 4096 elements or more (below, the emulation takes microseconds,
+    less than loading the loop in a fresh process); None otherwise."""
     if not (config.eager_compile and a.dtype in (np.float32, np.float64) and b.dtype == a.dtype
-            and a.size >= 64):
+            and max(a.size, b.size) >= 4096):
         return None
     al = np.asarray(alpha, a.dtype)
     shape = np.broadcast_shapes(a.shape, al.shape, b.shape)
     a, al, b = (np.ascontiguousarray(np.broadcast_to(v, shape)).reshape(-1) for v in (a, al, b))
     out = np.empty(a.size, a.dtype)
-    _fma_loop(a.dtype.type)(a, al, b, out)
+    from . import fma_loops  # (imports Numba: on first use)
+    (fma_loops.loop32 if a.dtype == np.float32 else fma_loops.loop64)(a, al, b, out)
     return out.reshape(shape)
 
 
