@@ -56,10 +56,14 @@ add("F.affine_grid(3-D)", lambda L, t: (
     L.nn.functional.affine_grid(t, (2, 1, 3, 1, 2), align_corners=False),
     L.nn.functional.affine_grid(t, (2, 1, 3, 2, 2), align_corners=True)),
     samples=(((2, 3, 4),),), covers=())
-_PADDINGS = [(p, a) for p in ("zeros", "border", "reflection") for a in (False, True)]
+# (every padding mode with both align_corners, on and past the borders, in 2-D and 3-D:
+# tests/test_scatter_grid.py)
+_PADDINGS = [("zeros", False), ("border", True), ("reflection", False), ("reflection", True)]
 for _mode in ("bilinear", "nearest"):
     add(f"F.grid_sample({_mode})", lambda L, x, g, m=_mode: tuple(
         L.nn.functional.grid_sample(x, g, mode=m, padding_mode=p, align_corners=a)
         for p, a in _PADDINGS),
         samples=(((2, 3, 4, 5), (2, 3, 4, 2)), ((1, 2, 3, 4, 5), (1, 2, 3, 2, 3))),
-        domain=("normal3", "real"), covers=("F.grid_sample",))
+        domain=("normal3", "real"), covers=("F.grid_sample",),
+        # (bilinear's double backward in CI: tests/test_scatter_grid.py, at the borders)
+        full_only=("gradgrad",) if _mode == "bilinear" else ())
