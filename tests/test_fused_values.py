@@ -56,6 +56,10 @@ def test_fma_is_llvms_fused_multiply_add(dtype):
               for v in (a[:k, None], b[:5], c[:5]))).reshape(got.shape)
         np.testing.assert_array_equal(got.view(np.uint8), expected.view(np.uint8))
     assert (_fma_numpy(a, b, c) != a + b * c).sum() > n // 20  # (the roundings differ)
+    # infinities and NaN (values: a NaN's sign bit is the CPU's)
+    special = np.array([np.inf, -np.inf, np.nan, 0.0, -0.0, 1.5, 3e38], dtype)
+    x, y, z = (v.reshape(-1) for v in np.meshgrid(special, special, special))
+    np.testing.assert_array_equal(_fma_numpy(x, y, z), _llvm_fma(dtype)(x, y, z))
 
 
 def _bits(t):
@@ -108,6 +112,20 @@ def test_lerp_addcmul_addcdiv_equal_pytorch_bit_for_bit(dtype, shape):
                     if w is not None:
                         np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-5, atol=1e-6,
                                                    err_msg=name)
+
+
+@needs_fused
+def test_lerp_addcmul_of_infinities_equal_pytorchs():
+    s = [np.inf, -np.inf, np.nan, 1.0, -0.0, 0.0, 1e308, -1e308, 2.0, 0.1]
+    e = [1.0, np.inf, 0.0, np.inf, -0.0, -0.0, -1e308, 1e308, 3.0, 0.2]
+    for dtype in ("float64", "float32"):
+        for grad in (False, True):
+            for op in (lambda L, a, b: L.lerp(a, b, 0.3), lambda L, a, b: a.lerp(b, b * 0 + 0.6),
+                       lambda L, a, b: L.addcmul(a, b, b, value=0.5)):
+                got, want = (op(L, L.tensor(s, dtype=getattr(L, dtype), requires_grad=grad),
+                                L.tensor(e, dtype=getattr(L, dtype), requires_grad=grad))
+                             for L in (sg, torch))
+                np.testing.assert_array_equal(got.detach().numpy(), want.detach().numpy())
 
 
 def test_lerp_double_backward_equals_pytorchs():

@@ -205,10 +205,12 @@ def _compiled_fma(a: np.ndarray, alpha: Any, b: np.ndarray) -> np.ndarray | None
 def _fma_numpy(a: np.ndarray, alpha: Any, b: np.ndarray) -> np.ndarray:
     """:func:`fma` in numpy (exact, by the emulations its docstring names)."""
     if a.dtype == np.float32:
-        x = a.astype(np.float64)
-        p = np.asarray(alpha, np.float32).astype(np.float64) * b.astype(np.float64)
-        s, e = _two_sum(x, p)  # (p exact: 24 + 24 bits)
-        return _round_to_odd(s, e).astype(np.float32)
+        with np.errstate(all="ignore"):
+            x = a.astype(np.float64)
+            p = np.asarray(alpha, np.float32).astype(np.float64) * b.astype(np.float64)
+            s, e = _two_sum(x, p)  # (p exact: 24 + 24 bits)
+            # (an infinite sum is the sum: its rest would be NaN)
+            return np.where(np.isfinite(s), _round_to_odd(s, e), s).astype(np.float32)
     with np.errstate(all="ignore"):
         big = np.float64(134217729.0)  # 2**27 + 1 (Veltkamp's split)
         al = np.asarray(alpha, np.float64)
