@@ -33,7 +33,7 @@ def _llvm_fma(dtype):
 
     def run(a, b, c):
         out = np.empty_like(a)
-        (fma_loops.loop32 if dtype == np.float32 else fma_loops.loop64)(a, b, c, out)
+        fma_loops.loop()(*(np.ascontiguousarray(v, dtype) for v in (a, b, c)), out)
         return out
     return run
 

@@ -55,7 +55,7 @@ import numpy as np
 from ..core.config import config
 from ..core.ir import Primitive
 from . import dtypes as dt
-from . import grad_mode
+from . import fma_loops, grad_mode
 
 #: the operations whose PyTorch CPU kernel takes a scalar operand in float32 ("opmath")
 _FLOAT32_SCALAR = frozenset({"mul", "div", "floor_divide"})
@@ -176,17 +176,19 @@ def fma(a: np.ndarray, alpha: Any, b: np.ndarray) -> np.ndarray:
     ``alpha`` (and ``add_``, an optimizer's update), ``lerp`` and ``addcmul`` compute it:
     one fused multiply-add (bits checked against exact rationals,
     tests/test_torch_optim_more.py, and LLVM's ``fma``, tests/test_fused_values.py);
-    ``alpha`` a number or an array of ``a``'s dtype. float32 through float64 rounded to
-    odd, float64 by Boldo and Melquiond's emulation (``RN(th + RO(tl + ul))``), both
-    exact; where a value is not finite or beyond what the split holds (|x| > 2**900,
-    < 2**-900), the two roundings of ``a + alpha * b``."""
+    ``alpha`` a number or an array of ``a``'s dtype. From 4096 elements, where eager
+    kernels are on, LLVM's ``fma`` in a compiled loop (:mod:`.fma_loops`); else in numpy:
+    float32 through float64 rounded to odd, float64 by Boldo and Melquiond's emulation
+    (``RN(th + RO(tl + ul))``), both exact, but where a float64 value is beyond what the
+    split holds (|x| > 2**900, < 2**-900) or not finite: the two roundings of
+    ``a + alpha * b`` there."""
     a, b = np.asarray(a), np.asarray(b)
     compiled = _compiled_fma(a, alpha, b)
     return compiled if compiled is not None else _fma_numpy(a, alpha, b)
 
 
 def _compiled_fma(a: np.ndarray, alpha: Any, b: np.ndarray) -> np.ndarray | None:
-    """:func:`fma` as one compiled loop (30x faster than the emulation), where eager
+    """:func:`fma` as one compiled loop (:mod:`.fma_loops`, 30x faster), where eager
     kernels are on (``SYMGRAD_EAGER_COMPILE``) and the operands are float32 or float64
     arrays of one dtype, 4096 elements or more (below, the emulation takes microseconds,
     less than loading the loop in a fresh process); None otherwise."""
@@ -197,8 +199,7 @@ def _compiled_fma(a: np.ndarray, alpha: Any, b: np.ndarray) -> np.ndarray | None
     shape = np.broadcast_shapes(a.shape, al.shape, b.shape)
     a, al, b = (np.ascontiguousarray(np.broadcast_to(v, shape)).reshape(-1) for v in (a, al, b))
     out = np.empty(a.size, a.dtype)
-    from . import fma_loops  # (imports Numba: on first use)
-    (fma_loops.loop32 if a.dtype == np.float32 else fma_loops.loop64)(a, al, b, out)
+    fma_loops.loop()(a, al, b, out)
     return out.reshape(shape)
 
 
