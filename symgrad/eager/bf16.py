@@ -52,9 +52,10 @@ from typing import Any
 
 import numpy as np
 
+from ..core.config import config
 from ..core.ir import Primitive
 from . import dtypes as dt
-from . import grad_mode
+from . import fma_loops, grad_mode
 
 #: the operations whose PyTorch CPU kernel takes a scalar operand in float32 ("opmath")
 _FLOAT32_SCALAR = frozenset({"mul", "div", "floor_divide"})
@@ -170,21 +171,50 @@ def _round_to_odd(s: np.ndarray, e: np.ndarray) -> np.ndarray:
     return np.where((e != 0) & even, np.nextafter(s, s + e), s)
 
 
-def fma(a: np.ndarray, alpha: float, b: np.ndarray) -> np.ndarray:
+def fma(a: np.ndarray, alpha: Any, b: np.ndarray) -> np.ndarray:
     """``a + alpha * b`` rounded once, as PyTorch's CPU kernels of ``add``/``sub`` with
-    ``alpha`` (and ``add_``, an optimizer's update) compute it: one fused multiply-add
-    (bits checked against exact rationals, tests/test_torch_optim_more.py). float32
-    through float64 rounded to odd, float64 by Boldo and Melquiond's emulation
-    (``RN(th + RO(tl + ul))``), both exact; where a value is not finite or beyond what
-    the split holds (|x| > 2**900, < 2**-900), the two roundings of ``a + alpha * b``."""
+    ``alpha`` (and ``add_``, an optimizer's update), ``lerp`` and ``addcmul`` compute it:
+    one fused multiply-add (bits checked against exact rationals,
+    tests/test_torch_optim_more.py, and LLVM's ``fma``, tests/test_fused_values.py);
+    ``alpha`` a number or an array of ``a``'s dtype. From 4096 elements, where eager
+    kernels are on, LLVM's ``fma`` in a compiled loop (:mod:`.fma_loops`); else in numpy:
+    float32 through float64 rounded to odd, float64 by Boldo and Melquiond's emulation
+    (``RN(th + RO(tl + ul))``), both exact, but where a float64 value is beyond what the
+    split holds (|x| > 2**900, < 2**-900) or not finite: the two roundings of
+    ``a + alpha * b`` there."""
     a, b = np.asarray(a), np.asarray(b)
+    compiled = _compiled_fma(a, alpha, b)
+    return compiled if compiled is not None else _fma_numpy(a, alpha, b)
+
+
+def _compiled_fma(a: np.ndarray, alpha: Any, b: np.ndarray) -> np.ndarray | None:
+    """:func:`fma` as one compiled loop (:mod:`.fma_loops`, 30x faster), where eager
+    kernels are on (``SYMGRAD_EAGER_COMPILE``) and the operands are float32 or float64
+    arrays of one dtype, 4096 elements or more (below, the emulation takes microseconds,
+    less than loading the loop in a fresh process); None otherwise."""
+    if not (config.eager_compile and a.dtype in (np.float32, np.float64) and b.dtype == a.dtype
+            and max(a.size, b.size) >= 4096):
+        return None
+    al = np.asarray(alpha, a.dtype)
+    shape = np.broadcast_shapes(a.shape, al.shape, b.shape)
+    a, al, b = (np.ascontiguousarray(np.broadcast_to(v, shape)).reshape(-1) for v in (a, al, b))
+    out = np.empty(a.size, a.dtype)
+    fma_loops.loop()(a, al, b, out)
+    return out.reshape(shape)
+
+
+def _fma_numpy(a: np.ndarray, alpha: Any, b: np.ndarray) -> np.ndarray:
+    """:func:`fma` in numpy (exact, by the emulations its docstring names)."""
     if a.dtype == np.float32:
-        x, p = a.astype(np.float64), np.float64(np.float32(alpha)) * b.astype(np.float64)
-        s, e = _two_sum(x, p)  # (p exact: 24 + 24 bits)
-        return _round_to_odd(s, e).astype(np.float32)
+        with np.errstate(all="ignore"):
+            x = a.astype(np.float64)
+            p = np.asarray(alpha, np.float32).astype(np.float64) * b.astype(np.float64)
+            s, e = _two_sum(x, p)  # (p exact: 24 + 24 bits)
+            # (an infinite sum is the sum: its rest would be NaN)
+            return np.where(np.isfinite(s), _round_to_odd(s, e), s).astype(np.float32)
     with np.errstate(all="ignore"):
         big = np.float64(134217729.0)  # 2**27 + 1 (Veltkamp's split)
-        al = np.float64(alpha)
+        al = np.asarray(alpha, np.float64)
         c = big * al
         ah = c - (c - al)
         c = big * b
@@ -195,9 +225,12 @@ def fma(a: np.ndarray, alpha: float, b: np.ndarray) -> np.ndarray:
         v, w = _two_sum(tl, ul)
         fused = th + _round_to_odd(v, w)
         naive = a + al * b
-        safe = ((np.abs(a) < 2.0 ** 900) & (np.abs(uh) < 2.0 ** 900)
+        safe = ((np.abs(a) < 2.0 ** 900) & (np.abs(uh) < 2.0 ** 900) & (np.abs(al) < 2.0 ** 900)
+                & (np.abs(b) < 2.0 ** 900) & ((np.abs(al) > 2.0 ** -900) | (al == 0))
+                & ((np.abs(b) > 2.0 ** -900) | (b == 0))
                 & ((np.abs(uh) > 2.0 ** -900) | (uh == 0)) & ((np.abs(a) > 2.0 ** -900) | (a == 0)))
-    return np.where(safe, fused, naive)
+    # (an exact zero is naive's, with IEEE's sign of a sum: the product was exact then)
+    return np.where(safe & (fused != 0), fused, naive)
 
 
 def _reduced(a: np.ndarray) -> Any:

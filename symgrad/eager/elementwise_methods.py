@@ -33,6 +33,7 @@ from ..numpy_api.functions import xlogy as _xlogy
 from ..prims import special as S
 from ..prims import special_functions as SF
 from . import dtypes as dt
+from . import fused_values
 from .bf16 import in_float32
 from .method_args import named, return_type
 from .more_methods import _method_on
@@ -305,8 +306,11 @@ class ElementwiseMethods:
         ``value`` cast to an integer result's dtype, as PyTorch casts it)."""
         if not dt.result_type([self, tensor1, tensor2]).is_floating_point:
             value = int(value)
-        product = value * tensor1 * tensor2 if value != 1 else tensor1 * tensor2
-        return named(self + product, self, "AddcmulBackward0")
+        def formula() -> Any:
+            return self + (value * tensor1 * tensor2 if value != 1 else tensor1 * tensor2)
+        # (its value rounded once, as PyTorch's kernel: fused_values)
+        return named(fused_values.addcmul(self, tensor1, tensor2, value, formula), self,
+                     "AddcmulBackward0")
 
     @_half_in_float32
     @in_float32

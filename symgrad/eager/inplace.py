@@ -192,22 +192,25 @@ class InPlaceMethods:
         return self._inplace(operator.truediv, other)
 
     def addcmul_(self, tensor1: Any, tensor2: Any, value: float = 1) -> Any:
-        if _requires_grad(tensor1, tensor2):  # the product recorded (the same rounding)
-            return self._inplace(operator.add, value * tensor1 * tensor2)
-        return self._inplace(bf16.in_float32(lambda a, b: a + value * b[0] * b[1]),
-                             (tensor1, tensor2))
+        return self._method_("addcmul", (tensor1, tensor2), tensor1, tensor2, value=value)
 
     def addcdiv_(self, tensor1: Any, tensor2: Any, value: float = 1) -> Any:
-        if _requires_grad(tensor1, tensor2):
-            return self._inplace(operator.add, value * tensor1 / tensor2)
-        return self._inplace(bf16.in_float32(lambda a, b: a + value * b[0] / b[1]),
-                             (tensor1, tensor2))
+        return self._method_("addcdiv", (tensor1, tensor2), tensor1, tensor2, value=value)
 
-    def lerp_(self, end: Any, weight: float) -> Any:
-        # (PyTorch's formula: from ``end`` for |weight| >= 0.5, see MoreMethods.lerp)
-        return self._inplace(bf16.in_float32(
-            lambda a, b: a + weight * (b - a) if abs(weight) < 0.5 else b - (b - a) * (1 - weight)),
-            end)
+    def lerp_(self, end: Any, weight: Any) -> Any:
+        return self._method_("lerp", (end, weight), end, weight)
+
+    def _method_(self, method: str, operands: tuple[Any, ...], *args: Any, **kwargs: Any) -> Any:
+        """``x.lerp_(end, w)`` and friends: ``x.lerp(end, w)`` written into ``x`` (its
+        values, PyTorch's fused kernel's: :mod:`.fused_values`), recorded when ``x`` or one
+        of ``operands`` requires grad (``zeros(3).addcmul_(w, w)``)."""
+        carrier = next((t for t in operands if _is_tensor(t) and t._requires_grad), None)
+
+        def fn(a: Any, _: Any) -> Any:
+            if _is_tensor(a):
+                return getattr(a, method)(*args, **kwargs)
+            return getattr(self._make(a), method)(*args, **kwargs)._value
+        return self._inplace(fn, carrier)
 
     def _unary_(self, method: str, *args: Any, **kwargs: Any) -> Any:
         """``x.exp_()`` and friends: ``x.exp()`` written into ``x``."""
@@ -371,9 +374,3 @@ def _plus_scaled(alpha: float) -> Any:
         return a + alpha * b if alpha != -1 else a - b
     fn.__name__ = "add"  # (an int operand wraps as add's: _in_range)
     return fn
-
-
-def _requires_grad(*operands: Any) -> bool:
-    """Whether an operand of an in-place op requires grad (its change must be recorded
-    even when ``self`` does not: ``zeros(3).addcmul_(w, w)``)."""
-    return any(_is_tensor(t) and t._requires_grad for t in operands)

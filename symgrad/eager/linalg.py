@@ -20,6 +20,7 @@ import numpy as np
 from ..numpy_api import functions as ops
 from ..numpy_api.scipy_linalg import expm as _expm
 from ..prims import svd as _svd_prims
+from . import reduction_methods
 from .composite_functions import vander
 from .linalg_ex import LinAlgError
 from .linalg_ex import around_failures as _around_failures
@@ -181,10 +182,8 @@ def vector_norm(x: Any, ord: Any = 2, dim: Any = None, keepdim: bool = False, *,
 
 def matrix_norm(A: Any, ord: Any = "fro", dim: tuple[int, int] = (-2, -1),
                 keepdim: bool = False, *, dtype: Any = None) -> Any:
-    A = _tensor(A)
-    if dtype is not None:
-        A = A.to(dtype)
-    return np.linalg.norm(A, ord, tuple(dim), keepdims=keepdim)
+    """The ``ord`` norm of the matrices over ``dim`` (:func:`.reduction_methods.matrix_norm`)."""
+    return reduction_methods.matrix_norm(_tensor(A), ord, dim, keepdim, dtype=dtype)
 
 
 def norm(A: Any, ord: Any = None, dim: Any = None, keepdim: bool = False, *,

@@ -29,7 +29,7 @@ import numpy as np
 
 from ..numpy_api import functions as ops
 from ..numpy_api.indexing import at
-from . import bitwise, views
+from . import bitwise, fused_values, views
 from . import dtypes as dt
 from .method_args import named
 from .method_args import one_dim as _one_dim
@@ -92,13 +92,20 @@ class MoreMethods:
     def lerp(self, end: Any, weight: Any) -> Any:
         """``self + weight * (end - self)``, by PyTorch's formula: from ``end`` when
         ``|weight| >= 0.5`` (``end - (end - self) * (1 - weight)``), so ``weight=1`` gives
-        ``end`` exactly."""
-        diff = end - self
-        if not hasattr(weight, "_value"):
-            return self + weight * diff if abs(weight) < 0.5 else end - diff * (1 - weight)
-        near = np.abs(weight._value) < 0.5
-        return named(ops.where(near, self + weight * diff, end - diff * (1 - weight)), self,
-                     "LerpBackward1")
+        ``end`` exactly; its value rounded once, as PyTorch's kernel (:mod:`.fused_values`;
+        bfloat16 and float16 in float32, then rounded)."""
+        if self.dtype is dt.bfloat16 or self.dtype is dt.float16:
+            def up(v: Any) -> Any:
+                return v.float() if getattr(v, "dtype", None) is self.dtype else v
+            return up(self).lerp(up(end), up(weight)).to(self.dtype)
+        def formula() -> Any:
+            diff = end - self
+            if not hasattr(weight, "_value"):
+                return self + weight * diff if abs(weight) < 0.5 else end - diff * (1 - weight)
+            near = np.abs(weight._value) < 0.5
+            return ops.where(near, self + weight * diff, end - diff * (1 - weight))
+        return named(fused_values.lerp(self, end, weight, formula), self,
+                     "LerpBackward1" if hasattr(weight, "_value") else "LerpBackward0")
 
     def addmm(self, mat1: Any, mat2: Any, *, beta: Any = 1, alpha: Any = 1) -> Any:
         """``beta * self + alpha * (mat1 @ mat2)``; with ``beta=0`` ``self`` is not read (its

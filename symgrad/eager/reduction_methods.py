@@ -217,7 +217,13 @@ class ReductionMethods:
 
     def norm(self, p="fro", dim=None, keepdim=False, dtype=None):
         """``x.norm()``: the 2-norm of all elements (gradient 0 at 0, as PyTorch);
-        ``p`` = 1, 2, inf, -inf, 'fro' or another number; ``dim`` an int or a tuple."""
+        ``p`` = 1, 2, inf, -inf, 'fro' or another number; ``dim`` an int or a tuple;
+        ``p='nuc'`` (or 'fro' over more than two dims) is ``linalg.matrix_norm`` over
+        ``dim`` (all dims if None), as ``torch.norm`` dispatches."""
+        if isinstance(p, str) and (p != "fro" or not (
+                dim is None or isinstance(dim, int) or len(dim) <= 2)):
+            return matrix_norm(self, p, tuple(range(self.ndim)) if dim is None else
+                               (dim,) if isinstance(dim, int) else dim, keepdim, dtype=dtype)
         x = self.to(dtype) if dtype is not None else self
         axes = _dims(dim, x.ndim) or tuple(range(x.ndim))
         if p in ("fro", 2, 2.0, None):
@@ -293,3 +299,31 @@ def _order(values: np.ndarray, d: int, descending: bool) -> np.ndarray:
     if values.dtype.kind != "f":
         return np.argsort(key, axis=d, kind="stable")
     return np.lexsort((key, ~np.isnan(values)), axis=d)  # NaNs first, then descending
+
+
+#: the orders of ``linalg.matrix_norm``
+MATRIX_ORDERS = ("fro", "nuc", 1, -1, 2, -2, np.inf, -np.inf)
+
+
+def matrix_norm(A: Any, ord: Any = "fro", dim: Any = (-2, -1), keepdim: bool = False, *,
+                dtype: Any = None) -> Any:
+    """``linalg.matrix_norm``: the norm of the matrices over the two dims ``dim``;
+    ``ord`` 'fro', 'nuc' (the sum of the singular values), 2 and -2 (the largest and
+    smallest: their gradients PyTorch's through ``svdvals``), 1, -1, inf, -inf; PyTorch's
+    errors for other orders, dims and integer tensors."""
+    if ord not in MATRIX_ORDERS:
+        raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+    dims = tuple(dim) if isinstance(dim, (tuple, list)) else (dim,)
+    if len(dims) != 2:
+        raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got "
+                           f"{' '.join(map(str, dims))}")
+    axes = _dims(dims, A.ndim)
+    if len(set(axes)) != 2:
+        raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got {tuple(dims)}")
+    x = A.to(dtype) if dtype is not None else A
+    if not x.dtype.is_floating_point:
+        raise RuntimeError(f"linalg.matrix_norm: Expected a floating point or complex tensor "
+                           f"as input. Got {x.dtype.name.capitalize()}: convert it first "
+                           f"(A.double())")
+    return np.linalg.norm(x, ord, tuple(dims), keepdims=keepdim)
+

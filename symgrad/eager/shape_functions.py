@@ -36,7 +36,8 @@ _METHODS = ("bmm baddbmm addbmm addmv addr ger inner vdot kron dist det "
             "broadcast_to take_along_dim masked_fill "
             "nonzero argwhere masked_select masked_scatter index_copy index_reduce put unique "
             "unique_consecutive bincount histc count_nonzero diff kthvalue mode quantile "
-            "nanquantile nanmedian nansum aminmax renorm cov corrcoef msort").split()
+            "nanquantile nanmedian nansum aminmax renorm cov corrcoef msort "
+            "select_scatter slice_scatter diagonal_scatter as_strided_scatter").split()
 for _name in _METHODS:
     globals()[_name] = _method(_name)
 del _name

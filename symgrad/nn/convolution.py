@@ -35,9 +35,9 @@ from typing import Any
 import numpy as np
 
 from ..eager import dtypes as dt
+from ..eager.functions import cat
 from ..eager.methods import named
 from ..eager.tensor import Tensor
-from ..numpy_api.indexing import at
 from ..numpy_api.shapes import add_windows, sliding_windows
 
 PAD_MODES = {"constant": None, "reflect": "reflect", "replicate": "edge", "circular": "wrap"}
@@ -156,13 +156,18 @@ def _pad_constant(input: Tensor, widths: list[tuple[int, int]], value: float) ->
 
 
 def _padded(x: Tensor, widths: Sequence[tuple[int, int]], value: float) -> Tensor:
-    """``x`` placed in a tensor of ``value`` of its dtype, as PyTorch's constant pad (np.pad
-    would add a float64 border: a float32 ``x`` would come back float64, integers through
-    float64)."""
-    shape = tuple(n + lo + hi for n, (lo, hi) in zip(x.shape, widths))
-    # (value is a float, as PyTorch's: an int64 pad value above 2**53 rounds as there)
-    base = Tensor._make(dt.cast(np.full(shape, float(value)), x.dtype))
-    return at(base)[tuple(slice(lo, lo + n) for n, (lo, _) in zip(x.shape, widths))].set(x)
+    """``x`` between blocks of ``value`` of its dtype, joined axis by axis, as PyTorch's
+    constant pad (np.pad would add a float64 border: a float32 ``x`` would come back
+    float64, integers through float64; a write into a tensor of ``value`` would add ``x``
+    to zeros, making its -0.0 +0.0)."""
+    for axis, (lo, hi) in enumerate(widths):
+        if lo or hi:
+            shape = list(x.shape)
+            # (value is a float, as PyTorch's: an int64 pad value above 2**53 rounds as there)
+            blocks = [Tensor._make(dt.cast(np.full(shape[:axis] + [n] + shape[axis + 1:],
+                                                   float(value)), x.dtype)) for n in (lo, hi)]
+            x = cat([blocks[0], x, blocks[1]], axis)
+    return x
 
 
 # ---------------------------------------------------------------------------
@@ -405,11 +410,17 @@ def _max_pool(input: Tensor, kernel_size: Any, stride: Any, padding: Any, dilati
     xp = _padded(x, widths, -np.inf) if any(map(any, widths)) else x
     windows = _windows(xp, out, kernel, stride, dilation)
     flat = windows.reshape(*windows.shape[:2 + d], math.prod(kernel))
-    choice = window_argmax(flat.detach().numpy())
+    values = flat.detach().numpy()
+    choice = window_argmax(values)
     # the first maximum of each window, picked by a mask that enters as data (a gather
     # would carry one index per output element in the graph)
     picked = choice == np.arange(flat.shape[-1])
     y = np.where(picked, flat, 0.0).sum(-1)
+    if not y._value.all():  # a sum gives +0.0 where the maximum is -0.0 (PyTorch's: -0.0)
+        chosen = np.take_along_axis(values, choice, -1)
+        if np.signbit(chosen[chosen == 0]).any():  # so those windows are summed negated
+            sign = np.where(np.signbit(chosen) & (chosen == 0), -1, 1).astype(values.dtype)
+            y = np.where(picked, flat * sign, 0.0).sum(-1) * sign[..., 0]
     if unbatched:
         y = y.squeeze(0)
     y = named(y, input, f"MaxPool{d}DWithIndicesBackward0", (input,))

@@ -94,6 +94,7 @@ from .extra_functional import (  # noqa: F401
     triplet_margin_with_distance_loss,
 )
 from .folding import fold, max_unpool1d, max_unpool2d, max_unpool3d, unfold  # noqa: F401
+from .grid_sampling import affine_grid, grid_sample  # noqa: F401
 from .more_functional import (  # noqa: F401
     _reduce,  # the one rule of reductions (and the legacy arguments)
     bilinear,
