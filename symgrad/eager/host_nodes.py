@@ -99,4 +99,4 @@ def no_derivative(value: np.ndarray, inputs: tuple, node: str, message: str) -> 
     return type(inputs[0])._make(value, part)
 
 
-__all__ = ["Held", "held", "host_node", "no_derivative"]
+__all__ = ["Held", "Host", "held", "host_node", "no_derivative"]  # Host: for nn (no prims there)

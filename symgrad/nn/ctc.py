@@ -31,9 +31,8 @@ import numpy as np
 
 from ..core.ir import FLOAT, Aval
 from ..eager.grad_mode import is_grad_enabled
-from ..eager.host_nodes import held, host_node, no_derivative
+from ..eager.host_nodes import Host, held, host_node, no_derivative
 from ..eager.tensor import Tensor
-from ..prims.custom import Host
 from .more_functional import _reduce
 
 __all__ = ["ctc_loss"]
