@@ -237,17 +237,44 @@ KERNELS: dict[tuple[str, Any], Callable[..., np.ndarray]] = {
 
 
 def add_tensors(a: Any, b: Any, alpha: Any) -> Any:
-    """``a.add(b, alpha=alpha)`` of two float Tensors of one dtype when nothing records
-    it, as PyTorch's kernel computes it (:func:`add_scaled`, the same as ``add_``; its
-    fused multiply-add for float32 and float64); None otherwise (``a + b * alpha`` then;
-    recorded float16 ones round ``alpha * b`` first)."""
-    if not (getattr(b, "dtype", None) is a.dtype
-            and a.dtype in (dt.bfloat16, dt.float16, dt.float32, dt.float64)
-            and type(alpha) in (int, float)) or (
-            grad_mode.is_grad_enabled() and (a._requires_grad or b._requires_grad)):
+    """``a.add(b, alpha=alpha)`` of a float Tensor and a Tensor of its dtype when nothing
+    records it, as PyTorch's kernel computes it (:func:`add_scaled`, the same as ``add_``;
+    its fused multiply-add for float32 and float64); also of a float32/float64 ``a`` and
+    a Python number or a 0-d float Tensor ``b``, which PyTorch's kernel takes in ``a``'s
+    dtype (:func:`scalar_operand`); None otherwise (``a + b * alpha`` then; recorded
+    float16 ones round ``alpha * b`` first)."""
+    if type(alpha) not in (int, float) or (
+            grad_mode.is_grad_enabled() and (a._requires_grad or getattr(b, "_requires_grad",
+                                                                         False))):
         return None
-    x, y = np.broadcast_arrays(a._value, b._value)
+    y = scalar_operand(a._value, b)
+    if y is None:
+        if not (getattr(b, "dtype", None) is a.dtype
+                and a.dtype in (dt.bfloat16, dt.float16, dt.float32, dt.float64)):
+            return None
+        y = b._value
+    x, y = np.broadcast_arrays(a._value, y)
     return type(a)._make(add_scaled(x, alpha, y))
+
+
+def scalar_operand(a: np.ndarray, b: Any) -> np.ndarray | None:
+    """``b`` in ``a``'s dtype where ``a`` is a float32 or float64 array and ``b`` a Python
+    int or float or a 0-d float Tensor: PyTorch's CPU kernels take such a second operand
+    as a scalar of the result's dtype (``a``'s), so ``a.add(1.7, alpha=3)`` is
+    ``fma(float32(3), float32(1.7), a)`` (two roundings in float64, then float32, gave
+    an ulp apart in half the elements); None for any other ``b``."""
+    if not (isinstance(a, np.ndarray) and a.dtype in (np.float32, np.float64)):
+        return None
+    v = getattr(b, "_value", b)  # (a Tensor's values; add_ passes them)
+    if type(b) in (int, float):
+        value = b
+    elif isinstance(v, np.ndarray) and v.ndim == 0 and (
+            v.dtype in (np.float16, np.float32, np.float64) or dt.is_bfloat16(v)):
+        value = v.astype(np.float64)
+    else:
+        return None
+    with np.errstate(over="ignore"):
+        return np.asarray(value, a.dtype)
 
 
 def scaled(a: np.ndarray, s: float) -> np.ndarray:

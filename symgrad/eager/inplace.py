@@ -360,9 +360,12 @@ def _plus_scaled(alpha: float) -> Any:
     def fn(a: Any, b: Any) -> Any:
         if alpha == 1:
             return a + b
-        if (isinstance(a, np.ndarray) and a.dtype in (np.float32, np.float64)
-                and type(alpha) in (int, float) and np.asarray(b).dtype == a.dtype):
-            return bf16.add_scaled(a, alpha, np.broadcast_to(b, a.shape))  # (unrecorded)
+        if isinstance(a, np.ndarray) and type(alpha) in (int, float):  # (unrecorded)
+            y = bf16.scalar_operand(a, b)  # a number: in a's dtype, as PyTorch's
+            if y is None and a.dtype in (np.float32, np.float64) and np.asarray(b).dtype == a.dtype:
+                y = b
+            if y is not None:
+                return bf16.add_scaled(a, alpha, np.broadcast_to(y, a.shape))
         if (_is_tensor(a) and a.dtype in (dt.bfloat16, dt.float16) and not a._requires_grad
                 and not (_is_tensor(b) and (b._requires_grad or b.dtype is not a.dtype))):
             b = dt.cast(np.asarray(unwrap(b)), a.dtype)
