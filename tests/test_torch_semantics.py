@@ -757,3 +757,23 @@ def test_add_with_alpha_of_a_number_or_0d_tensor_is_pytorchs_fused_multiply_add(
         for got, want in zip(*outs):
             assert str(got.dtype) == str(want.dtype)
             np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+def test_div_with_rounding_mode_of_narrow_integers_computes_in_their_dtype():
+    """div(rounding_mode=) of uint8/int8 by a Python int out of range or a 0-d int64 tensor
+    takes the divisor in the tensor's dtype, as PyTorch's // does (uint8 by 300 is by 44,
+    by -3 is by 253); it divided by the exact value and wrapped the quotient (uint8 by -3
+    gave 216 where PyTorch gives 0; int8 by 300 gave 0 for 100, PyTorch 2)."""
+    outs = []
+    for L in (symgrad, torch_real):
+        u = L.tensor([100, 7, 200, 255], dtype=L.uint8)
+        i = L.tensor([100, -7, -128, 127], dtype=L.int8)
+        v = u.clone()
+        v.div_(-3, rounding_mode="floor")
+        outs.append([u.div(300, rounding_mode="floor"), u.div(-3, rounding_mode="trunc"),
+                     L.div(i, 300, rounding_mode="trunc"),
+                     i.div(L.tensor(-129), rounding_mode="floor"),
+                     u.div(L.tensor(-3), rounding_mode="floor"), v])
+    for got, want in zip(*outs):
+        assert str(got.dtype) == str(want.dtype)
+        np.testing.assert_array_equal(got.numpy(), want.numpy())

@@ -365,7 +365,11 @@ def _integer_division(a: Any, b: Any, mode: str) -> Any:
     if mode not in ("floor", "trunc"):
         _rounded(a, mode)  # raises PyTorch's message
     out = dt.result_type([a, b])
-    x, y = (np.asarray(getattr(v, "_value", v)) for v in (a, b))
+    # each operand in the result's dtype first, as PyTorch's kernel takes them: a Python
+    # int wrapped as + and // wrap it (uint8 by 300 is by 44), a 0-d int64 tensor cast
+    # (by -3 is by 253); it divided by the exact values, then wrapped the quotient
+    x, y = (np.asarray(wrapped_int(v, out, "floordiv") if type(v) is int
+                       else getattr(v, "_value", v)).astype(out.numpy) for v in (a, b))
     if np.any(y == 0):
         raise RuntimeError("ZeroDivisionError")
     with np.errstate(all="ignore"):
