@@ -777,3 +777,24 @@ def test_div_with_rounding_mode_of_narrow_integers_computes_in_their_dtype():
     for got, want in zip(*outs):
         assert str(got.dtype) == str(want.dtype)
         np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+def test_alpha_of_bool_and_integer_results_as_pytorchs_alpha_check():
+    """A bool result computes ``a or (alpha and b)`` (it was int64 ``a + 2 * b``: 2 where
+    PyTorch says True); a float alpha of an integer result and a bool alpha of another
+    raise PyTorch's errors (they gave float values)."""
+    outs = []
+    for L in (symgrad, torch_real):
+        a, b = L.tensor([True, False, False]), L.tensor([True, True, False])
+        c = a.clone()
+        c.add_(b, alpha=2)
+        outs.append([a.add(b, alpha=2), L.add(a, True, alpha=-1), a.add(b, alpha=0),
+                     a.add(L.tensor([[True], [False]]), alpha=False), c])
+        i = L.tensor([1, 2, 3])
+        for bad in ("i.add(i, alpha=2.5)", "i.sub(1, alpha=0.5)", "i.clone().add_(i, alpha=2.0)",
+                    "i.add(i, alpha=True)", "i.double().sub_(i, alpha=True)"):
+            with pytest.raises(RuntimeError, match="alpha"):
+                eval(bad, {"i": i})
+    for got, want in zip(*outs):
+        assert str(got.dtype) == str(want.dtype)
+        np.testing.assert_array_equal(got.numpy(), want.numpy())

@@ -108,11 +108,15 @@ class TensorMethods(ReductionMethods):
     def maximum(self, other): return np.maximum(self, other)
     def minimum(self, other): return np.minimum(self, other)
     def add(self, other, alpha=1):
+        alpha = checked_alpha(self, other, alpha)
         if alpha == 1:
             return self + other
+        if alpha is False:  # a bool result: a or (False and b), broadcast
+            return self + (other & False)
         fused = add_tensors(self, other, alpha)  # bfloat16: rounded once, as PyTorch's
         return self + promoted(self, other) * alpha if fused is None else fused
     def sub(self, other, alpha=1):
+        alpha = checked_alpha(self, other, alpha)
         if alpha == 1:
             return self - other
         fused = add_tensors(self, other, -alpha)
@@ -398,6 +402,19 @@ def _several(views: tuple[Any, ...], name: str) -> tuple[Any, ...]:
         if v._node is not None:
             v._multi = f"Output {k} of {name}"
     return views
+
+
+def checked_alpha(a: Any, b: Any, alpha: Any) -> Any:
+    """``alpha`` as PyTorch's add/sub take it (its ``alpha_check``): a bool for a bool
+    result (``a + alpha * b`` is ``a or (alpha and b)``: it was int64 ``a + 2 * b``); a
+    float alpha of an integer result and a bool alpha of another are PyTorch's errors."""
+    out = dt.result_type([getattr(a, "_value", a), getattr(b, "_value", b)])
+    if type(alpha) is bool and out is not dt.bool:
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    if isinstance(alpha, float) and not out.is_floating_point:
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating "
+                           "point number.")
+    return bool(alpha) if out is dt.bool else alpha
 
 
 def promoted(self: Any, other: Any) -> Any:
