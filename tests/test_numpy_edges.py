@@ -54,6 +54,8 @@ MASKS = {
                                             + np.bitwise_or(x > 2, x < 0)
                                             + np.bitwise_xor(x > 0, True) + np.invert(x > 1))),
     "divide": lambda x: np.sum(x * ((x > 0) / (x > -2))),
+    # numpy's diff of bools is != of neighbours (a bool; the float difference gave -1)
+    "diff": lambda x: np.sum(x[1:] * (np.diff(x > 0) + np.diff(x > 1, n=2, prepend=True))),
 }
 
 
