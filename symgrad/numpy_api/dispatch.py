@@ -115,7 +115,7 @@ def array_function(func: Callable, args: Any, kwargs: Any) -> Any:
 #: numpy functions whose result on bools only is a bool: sums of products, as logical or
 #: of logical and (``mask @ mask`` is True where symgrad's float product counts 2)
 _BOOL_PRODUCTS = frozenset({"matmul", "dot", "inner", "vdot", "outer", "tensordot", "einsum",
-                            "kron", "linalg.multi_dot"})
+                            "kron", "linalg.multi_dot", "convolve", "correlate"})
 
 
 def _bool_product(func: Callable, args: Sequence[Any], kwargs: dict) -> bool:
