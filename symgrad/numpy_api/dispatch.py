@@ -123,8 +123,7 @@ def _bool_product(func: Callable, args: Sequence[Any], kwargs: dict) -> bool:
         return False
     operands = [a for arg in args for a in (arg if isinstance(arg, (list, tuple)) else (arg,))
                 if isinstance(a, (Traced, np.ndarray, np.generic, bool))]
-    return bool(operands) and all(np.dtype(a.dtype if hasattr(a, "dtype") else bool)
-                                  == np.bool_ for a in operands)
+    return bool(operands) and all(getattr(a, "dtype", np.bool_) == np.bool_ for a in operands)
 
 
 #: numpy functions whose result on int64 values is int64 (symgrad computes it in float64),

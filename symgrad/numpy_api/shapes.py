@@ -156,7 +156,8 @@ def diff(a: Any, n: int = 1, axis: int = -1, prepend: Any = np._NoValue,
     """``np.diff``: differences of neighbours along ``axis``, ``n`` times (two slices each);
     of bools (with bool ends), numpy's ``!=`` of neighbours, a bool (it was the float
     difference: -1 where numpy says True)."""
-    boolean = all(np.dtype(getattr(v, "dtype", None) or np.asarray(v).dtype) == np.bool_
+    boolean = all(getattr(v, "dtype", None) == np.bool_ if hasattr(v, "dtype")
+                  else np.asarray(v).dtype == np.bool_
                   for v in (a, prepend, append) if v is not np._NoValue)
     a = a if boolean else as_float(a)
     if _ndim(a) == 0:
