@@ -143,6 +143,22 @@ def in_float32(fn: Callable[..., Any]) -> Callable[..., Any]:
     return run
 
 
+def half_in_float32(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` of a float16 tensor computed on its float32 values and rounded to float16
+    once, as PyTorch's CPU kernels compute half (``sinc(-1.0)`` is -0.0, not the 3e-4 of
+    ``sin(pi * x) / (pi * x)`` rounded after each step; a third of ``sigmoid``'s and half
+    of ``softmax``'s elements were an ulp off). An explicit ``dtype=`` decides itself."""
+    @functools.wraps(fn)
+    def run(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if self.dtype is not dt.float16 or any(isinstance(a, dt.dtype)
+                                               for a in (*args, *kwargs.values())):
+            return fn(self, *args, **kwargs)
+        up = [a.float() if hasattr(a, "_value") and a.dtype is dt.float16 else a for a in args]
+        out = fn(self.float(), *up, **kwargs)
+        return out.half() if out.dtype is dt.float32 else out
+    return run
+
+
 def add_scaled(a: np.ndarray, alpha: float, b: np.ndarray) -> np.ndarray:
     """``a + alpha * b`` as PyTorch's ``a.add(b, alpha=alpha)`` on arrays: for bfloat16
     (float16) ones, ``alpha`` rounded to bfloat16 (float16, as ``x + 0.1`` rounds 0.1),

@@ -34,7 +34,7 @@ from ..numpy_api import functions as ops
 from ..numpy_api import linalg
 from ..numpy_api import shapes as shape_ops
 from . import dtypes as dt
-from .bf16 import add_tensors, in_float32, opmath_scalar
+from .bf16 import add_tensors, half_in_float32, in_float32, opmath_scalar
 from .method_args import dim_axes as _dims
 from .method_args import keeps_bool, named, size_arg
 from .method_args import ndim_of as _ndim
@@ -104,6 +104,7 @@ class TensorMethods(ReductionMethods):
         ten = 10.0 ** abs(decimals)
         return np.rint(self * ten) / ten if decimals > 0 else np.rint(self / ten) * ten
     def relu(self): return named(ops.relu(self), self, "ReluBackward0")
+    @half_in_float32
     def sigmoid(self): return named(ops.sigmoid(self), self, "SigmoidBackward0")
     def maximum(self, other): return np.maximum(self, other)
     def minimum(self, other): return np.minimum(self, other)
@@ -198,6 +199,7 @@ class TensorMethods(ReductionMethods):
     def clamp_min(self, min): return self.clamp(min=min)  # noqa: A002
     def clamp_max(self, max): return self.clamp(max=max)  # noqa: A002
 
+    @half_in_float32
     @in_float32
     def softmax(self, dim, dtype=None):
         x = self.to(dtype) if dtype is not None else self
