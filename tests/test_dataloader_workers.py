@@ -40,6 +40,21 @@ def test_map_style_batches_in_order_and_worker_info():
     assert got[symgrad] == got[torch_real]
 
 
+def test_shuffled_batches_and_the_generator_after_them_do_not_depend_on_num_workers():
+    """PyTorch draws the workers' base seed from the generator at every epoch's start, with
+    or without workers, so a seeded shuffle is the same either way; symgrad drew it with
+    workers only, and num_workers=2 shuffled the epoch otherwise than num_workers=0."""
+    for L in LIBS:
+        runs = []
+        for n in (0, 2):
+            L.manual_seed(0)
+            ds = L.utils.data.TensorDataset(L.arange(13.0))
+            runs.append((_batches(L.utils.data.DataLoader(ds, batch_size=4, shuffle=True,
+                                                          num_workers=n)),
+                         L.rand(1).item()))
+        assert runs[0] == runs[1], L.__name__
+
+
 def test_iterable_dataset_sharded_by_worker_and_persistent_workers():
     got = {}
     for L in LIBS:

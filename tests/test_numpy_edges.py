@@ -54,6 +54,14 @@ MASKS = {
                                             + np.bitwise_or(x > 2, x < 0)
                                             + np.bitwise_xor(x > 0, True) + np.invert(x > 1))),
     "divide": lambda x: np.sum(x * ((x > 0) / (x > -2))),
+    # numpy's diff of bools is != of neighbours (a bool; the float difference gave -1)
+    "diff": lambda x: np.sum(x[1:] * (np.diff(x > 0) + np.diff(x > 1, n=2, prepend=True))),
+    # products of bools are or of ands, bools (the float products counted: 2 for True)
+    "matmul": lambda x: np.sum(x[:4].reshape(2, 2) * (
+        ((x > 0).reshape(2, 3) @ (x > 1).reshape(3, 2))
+        + np.einsum("ij,jk->ik", (x > 2).reshape(2, 3), (x > 0).reshape(3, 2)))),
+    "einsum_sum": lambda x: np.sum(x[:3] * np.einsum("ij->j", (x > 0).reshape(2, 3))),
+    "correlate": lambda x: np.sum(x[1:] * np.correlate(x > 0, (x > 0)[1:3], "valid")),
 }
 
 

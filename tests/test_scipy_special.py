@@ -69,6 +69,16 @@ def test_xlog1py_matches_mpmath_and_is_zero_at_x_zero():
                                   S.xlog1py(ex, ey))
 
 
+def test_xlogy_gradient_at_x_zero_and_y_nan_is_nan():
+    """xlogy(0, nan) is nan, and so are both partial derivatives (PyTorch's and JAX's);
+    they were 0, the convention of x == 0 and y <= 0 (which nan failed, as xlog1py's does
+    not). Where y <= 0 they stay 0."""
+    x, y = np.array([0.0, 0.0, 0.0, 1.0]), np.array([np.nan, 0.0, -1.0, np.nan])
+    gx, gy = sg.grad(lambda x, y: np.sum(S.xlogy(x, y)), argnums=(0, 1), backend="numpy")(x, y)
+    np.testing.assert_array_equal(gx, [np.nan, 0.0, 0.0, np.nan])
+    np.testing.assert_array_equal(gy, [np.nan, 0.0, 0.0, np.nan])
+
+
 def test_numba_kernel_calls_libm_erf():
     f = sg.grad(lambda x: np.sum(S.erf(x) * S.erfc(x)))
     want = [2 / np.sqrt(np.pi) * np.exp(-v * v) * (float(mpmath.erfc(v)) - float(

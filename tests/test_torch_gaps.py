@@ -123,6 +123,15 @@ def test_special_edges():
     """entr at 0, below 0 and nan; log_ndtr's tails; round of integers; the aliases."""
     _same("x = L.tensor([0.0, -1.0, float('nan'), 2.0, 1e-300])\n"
           "out = [L.special.entr(x)]")
+    # its gradient -(log(x) + 1) everywhere (inf at 0, nan below, -inf at inf: a where of
+    # the pieces gave 0, 0, nan) and its derivative -g/x; float32 stays float32
+    for dtype in ("float64", "float32"):
+        _same(f"x = L.tensor([0.0, -1.0, float('nan'), 2.0, float('inf'), 0.5], "
+              f"dtype=L.{dtype}, requires_grad=True)\n"
+              "y = L.special.entr(x)\n"
+              "g, = L.autograd.grad((y * L.arange(1., 7.).to(x.dtype)).sum(), x, "
+              "create_graph=True)\n"
+              "out = [y, g, L.autograd.grad(g[3] + g[5], x)[0]]")
     # log_ndtr's tails: values and gradients to 1e-10 of PyTorch's, whose gradient at -1000
     # is 3e-11 off the true 1000.000999998 (mpmath's phi/Phi), which symgrad's is to 1e-15
     points = [-1e3, -50.0, -25.0, -5.0, 5.0, 40.0]

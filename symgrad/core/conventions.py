@@ -27,7 +27,9 @@ from dataclasses import dataclass
 #:    tanh' = sech**2, scaled hypot and norm gradients, softmax without x - logsumexp
 #: 5: xlogy(0, y > 0) has gradient (log y, 0), as PyTorch (was (0, 0)); the derivatives of
 #:    logaddexp, logsumexp, log_softmax and tanh are smooth at ties and at 0 (issue 25)
-CONVENTIONS_VERSION = 5
+#: 6: xlogy(0, nan) has gradient (nan, nan), as PyTorch and JAX (was (0, 0): a nan input
+#:    gave a gradient of 0)
+CONVENTIONS_VERSION = 6
 
 
 @dataclass(frozen=True)
@@ -63,8 +65,9 @@ CONVENTIONS: dict[str, Convention] = {c.name: c for c in [
     Convention("clip_bounds", "clip(x, lo, hi) at x == lo or x == hi",
                "gradient 1 in x (closed interval); lo/hi get it outside", "PyTorch clamp"),
     Convention("xlogy_zero", "xlogy(0, y)", "0 (nan if y is nan); gradient (log y, 0) where "
-               "y > 0 (x log y is smooth there), (0, 0) where y <= 0 or nan",
-               "scipy.special.xlogy (value), PyTorch (gradient)"),
+               "y > 0 (x log y is smooth there), (0, 0) where y <= 0, (nan, nan) where y is nan",
+               "scipy.special.xlogy (value), PyTorch (gradient; its y-derivative at y == 0 "
+               "is 0/0)"),
     Convention("hypot_origin", "hypot'(0, 0)", "(0, 0)", "norm at 0 (pytorch #2421)"),
     Convention("norm_zero", "linalg.norm'(0) (2-norm, Frobenius)", "0",
                "the minimum-norm subgradient (pytorch #2421 gives nan)"),

@@ -144,6 +144,22 @@ def in_float32(fn: Callable[..., Any]) -> Callable[..., Any]:
     return run
 
 
+def half_in_float32(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` of a float16 tensor computed on its float32 values and rounded to float16
+    once, as PyTorch's CPU kernels compute half (``sinc(-1.0)`` is -0.0, not the 3e-4 of
+    ``sin(pi * x) / (pi * x)`` rounded after each step; a third of ``sigmoid``'s and half
+    of ``softmax``'s elements were an ulp off). An explicit ``dtype=`` decides itself."""
+    @functools.wraps(fn)
+    def run(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if self.dtype is not dt.float16 or any(isinstance(a, dt.dtype)
+                                               for a in (*args, *kwargs.values())):
+            return fn(self, *args, **kwargs)
+        up = [a.float() if hasattr(a, "_value") and a.dtype is dt.float16 else a for a in args]
+        out = fn(self.float(), *up, **kwargs)
+        return out.half() if out.dtype is dt.float32 else out
+    return run
+
+
 def add_scaled(a: np.ndarray, alpha: float, b: np.ndarray) -> np.ndarray:
     """``a + alpha * b`` as PyTorch's ``a.add(b, alpha=alpha)`` on arrays: for bfloat16
     (float16) ones, ``alpha`` rounded to bfloat16 (float16, as ``x + 0.1`` rounds 0.1),
@@ -270,17 +286,44 @@ KERNELS: dict[tuple[str, Any], Callable[..., np.ndarray]] = {
 
 
 def add_tensors(a: Any, b: Any, alpha: Any) -> Any:
-    """``a.add(b, alpha=alpha)`` of two float Tensors of one dtype when nothing records
-    it, as PyTorch's kernel computes it (:func:`add_scaled`, the same as ``add_``; its
-    fused multiply-add for float32 and float64); None otherwise (``a + b * alpha`` then;
-    recorded float16 ones round ``alpha * b`` first)."""
-    if not (getattr(b, "dtype", None) is a.dtype
-            and a.dtype in (dt.bfloat16, dt.float16, dt.float32, dt.float64)
-            and type(alpha) in (int, float)) or (
-            grad_mode.is_grad_enabled() and (a._requires_grad or b._requires_grad)):
+    """``a.add(b, alpha=alpha)`` of a float Tensor and a Tensor of its dtype when nothing
+    records it, as PyTorch's kernel computes it (:func:`add_scaled`, the same as ``add_``;
+    its fused multiply-add for float32 and float64); also of a float32/float64 ``a`` and
+    a Python number or a 0-d float Tensor ``b``, which PyTorch's kernel takes in ``a``'s
+    dtype (:func:`scalar_operand`); None otherwise (``a + b * alpha`` then; recorded
+    float16 ones round ``alpha * b`` first)."""
+    if type(alpha) not in (int, float) or (
+            grad_mode.is_grad_enabled() and (a._requires_grad or getattr(b, "_requires_grad",
+                                                                         False))):
         return None
-    x, y = np.broadcast_arrays(a._value, b._value)
+    y = scalar_operand(a._value, b)
+    if y is None:
+        if not (getattr(b, "dtype", None) is a.dtype
+                and a.dtype in (dt.bfloat16, dt.float16, dt.float32, dt.float64)):
+            return None
+        y = b._value
+    x, y = np.broadcast_arrays(a._value, y)
     return type(a)._make(add_scaled(x, alpha, y))
+
+
+def scalar_operand(a: np.ndarray, b: Any) -> np.ndarray | None:
+    """``b`` in ``a``'s dtype where ``a`` is a float32 or float64 array and ``b`` a Python
+    int or float or a 0-d float Tensor: PyTorch's CPU kernels take such a second operand
+    as a scalar of the result's dtype (``a``'s), so ``a.add(1.7, alpha=3)`` is
+    ``fma(float32(3), float32(1.7), a)`` (two roundings in float64, then float32, gave
+    an ulp apart in half the elements); None for any other ``b``."""
+    if not (isinstance(a, np.ndarray) and a.dtype in (np.float32, np.float64)):
+        return None
+    v = getattr(b, "_value", b)  # (a Tensor's values; add_ passes them)
+    if type(b) in (int, float):
+        value = b
+    elif isinstance(v, np.ndarray) and v.ndim == 0 and (
+            v.dtype in (np.float16, np.float32, np.float64) or dt.is_bfloat16(v)):
+        value = v.astype(np.float64)
+    else:
+        return None
+    with np.errstate(over="ignore"):
+        return np.asarray(value, a.dtype)
 
 
 def scaled(a: np.ndarray, s: float) -> np.ndarray:

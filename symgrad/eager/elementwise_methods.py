@@ -22,7 +22,6 @@ have no gradient in PyTorch: their results do not require grad here.
 
 from __future__ import annotations
 
-import functools
 import math
 from typing import Any
 
@@ -34,6 +33,7 @@ from ..prims import special as S
 from ..prims import special_functions as SF
 from . import dtypes as dt
 from . import fused_values
+from .bf16 import half_in_float32 as _half_in_float32
 from .bf16 import in_float32
 from .method_args import named, return_type
 from .more_methods import _method_on
@@ -67,20 +67,6 @@ def _floats(self: Any, other: Any, name: str | None = None) -> tuple[Any, Any]:
     kind = kind if kind.is_floating_point else dt.DEFAULT
     return tuple(t.to(kind) if hasattr(t, "_value") and not t.dtype.is_floating_point else t
                  for t in (self, other))
-
-
-def _half_in_float32(fn: Any) -> Any:
-    """``fn`` of float16 tensors computed on their float32 values and rounded to float16
-    once, as PyTorch's CPU kernels compute half (``sinc(-1.0)`` is -0.0, not the
-    3e-4 of ``sin(pi * x) / (pi * x)`` rounded after each step)."""
-    @functools.wraps(fn)
-    def run(self: Any, *args: Any, **kwargs: Any) -> Any:
-        if self.dtype is not dt.float16:
-            return fn(self, *args, **kwargs)
-        up = [a.float() if hasattr(a, "_value") and a.dtype is dt.float16 else a for a in args]
-        out = fn(self.float(), *up, **kwargs)
-        return out.half() if out.dtype is dt.float32 else out
-    return run
 
 
 def _type_name(d: dt.dtype) -> str:

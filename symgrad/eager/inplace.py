@@ -33,7 +33,7 @@ import numpy as np
 from . import bf16, grad_mode, views
 from . import dtypes as dt
 from .graph import Node, next_seq
-from .methods import named, promoted, unwrap
+from .methods import checked_alpha, named, promoted, unwrap
 from .op_dtypes import wrapped_int
 from .random import numpy_generator
 
@@ -181,7 +181,7 @@ class InPlaceMethods:
         return self._inplace(_plus_scaled(alpha), other)
 
     def sub_(self, other: Any, alpha: float = 1) -> Any:
-        return self._inplace(_plus_scaled(-alpha), other)
+        return self._inplace(_plus_scaled(alpha, negate=True), other)
 
     def mul_(self, other: Any) -> Any:
         return self._inplace(operator.mul, other)
@@ -356,16 +356,23 @@ def _overwrite(a: Any, b: Any) -> Any:
     return np.broadcast_to(np.asarray(b, dtype=a.dtype), a.shape)
 
 
-def _plus_scaled(alpha: float) -> Any:
+def _plus_scaled(alpha: float, negate: bool = False) -> Any:
     """``a + alpha * b`` (``add_(b, alpha=)``); on unrecorded float tensors rounded once,
     as PyTorch's (:func:`.bf16.add_scaled`: its fused multiply-add for float32 and
     float64)."""
-    def fn(a: Any, b: Any) -> Any:
+    def fn(a: Any, b: Any, alpha: Any = alpha) -> Any:
+        alpha = checked_alpha(a, b, alpha)  # (sub_'s before it negates: True is no -1)
+        alpha = -alpha if negate else alpha
         if alpha == 1:
             return a + b
-        if (isinstance(a, np.ndarray) and a.dtype in (np.float32, np.float64)
-                and type(alpha) in (int, float) and np.asarray(b).dtype == a.dtype):
-            return bf16.add_scaled(a, alpha, np.broadcast_to(b, a.shape))  # (unrecorded)
+        if alpha is False:  # a bool result: a or (False and b)
+            return a + (b & False)
+        if isinstance(a, np.ndarray) and type(alpha) in (int, float):  # (unrecorded)
+            y = bf16.scalar_operand(a, b)  # a number: in a's dtype, as PyTorch's
+            if y is None and a.dtype in (np.float32, np.float64) and np.asarray(b).dtype == a.dtype:
+                y = b
+            if y is not None:
+                return bf16.add_scaled(a, alpha, np.broadcast_to(y, a.shape))
         if (_is_tensor(a) and a.dtype in (dt.bfloat16, dt.float16) and not a._requires_grad
                 and not (_is_tensor(b) and (b._requires_grad or b.dtype is not a.dtype))):
             b = dt.cast(np.asarray(unwrap(b)), a.dtype)

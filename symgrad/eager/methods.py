@@ -34,7 +34,7 @@ from ..numpy_api import functions as ops
 from ..numpy_api import linalg
 from ..numpy_api import shapes as shape_ops
 from . import dtypes as dt
-from .bf16 import add_tensors, in_float32, opmath_scalar
+from .bf16 import add_tensors, half_in_float32, in_float32, opmath_scalar
 from .method_args import dim_axes as _dims
 from .method_args import keeps_bool, named, size_arg
 from .method_args import ndim_of as _ndim
@@ -104,15 +104,20 @@ class TensorMethods(ReductionMethods):
         ten = 10.0 ** abs(decimals)
         return np.rint(self * ten) / ten if decimals > 0 else np.rint(self / ten) * ten
     def relu(self): return named(ops.relu(self), self, "ReluBackward0")
+    @half_in_float32
     def sigmoid(self): return named(ops.sigmoid(self), self, "SigmoidBackward0")
     def maximum(self, other): return np.maximum(self, other)
     def minimum(self, other): return np.minimum(self, other)
     def add(self, other, alpha=1):
+        alpha = checked_alpha(self, other, alpha)
         if alpha == 1:
             return self + other
+        if alpha is False:  # a bool result: a or (False and b), broadcast
+            return self + (other & False)
         fused = add_tensors(self, other, alpha)  # bfloat16: rounded once, as PyTorch's
         return self + promoted(self, other) * alpha if fused is None else fused
     def sub(self, other, alpha=1):
+        alpha = checked_alpha(self, other, alpha)
         if alpha == 1:
             return self - other
         fused = add_tensors(self, other, -alpha)
@@ -194,6 +199,7 @@ class TensorMethods(ReductionMethods):
     def clamp_min(self, min): return self.clamp(min=min)  # noqa: A002
     def clamp_max(self, max): return self.clamp(max=max)  # noqa: A002
 
+    @half_in_float32
     @in_float32
     def softmax(self, dim, dtype=None):
         x = self.to(dtype) if dtype is not None else self
@@ -365,7 +371,11 @@ def _integer_division(a: Any, b: Any, mode: str) -> Any:
     if mode not in ("floor", "trunc"):
         _rounded(a, mode)  # raises PyTorch's message
     out = dt.result_type([a, b])
-    x, y = (np.asarray(getattr(v, "_value", v)) for v in (a, b))
+    # each operand in the result's dtype first, as PyTorch's kernel takes them: a Python
+    # int wrapped as + and // wrap it (uint8 by 300 is by 44), a 0-d int64 tensor cast
+    # (by -3 is by 253); it divided by the exact values, then wrapped the quotient
+    x, y = (np.asarray(wrapped_int(v, out, "floordiv") if type(v) is int
+                       else getattr(v, "_value", v)).astype(out.numpy) for v in (a, b))
     if np.any(y == 0):
         raise RuntimeError("ZeroDivisionError")
     with np.errstate(all="ignore"):
@@ -394,6 +404,19 @@ def _several(views: tuple[Any, ...], name: str) -> tuple[Any, ...]:
         if v._node is not None:
             v._multi = f"Output {k} of {name}"
     return views
+
+
+def checked_alpha(a: Any, b: Any, alpha: Any) -> Any:
+    """``alpha`` as PyTorch's add/sub take it (its ``alpha_check``): a bool for a bool
+    result (``a + alpha * b`` is ``a or (alpha and b)``: it was int64 ``a + 2 * b``); a
+    float alpha of an integer result and a bool alpha of another are PyTorch's errors."""
+    out = dt.result_type([getattr(a, "_value", a), getattr(b, "_value", b)])
+    if type(alpha) is bool and out is not dt.bool:
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    if isinstance(alpha, float) and not out.is_floating_point:
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating "
+                           "point number.")
+    return bool(alpha) if out is dt.bool else alpha
 
 
 def promoted(self: Any, other: Any) -> Any:

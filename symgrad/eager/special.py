@@ -22,8 +22,10 @@ from ..numpy_api.scipy_special import COMPOSITES
 from ..numpy_api.scipy_stats import log_ndtr as _log_ndtr
 from ..prims import special_functions as SF
 from .elementwise_methods import _floating, _floats
+from .function import Function
 from .functions import _as_tensor
 from .method_args import named as _named
+from .tensor import Tensor
 
 
 def _tensor_method(name: str, doc: str) -> Any:
@@ -105,13 +107,34 @@ log_ndtr = _unary(_log_ndtr_in_float64, "log_ndtr", "SpecialLogNdtrBackward0")
 
 def entr(input: Any) -> Any:
     """``-x log(x)`` for ``x > 0``, 0 at 0, ``-inf`` below 0 (nan stays nan), as PyTorch's
-    ``special_entr``. Its gradient is ``-(log(x) + 1)`` for ``x > 0`` and nan elsewhere
-    (PyTorch's is inf at 0, nan below)."""
+    ``special_entr``, and its gradient ``-(log(x) + 1)`` everywhere, as PyTorch's: inf at
+    0, nan below, -inf at inf (a ``where`` of the pieces gave 0 at and below 0, nan at
+    inf)."""
     x = _floating(_as_tensor(input), "entr")
+    if not x.requires_grad:
+        return Tensor._make(_entr(x._value))
+    return _named(_Entr.apply(x), x, "SpecialEntrBackward0", (x,))
+
+
+def _entr(v: np.ndarray) -> np.ndarray:
     with np.errstate(divide="ignore", invalid="ignore"):
-        inside = -(x * np.log(x))
-    outside = np.where(x == 0, 0.0, np.where(np.isnan(x.detach()), x.detach(), -np.inf))
-    return _named(np.where(x > 0, inside, outside), x, "SpecialEntrBackward0", (x,))
+        inside = -(v * np.log(v))
+    outside = np.where(v == 0, 0.0, np.where(np.isnan(v), v, -np.inf))
+    return np.where(v > 0, inside, outside).astype(v.dtype)
+
+
+class _Entr(Function):
+    """entr's values with PyTorch's derivative formula (differentiable again: ``-g/x``)."""
+
+    @staticmethod
+    def forward(ctx: Any, x: Any) -> Any:
+        ctx.save_for_backward(x)
+        return Tensor._make(_entr(x._value))
+
+    @staticmethod
+    def backward(ctx: Any, g: Any) -> Any:
+        (x,) = ctx.saved_tensors
+        return g * -(x.log() + 1)
 
 
 def xlog1py(input: Any, other: Any) -> Any:

@@ -107,7 +107,23 @@ def array_function(func: Callable, args: Any, kwargs: Any) -> Any:
     result = impl(*args, **kwargs)
     if integer and isinstance(result, Tracer) and result.dtype == np.float64:
         return to_int(result)  # exact: the conversion of the integers refused larger sums
+    if _bool_product(func, args, kwargs) and isinstance(result, Tracer):
+        return result != 0  # numpy's products of bools: or of ands (the counts, before)
     return result
+
+
+#: numpy functions whose result on bools only is a bool: sums of products, as logical or
+#: of logical and (``mask @ mask`` is True where symgrad's float product counts 2)
+_BOOL_PRODUCTS = frozenset({"matmul", "dot", "inner", "vdot", "outer", "tensordot", "einsum",
+                            "kron", "linalg.multi_dot", "convolve", "correlate"})
+
+
+def _bool_product(func: Callable, args: Sequence[Any], kwargs: dict) -> bool:
+    if qualname(func) not in _BOOL_PRODUCTS or kwargs.get("dtype") is not None:
+        return False
+    operands = [a for arg in args for a in (arg if isinstance(arg, (list, tuple)) else (arg,))
+                if isinstance(a, (Traced, np.ndarray, np.generic, bool))]
+    return bool(operands) and all(getattr(a, "dtype", np.bool_) == np.bool_ for a in operands)
 
 
 #: numpy functions whose result on int64 values is int64 (symgrad computes it in float64),

@@ -153,8 +153,13 @@ def tile(A: Any, reps: Any) -> Any:
 @implements(np.diff)
 def diff(a: Any, n: int = 1, axis: int = -1, prepend: Any = np._NoValue,
          append: Any = np._NoValue) -> Any:
-    """``np.diff``: differences of neighbours along ``axis``, ``n`` times (two slices each)."""
-    a = as_float(a)
+    """``np.diff``: differences of neighbours along ``axis``, ``n`` times (two slices each);
+    of bools (with bool ends), numpy's ``!=`` of neighbours, a bool (it was the float
+    difference: -1 where numpy says True)."""
+    boolean = all(getattr(v, "dtype", None) == np.bool_ if hasattr(v, "dtype")
+                  else np.asarray(v).dtype == np.bool_
+                  for v in (a, prepend, append) if v is not np._NoValue)
+    a = a if boolean else as_float(a)
     if _ndim(a) == 0:
         raise ShapeError("diff requires input that is at least one dimensional")
     (axis,) = normalize_axes(axis, _ndim(a))
@@ -166,7 +171,7 @@ def diff(a: Any, n: int = 1, axis: int = -1, prepend: Any = np._NoValue,
     ends = []
     for value, where in ((prepend, 0), (append, 1)):
         if value is not np._NoValue:
-            value = as_float(value)
+            value = value if boolean else as_float(value)
             if _ndim(value) == 0:
                 value = broadcast_to(value, shape_of(a)[:axis] + (1,)
                                          + shape_of(a)[axis + 1:])
@@ -178,7 +183,8 @@ def diff(a: Any, n: int = 1, axis: int = -1, prepend: Any = np._NoValue,
         m = shape_of(a)[axis]
         if m == 0:
             break
-        a = along(a, axis, 1, m) - along(a, axis, 0, m - 1)
+        later, earlier = along(a, axis, 1, m), along(a, axis, 0, m - 1)
+        a = later != earlier if boolean else later - earlier
     return a
 
 

@@ -427,14 +427,16 @@ def _xlogy(x, y):
 
 
 def _xlogy_vjp(g, ans, x, y):
-    # where x == 0 and y <= 0 (log y is -inf or nan) we take both derivatives to be 0
-    # (PyTorch), so that xlogy(0, 0) has gradient (0, 0) and sum(xlogy(p, q)) with p = 0
-    # stays finite. Not where y > 0: x log y is smooth there, also at x == 0, with
-    # derivatives log(y) and x / y (and the mixed second derivative 1/y), as PyTorch's.
+    # where x == 0 and y <= 0 (log y is -inf or nan) we take both derivatives to be 0,
+    # so that xlogy(0, 0) has gradient (0, 0) and sum(xlogy(p, q)) with p = 0 stays
+    # finite (PyTorch's x-derivative; its y-derivative there is 0/0). Not where y > 0: x
+    # log y is smooth there, also at x == 0, with derivatives log(y) and x / y (and the
+    # mixed second derivative 1/y), as PyTorch's. Nor where y is nan: the value is nan,
+    # and so are both derivatives (PyTorch's, JAX's; they were 0, as xlog1py's are not).
     # Of a complex y, log y is finite but at 0: dead only where y == 0 there (numpy's
     # order of complex values would read y > 0 lexicographically)
-    live = (y != 0.0) if np.dtype(y.dtype).kind == "c" else (y > 0.0)
-    dead = where(x == 0.0, where(live, 0.0, 1.0), 0.0) > 0.0
+    edge = (y == 0.0) if np.dtype(y.dtype).kind == "c" else (y <= 0.0)
+    dead = where(x == 0.0, where(edge, 1.0, 0.0), 0.0) > 0.0
     return (where(dead, 0.0, g * log(y)), where(dead, 0.0, g * x / y))
 
 

@@ -35,7 +35,7 @@ from ..eager.functions import stack
 from ..eager.random import Generator, numpy_generator
 from ..eager.tensor import Tensor
 from ..eager.tensor_ops import tensor
-from .data_workers import Workers, get_worker_info
+from .data_workers import Workers, base_seed, get_worker_info
 
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "Subset", "ConcatDataset",
            "random_split", "DataLoader", "default_collate", "Sampler", "SequentialSampler",
@@ -387,10 +387,15 @@ class DataLoader:
 
     def __iter__(self) -> Iterator[Any]:
         if not self.num_workers:
-            if self._iterable:
-                return self._single_process_batches()
-            return (self._fetch(task) for task in self._index_batches())
+            return self._single_process()
         return self._from_workers()
+
+    def _single_process(self) -> Iterator[Any]:
+        base_seed(self)  # drawn as with workers: the same shuffle (PyTorch's)
+        if self._iterable:
+            yield from self._single_process_batches()
+            return
+        yield from (self._fetch(task) for task in self._index_batches())
 
     def _from_workers(self) -> Iterator[Any]:
         workers = self._workers or Workers(self)

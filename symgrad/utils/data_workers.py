@@ -135,6 +135,14 @@ def _context(loader: Any) -> Any:
     return multiprocessing.get_context("fork" if "fork" in methods else None)
 
 
+def base_seed(loader: Any) -> int:
+    """The workers' base seed, drawn from the loader's generator at the start of an epoch
+    with or without workers, as PyTorch's ``_BaseDataLoaderIter`` draws it, so that the
+    sampler's numbers after it are the same either way (drawn only with workers, it
+    shuffled the epoch otherwise than ``num_workers=0``)."""
+    return int(sg_random.numpy_generator(loader.generator).integers(0, 2 ** 62))
+
+
 class Workers:
     """The worker processes of a loader (one epoch's, or kept: ``persistent_workers``)."""
 
@@ -144,7 +152,7 @@ class Workers:
         self.timeout, self.epochs = loader.timeout, 0
         self.results = ctx.Queue()
         self.tasks = [ctx.Queue() for _ in range(loader.num_workers)]
-        base = int(sg_random.numpy_generator(loader.generator).integers(0, 2 ** 62))
+        base = base_seed(loader)
         fork = ctx.get_start_method() == "fork"
         self.processes = [ctx.Process(target=_worker, daemon=True, args=(
             None if fork else loader, k, base + k, self.tasks[k], self.results))

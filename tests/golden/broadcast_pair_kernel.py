@@ -1,4 +1,4 @@
-# symgrad kernel k_49d177b2ec57de02fcf55b2188cb0550 (symgrad 0.1.0, codegen 6, conventions 5); generated, do not edit
+# symgrad kernel k_7d684b7dcc0e4a44bb0651481407e8ee (symgrad 0.1.0, codegen 6, conventions 6); generated, do not edit
 # value_and_grad of ratio with respect to x, y
 # ratio(x: f64[n0,1], y: f64[n0])
 import numpy as np

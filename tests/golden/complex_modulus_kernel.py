@@ -1,4 +1,4 @@
-# symgrad kernel k_64b31f4627bfef416de36f7773ffb3c0 (symgrad 0.1.0, codegen 6, conventions 5); generated, do not edit
+# symgrad kernel k_1bc8e37c80a20074dc79fd8d5ed982ff (symgrad 0.1.0, codegen 6, conventions 6); generated, do not edit
 # grad of modulus with respect to z
 # modulus(z: c128[n0])
 import numpy as np

@@ -1,4 +1,4 @@
-# symgrad kernel k_454ccef30322258e5c827b66dd847091 (symgrad 0.1.0, codegen 6, conventions 5); generated, do not edit
+# symgrad kernel k_448a79eb44673d51aff2ff2393a98ce7 (symgrad 0.1.0, codegen 6, conventions 6); generated, do not edit
 # grad of loss with respect to w, x
 # loss(w: f64[n0], x: f64[n1,n0])
 import numpy as np

@@ -1,4 +1,4 @@
-# symgrad kernel k_7afea0b58cdff18b95d0cb071274ce34 (symgrad 0.1.0, codegen 6, conventions 5); generated, do not edit
+# symgrad kernel k_ed189df51d249317020365c516ecf055 (symgrad 0.1.0, codegen 6, conventions 6); generated, do not edit
 # grad of seed with respect to x
 # seed(x: f64[n0,n0])
 import numpy as np

@@ -1,4 +1,4 @@
-# symgrad kernel k_73d52efcb5b4b2e7aaf146939051d0a5 (symgrad 0.1.0, codegen 6, conventions 5); generated, do not edit
+# symgrad kernel k_47bc02938dc1ec9a2737970de37db496 (symgrad 0.1.0, codegen 6, conventions 6); generated, do not edit
 # grad of square with respect to x
 # square(x: f64[n0], ct: f64[n0])
 import numpy as np
