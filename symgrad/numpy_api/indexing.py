@@ -26,7 +26,7 @@ from ..core.errors import user_location
 from ..core.tracing import Traced, apply, shape_of
 from ..prims.elementwise import as_float
 from ..prims.elementwise import where as _where
-from ..prims.indexing import gather, gather_p, normalize, scatter_add_p, strided
+from ..prims.indexing import concatenate_p, gather, normalize, scatter_add_p, strided
 from .functions import broadcast_to, reshape
 
 
@@ -118,6 +118,10 @@ def getitem(x: Any, index: Any) -> Any:
     return reshape(strided(x, index_triples), result_shape)
 
 
+#: how many values at one position ``at(x)[i].add`` adds one by one (:meth:`_Update.add`)
+_LEVELS = 4
+
+
 class _At:
     """``sg.at(x)[index]``: the place of a functional update; see :func:`at`."""
 
@@ -140,28 +144,63 @@ class _Update:
         return reshape(broadcast_to(as_float(v), self._pos.shape), (-1,))
 
     def add(self, v: Any) -> Any:
-        """``x`` with ``v`` added at ``index``; repeated indices add up (as ``np.add.at``)."""
-        size = math.prod(self._shape)
-        added = apply(scatter_add_p, self._spread(v), indices=tuple(map(int, self._pos.ravel())),
-                      axis=0, size=size)
-        return reshape(as_float(reshape(self._x, (-1,))) + added, self._shape)
+        """``x`` with ``v`` added at ``index``; repeated indices add up (as ``np.add.at``,
+        in order). The first, second... value at each position is gathered (``-0.0``
+        where there is none) and added to ``x``: a scatter into zeros would turn
+        ``-0.0 + -0.0`` into ``+0.0``. Values after the ``_LEVELS``-th at one position
+        are summed (into zeros) and added last."""
+        flat = [int(p) for p in self._pos.ravel()]
+        values = self._spread(v)
+        dtype = values.aval.dtype if isinstance(values, Traced) else values.dtype
+        padded = apply(concatenate_p, values, np.array([-0.0], dtype), axis=0)
+
+        def added(x: Any, lo: int, size: int) -> Any:
+            seen: dict[int, list[int]] = {}
+            for k, p in enumerate(flat):
+                seen.setdefault(p - lo, []).append(k)
+            for j in range(min(_LEVELS, max(map(len, seen.values())))):
+                x = x + gather(padded, [seen[p][j] if len(seen.get(p, ())) > j
+                                        else len(flat) for p in range(size)], 0)
+            rest = [k for ks in seen.values() for k in ks[_LEVELS:]]
+            if rest:
+                targets = tuple(flat[k] - lo for k in rest)
+                summed = apply(scatter_add_p, gather(values, rest, 0), indices=targets,
+                               axis=0, size=size)
+                repeated = np.zeros(size, dtype=bool)
+                repeated[list(targets)] = True
+                x = _where(repeated, x + summed, x)
+            return x
+        return self._on_span(flat, added)
 
     def set(self, v: Any) -> Any:
-        """``x`` with ``v`` written at ``index``; of repeated indices the last write wins."""
-        size = math.prod(self._shape)
-        flat = self._pos.ravel()
-        last = {int(p): k for k, p in enumerate(flat)}   # position -> its last write
-        targets = tuple(sorted(last))
-        sources = tuple(last[p] for p in targets)
-        written = np.zeros(size, dtype=bool)
-        written[list(targets)] = True
+        """``x`` with ``v`` written at ``index``; of repeated indices the last write wins.
+        One gather from ``v`` and ``x`` side by side: every bit is kept (a scatter into
+        zeros would turn ``-0.0`` into ``+0.0``), and ``x`` gets a zero cotangent where it
+        was overwritten, ``v`` where it was overwritten again."""
+        flat = [int(p) for p in self._pos.ravel()]
         values = self._spread(v)
-        if sources != tuple(range(len(flat))):
-            values = apply(gather_p, values, indices=sources, axis=0)
-        placed = apply(scatter_add_p, values, indices=targets, axis=0, size=size)
-        # x gets a zero cotangent where it was overwritten, v where it was overwritten again
+
+        def written(x: Any, lo: int, size: int) -> Any:
+            last = {p - lo: k for k, p in enumerate(flat)}  # position -> its last write
+            both = apply(concatenate_p, values, x, axis=0)
+            return gather(both, [last.get(p, len(flat) + p) for p in range(size)], 0)
+        return self._on_span(flat, written)
+
+    def _on_span(self, flat: list[int], update: Any) -> Any:
+        """``x`` (flattened) with ``update(x[lo:hi], lo, hi - lo)`` in place of its
+        elements from the first to the last updated position ``lo:hi`` (gathers of
+        that length, not of the whole array)."""
+        size = math.prod(self._shape)
         x = as_float(reshape(self._x, (-1,)))
-        return reshape(_where(written, placed, x), self._shape)
+        if not flat:
+            return reshape(x, self._shape)
+        lo, hi = min(flat), max(flat) + 1
+        pieces = [strided(x, ((0, lo, 1),))] if lo else []
+        pieces.append(update(x if hi - lo == size else strided(x, ((lo, hi, 1),)), lo, hi - lo))
+        if hi < size:
+            pieces.append(strided(x, ((hi, size, 1),)))
+        joined = pieces[0] if len(pieces) == 1 else apply(concatenate_p, *pieces, axis=0)
+        return reshape(joined, self._shape)
 
 
 def at(x: Any) -> _At:
