@@ -151,8 +151,7 @@ class _Update:
         are summed (into zeros) and added last."""
         flat = [int(p) for p in self._pos.ravel()]
         values = self._spread(v)
-        dtype = values.aval.dtype if isinstance(values, Traced) else values.dtype
-        padded = apply(concatenate_p, values, np.array([-0.0], dtype), axis=0)
+        padded = apply(concatenate_p, values, np.array([-0.0], _dtype(values)), axis=0)
 
         def added(x: Any, lo: int, size: int) -> Any:
             seen: dict[int, list[int]] = {}
@@ -201,6 +200,15 @@ class _Update:
             pieces.append(strided(x, ((hi, size, 1),)))
         joined = pieces[0] if len(pieces) == 1 else apply(concatenate_p, *pieces, axis=0)
         return reshape(joined, self._shape)
+
+
+def _dtype(v: Any) -> np.dtype:
+    """numpy's dtype of ``v``: an eager Tensor's data (an integer one stays integer), a
+    traced value's, a constant's."""
+    data = getattr(v, "_value", None)
+    if isinstance(data, np.ndarray):
+        return data.dtype
+    return np.dtype(v.aval.dtype) if isinstance(v, Traced) else np.asarray(v).dtype
 
 
 def at(x: Any) -> _At:
