@@ -52,7 +52,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core.ir import BOOL, FLOAT, INT, Graph, Literal, Var
+from ..core.ir import BOOL, F32, FLOAT, INT, Graph, Literal, Var
 from ..core.tracing import Traced
 from ..prims.elementwise import pow_p
 from ..transforms import pipeline
@@ -336,6 +336,11 @@ def replay(graph: Graph, args: Sequence[Any], known: dict[int, Any], like: Any,
         # an autograd.Function (.function); not scipy's host primitives (elementwise)
         if (e.prim.host and e.prim.kind == "control") or e.prim.name == "proj":
             env[id(e.out)] = _host_or_part(e, [read(a) for a in e.inputs], like, made)
+            continue
+        if e.prim.name == "convert" and e.out.dtype in (F32, FLOAT) and isinstance(
+                read(e.inputs[0]), Traced):  # a cast's rounding (graph.ROUNDED): a cast
+            x = read(e.inputs[0])
+            env[id(e.out)] = x.float() if e.out.dtype == F32 else x.double()
             continue
         if e.out.dtype not in (FLOAT, BOOL, INT) or e.prim.subgraphs:
             raise NotImplementedError(_cannot(e.prim.name, "its result is not an array"))

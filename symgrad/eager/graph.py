@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import threading
+import weakref
 from typing import Any
 
 import numpy as np
@@ -42,6 +43,13 @@ def node_class(name: str) -> type[Node]:
             if cls is None:
                 cls = _CLASSES[name] = type(name, (Node,), {"__slots__": ()})
     return cls
+
+
+#: the cast nodes (``ToCopyBackward0``) between float32 and another float dtype, with
+#: "float32": PyTorch's backward rounds the gradient to float32 there, so the float64
+#: backward does too (:func:`symgrad.eager.backward.forward_graph`). A cast to or from
+#: float16 is not rounded yet (the IR has no float16): its gradient is float64's.
+ROUNDED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 class Node:

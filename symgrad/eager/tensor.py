@@ -47,7 +47,7 @@ from .bitwise import BitwiseMethods
 from .dtypes import CPU, Size, as_array, as_device, device
 from .extra_methods import ExtraMethods
 from .fastpath import apply_f64, compute, node_class_of, watched
-from .graph import next_seq
+from .graph import ROUNDED, next_seq
 from .index_order import ints_first
 from .inplace import InPlaceMethods
 from .methods import TensorMethods, named, size_arg, unwrap
@@ -325,6 +325,9 @@ class Tensor(ValueMethods, BitwiseMethods, InPlaceMethods, MoreMethods, TensorMe
             result = named(self * 1.0, self, "ToCopyBackward0")
             result._value = value
             note_bf16(result._node, target, ())
+            if 4 in (self.dtype.itemsize, target.itemsize) and result._node is not None:
+                ROUNDED[result._node] = "float32"  # (float16 is not yet: see ROUNDED)
+                result._node.sig = (*result._node.sig, "float32")
             return result
         return Tensor._make(value)
 
