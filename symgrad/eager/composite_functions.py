@@ -138,30 +138,9 @@ def as_strided(input: Any, size: Any, stride: Any, storage_offset: int | None = 
     overlapping elements add their gradients."""
     x = _as_tensor(input)
     size, stride = [int(n) for n in size], [int(n) for n in stride]
-    if len(size) != len(stride):
-        raise RuntimeError(f"mismatch in length of strides and shape: {len(stride)} strides "
-                           f"for {len(size)} sizes")
-    if any(s < 0 for s in stride):
-        raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, "
-                           f"got strides: {stride}")
-    root = x._base if x._base is not None else x
-    r, a = root._value, x._value
-    if not r.flags.c_contiguous:
-        raise NotImplementedError("as_strided of a tensor whose root is not C-contiguous "
-                                  "(its storage order is not tracked): .contiguous() first")
-    item = a.itemsize
-    start = (views._address(a) - views._address(r)) // item if a.size else 0
-    offset = start if storage_offset is None else int(storage_offset)
-    index = np.full((), offset, np.int64)
-    for n, st in zip(size, stride):
-        index = np.add.outer(index, np.arange(n, dtype=np.int64) * st)
-    index = index.reshape(-1)
-    if index.size and (index.min() < 0 or index.max() >= r.size):
-        raise RuntimeError(f"setStorage: sizes {size}, strides {stride}, storage offset "
-                           f"{offset}, and itemsize {item} requiring a storage size of "
-                           f"{(int(index.max()) + 1) * item} are out of bounds for storage of "
-                           f"size {r.size * item}")
-    own = views._offsets(a) // item + start  # the input's elements in the storage
+    r, own, places = views.strided_places(x, size, stride, storage_offset, "as_strided")
+    index = places.reshape(-1)
+    item, offset = x._value.itemsize, int(index[0]) if index.size else 0  # (index 0's place)
     order = np.argsort(own, kind="stable")
     k = np.minimum(np.searchsorted(own[order], index), max(own.size - 1, 0))
     if index.size and not (own.size and (own[order][k] == index).all()):

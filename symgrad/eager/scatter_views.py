@@ -70,28 +70,8 @@ class ScatterViewMethods:
         storage): element ``i`` of ``src`` goes to storage position ``storage_offset +
         sum(i_k * stride_k)`` (``storage_offset`` by default ``self``'s), the storage being
         ``self``'s root (:mod:`.views`); positions outside ``self`` are not seen."""
-        size, stride = [int(n) for n in size], [int(n) for n in stride]
-        if len(size) != len(stride):
-            raise RuntimeError(f"mismatch in length of strides and shape: {len(stride)} "
-                               f"strides for {len(size)} sizes")
-        if any(s < 0 for s in stride):
-            raise RuntimeError(f"as_strided_scatter: Negative strides are not supported at "
-                               f"the moment, got strides: {stride}")
-        root = self._base if self._base is not None else self
-        r, a = root._value, self._value
-        if not r.flags.c_contiguous:
-            raise NotImplementedError("as_strided_scatter of a tensor whose root is not "
-                                      "C-contiguous (its storage order is not tracked): "
-                                      ".contiguous() first")
-        start = (views._address(a) - views._address(r)) // a.itemsize if a.size else 0
-        own = (views._offsets(a) // a.itemsize + start).reshape(-1)  # self's storage places
-        memory = np.zeros((), np.int64) + (start if storage_offset is None else storage_offset)
-        for n, st in zip(size, stride):
-            memory = memory[..., None] + np.arange(n, dtype=np.int64) * st
-        if memory.size and (memory.min() < 0 or memory.max() >= r.size):
-            raise RuntimeError(f"setStorage: sizes {size}, strides {stride}, storage offset "
-                               f"{int(memory.min())}: element {int(memory.max())} is out of "
-                               f"bounds for a storage of {r.size} elements")
+        _, own, memory = views.strided_places(self, size, stride, storage_offset,
+                                              "as_strided_scatter")
         if np.unique(own).size != own.size or np.unique(memory).size != memory.size:
             raise RuntimeError("as_strided_scatter: more than one element of the input or of "
                                "the view refers to a single memory location, which PyTorch "

@@ -105,6 +105,38 @@ def _address(a: np.ndarray) -> int:
     return a.__array_interface__["data"][0]
 
 
+def strided_places(x: Any, size: Any, stride: Any, storage_offset: int | None,
+                   name: str) -> tuple[Any, np.ndarray, np.ndarray]:
+    """``as_strided``'s geometry on ``x`` (its storage is its root's, which must be
+    C-contiguous): (the root's value, the storage place of each of ``x``'s elements in C
+    order, the storage place of each element of the strided view, in its ``size``).
+    PyTorch's errors for bad sizes, strides and places outside the storage."""
+    size, stride = [int(n) for n in size], [int(n) for n in stride]
+    if len(size) != len(stride):
+        raise RuntimeError(f"mismatch in length of strides and shape: {len(stride)} strides "
+                           f"for {len(size)} sizes")
+    if any(s < 0 for s in stride):
+        raise RuntimeError(f"{name}: Negative strides are not supported at the moment, "
+                           f"got strides: {stride}")
+    root = x._base if x._base is not None else x
+    r, a = root._value, x._value
+    if not r.flags.c_contiguous:
+        raise NotImplementedError(f"{name} of a tensor whose root is not C-contiguous "
+                                  "(its storage order is not tracked): .contiguous() first")
+    item = a.itemsize
+    start = (_address(a) - _address(r)) // item if a.size else 0
+    offset = start if storage_offset is None else int(storage_offset)
+    places = np.full((), offset, np.int64)
+    for n, st in zip(size, stride):
+        places = np.add.outer(places, np.arange(n, dtype=np.int64) * st)
+    if places.size and (places.min() < 0 or places.max() >= r.size):
+        raise RuntimeError(f"setStorage: sizes {size}, strides {stride}, storage offset "
+                           f"{offset}, and itemsize {item} requiring a storage size of "
+                           f"{(int(places.max()) + 1) * item} are out of bounds for storage of "
+                           f"size {r.size * item}")
+    return r, _offsets(a) // item + start, places
+
+
 def positions(view: Any) -> np.ndarray | None:
     """The flat (C order) index in its root of each element of ``view``, in ``view``'s
     shape; None when the root no longer holds that memory (``root.data = other``)."""
