@@ -17,7 +17,7 @@ AVX2) computes the formulas with two roundings: its values differ from these the
     >>> import symgrad as torch
     >>> a = torch.tensor([0.1, 0.7], dtype=torch.float32)
     >>> torch.lerp(a, torch.tensor([0.3, -0.2], dtype=torch.float32), 0.7)
-    tensor([0.2400, 0.0700])
+    tensor([0.2400, 0.0700], dtype=torch.float32)
 """
 
 from __future__ import annotations
