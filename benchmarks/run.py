@@ -579,7 +579,11 @@ def peak_memory(n: int) -> dict:
     kernel's peak resident set (VmHWM) is reset through /proc/self/clear_refs
     and the call repeated: the peak minus the resident set before the call is
     what the call needed, the returned gradient included. Numba's allocations
-    are invisible to tracemalloc, hence the operating system's count."""
+    are invisible to tracemalloc, hence the operating system's count. symgrad's
+    output pool is emptied before the measured call (a later call would reuse the
+    dropped result's buffer and need nothing new), and the child runs with
+    ``SYMGRAD_TIERED=0``: with tiers the second call is still the numpy
+    interpreter's while the kernel compiles."""
     p = next(p for p in PROBLEMS if p.name == "seed-1e6")
     args = p.make_args(n, np.random.default_rng(0))
     result = {}
@@ -588,6 +592,9 @@ def peak_memory(n: int) -> dict:
             continue
         fn = IMPLEMENTATIONS[name][0](p, args)
         fn()
+        if name == "symgrad":  # the first call's result went back to the output pool
+            from symgrad.backend.numba import pool  # (here: --compare runs older trees)
+            pool.clear()
         gc.collect()
         Path("/proc/self/clear_refs").write_text("5")  # resets VmHWM to VmRSS
         before = _vm("VmRSS")
@@ -601,6 +608,8 @@ def run_child(mode: str, cache: str, quick: bool) -> dict:
     """Run this script as ``--child mode`` in a fresh process with SYMGRAD_CACHE_DIR=cache."""
     command = [sys.executable, __file__, "--child", mode] + (["--quick"] if quick else [])
     env = {**os.environ, "SYMGRAD_CACHE_DIR": cache}
+    if mode == "memory":
+        env["SYMGRAD_TIERED"] = "0"  # measure the compiled kernel, not the interpreter's tier
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=900)
     if done.returncode != 0:
         raise SystemExit(f"the {mode} subprocess failed:\n{done.stderr}")
@@ -824,6 +833,10 @@ def main() -> None:
         return
 
     started, load_before = time.perf_counter(), load()
+    if hasattr(sg.config, "tiered"):  # (older trees under --compare have no tiers)
+        # time the kernels: with tiers, the first calls after a kernel's first use are
+        # the numpy interpreter's while it compiles, and the compile shares the cores
+        sg.config.tiered = False
     if not thread_settings() and load_before > 1.5:
         print(f"warning: the machine is busy (load average {load_before:.1f}); multi-threaded "
               "BLAS and OpenMP may stall. For steadier numbers run with "
@@ -914,11 +927,14 @@ def main() -> None:
     if memory is not None:
         sections += [
             f"## Peak memory of the seed gradient, n = {MEMORY_N:,}",
-            "In a fresh process: each gradient called once at full size (compiling), "
-            "then the peak resident set is reset (`/proc/self/clear_refs`) and the call "
-            "repeated; peak minus resident set before the call, the returned gradient "
-            f"included, as a multiple of one array of n float64 ({8 * MEMORY_N / 1e6:.0f} MB). "
-            "tracemalloc would not see Numba's allocations.",
+            "In a fresh process: each gradient called once at full size (compiling; "
+            "`SYMGRAD_TIERED=0`, so symgrad's call is the compiled kernel's, not the "
+            "interpreter's tier), then the peak resident set is reset "
+            "(`/proc/self/clear_refs`) and the call repeated; peak minus resident set "
+            "before the call, the returned gradient included, as a multiple of one array "
+            f"of n float64 ({8 * MEMORY_N / 1e6:.0f} MB). symgrad's output pool is emptied "
+            "first: a repeated call reuses the buffer of a result the caller dropped "
+            "and needs no new memory. tracemalloc would not see Numba's allocations.",
             memory_table(memory, MEMORY_N),
         ]
     if compiles is None and not options.quick:
