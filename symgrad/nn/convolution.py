@@ -402,6 +402,28 @@ def window_argmax(values: np.ndarray) -> np.ndarray:
     return choice[..., None]
 
 
+def _first_inside_where_padding_picked(picked: np.ndarray, spatial: tuple, out: list,
+                                       kernel: tuple, stride: tuple, padding: tuple,
+                                       dilation: tuple) -> np.ndarray:
+    """``picked`` with each window that picked a -inf of the padding (its inputs all -inf)
+    picking its first position inside the input instead, as PyTorch's kernels start
+    from that position and replace it only by a greater value or a NaN."""
+    d = len(out)
+    inside = np.ones((1,) * 2 * d, dtype=bool)  # (out_0, ..., out_d-1, kernel_0, ...)
+    for i in range(d):
+        coord = (np.arange(out[i])[:, None] * stride[i] + np.arange(kernel[i]) * dilation[i]
+                 - padding[i])
+        shape = [1] * 2 * d
+        shape[i], shape[d + i] = out[i], kernel[i]
+        inside = inside & ((coord >= 0) & (coord < spatial[i])).reshape(shape)
+    inside = inside.reshape(*out, math.prod(kernel))
+    wrong = (picked & ~inside).any(-1, keepdims=True)
+    if not wrong.any():
+        return picked
+    first_inside = inside & (np.cumsum(inside, axis=-1) == 1)
+    return np.where(wrong, first_inside, picked)
+
+
 def _max_pool(input: Tensor, kernel_size: Any, stride: Any, padding: Any, dilation: Any,
               ceil_mode: bool, return_indices: bool, d: int, name: str) -> Any:
     x, unbatched = _batched(input, d, name)
@@ -416,6 +438,9 @@ def _max_pool(input: Tensor, kernel_size: Any, stride: Any, padding: Any, dilati
     # the first maximum of each window, picked by a mask that enters as data (a gather
     # would carry one index per output element in the graph)
     picked = window_first_max(values)
+    if xp is not x:
+        picked = _first_inside_where_padding_picked(picked, spatial, out, kernel, stride,
+                                                    padding, dilation)
     y = np.where(picked, flat, 0.0).sum(-1)
     if not y._value.all():  # a sum gives +0.0 where the maximum is -0.0 (PyTorch's: -0.0)
         negative_zero = (picked & (values == 0) & np.signbit(values)).any(-1, keepdims=True)
