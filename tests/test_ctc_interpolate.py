@@ -103,3 +103,31 @@ def test_interpolate_antialias_refusals_match_pytorch(shape, mode, options):
         errors.append(_raised(lambda L=L, x=x: L.nn.functional.interpolate(
             x, scale_factor=0.5, mode=mode, **{"antialias": True, **options})))
     assert errors[1] == errors[0]
+
+
+@pytest.mark.parametrize("shape, mode, options", [
+    ((1, 1, 9), "linear", dict(scale_factor=0.1)), ((1, 2, 1, 9), "nearest", dict(size=(0, 3))),
+    ((1, 1, 1, 9), "bilinear", dict(scale_factor=(0.5, 2.5), antialias=True)),
+    ((1, 1, 0, 3), "bicubic", dict(size=(2, 2))),
+    ((1, 1, 2, 3, 4), "trilinear", dict(scale_factor=0.4))])
+def test_interpolate_to_an_empty_size_raises_as_pytorch(shape, mode, options):
+    # it returned an empty tensor where PyTorch refuses
+    errors = [_raised(lambda L=L: L.nn.functional.interpolate(L.zeros(shape), mode=mode,
+                                                               **options)) for L in (torch, sg)]
+    assert errors[1] == errors[0]
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "bicubic"])
+def test_interpolate_antialias_to_width_one_is_the_separable_resampling(mode):
+    # PyTorch 2.13's antialiased kernel to a width of 1 repeats the first row (rows of
+    # (8, 7) -> (3, 1) all 159.35); its result on the transposed input, and width then
+    # height as two calls, are the separable resampling symgrad computes
+    x = np.arange(56.0).reshape(1, 1, 8, 7) ** 2
+    kw = dict(mode=mode, align_corners=False, antialias=True)
+    got = sg.nn.functional.interpolate(sg.tensor(x), size=(3, 1), **kw).numpy()
+    T = torch.nn.functional.interpolate
+    transposed = T(torch.tensor(x).transpose(2, 3), size=(1, 3), **kw).transpose(2, 3).numpy()
+    two_calls = T(T(torch.tensor(x), size=(3, 7), **kw), size=(3, 1), **kw).numpy()
+    np.testing.assert_allclose(transposed, two_calls, rtol=1e-13)
+    np.testing.assert_allclose(got, transposed, rtol=1e-13)
+    assert len(np.unique(got)) == 3

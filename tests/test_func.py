@@ -407,3 +407,27 @@ def test_vmap_refuses_what_its_loop_cannot_match():
     sg.manual_seed(3)
     once = sg.randn(3)
     assert (r == once).all() and (sg.randn(2) == after).all()
+
+
+def test_jacfwd_with_negative_argnums_is_the_jacobian():
+    # PyTorch 2.13's jacfwd with a negative argnum gives zeros (its own jacfwd with the
+    # positive argnum, and jacrev with the negative one, give the Jacobian symgrad gives)
+    import numpy as np
+    import torch
+
+    import symgrad as sg
+    x = np.array([0.3, -1.2, 2.0])
+
+    def f(a, b):
+        return a * b.sum()
+
+    tx, ty = torch.tensor(x), torch.tensor(x[::-1].copy())
+    want = torch.func.jacfwd(f, argnums=(0, 1))(tx, ty)
+    assert torch.equal(torch.func.jacrev(f, argnums=(-2, -1))(tx, ty)[1], want[1])
+    sx, sy = sg.tensor(x), sg.tensor(x[::-1].copy())
+    for argnums in ((-2, -1), (0, -1), -1):
+        got = sg.func.jacfwd(f, argnums=argnums)(sx, sy)
+        got = got if isinstance(argnums, tuple) else (None, got)
+        np.testing.assert_array_equal(got[1].numpy(), want[1].numpy())
+        if got[0] is not None:
+            np.testing.assert_array_equal(got[0].numpy(), want[0].numpy())

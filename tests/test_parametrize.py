@@ -78,6 +78,32 @@ def test_weight_norm():
     run_both(weight_norms, _data(0, weight=(2, 3), bias=(2,), x=(4, 3), t=(4, 2)))
 
 
+def conv_weight_norms(torch, show, data):
+    # a 4-d weight: the norm over three dims (it raised: np.linalg.norm takes two axes);
+    # a dim outside the weight's dims is PyTorch's IndexError (it took dim % ndim)
+    nn = torch.nn
+    x = torch.tensor(data["x"])
+    for dim in (0, 1, 2, -2, None):
+        for legacy in (False, True):
+            c = nn.Conv2d(2, 3, 2)
+            _copy(torch, c, data, ["weight", "bias"])
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                (nn.utils.weight_norm if legacy else nn.utils.parametrizations.weight_norm)(
+                    c, dim=dim)
+            y = c(x)
+            (y ** 2).sum().backward()
+            show(dim, legacy, y, [(n, p.grad) for n, p in c.named_parameters()])
+    show(torch.tensor(data["weight"]).norm(2, (1, 2, 3), keepdim=True),
+         torch.linalg.vector_norm(torch.tensor(data["weight"]), 2, (0, 2, -1)))
+    show_error(show, lambda: nn.utils.parametrizations.weight_norm(nn.Linear(3, 2), dim=2))
+    show_error(show, lambda: nn.utils.weight_norm(nn.Linear(3, 2), dim=-3))
+
+
+def test_weight_norm_of_a_convolution():
+    run_both(conv_weight_norms, _data(3, weight=(3, 2, 2, 2), bias=(3,), x=(2, 2, 4, 4)))
+
+
 def spectral_norms(torch, show, data):
     nn = torch.nn
     m = nn.Linear(3, 4)

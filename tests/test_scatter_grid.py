@@ -121,6 +121,36 @@ def test_grid_sample_gradients_at_the_borders_are_pytorchs(d):
                                                err_msg=f"{mode} {pad} {align} result {j}")
 
 
+@pytest.mark.parametrize("d", [2, 3])
+def test_grid_sample_of_infinite_points_with_border_padding(d):
+    # an infinite coordinate is clipped to the border (its value and input gradient
+    # those of a point far out, 1e10), its grid gradient 0; it was inf - inf = NaN
+    # (bilinear) or a point outside the input, 0 (nearest). PyTorch's forward gives the
+    # border's value; its backward of an infinite point crashes (segfault), so the
+    # gradients' oracle is PyTorch's at 1e10
+    rng = np.random.default_rng(d)
+    xs = rng.standard_normal((1, 2) + ((4, 5) if d == 2 else (3, 4, 2)))
+    far = rng.uniform(-0.9, 0.9, (1, 1, 4, d))
+    far[0, 0, :, 0] = [1e10, -1e10, 1e10, -1e10]
+    far[0, 0, 2:, d - 1] = [-1e10, 1e10]
+    far = far if d == 2 else far[:, None]
+    inf = np.where(np.abs(far) == 1e10, np.sign(far) * np.inf, far)
+    for mode in ("bilinear", "nearest"):
+        for align in (False, True):
+            x, g = torch.tensor(xs, requires_grad=True), torch.tensor(far, requires_grad=True)
+            o = torch.nn.functional.grid_sample(x, g, mode, "border", align)
+            want = [o.detach().numpy(), *(t.numpy() for t in torch.autograd.grad(o.sum(), (x, g)))]
+            assert np.array_equal(torch.nn.functional.grid_sample(
+                torch.tensor(xs), torch.tensor(inf), mode, "border", align).numpy(), want[0])
+            x, g = sg.tensor(xs, requires_grad=True), sg.tensor(inf, requires_grad=True)
+            o = sg.nn.functional.grid_sample(x, g, mode, "border", align)
+            gx, gg = sg.autograd.grad(o.sum(), (x, g), allow_unused=True)
+            got = [o.detach().numpy(), gx.numpy(),
+                   np.zeros(inf.shape) if gg is None else gg.numpy()]
+            for a, b in zip(got, want):
+                np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12, err_msg=f"{mode} {align}")
+
+
 def test_grid_sample_refuses_bicubic_and_checks_its_arguments():
     x, g = sg.ones(1, 1, 3, 3), sg.zeros(1, 2, 2, 2)
     with pytest.raises(NotImplementedError, match="bicubic"):

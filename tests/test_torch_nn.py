@@ -330,6 +330,30 @@ def test_max_pool_of_ties_infinities_signed_zeros_and_nans_as_pytorch(interprete
                 assert g.dtype == w.dtype and np.array_equal(g, w, equal_nan=True)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_max_pool_window_of_minus_infinities_over_padding_as_pytorch(dtype):
+    # a padded window whose inputs are all -inf picks its first position inside the
+    # input, as PyTorch's kernels (it picked the -inf of the padding: an index of -1
+    # and a gradient lost)
+    x = np.array([[[[-np.inf, 1.0, -np.inf], [-np.inf, -np.inf, 2.0], [0.5, -np.inf, -np.inf]]]],
+                 dtype)
+    for d, shape, kernel, options in ((1, (1, 1, 9), 2, dict(padding=1)),
+                                      (2, (1, 1, 3, 3), 2, dict(padding=1)),
+                                      (2, (1, 1, 3, 3), (2, 3), dict(padding=1, dilation=(2, 1),
+                                                                     ceil_mode=True)),
+                                      (3, (1, 1, 1, 3, 3), 2, dict(padding=1))):
+        got, want = [], []
+        for lib, out in ((symgrad, got), (torch_real, want)):
+            t = lib.tensor(x.reshape(shape), requires_grad=True)
+            pool = getattr(lib.nn.functional, f"max_pool{d}d")
+            y, i = pool(t, kernel, return_indices=True, **options)
+            (y * lib.tensor(np.arange(1, y.numel() + 1).reshape(y.shape).astype(dtype))).sum(
+                ).backward()
+            out += [y.detach().numpy(), i.numpy(), t.grad.numpy()]
+        for g, w in zip(got, want):
+            assert g.dtype == w.dtype and np.array_equal(g, w, equal_nan=True), (d, options)
+
+
 def embedding_options(torch, show, data):
     tokens = torch.tensor([[0, 2, 2], [5, 1, 2]])
     for options in (dict(max_norm=1.0), dict(max_norm=1.5, norm_type=1.0, padding_idx=2),

@@ -228,8 +228,17 @@ class ReductionMethods:
         axes = _dims(dim, x.ndim) or tuple(range(x.ndim))
         if p in ("fro", 2, 2.0, None):
             flat = dim is None
-            result = linalg.norm(x.reshape(-1) if flat else x, None, None if flat else axes,
-                                 keepdims=keepdim and not flat)
+            if len(axes) > 2 and not flat:  # (numpy's norm takes two axes): those axes last,
+                rest = [a for a in range(x.ndim) if a not in axes]  # as one
+                result = linalg.norm(x.permute(*rest, *axes).reshape(
+                    *(x.shape[a] for a in rest), int(np.prod([x.shape[a] for a in axes]))),
+                    None, -1)
+                if keepdim:
+                    result = result.reshape(tuple(1 if a in axes else x.shape[a]
+                                                  for a in range(x.ndim)))
+            else:
+                result = linalg.norm(x.reshape(-1) if flat else x, None, None if flat else axes,
+                                     keepdims=keepdim and not flat)
             if keepdim and dim is None:
                 result = result.reshape((1,) * x.ndim)
             return named(result, x, "NormBackward1" if dim is not None else "NormBackward0",

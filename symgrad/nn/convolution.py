@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -39,6 +38,7 @@ from ..eager.functions import cat
 from ..eager.methods import named
 from ..eager.tensor import Tensor
 from ..numpy_api.shapes import add_windows, sliding_windows
+from .pool_choice import first_inside_where_padding_picked, window_argmax, window_first_max
 
 PAD_MODES = {"constant": None, "reflect": "reflect", "replicate": "edge", "circular": "wrap"}
 
@@ -367,41 +367,6 @@ def _pool_geometry(x: Tensor, d: int, kernel_size: Any, stride: Any, padding: An
     return kernel, stride, padding, dilation, out, right
 
 
-def _first_max_mask_of_four(values: np.ndarray) -> np.ndarray | None:
-    """For windows of four floats without NaN (None if one has a NaN), a mask of each
-    window's first maximum: each window's four ``== max`` bytes read as one
-    little-endian uint32, whose lowest set bit (``b & -b``) is the first maximum's byte
-    (numpy's argmax loops over each window of four; an index from these bytes, then
-    compared with the positions, took 3-4x as long for LeNet's first pooling)."""
-    v = np.ascontiguousarray(values)
-    top = np.maximum(np.maximum(v[..., 0], v[..., 1]), np.maximum(v[..., 2], v[..., 3]))
-    if np.isnan(top).any():
-        return None
-    same = (v == top[..., None]).view(np.uint32)
-    return (same & (~same + np.uint32(1))).view(np.bool_)
-
-
-def window_first_max(values: np.ndarray) -> np.ndarray:
-    """A mask of each window's maximum (last axis) as :func:`window_argmax` picks it."""
-    if values.shape[-1] == 4 and values.dtype.kind == "f" and sys.byteorder == "little":
-        found = _first_max_mask_of_four(values)
-        if found is not None:
-            return found
-    return window_argmax(values) == np.arange(values.shape[-1])
-
-
-def window_argmax(values: np.ndarray) -> np.ndarray:
-    """The position of each window's maximum (last axis), kept as a trailing axis: the
-    first maximum, or the last NaN where there is one (PyTorch's kernels replace the
-    running maximum on ``val > max or isnan(val)``)."""
-    choice = np.argmax(values, axis=-1)
-    nan = np.isnan(values)
-    if nan.any():
-        last = values.shape[-1] - 1 - np.argmax(nan[..., ::-1], axis=-1)
-        choice = np.where(nan.any(axis=-1), last, choice)
-    return choice[..., None]
-
-
 def _max_pool(input: Tensor, kernel_size: Any, stride: Any, padding: Any, dilation: Any,
               ceil_mode: bool, return_indices: bool, d: int, name: str) -> Any:
     x, unbatched = _batched(input, d, name)
@@ -416,6 +381,9 @@ def _max_pool(input: Tensor, kernel_size: Any, stride: Any, padding: Any, dilati
     # the first maximum of each window, picked by a mask that enters as data (a gather
     # would carry one index per output element in the graph)
     picked = window_first_max(values)
+    if xp is not x:
+        picked = first_inside_where_padding_picked(picked, spatial, out, kernel, stride,
+                                                    padding, dilation)
     y = np.where(picked, flat, 0.0).sum(-1)
     if not y._value.all():  # a sum gives +0.0 where the maximum is -0.0 (PyTorch's: -0.0)
         negative_zero = (picked & (values == 0) & np.signbit(values)).any(-1, keepdims=True)

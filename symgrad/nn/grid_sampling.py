@@ -118,8 +118,11 @@ def _position(coord: Tensor, size: int, padding_mode: str, align: bool) -> Tenso
                 _reflect(value, -1.0, 2.0 * size - 1)
         value, inside = _clip(value, size)
     slope = slope * inside
-    # the padded value, the derivative ``slope`` (``p - p.detach()`` is 0 where p is finite)
+    # the padded value, the derivative ``slope`` (``p - p.detach()`` is 0 where p is finite;
+    # an infinite p is clipped to a border, derivative 0, not inf - inf = NaN)
     moved = (p - p.detach()) * Tensor._make(slope)
+    if not np.isfinite(p._value).all():
+        moved = ops.where(np.isfinite(p._value), moved, np.zeros((), p._value.dtype))
     return Tensor._make(np.asarray(value, p._value.dtype)) + moved
 
 

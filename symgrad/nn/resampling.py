@@ -152,6 +152,11 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None, mode:
                    else [float(f) for f in scale_factor])
         out = [int(math.floor(s * f)) for s, f in zip(spatial, factors)]
         scales = [None if recompute_scale_factor else 1.0 / f for f in factors]
+    if min(spatial) <= 0 or min(out) <= 0:
+        names = ("D", "H", "W")[3 - d:]
+        sizes = [", ".join(f"{n}: {v}" for n, v in zip(names, vs)) for vs in (spatial, out)]
+        raise RuntimeError(f"Input and output sizes should be greater than 0, but got input "
+                           f"({sizes[0]}){' and' if d == 1 else ''} output ({sizes[1]})")
     kind = ("cubic" if mode == "bicubic" else mode if mode == "lanczos" else
             "linear" if mode in _INTERPOLATE_DIMS else mode)
     y = input

@@ -37,6 +37,9 @@ def norm_except_dim(v: Tensor, pow: float = 2, dim: int = 0) -> Tensor:
     dimensions (``dim=-1``: over all of ``v``, a scalar: PyTorch's convention)."""
     if dim == -1:
         return v.norm(pow)
+    if not -v.dim() <= dim < v.dim():  # (it took dim % v.dim(), another axis)
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-v.dim()}, "
+                         f"{v.dim() - 1}], but got {dim})")
     dims = [d for d in range(v.dim()) if d != dim % v.dim()]
     return v.norm(pow, dims, keepdim=True) if dims else v.abs()
 
