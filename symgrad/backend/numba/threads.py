@@ -29,9 +29,12 @@ loses badly when another process keeps a core busy (issue 31, measured with
 whole loop waits for the thread that the scheduler has parked behind the busy
 process, and the waiting threads spin. On a loaded 2-core machine the seed
 gradient at n = 1e6 took 10-22 ms on 2 threads, 2.1-3.0 ms on 1 thread of the same
-parallel kernel (OpenMP's region still costs: the outlined loop, the team start,
-an allocation made in a parallel kernel), and 0.41-0.65 ms as the serial kernel
-(the handwritten Numba loop: 0.33-0.52 ms). So the one-thread alternative is not
+parallel kernel, and 0.41-0.65 ms as the serial kernel (the handwritten Numba loop:
+0.33-0.52 ms). Most of that was the parallel kernel's loop, not OpenMP: its chunks
+indexed rows from a first row LLVM could not tell was not negative, so Numba's
+wraparound of negative indices stayed in the loop (session 8; :meth:`.codegen._Kernel._chunked`
+now bounds it; Rosenbrock's chunked loop, reading ``x[i0 + 1]``, still took 1.9 ms
+of CPU on one thread against its flat twin's 0.44, load 9). The one-thread alternative is still not
 the parallel kernel at one thread but its **serial twin**: the same source
 compiled without ``parallel=`` (``prange`` is ``range`` there), compiled on demand
 (:func:`.codegen.serial_twin`), except that a loop with no sum over its rows is one flat
