@@ -199,6 +199,21 @@ def test_the_adaptive_choice_keeps_the_faster_variant_and_checks_again(monkeypat
     threads.set_num_threads(None)
 
 
+
+@pytest.mark.parametrize("parallel, serial, want", [
+    ([1.0, 1.0, 1.0], [2.0, 2.0, 2.0], "parallel"),
+    ([1.0, 1.0, 9.0], [2.0, 2.0, 2.0], "parallel"),  # one call preempted: the median
+    ([2.0, 2.0, 2.0], [1.0, 1.0, 30.0], "serial"),    # keeps the twin (the mean would not)
+    ([0.95, 0.95, 0.95], [1.0, 1.0, 1.0], "serial"),  # not faster by GAIN: the twin
+    ([0.85, 0.85, 0.85], [1.0, 1.0, 1.0], "parallel"),
+])
+def test_the_adaptive_choice_is_by_median_and_the_parallel_kernel_must_gain(
+        parallel, serial, want):
+    state = threads._State()
+    state.times = {"parallel": parallel, "serial": serial}
+    threads.Adaptive._decide(state)
+    assert state.choice == want and state.need == 1
+
 def test_the_serial_twin_is_the_same_loops_without_parallel(low_threshold):
     """A loop that sums over its rows keeps the chunks in the twin (``prange`` is ``range``
     there); a loop without such sums is one flat loop. Either way the same bits as the

@@ -43,7 +43,11 @@ over its rows keeps the parallel kernel's chunks and their order of summation, s
 results have the same bits (``tests/test_threads.py``).
 Each parallel kernel times its calls: after ``WARMUP`` calls it tries each variant
 ``PROBE`` times (alternating, the first call of each untimed), keeps the faster by
-mean time, and tries the other again once after ``interval`` calls, an interval
+median time, the parallel kernel only when it is faster by ``GAIN`` (the two errors
+do not cost alike: the parallel kernel chosen wrongly took 19-27 ms a call where its twin
+took 0.3-0.6, under load, and the twin chosen wrongly costs at most the factor of
+the threads; one call preempted by the scheduler, a lottery of several ms at load 12,
+must not decide either), and tries the other again once after ``interval`` calls, an interval
 that doubles (up to ``MAX_INTERVAL``) while the choice holds and falls back to
 ``MIN_INTERVAL`` when it flips. Sizes are kept apart (a kernel is generic over
 sizes): a power-of-two bucket of the arguments' element count keys the state.
@@ -67,6 +71,7 @@ from __future__ import annotations
 
 import functools
 import os
+import statistics
 import threading
 import time
 from collections.abc import Callable
@@ -80,6 +85,8 @@ _LOCK = threading.Lock()
 WARMUP = 2
 #: timed calls of each variant in a probe
 PROBE = 3
+#: the parallel kernel is kept only when its median time is below this share of the twin's
+GAIN = 0.9
 MIN_INTERVAL, MAX_INTERVAL = 16, 1024
 #: the thread count pinned by :func:`set_num_threads` (None: measured per kernel)
 _PINNED: list[int | None] = [None]
@@ -239,12 +246,13 @@ class Adaptive:
 
     @staticmethod
     def _decide(state: _State) -> None:
-        """After ``need`` timed calls of each: keep the faster (by mean time). A single-call
-        recheck that disagrees with the choice is not trusted: it starts a full probe."""
+        """After ``need`` timed calls of each: keep the faster (by median time, the parallel
+        kernel only by ``GAIN``). A single-call recheck that disagrees with the choice is
+        not trusted: it starts a full probe."""
         p, s = state.times["parallel"], state.times["serial"]
         if len(p) < state.need or len(s) < state.need:
             return
-        choice = "serial" if sum(s) / len(s) <= sum(p) / len(p) else "parallel"
+        choice = "parallel" if statistics.median(p) < GAIN * statistics.median(s) else "serial"
         full = state.need >= PROBE
         state.times = {"parallel": [], "serial": []}
         if not full and choice != state.choice:
