@@ -199,6 +199,21 @@ def test_the_adaptive_choice_keeps_the_faster_variant_and_checks_again(monkeypat
     threads.set_num_threads(None)
 
 
+
+@pytest.mark.parametrize("parallel, serial, want", [
+    ([1.0, 1.0, 1.0], [2.0, 2.0, 2.0], "parallel"),
+    ([1.0, 1.0, 9.0], [2.0, 2.0, 2.0], "parallel"),  # one call preempted: the median
+    ([2.0, 2.0, 2.0], [1.0, 1.0, 30.0], "serial"),    # keeps the twin (the mean would not)
+    ([0.95, 0.95, 0.95], [1.0, 1.0, 1.0], "serial"),  # not faster by GAIN: the twin
+    ([0.85, 0.85, 0.85], [1.0, 1.0, 1.0], "parallel"),
+])
+def test_the_adaptive_choice_is_by_median_and_the_parallel_kernel_must_gain(
+        parallel, serial, want):
+    state = threads._State()
+    state.times = {"parallel": parallel, "serial": serial}
+    threads.Adaptive._decide(state)
+    assert state.choice == want and state.need == 1
+
 def test_the_serial_twin_is_the_same_loops_without_parallel(low_threshold):
     """A loop that sums over its rows keeps the chunks in the twin (``prange`` is ``range``
     there); a loop without such sums is one flat loop. Either way the same bits as the
@@ -243,6 +258,33 @@ def test_the_serial_twin_is_the_same_loops_without_parallel(low_threshold):
     np.testing.assert_allclose(runs[0], sg.grad(rowsums, argnums=1, backend="numpy")(A, u),
                                rtol=1e-12, atol=1e-15)
 
+
+
+def test_a_chunk_of_the_parallel_kernel_costs_what_the_serial_loop_costs(low_threshold):
+    """The chunk's rows are indexed from a first row LLVM knows is not negative: without
+    it, Numba's wraparound of negative indices stayed in the parallel kernel's loop and
+    the seed gradient's kernel on one thread took 8x its serial twin's time (issue 31)."""
+    from symgrad.backend.numba import codegen
+    from symgrad.backend.numba.compile import load
+
+    x = np.random.default_rng(2).uniform(-1, 1, 1 << 16)
+    spec, _ = sg.grad(lambda x: np.mean(3 * (x + 2) ** 2))._prepare((x,), None, {})
+    assert spec.source.parallel
+    kernels = {"parallel": load(spec.source).function,
+               "serial": load(codegen.serial_twin(spec.source)).function}
+    best = {k: np.inf for k in kernels}
+    sg.set_num_threads(1)  # the parallel kernel's own code, on one thread
+    try:
+        for _ in range(15):
+            for k, fn in kernels.items():
+                start = time.perf_counter()
+                for _ in range(5):
+                    fn(x)
+                best[k] = min(best[k], time.perf_counter() - start)
+    finally:
+        sg.set_num_threads(None)
+    assert np.array_equal(kernels["parallel"](x)[0], kernels["serial"](x)[0])
+    assert best["parallel"] < 2.5 * best["serial"], best
 
 # a parallel kernel compiled first (the hook in compile.py; sinexp's, which the tests above
 # leave in the disk cache), or the thread count read first

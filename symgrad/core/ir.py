@@ -384,9 +384,9 @@ RESERVED = frozenset({"np", "njit", "math", "inf", "nan", "True", "False", "None
                       "max", "zip",
                       "l", "O", "I"})  # and names that read like 1 and 0
 #: loop indices and sizes (n0 = x.shape[0]) in kernels, and what parallel loops add: chunk
-#: indices, counts and rows (ic0, nc0, nr0), range flags (ok0, okc0, oka0), partial sums
-#: (p0_1, s0_1)
-_INDEX_NAME = re.compile(r"([in]c?\d+|nr\d+|ok[ac]?\d+|[ps]\d+_\d+)$")
+#: indices, counts, rows and first rows (ic0, nc0, nr0, fr0), range flags (ok0, okc0,
+#: oka0), partial sums (p0_1, s0_1)
+_INDEX_NAME = re.compile(r"([in]c?\d+|[nf]r\d+|ok[ac]?\d+|[ps]\d+_\d+)$")
 
 
 def _letters() -> Iterator[str]:

@@ -29,9 +29,12 @@ loses badly when another process keeps a core busy (issue 31, measured with
 whole loop waits for the thread that the scheduler has parked behind the busy
 process, and the waiting threads spin. On a loaded 2-core machine the seed
 gradient at n = 1e6 took 10-22 ms on 2 threads, 2.1-3.0 ms on 1 thread of the same
-parallel kernel (OpenMP's region still costs: the outlined loop, the team start,
-an allocation made in a parallel kernel), and 0.41-0.65 ms as the serial kernel
-(the handwritten Numba loop: 0.33-0.52 ms). So the one-thread alternative is not
+parallel kernel, and 0.41-0.65 ms as the serial kernel (the handwritten Numba loop:
+0.33-0.52 ms). Most of that was the parallel kernel's loop, not OpenMP: its chunks
+indexed rows from a first row LLVM could not tell was not negative, so Numba's
+wraparound of negative indices stayed in the loop (session 8; :meth:`.codegen._Kernel._chunked`
+now bounds it; Rosenbrock's chunked loop, reading ``x[i0 + 1]``, still took 1.9 ms
+of CPU on one thread against its flat twin's 0.44, load 9). The one-thread alternative is still not
 the parallel kernel at one thread but its **serial twin**: the same source
 compiled without ``parallel=`` (``prange`` is ``range`` there), compiled on demand
 (:func:`.codegen.serial_twin`), except that a loop with no sum over its rows is one flat
@@ -40,7 +43,11 @@ over its rows keeps the parallel kernel's chunks and their order of summation, s
 results have the same bits (``tests/test_threads.py``).
 Each parallel kernel times its calls: after ``WARMUP`` calls it tries each variant
 ``PROBE`` times (alternating, the first call of each untimed), keeps the faster by
-mean time, and tries the other again once after ``interval`` calls, an interval
+median time, the parallel kernel only when it is faster by ``GAIN`` (the two errors
+do not cost alike: the parallel kernel chosen wrongly took 19-27 ms a call where its twin
+took 0.3-0.6, under load, and the twin chosen wrongly costs at most the factor of
+the threads; one call preempted by the scheduler, a lottery of several ms at load 12,
+must not decide either), and tries the other again once after ``interval`` calls, an interval
 that doubles (up to ``MAX_INTERVAL``) while the choice holds and falls back to
 ``MIN_INTERVAL`` when it flips. Sizes are kept apart (a kernel is generic over
 sizes): a power-of-two bucket of the arguments' element count keys the state.
@@ -64,6 +71,7 @@ from __future__ import annotations
 
 import functools
 import os
+import statistics
 import threading
 import time
 from collections.abc import Callable
@@ -77,6 +85,8 @@ _LOCK = threading.Lock()
 WARMUP = 2
 #: timed calls of each variant in a probe
 PROBE = 3
+#: the parallel kernel is kept only when its median time is below this share of the twin's
+GAIN = 0.9
 MIN_INTERVAL, MAX_INTERVAL = 16, 1024
 #: the thread count pinned by :func:`set_num_threads` (None: measured per kernel)
 _PINNED: list[int | None] = [None]
@@ -236,12 +246,13 @@ class Adaptive:
 
     @staticmethod
     def _decide(state: _State) -> None:
-        """After ``need`` timed calls of each: keep the faster (by mean time). A single-call
-        recheck that disagrees with the choice is not trusted: it starts a full probe."""
+        """After ``need`` timed calls of each: keep the faster (by median time, the parallel
+        kernel only by ``GAIN``). A single-call recheck that disagrees with the choice is
+        not trusted: it starts a full probe."""
         p, s = state.times["parallel"], state.times["serial"]
         if len(p) < state.need or len(s) < state.need:
             return
-        choice = "serial" if sum(s) / len(s) <= sum(p) / len(p) else "parallel"
+        choice = "parallel" if statistics.median(p) < GAIN * statistics.median(s) else "serial"
         full = state.need >= PROBE
         state.times = {"parallel": [], "serial": []}
         if not full and choice != state.choice:
