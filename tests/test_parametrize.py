@@ -223,3 +223,66 @@ def with_torch_func(torch, show, data):
 
 def test_parametrized_module_under_torch_func():
     run_both(with_torch_func, _data(4, weight=(2, 3), bias=(2,), x=(4, 3), t=(4, 2)))
+
+
+def orthogonals(torch, show, data):
+    """parametrizations.orthogonal: every map, square, tall and wide, with and without
+    trivialization; the weight, its orthogonality, SGD steps, assignment, errors. The
+    random columns that complete a rectangular weight's ``base`` are each library's own:
+    an orthogonal ``base`` is copied in."""
+    nn = torch.nn
+    orthogonal = nn.utils.parametrizations.orthogonal
+
+    def rotation(n):
+        s = torch.tensor(data["s"])[:n, :n]
+        return torch.linalg.matrix_exp(s - s.T)
+
+    for out_f, in_f, key in ((3, 3, "w33"), (4, 2, "w42"), (2, 4, "w24")):
+        for omap in (None, "matrix_exp", "cayley", "householder"):
+            for trivial in (True, False):
+                m = nn.Linear(in_f, out_f)
+                _copy(torch, m, {"weight": data[key], "bias": data["b"][:out_f]},
+                      ["weight", "bias"])
+                orthogonal(m, orthogonal_map=omap, use_trivialization=trivial)
+                p = m.parametrizations.weight
+                if trivial and out_f != in_f:
+                    with torch.no_grad():
+                        p[0].base.copy_(rotation(max(out_f, in_f)))
+                w = m.weight
+                gram = w.T @ w if out_f >= in_f else w @ w.T
+                show(key, omap, trivial, list(m.state_dict()), w,
+                     bool(torch.allclose(gram, torch.eye(min(out_f, in_f)))))
+                x, t = torch.tensor(data["x"])[:, :in_f], torch.tensor(data["t"])[:, :out_f]
+                ((m(x) - t) ** 2).mean().backward()
+                torch.optim.SGD(m.parameters(), lr=0.1).step()        # one step
+                show(p.original.grad, m.weight)
+    m = orthogonal(nn.Linear(3, 3))
+    m.weight = rotation(3)                                   # orthogonal: base is it
+    show(m.parametrizations.weight[0].base, m.parametrizations.weight.original, m.weight)
+    m.weight = torch.tensor(data["w33"])                     # not: its QR's Q
+    show(m.parametrizations.weight[0].base, m.weight)
+    holder = nn.Module()                                     # a batch of matrices
+    holder.weight = nn.Parameter(torch.tensor(data["batch"]))
+    orthogonal(holder)
+    show(holder.weight.detach())
+    holder = nn.Module()
+    holder.weight = nn.Parameter(torch.tensor(data["batch"])[:, :, :2])
+    orthogonal(holder, "weight", "householder", use_trivialization=False)
+    show(holder.weight.detach(), holder.parametrizations.weight.original.detach())
+    show_error(show, lambda: orthogonal(nn.Linear(3, 3), name="bias"))
+    show_error(show, lambda: orthogonal(nn.Linear(3, 3), orthogonal_map="qr"))
+    e = orthogonal(nn.Linear(3, 3), orthogonal_map="cayley", use_trivialization=False)
+
+    def assign():
+        e.weight = rotation(3)
+    show_error(show, assign)
+
+    def wrong_shape():
+        m.weight = torch.eye(2)
+    show_error(show, wrong_shape)
+
+
+def test_orthogonal():
+    run_both(orthogonals, _data(5, w33=(3, 3), w42=(4, 2), w24=(2, 4), b=(4,), s=(4, 4),
+                                x=(5, 4), t=(5, 4), batch=(2, 3, 3)))
+

@@ -1,5 +1,6 @@
 """``torch.nn.utils.parametrizations``: ``weight_norm`` and ``spectral_norm`` as
-parametrizations (:mod:`.parametrize`), with PyTorch's formulas and names.
+parametrizations (:mod:`.parametrize`), with PyTorch's formulas and names, and
+``orthogonal`` (:mod:`.orthogonal`).
 
 ``weight_norm(module, name, dim)``: ``weight = g * v / ‖v‖`` with the norm over every
 dimension but ``dim`` (all of them for ``dim=None``), ``original0`` being ``g`` and
@@ -28,8 +29,9 @@ from ...eager.tensor_ops import randn
 from ..activation import normalize
 from ..module import Module
 from . import parametrize
+from .orthogonal import orthogonal
 
-__all__ = ["weight_norm", "spectral_norm"]
+__all__ = ["weight_norm", "spectral_norm", "orthogonal"]
 
 
 def norm_except_dim(v: Tensor, pow: float = 2, dim: int = 0) -> Tensor:
