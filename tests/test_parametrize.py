@@ -147,6 +147,54 @@ def test_legacy_weight_norm():
     run_both(legacy_weight_norm, _data(2, weight=(2, 3), bias=(2,), x=(4, 3), t=(4, 2)))
 
 
+
+def legacy_spectral_norm(torch, show, data):
+    """nn.utils.spectral_norm: weight_orig, weight_u, weight_v, the power iteration in
+    training mode only, state_dict keys and round trip, removal, errors (u and v copied
+    in: their random start is each library's own)."""
+    nn = torch.nn
+    m = nn.Linear(3, 4)
+    _copy(torch, m, data, ["weight", "bias"])
+    nn.utils.spectral_norm(m)
+    show(m, [n for n, _ in m.named_parameters()], [n for n, _ in m.named_buffers()],
+         list(m.state_dict()), m.weight_orig.shape, m.weight_u.shape, m.weight_v.shape)
+    show(m.weight, m.weight.requires_grad)                  # before a forward: the original
+    with torch.no_grad():
+        m.weight_u.copy_(torch.tensor(data["u"]))
+        m.weight_v.copy_(torch.tensor(data["v"]))
+    _train(torch, show, m, data)
+    show(m.weight, m.weight_u, m.weight_v)
+    m.eval()
+    x = torch.tensor(data["x"])
+    show(m(x), m(x), m.weight_u, m.weight_v)                # eval: no iteration
+    y = m(x).pow(2).sum()
+    show(torch.autograd.grad(y, m.weight_orig))
+    m.train()
+    twin = nn.utils.spectral_norm(nn.Linear(3, 4))
+    twin.load_state_dict(m.state_dict())
+    show(twin(x), twin.weight_u, twin.weight_v)
+    show_error(show, lambda: nn.utils.spectral_norm(m))
+    nn.utils.remove_spectral_norm(m)
+    show([n for n, _ in m.named_parameters()], list(m.state_dict()), type(m.weight).__name__,
+         m.weight)
+    show_error(show, lambda: nn.utils.remove_spectral_norm(m))
+    c = nn.Conv1d(2, 3, 2)                                   # a 3-d weight, dim=1
+    _copy(torch, c, {"weight": data["conv"], "bias": data["cb"]}, ["weight", "bias"])
+    nn.utils.spectral_norm(c, n_power_iterations=3, eps=1e-6, dim=1)
+    with torch.no_grad():
+        c.weight_u.copy_(torch.tensor(data["v"])[:2])
+        c.weight_v.copy_(torch.tensor(data["cv"]))
+    show(c.weight_u.shape, c.weight_v.shape)
+    _train(torch, show, c, {"x": data["cx"], "t": data["ct"]}, steps=2)
+    show_error(show, lambda: nn.utils.spectral_norm(nn.Linear(3, 4), n_power_iterations=0))
+
+
+def test_legacy_spectral_norm():
+    run_both(legacy_spectral_norm, _data(6, weight=(4, 3), bias=(4,), x=(5, 3), t=(5, 4),
+                                         u=(4,), v=(3,), conv=(3, 2, 2), cb=(3,), cv=(6,),
+                                         cx=(2, 2, 4), ct=(2, 3, 3)))
+
+
 def parametrizations(torch, show, data):
     nn = torch.nn
     P = nn.utils.parametrize
