@@ -37,7 +37,7 @@ __all__ = ["vmap"]
 _TORCH = ("in_dims", "out_dims", "randomness", "chunk_size")
 _JAX = ("in_axes", "out_axes", "backend")
 _UNSET: Any = object()
-_PLAIN = (np.ndarray, float, int)  # a top-level argument that needs no pytree walk
+_PLAIN = frozenset((np.ndarray, float, int))  # a top-level argument needing no pytree walk
 
 
 def vmap(fun: Callable, in_axes: Any = _UNSET, out_axes: Any = _UNSET, fourth: Any = _UNSET,
@@ -92,25 +92,31 @@ class _EitherVmap:
         functools.update_wrapper(self, fun, updated=())
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if kwargs or not all(type(a) in _PLAIN for a in args):
-            tensors, arrays = _kinds((args, kwargs))
-            if tensors and arrays:
-                raise TypeError(
-                    f"vmap: the arguments mix Tensors and {arrays[0]}s; symgrad.vmap is "
-                    "torch.vmap on Tensors and JAX's vmap on numpy arrays (decided by the "
-                    "arguments): convert the arrays with torch.as_tensor, or the Tensors "
-                    "with .numpy()")
-            if tensors:
-                if self._torch is None:
-                    raise TypeError("vmap: called on Tensors, but in_axes=/out_axes=/"
-                                    "backend= made it JAX's numpy vmap; write in_dims=/"
-                                    "out_dims= for torch.vmap, or pass numpy arrays")
-                return self._torch(*args, **kwargs)
-        if self._jax is None:
+        jax = self._jax
+        if jax is not None and not kwargs:  # the common call: arrays (no pytree walk)
+            for a in args:
+                if type(a) not in _PLAIN:
+                    break
+            else:
+                return jax(*args)
+        tensors, arrays = _kinds((args, kwargs))
+        if tensors and arrays:
+            raise TypeError(
+                f"vmap: the arguments mix Tensors and {arrays[0]}s; symgrad.vmap is "
+                "torch.vmap on Tensors and JAX's vmap on numpy arrays (decided by the "
+                "arguments): convert the arrays with torch.as_tensor, or the Tensors "
+                "with .numpy()")
+        if tensors:
+            if self._torch is None:
+                raise TypeError("vmap: called on Tensors, but in_axes=/out_axes=/backend= "
+                                "made it JAX's numpy vmap; write in_dims=/out_dims= for "
+                                "torch.vmap, or pass numpy arrays")
+            return self._torch(*args, **kwargs)
+        if jax is None:
             raise TypeError("vmap: called without Tensors, but in_dims=/out_dims=/randomness=/"
                             "chunk_size= made it torch.vmap; pass Tensors, or write in_axes=/"
                             "out_axes= for JAX's vmap over numpy arrays")
-        return self._jax(*args, **kwargs)
+        return jax(*args, **kwargs)
 
     def __getattr__(self, name: str) -> Any:  # (.graph, .lower, ...: the numpy side's)
         jax = self.__dict__.get("_jax")
