@@ -454,6 +454,11 @@ def test_toplevel_vmap_is_decided_by_the_arguments():
     both = sg.vmap(lambda x: x * 2)                                 # one function, both
     assert type(both(a)) is np.ndarray and isinstance(both(sg.tensor(a)), sg.Tensor)
     assert both.graph(a) is not None                                # the numpy side's API
+    class Scaled:  # as a method: bound, self is argument 0 (in_axes None)
+        k = 3.0
+        scaled = sg.vmap(lambda self, x: x.sum() * self.k, (None, 0))
+    np.testing.assert_allclose(Scaled().scaled(a), a.sum(1) * 3, rtol=1e-14)
+    np.testing.assert_allclose(Scaled().scaled(sg.tensor(a)).numpy(), a.sum(1) * 3, rtol=1e-14)
     with pytest.raises(TypeError, match="mix Tensors and numpy arrays"):
         sg.vmap(lambda x, y: x * y)(sg.tensor(a), a)
     with pytest.raises(TypeError, match="mix Tensors and numpy arrays"):

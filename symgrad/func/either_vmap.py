@@ -21,6 +21,7 @@ the keywords raise a TypeError that says which to use.
 from __future__ import annotations
 
 import functools
+import types
 from collections.abc import Callable
 from typing import Any
 
@@ -117,6 +118,11 @@ class _EitherVmap:
                             "chunk_size= made it torch.vmap; pass Tensors, or write in_axes=/"
                             "out_axes= for JAX's vmap over numpy arrays")
         return jax(*args, **kwargs)
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        """As a method (``@sg.vmap`` in a class body): bound to ``obj``, argument 0 (as
+        the numpy side's and PyTorch's)."""
+        return self if obj is None else types.MethodType(self, obj)
 
     def __getattr__(self, name: str) -> Any:  # (.graph, .lower, ...: the numpy side's)
         jax = self.__dict__.get("_jax")
