@@ -4,7 +4,7 @@
 a loop over the batch giving Tensors) and ``sg.vmap(f)(array)`` is JAX's
 (:func:`symgrad.transforms.vectorize.vmap`, one compiled kernel giving arrays). Which
 one runs is decided by the arguments of each call: Tensors anywhere in them (pytrees
-included) make it PyTorch's, arrays, tracers and Python numbers JAX's. The keywords
+included) make it PyTorch's, arrays, tracers and numbers alone JAX's. The keywords
 may fix it instead: ``in_dims``, ``out_dims``, ``randomness`` or ``chunk_size``
 are PyTorch's, ``in_axes``, ``out_axes`` or ``backend`` JAX's (the second and third
 positional arguments mean the same in both). Never a guess: Tensors mixed with numpy
@@ -136,5 +136,5 @@ def _kinds(tree: Any) -> tuple[bool, list[str]]:
     leaves, _ = flatten(tree)  # (JAX's pytrees: registered nodes too)
     tensors = any(isinstance(x, Tensor) for x in leaves)
     arrays = [("tracer" if isinstance(x, Tracer) else "numpy array") for x in leaves
-              if isinstance(x, (np.ndarray, np.generic, Tracer))]
+              if isinstance(x, (np.ndarray, Tracer))]  # (numbers, numpy's too, go either way)
     return tensors, arrays
