@@ -459,6 +459,7 @@ def test_toplevel_vmap_is_decided_by_the_arguments():
         scaled = sg.vmap(lambda self, x: x.sum() * self.k, (None, 0))
     np.testing.assert_allclose(Scaled().scaled(a), a.sum(1) * 3, rtol=1e-14)
     np.testing.assert_allclose(Scaled().scaled(sg.tensor(a)).numpy(), a.sum(1) * 3, rtol=1e-14)
+    assert Scaled().scaled.graph(a) is not None                     # bound there too
     t = sg.vmap(lambda x, s: x * s, (0, None))(sg.tensor(a), np.float64(2.0))  # a number
     assert isinstance(t, sg.Tensor) and t.tolist() == (a * 2).tolist()
     with pytest.raises(TypeError, match="mix Tensors and numpy arrays"):

@@ -21,7 +21,6 @@ the keywords raise a TypeError that says which to use.
 from __future__ import annotations
 
 import functools
-import types
 from collections.abc import Callable
 from typing import Any
 
@@ -122,13 +121,31 @@ class _EitherVmap:
     def __get__(self, obj: Any, objtype: Any = None) -> Any:
         """As a method (``@sg.vmap`` in a class body): bound to ``obj``, argument 0 (as
         the numpy side's and PyTorch's)."""
-        return self if obj is None else types.MethodType(self, obj)
+        return self if obj is None else _BoundEither(self, obj)
 
     def __getattr__(self, name: str) -> Any:  # (.graph, .lower, ...: the numpy side's)
         jax = self.__dict__.get("_jax")
         if jax is None:
             raise AttributeError(name)
         return getattr(jax, name)
+
+
+class _BoundEither:
+    """A ``vmap`` used as a method, bound to its object (argument 0); the numpy side's
+    attributes (``.graph``, ...) bound too."""
+
+    def __init__(self, either: _EitherVmap, obj: Any):
+        self.either, self.obj = either, obj
+        functools.update_wrapper(self, either, updated=())
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.either(self.obj, *args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        jax = self.__dict__["either"].__dict__.get("_jax")
+        if jax is None:
+            raise AttributeError(name)
+        return getattr(jax.__get__(self.__dict__["obj"]), name)
 
 
 def _kinds(tree: Any) -> tuple[bool, list[str]]:
