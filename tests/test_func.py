@@ -451,15 +451,16 @@ def test_toplevel_vmap_is_decided_by_the_arguments():
     t = sg.vmap(lambda x, w: x.sin() @ w, (0, None))(sg.tensor(a), sg.ones(3))
     assert isinstance(t, sg.Tensor)
     np.testing.assert_allclose(t.numpy(), np.sin(a).sum(1), rtol=1e-14)
-    both = sg.vmap(lambda x: x * 2)                                 # one function, both
-    assert type(both(a)) is np.ndarray and isinstance(both(sg.tensor(a)), sg.Tensor)
-    assert both.graph(a) is not None                                # the numpy side's API
-    class Scaled:  # as a method: bound, self is argument 0 (in_axes None)
+    class Scaled:  # one vmap, both sides; as a method: bound, self is argument 0
         k = 3.0
-        scaled = sg.vmap(lambda self, x: x.sum() * self.k, (None, 0))
-    np.testing.assert_allclose(Scaled().scaled(a), a.sum(1) * 3, rtol=1e-14)
-    np.testing.assert_allclose(Scaled().scaled(sg.tensor(a)).numpy(), a.sum(1) * 3, rtol=1e-14)
-    assert Scaled().scaled.graph(a) is not None                     # bound there too
+        scaled = sg.vmap(lambda self, x: x.sum() * self.k, (None, 0), backend="numpy")
+    got = Scaled().scaled(a)
+    assert type(got) is np.ndarray
+    np.testing.assert_allclose(got, a.sum(1) * 3, rtol=1e-14)
+    t = Scaled().scaled(sg.tensor(a))
+    assert isinstance(t, sg.Tensor)
+    np.testing.assert_allclose(t.numpy(), a.sum(1) * 3, rtol=1e-14)
+    assert Scaled().scaled.graph(a) is not None                     # the numpy side's API
     t = sg.vmap(lambda x, s: x * s, (0, None))(sg.tensor(a), np.float64(2.0))  # a number
     assert isinstance(t, sg.Tensor) and t.tolist() == (a * 2).tolist()
     with pytest.raises(TypeError, match="mix Tensors and numpy arrays"):
@@ -472,6 +473,8 @@ def test_toplevel_vmap_is_decided_by_the_arguments():
         sg.vmap(lambda x: x, in_dims=0)(a)
     with pytest.raises(TypeError, match="made it JAX's numpy vmap"):
         sg.vmap(lambda x: x, in_axes=0)(sg.tensor(a))
+    with pytest.raises(TypeError, match="JAX's"):
+        sg.vmap(lambda x: x, 0, 0, "numpy", chunk_size=2)
 
 
 def functionalizes(torch, show, data):

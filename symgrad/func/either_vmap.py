@@ -6,15 +6,17 @@ a loop over the batch giving Tensors) and ``sg.vmap(f)(array)`` is JAX's
 one runs is decided by the arguments of each call: Tensors anywhere in them (pytrees
 included) make it PyTorch's, arrays, tracers and numbers alone JAX's. The keywords
 may fix it instead: ``in_dims``, ``out_dims``, ``randomness`` or ``chunk_size``
-are PyTorch's, ``in_axes``, ``out_axes`` or ``backend`` JAX's (the second and third
-positional arguments mean the same in both). Never a guess: Tensors mixed with numpy
+are PyTorch's, ``in_axes`` or ``out_axes`` JAX's (the second and third positional
+arguments mean the same in both; ``backend``, the numpy side's compiler, fixes
+nothing, but not with PyTorch's keywords). Never a guess: Tensors mixed with numpy
 arrays or tracers in one call, keywords of both, or arguments of the other kind than
 the keywords raise a TypeError that says which to use.
 
     >>> import numpy as np, symgrad as torch
     >>> torch.vmap(torch.dot)(torch.ones(2, 3), torch.arange(6.).reshape(2, 3))
     tensor([ 3., 12.])
-    >>> torch.vmap(lambda x, w: np.dot(x, w), (0, None))(np.eye(2), np.arange(2.0))
+    >>> torch.vmap(lambda x, w: np.dot(x, w), (0, None), backend="numpy")(np.eye(2),
+    ...                                                                   np.arange(2.0))
     array([0., 1.])
 """
 
@@ -35,7 +37,7 @@ from .vmap import vmap as torch_vmap
 __all__ = ["vmap"]
 
 _TORCH = ("in_dims", "out_dims", "randomness", "chunk_size")
-_JAX = ("in_axes", "out_axes", "backend")
+_JAX = ("in_axes", "out_axes")
 _UNSET: Any = object()
 _PLAIN = frozenset((np.ndarray, float, int))  # a top-level argument needing no pytree walk
 
@@ -45,25 +47,28 @@ def vmap(fun: Callable, in_axes: Any = _UNSET, out_axes: Any = _UNSET, fourth: A
     """``fun`` mapped over a batch axis: PyTorch's on Tensors, JAX's on arrays (see the
     module). The fourth positional argument is PyTorch's ``randomness`` or JAX's
     ``backend``, told apart by its value."""
-    unknown = set(options) - {*_TORCH, *_JAX}
+    unknown = set(options) - {*_TORCH, *_JAX, "backend"}
     if unknown:
         raise TypeError(f"vmap() got unexpected keyword arguments {sorted(unknown)}; PyTorch's "
-                        f"are {list(_TORCH)}, JAX's {list(_JAX)}")
+                        f"are {list(_TORCH)}, JAX's {[*_JAX, 'backend']}")
     if fourth is not _UNSET:
         key = "randomness" if fourth in ("error", "same", "different") else "backend"
         if key in options:
             raise TypeError(f"vmap() got multiple values for argument {key!r}")
         options[key] = fourth
+    backend = options.pop("backend", _UNSET)  # (the numpy side's compiler: either side)
     torch_keys = sorted(k for k in options if k in _TORCH)
     jax_keys = sorted(k for k in options if k in _JAX)
+    if torch_keys and backend is not _UNSET:
+        jax_keys.append("backend")
     if torch_keys and jax_keys:
         raise TypeError(f"vmap: {torch_keys} are torch.vmap's keywords and {jax_keys} JAX's; "
                         "use one kind: torch.vmap(f, in_dims, out_dims, randomness) on Tensors, "
-                        "sg.vmap(f, in_axes, out_axes, backend) on numpy arrays")
+                        "sg.vmap(f, in_axes, out_axes, backend) on numpy arrays (or both kinds)")
     dims = _positional(in_axes, out_axes, options, "in_dims" if torch_keys else "in_axes",
                        "out_dims" if torch_keys else "out_axes")
     side = "torch" if torch_keys else "jax" if jax_keys else None
-    return _EitherVmap(fun, dims, options, side)
+    return _EitherVmap(fun, dims, options, side, "numba" if backend is _UNSET else backend)
 
 
 def _positional(in_axes: Any, out_axes: Any, options: dict, in_name: str,
@@ -79,13 +84,13 @@ class _EitherVmap:
     """The mapped function; both sides are built up front (neither traces until called)."""
 
     def __init__(self, fun: Callable, dims: tuple[Any, Any], options: dict,
-                 side: str | None):
+                 side: str | None, backend: str):
         self.side = side
         self._torch = self._jax = None
         if side != "jax":
             self._torch = torch_vmap(fun, *dims, **options)
         if side != "torch":
-            self._jax = vectorize.vmap(fun, *dims, **options)
+            self._jax = vectorize.vmap(fun, *dims, backend=backend)
         # (captured.py follows .fun into the numpy side's Transformed; a torch-only one has
         # the plain function)
         self.fun = self._jax if self._jax is not None else fun
@@ -108,9 +113,9 @@ class _EitherVmap:
                 "with .numpy()")
         if tensors:
             if self._torch is None:
-                raise TypeError("vmap: called on Tensors, but in_axes=/out_axes=/backend= "
-                                "made it JAX's numpy vmap; write in_dims=/out_dims= for "
-                                "torch.vmap, or pass numpy arrays")
+                raise TypeError("vmap: called on Tensors, but in_axes=/out_axes= made it "
+                                "JAX's numpy vmap; write in_dims=/out_dims= for torch.vmap, "
+                                "or pass numpy arrays")
             return self._torch(*args, **kwargs)
         if jax is None:
             raise TypeError("vmap: called without Tensors, but in_dims=/out_dims=/randomness=/"
