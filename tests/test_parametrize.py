@@ -334,3 +334,33 @@ def test_orthogonal():
     run_both(orthogonals, _data(5, w33=(3, 3), w42=(4, 2), w24=(2, 4), b=(4,), s=(4, 4),
                                 x=(5, 4), t=(5, 4), batch=(2, 3, 3)))
 
+
+
+def spectral_norm_of_a_parametrized_conv_transpose(torch, show, data):
+    """A ConvTranspose whose bias is parametrized (its class is then
+    ParametrizedConvTranspose2d) still normalizes along dim 1 by default, both versions."""
+    nn = torch.nn
+
+    class Double(nn.Module):
+        def forward(self, t):
+            return t * 2
+
+    for legacy in (True, False):
+        m = nn.ConvTranspose2d(2, 3, 2)
+        _copy(torch, m, data, ["weight", "bias"])
+        nn.utils.parametrize.register_parametrization(m, "bias", Double())
+        if legacy:
+            nn.utils.spectral_norm(m)
+            u, v = m.weight_u, m.weight_v
+        else:
+            nn.utils.parametrizations.spectral_norm(m)
+            u, v = m.parametrizations.weight[0]._u, m.parametrizations.weight[0]._v
+        with torch.no_grad():
+            u.copy_(torch.tensor(data["u"]))
+            v.copy_(torch.tensor(data["v"]))
+        show(type(m).__name__, m(torch.tensor(data["x"])))
+
+
+def test_spectral_norm_of_a_parametrized_conv_transpose():
+    run_both(spectral_norm_of_a_parametrized_conv_transpose,
+             _data(7, weight=(2, 3, 2, 2), bias=(3,), u=(3,), v=(8,), x=(1, 2, 2, 2)))

@@ -118,6 +118,13 @@ class _SpectralNorm(Module):
         return value
 
 
+def default_spectral_dim(module: Module) -> int:
+    """1 for a ConvTranspose1d/2d/3d (its weight is (in, out, ...)), else 0: PyTorch's
+    isinstance test, by the classes' names (a parametrized module's class is a subclass)."""
+    names = {c.__name__ for c in type(module).__mro__}
+    return 1 if names & {"ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"} else 0
+
+
 def spectral_norm(module: Module, name: str = "weight", n_power_iterations: int = 1,
                   eps: float = 1e-12, dim: int | None = None) -> Module:
     """Parametrize ``module.<name>`` as the weight divided by its largest singular value,
@@ -126,8 +133,7 @@ def spectral_norm(module: Module, name: str = "weight", n_power_iterations: int 
     if not isinstance(weight, Tensor):
         raise ValueError(f"Module '{module}' has no parameter or buffer with name '{name}'")
     if dim is None:
-        dim = 1 if type(module).__name__ in ("ConvTranspose1d", "ConvTranspose2d",
-                                             "ConvTranspose3d") else 0
+        dim = default_spectral_dim(module)
     parametrize.register_parametrization(
         module, name, _SpectralNorm(weight, n_power_iterations, dim, eps))
     return module

@@ -31,6 +31,7 @@ from ...eager.tensor_ops import randn
 from ..activation import normalize
 from ..module import Module
 from ..parameter import Parameter
+from .parametrizations import default_spectral_dim
 
 __all__ = ["SpectralNorm", "spectral_norm", "remove_spectral_norm"]
 
@@ -110,8 +111,7 @@ def spectral_norm(module: Module, name: str = "weight", n_power_iterations: int 
     """Normalize ``module.<name>`` by its spectral norm before each forward (see the
     module docstring)."""
     if dim is None:
-        dim = 1 if type(module).__name__ in ("ConvTranspose1d", "ConvTranspose2d",
-                                             "ConvTranspose3d") else 0
+        dim = default_spectral_dim(module)
     SpectralNorm.apply(module, name, n_power_iterations, dim, eps)
     return module
 
