@@ -224,6 +224,7 @@ from .eager.tensor_ops import (  # noqa: E402
     zeros,
     zeros_like,
 )
+from .func.either_vmap import vmap  # noqa: E402  (JAX's on arrays, torch.vmap on Tensors)
 from .numpy_api import array, at, cond, fori_loop, scan, softplus, while_loop, xlogy  # noqa: E402
 from .numpy_api.custom import (  # noqa: E402 -- your own derivative rules (JAX's names)
     ShapeDtypeStruct,
@@ -241,7 +242,6 @@ from .transforms.derivatives import (  # noqa: E402
     jvp,
     linearize,
 )
-from .transforms.vectorize import vmap  # noqa: E402
 
 __all__ = ["grad", "value_and_grad", "vjp", "jit", "jvp", "linearize", "vmap", "jacfwd", "jacrev",
            "jacobian", "hessian", "hvp", "at", "softplus", "xlogy", "Graph",

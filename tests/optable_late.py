@@ -108,3 +108,8 @@ for _mode in ("bilinear", "nearest"):
         domain=("normal3", "real"), covers=("F.grid_sample",),
         # (bilinear's double backward in CI: tests/test_scatter_grid.py, at the borders)
         full_only=("gradgrad",) if _mode == "bilinear" else ())
+add("F.grid_sample(bicubic)", lambda L, x, g: tuple(  # (4-D only, as PyTorch's)
+    L.nn.functional.grid_sample(x, g, mode="bicubic", padding_mode=p, align_corners=a)
+    for p, a in _PADDINGS),
+    samples=(((2, 3, 4, 5), (2, 3, 4, 2)),), domain=("normal3", "real"),
+    covers=("F.grid_sample",), full_only=("gradgrad",))

@@ -431,3 +431,127 @@ def test_jacfwd_with_negative_argnums_is_the_jacobian():
         np.testing.assert_array_equal(got[1].numpy(), want[1].numpy())
         if got[0] is not None:
             np.testing.assert_array_equal(got[0].numpy(), want[0].numpy())
+
+
+def toplevel_vmap(torch, show, data):
+    """``torch.vmap`` at the top level (``import symgrad as torch``): PyTorch's on
+    Tensors, with gradients and double backward through it."""
+    a, c = torch.tensor(data["a"]), torch.tensor(data["c"])
+    _show(show, torch.vmap(torch.dot)(a, c))
+    _show(show, torch.vmap(torch.mv, (None, 0))(a, c))             # in_dims positional
+    _show(show, torch.vmap(lambda x: x * 2, 1, 1)(c))               # and out_dims
+    _show(show, torch.vmap(lambda d: d["p"].sin() * d["q"], in_dims=({"p": 0, "q": None},))(
+        {"p": a, "q": c[0]}))
+    _show(show, torch.vmap(torch.vmap(lambda x, y: x * y.exp()))(a, c))
+    _show(show, torch.vmap(torch.func.grad(lambda x: (x.sin() * x).sum()))(a))
+    x = torch.tensor(data["a"], requires_grad=True)
+    out = torch.vmap(lambda r: (r.exp() * r).sum() ** 2)(x)
+    _show(show, out)
+    g, = torch.autograd.grad(out.sum(), x, create_graph=True)
+    _show(show, g)
+    _show(show, torch.autograd.grad((g * c).sum(), x))             # double backward
+    torch.manual_seed(0)
+    r = torch.vmap(lambda r: torch.rand(2) + r[:1] * 0, randomness="same")(a)
+    show(tuple(r.shape), bool((r[0] == r[1]).all()))
+    _error(show, lambda: torch.vmap(lambda r: torch.rand(2))(a))
+    _error(show, lambda: torch.vmap(torch.dot)(a, c[:2]))
+
+
+def test_toplevel_vmap():
+    run_both(toplevel_vmap, _data(7, a=(3, 3), c=(3, 3)))
+
+
+def test_toplevel_vmap_is_decided_by_the_arguments():
+    """sg.vmap: PyTorch's on Tensors, JAX's (one kernel, arrays) on numpy arrays; a
+    mixed call or keywords of the other side raise instead of guessing."""
+    import numpy as np
+
+    import symgrad as sg
+    a = np.arange(6.0).reshape(2, 3)
+    f = sg.vmap(lambda x, w: np.sin(x) @ w, (0, None), backend="numpy")
+    got = f(a, np.ones(3))
+    assert type(got) is np.ndarray
+    np.testing.assert_allclose(got, np.sin(a).sum(1), rtol=1e-14)
+    t = sg.vmap(lambda x, w: x.sin() @ w, (0, None))(sg.tensor(a), sg.ones(3))
+    assert isinstance(t, sg.Tensor)
+    np.testing.assert_allclose(t.numpy(), np.sin(a).sum(1), rtol=1e-14)
+    class Scaled:  # one vmap, both sides; as a method: bound, self is argument 0
+        k = 3.0
+        scaled = sg.vmap(lambda self, x: x.sum() * self.k, (None, 0), backend="numpy")
+    got = Scaled().scaled(a)
+    assert type(got) is np.ndarray
+    np.testing.assert_allclose(got, a.sum(1) * 3, rtol=1e-14)
+    t = Scaled().scaled(sg.tensor(a))
+    assert isinstance(t, sg.Tensor)
+    np.testing.assert_allclose(t.numpy(), a.sum(1) * 3, rtol=1e-14)
+    assert Scaled().scaled.graph(a) is not None                     # the numpy side's API
+    t = sg.vmap(lambda x, s: x * s, (0, None))(sg.tensor(a), np.float64(2.0))  # a number
+    assert isinstance(t, sg.Tensor) and t.tolist() == (a * 2).tolist()
+    with pytest.raises(TypeError, match="mix Tensors and numpy arrays"):
+        sg.vmap(lambda x, y: x * y)(sg.tensor(a), a)
+    with pytest.raises(TypeError, match="mix Tensors and numpy arrays"):
+        sg.vmap(lambda d: d["x"] * d["y"])({"x": sg.tensor(a), "y": a})
+    with pytest.raises(TypeError, match="JAX's"):
+        sg.vmap(lambda x: x, in_dims=0, backend="numpy")
+    with pytest.raises(TypeError, match="made it torch.vmap"):
+        sg.vmap(lambda x: x, in_dims=0)(a)
+    with pytest.raises(TypeError, match="made it JAX's numpy vmap"):
+        sg.vmap(lambda x: x, in_axes=0)(sg.tensor(a))
+    with pytest.raises(TypeError, match="JAX's"):
+        sg.vmap(lambda x: x, 0, 0, "numpy", chunk_size=2)
+
+
+def functionalizes(torch, show, data):
+    """functionalize: the same results, the inputs' mutations applied, and PyTorch's
+    rules for which results alias an input (written through afterwards to show it)."""
+    functionalize, = _func(torch, "functionalize")
+    a = torch.tensor(data["a"])
+
+    def f(x, y):
+        y.add_(1)
+        z = x.view(-1)
+        z.mul_(2)
+        return x.sum() + y.sum(), z
+
+    for remove in ("mutations", "mutations_and_views"):
+        x, y = a.clone(), a[0].clone()
+        _show(show, functionalize(f, remove=remove)(x, y))
+        _show(show, (x, y))
+        for g in (lambda t: t.view(-1), lambda t: t[1:], lambda t: t.add_(1),
+                  lambda t: t.add_(1)[1:], lambda t: (t * 2)[1:], lambda t: (t[0], t.T)):
+            x = a.clone()
+            out = functionalize(g, remove=remove)(x)
+            for o in out if isinstance(out, tuple) else (out,):
+                o.mul_(10)                                # an alias writes x
+            _show(show, (out, x))
+        x = a.clone()
+        show(functionalize(lambda t: t, remove=remove)(x) is x)
+        show(*functionalize(lambda t: (t.sum().item(), 3), remove=remove)(x))
+    w = torch.tensor(data["a"][0], requires_grad=True)
+    u = w * 1
+    o = functionalize(lambda t: t.mul_(3).sum())(u)
+    _show(show, (o, u))
+    (u.sin().sum() + o).backward()                        # through the mutation
+    _show(show, w.grad)
+    x = torch.tensor(data["a"], requires_grad=True)
+    out = functionalize(lambda t: (t.clone().mul_(t).exp()).sum())(x)
+    g, = torch.autograd.grad(out, x, create_graph=True)
+    _show(show, (out, g, torch.autograd.grad(g.sum(), x)))  # double backward
+    _show(show, functionalize(lambda t, k=1: t * k)(a, k=3))
+    _show(show, torch.func.vmap(functionalize(lambda t: t.clone().mul_(t)))(a))
+    _error(show, lambda: functionalize(lambda t: t.add_(1))(w), 74)  # a leaf in place
+    _error(show, lambda: functionalize(f, remove="views"))
+
+
+def test_functionalize():
+    run_both(functionalizes, _data(8, a=(2, 3)))
+
+
+def test_functionalize_refuses_inputs_that_share_memory():
+    import symgrad as sg
+    x = sg.zeros(4)
+    with pytest.raises(NotImplementedError, match="inputs 0 and 1 .* share memory"):
+        sg.func.functionalize(lambda a, b: a.add_(1) + b[0])(x, x[:2])
+    assert (x == 0).all()                                 # refused before running
+    out = sg.func.functionalize(lambda a, b: a.add_(1) + b[0])(x[:2], x[2:])  # disjoint
+    assert out.tolist() == [1.0, 1.0] and x.tolist() == [1.0, 1.0, 0.0, 0.0]

@@ -173,6 +173,54 @@ def test_legacy_weight_norm():
     run_both(legacy_weight_norm, _data(2, weight=(2, 3), bias=(2,), x=(4, 3), t=(4, 2)))
 
 
+
+def legacy_spectral_norm(torch, show, data):
+    """nn.utils.spectral_norm: weight_orig, weight_u, weight_v, the power iteration in
+    training mode only, state_dict keys and round trip, removal, errors (u and v copied
+    in: their random start is each library's own)."""
+    nn = torch.nn
+    m = nn.Linear(3, 4)
+    _copy(torch, m, data, ["weight", "bias"])
+    nn.utils.spectral_norm(m)
+    show(m, [n for n, _ in m.named_parameters()], [n for n, _ in m.named_buffers()],
+         list(m.state_dict()), m.weight_orig.shape, m.weight_u.shape, m.weight_v.shape)
+    show(m.weight, m.weight.requires_grad)                  # before a forward: the original
+    with torch.no_grad():
+        m.weight_u.copy_(torch.tensor(data["u"]))
+        m.weight_v.copy_(torch.tensor(data["v"]))
+    _train(torch, show, m, data)
+    show(m.weight, m.weight_u, m.weight_v)
+    m.eval()
+    x = torch.tensor(data["x"])
+    show(m(x), m(x), m.weight_u, m.weight_v)                # eval: no iteration
+    y = m(x).pow(2).sum()
+    show(torch.autograd.grad(y, m.weight_orig))
+    m.train()
+    twin = nn.utils.spectral_norm(nn.Linear(3, 4))
+    twin.load_state_dict(m.state_dict())
+    show(twin(x), twin.weight_u, twin.weight_v)
+    show_error(show, lambda: nn.utils.spectral_norm(m))
+    nn.utils.remove_spectral_norm(m)
+    show([n for n, _ in m.named_parameters()], list(m.state_dict()), type(m.weight).__name__,
+         m.weight)
+    show_error(show, lambda: nn.utils.remove_spectral_norm(m))
+    c = nn.Conv1d(2, 3, 2)                                   # a 3-d weight, dim=1
+    _copy(torch, c, {"weight": data["conv"], "bias": data["cb"]}, ["weight", "bias"])
+    nn.utils.spectral_norm(c, n_power_iterations=3, eps=1e-6, dim=1)
+    with torch.no_grad():
+        c.weight_u.copy_(torch.tensor(data["v"])[:2])
+        c.weight_v.copy_(torch.tensor(data["cv"]))
+    show(c.weight_u.shape, c.weight_v.shape)
+    _train(torch, show, c, {"x": data["cx"], "t": data["ct"]}, steps=2)
+    show_error(show, lambda: nn.utils.spectral_norm(nn.Linear(3, 4), n_power_iterations=0))
+
+
+def test_legacy_spectral_norm():
+    run_both(legacy_spectral_norm, _data(6, weight=(4, 3), bias=(4,), x=(5, 3), t=(5, 4),
+                                         u=(4,), v=(3,), conv=(3, 2, 2), cb=(3,), cv=(6,),
+                                         cx=(2, 2, 4), ct=(2, 3, 3)))
+
+
 def parametrizations(torch, show, data):
     nn = torch.nn
     P = nn.utils.parametrize
@@ -249,3 +297,96 @@ def with_torch_func(torch, show, data):
 
 def test_parametrized_module_under_torch_func():
     run_both(with_torch_func, _data(4, weight=(2, 3), bias=(2,), x=(4, 3), t=(4, 2)))
+
+
+def orthogonals(torch, show, data):
+    """parametrizations.orthogonal: every map, square, tall and wide, with and without
+    trivialization; the weight, its orthogonality, SGD steps, assignment, errors. The
+    random columns that complete a rectangular weight's ``base`` are each library's own:
+    an orthogonal ``base`` is copied in."""
+    nn = torch.nn
+    orthogonal = nn.utils.parametrizations.orthogonal
+
+    def rotation(n):
+        s = torch.tensor(data["s"])[:n, :n]
+        return torch.linalg.matrix_exp(s - s.T)
+
+    for out_f, in_f, key in ((3, 3, "w33"), (4, 2, "w42"), (2, 4, "w24")):
+        for omap in (None, "matrix_exp", "cayley", "householder"):
+            for trivial in (True, False):
+                m = nn.Linear(in_f, out_f)
+                _copy(torch, m, {"weight": data[key], "bias": data["b"][:out_f]},
+                      ["weight", "bias"])
+                orthogonal(m, orthogonal_map=omap, use_trivialization=trivial)
+                p = m.parametrizations.weight
+                if trivial and out_f != in_f:
+                    with torch.no_grad():
+                        p[0].base.copy_(rotation(max(out_f, in_f)))
+                w = m.weight
+                gram = w.T @ w if out_f >= in_f else w @ w.T
+                show(key, omap, trivial, list(m.state_dict()), w,
+                     bool(torch.allclose(gram, torch.eye(min(out_f, in_f)))))
+                x, t = torch.tensor(data["x"])[:, :in_f], torch.tensor(data["t"])[:, :out_f]
+                ((m(x) - t) ** 2).mean().backward()
+                torch.optim.SGD(m.parameters(), lr=0.1).step()        # one step
+                show(p.original.grad, m.weight)
+    m = orthogonal(nn.Linear(3, 3))
+    m.weight = rotation(3)                                   # orthogonal: base is it
+    show(m.parametrizations.weight[0].base, m.parametrizations.weight.original, m.weight)
+    m.weight = torch.tensor(data["w33"])                     # not: its QR's Q
+    show(m.parametrizations.weight[0].base, m.weight)
+    holder = nn.Module()                                     # a batch of matrices
+    holder.weight = nn.Parameter(torch.tensor(data["batch"]))
+    orthogonal(holder)
+    show(holder.weight.detach())
+    holder = nn.Module()
+    holder.weight = nn.Parameter(torch.tensor(data["batch"])[:, :, :2])
+    orthogonal(holder, "weight", "householder", use_trivialization=False)
+    show(holder.weight.detach(), holder.parametrizations.weight.original.detach())
+    show_error(show, lambda: orthogonal(nn.Linear(3, 3), name="bias"))
+    show_error(show, lambda: orthogonal(nn.Linear(3, 3), orthogonal_map="qr"))
+    e = orthogonal(nn.Linear(3, 3), orthogonal_map="cayley", use_trivialization=False)
+
+    def assign():
+        e.weight = rotation(3)
+    show_error(show, assign)
+
+    def wrong_shape():
+        m.weight = torch.eye(2)
+    show_error(show, wrong_shape)
+
+
+def test_orthogonal():
+    run_both(orthogonals, _data(5, w33=(3, 3), w42=(4, 2), w24=(2, 4), b=(4,), s=(4, 4),
+                                x=(5, 4), t=(5, 4), batch=(2, 3, 3)))
+
+
+
+def spectral_norm_of_a_parametrized_conv_transpose(torch, show, data):
+    """A ConvTranspose whose bias is parametrized (its class is then
+    ParametrizedConvTranspose2d) still normalizes along dim 1 by default, both versions."""
+    nn = torch.nn
+
+    class Double(nn.Module):
+        def forward(self, t):
+            return t * 2
+
+    for legacy in (True, False):
+        m = nn.ConvTranspose2d(2, 3, 2)
+        _copy(torch, m, data, ["weight", "bias"])
+        nn.utils.parametrize.register_parametrization(m, "bias", Double())
+        if legacy:
+            nn.utils.spectral_norm(m)
+            u, v = m.weight_u, m.weight_v
+        else:
+            nn.utils.parametrizations.spectral_norm(m)
+            u, v = m.parametrizations.weight[0]._u, m.parametrizations.weight[0]._v
+        with torch.no_grad():
+            u.copy_(torch.tensor(data["u"]))
+            v.copy_(torch.tensor(data["v"]))
+        show(type(m).__name__, m(torch.tensor(data["x"])))
+
+
+def test_spectral_norm_of_a_parametrized_conv_transpose():
+    run_both(spectral_norm_of_a_parametrized_conv_transpose,
+             _data(7, weight=(2, 3, 2, 2), bias=(3,), u=(3,), v=(8,), x=(1, 2, 2, 2)))

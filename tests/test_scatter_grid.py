@@ -1,6 +1,7 @@
 """What the op-table records of tests/optable_late.py cannot show: ``as_strided_scatter``'s
 input gradient (PyTorch 2.13's is wrong: finite differences here), the errors of the
-``*_scatter`` ops and of ``matrix_norm``, and the refusals of ``F.grid_sample``."""
+``*_scatter`` ops and of ``matrix_norm``, and ``F.grid_sample`` at the borders (bicubic
+too) and its refusals."""
 
 from __future__ import annotations
 
@@ -100,7 +101,7 @@ def test_grid_sample_gradients_at_the_borders_are_pytorchs(d):
     gs = rng.uniform(-1.3, 1.3, (1, 3, 3) + ((d,) if d == 2 else (2, d)))
     gs.flat[:len(_BORDERS)] = _BORDERS
     w = rng.standard_normal((1, 2, 3, 3) + (() if d == 2 else (2,)))
-    for mode in ("bilinear", "nearest"):
+    for mode in ("bilinear", "nearest") + (("bicubic",) if d == 2 else ()):
         for pad in ("zeros", "border", "reflection"):
             for align in (False, True):
                 res = []
@@ -111,7 +112,7 @@ def test_grid_sample_gradients_at_the_borders_are_pytorchs(d):
                                              create_graph=d == 2)
                     gg = np.zeros(gs.shape) if gg is None else gg.detach().numpy()
                     res.append([o.detach().numpy(), gx.detach().numpy(), gg])
-                    if d == 2 and mode == "bilinear":  # (nearest: second order zero)
+                    if d == 2 and mode != "nearest":  # (nearest: second order zero)
                         firsts = L.autograd.grad((o * L.tensor(w)).sum(), (x, g),
                                                  create_graph=True)
                         total = sum((f * f).sum() for f in firsts)
@@ -151,11 +152,11 @@ def test_grid_sample_of_infinite_points_with_border_padding(d):
                 np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12, err_msg=f"{mode} {align}")
 
 
-def test_grid_sample_refuses_bicubic_and_checks_its_arguments():
-    x, g = sg.ones(1, 1, 3, 3), sg.zeros(1, 2, 2, 2)
-    with pytest.raises(NotImplementedError, match="bicubic"):
-        sg.nn.functional.grid_sample(x, g, mode="bicubic")
+def test_grid_sample_checks_its_arguments():
     for L in (sg, torch):
+        with pytest.raises(RuntimeError, match="bicubic interpolation only supports 4D input"):
+            L.nn.functional.grid_sample(L.ones(1, 1, 2, 2, 2), L.zeros(1, 1, 1, 1, 3),
+                                        mode="bicubic", align_corners=False)
         with pytest.raises(ValueError, match="padding_mode"):
             L.nn.functional.grid_sample(L.ones(1, 1, 3, 3), L.zeros(1, 2, 2, 2),
                                         padding_mode="circular", align_corners=False)

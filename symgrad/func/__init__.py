@@ -3,6 +3,8 @@
 ``grad``, ``grad_and_value``, ``vjp``, ``jvp``, ``linearize``, ``jacrev``, ``jacfwd``,
 ``hessian`` (:mod:`.transforms`, built on the eager autograd's double backward, nestable),
 ``vmap`` (:mod:`.vmap`: a loop over the batch, composable with them),
+``functionalize`` (:mod:`.mutations`: the function run as it is, its results aliasing
+inputs as PyTorch's do),
 ``functional_call``, ``stack_module_state`` and ``replace_all_batch_norm_modules_``
 (:mod:`.stateless`). Arguments and results are pytrees (tuples, lists, dicts) of Tensors.
 
@@ -18,9 +20,11 @@
     torch.Size([4, 1, 3])
 """
 
+from .mutations import functionalize
 from .stateless import functional_call, replace_all_batch_norm_modules_, stack_module_state
 from .transforms import grad, grad_and_value, hessian, jacfwd, jacrev, jvp, linearize, vjp
 from .vmap import vmap
 
 __all__ = ["functional_call", "stack_module_state", "replace_all_batch_norm_modules_", "grad",
-           "grad_and_value", "vjp", "jvp", "linearize", "jacrev", "jacfwd", "hessian", "vmap"]
+           "grad_and_value", "vjp", "jvp", "linearize", "jacrev", "jacfwd", "hessian", "vmap",
+           "functionalize"]

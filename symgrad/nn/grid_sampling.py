@@ -1,6 +1,6 @@
-"""``F.affine_grid`` and ``F.grid_sample`` (4-D and 5-D inputs; modes ``bilinear`` and
-``nearest``; padding ``zeros``, ``border`` and ``reflection``; ``align_corners``), as
-PyTorch's CPU kernels compute them.
+"""``F.affine_grid`` and ``F.grid_sample`` (4-D and 5-D inputs; modes ``bilinear``,
+``nearest`` and (4-D) ``bicubic``; padding ``zeros``, ``border`` and ``reflection``;
+``align_corners``), as PyTorch's CPU kernels compute them.
 
 ``affine_grid`` is PyTorch's base grid (``linspace(-1, 1, n)``, times ``(n - 1) / n``
 without ``align_corners``) times ``theta`` transposed. ``grid_sample`` unnormalizes each
@@ -11,7 +11,10 @@ the number of flips), the corners ``floor(p)`` as data, and the output is the su
 the 2**d corners of ``input[corner] * prod(1 - |p - corner|)``, a corner outside the
 input giving 0. So the gradients with respect to the input and to the grid, and their
 double backward, are PyTorch's. ``mode='nearest'`` takes the nearest pixel (half to even,
-as ``nearbyint``), with no gradient for the grid. ``mode='bicubic'`` is refused.
+as ``nearbyint``), with no gradient for the grid. ``mode='bicubic'`` (4-D only, as
+PyTorch's) weights the 4 x 4 pixels around the unpadded position by Keys' cubic kernel
+(A = -0.75) of the fractions, each pixel's index padded on its own (PyTorch's
+``get_value_bounded``), so the grid's gradient has no padding factor, as PyTorch's.
 
     >>> import symgrad as torch
     >>> import symgrad.nn.functional as F
@@ -29,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from ..eager import dtypes as dt
+from ..eager.functions import stack
 from ..eager.methods import named
 from ..eager.tensor import Tensor
 from ..numpy_api import functions as ops
@@ -101,13 +105,16 @@ def _clip(p: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
     return np.where(p <= 0, p.dtype.type(0), np.where(inside, p, top)), inside.astype(p.dtype)
 
 
+def _unnormalize(coord: Tensor, size: int, align: bool) -> Tensor:
+    """PyTorch's ``grid_sampler_unnormalize``: the pixel position of the normalized grid
+    coordinate ``coord`` along an axis of ``size``."""
+    return (coord + 1) / 2 * (size - 1) if align else ((coord + 1) * size - 1) / 2
+
+
 def _position(coord: Tensor, size: int, padding_mode: str, align: bool) -> Tensor:
     """The pixel position of the normalized grid coordinate ``coord`` along an axis of
     ``size``, after padding: PyTorch's value and derivative."""
-    if align:
-        p = (coord + 1) / 2 * (size - 1)
-    else:
-        p = ((coord + 1) * size - 1) / 2
+    p = _unnormalize(coord, size, align)
     if padding_mode == "zeros":
         return p
     value = p._value
@@ -136,10 +143,9 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",
     if padding_mode not in ("zeros", "border", "reflection"):
         raise ValueError(f"nn.functional.grid_sample(): expected padding_mode to be "
                          f"'zeros', 'border', or 'reflection', but got: '{padding_mode}'")
-    if mode == "bicubic":
-        raise NotImplementedError("grid_sample(mode='bicubic') is not supported in symgrad: "
-                                  "use mode='bilinear' or 'nearest'")
     d = input.ndim - 2
+    if mode == "bicubic" and d == 3:
+        raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
     if d not in (2, 3) or grid.ndim != input.ndim or grid.shape[-1] != d \
             or grid.shape[0] != input.shape[0]:
         raise RuntimeError(f"grid_sample(): expected a 4-D or 5-D input and a grid of the "
@@ -156,10 +162,13 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",
                            f"a grid of one dtype (grid.to(input.dtype))")
     n, c, spatial = input.shape[0], input.shape[1], tuple(input.shape[2:])
     align = bool(align_corners)
-    # positions along the input's axes (D,) H, W: grid coordinate d - 1 - axis
-    pos = [_position(grid[..., d - 1 - a], spatial[a], padding_mode, align) for a in range(d)]
     rows = input.permute(0, *range(2, 2 + d), 1).reshape(-1, c)  # (N * prod(spatial), C)
     batch = (np.arange(n) * math.prod(spatial)).reshape(n, *([1] * d))
+    if mode == "bicubic":
+        out = _bicubic(rows, batch, grid, spatial, padding_mode, align)
+        return named(out.permute(0, 3, 1, 2), input, "GridSampler2DBackward0", (input, grid))
+    # positions along the input's axes (D,) H, W: grid coordinate d - 1 - axis
+    pos = [_position(grid[..., d - 1 - a], spatial[a], padding_mode, align) for a in range(d)]
     if mode == "nearest":
         near = [np.rint(p._value).astype(np.int64) for p in pos]  # (half to even)
         out = _corner(rows, batch, near, spatial)
@@ -192,3 +201,51 @@ def _corner(rows: Tensor, batch: np.ndarray, where: list[np.ndarray],
     if inside.all():
         return picked
     return ops.where(inside[..., None], picked, np.zeros((), rows._value.dtype))
+
+
+#: PyTorch's bicubic convolution constant
+_A = -0.75
+
+
+def _cubic_coefficients(t: Tensor) -> list[Tensor]:
+    """PyTorch's ``get_cubic_upsample_coefficients``: the weights of the taps at -1, 0, 1,
+    2 from the floor, for the fraction ``t`` (Keys' kernel with A = -0.75)."""
+    def near(x: Tensor) -> Tensor:  # |x| <= 1
+        return ((_A + 2) * x - (_A + 3)) * x * x + 1
+
+    def far(x: Tensor) -> Tensor:  # 1 < |x| < 2
+        return ((_A * x - 5 * _A) * x + 8 * _A) * x - 4 * _A
+
+    return [far(t + 1.0), near(t), near(1.0 - t), far(2.0 - t)]
+
+
+def _tap(w: np.ndarray, size: int, padding_mode: str, align: bool) -> np.ndarray:
+    """PyTorch's ``compute_coordinates`` of an integer tap position (as a float) along an
+    axis of ``size``: unchanged for zeros (outside: 0 later), clipped for border,
+    reflected then clipped for reflection; truncated to an index."""
+    if padding_mode == "reflection":
+        w = _reflect(w, 0.0, 2.0 * (size - 1))[0] if align else \
+            _reflect(w, -1.0, 2.0 * size - 1)[0]
+    if padding_mode != "zeros":
+        w = _clip(w, size)[0]
+    return w.astype(np.int64)
+
+
+def _bicubic(rows: Tensor, batch: np.ndarray, grid: Tensor, spatial: tuple[int, ...],
+             padding_mode: str, align: bool) -> Tensor:
+    """PyTorch's bicubic ``grid_sample`` (4-D): the 4 x 4 taps around the unnormalized
+    (unpadded) position, each tap's index padded on its own (:func:`_tap`), weighted by
+    the cubic coefficients of the fractions, which carry the grid's gradient;
+    ``(N, Ho, Wo, C)``. (One gather of all 16 taps: a few nodes, not 16 x 4.)"""
+    pos = [_unnormalize(grid[..., 1 - a], spatial[a], align) for a in range(2)]  # y, x
+    with np.errstate(invalid="ignore"):
+        low = [np.floor(p._value) for p in pos]
+    cy, cx = (stack(_cubic_coefficients(p - Tensor._make(lo)), -1) for p, lo in zip(pos, low))
+    k = np.arange(4) - 1
+    ty = _tap(low[0][..., None, None] + k[:, None], spatial[0], padding_mode, align)
+    tx = _tap(low[1][..., None, None] + k, spatial[1], padding_mode, align)
+    shape = np.broadcast_shapes(ty.shape, tx.shape)
+    taps = _corner(rows, batch[..., None, None], [np.broadcast_to(ty, shape),
+                                                  np.broadcast_to(tx, shape)], spatial)
+    weights = (cy.unsqueeze(-1) * cx.unsqueeze(-2)).unsqueeze(-1)  # (N, Ho, Wo, 4, 4, 1)
+    return (taps * weights).sum((3, 4))

@@ -1,7 +1,8 @@
 """``torch.nn.utils``: gradient clipping, ``parameters_to_vector`` and
 ``vector_to_parameters``, :mod:`.rnn` (``pad_sequence``), :mod:`.parametrize`
 (``register_parametrization``), :mod:`.parametrizations` (``weight_norm``,
-``spectral_norm``) and the legacy ``weight_norm``/``remove_weight_norm``.
+``spectral_norm``, ``orthogonal``) and the legacy ``weight_norm``/``remove_weight_norm``
+and ``spectral_norm``/``remove_spectral_norm``.
 
     >>> import symgrad as torch
     >>> from symgrad import nn
@@ -24,11 +25,13 @@ import numpy as np
 from ...eager.functions import cat
 from ...eager.tensor import Tensor
 from . import parametrizations, parametrize, rnn
+from .spectral_norm import remove_spectral_norm, spectral_norm
 from .weight_norm import remove_weight_norm, weight_norm
 
 __all__ = ["clip_grad_norm_", "clip_grad_value_", "parameters_to_vector",
            "vector_to_parameters", "rnn", "get_total_norm", "clip_grads_with_norm_",
-           "parametrize", "parametrizations", "weight_norm", "remove_weight_norm"]
+           "parametrize", "parametrizations", "weight_norm", "remove_weight_norm",
+           "spectral_norm", "remove_spectral_norm"]
 
 
 def _grads(parameters: Any) -> list[Tensor]:

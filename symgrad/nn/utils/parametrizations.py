@@ -1,5 +1,6 @@
 """``torch.nn.utils.parametrizations``: ``weight_norm`` and ``spectral_norm`` as
-parametrizations (:mod:`.parametrize`), with PyTorch's formulas and names.
+parametrizations (:mod:`.parametrize`), with PyTorch's formulas and names, and
+``orthogonal`` (:mod:`.orthogonal`).
 
 ``weight_norm(module, name, dim)``: ``weight = g * v / ‖v‖`` with the norm over every
 dimension but ``dim`` (all of them for ``dim=None``), ``original0`` being ``g`` and
@@ -28,8 +29,9 @@ from ...eager.tensor_ops import randn
 from ..activation import normalize
 from ..module import Module
 from . import parametrize
+from .orthogonal import orthogonal
 
-__all__ = ["weight_norm", "spectral_norm"]
+__all__ = ["weight_norm", "spectral_norm", "orthogonal"]
 
 
 def norm_except_dim(v: Tensor, pow: float = 2, dim: int = 0) -> Tensor:
@@ -119,6 +121,13 @@ class _SpectralNorm(Module):
         return value
 
 
+def default_spectral_dim(module: Module) -> int:
+    """1 for a ConvTranspose1d/2d/3d (its weight is (in, out, ...)), else 0: PyTorch's
+    isinstance test, by the classes' names (a parametrized module's class is a subclass)."""
+    names = {c.__name__ for c in type(module).__mro__}
+    return 1 if names & {"ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"} else 0
+
+
 def spectral_norm(module: Module, name: str = "weight", n_power_iterations: int = 1,
                   eps: float = 1e-12, dim: int | None = None) -> Module:
     """Parametrize ``module.<name>`` as the weight divided by its largest singular value,
@@ -127,8 +136,7 @@ def spectral_norm(module: Module, name: str = "weight", n_power_iterations: int 
     if not isinstance(weight, Tensor):
         raise ValueError(f"Module '{module}' has no parameter or buffer with name '{name}'")
     if dim is None:
-        dim = 1 if type(module).__name__ in ("ConvTranspose1d", "ConvTranspose2d",
-                                             "ConvTranspose3d") else 0
+        dim = default_spectral_dim(module)
     parametrize.register_parametrization(
         module, name, _SpectralNorm(weight, n_power_iterations, dim, eps))
     return module
