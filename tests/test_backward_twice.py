@@ -253,3 +253,34 @@ def test_second_backward_through_composites_after_changes_matches_pytorch():
     run_both(changed_program, {"x": rng.standard_normal((2, 2)),
                                "end": rng.standard_normal((2, 2)),
                                "mat": rng.standard_normal((2, 2))})
+
+
+#: composites whose operands (``shown``) decide whether they save anything: their
+#: ``grad_fn`` and its ``next_functions``, as PyTorch's
+SHOWN = {
+    "lerp": lambda L, x: L.lerp(x, L.ones(2, 2), 0.3),
+    "lerp tensor weight": lambda L, x: L.lerp(x * 1, x, L.full((2, 2), 0.3)),
+    "addmm": lambda L, x: L.addmm(x, L.ones(2, 2), x * 1, beta=2.0),
+    "addmm of constants": lambda L, x: L.addmm(x, L.ones(2, 2), L.ones(2, 2)),
+    "addcmul": lambda L, x: L.addcmul(x, L.ones(2, 2), x + 1),
+    "addmv, addr": lambda L, x: L.addr(L.addmv(x[0], L.ones(2, 2), L.ones(2)), x[0], x[1]),
+    "diag_embed, diag": lambda L, x: L.diag_embed(L.diag(x[0]) + 1, 1, 0, 2),
+    "rot90, diagonal": lambda L, x: L.stack([x.rot90() + 1]).diagonal(0, 1, 2),
+    "interpolate, adaptive_avg_pool": lambda L, x: L.nn.functional.adaptive_avg_pool2d(
+        L.nn.functional.interpolate(x.reshape(1, 1, 2, 2), scale_factor=2, mode="bilinear"),
+        1),
+}
+
+
+def _functions(fn, depth=2):
+    if fn is None or not depth:
+        return None
+    return (fn.name().replace("torch::autograd::", ""),
+            [_functions(f, depth - 1) for f, _ in fn.next_functions])
+
+
+@pytest.mark.parametrize("name", list(SHOWN))
+def test_composites_show_pytorchs_next_functions(name):
+    want, got = (_functions(SHOWN[name](L, L.ones(2, 2, requires_grad=True)).grad_fn)
+                 for L in (torch, sg))
+    assert got == want
