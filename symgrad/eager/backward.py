@@ -69,10 +69,9 @@ from ..core.errors import SCALAR_OUTPUT_ERROR
 from ..core.interpreter import interpret
 from ..core.ir import F32, FLOAT, Aval, Eqn, Graph, Literal, Var, freeze_params
 from ..core.tracing import Traced
-from ..prims.convert import convert_p
 from ..prims.elementwise import add_p
 from ..transforms import pipeline
-from . import hooks, replay, views
+from . import cast_rounding, hooks, replay, views
 from .bf16 import refuse_gradients as refuse_bf16
 from .graph import ROUNDED, Node
 from .saved_indices import check_indices
@@ -410,10 +409,7 @@ def forward_graph(nodes: list[Node], plan: list, leaves: list, retained: list[in
         v = Var(aval)
         eqns.append(Eqn(n.prim, tuple(atoms), v, freeze_params(n.params)))
         if n in ROUNDED and not f32:  # a cast: its value and gradient rounded there
-            narrow = Var(Aval(aval.shape, ROUNDED[n]))
-            eqns.append(Eqn(convert_p, (v,), narrow, freeze_params({"dtype": ROUNDED[n]})))
-            v = Var(aval)
-            eqns.append(Eqn(convert_p, (narrow,), v, freeze_params({"dtype": aval.dtype})))
+            v = cast_rounding.emit(eqns, v, ROUNDED[n])
         own.append(v)
         if k in deltas:  # v + 0: the cotangent of this input is the cotangent of v
             v2 = Var(aval)
