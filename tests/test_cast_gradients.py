@@ -124,3 +124,22 @@ def test_cast_gradient_is_rounded_in_double_backward():
     """With create_graph=True the gradient's graph casts as PyTorch's does."""
     got, want = _second(symgrad), _second(torch_real)
     np.testing.assert_array_equal(got.view(np.int64), want.view(np.int64))
+
+
+def _hooked(t):
+    """A hook and retain_grad on a float16 cast (the backward cut there), autograd.grad."""
+    seen = []
+    x = t.tensor(_X, dtype=t.float64, requires_grad=True)
+    h = x.half()
+    h.retain_grad()
+    h.register_hook(lambda g: seen.append((str(g.dtype), g.double().numpy())) or g * 3)
+    (h.double() * t.tensor(_W) + h.float().double() * 0.1).sum().backward()
+    g, = t.autograd.grad((x.half().double() * t.tensor(_W)).sum(), x)
+    return seen[0][0], np.stack([seen[0][1], h.grad.double().numpy(), x.grad.numpy(),
+                                 g.numpy()])
+
+
+def test_float16_cast_gradients_with_hooks_and_autograd_grad():
+    (kind, got), (want_kind, want) = _hooked(symgrad), _hooked(torch_real)
+    assert kind == want_kind == "torch.float16"
+    np.testing.assert_array_equal(got.view(np.int64), want.view(np.int64))
