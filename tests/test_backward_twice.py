@@ -284,3 +284,16 @@ def test_composites_show_pytorchs_next_functions(name):
     want, got = (_functions(SHOWN[name](L, L.ones(2, 2, requires_grad=True)).grad_fn)
                  for L in (torch, sg))
     assert got == want
+
+
+@pytest.mark.parametrize("equation, shapes", [("ii->i", [(2, 3)]), ("ij,jj->i", [(2, 3), (3, 2)]),
+                                              ("i...i->...", [(3, 1, 2)])])
+def test_einsum_diagonal_of_unequal_sizes_raises_as_pytorch(equation, shapes):
+    """A repeated subscript taken as a diagonal (einsum's rewrite above) checks its sizes
+    (a diagonal of a (2, 3) operand would be the first two elements, silently)."""
+    errors = []
+    for L in (torch, sg):
+        with pytest.raises(RuntimeError) as caught:
+            L.einsum(equation, *[L.ones(*s) for s in shapes])
+        errors.append(str(caught.value))
+    assert errors[1] == errors[0]

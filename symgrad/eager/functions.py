@@ -250,11 +250,18 @@ def _diagonals(equation: str, operands: tuple) -> tuple[str, tuple]:
         out = ("..." if "..." in lhs else "") + "".join(
             sorted(c for c in set(letters) if letters.count(c) == 1))
     new_terms, new = [], []
-    for t, x in zip(terms, operands):
+    for n, (t, x) in enumerate(zip(terms, operands)):
         while rep := next((c for c in t if c != "..." and t.count(c) > 1), None):
             i, j = [k for k, c in enumerate(t) if c == rep][:2]
             e = t.index("...") if "..." in t else len(t)  # (labels after it: from the end)
-            x = x.diagonal(0, *(k if k < e else k - len(t) for k in (i, j)))
+            d1, d2 = (k if k < e else k - len(t) for k in (i, j))
+            if x.ndim != len(t) - ("..." in t) and "..." not in t or x.ndim < len(t) - 1:
+                break  # (the wrong number of subscripts: np.einsum says so)
+            if x.shape[d1] != x.shape[d2]:
+                raise RuntimeError(f"einsum(): subscript {rep} is repeated for operand {n} "
+                                   f"but the sizes don't match, {x.shape[d2]} != "
+                                   f"{x.shape[d1]}")
+            x = x.diagonal(0, d1, d2)
             t = [c for k, c in enumerate(t) if k not in (i, j)] + [rep]
         new_terms.append("".join(t))
         new.append(x)
