@@ -1,4 +1,4 @@
-"""A second backward without ``retain_graph`` (symgrad/eager/backward.py, SAVES_NOTHING):
+"""A second backward without ``retain_graph`` (symgrad/eager/torch_facts.py, saves_nothing):
 PyTorch raises "Trying to backward through the graph a second time" only when it reaches
 a node that saved a tensor (a Python scalar of ``x * 2`` included) and otherwise
 accumulates again; the same ops, both ways, and the programs around them (a new node on a
@@ -56,15 +56,86 @@ OPS = {  # name -> the loss of x, a (2, 2) leaf
     "hstack, unflatten, fliplr": lambda L, x: L.hstack([x, x]).sum()
     + x.flatten().unflatten(0, (2, 2)).fliplr().sum(),
 }
-#: PyTorch runs these twice; symgrad refuses (composites of other nodes: see SAVES_NOTHING)
-REFUSED = {
-    "pad": lambda L, x: L.nn.functional.pad(x, (1, 1)).sum(),
+
+
+def _pad(mode):
+    return lambda L, x: L.nn.functional.pad(x[None, None], (1, 1, 1, 0), mode=mode).sum()
+
+
+def _resize(d, **kw):  # x as a (1, 1, 4), (1, 1, 2, 2) or (1, 1, 1, 2, 2) batch
+    shape = {1: (1, 1, 4), 2: (1, 1, 2, 2), 3: (1, 1, 1, 2, 2)}[d]
+    return lambda L, x: L.nn.functional.interpolate(x.reshape(shape), **kw).sum()
+
+
+def _pool(d, size):
+    shape = {1: (1, 1, 4), 2: (1, 1, 2, 2), 3: (1, 1, 1, 2, 2)}[d]
+    return lambda L, x: getattr(L.nn.functional, f"adaptive_avg_pool{d}d")(
+        x.reshape(shape), size).sum()
+
+
+#: composites here, one node in PyTorch: it runs the second backward where that node
+#: saves nothing (F.pad's constant mode, interpolate but "area", the products of
+#: constant factors), raises where it saves a tensor
+COMPOSITES = {
+    "pad constant, value, negative": lambda L, x: L.nn.functional.pad(x, (1, 1)).sum()
+    + L.nn.functional.pad(x, (1, 2, 0, 1), value=3.0).sum()
+    + L.nn.functional.pad(x, (-1, 1)).sum(),
+    "pad reflect": _pad("reflect"), "pad replicate": _pad("replicate"),
+    "pad circular": _pad("circular"),
     "trace": lambda L, x: x.trace(),
-    "addmm of constants": lambda L, x: L.addmm(x, L.ones(2, 2), L.ones(2, 2)).sum(),
-    "interpolate": lambda L, x: L.nn.functional.interpolate(x[None, None], scale_factor=2).sum(),
-    "lerp, rot90, diag": lambda L, x: L.lerp(x, L.ones(2, 2), 0.3).sum() + x.rot90().sum()
-    + L.diag(x[0]).sum(),
+    "diag, diag_embed": lambda L, x: L.diag(x[0]).sum() + L.diag(x[1], -1).sum()
+    + L.diag(x).sum() + L.diag_embed(x).sum() + L.diag_embed(x, 1, 0, 2).sum(),
+    "rot90": lambda L, x: x.rot90().sum() + x.rot90(2).sum() + x.rot90(3, (1, 0)).sum()
+    + x.rot90(0).sum(),
+    "lerp scalar weight": lambda L, x: L.lerp(x, L.ones(2, 2), 0.3).sum()
+    + L.lerp(L.ones(2, 2), x, 0.7).sum() + x.lerp(L.zeros(2, 2), -1.5).sum(),
+    "lerp tensor weight": lambda L, x: L.lerp(x, L.ones(2, 2), L.full((2, 2), 0.3)).sum(),
+    "interpolate 1-d": lambda L, x: _resize(1, scale_factor=2)(L, x)
+    + _resize(1, size=3, mode="nearest-exact")(L, x)
+    + _resize(1, size=7, mode="linear", align_corners=True)(L, x),
+    "interpolate 2-d": lambda L, x: _resize(2, scale_factor=1.5)(L, x)
+    + _resize(2, size=(3, 5), mode="bilinear")(L, x)
+    + _resize(2, scale_factor=2, mode="bicubic")(L, x)
+    + _resize(2, size=(1, 3), mode="nearest-exact")(L, x),
+    "interpolate antialias": lambda L, x: _resize(2, size=(1, 1), mode="bilinear",
+                                                   antialias=True)(L, x)
+    + _resize(2, size=(1, 3), mode="bicubic", antialias=True)(L, x),
+    "interpolate 3-d": lambda L, x: _resize(3, scale_factor=2, mode="trilinear")(L, x)
+    + _resize(3, size=(2, 3, 1))(L, x),
+    "interpolate area": _resize(2, size=(1, 3), mode="area"),
+    "interpolate area to one element": lambda L, x: _resize(2, size=1, mode="area")(L, x)
+    + _resize(1, size=1, mode="area")(L, x),
+    "adaptive_avg_pool1d": _pool(1, 3), "adaptive_avg_pool2d": _pool(2, (1, 2)),
+    "adaptive_avg_pool3d": _pool(3, (1, 1, 3)),
+    "adaptive_avg_pool to one element": lambda L, x: _pool(1, 1)(L, x) + _pool(2, 1)(L, x)
+    + _pool(3, (1, 1, 1))(L, x) + L.nn.functional.adaptive_avg_pool2d(x[None], 1).sum(),
+    "unfold, fold": lambda L, x: L.nn.functional.unfold(x[None, None], 1).sum()
+    + L.nn.functional.unfold(x[None, None], 2, padding=1, stride=2).sum()
+    + L.nn.functional.fold(x.reshape(1, 4, 1), (2, 2), 2).sum(),
+    "einsum diagonals": lambda L, x: L.einsum("ii->", x) + L.einsum("ii->i", x).sum()
+    + L.einsum("ii", x) + L.einsum("...ii->...", x[None]).sum()
+    + L.einsum("iij->j", x.repeat(2, 1).reshape(2, 2, 2)).sum(),
+    "einsum diagonal then product": lambda L, x: L.einsum("ii,ij->j", x, L.ones(2, 2)).sum(),
+    "addmm, baddbmm, addcmul of constants": lambda L, x: L.addmm(
+        x, L.ones(2, 2), L.ones(2, 2)).sum()
+    + L.addmm(x, L.ones(2, 3), L.ones(3, 2), beta=2.0, alpha=0.5).sum()
+    + L.baddbmm(x[None], L.ones(1, 2, 2), L.ones(1, 2, 2), beta=0.5).sum()
+    + L.addcmul(x, L.ones(2, 2), L.full((2, 2), 2.0), value=3.0).sum(),
+    "addmv, addr, addbmm, linear of constants": lambda L, x: L.addmv(
+        x[0], L.ones(2, 2), L.ones(2), alpha=2.0).sum()
+    + L.addr(x, L.ones(2), L.ones(2), beta=3.0).sum()
+    + L.addbmm(x, L.ones(3, 2, 2), L.ones(3, 2, 2)).sum()
+    + L.nn.functional.linear(L.ones(3, 2), L.ones(2, 2), x[0]).sum(),
+    "addmm of a matrix requiring grad": lambda L, x: L.addmm(L.ones(2, 2), x, L.ones(2, 2)).sum(),
+    "baddbmm of a batch requiring grad": lambda L, x: L.baddbmm(
+        L.ones(1, 2, 2), L.ones(1, 2, 2), x[None]).sum(),
+    "addcmul of a factor requiring grad": lambda L, x: L.addcmul(L.ones(2, 2), L.ones(2, 2),
+                                                                 x).sum(),
+    "addcdiv": lambda L, x: L.addcdiv(x, L.ones(2, 2), L.full((2, 2), 2.0)).sum(),
+    "linear of a weight requiring grad": lambda L, x: L.nn.functional.linear(
+        L.ones(3, 2), x, L.ones(2)).sum(),
 }
+OPS.update(COMPOSITES)
 
 
 def _twice(L, op):
@@ -91,12 +162,6 @@ def test_second_backward_raises_or_accumulates_as_pytorch(name):
     else:
         assert not isinstance(got, str), f"{name}: PyTorch runs the second backward"
         np.testing.assert_allclose(got, want, rtol=1e-12)
-
-
-@pytest.mark.parametrize("name", list(REFUSED))
-def test_composites_refuse_the_second_backward_pytorch_runs(name):
-    assert not isinstance(_twice(torch, REFUSED[name])[1], str)
-    assert _twice(sg, REFUSED[name])[1] == "raises"
 
 
 def twice_program(torch, show, data):
@@ -145,3 +210,90 @@ def twice_program(torch, show, data):
 
 def test_second_backward_programs_match_pytorch():
     run_both(twice_program, {"x": np.array([[0.3, -1.2], [2.0, 0.7]])})
+
+
+def changed_program(torch, show, data):
+    """Composites that save nothing, their leaf and constant operands changed in place
+    between the two backwards (PyTorch's nodes read neither), a hook, and a new node on
+    them after the first backward."""
+    F = torch.nn.functional
+    x = torch.tensor(data["x"], requires_grad=True)
+    end, mat = torch.tensor(data["end"]), torch.tensor(data["mat"])
+    losses = [torch.lerp(x, end, 0.25).sum(), torch.addmm(x, mat, mat, beta=2.0).sum(),
+              torch.addcmul(x, mat, end, value=0.5).sum(), torch.diag_embed(x).sum(),
+              F.interpolate(x[None, None], scale_factor=2, mode="bicubic").sum(),
+              torch.einsum("ii->i", x).sum(), F.pad(x, (1, 0), value=2.0).sum()]
+    for loss in losses:
+        loss.backward()
+        show(x.grad)
+        with torch.no_grad():
+            x.mul_(1.5)
+            end.add_(1.0)
+            mat.mul_(-2.0)
+        loss.backward()
+        show(x.grad)
+        x.grad = None
+    y = F.interpolate(x[None, None], size=(3, 3), mode="bilinear")
+    y.register_hook(lambda g: g * 3)
+    y.sum().backward()
+    (y * y).sum().backward()  # a new node on the one that saved nothing
+    show(x.grad)
+    z = x.rot90()
+    (z * z).sum().backward()
+    try:
+        z.sum().backward()     # rot90 saved nothing: runs
+        (z * z).sum().backward()
+    except RuntimeError as e:
+        show("second time" in str(e))
+    show(x.grad)
+
+
+def test_second_backward_through_composites_after_changes_matches_pytorch():
+    rng = np.random.default_rng(7)
+    run_both(changed_program, {"x": rng.standard_normal((2, 2)),
+                               "end": rng.standard_normal((2, 2)),
+                               "mat": rng.standard_normal((2, 2))})
+
+
+#: composites whose operands (``shown``) decide whether they save anything: their
+#: ``grad_fn`` and its ``next_functions``, as PyTorch's
+SHOWN = {
+    "lerp": lambda L, x: L.lerp(x, L.ones(2, 2), 0.3),
+    "lerp tensor weight": lambda L, x: L.lerp(x * 1, x, L.full((2, 2), 0.3)),
+    "addmm": lambda L, x: L.addmm(x, L.ones(2, 2), x * 1, beta=2.0),
+    "addmm of constants": lambda L, x: L.addmm(x, L.ones(2, 2), L.ones(2, 2)),
+    "addcmul": lambda L, x: L.addcmul(x, L.ones(2, 2), x + 1),
+    "addmv, addr": lambda L, x: L.addr(L.addmv(x[0], L.ones(2, 2), L.ones(2)), x[0], x[1]),
+    "diag_embed, diag": lambda L, x: L.diag_embed(L.diag(x[0]) + 1, 1, 0, 2),
+    "rot90, diagonal": lambda L, x: L.stack([x.rot90() + 1]).diagonal(0, 1, 2),
+    "interpolate, adaptive_avg_pool": lambda L, x: L.nn.functional.adaptive_avg_pool2d(
+        L.nn.functional.interpolate(x.reshape(1, 1, 2, 2), scale_factor=2, mode="bilinear"),
+        1),
+}
+
+
+def _functions(fn, depth=2):
+    if fn is None or not depth:
+        return None
+    return (fn.name().replace("torch::autograd::", ""),
+            [_functions(f, depth - 1) for f, _ in fn.next_functions])
+
+
+@pytest.mark.parametrize("name", list(SHOWN))
+def test_composites_show_pytorchs_next_functions(name):
+    want, got = (_functions(SHOWN[name](L, L.ones(2, 2, requires_grad=True)).grad_fn)
+                 for L in (torch, sg))
+    assert got == want
+
+
+@pytest.mark.parametrize("equation, shapes", [("ii->i", [(2, 3)]), ("ij,jj->i", [(2, 3), (3, 2)]),
+                                              ("i...i->...", [(3, 1, 2)])])
+def test_einsum_diagonal_of_unequal_sizes_raises_as_pytorch(equation, shapes):
+    """A repeated subscript taken as a diagonal (einsum's rewrite above) checks its sizes
+    (a diagonal of a (2, 3) operand would be the first two elements, silently)."""
+    errors = []
+    for L in (torch, sg):
+        with pytest.raises(RuntimeError) as caught:
+            L.einsum(equation, *[L.ones(*s) for s in shapes])
+        errors.append(str(caught.value))
+    assert errors[1] == errors[0]

@@ -210,12 +210,14 @@ def test_linear_layer_forward_and_sgd_steps_equal_pytorch():
 
 def test_gradients_through_bfloat16_are_refused():
     """PyTorch rounds each backward node's gradient to bfloat16; symgrad's backward is one
-    fused float64 computation: it refuses rather than differ (a RuntimeError)."""
+    fused float64 computation: it refuses rather than differ (a RuntimeError). Casts
+    alone are rounded as PyTorch's (tests/test_cast_gradients.py): a bfloat16 leaf cast
+    to float32 gets PyTorch's gradient."""
     x = symgrad.tensor([1.5, 2.0], dtype=symgrad.bfloat16, requires_grad=True)
     f = symgrad.tensor([1.5, 2.0], dtype=symgrad.float32, requires_grad=True)
     s = symgrad.tensor(0.5, dtype=symgrad.float32, requires_grad=True)
     data = _bf(symgrad, [1.0, 3.0])
-    for loss in ((x * x).sum(), (x.float() * f).sum(), (f.bfloat16() * 2).float().sum(),
+    for loss in ((x * x).sum(), (f.bfloat16() * 2).float().sum(),
                  (data * s).sum()):  # (a 0-d float32 times bfloat16 data is bfloat16)
         with pytest.raises(NotImplementedError, match="bfloat16") as caught:
             loss.backward()
@@ -228,6 +230,12 @@ def test_gradients_through_bfloat16_are_refused():
     y = (f * data.float()).sum()  # bfloat16 data made float32 first: float32 gradients
     y.backward()
     assert f.grad.dtype is symgrad.float32
+    grads = []
+    for lib in (symgrad, torch_real):
+        b = lib.tensor([1.5, 2.0], dtype=lib.bfloat16, requires_grad=True)
+        (b.float() * lib.tensor([1.0 / 3, 1e-3], dtype=lib.float32)).sum().backward()
+        grads.append(b.grad)
+    _same(*grads)
 
 
 def test_printing_item_and_element_size():

@@ -35,11 +35,10 @@ computation). Which of the two is part of the structure's key. A cast such as
 ``x.float()`` is the identity in the IR.
 
 A backward without ``retain_graph=True`` frees the nodes it passed through that save
-tensors in PyTorch (:data:`SAVES_NOTHING` lists the others, which stay usable), so a
-second backward through one of them raises, as PyTorch's. Differences from PyTorch: a
-composite's inner node of another kind than PyTorch's one node is freed (a second
-backward through ``F.pad`` raises; PyTorch's ``ConstantPadNdBackward0`` saves nothing).
-Changing a leaf, data or a result in place between a node's creation and backward
+tensors in PyTorch (:func:`.torch_facts.saves_nothing` tells the others, which stay usable), so a
+second backward through one of them raises, as PyTorch's (a composite's inner nodes as
+PyTorch's one node: ``F.pad``'s, ``F.interpolate``'s, ``addmm``'s of constant matrices
+run again). Changing a leaf, data or a result in place between a node's creation and backward
 raises where PyTorch's node saved it (:mod:`.inplace`; ``.data`` writes are not
 counted, as in PyTorch); otherwise the
 kernel reads the forward's saved values, and refuses where it would recompute from
@@ -70,13 +69,13 @@ from ..core.errors import SCALAR_OUTPUT_ERROR
 from ..core.interpreter import interpret
 from ..core.ir import F32, FLOAT, Aval, Eqn, Graph, Literal, Var, freeze_params
 from ..core.tracing import Traced
-from ..prims.convert import convert_p
 from ..prims.elementwise import add_p
 from ..transforms import pipeline
-from . import hooks, replay, views
+from . import cast_rounding, hooks, replay, views
 from .bf16 import refuse_gradients as refuse_bf16
 from .graph import ROUNDED, Node
 from .saved_indices import check_indices
+from .torch_facts import saves_nothing
 
 #: the IR's names of the dtypes Tensors hold
 DTYPE_NAMES = {np.dtype(np.float64): "float64", np.dtype(np.bool_): "bool"}
@@ -283,34 +282,13 @@ def _cached_entry(key: tuple, lower: Callable[[], Graph | tuple[Graph, tuple[int
     return entry
 
 
-#: PyTorch's nodes that never save a tensor (derivatives.yaml: sizes, dims, scalars and
-#: dtypes only), whichever inputs require grad: a backward without ``retain_graph`` leaves
-#: them usable, and a second backward that passes through nothing else runs, as PyTorch's.
-#: Any other node is freed (``MulBackward0`` and ``DivBackward0`` save even a Python
-#: scalar operand, ``AddmmBackward0`` its matrices when they require grad, ``Index*``,
-#: ``Gather``, ``MaskedFill``, ``Where`` their indices or masks); so is a composite's
-#: inner node of another name (``F.pad``'s), which refuses where PyTorch might not.
-#: tests/test_backward_twice.py runs each against PyTorch, both ways.
-SAVES_NOTHING = frozenset({
-    "AddBackward0", "AddBackward1", "SubBackward0", "SubBackward1", "RsubBackward0",
-    "RsubBackward1", "NegBackward0", "SumBackward0", "SumBackward1", "MeanBackward0",
-    "MeanBackward1", "ViewBackward0", "UnsafeViewBackward0", "ReshapeAliasBackward0",
-    "AliasBackward0", "TBackward0", "TransposeBackward0", "PermuteBackward0",
-    "SqueezeBackward0", "SqueezeBackward1", "SqueezeBackward2", "UnsqueezeBackward0",
-    "ExpandBackward0", "SelectBackward0", "SliceBackward0", "CatBackward0",
-    "StackBackward0", "CloneBackward0", "ToCopyBackward0", "FlipBackward0",
-    "RollBackward0", "RepeatBackward0", "CumsumBackward0", "DiagonalBackward0",
-    "TraceBackward0", "TrilBackward0", "TriuBackward0", "UnbindBackward0",
-    "SplitBackward0", "SplitWithSizesBackward0"})
-
-
 def _free(nodes: list[Node]) -> None:
     """Drop the saved data of a graph backward passed through; ``next_functions``
     stay as they were, and a second backward through a node that saved a tensor raises
-    ``FREED_ERROR``. A node of :data:`SAVES_NOTHING` stays usable (its kept forward value
-    is dropped: a later backward recomputes it)."""
+    ``FREED_ERROR``. A node that saves nothing (:func:`saves_nothing`) stays usable (its
+    kept forward value is dropped: a later backward recomputes it)."""
     for n in nodes:
-        if type(n).__name__ in SAVES_NOTHING:
+        if saves_nothing(n):
             n.value = None
             continue
         n.freed = True
@@ -431,10 +409,7 @@ def forward_graph(nodes: list[Node], plan: list, leaves: list, retained: list[in
         v = Var(aval)
         eqns.append(Eqn(n.prim, tuple(atoms), v, freeze_params(n.params)))
         if n in ROUNDED and not f32:  # a cast: its value and gradient rounded there
-            narrow = Var(Aval(aval.shape, ROUNDED[n]))
-            eqns.append(Eqn(convert_p, (v,), narrow, freeze_params({"dtype": ROUNDED[n]})))
-            v = Var(aval)
-            eqns.append(Eqn(convert_p, (narrow,), v, freeze_params({"dtype": aval.dtype})))
+            v = cast_rounding.emit(eqns, v, ROUNDED[n])
         own.append(v)
         if k in deltas:  # v + 0: the cotangent of this input is the cotangent of v
             v2 = Var(aval)

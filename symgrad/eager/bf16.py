@@ -22,7 +22,8 @@ float16 (float32 inside, one rounding) but for that exception, ``add(b, alpha=)`
 PyTorch's fused kernels (``addmm`` of ``F.linear``, ``layer_norm``, ``softmax``,
 ``gelu``, ``silu``, ``hardswish``, ``rsqrt``, ``var``, ``std``) compute in float32 and
 round once: the functions symgrad composes them of do too (:func:`in_float32`).
-Autograd is refused (:data:`GRADIENT_ERROR`), and so are optimizers other than SGD.
+Autograd is refused (:data:`GRADIENT_ERROR`) but through casts alone (``x.bfloat16().float()``,
+a fake quantization: :func:`exempt`), and so are optimizers other than SGD.
 
 Known differences from PyTorch 2.13 (tests/test_bfloat16.py shows the equalities):
 
@@ -107,6 +108,13 @@ def note(node: Any, out: Any, args: Any) -> None:
     if out is dt.bfloat16 or any(getattr(a, "_requires_grad", False)
                                  and dt.is_bfloat16(a._value) for a in args):
         _NODES.add(node)
+
+
+def exempt(node: Any) -> None:
+    """Forget ``node``, a cast: its backward rounds the gradient to bfloat16 as PyTorch's
+    ``ToCopyBackward0`` does (:mod:`.cast_rounding`), so a graph whose bfloat16 values
+    are only cast runs."""
+    _NODES.discard(node)
 
 
 def refuse_gradients(nodes: Any) -> None:

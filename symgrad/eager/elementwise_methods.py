@@ -296,7 +296,7 @@ class ElementwiseMethods:
             return self + (value * tensor1 * tensor2 if value != 1 else tensor1 * tensor2)
         # (its value rounded once, as PyTorch's kernel: fused_values)
         return named(fused_values.addcmul(self, tensor1, tensor2, value, formula), self,
-                     "AddcmulBackward0")
+                     "AddcmulBackward0", (self, tensor1, tensor2))
 
     @_half_in_float32
     @in_float32

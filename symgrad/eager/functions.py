@@ -19,6 +19,7 @@ functions of several tensors: ``cat``, ``stack``, ``where``.
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -229,7 +230,48 @@ def einsum(equation: str, *operands: Any) -> Any:
     """``torch.einsum``: numpy's ``einsum`` on Tensors (operands may also come as one list)."""
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
-    return np.einsum(equation, *(_as_tensor(o) for o in operands))
+    operands = tuple(_as_tensor(o) for o in operands)
+    if isinstance(equation, str):
+        equation, operands = _diagonals(equation, operands)
+    return np.einsum(equation, *operands)
+
+
+def _diagonals(equation: str, operands: tuple) -> tuple[str, tuple]:
+    """A subscript repeated in one operand (``"ii->"``) taken as that operand's diagonal
+    first, as PyTorch's einsum does: a view (its node saves nothing) instead of a masked
+    sum (``where``, whose node saves its mask)."""
+    lhs, arrow, out = equation.replace(" ", "").partition("->")
+    terms = [_labels(t) for t in lhs.split(",")]
+    if len(terms) != len(operands) or builtins.all(
+            len(set(t)) == len(t) or t.count("...") > 1 for t in terms):
+        return equation, operands
+    if not arrow:  # (implicit output: the labels seen once, sorted)
+        letters = [c for t in terms for c in t if c != "..."]
+        out = ("..." if "..." in lhs else "") + "".join(
+            sorted(c for c in set(letters) if letters.count(c) == 1))
+    new_terms, new = [], []
+    for n, (t, x) in enumerate(zip(terms, operands)):
+        while rep := next((c for c in t if c != "..." and t.count(c) > 1), None):
+            i, j = [k for k, c in enumerate(t) if c == rep][:2]
+            e = t.index("...") if "..." in t else len(t)  # (labels after it: from the end)
+            d1, d2 = (k if k < e else k - len(t) for k in (i, j))
+            if x.ndim != len(t) - ("..." in t) and "..." not in t or x.ndim < len(t) - 1:
+                break  # (the wrong number of subscripts: np.einsum says so)
+            if x.shape[d1] != x.shape[d2]:
+                raise RuntimeError(f"einsum(): subscript {rep} is repeated for operand {n} "
+                                   f"but the sizes don't match, {x.shape[d2]} != "
+                                   f"{x.shape[d1]}")
+            x = x.diagonal(0, d1, d2)
+            t = [c for k, c in enumerate(t) if k not in (i, j)] + [rep]
+        new_terms.append("".join(t))
+        new.append(x)
+    return ",".join(new_terms) + "->" + out, tuple(new)
+
+
+def _labels(term: str) -> list[str]:
+    """``"i...j"`` as ``["i", "...", "j"]``."""
+    head, dots, tail = term.partition("...")
+    return [*head, *([dots] if dots else []), *tail]
 
 
 __all__ = ["exp", "log", "log1p", "expm1", "sqrt", "sin", "cos", "tan", "tanh", "sinh", "cosh",

@@ -45,10 +45,10 @@ def node_class(name: str) -> type[Node]:
     return cls
 
 
-#: the cast nodes (``ToCopyBackward0``) between float32 and another float dtype, with
-#: "float32": PyTorch's backward rounds the gradient to float32 there, so the float64
-#: backward does too (:func:`symgrad.eager.backward.forward_graph`). A cast to or from
-#: float16 is not rounded yet (the IR has no float16): its gradient is float64's.
+#: the cast nodes (``ToCopyBackward0``) between float dtypes, with the narrow dtypes of the
+#: cast ("float32", "float16", "bfloat16"; the source's first): PyTorch's backward rounds
+#: the gradient to them there, so the float64 backward does too
+#: (:mod:`symgrad.eager.cast_rounding`).
 ROUNDED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 

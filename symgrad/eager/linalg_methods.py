@@ -22,14 +22,15 @@ import numpy as np
 from .method_args import named
 
 
-def _scaled_sum(self: Any, product: Any, beta: Any, alpha: Any, name: str) -> Any:
-    """``beta * self + alpha * product``; ``self`` is not read for ``beta=0`` (its NaNs do
-    not reach the result), as PyTorch's."""
+def _scaled_sum(self: Any, product: Any, beta: Any, alpha: Any, name: str,
+                factors: tuple[Any, Any]) -> Any:
+    """``beta * self + alpha * product`` (of ``factors``); ``self`` is not read for
+    ``beta=0`` (its NaNs do not reach the result), as PyTorch's."""
     if alpha != 1:
         product = product * alpha
     if beta == 0:
-        return named(product, self, name)
-    return named((self if beta == 1 else self * beta) + product, self, name)
+        return named(product, self, name, (self, *factors))
+    return named((self if beta == 1 else self * beta) + product, self, name, (self, *factors))
 
 
 def _check_ndim(x: Any, n: int, what: str) -> None:
@@ -55,18 +56,22 @@ class LinalgMethods:
         return named(self @ mat2, self, "BmmBackward0")
 
     def baddbmm(self, batch1: Any, batch2: Any, *, beta: Any = 1, alpha: Any = 1) -> Any:
-        return _scaled_sum(self, batch1.bmm(batch2), beta, alpha, "BaddbmmBackward0")
+        return _scaled_sum(self, batch1.bmm(batch2), beta, alpha, "BaddbmmBackward0",
+                           (batch1, batch2))
 
     def addbmm(self, batch1: Any, batch2: Any, *, beta: Any = 1, alpha: Any = 1) -> Any:
-        return _scaled_sum(self, batch1.bmm(batch2).sum(0), beta, alpha, "AddbmmBackward0")
+        return _scaled_sum(self, batch1.bmm(batch2).sum(0), beta, alpha, "AddbmmBackward0",
+                           (batch1, batch2))
 
     def addmv(self, mat: Any, vec: Any, *, beta: Any = 1, alpha: Any = 1) -> Any:
-        return _scaled_sum(self, mat.mv(vec), beta, alpha, "AddmvBackward0")
+        return _scaled_sum(self, mat.mv(vec), beta, alpha, "AddmvBackward0",
+                           (mat, vec))
 
     def addr(self, vec1: Any, vec2: Any, *, beta: Any = 1, alpha: Any = 1) -> Any:
         _check_ndim(vec1, 1, "vec1")
         _check_ndim(vec2, 1, "vec2")
-        return _scaled_sum(self, vec1.outer(vec2), beta, alpha, "AddrBackward0")
+        return _scaled_sum(self, vec1.outer(vec2), beta, alpha, "AddrBackward0",
+                           (vec1, vec2))
 
     def _add_product_(self, product: Any, beta: Any, alpha: Any) -> Any:
         """``self = beta * self + alpha * product`` in place (``self`` not read for

@@ -104,8 +104,10 @@ class MoreMethods:
                 return self + weight * diff if abs(weight) < 0.5 else end - diff * (1 - weight)
             near = np.abs(weight._value) < 0.5
             return ops.where(near, self + weight * diff, end - diff * (1 - weight))
+        tensor_weight = hasattr(weight, "_value")
         return named(fused_values.lerp(self, end, weight, formula), self,
-                     "LerpBackward1" if hasattr(weight, "_value") else "LerpBackward0")
+                     "LerpBackward1" if tensor_weight else "LerpBackward0",
+                     (self, end, weight) if tensor_weight else (self, end))
 
     def addmm(self, mat1: Any, mat2: Any, *, beta: Any = 1, alpha: Any = 1) -> Any:
         """``beta * self + alpha * (mat1 @ mat2)``; with ``beta=0`` ``self`` is not read (its
@@ -118,9 +120,9 @@ class MoreMethods:
         if alpha != 1:
             product = product * alpha
         if beta == 0:
-            return named(product, self, "AddmmBackward0")
+            return named(product, self, "AddmmBackward0", (self, mat1, mat2))
         scaled = self if beta == 1 else self * beta
-        return named(scaled + product, self, "AddmmBackward0")
+        return named(scaled + product, self, "AddmmBackward0", (self, mat1, mat2))
 
     # -- bitwise names of the operators -------------------------------------------
     def bitwise_and(self, other): return bitwise.binary(self, other, "and")
@@ -163,7 +165,7 @@ class MoreMethods:
         rest = [k for k in range(self.ndim) if k not in (d1, d2)]
         moved = self.permute(*rest, d1, d2) if (d1, d2) != (self.ndim - 2, self.ndim - 1) \
             else self
-        result = named(moved[..., rows, cols], self, "DiagonalBackward0")
+        result = named(moved[..., rows, cols], self, "DiagonalBackward0", (self,))
         # the same values as a strided view of self's memory (numpy's diagonal is read-only)
         first = tuple(slice(rows[0] if n else 0, None) if k == d1 else
                       slice(cols[0] if n else 0, None) if k == d2 else slice(None)

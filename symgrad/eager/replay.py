@@ -78,7 +78,7 @@ from ..prims.linalg import matmul_p
 from ..prims.reductions import transpose_p
 from ..transforms import pipeline
 from .graph import Node
-from .torch_facts import READS_NO_INPUTS, torch_facts
+from .torch_facts import READS_NO_INPUTS, saves_nothing, torch_facts
 
 #: the dtypes of the values kept: float64, and float32 (the backward computes from the
 #: float32 values the forward computed, as PyTorch's from its saved tensors)
@@ -329,7 +329,7 @@ def refuse_composites(nodes: list[Any], fed_ids: set[int],
             or id(a) in tainted and a.composite is not c))]
         if (ins or dep) and id(n) not in fed_ids:  # (recomputed from the new values)
             tainted.add(id(n))
-        if c is None or not dep or c.name() in READS_NO_INPUTS:
+        if c is None or not dep or c.name() in READS_NO_INPUTS or saves_nothing(c):
             continue
         inner.add(id(n))
         if any(counted for counted, _ in ins.values()):

@@ -47,7 +47,7 @@ class ShapeMethods:
         """A 1-D tensor on the ``diagonal``-th diagonal of a square matrix, or the
         ``diagonal``-th diagonal of a matrix (a copy)."""
         if self.ndim == 1:
-            return named(self.diag_embed(diagonal), self, "DiagEmbedBackward0")
+            return named(self.diag_embed(diagonal), self, "DiagEmbedBackward0", (self,))
         if self.ndim != 2:
             raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {self.ndim}D")
         return self.diagonal(diagonal).clone()
@@ -68,7 +68,7 @@ class ShapeMethods:
             raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
         if (d1, d2) != (out_ndim - 2, out_ndim - 1):
             out = out.movedim((out_ndim - 2, out_ndim - 1), (d1, d2))
-        return named(out, self, "DiagEmbedBackward0")
+        return named(out, self, "DiagEmbedBackward0", (self,))
 
     def diagflat(self, offset: int = 0) -> Any:
         return self.reshape(-1).diag(offset)
@@ -110,7 +110,7 @@ class ShapeMethods:
         if a == b:
             raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {a} "
                                f"and dim1 = {b}")
-        return named(np.rot90(self, k, (a, b)).clone(), self, "Rot90Backward0")
+        return named(np.rot90(self, k, (a, b)).clone(), self, "Rot90Backward0", (self,))
 
     def fliplr(self) -> Any:
         if self.ndim < 2:

@@ -42,6 +42,7 @@ from ..prims.operators import Operators
 from . import double, grad_mode, hooks, operand_rules, replay, views
 from . import dtypes as dt
 from .bf16 import KERNELS
+from .bf16 import exempt as exempt_bf16
 from .bf16 import note as note_bf16
 from .bitwise import BitwiseMethods
 from .dtypes import CPU, Size, as_array, as_device, device
@@ -324,10 +325,11 @@ class Tensor(ValueMethods, BitwiseMethods, InPlaceMethods, MoreMethods, TensorMe
         if target.is_floating_point and self._requires_grad and grad_mode.is_grad_enabled():
             result = named(self * 1.0, self, "ToCopyBackward0")
             result._value = value
-            note_bf16(result._node, target, ())
-            if 4 in (self.dtype.itemsize, target.itemsize) and result._node is not None:
-                ROUNDED[result._node] = "float32"  # (float16 is not yet: see ROUNDED)
-                result._node.sig = (*result._node.sig, "float32")
+            narrow = tuple(d.name for d in (self.dtype, target) if d.itemsize < 8)
+            if narrow and result._node is not None:  # (rounded as PyTorch's: not refused)
+                exempt_bf16(result._node)
+                ROUNDED[result._node] = narrow
+                result._node.sig = (*result._node.sig, narrow)
             return result
         return Tensor._make(value)
 

@@ -14,6 +14,7 @@ where it is not ``<Name>Backward0`` of the primitive's name (:func:`node_name`).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from ..core.ir import Primitive
 from ..prims import complex as CX
@@ -83,6 +84,48 @@ def torch_facts(prim: Primitive) -> TorchFacts:
 #: after the forward changes nothing there (:func:`.replay.refuse_composites`)
 READS_NO_INPUTS = frozenset({"SoftmaxBackward0", "LogSoftmaxBackward0", "RsqrtBackward0",
                              "MaxBackward0", "MinBackward0"})
+
+#: PyTorch's nodes that never save a tensor (derivatives.yaml: sizes, dims, scalars and
+#: dtypes only), whichever inputs require grad: a backward without ``retain_graph`` leaves
+#: them usable, and a second backward that passes through nothing else runs, as PyTorch's.
+#: Any other node is freed (``MulBackward0`` and ``DivBackward0`` save even a Python
+#: scalar operand, ``Index*``, ``Gather``, ``MaskedFill``, ``Where`` their indices or
+#: masks, ``AdaptiveAvgPool2DBackward0`` and ``Reflection``/``ReplicationPad`` their
+#: input). A composite's inner nodes (``Node.composite``) go with its last node's name.
+#: tests/test_backward_twice.py runs each against PyTorch, both ways (:mod:`.backward`).
+SAVES_NOTHING = frozenset({
+    "AddBackward0", "AddBackward1", "SubBackward0", "SubBackward1", "RsubBackward0",
+    "RsubBackward1", "NegBackward0", "SumBackward0", "SumBackward1", "MeanBackward0",
+    "MeanBackward1", "ViewBackward0", "UnsafeViewBackward0", "ReshapeAliasBackward0",
+    "AliasBackward0", "TBackward0", "TransposeBackward0", "PermuteBackward0",
+    "SqueezeBackward0", "SqueezeBackward1", "SqueezeBackward2", "UnsqueezeBackward0",
+    "ExpandBackward0", "SelectBackward0", "SliceBackward0", "CatBackward0",
+    "StackBackward0", "CloneBackward0", "ToCopyBackward0", "FlipBackward0",
+    "RollBackward0", "RepeatBackward0", "CumsumBackward0", "DiagonalBackward0",
+    "TraceBackward0", "TrilBackward0", "TriuBackward0", "UnbindBackward0",
+    "SplitBackward0", "SplitWithSizesBackward0", "ConstantPadNdBackward0",
+    "DiagEmbedBackward0", "Rot90Backward0", "LerpBackward0", "Im2ColBackward0",
+    "Col2ImBackward0", *(f"Upsample{kind}Backward0" for kind in (
+        "Nearest1D", "Nearest2D", "Nearest3D", "NearestExact1D", "NearestExact2D",
+        "NearestExact3D", "Linear1D", "Bilinear2D", "Bicubic2D", "Trilinear3D",
+        "Bilinear2DAa", "Bicubic2DAa", "Lanczos2DAa"))})
+
+#: PyTorch's nodes of ``self + product`` (``addmm``, ``addcmul``, ...: ``shown`` is
+#: ``(self, factor, factor)``) that save a factor only for the other factor's gradient:
+#: of constant factors they save nothing
+SAVES_FACTORS = frozenset({
+    "AddmmBackward0", "BaddbmmBackward0", "AddbmmBackward0", "AddmvBackward0",
+    "AddrBackward0", "AddcmulBackward0"})
+
+
+def saves_nothing(n: Any) -> bool:
+    """Whether PyTorch's node for ``n`` (its composite's, for an inner node) saves no
+    tensor: a backward without ``retain_graph`` leaves it usable, and its gradient
+    reads no input (:func:`.replay.refuse_composites`)."""
+    owner = n.composite or n
+    name = type(owner).__name__
+    return name in SAVES_NOTHING or (name in SAVES_FACTORS and owner.shown is not None
+                                     and all(a is None for a in owner.shown[1:]))
 
 #: PyTorch's name of a primitive's backward node where it is not ``<Name>Backward0``
 NODE_NAMES: dict[Primitive, str] = {

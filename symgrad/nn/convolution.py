@@ -505,7 +505,11 @@ def _adaptive_avg(input: Tensor, output_size: Any, d: int, name: str) -> Tensor:
                         2 + i)
     if unbatched:
         y = y.squeeze(0)
-    return named(y, input, f"AdaptiveAvgPool{d}DBackward0", (input,))
+    # (PyTorch averages to a single element with mean, its node saves nothing; 1-d pools
+    # squeeze a 2-d pool's result)
+    name = (f"AdaptiveAvgPool{d}DBackward0" if set(out) != {1} else
+            "MeanBackward1" if d > 1 else "SqueezeBackward1")
+    return named(y, input, name, (input,))
 
 
 def adaptive_avg_pool1d(input, output_size):

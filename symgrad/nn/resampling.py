@@ -165,7 +165,14 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None, mode:
             spatial[i], out[i], kind, bool(align_corners), scales[i])
         y = np.moveaxis(np.moveaxis(y, 2 + i, -1) @ matrix.T.astype(input._value.dtype), -1,
                         2 + i)
-    return named(y, input, None, (input,))
+    return named(y, input, _upsample_name(mode, d, antialias), (input,))
+
+
+def _upsample_name(mode: str, d: int, antialias: bool) -> str:
+    """PyTorch's node for ``F.interpolate`` in ``mode`` on ``d`` spatial axes
+    (``UpsampleBilinear2DAaBackward0``)."""
+    kind = "".join(w.capitalize() for w in mode.split("-"))
+    return f"Upsample{kind}{d}D{'Aa' if antialias else ''}Backward0"
 
 
 def _area(input: Tensor, size: Any, scale_factor: Any, d: int) -> Tensor:

@@ -44,7 +44,7 @@ from typing import Any
 import numpy as np
 
 from ..core.errors import SCALAR_OUTPUT_ERROR, Refused
-from ..core.ir import INEXACT, TUPLE, Aval, Eqn, Graph, Literal, Primitive, Var
+from ..core.ir import DTYPES, INEXACT, TUPLE, Aval, Eqn, Graph, IRError, Literal, Primitive, Var
 from ..core.tracing import Trace, recording, shape_of
 from ..prims.convert import convert
 from ..prims.elementwise import add, greater, where, where_p
@@ -54,9 +54,14 @@ from ..prims.registry import broadcast_shapes
 
 
 def active_vars(graph: Graph, wrt: Sequence[int]) -> set[int]:
-    """ids of the float values that depend on the inputs ``wrt``."""
+    """ids of the float values that depend on the inputs ``wrt``. A value of a dtype
+    the IR does not have (``float16``) is an IRError: taken for an integer it would get
+    no cotangent, and the gradients through it would be zeros."""
     active = {id(graph.inputs[i]) for i in wrt}
     for e in graph.eqns:
+        if e.out.dtype not in DTYPES:
+            raise IRError(f"{e.prim.name} gives a value of dtype {e.out.dtype!r}, which the "
+                          f"IR does not have (its dtypes: {', '.join(DTYPES)})")
         if (e.out.dtype in INEXACT or e.out.dtype == TUPLE) and any(
                 id(a) in active for a in e.inputs if isinstance(a, Var)):
             active.add(id(e.out))
