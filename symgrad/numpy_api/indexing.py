@@ -26,7 +26,7 @@ from ..core.errors import user_location
 from ..core.tracing import Traced, apply, shape_of
 from ..prims.elementwise import as_float
 from ..prims.elementwise import where as _where
-from ..prims.indexing import gather, gather_p, normalize, scatter_add_p, strided
+from ..prims.indexing import gather, normalize, scatter_add_p, strided
 from .functions import broadcast_to, reshape
 
 
@@ -142,8 +142,9 @@ class _Update:
     def add(self, v: Any) -> Any:
         """``x`` with ``v`` added at ``index``; repeated indices add up (as ``np.add.at``)."""
         size = math.prod(self._shape)
+        # onto -0.0: x + (-0.0) is x, -0.0 included (+0.0 would turn it into +0.0)
         added = apply(scatter_add_p, self._spread(v), indices=tuple(map(int, self._pos.ravel())),
-                      axis=0, size=size)
+                      axis=0, size=size, neg_zero=True)
         return reshape(as_float(reshape(self._x, (-1,))) + added, self._shape)
 
     def set(self, v: Any) -> Any:
@@ -156,9 +157,12 @@ class _Update:
         written = np.zeros(size, dtype=bool)
         written[list(targets)] = True
         values = self._spread(v)
-        if sources != tuple(range(len(flat))):
-            values = apply(gather_p, values, indices=sources, axis=0)
-        placed = apply(scatter_add_p, values, indices=targets, axis=0, size=size)
+        if sources != tuple(range(len(flat))):  # earlier writes of a position add -0.0
+            wins = np.zeros(len(flat), dtype=bool)   # (their cotangent is 0, as JAX's)
+            wins[list(sources)] = True
+            values, targets = _where(wins, values, -0.0), tuple(map(int, flat))
+        # onto -0.0: -0.0 + v is v, a written -0.0 included
+        placed = apply(scatter_add_p, values, indices=targets, axis=0, size=size, neg_zero=True)
         # x gets a zero cotangent where it was overwritten, v where it was overwritten again
         x = as_float(reshape(self._x, (-1,)))
         return reshape(_where(written, placed, x), self._shape)
