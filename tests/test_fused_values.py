@@ -114,6 +114,39 @@ def test_lerp_addcmul_addcdiv_equal_pytorch_bit_for_bit(dtype, shape):
                                                    err_msg=name)
 
 
+_ALPHA_OPS = {
+    "add(alpha)": lambda L, a, b: a.add(b, alpha=0.3),
+    # (b's gradient: alpha times each row's, then summed, as PyTorch's; two rows, whose
+    # sum has no order: symgrad's sums of more rows are not always PyTorch's)
+    "sub(alpha)": lambda L, a, b: L.sub(a[:2], b[0], alpha=1.7),
+    # (288 elements, a multiple of PyTorch's two AVX-512 vectors: its scalar loop over
+    # the rest rounds alpha * number before adding, which symgrad does not do)
+    "add(number, alpha)": lambda L, a, b: a.reshape(-1)[:288].add(1.3, alpha=0.7),
+    "sub(int alpha)": lambda L, a, b: b.sub(a, alpha=3),
+}
+
+
+@needs_fused
+@pytest.mark.parametrize("dtype, shape", [("float64", (6, 50)), ("float32", (6, 50)),
+                                          ("float32", (90, 50))])
+def test_add_sub_alpha_recorded_equal_pytorch_bit_for_bit(dtype, shape):
+    """``add``/``sub`` with ``alpha`` round once (PyTorch's fma) where they are recorded
+    too (they rounded ``alpha * b`` first), with PyTorch's gradients, bit for bit."""
+    rng = np.random.default_rng(4)
+    a, b, seed = (rng.standard_normal(shape).astype(dtype) for _ in range(3))
+    for name, op in _ALPHA_OPS.items():
+        got, want = [], []
+        for L, out in ((sg, got), (torch, want)):
+            x, y = L.tensor(a, requires_grad=True), L.tensor(b, requires_grad=True)
+            r = op(L, x, y)
+            (r * L.tensor(seed.reshape(-1)[:r.numel()].reshape(r.shape))).sum().backward()
+            out += [r.detach().numpy(), x.grad.numpy(),
+                    np.zeros(1) if y.grad is None else y.grad.numpy(),
+                    type(r.grad_fn).__name__ if L is torch else r.grad_fn.name()]
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(g, w, err_msg=name)
+
+
 @needs_fused
 def test_lerp_addcmul_of_infinities_equal_pytorchs():
     s = [np.inf, -np.inf, np.nan, 1.0, -0.0, 0.0, 1e308, -1e308, 2.0, 0.1]

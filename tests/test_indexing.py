@@ -399,3 +399,67 @@ def test_indexing_a_boolean_array_keeps_booleans(backend):
     for got, want in zip(f(x), ((x > 0)[[0, 2, 2]], (x > 0)[::-1][1:])):
         assert got.dtype == np.bool_
         np.testing.assert_array_equal(got, want)
+
+
+_SIGNED_ZEROS = np.array([-0.0, 1.5, -0.0, 0.0, -2.0])
+_SIGNED_UPDATES = [  # (op, index, v): -0.0 written, added, or left untouched
+    ("set", 1, -0.0), ("set", [0, 2], [-0.0, 0.0]), ("set", [3, 3, 1], [-0.0, -0.0, 2.0]),
+    ("add", 1, -0.0), ("add", [2, 2], [-0.0, -0.0]), ("add", slice(1, 4), [-0.0, 0.0, -0.0]),
+    ("add", [2] * 5, [-0.0] * 5), ("add", [0, 3, 0], [-0.0, -0.0, 0.0])]
+
+
+def _signed_update(op, index):
+    if op == "set":
+        return lambda x, v: sg.at(x)[index].set(v)
+    return lambda x, v: sg.at(x)[index].add(v)
+
+
+@pytest.mark.parametrize("op,index,v", _SIGNED_UPDATES)
+def test_at_keeps_signed_zeros_as_jax(op, index, v):
+    """A scatter into zeros turned -0.0 into +0.0 (written values, untouched elements of
+    ``add``); JAX keeps every bit. Plain arrays and the interpreter."""
+    jax = pytest.importorskip("jax", reason="JAX is the oracle of signed zeros")
+    jax.config.update("jax_enable_x64", True)
+    jx = jax.numpy.asarray(_SIGNED_ZEROS).at[jax.numpy.asarray(index)
+                                             if isinstance(index, list) else index]
+    want = np.asarray(getattr(jx, op)(jax.numpy.asarray(v)))
+    fn = _signed_update(op, index)
+    for got in (fn(_SIGNED_ZEROS, np.asarray(v)),
+                sg.jit(fn, backend="numpy")(_SIGNED_ZEROS, np.asarray(v, dtype=float))):
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+
+
+def test_at_signed_zeros_in_a_numba_kernel_and_its_gradient():
+    """The same in a Numba kernel (against JAX); the gradient of set-then-add (repeated
+    indices, the value read again) against finite differences."""
+    jax = pytest.importorskip("jax", reason="JAX is the oracle of signed zeros")
+    jax.config.update("jax_enable_x64", True)
+
+    def f(x, at):  # at: sg.at, or JAX's x.at
+        y = at(x)[np.array([1, 3, 1])].set(x[0] * x[5])  # -0.0 written twice
+        return at(y)[np.array([0, 2, 2, 2, 2, 2, 4])].add(-x[1:8] ** 2)
+    x = np.array([-0.0, 0.5, -0.0, 1.5, -0.0, 2.0, 0.0, -0.0])
+    got = sg.jit(lambda x: f(x, sg.at), backend="numba")(x)
+    want = np.asarray(f(jax.numpy.asarray(x), lambda a: a.at))
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+    x = rng_for("at-signed").normal(size=8)
+    loss = lambda x: np.sum(np.sin(f(x, sg.at)) * x)  # noqa: E731
+    assert_close(sg.grad(loss, backend="numba")(x), finite_differences(loss, [x], 0),
+                 rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("op,index,v", _SIGNED_UPDATES[:4])
+def test_at_gradients_keep_signed_zeros_as_jax(op, index, v):
+    """The cotangents of x and v, bit for bit against jax.vjp (a cotangent of -0.0s)."""
+    jax = pytest.importorskip("jax", reason="JAX is the oracle of signed zeros")
+    jax.config.update("jax_enable_x64", True)
+    jindex = jax.numpy.asarray(index) if isinstance(index, list) else index
+    ct = np.array([-0.0, 2.0, -0.0, -0.0, 0.5])
+    v = np.asarray(v, dtype=float)
+    _, pull = jax.vjp(lambda x, v: getattr(x.at[jindex], op)(v), _SIGNED_ZEROS, v)
+    for got, want in zip(_grads(_signed_update(op, index), (_SIGNED_ZEROS, v), ct, "numpy"),
+                         pull(ct)):
+        np.testing.assert_array_equal(got, np.asarray(want))
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(np.asarray(want)))

@@ -56,7 +56,7 @@ import numpy as np
 from ..core.config import config
 from ..core.ir import Primitive
 from . import dtypes as dt
-from . import fma_loops, grad_mode
+from . import fma_loops
 
 #: the operations whose PyTorch CPU kernel takes a scalar operand in float32 ("opmath")
 _FLOAT32_SCALAR = frozenset({"mul", "div", "floor_divide"})
@@ -293,16 +293,14 @@ KERNELS: dict[tuple[str, Any], Callable[..., np.ndarray]] = {
     ("floor_divide", dt.float16): functools.partial(_floor_divide, storage=np.float16)}
 
 
-def add_tensors(a: Any, b: Any, alpha: Any) -> Any:
-    """``a.add(b, alpha=alpha)`` of a float Tensor and a Tensor of its dtype when nothing
-    records it, as PyTorch's kernel computes it (:func:`add_scaled`, the same as ``add_``;
-    its fused multiply-add for float32 and float64); also of a float32/float64 ``a`` and
-    a Python number or a 0-d float Tensor ``b``, which PyTorch's kernel takes in ``a``'s
-    dtype (:func:`scalar_operand`); None otherwise (``a + b * alpha`` then; recorded
-    float16 ones round ``alpha * b`` first)."""
-    if type(alpha) not in (int, float) or (
-            grad_mode.is_grad_enabled() and (a._requires_grad or getattr(b, "_requires_grad",
-                                                                         False))):
+def add_tensors(a: Any, b: Any, alpha: Any) -> np.ndarray | None:
+    """The values of ``a.add(b, alpha=alpha)`` of a float Tensor and a Tensor of its dtype,
+    as PyTorch's kernel computes them (:func:`add_scaled`, the same as ``add_``; its
+    fused multiply-add for float32 and float64); also of a float32/float64 ``a`` and a
+    Python number or a 0-d float Tensor ``b``, which PyTorch's kernel takes in ``a``'s
+    dtype (:func:`scalar_operand`); None otherwise (``a + b * alpha`` then). Recorded or
+    not: PyTorch's forward does not depend on recording."""
+    if type(alpha) not in (int, float):
         return None
     y = scalar_operand(a._value, b)
     if y is None:
@@ -311,7 +309,7 @@ def add_tensors(a: Any, b: Any, alpha: Any) -> Any:
             return None
         y = b._value
     x, y = np.broadcast_arrays(a._value, y)
-    return type(a)._make(add_scaled(x, alpha, y))
+    return np.array(add_scaled(x, alpha, y))
 
 
 def scalar_operand(a: np.ndarray, b: Any) -> np.ndarray | None:

@@ -1,17 +1,17 @@
 """Adam's update of one parameter as one loop: the same arithmetic as the numpy update of
 :class:`symgrad.optim.Adam`, element by element, in one pass over memory.
 
-The numpy update (``_lerp``, ``exp_avg_sq *= beta2``, ``+= (1 - beta2) * (g * g)``,
-``sqrt``, ``/``, ``+ eps``, ``p += -step_size * (m / denom)``) makes about ten
-passes over the parameter and its temporaries; for a 784x256 layer that is the
-largest part of a training step after the matrix products. This loop performs
-the same IEEE operations on each element in the same order, with each Python
-number rounded to the array's dtype where numpy rounds it (NEP 50: a Python
-float meets a float32 array as float32), and no ``fastmath``: so its results
-are the numpy update's, bit for bit, in float64 and in float32
-(``tests/test_replay.py`` compares both with PyTorch's Adam, and the two updates
-with each other bit for bit). ``amsgrad``, non-contiguous arrays and other dtypes
-take the numpy update.
+The numpy update (PyTorch's single-tensor Adam: ``lerp_`` and ``addcmul_`` as PyTorch's
+CPU kernels fuse them, one fused multiply-add each, ``sqrt``, ``/``, ``+ eps``,
+``p + (-step_size * m) / denom`` as ``addcdiv_``) makes about ten passes over the
+parameter and its temporaries; for a 784x256 layer that is the largest part of a
+training step after the matrix products. This loop performs the same IEEE operations
+on each element in the same order (LLVM's ``fma`` where the numpy update calls
+:func:`.bf16.fma`), with each Python number rounded to the array's dtype where numpy
+rounds it (NEP 50: a Python float meets a float32 array as float32), and no
+``fastmath``: so its results are the numpy update's, bit for bit, in float64 and in
+float32 (``tests/test_torch_adam.py`` compares both with PyTorch's Adam bit for bit).
+``amsgrad``, non-contiguous arrays and other dtypes take the numpy update.
 """
 
 from __future__ import annotations
@@ -23,47 +23,59 @@ import numpy as np
 from ..core.config import config
 
 _KERNEL: Any = None
+_fma: Any = None  # a * b + c rounded once (fma_loops' intrinsic), set by _kernel
 _DTYPES = (np.dtype(np.float64), np.dtype(np.float32))
 
 
-def _adam_loop(p, g, m, v, weight, low, one_minus_weight, beta2, one_minus_beta2,
-               decay_mode, decay, neg_step_size, c2, eps):  # pragma: no cover (Numba)
+def _adam_loop(p, g, m, v, top, amsgrad, weight, low, weight_minus_one, beta2,
+               one_minus_beta2, decay_mode, decay, neg_step_size, c2,
+               eps):  # pragma: no cover (Numba)
     for i in range(p.size):
         gi = g[i]
         if decay_mode == 1:  # decoupled (AdamW): p *= 1 - lr * wd
             p[i] = p[i] * decay
-        elif decay_mode == 2:  # L2: g = g + wd * p
-            gi = gi + decay * p[i]
-        if low:  # start.lerp_(end, weight), PyTorch's two formulas
-            m[i] = m[i] + weight * (gi - m[i])
+        elif decay_mode == 2:  # L2: g.add(p, alpha=wd), fused
+            gi = _fma(decay, p[i], gi)
+        if low:  # start.lerp_(end, weight), PyTorch's two fused formulas
+            m[i] = _fma(weight, gi - m[i], m[i])
         else:
-            m[i] = gi - (gi - m[i]) * one_minus_weight
+            m[i] = _fma(weight_minus_one, gi - m[i], gi)
         v[i] = v[i] * beta2
-        v[i] = v[i] + one_minus_beta2 * (gi * gi)
-        denom = np.sqrt(v[i]) / c2 + eps
-        p[i] = p[i] + neg_step_size * (m[i] / denom)
+        v[i] = _fma(gi * one_minus_beta2, gi, v[i])  # addcmul_, fused
+        if amsgrad:  # torch.maximum(top, v): a NaN of either wins
+            if top[i] == top[i] and not v[i] <= top[i]:
+                top[i] = v[i]
+            denom = np.sqrt(top[i]) / c2 + eps
+        else:
+            denom = np.sqrt(v[i]) / c2 + eps
+        p[i] = p[i] + (neg_step_size * m[i]) / denom  # addcdiv_
 
 
 def _kernel() -> Any:
-    global _KERNEL
+    global _KERNEL, _fma
     if _KERNEL is None:
         from numba import njit
 
+        from .fma_loops import _intrinsic
+
+        _fma = _intrinsic()
         _KERNEL = njit(cache=True, error_model="numpy", fastmath=False, nogil=True)(_adam_loop)
     return _KERNEL
 
 
 def update(p: np.ndarray, g: np.ndarray, m: np.ndarray, v: np.ndarray, *, beta1: float,
            beta2: float, weight_decay: float, decoupled: bool, lr: float,
-           step_size: float, correction2_sqrt: float, eps: float) -> bool:
-    """Adam's update of ``p`` (and its state ``m``, ``v``) in place, as one loop; False
-    (nothing done) where the numpy update must run: arrays of other dtypes or layouts,
-    or with ``SYMGRAD_EAGER_COMPILE=0``."""
+           step_size: float, correction2_sqrt: float, eps: float,
+           top: np.ndarray | None = None) -> bool:
+    """Adam's update of ``p`` (and its state ``m``, ``v``, and ``top``, amsgrad's maximum
+    of ``v``, if given) in place, as one loop; False (nothing done) where the numpy
+    update must run: arrays of other dtypes or layouts, or with
+    ``SYMGRAD_EAGER_COMPILE=0``."""
     dtype = p.dtype
-    if not (config.eager_compile and dtype in _DTYPES and g.dtype == dtype
-            and m.dtype == dtype and v.dtype == dtype and p.shape == g.shape
-            and p.flags.c_contiguous and g.flags.c_contiguous and m.flags.c_contiguous
-            and v.flags.c_contiguous and p.flags.writeable):
+    arrays = (p, g, m, v) if top is None else (p, g, m, v, top)
+    if not (config.eager_compile and dtype in _DTYPES and p.shape == g.shape
+            and all(a.dtype == dtype and a.flags.c_contiguous for a in arrays)
+            and p.flags.writeable):
         return False
     s = dtype.type  # each Python number as numpy rounds it when it meets the array
     weight = 1 - beta1
@@ -71,7 +83,8 @@ def update(p: np.ndarray, g: np.ndarray, m: np.ndarray, v: np.ndarray, *, beta1:
         mode, decay = (1, s(1 - lr * weight_decay)) if decoupled else (2, s(weight_decay))
     else:
         mode, decay = 0, s(0.0)
-    _kernel()(p.reshape(-1), g.reshape(-1), m.reshape(-1), v.reshape(-1), s(weight),
-              weight < 0.5, s(1.0 - weight), s(beta2), s(1 - beta2), mode, decay,
+    _kernel()(p.reshape(-1), g.reshape(-1), m.reshape(-1), v.reshape(-1),
+              (v if top is None else top).reshape(-1), top is not None, s(weight),
+              s(weight) < 0.5, s(weight) - s(1), s(beta2), s(1 - beta2), mode, decay,
               s(-step_size), s(correction2_sqrt), s(eps))
     return True

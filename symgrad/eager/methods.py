@@ -34,7 +34,9 @@ from ..numpy_api import functions as ops
 from ..numpy_api import linalg
 from ..numpy_api import shapes as shape_ops
 from . import dtypes as dt
+from . import grad_mode
 from .bf16 import add_tensors, half_in_float32, in_float32, opmath_scalar
+from .fused_values import with_value
 from .method_args import dim_axes as _dims
 from .method_args import keeps_bool, named, size_arg
 from .method_args import ndim_of as _ndim
@@ -114,14 +116,14 @@ class TensorMethods(ReductionMethods):
             return self + other
         if alpha is False:  # a bool result: a or (False and b), broadcast
             return self + (other & False)
-        fused = add_tensors(self, other, alpha)  # bfloat16: rounded once, as PyTorch's
-        return self + promoted(self, other) * alpha if fused is None else fused
+        def formula(): return self + _alpha_times(self, other, alpha)
+        return _fused_add(self, other, alpha, formula, "AddBackward0")
     def sub(self, other, alpha=1):
         alpha = checked_alpha(self, other, alpha)
         if alpha == 1:
             return self - other
-        fused = add_tensors(self, other, -alpha)
-        return self - promoted(self, other) * alpha if fused is None else fused
+        def formula(): return self - _alpha_times(self, other, alpha)
+        return _fused_add(self, other, -alpha, formula, "SubBackward0")
     def mul(self, other): return self * other
     def div(self, other, rounding_mode=None):
         if rounding_mode is not None and not dt.result_type([self, other]).is_floating_point:
@@ -417,6 +419,30 @@ def checked_alpha(a: Any, b: Any, alpha: Any) -> Any:
         raise RuntimeError("For integral input tensors, argument alpha must not be a floating "
                            "point number.")
     return bool(alpha) if out is dt.bool else alpha
+
+
+def _fused_add(self: Any, other: Any, alpha: Any, formula: Any, name: str) -> Any:
+    """``self + alpha * other`` rounded once as PyTorch's kernel (:func:`.bf16.add_tensors`),
+    recorded or not, with the gradient of ``formula()`` (:func:`.fused_values.with_value`);
+    ``formula()`` itself where that kernel is not emulated."""
+    value = add_tensors(self, other, alpha)
+    if value is None:
+        return formula()
+    records = grad_mode.is_grad_enabled() and (
+        self._requires_grad or getattr(other, "_requires_grad", False))
+    return named(with_value(value, formula, self, records), self, name)
+
+
+def _alpha_times(self: Any, other: Any, alpha: Any) -> Any:
+    """``alpha * other`` in ``self.add(other, alpha=alpha)``: a recorded ``other`` broadcast
+    to the result's shape first, so that its gradient is multiplied by ``alpha`` before it
+    is summed over the broadcast dimensions, as PyTorch's AddBackward0/SubBackward0."""
+    other = promoted(self, other)
+    if getattr(other, "_requires_grad", False):
+        shape = np.broadcast_shapes(np.shape(self._value), tuple(other.shape))
+        if tuple(other.shape) != shape:
+            other = other.expand(shape)
+    return other * alpha
 
 
 def promoted(self: Any, other: Any) -> Any:

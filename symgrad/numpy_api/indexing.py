@@ -26,7 +26,8 @@ from ..core.errors import user_location
 from ..core.tracing import Traced, apply, shape_of
 from ..prims.elementwise import as_float
 from ..prims.elementwise import where as _where
-from ..prims.indexing import gather, gather_p, normalize, scatter_add_p, strided
+from ..prims.indexing import gather, normalize, scatter_add_p, strided
+from ..prims.promotion import dtype_of
 from .functions import broadcast_to, reshape
 
 
@@ -118,6 +119,11 @@ def getitem(x: Any, index: Any) -> Any:
     return reshape(strided(x, index_triples), result_shape)
 
 
+def _numpy_dtype(x: Any) -> np.dtype:
+    d = dtype_of(x)
+    return np.dtype(getattr(d, "numpy", d))  # (an eager Tensor's dtype names its numpy one)
+
+
 class _At:
     """``sg.at(x)[index]``: the place of a functional update; see :func:`at`."""
 
@@ -139,11 +145,18 @@ class _Update:
         """``v`` broadcast to the indexed shape, flattened as the positions are."""
         return reshape(broadcast_to(as_float(v), self._pos.shape), (-1,))
 
+    @staticmethod
+    def _onto(values: Any) -> dict[str, Any]:
+        """Real float values scatter onto -0.0, the identity of ``+`` (``-0.0 + v`` is
+        ``v``, ``x + -0.0`` is ``x``; +0.0 turned a -0.0 into +0.0); others onto 0."""
+        return {"neg_zero": True} if _numpy_dtype(values).kind == "f" else {}
+
     def add(self, v: Any) -> Any:
         """``x`` with ``v`` added at ``index``; repeated indices add up (as ``np.add.at``)."""
         size = math.prod(self._shape)
-        added = apply(scatter_add_p, self._spread(v), indices=tuple(map(int, self._pos.ravel())),
-                      axis=0, size=size)
+        values = self._spread(v)
+        added = apply(scatter_add_p, values, indices=tuple(map(int, self._pos.ravel())),
+                      axis=0, size=size, **self._onto(values))
         return reshape(as_float(reshape(self._x, (-1,))) + added, self._shape)
 
     def set(self, v: Any) -> Any:
@@ -156,9 +169,13 @@ class _Update:
         written = np.zeros(size, dtype=bool)
         written[list(targets)] = True
         values = self._spread(v)
-        if sources != tuple(range(len(flat))):
-            values = apply(gather_p, values, indices=sources, axis=0)
-        placed = apply(scatter_add_p, values, indices=targets, axis=0, size=size)
+        onto = self._onto(values)
+        if sources != tuple(range(len(flat))):  # earlier writes of a position add -0.0
+            wins = np.zeros(len(flat), dtype=bool)   # (their cotangent is 0, as JAX's)
+            wins[list(sources)] = True
+            values = _where(wins, values, -0.0 if onto else np.zeros((), _numpy_dtype(values)))
+            targets = tuple(map(int, flat))
+        placed = apply(scatter_add_p, values, indices=targets, axis=0, size=size, **onto)
         # x gets a zero cotangent where it was overwritten, v where it was overwritten again
         x = as_float(reshape(self._x, (-1,)))
         return reshape(_where(written, placed, x), self._shape)

@@ -179,6 +179,9 @@ def _step(state: dict[str, Any]) -> float:
     return float(state["step"]._value)
 
 
+_FMA_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
 def _lerp(start: np.ndarray, end: np.ndarray, weight: float) -> None:
     """``start.lerp_(end, weight)`` in place, with PyTorch's two formulas; PyTorch's error
     for a state of another dtype than the gradient (Adam's after ``model.double()``)."""
@@ -186,10 +189,18 @@ def _lerp(start: np.ndarray, end: np.ndarray, weight: float) -> None:
         names = {"float32": "float", "float64": "double", "float16": "Half"}
         raise RuntimeError(f"expected dtype {names.get(start.dtype.name, start.dtype.name)} "
                            f"for `end` but got dtype {names.get(end.dtype.name, end.dtype.name)}")
-    if weight < 0.5:
-        start += weight * (end - start)
-    else:
-        start[...] = end - (end - start) * (1.0 - weight)
+    if start.dtype not in _FMA_DTYPES:
+        if weight < 0.5:
+            start += weight * (end - start)
+        else:
+            start[...] = end - (end - start) * (1.0 - weight)
+        return
+    # PyTorch's vectorized kernel: fma(w, end - start, start), or fma(w - 1, end - start,
+    # end) from w = 0.5 on (symgrad.eager.fused_values), w in the arrays' dtype
+    w = start.dtype.type(weight)
+    with np.errstate(all="ignore"):
+        diff = end - start
+        start[...] = bf16.fma(start, w, diff) if w < 0.5 else bf16.fma(end, w - 1, diff)
 
 
 def _check(name: str, value: float, low: float = 0.0) -> None:
@@ -263,31 +274,36 @@ class Adam(Optimizer):
         state.setdefault("step", _scalar_tensor(0.0))  # PyTorch's order of the state
         exp_avg = _buffer(state, "exp_avg", p)
         exp_avg_sq = _buffer(state, "exp_avg_sq", p)
-        if group["amsgrad"]:
-            _buffer(state, "max_exp_avg_sq", p)
+        top = _buffer(state, "max_exp_avg_sq", p) if group["amsgrad"] else None
         step = _step(state)
         step_size = lr / (1 - beta1 ** step)
         correction2_sqrt = math.sqrt(1 - beta2 ** step)
-        if not group["amsgrad"] and fused_adam.update(
+        if fused_adam.update(
                 p, g, exp_avg, exp_avg_sq, beta1=beta1, beta2=beta2, weight_decay=wd,
                 decoupled=group["decoupled_weight_decay"], lr=lr, step_size=step_size,
-                correction2_sqrt=correction2_sqrt, eps=group["eps"]):
+                correction2_sqrt=correction2_sqrt, eps=group["eps"], top=top):
             return  # the same arithmetic as below, in one loop (symgrad.eager.fused_adam)
+        # PyTorch's single-tensor update (its default on CPU; foreach gives the same bits):
+        # grad.add(p, alpha=wd), lerp_, mul_(beta2).addcmul_ (fused: fma(value * g, g, v)),
+        # sqrt() / c2 + eps, p.addcdiv_(m, denom, value=-step_size): p + (value * m) / denom
+        fused = p.dtype in _FMA_DTYPES
         if wd != 0:
             if group["decoupled_weight_decay"]:
                 p *= 1 - lr * wd
             else:
-                g = g + wd * p
+                g = bf16.add_scaled(g, wd, p)
         _lerp(exp_avg, g, 1 - beta1)
         exp_avg_sq *= beta2
-        exp_avg_sq += (1 - beta2) * (g * g)
-        if group["amsgrad"]:
-            top = _buffer(state, "max_exp_avg_sq", p)
+        if fused:
+            exp_avg_sq[...] = bf16.fma(exp_avg_sq, g * p.dtype.type(1 - beta2), g)
+        else:
+            exp_avg_sq += (1 - beta2) * (g * g)
+        if top is not None:
             np.maximum(top, exp_avg_sq, out=top)
             denom = np.sqrt(top) / correction2_sqrt + group["eps"]
         else:
             denom = np.sqrt(exp_avg_sq) / correction2_sqrt + group["eps"]
-        p += -step_size * (exp_avg / denom)
+        p += (-step_size * exp_avg) / denom if fused else -step_size * (exp_avg / denom)
 
 
 class AdamW(Adam):

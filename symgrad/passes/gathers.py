@@ -100,8 +100,9 @@ def _source_map(p: Eqn) -> np.ndarray | None:
     if len(operands) != 1 or p.inputs[0] is not operands[0]:
         return None
     if p.prim is scatter_add_p:
-        if len(set(p.params["indices"])) != len(p.params["indices"]):
-            return None  # repeated indices add up: not a move
+        if len(set(p.params["indices"])) != len(p.params["indices"]) \
+                or p.params.get("neg_zero"):
+            return None  # repeated indices add up, -0.0 elsewhere: not a move
     elif p.prim.kind != "structural":
         return None
     codes = p.prim.impl(*[(1 + np.arange(_size(operands[0]), dtype=np.float64))

@@ -6,7 +6,8 @@ Six primitives, each declared once below with all its facets:
 - ``unslice``: its adjoint, ``x`` written into zeros of a shape at such a slice;
 - ``gather``: ``np.take(x, indices, axis)`` with constant ``indices``;
 - ``scatter_add``: its adjoint, ``out[..., indices[k], ...] += x[..., k, ...]``
-  into zeros (repeated indices accumulate);
+  into zeros (repeated indices accumulate; ``neg_zero=True``: into -0.0, the identity
+  of ``+`` that keeps a -0.0 added, for ``sg.at``);
 - ``concatenate`` along an axis;
 - ``cumsum`` along an axis (adjoint: the reversed cumulative sum).
 
@@ -139,7 +140,8 @@ gather_p = register(
         b.bind(gather_p, args, indices=indices, axis=axis + 1), True))
 
 
-def _scatter_add_rule(x: Aval, *, indices: tuple[int, ...], axis: int, size: int) -> Aval:
+def _scatter_add_rule(x: Aval, *, indices: tuple[int, ...], axis: int, size: int,
+                      neg_zero: bool = False) -> Aval:
     if not 0 <= axis < x.ndim or x.shape[axis] != len(indices):
         raise ShapeError(f"scatter_add: {len(indices)} indices along axis {axis} of {x}")
     if indices and not 0 <= min(indices) <= max(indices) < size:
@@ -147,9 +149,11 @@ def _scatter_add_rule(x: Aval, *, indices: tuple[int, ...], axis: int, size: int
     return Aval(_moved(x.shape, axis, size), x.dtype)
 
 
-def _scatter_add_impl(x: Any, indices: tuple[int, ...], axis: int, size: int) -> Any:
+def _scatter_add_impl(x: Any, indices: tuple[int, ...], axis: int, size: int,
+                      neg_zero: bool = False) -> Any:
     x = np.asarray(x)
-    out = np.zeros(_moved(x.shape, axis, size), dtype=x.dtype)
+    # onto -0.0 (neg_zero): -0.0 + v is v for every v, 0.0 + -0.0 is +0.0
+    out = np.full(_moved(x.shape, axis, size), -0.0 if neg_zero else 0, dtype=x.dtype)
     # np.add.at adds in the order of the indices, as the kernel's loop: the same bits
     np.add.at(out, (slice(None),) * axis + (np.asarray(indices, dtype=np.intp),), x)
     return out
@@ -159,12 +163,12 @@ def _scatter_add_impl(x: Any, indices: tuple[int, ...], axis: int, size: int) ->
 scatter_add_p = register(
     name="scatter_add", complex=True, kind="array", shape_rule=_scatter_add_rule,
     impl=_scatter_add_impl,
-    vjp=lambda g, ans, x, indices, axis, size: (
+    vjp=lambda g, ans, x, indices, axis, size, **_: (
         apply(gather_p, g, indices=indices, axis=axis),),
-    sympy=lambda sp, x, indices, axis, size: _scatter_add_impl(x, indices, axis, size),
+    sympy=lambda sp, x, indices, axis, size, **_: _scatter_add_impl(x, indices, axis, size),
     linear=True,
-    batch=lambda b, args, flags, *, indices, axis, size: (
-        b.bind(scatter_add_p, args, indices=indices, axis=axis + 1, size=size), True))
+    batch=lambda b, args, flags, *, indices, axis, size, **kw: (
+        b.bind(scatter_add_p, args, indices=indices, axis=axis + 1, size=size, **kw), True))
 
 
 def gather(x: Any, indices: Any, axis: int) -> Any:

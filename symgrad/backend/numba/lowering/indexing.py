@@ -110,9 +110,12 @@ def _gather_emit(out, args, avals, out_aval, *, indices, axis) -> list[str]:
     return lines
 
 
-def _scatter_add_emit(out, args, avals, out_aval, *, indices, axis, size) -> list[str]:
+def _scatter_add_emit(out, args, avals, out_aval, *, indices, axis, size,
+                      neg_zero=False) -> list[str]:
     (x,), (aval,) = args, avals
-    lines = [f"{out} = np.zeros({_shape_text(x, aval.shape, axis, size)}{_dtype_text(out_aval)})"]
+    shape = _shape_text(x, aval.shape, axis, size)
+    lines = [f"{out} = np.full({shape}, -0.0{_dtype_text(out_aval)})" if neg_zero
+             else f"{out} = np.zeros({shape}{_dtype_text(out_aval)})"]
     if indices:
         at = ":, " * axis
         lines += [f"for i0, i1 in enumerate({_index_source(indices)}):",
