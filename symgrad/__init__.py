@@ -54,11 +54,12 @@ and that there is no cycle):
 - Front ends over the eager Tensor: ``eager/`` (Tensor, backward) with
   ``autograd/``, ``nn/``, ``optim/`` and ``utils/`` (``torch.utils.data``), PyTorch's
   names; tools over the front
-  ends: ``cli/`` (the command) and ``testing.py``. Two modules stay at the top
-  level, for their public names: ``testing.py`` (``sg.testing``, as
-  ``np.testing``; it uses ``transforms`` and SymPy, so no lower layer may hold it)
-  and ``ops.py`` (``symgrad.ops``, numpy's API under the name earlier code imported:
-  a re-export of ``numpy_api``, no code of its own).
+  ends: ``cli/`` (the command) and ``testing.py``. Three modules stay at the top
+  level: ``testing.py`` (``sg.testing``, as ``np.testing``; it uses ``transforms``
+  and SymPy, so no lower layer may hold it), ``ops.py`` (``symgrad.ops``, numpy's
+  API under the name earlier code imported: a re-export of ``numpy_api``, no code of
+  its own) and ``either_vmap.py`` (``sg.vmap``: JAX's ``transforms.vectorize`` on
+  arrays, ``func``'s on Tensors, chosen per call; it needs both front ends).
 """
 
 from . import (  # noqa: E402,F401 (symgrad.ops: numpy's API, by its old name; torch.nn, torch.optim)
@@ -224,7 +225,7 @@ from .eager.tensor_ops import (  # noqa: E402
     zeros,
     zeros_like,
 )
-from .func.either_vmap import vmap  # noqa: E402  (JAX's on arrays, torch.vmap on Tensors)
+from .either_vmap import vmap  # noqa: E402  (JAX's on arrays, torch.vmap on Tensors)
 from .numpy_api import array, at, cond, fori_loop, scan, softplus, while_loop, xlogy  # noqa: E402
 from .numpy_api.custom import (  # noqa: E402 -- your own derivative rules (JAX's names)
     ShapeDtypeStruct,

@@ -64,6 +64,8 @@ ALLOWED = {
     "optim": {"eager"},  # torch.optim over the eager Tensor
     "utils": {"eager"},  # torch.utils.data over the eager Tensor
     "func": {"eager", "nn", "func"},  # torch.func over the eager Tensor and nn.Module
+    # sg.vmap: JAX's (transforms.vectorize) on arrays, torch.func's on Tensors, per call
+    "either_vmap": {"core", "eager", "func", "transforms.vectorize"},
     # tools over the front ends
     "testing": {"core", "numpy_api", "transforms.api", "transforms.calls",
                 "transforms.derivatives"},
@@ -149,9 +151,11 @@ def test_the_graph_is_built_from_every_module():
 
 
 #: the modules at the top of the package beside __init__ and __main__ (issue 30: everything
-#: else lives in a layer folder); each keeps a public name: ``sg.testing`` (as
-#: ``np.testing``), and ``symgrad.ops`` (numpy's API under the name earlier code imported)
-TOP_LEVEL = {"symgrad", "symgrad.__main__", "symgrad.ops", "symgrad.testing"}
+#: else lives in a layer folder): ``sg.testing`` (as ``np.testing``), ``symgrad.ops``
+#: (numpy's API under the name earlier code imported) and ``symgrad.either_vmap``
+#: (``sg.vmap`` over both front ends: JAX's on arrays, torch.func's on Tensors)
+TOP_LEVEL = {"symgrad", "symgrad.__main__", "symgrad.ops", "symgrad.testing",
+             "symgrad.either_vmap"}
 
 
 def test_only_the_named_modules_sit_at_the_top_of_the_package():

@@ -28,11 +28,11 @@ from typing import Any
 
 import numpy as np
 
-from ..core.pytree import flatten
-from ..core.tracing import Tracer
-from ..eager.tensor import Tensor
-from ..transforms import vectorize
-from .vmap import vmap as torch_vmap
+from .core.pytree import flatten
+from .core.tracing import Tracer
+from .eager.tensor import Tensor
+from .func.vmap import vmap as torch_vmap
+from .transforms import vectorize
 
 __all__ = ["vmap"]
 
