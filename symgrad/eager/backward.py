@@ -76,6 +76,7 @@ from ..transforms import pipeline
 from . import hooks, replay, views
 from .bf16 import refuse_gradients as refuse_bf16
 from .graph import ROUNDED, Node
+from .owned import sole
 from .saved_indices import check_indices
 
 #: the IR's names of the dtypes Tensors hold
@@ -204,11 +205,17 @@ def _backward(out: Any, ct: Any, passed: dict[int, Node], fired: set[int],
     args += [arg(nodes[k].value) for k in entry.fed]
     replay.count(entry.fed)
     grads = _run(entry, args, f32)
+    owned = [False] * len(grads)  # (the first gradients that may be taken as they are)
+    for k, t in enumerate(leaf_tensors):
+        if t._grad is None:
+            owned[k] = sole(grads, k)
+    for k in range(len(leaf_tensors), len(grads)):
+        owned[k] = sole(grads, k)
     for n in nodes:
         passed[id(n)] = n
     later = []
     reached = _reached(root, nodes)
-    for t, g in zip(leaf_tensors, grads):
+    for k, (t, g) in enumerate(zip(leaf_tensors, grads)):
         if t._node is not None and id(t._node) in cuts:  # a cut: on through its node
             later.append((t, g))
         elif t._node is None and not t._requires_grad:
@@ -217,11 +224,11 @@ def _backward(out: Any, ct: Any, passed: dict[int, Node], fired: set[int],
             before = pending.get(id(t))
             pending[id(t)] = (t, g if before is None else before[1] + g)
         elif reached is None or id(t) in reached or t._grad is not None:
-            _accumulate(t, g)
-    for k, g in zip(retained, grads[len(leaf_tensors):]):
+            _accumulate(t, g, owned[k])
+    for j, (k, g) in enumerate(zip(retained, grads[len(leaf_tensors):])):
         t = nodes[k].retained()
         if t is not None:
-            _accumulate(t, g)
+            _accumulate(t, g, owned[len(leaf_tensors) + j])
     for t, g in later:
         _backward(t, np.array(g, dtype=np.float64).reshape(t.shape), passed, fired, pending)
 
@@ -549,11 +556,17 @@ def _as_float32(r: Any) -> np.ndarray:
     return r if type(r) is np.ndarray and r.dtype is _F32 else np.asarray(r, dtype=np.float32)
 
 
-def _accumulate(t: Any, g: np.ndarray) -> None:
+def _accumulate(t: Any, g: np.ndarray, owned: bool = False) -> None:
     """``t.grad += g``, in place when ``t.grad`` exists (so ``.grad.data.zero_()`` holds).
     The gradient has the leaf's dtype: a float32 leaf gets a float32 gradient, rounded
-    from the float64 the kernel computes."""
+    from the float64 the kernel computes. A first gradient that is ``owned``
+    (:func:`.owned.sole`) and has the leaf's dtype and shape becomes ``.grad`` itself,
+    as PyTorch's AccumulateGrad takes a gradient nothing else holds (no copy)."""
     if t._grad is None:
-        t._grad = type(t)._make(np.array(g, dtype=t._value.dtype).reshape(t.shape))
+        v = t._value
+        if owned and g.dtype == v.dtype and g.shape == v.shape:
+            t._grad = type(t)._make(g)
+        else:
+            t._grad = type(t)._make(np.array(g, dtype=v.dtype).reshape(t.shape))
     else:
         t._grad._value += g
