@@ -127,7 +127,12 @@ def _collect(root: Node, cuts: dict[int, Any] | None = None) -> list[Node]:
         for a in stack.pop().inputs:
             if isinstance(a, Node) and id(a) not in seen:
                 if cuts is not None and (a.made is not None or a.hooked is not None):
-                    t = views.stale(a) if a.made is not None else None
+                    ref = a.made  # (views.stale's first tests, inlined: no call per node)
+                    t = None if ref is None else ref[0]()
+                    if t is not None and t._node is a and (t._untracked or t._seen is not None):
+                        t = views.stale(a)
+                    else:
+                        t = None
                     if t is None and a.hooked is not None:
                         t = hooks.hooked(a)  # a tensor with hooks: its gradient first
                     if t is not None:
@@ -239,29 +244,28 @@ def _plan(nodes: list[Node], cuts: dict[int, Any] | None = None,
     comes from: an earlier node, a leaf, data or a literal), the leaves and the data
     arrays in the order the kernel takes them. A cut node (see :func:`_collect`) is a
     leaf: its tensor's values enter the kernel, and the kernel gives its gradient."""
-    index = {id(n): ("eqn", k) for k, n in enumerate(nodes)}
-    leaves: dict[int, tuple] = {}   # id(tensor or cut node) -> ("leaf", position)
+    # id(node) -> ("eqn", position); id(tensor or cut node) -> ("leaf", position);
+    # id(array) -> ("data", position, shape, dtype)
+    index: dict[int, tuple] = {id(n): ("eqn", k) for k, n in enumerate(nodes)}
     leaf_tensors: list[Any] = []
-    data: dict[int, tuple] = {}     # id(array) -> ("data", position, shape, dtype)
     data_values: list[np.ndarray] = []
     plan = []
     for n in nodes:
         refs: list[Any] = []
         for a in n.inputs:
-            i = id(a)
-            ref = index.get(i) or leaves.get(i) or data.get(i)
+            ref = index.get(id(a))
             if ref is None:
                 if isinstance(a, Node):  # a cut
-                    ref = leaves[id(a)] = ("leaf", len(leaf_tensors))
+                    ref = index[id(a)] = ("leaf", len(leaf_tensors))
                     leaf_tensors.append(cuts[id(a)])
                 elif isinstance(a, Traced):  # a leaf tensor
-                    ref = leaves[id(a)] = ("leaf", len(leaf_tensors))
+                    ref = index[id(a)] = ("leaf", len(leaf_tensors))
                     leaf_tensors.append(a)
                 elif isinstance(a, Literal):
                     pass  # its value is in n.sig
                 else:
-                    ref = data[id(a)] = ("data", len(data_values), a.shape,
-                                         DTYPE_NAMES.get(a.dtype))
+                    ref = index[id(a)] = ("data", len(data_values), a.shape,
+                                          DTYPE_NAMES.get(a.dtype))
                     data_values.append(a)
             refs.append(ref)
         plan.append((n.sig, tuple(refs)))
@@ -283,11 +287,17 @@ def _cached_entry(key: tuple, lower: Callable[[], Graph | tuple[Graph, tuple[int
                 entry = _CACHE[key] = _Entry(graph, fed=fed)
                 while len(_CACHE) > CACHE_LIMIT:
                     _CACHE.popitem(last=False)
-    else:
+    elif entry is not _LAST[0]:  # (the one used last is last already: no reorder)
         with _LOCK:
             if key in _CACHE:
                 _CACHE.move_to_end(key)
+    _LAST[0] = entry
     return entry
+
+
+#: the entry :func:`_cached_entry` gave last (a training loop asks for one at every step;
+#: hashing its key again to move it to the end, where it is, was a tenth of a backward)
+_LAST: list[_Entry | None] = [None]
 
 
 #: PyTorch's nodes that never save a tensor (derivatives.yaml: sizes, dims, scalars and
@@ -325,7 +335,7 @@ def _free(nodes: list[Node]) -> None:
         n.value = n.hooked = None
         inputs = n.inputs
         for a in inputs:
-            if isinstance(a, np.ndarray):
+            if isinstance(a, np.ndarray) and a.ndim:  # (0-d data stay)
                 break
         else:
             continue
@@ -527,8 +537,10 @@ def _reached(root: Node, nodes: list[Node]) -> set[int] | None:
     """The leaves some gradient reaches when autograd.Function backwards returned None
     for some inputs (None when none did): PyTorch leaves ``.grad`` of the others None
     (not zeros), so an optimizer skips them."""
-    for n in nodes:  # (a loop: no generator per backward)
-        if n.inputs and getattr(n.inputs[0], "ctx", None) is not None and _silent(n):
+    for n in nodes:  # (a loop: no generator per backward; only a ctx's handle, an
+        # array, has a ctx)
+        if n.inputs and isinstance(n.inputs[0], np.ndarray) \
+                and getattr(n.inputs[0], "ctx", None) is not None and _silent(n):
             break
     else:
         return None
