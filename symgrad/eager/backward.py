@@ -74,6 +74,7 @@ from ..transforms import pipeline
 from . import cast_rounding, hooks, replay, views
 from .bf16 import refuse_gradients as refuse_bf16
 from .graph import ROUNDED, Node
+from .owned import sole
 from .saved_indices import check_indices
 from .torch_facts import saves_nothing
 
@@ -125,7 +126,12 @@ def _collect(root: Node, cuts: dict[int, Any] | None = None) -> list[Node]:
         for a in stack.pop().inputs:
             if isinstance(a, Node) and id(a) not in seen:
                 if cuts is not None and (a.made is not None or a.hooked is not None):
-                    t = views.stale(a) if a.made is not None else None
+                    ref = a.made  # (views.stale's first tests, inlined: no call per node)
+                    t = None if ref is None else ref[0]()
+                    if t is not None and t._node is a and (t._untracked or t._seen is not None):
+                        t = views.stale(a)
+                    else:
+                        t = None
                     if t is None and a.hooked is not None:
                         t = hooks.hooked(a)  # a tensor with hooks: its gradient first
                     if t is not None:
@@ -203,11 +209,17 @@ def _backward(out: Any, ct: Any, passed: dict[int, Node], fired: set[int],
     args += [arg(nodes[k].value) for k in entry.fed]
     replay.count(entry.fed)
     grads = _run(entry, args, f32)
+    owned = [False] * len(grads)  # (the first gradients that may be taken as they are)
+    for k, t in enumerate(leaf_tensors):
+        if t._grad is None:
+            owned[k] = sole(grads, k)
+    for k in range(len(leaf_tensors), len(grads)):
+        owned[k] = sole(grads, k)
     for n in nodes:
         passed[id(n)] = n
     later = []
     reached = _reached(root, nodes)
-    for t, g in zip(leaf_tensors, grads):
+    for k, (t, g) in enumerate(zip(leaf_tensors, grads)):
         if t._node is not None and id(t._node) in cuts:  # a cut: on through its node
             later.append((t, g))
         elif t._node is None and not t._requires_grad:
@@ -216,11 +228,11 @@ def _backward(out: Any, ct: Any, passed: dict[int, Node], fired: set[int],
             before = pending.get(id(t))
             pending[id(t)] = (t, g if before is None else before[1] + g)
         elif reached is None or id(t) in reached or t._grad is not None:
-            _accumulate(t, g)
-    for k, g in zip(retained, grads[len(leaf_tensors):]):
+            _accumulate(t, g, owned[k])
+    for j, (k, g) in enumerate(zip(retained, grads[len(leaf_tensors):])):
         t = nodes[k].retained()
         if t is not None:
-            _accumulate(t, g)
+            _accumulate(t, g, owned[len(leaf_tensors) + j])
     for t, g in later:
         _backward(t, np.array(g, dtype=np.float64).reshape(t.shape), passed, fired, pending)
 
@@ -231,29 +243,28 @@ def _plan(nodes: list[Node], cuts: dict[int, Any] | None = None,
     comes from: an earlier node, a leaf, data or a literal), the leaves and the data
     arrays in the order the kernel takes them. A cut node (see :func:`_collect`) is a
     leaf: its tensor's values enter the kernel, and the kernel gives its gradient."""
-    index = {id(n): ("eqn", k) for k, n in enumerate(nodes)}
-    leaves: dict[int, tuple] = {}   # id(tensor or cut node) -> ("leaf", position)
+    # id(node) -> ("eqn", position); id(tensor or cut node) -> ("leaf", position);
+    # id(array) -> ("data", position, shape, dtype)
+    index: dict[int, tuple] = {id(n): ("eqn", k) for k, n in enumerate(nodes)}
     leaf_tensors: list[Any] = []
-    data: dict[int, tuple] = {}     # id(array) -> ("data", position, shape, dtype)
     data_values: list[np.ndarray] = []
     plan = []
     for n in nodes:
         refs: list[Any] = []
         for a in n.inputs:
-            i = id(a)
-            ref = index.get(i) or leaves.get(i) or data.get(i)
+            ref = index.get(id(a))
             if ref is None:
                 if isinstance(a, Node):  # a cut
-                    ref = leaves[id(a)] = ("leaf", len(leaf_tensors))
+                    ref = index[id(a)] = ("leaf", len(leaf_tensors))
                     leaf_tensors.append(cuts[id(a)])
                 elif isinstance(a, Traced):  # a leaf tensor
-                    ref = leaves[id(a)] = ("leaf", len(leaf_tensors))
+                    ref = index[id(a)] = ("leaf", len(leaf_tensors))
                     leaf_tensors.append(a)
                 elif isinstance(a, Literal):
                     pass  # its value is in n.sig
                 else:
-                    ref = data[id(a)] = ("data", len(data_values), a.shape,
-                                         DTYPE_NAMES.get(a.dtype))
+                    ref = index[id(a)] = ("data", len(data_values), a.shape,
+                                          DTYPE_NAMES.get(a.dtype))
                     data_values.append(a)
             refs.append(ref)
         plan.append((n.sig, tuple(refs)))
@@ -275,11 +286,17 @@ def _cached_entry(key: tuple, lower: Callable[[], Graph | tuple[Graph, tuple[int
                 entry = _CACHE[key] = _Entry(graph, fed=fed)
                 while len(_CACHE) > CACHE_LIMIT:
                     _CACHE.popitem(last=False)
-    else:
+    elif entry is not _LAST[0]:  # (the one used last is last already: no reorder)
         with _LOCK:
             if key in _CACHE:
                 _CACHE.move_to_end(key)
+    _LAST[0] = entry
     return entry
+
+
+#: the entry :func:`_cached_entry` gave last (a training loop asks for one at every step;
+#: hashing its key again to move it to the end, where it is, was a tenth of a backward)
+_LAST: list[_Entry | None] = [None]
 
 
 def _free(nodes: list[Node]) -> None:
@@ -296,7 +313,7 @@ def _free(nodes: list[Node]) -> None:
         n.value = n.hooked = None
         inputs = n.inputs
         for a in inputs:
-            if isinstance(a, np.ndarray):
+            if isinstance(a, np.ndarray) and a.ndim:  # (0-d data stay)
                 break
         else:
             continue
@@ -495,8 +512,10 @@ def _reached(root: Node, nodes: list[Node]) -> set[int] | None:
     """The leaves some gradient reaches when autograd.Function backwards returned None
     for some inputs (None when none did): PyTorch leaves ``.grad`` of the others None
     (not zeros), so an optimizer skips them."""
-    for n in nodes:  # (a loop: no generator per backward)
-        if n.inputs and getattr(n.inputs[0], "ctx", None) is not None and _silent(n):
+    for n in nodes:  # (a loop: no generator per backward; only a ctx's handle, an
+        # array, has a ctx)
+        if n.inputs and isinstance(n.inputs[0], np.ndarray) \
+                and getattr(n.inputs[0], "ctx", None) is not None and _silent(n):
             break
     else:
         return None
@@ -524,11 +543,17 @@ def _as_float32(r: Any) -> np.ndarray:
     return r if type(r) is np.ndarray and r.dtype is _F32 else np.asarray(r, dtype=np.float32)
 
 
-def _accumulate(t: Any, g: np.ndarray) -> None:
+def _accumulate(t: Any, g: np.ndarray, owned: bool = False) -> None:
     """``t.grad += g``, in place when ``t.grad`` exists (so ``.grad.data.zero_()`` holds).
     The gradient has the leaf's dtype: a float32 leaf gets a float32 gradient, rounded
-    from the float64 the kernel computes."""
+    from the float64 the kernel computes. A first gradient that is ``owned``
+    (:func:`.owned.sole`) and has the leaf's dtype and shape becomes ``.grad`` itself,
+    as PyTorch's AccumulateGrad takes a gradient nothing else holds (no copy)."""
     if t._grad is None:
-        t._grad = type(t)._make(np.array(g, dtype=t._value.dtype).reshape(t.shape))
+        v = t._value
+        if owned and g.dtype == v.dtype and g.shape == v.shape:
+            t._grad = type(t)._make(g)
+        else:
+            t._grad = type(t)._make(np.array(g, dtype=v.dtype).reshape(t.shape))
     else:
         t._grad._value += g

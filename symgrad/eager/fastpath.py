@@ -30,6 +30,7 @@ import numpy as np
 
 from ..core.ir import F32, FLOAT, Aval, Literal, Primitive
 from ..core.tracing import Traced, Tracer
+from ..prims.overflow import CheckedUfunc
 from . import grad_mode
 from .graph import node_class
 from .replay import keep
@@ -135,6 +136,20 @@ def _aval(prim: Primitive, shapes: tuple, params: dict[str, Any]) -> Aval | None
     return aval or None
 
 
+_IMPLS: dict[Primitive, Any] = {}
+
+
+def _float_impl(prim: Primitive) -> Any:
+    """``prim.impl`` for floating operands, looked up once per primitive: numpy's ufunc
+    itself for a :class:`~symgrad.prims.overflow.CheckedUfunc` (its int64 overflow test
+    never applies to the floating values this path computes)."""
+    impl = prim.impl
+    if isinstance(impl, CheckedUfunc):
+        impl = impl.ufunc
+    _IMPLS[prim] = impl
+    return impl
+
+
 def apply_f64(prim: Primitive, args: Sequence[Any], params: dict[str, Any],
               make: Any) -> Any:
     """``prim(*args)`` computed now and recorded when an input requires grad, for float64
@@ -169,12 +184,13 @@ def apply_f64(prim: Primitive, args: Sequence[Any], params: dict[str, Any],
         aval = _aval(prim, shapes_key, params)
         if aval is None:
             return None
+    impl = _IMPLS.get(prim) or _float_impl(prim)
     if _ERRSTATE is None:
-        value = compute(prim, values, params)
+        value = compute(prim, values, params, impl)
     else:  # (compute, inlined: this runs for every operation of a training loop)
         token = _ERRSTATE.set(_IGNORE)
         try:
-            value = prim.impl(*values, **params)
+            value = impl(*values, **params)
         finally:
             _ERRSTATE.reset(token)
     if kind is None:  # (no Tensor: Python numbers)

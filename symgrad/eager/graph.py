@@ -63,8 +63,13 @@ class Node:
     def __init__(self, prim: Primitive, params: dict[str, Any], inputs: tuple, aval: Aval):
         self.prim, self.params, self.inputs, self.aval = prim, params, inputs, aval
         #: what the structure key holds of this node (the rest is how inputs connect)
-        self.sig = (prim.name, tuple(sorted(params.items())) if params else (),
-                    tuple([a.key for a in inputs if type(a) is Literal]), aval.dtype)
+        literals = ()
+        for a in inputs:  # (a loop: no comprehension per node without a literal)
+            if type(a) is Literal:
+                literals = tuple([a.key for a in inputs if type(a) is Literal])
+                break
+        self.sig = (prim.name, tuple(sorted(params.items())) if params else (), literals,
+                    aval.dtype)
         self.seq = next(_counter)  # creation order is a topological order
         #: in a gradient's graph (create_graph): the primitive whose derivative rule reads
         #: other tensors than PyTorch's backward saves, when the graph has one (see

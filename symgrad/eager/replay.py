@@ -206,8 +206,14 @@ def fed(nodes: list[Any], every: bool = False) -> tuple[int, ...]:
     take the other side of its kink), a float32 kernel another ``exp`` than numpy's.
     With ``every``, it reads every valid value (a leaf changed since the forward:
     :func:`refuse_unmatched`)."""
-    return tuple([k for k, n in enumerate(nodes)
-                  if valid(n) and (every or n.value.dtype is _F32 or n.prim not in RECOMPUTED)])
+    found = []
+    for k, n in enumerate(nodes):  # (valid's common case inlined: no call per node)
+        v = n.value
+        if v is None or n.exposed or (n.seen is not None and not valid(n)):
+            continue
+        if every or v.dtype is _F32 or n.prim not in RECOMPUTED:
+            found.append(k)
+    return tuple(found)
 
 
 def saved_value(node: Any) -> Any:

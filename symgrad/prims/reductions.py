@@ -84,7 +84,7 @@ def _mean(x: np.ndarray, axes: tuple[int, ...]) -> Any:
     if x.dtype.kind != "f":
         return np.mean(x, axis=axes)
     total = np.add.reduce(x, axis=axes)
-    count = np.intp(math.prod(x.shape[a] for a in axes))
+    count = np.intp(x.size if len(axes) == x.ndim else math.prod([x.shape[a] for a in axes]))
     if isinstance(total, np.ndarray):
         return np.true_divide(total, count, out=total, casting="unsafe")
     return total.dtype.type(total / count)
