@@ -24,7 +24,7 @@ wherever no in-place write can have changed them since (:mod:`.replay`).
 dtypes: a graph all of float32 (every node computed a float32 result and every
 leaf holds float32 values: :func:`all_float32`) is differentiated in float32, as
 PyTorch's backward computes it: leaves, data (each node converted its operands to
-float32 before computing, so its data are float32 values, kept as float64) and the
+float32 before computing, and keeps them as they are) and the
 forward's saved values enter the kernel as float32, and the gradients are float32
 arithmetic (PyTorch's to float32 rounding, not bit for bit). Any other graph (a
 float64 tensor or a cast anywhere, an ``autograd.Function``, bfloat16) runs in
@@ -79,7 +79,8 @@ from .graph import ROUNDED, Node
 from .saved_indices import check_indices
 
 #: the IR's names of the dtypes Tensors hold
-DTYPE_NAMES = {np.dtype(np.float64): "float64", np.dtype(np.bool_): "bool"}
+DTYPE_NAMES = {np.dtype(np.float64): "float64", np.dtype(np.float32): "float32",
+               np.dtype(np.bool_): "bool"}
 FREED_ERROR = (
     "Trying to backward through the graph a second time: its nodes were freed by the "
     "previous backward(). Pass retain_graph=True to the first backward() to keep the graph "
@@ -376,8 +377,8 @@ def all_float32(nodes: list[Node], leaf_tensors: list[Any]) -> bool:
 
 
 def _kernel_arg32(v: np.ndarray) -> Any:
-    """A kernel argument of a float32 backward: floating values in float32 (data, saved
-    as float64, holds float32 values: each node converted its operands to float32)."""
+    """A kernel argument of a float32 backward: floating values in float32 (a node's
+    data are float32 already: each node converted its operands to float32)."""
     if type(v) is np.ndarray and v.dtype is _F32 and v.ndim and v.flags.c_contiguous \
             and v.flags.writeable:
         return v
@@ -413,7 +414,7 @@ def forward_graph(nodes: list[Node], plan: list, leaves: list, retained: list[in
     for _, refs in plan:
         for r in refs:
             if isinstance(r, tuple) and r[0] == "data" and r[1] not in data_vars:
-                kind = r[3] if r[3] == "bool" or not f32 else real
+                kind = r[3] if r[3] == "bool" else real  # (float32 data enter converted)
                 data_vars[r[1]] = Var(Aval(r[2], kind), f"data{r[1]}")
     inputs += [data_vars[k] for k in sorted(data_vars)]
     deltas = {k: Var(Aval(nodes[k].aval.shape, real), f"retained{j}")
