@@ -72,3 +72,42 @@ def test_without_glibc_reuse_memory_says_so(monkeypatch):
     monkeypatch.setattr(memory, "_libc", lambda: None)
     with pytest.raises(RuntimeError, match="glibc"):
         sg.reuse_memory()
+
+
+TRAINING = textwrap.dedent("""
+    import resource
+    import numpy as np
+    import symgrad as sg
+    from symgrad.backend import memory
+
+    def faults_of_steps():
+        # a step's arrays as LeNet's: 24 MB freed together, none over 4 MB (the
+        # dynamic threshold rises to 4 MB and trims a heap top over 8 MB)
+        counts = []
+        for _ in range(6):
+            before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+            arrays = [np.ones(10**6, dtype=np.float32) for _ in range(6)]
+            del arrays
+            counts.append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
+        return min(counts[2:])
+
+    import_only = faults_of_steps()
+    w = sg.tensor([1.5, 2.0], requires_grad=True)
+    (w * w).sum().backward()
+    after_backward = faults_of_steps()
+    memory.raise_dynamic_threshold()  # a second call does nothing
+    print(import_only, after_backward, memory._raised, w.grad.tolist())
+""")
+
+
+def test_eager_backward_keeps_a_steps_arrays_in_the_heap():
+    """The first eager ``backward()`` raises glibc's dynamic thresholds to their maximum
+    (backend.memory.raise_dynamic_threshold): a loop freeing 24 MB of 4 MB arrays a step
+    stops faulting them in again; importing symgrad alone changes nothing (3,000+
+    faults a step, as in a process that never imported it)."""
+    out = subprocess.run([sys.executable, "-c", TRAINING], capture_output=True, text=True,
+                         check=True, timeout=120, env={**os.environ}).stdout.split()
+    import_only, after_backward = int(out[0]), int(out[1])
+    assert import_only > 3000  # 6 x 977 pages given back and faulted in again
+    assert after_backward < 100
+    assert out[2] == "True" and out[3:] == ["[3.0,", "4.0]"]

@@ -466,6 +466,61 @@ def test_leaf_changed_between_forward_and_backward(name, how):
             _same(a, b, rtol, f"{dtype} step {k}")
 
 
+def data_changed_program(L, dtype, how):
+    W = L.tensor([1.5, 0.7], dtype=getattr(L, dtype), requires_grad=True)
+    X = L.tensor([2.0, 3.0], dtype=getattr(L, dtype))  # data: needs no gradient
+    out = (W * X).sum() + (W * W).sum()
+
+    def change():
+        if how == "data":
+            X.data.mul_(3)
+        else:
+            with L.no_grad():
+                X.add_(1)
+        out.backward()
+        return [out, W.grad]
+    return change
+
+
+@pytest.mark.parametrize("how", ["data", "no_grad"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_data_changed_between_forward_and_backward(dtype, how):
+    """A tensor that needs no gradient, changed after the forward: through ``.data``
+    PyTorch's MulBackward reads it as it is now, under ``no_grad`` it raises (a saved
+    tensor's version changed). A float32 one as a float64 one: its node keeps the
+    tensor's own values, not a copy of the old ones (which refused the first)."""
+    theirs = _outcome(data_changed_program(torch_real, dtype, how))
+    ours = _outcome(data_changed_program(symgrad, dtype, how))
+    _same(ours, theirs, RTOL if dtype == "float64" else 1e-6, f"{dtype} {how}")
+
+
+def shared_data_program(L, dtype, how):
+    """Data sharing memory with a numpy array the user keeps (``from_numpy``, or
+    ``.numpy()`` of a tensor), written through numpy after the forward: no version
+    counts the write, so PyTorch's backward reads the new values."""
+    W = L.tensor([1.5, 0.7, -0.4], dtype=getattr(L, dtype), requires_grad=True)
+    raw = np.array([2.0, 3.0, -1.0], dtype=dtype)
+    X = L.from_numpy(raw) if how == "from_numpy" else L.tensor(raw)
+    shared = raw if how == "from_numpy" else X.numpy()
+    out = (W * X).sum() + (W * W * X).sum()
+
+    def change():
+        shared[...] *= 3
+        out.backward()
+        return [out, W.grad, X]
+    return change
+
+
+@pytest.mark.parametrize("how", ["from_numpy", "numpy"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_data_shared_with_numpy_changed_before_backward(dtype, how):
+    """float32 data are kept as they are (no copy of the old values), as float64 data
+    were: the gradient is PyTorch's from the values written through numpy."""
+    theirs = _outcome(shared_data_program(torch_real, dtype, how))
+    ours = _outcome(shared_data_program(symgrad, dtype, how))
+    _same(ours, theirs, RTOL if dtype == "float64" else 1e-6, f"{dtype} {how}")
+
+
 def test_optimizer_step_between_retained_backwards():
     """A classifier's loss backwarded twice (``retain_graph``) around an optimizer step.
     Updating the first layer only: no PyTorch node saved its parameters, so the second

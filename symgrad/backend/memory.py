@@ -33,6 +33,18 @@ with these values).
 
 Only glibc has ``mallopt``; elsewhere (macOS, Windows, musl) :func:`reuse_memory`
 raises a RuntimeError rather than pretending.
+
+:func:`raise_dynamic_threshold` is what the eager ``backward()`` does once without being
+asked: it lets glibc's *own* dynamic thresholds reach their maximum (32 MiB, trim at
+64 MiB) by one ``malloc`` and ``free`` of a block just under it, the state any process
+reaches after freeing one numpy array of 32 MiB. No ``mallopt``: the thresholds stay
+glibc's, and :func:`reuse_memory` works as before. Why: a training step allocates
+about 20 MB of arrays of at most 5 MB (LeNet-5, batch 64) that live until its backward
+frees them; with the threshold where those blocks left it (5 MB, trim at 10 MB), each
+backward gave the heap's top back to the system and the next forward faulted it in
+again (2,900-3,100 faults a step, 2026-12-03; docs/benchmarks.md, session 8). The price:
+the process keeps up to 64 MiB of freed heap top instead of giving it back, and blocks
+of 128 KiB-32 MiB come from the heap rather than fresh mappings. A no-op without glibc.
 """
 
 from __future__ import annotations
@@ -77,6 +89,33 @@ def reuse_memory(on: bool = True) -> None:
         raise RuntimeError(f"glibc refused mallopt(..., {mmap}): memory reuse is unchanged")
     if not on:
         libc.malloc_trim(ctypes.c_size_t(0))
+
+
+#: the block :func:`raise_dynamic_threshold` frees: under :data:`DYNAMIC_MAX` by two pages, as
+#: glibc compares the mapped chunk's size with its flag bits (a page over what is asked)
+_RAISE_BLOCK = DYNAMIC_MAX - 8192
+_raised = False
+
+
+def raise_dynamic_threshold() -> None:
+    """Once per process: ``free(malloc(32 MiB - 8 KiB))``, which raises glibc's dynamic
+    mmap threshold to 32 MiB and its trim threshold to 64 MiB (see the module docstring);
+    a no-op after the first call and without glibc.
+
+        >>> from symgrad.backend.memory import raise_dynamic_threshold
+        >>> raise_dynamic_threshold()
+    """
+    global _raised
+    if _raised:
+        return
+    _raised = True
+    libc = _libc()
+    if libc is None:
+        return
+    libc.malloc.restype = ctypes.c_void_p
+    libc.malloc.argtypes = [ctypes.c_size_t]
+    libc.free.argtypes = [ctypes.c_void_p]
+    libc.free(libc.malloc(_RAISE_BLOCK))  # (a mapped block, never touched: no faults)
 
 
 def _from_environment() -> None:

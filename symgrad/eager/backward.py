@@ -24,7 +24,7 @@ wherever no in-place write can have changed them since (:mod:`.replay`).
 dtypes: a graph all of float32 (every node computed a float32 result and every
 leaf holds float32 values: :func:`all_float32`) is differentiated in float32, as
 PyTorch's backward computes it: leaves, data (each node converted its operands to
-float32 before computing, so its data are float32 values, kept as float64) and the
+float32 before computing, and keeps them as they are) and the
 forward's saved values enter the kernel as float32, and the gradients are float32
 arithmetic (PyTorch's to float32 rounding, not bit for bit). Any other graph (a
 float64 tensor or a cast anywhere, an ``autograd.Function``, bfloat16) runs in
@@ -64,6 +64,7 @@ from typing import Any
 
 import numpy as np
 
+from ..backend.memory import raise_dynamic_threshold
 from ..core.config import config
 from ..core.errors import SCALAR_OUTPUT_ERROR
 from ..core.interpreter import interpret
@@ -79,7 +80,8 @@ from .saved_indices import check_indices
 from .torch_facts import saves_nothing
 
 #: the IR's names of the dtypes Tensors hold
-DTYPE_NAMES = {np.dtype(np.float64): "float64", np.dtype(np.bool_): "bool"}
+DTYPE_NAMES = {np.dtype(np.float64): "float64", np.dtype(np.float32): "float32",
+               np.dtype(np.bool_): "bool"}
 FREED_ERROR = (
     "Trying to backward through the graph a second time: its nodes were freed by the "
     "previous backward(). Pass retain_graph=True to the first backward() to keep the graph "
@@ -152,6 +154,7 @@ def run_backward(out: Any, gradient: Any, retain_graph: bool | None) -> None:
     if not out._requires_grad:
         raise RuntimeError("element 0 of tensors does not require grad and does not have a "
                            "grad_fn: set requires_grad=True on a leaf the output depends on")
+    raise_dynamic_threshold()  # (once: a step's arrays stay in the heap, backend.memory)
     ct = _seed(out, gradient)
     fired: set[int] = set()  # tensors whose hooks ran
     if out._node is None:  # backward on a leaf itself
@@ -371,8 +374,8 @@ def all_float32(nodes: list[Node], leaf_tensors: list[Any]) -> bool:
 
 
 def _kernel_arg32(v: np.ndarray) -> Any:
-    """A kernel argument of a float32 backward: floating values in float32 (data, saved
-    as float64, holds float32 values: each node converted its operands to float32)."""
+    """A kernel argument of a float32 backward: floating values in float32 (a node's
+    data are float32 already: each node converted its operands to float32)."""
     if type(v) is np.ndarray and v.dtype is _F32 and v.ndim and v.flags.c_contiguous \
             and v.flags.writeable:
         return v
@@ -408,7 +411,7 @@ def forward_graph(nodes: list[Node], plan: list, leaves: list, retained: list[in
     for _, refs in plan:
         for r in refs:
             if isinstance(r, tuple) and r[0] == "data" and r[1] not in data_vars:
-                kind = r[3] if r[3] == "bool" or not f32 else real
+                kind = r[3] if r[3] == "bool" else real  # (float32 data enter converted)
                 data_vars[r[1]] = Var(Aval(r[2], kind), f"data{r[1]}")
     inputs += [data_vars[k] for k in sorted(data_vars)]
     deltas = {k: Var(Aval(nodes[k].aval.shape, real), f"retained{j}")

@@ -190,6 +190,8 @@ def gradients(out: Any, gradient: Any, targets: list[Any] | None, retain_graph: 
         raise RuntimeError(CHANGED_LEAF)
     key = (tuple(plan), tuple(t._value.shape for t in leaves), tuple(deltas),
            None if ct is None else np.shape(ct), tuple(wrt_leaves))
+    # (its graph is float64: float32 data, kept as they are, enter converted)
+    data_values = [v.astype(np.float64) if v.dtype == np.float32 else v for v in data_values]
     args: list[Any] = [*leaves, *data_values, *(np.zeros(nodes[k].aval.shape) for k in deltas)]
     if ct is not None:
         args.append(ct)

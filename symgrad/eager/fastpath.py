@@ -154,8 +154,8 @@ def apply_f64(prim: Primitive, args: Sequence[Any], params: dict[str, Any],
               make: Any) -> Any:
     """``prim(*args)`` computed now and recorded when an input requires grad, for float64
     Tensors and Python numbers with a float64 result, or float32 Tensors and Python
-    numbers with a float32 result (the node's aval says float32, its data are float64
-    copies, as the general path's); None for other operands (the general path's).
+    numbers with a float32 result (the node's aval says float32, and it keeps its data
+    as they are, as the general path does); None for other operands (the general path's).
     ``make(value, node)`` makes the result Tensor."""
     values: list[Any] = []
     shapes: list[tuple] = []
@@ -206,8 +206,8 @@ def apply_f64(prim: Primitive, args: Sequence[Any], params: dict[str, Any],
             inputs.append(Literal(v) if literal_ok else np.array(v))
         elif a._requires_grad:
             inputs.append(a._node if a._node is not None else a)
-        else:  # data (float32 data: a float64 copy, as the general path keeps it)
-            inputs.append(v if kind is _F64 else v.astype(np.float64))
+        else:  # data, as they are (float32 data enter a float64 backward converted)
+            inputs.append(v)
     if kind is _F32:
         aval = _AVALS32.get(aval) or _AVALS32.setdefault(aval, Aval(aval.shape, F32))
     cls = _NODE_CLASSES.get(prim) or node_class_of(prim)

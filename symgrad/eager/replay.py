@@ -230,7 +230,7 @@ def changed_inputs(nodes: list[Any], cuts: dict[int, Any] | None = None
     they are now): those inputs' positions, each with whether a version counted the
     change (an in-place operation, an optimizer's update) and whether the backward
     reads the changed values (a leaf or a cut; data unless the node holds a copy of
-    the old ones, as of float32 data)."""
+    the old ones, as of int64 data, kept converted to float64)."""
     found: dict[int, dict[int, tuple[bool, bool]]] = {}
     for n in nodes:
         if cuts:

@@ -126,8 +126,12 @@ class EagerTrace(Trace):
         return result
 
 
+#: the dtypes a node keeps its data in (others: converted to float64)
+_DATA_DTYPES = (np.dtype(np.float64), np.dtype(np.float32), np.dtype(np.bool_))
+
+
 def _operand(a: Any, value: Any, literal_ok: bool) -> Any:
-    """What a node keeps of an operand: a node, a leaf, a literal or float64 (or bool) data."""
+    """What a node keeps of an operand: a node, a leaf, a literal or float (or bool) data."""
     if isinstance(a, Tensor) and a._requires_grad:
         return a._node if a._node is not None else a  # a result's node, or a leaf
     if type(value) in (float, int, bool):
@@ -135,8 +139,8 @@ def _operand(a: Any, value: Any, literal_ok: bool) -> Any:
     scalar = value.ndim == 0 and not isinstance(a, Tensor)
     if scalar and (literal_ok or value.dtype != np.float64):
         return Literal(value.item() if value.dtype == np.bool_ else float(value))
-    if value.dtype != np.float64 and value.dtype != np.bool_:
-        value = value.astype(np.float64)  # float32 and int64 data enter kernels as float64
+    if value.dtype not in _DATA_DTYPES:  # (int64, float16 ... data enter kernels as
+        value = value.astype(np.float64)  # float64; float32 data stay: .backward converts)
     if scalar:  # x * (0.5 + k): a kernel input, so the structure does not change with k
         return np.array(value, dtype=np.float64)
     return value  # data: a kernel input, never a literal
