@@ -31,6 +31,9 @@ conjugates a complex seed (``out.backward(g)``) going in and a complex gradient 
 
 from __future__ import annotations
 
+import functools
+import inspect
+import types
 import weakref
 from collections.abc import Sequence
 from typing import Any
@@ -163,25 +166,43 @@ def apply(prim: Primitive, args: Sequence[Any], raw: Sequence[Any], params: dict
 #: operation on one is refused (:func:`refuse_write`): symgrad's views place a view's
 #: elements in its root by their memory offsets, which a view of the other kind does
 #: not have.
-_SHARED: weakref.WeakSet = weakref.WeakSet()
+#: (by id: a WeakSet would compare Tensors with ``==``, which is elementwise)
+_SHARED: dict[int, weakref.ref] = {}
+
+
+def _mark(t: Any) -> None:
+    key = id(t)
+
+    def forget(ref: weakref.ref) -> None:
+        if _SHARED.get(key) is ref:
+            del _SHARED[key]
+    if not _shared(t):
+        _SHARED[key] = weakref.ref(t, forget)
+
+
+def _shared(t: Any) -> bool:
+    ref = _SHARED.get(id(t))
+    return ref is not None and ref() is t
 
 
 def share(source: Any, result: Any) -> Any:
     """Note that ``result`` shares ``source``'s memory across kinds; returns ``result``."""
     views.join(source, result)
-    _SHARED.add(source)
-    _SHARED.add(result)
-    if source._base is not None:
-        _SHARED.add(source._base)
+    for t in (source, result, source._base):
+        if t is not None:
+            _mark(t)
     return result
 
 
-def refuse_write(t: Any, records: bool) -> None:
-    """Refuse an in-place operation on a complex Tensor, and a recorded one on a Tensor
-    sharing memory with one (:data:`_SHARED`)."""
-    if t._value.dtype.kind == "c":
-        raise refusal("in-place operations (x.add_(), x[i] = v, ...)")
-    if records and _SHARED and (t in _SHARED or (t._base is not None and t._base in _SHARED)):
+def refuse_write(t: Any, other: Any, records: bool) -> None:
+    """Refuse an in-place operation on a complex Tensor or with a complex operand (a real
+    tensor cannot hold its result: never its real part), and a recorded one on a Tensor
+    sharing memory with a complex one (:data:`_SHARED`)."""
+    v = getattr(other, "_value", other)
+    if t._value.dtype.kind == "c" or type(v) is complex or (
+            isinstance(v, np.ndarray | np.generic) and v.dtype.kind == "c"):
+        raise refusal("in-place operations (x.add_(), x.copy_(), x[i] = v, ...)")
+    if records and _SHARED and (_shared(t) or (t._base is not None and _shared(t._base))):
         raise RuntimeError(
             "an in-place operation with grad recording on a tensor that shares its memory "
             "with a complex tensor (torch.view_as_complex/view_as_real, z.real, z.imag): "
@@ -234,6 +255,42 @@ class ComplexMethods:
 
 def _c(t: Any) -> bool:
     return t._value.dtype.kind == "c"
+
+
+#: the public Tensor methods a complex Tensor has; :func:`guard_methods` makes every other
+#: one refuse it (many compute on the values with numpy directly, which would answer
+#: where PyTorch refuses: ``floor`` of a complex tensor, ``sort``, ``isreal``...)
+METHODS = frozenset("""
+    numpy tolist item size dim ndimension numel nelement element_size is_complex
+    is_floating_point is_conj resolve_conj conj conj_physical angle abs absolute exp neg
+    negative add sub subtract mul multiply div divide true_divide sum mean reshape
+    reshape_as view view_as flatten unflatten unsqueeze squeeze transpose t permute
+    swapaxes contiguous expand expand_as clone detach requires_grad_ retain_grad backward
+    register_hook to type type_as float double half long int short char byte bool cpu
+    new_zeros new_ones new_full new_empty new_tensor is_contiguous stride storage_offset
+    data_ptr is_shared is_set_to get_device astype""".split())
+
+
+def guard_methods(cls: type) -> None:
+    """Make each public method of ``cls`` outside :data:`METHODS` refuse a complex
+    Tensor (``self``), naming the method; real Tensors pass straight through. Called
+    again by the modules that add methods later (once per method)."""
+    for name in dir(cls):
+        if name.startswith("_") or name in METHODS:
+            continue
+        attr = inspect.getattr_static(cls, name)
+        if isinstance(attr, types.FunctionType) and not hasattr(attr, "complex_guarded"):
+            setattr(cls, name, _guarded(attr, name))
+
+
+def _guarded(method: Any, name: str) -> Any:
+    @functools.wraps(method)
+    def guarded(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if self._value.dtype.kind == "c":
+            raise refusal(f"Tensor.{name}")
+        return method(self, *args, **kwargs)
+    guarded.complex_guarded = True  # type: ignore[attr-defined]
+    return guarded
 
 
 def _as(v: np.ndarray, dtype: np.dtype) -> np.ndarray:

@@ -72,7 +72,7 @@ class InPlaceMethods:
         (an int64 tensor cannot take a float result)."""
         records = grad_mode.is_grad_enabled() and (
             self._requires_grad or (_is_tensor(other) and other._requires_grad))
-        cx.refuse_write(self, records)
+        cx.refuse_write(self, other, records)
         if not self._value.flags.writeable:
             if 0 in self._value.strides:  # an expand()ed view: no place per element
                 raise RuntimeError(views.OVERLAP_ERROR)

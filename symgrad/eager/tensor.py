@@ -332,6 +332,9 @@ class Tensor(cx.ComplexMethods, ValueMethods, BitwiseMethods, InPlaceMethods, Mo
             result = named(self * (1.0 if self.dtype.is_complex else 1 + 0j), self,
                            "ToCopyBackward0")  # (the identity, recorded)
             result._value = dt.cast(self._value, target)
+            if dt.complex64 in (self.dtype, target) and dt.float32 not in (self.dtype, target):
+                ROUNDED[result._node] = "complex64"  # (its gradient rounded, as PyTorch's)
+                result._node.sig = (*result._node.sig, "complex64")
             return result
         value = dt.cast(self._value, target)
         if target.is_floating_point and self._requires_grad and grad_mode.is_grad_enabled():
@@ -554,7 +557,8 @@ class Tensor(cx.ComplexMethods, ValueMethods, BitwiseMethods, InPlaceMethods, Mo
 
 
 _TYPE_NAMES = {dt.float64: "torch.DoubleTensor", dt.float32: "torch.FloatTensor",
-               dt.int64: "torch.LongTensor", dt.bool: "torch.BoolTensor"}
+               dt.int64: "torch.LongTensor", dt.bool: "torch.BoolTensor",
+               dt.complex64: "torch.ComplexFloatTensor", dt.complex128: "torch.ComplexDoubleTensor"}
 
 
 def _index_of(index: Any) -> Any:
@@ -580,3 +584,4 @@ def _is_scalar(x: Any) -> bool:
 
 _unwrap = unwrap  # the name the sibling modules import
 operand_rules.Tensor = Tensor
+cx.guard_methods(Tensor)  # (the methods complex Tensors have not refuse them)

@@ -55,7 +55,7 @@ def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool
 
 def _fits(value: np.ndarray, target: dt.dtype) -> None:
     """PyTorch's check of Python integers made a narrower integer dtype (no wrapping)."""
-    if target.is_floating_point or target is dt.bool or not value.size:
+    if target.is_floating_point or target.is_complex or target is dt.bool or not value.size:
         return
     info = np.iinfo(target.numpy)
     if value.min() < info.min or value.max() > info.max:
