@@ -245,6 +245,7 @@ REFUSED = [
     (lambda z, x: sg.where(x > 0, x, z), "where does not take complex Tensors"),
     (lambda z, x: np.fft.rfft(x), "fft does not take complex Tensors"),
     (lambda z, x: z.float(), "would drop the imaginary part"),
+    (lambda z, x: sg.tensor([1 + 2j], dtype=sg.float64), "cannot convert complex values"),
     (lambda z, x: z.mul_(2), "Tensor.mul_ does not take complex Tensors"),
     (lambda z, x: z.detach().__setitem__(0, 1j), "in-place operations"),
     (lambda z, x: x.detach().copy_(z), "in-place operations"),

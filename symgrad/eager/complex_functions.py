@@ -12,7 +12,7 @@ z.imag], -1)``.
     >>> x = torch.tensor([[1.0, 2.0], [3.0, -1.0]])
     >>> z = torch.view_as_complex(x)
     >>> z
-    tensor([1.+2.j, 3.-1.j], dtype=torch.complex128)
+    tensor([1.+2.j, 3.-1.j])
     >>> torch.view_as_real(z * 1j)
     tensor([[-2.,  1.],
             [ 1.,  3.]])
@@ -25,7 +25,6 @@ from typing import Any
 import numpy as np
 
 from ..prims import complex as C
-from ..prims.complex import complex_p
 from . import complex_tensors as cx
 from . import dtypes as dt
 from .method_args import named

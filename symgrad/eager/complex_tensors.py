@@ -26,7 +26,7 @@ conjugates a complex seed (``out.backward(g)``) going in and a complex gradient 
     >>> z = torch.tensor([1 + 2j], requires_grad=True)
     >>> (z.abs() ** 2).sum().backward()
     >>> z.grad
-    tensor([2.+4.j], dtype=torch.complex128)
+    tensor([2.+4.j])
 """
 
 from __future__ import annotations

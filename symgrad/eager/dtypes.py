@@ -175,6 +175,9 @@ def cast(a: np.ndarray, target: dtype) -> np.ndarray:
     1.0 in PyTorch, 1.00098 in numpy); numpy's casts otherwise."""
     if a.dtype == target.numpy:
         return a
+    if a.dtype.kind == "c" and target.category != COMPLEX:  # never the real part, silently
+        raise TypeError(f"cannot convert complex values to {target} (the imaginary part would "
+                        "be dropped); take .real or .abs() explicitly")
     with np.errstate(all="ignore"):  # (nan, inf and overflow to inf, as PyTorch's)
         if target is bfloat16 or target is float16:
             return a.astype(np.float32).astype(target.numpy)

@@ -169,8 +169,8 @@ def _untracked_change(data: Any, seq: int) -> None:
                 t._untracked = -seq
 
 
-class Tensor(cx.ComplexMethods, ValueMethods, BitwiseMethods, InPlaceMethods, MoreMethods, TensorMethods,
-             ExtraMethods, SelectMethods, TorchMethods, ArrayMethods, Traced):
+class Tensor(cx.ComplexMethods, ValueMethods, BitwiseMethods, InPlaceMethods, MoreMethods,
+             TensorMethods, ExtraMethods, SelectMethods, TorchMethods, ArrayMethods, Traced):
     """An n-d array (float64 by default; float32, int64, bool) with autograd state:
     ``data``, ``grad``, ``grad_fn``, ``requires_grad``, ``is_leaf``.
     ``Tensor([[1., 2.]])`` copies data as float64; ``Tensor(2, 3)`` is a zero-filled
