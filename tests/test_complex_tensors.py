@@ -46,6 +46,9 @@ OPS = [
     ("view_as_real", lambda T, z, x: T.view_as_real(z * x)),
     ("to(complex128)", lambda T, z, x: x.to(T.complex128) * z),
     ("to(complex64)", lambda T, z, x: z.to(T.complex64) * z),
+    ("torch.real/imag", lambda T, z, x: T.real(z * x) * T.imag(z)),
+    ("torch.conj/angle", lambda T, z, x: T.conj(z) * T.angle(z) + T.angle(x)),
+    ("conj_physical", lambda T, z, x: z.conj_physical().resolve_conj() * (1 + z.is_conj())),
 ]
 #: (complex dtype, real dtype) by name, both libraries having them
 DTYPES = [("complex128", "float64"), ("complex64", "float32"), ("complex64", "float64")]
@@ -136,6 +139,21 @@ def test_a_complex_leafs_gradient_is_pytorchs_and_finite_differences():
                              + np.sum(np.imag(v * v)) + np.mean(np.real(np.exp(v))),
                              backend="numpy")(z0)
     np.testing.assert_allclose(grads[0], np.conj(jax_convention), rtol=1e-13)
+
+
+def test_angle_of_real_tensors_as_torch():
+    """0 or pi (0 at -0.0, where numpy's atan2 gives pi), nan for nan; a zero gradient."""
+    values = [1.0, -2.0, np.inf, -np.inf, np.nan, -0.0, 0.0]
+    got = []
+    for T in (sg, torch):
+        x = T.tensor(values, dtype=T.float32, requires_grad=True)
+        a = T.angle(x)
+        a.sum().backward()
+        got.append((a, x.grad))
+    for a, b in zip(*got):
+        _same(a, b, "angle", 0)
+    # (of integers: the default float dtype, float64 here)
+    assert sg.angle(sg.tensor([3, -1])).tolist() == [0.0, np.pi]  # torch: float32(pi)
 
 
 def test_backward_of_a_complex_output_takes_its_gradient_and_retains_intermediates():

@@ -246,8 +246,16 @@ class ComplexMethods:
         return False
 
     def angle(self) -> Any:
-        """The phase (``atan2(imag, real)``); of a real tensor 0 or pi (nan for nan)."""
-        return named(np.angle(self), self, "AngleBackward0")
+        """The phase (``atan2(imag, real)``); of a real tensor 0 or pi (nan for nan), with
+        a zero gradient (recorded, as PyTorch's: ``x.grad`` is zeros, not None)."""
+        if _c(self):
+            return named(np.angle(self), self, "AngleBackward0")
+        v = self._value  # PyTorch's: pi below 0 (not at -0.0, numpy's atan2), nan for nan
+        value = np.where(v != v, v, np.where(v < 0, np.pi, 0.0))
+        phase = self._make(value.astype(v.dtype if v.dtype.kind == "f" else np.float64))
+        if self._requires_grad:  # (where: x * 0 would make inf nan)
+            phase = np.where(np.zeros(self.shape, bool), self, phase)
+        return named(phase, self, "AngleBackward0")
 
     def is_complex(self) -> bool:
         return _c(self)
