@@ -367,3 +367,8 @@ def __getattr__(name: str):
 
         return importlib.import_module(".testing", __name__)  # also sets symgrad.testing
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# torch.view_as_complex, torch.polar, torch.complex64, ... (eager.complex_functions)
+from .eager import complex_functions as _complex_functions  # noqa: E402
+
+globals().update({_n: getattr(_complex_functions, _n) for _n in _complex_functions.__all__})
+__all__ += _complex_functions.__all__

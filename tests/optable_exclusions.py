@@ -19,8 +19,14 @@ _UNINITIALISED = "PyTorch's values are uninitialised memory: nothing to compare 
                  "shape and dtype (tests/test_tensor_surface.py, torch.DoubleTensor(2, 3))"
 _STATE = "process state, not an op: tests/test_torch_extras.py, tests/test_threads.py"
 _IMPORT = "a name the module imports (typing or a decorator), not an op"
+_COMPLEX = "an operation of complex Tensors: values, dtypes and gradients against PyTorch " \
+           "in tests/test_complex_tensors.py"
 
 EXCLUDED: dict[str, str] = {
+    **dict.fromkeys(["Tensor.angle", "Tensor.conj_physical", "Tensor.is_conj",
+                     "Tensor.resolve_conj", "torch.angle", "torch.complex", "torch.conj",
+                     "torch.imag", "torch.polar", "torch.real", "torch.view_as_complex",
+                     "torch.view_as_real"], _COMPLEX),
     **dict.fromkeys(["Tensor.__ifloordiv__"],
                     "in place, of the out-of-place op's values (no gradient): through views, "
                     "int64 and bool in tests/test_torch_views.py (augmented assignments)"),

@@ -52,10 +52,12 @@ def test_every_primitive_case_runs_on_tensors(case: Case):
         with pytest.raises(RuntimeError, match="requires grad"):
             case.fn(*xs)
         return
-    if case.name in COMPLEX_NAMES:  # Tensors hold real values: complex ones are refused
-        with pytest.raises(TypeError, match="Tensors hold real values"):
+    if case.name in COMPLEX_NAMES:  # complex Tensors: the oracle's numbers, or a refusal
+        try:  # naming the operation (symgrad.eager.complex_tensors)
             case.fn(*xs)
-        return
+        except TypeError as e:
+            assert "complex Tensors" in str(e) or "complex tensor" in str(e), str(e)
+            return
     if "callback" in case.prims:  # sg.pure_callback: the Tensor API's is autograd.Function
         with pytest.raises(RuntimeError, match="symgrad.autograd.Function"):
             case.fn(*xs)

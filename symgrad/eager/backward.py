@@ -68,11 +68,12 @@ from ..backend.memory import raise_dynamic_threshold
 from ..core.config import config
 from ..core.errors import SCALAR_OUTPUT_ERROR
 from ..core.interpreter import interpret
-from ..core.ir import F32, FLOAT, Aval, Eqn, Graph, Literal, Var, freeze_params
+from ..core.ir import C128, F32, FLOAT, Aval, Eqn, Graph, Literal, Var, freeze_params
 from ..core.tracing import Traced
 from ..prims.elementwise import add_p
 from ..transforms import pipeline
 from . import cast_rounding, hooks, replay, views
+from . import complex_tensors as cx
 from .bf16 import refuse_gradients as refuse_bf16
 from .graph import ROUNDED, Node
 from .owned import sole
@@ -81,7 +82,7 @@ from .torch_facts import saves_nothing
 
 #: the IR's names of the dtypes Tensors hold
 DTYPE_NAMES = {np.dtype(np.float64): "float64", np.dtype(np.float32): "float32",
-               np.dtype(np.bool_): "bool"}
+               np.dtype(np.bool_): "bool", np.dtype(np.complex128): "complex128"}
 FREED_ERROR = (
     "Trying to backward through the graph a second time: its nodes were freed by the "
     "previous backward(). Pass retain_graph=True to the first backward() to keep the graph "
@@ -199,14 +200,15 @@ def _backward(out: Any, ct: Any, passed: dict[int, Node], fired: set[int],
     if changed:
         replay.refuse_unmatched(nodes, fed, changed)
     f32 = all_float32(nodes, leaf_tensors)
-    key = (tuple(plan), tuple([t._value.shape for t in leaf_tensors]), tuple(retained),
+    key = (tuple(plan), tuple([(t._value.shape, t._value.dtype.kind == "c")
+                               for t in leaf_tensors]), tuple(retained),
            None if ct is None else np.shape(ct), fed, f32)
     entry = _cached_entry(key, lambda: _lower(nodes, plan, leaf_tensors, retained,
                                               ct is not None, fed, f32))
     arg = _kernel_arg32 if f32 else _kernel_arg
     args: list[Any] = [arg(t._value) for t in leaf_tensors]
     args += [arg(v) for v in data_values]
-    args += [arg(np.zeros(nodes[k].aval.shape)) for k in retained]
+    args += [arg(np.zeros(nodes[k].aval.shape, nodes[k].aval.dtype)) for k in retained]
     if ct is not None:
         args.append(arg(np.asarray(ct)))
     args += [arg(nodes[k].value) for k in entry.fed]
@@ -231,13 +233,14 @@ def _backward(out: Any, ct: Any, passed: dict[int, Node], fired: set[int],
             before = pending.get(id(t))
             pending[id(t)] = (t, g if before is None else before[1] + g)
         elif reached is None or id(t) in reached or t._grad is not None:
-            _accumulate(t, g, owned[k])
+            _accumulate(t, cx.torch_grad(g), owned[k])
     for j, (k, g) in enumerate(zip(retained, grads[len(leaf_tensors):])):
         t = nodes[k].retained()
         if t is not None:
-            _accumulate(t, g, owned[len(leaf_tensors) + j])
-    for t, g in later:
-        _backward(t, np.array(g, dtype=np.float64).reshape(t.shape), passed, fired, pending)
+            _accumulate(t, cx.torch_grad(g), owned[len(leaf_tensors) + j])
+    for t, g in later:  # (a complex cotangent in the IR's convention, as it came)
+        _backward(t, np.array(g, dtype=np.complex128 if t._value.dtype.kind == "c"
+                              else np.float64).reshape(t.shape), passed, fired, pending)
 
 
 def _plan(nodes: list[Node], cuts: dict[int, Any] | None = None,
@@ -350,7 +353,16 @@ def _check_versions(nodes: list[Node]) -> None:
 
 
 def _seed(out: Any, gradient: Any) -> Any:
-    """The cotangent of ``out`` as a kernel input, or None for an implicit 1 on a scalar."""
+    """The cotangent of ``out`` as a kernel input, or None for an implicit 1 on a scalar.
+    A complex output's (PyTorch's convention) is conjugated into the IR's."""
+    if out._value.dtype.kind == "c":
+        if gradient is None:
+            raise RuntimeError("grad can be implicitly created only for real scalar outputs: "
+                               "this output is complex; reduce it to a real value first "
+                               "(.abs(), .real) or pass backward(gradient)")
+        ct = pipeline.cotangent(gradient, Aval(out._value.shape, C128), "the output has",
+                                RuntimeError)
+        return np.conj(np.asarray(ct, np.complex128))
     if gradient is None:
         if out._value.size != 1:
             raise RuntimeError(
@@ -392,6 +404,8 @@ def _kernel_arg(v: np.ndarray) -> Any:
         return float(v)
     if v.dtype == np.float32:  # the backward graph is float64 (the module docstring)
         v = v.astype(np.float64)
+    elif v.dtype == np.complex64:  # (and complex128: see .complex_tensors)
+        v = v.astype(np.complex128)
     return pipeline.kernel_input(v, promote=False)[0]
 
 
@@ -406,7 +420,8 @@ def forward_graph(nodes: list[Node], plan: list, leaves: list, retained: list[in
     Also each node's own variable (before that zero is added), in node order. Its
     floating values are float64, or float32 with ``f32`` (:func:`all_float32`)."""
     real = F32 if f32 else FLOAT
-    inputs = [Var(Aval(t._value.shape, real), f"leaf{k}") for k, t in enumerate(leaves)]
+    inputs = [Var(Aval(t._value.shape, C128 if t._value.dtype.kind == "c" else real),
+                  f"leaf{k}") for k, t in enumerate(leaves)]
     data_vars: dict[int, Var] = {}
     for _, refs in plan:
         for r in refs:
@@ -414,7 +429,8 @@ def forward_graph(nodes: list[Node], plan: list, leaves: list, retained: list[in
                 kind = r[3] if r[3] == "bool" else real  # (float32 data enter converted)
                 data_vars[r[1]] = Var(Aval(r[2], kind), f"data{r[1]}")
     inputs += [data_vars[k] for k in sorted(data_vars)]
-    deltas = {k: Var(Aval(nodes[k].aval.shape, real), f"retained{j}")
+    deltas = {k: Var(Aval(nodes[k].aval.shape, C128 if nodes[k].aval.dtype == C128 else real),
+                     f"retained{j}")
               for j, k in enumerate(retained)}
     outs: list[Var] = []
     own: list[Var] = []
@@ -539,7 +555,9 @@ def _reached(root: Node, nodes: list[Node]) -> set[int] | None:
 
 
 def _as_float64(r: Any) -> np.ndarray:
-    return r if type(r) is np.ndarray and r.dtype is _F64 else np.asarray(r, dtype=np.float64)
+    if type(r) is np.ndarray and r.dtype is _F64:
+        return r
+    return np.asarray(r, dtype=np.complex128 if np.iscomplexobj(r) else np.float64)
 
 
 def _as_float32(r: Any) -> np.ndarray:

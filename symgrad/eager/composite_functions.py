@@ -25,6 +25,7 @@ import numpy as np
 
 from . import dtypes as dt
 from . import views
+from .complex_tensors import guard_methods
 from .functions import _as_tensor, cat
 from .method_args import named
 from .tensor import Tensor
@@ -156,5 +157,6 @@ def as_strided(input: Any, size: Any, stride: Any, storage_offset: int | None = 
 
 
 Tensor.as_strided = as_strided  # (a method too, as PyTorch's)
+guard_methods(Tensor)
 
 __all__ = ["as_strided", "block_diag", "logspace", "tensordot"]

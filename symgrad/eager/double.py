@@ -57,6 +57,7 @@ from ..core.tracing import Traced
 from ..prims.elementwise import pow_p
 from ..transforms import pipeline
 from . import backward as engine
+from . import complex_tensors as cx
 from . import hooks, views
 from .grad_mode import enable_grad, no_grad
 from .graph import next_seq
@@ -143,6 +144,7 @@ def gradients(out: Any, gradient: Any, targets: list[Any] | None, retain_graph: 
     ``retain_grad()``), gradients of ``sum(out * gradient)``; Tensors with a graph when
     ``create_graph``. ``out`` requires grad. Unless ``allow_unused``, a target ``out``
     does not depend on raises, before any other check of the graph (as in PyTorch)."""
+    cx.refuse(out, "torch.autograd.grad, backward(inputs=) and create_graph=True")
     recorded = isinstance(gradient, Traced) and gradient._requires_grad
     ct = engine._seed(out, gradient.detach() if recorded else gradient)
     if create_graph and recorded:  # the gradients depend on it
@@ -154,6 +156,7 @@ def gradients(out: Any, gradient: Any, targets: list[Any] | None, retain_graph: 
         found = [out] if targets is None else targets
         return [(t, seed if t is out else None) for t in found]
     nodes = engine._collect(out._node)
+    cx.refuse_graph(nodes, "torch.autograd.grad, backward(inputs=) and create_graph=True")
     _refuse_changed(nodes, out._node)
     if not allow_unused and targets is not None:
         _check_used(targets, nodes)

@@ -46,12 +46,13 @@ except ImportError:  # pragma: no cover -- the test extra installs it (through j
 class dtype:  # noqa: N801 -- PyTorch's name: ``torch.dtype``
     """A tensor storage dtype; compares equal to the numpy dtype it holds."""
 
-    __slots__ = ("name", "numpy", "is_floating_point", "category", "itemsize")
+    __slots__ = ("name", "numpy", "is_floating_point", "is_complex", "category", "itemsize")
 
     def __init__(self, name: str, category: int, storage: Any = None):
         self.name = name
         self.numpy = np.dtype(name if storage is None else storage)
         self.is_floating_point = category == FLOATING
+        self.is_complex = category == COMPLEX
         self.category = category
         self.itemsize = self.numpy.itemsize
 
@@ -73,7 +74,7 @@ class dtype:  # noqa: N801 -- PyTorch's name: ``torch.dtype``
         return self.name
 
 
-BOOLEAN, INTEGRAL, FLOATING = 0, 1, 2
+BOOLEAN, INTEGRAL, FLOATING, COMPLEX = 0, 1, 2, 3
 
 bool = dtype("bool", BOOLEAN)  # noqa: A001 -- torch.bool
 uint8 = dtype("uint8", INTEGRAL)
@@ -84,6 +85,8 @@ int64 = dtype("int64", INTEGRAL)
 float16 = dtype("float16", FLOATING)
 float32 = dtype("float32", FLOATING)
 float64 = dtype("float64", FLOATING)
+complex64 = dtype("complex64", COMPLEX)  # (see symgrad.eager.complex_tensors)
+complex128 = dtype("complex128", COMPLEX)
 
 
 class _NoStorage:
@@ -104,9 +107,11 @@ bfloat16: Any = (dtype("bfloat16", FLOATING, ml_dtypes.bfloat16) if ml_dtypes is
                  else _NoStorage("bfloat16"))
 long, float, double = int64, float32, float64  # noqa: A001 -- torch.long, torch.float, ...
 short, int, half = int16, int32, float16  # noqa: A001 -- torch.short, torch.int, torch.half
+cfloat, cdouble = complex64, complex128  # torch.cfloat, torch.cdouble
 
 #: the storage dtypes (bfloat16 only with ml_dtypes: numpy has no bfloat16 type)
-DTYPES = (bool, uint8, int8, int16, int32, int64, float16, float32, float64,
+DTYPES = (bool, uint8, int8, int16, int32, int64, float16, float32, float64, complex64,
+          complex128,
           *((bfloat16,) if isinstance(bfloat16, dtype) else ()))
 _BY_NUMPY = {d.numpy: d for d in DTYPES}
 #: the dtype of a float tensor made without ``dtype=`` (PyTorch's is float32; ours float64)
@@ -119,11 +124,25 @@ def promote_types(a: dtype, b: dtype) -> dtype:
     if a is b:
         return a
     if a.category != b.category:
-        return a if a.category > b.category else b
+        high, low = (a, b) if a.category > b.category else (b, a)
+        if high.is_complex and low.is_floating_point:  # float64 with complex64: complex128
+            return complex_of(promote_types(real_of(high), low))
+        return high
     if a is bfloat16 or b is bfloat16:  # float16 with bfloat16 is float32, as PyTorch's
         other = b if a is bfloat16 else a
         return float32 if other is float16 else other
     return _BY_NUMPY[np.promote_types(a.numpy, b.numpy)]
+
+
+def complex_of(d: dtype) -> dtype:
+    """The complex dtype of a floating one's precision (float32: complex64; float64, and
+    float16 and bfloat16, which have no complex dtype here: complex128)."""
+    return complex64 if d is float32 else complex128
+
+
+def real_of(d: dtype) -> dtype:
+    """The floating dtype of a complex one's parts (``z.real``'s)."""
+    return float32 if d is complex64 else float64
 
 
 def as_dtype(x: Any) -> dtype:
@@ -143,8 +162,8 @@ def as_dtype(x: Any) -> dtype:
         hint = (" (numpy has no bfloat16: install ml_dtypes, or use float32 or float16)"
                 if "bfloat16" in str(x) else "")
         raise TypeError(f"dtype {x!r} is not supported: Tensors hold float64 (the default), "
-                        f"float32, float16, bfloat16, int64, int32, int16, int8, uint8 or "
-                        f"bool{hint}")
+                        f"float32, float16, bfloat16, complex128, complex64, int64, int32, "
+                        f"int16, int8, uint8 or bool{hint}")
     return found
 
 
@@ -156,6 +175,9 @@ def cast(a: np.ndarray, target: dtype) -> np.ndarray:
     1.0 in PyTorch, 1.00098 in numpy); numpy's casts otherwise."""
     if a.dtype == target.numpy:
         return a
+    if a.dtype.kind == "c" and target.category != COMPLEX:  # never the real part, silently
+        raise TypeError(f"cannot convert complex values to {target} (the imaginary part would "
+                        "be dropped); take .real or .abs() explicitly")
     with np.errstate(all="ignore"):  # (nan, inf and overflow to inf, as PyTorch's)
         if target is bfloat16 or target is float16:
             return a.astype(np.float32).astype(target.numpy)
@@ -173,9 +195,12 @@ def of_array(a: np.ndarray) -> dtype:
 
 
 def infer(data: Any) -> dtype:
-    """The dtype ``torch.tensor(data)`` gives: bool, int64 for integers, else the default
-    float (a float32 numpy array stays float32)."""
+    """The dtype ``torch.tensor(data)`` gives: bool, int64 for integers, complex128 for
+    complex numbers, else the default float (a float32 or complex64 numpy array keeps its
+    dtype)."""
     a = np.asarray(data)
+    if a.dtype.kind == "c":
+        return complex64 if a.dtype == np.complex64 else complex128
     if a.dtype.kind == "b":
         return bool
     if a.dtype in _BY_NUMPY and a.dtype != np.float64:  # an array of a storage dtype keeps it
@@ -185,7 +210,7 @@ def infer(data: Any) -> dtype:
     if a.dtype.kind == "f":
         return DEFAULT
     raise TypeError(f"a tensor cannot hold {a.dtype} data: Tensors hold float64, float32, "
-                    "float16, int64, int32, int16, int8, uint8 or bool")
+                    "float16, complex128, complex64, int64, int32, int16, int8, uint8 or bool")
 
 
 def _operand_dtype(x: Any) -> tuple[int, dtype] | None:
@@ -203,6 +228,8 @@ def _operand_dtype(x: Any) -> tuple[int, dtype] | None:
         return (0, int64)
     if isinstance(x, (builtins.float, np.floating)):
         return (0, DEFAULT)
+    if isinstance(x, (builtins.complex, np.complexfloating)):
+        return (0, complex_of(DEFAULT))  # PyTorch's default complex dtype
     return None
 
 
@@ -211,7 +238,11 @@ def _combine(higher: dtype | None, lower: dtype | None) -> dtype | None:
     one is of a higher category."""
     if higher is None:
         return lower
-    if lower is None or higher.category == FLOATING:
+    if lower is None or higher.category == COMPLEX:
+        return higher
+    if lower.category == COMPLEX:  # float32 tensor * 1j: complex64
+        return complex_of(higher) if higher.category == FLOATING else lower
+    if higher.category == FLOATING:
         return higher
     if higher is bool or lower.category == FLOATING:
         return promote_types(higher, lower)
@@ -284,13 +315,12 @@ def as_device(d: Any) -> device:
     return d if isinstance(d, device) else device(d)
 
 
-#: why a Tensor refuses complex values (README, "Complex numbers")
-COMPLEX_TENSOR = ("symgrad Tensors hold real values (float64, float32, integers, bool): "
-                  "complex values are differentiated by the numpy front end (sg.grad, sg.vjp, "
-                  "sg.jvp, with JAX's convention), not by Tensors, whose PyTorch convention "
-                  "for complex gradients (the conjugate Wirtinger derivative) symgrad does "
-                  "not implement. Use sg.grad on a numpy function, or keep the real and "
-                  "imaginary parts in two Tensors")
+#: why an operation refuses complex values (README, "Complex numbers")
+COMPLEX_TENSOR = ("this operation of symgrad Tensors takes no complex values: complex "
+                  "Tensors (complex64, complex128) support the operations listed in "
+                  "symgrad.eager.complex_tensors (arithmetic, exp, real/imag/conj/abs/angle, "
+                  "view_as_real, shapes, indexing, sum/mean). Work on z.real and z.imag "
+                  "(torch.view_as_real), or use sg.grad on a numpy function")
 
 
 def refuse_complex(value: Any) -> None:
@@ -304,4 +334,5 @@ def refuse_complex(value: Any) -> None:
 #: ATen's names of the dtypes, as its errors print them ("not implemented for 'Long'")
 TYPE_NAMES = {"float64": "Double", "float32": "Float", "float16": "Half", "int64": "Long",
               "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-              "bool": "Bool", "bfloat16": "BFloat16"}
+              "bool": "Bool", "bfloat16": "BFloat16", "complex64": "ComplexFloat",
+              "complex128": "ComplexDouble"}

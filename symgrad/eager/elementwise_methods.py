@@ -140,7 +140,6 @@ class ElementwiseMethods:
                                "Boolean value of Tensor with more than one value is ambiguous")
         return bool(self._value.reshape(()) != 0)
 
-    def is_complex(self) -> bool: return False  # (Tensors hold real values)
     def is_signed(self) -> bool: return self.dtype not in (dt.uint8, dt.bool)
     def is_same_size(self, other) -> bool: return self.shape == other.shape
 

@@ -66,6 +66,10 @@ def register(t: Any, hook: Any) -> RemovableHandle:
     """Add ``hook`` to ``t``'s hooks (see the module docstring)."""
     if not t._requires_grad:
         raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    if t._value.dtype.kind == "c":
+        raise TypeError("register_hook on a complex tensor is not supported in symgrad (the "
+                        "hook would see the IR's gradient convention); register it on a real "
+                        "tensor, e.g. torch.view_as_real(z)")
     if t._hooks is None:
         t._hooks = {}
     key = next(_IDS)

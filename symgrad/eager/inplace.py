@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from . import bf16, grad_mode, views
+from . import complex_tensors as cx
 from . import dtypes as dt
 from .graph import Node, next_seq
 from .methods import checked_alpha, named, promoted, unwrap
@@ -71,6 +72,7 @@ class InPlaceMethods:
         (an int64 tensor cannot take a float result)."""
         records = grad_mode.is_grad_enabled() and (
             self._requires_grad or (_is_tensor(other) and other._requires_grad))
+        cx.refuse_write(self, other, records)
         if not self._value.flags.writeable:
             if 0 in self._value.strides:  # an expand()ed view: no place per element
                 raise RuntimeError(views.OVERLAP_ERROR)

@@ -24,6 +24,7 @@ import numpy as np
 from ..numpy_api import functions as ops
 from ..numpy_api import shapes as shape_ops
 from . import linalg
+from .complex_tensors import guard_methods
 from .lu import lu_factor_ex
 from .method_args import named
 from .tensor import Tensor
@@ -160,3 +161,4 @@ METHODS = ("det", "slogdet", "logdet", "inverse", "pinverse", "matrix_power", "m
 for _name in METHODS:
     setattr(Tensor, _name, globals()[_name])
 del _name
+guard_methods(Tensor)

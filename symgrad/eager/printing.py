@@ -74,6 +74,19 @@ class _Formatter:
         return " " * (self.max_width - len(text)) + text
 
 
+class _ComplexFormatter:
+    """PyTorch's complex elements: the real parts formatted as a real tensor, then the
+    imaginary parts (their own mode and width, unpadded) with their sign and ``j``."""
+
+    def __init__(self, values: np.ndarray):
+        self.real, self.imag = _Formatter(values.real), _Formatter(values.imag)
+        self.max_width = self.real.max_width + self.imag.max_width + 1
+
+    def format(self, value: complex) -> str:
+        imag = (self.imag.format(value.imag) + "j").lstrip()
+        return self.real.format(value.real) + ("" if imag[0] in "+-" else "+") + imag
+
+
 def _summarized(values: np.ndarray) -> np.ndarray:
     """The elements a summarized print shows (the first and last ``EDGEITEMS`` per axis)."""
     if values.ndim == 0:
@@ -83,7 +96,8 @@ def _summarized(values: np.ndarray) -> np.ndarray:
     return np.stack([_summarized(v) for v in values]) if values.ndim > 1 else values
 
 
-def _body(values: np.ndarray, indent: int, summarize: bool, fmt: _Formatter) -> str:
+def _body(values: np.ndarray, indent: int, summarize: bool,
+          fmt: _Formatter | _ComplexFormatter) -> str:
     if values.ndim == 0:
         return fmt.format(values[()])
     n = values.shape[0]
@@ -111,7 +125,8 @@ def format_tensor(values: np.ndarray, suffixes: Sequence[str] = ()) -> str:
             suffixes.insert(0, f"size={tuple(values.shape)}")
     else:
         summarize = values.size > THRESHOLD
-        fmt = _Formatter(_summarized(values) if summarize else values)
+        shown = _summarized(values) if summarize else values
+        fmt = _ComplexFormatter(shown) if values.dtype.kind == "c" else _Formatter(shown)
         body = _body(values, indent, summarize, fmt)
     text = prefix + body
     last_line = len(text) - text.rfind("\n") + 1

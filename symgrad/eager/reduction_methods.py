@@ -88,7 +88,7 @@ class ReductionMethods:
                                self._make)
             if result is not None:  # (what _reduce's fast path gives, without its steps)
                 return result
-        if not self.dtype.is_floating_point and kw.get("dtype") is None:
+        if not (self.dtype.is_floating_point or self.dtype.is_complex) and kw.get("dtype") is None:
             raise RuntimeError(
                 f"mean(): could not infer output dtype. Input dtype must be either a floating "
                 f"point or complex dtype. Got: {self.dtype.name.capitalize()}; convert it first "

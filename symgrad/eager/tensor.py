@@ -33,12 +33,13 @@ from typing import Any
 
 import numpy as np
 
-from ..core.ir import BOOL, COMPLEXES, F32, FLOAT, Aval, Literal, Primitive
+from ..core.ir import BOOL, C128, COMPLEXES, F32, FLOAT, Aval, Literal, Primitive
 from ..core.tracing import Trace, Traced
 from ..numpy_api.indexing import at
 from ..numpy_api.traced_array import ArrayMethods
 from ..prims.elementwise import add_p, div_p, mul_p, sub_p
 from ..prims.operators import Operators
+from . import complex_tensors as cx
 from . import double, grad_mode, hooks, operand_rules, replay, views
 from . import dtypes as dt
 from .bf16 import KERNELS
@@ -98,10 +99,12 @@ class EagerTrace(Trace):
         # float32 tensor times np.float64(0.5) stays float32
         raw = [a._value if isinstance(a, Tensor) else a if type(a) in (float, int, bool)
                else a.item() if isinstance(a, np.generic) and a.dtype.kind in "biuf"
-               else as_array(a) for a in args]
+               else a if type(a) is complex else as_array(a) for a in args]
+        if cx.involved(prim, raw, params):  # complex Tensors: their own rules
+            return cx.apply(prim, args, raw, params, Tensor._make)
         aval = ir_shape_rule(prim, raw, params)
         if aval.dtype in COMPLEXES:  # np.fft.rfft(t): never its real part, silently
-            raise TypeError(dt.COMPLEX_TENSOR)
+            raise cx.refusal(prim.name)
         out = result_dtype(prim, raw, aval, params)
         values = compared(raw, prim) if out is None else [in_dtype(v, out, k, prim)
                                                           for k, v in enumerate(raw)]
@@ -171,8 +174,8 @@ def _untracked_change(data: Any, seq: int) -> None:
                 t._untracked = -seq
 
 
-class Tensor(ValueMethods, BitwiseMethods, InPlaceMethods, MoreMethods, TensorMethods,
-             ExtraMethods, SelectMethods, TorchMethods, ArrayMethods, Traced):
+class Tensor(cx.ComplexMethods, ValueMethods, BitwiseMethods, InPlaceMethods, MoreMethods,
+             TensorMethods, ExtraMethods, SelectMethods, TorchMethods, ArrayMethods, Traced):
     """An n-d array (float64 by default; float32, int64, bool) with autograd state:
     ``data``, ``grad``, ``grad_fn``, ``requires_grad``, ``is_leaf``.
     ``Tensor([[1., 2.]])`` copies data as float64; ``Tensor(2, 3)`` is a zero-filled
@@ -257,8 +260,10 @@ class Tensor(ValueMethods, BitwiseMethods, InPlaceMethods, MoreMethods, TensorMe
     # -- what numpy and the ops need ----------------------------------------------
     @property
     def aval(self) -> Aval:
-        """The IR's view: float64 for every number type, bool for masks."""
-        return Aval(self._value.shape, BOOL if self._value.dtype == np.bool_ else FLOAT)
+        """The IR's view: float64 for every real number type, bool for masks, complex128
+        for both complex dtypes."""
+        kind = self._value.dtype.kind
+        return Aval(self._value.shape, BOOL if kind == "b" else C128 if kind == "c" else FLOAT)
 
     @property
     def shape(self) -> Size:
@@ -325,6 +330,17 @@ class Tensor(ValueMethods, BitwiseMethods, InPlaceMethods, MoreMethods, TensorMe
         IR: the backward runs in float64 and gives a float32 leaf a float32 gradient."""
         if self.dtype is target:
             return self
+        if self.dtype.is_complex and not target.is_complex:
+            raise TypeError(f"casting a complex tensor to {target} would drop the imaginary "
+                            "part; take z.real (or z.abs()) explicitly")
+        if target.is_complex and self._requires_grad and grad_mode.is_grad_enabled():
+            result = named(self * (1.0 if self.dtype.is_complex else 1 + 0j), self,
+                           "ToCopyBackward0")  # (the identity, recorded)
+            result._value = dt.cast(self._value, target)
+            if dt.complex64 in (self.dtype, target) and dt.float32 not in (self.dtype, target):
+                ROUNDED[result._node] = "complex64"  # (its gradient rounded, as PyTorch's)
+                result._node.sig = (*result._node.sig, "complex64")
+            return result
         value = dt.cast(self._value, target)
         if target.is_floating_point and self._requires_grad and grad_mode.is_grad_enabled():
             result = named(self * 1.0, self, "ToCopyBackward0")
@@ -428,7 +444,7 @@ class Tensor(ValueMethods, BitwiseMethods, InPlaceMethods, MoreMethods, TensorMe
                 "you can only change requires_grad flags of leaf variables. If you want to use "
                 "a computed variable in a subgraph that doesn't require differentiation use "
                 "var_no_grad = var.detach().")
-        if flag and not self.dtype.is_floating_point:
+        if flag and not (self.dtype.is_floating_point or self.dtype.is_complex):
             raise RuntimeError(
                 f"only Tensors of floating point dtype can require gradients (this one is "
                 f"{self.dtype}); convert it first, e.g. x.double().requires_grad_()")
@@ -547,7 +563,8 @@ class Tensor(ValueMethods, BitwiseMethods, InPlaceMethods, MoreMethods, TensorMe
 
 
 _TYPE_NAMES = {dt.float64: "torch.DoubleTensor", dt.float32: "torch.FloatTensor",
-               dt.int64: "torch.LongTensor", dt.bool: "torch.BoolTensor"}
+               dt.int64: "torch.LongTensor", dt.bool: "torch.BoolTensor",
+               dt.complex64: "torch.ComplexFloatTensor", dt.complex128: "torch.ComplexDoubleTensor"}
 
 
 def _index_of(index: Any) -> Any:
@@ -573,3 +590,4 @@ def _is_scalar(x: Any) -> bool:
 
 _unwrap = unwrap  # the name the sibling modules import
 operand_rules.Tensor = Tensor
+cx.guard_methods(Tensor)  # (the methods complex Tensors have not refuse them)

@@ -36,7 +36,8 @@ def _new(value: np.ndarray, dtype: Any, requires_grad: bool, device: Any = None,
     target = dt.as_dtype(dtype) if dtype is not None else default
     if target is not None and value.dtype != target.numpy:
         value = dt.cast(value, target)
-    if requires_grad and not dt.of_array(value).is_floating_point:
+    if requires_grad and not (dt.of_array(value).is_floating_point
+                              or dt.of_array(value).is_complex):
         raise RuntimeError(f"Only Tensors of floating point and complex dtype can require "
                            f"gradients (this one would be {dt.of_array(value)}); pass float "
                            "data or dtype=torch.float64")
@@ -54,7 +55,7 @@ def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool
 
 def _fits(value: np.ndarray, target: dt.dtype) -> None:
     """PyTorch's check of Python integers made a narrower integer dtype (no wrapping)."""
-    if target.is_floating_point or target is dt.bool or not value.size:
+    if target.is_floating_point or target.is_complex or target is dt.bool or not value.size:
         return
     info = np.iinfo(target.numpy)
     if value.min() < info.min or value.max() > info.max:
@@ -95,8 +96,7 @@ def Variable(data: Any, requires_grad: bool = False) -> Tensor:
 
 def from_numpy(array: np.ndarray) -> Tensor:
     """A tensor sharing ``array``'s memory (float64, float32, int64 or bool; others are
-    converted; complex data is refused, as by ``tensor``)."""
-    dt.refuse_complex(np.asarray(array))
+    converted; complex64 and complex128 arrays are shared too)."""
     return Tensor._leaf(array)
 
 

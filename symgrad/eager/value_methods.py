@@ -76,7 +76,7 @@ class ValueMethods:
     def __repr__(self) -> str:
         suffixes = []
         dtype = self.dtype
-        if dtype not in (dt.DEFAULT, dt.int64, dt.bool):
+        if dtype not in (dt.DEFAULT, dt.complex_of(dt.DEFAULT), dt.int64, dt.bool):
             suffixes.append(f"dtype={dtype!r}")
         if self._node is not None:
             suffixes.append(f"grad_fn=<{self._node.name()}>")

@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core.ir import COMPLEXES, Aval, complex_of, real_of
+from ..core.ir import COMPLEXES, Aval, complex_of, holds_complex, real_of
 from ..core.tracing import apply
 from .convert import convert
 from .elementwise import absolute, add, div, eq_p, maximum, mul, where
@@ -135,7 +135,7 @@ def imag(z: Any) -> Any:
 def conj(z: Any) -> Any:
     """The complex conjugate of a complex value (one ``conj`` equation); a real value
     (a real cotangent in a second derivative) is its own conjugate."""
-    return apply(conj_p, z) if np.dtype(z.dtype).kind == "c" else z
+    return apply(conj_p, z) if holds_complex(z) else z
 
 
 def cabs(z: Any) -> Any:
