@@ -426,7 +426,9 @@ def forward_graph(nodes: list[Node], plan: list, leaves: list, retained: list[in
     for _, refs in plan:
         for r in refs:
             if isinstance(r, tuple) and r[0] == "data" and r[1] not in data_vars:
-                kind = r[3] if r[3] == "bool" else real  # (float32 data enter converted)
+                # float32 data enter converted; complex data stay complex (a real Var
+                # would cast away their imaginary part)
+                kind = r[3] if r[3] in ("bool", C128) else real
                 data_vars[r[1]] = Var(Aval(r[2], kind), f"data{r[1]}")
     inputs += [data_vars[k] for k in sorted(data_vars)]
     deltas = {k: Var(Aval(nodes[k].aval.shape, C128 if nodes[k].aval.dtype == C128 else real),
