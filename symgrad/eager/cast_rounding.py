@@ -4,9 +4,10 @@ PyTorch's backward of a cast from dtype S to dtype T converts the gradient, comp
 T, to S: between float64 and a narrower float the gradient is rounded to the narrower
 one. symgrad's backward of a graph with a cast is one float64 computation, so the cast
 nodes (``graph.ROUNDED``: the narrow dtypes of the cast, source first) round there, in
-the backward graph (:func:`emit`), both the value and its cotangent: float32 by two
-``convert`` equations, float16 and bfloat16 by a ``callback`` on the host whose VJP
-rounds the cotangent (the IR has neither dtype). As PyTorch's ``c10::Half(float)`` and
+the backward graph (:func:`emit`), both the value and its cotangent: float32 (and
+complex64, for casts of complex Tensors) by two ``convert`` equations, float16 and
+bfloat16 by a ``callback`` on the host whose VJP rounds the cotangent (the IR has
+neither dtype). As PyTorch's ``c10::Half(float)`` and
 ``c10::BFloat16(float)``, a float64 value is rounded to float32 first, then to the
 narrow dtype (:func:`round_to`). With ``create_graph`` the gradient's graph replays the
 rounding as the casts themselves (:meth:`Rounding.replay`), as PyTorch's does.
@@ -70,7 +71,7 @@ def emit(eqns: list[Eqn], v: Var, dtypes: tuple[str, ...]) -> Var:
     in turn; the rounded value, whose cotangent the adjoint rounds in reverse order."""
     aval = v.aval
     for dtype in dtypes:
-        if dtype == "float32":
+        if dtype in ("float32", "complex64"):  # (dtypes of the IR: two converts)
             narrow = Var(Aval(aval.shape, dtype))
             eqns.append(Eqn(convert_p, (v,), narrow, freeze_params({"dtype": dtype})))
             v = Var(aval)

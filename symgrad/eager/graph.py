@@ -46,9 +46,9 @@ def node_class(name: str) -> type[Node]:
 
 
 #: the cast nodes (``ToCopyBackward0``) between float dtypes, with the narrow dtypes of the
-#: cast ("float32", "float16", "bfloat16"; the source's first): PyTorch's backward rounds
-#: the gradient to them there, so the float64 backward does too
-#: (:mod:`symgrad.eager.cast_rounding`).
+#: cast ("float32", "float16", "bfloat16", or "complex64" for complex casts; the source's
+#: first): PyTorch's backward rounds the gradient to them there, so the float64 backward
+#: does too (:mod:`symgrad.eager.cast_rounding`).
 ROUNDED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 

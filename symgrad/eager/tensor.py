@@ -338,8 +338,8 @@ class Tensor(cx.ComplexMethods, ValueMethods, BitwiseMethods, InPlaceMethods, Mo
                            "ToCopyBackward0")  # (the identity, recorded)
             result._value = dt.cast(self._value, target)
             if dt.complex64 in (self.dtype, target) and dt.float32 not in (self.dtype, target):
-                ROUNDED[result._node] = "complex64"  # (its gradient rounded, as PyTorch's)
-                result._node.sig = (*result._node.sig, "complex64")
+                ROUNDED[result._node] = ("complex64",)  # (its gradient rounded, as PyTorch's)
+                result._node.sig = (*result._node.sig, ("complex64",))
             return result
         value = dt.cast(self._value, target)
         if target.is_floating_point and self._requires_grad and grad_mode.is_grad_enabled():
