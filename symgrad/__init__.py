@@ -30,7 +30,8 @@ and that there is no cycle):
 
 - ``core/``: the IR and its text form, the checker, the interpreter (and the graph
   as SymPy expressions, ``core.sympy_bridge``), tracing machinery, conventions,
-  errors. Imports nothing of symgrad.
+  errors, ``core.memory`` (glibc's thresholds: ``sg.reuse_memory``, the eager
+  backward's). Imports nothing of symgrad.
 - ``prims/``: every primitive with all its facets and flags, the operators of traced
   values and the recording helpers VJP rules use. Imports ``core``.
 - ``numpy_api/``: numpy's API on traced values (ufunc and ``__array_function__``
@@ -80,7 +81,6 @@ from .autograd import (  # noqa: E402
     no_grad,
     set_grad_enabled,
 )
-from .backend.memory import _from_environment, reuse_memory  # noqa: E402
 from .backend.numba.compile import compile_note, compile_stats  # noqa: E402
 from .backend.numba.threads import get_num_threads, max_threads, set_num_threads  # noqa: E402
 from .core.config import config  # noqa: E402
@@ -93,6 +93,7 @@ from .core.errors import (  # noqa: E402
     UnsupportedFunctionError,
 )
 from .core.ir import Graph  # noqa: E402
+from .core.memory import _from_environment, reuse_memory  # noqa: E402
 from .core.version import __version__  # noqa: E402
 from .eager.dtypes import (  # noqa: E402
     Size,
@@ -278,7 +279,7 @@ __all__ += ["cond", "fori_loop", "scan", "while_loop", "config", "compile_stats"
 __all__ += ["set_num_threads", "get_num_threads", "max_threads"]  # parallel kernels
 __all__ += ["custom_vjp", "custom_jvp", "pure_callback", "ShapeDtypeStruct"]  # own rules
 __all__ += ["scipy"]  # scipy.special and scipy.stats on traced values
-__all__ += ["reuse_memory"]  # keep freed memory for the next call (backend.memory)
+__all__ += ["reuse_memory"]  # keep freed memory for the next call (core.memory)
 from .eager import linalg, special  # noqa: E402 -- torch.linalg, torch.special
 from .eager.dtypes import bfloat16, float16, half, int8, int16, int32, short, uint8  # noqa: E402
 from .eager.functions import (  # noqa: E402 -- more torch.* functions (rounds 3, issue 27)

@@ -14,7 +14,7 @@ import textwrap
 import pytest
 
 import symgrad as sg
-from symgrad.backend import memory
+from symgrad.core import memory
 
 pytestmark = pytest.mark.skipif(memory._libc() is None, reason="needs glibc's mallopt")
 
@@ -78,7 +78,7 @@ TRAINING = textwrap.dedent("""
     import resource
     import numpy as np
     import symgrad as sg
-    from symgrad.backend import memory
+    from symgrad.core import memory
 
     def faults_of_steps():
         # a step's arrays as LeNet's: 24 MB freed together, none over 4 MB (the
@@ -102,7 +102,7 @@ TRAINING = textwrap.dedent("""
 
 def test_eager_backward_keeps_a_steps_arrays_in_the_heap():
     """The first eager ``backward()`` raises glibc's dynamic thresholds to their maximum
-    (backend.memory.raise_dynamic_threshold): a loop freeing 24 MB of 4 MB arrays a step
+    (core.memory.raise_dynamic_threshold): a loop freeing 24 MB of 4 MB arrays a step
     stops faulting them in again; importing symgrad alone changes nothing (3,000+
     faults a step, as in a process that never imported it)."""
     out = subprocess.run([sys.executable, "-c", TRAINING], capture_output=True, text=True,

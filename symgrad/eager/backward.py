@@ -64,11 +64,11 @@ from typing import Any
 
 import numpy as np
 
-from ..backend.memory import raise_dynamic_threshold
 from ..core.config import config
 from ..core.errors import SCALAR_OUTPUT_ERROR
 from ..core.interpreter import interpret
 from ..core.ir import C128, F32, FLOAT, Aval, Eqn, Graph, Literal, Var, freeze_params
+from ..core.memory import raise_dynamic_threshold
 from ..core.tracing import Traced
 from ..prims.elementwise import add_p
 from ..transforms import pipeline
@@ -155,7 +155,7 @@ def run_backward(out: Any, gradient: Any, retain_graph: bool | None) -> None:
     if not out._requires_grad:
         raise RuntimeError("element 0 of tensors does not require grad and does not have a "
                            "grad_fn: set requires_grad=True on a leaf the output depends on")
-    raise_dynamic_threshold()  # (once: a step's arrays stay in the heap, backend.memory)
+    raise_dynamic_threshold()  # (once: a step's arrays stay in the heap, core.memory)
     ct = _seed(out, gradient)
     fired: set[int] = set()  # tensors whose hooks ran
     if out._node is None:  # backward on a leaf itself

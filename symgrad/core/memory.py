@@ -102,7 +102,7 @@ def raise_dynamic_threshold() -> None:
     mmap threshold to 32 MiB and its trim threshold to 64 MiB (see the module docstring);
     a no-op after the first call and without glibc.
 
-        >>> from symgrad.backend.memory import raise_dynamic_threshold
+        >>> from symgrad.core.memory import raise_dynamic_threshold
         >>> raise_dynamic_threshold()
     """
     global _raised
