@@ -260,9 +260,8 @@ def _label_mask(input: Tensor, target: Any, weight: Any, ignore_index: int
 def _nll(logp: Tensor, target: Any, weight: Any, ignore_index: int, reduction: str) -> Tensor:
     mask, weights, per_sample = _label_mask(logp, target, weight, ignore_index)
     dtype = logp._value.dtype
-    # (float32 and float64: Python numbers, the same bits, the eager fast path's operands)
-    number = float if dtype.itemsize >= 4 else np.asarray
-    picked = ops.where(mask, logp, number(np.zeros((), dtype)))
+    # (float32, float64: a Python zero, the eager fast path's operand; the same bits)
+    picked = ops.where(mask, logp, 0.0 if dtype.itemsize >= 4 else np.zeros((), dtype))
     if weight is not None:  # (without, the weights are 1 where picked: a product by 1)
         picked = picked * weights.astype(dtype)
     losses = 0.0 - picked.sum(_class_dim(logp))  # an ignored target's loss is +0, not -0
