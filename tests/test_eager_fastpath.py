@@ -110,9 +110,10 @@ def test_the_fast_path_is_the_general_path():
     """apply_f64 and the general path of EagerTrace.apply give the same value, node
     class, inputs and watched versions (the general one with the fast path off), for
     float64 and for float32 Tensors (whose nodes say float32: their backward runs in
-    float32) with Python numbers."""
+    float32) with Python numbers, and where's boolean condition (a Tensor, an array)."""
     from symgrad.prims.elementwise import add_p, mul_p, pow_p, tanh_p
     from symgrad.prims.reductions import sum_p
+    from symgrad.prims.selection import where_p
 
     cases = []
     for kind in (np.float64, np.float32):
@@ -120,7 +121,9 @@ def test_the_fast_path_is_the_general_path():
         d = symgrad.tensor(np.array([3.0, 4.0, 5.0], dtype=kind))
         cases += [(add_p, (x, 2), {}), (mul_p, (x, d), {}), (mul_p, (x * 1, x), {}),
                   (pow_p, (x, 2.0), {}), (tanh_p, (x,), {}), (mul_p, (0.1, x), {}),
-                  (sum_p, (x,), {"axes": (0,)})]
+                  (sum_p, (x,), {"axes": (0,)}), (where_p, (x > 0, x, 0.0), {}),
+                  (where_p, (np.array([[True], [False]]), d, x), {}),
+                  (where_p, (d > 3.5, -1.5, x * 1), {})]
     for prim, args, params in cases:
         assert fastpath.apply_f64(prim, args, dict(params), symgrad.Tensor._make) is not None
         fast = EAGER.apply(prim, args, dict(params))
@@ -144,6 +147,7 @@ def test_the_fast_path_is_the_general_path():
                 assert fa is sa or fa == sa
         assert [(r if not callable(r) else "weak", v) for r, v in f.versions] == \
             [(r if not callable(r) else "weak", v) for r, v in s.versions]
+        assert [(k, id(a), v) for k, a, v in f.reads] == [(k, id(a), v) for k, a, v in s.reads]
 
 
 def inplace_updates(torch, show, data):

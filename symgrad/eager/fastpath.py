@@ -31,6 +31,7 @@ import numpy as np
 from ..core.ir import F32, FLOAT, Aval, Literal, Primitive
 from ..core.tracing import Traced, Tracer
 from ..prims.overflow import CheckedUfunc
+from ..prims.selection import where_p
 from . import grad_mode
 from .graph import node_class
 from .replay import keep
@@ -136,6 +137,30 @@ def _aval(prim: Primitive, shapes: tuple, params: dict[str, Any]) -> Aval | None
     return aval or None
 
 
+_BOOL = np.dtype(np.bool_)
+
+
+def _condition(c: Any) -> np.ndarray | None:
+    """``where``'s condition as the general path keeps it: the array of a bool Tensor or
+    a bool array of one dimension or more (None for anything else: the general path)."""
+    if isinstance(c, Traced) and not isinstance(c, Tracer):
+        c = c._value
+    elif type(c) is not np.ndarray or not c.ndim:
+        return None
+    return c if type(c) is np.ndarray and c.dtype is _BOOL else None
+
+
+def _where_aval(prim: Primitive, shapes: tuple, params: dict[str, Any]) -> Aval | None:
+    """``where``'s float64 result aval, memoized as :func:`_aval`'s (None where the shapes
+    do not broadcast: the general path raises its error)."""
+    try:
+        shape = np.broadcast_shapes(*shapes)
+    except ValueError:
+        return None
+    aval = _AVALS[(prim, shapes)] = Aval(shape, FLOAT)
+    return aval
+
+
 _IMPLS: dict[Primitive, Any] = {}
 
 
@@ -161,7 +186,15 @@ def apply_f64(prim: Primitive, args: Sequence[Any], params: dict[str, Any],
     shapes: list[tuple] = []
     grad = False
     kind = None  # the Tensors' dtype
-    for a in args:
+    operands = args
+    if prim is where_p:  # a boolean condition (no node), then the operands as above
+        cond = _condition(args[0])
+        if cond is None:
+            return None
+        values.append(cond)
+        shapes.append(cond.shape)
+        operands = args[1:]
+    for a in operands:
         if type(a) in _NUMBERS:
             values.append(float(a))
             shapes.append(())
@@ -181,7 +214,9 @@ def apply_f64(prim: Primitive, args: Sequence[Any], params: dict[str, Any],
     shapes_key = tuple(shapes)
     aval = None if params else _AVALS.get((prim, shapes_key))
     if not aval:  # (False: a bool result, which the general path computes)
-        aval = _aval(prim, shapes_key, params)
+        if prim is where_p and kind is None:
+            return None  # (a choice of two numbers: the general path's dtype)
+        aval = (_where_aval if prim is where_p else _aval)(prim, shapes_key, params)
         if aval is None:
             return None
     impl = _IMPLS.get(prim) or _float_impl(prim)
@@ -202,7 +237,9 @@ def apply_f64(prim: Primitive, args: Sequence[Any], params: dict[str, Any],
     literal_ok = torch_facts(prim).literal_operands
     inputs = []
     for a, v in zip(args, values):
-        if type(v) is float:  # a Python number: a literal exponent or 0-d data
+        if v.dtype is _BOOL if type(v) is np.ndarray else False:  # where's condition: data
+            inputs.append(v)
+        elif type(v) is float:  # a Python number: a literal exponent or 0-d data
             inputs.append(Literal(v) if literal_ok else np.array(v))
         elif a._requires_grad:
             inputs.append(a._node if a._node is not None else a)

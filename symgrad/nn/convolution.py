@@ -458,6 +458,9 @@ def _avg_pool(input: Tensor, kernel_size: Any, stride: Any, padding: Any, ceil_m
     else:
         divisor = _avg_divisor(tuple(x.shape[2:]), kernel, stride, padding, out,
                                count_include_pad).astype(x._value.dtype)
+        if x._value.dtype.kind == "f" and x._value.dtype.itemsize >= 4 and \
+                (divisor == divisor.flat[0]).all():  # one divisor (no padding): a number,
+            divisor = float(divisor.flat[0])  # the eager fast path's, the same bits
     y = total / divisor
     if unbatched:
         y = y.squeeze(0)

@@ -260,7 +260,10 @@ def _label_mask(input: Tensor, target: Any, weight: Any, ignore_index: int
 def _nll(logp: Tensor, target: Any, weight: Any, ignore_index: int, reduction: str) -> Tensor:
     mask, weights, per_sample = _label_mask(logp, target, weight, ignore_index)
     dtype = logp._value.dtype
-    picked = ops.where(mask, logp, np.zeros((), dtype)) * weights.astype(dtype)
+    # (float32, float64: a Python zero, the eager fast path's operand; the same bits)
+    picked = ops.where(mask, logp, 0.0 if dtype.itemsize >= 4 else np.zeros((), dtype))
+    if weight is not None:  # (without, the weights are 1 where picked: a product by 1)
+        picked = picked * weights.astype(dtype)
     losses = 0.0 - picked.sum(_class_dim(logp))  # an ignored target's loss is +0, not -0
     if reduction == "mean":
         return losses.sum() / np.asarray(per_sample.sum(), dtype=dtype)

@@ -20,7 +20,7 @@ import numpy as np
 
 from ..core.errors import ShapeError, UnsupportedFunctionError, user_location
 from ..core.ir import Primitive
-from ..core.tracing import Tracer, apply, shape_of
+from ..core.tracing import Traced, Tracer, apply, shape_of
 from ..prims import elementwise as E
 from ..prims import reductions as R
 from ..prims.complex import imag, make_complex, real
@@ -113,10 +113,24 @@ def xlogy(x: Any, y: Any) -> Any:
     return E.xlogy(x, y)
 
 
+def _known_finite(top: Any) -> bool:
+    """Whether ``top`` has values now (an array or an eager Tensor, not a Tracer) and
+    every one is finite (both parts of a complex one)."""
+    if isinstance(top, Tracer):
+        return False
+    value = top._value if isinstance(top, Traced) else top
+    return isinstance(value, np.ndarray) and bool(np.isfinite(value).all())
+
+
 def _shifted(x: Any, axis: Any) -> tuple[Any, Any, Any]:
     """The maximum along ``axis`` (kept), whether it is finite, and ``x - max`` (``x`` where
-    the maximum is infinite, which is then the result itself)."""
+    the maximum is infinite, which is then the result itself). Where every maximum is
+    known finite now (eager values), ``finite`` is None and ``x - max`` needs no mask:
+    three operations fewer per eager call, the same values and gradients (a ``where``
+    whose mask is all true passes both through)."""
     top = max(x, axis=axis, keepdims=True)  # (numpy's order of complex values: scipy's)
+    if _known_finite(top):
+        return top, None, subtract(x, top)
     if complex_order.is_complex(x):  # both parts finite
         finite = less(E.maximum(absolute(real(top)), absolute(imag(top))), np.inf)
     else:
@@ -178,9 +192,12 @@ def logsumexp(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
         result = _complex_logsumexp(x, axis)
     else:
         top, finite, shifted = _shifted(x, axis)
-        total = add(_log_sum_exp(shifted, axis), where(finite, top, 0.0))
-        # the unselected branch never leaks: where's adjoint masks it (symgrad.passes.adjoint)
-        result = where(finite, total, top)
+        if finite is None:  # every maximum finite
+            result = add(_log_sum_exp(shifted, axis), top)
+        else:
+            total = add(_log_sum_exp(shifted, axis), where(finite, top, 0.0))
+            # the unselected branch never leaks: where's adjoint masks it (symgrad.passes.adjoint)
+            result = where(finite, total, top)
     if keepdims:
         return result
     return reshape(result, tuple(d for i, d in enumerate(shape_of(x))
