@@ -32,6 +32,7 @@ from ..activation import normalize
 from ..module import Module
 from ..parameter import Parameter
 from .parametrizations import default_spectral_dim
+from .weight_norm import remove_hook
 
 __all__ = ["SpectralNorm", "spectral_norm", "remove_spectral_norm"]
 
@@ -119,10 +120,4 @@ def spectral_norm(module: Module, name: str = "weight", n_power_iterations: int 
 def remove_spectral_norm(module: Module, name: str = "weight") -> Module:
     """Undo :func:`spectral_norm`: ``<name>`` is one parameter again, the normalized
     weight."""
-    hooks = module.__dict__.get("_forward_pre_hooks", {})
-    for key, (hook, _) in list(hooks.items()):
-        if isinstance(hook, SpectralNorm) and hook.name == name:
-            hook.remove(module)
-            del hooks[key]
-            return module
-    raise ValueError(f"spectral_norm of '{name}' not found in {module}")
+    return remove_hook(module, name, SpectralNorm, "spectral_norm")

@@ -69,10 +69,16 @@ def weight_norm(module: Module, name: str = "weight", dim: int | None = 0) -> Mo
 
 def remove_weight_norm(module: Module, name: str = "weight") -> Module:
     """Undo :func:`weight_norm`: ``<name>`` is one parameter again, with its value."""
+    return remove_hook(module, name, WeightNorm, "weight_norm")
+
+
+def remove_hook(module: Module, name: str, kind: type, what: str) -> Module:
+    """Remove the forward pre-hook of class ``kind`` that reparametrizes ``<name>`` (the
+    legacy ``weight_norm`` and ``spectral_norm``), letting it restore the parameter."""
     hooks = module.__dict__.get("_forward_pre_hooks", {})
     for key, (hook, _) in list(hooks.items()):
-        if isinstance(hook, WeightNorm) and hook.name == name:
+        if isinstance(hook, kind) and hook.name == name:
             hook.remove(module)
             del hooks[key]
             return module
-    raise ValueError(f"weight_norm of '{name}' not found in {module}")
+    raise ValueError(f"{what} of '{name}' not found in {module}")
