@@ -123,6 +123,10 @@ _ALPHA_OPS = {
     # the rest rounds alpha * number before adding, which symgrad does not do)
     "add(number, alpha)": lambda L, a, b: a.reshape(-1)[:288].add(1.3, alpha=0.7),
     "sub(int alpha)": lambda L, a, b: b.sub(a, alpha=3),
+    # in place on a recorded tensor as Tensor.add/sub (it rounded alpha * b first, and
+    # multiplied a broadcast b's summed gradient by alpha)
+    "add_(alpha)": lambda L, a, b: (a * 1).add_(b, alpha=0.3),
+    "sub_(alpha)": lambda L, a, b: (a[:2] * 1).sub_(b[0], alpha=1.7),
 }
 
 
