@@ -152,6 +152,25 @@ def test_add_sub_alpha_recorded_equal_pytorch_bit_for_bit(dtype, shape):
 
 
 @needs_fused
+def test_add_alpha_of_a_numpy_scalar_equal_pytorch_bit_for_bit():
+    """A numpy scalar operand is PyTorch's number: ``x.add(np.float32(0.7), alpha=0.3)`` of
+    float64 ``x`` took ``0.3 * np.float32(0.7)`` in float32 (4e-8 off, not an ulp). (288
+    elements: PyTorch's vector loop, as in _ALPHA_OPS.)"""
+    values = np.random.default_rng(6).standard_normal(288)
+    for dtype in ("float64", "float32"):
+        for b in (np.float32(0.7), np.float64(0.7), np.float16(0.7), np.int64(3)):
+            got, want = [], []
+            for L, out in ((sg, got), (torch, want)):
+                x = L.tensor(values, dtype=getattr(L, dtype))
+                z = (x * 1).requires_grad_()
+                out += [x.add(b, alpha=0.3), x.sub(b, alpha=3), z.clone().add_(b, alpha=0.3)]
+            for g, w in zip(got, want):
+                assert str(g.dtype) == str(w.dtype)
+                np.testing.assert_array_equal(g.detach().numpy(), w.detach().numpy(),
+                                              err_msg=f"{dtype} {b!r}")
+
+
+@needs_fused
 def test_lerp_addcmul_of_infinities_equal_pytorchs():
     s = [np.inf, -np.inf, np.nan, 1.0, -0.0, 0.0, 1e308, -1e308, 2.0, 0.1]
     e = [1.0, np.inf, 0.0, np.inf, -0.0, -0.0, -1e308, 1e308, 3.0, 0.2]
