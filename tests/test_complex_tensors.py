@@ -156,6 +156,23 @@ def test_angle_of_real_tensors_as_torch():
     assert sg.angle(sg.tensor([3, -1])).tolist() == [0.0, np.pi]  # torch: float32(pi)
 
 
+@pytest.mark.parametrize("cdtype", ["complex64", "complex128"])
+def test_angle_at_complex_zero_as_torch(cdtype):
+    """PyTorch's angle_backward is 0 at z = 0 (atan2's derivative there is nan); the
+    values at the signed zeros stay atan2's (0, pi, -pi, -0)."""
+    zs = [0j, complex(-0.0, 0.0), complex(-0.0, -0.0), complex(0.0, -0.0), 1 + 1j, -2 + 0j,
+          complex(-2.0, -0.0), complex(3.0, -0.0)]  # (-pi and -0 beside a zero)
+    got = []
+    for T in (sg, torch):
+        z = T.tensor(zs, dtype=getattr(T, cdtype), requires_grad=True)
+        a = (z * 2).angle()
+        (a * T.arange(1.0, 9.0, dtype=a.dtype)).sum().backward()
+        got.append((a, z.grad))
+    for a, b in zip(*got):
+        _same(a, b, "angle at 0", 1e-6 if cdtype == "complex64" else 1e-15)
+    np.testing.assert_array_equal(np.signbit(_np(got[0][0])), np.signbit(_np(got[1][0])))
+
+
 def test_backward_of_a_complex_output_takes_its_gradient_and_retains_intermediates():
     got = []
     for T in (sg, torch):

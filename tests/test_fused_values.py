@@ -123,6 +123,10 @@ _ALPHA_OPS = {
     # the rest rounds alpha * number before adding, which symgrad does not do)
     "add(number, alpha)": lambda L, a, b: a.reshape(-1)[:288].add(1.3, alpha=0.7),
     "sub(int alpha)": lambda L, a, b: b.sub(a, alpha=3),
+    # in place on a recorded tensor as Tensor.add/sub (it rounded alpha * b first, and
+    # multiplied a broadcast b's summed gradient by alpha)
+    "add_(alpha)": lambda L, a, b: (a * 1).add_(b, alpha=0.3),
+    "sub_(alpha)": lambda L, a, b: (a[:2] * 1).sub_(b[0], alpha=1.7),
 }
 
 
@@ -145,6 +149,25 @@ def test_add_sub_alpha_recorded_equal_pytorch_bit_for_bit(dtype, shape):
                     type(r.grad_fn).__name__ if L is torch else r.grad_fn.name()]
         for g, w in zip(got, want):
             np.testing.assert_array_equal(g, w, err_msg=name)
+
+
+@needs_fused
+def test_add_alpha_of_a_numpy_scalar_equal_pytorch_bit_for_bit():
+    """A numpy scalar operand is PyTorch's number: ``x.add(np.float32(0.7), alpha=0.3)`` of
+    float64 ``x`` took ``0.3 * np.float32(0.7)`` in float32 (4e-8 off, not an ulp). (288
+    elements: PyTorch's vector loop, as in _ALPHA_OPS.)"""
+    values = np.random.default_rng(6).standard_normal(288)
+    for dtype in ("float64", "float32"):
+        for b in (np.float32(0.7), np.float64(0.7), np.float16(0.7), np.int64(3)):
+            got, want = [], []
+            for L, out in ((sg, got), (torch, want)):
+                x = L.tensor(values, dtype=getattr(L, dtype))
+                z = (x * 1).requires_grad_()
+                out += [x.add(b, alpha=0.3), x.sub(b, alpha=3), z.clone().add_(b, alpha=0.3)]
+            for g, w in zip(got, want):
+                assert str(g.dtype) == str(w.dtype)
+                np.testing.assert_array_equal(g.detach().numpy(), w.detach().numpy(),
+                                              err_msg=f"{dtype} {b!r}")
 
 
 @needs_fused

@@ -67,8 +67,22 @@ def _accumulated(T):
     return [first, x.grad, x]
 
 
+def _retained_twice(T):
+    """A retained non-leaf's second gradient is added out of place (PyTorch's retain_grad
+    hook: ``grad = grad + new``): its first ``.grad``, and the array read from it, keep
+    their values (symgrad added into them in place)."""
+    x = T.tensor([1.0, 2.0, 3.0], dtype=T.float64, requires_grad=True)
+    y = x * 2.0
+    y.retain_grad()
+    loss = (y * y).sum()
+    loss.backward(retain_graph=True)
+    first, read = y.grad, y.grad.numpy()
+    loss.backward()
+    return [first, T.from_numpy(read), y.grad, x.grad]
+
+
 PROGRAMS = [_data_gradient, _shared_gradient, _retained, _constant_gradient,
-            _accumulated]
+            _accumulated, _retained_twice]
 
 
 #: the programs also run compiled (a Numba compile each: the others' kernels add nothing)

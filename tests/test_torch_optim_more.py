@@ -85,6 +85,60 @@ def test_optimizer_steps_equal_pytorch(name, options):
             assert str(mine["state"][k][key].dtype) == str(value.dtype), key  # step's too
 
 
+def _train_complex(lib, name, options, steps=5, resume_at=2):
+    z0 = np.array([[1 + 1j, 2j, -0.5 + 0.25j], [0.3 - 2j, 1.0 + 0j, -1j]])
+    z = lib.tensor(z0, requires_grad=True)
+    make = getattr(lib.optim, name)
+    opt = make([z], **options)
+    history = []
+    for k in range(steps):
+        if k == resume_at:
+            saved = copy.deepcopy(opt.state_dict())
+            opt = make([z], **options)
+            opt.load_state_dict(saved)
+        opt.zero_grad()
+        ((z - (0.5 + 1j)).abs() ** 3 + (z * z).real).sum().backward()
+        opt.step()
+        history.append(z.detach().numpy().copy())
+    return np.array(history), opt
+
+
+@pytest.mark.parametrize("name, options", [o for o in OPTIMIZERS if o[0] != "Adafactor"],
+                         ids=[f"{n}-{i}" for i, (n, _) in enumerate(OPTIMIZERS)
+                              if n != "Adafactor"])
+def test_complex_parameters_step_as_pytorch(name, options):
+    """PyTorch updates a complex parameter as its real view (Adam's g * g is each part's
+    square, not the complex square): symgrad's Adam, RMSprop, ... took the complex
+    arithmetic (wrong steps). The state stays complex, as PyTorch's."""
+    got, opt = _train_complex(symgrad, name, options)
+    want, ref = _train_complex(torch_real, name, options, resume_at=None)
+    np.testing.assert_allclose(got, want, rtol=RTOL, atol=1e-14)
+    for key, value in ref.state_dict()["state"].get(0, {}).items():
+        mine = opt.state_dict()["state"][0][key]
+        assert str(mine.dtype) == str(value.dtype), key
+        np.testing.assert_allclose(np.asarray(mine), value.numpy(), rtol=RTOL, atol=1e-14)
+
+
+def test_complex_parameters_lbfgs_and_adafactor_as_pytorch():
+    def lbfgs(lib):
+        z = lib.tensor([[1 + 1j, 2j], [0.3 - 2j, -1j]], requires_grad=True)
+        opt = lib.optim.LBFGS([z], lr=0.5, max_iter=5)
+
+        def closure():
+            opt.zero_grad()
+            loss = ((z - (0.5 + 1j)).abs() ** 3).sum()
+            loss.backward()
+            return loss
+        for _ in range(2):
+            opt.step(closure)
+        return z.detach().numpy()
+    np.testing.assert_allclose(lbfgs(symgrad), lbfgs(torch_real), rtol=1e-10)
+    z = symgrad.tensor([1j], requires_grad=True)
+    (z.abs() ** 2).sum().backward()
+    with pytest.raises(RuntimeError, match="complex"):
+        symgrad.optim.Adafactor([z]).step()
+
+
 def _float32_state(lib, name, options, convert):
     layer = lib.nn.Linear(3, 2)
     opt = getattr(lib.optim, name)(layer.parameters(), **options)

@@ -571,12 +571,19 @@ def _accumulate(t: Any, g: np.ndarray, owned: bool = False) -> None:
     The gradient has the leaf's dtype: a float32 leaf gets a float32 gradient, rounded
     from the float64 the kernel computes. A first gradient that is ``owned``
     (:func:`.owned.sole`) and has the leaf's dtype and shape becomes ``.grad`` itself,
-    as PyTorch's AccumulateGrad takes a gradient nothing else holds (no copy)."""
+    as PyTorch's AccumulateGrad takes a gradient nothing else holds (no copy). A retained
+    non-leaf's later gradient is added out of place, as PyTorch's retain_grad hook
+    (``grad = grad + new``): its earlier ``.grad`` (and arrays read from it) keep their
+    values."""
     if t._grad is None:
         v = t._value
         if owned and g.dtype == v.dtype and g.shape == v.shape:
             t._grad = type(t)._make(g)
         else:
             t._grad = type(t)._make(np.array(g, dtype=v.dtype).reshape(t.shape))
+    elif t._node is not None:
+        total = t._grad._value.copy()
+        total += g
+        t._grad = type(t)._make(total)
     else:
         t._grad._value += g

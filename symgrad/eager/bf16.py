@@ -323,6 +323,8 @@ def scalar_operand(a: np.ndarray, b: Any) -> np.ndarray | None:
     v = getattr(b, "_value", b)  # (a Tensor's values; add_ passes them)
     if type(b) in (int, float):
         value = b
+    elif isinstance(b, (np.floating, np.integer)):  # a numpy scalar: PyTorch's number (its
+        value = b.item()  # alpha * np.float32(0.7) was rounded in float32 for float64 a)
     elif isinstance(v, np.ndarray) and v.ndim == 0 and (
             v.dtype in (np.float16, np.float32, np.float64) or dt.is_bfloat16(v)):
         value = v.astype(np.float64)

@@ -248,8 +248,14 @@ class ComplexMethods:
     def angle(self) -> Any:
         """The phase (``atan2(imag, real)``); of a real tensor 0 or pi (nan for nan), with
         a zero gradient (recorded, as PyTorch's: ``x.grad`` is zeros, not None)."""
-        if _c(self):
-            return named(np.angle(self), self, "AngleBackward0")
+        if _c(self):  # PyTorch's gradient at 0 is 0 (atan2's is nan there): the phase
+            zero = self._value == 0  # of 1 in its place, the value at 0 kept (0, pi, -pi)
+            if not (self._requires_grad and zero.any()):
+                return named(np.angle(self), self, "AngleBackward0")
+            at_zero = np.angle(self._value).astype(dt.real_of(self.dtype).numpy)
+            # (-0.0 - 0.0j elsewhere: z + that is z, signed zero parts too)
+            one = np.where(zero, 1 + 0j, complex(-0.0, -0.0)).astype(self._value.dtype)
+            return named(np.where(zero, at_zero, np.angle(self + one)), self, "AngleBackward0")
         v = self._value  # PyTorch's: pi below 0 (not at -0.0, numpy's atan2), nan for nan
         value = np.where(v != v, v, np.where(v < 0, np.pi, 0.0))
         phase = self._make(value.astype(v.dtype if v.dtype.kind == "f" else np.float64))

@@ -379,7 +379,9 @@ def _plus_scaled(alpha: float, negate: bool = False) -> Any:
                 and not (_is_tensor(b) and (b._requires_grad or b.dtype is not a.dtype))):
             b = dt.cast(np.asarray(unwrap(b)), a.dtype)
             return type(a)._make(bf16.add_scaled(a._value, alpha, np.broadcast_to(b, a.shape)))
-        b = promoted(a, b)  # alpha * b in the dtype of a + b, as PyTorch computes it
+        if _is_tensor(a):  # recorded: Tensor.add/sub's value rounded once, alpha applied
+            return a.sub(b, alpha=-alpha) if negate else a.add(b, alpha=alpha)  # before a
+        b = promoted(a, b)  # broadcast b's gradient is summed (AddBackward0, SubBackward0)
         return a + alpha * b if alpha != -1 else a - b
     fn.__name__ = "add"  # (an int operand wraps as add's: _in_range)
     return fn

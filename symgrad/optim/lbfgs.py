@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from ..eager.grad_mode import enable_grad
+from .complex_params import as_real
 from .optimizers import Optimizer, _check
 
 __all__ = ["LBFGS"]
@@ -148,15 +149,18 @@ class LBFGS(Optimizer):
             raise ValueError("LBFGS doesn't support per-parameter options (parameter groups)")
         self._params = self.param_groups[0]["params"]
 
+    # (a complex parameter and its gradient enter as their real views, as PyTorch's)
     def _gather_flat_grad(self) -> np.ndarray:
-        return np.concatenate([np.zeros(p._value.size, p._value.dtype) if p._grad is None
-                               else p._grad._value.ravel() for p in self._params])
+        return np.concatenate([np.zeros(_real(p._value).size, _real(p._value).dtype)
+                               if p._grad is None else _real(p._grad._value).ravel()
+                               for p in self._params])
 
     def _add_grad(self, step_size: float, update: np.ndarray) -> None:
         offset = 0
         for p in self._params:
-            n = p._value.size
-            p._value += step_size * update[offset:offset + n].reshape(p._value.shape)
+            value = _real(p._value)
+            n = value.size
+            value += step_size * update[offset:offset + n].reshape(value.shape)
             p._bump()
             offset += n
 
@@ -270,3 +274,7 @@ class LBFGS(Optimizer):
         state.update(d=d, t=t, old_dirs=old_dirs, old_stps=old_stps, ro=ro, H_diag=h_diag,
                      prev_flat_grad=prev_flat_grad, prev_loss=prev_loss)
         return orig_loss
+
+
+def _real(a: np.ndarray) -> np.ndarray:
+    return as_real(a) if a.dtype.kind == "c" else a

@@ -74,8 +74,9 @@ class Adagrad(Optimizer):
             for p in group["params"]:
                 state = self.state[p]
                 _scalar(state, "step", 0.0)
+                init = group["initial_accumulator_value"]  # (both parts, as PyTorch's)
                 state["sum"] = Tensor._make(np.full_like(
-                    p._value, group["initial_accumulator_value"]))
+                    p._value, complex(init, init) if p.is_complex() else init))
 
     def _update(self, p, g, state, group):
         _scalar(state, "step", 0.0)
@@ -314,6 +315,8 @@ class Adafactor(Optimizer):
     to a root mean square of ``d``, scaled by ``max(eps2, rms(p)) * min(lr, 1/sqrt(step))``;
     ``weight_decay`` decoupled. ``eps1=None`` is the epsilon of the dtype of the group's
     first parameter with a gradient (PyTorch's loop keeps it for the rest)."""
+
+    _complex_as_real = False  # (complex parameters refused, as PyTorch's)
 
     def __init__(self, params: Iterable[Any], lr: Any = 1e-2, beta2_decay: float = -0.8,
                  eps: tuple[float | None, float] = (None, 1e-3), d: float = 1.0,

@@ -34,6 +34,7 @@ from ..eager import bf16, fused_adam
 from ..eager import dtypes as dt
 from ..eager.grad_mode import enable_grad
 from ..eager.tensor import Tensor
+from . import complex_params
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop"]
 
@@ -43,6 +44,9 @@ class Optimizer:
 
     #: whether ``_update`` rounds bfloat16 parameters as PyTorch's does (else: refused)
     _bfloat16 = False
+    #: whether a complex parameter is updated as its real view, as PyTorch's optimizers
+    #: do (:mod:`.complex_params`); else ``_update`` sees it complex (and may refuse it)
+    _complex_as_real = True
 
     def __init__(self, params: Iterable[Any], defaults: dict[str, Any]):
         self.defaults = defaults
@@ -105,7 +109,11 @@ class Optimizer:
                     if group.get("maximize", False):
                         grad = -grad
                     state = self.state.get(p, {})
-                    self._update(p._value, grad, state, group)
+                    if p._value.dtype.kind == "c" and self._complex_as_real:
+                        complex_params.update_as_real(self._update, p._value, grad, state,
+                                                      group)
+                    else:
+                        self._update(p._value, grad, state, group)
                     if state and p not in self.state:  # (SGD without momentum keeps none,
                         self.state[p] = state          # as PyTorch's)
                     p._bump()
@@ -142,9 +150,11 @@ class Optimizer:
         self.state = collections.defaultdict(dict)
         for i, s in state_dict["state"].items():
             p = by_index[int(i)]
-            # as PyTorch's: converted to the parameter's dtype, the same tensor if it has it
+            # as PyTorch's: converted to a floating parameter's dtype, the same tensor if it
+            # has it (a complex parameter's scalars, NAdam's mu_product, stay real)
             self.state[p] = {k: (v.to(p.dtype) if isinstance(v, Tensor) and k != "step"
-                                 else v) for k, v in s.items()}
+                                 and p.dtype.is_floating_point else v)
+                             for k, v in s.items()}
         for saved, group in zip(groups, self.param_groups):
             group.update({k: v for k, v in saved.items() if k != "params"})
 
