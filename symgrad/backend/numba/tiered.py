@@ -21,7 +21,12 @@ thread never compiles it a second time). A graph without loops is always
 interpreted until the kernel is ready: its cost is numpy's for the same operations.
 The answer does not depend on the tier beyond rounding: the
 interpreter is numpy's arithmetic and the kernel LLVM's, which the test suite
-compares (``tests/test_primitives.py::test_backends_agree``).
+compares (``tests/test_primitives.py::test_backends_agree``). They do differ in the
+last bits (float32 rounded after each step against float64 inside a fused loop, a
+sum's order, numpy's ``exp`` against vecmath's), so which call first runs the kernel,
+a matter of timing, may change a program's bits from run to run; with tiering off
+(``sg.use_deterministic_algorithms(True)``) it does not, and a kernel that was
+interpreting waits for its compile at its next call.
 A graph that calls the user's Python (``callback``: ``sg.pure_callback``, an
 ``autograd.Function``'s backward, a module's backward hook) is not tiered: it
 compiles first, as both of the above would run that Python a second time.
@@ -80,6 +85,8 @@ class Tiered:
     def __call__(self, *args: Any) -> tuple:
         if self._ready or self._failed:
             return self.kernel(*args)
+        if not config.tiered:  # switched off since (sg.use_deterministic_algorithms)
+            return self._compiled(args)
         job = self._job or self._start(args)
         if job.done():
             self._ready, self._failed = job.state == "done", job.state != "done"
@@ -92,6 +99,15 @@ class Tiered:
             self._ready, self._failed = job.state == "done", job.state != "done"
             return self.kernel(*args)
         kernels.count("interpreted_calls")
+        return out
+
+    def _compiled(self, args: tuple) -> tuple:
+        """The kernel's answer, compiled first: after the compile in flight, if any
+        (never a second one on this thread), else on this thread."""
+        if self._job is not None:
+            self._job.wait()
+        out = self.kernel(*args)
+        self._ready = True
         return out
 
     def _start(self, args: tuple) -> worker.Job:
