@@ -182,11 +182,9 @@ def test_deterministic_algorithms_give_the_kernels_bits_after_a_first_interprete
     # sums' order): which call finds the kernel ready, a matter of timing, changed a
     # program's bits from run to run; torch.use_deterministic_algorithms(True) stops
     # tiering, also for a kernel whose compile is in flight
-    scale = 0.3 + uuid.uuid4().int % 10**6 / 1e9  # a literal (weak: float32 stays float32)
-
-    def f(x):
-        return np.sum(np.exp(x * scale)) * np.sum(x)
-
+    scale = 0.3 + uuid.uuid4().int % 10**9 / 1e12  # a literal of the kernel (a captured
+    # float would be an argument of one kernel for every scale, on disk after a first run)
+    f = eval(f"lambda x: np.sum(np.exp(x * {scale!r})) * np.sum(x)", {"np": np})
     x = np.random.default_rng(0).standard_normal(1000).astype(np.float32)
     g = sg.grad(f)
     first = g(x)  # interpreted: the kernel compiles in the worker
