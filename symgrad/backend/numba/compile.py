@@ -188,7 +188,8 @@ class Kernel:
         if not self.source.parallel:
             return function
         # the serial twin, loaded on the first call that wants it (threads.Adaptive)
-        return serialized(function, twin=lambda: load(serial_twin(self.source)))
+        return serialized(function, twin=lambda: load(serial_twin(self.source)),
+                          twin_ready=functools.partial(_twin_compiled, self.source, []))
 
     def dispatcher(self) -> Any:
         """What to call from now on: the Numba dispatcher itself once a call has run
@@ -207,6 +208,31 @@ class Kernel:
 #: so a load from the disk cache is fast (the first one costs 0.4 s or more: Numba
 #: imports its registries, scipy.linalg among them)
 _NUMBA_READY = threading.Event()
+
+
+def _twin_compiled(source: KernelSource, job: list, args: tuple) -> bool:
+    """Whether the serial twin of the parallel kernel ``source`` may run now without
+    compiling on the calling thread: with tiered execution off (it compiles there, as
+    every kernel does), once it is on disk, or once the compile worker, asked by the
+    first call that wants it (``job``), is done with it (a failed compile: the call
+    compiles it, as :mod:`.tiered` does). Without this, a warm program's step stopped
+    for the twin's compile (LeNet's backward: 22-43 s under load)."""
+    if job:
+        return job[0].done()
+    if not config.tiered:
+        return True
+    twin = serial_twin(source)
+    if on_disk(twin):
+        return True
+    kernel = load(twin)
+    if kernel.path is None:  # no usable cache: nothing the worker could hand over
+        return True
+    from numba import typeof
+
+    from . import worker
+
+    job.append(worker.submit(kernel, tuple(typeof(a) for a in args)))
+    return False
 
 
 def numba_ready() -> bool:
