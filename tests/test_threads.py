@@ -321,7 +321,7 @@ def test_idle_openmp_workers_sleep_unless_the_environment_chooses():
 
 def test_the_twin_waits_for_its_ready_check_and_the_parallel_kernel_answers_meanwhile(
         monkeypatch):
-    """Until ``twin_ready`` (compile.py: the twin compiled in the worker, with tiered
+    """Until ``twin_ready`` (tiered.twin_compiled: the twin compiled in the worker, with tiered
     execution) says so, the probe runs the parallel kernel and the twin is not made:
     its compile never stops a call (it stopped a warm LeNet step for 22-43 s)."""
     monkeypatch.setattr(threads, "_PINNED", [None])

@@ -55,7 +55,7 @@ import time
 import types
 import uuid
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -189,7 +189,7 @@ class Kernel:
             return function
         # the serial twin, loaded on the first call that wants it (threads.Adaptive)
         return serialized(function, twin=lambda: load(serial_twin(self.source)),
-                          twin_ready=functools.partial(_twin_compiled, self.source, []))
+                          twin_ready=functools.partial(_twin_ready, self.source, []))
 
     def dispatcher(self) -> Any:
         """What to call from now on: the Numba dispatcher itself once a call has run
@@ -210,29 +210,19 @@ class Kernel:
 _NUMBA_READY = threading.Event()
 
 
-def _twin_compiled(source: KernelSource, job: list, args: tuple) -> bool:
-    """Whether the serial twin of the parallel kernel ``source`` may run now without
-    compiling on the calling thread: with tiered execution off (it compiles there, as
-    every kernel does), once it is on disk, or once the compile worker, asked by the
-    first call that wants it (``job``), is done with it (a failed compile: the call
-    compiles it, as :mod:`.tiered` does). Without this, a warm program's step stopped
-    for the twin's compile (LeNet's backward: 22-43 s under load)."""
-    if job:
-        return job[0].done()
-    if not config.tiered:
-        return True
-    twin = serial_twin(source)
-    if on_disk(twin):
-        return True
-    kernel = load(twin)
-    if kernel.path is None:  # no usable cache: nothing the worker could hand over
-        return True
-    from numba import typeof
+#: whether a parallel kernel's serial twin may run now without compiling on the calling
+#: thread, called with (its source, a list for a job, a call's arguments): registered
+#: by :mod:`.tiered` (the twin compiles in the worker); without it, always
+_TWIN_READY: list[Callable[[KernelSource, list, tuple], bool]] = []
 
-    from . import worker
 
-    job.append(worker.submit(kernel, tuple(typeof(a) for a in args)))
-    return False
+def twin_ready(check: Callable[[KernelSource, list, tuple], bool]) -> None:
+    """Register the check of :data:`_TWIN_READY` (:func:`.tiered.twin_compiled`)."""
+    _TWIN_READY[:] = [check]
+
+
+def _twin_ready(source: KernelSource, job: list, args: tuple) -> bool:
+    return not _TWIN_READY or _TWIN_READY[0](source, job, args)
 
 
 def numba_ready() -> bool:
