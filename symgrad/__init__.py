@@ -83,7 +83,11 @@ from .autograd import (  # noqa: E402
 )
 from .backend.numba.compile import compile_note, compile_stats  # noqa: E402
 from .backend.numba.threads import get_num_threads, max_threads, set_num_threads  # noqa: E402
-from .core.config import config  # noqa: E402
+from .core.config import (  # noqa: E402 -- and torch's names for tiered execution off
+    are_deterministic_algorithms_enabled,
+    config,
+    use_deterministic_algorithms,
+)
 from .core.errors import (  # noqa: E402
     EscapedTracerError,
     RetraceWarning,
@@ -276,6 +280,7 @@ __all__ = ["grad", "value_and_grad", "vjp", "jit", "jvp", "linearize", "vmap", "
 __all__ += ["array"]  # np.array of traced values (symgrad.numpy_api.arrays)
 __all__ += ["cond", "fori_loop", "scan", "while_loop", "config", "compile_stats",
             "compile_note"]  # loops
+__all__ += ["use_deterministic_algorithms", "are_deterministic_algorithms_enabled"]
 __all__ += ["set_num_threads", "get_num_threads", "max_threads"]  # parallel kernels
 __all__ += ["custom_vjp", "custom_jvp", "pure_callback", "ShapeDtypeStruct"]  # own rules
 __all__ += ["scipy"]  # scipy.special and scipy.stats on traced values

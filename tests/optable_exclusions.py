@@ -77,5 +77,8 @@ EXCLUDED: dict[str, str] = {
     **dict.fromkeys(["torch.get_default_dtype", "torch.set_default_dtype",
                      "torch.get_num_threads", "torch.set_num_threads", "torch.max_threads",
                      "torch.load", "torch.save"], _STATE),
+    **dict.fromkeys(["torch.use_deterministic_algorithms",
+                     "torch.are_deterministic_algorithms_enabled"],
+                    "process state (tiered execution off), not an op: tests/test_tiered.py"),
     **dict.fromkeys(["F.named", "linalg.named"], _IMPORT),
 }

@@ -337,7 +337,21 @@ def test_processes_scheduler():
     assert_same(gw, gw0)
 
 
-def test_local_cluster_with_two_worker_processes_loads_kernels_from_disk():
+@pytest.fixture
+def environ_restored():
+    """os.environ as it was before the test: distributed's Nanny sets its workers'
+    variables in the spawning process's own environment and leaves them there
+    (``os.environ.update(pre_spawn_env)``: MALLOC_TRIM_THRESHOLD_=65536,
+    OMP/MKL/OPENBLAS_NUM_THREADS=1, PYTHONHASHSEED), so every later subprocess of this
+    pytest worker inherited them (test_memory's child ran with glibc's dynamic
+    thresholds off)."""
+    saved = dict(os.environ)
+    yield
+    os.environ.clear()
+    os.environ.update(saved)
+
+
+def test_local_cluster_with_two_worker_processes_loads_kernels_from_disk(environ_restored):
     distributed = pytest.importorskip("dask.distributed")
     w, X, y, Xd, yd = data("cluster", n=6000, chunks=(1000, 6))
     v0, gw0 = centered_by_hand(w, X, y)

@@ -317,3 +317,53 @@ def test_idle_openmp_workers_sleep_unless_the_environment_chooses():
     kept, err = _openmp(_COUNT, OMP_WAIT_POLICY="ACTIVE")
     assert "OMP_WAIT_POLICY = 'ACTIVE'" in err and "GOMP_SPINCOUNT = '0'" not in err
     assert kept == "True"
+
+
+def test_the_twin_waits_for_its_ready_check_and_the_parallel_kernel_answers_meanwhile(
+        monkeypatch):
+    """Until ``twin_ready`` (tiered.twin_compiled: the twin compiled in the worker, with tiered
+    execution) says so, the probe runs the parallel kernel and the twin is not made:
+    its compile never stops a call (it stopped a warm LeNet step for 22-43 s)."""
+    monkeypatch.setattr(threads, "_PINNED", [None])
+    calls, made, asked = [], [], []
+
+    def make(which):
+        return lambda x: calls.append(which) or x + 1.0
+
+    ready = [False]
+    kernel = threads.Adaptive(make("parallel"), lambda: made.append(1) or make("serial"),
+                              lambda args: asked.append(args[0].size) or ready[0])
+    x = np.zeros(10)
+    for _ in range(threads.WARMUP + 5):
+        assert kernel(x)[0] == 1.0
+    assert not made and set(calls) == {"parallel"} and asked == [10] * 6
+    ready[0] = True
+    for _ in range(2 * threads.PROBE + 1):
+        kernel(x)
+    assert made == [1] and "serial" in calls and len(asked) == 7  # asked until it was
+
+
+def test_a_warm_parallel_kernels_twin_compiles_in_the_worker(low_threshold, monkeypatch):
+    from symgrad.backend.numba import worker
+
+    def here(stats):  # compiles on this process's threads
+        return stats["compiled"] - stats["compiled_in_workers"]
+
+    monkeypatch.setattr(threads, "_PINNED", [None])
+    scale = 1.0 + int.from_bytes(os.urandom(4), "little") / 2**40  # a kernel of its own
+    f = eval(f"lambda x: np.sum(np.sin(x * {scale!r}))", {"np": np})
+    x = np.linspace(-2.0, 2.0, 600)
+    g = sg.grad(f)
+    want = g(x)  # compiled first (the suite's default), the parallel kernel
+    monkeypatch.setattr(sg.config, "tiered", True)
+    before = sg.compile_stats()
+    for _ in range(threads.WARMUP + 2):  # the probe wants the twin: the worker compiles it
+        assert np.array_equal(g(x), want)
+    assert here(sg.compile_stats()) == here(before)
+    assert worker.wait(timeout=600)
+    for _ in range(2 * threads.PROBE + 2):  # the twin, loaded from disk: the same bits
+        assert np.array_equal(g(x), want)
+    after = sg.compile_stats()
+    assert here(after) == here(before)
+    assert after["compiled_in_workers"] == before["compiled_in_workers"] + 1
+    assert after["loaded_from_disk"] == before["loaded_from_disk"] + 1

@@ -174,3 +174,35 @@ def test_config_names_its_settings():
     assert {"tiered", "tiered_budget", "log_compiles", "reroll"} <= set(vars(sg.config))
     with pytest.raises(AttributeError, match="no setting 'tierd'"):
         sg.config.update("tierd", True)
+
+
+def test_deterministic_algorithms_give_the_kernels_bits_after_a_first_interpreted_call(
+        tiered):
+    # the tiers round differently (float32 steps against float64 in the fused loop, the
+    # sums' order): which call finds the kernel ready, a matter of timing, changed a
+    # program's bits from run to run; torch.use_deterministic_algorithms(True) stops
+    # tiering, also for a kernel whose compile is in flight
+    scale = 0.3 + uuid.uuid4().int % 10**9 / 1e12  # a literal of the kernel (a captured
+    # float would be an argument of one kernel for every scale, on disk after a first run)
+    f = eval(f"lambda x: np.sum(np.exp(x * {scale!r})) * np.sum(x)", {"np": np})
+    x = np.random.default_rng(0).standard_normal(1000).astype(np.float32)
+    g = sg.grad(f)
+    first = g(x)  # interpreted: the kernel compiles in the worker
+    kernel = g._prepare((x,), None)[0].kernel
+    assert isinstance(kernel, Tiered) and not kernel.dispatcher()
+    assert not sg.are_deterministic_algorithms_enabled()
+    sg.use_deterministic_algorithms(True)
+    assert sg.are_deterministic_algorithms_enabled() and not sg.config.tiered
+    second = g(x)  # waits for the compile, then runs the kernel
+    assert kernel.dispatcher() is not None
+    bits = second.view(np.uint32)
+    assert np.array_equal(first.view(np.uint32),
+                          sg.grad(f, backend="interpreter")(x).view(np.uint32))
+    assert (bits != first.view(np.uint32)).sum() > 50  # the tiers differ in the last bits
+    assert_close(second, first, rtol=1e-6, atol=0)  # ... and only there
+    for _ in range(2):  # the kernel's bits from now on
+        assert np.array_equal(g(x).view(np.uint32), bits)
+    sg.use_deterministic_algorithms(False)
+    assert sg.config.tiered and not sg.are_deterministic_algorithms_enabled()
+    with pytest.raises(TypeError, match="expects a bool"):
+        sg.use_deterministic_algorithms(1)

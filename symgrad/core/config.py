@@ -14,7 +14,14 @@ run can set it without touching code, and can be changed at run time::
   loop runs longer than ``tiered_budget`` seconds stops interpreting and waits
   for the kernel instead (a graph without loops is always interpreted until the
   kernel is ready). Off: every first call compiles
-  first (what benchmarks measure).
+  first (what benchmarks measure). The interpreter and the kernel round differently
+  (numpy's float32 steps against the kernel's float64 inside a fused loop, the
+  order of a sum's terms, numpy's ``exp`` against vecmath's): their results agree
+  to the dtype's precision, not bit for bit, and which calls find the kernel ready
+  depends on the compile's timing and on the disk cache, so results may differ in
+  the last bits from run to run. Off, they do not (every call after a Tensor
+  structure's first backward runs the kernel): :func:`use_deterministic_algorithms`
+  (PyTorch's name) switches it off.
 - ``tiered_budget`` (``SYMGRAD_TIERED_BUDGET``, default 0.5): seconds.
 - ``log_compiles`` (``SYMGRAD_LOG_COMPILES``, default off): the start and end
   of each compile (and each load from the disk cache) are logged on the
@@ -67,3 +74,22 @@ class Config:
 
 
 config = Config()
+
+
+def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None:
+    """``torch.use_deterministic_algorithms``: with ``mode``, a program's results have
+    the same bits on every run, whatever the compile timing and the disk cache (tiered
+    execution off: a kernel compiles before its first call, on the calling thread; a
+    kernel already interpreting waits for its compile at its next call). Everything else
+    in symgrad is deterministic already (threads: ``symgrad.backend.numba.threads``);
+    ``warn_only`` is accepted for PyTorch's signature and changes nothing."""
+    if not isinstance(mode, bool):
+        raise TypeError(f"use_deterministic_algorithms() expects a bool, got {type(mode).__name__}")
+    del warn_only
+    config.tiered = not mode
+
+
+def are_deterministic_algorithms_enabled() -> bool:
+    """``torch.are_deterministic_algorithms_enabled``: whether results may not depend
+    on the compile timing (tiered execution off, :func:`use_deterministic_algorithms`)."""
+    return not config.tiered

@@ -44,7 +44,16 @@ frees them; with the threshold where those blocks left it (5 MB, trim at 10 MB),
 backward gave the heap's top back to the system and the next forward faulted it in
 again (2,900-3,100 faults a step, 2026-12-03; docs/benchmarks.md, session 8). The price:
 the process keeps up to 64 MiB of freed heap top instead of giving it back, and blocks
-of 128 KiB-32 MiB come from the heap rather than fresh mappings. A no-op without glibc.
+of 128 KiB-32 MiB come from the heap rather than fresh mappings. A no-op without glibc,
+and without effect where glibc's dynamic thresholds are off: after a ``mallopt``
+(:func:`reuse_memory`) or in a process started with a threshold set in its environment
+(``MALLOC_TRIM_THRESHOLD_``, ``MALLOC_MMAP_THRESHOLD_``, ``MALLOC_TOP_PAD_``,
+``MALLOC_MMAP_MAX_``, ``GLIBC_TUNABLES``): that setting is someone's choice and stands
+(Dask's workers: ``MALLOC_TRIM_THRESHOLD_=65536``, to give memory back; there each step
+faults its arrays in again, 5,862 times a step in the test's loop, unless
+:func:`reuse_memory` is called). distributed's Nanny also leaves its workers' variables
+in the environment of the process that started a ``LocalCluster``, so that process's
+later subprocesses start with them (``tests/test_dask.py`` restores it).
 """
 
 from __future__ import annotations

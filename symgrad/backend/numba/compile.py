@@ -55,7 +55,7 @@ import time
 import types
 import uuid
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -188,7 +188,8 @@ class Kernel:
         if not self.source.parallel:
             return function
         # the serial twin, loaded on the first call that wants it (threads.Adaptive)
-        return serialized(function, twin=lambda: load(serial_twin(self.source)))
+        return serialized(function, twin=lambda: load(serial_twin(self.source)),
+                          twin_ready=functools.partial(_twin_ready, self.source, []))
 
     def dispatcher(self) -> Any:
         """What to call from now on: the Numba dispatcher itself once a call has run
@@ -207,6 +208,21 @@ class Kernel:
 #: so a load from the disk cache is fast (the first one costs 0.4 s or more: Numba
 #: imports its registries, scipy.linalg among them)
 _NUMBA_READY = threading.Event()
+
+
+#: whether a parallel kernel's serial twin may run now without compiling on the calling
+#: thread, called with (its source, a list for a job, a call's arguments): registered
+#: by :mod:`.tiered` (the twin compiles in the worker); without it, always
+_TWIN_READY: list[Callable[[KernelSource, list, tuple], bool]] = []
+
+
+def twin_ready(check: Callable[[KernelSource, list, tuple], bool]) -> None:
+    """Register the check of :data:`_TWIN_READY` (:func:`.tiered.twin_compiled`)."""
+    _TWIN_READY[:] = [check]
+
+
+def _twin_ready(source: KernelSource, job: list, args: tuple) -> bool:
+    return not _TWIN_READY or _TWIN_READY[0](source, job, args)
 
 
 def numba_ready() -> bool:

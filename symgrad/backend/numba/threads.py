@@ -37,7 +37,9 @@ now bounds it; Rosenbrock's chunked loop, reading ``x[i0 + 1]``, still took 1.9 
 of CPU on one thread against its flat twin's 0.44, load 9). The one-thread alternative is still not
 the parallel kernel at one thread but its **serial twin**: the same source
 compiled without ``parallel=`` (``prange`` is ``range`` there), compiled on demand
-(:func:`.codegen.serial_twin`), except that a loop with no sum over its rows is one flat
+(:func:`.codegen.serial_twin`; with tiered execution in the compile worker, the parallel
+kernel answering until it is on disk: compiled on the calling thread, it stopped a warm
+LeNet step for 22-43 s), except that a loop with no sum over its rows is one flat
 loop there (the chunks cost Rosenbrock's gradient a third of its time). A loop that sums
 over its rows keeps the parallel kernel's chunks and their order of summation, so the
 results have the same bits (``tests/test_threads.py``).
@@ -169,11 +171,12 @@ def max_threads() -> int:
 
 
 def serialized(fn: Callable[..., Any],
-               twin: Callable[[], Callable[..., Any]] | None = None) -> Callable[..., Any]:
+               twin: Callable[[], Callable[..., Any]] | None = None,
+               twin_ready: Callable[[tuple], bool] | None = None) -> Callable[..., Any]:
     """``fn`` (a parallel kernel) called under the one lock of parallel kernels; with
     ``twin`` (which makes its serial twin), an :class:`Adaptive` choice between them."""
     if twin is not None:
-        return Adaptive(fn, twin)
+        return Adaptive(fn, twin, twin_ready)
 
     @functools.wraps(fn)
     def call(*args: Any) -> Any:
@@ -202,9 +205,13 @@ class Adaptive:
     Both give the same bits, so the choice changes only the time. ``choices()`` says
     what each size bucket uses now (for benchmarks and tests)."""
 
-    def __init__(self, parallel: Callable[..., Any], twin: Callable[[], Callable[..., Any]]):
+    def __init__(self, parallel: Callable[..., Any], twin: Callable[[], Callable[..., Any]],
+                 twin_ready: Callable[[tuple], bool] | None = None):
         self.parallel = parallel
         self._make_twin = twin
+        #: whether the twin may run now without compiling on the calling thread (called
+        #: with a call's arguments; it may start its compile elsewhere, :mod:`.compile`)
+        self._twin_ready = twin_ready or (lambda args: True)
         self._serial: Callable[..., Any] | None = None
         self._warm = {"parallel": True, "serial": False}  # the first call of each ran
         self.states: dict[int, _State] = {}
@@ -235,6 +242,8 @@ class Adaptive:
                 return self._run(state.choice, args)
             p, s = (len(state.times[k]) for k in ("parallel", "serial"))
             which = "serial" if s <= p else "parallel"  # alternate, serial first
+            if not self._warm[which] and which == "serial" and not self._twin_ready(args):
+                return self._run("parallel", args)  # the twin compiles elsewhere: not yet
             if not self._warm[which]:  # a first call compiles or loads: not timed
                 self._warm[which] = True
                 self._run(which, args)

@@ -21,7 +21,12 @@ thread never compiles it a second time). A graph without loops is always
 interpreted until the kernel is ready: its cost is numpy's for the same operations.
 The answer does not depend on the tier beyond rounding: the
 interpreter is numpy's arithmetic and the kernel LLVM's, which the test suite
-compares (``tests/test_primitives.py::test_backends_agree``).
+compares (``tests/test_primitives.py::test_backends_agree``). They do differ in the
+last bits (float32 rounded after each step against float64 inside a fused loop, a
+sum's order, numpy's ``exp`` against vecmath's), so which call first runs the kernel,
+a matter of timing, may change a program's bits from run to run; with tiering off
+(``sg.use_deterministic_algorithms(True)``) it does not, and a kernel that was
+interpreting waits for its compile at its next call.
 A graph that calls the user's Python (``callback``: ``sg.pure_callback``, an
 ``autograd.Function``'s backward, a module's backward hook) is not tiered: it
 compiles first, as both of the above would run that Python a second time.
@@ -53,6 +58,7 @@ from ...core.ir import Graph, subgraphs
 from ...prims.custom import callback_p
 from . import compile as kernels
 from . import worker
+from .codegen import serial_twin
 
 
 def _calls_python(graph: Graph) -> bool:
@@ -80,6 +86,8 @@ class Tiered:
     def __call__(self, *args: Any) -> tuple:
         if self._ready or self._failed:
             return self.kernel(*args)
+        if not config.tiered:  # switched off since (sg.use_deterministic_algorithms)
+            return self._compiled(args)
         job = self._job or self._start(args)
         if job.done():
             self._ready, self._failed = job.state == "done", job.state != "done"
@@ -92,6 +100,15 @@ class Tiered:
             self._ready, self._failed = job.state == "done", job.state != "done"
             return self.kernel(*args)
         kernels.count("interpreted_calls")
+        return out
+
+    def _compiled(self, args: tuple) -> tuple:
+        """The kernel's answer, compiled first: after the compile in flight, if any
+        (never a second one on this thread), else on this thread."""
+        if self._job is not None:
+            self._job.wait()
+        out = self.kernel(*args)
+        self._ready = True
         return out
 
     def _start(self, args: tuple) -> worker.Job:
@@ -219,6 +236,32 @@ def _compile_in_the_worker(kernel: Any, args: tuple) -> None:
         job.wait()
     finally:
         _RUNNING.acquire()
+
+
+def twin_compiled(source: Any, job: list, args: tuple) -> bool:
+    """Whether the serial twin of the parallel kernel ``source`` may run now without
+    compiling on the calling thread (:class:`.threads.Adaptive` asks before its first
+    call of the twin): with tiered execution off (it compiles there, as every kernel
+    does), once it is on disk, or once the compile worker, asked by the first call that
+    wants it (``job``), is done with it (failed: the call compiles it). Compiled on the
+    calling thread, it stopped a warm LeNet step for 22-43 s under load."""
+    if job:
+        return job[0].done()
+    if not config.tiered:
+        return True
+    twin = serial_twin(source)
+    if kernels.on_disk(twin):
+        return True
+    kernel = kernels.load(twin)
+    if kernel.path is None:  # no usable cache: nothing the worker could hand over
+        return True
+    from numba import typeof
+
+    job.append(worker.submit(kernel, tuple(typeof(a) for a in args)))
+    return False
+
+
+kernels.twin_ready(twin_compiled)
 
 
 def _after_fork_in_child() -> None:
