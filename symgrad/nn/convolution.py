@@ -38,7 +38,12 @@ from ..eager.functions import cat
 from ..eager.methods import named
 from ..eager.tensor import Tensor
 from ..numpy_api.shapes import add_windows, sliding_windows
-from .pool_choice import first_inside_where_padding_picked, window_argmax, window_first_max
+from .pool_choice import (
+    first_inside_where_padding_picked,
+    negative_zeros,
+    window_argmax,
+    window_first_max,
+)
 
 PAD_MODES = {"constant": None, "reflect": "reflect", "replicate": "edge", "circular": "wrap"}
 
@@ -385,8 +390,9 @@ def _max_pool(input: Tensor, kernel_size: Any, stride: Any, padding: Any, dilati
         picked = first_inside_where_padding_picked(picked, spatial, out, kernel, stride,
                                                     padding, dilation)
     y = np.where(picked, flat, 0.0).sum(-1)
-    if not y._value.all():  # a sum gives +0.0 where the maximum is -0.0 (PyTorch's: -0.0)
-        negative_zero = (picked & (values == 0) & np.signbit(values)).any(-1, keepdims=True)
+    # a sum gives +0.0 where the maximum is -0.0 (PyTorch's: -0.0)
+    if not y._value.all() and (zeros := negative_zeros(values)) is not None:
+        negative_zero = (picked & zeros).any(-1, keepdims=True)
         if negative_zero.any():  # so those windows are summed negated
             sign = np.where(negative_zero, -1, 1).astype(values.dtype)
             y = np.where(picked, flat * sign, 0.0).sum(-1) * sign[..., 0]
