@@ -68,7 +68,8 @@ def test_gather_is_numpys_copy_bit_for_bit(gathered, dtype):
     assert G._KERNEL[0] not in (None, False)  # (the compiled copy ran)
 
 
-def test_gather_stays_off_without_eager_compile_and_for_other_dtypes(gathered, monkeypatch):
+def test_gather_is_off_without_eager_compile_for_other_dtypes_and_huge_planes(gathered,
+                                                                           monkeypatch):
     def refuse():
         raise AssertionError("the compiled gather was called")
 
@@ -78,6 +79,10 @@ def test_gather_stays_off_without_eager_compile_and_for_other_dtypes(gathered, m
         for _ in range(3):
             np.testing.assert_array_equal(G.windows(a, (3, 3), (1, 1), (1, 1)),
                                           _naive(a, (3, 3), (1, 1), (1, 1)))
+    monkeypatch.setattr(G, "MAX_TABLE", 10)  # (a plane's windows too large for a table)
+    for _ in range(3):
+        np.testing.assert_array_equal(G.windows(x, (1, 3), (2, 2), (1, 1)),
+                                      _naive(x, (1, 3), (2, 2), (1, 1)))
     symgrad.config.update("eager_compile", False)
     for _ in range(3):
         np.testing.assert_array_equal(G.windows(x, (2, 3), (1, 2), (1, 1)),

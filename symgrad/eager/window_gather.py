@@ -34,7 +34,10 @@ from ..prims.windows import _out, _windows_impl
 #: windows of fewer elements are copied by numpy (no compile for small arrays)
 MIN_SIZE = 4096
 #: the geometries kept (their tables), the oldest dropped first
-GEOMETRY_LIMIT = 64
+GEOMETRY_LIMIT = 32
+#: windows of a plane with more elements than this are copied by numpy (a table of
+#: int32 positions takes 4 bytes per element of a plane's windows: 16 MiB at most)
+MAX_TABLE = 1 << 22
 
 _TEXT = """\
 # symgrad kernel: gather
@@ -78,8 +81,10 @@ def _gathered(x: np.ndarray, kernel: tuple, stride: tuple, dilation: tuple
     geometry = _GEOMETRIES.get(key)
     if geometry is None:
         out = _out(size, kernel, stride, dilation)
-        if x.size // max(math.prod(size), 1) * math.prod(out) * math.prod(kernel) < MIN_SIZE:
-            return None  # (small: not remembered, numpy's copy every time)
+        span = math.prod(out) * math.prod(kernel)
+        if x.size // max(math.prod(size), 1) * span < MIN_SIZE or span > MAX_TABLE or \
+                math.prod(size) >= 2 ** 31:
+            return None  # (small or huge: not remembered, numpy's copy every time)
         with _LOCK:
             if len(_GEOMETRIES) >= GEOMETRY_LIMIT:
                 _GEOMETRIES.pop(next(iter(_GEOMETRIES)))
@@ -109,10 +114,10 @@ def _table(size: tuple, kernel: tuple, stride: tuple, dilation: tuple, out: tupl
     ``(*out, *kernel)``, in their C order."""
     d = len(kernel)
     grid = np.indices((*out, *kernel)).reshape(2 * d, -1)
-    flat = np.zeros(grid.shape[1], dtype=np.intp)
+    flat = np.zeros(grid.shape[1], dtype=np.int64)
     for i in range(d):
         flat = flat * size[i] + grid[i] * stride[i] + grid[d + i] * dilation[i]
-    return flat
+    return flat.astype(np.int32)
 
 
 def _kernel() -> Any:
