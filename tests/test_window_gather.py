@@ -1,4 +1,4 @@
-"""The eager ``windows`` as one compiled gather (symgrad/eager/window_gather.py): numpy's
+"""The eager ``windows`` as one compiled gather (symgrad/backend/numba/window_gather.py): numpy's
 copy bit for bit (an independent slice-by-slice copy too), a fresh array per call, and
 convolutions and poolings through it against real PyTorch 2.13, values, indices,
 gradients and double backward, called again after their inputs changed."""
@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 import symgrad
+from symgrad.backend.numba import window_gather as G
 from symgrad.eager import backward as B
-from symgrad.eager import window_gather as G
 from symgrad.prims.windows import _windows_impl
 
 torch_real = pytest.importorskip("torch")

@@ -33,7 +33,8 @@ from ..core.tracing import Traced, Tracer
 from ..prims.overflow import CheckedUfunc
 from ..prims.selection import where_p
 from ..prims.windows import windows_p
-from . import grad_mode, window_gather
+from ..transforms.pipeline import gathered_windows
+from . import grad_mode
 from .graph import node_class
 from .replay import keep
 from .torch_facts import node_name, torch_facts
@@ -164,14 +165,14 @@ def _where_aval(prim: Primitive, shapes: tuple, params: dict[str, Any]) -> Aval 
 
 _IMPLS: dict[Primitive, Any] = {}
 #: faster implementations of this path's operations, the same values as ``prim.impl``
-_EAGER_IMPLS: dict[Primitive, Any] = {windows_p: window_gather.windows}
+_EAGER_IMPLS: dict[Primitive, Any] = {windows_p: gathered_windows}
 
 
 def _float_impl(prim: Primitive) -> Any:
     """``prim.impl`` for floating operands, looked up once per primitive: numpy's ufunc
     itself for a :class:`~symgrad.prims.overflow.CheckedUfunc` (its int64 overflow test
     never applies to the floating values this path computes), the compiled gather of
-    :mod:`.window_gather` for ``windows``."""
+    :mod:`symgrad.backend.numba.window_gather` for ``windows``."""
     impl = _EAGER_IMPLS.get(prim, prim.impl)
     if isinstance(impl, CheckedUfunc):
         impl = impl.ufunc

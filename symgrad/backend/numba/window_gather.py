@@ -8,8 +8,9 @@ innermost); a compiled loop over a table of source positions is 3-4x faster for
 LeNet's second convolution (0.26 against 0.9 ms for its 64x6x14x14 input, 5x5
 windows) and 1.5-2x for its 2x2 poolings. The table is made once per geometry
 (sizes, kernel, stride, dilation; numpy), the kernel once per dtype: its source
-sits in symgrad's kernel cache (:mod:`symgrad.backend.numba.compile`), so a new
-process loads its machine code from disk.
+sits in symgrad's kernel cache (:mod:`.compile`), so a new process loads its
+machine code from disk. The eager Tensor's operations call it
+(:mod:`symgrad.eager.fastpath`, through :mod:`symgrad.transforms.pipeline`).
 
 A geometry's first call in a process copies with numpy (a one-off call never
 waits for Numba), and so does every call on other dtypes than float32 and
@@ -28,8 +29,10 @@ from typing import Any
 
 import numpy as np
 
-from ..core.config import config
-from ..prims.windows import _out, _windows_impl
+from ...core.config import config
+from ...prims.windows import _out, _windows_impl
+from .codegen import KernelSource
+from .compile import load
 
 #: windows of fewer elements are copied by numpy (no compile for small arrays)
 MIN_SIZE = 4096
@@ -124,9 +127,6 @@ def _kernel() -> Any:
     """The compiled gather (loaded from the kernel cache, or compiled, on first use)."""
     kernel = _KERNEL[0]
     if kernel is None:
-        from ..backend.numba.codegen import KernelSource
-        from ..backend.numba.compile import load
-
         key = hashlib.sha256(_TEXT.encode()).hexdigest()[:32]
         kernel = _KERNEL[0] = load(KernelSource(key, "gather", _TEXT))
     return kernel
