@@ -39,7 +39,8 @@ def negative_zeros(values: np.ndarray) -> np.ndarray | None:
     the bits for float16, float32 and float64: a test on the values and their sign bits
     took 0.9 ms for LeNet's first pooling, whose windows are mostly 0 after a ReLU)."""
     size = values.dtype.itemsize
-    if values.dtype.kind == "f" and size in (2, 4, 8) and values.flags.c_contiguous:
+    if values.dtype.kind == "f" and size in (2, 4, 8) and values.dtype.isnative and \
+            values.flags.c_contiguous:
         found = values.view(f"u{size}") == np.array(1 << (8 * size - 1), f"u{size}")
     else:
         found = (values == 0) & np.signbit(values)
