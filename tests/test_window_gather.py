@@ -65,6 +65,17 @@ def test_gather_is_numpys_copy_bit_for_bit(gathered, dtype):
             np.testing.assert_array_equal(_bits(got), _bits(want))
         assert not np.shares_memory(results[1], results[2])  # a fresh array each call
         assert G._GEOMETRIES[(shape[-len(kernel):], kernel, stride, dilation)][2] >= 3
+    # planes read where they are: a convolution's result (batch and channel axes swapped
+    # in memory), strided and Fortran-ordered arrays
+    x = (rng.standard_normal((3, 4, 9, 8)) * 1e3).astype(dtype)
+    x.flat[::7], x.flat[3::11] = np.nan, -0.0
+    for a in (x.transpose(1, 0, 2, 3), x[:, ::2], x[..., ::2, :], x[..., 1:], np.asfortranarray(x),
+              x[0, 0]):
+        want = _naive(a, (2, 3), (2, 1), (1, 2))
+        for _ in range(3):
+            got = G.windows(a, (2, 3), (2, 1), (1, 2))
+            assert got.flags.c_contiguous and got.shape == want.shape
+            np.testing.assert_array_equal(_bits(got), _bits(want))
     assert G._KERNEL[0] not in (None, False)  # (the compiled copy ran)
 
 

@@ -12,7 +12,9 @@ sits in symgrad's kernel cache (:mod:`.compile`), so a new process loads its
 machine code from disk. The eager Tensor's operations call it
 (:mod:`symgrad.eager.fastpath`, through :mod:`symgrad.transforms.pipeline`).
 
-A geometry's first call in a process copies with numpy (a one-off call never
+The planes are read where they are when each is contiguous (a convolution's
+result, whose batch and channel axes its matrix product leaves swapped, is not
+copied first). A geometry's first call in a process copies with numpy (a one-off call never
 waits for Numba), and so does every call on other dtypes than float32 and
 float64, on fewer than :data:`MIN_SIZE` elements, or with
 ``SYMGRAD_EAGER_COMPILE=0``. The result is the same array, bit for bit (a copy
@@ -44,15 +46,16 @@ MAX_TABLE = 1 << 22
 
 _TEXT = """\
 # symgrad kernel: gather
-# the windows of an array (im2col): out[b, m] = x[b, index[m]]
+# the windows of an array (im2col): out[a, b, m] = x[a, b, index[m]]
 from numba import njit
 
 
 @njit(cache=True, nogil=True, error_model="numpy", fastmath=False)
 def gather(x, index, out):
-    for b in range(out.shape[0]):
-        for m in range(index.shape[0]):
-            out[b, m] = x[b, index[m]]
+    for a in range(out.shape[0]):
+        for b in range(out.shape[1]):
+            for m in range(index.shape[0]):
+                out[a, b, m] = x[a, b, index[m]]
 """
 
 _DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
@@ -98,10 +101,13 @@ def _gathered(x: np.ndarray, kernel: tuple, stride: tuple, dilation: tuple
         return None
     out, index = geometry[0], geometry[1]
     lead = x.shape[:x.ndim - d]
-    rows = np.ascontiguousarray(x).reshape(math.prod(lead), math.prod(size))
-    result = np.empty((rows.shape[0], index.size), dtype=x.dtype)
+    # (a view where the planes are contiguous, as a convolution's result is, whose
+    # batch and channel axes its matrix product leaves swapped; else a copy)
+    inner = lead[-1] if lead else 1
+    planes = x.reshape(math.prod(lead) // max(inner, 1), inner, math.prod(size))
+    result = np.empty((*planes.shape[:2], index.size), dtype=x.dtype)
     try:
-        _kernel()(rows, index, result)
+        _kernel()(planes, index, result)
     except Exception as e:  # noqa: BLE001 -- numpy's copy gives the same values
         _KERNEL[0] = False
         warnings.warn(f"symgrad could not compile its gather of windows ({type(e).__name__}: "
