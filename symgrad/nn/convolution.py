@@ -4,9 +4,10 @@ Every function here is a composition of Tensor operations the compiler already
 knows, so values and gradients (and double backward) come from the primitives'
 own rules; nothing here has a derivative of its own. The windows of a
 convolution are one primitive, ``windows`` (im2col: the shape ``(N, C, *out,
-*kernel)``, parameters the kernel, stride and dilation only), and the
-contraction with the weight is one matrix product (a BLAS call, forward and
-backward). A transposed convolution adds the product of ``x`` and ``w`` back
+*kernel)``, parameters the kernel, stride and dilation only; without groups, a
+window spans the channels too, ``(N, 1, *out, C, *kernel)``, the matrix's rows as
+they lie), and the contraction with the weight is one matrix product (a BLAS
+call, forward and backward). A transposed convolution adds the product of ``x`` and ``w`` back
 into its output with ``unwindows`` (col2im), the
 transpose of ``windows``, so each is the other's gradient. Pooling takes the
 same windows; max pooling picks the first maximum of each window (or its last NaN,
