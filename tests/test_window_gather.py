@@ -77,6 +77,12 @@ def test_gather_is_numpys_copy_bit_for_bit(gathered, dtype):
             assert got.flags.c_contiguous and got.shape == want.shape
             np.testing.assert_array_equal(_bits(got), _bits(want))
     assert G._KERNEL[0] not in (None, False)  # (the compiled copy ran)
+    # one compile per dtype and layout: new sizes and geometries reuse it
+    signatures = len(G._KERNEL[0].function.overloads)
+    for shape, d in (((5, 3, 17, 11), 2), ((2, 40), 1)):
+        for _ in range(2):
+            G.windows(np.ones(shape, dtype), (3,) * d, (2,) * d, (1,) * d)
+    assert len(G._KERNEL[0].function.overloads) == signatures
 
 
 def test_gather_is_off_without_eager_compile_for_other_dtypes_and_huge_planes(gathered,
