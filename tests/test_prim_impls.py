@@ -81,3 +81,18 @@ def test_where_as_bit_masks_is_numpys_bit_for_bit(dtype):
         assert got.dtype == want.dtype and got.shape == want.shape
         np.testing.assert_array_equal(_bits(got), _bits(want))
     np.testing.assert_array_equal(_bits(_relu(x)), _bits(np.where(x < 0.0, 0.0, x)))
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_negative_zeros_by_bits_are_the_signed_zeros(dtype):
+    # max_pool's test for a -0.0 maximum (nn/pool_choice.py): the bit pattern of -0.0,
+    # against values equal to 0 with their sign bit set; None where there is none
+    from symgrad.nn.pool_choice import negative_zeros
+
+    a = _awkward((64, 6, 7, 4), dtype)
+    a.flat[11::37], a.flat[3::13] = 0.0, -0.0
+    for x in (a, a[:, ::2], a.astype(a.dtype.newbyteorder())):
+        want = (x == 0) & np.signbit(x)
+        assert want.any()
+        np.testing.assert_array_equal(negative_zeros(x), want)
+    assert negative_zeros(np.abs(a)) is None and negative_zeros(np.zeros(5, dtype)) is None

@@ -32,6 +32,8 @@ from ..core.ir import F32, FLOAT, Aval, Literal, Primitive
 from ..core.tracing import Traced, Tracer
 from ..prims.overflow import CheckedUfunc
 from ..prims.selection import where_p
+from ..prims.windows import windows_p
+from ..transforms.pipeline import gathered_windows
 from . import grad_mode
 from .graph import node_class
 from .replay import keep
@@ -162,13 +164,16 @@ def _where_aval(prim: Primitive, shapes: tuple, params: dict[str, Any]) -> Aval 
 
 
 _IMPLS: dict[Primitive, Any] = {}
+#: faster implementations of this path's operations, the same values as ``prim.impl``
+_EAGER_IMPLS: dict[Primitive, Any] = {windows_p: gathered_windows}
 
 
 def _float_impl(prim: Primitive) -> Any:
     """``prim.impl`` for floating operands, looked up once per primitive: numpy's ufunc
     itself for a :class:`~symgrad.prims.overflow.CheckedUfunc` (its int64 overflow test
-    never applies to the floating values this path computes)."""
-    impl = prim.impl
+    never applies to the floating values this path computes), the compiled gather of
+    :mod:`symgrad.backend.numba.window_gather` for ``windows``."""
+    impl = _EAGER_IMPLS.get(prim, prim.impl)
     if isinstance(impl, CheckedUfunc):
         impl = impl.ufunc
     _IMPLS[prim] = impl

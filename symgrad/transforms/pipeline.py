@@ -28,6 +28,7 @@ import numpy as np
 from ..backend.numba.codegen import KernelSource
 from ..backend.numba.entry import entry as kernel_entry
 from ..backend.numba.lowering.complex import interpreted_reason
+from ..backend.numba.window_gather import windows as gathered_windows
 from ..backend.program import Program
 from ..backend.program import build as build_program
 from ..core import check as checker
@@ -42,8 +43,8 @@ from ..passes.reroll import reroll
 from ..passes.rewrites import optimize
 from ..passes.structure import one_hot_products
 
-__all__ = ["SCALAR_OUTPUT_ERROR", "build", "cotangent", "derive", "differentiate", "kernel_entry",
-           "kernel_input", "program"]
+__all__ = ["SCALAR_OUTPUT_ERROR", "build", "cotangent", "derive", "differentiate",
+           "gathered_windows", "kernel_entry", "kernel_input", "program"]
 
 
 def differentiate(graph: Graph, wrt: Sequence[int], seeded: bool = False,

@@ -60,10 +60,13 @@ def _unwindows_emit(out, args, avals, out_aval, *, kernel, stride, dilation, siz
     lines = [f"{out} = np.zeros(({', '.join([*shape, *map(str, size)])},){_dtype(out_aval)})"]
     # g as it is (a convolution's gradient comes transposed from its matrix product: no
     # copy of it); its leading indices outermost, so that each window block is read
-    # while it is in cache, then the kernel offsets in order, so that each element's
-    # terms add up in the interpreter's order (the same bits)
-    loops, pad = _loops([*b, *w, *o], [*shape, *map(str, kernel),
-                                       *(f"{g}.shape[{lead + k}]" for k in range(d))])
+    # while it is in cache, then the windows, each read whole (its elements are
+    # adjacent): 1.6-3x faster than the kernel offsets outside the windows for LeNet's
+    # second convolution. The windows run backwards, so that each element's terms
+    # still add up with the kernel offsets in order (a later window reaches an element
+    # from an earlier offset), as the interpreter adds them: the same bits
+    loops, pad = _loops([*b, *o, *w], [*shape, *(f"{g}.shape[{lead + k}] - 1, -1, -1"
+                                                   for k in range(d)), *map(str, kernel)])
     target = ", ".join([*b, *(f"{o[k]} * {stride[k]} + {w[k]} * {dilation[k]}"
                               for k in range(d))])
     lines += loops + [f"{pad}{out}[{target}] += {g}[{', '.join(b + o + w)}]"]
