@@ -154,30 +154,28 @@ def test_the_tensor_apis_hessian_compiles_in_the_worker(tiered):
 
 
 WARM_FIRST = """
-import json, threading, time, numpy as np, symgrad as sg
+import json, threading, numpy as np, symgrad as sg
 g, x = sg.grad(lambda x: np.sum(np.sin(x) * x)), np.linspace(0.1, 0.5, 5)
 outs = [g(x).tolist()]
 first = sg.compile_stats()
-while not sg.compile_stats()["compiled_calls"]:  # the background load, then a kernel call
-    time.sleep(0.01)
-    outs.append(g(x).tolist())
+outs.append(g(x).tolist())
 main = threading.main_thread()
 joined = [t.name for t in threading.enumerate() if not t.daemon and t is not main]
 print(json.dumps({"out": outs, "first": first, "joined": joined, **sg.compile_stats()}))
 """
 
 
-def test_a_processs_first_load_from_disk_runs_behind_the_interpreter(tmp_path):
-    """On a warm cache, a process's first kernel load (Numba's set-up: 0.4 s or more)
-    runs on the background thread: the first call is interpreted, and the kernel is
-    loaded, not compiled, and then called."""
-    assert result(start(THREADS, tmp_path, "1"))["out"] == [EXPECTED]  # fills the cache
+def test_a_processs_first_load_from_disk_is_the_first_calls_answer(tmp_path):
+    """On a warm cache, a process's first call loads its kernel (Numba's set-up, 0.4 s or
+    more) and runs it, not the interpreter: the tiers round differently, so interpreting
+    while the kernel loads made a warm run's bits depend on when the load finished (a
+    LeNet script's parameters after 12 steps differed from tiering off in 18,114 places)."""
+    filled = result(start(THREADS, tmp_path, "1"))  # fills the cache, tiering off
     got = result(start(WARM_FIRST, tmp_path, tiered=True))
-    assert got["first"]["interpreted_calls"] == 1 and got["first"]["loaded_from_disk"] == 0
-    assert got["compiled"] == 0 and got["loaded_from_disk"] == 1 and got["compiled_calls"] == 1
-    assert got["joined"] == []  # the loading thread is a daemon: the exit never waits for it
-    for out in got["out"]:
-        assert_close(np.array(out), np.array(EXPECTED), rtol=1e-14, atol=0)
+    assert got["first"]["interpreted_calls"] == 0 and got["first"]["loaded_from_disk"] == 1
+    assert got["compiled"] == 0 and got["joined"] == []
+    assert got["out"] == filled["out"] * 2  # the kernel's bits, as tiering off gives them
+    assert_close(np.array(got["out"][0]), np.array(EXPECTED), rtol=1e-14, atol=0)
 
 
 EXITS = """

@@ -159,7 +159,6 @@ class Kernel:
                 start_threads()  # before Numba launches its threads
             self.function.compile(signature)
         seconds = time.perf_counter() - start
-        _NUMBA_READY.set()
         new_compiled, new_loaded = self.compile_stats
         if new_compiled == compiled and new_loaded == loaded:
             return "had"  # compiled before, in this process
@@ -204,12 +203,6 @@ class Kernel:
         return sum(stats.cache_misses.values()), sum(stats.cache_hits.values())
 
 
-#: set once a kernel of this process has compiled or loaded: Numba's target is ready,
-#: so a load from the disk cache is fast (the first one costs 0.4 s or more: Numba
-#: imports its registries, scipy.linalg among them)
-_NUMBA_READY = threading.Event()
-
-
 #: whether a parallel kernel's serial twin may run now without compiling on the calling
 #: thread, called with (its source, a list for a job, a call's arguments): registered
 #: by :mod:`.tiered` (the twin compiles in the worker); without it, always
@@ -223,11 +216,6 @@ def twin_ready(check: Callable[[KernelSource, list, tuple], bool]) -> None:
 
 def _twin_ready(source: KernelSource, job: list, args: tuple) -> bool:
     return not _TWIN_READY or _TWIN_READY[0](source, job, args)
-
-
-def numba_ready() -> bool:
-    """Whether a load from the disk cache would be fast (:data:`_NUMBA_READY`)."""
-    return _NUMBA_READY.is_set()
 
 
 def load(source: KernelSource) -> Kernel:

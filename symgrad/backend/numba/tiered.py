@@ -1,30 +1,32 @@
 """Tiered execution: first answers from the numpy interpreter while the kernel compiles.
 
-A kernel that is not in the disk cache takes Numba a second or more to compile
-(tens of seconds for a long unrolled graph); the numpy interpreter answers a
-small problem in milliseconds. :class:`Tiered` runs the first calls on the
-interpreter while the kernel compiles elsewhere, and every call after the
-kernel is ready on the kernel. Where: in the compile worker process
-(:mod:`.worker`), for exactly the Numba types of the first call's arguments
-(no copies); the kernel's machine code lands in the disk cache and the next
-call loads it. A split graph's chain of kernels is driven from one daemon
-thread: it runs the chain once with the first call's arguments (its later
-pieces' input types depend on the earlier pieces' outputs), each piece compiled
-in the worker for exactly the arguments it gets before it runs, then loaded. A
-kernel with no file in the cache (an unusable cache) compiles on that thread.
-Never a thread per call, and nothing waits for it at exit. A call whose loop runs
-past ``sg.config.tiered_budget`` seconds (a loop of many steps) stops interpreting
-and waits for the kernel
-(:class:`symgrad.core.interpreter.OverBudget`; graphs are pure, so nothing is
-left half done; the wait is for the job in flight, then a load: the calling
-thread never compiles it a second time). A graph without loops is always
-interpreted until the kernel is ready: its cost is numpy's for the same operations.
+A kernel that is not in the disk cache takes Numba a second or more to compile (tens of
+seconds for a long unrolled graph); the numpy interpreter answers a small problem in
+milliseconds. :class:`Tiered` runs the first calls on the interpreter while the kernel
+compiles elsewhere, and every call after the kernel is ready on the kernel. A kernel
+already in the disk cache is loaded at its first call, on the calling thread, even a
+process's first load (Numba's target set-up, 0.4 s or more), so a warm cache's run
+computes every call on the kernel. Where a kernel compiles: in the compile worker
+process (:mod:`.worker`), for exactly the Numba types of the first call's arguments (no
+copies); the kernel's machine code lands in the disk cache and the next call loads it. A
+split graph's chain of kernels is driven from one daemon thread: it runs the chain once
+with the first call's arguments (its later pieces' input types depend on the earlier
+pieces' outputs), each piece compiled in the worker for exactly the arguments it gets
+before it runs, then loaded. A kernel with no file in the cache (an unusable cache)
+compiles on that thread. Never a thread per call, and nothing waits for it at exit. A
+call whose loop runs past ``sg.config.tiered_budget`` seconds (a loop of many steps)
+stops interpreting and waits for the kernel
+(:class:`symgrad.core.interpreter.OverBudget`; graphs are pure, so nothing is left half
+done; the wait is for the job in flight, then a load: the calling thread never compiles
+it a second time). A graph without loops is always interpreted until the kernel is
+ready: its cost is numpy's for the same operations.
 The answer does not depend on the tier beyond rounding: the
 interpreter is numpy's arithmetic and the kernel LLVM's, which the test suite
 compares (``tests/test_primitives.py::test_backends_agree``). They do differ in the
 last bits (float32 rounded after each step against float64 inside a fused loop, a
-sum's order, numpy's ``exp`` against vecmath's), so which call first runs the kernel,
-a matter of timing, may change a program's bits from run to run; with tiering off
+sum's order, numpy's ``exp`` against vecmath's), so on a cold cache which call first
+runs the kernel, a matter of timing, may change a program's bits from run to run (a
+warm cache's runs agree with each other and with tiering off); with tiering off
 (``sg.use_deterministic_algorithms(True)``) it does not, and a kernel that was
 interpreting waits for its compile at its next call.
 A graph that calls the user's Python (``callback``: ``sg.pure_callback``, an
@@ -71,10 +73,8 @@ class Tiered:
     """Calls of ``graph``: interpreted until ``kernel`` (called with the graph's inputs
     and then ``consts``) has compiled elsewhere, then compiled."""
 
-    def __init__(self, graph: Graph, kernel: Callable[..., tuple], consts: tuple,
-                 load: bool = False):
+    def __init__(self, graph: Graph, kernel: Callable[..., tuple], consts: tuple):
         self.graph = graph
-        self._load = load  # on disk: load it on the background thread
         self.kernel = kernel
         self.consts = consts
         self._n = len(graph.inputs)
@@ -115,13 +115,12 @@ class Tiered:
         with self._lock:
             if self._job is None:
                 kernel = self.kernel
-                if isinstance(kernel, kernels.Kernel) and kernel.path is not None \
-                        and not self._load:
+                if isinstance(kernel, kernels.Kernel) and kernel.path is not None:
                     from numba import typeof
 
                     self._job = worker.submit(kernel, tuple(typeof(a) for a in args))
                 else:
-                    self._job = _BACKGROUND.submit(kernel, args, compiles=not self._load)
+                    self._job = _BACKGROUND.submit(kernel, args)
             return self._job
 
     def wait(self, timeout: float | None = None) -> bool:
@@ -141,9 +140,8 @@ class Tiered:
 class _Background:
     """One daemon thread for what the worker process cannot do alone: kernels with no
     file in the cache (compiled here), chains of a split graph's kernels (run once with
-    a first call's arguments, each piece compiled in the worker first), a process's
-    first load from disk. Nothing waits for it at exit; an unfinished compile is redone
-    later."""
+    a first call's arguments, each piece compiled in the worker first). Nothing waits
+    for it at exit; an unfinished compile is redone later."""
 
     def __init__(self) -> None:
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
@@ -152,13 +150,11 @@ class _Background:
         self._current: worker.Job | None = None
         self._compiles = 0  # compile jobs queued or running
 
-    def submit(self, kernel: Callable[..., tuple], args: tuple,
-               compiles: bool = True) -> worker.Job:
-        """Compile ``kernel`` for ``args`` (``compiles``), or load it from disk."""
+    def submit(self, kernel: Callable[..., tuple], args: tuple) -> worker.Job:
+        """Compile ``kernel`` for ``args``."""
         job = worker.Job(kernel, ())
-        job.compiles = compiles
         with self._lock:
-            self._compiles += compiles
+            self._compiles += 1
         self._queue.put((job, args))
         with self._lock:
             if self._thread is None or not self._thread.is_alive():
@@ -168,7 +164,7 @@ class _Background:
         return job
 
     def pending(self) -> int:
-        """Compiles queued or running (loads from disk are not counted)."""
+        """Compiles queued or running."""
         return self._compiles
 
     def _run(self) -> None:
@@ -195,7 +191,7 @@ class _Background:
             job.state = "done"
         self._current = None
         with self._lock:
-            self._compiles -= job.compiles
+            self._compiles -= 1
 
     def _forked(self) -> None:
         """In a forked child (no thread here): the calls waiting compile for themselves."""
@@ -276,10 +272,8 @@ if hasattr(os, "register_at_fork"):
 
 def tiered(graph: Graph, kernel: Callable[..., tuple], consts: tuple,
            sources: tuple) -> Callable[..., tuple]:
-    """``kernel`` itself when tiered execution is off or its code is on disk and a load
-    is fast, else a :class:`Tiered` of it: compiling in the worker, or, for a process's
-    first load from disk (Numba's target set-up costs more than interpreting a small
-    problem), loading on the background thread."""
+    """``kernel`` itself when tiered execution is off or its code is on disk, else a
+    :class:`Tiered` of it, compiling in the worker."""
     if not config.tiered or _calls_python(graph):
         # (a graph that calls the user's Python, an autograd.Function's backward, a module
         # hook, sg.pure_callback, runs it once per call: tiers would run it again, on the
@@ -287,5 +281,9 @@ def tiered(graph: Graph, kernel: Callable[..., tuple], consts: tuple,
         # abandoned over the budget; a module's backward hook fired twice in a step)
         return kernel
     if all(kernels.on_disk(s) for s in sources):
-        return kernel if kernels.numba_ready() else Tiered(graph, kernel, consts, load=True)
+        # loaded on this thread, even a process's first load (Numba's target set-up,
+        # 0.4 s or more): interpreting meanwhile made a warm run's bits depend on when
+        # the load finished (the tiers round differently), so reruns of a program
+        # differed
+        return kernel
     return Tiered(graph, kernel, consts)
