@@ -7,6 +7,7 @@ import numpy as np
 import scipy.special
 
 import symgrad as sg
+from symgrad.prims.softmax import log_softmax as _log_softmax
 
 from cases import BINARY_SHAPES, Case, _shape_id
 
@@ -69,6 +70,22 @@ CASES += [
     Case("softmax-axis-1", ("exp",), lambda x: sg.softmax(x), ((2, 3),), ((-3, 3),)),
     Case("softmax-axis0", ("exp",), lambda x: sg.softmax(x, axis=0), ((2, 3),), ((-3, 3),)),
     Case("log_softmax-axis-1", ("sub",), lambda x: sg.log_softmax(x), ((2, 3),), ((-3, 3),)),
+]
+
+# the eager Tensor's log_softmax, one primitive (symgrad.prims.softmax): along each axis,
+# a middle one of three, F-ordered, a row ruled by one value, times x (a second derivative
+# that reads the VJP's exp(ans) again)
+CASES += [
+    Case("log_softmax-prim-vector", ("log_softmax",), lambda x: _log_softmax(x, 0) * x, ((4,),),
+         ((-3, 3),)),
+    Case("log_softmax-prim-axis1", ("log_softmax",), lambda x: _log_softmax(x, 1), ((2, 3),),
+         ((-3, 3),)),
+    Case("log_softmax-prim-axis0-F", ("log_softmax",), lambda x: _log_softmax(x, 0), ((3, 2),),
+         ((-3, 3),), layout="F"),
+    Case("log_softmax-prim-middle", ("log_softmax",), lambda x: _log_softmax(x, 1), ((2, 3, 2),),
+         ((-3, 3),)),
+    Case("log_softmax-prim-large", ("log_softmax",), lambda x: _log_softmax(x, 0), ((3,),), (),
+         fixed=([1000.0, 960.0, -1000.0],)),
 ]
 
 # rounding: piecewise constant, zero gradient; multiplied by x so the gradient is

@@ -33,6 +33,7 @@ import numpy as np
 from ..numpy_api import functions as ops
 from ..numpy_api import linalg
 from ..numpy_api import shapes as shape_ops
+from ..prims.softmax import log_softmax as log_softmax_rows
 from . import dtypes as dt
 from . import grad_mode
 from .bf16 import add_tensors, half_in_float32, in_float32, opmath_scalar
@@ -50,6 +51,10 @@ from .reduction_methods import (  # noqa: F401 -- PyTorch's return types, import
     sort_result,
     topk_result,
 )
+
+#: the dtypes whose ``log_softmax`` is one primitive (others: the composite, which knows
+#: complex values and bfloat16's rounding)
+_REAL_FLOATS = (np.dtype(np.float64), np.dtype(np.float32))
 
 
 class TensorMethods(ReductionMethods):
@@ -215,8 +220,10 @@ class TensorMethods(ReductionMethods):
         if x.ndim == 0:
             _one_dim(dim, 1)
             return named(x - x, x, "LogSoftmaxBackward0", (x,))
-        return named(ops.log_softmax(x, _one_dim(dim, x.ndim)), x, "LogSoftmaxBackward0",
-                     (x,))
+        axis = _one_dim(dim, x.ndim)
+        if x._value.dtype in _REAL_FLOATS:  # one node (PyTorch's), one numpy computation
+            return log_softmax_rows(x, axis)
+        return named(ops.log_softmax(x, axis), x, "LogSoftmaxBackward0", (x,))
 
     # -- linear algebra ------------------------------------------------------------------
     def mm(self, mat2):
