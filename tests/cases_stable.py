@@ -8,6 +8,7 @@ import scipy.special
 
 import symgrad as sg
 from symgrad.prims.softmax import log_softmax as _log_softmax
+from symgrad.prims.softmax import nll_loss as _nll
 
 from cases import BINARY_SHAPES, Case, _shape_id
 
@@ -86,6 +87,29 @@ CASES += [
          ((-3, 3),)),
     Case("log_softmax-prim-large", ("log_softmax",), lambda x: _log_softmax(x, 0), ((3,),), (),
          fixed=([1000.0, 960.0, -1000.0],)),
+]
+
+# nll_loss (symgrad.prims.softmax): the targets as a mask along the axis, a weight per sample
+# (0: ignored), the total weight; of a log_softmax (a cross entropy), along each axis, and
+# each reduction
+_PICK = np.eye(4, dtype=bool)[2]
+_ROWS = np.array([[False, True, False, False], [False] * 4, [False, False, False, True]])
+_COLUMNS = np.array([[True, False], [False, False], [False, True]])
+_K = np.array([[[True, False], [False, False], [False, True]],
+               [[False, True], [True, False], [False, False]]])
+CASES += [
+    Case("nll_loss-prim-cross-entropy", ("nll_loss", "log_softmax"),
+         lambda x: _nll(_log_softmax(x, 0), _PICK, np.array(1.5), np.array(1.5), 0, "mean"),
+         ((4,),), ((-3, 3),)),
+    Case("nll_loss-prim-none", ("nll_loss",),
+         lambda x: _nll(x, _ROWS, np.array([1.0, 0.0, 2.0]), np.array(3.0), 1, "none"),
+         ((3, 4),), ((-3, 3),)),
+    Case("nll_loss-prim-sum-axis0", ("nll_loss",),
+         lambda x: _nll(x, _COLUMNS, np.array([0.5, 2.0]), np.array(2.5), 0, "sum"),
+         ((3, 2),), ((-3, 3),)),
+    Case("nll_loss-prim-kdim-mean", ("nll_loss", "log_softmax"),
+         lambda x: _nll(_log_softmax(x, 1), _K, np.array([[1.0, 2.0], [0.5, 1.0]]),
+                        np.array(4.5), 1, "mean"), ((2, 3, 2),), ((-3, 3),), layout="F"),
 ]
 
 # rounding: piecewise constant, zero gradient; multiplied by x so the gradient is

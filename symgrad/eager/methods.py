@@ -52,9 +52,10 @@ from .reduction_methods import (  # noqa: F401 -- PyTorch's return types, import
     topk_result,
 )
 
-#: the dtypes whose ``log_softmax`` is one primitive (others: the composite, which knows
-#: complex values and bfloat16's rounding)
-_REAL_FLOATS = (np.dtype(np.float64), np.dtype(np.float32))
+#: the dtypes whose ``log_softmax`` and ``nll_loss`` are one primitive each
+#: (:mod:`symgrad.prims.softmax`; others: composites, which know complex values and the
+#: rounding of float16 and bfloat16)
+PRIMITIVE_FLOATS = (np.dtype(np.float64), np.dtype(np.float32))
 
 
 class TensorMethods(ReductionMethods):
@@ -221,7 +222,7 @@ class TensorMethods(ReductionMethods):
             _one_dim(dim, 1)
             return named(x - x, x, "LogSoftmaxBackward0", (x,))
         axis = _one_dim(dim, x.ndim)
-        if x._value.dtype in _REAL_FLOATS:  # one node (PyTorch's), one numpy computation
+        if x._value.dtype in PRIMITIVE_FLOATS:  # one node (PyTorch's), one numpy computation
             return log_softmax_rows(x, axis)
         return named(ops.log_softmax(x, axis), x, "LogSoftmaxBackward0", (x,))
 
