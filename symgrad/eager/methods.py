@@ -34,6 +34,7 @@ from ..numpy_api import functions as ops
 from ..numpy_api import linalg
 from ..numpy_api import shapes as shape_ops
 from ..prims.softmax import log_softmax as log_softmax_rows
+from ..prims.softmax import nll_loss as nll_loss_rows  # noqa: F401 -- nn.functional's (nn imports eager, not prims)
 from . import dtypes as dt
 from . import grad_mode
 from .bf16 import add_tensors, half_in_float32, in_float32, opmath_scalar

@@ -27,11 +27,10 @@ from typing import Any
 import numpy as np
 
 from ..eager.bf16 import in_float32 as _in_float32
-from ..eager.methods import PRIMITIVE_FLOATS, named
+from ..eager.methods import PRIMITIVE_FLOATS, named, nll_loss_rows
 from ..eager.random import numpy_generator as _numpy_generator
 from ..eager.tensor import Tensor
 from ..numpy_api import functions as ops
-from ..prims.softmax import nll_loss as nll_loss_rows
 from .activation import (  # noqa: F401 -- torch.nn.functional's namespace
     _implicit_dim,
     batch_norm,
