@@ -89,17 +89,15 @@ CASES += [
          fixed=([1000.0, 960.0, -1000.0],)),
 ]
 
-# nll_loss (symgrad.prims.softmax): the targets as a mask along the axis, a weight per sample
-# (0: ignored), the total weight; of a log_softmax (a cross entropy), along each axis, and
-# each reduction
-_PICK = np.eye(4, dtype=bool)[2]
-_ROWS = np.array([[False, True, False, False], [False] * 4, [False, False, False, True]])
-_COLUMNS = np.array([[True, False], [False, False], [False, True]])
-_K = np.array([[[True, False], [False, False], [False, True]],
-               [[False, True], [True, False], [False, False]]])
+# nll_loss (symgrad.prims.softmax): the target class of each sample along the axis (a float;
+# -1: ignored, weight 0), a weight per sample, the total weight; of a log_softmax (a cross
+# entropy), along each axis, and each reduction
+_ROWS = np.array([1.0, -1.0, 3.0])
+_COLUMNS = np.array([0.0, 2.0])
+_K = np.array([[0.0, 2.0], [1.0, 0.0]])
 CASES += [
     Case("nll_loss-prim-cross-entropy", ("nll_loss", "log_softmax"),
-         lambda x: _nll(_log_softmax(x, 0), _PICK, np.array(1.5), np.array(1.5), 0, "mean"),
+         lambda x: _nll(_log_softmax(x, 0), np.array(2.0), np.array(1.5), np.array(1.5), 0, "mean"),
          ((4,),), ((-3, 3),)),
     Case("nll_loss-prim-none", ("nll_loss",),
          lambda x: _nll(x, _ROWS, np.array([1.0, 0.0, 2.0]), np.array(3.0), 1, "none"),

@@ -229,10 +229,10 @@ def _class_dim(input: Tensor) -> int:
     return 1 if input.ndim >= 2 else 0
 
 
-def _label_mask(input: Tensor, target: Any, weight: Any, ignore_index: int
-                ) -> tuple[np.ndarray, np.ndarray]:
-    """For class-index targets: where each target's class is (bool, the input's shape),
-    and the weight of each sample (0 where ignored)."""
+def _labels(input: Tensor, target: Any, weight: Any, ignore_index: int
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For class-index targets: the class of each sample (where it is not ignored), whether
+    it is not ignored, and its weight (0 where ignored)."""
     labels = _value(target)
     if labels.dtype.kind not in "iu":
         raise RuntimeError(f"expected class indices (an int64 tensor) as target, got "
@@ -250,25 +250,28 @@ def _label_mask(input: Tensor, target: Any, weight: Any, ignore_index: int
         raise IndexError(f"Target {bad} is out of bounds.")
     per_sample = valid.astype(np.float64) if weight is None else \
         np.where(valid, _value(weight).astype(np.float64)[safe], 0.0)
-    classes = np.arange(n_classes).reshape((n_classes,) + (1,) * (input.ndim - c - 1))
-    mask = (np.expand_dims(safe, c) == classes) & np.expand_dims(valid, c)
-    return mask, per_sample
+    return safe, valid, per_sample
 
 
 def _nll(logp: Tensor, target: Any, weight: Any, ignore_index: int, reduction: str) -> Tensor:
-    mask, per_sample = _label_mask(logp, target, weight, ignore_index)
+    safe, valid, per_sample = _labels(logp, target, weight, ignore_index)
     dtype = logp._value.dtype
     total = np.asarray(per_sample.sum(), dtype=dtype)
     if reduction not in ("mean", "sum", "none"):
         _reduce(logp, reduction)  # (raises the one error of a reduction's name)
-    if dtype in PRIMITIVE_FLOATS:  # one node, one numpy computation (symgrad.prims.softmax)
-        return nll_loss_rows(logp, mask, per_sample.astype(dtype), total, _class_dim(logp),
-                             reduction)
-    picked = ops.where(mask, logp, np.zeros((), dtype))  # (float16, bfloat16)
-    if weight is not None:  # (each sample's weight at its target, 0 elsewhere)
-        weights = np.where(mask, np.expand_dims(per_sample, _class_dim(logp)), 0.0)
+    c = _class_dim(logp)
+    # one node, one numpy computation (symgrad.prims.softmax), its targets as floats
+    if dtype in PRIMITIVE_FLOATS and logp.shape[c] < 2 ** 24:
+        return nll_loss_rows(logp, np.where(valid, safe, -1).astype(dtype),
+                             per_sample.astype(dtype), total, c, reduction)
+    # (float16, bfloat16): the composite; each sample's weight at its target, 0 elsewhere
+    classes = np.arange(logp.shape[c]).reshape((-1,) + (1,) * (logp.ndim - c - 1))
+    mask = (np.expand_dims(safe, c) == classes) & np.expand_dims(valid, c)
+    picked = ops.where(mask, logp, np.zeros((), dtype))
+    if weight is not None:
+        weights = np.where(mask, np.expand_dims(per_sample, c), 0.0)
         picked = picked * weights.astype(dtype)
-    losses = 0.0 - picked.sum(_class_dim(logp))  # an ignored target's loss is +0, not -0
+    losses = 0.0 - picked.sum(c)  # an ignored target's loss is +0, not -0
     if reduction == "mean":
         return losses.sum() / total
     return _reduce(losses, reduction)

@@ -14,19 +14,21 @@ A row holding ``+inf``, or all ``-inf``, or a nan, is nan everywhere, as PyTorch
 composite, which is scipy's, keeps ``-inf`` beside a ``+inf``). Its VJP is
 ``g - exp(ans) * sum(g)`` over the axis (``_log_softmax_backward_data``).
 
-``nll_loss(logp, mask, w, total, axis, reduction)``: each sample's loss is ``-logp`` at
-its target times its weight ``w`` (``mask`` marks the target along ``axis``; an ignored
-sample has no mark and weight 0, so its loss is +0, and a nan elsewhere in its row does
-not reach it); ``"sum"`` adds them, ``"mean"`` divides that sum by ``total`` (the weights'
-sum, an operand, as it changes from one batch to the next; 0: nan, as PyTorch's).
-``mask``, ``w`` and ``total`` are data (PyTorch's ``nll_loss`` differentiates neither the
-target nor the weight); the VJP is ``w * -(g / total)`` at the targets.
+``nll_loss(logp, target, w, total, axis, reduction)``: each sample's loss is ``-logp`` at
+its ``target`` class along ``axis`` times its weight ``w``; an ignored sample has target -1
+(no class) and weight 0, so its loss is +0, and a nan elsewhere in its row does not reach
+it. ``"sum"`` adds them, ``"mean"`` divides that sum by ``total`` (the weights' sum, an
+operand, as it changes from one batch to the next; 0: nan, as PyTorch's). The targets are
+floats (exact for fewer than 2**24 classes in float32), so that every operand is of the
+input's dtype; ``target``, ``w`` and ``total`` are data (PyTorch's ``nll_loss``
+differentiates neither the target nor the weight); the VJP is ``w * -(g / total)`` at the
+targets.
 
     >>> import numpy as np
     >>> log_softmax(np.array([[0.0, np.log(3.0)]]), 1)
     array([[-1.38629436, -0.28768207]])
-    >>> float(nll_loss(np.log([[0.25, 0.75], [0.5, 0.5]]), np.array([[False, True],
-    ...                [True, False]]), np.ones(2), np.array(2.0), 1, "mean"))
+    >>> float(nll_loss(np.log([[0.25, 0.75], [0.5, 0.5]]), np.array([1.0, 0.0]), np.ones(2),
+    ...                np.array(2.0), 1, "mean"))
     0.4904146265058631
 """
 
@@ -37,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from ..core.errors import ShapeError
-from ..core.ir import BOOL, FLOAT, Aval, float_of
+from ..core.ir import FLOAT, Aval, float_of
 from ..core.tracing import apply
 from .elementwise import div_p, exp, where
 from .reductions import broadcast_to, expand, reduce, sum_p
@@ -92,40 +94,50 @@ def log_softmax(x: Any, axis: int) -> Any:
     return apply(log_softmax_p, x, axis=int(axis))
 
 
-def _nll_rule(logp: Aval, mask: Aval, w: Aval, total: Aval, *, axis: int,
+def _nll_rule(logp: Aval, target: Aval, w: Aval, total: Aval, *, axis: int,
               reduction: str) -> Aval:
-    require("nll_loss", (logp, w, total), FLOAT)
+    require("nll_loss", (logp, target, w, total), FLOAT)
     kept = tuple(d for k, d in enumerate(logp.shape) if k != axis)
-    if not 0 <= axis < logp.ndim or mask.shape != logp.shape or mask.dtype != BOOL \
-            or w.shape != kept or total.shape != ():
-        raise ShapeError(f"nll_loss: takes log-probabilities, a bool mask of their shape, a "
-                         f"weight per sample and a total weight; got {logp}, {mask}, {w}, "
-                         f"{total} along axis {axis}")
+    if not 0 <= axis < logp.ndim or target.shape != kept or w.shape != kept \
+            or total.shape != ():
+        raise ShapeError(f"nll_loss: takes log-probabilities, a target class and a weight "
+                         f"per sample and a total weight; got {logp}, {target}, {w}, {total} "
+                         f"along axis {axis}")
     if reduction not in ("none", "sum", "mean"):
         raise ValueError(f"nll_loss: reduction {reduction!r} is not none, sum or mean")
-    return Aval(kept if reduction == "none" else (), float_of(logp, w, total))
+    return Aval(kept if reduction == "none" else (), float_of(logp, target, w, total))
 
 
-def _nll(logp: Any, mask: Any, w: Any, total: Any, axis: int, reduction: str) -> Any:
+def _classes(n: int, axis: int, ndim: int) -> np.ndarray:
+    """``0, 1, ..., n - 1`` along ``axis`` of ``ndim`` axes (length 1 elsewhere)."""
+    return np.arange(n, dtype=np.float64).reshape((n,) + (1,) * (ndim - axis - 1))
+
+
+def _nll(logp: Any, target: Any, w: Any, total: Any, axis: int, reduction: str) -> Any:
     """The losses, computed by numpy in the operands' dtype (one term per sample's sum:
     the picked value itself)."""
-    losses = 0 - np.sum(np.where(mask, logp, 0), axis=axis) * w
+    picked = np.where(_classes(logp.shape[axis], axis, logp.ndim) == np.expand_dims(target, axis),
+                      logp, 0)
+    losses = 0 - np.sum(picked, axis=axis) * w
     if reduction == "none":
         return losses
     return np.sum(losses) if reduction == "sum" else np.sum(losses) / total
 
 
-def _nll_vjp(g: Any, ans: Any, logp: Any, mask: Any, w: Any, total: Any, axis: int,
+def _nll_vjp(g: Any, ans: Any, logp: Any, target: Any, w: Any, total: Any, axis: int,
              reduction: str) -> tuple:
     if reduction == "mean":
         g = g / total
     per_sample = w * -broadcast_to(g, w.shape)  # (PyTorch's: weight * -(grad / total))
-    return (where(mask, expand(per_sample, logp.shape, (axis,)), 0.0), None, None, None)
+    picked = expand(target, logp.shape, (axis,)) == _classes(logp.shape[axis], axis, logp.ndim)
+    return (where(picked, expand(per_sample, logp.shape, (axis,)), 0.0), None, None, None)
 
 
-def _nll_sympy(sp: Any, logp: np.ndarray, mask: np.ndarray, w: np.ndarray, total: Any,
+def _nll_sympy(sp: Any, logp: np.ndarray, target: np.ndarray, w: np.ndarray, total: Any,
                axis: int, reduction: str) -> Any:
-    picked = np.sum(np.where(mask.astype(bool), logp, 0), axis=axis)
+    at = np.expand_dims(np.vectorize(float, otypes=[float])(target), axis)
+    picked = np.sum(np.where(_classes(logp.shape[axis], axis, logp.ndim) == at, logp, 0),
+                    axis=axis)
     losses = np.asarray(-(picked * w), dtype=object)
     if reduction == "none":
         return losses
@@ -135,11 +147,11 @@ def _nll_sympy(sp: Any, logp: np.ndarray, mask: np.ndarray, w: np.ndarray, total
 def _nll_batch(b: Any, args: list, flags: list, *, axis: int, reduction: str) -> tuple:
     """Every operand but the total batched (along a new first axis), each example's
     samples' losses, then their sum (divided by the total, batched or not, for a mean)."""
-    logp, mask, w = (a if f else b.with_batch(a) for a, f in zip(args[:3], flags[:3]))
+    logp, target, w = (a if f else b.with_batch(a) for a, f in zip(args[:3], flags[:3]))
     total = args[3]
     # ("none" does not read its total: any 0-d value of its dtype)
     some_total = b.bind(sum_p, [total], axes=(0,)) if flags[3] else total
-    losses = b.bind(nll_loss_p, [logp, mask, w, some_total], axis=axis + 1, reduction="none")
+    losses = b.bind(nll_loss_p, [logp, target, w, some_total], axis=axis + 1, reduction="none")
     if reduction == "none":
         return losses, True
     sums = b.bind(sum_p, [losses], axes=tuple(range(1, len(b.shape(losses)))))
@@ -151,7 +163,8 @@ nll_loss_p = register(
     sympy=_nll_sympy, batch=_nll_batch)
 
 
-def nll_loss(logp: Any, mask: Any, w: Any, total: Any, axis: int, reduction: str) -> Any:
-    """The negative log-likelihood of ``logp`` at the targets ``mask`` marks along ``axis``,
-    weighted by ``w`` per sample, reduced as ``reduction`` says (one equation)."""
-    return apply(nll_loss_p, logp, mask, w, total, axis=int(axis), reduction=reduction)
+def nll_loss(logp: Any, target: Any, w: Any, total: Any, axis: int, reduction: str) -> Any:
+    """The negative log-likelihood of ``logp`` at the ``target`` class of each sample along
+    ``axis`` (a float; -1 picks none), weighted by ``w`` per sample, reduced as
+    ``reduction`` says (one equation)."""
+    return apply(nll_loss_p, logp, target, w, total, axis=int(axis), reduction=reduction)

@@ -54,25 +54,24 @@ lower(P.log_softmax_p, _log_softmax_emit)
 
 def _nll_emit(out: str, args: list[str], avals: list[Aval], out_aval: Aval, *, axis: int,
               reduction: str) -> list[str]:
-    """Per sample (the axis moved last): the picked value (the sum of the marked ones, in
-    the row's order), times its weight, negated; then their sum in order (over the total
-    for a mean)."""
-    (x, mask, w, total), aval = args, avals[0]
+    """Per sample (the axis moved last): the value at its target class (the sum of the
+    row's terms there, 0 elsewhere, in order), times its weight, negated; then their sum
+    in order (over the total for a mean)."""
+    (x, target, w, total), aval = args, avals[0]
     num = (lambda v: f"np.float32({v})") if out_aval.dtype == F32 else str
     perm = (*(k for k in range(aval.ndim) if k != axis), axis)
     m = " * ".join(f"{x}.shape[{k}]" for k in perm[:-1]) or "1"
-    r, c, ws, o, i, j, p, t = (f"{out}_{n}" for n in (
-        "rows", "mask", "w", "all", "i", "j", "p", "t"))
-    shape = f"({m}, {x}.shape[{axis}])"
+    r, tg, ws, o, i, j, p, t = (f"{out}_{n}" for n in (
+        "rows", "target", "w", "all", "i", "j", "p", "t"))
     lines = [
-        f"{r} = np.ascontiguousarray({transposed(x, perm)}).reshape({shape})",
-        f"{c} = np.ascontiguousarray({transposed(mask, perm)}).reshape({shape})",
+        f"{r} = np.ascontiguousarray({transposed(x, perm)}).reshape(({m}, {x}.shape[{axis}]))",
+        f"{tg} = np.ascontiguousarray({target}).reshape({m})",
         f"{ws} = np.ascontiguousarray({w}).reshape({m})",
         f"{o} = np.empty({r}.shape[0]{dtype_arg(out_aval.dtype)})",
         f"for {i} in range({r}.shape[0]):",
         f"    {p} = {num('0.0')}",
         f"    for {j} in range({r}.shape[1]):",
-        f"        if {c}[{i}, {j}]:",
+        f"        if {tg}[{i}] == {j}:",
         f"            {p} += {r}[{i}, {j}]",
         f"    {o}[{i}] = {num('0.0')} - {p} * {ws}[{i}]",
     ]
