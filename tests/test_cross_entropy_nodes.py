@@ -157,3 +157,20 @@ def test_a_training_loop_on_the_compiled_backward_equals_pytorch(monkeypatch):
             np.testing.assert_allclose(a, b, rtol=tol)
             np.testing.assert_allclose(ga, gb, rtol=tol, atol=tol)
     assert backward_stats()["compiled_runs"] - compiled >= 4  # (2 structures, 2 dtypes)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_log_softmax_is_the_composites_bit_for_bit_where_the_maximum_is_finite(dtype):
+    """The primitive's values are ``sg.log_softmax``'s (the composite's ``log1p`` of the
+    others' sum) wherever a row's maximum is finite, along either axis; a row holding
+    ``+inf`` is nan everywhere, as PyTorch's."""
+    from symgrad.numpy_api import functions as ops
+
+    x = np.array([[0.0, np.log(3.0), -40.0], [5.0, 5.0, -np.inf], [1e30, -1e30, 0.0],
+                  [-745.0, 0.0, 700.0], [np.inf, 0.0, 1.0]], dtype=dtype)
+    for axis in (0, 1):
+        ours = sg.tensor(x).log_softmax(axis).numpy()
+        composite = np.asarray(ops.log_softmax(x, axis))
+        finite = np.broadcast_to(np.isfinite(x.max(axis, keepdims=True)), x.shape)
+        np.testing.assert_array_equal(ours[finite], composite[finite])
+        assert ours.dtype == dtype and np.isnan(ours[~finite]).all()

@@ -58,11 +58,12 @@ def _log_softmax(x: Any, axis: int) -> Any:
     x = np.asarray(x)
     if x.shape[axis] == 0:
         return x.copy()
-    shifted = x - np.max(x, axis=axis, keepdims=True)  # (-inf - -inf, inf - inf: nan)
+    # (the arrays' methods: numpy's reductions without their Python wrappers)
+    shifted = x - x.max(axis, keepdims=True)  # (-inf - -inf, inf - inf: nan)
     e = np.exp(shifted)
     tied = shifted == 0
-    others = np.sum(np.where(tied, 0, e), axis=axis, keepdims=True)
-    ties = np.sum(np.where(tied, e, 0), axis=axis, keepdims=True)
+    others = np.where(tied, 0, e).sum(axis, keepdims=True)
+    ties = np.where(tied, e, 0).sum(axis, keepdims=True)
     return shifted - np.log1p(others + (ties - 1))
 
 
@@ -118,10 +119,10 @@ def _nll(logp: Any, target: Any, w: Any, total: Any, axis: int, reduction: str) 
     the picked value itself)."""
     picked = np.where(_classes(logp.shape[axis], axis, logp.ndim) == np.expand_dims(target, axis),
                       logp, 0)
-    losses = 0 - np.sum(picked, axis=axis) * w
+    losses = 0 - picked.sum(axis) * w
     if reduction == "none":
         return losses
-    return np.sum(losses) if reduction == "sum" else np.sum(losses) / total
+    return losses.sum() if reduction == "sum" else losses.sum() / total
 
 
 def _nll_vjp(g: Any, ans: Any, logp: Any, target: Any, w: Any, total: Any, axis: int,
