@@ -7,6 +7,8 @@ import numpy as np
 import scipy.special
 
 import symgrad as sg
+from symgrad.prims.softmax import log_softmax as _log_softmax
+from symgrad.prims.softmax import nll_loss as _nll
 
 from cases import BINARY_SHAPES, Case, _shape_id
 
@@ -69,6 +71,43 @@ CASES += [
     Case("softmax-axis-1", ("exp",), lambda x: sg.softmax(x), ((2, 3),), ((-3, 3),)),
     Case("softmax-axis0", ("exp",), lambda x: sg.softmax(x, axis=0), ((2, 3),), ((-3, 3),)),
     Case("log_softmax-axis-1", ("sub",), lambda x: sg.log_softmax(x), ((2, 3),), ((-3, 3),)),
+]
+
+# the eager Tensor's log_softmax, one primitive (symgrad.prims.softmax): along each axis,
+# a middle one of three, F-ordered, a row ruled by one value, times x (a second derivative
+# that reads the VJP's exp(ans) again)
+CASES += [
+    Case("log_softmax-prim-vector", ("log_softmax",), lambda x: _log_softmax(x, 0) * x, ((4,),),
+         ((-3, 3),)),
+    Case("log_softmax-prim-axis1", ("log_softmax",), lambda x: _log_softmax(x, 1), ((2, 3),),
+         ((-3, 3),)),
+    Case("log_softmax-prim-axis0-F", ("log_softmax",), lambda x: _log_softmax(x, 0), ((3, 2),),
+         ((-3, 3),), layout="F"),
+    Case("log_softmax-prim-middle", ("log_softmax",), lambda x: _log_softmax(x, 1), ((2, 3, 2),),
+         ((-3, 3),)),
+    Case("log_softmax-prim-large", ("log_softmax",), lambda x: _log_softmax(x, 0), ((3,),), (),
+         fixed=([1000.0, 960.0, -1000.0],)),
+]
+
+# nll_loss (symgrad.prims.softmax): the target class of each sample along the axis (a float;
+# -1: ignored, weight 0), a weight per sample, the total weight; of a log_softmax (a cross
+# entropy), along each axis, and each reduction
+_ROWS = np.array([1.0, -1.0, 3.0])
+_COLUMNS = np.array([0.0, 2.0])
+_K = np.array([[0.0, 2.0], [1.0, 0.0]])
+CASES += [
+    Case("nll_loss-prim-cross-entropy", ("nll_loss", "log_softmax"),
+         lambda x: _nll(_log_softmax(x, 0), np.array(2.0), np.array(1.5), np.array(1.5), 0, "mean"),
+         ((4,),), ((-3, 3),)),
+    Case("nll_loss-prim-none", ("nll_loss",),
+         lambda x: _nll(x, _ROWS, np.array([1.0, 0.0, 2.0]), np.array(3.0), 1, "none"),
+         ((3, 4),), ((-3, 3),)),
+    Case("nll_loss-prim-sum-axis0", ("nll_loss",),
+         lambda x: _nll(x, _COLUMNS, np.array([0.5, 2.0]), np.array(2.5), 0, "sum"),
+         ((3, 2),), ((-3, 3),)),
+    Case("nll_loss-prim-kdim-mean", ("nll_loss", "log_softmax"),
+         lambda x: _nll(_log_softmax(x, 1), _K, np.array([[1.0, 2.0], [0.5, 1.0]]),
+                        np.array(4.5), 1, "mean"), ((2, 3, 2),), ((-3, 3),), layout="F"),
 ]
 
 # rounding: piecewise constant, zero gradient; multiplied by x so the gradient is

@@ -601,8 +601,9 @@ FUSED = {
 #: the ops above for which PyTorch still gives numbers after a .data write
 DATA_READ = {"addmm_bias", "linear_weight", "softmax", "cross_entropy", "max_dim", "rsqrt"}
 #: (op, change) where PyTorch computes and symgrad raises its version-counter error
-#: (symgrad's softmax watches its input, PyTorch's node its result)
-OVER_REFUSED = {(n, h) for n in ("softmax", "cross_entropy") for h in ("no_grad", "detach")}
+#: (symgrad's softmax, a composite, watches its input, PyTorch's node its result; log_softmax,
+#: one primitive, watches its result as PyTorch's, so cross_entropy gives PyTorch's numbers)
+OVER_REFUSED = {("softmax", h) for h in ("no_grad", "detach")}
 
 
 def fused_program(L, dtype, name, how):

@@ -33,6 +33,7 @@ import numpy as np
 from ..numpy_api import functions as ops
 from ..numpy_api import linalg
 from ..numpy_api import shapes as shape_ops
+from ..prims import softmax as softmax_prims
 from . import dtypes as dt
 from . import grad_mode
 from .bf16 import add_tensors, half_in_float32, in_float32, opmath_scalar
@@ -50,6 +51,19 @@ from .reduction_methods import (  # noqa: F401 -- PyTorch's return types, import
     sort_result,
     topk_result,
 )
+
+
+def nll_loss_rows(logp: Any, target: np.ndarray, w: np.ndarray, total: np.ndarray, axis: int,
+                  reduction: str) -> Any:
+    """``F.nll_loss``'s node (:func:`symgrad.prims.softmax.nll_loss`; nn reaches primitives
+    through here): its data as Tensors of ``logp``'s dtype, which the fast path takes."""
+    make = type(logp)._make
+    return softmax_prims.nll_loss(logp, make(target), make(w), make(total), axis, reduction)
+
+#: the dtypes whose ``log_softmax`` and ``nll_loss`` are one primitive each
+#: (:mod:`symgrad.prims.softmax`; others: composites, which know complex values and the
+#: rounding of float16 and bfloat16)
+PRIMITIVE_FLOATS = (np.dtype(np.float64), np.dtype(np.float32))
 
 
 class TensorMethods(ReductionMethods):
@@ -215,8 +229,10 @@ class TensorMethods(ReductionMethods):
         if x.ndim == 0:
             _one_dim(dim, 1)
             return named(x - x, x, "LogSoftmaxBackward0", (x,))
-        return named(ops.log_softmax(x, _one_dim(dim, x.ndim)), x, "LogSoftmaxBackward0",
-                     (x,))
+        axis = _one_dim(dim, x.ndim)
+        if x._value.dtype in PRIMITIVE_FLOATS:  # one node (PyTorch's), one numpy computation
+            return softmax_prims.log_softmax(x, axis)
+        return named(ops.log_softmax(x, axis), x, "LogSoftmaxBackward0", (x,))
 
     # -- linear algebra ------------------------------------------------------------------
     def mm(self, mat2):

@@ -26,6 +26,7 @@ from ..prims import indexing as I
 from ..prims import linalg as L
 from ..prims import norms as N
 from ..prims import reductions as R
+from ..prims import softmax as SM
 from ..prims import special as S
 from ..prims import special_functions as SF
 from ..prims import svd as SVD
@@ -64,6 +65,7 @@ TORCH: dict[Primitive, TorchFacts] = {
     E.sigmoid_p: TorchFacts(saves_output=True),
     E.sqrt_p: TorchFacts(saves_output=True, reads_like_torch=True),
     E.relu_p: TorchFacts(saves_output=True, reads_like_torch=True),
+    SM.log_softmax_p: TorchFacts(saves_output=True, reads_like_torch=True),
     E.reciprocal_p: TorchFacts(saves_output=True, reads_like_torch=True),
     E.mul_p: TorchFacts(product=True, reads_like_torch=True),
     L.matmul_p: TorchFacts(product=True, reads_like_torch=True),

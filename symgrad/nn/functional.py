@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from ..eager.bf16 import in_float32 as _in_float32
-from ..eager.methods import named
+from ..eager.methods import PRIMITIVE_FLOATS, named, nll_loss_rows
 from ..eager.random import numpy_generator as _numpy_generator
 from ..eager.tensor import Tensor
 from ..numpy_api import functions as ops
@@ -229,10 +229,10 @@ def _class_dim(input: Tensor) -> int:
     return 1 if input.ndim >= 2 else 0
 
 
-def _label_mask(input: Tensor, target: Any, weight: Any, ignore_index: int
-                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """For class-index targets: where each target's class is (bool, the input's shape),
-    its weight there, and the weight of each sample (0 where ignored)."""
+def _labels(input: Tensor, target: Any, weight: Any, ignore_index: int
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For class-index targets: the class of each sample (where it is not ignored), whether
+    it is not ignored, and its weight (0 where ignored)."""
     labels = _value(target)
     if labels.dtype.kind not in "iu":
         raise RuntimeError(f"expected class indices (an int64 tensor) as target, got "
@@ -248,25 +248,32 @@ def _label_mask(input: Tensor, target: Any, weight: Any, ignore_index: int
     if safe.size and (safe.min() < 0 or safe.max() >= n_classes):
         bad = safe[(safe < 0) | (safe >= n_classes)].flat[0]
         raise IndexError(f"Target {bad} is out of bounds.")
-    w = np.ones(n_classes) if weight is None else _value(weight).astype(np.float64)
-    per_sample = np.where(valid, w[safe], 0.0)
-    mask = np.zeros(input.shape, dtype=bool)
-    np.put_along_axis(mask, np.expand_dims(safe, c), np.expand_dims(valid, c), axis=c)
-    weights = np.zeros(input.shape)
-    np.put_along_axis(weights, np.expand_dims(safe, c), np.expand_dims(per_sample, c), axis=c)
-    return mask, weights, per_sample
+    per_sample = valid.astype(np.float64) if weight is None else \
+        np.where(valid, _value(weight).astype(np.float64)[safe], 0.0)
+    return safe, valid, per_sample
 
 
 def _nll(logp: Tensor, target: Any, weight: Any, ignore_index: int, reduction: str) -> Tensor:
-    mask, weights, per_sample = _label_mask(logp, target, weight, ignore_index)
+    safe, valid, per_sample = _labels(logp, target, weight, ignore_index)
     dtype = logp._value.dtype
-    # (float32, float64: a Python zero, the eager fast path's operand; the same bits)
-    picked = ops.where(mask, logp, 0.0 if dtype.itemsize >= 4 else np.zeros((), dtype))
-    if weight is not None:  # (without, the weights are 1 where picked: a product by 1)
+    total = np.asarray(per_sample.sum(), dtype=dtype)
+    if reduction not in ("mean", "sum", "none"):
+        _reduce(logp, reduction)  # (raises the one error of a reduction's name)
+    c = _class_dim(logp)
+    # one node, one numpy computation (symgrad.prims.softmax), its targets as floats
+    if dtype in PRIMITIVE_FLOATS and logp.shape[c] < 2 ** 24:
+        return nll_loss_rows(logp, np.where(valid, safe, -1).astype(dtype),
+                             per_sample.astype(dtype), total, c, reduction)
+    # (float16, bfloat16): the composite; each sample's weight at its target, 0 elsewhere
+    classes = np.arange(logp.shape[c]).reshape((-1,) + (1,) * (logp.ndim - c - 1))
+    mask = (np.expand_dims(safe, c) == classes) & np.expand_dims(valid, c)
+    picked = ops.where(mask, logp, np.zeros((), dtype))
+    if weight is not None:
+        weights = np.where(mask, np.expand_dims(per_sample, c), 0.0)
         picked = picked * weights.astype(dtype)
-    losses = 0.0 - picked.sum(_class_dim(logp))  # an ignored target's loss is +0, not -0
+    losses = 0.0 - picked.sum(c)  # an ignored target's loss is +0, not -0
     if reduction == "mean":
-        return losses.sum() / np.asarray(per_sample.sum(), dtype=dtype)
+        return losses.sum() / total
     return _reduce(losses, reduction)
 
 
@@ -274,8 +281,7 @@ def nll_loss(input: Tensor, target: Any, weight: Any = None, ignore_index: int =
              reduction: str = "mean") -> Tensor:
     """``-input[n, target[n]] * weight[target[n]]``; the mean divides by the total weight."""
     return named(_nll(input, target, weight, ignore_index, reduction), input,
-                 "NllLoss2DBackward0" if input.ndim > 2 else "NllLossBackward0",
-                 (input, target, weight))
+                 "NllLoss2DBackward0" if input.ndim > 2 else "NllLossBackward0", (input,))
 
 
 def cross_entropy(input: Tensor, target: Any, weight: Any = None, ignore_index: int = -100,
@@ -301,10 +307,10 @@ def cross_entropy(input: Tensor, target: Any, weight: Any = None, ignore_index: 
         if reduction == "sum":
             return total
         _reduce(total, reduction)  # checks the name
-        return named(total / (input.numel() / n_classes), total, "DivBackward1")
+        return named(total / (input.numel() / n_classes), total, "DivBackward1", (total,))
+    # (PyTorch's node shows only its input: the target and the weight are not differentiated)
     nll = named(_nll(logp, target, weight, ignore_index, reduction), logp,
-                "NllLoss2DBackward0" if input.ndim > 2 else "NllLossBackward0",
-                (logp, target, weight))
+                "NllLoss2DBackward0" if input.ndim > 2 else "NllLossBackward0", (logp,))
     if not label_smoothing:
         return nll
     labels = _value(target)
@@ -322,7 +328,9 @@ def cross_entropy(input: Tensor, target: Any, weight: Any = None, ignore_index: 
         smooth = smooth.sum() / np.asarray(total, dtype=dtype)
     else:
         smooth = _reduce(smooth, reduction)
-    return (1 - label_smoothing) * nll + smooth * (label_smoothing / n_classes)
+    # (products by Python numbers in ATen: MulBackward1, which shows only the tensor)
+    return (named((1 - label_smoothing) * nll, nll, "MulBackward1", (nll,))
+            + named(smooth * (label_smoothing / n_classes), smooth, "MulBackward1", (smooth,)))
 
 
 def binary_cross_entropy(input: Tensor, target: Any, weight: Any = None,

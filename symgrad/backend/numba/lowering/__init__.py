@@ -20,6 +20,7 @@ from . import (  # noqa: F401
     loops,
     norms,
     reductions,
+    softmax,
     sorting,
     special_functions,
     windows,
