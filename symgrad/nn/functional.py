@@ -27,7 +27,8 @@ from typing import Any
 import numpy as np
 
 from ..eager.bf16 import in_float32 as _in_float32
-from ..eager.methods import PRIMITIVE_FLOATS, named, nll_loss_rows
+from ..eager.methods import PRIMITIVE_FLOATS, named
+from ..eager.methods import nll_loss_rows as _nll_loss_rows  # not F's public name
 from ..eager.random import numpy_generator as _numpy_generator
 from ..eager.tensor import Tensor
 from ..numpy_api import functions as ops
@@ -262,7 +263,7 @@ def _nll(logp: Tensor, target: Any, weight: Any, ignore_index: int, reduction: s
     c = _class_dim(logp)
     # one node, one numpy computation (symgrad.prims.softmax), its targets as floats
     if dtype in PRIMITIVE_FLOATS and logp.shape[c] < 2 ** 24:
-        return nll_loss_rows(logp, np.where(valid, safe, -1).astype(dtype),
+        return _nll_loss_rows(logp, np.where(valid, safe, -1).astype(dtype),
                              per_sample.astype(dtype), total, c, reduction)
     # (float16, bfloat16): the composite; each sample's weight at its target, 0 elsewhere
     classes = np.arange(logp.shape[c]).reshape((-1,) + (1,) * (logp.ndim - c - 1))
