@@ -34,3 +34,15 @@ def test_gradients_with_a_weak_argument():
     ga = sg.grad(f, argnums=1, backend="numpy")(X32, 0.1)
     assert gx.dtype == np.float32 and np.array_equal(gx, np.full(3, np.float32(0.1)))
     assert float(ga) == float(X32.astype(np.float64).sum())
+
+
+@pytest.mark.parametrize("first", ["weak", "strong"])
+def test_a_float_and_a_float64_argument_of_one_function_in_turn(first):
+    # one cache entry held both (weak is no part of an aval's equality): the second kind
+    # reused the first's trace, float32 for np.float64(0.1) or float64 for 0.1
+    f = sg.jit(lambda x, a: x * a, backend="numpy")
+    kinds = [0.1, np.float64(0.1), np.array(0.1)]
+    for a in (kinds if first == "weak" else kinds[::-1]) * 2:
+        got, want = f(X32, a), X32 * a
+        assert got.dtype == want.dtype, (type(a), got.dtype)
+        np.testing.assert_array_equal(got, want)
