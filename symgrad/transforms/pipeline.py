@@ -147,7 +147,7 @@ def kernel_input(x: Any, what: str = "", promote: bool = True,
         value = (bool(array) if dtype == BOOL else float(array) if dtype == FLOAT
                  else complex(array) if dtype == C128 else np.dtype(dtype).type(array))
         # a Python float is weak, as numpy 2 (NEP 50) and jax.jit take it: x32 * a stays float32
-        return value, Aval((), dtype, weak=type(x) is float)
+        return value, Aval((), dtype, weak=type(x) in (float, complex))
     array = np.ascontiguousarray(array, dtype=dtype)
     if not array.flags.writeable:  # Numba compiles read-only arrays separately
         array = array.copy()
