@@ -59,3 +59,13 @@ def test_complex_argument_is_weak_too():
         got, want = f(x, c), x * c - c
         assert got.dtype == want.dtype, (x.dtype, type(c), got.dtype)
         np.testing.assert_array_equal(got, want)
+
+
+def test_int_argument_is_weak_too():
+    # numpy 2: float32 array * Python int is float32 (the int rounded to float32 first: 2**30
+    # + 1 is 2**30), np.int64's float64; it was float64 for both
+    f = sg.jit(lambda x, n: (x * n, np.where(x > 1.5, n, x), x ** n, x - n), backend="numpy")
+    for n in (3, 2 ** 30 + 1, np.int64(3), -7):
+        for got, want in zip(f(X32, n), (X32 * n, np.where(X32 > 1.5, n, X32), X32 ** n, X32 - n)):
+            assert got.dtype == want.dtype, (type(n), got.dtype)
+            np.testing.assert_array_equal(got, want)

@@ -136,7 +136,7 @@ def kernel_input(x: Any, what: str = "", promote: bool = True,
             and not isinstance(x, bool | np.bool_)):
         if isinstance(x, np.integer):  # np.int32(100000) ** 2 wraps in numpy: as an array
             return _integer_array(np.asarray(x), what)
-        return int(x), Aval((), INT)
+        return int(x), Aval((), INT, weak=True)  # a Python int: weak (NEP 50), as a float
     if integers and not promote and isinstance(x, np.ndarray) and x.dtype.kind in "iu":
         return _integer_array(x, what)
     array = as_constant_array(x, what)
