@@ -226,6 +226,10 @@ def test_other_integer_dtypes_are_refused_as_arguments(dtype):
     u = np.array([1, 2], dtype=dtype)
     with pytest.raises(TypeError, match=f"argument u is a {np.dtype(dtype).name} array.*astype"):
         sg.jit(lambda x, u: x * (u - 3), backend="numpy")(np.ones(2), u)
+    # a numpy number of that dtype too (it was taken as int64: np.int32(100000) ** 2 gave
+    # 1e10 where numpy's wraps to 1410065408)
+    with pytest.raises(TypeError, match=f"argument n is a {np.dtype(dtype).name} number"):
+        sg.jit(lambda x, n: x * (n * n), backend="numpy")(np.ones(2), dtype(7))
     # a differentiated argument is a float (its gradient is one): numpy's float values
     x = np.array([1, 3], dtype=dtype)
     np.testing.assert_array_equal(sg.grad(lambda x: np.sum(x * x), backend="numpy")(x),

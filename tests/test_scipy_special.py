@@ -178,6 +178,16 @@ def test_numba_kernel_calls_libm_lgamma_and_cuts_around_scipy():
     assert "math.lgamma(" in source and "digamma : runs in Python between the kernels" in source
 
 
+def test_gammaln_at_infinities_is_scipys_and_lgamma_pytorchs():
+    # libm's lgamma(-inf) is inf (PyTorch's lgamma too), scipy's gammaln(-inf) is -inf
+    x = np.array([-np.inf, np.inf, -2.0, 0.0, -0.0, np.nan, 1e-310])
+    np.testing.assert_array_equal(sg.jit(S.gammaln, backend="numpy")(x), [
+        -np.inf, np.inf, np.inf, np.inf, np.inf, np.nan, float(-mpmath.log(1e-310))])
+    g = sg.grad(lambda x: np.sum(S.gammaln(x)), backend="numpy")(x[[0, 1, 2]])
+    np.testing.assert_array_equal(g, S.digamma(x[[0, 1, 2]]))  # nan, inf, nan
+    np.testing.assert_array_equal(sg.Tensor(x[:2]).lgamma().numpy(), [np.inf, np.inf])
+
+
 def test_sg_scipy_special_has_scipy_signatures():
     x = np.array([[0.5, -1.0, 2.0], [3.0, 0.1, -0.4]])
     b = np.array([1.0, 0.0, 2.5])

@@ -129,7 +129,7 @@ def _prepare(t: Signature, args: tuple, gradient: Any,
         elif _is_traced(i, x, diff, static) if i < len(args) else _is_array_like(x):
             value, aval = pipeline.kernel_input(x, f"argument {names[i]}", promote=i in diff,
                                                 integers=True)
-            key.append(aval)
+            key.append((aval, aval.weak))  # (weak is no part of an aval's equality)
             avals.append(aval)
             traced.append(value)
         else:

@@ -14,7 +14,8 @@ functions, which take a noticeable time to load.
 - composites, in :data:`COMPOSITES`: ``logit`` is ``log(p) - log1p(-p)`` (the derivative
   1/p + 1/(1 - p) follows); ``xlog1py`` is ``x * log1p(y)``, and 0 where ``x == 0``
   (both partial derivatives 0 there, as ``xlogy``'s); the Hurwitz ``zeta(s, q)``'s ufunc
-  ``_zeta`` is the ``zeta`` primitive in ``q`` with ``s`` a constant.
+  ``_zeta`` is the ``zeta`` primitive in ``q`` with ``s`` a constant; ``gammaln`` is the
+  ``gammaln`` primitive (libm's ``lgamma``, PyTorch's) with scipy's -inf at -inf.
 
 scipy's ``polygamma``, ``logsumexp``, ``softmax`` and ``log_softmax`` are Python functions,
 not ufuncs, which convert their arguments to numpy arrays: ``sg.scipy.special`` has
@@ -102,6 +103,9 @@ COMPOSITES: dict[str, Callable[..., Any]] = {
     "logit": lambda p: sub(log(p), log1p(neg(p))),
     "xlog1py": xlog1py,
     "_zeta": _zeta,
+    # libm's lgamma(-inf) is inf (PyTorch's lgamma, which shares the primitive), scipy's
+    # -inf: a sign, so that the derivative stays the primitive's (digamma(-inf), nan)
+    "gammaln": lambda x: mul(SF.gammaln(x), where(equal(x, -np.inf), -1.0, 1.0)),
 }
 
 
@@ -131,8 +135,10 @@ def lookup(ufunc: Any) -> Callable[..., Any] | None:
     name = scipy_name(ufunc)
     if name is None:
         return None
+    if name in COMPOSITES:  # (before the primitives: gammaln is one, with scipy's -inf)
+        return COMPOSITES[name]
     prim = of_scipy().get(name)
-    return recorder(name, prim) if prim is not None else COMPOSITES.get(name)
+    return recorder(name, prim) if prim is not None else None
 
 
 __all__ = ["COMPOSITES", "lookup", "recorder", "scipy_name", "supported"]

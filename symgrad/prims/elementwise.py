@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from ..core.conventions import CONVENTIONS_VERSION as CONVENTIONS_VERSION  # re-exported
-from ..core.ir import F32, FLOAT, Eqn, Literal, Primitive
+from ..core.ir import C64, C128, F32, FLOAT, Eqn, Literal, Primitive
 from ..core.rewrite import Producer, Rewrite, as_prim, lit, made_by, same_aval
 from ..core.tracing import Traced, Tracer, apply
 from .convert import convert_p
@@ -558,15 +558,18 @@ def _narrow_constants(args: tuple) -> tuple:
 def _rounded_weak(args: list) -> list:
     """A weak float64 value (a Python float argument, or one read from outside) next to
     float32 operands enters as float32, rounded first, as numpy 2 rounds a Python float
-    (NEP 50): ``x32 == 0.1`` compares with float32(0.1), ``x32 - 0.1`` subtracts it."""
+    (NEP 50): ``x32 == 0.1`` compares with float32(0.1), ``x32 - 0.1`` subtracts it; a
+    weak complex128 (a Python complex argument) next to float32 or complex64 operands
+    enters as complex64."""
     avals = [a.aval for a in args if isinstance(a, Traced)]
-    if not any(v.weak and v.dtype == FLOAT for v in avals):
+    if not any(v.weak and v.dtype in (FLOAT, C128) for v in avals):
         return args
     strong = [v.dtype for v in avals if not v.weak]
-    if not strong or any(d != F32 for d in strong):
+    if not strong or any(d not in (F32, C64) for d in strong):
         return args
-    return [apply(convert_p, a, dtype=F32) if isinstance(a, Traced) and a.aval.weak
-            and a.aval.dtype == FLOAT else a for a in args]
+    return [apply(convert_p, a, dtype=F32 if a.aval.dtype == FLOAT and C64 not in strong
+                  else C64) if isinstance(a, Traced) and a.aval.weak
+            and a.aval.dtype in (FLOAT, C128) else a for a in args]
 
 
 def _recorder(prim: Primitive) -> Callable[..., Any]:

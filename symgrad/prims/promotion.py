@@ -94,7 +94,7 @@ def integer_result(prim: Primitive, args: tuple) -> str | None:
 
 def _to_float_rule(x: Aval, exact: str | None = None, total: bool = False) -> Aval:
     require("to_float", (x,), INT)
-    return Aval(x.shape, FLOAT)
+    return Aval(x.shape, FLOAT, weak=x.weak)  # a Python int argument's: x32 * n is float32
 
 
 def _to_float(x: Any, exact: str | None = None, total: bool = False) -> Any:

@@ -352,7 +352,7 @@ class Transformed:
                 except TypeError:  # again, to say which argument (not named on the hot path)
                     _traced_input(x, f"argument {name}", i in diff, integers=True)
                     raise
-                key.append(aval)
+                key.append((aval, aval.weak))  # (weak is no part of an aval's equality)
                 avals.append(aval)
                 inputs.append(value)
             else:

@@ -135,7 +135,9 @@ def kernel_input(x: Any, what: str = "", promote: bool = True,
     bound, a trip count); ``what`` names the argument in a TypeError about its type."""
     if (integers and not promote and isinstance(x, int | np.integer)
             and not isinstance(x, bool | np.bool_)):
-        return int(x), Aval((), INT)
+        if isinstance(x, np.integer):  # np.int32(100000) ** 2 wraps in numpy: as an array
+            return _integer_array(np.asarray(x), what)
+        return int(x), Aval((), INT, weak=True)  # a Python int: weak (NEP 50), as a float
     if integers and not promote and isinstance(x, np.ndarray) and x.dtype.kind in "iu":
         return _integer_array(x, what)
     array = as_constant_array(x, what)
@@ -146,7 +148,7 @@ def kernel_input(x: Any, what: str = "", promote: bool = True,
         value = (bool(array) if dtype == BOOL else float(array) if dtype == FLOAT
                  else complex(array) if dtype == C128 else np.dtype(dtype).type(array))
         # a Python float is weak, as numpy 2 (NEP 50) and jax.jit take it: x32 * a stays float32
-        return value, Aval((), dtype, weak=type(x) is float)
+        return value, Aval((), dtype, weak=type(x) in (float, complex))
     array = np.ascontiguousarray(array, dtype=dtype)
     if not array.flags.writeable:  # Numba compiles read-only arrays separately
         array = array.copy()
@@ -160,7 +162,8 @@ def _integer_array(x: np.ndarray, what: str) -> tuple[Any, Aval]:
     arithmetic in them (uint8's ``1 - 3`` is 254) is not int64's."""
     if x.dtype != np.int64:
         raise TypeError(
-            f"{what or 'an argument'} is a {x.dtype} array: symgrad computes integers in int64 "
+            f"{what or 'an argument'} is a {x.dtype} {'array' if x.ndim else 'number'}: "
+            "symgrad computes integers in int64 "
             "only, and "
             f"numpy's {x.dtype} arithmetic differs (it wraps at other bounds: uint8 1 - 3 is "
             "254). Pass x.astype(np.int64) for integer arithmetic, or x.astype(np.float64) "
