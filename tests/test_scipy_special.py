@@ -186,6 +186,9 @@ def test_gammaln_at_infinities_is_scipys_and_lgamma_pytorchs():
     g = sg.grad(lambda x: np.sum(S.gammaln(x)), backend="numpy")(x[[0, 1, 2]])
     np.testing.assert_array_equal(g, S.digamma(x[[0, 1, 2]]))  # nan, inf, nan
     np.testing.assert_array_equal(sg.Tensor(x[:2]).lgamma().numpy(), [np.inf, np.inf])
+    # sg.scipy.special's gammaln is scipy's too (it was the primitive's inf)
+    np.testing.assert_array_equal(sg.jit(sg.scipy.special.gammaln, backend="numpy")(x[:2]),
+                                  [-np.inf, np.inf])
 
 
 def test_sg_scipy_special_has_scipy_signatures():

@@ -32,9 +32,9 @@ from .dispatch import normalize_axes
 from .scipy_special import COMPOSITES, _zeta, recorder
 
 #: scipy.special's ufuncs that are primitives (each declares its ``scipy`` name: a new one
-#: appears here with no edit), and the composites logit and xlog1py
+#: appears here with no edit), and the composites logit, xlog1py and gammaln
 UFUNCS = {name: recorder(name, prim) for name, prim in of_scipy().items()}
-UFUNCS.update(logit=COMPOSITES["logit"], xlog1py=COMPOSITES["xlog1py"])
+UFUNCS.update({name: fn for name, fn in COMPOSITES.items() if not name.startswith("_")})
 globals().update(UFUNCS)
 digamma = UFUNCS["psi"]  # (scipy's alias)
 

@@ -8,7 +8,7 @@ has imported it* (``sys.modules``): ``import symgrad`` never imports SciPy's spe
 functions, which take a noticeable time to load.
 
 - the primitives that declare a ``scipy`` name (``erf``, ``erfc``, ``expit`` (the
-  ``sigmoid`` primitive), ``xlogy``, ``gammaln``, ``gamma``, ``psi``, ``beta``,
+  ``sigmoid`` primitive), ``xlogy``, ``gamma``, ``psi``, ``beta``,
   ``betaln``, ``erfinv``, ``i0``, ``i1``, ``i0e``, ``i1e``, ...): found in the registry
   (:func:`symgrad.prims.registry.of_scipy`), so a new one needs no entry here;
 - composites, in :data:`COMPOSITES`: ``logit`` is ``log(p) - log1p(-p)`` (the derivative
@@ -135,7 +135,7 @@ def lookup(ufunc: Any) -> Callable[..., Any] | None:
     name = scipy_name(ufunc)
     if name is None:
         return None
-    if name in COMPOSITES:  # (before the primitives: gammaln is one, with scipy's -inf)
+    if name in COMPOSITES:
         return COMPOSITES[name]
     prim = of_scipy().get(name)
     return recorder(name, prim) if prim is not None else None

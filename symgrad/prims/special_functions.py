@@ -164,8 +164,9 @@ def _log_abs_gamma(sp: Any, x: Any) -> Any:
 # gammaln' = digamma, also for x < 0 (the derivative of log|gamma|)
 gammaln_p = register(name="gammaln", kind="elementwise", shape_rule=_rule("gammaln"),
                      impl=_lgamma,
-                     vjp=lambda g, ans, x: (g * digamma(x),), sympy=_log_abs_gamma,
-                     scipy="gammaln")
+                     vjp=lambda g, ans, x: (g * digamma(x),), sympy=_log_abs_gamma)
+# (no ``scipy`` name: scipy's gammaln is -inf at -inf where libm's lgamma, PyTorch's, is
+# inf: numpy_api.scipy_special.COMPOSITES holds it)
 
 # gamma' = gamma * digamma
 gamma_p = register(name="gamma", complex=True, kind="elementwise", shape_rule=_rule("gamma"),
