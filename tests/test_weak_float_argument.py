@@ -69,3 +69,21 @@ def test_int_argument_is_weak_too():
         for got, want in zip(f(X32, n), (X32 * n, np.where(X32 > 1.5, n, X32), X32 ** n, X32 - n)):
             assert got.dtype == want.dtype, (type(n), got.dtype)
             np.testing.assert_array_equal(got, want)
+
+
+def test_fori_loop_index_is_weak_as_ranges_int():
+    # the body's i is a Python int of range(lower, upper) (as the eager loop gives it):
+    # weak, so a float32 carry plus i stays float32 (it was an int64, so v * 1.5 + i was
+    # float64 and the float32 carry refused). Oracle: the Python loop on numpy's values
+    def f(x, n):
+        return sg.fori_loop(0, n, lambda i, v: v * 1.5 + i, x)
+
+    want = X32
+    for i in range(4):
+        want = want * 1.5 + i
+    for got in (sg.jit(f, backend="numpy")(X32, 4), sg.jit(f)(X32, 4)):
+        assert got.dtype == np.float32
+        np.testing.assert_array_equal(got, want)
+    grad = sg.grad(lambda x, n: np.sum(f(x, n)), backend="numpy")(X32, 4)
+    assert grad.dtype == np.float32
+    np.testing.assert_array_equal(grad, np.full(3, np.float32(1.5) ** 4))

@@ -79,7 +79,8 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable, init_val: Any, *,
         return _conform(body_fun(i, unflatten(tree, carry)), tree, avals, "fori_loop",
                         "body_fun")
 
-    body, extra = _stage(flat, [Aval((), INT), *avals], names, _name(body_fun, "body"))
+    # (i is a Python int of range(lower, upper), weak as one: a float32 carry + i is float32)
+    body, extra = _stage(flat, [Aval((), INT, weak=True), *avals], names, _name(body_fun, "body"))
     t = into.apply(loop_p, [lo, hi, *map(_operand, leaves), *extra], dict(
         body=body, n_carry=len(leaves), n_xs=0, reverse=False, tape=0, size=size,
         recompute=None, checkpoint=_checkpoint(checkpoint)))
