@@ -8,8 +8,8 @@ import scipy.special
 
 import symgrad as sg
 from symgrad.prims.softmax import log_softmax as _log_softmax
-from symgrad.prims.softmax import softmax as _softmax
 from symgrad.prims.softmax import nll_loss as _nll
+from symgrad.prims.softmax import softmax as _softmax
 
 from cases import BINARY_SHAPES, Case, _shape_id
 
