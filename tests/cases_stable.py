@@ -9,6 +9,7 @@ import scipy.special
 import symgrad as sg
 from symgrad.prims.softmax import log_softmax as _log_softmax
 from symgrad.prims.softmax import nll_loss as _nll
+from symgrad.prims.softmax import softmax as _softmax
 
 from cases import BINARY_SHAPES, Case, _shape_id
 
@@ -86,6 +87,19 @@ CASES += [
     Case("log_softmax-prim-middle", ("log_softmax",), lambda x: _log_softmax(x, 1), ((2, 3, 2),),
          ((-3, 3),)),
     Case("log_softmax-prim-large", ("log_softmax",), lambda x: _log_softmax(x, 0), ((3,),), (),
+         fixed=([1000.0, 960.0, -1000.0],)),
+]
+
+# the eager Tensor's softmax, one primitive: the same axes and layouts; times x, and its
+# log (a second derivative reads the VJP's ans twice)
+CASES += [
+    Case("softmax-prim-vector", ("softmax",), lambda x: _softmax(x, 0) * x, ((4,),), ((-3, 3),)),
+    Case("softmax-prim-axis1", ("softmax",), lambda x: _softmax(x, 1), ((2, 3),), ((-3, 3),)),
+    Case("softmax-prim-axis0-F", ("softmax",), lambda x: _softmax(x, 0), ((3, 2),), ((-3, 3),),
+         layout="F"),
+    Case("softmax-prim-middle", ("softmax",), lambda x: sg.log(_softmax(x, 1)), ((2, 3, 2),),
+         ((-3, 3),)),
+    Case("softmax-prim-large", ("softmax",), lambda x: _softmax(x, 0), ((3,),), (),
          fixed=([1000.0, 960.0, -1000.0],)),
 ]
 

@@ -174,3 +174,93 @@ def test_log_softmax_is_the_composites_bit_for_bit_where_the_maximum_is_finite(d
         finite = np.broadcast_to(np.isfinite(x.max(axis, keepdims=True)), x.shape)
         np.testing.assert_array_equal(ours[finite], composite[finite])
         assert ours.dtype == dtype and np.isnan(ours[~finite]).all()
+
+
+SOFTMAX_CONFIGS = [  # (shape, dim, special logits)
+    ((6, 5), 1, True), ((6, 5), 0, True), ((6, 5), -1, False), ((3, 4, 2), 1, False),
+    ((5,), 0, False),
+]
+
+
+def _softmax_run(L, dtype, x, dim, seed):
+    dt = getattr(L, dtype)
+    x = L.tensor(x, dtype=dt, requires_grad=True)
+    out = L.nn.functional.softmax(x * 1.5, dim)
+    gx, = L.autograd.grad(out, x, L.tensor(seed, dtype=dt), create_graph=True)
+    (gx * gx).sum().backward()
+    return ([a.detach().numpy() for a in (out, gx, x.grad)], str(out.dtype).split(".")[-1],
+            _names(out.grad_fn))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("config", SOFTMAX_CONFIGS, ids=lambda c: "-".join(map(str, c)))
+def test_softmax_against_pytorch(config, dtype):
+    """One ``SoftmaxBackward0`` node: values, gradients and gradients of gradients as
+    PyTorch's, in the input's dtype; a row (column) holding +inf, all -inf or a nan is nan
+    everywhere, as PyTorch's (the composite had 0 beside a +inf)."""
+    shape, dim, special = config
+    x = RNG.standard_normal(shape) * 2
+    x = _special(x) if special else x
+    seed = np.random.default_rng(3).standard_normal(shape)
+    theirs, ours = (_softmax_run(L, dtype, x, dim, seed) for L in (torch, sg))
+    tol = 2e-5 if dtype == "float32" else 1e-11
+    for what, a, b in zip(("value", "gradient", "gradient of |gradient|^2"), ours[0], theirs[0]):
+        assert a.dtype == b.dtype, what
+        np.testing.assert_allclose(a, b, rtol=tol, atol=tol, err_msg=what)  # (nan where nan)
+    assert ours[1:] == theirs[1:] == (dtype, ("SoftmaxBackward0", ["MulBackward0"]))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_softmax_is_the_composites_bit_for_bit_where_the_maximum_is_finite(dtype):
+    """The primitive's values are ``sg.softmax``'s wherever a row's maximum is finite,
+    along either axis; a row holding ``+inf`` is nan everywhere, as PyTorch's."""
+    from symgrad.numpy_api import functions as ops
+
+    x = np.array([[0.0, np.log(3.0), -40.0], [5.0, 5.0, -np.inf], [1e30, -1e30, 0.0],
+                  [-745.0, 0.0, 700.0], [np.inf, 0.0, 1.0]], dtype=dtype)
+    for axis in (0, 1):
+        ours = sg.tensor(x).softmax(axis).numpy()
+        composite = np.asarray(ops.softmax(x, axis))
+        finite = np.broadcast_to(np.isfinite(x.max(axis, keepdims=True)), x.shape)
+        np.testing.assert_array_equal(ours[finite], composite[finite])
+        assert ours.dtype == dtype and np.isnan(ours[~finite]).all()
+
+
+def test_attention_records_one_softmax_node():
+    q = sg.tensor(RNG.standard_normal((2, 3, 4)), dtype=sg.float32, requires_grad=True)
+    scores = q @ q.transpose(1, 2)
+    weights = scores.softmax(-1)
+    assert weights.grad_fn.prim.name == "softmax"
+    assert [a for a in weights.grad_fn.inputs if isinstance(a, Node)] == [scores.grad_fn]
+
+
+def test_a_softmax_training_loop_on_the_compiled_backward_equals_pytorch(monkeypatch):
+    """Repeated steps of an attention-like loss (the compiled, replayed backward of the
+    primitive) equal PyTorch's, float32 and float64, the input changing each step."""
+    from symgrad import config
+    from symgrad.eager.backward import backward_stats
+
+    monkeypatch.setattr(config, "eager_compile", True)
+    compiled = backward_stats()["compiled_runs"]
+    v0, t0 = RNG.standard_normal((6, 4)), RNG.standard_normal((5, 4))
+    for dtype, tol in (("float32", 2e-5), ("float64", 1e-12)):
+        got = {}
+        for L in (torch, sg):
+            dt = getattr(L, dtype)
+            x = L.tensor(RNG.standard_normal((5, 6)) if L is torch else got["x0"], dtype=dt,
+                         requires_grad=True)
+            got.setdefault("x0", x.detach().numpy().astype(np.float64))
+            v, t = L.tensor(v0, dtype=dt), L.tensor(t0, dtype=dt)
+            steps = []
+            for _ in range(3):
+                loss = ((x * 2.0).softmax(1) @ v - t).square().sum()
+                loss.backward()
+                steps.append((loss.item(), x.grad.numpy().copy()))
+                with L.no_grad():
+                    x -= 0.5 * x.grad
+                x.grad = None
+            got[L.__name__] = steps
+        for (a, ga), (b, gb) in zip(got["symgrad"], got["torch"]):
+            np.testing.assert_allclose(a, b, rtol=tol)
+            np.testing.assert_allclose(ga, gb, rtol=tol, atol=tol)
+    assert backward_stats()["compiled_runs"] - compiled >= 2

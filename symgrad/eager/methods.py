@@ -60,7 +60,7 @@ def nll_loss_rows(logp: Any, target: np.ndarray, w: np.ndarray, total: np.ndarra
     make = type(logp)._make
     return softmax_prims.nll_loss(logp, make(target), make(w), make(total), axis, reduction)
 
-#: the dtypes whose ``log_softmax`` and ``nll_loss`` are one primitive each
+#: the dtypes whose ``softmax``, ``log_softmax`` and ``nll_loss`` are one primitive each
 #: (:mod:`symgrad.prims.softmax`; others: composites, which know complex values and the
 #: rounding of float16 and bfloat16)
 PRIMITIVE_FLOATS = (np.dtype(np.float64), np.dtype(np.float32))
@@ -222,7 +222,10 @@ class TensorMethods(ReductionMethods):
         if x.ndim == 0:  # one element: 1 (nan at ±inf and nan), gradient 0
             _one_dim(dim, 1)
             return named(x - x + 1, x, "SoftmaxBackward0", (x,))
-        return named(ops.softmax(x, _one_dim(dim, x.ndim)), x, "SoftmaxBackward0", (x,))
+        axis = _one_dim(dim, x.ndim)
+        if x._value.dtype in PRIMITIVE_FLOATS:  # one node (PyTorch's), one numpy computation
+            return softmax_prims.softmax(x, axis)
+        return named(ops.softmax(x, axis), x, "SoftmaxBackward0", (x,))
 
     def log_softmax(self, dim, dtype=None):
         x = self.to(dtype) if dtype is not None else self

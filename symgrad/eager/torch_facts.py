@@ -66,6 +66,7 @@ TORCH: dict[Primitive, TorchFacts] = {
     E.sqrt_p: TorchFacts(saves_output=True, reads_like_torch=True),
     E.relu_p: TorchFacts(saves_output=True, reads_like_torch=True),
     SM.log_softmax_p: TorchFacts(saves_output=True, reads_like_torch=True),
+    SM.softmax_p: TorchFacts(saves_output=True, reads_like_torch=True),
     E.reciprocal_p: TorchFacts(saves_output=True, reads_like_torch=True),
     E.mul_p: TorchFacts(product=True, reads_like_torch=True),
     L.matmul_p: TorchFacts(product=True, reads_like_torch=True),

@@ -28,7 +28,8 @@ a ufunc needs no entry), which ``tests/test_registry.py`` demands (CONTRIBUTING.
 - :mod:`.control`: ``proj`` (a part of a tuple) and ``cond``; :mod:`.loops`:
   ``loop`` (fori_loop, scan) and ``while``: primitives whose parameters hold graphs;
 - :mod:`.norms`: ``norm2``, the Euclidean norm over axes, scaled (LAPACK's dnrm2);
-- :mod:`.softmax`: ``log_softmax`` and ``nll_loss``, a cross entropy's two nodes in PyTorch;
+- :mod:`.softmax`: ``log_softmax`` and ``nll_loss``, a cross entropy's two nodes in PyTorch,
+  and ``softmax``, one node as PyTorch's;
 - :mod:`.operators`: the operators of traced values, and the tracer VJP rules see.
 """
 
@@ -108,7 +109,7 @@ from .reductions import (
     transpose_p,
 )
 from .registry import FACETS, FLAGS, KINDS, OPTIONAL_FACETS, REGISTRY, register
-from .softmax import log_softmax_p, nll_loss_p
+from .softmax import log_softmax_p, nll_loss_p, softmax_p
 from .sorting import argsort_p, cumprod_p, scatter_along_p, take_along_p, to_int_p
 from .special import (
     arccosh_p,
@@ -137,8 +138,8 @@ __all__ = ["call_p", "callback_p", "erf_p", "erfc_p",
     "reciprocal_p", "relu_p", "reshape_p", "rint_p", "scatter_add_p", "sigmoid_p", "sign_p",
     "sin_p", "sinh_p", "slice_p", "slogdet_p", "softplus_p", "solve_p", "sqrt_p", "square_p",
     "sub_p", "sum_p", "tan_p", "tanh_p", "transpose_p", "trunc_p", "unslice_p", "where_p",
-    "xlogy_p", "log_softmax_p", "nll_loss_p", "arccosh_p", "arcsinh_p", "arctanh_p", "cbrt_p",
-    "exp2_p",
+    "xlogy_p", "log_softmax_p", "nll_loss_p", "softmax_p", "arccosh_p", "arcsinh_p",
+    "arctanh_p", "cbrt_p", "exp2_p",
     "floor_divide_p",
     "log2_p", "log10_p", "remainder_p", "sinc_p", "argsort_p", "to_int_p", "cumprod_p",
     "scatter_along_p",

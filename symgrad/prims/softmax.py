@@ -1,6 +1,7 @@
 """The two primitives of a cross entropy, each one node as PyTorch's: ``log_softmax``
 (``LogSoftmaxBackward0``) and ``nll_loss`` (``NllLossBackward0``), which the eager Tensor's
-``log_softmax``, ``F.nll_loss`` and ``F.cross_entropy`` record. Each computes its value
+``log_softmax``, ``F.nll_loss`` and ``F.cross_entropy`` record; and ``softmax``
+(``SoftmaxBackward0``), the eager Tensor's ``softmax`` (attention's). Each computes its value
 with numpy at once (the eager forward of a cross entropy: two operations, not twenty), and
 its VJP is PyTorch's closed form, written with primitives, so a second derivative
 differentiates it as any graph.
@@ -13,6 +14,13 @@ others add): where a row's maximum is finite, its values are the composite's, bi
 A row holding ``+inf``, or all ``-inf``, or a nan, is nan everywhere, as PyTorch's (the
 composite, which is scipy's, keeps ``-inf`` beside a ``+inf``). Its VJP is
 ``g - exp(ans) * sum(g)`` over the axis (``_log_softmax_backward_data``).
+
+``softmax(x, axis)``: ``exp(x - max)`` over its sum, as the composite
+:func:`symgrad.numpy_api.functions.softmax` (``sg.softmax``) computes it: where a row's
+maximum is finite, its values are the composite's, bit for bit; a row holding ``+inf``, or
+all ``-inf``, or a nan, is nan everywhere, as PyTorch's (the composite gives 0 beside a
+``+inf``). Its VJP is ``ans * (g - sum(g * ans))`` over the axis
+(``_softmax_backward_data``).
 
 ``nll_loss(logp, target, w, total, axis, reduction)``: each sample's loss is ``-logp`` at
 its ``target`` class along ``axis`` times its weight ``w``; an ignored sample has target -1
@@ -27,6 +35,9 @@ targets.
     >>> import numpy as np
     >>> log_softmax(np.array([[0.0, np.log(3.0)]]), 1)
     array([[-1.38629436, -0.28768207]])
+    >>> softmax(np.array([[0.0, np.log(3.0)], [1.0, np.inf]]), 1)
+    array([[0.25, 0.75],
+           [ nan,  nan]])
     >>> float(nll_loss(np.log([[0.25, 0.75], [0.5, 0.5]]), np.array([1.0, 0.0]), np.ones(2),
     ...                np.array(2.0), 1, "mean"))
     0.4904146265058631
@@ -46,11 +57,13 @@ from .reductions import broadcast_to, expand, reduce, sum_p
 from .registry import register, require
 
 
-def _log_softmax_rule(x: Aval, *, axis: int) -> Aval:
-    require("log_softmax", (x,), FLOAT)
-    if not 0 <= axis < x.ndim:
-        raise ShapeError(f"log_softmax: axis {axis} is not an axis of {x}")
-    return x
+def _rows_rule(name: str) -> Any:
+    def rule(x: Aval, *, axis: int) -> Aval:
+        require(name, (x,), FLOAT)
+        if not 0 <= axis < x.ndim:
+            raise ShapeError(f"{name}: axis {axis} is not an axis of {x}")
+        return x
+    return rule
 
 
 def _log_softmax(x: Any, axis: int) -> Any:
@@ -86,13 +99,50 @@ def _log_softmax_batch(b: Any, args: list, flags: list, *, axis: int) -> tuple:
 
 
 log_softmax_p = register(
-    name="log_softmax", kind="array", shape_rule=_log_softmax_rule, impl=_log_softmax,
+    name="log_softmax", kind="array", shape_rule=_rows_rule("log_softmax"), impl=_log_softmax,
     vjp=_log_softmax_vjp, sympy=_log_softmax_sympy, batch=_log_softmax_batch)
 
 
 def log_softmax(x: Any, axis: int) -> Any:
     """``log_softmax`` of ``x`` along the non-negative ``axis`` (one equation)."""
     return apply(log_softmax_p, x, axis=int(axis))
+
+
+def _softmax(x: Any, axis: int) -> Any:
+    """The values, computed by numpy in ``x``'s dtype."""
+    x = np.asarray(x)
+    if x.shape[axis] == 0:
+        return x.copy()
+    e = np.exp(x - x.max(axis, keepdims=True))  # (-inf - -inf, inf - inf: nan)
+    return e / e.sum(axis, keepdims=True)
+
+
+def _softmax_vjp(g: Any, ans: Any, x: Any, axis: int) -> tuple:
+    return (ans * (g - expand(reduce(sum_p, g * ans, (axis,)), x.shape, (axis,))),)
+
+
+def _softmax_sympy(sp: Any, x: np.ndarray, axis: int) -> np.ndarray:
+    rows = np.moveaxis(x, axis, -1)
+    out = np.empty(rows.shape, dtype=object)
+    for idx in np.ndindex(*rows.shape[:-1]):
+        total = sp.Add(*(sp.exp(v) for v in rows[idx]))
+        out[idx] = [sp.exp(v) / total for v in rows[idx]]
+    return np.moveaxis(out, -1, axis)
+
+
+def _softmax_batch(b: Any, args: list, flags: list, *, axis: int) -> tuple:
+    (x,) = args  # (batched along a new first axis)
+    return b.bind(softmax_p, [x], axis=axis + 1), True
+
+
+softmax_p = register(
+    name="softmax", kind="array", shape_rule=_rows_rule("softmax"), impl=_softmax,
+    vjp=_softmax_vjp, sympy=_softmax_sympy, batch=_softmax_batch)
+
+
+def softmax(x: Any, axis: int) -> Any:
+    """``softmax`` of ``x`` along the non-negative ``axis`` (one equation)."""
+    return apply(softmax_p, x, axis=int(axis))
 
 
 def _nll_rule(logp: Aval, target: Aval, w: Aval, total: Aval, *, axis: int,

@@ -16,18 +16,10 @@ def _log_softmax_emit(out: str, args: list[str], avals: list[Aval], out_aval: Av
     float32 arithmetic, as the interpreter's."""
     (x,), (aval,) = args, avals
     num = (lambda v: f"np.float32({v})") if out_aval.dtype == F32 else str
-    perm = (*(k for k in range(aval.ndim) if k != axis), axis)
-    m = " * ".join(f"{x}.shape[{k}]" for k in perm[:-1]) or "1"
     r, o, i, j, top, s, e, others, ties, lse = (f"{out}_{n}" for n in (
         "rows", "all", "i", "j", "top", "s", "e", "others", "ties", "lse"))
     lines = [
-        f"{r} = np.ascontiguousarray({transposed(x, perm)}).reshape(({m}, {x}.shape[{axis}]))",
-        f"{o} = np.empty({r}.shape{dtype_arg(out_aval.dtype)})",
-        f"for {i} in range({r}.shape[0] if {r}.shape[1] else 0):",
-        f"    {top} = {r}[{i}, 0]",
-        f"    for {j} in range(1, {r}.shape[1]):",
-        f"        if {r}[{i}, {j}] > {top} or {r}[{i}, {j}] != {r}[{i}, {j}]:",
-        f"            {top} = {r}[{i}, {j}]",
+        *_row_maxima(out, x, aval, axis, out_aval),
         f"    {others} = {num('0.0')}",
         f"    {ties} = {num('0.0')}",
         f"    for {j} in range({r}.shape[1]):",
@@ -41,15 +33,66 @@ def _log_softmax_emit(out: str, args: list[str], avals: list[Aval], out_aval: Av
         f"    for {j} in range({r}.shape[1]):",
         f"        {o}[{i}, {j}] = ({r}[{i}, {j}] - {top}) - {lse}",
     ]
-    if perm == tuple(range(aval.ndim)):
-        return [*lines, f"{out} = {o}.reshape({x}.shape)"]
-    shape = "".join(f"{x}.shape[{k}], " for k in perm)
-    back = tuple(perm.index(k) for k in range(aval.ndim))
-    return [*lines, f"{out} = np.ascontiguousarray("
-                    f"{transposed(f'{o}.reshape(({shape}))', back)})"]
+    return [*lines, _rows_back(out, x, aval, axis)]
 
 
 lower(P.log_softmax_p, _log_softmax_emit)
+
+
+def _softmax_emit(out: str, args: list[str], avals: list[Aval], out_aval: Aval, *,
+                  axis: int) -> list[str]:
+    """Per row (the axis moved last): the maximum (a nan sticks), the exponents of the
+    values less it, their sum in the row's order, and each exponent over the sum. A
+    float32 row is float32 arithmetic, as the interpreter's."""
+    (x,), (aval,) = args, avals
+    num = (lambda v: f"np.float32({v})") if out_aval.dtype == F32 else str
+    r, o, i, j, top, e, t = (f"{out}_{n}" for n in ("rows", "all", "i", "j", "top", "e", "t"))
+    return [
+        *_row_maxima(out, x, aval, axis, out_aval),
+        f"    {t} = {num('0.0')}",
+        f"    for {j} in range({r}.shape[1]):",
+        f"        {e} = np.exp({r}[{i}, {j}] - {top})",
+        f"        {o}[{i}, {j}] = {e}",
+        f"        {t} += {e}",
+        f"    for {j} in range({r}.shape[1]):",
+        f"        {o}[{i}, {j}] = {o}[{i}, {j}] / {t}",
+        _rows_back(out, x, aval, axis),
+    ]
+
+
+lower(P.softmax_p, _softmax_emit)
+
+
+def _perm(aval: Aval, axis: int) -> tuple[int, ...]:
+    return (*(k for k in range(aval.ndim) if k != axis), axis)
+
+
+def _row_maxima(out: str, x: str, aval: Aval, axis: int, out_aval: Aval) -> list[str]:
+    """``x``'s rows along ``axis`` as the matrix ``{out}_rows``, its result ``{out}_all``
+    (empty), and the head of a loop over the rows that finds each one's maximum
+    ``{out}_top`` (a nan sticks; no row when the axis is empty)."""
+    perm = _perm(aval, axis)
+    m = " * ".join(f"{x}.shape[{k}]" for k in perm[:-1]) or "1"
+    r, o, i, j, top = (f"{out}_{n}" for n in ("rows", "all", "i", "j", "top"))
+    return [
+        f"{r} = np.ascontiguousarray({transposed(x, perm)}).reshape(({m}, {x}.shape[{axis}]))",
+        f"{o} = np.empty({r}.shape{dtype_arg(out_aval.dtype)})",
+        f"for {i} in range({r}.shape[0] if {r}.shape[1] else 0):",
+        f"    {top} = {r}[{i}, 0]",
+        f"    for {j} in range(1, {r}.shape[1]):",
+        f"        if {r}[{i}, {j}] > {top} or {r}[{i}, {j}] != {r}[{i}, {j}]:",
+        f"            {top} = {r}[{i}, {j}]",
+    ]
+
+
+def _rows_back(out: str, x: str, aval: Aval, axis: int) -> str:
+    """``{out}``: the matrix ``{out}_all`` of rows put back in ``x``'s shape."""
+    perm, o = _perm(aval, axis), f"{out}_all"
+    if perm == tuple(range(aval.ndim)):
+        return f"{out} = {o}.reshape({x}.shape)"
+    shape = "".join(f"{x}.shape[{k}], " for k in perm)
+    back = tuple(perm.index(k) for k in range(aval.ndim))
+    return f"{out} = np.ascontiguousarray({transposed(f'{o}.reshape(({shape}))', back)})"
 
 
 def _nll_emit(out: str, args: list[str], avals: list[Aval], out_aval: Aval, *, axis: int,
