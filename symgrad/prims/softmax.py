@@ -84,13 +84,20 @@ def _log_softmax_vjp(g: Any, ans: Any, x: Any, axis: int) -> tuple:
     return (g - exp(ans) * expand(reduce(sum_p, g, (axis,)), x.shape, (axis,)),)
 
 
-def _log_softmax_sympy(sp: Any, x: np.ndarray, axis: int) -> np.ndarray:
-    rows = np.moveaxis(x, axis, -1)
-    out = np.empty(rows.shape, dtype=object)
-    for idx in np.ndindex(*rows.shape[:-1]):
-        total = sp.log(sp.Add(*(sp.exp(v) for v in rows[idx])))
-        out[idx] = [v - total for v in rows[idx]]
-    return np.moveaxis(out, -1, axis)
+def _rows_sympy(row: Any) -> Any:
+    """A SymPy form applying ``row(sp, values)`` to each row along ``axis``."""
+    def sympy(sp: Any, x: np.ndarray, axis: int) -> np.ndarray:
+        rows = np.moveaxis(x, axis, -1)
+        out = np.empty(rows.shape, dtype=object)
+        for idx in np.ndindex(*rows.shape[:-1]):
+            out[idx] = row(sp, list(rows[idx]))
+        return np.moveaxis(out, -1, axis)
+    return sympy
+
+
+def _log_softmax_row(sp: Any, values: list) -> list:
+    total = sp.log(sp.Add(*(sp.exp(v) for v in values)))
+    return [v - total for v in values]
 
 
 def _log_softmax_batch(b: Any, args: list, flags: list, *, axis: int) -> tuple:
@@ -100,7 +107,7 @@ def _log_softmax_batch(b: Any, args: list, flags: list, *, axis: int) -> tuple:
 
 log_softmax_p = register(
     name="log_softmax", kind="array", shape_rule=_rows_rule("log_softmax"), impl=_log_softmax,
-    vjp=_log_softmax_vjp, sympy=_log_softmax_sympy, batch=_log_softmax_batch)
+    vjp=_log_softmax_vjp, sympy=_rows_sympy(_log_softmax_row), batch=_log_softmax_batch)
 
 
 def log_softmax(x: Any, axis: int) -> Any:
@@ -121,13 +128,9 @@ def _softmax_vjp(g: Any, ans: Any, x: Any, axis: int) -> tuple:
     return (ans * (g - expand(reduce(sum_p, g * ans, (axis,)), x.shape, (axis,))),)
 
 
-def _softmax_sympy(sp: Any, x: np.ndarray, axis: int) -> np.ndarray:
-    rows = np.moveaxis(x, axis, -1)
-    out = np.empty(rows.shape, dtype=object)
-    for idx in np.ndindex(*rows.shape[:-1]):
-        total = sp.Add(*(sp.exp(v) for v in rows[idx]))
-        out[idx] = [sp.exp(v) / total for v in rows[idx]]
-    return np.moveaxis(out, -1, axis)
+def _softmax_row(sp: Any, values: list) -> list:
+    total = sp.Add(*(sp.exp(v) for v in values))
+    return [sp.exp(v) / total for v in values]
 
 
 def _softmax_batch(b: Any, args: list, flags: list, *, axis: int) -> tuple:
@@ -137,7 +140,7 @@ def _softmax_batch(b: Any, args: list, flags: list, *, axis: int) -> tuple:
 
 softmax_p = register(
     name="softmax", kind="array", shape_rule=_rows_rule("softmax"), impl=_softmax,
-    vjp=_softmax_vjp, sympy=_softmax_sympy, batch=_softmax_batch)
+    vjp=_softmax_vjp, sympy=_rows_sympy(_softmax_row), batch=_softmax_batch)
 
 
 def softmax(x: Any, axis: int) -> Any:
