@@ -7,6 +7,7 @@ VJP rules, adjoint transform and passes play no part in what it returns.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import zlib
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -97,3 +98,24 @@ def replaced_vjp(name: str, vjp: Callable) -> Iterator[None]:
         yield
     finally:
         object.__setattr__(prim, "vjp", old)
+
+
+def bits(a: Any) -> np.ndarray:
+    """``a``'s bytes, to compare arrays bit for bit (-0.0 and nan payloads too)."""
+    return np.ascontiguousarray(a).view(np.uint8)
+
+
+def naive_windows(x: np.ndarray, kernel: Sequence[int], stride: Sequence[int],
+                  dilation: Sequence[int]) -> np.ndarray:
+    """The windows of ``x``'s last ``len(kernel)`` axes, copied element by element:
+    shape ``(*lead, *out, *kernel)``."""
+    d = len(kernel)
+    out = [(n - dil * (k - 1) - 1) // s + 1
+           for n, k, s, dil in zip(x.shape[-d:], kernel, stride, dilation)]
+    result = np.zeros((*x.shape[:-d], *out, *kernel), x.dtype)
+    for place in itertools.product(*map(range, out)):
+        for offset in itertools.product(*map(range, kernel)):
+            source = tuple(p * s + o * dil for p, o, s, dil in zip(place, offset, stride,
+                                                                     dilation))
+            result[(..., *place, *offset)] = x[(..., *source)]
+    return result

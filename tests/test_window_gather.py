@@ -5,8 +5,6 @@ gradients and double backward, called again after their inputs changed."""
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 import pytest
 
@@ -15,24 +13,10 @@ from symgrad.backend.numba import window_gather as G
 from symgrad.eager import backward as B
 from symgrad.prims.windows import _windows_impl
 
+from oracle import bits as _bits
+from oracle import naive_windows as _naive
+
 torch_real = pytest.importorskip("torch")
-
-
-def _bits(a):
-    return np.ascontiguousarray(a).view(np.uint8)
-
-
-def _naive(x, kernel, stride, dilation):
-    d = len(kernel)
-    out = [(n - dil * (k - 1) - 1) // s + 1
-           for n, k, s, dil in zip(x.shape[-d:], kernel, stride, dilation)]
-    result = np.zeros((*x.shape[:-d], *out, *kernel), x.dtype)
-    for place in itertools.product(*map(range, out)):
-        for offset in itertools.product(*map(range, kernel)):
-            source = tuple(p * s + o * dil for p, o, s, dil in zip(place, offset, stride,
-                                                                     dilation))
-            result[(..., *place, *offset)] = x[(..., *source)]
-    return result
 
 
 @pytest.fixture
