@@ -192,3 +192,12 @@ def test_an_inplace_method_records_a_tensor_argument_that_requires_grad(method):
     np.testing.assert_array_equal(ours[0], theirs[0])
     np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-15)
     assert ours[2:] == theirs[2:]
+
+
+def test_an_inplace_change_through_which_no_gradient_flows_writes_and_records_nothing():
+    # x.copysign_(w): only w requires grad, and w's gradient is zero (no node): it crashed
+    w = symgrad.tensor([0.5, -1.5, 2.5], requires_grad=True)
+    h = symgrad.tensor([1.5, 2.0, 0.5]) * 1
+    h.copysign_(w)
+    np.testing.assert_array_equal(h.numpy(), [1.5, -2.0, 0.5])
+    assert h.grad_fn is None and not h.requires_grad

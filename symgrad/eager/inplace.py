@@ -103,6 +103,8 @@ class InPlaceMethods:
             self._value[...] = result._value
             node = named(result, self, name)._node
             self._bump()
+            if node is None:  # no gradient flows (x.copysign_(w): w's is zero): unrecorded
+                return self
             _renew(node, mark, self)
             before = self._node
             if before is not None and before.retained is not None and before.retained() is self:
