@@ -143,3 +143,61 @@ def test_float16_cast_gradients_with_hooks_and_autograd_grad():
     (kind, got), (want_kind, want) = _hooked(symgrad), _hooked(torch_real)
     assert kind == want_kind == "torch.float16"
     np.testing.assert_array_equal(got.view(np.int64), want.view(np.int64))
+
+
+def _inplace_mixed(t, op):
+    """A float32 tensor changed in place by a float64 one that requires grad, then used
+    non-linearly: later operations read the float32 values written."""
+    rng = np.random.default_rng(3)
+    x = t.tensor(np.abs(rng.standard_normal(6)).astype(np.float32) + 0.1)
+    w = t.tensor(rng.standard_normal(6), requires_grad=True)
+    c = t.tensor(rng.standard_normal(6).astype(np.float32))
+    h = x * 1
+    if op == "addcmul_":
+        h.addcmul_(w, t.tensor(_W * 2, dtype=t.float64), value=0.3)
+    else:
+        getattr(h, op)(w)
+    ((h * c) ** 2).sum().backward()
+    return h.detach().numpy(), w.grad.numpy(), h.grad_fn.name(), h.grad_fn.next_functions
+
+
+@pytest.mark.parametrize("op", ["div_", "addcmul_"])
+def test_an_inplace_change_by_a_wider_dtype_is_read_as_written(op):
+    # the float64 result was the node's value (later operations read it unrounded: 5e-8
+    # off PyTorch's gradient); it is now cast to float32 as one node with the op's name
+    ours, theirs = _inplace_mixed(symgrad, op), _inplace_mixed(torch_real, op)
+    assert ours[0].dtype == np.float32 and np.array_equal(ours[0], theirs[0])
+    np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-14, atol=0)
+    assert ours[2] == theirs[2] and len(ours[3]) == len(theirs[3])
+
+
+@pytest.mark.parametrize("method", ["pow_", "clamp_", "masked_fill_"])
+def test_an_inplace_method_records_a_tensor_argument_that_requires_grad(method):
+    # x.pow_(w) with only w requiring grad was not recorded: w.grad missed its term
+    def run(t):
+        x = t.tensor([1.5, 2.0, 0.5], dtype=t.float64)
+        w = t.tensor([0.5, 1.5, 2.5], dtype=t.float64, requires_grad=True)
+        h = x * 1
+        if method == "pow_":
+            h.pow_(w)
+        elif method == "clamp_":
+            h.clamp_(min=w)
+        else:
+            h.masked_fill_(t.tensor([True, False, True]), w[1])
+        (h.sum() + w.sum()).backward()
+        return (h.detach().numpy(), w.grad.numpy(), h.grad_fn.name(),
+                [f[0] is not None for f in h.grad_fn.next_functions])
+
+    ours, theirs = run(symgrad), run(torch_real)
+    np.testing.assert_array_equal(ours[0], theirs[0])
+    np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-15)
+    assert ours[2:] == theirs[2:]
+
+
+def test_an_inplace_change_through_which_no_gradient_flows_writes_and_records_nothing():
+    # x.copysign_(w): only w requires grad, and w's gradient is zero (no node): it crashed
+    w = symgrad.tensor([0.5, -1.5, 2.5], requires_grad=True)
+    h = symgrad.tensor([1.5, 2.0, 0.5]) * 1
+    h.copysign_(w)
+    np.testing.assert_array_equal(h.numpy(), [1.5, -2.0, 0.5])
+    assert h.grad_fn is None and not h.requires_grad

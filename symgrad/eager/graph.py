@@ -124,14 +124,18 @@ class Node:
     def next_functions(self) -> tuple[tuple[Any, int], ...]:
         """The functions the cotangent flows to: nodes, ``AccumulateGrad`` for leaves
         that require grad, ``None`` for inputs that need no gradient."""
+        return tuple((_function_of(a), 0) for a in self.operands())
+
+    def operands(self) -> tuple[Any, ...]:
+        """The inputs PyTorch's node shows (``next_functions``), in its order."""
         if self.shown is not None:
-            return tuple((_function_of(a), 0) for a in self.shown)
+            return self.shown
         inputs = self.inputs
         if type(self).__name__ in _SCALAR_OPERAND_HIDDEN:  # x ** 2, 2 - x, x.clone()
             inputs = tuple(a for a in inputs if not _is_scalar(a))
         elif self.prim.commutative and _is_scalar(inputs[0]):
             inputs = inputs[::-1]  # 2 + x is x.add(2) in torch
-        return tuple((_function_of(a), 0) for a in inputs)
+        return inputs
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} object at {id(self):#x}>"

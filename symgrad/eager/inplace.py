@@ -34,6 +34,7 @@ from . import bf16, grad_mode, views
 from . import complex_tensors as cx
 from . import dtypes as dt
 from .graph import Node, next_seq
+from .method_args import _mark_composite
 from .methods import checked_alpha, named, promoted, unwrap
 from .op_dtypes import wrapped_int
 from .random import numpy_generator
@@ -97,9 +98,13 @@ class InPlaceMethods:
             source = self if self._requires_grad else type(self)._make(self._value.copy())
             result = fn(source, other)
             self._check_inplace(result.dtype, result.shape)
+            if result.dtype is not self.dtype:
+                result = _narrowed(result, self.dtype)
             self._value[...] = result._value
             node = named(result, self, name)._node
             self._bump()
+            if node is None:  # no gradient flows (x.copysign_(w): w's is zero): unrecorded
+                return self
             _renew(node, mark, self)
             before = self._node
             if before is not None and before.retained is not None and before.retained() is self:
@@ -220,7 +225,10 @@ class InPlaceMethods:
             if _is_tensor(a):
                 return getattr(a, method)(*args, **kwargs)
             return getattr(self._make(a), method)(*args, **kwargs)._value
-        return self._inplace(fn, None)
+        # a tensor argument that requires grad (``x.pow_(w)``, ``clamp_(min=t)``) makes
+        # the change recorded even when ``x`` needs none, as the operand of ``x += w``
+        graded = [a for a in (*args, *kwargs.values()) if _is_tensor(a) and a._requires_grad]
+        return self._inplace(fn, graded[0] if graded else None)
 
     def clamp_(self, min=None, max=None): return self._unary_("clamp", min, max)  # noqa: A002
     def relu_(self): return self._unary_("relu")
@@ -315,6 +323,19 @@ class InPlaceMethods:
             self._value = grown.reshape(shape)
         self._bump()
         return self
+
+
+def _narrowed(result: Any, dtype: Any) -> Any:
+    """``result`` (``float32 *= float64``: float64) cast to the dtype it is written in,
+    recorded as one node with the op's name and operands: later operations and the
+    backward read the float32 values written, as PyTorch's in-place node gives them."""
+    inner = result._node
+    cast = result._cast(dtype)
+    if inner is not None and cast._node is not inner:
+        cast._node.rename(inner.name())
+        cast._node.shown = inner.operands()
+        _mark_composite(cast._node)
+    return cast
 
 
 def _made(node: Any, t: Any) -> None:

@@ -181,6 +181,8 @@ class TensorMethods(ReductionMethods):
             out = ops.where(out > max, max, out)
         if out is self:
             return out
+        if hasattr(min, "_value") or hasattr(max, "_value"):  # PyTorch's clamp.Tensor
+            return named(out, self, "ClampBackward0", (self, min, max))
         name = ("ClampBackward1" if min is not None and max is not None else
                 "ClampMinBackward0" if min is not None else "ClampMaxBackward0")
         return named(out, self, name, (self,))
@@ -193,6 +195,9 @@ class TensorMethods(ReductionMethods):
         fill = value if hasattr(value, "_value") else (
             np.asarray(value, self._value.dtype) if self.dtype is not dt.bfloat16
             else dt.cast(np.asarray(value), self.dtype))  # (through float32, as PyTorch's)
+        if hasattr(value, "_value"):  # PyTorch's masked_fill.Tensor: value's gradient too
+            return named(ops.where(mask, fill, self), self, "MaskedFillBackward1",
+                         (self, value))
         return named(ops.where(mask, fill, self), self, "MaskedFillBackward0", (self,))
 
     # -- new tensors like this one ----------------------------------------------------

@@ -539,7 +539,8 @@ class Tensor(cx.ComplexMethods, ValueMethods, BitwiseMethods, InPlaceMethods, Mo
     def __pow__(self, o: Any) -> Any:
         if _is_bool(self) and (type(o) is bool or _is_bool(o)):
             return _bool_power(self, o)
-        return int_power(self, o, lambda: Operators.__pow__(*_no_bools(self, o)))
+        result = int_power(self, o, lambda: Operators.__pow__(*_no_bools(self, o)))
+        return named(result, self, "PowBackward1" if isinstance(o, Tensor) else None)
 
     def __floordiv__(self, o): return _floordiv(*_no_bools(self, o))
     def __rfloordiv__(self, o): return _floordiv(*_no_bools(o, self))
