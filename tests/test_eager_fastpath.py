@@ -272,3 +272,42 @@ def test_mean_of_every_dim_matches_pytorch(dtype_name):
     # (float32: numpy's pairwise sum and PyTorch's differ by an ulp, here and before)
     run_both(means, normal_data(9, v=(5,), m=(3, 4), s=()),
              rtol=1e-9 if dtype_name == "float64" else 3e-7, dtype_name=dtype_name)
+
+
+
+def matrix_products(torch, show, data):
+    """``@`` of two float64 matrices: Tensor.__matmul__'s fast path (and ``t()``'s), for
+    a leaf and for data, and its gradients."""
+    a = torch.tensor(data["a"], requires_grad=True)
+    w = torch.tensor(data["w"], requires_grad=True)
+    x = torch.tensor(data["a"])
+    for name, r in (("mm", a @ w.t()), ("data", x @ w.t())):
+        show(name, r, r.dtype, _functions(r))
+        a.grad = w.grad = None
+        (r * r).sum().backward()
+        show(a.grad, w.grad)
+
+
+def test_matrix_products_match_pytorch():
+    run_both(matrix_products, normal_data(9, a=(3, 4), w=(5, 4)))
+
+
+def test_the_matrix_fast_path_is_numpys_matmul():
+    """Tensor.__matmul__ gives the value, node and errors of numpy's matmul, the general
+    path (``ArrayMethods.__matmul__``), for the matrices it takes (float64, float32) and
+    the operands it leaves to it (a vector, a batch, int64, float32 with float64)."""
+    from symgrad.numpy_api.traced_array import ArrayMethods
+
+    a = symgrad.tensor(np.arange(12.0).reshape(3, 4) / 7, requires_grad=True)
+    w = symgrad.tensor(np.arange(20.0).reshape(4, 5) / 3)
+    for left, right in ((a, w), (a.float(), w.float()), (a, w[:, 0]), (a, w.expand(2, 4, 5)),
+                        (a, w.long()), (a, w.float())):
+        fast, slow = left @ right, ArrayMethods.__matmul__(left, right)
+        assert fast._value.tobytes() == slow._value.tobytes() and fast.dtype == slow.dtype
+        assert type(fast._node) is type(slow._node) and fast._node.sig == slow._node.sig
+    errors = []
+    for product in (lambda: a @ a, lambda: ArrayMethods.__matmul__(a, a)):
+        with pytest.raises(Exception) as e:
+            product()
+        errors.append((type(e.value), str(e.value).split(" (at ")[0]))
+    assert errors[0] == errors[1]

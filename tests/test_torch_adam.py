@@ -24,6 +24,9 @@ CONFIGS = [  # (class, options)
     ("Adam", dict(lr=0.01, weight_decay=0.1, amsgrad=True)),
     ("Adam", dict(betas=(0.3, 0.99), maximize=True)),  # lerp's weight 0.7: its other formula
     ("AdamW", dict(lr=0.01, betas=(0.6, 0.9), weight_decay=0.1, amsgrad=True, maximize=True)),
+    # without amsgrad: the decoupled decay in the branchless loop, L2 in the general one
+    ("AdamW", dict(lr=0.01, weight_decay=0.1)),
+    ("Adam", dict(lr=0.01, betas=(0.6, 0.9), weight_decay=0.1)),
 ]
 
 

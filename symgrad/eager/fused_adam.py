@@ -11,7 +11,9 @@ on each element in the same order (LLVM's ``fma`` where the numpy update calls
 rounds it (NEP 50: a Python float meets a float32 array as float32), and no
 ``fastmath``: so its results are the numpy update's, bit for bit, in float64 and in
 float32 (``tests/test_torch_adam.py`` compares both with PyTorch's Adam bit for bit).
-``amsgrad``, non-contiguous arrays and other dtypes take the numpy update.
+Without ``amsgrad`` nor L2 decay (Adam's defaults, AdamW's), the loop has no branch
+(:func:`_plain_loop`), so that LLVM vectorizes it. Non-contiguous arrays and other
+dtypes take the numpy update.
 """
 
 from __future__ import annotations
@@ -51,6 +53,29 @@ def _adam_loop(p, g, m, v, top, amsgrad, weight, low, weight_minus_one, beta2,
         p[i] = p[i] + (neg_step_size * m[i]) / denom  # addcdiv_
 
 
+def _plain_loop(p, g, m, v, weight, low, weight_minus_one, beta2, one_minus_beta2, decoupled,
+                decay, neg_step_size, c2, eps):  # pragma: no cover (Numba)
+    """:func:`_adam_loop` without amsgrad nor L2 decay, one loop per lerp formula: with no
+    branch in it, LLVM vectorizes it (a 784x256 float64 update: 110-140 us instead of
+    170-230). The decoupled decay is a pass of its own, first: nothing reads ``p``
+    before its update."""
+    if decoupled:
+        for i in range(p.size):
+            p[i] = p[i] * decay
+    if low:
+        for i in range(p.size):
+            gi = g[i]
+            m[i] = _fma(weight, gi - m[i], m[i])
+            v[i] = _fma(gi * one_minus_beta2, gi, v[i] * beta2)
+            p[i] = p[i] + (neg_step_size * m[i]) / (np.sqrt(v[i]) / c2 + eps)
+    else:
+        for i in range(p.size):
+            gi = g[i]
+            m[i] = _fma(weight_minus_one, gi - m[i], gi)
+            v[i] = _fma(gi * one_minus_beta2, gi, v[i] * beta2)
+            p[i] = p[i] + (neg_step_size * m[i]) / (np.sqrt(v[i]) / c2 + eps)
+
+
 def _kernel() -> Any:
     global _KERNEL, _fma
     if _KERNEL is None:
@@ -59,7 +84,8 @@ def _kernel() -> Any:
         from .fma_loops import _intrinsic
 
         _fma = _intrinsic()
-        _KERNEL = njit(cache=True, error_model="numpy", fastmath=False, nogil=True)(_adam_loop)
+        jit = njit(cache=True, error_model="numpy", fastmath=False, nogil=True)
+        _KERNEL = jit(_adam_loop), jit(_plain_loop)
     return _KERNEL
 
 
@@ -83,8 +109,14 @@ def update(p: np.ndarray, g: np.ndarray, m: np.ndarray, v: np.ndarray, *, beta1:
         mode, decay = (1, s(1 - lr * weight_decay)) if decoupled else (2, s(weight_decay))
     else:
         mode, decay = 0, s(0.0)
-    _kernel()(p.reshape(-1), g.reshape(-1), m.reshape(-1), v.reshape(-1),
-              (v if top is None else top).reshape(-1), top is not None, s(weight),
-              s(weight) < 0.5, s(weight) - s(1), s(beta2), s(1 - beta2), mode, decay,
+    general, plain = _kernel()
+    if top is None and mode != 2:
+        plain(p.reshape(-1), g.reshape(-1), m.reshape(-1), v.reshape(-1), s(weight),
+              s(weight) < 0.5, s(weight) - s(1), s(beta2), s(1 - beta2), mode == 1, decay,
               s(-step_size), s(correction2_sqrt), s(eps))
+        return True
+    general(p.reshape(-1), g.reshape(-1), m.reshape(-1), v.reshape(-1),
+            (v if top is None else top).reshape(-1), top is not None, s(weight),
+            s(weight) < 0.5, s(weight) - s(1), s(beta2), s(1 - beta2), mode, decay,
+            s(-step_size), s(correction2_sqrt), s(eps))
     return True

@@ -19,6 +19,9 @@ from typing import Any
 
 import numpy as np
 
+from ..numpy_api.traced_array import ArrayMethods
+from ..prims.linalg import matmul_p
+from .fastpath import apply_f64
 from .method_args import named
 
 
@@ -46,6 +49,18 @@ class LinalgMethods:
     __slots__ = ()
 
     # -- products ---------------------------------------------------------------------
+    def __matmul__(self, o: Any) -> Any:
+        """``self @ o``: two matrices of float64 (or float32) Tensors go to the fast path
+        (:func:`.fastpath.apply_f64`) without numpy's dispatch (``array_function``, which
+        reaches the same primitive, node and value through six calls more: 12.5 us
+        instead of 5.7 for a 4x3 by 3x5 product); anything else, numpy's rules."""
+        a, b = self._value, getattr(o, "_value", None)
+        if type(b) is np.ndarray and a.ndim == 2 and b.ndim == 2 and a.shape[1] == b.shape[0]:
+            result = apply_f64(matmul_p, (self, o), {}, self._make)
+            if result is not None:
+                return result
+        return ArrayMethods.__matmul__(self, o)
+
     def bmm(self, mat2: Any) -> Any:
         _check_ndim(self, 3, "batch1")
         _check_ndim(mat2, 3, "batch2")

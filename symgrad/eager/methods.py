@@ -34,6 +34,7 @@ from ..numpy_api import functions as ops
 from ..numpy_api import linalg
 from ..numpy_api import shapes as shape_ops
 from ..prims import softmax as softmax_prims
+from ..prims.reductions import transpose_p
 from . import dtypes as dt
 from . import grad_mode
 from .bf16 import add_tensors, half_in_float32, in_float32, opmath_scalar
@@ -294,6 +295,9 @@ class TensorMethods(ReductionMethods):
         if self.ndim > 2:
             raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
                                f"{self.ndim}D")
+        if self._value.ndim == 2:  # (np.transpose's primitive, without numpy's dispatch)
+            swapped = self._trace.apply(transpose_p, (self,), {"perm": (1, 0)})
+            return named(swapped, self, "TBackward0")
         return named(ops.transpose(self), self, "TBackward0")
 
     @property

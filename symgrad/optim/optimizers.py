@@ -281,7 +281,8 @@ class Adam(Optimizer):
 
     def _update(self, p, g, state, group):
         lr, (beta1, beta2), wd = group["lr"], group["betas"], group["weight_decay"]
-        state.setdefault("step", _scalar_tensor(0.0))  # PyTorch's order of the state
+        if "step" not in state:  # PyTorch's order of the state (no new tensor per step)
+            state["step"] = _scalar_tensor(0.0)
         exp_avg = _buffer(state, "exp_avg", p)
         exp_avg_sq = _buffer(state, "exp_avg_sq", p)
         top = _buffer(state, "max_exp_avg_sq", p) if group["amsgrad"] else None
@@ -352,7 +353,8 @@ class RMSprop(Optimizer):
 
     def _update(self, p, g, state, group):
         alpha, wd, momentum = group["alpha"], group["weight_decay"], group["momentum"]
-        state.setdefault("step", _scalar_tensor(0.0))
+        if "step" not in state:
+            state["step"] = _scalar_tensor(0.0)
         square_avg = _buffer(state, "square_avg", p)
         if momentum > 0:
             _buffer(state, "momentum_buffer", p)
