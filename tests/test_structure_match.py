@@ -111,3 +111,25 @@ def test_the_repeated_step_matches_and_changes_are_caught():
     for a, b in zip(results["symgrad"], results["torch"], strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-12)
     assert calls["matched"] == 3  # (steps 1, 4 and 7, after a general one each)
+
+
+def test_a_repeated_function_with_a_silent_input_keeps_its_grad_none():
+    """An autograd.Function's node (its ctx handle is no plain array) never matches: a
+    repeated step keeps ``.grad`` None for the input its backward gives None, as PyTorch."""
+    seen = {}
+    for lib in (sg, torch):
+        class Scale(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, a, b):
+                return a * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * 2, None
+
+        (x, w), _ = _tensors(lib, 1)
+        for _ in range(3):
+            Scale.apply(x * 1, w * 1).sum().backward()
+        seen[lib.__name__] = (_values(x.grad), w.grad)
+    np.testing.assert_allclose(seen["symgrad"][0], seen["torch"][0], rtol=1e-12)
+    assert seen["symgrad"][1] is None and seen["torch"][1] is None

@@ -150,7 +150,7 @@ def _backward(out: Any, ct: Any, passed: dict[int, Node], fired: set[int],
     cut too (:mod:`.hooks`): ``fired`` holds those whose hooks ran, ``pending`` the
     gradients of leaves with hooks, added into ``.grad`` by the caller."""
     root = out._node
-    if hooks.hooked(root) is out:
+    if root.hooked is not None and hooks.hooked(root) is out:
         ct = hooks.apply(out, np.ones(out.shape) if ct is None else ct, fired)
     ready = _matched(root, ct)  # the structure the last backward ran: no planning
     if ready is not None:
@@ -178,7 +178,8 @@ def _backward(out: Any, ct: Any, passed: dict[int, Node], fired: set[int],
         owned[k] = sole(grads, k)
     passed.update(zip(map(id, nodes), nodes))
     later = []
-    reached = _reached(root, nodes)
+    # (a matched graph has no autograd.Function node: its ctx handle is no plain array)
+    reached = None if ready is not None else _reached(root, nodes)
     for k, (t, g) in enumerate(zip(leaf_tensors, grads)):
         if t._node is not None and id(t._node) in cuts:  # a cut: on through its node
             later.append((t, g))
@@ -501,7 +502,8 @@ def _run(entry: _Entry, args: list[Any], f32: bool = False) -> list[np.ndarray]:
         _STATS["interpreted"] += 1
         results = interpret(graph, *args)
     else:
-        _upgrade(entry)
+        if entry.fast is not None:
+            _upgrade(entry)
         _STATS["compiled_runs"] += 1
         results = entry.kernel(*args)
     return [result(r) for r in results]

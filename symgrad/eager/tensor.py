@@ -392,7 +392,8 @@ class Tensor(cx.ComplexMethods, ValueMethods, BitwiseMethods, InPlaceMethods, Mo
         origin = self._base if self._base is not None else self
         t._data_of = weakref.ref(origin)
         replay.expose(origin)  # (a write through t counts no version of origin's)
-        replay.expose(self)
+        if origin is not self:
+            replay.expose(self)
         return t
 
     @data.setter
