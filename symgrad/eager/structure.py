@@ -159,10 +159,14 @@ def match(root: Node, template: Template) -> tuple[list, list, list] | None:
         if ((n.sig is not sig and n.sig != sig) or len(inputs) != len(refs) or n.freed
                 or n.retained is not None or n.indices):
             return None
-        if k < count - 1 and (n.hooked is not None or _changed_result(n)):
-            return None
+        if k < count - 1:  # (the general path cuts a hooked node or a changed result)
+            if n.hooked is not None:
+                return None
+            t = n.made[0]() if n.made is not None else None
+            if t is not None and t._node is n and (t._untracked or t._seen is not None):
+                return None
         for ref, version in n.versions:
-            t = ref() if isinstance(ref, weakref.ref) else ref
+            t = ref() if type(ref) is _REF or isinstance(ref, weakref.ref) else ref
             if t is not None and t._version != version:
                 return None
         for _, t, version in n.reads:
@@ -194,7 +198,8 @@ def match(root: Node, template: Template) -> tuple[list, list, list] | None:
                 b = data[j]
                 if b is None:
                     shape, dtype = shapes[j]
-                    if type(a) is not np.ndarray or a.shape != shape or a.dtype != dtype:
+                    if (type(a) is not np.ndarray or a.shape != shape
+                            or (a.dtype is not dtype and a.dtype != dtype)):
                         return None
                     data[j] = a
                 elif b is not a:
@@ -209,15 +214,12 @@ def match(root: Node, template: Template) -> tuple[list, list, list] | None:
     return nodes, leaves, data
 
 
-def _changed_result(n: Node) -> bool:
-    """``n``'s tensor is alive, still its result, and was changed behind its back: the
-    general path cuts the graph there (:func:`.views.stale`)."""
-    ref = n.made
-    t = None if ref is None else ref[0]()
-    return t is not None and t._node is n and (bool(t._untracked) or t._seen is not None)
+_REF = weakref.ref
 
 
 def _distinct(objects: list[Any]) -> bool:
     if len(objects) < 2:
         return True
-    return len({id(a) for a in objects}) == len(objects)
+    if len(objects) == 2:
+        return objects[0] is not objects[1]
+    return len(set(map(id, objects))) == len(objects)
