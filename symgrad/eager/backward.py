@@ -117,8 +117,6 @@ def backward_stats() -> dict[str, int]:
     return {**_STATS, "structures": len(_CACHE)}
 
 
-
-
 def run_backward(out: Any, gradient: Any, retain_graph: bool | None) -> None:
     """``out.backward(gradient, retain_graph)``: fill ``.grad`` of the leaves."""
     if not out._requires_grad:

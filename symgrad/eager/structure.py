@@ -1,9 +1,11 @@
-"""A recorded graph recognized as the structure the last backward ran, in one walk.
+"""A recorded graph's structure: its nodes (:func:`collect`), what the backward's cache key
+holds of them (:func:`plan`), and the structure the last backward ran, recognized in
+one walk (:func:`match`).
 
 A training loop records the same structure at every step: new nodes, new result
 tensors, the same operations, leaves, data shapes and connections. The general
 backward (:mod:`.backward`) finds it by collecting the nodes, sorting them,
-planning each input (:func:`plan`) and hashing the whole plan into the
+planning each input and hashing the whole plan into the
 cache key, which for a small graph costs more than its kernel. :func:`match`
 instead walks the new graph from its root against the last structure's plan
 (:class:`Template`), node by node from the last position down, and gives the same
@@ -125,7 +127,6 @@ _LEAF_REFS = [("leaf", k) for k in range(64)]
 
 def _leaf_ref(k: int) -> tuple[str, int]:
     return _LEAF_REFS[k] if k < len(_LEAF_REFS) else ("leaf", k)
-
 
 
 class Template(NamedTuple):
