@@ -135,19 +135,58 @@ def test_the_fast_path_is_the_general_path():
             slow = EAGER.apply(prim, args, dict(params))
         finally:
             tensor_module.apply_f64 = original
-        assert fast._value.tobytes() == slow._value.tobytes() and fast.dtype == slow.dtype
-        f, s = fast._node, slow._node
-        assert type(f) is type(s) and f.aval == s.aval and f.sig == s.sig
-        assert f.aval.dtype == str(fast.dtype).replace("torch.", "")
-        assert [type(a) for a in f.inputs] == [type(a) for a in s.inputs]
-        for fa, sa in zip(f.inputs, s.inputs):
-            if isinstance(fa, np.ndarray):
-                assert fa.tobytes() == sa.tobytes() and fa.shape == sa.shape
-            else:
-                assert fa is sa or fa == sa
-        assert [(r if not callable(r) else "weak", v) for r, v in f.versions] == \
-            [(r if not callable(r) else "weak", v) for r, v in s.versions]
-        assert [(k, id(a), v) for k, a, v in f.reads] == [(k, id(a), v) for k, a, v in s.reads]
+        _same_result(fast, slow)
+
+
+def _same_result(fast, slow):
+    """The same value, dtype and node (class, aval, signature, inputs, watched versions)."""
+    assert fast._value.tobytes() == slow._value.tobytes() and fast.dtype == slow.dtype
+    f, s = fast._node, slow._node
+    if f is None or s is None:
+        assert f is s
+        return
+    assert type(f) is type(s) and f.aval == s.aval and f.sig == s.sig and f.params == s.params
+    assert f.aval.dtype == str(fast.dtype).replace("torch.", "")
+    assert [type(a) for a in f.inputs] == [type(a) for a in s.inputs]
+    for fa, sa in zip(f.inputs, s.inputs):
+        if isinstance(fa, np.ndarray):
+            assert fa.tobytes() == sa.tobytes() and fa.shape == sa.shape
+        else:
+            assert fa is sa or fa == sa
+    assert [(r if not callable(r) else "weak", v) for r, v in f.versions] == \
+        [(r if not callable(r) else "weak", v) for r, v in s.versions]
+    assert [(k, id(a), v) for k, a, v in f.reads] == [(k, id(a), v) for k, a, v in s.reads]
+    assert (f.value is None) == (s.value is None) and f.made[1] == s.made[1]
+
+
+def test_the_binary_and_unary_paths_are_apply_f64():
+    """binary_f64 (x + 2, 0.1 * x, y * y) and unary_f64 (x.mean()) give what apply_f64
+    gives, for leaves, results, data and Python numbers, with grad on and off; and leave
+    other operands (float32, bools, two numbers) to it."""
+    from symgrad.prims.elementwise import add_p, div_p, mul_p, sub_p
+    from symgrad.prims.reductions import mean_p, sum_p
+
+    x = symgrad.tensor([0.5, -1.0, 2.0], dtype=symgrad.float64, requires_grad=True)
+    d = symgrad.tensor([[3.0], [4.0]], dtype=symgrad.float64)
+    y = x * 1
+    make = symgrad.Tensor._make
+    for grad in (True, False):
+        with symgrad.set_grad_enabled(grad):
+            for prim, a, b in [(add_p, x, 2), (add_p, 2, x), (mul_p, y, y), (sub_p, x, 2.5),
+                               (div_p, 1, x), (mul_p, d, x), (mul_p, d, 3), (sub_p, x, d),
+                               (mul_p, 0.1, y)]:
+                for _ in range(2):  # (the second call reads the memo)
+                    _same_result(fastpath.binary_f64(prim, a, b, make),
+                                 fastpath.apply_f64(prim, (a, b), {}, make))
+            for prim, t, params in [(mean_p, x, {"axes": (0,)}), (mean_p, d, {"axes": (0, 1)}),
+                                    (sum_p, d, {"axes": (1,)}), (mean_p, y, {"axes": (0,)})]:
+                for _ in range(2):
+                    _same_result(fastpath.unary_f64(prim, t, dict(params), make),
+                                 fastpath.apply_f64(prim, (t,), dict(params), make))
+    f32 = symgrad.tensor([1.0, 2.0], dtype=symgrad.float32, requires_grad=True)
+    for a, b in [(f32, 2), (x, f32), (x, True), (2, 3), (x, np.float64(2.0))]:
+        assert fastpath.binary_f64(add_p, a, b, make) is None
+    assert fastpath.unary_f64(mean_p, f32, {"axes": (0,)}, make) is None
 
 
 def inplace_updates(torch, show, data):

@@ -82,6 +82,19 @@ def test_every_primitive_case_runs_on_tensors(case: Case):
         assert_close(got, g, **tol, what=f"gradient of argument {k}")
 
 
+def test_np_array_of_a_tensor_copies_and_np_asarray_shares_as_pytorchs():
+    """np.array(t) holds the values as they were (numpy 2 passes copy=True and trusts
+    __array__ to copy); np.asarray(t) and t.numpy() share t's memory; as PyTorch's."""
+    real = pytest.importorskip("torch")
+    seen = []
+    for lib in (torch, real):
+        t = lib.ones(3, dtype=lib.float64)
+        copied, shared, typed = np.array(t), np.asarray(t), np.array(t, dtype=np.float32)
+        t.zero_()
+        seen.append((copied.tolist(), shared.tolist(), typed.tolist()))
+    assert seen == [([1.0] * 3, [0.0] * 3, [1.0] * 3)] * 2
+
+
 def test_numpy_positions_of_a_tensor_are_int64_and_gather_as_pytorchs():
     """np.argmax/argmin/argsort of a Tensor: int64 Tensors without a graph, as PyTorch's
     (numpy calls the Tensor's method there); indexing with them carries the gradient."""

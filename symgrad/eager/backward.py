@@ -55,7 +55,6 @@ from __future__ import annotations
 
 import collections
 import dataclasses
-import operator
 import threading
 import warnings
 import weakref
@@ -67,9 +66,8 @@ import numpy as np
 from ..core.config import config
 from ..core.errors import SCALAR_OUTPUT_ERROR
 from ..core.interpreter import interpret
-from ..core.ir import C128, F32, FLOAT, Aval, Eqn, Graph, Literal, Var, freeze_params
+from ..core.ir import C128, F32, FLOAT, Aval, Eqn, Graph, Var, freeze_params
 from ..core.memory import raise_dynamic_threshold
-from ..core.tracing import Traced
 from ..prims.elementwise import add_p
 from ..transforms import pipeline
 from . import cast_rounding, hooks, replay, views
@@ -78,11 +76,11 @@ from .bf16 import refuse_gradients as refuse_bf16
 from .graph import ROUNDED, Node
 from .owned import sole
 from .saved_indices import check_indices
+from .structure import Template, match
+from .structure import collect as _collect
+from .structure import plan as _plan
 from .torch_facts import saves_nothing
 
-#: the IR's names of the dtypes Tensors hold
-DTYPE_NAMES = {np.dtype(np.float64): "float64", np.dtype(np.float32): "float32",
-               np.dtype(np.bool_): "bool", np.dtype(np.complex128): "complex128"}
 FREED_ERROR = (
     "Trying to backward through the graph a second time: its nodes were freed by the "
     "previous backward(). Pass retain_graph=True to the first backward() to keep the graph "
@@ -119,37 +117,6 @@ def backward_stats() -> dict[str, int]:
     return {**_STATS, "structures": len(_CACHE)}
 
 
-def _collect(root: Node, cuts: dict[int, Any] | None = None) -> list[Node]:
-    """The nodes ``root`` depends on, in creation (topological) order. With ``cuts``,
-    a node whose result's values were changed behind its back (:func:`.views.stale`) is
-    not entered: its tensor is put in ``cuts`` (by the node's id), to be read as data."""
-    seen: dict[int, Node] = {id(root): root}
-    stack = [root]
-    while stack:
-        for a in stack.pop().inputs:
-            if isinstance(a, Node) and id(a) not in seen:
-                if cuts is not None and (a.made is not None or a.hooked is not None):
-                    ref = a.made  # (views.stale's first tests, inlined: no call per node)
-                    t = None if ref is None else ref[0]()
-                    if t is not None and t._node is a and (t._untracked or t._seen is not None):
-                        t = views.stale(a)
-                    else:
-                        t = None
-                    if t is None and a.hooked is not None:
-                        t = hooks.hooked(a)  # a tensor with hooks: its gradient first
-                    if t is not None:
-                        cuts[id(a)] = t
-                        continue
-                seen[id(a)] = a
-                stack.append(a)
-    nodes = [root] if len(seen) == 1 else sorted(seen.values(), key=_SEQ)
-    refuse_bf16(nodes)  # (PyTorch rounds each node's gradient to bfloat16: see .bf16)
-    return nodes
-
-
-_SEQ = operator.attrgetter("seq")
-
-
 def run_backward(out: Any, gradient: Any, retain_graph: bool | None) -> None:
     """``out.backward(gradient, retain_graph)``: fill ``.grad`` of the leaves."""
     if not out._requires_grad:
@@ -181,30 +148,17 @@ def _backward(out: Any, ct: Any, passed: dict[int, Node], fired: set[int],
     cut too (:mod:`.hooks`): ``fired`` holds those whose hooks ran, ``pending`` the
     gradients of leaves with hooks, added into ``.grad`` by the caller."""
     root = out._node
-    if hooks.hooked(root) is out:
+    if root.hooked is not None and hooks.hooked(root) is out:
         ct = hooks.apply(out, np.ones(out.shape) if ct is None else ct, fired)
-    cuts: dict[int, Any] = {}
-    nodes = _collect(root, cuts)
-    retained = []
-    for k, n in enumerate(nodes):
-        if n.freed:
-            raise RuntimeError(FREED_ERROR)
-        if n.retained is not None:
-            retained.append(k)
-    _check_versions(nodes)
-    if views.stale(root) is not None:
-        views.refuse_saved_output(root, out)
-    plan, leaf_tensors, data_values = _plan(nodes, cuts)
-    changed = replay.changed_inputs(nodes, cuts)  # changed since, as PyTorch allows
-    fed = replay.fed(nodes, bool(changed))  # forward values the kernel reads, not recomputes
-    if changed:
-        replay.refuse_unmatched(nodes, fed, changed)
-    f32 = all_float32(nodes, leaf_tensors)
-    key = (tuple(plan), tuple([(t._value.shape, t._value.dtype.kind == "c")
-                               for t in leaf_tensors]), tuple(retained),
-           None if ct is None else np.shape(ct), fed, f32)
-    entry = _cached_entry(key, lambda: _lower(nodes, plan, leaf_tensors, retained,
-                                              ct is not None, fed, f32))
+    ready = _matched(root, ct)  # the structure the last backward ran: no planning
+    if ready is not None:
+        nodes, leaf_tensors, data_values, f32, entry = ready
+        retained: list[int] = []
+        cuts: dict[int, Any] = {}
+        if views.stale(root) is not None:
+            views.refuse_saved_output(root, out)
+    else:
+        nodes, leaf_tensors, data_values, retained, cuts, f32, entry = _prepare(root, out, ct)
     arg = _kernel_arg32 if f32 else _kernel_arg
     args: list[Any] = [arg(t._value) for t in leaf_tensors]
     args += [arg(v) for v in data_values]
@@ -220,10 +174,10 @@ def _backward(out: Any, ct: Any, passed: dict[int, Node], fired: set[int],
             owned[k] = sole(grads, k)
     for k in range(len(leaf_tensors), len(grads)):
         owned[k] = sole(grads, k)
-    for n in nodes:
-        passed[id(n)] = n
+    passed.update(zip(map(id, nodes), nodes))
     later = []
-    reached = _reached(root, nodes)
+    # (a matched graph has no autograd.Function node: its ctx handle is no plain array)
+    reached = None if ready is not None else _reached(root, nodes)
     for k, (t, g) in enumerate(zip(leaf_tensors, grads)):
         if t._node is not None and id(t._node) in cuts:  # a cut: on through its node
             later.append((t, g))
@@ -233,7 +187,7 @@ def _backward(out: Any, ct: Any, passed: dict[int, Node], fired: set[int],
             before = pending.get(id(t))
             pending[id(t)] = (t, g if before is None else before[1] + g)
         elif reached is None or id(t) in reached or t._grad is not None:
-            _accumulate(t, cx.torch_grad(g), owned[k])
+            _accumulate(t, cx.torch_grad(g) if g.dtype.kind == "c" else g, owned[k])
     for j, (k, g) in enumerate(zip(retained, grads[len(leaf_tensors):])):
         t = nodes[k].retained()
         if t is not None:
@@ -243,38 +197,76 @@ def _backward(out: Any, ct: Any, passed: dict[int, Node], fired: set[int],
                               else np.float64).reshape(t.shape), passed, fired, pending)
 
 
-def _plan(nodes: list[Node], cuts: dict[int, Any] | None = None,
-          ) -> tuple[list, list[Any], list[np.ndarray]]:
-    """What the structure key holds of each node (its signature and where each input
-    comes from: an earlier node, a leaf, data or a literal), the leaves and the data
-    arrays in the order the kernel takes them. A cut node (see :func:`_collect`) is a
-    leaf: its tensor's values enter the kernel, and the kernel gives its gradient."""
-    # id(node) -> ("eqn", position); id(tensor or cut node) -> ("leaf", position);
-    # id(array) -> ("data", position, shape, dtype)
-    index: dict[int, tuple] = {id(n): ("eqn", k) for k, n in enumerate(nodes)}
-    leaf_tensors: list[Any] = []
-    data_values: list[np.ndarray] = []
-    plan = []
-    for n in nodes:
-        refs: list[Any] = []
-        for a in n.inputs:
-            ref = index.get(id(a))
-            if ref is None:
-                if isinstance(a, Node):  # a cut
-                    ref = index[id(a)] = ("leaf", len(leaf_tensors))
-                    leaf_tensors.append(cuts[id(a)])
-                elif isinstance(a, Traced):  # a leaf tensor
-                    ref = index[id(a)] = ("leaf", len(leaf_tensors))
-                    leaf_tensors.append(a)
-                elif isinstance(a, Literal):
-                    pass  # its value is in n.sig
-                else:
-                    ref = index[id(a)] = ("data", len(data_values), a.shape,
-                                          DTYPE_NAMES.get(a.dtype))
-                    data_values.append(a)
-            refs.append(ref)
-        plan.append((n.sig, tuple(refs)))
-    return plan, leaf_tensors, data_values
+def _prepare(root: Node, out: Any, ct: Any) -> tuple:
+    """The general path: the nodes ``root`` depends on, checked (freed, versions, changed
+    inputs), planned, and their structure's cache entry."""
+    cuts: dict[int, Any] = {}
+    nodes = _collect(root, cuts)
+    retained = []
+    checks = changes = bool(cuts)  # (one pass finds the nodes the checks below must see)
+    for k, n in enumerate(nodes):
+        if n.freed:
+            raise RuntimeError(FREED_ERROR)
+        if n.retained is not None:
+            retained.append(k)
+        if n.indices:
+            checks = True
+        for ref, version in n.versions:
+            t = ref() if isinstance(ref, weakref.ref) else ref
+            if t is not None and t._version != version:
+                checks = True
+        for _, t, version in n.reads:  # (changed_inputs' test: see replay)
+            if t._version != version or (t._untracked < 0 and -t._untracked > n.seq):
+                changes = True
+    if checks:
+        _check_versions(nodes)
+    if views.stale(root) is not None:
+        views.refuse_saved_output(root, out)
+    plan, leaf_tensors, data_values = _plan(nodes, cuts)
+    # changed since, as PyTorch allows
+    changed = replay.changed_inputs(nodes, cuts) if changes else None
+    fed = replay.fed(nodes, bool(changed))  # forward values the kernel reads, not recomputes
+    if changed:
+        replay.refuse_unmatched(nodes, fed, changed)
+    f32 = all_float32(nodes, leaf_tensors)
+    key = (tuple(plan), _leaf_kinds(leaf_tensors), tuple(retained),
+           None if ct is None else np.shape(ct), fed, f32)
+    entry = _cached_entry(key, lambda: _lower(nodes, plan, leaf_tensors, retained,
+                                              ct is not None, fed, f32))
+    if not (retained or cuts or changed):  # the next backward may match it (.structure)
+        _TEMPLATE[0] = Template(key, entry, len(leaf_tensors),
+                                tuple([(v.shape, v.dtype) for v in data_values]))
+    return nodes, leaf_tensors, data_values, retained, cuts, f32, entry
+
+
+def _leaf_kinds(leaf_tensors: list[Any]) -> tuple:
+    return tuple([(t._value.shape, t._value.dtype.kind == "c") for t in leaf_tensors])
+
+
+#: the structure the last general backward ran (:mod:`.structure`)
+_TEMPLATE: list[Template | None] = [None]
+
+
+def _matched(root: Node, ct: Any) -> tuple | None:
+    """``_prepare``'s nodes, leaves, data, dtype and cache entry when ``root``'s graph is
+    the structure of :data:`_TEMPLATE` and that entry is the one used last (no cache
+    reorder), needing none of the general path's checks; else None."""
+    template = _TEMPLATE[0]
+    if template is None or template.entry is not _LAST[0]:
+        return None
+    found = match(root, template)
+    if found is None:
+        return None
+    nodes, leaf_tensors, data_values = found
+    key = template.key
+    if (key[3] != (None if ct is None else np.shape(ct)) or key[1] != _leaf_kinds(leaf_tensors)
+            or key[4] != replay.fed(nodes)):
+        return None
+    f32 = all_float32(nodes, leaf_tensors)
+    if key[5] != f32:
+        return None
+    refuse_bf16(nodes)
+    return nodes, leaf_tensors, data_values, f32, template.entry
 
 
 def _cached_entry(key: tuple, lower: Callable[[], Graph | tuple[Graph, tuple[int, ...]]]
@@ -508,7 +500,8 @@ def _run(entry: _Entry, args: list[Any], f32: bool = False) -> list[np.ndarray]:
         _STATS["interpreted"] += 1
         results = interpret(graph, *args)
     else:
-        _upgrade(entry)
+        if entry.fast is not None:
+            _upgrade(entry)
         _STATS["compiled_runs"] += 1
         results = entry.kernel(*args)
     return [result(r) for r in results]

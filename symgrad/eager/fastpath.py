@@ -259,3 +259,139 @@ def apply_f64(prim: Primitive, args: Sequence[Any], params: dict[str, Any],
     node.versions, node.reads = watched(prim, args, result)
     keep(node, value, values)
     return result
+
+
+#: the Tensor class (set by :mod:`.tensor`, which imports this module)
+TENSOR: list[type] = []
+#: per (primitive, shape or None for a Python number, the same for the second operand):
+#: the result's aval, the float implementation, the node class, and the node's signature
+#: when no operand is a literal (None where :func:`apply_f64` must decide)
+_BINARY: dict[tuple, tuple | None] = {}
+
+
+def binary_f64(prim: Primitive, a: Any, b: Any, make: Any) -> Any:
+    """:func:`apply_f64` of ``prim(a, b)`` for a float64 Tensor and a float64 Tensor or a
+    Python ``float`` or ``int`` (either order), in fewer Python steps: what cannot
+    change between two calls with the same shapes is looked up once (:data:`_BINARY`).
+    The same value, node and result; None for any other operands (the caller's path)."""
+    tensor = TENSOR[0]
+    if type(a) in _NUMBERS:
+        va: Any = float(a)
+        sa = None
+    elif isinstance(a, tensor):
+        va = a._value
+        if va.dtype is not _F64:
+            return None
+        sa = va.shape
+    else:
+        return None
+    if type(b) in _NUMBERS:
+        if sa is None:
+            return None
+        vb: Any = float(b)
+        sb = None
+    elif isinstance(b, tensor):
+        vb = b._value
+        if vb.dtype is not _F64:
+            return None
+        sb = vb.shape
+    else:
+        return None
+    key = (prim, sa, sb)
+    recipe = _BINARY.get(key, False)
+    if recipe is False:
+        recipe = _binary_recipe(prim, sa, sb)
+    if recipe is None or _ERRSTATE is None:
+        return None
+    aval, impl, cls, sig = recipe
+    token = _ERRSTATE.set(_IGNORE)
+    try:
+        value = impl(va, vb)
+    finally:
+        _ERRSTATE.reset(token)
+    if type(value) is not np.ndarray or value.dtype is not _F64:
+        value = np.asarray(value, dtype=_F64)
+    if not ((sa is not None and a._requires_grad) or (sb is not None and b._requires_grad)) \
+            or not grad_mode.is_grad_enabled():
+        return make(value, None)
+    args = (a, b)
+    if sig is None:  # a literal operand (an exponent): the general construction
+        inputs = tuple([_input(x, v, True) for x, v in zip(args, (va, vb))])
+        node = cls(prim, {}, inputs, aval)
+    else:
+        node = cls(prim, {}, (_input(a, va, False), _input(b, vb, False)), aval, sig)
+    result = make(value, node)
+    node.made = (weakref.ref(result), 0)
+    node.versions, node.reads = watched(prim, args, result)
+    keep(node, value, (va, vb))
+    return result
+
+
+def _input(a: Any, v: Any, literal_ok: bool) -> Any:
+    """What :func:`apply_f64`'s node keeps of an operand (its inputs loop)."""
+    if type(v) is float:  # a Python number: a literal exponent or 0-d data
+        return Literal(v) if literal_ok else np.array(v)
+    if a._requires_grad:
+        return a._node if a._node is not None else a
+    return v
+
+
+def _binary_recipe(prim: Primitive, sa: tuple | None, sb: tuple | None) -> tuple | None:
+    shapes = (() if sa is None else sa, () if sb is None else sb)
+    aval = _AVALS.get((prim, shapes)) or _aval(prim, shapes, {})
+    if aval is None or prim is where_p:  # (a bool result: the general path)
+        recipe = None
+    else:
+        literal = torch_facts(prim).literal_operands and (sa is None or sb is None)
+        sig = None if literal else (prim.name, (), (), aval.dtype)
+        recipe = (aval, _IMPLS.get(prim) or _float_impl(prim), node_class_of(prim), sig)
+    if len(_BINARY) < 10_000:
+        _BINARY[(prim, sa, sb)] = recipe
+    return recipe
+
+
+def unary_f64(prim: Primitive, a: Any, params: dict[str, Any], make: Any) -> Any:
+    """:func:`apply_f64` of ``prim(a, **params)`` for a float64 Tensor ``a`` and hashable
+    ``params`` (``x.mean()``), memoized as :func:`binary_f64`: the same value, node and
+    result; None for any other operand."""
+    v = a._value
+    if v.dtype is not _F64 or _ERRSTATE is None:
+        return None
+    key = (prim, v.shape, *params.items())
+    recipe = _BINARY.get(key, False)
+    if recipe is False:
+        recipe = _unary_recipe(prim, v.shape, params, key)
+    if recipe is None:
+        return None
+    aval, impl, cls, sig = recipe
+    token = _ERRSTATE.set(_IGNORE)
+    try:
+        value = impl(v, **params)
+    finally:
+        _ERRSTATE.reset(token)
+    if type(value) is not np.ndarray or value.dtype is not _F64:
+        value = np.asarray(value, dtype=_F64)
+    if not (a._requires_grad and grad_mode.is_grad_enabled()):
+        return make(value, None)
+    node = cls(prim, params, (a._node if a._node is not None else a,), aval, sig)
+    result = make(value, node)
+    node.made = (weakref.ref(result), 0)
+    node.versions, node.reads = watched(prim, (a,), result)
+    keep(node, value, (v,))
+    return result
+
+
+def _unary_recipe(prim: Primitive, shape: tuple, params: dict[str, Any], key: tuple
+                  ) -> tuple | None:
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    aval = _aval(prim, (shape,), params)
+    recipe = None if aval is None or prim.name == "convert" else (
+        aval, _IMPLS.get(prim) or _float_impl(prim), node_class_of(prim),
+        (prim.name, tuple(sorted(params.items())), (), aval.dtype))
+    if len(_BINARY) < 10_000:
+        _BINARY[key] = recipe
+    return recipe
+

@@ -60,16 +60,21 @@ class Node:
                  "versions", "reads", "shown", "made", "unlike_torch", "value", "exposed",
                  "seen", "indices", "hooked", "composite", "__weakref__")
 
-    def __init__(self, prim: Primitive, params: dict[str, Any], inputs: tuple, aval: Aval):
+    def __init__(self, prim: Primitive, params: dict[str, Any], inputs: tuple, aval: Aval,
+                 sig: tuple | None = None):
         self.prim, self.params, self.inputs, self.aval = prim, params, inputs, aval
-        #: what the structure key holds of this node (the rest is how inputs connect)
-        literals = ()
-        for a in inputs:  # (a loop: no comprehension per node without a literal)
-            if type(a) is Literal:
-                literals = tuple([a.key for a in inputs if type(a) is Literal])
-                break
-        self.sig = (prim.name, tuple(sorted(params.items())) if params else (), literals,
-                    aval.dtype)
+        #: what the structure key holds of this node (the rest is how inputs connect);
+        #: ``sig``: that tuple, made once by a caller that knows it (one object for every
+        #: node of a training loop's step: the key compares it by identity)
+        if sig is None:
+            literals = ()
+            for a in inputs:  # (a loop: no comprehension per node without a literal)
+                if type(a) is Literal:
+                    literals = tuple([a.key for a in inputs if type(a) is Literal])
+                    break
+            sig = (prim.name, tuple(sorted(params.items())) if params else (), literals,
+                   aval.dtype)
+        self.sig = sig
         self.seq = next(_counter)  # creation order is a topological order
         #: in a gradient's graph (create_graph): the primitive whose derivative rule reads
         #: other tensors than PyTorch's backward saves, when the graph has one (see

@@ -141,14 +141,17 @@ class InPlaceMethods:
         Unrecorded on float64 with a float64 operand of the same shape or a Python
         number (an optimizer's update), numpy writes the result into the array itself."""
         v = self._value
-        if op in _UFUNCS and v.dtype is _F64 and not (grad_mode.is_grad_enabled() and (
-                self._requires_grad or (_is_tensor(other) and other._requires_grad))):
-            o = other._value if _is_tensor(other) else other
-            if type(o) in (float, int) or (type(o) is np.ndarray and o.dtype is _F64
-                                           and o.shape == v.shape):
-                _UFUNCS[op](v, o, out=v)
-                self._bump()
-                return self
+        ufunc = _UFUNCS.get(op)
+        if ufunc is not None and v.dtype is _F64:
+            tensor = _is_tensor(other)
+            if not (grad_mode.is_grad_enabled() and (
+                    self._requires_grad or (tensor and other._requires_grad))):
+                o = other._value if tensor else other
+                if type(o) in (float, int) or (type(o) is np.ndarray and o.dtype is _F64
+                                               and o.shape == v.shape):
+                    ufunc(v, o, out=v)
+                    self._bump()
+                    return self
         if op in (operator.floordiv, operator.mod) and not self.dtype.is_floating_point:
             # integer // and % as the out-of-place Tensor ops (PyTorch's dtype, its error
             # for a zero divisor), not numpy's (int64 promotion, 0 for a zero divisor)

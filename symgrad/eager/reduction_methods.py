@@ -25,7 +25,7 @@ from ..numpy_api import shapes as shape_ops
 from ..prims.reductions import mean_p, prod_p, sum_p
 from . import dtypes as dt
 from .bf16 import in_float32
-from .fastpath import apply_f64
+from .fastpath import apply_f64, unary_f64
 from .method_args import dim_axes as _dims
 from .method_args import named
 from .method_args import one_dim as _one_dim
@@ -84,8 +84,10 @@ class ReductionMethods:
 
     def mean(self, dim=None, keepdim=False, **kw):  # type: ignore[override]
         if dim is None and not keepdim and not kw:  # x.mean() of float64 or float32: at once
-            result = apply_f64(mean_p, (self,), {"axes": _all_axes(self._value.ndim)},
-                               self._make)
+            params = {"axes": _all_axes(self._value.ndim)}
+            result = unary_f64(mean_p, self, params, self._make)
+            if result is None:
+                result = apply_f64(mean_p, (self,), params, self._make)
             if result is not None:  # (what _reduce's fast path gives, without its steps)
                 return result
         if not (self.dtype.is_floating_point or self.dtype.is_complex) and kw.get("dtype") is None:

@@ -154,7 +154,7 @@ def written(array: np.ndarray) -> None:
     tensor that backward will add into): the handed-out nodes whose values share it
     are not fed any more (:func:`valid`). Their own tensor's node is marked by the
     caller."""
-    if not _HANDED:
+    if not _HANDED.data:  # (its references: empty, no node to watch; len() is Python's)
         return
     done = []
     for n in _HANDED:

@@ -40,7 +40,7 @@ from ..numpy_api.traced_array import ArrayMethods
 from ..prims.elementwise import add_p, div_p, mul_p, sub_p
 from ..prims.operators import Operators
 from . import complex_tensors as cx
-from . import double, grad_mode, hooks, operand_rules, replay, views
+from . import double, fastpath, grad_mode, hooks, operand_rules, replay, views
 from . import dtypes as dt
 from .bf16 import KERNELS
 from .bf16 import exempt as exempt_bf16
@@ -48,7 +48,7 @@ from .bf16 import note as note_bf16
 from .bitwise import BitwiseMethods
 from .dtypes import CPU, Size, as_array, as_device, device
 from .extra_methods import ExtraMethods
-from .fastpath import apply_f64, compute, node_class_of, watched
+from .fastpath import apply_f64, binary_f64, compute, node_class_of, watched
 from .graph import ROUNDED, next_seq
 from .index_order import ints_first
 from .inplace import InPlaceMethods
@@ -153,7 +153,9 @@ def _arithmetic(prim: Primitive, general: Any, swap: bool = False) -> Any:
     """A Python operator of Tensor: :func:`.fastpath.apply_f64` when it takes the
     operands, else ``general`` (numpy's operator, bools counted as int64)."""
     def op(self: Tensor, o: Any) -> Any:
-        result = apply_f64(prim, (o, self) if swap else (self, o), {}, Tensor._make)
+        result = binary_f64(prim, o, self, _make) if swap else binary_f64(prim, self, o, _make)
+        if result is None:
+            result = apply_f64(prim, (o, self) if swap else (self, o), {}, _make)
         return general(*_no_bools(self, o)) if result is None else result
     op.__name__ = general.__name__
     return op
@@ -390,7 +392,8 @@ class Tensor(cx.ComplexMethods, ValueMethods, BitwiseMethods, InPlaceMethods, Mo
         origin = self._base if self._base is not None else self
         t._data_of = weakref.ref(origin)
         replay.expose(origin)  # (a write through t counts no version of origin's)
-        replay.expose(self)
+        if origin is not self:
+            replay.expose(self)
         return t
 
     @data.setter
@@ -525,7 +528,9 @@ class Tensor(cx.ComplexMethods, ValueMethods, BitwiseMethods, InPlaceMethods, Mo
     __add__ = _arithmetic(add_p, Operators.__add__)
     __radd__ = _arithmetic(add_p, Operators.__radd__, swap=True)
     def __sub__(self, o):
-        result = apply_f64(sub_p, (self, o), {}, Tensor._make)
+        result = binary_f64(sub_p, self, o, _make)
+        if result is None:
+            result = apply_f64(sub_p, (self, o), {}, _make)
         return Operators.__sub__(*_no_bools(*_no_bool_sub(self, o))) if result is None else result
     __mul__ = _arithmetic(mul_p, Operators.__mul__)
     __rmul__ = _arithmetic(mul_p, Operators.__rmul__, swap=True)
@@ -590,5 +595,7 @@ def _is_scalar(x: Any) -> bool:
 
 
 _unwrap = unwrap  # the name the sibling modules import
+_make = Tensor._make
 operand_rules.Tensor = Tensor
+fastpath.TENSOR.append(Tensor)
 cx.guard_methods(Tensor)  # (the methods complex Tensors have not refuse them)

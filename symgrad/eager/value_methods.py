@@ -41,7 +41,11 @@ class ValueMethods:
         # as PyTorch's: numpy would drop the graph (np.array([x, 2 * x]) of Tensors that
         # require grad would give values whose gradient is silently lost)
         value = self.numpy()
-        return value if dtype is None else value.astype(dtype)
+        if dtype is not None:
+            return value.astype(dtype)  # (a copy)
+        # numpy 2 passes copy=True for np.array(t) and trusts the copy: the values as they
+        # are now, not the tensor's memory, as np.array of a PyTorch tensor
+        return value.copy() if copy else value
 
     def item(self) -> Any:
         if self._value.size != 1:

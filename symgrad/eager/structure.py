@@ -1,0 +1,226 @@
+"""A recorded graph's structure: its nodes (:func:`collect`), what the backward's cache key
+holds of them (:func:`plan`), and the structure the last backward ran, recognized in
+one walk (:func:`match`).
+
+A training loop records the same structure at every step: new nodes, new result
+tensors, the same operations, leaves, data shapes and connections. The general
+backward (:mod:`.backward`) finds it by collecting the nodes, sorting them,
+planning each input and hashing the whole plan into the
+cache key, which for a small graph costs more than its kernel. :func:`match`
+instead walks the new graph from its root against the last structure's plan
+(:class:`Template`), node by node from the last position down, and gives the same
+nodes, leaves and data in the same order as that general path would, or None
+when anything differs or needs the general path's care (a freed, retained,
+hooked or index-watching node, a result changed behind its node's back, a
+changed leaf or data input, a tensor whose version moved): the general path then
+runs, and raises or cuts where it must.
+
+Why the order is the general path's. Every node the plan names is reached from
+the root through the inputs the plan says; a node is put at the position its
+first consumer's plan names, and any other consumer must name the same position
+for the same node (one node per position), and one position per node: the
+positions must be in creation order (strictly increasing ``seq``), which is the
+general path's sort, so two positions never hold one node. Leaves and data are
+matched the same way (one object per position, distinct objects at distinct
+positions, as the general path's index by identity gives), with the data's shape
+and dtype and each node's signature (operation, parameters, literals, dtype)
+equal to the plan's.
+
+    >>> import symgrad as torch
+    >>> x = torch.ones(3, dtype=torch.float64, requires_grad=True)
+    >>> for _ in range(2):
+    ...     (x * 2).sum().backward()
+    >>> x.grad
+    tensor([4., 4., 4.])
+"""
+
+from __future__ import annotations
+
+import operator
+import weakref
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from ..core.ir import Literal
+from ..core.tracing import Traced
+from . import hooks, views
+from .bf16 import refuse_gradients as refuse_bf16
+from .graph import Node
+
+#: the IR's names of the dtypes Tensors hold
+DTYPE_NAMES = {np.dtype(np.float64): "float64", np.dtype(np.float32): "float32",
+               np.dtype(np.bool_): "bool", np.dtype(np.complex128): "complex128"}
+
+
+def collect(root: Node, cuts: dict[int, Any] | None = None) -> list[Node]:
+    """The nodes ``root`` depends on, in creation (topological) order. With ``cuts``,
+    a node whose result's values were changed behind its back (:func:`.views.stale`) is
+    not entered: its tensor is put in ``cuts`` (by the node's id), to be read as data."""
+    seen: dict[int, Node] = {id(root): root}
+    stack = [root]
+    while stack:
+        for a in stack.pop().inputs:
+            if isinstance(a, Node) and id(a) not in seen:
+                if cuts is not None and (a.made is not None or a.hooked is not None):
+                    ref = a.made  # (views.stale's first tests, inlined: no call per node)
+                    t = None if ref is None else ref[0]()
+                    if t is not None and t._node is a and (t._untracked or t._seen is not None):
+                        t = views.stale(a)
+                    else:
+                        t = None
+                    if t is None and a.hooked is not None:
+                        t = hooks.hooked(a)  # a tensor with hooks: its gradient first
+                    if t is not None:
+                        cuts[id(a)] = t
+                        continue
+                seen[id(a)] = a
+                stack.append(a)
+    nodes = [root] if len(seen) == 1 else sorted(seen.values(), key=_SEQ)
+    refuse_bf16(nodes)  # (PyTorch rounds each node's gradient to bfloat16: see .bf16)
+    return nodes
+
+
+_SEQ = operator.attrgetter("seq")
+
+
+def plan(nodes: list[Node], cuts: dict[int, Any] | None = None,
+          ) -> tuple[list, list[Any], list[np.ndarray]]:
+    """What the structure key holds of each node (its signature and where each input
+    comes from: an earlier node, a leaf, data or a literal), the leaves and the data
+    arrays in the order the kernel takes them. A cut node (see :func:`collect`) is a
+    leaf: its tensor's values enter the kernel, and the kernel gives its gradient."""
+    # id(node) -> ("eqn", position); id(tensor or cut node) -> ("leaf", position);
+    # id(array) -> ("data", position, shape, dtype)
+    # (the ("eqn", k) and ("leaf", k) tuples are made once: no tuples per node and step,
+    # and the structure key compares them by identity)
+    eqns = _EQN_REFS if len(nodes) <= len(_EQN_REFS) else [("eqn", k) for k in range(len(nodes))]
+    index: dict[int, tuple] = dict(zip(map(id, nodes), eqns))
+    leaf_tensors: list[Any] = []
+    data_values: list[np.ndarray] = []
+    plan = []
+    for n in nodes:
+        refs: list[Any] = []
+        for a in n.inputs:
+            ref = index.get(id(a))
+            if ref is None:
+                if isinstance(a, Node):  # a cut
+                    ref = index[id(a)] = _leaf_ref(len(leaf_tensors))
+                    leaf_tensors.append(cuts[id(a)])
+                elif isinstance(a, Traced):  # a leaf tensor
+                    ref = index[id(a)] = _leaf_ref(len(leaf_tensors))
+                    leaf_tensors.append(a)
+                elif isinstance(a, Literal):
+                    pass  # its value is in n.sig
+                else:
+                    ref = index[id(a)] = ("data", len(data_values), a.shape,
+                                          DTYPE_NAMES.get(a.dtype))
+                    data_values.append(a)
+            refs.append(ref)
+        plan.append((n.sig, tuple(refs)))
+    return plan, leaf_tensors, data_values
+
+
+_EQN_REFS = [("eqn", k) for k in range(256)]
+_LEAF_REFS = [("leaf", k) for k in range(64)]
+
+
+def _leaf_ref(k: int) -> tuple[str, int]:
+    return _LEAF_REFS[k] if k < len(_LEAF_REFS) else ("leaf", k)
+
+
+class Template(NamedTuple):
+    """The last structure a backward ran without cuts, retained gradients or changed
+    inputs: its cache key (``key[0]`` is its plan) and entry, and the shape and dtype
+    of each of its data arrays."""
+
+    key: tuple
+    entry: Any
+    leaves: int
+    data: tuple[tuple[tuple[int, ...], np.dtype], ...]
+
+
+def match(root: Node, template: Template) -> tuple[list, list, list] | None:
+    """The nodes, leaf tensors and data arrays of ``root``'s graph in the general path's
+    order when it has ``template``'s plan and needs no check that the general path makes
+    (the module docstring), else None."""
+    plan = template.key[0]
+    count = len(plan)
+    nodes: list[Any] = [None] * count
+    nodes[-1] = root
+    leaves: list[Any] = [None] * template.leaves
+    shapes = template.data
+    data: list[Any] = [None] * len(shapes)
+    for k in range(count - 1, -1, -1):
+        n = nodes[k]
+        if n is None:
+            return None
+        sig, refs = plan[k]
+        inputs = n.inputs
+        if ((n.sig is not sig and n.sig != sig) or len(inputs) != len(refs) or n.freed
+                or n.retained is not None or n.indices):
+            return None
+        if k < count - 1:  # (the general path cuts a hooked node or a changed result)
+            if n.hooked is not None:
+                return None
+            t = n.made[0]() if n.made is not None else None
+            if t is not None and t._node is n and (t._untracked or t._seen is not None):
+                return None
+        for ref, version in n.versions:
+            t = ref() if type(ref) is _REF or isinstance(ref, weakref.ref) else ref
+            if t is not None and t._version != version:
+                return None
+        for _, t, version in n.reads:
+            if t._version != version or (t._untracked < 0 and -t._untracked > n.seq):
+                return None
+        for a, r in zip(inputs, refs):
+            if r is None:  # a literal (its value is in the node's signature)
+                if type(a) is not Literal:
+                    return None
+                continue
+            kind, j = r[0], r[1]
+            if kind == "eqn":
+                b = nodes[j]
+                if b is None:
+                    if not isinstance(a, Node):
+                        return None
+                    nodes[j] = a
+                elif b is not a:
+                    return None
+            elif kind == "leaf":
+                b = leaves[j]
+                if b is None:
+                    if isinstance(a, Node) or not isinstance(a, Traced):
+                        return None
+                    leaves[j] = a
+                elif b is not a:
+                    return None
+            else:
+                b = data[j]
+                if b is None:
+                    shape, dtype = shapes[j]
+                    if (type(a) is not np.ndarray or a.shape != shape
+                            or (a.dtype is not dtype and a.dtype != dtype)):
+                        return None
+                    data[j] = a
+                elif b is not a:
+                    return None
+    seq = -1
+    for n in nodes:  # (creation order: the general path's sort, one node per position)
+        if n.seq <= seq:
+            return None
+        seq = n.seq
+    if not (_distinct(leaves) and _distinct(data)):
+        return None
+    return nodes, leaves, data
+
+
+_REF = weakref.ref
+
+
+def _distinct(objects: list[Any]) -> bool:
+    if len(objects) < 2:
+        return True
+    if len(objects) == 2:
+        return objects[0] is not objects[1]
+    return len(set(map(id, objects))) == len(objects)
