@@ -39,6 +39,7 @@ from .promotion import (
     ON_BOOLS,
     ON_INTEGERS,
     dtype_of,
+    integer_operands,
     integer_result,
     is_integer,
     kind,
@@ -502,6 +503,9 @@ logaddexp_p = binary("logaddexp", np.logaddexp,
 # 0.0/1.0); with no traced operand the result is computed by numpy.
 
 
+_NUMPY_INTEGERS = frozenset({add_p, sub_p, mul_p, maximum_p, minimum_p})
+
+
 def call(prim: Primitive, *args: Any) -> Any:
     """``prim`` on ``args``, floats and booleans promoted as numpy does."""
     if (prim in ON_BOOLS or prim in ON_INTEGERS) and any(isinstance(a, Traced) for a in args):
@@ -510,6 +514,7 @@ def call(prim: Primitive, *args: Any) -> Any:
             return ON_BOOLS[prim](*args)  # bool + bool is logical or, as numpy
         if kinds.strip("bi") == "" and prim in ON_INTEGERS:
             return ON_INTEGERS[prim](*args)
+    args = integer_operands(args) if prim in _NUMPY_INTEGERS else args
     args = _narrow_constants(args)
     if prim is where_p:
         c, x, y = args
@@ -544,15 +549,14 @@ def _as_integer(exact: str | None, result: Any) -> Any:
 
 
 def _narrow_constants(args: tuple) -> tuple:
-    """A constant array of a dtype that float32 holds exactly (bool, int8, int16, uint8,
-    uint16, float16) next to a float32 traced value enters as float32, as numpy promotes
-    it: ``x32 * mask`` is float32 (it became float64, the constant being converted
-    first)."""
+    """A constant (an array or a numpy scalar) of a dtype that float32 holds exactly
+    (bool, int8, int16, uint8, uint16, float16) next to a float32 traced value enters as
+    float32, as numpy promotes it: ``x32 * mask`` is float32 (it became float64)."""
     if not any(isinstance(a, Traced) and a.dtype == F32 for a in args):
         return args
-    return tuple(a.astype(np.float32) if isinstance(a, np.ndarray) and a.dtype.kind in "biuf"
-                 and a.dtype != F32 and np.result_type(a.dtype, np.float32) == F32 else a
-                 for a in args)
+    return tuple(a.astype(np.float32) if isinstance(a, (np.ndarray, np.generic))
+                 and a.dtype.kind in "biuf" and a.dtype != F32
+                 and np.result_type(a.dtype, np.float32) == F32 else a for a in args)
 
 
 def _rounded_weak(args: list) -> list:
