@@ -429,8 +429,33 @@ def capture_polynomial_in_place():
     return f, change
 
 
-FAIL_CLOSED = [capture_many_floats, capture_long_list, capture_deep_attribute,
-               capture_computed_getattr, capture_polynomial_in_place]
+read_by_name = getattr  # (an alias: the code names `read_by_name`, not getattr)
+
+
+def capture_aliased_getattr():
+    o = Obj()
+    name = "k"
+    f = lambda x: np.sum(read_by_name(o, name) * np.sin(x))  # noqa: E731
+
+    def change():
+        o.k = 9.0
+    return f, change
+
+
+def capture_partial_of_getattr():
+    o = Obj()
+    read = functools.partial(getattr, o)
+    name = "k"
+    f = lambda x: np.sum(read(name) * np.sin(x))  # noqa: E731
+
+    def change():
+        o.k = 9.0
+    return f, change
+
+
+FAIL_CLOSED = [capture_aliased_getattr, capture_partial_of_getattr, capture_many_floats,
+               capture_long_list, capture_deep_attribute, capture_computed_getattr,
+               capture_polynomial_in_place]
 
 
 @pytest.fixture(autouse=True)
