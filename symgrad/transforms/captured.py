@@ -262,10 +262,27 @@ def world(fun: Callable, args: tuple) -> World | None:
     while finder.grown():
         finder.restart()
         finder.roots(fun, args)
+    if finder.code:  # one guard for them all (a guard per function cost 140 ns a call)
+        finder.guards.append(_same_code(tuple(finder.code.items())))
     guards = tuple(finder.guards)
     if not guards and finder.unguarded is None:
         return None
     return World(guards, frozenset(finder.numbers), finder.unguarded)
+
+
+def _same_code(codes: tuple[tuple[Any, types.CodeType], ...]) -> Callable[[tuple], bool]:
+    """A guard that each function still has its code (IPython's autoreload replaces the
+    ``__code__`` of the functions of a module it reloads)."""
+    if len(codes) == 1:  # (the common case: one function, 50 ns)
+        (fun, code), = codes
+        return lambda args: fun.__code__ is code
+
+    def same_code(args: tuple) -> bool:
+        for fun, code in codes:
+            if fun.__code__ is not code:
+                return False
+        return True
+    return same_code
 
 
 #: functions already warned about (each once), by weak reference
@@ -372,6 +389,7 @@ class _Finder:
         self.unguarded: str | None = None
         self._visited: set[tuple[int, int]] = set()
         self._codes: set[int] = set()
+        self.code: dict[Any, types.CodeType] = {}  # each function followed: its code
         self._seen_attrs = len(self.attrs)
 
     def grown(self) -> bool:
@@ -421,6 +439,7 @@ class _Finder:
         if id(fun) in self._codes:  # (by function: one code has as many closures as calls
             return                  # made it, e.g. jacfwd's wrapper around jacrev's)
         self._codes.add(id(fun))
+        self.code[fun] = code  # (a reload may replace a function's code in place)
         globals_, attrs, hidden, modules = _names(code)
         if hidden is not None:
             self.fail(hidden)
