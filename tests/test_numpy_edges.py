@@ -298,3 +298,18 @@ def test_numpy_scalars_float32_holds_keep_float32(c):
     got, want = sg.jit(lambda x: x * c - c, backend="numpy")(x), x * c - c
     assert got.dtype == want.dtype == np.float32
     _same(got, want)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_float_floor_division_and_remainder_on_numba_are_numpys(dtype):
+    # Numba's own np.floor_divide is floor(a / b): -8 // (1/3) gave -24 (numpy: -25), inf // 3
+    # inf (nan); its np.remainder gave 0.0 where numpy's zero has the divisor's sign
+    specials = [0.0, -0.0, 1.0, -8.0, 7.5, 1 / 3, -1.5, 0.1, 0.7, np.inf, -np.inf, np.nan, 5e-324]
+    a, b = (np.array(v, dtype) for v in zip(*[(p, q) for p in specials for q in specials]))
+    got = sg.jit(lambda a, b: (a // b, a % b))(a, b)
+    with np.errstate(all="ignore"):
+        want = (a // b, a % b)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype
+        _same(g, w)
+        assert np.array_equal(np.signbit(g[~np.isnan(w)]), np.signbit(w[~np.isnan(w)]))
