@@ -68,7 +68,9 @@ import numpy as np
 
 from ..core.errors import RetraceWarning
 from ..core.tracing import Traced, Tracer
+from .captured_code import NAME_READERS as _NAME_READERS
 from .captured_code import names as _names
+from .captured_code import same_code as _same_code
 from .captured_code import strings as _strings
 
 #: top-level packages whose modules and functions are taken as fixed
@@ -97,10 +99,6 @@ _BOUND_ANEW = (types.BuiltinMethodType, types.MethodWrapperType)
 _RULES = ("fwd", "bwd", "jvp", "jvps")
 #: followed element by element (a class's ``__dict__`` is a mapping proxy)
 _CONTAINERS = (list, tuple, dict, types.MappingProxyType)
-#: what reads attributes or namespaces by names given at run time (the code's own calls
-#: of them are checked in :mod:`.captured_code`; held in a user's name, they fail closed)
-_NAME_READERS = (getattr, hasattr, vars, globals, locals, eval, exec, __import__,
-                 operator.attrgetter, operator.methodcaller)
 _HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made by a class statement
 #: special methods that make, show, copy or change an object: no value of a computation
 _NOT_READING = frozenset({
@@ -268,21 +266,6 @@ def world(fun: Callable, args: tuple) -> World | None:
     if not guards and finder.unguarded is None:
         return None
     return World(guards, frozenset(finder.numbers), finder.unguarded)
-
-
-def _same_code(codes: tuple[tuple[Any, types.CodeType], ...]) -> Callable[[tuple], bool]:
-    """A guard that each function still has its code (IPython's autoreload replaces the
-    ``__code__`` of the functions of a module it reloads)."""
-    if len(codes) == 1:  # (the common case: one function, 50 ns)
-        (fun, code), = codes
-        return lambda args: fun.__code__ is code
-
-    def same_code(args: tuple) -> bool:
-        for fun, code in codes:
-            if fun.__code__ is not code:
-                return False
-        return True
-    return same_code
 
 
 #: functions already warned about (each once), by weak reference
