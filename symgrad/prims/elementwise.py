@@ -36,10 +36,10 @@ from ..core.tracing import Traced, Tracer, apply
 from .convert import convert_p
 from .overflow import CheckedUfunc
 from .promotion import (
+    INTEGER_CONSTANTS,
     ON_BOOLS,
     ON_INTEGERS,
     dtype_of,
-    integer_operands,
     integer_result,
     is_integer,
     kind,
@@ -503,9 +503,6 @@ logaddexp_p = binary("logaddexp", np.logaddexp,
 # 0.0/1.0); with no traced operand the result is computed by numpy.
 
 
-_NUMPY_INTEGERS = frozenset({add_p, sub_p, mul_p, maximum_p, minimum_p})
-
-
 def call(prim: Primitive, *args: Any) -> Any:
     """``prim`` on ``args``, floats and booleans promoted as numpy does."""
     if (prim in ON_BOOLS or prim in ON_INTEGERS) and any(isinstance(a, Traced) for a in args):
@@ -514,7 +511,7 @@ def call(prim: Primitive, *args: Any) -> Any:
             return ON_BOOLS[prim](*args)  # bool + bool is logical or, as numpy
         if kinds.strip("bi") == "" and prim in ON_INTEGERS:
             return ON_INTEGERS[prim](*args)
-    args = integer_operands(args) if prim in _NUMPY_INTEGERS else args
+    args = INTEGER_CONSTANTS[prim](args) if prim in INTEGER_CONSTANTS else args
     args = _narrow_constants(args)
     if prim is where_p:
         c, x, y = args

@@ -49,6 +49,9 @@ def kind(x: Any) -> str:
 #: :mod:`symgrad.prims.integers`)
 ON_BOOLS: dict[Primitive, Callable[..., Any]] = {}
 ON_INTEGERS: dict[Primitive, Callable[..., Any]] = {}
+#: ``+ - * maximum minimum``: their operands as numpy's promotion of integer constants
+#: takes them (:func:`symgrad.prims.integers.integer_operands`)
+INTEGER_CONSTANTS: dict[Primitive, Callable[[tuple], tuple]] = {}
 
 
 def dtype_of(x: Any) -> np.dtype:
@@ -90,37 +93,6 @@ def integer_result(prim: Primitive, args: tuple) -> str | None:
     with np.errstate(all="ignore"):
         out = ufunc(*(np.int64(1) for _ in args))
     return f"np.{ufunc.__name__}" if np.asarray(out).dtype.kind in "iub" else None
-
-
-def integer_operands(args: tuple) -> tuple:
-    """The operands of ``+ - * maximum minimum`` where numpy's integer promotion decides
-    the result and no traced int64 operand leads symgrad's integer path: a traced bool
-    with integer constants is numpy's int64 arithmetic (``mask * 3`` is int64, exact, not
-    float64); a traced int64 with a uint64 constant is float64 arithmetic, as numpy's
-    ``int64 + uint64`` (not int64); a traced bool with an int8 (..., uint64) constant,
-    whose arithmetic wraps at other bounds, is refused (TypeError)."""
-    if not any(isinstance(a, Tracer) for a in args) or any(
-            isinstance(a, Traced) and (not isinstance(a, Tracer) or a.aval.dtype not in
-                                       ("bool", INT)) for a in args):
-        return args
-    kinds = "".join(map(kind, args))
-    if kinds.strip("bi") or "i" not in kinds or all(
-            isinstance(a, Tracer) or type(a) in (int, bool) for a in args) and any(
-            is_integer(a) and isinstance(a, Tracer) for a in args):
-        return args
-    dtype = np.result_type(*(a.dtype if isinstance(a, Tracer) else 0 if type(a) is int
-                             else np.asarray(a).dtype for a in args))
-    from .selection import as_float  # (both import this module)
-    from .sorting import to_int
-    if dtype == np.int64:
-        return tuple(to_int(as_float(a)) if isinstance(a, Tracer) and a.dtype == np.bool_
-                     else a for a in args)
-    if dtype == np.float64:
-        return tuple(as_float(a) if isinstance(a, Tracer) else np.asarray(a, np.float64)
-                     for a in args)
-    raise TypeError(f"a traced bool meets an integer constant: numpy computes this in "
-                    f"{dtype}, which wraps at other bounds than int64, symgrad's only integer "
-                    "dtype; make the constant an int64 (np.int64(c), c.astype(np.int64))")
 
 
 def _to_float_rule(x: Aval, exact: str | None = None, total: bool = False) -> Aval:
