@@ -185,6 +185,10 @@ INTEGER_EXPRESSIONS = {
     "bool_sum": lambda u, b: np.sum(b), "bool_prod": lambda u, b: np.prod(b),
     "bool_cumsum": lambda u, b: b.cumsum(), "bool_max": lambda u, b: np.max(b),
     "bool_min": lambda u, b: np.min(b),
+    # a traced bool with an integer constant: numpy's int64 (the float64 path rounded
+    # 2**53 + 1); a traced int64 with a uint64 one: numpy's float64 (not int64)
+    "bool_times_int": lambda u, b: b * (2 ** 53 + 1) - b * 3 + np.maximum(b, 2),
+    "int_and_uint64": lambda u, b: u * 2 ** 13 + np.uint64(1) - np.maximum(u, np.uint64(2)),
 }
 
 
@@ -279,3 +283,33 @@ def test_tensor_masks_combine_as_pytorchs():
         results.append([np.asarray(m.tolist()) for m in masks] + [np.asarray(a.grad.tolist())])
     for ours, theirs in zip(*results):
         assert ours.dtype == theirs.dtype and np.array_equal(ours, theirs), (ours, theirs)
+
+
+def test_a_traced_bool_meets_a_narrow_integer_constant_refused():
+    # numpy's bool + int8 is int8, which wraps (True + 127 is -128): not computed in int64
+    with pytest.raises(TypeError, match="int8, which wraps"):
+        sg.jit(lambda b: b + np.int8(127), backend="numpy")(B)
+
+
+@pytest.mark.parametrize("c", [np.int8(3), np.uint16(3), np.float16(0.1), np.True_])
+def test_numpy_scalars_float32_holds_keep_float32(c):
+    # numpy's float32 * int8(3) is float32 (1/3 * 3 is 1.0): symgrad's was float64
+    x = np.array([1 / 3, 0.1, -2.7], np.float32)
+    got, want = sg.jit(lambda x: x * c - c, backend="numpy")(x), x * c - c
+    assert got.dtype == want.dtype == np.float32
+    _same(got, want)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_float_floor_division_and_remainder_on_numba_are_numpys(dtype):
+    # Numba's own np.floor_divide is floor(a / b): -8 // (1/3) gave -24 (numpy: -25), inf // 3
+    # inf (nan); its np.remainder gave 0.0 where numpy's zero has the divisor's sign
+    specials = [0.0, -0.0, 1.0, -8.0, 7.5, 1 / 3, -1.5, 0.1, 0.7, np.inf, -np.inf, np.nan, 5e-324]
+    a, b = (np.array(v, dtype) for v in zip(*[(p, q) for p in specials for q in specials]))
+    got = sg.jit(lambda a, b: (a // b, a % b))(a, b)
+    with np.errstate(all="ignore"):
+        want = (a // b, a % b)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype
+        _same(g, w)
+        assert np.array_equal(np.signbit(g[~np.isnan(w)]), np.signbit(w[~np.isnan(w)]))

@@ -1,4 +1,5 @@
-"""numpy's complex functions, its ``cbrt`` and its FFT, for Numba kernels: the same bits.
+"""numpy's complex functions, its ``cbrt``, its float ``//`` and ``%`` and its FFT, for Numba
+kernels: the same bits.
 
 Numba writes its own complex ``log``, ``tanh``, ``arccosh``... (``numba.cpython.cmathimpl``,
 Python's algorithms), which are not numpy's: its complex log loses digits near |z| = 1,
@@ -25,6 +26,7 @@ functions that differ between kernels, as before.
 from __future__ import annotations
 
 import ctypes
+import math
 
 import numba
 import numpy as np
@@ -400,6 +402,46 @@ def power(a, b):
             return divide(pack(a, like(a, 1.0), zero), aa)
         return aa
     return cpow(a, b)
+
+
+# numpy's floor division and remainder of floats (npy_math_internal.h.src: npy_divmod,
+# npy_floor_divide, npy_remainder), operation for operation, each rounded to the dtype
+# ``real`` (np.float64 or np.float32). Numba's np.floor_divide is floor(a / b): -8 // (1/3)
+# is -24 (numpy's -25, a - fmod(a, b) divided), inf // 3 is inf (numpy's nan); its
+# np.remainder has the sign of a zero result wrong (numpy's takes b's: 2 % -0.5 is -0.0)
+
+
+@njit(**_JIT)
+def _divmod(a, b, real):
+    mod = real(np.fmod(a, b))
+    div = real(real(a - mod) / b)  # a - mod should be very nearly a multiple of b
+    if mod:
+        if (b < 0) != (mod < 0):  # the remainder takes the sign of b, as Python's
+            mod = real(mod + b)
+            div = real(div - 1)
+    else:
+        mod = real(math.copysign(0.0, b))
+    if div:  # the quotient snapped to the nearest whole number
+        quotient = real(np.floor(div))
+        if div - quotient > 0.5:
+            quotient = real(quotient + 1)
+    else:
+        quotient = real(math.copysign(0.0, real(a / b)))
+    return quotient, mod
+
+
+@njit(**_JIT)
+def floor_divide(a, b, real):
+    if not b:
+        return real(real(a) / b)
+    return _divmod(a, b, real)[0]
+
+
+@njit(**_JIT)
+def remainder(a, b, real):
+    if not b:
+        return real(np.fmod(a, b))
+    return _divmod(a, b, real)[1]
 
 
 # numpy's FFT (Numba has none) where a kernel holds one (a loop or branch body, an exported

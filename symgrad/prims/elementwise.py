@@ -36,6 +36,7 @@ from ..core.tracing import Traced, Tracer, apply
 from .convert import convert_p
 from .overflow import CheckedUfunc
 from .promotion import (
+    INTEGER_CONSTANTS,
     ON_BOOLS,
     ON_INTEGERS,
     dtype_of,
@@ -510,6 +511,7 @@ def call(prim: Primitive, *args: Any) -> Any:
             return ON_BOOLS[prim](*args)  # bool + bool is logical or, as numpy
         if kinds.strip("bi") == "" and prim in ON_INTEGERS:
             return ON_INTEGERS[prim](*args)
+    args = INTEGER_CONSTANTS[prim](args) if prim in INTEGER_CONSTANTS else args
     args = _narrow_constants(args)
     if prim is where_p:
         c, x, y = args
@@ -544,15 +546,14 @@ def _as_integer(exact: str | None, result: Any) -> Any:
 
 
 def _narrow_constants(args: tuple) -> tuple:
-    """A constant array of a dtype that float32 holds exactly (bool, int8, int16, uint8,
-    uint16, float16) next to a float32 traced value enters as float32, as numpy promotes
-    it: ``x32 * mask`` is float32 (it became float64, the constant being converted
-    first)."""
+    """A constant (an array or a numpy scalar) of a dtype that float32 holds exactly
+    (bool, int8, int16, uint8, uint16, float16) next to a float32 traced value enters as
+    float32, as numpy promotes it: ``x32 * mask`` is float32 (it became float64)."""
     if not any(isinstance(a, Traced) and a.dtype == F32 for a in args):
         return args
-    return tuple(a.astype(np.float32) if isinstance(a, np.ndarray) and a.dtype.kind in "biuf"
-                 and a.dtype != F32 and np.result_type(a.dtype, np.float32) == F32 else a
-                 for a in args)
+    return tuple(a.astype(np.float32) if isinstance(a, (np.ndarray, np.generic))
+                 and a.dtype.kind in "biuf" and a.dtype != F32
+                 and np.result_type(a.dtype, np.float32) == F32 else a for a in args)
 
 
 def _rounded_weak(args: list) -> list:

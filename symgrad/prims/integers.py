@@ -11,11 +11,13 @@ where numpy's result differs (the oracle: each ufunc on bool and int64 arrays,
   inf and nan), ``np.reciprocal`` (numpy's integer division ``1 // x``) is refused,
   ``x ** k`` for a literal ``k`` is int64 products by squaring (refusing to wrap,
   :mod:`.overflow`; a negative ``k`` numpy's ValueError);
+- a traced bool with integer constants: ``+ - * maximum minimum`` in int64, as numpy's
+  (:func:`integer_operands`; a traced int64 with a uint64 constant: float64);
 - ``np.logical_and``/``or``/``xor``/``not`` take numpy's truth of any operand
   (``x != 0``): compositions of comparisons and selections, no primitive of their own.
 
 Importing this module fills the tables that :func:`symgrad.prims.elementwise.call`
-consults (:data:`symgrad.prims.promotion.ON_BOOLS`, ``ON_INTEGERS``).
+consults (:data:`symgrad.prims.promotion.ON_BOOLS`, ``ON_INTEGERS``, ``INTEGER_CONSTANTS``).
 
     >>> import numpy as np
     >>> bool(logical_xor(np.array(True), np.array(False)))
@@ -29,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core.ir import Primitive
+from ..core.ir import INT, Primitive
 from ..core.tracing import Traced, Tracer, apply
 from .elementwise import (
     abs_p,
@@ -52,7 +54,7 @@ from .elementwise import (
     trunc_p,
     where_p,
 )
-from .promotion import ON_BOOLS, ON_INTEGERS, kind
+from .promotion import INTEGER_CONSTANTS, ON_BOOLS, ON_INTEGERS, is_integer, kind
 from .sorting import to_int_p
 from .special import floor_divide_p, remainder_p
 
@@ -125,6 +127,35 @@ def _integer_power(x: Any, y: Any) -> Any:
     return call(add_p, call(mul_p, x, 0), 1) if result is None else result
 
 
+def integer_operands(args: tuple) -> tuple:
+    """The operands of ``+ - * maximum minimum`` where numpy's integer promotion decides
+    the result and no traced int64 operand leads symgrad's integer path: a traced bool
+    with integer constants is numpy's int64 arithmetic (``mask * 3`` is int64, exact, not
+    float64); a traced int64 with a uint64 constant is float64 arithmetic, as numpy's
+    ``int64 + uint64`` (not int64); a traced bool with an int8 (..., uint64) constant,
+    whose arithmetic wraps at other bounds, is refused (TypeError)."""
+    if not any(isinstance(a, Tracer) for a in args) or any(
+            isinstance(a, Traced) and (not isinstance(a, Tracer) or a.aval.dtype not in
+                                       ("bool", INT)) for a in args):
+        return args
+    kinds = "".join(map(kind, args))
+    if kinds.strip("bi") or "i" not in kinds or all(
+            isinstance(a, Tracer) or type(a) in (int, bool) for a in args) and any(
+            is_integer(a) and isinstance(a, Tracer) for a in args):
+        return args
+    dtype = np.result_type(*(a.dtype if isinstance(a, Tracer) else 0 if type(a) is int
+                             else np.asarray(a).dtype for a in args))
+    if dtype == np.int64:
+        return tuple(apply(to_int_p, as_float(a)) if isinstance(a, Tracer) and a.dtype == np.bool_
+                     else a for a in args)
+    if dtype == np.float64:
+        return tuple(as_float(a) if isinstance(a, Tracer) else np.asarray(a, np.float64)
+                     for a in args)
+    raise TypeError(f"a traced bool meets an integer constant: numpy computes this in "
+                    f"{dtype}, which wraps at other bounds than int64, symgrad's only integer "
+                    "dtype; make the constant an int64 (np.int64(c), c.astype(np.int64))")
+
+
 #: bool operands only: numpy's result is bool (the Boolean algebra) or an error
 ON_BOOLS.update({
     add_p: logical_or, maximum_p: logical_or, mul_p: logical_and, minimum_p: logical_and,
@@ -141,3 +172,5 @@ ON_INTEGERS.update({
     floor_divide_p: _integer_division(floor_divide_p),  # x // 0 is 0 for integers
     remainder_p: _integer_division(remainder_p),  # and x % 0 too
 })
+INTEGER_CONSTANTS.update(dict.fromkeys((add_p, sub_p, mul_p, maximum_p, minimum_p),
+                                    integer_operands))

@@ -49,6 +49,9 @@ def kind(x: Any) -> str:
 #: :mod:`symgrad.prims.integers`)
 ON_BOOLS: dict[Primitive, Callable[..., Any]] = {}
 ON_INTEGERS: dict[Primitive, Callable[..., Any]] = {}
+#: ``+ - * maximum minimum``: their operands as numpy's promotion of integer constants
+#: takes them (:func:`symgrad.prims.integers.integer_operands`)
+INTEGER_CONSTANTS: dict[Primitive, Callable[[tuple], tuple]] = {}
 
 
 def dtype_of(x: Any) -> np.dtype:

@@ -4,15 +4,16 @@
 in it) loads, literal strings counted as both (``getattr(m, "w")``,
 ``globals()["G"]``), and what makes the code unguardable: a name computed at run
 time (``getattr(o, name)``), a namespace used other than by a literal key,
-``eval``/``exec``.
+``eval``/``exec``; and the guard that each function followed still has its code.
 """
 
 from __future__ import annotations
 
 import dis
 import functools
+import operator
 import types
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 _LOADS_ATTR = frozenset({"LOAD_ATTR", "LOAD_METHOD", "STORE_ATTR", "DELETE_ATTR"})
@@ -27,6 +28,10 @@ _HIDDEN = frozenset({"eval", "exec", "__import__", "import_module", "__getattrib
                      "__getattr__"})
 _SIMPLE = frozenset({"LOAD_FAST", "LOAD_DEREF", "LOAD_CLOSURE", "LOAD_GLOBAL", "LOAD_NAME",
                      "LOAD_CONST", "LOAD_ATTR", "LOAD_METHOD", "PUSH_NULL", "EXTENDED_ARG"})
+#: what reads attributes or namespaces by names given at run time: the code's own calls
+#: are checked here; held in a user's name (``ga = getattr``), they fail closed (captured)
+NAME_READERS = (getattr, hasattr, vars, globals, locals, eval, exec, __import__,
+                operator.attrgetter, operator.methodcaller)
 _CALLS = frozenset({"PRECALL", "CALL", "CALL_FUNCTION", "CALL_METHOD", "CALL_KW",
                     "CALL_FUNCTION_EX", "CALL_FUNCTION_KW", "KW_NAMES"})
 
@@ -124,3 +129,18 @@ def _computed(instructions: list, k: int) -> str | None:
             after[0].argval == "get" and after[1].opname == "LOAD_CONST":
         return None
     return f"`{name}` used other than by a literal key"
+
+
+def same_code(codes: tuple[tuple[Any, types.CodeType], ...]) -> Callable[[tuple], bool]:
+    """A guard that each function still has its code (IPython's autoreload replaces the
+    ``__code__`` of the functions of a module it reloads)."""
+    if len(codes) == 1:  # (the common case: one function, 50 ns)
+        (fun, code), = codes
+        return lambda args: fun.__code__ is code
+
+    def same_code(args: tuple) -> bool:
+        for fun, code in codes:
+            if fun.__code__ is not code:
+                return False
+        return True
+    return same_code

@@ -1,9 +1,9 @@
-# symgrad kernel k_1bc8e37c80a20074dc79fd8d5ed982ff (symgrad 0.1.0, codegen 6, conventions 6); generated, do not edit
+# symgrad kernel k_1c931967bd8ea91705545fbb66a6a31c (symgrad 0.1.0, codegen 6, conventions 6); generated, do not edit
 # grad of modulus with respect to z
 # modulus(z: c128[n0])
 import numpy as np
 from numba import njit
-from symgrad.backend import npymath as nm  # npymath ae8bb6366a26
+from symgrad.backend import npymath as nm  # npymath 9afbd922c026
 
 
 @njit(cache=True, error_model="numpy", fastmath=False)

@@ -2,7 +2,7 @@
 :mod:`symgrad.prims.special`).
 
 Primitives of a numpy ufunc with no entry here lower to ``np.<ufunc>(...)``
-(:func:`.table.lowering`): ``sqrt``, ``tan``, ``arcsinh``, ``hypot``, ``remainder``...
+(:func:`.table.lowering`): ``sqrt``, ``tan``, ``arcsinh``, ``hypot``...
 An entry gives another spelling, the :mod:`symgrad.backend.vecmath` function fused loops
 call (``vectorized``), or ``cheap`` (a fused loop recomputes it where it is read).
 Integer ``+ - *`` and negation raise where int64 would wrap (:mod:`.overflow`).
@@ -215,7 +215,16 @@ def _cbrt_emit(out: str, args: list[str], avals: Any, out_aval: Aval) -> list[st
     return [f"{out} = nm.{'cbrt' if NUMPY_CBRT else 'libm_cbrt'}({args[0]})"]
 
 
-# special functions (floor_divide, remainder: their ufuncs, by default); cbrt: _cbrt_emit
+def _divmod_emit(name: str) -> Callable[..., list[str]]:
+    """numpy's float ``//`` or ``%`` (:mod:`symgrad.backend.npymath`: Numba's differ)."""
+    def emit(out: str, args: list[str], avals: Any, out_aval: Aval) -> list[str]:
+        return [f"{out} = nm.{name}({args[0]}, {args[1]}, np.{out_aval.dtype})"]
+    return emit
+
+
+# special functions; cbrt: _cbrt_emit
+lower(S.floor_divide_p, _divmod_emit("floor_divide"))
+lower(S.remainder_p, _divmod_emit("remainder"))
 lower(S.cbrt_p, _cbrt_emit)
 lower(S.sinc_p, "np.sinc({0})")
 # libm's erf, as the interpreter computes it (math.erf per element)
