@@ -111,8 +111,9 @@ def _integer_power(x: Any, y: Any) -> Any:
     """numpy's integer ``x ** k`` for a traced int64 ``x`` and a literal ``k`` >= 0: int64
     products by squaring (each refusing to wrap, :mod:`.overflow`); a negative ``k`` is
     numpy's ValueError (a bool ``x`` as int64). Other integer powers (a traced or array
-    exponent) are refused: numpy's are int64 products that wrap and an error for a negative exponent,
-    which float64 would neither round to nor raise (``u ** n`` at ``u = 3, n = 35``)."""
+    exponent) are refused: numpy's are int64 products that wrap and an error for a
+    negative exponent, which float64 would neither round to nor raise (``u ** n`` at
+    ``u = 3, n = 35``)."""
     if isinstance(x, Tracer) and x.dtype == np.bool_ and kind(y) == "i":
         x = apply(to_int_p, as_float(x))  # numpy's bool ** int is int64
     if not (isinstance(x, Tracer) and x.dtype == np.int64 and kind(y) == "i"
