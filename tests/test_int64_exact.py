@@ -93,3 +93,19 @@ def test_int64_tensor_ops_equal_pytorch_exactly(name):
     got = _TENSOR_OPS[name](sg, sg.tensor(BIG))
     want = _TENSOR_OPS[name](torch, torch.tensor(BIG))
     assert got.dtype == sg.int64 and got.tolist() == want.tolist()
+
+
+def test_an_integer_power_with_a_traced_exponent_is_refused_not_rounded():
+    # u ** n with n an argument ran in float64: 3**35 came back 5.00315451e16, float64
+    # (numpy: int64 50031545098999707); now a TypeError naming the fix
+    with pytest.raises(TypeError, match="static_argnums"):
+        sg.jit(lambda u, n: u ** n)(np.array([3, 2]), 35)
+    with pytest.raises(TypeError, match="astype"):
+        sg.jit(lambda u: u ** np.array([2, 3]))(np.array([3, 2]))
+    got = sg.jit(lambda u, n: u ** n, static_argnums=(1,))(np.array([3, 2]), 35)
+    np.testing.assert_array_equal(got, np.array([3, 2]) ** 35)
+    assert got.dtype == np.int64
+    mask = np.array([True, False])
+    got = sg.jit(lambda b: np.power(b, 3))(mask)  # numpy's bool ** int is int64
+    np.testing.assert_array_equal(got, np.power(mask, 3))
+    assert got.dtype == np.power(mask, 3).dtype

@@ -110,10 +110,19 @@ def _identity(x: Any) -> Any:
 def _integer_power(x: Any, y: Any) -> Any:
     """numpy's integer ``x ** k`` for a traced int64 ``x`` and a literal ``k`` >= 0: int64
     products by squaring (each refusing to wrap, :mod:`.overflow`); a negative ``k`` is
-    numpy's ValueError. Other integer powers are computed in float64 (exact below 2**53)."""
+    numpy's ValueError (a bool ``x`` as int64). Other integer powers (a traced or array
+    exponent) are refused: numpy's are int64 products that wrap and an error for a
+    negative exponent, which float64 would neither round to nor raise (``u ** n`` at
+    ``u = 3, n = 35``)."""
+    if isinstance(x, Tracer) and x.dtype == np.bool_ and kind(y) == "i":
+        x = apply(to_int_p, as_float(x))  # numpy's bool ** int is int64
     if not (isinstance(x, Tracer) and x.dtype == np.int64 and kind(y) == "i"
             and not isinstance(y, Traced) and np.ndim(y) == 0):
-        return apply(pow_p, as_float(x), as_float(y))
+        raise TypeError(
+            "np.power of integers with a traced or array exponent: numpy computes it in "
+            "int64 (wrapping, an error for a negative exponent), symgrad only for a "
+            "literal Python int exponent; pass the exponent as a number the function "
+            "holds (static_argnums) or compute in float: x.astype(float) ** n")
     k = int(y)
     if k < 0:
         raise ValueError("Integers to negative integer powers are not allowed.")
