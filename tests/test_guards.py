@@ -903,3 +903,25 @@ def test_values_made_anew_at_every_read_are_guarded_by_what_they_are():
             pullback(1.0)
     finally:
         Config.k = 2.0
+
+
+def test_draws_and_clocks_reached_by_any_name_fail_closed():
+    """A random draw or the clock read through an imported name (``from numpy.random
+    import default_rng``, ``from time import perf_counter``) or a library module
+    (``torch.rand``) was called once by the trace and its result kept: every call
+    returned the first draw. Each now fails closed (a new value per call, as Python)."""
+    from time import perf_counter
+
+    from numpy.random import default_rng
+
+    torch = pytest.importorskip("torch")
+    for f in (lambda v: v * default_rng().standard_normal(),
+              lambda v: v * perf_counter(),
+              lambda v: v * float(torch.rand(1))):
+        g = sg.jit(f, backend="numpy")
+        with pytest.warns(sg.RetraceWarning, match="another result at every call"):
+            first, second = g(X)[0], g(X)[0]
+        assert first != second
+    seeded = sg.jit(lambda v: v * np.random.default_rng(0).standard_normal(), backend="numpy")
+    with pytest.warns(sg.RetraceWarning):  # (a seeded one too: retraced, the same values)
+        assert seeded(X)[0] == seeded(X)[0] == X[0] * np.random.default_rng(0).standard_normal()

@@ -44,7 +44,9 @@ computed at run time, ``vars()``/``globals()``/``__dict__`` used other than by
 a literal key, ``eval``/``exec``, a container of more than :data:`MAX_ITEMS`
 elements, objects nested more than :data:`MAX_DEPTH` levels deep, and more than
 :data:`MAX_GUARDS` guards. Calls into library code (numpy, scipy, ...) are taken
-as pure functions of their arguments.
+as pure functions of their arguments, but for random draws and the clock
+(``default_rng()``, ``np.random.rand``, ``torch.rand``, ``time.time``, by any name:
+:func:`.captured_code.draws`), which fail closed.
 
 The floats read are also listed by identity (:attr:`World.numbers`): the trace
 makes each of them a scalar constant of the graph, a kernel argument like an
@@ -69,6 +71,7 @@ import numpy as np
 from ..core.errors import RetraceWarning
 from ..core.tracing import Traced, Tracer
 from .captured_code import NAME_READERS as _NAME_READERS
+from .captured_code import draws as _draws
 from .captured_code import names as _names
 from .captured_code import same_code as _same_code
 from .captured_code import strings as _strings
@@ -456,9 +459,12 @@ class _Finder:
         ``fixed``: ``x`` cannot be another object (a bound method's ``self``), so its
         identity needs no guard."""
         if isinstance(x, types.ModuleType) and _library(x):
-            if x is np or x is np.random:
-                self.global_random(x)
+            self.drawing(x)
             return  # numpy, math, symgrad: fixed, and so is what they hold
+        if _draws(x):
+            self.fail(f"{where} is {getattr(x, '__qualname__', x)}, which gives another "
+                      "result at every call (a random draw or the clock)")
+            return
         if isinstance(x, os._Environ):  # by its contents (_check)
             self.guard(get, x, where)
             return
@@ -560,17 +566,18 @@ class _Finder:
             if attr is not _MISSING:
                 self.value(attr, _attr(get, name), depth + 1, f"{where}.{name}")
 
-    def global_random(self, module: types.ModuleType) -> None:
-        """``np.random.rand`` and its kind draw from numpy's global RandomState, whose
-        state is in C: a function that may call one fails closed, as for a Generator."""
-        if module is np and "random" not in self.attrs:
-            return
-        for name in sorted(self.attrs):
-            drawn = getattr(np.random, name, None)
-            if isinstance(getattr(drawn, "__self__", None), np.random.RandomState):
-                self.fail(f"np.random.{name}, numpy's global random state (its state is "
-                          "not visible to the guards)")
-                return
+    def drawing(self, module: types.ModuleType) -> None:
+        """``np.random.rand``, ``np.random.default_rng()``, ``torch.rand``, ``time.time``
+        reached through their module give another result at every call: a function that
+        may call one fails closed (as one holding a Generator)."""
+        places = [module] + ([np.random] if module is np and "random" in self.attrs else [])
+        for place in places:
+            for name in sorted(self.attrs):
+                if _draws(getattr(place, name, None)):
+                    shown = place.__name__.replace("numpy", "np", 1)
+                    self.fail(f"{shown}.{name}, which gives another result at every call "
+                              "(a random draw or the clock)")
+                    return
 
     def methods(self, x: Any) -> None:
         """The code of ``x``'s class (and its bases: a method reached through ``super()``

@@ -4,7 +4,8 @@
 in it) loads, literal strings counted as both (``getattr(m, "w")``,
 ``globals()["G"]``), and what makes the code unguardable: a name computed at run
 time (``getattr(o, name)``), a namespace used other than by a literal key,
-``eval``/``exec``; and the guard that each function followed still has its code.
+``eval``/``exec``; the guard that each function followed still has its code; and
+which library callables give another result at every call (:func:`draws`).
 """
 
 from __future__ import annotations
@@ -144,3 +145,31 @@ def same_code(codes: tuple[tuple[Any, types.CodeType], ...]) -> Callable[[tuple]
                 return False
         return True
     return same_code
+
+
+#: modules whose functions and classes draw random numbers or read the clock
+_DRAWING_MODULES = ("numpy.random", "random", "secrets", "time", "uuid")
+#: PyTorch's (and symgrad's Tensor API's) random factories
+_TORCH_DRAWS = frozenset({"rand", "randn", "randint", "randperm", "normal", "bernoulli",
+                          "multinomial", "poisson", "rand_like", "randn_like",
+                          "randint_like"})
+
+
+def draws(x: Any) -> bool:
+    """Whether calling ``x`` may give another result at every call: a random draw
+    (``default_rng``, ``np.random.rand``, ``random.gauss``, a generator's bound method,
+    ``torch.rand``) or the clock (``time.time``). A trace calls it once and would keep
+    that one result, so the function reading it fails closed."""
+    owner = getattr(x, "__self__", None)
+    if owner is not None and not isinstance(owner, types.ModuleType):
+        module = type(owner).__module__  # a bound method: its object's class decides
+    else:
+        module = getattr(x, "__module__", None) or getattr(owner, "__name__", None)
+    if not isinstance(module, str) or not callable(x):
+        return False
+    if module == "posix" or module == "nt":
+        return getattr(x, "__name__", None) == "urandom"
+    top = module.partition(".")[0]
+    if top in ("torch", "symgrad"):
+        return getattr(x, "__name__", None) in _TORCH_DRAWS
+    return any(module == m or module.startswith(m + ".") for m in _DRAWING_MODULES)
