@@ -23,6 +23,7 @@ from ..prims import decompositions as D
 from ..prims import elementwise as E
 from ..prims import fft as FFT
 from ..prims import indexing as I
+from ..prims import layer_norm as LN
 from ..prims import linalg as L
 from ..prims import norms as N
 from ..prims import reductions as R
@@ -147,7 +148,7 @@ NODE_NAMES: dict[Primitive, str] = {
     D.cholesky_p: "LinalgCholeskyExBackward0", D.eigh_p: "LinalgEighBackward0",
     D.eig_p: "LinalgEigBackward0", D.qr_p: "LinalgQrBackward0", SVD.svd_p: "LinalgSvdBackward0",
     FFT.fft_p: "FftC2CBackward0",
-    N.norm2_p: "LinalgVectorNormBackward0",
+    N.norm2_p: "LinalgVectorNormBackward0", LN.layer_norm_p: "NativeLayerNormBackward0",
     W.windows_p: "Im2ColBackward0", W.unwindows_p: "Col2ImBackward0",
 }
 
