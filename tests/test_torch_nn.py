@@ -476,3 +476,29 @@ def test_attention_without_weights_gives_a_query_that_sees_no_key_zero_as_pytorc
         np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-9,
                                    atol=1e-12)
     assert np.isfinite(outs[1][1].numpy()).all() and np.isnan(outs[1][3][1].detach().numpy()).all()
+
+
+@pytest.mark.parametrize("batch_first, unbatched", [(True, False), (False, False), (True, True)])
+def test_self_attention_projects_with_one_matrix_product_as_pytorch(batch_first, unbatched):
+    """Self-attention (query, key and value one tensor) projects q, k and v with one
+    product of in_proj_weight, as PyTorch's; separate tensors, three. Values, weights,
+    and the gradients of the input and of every parameter, both ways."""
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((5, 8) if unbatched else (3, 5, 8))
+    other = x + rng.standard_normal(x.shape)
+    outs, saved = [], {}
+    for lib in (torch_real, symgrad):
+        m = lib.nn.MultiheadAttention(8, 2, batch_first=batch_first)
+        if lib is symgrad:
+            m.load_state_dict({k: symgrad.tensor(v) for k, v in saved.items()})
+        else:
+            m = m.double()
+            saved = _state(m)
+        src, kv = lib.tensor(x, requires_grad=True), lib.tensor(other)
+        packed, weights = m(src, src, src)
+        apart = m(src, kv, kv, need_weights=False)[0]
+        ((packed ** 2).sum() + (apart ** 3).sum()).backward()
+        outs.append([packed, weights, apart, src.grad, *(p.grad for p in m.parameters())])
+    for want, got in zip(*outs):
+        np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-9,
+                                   atol=1e-12)

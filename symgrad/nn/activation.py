@@ -375,8 +375,8 @@ def safe_softmax(scores: Tensor) -> Tensor:
     """PyTorch's safe softmax over the last axis: a query whose every position is masked
     (-inf) attends to nothing (0), not nan, and its gradient is 0 (nan reached every
     element of k.grad)."""
-    masked = (scores == -np.inf).all(-1, keepdim=True)
-    if masked._value.any():
+    masked = (scores._value == -np.inf).all(-1, keepdims=True)  # (data: no node)
+    if masked.any():
         return ops.where(masked, 0.0, ops.where(masked, 0.0, scores).softmax(-1))
     return scores.softmax(-1)
 
