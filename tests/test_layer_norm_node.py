@@ -120,3 +120,26 @@ def test_vmap_over_the_input_alone_is_the_loop():
     f = sg.vmap(lambda x, w, b: layer_norm(x, w, b, ndim=1, eps=0.1), in_axes=(0, None, None))
     want = np.stack([layer_norm(r, w, b, ndim=1, eps=0.1) for r in x])
     np.testing.assert_allclose(f(x, w, b), want, rtol=1e-14)
+
+
+def test_layer_norm_and_linear_export_to_a_standalone_numpy_module(tmp_path):
+    """The numpy export copies both primitives' implementations (the copy of ``linear``'s
+    once held a reference to the tracer's types and could not be exported)."""
+    import importlib.util
+
+    from symgrad.prims.linalg import linear
+
+    def f(x, w, v):
+        return (layer_norm(linear(x, v), w, ndim=1, eps=1e-5) ** 3).sum()
+
+    rng = np.random.default_rng(9)
+    args = [rng.standard_normal(s).astype(np.float32) for s in ((2, 3, 4), (5,), (5, 4))]
+    grad = sg.grad(f, argnums=(0, 1, 2))
+    spec = importlib.util.spec_from_file_location(
+        "exported", sg.export(grad, args, tmp_path / "exported.py", target="numpy"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    got = module.grad_f(*args)
+    for g, t in zip(got, sg.grad(f, argnums=(0, 1, 2), backend="numpy")(*args)):
+        assert g.dtype == np.float32
+        np.testing.assert_array_equal(g, t)

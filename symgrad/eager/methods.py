@@ -34,6 +34,7 @@ from ..numpy_api import functions as ops
 from ..numpy_api import linalg
 from ..numpy_api import shapes as shape_ops
 from ..prims import layer_norm as layer_norm_prims
+from ..prims import linalg as linalg_prims
 from ..prims import softmax as softmax_prims
 from . import dtypes as dt
 from . import grad_mode
@@ -60,6 +61,13 @@ def nll_loss_rows(logp: Any, target: np.ndarray, w: np.ndarray, total: np.ndarra
     through here): its data as Tensors of ``logp``'s dtype, which the fast path takes."""
     make = type(logp)._make
     return softmax_prims.nll_loss(logp, make(target), make(w), make(total), axis, reduction)
+
+
+def linear_rows(x: Any, weight: Any) -> Any:
+    """``F.linear``'s product of the rows of an ``x`` of three axes or more by
+    ``weight.T``: one node, one matrix product (:func:`symgrad.prims.linalg.linear`; nn
+    reaches primitives through here)."""
+    return linalg_prims.linear(x, weight)
 
 
 def layer_norm_rows(x: Any, weight: Any, bias: Any, ndim: int, eps: float) -> Any:

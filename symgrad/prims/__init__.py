@@ -93,7 +93,7 @@ from .elementwise import (
 from .fft import fft_p
 from .indexing import concatenate_p, cumsum_p, gather_p, scatter_add_p, slice_p, unslice_p
 from .layer_norm import layer_norm_p
-from .linalg import det_p, inv_p, matmul_p, slogdet_p, solve_p
+from .linalg import det_p, inv_p, linear_p, matmul_p, slogdet_p, solve_p
 from .loops import loop_p, while_p
 from .norms import norm2_p
 from .operators import PrimTracer
@@ -139,7 +139,7 @@ __all__ = ["call_p", "callback_p", "erf_p", "erfc_p",
     "reciprocal_p", "relu_p", "reshape_p", "rint_p", "scatter_add_p", "sigmoid_p", "sign_p",
     "sin_p", "sinh_p", "slice_p", "slogdet_p", "softplus_p", "solve_p", "sqrt_p", "square_p",
     "sub_p", "sum_p", "tan_p", "tanh_p", "transpose_p", "trunc_p", "unslice_p", "where_p",
-    "xlogy_p", "log_softmax_p", "nll_loss_p", "softmax_p", "layer_norm_p", "arccosh_p",
+    "xlogy_p", "log_softmax_p", "nll_loss_p", "softmax_p", "layer_norm_p", "linear_p", "arccosh_p",
     "arcsinh_p", "arctanh_p", "cbrt_p", "exp2_p",
     "floor_divide_p",
     "log2_p", "log10_p", "remainder_p", "sinc_p", "argsort_p", "to_int_p", "cumprod_p",
