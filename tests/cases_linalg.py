@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from symgrad.prims.linalg import linear as _linear
+
 from cases import Case
 
 CASES: list[Case] = []
@@ -29,6 +31,15 @@ MATMUL = [
 for name, sx, sy in MATMUL:
     CASES.append(Case(f"matmul-{name}", ("matmul",), lambda x, y: np.matmul(x, y),
                       (sx, sy), (U, U)))
+
+# -- linear (F.linear's product, x @ w.T over x's last axis): rows in 3 axes, 2, 1 ------
+CASES += [
+    Case("linear-prim-rows-3d", ("linear",), _linear, ((2, 3, 4), (5, 4)), (U, U)),
+    Case("linear-prim-2d-F", ("linear",), lambda x, w: _linear(x, w) * 2.0, ((3, 4), (2, 4)),
+         (U, U), layout="F"),
+    Case("linear-prim-vector", ("linear",), lambda x, w: _linear(x, w) * _linear(x, w),
+         ((4,), (3, 4)), (U, U)),
+]
 
 CASES += [
     Case("matmul-operator", ("matmul",), lambda x, y: x @ y, ((3, 4), (4, 2)), (U, U)),

@@ -7,6 +7,7 @@ import numpy as np
 import scipy.special
 
 import symgrad as sg
+from symgrad.prims.layer_norm import layer_norm as _layer_norm
 from symgrad.prims.softmax import log_softmax as _log_softmax
 from symgrad.prims.softmax import nll_loss as _nll
 from symgrad.prims.softmax import softmax as _softmax
@@ -101,6 +102,22 @@ CASES += [
          ((-3, 3),)),
     Case("softmax-prim-large", ("softmax",), lambda x: _softmax(x, 0), ((3,),), (),
          fixed=([1000.0, 960.0, -1000.0],)),
+]
+
+# layer_norm (symgrad.prims.layer_norm), F.layer_norm's one node: over the last axis and
+# the last two, with a weight and a bias, either, or neither, of a vector; times x (a
+# second derivative reads the VJP's rows twice)
+CASES += [
+    Case("layer_norm-prim-affine", ("layer_norm",),
+         lambda x, w, b: _layer_norm(x, w, b, ndim=1, eps=1e-5), ((2, 3), (3,), (3,)),
+         ((-3, 3), (-2, 2), (-2, 2))),
+    Case("layer_norm-prim-2d-F", ("layer_norm",),
+         lambda x: _layer_norm(x, ndim=2, eps=0.25) * x, ((2, 2, 3),), ((-3, 3),), layout="F"),
+    Case("layer_norm-prim-vector-weight", ("layer_norm",),
+         lambda x, w: _layer_norm(x, w, ndim=1, eps=1e-5) * x, ((4,), (4,)), ((-3, 3), (-2, 2))),
+    Case("layer_norm-prim-bias", ("layer_norm",),
+         lambda x, b: _layer_norm(x, None, b, ndim=1, eps=1e-3), ((3, 2), (2,)),
+         ((-3, 3), (-2, 2))),
 ]
 
 # nll_loss (symgrad.prims.softmax): the target class of each sample along the axis (a float;

@@ -264,3 +264,20 @@ def test_a_softmax_training_loop_on_the_compiled_backward_equals_pytorch(monkeyp
             np.testing.assert_allclose(a, b, rtol=tol)
             np.testing.assert_allclose(ga, gb, rtol=tol, atol=tol)
     assert backward_stats()["compiled_runs"] - compiled >= 2
+
+
+@pytest.mark.parametrize("n", [16, 7])
+def test_softmax_of_attention_sized_rows_against_pytorch(n):
+    """Rows of 2 to 64 elements in a large tensor take the halving maximum
+    (:func:`symgrad.prims.softmax._row_max`): the same values as ``x.max`` gives (the
+    composite's, bit for bit) and PyTorch's, with rows holding +inf, all -inf, nan and
+    signed zeros."""
+    x = np.random.default_rng(n).standard_normal((32, 4, 16, n)).astype(np.float32)
+    rows = x.reshape(-1, n)
+    rows[0, 1], rows[1, :], rows[2, 2], rows[3, :] = np.inf, -np.inf, np.nan, -0.0
+    rows[4, :2] = 0.0, -0.0
+    got = sg.tensor(x).softmax(-1).numpy()
+    with np.errstate(all="ignore"):
+        e = np.exp(x - x.max(-1, keepdims=True))
+        np.testing.assert_array_equal(got, e / e.sum(-1, keepdims=True))
+    np.testing.assert_allclose(got, torch.tensor(x).softmax(-1).numpy(), rtol=2e-6, atol=1e-7)

@@ -476,3 +476,55 @@ def test_attention_without_weights_gives_a_query_that_sees_no_key_zero_as_pytorc
         np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-9,
                                    atol=1e-12)
     assert np.isfinite(outs[1][1].numpy()).all() and np.isnan(outs[1][3][1].detach().numpy()).all()
+
+
+@pytest.mark.parametrize("batch_first, unbatched", [(True, False), (False, False), (True, True)])
+def test_self_attention_projects_with_one_matrix_product_as_pytorch(batch_first, unbatched):
+    """Self-attention (query, key and value one tensor) projects q, k and v with one
+    product of in_proj_weight, as PyTorch's; separate tensors, three. Values, weights,
+    and the gradients of the input and of every parameter, both ways."""
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((5, 8) if unbatched else (3, 5, 8))
+    other = x + rng.standard_normal(x.shape)
+    outs, saved = [], {}
+    for lib in (torch_real, symgrad):
+        m = lib.nn.MultiheadAttention(8, 2, batch_first=batch_first)
+        if lib is symgrad:
+            m.load_state_dict({k: symgrad.tensor(v) for k, v in saved.items()})
+        else:
+            m = m.double()
+            saved = _state(m)
+        src, kv = lib.tensor(x, requires_grad=True), lib.tensor(other)
+        packed, weights = m(src, src, src)
+        apart = m(src, kv, kv, need_weights=False)[0]
+        ((packed ** 2).sum() + (apart ** 3).sum()).backward()
+        outs.append([packed, weights, apart, src.grad, *(p.grad for p in m.parameters())])
+    for want, got in zip(*outs):
+        np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-9,
+                                   atol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("bias", [True, False])
+@pytest.mark.parametrize("transposed", [False, True])
+def test_linear_of_rows_in_three_axes_against_pytorch(dtype, bias, transposed):
+    """F.linear of a (N, L, E) input (a transformer's; a transposed view too) is one
+    product of its rows (symgrad.prims.linalg.linear): values, dtypes, gradients of the
+    input, weight and bias, and gradients of those gradients, as PyTorch's."""
+    rng = np.random.default_rng(8)
+    x, w, b = rng.standard_normal((4, 3, 5)), rng.standard_normal((6, 5)), rng.standard_normal(6)
+    seed = rng.standard_normal((3, 4, 6) if transposed else (4, 3, 6))
+    outs = []
+    for lib in (torch_real, symgrad):
+        dt = getattr(lib, dtype)
+        xt, wt, bt = (lib.tensor(a, dtype=dt, requires_grad=True) for a in (x, w, b))
+        y = lib.nn.functional.linear(xt.transpose(0, 1) if transposed else xt, wt,
+                                     bt if bias else None)
+        leaves = [xt, wt, bt] if bias else [xt, wt]
+        grads = lib.autograd.grad(y, leaves, lib.tensor(seed, dtype=dt), create_graph=True)
+        sum((g * g * g).sum() for g in grads).backward()
+        outs.append([y, *grads, xt.grad, wt.grad])
+    tol = dict(rtol=1e-5, atol=1e-5) if dtype == "float32" else dict(rtol=1e-12, atol=1e-12)
+    for want, got in zip(*outs):
+        assert str(got.dtype) == str(want.dtype)
+        np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), **tol)

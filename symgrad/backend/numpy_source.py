@@ -359,7 +359,7 @@ LOWERINGS: dict[Primitive, Lowering] = {
                                  prims.eigh_p, prims.lstsq_p, prims.scatter_along_p,
                                  prims.windows_p, prims.unwindows_p, prims.bitwise_p,
                                  prims.log_softmax_p, prims.nll_loss_p,
-                                 prims.softmax_p)},
+                                 prims.softmax_p, prims.layer_norm_p, prims.linear_p)},
     # scipy.special's (libm's lgamma and tgamma; the others need scipy), complex numbers
     # and the FFT (numpy's own functions)
     SF.gammaln_p: _math_of_elements("lgamma"),

@@ -33,6 +33,8 @@ import numpy as np
 from ..numpy_api import functions as ops
 from ..numpy_api import linalg
 from ..numpy_api import shapes as shape_ops
+from ..prims import layer_norm as layer_norm_prims
+from ..prims import linalg as linalg_prims
 from ..prims import softmax as softmax_prims
 from ..prims.reductions import transpose_p
 from . import dtypes as dt
@@ -61,9 +63,26 @@ def nll_loss_rows(logp: Any, target: np.ndarray, w: np.ndarray, total: np.ndarra
     make = type(logp)._make
     return softmax_prims.nll_loss(logp, make(target), make(w), make(total), axis, reduction)
 
-#: the dtypes whose ``softmax``, ``log_softmax`` and ``nll_loss`` are one primitive each
-#: (:mod:`symgrad.prims.softmax`; others: composites, which know complex values and the
-#: rounding of float16 and bfloat16)
+
+def linear_rows(x: Any, weight: Any) -> Any:
+    """``F.linear``'s product of the rows of an ``x`` of three axes or more by
+    ``weight.T``: one node, one matrix product (:func:`symgrad.prims.linalg.linear`; nn
+    reaches primitives through here)."""
+    return linalg_prims.linear(x, weight)
+
+
+def layer_norm_rows(x: Any, weight: Any, bias: Any, ndim: int, eps: float) -> Any:
+    """``F.layer_norm``'s node (:func:`symgrad.prims.layer_norm.layer_norm`; nn reaches
+    primitives through here). Its ``next_functions`` show the input, the weight and the
+    bias, None for those not given, as PyTorch's."""
+    out = layer_norm_prims.layer_norm(x, weight, bias, ndim=ndim, eps=eps)
+    if weight is None or bias is None:
+        named(out, x, "NativeLayerNormBackward0", (x, weight, bias))
+    return out
+
+#: the dtypes whose ``softmax``, ``log_softmax``, ``nll_loss`` and ``layer_norm`` are one
+#: primitive each (:mod:`symgrad.prims.softmax`, :mod:`symgrad.prims.layer_norm`; others:
+#: composites, which know complex values and the rounding of float16 and bfloat16)
 PRIMITIVE_FLOATS = (np.dtype(np.float64), np.dtype(np.float32))
 
 

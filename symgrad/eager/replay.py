@@ -46,7 +46,7 @@ and never recomputes. When a leaf or data input was changed since the forward (u
 kept value, and :func:`refuse_unmatched` raises a RuntimeError where it would still
 recompute a needed value from the changed values, or read them by a rule unlike
 PyTorch's, instead of returning another gradient. A composite (``F.gelu``,
-``F.mse_loss``, ``clamp``, ``layer_norm``: one node in PyTorch, several here, marked by
+``F.mse_loss``, ``clamp``: one node in PyTorch, several here, marked by
 :func:`.method_args.named`) reads its inputs as they are now in PyTorch, against values
 computed from the old ones here: :func:`refuse_composites` raises where a changed input
 reaches one of its inner values or masks (PyTorch's version error for a counted change).

@@ -23,6 +23,7 @@ from ..prims import decompositions as D
 from ..prims import elementwise as E
 from ..prims import fft as FFT
 from ..prims import indexing as I
+from ..prims import layer_norm as LN
 from ..prims import linalg as L
 from ..prims import norms as N
 from ..prims import reductions as R
@@ -70,6 +71,7 @@ TORCH: dict[Primitive, TorchFacts] = {
     E.reciprocal_p: TorchFacts(saves_output=True, reads_like_torch=True),
     E.mul_p: TorchFacts(product=True, reads_like_torch=True),
     L.matmul_p: TorchFacts(product=True, reads_like_torch=True),
+    L.linear_p: TorchFacts(product=True, reads_like_torch=True),
     E.pow_p: TorchFacts(literal_operands=True, reads_like_torch=True),
     **{p: TorchFacts(reads_like_torch=True)
        for p in (E.log_p, E.sin_p, E.cos_p, E.square_p, E.abs_p, E.log1p_p, E.maximum_p,
@@ -147,7 +149,8 @@ NODE_NAMES: dict[Primitive, str] = {
     D.cholesky_p: "LinalgCholeskyExBackward0", D.eigh_p: "LinalgEighBackward0",
     D.eig_p: "LinalgEigBackward0", D.qr_p: "LinalgQrBackward0", SVD.svd_p: "LinalgSvdBackward0",
     FFT.fft_p: "FftC2CBackward0",
-    N.norm2_p: "LinalgVectorNormBackward0",
+    L.linear_p: "MmBackward0",  # (F.linear of rows in more than two axes: the product)
+    N.norm2_p: "LinalgVectorNormBackward0", LN.layer_norm_p: "NativeLayerNormBackward0",
     W.windows_p: "Im2ColBackward0", W.unwindows_p: "Col2ImBackward0",
 }
 

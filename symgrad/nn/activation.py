@@ -1,7 +1,8 @@
 """Activations, normalizations, ``embedding`` and attention of ``torch.nn.functional``.
 
 Compositions of Tensor operations, like the rest of :mod:`symgrad.nn.functional`:
-their gradients (and double backward) come from the primitives' rules. Where
+their gradients (and double backward) come from the primitives' rules (``layer_norm``
+of a float32 or float64 tensor is one, :mod:`symgrad.prims.layer_norm`). Where
 PyTorch's backward differs from the derivative of the obvious formula at a
 boundary (``hardswish`` and ``hardsigmoid`` at ±3), the formula is written
 with PyTorch's strict and non-strict comparisons so that the branch taken there
@@ -25,7 +26,8 @@ import numpy as np
 
 from ..eager.bf16 import in_float32
 from ..eager.grad_mode import no_grad
-from ..eager.methods import named
+from ..eager.methods import PRIMITIVE_FLOATS, named
+from ..eager.methods import layer_norm_rows as _layer_norm_rows  # not F's public name
 from ..eager.random import numpy_generator
 from ..eager.saved_indices import watch_indices
 from ..eager.tensor import Tensor
@@ -194,12 +196,22 @@ def layer_norm(input: Tensor, normalized_shape: Sequence[int] | int, weight: Any
         raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape "
                            f"[*, {', '.join(map(str, shape))}], but got input of size "
                            f"{list(input.shape)}")
+    if shape and _one_node(input, weight, bias):
+        return _layer_norm_rows(input, weight, bias, len(shape), eps)
     axes = tuple(range(-len(shape), 0))
     mean = input.mean(axes, keepdim=True)
     centred = input - mean
     var = (centred * centred).mean(axes, keepdim=True)
     out = _affine(centred / (var + eps).sqrt(), weight, bias, shape)
     return named(out, input, "NativeLayerNormBackward0", (input, weight, bias))
+
+
+def _one_node(input: Tensor, *affine: Any) -> bool:
+    """Whether ``layer_norm`` is one primitive (PyTorch's one node): a float32 or float64
+    Tensor, and a weight and bias of its dtype or None (others: the composite)."""
+    dtype = input._value.dtype
+    return dtype in PRIMITIVE_FLOATS and all(
+        a is None or (isinstance(a, Tensor) and a._value.dtype == dtype) for a in affine)
 
 
 def group_norm(input: Tensor, num_groups: int, weight: Any = None, bias: Any = None,
@@ -363,8 +375,8 @@ def safe_softmax(scores: Tensor) -> Tensor:
     """PyTorch's safe softmax over the last axis: a query whose every position is masked
     (-inf) attends to nothing (0), not nan, and its gradient is 0 (nan reached every
     element of k.grad)."""
-    masked = (scores == -np.inf).all(-1, keepdim=True)
-    if masked._value.any():
+    masked = (scores._value == -np.inf).all(-1, keepdims=True)  # (data: no node)
+    if masked.any():
         return ops.where(masked, 0.0, ops.where(masked, 0.0, scores).softmax(-1))
     return scores.softmax(-1)
 

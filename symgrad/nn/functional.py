@@ -28,6 +28,7 @@ import numpy as np
 
 from ..eager.bf16 import in_float32 as _in_float32
 from ..eager.methods import PRIMITIVE_FLOATS, named
+from ..eager.methods import linear_rows as _linear_rows  # not F's public name
 from ..eager.methods import nll_loss_rows as _nll_loss_rows  # not F's public name
 from ..eager.random import numpy_generator as _numpy_generator
 from ..eager.tensor import Tensor
@@ -129,13 +130,23 @@ def _value(x: Any) -> Any:
 
 @_in_float32
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
-    """``input @ weight.T + bias``."""
+    """``input @ weight.T + bias``. Of a float32 or float64 input of three axes or more
+    (a transformer's ``(N, L, E)``): one product of its rows, one node, then the bias
+    (PyTorch's ``addmm`` of the ``(N·L, E)`` view, or ``matmul`` then ``add``)."""
+    if input.ndim > 2 and _same_float(input, weight):
+        out = _linear_rows(input, weight)
+        return out if bias is None else out + bias
     wt = weight.t()
     out = input @ wt
     if bias is None:
         return named(out, input, "MmBackward0" if input.ndim == 2 else None, (input, wt))
     return named(out + bias, input, "AddmmBackward0" if input.ndim == 2 else None,
                  (bias, input, wt))
+
+
+def _same_float(x: Any, w: Any) -> bool:
+    dtype = x._value.dtype
+    return dtype in PRIMITIVE_FLOATS and isinstance(w, Tensor) and w._value.dtype == dtype
 
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:

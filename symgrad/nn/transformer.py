@@ -92,6 +92,9 @@ class MultiheadAttention(Module):
                 need_weights: bool = True, attn_mask: Any = None,
                 average_attn_weights: bool = True, is_causal: bool = False) -> tuple[Any, Any]:
         unbatched = query.ndim == 2
+        # self-attention (one tensor for all three): one projection, as PyTorch's
+        # (_in_projection_packed): a single matrix product of the 3·E rows of in_proj_weight
+        packed = self._qkv_same_embed_dim and query is key and key is value
         if unbatched:
             query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
             if key_padding_mask is not None:
@@ -102,16 +105,21 @@ class MultiheadAttention(Module):
         source = key.shape[0]
         h, d = self.num_heads, self.head_dim
         b = self.in_proj_bias
-        if self._qkv_same_embed_dim:
-            w = self.in_proj_weight
-            wq, wk, wv = w[:e], w[e:2 * e], w[2 * e:]
+        if packed:  # (L, N, 3·E) -> 3 of (N, H, L, D)
+            qkv = F.linear(query, self.in_proj_weight, b)
+            q, k, v = qkv.reshape(length, batch, 3, h, d).permute(2, 1, 3, 0, 4).unbind(0)
         else:
-            wq, wk, wv = self.q_proj_weight, self.k_proj_weight, self.v_proj_weight
-        q = F.linear(query, wq, None if b is None else b[:e])
-        k = F.linear(key, wk, None if b is None else b[e:2 * e])
-        v = F.linear(value, wv, None if b is None else b[2 * e:])
-        # (L, N, E) -> (N, H, L, D)
-        q, k, v = (t.reshape(t.shape[0], batch, h, d).permute(1, 2, 0, 3) for t in (q, k, v))
+            if self._qkv_same_embed_dim:
+                w = self.in_proj_weight
+                wq, wk, wv = w[:e], w[e:2 * e], w[2 * e:]
+            else:
+                wq, wk, wv = self.q_proj_weight, self.k_proj_weight, self.v_proj_weight
+            q = F.linear(query, wq, None if b is None else b[:e])
+            k = F.linear(key, wk, None if b is None else b[e:2 * e])
+            v = F.linear(value, wv, None if b is None else b[2 * e:])
+            # (L, N, E) -> (N, H, L, D)
+            q, k, v = (t.reshape(t.shape[0], batch, h, d).permute(1, 2, 0, 3)
+                       for t in (q, k, v))
         scores = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(d))
         if is_causal and attn_mask is None:
             attn_mask = np.triu(np.ones((length, source), dtype=bool), 1)

@@ -29,7 +29,7 @@ a ufunc needs no entry), which ``tests/test_registry.py`` demands (CONTRIBUTING.
   ``loop`` (fori_loop, scan) and ``while``: primitives whose parameters hold graphs;
 - :mod:`.norms`: ``norm2``, the Euclidean norm over axes, scaled (LAPACK's dnrm2);
 - :mod:`.softmax`: ``log_softmax`` and ``nll_loss``, a cross entropy's two nodes in PyTorch,
-  and ``softmax``, one node as PyTorch's;
+  and ``softmax``, one node as PyTorch's; :mod:`.layer_norm`: ``layer_norm``, likewise;
 - :mod:`.operators`: the operators of traced values, and the tracer VJP rules see.
 """
 
@@ -92,7 +92,8 @@ from .elementwise import (
 )
 from .fft import fft_p
 from .indexing import concatenate_p, cumsum_p, gather_p, scatter_add_p, slice_p, unslice_p
-from .linalg import det_p, inv_p, matmul_p, slogdet_p, solve_p
+from .layer_norm import layer_norm_p
+from .linalg import det_p, inv_p, linear_p, matmul_p, slogdet_p, solve_p
 from .loops import loop_p, while_p
 from .norms import norm2_p
 from .operators import PrimTracer
@@ -138,8 +139,8 @@ __all__ = ["call_p", "callback_p", "erf_p", "erfc_p",
     "reciprocal_p", "relu_p", "reshape_p", "rint_p", "scatter_add_p", "sigmoid_p", "sign_p",
     "sin_p", "sinh_p", "slice_p", "slogdet_p", "softplus_p", "solve_p", "sqrt_p", "square_p",
     "sub_p", "sum_p", "tan_p", "tanh_p", "transpose_p", "trunc_p", "unslice_p", "where_p",
-    "xlogy_p", "log_softmax_p", "nll_loss_p", "softmax_p", "arccosh_p", "arcsinh_p",
-    "arctanh_p", "cbrt_p", "exp2_p",
+    "xlogy_p", "log_softmax_p", "nll_loss_p", "softmax_p", "layer_norm_p", "linear_p", "arccosh_p",
+    "arcsinh_p", "arctanh_p", "cbrt_p", "exp2_p",
     "floor_divide_p",
     "log2_p", "log10_p", "remainder_p", "sinc_p", "argsort_p", "to_int_p", "cumprod_p",
     "scatter_along_p",

@@ -1,10 +1,11 @@
 """Linear algebra primitives: matrix products, inv, det, slogdet, solve.
 
-Five primitives, each declared once below with all its facets:
+Six primitives, each declared once below with all its facets:
 
 - ``matmul``: ``x @ y`` of 1-D/2-D operands (``np.dot`` in the kernel, which
   is BLAS in Numba), or of stacks of matrices with equal batch dims (a loop of
-  ``np.dot`` over the batch);
+  ``np.dot`` over the batch); ``linear``: ``x @ w.T`` over the last axis of an ``x`` of
+  any rank, one product of its rows (``F.linear``'s, as PyTorch's ``addmm``);
 - ``inv``, ``det``, ``slogdet`` (``part="sign"`` or ``"logabsdet"``) of a
   square matrix and ``solve(a, b)`` for a vector or matrix ``b``; of stacks of
   matrices too, as a loop over the batch axes in the kernel.
@@ -107,6 +108,54 @@ matmul_p = register(
     sympy=lambda sp, x, y: np.matmul(x, y),
     batch=lambda b, args, flags: _matmul_batch(b, args, flags))
 
+
+# ---------------------------------------------------------------------------
+# linear: F.linear's product, x @ w.T over x's last axis, any leading axes (its rows)
+
+
+def _linear_rule(x: Aval, w: Aval) -> Aval:
+    require("linear", (x, w), FLOAT)
+    if not x.ndim or w.ndim != 2 or x.shape[-1] != w.shape[1]:
+        raise ShapeError(f"linear: takes rows {x} of the length of the rows of the matrix "
+                         f"{w} (x @ w.T over x's last axis)")
+    return Aval(x.shape[:-1] + w.shape[:1], float_of(x, w))
+
+
+def _rows(x: Any) -> tuple[int, int]:
+    """``x``'s leading axes as one (its rows), and its last."""
+    shape = shape_of(x)
+    return math.prod(shape[:-1]), shape[-1]
+
+
+def _linear(x: Any, w: Any) -> Any:
+    """One matrix product of ``x``'s rows (a copy first only if they are not one array's
+    rows), as PyTorch's ``addmm`` of the ``(N·L, E)`` view."""
+    x, w = np.asarray(x), np.asarray(w)
+    rows = x.reshape(math.prod(x.shape[:-1]), x.shape[-1])
+    return np.matmul(rows, w.T).reshape(x.shape[:-1] + w.shape[:1])
+
+
+def _linear_vjp(g, ans, x, w):
+    rows = reshape(g, (_rows(x)[0], shape_of(w)[0]))
+    return reshape(matmul(rows, w), shape_of(x)), matmul(swap(rows), reshape(x, _rows(x)))
+
+
+def _linear_batch(b, args, flags):
+    """A batch of inputs is more rows of one product; a batch of matrices, one product
+    per example (a stack)."""
+    x, w = args
+    if not flags[1]:
+        return b.bind(linear_p, [x, w]), True
+    x = x if flags[0] else b.with_batch(x)
+    xs = b.shape(x)[1:]
+    rows = b.reshape(x, (b.size, math.prod(xs[:-1]), xs[-1]))
+    out = b.bind(matmul_p, [rows, b.transpose(w, (0, 2, 1))])
+    return b.reshape(out, (b.size, *xs[:-1], b.shape(w)[1])), True
+
+
+linear_p = register(
+    name="linear", kind="array", shape_rule=_linear_rule, impl=_linear, vjp=_linear_vjp,
+    sympy=lambda sp, x, w: np.matmul(x, w.T), batch=_linear_batch)
 
 # ---------------------------------------------------------------------------
 # inv, det, slogdet, solve of square matrices and stacks of them. Numba's
@@ -261,6 +310,11 @@ solve_p = register(
 def matmul(x: Any, y: Any) -> Any:
     """``x @ y`` for operands the ``matmul`` primitive takes as they are."""
     return apply(matmul_p, x, y)
+
+
+def linear(x: Any, w: Any) -> Any:
+    """``x @ w.T`` over ``x``'s last axis (one equation, whatever ``x``'s leading axes)."""
+    return apply(linear_p, x, w)
 
 
 def outer(a: Any, b: Any) -> Any:

@@ -120,8 +120,28 @@ def _softmax(x: Any, axis: int) -> Any:
     x = np.asarray(x)
     if x.shape[axis] == 0:
         return x.copy()
-    e = np.exp(x - x.max(axis, keepdims=True))  # (-inf - -inf, inf - inf: nan)
-    return e / e.sum(axis, keepdims=True)
+    e = x - _row_max(x, axis)  # (-inf - -inf, inf - inf: nan)
+    np.exp(e, out=e)  # (in place: the same bits)
+    return np.divide(e, e.sum(axis, keepdims=True), out=e)
+
+
+def _row_max(x: np.ndarray, axis: int) -> np.ndarray:
+    """``x.max(axis, keepdims=True)``; along a last axis of 2 to 64 elements (attention's
+    rows) by halving it with ``np.maximum``: numpy's reduction over so short an inner axis
+    cost 230 us for (64, 4, 16, 16) float32, the halving ~30. The same maxima (a nan
+    sticks); of a -0.0 and a 0.0 either may be kept, which changes no value of ``exp(x -
+    max)``."""
+    n = x.shape[axis]
+    if axis != x.ndim - 1 or not 2 <= n <= 64 or x.size < 4096:
+        return x.max(axis, keepdims=True)
+    m = x
+    while m.shape[-1] > 1:
+        half = m.shape[-1] // 2
+        top = np.maximum(m[..., :half], m[..., half:2 * half])
+        if m.shape[-1] % 2:
+            top[..., :1] = np.maximum(top[..., :1], m[..., 2 * half:])
+        m = top
+    return m
 
 
 def _softmax_vjp(g: Any, ans: Any, x: Any, axis: int) -> tuple:

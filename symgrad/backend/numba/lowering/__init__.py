@@ -16,6 +16,7 @@ from . import (  # noqa: F401
     decompositions,
     elementwise,
     indexing,
+    layer_norm,
     linalg,
     loops,
     norms,

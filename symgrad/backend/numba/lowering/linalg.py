@@ -85,7 +85,19 @@ def _slogdet_emit(out, args, avals, out_aval, *, part) -> list[str]:
                        _stack_shape(args[-1], out_aval.ndim), out_aval.dtype)
 
 
+def _linear_emit(out: str, args: list[str], avals: list[Aval], out_aval: Aval) -> list[str]:
+    """One BLAS product of ``x``'s rows (its leading axes as one) by ``w.T``."""
+    (x, w), xa = widened(args, avals, out_aval), avals[0]
+    lead = [f"{x}.shape[{k}]" for k in range(xa.ndim - 1)]
+    rows = f"np.ascontiguousarray({x}).reshape(({' * '.join(lead) or '1'}, {x}.shape[-1]))"
+    product = f"np.dot({rows}, np.ascontiguousarray({w}).T)"
+    if xa.ndim == 2:
+        return [f"{out} = {product}"]
+    return [f"{out} = {product}.reshape(({''.join(d + ', ' for d in lead)}{w}.shape[0],))"]
+
+
 lower(P.matmul_p, _matmul_emit, transposed_operands=True)
+lower(P.linear_p, _linear_emit)
 lower(P.inv_p, _linalg_emit("np.linalg.inv({})"))
 lower(P.det_p, _linalg_emit("np.linalg.det({})"))
 lower(P.slogdet_p, _slogdet_emit)
