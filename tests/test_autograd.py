@@ -501,3 +501,21 @@ def test_z_backward_gradient_is_backward_of_the_sum_of_z_times_gradient():
     want = 6 * (np.array([[1., 2., 3.], [4., 5., 6.]]) + 2) * gradients.numpy()
     assert_close(grads[0], want)
     assert_close(grads[1], want)
+
+
+@pytest.mark.kernels
+def test_a_float32_sum_of_a_matrix_product_compiles_its_backward(monkeypatch):
+    """The sum's cotangent broadcast to a float32 matrix is float32 in the kernel (it was
+    np.full of a float64 number: np.dot(float64, float32) failed to compile, and the
+    backward ran on the interpreter with a KernelFallbackWarning, an error here); the
+    gradients are the closed form's, sum over the rows of x and ones."""
+    monkeypatch.setattr(torch.config, "tiered", False)  # (the compile here, not in a worker)
+    x = np.arange(8.0, dtype=np.float32).reshape(2, 4) / 8
+    m = torch.nn.Linear(4, 3).float()
+    for _ in range(3):  # (the backward compiles at its second run)
+        m.zero_grad()
+        m(torch.tensor(x)).sum().backward()
+        assert m.weight.grad.dtype == m.bias.grad.dtype == torch.float32
+        np.testing.assert_allclose(m.weight.grad.numpy(), np.broadcast_to(x.sum(0), (3, 4)),
+                                   rtol=1e-6)
+        np.testing.assert_allclose(m.bias.grad.numpy(), np.full(3, 2.0), rtol=1e-6)

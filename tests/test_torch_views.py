@@ -656,3 +656,20 @@ def test_copies_views_and_contiguity_as_pytorch():
     for write in (lambda: u[0].add_(1), lambda: u.zero_(), lambda: u.__setitem__(0, 5.0)):
         with pytest.raises(RuntimeError, match="unfold"):
             write()
+
+
+def test_contiguous_of_a_tensor_requiring_grad_is_c_ordered_as_pytorch():
+    """contiguous() of a strided tensor that requires grad is C-ordered (its clone by a
+    product with 1 kept the transposed layout: view() of it raised where PyTorch's
+    works), a copy whose writes stay in it, its node CloneBackward0, its gradient the
+    transpose back."""
+    got = []
+    for L in (symgrad, torch_real):
+        x = L.tensor(np.arange(12.0).reshape(3, 4), requires_grad=True)
+        y = x * 2
+        c = y.t().contiguous()
+        (c.view(12) * L.tensor(np.arange(12.0) % 5)).sum().backward()
+        y.t().contiguous().add_(100)
+        flags = [t.is_contiguous() for t in (c, x.permute(1, 0).contiguous(), y.contiguous())]
+        got.append((flags, type(c.grad_fn).__name__, c.tolist(), x.grad.tolist(), y.tolist()))
+    assert got[0] == got[1]

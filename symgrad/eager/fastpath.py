@@ -30,10 +30,18 @@ import numpy as np
 
 from ..core.ir import F32, FLOAT, Aval, Literal, Primitive
 from ..core.tracing import Traced, Tracer
+from ..prims.elementwise import relu_p
 from ..prims.overflow import CheckedUfunc
+from ..prims.reductions import sum_p
 from ..prims.selection import where_p
 from ..prims.windows import windows_p
-from ..transforms.pipeline import gathered_windows
+from ..transforms.pipeline import (
+    compiled_first_max,
+    compiled_relu,
+    compiled_row_sum,
+    compiled_select,
+    gathered_windows,
+)
 from . import grad_mode
 from .graph import node_class
 from .replay import keep
@@ -164,15 +172,45 @@ def _where_aval(prim: Primitive, shapes: tuple, params: dict[str, Any]) -> Aval 
 
 
 _IMPLS: dict[Primitive, Any] = {}
+
+
+def _relu(x: Any) -> Any:
+    """``relu``'s value by one compiled loop where it applies, else ``relu_p.impl``'s."""
+    found = compiled_relu(x)
+    return relu_p.impl(x) if found is None else found
+
+
+def _where(c: Any, x: Any, y: Any) -> Any:
+    """``where``'s value by one compiled loop where it applies, else ``where_p.impl``'s."""
+    found = compiled_select(c, x, y)
+    return where_p.impl(c, x, y) if found is None else found
+
+
+def _sum(x: Any, axes: tuple[int, ...]) -> Any:
+    """``sum``'s value over a few trailing elements by one compiled loop where it
+    applies, else ``sum_p.impl``'s."""
+    found = compiled_row_sum(x, axes)
+    return sum_p.impl(x, axes=axes) if found is None else found
+
+
+def window_first_max(values: np.ndarray) -> np.ndarray | None:
+    """A mask of each window's (last axis) first maximum, or its last NaN, by one compiled
+    loop; None where it does not apply (:mod:`symgrad.backend.numba.eager_loops`)."""
+    return compiled_first_max(values)
+
+
 #: faster implementations of this path's operations, the same values as ``prim.impl``
-_EAGER_IMPLS: dict[Primitive, Any] = {windows_p: gathered_windows}
+_EAGER_IMPLS: dict[Primitive, Any] = {windows_p: gathered_windows, relu_p: _relu,
+                                       where_p: _where, sum_p: _sum}
 
 
 def _float_impl(prim: Primitive) -> Any:
     """``prim.impl`` for floating operands, looked up once per primitive: numpy's ufunc
     itself for a :class:`~symgrad.prims.overflow.CheckedUfunc` (its int64 overflow test
     never applies to the floating values this path computes), the compiled gather of
-    :mod:`symgrad.backend.numba.window_gather` for ``windows``."""
+    :mod:`symgrad.backend.numba.window_gather` for ``windows``, the compiled loop of
+    :mod:`symgrad.backend.numba.eager_loops` for ``relu``, a ``where`` of an array and a
+    number and a ``sum`` over a few trailing elements."""
     impl = _EAGER_IMPLS.get(prim, prim.impl)
     if isinstance(impl, CheckedUfunc):
         impl = impl.ufunc

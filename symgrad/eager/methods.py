@@ -405,7 +405,13 @@ class TensorMethods(ReductionMethods):
                         "Unbind")
 
     def contiguous(self) -> Any:  # (a copy of a strided view, whose writes stay in it)
-        return self if self.is_contiguous() else self.clone()
+        if self.is_contiguous():
+            return self
+        if self._requires_grad:  # C-ordered, as PyTorch's (clone's product by 1 keeps a
+            # dense strided layout, numpy's and PyTorch's: x.t().clone() is not contiguous)
+            flat = ops.reshape(self, (-1,))  # (numpy's reshape copies in C order)
+            return named(ops.reshape(flat, tuple(self.shape)), self, "CloneBackward0")
+        return self.clone()
 
     def cpu(self) -> Any:
         return self

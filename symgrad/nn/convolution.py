@@ -398,7 +398,7 @@ def _max_pool(input: Tensor, kernel_size: Any, stride: Any, padding: Any, dilati
     xp = _padded(x, widths, -np.inf) if any(map(any, widths)) else x
     windows = _windows(xp, out, kernel, stride, dilation)
     flat = windows.reshape(*windows.shape[:2 + d], math.prod(kernel))
-    values = flat.detach().numpy()
+    values = _read(flat)
     # the first maximum of each window, picked by a mask that enters as data (a gather
     # would carry one index per output element in the graph)
     picked = window_first_max(values)
@@ -428,6 +428,13 @@ def _max_pool(input: Tensor, kernel_size: Any, stride: Any, padding: Any, dilati
         position = position * spatial[i] + (coord - padding[i])
     indices = Tensor._make(position[0] if unbatched else position)
     return y, indices
+
+
+def _read(windows: Tensor) -> np.ndarray:
+    """The windows' values, read only (``detach().numpy()`` would hand their memory out:
+    a copy of it kept, 1.2 MB for LeNet's first pooling, and compared by the backward);
+    a bfloat16 Tensor refuses as ``numpy()`` does."""
+    return windows.detach().numpy() if windows.dtype is dt.bfloat16 else windows._held_value()
 
 
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
@@ -567,7 +574,7 @@ def _adaptive_max(input: Tensor, output_size: Any, return_indices: bool, d: int,
         kernel.append(k)
     windows = x[(slice(None), slice(None), *index)]
     flat = windows.reshape(*windows.shape[:2 + d], math.prod(kernel))
-    choice = window_argmax(flat.detach().numpy())
+    choice = window_argmax(_read(flat))
     y = flat.gather(-1, Tensor._make(choice)).squeeze(-1)
     y = named(y.squeeze(0) if unbatched else y, input, f"AdaptiveMaxPool{d}DBackward0", (input,))
     if not return_indices:

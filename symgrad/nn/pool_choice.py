@@ -10,6 +10,8 @@ import sys
 
 import numpy as np
 
+from ..eager.fastpath import window_first_max as _compiled_first_max
+
 
 def _first_max_mask_of_four(values: np.ndarray) -> np.ndarray | None:
     """For windows of four floats without NaN (None if one has a NaN), a mask of each
@@ -26,7 +28,11 @@ def _first_max_mask_of_four(values: np.ndarray) -> np.ndarray | None:
 
 
 def window_first_max(values: np.ndarray) -> np.ndarray:
-    """A mask of each window's maximum (last axis) as :func:`window_argmax` picks it."""
+    """A mask of each window's maximum (last axis) as :func:`window_argmax` picks it (by
+    one compiled loop where it applies, :mod:`symgrad.backend.numba.eager_loops`)."""
+    found = _compiled_first_max(values)
+    if found is not None:
+        return found
     if values.shape[-1] == 4 and values.dtype.kind == "f" and sys.byteorder == "little":
         found = _first_max_mask_of_four(values)
         if found is not None:

@@ -11,6 +11,7 @@ import numpy as np
 from ....core.index_text import broadcast_index, loop_nest
 from ....core.ir import COMPLEXES, Aval
 from ....prims import reductions as R
+from ..scope import dtype_arg
 from .table import lower, transposed
 
 
@@ -93,15 +94,15 @@ def _extremum_weights_emit(out, args, avals, out_aval, *, axes, largest) -> list
 
 def _broadcast_to_emit(out, args, avals, out_aval, *, shape) -> list[str]:
     (x,), (aval,) = args, avals
-    if not aval.shape:
-        return [f"{out} = np.full({shape!r}, {x})"]
+    if not aval.shape:  # (the result's dtype: a float32 number is a float64 in Numba)
+        return [f"{out} = np.full({shape!r}, {x}{dtype_arg(out_aval.dtype)})"]
     return [f"{out} = np.broadcast_to({x}, {shape!r})"]
 
 
 def _reshape_emit(out, args, avals, out_aval, *, shape) -> list[str]:
     (x,), (aval,) = args, avals
     if not aval.shape:
-        return [f"{out} = np.full({shape!r}, {x})"]
+        return [f"{out} = np.full({shape!r}, {x}{dtype_arg(out_aval.dtype)})"]
     if not shape:
         return [f"{out} = {x}.ravel()[0]"]
     return [f"{out} = np.ascontiguousarray({x}).reshape({shape!r})"]

@@ -1,0 +1,234 @@
+"""Compiled loops for eager operations whose numpy form takes several passes: ``relu``
+(:mod:`symgrad.prims.elementwise`) and a max pool's choice of each window's maximum
+(:mod:`symgrad.nn.pool_choice`).
+
+Numpy computes a ReLU bit for bit as a mask of the signs and three bitwise passes
+(``select``: ``np.where`` mispredicts a branch per element), 0.14 ms for LeNet's first
+ReLU (64x6x28x28 float32); one compiled loop takes 0.03. A max pool's mask of the
+first maximum of each window (the last NaN where there is one, as PyTorch's kernels
+pick) is one loop too, where numpy takes the windows' maximum, a NaN test, a
+comparison and bit tricks (0.3 ms for LeNet's first pooling).
+
+Each result is numpy's, bit for bit (-0.0, NaN payloads and all: elements are copied,
+never converted), with numpy's memory layout. The loops' source sits in symgrad's
+kernel cache (:mod:`.compile`), one compile per dtype and layout, so a new process
+loads their machine code from disk. The first call in a process, and every call on
+other dtypes than float32 and float64, on fewer than :data:`MIN_SIZE` elements, on an
+array whose elements are not one dense block, or with ``SYMGRAD_EAGER_COMPILE=0``,
+returns None: the caller's numpy form, the same bits.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import threading
+import warnings
+from typing import Any
+
+import numpy as np
+
+from ...core.config import config
+from .codegen import KernelSource
+from .compile import load
+
+#: arrays of fewer elements are left to numpy (no compile for small arrays)
+MIN_SIZE = 4096
+
+_TEXT = """\
+# symgrad kernels: eager loops
+# relu(x) = 0 where x < 0, else x (elements copied: -0.0 and NaN payloads kept)
+# first_max(w) = a mask of each row's first maximum, or its last NaN
+# select(c, x, y) = x where c, else y (y a number); row_sum(w) = each row's sum, in order
+from numba import njit
+
+
+@njit(cache=True, nogil=True, error_model="numpy", fastmath=False)
+def relu(x, out):
+    for i in range(x.size):
+        v = x[i]
+        if v < 0:
+            out[i] = 0
+        else:
+            out[i] = v
+
+
+@njit(cache=True, nogil=True, error_model="numpy", fastmath=False)
+def first_max(w, k, out):
+    # (flat indices: a row's elements at constant distances, so that LLVM vectorizes
+    # the rows; a 2-d index's runtime row stride kept it a scalar loop, 10x slower)
+    if k == 4:
+        for r in range(w.size // 4):
+            top = w[4 * r]
+            best = 0
+            v = w[4 * r + 1]
+            b = (v > top) | (v != v)
+            top = v if b else top
+            best = 1 if b else best
+            v = w[4 * r + 2]
+            b = (v > top) | (v != v)
+            top = v if b else top
+            best = 2 if b else best
+            v = w[4 * r + 3]
+            b = (v > top) | (v != v)
+            best = 3 if b else best
+            out[4 * r] = best == 0
+            out[4 * r + 1] = best == 1
+            out[4 * r + 2] = best == 2
+            out[4 * r + 3] = best == 3
+        return
+    for r in range(w.size // k):
+        best = 0
+        top = w[k * r]
+        for j in range(1, k):
+            v = w[k * r + j]
+            b = (v > top) | (v != v)
+            top = v if b else top
+            best = j if b else best
+        for j in range(k):
+            out[k * r + j] = j == best
+
+
+@njit(cache=True, nogil=True, error_model="numpy", fastmath=False)
+def select(c, x, y, out):
+    v = y[0]  # (read once: a read in the loop, which out might alias, is not vectorized)
+    for i in range(x.size):
+        out[i] = x[i] if c[i] else v
+
+
+@njit(cache=True, nogil=True, error_model="numpy", fastmath=False)
+def row_sum(w, k, out):
+    if k == 4:
+        for r in range(out.size):
+            out[r] = ((w[4 * r] + w[4 * r + 1]) + w[4 * r + 2]) + w[4 * r + 3]
+        return
+    for r in range(out.size):
+        total = w[k * r] + w[k * r + 1]
+        for j in range(2, k):
+            total += w[k * r + j]
+        out[r] = total
+"""
+
+_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+#: name -> the compiled loop (None: not loaded yet, False: failed), and calls seen
+_KERNELS: dict[str, Any] = {}
+_CALLS: dict[str, int] = {}
+_LOCK = threading.Lock()
+
+
+class EagerLoopFallbackWarning(RuntimeWarning):
+    """A compiled eager loop failed; numpy computes that operation from then on."""
+
+
+def relu(x: Any) -> np.ndarray | None:
+    """``relu``'s value (``select(x < 0, 0.0, x)``, bit for bit, in ``x``'s memory
+    layout), or None where numpy computes it."""
+    if type(x) is not np.ndarray or x.dtype not in _DTYPES or x.size < MIN_SIZE:
+        return None
+    flat = _dense(x)
+    if flat is None:
+        return None
+    kernel = _kernel("relu")
+    if kernel is None:
+        return None
+    out = np.empty_like(x)  # (numpy's where gives x's layout: empty_like keeps it)
+    target = _dense(out)
+    if target is None or target.strides != flat.strides or out.strides != x.strides:
+        return None
+    return out if _run("relu", kernel, flat, target) else None
+
+
+def first_max(values: np.ndarray) -> np.ndarray | None:
+    """A mask of each window's (last axis) first maximum, or its last NaN, as
+    :func:`symgrad.nn.pool_choice.window_argmax` picks it; None where numpy does."""
+    if type(values) is not np.ndarray or values.dtype not in _DTYPES or \
+            values.size < MIN_SIZE or not values.ndim or not values.shape[-1]:
+        return None
+    kernel = _kernel("first_max")
+    if kernel is None:
+        return None
+    flat = np.ascontiguousarray(values).reshape(-1)
+    out = np.empty(flat.shape, dtype=np.bool_)
+    return out.reshape(values.shape) if _run("first_max", kernel, flat, values.shape[-1],
+                                              out) else None
+
+
+def select(c: Any, x: Any, y: Any) -> np.ndarray | None:
+    """``np.where(c, x, y)`` for a bool array ``c``, a float array ``x`` and a Python
+    float ``y`` of one shape and layout (a max pool's ``where(picked, windows, 0.0)``),
+    bit for bit in ``x``'s layout; None where numpy computes it."""
+    if type(c) is not np.ndarray or c.dtype != np.bool_ or type(x) is not np.ndarray or \
+            x.dtype not in _DTYPES or type(y) is not float or c.shape != x.shape or \
+            x.size < MIN_SIZE:
+        return None
+    flat, cond = _dense(x), _dense(c)
+    if flat is None or cond is None or c.strides != tuple(s // x.itemsize for s in x.strides):
+        return None
+    kernel = _kernel("select")
+    if kernel is None:
+        return None
+    out = np.empty_like(x)
+    target = _dense(out)
+    if target is None or out.strides != x.strides:
+        return None
+    number = np.array([y], dtype=x.dtype)  # (y rounded to x's dtype, as numpy's where)
+    return out if _run("select", kernel, cond, flat, number, target) else None
+
+
+def row_sum(x: Any, axes: tuple[int, ...]) -> np.ndarray | None:
+    """``sum(x, axes)`` over trailing axes of 2 to 7 elements in all of a C-ordered float
+    array, added in order (:func:`symgrad.prims.reductions._sum`'s slices, bit for bit);
+    None where numpy computes it."""
+    if type(x) is not np.ndarray or x.dtype not in _DTYPES or not x.flags.c_contiguous or \
+            x.size < MIN_SIZE or not axes or x.ndim <= len(axes) or \
+            tuple(axes) != tuple(range(x.ndim - len(axes), x.ndim)):
+        return None
+    lead = x.shape[:x.ndim - len(axes)]
+    k = math.prod(x.shape[x.ndim - len(axes):])
+    if not 2 <= k <= 7:
+        return None
+    kernel = _kernel("row_sum")
+    if kernel is None:
+        return None
+    out = np.empty(math.prod(lead), dtype=x.dtype)
+    return out.reshape(lead) if _run("row_sum", kernel, x.reshape(-1), k, out) else None
+
+
+def _dense(x: np.ndarray) -> np.ndarray | None:
+    """``x``'s elements as a 1-d view in memory order, None unless they are one dense
+    block (a C-ordered array, or its transpose as a matrix product leaves it)."""
+    order = sorted(range(x.ndim), key=lambda a: -x.strides[a])
+    t = x.transpose(order)
+    if not t.flags.c_contiguous:
+        return None
+    return t.reshape(-1)
+
+
+def _kernel(name: str) -> Any:
+    """The compiled loop ``name`` (loaded from the kernel cache, or compiled) from its
+    second call in the process on; None before, when off, or after a failure."""
+    if not config.eager_compile:
+        return None
+    kernel = _KERNELS.get(name)
+    if kernel is False:
+        return None
+    if kernel is None:
+        with _LOCK:
+            _CALLS[name] = calls = _CALLS.get(name, 0) + 1
+            if calls < 2:  # (a one-off call never waits for Numba)
+                return None
+            key = hashlib.sha256(f"{name}\n{_TEXT}".encode()).hexdigest()[:32]
+            kernel = _KERNELS[name] = load(KernelSource(key, name, _TEXT))
+    return kernel
+
+
+def _run(name: str, kernel: Any, *args: np.ndarray) -> bool:
+    try:
+        kernel(*args)
+    except Exception as e:  # noqa: BLE001 -- numpy's form gives the same values
+        _KERNELS[name] = False
+        warnings.warn(f"symgrad could not compile its eager loop {name} ({type(e).__name__}: "
+                      f"{e}); numpy computes it from now on", EagerLoopFallbackWarning,
+                      stacklevel=3)
+        return False
+    return True
