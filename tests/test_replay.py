@@ -32,7 +32,10 @@ RTOL = 1e-12
 @pytest.fixture(autouse=True)
 def interpreted(monkeypatch):
     monkeypatch.setattr(config, "eager_compile", False)
+    before = torch_real.get_default_dtype()  # (restored: a later file's LayerNorm is float32)
     torch_real.set_default_dtype(torch_real.float64)
+    yield
+    torch_real.set_default_dtype(before)
 
 
 def _close(a, b, what):

@@ -528,3 +528,37 @@ def test_linear_of_rows_in_three_axes_against_pytorch(dtype, bias, transposed):
     for want, got in zip(*outs):
         assert str(got.dtype) == str(want.dtype)
         np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), **tol)
+
+
+@pytest.mark.parametrize("change", ["x rebound", "strided x in place", "weight rebound"])
+def test_linear_of_rows_refuses_inputs_changed_through_data(change):
+    """F.linear of (N, L, E) rows, then its input or weight changed through ``.data``
+    before backward: PyTorch's MmBackward0 saved the rows (a reshape: a copy of a strided
+    x) and ``weight.t()``, which a rebinding leaves behind, and reads those old values;
+    the linear primitive read the new ones (a wrong weight or input gradient), so it is
+    refused, as the reshape and transpose nodes were."""
+    rng = np.random.default_rng(7)
+    x, w = rng.standard_normal((2, 3, 4)), rng.standard_normal((5, 4))
+    seed = rng.standard_normal((3, 2, 5) if change == "strided x in place" else (2, 3, 5))
+    outs = []
+    for lib in (torch_real, symgrad):
+        xt, wt = (lib.tensor(a, dtype=lib.float64, requires_grad=True) for a in (x, w))
+        y = lib.nn.functional.linear(xt.transpose(0, 1) if seed.shape[0] == 3 else xt, wt)
+        if change == "x rebound":
+            xt.data = xt.data * 3
+        elif change == "weight rebound":
+            wt.data = wt.data * 3
+        else:
+            xt.data.mul_(3)
+        if lib is symgrad:
+            with pytest.raises(RuntimeError, match="MmBackward0|changed"):
+                (y * lib.tensor(seed)).sum().backward()
+        else:
+            (y * lib.tensor(seed)).sum().backward()
+            outs = [xt.grad.numpy(), wt.grad.numpy()]
+    # (PyTorch's gradients are the ones of the old values: the ones symgrad would miss)
+    xo, wo = x.transpose(1, 0, 2) if seed.shape[0] == 3 else x, w
+    np.testing.assert_allclose(outs[1], seed.reshape(-1, 5).T @ xo.reshape(-1, 4), rtol=1e-12)
+    np.testing.assert_allclose(outs[0].reshape(xo.shape) if seed.shape[0] == 2 else
+                               outs[0].transpose(1, 0, 2), (seed @ wo).reshape(xo.shape),
+                               rtol=1e-12)

@@ -74,7 +74,7 @@ import numpy as np
 from ..core.ir import Aval, Eqn, Graph, Var, freeze_params
 from ..core.tracing import Traced
 from ..prims import REGISTRY
-from ..prims.linalg import matmul_p
+from ..prims.linalg import linear_p, matmul_p
 from ..prims.reductions import transpose_p
 from ..transforms import pipeline
 from .graph import Node
@@ -281,9 +281,11 @@ def refuse_unmatched(nodes: list[Any], fed_positions: tuple[int, ...],
                 continue
             if k in ins:  # a changed leaf or data, or a cut result
                 counted, live = ins[k]
+                # (linear: PyTorch's MmBackward0 saved x's rows, a reshape that copies a
+                # strided x, and weight.t(), views a `.data =` rebinding leaves behind)
                 if (live and recompute) or (by_rule and (
                         counted or not live or facts.saves_output or not facts.reads_like_torch
-                        or facts.saves_both and not _shift(n))):
+                        or facts.saves_both and not _shift(n) or n.prim is linear_p)):
                     raise RuntimeError(_unmatched(n, recompute and live))
             elif isinstance(a, Node):
                 need.add(id(a))
