@@ -252,8 +252,8 @@ def _matched(root: Node, ct: Any) -> tuple | None:
     the structure of :data:`_TEMPLATE` and that entry is the one used last (no cache
     reorder), needing none of the general path's checks; else None."""
     template = _TEMPLATE[0]
-    if template is None or template.entry is not _LAST[0]:
-        return None
+    if template is None or template.entry is not _LAST[0] or _LAST[1] is not _CACHE:
+        return None  # (another cache: a test's fresh one, whose entries start over)
     found = match(root, template)
     if found is None:
         return None
@@ -288,13 +288,14 @@ def _cached_entry(key: tuple, lower: Callable[[], Graph | tuple[Graph, tuple[int
         with _LOCK:
             if key in _CACHE:
                 _CACHE.move_to_end(key)
-    _LAST[0] = entry
+    _LAST[0], _LAST[1] = entry, _CACHE
     return entry
 
 
 #: the entry :func:`_cached_entry` gave last (a training loop asks for one at every step;
-#: hashing its key again to move it to the end, where it is, was a tenth of a backward)
-_LAST: list[_Entry | None] = [None]
+#: hashing its key again to move it to the end, where it is, was a tenth of a backward),
+#: and the cache it is in
+_LAST: list[Any] = [None, None]
 
 
 def _free(nodes: list[Node]) -> None:
