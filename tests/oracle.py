@@ -82,7 +82,10 @@ def finite_differences(fn: Callable, args: Sequence[Any], k: int, cotangent: Any
 
 
 def assert_close(got: Any, want: Any, rtol: float = RTOL, atol: float = ATOL, what: str = ""):
-    got, want = np.asarray(got, dtype=float), np.asarray(want, dtype=float)
+    got, want = np.asarray(got), np.asarray(want)
+    # complex values compared as complex (as float, numpy kept the real parts only)
+    kind = complex if np.iscomplexobj(got) or np.iscomplexobj(want) else float
+    got, want = got.astype(kind), want.astype(kind)
     assert got.shape == want.shape, f"{what}: shape {got.shape} != {want.shape}"
     np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, err_msg=what)
 
