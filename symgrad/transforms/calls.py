@@ -24,7 +24,7 @@ from ..core.tracing import Traced, Tracer
 from ..prims.elementwise import as_float
 from ..prims.reductions import reshape
 from . import pipeline
-from .captured import World
+from .guards import World
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ reached is checked for every attribute name the code uses anywhere: more checks
 than needed, never fewer. Every place a value is read from is guarded, also when
 the value was already reached by another name (``a = b = L``).
 
-Each read becomes a guard: an array (an ndarray of any subclass, a memmap, a
+Each read becomes a guard (:mod:`.guards`): an array (an ndarray of any subclass, a memmap, a
 symgrad Tensor's values) by its type, shape, dtype and bytes (an in-place change
 is a change; an array of Python objects, whose bytes are pointers, by identity and
 its elements, as a list; the attributes a user's subclass adds are followed),
@@ -75,6 +75,17 @@ from .captured_code import draws as _draws
 from .captured_code import names as _names
 from .captured_code import same_code as _same_code
 from .captured_code import strings as _strings
+from .guards import MISSING as _MISSING
+from .guards import VALUE_TYPES as _VALUE_TYPES
+from .guards import Fixed as _Fixed
+from .guards import Getter, World
+from .guards import arg as _arg
+from .guards import attr as _attr
+from .guards import cell as _cell
+from .guards import check as _check
+from .guards import global_ as _global
+from .guards import held as _held
+from .guards import item as _item
 
 #: top-level packages whose modules and functions are taken as fixed
 LIBRARIES = frozenset({
@@ -88,16 +99,12 @@ MAX_ITEMS = 64
 MAX_GUARDS = 512
 #: attributes followed from a root; deeper objects fail closed
 MAX_DEPTH = 6
-_MISSING = object()
-_VALUE_TYPES = (int, float, complex, str, bytes, bool, type(None), np.generic)
 #: library objects that cannot change: guarded by identity, nothing to follow
 _IMMUTABLE = (slice, range, frozenset, type(Ellipsis), type(NotImplemented), np.dtype,
               property, types.MemberDescriptorType, types.GetSetDescriptorType)
 #: C functions (made anew on every attribute access when bound): not followed
 _OPAQUE = (types.BuiltinFunctionType, types.BuiltinMethodType, types.MethodWrapperType,
            types.WrapperDescriptorType, types.MethodDescriptorType, np.ufunc)
-#: C methods bound anew at every attribute access (guarded by owner and name)
-_BOUND_ANEW = (types.BuiltinMethodType, types.MethodWrapperType)
 #: the user's rules a symgrad custom function holds (custom_vjp, custom_jvp)
 _RULES = ("fwd", "bwd", "jvp", "jvps")
 #: followed element by element (a class's ``__dict__`` is a mapping proxy)
@@ -111,9 +118,6 @@ _NOT_READING = frozenset({
     "__getnewargs__", "__getnewargs_ex__", "__copy__", "__deepcopy__", "__setattr__",
     "__delattr__", "__setitem__", "__delitem__", "__subclasshook__", "__instancecheck__",
     "__subclasscheck__"})
-
-Getter = Callable[[tuple], Any]
-
 
 def _library(obj: Any) -> bool:
     name = getattr(obj, "__module__", None) if not isinstance(obj, types.ModuleType) \
@@ -141,116 +145,6 @@ def _symgrad(obj: Any) -> bool:
         return os.path.abspath(code.co_filename).startswith(_PACKAGE)
     name = getattr(obj, "__module__", None)
     return isinstance(name, str) and name.partition(".")[0] == "symgrad"
-
-
-def _check(get: Getter, value: Any) -> Callable[[tuple], bool]:
-    """A guard on one read: whether ``get(args)`` still gives what it gave when the
-    function was traced (``value``): an array by type, shape, dtype and bytes, a number
-    or string by value, anything else by identity."""
-    if isinstance(value, np.ndarray) and value.dtype.kind != "O":
-        shape, dtype, kind = value.shape, value.dtype, type(value)
-        if value.nbytes <= _SMALL:
-            snapshot = value.tobytes()  # a copy
-
-            def small(args: tuple) -> bool:
-                now = get(args)
-                return (type(now) is kind and now.shape == shape
-                        and (now.dtype is dtype or now.dtype == dtype)
-                        and now.tobytes() == snapshot)
-            return small
-        bits = _bits(np.array(value, order="C"))  # a copy
-
-        def large(args: tuple) -> bool:
-            now = get(args)
-            return (type(now) is kind and now.shape == shape and now.dtype == dtype
-                    and bool((_bits(now) == bits).all()))
-        return large
-    if isinstance(value, _VALUE_TYPES):
-        kind, key = type(value), _value_key(value)
-
-        def same_value(args: tuple) -> bool:
-            now = get(args)
-            return now is value or type(now) is kind and _value_key(now) == key
-        return same_value
-    if isinstance(value, os._Environ):  # (its dict is no attribute): by its contents
-        environ = dict(value)
-        return lambda args: get(args) is value and dict(value) == environ
-    if isinstance(value, types.MappingProxyType):  # a class's __dict__: new at every read
-        items = dict(value)
-        return lambda args: isinstance(now := get(args), types.MappingProxyType) and (
-            now.keys() == items.keys() and all(now[k] is v for k, v in items.items()))
-    owner = getattr(value, "__self__", None)
-    if isinstance(value, _BOUND_ANEW) and owner is not None:
-        # a C method bound to an object (``Cls.__call__``, ``lst.append``, a module's
-        # ``__setattr__``): new at every read, so by its owner and name
-        kind, name = type(value), value.__name__
-        return lambda args: type(now := get(args)) is kind and getattr(
-            now, "__self__", None) is owner and now.__name__ == name
-    return lambda args: get(args) is value
-
-
-_SMALL = 4096  # bytes: up to this, an array's snapshot is its bytes
-
-
-def _bits(a: np.ndarray) -> np.ndarray:
-    """An array's elements as unsigned integers of the same size, flat: compared bit
-    for bit (so equal NaNs are equal, and 0.0 differs from -0.0) in one numpy pass."""
-    flat = np.ascontiguousarray(a).reshape(-1)
-    if flat.dtype.itemsize in (1, 2, 4, 8) and flat.dtype.kind != "O":
-        return flat.view(f"u{flat.dtype.itemsize}")
-    return flat.view(np.uint8)
-
-
-def _value_key(x: Any) -> Any:
-    """A number as a comparable key that tells 0.0 from -0.0 and finds nan again (each
-    part of a complex number: sqrt(-4 - 0j) is -2j)."""
-    if isinstance(x, (float, np.floating)):
-        return float(x).hex()
-    if isinstance(x, (complex, np.complexfloating)):
-        return float(x.real).hex(), float(x.imag).hex()
-    return x
-
-
-def _all_hold(guards: tuple[Callable[[tuple], bool], ...], args: tuple) -> bool:
-    for holds in guards:
-        if not holds(args):
-            return False
-    return True
-
-
-def _never(args: tuple) -> bool:
-    return False
-
-
-class World:
-    """The reads of one trace, checked on each call: ``world.holds(args)``.
-
-    A guard never raises: a read that fails now (a deleted attribute, a shorter
-    list) gives a marker that differs from what the trace read. ``unguarded``: what
-    the analysis could not cover (then ``holds`` is always false: the function is
-    traced on every call), or None; ``known`` checks the guards there are."""
-
-    __slots__ = ("guards", "holds", "known", "numbers", "unguarded")
-
-    def __init__(self, guards: tuple[Callable[[tuple], bool], ...],
-                 numbers: frozenset[int] = frozenset(), unguarded: str | None = None):
-        self.guards = guards
-        #: ids of the floats read (alive while the function is traced): scalar consts
-        self.numbers = numbers
-        self.unguarded = unguarded
-        if not guards:
-            self.known: Callable[[tuple], bool] = lambda args: True
-        elif len(guards) == 1:
-            self.known = guards[0]  # one call less for the common case
-        elif len(guards) == 2:  # (a generator costs 200 ns more)
-            first, second = guards
-            self.known = lambda args: first(args) and second(args)
-        else:
-            self.known = functools.partial(_all_hold, guards)
-        self.holds = _never if unguarded is not None else self.known
-
-    def __len__(self) -> int:
-        return len(self.guards)
 
 
 def world(fun: Callable, args: tuple) -> World | None:
@@ -294,60 +188,6 @@ def warn_unguarded(fun: Callable, reason: str, how: str = "call") -> None:
         "but each call pays the trace). Pass the value as an argument instead (a keyword "
         "argument, or a static one with static_argnums), so that each call uses the "
         "current one and the trace can be reused.", RetraceWarning, stacklevel=level)
-
-
-def _arg(i: int) -> Getter:
-    return lambda a: a[i] if i < len(a) else _MISSING
-
-
-class _Fixed:
-    """A getter of an object that cannot change (a bound method's ``self``)."""
-
-    __slots__ = ("value",)
-
-    def __init__(self, value: Any):
-        self.value = value
-
-    def __call__(self, args: tuple) -> Any:
-        return self.value
-
-
-def _attr(parent: Getter, name: str) -> Getter:
-    if isinstance(parent, _Fixed):  # one call less on every check
-        obj = parent.value
-        return lambda a: getattr(obj, name, _MISSING)
-    return lambda a: getattr(parent(a), name, _MISSING)
-
-
-def _item(parent: Getter, key: Any) -> Getter:
-    def item(a: tuple) -> Any:
-        try:
-            return parent(a)[key]
-        except Exception:  # noqa: BLE001 -- gone: differs from what was read
-            return _MISSING
-    return item
-
-
-def _global(namespace: dict, name: str) -> Getter:
-    return lambda a: namespace.get(name, _MISSING)
-
-
-def _cell(cell: types.CellType) -> Getter:
-    def contents(a: tuple) -> Any:
-        try:
-            return cell.cell_contents
-        except ValueError:  # emptied (del): differs from what was read
-            return _MISSING
-    return contents
-
-
-def _held(get: Getter) -> Getter:
-    """The values of the Tensor ``get`` gives (a Tensor changed in place is a change)."""
-    def values(a: tuple) -> Any:
-        now = get(a)
-        return now._held_value() if isinstance(now, Traced) and not isinstance(
-            now, Tracer) else _MISSING
-    return values
 
 
 def _state_in_c(x: Any) -> bool:
