@@ -158,10 +158,13 @@ _TORCH_DRAWS = frozenset({"rand", "randn", "randint", "randperm", "normal", "ber
 def draws(x: Any) -> bool:
     """Whether calling ``x`` may give another result at every call: a random draw
     (``default_rng``, ``np.random.rand``, ``random.gauss``, a generator's bound method,
-    ``torch.rand``) or the clock (``time.time``). A trace calls it once and would keep
+    ``torch.rand``, ``scipy.stats.norm.rvs``) or the clock (``time.time``,
+    ``datetime.now``). A trace calls it once and would keep
     that one result, so the function reading it fails closed."""
     owner = getattr(x, "__self__", None)
-    if owner is not None and not isinstance(owner, types.ModuleType):
+    if isinstance(owner, type):  # a class method (datetime.now): its class's module
+        module = owner.__module__
+    elif owner is not None and not isinstance(owner, types.ModuleType):
         module = type(owner).__module__  # a bound method: its object's class decides
     else:
         module = getattr(x, "__module__", None) or getattr(owner, "__name__", None)
@@ -172,4 +175,32 @@ def draws(x: Any) -> bool:
     top = module.partition(".")[0]
     if top in ("torch", "symgrad"):
         return getattr(x, "__name__", None) in _TORCH_DRAWS
+    if module == "datetime":  # (its classes' clocks; the rest of datetime is pure)
+        return getattr(x, "__name__", None) in ("now", "utcnow", "today")
+    if module.startswith("scipy.stats"):  # a distribution's random variates
+        return getattr(x, "__name__", None) == "rvs"
     return any(module == m or module.startswith(m + ".") for m in _DRAWING_MODULES)
+
+
+def drawn(places: list[Any], names: list[str], depth: int) -> str | None:
+    """The first of ``places``' attributes that :func:`draws`, reached by up to ``depth``
+    of ``names`` in a row (``scipy.stats.norm.rvs``: three), as its dotted path; None if
+    none does."""
+    frontier = [(place, getattr(place, "__name__", "?")) for place in places]
+    seen = {id(place) for place in places}
+    for _ in range(depth):
+        found = []
+        for place, shown in frontier:
+            for name in names:
+                try:
+                    x = getattr(place, name, None)
+                except Exception:  # noqa: BLE001 -- a property that fails: not followed
+                    continue
+                if x is None or id(x) in seen:
+                    continue
+                seen.add(id(x))
+                if draws(x):
+                    return f"{shown}.{name}"
+                found.append((x, f"{shown}.{name}"))
+        frontier = found
+    return None
