@@ -928,18 +928,22 @@ def test_draws_and_clocks_reached_by_any_name_fail_closed():
 
 
 def test_clock_classmethods_and_scipy_draws_fail_closed():
-    """``datetime.now()`` (a clock reached as a class's method) and scipy.stats' ``rvs``
-    (a random draw, reached through the library module or a distribution object) were
-    called once by the trace and kept: every call returned the first value. Each now
-    fails closed, as ``time.time`` and ``np.random.rand`` do."""
+    """``datetime.now()`` (a clock reached as a class's method), scipy.stats' ``rvs`` (a
+    random draw, reached through the library module or a distribution object) and
+    ``os.getrandom`` were called once by the trace and kept: every call returned the
+    first value. Each now fails closed, as ``time.time`` and ``np.random.rand`` do."""
     import datetime
+    import os
 
     import scipy.stats
     from scipy.stats import norm
 
-    for f in (lambda v: v * datetime.datetime.now().microsecond,
-              lambda v: v * scipy.stats.norm.rvs(),
-              lambda v: v * norm.rvs()):
+    cases = [lambda v: v * datetime.datetime.now().microsecond,
+             lambda v: v * scipy.stats.norm.rvs(),
+             lambda v: v * norm.rvs()]
+    if sys.platform == "linux":
+        cases.append(lambda v: v * int.from_bytes(os.getrandom(4), "little"))
+    for f in cases:
         g = sg.jit(f, backend="numpy")
         with pytest.warns(sg.RetraceWarning):  # (norm: its state is not visible either)
             first, second = g(X)[0], g(X)[0]

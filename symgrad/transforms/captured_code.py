@@ -171,7 +171,7 @@ def draws(x: Any) -> bool:
     if not isinstance(module, str) or not callable(x):
         return False
     if module == "posix" or module == "nt":
-        return getattr(x, "__name__", None) == "urandom"
+        return getattr(x, "__name__", None) in ("urandom", "getrandom", "times")
     top = module.partition(".")[0]
     if top in ("torch", "symgrad"):
         return getattr(x, "__name__", None) in _TORCH_DRAWS
