@@ -929,9 +929,10 @@ def test_draws_and_clocks_reached_by_any_name_fail_closed():
 
 def test_clock_classmethods_and_scipy_draws_fail_closed():
     """``datetime.now()`` (a clock reached as a class's method), scipy.stats' ``rvs`` (a
-    random draw, reached through the library module or a distribution object) and
-    ``os.getrandom`` were called once by the trace and kept: every call returned the
-    first value. Each now fails closed, as ``time.time`` and ``np.random.rand`` do."""
+    random draw, reached through the library module or a distribution object), a
+    quasi-random engine's draw, a Tensor's ``uniform_()`` and ``os.getrandom`` were
+    called once by the trace and kept: every call returned the first value. Each now
+    fails closed, as ``time.time`` and ``np.random.rand`` do."""
     import datetime
     import os
 
@@ -940,7 +941,9 @@ def test_clock_classmethods_and_scipy_draws_fail_closed():
 
     cases = [lambda v: v * datetime.datetime.now().microsecond,
              lambda v: v * scipy.stats.norm.rvs(),
-             lambda v: v * norm.rvs()]
+             lambda v: v * norm.rvs(),
+             lambda v: v * scipy.stats.qmc.Halton(1).random()[0, 0],
+             lambda v: v * float(sg.zeros(1).uniform_())]
     if sys.platform == "linux":
         cases.append(lambda v: v * int.from_bytes(os.getrandom(4), "little"))
     for f in cases:

@@ -71,6 +71,7 @@ import numpy as np
 from ..core.errors import RetraceWarning
 from ..core.tracing import Traced, Tracer
 from .captured_code import NAME_READERS as _NAME_READERS
+from .captured_code import NAMED_DRAWS as _NAMED_DRAWS
 from .captured_code import drawn as _drawn
 from .captured_code import draws as _draws
 from .captured_code import names as _names
@@ -576,6 +577,9 @@ class _Finder:
         call one fails closed (as one holding a Generator)."""
         places = [module] + ([np.random] if module is np and "random" in self.attrs else [])
         found = _drawn(places, sorted(self.attrs), depth)
+        named = _NAMED_DRAWS.get(getattr(module, "__name__", "").partition(".")[0], frozenset())
+        if found is None and isinstance(module, types.ModuleType) and self.attrs & named:
+            found = f"{module.__name__} and .{min(self.attrs & named)}"
         if found is not None:
             self.fail(f"{found.replace('numpy', 'np', 1)}, which gives another result at "
                       "every call (a random draw or the clock)")

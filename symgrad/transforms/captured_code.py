@@ -152,7 +152,19 @@ _DRAWING_MODULES = ("numpy.random", "random", "secrets", "time", "uuid")
 #: PyTorch's (and symgrad's Tensor API's) random factories
 _TORCH_DRAWS = frozenset({"rand", "randn", "randint", "randperm", "normal", "bernoulli",
                           "multinomial", "poisson", "rand_like", "randn_like",
-                          "randint_like"})
+                          "randint_like",
+                          # a Tensor's in-place draws, dropout, a distribution's samples
+                          "uniform_", "normal_", "bernoulli_", "exponential_", "random_",
+                          "cauchy_", "geometric_", "log_normal_", "dropout", "dropout1d",
+                          "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout",
+                          "rrelu", "rrelu_", "gumbel_softmax", "sample", "rsample"})
+#: scipy.stats' random variates and quasi-random engines' draws (scrambled by default)
+_SCIPY_DRAWS = frozenset({"rvs", "random", "random_base2", "integers"})
+#: per library (top-level package): the attribute names of its draws, a method of an
+#: object it made included (``torch.zeros(3).uniform_()``), which no walk from the
+#: module reaches: code that reads the library and uses one of them fails closed
+NAMED_DRAWS = {"torch": _TORCH_DRAWS, "symgrad": _TORCH_DRAWS,
+               "scipy": frozenset({"rvs", "qmc"})}
 
 
 def draws(x: Any) -> bool:
@@ -178,7 +190,7 @@ def draws(x: Any) -> bool:
     if module == "datetime":  # (its classes' clocks; the rest of datetime is pure)
         return getattr(x, "__name__", None) in ("now", "utcnow", "today")
     if module.startswith("scipy.stats"):  # a distribution's random variates
-        return getattr(x, "__name__", None) == "rvs"
+        return getattr(x, "__name__", None) in _SCIPY_DRAWS
     return any(module == m or module.startswith(m + ".") for m in _DRAWING_MODULES)
 
 
