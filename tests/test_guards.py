@@ -925,3 +925,31 @@ def test_draws_and_clocks_reached_by_any_name_fail_closed():
     seeded = sg.jit(lambda v: v * np.random.default_rng(0).standard_normal(), backend="numpy")
     with pytest.warns(sg.RetraceWarning):  # (a seeded one too: retraced, the same values)
         assert seeded(X)[0] == seeded(X)[0] == X[0] * np.random.default_rng(0).standard_normal()
+
+
+def test_clock_classmethods_and_scipy_draws_fail_closed():
+    """``datetime.now()`` (a clock reached as a class's method), scipy.stats' ``rvs`` (a
+    random draw, reached through the library module or a distribution object), a
+    quasi-random engine's draw, a Tensor's ``uniform_()`` and ``os.getrandom`` were
+    called once by the trace and kept: every call returned the first value. Each now
+    fails closed, as ``time.time`` and ``np.random.rand`` do."""
+    import datetime
+    import os
+
+    import scipy.stats
+    from scipy.stats import norm
+
+    cases = [lambda v: v * datetime.datetime.now().microsecond,
+             lambda v: v * scipy.stats.norm.rvs(),
+             lambda v: v * norm.rvs(),
+             lambda v: v * scipy.stats.qmc.Halton(1).random()[0, 0],
+             lambda v: v * float(sg.zeros(1).uniform_())]
+    if sys.platform == "linux":
+        cases.append(lambda v: v * int.from_bytes(os.getrandom(4), "little"))
+    for f in cases:
+        g = sg.jit(f, backend="numpy")
+        with pytest.warns(sg.RetraceWarning):  # (norm: its state is not visible either)
+            first, second = g(X)[0], g(X)[0]
+        assert first != second
+    assert sg.jit(lambda v: v * scipy.stats.norm.pdf(0.5), backend="numpy")(X)[0] == \
+        X[0] * scipy.stats.norm.pdf(0.5)  # (a pure function of scipy.stats: traced)

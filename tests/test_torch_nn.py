@@ -530,6 +530,24 @@ def test_linear_of_rows_in_three_axes_against_pytorch(dtype, bias, transposed):
         np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), **tol)
 
 
+def test_linear_of_rows_with_a_vector_weight_against_pytorch():
+    """F.linear of (N, L, E) rows by a 1-D weight (and a 0-d bias) is PyTorch's
+    ``x @ w``: shape (N, L); the rows' linear primitive takes matrices only, and raised a
+    ShapeError for it."""
+    rng = np.random.default_rng(9)
+    x, w = rng.standard_normal((2, 3, 4)), rng.standard_normal(4)
+    outs = []
+    for lib in (torch_real, symgrad):
+        xt, wt = (lib.tensor(a, dtype=lib.float64, requires_grad=True) for a in (x, w))
+        bt = lib.tensor(0.5, dtype=lib.float64, requires_grad=True)
+        y = lib.nn.functional.linear(xt, wt, bt)
+        (y * y).sum().backward()
+        outs.append([y, xt.grad, wt.grad, bt.grad])
+    for want, got in zip(*outs):
+        assert tuple(got.shape) == tuple(want.shape)
+        np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-12)
+
+
 @pytest.mark.parametrize("change", ["x rebound", "strided x in place", "weight rebound"])
 def test_linear_of_rows_refuses_inputs_changed_through_data(change):
     """F.linear of (N, L, E) rows, then its input or weight changed through ``.data``

@@ -145,8 +145,11 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
 
 
 def _same_float(x: Any, w: Any) -> bool:
+    """Whether ``x @ w.T`` is the rows' primitive's: a matrix ``w`` of ``x``'s float dtype
+    (a 1-D ``w`` is PyTorch's ``x @ w``: the general path)."""
     dtype = x._value.dtype
-    return dtype in PRIMITIVE_FLOATS and isinstance(w, Tensor) and w._value.dtype == dtype
+    return dtype in PRIMITIVE_FLOATS and isinstance(w, Tensor) and w._value.dtype == dtype \
+        and w._value.ndim == 2
 
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:

@@ -71,6 +71,8 @@ import numpy as np
 from ..core.errors import RetraceWarning
 from ..core.tracing import Traced, Tracer
 from .captured_code import NAME_READERS as _NAME_READERS
+from .captured_code import NAMED_DRAWS as _NAMED_DRAWS
+from .captured_code import drawn as _drawn
 from .captured_code import draws as _draws
 from .captured_code import names as _names
 from .captured_code import same_code as _same_code
@@ -333,6 +335,8 @@ class _Finder:
             # a library function, ufunc or class, read from a user's name: by identity
             if not fixed:
                 self.guard(get, x, where)
+            if isinstance(x, type):  # (its clocks: datetime.datetime.now)
+                self.drawing(x, depth=1)
             owner = getattr(x, "__self__", None)  # a C method bound to a user's object
             if isinstance(x, _OPAQUE) and owner is not None and not isinstance(
                     owner, (types.ModuleType, np.ufunc, type)):
@@ -406,18 +410,19 @@ class _Finder:
             if attr is not _MISSING:
                 self.value(attr, _attr(get, name), depth + 1, f"{where}.{name}")
 
-    def drawing(self, module: types.ModuleType) -> None:
-        """``np.random.rand``, ``np.random.default_rng()``, ``torch.rand``, ``time.time``
-        reached through their module give another result at every call: a function that
-        may call one fails closed (as one holding a Generator)."""
+    def drawing(self, module: Any, depth: int = 3) -> None:
+        """``np.random.rand``, ``np.random.default_rng()``, ``torch.rand``, ``time.time``,
+        ``scipy.stats.norm.rvs``, ``datetime.datetime.now`` reached through their module
+        (or class: ``depth`` 1) give another result at every call: a function that may
+        call one fails closed (as one holding a Generator)."""
         places = [module] + ([np.random] if module is np and "random" in self.attrs else [])
-        for place in places:
-            for name in sorted(self.attrs):
-                if _draws(getattr(place, name, None)):
-                    shown = place.__name__.replace("numpy", "np", 1)
-                    self.fail(f"{shown}.{name}, which gives another result at every call "
-                              "(a random draw or the clock)")
-                    return
+        found = _drawn(places, sorted(self.attrs), depth)
+        named = _NAMED_DRAWS.get(getattr(module, "__name__", "").partition(".")[0], frozenset())
+        if found is None and isinstance(module, types.ModuleType) and self.attrs & named:
+            found = f"{module.__name__} and .{min(self.attrs & named)}"
+        if found is not None:
+            self.fail(f"{found.replace('numpy', 'np', 1)}, which gives another result at "
+                      "every call (a random draw or the clock)")
 
     def methods(self, x: Any) -> None:
         """The code of ``x``'s class (and its bases: a method reached through ``super()``

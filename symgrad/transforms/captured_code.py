@@ -152,24 +152,67 @@ _DRAWING_MODULES = ("numpy.random", "random", "secrets", "time", "uuid")
 #: PyTorch's (and symgrad's Tensor API's) random factories
 _TORCH_DRAWS = frozenset({"rand", "randn", "randint", "randperm", "normal", "bernoulli",
                           "multinomial", "poisson", "rand_like", "randn_like",
-                          "randint_like"})
+                          "randint_like",
+                          # a Tensor's in-place draws, dropout, a distribution's samples
+                          "uniform_", "normal_", "bernoulli_", "exponential_", "random_",
+                          "cauchy_", "geometric_", "log_normal_", "dropout", "dropout1d",
+                          "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout",
+                          "rrelu", "rrelu_", "gumbel_softmax", "sample", "rsample"})
+#: scipy.stats' random variates and quasi-random engines' draws (scrambled by default)
+_SCIPY_DRAWS = frozenset({"rvs", "random", "random_base2", "integers"})
+#: per library (top-level package): the attribute names of its draws, a method of an
+#: object it made included (``torch.zeros(3).uniform_()``), which no walk from the
+#: module reaches: code that reads the library and uses one of them fails closed
+NAMED_DRAWS = {"torch": _TORCH_DRAWS, "symgrad": _TORCH_DRAWS,
+               "scipy": frozenset({"rvs", "qmc"})}
 
 
 def draws(x: Any) -> bool:
     """Whether calling ``x`` may give another result at every call: a random draw
     (``default_rng``, ``np.random.rand``, ``random.gauss``, a generator's bound method,
-    ``torch.rand``) or the clock (``time.time``). A trace calls it once and would keep
+    ``torch.rand``, ``scipy.stats.norm.rvs``) or the clock (``time.time``,
+    ``datetime.now``). A trace calls it once and would keep
     that one result, so the function reading it fails closed."""
     owner = getattr(x, "__self__", None)
-    if owner is not None and not isinstance(owner, types.ModuleType):
+    if isinstance(owner, type):  # a class method (datetime.now): its class's module
+        module = owner.__module__
+    elif owner is not None and not isinstance(owner, types.ModuleType):
         module = type(owner).__module__  # a bound method: its object's class decides
     else:
         module = getattr(x, "__module__", None) or getattr(owner, "__name__", None)
     if not isinstance(module, str) or not callable(x):
         return False
     if module == "posix" or module == "nt":
-        return getattr(x, "__name__", None) == "urandom"
+        return getattr(x, "__name__", None) in ("urandom", "getrandom", "times")
     top = module.partition(".")[0]
     if top in ("torch", "symgrad"):
         return getattr(x, "__name__", None) in _TORCH_DRAWS
+    if module == "datetime":  # (its classes' clocks; the rest of datetime is pure)
+        return getattr(x, "__name__", None) in ("now", "utcnow", "today")
+    if module.startswith("scipy.stats"):  # a distribution's random variates
+        return getattr(x, "__name__", None) in _SCIPY_DRAWS
     return any(module == m or module.startswith(m + ".") for m in _DRAWING_MODULES)
+
+
+def drawn(places: list[Any], names: list[str], depth: int) -> str | None:
+    """The first of ``places``' attributes that :func:`draws`, reached by up to ``depth``
+    of ``names`` in a row (``scipy.stats.norm.rvs``: three), as its dotted path; None if
+    none does."""
+    frontier = [(place, getattr(place, "__name__", "?")) for place in places]
+    seen = {id(place) for place in places}
+    for _ in range(depth):
+        found = []
+        for place, shown in frontier:
+            for name in names:
+                try:
+                    x = getattr(place, name, None)
+                except Exception:  # noqa: BLE001 -- a property that fails: not followed
+                    continue
+                if x is None or id(x) in seen:
+                    continue
+                seen.add(id(x))
+                if draws(x):
+                    return f"{shown}.{name}"
+                found.append((x, f"{shown}.{name}"))
+        frontier = found
+    return None
