@@ -194,10 +194,20 @@ def test_an_inplace_method_records_a_tensor_argument_that_requires_grad(method):
     assert ours[2:] == theirs[2:]
 
 
-def test_an_inplace_change_through_which_no_gradient_flows_writes_and_records_nothing():
-    # x.copysign_(w): only w requires grad, and w's gradient is zero (no node): it crashed
-    w = symgrad.tensor([0.5, -1.5, 2.5], requires_grad=True)
-    h = symgrad.tensor([1.5, 2.0, 0.5]) * 1
-    h.copysign_(w)
-    np.testing.assert_array_equal(h.numpy(), [1.5, -2.0, 0.5])
-    assert h.grad_fn is None and not h.requires_grad
+def test_copysign_by_a_tensor_requiring_grad_records_a_zero_gradient_for_it():
+    # x.copysign(w) with w requiring grad: PyTorch records the node and gives w a zero
+    # gradient (an optimizer steps it: None would skip it); symgrad left it unrecorded
+    def run(t):
+        w = t.tensor([0.5, -1.5, 2.5], dtype=t.float64, requires_grad=True)
+        h = t.tensor([1.5, 2.0, 0.5], dtype=t.float64) * 1
+        h.copysign_(w)
+        values, recorded = h.detach().numpy().copy(), (h.requires_grad, h.grad_fn.name())
+        y = t.tensor([[1.0, -2.0, 0.0]], dtype=t.float64).copysign(w[:1])
+        (h.sum() + y.sum()).backward()
+        return values, recorded, w.grad.numpy(), y.detach().numpy()
+
+    ours, theirs = run(symgrad), run(torch_real)
+    np.testing.assert_array_equal(ours[0], [1.5, -2.0, 0.5])
+    assert ours[1] == theirs[1] == (True, "CopysignBackward0")
+    np.testing.assert_array_equal(ours[2], theirs[2])
+    np.testing.assert_array_equal(ours[3], theirs[3])

@@ -225,6 +225,10 @@ class ElementwiseMethods:
         if zero.any():  # copysign(0, other): a constant
             signed = np.where(flip, -x._value, x._value).astype(kind.numpy)
             moved = ops.where(zero, signed, moved)
+        if getattr(other, "requires_grad", False):  # in the graph with a zero gradient (not
+            # None: an optimizer steps a parameter whose gradient is zero), as PyTorch's
+            keep = np.ones(np.broadcast_shapes(moved.shape, other.shape), bool)
+            moved = ops.where(keep, moved, other.to(kind))
         return named(moved, self, "CopysignBackward0", (self, other))
 
     def float_power(self, exponent):
