@@ -369,6 +369,10 @@ def classifier_ops(torch, show, data, dtype_name):
     with torch.no_grad():
         show(x.relu().requires_grad, x.log_softmax(0).grad_fn, F.nll_loss(logp, y).grad_fn)
     show(torch.tensor([-2, 3]).relu())
+    xt = x.t()  # (a view of x, as PyTorch's; its fast exit too)
+    show(xt._base is x, _functions(xt))
+    xt.sum().backward()
+    show(x.grad)
 
 
 @pytest.mark.parametrize("dtype_name", ["float64", "float32"])
@@ -378,16 +382,19 @@ def test_classifier_ops_match_pytorch(dtype_name):
 
 
 def test_classifier_fast_exits_are_the_general_path():
-    """Tensor.relu's, log_softmax's and nll_loss_rows' fast exits give the value and node
+    """Tensor.relu's, log_softmax's, t()'s and nll_loss_rows' fast exits give the value and node
     (class, primitive, parameters, aval) of the primitives' general call."""
     from symgrad.eager import methods
     from symgrad.numpy_api import functions as ops
     from symgrad.prims import softmax as softmax_prims
+    from symgrad.prims.reductions import transpose_p
 
     x = symgrad.tensor(np.linspace(-1, 1, 12).reshape(3, 4), requires_grad=True)
     t = symgrad.tensor(np.array([0.0, 3.0, -1.0]))
     w, total = symgrad.tensor(np.array([1.0, 1.0, 0.0])), symgrad.tensor(np.array(2.0))
     for fast, slow in ((x.relu(), ops.relu(x)),
+                       (x.t(), methods.named(EAGER.apply(transpose_p, (x,), {"perm": (1, 0)}),
+                                             x, "TBackward0")),
                        (x.log_softmax(1), softmax_prims.log_softmax(x, 1)),
                        (methods.nll_loss_rows(x, t._value, w._value, total._value, 1, "mean"),
                         softmax_prims.nll_loss(x, t, w, total, 1, "mean"))):

@@ -331,7 +331,7 @@ class TensorMethods(ReductionMethods):
             raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
                                f"{self.ndim}D")
         if self._value.ndim == 2:  # (np.transpose's primitive, without numpy's dispatch)
-            swapped = self._trace.apply(transpose_p, (self,), {"perm": (1, 0)})
+            swapped = self._trace.unary(transpose_p, self, {"perm": (1, 0)})
             return named(swapped, self, "TBackward0")
         return named(ops.transpose(self), self, "TBackward0")
 
