@@ -350,3 +350,54 @@ def test_the_matrix_fast_path_is_numpys_matmul():
             product()
         errors.append((type(e.value), str(e.value).split(" (at ")[0]))
     assert errors[0] == errors[1]
+
+
+def classifier_ops(torch, show, data, dtype_name):
+    """``relu``, ``log_softmax`` and ``nll_loss`` (a classifier's; float64 and float32 take
+    their fast exits, int64 and no-grad the general path): values, nodes, gradients."""
+    F = torch.nn.functional
+    x = torch.tensor(data["x"], dtype=getattr(torch, dtype_name), requires_grad=True)
+    y = torch.tensor([0, 2, 1])
+    h = x.relu()
+    logp = (h * 2 - 1).log_softmax(1)
+    loss = F.nll_loss(logp, y)
+    ce = F.cross_entropy(x - 1, y, reduction="sum")
+    for r in (h, logp, loss, ce):
+        show(r, str(r.dtype), _functions(r))
+    (loss + ce).backward()
+    show(x.grad)
+    with torch.no_grad():
+        show(x.relu().requires_grad, x.log_softmax(0).grad_fn, F.nll_loss(logp, y).grad_fn)
+    show(torch.tensor([-2, 3]).relu())
+    xt = x.t()  # (a view of x, as PyTorch's; its fast exit too)
+    show(xt._base is x, _functions(xt))
+    xt.sum().backward()
+    show(x.grad)
+
+
+@pytest.mark.parametrize("dtype_name", ["float64", "float32"])
+def test_classifier_ops_match_pytorch(dtype_name):
+    run_both(classifier_ops, normal_data(4, x=(3, 4)),
+             rtol=1e-9 if dtype_name == "float64" else 3e-6, dtype_name=dtype_name)
+
+
+def test_classifier_fast_exits_are_the_general_path():
+    """Tensor.relu's, log_softmax's, t()'s and nll_loss_rows' fast exits give the value and node
+    (class, primitive, parameters, aval) of the primitives' general call."""
+    from symgrad.eager import methods
+    from symgrad.numpy_api import functions as ops
+    from symgrad.prims import softmax as softmax_prims
+    from symgrad.prims.reductions import transpose_p
+
+    x = symgrad.tensor(np.linspace(-1, 1, 12).reshape(3, 4), requires_grad=True)
+    t = symgrad.tensor(np.array([0.0, 3.0, -1.0]))
+    w, total = symgrad.tensor(np.array([1.0, 1.0, 0.0])), symgrad.tensor(np.array(2.0))
+    for fast, slow in ((x.relu(), ops.relu(x)),
+                       (x.t(), methods.named(EAGER.apply(transpose_p, (x,), {"perm": (1, 0)}),
+                                             x, "TBackward0")),
+                       (x.log_softmax(1), softmax_prims.log_softmax(x, 1)),
+                       (methods.nll_loss_rows(x, t._value, w._value, total._value, 1, "mean"),
+                        softmax_prims.nll_loss(x, t, w, total, 1, "mean"))):
+        assert fast._value.tobytes() == slow._value.tobytes()
+        a, b = fast._node, slow._node
+        assert (type(a), a.prim, a.params, a.aval) == (type(b), b.prim, b.params, b.aval)

@@ -36,10 +36,12 @@ from ..numpy_api import shapes as shape_ops
 from ..prims import layer_norm as layer_norm_prims
 from ..prims import linalg as linalg_prims
 from ..prims import softmax as softmax_prims
+from ..prims.elementwise import relu_p
 from ..prims.reductions import transpose_p
 from . import dtypes as dt
 from . import grad_mode
 from .bf16 import add_tensors, half_in_float32, in_float32, opmath_scalar
+from .fastpath import apply_f64, unary_f64
 from .fused_values import with_value
 from .method_args import dim_axes as _dims
 from .method_args import keeps_bool, named, size_arg
@@ -61,7 +63,11 @@ def nll_loss_rows(logp: Any, target: np.ndarray, w: np.ndarray, total: np.ndarra
     """``F.nll_loss``'s node (:func:`symgrad.prims.softmax.nll_loss`; nn reaches primitives
     through here): its data as Tensors of ``logp``'s dtype, which the fast path takes."""
     make = type(logp)._make
-    return softmax_prims.nll_loss(logp, make(target), make(w), make(total), axis, reduction)
+    args = (logp, make(target), make(w), make(total))
+    # (the fast path at once: the node and value the primitive's call reaches)
+    fast = apply_f64(softmax_prims.nll_loss_p, args, {"axis": int(axis), "reduction": reduction},
+                     make)
+    return softmax_prims.nll_loss(*args, axis, reduction) if fast is None else fast
 
 
 def linear_rows(x: Any, weight: Any) -> Any:
@@ -139,7 +145,15 @@ class TensorMethods(ReductionMethods):
             return np.rint(self)
         ten = 10.0 ** abs(decimals)
         return np.rint(self * ten) / ten if decimals > 0 else np.rint(self / ten) * ten
-    def relu(self): return named(ops.relu(self), self, "ReluBackward0")
+    def relu(self):
+        # float64 or float32: the fast path at once (the node and value ops.relu's five
+        # calls reach), as mean(); anything else: numpy's function
+        result = unary_f64(relu_p, self, {}, self._make)
+        if result is None:
+            result = apply_f64(relu_p, (self,), {}, self._make)
+        if result is None:
+            result = ops.relu(self)
+        return named(result, self, "ReluBackward0")
     @half_in_float32
     def sigmoid(self): return named(ops.sigmoid(self), self, "SigmoidBackward0")
     def maximum(self, other): return np.maximum(self, other)
@@ -259,7 +273,9 @@ class TensorMethods(ReductionMethods):
             return named(x - x, x, "LogSoftmaxBackward0", (x,))
         axis = _one_dim(dim, x.ndim)
         if x._value.dtype in PRIMITIVE_FLOATS:  # one node (PyTorch's), one numpy computation
-            return softmax_prims.log_softmax(x, axis)
+            # (float64: the fast path at once, the node and value the primitive's call reaches)
+            fast = unary_f64(softmax_prims.log_softmax_p, x, {"axis": int(axis)}, x._make)
+            return softmax_prims.log_softmax(x, axis) if fast is None else fast
         return named(ops.log_softmax(x, axis), x, "LogSoftmaxBackward0", (x,))
 
     # -- linear algebra ------------------------------------------------------------------
@@ -315,7 +331,7 @@ class TensorMethods(ReductionMethods):
             raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
                                f"{self.ndim}D")
         if self._value.ndim == 2:  # (np.transpose's primitive, without numpy's dispatch)
-            swapped = self._trace.apply(transpose_p, (self,), {"perm": (1, 0)})
+            swapped = self._trace.unary(transpose_p, self, {"perm": (1, 0)})
             return named(swapped, self, "TBackward0")
         return named(ops.transpose(self), self, "TBackward0")
 

@@ -91,6 +91,16 @@ class EagerTrace(Trace):
             views.note(args, result)
         return result
 
+    def unary(self, prim: Primitive, a: Any, params: dict[str, Any]) -> Any:
+        """:meth:`apply` of ``prim(a, **params)``; for a float64 ``a``, the fast path's
+        :func:`.fastpath.unary_f64` at once (its contract: the same value and node)."""
+        result = fastpath.unary_f64(prim, a, params, Tensor._make)
+        if result is None:
+            return self.apply(prim, (a,), params)
+        if prim.view:
+            views.note((a,), result)
+        return result
+
     def _apply(self, prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
         fast = apply_f64(prim, args, params, Tensor._make)
         if fast is not None:

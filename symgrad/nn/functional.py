@@ -278,7 +278,7 @@ def _nll(logp: Tensor, target: Any, weight: Any, ignore_index: int, reduction: s
     # one node, one numpy computation (symgrad.prims.softmax), its targets as floats
     if dtype in PRIMITIVE_FLOATS and logp.shape[c] < 2 ** 24:
         return _nll_loss_rows(logp, np.where(valid, safe, -1).astype(dtype),
-                             per_sample.astype(dtype), total, c, reduction)
+                             per_sample.astype(dtype, copy=False), total, c, reduction)
     # (float16, bfloat16): the composite; each sample's weight at its target, 0 elsewhere
     classes = np.arange(logp.shape[c]).reshape((-1,) + (1,) * (logp.ndim - c - 1))
     mask = (np.expand_dims(safe, c) == classes) & np.expand_dims(valid, c)

@@ -187,11 +187,28 @@ def _classes(n: int, axis: int, ndim: int) -> np.ndarray:
     return np.arange(n, dtype=np.float64).reshape((n,) + (1,) * (ndim - axis - 1))
 
 
+def _shared_classes(n: int, axis: int, ndim: int) -> np.ndarray:
+    """:func:`_classes`, read-only and made once per (n, axis, ndim), for the values (a
+    training loop's loss asks for it at every step; a graph gets its own)."""
+    key = (n, axis, ndim)
+    found = _CLASSES.get(key)
+    if found is None:
+        found = _classes(n, axis, ndim)
+        found.flags.writeable = False
+        if len(_CLASSES) < 1000:
+            _CLASSES[key] = found
+    return found
+
+
+_CLASSES: dict[tuple[int, int, int], np.ndarray] = {}
+
+
 def _nll(logp: Any, target: Any, w: Any, total: Any, axis: int, reduction: str) -> Any:
     """The losses, computed by numpy in the operands' dtype (one term per sample's sum:
     the picked value itself)."""
-    picked = np.where(_classes(logp.shape[axis], axis, logp.ndim) == np.expand_dims(target, axis),
-                      logp, 0)
+    target = np.asarray(target)  # (with a length-1 axis at ``axis``: np.expand_dims's)
+    at = target.reshape(target.shape[:axis] + (1,) + target.shape[axis:])
+    picked = np.where(_shared_classes(logp.shape[axis], axis, logp.ndim) == at, logp, 0)
     losses = 0 - picked.sum(axis) * w
     if reduction == "none":
         return losses
