@@ -14,6 +14,7 @@ generator, not PyTorch's, so they are checked for their distributions instead.
 from __future__ import annotations
 
 import copy
+import functools
 import math
 
 import numpy as np
@@ -187,6 +188,28 @@ def dtypes(torch, show, data):
 
 def test_dtypes():
     run_both(dtypes, _data(2, w=(3,)))
+
+
+def reduction_arguments(torch, show, data):
+    """A bool where a reduction takes its dim (``x.mean(True)`` reduced over dim 1), a
+    keepdim or unbiased that is not a bool: PyTorch's TypeError; the forms it takes."""
+    x = torch.tensor(data["x"])
+    for name in ("sum", "mean", "prod", "amax", "amin", "argmax", "argmin", "logsumexp",
+                 "all", "any", "max", "min", "median", "nanmedian", "mode", "nansum",
+                 "nanmean", "std", "var", "norm", "cumsum", "softmax"):
+        for args, kw in (((True,), {}), ((1, True), {}), ((), {"dim": True}), ((1, 1), {}),
+                         ((1,), {"keepdim": 1}), ((True, True), {}), (((0, 1),), {})):
+            if (name in ("std", "var") and kw) or (name == "norm" and args == ((0, 1),)):
+                continue  # (not yet PyTorch's: std(dim=True) is std(unbiased=True) here)
+            show_error(show, functools.partial(getattr(x, name), *args, **kw), 0, result=True)
+    for fn in (lambda: x.std(1, True, True), lambda: x.var(0, 0), lambda: x.norm(2, True),
+               lambda: x.kthvalue(2, True), lambda: x.kthvalue(2, 1, True),
+               lambda: x.quantile(0.5, 1, 1), lambda: x.quantile(0.5, True)):
+        show_error(show, fn, 0, result=True)
+
+
+def test_reduction_arguments():
+    run_both(reduction_arguments, _data(3, x=(3, 4)))
 
 
 # ---------------------------------------------------------------------------
