@@ -190,6 +190,46 @@ def test_dtypes():
     run_both(dtypes, _data(2, w=(3,)))
 
 
+def mixed_dtype_products_and_writes(torch, show, data):
+    """float32 with float64 (or int64) in a matrix product, ``lerp`` or an index write:
+    PyTorch's RuntimeError (numpy's rules promoted, or cast into ``self``); one dtype:
+    the results, in place and not."""
+    def a(*shape, dtype=torch.float32):
+        return torch.tensor(data["x"].ravel()[:int(np.prod(shape))].reshape(shape), dtype=dtype)
+
+    for other in (torch.float64, torch.int64, torch.float32):
+        for fn in _mixed_calls(torch, a, functools.partial(a, dtype=other)):
+            show_error(show, fn, 0, result=other is torch.float32)
+
+
+def _mixed_calls(torch, a, b):
+    F = torch.nn.functional
+    i, m = torch.tensor([0, 2]), torch.tensor([True, False, True])
+    return (lambda: a(3, 4) @ b(4, 2), lambda: a(4) @ b(4), lambda: a(3, 4) @ b(4),
+            lambda: a(4) @ b(4, 2), lambda: a(2, 3, 4) @ b(4, 2),
+            lambda: b(3, 4) @ a(2, 4, 2), lambda: torch.mm(a(3, 4), b(4, 2)),
+            lambda: torch.bmm(b(2, 3, 4), a(2, 4, 2)), lambda: torch.mv(a(3, 4), b(4)),
+            lambda: torch.dot(b(4), a(4)), lambda: torch.matmul(a(3, 4), b(4, 2)),
+            lambda: F.linear(a(2, 4), b(3, 4)), lambda: F.linear(a(2, 2, 4), b(3, 4)),
+            lambda: F.linear(a(2, 4), a(3, 4), b(3)), lambda: torch.inner(a(4), b(4)),
+            lambda: torch.addmm(b(3, 2), a(3, 4), a(4, 2)),
+            lambda: torch.einsum("ij,jk->ik", a(3, 4), b(4, 2)),
+            lambda: a(3).lerp_(b(3), 0.25), lambda: a(3).lerp(a(3), b(3)),
+            lambda: torch.lerp(b(3), a(3), 0.75), lambda: a(3).index_add_(0, i, b(2)),
+            lambda: b(3).index_add(0, i, a(2)), lambda: a(3).scatter_(0, i, b(2)),
+            lambda: a(3).scatter(0, i, b(2)), lambda: a(3).scatter_add_(0, i, b(2)),
+            lambda: b(3).scatter_add(0, i, a(2)),
+            lambda: a(3).scatter_reduce(0, i, b(2), "amax"),
+            lambda: a(3).index_copy_(0, i, b(2)), lambda: a(3).masked_scatter_(m, b(3)),
+            lambda: a(3).index_put_((i,), b(2)), lambda: a(3).put_(i, b(2)))
+
+
+def test_mixed_dtype_products_and_writes():
+    run_both(mixed_dtype_products_and_writes, _data(4, x=(24,)), rtol=1e-5)  # (float32)
+    with pytest.raises(RuntimeError, match="torch.float32 and torch.float64"):
+        symgrad.ones(2, dtype=symgrad.float32) @ symgrad.ones(2, dtype=symgrad.float64)
+
+
 def reduction_arguments(torch, show, data):
     """A bool where a reduction takes its dim (``x.mean(True)`` reduced over dim 1), a
     keepdim or unbiased that is not a bool: PyTorch's TypeError; the forms it takes."""

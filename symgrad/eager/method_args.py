@@ -87,6 +87,17 @@ def _shown(a: Any) -> Any:
     return a if getattr(a, "_requires_grad", False) else None
 
 
+def same_dtype(name: str, *operands: Any) -> None:
+    """The Tensors among ``operands`` have one dtype, as PyTorch's products (``float32 @
+    float64``), ``lerp`` and its index writes (``index_add_``, ``scatter_``) require,
+    where numpy would promote: else PyTorch's RuntimeError, naming the dtypes."""
+    dtypes = [t.dtype for t in operands if hasattr(t, "_value")]
+    if any(d != dtypes[0] for d in dtypes[1:]):
+        raise RuntimeError(f"{name}: expected the operands to have one dtype, but got "
+                           f"{' and '.join(str(d) for d in dtypes)} (PyTorch does not "
+                           f"promote here): convert one first, e.g. b.to(a.dtype)")
+
+
 def dim_axes(dim: Any, ndim: int) -> tuple[int, ...] | None:
     """``dim`` (None, an int, a negative int, a tuple or list) as sorted axes; a bool is
     PyTorch's TypeError (``x.mean(True)``: numpy's too), not the dim 1 (in a tuple,

@@ -31,7 +31,7 @@ from ..numpy_api import functions as ops
 from ..numpy_api.indexing import at
 from . import bitwise, fused_values, views
 from . import dtypes as dt
-from .method_args import named
+from .method_args import named, same_dtype
 from .method_args import one_dim as _one_dim
 
 #: the unary ops whose in-place form ``x.op_()`` PyTorch has (besides those of .inplace)
@@ -94,6 +94,7 @@ class MoreMethods:
         ``|weight| >= 0.5`` (``end - (end - self) * (1 - weight)``), so ``weight=1`` gives
         ``end`` exactly; its value rounded once, as PyTorch's kernel (:mod:`.fused_values`;
         bfloat16 and float16 in float32, then rounded)."""
+        same_dtype("lerp", self, end, weight)
         if self.dtype is dt.bfloat16 or self.dtype is dt.float16:
             def up(v: Any) -> Any:
                 return v.float() if getattr(v, "dtype", None) is self.dtype else v
@@ -117,6 +118,7 @@ class MoreMethods:
                                if mat1.ndim != 2 else
                                f"mat2 must be a matrix, got {mat2.ndim}-D tensor")
         product = mat1 @ mat2
+        same_dtype("addmm", self, product)
         if alpha != 1:
             product = product * alpha
         if beta == 0:
@@ -178,24 +180,29 @@ class MoreMethods:
 
     # -- in-place index updates -----------------------------------------------------
     def index_add_(self, dim, index, source, *, alpha=1):
+        same_dtype("index_add_", self, source)  # (unrecorded, source comes as an array)
         return self._inplace(_method_on(self, "index_add", dim, index, alpha=alpha), source)
 
     def scatter_add_(self, dim, index, src):
+        same_dtype("scatter_add_", self, src)
         return self._inplace(_method_on(self, "scatter_add", dim, index), src)
 
     def scatter_(self, dim, index, src=None, value=None, reduce=None):
         source = src if src is not None else value
+        same_dtype("scatter_", self, source)
         return self._inplace(_method_on(self, "scatter", dim, index, reduce=reduce), source)
 
     def index_put(self, indices, values, accumulate=False):
         """``self`` with ``values`` written (or added, ``accumulate``) at ``indices`` (a
         tuple of index tensors, as ``self[indices]``)."""
+        same_dtype("index_put", self, values)
         target = tuple(indices)
         update = at(self)[_arrays(target)]
         out = update.add(values) if accumulate else update.set(values)
         return named(out, self, "IndexPutBackward0")
 
     def index_put_(self, indices, values, accumulate=False):
+        same_dtype("index_put_", self, values)
         return self._inplace(_method_on(self, "index_put", indices, accumulate=accumulate), values,
                              "IndexPutBackward0")
 
