@@ -213,8 +213,7 @@ def _conv(input: Tensor, weight: Tensor, bias: Any, stride: Any, padding: Any, d
     elif data:
         x = x._value
     out = [_out_size(x.shape[2 + i], kernel[i], stride[i], 0, dilation[i]) for i in range(d)]
-    if data:  # the windows as data: (O, C*K) @ (N, C*K, P) needs no node, and its result
-        # is in PyTorch's order (one product per sample: 2-3x faster than (C*K, N*P) in one)
+    if data:  # the windows as data: (O, C*K) @ (N, C*K, P), no node, PyTorch's order
         rows = Tensor._make(_window_rows(x, kernel, stride, dilation, out))
         y = weight.reshape(weight.shape[0], rows.shape[1]) @ rows  # (N, O, P)
         y = y.reshape(n, weight.shape[0], *out)
@@ -226,10 +225,8 @@ def _conv(input: Tensor, weight: Tensor, bias: Any, stride: Any, padding: Any, d
 
 
 def _output(y: Tensor, bias: Any, unbatched: bool, input: Tensor, weight: Tensor) -> Tensor:
-    """A convolution's result ``y`` ``(N, O, *out)`` as PyTorch's: plus the bias, without
-    the batch axis the input lacked, and C-contiguous, as PyTorch's is (the products leave
-    it in ``(O, N, *out)`` or ``(N, *out, O)`` order, a transposed convolution's crop as a
-    strided view; ``y.view(y.size(0), -1)`` after a convolution needs PyTorch's order)."""
+    """``y`` ``(N, O, *out)`` plus the bias, without the batch axis the input lacked, and
+    C-contiguous as PyTorch's (``y.view(n, -1)`` needs it; products leave ``(N, *out, O)``)."""
     if bias is not None:
         y = y + bias.reshape(-1, *([1] * (y.ndim - 2)))
     if not y.is_contiguous():
