@@ -502,3 +502,10 @@ def test_floor_division_and_remainder_of_floats_equal_pytorch(dtype):
         np.testing.assert_array_equal(np.signbit(g), np.signbit(w))
     np.testing.assert_array_equal(got_da, want_da)
     np.testing.assert_array_equal(got_db, want_db)
+    grads = []  # fmod's gradient in b is -trunc(a / b) of the rounded quotient: -10 for
+    for lib in (torch_real, symgrad):  # 1 / 0.1 (exactly 9.99...), -inf for b = 0
+        x = lib.tensor(a, dtype=getattr(lib, dtype), requires_grad=True)
+        y = lib.tensor(b, dtype=getattr(lib, dtype), requires_grad=True)
+        lib.fmod(x, y).sum().backward()
+        grads.append((x.grad.numpy(), y.grad.numpy()))
+    np.testing.assert_array_equal(grads[1], grads[0])

@@ -60,19 +60,34 @@ class MoreMethods:
     # -- division and interpolation ------------------------------------------------
     def fmod(self, other: Any) -> Any:
         """``self - trunc(self / other) * other``, with the sign of ``self`` (C's ``fmod``),
-        exact. Computed as ``s * remainder(s * self, |other|)`` with ``s`` the sign of
-        ``self`` (data): the same exact values, and PyTorch's gradients (1 for ``self``,
-        ``-trunc(self / other)`` for ``other``)."""
+        exact, and PyTorch's gradients: 1 for ``self``, ``-trunc(self / other)`` of the
+        rounded quotient for ``other`` (-20 for ``2 / 0.1``, whose exact quotient is 19.99...;
+        -inf for ``other = 0``): C's value minus ``g.detach() - g`` (0), ``g = self - q *
+        other`` with that quotient ``q`` as data (an infinite ``other`` of a finite ``self``
+        taken as 0: its gradient ``-trunc(x / inf)`` is 0). Where ``g`` would still not be
+        finite but the value is (``q * other`` overflows), and for float16 and bfloat16,
+        ``s * remainder(s * self, |other|)`` with ``s`` the sign of ``self``: the same
+        values, the exact quotient's gradient."""
         ints = _integer_operands(self, other)
         if ints is not None:
             return self._make(np.fmod(*ints))
         kind = dt.result_type([self, other])
         x = self if self.dtype is kind else self.to(kind)
+        name = "FmodBackward1" if hasattr(other, "_value") else "FmodBackward0"
+        if kind is dt.float32 or kind is dt.float64:
+            b = np.asarray(getattr(other, "_value", other), dtype=kind.numpy)
+            infinite, zero = np.isinf(b) & np.isfinite(x._value), np.zeros((), kind.numpy)
+            finite = ops.where(infinite, zero, other) if infinite.any() else other
+            with np.errstate(all="ignore"):
+                exact, q = np.fmod(x._value, b), np.trunc(x._value / b)
+                g_value = x._value - q * np.where(infinite, zero, b)
+            if np.isfinite(g_value)[np.isfinite(exact)].all():
+                g = x - finite * q
+                return named(self._make(exact) - (g.detach() - g), self, name)
         s = np.where(np.signbit(x._value), -1.0, 1.0).astype(kind.numpy)
         magnitude = abs(other) if hasattr(other, "_value") else np.abs(
             np.asarray(other, dtype=kind.numpy))
-        return named((x * s).remainder(magnitude) * s, self,
-                     "FmodBackward1" if hasattr(other, "_value") else "FmodBackward0")
+        return named((x * s).remainder(magnitude) * s, self, name)
 
     def remainder(self, other: Any) -> Any:
         """``self - floor(self / other) * other`` (Python's ``%``: the sign of ``other``)."""
