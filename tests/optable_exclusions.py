@@ -35,6 +35,7 @@ EXCLUDED: dict[str, str] = {
     **dict.fromkeys(["Tensor.allclose", "Tensor.dim", "Tensor.element_size", "Tensor.equal",
                      "Tensor.is_contiguous", "Tensor.is_floating_point", "Tensor.item",
                      "Tensor.ndimension", "Tensor.nelement", "Tensor.numel", "Tensor.size",
+                     "Tensor.stride",
                      "Tensor.tolist", "torch.allclose", "torch.equal",
                      "torch.is_floating_point", "torch.is_tensor", "torch.numel",
                      "torch.promote_types", "torch.result_type", "Tensor.__bool__",

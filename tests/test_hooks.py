@@ -8,6 +8,8 @@ interpreter)."""
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 
@@ -100,15 +102,14 @@ def test_hook_on_two_paths_is_called_once():
 
 def test_fmod_remainder_special_values():
     values = [0.0, -0.0, -4.0, 4.0, np.inf, -np.inf, 1e-20, -1e-20, 5.5, -7.25]
-    for divisor in (2.0, -2.0, np.inf, 0.0, -0.5):
-        for name in ("fmod", "remainder"):
-            got, want = (getattr(L, name)(L.tensor(values, dtype=L.float64), divisor).numpy()
-                         for L in (symgrad, torch_real))
-            np.testing.assert_array_equal(got, want, err_msg=f"{name} {divisor}")
-            if name == "fmod":  # (remainder's zeros take the divisor's sign, numpy's rule;
-                # PyTorch's the dividend's: -0.0 % 2.0 is 0.0 here, -0.0 there)
-                finite = ~np.isnan(want)
-                assert (np.signbit(got) == np.signbit(want))[finite].all(), divisor
+    for divisor, name, dtype in itertools.product((2.0, -2.0, np.inf, 0.0, -0.5),
+                                                  ("fmod", "remainder"), ("float64", "float32")):
+        got, want = (getattr(L, name)(L.tensor(values, dtype=getattr(L, dtype)), divisor).numpy()
+                     for L in (symgrad, torch_real))
+        np.testing.assert_array_equal(got, want, err_msg=f"{name} {divisor}")
+        # zeros take the dividend's sign (numpy's remainder: the divisor's)
+        finite = ~np.isnan(want)
+        assert (np.signbit(got) == np.signbit(want))[finite].all(), (name, divisor, dtype)
     for L in (symgrad, torch_real):
         for fn in (L.fmod, L.remainder, L.floor_divide):
             with pytest.raises(RuntimeError, match="ZeroDivisionError"):

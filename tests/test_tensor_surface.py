@@ -278,6 +278,8 @@ _VALUES = {
     "x.shape": lambda torch, x: tuple(x.shape), "x.size()": lambda torch, x: tuple(x.size()),
     "x.size(-1)": lambda torch, x: x.size(-1), "x.dim()": lambda torch, x: x.dim(),
     "x.numel()": lambda torch, x: x.numel(), "len(x)": lambda torch, x: len(x),
+    "x.stride()": lambda torch, x: (x.stride(), x.t().stride(), x[:, ::2].stride(-1),
+                                    x[None].stride(), x[1].stride(), x.t().is_contiguous()),
     "x.dtype": lambda torch, x: str(x.dtype), "x.type()": lambda torch, x: x.type(),
     "x.is_floating_point()": lambda torch, x: x.is_floating_point(),
     "x.all()/any()": lambda torch, x: ((x > 0).all(), (x > 0).any(dim=1)),

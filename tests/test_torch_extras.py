@@ -483,20 +483,29 @@ def test_function_none_gradient_leaves_grad_none_as_pytorch(other_path):
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 def test_floor_division_and_remainder_of_floats_equal_pytorch(dtype):
     """From fmod, as PyTorch and numpy compute them: ``floor(a / b)`` of the rounded
-    quotient gave ``1.0 // 0.1 == 10`` and ``1.0 % 0.1 == 0`` (PyTorch: 9 and 0.1)."""
-    a = [1.0, 1000.0, 0.7, -1.0, 5.0, -5.0, 3.0, 2.0, -0.3]
-    b = [0.1, 7.0, 0.1, 0.1, -3.0, 3.0, 0.0, float("inf"), 0.1]
+    quotient gave ``1.0 // 0.1 == 10`` and ``1.0 % 0.1 == 0`` (PyTorch: 9 and 0.1). A
+    zero remainder has the dividend's sign, as PyTorch's (numpy's: the divisor's)."""
+    a = [2.0, -2.0, 1.0, 1000.0, 0.7, -1.0, 5.0, -5.0, 3.0, 2.0, -0.3]
+    b = [-0.5, 0.5, 0.1, 7.0, 0.1, 0.1, -3.0, 3.0, 0.0, float("inf"), 0.1]
     results = []
     for lib in (torch_real, symgrad):
         x = lib.tensor(a, dtype=getattr(lib, dtype), requires_grad=True)
         y = lib.tensor(b, dtype=getattr(lib, dtype), requires_grad=True)
         outs = (x // y, x % y, lib.div(x, y, rounding_mode="floor"), x // 0.1, 1.0 % y)
-        (x % y)[:6].sum().backward()  # the finite part: PyTorch's gradient in b is -(a // b)
+        (x % y)[:8].sum().backward()  # the finite part: PyTorch's gradient in b is -(a // b)
         results.append(([o.detach().numpy() for o in outs], [o.dtype for o in outs],
                         x.grad.numpy(), y.grad.numpy()))
     (want, want_dtypes, want_da, want_db), (got, got_dtypes, got_da, got_db) = results
     assert [str(d) for d in got_dtypes] == [str(d) for d in want_dtypes]
     for g, w in zip(got, want):
         np.testing.assert_array_equal(g, w)
+        np.testing.assert_array_equal(np.signbit(g), np.signbit(w))
     np.testing.assert_array_equal(got_da, want_da)
     np.testing.assert_array_equal(got_db, want_db)
+    grads = []  # fmod's gradient in b is -trunc(a / b) of the rounded quotient: -10 for
+    for lib in (torch_real, symgrad):  # 1 / 0.1 (exactly 9.99...), -inf for b = 0
+        x = lib.tensor(a, dtype=getattr(lib, dtype), requires_grad=True)
+        y = lib.tensor(b, dtype=getattr(lib, dtype), requires_grad=True)
+        lib.fmod(x, y).sum().backward()
+        grads.append((x.grad.numpy(), y.grad.numpy()))
+    np.testing.assert_array_equal(grads[1], grads[0])

@@ -14,6 +14,7 @@ generator, not PyTorch's, so they are checked for their distributions instead.
 from __future__ import annotations
 
 import copy
+import functools
 import math
 
 import numpy as np
@@ -187,6 +188,68 @@ def dtypes(torch, show, data):
 
 def test_dtypes():
     run_both(dtypes, _data(2, w=(3,)))
+
+
+def mixed_dtype_products_and_writes(torch, show, data):
+    """float32 with float64 (or int64) in a matrix product, ``lerp`` or an index write:
+    PyTorch's RuntimeError (numpy's rules promoted, or cast into ``self``); one dtype:
+    the results, in place and not."""
+    def a(*shape, dtype=torch.float32):
+        return torch.tensor(data["x"].ravel()[:int(np.prod(shape))].reshape(shape), dtype=dtype)
+
+    for other in (torch.float64, torch.int64, torch.float32):
+        for fn in _mixed_calls(torch, a, functools.partial(a, dtype=other)):
+            show_error(show, fn, 0, result=other is torch.float32)
+
+
+def _mixed_calls(torch, a, b):
+    F = torch.nn.functional
+    i, m = torch.tensor([0, 2]), torch.tensor([True, False, True])
+    return (lambda: a(3, 4) @ b(4, 2), lambda: a(4) @ b(4), lambda: a(3, 4) @ b(4),
+            lambda: a(4) @ b(4, 2), lambda: a(2, 3, 4) @ b(4, 2),
+            lambda: b(3, 4) @ a(2, 4, 2), lambda: torch.mm(a(3, 4), b(4, 2)),
+            lambda: torch.bmm(b(2, 3, 4), a(2, 4, 2)), lambda: torch.mv(a(3, 4), b(4)),
+            lambda: torch.dot(b(4), a(4)), lambda: torch.matmul(a(3, 4), b(4, 2)),
+            lambda: F.linear(a(2, 4), b(3, 4)), lambda: F.linear(a(2, 2, 4), b(3, 4)),
+            lambda: F.linear(a(2, 4), a(3, 4), b(3)), lambda: torch.inner(a(4), b(4)),
+            lambda: torch.addmm(b(3, 2), a(3, 4), a(4, 2)),
+            lambda: torch.einsum("ij,jk->ik", a(3, 4), b(4, 2)),
+            lambda: a(3).lerp_(b(3), 0.25), lambda: a(3).lerp(a(3), b(3)),
+            lambda: torch.lerp(b(3), a(3), 0.75), lambda: a(3).index_add_(0, i, b(2)),
+            lambda: b(3).index_add(0, i, a(2)), lambda: a(3).scatter_(0, i, b(2)),
+            lambda: a(3).scatter(0, i, b(2)), lambda: a(3).scatter_add_(0, i, b(2)),
+            lambda: b(3).scatter_add(0, i, a(2)),
+            lambda: a(3).scatter_reduce(0, i, b(2), "amax"),
+            lambda: a(3).index_copy_(0, i, b(2)), lambda: a(3).masked_scatter_(m, b(3)),
+            lambda: a(3).index_put_((i,), b(2)), lambda: a(3).put_(i, b(2)))
+
+
+def test_mixed_dtype_products_and_writes():
+    run_both(mixed_dtype_products_and_writes, _data(4, x=(24,)), rtol=1e-5)  # (float32)
+    with pytest.raises(RuntimeError, match="torch.float32 and torch.float64"):
+        symgrad.ones(2, dtype=symgrad.float32) @ symgrad.ones(2, dtype=symgrad.float64)
+
+
+def reduction_arguments(torch, show, data):
+    """A bool where a reduction takes its dim (``x.mean(True)`` reduced over dim 1), a
+    keepdim or unbiased that is not a bool: PyTorch's TypeError; the forms it takes."""
+    x = torch.tensor(data["x"])
+    for name in ("sum", "mean", "prod", "amax", "amin", "argmax", "argmin", "logsumexp",
+                 "all", "any", "max", "min", "median", "nanmedian", "mode", "nansum",
+                 "nanmean", "std", "var", "norm", "cumsum", "softmax"):
+        for args, kw in (((True,), {}), ((1, True), {}), ((), {"dim": True}), ((1, 1), {}),
+                         ((1,), {"keepdim": 1}), ((True, True), {}), (((0, 1),), {})):
+            if (name in ("std", "var") and kw) or (name == "norm" and args == ((0, 1),)):
+                continue  # (not yet PyTorch's: std(dim=True) is std(unbiased=True) here)
+            show_error(show, functools.partial(getattr(x, name), *args, **kw), 0, result=True)
+    for fn in (lambda: x.std(1, True, True), lambda: x.var(0, 0), lambda: x.norm(2, True),
+               lambda: x.kthvalue(2, True), lambda: x.kthvalue(2, 1, True),
+               lambda: x.quantile(0.5, 1, 1), lambda: x.quantile(0.5, True)):
+        show_error(show, fn, 0, result=True)
+
+
+def test_reduction_arguments():
+    run_both(reduction_arguments, _data(3, x=(3, 4)))
 
 
 # ---------------------------------------------------------------------------

@@ -570,6 +570,51 @@ def integer_and_advanced_indices(torch):
     return [a, y, b, x.grad]
 
 
+def _conv_outputs(torch, x_grad):
+    """The outputs of the convolutions' code paths: of data, of a tensor needing grad,
+    grouped, transposed with a crop, unbatched, plus a ReLU (integer-valued numbers)."""
+    F = torch.nn.functional
+    x = torch.arange(72.0).reshape(2, 4, 3, 3).remainder(7).requires_grad_(x_grad)
+    w = torch.arange(72.0).reshape(2, 4, 3, 3).remainder(5).sub(2).requires_grad_()
+    return x, w, [F.conv2d(x, w, torch.tensor([1.0, -1.0]), padding=1),
+                  F.relu(F.conv2d(x, w[:, :2], groups=2, padding=1)),
+                  F.conv_transpose2d(x, w.transpose(0, 1), padding=1),
+                  F.conv1d(x[0, :, 0], w[:, :, 0], padding=1)]
+
+
+def conv_outputs_viewed(torch):
+    """x.view(x.size(0), -1) right after a convolution (symgrad's products left it
+    channels-last, where view raised): contiguous, PyTorch's strides, a view whose
+    in-place changes reach the output and back, one version counter, and gradients
+    through both."""
+    found = []
+    for x_grad in (False, True):
+        x, w, ys = _conv_outputs(torch, x_grad)
+        loss = 0
+        for y in ys:
+            v = y.view(y.size(0), -1)
+            f = y.flatten(1)
+            v[0, :3].mul_(2)
+            y[-1].add_(w[0, 0, 0, 0])
+            f[:, 1:4].sub_(1)
+            found += [y.is_contiguous(), y.stride(), v.is_contiguous(), v._version == y._version,
+                      f._version - y._version]
+            loss = loss + (v * y.reshape(v.shape) * f).sum()
+        loss.backward()
+        found += [*ys, w.grad] + ([x.grad] if x_grad else [])
+    return found
+
+
+def conv_output_changed_through_view_after_saved(torch):
+    F = torch.nn.functional
+    x, w = torch.ones(2, 2, 4, 4), torch.ones(3, 2, 3, 3, requires_grad=True)
+    y = F.relu(F.conv2d(x, w))
+    z = y.exp()
+    y.view(2, -1).mul_(2)
+    z.sum().backward()  # relu saved its output y, changed since: PyTorch's error
+    return [w.grad]
+
+
 CASES = [
     data_intermediate, data_intermediate_exp, data_intermediate_sum_only, data_leaf,
     data_leaf_before, view_of_result, view_of_result_then_sum, transpose_view_of_result,
@@ -591,6 +636,7 @@ CASES = [
     chunk_view_inplace, several_views_of_a_tensor_without_history,
     writes_into_numpy_arrays_of_results, augmented_assignments_through_views,
     view_of_a_leaf_that_is_itself_a_view, integer_and_advanced_indices,
+    conv_outputs_viewed, conv_output_changed_through_view_after_saved,
 ]
 
 

@@ -28,7 +28,7 @@ from ..numpy_api.indexing import at
 from ..prims.special import erf as _erf
 from ..prims.special_functions import erfinv as _erfinv
 from . import dtypes as dt
-from .method_args import keeps_bool, named
+from .method_args import keeps_bool, named, same_dtype
 from .method_args import one_dim as _one_dim
 from .method_args import return_type as _return_type
 from .saved_indices import watch_indices
@@ -253,6 +253,7 @@ class ExtraMethods:
             return self.scatter_reduce(dim, index, src if src is not None else value,
                                        {"add": "sum", "multiply": "prod"}.get(reduce, reduce))
         source = src if src is not None else value
+        same_dtype("scatter", self, source)
         _, positions = self._scatter_positions(dim, index)
         values = self._source(source, positions.shape)
         out = at(self.reshape(-1))[positions.reshape(-1)].set(values.reshape(-1))
@@ -260,6 +261,7 @@ class ExtraMethods:
                                    (self,)), index)
 
     def scatter_add(self, dim, index, src):
+        same_dtype("scatter_add", self, src)
         _, positions = self._scatter_positions(dim, index)
         values = self._source(src, positions.shape)
         out = at(self.reshape(-1))[positions.reshape(-1)].add(values.reshape(-1))
@@ -274,6 +276,7 @@ class ExtraMethods:
         if reduce not in ("sum", "mean", "prod", "amax", "amin"):
             raise RuntimeError(f"scatter_reduce: reduce argument must be one of sum, prod, "
                                f"mean, amax, amin, got {reduce!r}")
+        same_dtype("scatter_reduce", self, src)
         _, positions = self._scatter_positions(dim, index)
         values = self._source(src, positions.shape).reshape(-1)
         flat = positions.reshape(-1)
@@ -317,6 +320,7 @@ class ExtraMethods:
         return factors[layout].prod(1)
 
     def index_add(self, dim, index, source, *, alpha=1):
+        same_dtype("index_add", self, source)
         d = _one_dim(dim, self.ndim)
         idx = _index(index)
         if idx.ndim != 1:

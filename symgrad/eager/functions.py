@@ -28,6 +28,7 @@ import numpy as np
 from ..numpy_api import functions as ops
 from ..numpy_api import shapes as shape_ops
 from . import dtypes as dt
+from .method_args import same_dtype
 from .methods import named
 from .tensor import Tensor
 
@@ -51,7 +52,15 @@ def pow(input: Any, exponent: Any) -> Any:
     return np.power(input, exponent)
 
 
-matmul, maximum, minimum = np.matmul, np.maximum, np.minimum
+maximum, minimum = np.maximum, np.minimum
+
+
+def matmul(input: Any, other: Any) -> Any:
+    """``torch.matmul``: ``input @ other``, which refuses two dtypes as PyTorch's does
+    (numpy's ``matmul`` of Tensors would promote)."""
+    return input @ other if isinstance(input, Tensor) else np.matmul(input, other)
+
+
 atan2, neg, reciprocal = np.arctan2, np.negative, np.reciprocal
 floor, ceil, trunc = np.floor, np.ceil, np.trunc
 
@@ -231,6 +240,7 @@ def einsum(equation: str, *operands: Any) -> Any:
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     operands = tuple(_as_tensor(o) for o in operands)
+    same_dtype("einsum", *operands)
     if isinstance(equation, str):
         equation, operands = _diagonals(equation, operands)
     return np.einsum(equation, *operands)

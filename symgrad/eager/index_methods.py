@@ -30,7 +30,7 @@ import numpy as np
 from ..numpy_api import functions as ops
 from . import grad_mode
 from .host_nodes import no_derivative
-from .method_args import named
+from .method_args import named, same_dtype
 from .method_args import one_dim as _one_dim
 
 
@@ -68,6 +68,7 @@ class IndexMethods:
 
     def masked_scatter(self, mask: Any, source: Any) -> Any:
         """``source``'s elements, in order, where ``mask`` is true; ``self`` elsewhere."""
+        same_dtype("masked_scatter", self, source)
         m = np.broadcast_to(_array(mask), tuple(self.shape))
         count = int(m.sum())
         if count > source.numel():
@@ -80,6 +81,7 @@ class IndexMethods:
 
     def index_copy(self, dim: int, index: Any, source: Any) -> Any:
         """``self`` with the slices ``index`` along ``dim`` replaced by ``source``'s."""
+        same_dtype("index_copy", self, source)
         d = _one_dim(dim, self.ndim) if self.ndim else 0
         idx = _array(index)
         n = self.shape[d] if self.ndim else 1
@@ -109,6 +111,7 @@ class IndexMethods:
 
     def put(self, index: Any, source: Any, accumulate: bool = False) -> Any:
         """``self`` flattened, with ``source``'s elements put (or added) at ``index``."""
+        same_dtype("put", self, source)
         flat = self.reshape(-1)
         idx = _array(index).reshape(-1)
         n = flat.shape[0]
@@ -127,6 +130,7 @@ class IndexMethods:
         if reduce not in ("prod", "mean", "amax", "amin"):
             raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, "
                                f"amax or amin but got {reduce}.")
+        same_dtype("index_reduce", self, source)
         d = _one_dim(dim, self.ndim) if self.ndim else 0
         idx = _array(index).reshape(-1)
         shape = [1] * max(source.ndim, 1)

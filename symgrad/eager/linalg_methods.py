@@ -22,13 +22,14 @@ import numpy as np
 from ..numpy_api.traced_array import ArrayMethods
 from ..prims.linalg import matmul_p
 from .fastpath import apply_f64
-from .method_args import named
+from .method_args import named, same_dtype
 
 
 def _scaled_sum(self: Any, product: Any, beta: Any, alpha: Any, name: str,
                 factors: tuple[Any, Any]) -> Any:
     """``beta * self + alpha * product`` (of ``factors``); ``self`` is not read for
     ``beta=0`` (its NaNs do not reach the result), as PyTorch's."""
+    same_dtype(name.removesuffix("Backward0").lower(), self, product)
     if alpha != 1:
         product = product * alpha
     if beta == 0:
@@ -55,6 +56,8 @@ class LinalgMethods:
         reaches the same primitive, node and value through six calls more: 12.5 us
         instead of 5.7 for a 4x3 by 3x5 product); anything else, numpy's rules."""
         a, b = self._value, getattr(o, "_value", None)
+        if b is not None and a.dtype != b.dtype:
+            same_dtype("matmul", self, o)
         if type(b) is np.ndarray and a.ndim == 2 and b.ndim == 2 and a.shape[1] == b.shape[0]:
             result = apply_f64(matmul_p, (self, o), {}, self._make)
             if result is not None:
@@ -118,6 +121,7 @@ class LinalgMethods:
         """The sums of products over the last dim (a product with a 0-d operand)."""
         if self.ndim == 0 or other.ndim == 0:
             return self * other
+        same_dtype("inner", self, other)
         return named(np.inner(self, other), self, "InnerBackward0")
 
     def vdot(self, other: Any) -> Any:

@@ -87,10 +87,26 @@ def _shown(a: Any) -> Any:
     return a if getattr(a, "_requires_grad", False) else None
 
 
+def same_dtype(name: str, *operands: Any) -> None:
+    """The Tensors among ``operands`` have one dtype, as PyTorch's products (``float32 @
+    float64``), ``lerp`` and its index writes (``index_add_``, ``scatter_``) require,
+    where numpy would promote: else PyTorch's RuntimeError, naming the dtypes."""
+    dtypes = [t.dtype for t in operands if hasattr(t, "_value")]
+    if any(d != dtypes[0] for d in dtypes[1:]):
+        raise RuntimeError(f"{name}: expected the operands to have one dtype, but got "
+                           f"{' and '.join(str(d) for d in dtypes)} (PyTorch does not "
+                           f"promote here): convert one first, e.g. b.to(a.dtype)")
+
+
 def dim_axes(dim: Any, ndim: int) -> tuple[int, ...] | None:
-    """``dim`` (None, an int, a negative int, a tuple or list) as sorted axes."""
+    """``dim`` (None, an int, a negative int, a tuple or list) as sorted axes; a bool is
+    PyTorch's TypeError (``x.mean(True)``: numpy's too), not the dim 1 (in a tuple,
+    PyTorch's reductions take it as an int)."""
     if dim is None:
         return None
+    if isinstance(dim, (bool, np.bool_)):
+        raise TypeError(f"argument 'dim' must be an int or a tuple of ints, not bool "
+                        f"({dim}): a reduction's positional arguments are (dim, keepdim)")
     dims = (dim,) if isinstance(dim, (int, np.integer)) else tuple(dim)
     if not dims:
         return None  # PyTorch: dim=() reduces over everything
@@ -107,8 +123,17 @@ def ndim_of(x: Any) -> int:
 
 
 def one_dim(dim: Any, ndim: int) -> int:
+    if isinstance(dim, (bool, np.bool_)):
+        dim_axes(dim, ndim)  # raises PyTorch's TypeError
     (d,) = dim_axes(operator.index(dim), ndim) or (0,)
     return d
+
+
+def keepdim_arg(keepdim: Any) -> bool:
+    """``keepdim``, which PyTorch takes only as a bool (``x.sum(0, 1)`` is its TypeError)."""
+    if type(keepdim) is not bool:
+        raise TypeError(f"argument 'keepdim' must be bool, not {type(keepdim).__name__}")
+    return keepdim
 
 
 def return_type(name: str, fields: tuple[str, str] = ("values", "indices")) -> type:

@@ -435,6 +435,18 @@ class TensorMethods(ReductionMethods):
     def is_contiguous(self) -> bool:
         return bool(self._value.flags.c_contiguous)
 
+    def stride(self, dim: Any = None) -> Any:
+        """The steps in elements between neighbours along each dim, PyTorch's ``stride()``
+        (numpy's in bytes, divided by the item size): C-ordered for a contiguous tensor,
+        where numpy may give a dim of size 1 another step than PyTorch's."""
+        a = self._value
+        if a.flags.c_contiguous:
+            steps = np.cumprod([1, *(builtins.max(n, 1) for n in a.shape[:0:-1])])[::-1]
+        else:
+            steps = [s // a.itemsize for s in a.strides]
+        steps = tuple(int(s) for s in steps) if a.ndim else ()
+        return steps if dim is None else steps[_one_dim(dim, self.ndim)]
+
 
 def _integer_division(a: Any, b: Any, mode: str) -> Any:
     """``div(rounding_mode=...)`` of integer operands: an integer result, as PyTorch's

@@ -31,7 +31,7 @@ from ..numpy_api import functions as ops
 from ..numpy_api.indexing import at
 from . import bitwise, fused_values, views
 from . import dtypes as dt
-from .method_args import named
+from .method_args import named, same_dtype
 from .method_args import one_dim as _one_dim
 
 #: the unary ops whose in-place form ``x.op_()`` PyTorch has (besides those of .inplace)
@@ -60,19 +60,34 @@ class MoreMethods:
     # -- division and interpolation ------------------------------------------------
     def fmod(self, other: Any) -> Any:
         """``self - trunc(self / other) * other``, with the sign of ``self`` (C's ``fmod``),
-        exact. Computed as ``s * remainder(s * self, |other|)`` with ``s`` the sign of
-        ``self`` (data): the same exact values, and PyTorch's gradients (1 for ``self``,
-        ``-trunc(self / other)`` for ``other``)."""
+        exact, and PyTorch's gradients: 1 for ``self``, ``-trunc(self / other)`` of the
+        rounded quotient for ``other`` (-20 for ``2 / 0.1``, whose exact quotient is 19.99...;
+        -inf for ``other = 0``): C's value minus ``g.detach() - g`` (0), ``g = self - q *
+        other`` with that quotient ``q`` as data (an infinite ``other`` of a finite ``self``
+        taken as 0: its gradient ``-trunc(x / inf)`` is 0). Where ``g`` would still not be
+        finite but the value is (``q * other`` overflows), and for float16 and bfloat16,
+        ``s * remainder(s * self, |other|)`` with ``s`` the sign of ``self``: the same
+        values, the exact quotient's gradient."""
         ints = _integer_operands(self, other)
         if ints is not None:
             return self._make(np.fmod(*ints))
         kind = dt.result_type([self, other])
         x = self if self.dtype is kind else self.to(kind)
+        name = "FmodBackward1" if hasattr(other, "_value") else "FmodBackward0"
+        if kind is dt.float32 or kind is dt.float64:
+            b = np.asarray(getattr(other, "_value", other), dtype=kind.numpy)
+            infinite, zero = np.isinf(b) & np.isfinite(x._value), np.zeros((), kind.numpy)
+            finite = ops.where(infinite, zero, other) if infinite.any() else other
+            with np.errstate(all="ignore"):
+                exact, q = np.fmod(x._value, b), np.trunc(x._value / b)
+                g_value = x._value - q * np.where(infinite, zero, b)
+            if np.isfinite(g_value)[np.isfinite(exact)].all():
+                g = x - finite * q
+                return named(self._make(exact) - (g.detach() - g), self, name)
         s = np.where(np.signbit(x._value), -1.0, 1.0).astype(kind.numpy)
         magnitude = abs(other) if hasattr(other, "_value") else np.abs(
             np.asarray(other, dtype=kind.numpy))
-        return named((x * s).remainder(magnitude) * s, self,
-                     "FmodBackward1" if hasattr(other, "_value") else "FmodBackward0")
+        return named((x * s).remainder(magnitude) * s, self, name)
 
     def remainder(self, other: Any) -> Any:
         """``self - floor(self / other) * other`` (Python's ``%``: the sign of ``other``)."""
@@ -94,6 +109,7 @@ class MoreMethods:
         ``|weight| >= 0.5`` (``end - (end - self) * (1 - weight)``), so ``weight=1`` gives
         ``end`` exactly; its value rounded once, as PyTorch's kernel (:mod:`.fused_values`;
         bfloat16 and float16 in float32, then rounded)."""
+        same_dtype("lerp", self, end, weight)
         if self.dtype is dt.bfloat16 or self.dtype is dt.float16:
             def up(v: Any) -> Any:
                 return v.float() if getattr(v, "dtype", None) is self.dtype else v
@@ -117,6 +133,7 @@ class MoreMethods:
                                if mat1.ndim != 2 else
                                f"mat2 must be a matrix, got {mat2.ndim}-D tensor")
         product = mat1 @ mat2
+        same_dtype("addmm", self, product)
         if alpha != 1:
             product = product * alpha
         if beta == 0:
@@ -178,24 +195,29 @@ class MoreMethods:
 
     # -- in-place index updates -----------------------------------------------------
     def index_add_(self, dim, index, source, *, alpha=1):
+        same_dtype("index_add_", self, source)  # (unrecorded, source comes as an array)
         return self._inplace(_method_on(self, "index_add", dim, index, alpha=alpha), source)
 
     def scatter_add_(self, dim, index, src):
+        same_dtype("scatter_add_", self, src)
         return self._inplace(_method_on(self, "scatter_add", dim, index), src)
 
     def scatter_(self, dim, index, src=None, value=None, reduce=None):
         source = src if src is not None else value
+        same_dtype("scatter_", self, source)
         return self._inplace(_method_on(self, "scatter", dim, index, reduce=reduce), source)
 
     def index_put(self, indices, values, accumulate=False):
         """``self`` with ``values`` written (or added, ``accumulate``) at ``indices`` (a
         tuple of index tensors, as ``self[indices]``)."""
+        same_dtype("index_put", self, values)
         target = tuple(indices)
         update = at(self)[_arrays(target)]
         out = update.add(values) if accumulate else update.set(values)
         return named(out, self, "IndexPutBackward0")
 
     def index_put_(self, indices, values, accumulate=False):
+        same_dtype("index_put_", self, values)
         return self._inplace(_method_on(self, "index_put", indices, accumulate=accumulate), values,
                              "IndexPutBackward0")
 

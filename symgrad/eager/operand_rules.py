@@ -32,11 +32,22 @@ def floordiv(a: Any, b: Any) -> Any:
 def remainder(a: Any, b: Any) -> Any:
     """``a % b`` with the sign of ``b`` (PyTorch's ``remainder``, numpy's ``mod``),
     whose gradient is 1 in ``a`` and ``-(a // b)`` in ``b``; numpy's ``remainder`` for
-    floats, as :func:`floordiv` (``1.0 % 0.1`` is 0.09999999999999995, not 0)."""
+    floats, as :func:`floordiv` (``1.0 % 0.1`` is 0.09999999999999995, not 0).
+
+    A zero result has the sign of ``a``, as PyTorch's (its kernel adds ``b`` to C's
+    ``fmod`` only when that is not zero: ``2.0 % -0.5`` is 0.0), where numpy's has that
+    of ``b``: there the divisor is ``-b``, which gives the same zero with the sign of
+    ``a`` and the same gradients (``a / b`` is then an integer ``k``: ``-floor(k)`` in
+    ``b`` either way)."""
     out = dt.result_type([a, b])
     if not out.is_floating_point:
         return Tensor._make(np.mod(*as_integers(a, b, out)))
-    return np.remainder(a, b)
+    r = np.remainder(a, b)
+    v = np.asarray(_unwrap(r))
+    flip = (v == 0) & (np.signbit(v) != np.signbit(np.asarray(_unwrap(a))))
+    if not flip.any():
+        return r
+    return np.remainder(a, b * np.where(flip, -1, 1).astype(v.dtype))
 
 
 def as_integers(a: Any, b: Any, out: dt.dtype) -> tuple[np.ndarray, np.ndarray]:

@@ -27,7 +27,7 @@ from . import dtypes as dt
 from .bf16 import in_float32
 from .fastpath import apply_f64, unary_f64
 from .method_args import dim_axes as _dims
-from .method_args import named
+from .method_args import keepdim_arg, named
 from .method_args import one_dim as _one_dim
 from .method_args import return_type as _return_type
 from .saved_indices import watch_indices
@@ -59,6 +59,7 @@ class ReductionMethods:
     def _reduce(self, op: Any, name: str, dim: Any, keepdim: bool, kw: dict) -> Any:
         """``op`` over all elements (torch's ``<name>Backward0``) or over ``dim``
         (``<name>Backward1``); numpy's ``axis=``/``keepdims=`` are accepted too."""
+        keepdim_arg(keepdim)
         dim = kw.pop("axis", dim)
         keepdim = kw.pop("keepdims", keepdim)
         dtype = kw.pop("dtype", None)
@@ -98,11 +99,15 @@ class ReductionMethods:
         return self._reduce(ops.mean, "Mean", dim, keepdim, kw)
 
     def prod(self, dim=None, keepdim=False, **kw):  # type: ignore[override]
+        if isinstance(dim, (tuple, list)):
+            raise TypeError("prod(): argument 'dim' must be int, not a tuple: PyTorch's prod "
+                            "reduces one dim (x.prod(0).prod(0) for two)")
         return self._reduce(ops.prod, "Prod", dim, keepdim, kw)
 
     def _extremum(self, dim: Any, keepdim: bool, kw: dict, largest: bool) -> Any:
         """``max()``: the largest element; ``max(dim)``: (values, indices), as PyTorch;
         ``max(other)``: the elementwise maximum."""
+        keepdim_arg(keepdim)
         dim = kw.pop("axis", dim)
         keepdim = kw.pop("keepdims", keepdim)
         if hasattr(dim, "_value") or isinstance(dim, np.ndarray):
@@ -145,10 +150,12 @@ class ReductionMethods:
         return self._extremum(dim, keepdim, kw, largest=False)
 
     def amax(self, dim=(), keepdim=False):
+        keepdim_arg(keepdim)
         return named(ops.max(self, _dims(dim, self.ndim), keepdims=keepdim), self,
                      "AmaxBackward0")
 
     def amin(self, dim=(), keepdim=False):
+        keepdim_arg(keepdim)
         return named(ops.min(self, _dims(dim, self.ndim), keepdims=keepdim), self,
                      "AminBackward0")
 
@@ -159,6 +166,7 @@ class ReductionMethods:
         return self._arg(np.argmin, dim, keepdim)
 
     def _arg(self, fn: Any, dim: Any, keepdim: bool) -> Any:
+        keepdim_arg(keepdim)
         if dim is None:
             index = fn(self._value.reshape(-1))
             out = np.reshape(index, (1,) * self.ndim if keepdim else ())
@@ -211,8 +219,11 @@ class ReductionMethods:
     @in_float32
     def _spread(self, op: Any, name: str, dim: Any, unbiased: Any, keepdim: bool,
                 correction: Any) -> Any:
-        if isinstance(dim, bool):  # x.std(False): the old positional ``unbiased``
-            dim, unbiased = None, dim
+        keepdim_arg(keepdim)
+        if isinstance(dim, bool) and unbiased is None and not keepdim:  # x.std(False):
+            dim, unbiased = None, dim  # the old positional ``unbiased`` (alone: PyTorch's)
+        if unbiased is not None and type(unbiased) is not bool:
+            raise TypeError(f"argument 'unbiased' must be bool, not {type(unbiased).__name__}")
         ddof = correction if correction is not None else 0 if unbiased is False else 1
         return named(op(self, _dims(dim, self.ndim), ddof=ddof, keepdims=keepdim), self,
                      f"{name}Backward0", (self,))
@@ -222,6 +233,7 @@ class ReductionMethods:
         ``p`` = 1, 2, inf, -inf, 'fro' or another number; ``dim`` an int or a tuple;
         ``p='nuc'`` (or 'fro' over more than two dims) is ``linalg.matrix_norm`` over
         ``dim`` (all dims if None), as ``torch.norm`` dispatches."""
+        keepdim_arg(keepdim)
         if isinstance(p, str) and (p != "fro" or not (
                 dim is None or isinstance(dim, int) or len(dim) <= 2)):
             return matrix_norm(self, p, tuple(range(self.ndim)) if dim is None else
@@ -259,7 +271,7 @@ class ReductionMethods:
     def logsumexp(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
         # PyTorch's dim/keepdim, or numpy's axis/keepdims as sg.logsumexp takes them
         dim = axis if dim is None else dim
-        keepdim = keepdim if keepdims is None else keepdims
+        keepdim = keepdim_arg(keepdim) if keepdims is None else keepdims
         return named(ops.logsumexp(self, _dims(dim, self.ndim), keepdims=keepdim), self,
                      "LogsumexpBackward0", (self,))
 
@@ -286,6 +298,7 @@ class ReductionMethods:
         return self._logical(np.any, dim, keepdim)
 
     def _logical(self, fn: Any, dim: Any, keepdim: bool) -> Any:
+        keepdim_arg(keepdim)
         axes = _dims(dim, self.ndim)
         found = np.asarray(fn(self._value, axis=axes, keepdims=keepdim))
         # PyTorch's any/all of a uint8 tensor are uint8 (of others bool)

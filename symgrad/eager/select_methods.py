@@ -29,7 +29,7 @@ import numpy as np
 
 from ..numpy_api import functions as ops
 from . import dtypes as dt
-from .method_args import keeps_bool, named
+from .method_args import keepdim_arg, keeps_bool, named
 from .method_args import one_dim as _one_dim
 from .method_args import return_type as _return_type
 from .op_dtypes import wrapped_int
@@ -48,6 +48,7 @@ class SelectMethods:
 
     def median(self, dim=None, keepdim=False):
         """The lower median (``median()``), or ``(values, indices)`` along ``dim``."""
+        keepdim_arg(keepdim)
         if dim is None:
             return self._global_median()
         d = _one_dim(dim, self.ndim)
@@ -84,6 +85,7 @@ class SelectMethods:
         return named(exact + (share - share.detach()), self, "MedianBackward0", (self,))
 
     def nanmean(self, dim=None, keepdim=False, *, dtype=None):
+        keepdim_arg(keepdim)
         x = self if dtype is None else self.to(dtype)
         if not x.dtype.is_floating_point:
             raise RuntimeError(f"nanmean(): expected input to have floating point or complex "

@@ -24,7 +24,7 @@ import numpy as np
 
 from ..numpy_api import functions as ops
 from ..numpy_api import shapes as shape_ops
-from .method_args import dim_axes, named
+from .method_args import dim_axes, keepdim_arg, named
 from .method_args import one_dim as _one_dim
 from .method_args import return_type as _return_type
 
@@ -75,6 +75,7 @@ class StatMethods:
     def kthvalue(self, k: int, dim: int = -1, keepdim: bool = False) -> Any:
         """The k-th smallest value along ``dim`` and its index (among equal values, the
         one a stable sort puts k-th; PyTorch's quickselect may name another)."""
+        keepdim_arg(keepdim)
         x = self if self.ndim else self.reshape(1)
         d = _one_dim(dim, x.ndim)
         if not 1 <= k <= x.shape[d]:
@@ -87,6 +88,7 @@ class StatMethods:
     def mode(self, dim: int = -1, keepdim: bool = False) -> Any:
         """The most frequent value along ``dim`` (the smallest of equally frequent ones) and
         the index of its last occurrence (PyTorch's on the CPU)."""
+        keepdim_arg(keepdim)
         x = self if self.ndim else self.reshape(1)
         d = _one_dim(dim, x.ndim)
         a = np.moveaxis(x._value, d, -1)
@@ -104,6 +106,7 @@ class StatMethods:
 
     def _order_statistics(self, q: Any, dim: Any, keepdim: bool, interpolation: str,
                           ignore_nan: bool) -> Any:
+        keepdim_arg(keepdim)
         name = "nanquantile" if ignore_nan else "quantile"
         if not self.dtype.is_floating_point:
             raise RuntimeError(f"{name}() input tensor must be either float or double dtype")
@@ -171,6 +174,7 @@ class StatMethods:
     def nanmedian(self, dim: Any = None, keepdim: bool = False) -> Any:
         """The lower median of the non-NaN values (NaN where all are); along ``dim``, with
         its index."""
+        keepdim_arg(keepdim)
         if dim is None:
             x = self.reshape(-1)
             if not x.shape[0]:

@@ -213,16 +213,24 @@ def _conv(input: Tensor, weight: Tensor, bias: Any, stride: Any, padding: Any, d
     elif data:
         x = x._value
     out = [_out_size(x.shape[2 + i], kernel[i], stride[i], 0, dilation[i]) for i in range(d)]
-    if data:  # the windows as data: (C*K, N*P) @ ... needs no node and no reordering copy
+    if data:  # the windows as data: (O, C*K) @ (N, C*K, P), no node, PyTorch's order
         rows = Tensor._make(_window_rows(x, kernel, stride, dilation, out))
-        y = weight.reshape(weight.shape[0], rows.shape[0]) @ rows  # (O, N*P)
-        y = y.reshape(weight.shape[0], n, *out).permute(1, 0, *range(2, 2 + d))
+        y = weight.reshape(weight.shape[0], rows.shape[1]) @ rows  # (N, O, P)
+        y = y.reshape(n, weight.shape[0], *out)
     elif groups == 1:
         y = _contract_rows(x, weight, n, out, stride, dilation)
     else:
         y = _contract(_windows(x, out, kernel, stride, dilation), weight, groups, n, out)
+    return _output(y, bias, unbatched, input, weight)
+
+
+def _output(y: Tensor, bias: Any, unbatched: bool, input: Tensor, weight: Tensor) -> Tensor:
+    """``y`` ``(N, O, *out)`` plus the bias, without the batch axis the input lacked, and
+    C-contiguous as PyTorch's (``y.view(n, -1)`` needs it; products leave ``(N, *out, O)``)."""
     if bias is not None:
-        y = y + bias.reshape(-1, *([1] * d))
+        y = y + bias.reshape(-1, *([1] * (y.ndim - 2)))
+    if not y.is_contiguous():
+        y = y.contiguous()
     if unbatched:
         y = y.squeeze(0)
     return named(y, input, "ConvolutionBackward0", (input, weight, bias))
@@ -237,18 +245,17 @@ def _plain_data(x: Any) -> bool:
 
 def _window_rows(x: np.ndarray, kernel: Sequence[int], stride: Sequence[int],
                  dilation: Sequence[int], out: Sequence[int]) -> np.ndarray:
-    """The windows of ``x`` ``(N, C, *spatial)`` as the matrix ``(C*K, N*P)`` (rows in
-    the order of the weight's ``(C, *kernel)``, columns in that of ``(N, *out)``), one
-    copy per kernel offset: each reads and writes rows of the output's width, 3x faster
-    than a copy of the sliding view with the kernel's few elements innermost."""
+    """The windows of ``x`` ``(N, C, *spatial)`` as the matrices ``(N, C*K, P)`` (rows in
+    the order of the weight's ``(C, *kernel)``, columns in that of ``out``), one copy
+    per kernel offset: each reads and writes rows of the output's width, 3x faster than
+    a copy of the sliding view with the kernel's few elements innermost."""
     n, c = x.shape[:2]
-    rows = np.empty((c, *kernel, n, *out), dtype=x.dtype)
-    planes = np.swapaxes(x, 0, 1)  # (C, N, *spatial)
+    rows = np.empty((n, c, *kernel, *out), dtype=x.dtype)
     for offset in itertools.product(*(range(k) for k in kernel)):
         source = tuple(slice(o * dil, o * dil + (m - 1) * s + 1, s)
                        for o, dil, m, s in zip(offset, dilation, out, stride))
-        rows[(slice(None), *offset)] = planes[(slice(None), slice(None), *source)]
-    return rows.reshape(c * math.prod(kernel), n * math.prod(out))
+        rows[(slice(None), slice(None), *offset)] = x[(slice(None), slice(None), *source)]
+    return rows.reshape(n, c * math.prod(kernel), math.prod(out))
 
 
 def _contract_rows(x: Tensor, weight: Tensor, n: int, out: Sequence[int],
@@ -322,11 +329,7 @@ def _conv_transpose(input: Tensor, weight: Tensor, bias: Any, stride: Any, paddi
     if any(s < 1 for s in size):
         raise RuntimeError(f"{name}: padding {padding} leaves an empty output")
     y = y[(slice(None), slice(None), *(slice(p, p + s) for p, s in zip(padding, size)))]
-    if bias is not None:
-        y = y + bias.reshape(-1, *([1] * d))
-    if unbatched:
-        y = y.squeeze(0)
-    return named(y, input, "ConvolutionBackward0", (input, weight, bias))
+    return _output(y, bias, unbatched, input, weight)
 
 
 def _spread(x: Tensor, weight: Tensor, groups: int, n: int, spatial: Sequence[int]) -> Tensor:

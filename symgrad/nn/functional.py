@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from ..eager.bf16 import in_float32 as _in_float32
+from ..eager.method_args import same_dtype as _same_dtype
 from ..eager.methods import PRIMITIVE_FLOATS, named
 from ..eager.methods import linear_rows as _linear_rows  # not F's public name
 from ..eager.methods import nll_loss_rows as _nll_loss_rows  # not F's public name
@@ -133,6 +134,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``input @ weight.T + bias``. Of a float32 or float64 input of three axes or more
     (a transformer's ``(N, L, E)``): one product of its rows, one node, then the bias
     (PyTorch's ``addmm`` of the ``(N·L, E)`` view, or ``matmul`` then ``add``)."""
+    _same_dtype("linear", input, weight, bias)
     if input.ndim > 2 and _same_float(input, weight):
         out = _linear_rows(input, weight)
         return out if bias is None else out + bias
