@@ -201,6 +201,13 @@ def mixed_dtype_products_and_writes(torch, show, data):
         for fn in _mixed_calls(torch, a, functools.partial(a, dtype=other)):
             show_error(show, fn, 0, result=other is torch.float32)
 
+    def ints(*shape):  # (-5..5: exact int64 products, which symgrad's float64 also gave)
+        return torch.tensor((data["x"].ravel()[:int(np.prod(shape))] * 3).astype(np.int64)
+                            .reshape(shape))
+    for fn in _mixed_calls(torch, ints, ints)[:17]:  # the products, all of int64
+        show_error(show, fn, 0, result=True)
+    show(torch.kron(ints(3), ints(2)), torch.linalg.matrix_power(ints(2, 2), 3))
+
 
 def _mixed_calls(torch, a, b):
     F = torch.nn.functional

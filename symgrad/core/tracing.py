@@ -353,6 +353,11 @@ class Traced:
         takes this as an argument: it computes with the value, as of a numpy array."""
         raise NotImplementedError
 
+    @classmethod
+    def _holding(cls, value: np.ndarray) -> Traced:
+        """A value of this kind that holds ``value`` and has no history (a Tensor)."""
+        raise NotImplementedError
+
 
 class Tracer(Traced):
     """An array value inside a function being traced; records what is done to it.

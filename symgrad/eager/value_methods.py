@@ -37,6 +37,10 @@ class ValueMethods:
     def _held_value(self) -> np.ndarray:
         return self._value
 
+    @classmethod
+    def _holding(cls, value: np.ndarray) -> Any:
+        return cls._make(value)
+
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         # as PyTorch's: numpy would drop the graph (np.array([x, 2 * x]) of Tensors that
         # require grad would give values whose gradient is silently lost)

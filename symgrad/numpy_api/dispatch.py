@@ -102,6 +102,9 @@ def array_function(func: Callable, args: Any, kwargs: Any) -> Any:
             "symgrad.ops.supported_functions() lists what is")
     # a traced integer (an int argument, a loop counter) enters numpy's functions as a float
     integer = _integer_result(func, args, kwargs)
+    held = _held_integer_product(func, args, kwargs)
+    if held is not None:
+        return held
     if any(_is_integer(a) or isinstance(a, (list, tuple)) for a in args):
         args = _integers_as_floats(func, args)
     result = impl(*args, **kwargs)
@@ -168,6 +171,26 @@ _PRODUCTS = frozenset({"prod", "nanprod", "cumprod", "nancumprod", "cumulative_p
                        "vdot", "inner", "outer", "matmul", "tensordot", "einsum", "kron",
                        "cross", "convolve", "correlate", "polyval", "linalg.multi_dot",
                        "linalg.matrix_power"})
+
+
+def _held_integer_product(func: Callable, args: Sequence[Any], kwargs: Any) -> Any:
+    """A product of integer Tensors (``m @ m`` of int64 ones), whose numbers are held now
+    (no traced value among the operands): numpy's exact integer result, as PyTorch's
+    (a traced one is refused below: symgrad computes it in float64, which rounds);
+    None for anything else."""
+    if qualname(func) not in _PRODUCTS:
+        return None
+    flat = [a for x in args for a in (x if isinstance(x, (list, tuple)) else (x,))]
+    held = [a for a in flat if isinstance(a, Traced)]
+    if not held or any(isinstance(a, Tracer) or a._held_value().dtype.kind not in "iu"
+                       for a in held) or any(isinstance(v, Traced) for v in kwargs.values()):
+        return None
+
+    def value(a: Any) -> Any:
+        if isinstance(a, (list, tuple)):
+            return type(a)(map(value, a))
+        return a._held_value() if isinstance(a, Traced) else a
+    return type(held[0])._holding(np.asarray(func(*map(value, args), **kwargs)))
 
 
 def _integers_as_floats(func: Callable, args: Sequence[Any]) -> list[Any]:
