@@ -172,6 +172,28 @@ def test_a_choice_loads_its_operands_before_it_chooses():
         assert_close(got, want, rtol=0, atol=0)
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_a_transposed_first_operand_is_multiplied_by_numpys_gemm(dtype):
+    # symgrad.backend.blas: a weight gradient g.T @ x calls numpy's own gemm (Numba's
+    # np.dot calls scipy's OpenBLAS), so the kernel's product is numpy's, bit for bit;
+    # a parameter named bl (the module's name in kernels) takes another name
+    from symgrad.backend import blas
+
+    def product(bl, b):
+        return bl.T @ b
+
+    f = sg.jit(product)
+    rng = rng_for(f"fusion/gemm/{np.dtype(dtype).name}")
+    a, b = (rng.standard_normal(s).astype(dtype) for s in ((41, 7), (41, 13)))
+    source = f.source(a, b)
+    assert (f"= bl.{'s' if dtype == np.float32 else 'd'}dot_tn(" in source) == \
+        blas.AVAILABLE, source
+    for x, y in ((a, b), (a[:0], b[:0]), (a[:, :0], b), (a, b[:, :0])):
+        got = f(x, y)
+        assert got.dtype == dtype and got.shape == (x.shape[1], y.shape[1])
+        assert np.array_equal(got.view(np.uint8), np.dot(x.T, y).view(np.uint8))
+
+
 def test_long_cheap_chains_stay_within_the_recompute_budget():
     def chain(x):
         y = x
