@@ -154,6 +154,46 @@ def test_a_value_used_after_its_loop_is_stored_once():
     assert_close(g(x), sg.grad(g.fun, backend="numpy")(x), rtol=1e-13)
 
 
+def test_a_choice_loads_its_operands_before_it_chooses():
+    # LLVM selects between two scalars without a branch, but an element read inside the
+    # choice stays a branch, which a random mask (ReLU's, max pooling's) mispredicts
+    def choose(x, y, c):
+        return np.where(c > 0.5, x, y) * 2.0
+
+    rng = rng_for("fusion/choice")
+    x, y, c = rng.standard_normal((6, 1)), rng.standard_normal((6, 5)), rng.uniform(0, 1, (6, 5))
+    f = sg.jit(choose)
+    source = f.source(x, y, c)
+    assert "x_1 = x[i0, 0]" in source and "y_1 = y[i0, i1]" in source, source
+    assert " = x_1 if a else y_1" in source, source
+    assert_close(f(x, y, c), np.where(c > 0.5, x, y) * 2.0, rtol=0, atol=0)
+    g = sg.grad(lambda x, y, c: np.sum(choose(x, y, c) * y), argnums=(0, 1))
+    for got, want in zip(g(x, y, c), sg.grad(g.fun, argnums=(0, 1), backend="numpy")(x, y, c)):
+        assert_close(got, want, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_a_transposed_first_operand_is_multiplied_by_numpys_gemm(dtype):
+    # symgrad.backend.blas: a weight gradient g.T @ x calls numpy's own gemm (Numba's
+    # np.dot calls scipy's OpenBLAS), so the kernel's product is numpy's, bit for bit;
+    # a parameter named bl (the module's name in kernels) takes another name
+    from symgrad.backend import blas
+
+    def product(bl, b):
+        return bl.T @ b
+
+    f = sg.jit(product)
+    rng = rng_for(f"fusion/gemm/{np.dtype(dtype).name}")
+    a, b = (rng.standard_normal(s).astype(dtype) for s in ((41, 7), (41, 13)))
+    source = f.source(a, b)
+    assert (f"= bl.{'s' if dtype == np.float32 else 'd'}dot_tn(" in source) == \
+        blas.AVAILABLE, source
+    for x, y in ((a, b), (a[:0], b[:0]), (a[:, :0], b), (a, b[:, :0])):
+        got = f(x, y)
+        assert got.dtype == dtype and got.shape == (x.shape[1], y.shape[1])
+        assert np.array_equal(got.view(np.uint8), np.dot(x.T, y).view(np.uint8))
+
+
 def test_long_cheap_chains_stay_within_the_recompute_budget():
     def chain(x):
         y = x

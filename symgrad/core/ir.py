@@ -376,7 +376,7 @@ def map_subgraphs(graph: Graph, fn: Callable[[Graph], Graph]) -> Graph:
 # the text form
 
 #: names that generated kernels use for themselves
-RESERVED = frozenset({"np", "njit", "math", "inf", "nan", "True", "False", "None", "vm",
+RESERVED = frozenset({"np", "njit", "math", "inf", "nan", "True", "False", "None", "vm", "bl",
                       "prange", "numba",
                       "acc", "value", "kernel",
                       # builtins kernels call (a parameter named range would shadow it)

@@ -436,6 +436,8 @@ def _module(graph: Graph, function: str, description: str,
         imports.append("from symgrad.backend.numba.pool import take as pool_take")
     if kernel.uses_lapack:
         imports.append(f"from symgrad.backend import lapack as la  # {vecmath_hash('lapack')}")
+    if any("= bl." in line.split("#")[0] for line in body):  # numpy's gemm (lowering.linalg)
+        imports.append(f"from symgrad.backend import blas as bl  # {vecmath_hash('blas')}")
     if any(_NPYMATH_CALL.search(line.split("#")[0]) for line in body):  # numpy's complex log...
         imports.append(f"from symgrad.backend import npymath as nm  # {vecmath_hash('npymath')}")
     code = "\n".join([

@@ -156,7 +156,10 @@ class Elements:
         stored = index == self.index and id(e.out) in self.kernel.plan.arrays
         out = (f"{self.kernel.name(e.out)}[{', '.join(index)}]" if stored
                else self.name_at(e.out, index))
-        args = [self.read(a, broadcast_index(a.shape, e.out.shape, index)) for a in e.inputs]
+        at = [broadcast_index(a.shape, e.out.shape, index) for a in e.inputs]
+        args = [self.read(a, i) for a, i in zip(e.inputs, at)]
+        if lowering(e.prim).selects:
+            args = [self.loaded(a, t, i) for a, t, i in zip(e.inputs, args, at)]
         if _float32_only(e):  # numpy's float32 * 2.0 is float32; Numba's would be float64
             args = [f"np.float32({t})" if isinstance(a, Literal) and isinstance(a.value, float)
                     else t for a, t in zip(e.inputs, args)]
@@ -182,6 +185,22 @@ class Elements:
                 self.emit(line)
         self.scopes[-1][(id(e.out), index)] = out
         return out
+
+    def loaded(self, a: Atom, text: str, index: tuple[str, ...]) -> str:
+        """An operand of a choice (``Lowering.selects``) as a scalar: its element loaded
+        from its array into a fresh name, read from there by later reads at ``index``."""
+        if not isinstance(a, Var) or not text.startswith(f"{self.kernel.name(a)}["):
+            return text
+        base = self.kernel.name(a)
+        k, name = 1, f"{base}_1"
+        while name in self.taken or name in self.kernel.all_names:
+            k += 1
+            name = f"{base}_{k}"
+        self.taken.add(name)
+        self.kernel.all_names.add(name)
+        self.emit(f"{name} = {text}")
+        self.scopes[-1][(id(a), index)] = name
+        return name
 
     def moved(self, e: Eqn, index: tuple[str, ...]) -> str:
         """An element move at ``index``: the operand's element its ``element`` facet

@@ -201,7 +201,7 @@ lower(E.xlogy_p, _xlogy_emit)
 for _prim, _op in ((E.gt_p, ">"), (E.ge_p, ">="), (E.lt_p, "<"), (E.le_p, "<="),
                    (E.eq_p, "=="), (E.ne_p, "!=")):
     lower(_prim, _comparison_emit(_op), cheap=True)
-lower(E.where_p, _where_emit, cheap=True)
+lower(E.where_p, _where_emit, cheap=True, selects=True)
 lower(E.to_float_p, _to_float_emit, cheap=True)
 
 

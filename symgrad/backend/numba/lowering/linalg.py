@@ -27,8 +27,17 @@ def widened(args: list[str], avals: list[Aval], out_aval: Aval) -> list[str]:
             else a for a, v in zip(args, avals)]
 
 
+#: the functions of :mod:`symgrad.backend.blas` (``bl``) for ``a.T @ b``, by dtype
+_NUMPY_GEMM = {"float32": "sdot_tn", "float64": "ddot_tn"}
+
+
 def _matmul_emit(out: str, args: list[str], avals: list[Aval], out_aval: Aval) -> list[str]:
-    (x, y), (xa, _) = widened(args, avals, out_aval), avals
+    (x, y), (xa, ya) = widened(args, avals, out_aval), avals
+    if xa.ndim == ya.ndim == 2 and x.endswith(".T") and not y.endswith(".T") and \
+            out_aval.dtype in _NUMPY_GEMM:
+        from ...blas import AVAILABLE  # (imports Numba: when a kernel is written, only)
+        if AVAILABLE:  # numpy's gemm of a transposed first operand (symgrad.backend.blas)
+            return [f"{out} = bl.{_NUMPY_GEMM[out_aval.dtype]}({x[:-2]}, {y})"]
     if xa.ndim <= 2:
         return [f"{out} = np.dot({_contiguous(x)}, {_contiguous(y)})"]
     # a stack of matrices: one BLAS product per batch index

@@ -50,7 +50,11 @@ class Lowering:
     - ``transposed_operands``: takes ``c.T`` of a C-contiguous ``c`` as it is (BLAS
       reads F-contiguous matrices without a copy);
     - ``contiguous``: a view primitive whose output the kernel makes C-contiguous
-      (reshape's emit copies an operand that is not).
+      (reshape's emit copies an operand that is not);
+    - ``selects``: its emit chooses between operands (``a if c else b``): a fused loop
+      loads the operands it reads from arrays into scalars first, so that LLVM selects
+      without a branch (it loads an element only on the branch that reads it, and a
+      branch on a random mask, ReLU's or max pooling's, mispredicts: 5x slower).
     """
 
     emit: Callable[..., list[str]]
@@ -62,6 +66,7 @@ class Lowering:
     transposes: bool = False
     transposed_operands: bool = False
     contiguous: bool = False
+    selects: bool = False
 
     @property
     def moves_elements(self) -> bool:
