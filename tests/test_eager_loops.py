@@ -104,7 +104,7 @@ def test_loops_are_numpys_bit_for_bit(loops, dtype):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_layer_norm_loop_is_numpys_bit_for_bit(loops, dtype):
+def test_layer_norm_and_softmax_loops_are_numpys_bit_for_bit(loops, dtype):
     # rows added in numpy's pairwise order (in order below 8 elements, eight running sums
     # up to 128), so every step rounds as _layer_norm's numpy form; rows of wide scales,
     # constant rows (variance 0), rows of -0.0 and specials
@@ -127,6 +127,16 @@ def test_layer_norm_loop_is_numpys_bit_for_bit(loops, dtype):
                 nan = np.isnan(want)
                 np.testing.assert_array_equal(np.isnan(got), nan)
                 np.testing.assert_array_equal(bits(got[~nan]), bits(want[~nan]))
+        # softmax's division by the row sums, in place
+        e = np.abs(x)
+        want = e / e.sum(-1, keepdims=True)
+        assert _twice(L.normalize, e.copy())
+        got = e.copy()
+        assert L.normalize(got)
+        nan = np.isnan(want)
+        np.testing.assert_array_equal(np.isnan(got), nan)
+        np.testing.assert_array_equal(bits(got[~nan]), bits(want[~nan]))
+        assert k == 1 or not L.normalize(np.asfortranarray(e))  # (not C-ordered: numpy's)
     assert L.layer_norm(np.ones((4, 129), dtype), (), 1e-5, False, False) is None  # (numpy)
     assert L.layer_norm(np.ones((4, 8), dtype), (np.ones(8),), 1e-5, True, False) is None \
         or dtype == np.float64  # (a float64 weight of float32 rows: numpy promotes)

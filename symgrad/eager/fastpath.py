@@ -35,10 +35,12 @@ from ..prims.layer_norm import layer_norm_p
 from ..prims.overflow import CheckedUfunc
 from ..prims.reductions import sum_p
 from ..prims.selection import where_p
+from ..prims.softmax import normalized, shifted_exp, softmax_p
 from ..prims.windows import windows_p
 from ..transforms.pipeline import (
     compiled_first_max,
     compiled_layer_norm,
+    compiled_normalize,
     compiled_relu,
     compiled_row_sum,
     compiled_select,
@@ -205,6 +207,15 @@ def _layer_norm(x: Any, *affine: Any, ndim: int, eps: float, weight: bool,
     return found
 
 
+def _softmax(x: Any, axis: int) -> Any:
+    """``softmax``'s value, its division by the row sums (last axis) by one compiled
+    loop where it applies, else ``softmax_p.impl``'s (the same bits)."""
+    if axis != np.ndim(x) - 1:
+        return softmax_p.impl(x, axis=axis)
+    e = shifted_exp(x, axis)
+    return e if compiled_normalize(e) else normalized(e, axis)
+
+
 def window_first_max(values: np.ndarray) -> np.ndarray | None:
     """A mask of each window's (last axis) first maximum, or its last NaN, by one compiled
     loop; None where it does not apply (:mod:`symgrad.backend.numba.eager_loops`)."""
@@ -214,7 +225,7 @@ def window_first_max(values: np.ndarray) -> np.ndarray | None:
 #: faster implementations of this path's operations, the same values as ``prim.impl``
 _EAGER_IMPLS: dict[Primitive, Any] = {windows_p: gathered_windows, relu_p: _relu,
                                        where_p: _where, sum_p: _sum,
-                                       layer_norm_p: _layer_norm}
+                                       layer_norm_p: _layer_norm, softmax_p: _softmax}
 
 
 def _float_impl(prim: Primitive) -> Any:

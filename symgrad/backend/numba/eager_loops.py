@@ -44,6 +44,7 @@ _TEXT = """\
 # first_max(w) = a mask of each row's first maximum, or its last NaN
 # select(c, x, y) = x where c, else y (y a number); row_sum(w) = each row's sum, in order
 # layer_norm(x) = each row's (x - mean) / sqrt(var + eps) * w + b, in numpy's steps
+# normalize(e) = each row divided by its sum (numpy's pairwise sum), in place
 import numpy as np
 from numba import njit
 
@@ -167,6 +168,15 @@ def layer_norm(x, k, numbers, w, b, out):
         if b.size:
             for j in range(k):
                 d[j] += b[j]
+
+
+@njit(cache=True, nogil=True, error_model="numpy", fastmath=False)
+def normalize(e, k, zero):
+    for r in range(e.size // k):
+        row = e[k * r:k * r + k]
+        total = pairwise(row, zero[0])
+        for j in range(k):
+            row[j] = row[j] / total
 """
 
 _DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
@@ -276,6 +286,19 @@ def layer_norm(x: Any, affine: tuple, eps: float, weight: bool, bias: bool) -> A
     out = np.empty_like(x)
     return out if _run("layer_norm", kernel, x.reshape(-1), k, numbers, w, b,
                        out.reshape(-1)) else None
+
+
+def normalize(e: Any) -> bool:
+    """Divide each row (last axis, at most 128 elements) of the C-ordered float array
+    ``e`` by its sum, in place, as ``np.divide(e, e.sum(-1, keepdims=True), out=e)`` does
+    (softmax's last step), bit for bit; False (``e`` untouched) where numpy must."""
+    if type(e) is not np.ndarray or e.dtype not in _DTYPES or not e.flags.c_contiguous or \
+            not e.flags.writeable or e.size < MIN_SIZE or not e.ndim or \
+            not 1 <= e.shape[-1] <= 128:
+        return False
+    kernel = _kernel("normalize")
+    return kernel is not None and _run("normalize", kernel, e.reshape(-1), e.shape[-1],
+                                       np.zeros(1, e.dtype))
 
 
 def _dense(x: np.ndarray) -> np.ndarray | None:
