@@ -137,6 +137,15 @@ def test_layer_norm_and_softmax_loops_are_numpys_bit_for_bit(loops, dtype):
         np.testing.assert_array_equal(np.isnan(got), nan)
         np.testing.assert_array_equal(bits(got[~nan]), bits(want[~nan]))
         assert k == 1 or not L.normalize(np.asfortranarray(e))  # (not C-ordered: numpy's)
+        # softmax's first step, compared after its exp (a -0.0 less a maximum 0.0 or -0.0)
+        from symgrad.prims.softmax import shifted_exp
+
+        got, want = _twice(L.shift, x), shifted_exp(x, 1)
+        assert got is not None
+        np.exp(got, out=got)
+        nan = np.isnan(want)
+        np.testing.assert_array_equal(np.isnan(got), nan)
+        np.testing.assert_array_equal(bits(got[~nan]), bits(want[~nan]))
     assert L.layer_norm(np.ones((4, 129), dtype), (), 1e-5, False, False) is None  # (numpy)
     assert L.layer_norm(np.ones((4, 8), dtype), (np.ones(8),), 1e-5, True, False) is None \
         or dtype == np.float64  # (a float64 weight of float32 rows: numpy promotes)

@@ -44,6 +44,7 @@ from ..transforms.pipeline import (
     compiled_relu,
     compiled_row_sum,
     compiled_select,
+    compiled_shift,
     gathered_windows,
 )
 from . import grad_mode
@@ -208,11 +209,13 @@ def _layer_norm(x: Any, *affine: Any, ndim: int, eps: float, weight: bool,
 
 
 def _softmax(x: Any, axis: int) -> Any:
-    """``softmax``'s value, its division by the row sums (last axis) by one compiled
-    loop where it applies, else ``softmax_p.impl``'s (the same bits)."""
+    """``softmax``'s value along the last axis, its row maxima subtracted and its division
+    by the row sums by compiled loops where they apply, else ``softmax_p.impl``'s (the
+    same bits)."""
     if axis != np.ndim(x) - 1:
         return softmax_p.impl(x, axis=axis)
-    e = shifted_exp(x, axis)
+    e = compiled_shift(x)
+    e = shifted_exp(x, axis) if e is None else np.exp(e, out=e)
     return e if compiled_normalize(e) else normalized(e, axis)
 
 

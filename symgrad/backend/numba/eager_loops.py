@@ -45,6 +45,7 @@ _TEXT = """\
 # select(c, x, y) = x where c, else y (y a number); row_sum(w) = each row's sum, in order
 # layer_norm(x) = each row's (x - mean) / sqrt(var + eps) * w + b, in numpy's steps
 # normalize(e) = each row divided by its sum (numpy's pairwise sum), in place
+# shift(x) = each row less its maximum (NaN where the row has one)
 import numpy as np
 from numba import njit
 
@@ -171,6 +172,17 @@ def layer_norm(x, k, numbers, w, b, out):
 
 
 @njit(cache=True, nogil=True, error_model="numpy", fastmath=False)
+def shift(x, k, out):
+    for r in range(x.size // k):
+        top = x[k * r]
+        for j in range(1, k):
+            v = x[k * r + j]
+            top = v if (v > top) | (v != v) else top
+        for j in range(k):
+            out[k * r + j] = x[k * r + j] - top
+
+
+@njit(cache=True, nogil=True, error_model="numpy", fastmath=False)
 def normalize(e, k, zero):
     for r in range(e.size // k):
         row = e[k * r:k * r + k]
@@ -286,6 +298,21 @@ def layer_norm(x: Any, affine: tuple, eps: float, weight: bool, bias: bool) -> A
     out = np.empty_like(x)
     return out if _run("layer_norm", kernel, x.reshape(-1), k, numbers, w, b,
                        out.reshape(-1)) else None
+
+
+def shift(x: Any) -> np.ndarray | None:
+    """``x - max(x, -1)`` of a C-ordered float array whose rows have at most 128 elements
+    (softmax's first step), a fresh array; None where numpy computes it. The maxima are
+    numpy's, but of a row whose largest elements are 0.0 and -0.0 either may be taken, so
+    a -0.0 element less it may give either zero (whose ``exp`` is 1 either way)."""
+    if type(x) is not np.ndarray or x.dtype not in _DTYPES or not x.flags.c_contiguous or \
+            x.size < MIN_SIZE or not x.ndim or not 1 <= x.shape[-1] <= 128:
+        return None
+    kernel = _kernel("shift")
+    if kernel is None:
+        return None
+    out = np.empty_like(x)
+    return out if _run("shift", kernel, x.reshape(-1), x.shape[-1], out.reshape(-1)) else None
 
 
 def normalize(e: Any) -> bool:
