@@ -103,6 +103,54 @@ def test_loops_are_numpys_bit_for_bit(loops, dtype):
     assert {name: len(k.function.overloads) for name, k in L._KERNELS.items()} == signatures
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_layer_norm_and_softmax_loops_are_numpys_bit_for_bit(loops, dtype):
+    # rows added in numpy's pairwise order (in order below 8 elements, eight running sums
+    # up to 128), so every step rounds as _layer_norm's numpy form; rows of wide scales,
+    # constant rows (variance 0), rows of -0.0 and specials
+    from symgrad.prims.layer_norm import _layer_norm
+
+    rng = np.random.default_rng(43)
+    for k in (1, 5, 8, 13, 16, 64, 100, 128):
+        x = (rng.standard_normal((40, k)) * 10.0 ** rng.uniform(-4, 4, (40, 1))).astype(dtype)
+        x[1], x[2], x[3] = 3.0, -0.0, 1e30
+        _specials(x[4:9])
+        w, b = rng.standard_normal(k).astype(dtype), rng.standard_normal(k).astype(dtype)
+        for affine, weight, bias in (((w, b), True, True), ((w,), True, False), ((), False,
+                                                                                   False)):
+            for eps in (1e-5, 0.0):
+                got = _twice(L.layer_norm, x, affine, eps, weight, bias)
+                want = _layer_norm(x, *affine, ndim=1, eps=eps, weight=weight, bias=bias)
+                assert got is not None and got.dtype == want.dtype
+                # (a NaN of a row with two NaNs carries either's payload: LLVM may swap
+                # the operands of an addition)
+                nan = np.isnan(want)
+                np.testing.assert_array_equal(np.isnan(got), nan)
+                np.testing.assert_array_equal(bits(got[~nan]), bits(want[~nan]))
+        # softmax's division by the row sums, in place
+        e = np.abs(x)
+        want = e / e.sum(-1, keepdims=True)
+        assert _twice(L.normalize, e.copy())
+        got = e.copy()
+        assert L.normalize(got)
+        nan = np.isnan(want)
+        np.testing.assert_array_equal(np.isnan(got), nan)
+        np.testing.assert_array_equal(bits(got[~nan]), bits(want[~nan]))
+        assert k == 1 or not L.normalize(np.asfortranarray(e))  # (not C-ordered: numpy's)
+        # softmax's first step, compared after its exp (a -0.0 less a maximum 0.0 or -0.0)
+        from symgrad.prims.softmax import shifted_exp
+
+        got, want = _twice(L.shift, x), shifted_exp(x, 1)
+        assert got is not None
+        np.exp(got, out=got)
+        nan = np.isnan(want)
+        np.testing.assert_array_equal(np.isnan(got), nan)
+        np.testing.assert_array_equal(bits(got[~nan]), bits(want[~nan]))
+    assert L.layer_norm(np.ones((4, 129), dtype), (), 1e-5, False, False) is None  # (numpy)
+    assert L.layer_norm(np.ones((4, 8), dtype), (np.ones(8),), 1e-5, True, False) is None \
+        or dtype == np.float64  # (a float64 weight of float32 rows: numpy promotes)
+
+
 def test_loops_are_off_without_eager_compile_and_for_other_dtypes(loops, monkeypatch):
     def refuse(name, *args):
         raise AssertionError(f"the compiled loop {name} was called")

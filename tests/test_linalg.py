@@ -91,6 +91,50 @@ def test_generated_code_calls_blas_on_contiguous_operands():
                for line in source.splitlines() if "np.dot(" in line or "= bl." in line)
 
 
+def test_stacks_of_products_read_each_slice_where_it_lies():
+    # symgrad.backend.batched: BLAS reads a slice through its leading dimension (rows or
+    # columns contiguous) or from a copy (broadcast, strided); small integers, so that
+    # every layout must give numpy's matmul exactly
+    from symgrad.backend import batched as bm
+
+    rng = np.random.default_rng(5)
+    for dtype in (np.float32, np.float64):
+        a = rng.integers(-4, 5, (3, 4, 5, 6)).astype(dtype)
+        b = rng.integers(-4, 5, (3, 4, 6, 7)).astype(dtype)
+        c = rng.integers(-4, 5, (4, 3, 7, 6)).astype(dtype)
+        pairs = [(a, b), (a, c.transpose(1, 0, 3, 2)),                    # columns contiguous
+                 (a.transpose(1, 0, 2, 3), b.transpose(1, 0, 2, 3)),      # whole rows apart
+                 (a[:, :, :, ::-1], np.broadcast_to(b[:1], b.shape)),     # copied slices
+                 (a[:, :1], b[:, :1, :, ::2]), (a[:, :, :0], b[:, :, :, :0])]
+        for x, y in pairs:
+            out = np.empty(x.shape[:-1] + y.shape[-1:], dtype)
+            for i in range(x.shape[0]):
+                bm.matmul(x[i], y[i], out[i])
+            np.testing.assert_array_equal(out, np.matmul(x, y))
+        x, y = np.ones((2, 3, 0), dtype), np.ones((2, 0, 4), dtype)
+        out = np.full((2, 3, 4), np.nan, dtype)
+        bm.matmul(x, y, out)
+        np.testing.assert_array_equal(out, 0)
+
+
+def test_a_kernels_stack_of_products_matches_the_interpreter():
+    def f(q, k):
+        scores = np.matmul(np.transpose(q, (1, 0, 2, 3)), np.swapaxes(k, -1, -2))
+        return np.sum(np.tanh(scores) * scores)
+
+    rng = np.random.default_rng(6)
+    q = rng.standard_normal((4, 3, 5, 6)).astype(np.float32)
+    k = rng.standard_normal((3, 4, 7, 6)).astype(np.float32)
+    g = sg.value_and_grad(f, argnums=(0, 1))
+    assert "bm.matmul(" in g.source(q, k)
+    value, grads = g(q, k)
+    ref_value, ref_grads = sg.value_and_grad(f, argnums=(0, 1), backend="numpy")(q, k)
+    assert_close(value, ref_value, rtol=1e-5, what="value")
+    for got, ref in zip(grads, ref_grads):
+        assert got.dtype == np.float32
+        assert_close(got, ref, rtol=1e-5, atol=1e-5, what="gradient")
+
+
 def test_matmul_ufunc_and_operator_trace_the_same():
     x, y = np.ones((2, 3)), np.ones((3, 2))
     g1 = sg.jit(lambda x, y: np.matmul(x, y)).graph(x, y)

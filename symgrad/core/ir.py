@@ -378,6 +378,9 @@ def map_subgraphs(graph: Graph, fn: Callable[[Graph], Graph]) -> Graph:
 #: names that generated kernels use for themselves
 RESERVED = frozenset({"np", "njit", "math", "inf", "nan", "True", "False", "None", "vm", "bl",
                       "prange", "numba",
+                      # symgrad's helper modules as kernels import them (a value named bm
+                      # hid symgrad.backend.batched in a transformer's backward)
+                      "vm32", "la", "nm", "bm", "pool_take", "objmode",
                       "acc", "value", "kernel",
                       # builtins kernels call (a parameter named range would shadow it)
                       "range", "float", "int", "bool", "enumerate", "len", "abs", "min",

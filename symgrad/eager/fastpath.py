@@ -31,15 +31,20 @@ import numpy as np
 from ..core.ir import F32, FLOAT, Aval, Literal, Primitive
 from ..core.tracing import Traced, Tracer
 from ..prims.elementwise import relu_p
+from ..prims.layer_norm import layer_norm_p
 from ..prims.overflow import CheckedUfunc
 from ..prims.reductions import sum_p
 from ..prims.selection import where_p
+from ..prims.softmax import normalized, shifted_exp, softmax_p
 from ..prims.windows import windows_p
 from ..transforms.pipeline import (
     compiled_first_max,
+    compiled_layer_norm,
+    compiled_normalize,
     compiled_relu,
     compiled_row_sum,
     compiled_select,
+    compiled_shift,
     gathered_windows,
 )
 from . import grad_mode
@@ -193,6 +198,27 @@ def _sum(x: Any, axes: tuple[int, ...]) -> Any:
     return sum_p.impl(x, axes=axes) if found is None else found
 
 
+def _layer_norm(x: Any, *affine: Any, ndim: int, eps: float, weight: bool,
+                bias: bool) -> Any:
+    """``layer_norm``'s value over one axis by one compiled loop where it applies, else
+    ``layer_norm_p.impl``'s (the same bits)."""
+    found = compiled_layer_norm(x, affine, eps, weight, bias) if ndim == 1 else None
+    if found is None:
+        return layer_norm_p.impl(x, *affine, ndim=ndim, eps=eps, weight=weight, bias=bias)
+    return found
+
+
+def _softmax(x: Any, axis: int) -> Any:
+    """``softmax``'s value along the last axis, its row maxima subtracted and its division
+    by the row sums by compiled loops where they apply, else ``softmax_p.impl``'s (the
+    same bits)."""
+    if axis != np.ndim(x) - 1:
+        return softmax_p.impl(x, axis=axis)
+    e = compiled_shift(x)
+    e = shifted_exp(x, axis) if e is None else np.exp(e, out=e)
+    return e if compiled_normalize(e) else normalized(e, axis)
+
+
 def window_first_max(values: np.ndarray) -> np.ndarray | None:
     """A mask of each window's (last axis) first maximum, or its last NaN, by one compiled
     loop; None where it does not apply (:mod:`symgrad.backend.numba.eager_loops`)."""
@@ -201,7 +227,8 @@ def window_first_max(values: np.ndarray) -> np.ndarray | None:
 
 #: faster implementations of this path's operations, the same values as ``prim.impl``
 _EAGER_IMPLS: dict[Primitive, Any] = {windows_p: gathered_windows, relu_p: _relu,
-                                       where_p: _where, sum_p: _sum}
+                                       where_p: _where, sum_p: _sum,
+                                       layer_norm_p: _layer_norm, softmax_p: _softmax}
 
 
 def _float_impl(prim: Primitive) -> Any:

@@ -117,12 +117,23 @@ def log_softmax(x: Any, axis: int) -> Any:
 
 def _softmax(x: Any, axis: int) -> Any:
     """The values, computed by numpy in ``x``'s dtype."""
+    return normalized(shifted_exp(x, axis), axis)
+
+
+def shifted_exp(x: Any, axis: int) -> np.ndarray:
+    """``exp(x - max(x, axis))``, a fresh array (softmax before its division by the sums;
+    the eager path divides by a compiled loop, :mod:`symgrad.eager.fastpath`)."""
     x = np.asarray(x)
     if x.shape[axis] == 0:
         return x.copy()
     e = x - _row_max(x, axis)  # (-inf - -inf, inf - inf: nan)
     np.exp(e, out=e)  # (in place: the same bits)
-    return np.divide(e, e.sum(axis, keepdims=True), out=e)
+    return e
+
+
+def normalized(e: np.ndarray, axis: int) -> np.ndarray:
+    """``e`` divided by its sums along ``axis``, in place."""
+    return e if e.shape[axis] == 0 else np.divide(e, e.sum(axis, keepdims=True), out=e)
 
 
 def _row_max(x: np.ndarray, axis: int) -> np.ndarray:

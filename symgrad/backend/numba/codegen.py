@@ -157,6 +157,7 @@ class _Kernel:
         self.uses_vecmath = False
         self.uses_vecmath32 = False       # calls symgrad.backend.vecmath32 (as vm32)
         self.uses_lapack = False          # calls symgrad.backend.lapack (as la)
+        self.uses_batched = False         # calls symgrad.backend.batched (as bm)
         self.rows: list[str] = []  # scratch rows of serial loops, made once at the start
         self.parallel = False             # some loop is a prange
         self.loops = 0                    # loops numbered so far (names of their helpers)
@@ -207,6 +208,8 @@ class _Kernel:
                                            **self.sizes.params(e.params), **tools)
             if any("la.eigh_upper(" in line for line in lines):  # eigh of an upper triangle
                 self.root.uses_lapack = True
+            if any("bm.matmul(" in line for line in lines):  # a stack of matrix products
+                self.root.uses_batched = True
         return lines
 
     def loop(self, loop: Loop) -> list[str]:
@@ -438,6 +441,9 @@ def _module(graph: Graph, function: str, description: str,
         imports.append(f"from symgrad.backend import lapack as la  # {vecmath_hash('lapack')}")
     if any("= bl." in line.split("#")[0] for line in body):  # numpy's gemm (lowering.linalg)
         imports.append(f"from symgrad.backend import blas as bl  # {vecmath_hash('blas')}")
+    if kernel.uses_batched:
+        imports.append(f"from symgrad.backend import batched as bm  # "
+                       f"{vecmath_hash('batched')}")
     if any(_NPYMATH_CALL.search(line.split("#")[0]) for line in body):  # numpy's complex log...
         imports.append(f"from symgrad.backend import npymath as nm  # {vecmath_hash('npymath')}")
     code = "\n".join([

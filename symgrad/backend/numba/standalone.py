@@ -45,7 +45,7 @@ def kernel_text(graph: Graph, kernel: str, what: str, copier: Copier) -> tuple[s
     text = re.sub(r"\bbl\.[sd]dot_tn\((\w+), (\w+)\)",
                   r"np.dot(np.ascontiguousarray(\1).T, np.ascontiguousarray(\2))", "\n".join(lines))
     helpers: list[str] = []
-    for alias, attribute in sorted(set(re.findall(r"\b(vm|la|nm)\.(\w+)", text))):
+    for alias, attribute in sorted(set(re.findall(r"\b(vm|la|nm|bm)\.(\w+)", text))):
         name = _helper(copier, alias, attribute, helpers)
         text = re.sub(rf"\b{alias}\.{attribute}\b", name, text)
     return "\n".join(helpers), text
@@ -80,19 +80,20 @@ def _helper(copier: Copier, alias: str, attribute: str, helpers: list[str]) -> s
     """The module-level name of ``vm.<attribute>`` (:mod:`.vecmath`) or
     ``la.<attribute>`` (:mod:`.lapack`, whose functions are made by a factory)."""
     # imported here: vecmath imports Numba, which `import symgrad` must not load
-    from .. import lapack, npymath, vecmath
+    from .. import batched, lapack, npymath, vecmath
 
     if alias == "vm":
         return copier.reference(getattr(vecmath, attribute), attribute, "vecmath")
     if alias == "nm":  # (numpy's cbrt loop is a symbol of this process only: libm's there)
         name = "libm_cbrt" if attribute == "cbrt" else attribute
         return copier.reference(getattr(npymath, name), name, "npymath")
-    factory = getattr(lapack, f"_{attribute}", None)
+    module = lapack if alias == "la" else batched
+    factory = getattr(module, f"_{attribute}", None)
     if factory is None:
-        raise NotImplementedError(f"export: the kernel calls la.{attribute}, which export "
-                                  "cannot copy")
-    made = copier.reference(factory, f"_{attribute}", "lapack")
-    name = f"_la_{attribute}"
+        raise NotImplementedError(f"export: the kernel calls {alias}.{attribute}, which "
+                                  "export cannot copy")
+    made = copier.reference(factory, f"_{attribute}", module.__name__.rsplit(".", 1)[-1])
+    name = f"_{alias}_{attribute}"
     helpers.append(f"{name} = {made}()")
     return name
 

@@ -45,6 +45,13 @@ def _matmul_emit(out: str, args: list[str], avals: list[Aval], out_aval: Aval) -
     dims = [f"{x}.shape[{k}]" for k in batch] + [f"{x}.shape[{xa.ndim - 2}]",
                                                  f"{y}.shape[{xa.ndim - 1}]"]
     lines = [f"{out} = np.empty(({', '.join(dims)}), dtype=np.{out_aval.dtype})"]
+    if out_aval.dtype in ("float32", "float64"):
+        # symgrad.backend.batched: each slice read where it lies, written into out
+        # (the batch axes before the last as loops here: a 3-d stack per call)
+        nest, depth = loop_nest([f"{x}.shape[{k}]" for k in batch[:-1]])
+        index = "".join(f"i{k}, " for k in batch[:-1])
+        at = (lambda a: f"{a}[{index[:-2]}]") if index else (lambda a: a)
+        return [*lines, *nest, "    " * depth + f"bm.matmul({at(x)}, {at(y)}, {at(out)})"]
     nest, depth = loop_nest([f"{x}.shape[{k}]" for k in batch])
     lines += nest
     index = ", ".join(f"i{k}" for k in batch)
