@@ -251,7 +251,13 @@ def reduction_arguments(torch, show, data):
             show_error(show, functools.partial(getattr(x, name), *args, **kw), 0, result=True)
     for fn in (lambda: x.std(1, True, True), lambda: x.var(0, 0), lambda: x.norm(2, True),
                lambda: x.kthvalue(2, True), lambda: x.kthvalue(2, 1, True),
-               lambda: x.quantile(0.5, 1, 1), lambda: x.quantile(0.5, True)):
+               lambda: x.quantile(0.5, 1, 1), lambda: x.quantile(0.5, True),
+               lambda: x.topk(True), lambda: x.topk(2, 1, 0), lambda: x.kthvalue(True),
+               lambda: x.sort(0, 1), lambda: x.flatten(True), lambda: x.flip(True),
+               lambda: x.flip((0, True)), lambda: x.sum(0, np.True_),
+               lambda: x.topk(np.int64(2))[1].tolist(), lambda: x.flip([1]).tolist(),
+               lambda: x.kthvalue(torch.tensor(2))[1].tolist(),
+               lambda: x.flatten(np.int64(0)).tolist()):
         show_error(show, fn, 0, result=True)
 
 

@@ -129,11 +129,26 @@ def one_dim(dim: Any, ndim: int) -> int:
     return d
 
 
-def keepdim_arg(keepdim: Any) -> bool:
-    """``keepdim``, which PyTorch takes only as a bool (``x.sum(0, 1)`` is its TypeError)."""
+def keepdim_arg(keepdim: Any, name: str = "keepdim") -> bool:
+    """``keepdim`` (or another flag), which PyTorch takes only as a bool (``x.sum(0, 1)``,
+    ``x.sort(0, 1)`` are its TypeError)."""
     if type(keepdim) is not bool:
-        raise TypeError(f"argument 'keepdim' must be bool, not {type(keepdim).__name__}")
+        raise TypeError(f"argument '{name}' must be bool, not {type_name(keepdim)}")
     return keepdim
+
+
+def type_name(x: Any) -> str:
+    """``x``'s type as PyTorch's messages name it: ``int``, ``numpy.bool``."""
+    kind = type(x)
+    return kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__name__}"
+
+
+def int_arg(value: Any, name: str) -> int:
+    """An int argument (``k``, ``start_dim``), which PyTorch takes as an int or anything
+    with ``__index__`` but a bool (``x.topk(True)`` is its TypeError, not k = 1)."""
+    if isinstance(value, (bool, np.bool_)) or getattr(value, "dtype", None) == np.bool_:
+        raise TypeError(f"argument '{name}' must be int, not bool")
+    return operator.index(value)
 
 
 def return_type(name: str, fields: tuple[str, str] = ("values", "indices")) -> type:

@@ -44,7 +44,7 @@ from .bf16 import add_tensors, half_in_float32, in_float32, opmath_scalar
 from .fastpath import apply_f64, unary_f64
 from .fused_values import with_value
 from .method_args import dim_axes as _dims
-from .method_args import keeps_bool, named, size_arg
+from .method_args import int_arg, keeps_bool, named, size_arg
 from .method_args import ndim_of as _ndim
 from .method_args import one_dim as _one_dim
 from .method_args import unwrap as unwrap  # importable here as before (Tensor's modules)
@@ -320,6 +320,7 @@ class TensorMethods(ReductionMethods):
         return self.reshape(other.shape)
 
     def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Any:  # type: ignore[override]
+        start_dim, end_dim = int_arg(start_dim, "start_dim"), int_arg(end_dim, "end_dim")
         if self.ndim == 0:
             return self.reshape(1)
         s, e = start_dim % self.ndim, end_dim % self.ndim
@@ -393,6 +394,8 @@ class TensorMethods(ReductionMethods):
             dims = (kwargs.pop("dims"),)
         if kwargs or not dims:
             raise TypeError(f"flip() takes dims, not {sorted(kwargs) or 'nothing'}")
+        if len(dims) == 1 and not isinstance(dims[0], (tuple, list)):
+            int_arg(dims[0], "dims")  # (a bool: PyTorch's TypeError; in a tuple, an int)
         return named(shape_ops.flip(self, size_arg(dims)).clone(), self, "FlipBackward0")
 
     def narrow(self, dim: int, start: int, length: int) -> Any:

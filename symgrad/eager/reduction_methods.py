@@ -27,7 +27,7 @@ from . import dtypes as dt
 from .bf16 import in_float32
 from .fastpath import apply_f64, unary_f64
 from .method_args import dim_axes as _dims
-from .method_args import keepdim_arg, named
+from .method_args import int_arg, keepdim_arg, named, type_name
 from .method_args import one_dim as _one_dim
 from .method_args import return_type as _return_type
 from .saved_indices import watch_indices
@@ -177,11 +177,15 @@ class ReductionMethods:
     def sort(self, dim=-1, descending=False, stable=False):
         """``(values, indices)`` sorted along ``dim`` (stable: equal elements keep their
         order); the gradient of a value goes to the element it came from."""
+        keepdim_arg(descending, "descending")
         d = _one_dim(dim, self.ndim)
         indices = (_order(self._value, d, descending) if self.ndim else np.zeros((), int))
         return sort_result(self._gather(indices, d), type(self)._make(indices.astype(np.int64)))
 
     def topk(self, k, dim=-1, largest=True, sorted=True):
+        k = int_arg(k, "k")
+        keepdim_arg(largest, "largest")
+        keepdim_arg(sorted, "sorted")
         d = _one_dim(dim, self.ndim)
         indices = np.take(_order(self._value, d, largest), np.arange(k), axis=d)
         return topk_result(self._gather(indices, d), type(self)._make(indices.astype(np.int64)))
@@ -223,7 +227,7 @@ class ReductionMethods:
         if isinstance(dim, bool) and unbiased is None and not keepdim:  # x.std(False):
             dim, unbiased = None, dim  # the old positional ``unbiased`` (alone: PyTorch's)
         if unbiased is not None and type(unbiased) is not bool:
-            raise TypeError(f"argument 'unbiased' must be bool, not {type(unbiased).__name__}")
+            raise TypeError(f"argument 'unbiased' must be bool, not {type_name(unbiased)}")
         ddof = correction if correction is not None else 0 if unbiased is False else 1
         return named(op(self, _dims(dim, self.ndim), ddof=ddof, keepdims=keepdim), self,
                      f"{name}Backward0", (self,))

@@ -24,7 +24,7 @@ import numpy as np
 
 from ..numpy_api import functions as ops
 from ..numpy_api import shapes as shape_ops
-from .method_args import dim_axes, keepdim_arg, named
+from .method_args import dim_axes, int_arg, keepdim_arg, named
 from .method_args import one_dim as _one_dim
 from .method_args import return_type as _return_type
 
@@ -76,6 +76,7 @@ class StatMethods:
         """The k-th smallest value along ``dim`` and its index (among equal values, the
         one a stable sort puts k-th; PyTorch's quickselect may name another)."""
         keepdim_arg(keepdim)
+        k = int_arg(k, "k")
         x = self if self.ndim else self.reshape(1)
         d = _one_dim(dim, x.ndim)
         if not 1 <= k <= x.shape[d]:
