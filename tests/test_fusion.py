@@ -4,6 +4,8 @@ loops it runs, that a new length compiles nothing, and that every fused read-thr
 
 from __future__ import annotations
 
+import importlib.util
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -192,6 +194,23 @@ def test_a_transposed_first_operand_is_multiplied_by_numpys_gemm(dtype):
         got = f(x, y)
         assert got.dtype == dtype and got.shape == (x.shape[1], y.shape[1])
         assert np.array_equal(got.view(np.uint8), np.dot(x.T, y).view(np.uint8))
+
+
+def test_an_export_multiplies_a_widened_operand_by_numpys_dot(tmp_path):
+    # export writes numpy's gemm (a symbol of this process) as np.dot, also where the
+    # second operand is converted first (float32 to the float64 result): the module read
+    # bl, which it does not define (NotImplementedError)
+    def product(a, b):
+        return a.T @ b
+
+    rng = rng_for("fusion/gemm/widened")
+    a, b = rng.standard_normal((9, 4)), rng.standard_normal((9, 5)).astype(np.float32)
+    path = sg.export(sg.jit(product), (a, b), tmp_path / "product.py")
+    assert "bl." not in path.read_text()
+    spec = importlib.util.spec_from_file_location("exported_product", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert_close(module.product(a, b), np.dot(a.T, b.astype(np.float64)), rtol=1e-14)
 
 
 def test_long_cheap_chains_stay_within_the_recompute_budget():

@@ -41,8 +41,9 @@ def kernel_text(graph: Graph, kernel: str, what: str, copier: Copier) -> tuple[s
                 _imports(copier, stripped)
             continue
         lines.append(line)
-    # numpy's gemm is a symbol of this process only (symgrad.backend.blas): Numba's np.dot
-    text = re.sub(r"\bbl\.[sd]dot_tn\((\w+), (\w+)\)",
+    # numpy's gemm is a symbol of this process only (symgrad.backend.blas): Numba's np.dot;
+    # an operand is a name, the second maybe converted (lowering.linalg.widened)
+    text = re.sub(r"\bbl\.[sd]dot_tn\((\w+), (\w+(?:\.astype\(np\.\w+\))?)\)",
                   r"np.dot(np.ascontiguousarray(\1).T, np.ascontiguousarray(\2))", "\n".join(lines))
     helpers: list[str] = []
     for alias, attribute in sorted(set(re.findall(r"\b(vm|la|nm|bm)\.(\w+)", text))):
