@@ -62,6 +62,8 @@ MASKS = {
         + np.einsum("ij,jk->ik", (x > 2).reshape(2, 3), (x > 0).reshape(3, 2)))),
     "einsum_sum": lambda x: np.sum(x[:3] * np.einsum("ij->j", (x > 0).reshape(2, 3))),
     "correlate": lambda x: np.sum(x[1:] * np.correlate(x > 0, (x > 0)[1:3], "valid")),
+    # a choice between bools is a bool (a float 1.0 + 1.0 counted 2 for True | True)
+    "where": lambda x: np.sum(x * (np.where(x > 1, x > 0, x < 2) + np.where(x > 2, True, x > 0))),
 }
 
 

@@ -874,3 +874,12 @@ def test_alpha_of_bool_and_integer_results_as_pytorchs_alpha_check():
     for got, want in zip(*outs):
         assert str(got.dtype) == str(want.dtype)
         np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+def test_a_choice_between_bool_tensors_is_bool():
+    def run(t):
+        c, a, b = t.tensor([True, False, True]), t.tensor([True, True, False]), t.tensor(
+            [False, True, True])
+        return [(str(r.dtype), r.tolist()) for r in (t.where(c, a, b), a.where(c, b),
+                                                    t.where(c, a, b) + t.where(c, b, a))]
+    assert run(symgrad) == run(torch_real)

@@ -60,7 +60,10 @@ def where(condition: Any, x: Any = None, y: Any = None) -> Any:
         raise UnsupportedFunctionError(
             "np.where(condition) with one argument returns indices, which symgrad cannot "
             "trace; pass np.where(condition, x, y)")
-    return E.where(condition, x, y)
+    chosen = E.where(condition, x, y)
+    if all(type(a) is bool or getattr(a, "dtype", None) == np.bool_ for a in (x, y)):
+        return chosen != 0  # a choice between bools is a bool (computed as 0.0 and 1.0)
+    return chosen
 
 
 # ---------------------------------------------------------------------------
