@@ -82,7 +82,8 @@ class MoreMethods:
                 exact, q = np.fmod(x._value, b), np.trunc(x._value / b)
                 g_value = x._value - q * np.where(infinite, zero, b)
             if np.isfinite(g_value)[np.isfinite(exact)].all():
-                g = x - finite * q
+                with np.errstate(all="ignore"):  # (a number other = 0: 0 * inf)
+                    g = x - finite * q
                 return named(self._make(exact) - (g.detach() - g), self, name)
         s = np.where(np.signbit(x._value), -1.0, 1.0).astype(kind.numpy)
         magnitude = abs(other) if hasattr(other, "_value") else np.abs(
