@@ -241,6 +241,13 @@ def test_mixed_dtype_products_and_writes():
     run_both(mixed_dtype_products_and_writes, _data(4, x=(24,)), rtol=1e-5)  # (float32)
     with pytest.raises(RuntimeError, match="torch.float32 and torch.float64"):
         symgrad.ones(2, dtype=symgrad.float32) @ symgrad.ones(2, dtype=symgrad.float64)
+    for lib in (torch_real, symgrad):  # products of two bool Tensors: PyTorch's error (they
+        b = lib.ones(2, 2, dtype=lib.bool)  # counted in float64 here)
+        for fn in (lambda: b @ b, lambda: lib.mm(b, b), lambda: lib.mv(b, b[0]),
+                   lambda: lib.dot(b[0], b[0]), lambda: lib.bmm(b[None], b[None])):
+            with pytest.raises((RuntimeError, NotImplementedError),
+                               match="not implemented for 'Bool'"):
+                fn()
 
 
 def reduction_arguments(torch, show, data):
