@@ -152,6 +152,8 @@ class TensorMethods(ReductionMethods):
         if result is None:
             result = apply_f64(relu_p, (self,), {}, self._make)
         if result is None:
+            if self._value.dtype == np.bool_:  # (numpy's function gave float64)
+                raise RuntimeError("Boolean inputs not supported for relu")
             result = ops.relu(self)
         return named(result, self, "ReluBackward0")
     @half_in_float32
