@@ -376,6 +376,11 @@ def classifier_ops(torch, show, data, dtype_name):
         show(torch.tensor([True, False]).relu())
     except RuntimeError as error:
         show(str(error))
+    for name in ("softmax", "log_softmax"):  # (an int64's gave float64 here)
+        try:
+            show(getattr(torch.tensor([1, 2]), name)(0))
+        except NotImplementedError as error:
+            show(type(error).__name__)
     xt = x.t()  # (a view of x, as PyTorch's; its fast exit too)
     show(xt._base is x, _functions(xt))
     xt.sum().backward()
