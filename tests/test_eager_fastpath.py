@@ -372,6 +372,15 @@ def classifier_ops(torch, show, data, dtype_name):
     with torch.no_grad():
         show(x.relu().requires_grad, x.log_softmax(0).grad_fn, F.nll_loss(logp, y).grad_fn)
     show(torch.tensor([-2, 3]).relu())
+    try:  # (a bool's relu gave float64 here)
+        show(torch.tensor([True, False]).relu())
+    except RuntimeError as error:
+        show(str(error))
+    for name in ("softmax", "log_softmax"):  # (an int64's gave float64 here)
+        try:
+            show(getattr(torch.tensor([1, 2]), name)(0))
+        except NotImplementedError as error:
+            show(type(error).__name__)
     xt = x.t()  # (a view of x, as PyTorch's; its fast exit too)
     show(xt._base is x, _functions(xt))
     xt.sum().backward()

@@ -207,6 +207,12 @@ def mixed_dtype_products_and_writes(torch, show, data):
     for fn in _mixed_calls(torch, ints, ints)[:17]:  # the products, all of int64
         show_error(show, fn, 0, result=True)
     show(torch.kron(ints(3), ints(2)), torch.linalg.matrix_power(ints(2, 2), 3))
+    # but lerp takes a 0-d weight of another dtype (refused before), its gradient in that one
+    w = torch.tensor(0.3, dtype=torch.float64, requires_grad=True)
+    x = a(3).requires_grad_()
+    y = torch.lerp(x, a(3) * -2, w)
+    (y * a(3)).sum().backward()
+    show(y, x.grad, w.grad, a(3).lerp_(a(3) * 4, torch.tensor(2)))
 
 
 def _mixed_calls(torch, a, b):
@@ -235,6 +241,12 @@ def test_mixed_dtype_products_and_writes():
     run_both(mixed_dtype_products_and_writes, _data(4, x=(24,)), rtol=1e-5)  # (float32)
     with pytest.raises(RuntimeError, match="torch.float32 and torch.float64"):
         symgrad.ones(2, dtype=symgrad.float32) @ symgrad.ones(2, dtype=symgrad.float64)
+    for lib in (torch_real, symgrad):  # products of two bool Tensors: PyTorch's error (they
+        b = lib.ones(2, 2, dtype=lib.bool)  # counted in float64 here)
+        for fn, args in ((lib.matmul, (b, b)), (lib.mm, (b, b)), (lib.mv, (b, b[0])),
+                         (lib.dot, (b[0], b[0])), (lib.bmm, (b[None], b[None]))):
+            with pytest.raises(NotImplementedError, match="not implemented for 'Bool'"):
+                fn(*args)
 
 
 def reduction_arguments(torch, show, data):

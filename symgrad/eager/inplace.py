@@ -152,6 +152,8 @@ class InPlaceMethods:
                     ufunc(v, o, out=v)
                     self._bump()
                     return self
+        if op is operator.mod and self.dtype.is_floating_point:
+            return self.remainder_(other)  # PyTorch's zero signs, not numpy's (-3.0 % 3.0)
         if op in (operator.floordiv, operator.mod) and not self.dtype.is_floating_point:
             # integer // and % as the out-of-place Tensor ops (PyTorch's dtype, its error
             # for a zero divisor), not numpy's (int64 promotion, 0 for a zero divisor)

@@ -58,6 +58,9 @@ class LinalgMethods:
         a, b = self._value, getattr(o, "_value", None)
         if b is not None and a.dtype != b.dtype:
             same_dtype("matmul", self, o)
+        if a.dtype == np.bool_ and b is not None:  # (numpy's rules counted them in float64)
+            raise NotImplementedError("\"addmm_impl_cpu_\" not implemented for 'Bool': "
+                                      "convert the masks first (a.float() @ b.float())")
         if type(b) is np.ndarray and a.ndim == 2 and b.ndim == 2 and a.shape[1] == b.shape[0]:
             result = apply_f64(matmul_p, (self, o), {}, self._make)
             if result is not None:

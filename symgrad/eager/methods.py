@@ -152,6 +152,8 @@ class TensorMethods(ReductionMethods):
         if result is None:
             result = apply_f64(relu_p, (self,), {}, self._make)
         if result is None:
+            if self._value.dtype == np.bool_:  # (numpy's function gave float64)
+                raise RuntimeError("Boolean inputs not supported for relu")
             result = ops.relu(self)
         return named(result, self, "ReluBackward0")
     @half_in_float32
@@ -257,7 +259,7 @@ class TensorMethods(ReductionMethods):
     @half_in_float32
     @in_float32
     def softmax(self, dim, dtype=None):
-        x = self.to(dtype) if dtype is not None else self
+        x = _softmax_input(self, dtype, "softmax")
         if x.ndim == 0:  # one element: 1 (nan at ±inf and nan), gradient 0
             _one_dim(dim, 1)
             return named(x - x + 1, x, "SoftmaxBackward0", (x,))
@@ -267,7 +269,7 @@ class TensorMethods(ReductionMethods):
         return named(ops.softmax(x, axis), x, "SoftmaxBackward0", (x,))
 
     def log_softmax(self, dim, dtype=None):
-        x = self.to(dtype) if dtype is not None else self
+        x = _softmax_input(self, dtype, "log_softmax")
         if x.ndim == 0:
             _one_dim(dim, 1)
             return named(x - x, x, "LogSoftmaxBackward0", (x,))
@@ -449,6 +451,17 @@ class TensorMethods(ReductionMethods):
             steps = [s // a.itemsize for s in a.strides]
         steps = tuple(int(s) for s in steps) if a.ndim else ()
         return steps if dim is None else steps[_one_dim(dim, self.ndim)]
+
+
+def _softmax_input(x: Any, dtype: Any, name: str) -> Any:
+    """``x`` in ``dtype``; a floating one, as PyTorch's (numpy's rules gave an integer's
+    softmax in float64, or its 0-d one as an integer)."""
+    x = x.to(dtype) if dtype is not None else x
+    if not x.dtype.is_floating_point:
+        raise NotImplementedError(
+            f'"{name}_lastdim_kernel_impl" not implemented for {x.dtype}: convert it first '
+            f"(x.float()) or pass dtype=")
+    return x
 
 
 def _integer_division(a: Any, b: Any, mode: str) -> Any:

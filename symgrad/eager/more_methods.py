@@ -82,7 +82,8 @@ class MoreMethods:
                 exact, q = np.fmod(x._value, b), np.trunc(x._value / b)
                 g_value = x._value - q * np.where(infinite, zero, b)
             if np.isfinite(g_value)[np.isfinite(exact)].all():
-                g = x - finite * q
+                with np.errstate(all="ignore"):  # (a number other = 0: 0 * inf)
+                    g = x - finite * q
                 return named(self._make(exact) - (g.detach() - g), self, name)
         s = np.where(np.signbit(x._value), -1.0, 1.0).astype(kind.numpy)
         magnitude = abs(other) if hasattr(other, "_value") else np.abs(
@@ -109,6 +110,12 @@ class MoreMethods:
         ``|weight| >= 0.5`` (``end - (end - self) * (1 - weight)``), so ``weight=1`` gives
         ``end`` exactly; its value rounded once, as PyTorch's kernel (:mod:`.fused_values`;
         bfloat16 and float16 in float32, then rounded)."""
+        plain = (dt.float32, dt.float64)
+        if (getattr(weight, "ndim", None) == 0 and weight.dtype is not self.dtype
+                and self.dtype in plain and weight.dtype in (*plain, dt.int64, dt.int32)):
+            # PyTorch takes a 0-d weight of another dtype (float16 and bfloat16 ones, whose
+            # gradient in self rounds 1 - weight to their dtype there, are left refused)
+            weight = weight.to(self.dtype)
         same_dtype("lerp", self, end, weight)
         if self.dtype is dt.bfloat16 or self.dtype is dt.float16:
             def up(v: Any) -> Any:
