@@ -35,9 +35,11 @@ ALLOWED = {
     "transforms": set(),
     "transforms.pipeline": {"core", "passes", "backend"},
     "transforms.captured_code": set(),  # the names a function's bytecode reads
-    "transforms.captured": {"core", "transforms.captured_code"},  # what it reads from outside
+    "transforms.guards": {"core"},  # how one read is got again and compared
+    "transforms.captured": {"core", "transforms.captured_code",  # what it reads from outside
+                            "transforms.guards"},
     "transforms.calls": {"core", "prims", "backend", "transforms.pipeline",
-                         "transforms.captured"},
+                         "transforms.guards"},
     # one class per transformation (prims: custom_jvp's linearized primal, JAX's)
     "transforms.signature": {"core", "prims", "transforms.calls"},
     "transforms.api": {"core", "prims", "numpy_api", "backend", "transforms.pipeline",
@@ -220,13 +222,14 @@ def test_heavy_dependencies_are_imported_when_needed(module):
     """numba, sympy and graphviz load inside the functions that need them; only the
     SymPy modules (the bridge and the CLI's formula printers) import SymPy at their top,
     and nothing but another of them imports one at its top; only vecmath (the math
-    that compiled kernels import, its float32 twin vecmath32, and npymath, numpy's complex
-    functions and cbrt for kernels) imports Numba at its top, and nothing else in symgrad
-    imports vecmath."""
+    that compiled kernels import, its float32 twin vecmath32, npymath, numpy's complex
+    functions and cbrt for kernels, and blas, numpy's gemm for kernels, whose symbols must
+    be registered before a cached kernel is linked) imports Numba at its top, and nothing
+    else in symgrad imports vecmath."""
     top = {t.partition(".")[0] for t, at_top in _imports(module) if at_top}
     heavy = top & HEAVY - ({"sympy"} if module in SYMPY_MODULES else set())
     kernel_math = ("symgrad.backend.vecmath", "symgrad.backend.vecmath32",
-                   "symgrad.backend.npymath")
+                   "symgrad.backend.npymath", "symgrad.backend.blas")
     heavy -= {"numba"} if module in kernel_math else set()
     assert not heavy, f"{module} imports {heavy} when it is imported"
     eager = {_resolve(t) for t, at_top in _imports(module) if at_top and t.startswith("symgrad")}
