@@ -97,29 +97,24 @@ _DGEMM = _external("symgrad_numpy_dgemm", types.float64)
 _JIT = {"error_model": "numpy", "cache": False}
 
 
-@njit(**_JIT)
-def sdot_tn(a, b):
-    """``a.T @ b`` of float32 matrices ``a`` (k, m) and ``b`` (k, n) by numpy's sgemm."""
-    a, b = np.ascontiguousarray(a), np.ascontiguousarray(b)
-    (k, m), n = a.shape, b.shape[1]
-    out = np.empty((m, n), dtype=np.float32)
-    if k == 0:
-        out[:] = 0
-    elif m and n:
-        _SGEMM(_ROW_MAJOR, _TRANS, _NO_TRANS, m, n, k, np.float32(1.0), a.ctypes, m,
-               b.ctypes, n, np.float32(0.0), out.ctypes, n)
-    return out
+def _dot_tn(gemm: types.ExternalFunction, dtype: type, name: str):
+    one, zero = dtype(1.0), dtype(0.0)
+
+    @njit(**_JIT)
+    def dot_tn(a, b):
+        a, b = np.ascontiguousarray(a), np.ascontiguousarray(b)
+        (k, m), n = a.shape, b.shape[1]
+        out = np.empty((m, n), dtype=dtype)
+        if k == 0:
+            out[:] = 0
+        elif m and n:
+            gemm(_ROW_MAJOR, _TRANS, _NO_TRANS, m, n, k, one, a.ctypes, m, b.ctypes, n, zero,
+                 out.ctypes, n)
+        return out
+    dot_tn.__doc__ = (f"``a.T @ b`` of {dtype.__name__} matrices ``a`` (k, m) and ``b`` (k, n) "
+                      f"by numpy's {name}.")
+    return dot_tn
 
 
-@njit(**_JIT)
-def ddot_tn(a, b):
-    """``a.T @ b`` of float64 matrices ``a`` (k, m) and ``b`` (k, n) by numpy's dgemm."""
-    a, b = np.ascontiguousarray(a), np.ascontiguousarray(b)
-    (k, m), n = a.shape, b.shape[1]
-    out = np.empty((m, n), dtype=np.float64)
-    if k == 0:
-        out[:] = 0
-    elif m and n:
-        _DGEMM(_ROW_MAJOR, _TRANS, _NO_TRANS, m, n, k, 1.0, a.ctypes, m,
-               b.ctypes, n, 0.0, out.ctypes, n)
-    return out
+sdot_tn = _dot_tn(_SGEMM, np.float32, "sgemm")
+ddot_tn = _dot_tn(_DGEMM, np.float64, "dgemm")
