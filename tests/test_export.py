@@ -222,6 +222,24 @@ def test_numba_target_with_a_pytree(tmp_path):
         np.testing.assert_allclose(got[k], closed[k], rtol=1e-13, atol=1e-15)
 
 
+def test_a_float32_kernel_exports_to_numba(tmp_path):
+    """A float32 kernel calls float32 math (vecmath32: LLVM intrinsics, float32
+    constants): copied in too (it was refused as a helper export could not copy)."""
+    def f(x):
+        return np.sum(np.tanh(x) * np.exp(x))
+
+    x = np.linspace(-2, 2, 9).astype(np.float32)
+    g = sg.grad(f, backend="numpy")
+    path = sg.export(g, (x,), tmp_path / "g32.py", target="numba")
+    text = path.read_text()
+    assert not re.search(r"\bvm32\.", text) and "np.float32(" in text
+    got = run_standalone(path, "m.grad_f(args['x'].astype(np.float32))", {"x": x.tolist()})
+    x64 = x.astype(np.float64)
+    closed = np.exp(x64) * (np.tanh(x64) + 1 - np.tanh(x64) ** 2)
+    np.testing.assert_allclose(got, g(x), rtol=3e-7, atol=1e-7)
+    np.testing.assert_allclose(got, closed, rtol=2e-6)
+
+
 def test_wrong_shapes_and_structures_are_refused_at_call_time(tmp_path):
     def f(x, y):
         return np.sum(x * y)

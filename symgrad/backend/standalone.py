@@ -41,6 +41,8 @@ import textwrap
 import types
 from typing import Any
 
+import numpy as np
+
 #: constants copied as literals: these types, and tuples, frozensets and dicts of them
 _LITERAL_TYPES = (bool, int, float, str, type(None))
 
@@ -71,10 +73,12 @@ class Copier:
         external = self._external(value)
         if external is not None:
             return self._from_import(value, name, external)
-        if _is_literal(value):
+        if _is_literal(value) or _is_numpy_scalar(value):
             new = self._fresh(f"_{module}_{name}" if module else name)
             self._remember(value, new)
-            self.defs.append(f"{new} = {_literal(value)}")
+            text = _literal(value) if _is_literal(value) else \
+                f"{self._import(np, 'np')}.{value.dtype.name}({_literal(value.item())})"
+            self.defs.append(f"{new} = {text}")
             return new
         function = _python_function(value)
         if function is None:
@@ -208,6 +212,12 @@ def _is_literal(value: Any) -> bool:
     if type(value) is dict:
         return all(_is_literal(k) and _is_literal(v) for k, v in value.items())
     return False
+
+
+def _is_numpy_scalar(value: Any) -> bool:
+    """A numpy bool, integer or float scalar (a float32 constant of :mod:`.vecmath32`),
+    written as ``np.float32(<its value as a Python float>)``, which is exact."""
+    return isinstance(value, np.generic) and value.dtype.kind in "biuf"
 
 
 def _literal(value: Any) -> str:

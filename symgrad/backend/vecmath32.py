@@ -32,22 +32,23 @@ from .vecmath import HAS_FMA
 
 F = np.float32
 _JIT = {"inline": "always", "error_model": "numpy", "cache": False}
-_I32 = ir.IntType(32)
 
 
 @intrinsic
 def _pow2(typingctx, kf):  # noqa: ARG001 -- numba's intrinsic signature
     """2**k for a float32 ``kf`` holding an integer k in [-126, 127] (int32 lanes)."""
     def codegen(context, builder, signature, args):
-        k = builder.fptosi(args[0], _I32)
-        bits = builder.shl(builder.add(k, ir.Constant(_I32, 127)), ir.Constant(_I32, 23))
+        i32 = ir.IntType(32)  # (not a module constant: sg.export copies this function)
+        k = builder.fptosi(args[0], i32)
+        bits = builder.shl(builder.add(k, ir.Constant(i32, 127)), ir.Constant(i32, 23))
         return builder.bitcast(bits, ir.FloatType())
     return types.float32(types.float32), codegen
 
 
 def _log_bits(builder, v):
     # fdlibm: mantissas reduce to [sqrt(2)/2, sqrt(2)) by adding 1 - 0x3f3504f3
-    ix = builder.add(builder.bitcast(v, _I32), ir.Constant(_I32, 0x3F800000 - 0x3F3504F3))
+    i32 = ir.IntType(32)
+    ix = builder.add(builder.bitcast(v, i32), ir.Constant(i32, 0x3F800000 - 0x3F3504F3))
     return ix
 
 
@@ -56,7 +57,8 @@ def _log_exponent(typingctx, v):  # noqa: ARG001
     """k of v = 2**k * m, m in [sqrt(2)/2, sqrt(2)), as a float32 (v normal, positive)."""
     def codegen(context, builder, signature, args):
         ix = _log_bits(builder, args[0])
-        k = builder.sub(builder.ashr(ix, ir.Constant(_I32, 23)), ir.Constant(_I32, 127))
+        i32 = ir.IntType(32)
+        k = builder.sub(builder.ashr(ix, ir.Constant(i32, 23)), ir.Constant(i32, 127))
         return builder.sitofp(k, ir.FloatType())
     return types.float32(types.float32), codegen
 
@@ -66,8 +68,9 @@ def _log_mantissa(typingctx, v):  # noqa: ARG001
     """m of v = 2**k * m (see :func:`_log_exponent`)."""
     def codegen(context, builder, signature, args):
         ix = _log_bits(builder, args[0])
-        m = builder.add(builder.and_(ix, ir.Constant(_I32, 0x007FFFFF)),
-                        ir.Constant(_I32, 0x3F3504F3))
+        i32 = ir.IntType(32)
+        m = builder.add(builder.and_(ix, ir.Constant(i32, 0x007FFFFF)),
+                        ir.Constant(i32, 0x3F3504F3))
         return builder.bitcast(m, ir.FloatType())
     return types.float32(types.float32), codegen
 

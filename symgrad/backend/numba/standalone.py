@@ -46,7 +46,7 @@ def kernel_text(graph: Graph, kernel: str, what: str, copier: Copier) -> tuple[s
     text = re.sub(r"\bbl\.[sd]dot_tn\((\w+), (\w+(?:\.astype\(np\.\w+\))?)\)",
                   r"np.dot(np.ascontiguousarray(\1).T, np.ascontiguousarray(\2))", "\n".join(lines))
     helpers: list[str] = []
-    for alias, attribute in sorted(set(re.findall(r"\b(vm|la|nm|bm)\.(\w+)", text))):
+    for alias, attribute in sorted(set(re.findall(r"\b(vm32|vm|la|nm|bm)\.(\w+)", text))):
         name = _helper(copier, alias, attribute, helpers)
         text = re.sub(rf"\b{alias}\.{attribute}\b", name, text)
     return "\n".join(helpers), text
@@ -81,10 +81,11 @@ def _helper(copier: Copier, alias: str, attribute: str, helpers: list[str]) -> s
     """The module-level name of ``vm.<attribute>`` (:mod:`.vecmath`) or
     ``la.<attribute>`` (:mod:`.lapack`, whose functions are made by a factory)."""
     # imported here: vecmath imports Numba, which `import symgrad` must not load
-    from .. import batched, lapack, npymath, vecmath
+    from .. import batched, lapack, npymath, vecmath, vecmath32
 
-    if alias == "vm":
-        return copier.reference(getattr(vecmath, attribute), attribute, "vecmath")
+    if alias in ("vm", "vm32"):
+        module = vecmath if alias == "vm" else vecmath32
+        return copier.reference(getattr(module, attribute), attribute, module.__name__[17:])
     if alias == "nm":  # (numpy's cbrt loop is a symbol of this process only: libm's there)
         name = "libm_cbrt" if attribute == "cbrt" else attribute
         return copier.reference(getattr(npymath, name), name, "npymath")
