@@ -256,6 +256,35 @@ def _simd_asm(f, x):
     return kernel.inspect_asm(kernel.signatures[0])
 
 
+def test_kernels_use_avx512s_full_width_and_give_the_same_bits(tmp_path, monkeypatch):
+    # LLVM prefers 256-bit vectors on AVX-512 Intel CPUs; symgrad's kernels ask for 512
+    # (symgrad/backend/numba/vector_width.py). The same kernel compiled at Numba's own
+    # width (the oracle: no attribute) gives the same bits, special values included.
+    import numba
+
+    from symgrad.backend.numba import compile as kernels
+    from symgrad.backend.numba import vector_width
+
+    if vector_width.width() is None:
+        pytest.skip("no AVX-512 on this CPU (or NUMBA_CPU_NAME/NUMBA_CPU_FEATURES set): "
+                    "kernels keep Numba's vector width")
+    monkeypatch.setenv("SYMGRAD_CACHE_DIR", str(tmp_path))  # a fresh compile: inspectable
+    rng = np.random.default_rng(5)
+    x = np.concatenate([[0.0, -0.0, np.inf, -np.inf, np.nan, 5e-324, 1e-300, 40.0, -800.0],
+                        rng.standard_normal(500) * 4, rng.standard_normal(100) * 1e3])
+    g = sg.jit(lambda x: (np.tanh(x) * np.exp(-x * x) + np.log1p(x * x), np.sin(x)))
+    spec, _ = g._prepare((x,), None, {})
+    kernel = kernels.load(spec.source)
+    widened = kernel(x)  # compiled by symgrad (Kernel.compile_signature)
+    asm = kernel.function.inspect_asm(kernel.function.signatures[0])
+    assert "zmm" in asm
+    plain = numba.njit(error_model="numpy")(kernel.function.py_func)
+    unwidened = plain(x)
+    assert "zmm" not in plain.inspect_asm(plain.signatures[0])
+    for a, b in zip(widened, unwidened, strict=True):
+        assert np.array_equal(a.view(np.int64), b.view(np.int64))
+
+
 def test_a_loop_of_x_cubed_is_simd_code(tmp_path, monkeypatch):
     # pow(x, 3.0) is a scalar libm call per element, which stops LLVM from vectorizing;
     # powi's chain of products is 4-wide AVX2 (ymm) multiplications

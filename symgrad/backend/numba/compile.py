@@ -60,7 +60,7 @@ from pathlib import Path
 from typing import Any
 
 from ...core.config import config
-from . import integrity, keylock
+from . import integrity, keylock, vector_width
 from .cache_files import (  # noqa: F401 -- KernelCacheWarning, NotPrivateError importable here
     KernelCacheWarning,
     NotPrivateError,
@@ -157,7 +157,8 @@ class Kernel:
                 LOG.warning("symgrad: compiling k_%s (%s)...", self.source.key, self.what)
             if self.source.parallel:
                 start_threads()  # before Numba launches its threads
-            self.function.compile(signature)
+            with vector_width.compiling():
+                self.function.compile(signature)
         seconds = time.perf_counter() - start
         new_compiled, new_loaded = self.compile_stats
         if new_compiled == compiled and new_loaded == loaded:
@@ -464,6 +465,10 @@ def _numba_cache() -> type:
             except Exception:  # noqa: BLE001 -- damaged or not ours: set aside, compile
                 self._set_aside()
                 return None
+
+        def _index_key(self, sig: Any, codegen: Any) -> Any:
+            # (a kernel compiled at another vector width is not loaded: .vector_width)
+            return super()._index_key(sig, codegen), vector_width.width()
 
         def save_overload(self, sig: Any, data: Any) -> None:
             try:
