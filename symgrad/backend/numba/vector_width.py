@@ -3,11 +3,10 @@
 LLVM tunes Intel's AVX-512 CPUs (Skylake-X to Sapphire Rapids) to prefer 256-bit
 vectors (its ``prefer-256-bit`` tuning: wide instructions once lowered the clock of
 early ones), so Numba's loops there use half the registers' width. For symgrad's
-kernels, whose loops are long and mostly the vectorized math of :mod:`..vecmath`,
-the full width is faster on this session's Xeon: a loop of ``vm.tanh_sech2`` over
-1e6 float64 values 3.1-3.4 -> 2.2 ms, the broadcast tanh gradient of
-``benchmarks/tanh_broadcast.py`` 1.13-1.34x -> 0.85x JAX's CPU time
-(``docs/benchmarks.md``, "Session 12").
+kernels that call the vectorized math of :mod:`..vecmath` (:func:`wanted`), the full
+width is faster on this session's Xeon: a loop of ``vm.tanh_sech2`` over 1e6 float64
+values 3.1-3.4 -> 2.2 ms, the broadcast tanh gradient 3.8-4.0 -> 2.8-2.9 ms, sinexp at
+n = 1e7 53-56 -> 35 ms (one thread, CPU time; ``docs/benchmarks.md``, "Session 12").
 
 :func:`compiling` marks the kernels a thread compiles (:meth:`.compile.Kernel.
 compile_signature`, on the calling thread or in the compile worker): every function
@@ -19,6 +18,13 @@ LLVM vectorizes only what it may without reordering a floating-point operation. 
 width is part of the kernels' Numba cache key (:func:`.compile._numba_cache`), so a
 kernel compiled at another width is compiled again, not loaded.
 
+Eight float64 lanes leave up to seven elements to the scalar remainder of a loop,
+where four left three: a 20 x 20 broadcast gradient became 40% slower (3.2 -> 4.6 µs)
+until LLVM was told to vectorize that remainder 4 wide too (its
+``-epilogue-vectorization-force-VF``, a process-wide option: set only while a kernel
+compiles, under Numba's compiler lock, and reset after): 3.1 µs, and 64 x 64 16.7 ->
+13.0 µs.
+
 Nothing changes when the CPU has no AVX-512, when the user chose Numba's target
 (``NUMBA_CPU_NAME`` / ``NUMBA_CPU_FEATURES``: a portable cache, say), or when
 Numba's internals moved (a Numba version symgrad was not written for).
@@ -28,11 +34,15 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import re
 import threading
 from collections.abc import Iterator
 
 #: LLVM's function attribute that overrides the subtarget's preferred vector width
 ATTRIBUTE = '"prefer-vector-width"="512"'
+
+#: LLVM's option for the width of a vectorized loop's remainder loop ("epilogue")
+EPILOGUE = "-epilogue-vectorization-force-VF"
 
 _COMPILING = threading.local()  # .depth: compiles of kernels under way on this thread
 
@@ -68,15 +78,36 @@ def width() -> int | None:
     return 512
 
 
+def wanted(text: str) -> bool:
+    """Whether a kernel's text calls the vectorized math (``vm.``/``vm32.``), whose
+    loops gain from the full width; simpler loops are bound by memory and lose a little
+    (the seed gradient at n = 1000, 1.0 -> 1.1 µs): they keep Numba's width."""
+    return _VECMATH_CALL.search(text) is not None
+
+
+_VECMATH_CALL = re.compile(r"\bvm(?:32)?\.")
+
+
 @contextlib.contextmanager
-def compiling() -> Iterator[None]:
-    """Within: the functions Numba lowers on this thread are kernels (widened)."""
-    if width() is None:
+def compiling(wide: bool = True) -> Iterator[None]:
+    """Within (``wide``): the functions Numba lowers on this thread are kernels (widened), and
+    LLVM vectorizes the remainder of a loop 4 wide (the module docstring). Holds
+    Numba's compiler lock (which every compile takes anyway, re-entrant), so no other
+    thread's compile runs with LLVM's option set."""
+    if not wide or width() is None:
         yield
         return
-    depth = getattr(_COMPILING, "depth", 0)
-    _COMPILING.depth = depth + 1
-    try:
-        yield
-    finally:
-        _COMPILING.depth = depth
+    from llvmlite import binding
+    from numba.core.compiler_lock import global_compiler_lock
+
+    with global_compiler_lock:
+        depth = getattr(_COMPILING, "depth", 0)
+        _COMPILING.depth = depth + 1
+        if not depth:
+            binding.set_option("", f"{EPILOGUE}=4")
+        try:
+            yield
+        finally:
+            _COMPILING.depth = depth
+            if not depth:
+                binding.set_option("", f"{EPILOGUE}=1")  # (LLVM's default: no forced width)
