@@ -551,7 +551,8 @@ def _reached(root: Node, nodes: list[Node]) -> set[int] | None:
 
 
 def _as_float64(r: Any) -> np.ndarray:
-    if type(r) is np.ndarray and r.dtype is _F64:
+    # (a Numba kernel's arrays have a float64 dtype equal to numpy's, not numpy's object)
+    if type(r) is np.ndarray and (r.dtype is _F64 or r.dtype == _F64):
         return r
     return np.asarray(r, dtype=np.complex128 if np.iscomplexobj(r) else np.float64)
 
