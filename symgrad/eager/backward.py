@@ -259,9 +259,12 @@ def _matched(root: Node, ct: Any) -> tuple | None:
         return None
     nodes, leaf_tensors, data_values = found
     key = template.key
-    if (key[3] != (None if ct is None else np.shape(ct)) or key[1] != _leaf_kinds(leaf_tensors)
-            or key[4] != replay.fed(nodes)):
+    if key[3] != (None if ct is None else np.shape(ct)) or key[4] != replay.fed(nodes):
         return None
+    for t, (shape, complex_) in zip(leaf_tensors, key[1]):  # (_leaf_kinds, no tuples)
+        v = t._value
+        if v.shape != shape or (v.dtype.kind == "c") is not complex_:
+            return None
     f32 = all_float32(nodes, leaf_tensors)
     if key[5] != f32:
         return None
