@@ -58,7 +58,7 @@ import dataclasses
 import threading
 import warnings
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
@@ -135,7 +135,7 @@ def run_backward(out: Any, gradient: Any, retain_graph: bool | None) -> None:
     for t, g in pending.values():
         _accumulate(t, hooks.apply(t, g, fired))
     if not retain_graph:
-        _free(list(passed.values()))
+        _free(passed.values())
 
 
 def _backward(out: Any, ct: Any, passed: dict[int, Node], fired: set[int],
@@ -160,13 +160,19 @@ def _backward(out: Any, ct: Any, passed: dict[int, Node], fired: set[int],
     else:
         nodes, leaf_tensors, data_values, retained, cuts, f32, entry = _prepare(root, out, ct)
     arg = _kernel_arg32 if f32 else _kernel_arg
-    args: list[Any] = [arg(t._value) for t in leaf_tensors]
-    args += [arg(v) for v in data_values]
-    args += [arg(np.zeros(nodes[k].aval.shape, nodes[k].aval.dtype)) for k in retained]
+    args: list[Any] = []
+    for t in leaf_tensors:  # (loops: a comprehension is a call, for a few items each)
+        args.append(arg(t._value))
+    for v in data_values:
+        args.append(arg(v))
+    for k in retained:
+        args.append(arg(np.zeros(nodes[k].aval.shape, nodes[k].aval.dtype)))
     if ct is not None:
         args.append(arg(np.asarray(ct)))
-    args += [arg(nodes[k].value) for k in entry.fed]
-    replay.count(entry.fed)
+    fed = entry.fed
+    for k in fed:
+        args.append(arg(nodes[k].value))
+    replay.count(fed)
     grads = _run(entry, args, f32)
     owned = [False] * len(grads)  # (the first gradients that may be taken as they are)
     for k, t in enumerate(leaf_tensors):
@@ -301,7 +307,7 @@ def _cached_entry(key: tuple, lower: Callable[[], Graph | tuple[Graph, tuple[int
 _LAST: list[Any] = [None, None]
 
 
-def _free(nodes: list[Node]) -> None:
+def _free(nodes: Iterable[Node]) -> None:
     """Drop the saved data of a graph backward passed through; ``next_functions``
     stay as they were, and a second backward through a node that saved a tensor raises
     ``FREED_ERROR``. A node that saves nothing (:func:`saves_nothing`) stays usable (its
@@ -508,6 +514,8 @@ def _run(entry: _Entry, args: list[Any], f32: bool = False) -> list[np.ndarray]:
             _upgrade(entry)
         _STATS["compiled_runs"] += 1
         results = entry.kernel(*args)
+        if len(results) == 1:  # (one gradient: no comprehension)
+            return [result(results[0])]
     return [result(r) for r in results]
 
 
