@@ -194,10 +194,11 @@ def _backward(out: Any, ct: Any, passed: dict[int, Node], fired: set[int],
             pending[id(t)] = (t, g if before is None else before[1] + g)
         elif reached is None or id(t) in reached or t._grad is not None:
             _accumulate(t, cx.torch_grad(g) if g.dtype.kind == "c" else g, owned[k])
-    for j, (k, g) in enumerate(zip(retained, grads[len(leaf_tensors):])):
+    for j, k in enumerate(retained):
         t = nodes[k].retained()
         if t is not None:
-            _accumulate(t, cx.torch_grad(g), owned[len(leaf_tensors) + j])
+            _accumulate(t, cx.torch_grad(grads[len(leaf_tensors) + j]),
+                        owned[len(leaf_tensors) + j])
     for t, g in later:  # (a complex cotangent in the IR's convention, as it came)
         _backward(t, np.array(g, dtype=np.complex128 if t._value.dtype.kind == "c"
                               else np.float64).reshape(t.shape), passed, fired, pending)
