@@ -401,9 +401,8 @@ class Tensor(cx.ComplexMethods, ValueMethods, BitwiseMethods, InPlaceMethods, Mo
         t = Tensor._make(self._value)
         origin = self._base if self._base is not None else self
         t._data_of = weakref.ref(origin)
-        if origin._node is not None:  # (a write through t counts no version of origin's;
-            replay.expose(origin)  # expose, of a tensor without a node, does nothing)
-        if origin is not self and self._node is not None:
+        replay.expose(origin)  # (a write through t counts no version of origin's)
+        if origin is not self:
             replay.expose(self)
         return t
 
