@@ -570,7 +570,9 @@ def _as_float64(r: Any) -> np.ndarray:
 
 
 def _as_float32(r: Any) -> np.ndarray:
-    return r if type(r) is np.ndarray and r.dtype is _F32 else np.asarray(r, dtype=np.float32)
+    if type(r) is np.ndarray and (r.dtype is _F32 or r.dtype == _F32):  # (as _as_float64)
+        return r
+    return np.asarray(r, dtype=np.float32)
 
 
 def _accumulate(t: Any, g: np.ndarray, owned: bool = False) -> None:
