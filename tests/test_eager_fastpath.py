@@ -163,7 +163,7 @@ def test_the_binary_and_unary_paths_are_apply_f64():
     """binary_f64 (x + 2, 0.1 * x, y * y) and unary_f64 (x.mean()) give what apply_f64
     gives, for leaves, results, data and Python numbers, with grad on and off; and leave
     other operands (float32, bools, two numbers) to it."""
-    from symgrad.prims.elementwise import add_p, div_p, mul_p, sub_p
+    from symgrad.prims.elementwise import add_p, div_p, exp_p, mul_p, pow_p, sub_p
     from symgrad.prims.reductions import mean_p, sum_p
 
     x = symgrad.tensor([0.5, -1.0, 2.0], dtype=symgrad.float64, requires_grad=True)
@@ -174,12 +174,14 @@ def test_the_binary_and_unary_paths_are_apply_f64():
         with symgrad.set_grad_enabled(grad):
             for prim, a, b in [(add_p, x, 2), (add_p, 2, x), (mul_p, y, y), (sub_p, x, 2.5),
                                (div_p, 1, x), (mul_p, d, x), (mul_p, d, 3), (sub_p, x, d),
-                               (mul_p, 0.1, y)]:
+                               (mul_p, 0.1, y), (pow_p, y, x), (pow_p, x, 2.0), (mul_p, x, d),
+                               (div_p, d, y)]:
                 for _ in range(2):  # (the second call reads the memo)
                     _same_result(fastpath.binary_f64(prim, a, b, make),
                                  fastpath.apply_f64(prim, (a, b), {}, make))
             for prim, t, params in [(mean_p, x, {"axes": (0,)}), (mean_p, d, {"axes": (0, 1)}),
-                                    (sum_p, d, {"axes": (1,)}), (mean_p, y, {"axes": (0,)})]:
+                                    (sum_p, d, {"axes": (1,)}), (mean_p, y, {"axes": (0,)}),
+                                    (exp_p, x, {}), (exp_p, y, {})]:
                 for _ in range(2):
                     _same_result(fastpath.unary_f64(prim, t, dict(params), make),
                                  fastpath.apply_f64(prim, (t,), dict(params), make))

@@ -133,3 +133,18 @@ def test_a_repeated_function_with_a_silent_input_keeps_its_grad_none():
         seen[lib.__name__] = (_values(x.grad), w.grad)
     np.testing.assert_allclose(seen["symgrad"][0], seen["torch"][0], rtol=1e-12)
     assert seen["symgrad"][1] is None and seen["torch"][1] is None
+
+
+def test_nodes_made_in_another_order_do_not_match():
+    """Positions hold nodes in creation order (the general path's sort): the same
+    operations made in another order are not the last backward's structure."""
+    from symgrad.eager.structure import match
+
+    x = sg.tensor(np.linspace(-1, 1, 4), dtype=sg.float64, requires_grad=True)
+    (x * 2 * (x * 3)).sum().backward()  # (the general path: the template)
+    a = x * 2
+    b = x * 3
+    assert match((a * b).sum()._node, engine._TEMPLATE[0]) is not None
+    b = x * 3
+    a = x * 2
+    assert match((a * b).sum()._node, engine._TEMPLATE[0]) is None

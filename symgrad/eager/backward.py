@@ -58,7 +58,7 @@ import dataclasses
 import threading
 import warnings
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
@@ -135,7 +135,7 @@ def run_backward(out: Any, gradient: Any, retain_graph: bool | None) -> None:
     for t, g in pending.values():
         _accumulate(t, hooks.apply(t, g, fired))
     if not retain_graph:
-        _free(list(passed.values()))
+        _free(passed.values())
 
 
 def _backward(out: Any, ct: Any, passed: dict[int, Node], fired: set[int],
@@ -160,13 +160,19 @@ def _backward(out: Any, ct: Any, passed: dict[int, Node], fired: set[int],
     else:
         nodes, leaf_tensors, data_values, retained, cuts, f32, entry = _prepare(root, out, ct)
     arg = _kernel_arg32 if f32 else _kernel_arg
-    args: list[Any] = [arg(t._value) for t in leaf_tensors]
-    args += [arg(v) for v in data_values]
-    args += [arg(np.zeros(nodes[k].aval.shape, nodes[k].aval.dtype)) for k in retained]
+    args: list[Any] = []
+    for t in leaf_tensors:  # (loops: a comprehension is a call, for a few items each)
+        args.append(arg(t._value))
+    for v in data_values:
+        args.append(arg(v))
+    for k in retained:
+        args.append(arg(np.zeros(nodes[k].aval.shape, nodes[k].aval.dtype)))
     if ct is not None:
         args.append(arg(np.asarray(ct)))
-    args += [arg(nodes[k].value) for k in entry.fed]
-    replay.count(entry.fed)
+    fed = entry.fed
+    for k in fed:
+        args.append(arg(nodes[k].value))
+    replay.count(fed)
     grads = _run(entry, args, f32)
     owned = [False] * len(grads)  # (the first gradients that may be taken as they are)
     for k, t in enumerate(leaf_tensors):
@@ -188,10 +194,11 @@ def _backward(out: Any, ct: Any, passed: dict[int, Node], fired: set[int],
             pending[id(t)] = (t, g if before is None else before[1] + g)
         elif reached is None or id(t) in reached or t._grad is not None:
             _accumulate(t, cx.torch_grad(g) if g.dtype.kind == "c" else g, owned[k])
-    for j, (k, g) in enumerate(zip(retained, grads[len(leaf_tensors):])):
+    for j, k in enumerate(retained):
         t = nodes[k].retained()
         if t is not None:
-            _accumulate(t, cx.torch_grad(g), owned[len(leaf_tensors) + j])
+            _accumulate(t, cx.torch_grad(grads[len(leaf_tensors) + j]),
+                        owned[len(leaf_tensors) + j])
     for t, g in later:  # (a complex cotangent in the IR's convention, as it came)
         _backward(t, np.array(g, dtype=np.complex128 if t._value.dtype.kind == "c"
                               else np.float64).reshape(t.shape), passed, fired, pending)
@@ -259,9 +266,12 @@ def _matched(root: Node, ct: Any) -> tuple | None:
         return None
     nodes, leaf_tensors, data_values = found
     key = template.key
-    if (key[3] != (None if ct is None else np.shape(ct)) or key[1] != _leaf_kinds(leaf_tensors)
-            or key[4] != replay.fed(nodes)):
+    if key[3] != (None if ct is None else np.shape(ct)) or key[4] != replay.fed(nodes):
         return None
+    for t, (shape, complex_) in zip(leaf_tensors, key[1]):  # (_leaf_kinds, no tuples)
+        v = t._value
+        if v.shape != shape or (v.dtype.kind == "c") is not complex_:
+            return None
     f32 = all_float32(nodes, leaf_tensors)
     if key[5] != f32:
         return None
@@ -298,7 +308,7 @@ def _cached_entry(key: tuple, lower: Callable[[], Graph | tuple[Graph, tuple[int
 _LAST: list[Any] = [None, None]
 
 
-def _free(nodes: list[Node]) -> None:
+def _free(nodes: Iterable[Node]) -> None:
     """Drop the saved data of a graph backward passed through; ``next_functions``
     stay as they were, and a second backward through a node that saved a tensor raises
     ``FREED_ERROR``. A node that saves nothing (:func:`saves_nothing`) stays usable (its
@@ -505,6 +515,8 @@ def _run(entry: _Entry, args: list[Any], f32: bool = False) -> list[np.ndarray]:
             _upgrade(entry)
         _STATS["compiled_runs"] += 1
         results = entry.kernel(*args)
+        if len(results) == 1:  # (one gradient: no comprehension)
+            return [result(results[0])]
     return [result(r) for r in results]
 
 
@@ -551,13 +563,16 @@ def _reached(root: Node, nodes: list[Node]) -> set[int] | None:
 
 
 def _as_float64(r: Any) -> np.ndarray:
-    if type(r) is np.ndarray and r.dtype is _F64:
+    # (a Numba kernel's arrays have a float64 dtype equal to numpy's, not numpy's object)
+    if type(r) is np.ndarray and (r.dtype is _F64 or r.dtype == _F64):
         return r
     return np.asarray(r, dtype=np.complex128 if np.iscomplexobj(r) else np.float64)
 
 
 def _as_float32(r: Any) -> np.ndarray:
-    return r if type(r) is np.ndarray and r.dtype is _F32 else np.asarray(r, dtype=np.float32)
+    if type(r) is np.ndarray and (r.dtype is _F32 or r.dtype == _F32):  # (as _as_float64)
+        return r
+    return np.asarray(r, dtype=np.float32)
 
 
 def _accumulate(t: Any, g: np.ndarray, owned: bool = False) -> None:

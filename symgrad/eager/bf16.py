@@ -120,7 +120,7 @@ def exempt(node: Any) -> None:
 def refuse_gradients(nodes: Any) -> None:
     """A NotImplementedError (a RuntimeError) for a backward through bfloat16 values,
     before it computes anything: :data:`GRADIENT_ERROR`."""
-    if _NODES and any(n in _NODES for n in nodes):
+    if _NODES.data and any(n in _NODES for n in nodes):  # (.data: no len() in Python)
         raise NotImplementedError(GRADIENT_ERROR)
 
 

@@ -89,12 +89,7 @@ def watched(prim: Primitive, args: Sequence[Any], result: Any) -> tuple[tuple, t
     leaf it saved as it is at backward time, and does not read one it did not save, so
     backward must not recompute a value from a leaf changed since
     (:func:`.replay.refuse_unmatched`)."""
-    saves = _SAVES.get(prim)
-    if saves is None:  # (inputs saved, a product's rule, output saved), once per primitive
-        facts = torch_facts(prim)
-        saves = _SAVES[prim] = (not prim.linear and not facts.saves_output, facts.product,
-                                facts.saves_output)
-    inputs, product, output = saves
+    inputs, product, output = _SAVES.get(prim) or _saves(prim)
     found: list[tuple[Any, int]] = []
     read: list[tuple[int, Any, int]] = []
     for k, a in enumerate(args):
@@ -113,6 +108,37 @@ def watched(prim: Primitive, args: Sequence[Any], result: Any) -> tuple[tuple, t
 
 
 _SAVES: dict[Primitive, tuple[bool, bool, bool]] = {}
+
+
+def _saves(prim: Primitive) -> tuple[bool, bool, bool]:
+    """Whether PyTorch's node for ``prim`` saves its inputs, follows a product's rule
+    (saves an input when its partner requires grad), saves its output; once per primitive."""
+    facts = torch_facts(prim)
+    saves = _SAVES[prim] = (not prim.linear and not facts.saves_output, facts.product,
+                            facts.saves_output)
+    return saves
+
+
+def _watched_pair(saves: tuple[bool, bool, bool], a: Any, b: Any, result: Any
+                  ) -> tuple[tuple, tuple]:
+    """:func:`watched` of one or two float64 operands (``a``, and ``b`` or None; a Python
+    number is None) with ``saves`` (:func:`_saves`), without its loop: the same tuples."""
+    inputs, product, output = saves
+    found: tuple = ()
+    read: tuple = ()
+    if a is not None:
+        if a._node is None:
+            read = ((0, a, a._version),)
+        if inputs and (not product or (b is not None and b._requires_grad)):
+            found = ((a, a._version),)
+    if b is not None:
+        if b._node is None:
+            read += ((1, b, b._version),)
+        if inputs and (not product or (a is not None and a._requires_grad)):
+            found += ((b, b._version),)
+    if output:
+        found += ((weakref.ref(result), 0),)
+    return found, read
 
 
 def _other_requires_grad(args: Sequence[Any], k: int) -> bool:
@@ -368,7 +394,7 @@ def binary_f64(prim: Primitive, a: Any, b: Any, make: Any) -> Any:
         recipe = _binary_recipe(prim, sa, sb)
     if recipe is None or _ERRSTATE is None:
         return None
-    aval, impl, cls, sig = recipe
+    aval, impl, cls, sig, saves = recipe
     token = _ERRSTATE.set(_IGNORE)
     try:
         value = impl(va, vb)
@@ -387,7 +413,8 @@ def binary_f64(prim: Primitive, a: Any, b: Any, make: Any) -> Any:
         node = cls(prim, {}, (_input(a, va, False), _input(b, vb, False)), aval, sig)
     result = make(value, node)
     node.made = (weakref.ref(result), 0)
-    node.versions, node.reads = watched(prim, args, result)
+    node.versions, node.reads = _watched_pair(saves, None if sa is None else a,
+                                              None if sb is None else b, result)
     keep(node, value, (va, vb))
     return result
 
@@ -409,7 +436,8 @@ def _binary_recipe(prim: Primitive, sa: tuple | None, sb: tuple | None) -> tuple
     else:
         literal = torch_facts(prim).literal_operands and (sa is None or sb is None)
         sig = None if literal else (prim.name, (), (), aval.dtype)
-        recipe = (aval, _IMPLS.get(prim) or _float_impl(prim), node_class_of(prim), sig)
+        recipe = (aval, _IMPLS.get(prim) or _float_impl(prim), node_class_of(prim), sig,
+                  _SAVES.get(prim) or _saves(prim))
     if len(_BINARY) < 10_000:
         _BINARY[(prim, sa, sb)] = recipe
     return recipe
@@ -428,7 +456,7 @@ def unary_f64(prim: Primitive, a: Any, params: dict[str, Any], make: Any) -> Any
         recipe = _unary_recipe(prim, v.shape, params, key)
     if recipe is None:
         return None
-    aval, impl, cls, sig = recipe
+    aval, impl, cls, sig, saves = recipe
     token = _ERRSTATE.set(_IGNORE)
     try:
         value = impl(v, **params)
@@ -441,7 +469,7 @@ def unary_f64(prim: Primitive, a: Any, params: dict[str, Any], make: Any) -> Any
     node = cls(prim, params, (a._node if a._node is not None else a,), aval, sig)
     result = make(value, node)
     node.made = (weakref.ref(result), 0)
-    node.versions, node.reads = watched(prim, (a,), result)
+    node.versions, node.reads = _watched_pair(saves, a, None, result)
     keep(node, value, (v,))
     return result
 
@@ -455,7 +483,8 @@ def _unary_recipe(prim: Primitive, shape: tuple, params: dict[str, Any], key: tu
     aval = _aval(prim, (shape,), params)
     recipe = None if aval is None or prim.name == "convert" else (
         aval, _IMPLS.get(prim) or _float_impl(prim), node_class_of(prim),
-        (prim.name, tuple(sorted(params.items())), (), aval.dtype))
+        (prim.name, tuple(sorted(params.items())), (), aval.dtype),
+        _SAVES.get(prim) or _saves(prim))
     if len(_BINARY) < 10_000:
         _BINARY[key] = recipe
     return recipe

@@ -151,19 +151,24 @@ def match(root: Node, template: Template) -> tuple[list, list, list] | None:
     leaves: list[Any] = [None] * template.leaves
     shapes = template.data
     data: list[Any] = [None] * len(shapes)
+    later = root.seq + 1  # (the seq of the node at the next position)
     for k in range(count - 1, -1, -1):
         n = nodes[k]
-        if n is None:
+        # (a position found by no consumer, or positions not in creation order: the
+        # general path's sort, one node per position)
+        if n is None or n.seq >= later:
             return None
+        later = n.seq
         sig, refs = plan[k]
         inputs = n.inputs
         if ((n.sig is not sig and n.sig != sig) or len(inputs) != len(refs) or n.freed
                 or n.retained is not None or n.indices):
             return None
-        if k < count - 1:  # (the general path cuts a hooked node or a changed result)
+        if n is not root:  # (the general path cuts a hooked node or a changed result)
             if n.hooked is not None:
                 return None
-            t = n.made[0]() if n.made is not None else None
+            made = n.made
+            t = made[0]() if made is not None else None
             if t is not None and t._node is n and (t._untracked or t._seen is not None):
                 return None
         for ref, version in n.versions:
@@ -205,11 +210,6 @@ def match(root: Node, template: Template) -> tuple[list, list, list] | None:
                     data[j] = a
                 elif b is not a:
                     return None
-    seq = -1
-    for n in nodes:  # (creation order: the general path's sort, one node per position)
-        if n.seq <= seq:
-            return None
-        seq = n.seq
     if not (_distinct(leaves) and _distinct(data)):
         return None
     return nodes, leaves, data
