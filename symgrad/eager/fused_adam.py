@@ -124,26 +124,47 @@ def update(p: np.ndarray, g: np.ndarray, m: np.ndarray, v: np.ndarray, *, beta1:
     update must run: arrays of other dtypes or layouts, or with
     ``SYMGRAD_EAGER_COMPILE=0``."""
     dtype = p.dtype
-    arrays = (p, g, m, v) if top is None else (p, g, m, v, top)
     if not (config.eager_compile and dtype in _DTYPES and p.shape == g.shape
-            and all(a.dtype == dtype and a.flags.c_contiguous for a in arrays)
             and p.flags.writeable):
         return False
+    for a in (p, g, m, v) if top is None else (p, g, m, v, top):
+        if a.dtype != dtype or not a.flags.c_contiguous:
+            return False
     s = dtype.type  # each Python number as numpy rounds it when it meets the array
-    weight = 1 - beta1
-    if weight_decay != 0:
-        mode, decay = (1, s(1 - lr * weight_decay)) if decoupled else (2, s(weight_decay))
-    else:
-        mode, decay = 0, s(0.0)
+    mode, rates, decay, eps_ = _constants(dtype, beta1, beta2, weight_decay, decoupled, lr,
+                                          eps)
     general, plain = _kernel()
     if top is None and mode != 2 and _C2_LOW <= correction2_sqrt <= 1:
         c2 = s(correction2_sqrt)
-        plain(p.reshape(-1), g.reshape(-1), m.reshape(-1), v.reshape(-1), s(weight),
-              s(weight) < 0.5, s(weight) - s(1), s(beta2), s(1 - beta2), mode == 1, decay,
-              s(-step_size), c2, s(1) / c2, s(eps))
+        plain(p.reshape(-1), g.reshape(-1), m.reshape(-1), v.reshape(-1), *rates, mode == 1,
+              decay, s(-step_size), c2, s(1) / c2, eps_)
         return True
     general(p.reshape(-1), g.reshape(-1), m.reshape(-1), v.reshape(-1),
-            (v if top is None else top).reshape(-1), top is not None, s(weight),
-            s(weight) < 0.5, s(weight) - s(1), s(beta2), s(1 - beta2), mode, decay,
-            s(-step_size), s(correction2_sqrt), s(eps))
+            (v if top is None else top).reshape(-1), top is not None, *rates, mode, decay,
+            s(-step_size), s(correction2_sqrt), eps_)
     return True
+
+
+def _constants(dtype: np.dtype, beta1: float, beta2: float, weight_decay: float,
+               decoupled: bool, lr: float, eps: float) -> tuple:
+    """The loops' numbers that do not change from step to step, in ``dtype`` (each as numpy
+    rounds it when it meets the array: NEP 50): the decay's mode (0 none, 1 decoupled, 2
+    L2) and factor, lerp's weight and its formula, beta2's, eps; made once per group
+    (:data:`_CONSTANTS`), not for each parameter at each step."""
+    key = (dtype, beta1, beta2, weight_decay, decoupled, lr, eps)
+    found = _CONSTANTS.get(key)
+    if found is None:
+        s = dtype.type
+        weight = s(1 - beta1)
+        if weight_decay != 0:
+            mode, decay = (1, s(1 - lr * weight_decay)) if decoupled else (2, s(weight_decay))
+        else:
+            mode, decay = 0, s(0.0)
+        found = (mode, (weight, weight < 0.5, weight - s(1), s(beta2), s(1 - beta2)), decay,
+                 s(eps))
+        if len(_CONSTANTS) < 256:  # (a scheduler's lr makes a key per step: bounded)
+            _CONSTANTS[key] = found
+    return found
+
+
+_CONSTANTS: dict[tuple, tuple] = {}
