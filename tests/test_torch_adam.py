@@ -27,6 +27,8 @@ CONFIGS = [  # (class, options)
     # without amsgrad: the decoupled decay in the branchless loop, L2 in the general one
     ("AdamW", dict(lr=0.01, weight_decay=0.1)),
     ("Adam", dict(lr=0.01, betas=(0.6, 0.9), weight_decay=0.1)),
+    # the largest beta2: sqrt(1 - beta2) = 2**-26.5, the least c2 of _quotient's (fused_adam)
+    ("Adam", dict(lr=0.01, betas=(0.9, 1 - 2.0 ** -53))),
 ]
 
 
@@ -72,3 +74,35 @@ def test_pytorch_sqrt_is_not_correctly_rounded():
     single = _steps(torch, "Adam", dict(lr=0.01, foreach=False), p0, grads)[0]
     foreach = _steps(torch, "Adam", dict(lr=0.01, foreach=True), p0, grads)[0]
     np.testing.assert_array_equal(single, foreach)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_fused_quotient_is_the_division(dtype):
+    """The one-loop update's ``sqrt(v) / c2`` by multiplications (``fused_adam._quotient``)
+    against IEEE division, for ``sqrt(v)`` over the dtype's whole range (and 0, -0, inf,
+    NaN) and ``c2`` of several beta2's first steps and at the bounds of its use."""
+    from numba import njit
+
+    from symgrad.eager import fused_adam
+
+    fused_adam._kernel()
+    quotient = fused_adam._quotient
+
+    @njit
+    def quotients(s, c2, r2, out):
+        for i in range(s.size):
+            out[i] = quotient(s[i], c2, r2)
+
+    rng = np.random.default_rng(4)
+    top = 1023 if dtype is np.float64 else 127
+    low = -1074 if dtype is np.float64 else -149
+    v = (2.0 ** rng.uniform(low, top, 4000)).astype(dtype)
+    s = np.sqrt(np.concatenate([v, rng.uniform(1, 4, 4000).astype(dtype),
+                                np.array([0.0, -0.0, np.inf, np.nan], dtype)]))
+    c2s = [np.sqrt(1 - b ** t) for b in (0.999, 0.99, 0.9) for t in (1, 2, 3, 7, 50, 999)]
+    out = np.empty_like(s)
+    for c2 in [dtype(c) for c in c2s + [1.0, 2.0 ** -30, 0.7071, 0.0316]]:
+        quotients(s, c2, dtype(1) / c2, out)
+        want = s / c2
+        np.testing.assert_array_equal(out, want)
+        assert np.array_equal(np.signbit(out), np.signbit(want))

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from ..core.tracing import refuse_masked
+from .graph import Node
 
 
 def size_arg(size: Sequence[Any]) -> tuple[int, ...]:
@@ -63,19 +64,19 @@ def _mark_composite(last: Any) -> None:
     """Mark the nodes of the composite that ends at ``last`` (those made after its
     operands, walking back from ``last`` to them) with ``composite = last``; a single
     node (``softmax``) is no composite."""
-    operands = [a for a in last.shown if a is not None and hasattr(a, "seq")]
-    start = builtins.max((a.seq for a in operands), default=-1)
-    stack, seen = [last], {}
+    start = builtins.max((a.seq for a in last.shown if isinstance(a, Node)), default=-1)
+    stack = [a for a in last.inputs if isinstance(a, Node) and a.seq > start]
+    if not stack:  # (a single node: F.nll_loss, a softmax)
+        return
+    seen = {id(last): last}
     while stack:
         n = stack.pop()
         if id(n) in seen:
             continue
         seen[id(n)] = n
-        stack.extend(a for a in n.inputs if hasattr(a, "seq") and hasattr(a, "composite")
-                     and a.seq > start)
-    if len(seen) > 1:
-        for n in seen.values():
-            n.composite = last
+        stack.extend(a for a in n.inputs if isinstance(a, Node) and a.seq > start)
+    for n in seen.values():
+        n.composite = last
 
 
 def _shown(a: Any) -> Any:

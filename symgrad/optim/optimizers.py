@@ -97,25 +97,29 @@ class Optimizer:
         if closure is not None:
             with enable_grad():
                 loss = closure()
+        refuse_bf16, update, states = not self._bfloat16, self._update, self.state
         for group in self.param_groups:
+            maximize = group.get("maximize", False)
             for p in group["params"]:
                 if p._grad is not None:
-                    if not self._bfloat16 and p.dtype is dt.bfloat16:
+                    if refuse_bf16 and p.dtype is dt.bfloat16:
                         raise NotImplementedError(
                             f"{type(self).__name__} does not update bfloat16 parameters as "
                             "PyTorch does (rounding each operation of the update to "
                             "bfloat16); use SGD, or train in float32")
                     grad = p._grad._value
-                    if group.get("maximize", False):
+                    if maximize:
                         grad = -grad
-                    state = self.state.get(p, {})
+                    state = states.get(p)
+                    new = state is None
+                    if new:
+                        state = {}
                     if p._value.dtype.kind == "c" and self._complex_as_real:
-                        complex_params.update_as_real(self._update, p._value, grad, state,
-                                                      group)
+                        complex_params.update_as_real(update, p._value, grad, state, group)
                     else:
-                        self._update(p._value, grad, state, group)
-                    if state and p not in self.state:  # (SGD without momentum keeps none,
-                        self.state[p] = state          # as PyTorch's)
+                        update(p._value, grad, state, group)
+                    if new and state:  # (SGD without momentum keeps none, as PyTorch's)
+                        states[p] = state
                     p._bump()
         return loss
 
