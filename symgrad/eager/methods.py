@@ -70,11 +70,11 @@ def nll_loss_rows(logp: Any, target: np.ndarray, w: np.ndarray, total: np.ndarra
     return softmax_prims.nll_loss(*args, axis, reduction) if fast is None else fast
 
 
-def linear_rows(x: Any, weight: Any) -> Any:
+def linear_rows(x: Any, weight: Any, bias: Any = None) -> Any:
     """``F.linear``'s product of the rows of an ``x`` of three axes or more by
-    ``weight.T``: one node, one matrix product (:func:`symgrad.prims.linalg.linear`; nn
-    reaches primitives through here)."""
-    return linalg_prims.linear(x, weight)
+    ``weight.T``, plus ``bias`` when given: one node, one matrix product
+    (:func:`symgrad.prims.linalg.linear`; nn reaches primitives through here)."""
+    return linalg_prims.linear(x, weight, bias)
 
 
 def layer_norm_rows(x: Any, weight: Any, bias: Any, ndim: int, eps: float) -> Any:
