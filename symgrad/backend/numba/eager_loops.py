@@ -162,14 +162,19 @@ def layer_norm(x, k, numbers, w, b, out):
             out[at + j] = d
             squares[j] = d * d
         scale = one / np.sqrt(pairwise(squares, 0, k, zero) / count + eps)
-        for j in range(k):
-            out[at + j] *= scale
-        if w.size:
+        # (one pass, each step rounded in turn: numpy's three)
+        if w.size and b.size:
             for j in range(k):
-                out[at + j] *= w[j]
-        if b.size:
+                out[at + j] = out[at + j] * scale * w[j] + b[j]
+        elif w.size:
             for j in range(k):
-                out[at + j] += b[j]
+                out[at + j] = out[at + j] * scale * w[j]
+        elif b.size:
+            for j in range(k):
+                out[at + j] = out[at + j] * scale + b[j]
+        else:
+            for j in range(k):
+                out[at + j] *= scale
 
 
 @njit(cache=True, nogil=True, error_model="numpy", fastmath=False)
