@@ -39,6 +39,8 @@ CASES += [
          (U, U), layout="F"),
     Case("linear-prim-vector", ("linear",), lambda x, w: _linear(x, w) * _linear(x, w),
          ((4,), (3, 4)), (U, U)),
+    Case("linear-prim-bias", ("linear",), lambda x, w, b: _linear(x, w, b) ** 2,
+         ((2, 3, 4), (5, 4), (5,)), (U, U, U)),
 ]
 
 CASES += [

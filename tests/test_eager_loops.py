@@ -116,8 +116,8 @@ def test_layer_norm_and_softmax_loops_are_numpys_bit_for_bit(loops, dtype):
         x[1], x[2], x[3] = 3.0, -0.0, 1e30
         _specials(x[4:9])
         w, b = rng.standard_normal(k).astype(dtype), rng.standard_normal(k).astype(dtype)
-        for affine, weight, bias in (((w, b), True, True), ((w,), True, False), ((), False,
-                                                                                   False)):
+        for affine, weight, bias in (((w, b), True, True), ((w,), True, False),
+                                     ((b,), False, True), ((), False, False)):
             for eps in (1e-5, 0.0):
                 got = _twice(L.layer_norm, x, affine, eps, weight, bias)
                 want = _layer_norm(x, *affine, ndim=1, eps=eps, weight=weight, bias=bias)

@@ -549,6 +549,28 @@ def test_linear_of_rows_with_a_vector_weight_against_pytorch():
         np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-12)
 
 
+@pytest.mark.parametrize("change", ["bias rebound", "bias in place"])
+def test_linear_of_rows_with_bias_reads_no_bias_changed_through_data(change):
+    """F.linear of (N, L, E) rows with a bias is one node that adds the bias (PyTorch's
+    addmm, which saves no bias): a change of the bias through ``.data`` before backward
+    is neither refused nor read, as PyTorch's (gradients of x, weight and bias)."""
+    rng = np.random.default_rng(6)
+    x, w, b = rng.standard_normal((2, 3, 4)), rng.standard_normal((5, 4)), rng.standard_normal(5)
+    seed = rng.standard_normal((2, 3, 5))
+    outs = []
+    for lib in (torch_real, symgrad):
+        xt, wt, bt = (lib.tensor(a, dtype=lib.float64, requires_grad=True) for a in (x, w, b))
+        y = lib.nn.functional.linear(xt, wt, bt)
+        if change == "bias rebound":
+            bt.data = bt.data * 3
+        else:
+            bt.data.mul_(3)
+        (y * y * lib.tensor(seed)).sum().backward()
+        outs.append([y, xt.grad, wt.grad, bt.grad])
+    for want, got in zip(*outs):
+        np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-12)
+
+
 @pytest.mark.parametrize("change", ["x rebound", "strided x in place", "weight rebound"])
 def test_linear_of_rows_refuses_inputs_changed_through_data(change):
     """F.linear of (N, L, E) rows, then its input or weight changed through ``.data``

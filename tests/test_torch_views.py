@@ -719,3 +719,22 @@ def test_contiguous_of_a_tensor_requiring_grad_is_c_ordered_as_pytorch():
         flags = [t.is_contiguous() for t in (c, x.permute(1, 0).contiguous(), y.contiguous())]
         got.append((flags, type(c.grad_fn).__name__, c.tolist(), x.grad.tolist(), y.tolist()))
     assert got[0] == got[1]
+
+
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_unbind_parts_values_node_and_gradients_as_pytorch(dim):
+    """``unbind`` (each part a slice and a reshape, made directly): the parts' values and
+    shapes, ``grad_fn`` (``UnbindBackward0``) and the gradient through two of them."""
+    x = np.random.default_rng(3).standard_normal((3, 4, 2))
+    outs = []
+    for lib in (torch_real, symgrad):
+        t = lib.tensor(x, requires_grad=True)
+        parts = (t * 2).unbind(dim)
+        (parts[0] * parts[-1] * 3).sum().backward()
+        outs.append(([p.detach().numpy() for p in parts], type(parts[1].grad_fn).__name__,
+                     t.grad.numpy()))
+    (want, want_node, want_grad), (got, got_node, got_grad) = outs
+    assert got_node == want_node and len(got) == len(want)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
+    np.testing.assert_allclose(got_grad, want_grad, rtol=1e-15)

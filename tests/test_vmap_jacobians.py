@@ -43,6 +43,22 @@ def test_vmap_of_every_primitive_is_the_python_loop(case: Case):
     assert_close(got, want, rtol=1e-13, atol=1e-14, what=f"{case} on {backend}")
 
 
+@pytest.mark.parametrize("in_axes", [(None, None, 0), (0, None, 0), (None, 0, 0), (0, 0, None)])
+def test_vmap_of_linear_with_a_bias_is_the_python_loop(in_axes):
+    """``linear``'s third operand, the bias, batched or not, with the rows or the matrix
+    batched or not (its batch rule: one equation, or a product per example plus each
+    example's bias)."""
+    from symgrad.prims.linalg import linear
+
+    rng = np.random.default_rng(5)
+    args = [rng.standard_normal(((4,) if a == 0 else ()) + s)
+            for a, s in zip(in_axes, ((2, 3, 4), (5, 4), (5,)))]
+    got = sg.vmap(linear, in_axes=in_axes)(*args)
+    examples = [[a[i] if ax == 0 else a for a, ax in zip(args, in_axes)] for i in range(4)]
+    want = np.stack([x @ w.T + b for x, w, b in examples])
+    assert_close(got, want, rtol=1e-13, atol=1e-14, what=f"linear, in_axes={in_axes}")
+
+
 def test_vmap_over_the_second_argument_and_other_axes():
     w = RNG.normal(size=(3, 5))
     x = RNG.normal(size=(3, 4))  # examples along axis 1

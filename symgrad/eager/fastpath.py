@@ -50,7 +50,7 @@ from ..transforms.pipeline import (
 from . import grad_mode
 from .graph import node_class
 from .replay import keep
-from .torch_facts import node_name, torch_facts
+from .torch_facts import node_name, product_saves, torch_facts
 
 _F64 = np.dtype(np.float64)
 _F32 = np.dtype(np.float32)
@@ -100,7 +100,7 @@ def watched(prim: Primitive, args: Sequence[Any], result: Any) -> tuple[tuple, t
             if a._value.dtype.kind in "biu":  # a mask or indices: read by any rule
                 found.append((a, a._version))
                 continue
-        if inputs and (not product or _other_requires_grad(args, k)):
+        if inputs and (not product or product_saves(_requires_grad(args), k)):
             found.append((a, a._version))
     if output:
         found.append((weakref.ref(result), 0))
@@ -141,11 +141,8 @@ def _watched_pair(saves: tuple[bool, bool, bool], a: Any, b: Any, result: Any
     return found, read
 
 
-def _other_requires_grad(args: Sequence[Any], k: int) -> bool:
-    for j, b in enumerate(args):
-        if j != k and isinstance(b, Traced) and b._requires_grad:
-            return True
-    return False
+def _requires_grad(args: Sequence[Any]) -> list[bool]:
+    return [isinstance(b, Traced) and b._requires_grad for b in args]
 
 
 def compute(prim: Primitive, values: Sequence[Any], params: dict[str, Any],

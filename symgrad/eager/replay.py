@@ -78,7 +78,7 @@ from ..prims.linalg import linear_p, matmul_p
 from ..prims.reductions import transpose_p
 from ..transforms import pipeline
 from .graph import Node
-from .torch_facts import READS_NO_INPUTS, saves_nothing, torch_facts
+from .torch_facts import READS_NO_INPUTS, product_saves, saves_nothing, torch_facts
 
 #: the dtypes of the values kept: float64, and float32 (the backward computes from the
 #: float32 values the forward computed, as PyTorch's from its saved tensors)
@@ -275,8 +275,7 @@ def refuse_unmatched(nodes: list[Any], fed_positions: tuple[int, ...],
         grads = [isinstance(a, (Node, Traced)) for a in n.inputs]
         ins = changed.get(id(n), {})
         for k, a in enumerate(n.inputs):
-            by_rule = reads_inputs and (not facts.product or any(
-                g for j, g in enumerate(grads) if j != k))
+            by_rule = reads_inputs and (not facts.product or product_saves(grads, k))
             if not (by_rule or recompute):
                 continue
             if k in ins:  # a changed leaf or data, or a cut result

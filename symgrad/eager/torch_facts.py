@@ -37,8 +37,9 @@ from ..prims import windows as W
 @dataclass(frozen=True, slots=True)
 class TorchFacts:
     """- ``saves_output``: PyTorch's node saves the output rather than the inputs;
-    - ``product``: a product, whose node saves an operand only when the other one
-      requires grad;
+    - ``product``: a product of its first two operands, whose node saves one only when
+      the other one requires grad (:func:`product_saves`; a third, ``linear``'s bias, is
+      added, never saved);
     - ``literal_operands``: its scalar operands stay literals in the recorded structure
       (the passes rewrite ``x ** 2``, ``x ** 0.5``, ``x ** -1`` as numpy computes them);
     - ``reads_like_torch``: its derivative reads the values PyTorch's backward reads, so
@@ -153,6 +154,13 @@ NODE_NAMES: dict[Primitive, str] = {
     N.norm2_p: "LinalgVectorNormBackward0", LN.layer_norm_p: "NativeLayerNormBackward0",
     W.windows_p: "Im2ColBackward0", W.unwindows_p: "Col2ImBackward0",
 }
+
+
+def product_saves(requires_grad: Any, k: int) -> bool:
+    """Whether a product's node saves its operand ``k``, given which operands require
+    grad: one of the two factors, when the other does (PyTorch's ``addmm`` saves
+    neither the bias nor, for the bias, the factors)."""
+    return k < 2 and bool(requires_grad[1 - k])
 
 
 def node_name(prim: Primitive) -> str:

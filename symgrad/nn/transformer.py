@@ -99,15 +99,18 @@ class MultiheadAttention(Module):
             query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
             if key_padding_mask is not None:
                 key_padding_mask = key_padding_mask.unsqueeze(0)
-        elif self.batch_first:
-            query, key, value = (t.transpose(0, 1) for t in (query, key, value))
-        length, batch, e = query.shape
-        source = key.shape[0]
+        # batch_first inputs stay (N, L, E) (PyTorch's transpose to (L, N, E) would make the
+        # projections' rows a strided copy and the output a strided view): the same rows,
+        # in another order; `at` is the batch axis
+        at = 0 if self.batch_first and not unbatched else 1
+        batch, e = query.shape[at], query.shape[2]
+        length, source = query.shape[1 - at], key.shape[1 - at]
         h, d = self.num_heads, self.head_dim
         b = self.in_proj_bias
-        if packed:  # (L, N, 3·E) -> 3 of (N, H, L, D)
+        if packed:  # (L, N, 3·E) or (N, L, 3·E) -> 3 of (N, H, L, D)
             qkv = F.linear(query, self.in_proj_weight, b)
-            q, k, v = qkv.reshape(length, batch, 3, h, d).permute(2, 1, 3, 0, 4).unbind(0)
+            q, k, v = qkv.reshape(*qkv.shape[:2], 3, h, d).permute(
+                2, at, 3, 1 - at, 4).unbind(0)
         else:
             if self._qkv_same_embed_dim:
                 w = self.in_proj_weight
@@ -117,8 +120,8 @@ class MultiheadAttention(Module):
             q = F.linear(query, wq, None if b is None else b[:e])
             k = F.linear(key, wk, None if b is None else b[e:2 * e])
             v = F.linear(value, wv, None if b is None else b[2 * e:])
-            # (L, N, E) -> (N, H, L, D)
-            q, k, v = (t.reshape(t.shape[0], batch, h, d).permute(1, 2, 0, 3)
+            # (L, N, E) or (N, L, E) -> (N, H, L, D)
+            q, k, v = (t.reshape(*t.shape[:2], h, d).permute(at, 2, 1 - at, 3)
                        for t in (q, k, v))
         scores = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(d))
         if is_causal and attn_mask is None:
@@ -137,12 +140,11 @@ class MultiheadAttention(Module):
         weights = scores.softmax(-1) if need_weights else safe_softmax(scores)
         if self.dropout > 0.0 and self.training:
             weights = F.dropout(weights, self.dropout)
-        out = (weights @ v).permute(2, 0, 1, 3).reshape(length, batch, e)
-        out = self.out_proj(out)
+        # (N, H, L, D) -> (L, N, E) or (N, L, E)
+        out = (weights @ v).permute(*((2, 0) if at else (0, 2)), 1, 3)
+        out = self.out_proj(out.reshape(*out.shape[:2], e))
         if unbatched:
             out = out.squeeze(1)
-        elif self.batch_first:
-            out = out.transpose(0, 1)
         if not need_weights:
             return out, None
         weights = weights.mean(1) if average_attn_weights else weights

@@ -33,8 +33,8 @@ from ..core.ir import COMPLEXES, FLOAT, Aval, float_of, real_of
 from ..core.tracing import apply, shape_of
 from .complex import imag
 from .convert import convert
-from .elementwise import mul, mul_p
-from .reductions import reshape, sum_p, transpose
+from .elementwise import add_p, mul, mul_p
+from .reductions import reduce, reshape, sum_p, transpose
 from .registry import register, require
 
 
@@ -110,15 +110,18 @@ matmul_p = register(
 
 
 # ---------------------------------------------------------------------------
-# linear: F.linear's product, x @ w.T over x's last axis, any leading axes (its rows)
+# linear: F.linear's product, x @ w.T over x's last axis, any leading axes (its rows), plus
+# a bias b of one element per row of w when given (a third operand: PyTorch's addmm)
 
 
-def _linear_rule(x: Aval, w: Aval) -> Aval:
-    require("linear", (x, w), FLOAT)
-    if not x.ndim or w.ndim != 2 or x.shape[-1] != w.shape[1]:
+def _linear_rule(x: Aval, w: Aval, *bias: Aval) -> Aval:
+    require("linear", (x, w, *bias), FLOAT)
+    if (not x.ndim or w.ndim != 2 or x.shape[-1] != w.shape[1] or len(bias) > 1
+            or bias and bias[0].shape != w.shape[:1]):
         raise ShapeError(f"linear: takes rows {x} of the length of the rows of the matrix "
-                         f"{w} (x @ w.T over x's last axis)")
-    return Aval(x.shape[:-1] + w.shape[:1], float_of(x, w))
+                         f"{w} (x @ w.T over x's last axis), and at most a bias of one element "
+                         f"per row of the matrix, got {', '.join(map(str, bias)) or 'none'}")
+    return Aval(x.shape[:-1] + w.shape[:1], float_of(x, w, *bias))
 
 
 def _rows(x: Any) -> tuple[int, int]:
@@ -127,35 +130,48 @@ def _rows(x: Any) -> tuple[int, int]:
     return math.prod(shape[:-1]), shape[-1]
 
 
-def _linear(x: Any, w: Any) -> Any:
+def _linear(x: Any, w: Any, *bias: Any) -> Any:
     """One matrix product of ``x``'s rows (a copy first only if they are not one array's
-    rows), as PyTorch's ``addmm`` of the ``(N·L, E)`` view."""
+    rows), as PyTorch's ``addmm`` of the ``(N·L, E)`` view; the bias added into the fresh
+    product (the bits of ``x @ w.T + b``, without a second array)."""
     x, w = np.asarray(x), np.asarray(w)
     rows = x.reshape(math.prod(x.shape[:-1]), x.shape[-1])
-    return np.matmul(rows, w.T).reshape(x.shape[:-1] + w.shape[:1])
+    out = np.matmul(rows, w.T)
+    if bias:
+        b = np.asarray(bias[0])
+        out = np.add(out, b, out=out if np.result_type(out, b) == out.dtype else None)
+    return out.reshape(x.shape[:-1] + w.shape[:1])
 
 
-def _linear_vjp(g, ans, x, w):
+def _linear_vjp(g, ans, x, w, *bias):
     rows = reshape(g, (_rows(x)[0], shape_of(w)[0]))
-    return reshape(matmul(rows, w), shape_of(x)), matmul(swap(rows), reshape(x, _rows(x)))
+    grads = (reshape(matmul(rows, w), shape_of(x)), matmul(swap(rows), reshape(x, _rows(x))))
+    return (*grads, reduce(sum_p, rows, (0,))) if bias else grads
 
 
 def _linear_batch(b, args, flags):
     """A batch of inputs is more rows of one product; a batch of matrices, one product
-    per example (a stack)."""
-    x, w = args
-    if not flags[1]:
-        return b.bind(linear_p, [x, w]), True
-    x = x if flags[0] else b.with_batch(x)
-    xs = b.shape(x)[1:]
-    rows = b.reshape(x, (b.size, math.prod(xs[:-1]), xs[-1]))
-    out = b.bind(matmul_p, [rows, b.transpose(w, (0, 2, 1))])
-    return b.reshape(out, (b.size, *xs[:-1], b.shape(w)[1])), True
+    per example (a stack); a batched bias is added to each example's product."""
+    x, w, *bias = args
+    if not any(flags[1:]):
+        return b.bind(linear_p, [x, w, *bias]), True
+    if flags[1]:
+        x = x if flags[0] else b.with_batch(x)
+        xs = b.shape(x)[1:]
+        rows = b.reshape(x, (b.size, math.prod(xs[:-1]), xs[-1]))
+        out = b.bind(matmul_p, [rows, b.transpose(w, (0, 2, 1))])
+        out = b.reshape(out, (b.size, *xs[:-1], b.shape(w)[1]))
+    else:
+        out = b.bind(linear_p, [x if flags[0] else b.with_batch(x), w])
+    if bias:
+        out = b.bind(add_p, [out, b.aligned(bias[0], flags[2], len(b.shape(out)) - 1)])
+    return out, True
 
 
 linear_p = register(
     name="linear", kind="array", shape_rule=_linear_rule, impl=_linear, vjp=_linear_vjp,
-    sympy=lambda sp, x, w: np.matmul(x, w.T), batch=_linear_batch)
+    sympy=lambda sp, x, w, *bias: np.matmul(x, w.T) + bias[0] if bias else np.matmul(x, w.T),
+    batch=_linear_batch)
 
 # ---------------------------------------------------------------------------
 # inv, det, slogdet, solve of square matrices and stacks of them. Numba's
@@ -312,9 +328,10 @@ def matmul(x: Any, y: Any) -> Any:
     return apply(matmul_p, x, y)
 
 
-def linear(x: Any, w: Any) -> Any:
-    """``x @ w.T`` over ``x``'s last axis (one equation, whatever ``x``'s leading axes)."""
-    return apply(linear_p, x, w)
+def linear(x: Any, w: Any, bias: Any = None) -> Any:
+    """``x @ w.T`` over ``x``'s last axis, plus ``bias`` when given (one equation, whatever
+    ``x``'s leading axes)."""
+    return apply(linear_p, x, w) if bias is None else apply(linear_p, x, w, bias)
 
 
 def outer(a: Any, b: Any) -> Any:

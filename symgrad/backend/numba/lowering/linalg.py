@@ -102,11 +102,14 @@ def _slogdet_emit(out, args, avals, out_aval, *, part) -> list[str]:
 
 
 def _linear_emit(out: str, args: list[str], avals: list[Aval], out_aval: Aval) -> list[str]:
-    """One BLAS product of ``x``'s rows (its leading axes as one) by ``w.T``."""
-    (x, w), xa = widened(args, avals, out_aval), avals[0]
+    """One BLAS product of ``x``'s rows (its leading axes as one) by ``w.T``, plus the
+    bias when given."""
+    (x, w, *bias), xa = widened(args, avals, out_aval), avals[0]
     lead = [f"{x}.shape[{k}]" for k in range(xa.ndim - 1)]
     rows = f"np.ascontiguousarray({x}).reshape(({' * '.join(lead) or '1'}, {x}.shape[-1]))"
     product = f"np.dot({rows}, np.ascontiguousarray({w}).T)"
+    if bias:
+        product = f"({product} + {bias[0]})"
     if xa.ndim == 2:
         return [f"{out} = {product}"]
     return [f"{out} = {product}.reshape(({''.join(d + ', ' for d in lead)}{w}.shape[0],))"]
