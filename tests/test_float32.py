@@ -350,10 +350,12 @@ MASK = np.array([True, False, True, True])
 @pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.uint16, np.float16, np.int32])
 def test_a_constant_of_a_small_dtype_with_float32_promotes_as_numpy(dtype):
     """x32 * c for a constant c of a dtype float32 holds (a captured mask) is float32 in
-    numpy; it was float64 (the constant converted to float64 first). int32 stays float64."""
+    numpy; it was float64 (the constant converted to float64 first). int32 stays float64.
+    As a condition (not narrowed to float32 first) it chooses by its truth, as numpy's."""
     c = MASK.astype(dtype) * (3 if dtype is not np.bool_ else 1)
     x = _f32(4)
-    for fun in (lambda x: x * c + 1.0, lambda x: np.where(x > 0, x, c), lambda x: c - x):
+    for fun in (lambda x: x * c + 1.0, lambda x: np.where(x > 0, x, c), lambda x: c - x,
+                lambda x: np.where(c, x, 0.5) - x):
         want = fun(x)  # numpy itself
         got = sg.jit(fun, backend="interpreter")(x)
         assert got.dtype == want.dtype
