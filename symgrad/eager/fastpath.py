@@ -50,7 +50,7 @@ from ..transforms.pipeline import (
 from . import grad_mode
 from .graph import node_class
 from .replay import keep
-from .torch_facts import node_name, torch_facts
+from .torch_facts import CONTIGUOUS_RESULTS, node_name, torch_facts
 
 _F64 = np.dtype(np.float64)
 _F32 = np.dtype(np.float32)
@@ -241,8 +241,25 @@ def _float_impl(prim: Primitive) -> Any:
     impl = _EAGER_IMPLS.get(prim, prim.impl)
     if isinstance(impl, CheckedUfunc):
         impl = impl.ufunc
+    if prim in CONTIGUOUS_RESULTS:
+        impl = _c_ordered(impl)
     _IMPLS[prim] = impl
     return impl
+
+
+def c_ordered(value: Any) -> Any:
+    """``value`` C-contiguous (a copy only where it is not), as PyTorch lays out the
+    results of :data:`.torch_facts.CONTIGUOUS_RESULTS`."""
+    if type(value) is np.ndarray and not value.flags.c_contiguous:
+        return np.ascontiguousarray(value)
+    return value
+
+
+def _c_ordered(impl: Any) -> Any:
+    """``impl`` whose results are :func:`c_ordered`."""
+    def run(*values: Any, **params: Any) -> Any:
+        return c_ordered(impl(*values, **params))
+    return run
 
 
 def apply_f64(prim: Primitive, args: Sequence[Any], params: dict[str, Any],
