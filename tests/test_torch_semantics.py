@@ -257,9 +257,10 @@ def reduction_arguments(torch, show, data):
                  "all", "any", "max", "min", "median", "nanmedian", "mode", "nansum",
                  "nanmean", "std", "var", "norm", "cumsum", "softmax"):
         for args, kw in (((True,), {}), ((1, True), {}), ((), {"dim": True}), ((1, 1), {}),
-                         ((1,), {"keepdim": 1}), ((True, True), {}), (((0, 1),), {})):
-            if (name in ("std", "var") and kw) or (name == "norm" and args == ((0, 1),)):
-                continue  # (not yet PyTorch's: std(dim=True) is std(unbiased=True) here)
+                         ((1,), {"keepdim": 1}), ((True, True), {}), (((0, 1),), {}),
+                         ((True,), {"keepdim": False}), ((), {"dim": False})):
+            if name == "norm" and args == ((0, 1),):
+                continue
             show_error(show, functools.partial(getattr(x, name), *args, **kw), 0, result=True)
     for fn in (lambda: x.std(1, True, True), lambda: x.var(0, 0), lambda: x.norm(2, True),
                lambda: x.kthvalue(2, True), lambda: x.kthvalue(2, 1, True),
