@@ -727,19 +727,18 @@ def test_reductions_scans_softmax_layer_norm_cat_of_permuted_inputs_are_contiguo
     view() of them raised where PyTorch's works); elementwise results keep the layout.
     float64 (the fast path) and float32 (the general one), with and without grad."""
     got = []
+    ops = [lambda L, p: p.sum(-1), lambda L, p: p.mean(0, keepdim=True),
+           lambda L, p: p.amax(-1), lambda L, p: p.cumsum(-1), lambda L, p: p.softmax(0),
+           lambda L, p: p.log_softmax(-1), lambda L, p: L.nn.functional.layer_norm(p, (3,)),
+           lambda L, p: L.cat([p, p], 1), lambda L, p: p.exp()]
     for L in (symgrad, torch_real):
-        F = L.nn.functional
-        ops = [lambda p: p.sum(-1), lambda p: p.mean(0, keepdim=True),
-               lambda p: p.amax(-1), lambda p: p.cumsum(-1), lambda p: p.softmax(0),
-               lambda p: p.log_softmax(-1), lambda p: F.layer_norm(p, (3,)),
-               lambda p: L.cat([p, p], 1), lambda p: p.exp()]
         found = []
         for dtype, grad in ((L.float64, True), (L.float32, False)):
             x = L.tensor(np.arange(24.0).reshape(2, 3, 4) % 7, dtype=dtype,
                          requires_grad=grad)
             for p in (x.permute(2, 0, 1), x[0].t()):
                 for op in ops[:-2] + ops[-1:] if p.ndim == 2 else ops:
-                    y = op(p)
+                    y = op(L, p)
                     found.append((y.is_contiguous(), y.stride()))
                     if y.is_contiguous():
                         y.view(-1)
