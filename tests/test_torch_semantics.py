@@ -896,3 +896,28 @@ def test_a_choice_between_bool_tensors_is_bool():
         return [(str(r.dtype), r.tolist()) for r in (t.where(c, a, b), a.where(c, b),
                                                     t.where(c, a, b) + t.where(c, b, a))]
     assert run(symgrad) == run(torch_real)
+
+
+def test_floor_divide_and_a_number_remainder_a_tensor_have_no_derivative_as_pytorch():
+    """PyTorch has no derivative for floor_divide, nor for ``number % w`` (its
+    Scalar_Tensor overload; ``tensor % w`` has one): the result requires grad, its node is
+    ``NotImplemented`` and a backward through it raises (symgrad gave zeros, and
+    ``-floor(3 / w)``)."""
+    got = []
+    for L in (symgrad, torch_real):
+        w = L.tensor([1.5, -2.0, 4.0], dtype=L.float64, requires_grad=True)
+        found = []
+        for f in (lambda w: 3.0 % w, lambda w: 3 % w, lambda w: L.remainder(3.0, w),
+                  lambda w: w // 2.0, lambda w: 3.0 // w, lambda w: w.floor_divide(w),
+                  lambda w: L.tensor(3.0, dtype=L.float64) % w, lambda w: w % 2.0):
+            y = f(w)
+            found += [y.tolist(), y.requires_grad, type(y.grad_fn).__name__
+                      if type(y.grad_fn).__name__ == "NotImplemented" else None]
+            w.grad = None
+            try:
+                y.sum().backward()
+                found.append(w.grad.tolist())
+            except RuntimeError as e:
+                found.append(str(e)[:45])
+        got.append(found)
+    assert got[0] == got[1]

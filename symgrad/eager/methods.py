@@ -49,6 +49,7 @@ from .method_args import ndim_of as _ndim
 from .method_args import one_dim as _one_dim
 from .method_args import unwrap as unwrap  # importable here as before (Tensor's modules)
 from .op_dtypes import wrapped_int
+from .operand_rules import floor_quotient, no_bools
 from .reduction_methods import (  # noqa: F401 -- PyTorch's return types, importable here
     ReductionMethods,
     max_result,
@@ -179,7 +180,8 @@ class TensorMethods(ReductionMethods):
         if rounding_mode is not None and not dt.result_type([self, other]).is_floating_point:
             return _integer_division(self, other, rounding_mode)
         if rounding_mode == "floor":  # from fmod, as PyTorch: not floor of the rounded a / b
-            return self // other
+            return floor_quotient(*no_bools(self, other))  # (gradient 0: PyTorch's; `//`
+            # has no derivative there)
         if rounding_mode == "trunc" and self.dtype in (dt.bfloat16, dt.float16) and \
                 opmath_scalar(getattr(other, "_value", other), 1, "div"):
             # PyTorch's kernel divides by the number in float32, then truncates, rounds once
