@@ -907,10 +907,10 @@ def test_floor_divide_and_a_number_remainder_a_tensor_have_no_derivative_as_pyto
     for L in (symgrad, torch_real):
         w = L.tensor([1.5, -2.0, 4.0], dtype=L.float64, requires_grad=True)
         found = []
-        for f in (lambda w: 3.0 % w, lambda w: 3 % w, lambda w: L.remainder(3.0, w),
-                  lambda w: w // 2.0, lambda w: 3.0 // w, lambda w: w.floor_divide(w),
-                  lambda w: L.tensor(3.0, dtype=L.float64) % w, lambda w: w % 2.0):
-            y = f(w)
+        for f in (lambda L, w: 3.0 % w, lambda L, w: 3 % w, lambda L, w: L.remainder(3.0, w),
+                  lambda L, w: w // 2.0, lambda L, w: 3.0 // w, lambda L, w: w.floor_divide(w),
+                  lambda L, w: L.tensor(3.0, dtype=L.float64) % w, lambda L, w: w % 2.0):
+            y = f(L, w)
             found += [y.tolist(), y.requires_grad, type(y.grad_fn).__name__
                       if type(y.grad_fn).__name__ == "NotImplemented" else None]
             w.grad = None
