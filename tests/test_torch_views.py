@@ -744,3 +744,28 @@ def test_reductions_scans_softmax_layer_norm_cat_of_permuted_inputs_are_contiguo
                         y.view(-1)
         got.append(found)
     assert got[0] == got[1]
+
+
+def test_an_in_place_change_of_a_view_made_under_no_grad_raises_with_grad_enabled():
+    """A view made under no_grad of a tensor that requires grad, changed in place with
+    grad enabled (by a method, an item, an operator, zero_): PyTorch's RuntimeError
+    (symgrad changed the leaf's values unrecorded); inside no_grad, or a view of a tensor
+    without grad, of detach() or of .data: allowed."""
+    got = []
+    for L in (symgrad, torch_real):
+        found = []
+        for write in (lambda v: v.mul_(2), lambda v: v.__setitem__(0, 5.0),
+                      lambda v: v.__isub__(1), lambda v: v.zero_()):
+            a, b = L.ones(3, 4, requires_grad=True), L.ones(3, 4)
+            with L.no_grad():
+                views = (a.view(12), a[1:], b.view(12), a.detach().view(12), a.data[0])
+                write(views[0])
+            for v in views:
+                try:
+                    write(v)
+                    found.append(float(v.sum()))
+                except RuntimeError as e:
+                    found.append(str(e)[:34])  # (PyTorch words some of them apart)
+            found.append(a.tolist())
+        got.append(found)
+    assert got[0] == got[1]

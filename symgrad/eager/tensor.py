@@ -197,8 +197,8 @@ class Tensor(DtypeMethods, cx.ComplexMethods, ValueMethods, BitwiseMethods, InPl
     tensor of that shape."""
 
     __slots__ = ("_value", "_node", "_requires_grad", "_grad", "_accumulate", "_version",
-                 "_aliases", "_base", "_data_of", "_untracked", "_multi", "_seen", "_hooks",
-                 "__weakref__")
+                 "_aliases", "_base", "_data_of", "_untracked", "_multi", "_no_grad_view",
+                 "_seen", "_hooks", "__weakref__")
     __hash__ = object.__hash__  # type: ignore[assignment]  # by identity, as in PyTorch
     _trace = EAGER  # every operation on a Tensor is computed and recorded by it
     _default = dt.float64  # the dtype of ``Tensor(data)`` (FloatTensor & co. set theirs)
@@ -223,6 +223,7 @@ class Tensor(DtypeMethods, cx.ComplexMethods, ValueMethods, BitwiseMethods, InPl
         self._base: Tensor | None = None
         self._data_of: Any = None  # for ``y.data``: a weak reference to y (its root)
         self._multi: str | None = None  # "Output 1 of Unbind": one of several views
+        self._no_grad_view = False  # a view made under no_grad of one requiring grad (.views)
         #: a copy of the values when an alias's numpy() array was handed out (.views.expose)
         self._seen: np.ndarray | None = None
         #: nonzero when the values changed since the tensor's node made them: the
