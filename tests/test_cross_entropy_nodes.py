@@ -303,3 +303,22 @@ def test_target_dtypes_and_shapes_as_pytorchs():
                 found.append(str(e).split(":")[0])
         got.append(found)
     assert got[0] == got[1]
+
+
+def test_target_shape_errors_as_pytorchs():
+    """A class-index target of the wrong shape: PyTorch's error types and messages (a
+    batch mismatch, a 2-d target of 2-d logits, a K-dim mismatch; symgrad raised one
+    ValueError for all)."""
+    got = []
+    for L in (torch, sg):
+        found = []
+        for x, t in (((2, 3, 4), (2, 5)), ((2, 3), (3,)), ((2, 3), (2, 3)),
+                     ((2, 3, 4), (2, 4, 1)), ((2, 3, 4), (3, 4))):
+            for f in (L.nn.functional.nll_loss, L.nn.functional.cross_entropy):
+                try:
+                    f(L.zeros(x), L.zeros(t, dtype=L.int64))
+                    found.append("no error")
+                except (RuntimeError, ValueError) as e:
+                    found.append((type(e).__name__, str(e).split(":")[0]))
+        got.append(found)
+    assert got[0] == got[1]

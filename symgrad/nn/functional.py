@@ -268,9 +268,16 @@ def _labels(input: Tensor, target: Any, weight: Any, ignore_index: int
                            "to cross_entropy")
     c = _class_dim(input)
     n_classes = input.shape[c]
-    if labels.shape != tuple(input.shape[:c] + input.shape[c + 1:]):
-        raise ValueError(f"Expected target size {list(input.shape[:c] + input.shape[c + 1:])}"
-                         f", got {list(labels.shape)}")
+    expected = tuple(input.shape[:c] + input.shape[c + 1:])
+    if labels.shape != expected:  # PyTorch's three errors
+        if c and labels.ndim and labels.shape[0] != input.shape[0]:
+            raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target "
+                             f"batch_size ({labels.shape[0]}).")
+        if input.ndim == 2:
+            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported: "
+                               f"class indices of shape {list(expected)}")
+        raise (RuntimeError if c else ValueError)(
+            f"Expected target size {list(expected)}, got {list(labels.shape)}")
     valid = labels != ignore_index
     safe = np.where(valid, labels, 0)
     if safe.size and (safe.min() < 0 or safe.max() >= n_classes):
