@@ -742,6 +742,8 @@ def test_reductions_scans_softmax_layer_norm_cat_of_permuted_inputs_are_contiguo
                     found.append((y.is_contiguous(), y.stride()))
                     if y.is_contiguous():
                         y.view(-1)
+        z = L.tensor(np.arange(24.0).reshape(2, 3, 4) + 1j).permute(2, 0, 1)  # (complex)
+        found += [(y.is_contiguous(), y.stride()) for y in (z.sum(-1), L.cat([z, z], 1))]
         got.append(found)
     assert got[0] == got[1]
 

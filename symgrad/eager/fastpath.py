@@ -125,16 +125,20 @@ def _other_requires_grad(args: Sequence[Any], k: int) -> bool:
 def compute(prim: Primitive, values: Sequence[Any], params: dict[str, Any],
             impl: Any = None) -> Any:
     """``prim.impl`` (or ``impl`` in its place) with numpy's floating-point warnings off
-    (IEEE results, as the kernels give)."""
+    (IEEE results, as the kernels give), C-contiguous where PyTorch's is
+    (:data:`.torch_facts.CONTIGUOUS_RESULTS`; the fast paths' impls see to it themselves,
+    :func:`_float_impl`)."""
     impl = prim.impl if impl is None else impl
     if _ERRSTATE is None:
         with np.errstate(all="ignore"):
-            return impl(*values, **params)
-    token = _ERRSTATE.set(_IGNORE)
-    try:
-        return impl(*values, **params)
-    finally:
-        _ERRSTATE.reset(token)
+            value = impl(*values, **params)
+    else:
+        token = _ERRSTATE.set(_IGNORE)
+        try:
+            value = impl(*values, **params)
+        finally:
+            _ERRSTATE.reset(token)
+    return c_ordered(value) if prim in CONTIGUOUS_RESULTS else value
 
 
 def _aval(prim: Primitive, shapes: tuple, params: dict[str, Any]) -> Aval | None:

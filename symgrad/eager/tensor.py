@@ -48,7 +48,7 @@ from .bitwise import BitwiseMethods
 from .dtype_methods import DtypeMethods
 from .dtypes import CPU, Size, as_array, device
 from .extra_methods import ExtraMethods
-from .fastpath import apply_f64, binary_f64, c_ordered, compute, node_class_of, watched
+from .fastpath import apply_f64, binary_f64, compute, node_class_of, watched
 from .graph import next_seq
 from .index_order import ints_first
 from .inplace import InPlaceMethods
@@ -64,7 +64,7 @@ from .operand_rules import remainder as _remainder
 from .replay import keep
 from .saved_indices import saved_by_indexing, watch_indices
 from .select_methods import SelectMethods
-from .torch_facts import CONTIGUOUS_RESULTS, torch_facts
+from .torch_facts import torch_facts
 from .torch_methods import TorchMethods
 from .value_methods import ValueMethods
 
@@ -123,8 +123,6 @@ class EagerTrace(Trace):
         want = np.bool_ if out is None else out.numpy
         if type(value) is not np.ndarray or value.dtype != want:
             value = np.asarray(value, want) if out is None else dt.cast(np.asarray(value), out)
-        if prim in CONTIGUOUS_RESULTS:
-            value = c_ordered(value)
         if not (out is not None and out.is_floating_point and grad_mode.is_grad_enabled()
                 and any(isinstance(a, Tensor) and a._requires_grad for a in args)):
             return Tensor._make(value)
