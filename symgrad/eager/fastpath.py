@@ -245,10 +245,16 @@ def _float_impl(prim: Primitive) -> Any:
     impl = _EAGER_IMPLS.get(prim, prim.impl)
     if isinstance(impl, CheckedUfunc):
         impl = impl.ufunc
+    _PLAIN[prim] = impl
     if prim in CONTIGUOUS_RESULTS:
         impl = _c_ordered(impl)
     _IMPLS[prim] = impl
     return impl
+
+
+#: :data:`_IMPLS` without :func:`_c_ordered`: for results of fewer than two dimensions,
+#: which are C-contiguous as numpy makes them (a fresh array)
+_PLAIN: dict[Primitive, Any] = {}
 
 
 def c_ordered(value: Any) -> Any:
@@ -474,9 +480,13 @@ def _unary_recipe(prim: Primitive, shape: tuple, params: dict[str, Any], key: tu
     except TypeError:
         return None
     aval = _aval(prim, (shape,), params)
-    recipe = None if aval is None or prim.name == "convert" else (
-        aval, _IMPLS.get(prim) or _float_impl(prim), node_class_of(prim),
-        (prim.name, tuple(sorted(params.items())), (), aval.dtype))
+    recipe = None
+    if aval is not None and prim.name != "convert":
+        impl = _IMPLS.get(prim) or _float_impl(prim)
+        if len(aval.shape) < 2:  # (x.sum(), x.mean(0) of a matrix: contiguous as made)
+            impl = _PLAIN[prim]
+        recipe = (aval, impl, node_class_of(prim),
+                  (prim.name, tuple(sorted(params.items())), (), aval.dtype))
     if len(_BINARY) < 10_000:
         _BINARY[key] = recipe
     return recipe
