@@ -281,3 +281,44 @@ def test_softmax_of_attention_sized_rows_against_pytorch(n):
         e = np.exp(x - x.max(-1, keepdims=True))
         np.testing.assert_array_equal(got, e / e.sum(-1, keepdims=True))
     np.testing.assert_allclose(got, torch.tensor(x).softmax(-1).numpy(), rtol=2e-6, atol=1e-7)
+
+
+
+def test_target_dtypes_and_shapes_as_pytorchs():
+    """Class indices are int64 or uint8 only (an int32 target was taken, PyTorch raises);
+    cross_entropy tells probabilities by the input's shape, then requires a float."""
+    x = np.log(np.array([[0.2, 0.3, 0.5], [0.6, 0.3, 0.1], [0.25, 0.25, 0.5]], np.float32))
+    got = []
+    for L in (torch, sg):
+        F = L.nn.functional
+        cases = [(f, t, getattr(L, d)) for d in ("int64", "uint8", "int32", "int16", "int8",
+                                                 "bool", "float32", "float64")
+                 for f, t in ((F.nll_loss, [0, 2, 1]), (F.cross_entropy, [0, 2, 1]),
+                              (F.cross_entropy, [[1, 0, 0]] * 3))]
+        found = []
+        for f, t, dtype in cases:
+            try:
+                found.append(round(float(f(L.tensor(x), L.tensor(t, dtype=dtype))), 5))
+            except RuntimeError as e:  # (the message up to symgrad's explanation)
+                found.append(str(e).split(":")[0])
+        got.append(found)
+    assert got[0] == got[1]
+
+
+def test_target_shape_errors_as_pytorchs():
+    """A class-index target of the wrong shape: PyTorch's error types and messages (a
+    batch mismatch, a 2-d target of 2-d logits, a K-dim mismatch; symgrad raised one
+    ValueError for all)."""
+    got = []
+    for L in (torch, sg):
+        found = []
+        for x, t in (((2, 3, 4), (2, 5)), ((2, 3), (3,)), ((2, 3), (2, 3)),
+                     ((2, 3, 4), (2, 4, 1)), ((2, 3, 4), (3, 4))):
+            for f in (L.nn.functional.nll_loss, L.nn.functional.cross_entropy):
+                try:
+                    f(L.zeros(x), L.zeros(t, dtype=L.int64))
+                    found.append("no error")
+                except (RuntimeError, ValueError) as e:
+                    found.append((type(e).__name__, str(e).split(":")[0]))
+        got.append(found)
+    assert got[0] == got[1]

@@ -257,16 +257,19 @@ def reduction_arguments(torch, show, data):
                  "all", "any", "max", "min", "median", "nanmedian", "mode", "nansum",
                  "nanmean", "std", "var", "norm", "cumsum", "softmax"):
         for args, kw in (((True,), {}), ((1, True), {}), ((), {"dim": True}), ((1, 1), {}),
-                         ((1,), {"keepdim": 1}), ((True, True), {}), (((0, 1),), {})):
-            if (name in ("std", "var") and kw) or (name == "norm" and args == ((0, 1),)):
-                continue  # (not yet PyTorch's: std(dim=True) is std(unbiased=True) here)
+                         ((1,), {"keepdim": 1}), ((True, True), {}), (((0, 1),), {}),
+                         ((True,), {"keepdim": False}), ((), {"dim": False}),
+                         (((True, 0),), {}), (([True],), {})):
+            if name == "norm" and args and isinstance(args[0], (tuple, list)):
+                continue  # (norm's first argument is p: not yet PyTorch's for a tuple)
             show_error(show, functools.partial(getattr(x, name), *args, **kw), 0, result=True)
     for fn in (lambda: x.std(1, True, True), lambda: x.var(0, 0), lambda: x.norm(2, True),
                lambda: x.kthvalue(2, True), lambda: x.kthvalue(2, 1, True),
                lambda: x.quantile(0.5, 1, 1), lambda: x.quantile(0.5, True),
                lambda: x.topk(True), lambda: x.topk(2, 1, 0), lambda: x.kthvalue(True),
                lambda: x.sort(0, 1), lambda: x.flatten(True), lambda: x.flip(True),
-               lambda: x.flip((0, True)), lambda: x.sum(0, np.True_),
+               lambda: x.flip((0, True)), lambda: x.flip((True,)), lambda: x.norm(dim=(True,)),
+               lambda: x.sum(0, np.True_),
                lambda: x.topk(np.int64(2))[1].tolist(), lambda: x.flip([1]).tolist(),
                lambda: x.kthvalue(torch.tensor(2))[1].tolist(),
                lambda: x.flatten(np.int64(0)).tolist()):
@@ -895,3 +898,28 @@ def test_a_choice_between_bool_tensors_is_bool():
         return [(str(r.dtype), r.tolist()) for r in (t.where(c, a, b), a.where(c, b),
                                                     t.where(c, a, b) + t.where(c, b, a))]
     assert run(symgrad) == run(torch_real)
+
+
+def test_floor_divide_and_a_number_remainder_a_tensor_have_no_derivative_as_pytorch():
+    """PyTorch has no derivative for floor_divide, nor for ``number % w`` (its
+    Scalar_Tensor overload; ``tensor % w`` has one): the result requires grad, its node is
+    ``NotImplemented`` and a backward through it raises (symgrad gave zeros, and
+    ``-floor(3 / w)``)."""
+    got = []
+    for L in (symgrad, torch_real):
+        w = L.tensor([1.5, -2.0, 4.0], dtype=L.float64, requires_grad=True)
+        found = []
+        for f in (lambda L, w: 3.0 % w, lambda L, w: 3 % w, lambda L, w: L.remainder(3.0, w),
+                  lambda L, w: w // 2.0, lambda L, w: 3.0 // w, lambda L, w: w.floor_divide(w),
+                  lambda L, w: L.tensor(3.0, dtype=L.float64) % w, lambda L, w: w % 2.0):
+            y = f(L, w)
+            found += [y.tolist(), y.requires_grad, type(y.grad_fn).__name__
+                      if type(y.grad_fn).__name__ == "NotImplemented" else None]
+            w.grad = None
+            try:
+                y.sum().backward()
+                found.append(w.grad.tolist())
+            except RuntimeError as e:
+                found.append(str(e)[:45])
+        got.append(found)
+    assert got[0] == got[1]

@@ -738,3 +738,54 @@ def test_unbind_parts_values_node_and_gradients_as_pytorch(dim):
     for g, w in zip(got, want):
         np.testing.assert_array_equal(g, w)
     np.testing.assert_allclose(got_grad, want_grad, rtol=1e-15)
+
+def test_reductions_scans_softmax_layer_norm_cat_of_permuted_inputs_are_contiguous():
+    """PyTorch's sum, mean, amax, cumsum, softmax, log_softmax, layer_norm and cat of
+    permuted or transposed tensors are C-contiguous (numpy's kept the input's order:
+    view() of them raised where PyTorch's works); elementwise results keep the layout.
+    float64 (the fast path) and float32 (the general one), with and without grad."""
+    got = []
+    ops = [lambda L, p: p.sum(-1), lambda L, p: p.mean(0, keepdim=True),
+           lambda L, p: p.amax(-1), lambda L, p: p.cumsum(-1), lambda L, p: p.softmax(0),
+           lambda L, p: p.log_softmax(-1), lambda L, p: L.nn.functional.layer_norm(p, (3,)),
+           lambda L, p: L.cat([p, p], 1), lambda L, p: p.exp()]
+    for L in (symgrad, torch_real):
+        found = []
+        for dtype, grad in ((L.float64, True), (L.float32, False)):
+            x = L.tensor(np.arange(24.0).reshape(2, 3, 4) % 7, dtype=dtype,
+                         requires_grad=grad)
+            for p in (x.permute(2, 0, 1), x[0].t()):
+                for op in ops[:-2] + ops[-1:] if p.ndim == 2 else ops:
+                    y = op(L, p)
+                    found.append((y.is_contiguous(), y.stride()))
+                    if y.is_contiguous():
+                        y.view(-1)
+        z = L.tensor(np.arange(24.0).reshape(2, 3, 4) + 1j).permute(2, 0, 1)  # (complex)
+        found += [(y.is_contiguous(), y.stride()) for y in (z.sum(-1), L.cat([z, z], 1))]
+        got.append(found)
+    assert got[0] == got[1]
+
+
+def test_an_in_place_change_of_a_view_made_under_no_grad_raises_with_grad_enabled():
+    """A view made under no_grad of a tensor that requires grad, changed in place with
+    grad enabled (by a method, an item, an operator, zero_): PyTorch's RuntimeError
+    (symgrad changed the leaf's values unrecorded); inside no_grad, or a view of a tensor
+    without grad, of detach() or of .data: allowed."""
+    got = []
+    for L in (symgrad, torch_real):
+        found = []
+        for write in (lambda v: v.mul_(2), lambda v: v.__setitem__(0, 5.0),
+                      lambda v: v.__isub__(1), lambda v: v.zero_()):
+            a, b = L.ones(3, 4, requires_grad=True), L.ones(3, 4)
+            with L.no_grad():
+                views = (a.view(12), a[1:], b.view(12), a.detach().view(12), a.data[0])
+                write(views[0])
+            for v in views:
+                try:
+                    write(v)
+                    found.append(float(v.sum()))
+                except RuntimeError as e:
+                    found.append(str(e)[:34])  # (PyTorch words some of them apart)
+            found.append(a.tolist())
+        got.append(found)
+    assert got[0] == got[1]

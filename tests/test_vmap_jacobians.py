@@ -228,6 +228,25 @@ def test_hvp_is_the_hessian_times_v():
                  rtol=1e-5, atol=1e-5)
 
 
+def test_hvp_in_jaxs_tuple_convention_is_a_clear_error():
+    """JAX's ``jvp(grad(f), (x,), (v,))`` convention given to ``sg.hvp`` (which passes x
+    whole: a tuple is one pytree argument): a TypeError naming ``sg.hvp(f, x, v)``, not
+    numpy's raw error about a tuple; the form it names equals JAX's."""
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    rosen = lambda x: (100 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2).sum()
+    z, w = RNG.normal(size=5), RNG.normal(size=5)
+    with pytest.raises(TypeError, match=r"JAX's convention.*call sg\.hvp\(f, x, v\)"):
+        sg.hvp(rosen, (z,), (w,), backend="numpy")
+    assert_close(sg.hvp(rosen, z, w, backend="numpy"),
+                 jax.jvp(jax.grad(rosen), (z,), (w,))[1], rtol=1e-13)
+    pair = lambda t: np.sum(t[0] ** 2 * t[1])  # a fun of one tuple: its pytree gradient
+    got = sg.hvp(pair, (z, w), (w, z), backend="numpy")
+    want = jax.jvp(jax.grad(lambda a, b: (a ** 2 * b).sum(), (0, 1)), (z, w), (w, z))[1]
+    for a, b in zip(got, want):
+        assert_close(a, b, rtol=1e-13)
+
+
 def test_jvp_and_linearize():
     x = np.array([0.3, -1.2])
     t = np.array([1.0, 0.5])

@@ -50,7 +50,7 @@ from ..transforms.pipeline import (
 from . import grad_mode
 from .graph import node_class
 from .replay import keep
-from .torch_facts import node_name, product_saves, torch_facts
+from .torch_facts import CONTIGUOUS_RESULTS, node_name, product_saves, torch_facts
 
 _F64 = np.dtype(np.float64)
 _F32 = np.dtype(np.float32)
@@ -148,16 +148,20 @@ def _requires_grad(args: Sequence[Any]) -> list[bool]:
 def compute(prim: Primitive, values: Sequence[Any], params: dict[str, Any],
             impl: Any = None) -> Any:
     """``prim.impl`` (or ``impl`` in its place) with numpy's floating-point warnings off
-    (IEEE results, as the kernels give)."""
+    (IEEE results, as the kernels give), C-contiguous where PyTorch's is
+    (:data:`.torch_facts.CONTIGUOUS_RESULTS`; the fast paths' impls see to it themselves,
+    :func:`_float_impl`)."""
     impl = prim.impl if impl is None else impl
     if _ERRSTATE is None:
         with np.errstate(all="ignore"):
-            return impl(*values, **params)
-    token = _ERRSTATE.set(_IGNORE)
-    try:
-        return impl(*values, **params)
-    finally:
-        _ERRSTATE.reset(token)
+            value = impl(*values, **params)
+    else:
+        token = _ERRSTATE.set(_IGNORE)
+        try:
+            value = impl(*values, **params)
+        finally:
+            _ERRSTATE.reset(token)
+    return c_ordered(value) if prim in CONTIGUOUS_RESULTS else value
 
 
 def _aval(prim: Primitive, shapes: tuple, params: dict[str, Any]) -> Aval | None:
@@ -264,8 +268,31 @@ def _float_impl(prim: Primitive) -> Any:
     impl = _EAGER_IMPLS.get(prim, prim.impl)
     if isinstance(impl, CheckedUfunc):
         impl = impl.ufunc
+    _PLAIN[prim] = impl
+    if prim in CONTIGUOUS_RESULTS:
+        impl = _c_ordered(impl)
     _IMPLS[prim] = impl
     return impl
+
+
+#: :data:`_IMPLS` without :func:`_c_ordered`: for results of fewer than two dimensions,
+#: which are C-contiguous as numpy makes them (a fresh array)
+_PLAIN: dict[Primitive, Any] = {}
+
+
+def c_ordered(value: Any) -> Any:
+    """``value`` C-contiguous (a copy only where it is not), as PyTorch lays out the
+    results of :data:`.torch_facts.CONTIGUOUS_RESULTS`."""
+    if type(value) is np.ndarray and not value.flags.c_contiguous:
+        return np.ascontiguousarray(value)
+    return value
+
+
+def _c_ordered(impl: Any) -> Any:
+    """``impl`` whose results are :func:`c_ordered`."""
+    def run(*values: Any, **params: Any) -> Any:
+        return c_ordered(impl(*values, **params))
+    return run
 
 
 def apply_f64(prim: Primitive, args: Sequence[Any], params: dict[str, Any],
@@ -478,10 +505,14 @@ def _unary_recipe(prim: Primitive, shape: tuple, params: dict[str, Any], key: tu
     except TypeError:
         return None
     aval = _aval(prim, (shape,), params)
-    recipe = None if aval is None or prim.name == "convert" else (
-        aval, _IMPLS.get(prim) or _float_impl(prim), node_class_of(prim),
-        (prim.name, tuple(sorted(params.items())), (), aval.dtype),
-        _SAVES.get(prim) or _saves(prim))
+    recipe = None
+    if aval is not None and prim.name != "convert":
+        impl = _IMPLS.get(prim) or _float_impl(prim)
+        if len(aval.shape) < 2:  # (x.sum(), x.mean(0) of a matrix: contiguous as made)
+            impl = _PLAIN[prim]
+        recipe = (aval, impl, node_class_of(prim),
+                  (prim.name, tuple(sorted(params.items())), (), aval.dtype),
+                  _SAVES.get(prim) or _saves(prim))
     if len(_BINARY) < 10_000:
         _BINARY[key] = recipe
     return recipe

@@ -91,6 +91,8 @@ def _method(name: str) -> Callable[..., Any]:
             if hasattr(input, "_trace"):
                 raise TypeError(f"torch.{name} takes Tensors; on a value traced by sg.grad "
                                 "use the numpy function instead")
+            if name == "remainder" and len(args) == 1 and isinstance(args[0], Tensor):
+                return args[0].__rmod__(input)  # a number % a Tensor: its own overload
         return getattr(_as_tensor(input), name)(*args, **kwargs)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"``torch.{name}(input, ...)``: ``input.{name}(...)``."

@@ -73,6 +73,7 @@ class InPlaceMethods:
         (an int64 tensor cannot take a float result)."""
         records = grad_mode.is_grad_enabled() and (
             self._requires_grad or (_is_tensor(other) and other._requires_grad))
+        views.refuse_no_grad_view(self)
         cx.refuse_write(self, other, records)
         if not self._value.flags.writeable:
             if 0 in self._value.strides:  # an expand()ed view: no place per element
@@ -142,6 +143,8 @@ class InPlaceMethods:
         number (an optimizer's update), numpy writes the result into the array itself."""
         v = self._value
         ufunc = _UFUNCS.get(op)
+        if self._no_grad_view:
+            views.refuse_no_grad_view(self)
         if ufunc is not None and v.dtype is _F64:
             tensor = _is_tensor(other)
             if not (grad_mode.is_grad_enabled() and (
@@ -176,7 +179,7 @@ class InPlaceMethods:
     # (&=, |=, ^=, <<=, >>=: .bitwise.BitwiseMethods, with PyTorch's integer rules)
 
     def zero_(self) -> Any:
-        if self._value.flags.writeable and not (
+        if self._value.flags.writeable and not self._no_grad_view and not (
                 self._requires_grad and grad_mode.is_grad_enabled()):  # nothing to record
             self._value.fill(0)
             self._bump()
@@ -263,6 +266,7 @@ class InPlaceMethods:
         as PyTorch's (``name``) when grad is enabled and ``self`` requires grad, refused on
         a leaf that requires grad or a view of one (PyTorch's error)."""
         records = grad_mode.is_grad_enabled() and self._requires_grad
+        views.refuse_no_grad_view(self)
         if records and (self._node is None or views.root_is_leaf(self)):
             raise RuntimeError(("a view of " if self._base is not None else "")
                                + "a leaf Variable that requires grad is being used in an "

@@ -101,14 +101,16 @@ def same_dtype(name: str, *operands: Any) -> None:
 
 def dim_axes(dim: Any, ndim: int) -> tuple[int, ...] | None:
     """``dim`` (None, an int, a negative int, a tuple or list) as sorted axes; a bool is
-    PyTorch's TypeError (``x.mean(True)``: numpy's too), not the dim 1 (in a tuple,
-    PyTorch's reductions take it as an int)."""
+    PyTorch's TypeError (``x.mean(True)``: numpy's too), not the dim 1, and so is a tuple
+    that starts with one (``x.sum((True,))``; after its first element PyTorch takes a
+    bool as an int: :func:`no_bool_first`)."""
     if dim is None:
         return None
     if isinstance(dim, (bool, np.bool_)):
         raise TypeError(f"argument 'dim' must be an int or a tuple of ints, not bool "
                         f"({dim}): a reduction's positional arguments are (dim, keepdim)")
     dims = (dim,) if isinstance(dim, (int, np.integer)) else tuple(dim)
+    no_bool_first(dims, "dim")
     if not dims:
         return None  # PyTorch: dim=() reduces over everything
     n = builtins.max(ndim, 1)
@@ -117,6 +119,14 @@ def dim_axes(dim: Any, ndim: int) -> tuple[int, ...] | None:
             raise IndexError(f"Dimension out of range (expected to be in range of "
                              f"[{-n}, {n - 1}], but got {d})")
     return tuple(sorted({d % n for d in dims})) if ndim else ()
+
+
+def no_bool_first(dims: Sequence[Any], name: str) -> None:
+    """PyTorch's TypeError for a list of ints whose first element is a bool (its parser
+    tells an int list by its first element: ``(0, True)`` passes as ``(0, 1)``)."""
+    if len(dims) and isinstance(dims[0], (bool, np.bool_)):
+        raise TypeError(f"argument '{name}' must be a tuple of ints, but found element of "
+                        f"type bool at pos 0 ({tuple(dims)})")
 
 
 def ndim_of(x: Any) -> int:

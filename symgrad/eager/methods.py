@@ -45,11 +45,12 @@ from .bf16 import add_tensors, half_in_float32, in_float32, opmath_scalar
 from .fastpath import apply_f64, unary_f64
 from .fused_values import with_value
 from .method_args import dim_axes as _dims
-from .method_args import int_arg, keeps_bool, named, size_arg
+from .method_args import int_arg, keeps_bool, named, no_bool_first, size_arg
 from .method_args import ndim_of as _ndim
 from .method_args import one_dim as _one_dim
 from .method_args import unwrap as unwrap  # importable here as before (Tensor's modules)
 from .op_dtypes import wrapped_int
+from .operand_rules import floor_quotient, no_bools
 from .reduction_methods import (  # noqa: F401 -- PyTorch's return types, importable here
     ReductionMethods,
     max_result,
@@ -180,7 +181,8 @@ class TensorMethods(ReductionMethods):
         if rounding_mode is not None and not dt.result_type([self, other]).is_floating_point:
             return _integer_division(self, other, rounding_mode)
         if rounding_mode == "floor":  # from fmod, as PyTorch: not floor of the rounded a / b
-            return self // other
+            return floor_quotient(*no_bools(self, other))  # (gradient 0: PyTorch's; `//`
+            # has no derivative there)
         if rounding_mode == "trunc" and self.dtype in (dt.bfloat16, dt.float16) and \
                 opmath_scalar(getattr(other, "_value", other), 1, "div"):
             # PyTorch's kernel divides by the number in float32, then truncates, rounds once
@@ -399,6 +401,8 @@ class TensorMethods(ReductionMethods):
             raise TypeError(f"flip() takes dims, not {sorted(kwargs) or 'nothing'}")
         if len(dims) == 1 and not isinstance(dims[0], (tuple, list)):
             int_arg(dims[0], "dims")  # (a bool: PyTorch's TypeError; in a tuple, an int)
+        no_bool_first(dims[0] if len(dims) == 1 and isinstance(dims[0], (tuple, list))
+                      else dims, "dims")  # (flip((True,)), flip(True, 0))
         return named(shape_ops.flip(self, size_arg(dims)).clone(), self, "FlipBackward0")
 
     def narrow(self, dim: int, start: int, length: int) -> Any:

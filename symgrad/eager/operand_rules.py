@@ -12,17 +12,27 @@ from typing import Any
 import numpy as np
 
 from . import dtypes as dt
-from .methods import unwrap as _unwrap
+from . import grad_mode
+from .host_nodes import no_derivative
+from .method_args import unwrap as _unwrap
 
 #: :class:`symgrad.eager.tensor.Tensor`, set by that module
 Tensor: Any = None
 
 
 def floordiv(a: Any, b: Any) -> Any:
+    """``a // b`` (:func:`floor_quotient`); of an operand that requires grad, PyTorch's
+    result without a derivative (a backward through it raises)."""
+    if (_recorded(a) or _recorded(b)) and dt.result_type([a, b]).is_floating_point:
+        return _underivable("floor_divide", floor_quotient, a, b)
+    return floor_quotient(a, b)
+
+
+def floor_quotient(a: Any, b: Any) -> Any:
     """``a // b``, rounded down (PyTorch's and numpy's); integers keep their dtype. Its
-    gradient is 0. Floats go through numpy's ``floor_divide``, as PyTorch computes it
-    (from ``fmod``): ``floor(a / b)`` of the rounded quotient gives 10 for ``1.0 // 0.1``,
-    where both give 9."""
+    gradient is 0 (``div(rounding_mode="floor")``'s in PyTorch). Floats go through numpy's
+    ``floor_divide``, as PyTorch computes it (from ``fmod``): ``floor(a / b)`` of the
+    rounded quotient gives 10 for ``1.0 // 0.1``, where both give 9."""
     out = dt.result_type([a, b])
     if not out.is_floating_point:
         return Tensor._make(np.floor_divide(*as_integers(a, b, out)))
@@ -42,12 +52,35 @@ def remainder(a: Any, b: Any) -> Any:
     out = dt.result_type([a, b])
     if not out.is_floating_point:
         return Tensor._make(np.mod(*as_integers(a, b, out)))
+    if not isinstance(a, Tensor) and _recorded(b):  # ``3.0 % w``: PyTorch's Scalar_Tensor
+        return _underivable("remainder", _float_remainder, a, b)  # overload: no derivative
+    return _float_remainder(a, b)
+
+
+def _float_remainder(a: Any, b: Any) -> Any:
+    """:func:`remainder` of floating operands."""
     r = np.remainder(a, b)
     v = np.asarray(_unwrap(r))
     flip = (v == 0) & (np.signbit(v) != np.signbit(np.asarray(_unwrap(a))))
     if not flip.any():
         return r
     return np.remainder(a, b * np.where(flip, -1, 1).astype(v.dtype))
+
+
+def _recorded(t: Any) -> bool:
+    return isinstance(t, Tensor) and t._requires_grad and grad_mode.is_grad_enabled()
+
+
+def _underivable(name: str, fn: Any, a: Any, b: Any) -> Any:
+    """``fn(a, b)`` as PyTorch gives an op without a derivative: a result that requires
+    grad, of a node (``NotImplemented``) whose backward raises PyTorch's error."""
+    with grad_mode.no_grad():
+        value = fn(a, b)._value
+    return no_derivative(value, tuple(t for t in (a, b) if isinstance(t, Tensor)),
+                         "NotImplemented", f"derivative for aten::{name} is not implemented"
+                         + (" (PyTorch differentiates a Tensor % a Tensor, not a number % a "
+                            "Tensor: use torch.tensor(number) % w)" if name == "remainder"
+                            else " (its gradient would be 0: detach() its operands)"))
 
 
 def as_integers(a: Any, b: Any, out: dt.dtype) -> tuple[np.ndarray, np.ndarray]:

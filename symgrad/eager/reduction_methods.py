@@ -214,18 +214,20 @@ class ReductionMethods:
         return watch_indices(named(self.reshape(-1)[flat[tuple(grid)]], self,
                                    "GatherBackward0", (self,)), index)
 
-    def std(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
-        return self._spread(ops.std, "Std", dim, unbiased, keepdim, correction)
+    def std(self, *args: Any, **kwargs: Any) -> Any:
+        """``x.std(dim=None, unbiased=None, keepdim=False, *, correction=None)``, or
+        ``x.std(unbiased)`` alone (see :func:`_spread_args`)."""
+        return self._spread(ops.std, "Std", *_spread_args(*args, **kwargs))
 
-    def var(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
-        return self._spread(ops.var, "Var", dim, unbiased, keepdim, correction)
+    def var(self, *args: Any, **kwargs: Any) -> Any:
+        """``x.var(dim=None, unbiased=None, keepdim=False, *, correction=None)``, or
+        ``x.var(unbiased)`` alone (see :func:`_spread_args`)."""
+        return self._spread(ops.var, "Var", *_spread_args(*args, **kwargs))
 
     @in_float32
     def _spread(self, op: Any, name: str, dim: Any, unbiased: Any, keepdim: bool,
                 correction: Any) -> Any:
         keepdim_arg(keepdim)
-        if isinstance(dim, bool) and unbiased is None and not keepdim:  # x.std(False):
-            dim, unbiased = None, dim  # the old positional ``unbiased`` (alone: PyTorch's)
         if unbiased is not None and type(unbiased) is not bool:
             raise TypeError(f"argument 'unbiased' must be bool, not {type_name(unbiased)}")
         ddof = correction if correction is not None else 0 if unbiased is False else 1
@@ -358,3 +360,18 @@ def matrix_norm(A: Any, ord: Any = "fro", dim: Any = (-2, -1), keepdim: bool = F
                            f"(A.double())")
     return np.linalg.norm(x, ord, tuple(dims), keepdims=keepdim)
 
+
+def _spread_args(*args: Any, **kwargs: Any) -> tuple[Any, Any, Any, Any]:
+    """``(dim, unbiased, keepdim, correction)`` of ``std``/``var``'s arguments, as
+    PyTorch's two overloads take them: one positional bool alone is ``unbiased``
+    (``x.std(False)``); a bool ``dim`` anywhere else (``x.std(dim=True)``,
+    ``x.std(True, keepdim=True)``) is PyTorch's TypeError (:func:`.method_args.dim_axes`),
+    not ``unbiased``."""
+    if len(args) == 1 and not kwargs and isinstance(args[0], (bool, np.bool_)):
+        return None, args[0], False, None
+    return _std_var_args(*args, **kwargs)
+
+
+def _std_var_args(dim: Any = None, unbiased: Any = None, keepdim: Any = False, *,
+                  correction: Any = None) -> tuple[Any, Any, Any, Any]:
+    return dim, unbiased, keepdim, correction

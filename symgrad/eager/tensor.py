@@ -43,13 +43,13 @@ from . import complex_tensors as cx
 from . import double, fastpath, grad_mode, hooks, operand_rules, replay, views
 from . import dtypes as dt
 from .bf16 import KERNELS
-from .bf16 import exempt as exempt_bf16
 from .bf16 import note as note_bf16
 from .bitwise import BitwiseMethods
-from .dtypes import CPU, Size, as_array, as_device, device
+from .dtype_methods import DtypeMethods
+from .dtypes import CPU, Size, as_array, device
 from .extra_methods import ExtraMethods
 from .fastpath import apply_f64, binary_f64, compute, node_class_of, watched
-from .graph import ROUNDED, next_seq
+from .graph import next_seq
 from .index_order import ints_first
 from .inplace import InPlaceMethods
 from .methods import TensorMethods, named, size_arg, unwrap
@@ -186,16 +186,17 @@ def _untracked_change(data: Any, seq: int) -> None:
                 t._untracked = -seq
 
 
-class Tensor(cx.ComplexMethods, ValueMethods, BitwiseMethods, InPlaceMethods, MoreMethods,
-             TensorMethods, ExtraMethods, SelectMethods, TorchMethods, ArrayMethods, Traced):
+class Tensor(DtypeMethods, cx.ComplexMethods, ValueMethods, BitwiseMethods, InPlaceMethods,
+             MoreMethods, TensorMethods, ExtraMethods, SelectMethods, TorchMethods,
+             ArrayMethods, Traced):
     """An n-d array (float64 by default; float32, int64, bool) with autograd state:
     ``data``, ``grad``, ``grad_fn``, ``requires_grad``, ``is_leaf``.
     ``Tensor([[1., 2.]])`` copies data as float64; ``Tensor(2, 3)`` is a zero-filled
     tensor of that shape."""
 
     __slots__ = ("_value", "_node", "_requires_grad", "_grad", "_accumulate", "_version",
-                 "_aliases", "_base", "_data_of", "_untracked", "_multi", "_seen", "_hooks",
-                 "__weakref__")
+                 "_aliases", "_base", "_data_of", "_untracked", "_multi", "_no_grad_view",
+                 "_seen", "_hooks", "__weakref__")
     __hash__ = object.__hash__  # type: ignore[assignment]  # by identity, as in PyTorch
     _trace = EAGER  # every operation on a Tensor is computed and recorded by it
     _default = dt.float64  # the dtype of ``Tensor(data)`` (FloatTensor & co. set theirs)
@@ -220,6 +221,7 @@ class Tensor(cx.ComplexMethods, ValueMethods, BitwiseMethods, InPlaceMethods, Mo
         self._base: Tensor | None = None
         self._data_of: Any = None  # for ``y.data``: a weak reference to y (its root)
         self._multi: str | None = None  # "Output 1 of Unbind": one of several views
+        self._no_grad_view = False  # a view made under no_grad of one requiring grad (.views)
         #: a copy of the values when an alias's numpy() array was handed out (.views.expose)
         self._seen: np.ndarray | None = None
         #: nonzero when the values changed since the tensor's node made them: the
@@ -316,81 +318,6 @@ class Tensor(cx.ComplexMethods, ValueMethods, BitwiseMethods, InPlaceMethods, Mo
         if not self.shape:
             raise TypeError("len() of a 0-d tensor")
         return self.shape[0]
-
-    # -- dtypes ---------------------------------------------------------------------
-    def to(self, *args: Any, **kwargs: Any) -> Tensor:
-        """``to(dtype)``, ``to(device)``, ``to(other)`` (its dtype), ``to(device, dtype)``,
-        with ``dtype=``/``device=``/``copy=`` keywords. Only the CPU exists."""
-        target = kwargs.pop("dtype", None)
-        copy = kwargs.pop("copy", False)
-        kwargs.pop("non_blocking", None)
-        for a in (*args, kwargs.pop("device", None)):
-            if isinstance(a, Tensor):
-                target = a.dtype
-            elif isinstance(a, (str, device)):
-                as_device(a)
-            elif a is not None:
-                target = a
-        if kwargs:
-            raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
-        result = self if target is None else self._cast(dt.as_dtype(target))
-        return result.clone() if copy and result is self else result
-
-    def _cast(self, target: dt.dtype) -> Tensor:
-        """``self`` as ``target``; the same tensor when it has that dtype already. A cast
-        between floating dtypes is recorded (``ToCopyBackward0``), as the identity in the
-        IR: the backward runs in float64 and gives a float32 leaf a float32 gradient."""
-        if self.dtype is target:
-            return self
-        if self.dtype.is_complex and not target.is_complex:
-            raise TypeError(f"casting a complex tensor to {target} would drop the imaginary "
-                            "part; take z.real (or z.abs()) explicitly")
-        if target.is_complex and self._requires_grad and grad_mode.is_grad_enabled():
-            result = named(self * (1.0 if self.dtype.is_complex else 1 + 0j), self,
-                           "ToCopyBackward0")  # (the identity, recorded)
-            result._value = dt.cast(self._value, target)
-            if dt.complex64 in (self.dtype, target) and dt.float32 not in (self.dtype, target):
-                ROUNDED[result._node] = ("complex64",)  # (its gradient rounded, as PyTorch's)
-                result._node.sig = (*result._node.sig, ("complex64",))
-            return result
-        value = dt.cast(self._value, target)
-        if target.is_floating_point and self._requires_grad and grad_mode.is_grad_enabled():
-            result = named(self * 1.0, self, "ToCopyBackward0")
-            result._value = value
-            narrow = tuple(d.name for d in (self.dtype, target) if d.itemsize < 8)
-            if narrow and result._node is not None:  # (rounded as PyTorch's: not refused)
-                exempt_bf16(result._node)
-                ROUNDED[result._node] = narrow
-                result._node.sig = (*result._node.sig, narrow)
-            return result
-        return Tensor._make(value)
-
-    def type(self, dtype: Any = None, non_blocking: bool = False) -> Any:  # noqa: A003
-        """``x.type()`` names the tensor type (``'torch.DoubleTensor'``); ``x.type(t)``
-        converts to a dtype or a tensor type (``torch.FloatTensor``, or its name)."""
-        if dtype is None:
-            return _TYPE_NAMES[self.dtype]
-        if isinstance(dtype, str):
-            found = [d for d, name in _TYPE_NAMES.items() if name == dtype]
-            if not found:
-                raise ValueError(f"invalid type: {dtype!r}; use one of "
-                                 f"{sorted(_TYPE_NAMES.values())}")
-            dtype = found[0]
-        return self._cast(getattr(dtype, "_default", None) or dt.as_dtype(dtype))
-
-    def float(self) -> Tensor: return self._cast(dt.float32)
-    def double(self) -> Tensor: return self._cast(dt.float64)
-    def long(self) -> Tensor: return self._cast(dt.int64)
-    def bool(self) -> Tensor: return self._cast(dt.bool)
-    def half(self) -> Tensor: return self._cast(dt.float16)
-    def bfloat16(self) -> Tensor: return self._cast(dt.as_dtype(dt.bfloat16))
-    def int(self) -> Tensor: return self._cast(dt.int32)
-    def short(self) -> Tensor: return self._cast(dt.int16)
-    def char(self) -> Tensor: return self._cast(dt.int8)
-    def byte(self) -> Tensor: return self._cast(dt.uint8)
-
-    def astype(self, dtype: Any, copy: bool = True) -> Tensor:  # type: ignore[override]
-        return self._cast(dt.as_dtype(dtype))
 
     # -- autograd state -------------------------------------------------------------
     @property
@@ -576,11 +503,6 @@ class Tensor(cx.ComplexMethods, ValueMethods, BitwiseMethods, InPlaceMethods, Mo
         if self._requires_grad:
             return named(self * 1, self, "CloneBackward0")
         return Tensor._make(self._value.copy())
-
-
-_TYPE_NAMES = {dt.float64: "torch.DoubleTensor", dt.float32: "torch.FloatTensor",
-               dt.int64: "torch.LongTensor", dt.bool: "torch.BoolTensor",
-               dt.complex64: "torch.ComplexFloatTensor", dt.complex128: "torch.ComplexDoubleTensor"}
 
 
 def _index_of(index: Any) -> Any:

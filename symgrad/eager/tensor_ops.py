@@ -23,9 +23,10 @@ from typing import Any
 import numpy as np
 
 from . import dtypes as dt
+from .dtypes import as_device
 from .methods import size_arg
 from .random import Generator, numpy_generator
-from .tensor import Tensor, _unwrap, as_device
+from .tensor import Tensor, _unwrap
 
 
 def _new(value: np.ndarray, dtype: Any, requires_grad: bool, device: Any = None,

@@ -28,6 +28,7 @@ from ..prims import linalg as L
 from ..prims import norms as N
 from ..prims import reductions as R
 from ..prims import softmax as SM
+from ..prims import sorting as SO
 from ..prims import special as S
 from ..prims import special_functions as SF
 from ..prims import svd as SVD
@@ -84,6 +85,14 @@ TORCH: dict[Primitive, TorchFacts] = {
 def torch_facts(prim: Primitive) -> TorchFacts:
     """``prim``'s entry, or the facts of a primitive PyTorch treats plainly."""
     return TORCH.get(prim, NOTHING)
+
+#: the primitives whose PyTorch result is C-contiguous whatever its inputs' layout
+#: (reductions, scans, softmax, layer_norm, cat), where numpy's keeps a permuted
+#: input's order: ``x.permute(2, 0, 1).sum(-1).view(-1)`` works in PyTorch. (Elementwise
+#: results keep their input's layout in both.) :func:`.fastpath.torch_layout` applies it.
+CONTIGUOUS_RESULTS = frozenset({
+    R.sum_p, R.mean_p, R.prod_p, R.max_p, R.min_p, N.norm2_p, I.cumsum_p, SO.cumprod_p,
+    SM.softmax_p, SM.log_softmax_p, LN.layer_norm_p, I.concatenate_p})
 
 #: PyTorch's nodes that symgrad builds from several primitives and whose backward reads
 #: only the saved result or indices, never the inputs: an input changed through ``.data``

@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from ..numpy_api.indexing import at
-from . import replay
+from . import grad_mode, replay
 from .graph import next_seq
 from .methods import named
 from .torch_facts import torch_facts
@@ -72,7 +72,23 @@ def note(args: Any, result: Any) -> None:
         if hasattr(a, "_aliases") and a is not result and np.may_share_memory(a._value, v):
             result._base = a._base if a._base is not None else a
             join(a, result)
+            if a._no_grad_view or (result._base._requires_grad
+                                   and not grad_mode.is_grad_enabled()):
+                result._no_grad_view = True
             return
+
+
+def refuse_no_grad_view(t: Any) -> None:
+    """PyTorch's error for an in-place change with grad enabled of ``t``, a view made under
+    ``no_grad`` of a tensor that requires grad (or a view of such a view): its change
+    would be neither recorded nor refused as a leaf's is."""
+    if t._no_grad_view and grad_mode.is_grad_enabled():
+        raise RuntimeError(
+            "A view was created in no_grad mode and is being modified inplace "
+            "with grad mode enabled. Given that this use case is ambiguous and error-prone, "
+            "it is forbidden. You can clarify your code by moving both the view and the "
+            "inplace either both inside the no_grad block (if you don't want the inplace to "
+            "be tracked) or both outside (if you want the inplace to be tracked).")
 
 
 def root_is_leaf(t: Any) -> bool:

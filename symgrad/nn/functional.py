@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from ..eager.bf16 import in_float32 as _in_float32
+from ..eager.dtypes import TYPE_NAMES as _TYPE_NAMES
 from ..eager.method_args import same_dtype as _same_dtype
 from ..eager.methods import PRIMITIVE_FLOATS, named
 from ..eager.methods import linear_rows as _linear_rows  # not F's public name
@@ -250,20 +251,37 @@ def _class_dim(input: Tensor) -> int:
     return 1 if input.ndim >= 2 else 0
 
 
+#: the dtypes of class indices PyTorch's nll_loss and cross_entropy take (int64, uint8)
+_INDEX_DTYPES = (np.dtype(np.int64), np.dtype(np.uint8))
+
+
+def _aten_name(a: np.ndarray) -> str:
+    """The dtype of ``a`` as PyTorch's errors name it (``Long``, ``Int``, ``Float``)."""
+    return _TYPE_NAMES.get(a.dtype.name, a.dtype.name)
+
+
 def _labels(input: Tensor, target: Any, weight: Any, ignore_index: int
             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """For class-index targets: the class of each sample (where it is not ignored), whether
     it is not ignored, and its weight (0 where ignored)."""
     labels = _value(target)
-    if labels.dtype.kind not in "iu":
-        raise RuntimeError(f"expected class indices (an int64 tensor) as target, got "
-                           f"{labels.dtype}; convert with .long(), or pass class "
-                           "probabilities of the input's shape")
+    if labels.dtype not in _INDEX_DTYPES:  # (PyTorch's kernels take these two only)
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got "
+                           f"{_aten_name(labels)}: class indices are int64 (or uint8); convert "
+                           "with .long(), or pass class probabilities of the input's shape "
+                           "to cross_entropy")
     c = _class_dim(input)
     n_classes = input.shape[c]
-    if labels.shape != tuple(input.shape[:c] + input.shape[c + 1:]):
-        raise ValueError(f"Expected target size {list(input.shape[:c] + input.shape[c + 1:])}"
-                         f", got {list(labels.shape)}")
+    expected = tuple(input.shape[:c] + input.shape[c + 1:])
+    if labels.shape != expected:  # PyTorch's three errors
+        if c and labels.ndim and labels.shape[0] != input.shape[0]:
+            raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target "
+                             f"batch_size ({labels.shape[0]}).")
+        if input.ndim == 2:
+            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported: "
+                               f"class indices of shape {list(expected)}")
+        raise (RuntimeError if c else ValueError)(
+            f"Expected target size {list(expected)}, got {list(labels.shape)}")
     valid = labels != ignore_index
     safe = np.where(valid, labels, 0)
     if safe.size and (safe.min() < 0 or safe.max() >= n_classes):
@@ -314,7 +332,12 @@ def cross_entropy(input: Tensor, target: Any, weight: Any = None, ignore_index: 
     logp = input.log_softmax(c)
     n_classes = input.shape[c]
     dtype = logp._value.dtype
-    if getattr(target, "is_floating_point", lambda: False)():  # class probabilities
+    if tuple(getattr(target, "shape", np.shape(target))) == tuple(input.shape):
+        # class probabilities, as PyTorch tells them: by the shape, then the dtype
+        if not getattr(target, "is_floating_point", lambda: False)():
+            raise RuntimeError("Expected floating point type for target with class "
+                               f"probabilities, got {_aten_name(_value(target))}: class "
+                               "indices have the input's shape without its class dimension")
         probs = target  # differentiable too, as in PyTorch
         if label_smoothing:
             probs = probs * (1 - label_smoothing) + label_smoothing / n_classes

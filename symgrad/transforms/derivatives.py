@@ -356,10 +356,28 @@ def hessian(fun: Callable, argnums: int | Sequence[int] = 0, backend: str = "num
 def hvp(fun: Callable, x: Any, v: Any, backend: str = "numba") -> Any:
     """``H(x)·v`` for a scalar ``fun`` of one argument, without forming ``H``: the
     gradient of ``<grad f(x), v>``, one compiled kernel whose cost is a small multiple
-    of one gradient."""
+    of one gradient. ``x`` is passed to ``fun`` whole: a tuple ``x`` is one pytree
+    argument, not JAX's ``jvp(grad(f), (x,), (v,))`` tuple of arguments (a ``fun`` that
+    fails on the tuple raises a TypeError that says so).
+
+        >>> import numpy as np, symgrad as sg
+        >>> sg.hvp(lambda x: np.sum(x ** 3), np.array([1.0, 2.0]), np.array([1.0, 0.0]),
+        ...        backend="numpy")
+        array([6., 0.])
+    """
     kernel = _kept("hvp", fun, lambda: _named(
         lambda x, v: grad(lambda y: _vdot(grad(fun)(y), v))(x), fun, "hvp"), backend)
-    return kernel(x, v)
+    if not isinstance(x, (tuple, list)):
+        return kernel(x, v)
+    try:
+        return kernel(x, v)
+    except Exception as e:
+        raise TypeError(
+            f"sg.hvp(fun, x, v) calls fun(x) with x whole, here a {type(x).__name__} of "
+            f"{len(x)}, and fun raised {type(e).__name__}: {e}. For JAX's convention "
+            f"(hvp(f, (x,), (v,)) calling f(x)), call sg.hvp(f, x, v); for a fun of several "
+            f"arguments, make it take them as one tuple: sg.hvp(lambda t: f(*t), (a, b), "
+            f"(u, w))") from e
 
 
 def _named(f: Callable, fun: Callable, what: str) -> Callable:
