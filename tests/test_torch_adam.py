@@ -108,12 +108,15 @@ def test_fused_quotient_is_the_division(dtype):
         assert np.array_equal(np.signbit(out), np.signbit(want))
 
 
+@pytest.mark.parametrize("compiled", [True, False], ids=["one-loop", "numpy"])
 @pytest.mark.parametrize("lr_dtype", ["float64", "float32"])
-def test_adamw_with_a_tensor_lr_changed_in_place_equals_pytorch(monkeypatch, lr_dtype):
+def test_adamw_with_a_tensor_lr_changed_in_place_equals_pytorch(monkeypatch, lr_dtype,
+                                                                 compiled):
     """A Tensor lr that a schedule changes in place between steps: each step's decoupled
     decay ``1 - lr * wd`` from the lr of that step (the one-loop update's per-group
-    constants were cached by the Tensor's identity: the first step's decay ever after)."""
-    monkeypatch.setattr(config, "eager_compile", True)  # (the one-loop update's constants)
+    constants were cached by the Tensor's identity: the first step's decay ever after; the
+    numpy update raised on the Tensor)."""
+    monkeypatch.setattr(config, "eager_compile", compiled)
     rng = np.random.default_rng(8)
     p0, grads = rng.standard_normal(50), rng.standard_normal((4, 50))
     got = []
