@@ -152,9 +152,9 @@ def _constants(dtype: np.dtype, beta1: float, beta2: float, weight_decay: float,
     L2) and factor, lerp's weight and its formula, beta2's, eps; made once per group
     (:data:`_CONSTANTS`), not for each parameter at each step."""
     key = (dtype, beta1, beta2, weight_decay, decoupled, lr, eps)
-    # only Python numbers are keys: a Tensor lr (or beta) hashes by identity, and one
-    # changed in place (a scheduler's lr.mul_) kept the first step's decay
-    cached = all(isinstance(a, _NUMBERS) for a in key[1:])
+    # only Python numbers are keys: a Tensor lr (or beta; PyTorch takes them) hashes by
+    # identity, and one changed in place (a schedule's lr.mul_) kept the first step's decay
+    cached = type(lr) in _NUMBERS and type(beta1) in _NUMBERS and type(beta2) in _NUMBERS
     found = _CONSTANTS.get(key) if cached else None
     if found is None:
         s = dtype.type
@@ -171,4 +171,4 @@ def _constants(dtype: np.dtype, beta1: float, beta2: float, weight_decay: float,
 
 
 _CONSTANTS: dict[tuple, tuple] = {}
-_NUMBERS = (float, int, np.number, np.bool_)  # (immutable, hashed by value)
+_NUMBERS = frozenset({float, int})  # (weight_decay and eps: numbers in PyTorch too)
