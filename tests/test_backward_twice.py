@@ -297,3 +297,28 @@ def test_einsum_diagonal_of_unequal_sizes_raises_as_pytorch(equation, shapes):
             L.einsum(equation, *[L.ones(*s) for s in shapes])
         errors.append(str(caught.value))
     assert errors[1] == errors[0]
+
+
+@pytest.mark.parametrize("grads", [(True, False, True), (False, True, False), (False, False, True)])
+def test_linear_of_rows_with_bias_frees_its_factors_as_pytorch(grads):
+    """F.linear of (N, L, E) rows with a bias (one node, named AddBackward0, whose name is
+    of a node that saves nothing) saves a factor when the other requires grad, as
+    PyTorch's addmm: a second backward raises there (it ran); with only the bias
+    requiring grad nothing is saved, and it accumulates again."""
+    rng = np.random.default_rng(2)
+    arrays = rng.standard_normal((2, 3, 4)), rng.standard_normal((5, 4)), rng.standard_normal(5)
+    outs = []
+    for lib in (torch, sg):
+        ts = [lib.tensor(a, requires_grad=g) for a, g in zip(arrays, grads)]
+        y = lib.nn.functional.linear(*ts).sum()
+        y.backward()
+        try:
+            y.backward()
+            outs.append([t.grad.numpy() for t in ts if t.requires_grad])
+        except RuntimeError as e:
+            outs.append(str(e)[:50])  # ("Trying to backward through the graph a second tim")
+    if isinstance(outs[0], str):
+        assert outs[1] == outs[0]
+    else:
+        for got, want in zip(outs[1], outs[0], strict=True):
+            np.testing.assert_allclose(got, want, rtol=1e-13)

@@ -106,3 +106,29 @@ def test_fused_quotient_is_the_division(dtype):
         want = s / c2
         np.testing.assert_array_equal(out, want)
         assert np.array_equal(np.signbit(out), np.signbit(want))
+
+
+@pytest.mark.parametrize("compiled", [True, False], ids=["one-loop", "numpy"])
+@pytest.mark.parametrize("lr_dtype", ["float64", "float32"])
+def test_adamw_with_a_tensor_lr_changed_in_place_equals_pytorch(monkeypatch, lr_dtype,
+                                                                 compiled):
+    """A Tensor lr that a schedule changes in place between steps: each step's decoupled
+    decay ``1 - lr * wd`` from the lr of that step (the one-loop update's per-group
+    constants were cached by the Tensor's identity: the first step's decay ever after; the
+    numpy update raised on the Tensor)."""
+    monkeypatch.setattr(config, "eager_compile", compiled)
+    rng = np.random.default_rng(8)
+    p0, grads = rng.standard_normal(50), rng.standard_normal((4, 50))
+    got = []
+    for lib in (symgrad, torch):
+        if lib is torch:
+            monkeypatch.setattr(torch.Tensor, "sqrt", _correctly_rounded_sqrt)
+        w = lib.tensor(p0, requires_grad=True)
+        lr = lib.tensor(0.01, dtype=getattr(lib, lr_dtype))
+        opt = lib.optim.AdamW([w], lr=lr, weight_decay=0.1)
+        for g in grads:
+            w.grad = lib.tensor(g)
+            opt.step()
+            lr.mul_(0.5)
+        got.append(w.detach().numpy().copy())
+    np.testing.assert_array_equal(got[0], got[1])

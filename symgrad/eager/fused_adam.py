@@ -152,7 +152,10 @@ def _constants(dtype: np.dtype, beta1: float, beta2: float, weight_decay: float,
     L2) and factor, lerp's weight and its formula, beta2's, eps; made once per group
     (:data:`_CONSTANTS`), not for each parameter at each step."""
     key = (dtype, beta1, beta2, weight_decay, decoupled, lr, eps)
-    found = _CONSTANTS.get(key)
+    # only Python numbers are keys: a Tensor lr (or beta; PyTorch takes them) hashes by
+    # identity, and one changed in place (a schedule's lr.mul_) kept the first step's decay
+    cached = type(lr) in _NUMBERS and type(beta1) in _NUMBERS and type(beta2) in _NUMBERS
+    found = _CONSTANTS.get(key) if cached else None
     if found is None:
         s = dtype.type
         weight = s(1 - beta1)
@@ -162,9 +165,10 @@ def _constants(dtype: np.dtype, beta1: float, beta2: float, weight_decay: float,
             mode, decay = 0, s(0.0)
         found = (mode, (weight, weight < 0.5, weight - s(1), s(beta2), s(1 - beta2)), decay,
                  s(eps))
-        if len(_CONSTANTS) < 256:  # (a scheduler's lr makes a key per step: bounded)
+        if cached and len(_CONSTANTS) < 256:  # (a scheduler's lr: a key per step, bounded)
             _CONSTANTS[key] = found
     return found
 
 
 _CONSTANTS: dict[tuple, tuple] = {}
+_NUMBERS = frozenset({float, int})  # (weight_decay and eps: numbers in PyTorch too)

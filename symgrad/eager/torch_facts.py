@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core.ir import Primitive
+from ..core.tracing import Traced
 from ..prims import complex as CX
 from ..prims import convert as C
 from ..prims import decompositions as D
@@ -33,6 +34,7 @@ from ..prims import special as S
 from ..prims import special_functions as SF
 from ..prims import svd as SVD
 from ..prims import windows as W
+from .graph import Node
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,8 +141,17 @@ def saves_nothing(n: Any) -> bool:
     reads no input (:func:`.replay.refuse_composites`)."""
     owner = n.composite or n
     name = type(owner).__name__
-    return name in SAVES_NOTHING or (name in SAVES_FACTORS and owner.shown is not None
-                                     and all(a is None for a in owner.shown[1:]))
+    if name in SAVES_NOTHING:  # (but F.linear's rows with the bias, AddBackward0, save a
+        # factor whose partner requires grad, as PyTorch's addmm)
+        return owner.prim is not L.linear_p or not any(
+            product_saves([_requires_grad(a) for a in owner.inputs], k) for k in (0, 1))
+    return name in SAVES_FACTORS and owner.shown is not None \
+        and all(a is None for a in owner.shown[1:])
+
+
+def _requires_grad(a: Any) -> bool:
+    return isinstance(a, Node) or isinstance(a, Traced) and a._requires_grad
+
 
 #: PyTorch's name of a primitive's backward node where it is not ``<Name>Backward0``
 NODE_NAMES: dict[Primitive, str] = {

@@ -285,6 +285,8 @@ class Adam(Optimizer):
 
     def _update(self, p, g, state, group):
         lr, (beta1, beta2), wd = group["lr"], group["betas"], group["weight_decay"]
+        if isinstance(lr, Tensor):  # (its value, 0-d in its dtype, as PyTorch computes
+            lr = lr._value            # 1 - lr * wd with it; numpy's in-place ops take it)
         if "step" not in state:  # PyTorch's order of the state (no new tensor per step)
             state["step"] = _scalar_tensor(0.0)
         exp_avg = _buffer(state, "exp_avg", p)
