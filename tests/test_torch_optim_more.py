@@ -490,3 +490,25 @@ def test_reduce_lr_on_plateau_reduces_a_param_group_added_later():
         with pytest.raises(ValueError, match="expected 1 min_lrs, got 2"):
             lib.optim.lr_scheduler.ReduceLROnPlateau(lib.optim.SGD([lib.ones(1)], lr=0.1),
                                                      min_lr=[0.1, 0.2])
+
+
+@pytest.mark.parametrize("name", ["SGD", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam",
+                                  "RAdam", "ASGD", "Rprop", "Adafactor"])
+def test_a_tensor_lr_changed_in_place_as_pytorchs(name):
+    """A 0-d Tensor ``lr`` that a schedule halves in place between steps: each step takes
+    its value then, as PyTorch's (which read it as a number); it raised numpy's
+    'np.add(..., out=...) on a traced value' here (Adam's own: test_torch_adam)."""
+    got = []
+    for lib in (symgrad, torch_real):
+        w = lib.tensor(np.linspace(-1.0, 1.0, 6), requires_grad=True)
+        lr = lib.tensor(0.05, dtype=lib.float64)
+        options = {} if name == "Rprop" else {"weight_decay": 0.1}
+        opt = getattr(lib.optim, name)([w], lr=lr, **options)
+        for _ in range(4):
+            opt.zero_grad()
+            ((w ** 3).sum() + (2 * w).sum()).backward()
+            opt.step()
+            lr.mul_(0.5)
+        got.append(w.detach().numpy())
+    np.testing.assert_allclose(got[0], got[1], rtol=1e-14, atol=1e-15)
+

@@ -47,6 +47,9 @@ class Optimizer:
     #: whether a complex parameter is updated as its real view, as PyTorch's optimizers
     #: do (:mod:`.complex_params`); else ``_update`` sees it complex (and may refuse it)
     _complex_as_real = True
+    #: whether ``_update`` takes a Tensor ``lr`` itself (Adam's arithmetic in its dtype);
+    #: else it is given the Tensor's value as a number
+    _tensor_lr = False
 
     def __init__(self, params: Iterable[Any], defaults: dict[str, Any]):
         self.defaults = defaults
@@ -100,6 +103,10 @@ class Optimizer:
         refuse_bf16, update, states = not self._bfloat16, self._update, self.state
         for group in self.param_groups:
             maximize = group.get("maximize", False)
+            if isinstance(group.get("lr"), Tensor) and not self._tensor_lr:
+                # a Tensor lr (a schedule changing it in place): its value, as PyTorch's
+                # ops take a 0-d Tensor where they take a number (Tensor.item())
+                group = {**group, "lr": float(group["lr"]._value)}
             for p in group["params"]:
                 if p._grad is not None:
                     if refuse_bf16 and p.dtype is dt.bfloat16:
@@ -262,6 +269,8 @@ class SGD(Optimizer):
 class Adam(Optimizer):
     """Adam (Kingma & Ba) with PyTorch's bias corrections, ``amsgrad`` and L2
     ``weight_decay`` (added to the gradient); :class:`AdamW` decouples the decay."""
+
+    _tensor_lr = True
 
     _decoupled = False
 
