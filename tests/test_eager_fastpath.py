@@ -159,15 +159,17 @@ def _same_result(fast, slow):
     assert (f.value is None) == (s.value is None) and f.made[1] == s.made[1]
 
 
-def test_the_binary_and_unary_paths_are_apply_f64():
-    """binary_f64 (x + 2, 0.1 * x, y * y) and unary_f64 (x.mean()) give what apply_f64
-    gives, for leaves, results, data and Python numbers, with grad on and off; and leave
-    other operands (float32, bools, two numbers) to it."""
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_the_binary_and_unary_paths_are_apply_f64(dtype):
+    """binary_f64 (x + 2, 0.1 * x, y * y) and unary_f64 (x.mean(), x.reshape(2)) give what
+    apply_f64 gives, for leaves, results, data and Python numbers, with grad on and off, in
+    float64 and float32; and leave other operands (mixed dtypes, bools, two numbers) to it."""
     from symgrad.prims.elementwise import add_p, div_p, exp_p, mul_p, pow_p, sub_p
-    from symgrad.prims.reductions import mean_p, sum_p
+    from symgrad.prims.reductions import mean_p, reshape_p, sum_p, transpose_p
 
-    x = symgrad.tensor([0.5, -1.0, 2.0], dtype=symgrad.float64, requires_grad=True)
-    d = symgrad.tensor([[3.0], [4.0]], dtype=symgrad.float64)
+    kind = getattr(symgrad, dtype)
+    x = symgrad.tensor([0.5, -1.0, 2.0], dtype=kind, requires_grad=True)
+    d = symgrad.tensor([[3.0], [4.0]], dtype=kind)
     y = x * 1
     make = symgrad.Tensor._make
     for grad in (True, False):
@@ -181,14 +183,18 @@ def test_the_binary_and_unary_paths_are_apply_f64():
                                  fastpath.apply_f64(prim, (a, b), {}, make))
             for prim, t, params in [(mean_p, x, {"axes": (0,)}), (mean_p, d, {"axes": (0, 1)}),
                                     (sum_p, d, {"axes": (1,)}), (mean_p, y, {"axes": (0,)}),
-                                    (exp_p, x, {}), (exp_p, y, {})]:
+                                    (exp_p, x, {}), (exp_p, y, {}),
+                                    (reshape_p, d, {"shape": (2,)}),
+                                    (transpose_p, d, {"perm": (1, 0)})]:
                 for _ in range(2):
                     _same_result(fastpath.unary_f64(prim, t, dict(params), make),
                                  fastpath.apply_f64(prim, (t,), dict(params), make))
-    f32 = symgrad.tensor([1.0, 2.0], dtype=symgrad.float32, requires_grad=True)
-    for a, b in [(f32, 2), (x, f32), (x, True), (2, 3), (x, np.float64(2.0))]:
+    other = symgrad.tensor([1.0, 2.0, 3.0], requires_grad=True,
+                           dtype=symgrad.float32 if dtype == "float64" else symgrad.float64)
+    for a, b in [(other, x), (x, other), (x, True), (2, 3), (x, np.float64(2.0))]:
         assert fastpath.binary_f64(add_p, a, b, make) is None
-    assert fastpath.unary_f64(mean_p, f32, {"axes": (0,)}, make) is None
+    half = symgrad.tensor([1.0, 2.0], dtype=symgrad.float16, requires_grad=True)
+    assert fastpath.unary_f64(mean_p, half, {"axes": (0,)}, make) is None
 
 
 def inplace_updates(torch, show, data):
