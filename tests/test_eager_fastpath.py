@@ -106,6 +106,40 @@ def test_operand_kinds_match_pytorch():
     run_both(operand_kinds, normal_data(5, a=(3,), b=(3,), col=(2, 1)))
 
 
+def float32_views(torch, show, data):
+    """float32 operations of the fast paths: + * by numbers and tensors, reshape, view,
+    flatten, transpose, permute (-1 inferred, negative dims, their own shape or order: the
+    tensor itself); values, dtypes, grad_fn names, shared version counters, gradients."""
+    x = torch.tensor(data["x"]).float().requires_grad_()
+    y = x * 2.0 + 1
+    outs = [y.reshape(-1, 3), y.view(2, 3, 4), torch.flatten(y, 1), y.transpose(-1, 0),
+            y.permute(2, 0, -2), y.reshape(2, 3, 4), y.permute(0, 1, 2), y.transpose(1, 1),
+            x.view(6, -1), x.permute(1, 2, 0)]
+    for k, o in enumerate(outs):
+        show(k, o, o.dtype, o.shape, _functions(o), o._version, o is y or o is x)
+    y.add_(1.0)  # (the views share y's version counter: 1 each)
+    show([o._version for o in outs])
+    loss = sum(((o * o) * (k + 1.0)).sum() for k, o in enumerate(outs[:-2]))
+    loss = loss + (outs[-2] * outs[-1].reshape(6, 4)).sum()
+    show(loss.dtype)
+    try:
+        loss.backward()  # (y was changed in place since the squares saved its views)
+    except RuntimeError as e:
+        show(type(e).__name__)
+    z = x * 3.0
+    (z.reshape(4, 6).t() * z.permute(2, 1, 0).reshape(6, 4)).sum().backward()
+    show(x.grad.dtype, x.grad)
+    for bad in (lambda: x.reshape(5, -1), lambda: x.view(-1, -1), lambda: x.permute(0, 1)):
+        try:
+            bad()
+        except RuntimeError:  # (symgrad's ShapeError is one)
+            show("refused")
+
+
+def test_float32_views_match_pytorch():
+    run_both(float32_views, normal_data(7, x=(2, 3, 4)), rtol=3e-6)
+
+
 def test_the_fast_path_is_the_general_path():
     """apply_f64 and the general path of EagerTrace.apply give the same value, node
     class, inputs and watched versions (the general one with the fast path off), for

@@ -33,7 +33,7 @@ from ..core.tracing import Traced, Tracer
 from ..prims.elementwise import relu_p
 from ..prims.layer_norm import layer_norm_p
 from ..prims.overflow import CheckedUfunc
-from ..prims.reductions import sum_p
+from ..prims.reductions import reshape_p, sum_p, transpose_p
 from ..prims.selection import where_p
 from ..prims.softmax import normalized, shifted_exp, softmax_p
 from ..prims.windows import windows_p
@@ -242,6 +242,16 @@ def _softmax(x: Any, axis: int) -> Any:
     return e if compiled_normalize(e) else normalized(e, axis)
 
 
+def _reshape(x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """``reshape``'s value: ``np.reshape``'s, without its dispatch."""
+    return x.reshape(shape)
+
+
+def _transpose(x: np.ndarray, perm: tuple[int, ...]) -> np.ndarray:
+    """``transpose``'s value: ``np.transpose``'s, without its dispatch."""
+    return x.transpose(perm)
+
+
 def window_first_max(values: np.ndarray) -> np.ndarray | None:
     """A mask of each window's (last axis) first maximum, or its last NaN, by one compiled
     loop; None where it does not apply (:mod:`symgrad.backend.numba.eager_loops`)."""
@@ -251,7 +261,8 @@ def window_first_max(values: np.ndarray) -> np.ndarray | None:
 #: faster implementations of this path's operations, the same values as ``prim.impl``
 _EAGER_IMPLS: dict[Primitive, Any] = {windows_p: gathered_windows, relu_p: _relu,
                                        where_p: _where, sum_p: _sum,
-                                       layer_norm_p: _layer_norm, softmax_p: _softmax}
+                                       layer_norm_p: _layer_norm, softmax_p: _softmax,
+                                       reshape_p: _reshape, transpose_p: _transpose}
 
 
 def _float_impl(prim: Primitive) -> Any:
