@@ -385,7 +385,10 @@ def test_the_matrix_fast_path_is_numpys_matmul():
     for right in (w.long(), w.float()):
         with pytest.raises(RuntimeError, match="one dtype"):
             a @ right
-    for left, right in ((a, w), (a.float(), w.float()), (a, w[:, 0]), (a, w.expand(2, 4, 5))):
+    s4 = symgrad.tensor(np.arange(48.0).reshape(2, 2, 3, 4) / 5, requires_grad=True)
+    w4 = w.expand(2, 2, 4, 5) * 1.0
+    for left, right in ((a, w), (a.float(), w.float()), (a, w[:, 0]), (a, w.expand(2, 4, 5)),
+                        (s4, w4), (s4.float(), w4.float()), (s4[0], w4[1]), (s4, w4[0])):
         fast, slow = left @ right, ArrayMethods.__matmul__(left, right)
         assert fast._value.tobytes() == slow._value.tobytes() and fast.dtype == slow.dtype
         assert type(fast._node) is type(slow._node) and fast._node.sig == slow._node.sig
