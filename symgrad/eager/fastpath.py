@@ -242,14 +242,15 @@ def _softmax(x: Any, axis: int) -> Any:
     return e if compiled_normalize(e) else normalized(e, axis)
 
 
-def _reshape(x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
-    """``reshape``'s value: ``np.reshape``'s, without its dispatch."""
-    return x.reshape(shape)
+def _reshape(x: Any, shape: tuple[int, ...]) -> Any:
+    """``reshape``'s value: ``np.reshape``'s, without its dispatch for an array (a Python
+    number, this path's other operand, by ``np.reshape``)."""
+    return x.reshape(shape) if type(x) is np.ndarray else np.reshape(x, shape)
 
 
-def _transpose(x: np.ndarray, perm: tuple[int, ...]) -> np.ndarray:
-    """``transpose``'s value: ``np.transpose``'s, without its dispatch."""
-    return x.transpose(perm)
+def _transpose(x: Any, perm: tuple[int, ...]) -> Any:
+    """``transpose``'s value: ``np.transpose``'s, as :func:`_reshape`."""
+    return x.transpose(perm) if type(x) is np.ndarray else np.transpose(x, perm)
 
 
 def window_first_max(values: np.ndarray) -> np.ndarray | None:
