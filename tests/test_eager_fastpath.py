@@ -117,6 +117,12 @@ def float32_views(torch, show, data):
             x.view(6, -1), x.permute(1, 2, 0)]
     for k, o in enumerate(outs):
         show(k, o, o.dtype, o.shape, _functions(o), o._version, o is y or o is x)
+    v = y.sum((0, 1))
+    with warnings.catch_warnings():  # (PyTorch's: .T of 1-D is deprecated)
+        warnings.simplefilter("ignore")
+        vt = v.T
+    for o in (y.reshape(6, 4).T, vt):  # (a 1-D .T: a new view too)
+        show(o, o.shape, _functions(o), o is v)
     y.add_(1.0)  # (the views share y's version counter: 1 each)
     show([o._version for o in outs])
     loss = sum(((o * o) * (k + 1.0)).sum() for k, o in enumerate(outs[:-2]))

@@ -355,6 +355,10 @@ class TensorMethods(ReductionMethods):
         return named(ops.transpose(self), self, "TBackward0")
 
     @property
+    def T(self) -> Any:  # noqa: N802 -- PyTorch's name: the dims reversed, a new view
+        return _transposed(self, tuple(range(self._value.ndim))[::-1], "PermuteBackward0")
+
+    @property
     def mT(self) -> Any:  # noqa: N802 -- PyTorch's name
         return self.transpose(-2, -1)
 
