@@ -106,6 +106,46 @@ def test_operand_kinds_match_pytorch():
     run_both(operand_kinds, normal_data(5, a=(3,), b=(3,), col=(2, 1)))
 
 
+def float32_views(torch, show, data):
+    """float32 operations of the fast paths: + * by numbers and tensors, reshape, view,
+    flatten, transpose, permute (-1 inferred, negative dims, their own shape or order: the
+    tensor itself); values, dtypes, grad_fn names, shared version counters, gradients."""
+    x = torch.tensor(data["x"]).float().requires_grad_()
+    y = x * 2.0 + 1
+    outs = [y.reshape(-1, 3), y.view(2, 3, 4), torch.flatten(y, 1), y.transpose(-1, 0),
+            y.permute(2, 0, -2), y.reshape(2, 3, 4), y.permute(0, 1, 2), y.transpose(1, 1),
+            x.view(6, -1), x.permute(1, 2, 0)]
+    for k, o in enumerate(outs):
+        show(k, o, o.dtype, o.shape, _functions(o), o._version, o is y or o is x)
+    v = y.sum((0, 1))
+    with warnings.catch_warnings():  # (PyTorch's: .T of 1-D is deprecated)
+        warnings.simplefilter("ignore")
+        vt = v.T
+    for o in (y.reshape(6, 4).T, vt):  # (a 1-D .T: a new view too)
+        show(o, o.shape, _functions(o), o is v)
+    y.add_(1.0)  # (the views share y's version counter: 1 each)
+    show([o._version for o in outs])
+    loss = sum(((o * o) * (k + 1.0)).sum() for k, o in enumerate(outs[:-2]))
+    loss = loss + (outs[-2] * outs[-1].reshape(6, 4)).sum()
+    show(loss.dtype)
+    try:
+        loss.backward()  # (y was changed in place since the squares saved its views)
+    except RuntimeError as e:
+        show(type(e).__name__)
+    z = x * 3.0
+    (z.reshape(4, 6).t() * z.permute(2, 1, 0).reshape(6, 4)).sum().backward()
+    show(x.grad.dtype, x.grad)
+    for bad in (lambda: x.reshape(5, -1), lambda: x.view(-1, -1), lambda: x.permute(0, 1)):
+        try:
+            bad()
+        except RuntimeError:  # (symgrad's ShapeError is one)
+            show("refused")
+
+
+def test_float32_views_match_pytorch():
+    run_both(float32_views, normal_data(7, x=(2, 3, 4)), rtol=3e-6)
+
+
 def test_the_fast_path_is_the_general_path():
     """apply_f64 and the general path of EagerTrace.apply give the same value, node
     class, inputs and watched versions (the general one with the fast path off), for
@@ -159,15 +199,17 @@ def _same_result(fast, slow):
     assert (f.value is None) == (s.value is None) and f.made[1] == s.made[1]
 
 
-def test_the_binary_and_unary_paths_are_apply_f64():
-    """binary_f64 (x + 2, 0.1 * x, y * y) and unary_f64 (x.mean()) give what apply_f64
-    gives, for leaves, results, data and Python numbers, with grad on and off; and leave
-    other operands (float32, bools, two numbers) to it."""
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_the_binary_and_unary_paths_are_apply_f64(dtype):
+    """binary_f64 (x + 2, 0.1 * x, y * y) and unary_f64 (x.mean(), x.reshape(2)) give what
+    apply_f64 gives, for leaves, results, data and Python numbers, with grad on and off, in
+    float64 and float32; and leave other operands (mixed dtypes, bools, two numbers) to it."""
     from symgrad.prims.elementwise import add_p, div_p, exp_p, mul_p, pow_p, sub_p
-    from symgrad.prims.reductions import mean_p, sum_p
+    from symgrad.prims.reductions import mean_p, reshape_p, sum_p, transpose_p
 
-    x = symgrad.tensor([0.5, -1.0, 2.0], dtype=symgrad.float64, requires_grad=True)
-    d = symgrad.tensor([[3.0], [4.0]], dtype=symgrad.float64)
+    kind = getattr(symgrad, dtype)
+    x = symgrad.tensor([0.5, -1.0, 2.0], dtype=kind, requires_grad=True)
+    d = symgrad.tensor([[3.0], [4.0]], dtype=kind)
     y = x * 1
     make = symgrad.Tensor._make
     for grad in (True, False):
@@ -181,14 +223,18 @@ def test_the_binary_and_unary_paths_are_apply_f64():
                                  fastpath.apply_f64(prim, (a, b), {}, make))
             for prim, t, params in [(mean_p, x, {"axes": (0,)}), (mean_p, d, {"axes": (0, 1)}),
                                     (sum_p, d, {"axes": (1,)}), (mean_p, y, {"axes": (0,)}),
-                                    (exp_p, x, {}), (exp_p, y, {})]:
+                                    (exp_p, x, {}), (exp_p, y, {}),
+                                    (reshape_p, d, {"shape": (2,)}),
+                                    (transpose_p, d, {"perm": (1, 0)})]:
                 for _ in range(2):
                     _same_result(fastpath.unary_f64(prim, t, dict(params), make),
                                  fastpath.apply_f64(prim, (t,), dict(params), make))
-    f32 = symgrad.tensor([1.0, 2.0], dtype=symgrad.float32, requires_grad=True)
-    for a, b in [(f32, 2), (x, f32), (x, True), (2, 3), (x, np.float64(2.0))]:
+    other = symgrad.tensor([1.0, 2.0, 3.0], requires_grad=True,
+                           dtype=symgrad.float32 if dtype == "float64" else symgrad.float64)
+    for a, b in [(other, x), (x, other), (x, True), (2, 3), (x, np.float64(2.0))]:
         assert fastpath.binary_f64(add_p, a, b, make) is None
-    assert fastpath.unary_f64(mean_p, f32, {"axes": (0,)}, make) is None
+    half = symgrad.tensor([1.0, 2.0], dtype=symgrad.float16, requires_grad=True)
+    assert fastpath.unary_f64(mean_p, half, {"axes": (0,)}, make) is None
 
 
 def inplace_updates(torch, show, data):
@@ -345,7 +391,10 @@ def test_the_matrix_fast_path_is_numpys_matmul():
     for right in (w.long(), w.float()):
         with pytest.raises(RuntimeError, match="one dtype"):
             a @ right
-    for left, right in ((a, w), (a.float(), w.float()), (a, w[:, 0]), (a, w.expand(2, 4, 5))):
+    s4 = symgrad.tensor(np.arange(48.0).reshape(2, 2, 3, 4) / 5, requires_grad=True)
+    w4 = w.expand(2, 2, 4, 5) * 1.0
+    for left, right in ((a, w), (a.float(), w.float()), (a, w[:, 0]), (a, w.expand(2, 4, 5)),
+                        (s4, w4), (s4.float(), w4.float()), (s4[0], w4[1]), (s4, w4[0])):
         fast, slow = left @ right, ArrayMethods.__matmul__(left, right)
         assert fast._value.tobytes() == slow._value.tobytes() and fast.dtype == slow.dtype
         assert type(fast._node) is type(slow._node) and fast._node.sig == slow._node.sig

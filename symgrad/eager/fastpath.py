@@ -33,7 +33,7 @@ from ..core.tracing import Traced, Tracer
 from ..prims.elementwise import relu_p
 from ..prims.layer_norm import layer_norm_p
 from ..prims.overflow import CheckedUfunc
-from ..prims.reductions import sum_p
+from ..prims.reductions import reshape_p, sum_p, transpose_p
 from ..prims.selection import where_p
 from ..prims.softmax import normalized, shifted_exp, softmax_p
 from ..prims.windows import windows_p
@@ -246,6 +246,17 @@ def _softmax(x: Any, axis: int) -> Any:
     return e if compiled_normalize(e) else normalized(e, axis)
 
 
+def _reshape(x: Any, shape: tuple[int, ...]) -> Any:
+    """``reshape``'s value: ``np.reshape``'s, without its dispatch for an array (a Python
+    number, this path's other operand, by ``np.reshape``)."""
+    return x.reshape(shape) if type(x) is np.ndarray else np.reshape(x, shape)
+
+
+def _transpose(x: Any, perm: tuple[int, ...]) -> Any:
+    """``transpose``'s value: ``np.transpose``'s, as :func:`_reshape`."""
+    return x.transpose(perm) if type(x) is np.ndarray else np.transpose(x, perm)
+
+
 def window_first_max(values: np.ndarray) -> np.ndarray | None:
     """A mask of each window's (last axis) first maximum, or its last NaN, by one compiled
     loop; None where it does not apply (:mod:`symgrad.backend.numba.eager_loops`)."""
@@ -255,7 +266,8 @@ def window_first_max(values: np.ndarray) -> np.ndarray | None:
 #: faster implementations of this path's operations, the same values as ``prim.impl``
 _EAGER_IMPLS: dict[Primitive, Any] = {windows_p: gathered_windows, relu_p: _relu,
                                        where_p: _where, sum_p: _sum,
-                                       layer_norm_p: _layer_norm, softmax_p: _softmax}
+                                       layer_norm_p: _layer_norm, softmax_p: _softmax,
+                                       reshape_p: _reshape, transpose_p: _transpose}
 
 
 def _float_impl(prim: Primitive) -> Any:
@@ -365,8 +377,7 @@ def apply_f64(prim: Primitive, args: Sequence[Any], params: dict[str, Any],
             inputs.append(a._node if a._node is not None else a)
         else:  # data, as they are (float32 data enter a float64 backward converted)
             inputs.append(v)
-    if kind is _F32:
-        aval = _AVALS32.get(aval) or _AVALS32.setdefault(aval, Aval(aval.shape, F32))
+    aval = _node_aval(aval, kind)
     cls = _NODE_CLASSES.get(prim) or node_class_of(prim)
     node = cls(prim, params, tuple(inputs), aval)
     result = make(value, node)
@@ -378,24 +389,27 @@ def apply_f64(prim: Primitive, args: Sequence[Any], params: dict[str, Any],
 
 #: the Tensor class (set by :mod:`.tensor`, which imports this module)
 TENSOR: list[type] = []
-#: per (primitive, shape or None for a Python number, the same for the second operand):
-#: the result's aval, the float implementation, the node class, and the node's signature
-#: when no operand is a literal (None where :func:`apply_f64` must decide)
+#: per (primitive, shape or None for a Python number, the same for the second operand,
+#: the Tensors' dtype): the result's aval, the float implementation, the node class, and
+#: the node's signature when no operand is a literal (None where :func:`apply_f64` must
+#: decide); per (primitive, dtype, shape, parameters) the same for :func:`unary_f64`
 _BINARY: dict[tuple, tuple | None] = {}
 
 
 def binary_f64(prim: Primitive, a: Any, b: Any, make: Any) -> Any:
-    """:func:`apply_f64` of ``prim(a, b)`` for a float64 Tensor and a float64 Tensor or a
-    Python ``float`` or ``int`` (either order), in fewer Python steps: what cannot
-    change between two calls with the same shapes is looked up once (:data:`_BINARY`).
-    The same value, node and result; None for any other operands (the caller's path)."""
+    """:func:`apply_f64` of ``prim(a, b)`` for a float64 (float32) Tensor and a Tensor of
+    the same dtype or a Python ``float`` or ``int`` (either order), in fewer Python steps:
+    what cannot change between two calls with the same shapes is looked up once
+    (:data:`_BINARY`). The same value, node and result; None for any other operands (the
+    caller's path)."""
     tensor = TENSOR[0]
     if type(a) in _NUMBERS:
         va: Any = float(a)
-        sa = None
+        sa = kind = None
     elif isinstance(a, tensor):
         va = a._value
-        if va.dtype is not _F64:
+        kind = va.dtype
+        if kind is not _F64 and kind is not _F32:
             return None
         sa = va.shape
     else:
@@ -407,15 +421,17 @@ def binary_f64(prim: Primitive, a: Any, b: Any, make: Any) -> Any:
         sb = None
     elif isinstance(b, tensor):
         vb = b._value
-        if vb.dtype is not _F64:
-            return None
+        if vb.dtype is not kind:
+            if kind is not None or (vb.dtype is not _F64 and vb.dtype is not _F32):
+                return None
+            kind = vb.dtype
         sb = vb.shape
     else:
         return None
-    key = (prim, sa, sb)
+    key = (prim, sa, sb, kind)
     recipe = _BINARY.get(key, False)
     if recipe is False:
-        recipe = _binary_recipe(prim, sa, sb)
+        recipe = _binary_recipe(prim, sa, sb, kind)
     if recipe is None or _ERRSTATE is None:
         return None
     aval, impl, cls, sig, saves = recipe
@@ -424,8 +440,8 @@ def binary_f64(prim: Primitive, a: Any, b: Any, make: Any) -> Any:
         value = impl(va, vb)
     finally:
         _ERRSTATE.reset(token)
-    if type(value) is not np.ndarray or value.dtype is not _F64:
-        value = np.asarray(value, dtype=_F64)
+    if type(value) is not np.ndarray or value.dtype is not kind:
+        value = np.asarray(value, dtype=kind)
     if not ((sa is not None and a._requires_grad) or (sb is not None and b._requires_grad)) \
             or not grad_mode.is_grad_enabled():
         return make(value, None)
@@ -443,6 +459,14 @@ def binary_f64(prim: Primitive, a: Any, b: Any, make: Any) -> Any:
     return result
 
 
+def _node_aval(aval: Aval, kind: np.dtype) -> Aval:
+    """The node's aval for a float64 result ``aval`` computed in ``kind`` (float32: a
+    float32 aval, as :func:`apply_f64` makes)."""
+    if kind is not _F32:
+        return aval
+    return _AVALS32.get(aval) or _AVALS32.setdefault(aval, Aval(aval.shape, F32))
+
+
 def _input(a: Any, v: Any, literal_ok: bool) -> Any:
     """What :func:`apply_f64`'s node keeps of an operand (its inputs loop)."""
     if type(v) is float:  # a Python number: a literal exponent or 0-d data
@@ -452,32 +476,35 @@ def _input(a: Any, v: Any, literal_ok: bool) -> Any:
     return v
 
 
-def _binary_recipe(prim: Primitive, sa: tuple | None, sb: tuple | None) -> tuple | None:
+def _binary_recipe(prim: Primitive, sa: tuple | None, sb: tuple | None, kind: np.dtype
+                   ) -> tuple | None:
     shapes = (() if sa is None else sa, () if sb is None else sb)
     aval = _AVALS.get((prim, shapes)) or _aval(prim, shapes, {})
     if aval is None or prim is where_p:  # (a bool result: the general path)
         recipe = None
     else:
+        aval = _node_aval(aval, kind)
         literal = torch_facts(prim).literal_operands and (sa is None or sb is None)
         sig = None if literal else (prim.name, (), (), aval.dtype)
         recipe = (aval, _IMPLS.get(prim) or _float_impl(prim), node_class_of(prim), sig,
                   _SAVES.get(prim) or _saves(prim))
     if len(_BINARY) < 10_000:
-        _BINARY[(prim, sa, sb)] = recipe
+        _BINARY[(prim, sa, sb, kind)] = recipe
     return recipe
 
 
 def unary_f64(prim: Primitive, a: Any, params: dict[str, Any], make: Any) -> Any:
-    """:func:`apply_f64` of ``prim(a, **params)`` for a float64 Tensor ``a`` and hashable
-    ``params`` (``x.mean()``), memoized as :func:`binary_f64`: the same value, node and
-    result; None for any other operand."""
+    """:func:`apply_f64` of ``prim(a, **params)`` for a float64 (float32) Tensor ``a`` and
+    hashable ``params`` (``x.mean()``, ``x.reshape(4, 2)``), memoized as
+    :func:`binary_f64`: the same value, node and result; None for any other operand."""
     v = a._value
-    if v.dtype is not _F64 or _ERRSTATE is None:
+    kind = v.dtype
+    if (kind is not _F64 and kind is not _F32) or _ERRSTATE is None:
         return None
-    key = (prim, v.shape, *params.items())
+    key = (prim, kind, v.shape, *params.items())
     recipe = _BINARY.get(key, False)
     if recipe is False:
-        recipe = _unary_recipe(prim, v.shape, params, key)
+        recipe = _unary_recipe(prim, v.shape, params, key, kind)
     if recipe is None:
         return None
     aval, impl, cls, sig, saves = recipe
@@ -486,8 +513,8 @@ def unary_f64(prim: Primitive, a: Any, params: dict[str, Any], make: Any) -> Any
         value = impl(v, **params)
     finally:
         _ERRSTATE.reset(token)
-    if type(value) is not np.ndarray or value.dtype is not _F64:
-        value = np.asarray(value, dtype=_F64)
+    if type(value) is not np.ndarray or value.dtype is not kind:
+        value = np.asarray(value, dtype=kind)
     if not (a._requires_grad and grad_mode.is_grad_enabled()):
         return make(value, None)
     node = cls(prim, params, (a._node if a._node is not None else a,), aval, sig)
@@ -498,18 +525,20 @@ def unary_f64(prim: Primitive, a: Any, params: dict[str, Any], make: Any) -> Any
     return result
 
 
-def _unary_recipe(prim: Primitive, shape: tuple, params: dict[str, Any], key: tuple
-                  ) -> tuple | None:
+def _unary_recipe(prim: Primitive, shape: tuple, params: dict[str, Any], key: tuple,
+                  kind: np.dtype) -> tuple | None:
     try:
         hash(key)
     except TypeError:
         return None
     aval = _aval(prim, (shape,), params)
+    if aval is not None:
+        aval = _node_aval(aval, kind)
     recipe = None
     if aval is not None and prim.name != "convert":
         impl = _IMPLS.get(prim) or _float_impl(prim)
         if len(aval.shape) < 2:  # (x.sum(), x.mean(0) of a matrix: contiguous as made)
-            impl = _PLAIN[prim]
+            impl = _PLAIN.get(prim, impl)
         recipe = (aval, impl, node_class_of(prim),
                   (prim.name, tuple(sorted(params.items())), (), aval.dtype),
                   _SAVES.get(prim) or _saves(prim))

@@ -51,7 +51,8 @@ class LinalgMethods:
 
     # -- products ---------------------------------------------------------------------
     def __matmul__(self, o: Any) -> Any:
-        """``self @ o``: two matrices of float64 (or float32) Tensors go to the fast path
+        """``self @ o``: two matrices of float64 (or float32) Tensors, or two stacks of them
+        with the same batch axes (attention's (N, H, L, D) products), go to the fast path
         (:func:`.fastpath.apply_f64`) without numpy's dispatch (``array_function``, which
         reaches the same primitive, node and value through six calls more: 12.5 us
         instead of 5.7 for a 4x3 by 3x5 product); anything else, numpy's rules."""
@@ -61,7 +62,8 @@ class LinalgMethods:
         if a.dtype == np.bool_ and b is not None:  # (numpy's rules counted them in float64)
             raise NotImplementedError("\"addmm_impl_cpu_\" not implemented for 'Bool': "
                                       "convert the masks first (a.float() @ b.float())")
-        if type(b) is np.ndarray and a.ndim == 2 and b.ndim == 2 and a.shape[1] == b.shape[0]:
+        if (type(b) is np.ndarray and a.ndim == b.ndim >= 2 and a.shape[-1] == b.shape[-2]
+                and a.shape[:-2] == b.shape[:-2]):  # (matrices, or stacks of one batch)
             result = apply_f64(matmul_p, (self, o), {}, self._make)
             if result is not None:
                 return result

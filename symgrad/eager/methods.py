@@ -38,7 +38,7 @@ from ..prims import linalg as linalg_prims
 from ..prims import softmax as softmax_prims
 from ..prims.elementwise import relu_p
 from ..prims.indexing import strided
-from ..prims.reductions import transpose_p
+from ..prims.reductions import reshape_p, transpose_p
 from . import dtypes as dt
 from . import grad_mode
 from .bf16 import add_tensors, half_in_float32, in_float32, opmath_scalar
@@ -58,6 +58,19 @@ from .reduction_methods import (  # noqa: F401 -- PyTorch's return types, import
     sort_result,
     topk_result,
 )
+
+
+def _reshaped(x: Any, shape: tuple[int, ...], name: str) -> Any:
+    """A view of ``x`` in ``shape`` (its -1 inferred), by the trace's unary path
+    (:func:`.fastpath.unary_f64`, no numpy dispatch), its node named ``name``; a new view
+    for ``x``'s own shape too, as PyTorch's ``x.view(x.shape)``."""
+    return named(x._trace.unary(reshape_p, x, {"shape": shape}), x, name)
+
+
+def _transposed(x: Any, perm: tuple[int, ...], name: str) -> Any:
+    """A view of ``x``'s axes in the order ``perm`` (non-negative), as :func:`_reshaped`
+    (a new view for their own order too, as PyTorch's ``x.permute(0, 1)``)."""
+    return named(x._trace.unary(transpose_p, x, {"perm": perm}), x, name)
 
 
 def nll_loss_rows(logp: Any, target: np.ndarray, w: np.ndarray, total: np.ndarray, axis: int,
@@ -307,7 +320,7 @@ class TensorMethods(ReductionMethods):
     def view(self, *shape: Any) -> Any:
         if len(shape) == 1 and isinstance(shape[0], dt.dtype):
             raise NotImplementedError("view(dtype) reinterprets bits; use .to(dtype)")
-        out = named(ops.reshape(self, size_arg(shape)), self, "ViewBackward0")
+        out = _reshaped(self, ops.reshaped(self._value.shape, size_arg(shape)), "ViewBackward0")
         if self._value.size and not np.shares_memory(out._value, self._value):
             raise RuntimeError(  # (numpy copied: a view's writes would not reach self)
                 "view size is not compatible with input tensor's size and stride (at least "
@@ -316,7 +329,9 @@ class TensorMethods(ReductionMethods):
         return out
 
     def reshape(self, *shape: Any, order: str = "C") -> Any:  # type: ignore[override]
-        return named(ops.reshape(self, size_arg(shape), order=order), self, "ViewBackward0")
+        if order != "C":
+            return named(ops.reshape(self, size_arg(shape), order=order), self, "ViewBackward0")
+        return _reshaped(self, ops.reshaped(self._value.shape, size_arg(shape)), "ViewBackward0")
 
     def view_as(self, other: Any) -> Any:
         return self.view(other.shape)
@@ -330,7 +345,7 @@ class TensorMethods(ReductionMethods):
             return self.reshape(1)
         s, e = start_dim % self.ndim, end_dim % self.ndim
         shape = (*self.shape[:s], -1, *self.shape[e + 1:])
-        return self.reshape(shape) if s <= e else self
+        return self.reshape(shape) if s < e else self  # (PyTorch's: itself for s == e)
 
     def t(self) -> Any:
         if self.ndim > 2:
@@ -340,6 +355,10 @@ class TensorMethods(ReductionMethods):
             swapped = self._trace.unary(transpose_p, self, {"perm": (1, 0)})
             return named(swapped, self, "TBackward0")
         return named(ops.transpose(self), self, "TBackward0")
+
+    @property
+    def T(self) -> Any:  # noqa: N802 -- PyTorch's name: the dims reversed, a new view
+        return _transposed(self, tuple(range(self._value.ndim))[::-1], "PermuteBackward0")
 
     @property
     def mT(self) -> Any:  # noqa: N802 -- PyTorch's name
@@ -352,14 +371,14 @@ class TensorMethods(ReductionMethods):
             perm = list(range(self.ndim))
             a, b = _one_dim(dims[0], self.ndim), _one_dim(dims[1], self.ndim)
             perm[a], perm[b] = perm[b], perm[a]
-            return named(ops.transpose(self, perm), self, "TransposeBackward0")
+            return _transposed(self, tuple(perm), "TransposeBackward0")
         return super().transpose(*dims)  # type: ignore[misc]
 
     def swapdims(self, dim0, dim1): return self.transpose(dim0, dim1)
 
     def permute(self, *dims: Any) -> Any:
-        return named(ops.transpose(self, [d % builtins.max(self.ndim, 1) for d in size_arg(dims)]),
-                     self, "PermuteBackward0")
+        n = builtins.max(self.ndim, 1)
+        return _transposed(self, tuple([d % n for d in size_arg(dims)]), "PermuteBackward0")
 
     def unsqueeze(self, dim: int) -> Any:
         shape = list(self.shape)

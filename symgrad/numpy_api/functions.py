@@ -448,19 +448,24 @@ def reshape(a: Any, shape: Any = None, order: str = "C", **kwargs: Any) -> Any:
     if order != "C":
         raise UnsupportedFunctionError(f"np.reshape(..., order={order!r}): only order='C' is "
                                        "supported; transpose explicitly first")
-    old = shape_of(a)
-    new = list(_shape_arg(shape))
-    if new.count(-1) > 1:
-        raise ShapeError(f"reshape: can only infer one dimension of {tuple(new)}")
-    if -1 in new:
-        known = math.prod(d for d in new if d != -1)
-        if known == 0 or math.prod(old) % known:
-            raise ShapeError(f"reshape: cannot reshape {old} into {tuple(new)}")
-        new[new.index(-1)] = math.prod(old) // known
-    new_shape = tuple(new)
-    if new_shape == tuple(old):
+    old = tuple(shape_of(a))
+    new_shape = reshaped(old, _shape_arg(shape))
+    if new_shape == old:
         return a
     return apply(R.reshape_p, a, shape=new_shape)
+
+
+def reshaped(old: tuple[int, ...], new: tuple[int, ...]) -> tuple[int, ...]:
+    """The shape ``new`` (ints) with its one ``-1`` inferred from the shape ``old``."""
+    if -1 not in new:
+        return new
+    if new.count(-1) > 1:
+        raise ShapeError(f"reshape: can only infer one dimension of {new}")
+    known = math.prod(d for d in new if d != -1)
+    if known == 0 or math.prod(old) % known:
+        raise ShapeError(f"reshape: cannot reshape {old} into {new}")
+    k = new.index(-1)
+    return (*new[:k], math.prod(old) // known, *new[k + 1:])
 
 
 @implements(np.ravel)
