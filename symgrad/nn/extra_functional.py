@@ -27,8 +27,8 @@ from ..eager.functions import cat
 from ..eager.random import numpy_generator
 from ..eager.tensor import Tensor
 from ..numpy_api import functions as ops
-from .convolution import avg_pool1d, avg_pool2d
 from .more_functional import _reduce
+from .pooling import avg_pool1d, avg_pool2d
 
 __all__ = ["pdist", "lp_pool1d", "lp_pool2d", "local_response_norm", "channel_shuffle",
            "alpha_dropout", "feature_alpha_dropout", "multilabel_margin_loss",

@@ -64,24 +64,12 @@ from .activation import (  # noqa: F401 -- torch.nn.functional's namespace
     threshold,
 )
 from .convolution import (  # noqa: F401
-    adaptive_avg_pool1d,
-    adaptive_avg_pool2d,
-    adaptive_avg_pool3d,
-    adaptive_max_pool1d,
-    adaptive_max_pool2d,
-    adaptive_max_pool3d,
-    avg_pool1d,
-    avg_pool2d,
-    avg_pool3d,
     conv1d,
     conv2d,
     conv3d,
     conv_transpose1d,
     conv_transpose2d,
     conv_transpose3d,
-    max_pool1d,
-    max_pool2d,
-    max_pool3d,
     pad,
 )
 from .ctc import ctc_loss  # noqa: F401
@@ -118,6 +106,20 @@ from .more_functional import (  # noqa: F401
     rms_norm,
     soft_margin_loss,
     triplet_margin_loss,
+)
+from .pooling import (  # noqa: F401
+    adaptive_avg_pool1d,
+    adaptive_avg_pool2d,
+    adaptive_avg_pool3d,
+    adaptive_max_pool1d,
+    adaptive_max_pool2d,
+    adaptive_max_pool3d,
+    avg_pool1d,
+    avg_pool2d,
+    avg_pool3d,
+    max_pool1d,
+    max_pool2d,
+    max_pool3d,
 )
 from .resampling import interpolate  # noqa: F401
 

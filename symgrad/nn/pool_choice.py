@@ -1,6 +1,6 @@
 """Which element of each pooling window is its maximum, as PyTorch's max-pooling kernels
 pick it (the first maximum, the last NaN, never the padding), as masks or positions
-over the windows' last axis (:func:`symgrad.nn.convolution.max_pool2d` and the
+over the windows' last axis (:func:`symgrad.nn.pooling.max_pool2d` and the
 adaptive pools)."""
 
 from __future__ import annotations

@@ -20,12 +20,8 @@ import numpy as np
 
 from ..eager.methods import named
 from ..eager.tensor import Tensor
-from .convolution import (
-    _tuple,
-    adaptive_avg_pool1d,
-    adaptive_avg_pool2d,
-    adaptive_avg_pool3d,
-)
+from .convolution import _tuple
+from .pooling import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
 
 
 def _resample_matrix(size: int, out: int, mode: str, align_corners: bool | None,
