@@ -66,7 +66,8 @@ def transformer(torch):
     return Encoder(), (64, 16, 64), 10
 
 
-def make(torch, build, state=None):
+def setup(torch, build, state=None):
+    """``build``'s model in float32 (with ``state``'s weights), a batch, Adam and the loss."""
     import numpy as np
 
     torch.manual_seed(0)
@@ -78,7 +79,11 @@ def make(torch, build, state=None):
     x = torch.tensor(rng.standard_normal(shape).astype(np.float32))
     y = torch.tensor(rng.integers(0, classes, shape[0]))
     opt = torch.optim.Adam(model.parameters(), lr=1e-3)
-    loss_fn = torch.nn.CrossEntropyLoss()
+    return model, x, y, opt, torch.nn.CrossEntropyLoss()
+
+
+def make(torch, build, state=None):
+    model, x, y, opt, loss_fn = setup(torch, build, state)
 
     def step():
         opt.zero_grad()

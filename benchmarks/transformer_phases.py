@@ -23,19 +23,9 @@ PHASES = ("forward", "backward", "adam")
 
 def make(torch, state=None):
     """The step of torch_nn.transformer, appending each phase's CPU seconds to ``times``."""
-    import numpy as np
     import torch_nn
 
-    torch.manual_seed(0)
-    model, shape, classes = torch_nn.transformer(torch)
-    model = model.float()
-    if state is not None:
-        model.load_state_dict({k: torch.tensor(v) for k, v in state.items()})
-    rng = np.random.default_rng(0)
-    x = torch.tensor(rng.standard_normal(shape).astype(np.float32))
-    y = torch.tensor(rng.integers(0, classes, shape[0]))
-    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
-    loss_fn = torch.nn.CrossEntropyLoss()
+    model, x, y, opt, loss_fn = torch_nn.setup(torch, torch_nn.transformer, state)
 
     def step(times: dict[str, list[float]]) -> None:
         marks = [time.process_time()]
