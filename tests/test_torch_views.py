@@ -789,3 +789,22 @@ def test_an_in_place_change_of_a_view_made_under_no_grad_raises_with_grad_enable
             found.append(a.tolist())
         got.append(found)
     assert got[0] == got[1]
+
+
+def test_flatten_dims_checked_as_pytorchs():
+    """flatten's dims: out of range an IndexError, start after end a RuntimeError, as
+    PyTorch's (flatten(0, 7) of a 3-D tensor flattened dims 0 and 1 by 7 % 3; flatten(2, 1)
+    returned the tensor); a 0-d tensor's dims are -1 and 0."""
+    found = []
+    for lib in (symgrad, torch_real):
+        x, y = lib.ones(2, 3, 4), lib.tensor(3.0)
+        row = []
+        for t, dims in [(x, (2, 1)), (x, (1, 1)), (x, (-1, 0)), (x, (0, -1)), (x, (5,)),
+                        (x, (0, 7)), (x, (-4,)), (x, (1,)), (y, (0, -1)), (y, (1, 0)),
+                        (y, (-2,))]:
+            try:
+                row.append(tuple(t.flatten(*dims).shape))
+            except (IndexError, RuntimeError) as e:
+                row.append((type(e).__name__, str(e)))
+        found.append(row)
+    assert found[0] == found[1]

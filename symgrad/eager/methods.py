@@ -341,9 +341,12 @@ class TensorMethods(ReductionMethods):
 
     def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Any:  # type: ignore[override]
         start_dim, end_dim = int_arg(start_dim, "start_dim"), int_arg(end_dim, "end_dim")
+        n = builtins.max(self.ndim, 1)  # (a 0-d tensor's dims are -1 and 0, as PyTorch's)
+        s, e = _one_dim(start_dim, n), _one_dim(end_dim, n)  # (IndexError out of range)
+        if s > e:
+            raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
         if self.ndim == 0:
             return self.reshape(1)
-        s, e = start_dim % self.ndim, end_dim % self.ndim
         shape = (*self.shape[:s], -1, *self.shape[e + 1:])
         return self.reshape(shape) if s < e else self  # (PyTorch's: itself for s == e)
 
