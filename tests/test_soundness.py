@@ -525,3 +525,33 @@ def test_nested_jacobians_see_the_current_world():
         for change in (lambda: None, lambda: state.update(k=3.0), lambda: A.__setitem__(0, 10.0)):
             change()
             np.testing.assert_allclose(H(x), fd_hessian(x), rtol=1e-5, atol=1e-4)
+
+
+def test_a_name_absent_when_traced_is_guarded_as_absent():
+    """A read that found nothing is a read: an attribute added after the trace
+    (``getattr(o, "k", default)``, ``hasattr``) and a global defined after it (here
+    one that shadows a builtin) change the result, as they change Python's."""
+    class Options:
+        pass
+
+    options = Options()
+    namespace = {"np": np}
+    exec("def shadowed(x):\n    return np.sum(x) * abs(-2.0)", namespace)
+    reads = [
+        (lambda x: np.sum(x * getattr(options, "scale", 1.0)),
+         lambda: setattr(options, "scale", 4.0)),
+        (lambda x: np.sum(x * (3.0 if hasattr(options, "double") else 1.0)),
+         lambda: setattr(options, "double", True)),
+        (namespace["shadowed"], lambda: namespace.update(abs=lambda v: 10.0)),
+    ]
+    x = np.array([0.3, -0.8, 1.1])
+    for f, change in reads:
+        g = sg.value_and_grad(f, backend="numpy")
+        g(x)
+        g(x)  # (the fast path is filled)
+        before = f(x)
+        change()
+        value, grad = g(x)
+        assert f(x) != before, "the change must change the result"
+        np.testing.assert_allclose(value, f(x), rtol=1e-12)
+        np.testing.assert_allclose(grad, central_difference(f, x), rtol=1e-6, atol=1e-8)

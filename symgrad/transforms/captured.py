@@ -22,7 +22,10 @@ every class of an object's MRO, so that a base-class method reached through
 lead to. Attribute names are taken from the code as a set, so every object
 reached is checked for every attribute name the code uses anywhere: more checks
 than needed, never fewer. Every place a value is read from is guarded, also when
-the value was already reached by another name (``a = b = L``).
+the value was already reached by another name (``a = b = L``). A name looked up and
+not found is read too: an attribute name an object lacks (``getattr(o, "k", 1.0)``,
+``hasattr``) and a global not defined (a builtin's name, or one defined later) are
+guarded as absent.
 
 Each read becomes a guard (:mod:`.guards`): an array (an ndarray of any subclass, a memmap, a
 symgrad Tensor's values) by its type, shape, dtype and bytes (an in-place change
@@ -81,6 +84,7 @@ from .guards import MISSING as _MISSING
 from .guards import VALUE_TYPES as _VALUE_TYPES
 from .guards import Fixed as _Fixed
 from .guards import Getter, World
+from .guards import absent as _absent
 from .guards import arg as _arg
 from .guards import attr as _attr
 from .guards import cell as _cell
@@ -88,6 +92,7 @@ from .guards import check as _check
 from .guards import global_ as _global
 from .guards import held as _held
 from .guards import item as _item
+from .guards import unbound as _unbound
 
 #: top-level packages whose modules and functions are taken as fixed
 LIBRARIES = frozenset({
@@ -238,12 +243,14 @@ class _Finder:
         if self.unguarded is None:
             self.unguarded = reason
 
-    def guard(self, get: Getter, value: Any, where: str) -> bool:
+    def guard(self, get: Getter, value: Any, where: str, predicate: bool = False) -> bool:
+        """Guard that ``get`` gives ``value`` again (``predicate``: ``get`` is the guard,
+        which holds now)."""
         if len(self.guards) >= MAX_GUARDS:
             self.fail(f"more than {MAX_GUARDS} values from outside its arguments "
                       f"(the limit was reached at {where})")
             return False
-        self.guards.append(_check(get, value))
+        self.guards.append(get if predicate else _check(get, value))
         return True
 
     def function(self, fun: Any, get: Getter, self_get: Getter | None = None) -> None:
@@ -283,6 +290,10 @@ class _Finder:
         for name in sorted(globals_):
             if name in namespace:
                 self.value(namespace[name], _global(namespace, name), 1, f"the global `{name}`")
+        unbound = tuple(sorted(name for name in globals_ if name not in namespace))
+        if unbound:  # (a builtin, or a name not defined yet): one defined later is a change
+            self.guard(_unbound(namespace, unbound), None, f"the globals {unbound} (absent)",
+                       predicate=True)
         for name, cell in zip(code.co_freevars, fun.__closure__ or ()):
             try:
                 contents = cell.cell_contents
@@ -402,6 +413,7 @@ class _Finder:
                       "not visible to the guards)")
             return
         self.methods(x)
+        missing = []
         for name in sorted(self.attrs):
             try:
                 attr = getattr(x, name, _MISSING)
@@ -409,6 +421,11 @@ class _Finder:
                 continue
             if attr is not _MISSING:
                 self.value(attr, _attr(get, name), depth + 1, f"{where}.{name}")
+            else:  # (``getattr(o, "k", default)``, ``hasattr``: an absence is read too)
+                missing.append(name)
+        if missing:
+            self.guard(_absent(get, tuple(missing), x), None, f"{where} without {missing}",
+                       predicate=True)
 
     def drawing(self, module: Any, depth: int = 3) -> None:
         """``np.random.rand``, ``np.random.default_rng()``, ``torch.rand``, ``time.time``,

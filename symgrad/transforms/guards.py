@@ -73,6 +73,47 @@ def cell(c: types.CellType) -> Getter:
     return contents
 
 
+def unbound(namespace: dict, names: tuple[str, ...]) -> Getter:
+    """Whether none of ``names`` is in ``namespace`` (a global defined after the trace,
+    one that shadows a builtin, is a change)."""
+    return lambda a: not any(map(namespace.__contains__, names))
+
+
+def absent(parent: Getter, names: tuple[str, ...], obj: Any) -> Getter:
+    """Whether none of ``names`` is an attribute of ``parent``'s value, ``obj`` when
+    traced (one added after the trace, which ``getattr(o, "k", default)`` or ``hasattr``
+    reads, is a change). An object of a class with Python's plain lookup is checked by
+    its and its classes' ``__dict__`` (a ``getattr`` that fails costs ~100 ns a name),
+    any other by ``getattr``."""
+    def by_getattr(a: tuple) -> bool:
+        now = parent(a)
+        try:
+            return all(getattr(now, name, MISSING) is MISSING for name in names)
+        except Exception:  # noqa: BLE001 -- a property that now fails: a change
+            return False
+
+    cls = type(obj)
+    classes = cls.__mro__[:-1]  # (object's __dict__ cannot change)
+    wanted = frozenset(names)
+
+    def none_in_dicts(now: Any) -> bool:  # (isdisjoint walks the small __dict__ in C)
+        try:
+            return type(now) is cls and wanted.isdisjoint(now.__dict__) and all(
+                wanted.isdisjoint(c.__dict__) for c in classes)
+        except Exception:  # noqa: BLE001 -- (its __dict__ gone): a change
+            return False
+    plain = (cls.__getattribute__ is object.__getattribute__
+             and isinstance(getattr(obj, "__dict__", None), dict)
+             and not hasattr(cls, "__getattr__")
+             and not any("__slots__" in c.__dict__ for c in classes)
+             and none_in_dicts(obj))  # (not a property that raised AttributeError)
+    if plain and len(classes) == 1:  # (one call less for the common case)
+        (only,) = classes
+        return lambda a: type(now := parent(a)) is cls and wanted.isdisjoint(
+            now.__dict__) and wanted.isdisjoint(only.__dict__)
+    return (lambda a: none_in_dicts(parent(a))) if plain else by_getattr
+
+
 def held(get: Getter) -> Getter:
     """The values of the Tensor ``get`` gives (a Tensor changed in place is a change)."""
     def values(a: tuple) -> Any:
