@@ -199,6 +199,7 @@ def test_hypot_gradient_at_subnormals(backend):
     lambda g, m: g(m),                                          # an argument
     lambda g, m: sg.grad(lambda x: np.sum(x * m))(np.ones(3)),  # a captured value
     lambda g, m: sg.Tensor(m),                                  # a Tensor's data
+    lambda g, m: sg.linearize(lambda x: np.sum(x * x), m),     # a point it copies
 ])
 def test_a_masked_array_is_refused_not_unmasked(make):
     m = np.ma.array([1.0, 2.0, 3.0], mask=[False, True, False])
@@ -223,6 +224,28 @@ def test_an_np_matrix_is_refused_not_traced_elementwise(make):
         make(sg.jit(lambda a, b: a * b, backend="numpy"), m)
     a = np.asarray(m)
     np.testing.assert_array_equal(sg.jit(lambda a, b: a @ b, backend="numpy")(a, a), m * m)
+
+
+class _Scaled(np.ndarray):  # a user's subclass whose `*` is not numpy's
+    def __mul__(self, other):
+        return np.asarray(self) * other * 100.0
+
+
+class _Tagged(np.ndarray):  # one that adds an attribute only: traced as its values
+    pass
+
+
+def test_an_array_subclass_that_changes_numpys_operations_is_refused_as_an_argument():
+    """A traced argument runs numpy's operations, not its class's (``s * 2`` gave 6
+    where Python gives 600): refused, naming the methods; a subclass that overrides
+    nothing of numpy's is traced as its values."""
+    f = lambda s: np.sum(s * 2.0)  # noqa: E731
+    s = np.arange(3.0).view(_Scaled)
+    with pytest.raises(TypeError, match=r"_Scaled.*__mul__.*np\.asarray"):
+        sg.jit(f, backend="numpy")(s)
+    assert f(s) == 600.0  # (the oracle: Python's)
+    t = np.arange(3.0).view(_Tagged)
+    assert sg.jit(f, backend="numpy")(t) == f(t)
 
 if __name__ == "__main__":
     for backend in sys.argv[1:] or ["numpy", "numba"]:

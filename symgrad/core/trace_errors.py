@@ -89,6 +89,35 @@ def refuse_masked(x: Any, what: str = "") -> None:
             "(the unmasked elements only, flat) instead")
 
 
+#: what a user's ndarray subclass may define without changing numpy's numbers (the
+#: making, showing, pickling and attributes of an array, and writes, which a trace refuses)
+_KEEPS_NUMPY = frozenset({
+    "__new__", "__init__", "__array_finalize__", "__repr__", "__str__", "__format__",
+    "__reduce__", "__reduce_ex__", "__setstate__", "__getstate__", "__copy__",
+    "__deepcopy__", "__doc__", "__module__", "__qualname__", "__dict__", "__weakref__",
+    "__init_subclass__", "__class_getitem__", "__setitem__", "__setattr__", "__delattr__",
+    "__annotations__", "__firstlineno__", "__static_attributes__", "__slots__", "__hash__"})
+
+
+def refuse_overriding(x: Any, what: str) -> None:
+    """A TypeError for an argument of a user's ndarray subclass that redefines what numpy
+    does (an operator, a method, ``__array_ufunc__``): traced, the argument runs numpy's
+    operations, not its class's, so the numbers would differ silently."""
+    cls = type(x)
+    if cls is np.ndarray or not isinstance(x, np.ndarray) or cls.__module__.partition(
+            ".")[0] == "numpy":  # (np.memmap, np.recarray; np.matrix: refuse_masked)
+        return
+    changed = sorted({name for c in cls.__mro__[:cls.__mro__.index(np.ndarray)]
+                      for name in vars(c) if hasattr(np.ndarray, name)} - _KEEPS_NUMPY)
+    if changed:
+        raise TypeError(
+            f"{what or 'a value'} is a {cls.__qualname__} (an ndarray subclass) that "
+            f"redefines {', '.join(changed[:6])}{', ...' if len(changed) > 6 else ''}: "
+            "symgrad traces an argument with numpy's operations, not its class's, so the "
+            "numbers would differ silently. Pass np.asarray(x) and apply what the class "
+            "does in the function instead")
+
+
 def complex_aval(aval: Aval) -> bool:
     """Whether ``aval`` (or a part of a tuple) is complex."""
     return aval.dtype in COMPLEXES or any(map(complex_aval, aval.parts))

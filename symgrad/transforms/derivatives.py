@@ -127,7 +127,7 @@ def _push(fun: Callable, n: int) -> Callable:
 def _copy(tree: Any) -> Any:
     """A pytree with every array leaf copied (and its containers rebuilt)."""
     leaves, structure = flatten(tree)
-    return unflatten(structure, [np.array(a) if isinstance(a, np.ndarray) else a
+    return unflatten(structure, [np.array(a, subok=True) if isinstance(a, np.ndarray) else a
                                  for a in leaves])
 
 

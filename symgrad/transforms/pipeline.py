@@ -43,6 +43,7 @@ from ..core.config import config
 from ..core.errors import SCALAR_OUTPUT_ERROR
 from ..core.interpreter import interpret
 from ..core.ir import BOOL, C64, C128, F32, FLOAT, INT, Aval, Graph, has_complex
+from ..core.trace_errors import refuse_overriding
 from ..core.tracing import as_constant_array
 from ..passes.adjoint import adjoint
 from ..passes.gathers import sink_gathers
@@ -150,6 +151,7 @@ def kernel_input(x: Any, what: str = "", promote: bool = True,
         return int(x), Aval((), INT, weak=True)  # a Python int: weak (NEP 50), as a float
     if integers and not promote and isinstance(x, np.ndarray) and x.dtype.kind in "iu":
         return _integer_array(x, what)
+    refuse_overriding(x, what)
     array = as_constant_array(x, what)
     dtype = (BOOL if array.dtype == np.bool_ and not promote
              else array.dtype.name if array.dtype.kind == "c"
