@@ -555,3 +555,28 @@ def test_a_name_absent_when_traced_is_guarded_as_absent():
         assert f(x) != before, "the change must change the result"
         np.testing.assert_allclose(value, f(x), rtol=1e-12)
         np.testing.assert_allclose(grad, central_difference(f, x), rtol=1e-6, atol=1e-8)
+
+
+def test_a_name_bound_to_a_library_module_is_guarded_by_identity():
+    """numpy itself is taken as fixed, a name bound to it is not: ``M = np`` then
+    ``M = other`` (a global, a closure variable, an attribute) changes the result."""
+    holder = types.SimpleNamespace(lib=np)
+    cell = [np]  # (a global `np` rebound would break this module: a namespace's instead)
+    namespace = {"np": np, "M": np}
+    exec("def by_global(x):\n    return np.sum(M.sin(x))", namespace)
+    reads = [
+        (namespace["by_global"], lambda: namespace.update(M=types.SimpleNamespace(sin=np.cos))),
+        (lambda x: np.sum(holder.lib.sin(x)),
+         lambda: setattr(holder, "lib", types.SimpleNamespace(sin=np.tanh))),
+        (lambda x: np.sum(cell[0].sin(x)), lambda: cell.__setitem__(0, types.SimpleNamespace(
+            sin=np.exp))),
+    ]
+    x = np.array([0.3, -0.8, 1.1])
+    for f, change in reads:
+        g = sg.jit(f, backend="numpy")
+        g(x)
+        g(x)
+        before = f(x)
+        change()
+        assert f(x) != before, "the change must change the result"
+        np.testing.assert_allclose(g(x), f(x), rtol=1e-12)

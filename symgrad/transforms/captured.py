@@ -164,8 +164,8 @@ def world(fun: Callable, args: tuple) -> World | None:
     while finder.grown():
         finder.restart()
         finder.roots(fun, args)
-    if finder.code:  # one guard for them all (a guard per function cost 140 ns a call)
-        finder.guards.append(_same_code(tuple(finder.code.items())))
+    if finder.code or finder.modules:  # one guard for them all (140 ns a guard and call)
+        finder.guards.append(_same_code(tuple(finder.code.items()), tuple(finder.modules)))
     guards = tuple(finder.guards)
     if not guards and finder.unguarded is None:
         return None
@@ -223,6 +223,7 @@ class _Finder:
         self._visited: set[tuple[int, int]] = set()
         self._codes: set[int] = set()
         self.code: dict[Any, types.CodeType] = {}  # each function followed: its code
+        self.modules: list[tuple[Getter, types.ModuleType]] = []  # (np, math) by identity
         self._seen_attrs = len(self.attrs)
 
     def grown(self) -> bool:
@@ -313,6 +314,8 @@ class _Finder:
         identity needs no guard."""
         if isinstance(x, types.ModuleType) and _library(x):
             self.drawing(x)
+            if not fixed:  # (the name may be bound to another object later: `M = np`)
+                self.modules.append((get, x))
             return  # numpy, math, symgrad: fixed, and so is what they hold
         if _draws(x):
             self.fail(f"{where} is {getattr(x, '__qualname__', x)}, which gives another "

@@ -132,16 +132,26 @@ def _computed(instructions: list, k: int) -> str | None:
     return f"`{name}` used other than by a literal key"
 
 
-def same_code(codes: tuple[tuple[Any, types.CodeType], ...]) -> Callable[[tuple], bool]:
+def same_code(codes: tuple[tuple[Any, types.CodeType], ...],
+              modules: tuple[tuple[Callable[[tuple], Any], types.ModuleType], ...] = (),
+              ) -> Callable[[tuple], bool]:
     """A guard that each function still has its code (IPython's autoreload replaces the
-    ``__code__`` of the functions of a module it reloads)."""
-    if len(codes) == 1:  # (the common case: one function, 50 ns)
+    ``__code__`` of the functions of a module it reloads) and each name bound to a
+    library module (``np``, ``M = math``) still is (by identity: a library module is
+    taken as fixed, the name is not)."""
+    if len(codes) == 1 and len(modules) <= 1:  # (the common case: one function, 50 ns)
         (fun, code), = codes
-        return lambda args: fun.__code__ is code
+        if not modules:
+            return lambda args: fun.__code__ is code
+        (get, module), = modules
+        return lambda args: fun.__code__ is code and get(args) is module
 
     def same_code(args: tuple) -> bool:
         for fun, code in codes:
             if fun.__code__ is not code:
+                return False
+        for get, module in modules:
+            if get(args) is not module:
                 return False
         return True
     return same_code
