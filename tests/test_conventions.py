@@ -105,7 +105,12 @@ EXAMPLES = {
         (np.std, (3.5,), 0, 0.0, 0.0),
         (lambda x: np.sum(np.std(x, axis=0)), (np.array([[1.0, 2.0, 3.0]]),), 0, 0.0,
          np.zeros((1, 3))),
-        (lambda x: np.std(x, ddof=1), (a(2, 2, 2),), 0, 0.0, a(0, 0, 0))],
+        (lambda x: np.std(x, ddof=1), (a(2, 2, 2),), 0, 0.0, a(0, 0, 0)),
+        # no degrees of freedom (n - ddof <= 0): numpy's nan, and a nan gradient, as var's
+        # (PyTorch's, JAX's), not the 0 of equal values
+        (lambda x: np.std(x, ddof=1), (a(2),), 0, nan, a(nan)),
+        (lambda x: np.sum(np.std(x, axis=0, ddof=1)), (np.array([[1.0, 2.0]]),), 0, nan,
+         np.full((1, 2), nan))],
     "arctan2_origin": [(np.arctan2, (0.0, 0.0), (0, 1), 0.0, (nan, nan))],
     "logaddexp_tie": [
         (np.logaddexp, (-inf, -inf), (0, 1), -inf, (0.5, 0.5)),

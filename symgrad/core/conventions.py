@@ -72,7 +72,8 @@ CONVENTIONS: dict[str, Convention] = {c.name: c for c in [
     Convention("norm_zero", "linalg.norm'(0) (2-norm, Frobenius)", "0",
                "the minimum-norm subgradient (pytorch #2421 gives nan)"),
     Convention("std_equal", "std' where all the values are equal (std = norm(x - mean) at 0)",
-               "0, as for a norm at 0", "the norm convention (PyTorch and JAX give nan)"),
+               "0, as for a norm at 0 (with no degrees of freedom, n - ddof <= 0, the value "
+               "is nan and so is the gradient)", "the norm convention (PyTorch and JAX give nan)"),
     Convention("arctan2_origin", "arctan2'(0, 0)", "nan (a singular point)",
                "numpy arithmetic"),
     Convention("logaddexp_tie", "logaddexp(x, y) with x == y (also both -inf)",

@@ -389,6 +389,8 @@ def std(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any 
     values lose it to squares that underflow or overflow. Where all the values are
     equal the centered values are 0, and the gradient is 0, as for a norm at 0
     (a convention, ``std_equal`` in :mod:`symgrad.core.conventions`; PyTorch gives nan).
+    With no degrees of freedom (``n - ddof <= 0``) the value is numpy's nan, and so is
+    the gradient (``sqrt(var)``: it was 0, the norm's, for a value that is not 0).
 
         >>> import numpy as np, symgrad as sg
         >>> sg.grad(lambda x: np.std(x))(np.array([1.0, 3.0]))
@@ -402,6 +404,9 @@ def std(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any 
     a = in_dtype(dtype, as_float(a))
     shape = shape_of(a)
     axes = normalize_axes(axis, len(shape))
+    if all(isinstance(shape[i], int) for i in axes) and math.prod(
+            shape[i] for i in axes) - ddof <= 0:  # no degrees of freedom: numpy's nan (or
+        return E.sqrt(var(a, axis, ddof=ddof, keepdims=keepdims))  # inf), var's nan gradient
     centered = subtract(a, mean(a, axis, keepdims=True))
     dof = _count_as(a, E.maximum(subtract(R.count(a, axes), float(ddof)), 0.0))
     if np.iscomplexobj(a):  # numpy's (real) std of complex values: the norm of both parts
