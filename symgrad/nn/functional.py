@@ -28,6 +28,7 @@ import numpy as np
 
 from ..eager.bf16 import in_float32 as _in_float32
 from ..eager.dtypes import TYPE_NAMES as _TYPE_NAMES
+from ..eager.host_nodes import no_derivative as _no_derivative
 from ..eager.method_args import same_dtype as _same_dtype
 from ..eager.methods import PRIMITIVE_FLOATS, named
 from ..eager.methods import linear_rows as _linear_rows  # not F's public name
@@ -275,6 +276,13 @@ def _labels(input: Tensor, target: Any, weight: Any, ignore_index: int
     c = _class_dim(input)
     n_classes = input.shape[c]
     expected = tuple(input.shape[:c] + input.shape[c + 1:])
+    if not c and labels.ndim:  # a 1-D input's target: 0-d, or (1,) (see _size_one_target)
+        if labels.ndim > 1:
+            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+        if labels.size != 1:
+            raise ValueError("For 1D input, 1D target must have size 1, but got target size: "
+                             f"{labels.size}")
+        labels = labels.reshape(())
     if labels.shape != expected:  # PyTorch's three errors
         if c and labels.ndim and labels.shape[0] != input.shape[0]:
             raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target "
@@ -318,11 +326,23 @@ def _nll(logp: Tensor, target: Any, weight: Any, ignore_index: int, reduction: s
     return _reduce(losses, reduction)
 
 
+def _size_one_target(loss: Tensor, input: Tensor, target: Any) -> Tensor:
+    """``loss``, or, for a 1-D input (C,) and a target of shape (1,), which PyTorch 2.13's
+    forward takes as the 0-d target, the same value whose backward raises PyTorch's
+    error (its backward refuses that target)."""
+    if input.ndim != 1 or np.shape(_value(target)) != (1,) or not loss.requires_grad:
+        return loss
+    return _no_derivative(loss._value, (input,), "NllLossBackward0",
+                          f"size mismatch (got input: [{input.shape[0]}], target: [1]) (the "
+                          "target of a 1-D input is 0-d: pass target[0] to differentiate)")
+
+
 def nll_loss(input: Tensor, target: Any, weight: Any = None, ignore_index: int = -100,
              reduction: str = "mean") -> Tensor:
     """``-input[n, target[n]] * weight[target[n]]``; the mean divides by the total weight."""
-    return named(_nll(input, target, weight, ignore_index, reduction), input,
-                 "NllLoss2DBackward0" if input.ndim > 2 else "NllLossBackward0", (input,))
+    return _size_one_target(named(
+        _nll(input, target, weight, ignore_index, reduction), input,
+        "NllLoss2DBackward0" if input.ndim > 2 else "NllLossBackward0", (input,)), input, target)
 
 
 def cross_entropy(input: Tensor, target: Any, weight: Any = None, ignore_index: int = -100,
@@ -358,7 +378,10 @@ def cross_entropy(input: Tensor, target: Any, weight: Any = None, ignore_index: 
     nll = named(_nll(logp, target, weight, ignore_index, reduction), logp,
                 "NllLoss2DBackward0" if input.ndim > 2 else "NllLossBackward0", (logp,))
     if not label_smoothing:
-        return nll
+        return _size_one_target(nll, input, target)
+    if input.ndim == 1 and np.shape(_value(target)) == (1,):
+        raise RuntimeError("output with shape [] doesn't match the broadcast shape [1] (the "
+                           "target of a 1-D input is 0-d: pass target[0])")
     labels = _value(target)
     ignored = labels == ignore_index
     if weight is not None:
