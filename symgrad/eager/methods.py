@@ -458,7 +458,7 @@ class TensorMethods(ReductionMethods):
         rest = shape[:d] + shape[d + 1:]
         return _several(tuple(
             named(ops.reshape(strided(self, (*whole[:d], (i, i + 1, 1), *whole[d + 1:])),
-                              rest), self, "UnbindBackward0") for i in range(shape[d])),
+                              rest), self, "UnbindBackward0", (self,)) for i in range(shape[d])),
             "Unbind")
 
     def contiguous(self) -> Any:  # (a copy of a strided view, whose writes stay in it)

@@ -137,20 +137,22 @@ def _value(x: Any) -> Any:
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``input @ weight.T + bias``. Of a float32 or float64 input of three axes or more
     (a transformer's ``(N, L, E)``): one product of its rows, one node, the bias (of one
-    element per row of ``weight``) added into it (PyTorch's ``addmm`` of the ``(N·L, E)``
-    view, or ``matmul`` then ``add``; named ``AddBackward0``, the latter's)."""
+    element per row of ``weight``) added into it. Named as PyTorch 2.13's: ``ViewBackward0``
+    with a bias (its ``addmm`` of the ``(N·L, E)`` view, viewed), else that of ``matmul``
+    (``UnsafeViewBackward0``); of a 2-D input ``AddmmBackward0`` or ``MmBackward0``."""
     _same_dtype("linear", input, weight, bias)
     if input.ndim > 2 and _same_float(input, weight):
         if _same_float(input, bias, ndim=1) and bias.shape == weight.shape[:1]:
-            return named(_linear_rows(input, weight, bias), input, "AddBackward0")
-        out = _linear_rows(input, weight)
-        return out if bias is None else out + bias
+            return named(_linear_rows(input, weight, bias), input, "ViewBackward0")
+        out = named(_linear_rows(input, weight), input, "UnsafeViewBackward0")
+        return out if bias is None else named(out + bias, input, "ViewBackward0")
     wt = weight.t()
     out = input @ wt
+    matrices = input.ndim == 2 and weight.ndim == 2
     if bias is None:
-        return named(out, input, "MmBackward0" if input.ndim == 2 else None, (input, wt))
-    return named(out + bias, input, "AddmmBackward0" if input.ndim == 2 else None,
-                 (bias, input, wt))
+        return named(out, input, "MmBackward0", (input, wt)) if matrices else out
+    return named(out + bias, input, "AddmmBackward0" if matrices else "ViewBackward0",
+                 (bias, input, wt) if matrices else ())
 
 
 def _same_float(x: Any, w: Any, ndim: int = 2) -> bool:
