@@ -35,6 +35,30 @@ def size_arg(size: Sequence[Any]) -> tuple[int, ...]:
     return tuple(operator.index(d) for d in size)
 
 
+def view_shape(old: tuple[int, ...], shape: Sequence[Any], name: str) -> tuple[int, ...]:
+    """The shape ``shape`` (as :func:`size_arg` reads it) of ``view``/``reshape`` (``name``)
+    of a tensor of shape ``old``, its one ``-1`` inferred; PyTorch's errors otherwise."""
+    if not shape:  # (x.view(()) is a 0-d view, x.view() PyTorch's TypeError)
+        raise TypeError('reshape() missing 1 required positional arguments: "shape"'
+                        if name == "reshape" else "view() received an invalid combination of "
+                        "arguments - got (), but expected one of:\n * (torch.dtype dtype)\n"
+                        " * (tuple of ints size)\n")
+    new, size = size_arg(shape), int(np.prod(old))
+    if new.count(-1) > 1:
+        raise RuntimeError("only one dimension can be inferred")
+    for i, d in enumerate(new):
+        if d < -1:
+            raise RuntimeError(f"invalid shape dimension {d} at index {i} of shape {list(new)}")
+    known = int(np.prod([d for d in new if d != -1]))
+    if -1 in new and known == 0 and size == 0:
+        raise RuntimeError(f"cannot reshape tensor of 0 elements into shape {list(new)} because "
+                           "the unspecified dimension size -1 can be any value and is ambiguous")
+    if (known != size) if -1 not in new else (known == 0 or size % known):
+        raise RuntimeError(f"shape '{list(new)}' is invalid for input of size {size} ({name} "
+                           f"of a tensor of shape {list(old)})")
+    return new if -1 not in new else tuple(size // known if d == -1 else d for d in new)
+
+
 def unwrap(x: Any) -> Any:
     """Tensors (also inside lists and tuples) as their arrays; a numpy.ma masked array
     is refused (its mask would be dropped silently)."""
