@@ -55,11 +55,12 @@ def _product_name(a: Any, b: Any) -> str:
     Of stacks, that of the reshape that ends PyTorch's matmul: ``CloneBackward0`` of a
     matrix (or a 3-D stack of one matrix, by a larger 3-D stack) by a stack when the
     matrix requires grad (``(b.mT @ a.mT).mT``, copied), else ``UnsafeViewBackward0``."""
-    n, m = a.ndim, np.ndim(b)
+    x, y = a._value, getattr(b, "_value", None)
+    n, m = x.ndim, np.ndim(b) if y is None else y.ndim
     if n <= 2 and m <= 2:
         return _PRODUCT_NAMES.get((n, m), "MmBackward0")
-    matrix = n == 2 or n == m == 3 and a.shape[0] == 1 and np.shape(b)[0] != 1
-    return "CloneBackward0" if matrix and m >= 3 and a.requires_grad else "UnsafeViewBackward0"
+    matrix = n == 2 or n == m == 3 and x.shape[0] == 1 and np.shape(b)[0] != 1
+    return "CloneBackward0" if matrix and m >= 3 and a._requires_grad else "UnsafeViewBackward0"
 
 
 class LinalgMethods:

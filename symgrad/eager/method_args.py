@@ -16,6 +16,7 @@ from __future__ import annotations
 import builtins
 import collections
 import functools
+import math
 import operator
 from collections.abc import Sequence
 from typing import Any
@@ -43,20 +44,22 @@ def view_shape(old: tuple[int, ...], shape: Sequence[Any], name: str) -> tuple[i
                         if name == "reshape" else "view() received an invalid combination of "
                         "arguments - got (), but expected one of:\n * (torch.dtype dtype)\n"
                         " * (tuple of ints size)\n")
-    new, size = size_arg(shape), int(np.prod(old))
+    new, size = size_arg(shape), math.prod(old)
+    if min(new, default=0) >= 0 and math.prod(new) == size:
+        return new
     if new.count(-1) > 1:
         raise RuntimeError("only one dimension can be inferred")
     for i, d in enumerate(new):
         if d < -1:
             raise RuntimeError(f"invalid shape dimension {d} at index {i} of shape {list(new)}")
-    known = int(np.prod([d for d in new if d != -1]))
+    known = -math.prod(new) if -1 in new else math.prod(new)
     if -1 in new and known == 0 and size == 0:
         raise RuntimeError(f"cannot reshape tensor of 0 elements into shape {list(new)} because "
                            "the unspecified dimension size -1 can be any value and is ambiguous")
-    if (known != size) if -1 not in new else (known == 0 or size % known):
+    if -1 not in new or known == 0 or size % known:
         raise RuntimeError(f"shape '{list(new)}' is invalid for input of size {size} ({name} "
                            f"of a tensor of shape {list(old)})")
-    return new if -1 not in new else tuple(size // known if d == -1 else d for d in new)
+    return tuple(size // known if d == -1 else d for d in new)
 
 
 def unwrap(x: Any) -> Any:
