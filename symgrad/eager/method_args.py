@@ -39,14 +39,15 @@ def size_arg(size: Sequence[Any]) -> tuple[int, ...]:
 def view_shape(old: tuple[int, ...], shape: Sequence[Any], name: str) -> tuple[int, ...]:
     """The shape ``shape`` (as :func:`size_arg` reads it) of ``view``/``reshape`` (``name``)
     of a tensor of shape ``old``, its one ``-1`` inferred; PyTorch's errors otherwise."""
+    new = size_arg(shape)
+    size = math.prod(old)
+    if math.prod(new) == size and shape and (not new or min(new) >= 0):
+        return new
     if not shape:  # (x.view(()) is a 0-d view, x.view() PyTorch's TypeError)
         raise TypeError('reshape() missing 1 required positional arguments: "shape"'
                         if name == "reshape" else "view() received an invalid combination of "
                         "arguments - got (), but expected one of:\n * (torch.dtype dtype)\n"
                         " * (tuple of ints size)\n")
-    new, size = size_arg(shape), math.prod(old)
-    if min(new, default=0) >= 0 and math.prod(new) == size:
-        return new
     if new.count(-1) > 1:
         raise RuntimeError("only one dimension can be inferred")
     for i, d in enumerate(new):
