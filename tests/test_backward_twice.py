@@ -327,7 +327,7 @@ def test_linear_of_rows_with_bias_frees_its_factors_as_pytorch(grads):
 @pytest.mark.parametrize("shapes", [((4,), (4,)), ((3, 4), (4,)), ((4,), (4, 5)),
                                     ((2, 3, 4), (2, 4, 5)), ((3, 4), (2, 4, 5)),
                                     ((1, 3, 4), (2, 4, 5)), ((2, 3, 4), (4, 5)), "linear",
-                                    "linear bias", "unbind"])
+                                    "linear bias", "linear vector bias", "unbind"])
 def test_product_node_names_are_pytorchs_and_still_save_their_factors(shapes):
     """grad_fn names of ``@`` (PyTorch's matmul: dot, mv, squeeze of mm, the view or copy
     that ends a product of stacks), F.linear of 3-D rows and unbind's parts (its
@@ -336,13 +336,13 @@ def test_product_node_names_are_pytorchs_and_still_save_their_factors(shapes):
     (symgrad named them all MmBackward0, linear's AddBackward0)."""
     rng = np.random.default_rng(3)
     sa, sb = {"linear": ((2, 3, 4), (5, 4)), "linear bias": ((2, 3, 4), (5, 4)),
-              "unbind": ((2, 3), (3,))}.get(shapes, shapes)
-    a, b, bias = rng.standard_normal(sa), rng.standard_normal(sb), rng.standard_normal(5)
+              "linear vector bias": ((2, 3, 4), (4,)), "unbind": ((2, 3), (3,))}.get(shapes, shapes)
+    a, b, bias = rng.standard_normal(sa), rng.standard_normal(sb), rng.standard_normal(sb[:-1])
     found = []
     for L in (torch, sg):
         for grads in ((True, True), (True, False), (False, True)):
             x, w = (L.tensor(v, requires_grad=g) for v, g in zip((a, b), grads))
-            y = L.nn.functional.linear(x, w, L.tensor(bias) if shapes == "linear bias"
+            y = L.nn.functional.linear(x, w, L.tensor(bias) if "bias" in shapes
                                        else None) if "linear" in shapes else \
                 (x if grads[0] else w).unbind(0)[1] if shapes == "unbind" else x @ w
             found.append([y.grad_fn.name(), [f and type(f).__name__ for f, _ in

@@ -151,8 +151,9 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     matrices = input.ndim == 2 and weight.ndim == 2
     if bias is None:
         return named(out, input, "MmBackward0", (input, wt)) if matrices else out
-    return named(out + bias, input, "AddmmBackward0" if matrices else "ViewBackward0",
-                 (bias, input, wt) if matrices else ())
+    if not matrices:  # (of a 1-D weight, matmul then add: AddBackward0)
+        return named(out + bias, input, "ViewBackward0" if weight.ndim == 2 else None)
+    return named(out + bias, input, "AddmmBackward0", (bias, input, wt))
 
 
 def _same_float(x: Any, w: Any, ndim: int = 2) -> bool:
