@@ -301,7 +301,7 @@ def test_einsum_diagonal_of_unequal_sizes_raises_as_pytorch(equation, shapes):
 
 @pytest.mark.parametrize("grads", [(True, False, True), (False, True, False), (False, False, True)])
 def test_linear_of_rows_with_bias_frees_its_factors_as_pytorch(grads):
-    """F.linear of (N, L, E) rows with a bias (one node, named AddBackward0, whose name is
+    """F.linear of (N, L, E) rows with a bias (one node, named ViewBackward0, whose name is
     of a node that saves nothing) saves a factor when the other requires grad, as
     PyTorch's addmm: a second backward raises there (it ran); with only the bias
     requiring grad nothing is saved, and it accumulates again."""
@@ -322,3 +322,36 @@ def test_linear_of_rows_with_bias_frees_its_factors_as_pytorch(grads):
     else:
         for got, want in zip(outs[1], outs[0], strict=True):
             np.testing.assert_allclose(got, want, rtol=1e-13)
+
+
+@pytest.mark.parametrize("shapes", [((4,), (4,)), ((3, 4), (4,)), ((4,), (4, 5)),
+                                    ((2, 3, 4), (2, 4, 5)), ((3, 4), (2, 4, 5)),
+                                    ((1, 3, 4), (2, 4, 5)), ((2, 3, 4), (4, 5)), "linear",
+                                    "linear bias", "linear vector bias", "unbind"])
+def test_product_node_names_are_pytorchs_and_still_save_their_factors(shapes):
+    """grad_fn names of ``@`` (PyTorch's matmul: dot, mv, squeeze of mm, the view or copy
+    that ends a product of stacks), F.linear of 3-D rows and unbind's parts (its
+    next_functions the input), each with one or both operands requiring grad; the
+    renamed products still save their factors: a second backward raises as PyTorch's
+    (symgrad named them all MmBackward0, linear's AddBackward0)."""
+    rng = np.random.default_rng(3)
+    sa, sb = {"linear": ((2, 3, 4), (5, 4)), "linear bias": ((2, 3, 4), (5, 4)),
+              "linear vector bias": ((2, 3, 4), (4,)), "unbind": ((2, 3), (3,))}.get(shapes, shapes)
+    a, b, bias = rng.standard_normal(sa), rng.standard_normal(sb), rng.standard_normal(sb[:-1])
+    found = []
+    for L in (torch, sg):
+        for grads in ((True, True), (True, False), (False, True)):
+            x, w = (L.tensor(v, requires_grad=g) for v, g in zip((a, b), grads))
+            y = L.nn.functional.linear(x, w, L.tensor(bias) if "bias" in shapes
+                                       else None) if "linear" in shapes else \
+                (x if grads[0] else w).unbind(0)[1] if shapes == "unbind" else x @ w
+            found.append([y.grad_fn.name(), [f and type(f).__name__ for f, _ in
+                                             y.grad_fn.next_functions]
+                          if shapes == "unbind" else None])
+            y.sum().backward()
+            try:
+                y.sum().backward()
+                found.append("accumulated")
+            except RuntimeError as e:
+                found.append(str(e)[:40])
+    assert found[:6] == found[6:]

@@ -211,3 +211,22 @@ def test_copysign_by_a_tensor_requiring_grad_records_a_zero_gradient_for_it():
     assert ours[1] == theirs[1] == (True, "CopysignBackward0")
     np.testing.assert_array_equal(ours[2], theirs[2])
     np.testing.assert_array_equal(ours[3], theirs[3])
+
+
+def test_copysign_gradient_at_infinities_and_nans_is_pytorchs():
+    # PyTorch's gradient in self is result / self (0 where self is 0): NaN where self is
+    # ±inf or NaN, whatever the sign of other (symgrad gave ±1 there); 0 in other
+    def run(t):
+        found = []
+        for kind in (t.float64, t.float32):
+            x = t.tensor([0.0, -0.0, 1.5, -np.inf, np.inf, np.nan] * 2, dtype=kind,
+                         requires_grad=True)
+            w = t.tensor([-0.0] * 6 + [np.inf, -np.inf, np.nan, 2.0, -0.0, 0.0], dtype=kind,
+                         requires_grad=True)
+            y = x.copysign(w)
+            (y.sum() + t.copysign(x, -1.5).sum()).backward()
+            found += [y.detach().numpy(), t.signbit(y).numpy(), x.grad.numpy(), w.grad.numpy()]
+        return found
+
+    for ours, theirs in zip(run(symgrad), run(torch_real)):
+        np.testing.assert_array_equal(ours, theirs)

@@ -322,3 +322,27 @@ def test_target_shape_errors_as_pytorchs():
                     found.append((type(e).__name__, str(e).split(":")[0]))
         got.append(found)
     assert got[0] == got[1]
+
+
+def test_targets_of_a_1d_input_as_pytorchs():
+    """A 1-D input (C,): a target of shape (1,) is taken as the 0-d one in the forward
+    (every reduction, a 0-d loss) and its backward raises PyTorch's size mismatch; other
+    1-D and 2-D targets are PyTorch's errors (symgrad refused all with one ValueError)."""
+    got = []
+    for L in (torch, sg):
+        F, found = L.nn.functional, []
+        for f, kw in itertools.product((F.nll_loss, F.cross_entropy),
+                                       ({}, {"reduction": "none"}, {"label_smoothing": 0.1})):
+            if f is F.nll_loss and kw.get("label_smoothing"):
+                continue
+            for t in ([1], [1, 2], [], [[1]]):
+                x = L.tensor([-1.0, -2.0, -0.5], dtype=L.float64, requires_grad=True)
+                try:
+                    loss = f(x, L.tensor(t, dtype=L.int64), **kw)
+                    found += [tuple(loss.shape), round(loss.item(), 12)]
+                    loss.backward()
+                    found.append(x.grad.tolist())
+                except (RuntimeError, ValueError) as e:
+                    found.append((type(e).__name__, str(e)[:40]))
+        got.append(found)
+    assert got[0] == got[1]

@@ -73,6 +73,14 @@ def test_a_list_of_same_shape_arrays_is_a_pytree():
     np.testing.assert_allclose(g[1], 2 * ws[0] * ws[1])
 
 
+def test_a_list_of_numbers_given_to_vjp_names_both_ways_out():
+    # a list of numbers alone is no pytree: static, and unhashable (autograd's own tests
+    # pass one to its vjp); the error said "pass ... a tuple", which vjp keeps static
+    with pytest.raises(TypeError, match=r"pass np.array\(a\) to trace it .* a tuple to keep "
+                                        r"it static \(no gradient\)"):
+        sg.vjp(lambda a: np.append(a, 4.0), [1.0, 2.0, 3.0], backend="numpy")
+
+
 def test_namedtuples_and_several_argnums():
     f = lambda p, x: np.sum(p.a * np.sin(p.b * x))
     p = Pair(np.array([1.0, 2.0, 3.0]), 0.7)

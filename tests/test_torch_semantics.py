@@ -923,3 +923,26 @@ def test_floor_divide_and_a_number_remainder_a_tensor_have_no_derivative_as_pyto
                 found.append(str(e)[:45])
         got.append(found)
     assert got[0] == got[1]
+
+
+def test_a_numpy_scalar_on_the_left_of_an_operator_is_a_number_as_in_pytorch():
+    """``np.float64(3.0) % w`` reaches a Tensor as ``np.remainder``; PyTorch takes the
+    scalar for a Python number: no derivative in ``w`` (symgrad differentiated it), an
+    integer tensor's dtype (``np.int64(3) % int32`` was float64), ``RsubBackward1``."""
+    got = []
+    for L in (symgrad, torch_real):
+        found = []
+        for s in (np.float64(3.0), np.float32(3.0), np.int64(3)):
+            for op in ("%", "//", "-", "/", "**"):
+                w = L.tensor([1.5, -2.0], dtype=L.float64, requires_grad=True)
+                y = eval(f"s {op} w")
+                found += [y.tolist(), type(y.grad_fn).__name__]
+                try:
+                    y.sum().backward()
+                    found.append(w.grad.tolist())
+                except RuntimeError as e:
+                    found.append(str(e)[:45])
+            k = L.tensor([2, 5], dtype=L.int32)
+            found += [(str(r.dtype), r.tolist()) for r in (s % k, s // k, s * k)]
+        got.append(found)
+    assert got[0] == got[1]

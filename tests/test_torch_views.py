@@ -808,3 +808,22 @@ def test_flatten_dims_checked_as_pytorchs():
                 row.append((type(e).__name__, str(e)))
         found.append(row)
     assert found[0] == found[1]
+
+
+def test_invalid_view_and_reshape_shapes_raise_as_pytorch():
+    """view/reshape of an invalid shape: PyTorch's RuntimeError and message (symgrad added
+    which method and the tensor's shape after it; it raised its ShapeError, with numpy's
+    words), a missing shape reshape's TypeError."""
+    found = []
+    for lib in (symgrad, torch_real):
+        x, e = lib.ones(2, 3), lib.ones(0, 3)
+        row = []
+        for t, shape in [(x, (4, 2)), (x, (-1, -1)), (x, (-1, 4)), (x, (-2, 3)), (x, (0, -1)),
+                         (e, (0, -1)), (e, (-1, 0)), (x, (2, -1)), (x, ((6,),)), (x, ())]:
+            for method in (t.view, t.reshape):
+                try:
+                    row.append(tuple(method(*shape).shape))
+                except (RuntimeError, TypeError) as err:
+                    row.append((type(err).__name__, str(err).split(" (")[0]))
+        found.append(row)
+    assert found[0] == found[1]

@@ -214,17 +214,24 @@ class ElementwiseMethods:
 
     def copysign(self, other):
         """``|self|`` with the sign of ``other``; the gradient is ``±1`` in ``self`` (0
-        where ``self`` is 0, as PyTorch's) and 0 in ``other``."""
+        where ``self`` is 0, NaN where it is ±inf or NaN: PyTorch's ``result / self``)
+        and 0 in ``other``."""
         kind = dt.result_type([self, other])
         kind = kind if kind.is_floating_point else dt.DEFAULT
         x = self.to(kind)
         o = np.asarray(_values(other))
-        flip = np.signbit(x._value) != np.signbit(o.astype(np.float32) if dt.is_bfloat16(o) else o)
+        o = o.astype(np.float32) if dt.is_bfloat16(o) else o  # (for its sign)
+        flip = np.signbit(x._value) != np.signbit(o)
         zero = np.broadcast_to(x._value == 0, flip.shape)
         moved = ops.where(flip, -x, x)
         if zero.any():  # copysign(0, other): a constant
             signed = np.where(flip, -x._value, x._value).astype(kind.numpy)
             moved = ops.where(zero, signed, moved)
+        odd = np.broadcast_to(~np.isfinite(x._value), flip.shape)
+        if odd.any():  # ±|self| as hypot(self, 0), whose gradient self/|self| is NaN there
+            size = np.hypot(ops.where(odd, x, np.ones((), kind.numpy)), np.zeros((), kind.numpy))
+            turn = np.signbit(size._value) != np.signbit(o)  # (-NaN too: not by a product)
+            moved = ops.where(odd, ops.where(turn, -size, size), moved)
         if getattr(other, "requires_grad", False):  # in the graph with a zero gradient (not
             # None: an optimizer steps a parameter whose gradient is zero), as PyTorch's
             keep = np.ones(np.broadcast_shapes(moved.shape, other.shape), bool)

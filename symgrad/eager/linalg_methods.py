@@ -44,6 +44,25 @@ def _check_ndim(x: Any, n: int, what: str) -> None:
 
 
 
+#: PyTorch's node of ``a @ b`` for ``(a.ndim, b.ndim)`` up to 2 (its matmul calls ``dot``,
+#: ``mv``, ``unsqueeze(0).mm(b).squeeze_(0)`` or ``mm``)
+_PRODUCT_NAMES = {(1, 1): "DotBackward0", (2, 1): "MvBackward0", (1, 2): "SqueezeBackward4",
+                  (2, 2): "MmBackward0"}
+
+
+def _product_name(a: Any, b: Any) -> str:
+    """PyTorch's name of the node of ``a @ b`` (a name only: symgrad's is one product).
+    Of stacks, that of the reshape that ends PyTorch's matmul: ``CloneBackward0`` of a
+    matrix (or a 3-D stack of one matrix, by a larger 3-D stack) by a stack when the
+    matrix requires grad (``(b.mT @ a.mT).mT``, copied), else ``UnsafeViewBackward0``."""
+    x, y = a._value, getattr(b, "_value", None)
+    n, m = x.ndim, np.ndim(b) if y is None else y.ndim
+    if n <= 2 and m <= 2:
+        return _PRODUCT_NAMES.get((n, m), "MmBackward0")
+    matrix = n == 2 or n == m == 3 and x.shape[0] == 1 and np.shape(b)[0] != 1
+    return "CloneBackward0" if matrix and m >= 3 and a._requires_grad else "UnsafeViewBackward0"
+
+
 class LinalgMethods:
     """See the module docstring."""
 
@@ -66,8 +85,8 @@ class LinalgMethods:
                 and a.shape[:-2] == b.shape[:-2]):  # (matrices, or stacks of one batch)
             result = apply_f64(matmul_p, (self, o), {}, self._make)
             if result is not None:
-                return result
-        return ArrayMethods.__matmul__(self, o)
+                return result if a.ndim == 2 else named(result, self, "UnsafeViewBackward0")
+        return named(ArrayMethods.__matmul__(self, o), self, _product_name(self, o))
 
     def bmm(self, mat2: Any) -> Any:
         _check_ndim(self, 3, "batch1")

@@ -16,6 +16,7 @@ from __future__ import annotations
 import builtins
 import collections
 import functools
+import math
 import operator
 from collections.abc import Sequence
 from typing import Any
@@ -33,6 +34,33 @@ def size_arg(size: Sequence[Any]) -> tuple[int, ...]:
     if len(size) == 1 and hasattr(size[0], "_value") and getattr(size[0], "ndim", 0) == 1:
         size = tuple(size[0].tolist())
     return tuple(operator.index(d) for d in size)
+
+
+def view_shape(old: tuple[int, ...], shape: Sequence[Any], name: str) -> tuple[int, ...]:
+    """The shape ``shape`` (as :func:`size_arg` reads it) of ``view``/``reshape`` (``name``)
+    of a tensor of shape ``old``, its one ``-1`` inferred; PyTorch's errors otherwise."""
+    new = size_arg(shape)
+    size = math.prod(old)
+    if math.prod(new) == size and shape and (not new or min(new) >= 0):
+        return new
+    if not shape:  # (x.view(()) is a 0-d view, x.view() PyTorch's TypeError)
+        raise TypeError('reshape() missing 1 required positional arguments: "shape"'
+                        if name == "reshape" else "view() received an invalid combination of "
+                        "arguments - got (), but expected one of:\n * (torch.dtype dtype)\n"
+                        " * (tuple of ints size)\n")
+    if new.count(-1) > 1:
+        raise RuntimeError("only one dimension can be inferred")
+    for i, d in enumerate(new):
+        if d < -1:
+            raise RuntimeError(f"invalid shape dimension {d} at index {i} of shape {list(new)}")
+    known = -math.prod(new) if -1 in new else math.prod(new)
+    if -1 in new and known == 0 and size == 0:
+        raise RuntimeError(f"cannot reshape tensor of 0 elements into shape {list(new)} because "
+                           "the unspecified dimension size -1 can be any value and is ambiguous")
+    if -1 not in new or known == 0 or size % known:
+        raise RuntimeError(f"shape '{list(new)}' is invalid for input of size {size} ({name} "
+                           f"of a tensor of shape {list(old)})")
+    return tuple(size // known if d == -1 else d for d in new)
 
 
 def unwrap(x: Any) -> Any:

@@ -45,7 +45,7 @@ from .bf16 import add_tensors, half_in_float32, in_float32, opmath_scalar
 from .fastpath import apply_f64, unary_f64
 from .fused_values import with_value
 from .method_args import dim_axes as _dims
-from .method_args import int_arg, keeps_bool, named, no_bool_first, size_arg
+from .method_args import int_arg, keeps_bool, named, no_bool_first, size_arg, view_shape
 from .method_args import ndim_of as _ndim
 from .method_args import one_dim as _one_dim
 from .method_args import unwrap as unwrap  # importable here as before (Tensor's modules)
@@ -320,7 +320,7 @@ class TensorMethods(ReductionMethods):
     def view(self, *shape: Any) -> Any:
         if len(shape) == 1 and isinstance(shape[0], dt.dtype):
             raise NotImplementedError("view(dtype) reinterprets bits; use .to(dtype)")
-        out = _reshaped(self, ops.reshaped(self._value.shape, size_arg(shape)), "ViewBackward0")
+        out = _reshaped(self, view_shape(self._value.shape, shape, "view"), "ViewBackward0")
         if self._value.size and not np.shares_memory(out._value, self._value):
             raise RuntimeError(  # (numpy copied: a view's writes would not reach self)
                 "view size is not compatible with input tensor's size and stride (at least "
@@ -331,7 +331,7 @@ class TensorMethods(ReductionMethods):
     def reshape(self, *shape: Any, order: str = "C") -> Any:  # type: ignore[override]
         if order != "C":
             return named(ops.reshape(self, size_arg(shape), order=order), self, "ViewBackward0")
-        return _reshaped(self, ops.reshaped(self._value.shape, size_arg(shape)), "ViewBackward0")
+        return _reshaped(self, view_shape(self._value.shape, shape, "reshape"), "ViewBackward0")
 
     def view_as(self, other: Any) -> Any:
         return self.view(other.shape)
@@ -458,7 +458,7 @@ class TensorMethods(ReductionMethods):
         rest = shape[:d] + shape[d + 1:]
         return _several(tuple(
             named(ops.reshape(strided(self, (*whole[:d], (i, i + 1, 1), *whole[d + 1:])),
-                              rest), self, "UnbindBackward0") for i in range(shape[d])),
+                              rest), self, "UnbindBackward0", (self,)) for i in range(shape[d])),
             "Unbind")
 
     def contiguous(self) -> Any:  # (a copy of a strided view, whose writes stay in it)

@@ -499,10 +499,28 @@ class Tensor(DtypeMethods, cx.ComplexMethods, ValueMethods, BitwiseMethods, InPl
         result = int_power(o, self, lambda: Operators.__rpow__(*_no_bools(self, o)))
         return named(result, self, "PowBackward2" if _is_scalar(o) else None)
 
+    def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        """numpy's ufuncs on Tensors (:mod:`symgrad.numpy_api`), but a numpy scalar on the
+        left of an operator (``np.float64(3.0) % w`` reaches here as ``np.remainder``) is
+        the Python number PyTorch takes it for: ``3.0 % w``, without a derivative in
+        ``w``, ``np.int64(3) % int32`` int32, ``np.float64(2.0) - w`` ``RsubBackward1``."""
+        reflected = _REFLECTED.get(ufunc)
+        if (reflected and method == "__call__" and not kwargs and len(inputs) == 2
+                and inputs[1] is self and isinstance(inputs[0], np.number)):
+            return getattr(self, reflected)(inputs[0].item())
+        return super().__array_ufunc__(ufunc, method, *inputs, **kwargs)
+
     def clone(self) -> Any:
         if self._requires_grad:
             return named(self * 1, self, "CloneBackward0")
         return Tensor._make(self._value.copy())
+
+
+#: the ufunc a numpy scalar's operator calls on a Tensor, and the Tensor's reflected operator
+_REFLECTED = {np.add: "__radd__", np.subtract: "__rsub__", np.multiply: "__rmul__",
+              np.true_divide: "__rtruediv__", np.floor_divide: "__rfloordiv__",
+              np.remainder: "__rmod__", np.power: "__rpow__", np.bitwise_and: "__rand__",
+              np.bitwise_or: "__ror__", np.bitwise_xor: "__rxor__"}
 
 
 def _index_of(index: Any) -> Any:

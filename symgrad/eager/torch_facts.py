@@ -141,9 +141,10 @@ def saves_nothing(n: Any) -> bool:
     reads no input (:func:`.replay.refuse_composites`)."""
     owner = n.composite or n
     name = type(owner).__name__
-    if name in SAVES_NOTHING:  # (but F.linear's rows with the bias, AddBackward0, save a
-        # factor whose partner requires grad, as PyTorch's addmm)
-        return owner.prim is not L.linear_p or not any(
+    if name in SAVES_NOTHING:  # (but F.linear's rows (ViewBackward0 with the bias: PyTorch's
+        # addmm of a view, viewed) and a product of stacks (UnsafeViewBackward0: PyTorch's
+        # bmm, viewed) save a factor whose partner requires grad, as PyTorch's addmm, bmm)
+        return owner.prim not in (L.linear_p, L.matmul_p) or not any(
             product_saves([_requires_grad(a) for a in owner.inputs], k) for k in (0, 1))
     return name in SAVES_FACTORS and owner.shown is not None \
         and all(a is None for a in owner.shown[1:])

@@ -28,6 +28,7 @@ import numpy as np
 
 from ..eager.bf16 import in_float32 as _in_float32
 from ..eager.dtypes import TYPE_NAMES as _TYPE_NAMES
+from ..eager.host_nodes import no_derivative as _no_derivative
 from ..eager.method_args import same_dtype as _same_dtype
 from ..eager.methods import PRIMITIVE_FLOATS, named
 from ..eager.methods import linear_rows as _linear_rows  # not F's public name
@@ -136,20 +137,23 @@ def _value(x: Any) -> Any:
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``input @ weight.T + bias``. Of a float32 or float64 input of three axes or more
     (a transformer's ``(N, L, E)``): one product of its rows, one node, the bias (of one
-    element per row of ``weight``) added into it (PyTorch's ``addmm`` of the ``(N·L, E)``
-    view, or ``matmul`` then ``add``; named ``AddBackward0``, the latter's)."""
+    element per row of ``weight``) added into it. Named as PyTorch 2.13's: ``ViewBackward0``
+    with a bias (its ``addmm`` of the ``(N·L, E)`` view, viewed), else that of ``matmul``
+    (``UnsafeViewBackward0``); of a 2-D input ``AddmmBackward0`` or ``MmBackward0``."""
     _same_dtype("linear", input, weight, bias)
     if input.ndim > 2 and _same_float(input, weight):
         if _same_float(input, bias, ndim=1) and bias.shape == weight.shape[:1]:
-            return named(_linear_rows(input, weight, bias), input, "AddBackward0")
-        out = _linear_rows(input, weight)
-        return out if bias is None else out + bias
+            return named(_linear_rows(input, weight, bias), input, "ViewBackward0")
+        out = named(_linear_rows(input, weight), input, "UnsafeViewBackward0")
+        return out if bias is None else named(out + bias, input, "ViewBackward0")
     wt = weight.t()
     out = input @ wt
+    matrices = input.ndim == 2 and weight.ndim == 2
     if bias is None:
-        return named(out, input, "MmBackward0" if input.ndim == 2 else None, (input, wt))
-    return named(out + bias, input, "AddmmBackward0" if input.ndim == 2 else None,
-                 (bias, input, wt))
+        return named(out, input, "MmBackward0", (input, wt)) if matrices else out
+    if not matrices:  # (of a 1-D weight, matmul then add: AddBackward0)
+        return named(out + bias, input, "ViewBackward0" if weight.ndim == 2 else None)
+    return named(out + bias, input, "AddmmBackward0", (bias, input, wt))
 
 
 def _same_float(x: Any, w: Any, ndim: int = 2) -> bool:
@@ -275,6 +279,13 @@ def _labels(input: Tensor, target: Any, weight: Any, ignore_index: int
     c = _class_dim(input)
     n_classes = input.shape[c]
     expected = tuple(input.shape[:c] + input.shape[c + 1:])
+    if not c and labels.ndim:  # a 1-D input's target: 0-d, or (1,) (see _size_one_target)
+        if labels.ndim > 1:
+            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+        if labels.size != 1:
+            raise ValueError("For 1D input, 1D target must have size 1, but got target size: "
+                             f"{labels.size}")
+        labels = labels.reshape(())
     if labels.shape != expected:  # PyTorch's three errors
         if c and labels.ndim and labels.shape[0] != input.shape[0]:
             raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target "
@@ -318,11 +329,23 @@ def _nll(logp: Tensor, target: Any, weight: Any, ignore_index: int, reduction: s
     return _reduce(losses, reduction)
 
 
+def _size_one_target(loss: Tensor, input: Tensor, target: Any) -> Tensor:
+    """``loss``, or, for a 1-D input (C,) and a target of shape (1,), which PyTorch 2.13's
+    forward takes as the 0-d target, the same value whose backward raises PyTorch's
+    error (its backward refuses that target)."""
+    if input.ndim != 1 or np.shape(_value(target)) != (1,) or not loss.requires_grad:
+        return loss
+    return _no_derivative(loss._value, (input,), "NllLossBackward0",
+                          f"size mismatch (got input: [{input.shape[0]}], target: [1]) (the "
+                          "target of a 1-D input is 0-d: pass target[0] to differentiate)")
+
+
 def nll_loss(input: Tensor, target: Any, weight: Any = None, ignore_index: int = -100,
              reduction: str = "mean") -> Tensor:
     """``-input[n, target[n]] * weight[target[n]]``; the mean divides by the total weight."""
-    return named(_nll(input, target, weight, ignore_index, reduction), input,
-                 "NllLoss2DBackward0" if input.ndim > 2 else "NllLossBackward0", (input,))
+    return _size_one_target(named(
+        _nll(input, target, weight, ignore_index, reduction), input,
+        "NllLoss2DBackward0" if input.ndim > 2 else "NllLossBackward0", (input,)), input, target)
 
 
 def cross_entropy(input: Tensor, target: Any, weight: Any = None, ignore_index: int = -100,
@@ -358,7 +381,10 @@ def cross_entropy(input: Tensor, target: Any, weight: Any = None, ignore_index: 
     nll = named(_nll(logp, target, weight, ignore_index, reduction), logp,
                 "NllLoss2DBackward0" if input.ndim > 2 else "NllLossBackward0", (logp,))
     if not label_smoothing:
-        return nll
+        return _size_one_target(nll, input, target)
+    if input.ndim == 1 and np.shape(_value(target)) == (1,):
+        raise RuntimeError("output with shape [] doesn't match the broadcast shape [1] (the "
+                           "target of a 1-D input is 0-d: pass target[0])")
     labels = _value(target)
     ignored = labels == ignore_index
     if weight is not None:

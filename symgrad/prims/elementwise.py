@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from ..core.conventions import CONVENTIONS_VERSION as CONVENTIONS_VERSION  # re-exported
-from ..core.ir import C64, C128, F32, FLOAT, Eqn, Literal, Primitive
+from ..core.ir import Eqn, Literal, Primitive
 from ..core.rewrite import Producer, Rewrite, as_prim, lit, made_by, same_aval
 from ..core.tracing import Traced, Tracer, apply
 from .convert import convert_p
@@ -43,6 +43,8 @@ from .promotion import (
     integer_result,
     is_integer,
     kind,
+    narrow_constants,
+    rounded_weak,
     scalar_known_later,
     to_float_p,
 )
@@ -512,7 +514,7 @@ def call(prim: Primitive, *args: Any) -> Any:
         if kinds.strip("bi") == "" and prim in ON_INTEGERS:
             return ON_INTEGERS[prim](*args)
     args = INTEGER_CONSTANTS[prim](args) if prim in INTEGER_CONSTANTS else args
-    args = _narrow_constants(args, first=int(prim is where_p))
+    args = narrow_constants(args, first=int(prim is where_p))
     if prim is where_p:
         c, x, y = args
         exact = "np.where" if kind(x) + kind(y) in ("ii", "ib", "bi") else None
@@ -533,7 +535,7 @@ def call(prim: Primitive, *args: Any) -> Any:
     if prim is square_p and is_integer(args[0]) and isinstance(args[0], Tracer):
         return call(mul_p, args[0], args[0])  # int64 x * x, exact (and refusing to wrap)
     exact = integer_result(prim, args)
-    return _as_integer(exact, apply(prim, *_rounded_weak([as_float(a, exact) for a in args])))
+    return _as_integer(exact, apply(prim, *rounded_weak([as_float(a, exact) for a in args])))
 
 
 def _as_integer(exact: str | None, result: Any) -> Any:
@@ -543,38 +545,6 @@ def _as_integer(exact: str | None, result: Any) -> Any:
         return result
     from .sorting import to_int  # (sorting's module imports this one)
     return to_int(result)
-
-
-def _narrow_constants(args: tuple, first: int = 0) -> tuple:
-    """A constant (an array or a numpy scalar) of a dtype that float32 holds exactly
-    (bool, int8, int16, uint8, uint16, float16) next to a float32 traced value enters as
-    float32, as numpy promotes it: ``x32 * mask`` is float32 (it became float64). The
-    arguments before ``first`` stay as they are (``where``'s condition: a bool mask
-    converted to float32 and compared with 0 again was two passes over it, 0.3 ms of
-    each max pooling of LeNet-5, for the same truth values)."""
-    if not any(isinstance(a, Traced) and a.dtype == F32 for a in args):
-        return args
-    return args[:first] + tuple(
-        a.astype(np.float32) if isinstance(a, (np.ndarray, np.generic))
-        and a.dtype.kind in "biuf" and a.dtype != F32
-        and np.result_type(a.dtype, np.float32) == F32 else a for a in args[first:])
-
-
-def _rounded_weak(args: list) -> list:
-    """A weak float64 value (a Python float argument, or one read from outside) next to
-    float32 operands enters as float32, rounded first, as numpy 2 rounds a Python float
-    (NEP 50): ``x32 == 0.1`` compares with float32(0.1), ``x32 - 0.1`` subtracts it; a
-    weak complex128 (a Python complex argument) next to float32 or complex64 operands
-    enters as complex64."""
-    avals = [a.aval for a in args if isinstance(a, Traced)]
-    if not any(v.weak and v.dtype in (FLOAT, C128) for v in avals):
-        return args
-    strong = [v.dtype for v in avals if not v.weak]
-    if not strong or any(d not in (F32, C64) for d in strong):
-        return args
-    return [apply(convert_p, a, dtype=F32 if a.aval.dtype == FLOAT and C64 not in strong
-                  else C64) if isinstance(a, Traced) and a.aval.weak
-            and a.aval.dtype in (FLOAT, C128) else a for a in args]
 
 
 def _recorder(prim: Primitive) -> Callable[..., Any]:

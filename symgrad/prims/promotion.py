@@ -4,9 +4,10 @@ What kind of operand numpy sees (:func:`kind`: a Python int is an integer, a boo
 bool), whether numpy's result on integers is an integer that symgrad computes in
 float64 (:func:`integer_result`), the tables of numpy's arithmetic on bools and
 integers (:data:`ON_BOOLS`, :data:`ON_INTEGERS`, filled by :mod:`.integers`), and
-``to_float_p``, the primitive by which a traced int64 enters float arithmetic.
-:func:`symgrad.prims.elementwise.call` reads them; this module knows no other
-primitive, so that the declarations there can import it.
+``to_float_p``, the primitive by which a traced int64 enters float arithmetic, and the
+narrowing of constants and weak floats next to float32 operands (:func:`narrow_constants`,
+:func:`rounded_weak`, by ``convert_p``). :func:`symgrad.prims.elementwise.call` reads them;
+this module knows no other primitive, so that the declarations there can import it.
 
     >>> kind(2), kind(2.0), kind(True), kind(np.int32(2))
     ('i', 'f', 'b', 'i')
@@ -19,8 +20,9 @@ from typing import Any
 
 import numpy as np
 
-from ..core.ir import FLOAT, INT, Aval, Primitive, is_float
-from ..core.tracing import Traced, Tracer, as_constant_array, current_trace
+from ..core.ir import C64, C128, F32, FLOAT, INT, Aval, Primitive, is_float
+from ..core.tracing import Traced, Tracer, apply, as_constant_array, current_trace
+from .convert import convert_p
 from .overflow import check_exact
 from .registry import register, require
 
@@ -114,3 +116,35 @@ def _to_float(x: Any, exact: str | None = None, total: bool = False) -> Any:
 to_float_p = register(
     name="to_float", kind="elementwise", shape_rule=_to_float_rule, impl=_to_float,
     vjp=lambda g, ans, x: (None,), sympy=lambda sp, x: x)
+
+
+def narrow_constants(args: tuple, first: int = 0) -> tuple:
+    """A constant (an array or a numpy scalar) of a dtype that float32 holds exactly
+    (bool, int8, int16, uint8, uint16, float16) next to a float32 traced value enters as
+    float32, as numpy promotes it: ``x32 * mask`` is float32 (it became float64). The
+    arguments before ``first`` stay as they are (``where``'s condition: a bool mask
+    converted to float32 and compared with 0 again was two passes over it, 0.3 ms of
+    each max pooling of LeNet-5, for the same truth values)."""
+    if not any(isinstance(a, Traced) and a.dtype == F32 for a in args):
+        return args
+    return args[:first] + tuple(
+        a.astype(np.float32) if isinstance(a, (np.ndarray, np.generic))
+        and a.dtype.kind in "biuf" and a.dtype != F32
+        and np.result_type(a.dtype, np.float32) == F32 else a for a in args[first:])
+
+
+def rounded_weak(args: list) -> list:
+    """A weak float64 value (a Python float argument, or one read from outside) next to
+    float32 operands enters as float32, rounded first, as numpy 2 rounds a Python float
+    (NEP 50): ``x32 == 0.1`` compares with float32(0.1), ``x32 - 0.1`` subtracts it; a
+    weak complex128 (a Python complex argument) next to float32 or complex64 operands
+    enters as complex64."""
+    avals = [a.aval for a in args if isinstance(a, Traced)]
+    if not any(v.weak and v.dtype in (FLOAT, C128) for v in avals):
+        return args
+    strong = [v.dtype for v in avals if not v.weak]
+    if not strong or any(d not in (F32, C64) for d in strong):
+        return args
+    return [apply(convert_p, a, dtype=F32 if a.aval.dtype == FLOAT and C64 not in strong
+                  else C64) if isinstance(a, Traced) and a.aval.weak
+            and a.aval.dtype in (FLOAT, C128) else a for a in args]

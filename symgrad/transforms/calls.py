@@ -441,7 +441,9 @@ def _require_hashable(x: Any, name: str) -> None:
         hash(x)
     except TypeError:
         raise TypeError(f"argument {name} ({type(x).__name__}) is static (not an array or "
-                        "number), so it must be hashable; pass a numpy array or a tuple") from None
+                        f"number), so it must be hashable: pass np.array({name}) to trace it "
+                        "(and differentiate it, in grad and vjp), or a tuple to keep it static "
+                        "(no gradient)") from None
 
 
 def _cotangents(gradient: Any, outs: tuple[Aval, ...], out_tree: Tree,
