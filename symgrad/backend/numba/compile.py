@@ -467,8 +467,9 @@ def _numba_cache() -> type:
                 return None
 
         def _index_key(self, sig: Any, codegen: Any) -> Any:
-            # (a kernel compiled at another vector width is not loaded: .vector_width)
-            return super()._index_key(sig, codegen), vector_width.width()
+            # (a kernel compiled at another vector width or interleave count is not
+            # loaded: .vector_width)
+            return super()._index_key(sig, codegen), vector_width.key()
 
         def save_overload(self, sig: Any, data: Any) -> None:
             try:
