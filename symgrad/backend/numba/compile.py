@@ -157,7 +157,8 @@ class Kernel:
                 LOG.warning("symgrad: compiling k_%s (%s)...", self.source.key, self.what)
             if self.source.parallel:
                 start_threads()  # before Numba launches its threads
-            with vector_width.compiling(vector_width.wanted(self.source.text)):
+            text = self.source.text
+            with vector_width.compiling(vector_width.wanted(text), vector_width.interleaved(text)):
                 self.function.compile(signature)
         seconds = time.perf_counter() - start
         new_compiled, new_loaded = self.compile_stats

@@ -33,7 +33,10 @@ sinexp's gradient at n = 1e7, one thread: float32 2.7 -> 1.7 ns per element, flo
 4.9 -> 3.3 (the loops alone, CPU time under load 5.5); in the caches (n = 1e6) 1.48 ->
 1.43 and 2.93 -> 2.76. LLVM interleaves only what it may without reordering a
 floating-point operation (a sum over the loop stays in order: it is not interleaved),
-so the results are the same bits.
+so the results are the same bits. Not a kernel that calls both the float64 and the
+float32 math (``vm.`` and ``vm32.``: a float32 loop with float64 sums or scratch, whose
+16 lanes are 32 registers of float64): the broadcast tanh gradient in float32 (its row
+sums in float64) went 3.7 -> 4.0 ms when interleaved (:func:`interleaved`).
 
 Nothing changes when the CPU has no AVX-512, when the user chose Numba's target
 (``NUMBA_CPU_NAME`` / ``NUMBA_CPU_FEATURES``: a portable cache, say), or when
@@ -92,10 +95,10 @@ def width() -> int | None:
     return 512
 
 
-def key() -> tuple[int | None, int]:
-    """What a kernel's compiled code depends on here (part of its Numba cache key): the
-    width and the interleave count."""
-    return width(), INTERLEAVE
+def key() -> tuple[int | None, int, str]:
+    """What a kernel's compiled code depends on here besides its text (part of its Numba
+    cache key): the width, the interleave count and the rule of :func:`interleaved`."""
+    return width(), INTERLEAVE, "interleaved unless vm and vm32"
 
 
 def wanted(text: str) -> bool:
@@ -108,11 +111,20 @@ def wanted(text: str) -> bool:
 _VECMATH_CALL = re.compile(r"\bvm(?:32)?\.")
 
 
+def interleaved(text: str) -> bool:
+    """Whether a widened kernel's loops are interleaved (the module docstring): unless
+    it calls both the float64 and the float32 vectorized math."""
+    return not (_VM64_CALL.search(text) and _VM32_CALL.search(text))
+
+
+_VM64_CALL, _VM32_CALL = re.compile(r"\bvm\."), re.compile(r"\bvm32\.")
+
+
 @contextlib.contextmanager
-def compiling(wide: bool = True) -> Iterator[None]:
+def compiling(wide: bool = True, interleave: bool = True) -> Iterator[None]:
     """Within (``wide``): the functions Numba lowers on this thread are kernels (widened), and
-    LLVM vectorizes the remainder of a loop 4 wide and interleaves its vectorized loops
-    (the module docstring). Holds
+    LLVM vectorizes the remainder of a loop 4 wide and (``interleave``) interleaves its
+    vectorized loops (the module docstring). Holds
     Numba's compiler lock (which every compile takes anyway, re-entrant), so no other
     thread's compile runs with LLVM's option set."""
     if not wide or width() is None:
@@ -126,7 +138,7 @@ def compiling(wide: bool = True) -> Iterator[None]:
         _COMPILING.depth = depth + 1
         if not depth:
             binding.set_option("", f"{EPILOGUE}=4")
-            binding.set_option("", f"{INTERLEAVE_OPTION}={INTERLEAVE}")
+            binding.set_option("", f"{INTERLEAVE_OPTION}={INTERLEAVE if interleave else 0}")
         try:
             yield
         finally:
