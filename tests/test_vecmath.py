@@ -272,17 +272,31 @@ def test_kernels_use_avx512s_full_width_and_give_the_same_bits(tmp_path, monkeyp
     rng = np.random.default_rng(5)
     x = np.concatenate([[0.0, -0.0, np.inf, -np.inf, np.nan, 5e-324, 1e-300, 40.0, -800.0],
                         rng.standard_normal(500) * 4, rng.standard_normal(100) * 1e3])
-    g = sg.jit(lambda x: (np.tanh(x) * np.exp(-x * x) + np.log1p(x * x), np.sin(x)))
-    spec, _ = g._prepare((x,), None, {})
-    kernel = kernels.load(spec.source)
-    widened = kernel(x)  # compiled by symgrad (Kernel.compile_signature)
-    asm = kernel.function.inspect_asm(kernel.function.signatures[0])
-    assert "zmm" in asm
-    plain = numba.njit(error_model="numpy")(kernel.function.py_func)
-    unwidened = plain(x)
-    assert "zmm" not in plain.inspect_asm(plain.signatures[0])
-    for a, b in zip(widened, unwidened, strict=True):
-        assert np.array_equal(a.view(np.int64), b.view(np.int64))
+    # and sums over loops (np.sum's, a row's vm.row_sum, a column's +=) of finite terms:
+    # interleaving, vector_width.INTERLEAVE, must not reorder them; in float32 too (16
+    # lanes interleaved to 32 elements an iteration)
+    y = rng.standard_normal(1001) * 3
+    jitted = sg.jit(lambda x, y: (np.tanh(x) * np.exp(-x * x) + np.log(x * x + 2.0),
+                                  np.sin(x), np.sum(np.exp(-y * y) * np.cos(y) * y)))
+    broadcast = sg.grad(lambda a, u, v: np.mean(np.tanh(a * u[:, None] + v) ** 2),
+                        argnums=(1, 2))
+    a, u, v = rng.standard_normal((7, 37)), rng.standard_normal(7), rng.standard_normal(37)
+    for dtype in (np.float64, np.float32):
+        for g, args in ((jitted, (x, y)), (broadcast, (a, u, v))):
+            spec, inputs = g._prepare(tuple(w.astype(dtype) for w in args), None, {})
+            kernel = kernels.load(spec.source)
+            inputs = (*inputs, *spec.consts)  # (a gradient's seed)
+            widened = kernel(*inputs)  # compiled by symgrad (Kernel.compile_signature)
+            asm = kernel.function.inspect_asm(kernel.function.signatures[0])
+            assert "zmm" in asm
+            plain = numba.njit(error_model="numpy")(kernel.function.py_func)
+            unwidened = plain(*inputs)
+            assert "zmm" not in plain.inspect_asm(plain.signatures[0])
+            assert np.isfinite(widened[-1]).all()
+            for p, q in zip(widened, unwidened, strict=True):
+                p, q = np.asarray(p), np.asarray(q)
+                assert p.dtype == q.dtype
+                assert np.array_equal(p.view(f"i{p.itemsize}"), q.view(f"i{q.itemsize}"))
 
 
 def test_a_loop_of_x_cubed_is_simd_code(tmp_path, monkeypatch):

@@ -157,7 +157,8 @@ class Kernel:
                 LOG.warning("symgrad: compiling k_%s (%s)...", self.source.key, self.what)
             if self.source.parallel:
                 start_threads()  # before Numba launches its threads
-            with vector_width.compiling(vector_width.wanted(self.source.text)):
+            text = self.source.text
+            with vector_width.compiling(vector_width.wanted(text), vector_width.interleaved(text)):
                 self.function.compile(signature)
         seconds = time.perf_counter() - start
         new_compiled, new_loaded = self.compile_stats
@@ -467,8 +468,9 @@ def _numba_cache() -> type:
                 return None
 
         def _index_key(self, sig: Any, codegen: Any) -> Any:
-            # (a kernel compiled at another vector width is not loaded: .vector_width)
-            return super()._index_key(sig, codegen), vector_width.width()
+            # (a kernel compiled at another vector width or interleave count is not
+            # loaded: .vector_width)
+            return super()._index_key(sig, codegen), vector_width.key()
 
         def save_overload(self, sig: Any, data: Any) -> None:
             try:
