@@ -14,6 +14,17 @@ from symgrad.eager import backward as engine
 torch = pytest.importorskip("torch")
 
 
+@pytest.fixture(autouse=True, params=["written", "loop"])
+def walk(request, monkeypatch):
+    """Each test with both walks of a plan: the one written out for it and compiled, and
+    the loop that large plans take (structure.WRITTEN_WALKS)."""
+    from symgrad.eager import structure
+
+    if request.param == "loop":
+        monkeypatch.setattr(structure, "WRITTEN_WALKS", 0)
+    return request.param
+
+
 def _values(t):
     return np.array(t.tolist())  # (a copy: the gradient is zeroed in place later)
 

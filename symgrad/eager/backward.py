@@ -100,6 +100,8 @@ class _Entry:
     fast: Callable[[], Any] | None = None  # the kernel's dispatcher, when it is ready
     #: the positions of the nodes whose kept values the graph reads (:mod:`.replay`)
     fed: tuple[int, ...] = ()
+    #: the data's shapes and dtypes and the structure's compiled walk (:func:`.structure.match`)
+    walk: list = dataclasses.field(default_factory=lambda: [None, None])
 
 
 #: the graph structures kept, least recently used first
@@ -242,7 +244,7 @@ def _prepare(root: Node, out: Any, ct: Any) -> tuple:
                                               ct is not None, fed, f32))
     if not (retained or cuts or changed):  # the next backward may match it (.structure)
         _TEMPLATE[0] = Template(key, entry, len(leaf_tensors),
-                                tuple([(v.shape, v.dtype) for v in data_values]))
+                                tuple([(v.shape, v.dtype) for v in data_values]), entry.walk)
     return nodes, leaf_tensors, data_values, retained, cuts, f32, entry
 
 
