@@ -79,7 +79,7 @@ from .saved_indices import check_indices
 from .structure import Template, match
 from .structure import collect as _collect
 from .structure import plan as _plan
-from .torch_facts import saves_nothing
+from .torch_facts import SAVES_FACTORS, SAVES_NOTHING, saves_nothing
 
 FREED_ERROR = (
     "Trying to backward through the graph a second time: its nodes were freed by the "
@@ -131,6 +131,11 @@ def run_backward(out: Any, gradient: Any, retain_graph: bool | None) -> None:
         g = np.broadcast_to(1.0 if ct is None else ct, out.shape)
         _accumulate(out, hooks.apply(out, g, fired) if out._hooks else g)
         return
+    root = out._node
+    if root.hooked is None:  # (a tensor with hooks: a cut, the general path)
+        ready = _matched(root, ct)  # the structure the last backward ran: no planning
+        if ready is not None and _replayed(out, ct, ready, retain_graph):
+            return
     passed: dict[int, Node] = {}
     pending: dict[int, tuple[Any, Any]] = {}  # leaves with hooks: their total gradient
     _backward(out, ct, passed, fired, pending)
@@ -138,6 +143,42 @@ def run_backward(out: Any, gradient: Any, retain_graph: bool | None) -> None:
         _accumulate(t, hooks.apply(t, g, fired))
     if not retain_graph:
         _free(passed.values())
+
+
+def _replayed(out: Any, ct: Any, ready: tuple, retain_graph: bool | None) -> bool:
+    """:func:`_backward` of a matched structure (:func:`_matched`: no cut, retained
+    gradient or changed input) whose root and leaves have no hooks, in fewer steps:
+    its kernel's gradients added into the leaves' ``.grad``, then its nodes freed
+    (without ``retain_graph``). False, having done nothing, for a leaf with hooks."""
+    nodes, leaf_tensors, data_values, f32, entry = ready
+    for t in leaf_tensors:
+        if t._hooks:
+            return False
+    root = out._node
+    if views.stale(root) is not None:
+        views.refuse_saved_output(root, out)
+    arg = _kernel_arg32 if f32 else _kernel_arg
+    args: list[Any] = []
+    for t in leaf_tensors:
+        args.append(arg(t._value))
+    for v in data_values:
+        args.append(arg(v))
+    if ct is not None:
+        args.append(arg(np.asarray(ct)))
+    fed = entry.fed
+    for k in fed:
+        args.append(arg(nodes[k].value))
+    replay.count(fed)
+    grads = _run(entry, args, f32)
+    for k, t in enumerate(leaf_tensors):
+        if t._node is None and not t._requires_grad:
+            continue  # requires_grad_(False) after the forward: PyTorch's AccumulateGrad skips it
+        owned = t._grad is None and sole(grads, k)  # (before g: a reference more)
+        g = grads[k]
+        _accumulate(t, cx.torch_grad(g) if g.dtype.kind == "c" else g, owned)
+    if not retain_graph:
+        _free(nodes)
+    return True
 
 
 def _backward(out: Any, ct: Any, passed: dict[int, Node], fired: set[int],
@@ -315,8 +356,8 @@ def _free(nodes: Iterable[Node]) -> None:
     stay as they were, and a second backward through a node that saved a tensor raises
     ``FREED_ERROR``. A node that saves nothing (:func:`saves_nothing`) stays usable (its
     kept forward value is dropped: a later backward recomputes it)."""
-    for n in nodes:
-        if saves_nothing(n):
+    for n in nodes:  # (a node whose name neither set holds saves something: no call)
+        if type(n.composite or n).__name__ in _MAY_SAVE_NOTHING and saves_nothing(n):
             n.value = None
             continue
         n.freed = True
@@ -330,6 +371,9 @@ def _free(nodes: Iterable[Node]) -> None:
             continue
         n.inputs = tuple(None if isinstance(a, np.ndarray) and a.ndim else a
                          for a in inputs)
+
+
+_MAY_SAVE_NOTHING = SAVES_NOTHING | SAVES_FACTORS
 
 
 def _check_versions(nodes: list[Node]) -> None:
