@@ -196,3 +196,23 @@ def test_a_matched_step_with_hooks_retain_graph_and_grads_set_to_none():
     for a, b in zip(seen["symgrad"], seen["torch"], strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-12)
     assert taken["replayed"] >= 3  # (steps 1, 2, 6 at least: the others after a change)
+
+
+def test_a_leaf_whose_dtype_changes_between_steps():
+    """The same operations on a leaf whose values turn float32 and back (``.data =``)
+    each step: the walk compares the leaves' dtypes (a float32 leaf's gradient is
+    float32), as PyTorch's gradients."""
+    seen = {}
+    for lib in (sg, torch):
+        (x, w), _ = _tensors(lib, 3)
+        got = []
+        for step in range(6):
+            x.data = x.data.float() if step % 2 else x.data.double()
+            (x * w).sum().backward()
+            got.append((str(x.grad.dtype).split(".")[-1], _values(x.grad), _values(w.grad)))
+            x.grad = w.grad = None
+        seen[lib.__name__] = got
+    for a, b in zip(seen["symgrad"], seen["torch"], strict=True):
+        assert a[0] == b[0]
+        np.testing.assert_allclose(a[1], b[1], rtol=1e-6)
+        np.testing.assert_allclose(a[2], b[2], rtol=1e-6)

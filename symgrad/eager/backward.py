@@ -100,8 +100,9 @@ class _Entry:
     fast: Callable[[], Any] | None = None  # the kernel's dispatcher, when it is ready
     #: the positions of the nodes whose kept values the graph reads (:mod:`.replay`)
     fed: tuple[int, ...] = ()
-    #: the data's shapes and dtypes and the structure's compiled walk (:func:`.structure.match`)
-    walk: list = dataclasses.field(default_factory=lambda: [None, None])
+    #: the structure's compiled walks, by its leaves' and data's shapes and dtypes
+    #: (:func:`.structure.match`)
+    walk: list = dataclasses.field(default_factory=lambda: [None, None, {}])
 
 
 #: the graph structures kept, least recently used first
@@ -284,8 +285,9 @@ def _prepare(root: Node, out: Any, ct: Any) -> tuple:
     entry = _cached_entry(key, lambda: _lower(nodes, plan, leaf_tensors, retained,
                                               ct is not None, fed, f32))
     if not (retained or cuts or changed):  # the next backward may match it (.structure)
-        _TEMPLATE[0] = Template(key, entry, len(leaf_tensors),
-                                tuple([(v.shape, v.dtype) for v in data_values]), entry.walk)
+        _TEMPLATE[0] = Template(key, entry, (
+            tuple([(t._value.shape, t._value.dtype) for t in leaf_tensors]),
+            tuple([(v.shape, v.dtype) for v in data_values])), entry.walk)
     return nodes, leaf_tensors, data_values, retained, cuts, f32, entry
 
 
@@ -311,15 +313,10 @@ def _matched(root: Node, ct: Any) -> tuple | None:
     key = template.key
     if key[3] != (None if ct is None else np.shape(ct)) or key[4] != replay.fed(nodes):
         return None
-    for t, (shape, complex_) in zip(leaf_tensors, key[1]):  # (_leaf_kinds, no tuples)
-        v = t._value
-        if v.shape != shape or (v.dtype.kind == "c") is not complex_:
-            return None
-    f32 = all_float32(nodes, leaf_tensors)
-    if key[5] != f32:
-        return None
     refuse_bf16(nodes)
-    return nodes, leaf_tensors, data_values, f32, template.entry
+    # (the leaves' values have the template's shapes and dtypes, the nodes its
+    # signatures, whose last item is the dtype: all_float32 gives the key's flag)
+    return nodes, leaf_tensors, data_values, key[5], template.entry
 
 
 def _cached_entry(key: tuple, lower: Callable[[], Graph | tuple[Graph, tuple[int, ...]]]

@@ -132,14 +132,15 @@ def _leaf_ref(k: int) -> tuple[str, int]:
 class Template(NamedTuple):
     """The last structure a backward ran without cuts, retained gradients or changed
     inputs: its cache key (``key[0]`` is its plan) and entry, and the shape and dtype
-    of each of its data arrays. ``walk``: where the compiled walk of the entry's
-    structure is kept, with the data's shapes and dtypes it checks (:func:`match`; one
-    holder per cache entry, so a loop alternating structures compiles each walk once)."""
+    of each of its leaves' values and of its data arrays (``values``: the two tuples).
+    A match has them all (so its leaves' values have the dtypes the key's float32 flag
+    was found from). ``walk``: where the compiled walk of the entry's structure is kept,
+    with the ``values`` it checks (:func:`match`; one holder per cache entry, so a loop
+    alternating structures compiles each walk once)."""
 
     key: tuple
     entry: Any
-    leaves: int
-    data: tuple[tuple[tuple[int, ...], np.dtype], ...]
+    values: tuple[tuple, tuple]
     walk: list
 
 
@@ -152,11 +153,13 @@ def match(root: Node, template: Template) -> tuple[list, list, list] | None:
     ``WRITTEN_WALKS`` nodes is walked by a loop (:func:`_loop_walk`)."""
     if len(template.key[0]) > WRITTEN_WALKS:
         return _loop_walk(root, template)
-    held = template.walk
-    data = template.data
-    if held[0] is not data and held[0] != data:
-        held[1] = compile_walk(template.key[0], template.leaves, data)
-        held[0] = data
+    held = template.walk  # [values, their walk, {values: walk} of every values seen]
+    values = template.values
+    if held[0] is not values:  # (a new template: the walk by its values, then by identity)
+        walk = held[2].get(values)
+        if walk is None:
+            walk = held[2][values] = compile_walk(template.key[0], *values)
+        held[0], held[1] = values, walk
     return held[1](root)
 
 
@@ -164,7 +167,7 @@ def match(root: Node, template: Template) -> tuple[list, list, list] | None:
 WRITTEN_WALKS = 200
 
 
-def compile_walk(plan: list, leaves: int, data: tuple) -> Any:
+def compile_walk(plan: list, leaves: tuple, data: tuple) -> Any:
     """:func:`match`'s walk of ``plan`` as one function of the root (no loop over the
     plan, no unpacking of its references: one test per fact)."""
     consts: dict[str, Any] = {"Node": Node, "Traced": Traced, "Literal": Literal,
@@ -175,7 +178,7 @@ def compile_walk(plan: list, leaves: int, data: tuple) -> Any:
     return consts["walk"]
 
 
-def _walk_source(plan: list, leaves: int, data: tuple, consts: dict[str, Any]) -> str:
+def _walk_source(plan: list, leaves: tuple, data: tuple, consts: dict[str, Any]) -> str:
     """The source of ``walk(root)``: the plan's positions from the last down, each
     node's checks in the order of the general path's (see the module docstring), its
     inputs bound to the positions, leaves and data the plan names (the first consumer
@@ -230,14 +233,18 @@ def _walk_source(plan: list, leaves: int, data: tuple, consts: dict[str, Any]) -
             if kind == "eqn":
                 lines.append(f"    if not isinstance({name}, Node): return None")
             elif kind == "leaf":
-                lines.append(f"    if isinstance({name}, Node) or not isinstance({name}, "
-                             "Traced): return None")
+                consts[f"LS{j}"], consts[f"LD{j}"] = leaves[j]
+                lines += [f"    if isinstance({name}, Node) or not isinstance({name}, "
+                          "Traced): return None",
+                          f"    v = {name}._value",
+                          f"    if v.shape != LS{j} or (v.dtype is not LD{j} and v.dtype != "
+                          f"LD{j}): return None"]
             else:
                 consts[f"DS{j}"], consts[f"DD{j}"] = data[j]
                 lines.append(f"    if (type({name}) is not ndarray or {name}.shape != DS{j}"
                              f" or ({name}.dtype is not DD{j} and {name}.dtype != DD{j})):"
                              " return None")
-    leaf_names = [f"l{j}" for j in range(leaves)]
+    leaf_names = [f"l{j}" for j in range(len(leaves))]
     data_names = [f"d{j}" for j in range(len(data))]
     for names in (leaf_names, data_names):
         if not bound.issuperset(names):  # (a leaf or data position no node names)
@@ -259,8 +266,8 @@ def _loop_walk(root: Node, template: Template) -> tuple[list, list, list] | None
     count = len(plan)
     nodes: list[Any] = [None] * count
     nodes[-1] = root
-    leaves: list[Any] = [None] * template.leaves
-    shapes = template.data
+    kinds, shapes = template.values
+    leaves: list[Any] = [None] * len(kinds)
     data: list[Any] = [None] * len(shapes)
     later = root.seq + 1  # (the seq of the node at the next position)
     for k in range(count - 1, -1, -1):
@@ -307,6 +314,10 @@ def _loop_walk(root: Node, template: Template) -> tuple[list, list, list] | None
                 b = leaves[j]
                 if b is None:
                     if isinstance(a, Node) or not isinstance(a, Traced):
+                        return None
+                    shape, dtype = kinds[j]
+                    v = a._value
+                    if v.shape != shape or (v.dtype is not dtype and v.dtype != dtype):
                         return None
                     leaves[j] = a
                 elif b is not a:
