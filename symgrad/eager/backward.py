@@ -127,16 +127,16 @@ def run_backward(out: Any, gradient: Any, retain_graph: bool | None) -> None:
                            "grad_fn: set requires_grad=True on a leaf the output depends on")
     raise_dynamic_threshold()  # (once: a step's arrays stay in the heap, core.memory)
     ct = _seed(out, gradient)
-    fired: set[int] = set()  # tensors whose hooks ran
-    if out._node is None:  # backward on a leaf itself
-        g = np.broadcast_to(1.0 if ct is None else ct, out.shape)
-        _accumulate(out, hooks.apply(out, g, fired) if out._hooks else g)
-        return
     root = out._node
-    if root.hooked is None:  # (a tensor with hooks: a cut, the general path)
+    if root is not None and root.hooked is None:  # (with hooks: a cut, the general path)
         ready = _matched(root, ct)  # the structure the last backward ran: no planning
         if ready is not None and _replayed(out, ct, ready, retain_graph):
             return
+    fired: set[int] = set()  # tensors whose hooks ran
+    if root is None:  # backward on a leaf itself
+        g = np.broadcast_to(1.0 if ct is None else ct, out.shape)
+        _accumulate(out, hooks.apply(out, g, fired) if out._hooks else g)
+        return
     passed: dict[int, Node] = {}
     pending: dict[int, tuple[Any, Any]] = {}  # leaves with hooks: their total gradient
     _backward(out, ct, passed, fired, pending)
