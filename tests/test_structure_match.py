@@ -14,6 +14,17 @@ from symgrad.eager import backward as engine
 torch = pytest.importorskip("torch")
 
 
+@pytest.fixture(autouse=True, params=["written", "loop"])
+def walk(request, monkeypatch):
+    """Each test with both walks of a plan: the one written out for it and compiled, and
+    the loop that large plans take (structure.WRITTEN_WALKS)."""
+    from symgrad.eager import structure
+
+    if request.param == "loop":
+        monkeypatch.setattr(structure, "WRITTEN_WALKS", 0)
+    return request.param
+
+
 def _values(t):
     return np.array(t.tolist())  # (a copy: the gradient is zeroed in place later)
 
@@ -148,3 +159,60 @@ def test_nodes_made_in_another_order_do_not_match():
     b = x * 3
     a = x * 2
     assert match((a * b).sum()._node, engine._TEMPLATE[0]) is None
+
+
+def test_a_matched_step_with_hooks_retain_graph_and_grads_set_to_none():
+    """The matched backward's own path (engine._replayed) gives PyTorch's gradients over
+    steps that add into ``.grad``, start it again (None), keep the graph for a second
+    backward, and register then remove a hook on a leaf (the general path's case)."""
+    taken = {"replayed": 0}
+    replayed = engine._replayed
+
+    def counted(*args):
+        done = replayed(*args)
+        taken["replayed"] += done
+        return done
+    engine._replayed, before = counted, engine._replayed
+    try:
+        seen = {}
+        for lib in (sg, torch):
+            (x, w), _ = _tensors(lib, 2)
+            got, handle = [], None
+            for step in range(8):
+                if step == 3:
+                    handle = x.register_hook(lambda g: g * 2)
+                if step == 5:
+                    handle.remove()
+                out = ((x + 2) * (x + 2) * w).mean()
+                out.backward(retain_graph=step == 6)
+                if step == 6:
+                    out.backward()
+                got.append([_values(x.grad), _values(w.grad)])
+                if step % 3 == 1:
+                    x.grad = w.grad = None
+            seen[lib.__name__] = got
+    finally:
+        engine._replayed = before
+    for a, b in zip(seen["symgrad"], seen["torch"], strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-12)
+    assert taken["replayed"] >= 3  # (steps 1, 2, 6 at least: the others after a change)
+
+
+def test_a_leaf_whose_dtype_changes_between_steps():
+    """The same operations on a leaf whose values turn float32 and back (``.data =``)
+    each step: the walk compares the leaves' dtypes (a float32 leaf's gradient is
+    float32), as PyTorch's gradients."""
+    seen = {}
+    for lib in (sg, torch):
+        (x, w), _ = _tensors(lib, 3)
+        got = []
+        for step in range(6):
+            x.data = x.data.float() if step % 2 else x.data.double()
+            (x * w).sum().backward()
+            got.append((str(x.grad.dtype).split(".")[-1], _values(x.grad), _values(w.grad)))
+            x.grad = w.grad = None
+        seen[lib.__name__] = got
+    for a, b in zip(seen["symgrad"], seen["torch"], strict=True):
+        assert a[0] == b[0]
+        np.testing.assert_allclose(a[1], b[1], rtol=1e-6)
+        np.testing.assert_allclose(a[2], b[2], rtol=1e-6)

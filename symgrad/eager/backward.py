@@ -66,20 +66,20 @@ import numpy as np
 from ..core.config import config
 from ..core.errors import SCALAR_OUTPUT_ERROR
 from ..core.interpreter import interpret
-from ..core.ir import C128, F32, FLOAT, Aval, Eqn, Graph, Var, freeze_params
+from ..core.ir import C128, F32, Aval, Graph
 from ..core.memory import raise_dynamic_threshold
-from ..prims.elementwise import add_p
 from ..transforms import pipeline
-from . import cast_rounding, hooks, replay, views
 from . import complex_tensors as cx
+from . import hooks, replay, views
 from .bf16 import refuse_gradients as refuse_bf16
-from .graph import ROUNDED, Node
+from .graph import Node
+from .lowering import lower_structure as _lower
 from .owned import sole
 from .saved_indices import check_indices
 from .structure import Template, match
 from .structure import collect as _collect
 from .structure import plan as _plan
-from .torch_facts import saves_nothing
+from .torch_facts import SAVES_FACTORS, SAVES_NOTHING, saves_nothing
 
 FREED_ERROR = (
     "Trying to backward through the graph a second time: its nodes were freed by the "
@@ -100,6 +100,9 @@ class _Entry:
     fast: Callable[[], Any] | None = None  # the kernel's dispatcher, when it is ready
     #: the positions of the nodes whose kept values the graph reads (:mod:`.replay`)
     fed: tuple[int, ...] = ()
+    #: the structure's compiled walks, by its leaves' and data's shapes and dtypes
+    #: (:func:`.structure.match`)
+    walk: list = dataclasses.field(default_factory=lambda: [None, None, {}])
 
 
 #: the graph structures kept, least recently used first
@@ -124,8 +127,13 @@ def run_backward(out: Any, gradient: Any, retain_graph: bool | None) -> None:
                            "grad_fn: set requires_grad=True on a leaf the output depends on")
     raise_dynamic_threshold()  # (once: a step's arrays stay in the heap, core.memory)
     ct = _seed(out, gradient)
+    root = out._node
+    if root is not None and root.hooked is None:  # (with hooks: a cut, the general path)
+        ready = _matched(root, ct)  # the structure the last backward ran: no planning
+        if ready is not None and _replayed(out, ct, ready, retain_graph):
+            return
     fired: set[int] = set()  # tensors whose hooks ran
-    if out._node is None:  # backward on a leaf itself
+    if root is None:  # backward on a leaf itself
         g = np.broadcast_to(1.0 if ct is None else ct, out.shape)
         _accumulate(out, hooks.apply(out, g, fired) if out._hooks else g)
         return
@@ -136,6 +144,42 @@ def run_backward(out: Any, gradient: Any, retain_graph: bool | None) -> None:
         _accumulate(t, hooks.apply(t, g, fired))
     if not retain_graph:
         _free(passed.values())
+
+
+def _replayed(out: Any, ct: Any, ready: tuple, retain_graph: bool | None) -> bool:
+    """:func:`_backward` of a matched structure (:func:`_matched`: no cut, retained
+    gradient or changed input) whose root and leaves have no hooks, in fewer steps:
+    its kernel's gradients added into the leaves' ``.grad``, then its nodes freed
+    (without ``retain_graph``). False, having done nothing, for a leaf with hooks."""
+    nodes, leaf_tensors, data_values, f32, entry = ready
+    for t in leaf_tensors:
+        if t._hooks:
+            return False
+    root = out._node
+    if views.stale(root) is not None:
+        views.refuse_saved_output(root, out)
+    arg = _kernel_arg32 if f32 else _kernel_arg
+    args: list[Any] = []
+    for t in leaf_tensors:
+        args.append(arg(t._value))
+    for v in data_values:
+        args.append(arg(v))
+    if ct is not None:
+        args.append(arg(np.asarray(ct)))
+    fed = entry.fed
+    for k in fed:
+        args.append(arg(nodes[k].value))
+    replay.count(fed)
+    grads = _run(entry, args, f32)
+    for k, t in enumerate(leaf_tensors):
+        if t._node is None and not t._requires_grad:
+            continue  # requires_grad_(False) after the forward: PyTorch's AccumulateGrad skips it
+        owned = t._grad is None and sole(grads, k)  # (before g: a reference more)
+        g = grads[k]
+        _accumulate(t, cx.torch_grad(g) if g.dtype.kind == "c" else g, owned)
+    if not retain_graph:
+        _free(nodes)
+    return True
 
 
 def _backward(out: Any, ct: Any, passed: dict[int, Node], fired: set[int],
@@ -241,8 +285,9 @@ def _prepare(root: Node, out: Any, ct: Any) -> tuple:
     entry = _cached_entry(key, lambda: _lower(nodes, plan, leaf_tensors, retained,
                                               ct is not None, fed, f32))
     if not (retained or cuts or changed):  # the next backward may match it (.structure)
-        _TEMPLATE[0] = Template(key, entry, len(leaf_tensors),
-                                tuple([(v.shape, v.dtype) for v in data_values]))
+        _TEMPLATE[0] = Template(key, entry, (
+            tuple([(t._value.shape, t._value.dtype) for t in leaf_tensors]),
+            tuple([(v.shape, v.dtype) for v in data_values])), entry.walk)
     return nodes, leaf_tensors, data_values, retained, cuts, f32, entry
 
 
@@ -268,15 +313,10 @@ def _matched(root: Node, ct: Any) -> tuple | None:
     key = template.key
     if key[3] != (None if ct is None else np.shape(ct)) or key[4] != replay.fed(nodes):
         return None
-    for t, (shape, complex_) in zip(leaf_tensors, key[1]):  # (_leaf_kinds, no tuples)
-        v = t._value
-        if v.shape != shape or (v.dtype.kind == "c") is not complex_:
-            return None
-    f32 = all_float32(nodes, leaf_tensors)
-    if key[5] != f32:
-        return None
     refuse_bf16(nodes)
-    return nodes, leaf_tensors, data_values, f32, template.entry
+    # (the leaves' values have the template's shapes and dtypes, the nodes its
+    # signatures, whose last item is the dtype: all_float32 gives the key's flag)
+    return nodes, leaf_tensors, data_values, key[5], template.entry
 
 
 def _cached_entry(key: tuple, lower: Callable[[], Graph | tuple[Graph, tuple[int, ...]]]
@@ -313,8 +353,8 @@ def _free(nodes: Iterable[Node]) -> None:
     stay as they were, and a second backward through a node that saved a tensor raises
     ``FREED_ERROR``. A node that saves nothing (:func:`saves_nothing`) stays usable (its
     kept forward value is dropped: a later backward recomputes it)."""
-    for n in nodes:
-        if saves_nothing(n):
+    for n in nodes:  # (a node whose name neither set holds saves something: no call)
+        if type(n.composite or n).__name__ in _MAY_SAVE_NOTHING and saves_nothing(n):
             n.value = None
             continue
         n.freed = True
@@ -328,6 +368,9 @@ def _free(nodes: Iterable[Node]) -> None:
             continue
         n.inputs = tuple(None if isinstance(a, np.ndarray) and a.ndim else a
                          for a in inputs)
+
+
+_MAY_SAVE_NOTHING = SAVES_NOTHING | SAVES_FACTORS
 
 
 def _check_versions(nodes: list[Node]) -> None:
@@ -414,66 +457,6 @@ def _kernel_arg(v: np.ndarray) -> Any:
 
 _F64 = np.dtype(np.float64)
 _F32 = np.dtype(np.float32)
-
-
-def forward_graph(nodes: list[Node], plan: list, leaves: list, retained: list[int],
-                  f32: bool = False) -> tuple[Graph, list[Var]]:
-    """The recorded structure as a graph. Inputs: leaves, data, one zero per retained
-    non-leaf (added to it, so its gradient is theirs); output: the last node's value.
-    Also each node's own variable (before that zero is added), in node order. Its
-    floating values are float64, or float32 with ``f32`` (:func:`all_float32`)."""
-    real = F32 if f32 else FLOAT
-    inputs = [Var(Aval(t._value.shape, C128 if t._value.dtype.kind == "c" else real),
-                  f"leaf{k}") for k, t in enumerate(leaves)]
-    data_vars: dict[int, Var] = {}
-    for _, refs in plan:
-        for r in refs:
-            if isinstance(r, tuple) and r[0] == "data" and r[1] not in data_vars:
-                # float32 data enter converted; complex data stay complex (a real Var
-                # would cast away their imaginary part)
-                kind = r[3] if r[3] in ("bool", C128) else real
-                data_vars[r[1]] = Var(Aval(r[2], kind), f"data{r[1]}")
-    inputs += [data_vars[k] for k in sorted(data_vars)]
-    deltas = {k: Var(Aval(nodes[k].aval.shape, C128 if nodes[k].aval.dtype == C128 else real),
-                     f"retained{j}")
-              for j, k in enumerate(retained)}
-    outs: list[Var] = []
-    own: list[Var] = []
-    eqns: list[Eqn] = []
-    for k, (n, (_, refs)) in enumerate(zip(nodes, plan)):
-        atoms = [a if r is None else
-                 outs[r[1]] if r[0] == "eqn" else
-                 inputs[r[1]] if r[0] == "leaf" else data_vars[r[1]]
-                 for a, r in zip(n.inputs, refs)]
-        aval = n.aval if n.aval.dtype == real or n.aval.dtype not in (F32, FLOAT) else \
-            Aval(n.aval.shape, real)  # (a tuple: an autograd.Function's results)
-        v = Var(aval)
-        eqns.append(Eqn(n.prim, tuple(atoms), v, freeze_params(n.params)))
-        if n in ROUNDED and not f32:  # a cast: its value and gradient rounded there
-            v = cast_rounding.emit(eqns, v, ROUNDED[n])
-        own.append(v)
-        if k in deltas:  # v + 0: the cotangent of this input is the cotangent of v
-            v2 = Var(aval)
-            eqns.append(Eqn(add_p, (v, deltas[k]), v2))
-            v = v2
-        outs.append(v)
-    graph = Graph(tuple(inputs + list(deltas.values())), tuple(eqns), (outs[-1],), (),
-                  "backward")
-    return graph, own
-
-
-def _lower(nodes: list[Node], plan: list, leaves: list, retained: list[int],
-           seeded: bool, fed: tuple[int, ...] = (), f32: bool = False
-           ) -> Graph | tuple[Graph, tuple[int, ...]]:
-    """The optimized adjoint graph of a recorded structure (:func:`forward_graph`, and
-    the cotangent input if ``seeded``, then the saved values of the nodes at ``fed``:
-    :func:`.replay.lower`); outputs: the gradients of leaves and retained non-leaves."""
-    graph, own = forward_graph(nodes, plan, leaves, retained, f32)
-    first = len(graph.inputs) - len(retained)
-    wrt = [*range(len(leaves)), *range(first, len(graph.inputs))]
-    if fed:
-        return replay.lower(graph, own, wrt, seeded, fed)
-    return pipeline.derive(graph, wrt, seeded, keep_primal=False)
 
 
 class KernelFallbackWarning(RuntimeWarning):

@@ -2,7 +2,7 @@
 (``create_graph=True``): double backward, to any depth.
 
 Both lower the recorded nodes as ``Tensor.backward`` does
-(:func:`symgrad.eager.backward.forward_graph`), differentiating with respect to the
+(:func:`symgrad.eager.lowering.forward_graph`), differentiating with respect to the
 tensors asked for: a leaf is an input of the graph, a non-leaf gets a zero added
 to its node's value (the cotangent of that zero is the tensor's gradient).
 
@@ -61,6 +61,7 @@ from . import complex_tensors as cx
 from . import hooks, views
 from .grad_mode import enable_grad, no_grad
 from .graph import next_seq
+from .lowering import forward_graph
 from .replay import changed_inputs, saved_value
 from .replay import fed as replay_fed
 from .replay import lower as replay_lower
@@ -255,7 +256,7 @@ def _slots(targets: list[Any], leaves: list[Any], index: dict[int, int]
 def _differentiated(nodes: list, plan: list, leaves: list, deltas: list[int],
                     wrt_leaves: list[int]) -> tuple[Graph, list[Var], list[int]]:
     """The forward graph, each node's variable, and the inputs to differentiate."""
-    graph, own = engine.forward_graph(nodes, plan, leaves, deltas)
+    graph, own = forward_graph(nodes, plan, leaves, deltas)
     first = len(graph.inputs) - len(deltas)
     return graph, own, [*wrt_leaves, *range(first, len(graph.inputs))]
 

@@ -449,8 +449,12 @@ def binary_f64(prim: Primitive, a: Any, b: Any, make: Any) -> Any:
     if sig is None:  # a literal operand (an exponent): the general construction
         inputs = tuple([_input(x, v, True) for x, v in zip(args, (va, vb))])
         node = cls(prim, {}, inputs, aval)
-    else:
-        node = cls(prim, {}, (_input(a, va, False), _input(b, vb, False)), aval, sig)
+    else:  # (_input of each, inline: a Python number is 0-d data here)
+        ia = np.array(va) if sa is None else va if not a._requires_grad else \
+            a._node if a._node is not None else a
+        ib = np.array(vb) if sb is None else vb if not b._requires_grad else \
+            b._node if b._node is not None else b
+        node = cls(prim, {}, (ia, ib), aval, sig)
     result = make(value, node)
     node.made = (weakref.ref(result), 0)
     node.versions, node.reads = _watched_pair(saves, None if sa is None else a,

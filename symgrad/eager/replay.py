@@ -382,7 +382,7 @@ def count(fed_positions: tuple[int, ...]) -> None:
 
 def lower(graph: Graph, own: list[Var], wrt: list[int], seeded: bool,
           fed_positions: tuple[int, ...]) -> tuple[Graph, tuple[int, ...]]:
-    """The optimized adjoint of the recorded ``graph`` (:func:`.backward.forward_graph`,
+    """The optimized adjoint of the recorded ``graph`` (:func:`.lowering.forward_graph`,
     whose node variables are ``own``) in which the nodes at ``fed_positions`` are inputs,
     after the graph's own (and the cotangent): the equations that made them are gone,
     so the reverse sweep reads the values the forward computed. Those the optimized

@@ -328,7 +328,8 @@ class Tensor(DtypeMethods, cx.ComplexMethods, ValueMethods, BitwiseMethods, InPl
         t = Tensor._make(self._value)
         origin = self._base if self._base is not None else self
         t._data_of = weakref.ref(origin)
-        replay.expose(origin)  # (a write through t counts no version of origin's)
+        if origin._node is not None:  # (expose's first test: no call for a leaf)
+            replay.expose(origin)  # (a write through t counts no version of origin's)
         if origin is not self:
             replay.expose(self)
         return t
