@@ -37,7 +37,7 @@ from ..prims import layer_norm as layer_norm_prims
 from ..prims import linalg as linalg_prims
 from ..prims import softmax as softmax_prims
 from ..prims.elementwise import relu_p
-from ..prims.indexing import strided
+from ..prims.indexing import slice_p
 from ..prims.reductions import reshape_p, transpose_p
 from . import dtypes as dt
 from . import grad_mode
@@ -281,7 +281,9 @@ class TensorMethods(ReductionMethods):
             return named(x - x + 1, x, "SoftmaxBackward0", (x,))
         axis = _one_dim(dim, x.ndim)
         if x._value.dtype in PRIMITIVE_FLOATS:  # one node (PyTorch's), one numpy computation
-            return softmax_prims.softmax(x, axis)
+            # (the fast path at once, memoized per shape: the node and value of the primitive's)
+            fast = unary_f64(softmax_prims.softmax_p, x, {"axis": int(axis)}, x._make)
+            return softmax_prims.softmax(x, axis) if fast is None else fast
         return named(ops.softmax(x, axis), x, "SoftmaxBackward0", (x,))
 
     def log_softmax(self, dim, dtype=None):
@@ -453,13 +455,16 @@ class TensorMethods(ReductionMethods):
         v: 0.11 -> 0.07 ms for the three of a transformer's layer); ``grad_fn`` PyTorch's
         ``UnbindBackward0``."""
         d = _one_dim(dim, self.ndim)
-        shape = tuple(self.shape)
+        shape = self._value.shape
         whole = tuple((0, n, 1) for n in shape)
         rest = shape[:d] + shape[d + 1:]
+        if shape[d] == 1:  # (a full slice records nothing: strided's rule)
+            return _several((_reshaped(self, rest, "UnbindBackward0"),), "Unbind")
+        unary = self._trace.unary  # (the fast path's memoized slice and reshape per part)
         return _several(tuple(
-            named(ops.reshape(strided(self, (*whole[:d], (i, i + 1, 1), *whole[d + 1:])),
-                              rest), self, "UnbindBackward0") for i in range(shape[d])),
-            "Unbind")
+            _reshaped(unary(slice_p, self, {"index": (*whole[:d], (i, i + 1, 1),
+                                                      *whole[d + 1:])}),
+                      rest, "UnbindBackward0") for i in range(shape[d])), "Unbind")
 
     def contiguous(self) -> Any:  # (a copy of a strided view, whose writes stay in it)
         if self.is_contiguous():
