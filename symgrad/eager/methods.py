@@ -33,8 +33,6 @@ import numpy as np
 from ..numpy_api import functions as ops
 from ..numpy_api import linalg
 from ..numpy_api import shapes as shape_ops
-from ..prims import layer_norm as layer_norm_prims
-from ..prims import linalg as linalg_prims
 from ..prims import softmax as softmax_prims
 from ..prims.elementwise import relu_p
 from ..prims.indexing import slice_p
@@ -58,6 +56,7 @@ from .reduction_methods import (  # noqa: F401 -- PyTorch's return types, import
     sort_result,
     topk_result,
 )
+from .tensors_path import layer_norm_rows, linear_rows, nll_loss_rows  # noqa: F401 -- nn's
 
 
 def _reshaped(x: Any, shape: tuple[int, ...], name: str) -> Any:
@@ -72,34 +71,6 @@ def _transposed(x: Any, perm: tuple[int, ...], name: str) -> Any:
     (a new view for their own order too, as PyTorch's ``x.permute(0, 1)``)."""
     return named(x._trace.unary(transpose_p, x, {"perm": perm}), x, name)
 
-
-def nll_loss_rows(logp: Any, target: np.ndarray, w: np.ndarray, total: np.ndarray, axis: int,
-                  reduction: str) -> Any:
-    """``F.nll_loss``'s node (:func:`symgrad.prims.softmax.nll_loss`; nn reaches primitives
-    through here): its data as Tensors of ``logp``'s dtype, which the fast path takes."""
-    make = type(logp)._make
-    args = (logp, make(target), make(w), make(total))
-    # (the fast path at once: the node and value the primitive's call reaches)
-    fast = apply_f64(softmax_prims.nll_loss_p, args, {"axis": int(axis), "reduction": reduction},
-                     make)
-    return softmax_prims.nll_loss(*args, axis, reduction) if fast is None else fast
-
-
-def linear_rows(x: Any, weight: Any, bias: Any = None) -> Any:
-    """``F.linear``'s product of the rows of an ``x`` of three axes or more by
-    ``weight.T``, plus ``bias`` when given: one node, one matrix product
-    (:func:`symgrad.prims.linalg.linear`; nn reaches primitives through here)."""
-    return linalg_prims.linear(x, weight, bias)
-
-
-def layer_norm_rows(x: Any, weight: Any, bias: Any, ndim: int, eps: float) -> Any:
-    """``F.layer_norm``'s node (:func:`symgrad.prims.layer_norm.layer_norm`; nn reaches
-    primitives through here). Its ``next_functions`` show the input, the weight and the
-    bias, None for those not given, as PyTorch's."""
-    out = layer_norm_prims.layer_norm(x, weight, bias, ndim=ndim, eps=eps)
-    if weight is None or bias is None:
-        named(out, x, "NativeLayerNormBackward0", (x, weight, bias))
-    return out
 
 #: the dtypes whose ``softmax``, ``log_softmax``, ``nll_loss`` and ``layer_norm`` are one
 #: primitive each (:mod:`symgrad.prims.softmax`, :mod:`symgrad.prims.layer_norm`; others:
