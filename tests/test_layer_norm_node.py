@@ -143,3 +143,30 @@ def test_layer_norm_and_linear_export_to_a_standalone_numpy_module(tmp_path):
     for g, t in zip(got, sg.grad(f, argnums=(0, 1, 2), backend="numpy")(*args)):
         assert g.dtype == np.float32
         np.testing.assert_array_equal(g, t)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_rows_fast_path_is_the_primitives_general_call(dtype):
+    """layer_norm's and F.linear's rows (eager.tensors_path.tensors_f64, memoized per
+    shapes) give the value bits and the node (class, primitive, parameters, aval, signature,
+    watched versions) of the primitives' call through the trace (fastpath.apply_f64)."""
+    from symgrad.eager.tensors_path import layer_norm_rows, linear_rows
+    from symgrad.prims.linalg import linear
+
+    rng = np.random.default_rng(4)
+    x, w, b = (sg.tensor(rng.standard_normal(s), dtype=getattr(sg, dtype), requires_grad=g)
+               for s, g in (((2, 3, 4), True), ((4,), False), ((4,), True)))
+    m = sg.tensor(rng.standard_normal((5, 4)), dtype=getattr(sg, dtype), requires_grad=True)
+    for _ in range(2):  # (the second call: the memoized recipe)
+        for fast, slow in ((layer_norm_rows(x, w, b, 1, 1e-5),
+                            layer_norm(x, w, b, ndim=1, eps=1e-5)),
+                           (linear_rows(x, m, b[:1].expand(5).contiguous()),
+                            linear(x, m, b[:1].expand(5).contiguous())),
+                           (linear_rows(x, m), linear(x, m))):
+            assert fast._value.tobytes() == slow._value.tobytes()
+            a, c = fast._node, slow._node
+            assert (type(a), a.prim, a.params, a.aval, a.sig) == \
+                (type(c), c.prim, c.params, c.aval, c.sig)
+            assert [(type(i), v) for i, v in a.versions] == \
+                [(type(i), v) for i, v in c.versions]
+            assert [(k, v) for k, _, v in a.reads] == [(k, v) for k, _, v in c.reads]

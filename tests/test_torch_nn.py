@@ -531,6 +531,25 @@ def test_linear_of_rows_in_three_axes_against_pytorch(dtype, bias, transposed):
         np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), **tol)
 
 
+@pytest.mark.parametrize("rows", [0, 3])
+def test_linear_of_rows_with_bias_by_gemm_or_numpy_against_pytorch(rows):
+    """F.linear's bias added by BLAS gemm (beta = 1, PyTorch's addmm) where the operands
+    are C-ordered float32, else by numpy's product and add (a transposed weight view, no
+    rows): values and gradients as PyTorch's."""
+    rng = np.random.default_rng(9)
+    x, w, b = rng.standard_normal((2, rows, 5)), rng.standard_normal((5, 4)), rng.standard_normal(4)
+    outs = []
+    for lib in (torch_real, symgrad):
+        xt, wt, bt = (lib.tensor(a, dtype=lib.float32, requires_grad=True) for a in (x, w, b))
+        ys = [lib.nn.functional.linear(xt, m, bt) for m in (wt.t(), wt.t().contiguous())]
+        sum((y * y).sum() for y in ys).backward()
+        outs.append([*ys, xt.grad, wt.grad, bt.grad])
+    for want, got in zip(*outs):
+        assert got.shape == want.shape and str(got.dtype) == str(want.dtype)
+        np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-5,
+                                   atol=1e-5)
+
+
 def test_linear_of_rows_with_a_vector_weight_against_pytorch():
     """F.linear of (N, L, E) rows by a 1-D weight (and a 0-d bias) is PyTorch's
     ``x @ w``: shape (N, L); the rows' linear primitive takes matrices only, and raised a

@@ -32,6 +32,7 @@ from ..core.ir import F32, FLOAT, Aval, Literal, Primitive
 from ..core.tracing import Traced, Tracer
 from ..prims.elementwise import relu_p
 from ..prims.layer_norm import layer_norm_p
+from ..prims.linalg import linear_gemm, linear_p
 from ..prims.overflow import CheckedUfunc
 from ..prims.reductions import reshape_p, sum_p, transpose_p
 from ..prims.selection import where_p
@@ -267,7 +268,8 @@ def window_first_max(values: np.ndarray) -> np.ndarray | None:
 _EAGER_IMPLS: dict[Primitive, Any] = {windows_p: gathered_windows, relu_p: _relu,
                                        where_p: _where, sum_p: _sum,
                                        layer_norm_p: _layer_norm, softmax_p: _softmax,
-                                       reshape_p: _reshape, transpose_p: _transpose}
+                                       reshape_p: _reshape, transpose_p: _transpose,
+                                       linear_p: linear_gemm}
 
 
 def _float_impl(prim: Primitive) -> Any:

@@ -33,11 +33,9 @@ import numpy as np
 from ..numpy_api import functions as ops
 from ..numpy_api import linalg
 from ..numpy_api import shapes as shape_ops
-from ..prims import layer_norm as layer_norm_prims
-from ..prims import linalg as linalg_prims
 from ..prims import softmax as softmax_prims
 from ..prims.elementwise import relu_p
-from ..prims.indexing import strided
+from ..prims.indexing import slice_p
 from ..prims.reductions import reshape_p, transpose_p
 from . import dtypes as dt
 from . import grad_mode
@@ -58,6 +56,7 @@ from .reduction_methods import (  # noqa: F401 -- PyTorch's return types, import
     sort_result,
     topk_result,
 )
+from .tensors_path import layer_norm_rows, linear_rows, nll_loss_rows  # noqa: F401 -- nn's
 
 
 def _reshaped(x: Any, shape: tuple[int, ...], name: str) -> Any:
@@ -72,34 +71,6 @@ def _transposed(x: Any, perm: tuple[int, ...], name: str) -> Any:
     (a new view for their own order too, as PyTorch's ``x.permute(0, 1)``)."""
     return named(x._trace.unary(transpose_p, x, {"perm": perm}), x, name)
 
-
-def nll_loss_rows(logp: Any, target: np.ndarray, w: np.ndarray, total: np.ndarray, axis: int,
-                  reduction: str) -> Any:
-    """``F.nll_loss``'s node (:func:`symgrad.prims.softmax.nll_loss`; nn reaches primitives
-    through here): its data as Tensors of ``logp``'s dtype, which the fast path takes."""
-    make = type(logp)._make
-    args = (logp, make(target), make(w), make(total))
-    # (the fast path at once: the node and value the primitive's call reaches)
-    fast = apply_f64(softmax_prims.nll_loss_p, args, {"axis": int(axis), "reduction": reduction},
-                     make)
-    return softmax_prims.nll_loss(*args, axis, reduction) if fast is None else fast
-
-
-def linear_rows(x: Any, weight: Any, bias: Any = None) -> Any:
-    """``F.linear``'s product of the rows of an ``x`` of three axes or more by
-    ``weight.T``, plus ``bias`` when given: one node, one matrix product
-    (:func:`symgrad.prims.linalg.linear`; nn reaches primitives through here)."""
-    return linalg_prims.linear(x, weight, bias)
-
-
-def layer_norm_rows(x: Any, weight: Any, bias: Any, ndim: int, eps: float) -> Any:
-    """``F.layer_norm``'s node (:func:`symgrad.prims.layer_norm.layer_norm`; nn reaches
-    primitives through here). Its ``next_functions`` show the input, the weight and the
-    bias, None for those not given, as PyTorch's."""
-    out = layer_norm_prims.layer_norm(x, weight, bias, ndim=ndim, eps=eps)
-    if weight is None or bias is None:
-        named(out, x, "NativeLayerNormBackward0", (x, weight, bias))
-    return out
 
 #: the dtypes whose ``softmax``, ``log_softmax``, ``nll_loss`` and ``layer_norm`` are one
 #: primitive each (:mod:`symgrad.prims.softmax`, :mod:`symgrad.prims.layer_norm`; others:
@@ -281,7 +252,9 @@ class TensorMethods(ReductionMethods):
             return named(x - x + 1, x, "SoftmaxBackward0", (x,))
         axis = _one_dim(dim, x.ndim)
         if x._value.dtype in PRIMITIVE_FLOATS:  # one node (PyTorch's), one numpy computation
-            return softmax_prims.softmax(x, axis)
+            # (the fast path at once, memoized per shape: the node and value of the primitive's)
+            fast = unary_f64(softmax_prims.softmax_p, x, {"axis": int(axis)}, x._make)
+            return softmax_prims.softmax(x, axis) if fast is None else fast
         return named(ops.softmax(x, axis), x, "SoftmaxBackward0", (x,))
 
     def log_softmax(self, dim, dtype=None):
@@ -453,13 +426,17 @@ class TensorMethods(ReductionMethods):
         v: 0.11 -> 0.07 ms for the three of a transformer's layer); ``grad_fn`` PyTorch's
         ``UnbindBackward0``."""
         d = _one_dim(dim, self.ndim)
-        shape = tuple(self.shape)
+        shape = self._value.shape
         whole = tuple((0, n, 1) for n in shape)
         rest = shape[:d] + shape[d + 1:]
+        if shape[d] == 1:  # (a full slice records nothing: strided's rule)
+            return _several((_reshaped(self, rest, "UnbindBackward0"),), "Unbind")
+        unary = self._trace.unary  # (the fast path's memoized slice and reshape per part)
         return _several(tuple(
-            named(ops.reshape(strided(self, (*whole[:d], (i, i + 1, 1), *whole[d + 1:])),
-                              rest), self, "UnbindBackward0", (self,)) for i in range(shape[d])),
-            "Unbind")
+            named(unary(reshape_p, unary(slice_p, self, {"index": (*whole[:d], (i, i + 1, 1),
+                                                                 *whole[d + 1:])}),
+                        {"shape": rest}), self, "UnbindBackward0", (self,))
+            for i in range(shape[d])), "Unbind")
 
     def contiguous(self) -> Any:  # (a copy of a strided view, whose writes stay in it)
         if self.is_contiguous():

@@ -357,7 +357,8 @@ def cross_entropy(input: Tensor, target: Any, weight: Any = None, ignore_index: 
     logp = input.log_softmax(c)
     n_classes = input.shape[c]
     dtype = logp._value.dtype
-    if tuple(getattr(target, "shape", np.shape(target))) == tuple(input.shape):
+    given = getattr(target, "shape", None)  # (np.shape of a Tensor: numpy's dispatch)
+    if tuple(np.shape(target) if given is None else given) == tuple(input.shape):
         # class probabilities, as PyTorch tells them: by the shape, then the dtype
         if not getattr(target, "is_floating_point", lambda: False)():
             raise RuntimeError("Expected floating point type for target with class "

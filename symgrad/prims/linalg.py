@@ -143,6 +143,39 @@ def _linear(x: Any, w: Any, *bias: Any) -> Any:
     return out.reshape(x.shape[:-1] + w.shape[:1])
 
 
+def linear_gemm(x: Any, w: Any, *bias: Any) -> Any:
+    """``linear``'s value as PyTorch's ``addmm`` computes it, for the eager Tensor
+    (:mod:`symgrad.eager.fastpath`): the bias copied into the result and the product added
+    by one BLAS ``gemm`` (beta = 1), without numpy's second pass over the product (0.21 ->
+    0.18 ms for (1024, 64) by (192, 64) float32). For C-ordered float32 or float64
+    operands of one dtype, none empty; else :func:`_linear`'s. Where a row's long sum is
+    split in blocks, its last bits may differ from numpy's product and add (as PyTorch's)."""
+    x, w = np.asarray(x), np.asarray(w)
+    b = np.asarray(bias[0]) if bias else None
+    kind = x.dtype
+    gemm = _GEMMS.get(kind)
+    if (b is None or gemm is None or w.dtype != kind or b.dtype != kind or b.ndim != 1
+            or not x.size or not w.size or not w.flags.c_contiguous):
+        return _linear(x, w, *bias)
+    rows = x.reshape(math.prod(x.shape[:-1]), x.shape[-1])  # (a C-ordered copy if need be)
+    if not rows.flags.c_contiguous:
+        return _linear(x, w, *bias)
+    out = np.empty((rows.shape[0], w.shape[0]), kind)
+    out[...] = b
+    # Fortran's view: out.T = w @ rows.T, w.T and rows.T Fortran-ordered, w.T transposed;
+    # its result, not ``out`` (in place unless f2py had to copy)
+    out = gemm(1.0, w.T, rows.T, 1.0, out.T, trans_a=1, overwrite_c=1).T
+    return out.reshape(x.shape[:-1] + w.shape[:1])
+
+
+def _blas_gemms() -> dict[np.dtype, Any]:
+    from scipy.linalg.blas import dgemm, sgemm
+    return {np.dtype(np.float32): sgemm, np.dtype(np.float64): dgemm}
+
+
+_GEMMS = _blas_gemms()
+
+
 def _linear_vjp(g, ans, x, w, *bias):
     rows = reshape(g, (_rows(x)[0], shape_of(w)[0]))
     grads = (reshape(matmul(rows, w), shape_of(x)), matmul(swap(rows), reshape(x, _rows(x))))
