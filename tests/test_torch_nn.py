@@ -270,7 +270,8 @@ def conv_of_data(torch, show, data, dtype="float64"):
     dtype = getattr(torch, dtype)
     for d, kernel, options in ((2, (3, 4), dict(stride=(2, 1), padding=1, dilation=(1, 2))),
                                (2, (5, 5), dict(padding=2)), (1, (3,), dict(padding=2)),
-                               (3, (2, 3, 2), dict(stride=2))):
+                               (3, (2, 3, 2), dict(stride=2)),
+                               (2, (2, 4), dict(padding="same", dilation=(2, 1)))):
         conv = getattr(torch.nn, f"Conv{d}d")(2, 3, kernel, **options).to(dtype)
         with torch.no_grad():
             conv.weight.copy_(torch.tensor(data["w"].ravel()[:conv.weight.numel()]
@@ -296,7 +297,7 @@ def test_conv_of_data_and_of_a_tensor_needing_grad_as_pytorch(interpreted_backwa
     want, got = Printed(), Printed()
     conv_of_data(torch_real, want, data, "float32")
     conv_of_data(symgrad, got, data, "float32")
-    assert len(want.values) == len(got.values) == 96
+    assert len(want.values) == len(got.values) == 120
     for (what, w), (_, g) in zip(want.values, got.values):
         assert type(w) is type(g), what
         if isinstance(w, tuple):  # (a tensor: kind, dtype, array)
