@@ -91,7 +91,9 @@ def test_a_training_loop_over_weights_in_a_closure_compiles_once():
         np.testing.assert_allclose(g(b), [want], rtol=1e-12)
         params["W"] = W - 0.1 * rng.standard_normal(3)  # a training step's update
     after = sg.compile_stats()
-    assert after["compiled"] - before["compiled"] == 1
+    # (one kernel, compiled or, with a warm SYMGRAD_CACHE_DIR, loaded: not one per step)
+    made = sum(after[k] - before[k] for k in ("compiled", "loaded_from_disk"))
+    assert made == 1
     assert after["kernels"] - before["kernels"] == 1
 
 
