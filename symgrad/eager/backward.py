@@ -158,19 +158,7 @@ def _replayed(out: Any, ct: Any, ready: tuple, retain_graph: bool | None) -> boo
     root = out._node
     if views.stale(root) is not None:
         views.refuse_saved_output(root, out)
-    arg = _kernel_arg32 if f32 else _kernel_arg
-    args: list[Any] = []
-    for t in leaf_tensors:
-        args.append(arg(t._value))
-    for v in data_values:
-        args.append(arg(v))
-    if ct is not None:
-        args.append(arg(np.asarray(ct)))
-    fed = entry.fed
-    for k in fed:
-        args.append(arg(nodes[k].value))
-    replay.count(fed)
-    grads = _run(entry, args, f32)
+    grads = _run(entry, _kernel_args(leaf_tensors, data_values, (), ct, entry, nodes, f32), f32)
     for k, t in enumerate(leaf_tensors):
         if t._node is None and not t._requires_grad:
             continue  # requires_grad_(False) after the forward: PyTorch's AccumulateGrad skips it
@@ -180,6 +168,28 @@ def _replayed(out: Any, ct: Any, ready: tuple, retain_graph: bool | None) -> boo
     if not retain_graph:
         _free(nodes)
     return True
+
+
+def _kernel_args(leaf_tensors: list[Any], data_values: list[Any], retained: list[int],
+                 ct: Any, entry: Any, nodes: list[Node], f32: bool) -> list[Any]:
+    """The backward kernel's arguments: the leaves' and data values, zeros for the
+    retained results' cotangents, the seed ``ct`` (None: an implicit 1) and the forward
+    values the entry is fed (:mod:`.replay`)."""
+    arg = _kernel_arg32 if f32 else _kernel_arg
+    args: list[Any] = []
+    for t in leaf_tensors:  # (loops: a comprehension is a call, for a few items each)
+        args.append(arg(t._value))
+    for v in data_values:
+        args.append(arg(v))
+    for k in retained:
+        args.append(arg(np.zeros(nodes[k].aval.shape, nodes[k].aval.dtype)))
+    if ct is not None:
+        args.append(arg(np.asarray(ct)))
+    fed = entry.fed
+    for k in fed:
+        args.append(arg(nodes[k].value))
+    replay.count(fed)
+    return args
 
 
 def _backward(out: Any, ct: Any, passed: dict[int, Node], fired: set[int],
@@ -203,21 +213,8 @@ def _backward(out: Any, ct: Any, passed: dict[int, Node], fired: set[int],
             views.refuse_saved_output(root, out)
     else:
         nodes, leaf_tensors, data_values, retained, cuts, f32, entry = _prepare(root, out, ct)
-    arg = _kernel_arg32 if f32 else _kernel_arg
-    args: list[Any] = []
-    for t in leaf_tensors:  # (loops: a comprehension is a call, for a few items each)
-        args.append(arg(t._value))
-    for v in data_values:
-        args.append(arg(v))
-    for k in retained:
-        args.append(arg(np.zeros(nodes[k].aval.shape, nodes[k].aval.dtype)))
-    if ct is not None:
-        args.append(arg(np.asarray(ct)))
-    fed = entry.fed
-    for k in fed:
-        args.append(arg(nodes[k].value))
-    replay.count(fed)
-    grads = _run(entry, args, f32)
+    grads = _run(entry, _kernel_args(leaf_tensors, data_values, retained, ct, entry, nodes, f32),
+                 f32)
     owned = [False] * len(grads)  # (the first gradients that may be taken as they are)
     for k, t in enumerate(leaf_tensors):
         if t._grad is None:
