@@ -537,18 +537,25 @@ def _unary_recipe(prim: Primitive, shape: tuple, params: dict[str, Any], key: tu
         hash(key)
     except TypeError:
         return None
-    aval = _aval(prim, (shape,), params)
-    if aval is not None:
-        aval = _node_aval(aval, kind)
-    recipe = None
-    if aval is not None and prim.name != "convert":
-        impl = _IMPLS.get(prim) or _float_impl(prim)
-        if len(aval.shape) < 2:  # (x.sum(), x.mean(0) of a matrix: contiguous as made)
-            impl = _PLAIN.get(prim, impl)
-        recipe = (aval, impl, node_class_of(prim),
-                  (prim.name, tuple(sorted(params.items())), (), aval.dtype),
-                  _SAVES.get(prim) or _saves(prim))
+    made = None if prim.name == "convert" else shaped_recipe(prim, (shape,), params, kind)
+    recipe = None if made is None else (*made, _SAVES.get(prim) or _saves(prim))
     if len(_BINARY) < 10_000:
         _BINARY[key] = recipe
     return recipe
+
+
+def shaped_recipe(prim: Primitive, shapes: tuple, params: dict[str, Any], kind: np.dtype
+                  ) -> tuple | None:
+    """What a fast path looks up once for ``prim(**params)`` of float operands of
+    ``shapes`` and dtype ``kind``: the node's aval, the implementation, the node class and
+    its signature; None where the shapes give no aval."""
+    aval = _aval(prim, shapes, params)
+    if aval is None:
+        return None
+    aval = _node_aval(aval, kind)
+    impl = _IMPLS.get(prim) or _float_impl(prim)
+    if len(aval.shape) < 2:  # (x.sum(), x.mean(0) of a matrix: contiguous as made)
+        impl = _PLAIN.get(prim, impl)
+    return (aval, impl, node_class_of(prim),
+            (prim.name, tuple(sorted(params.items())), (), aval.dtype))
 

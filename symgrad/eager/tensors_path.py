@@ -80,15 +80,8 @@ def _tensors_recipe(prim: Primitive, shapes: tuple, params: dict[str, Any], key:
         hash(key)
     except TypeError:
         return None
-    recipe = None
-    aval = None if prim.view or prim.name == "convert" else fp._aval(prim, shapes, params)
-    if aval is not None:
-        aval = fp._node_aval(aval, kind)
-        impl = fp._IMPLS.get(prim) or fp._float_impl(prim)
-        if len(aval.shape) < 2:  # (contiguous as made, as _unary_recipe's)
-            impl = fp._PLAIN.get(prim, impl)
-        recipe = (aval, impl, fp.node_class_of(prim),
-                  (prim.name, tuple(sorted(params.items())), (), aval.dtype))
+    recipe = None if prim.view or prim.name == "convert" else \
+        fp.shaped_recipe(prim, shapes, params, kind)
     if len(_TENSORS) < 10_000:
         _TENSORS[key] = recipe
     return recipe
