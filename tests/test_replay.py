@@ -497,6 +497,48 @@ def test_data_changed_between_forward_and_backward(dtype, how):
     _same(ours, theirs, RTOL if dtype == "float64" else 1e-6, f"{dtype} {how}")
 
 
+COPIED = {  # an op whose node holds a copy of a tensor PyTorch's node saves: (data, loss)
+    "conv2d input": (lambda L: L.tensor(np.linspace(-1, 1, 50).reshape(1, 2, 5, 5)),
+                     lambda L, W, D: L.nn.functional.conv2d(D, W.reshape(1, 2, 1, 2),
+                                                            padding=1).pow(2).sum()),
+    "conv1d groups input": (lambda L: L.tensor(np.linspace(-1, 1, 12).reshape(1, 2, 6)),
+                            lambda L, W, D: L.nn.functional.conv1d(
+                                D, W.reshape(2, 1, 2), groups=2).pow(2).sum()),
+    "cross_entropy target": (lambda L: L.tensor([0, 1]),
+                             lambda L, W, D: L.nn.functional.cross_entropy(W.reshape(2, 2), D)),
+    "nll_loss weight": (lambda L: L.tensor([1.0, 3.0]),
+                        lambda L, W, D: L.nn.functional.nll_loss(W.reshape(2, 2),
+                                                                 L.tensor([0, 1]), weight=D)),
+}
+
+
+@pytest.mark.parametrize("how", ["data", "no_grad"])
+@pytest.mark.parametrize("name", sorted(COPIED))
+def test_saved_tensor_copied_by_the_node_changed_before_backward(name, how):
+    """A convolution's input (its windows), nll_loss's target and weight: symgrad's node
+    holds a copy, PyTorch's the tensor. Changed in place before backward, PyTorch raises
+    (a saved tensor's version); through ``.data`` it reads the new values, which symgrad
+    refuses (before: both gave the gradient of the old values)."""
+    outcomes = []
+    for L in (torch_real, symgrad):
+        W = L.tensor([1.5, -0.7, 0.4, 2.0], requires_grad=True)
+        make, loss = COPIED[name]
+        D = make(L)
+        out = loss(L, W, D)
+        if how == "data":
+            D.data.fill_(1)
+        else:
+            with L.no_grad():
+                D.fill_(1)
+        if L is symgrad and how == "data":
+            with pytest.raises(RuntimeError, match="cannot read what PyTorch's would"):
+                out.backward()
+            continue
+        outcomes.append(_outcome(lambda: (out.backward(), [W.grad])[1]))
+    if how == "no_grad":
+        _same(outcomes[1], outcomes[0], RTOL, name)
+
+
 def shared_data_program(L, dtype, how):
     """Data sharing memory with a numpy array the user keeps (``from_numpy``, or
     ``.numpy()`` of a tensor), written through numpy after the forward: no version

@@ -5,7 +5,8 @@ symgrad's node holds the positions the forward computed from the indices; PyTorc
 the index tensor itself. So a change of the indices after the forward is caught here:
 an in-place change (counted by the version) raises PyTorch's "modified by an inplace
 operation" error, one through ``.data`` or ``numpy()`` (PyTorch's backward would use the
-new indices) is refused. Nothing else depends on this module but numpy.
+new indices) is refused. :func:`watch_copied` watches the tensors of which a node holds a copy the same way.
+Nothing else depends on this module but numpy.
 
     >>> import symgrad as torch
     >>> x = torch.tensor([1., 2., 3.], requires_grad=True)
@@ -43,6 +44,25 @@ def watch_indices(result: Any, *indices: Any) -> Any:
             watch_indices(result, *t)
         elif hasattr(t, "_version") and hasattr(t, "_value"):
             node.indices += ((t, t._version, t._value.copy()),)
+    return result
+
+
+def watch_copied(result: Any, position: int, *tensors: Any) -> Any:
+    """``result``'s node holds, at input ``position``, an array computed from ``tensors``
+    (a copy: a convolution's windows of its input, ``F.nll_loss``'s targets and weights
+    as floats), where PyTorch's node saves the tensors themselves. So, as for a data input
+    the node holds as it is: an in-place change of one (counted by its version) raises
+    PyTorch's "modified by an inplace operation" error (:func:`.backward._check_versions`),
+    and one through ``.data`` (uncounted; PyTorch's backward would read the new values) is
+    refused (:func:`.replay.refuse_unmatched`: the node's input there is no view of the
+    tensor) rather than differentiated with the old values. Returns ``result``."""
+    node = getattr(result, "_node", None)
+    if node is None:
+        return result
+    for t in tensors:
+        if hasattr(t, "_version") and hasattr(t, "_value"):
+            node.versions += ((t, t._version),)
+            node.reads += ((position, t, t._version),)
     return result
 
 

@@ -32,6 +32,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 from ..eager import dtypes as dt
 from ..eager.functions import cat
 from ..eager.methods import named
+from ..eager.saved_indices import watch_copied
 from ..eager.tensor import Tensor
 from ..numpy_api.shapes import add_windows, sliding_windows
 
@@ -207,7 +208,9 @@ def _conv(input: Tensor, weight: Tensor, bias: Any, stride: Any, padding: Any, d
             w = cat([w, bias.reshape(-1, 1)], 1)
         # (the weight expanded over the batch first: the matmul's fast path, without
         # numpy's dispatch, 28 against 46 us; the same nodes)
-        y = (w.expand(n, *w.shape) @ rows).reshape(n, weight.shape[0], *out)  # (N, O, P)
+        # (the windows are a copy of the input, which PyTorch's node saves: watched)
+        y = watch_copied(w.expand(n, *w.shape) @ rows, 1, input)
+        y = y.reshape(n, weight.shape[0], *out)  # (N, O, P)
         return _output(y, None if fold else bias, unbatched, input, weight, bias)
     if any(lo or hi for lo, hi in widths):
         x = np.pad(x, [(0, 0), (0, 0), *widths])
@@ -215,7 +218,8 @@ def _conv(input: Tensor, weight: Tensor, bias: Any, stride: Any, padding: Any, d
     if groups == 1:
         y = _contract_rows(x, weight, n, out, stride, dilation)
     else:
-        y = _contract(_windows(x, out, kernel, stride, dilation), weight, groups, n, out)
+        y = _contract(_windows(x, out, kernel, stride, dilation), weight, groups, n, out,
+                      None if getattr(input, "requires_grad", True) else input)
     return _output(y, bias, unbatched, input, weight, bias)
 
 
@@ -297,12 +301,14 @@ def _contract_rows(x: Tensor, weight: Tensor, n: int, out: Sequence[int],
     return y.reshape(n, *out, cout).permute(0, 1 + d, *range(1, 1 + d))
 
 
-def _contract(cols: Tensor, weight: Tensor, groups: int, n: int, out: Sequence[int]) -> Tensor:
+def _contract(cols: Tensor, weight: Tensor, groups: int, n: int, out: Sequence[int],
+              source: Any = None) -> Tensor:
     """The windows ``(N, C, *out, *kernel)`` contracted with the weight ``(O, C/groups,
     *kernel)`` into ``(N, O, *out)`` as one batched matrix product over the groups
     ``(G, N*P, C/G*K) @ (G, C/G*K, O/G)`` (``groups == 1``: :func:`_contract_rows`):
     ``matmul`` stays a BLAS call in the forward and in both products of its gradient,
-    where an ``einsum`` over six axes is a loop."""
+    where an ``einsum`` over six axes is a loop. ``source``: the input, when the windows
+    are data (copied from it, where PyTorch's node saves it: watched)."""
     d, cout = len(out), weight.shape[0]
     c, span = cols.shape[1], math.prod(weight.shape[2:])
     places = n * math.prod(out)
@@ -312,6 +318,8 @@ def _contract(cols: Tensor, weight: Tensor, groups: int, n: int, out: Sequence[i
     rows = cols.permute(1, 0, *(s + 1 for s in spatial), 2, *range(3 + d, 3 + 2 * d))
     rows = rows.reshape(groups, places, cg * span)
     y = rows @ weight.reshape(groups, og, cg * span).permute(0, 2, 1)  # (G, N*P, O/G)
+    if source is not None:
+        watch_copied(y, 0, source)
     y = y.reshape(groups, n, *out, og).permute(1, 0, 2 + d, *range(2, 2 + d))
     return y.reshape(n, cout, *out)
 

@@ -34,6 +34,7 @@ from ..eager.methods import PRIMITIVE_FLOATS, named
 from ..eager.methods import linear_rows as _linear_rows  # not F's public name
 from ..eager.methods import nll_loss_rows as _nll_loss_rows  # not F's public name
 from ..eager.random import numpy_generator as _numpy_generator
+from ..eager.saved_indices import watch_copied as _watch_copied
 from ..eager.tensor import Tensor
 from ..numpy_api import functions as ops
 from .activation import (  # noqa: F401 -- torch.nn.functional's namespace
@@ -314,8 +315,11 @@ def _nll(logp: Tensor, target: Any, weight: Any, ignore_index: int, reduction: s
     c = _class_dim(logp)
     # one node, one numpy computation (symgrad.prims.softmax), its targets as floats
     if dtype in PRIMITIVE_FLOATS and logp.shape[c] < 2 ** 24:
-        return _nll_loss_rows(logp, np.where(valid, safe, -1).astype(dtype),
+        # (the node holds the targets and weights as floats: copies of the tensors
+        # PyTorch's node saves, watched)
+        out = _nll_loss_rows(logp, np.where(valid, safe, -1).astype(dtype),
                              per_sample.astype(dtype, copy=False), total, c, reduction)
+        return _watch_copied(_watch_copied(out, 1, target), 2, weight)
     # (float16, bfloat16): the composite; each sample's weight at its target, 0 elsewhere
     classes = np.arange(logp.shape[c]).reshape((-1,) + (1,) * (logp.ndim - c - 1))
     mask = (np.expand_dims(safe, c) == classes) & np.expand_dims(valid, c)
