@@ -534,7 +534,7 @@ def test_saved_tensor_copied_by_the_node_changed_before_backward(name, how):
             with pytest.raises(RuntimeError, match="cannot read what PyTorch's would"):
                 out.backward()
             continue
-        outcomes.append(_outcome(lambda: (out.backward(), [W.grad])[1]))
+        outcomes.append(_outcome(lambda out=out, W=W: (out.backward(), [W.grad])[1]))
     if how == "no_grad":
         _same(outcomes[1], outcomes[0], RTOL, name)
 
