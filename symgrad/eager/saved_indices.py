@@ -6,7 +6,8 @@ the index tensor itself. So a change of the indices after the forward is caught 
 an in-place change (counted by the version) raises PyTorch's "modified by an inplace
 operation" error, one through ``.data`` or ``numpy()`` (PyTorch's backward would use the
 new indices) is refused. :func:`watch_copied` watches the tensors of which a node holds
-a copy (their versions, and their writes through ``.data``). Nothing else depends on this module but numpy.
+a copy (their versions, and their writes through ``.data``). Nothing else depends on
+this module but numpy.
 
     >>> import symgrad as torch
     >>> x = torch.tensor([1., 2., 3.], requires_grad=True)
