@@ -371,13 +371,15 @@ def cross_entropy(input: Tensor, target: Any, weight: Any = None, ignore_index: 
         probs = target  # differentiable too, as in PyTorch
         if label_smoothing:
             probs = probs * (1 - label_smoothing) + label_smoothing / n_classes
-        if weight is not None:
+        terms = logp * probs  # (ATen's order: -(input * target * weight), so its
+        if weight is not None:  # MulBackward0 reads the target as it is at backward)
             shape = [1] * input.ndim
             shape[c] = n_classes
-            probs = probs * _value(weight).astype(dtype).reshape(shape)
+            terms = terms * _value(weight).astype(dtype, copy=False).reshape(shape)
+            _watch_copied(terms, 1, weight)  # (a copy of another dtype's)
         if reduction == "none":
-            return -(logp * probs).sum(c)
-        total = -((logp * probs).sum())
+            return -terms.sum(c)
+        total = -(terms.sum())
         if reduction == "sum":
             return total
         _reduce(total, reduction)  # checks the name
@@ -418,7 +420,8 @@ def binary_cross_entropy(input: Tensor, target: Any, weight: Any = None,
         raise RuntimeError("all elements of input should be between 0 and 1")
     log_x = np.log(input).clamp(min=-100.0)
     log_1mx = np.log(1 - input).clamp(min=-100.0)
-    loss = -(target * log_x + (1 - target) * log_1mx)
+    # ((1 - target) is a copy of the target, which PyTorch's node saves: watched)
+    loss = -(target * log_x + _watch_copied((1 - target) * log_1mx, 0, target))
     if weight is not None:
         loss = loss * weight
     return named(_reduce(loss, reduction), input, "BinaryCrossEntropyBackward0",
@@ -430,10 +433,14 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Any, weight: Any = N
     """``-(p t log sigmoid(x) + (1 - t) log(1 - sigmoid(x)))`` computed stably:
     ``(1 - t) x + (1 + (p - 1) t) softplus(-x)``."""
     softplus_neg = ops.softplus(-input)
+    # (the products' factors of the target are copies of the tensors PyTorch's node saves:
+    # watched)
+    loss = _watch_copied((1 - target) * input, 0, target)
     if pos_weight is None:
-        loss = (1 - target) * input + softplus_neg
+        loss = loss + softplus_neg
     else:
-        loss = (1 - target) * input + (1 + (pos_weight - 1) * target) * softplus_neg
+        loss = loss + _watch_copied((1 + (pos_weight - 1) * target) * softplus_neg, 0,
+                                    target, pos_weight)
     if weight is not None:
         loss = loss * weight
     return named(_reduce(loss, reduction), input, "BinaryCrossEntropyWithLogitsBackward0",

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from ..eager.functions import einsum
+from ..eager.methods import named
 from ..eager.random import numpy_generator
 from ..eager.tensor import Tensor
 from ..numpy_api import functions as ops
@@ -84,7 +85,9 @@ def hinge_embedding_loss(input: Tensor, target: Any, margin: float = 1.0,
 def soft_margin_loss(input: Tensor, target: Any, size_average: Any = None,
                      reduce: Any = None, reduction: str = "mean") -> Tensor:
     """``log(1 + exp(-target * input))`` (ATen's ``log1p(exp(.))``)."""
-    return _reduce((-input * target).exp().log1p(), reduction, size_average, reduce)
+    # (one node in PyTorch, which reads the target at backward: a composite here)
+    return named(_reduce((-input * target).exp().log1p(), reduction, size_average, reduce),
+                 input, "SoftMarginLossBackward0", (input, target))
 
 
 def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Any, margin: float = 0.0,
