@@ -108,6 +108,46 @@ def test_fused_quotient_is_the_division(dtype):
         assert np.array_equal(np.signbit(out), np.signbit(want))
 
 
+def test_first_steps_of_two_threads_at_once_equal_pytorch(monkeypatch):
+    """Two training loops in threads whose first Adam steps make the one-loop kernel at
+    once (before: the second thread's jit of the first's jitted ``_quotient`` raised a
+    TypeError); each thread's parameters are PyTorch's."""
+    import threading
+    import time
+
+    from symgrad.eager import fma_loops, fused_adam
+
+    def slow_intrinsic(made=fma_loops._intrinsic):  # (the other thread runs meanwhile)
+        time.sleep(0.05)
+        return made()
+
+    monkeypatch.setattr(fma_loops, "_intrinsic", slow_intrinsic)
+    monkeypatch.setattr(config, "eager_compile", True)
+    quotient = getattr(fused_adam._quotient, "py_func", fused_adam._quotient)
+    monkeypatch.setattr(fused_adam, "_quotient", quotient)
+    monkeypatch.setattr(fused_adam, "_KERNEL", None)
+    start, found = threading.Barrier(2), {}
+
+    def train(lib, k):
+        w = lib.tensor(np.linspace(-1, 1, 6) * (k + 1), requires_grad=True)
+        opt = lib.optim.Adam([w], lr=0.1)
+        for step in range(3):
+            opt.zero_grad()
+            (w * w).sum().backward()
+            if lib is symgrad and not step:  # (the first steps at once)
+                start.wait()
+            opt.step()
+        found[lib.__name__, k] = w.detach().numpy().copy()
+    threads = [threading.Thread(target=train, args=(symgrad, k)) for k in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for k in range(2):
+        train(torch, k)
+        np.testing.assert_allclose(found["symgrad", k], found["torch", k], rtol=1e-15)
+
+
 @pytest.mark.parametrize("compiled", [True, False], ids=["one-loop", "numpy"])
 @pytest.mark.parametrize("lr_dtype", ["float64", "float32"])
 def test_adamw_with_a_tensor_lr_changed_in_place_equals_pytorch(monkeypatch, lr_dtype,

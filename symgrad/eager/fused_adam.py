@@ -18,6 +18,7 @@ dtypes take the numpy update.
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import numpy as np
@@ -102,17 +103,25 @@ def _plain_loop(p, g, m, v, weight, low, weight_minus_one, beta2, one_minus_beta
 
 
 def _kernel() -> Any:
+    """The two loops, made once: under a lock, as two threads' first Adam steps would
+    each wrap ``_quotient`` (the second in a jit of the first's dispatcher: a TypeError)."""
     global _KERNEL, _fma, _quotient
     if _KERNEL is None:
-        from numba import njit
+        with _KERNEL_LOCK:
+            if _KERNEL is None:
+                from numba import njit
 
-        from .fma_loops import _intrinsic
+                from .fma_loops import _intrinsic
 
-        _fma = _intrinsic()
-        jit = njit(cache=True, error_model="numpy", fastmath=False, nogil=True)
-        _quotient = njit(inline="always", error_model="numpy", fastmath=False)(_quotient)
-        _KERNEL = jit(_adam_loop), jit(_plain_loop)
+                _fma = _intrinsic()
+                jit = njit(cache=True, error_model="numpy", fastmath=False, nogil=True)
+                _quotient = njit(inline="always", error_model="numpy",
+                                 fastmath=False)(_quotient)
+                _KERNEL = jit(_adam_loop), jit(_plain_loop)
     return _KERNEL
+
+
+_KERNEL_LOCK = threading.Lock()
 
 
 def update(p: np.ndarray, g: np.ndarray, m: np.ndarray, v: np.ndarray, *, beta1: float,
