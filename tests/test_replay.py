@@ -506,6 +506,9 @@ COPIED = {  # an op whose node holds a copy of a tensor PyTorch's node saves: (d
                                 D, W.reshape(2, 1, 2), groups=2).pow(2).sum()),
     "cross_entropy target": (lambda L: L.tensor([0, 1]),
                              lambda L, W, D: L.nn.functional.cross_entropy(W.reshape(2, 2), D)),
+    "cross_entropy float16 target": (lambda L: L.tensor([0, 1]),
+                                     lambda L, W, D: L.nn.functional.cross_entropy(
+                                         W.reshape(2, 2).half(), D).double()),
     "nll_loss weight": (lambda L: L.tensor([1.0, 3.0]),
                         lambda L, W, D: L.nn.functional.nll_loss(W.reshape(2, 2),
                                                                  L.tensor([0, 1]), weight=D)),

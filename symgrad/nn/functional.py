@@ -323,7 +323,8 @@ def _nll(logp: Tensor, target: Any, weight: Any, ignore_index: int, reduction: s
     # (float16, bfloat16): the composite; each sample's weight at its target, 0 elsewhere
     classes = np.arange(logp.shape[c]).reshape((-1,) + (1,) * (logp.ndim - c - 1))
     mask = (np.expand_dims(safe, c) == classes) & np.expand_dims(valid, c)
-    picked = ops.where(mask, logp, np.zeros((), dtype))
+    # (the mask and weights: copies of the tensors PyTorch's node saves, watched)
+    picked = _watch_copied(ops.where(mask, logp, np.zeros((), dtype)), 0, target, weight)
     if weight is not None:
         weights = np.where(mask, np.expand_dims(per_sample, c), 0.0)
         picked = picked * weights.astype(dtype)
