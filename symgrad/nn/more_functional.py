@@ -87,7 +87,7 @@ def soft_margin_loss(input: Tensor, target: Any, size_average: Any = None,
     """``log(1 + exp(-target * input))`` (ATen's ``log1p(exp(.))``)."""
     # (one node in PyTorch, which reads the target at backward: a composite here)
     return named(_reduce((-input * target).exp().log1p(), reduction, size_average, reduce),
-                 input, "SoftMarginLossBackward0", (input, target))
+                 input, "SoftMarginLossBackward0", (input,))
 
 
 def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Any, margin: float = 0.0,
