@@ -532,6 +532,33 @@ def test_linear_of_rows_in_three_axes_against_pytorch(dtype, bias, transposed):
         np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), **tol)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("grads", [(True, True, True), (False, True, True), (True, False, False)])
+def test_linear_of_a_matrix_with_bias_is_shown_as_pytorchs_addmm(dtype, grads):
+    """F.linear of a matrix with a bias (nn.Linear's) is one node and one gemm (the rows'
+    primitive), shown as PyTorch's AddmmBackward0: its next_functions (the bias, the input,
+    a TBackward0 of the weight, or None for those not requiring grad), values, gradients
+    and gradients of gradients as PyTorch's."""
+    rng = np.random.default_rng(10)
+    arrays = rng.standard_normal((4, 5)), rng.standard_normal((6, 5)), rng.standard_normal(6)
+    outs, shown = [], []
+    for lib in (torch_real, symgrad):
+        dt = getattr(lib, dtype)
+        xt, wt, bt = (lib.tensor(a, dtype=dt, requires_grad=g) for a, g in zip(arrays, grads))
+        y = lib.nn.functional.linear(xt, wt, bt)
+        shown.append([y.grad_fn.name(), [f and (type(f).__name__, [
+            type(g).__name__ for g, _ in f.next_functions]) for f, _ in y.grad_fn.next_functions]])
+        leaves = [t for t in (xt, wt, bt) if t.requires_grad]
+        gs = lib.autograd.grad((y * y).sum(), leaves, create_graph=True)
+        sum((g * g * g).sum() for g in gs).backward()
+        outs.append([y, *gs, *(t.grad for t in leaves)])
+    assert shown[1] == shown[0]
+    tol = dict(rtol=1e-5, atol=1e-5) if dtype == "float32" else dict(rtol=1e-12, atol=1e-12)
+    for want, got in zip(*outs, strict=True):
+        assert str(got.dtype) == str(want.dtype)
+        np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), **tol)
+
+
 @pytest.mark.parametrize("rows", [0, 3])
 def test_linear_of_rows_with_bias_by_gemm_or_numpy_against_pytorch(rows):
     """F.linear's bias added by BLAS gemm (beta = 1, PyTorch's addmm) where the operands

@@ -56,7 +56,7 @@ from .reduction_methods import (  # noqa: F401 -- PyTorch's return types, import
     sort_result,
     topk_result,
 )
-from .tensors_path import layer_norm_rows, linear_rows, nll_loss_rows  # noqa: F401 -- nn's
+from .tensors_path import addmm_rows, layer_norm_rows, linear_rows, nll_loss_rows  # noqa: F401 -- nn's
 
 
 def _reshaped(x: Any, shape: tuple[int, ...], name: str) -> Any:

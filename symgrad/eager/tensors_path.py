@@ -16,12 +16,14 @@ from typing import Any
 
 import numpy as np
 
-from ..core.ir import Primitive
+from ..core.ir import Aval, Primitive
 from ..prims import layer_norm as layer_norm_prims
 from ..prims import linalg as linalg_prims
 from ..prims import softmax as softmax_prims
+from ..prims.reductions import transpose_p
 from . import fastpath as fp
 from . import grad_mode
+from .graph import Node
 from .method_args import named
 from .replay import keep
 
@@ -110,6 +112,30 @@ def linear_rows(x: Any, weight: Any, bias: Any = None) -> Any:
     args = (x, weight) if bias is None else (x, weight, bias)
     fast = tensors_f64(linalg_prims.linear_p, args, {}, x._make)  # (the node and value the
     return linalg_prims.linear(x, weight, bias) if fast is None else fast  # call reaches)
+
+
+def addmm_rows(x: Any, weight: Any, bias: Any) -> Any:
+    """``F.linear`` of a matrix ``x``, a matrix ``weight`` and a bias: :func:`linear_rows`'s
+    one node and one ``gemm`` (``x @ weight.t() + bias`` is three nodes and a second pass
+    over the product), named as PyTorch 2.13's ``AddmmBackward0``, whose
+    ``next_functions`` show the bias, the input and a ``TBackward0`` of the weight. That
+    ``TBackward0`` is only shown (no gradient flows through it: the node's own gradient of
+    ``weight`` goes to the weight's node or leaf, which it shows)."""
+    out = linear_rows(x, weight, bias)
+    node = out._node
+    if node is None:
+        return out
+    node.rename("AddmmBackward0")
+    w = weight._node if weight._node is not None else weight if weight._requires_grad \
+        else None
+    wt = None
+    if w is not None:
+        wt = Node(transpose_p, {"perm": (1, 0)}, (w,),
+                  Aval(weight._value.shape[::-1], node.aval.dtype))
+        wt.rename("TBackward0")
+    node.shown = tuple(a._node if a._node is not None else a if a._requires_grad else None
+                       for a in (bias, x)) + (wt,)
+    return out
 
 
 def layer_norm_rows(x: Any, weight: Any, bias: Any, ndim: int, eps: float) -> Any:

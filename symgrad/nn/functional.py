@@ -31,6 +31,7 @@ from ..eager.dtypes import TYPE_NAMES as _TYPE_NAMES
 from ..eager.host_nodes import no_derivative as _no_derivative
 from ..eager.method_args import same_dtype as _same_dtype
 from ..eager.methods import PRIMITIVE_FLOATS, named
+from ..eager.methods import addmm_rows as _addmm_rows  # not F's public name
 from ..eager.methods import linear_rows as _linear_rows  # not F's public name
 from ..eager.methods import nll_loss_rows as _nll_loss_rows  # not F's public name
 from ..eager.random import numpy_generator as _numpy_generator
@@ -140,13 +141,17 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     (a transformer's ``(N, L, E)``): one product of its rows, one node, the bias (of one
     element per row of ``weight``) added into it. Named as PyTorch 2.13's: ``ViewBackward0``
     with a bias (its ``addmm`` of the ``(N·L, E)`` view, viewed), else that of ``matmul``
-    (``UnsafeViewBackward0``); of a 2-D input ``AddmmBackward0`` or ``MmBackward0``."""
+    (``UnsafeViewBackward0``); of a 2-D input ``AddmmBackward0`` (with a bias: that one
+    node too, by one gemm) or ``MmBackward0``."""
     _same_dtype("linear", input, weight, bias)
     if input.ndim > 2 and _same_float(input, weight):
         if _same_float(input, bias, ndim=1) and bias.shape == weight.shape[:1]:
             return named(_linear_rows(input, weight, bias), input, "ViewBackward0")
         out = named(_linear_rows(input, weight), input, "UnsafeViewBackward0")
         return out if bias is None else named(out + bias, input, "ViewBackward0")
+    if input.ndim == 2 and _same_float(input, weight) and _same_float(input, bias, ndim=1) \
+            and bias.shape == weight.shape[:1]:
+        return _addmm_rows(input, weight, bias)
     wt = weight.t()
     out = input @ wt
     matrices = input.ndim == 2 and weight.ndim == 2
