@@ -436,7 +436,7 @@ def binary_f64(prim: Primitive, a: Any, b: Any, make: Any) -> Any:
         recipe = _binary_recipe(prim, sa, sb, kind)
     if recipe is None or _ERRSTATE is None:
         return None
-    aval, impl, cls, sig, saves = recipe
+    aval, impl, cls, sig, saves, fresh = recipe
     token = _ERRSTATE.set(_IGNORE)
     try:
         value = impl(va, vb)
@@ -461,7 +461,10 @@ def binary_f64(prim: Primitive, a: Any, b: Any, make: Any) -> Any:
     node.made = (weakref.ref(result), 0)
     node.versions, node.reads = _watched_pair(saves, None if sa is None else a,
                                               None if sb is None else b, result)
-    keep(node, value, (va, vb))
+    if fresh:  # (keep's verdict, known: a ufunc's result is a new array of its own)
+        node.value = value
+    else:
+        keep(node, value, (va, vb))
     return result
 
 
@@ -492,8 +495,9 @@ def _binary_recipe(prim: Primitive, sa: tuple | None, sb: tuple | None, kind: np
         aval = _node_aval(aval, kind)
         literal = torch_facts(prim).literal_operands and (sa is None or sb is None)
         sig = None if literal else (prim.name, (), (), aval.dtype)
-        recipe = (aval, _IMPLS.get(prim) or _float_impl(prim), node_class_of(prim), sig,
-                  _SAVES.get(prim) or _saves(prim))
+        impl = _IMPLS.get(prim) or _float_impl(prim)
+        recipe = (aval, impl, node_class_of(prim), sig, _SAVES.get(prim) or _saves(prim),
+                  fresh_result(prim, impl))
     if len(_BINARY) < 10_000:
         _BINARY[(prim, sa, sb, kind)] = recipe
     return recipe
@@ -542,6 +546,13 @@ def _unary_recipe(prim: Primitive, shape: tuple, params: dict[str, Any], key: tu
     if len(_BINARY) < 10_000:
         _BINARY[key] = recipe
     return recipe
+
+
+def fresh_result(prim: Primitive, impl: Any) -> bool:
+    """Whether :func:`.replay.keep` keeps every float result of ``impl`` for ``prim``
+    without looking: a numpy ufunc called without ``out`` returns a new array owning its
+    memory (or a scalar, which the fast paths make a new array), never an operand."""
+    return type(impl) is np.ufunc and not prim.subgraphs and prim.linearized is None
 
 
 def shaped_recipe(prim: Primitive, shapes: tuple, params: dict[str, Any], kind: np.dtype
