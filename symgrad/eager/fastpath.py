@@ -392,9 +392,10 @@ def apply_f64(prim: Primitive, args: Sequence[Any], params: dict[str, Any],
 #: the Tensor class (set by :mod:`.tensor`, which imports this module)
 TENSOR: list[type] = []
 #: per (primitive, shape or None for a Python number, the same for the second operand,
-#: the Tensors' dtype): the result's aval, the float implementation, the node class, and
-#: the node's signature when no operand is a literal (None where :func:`apply_f64` must
-#: decide); per (primitive, dtype, shape, parameters) the same for :func:`unary_f64`
+#: whether the Tensors are float32): the result's aval, the float implementation, the node
+#: class, the node's signature when no operand is a literal (None where :func:`apply_f64`
+#: must decide), what the node saves and whether the result is always fresh; per
+#: (primitive, float32 or not, shape, parameters) the same for :func:`unary_f64`
 _BINARY: dict[tuple, tuple | None] = {}
 
 
@@ -430,7 +431,7 @@ def binary_f64(prim: Primitive, a: Any, b: Any, make: Any) -> Any:
         sb = vb.shape
     else:
         return None
-    key = (prim, sa, sb, kind)
+    key = (prim, sa, sb, kind is _F32)  # (a bool: hashing a dtype is slower)
     recipe = _BINARY.get(key, False)
     if recipe is False:
         recipe = _binary_recipe(prim, sa, sb, kind)
@@ -499,7 +500,7 @@ def _binary_recipe(prim: Primitive, sa: tuple | None, sb: tuple | None, kind: np
         recipe = (aval, impl, node_class_of(prim), sig, _SAVES.get(prim) or _saves(prim),
                   fresh_result(prim, impl))
     if len(_BINARY) < 10_000:
-        _BINARY[(prim, sa, sb, kind)] = recipe
+        _BINARY[(prim, sa, sb, kind is _F32)] = recipe
     return recipe
 
 
@@ -511,7 +512,7 @@ def unary_f64(prim: Primitive, a: Any, params: dict[str, Any], make: Any) -> Any
     kind = v.dtype
     if (kind is not _F64 and kind is not _F32) or _ERRSTATE is None:
         return None
-    key = (prim, kind, v.shape, *params.items())
+    key = (prim, kind is _F32, v.shape, *params.items())
     recipe = _BINARY.get(key, False)
     if recipe is False:
         recipe = _unary_recipe(prim, v.shape, params, key, kind)
