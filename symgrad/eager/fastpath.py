@@ -518,13 +518,16 @@ def unary_f64(prim: Primitive, a: Any, params: dict[str, Any], make: Any) -> Any
         recipe = _unary_recipe(prim, v.shape, params, key, kind)
     if recipe is None:
         return None
-    aval, impl, cls, sig, saves = recipe
+    aval, impl, cls, sig, saves, fresh = recipe
     token = _ERRSTATE.set(_IGNORE)
     try:
         value = impl(v, **params)
     finally:
         _ERRSTATE.reset(token)
     if type(value) is not np.ndarray or value.dtype is not kind:
+        # (a scalar, or another dtype: asarray makes a new array of its own, as a ufunc)
+        fresh = fresh or ((not isinstance(value, np.ndarray) or value.dtype != kind)
+                          and not prim.subgraphs and prim.linearized is None)
         value = np.asarray(value, dtype=kind)
     if not (a._requires_grad and grad_mode.is_grad_enabled()):
         return make(value, None)
@@ -532,7 +535,10 @@ def unary_f64(prim: Primitive, a: Any, params: dict[str, Any], make: Any) -> Any
     result = make(value, node)
     node.made = (weakref.ref(result), 0)
     node.versions, node.reads = _watched_pair(saves, a, None, result)
-    keep(node, value, (v,))
+    if fresh:  # (keep's verdict, known)
+        node.value = value
+    else:
+        keep(node, value, (v,))
     return result
 
 
@@ -543,7 +549,8 @@ def _unary_recipe(prim: Primitive, shape: tuple, params: dict[str, Any], key: tu
     except TypeError:
         return None
     made = None if prim.name == "convert" else shaped_recipe(prim, (shape,), params, kind)
-    recipe = None if made is None else (*made, _SAVES.get(prim) or _saves(prim))
+    recipe = None if made is None else (*made, _SAVES.get(prim) or _saves(prim),
+                                        fresh_result(prim, made[1]))
     if len(_BINARY) < 10_000:
         _BINARY[key] = recipe
     return recipe
