@@ -318,6 +318,16 @@ def test_mean_interpreter_gives_numpys_bits(dtype, shape):
         assert np.array_equal(got, want, equal_nan=True)
 
 
+def test_float16_mean_sums_in_float32_as_pytorch():
+    """A float16 mean whose float16 sum would overflow: numpy and PyTorch sum in float32."""
+    import torch as real
+
+    a = np.array([-5.85e4, -3.722e4], dtype=np.float16)
+    want = real.tensor(a).mean()
+    got = symgrad.tensor(a, dtype=symgrad.float16).mean()
+    assert got.dtype is symgrad.float16 and got.item() == want.item() == -47872.0
+
+
 def _detached_change(lib, which: str):
     """A detached alias changed in place after a graph saved the values it shares."""
     a = lib.tensor([0.5, 1.0, 1.5, 2.0], dtype=lib.float64, requires_grad=True)
