@@ -82,7 +82,8 @@ def _mean(x: np.ndarray, axes: tuple[int, ...]) -> Any:
     eager Tensor's ``.mean()`` pays at every step."""
     if type(x) is not np.ndarray:
         x = np.asarray(x)
-    if x.dtype.kind != "f" or x.dtype == np.float16:  # (float16: numpy sums in float32)
+    kind = x.dtype
+    if kind.kind != "f" or kind.itemsize == 2:  # (float16: numpy sums it in float32)
         return np.mean(x, axis=axes)
     total = np.add.reduce(x, axis=axes)
     n = x.size if len(axes) == x.ndim else math.prod([x.shape[a] for a in axes])
