@@ -271,6 +271,21 @@ def test_inplace_updates_match_pytorch():
     run_both(inplace_updates, normal_data(8, x=(3,), w=(3,)))
 
 
+def test_unrecorded_updates_of_read_only_memory_refuse():
+    """``zero_()`` and ``-=`` on a read-only array's tensor (their fast paths try numpy's
+    write) raise the general path's error, and the values stay the array's."""
+    from symgrad.eager.inplace import READ_ONLY_ERROR
+
+    a = np.arange(3.0)
+    a.flags.writeable = False
+    t = symgrad.from_numpy(a)
+    for update in (lambda: t.zero_(), lambda: t.__isub__(1.0), lambda: t.__imul__(t)):
+        with pytest.raises(RuntimeError, match="read-only") as e:
+            update()
+        assert str(e.value) == READ_ONLY_ERROR and t._version == 0
+    assert a.tolist() == [0.0, 1.0, 2.0] and t.tolist() == [0.0, 1.0, 2.0]
+
+
 def test_a_repeated_loop_compiles_its_backward_once():
     """The structure key holds across steps: one Numba kernel for the whole loop (per
     structure), the rest calls it."""
@@ -301,6 +316,16 @@ def test_mean_interpreter_gives_numpys_bits(dtype, shape):
             got, want = _mean(x, axes), np.mean(x, axis=axes)
         assert type(got) is type(want) and np.asarray(got).dtype == np.asarray(want).dtype
         assert np.array_equal(got, want, equal_nan=True)
+
+
+def test_float16_mean_sums_in_float32_as_pytorch():
+    """A float16 mean whose float16 sum would overflow: numpy and PyTorch sum in float32."""
+    import torch as real
+
+    a = np.array([-5.85e4, -3.722e4], dtype=np.float16)
+    want = real.tensor(a).mean()
+    got = symgrad.tensor(a, dtype=symgrad.float16).mean()
+    assert got.dtype is symgrad.float16 and got.item() == want.item() == -47872.0
 
 
 def _detached_change(lib, which: str):

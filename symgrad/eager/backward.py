@@ -440,9 +440,10 @@ def _kernel_arg32(v: np.ndarray) -> Any:
 
 
 def _kernel_arg(v: np.ndarray) -> Any:
-    if (type(v) is np.ndarray and v.dtype is _F64 and v.ndim and v.flags.c_contiguous
-            and v.flags.writeable):
-        return v  # what kernel_input gives for it, without its checks
+    if type(v) is np.ndarray and v.dtype is _F64 and v.ndim:
+        flags = v.flags  # (a new object at every reading: one)
+        if flags.c_contiguous and flags.writeable:
+            return v  # what kernel_input gives for it, without its checks
     if type(v) is np.ndarray and v.dtype is _F64 and not v.ndim:
         return float(v)
     if v.dtype == np.float32:  # the backward graph is float64 (the module docstring)

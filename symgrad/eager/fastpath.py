@@ -392,9 +392,10 @@ def apply_f64(prim: Primitive, args: Sequence[Any], params: dict[str, Any],
 #: the Tensor class (set by :mod:`.tensor`, which imports this module)
 TENSOR: list[type] = []
 #: per (primitive, shape or None for a Python number, the same for the second operand,
-#: the Tensors' dtype): the result's aval, the float implementation, the node class, and
-#: the node's signature when no operand is a literal (None where :func:`apply_f64` must
-#: decide); per (primitive, dtype, shape, parameters) the same for :func:`unary_f64`
+#: whether the Tensors are float32): the result's aval, the float implementation, the node
+#: class, the node's signature when no operand is a literal (None where :func:`apply_f64`
+#: must decide), what the node saves and whether the result is always fresh; per
+#: (primitive, float32 or not, shape, parameters) the same for :func:`unary_f64`
 _BINARY: dict[tuple, tuple | None] = {}
 
 
@@ -430,13 +431,13 @@ def binary_f64(prim: Primitive, a: Any, b: Any, make: Any) -> Any:
         sb = vb.shape
     else:
         return None
-    key = (prim, sa, sb, kind)
+    key = (prim, sa, sb, kind is _F32)  # (a bool: hashing a dtype is slower)
     recipe = _BINARY.get(key, False)
     if recipe is False:
         recipe = _binary_recipe(prim, sa, sb, kind)
     if recipe is None or _ERRSTATE is None:
         return None
-    aval, impl, cls, sig, saves = recipe
+    aval, impl, cls, sig, saves, fresh = recipe
     token = _ERRSTATE.set(_IGNORE)
     try:
         value = impl(va, vb)
@@ -461,7 +462,10 @@ def binary_f64(prim: Primitive, a: Any, b: Any, make: Any) -> Any:
     node.made = (weakref.ref(result), 0)
     node.versions, node.reads = _watched_pair(saves, None if sa is None else a,
                                               None if sb is None else b, result)
-    keep(node, value, (va, vb))
+    if fresh:  # (keep's verdict, known: a ufunc's result is a new array of its own)
+        node.value = value
+    else:
+        keep(node, value, (va, vb))
     return result
 
 
@@ -492,10 +496,11 @@ def _binary_recipe(prim: Primitive, sa: tuple | None, sb: tuple | None, kind: np
         aval = _node_aval(aval, kind)
         literal = torch_facts(prim).literal_operands and (sa is None or sb is None)
         sig = None if literal else (prim.name, (), (), aval.dtype)
-        recipe = (aval, _IMPLS.get(prim) or _float_impl(prim), node_class_of(prim), sig,
-                  _SAVES.get(prim) or _saves(prim))
+        impl = _IMPLS.get(prim) or _float_impl(prim)
+        recipe = (aval, impl, node_class_of(prim), sig, _SAVES.get(prim) or _saves(prim),
+                  fresh_result(prim, impl))
     if len(_BINARY) < 10_000:
-        _BINARY[(prim, sa, sb, kind)] = recipe
+        _BINARY[(prim, sa, sb, kind is _F32)] = recipe
     return recipe
 
 
@@ -507,19 +512,22 @@ def unary_f64(prim: Primitive, a: Any, params: dict[str, Any], make: Any) -> Any
     kind = v.dtype
     if (kind is not _F64 and kind is not _F32) or _ERRSTATE is None:
         return None
-    key = (prim, kind, v.shape, *params.items())
+    key = (prim, kind is _F32, v.shape, *params.items())
     recipe = _BINARY.get(key, False)
     if recipe is False:
         recipe = _unary_recipe(prim, v.shape, params, key, kind)
     if recipe is None:
         return None
-    aval, impl, cls, sig, saves = recipe
+    aval, impl, cls, sig, saves, fresh = recipe
     token = _ERRSTATE.set(_IGNORE)
     try:
         value = impl(v, **params)
     finally:
         _ERRSTATE.reset(token)
     if type(value) is not np.ndarray or value.dtype is not kind:
+        # (a scalar, or another dtype: asarray makes a new array of its own, as a ufunc)
+        fresh = fresh or ((not isinstance(value, np.ndarray) or value.dtype != kind)
+                          and not prim.subgraphs and prim.linearized is None)
         value = np.asarray(value, dtype=kind)
     if not (a._requires_grad and grad_mode.is_grad_enabled()):
         return make(value, None)
@@ -527,7 +535,10 @@ def unary_f64(prim: Primitive, a: Any, params: dict[str, Any], make: Any) -> Any
     result = make(value, node)
     node.made = (weakref.ref(result), 0)
     node.versions, node.reads = _watched_pair(saves, a, None, result)
-    keep(node, value, (v,))
+    if fresh:  # (keep's verdict, known)
+        node.value = value
+    else:
+        keep(node, value, (v,))
     return result
 
 
@@ -538,10 +549,18 @@ def _unary_recipe(prim: Primitive, shape: tuple, params: dict[str, Any], key: tu
     except TypeError:
         return None
     made = None if prim.name == "convert" else shaped_recipe(prim, (shape,), params, kind)
-    recipe = None if made is None else (*made, _SAVES.get(prim) or _saves(prim))
+    recipe = None if made is None else (*made, _SAVES.get(prim) or _saves(prim),
+                                        fresh_result(prim, made[1]))
     if len(_BINARY) < 10_000:
         _BINARY[key] = recipe
     return recipe
+
+
+def fresh_result(prim: Primitive, impl: Any) -> bool:
+    """Whether :func:`.replay.keep` keeps every float result of ``impl`` for ``prim``
+    without looking: a numpy ufunc called without ``out`` returns a new array owning its
+    memory (or a scalar, which the fast paths make a new array), never an operand."""
+    return type(impl) is np.ufunc and not prim.subgraphs and prim.linearized is None
 
 
 def shaped_recipe(prim: Primitive, shapes: tuple, params: dict[str, Any], kind: np.dtype

@@ -24,9 +24,10 @@ _SCALAR_OPERAND_HIDDEN = {"PowBackward0", "PowBackward2", "RsubBackward1", "Clon
 _counter = itertools.count()
 
 
-def next_seq() -> int:
-    """A number above every node made so far (nodes made later have larger ``seq``)."""
-    return next(_counter)
+#: ``next_seq()``: a number above every node made so far (nodes made later have larger
+#: ``seq``); the counter's own ``__next__``, no Python frame per call (the in-place
+#: updates of a training step ask for two or three)
+next_seq = _counter.__next__
 
 
 _CLASSES: dict[str, type[Node]] = {}

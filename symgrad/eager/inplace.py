@@ -147,14 +147,18 @@ class InPlaceMethods:
             views.refuse_no_grad_view(self)
         if ufunc is not None and v.dtype is _F64:
             tensor = _is_tensor(other)
-            if not (grad_mode.is_grad_enabled() and (
-                    self._requires_grad or (tensor and other._requires_grad))):
+            if not ((self._requires_grad or (tensor and other._requires_grad))
+                    and grad_mode.is_grad_enabled()):
                 o = other._value if tensor else other
                 if type(o) in (float, int) or (type(o) is np.ndarray and o.dtype is _F64
                                                and o.shape == v.shape):
-                    ufunc(v, o, out=v)
-                    self._bump()
-                    return self
+                    try:  # (read-only memory raises before a write: _inplace's error)
+                        ufunc(v, o, out=v)
+                    except ValueError:
+                        pass
+                    else:
+                        self._bump()
+                        return self
         if op is operator.mod and self.dtype.is_floating_point:
             return self.remainder_(other)  # PyTorch's zero signs, not numpy's (-3.0 % 3.0)
         if op in (operator.floordiv, operator.mod) and not self.dtype.is_floating_point:
@@ -179,11 +183,15 @@ class InPlaceMethods:
     # (&=, |=, ^=, <<=, >>=: .bitwise.BitwiseMethods, with PyTorch's integer rules)
 
     def zero_(self) -> Any:
-        if self._value.flags.writeable and not self._no_grad_view and not (
+        if not self._no_grad_view and not (
                 self._requires_grad and grad_mode.is_grad_enabled()):  # nothing to record
-            self._value.fill(0)
-            self._bump()
-            return self
+            try:  # (read-only memory raises before a write: _inplace says why, as before)
+                self._value.fill(0)
+            except ValueError:
+                pass
+            else:
+                self._bump()
+                return self
         return self._inplace(_overwrite, 0, "ZeroBackward0")
 
     def fill_(self, value: Any) -> Any:

@@ -325,7 +325,7 @@ class Tensor(DtypeMethods, cx.ComplexMethods, ValueMethods, BitwiseMethods, InPl
         """The values, as a tensor without history that shares them. Its in-place changes
         are not counted by this tensor's version (as in PyTorch); a backward reads the
         changed values where PyTorch's would (:mod:`.views`)."""
-        t = Tensor._make(self._value)
+        t = _make(self._value)
         origin = self._base if self._base is not None else self
         t._data_of = weakref.ref(origin)
         if origin._node is not None:  # (expose's first test: no call for a leaf)

@@ -82,14 +82,21 @@ def _mean(x: np.ndarray, axes: tuple[int, ...]) -> Any:
     eager Tensor's ``.mean()`` pays at every step."""
     if type(x) is not np.ndarray:
         x = np.asarray(x)
-    if x.dtype.kind != "f":
+    kind = x.dtype
+    if kind.kind != "f" or kind.itemsize == 2:  # (float16: numpy sums it in float32)
         return np.mean(x, axis=axes)
     total = np.add.reduce(x, axis=axes)
-    count = np.intp(x.size if len(axes) == x.ndim else math.prod([x.shape[a] for a in axes]))
+    n = x.size if len(axes) == x.ndim else math.prod([x.shape[a] for a in axes])
+    if type(total) is not np.ndarray and total.dtype is _F64:
+        return total / n  # (float64 by a Python int, exact in float64: the same division)
+    count = np.intp(n)
     if type(total) is np.ndarray:
         return np.true_divide(total, count, out=total, casting="unsafe")
     quotient = total / count  # (float64: a float32 sum rounded back after, as np.mean)
     return quotient if quotient.dtype is total.dtype else total.dtype.type(quotient)
+
+
+_F64 = np.dtype(np.float64)
 
 
 mean_p = register(
