@@ -177,15 +177,39 @@ def layer_norm(x, k, numbers, w, b, out):
                 out[at + j] *= scale
 
 
+@njit(cache=True, nogil=True, error_model="numpy", fastmath=False, inline="always")
+def pick(a, b):
+    # the larger of a and b, or b if it is NaN, else a (a NaN a stays)
+    return b if (b > a) | (b != b) else a
+
+
 @njit(cache=True, nogil=True, error_model="numpy", fastmath=False)
 def shift(x, k, out):
+    # a row's maximum in order below 16 elements; else eight running maxima (independent:
+    # the loop does not wait on each comparison, 45 -> 33 us for (64, 4, 16, 16) float32),
+    # taken as a tree, then the rest in order. A row with NaNs gets one of them
     for r in range(x.size // k):
-        top = x[k * r]
-        for j in range(1, k):
-            v = x[k * r + j]
-            top = v if (v > top) | (v != v) else top
+        at = k * r
+        if k < 16:
+            top = x[at]
+            for j in range(1, k):
+                top = pick(top, x[at + j])
+        else:
+            a0, a1, a2, a3 = x[at], x[at + 1], x[at + 2], x[at + 3]
+            a4, a5, a6, a7 = x[at + 4], x[at + 5], x[at + 6], x[at + 7]
+            i = 8
+            while i + 8 <= k:
+                a0, a1 = pick(a0, x[at + i]), pick(a1, x[at + i + 1])
+                a2, a3 = pick(a2, x[at + i + 2]), pick(a3, x[at + i + 3])
+                a4, a5 = pick(a4, x[at + i + 4]), pick(a5, x[at + i + 5])
+                a6, a7 = pick(a6, x[at + i + 6]), pick(a7, x[at + i + 7])
+                i += 8
+            top = pick(pick(pick(a0, a4), pick(a2, a6)), pick(pick(a1, a5), pick(a3, a7)))
+            while i < k:
+                top = pick(top, x[at + i])
+                i += 1
         for j in range(k):
-            out[k * r + j] = x[k * r + j] - top
+            out[at + j] = x[at + j] - top
 
 
 @njit(cache=True, nogil=True, error_model="numpy", fastmath=False)
