@@ -84,7 +84,12 @@ def _mean(x: np.ndarray, axes: tuple[int, ...]) -> Any:
         x = np.asarray(x)
     if x.dtype.kind != "f":
         return np.mean(x, axis=axes)
-    total = np.add.reduce(x, axis=axes)
+    return mean_of(np.add.reduce(x, axis=axes), x, axes)
+
+
+def mean_of(total: Any, x: np.ndarray, axes: tuple[int, ...]) -> Any:
+    """``np.mean(x, axis=axes)`` from ``total``, ``x``'s sum over ``axes`` (a fresh array
+    or a numpy scalar): numpy's division by the count as an ``intp``, in place."""
     count = np.intp(x.size if len(axes) == x.ndim else math.prod([x.shape[a] for a in axes]))
     if type(total) is np.ndarray:
         return np.true_divide(total, count, out=total, casting="unsafe")
