@@ -151,6 +151,34 @@ def test_layer_norm_and_softmax_loops_are_numpys_bit_for_bit(loops, dtype):
         or dtype == np.float64  # (a float64 weight of float32 rows: numpy promotes)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_middle_sums_and_means_are_numpys_bit_for_bit(loops, dtype):
+    # numpy adds a middle axis's slices in order from 0 (-0.0 columns sum to 0.0); the
+    # Tensor's sum(1) and mean(1) through the loop, as np.sum / np.mean and PyTorch's
+    rng = np.random.default_rng(44)
+    for shape, axis in (((3, 9, 5), 1), ((4, 16, 2), 1), ((7, 3, 2, 4), 1), ((6, 5), 0),
+                        ((2, 129, 3), 1)):
+        x = (rng.standard_normal(shape) * 10.0 ** rng.uniform(-6, 6, shape)).astype(dtype)
+        x[0], x[-1] = -0.0, 1e30
+        _specials(x[1:2])
+        got, want = _twice(L.middle_sum, x, (axis,)), np.sum(x, axis)
+        assert got is not None and got.shape == want.shape
+        np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+        ok = ~np.isnan(want)
+        np.testing.assert_array_equal(bits(got[ok]), bits(want[ok]))
+    assert L.middle_sum(x, (2,)) is None and L.middle_sum(x[:, :, :1], (1,)) is None
+    x = rng.standard_normal((64, 16, 64)).astype(dtype)
+    t, ref = symgrad.tensor(x, requires_grad=True), torch_real.tensor(x, requires_grad=True)
+    for _ in range(2):
+        for ours, theirs in ((t.mean(1), ref.mean(1)), (t.sum(1), ref.sum(1))):
+            np.testing.assert_array_equal(bits(ours.detach().numpy()),
+                                          bits(np.mean(x, 1) if theirs.grad_fn.name()
+                                               .startswith("Mean") else np.sum(x, 1)))
+            np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(),
+                                       rtol=1e-5 if dtype == np.float32 else 1e-12)
+            assert ours.grad_fn.name() == theirs.grad_fn.name()
+
+
 def test_loops_are_off_without_eager_compile_and_for_other_dtypes(loops, monkeypatch):
     def refuse(name, *args):
         raise AssertionError(f"the compiled loop {name} was called")

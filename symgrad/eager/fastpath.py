@@ -34,13 +34,14 @@ from ..prims.elementwise import relu_p
 from ..prims.layer_norm import layer_norm_p
 from ..prims.linalg import linear_gemm, linear_p
 from ..prims.overflow import CheckedUfunc
-from ..prims.reductions import reshape_p, sum_p, transpose_p
+from ..prims.reductions import mean_of, mean_p, reshape_p, sum_p, transpose_p
 from ..prims.selection import where_p
 from ..prims.softmax import normalized, shifted_exp, softmax_p
 from ..prims.windows import windows_p
 from ..transforms.pipeline import (
     compiled_first_max,
     compiled_layer_norm,
+    compiled_middle_sum,
     compiled_normalize,
     compiled_relu,
     compiled_row_sum,
@@ -223,7 +224,16 @@ def _sum(x: Any, axes: tuple[int, ...]) -> Any:
     """``sum``'s value over a few trailing elements by one compiled loop where it
     applies, else ``sum_p.impl``'s."""
     found = compiled_row_sum(x, axes)
+    if found is None:
+        found = compiled_middle_sum(x, axes)
     return sum_p.impl(x, axes=axes) if found is None else found
+
+
+def _mean(x: Any, axes: tuple[int, ...]) -> Any:
+    """``mean``'s value over a middle axis by one compiled sum where it applies, else
+    ``mean_p.impl``'s (the same bits)."""
+    found = compiled_middle_sum(x, axes)
+    return mean_p.impl(x, axes=axes) if found is None else mean_of(found, x, axes)
 
 
 def _layer_norm(x: Any, *affine: Any, ndim: int, eps: float, weight: bool,
@@ -266,7 +276,7 @@ def window_first_max(values: np.ndarray) -> np.ndarray | None:
 
 #: faster implementations of this path's operations, the same values as ``prim.impl``
 _EAGER_IMPLS: dict[Primitive, Any] = {windows_p: gathered_windows, relu_p: _relu,
-                                       where_p: _where, sum_p: _sum,
+                                       where_p: _where, sum_p: _sum, mean_p: _mean,
                                        layer_norm_p: _layer_norm, softmax_p: _softmax,
                                        reshape_p: _reshape, transpose_p: _transpose,
                                        linear_p: linear_gemm}

@@ -85,7 +85,13 @@ def _mean(x: np.ndarray, axes: tuple[int, ...]) -> Any:
     kind = x.dtype
     if kind.kind != "f" or kind.itemsize == 2:  # (float16: numpy sums it in float32)
         return np.mean(x, axis=axes)
-    total = np.add.reduce(x, axis=axes)
+    return mean_of(np.add.reduce(x, axis=axes), x, axes)
+
+
+def mean_of(total: Any, x: np.ndarray, axes: tuple[int, ...]) -> Any:
+    """``np.mean(x, axis=axes)`` from ``total``, ``x``'s sum over ``axes`` (a fresh array
+    or a numpy scalar; float32 or float64): numpy's division by the count as an ``intp``,
+    in place."""
     n = x.size if len(axes) == x.ndim else math.prod([x.shape[a] for a in axes])
     if type(total) is not np.ndarray and total.dtype is _F64:
         return total / n  # (float64 by a Python int, exact in float64: the same division)

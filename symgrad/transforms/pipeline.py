@@ -28,6 +28,7 @@ import numpy as np
 from ..backend.numba.codegen import KernelSource
 from ..backend.numba.eager_loops import first_max as compiled_first_max
 from ..backend.numba.eager_loops import layer_norm as compiled_layer_norm
+from ..backend.numba.eager_loops import middle_sum as compiled_middle_sum
 from ..backend.numba.eager_loops import normalize as compiled_normalize
 from ..backend.numba.eager_loops import relu as compiled_relu
 from ..backend.numba.eager_loops import row_sum as compiled_row_sum
@@ -52,7 +53,7 @@ from ..passes.rewrites import optimize
 from ..passes.structure import one_hot_products
 
 __all__ = ["SCALAR_OUTPUT_ERROR", "build", "compiled_first_max", "compiled_layer_norm",
-           "compiled_normalize", "compiled_relu",
+           "compiled_middle_sum", "compiled_normalize", "compiled_relu",
            "compiled_row_sum", "compiled_select", "compiled_shift", "cotangent", "derive",
            "differentiate",
            "gathered_windows", "kernel_entry", "kernel_input", "program"]
