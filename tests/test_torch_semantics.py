@@ -517,6 +517,26 @@ def test_optimizer_refusals_match_pytorch():
             torch.optim.SGD([w * 2], lr=0.1)
 
 
+@pytest.mark.parametrize("name, key, value", [
+    ("Adam", "amsgrad", True), ("AdamW", "amsgrad", True),
+    ("RMSprop", "momentum", 0.9), ("RMSprop", "centered", True)])
+def test_a_buffer_turned_on_mid_training_is_pytorchs_key_error(name, key, value):
+    """PyTorch creates amsgrad's and RMSprop's buffers on a parameter's first step only:
+    turning the option on later raises its KeyError, the parameter unchanged (symgrad
+    made zeros and stepped on)."""
+    seen = []
+    for torch in (torch_real, symgrad):
+        w = torch.tensor([1.0, -2.0], requires_grad=True)
+        opt = getattr(torch.optim, name)([w], lr=0.1)
+        (w * w).sum().backward()
+        opt.step()
+        opt.param_groups[0][key] = value
+        with pytest.raises(KeyError) as error:
+            opt.step()
+        seen.append((str(error.value), w.detach().numpy().tolist()))
+    assert seen[0] == seen[1]
+
+
 # ---------------------------------------------------------------------------
 # dropout and the initializers: distributions (numpy's generator, not PyTorch's)
 
