@@ -141,6 +141,9 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     with a bias (its ``addmm`` of the ``(N·L, E)`` view, viewed), else that of ``matmul``
     (``UnsafeViewBackward0``); of a 2-D input ``AddmmBackward0`` or ``MmBackward0``."""
     _same_dtype("linear", input, weight, bias)
+    if weight.ndim == 1 and bias is not None and (input.ndim == 2 or bias.ndim == 1):
+        # PyTorch 2.13 adds such a bias by addmm, which refuses the vector weight
+        raise RuntimeError("mat2 must be a matrix, got 1-D tensor")
     if input.ndim > 2 and _same_float(input, weight):
         if _same_float(input, bias, ndim=1) and bias.shape == weight.shape[:1]:
             return named(_linear_rows(input, weight, bias), input, "ViewBackward0")
