@@ -512,8 +512,9 @@ def vjp(fun: Callable, *args: Any, backend: str = "numba") -> tuple[Any, Callabl
 
     ``pullback(ct)`` returns one cotangent per argument of ``fun`` (``None`` for
     static arguments; a tuple or list of numbers with a float among them is an array, as
-    ``grad`` differentiates it, its cotangent an array where ``jax.vjp``'s is a tuple): the gradient of ``sum(fun(*args) * ct)``; for a function
-    returning a tuple, ``ct`` is a tuple with one array per output.
+    ``grad`` differentiates it, its cotangent an array where ``jax.vjp``'s is a tuple):
+    the gradient of ``sum(fun(*args) * ct)``; for a function returning a tuple, ``ct``
+    is a tuple with one array per output.
 
         >>> import numpy as np, symgrad as sg
         >>> y, pullback = sg.vjp(lambda x, y: x * y, np.array([1.0, 2.0]), 3.0)
