@@ -34,7 +34,7 @@ from ..eager.methods import PRIMITIVE_FLOATS, named
 from ..eager.methods import linear_rows as _linear_rows  # not F's public name
 from ..eager.methods import nll_loss_rows as _nll_loss_rows  # not F's public name
 from ..eager.random import numpy_generator as _numpy_generator
-from ..eager.select_methods import no_gradient_at_nan
+from ..eager.select_methods import no_gradient_at_nan as _no_gradient_at_nan
 from ..eager.tensor import Tensor
 from ..numpy_api import functions as ops
 from .activation import (  # noqa: F401 -- torch.nn.functional's namespace
@@ -183,7 +183,7 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
     # (clamp's ties would give 1/2 there)
     out = ops.where(input <= min_val, min_val, ops.where(input >= max_val, max_val, input))
     # at a NaN: 0 (PyTorch's vectorized loop; its scalar tail passes the gradient)
-    return named(no_gradient_at_nan(out, input), input, "HardtanhBackward0", (input,))
+    return named(_no_gradient_at_nan(out, input), input, "HardtanhBackward0", (input,))
 
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
