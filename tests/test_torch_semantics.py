@@ -718,15 +718,19 @@ _NAN_GRADIENTS = {  # (PyTorch's gradient at a NaN; hardtanh, relu6, hardshrink,
     "amax": lambda L, x, lo, hi: x.amax(),
     "amin dim": lambda L, x, lo, hi: x.reshape(8, 8).amin(1),
     "max dim": lambda L, x, lo, hi: x.reshape(8, 8).max(0)[0],
+    "maximum": lambda L, x, lo, hi: L.maximum(x, lo),
+    "minimum": lambda L, x, lo, hi: x.minimum(hi),
+    "max other": lambda L, x, lo, hi: L.max(lo, x),
+    "min broadcast": lambda L, x, lo, hi: L.min(x.reshape(8, 8), hi[:8]),
 }
 
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 @pytest.mark.parametrize("name", list(_NAN_GRADIENTS))
 def test_gradients_at_nan_as_pytorchs(name, dtype):
-    """PyTorch's derivative of clamp (bounds too), abs, hardtanh... at a NaN is 0, and
-    max() shares the gradient among the NaNs: symgrad passed it on, or gave NaN (sign's,
-    or max's ties), everywhere."""
+    """PyTorch's derivative of clamp (bounds too), abs, hardtanh... at a NaN is 0,
+    max() shares the gradient among the NaNs, and maximum(a, b) gives it to both: symgrad
+    passed it on, gave NaN (sign's, or max's ties) everywhere, or gave it to neither."""
     rng = np.random.default_rng(5)
     x, lo, hi = rng.uniform(-3, 3, 64), rng.uniform(-2, 0, 64), rng.uniform(0, 2, 64)
     x[[0, 9, 10, 40]] = np.nan

@@ -59,6 +59,20 @@ def no_gradient_at_nan(out: Any, *operands: Any, value: Any = None) -> Any:
     return ops.where(nan, out._value if value is None else value, out)
 
 
+def nan_passes_both(out: Any, a: Any, b: Any) -> Any:
+    """``maximum``/``minimum`` of ``a`` and ``b`` with a NaN in either: PyTorch's derivative
+    gives the gradient to both there (its masks ``self < other``, ``self > other`` are
+    false at a NaN); ``where``'s gave it to neither. ``a + b`` there: NaN, and 1 for each."""
+    nan = False
+    for v in (a, b):
+        v = _value(v)
+        if v.dtype.kind == "f" or str(v.dtype) == "bfloat16":
+            nan = nan | np.isnan(v)
+    if not np.any(nan):
+        return out
+    return ops.where(nan, a + b, out)
+
+
 class SelectMethods:
     """See the module docstring."""
 
