@@ -73,12 +73,30 @@ def test_a_list_of_same_shape_arrays_is_a_pytree():
     np.testing.assert_allclose(g[1], 2 * ws[0] * ws[1])
 
 
-def test_a_list_of_numbers_given_to_vjp_names_both_ways_out():
-    # a list of numbers alone is no pytree: static, and unhashable (autograd's own tests
-    # pass one to its vjp); the error said "pass ... a tuple", which vjp keeps static
+def test_a_list_of_integers_given_to_vjp_names_both_ways_out():
+    # a list of integers alone is no pytree: static, and unhashable; the error said
+    # "pass ... a tuple", which vjp keeps static
     with pytest.raises(TypeError, match=r"pass np.array\(a\) to trace it .* a tuple to keep "
                                         r"it static \(no gradient\)"):
-        sg.vjp(lambda a: np.append(a, 4.0), [1.0, 2.0, 3.0], backend="numpy")
+        sg.vjp(lambda a, x: x * len(a), [1, 2, 3], 2.0, backend="numpy")
+
+
+@pytest.mark.parametrize("primal", [(1.0, 2.0), [1.0, 2.0], (1.0, 2)], ids=str)
+def test_vjp_differentiates_a_tuple_of_floats_as_jax_vjp_and_grad_do(primal):
+    """A tuple or list of Python floats: jax.vjp's cotangent for it (a tuple) and
+    sg.grad's (an array) have the same numbers; sg.vjp gave None (a static argument)."""
+    jax = pytest.importorskip("jax")
+    f = lambda a, b: a[0] * b + np.sin(a[1]) * b ** 2
+    y, pullback = sg.vjp(f, primal, 3.0, backend="numpy")
+    got = pullback(2.0)
+    jax.config.update("jax_enable_x64", True)  # (as tests/test_complex.py)
+    want_y, jax_pullback = jax.vjp(lambda a, b: a[0] * b + jax.numpy.sin(a[1]) * b ** 2,
+                                   tuple(map(float, primal)), 3.0)
+    want = jax_pullback(2.0)
+    np.testing.assert_allclose(y, want_y, rtol=1e-15)
+    np.testing.assert_allclose(got[0], np.array(want[0]), rtol=1e-15)
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-15)
+    np.testing.assert_allclose(got[0], 2.0 * sg.grad(f)(primal, 3.0), rtol=1e-15)
 
 
 def test_namedtuples_and_several_argnums():

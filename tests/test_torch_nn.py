@@ -596,6 +596,23 @@ def test_linear_of_rows_with_a_vector_weight_against_pytorch():
         np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-12)
 
 
+def test_linear_with_a_vector_weight_and_a_bias_raises_where_pytorch_does():
+    """A 1-D weight with a bias: PyTorch adds the bias by addmm for a 2-D input or a 1-D
+    bias, which refuses the vector (symgrad computed ``x @ w + b``); else it computes."""
+    for x, b in [((2, 3), ()), ((2, 3), (2,)), ((3,), (1,)), ((2, 2, 3), (2,)),
+                 ((2, 2, 3), ()), ((3,), ()), ((2, 2, 3), (2, 2))]:
+        seen = []
+        for lib in (torch_real, symgrad):
+            try:
+                y = lib.nn.functional.linear(lib.ones(x, dtype=lib.float64),
+                                             lib.ones(3, dtype=lib.float64),
+                                             lib.ones(b, dtype=lib.float64))
+                seen.append(y.numpy().tolist())
+            except RuntimeError as error:
+                seen.append(str(error))
+        assert seen[0] == seen[1], (x, b)
+
+
 @pytest.mark.parametrize("change", ["bias rebound", "bias in place"])
 def test_linear_of_rows_with_bias_reads_no_bias_changed_through_data(change):
     """F.linear of (N, L, E) rows with a bias is one node that adds the bias (PyTorch's

@@ -517,6 +517,26 @@ def test_optimizer_refusals_match_pytorch():
             torch.optim.SGD([w * 2], lr=0.1)
 
 
+@pytest.mark.parametrize("name, key, value", [
+    ("Adam", "amsgrad", True), ("AdamW", "amsgrad", True),
+    ("RMSprop", "momentum", 0.9), ("RMSprop", "centered", True)])
+def test_a_buffer_turned_on_mid_training_is_pytorchs_key_error(name, key, value):
+    """PyTorch creates amsgrad's and RMSprop's buffers on a parameter's first step only:
+    turning the option on later raises its KeyError, the parameter unchanged (symgrad
+    made zeros and stepped on)."""
+    seen = []
+    for torch in (torch_real, symgrad):
+        w = torch.tensor([1.0, -2.0], requires_grad=True)
+        opt = getattr(torch.optim, name)([w], lr=0.1)
+        (w * w).sum().backward()
+        opt.step()
+        opt.param_groups[0][key] = value
+        with pytest.raises(KeyError) as error:
+            opt.step()
+        seen.append((str(error.value), w.detach().numpy().tolist()))
+    assert seen[0] == seen[1]
+
+
 # ---------------------------------------------------------------------------
 # dropout and the initializers: distributions (numpy's generator, not PyTorch's)
 
@@ -677,6 +697,59 @@ def test_nan_in_threshold_sort_topk_and_sign_as_pytorchs():
         np.testing.assert_array_equal(got.numpy(), want.numpy())
 
 
+_NAN_GRADIENTS = {  # (PyTorch's gradient at a NaN; hardtanh, relu6, hardshrink, softshrink:
+    # its vectorized loop's, which 64 elements fill: its scalar tail passes the gradient)
+    "clamp": lambda L, x, lo, hi: x.clamp(-1.0, 1.0),
+    "clamp min": lambda L, x, lo, hi: x.clamp(min=-1.0),
+    "clamp_max": lambda L, x, lo, hi: x.clamp_max(1.0),
+    "clip": lambda L, x, lo, hi: L.clip(x, -1.0, 1.0),
+    "clamp tensors": lambda L, x, lo, hi: x.clamp(lo, hi),
+    "clamp_min tensor": lambda L, x, lo, hi: L.clamp_min(x, lo),
+    "clamp_max tensor": lambda L, x, lo, hi: x.clamp(max=hi),
+    "clamp_": lambda L, x, lo, hi: (x * 1.0).clamp_(-1.0, 1.0),
+    "hardtanh": lambda L, x, lo, hi: L.nn.functional.hardtanh(x),
+    "relu6": lambda L, x, lo, hi: L.nn.functional.relu6(x),
+    "abs": lambda L, x, lo, hi: x.abs() + L.abs(x) + abs(x),
+    "hardshrink": lambda L, x, lo, hi: L.nn.functional.hardshrink(x),
+    "softshrink": lambda L, x, lo, hi: L.nn.functional.softshrink(x),
+    "hardsigmoid": lambda L, x, lo, hi: L.nn.functional.hardsigmoid(x),
+    "max": lambda L, x, lo, hi: x.max(),
+    "min": lambda L, x, lo, hi: L.min(x),
+    "amax": lambda L, x, lo, hi: x.amax(),
+    "amin dim": lambda L, x, lo, hi: x.reshape(8, 8).amin(1),
+    "max dim": lambda L, x, lo, hi: x.reshape(8, 8).max(0)[0],
+    "maximum": lambda L, x, lo, hi: L.maximum(x, lo),
+    "minimum": lambda L, x, lo, hi: x.minimum(hi),
+    "max other": lambda L, x, lo, hi: L.max(lo, x),
+    "min broadcast": lambda L, x, lo, hi: L.min(x.reshape(8, 8), hi[:8]),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("name", list(_NAN_GRADIENTS))
+def test_gradients_at_nan_as_pytorchs(name, dtype):
+    """PyTorch's derivative of clamp (bounds too), abs, hardtanh... at a NaN is 0,
+    max() shares the gradient among the NaNs, and maximum(a, b) gives it to both: symgrad
+    passed it on, gave NaN (sign's, or max's ties) everywhere, or gave it to neither."""
+    rng = np.random.default_rng(5)
+    x, lo, hi = rng.uniform(-3, 3, 64), rng.uniform(-2, 0, 64), rng.uniform(0, 2, 64)
+    x[[0, 9, 10, 40]] = np.nan
+    x[[3, 4]] = 1.0
+    lo[[10, 11, 12]] = np.nan
+    hi[[30, 31]] = np.nan
+    outs = []
+    for L in (torch_real, symgrad):
+        xt, lot, hit = (L.tensor(a, dtype=getattr(L, dtype), requires_grad=True)
+                        for a in (x, lo, hi))
+        y = _NAN_GRADIENTS[name](L, xt, lot, hit)
+        y.backward(L.ones_like(y) * 2.0)
+        outs.append([y.detach()] + [t.grad for t in (xt, lot, hit)])
+    for got, want in zip(*outs):
+        assert (got is None) == (want is None)
+        if want is not None:
+            np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
+
+
 def test_a_python_bool_is_the_lowest_category_as_in_pytorch():
     """``int8 * True`` stays int8 (and ``+``, ``**``, ``//``, ``%``, ``&``, ``/``, the
     reflected forms, ``torch.mul``/``add``): a Python bool is below every tensor dtype; it
@@ -718,6 +791,28 @@ def test_ldexp_gradient_with_a_negative_integer_exponent_is_two_to_the_exponent(
     t = torch_real.tensor([3.0, -1.5, 0.25], requires_grad=True)
     torch_real.ldexp(t, torch_real.tensor([-1.0, -3.0, 2.0])).sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), t.grad.numpy())
+
+
+def test_half_sum_and_mean_accumulate_in_float32_as_pytorchs():
+    """float16 ``sum`` and ``mean`` (all elements, a dim, dims, keepdim) are PyTorch's bits:
+    summed in float32 and rounded once (in float16 about half of the means were off); the
+    gradient of the mean too."""
+    rng = np.random.default_rng(3)
+    for _ in range(60):
+        shape = tuple(rng.integers(1, 30, size=rng.integers(1, 4)))
+        a = (rng.standard_normal(shape) * rng.choice([1.0, 30.0, 1000.0])).astype(np.float16)
+        dims = [None, *range(len(shape)), *([(0, len(shape) - 1)] if len(shape) > 1 else [])]
+        dim = dims[rng.integers(len(dims))]
+        kw = {} if dim is None else {"dim": dim, "keepdim": bool(rng.integers(2))}
+        outs = []
+        for L in (torch_real, symgrad):
+            t = L.tensor(a, requires_grad=True)
+            mean = t.mean(**kw)
+            mean.backward(L.ones_like(mean))
+            outs.append([t.sum(**kw), mean, t.grad])
+        for want, got in zip(*outs):
+            assert got.dtype == symgrad.float16 and str(want.dtype) == "torch.float16"
+            np.testing.assert_array_equal(got.detach().numpy(), want.detach().numpy())
 
 
 def test_half_sinc_addcmul_addcdiv_compute_in_float32_as_pytorchs():

@@ -615,6 +615,20 @@ def conv_output_changed_through_view_after_saved(torch):
     return [w.grad]
 
 
+def no_grad_views_require_grad_and_fill_no_grad(torch):
+    # a view made under no_grad of a tensor that requires grad: requires grad, a leaf
+    # whose backward fills no .grad (symgrad said requires_grad False and refused it)
+    x = torch.tensor([1., 2., 3.], requires_grad=True)
+    y = x * 2
+    with torch.no_grad():
+        v, w = y[0:2], x.view(3)
+    z = (v * w[:2]).sum() + (x * 1).sum()
+    z.backward()
+    v.sum().backward()
+    return [v.requires_grad, v.is_leaf, v.grad_fn is None, w.requires_grad, w.is_leaf,
+            z.requires_grad, v.grad is None, w.grad is None, x.grad, v.detach().requires_grad]
+
+
 CASES = [
     data_intermediate, data_intermediate_exp, data_intermediate_sum_only, data_leaf,
     data_leaf_before, view_of_result, view_of_result_then_sum, transpose_view_of_result,
@@ -637,6 +651,7 @@ CASES = [
     writes_into_numpy_arrays_of_results, augmented_assignments_through_views,
     view_of_a_leaf_that_is_itself_a_view, integer_and_advanced_indices,
     conv_outputs_viewed, conv_output_changed_through_view_after_saved,
+    no_grad_views_require_grad_and_fill_no_grad,
 ]
 
 

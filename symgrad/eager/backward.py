@@ -564,7 +564,10 @@ def _accumulate(t: Any, g: np.ndarray, owned: bool = False) -> None:
     as PyTorch's AccumulateGrad takes a gradient nothing else holds (no copy). A retained
     non-leaf's later gradient is added out of place, as PyTorch's retain_grad hook
     (``grad = grad + new``): its earlier ``.grad`` (and arrays read from it) keep their
-    values."""
+    values. A view made under ``no_grad`` of a tensor that requires grad gets none, as
+    PyTorch's (it requires grad, but has no accumulator)."""
+    if t._no_grad_view and t._node is None:
+        return
     if t._grad is None:
         v = t._value
         if owned and g.dtype == v.dtype and g.shape == v.shape:

@@ -37,6 +37,7 @@ from .bf16 import half_in_float32 as _half_in_float32
 from .bf16 import in_float32
 from .method_args import named, return_type
 from .more_methods import _method_on
+from .select_methods import no_gradient_at_nan
 
 frexp_result = return_type("frexp", ("mantissa", "exponent"))
 
@@ -332,9 +333,11 @@ class ElementwiseMethods:
 
     # -- activations PyTorch also has as methods ---------------------------------------
     def hardshrink(self, lambd=0.5):
-        """0 on ``[-lambd, lambd]`` (gradient 0 there too), ``x`` elsewhere: NaN stays NaN."""
+        """0 on ``[-lambd, lambd]`` (gradient 0 there too), ``x`` elsewhere: NaN stays NaN,
+        with gradient 0 (PyTorch's vectorized loop; its scalar tail passes the gradient)."""
         inside = (self._value >= -lambd) & (self._value <= lambd)
-        return named(ops.where(inside, 0.0, self), self, "HardshrinkBackward0", (self,))
+        return named(no_gradient_at_nan(ops.where(inside, 0.0, self), self), self,
+                     "HardshrinkBackward0", (self,))
 
     def prelu(self, weight):
         """``x`` where positive, ``weight * x`` elsewhere (``weight`` per channel, dim 1)."""

@@ -56,6 +56,7 @@ from .reduction_methods import (  # noqa: F401 -- PyTorch's return types, import
     sort_result,
     topk_result,
 )
+from .select_methods import no_gradient_at_nan
 from .tensors_path import addmm_rows, layer_norm_rows, linear_rows, nll_loss_rows  # noqa: F401 -- nn's
 
 
@@ -103,7 +104,7 @@ class TensorMethods(ReductionMethods):
     def asin(self): return np.arcsin(self)
     def acos(self): return np.arccos(self)
     def atan(self): return np.arctan(self)
-    def abs(self): return np.abs(self)
+    def abs(self): return np.abs(self)  # (Tensor.__array_ufunc__: no gradient at NaN)
     def neg(self): return -self
     def sign(self):
         if self.dtype is dt.bool:  # (PyTorch's: the values)
@@ -194,7 +195,8 @@ class TensorMethods(ReductionMethods):
 
     def clamp(self, min=None, max=None):  # noqa: A002 -- PyTorch's names
         """``clamp(min, max)``: the gradient is 1 on the closed interval, bounds included
-        (PyTorch's), 0 outside; tensor bounds get the gradient where they win."""
+        (PyTorch's), 0 outside; tensor bounds get the gradient where they win. A NaN of
+        ``self`` or of a bound gives NaN with no gradient to anything, as PyTorch's."""
         if min is None and max is None:
             raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
         out = self
@@ -204,6 +206,7 @@ class TensorMethods(ReductionMethods):
             out = ops.where(out > max, max, out)
         if out is self:
             return out
+        out = no_gradient_at_nan(out, self, min, max, value=np.nan)  # PyTorch's 0 and NaN
         if hasattr(min, "_value") or hasattr(max, "_value"):  # PyTorch's clamp.Tensor
             return named(out, self, "ClampBackward0", (self, min, max))
         name = ("ClampBackward1" if min is not None and max is not None else

@@ -41,6 +41,38 @@ def _value(x: Any) -> Any:
     return x._value if hasattr(x, "_value") and hasattr(x, "_node") else np.asarray(x)
 
 
+def no_gradient_at_nan(out: Any, *operands: Any, value: Any = None) -> Any:
+    """``out`` with no gradient at the elements where an operand is NaN: PyTorch's derivative
+    there for ``clamp`` (each form, tensor bounds too), ``abs``, ``hardtanh`` and
+    ``hardsigmoid`` (``where``'s would pass the gradient, ``sign``'s would be NaN). The
+    mask is computed in numpy and enters as data, only where there is a NaN (so no other
+    graph changes); the value there is ``value`` (clamp's NaN of a NaN bound), else ``out``'s."""
+    if not out.dtype.is_floating_point:
+        return out
+    nan = False
+    for a in operands:
+        v = None if a is None else _value(a)
+        if v is not None and (v.dtype.kind == "f" or str(v.dtype) == "bfloat16"):
+            nan = nan | np.isnan(v)
+    if not np.any(nan):
+        return out
+    return ops.where(nan, out._value if value is None else value, out)
+
+
+def nan_passes_both(out: Any, a: Any, b: Any) -> Any:
+    """``maximum``/``minimum`` of ``a`` and ``b`` with a NaN in either: PyTorch's derivative
+    gives the gradient to both there (its masks ``self < other``, ``self > other`` are
+    false at a NaN); ``where``'s gave it to neither. ``a + b`` there: NaN, and 1 for each."""
+    nan = False
+    for v in (a, b):
+        v = _value(v)
+        if v.dtype.kind == "f" or str(v.dtype) == "bfloat16":
+            nan = nan | np.isnan(v)
+    if not np.any(nan):
+        return out
+    return ops.where(nan, a + b, out)
+
+
 class SelectMethods:
     """See the module docstring."""
 

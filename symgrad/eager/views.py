@@ -75,6 +75,8 @@ def note(args: Any, result: Any) -> None:
             if a._no_grad_view or (result._base._requires_grad
                                    and not grad_mode.is_grad_enabled()):
                 result._no_grad_view = True
+                if result._node is None:  # PyTorch's: a leaf that requires grad, whose
+                    result._requires_grad = True  # backward fills no .grad (backward.py)
             return
 
 

@@ -30,6 +30,7 @@ from ..eager.methods import PRIMITIVE_FLOATS, named
 from ..eager.methods import layer_norm_rows as _layer_norm_rows  # not F's public name
 from ..eager.random import numpy_generator
 from ..eager.saved_indices import watch_indices
+from ..eager.select_methods import no_gradient_at_nan
 from ..eager.tensor import Tensor
 from ..numpy_api import functions as ops
 from ..numpy_api import scipy_namespace as special
@@ -90,7 +91,7 @@ def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
     """``relu6(x + 3)/6``; its derivative is 1/6 strictly inside (-3, 3), as PyTorch's."""
     out = ops.where(input <= -3.0, 0.0, ops.where(input >= 3.0, 1.0, (input + 3.0) / 6.0))
-    return named(out, input, "HardsigmoidBackward0", (input,))
+    return named(no_gradient_at_nan(out, input), input, "HardsigmoidBackward0", (input,))
 
 
 def logsigmoid(input: Tensor) -> Tensor:
@@ -103,6 +104,8 @@ def tanhshrink(input: Tensor) -> Tensor:
 
 def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     out = ops.where(input > lambd, input - lambd, ops.where(input < -lambd, input + lambd, 0.0))
+    # NaN at a NaN (it gave 0), no gradient (PyTorch's vectorized loop; its tail passes it)
+    out = no_gradient_at_nan(out, input, value=np.nan)
     return named(out, input, "SoftshrinkBackward0", (input,))
 
 

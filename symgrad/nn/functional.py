@@ -36,6 +36,7 @@ from ..eager.methods import linear_rows as _linear_rows  # not F's public name
 from ..eager.methods import nll_loss_rows as _nll_loss_rows  # not F's public name
 from ..eager.random import numpy_generator as _numpy_generator
 from ..eager.saved_indices import watch_copied as _watch_copied
+from ..eager.select_methods import no_gradient_at_nan as _no_gradient_at_nan
 from ..eager.tensor import Tensor
 from ..numpy_api import functions as ops
 from .activation import (  # noqa: F401 -- torch.nn.functional's namespace
@@ -144,6 +145,9 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     (``UnsafeViewBackward0``); of a 2-D input ``AddmmBackward0`` (with a bias: that one
     node too, by one gemm) or ``MmBackward0``."""
     _same_dtype("linear", input, weight, bias)
+    if weight.ndim == 1 and bias is not None and (input.ndim == 2 or bias.ndim == 1):
+        # PyTorch 2.13 adds such a bias by addmm, which refuses the vector weight
+        raise RuntimeError("mat2 must be a matrix, got 1-D tensor")
     if input.ndim > 2 and _same_float(input, weight):
         if _same_float(input, bias, ndim=1) and bias.shape == weight.shape[:1]:
             return named(_linear_rows(input, weight, bias), input, "ViewBackward0")
@@ -184,7 +188,8 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
     # PyTorch's derivative is 1 strictly inside (min_val, max_val) and 0 at the bounds
     # (clamp's ties would give 1/2 there)
     out = ops.where(input <= min_val, min_val, ops.where(input >= max_val, max_val, input))
-    return named(out, input, "HardtanhBackward0", (input,))
+    # at a NaN: 0 (PyTorch's vectorized loop; its scalar tail passes the gradient)
+    return named(_no_gradient_at_nan(out, input), input, "HardtanhBackward0", (input,))
 
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:

@@ -179,9 +179,14 @@ class Optimizer:
         return text + ")"
 
 
-def _buffer(state: dict[str, Any], key: str, like: np.ndarray) -> np.ndarray:
-    """The state tensor ``key`` (zeros like the parameter at first), as its array."""
+def _buffer(state: dict[str, Any], key: str, like: np.ndarray, fresh: bool = True) -> np.ndarray:
+    """The state tensor ``key`` (zeros like the parameter at first), as its array. With
+    ``fresh`` False (a state made by an earlier step) a missing ``key`` is PyTorch's
+    KeyError: it creates a buffer only on a parameter's first step, so turning on
+    ``amsgrad`` or RMSprop's ``momentum``/``centered`` mid-training raises there."""
     if key not in state:
+        if not fresh:
+            raise KeyError(key)
         state[key] = Tensor._make(np.zeros_like(like))
     return state[key]._value
 
@@ -296,11 +301,12 @@ class Adam(Optimizer):
         lr, (beta1, beta2), wd = group["lr"], group["betas"], group["weight_decay"]
         if isinstance(lr, Tensor):  # (its value, 0-d in its dtype, as PyTorch computes
             lr = lr._value            # 1 - lr * wd with it; numpy's in-place ops take it)
-        if "step" not in state:  # PyTorch's order of the state (no new tensor per step)
+        fresh = "step" not in state
+        if fresh:  # PyTorch's order of the state (no new tensor per step)
             state["step"] = _scalar_tensor(0.0)
         exp_avg = _buffer(state, "exp_avg", p)
         exp_avg_sq = _buffer(state, "exp_avg_sq", p)
-        top = _buffer(state, "max_exp_avg_sq", p) if group["amsgrad"] else None
+        top = _buffer(state, "max_exp_avg_sq", p, fresh) if group["amsgrad"] else None
         step = _step(state)
         step_size = lr / (1 - beta1 ** step)
         correction2_sqrt = math.sqrt(1 - beta2 ** step)
@@ -368,13 +374,14 @@ class RMSprop(Optimizer):
 
     def _update(self, p, g, state, group):
         alpha, wd, momentum = group["alpha"], group["weight_decay"], group["momentum"]
-        if "step" not in state:
+        fresh = "step" not in state
+        if fresh:
             state["step"] = _scalar_tensor(0.0)
         square_avg = _buffer(state, "square_avg", p)
         if momentum > 0:
-            _buffer(state, "momentum_buffer", p)
+            _buffer(state, "momentum_buffer", p, fresh)
         if group["centered"]:
-            _buffer(state, "grad_avg", p)
+            _buffer(state, "grad_avg", p, fresh)
         _step(state)
         if wd != 0:
             g = g + wd * p

@@ -68,6 +68,7 @@ from .calls import (
     _fast_entry,
     _fast_key,
     _is_array_like,
+    _is_float_numbers,
     _is_traced,
     _is_tree,
     _KeywordTrees,
@@ -510,8 +511,10 @@ def vjp(fun: Callable, *args: Any, backend: str = "numba") -> tuple[Any, Callabl
     """The output of ``fun(*args)`` and its pullback.
 
     ``pullback(ct)`` returns one cotangent per argument of ``fun`` (``None`` for
-    static arguments): the gradient of ``sum(fun(*args) * ct)``; for a function
-    returning a tuple, ``ct`` is a tuple with one array per output.
+    static arguments; a tuple or list of numbers with a float among them is an array, as
+    ``grad`` differentiates it, its cotangent an array where ``jax.vjp``'s is a tuple):
+    the gradient of ``sum(fun(*args) * ct)``; for a function returning a tuple, ``ct``
+    is a tuple with one array per output.
 
         >>> import numpy as np, symgrad as sg
         >>> y, pullback = sg.vjp(lambda x, y: x * y, np.array([1.0, 2.0]), 3.0)
@@ -520,7 +523,7 @@ def vjp(fun: Callable, *args: Any, backend: str = "numba") -> tuple[Any, Callabl
         >>> pullback(np.ones(2))
         (array([3., 3.]), np.float64(3.0))
     """
-    args = _values(args)
+    args = tuple(np.array(x) if _is_float_numbers(x) else x for x in _values(args))
     traced = tuple(i for i, x in enumerate(args)
                    if _is_array_like(x) or isinstance(x, Tracer) or _is_tree(x))
     # traced afresh on every call (kernels themselves are cached by content)

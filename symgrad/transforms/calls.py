@@ -86,6 +86,16 @@ def _is_tree(x: Any) -> bool:
     return any(isinstance(leaf, (np.ndarray, Tracer)) or _is_dask_array(leaf) for leaf in leaves)
 
 
+def _is_float_numbers(x: Any) -> bool:
+    """Whether ``x`` is a tuple or list of real numbers with a float among them (``(1.0,
+    2.0)``): :func:`symgrad.vjp` differentiates it, as an array (what ``grad`` makes of it
+    by ``argnums``; ``jax.vjp`` too, as a tuple); a tuple of integers alone (a shape, axes)
+    stays static."""
+    return isinstance(x, (tuple, list)) and all(
+        isinstance(v, (float, int, np.floating, np.integer)) and not isinstance(v, bool)
+        for v in x) and any(isinstance(v, (float, np.floating)) for v in x)
+
+
 def _is_dask_array(x: Any) -> bool:
     """Whether ``x`` is a ``dask.array.Array``, told without importing Dask."""
     return type(x).__module__.startswith("dask.array") and hasattr(x, "chunks")
