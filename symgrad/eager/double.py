@@ -58,7 +58,7 @@ from ..prims.elementwise import pow_p
 from ..transforms import pipeline
 from . import backward as engine
 from . import complex_tensors as cx
-from . import hooks, views
+from . import exposed, hooks, views
 from .grad_mode import enable_grad, no_grad
 from .graph import next_seq
 from .lowering import forward_graph
@@ -146,6 +146,7 @@ def gradients(out: Any, gradient: Any, targets: list[Any] | None, retain_graph: 
     ``create_graph``. ``out`` requires grad. Unless ``allow_unused``, a target ``out``
     does not depend on raises, before any other check of the graph (as in PyTorch)."""
     cx.refuse(out, "torch.autograd.grad, backward(inputs=) and create_graph=True")
+    exposed.check()  # (leaves and data written through numpy since the forward)
     recorded = isinstance(gradient, Traced) and gradient._requires_grad
     ct = engine._seed(out, gradient.detach() if recorded else gradient)
     if create_graph and recorded:  # the gradients depend on it

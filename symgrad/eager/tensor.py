@@ -40,7 +40,7 @@ from ..numpy_api.traced_array import ArrayMethods
 from ..prims.elementwise import add_p, div_p, mul_p, sub_p
 from ..prims.operators import Operators
 from . import complex_tensors as cx
-from . import double, fastpath, grad_mode, hooks, operand_rules, replay, views
+from . import double, exposed, fastpath, grad_mode, hooks, operand_rules, replay, views
 from . import dtypes as dt
 from .bf16 import KERNELS
 from .bf16 import note as note_bf16
@@ -196,7 +196,7 @@ class Tensor(DtypeMethods, cx.ComplexMethods, ValueMethods, BitwiseMethods, InPl
 
     __slots__ = ("_value", "_node", "_requires_grad", "_grad", "_accumulate", "_version",
                  "_aliases", "_base", "_data_of", "_untracked", "_multi", "_no_grad_view",
-                 "_seen", "_hooks", "__weakref__")
+                 "_seen", "_kept", "_hooks", "__weakref__")
     __hash__ = object.__hash__  # type: ignore[assignment]  # by identity, as in PyTorch
     _trace = EAGER  # every operation on a Tensor is computed and recorded by it
     _default = dt.float64  # the dtype of ``Tensor(data)`` (FloatTensor & co. set theirs)
@@ -224,6 +224,8 @@ class Tensor(DtypeMethods, cx.ComplexMethods, ValueMethods, BitwiseMethods, InPl
         self._no_grad_view = False  # a view made under no_grad of one requiring grad (.views)
         #: a copy of the values when an alias's numpy() array was handed out (.views.expose)
         self._seen: np.ndarray | None = None
+        #: (version, a copy of the values) while its memory is handed to numpy (.exposed)
+        self._kept: tuple[int, np.ndarray] | None = None
         #: nonzero when the values changed since the tensor's node made them: the
         #: number of the last node made before the change (through an alias, under
         #: ``no_grad``), negated when no version counted it (``.data``). A backward reads
@@ -261,6 +263,14 @@ class Tensor(DtypeMethods, cx.ComplexMethods, ValueMethods, BitwiseMethods, InPl
         """A Tensor (never a subclass such as ``nn.Parameter``) holding ``value``."""
         t = object.__new__(Tensor)
         t._init(value, node, False)
+        return t
+
+    @classmethod
+    def _shared(cls, data: Any, requires_grad: bool = False) -> Tensor:
+        """:meth:`_leaf` of the caller's ``data`` (``from_numpy``, ``Variable``): an array
+        it shares is registered as handed to numpy (:func:`.exposed.adopt`)."""
+        t = cls._leaf(data, requires_grad)
+        t._value = exposed.adopt(t._value, data)
         return t
 
     @classmethod
@@ -338,7 +348,8 @@ class Tensor(DtypeMethods, cx.ComplexMethods, ValueMethods, BitwiseMethods, InPl
     def data(self, other: Any) -> None:
         if isinstance(other, Tensor):  # (writes into self now write other's memory)
             replay.expose(other)
-        self._value = other._value if isinstance(other, Tensor) else dt.as_array(other)
+        self._value = other._value if isinstance(other, Tensor) else exposed.adopt(
+            dt.as_array(other), other)
         self._untracked = -next_seq()
 
     @property

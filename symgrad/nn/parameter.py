@@ -31,7 +31,7 @@ class Parameter(Tensor):
         return object.__new__(cls)
 
     def __init__(self, data: Any = None, requires_grad: bool = True):
-        value = np.zeros(0) if data is None else Tensor._leaf(data)._value
+        value = np.zeros(0) if data is None else Tensor._shared(data)._value
         self._init(value, None, False)
         self.requires_grad = requires_grad
 
