@@ -69,7 +69,7 @@ TORCH: dict[Primitive, TorchFacts] = {
     S.exp2_p: TorchFacts(saves_output=True),  # (Exp2Backward0 too)
     E.sigmoid_p: TorchFacts(saves_output=True),
     E.sqrt_p: TorchFacts(saves_output=True, reads_like_torch=True),
-    E.relu_p: TorchFacts(saves_output=True, reads_like_torch=True),
+    E.relu_p: TorchFacts(saves_output=True),  # (its rule reads x <= 0; ReluBackward0 the output)
     SM.log_softmax_p: TorchFacts(saves_output=True, reads_like_torch=True),
     SM.softmax_p: TorchFacts(saves_output=True, reads_like_torch=True),
     E.reciprocal_p: TorchFacts(saves_output=True, reads_like_torch=True),
