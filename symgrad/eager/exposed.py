@@ -144,7 +144,7 @@ def read(t: Any, seq: int) -> None:
     held = ref is not None and ref() is not None
     # (o's references: v.base, the local o, the call's argument: no other array's)
     if held and o is not v and type(o) is np.ndarray and sys.getrefcount(o) <= 3:
-        del HANDED[id(o)]
+        HANDED.pop(id(o), None)
         held = False
     kept = t._kept
     if kept is not None and kept[0] == t._version:

@@ -278,7 +278,8 @@ def refuse_unmatched(nodes: list[Any], fed_positions: tuple[int, ...],
         facts = torch_facts(n.prim)
         if n.prim.linear:
             reads_inputs = reads_output = False
-        elif facts.saves_output and facts.reads_like_torch:  # exp, sqrt, relu: the output
+        elif facts.saves_output and facts.reads_like_torch and not facts.mask_of_input:
+            # (exp, sqrt: the output; relu's rule reads its input's mask)
             reads_inputs, reads_output = False, True
         else:  # (a rule unlike PyTorch's may read the output too: tanh, sigmoid, div)
             reads_inputs, reads_output = True, not facts.reads_like_torch
