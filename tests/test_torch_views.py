@@ -601,6 +601,20 @@ def numpy_writes_retain_graph_and_two_losses(torch):
     return [x.grad, w.grad]
 
 
+def numpy_of_a_tensor_shared_by_variable_and_parameter(torch):
+    """Variable(c) and nn.Parameter(c) share c's memory and version counter, as PyTorch's:
+    c.numpy() handed out after the forward is watched for them too."""
+    x = torch.tensor([1., 2., 3.], requires_grad=True)
+    c, e = torch.tensor([.5, .5, .5]), torch.tensor([.25, .5, .75])
+    d, w = torch.autograd.Variable(c), torch.nn.Parameter(e)
+    y = (x * d).sin().sum() + (x * w).cos().sum()
+    c.numpy()[:] = 50.0
+    e.numpy()[1] = 2.0
+    y.backward()
+    e.add_(1)
+    return [x.grad, w.grad, w._version, d._version]
+
+
 def numpy_leaf_written_relu(torch):  # PyTorch's relu reads its output, symgrad's rule x
     a = np.array([1., -2., 3.])
     x = torch.from_numpy(a).requires_grad_()
@@ -756,7 +770,8 @@ CASES = [
     writes_into_numpy_arrays_of_results, numpy_from_numpy_data_written,
     numpy_leaf_written_through_detach, numpy_data_and_views_written,
     numpy_writes_after_backward_before_forward_and_between,
-    numpy_writes_retain_graph_and_two_losses, numpy_leaf_written_relu, data_leaf_relu,
+    numpy_writes_retain_graph_and_two_losses,
+    numpy_of_a_tensor_shared_by_variable_and_parameter, numpy_leaf_written_relu, data_leaf_relu,
     numpy_written_autograd_grad, numpy_written_backward_inputs, numpy_written_create_graph,
     augmented_assignments_through_views,
     view_of_a_leaf_that_is_itself_a_view, integer_and_advanced_indices,

@@ -267,10 +267,14 @@ class Tensor(DtypeMethods, cx.ComplexMethods, ValueMethods, BitwiseMethods, InPl
 
     @classmethod
     def _shared(cls, data: Any, requires_grad: bool = False) -> Tensor:
-        """:meth:`_leaf` of the caller's ``data`` (``from_numpy``, ``Variable``): an array
-        it shares is registered as handed to numpy (:func:`.exposed.adopt`)."""
+        """:meth:`_leaf` of the caller's ``data`` (``from_numpy``, ``Variable``,
+        ``nn.Parameter``): an array it shares is registered as handed to numpy
+        (:func:`.exposed.adopt`), a Tensor shares its version counter, as PyTorch's (and
+        so its handouts: ``c.numpy()`` after a forward read ``Variable(c)``)."""
         t = cls._leaf(data, requires_grad)
         t._value = exposed.adopt(t._value, data)
+        if isinstance(data, Tensor):
+            views.join(data, t)
         return t
 
     @classmethod
