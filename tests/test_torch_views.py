@@ -968,3 +968,17 @@ def test_invalid_view_and_reshape_shapes_raise_as_pytorch():
                     row.append((type(err).__name__, str(err).split(" (")[0]))
         found.append(row)
     assert found[0] == found[1]
+
+
+def test_a_numpy_array_operand_written_after_the_forward_is_not_read_by_backward():
+    """``x * a`` with ``a`` a numpy array (PyTorch refuses it for an ``x`` that requires
+    grad): the node keeps a copy of ``a``, so a write into ``a`` after the forward leaves
+    the gradient of the function the forward computed, cos(0.5 x) * 0.5 (the node read
+    ``a`` itself: cos(50 x) * 50 from the kernel's recomputation)."""
+    a = np.full(3, 0.5)
+    x = symgrad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = (x * a).sin().sum()
+    a[:] = 50.0
+    y.backward()
+    np.testing.assert_allclose(x.grad.numpy(), np.cos(np.array([1.0, 2.0, 3.0]) * 0.5) * 0.5,
+                               rtol=1e-14)

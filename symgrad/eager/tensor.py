@@ -156,6 +156,8 @@ def _operand(a: Any, value: Any, literal_ok: bool) -> Any:
         value = value.astype(np.float64)  # float64; float32 data stay: .backward converts)
     if scalar:  # x * (0.5 + k): a kernel input, so the structure does not change with k
         return np.array(value, dtype=np.float64)
+    if value is a:  # the caller's own array (x * a): a copy, so that a write into it after
+        value = value.copy()  # the forward does not reach the backward (no version sees it)
     return value  # data: a kernel input, never a literal
 
 
