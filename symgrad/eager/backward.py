@@ -356,7 +356,7 @@ def _free(nodes: Iterable[Node]) -> None:
             n.value = None
             continue
         n.freed = True
-        n.versions = n.reads = n.indices = ()
+        n.versions = n.reads = n.indices = n.copies = ()
         n.value = n.hooked = None
         inputs = n.inputs
         for a in inputs:

@@ -88,22 +88,27 @@ def shared(t: Any) -> np.ndarray:
 def handed_after(tensors: Any) -> None:
     """The memory of ``tensors`` (a tensor whose array ``numpy()`` hands out, and those
     known to share it) may be written from now on: each leaf or data one keeps a copy of
-    its values, as a node's read would have made it (a node may have read them already)."""
+    its values (a node may have read them already; the tensor holds this copy itself)."""
     for t in tensors:
-        if t is not None and t._node is None and not _current(t):
-            _keep(t)
+        if t is not None and t._node is None and _copy(t) is None:
+            _keep(t, True)
 
 
-def _current(t: Any) -> bool:
+def _copy(t: Any) -> np.ndarray | None:
+    """The copy ``t`` keeps of its current version's values, if any is still held."""
     kept = t._kept
-    return kept is not None and kept[0] == t._version
+    return kept[1]() if kept is not None and kept[0] == t._version else None
 
 
-def _keep(t: Any) -> None:
-    t._kept = (t._version, t._value.copy())
+def _keep(t: Any, held_by_tensor: bool = False) -> np.ndarray:
+    """A new copy of ``t``'s values: ``t`` refers to it weakly (the nodes that read it hold
+    it, so it goes with the graph) unless ``held_by_tensor``."""
+    c = t._value.copy()
+    t._kept = (t._version, weakref.ref(c), c if held_by_tensor else None)
     k = id(t)
     if k not in _KEEPING:
         _KEEPING[k] = weakref.ref(t, lambda r, k=k: _KEEPING.get(k) is r and _KEEPING.pop(k))
+    return c
 
 
 def _drop(t: Any) -> None:
@@ -125,19 +130,22 @@ def _same(a: np.ndarray, b: np.ndarray) -> bool:
 def _written(t: Any, seq: int) -> None:
     """``t``'s values were written through numpy before node number ``seq`` (and after
     the nodes before it that read them): marked as a ``.data`` write marks them, on
-    ``t`` and the tensors sharing its memory (:func:`.tensor._untracked_change`)."""
+    ``t`` and the tensors sharing its memory (:func:`.tensor._untracked_change`), and
+    its copy is dropped (the mark stays for the nodes made before: a later copy is
+    only for the later nodes)."""
     t._untracked = -seq
     for ref in t._aliases or ():
         w = ref()
         if w is not None:
             w._untracked = -seq
+    _drop(t)
 
 
-def read(t: Any, seq: int) -> None:
-    """Node number ``seq`` reads ``t``, a leaf or data tensor (call only while memory is
-    registered: ``if HANDED``). If ``t``'s memory was handed out, ``t`` keeps a copy of its
-    values (once per version); a copy it kept is compared (numpy wrote them since the last
-    node read them, if they differ)."""
+def read(t: Any, node: Any) -> None:
+    """``node`` reads ``t``, a leaf or data tensor (call only while memory is registered:
+    ``if HANDED``). If ``t``'s memory was handed out, the node holds a copy of its values
+    (one per version, shared by the nodes reading it); a copy kept before is compared
+    (numpy wrote them since the last node read them, if they differ)."""
     v = t._value
     o = _owner(v)
     ref = HANDED.get(id(o))
@@ -146,34 +154,34 @@ def read(t: Any, seq: int) -> None:
     if held and o is not v and type(o) is np.ndarray and sys.getrefcount(o) <= 3:
         HANDED.pop(id(o), None)
         held = False
-    kept = t._kept
-    if kept is not None and kept[0] == t._version:
-        if _same(kept[1], v):
-            if held:
-                return
-        else:
-            _written(t, seq)
-        _drop(t)  # (unheld, nobody can write it any more: a handout copies it again)
+    c = _copy(t)
+    if c is not None:
+        if not _same(c, v):
+            _written(t, node.seq)
+        elif held:
+            node.copies += (c,)
+            return
+        else:  # (unheld, nobody can write it any more: a handout copies it again)
+            _drop(t)
     if held:
-        _keep(t)
+        node.copies += (_keep(t),)
 
 
 def check() -> None:
     """Before a backward: mark each tensor whose values changed since it kept a copy
-    (:func:`read`) as written now, and drop copies of older versions (a counted change
-    since: the versions tell)."""
+    (:func:`read`) as written now; drop the copies of older versions (a counted change
+    since: the versions tell) and those no node holds any more."""
     if not _KEEPING:
         return
     for ref in list(_KEEPING.values()):
         t = ref()
-        kept = None if t is None else t._kept
-        if kept is None:
+        if t is None:
             continue
-        if kept[0] != t._version:
+        c = _copy(t)
+        if c is None:
             _drop(t)
-        elif not _same(kept[1], t._value):
+        elif not _same(c, t._value):
             _written(t, next_seq())
-            _keep(t)
 
 
 def adopt(value: np.ndarray, data: Any) -> np.ndarray:

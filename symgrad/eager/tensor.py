@@ -226,8 +226,9 @@ class Tensor(DtypeMethods, cx.ComplexMethods, ValueMethods, BitwiseMethods, InPl
         self._no_grad_view = False  # a view made under no_grad of one requiring grad (.views)
         #: a copy of the values when an alias's numpy() array was handed out (.views.expose)
         self._seen: np.ndarray | None = None
-        #: (version, a copy of the values) while its memory is handed to numpy (.exposed)
-        self._kept: tuple[int, np.ndarray] | None = None
+        #: (version, weak reference to a copy of the values, the copy or None) while its
+        #: memory is handed to numpy (.exposed)
+        self._kept: tuple | None = None
         #: nonzero when the values changed since the tensor's node made them: the
         #: number of the last node made before the change (through an alias, under
         #: ``no_grad``), negated when no version counted it (``.data``). A backward reads
