@@ -15,12 +15,14 @@ would come from the new values), naming the tensor's shape and the fix.
 
 How a write is found. The memory's owner (numpy points every view's ``.base`` at it)
 is registered when handed out (:func:`hand_out`). A node that reads a leaf or data
-tensor whose owner is registered (:func:`read`, from :func:`.fastpath.watched`) makes
-the tensor keep a copy of its values, once per version; each later node reading it
+tensor whose owner is registered (:func:`read`, from :func:`.fastpath.watched`) takes a
+copy of its values, once per version (the nodes reading that version share it and hold
+it: it goes with the graph; the tensor refers to it weakly); each later node reading it
 compares (values that differ were written between the two nodes), and so do
 ``backward`` and ``torch.autograd.grad`` before anything else (:func:`check`). Memory
 handed out after a node read it (``x.detach().numpy()`` after the forward) is copied
-then, for the tensors known to share it (its aliases, views and ``.data`` origin).
+then, for the tensors known to share it (its aliases, views, ``.data`` origin, and
+``Variable(c)``, ``nn.Parameter(c)`` of it), and that copy is held by the tensor.
 
 Memory nobody else holds cannot be written. ``from_numpy(a)`` makes a tensor holding a
 view of ``a``, and ``numpy()`` of such a tensor hands out a new view, so the owner's
@@ -29,7 +31,8 @@ reference count tells whether any array outside still refers to it; when none do
 next read, and the tensor costs nothing more. A tensor owning its memory
 (``torch.tensor(...)``) that handed it out by ``numpy()`` stays registered while the
 memory lives (symgrad's own references to it cannot be told from a user's): each of its
-versions read by a node is copied once.
+versions read by a node is copied once. A tensor whose ``numpy()`` was called holds the
+copy taken then until its version changes or it dies (each ``backward`` compares it).
 
     >>> import numpy as np
     >>> import symgrad as torch
