@@ -126,7 +126,8 @@ def run_backward(out: Any, gradient: Any, retain_graph: bool | None) -> None:
         raise RuntimeError("element 0 of tensors does not require grad and does not have a "
                            "grad_fn: set requires_grad=True on a leaf the output depends on")
     raise_dynamic_threshold()  # (once: a step's arrays stay in the heap, core.memory)
-    exposed.check()  # (leaves and data written through numpy since the forward)
+    if exposed.KEEPING:  # (leaves and data written through numpy since the forward)
+        exposed.check()
     ct = _seed(out, gradient)
     root = out._node
     if root is not None and root.hooked is None:  # (with hooks: a cut, the general path)

@@ -148,7 +148,8 @@ def gradients(out: Any, gradient: Any, targets: list[Any] | None, retain_graph: 
     ``create_graph``. ``out`` requires grad. Unless ``allow_unused``, a target ``out``
     does not depend on raises, before any other check of the graph (as in PyTorch)."""
     cx.refuse(out, "torch.autograd.grad, backward(inputs=) and create_graph=True")
-    exposed.check()  # (leaves and data written through numpy since the forward)
+    if exposed.KEEPING:  # (leaves and data written through numpy since the forward)
+        exposed.check()
     recorded = isinstance(gradient, Traced) and gradient._requires_grad
     ct = engine._seed(out, gradient.detach() if recorded else gradient)
     if create_graph and recorded:  # the gradients depend on it

@@ -59,7 +59,7 @@ from .graph import next_seq
 HANDED: dict[int, Any] = {}
 #: id -> weak reference of each tensor keeping a copy of its values (``Tensor._kept``:
 #: (version, copy)); not a WeakSet, which compares Tensors by ``==`` (elementwise)
-_KEEPING: dict[int, Any] = {}
+KEEPING: dict[int, Any] = {}
 
 
 def _owner(v: np.ndarray) -> Any:
@@ -109,14 +109,14 @@ def _keep(t: Any, held_by_tensor: bool = False) -> np.ndarray:
     c = t._value.copy()
     t._kept = (t._version, weakref.ref(c), c if held_by_tensor else None)
     k = id(t)
-    if k not in _KEEPING:
-        _KEEPING[k] = weakref.ref(t, lambda r, k=k: _KEEPING.get(k) is r and _KEEPING.pop(k))
+    if k not in KEEPING:
+        KEEPING[k] = weakref.ref(t, lambda r, k=k: KEEPING.get(k) is r and KEEPING.pop(k))
     return c
 
 
 def _drop(t: Any) -> None:
     t._kept = None
-    _KEEPING.pop(id(t), None)
+    KEEPING.pop(id(t), None)
 
 
 def _same(a: np.ndarray, b: np.ndarray) -> bool:
@@ -174,9 +174,9 @@ def check() -> None:
     """Before a backward: mark each tensor whose values changed since it kept a copy
     (:func:`read`) as written now; drop the copies of older versions (a counted change
     since: the versions tell) and those no node holds any more."""
-    if not _KEEPING:
+    if not KEEPING:
         return
-    for ref in list(_KEEPING.values()):
+    for ref in list(KEEPING.values()):
         t = ref()
         if t is None:
             continue
