@@ -70,7 +70,7 @@ from ..core.ir import C128, F32, Aval, Graph
 from ..core.memory import raise_dynamic_threshold
 from ..transforms import pipeline
 from . import complex_tensors as cx
-from . import hooks, replay, views
+from . import exposed, hooks, replay, views
 from .bf16 import refuse_gradients as refuse_bf16
 from .graph import Node
 from .lowering import lower_structure as _lower
@@ -126,6 +126,8 @@ def run_backward(out: Any, gradient: Any, retain_graph: bool | None) -> None:
         raise RuntimeError("element 0 of tensors does not require grad and does not have a "
                            "grad_fn: set requires_grad=True on a leaf the output depends on")
     raise_dynamic_threshold()  # (once: a step's arrays stay in the heap, core.memory)
+    if exposed.KEEPING:  # (leaves and data written through numpy since the forward)
+        exposed.check()
     ct = _seed(out, gradient)
     root = out._node
     if root is not None and root.hooked is None:  # (with hooks: a cut, the general path)
@@ -355,7 +357,7 @@ def _free(nodes: Iterable[Node]) -> None:
             n.value = None
             continue
         n.freed = True
-        n.versions = n.reads = n.indices = ()
+        n.versions = n.reads = n.indices = n.copies = ()
         n.value = n.hooked = None
         inputs = n.inputs
         for a in inputs:

@@ -58,11 +58,11 @@ from ..prims.elementwise import pow_p
 from ..transforms import pipeline
 from . import backward as engine
 from . import complex_tensors as cx
-from . import hooks, views
+from . import exposed, hooks, views
 from .grad_mode import enable_grad, no_grad
 from .graph import next_seq
 from .lowering import forward_graph
-from .replay import changed_inputs, saved_value
+from .replay import changed_input, changed_inputs, saved_value
 from .replay import fed as replay_fed
 from .replay import lower as replay_lower
 from .torch_facts import torch_facts
@@ -70,11 +70,13 @@ from .torch_facts import torch_facts
 #: differentiated (unoptimized) graphs for create_graph, by structure, least recent first
 _GRAPHS: collections.OrderedDict[tuple, tuple[Graph, list[Var]]] = collections.OrderedDict()
 CHANGED_LEAF = (
-    "a leaf or data tensor of this graph was changed in place (under no_grad, or through "
-    ".data) after the forward used it; torch.autograd.grad, backward(inputs=) and "
-    "create_graph=True recompute the forward from the leaves, where PyTorch's backward "
+    "a leaf or data tensor of this graph ({}) was changed in place (under no_grad, through "
+    ".data, or by a write through numpy into its memory: an array given to from_numpy() or "
+    "got from numpy()) after the forward used it; torch.autograd.grad, backward(inputs=) "
+    "and create_graph=True recompute the forward from the leaves, where PyTorch's backward "
     "reads the values it saved, so symgrad refuses rather than return another gradient. "
-    "Call backward() without inputs= or create_graph, or run the forward again.")
+    "Call backward() without inputs= or create_graph, change it after backward, or give "
+    "the tensor a copy (torch.tensor(a)).")
 UNUSED_ERROR = ("The differentiated Tensor at index {} appears to not have been used in the "
                 "graph. Set allow_unused=True if this is the desired behavior.")
 
@@ -146,6 +148,8 @@ def gradients(out: Any, gradient: Any, targets: list[Any] | None, retain_graph: 
     ``create_graph``. ``out`` requires grad. Unless ``allow_unused``, a target ``out``
     does not depend on raises, before any other check of the graph (as in PyTorch)."""
     cx.refuse(out, "torch.autograd.grad, backward(inputs=) and create_graph=True")
+    if exposed.KEEPING:  # (leaves and data written through numpy since the forward)
+        exposed.check()
     recorded = isinstance(gradient, Traced) and gradient._requires_grad
     ct = engine._seed(out, gradient.detach() if recorded else gradient)
     if create_graph and recorded:  # the gradients depend on it
@@ -190,8 +194,9 @@ def gradients(out: Any, gradient: Any, targets: list[Any] | None, retain_graph: 
     if all(s is None for s in slots):  # nothing to run: PyTorch checks no saved tensor
         return [(t, None) for t in targets]
     engine._check_versions(nodes)
-    if changed_inputs(nodes):
-        raise RuntimeError(CHANGED_LEAF)
+    changed = changed_inputs(nodes)
+    if changed:
+        raise RuntimeError(CHANGED_LEAF.format(changed_input(nodes, changed)))
     key = (tuple(plan), tuple(t._value.shape for t in leaves), tuple(deltas),
            None if ct is None else np.shape(ct), tuple(wrt_leaves))
     # (its graph is float64: float32 data, kept as they are, enter converted)

@@ -49,7 +49,8 @@ from ..transforms.pipeline import (
     compiled_shift,
     gathered_windows,
 )
-from . import grad_mode
+from . import exposed, grad_mode
+from .exposed import HANDED
 from .graph import node_class
 from .replay import keep
 from .torch_facts import CONTIGUOUS_RESULTS, node_name, product_saves, torch_facts
@@ -99,6 +100,8 @@ def watched(prim: Primitive, args: Sequence[Any], result: Any) -> tuple[tuple, t
             continue
         if a._node is None:
             read.append((k, a, a._version))
+            if HANDED:  # (memory handed to numpy: numpy's writes count no version)
+                exposed.read(a, result._node)
             if a._value.dtype.kind in "biu":  # a mask or indices: read by any rule
                 found.append((a, a._version))
                 continue
@@ -131,11 +134,15 @@ def _watched_pair(saves: tuple[bool, bool, bool], a: Any, b: Any, result: Any
     if a is not None:
         if a._node is None:
             read = ((0, a, a._version),)
+            if HANDED:
+                exposed.read(a, result._node)
         if inputs and (not product or (b is not None and b._requires_grad)):
             found = ((a, a._version),)
     if b is not None:
         if b._node is None:
             read += ((1, b, b._version),)
+            if HANDED:
+                exposed.read(b, result._node)
         if inputs and (not product or (a is not None and a._requires_grad)):
             found += ((b, b._version),)
     if output:

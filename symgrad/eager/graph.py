@@ -59,7 +59,7 @@ class Node:
 
     __slots__ = ("prim", "params", "inputs", "aval", "seq", "freed", "retained", "sig",
                  "versions", "reads", "shown", "made", "unlike_torch", "value", "exposed",
-                 "seen", "indices", "hooked", "composite", "__weakref__")
+                 "seen", "indices", "copies", "hooked", "composite", "__weakref__")
 
     def __init__(self, prim: Primitive, params: dict[str, Any], inputs: tuple, aval: Aval,
                  sig: tuple | None = None):
@@ -110,6 +110,9 @@ class Node:
         #: node saves (``gather``, ``x[i]``, ``scatter``): the positions were computed
         #: from them in the forward (:func:`symgrad.eager.views.watch_indices`)
         self.indices: tuple[tuple[Any, int, Any], ...] = ()
+        #: copies of leaf or data values handed to numpy that this node read, held while
+        #: it may run backward (:func:`symgrad.eager.exposed.read`)
+        self.copies: tuple[Any, ...] = ()
         #: the tensor whose hooks (``register_hook``) the backward calls here (:mod:`.hooks`)
         self.hooked: Any = None
         #: for the nodes of a composite (``F.gelu`` is several primitives, one node in

@@ -247,6 +247,19 @@ def changed_inputs(nodes: list[Any], cuts: dict[int, Any] | None = None
     return found
 
 
+def changed_input(nodes: list[Any], changed: dict[int, dict[int, tuple[bool, bool]]],
+                  only: Any = None) -> str:
+    """The first changed input (:func:`changed_inputs`) of ``only`` (else of any node), as
+    an error names it: its position, its node and its shape."""
+    for n in nodes if only is None else (only, *nodes):
+        for k in changed.get(id(n), ()):
+            a = n.inputs[k]
+            shape = a.aval.shape if isinstance(a, Node) else np.shape(
+                a._value if isinstance(a, Traced) else a)
+            return f"input {k} of {n.name()}, of shape {list(shape)}"
+    return "an input"
+
+
 def refuse_unmatched(nodes: list[Any], fed_positions: tuple[int, ...],
                      changed: dict[int, dict[int, tuple[bool, bool]]]) -> None:
     """Raise unless the backward, reading the saved values at ``fed_positions``, reads
@@ -265,7 +278,8 @@ def refuse_unmatched(nodes: list[Any], fed_positions: tuple[int, ...],
         facts = torch_facts(n.prim)
         if n.prim.linear:
             reads_inputs = reads_output = False
-        elif facts.saves_output and facts.reads_like_torch:  # exp, sqrt, relu: the output
+        elif facts.saves_output and facts.reads_like_torch and not facts.mask_of_input:
+            # (exp, sqrt: the output; relu's rule reads its input's mask)
             reads_inputs, reads_output = False, True
         else:  # (a rule unlike PyTorch's may read the output too: tanh, sigmoid, div)
             reads_inputs, reads_output = True, not facts.reads_like_torch
@@ -285,7 +299,8 @@ def refuse_unmatched(nodes: list[Any], fed_positions: tuple[int, ...],
                 if (live and recompute) or (by_rule and (
                         counted or not live or facts.saves_output or not facts.reads_like_torch
                         or facts.saves_both and not _shift(n) or n.prim is linear_p)):
-                    raise RuntimeError(_unmatched(n, recompute and live))
+                    raise RuntimeError(_unmatched(n, recompute and live,
+                                                  changed_input(nodes, changed, n)))
             elif isinstance(a, Node):
                 need.add(id(a))
 
@@ -350,26 +365,32 @@ def refuse_composites(nodes: list[Any], fed_ids: set[int],
                 "saves, was changed in place after the forward. Hint: change it after "
                 "backward(), or compute with a copy (.clone()) instead.")
         raise RuntimeError(
-            f"an input of {c.name()} (a leaf, data, or a result changed behind its "
-            "node's back) was changed in place (under no_grad, or through .data) after "
-            f"the forward computed it, and this backward cannot read what PyTorch's "
-            f"would: {c.name()} is one node in PyTorch, which reads its inputs as they "
-            "are now, and several here, whose inner values were computed from the old "
-            "ones, so symgrad refuses rather than return another gradient. Change it "
-            "after backward(), or run the forward again.")
+            f"an input of {c.name()} ({changed_input(nodes, changed, n)}: a leaf, data, or "
+            f"a result changed behind its node's back) was {_HOW}, and this backward "
+            f"cannot read what PyTorch's would: {c.name()} is one node in PyTorch, which "
+            "reads its inputs as they are now, and several here, whose inner values were "
+            "computed from the old ones, so symgrad refuses rather than return another "
+            f"gradient. {_FIX}")
 
 
-def _unmatched(n: Any, recomputed: bool) -> str:
+def _unmatched(n: Any, recomputed: bool, which: str) -> str:
     saved = "its saved output" if torch_facts(n.prim).saves_output else "other values"
     how = ("its value would be recomputed from the changed values, where PyTorch's "
            "backward reads the saved one" if recomputed else
            f"symgrad's derivative of {n.prim.name} reads that input, where PyTorch's "
            f"{n.name()} reads {saved}")
-    return (f"an input of {n.name()} (a leaf, data, or a result changed behind its node's "
-            "back) was changed in place (under no_grad, or through .data) after the "
-            "forward computed it, and this backward cannot read "
+    return (f"an input of {n.name()} ({which}: a leaf, data, or a result changed behind "
+            f"its node's back) was {_HOW}, and this backward cannot read "
             f"what PyTorch's would: {how}, so symgrad refuses rather than return another "
-            "gradient. Change it after backward(), or run the forward again.")
+            f"gradient. {_FIX}")
+
+
+#: how an input changed uncounted, and the fixes (:func:`_unmatched`, :func:`refuse_composites`)
+_HOW = ("changed in place (under no_grad, through .data, or by a write through numpy into "
+        "its memory: an array given to from_numpy() or got from numpy()) after the forward "
+        "computed it")
+_FIX = ("Change it after backward(), run the forward again, or give the tensor a copy "
+        "(torch.tensor(a) rather than torch.from_numpy(a)).")
 
 
 def count(fed_positions: tuple[int, ...]) -> None:

@@ -40,7 +40,7 @@ from ..numpy_api.traced_array import ArrayMethods
 from ..prims.elementwise import add_p, div_p, mul_p, sub_p
 from ..prims.operators import Operators
 from . import complex_tensors as cx
-from . import double, fastpath, grad_mode, hooks, operand_rules, replay, views
+from . import double, exposed, fastpath, grad_mode, hooks, operand_rules, replay, views
 from . import dtypes as dt
 from .bf16 import KERNELS
 from .bf16 import note as note_bf16
@@ -156,6 +156,8 @@ def _operand(a: Any, value: Any, literal_ok: bool) -> Any:
         value = value.astype(np.float64)  # float64; float32 data stay: .backward converts)
     if scalar:  # x * (0.5 + k): a kernel input, so the structure does not change with k
         return np.array(value, dtype=np.float64)
+    if value is a:  # the caller's own array (x * a): a copy, so that a write into it after
+        value = value.copy()  # the forward does not reach the backward (no version sees it)
     return value  # data: a kernel input, never a literal
 
 
@@ -196,7 +198,7 @@ class Tensor(DtypeMethods, cx.ComplexMethods, ValueMethods, BitwiseMethods, InPl
 
     __slots__ = ("_value", "_node", "_requires_grad", "_grad", "_accumulate", "_version",
                  "_aliases", "_base", "_data_of", "_untracked", "_multi", "_no_grad_view",
-                 "_seen", "_hooks", "__weakref__")
+                 "_seen", "_kept", "_hooks", "__weakref__")
     __hash__ = object.__hash__  # type: ignore[assignment]  # by identity, as in PyTorch
     _trace = EAGER  # every operation on a Tensor is computed and recorded by it
     _default = dt.float64  # the dtype of ``Tensor(data)`` (FloatTensor & co. set theirs)
@@ -224,6 +226,9 @@ class Tensor(DtypeMethods, cx.ComplexMethods, ValueMethods, BitwiseMethods, InPl
         self._no_grad_view = False  # a view made under no_grad of one requiring grad (.views)
         #: a copy of the values when an alias's numpy() array was handed out (.views.expose)
         self._seen: np.ndarray | None = None
+        #: (version, weak reference to a copy of the values, the copy or None) while its
+        #: memory is handed to numpy (.exposed)
+        self._kept: tuple | None = None
         #: nonzero when the values changed since the tensor's node made them: the
         #: number of the last node made before the change (through an alias, under
         #: ``no_grad``), negated when no version counted it (``.data``). A backward reads
@@ -261,6 +266,18 @@ class Tensor(DtypeMethods, cx.ComplexMethods, ValueMethods, BitwiseMethods, InPl
         """A Tensor (never a subclass such as ``nn.Parameter``) holding ``value``."""
         t = object.__new__(Tensor)
         t._init(value, node, False)
+        return t
+
+    @classmethod
+    def _shared(cls, data: Any, requires_grad: bool = False) -> Tensor:
+        """:meth:`_leaf` of the caller's ``data`` (``from_numpy``, ``Variable``,
+        ``nn.Parameter``): an array it shares is registered as handed to numpy
+        (:func:`.exposed.adopt`), a Tensor shares its version counter, as PyTorch's (and
+        so its handouts: ``c.numpy()`` after a forward read ``Variable(c)``)."""
+        t = cls._leaf(data, requires_grad)
+        t._value = exposed.adopt(t._value, data)
+        if isinstance(data, Tensor):
+            views.join(data, t)
         return t
 
     @classmethod
@@ -338,7 +355,8 @@ class Tensor(DtypeMethods, cx.ComplexMethods, ValueMethods, BitwiseMethods, InPl
     def data(self, other: Any) -> None:
         if isinstance(other, Tensor):  # (writes into self now write other's memory)
             replay.expose(other)
-        self._value = other._value if isinstance(other, Tensor) else dt.as_array(other)
+        self._value = other._value if isinstance(other, Tensor) else exposed.adopt(
+            dt.as_array(other), other)
         self._untracked = -next_seq()
 
     @property

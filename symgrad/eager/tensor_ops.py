@@ -92,13 +92,14 @@ def Variable(data: Any, requires_grad: bool = False) -> Tensor:
         >>> Variable(torch.ones(2), requires_grad=True)
         tensor([1., 1.], requires_grad=True)
     """
-    return Tensor._leaf(data, requires_grad)
+    return Tensor._shared(data, requires_grad)
 
 
 def from_numpy(array: np.ndarray) -> Tensor:
     """A tensor sharing ``array``'s memory (float64, float32, int64 or bool; others are
-    converted; complex64 and complex128 arrays are shared too)."""
-    return Tensor._leaf(array)
+    converted; complex64 and complex128 arrays are shared too). Writes into ``array``
+    between a forward and its backward are seen (:mod:`.exposed`)."""
+    return Tensor._shared(array)
 
 
 def _filled(fill: Any, size: Any, dtype: Any, requires_grad: bool, device: Any) -> Tensor:

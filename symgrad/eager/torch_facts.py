@@ -50,13 +50,18 @@ class TorchFacts:
       same (see :mod:`symgrad.eager.double`; ``pow`` for ``|y| >= 1`` only);
     - ``saves_both``: its node saves the output as well as the inputs (``max``, ``amax``:
       the elements equal to the saved result share the gradient), so a backward after a
-      ``.data`` change of an input mixes old and new values (:mod:`.replay` refuses)."""
+      ``.data`` change of an input mixes old and new values (:mod:`.replay` refuses);
+    - ``mask_of_input``: PyTorch's node saves the output, and symgrad's rule reads a mask
+      of the input (``relu``: ``x <= 0``, the same mask, so a gradient of a gradient is
+      PyTorch's), so after an uncounted change of the input the mask is the new one
+      where PyTorch's is the old one (:func:`.replay.refuse_unmatched` refuses)."""
 
     saves_output: bool = False
     product: bool = False
     literal_operands: bool = False
     reads_like_torch: bool = False
     saves_both: bool = False
+    mask_of_input: bool = False
 
 
 NOTHING = TorchFacts()
@@ -69,7 +74,7 @@ TORCH: dict[Primitive, TorchFacts] = {
     S.exp2_p: TorchFacts(saves_output=True),  # (Exp2Backward0 too)
     E.sigmoid_p: TorchFacts(saves_output=True),
     E.sqrt_p: TorchFacts(saves_output=True, reads_like_torch=True),
-    E.relu_p: TorchFacts(saves_output=True, reads_like_torch=True),
+    E.relu_p: TorchFacts(saves_output=True, reads_like_torch=True, mask_of_input=True),
     SM.log_softmax_p: TorchFacts(saves_output=True, reads_like_torch=True),
     SM.softmax_p: TorchFacts(saves_output=True, reads_like_torch=True),
     E.reciprocal_p: TorchFacts(saves_output=True, reads_like_torch=True),

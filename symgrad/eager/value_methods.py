@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from . import dtypes as dt
-from . import views
+from . import exposed, views
 from .printing import format_tensor
 
 
@@ -25,14 +25,28 @@ class ValueMethods:
 
     # -- values ------------------------------------------------------------------------
     def numpy(self) -> np.ndarray:
+        self._check_numpy()
+        if self._aliases is not None or self._data_of is not None:
+            views.expose(self)  # writes into the array are seen by a backward
+        return self._handed()
+
+    def _handed(self) -> np.ndarray:
+        """The values handed to numpy, whose writes count no version: the leaves and
+        data sharing them keep a copy, compared at backward (:mod:`.exposed`)."""
+        origin = self._data_of() if self._data_of is not None else None
+        sharing = [self, origin]
+        for t in (self, origin):
+            if t is not None and t._aliases:
+                sharing += [r() for r in t._aliases]
+        exposed.handed_after(sharing)
+        return exposed.shared(self)
+
+    def _check_numpy(self) -> None:
         if self.dtype is dt.bfloat16:  # PyTorch's error: numpy has no bfloat16
             raise TypeError("Got unsupported ScalarType BFloat16")
         if self._requires_grad:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
                                "Use tensor.detach().numpy() instead.")
-        if self._aliases is not None or self._data_of is not None:
-            views.expose(self)  # writes into the array are seen by a backward
-        return self._value
 
     def _held_value(self) -> np.ndarray:
         return self._value
@@ -44,12 +58,12 @@ class ValueMethods:
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         # as PyTorch's: numpy would drop the graph (np.array([x, 2 * x]) of Tensors that
         # require grad would give values whose gradient is silently lost)
-        value = self.numpy()
-        if dtype is not None:
-            return value.astype(dtype)  # (a copy)
-        # numpy 2 passes copy=True for np.array(t) and trusts the copy: the values as they
-        # are now, not the tensor's memory, as np.array of a PyTorch tensor
-        return value.copy() if copy else value
+        if dtype is not None or copy:  # (a copy: the memory is not handed out)
+            self._check_numpy()
+            # numpy 2 passes copy=True for np.array(t) and trusts the copy: the values as
+            # they are now, not the tensor's memory, as np.array of a PyTorch tensor
+            return self._value.astype(dtype) if dtype is not None else self._value.copy()
+        return self.numpy()
 
     def item(self) -> Any:
         if self._value.size != 1:

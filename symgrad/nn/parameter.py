@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from ..eager.tensor import Tensor
+from ..eager.views import join
 
 
 class Parameter(Tensor):
@@ -31,8 +32,10 @@ class Parameter(Tensor):
         return object.__new__(cls)
 
     def __init__(self, data: Any = None, requires_grad: bool = True):
-        value = np.zeros(0) if data is None else Tensor._leaf(data)._value
-        self._init(value, None, False)
+        shared = None if data is None else Tensor._shared(data)
+        self._init(np.zeros(0) if shared is None else shared._value, None, False)
+        if shared is not None and shared._aliases is not None:
+            join(shared, self)  # (data's version counter, as PyTorch's)
         self.requires_grad = requires_grad
 
     def __repr__(self) -> str:
