@@ -32,14 +32,17 @@ def test_max_unpool_output_size_error_is_pytorch_s():
 def test_double_backward_through_conv_and_pool_equals_pytorch():
     rng = np.random.default_rng(4)
     x, w = rng.standard_normal((1, 2, 6, 6)), rng.standard_normal((3, 2, 3, 3))
+    b = rng.standard_normal(3)
     results = []
     for lib, F in ((symgrad, FS), (torch_real, FT)):
         xt, wt = lib.tensor(x, requires_grad=True), lib.tensor(w, requires_grad=True)
-        y = F.max_pool2d(F.gelu(F.conv2d(xt, wt, padding=1)), 2)
+        bt = lib.tensor(b, requires_grad=True)  # (added by the windows' product itself)
+        y = F.max_pool2d(F.gelu(F.conv2d(xt, wt, bt, padding=1)), 2)
         (g,) = lib.autograd.grad((y ** 2).sum(), xt, create_graph=True)
         (g.sin().sum()).backward()
-        results.append(wt.grad.numpy())
-    np.testing.assert_allclose(results[0], results[1], rtol=1e-9, atol=1e-12)
+        results.append((wt.grad.numpy(), bt.grad.numpy()))
+    for got, want in zip(*results):
+        np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)
 
 
 # ---------------------------------------------------------------------------
