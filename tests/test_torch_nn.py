@@ -309,6 +309,20 @@ def test_conv_of_data_and_of_a_tensor_needing_grad_as_pytorch(interpreted_backwa
                                        atol=1e-5 * float(np.abs(w[2]).max()), err_msg=what)
 
 
+def test_avg_pool_divisors_per_geometry_and_dtype_as_pytorch():
+    # (nn/pooling.py keeps each geometry's divisors: one geometry in turn with and
+    # without the padding counted, float32 and float64, each against PyTorch)
+    x = np.random.default_rng(13).standard_normal((1, 2, 5, 4))
+    for dtype, count in (("float64", True), ("float64", False), ("float32", False),
+                         ("float32", True), ("float64", True)):
+        got, want = (F.avg_pool2d(lib.tensor(x, dtype=getattr(lib, dtype)), 3, 2, 1,
+                                  count_include_pad=count).numpy()
+                     for lib, F in ((symgrad, FS), (torch_real, FT)))
+        assert got.dtype == want.dtype
+        tol = 1e-6 if dtype == "float32" else 1e-14  # (float32: sums' roundings)
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_max_pool_of_ties_infinities_signed_zeros_and_nans_as_pytorch(interpreted_backward,
                                                                      dtype):
