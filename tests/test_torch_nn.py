@@ -309,6 +309,25 @@ def test_conv_of_data_and_of_a_tensor_needing_grad_as_pytorch(interpreted_backwa
                                        atol=1e-5 * float(np.abs(w[2]).max()), err_msg=what)
 
 
+def test_conv_weight_changed_through_data_before_backward_as_pytorch():
+    # PyTorch's ConvolutionBackward0 reads the weight it saved as it is now; the bias
+    # is added by the windows' product (F.linear's primitive), whose rule reads the
+    # weight's live view the same (three steps: the second and third replay)
+    rng = np.random.default_rng(14)
+    x, w, b = (rng.standard_normal(s) for s in ((2, 3, 6, 6), (4, 3, 3, 3), (4,)))
+    results = []
+    for lib, F in ((symgrad, FS), (torch_real, FT)):
+        for _ in range(3):
+            xt, wt, bt = (lib.tensor(v, requires_grad=True) for v in (x, w, b))
+            y = F.conv2d(xt * 1.0, wt, bt)
+            wt.data.mul_(2.0)
+            (y * y).sum().backward()
+            results.append([t.grad.numpy() for t in (xt, wt, bt)])
+    for got, want in zip(results[:3], results[3:]):
+        for g, e in zip(got, want):
+            np.testing.assert_allclose(g, e, rtol=1e-12, atol=1e-12)
+
+
 def test_avg_pool_divisors_per_geometry_and_dtype_as_pytorch():
     # (nn/pooling.py keeps each geometry's divisors: one geometry in turn with and
     # without the padding counted, float32 and float64, each against PyTorch)
