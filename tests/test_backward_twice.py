@@ -355,3 +355,26 @@ def test_product_node_names_are_pytorchs_and_still_save_their_factors(shapes):
             except RuntimeError as e:
                 found.append(str(e)[:40])
     assert found[:6] == found[6:]
+
+
+def test_a_freed_graph_of_composites_goes_without_the_cycle_collector():
+    # a composite's inner nodes point to its last node (Node.composite), whose inputs
+    # lead back to them: backward's free drops that link, so a freed graph goes with its
+    # last reference, as PyTorch's, not at the cycle collector's next pass
+    import gc
+    import weakref
+
+    F = sg.nn.functional
+    x, w = sg.randn(2, 2, 6, 6, requires_grad=True), sg.randn(3, 2, 3, 3, requires_grad=True)
+    y = F.gelu(F.conv2d(x, w, padding=1))
+    loss = F.mse_loss(y, sg.zeros_like(y))
+    inner = weakref.ref(y._node.inputs[0])
+    assert inner().composite is y._node  # (an inner node of gelu's composite)
+    gc.disable()
+    try:
+        loss.backward()
+        del y, loss
+        assert inner() is None
+    finally:
+        gc.enable()
+    assert x.grad is not None and w.grad is not None

@@ -32,14 +32,17 @@ def test_max_unpool_output_size_error_is_pytorch_s():
 def test_double_backward_through_conv_and_pool_equals_pytorch():
     rng = np.random.default_rng(4)
     x, w = rng.standard_normal((1, 2, 6, 6)), rng.standard_normal((3, 2, 3, 3))
+    b = rng.standard_normal(3)
     results = []
     for lib, F in ((symgrad, FS), (torch_real, FT)):
         xt, wt = lib.tensor(x, requires_grad=True), lib.tensor(w, requires_grad=True)
-        y = F.max_pool2d(F.gelu(F.conv2d(xt, wt, padding=1)), 2)
+        bt = lib.tensor(b, requires_grad=True)  # (added by the windows' product itself)
+        y = F.max_pool2d(F.gelu(F.conv2d(xt, wt, bt, padding=1)), 2)
         (g,) = lib.autograd.grad((y ** 2).sum(), xt, create_graph=True)
         (g.sin().sum()).backward()
-        results.append(wt.grad.numpy())
-    np.testing.assert_allclose(results[0], results[1], rtol=1e-9, atol=1e-12)
+        results.append((wt.grad.numpy(), bt.grad.numpy()))
+    for got, want in zip(*results):
+        np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)
 
 
 # ---------------------------------------------------------------------------
@@ -304,6 +307,39 @@ def test_conv_of_data_and_of_a_tensor_needing_grad_as_pytorch(interpreted_backwa
             assert g[:2] == w[:2], what
             np.testing.assert_allclose(g[2], w[2], rtol=1e-5,
                                        atol=1e-5 * float(np.abs(w[2]).max()), err_msg=what)
+
+
+def test_conv_weight_changed_through_data_before_backward_as_pytorch():
+    # PyTorch's ConvolutionBackward0 reads the weight it saved as it is now; the bias
+    # is added by the windows' product (F.linear's primitive), whose rule reads the
+    # weight's live view the same (three steps: the second and third replay)
+    rng = np.random.default_rng(14)
+    x, w, b = (rng.standard_normal(s) for s in ((2, 3, 6, 6), (4, 3, 3, 3), (4,)))
+    results = []
+    for lib, F in ((symgrad, FS), (torch_real, FT)):
+        for _ in range(3):
+            xt, wt, bt = (lib.tensor(v, requires_grad=True) for v in (x, w, b))
+            y = F.conv2d(xt * 1.0, wt, bt)
+            wt.data.mul_(2.0)
+            (y * y).sum().backward()
+            results.append([t.grad.numpy() for t in (xt, wt, bt)])
+    for got, want in zip(results[:3], results[3:]):
+        for g, e in zip(got, want):
+            np.testing.assert_allclose(g, e, rtol=1e-12, atol=1e-12)
+
+
+def test_avg_pool_divisors_per_geometry_and_dtype_as_pytorch():
+    # (nn/pooling.py keeps each geometry's divisors: one geometry in turn with and
+    # without the padding counted, float32 and float64, each against PyTorch)
+    x = np.random.default_rng(13).standard_normal((1, 2, 5, 4))
+    for dtype, count in (("float64", True), ("float64", False), ("float32", False),
+                         ("float32", True), ("float64", True)):
+        got, want = (F.avg_pool2d(lib.tensor(x, dtype=getattr(lib, dtype)), 3, 2, 1,
+                                  count_include_pad=count).numpy()
+                     for lib, F in ((symgrad, FS), (torch_real, FT)))
+        assert got.dtype == want.dtype
+        tol = 1e-6 if dtype == "float32" else 1e-14  # (float32: sums' roundings)
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])

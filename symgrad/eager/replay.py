@@ -295,14 +295,23 @@ def refuse_unmatched(nodes: list[Any], fed_positions: tuple[int, ...],
             if k in ins:  # a changed leaf or data, or a cut result
                 counted, live = ins[k]
                 # (linear: PyTorch's MmBackward0 saved x's rows, a reshape that copies a
-                # strided x, and weight.t(), views a `.data =` rebinding leaves behind)
+                # strided x, and weight.t(), views a `.data =` rebinding leaves behind;
+                # but a convolution's product reads the live weight's view, as PyTorch's
+                # ConvolutionBackward0 reads the weight it saved)
                 if (live and recompute) or (by_rule and (
                         counted or not live or facts.saves_output or not facts.reads_like_torch
-                        or facts.saves_both and not _shift(n) or n.prim is linear_p)):
+                        or facts.saves_both and not _shift(n)
+                        or n.prim is linear_p and not _convolution(n))):
                     raise RuntimeError(_unmatched(n, recompute and live,
                                                   changed_input(nodes, changed, n)))
             elif isinstance(a, Node):
                 need.add(id(a))
+
+
+def _convolution(n: Any) -> bool:
+    """``n`` is inside a convolution (nn/convolution.py: its windows' product)."""
+    c = n.composite
+    return c is not None and c.name() == "ConvolutionBackward0"
 
 
 def _shift(n: Any) -> bool:
