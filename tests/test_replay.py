@@ -526,26 +526,32 @@ COPIED = {  # an op whose node holds a copy of a tensor PyTorch's node saves: (d
 }
 
 
-@pytest.mark.parametrize("how", ["data", "no_grad"])
+@pytest.mark.parametrize("how", ["data", "no_grad", "from_numpy"])
 @pytest.mark.parametrize("name", sorted(COPIED))
 def test_saved_tensor_copied_by_the_node_changed_before_backward(name, how):
     """A convolution's input (its windows), nll_loss's target and weight, the target of
     binary cross entropies (``1 - target``): symgrad's node holds a copy, PyTorch's the
     tensor. Changed in place before backward, PyTorch raises
-    (a saved tensor's version); through ``.data`` it reads the new values, which symgrad
-    refuses (before: both gave the gradient of the old values)."""
+    (a saved tensor's version); through ``.data``, or through numpy into the array given
+    to ``from_numpy``, it reads the new values, which symgrad refuses (before: both gave
+    the gradient of the old values)."""
     outcomes = []
     for L in (torch_real, symgrad):
         W = L.tensor([1.5, -0.7, 0.4, 2.0], requires_grad=True)
         make, loss = COPIED[name]
         D = make(L)
+        if how == "from_numpy":
+            raw = D.numpy().copy()
+            D = L.from_numpy(raw)
         out = loss(L, W, D)
         if how == "data":
             D.data.fill_(1)
+        elif how == "from_numpy":
+            raw[...] = 1
         else:
             with L.no_grad():
                 D.fill_(1)
-        if L is symgrad and how == "data" and name != "cross_entropy probabilities":
+        if L is symgrad and how != "no_grad" and name != "cross_entropy probabilities":
             with pytest.raises(RuntimeError, match="cannot read what PyTorch's would"):
                 out.backward()
             continue

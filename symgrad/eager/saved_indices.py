@@ -27,6 +27,8 @@ from typing import Any
 
 import numpy as np
 
+from . import exposed
+
 
 def watch_indices(result: Any, *indices: Any) -> Any:
     """``result`` (of ``gather``, ``index_select``, ``x[i]``, ``scatter``, ...) was
@@ -56,7 +58,8 @@ def watch_copied(result: Any, position: int, *tensors: Any) -> Any:
     PyTorch's "modified by an inplace operation" error (:func:`.backward._check_versions`),
     and one through ``.data`` (uncounted; PyTorch's backward would read the new values) is
     refused (:func:`.replay.refuse_unmatched`: the node's input there is no view of the
-    tensor) rather than differentiated with the old values. Returns ``result``."""
+    tensor) rather than differentiated with the old values; so is a write through numpy
+    into a leaf or data tensor's memory handed out (:mod:`.exposed`). Returns ``result``."""
     node = getattr(result, "_node", None)
     if node is None:
         return result
@@ -64,6 +67,8 @@ def watch_copied(result: Any, position: int, *tensors: Any) -> Any:
         if hasattr(t, "_version") and hasattr(t, "_value"):
             node.versions += ((t, t._version),)
             node.reads += ((position, t, t._version),)
+            if exposed.HANDED and t._node is None:
+                exposed.read(t, node)
     return result
 
 
