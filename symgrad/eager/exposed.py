@@ -83,6 +83,8 @@ def shared(t: Any) -> np.ndarray:
     """``t``'s values handed to numpy (``t.numpy()``): a view when ``t`` holds a view, so
     that the owner's reference count shows whether the caller keeps it."""
     v = t._value
+    if type(v) is not np.ndarray:  # (a numpy scalar: nobody can write it)
+        return v
     out = v if v.base is None else v.view()
     hand_out(v)
     return out
@@ -93,7 +95,8 @@ def handed_after(tensors: Any) -> None:
     known to share it) may be written from now on: each leaf or data one keeps a copy of
     its values (a node may have read them already; the tensor holds this copy itself)."""
     for t in tensors:
-        if t is not None and t._node is None and _copy(t) is None:
+        if t is not None and t._node is None and type(t._value) is np.ndarray \
+                and _copy(t) is None:
             _keep(t, True)
 
 
