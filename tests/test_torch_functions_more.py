@@ -109,3 +109,21 @@ def test_argument_errors_name_the_problem():
         x.quantile(sg.tensor([0.5], dtype=sg.float32))
     with pytest.raises(RuntimeError, match="xy.*ij"):
         sg.meshgrid(x[0], x[1], indexing="ji")
+
+
+def test_numpy_of_a_zero_dim_predicate_shares_its_memory():
+    """``numpy()`` of a 0-d result held as a numpy scalar (``isnan``, a comparison) hands
+    out a 0-d array sharing the tensor's memory, as PyTorch's: a write into it reaches
+    the tensor and a backward that reads it as a mask (it raised a TypeError before)."""
+    got, want = [], []
+    for L, out in ((sg, got), (torch, want)):
+        t = L.tensor(float("nan")).isnan()
+        a = t.numpy()
+        a[...] = False
+        x = L.tensor(2.0, dtype=L.float64, requires_grad=True)
+        c = L.tensor(3.0) > 2
+        y = L.where(c, x * x, x).sum()
+        c.numpy()[...] = False
+        y.backward()
+        out += [type(a), bool(t), float(x.grad)]
+    assert got == want

@@ -32,7 +32,11 @@ class ValueMethods:
 
     def _handed(self) -> np.ndarray:
         """The values handed to numpy, whose writes count no version: the leaves and
-        data sharing them keep a copy, compared at backward (:mod:`.exposed`)."""
+        data sharing them keep a copy, compared at backward (:mod:`.exposed`). A tensor
+        holding a numpy scalar (a 0-d predicate's result) now holds it as a 0-d array,
+        which it shares as PyTorch's ``numpy()`` does (writes into it reach the tensor)."""
+        if type(self._value) is not np.ndarray:
+            self._value = np.array(self._value)
         origin = self._data_of() if self._data_of is not None else None
         sharing = [self, origin]
         for t in (self, origin):
