@@ -33,6 +33,7 @@ from . import bitwise, fused_values, views
 from . import dtypes as dt
 from .method_args import named, same_dtype
 from .method_args import one_dim as _one_dim
+from .saved_indices import watch_indices
 
 #: the unary ops whose in-place form ``x.op_()`` PyTorch has (besides those of .inplace)
 UNARY_INPLACE = ("sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "expm1",
@@ -221,7 +222,7 @@ class MoreMethods:
         target = tuple(indices)
         update = at(self)[_arrays(target)]
         out = update.add(values) if accumulate else update.set(values)
-        return named(out, self, "IndexPutBackward0")
+        return watch_indices(named(out, self, "IndexPutBackward0"), target)
 
     def index_put_(self, indices, values, accumulate=False):
         same_dtype("index_put_", self, values)
