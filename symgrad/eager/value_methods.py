@@ -33,6 +33,8 @@ class ValueMethods:
     def _handed(self) -> np.ndarray:
         """The values handed to numpy, whose writes count no version: the leaves and
         data sharing them keep a copy, compared at backward (:mod:`.exposed`)."""
+        if not isinstance(self._value, np.ndarray):  # a numpy scalar (np.isnan of a 0-d
+            self._value = np.array(self._value)  # tensor): an array to share, as PyTorch's
         origin = self._data_of() if self._data_of is not None else None
         sharing = [self, origin]
         for t in (self, origin):
