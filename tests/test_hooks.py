@@ -239,8 +239,12 @@ def test_post_accumulate_grad_hook_errors():
         with pytest.raises(RuntimeError, match="post accumulate grad hooks cannot be "
                                                "registered on non-leaf tensors"):
             (x * 2).register_post_accumulate_grad_hook(lambda p: None)
-        x.register_post_accumulate_grad_hook(lambda p: p.grad * 2)
+        handle = x.register_post_accumulate_grad_hook(lambda p: p.grad * 2)
         with pytest.raises(RuntimeError, match="post accumulate grad hooks should return None"):
+            (x * x).sum().backward()
+        handle.remove()
+        x.register_post_accumulate_grad_hook(lambda p: (p.grad.zero_(), None))
+        with pytest.raises(TypeError, match="expected Variable, but hook returned 'tuple'"):
             (x * x).sum().backward()
 
 

@@ -113,8 +113,15 @@ def post(leaves: Any, create_graph: bool = False) -> None:
             continue
         with grad_mode.enable_grad() if create_graph else grad_mode.no_grad():
             for hook in list(t._post_hooks.values()):
-                if hook(t) is not None:
+                ans = hook(t)
+                if ans is None:
+                    continue
+                if hasattr(ans, "_value"):  # (PyTorch's errors, the same types)
                     raise RuntimeError("Tensor post accumulate grad hooks should return None.")
+                raise TypeError(
+                    f"expected Variable, but hook returned '{type(ans).__name__}': a post "
+                    "accumulate grad hook must return None (a lambda such as `lambda p: "
+                    "(opt.step(), opt.zero_grad())` returns a tuple; write it as a def)")
 
 
 def hooked(node: Any) -> Any:
