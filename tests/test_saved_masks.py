@@ -131,3 +131,31 @@ def test_saved_mask_or_indices_changed_before_backward(name):
             assert "after backward()" in str(ours), how
         else:
             np.testing.assert_allclose(ours, theirs, rtol=1e-12, err_msg=how)
+
+
+def masked_loop(L):
+    """A training loop whose mask (given by ``from_numpy``) changes through ``.data`` or
+    numpy between forward and backward at some steps: PyTorch's MaskedFillBackward0
+    reads the new mask; symgrad's compiled kernel (from the third step) reads it too."""
+    W = L.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+    raw = np.array([True, False, False, True])
+    M = L.from_numpy(raw)
+    out = []
+    for k in range(6):
+        loss = ((W * W).masked_fill(M, 0.5).exp() * L.arange(1.0, 5.0)).sum()
+        if k % 2:
+            M.data[k % 4] = not bool(M[k % 4])
+        if k % 3 == 2:
+            raw[(k + 1) % 4] = not raw[(k + 1) % 4]
+        loss.backward()
+        out.append(W.grad.numpy().copy())
+        W.grad = None
+        with L.no_grad():
+            W.mul_(0.9)
+    return out
+
+
+def test_masked_fill_mask_changed_in_a_compiled_loop(monkeypatch):
+    monkeypatch.setattr(config, "eager_compile", True)
+    for ours, theirs in zip(masked_loop(symgrad), masked_loop(torch_real), strict=True):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-12)
