@@ -159,3 +159,10 @@ def test_masked_fill_mask_changed_in_a_compiled_loop(monkeypatch):
     monkeypatch.setattr(config, "eager_compile", True)
     for ours, theirs in zip(masked_loop(symgrad), masked_loop(torch_real), strict=True):
         np.testing.assert_allclose(ours, theirs, rtol=1e-12)
+
+
+def test_masked_fill_refuses_a_mask_that_is_not_bool():
+    for L in (torch_real, symgrad):  # (symgrad took a uint8 mask as truth values)
+        for fill in (lambda x, m: x.masked_fill(m, 0.0), lambda x, m: x.masked_fill_(m, 0.0)):
+            with pytest.raises(RuntimeError, match="masked_fill_? only supports boolean masks"):
+                fill(L.ones(2), L.tensor([1, 0], dtype=L.uint8))
