@@ -19,7 +19,8 @@ accumulates nothing), after its register_hook hooks and the accumulation, under
 ``no_grad`` unless ``create_graph``; it must return None. PyTorch calls it as the
 leaf's ``AccumulateGrad`` runs, symgrad once every ``.grad`` of the backward was
 accumulated (:func:`post`), leaves used last in the forward first (PyTorch's order for
-a chain of layers; in general its engine's order decides): the same for an optimizer
+a chain of layers; not always: of ``(x * z * x).sum()`` PyTorch calls x's first, as its
+engine finishes both at ``x * z``, symgrad z's): the same for an optimizer
 step per parameter (PyTorch's "optimizer in backward" idiom), since no node of the
 graph reads the leaf after its gradient is complete; a hook that reads another leaf's
 ``.grad`` may see it accumulated already where PyTorch's would not.
