@@ -57,6 +57,7 @@ SAVED = {
     "gather": (_I, lambda L, x, D: L.gather(x * x, 0, D)),
     "take": (_I, lambda L, x, D: (x * x).take(D)),
     "take_along_dim": (_I, lambda L, x, D: (x * x).take_along_dim(D, 0)),  # (PyTorch: copied)
+    "take_along_dim flat": (_I, lambda L, x, D: L.take_along_dim(x * x, D)),  # (a view: saved)
     "x[idx]": (_I, lambda L, x, D: (x * x)[D]),
     "embedding": (_I, lambda L, x, D: _f(L).embedding(D, (x * x).reshape(4, 1))),
     "embedding_bag": (_I, lambda L, x, D: _f(L).embedding_bag(
@@ -65,6 +66,7 @@ SAVED = {
     "scatter_": (_J, lambda L, x, D: (x * x).scatter_(0, D, x[1:3] * 2)),
     "scatter_add": (_J, lambda L, x, D: (x * x).scatter_add(0, D, x[1:3] * 2)),
     "scatter_reduce": (_J, lambda L, x, D: (x * x).scatter_reduce(0, D, x[1:3] * 2, "amax")),
+    "scatter_reduce_": (_J, lambda L, x, D: (x * x).scatter_reduce_(0, D, x[1:3] * 2, "sum")),
     "index_add": (_J, lambda L, x, D: (x * x).index_add(0, D, x[1:3] * 2)),
     "index_add_": (_J, lambda L, x, D: (x * x).index_add_(0, D, x[1:3] * 2)),
     "index_copy": (_J, lambda L, x, D: (x * x).index_copy(0, D, x[1:3] * 2)),

@@ -210,6 +210,11 @@ class MoreMethods:
         same_dtype("scatter_add_", self, src)
         return self._inplace(_method_on(self, "scatter_add", dim, index), src)
 
+    def scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
+        same_dtype("scatter_reduce_", self, src)
+        return self._inplace(_method_on(self, "scatter_reduce", dim, index, reduce=reduce,
+                                        include_self=include_self), src)
+
     def scatter_(self, dim, index, src=None, value=None, reduce=None):
         source = src if src is not None else value
         same_dtype("scatter_", self, source)
