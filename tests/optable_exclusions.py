@@ -46,7 +46,7 @@ EXCLUDED: dict[str, str] = {
     **dict.fromkeys(["Tensor.backward", "Tensor.grad", "Tensor.grad_fn", "Tensor.is_leaf",
                      "Tensor.requires_grad", "Tensor.requires_grad_", "Tensor.retain_grad",
                      "Tensor.retains_grad", "Tensor.detach_", "torch.Variable",
-                     "Tensor.register_hook",
+                     "Tensor.register_hook", "Tensor.register_post_accumulate_grad_hook",
                      "torch.is_grad_enabled", "torch.is_inference_mode_enabled"], _AUTOGRAD),
     **dict.fromkeys(["Tensor.normal_", "Tensor.uniform_", "torch.rand", "torch.rand_like",
                      "torch.randint", "torch.randn", "torch.randn_like", "torch.randperm",

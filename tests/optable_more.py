@@ -84,6 +84,8 @@ _INDEXED_INPLACE = {
     "index_add_": lambda L, x, y: x.index_add_(1, _t(L, [3, 0]), y[:, :2], alpha=2),
     "scatter_add_": lambda L, x, y: x.scatter_add_(1, _t(L, [[0, 0], [1, 3], [2, 2]]), y[:, :2]),
     "scatter_": lambda L, x, y: x.scatter_(1, _t(L, [[0, 2], [1, 3], [2, 0]]), y[:, :2]),
+    "scatter_reduce_": lambda L, x, y: x.scatter_reduce_(
+        1, _t(L, [[0, 0], [1, 3], [2, 2]]), y[:, :2], "amax", include_self=False),
     "index_put_": lambda L, x, y: x.index_put_((_t(L, [0, 2]), _t(L, [1, 1])), y[0, :2]),
     "index_put(accumulate)": lambda L, x, y: (
         x.index_put_((_t(L, [0, 0, 2]),), y[:3], accumulate=True),

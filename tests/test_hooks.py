@@ -199,3 +199,102 @@ def test_deprecated_module_backward_hook_is_refused_with_the_alternative():
     # (register_full_backward_hook: tests/test_module_backward_hooks.py)
     with pytest.raises(NotImplementedError, match="register_full_backward_hook"):
         symgrad.nn.Linear(2, 1).register_backward_hook(lambda *a: None)
+
+
+def post_hook_program(L):
+    """Which backward calls a leaf's post-accumulate-grad hooks, with what ``.grad``."""
+    calls = []
+    x = L.tensor([1.0, 2.0], dtype=L.float64, requires_grad=True)
+    z = L.tensor([3.0], dtype=L.float64, requires_grad=True)
+    for name, t in (("x", x), ("z", z)):
+        t.register_post_accumulate_grad_hook(
+            lambda p, name=name: calls.append((name, p.grad.detach().numpy().copy())))
+    (x * x + x * 3).sum().backward()  # x used twice: one call, with the total
+    L.autograd.grad((x * z).sum(), x)  # accumulates nothing: no call
+    (x.sum() * z).sum().backward(inputs=[z])  # z's only
+    ((x * x).sum() * z).sum().backward(create_graph=True)  # (PyTorch warns: a cycle)
+    x.grad, z.grad = x.grad.detach(), z.grad.detach()
+    x.register_hook(lambda g: g * 10)  # runs before the accumulation
+    (x * z.detach()).sum().backward()
+    x.backward(L.ones(2, dtype=L.float64))  # a backward of the leaf itself
+    handle = z.register_post_accumulate_grad_hook(lambda p: (p.grad.mul_(0.5), None)[1])
+    (x.detach() * z).sum().backward()  # (its hooks in order: the second halves .grad)
+    handle.remove()
+    (x.detach() * z).sum().backward()
+    return calls + [("grads", x.grad.numpy().copy()), ("grads", z.grad.numpy().copy())]
+
+
+@pytest.mark.filterwarnings("ignore:Using backward\\(\\) with create_graph=True")
+def test_post_accumulate_grad_hook_calls_equal_pytorch():
+    theirs, ours = post_hook_program(torch_real), post_hook_program(symgrad)
+    assert [name for name, _ in ours] == [name for name, _ in theirs]
+    for (_, a), (_, b) in zip(ours, theirs):
+        np.testing.assert_allclose(a, b, rtol=1e-12)
+
+
+def test_post_accumulate_grad_hook_errors():
+    for L in (torch_real, symgrad):
+        x = L.tensor([1.0, 2.0], dtype=L.float64)
+        with pytest.raises(RuntimeError, match="cannot register a hook on a tensor that "
+                                               "doesn't require gradient"):
+            x.register_post_accumulate_grad_hook(lambda p: None)
+        x.requires_grad_()
+        with pytest.raises(RuntimeError, match="post accumulate grad hooks cannot be "
+                                               "registered on non-leaf tensors"):
+            (x * 2).register_post_accumulate_grad_hook(lambda p: None)
+        handle = x.register_post_accumulate_grad_hook(lambda p: p.grad * 2)
+        with pytest.raises(RuntimeError, match="post accumulate grad hooks should return None"):
+            (x * x).sum().backward()
+        handle.remove()
+        x.register_post_accumulate_grad_hook(lambda p: (p.grad.zero_(), None))
+        with pytest.raises(TypeError, match="expected Variable, but hook returned 'tuple'"):
+            (x * x).sum().backward()
+
+
+def optimizer_in_backward(L, variant):
+    """PyTorch's tutorial idiom: each parameter's optimizer steps in its post-accumulate-grad
+    hook (and zeroes its .grad); the hooks added at step 2 or removed at step 2 (an
+    optimizer.step() after backward() then), over several steps of one structure."""
+    rng = np.random.default_rng(3)
+    model = L.nn.Sequential(L.nn.Linear(3, 4), L.nn.Tanh(), L.nn.Linear(4, 1)).double()
+    with L.no_grad():
+        for p in model.parameters():
+            p.copy_(L.tensor(rng.normal(size=tuple(p.shape))))
+    X, Y = L.tensor(rng.normal(size=(5, 3))), L.tensor(rng.normal(size=(5, 1)))
+    params = list(model.parameters())
+    opt = {p: L.optim.Adam([p], lr=0.1) for p in params}
+    seen = []
+
+    def hook(p):
+        seen.append(p.grad.numpy().copy())
+        opt[p].step()
+        opt[p].zero_grad()
+    handles = [] if variant == "added" else [
+        p.register_post_accumulate_grad_hook(hook) for p in params]
+    out = []
+    for k in range(5):
+        if k == 2 and variant == "added":
+            handles = [p.register_post_accumulate_grad_hook(hook) for p in params]
+        if k == 2 and variant == "removed":
+            for h in handles:
+                h.remove()
+        loss = ((model(X) - Y) ** 2).mean()
+        loss.backward()
+        if not handles or variant == "removed" and k >= 2:
+            for p in params:
+                opt[p].step()
+                opt[p].zero_grad()
+        out += [loss.detach().numpy().copy()] + [p.detach().numpy().copy() for p in params]
+        out += [p.grad is None for p in params]
+    return out + seen
+
+
+@pytest.mark.parametrize(("variant", "compiled"), [
+    ("always", False), ("added", False), ("removed", False), ("always", True)])
+def test_optimizer_in_backward_equals_pytorch(monkeypatch, variant, compiled):
+    monkeypatch.setattr(config, "eager_compile", compiled)
+    theirs = optimizer_in_backward(torch_real, variant)
+    ours = optimizer_in_backward(symgrad, variant)
+    assert len(ours) == len(theirs)
+    for a, b in zip(ours, theirs):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-14)

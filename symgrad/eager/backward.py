@@ -138,14 +138,19 @@ def run_backward(out: Any, gradient: Any, retain_graph: bool | None) -> None:
     if root is None:  # backward on a leaf itself
         g = np.broadcast_to(1.0 if ct is None else ct, out.shape)
         _accumulate(out, hooks.apply(out, g, fired) if out._hooks else g)
+        if out._post_hooks:
+            hooks.post((out,))
         return
     passed: dict[int, Node] = {}
     pending: dict[int, tuple[Any, Any]] = {}  # leaves with hooks: their total gradient
     _backward(out, ct, passed, fired, pending)
     for t, g in pending.values():
-        _accumulate(t, hooks.apply(t, g, fired))
+        _accumulate(t, hooks.apply(t, g, fired) if t._hooks else
+                    cx.torch_grad(g) if g.dtype.kind == "c" else g)
     if not retain_graph:
         _free(passed.values())
+    if pending:  # (after every kernel: a hook may change its leaf, a step of an optimizer)
+        hooks.post([t for t, _ in pending.values()][::-1])
 
 
 def _replayed(out: Any, ct: Any, ready: tuple, retain_graph: bool | None) -> bool:
@@ -155,7 +160,7 @@ def _replayed(out: Any, ct: Any, ready: tuple, retain_graph: bool | None) -> boo
     (without ``retain_graph``). False, having done nothing, for a leaf with hooks."""
     nodes, leaf_tensors, data_values, f32, entry = ready
     for t in leaf_tensors:
-        if t._hooks:
+        if t._hooks or t._post_hooks:
             return False
     root = out._node
     if views.stale(root) is not None:
@@ -202,7 +207,8 @@ def _backward(out: Any, ct: Any, passed: dict[int, Node], fired: set[int],
     goes on through its own node by another call of this function (the chain rule, cut
     there); ``passed`` collects the nodes gone through. A tensor with hooks is such a
     cut too (:mod:`.hooks`): ``fired`` holds those whose hooks ran, ``pending`` the
-    gradients of leaves with hooks, added into ``.grad`` by the caller."""
+    gradients of leaves with hooks (and of those with post-accumulate-grad hooks that
+    a gradient reaches), added into ``.grad`` by the caller."""
     root = out._node
     if root.hooked is not None and hooks.hooked(root) is out:
         ct = hooks.apply(out, np.ones(out.shape) if ct is None else ct, fired)
@@ -232,7 +238,8 @@ def _backward(out: Any, ct: Any, passed: dict[int, Node], fired: set[int],
             later.append((t, g))
         elif t._node is None and not t._requires_grad:
             continue  # requires_grad_(False) after the forward: PyTorch's AccumulateGrad skips it
-        elif t._hooks and (reached is None or id(t) in reached or t._grad is not None):
+        elif (t._hooks and (reached is None or id(t) in reached or t._grad is not None)) or (
+                t._post_hooks and (reached is None or id(t) in reached)):
             before = pending.get(id(t))
             pending[id(t)] = (t, g if before is None else before[1] + g)
         elif reached is None or id(t) in reached or t._grad is not None:

@@ -119,6 +119,7 @@ def backward(out: Any, gradient: Any, retain_graph: bool | None, create_graph: b
             _accumulate_graph(t, g)
         else:
             engine._accumulate(t, g._value)
+    hooks.post([t for t, g in pairs if g is not None][::-1], create_graph)
 
 
 class _nothing:

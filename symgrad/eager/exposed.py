@@ -109,7 +109,7 @@ def _copy(t: Any) -> np.ndarray | None:
 def _keep(t: Any, held_by_tensor: bool = False) -> np.ndarray:
     """A new copy of ``t``'s values: ``t`` refers to it weakly (the nodes that read it hold
     it, so it goes with the graph) unless ``held_by_tensor``."""
-    c = t._value.copy()
+    c = np.array(t._value)  # (a copy; an ndarray also of a 0-d result held as a numpy scalar)
     t._kept = (t._version, weakref.ref(c), c if held_by_tensor else None)
     k = id(t)
     if k not in KEEPING:

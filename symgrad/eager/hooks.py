@@ -12,6 +12,19 @@ without the hook; a hook on a leaf runs after the kernel, on its output. The han
 ``create_graph=True`` refuse a graph with hooks (a clear error, not a gradient without
 them).
 
+``Tensor.register_post_accumulate_grad_hook(hook)`` (a leaf's only): ``hook(leaf)`` is
+called once per ``backward()`` that accumulated into the leaf's ``.grad`` (also with
+``inputs=`` naming it, and ``create_graph=True``; never by ``torch.autograd.grad``, which
+accumulates nothing), after its register_hook hooks and the accumulation, under
+``no_grad`` unless ``create_graph``; it must return None. PyTorch calls it as the
+leaf's ``AccumulateGrad`` runs, symgrad once every ``.grad`` of the backward was
+accumulated (:func:`post`), leaves used last in the forward first (PyTorch's order for
+a chain of layers; not always: of ``(x * z * x).sum()`` PyTorch calls x's first, as its
+engine finishes both at ``x * z``, symgrad z's): the same for an optimizer
+step per parameter (PyTorch's "optimizer in backward" idiom), since no node of the
+graph reads the leaf after its gradient is complete; a hook that reads another leaf's
+``.grad`` may see it accumulated already where PyTorch's would not.
+
     >>> import symgrad as torch
     >>> x = torch.tensor([1.0, 2.0], requires_grad=True)
     >>> y = x * 3
@@ -77,6 +90,39 @@ def register(t: Any, hook: Any) -> RemovableHandle:
     if t._node is not None:
         t._node.hooked = t  # (held: the backward reads its values at the cut)
     return RemovableHandle(t._hooks, key)
+
+
+def register_post(t: Any, hook: Any) -> RemovableHandle:
+    """Add ``hook`` to the leaf ``t``'s post-accumulate-grad hooks (module docstring)."""
+    if not t._requires_grad:
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    if t._node is not None:
+        raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf "
+                           "tensors")
+    if t._post_hooks is None:
+        t._post_hooks = {}
+    key = next(_IDS)
+    t._post_hooks[key] = hook
+    return RemovableHandle(t._post_hooks, key)
+
+
+def post(leaves: Any, create_graph: bool = False) -> None:
+    """Call the post-accumulate-grad hooks of ``leaves`` (whose ``.grad`` this backward
+    accumulated), each leaf's in order of registration."""
+    for t in leaves:
+        if not t._post_hooks:
+            continue
+        with grad_mode.enable_grad() if create_graph else grad_mode.no_grad():
+            for hook in list(t._post_hooks.values()):
+                ans = hook(t)
+                if ans is None:
+                    continue
+                if hasattr(ans, "_value"):  # (PyTorch's errors, the same types)
+                    raise RuntimeError("Tensor post accumulate grad hooks should return None.")
+                raise TypeError(
+                    f"expected Variable, but hook returned '{type(ans).__name__}': a post "
+                    "accumulate grad hook must return None (a lambda such as `lambda p: "
+                    "(opt.step(), opt.zero_grad())` returns a tuple; write it as a def)")
 
 
 def hooked(node: Any) -> Any:

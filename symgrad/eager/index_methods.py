@@ -32,6 +32,7 @@ from . import grad_mode
 from .host_nodes import no_derivative
 from .method_args import named, same_dtype
 from .method_args import one_dim as _one_dim
+from .saved_indices import watch_indices
 
 
 def _array(x: Any) -> np.ndarray:
@@ -64,7 +65,8 @@ class IndexMethods:
             raise RuntimeError(f"masked_select: expected BoolTensor for mask, got {m.dtype}")
         shape = np.broadcast_shapes(tuple(self.shape), m.shape)
         x = self.expand(*shape) if tuple(self.shape) != shape else self
-        return named(x[np.broadcast_to(m, shape)], self, "MaskedSelectBackward0", (self,))
+        return watch_indices(named(x[np.broadcast_to(m, shape)], self, "MaskedSelectBackward0",
+                                   (self,)), mask)
 
     def masked_scatter(self, mask: Any, source: Any) -> Any:
         """``source``'s elements, in order, where ``mask`` is true; ``self`` elsewhere."""
@@ -76,8 +78,9 @@ class IndexMethods:
                                f"elements as ones in mask ({count}), got {source.numel()}")
         position = np.where(m, np.cumsum(m.reshape(-1)).reshape(m.shape) - 1, 0)
         picked = source.reshape(-1)[position] if source.numel() else source.reshape(-1)
-        return named(ops.where(m, picked.to(self.dtype), self) if count else self.clone(),
-                     self, "MaskedScatterBackward0", (self, source))
+        return watch_indices(named(ops.where(m, picked.to(self.dtype), self) if count
+                                   else self.clone(), self, "MaskedScatterBackward0",
+                                   (self, source)), mask)
 
     def index_copy(self, dim: int, index: Any, source: Any) -> Any:
         """``self`` with the slices ``index`` along ``dim`` replaced by ``source``'s."""
@@ -106,8 +109,8 @@ class IndexMethods:
         shape = [1] * x.ndim
         shape[d] = n
         out = ops.where(chosen.reshape(shape), spread.to(self.dtype), x)
-        return named(out.reshape(()) if not self.ndim else out, self, "IndexCopyBackward0",
-                     (self, source))
+        return watch_indices(named(out.reshape(()) if not self.ndim else out, self,
+                                   "IndexCopyBackward0", (self, source)), index)
 
     def put(self, index: Any, source: Any, accumulate: bool = False) -> Any:
         """``self`` flattened, with ``source``'s elements put (or added) at ``index``."""
@@ -120,7 +123,8 @@ class IndexMethods:
         idx = _int64(type(self), np.where(idx < 0, idx + n, idx))
         values = source.reshape(-1).to(self.dtype)
         out = flat.index_add(0, idx, values) if accumulate else flat.index_copy(0, idx, values)
-        return named(out.reshape(*self.shape), self, "PutBackward0", (self, source))
+        return watch_indices(named(out.reshape(*self.shape), self, "PutBackward0",
+                                   (self, source)), index)
 
     def index_reduce(self, dim: int, index: Any, source: Any, reduce: str, *,
                      include_self: bool = True) -> Any:
@@ -138,7 +142,7 @@ class IndexMethods:
         spread = np.broadcast_to(idx.reshape(shape), tuple(source.shape) or (1,))
         out = self.scatter_reduce(d, _int64(type(self), np.ascontiguousarray(spread)), source,
                                   reduce, include_self=include_self)
-        return named(out, self, "IndexReduceBackward0", (self, source))
+        return watch_indices(named(out, self, "IndexReduceBackward0", (self, source)), index)
 
     def index_reduce_(self, dim: int, index: Any, source: Any, reduce: str, *,
                       include_self: bool = True) -> Any:

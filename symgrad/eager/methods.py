@@ -216,8 +216,15 @@ class TensorMethods(ReductionMethods):
     clip = clamp
 
     def masked_fill(self, mask, value):
-        """``value`` where ``mask`` is true (those elements get no gradient), else ``self``."""
-        mask = getattr(mask, "_value", mask)
+        """``value`` where ``mask`` is true (those elements get no gradient), else ``self``.
+        A Tensor ``mask`` enters the node as a Tensor, as ``torch.where``'s condition: its
+        node watches its version and reads it as it is at backward (PyTorch's
+        ``MaskedFillBackward0`` saves the mask itself)."""
+        kind = getattr(getattr(mask, "_value", mask), "dtype", None)
+        if kind is not None and kind != np.bool_:
+            raise RuntimeError(f"masked_fill only supports boolean masks, but got mask with "
+                               f"dtype {getattr(mask, 'dtype', kind)}: pass mask.bool() or a "
+                               "comparison (mask != 0)")
         fill = value if hasattr(value, "_value") else (
             np.asarray(value, self._value.dtype) if self.dtype is not dt.bfloat16
             else dt.cast(np.asarray(value), self.dtype))  # (through float32, as PyTorch's)

@@ -33,6 +33,7 @@ from . import bitwise, fused_values, views
 from . import dtypes as dt
 from .method_args import named, same_dtype
 from .method_args import one_dim as _one_dim
+from .saved_indices import watch_indices
 
 #: the unary ops whose in-place form ``x.op_()`` PyTorch has (besides those of .inplace)
 UNARY_INPLACE = ("sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "expm1",
@@ -209,6 +210,11 @@ class MoreMethods:
         same_dtype("scatter_add_", self, src)
         return self._inplace(_method_on(self, "scatter_add", dim, index), src)
 
+    def scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
+        same_dtype("scatter_reduce_", self, src)
+        return self._inplace(_method_on(self, "scatter_reduce", dim, index, reduce=reduce,
+                                        include_self=include_self), src)
+
     def scatter_(self, dim, index, src=None, value=None, reduce=None):
         source = src if src is not None else value
         same_dtype("scatter_", self, source)
@@ -221,7 +227,7 @@ class MoreMethods:
         target = tuple(indices)
         update = at(self)[_arrays(target)]
         out = update.add(values) if accumulate else update.set(values)
-        return named(out, self, "IndexPutBackward0")
+        return watch_indices(named(out, self, "IndexPutBackward0"), target)
 
     def index_put_(self, indices, values, accumulate=False):
         same_dtype("index_put_", self, values)

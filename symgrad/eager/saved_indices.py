@@ -83,14 +83,17 @@ def saved_by_indexing(index: Any) -> list[Any]:
 def check_indices(node: Any) -> None:
     """Raise if an index tensor of ``node`` (:func:`watch_indices`) changed since the
     forward: PyTorch's error for a counted change, a refusal for one through ``.data``
-    or numpy (PyTorch would use the new indices; symgrad's positions are the old ones)."""
-    for t, version, values in node.indices:
+    or numpy (PyTorch would use the new indices; symgrad's positions are the old ones).
+    Versions first: a node may watch a tensor sharing the memory of one it was given (a
+    reshaped copy of the indices), which sees an in-place change as uncounted."""
+    for t, version, _ in node.indices:
         if t._version != version:
             raise RuntimeError(
                 "one of the variables needed for gradient computation has been modified by "
                 f"an inplace operation: [{t.type()} {list(t.shape)}], the indices of "
                 f"{node.name()}, is at version {t._version}; expected version {version} "
                 "instead. Hint: change it after backward(), or index with a copy (.clone()).")
+    for t, _, values in node.indices:
         if t._value.shape != values.shape or not np.array_equal(t._value, values):
             raise RuntimeError(
                 f"the indices of {node.name()} ([{t.type()} {list(t.shape)}]) were changed "

@@ -33,6 +33,7 @@ from .method_args import keepdim_arg, keeps_bool, named
 from .method_args import one_dim as _one_dim
 from .method_args import return_type as _return_type
 from .op_dtypes import wrapped_int
+from .saved_indices import watch_indices
 
 median_result = _return_type("median")
 
@@ -202,7 +203,8 @@ class SelectMethods:
             if type(value) is int and not self.dtype.is_floating_point:
                 wrapped_int(value, self.dtype, "fill")  # PyTorch's range check
             fill = dt.cast(np.asarray(value), self.dtype)
-        return named(ops.where(mask, fill, self), self, "IndexFillBackward0", (self,))
+        return watch_indices(named(ops.where(mask, fill, self), self, "IndexFillBackward0",
+                                   (self,)), index)
 
     def index_fill_(self, dim, index, value):
         return self._unary_("index_fill", dim, index, value)

@@ -28,6 +28,7 @@ from ..numpy_api import functions as ops
 from ..numpy_api import shapes as shape_ops
 from .method_args import named, size_arg
 from .method_args import one_dim as _one_dim
+from .saved_indices import watch_indices
 
 
 def _ints(value: Any) -> Any:
@@ -203,7 +204,8 @@ class ShapeMethods:
 
     def take_along_dim(self, indices: Any, dim: int | None = None) -> Any:
         """``self``'s elements at ``indices`` along ``dim`` (of the flattened tensor for
-        ``dim=None``), the other dims broadcast."""
+        ``dim=None``), the other dims broadcast. PyTorch's node saves ``indices`` for
+        ``dim=None`` (a view of them) and a copy otherwise: so are they watched."""
         index = getattr(indices, "_value", np.asarray(indices))
         if index.dtype != np.int64:
             raise RuntimeError(f"torch.take_along_dim(): dtype of indices should be int64 "
@@ -211,8 +213,8 @@ class ShapeMethods:
         if dim is None:
             flat = index.reshape(-1)
             flat = np.where(flat < 0, flat + self.numel(), flat)
-            return named(self.reshape(-1).gather(0, type(self)._make(flat)), self,
-                         "TakeAlongDimBackward0")
+            return watch_indices(named(self.reshape(-1).gather(0, type(self)._make(flat)),
+                                       self, "TakeAlongDimBackward0"), indices)
         d = _one_dim(dim, self.ndim)
         if index.ndim != self.ndim:
             raise RuntimeError("torch.take_along_dim(): input and indices should have the "

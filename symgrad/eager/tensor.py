@@ -198,7 +198,7 @@ class Tensor(DtypeMethods, cx.ComplexMethods, ValueMethods, BitwiseMethods, InPl
 
     __slots__ = ("_value", "_node", "_requires_grad", "_grad", "_accumulate", "_version",
                  "_aliases", "_base", "_data_of", "_untracked", "_multi", "_no_grad_view",
-                 "_seen", "_kept", "_hooks", "__weakref__")
+                 "_seen", "_kept", "_hooks", "_post_hooks", "__weakref__")
     __hash__ = object.__hash__  # type: ignore[assignment]  # by identity, as in PyTorch
     _trace = EAGER  # every operation on a Tensor is computed and recorded by it
     _default = dt.float64  # the dtype of ``Tensor(data)`` (FloatTensor & co. set theirs)
@@ -235,6 +235,7 @@ class Tensor(DtypeMethods, cx.ComplexMethods, ValueMethods, BitwiseMethods, InPl
         #: the values then (:func:`.views.stale`)
         self._untracked = 0
         self._hooks: dict[int, Any] | None = None  # register_hook's (.hooks)
+        self._post_hooks: dict[int, Any] | None = None  # register_post_accumulate_grad_hook's
 
     def _bump(self) -> None:
         """Count one in-place change: in this tensor's version and in those of the tensors
@@ -429,6 +430,11 @@ class Tensor(DtypeMethods, cx.ComplexMethods, ValueMethods, BitwiseMethods, InPl
         tensor replaces the gradient. Returns a handle whose ``remove()`` undoes it
         (:mod:`.hooks`)."""
         return hooks.register(self, hook)
+
+    def register_post_accumulate_grad_hook(self, hook: Any) -> Any:
+        """Call ``hook(self)`` (a leaf) once its ``.grad`` has been accumulated in a
+        backward; returns a handle whose ``remove()`` undoes it (:mod:`.hooks`)."""
+        return hooks.register_post(self, hook)
 
     def detach(self) -> Tensor:
         t = Tensor._make(self._value)

@@ -33,6 +33,7 @@ import numpy as np
 from ..core.ir import FLOAT, Aval
 from ..eager.grad_mode import is_grad_enabled
 from ..eager.host_nodes import Host, held, host_node, no_derivative
+from ..eager.saved_indices import watch_indices
 from ..eager.tensor import Tensor
 from .more_functional import _reduce
 
@@ -246,7 +247,7 @@ def ctc_loss(log_probs: Tensor, targets: Any, input_lengths: Any, target_lengths
     labels = _labels(np.trunc(tg).astype(np.int64), tl, n, classes)
     ctc = _Ctc(np.asarray(lp_t._value, dtype=np.float64), labels, il, tl, blank,
                zero_infinity)
-    loss = _nll(lp_t, ctc)
+    loss = watch_indices(_nll(lp_t, ctc), targets, input_lengths, target_lengths)
     if zero_infinity:
         loss = loss.masked_fill(Tensor._make(ctc.nll == np.inf), 0.0)
     if reduction == "mean":

@@ -25,6 +25,7 @@ import numpy as np
 
 from ..eager.functions import cat
 from ..eager.random import numpy_generator
+from ..eager.saved_indices import watch_indices
 from ..eager.tensor import Tensor
 from ..numpy_api import functions as ops
 from .more_functional import _reduce
@@ -190,7 +191,7 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, size_average: Any = No
     others = (weight == 0).astype(weight.dtype)
     mask = (weight[:, :, None] * others[:, None, :]).astype(x.dtype.numpy)
     margins = (1 - x.unsqueeze(2) + x.unsqueeze(1)).relu()
-    loss = (margins * mask).sum((1, 2)) / c
+    loss = watch_indices((margins * mask).sum((1, 2)) / c, target)  # (the mask's source)
     loss = loss if input.ndim == 2 else loss.reshape(())
     return _reduce(loss, reduction, size_average, reduce)
 

@@ -30,6 +30,7 @@ import numpy as np
 
 from ..eager.function import Function
 from ..eager.methods import named
+from ..eager.saved_indices import watch_indices
 from ..eager.tensor import Tensor
 from ..numpy_api.shapes import add_windows
 from .convolution import _out_size, _tuple, _windows, pad
@@ -120,7 +121,8 @@ def _max_unpool(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any, p
         raise RuntimeError(f"{name}: an index is outside the output plane of {planes} elements "
                            f"(output size {size})")
     out = _Unpool.apply(input.reshape(*lead, -1), flat_index._value, planes)
-    return named(out.reshape(*lead, *size), input, f"MaxUnpool{d}DBackward0", (input,))
+    return watch_indices(named(out.reshape(*lead, *size), input, f"MaxUnpool{d}DBackward0",
+                               (input,)), indices)
 
 
 class _Unpool(Function):

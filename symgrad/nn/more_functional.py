@@ -25,6 +25,7 @@ import numpy as np
 from ..eager.functions import einsum
 from ..eager.methods import named
 from ..eager.random import numpy_generator
+from ..eager.saved_indices import watch_indices
 from ..eager.tensor import Tensor
 from ..numpy_api import functions as ops
 from .activation import embedding, logsigmoid
@@ -191,7 +192,7 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
         z = z * z
     if weight is not None:  # (no gradient for weight, as in PyTorch)
         z = z * Tensor._make(weight._value[labels][:, None].astype(x._value.dtype))
-    loss = (z * (1 - mask)).sum(1) / x.shape[1]
+    loss = watch_indices((z * (1 - mask)).sum(1) / x.shape[1], target)  # (the mask's source)
     if input.dim() < 2:
         loss = loss.reshape(target.shape)
     return _reduce(loss, reduction, size_average, reduce)
@@ -343,8 +344,8 @@ def embedding_bag(input: Any, weight: Tensor, offsets: Any = None, max_norm: Any
     keep = bag >= 0
     if padding_idx is not None:
         keep &= flat != padding_idx % weight.shape[0]
-    rows = embedding(Tensor._make(flat), weight, None, max_norm, norm_type,
-                     scale_grad_by_freq, sparse)
+    rows = watch_indices(embedding(Tensor._make(flat), weight, None, max_norm, norm_type,
+                                   scale_grad_by_freq, sparse), input, offsets)
     if per_sample_weights is not None:
         rows = rows * per_sample_weights.reshape(-1, 1)
     dtype = weight._value.dtype
