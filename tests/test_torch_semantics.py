@@ -710,6 +710,7 @@ _NAN_GRADIENTS = {  # (PyTorch's gradient at a NaN; hardtanh, relu6, hardshrink,
     "hardtanh": lambda L, x, lo, hi: L.nn.functional.hardtanh(x),
     "relu6": lambda L, x, lo, hi: L.nn.functional.relu6(x),
     "abs": lambda L, x, lo, hi: x.abs() + L.abs(x) + abs(x),
+    "abs, NaN gradient": lambda L, x, lo, hi: x.abs().sqrt(),  # (g * sgn(nan): NaN)
     "hardshrink": lambda L, x, lo, hi: L.nn.functional.hardshrink(x),
     "softshrink": lambda L, x, lo, hi: L.nn.functional.softshrink(x),
     "hardsigmoid": lambda L, x, lo, hi: L.nn.functional.hardsigmoid(x),

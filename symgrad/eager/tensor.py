@@ -63,7 +63,7 @@ from .operand_rules import no_bools as _no_bools
 from .operand_rules import remainder as _remainder
 from .replay import keep
 from .saved_indices import saved_by_indexing, watch_indices
-from .select_methods import SelectMethods, nan_passes_both, no_gradient_at_nan
+from .select_methods import SelectMethods, nan_passes_both, zero_times_gradient_at_nan
 from .torch_facts import torch_facts
 from .torch_methods import TorchMethods
 from .value_methods import ValueMethods
@@ -531,7 +531,7 @@ class Tensor(DtypeMethods, cx.ComplexMethods, ValueMethods, BitwiseMethods, InPl
         if not getattr(out, "_requires_grad", False) or method != "__call__" or kwargs:
             return out
         if ufunc is np.absolute:
-            return no_gradient_at_nan(out, self)  # PyTorch's sgn(nan) = 0, not sign's nan
+            return zero_times_gradient_at_nan(out, self)  # PyTorch's g * sgn(nan), sgn(nan) = 0
         if (ufunc is np.maximum or ufunc is np.minimum) and len(inputs) == 2:
             return nan_passes_both(out, *inputs)
         return out
