@@ -762,6 +762,31 @@ def no_grad_views_require_grad_and_fill_no_grad(torch):
             z.requires_grad, v.grad is None, w.grad is None, x.grad, v.detach().requires_grad]
 
 
+def views_that_change_nothing_are_new_tensors(torch):
+    # x.squeeze(), x[:], x.expand(x.shape), x.t() of a vector, x.chunk(1)[0]... are new
+    # views as PyTorch's (symgrad gave x itself: a hook on the view acted on every use of
+    # x, retain_grad gave x's gradient, .data = replaced x's values, an optimizer of the
+    # view stepped x)
+    x = torch.tensor([[1., 2., 3.], [4., 5., 6.]], requires_grad=True)
+    s, a, e = x.squeeze(), x[...], x.expand(2, 3)
+    s.register_hook(lambda g: g * 10)
+    a.retain_grad()
+    ((s * a).sum() + (e * x).sum()).backward()
+    v = torch.tensor([1., 2., 3.])
+    t, c, r, m = v.t(), v[:], v.chunk(1)[0], v.movedim(0, 0)
+    t.data = torch.zeros(3)
+    c.requires_grad_()
+    (c * 2).sum().backward()
+    w = torch.nn.Parameter(torch.tensor([1., 2.]))
+    with torch.no_grad():
+        w2 = w[:]
+    opt = torch.optim.SGD([w2], lr=0.1)
+    (w * w).sum().backward()
+    opt.step()
+    return [x.grad, a.grad, s.grad is None, v, v.requires_grad, c.grad, t, r is v, m is v,
+            w, w2.grad is None]
+
+
 CASES = [
     data_intermediate, data_intermediate_exp, data_intermediate_sum_only, data_leaf,
     data_leaf_before, view_of_result, view_of_result_then_sum, transpose_view_of_result,
@@ -790,7 +815,7 @@ CASES = [
     augmented_assignments_through_views,
     view_of_a_leaf_that_is_itself_a_view, integer_and_advanced_indices,
     conv_outputs_viewed, conv_output_changed_through_view_after_saved,
-    no_grad_views_require_grad_and_fill_no_grad,
+    no_grad_views_require_grad_and_fill_no_grad, views_that_change_nothing_are_new_tensors,
 ]
 
 

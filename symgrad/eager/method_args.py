@@ -74,6 +74,16 @@ def unwrap(x: Any) -> Any:
     return x
 
 
+def new_view(out: Any, x: Any) -> Any:
+    """``out``, or a new view of ``x`` where the operation left ``x`` as it was (numpy's
+    functions hand a traced value itself back, as it cannot change): PyTorch's
+    ``x.squeeze()``, ``x[:]``, ``x.expand(x.shape)`` are tensors of their own, with their
+    own ``.grad``, hooks, ``retain_grad``, ``requires_grad`` and ``.data``, sharing
+    ``x``'s memory and version (``x`` itself gave, with a hook on it, ``x``'s gradient
+    the hook's in every use of ``x``)."""
+    return x.view(x._value.shape) if out is x else out
+
+
 def named(result: Any, source: Any, name: str | None, shown: Sequence[Any] = ()) -> Any:
     """Give ``result``'s new node PyTorch's name for the method that made it
     (``x.t()`` is ``TBackward0``, though its primitive is ``transpose``). For a

@@ -52,7 +52,7 @@ from .fastpath import apply_f64, binary_f64, compute, node_class_of, watched
 from .graph import next_seq
 from .index_order import ints_first
 from .inplace import InPlaceMethods
-from .methods import TensorMethods, named, size_arg, unwrap
+from .methods import TensorMethods, named, new_view, size_arg, unwrap
 from .more_methods import MoreMethods
 from .op_dtypes import compared, in_dtype, int_power, ir_shape_rule, result_dtype
 from .operand_rules import bool_power as _bool_power
@@ -456,6 +456,9 @@ class Tensor(DtypeMethods, cx.ComplexMethods, ValueMethods, BitwiseMethods, InPl
             return self[split[0]][split[1]]
         arrays = _index_of(index)
         result = super().__getitem__(arrays)  # what the traced indexing supports
+        if result is self:  # (x[:], x[...]: a new view, as PyTorch's)
+            return named(new_view(result, self), self,
+                         "SliceBackward0" if isinstance(index, slice) else "AliasBackward0")
         result = named(result, self, "SelectBackward0" if _is_int(arrays) else None)
         return watch_indices(result, *saved_by_indexing(index))
 
