@@ -43,8 +43,7 @@ from .bf16 import add_tensors, half_in_float32, in_float32, opmath_scalar
 from .fastpath import apply_f64, unary_f64
 from .fused_values import with_value
 from .method_args import dim_axes as _dims
-from .method_args import (int_arg, keeps_bool, named, new_view, no_bool_first, size_arg,
-                          view_shape)
+from .method_args import int_arg, keeps_bool, named, new_view, no_bool_first, size_arg, view_shape
 from .method_args import ndim_of as _ndim
 from .method_args import one_dim as _one_dim
 from .method_args import unwrap as unwrap  # importable here as before (Tensor's modules)
