@@ -26,11 +26,11 @@ torch_real = pytest.importorskip("torch")
 from torch_oracle import float64_default  # noqa: E402,F401 (a fixture)
 
 #: symgrad raises here ("... changed after it was computed without being recorded ..."),
-#: PyTorch returns a gradient: a node that saves its output (exp) read after a .data
+#: PyTorch returns a gradient: a node that saves its output (exp, amax) read after a .data
 #: change, and the paths that recompute every value (autograd.grad, inputs=, create_graph)
-REFUSED = {"data_intermediate_exp", "create_graph_after_data", "autograd_grad_after_data",
-           "backward_inputs_after_data", "autograd_grad_after_no_grad_change",
-           "autograd_grad_data_change_after_the_product"}
+REFUSED = {"data_intermediate_exp", "data_intermediate_amax", "create_graph_after_data",
+           "autograd_grad_after_data", "backward_inputs_after_data",
+           "autograd_grad_after_no_grad_change", "autograd_grad_data_change_after_the_product"}
 #: symgrad raises here ("... or by a write through numpy into its memory ..."), PyTorch
 #: returns a gradient: a leaf or data changed uncounted (through numpy or .data) that
 #: symgrad's rule reads where PyTorch's reads a saved output (relu), or that the paths
@@ -59,6 +59,30 @@ def data_intermediate_exp(torch):
     y.data.mul_(2)
     (y * 1.5).sum().backward()
     return [y, x.grad]
+
+
+def data_intermediate_amax(torch):
+    # amax saves its output (its equal elements share the gradient): PyTorch's backward
+    # read the changed one (NaN here), symgrad's the old one (a gradient): now refused
+    x = torch.tensor([[1., 3.], [2., 0.]], requires_grad=True)
+    y = x.amax(1)
+    z = y.exp()
+    y.data.add_(1)
+    z.sum().backward()
+    return [y, x.grad]
+
+
+def no_grad_change_of_a_max(torch):
+    # max() saves its output: PyTorch's version error (symgrad gave a gradient)
+    x = torch.tensor([[1., 3.], [2., 0.]], requires_grad=True)
+    y, v = x.max(), x.max(1).values  # (max(dim) saves the indices: no error)
+    z = y.exp() + v.exp().sum()
+    with torch.no_grad():
+        v.add_(1)
+        z.backward(retain_graph=True)
+        y.mul_(2)
+    z.backward()
+    return [x.grad]
 
 
 def data_intermediate_sum_only(torch):
@@ -816,6 +840,7 @@ CASES = [
     view_of_a_leaf_that_is_itself_a_view, integer_and_advanced_indices,
     conv_outputs_viewed, conv_output_changed_through_view_after_saved,
     no_grad_views_require_grad_and_fill_no_grad, views_that_change_nothing_are_new_tensors,
+    data_intermediate_amax, no_grad_change_of_a_max,
 ]
 
 
