@@ -811,6 +811,18 @@ def views_that_change_nothing_are_new_tensors(torch):
             w, w2.grad is None]
 
 
+def legacy_constructors_share_numpy_memory(torch):
+    # torch.Tensor(a) of the default dtype, FloatTensor(a) of float32, LongTensor(a) of
+    # int64 share a's memory, as from_numpy (symgrad copied them: the old values)
+    a, b, i = np.array([0.5, 1.0]), np.array([2.0, 3.0], np.float32), np.array([1, 2])
+    t, f, n = torch.Tensor(a), torch.FloatTensor(b), torch.LongTensor(i)
+    x = torch.ones(2, requires_grad=True)
+    y = (x * t).sin().sum()
+    a[0], b[1], i[0] = 4.0, 5.0, 6
+    y.backward()
+    return [t, f, n, x.grad]
+
+
 CASES = [
     data_intermediate, data_intermediate_exp, data_intermediate_sum_only, data_leaf,
     data_leaf_before, view_of_result, view_of_result_then_sum, transpose_view_of_result,
@@ -840,7 +852,7 @@ CASES = [
     view_of_a_leaf_that_is_itself_a_view, integer_and_advanced_indices,
     conv_outputs_viewed, conv_output_changed_through_view_after_saved,
     no_grad_views_require_grad_and_fill_no_grad, views_that_change_nothing_are_new_tensors,
-    data_intermediate_amax, no_grad_change_of_a_max,
+    data_intermediate_amax, no_grad_change_of_a_max, legacy_constructors_share_numpy_memory,
 ]
 
 

@@ -193,8 +193,8 @@ class Tensor(DtypeMethods, cx.ComplexMethods, ValueMethods, BitwiseMethods, InPl
              ArrayMethods, Traced):
     """An n-d array (float64 by default; float32, int64, bool) with autograd state:
     ``data``, ``grad``, ``grad_fn``, ``requires_grad``, ``is_leaf``.
-    ``Tensor([[1., 2.]])`` copies data as float64; ``Tensor(2, 3)`` is a zero-filled
-    tensor of that shape."""
+    ``Tensor([[1., 2.]])`` copies data as float64 (a float64 numpy array is shared, as
+    PyTorch's of its default dtype); ``Tensor(2, 3)`` is a zero-filled tensor of that shape."""
 
     __slots__ = ("_value", "_node", "_requires_grad", "_grad", "_accumulate", "_version",
                  "_aliases", "_base", "_data_of", "_untracked", "_multi", "_no_grad_view",
@@ -204,6 +204,10 @@ class Tensor(DtypeMethods, cx.ComplexMethods, ValueMethods, BitwiseMethods, InPl
     _default = dt.float64  # the dtype of ``Tensor(data)`` (FloatTensor & co. set theirs)
 
     def __init__(self, *data: Any):
+        if len(data) == 1 and type(data[0]) is np.ndarray and \
+                data[0].dtype == self._default.numpy:  # (PyTorch's: shared, as from_numpy)
+            self._init(exposed.adopt(data[0], data[0]), None, False)
+            return
         if len(data) == 1 and not isinstance(data[0], (int, np.integer)):
             dt.refuse_complex(np.asarray(_unwrap(data[0])))
             value = np.array(_unwrap(data[0]), dtype=self._default.numpy)
