@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from ..core.tracing import refuse_masked
+from ..prims.reductions import reshape_p
 from .graph import Node
 
 
@@ -81,7 +82,9 @@ def new_view(out: Any, x: Any) -> Any:
     own ``.grad``, hooks, ``retain_grad``, ``requires_grad`` and ``.data``, sharing
     ``x``'s memory and version (``x`` itself gave, with a hook on it, ``x``'s gradient
     the hook's in every use of ``x``)."""
-    return x.view(x._value.shape) if out is x else out
+    if out is not x:
+        return out
+    return x._trace.unary(reshape_p, x, {"shape": x._value.shape})  # (methods._reshaped's)
 
 
 def named(result: Any, source: Any, name: str | None, shown: Sequence[Any] = ()) -> Any:

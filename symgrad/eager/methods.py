@@ -372,7 +372,7 @@ class TensorMethods(ReductionMethods):
                                   self), self, "SqueezeBackward0")
         dims = [d for d in (_dims(dim, self.ndim) or ()) if self.shape[d] == 1]
         if not dims:
-            return named(self.view(self.shape), self, "SqueezeBackward1")
+            return named(new_view(self, self), self, "SqueezeBackward1")
         shape = tuple(n for k, n in enumerate(self.shape) if k not in dims)
         return named(ops.reshape(self, shape), self, "SqueezeBackward1")
 
