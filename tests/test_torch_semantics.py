@@ -751,6 +751,22 @@ def test_gradients_at_nan_as_pytorchs(name, dtype):
             np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
 
 
+def test_hardswish_at_and_below_minus_three_is_pytorchs_x_times_zero():
+    """hardswish(x) is x * relu6(x + 3) / 6: -0.0 at and below -3 and NaN at -inf, as
+    PyTorch's (symgrad gave 0.0 and 0); its gradient there stays 0."""
+    x = np.array([-np.inf, -5.0, -3.0, -1.0, 0.0, 2.0, 4.0, np.inf])
+    outs = []
+    for L in (torch_real, symgrad):
+        t = L.tensor(x, requires_grad=True)
+        y = L.nn.functional.hardswish(t)
+        y.backward(L.ones_like(y))
+        outs.append((y.detach().numpy(), t.grad.numpy()))
+    (want, want_g), (got, got_g) = outs
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(np.signbit(got[1:]), np.signbit(want[1:]))
+    np.testing.assert_allclose(got_g, want_g, rtol=1e-15)
+
+
 def test_a_python_bool_is_the_lowest_category_as_in_pytorch():
     """``int8 * True`` stays int8 (and ``+``, ``**``, ``//``, ``%``, ``&``, ``/``, the
     reflected forms, ``torch.mul``/``add``): a Python bool is below every tensor dtype; it

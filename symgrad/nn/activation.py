@@ -82,9 +82,12 @@ def softsign(input: Tensor) -> Tensor:
 @in_float32
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
     """``x·relu6(x + 3)/6``, with PyTorch's derivative: (2x + 3)/6 strictly inside
-    (-3, 3), 0 at -3 and 1 at 3."""
-    out = ops.where(input <= -3.0, 0.0,
+    (-3, 3), 0 at -3 and 1 at 3; -0.0 at and below -3, NaN at -inf (``-inf * 0``)."""
+    out = ops.where(input <= -3.0, -0.0,  # (PyTorch's x * 0: -0.0, and NaN at -inf)
                     ops.where(input < 3.0, input * (input + 3.0) / 6.0, input))
+    ninf = np.isneginf(input._value)
+    if ninf.any():
+        out = ops.where(ninf, np.nan, out)
     return named(out, input, "HardswishBackward0", (input,))
 
 
