@@ -106,7 +106,7 @@ def _copy(t: Any) -> np.ndarray | None:
 def _keep(t: Any, held_by_tensor: bool = False) -> np.ndarray:
     """A new copy of ``t``'s values: ``t`` refers to it weakly (the nodes that read it hold
     it, so it goes with the graph) unless ``held_by_tensor``."""
-    c = t._value.copy()
+    c = np.array(t._value)  # (an array: a 0-d tensor may hold a ufunc's numpy scalar)
     t._kept = (t._version, weakref.ref(c), c if held_by_tensor else None)
     k = id(t)
     if k not in KEEPING:
@@ -121,6 +121,8 @@ def _drop(t: Any) -> None:
 
 def _same(a: np.ndarray, b: np.ndarray) -> bool:
     """Bit for bit (a write of -0.0 over 0.0, or of another NaN, is a write)."""
+    if type(b) is not np.ndarray:  # (a numpy scalar)
+        b = np.asarray(b)
     if a.shape != b.shape:
         return False
     n = a.dtype.itemsize

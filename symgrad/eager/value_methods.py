@@ -33,6 +33,8 @@ class ValueMethods:
     def _handed(self) -> np.ndarray:
         """The values handed to numpy, whose writes count no version: the leaves and
         data sharing them keep a copy, compared at backward (:mod:`.exposed`)."""
+        if type(self._value) is not np.ndarray:  # (a ufunc's numpy scalar, x.isnan() of a
+            self._value = np.asarray(self._value)  # 0-d x: a 0-d array to share, as PyTorch's)
         origin = self._data_of() if self._data_of is not None else None
         sharing = [self, origin]
         for t in (self, origin):
