@@ -767,6 +767,25 @@ def test_hardswish_at_and_below_minus_three_is_pytorchs_x_times_zero():
     np.testing.assert_allclose(got_g, want_g, rtol=1e-15)
 
 
+@pytest.mark.parametrize("name, kw", [("elu", {}), ("elu", {"alpha": 0.5}), ("selu", {}),
+                                      ("celu", {"alpha": 2.0})])
+def test_elu_family_second_derivative_at_zero_is_pytorchs(name, kw):
+    """At an input of exactly 0 the ELU family's first derivative is the negative side's
+    and its second 0, as PyTorch's double backward (its mask is x < 0; symgrad's expm1
+    gave alpha there); elsewhere both are expm1's."""
+    x = np.array([0.0, -0.0, -1.0, 1.0, -3.0])
+    outs = []
+    for L in (torch_real, symgrad):
+        t = L.tensor(x, requires_grad=True)
+        y = getattr(L.nn.functional, name)(t, **kw)
+        g, = L.autograd.grad(y.sum(), t, create_graph=True)
+        gg, = L.autograd.grad((g * L.arange(5.0)).sum(), t)
+        outs.append([y.detach().numpy(), g.detach().numpy(), gg.numpy()])
+    for got, want in zip(outs[1], outs[0]):
+        np.testing.assert_allclose(got, want, rtol=1e-14)
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+
+
 def test_a_python_bool_is_the_lowest_category_as_in_pytorch():
     """``int8 * True`` stays int8 (and ``+``, ``**``, ``//``, ``%``, ``&``, ``/``, the
     reflected forms, ``torch.mul``/``add``): a Python bool is below every tensor dtype; it
