@@ -519,3 +519,18 @@ def test_a_float32_sum_of_a_matrix_product_compiles_its_backward(monkeypatch):
         np.testing.assert_allclose(m.weight.grad.numpy(), np.broadcast_to(x.sum(0), (3, 4)),
                                    rtol=1e-6)
         np.testing.assert_allclose(m.bias.grad.numpy(), np.full(3, 2.0), rtol=1e-6)
+
+
+@pytest.mark.kernels
+def test_a_float16_mean_compiles_its_backward(monkeypatch):
+    """float16 ``mean`` (summed in float32: a callback rounds to float16) compiles its
+    backward: the callback's 0-d cotangent reaches the kernel as a 0-d array, which Numba's
+    ``np.float32(x)`` refused (a KernelFallbackWarning, an error here). The gradient is the
+    closed form's, 1/n rounded to float16."""
+    monkeypatch.setattr(torch.config, "tiered", False)  # (the compile here, not in a worker)
+    x = torch.tensor(np.ones((3, 4)), dtype=torch.float16, requires_grad=True)
+    for _ in range(3):  # (the backward compiles at its second run)
+        x.grad = None
+        x.mean().backward()
+        assert x.grad.dtype == torch.float16
+        np.testing.assert_array_equal(x.grad.numpy(), np.full((3, 4), 1 / 12, np.float16))

@@ -710,6 +710,7 @@ _NAN_GRADIENTS = {  # (PyTorch's gradient at a NaN; hardtanh, relu6, hardshrink,
     "hardtanh": lambda L, x, lo, hi: L.nn.functional.hardtanh(x),
     "relu6": lambda L, x, lo, hi: L.nn.functional.relu6(x),
     "abs": lambda L, x, lo, hi: x.abs() + L.abs(x) + abs(x),
+    "abs, NaN gradient": lambda L, x, lo, hi: x.abs().sqrt(),  # (g * sgn(nan): NaN)
     "hardshrink": lambda L, x, lo, hi: L.nn.functional.hardshrink(x),
     "softshrink": lambda L, x, lo, hi: L.nn.functional.softshrink(x),
     "hardsigmoid": lambda L, x, lo, hi: L.nn.functional.hardsigmoid(x),
@@ -748,6 +749,41 @@ def test_gradients_at_nan_as_pytorchs(name, dtype):
         assert (got is None) == (want is None)
         if want is not None:
             np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
+
+
+def test_hardswish_at_and_below_minus_three_is_pytorchs_x_times_zero():
+    """hardswish(x) is x * relu6(x + 3) / 6: -0.0 at and below -3 and NaN at -inf, as
+    PyTorch's (symgrad gave 0.0 and 0); its gradient there stays 0."""
+    x = np.array([-np.inf, -5.0, -3.0, -1.0, 0.0, 2.0, 4.0, np.inf])
+    outs = []
+    for L in (torch_real, symgrad):
+        t = L.tensor(x, requires_grad=True)
+        y = L.nn.functional.hardswish(t)
+        y.backward(L.ones_like(y))
+        outs.append((y.detach().numpy(), t.grad.numpy()))
+    (want, want_g), (got, got_g) = outs
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(np.signbit(got[1:]), np.signbit(want[1:]))
+    np.testing.assert_allclose(got_g, want_g, rtol=1e-15)
+
+
+@pytest.mark.parametrize("name, kw", [("elu", {}), ("elu", {"alpha": 0.5}), ("selu", {}),
+                                      ("celu", {"alpha": 2.0})])
+def test_elu_family_second_derivative_at_zero_is_pytorchs(name, kw):
+    """At an input of exactly 0 the ELU family's first derivative is the negative side's
+    and its second 0, as PyTorch's double backward (its mask is x < 0; symgrad's expm1
+    gave alpha there); elsewhere both are expm1's."""
+    x = np.array([0.0, -0.0, -1.0, 1.0, -3.0])
+    outs = []
+    for L in (torch_real, symgrad):
+        t = L.tensor(x, requires_grad=True)
+        y = getattr(L.nn.functional, name)(t, **kw)
+        g, = L.autograd.grad(y.sum(), t, create_graph=True)
+        gg, = L.autograd.grad((g * L.arange(5.0)).sum(), t)
+        outs.append([y.detach().numpy(), g.detach().numpy(), gg.numpy()])
+    for got, want in zip(outs[1], outs[0]):
+        np.testing.assert_allclose(got, want, rtol=1e-14)
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
 
 
 def test_a_python_bool_is_the_lowest_category_as_in_pytorch():

@@ -26,11 +26,11 @@ torch_real = pytest.importorskip("torch")
 from torch_oracle import float64_default  # noqa: E402,F401 (a fixture)
 
 #: symgrad raises here ("... changed after it was computed without being recorded ..."),
-#: PyTorch returns a gradient: a node that saves its output (exp) read after a .data
+#: PyTorch returns a gradient: a node that saves its output (exp, amax) read after a .data
 #: change, and the paths that recompute every value (autograd.grad, inputs=, create_graph)
-REFUSED = {"data_intermediate_exp", "create_graph_after_data", "autograd_grad_after_data",
-           "backward_inputs_after_data", "autograd_grad_after_no_grad_change",
-           "autograd_grad_data_change_after_the_product"}
+REFUSED = {"data_intermediate_exp", "data_intermediate_amax", "create_graph_after_data",
+           "autograd_grad_after_data", "backward_inputs_after_data",
+           "autograd_grad_after_no_grad_change", "autograd_grad_data_change_after_the_product"}
 #: symgrad raises here ("... or by a write through numpy into its memory ..."), PyTorch
 #: returns a gradient: a leaf or data changed uncounted (through numpy or .data) that
 #: symgrad's rule reads where PyTorch's reads a saved output (relu), or that the paths
@@ -59,6 +59,30 @@ def data_intermediate_exp(torch):
     y.data.mul_(2)
     (y * 1.5).sum().backward()
     return [y, x.grad]
+
+
+def data_intermediate_amax(torch):
+    # amax saves its output (its equal elements share the gradient): PyTorch's backward
+    # read the changed one (NaN here), symgrad's the old one (a gradient): now refused
+    x = torch.tensor([[1., 3.], [2., 0.]], requires_grad=True)
+    y = x.amax(1)
+    z = y.exp()
+    y.data.add_(1)
+    z.sum().backward()
+    return [y, x.grad]
+
+
+def no_grad_change_of_a_max(torch):
+    # max() saves its output: PyTorch's version error (symgrad gave a gradient)
+    x = torch.tensor([[1., 3.], [2., 0.]], requires_grad=True)
+    y, v = x.max(), x.max(1).values  # (max(dim) saves the indices: no error)
+    z = y.exp() + v.exp().sum()
+    with torch.no_grad():
+        v.add_(1)
+        z.backward(retain_graph=True)
+        y.mul_(2)
+    z.backward()
+    return [x.grad]
 
 
 def data_intermediate_sum_only(torch):
@@ -762,6 +786,43 @@ def no_grad_views_require_grad_and_fill_no_grad(torch):
             z.requires_grad, v.grad is None, w.grad is None, x.grad, v.detach().requires_grad]
 
 
+def views_that_change_nothing_are_new_tensors(torch):
+    # x.squeeze(), x[:], x.expand(x.shape), x.t() of a vector, x.chunk(1)[0]... are new
+    # views as PyTorch's (symgrad gave x itself: a hook on the view acted on every use of
+    # x, retain_grad gave x's gradient, .data = replaced x's values, an optimizer of the
+    # view stepped x)
+    x = torch.tensor([[1., 2., 3.], [4., 5., 6.]], requires_grad=True)
+    s, a, e = x.squeeze(), x[...], x.expand(2, 3)
+    s.register_hook(lambda g: g * 10)
+    a.retain_grad()
+    ((s * a).sum() + (e * x).sum()).backward()
+    v = torch.tensor([1., 2., 3.])
+    t, c, r, m = v.t(), v[:], v.chunk(1)[0], v.movedim(0, 0)
+    t.data = torch.zeros(3)
+    c.requires_grad_()
+    (c * 2).sum().backward()
+    w = torch.nn.Parameter(torch.tensor([1., 2.]))
+    with torch.no_grad():
+        w2 = w[:]
+    opt = torch.optim.SGD([w2], lr=0.1)
+    (w * w).sum().backward()
+    opt.step()
+    return [x.grad, a.grad, s.grad is None, v, v.requires_grad, c.grad, t, r is v, m is v,
+            w, w2.grad is None]
+
+
+def legacy_constructors_share_numpy_memory(torch):
+    # torch.Tensor(a) of the default dtype, FloatTensor(a) of float32, LongTensor(a) of
+    # int64 share a's memory, as from_numpy (symgrad copied them: the old values)
+    a, b, i = np.array([0.5, 1.0]), np.array([2.0, 3.0], np.float32), np.array([1, 2])
+    t, f, n = torch.Tensor(a), torch.FloatTensor(b), torch.LongTensor(i)
+    x = torch.ones(2, requires_grad=True)
+    y = (x * t).sin().sum()
+    a[0], b[1], i[0] = 4.0, 5.0, 6
+    y.backward()
+    return [t, f, n, x.grad]
+
+
 CASES = [
     data_intermediate, data_intermediate_exp, data_intermediate_sum_only, data_leaf,
     data_leaf_before, view_of_result, view_of_result_then_sum, transpose_view_of_result,
@@ -790,7 +851,8 @@ CASES = [
     augmented_assignments_through_views,
     view_of_a_leaf_that_is_itself_a_view, integer_and_advanced_indices,
     conv_outputs_viewed, conv_output_changed_through_view_after_saved,
-    no_grad_views_require_grad_and_fill_no_grad,
+    no_grad_views_require_grad_and_fill_no_grad, views_that_change_nothing_are_new_tensors,
+    data_intermediate_amax, no_grad_change_of_a_max, legacy_constructors_share_numpy_memory,
 ]
 
 

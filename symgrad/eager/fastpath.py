@@ -118,9 +118,9 @@ _SAVES: dict[Primitive, tuple[bool, bool, bool]] = {}
 def _saves(prim: Primitive) -> tuple[bool, bool, bool]:
     """Whether PyTorch's node for ``prim`` saves its inputs, follows a product's rule
     (saves an input when its partner requires grad), saves its output; once per primitive."""
-    facts = torch_facts(prim)
+    facts = torch_facts(prim)  # (max, amax: the output too, whose elements share it)
     saves = _SAVES[prim] = (not prim.linear and not facts.saves_output, facts.product,
-                            facts.saves_output)
+                            facts.saves_output or facts.saves_both)
     return saves
 
 

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from ..core.tracing import refuse_masked
+from ..prims.reductions import reshape_p
 from .graph import Node
 
 
@@ -72,6 +73,18 @@ def unwrap(x: Any) -> Any:
     if isinstance(x, (list, tuple)):
         return [unwrap(v) for v in x]
     return x
+
+
+def new_view(out: Any, x: Any) -> Any:
+    """``out``, or a new view of ``x`` where the operation left ``x`` as it was (numpy's
+    functions hand a traced value itself back, as it cannot change): PyTorch's
+    ``x.squeeze()``, ``x[:]``, ``x.expand(x.shape)`` are tensors of their own, with their
+    own ``.grad``, hooks, ``retain_grad``, ``requires_grad`` and ``.data``, sharing
+    ``x``'s memory and version (``x`` itself gave, with a hook on it, ``x``'s gradient
+    the hook's in every use of ``x``)."""
+    if out is not x:
+        return out
+    return x._trace.unary(reshape_p, x, {"shape": x._value.shape})  # (methods._reshaped's)
 
 
 def named(result: Any, source: Any, name: str | None, shown: Sequence[Any] = ()) -> Any:

@@ -43,7 +43,7 @@ from .bf16 import add_tensors, half_in_float32, in_float32, opmath_scalar
 from .fastpath import apply_f64, unary_f64
 from .fused_values import with_value
 from .method_args import dim_axes as _dims
-from .method_args import int_arg, keeps_bool, named, no_bool_first, size_arg, view_shape
+from .method_args import int_arg, keeps_bool, named, new_view, no_bool_first, size_arg, view_shape
 from .method_args import ndim_of as _ndim
 from .method_args import one_dim as _one_dim
 from .method_args import unwrap as unwrap  # importable here as before (Tensor's modules)
@@ -340,7 +340,7 @@ class TensorMethods(ReductionMethods):
         if self._value.ndim == 2:  # (np.transpose's primitive, without numpy's dispatch)
             swapped = self._trace.unary(transpose_p, self, {"perm": (1, 0)})
             return named(swapped, self, "TBackward0")
-        return named(ops.transpose(self), self, "TBackward0")
+        return named(new_view(ops.transpose(self), self), self, "TBackward0")
 
     @property
     def T(self) -> Any:  # noqa: N802 -- PyTorch's name: the dims reversed, a new view
@@ -361,6 +361,8 @@ class TensorMethods(ReductionMethods):
         return super().transpose(*dims)  # type: ignore[misc]
 
     def swapdims(self, dim0, dim1): return self.transpose(dim0, dim1)
+    def swapaxes(self, axis0, axis1): return self.transpose(axis0, axis1)  # (a new view)
+    def ravel(self): return self.reshape(-1)  # type: ignore[override] -- (a new view)
 
     def permute(self, *dims: Any) -> Any:
         n = builtins.max(self.ndim, 1)
@@ -373,11 +375,11 @@ class TensorMethods(ReductionMethods):
 
     def squeeze(self, dim: Any = None) -> Any:  # type: ignore[override]
         if dim is None:
-            return named(ops.reshape(self, tuple(d for d in self.shape if d != 1)), self,
-                         "SqueezeBackward0")
+            return named(new_view(ops.reshape(self, tuple(d for d in self.shape if d != 1)),
+                                  self), self, "SqueezeBackward0")
         dims = [d for d in (_dims(dim, self.ndim) or ()) if self.shape[d] == 1]
         if not dims:
-            return self.view(self.shape) if self._requires_grad else self
+            return named(new_view(self, self), self, "SqueezeBackward1")
         shape = tuple(n for k, n in enumerate(self.shape) if k not in dims)
         return named(ops.reshape(self, shape), self, "SqueezeBackward1")
 
@@ -385,7 +387,7 @@ class TensorMethods(ReductionMethods):
         shape = size_arg(sizes)
         lead = len(shape) - self.ndim
         full = tuple(s if s != -1 else self.shape[i - lead] for i, s in enumerate(shape))
-        return named(ops.broadcast_to(self, full), self, "ExpandBackward0")
+        return named(new_view(ops.broadcast_to(self, full), self), self, "ExpandBackward0")
 
     def expand_as(self, other: Any) -> Any:
         return self.expand(other.shape)

@@ -44,8 +44,8 @@ def _value(x: Any) -> Any:
 
 def no_gradient_at_nan(out: Any, *operands: Any, value: Any = None) -> Any:
     """``out`` with no gradient at the elements where an operand is NaN: PyTorch's derivative
-    there for ``clamp`` (each form, tensor bounds too), ``abs``, ``hardtanh`` and
-    ``hardsigmoid`` (``where``'s would pass the gradient, ``sign``'s would be NaN). The
+    there for ``clamp`` (each form, tensor bounds too), ``hardtanh`` and ``hardsigmoid``
+    (``where``'s would pass the gradient; ``abs``'s is :func:`zero_times_gradient_at_nan`). The
     mask is computed in numpy and enters as data, only where there is a NaN (so no other
     graph changes); the value there is ``value`` (clamp's NaN of a NaN bound), else ``out``'s."""
     if not out.dtype.is_floating_point:
@@ -58,6 +58,19 @@ def no_gradient_at_nan(out: Any, *operands: Any, value: Any = None) -> Any:
     if not np.any(nan):
         return out
     return ops.where(nan, out._value if value is None else value, out)
+
+
+def zero_times_gradient_at_nan(out: Any, x: Any) -> Any:
+    """``abs``'s ``out`` with PyTorch's derivative at a NaN of ``x``: ``g * sgn(nan)``,
+    ``g * 0`` (NaN where the incoming gradient is NaN or infinite, 0 elsewhere), where
+    :func:`no_gradient_at_nan`'s 0 would hide a NaN gradient (``sqrt(abs(nan))``)."""
+    v = x._value
+    if not (v.dtype.kind == "f" or str(v.dtype) == "bfloat16"):
+        return out
+    nan = np.isnan(v)
+    if not np.any(nan):
+        return out
+    return ops.where(nan, out._value + x * 0.0, out)  # (the value: out's NaN)
 
 
 def nan_passes_both(out: Any, a: Any, b: Any) -> Any:

@@ -26,7 +26,7 @@ import numpy as np
 
 from ..numpy_api import functions as ops
 from ..numpy_api import shapes as shape_ops
-from .method_args import named, size_arg
+from .method_args import named, new_view, size_arg
 from .method_args import one_dim as _one_dim
 from .saved_indices import watch_indices
 
@@ -133,7 +133,7 @@ class ShapeMethods:
                                f"({dst} dims)")
         src = [_one_dim(s, self.ndim) for s in src]
         dst = [_one_dim(s, self.ndim) for s in dst]
-        return named(shape_ops.moveaxis(self, src, dst), self, "PermuteBackward0")
+        return named(new_view(shape_ops.moveaxis(self, src, dst), self), self, "PermuteBackward0")
 
     moveaxis = movedim
 

@@ -52,7 +52,7 @@ from .fastpath import apply_f64, binary_f64, compute, node_class_of, watched
 from .graph import next_seq
 from .index_order import ints_first
 from .inplace import InPlaceMethods
-from .methods import TensorMethods, named, size_arg, unwrap
+from .methods import TensorMethods, named, new_view, size_arg, unwrap
 from .more_methods import MoreMethods
 from .op_dtypes import compared, in_dtype, int_power, ir_shape_rule, result_dtype
 from .operand_rules import bool_power as _bool_power
@@ -63,7 +63,7 @@ from .operand_rules import no_bools as _no_bools
 from .operand_rules import remainder as _remainder
 from .replay import keep
 from .saved_indices import saved_by_indexing, watch_indices
-from .select_methods import SelectMethods, nan_passes_both, no_gradient_at_nan
+from .select_methods import SelectMethods, nan_passes_both, zero_times_gradient_at_nan
 from .torch_facts import torch_facts
 from .torch_methods import TorchMethods
 from .value_methods import ValueMethods
@@ -193,8 +193,8 @@ class Tensor(DtypeMethods, cx.ComplexMethods, ValueMethods, BitwiseMethods, InPl
              ArrayMethods, Traced):
     """An n-d array (float64 by default; float32, int64, bool) with autograd state:
     ``data``, ``grad``, ``grad_fn``, ``requires_grad``, ``is_leaf``.
-    ``Tensor([[1., 2.]])`` copies data as float64; ``Tensor(2, 3)`` is a zero-filled
-    tensor of that shape."""
+    ``Tensor([[1., 2.]])`` copies data as float64 (a float64 numpy array is shared, as
+    PyTorch's of its default dtype); ``Tensor(2, 3)`` is a zero-filled tensor of that shape."""
 
     __slots__ = ("_value", "_node", "_requires_grad", "_grad", "_accumulate", "_version",
                  "_aliases", "_base", "_data_of", "_untracked", "_multi", "_no_grad_view",
@@ -204,6 +204,10 @@ class Tensor(DtypeMethods, cx.ComplexMethods, ValueMethods, BitwiseMethods, InPl
     _default = dt.float64  # the dtype of ``Tensor(data)`` (FloatTensor & co. set theirs)
 
     def __init__(self, *data: Any):
+        if len(data) == 1 and type(data[0]) is np.ndarray and \
+                data[0].dtype == self._default.numpy:  # (PyTorch's: shared, as from_numpy)
+            self._init(exposed.adopt(data[0], data[0]), None, False)
+            return
         if len(data) == 1 and not isinstance(data[0], (int, np.integer)):
             dt.refuse_complex(np.asarray(_unwrap(data[0])))
             value = np.array(_unwrap(data[0]), dtype=self._default.numpy)
@@ -462,6 +466,9 @@ class Tensor(DtypeMethods, cx.ComplexMethods, ValueMethods, BitwiseMethods, InPl
             return self[split[0]][split[1]]
         arrays = _index_of(index)
         result = super().__getitem__(arrays)  # what the traced indexing supports
+        if result is self:  # (x[:], x[...]: a new view, as PyTorch's)
+            return named(new_view(result, self), self,
+                         "SliceBackward0" if isinstance(index, slice) else "AliasBackward0")
         result = named(result, self, "SelectBackward0" if _is_int(arrays) else None)
         return watch_indices(result, *saved_by_indexing(index))
 
@@ -537,7 +544,7 @@ class Tensor(DtypeMethods, cx.ComplexMethods, ValueMethods, BitwiseMethods, InPl
         if not getattr(out, "_requires_grad", False) or method != "__call__" or kwargs:
             return out
         if ufunc is np.absolute:
-            return no_gradient_at_nan(out, self)  # PyTorch's sgn(nan) = 0, not sign's nan
+            return zero_times_gradient_at_nan(out, self)  # PyTorch's g * sgn(nan), sgn(nan) = 0
         if (ufunc is np.maximum or ufunc is np.minimum) and len(inputs) == 2:
             return nan_passes_both(out, *inputs)
         return out

@@ -236,11 +236,15 @@ class _TensorType(type):
 
 
 class _TypedTensor(metaclass=_TensorType):
-    """``FloatTensor([1, 2])`` holds float32 data; ``FloatTensor(2, 3)`` is zeros."""
+    """``FloatTensor([1, 2])`` holds float32 data (a float32 numpy array's memory, shared as
+    PyTorch's); ``FloatTensor(2, 3)`` is zeros."""
 
     _default: dt.dtype = dt.DEFAULT
 
     def __new__(cls, *data: Any) -> Tensor:  # type: ignore[misc]
+        if len(data) == 1 and type(data[0]) is np.ndarray and \
+                data[0].dtype == cls._default.numpy:  # (PyTorch's: shared, as from_numpy)
+            return from_numpy(data[0])
         t = Tensor(*data)
         return t if cls._default is dt.DEFAULT else t._cast(cls._default)
 

@@ -235,8 +235,10 @@ def refuse_saved_output(node: Any, t: Any) -> None:
     """Raise if PyTorch's node would read ``t``'s changed values as its saved output
     (``exp``, ``tanh``, ...: ``saves_output`` in :mod:`.torch_facts`), which symgrad's
     derivative recomputes: a backward through one whose output was changed behind its
-    back would read the changed output in PyTorch."""
-    if torch_facts(node.prim).saves_output:
+    back would read the changed output in PyTorch (``max()``, ``amax``: the elements
+    equal to it share the gradient)."""
+    facts = torch_facts(node.prim)
+    if facts.saves_output or facts.saves_both:
         raise RuntimeError(
             f"the values of a {t.type()} {list(t.shape)}, output 0 of {node.name()}, were "
             "changed after it was computed without being recorded (through .data, "

@@ -67,6 +67,7 @@ from .activation import (  # noqa: F401 -- torch.nn.functional's namespace
     tanhshrink,
     threshold,
 )
+from .activation import elu_at_zero as _elu_at_zero
 from .convolution import (  # noqa: F401
     conv1d,
     conv2d,
@@ -198,8 +199,8 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = Fals
 
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
-    return named(ops.where(input > 0, input, alpha * np.expm1(ops.where(input > 0, 0.0, input))),
-                 input, "EluBackward0", (input,))
+    out = ops.where(input > 0, input, alpha * np.expm1(ops.where(input > 0, 0.0, input)))
+    return named(_elu_at_zero(out, input, alpha), input, "EluBackward0", (input,))
 
 
 def tanh(input: Tensor) -> Tensor:

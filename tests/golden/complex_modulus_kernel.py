@@ -1,4 +1,4 @@
-# symgrad kernel k_1c931967bd8ea91705545fbb66a6a31c (symgrad 0.1.0, codegen 6, conventions 6); generated, do not edit
+# symgrad kernel k_6b11bad74641c5e317fac97693ff2c1a (symgrad 0.1.0, codegen 6, conventions 6); generated, do not edit
 # grad of modulus with respect to z
 # modulus(z: c128[n0])
 import numpy as np
@@ -27,18 +27,18 @@ def modulus(z):
         m = i if k else 1.0
         n = m if j else 1.0
         o = e / n
-        p = np.complex128(o)
+        p = np.complex128(o.item())
         q = f / n
-        r = np.complex128(q)
+        r = np.complex128(q.item())
         s = r * complex(0.0, 1.0)
         t = p + s
         u = np.abs(t)
         v = np.conj(t)
         w = u == 0.0
         x = 1.0 if w else u
-        y = np.complex128(x)
+        y = np.complex128(x.item())
         aa = nm.divide(v, y)
-        ab = np.complex128(d)
+        ab = np.complex128(d.item())
         ac = ab * aa
         # grad of: a: c128[n0] = mul(z, z)
         ad = ac * z[i0]

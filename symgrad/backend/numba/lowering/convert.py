@@ -1,4 +1,5 @@
-"""Numba lowering of :mod:`symgrad.prims.convert`: ``x.astype(np.<dtype>)``, and a
+"""Numba lowering of :mod:`symgrad.prims.convert`: ``x.astype(np.<dtype>)`` (of a 0-d
+value, ``np.<dtype>(x.item())``: Numba's ``np.float32`` refuses a 0-d array), and a
 complex value to a real dtype is its real part (``np.real`` first: Numba refuses the
 cast itself, numpy's casts drop the imaginary part with a warning)."""
 
@@ -18,7 +19,7 @@ def _convert_emit(out: str, args: list[str], avals: Any, out_aval: Aval, *,
         x = f"np.real({x})" if out_aval.shape else f"{x}.real"
     if out_aval.shape:
         return [f"{out} = {x}.astype(np.{dtype})"]
-    return [f"{out} = np.{dtype}({x})"]
+    return [f"{out} = np.{dtype}({x}.item())"]  # (a number, or a 0-d array: a callback's)
 
 
 lower(P.convert_p, _convert_emit, cheap=True)
