@@ -24,7 +24,7 @@ import pytest
 
 torch_real = pytest.importorskip("torch")
 
-from test_replay import _outcome  # noqa: E402 (a step's arrays, or the RuntimeError's type)
+from test_replay_saved import _outcome  # noqa: E402 (a step's arrays, or the RuntimeError's type)
 
 import symgrad  # noqa: E402
 from symgrad.core.config import config  # noqa: E402

@@ -30,7 +30,9 @@ def _reduction_emit(whole: str, init: str, update: list[str], finish: bool = Fal
         kept = [k for k in range(aval.ndim) if k not in axes]
         shape = "".join(f"{x}.shape[{k}], " for k in kept)
         start = f"complex({init}, 0.0)" if out_aval.dtype in COMPLEXES else init
-        lines = [f"{out} = np.full(({shape}), {start})"]
+        # (in the result's dtype: a float32 sum adds in float32, as numpy's, and stays
+        # float32 for what reads it, such as np.dot with another float32 array)
+        lines = [f"{out} = np.full(({shape}), {start}{dtype_arg(out_aval.dtype)})"]
         nest, depth = loop_nest([f"{x}.shape[{k}]" for k in range(aval.ndim)])
         lines += nest
         pad = "    " * depth
