@@ -59,7 +59,7 @@ from . import pool as output_pool
 from .elements import Elements, vector_call
 from .fusion import Loop, Plan, plan, transposed
 from .lowering import lowering
-from .scope import Rendered, Scope, sum_dtype_arg, zero  # noqa: F401 -- Rendered: importable here as before
+from .scope import Rendered, Scope, rounded_sum, sum_dtype_arg, zero  # noqa: F401 -- Rendered: importable here as before
 from .scope import dtype_arg as _dtype_arg
 from .scope import shape_text as _tuple
 from .sizes import SIZE_PARAMS as SIZE_PARAMS  # importable here as before
@@ -258,10 +258,12 @@ class _Kernel:
                 exact = Elements(self, loop, vector=False).body(live, {})
                 lines.append(f"if not ok{k}:")
                 lines += [INDENT + line for line in self._inits(accs) + self._nest(shape, exact)]
-        for e in live:  # means: the sums divided by their counts
+        for e in live:  # means: the sums divided by their counts; float32 sums rounded
             if e.prim.accumulate == "mean":
                 count = " * ".join(str(shape[k]) for k in e.params["axes"])
                 lines.append(f"{self.name(e.out)} /= {count}")
+            if e.prim.accumulate:
+                lines += rounded_sum(self.name(e.out), e.out.dtype, bool(e.out.shape))
         return lines + self.statements(loop.post)
 
     def _new_array(self, v: Var, shape: tuple) -> list[str]:
