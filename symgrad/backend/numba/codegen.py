@@ -485,10 +485,11 @@ def serial_twin(source: KernelSource) -> KernelSource:
 def _float32_scalars(graph: Graph, kernel: _Kernel) -> list[str]:
     """``k = np.float32(k)`` for each 0-d float32 argument: a caller may pass a Python or
     float64 number (a constant of the graph is), and Numba would carry it in float64
-    through every loop that reads it (``k * d``: float64 arithmetic in a float32 loop)."""
+    through every loop that reads it (``k * d``: float64 arithmetic in a float32 loop; in
+    kernels without vecmath32 too: a float32 backward's seed 1.0 made ``1 * c * b * a``
+    one float64 product rounded once, not PyTorch's float32 steps)."""
     return [f"{kernel.name(v)} = np.float32({kernel.name(v)})"
-            for v in (*graph.inputs, *graph.const_vars)
-            if v.dtype == F32 and not v.shape and kernel.uses_vecmath32]
+            for v in (*graph.inputs, *graph.const_vars) if v.dtype == F32 and not v.shape]
 
 
 @functools.cache
