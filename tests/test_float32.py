@@ -207,6 +207,39 @@ def test_float32_and_float64_kernels_are_cached_separately():
     assert f.source(x) != f.source(x.astype(np.float64))
 
 
+def _sums_into_products(x, w, v):
+    # a mean over a middle axis (a loop of its own), a fused sum over the last axis and a
+    # product over the first, each a float32 matrix product's operand
+    return (np.sum(np.tanh(np.mean(x, axis=1) @ w))
+            + 0.1 * np.sum(np.sum(np.exp(x * 0.5), axis=2) @ v)
+            + 0.01 * np.sum(np.prod(x + 2.0, axis=0) @ w))
+
+
+def test_float32_sums_over_axes_stay_float32_in_kernels():
+    """A float32 sum over axes is float32 in the kernel, as in the IR: its float64
+    accumulator, given to ``np.dot`` with a float32 matrix, did not compile (Numba's
+    TypingError; a Tensor backward fell back to the interpreter). Against the
+    interpreter and float64; the middle axis's mean is numpy's bits (numpy adds its
+    slices in order, in float32)."""
+    x, w, v = _f32(4, 3, 5), _f32(5, 2, seed=1), _f32(3, 2, seed=2)
+    before = compile_stats()["compiled_calls"]
+    value, grads = sg.value_and_grad(_sums_into_products, argnums=(0, 1, 2),
+                                     backend="numba")(x, w, v)
+    assert compile_stats()["compiled_calls"] == before + 1  # the kernel ran
+    want, wanted = sg.value_and_grad(_sums_into_products, argnums=(0, 1, 2),
+                                     backend="numpy")(x, w, v)
+    wide = [a.astype(np.float64) for a in (x, w, v)]
+    _close(value, want)
+    _close(value, _sums_into_products(*wide))
+    for g, h, g64 in zip(grads, wanted, sg.grad(_sums_into_products, argnums=(0, 1, 2),
+                                                backend="numpy")(*wide)):
+        assert g.dtype == np.float32
+        _close(g, h)
+        _close(g, g64)
+    mean = sg.jit(lambda x: np.mean(x, axis=1) * 1.0, backend="numba")(_f32(6, 9, 33))
+    np.testing.assert_array_equal(mean, np.mean(_f32(6, 9, 33), axis=1))
+
+
 def test_source_allocates_float32():
     x = _f32(5)
     src = sg.grad(lambda x: np.sum(np.sin(x) * np.exp(-x * x))).source(x)

@@ -111,3 +111,25 @@ def test_float16_cumsum_sigmoid_and_softmax_round_once_as_pytorchs():
     for got, want in zip(*outs):
         assert str(got.dtype) == str(want.dtype) == "torch.float16"
         np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+@pytest.mark.kernels
+@pytest.mark.filterwarnings("error::symgrad.autograd.KernelFallbackWarning")
+def test_float16_mean_backward_compiles():
+    """The compiled backward of a float16 mean (its rounding to float16 is a Python
+    callback between two kernels) compiles: the callback's 0-d result enters the next
+    kernel as a scalar (a 0-d array there was a Numba TypingError at ``np.float32(a)``,
+    and the backward fell back to the interpreter); PyTorch's gradient, bit for bit."""
+    from symgrad.eager.backward import backward_stats
+
+    a = (np.random.default_rng(3).standard_normal(19) * 30).astype(np.float16)
+    grads = []
+    before = backward_stats()["compiled_runs"]
+    for L in (symgrad, torch_real):
+        t = L.tensor(a, requires_grad=True)
+        for _ in range(3):  # the second run of the structure compiles it
+            m = t.mean()
+            m.backward(L.ones_like(m))
+        grads.append(t.grad.numpy())
+    assert backward_stats()["compiled_runs"] - before == 2
+    np.testing.assert_array_equal(grads[0], grads[1])

@@ -307,3 +307,41 @@ def test_replay_happens_compiled(monkeypatch):
     assert after["fed_values"] - before["fed_values"] == 4  # exp's value, every step
     assert after["recomputed"] == before["recomputed"]
     assert backward_stats()["compiled_runs"] - kernels == 3  # steps 2-4 on the kernel
+
+
+def _two_losses(L, compiled):
+    """Two losses of one float32 mean, one backward each: the first frees the mean's
+    kept value (its node saves nothing, as PyTorch's), so the second's kernel recomputes
+    it (a float32 sum over axes in the kernel, an operand of ``np.dot``)."""
+    rng = np.random.default_rng(0)
+    x, w1, w2 = (L.tensor(rng.standard_normal(s).astype(np.float32), requires_grad=True)
+                 for s in ((8, 5, 6), (6, 3), (6, 3)))
+    for _ in range(3):
+        h = x.mean(1)
+        (h @ w1).tanh().sum().backward()
+        (h @ w2).sum().backward()
+    return [t.grad.numpy() for t in (x, w1, w2)]
+
+
+@pytest.mark.filterwarnings("error::symgrad.autograd.KernelFallbackWarning")
+def test_float32_mean_recomputed_in_a_compiled_kernel(monkeypatch):
+    """The kernel that recomputes a float32 mean compiles (its float64 sum given to
+    ``np.dot`` with a float32 matrix was a Numba TypingError, and the backward fell back
+    to the interpreter) and equals the interpreter and PyTorch (float32 roundings)."""
+    import collections
+
+    from symgrad.eager import backward
+
+    interpreted = _two_losses(symgrad, False)
+    monkeypatch.setattr(config, "eager_compile", True)
+    monkeypatch.setattr(backward, "_CACHE", collections.OrderedDict())  # (compile anew)
+    before, recomputed = backward.backward_stats(), replay_stats()["recomputed"]
+    compiled = _two_losses(symgrad, True)
+    after = backward.backward_stats()
+    assert replay_stats()["recomputed"] - recomputed == 3  # the second loss's, each step
+    assert after["compiled_runs"] - before["compiled_runs"] == 4  # steps 2-3, both losses
+    assert after["interpreted"] - before["interpreted"] == 2  # step 1
+    for got, same, want in zip(compiled, interpreted, _two_losses(torch_real, False)):
+        assert got.dtype == np.float32
+        np.testing.assert_allclose(got, same, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)

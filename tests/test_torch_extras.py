@@ -251,13 +251,15 @@ def test_float32_and_float16_gradients():
             np.testing.assert_array_equal(grads[0], exact.astype(np.float16).astype(float))
 
 
+@pytest.mark.kernels
 def test_float32_backward_computes_in_float32_unless_a_float64_value_takes_part():
     """The gradient of ``x * a * b * c`` (float32) is ``(c * b) * a`` in float32
     arithmetic, rounded after each product, bit for bit PyTorch's; rounded once from
     float64 it differs in about a quarter of the elements (checked, so the comparison
     can fail). With a float64 factor the graph computes in float64, as PyTorch's does,
     and the float32 gradient is rounded once. Twice, with new values: the cached
-    structure."""
+    structure, interpreted, then compiled (the kernel's float64 seed 1.0 made the
+    product float64, rounded once)."""
     rng = np.random.default_rng(0)
     for _ in range(2):
         x0, a, b, c = (rng.uniform(0.5, 2.0, 400).astype(np.float32) for _ in range(4))

@@ -24,6 +24,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from ..core.interpreter import interpret
 from ..core.ir import Graph, Literal, Var
 from .numba import compile as kernels
@@ -186,8 +188,16 @@ def _host_step(piece: Graph) -> Callable[..., tuple]:
 
     def step(*args: Any) -> tuple:
         out = impl(*[args[k] if k >= 0 else value for k, value in reads], **params)
-        return (out,) if keep else ()
+        if type(out) is tuple:  # (a callback's 0-d results: the next kernel's scalars)
+            out = tuple(_scalar(v) for v in out)
+        return (_scalar(out),) if keep else ()
     return step
+
+
+def _scalar(v: Any) -> Any:
+    """A 0-d array as the numpy scalar of its dtype (a kernel's 0-d values are scalars:
+    Numba cannot convert a 0-d array, ``np.float32(a)``); anything else as it is."""
+    return v[()] if type(v) is np.ndarray and not v.ndim else v
 
 
 def _host_source(piece: Graph, function: str) -> KernelSource:

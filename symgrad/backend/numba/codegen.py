@@ -59,7 +59,7 @@ from . import pool as output_pool
 from .elements import Elements, vector_call
 from .fusion import Loop, Plan, plan, transposed
 from .lowering import lowering
-from .scope import Rendered, Scope, sum_dtype_arg, zero  # noqa: F401 -- Rendered: importable here as before
+from .scope import Rendered, Scope, rounded_sum, sum_dtype_arg, zero  # noqa: F401 -- Rendered: importable here as before
 from .scope import dtype_arg as _dtype_arg
 from .scope import shape_text as _tuple
 from .sizes import SIZE_PARAMS as SIZE_PARAMS  # importable here as before
@@ -258,10 +258,12 @@ class _Kernel:
                 exact = Elements(self, loop, vector=False).body(live, {})
                 lines.append(f"if not ok{k}:")
                 lines += [INDENT + line for line in self._inits(accs) + self._nest(shape, exact)]
-        for e in live:  # means: the sums divided by their counts
+        for e in live:  # means: the sums divided by their counts; float32 sums rounded
             if e.prim.accumulate == "mean":
                 count = " * ".join(str(shape[k]) for k in e.params["axes"])
                 lines.append(f"{self.name(e.out)} /= {count}")
+            if e.prim.accumulate:
+                lines += rounded_sum(self.name(e.out), e.out.dtype, bool(e.out.shape))
         return lines + self.statements(loop.post)
 
     def _new_array(self, v: Var, shape: tuple) -> list[str]:
@@ -483,10 +485,11 @@ def serial_twin(source: KernelSource) -> KernelSource:
 def _float32_scalars(graph: Graph, kernel: _Kernel) -> list[str]:
     """``k = np.float32(k)`` for each 0-d float32 argument: a caller may pass a Python or
     float64 number (a constant of the graph is), and Numba would carry it in float64
-    through every loop that reads it (``k * d``: float64 arithmetic in a float32 loop)."""
+    through every loop that reads it (``k * d``: float64 arithmetic in a float32 loop; in
+    kernels without vecmath32 too: a float32 backward's seed 1.0 made ``1 * c * b * a``
+    one float64 product rounded once, not PyTorch's float32 steps)."""
     return [f"{kernel.name(v)} = np.float32({kernel.name(v)})"
-            for v in (*graph.inputs, *graph.const_vars)
-            if v.dtype == F32 and not v.shape and kernel.uses_vecmath32]
+            for v in (*graph.inputs, *graph.const_vars) if v.dtype == F32 and not v.shape]
 
 
 @functools.cache

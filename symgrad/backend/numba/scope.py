@@ -86,6 +86,18 @@ def sum_dtype_arg(dtype: str) -> str:
     return ", dtype=np.complex128" if dtype in COMPLEXES else ""
 
 
+def rounded_sum(name: str, dtype: str, shaped: bool) -> list[str]:
+    """The statement rounding ``name``, a sum of ``dtype`` values accumulated as
+    :func:`sum_dtype_arg` says, back to ``dtype`` once it is complete (none for float64 and
+    complex128): a float32 sum is float32 for what reads it, as in the IR (np.dot of a
+    float64 sum and a float32 matrix does not compile; elementwise math would go on in
+    float64)."""
+    kind = {F32: "np.float32", C64: "np.complex64"}.get(dtype)
+    if kind is None:
+        return []
+    return [f"{name} = {name}.astype({kind})" if shaped else f"{name} = {kind}({name})"]
+
+
 @dataclass(frozen=True)
 class Rendered:
     """A graph rendered as statements inside a kernel: the names its inputs must be bound

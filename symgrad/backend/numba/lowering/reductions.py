@@ -11,15 +11,21 @@ import numpy as np
 from ....core.index_text import broadcast_index, loop_nest
 from ....core.ir import COMPLEXES, Aval
 from ....prims import reductions as R
-from ..scope import dtype_arg
+from ..scope import dtype_arg, rounded_sum, sum_dtype_arg
 from .table import lower, transposed
 
 
-def _reduction_emit(whole: str, init: str, update: list[str], finish: bool = False) -> Callable:
+def _reduction_emit(whole: str, init: str, update: list[str], finish: bool = False,
+                    exact: bool = False) -> Callable:
     """Numba emit: ``whole`` for a reduction to a scalar, loops otherwise.
 
     ``update`` lines use ``{acc}`` (the output element) and ``{x}`` (the input
-    element); ``finish`` divides by the count (mean).
+    element); ``finish`` divides by the count (mean). The result has the IR's dtype (a
+    float32 sum is float32: np.dot of it and a float32 matrix compiles). A float32 or
+    complex64 sum over axes without the last adds in its dtype, slice after slice as
+    numpy does (the same bits); over the last axis, which numpy sums pairwise, in
+    float64 (complex128), rounded once at the end, as the fused loops' sums. ``exact``:
+    the update loses nothing in any dtype (max, min).
     """
     def emit(out: str, args: list[str], avals: list[Aval], out_aval: Aval, *, axes) -> list[str]:
         (x,), (aval,) = args, avals
@@ -30,7 +36,9 @@ def _reduction_emit(whole: str, init: str, update: list[str], finish: bool = Fal
         kept = [k for k in range(aval.ndim) if k not in axes]
         shape = "".join(f"{x}.shape[{k}], " for k in kept)
         start = f"complex({init}, 0.0)" if out_aval.dtype in COMPLEXES else init
-        lines = [f"{out} = np.full(({shape}), {start})"]
+        wide = not exact and aval.ndim - 1 in axes
+        kind = sum_dtype_arg(out_aval.dtype) if wide else dtype_arg(out_aval.dtype)
+        lines = [f"{out} = np.full(({shape}), {start}{kind})"]
         nest, depth = loop_nest([f"{x}.shape[{k}]" for k in range(aval.ndim)])
         lines += nest
         pad = "    " * depth
@@ -40,7 +48,7 @@ def _reduction_emit(whole: str, init: str, update: list[str], finish: bool = Fal
         if finish:
             count = " * ".join(f"{x}.shape[{k}]" for k in axes)
             lines.append(f"{out} /= {count}")
-        return lines
+        return lines + (rounded_sum(out, out_aval.dtype, True) if wide else [])
     return emit
 
 
@@ -119,7 +127,7 @@ def _extremum_emit(op: str, init: str) -> Callable:
     SIMD loop over a contiguous whole array picks among such ties by lanes (from 9
     elements on, measured): there its sign of a zero maximum can differ."""
     update = ["acc = {x}", f"if not ({{acc}} {op} acc or {{acc}} != {{acc}}):", "    {acc} = acc"]
-    by_axes = _reduction_emit("", init, update)
+    by_axes = _reduction_emit("", init, update, exact=True)
 
     def emit(out: str, args: list[str], avals: list[Aval], out_aval: Aval, *, axes) -> list[str]:
         if out_aval.shape or not axes:
