@@ -81,16 +81,40 @@ def softsign(input: Tensor) -> Tensor:
 
 @in_float32
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
-    """``x·relu6(x + 3)/6``, with PyTorch's derivative: (2x + 3)/6 strictly inside
-    (-3, 3), 0 at -3 and 1 at 3."""
-    out = ops.where(input <= -3.0, 0.0,
-                    ops.where(input < 3.0, input * (input + 3.0) / 6.0, input))
+    """``x·relu6(x + 3)/6``, bit for bit as PyTorch's: its value
+    ``x·min(max(x + 3, 0), 6)/6`` (-0.0 below -3, NaN at -inf, ``x·6/6`` above 3) and its
+    gradient ``g·(x/3 + 1/2)`` strictly inside (-3, 3), 0 at and below -3 (at -inf too),
+    ``g`` at and above 3; its second derivative 1/3 inside. The value is data, the
+    gradient comes from ``h = x·slope + d·d/6`` (``d = x - x`` = 0, whose derivative gives
+    the second one) through ``value - (h - h)``: one path from ``x``, so a zero gradient
+    keeps its sign (a ``where`` of branches adds a +0.0). At a NaN the gradient is NaN,
+    as PyTorch's vectorized loop gives (its scalar tail gives ``g``)."""
+    x = input.detach()
+    value = x * (x + 3.0).clamp(0.0, 6.0) / 6.0
+    slope = ops.where(x <= -3.0, 0.0, ops.where(x < 3.0, x / 3.0 + 0.5, 1.0))
+    curved = ((x > -3.0) & (x < 3.0)).to(x.dtype) / 6.0
+    infinite = np.isinf(x._value)
+    # no path at and below -3: PyTorch's gradient there is its constant +0.0, not g·0
+    finite = ops.where(infinite | (x._value <= -3.0), 0.0, input)
+    d = finite - finite.detach()
+    h = finite * slope + d * d * curved
+    out = value - (h.detach() - h)
+    if infinite.any():  # +inf: the value inf, the gradient g
+        out = ops.where(x == np.inf, input, out)
     return named(out, input, "HardswishBackward0", (input,))
 
 
+# PyTorch's hardsigmoid_backward multiplies by ``1.0f / 6.0f``, a float32 constant, in
+# float64 too (its gradient is 0.1666666716337204, not 1/6)
+_ONE_SIXTH_F32 = float(np.float32(1.0) / np.float32(6.0))
+
+
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
-    """``relu6(x + 3)/6``; its derivative is 1/6 strictly inside (-3, 3), as PyTorch's."""
-    out = ops.where(input <= -3.0, 0.0, ops.where(input >= 3.0, 1.0, (input + 3.0) / 6.0))
+    """``relu6(x + 3)/6``; its derivative is ``1.0f/6.0f`` (float32's sixth, in float64
+    too) strictly inside (-3, 3), as PyTorch's."""
+    slope = input * _ONE_SIXTH_F32  # the gradient's formula; its value is not used
+    inside = ((input + 3.0) / 6.0).detach() + (slope - slope.detach())
+    out = ops.where(input <= -3.0, 0.0, ops.where(input >= 3.0, 1.0, inside))
     return named(no_gradient_at_nan(out, input), input, "HardsigmoidBackward0", (input,))
 
 
