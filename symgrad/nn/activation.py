@@ -119,7 +119,8 @@ def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
 
 
 def logsigmoid(input: Tensor) -> Tensor:
-    return named(-ops.softplus(-input), input, "LogSigmoidBackward0", (input,))
+    # 0 - softplus(-x): +0.0 at inf as PyTorch's (a negation gave -0.0)
+    return named(0.0 - ops.softplus(-input), input, "LogSigmoidBackward0", (input,))
 
 
 def tanhshrink(input: Tensor) -> Tensor:
