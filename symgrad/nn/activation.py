@@ -90,18 +90,20 @@ def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
     the second one) through ``value - (h - h)``: one path from ``x``, so a zero gradient
     keeps its sign (a ``where`` of branches adds a +0.0). At a NaN the gradient is NaN,
     as PyTorch's vectorized loop gives (its scalar tail gives ``g``)."""
-    x = input.detach()
-    value = x * (x + 3.0).clamp(0.0, 6.0) / 6.0
-    slope = ops.where(x <= -3.0, 0.0, ops.where(x < 3.0, x / 3.0 + 0.5, 1.0))
-    curved = ((x > -3.0) & (x < 3.0)).to(x.dtype) / 6.0
-    infinite = np.isinf(x._value)
-    # no path at and below -3: PyTorch's gradient there is its constant +0.0, not g·0
-    finite = ops.where(infinite | (x._value <= -3.0), 0.0, input)
+    v = input._value
+    w = v.astype(np.float32) if v.dtype == np.float16 else v  # (half: in float32)
+    with np.errstate(invalid="ignore"):
+        value = (w * np.clip(w + 3, 0, 6) / 6).astype(v.dtype)
+        inside = (w > -3) & (w < 3)
+        slope = np.where(w <= -3, 0, np.where(inside, w / 3 + w.dtype.type(0.5), 1))
+    # data: no path at and below -3 (PyTorch's gradient there is its constant +0.0, not
+    # g·0) nor at ±inf
+    finite = ops.where(np.isinf(v) | (w <= -3), 0.0, input)
     d = finite - finite.detach()
-    h = finite * slope + d * d * curved
-    out = value - (h.detach() - h)
-    if infinite.any():  # +inf: the value inf, the gradient g
-        out = ops.where(x == np.inf, input, out)
+    h = finite * slope.astype(v.dtype) + d * d * (inside / 6).astype(v.dtype)
+    out = input._make(value) - (h.detach() - h)
+    if np.isposinf(v).any():  # the value inf, the gradient g
+        out = ops.where(np.isposinf(v), input, out)
     return named(out, input, "HardswishBackward0", (input,))
 
 
