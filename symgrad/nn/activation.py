@@ -98,10 +98,11 @@ def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
         slope = np.where(w <= -3, 0, np.where(inside, w / 3 + w.dtype.type(0.5), 1))
     # data: no path at and below -3 (PyTorch's gradient there is its constant +0.0, not
     # g·0) nor at ±inf
-    finite = ops.where(np.isinf(v) | (w <= -3), 0.0, input)
+    x = input.float() if w is not v else input
+    finite = ops.where(np.isinf(v) | (w <= -3), 0.0, x)
     d = finite - finite.detach()
-    h = finite * slope.astype(v.dtype) + d * d * (inside / 6).astype(v.dtype)
-    out = input._make(value) - (h.detach() - h)
+    h = finite * slope + d * d * (inside / 6).astype(w.dtype)
+    out = input._make(value) - (h.detach() - h).to(input.dtype)
     if np.isposinf(v).any():  # the value inf, the gradient g
         out = ops.where(np.isposinf(v), input, out)
     return named(out, input, "HardswishBackward0", (input,))
@@ -115,6 +116,9 @@ _ONE_SIXTH_F32 = float(np.float32(1.0) / np.float32(6.0))
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
     """``relu6(x + 3)/6``; its derivative is ``1.0f/6.0f`` (float32's sixth, in float64
     too) strictly inside (-3, 3), as PyTorch's."""
+    if input.dtype is dt.float16:  # in float32, rounded once, as PyTorch's
+        return named(hardsigmoid(input.float()).half(), input, "HardsigmoidBackward0",
+                     (input,))
     slope = input * _ONE_SIXTH_F32  # the gradient's formula; its value is not used
     inside = ((input + 3.0) / 6.0).detach() + (slope - slope.detach())
     out = ops.where(input <= -3.0, 0.0, ops.where(input >= 3.0, 1.0, inside))
