@@ -239,9 +239,9 @@ def test_hard_activations_bit_for_bit(name, dtype, points):
     (-0.0 below -3, NaN at -inf, ``x·6/6`` above 3: it gave 0.0, 0.0 and x) and gradient
     ``g·(x/3 + 1/2)`` (the product rule's was an ulp off; -0.0 at -1.5 for a negative g);
     hardsigmoid's gradient ``g·(1.0f/6.0f)``, the float32 constant in float64 too (it
-    gave g/6); relu6's -0.0 at -0.0 (it gave 0.0); float16 in float32, rounded once. (At a NaN PyTorch's gradient depends
-    on its vectorized loop: not compared; with a +inf in the tensor hardswish's -0.0 at
-    -1.5 is +0.0.)"""
+    gave g/6); relu6's -0.0 at -0.0 (it gave 0.0); float16 in float32, rounded once.
+    (At a NaN PyTorch's gradient depends on its vectorized loop: not compared; with a
+    +inf in the tensor hardswish's -0.0 at -1.5 is +0.0.)"""
     g = np.random.default_rng(3).standard_normal(len(points))
     g[3 % len(points)] = -1.0  # (-1.5's)
     got = []
