@@ -220,3 +220,40 @@ def test_get_total_norm_and_clip_grads_with_norm():
           "n = L.nn.utils.get_total_norm([w.grad])\nL.nn.utils.clip_grads_with_norm_([w], 1.0, n)\n"
           "out = [w.grad, n]")
     _same("L.nn.utils.get_total_norm([L.tensor([float('inf')])], error_if_nonfinite=True)")
+
+
+def _bits(v: np.ndarray) -> list:
+    """Each element's bits (the sign of a zero counts), any NaN as one."""
+    return ["nan" if np.isnan(e) else e.tobytes().hex() for e in v.ravel()]
+
+
+_EDGES = [[-10.0, -3.0, -2.5, -1.5, -1e-3, -0.0, 0.0, 1e-3, 1 / 3, 2.5, 2.9999999, 3.0,
+           3.01229677, 3.60370957, 10.0], [-np.inf, -4.0, 0.5, np.inf]]
+
+
+@pytest.mark.parametrize("points", _EDGES, ids=["finite", "infinite"])
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+@pytest.mark.parametrize("name", ["hardswish", "hardsigmoid", "relu6"])
+def test_hard_activations_bit_for_bit(name, dtype, points):
+    """PyTorch's values and gradients, bit for bit: hardswish's ``x·min(max(x + 3, 0), 6)/6``
+    (-0.0 below -3, NaN at -inf, ``x·6/6`` above 3: it gave 0.0, 0.0 and x) and gradient
+    ``g·(x/3 + 1/2)`` (the product rule's was an ulp off; -0.0 at -1.5 for a negative g);
+    hardsigmoid's gradient ``g·(1.0f/6.0f)``, the float32 constant in float64 too (it
+    gave g/6); relu6's -0.0 at -0.0 (it gave 0.0); float16 in float32, rounded once.
+    (At a NaN PyTorch's gradient depends on its vectorized loop: not compared; with a
+    +inf in the tensor hardswish's -0.0 at -1.5 is +0.0.)"""
+    g = np.random.default_rng(3).standard_normal(len(points))
+    g[3 % len(points)] = -1.0  # (-1.5's)
+    got = []
+    for L in (torch, sg):
+        x = L.tensor(points, dtype=getattr(L, dtype), requires_grad=True)
+        y = getattr(L.nn.functional, name)(x)
+        y.backward(L.tensor(g, dtype=x.dtype))
+        got.append([_bits(y.detach().numpy()), _bits(x.grad.numpy())])
+    assert got[1] == got[0]
+
+
+def test_logsigmoid_of_inf_is_plus_zero():
+    x = [np.inf, 0.0, -np.inf]
+    want = _bits(torch.nn.functional.logsigmoid(torch.tensor(x)).numpy())
+    assert _bits(sg.nn.functional.logsigmoid(sg.tensor(x)).numpy()) == want  # (was -0.0)

@@ -13,6 +13,7 @@ wherever ``plain`` is finite, and ``v - (+0.0)`` is ``v``, -0.0 included. float3
 float64 (bfloat16 and float16 tensors compute in float32: :func:`.bf16.in_float32`).
 PyTorch's ``DEFAULT`` capability (``ATEN_CPU_CAPABILITY=default``, or a CPU without
 AVX2) computes the formulas with two roundings: its values differ from these there.
+float16 ``log_softmax`` (:func:`half_log_softmax`) rounds its sum and log to float16.
 
     >>> import symgrad as torch
     >>> a = torch.tensor([0.1, 0.7], dtype=torch.float32)
@@ -100,3 +101,23 @@ def _full(value: np.ndarray, *operands: np.ndarray) -> np.ndarray:
     if value.shape == shape and value.flags.writeable and value.flags.owndata:
         return value
     return np.broadcast_to(value, shape).copy()
+
+
+def half_log_softmax(x: Any, axis: int) -> Any:
+    """``x.log_softmax(axis)`` of a float16 tensor with PyTorch's CPU value: computed in
+    float32 and rounded once, except that along the last dimension (its
+    ``_vec_log_softmax_lastdim``) the sum of the exponentials is stored in
+    float16, and its log too, before ``x - max - log(sum)`` (all of it in float32 left 6% of
+    the elements an ulp off). The gradient is the float32 log_softmax's, rounded: PyTorch's
+    is ``g - exp(y)·sum(g)`` of the float16 ``y``, so 1 to 2 float16 ulps apart at times."""
+    v = x._value.astype(np.float32)
+    with np.errstate(all="ignore"):
+        top = v.max(axis, keepdims=True)
+        total = np.exp(v - top).sum(axis, keepdims=True, dtype=np.float32)
+        if axis == v.ndim - 1:
+            total = total.astype(np.float16).astype(np.float32)
+            lse = np.log(total).astype(np.float16).astype(np.float32)
+        else:
+            lse = np.log(total)
+        value = (v - top - lse).astype(np.float16)
+    return with_value(value, lambda: x.float().log_softmax(axis).half(), x, _records(x))

@@ -41,7 +41,7 @@ from . import dtypes as dt
 from . import grad_mode
 from .bf16 import add_tensors, half_in_float32, in_float32, opmath_scalar
 from .fastpath import apply_f64, unary_f64
-from .fused_values import with_value
+from .fused_values import half_log_softmax, with_value
 from .method_args import dim_axes as _dims
 from .method_args import int_arg, keeps_bool, named, new_view, no_bool_first, size_arg, view_shape
 from .method_args import ndim_of as _ndim
@@ -273,6 +273,8 @@ class TensorMethods(ReductionMethods):
             _one_dim(dim, 1)
             return named(x - x, x, "LogSoftmaxBackward0", (x,))
         axis = _one_dim(dim, x.ndim)
+        if x.dtype is dt.float16:
+            return named(half_log_softmax(x, axis), x, "LogSoftmaxBackward0", (x,))
         if x._value.dtype in PRIMITIVE_FLOATS:  # one node (PyTorch's), one numpy computation
             # (float64: the fast path at once, the node and value the primitive's call reaches)
             fast = unary_f64(softmax_prims.log_softmax_p, x, {"axis": int(axis)}, x._make)

@@ -68,7 +68,10 @@ class MoreMethods:
         taken as 0: its gradient ``-trunc(x / inf)`` is 0). Where ``g`` would still not be
         finite but the value is (``q * other`` overflows), and for float16 and bfloat16,
         ``s * remainder(s * self, |other|)`` with ``s`` the sign of ``self``: the same
-        values, the exact quotient's gradient."""
+        values, the exact quotient's gradient. Known difference: for an infinite
+        ``other`` PyTorch's zero gradient is ``-g * trunc(self / other)``, signed (-0.0
+        for ``fmod(2.5, inf)`` and g = 1), here +0.0 (``where``'s zero: a signed one would
+        need a second path to ``other``, and a sum of +0.0 and -0.0 is +0.0)."""
         ints = _integer_operands(self, other)
         if ints is not None:
             return self._make(np.fmod(*ints))

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from ..eager import dtypes as dt
 from ..eager.bf16 import in_float32
 from ..eager.grad_mode import no_grad
 from ..eager.methods import PRIMITIVE_FLOATS, named
@@ -95,24 +96,52 @@ def softsign(input: Tensor) -> Tensor:
 
 @in_float32
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
-    """``x·relu6(x + 3)/6``, with PyTorch's derivative: (2x + 3)/6 strictly inside
-    (-3, 3), 0 at -3 and 1 at 3; -0.0 at and below -3, NaN at -inf (``-inf * 0``)."""
-    out = ops.where(input <= -3.0, -0.0,  # (PyTorch's x * 0: -0.0, and NaN at -inf)
-                    ops.where(input < 3.0, input * (input + 3.0) / 6.0, input))
-    ninf = np.isneginf(input._value)
-    if ninf.any():
-        out = ops.where(ninf, np.nan, out)
+    """``x·relu6(x + 3)/6``, bit for bit as PyTorch's: its value
+    ``x·min(max(x + 3, 0), 6)/6`` (-0.0 below -3, NaN at -inf, ``x·6/6`` above 3) and its
+    gradient ``g·(x/3 + 1/2)`` strictly inside (-3, 3), 0 at and below -3 (at -inf too),
+    ``g`` at and above 3; its second derivative 1/3 inside. The value is data, the
+    gradient comes from ``h = x·slope + d·d/6`` (``d = x - x`` = 0, whose derivative gives
+    the second one) through ``value - (h - h)``: one path from ``x``, so a zero gradient
+    keeps its sign (a ``where`` of branches adds a +0.0). At a NaN the gradient is NaN,
+    as PyTorch's vectorized loop gives (its scalar tail gives ``g``)."""
+    v = input._value
+    w = v.astype(np.float32) if v.dtype == np.float16 else v  # (half: in float32)
+    with np.errstate(invalid="ignore"):
+        value = (w * np.clip(w + 3, 0, 6) / 6).astype(v.dtype)
+        inside = (w > -3) & (w < 3)
+        slope = np.where(w <= -3, 0, np.where(inside, w / 3 + w.dtype.type(0.5), 1))
+    # data: no path at and below -3 (PyTorch's gradient there is its constant +0.0, not
+    # g·0) nor at ±inf
+    x = input.float() if w is not v else input
+    finite = ops.where(np.isinf(v) | (w <= -3), 0.0, x)
+    d = finite - finite.detach()
+    h = finite * slope + d * d * (inside / 6).astype(w.dtype)
+    out = input._make(value) - (h.detach() - h).to(input.dtype)
+    if np.isposinf(v).any():  # the value inf, the gradient g
+        out = ops.where(np.isposinf(v), input, out)
     return named(out, input, "HardswishBackward0", (input,))
 
 
+# PyTorch's hardsigmoid_backward multiplies by ``1.0f / 6.0f``, a float32 constant, in
+# float64 too (its gradient is 0.1666666716337204, not 1/6)
+_ONE_SIXTH_F32 = float(np.float32(1.0) / np.float32(6.0))
+
+
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
-    """``relu6(x + 3)/6``; its derivative is 1/6 strictly inside (-3, 3), as PyTorch's."""
-    out = ops.where(input <= -3.0, 0.0, ops.where(input >= 3.0, 1.0, (input + 3.0) / 6.0))
+    """``relu6(x + 3)/6``; its derivative is ``1.0f/6.0f`` (float32's sixth, in float64
+    too) strictly inside (-3, 3), as PyTorch's."""
+    if input.dtype is dt.float16:  # in float32, rounded once, as PyTorch's
+        return named(hardsigmoid(input.float()).half(), input, "HardsigmoidBackward0",
+                     (input,))
+    slope = input * _ONE_SIXTH_F32  # the gradient's formula; its value is not used
+    inside = ((input + 3.0) / 6.0).detach() + (slope - slope.detach())
+    out = ops.where(input <= -3.0, 0.0, ops.where(input >= 3.0, 1.0, inside))
     return named(no_gradient_at_nan(out, input), input, "HardsigmoidBackward0", (input,))
 
 
 def logsigmoid(input: Tensor) -> Tensor:
-    return named(-ops.softplus(-input), input, "LogSigmoidBackward0", (input,))
+    # 0 - softplus(-x): +0.0 at inf as PyTorch's (a negation gave -0.0)
+    return named(0.0 - ops.softplus(-input), input, "LogSigmoidBackward0", (input,))
 
 
 def tanhshrink(input: Tensor) -> Tensor:
@@ -218,6 +247,13 @@ def layer_norm(input: Tensor, normalized_shape: Sequence[int] | int, weight: Any
                            f"{list(input.shape)}")
     if shape and _one_node(input, weight, bias):
         return _layer_norm_rows(input, weight, bias, len(shape), eps)
+    if input.dtype is dt.float16 and all(a is None or getattr(a, "dtype", None) is dt.float16
+                                         for a in (weight, bias)):
+        # PyTorch's CPU kernel computes half in float32 and rounds once (op by op in
+        # float16, half of the elements were an ulp off)
+        up = [None if a is None else a.float() for a in (weight, bias)]
+        out = layer_norm(input.float(), shape, *up, eps=eps).half()
+        return named(out, input, "NativeLayerNormBackward0", (input, weight, bias))
     axes = tuple(range(-len(shape), 0))
     mean = input.mean(axes, keepdim=True)
     centred = input - mean

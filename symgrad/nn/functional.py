@@ -188,7 +188,9 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
              inplace: bool = False) -> Tensor:
     # PyTorch's derivative is 1 strictly inside (min_val, max_val) and 0 at the bounds
     # (clamp's ties would give 1/2 there)
-    out = ops.where(input <= min_val, min_val, ops.where(input >= max_val, max_val, input))
+    # (its value is clamp's, data there: relu6(-0.0) is -0.0, as PyTorch's)
+    bounds = input.detach().clamp(min_val, max_val)
+    out = ops.where((input <= min_val) | (input >= max_val), bounds, input)
     # at a NaN: 0 (PyTorch's vectorized loop; its scalar tail passes the gradient)
     return named(_no_gradient_at_nan(out, input), input, "HardtanhBackward0", (input,))
 
