@@ -942,15 +942,17 @@ def test_contiguous_of_a_tensor_requiring_grad_is_c_ordered_as_pytorch():
 @pytest.mark.parametrize("dim", [0, 1, -1])
 def test_unbind_parts_values_node_and_gradients_as_pytorch(dim):
     """``unbind`` (each part a slice and a reshape, made directly): the parts' values and
-    shapes, ``grad_fn`` (``UnbindBackward0``) and the gradient through two of them."""
+    shapes, ``grad_fn`` (``UnbindBackward0``, its ``next_functions`` the input's node) and
+    the gradient through two of them."""
     x = np.random.default_rng(3).standard_normal((3, 4, 2))
     outs = []
     for lib in (torch_real, symgrad):
         t = lib.tensor(x, requires_grad=True)
         parts = (t * 2).unbind(dim)
         (parts[0] * parts[-1] * 3).sum().backward()
-        outs.append(([p.detach().numpy() for p in parts], type(parts[1].grad_fn).__name__,
-                     t.grad.numpy()))
+        node = parts[1].grad_fn
+        outs.append(([p.detach().numpy() for p in parts], (type(node).__name__, [
+            type(f).__name__ for f, _ in node.next_functions]), t.grad.numpy()))
     (want, want_node, want_grad), (got, got_node, got_grad) = outs
     assert got_node == want_node and len(got) == len(want)
     for g, w in zip(got, want):
