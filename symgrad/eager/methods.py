@@ -533,9 +533,8 @@ def _part_of(part: Any, whole: Any) -> Any:
     node.__class__ = _UNBIND
     node.shown = (whole._node if whole._node is not None else whole,)
     node.composite = node
-    inner = node.inputs[0]
-    if isinstance(inner, Node):
-        inner.composite = node
+    if isinstance(node.inputs[0], Node):  # (the slice)
+        node.inputs[0].composite = node
     return part
 
 
