@@ -703,3 +703,55 @@ def test_linear_of_rows_refuses_inputs_changed_through_data(change):
     np.testing.assert_allclose(outs[0].reshape(xo.shape) if seed.shape[0] == 2 else
                                outs[0].transpose(1, 0, 2), (seed @ wo).reshape(xo.shape),
                                rtol=1e-12)
+
+
+@pytest.mark.parametrize("mask", ["float", "bool", "causal"])
+def test_attention_steps_keep_no_scores_and_match_pytorch(mask, monkeypatch):
+    """MultiheadAttention keeps no values of its scores for the backward (no derivative
+    rule reads them: transformer._next): float32 steps of the compiled, replayed backward
+    with a float, bool or causal mask and a fully masked query (need_weights=False: 0),
+    the weights changed in place between steps (by the update, once through .data), and
+    gradients of gradients (causal, with weights), as PyTorch's."""
+    from symgrad import config
+
+    monkeypatch.setattr(config, "eager_compile", True)
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((2, 4, 8)).astype(np.float32)
+    block = np.triu(np.ones((4, 4), bool), 1)
+    block[2] = True  # (query 2 sees no key)
+    outs, saved = [], {}
+    for L in (torch_real, symgrad):
+        m = L.nn.MultiheadAttention(8, 2, batch_first=True, dtype=L.float32)
+        if L is symgrad:
+            _load(L, m, saved)
+        else:
+            saved = _state(m)
+        src = L.tensor(x, requires_grad=True)
+        kw = {"is_causal": True, "attn_mask": L.nn.Transformer.generate_square_subsequent_mask(
+            4, dtype=L.float32)} if mask == "causal" else {
+            "attn_mask": L.tensor(block) if mask == "bool" else L.tensor(
+                np.where(block, -np.inf, 0.5).astype(np.float32))}
+        got = []
+        for step in range(4):
+            y = m(src, src, src, need_weights=step == 3 and mask == "causal", **kw)
+            (y[0] ** 2).sum().backward()
+            if step == 2:
+                m.in_proj_weight.data.mul_(1.1)
+            got += [y[0], src.grad, m.in_proj_weight.grad, m.out_proj.weight.grad]
+            if y[1] is not None:
+                got.append(y[1])
+            with L.no_grad():
+                for p in m.parameters():
+                    p -= 0.01 * p.grad
+            m.zero_grad()
+            src.grad = None
+        # (need_weights=True: PyTorch's flash attention has no double backward)
+        y = m(src, src, src, attn_mask=L.nn.Transformer.generate_square_subsequent_mask(
+            4, dtype=L.float32))[0]
+        (g,) = L.autograd.grad((y ** 2).sum(), src, create_graph=True)
+        (g ** 2).sum().backward()
+        got += [g, m.in_proj_weight.grad]
+        outs.append(got)
+    for want, got in zip(*outs):
+        np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=2e-4,
+                                   atol=2e-5)

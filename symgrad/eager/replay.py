@@ -120,6 +120,18 @@ def keep(node: Any, value: Any, inputs: Any) -> None:
         node.value = value
 
 
+def forget(t: Any) -> None:
+    """``t``'s node keeps no value: for an intermediate result that no derivative rule
+    reads, so that its memory goes back to numpy with ``t`` and the next result reuses it
+    while it is in the cache (attention's scores, read by neither ``* scale``, ``+ mask``
+    nor ``softmax``, whose rule reads its output: three 0.26 MB arrays per layer of the
+    transformer benchmark, kept for nothing). Should the backward need it after all, it
+    recomputes it, as any value not kept."""
+    node = getattr(t, "_node", None)
+    if node is not None:
+        node.value = None
+
+
 def _sole_view(value: np.ndarray) -> bool:
     """``value`` is a view of all of an array that owns its memory and that nothing else
     refers to (so of none of the operation's inputs, nor shared with any other array):
