@@ -708,13 +708,13 @@ def test_linear_of_rows_refuses_inputs_changed_through_data(change):
 @pytest.mark.parametrize("mask", ["float", "bool", "causal"])
 def test_attention_steps_keep_no_scores_and_match_pytorch(mask, monkeypatch):
     """MultiheadAttention keeps no values of its scores for the backward (no derivative
-    rule reads them: transformer._next): float32 steps of the compiled, replayed backward
+    rule reads them: transformer._next): float32 steps of the replayed backward
     with a float, bool or causal mask and a fully masked query (need_weights=False: 0),
     the weights changed in place between steps (by the update, once through .data), and
     gradients of gradients (causal, with weights), as PyTorch's."""
     from symgrad import config
 
-    monkeypatch.setattr(config, "eager_compile", True)
+    monkeypatch.setattr(config, "eager_compile", False)  # (the interpreter: no compile)
     rng = np.random.default_rng(11)
     x = rng.standard_normal((2, 4, 8)).astype(np.float32)
     block = np.triu(np.ones((4, 4), bool), 1)
@@ -755,3 +755,40 @@ def test_attention_steps_keep_no_scores_and_match_pytorch(mask, monkeypatch):
     for want, got in zip(*outs):
         np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=2e-4,
                                    atol=2e-5)
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_transformer_residual_steps_match_pytorch(norm_first, monkeypatch):
+    """nn.Transformer (an encoder and a decoder layer, whose residual sums keep no value of
+    their blocks' outputs: transformer._plus), float32 steps of the replayed
+    backward with a causal target mask, the parameters updated in place between steps:
+    outputs and every gradient as PyTorch's."""
+    from symgrad import config
+
+    monkeypatch.setattr(config, "eager_compile", False)  # (the interpreter: no compile)
+    rng = np.random.default_rng(12)
+    src, tgt = (rng.standard_normal(s).astype(np.float32) for s in ((2, 5, 8), (2, 4, 8)))
+    outs, saved = [], {}
+    for L in (torch_real, symgrad):
+        m = L.nn.Transformer(8, 2, 1, 1, 16, dropout=0.0, batch_first=True,
+                             norm_first=norm_first, dtype=L.float32)
+        if L is symgrad:
+            _load(L, m, saved)
+        else:
+            saved = _state(m)
+        s, t = L.tensor(src, requires_grad=True), L.tensor(tgt)
+        mask = L.nn.Transformer.generate_square_subsequent_mask(4, dtype=L.float32)
+        got = []
+        for _ in range(3):
+            y = m(s, t, tgt_mask=mask)
+            (y ** 2).sum().backward()
+            got += [y, s.grad, *(p.grad for p in m.parameters())]
+            with L.no_grad():
+                for p in m.parameters():
+                    p -= 0.01 * p.grad
+            m.zero_grad()
+            s.grad = None
+        outs.append(got)
+    for want, got in zip(*outs):
+        np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-3,
+                                   atol=1e-4)
