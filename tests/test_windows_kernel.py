@@ -52,7 +52,7 @@ def channel_windows_gradient(g):
     *kernel)`` (one leading axis: its rows added through views), from its matrix
     product's ``(N*P, C*K)``, strided and dilated, and with rows of two elements."""
     cols = g.reshape(2, 1, 2, 2, 2, 3, 3)
-    return (unwindows(cols, (2, 3, 3), (1, 1, 2), (1, 2, 1), (2, 6, 6)),
+    return (unwindows(cols, (2, 3, 3), (1, 1, 2), (1, 2, 2), (2, 6, 7)),
             unwindows(g.reshape(2, 1, 9, 4, 2), (4, 2), (1, 1), (1, 3), (4, 12)))
 
 
