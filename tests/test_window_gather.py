@@ -49,6 +49,7 @@ def test_gather_is_numpys_copy_bit_for_bit(gathered, dtype):
             np.testing.assert_array_equal(_bits(got), _bits(want))
         assert not np.shares_memory(results[1], results[2])  # a fresh array each call
         assert G._GEOMETRIES[(shape[-len(kernel):], kernel, stride, dilation)][2] >= 3
+        assert (kernel, stride, dilation, False) in G._OWN  # (the third: its own loops)
     # planes read where they are: a convolution's result (batch and channel axes swapped
     # in memory), strided and Fortran-ordered arrays
     x = (rng.standard_normal((3, 4, 9, 8)) * 1e3).astype(dtype)
@@ -88,6 +89,60 @@ def test_gather_is_off_without_eager_compile_for_other_dtypes_and_huge_planes(ga
     for _ in range(3):
         np.testing.assert_array_equal(G.windows(x, (2, 3), (1, 2), (1, 1)),
                                       _naive(x, (2, 3), (1, 2), (1, 1)))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_window_matrix_of_data_by_its_own_loops_as_pytorch(gathered, dtype):
+    """A convolution of data (no gradient to its input: nn/convolution.py's
+    _window_rows) from a geometry's third call fills its window matrix by the loops
+    compiled for it: numpy's copy bit for bit, and values and gradients as PyTorch's
+    when the weight changed in place between calls."""
+    from symgrad.nn.convolution import _window_rows
+    rng = np.random.default_rng(33)
+    for d, kernel, options in ((2, (3, 2), dict(stride=(2, 1), padding=1, dilation=(1, 2))),
+                               (1, (3,), dict(padding=2)), (3, (2, 1, 2), dict(stride=2))):
+        x = rng.standard_normal((2, 2, 7, 6, 5)[:2 + d])
+        w = rng.standard_normal((3, 2, *kernel))
+        for bias in (True, False):
+            convs = [getattr(lib.nn, f"Conv{d}d")(2, 3, kernel, bias=bias, **options)
+                     for lib in (symgrad, torch_real)]
+            for conv in convs:
+                conv.float() if dtype == np.float32 else conv.double()
+            results = []
+            for conv, lib in zip(convs, (symgrad, torch_real)):
+                with lib.no_grad():
+                    conv.weight.copy_(lib.tensor(w))
+                    if bias:
+                        conv.bias.copy_(lib.tensor(w.ravel()[-3:]))
+                found = []
+                for _ in range(4):
+                    y = conv(lib.tensor(x.astype(dtype)))
+                    (y * y).sum().backward()
+                    found.append([v.detach().numpy().astype(np.float64) for v in
+                                  (y, conv.weight.grad) + ((conv.bias.grad,) if bias else ())])
+                    with lib.no_grad():
+                        conv.weight.mul_(0.5)  # (in place: the next call reads it)
+                    conv.zero_grad()
+                results.append(found)
+            tol = 1e-5 if dtype == np.float32 else 1e-12
+            for got, want in zip(*results):
+                for g, v in zip(got, want):
+                    np.testing.assert_allclose(g, v, rtol=tol, atol=tol * np.abs(v).max())
+        geometry = tuple(tuple(np.broadcast_to(v, (d,)).tolist()) for v in (
+            kernel, options.get("stride", 1), options.get("dilation", 1)))
+        assert (*geometry, True) in G._OWN  # (the conv's third and fourth calls)
+        # the window matrix itself, against numpy's copy (another geometry's)
+        padded = np.pad(x, [(0, 0)] * 2 + [(1, 1)] * d).astype(dtype)
+        padded.flat[::5], padded.flat[3::7] = np.nan, -0.0
+        stride, dilation = (1,) * d, (2,) * d
+        out = tuple(s - 2 * (k - 1) for s, k in zip(padded.shape[2:], kernel))
+        symgrad.config.update("eager_compile", False)
+        want = _window_rows(padded, kernel, stride, dilation, out, True)  # (numpy's copy)
+        symgrad.config.update("eager_compile", True)
+        for _ in range(G.OWN_CALLS):
+            got = _window_rows(padded, kernel, stride, dilation, out, True)
+        assert (kernel, stride, dilation, True) in G._OWN
+        np.testing.assert_array_equal(_bits(got), _bits(want))
 
 
 def _pools_and_convs(lib, x, w, dtype):

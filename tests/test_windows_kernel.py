@@ -47,6 +47,30 @@ def test_col2im_kernel_has_the_interpreters_bits(dtype):
     assert "ascontiguousarray(b)" not in source and source.count("ascontiguousarray") == 3
 
 
+def channel_windows_gradient(g):
+    """col2im of a convolution's windows over its channels too ``(N, 1, *out, C,
+    *kernel)`` (one leading axis: its rows added through views), from its matrix
+    product's ``(N*P, C*K)``, strided and dilated, and with rows of two elements."""
+    cols = g.reshape(2, 1, 2, 2, 2, 3, 3)
+    return (unwindows(cols, (2, 3, 3), (1, 1, 2), (1, 2, 2), (2, 6, 7)),
+            unwindows(g.reshape(2, 1, 9, 4, 2), (4, 2), (1, 1), (1, 3), (4, 12)))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_col2im_of_a_convolutions_windows_by_rows_has_the_interpreters_bits(dtype):
+    rng = np.random.default_rng(28)
+    g = rng.standard_normal((8, 18)).astype(dtype)
+    g.flat[::7], g.flat[3::11] = -0.0, 1e30  # (the order of the adds shows)
+    compiled = sg.jit(channel_windows_gradient)
+    got = compiled(g.T.copy().T)  # (as a product leaves it: transposed)
+    want = sg.jit(channel_windows_gradient, backend="numpy")(g)
+    for a, b in zip(got, want):
+        assert a.dtype == b.dtype == dtype
+        np.testing.assert_array_equal(a, b)
+    source = compiled.source(g)
+    assert source.count("_t[") == 1  # (the second's rows, of two elements, as before)
+
+
 def windows_and_products(x, y):
     """im2col of a float32 image, and products of transposed reshapes (a convolution's
     weight gradient ``rows.T @ windows``) that BLAS reads as they are; windows of a

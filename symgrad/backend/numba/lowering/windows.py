@@ -65,12 +65,29 @@ def _unwindows_emit(out, args, avals, out_aval, *, kernel, stride, dilation, siz
     # second convolution. The windows run backwards, so that each element's terms
     # still add up with the kernel offsets in order (a later window reaches an element
     # from an earlier offset), as the interpreter adds them: the same bits
-    loops, pad = _loops([*b, *o, *w], [*shape, *(f"{g}.shape[{lead + k}] - 1, -1, -1"
-                                                   for k in range(d)), *map(str, kernel)])
-    target = ", ".join([*b, *(f"{o[k]} * {stride[k]} + {w[k]} * {dilation[k]}"
-                              for k in range(d))])
-    lines += loops + [f"{pad}{out}[{target}] += {g}[{', '.join(b + o + w)}]"]
+    sliced = lead == 1 and kernel[-1] >= SLICED_RUN
+    loops, pad = _loops([*b, *o, *w[:d - sliced]],
+                        [*shape, *(f"{g}.shape[{lead + k}] - 1, -1, -1" for k in range(d)),
+                         *map(str, kernel[:d - sliced])])
+    target = [*b, *(f"{o[k]} * {stride[k]} + {w[k]} * {dilation[k]}" for k in range(d))]
+    if not sliced:
+        lines += loops + [f"{pad}{out}[{', '.join(target)}] += {g}[{', '.join(b + o + w)}]"]
+        return lines
+    # a convolution's windows over its channels too, (N, 1, *out, C, *kernel): a window's
+    # rows along the last axis added through views that start where they do (indices
+    # never negative, with no test of numpy's negative indices per element), in the
+    # same order: 0.49 -> 0.35 ms for LeNet's second convolution; slower for poolings'
+    # windows (two leading axes) and rows of two elements, which keep the loop above
+    target[-1] = f"{o[-1]} * {stride[-1]}:"
+    lines += loops + [f"{pad}{out}_t = {out}[{', '.join(target)}]",
+                      f"{pad}{out}_g = {g}[{', '.join(b + o + w[:-1])}]",
+                      f"{pad}for {w[-1]} in range({kernel[-1]}):",
+                      f"{pad}    {out}_t[{w[-1]} * {dilation[-1]}] += {out}_g[{w[-1]}]"]
     return lines
+
+
+#: unwindows adds rows of at least this many elements through views (see above)
+SLICED_RUN = 3
 
 
 lower(P.windows_p, _windows_emit)
