@@ -759,8 +759,7 @@ def test_attention_steps_keep_no_scores_and_match_pytorch(mask, monkeypatch):
 
 @pytest.mark.parametrize("norm_first", [False, True])
 def test_transformer_residual_steps_match_pytorch(norm_first, monkeypatch):
-    """nn.Transformer (an encoder and a decoder layer, whose residual sums keep no value of
-    their blocks' outputs: transformer._plus), float32 steps of the replayed
+    """nn.Transformer (an encoder and a decoder layer), float32 steps of the replayed
     backward with a causal target mask, the parameters updated in place between steps:
     outputs and every gradient as PyTorch's."""
     from symgrad import config
@@ -792,3 +791,37 @@ def test_transformer_residual_steps_match_pytorch(norm_first, monkeypatch):
     for want, got in zip(*outs):
         np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-3,
                                    atol=1e-4)
+
+
+def test_attention_block_output_held_by_a_hook_and_out_proj_hooks(monkeypatch):
+    """A forward hook that keeps self_attn's output for the loss, then out_proj's bias
+    changed before the backward: PyTorch's linear saves no bias, so its backward reads the
+    kept output (a residual sum that dropped it raised here); and a hook on out_proj never
+    runs, as PyTorch's attention uses out_proj's parameters, not the module (symgrad ran
+    it: a hook returning ``o * 2`` doubled the output)."""
+    from symgrad import config
+
+    monkeypatch.setattr(config, "eager_compile", False)  # (the interpreter: no compile)
+    x = np.random.default_rng(13).standard_normal((5, 3, 8))
+    outs, saved = [], {}
+    for L in (torch_real, symgrad):
+        m = L.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, dtype=L.float64)
+        if L is symgrad:
+            _load(L, m, saved)
+        else:
+            saved = _state(m)
+        kept, fired = {}, []
+        m.self_attn.register_forward_hook(lambda mod, i, o, kept=kept: kept.update(a=o[0]))
+        m.self_attn.out_proj.register_forward_hook(
+            lambda mod, i, o, fired=fired: (fired.append(1), o * 2)[1])
+        src = L.tensor(x, requires_grad=True)
+        y = m(src)
+        loss = y.sum() + (kept["a"] * kept["a"]).sum()
+        with L.no_grad():
+            m.self_attn.out_proj.bias.add_(1.0)
+        loss.backward()
+        outs.append([len(fired)] + [t.detach().numpy() for t in (
+            y, src.grad, m.self_attn.in_proj_weight.grad, m.self_attn.out_proj.weight.grad)])
+    assert outs[1][0] == outs[0][0] == 0
+    for want, got in zip(outs[0][1:], outs[1][1:]):
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)

@@ -56,12 +56,6 @@ def _next(old: Tensor, new: Tensor) -> Tensor:
     return new
 
 
-def _plus(x: Tensor, block: Tensor) -> Tensor:
-    """The residual ``x + block``: the sum's rule reads neither value, and nothing else
-    has the block's output, which is not kept for the backward (:func:`_next`)."""
-    return _next(block, x + block)
-
-
 def generate_square_subsequent_mask(size: int, dtype: Any = None) -> Tensor:
     """``-inf`` above the diagonal, 0 on and below it, of ``dtype`` (the default dtype
     when None, as PyTorch's: float64 in symgrad unless ``set_default_dtype`` says)."""
@@ -162,7 +156,10 @@ class MultiheadAttention(Module):
         # (N, H, L, D) -> (L, N, E) or (N, L, E)
         out = weights @ v
         out = _next(out, out.permute(*((2, 0) if at else (0, 2)), 1, 3))
-        out = self.out_proj(out.reshape(*out.shape[:2], e))
+        # out_proj's parameters, not its module: PyTorch's multi_head_attention_forward
+        # never calls out_proj, so its hooks do not run
+        out = F.linear(out.reshape(*out.shape[:2], e), self.out_proj.weight,
+                       self.out_proj.bias)
         if unbatched:
             out = out.squeeze(1)
         if not need_weights:
@@ -222,11 +219,10 @@ class TransformerEncoderLayer(Module):
                 is_causal: bool = False) -> Tensor:
         x = src
         if self.norm_first:
-            x = _plus(x, self._sa_block(self.norm1(x), src_mask, src_key_padding_mask,
-                                        is_causal))
-            return _plus(x, self._ff_block(self.norm2(x)))
-        x = self.norm1(_plus(x, self._sa_block(x, src_mask, src_key_padding_mask, is_causal)))
-        return self.norm2(_plus(x, self._ff_block(x)))
+            x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask, is_causal)
+            return x + self._ff_block(self.norm2(x))
+        x = self.norm1(x + self._sa_block(x, src_mask, src_key_padding_mask, is_causal))
+        return self.norm2(x + self._ff_block(x))
 
 
 class TransformerDecoderLayer(Module):
@@ -269,12 +265,12 @@ class TransformerDecoderLayer(Module):
 
         x = tgt
         if self.norm_first:
-            x = _plus(x, sa(self.norm1(x)))
-            x = _plus(x, mha(self.norm2(x)))
-            return _plus(x, ff(self.norm3(x)))
-        x = self.norm1(_plus(x, sa(x)))
-        x = self.norm2(_plus(x, mha(x)))
-        return self.norm3(_plus(x, ff(x)))
+            x = x + sa(self.norm1(x))
+            x = x + mha(self.norm2(x))
+            return x + ff(self.norm3(x))
+        x = self.norm1(x + sa(x))
+        x = self.norm2(x + mha(x))
+        return self.norm3(x + ff(x))
 
 
 class TransformerEncoder(Module):
