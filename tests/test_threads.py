@@ -367,3 +367,29 @@ def test_a_warm_parallel_kernels_twin_compiles_in_the_worker(low_threshold, monk
     assert here(after) == here(before)
     assert after["compiled_in_workers"] == before["compiled_in_workers"] + 1
     assert after["loaded_from_disk"] == before["loaded_from_disk"] + 1
+
+
+def test_set_num_threads_bounds_numpys_and_scipys_openblas_as_pytorchs_bounds_mkl():
+    """``torch.set_num_threads(1)`` runs PyTorch's products on one thread; symgrad's runs
+    the products of numpy's and scipy's bundled OpenBLAS on one (their own getters say
+    so), and ``None`` gives back the counts they had."""
+    import ctypes
+    import glob
+    import os
+
+    from symgrad.backend import blas
+
+    if blas._library() is None:
+        pytest.skip("numpy has no bundled scipy-openblas here (another BLAS is left alone)")
+    numpy_libs = os.path.dirname(np.__file__) + ".libs"
+    get = ctypes.CDLL(glob.glob(os.path.join(numpy_libs, "*scipy_openblas64_*"))[0]
+                      ).scipy_openblas_get_num_threads64_
+    before = get()
+    found = blas.threads()
+    assert len(found) == 2 and found[0] == before  # (numpy's and scipy's)
+    try:
+        sg.set_num_threads(1)
+        assert get() == 1 and blas.threads() == [1, 1]
+    finally:
+        sg.set_num_threads(None)
+    assert get() == before and blas.threads() == found

@@ -135,9 +135,11 @@ def parallel_min() -> int | None:
 
 def set_num_threads(n: int | None) -> None:
     """Use ``n`` threads in parallel kernels from now on (at most ``NUMBA_NUM_THREADS``,
-    which defaults to the number of cores; 1: each kernel's serial twin). Results do
-    not change with it. ``None``: all threads, each kernel choosing between them and its
-    serial twin by timing its calls (the default).
+    which defaults to the number of cores; 1: each kernel's serial twin), and in the
+    matrix products of numpy's and scipy's OpenBLAS, as ``torch.set_num_threads`` bounds
+    PyTorch's (:func:`symgrad.backend.blas.set_threads`). Kernels' results do not change
+    with it. ``None``: all threads, each kernel choosing between them and its serial
+    twin by timing its calls (the default), and OpenBLAS's counts as they were.
 
         >>> import symgrad as sg
         >>> sg.set_num_threads(1); sg.get_num_threads()
@@ -146,7 +148,10 @@ def set_num_threads(n: int | None) -> None:
     """
     import numba
 
+    from .. import blas
+
     start()
+    blas.set_threads(n)
     if n is None:
         _PINNED[0] = None
         numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
