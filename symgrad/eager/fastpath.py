@@ -47,6 +47,7 @@ from ..transforms.pipeline import (
     compiled_row_sum,
     compiled_select,
     compiled_shift,
+    fill_window_rows,  # noqa: F401 -- (nn.convolution's: nn reaches the backend through eager)
     gathered_windows,
 )
 from . import exposed, grad_mode

@@ -29,8 +29,8 @@ from typing import Any
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from ..backend.numba.window_gather import fill_window_rows
 from ..eager import dtypes as dt
+from ..eager.fastpath import fill_window_rows
 from ..eager.functions import cat
 from ..eager.methods import linear_rows, named
 from ..eager.saved_indices import watch_copied

@@ -36,6 +36,7 @@ from ..backend.numba.eager_loops import select as compiled_select
 from ..backend.numba.eager_loops import shift as compiled_shift
 from ..backend.numba.entry import entry as kernel_entry
 from ..backend.numba.lowering.complex import interpreted_reason
+from ..backend.numba.window_gather import fill_window_rows
 from ..backend.numba.window_gather import windows as gathered_windows
 from ..backend.program import Program
 from ..backend.program import build as build_program
@@ -55,7 +56,7 @@ from ..passes.structure import one_hot_products
 __all__ = ["SCALAR_OUTPUT_ERROR", "build", "compiled_first_max", "compiled_layer_norm",
            "compiled_middle_sum", "compiled_normalize", "compiled_relu",
            "compiled_row_sum", "compiled_select", "compiled_shift", "cotangent", "derive",
-           "differentiate",
+           "differentiate", "fill_window_rows",
            "gathered_windows", "kernel_entry", "kernel_input", "program"]
 
 
