@@ -23,6 +23,7 @@ the key of every kernel that imports it.
 from __future__ import annotations
 
 import ctypes
+import functools
 import glob
 import os
 
@@ -120,34 +121,32 @@ sdot_tn = _dot_tn(_SGEMM, np.float32, "sgemm")
 ddot_tn = _dot_tn(_DGEMM, np.float64, "dgemm")
 
 
-#: the thread setters and getters of the OpenBLAS bundles of numpy and scipy (ILP64
-#: prefixed ``scipy_openblas_..64_``, and scipy's own), found at the first call
-_CONTROLS: list[tuple[object, object]] = []
-_FOUND = [False]
 #: each bundle's thread count before :func:`set_threads` first changed it
 _BEFORE: list[int] = []
 
 
-def _controls() -> list[tuple[object, object]]:
-    if not _FOUND[0]:
-        import scipy
+@functools.cache
+def _controls() -> tuple[tuple[object, object], ...]:
+    """The thread setters and getters of the OpenBLAS bundles of numpy and scipy (ILP64,
+    prefixed ``scipy_openblas_..64_``, and scipy's own)."""
+    import scipy
 
-        libraries = [(_library(), "64_")]
-        folder = os.path.join(os.path.dirname(os.path.dirname(scipy.__file__)), "scipy.libs")
-        for path in sorted(glob.glob(os.path.join(folder, "*scipy_openblas-*"))):
-            try:
-                libraries.append((ctypes.CDLL(path), ""))
-            except OSError:
-                continue
-        for library, suffix in libraries:
-            setter = getattr(library, f"scipy_openblas_set_num_threads{suffix}", None)
-            getter = getattr(library, f"scipy_openblas_get_num_threads{suffix}", None)
-            if setter is not None and getter is not None:
-                setter.restype, getter.restype = None, ctypes.c_int
-                setter.argtypes = [ctypes.c_int]
-                _CONTROLS.append((setter, getter))
-        _FOUND[0] = True
-    return _CONTROLS
+    libraries = [(_library(), "64_")]
+    folder = os.path.join(os.path.dirname(os.path.dirname(scipy.__file__)), "scipy.libs")
+    for path in sorted(glob.glob(os.path.join(folder, "*scipy_openblas-*"))):
+        try:
+            libraries.append((ctypes.CDLL(path), ""))
+        except OSError:
+            continue
+    controls = []
+    for library, suffix in libraries:
+        setter = getattr(library, f"scipy_openblas_set_num_threads{suffix}", None)
+        getter = getattr(library, f"scipy_openblas_get_num_threads{suffix}", None)
+        if setter is not None and getter is not None:
+            setter.restype, getter.restype = None, ctypes.c_int
+            setter.argtypes = [ctypes.c_int]
+            controls.append((setter, getter))
+    return tuple(controls)
 
 
 def threads() -> list[int]:

@@ -66,7 +66,7 @@ def _neg_part(input: Tensor) -> Tensor:
     return ops.where(input > 0, 0.0, input)
 
 
-def elu_at_zero(out: Tensor, input: Tensor, slope: float) -> Tensor:
+def _elu_at_zero(out: Tensor, input: Tensor, slope: float) -> Tensor:
     """``elu``/``selu``/``celu``'s ``out`` with PyTorch's derivatives at an input of exactly
     0: the first is the negative side's (``slope``), the second 0 (its double backward's
     mask is ``x < 0``; ``expm1``'s gave ``slope``). There ``out`` follows ``input * slope``
@@ -79,15 +79,20 @@ def elu_at_zero(out: Tensor, input: Tensor, slope: float) -> Tensor:
     return ops.where(zero, input * slope, out)
 
 
+def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    out = ops.where(input > 0, input, alpha * np.expm1(_neg_part(input)))
+    return named(_elu_at_zero(out, input, alpha), input, "EluBackward0", (input,))
+
+
 def selu(input: Tensor, inplace: bool = False) -> Tensor:
     out = SELU_SCALE * ops.where(input > 0, input, SELU_ALPHA * np.expm1(_neg_part(input)))
-    out = elu_at_zero(out, input, SELU_SCALE * SELU_ALPHA)
+    out = _elu_at_zero(out, input, SELU_SCALE * SELU_ALPHA)
     return named(out, input, "EluBackward0", (input,))
 
 
 def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     out = ops.where(input > 0, input, alpha * np.expm1(_neg_part(input) / alpha))
-    return named(elu_at_zero(out, input, 1.0), input, "EluBackward0", (input,))
+    return named(_elu_at_zero(out, input, 1.0), input, "EluBackward0", (input,))
 
 
 def softsign(input: Tensor) -> Tensor:

@@ -45,6 +45,7 @@ from .activation import (  # noqa: F401 -- torch.nn.functional's namespace
     celu,
     cosine_similarity,
     dropout,
+    elu,
     embedding,
     gelu,
     glu,
@@ -67,7 +68,6 @@ from .activation import (  # noqa: F401 -- torch.nn.functional's namespace
     tanhshrink,
     threshold,
 )
-from .activation import elu_at_zero as _elu_at_zero
 from .convolution import (  # noqa: F401
     conv1d,
     conv2d,
@@ -198,11 +198,6 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
     return named(ops.where(input > 0, input, input * negative_slope), input,
                  "LeakyReluBackward0", (input,))
-
-
-def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
-    out = ops.where(input > 0, input, alpha * np.expm1(ops.where(input > 0, 0.0, input)))
-    return named(_elu_at_zero(out, input, alpha), input, "EluBackward0", (input,))
 
 
 def tanh(input: Tensor) -> Tensor:

@@ -104,11 +104,8 @@ def _gathered(x: np.ndarray, kernel: tuple, stride: tuple, dilation: tuple
         if x.size // max(math.prod(size), 1) * span < MIN_SIZE or span > MAX_TABLE or \
                 math.prod(size) >= 2 ** 31:
             return None  # (small or huge: not remembered, numpy's copy every time)
-        with _LOCK:
-            if len(_GEOMETRIES) >= GEOMETRY_LIMIT:
-                _GEOMETRIES.pop(next(iter(_GEOMETRIES)))
-            geometry = _GEOMETRIES.setdefault(key, [out, _table(size, kernel, stride,
-                                                                dilation, out), 0])
+        geometry = _remember(_GEOMETRIES, key,
+                             [out, _table(size, kernel, stride, dilation, out), 0])
     geometry[2] += 1
     if geometry[2] < 2:  # (the first call of a geometry: numpy's copy)
         return None
@@ -144,12 +141,7 @@ def fill_window_rows(x: np.ndarray, kernel: tuple, stride: tuple, dilation: tupl
             _KERNEL[0] is False or into.size < MIN_SIZE or not into.flags.c_contiguous:
         return False
     key = ("rows", tuple(x.shape[1:]), tuple(kernel), tuple(stride), tuple(dilation))
-    calls = _GEOMETRIES.get(key)
-    if calls is None:
-        with _LOCK:
-            if len(_GEOMETRIES) >= GEOMETRY_LIMIT:
-                _GEOMETRIES.pop(next(iter(_GEOMETRIES)))
-            calls = _GEOMETRIES.setdefault(key, [None, None, 0])
+    calls = _GEOMETRIES.get(key) or _remember(_GEOMETRIES, key, [None, None, 0])
     calls[2] += 1
     if calls[2] < OWN_CALLS:
         return False
@@ -195,13 +187,18 @@ def _own(kernel: tuple, stride: tuple, dilation: tuple, kernel_first: bool) -> A
     found = _OWN.get(key)
     if found is None:
         text = _own_text(kernel, stride, dilation, kernel_first)
-        found = load(KernelSource(hashlib.sha256(text.encode()).hexdigest()[:32], "windows",
-                                  text))
-        with _LOCK:
-            if len(_OWN) >= GEOMETRY_LIMIT:
-                _OWN.pop(next(iter(_OWN)))
-            _OWN[key] = found
+        found = _remember(_OWN, key, load(KernelSource(
+            hashlib.sha256(text.encode()).hexdigest()[:32], "windows", text)))
     return found
+
+
+def _remember(cache: dict, key: tuple, value: Any) -> Any:
+    """``cache[key]``, set to ``value`` if absent, the oldest entry dropped to keep at most
+    :data:`GEOMETRY_LIMIT` (under the lock: another thread may add the same key)."""
+    with _LOCK:
+        if key not in cache and len(cache) >= GEOMETRY_LIMIT:
+            cache.pop(next(iter(cache)))
+        return cache.setdefault(key, value)
 
 
 def _own_text(kernel: tuple, stride: tuple, dilation: tuple, kernel_first: bool) -> str:
